@@ -1,0 +1,233 @@
+"""The ``approxpath`` command line.
+
+Exit status: 0 on success; 1 when a path has uncovered pieces or a certificate fails to
+verify; 2 for bad input (argparse and :class:`approxpath.InputError`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import re
+import sys
+import time
+
+import numpy as np
+
+from . import __version__
+from .certificate import verify
+from .data import PREPROCESSING, data_sha256, load_data, make_classification, preprocess
+from .driver import STRATEGIES, approximate_path
+from .path import read_certificate
+from .problem import InputError
+from .registry import available_problems, get_problem
+
+__all__ = ["main", "parse_number"]
+
+
+def parse_number(text):
+    """A float from ``0.1``, ``1e-3`` or a power ``2^-10`` (also ``2**-10``)."""
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(?:\^|\*\*)\s*([0-9.eE+-]+)\s*", str(text))
+    try:
+        return float(m.group(1)) ** float(m.group(2)) if m else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r} (use e.g. 0.5, 1e-3 or 2^-10)") from None
+
+
+def _problem_kwargs(cls, args):
+    """Constructor keywords of ``cls`` given on the command line (only those set)."""
+    given = {k: getattr(args, k) for k in ("c", "bias", "lam", "bandwidth", "parameter") if getattr(args, k, None) is not None}
+    for item in args.option or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InputError(f"--option expects KEY=VALUE; got {item!r}")
+        try:
+            given[key] = json.loads(value)
+        except ValueError:
+            given[key] = value
+    accepted = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "X", "y")]
+    for key in given:
+        if key not in accepted:
+            import difflib
+
+            close = difflib.get_close_matches(key, accepted, n=1)
+            raise InputError(f"{cls.name} has no option {key!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+                             + f" (options: {', '.join(accepted)})")
+    return given
+
+
+def _load(args, meta=None):
+    fmt = args.format or (meta or {}).get("format") or "libsvm"
+    prep = args.preprocess or (meta or {}).get("preprocessing") or "none"
+    X, y = load_data(args.data, fmt, n_features=args.n_features)
+    return preprocess(X, prep), y, fmt, prep
+
+
+def _add_data_args(p, required=True):
+    p.add_argument("--data", required=required, help="data file")
+    p.add_argument("--format", choices=("libsvm", "csv"), default=None, help="data format (default libsvm)")
+    p.add_argument("--n-features", type=int, default=None, help="LIBSVM: number of features")
+    p.add_argument("--preprocess", choices=PREPROCESSING, default=None,
+                   help="feature scaling; global-minmax is the paper's (default none)")
+
+
+def _add_problem_args(p):
+    p.add_argument("--parameter", default=None, help="path parameter (bandwidth, c, lam; problem-dependent)")
+    p.add_argument("--c", type=parse_number, default=None, help="kernel_svm: C")
+    p.add_argument("--bias", default=None, help="kernel_svm: bias rule fixed|dynamic|optimal")
+    p.add_argument("--lam", type=parse_number, default=None, help="regression problems: lambda")
+    p.add_argument("--bandwidth", type=parse_number, default=None, help="fixed t of exp(-t||x-x'||^2)")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE", help="any other constructor option")
+
+
+def _add_path_args(p):
+    p.add_argument("--eps", type=parse_number, default=0.125, help="admissible suboptimality (default 0.125)")
+    p.add_argument("--relative", action="store_true", help="eps is relative to the optimal value")
+    p.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="parameter interval, e.g. 2^-10 2^10 (default: the problem's)")
+    p.add_argument("--strategy", default=STRATEGIES[0], help=f"one of {', '.join(STRATEGIES)}")
+    p.add_argument("--out", default=None, help="write the certificate (.npz) here")
+    p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")
+    p.add_argument("--plot", default=None, metavar="FILE", help="save the bounds figure (needs matplotlib)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _run_path(problem, args, meta):
+    interval = tuple(args.range) if args.range else None
+    path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
+                            strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta)
+    if args.out:
+        path.save(args.out)
+    if args.plot:
+        from .plotting import plot_bounds, save_figure
+
+        save_figure(plot_bounds(path), args.plot)
+    if args.json:
+        print(json.dumps(path.to_json()))
+    else:
+        print(path.summary())
+        if args.out:
+            print(f"certificate written to {args.out}")
+        if args.plot:
+            print(f"figure written to {args.plot}")
+    return 1 if path.uncovered() else 0
+
+
+def cmd_path(args):
+    cls = get_problem(args.problem)
+    X, y, fmt, prep = _load(args)
+    problem = cls(X, y, **_problem_kwargs(cls, args))
+    meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
+    return _run_path(problem, args, meta)
+
+
+def cmd_verify(args):
+    t0 = time.perf_counter()
+    _, meta = read_certificate(args.certificate)
+    if args.data is None:
+        args.data = meta.get("data_file")
+        if args.data is None:
+            raise InputError("the certificate records no data file: pass --data FILE")
+    X, y, _, _ = _load(args, meta)
+    report = verify(args.certificate, X, y)
+    if args.json:
+        print(json.dumps(dict(ok=report.ok, certified=report.certified, sampled=report.sampled,
+                              uncovered=report.uncovered, failures=list(report.failures),
+                              max_gap_bound=report.max_gap_bound, wall_s=round(time.perf_counter() - t0, 4))))
+    else:
+        print(report)
+    if args.require_certified and (report.sampled or report.uncovered):
+        return 1
+    return 0 if report.ok else 1
+
+
+def cmd_problems(args):
+    for name in available_problems():
+        cls = get_problem(name)
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        bound = "interval bound" if cls.has_interval_bound else "point gaps only (sampled)"
+        print(f"{name:14s} parameters: {', '.join(cls.parameters):18s} {bound:28s} {doc}")
+    return 0
+
+
+def cmd_demo(args):
+    """A certified SVM bandwidth path on seeded synthetic data, in seconds."""
+    X, y = make_classification(n=80, d=2, seed=0)
+    np.savetxt(args.data_out, np.column_stack([X, y]), delimiter=",", header="x1,x2,label", comments="")
+    problem = get_problem("kernel_svm")(X, y, c=1.0, bias="optimal")
+    print(f"demo: kernel_svm on 80 seeded synthetic points (2 Gaussian classes, written to {args.data_out}), "
+          f"C = 1, bandwidth t in [2^-6, 2^8], eps = {args.eps:g}")
+    path = approximate_path(problem, eps=args.eps, interval=(2.0**-6, 2.0**8), progress=not args.no_progress,
+                            meta=dict(data_file=str(args.data_out), format="csv", preprocessing="none"))
+    print(path.summary())
+    print(f"\n{'lo':>10} {'hi':>10} {'gap bound':>10}  kind       from exact solve at")
+    step = max(1, len(path.pieces) // 12)
+    for p in path.pieces[::step]:
+        print(f"{p.lo:10.4g} {p.hi:10.4g} {p.gap_bound:10.4g}  {p.kind:10s} {', '.join(f'{a:.4g}' for a in p.anchors)}")
+    if len(path.pieces) > 12:
+        print(f"(every {step}th of {len(path.pieces)} pieces shown)")
+    if args.out:
+        path.save(args.out)
+        print(f"\ncertificate written to {args.out} (sha256 of the data {data_sha256(problem.X, problem.y)[:12]}...)")
+    try:
+        from .plotting import plot_bounds, save_figure
+    except ImportError:
+        plot_bounds = None
+    if plot_bounds is not None and args.plot:
+        try:
+            save_figure(plot_bounds(path), args.plot)
+            print(f"figure of the upper/lower bounds written to {args.plot}")
+        except ImportError:
+            print("(install the plot extra for the figure: pip install 'approxpath[plot]')")
+    return 0 if path.certified else 1
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="approxpath", description="Certified eps-approximate solution paths.")
+    parser.add_argument("--version", action="version", version=f"approxpath {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("path", help="compute a certified path")
+    p.add_argument("problem", help="registered problem name (see `approxpath problems`)")
+    _add_data_args(p)
+    _add_problem_args(p)
+    _add_path_args(p)
+    p.set_defaults(func=cmd_path)
+
+    p = sub.add_parser("verify", help="re-check a certificate with numpy only")
+    p.add_argument("certificate")
+    _add_data_args(p, required=False)
+    p.add_argument("--require-certified", action="store_true", help="fail on sampled pieces too")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("problems", help="list the registered problems")
+    p.set_defaults(func=cmd_problems)
+
+    p = sub.add_parser("demo", help="run on built-in synthetic data")
+    p.add_argument("--eps", type=parse_number, default=0.5)
+    p.add_argument("--out", default="demo_certificate.npz")
+    p.add_argument("--data-out", default="demo_data.csv", help="where the synthetic data are written")
+    p.add_argument("--plot", default="demo_bounds.png")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (InputError, KeyError, FileNotFoundError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"approxpath: error: {msg}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"approxpath: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

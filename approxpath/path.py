@@ -1,0 +1,301 @@
+"""Path results: pieces, the ``Path`` object and its certificate file.
+
+Certificate file (``.npz``): one entry per piece in the arrays ``lo``, ``hi``,
+``gap_bound``, ``kind`` (``certified``, ``sampled`` or ``uncovered``), ``anchor_lo``,
+``anchor_hi`` (the exact solves the piece's pair came from) plus the problem's own per-piece
+arrays (``Problem.to_arrays``; e.g. ``dual`` and ``bias`` for ``kernel_svm``) and ``meta``, a
+JSON string (problem, options, eps, interval, kernel, preprocessing, data sha256, ...).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path as _FsPath
+
+import numpy as np
+
+from .data import data_sha256
+
+__all__ = ["PathPiece", "Path", "load_path", "KINDS", "FORMAT_VERSION"]
+
+#: Piece kinds: ``certified`` (bound valid for every t in the piece), ``sampled`` (gap checked
+#: at the piece's end points and middle only), ``uncovered`` (nothing reached eps there).
+KINDS = ("certified", "sampled", "uncovered")
+#: Version of the certificate layout, stored in ``meta``.
+FORMAT_VERSION = 1
+#: Kernel definition written into every certificate.
+KERNEL = "gaussian: k_t(x, x') = exp(-t * ||x - x'||^2)"
+
+
+@dataclass(frozen=True)
+class PathPiece:
+    """One piece of a path: a fixed feasible pair and a bound on its gap over ``[lo, hi]``.
+
+    Attributes
+    ----------
+    lo, hi : float
+        The piece, in parameter units.
+    primal, dual
+        The problem's carried ``Primal`` and ``Dual`` (τ-dependent parts such as slacks are
+        recomputed by ``Problem.primal_at``).
+    gap_bound : float
+        ``certified``: an upper bound on the duality gap valid for every τ in ``[lo, hi]``,
+        rounding included. ``sampled``: the largest gap at the sampled points (lo, middle,
+        hi) only. ``uncovered``: the same, and it exceeds eps.
+    kind : str
+        One of :data:`KINDS`.
+    anchors : tuple of float
+        Parameter values of the exact solves the pair was built from.
+    """
+
+    lo: float
+    hi: float
+    primal: object
+    dual: object
+    gap_bound: float
+    kind: str
+    anchors: tuple = ()
+
+
+@dataclass(frozen=True)
+class Path:
+    """An ε-approximate solution path.
+
+    Attributes
+    ----------
+    problem : Problem
+    eps : float
+    relative : bool
+        If true the pieces satisfy ``gap_bound <= eps * lower_bound_of_optimum``.
+    interval : (float, float)
+    pieces : tuple of PathPiece
+        Sorted, contiguous, covering ``interval``.
+    exact_solves : int
+        Number of exact solves the path used.
+    solve_points : tuple of float
+        Where they were made (sorted).
+    strategy : str
+    wall_s, solve_s, certify_s : float
+        Total wall time, time in exact solves, time computing gaps and bounds.
+    meta : dict
+        Provenance recorded in the certificate (data hash, preprocessing, ...).
+    """
+
+    problem: object
+    eps: float
+    relative: bool
+    interval: tuple
+    pieces: tuple
+    exact_solves: int
+    solve_points: tuple
+    strategy: str
+    wall_s: float = 0.0
+    solve_s: float = 0.0
+    certify_s: float = 0.0
+    meta: dict = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def certified(self):
+        """True if every piece is certified for every parameter value in it."""
+        return all(p.kind == "certified" for p in self.pieces)
+
+    @property
+    def max_gap_bound(self):
+        return max(p.gap_bound for p in self.pieces)
+
+    def uncovered(self):
+        """``(lo, hi)`` of every piece where nothing reached eps."""
+        return [(p.lo, p.hi) for p in self.pieces if p.kind == "uncovered"]
+
+    def piece_at(self, t):
+        """The piece containing ``t`` (the left one at a shared end point)."""
+        lo, hi = self.interval
+        if not (lo <= t <= hi):
+            raise ValueError(f"t = {t!r} is outside the path's interval [{lo!r}, {hi!r}]")
+        k = bisect.bisect_left([p.hi for p in self.pieces], t)
+        return self.pieces[min(k, len(self.pieces) - 1)]
+
+    def _need_problem(self):
+        if self.problem is None:
+            raise RuntimeError("this path was loaded without its data: pass X and y to load_path")
+        return self.problem
+
+    def primal(self, t):
+        """The path's primal point at ``t`` (e.g. ``w``, ``b``, ``xi`` for ``kernel_svm``)."""
+        piece = self.piece_at(t)
+        return self._need_problem().primal_at(piece.primal, t)
+
+    def dual(self, t):
+        """The path's dual point at ``t``."""
+        return self.piece_at(t).dual
+
+    def gap_bound(self, t):
+        """The bound of the piece containing ``t`` (a sampled value for sampled pieces)."""
+        return self.piece_at(t).gap_bound
+
+    def objectives(self, t):
+        """``(primal objective, dual objective)`` of the path's pair at ``t``: the upper and
+        lower bounds on the optimal value that the paper's Figure 2 draws."""
+        problem = self._need_problem()
+        piece = self.piece_at(t)
+        return (problem.primal_objective(problem.primal_at(piece.primal, t), t),
+                problem.dual_objective(piece.dual, t))
+
+    def summary(self):
+        """A short human-readable table."""
+        counts = {k: sum(p.kind == k for p in self.pieces) for k in KINDS}
+        lo, hi = self.interval
+        lines = [
+            f"{self.problem.describe() if self.problem is not None else self.meta.get('problem')}",
+            f"interval [{lo:.6g}, {hi:.6g}], eps = {self.eps:g} ({'relative' if self.relative else 'absolute'}),"
+            f" strategy {self.strategy}",
+            f"exact solves {self.exact_solves}, pieces {len(self.pieces)} "
+            f"({counts['certified']} certified, {counts['sampled']} sampled, {counts['uncovered']} uncovered)",
+            f"max gap bound {self.max_gap_bound:.4g}; wall {self.wall_s:.2f} s "
+            f"(exact solves {self.solve_s:.2f} s, certification {self.certify_s:.2f} s)",
+        ]
+        if counts["uncovered"]:
+            lines.append("UNCOVERED: " + ", ".join(f"[{a:.6g}, {b:.6g}]" for a, b in self.uncovered()))
+        return "\n".join(lines)
+
+    def to_json(self):
+        """The one-line JSON summary of the CLI's ``--json``."""
+        return {
+            "problem": self.meta.get("problem"),
+            "parameter": self.meta.get("parameter"),
+            "eps": self.eps,
+            "relative": self.relative,
+            "range": list(self.interval),
+            "strategy": self.strategy,
+            "exact_solves": self.exact_solves,
+            "pieces": len(self.pieces),
+            "max_gap_bound": self.max_gap_bound,
+            "certified": self.certified,
+            "uncovered": self.uncovered(),
+            "wall_s": round(self.wall_s, 4),
+            "solve_s": round(self.solve_s, 4),
+            "certify_s": round(self.certify_s, 4),
+        }
+
+    # ------------------------------------------------------------------ files
+    def save(self, file):
+        """Write the certificate (``.npz``) atomically: a temporary file then a rename."""
+        problem = self._need_problem()
+        per_piece = [problem.to_arrays(p.primal, p.dual) for p in self.pieces]
+        arrays = {k: np.stack([np.asarray(d[k], dtype=float) for d in per_piece]) for k in per_piece[0]}
+        reserved = {"lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi", "meta"}
+        clash = reserved & set(arrays)
+        if clash:
+            raise ValueError(f"{problem.name}.to_arrays uses reserved names {sorted(clash)}")
+        meta = dict(self.meta)
+        meta.update(
+            format_version=FORMAT_VERSION,
+            eps=self.eps,
+            relative=self.relative,
+            interval=list(self.interval),
+            strategy=self.strategy,
+            exact_solves=self.exact_solves,
+            solve_points=list(self.solve_points),
+            piece_kinds=[p.kind for p in self.pieces],
+            wall_s=self.wall_s,
+            solve_s=self.solve_s,
+            certify_s=self.certify_s,
+        )
+        arrays.update(
+            lo=np.array([p.lo for p in self.pieces]),
+            hi=np.array([p.hi for p in self.pieces]),
+            gap_bound=np.array([p.gap_bound for p in self.pieces]),
+            kind=np.array([p.kind for p in self.pieces]),
+            anchor_lo=np.array([p.anchors[0] if p.anchors else np.nan for p in self.pieces]),
+            anchor_hi=np.array([p.anchors[-1] if p.anchors else np.nan for p in self.pieces]),
+        )
+        meta["content_sha256"] = content_sha256(arrays)
+        file = _FsPath(file)
+        fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".npz", dir=file.parent or ".")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez_compressed(fh, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, file)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return file
+
+
+def content_sha256(arrays):
+    """sha256 over a certificate's arrays (all but ``meta``), in name order."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for key in sorted(arrays):
+        if key == "meta":
+            continue
+        a = np.ascontiguousarray(arrays[key])
+        h.update(key.encode())
+        h.update(repr((a.dtype.str, a.shape)).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def read_certificate(file):
+    """The raw arrays and the parsed ``meta`` of a certificate file: ``(arrays, meta)``."""
+    with np.load(file, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(str(arrays.pop("meta")))
+    return arrays, meta
+
+
+def problem_from_meta(meta, X, y):
+    """Rebuild the certificate's problem on data ``X, y`` (checked against the stored hash)."""
+    from .registry import get_problem
+
+    problem = get_problem(meta["problem"])(X, y, **meta["options"])
+    digest = data_sha256(problem.X, problem.y)
+    if digest != meta.get("data_sha256"):
+        raise ValueError(
+            "the data do not match the certificate (sha256 of the preprocessed arrays differs): "
+            f"certificate {meta.get('data_sha256')}, data {digest}; check the file and --preprocess"
+        )
+    return problem
+
+
+def load_path(file, X=None, y=None):
+    """Read a certificate written by :meth:`Path.save`.
+
+    Without ``X, y`` the returned path has no problem: pieces, bounds and metadata are there,
+    but ``primal(t)`` needs the data.
+    """
+    arrays, meta = read_certificate(file)
+    problem = problem_from_meta(meta, X, y) if X is not None else None
+    pieces = []
+    per_piece = {k: v for k, v in arrays.items() if k not in ("lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi")}
+    for i in range(arrays["lo"].size):
+        if problem is not None:
+            primal, dual = problem.from_arrays({k: v[i] for k, v in per_piece.items()})
+        else:
+            primal = dual = None
+        anchors = tuple(sorted({float(arrays["anchor_lo"][i]), float(arrays["anchor_hi"][i])}))
+        pieces.append(PathPiece(float(arrays["lo"][i]), float(arrays["hi"][i]), primal, dual,
+                                float(arrays["gap_bound"][i]), str(arrays["kind"][i]), anchors))
+    return Path(
+        problem=problem,
+        eps=float(meta["eps"]),
+        relative=bool(meta["relative"]),
+        interval=tuple(meta["interval"]),
+        pieces=tuple(pieces),
+        exact_solves=int(meta["exact_solves"]),
+        solve_points=tuple(meta["solve_points"]),
+        strategy=meta["strategy"],
+        wall_s=float(meta.get("wall_s", 0.0)),
+        solve_s=float(meta.get("solve_s", 0.0)),
+        certify_s=float(meta.get("certify_s", 0.0)),
+        meta=meta,
+    )

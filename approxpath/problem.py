@@ -1,0 +1,321 @@
+"""The problem contract: what a parameterized convex problem declares to be path-followed.
+
+A problem is one class (one file in ``problems/``) that declares, at a path parameter
+:math:`t`:
+
+* its primal and its dual in CVXPY (:meth:`Problem.cvxpy_primal`, :meth:`Problem.cvxpy_dual`),
+  whose variable names are the field names of the problem's ``Primal`` and ``Dual``
+  dataclasses, so any numpy point can be plugged into the declaration and checked;
+* an exact solve returning an optimal primal-dual pair (:meth:`Problem.solve`);
+* restoration maps that carry a pair to a pair feasible at :math:`\\tau` (or on a whole
+  piece :math:`[lo, hi]`), declared in CVXPY as "re-optimize the free part with the carried
+  part fixed" (:meth:`Problem.cvxpy_restore_primal`, :meth:`Problem.cvxpy_restore_dual`) with
+  fast numpy overrides (:meth:`Problem.restore_primal`, :meth:`Problem.restore_dual`);
+* numpy objectives, feasibility measures and a rigorous gap bound
+  (:meth:`Problem.gap_bound`), valid for every :math:`\\tau` in a piece when the class sets
+  ``has_interval_bound = True``.
+
+The conformance suite (``tests/test_conformance.py``) runs on every registered class.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .kernels import UNIT_ROUNDOFF, sq_distances
+
+__all__ = ["Problem", "Declaration", "InputError", "fp_margin", "to_scale", "from_scale", "scale_mid"]
+
+
+class InputError(ValueError):
+    """Bad user input: the message names the argument and the fix."""
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A CVXPY problem and its variables by name (the names of a ``Primal``/``Dual`` field)."""
+
+    problem: Any
+    variables: dict
+
+
+def fp_margin(n_ops, magnitude):
+    """Rigorous allowance for floating-point rounding.
+
+    A sum of ``m`` terms computed in floating point is within :math:`\\gamma_m \\sum |x_i|`
+    of the exact sum, :math:`\\gamma_m = m u/(1 - m u) \\le 1.01\\, m u` for :math:`mu <
+    0.01`.  ``n_ops`` is the longest chain of dependent operations in a bound and
+    ``magnitude`` dominates the absolute values of everything summed along it.
+    """
+    return 1.01 * (n_ops + 16) * UNIT_ROUNDOFF * float(magnitude)
+
+
+def to_scale(t, scale):
+    """Map a parameter value to the coordinate the driver searches in (``log`` or ``linear``)."""
+    return np.log(t) if scale == "log" else np.asarray(t, dtype=float)
+
+
+def from_scale(s, scale):
+    """Inverse of :func:`to_scale`."""
+    return np.exp(s) if scale == "log" else np.asarray(s, dtype=float)
+
+
+def scale_mid(lo, hi, scale):
+    """The middle of ``[lo, hi]`` in the given scale (geometric mean for ``log``), inside [lo, hi]."""
+    m = float(from_scale(0.5 * (to_scale(lo, scale) + to_scale(hi, scale)), scale))
+    return min(max(m, lo), hi)
+
+
+class Problem(abc.ABC):
+    """Base class of every path-followed problem.
+
+    Subclasses set the class attributes below, implement the abstract methods and register
+    with :func:`approxpath.register`.  Instances hold the data and the fixed options; the path
+    parameter is chosen by ``parameter`` (one of :attr:`parameters`).
+
+    Attributes
+    ----------
+    name : str
+        Registry key, equal to the module name (``kernel_svm`` in ``problems/kernel_svm.py``).
+    parameters : tuple of str
+        Path parameters the problem supports; the first is the default.
+    has_interval_bound : bool
+        :meth:`gap_bound` is valid for every :math:`\\tau` in ``[lo, hi]``; otherwise only at
+        points, and pieces are labelled "sampled".
+    dual_set_depends_on : frozenset of str
+        Parameters whose value moves the dual feasible set (the dual must be restored).
+    Primal, Dual : type
+        Frozen dataclasses; field names equal the CVXPY variable names of the declarations.
+    """
+
+    name: ClassVar[str]
+    parameters: ClassVar[tuple] = ("bandwidth",)
+    has_interval_bound: ClassVar[bool] = False
+    dual_set_depends_on: ClassVar[frozenset] = frozenset()
+    Primal: ClassVar[type]
+    Dual: ClassVar[type]
+
+    # ------------------------------------------------------------------ data
+    def __init__(self, X, y, *, parameter=None):
+        X = np.asarray(X, dtype=float)
+        if X.ndim == 1:
+            X = X[:, None]
+        if X.ndim != 2:
+            raise InputError(f"X must be a 2-D array (n_samples, n_features); got shape {X.shape}")
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise InputError(f"y must be a 1-D array of length n_samples; got shape {y.shape}")
+        if X.shape[0] != y.shape[0]:
+            raise InputError(
+                f"X has {X.shape[0]} rows but y has {y.shape[0]} entries: pass one target per row of X"
+            )
+        if X.shape[0] < 2:
+            raise InputError(f"need at least 2 samples, got {X.shape[0]}")
+        if not np.all(np.isfinite(X)):
+            bad = np.argwhere(~np.isfinite(X))[0]
+            raise InputError(f"X contains NaN or inf (first at row {bad[0]}, column {bad[1]}): clean or impute the data first")
+        if parameter is None:
+            parameter = self.parameters[0]
+        if parameter not in self.parameters:
+            raise InputError(
+                f"{self.name}: unknown parameter {parameter!r}; choose one of {', '.join(self.parameters)}"
+            )
+        self.X = X
+        self.y = y
+        self.parameter = parameter
+        self._D = None
+
+    @property
+    def n(self):
+        """Number of samples."""
+        return self.X.shape[0]
+
+    @property
+    def D(self):
+        """Squared distances, shape (n, n), computed once."""
+        if self._D is None:
+            self._D = sq_distances(self.X)
+        return self._D
+
+    @property
+    def scale(self):
+        """Coordinate of the parameter the driver searches in: every built-in parameter is a
+        positive scale (bandwidth, weight), so ``log``."""
+        return "log"
+
+    @property
+    def dual_set_depends_on_t(self):
+        """Whether the dual feasible set moves with the current path parameter."""
+        return self.parameter in self.dual_set_depends_on
+
+    @abc.abstractmethod
+    def options(self):
+        """Keyword arguments that rebuild this instance: ``type(p)(X, y, **p.options())``."""
+
+    def default_interval(self):
+        """A sensible ``(lo, hi)`` for the path parameter."""
+        return (2.0**-10, 2.0**10)
+
+    @classmethod
+    def examples(cls):
+        """Small instances for the conformance suite: a list of ``(problem, (lo, hi), eps)``,
+        covering every path parameter and option that changes the maps.  Each must solve in
+        well under a second."""
+        raise NotImplementedError(f"{cls.__name__} defines no examples() for the conformance suite")
+
+    # ------------------------------------------------------------------ CVXPY declarations
+    @abc.abstractmethod
+    def cvxpy_primal(self, t):
+        """The primal at ``t`` as a :class:`Declaration` (variables named like ``Primal``'s fields)."""
+
+    @abc.abstractmethod
+    def cvxpy_dual(self, t):
+        """The dual at ``t`` as a :class:`Declaration` (variables named like ``Dual``'s fields)."""
+
+    @abc.abstractmethod
+    def cvxpy_restore_primal(self, primal, dual, tau):
+        """Restoration declared in CVXPY: re-optimize the free part of the primal at ``tau``
+        with the carried part fixed; returns a ``Primal``."""
+
+    @abc.abstractmethod
+    def cvxpy_restore_dual(self, dual, tau):
+        """Restoration declared in CVXPY: the best dual at ``tau`` reachable from ``dual`` by
+        the problem's restoration (projection, scaling); returns a ``Dual``."""
+
+    def primal_values(self, primal):
+        """Values of the CVXPY primal variables at ``primal`` (default: its fields)."""
+        return {f.name: getattr(primal, f.name) for f in dataclasses.fields(primal)}
+
+    def dual_values(self, dual):
+        """Values of the CVXPY dual variables at ``dual`` (default: its fields)."""
+        return {f.name: getattr(dual, f.name) for f in dataclasses.fields(dual)}
+
+    # ------------------------------------------------------------------ exact solve
+    @abc.abstractmethod
+    def solve(self, t, solver=None):
+        """An optimal primal-dual pair at ``t``, made exactly feasible.
+
+        ``solver`` is an :class:`approxpath.solvers.ExactSolver` (default: Clarabel with
+        tight tolerances, SCS as fallback).  The solver's reported objective is never used.
+        """
+
+    # ------------------------------------------------------------------ numpy maps
+    def restore_primal(self, primal, dual, lo, hi=None):
+        """A primal point feasible for every :math:`\\tau \\in [lo, hi]` (``hi`` defaults to ``lo``).
+
+        Default: the CVXPY declaration, at points only.
+        """
+        if hi is not None and hi != lo:
+            raise NotImplementedError(f"{self.name}: restoration on an interval needs a numpy override")
+        return self.cvxpy_restore_primal(primal, dual, lo)
+
+    def restore_dual(self, dual, lo, hi=None):
+        """A dual point feasible for every :math:`\\tau \\in [lo, hi]`. Default: the CVXPY declaration."""
+        if hi is not None and hi != lo:
+            raise NotImplementedError(f"{self.name}: restoration on an interval needs a numpy override")
+        return self.cvxpy_restore_dual(dual, lo)
+
+    def restore(self, primal, dual, lo, hi=None):
+        """Both restorations: a pair feasible on ``[lo, hi]``."""
+        dual = self.restore_dual(dual, lo, hi)
+        return self.restore_primal(primal, dual, lo, hi), dual
+
+    def primal_at(self, primal, tau):
+        """Fill the fields of a carried primal that are functions of :math:`\\tau` (e.g. slacks)."""
+        return primal
+
+    @abc.abstractmethod
+    def primal_objective(self, primal, tau):
+        """Primal objective at ``tau`` of a (completed) primal point, in numpy."""
+
+    @abc.abstractmethod
+    def dual_objective(self, dual, tau):
+        """Dual objective at ``tau``, in numpy."""
+
+    @abc.abstractmethod
+    def primal_violation(self, primal, tau):
+        """Largest constraint violation of a (completed) primal point at ``tau`` (0 if feasible)."""
+
+    @abc.abstractmethod
+    def dual_violation(self, dual, tau):
+        """Largest constraint violation of a dual point at ``tau`` (0 if feasible)."""
+
+    def gap(self, primal, dual, tau):
+        """Duality gap of a pair at ``tau`` as computed in floating point (no rounding allowance)."""
+        return self.primal_objective(self.primal_at(primal, tau), tau) - self.dual_objective(dual, tau)
+
+    def gap_bound(self, primal, dual, lo, hi=None):
+        """An upper bound on the duality gap of the pair, rounding included.
+
+        Valid for every :math:`\\tau \\in [lo, hi]` when ``has_interval_bound``; the default
+        handles points only (``hi`` omitted or equal to ``lo``).
+        """
+        if hi is not None and hi != lo:
+            raise NotImplementedError(f"{self.name} has no interval bound")
+        p = self.primal_objective(self.primal_at(primal, lo), lo)
+        d = self.dual_objective(dual, lo)
+        return (p - d) + fp_margin(4 * self.n * self.n, abs(p) + abs(d) + 1.0)
+
+    def dual_lower_bound(self, dual, lo, hi=None):
+        """A lower bound on the dual objective of ``dual`` over ``[lo, hi]``, hence on the
+        optimal value there (the denominator of a relative eps).  Default: points only."""
+        if hi is not None and hi != lo:
+            raise NotImplementedError(f"{self.name} has no interval bound")
+        d = self.dual_objective(dual, lo)
+        return d - fp_margin(4 * self.n * self.n, abs(d) + 1.0)
+
+    def certificate_errors(self, primal, dual, lo, hi):
+        """Exact checks of a certificate piece's stored pair (feasibility that must hold for
+        every :math:`\\tau` in the piece, independent of the gap). Returns a list of messages."""
+        errors = []
+        for tau in sorted({lo, hi}):
+            pv = self.primal_violation(self.primal_at(primal, tau), tau)
+            dv = self.dual_violation(dual, tau)
+            if pv > 0:
+                errors.append(f"primal infeasible at {tau:.6g} by {pv:.3g}")
+            if dv > 0:
+                errors.append(f"dual infeasible at {tau:.6g} by {dv:.3g}")
+        return errors
+
+    def interpolate(self, a, b, theta):
+        """Convex combination ``(1 - theta) a + theta b`` of two carried pairs (restore it after)."""
+        def mix(u, v):
+            return type(u)(**{
+                f.name: (1.0 - theta) * np.asarray(getattr(u, f.name)) + theta * np.asarray(getattr(v, f.name))
+                for f in dataclasses.fields(u)
+                if getattr(u, f.name) is not None
+            })
+        return mix(a[0], b[0]), mix(a[1], b[1])
+
+    # ------------------------------------------------------------------ certificate arrays
+    def to_arrays(self, primal, dual):
+        """The stored fields of one certificate piece: a dict of arrays/floats."""
+        out = {}
+        for side, point in (("primal", primal), ("dual", dual)):
+            for f in dataclasses.fields(point):
+                v = getattr(point, f.name)
+                if v is not None:
+                    out[f"{side}_{f.name}"] = np.asarray(v, dtype=float)
+        return out
+
+    def from_arrays(self, arrays):
+        """Inverse of :meth:`to_arrays`: ``(primal, dual)``."""
+        def build(cls, side):
+            kw = {}
+            for f in dataclasses.fields(cls):
+                key = f"{side}_{f.name}"
+                if key in arrays:
+                    v = np.asarray(arrays[key], dtype=float)
+                    kw[f.name] = float(v) if v.ndim == 0 else v
+            return cls(**kw)
+        return build(self.Primal, "primal"), build(self.Dual, "dual")
+
+    def describe(self):
+        """One line for summaries: problem, parameter and options."""
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items() if k != "parameter")
+        return f"{self.name} over {self.parameter} (n={self.n}; {opts})"

@@ -1,0 +1,461 @@
+"""Hinge-loss kernel SVM over the Gaussian bandwidth or over C.
+
+.. math::
+
+    \\min_{w, b, \\xi}\\; \\tfrac12 w^\\top K_t w + C\\,\\mathbf 1^\\top \\xi
+    \\quad\\text{s.t.}\\quad y \\circ (K_t w + b) \\ge 1 - \\xi,\\; \\xi \\ge 0,
+
+    \\max_{\\alpha}\\; -\\tfrac12 \\alpha^\\top (K_t \\circ yy^\\top)\\alpha + \\mathbf 1^\\top\\alpha
+    \\quad\\text{s.t.}\\quad 0 \\le \\alpha \\le C,\\; y^\\top \\alpha = 0,
+
+with :math:`K_t = \\exp(-tD)`.  At the optimum :math:`w = y\\circ\\alpha`.  A path point is
+carried as :math:`(\\alpha, b)`: :math:`w = y \\circ \\alpha` and
+:math:`\\xi = \\max(0, 1 - y\\circ(K_\\tau w + b))`, so the gap at :math:`\\tau` is
+:math:`\\alpha^\\top Q_\\tau \\alpha + C\\,\\mathbf 1^\\top\\xi - \\mathbf 1^\\top\\alpha`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from approxpath.bounds import Envelope, envelope, max_pl_sum, pl_points
+from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian, kernel_entry_error
+from approxpath.problem import Declaration, InputError, Problem, fp_margin, scale_mid
+from approxpath.registry import register
+from approxpath.solvers import QP, solve_qp
+
+__all__ = ["KernelSVM", "SVMPrimal", "SVMDual"]
+
+# alpha is stored on a dyadic grid 2**-42 * 2**floor(log2 C): sums of such numbers are exact
+# in double precision (n * C / q < 2**53 for n < 2**10 * ... any realistic n), so y'alpha = 0
+# holds exactly and a verifier checks it with math.fsum.  2**-42 relative keeps the gap
+# perturbation below n * 1e-12 * C.
+_GRID_BITS = 42
+# alpha_i counts as a free support vector (the dynamic bias rule) when it is this far
+# (relative to C) from both bounds; interior-point solutions sit ~1e-10 from active bounds.
+_FREE_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class SVMPrimal:
+    """Primal point: ``w`` (n,), bias ``b``; slacks ``xi`` (n,) once evaluated at a parameter."""
+
+    w: np.ndarray
+    b: float
+    xi: np.ndarray = None
+
+
+@dataclass(frozen=True)
+class SVMDual:
+    """Dual point: ``alpha`` (n,)."""
+
+    alpha: np.ndarray
+
+
+def _balance_down(m, target):
+    """Nonnegative integers ``<= m`` elementwise that sum to ``target <= m.sum()`` exactly."""
+    total = int(m.sum())
+    if target >= total:
+        return m.copy()
+    new = np.floor(m * (target / total)).astype(np.int64) if total else m.copy()
+    new = np.minimum(new, m)
+    deficit = target - int(new.sum())
+    while deficit != 0:
+        if deficit > 0:
+            room = m - new
+            idx = np.argsort(-room, kind="stable")[:deficit]
+            idx = idx[room[idx] > 0]
+            new[idx] += 1
+        else:
+            idx = np.argsort(-new, kind="stable")[:-deficit]
+            idx = idx[new[idx] > 0]
+            new[idx] -= 1
+        deficit = target - int(new.sum())
+    return new
+
+
+def _optimal_bias(m, y):
+    """argmin_b sum_i max(0, 1 - y_i (m_i + b)) (convex, piecewise linear; O(n log n))."""
+    kinks = y - m  # term i has its kink at b = y_i - m_i
+    order = np.argsort(kinks, kind="stable")
+    k, ys = kinks[order], y[order]
+    # slope just right of kink j: -(# positives with kink > k_j) + (# negatives with kink <= k_j)
+    pos_right = (ys > 0).sum() - np.cumsum(ys > 0)
+    neg_left = np.cumsum(ys < 0)
+    j = int(np.argmax(neg_left - pos_right >= 0))
+    return float(k[j])
+
+
+@register
+class KernelSVM(Problem):
+    """Hinge-loss SVM with a Gaussian kernel; path over the bandwidth ``t`` or over ``C``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+        Two classes. ``{-1, +1}`` is used as is; any other two labels (``{0, 1}``,
+        ``{1, 2}``, strings) are mapped to -1 (the smaller) and +1 (the larger) with a warning.
+    c : float, default 1.0
+        Regularization weight ``C`` (fixed when ``parameter="bandwidth"``).
+    bias : {"fixed", "dynamic", "optimal"}, default "optimal"
+        Primal bias restoration: ``fixed`` carries the exact solve's bias; ``dynamic`` is the
+        paper's median of :math:`(y - K_\\tau w)_i` over free support vectors; ``optimal``
+        minimizes the hinge sum exactly (never worse than the others).  On a certified piece
+        the rule is applied once (at the piece's middle, in the parameter's scale) and the
+        bias stays fixed on the piece.
+    bandwidth : float, optional
+        Fixed ``t`` of the kernel when ``parameter="c"`` (required then).
+    parameter : {"bandwidth", "c"}
+    """
+
+    name = "kernel_svm"
+    parameters = ("bandwidth", "c")
+    has_interval_bound = True
+    dual_set_depends_on = frozenset({"c"})
+    Primal = SVMPrimal
+    Dual = SVMDual
+    BIAS_RULES = ("fixed", "dynamic", "optimal")
+
+    def __init__(self, X, y, *, c=1.0, bias="optimal", bandwidth=None, parameter="bandwidth"):
+        super().__init__(X, y, parameter=parameter)
+        self.labels, self.y = self._map_labels(self.y)
+        if not (np.isfinite(c) and c > 0):
+            raise InputError(f"c must be a positive finite number; got {c!r}")
+        if bias not in self.BIAS_RULES:
+            raise InputError(f"unknown bias rule {bias!r}; choose one of {', '.join(self.BIAS_RULES)}")
+        if parameter == "c":
+            if bandwidth is None or not (np.isfinite(bandwidth) and bandwidth > 0):
+                raise InputError("parameter='c' needs a fixed positive bandwidth=t of exp(-t||x-x'||^2)")
+        elif bandwidth is not None:
+            raise InputError("bandwidth= fixes t only for parameter='c'; the bandwidth path sweeps t")
+        self.c = float(c)
+        self.bias = bias
+        self.bandwidth = None if bandwidth is None else float(bandwidth)
+        self._K_fixed = None
+
+    @staticmethod
+    def _map_labels(y):
+        values = np.unique(y)
+        if values.size != 2:
+            raise InputError(
+                f"kernel_svm needs exactly two classes in y; found {values.size} "
+                f"({', '.join(map(str, values[:5]))}{', ...' if values.size > 5 else ''})"
+            )
+        try:
+            if set(values.astype(float).tolist()) == {-1.0, 1.0}:
+                return values, np.asarray(y, dtype=float)
+        except (TypeError, ValueError):
+            pass
+        import warnings
+
+        warnings.warn(f"kernel_svm: labels {values[0]!r} -> -1 and {values[1]!r} -> +1", stacklevel=3)
+        return values, np.where(y == values[1], 1.0, -1.0)
+
+    def options(self):
+        out = dict(c=self.c, bias=self.bias, parameter=self.parameter)
+        if self.bandwidth is not None:
+            out["bandwidth"] = self.bandwidth
+        return out
+
+    def default_interval(self):
+        return (2.0**-10, 2.0**10) if self.parameter == "bandwidth" else (1e-3 * self.c, self.c)
+
+    @classmethod
+    def examples(cls):
+        from approxpath.data import make_classification
+
+        X, y = make_classification(n=30, d=2, seed=3)
+        out = [(cls(X, y, c=1.0, bias=rule), (2.0**-3, 2.0**3), 0.5) for rule in cls.BIAS_RULES]
+        out.append((cls(X, y, c=1.0, bandwidth=1.0, parameter="c"), (0.05, 5.0), 0.5))
+        return out
+
+    # -------------------------------------------------------------- parameter plumbing
+    def _bw_c(self, tau):
+        """(bandwidth t, C) at path parameter ``tau``."""
+        return (float(tau), self.c) if self.parameter == "bandwidth" else (self.bandwidth, float(tau))
+
+    def _kernel(self, tau):
+        if self.parameter == "c":
+            if self._K_fixed is None:
+                self._K_fixed = gaussian(self.D, self.bandwidth)
+            return self._K_fixed
+        return gaussian(self.D, float(tau))
+
+    # -------------------------------------------------------------- CVXPY declarations
+    def cvxpy_primal(self, t):
+        import cvxpy as cp
+
+        bw, C = self._bw_c(t)
+        K = self._kernel(t)
+        w = cp.Variable(self.n, name="w")
+        b = cp.Variable(name="b")
+        xi = cp.Variable(self.n, name="xi")
+        obj = 0.5 * cp.quad_form(w, cp.psd_wrap(K)) + C * cp.sum(xi)
+        cons = [cp.multiply(self.y, K @ w + b) >= 1 - xi, xi >= 0]
+        return Declaration(cp.Problem(cp.Minimize(obj), cons), dict(w=w, b=b, xi=xi))
+
+    def cvxpy_dual(self, t):
+        import cvxpy as cp
+
+        bw, C = self._bw_c(t)
+        Q = self._kernel(t) * np.outer(self.y, self.y)
+        a = cp.Variable(self.n, name="alpha")
+        obj = -0.5 * cp.quad_form(a, cp.psd_wrap(Q)) + cp.sum(a)
+        cons = [a >= 0, a <= C, self.y @ a == 0]
+        return Declaration(cp.Problem(cp.Maximize(obj), cons), dict(alpha=a))
+
+    def cvxpy_restore_primal(self, primal, dual, tau):
+        import cvxpy as cp
+
+        bw, C = self._bw_c(tau)
+        w = self.y * dual.alpha
+        Kw = self._kernel(tau) @ w
+        xi = cp.Variable(self.n)
+        b = cp.Variable() if self.bias == "optimal" else self._rule_bias(primal, dual, Kw, C)
+        prob = cp.Problem(cp.Minimize(C * cp.sum(xi)), [xi >= 1 - cp.multiply(self.y, Kw + b), xi >= 0])
+        from approxpath.solvers import solve_cvxpy
+
+        solve_cvxpy(prob)
+        b = float(b.value) if isinstance(b, cp.Variable) else b
+        return SVMPrimal(w=w, b=b, xi=np.maximum(np.asarray(xi.value), 0.0))
+
+    def cvxpy_restore_dual(self, dual, tau):
+        import cvxpy as cp
+
+        from approxpath.solvers import solve_cvxpy
+
+        bw, C = self._bw_c(tau)
+        alpha = np.asarray(dual.alpha, dtype=float)
+        if self.parameter == "bandwidth":
+            a = cp.Variable(self.n)  # projection onto {0 <= a <= C, y'a = 0}
+            prob = cp.Problem(cp.Minimize(cp.sum_squares(a - alpha)), [a >= 0, a <= C, self.y @ a == 0])
+            solve_cvxpy(prob)
+            return SVMDual(alpha=np.asarray(a.value))
+        s = cp.Variable(nonneg=True)  # best scaling s * alpha inside the box [0, C]
+        Q = self._kernel(tau) * np.outer(self.y, self.y)
+        quad = float(alpha @ Q @ alpha)
+        prob = cp.Problem(cp.Maximize(-0.5 * quad * cp.square(s) + s * alpha.sum()), [s * alpha.max() <= C])
+        solve_cvxpy(prob)
+        return SVMDual(alpha=float(s.value) * alpha)
+
+    # -------------------------------------------------------------- exact solve
+    def exact_qp(self, t):
+        """The dual as a QP in Clarabel/SCS form: min 1/2 a'Qa - 1'a, y'a = 0, 0 <= a <= C."""
+        bw, C = self._bw_c(t)
+        n = self.n
+        Q = self._kernel(t) * np.outer(self.y, self.y)
+        P = sp.csc_matrix(np.triu(Q))
+        A = sp.vstack([sp.csr_matrix(self.y[None, :]), -sp.eye(n), sp.eye(n)]).tocsc()
+        b = np.concatenate(([0.0], np.zeros(n), np.full(n, C)))
+        return QP(P=P, q=-np.ones(n), A=A, b=b, zero=1, nonneg=2 * n)
+
+    def solve(self, t, solver=None):
+        kw = {} if solver is None else dict(solvers=solver)
+        sol = solve_qp(self.exact_qp(t), **kw)
+        # Stationarity Qa - 1 + z0 y - z_lo + z_hi = 0 makes z0 the primal bias b.
+        primal = SVMPrimal(w=self.y * sol.x, b=float(sol.z[0]))
+        dual = self.restore_dual(SVMDual(alpha=sol.x), t)
+        return self.restore_primal(replace(primal, w=self.y * dual.alpha), dual, t), dual
+
+    # -------------------------------------------------------------- numpy maps
+    def _repair(self, alpha, C):
+        """Exactly feasible alpha near ``alpha``: 0 <= alpha <= C and y'alpha = 0 exactly."""
+        q = 2.0 ** (math.floor(math.log2(C)) - _GRID_BITS)
+        top = math.floor(C / q)
+        m = np.clip(np.rint(np.nan_to_num(np.asarray(alpha, dtype=float)) / q), 0, top).astype(np.int64)
+        pos = self.y > 0
+        sp_, sn = int(m[pos].sum()), int(m[~pos].sum())
+        if sp_ > sn:
+            m[pos] = _balance_down(m[pos], sn)
+        elif sn > sp_:
+            m[~pos] = _balance_down(m[~pos], sp_)
+        return m.astype(float) * q
+
+    def restore_dual(self, dual, lo, hi=None):
+        hi = lo if hi is None else hi
+        alpha = np.asarray(dual.alpha, dtype=float)
+        if self.parameter == "bandwidth":
+            return SVMDual(alpha=self._repair(alpha, self.c))
+        # C path: the box [0, C] must hold on all of [lo, hi], i.e. alpha <= lo.  Best scaling
+        # of alpha (the dual objective does not depend on C): s = min(lo / max alpha, 1'a/a'Qa).
+        top = alpha.max() if alpha.size else 0.0
+        if top <= 0:
+            return SVMDual(alpha=np.zeros_like(alpha))
+        quad = float(alpha @ (self.y * (self._kernel(lo) @ (self.y * alpha))))
+        s = lo / top
+        if quad > 0:
+            s = min(s, alpha.sum() / quad)
+        return SVMDual(alpha=self._repair(s * alpha, lo))
+
+    def _rule_bias(self, primal, dual, Kw, C):
+        """The bias rule's ``b`` given :math:`K_\\tau w` and the box top ``C`` at ``tau``."""
+        if self.bias == "fixed":
+            return float(primal.b)
+        if self.bias == "dynamic":
+            alpha = dual.alpha
+            free = (alpha > _FREE_TOL * C) & (alpha < (1 - _FREE_TOL) * C)
+            if free.any():
+                return float(np.median((self.y - Kw)[free]))
+        return _optimal_bias(Kw, self.y)
+
+    def restore_primal(self, primal, dual, lo, hi=None):
+        hi = lo if hi is None else hi
+        mid = scale_mid(lo, hi, self.scale)
+        w = self.y * dual.alpha
+        b = self._rule_bias(primal, dual, self._kernel(mid) @ w, self._bw_c(mid)[1])
+        return SVMPrimal(w=w, b=b)
+
+    def primal_at(self, primal, tau):
+        Kw = self._kernel(tau) @ primal.w
+        return replace(primal, xi=np.maximum(0.0, 1.0 - self.y * (Kw + primal.b)))
+
+    def primal_objective(self, primal, tau):
+        bw, C = self._bw_c(tau)
+        return 0.5 * float(primal.w @ (self._kernel(tau) @ primal.w)) + C * float(np.sum(primal.xi))
+
+    def dual_objective(self, dual, tau):
+        wa = self.y * dual.alpha
+        return -0.5 * float(wa @ (self._kernel(tau) @ wa)) + float(np.sum(dual.alpha))
+
+    def primal_violation(self, primal, tau):
+        margin = self.y * (self._kernel(tau) @ primal.w + primal.b)
+        return float(max(0.0, np.max(-primal.xi), np.max(1.0 - primal.xi - margin)))
+
+    def dual_violation(self, dual, tau):
+        bw, C = self._bw_c(tau)
+        a = dual.alpha
+        return float(max(0.0, -a.min(), a.max() - C, abs(math.fsum(self.y * a))))
+
+    def certificate_errors(self, primal, dual, lo, hi):
+        a = np.asarray(dual.alpha, dtype=float)
+        C = self.c if self.parameter == "bandwidth" else lo
+        errors = []
+        if a.shape != (self.n,) or not np.all(np.isfinite(a)):
+            return [f"alpha must be {self.n} finite numbers"]
+        if a.min() < 0:
+            errors.append(f"alpha has a negative entry ({a.min():.3g})")
+        if a.max() > C:
+            errors.append(f"alpha exceeds C = {C:.6g} (max {a.max():.17g})")
+        if math.fsum(self.y * a) != 0.0:
+            errors.append(f"y'alpha = {math.fsum(self.y * a):.3g} is not exactly 0")
+        if not np.array_equal(primal.w, self.y * a):
+            errors.append("w differs from y * alpha")
+        if not np.isfinite(primal.b):
+            errors.append("bias is not finite")
+        return errors
+
+    def decision_function(self, primal, tau, X_new):
+        """:math:`f(x) = \\sum_j w_j k_t(x_j, x) + b` at the rows of ``X_new`` (m, d): shape (m,)."""
+        bw, _ = self._bw_c(tau)
+        return gaussian(cross_sq_distances(X_new, self.X), bw) @ primal.w + primal.b
+
+    # -------------------------------------------------------------- certificate arrays
+    def to_arrays(self, primal, dual):
+        return {"dual": np.asarray(dual.alpha, dtype=float), "bias": float(primal.b)}
+
+    def from_arrays(self, arrays):
+        alpha = np.asarray(arrays["dual"], dtype=float)
+        return SVMPrimal(w=self.y * alpha, b=float(arrays["bias"])), SVMDual(alpha=alpha)
+
+    # -------------------------------------------------------------- gap bounds
+    def gap_bound(self, primal, dual, lo, hi=None):
+        hi = lo if hi is None else hi
+        alpha = np.asarray(dual.alpha, dtype=float)
+        if self.parameter == "c" or hi == lo:
+            # C path: alpha, w, b and xi do not depend on C and the primal is affine in C, so
+            # the gap is affine in C and its maximum on [lo, hi] is at an end point.
+            vals = []
+            for tau in sorted({lo, hi}):
+                p = self.primal_at(primal, tau)
+                vals.append(self.gap(p, dual, tau))
+            C = self._bw_c(hi)[1]
+            mag = alpha.sum() ** 2 + C * self.n * (2.0 + abs(primal.b) + alpha.sum()) + alpha.sum()
+            return max(vals) + self._margin(mag)
+        return self._bandwidth_bound(alpha, float(primal.b), lo, hi)
+
+    def _margin(self, magnitude):
+        d = self.X.shape[1]
+        return fp_margin(8 * self.n, magnitude) + kernel_entry_error(d) * magnitude
+
+    def _class_envelopes(self, alpha, lo, hi):
+        """Envelopes of the class sums on [lo, hi].
+
+        With :math:`P_i(x) = \\sum_{j: y_j = y_i} \\alpha_j e^{-xD_{ij}}` and :math:`N_i` the
+        sum over the other class, :math:`y_i(K_x w)_i = P_i - N_i` and
+        :math:`\\alpha^\\top Q_x \\alpha = \\sum_i \\alpha_i (P_i - N_i)`.  Every
+        :math:`P_i, N_i` is a nonnegative exponential sum, bounded above by its chord and below
+        by its tangents (:mod:`approxpath.bounds`).  Returns ``(P, N, Pq, Nq)`` with
+        ``Pq = alpha' P`` and ``Nq = alpha' N``.
+        """
+        y = self.y
+        S = np.flatnonzero(alpha > 0)
+        coef = np.zeros((S.size, 2))
+        coef[:, 0] = np.where(y[S] > 0, alpha[S], 0.0)
+        coef[:, 1] = np.where(y[S] < 0, alpha[S], 0.0)
+        env = envelope(self.D[:, S], coef, lo, hi)  # columns: sums over positive / negative class
+        rows = np.arange(self.n)
+        same = np.where(y > 0, 0, 1)
+        fields = ("f_lo", "f_hi", "df_lo", "df_hi")
+        P = Envelope(lo, hi, *(getattr(env, f)[rows, same] for f in fields))
+        N = Envelope(lo, hi, *(getattr(env, f)[rows, 1 - same] for f in fields))
+        Pq = Envelope(lo, hi, *(alpha @ getattr(P, f) for f in fields))
+        Nq = Envelope(lo, hi, *(alpha @ getattr(N, f) for f in fields))
+        return P, N, Pq, Nq
+
+    @staticmethod
+    def _quadratic_pl(Pq, Nq):
+        """Upper bound of :math:`\\alpha^\\top Q_x\\alpha` as a piecewise-linear row (points, values)."""
+        k = np.atleast_1d(Nq.kink())
+        pts = pl_points(Pq.lo, Pq.hi, k, k, k)
+        return pts, Pq.chord(pts) - Nq.lower(pts)
+
+    def dual_lower_bound(self, dual, lo, hi=None):
+        hi = lo if hi is None else hi
+        alpha = np.asarray(dual.alpha, dtype=float)
+        if self.parameter == "c" or hi == lo:
+            d = self.dual_objective(dual, lo)
+        else:
+            P, N, Pq, Nq = self._class_envelopes(alpha, lo, hi)
+            pts, vals = self._quadratic_pl(Pq, Nq)
+            d = alpha.sum() - 0.5 * float(vals.max())
+        return d - self._margin(alpha.sum() ** 2 + alpha.sum())
+
+    def _bandwidth_bound(self, alpha, b, lo, hi):
+        """Bound of the gap on [lo, hi] from the envelopes of :meth:`_class_envelopes`:
+        :math:`\\alpha^\\top Q_x \\alpha \\le` chord of :math:`\\sum\\alpha_i P_i` minus
+        tangents of :math:`\\sum\\alpha_i N_i`, and each hinge
+        :math:`\\max(0, 1 - y_i b - P_i + N_i) \\le \\max(0, 1 - y_i b - \\text{tangents}(P_i)
+        + \\text{chord}(N_i))`; the sum is piecewise linear and maximized exactly.
+        """
+        C = self.c
+        y = self.y
+        P, N, Pq, Nq = self._class_envelopes(alpha, lo, hi)
+        q_pts, q_vals = self._quadratic_pl(Pq, Nq)
+        # hinge terms: C * max(0, a_i + chord N_i - max(tangents of P_i)), a_i = 1 - y_i b
+        a = 1.0 - y * b
+
+        def line_zero(g_lo, g_hi):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = lo + (hi - lo) * g_lo / (g_lo - g_hi)
+            return np.where((g_lo > 0) != (g_hi > 0), z, lo)
+
+        g1_lo, g1_hi = a + N.f_lo - P.tangent_lo(lo), a + N.f_hi - P.tangent_lo(hi)
+        g2_lo, g2_hi = a + N.f_lo - P.tangent_hi(lo), a + N.f_hi - P.tangent_hi(hi)
+        h_pts = pl_points(lo, hi, P.kink(), line_zero(g1_lo, g1_hi), line_zero(g2_lo, g2_hi))
+        h_vals = C * np.maximum(0.0, a[:, None] + N.chord(h_pts.T).T - P.lower(h_pts.T).T)
+        best, _, scale = max_pl_sum(np.vstack([q_pts, h_pts]), np.vstack([q_vals, h_vals]))
+        magnitude = (
+            scale
+            + float(alpha @ (P.magnitude() + N.magnitude()))
+            + C * float(np.sum(np.abs(a) + P.magnitude() + N.magnitude()))
+            + alpha.sum()
+        )
+        # A concave kink computed a few ulps off lets linear interpolation undercut the true
+        # envelope by (slope change) x (position error) <= 4u (kink scale); 16u leaves room.
+        kink_slack = 16 * UNIT_ROUNDOFF * (C * float(np.sum(P.kink_scale())) + float(Nq.kink_scale()))
+        return best - alpha.sum() + self._margin(magnitude) + kink_slack

@@ -1,0 +1,103 @@
+"""verify() accepts what the driver writes and rejects tampering, also when the forger
+recomputes the content hash (then only the mathematics can catch it)."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath.path import content_sha256, read_certificate
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    from approxpath.data import make_classification
+
+    X, y = make_classification(n=40, d=2, seed=1)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0, bias="dynamic")
+    path = approxpath.approximate_path(problem, eps=0.5, interval=(2.0**-3, 2.0**4))
+    file = path.save(tmp_path_factory.mktemp("cert") / "cert.npz")
+    return path, file, X, y
+
+
+def _tamper(src, dst, edit, rehash):
+    arrays, meta = read_certificate(src)
+    arrays = {k: v.copy() for k, v in arrays.items()}
+    edit(arrays, meta)
+    if rehash:
+        meta["content_sha256"] = content_sha256(arrays)
+    np.savez(dst, meta=np.array(json.dumps(meta)), **arrays)
+    return dst
+
+
+def test_accepts_its_own_certificate(written):
+    path, file, X, y = written
+    report = approxpath.verify(file, X, y)
+    assert report.ok and report.certified == len(path.pieces) and report.sampled == report.uncovered == 0
+    assert not [f for f in os.listdir(file.parent) if f.startswith(".")]  # atomic write left no temp file
+
+
+def _widen(a, m):
+    k = len(a["lo"]) // 2
+    new = a["lo"][k + 1] + 0.7 * (a["hi"][k + 1] - a["lo"][k + 1])
+    a["hi"][k], a["lo"][k + 1] = new, new
+
+
+def _change_alpha(a, m):
+    k = len(a["lo"]) // 2
+    a["dual"][k, int(np.argmax(a["dual"][k]))] *= 0.9
+
+
+def _move_alpha_within_a_class(a, m):
+    """Keeps y'alpha = 0 and the box: only the bound can tell."""
+    k = len(a["lo"]) // 2
+    alpha = a["dual"][k]
+    pos = np.flatnonzero(alpha > 0.2 * alpha.max())[:2]
+    alpha[pos[0]] -= 0.1 * alpha[pos[0]]
+    alpha[pos[1]] += 0.1 * alpha[pos[0]] / 0.9
+
+
+TAMPERS = {
+    "alpha": _change_alpha,
+    "alpha-balanced": _move_alpha_within_a_class,
+    "bias": lambda a, m: a["bias"].__setitem__(len(a["lo"]) // 2, a["bias"][len(a["lo"]) // 2] + 1.0),
+    "widened piece": _widen,
+    "gap bound": lambda a, m: a["gap_bound"].__setitem__(0, a["gap_bound"][0] * 0.5),
+    "eps": lambda a, m: m.__setitem__("eps", 0.25 * m["eps"]),
+    "kind": lambda a, m: m.__setitem__("piece_kinds", ["sampled"] + m["piece_kinds"][1:]),
+    "dropped piece": lambda a, m: [a.__setitem__(k, np.delete(v, 1, axis=0)) for k, v in list(a.items())],
+}
+
+
+@pytest.mark.parametrize("rehash", [False, True], ids=["plain", "forged-hash"])
+@pytest.mark.parametrize("what", sorted(TAMPERS))
+def test_rejects_tampering(written, tmp_path, what, rehash):
+    path, file, X, y = written
+    bad = _tamper(file, tmp_path / "bad.npz", TAMPERS[what], rehash)
+    report = approxpath.verify(bad, X, y)
+    assert not report.ok, what
+    if rehash:
+        assert not any("content sha256" in f for f in report.failures)
+
+
+def test_rejects_other_data(written):
+    path, file, X, y = written
+    with pytest.raises(ValueError, match="do not match"):
+        approxpath.verify(file, X + 1e-9, y)
+
+
+def test_load_path_round_trip(written):
+    path, file, X, y = written
+    loaded = approxpath.load_path(file, X, y)
+    assert loaded.exact_solves == path.exact_solves and len(loaded.pieces) == len(path.pieces)
+    for t in np.geomspace(2.0**-3, 2.0**4, 17):
+        a, b = path.primal(t), loaded.primal(t)
+        np.testing.assert_array_equal(a.w, b.w)
+        assert a.b == b.b
+        assert loaded.gap_bound(t) == path.gap_bound(t)
+    bare = approxpath.load_path(file)
+    assert bare.problem is None and bare.max_gap_bound == path.max_gap_bound
+    with pytest.raises(RuntimeError, match="without its data"):
+        bare.primal(1.0)

@@ -1,0 +1,81 @@
+import json
+
+import numpy as np
+import pytest
+
+from approxpath.cli import main, parse_number
+from approxpath.data import make_classification
+
+
+@pytest.fixture
+def libsvm_file(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y = make_classification(n=40, d=3, seed=2)
+    f = tmp_path / "train.libsvm"
+    dump_svmlight_file(X, y, str(f))
+    return f
+
+
+def test_parse_number():
+    assert parse_number("2^-10") == 2.0**-10 and parse_number("2**3") == 8.0
+    assert parse_number("1e-3") == 1e-3 and parse_number("0.5") == 0.5
+
+
+def test_path_json_verify_and_tamper(libsvm_file, tmp_path, capsys):
+    cert = tmp_path / "cert.npz"
+    rc = main(["path", "kernel_svm", "--data", str(libsvm_file), "--preprocess", "global-minmax", "--c", "1",
+               "--bias", "dynamic", "--eps", "0.5", "--range", "2^-3", "2^4", "--out", str(cert), "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert {"problem", "eps", "range", "exact_solves", "pieces", "max_gap_bound", "certified", "wall_s"} <= set(out)
+    assert out["certified"] and out["problem"] == "kernel_svm" and out["range"] == [0.125, 16.0]
+    # verify re-reads the data file and preprocessing recorded in the certificate
+    assert main(["verify", str(cert)]) == 0
+    assert "OK" in capsys.readouterr().out
+    z = dict(np.load(cert))
+    z["dual"] = z["dual"].copy()
+    z["dual"][0, 0] += 1e-3
+    np.savez(tmp_path / "bad.npz", **z)
+    assert main(["verify", str(tmp_path / "bad.npz"), "--data", str(libsvm_file), "--preprocess", "global-minmax"]) == 1
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_path_summary_and_plot(libsvm_file, tmp_path, capsys):
+    png = tmp_path / "bounds.png"
+    rc = main(["path", "kernel_svm", "--data", str(libsvm_file), "--c", "1", "--eps", "1",
+               "--range", "0.5", "4", "--plot", str(png), "--no-progress"])
+    assert rc == 0 and png.stat().st_size > 1000
+    assert "exact solves" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["path", "kernel_svn"], "did you mean 'kernel_svm'"),
+    (["path", "kernel_svm", "--option", "gama=1"], "no option 'gama'"),
+    (["path", "kernel_svm", "--eps", "0"], "eps must be"),
+    (["path", "kernel_svm", "--range", "4", "1"], "lo < hi"),
+    (["path", "kernel_svm", "--bias", "median"], "bias rule"),
+])
+def test_bad_input_exits_2_with_a_message(libsvm_file, capsys, argv, match):
+    argv = argv[:2] + ["--data", str(libsvm_file)] + argv[2:]
+    assert main(argv) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_missing_file(capsys):
+    assert main(["path", "kernel_svm", "--data", "/nonexistent/file"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_problems_lists_the_registry(capsys):
+    assert main(["problems"]) == 0
+    assert "kernel_svm" in capsys.readouterr().out
+
+
+def test_demo(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "certified" in out
+    assert (tmp_path / "demo_certificate.npz").exists() and (tmp_path / "demo_bounds.png").exists()
+    assert main(["verify", "demo_certificate.npz"]) == 0

@@ -1,0 +1,90 @@
+"""The driver end to end on a problem with a closed-form optimal path, and its argument checks."""
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import InputError
+from approxpath.driver import EpsilonTooSmallError
+
+from toy_problem import ToyProjection
+
+
+@pytest.fixture
+def toy():
+    rng = np.random.default_rng(5)
+    return ToyProjection(rng.standard_normal((20, 1)), rng.standard_normal(20))
+
+
+@pytest.mark.parametrize("eps", [0.5, 0.05])
+def test_toy_path_is_eps_optimal_against_closed_form(toy, eps):
+    path = approxpath.approximate_path(toy, eps=eps, interval=(0.1, 10.0))
+    assert path.certified
+    rng = np.random.default_rng(0)
+    for t in np.exp(rng.uniform(np.log(0.1), np.log(10.0), 200)):
+        x = path.primal(t).x
+        assert x.min() >= 0  # feasible
+        sub = toy.primal_objective(path.primal(t), t) - toy.optimum(t)
+        assert -1e-9 <= sub <= eps
+        assert sub <= path.gap_bound(t) + 1e-12
+
+
+def test_toy_solve_count_follows_one_over_eps(toy):
+    # The gap of the pair solved at t grows like (tau - t)^2 ||c_-||^2 / 2 here, so the
+    # one-sided search needs about (range) * ||c_-|| / sqrt(2 eps) solves: O(eps^-1/2).
+    counts = [approxpath.approximate_path(toy, eps=e, interval=(0.1, 10.0)).exact_solves for e in (0.4, 0.1, 0.025)]
+    assert counts[0] < counts[1] < counts[2]
+    assert 1.5 <= counts[2] / counts[1] <= 2.5
+
+
+def test_relative_eps(toy):
+    path = approxpath.approximate_path(toy, eps=0.01, interval=(0.5, 5.0), relative=True)
+    assert path.certified and path.relative
+    for t in np.geomspace(0.5, 5.0, 50):
+        assert toy.primal_objective(path.primal(t), t) - toy.optimum(t) <= 0.01 * toy.optimum(t) + 1e-12
+
+
+def test_path_queries(toy):
+    path = approxpath.approximate_path(toy, eps=0.1, interval=(0.1, 10.0))
+    p = path.pieces[len(path.pieces) // 2]
+    t = 0.5 * (p.lo + p.hi)
+    assert path.piece_at(t) is p
+    assert path.gap_bound(t) == p.gap_bound
+    assert path.dual(t) is p.dual
+    with pytest.raises(ValueError, match="outside"):
+        path.primal(20.0)
+    assert path.solve_points[0] == 0.1 and len(path.solve_points) == path.exact_solves
+    assert "certified" in path.summary()
+    js = path.to_json()
+    assert {"problem", "eps", "range", "exact_solves", "pieces", "max_gap_bound", "certified", "wall_s"} <= set(js)
+
+
+@pytest.mark.parametrize("eps", [0.0, -1.0, float("nan"), float("inf"), "0.1"])
+def test_bad_eps(toy, eps):
+    with pytest.raises(InputError, match="eps"):
+        approxpath.approximate_path(toy, eps=eps, interval=(0.1, 1.0))
+
+
+@pytest.mark.parametrize("interval,match", [((1.0, 0.1), "lo < hi"), ((0.5, 0.5), "lo < hi"),
+                                            ((0.0, 1.0), "> 0"), ((-1.0, 1.0), "> 0"),
+                                            ((0.1, float("inf")), "finite"), ((1.0,), "pair")])
+def test_bad_interval(toy, interval, match):
+    with pytest.raises(InputError, match=match):
+        approxpath.approximate_path(toy, eps=0.1, interval=interval)
+
+
+def test_unknown_strategy(toy):
+    with pytest.raises(InputError, match="did you mean 'paper'"):
+        approxpath.approximate_path(toy, eps=0.1, interval=(0.1, 1.0), strategy="papr")
+
+
+def test_eps_below_solver_precision(toy, monkeypatch):
+    solve = ToyProjection.solve
+
+    def sloppy(self, t, solver=None):
+        primal, dual = solve(self, t)
+        return type(primal)(x=primal.x + 1e-3), dual
+
+    monkeypatch.setattr(ToyProjection, "solve", sloppy)
+    with pytest.raises(EpsilonTooSmallError, match="use eps >="):
+        approxpath.approximate_path(toy, eps=1e-8, interval=(0.1, 1.0))

@@ -1,0 +1,117 @@
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import InputError
+from approxpath.problems.kernel_svm import SVMPrimal, _optimal_bias
+from approxpath.solvers import solve_cvxpy
+
+KernelSVM = approxpath.get_problem("kernel_svm")
+
+
+def test_labels_are_mapped_with_a_warning(svm_data):
+    X, y = svm_data
+    with pytest.warns(UserWarning, match="-> -1"):
+        p01 = KernelSVM(X, (y > 0).astype(int))
+    with pytest.warns(UserWarning):
+        pstr = KernelSVM(X, np.where(y > 0, "yes", "no"))
+    np.testing.assert_array_equal(p01.y, y)
+    np.testing.assert_array_equal(pstr.y, y)  # "no" < "yes"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KernelSVM(X, y)  # {-1, +1}: no warning
+
+
+@pytest.mark.parametrize("labels,match", [(np.ones(40), "two classes"), (np.arange(40) % 3, "two classes")])
+def test_bad_labels(svm_data, labels, match):
+    with pytest.raises(InputError, match=match):
+        KernelSVM(svm_data[0], labels)
+
+
+@pytest.mark.parametrize("kw,match", [(dict(c=-1.0), "c must be"), (dict(c=float("nan")), "c must be"),
+                                      (dict(bias="median"), "bias rule"), (dict(parameter="c"), "bandwidth"),
+                                      (dict(parameter="gamma"), "unknown parameter"),
+                                      (dict(bandwidth=1.0), "only for parameter='c'")])
+def test_bad_options(svm_data, kw, match):
+    with pytest.raises(InputError, match=match):
+        KernelSVM(*svm_data, **kw)
+
+
+def test_exact_dual_is_exactly_feasible_and_bias_is_optimal(svm_data):
+    p = KernelSVM(*svm_data, c=10.0, bias="fixed")
+    primal, dual = p.solve(0.7)
+    a = dual.alpha
+    assert a.min() >= 0 and a.max() <= 10.0
+    assert math.fsum(p.y * a) == 0.0  # exactly, not up to rounding
+    free = (a > 1e-4) & (a < 10 - 1e-4)
+    assert free.any()
+    m = p._kernel(0.7) @ primal.w
+    # the solver's multiplier of y'a = 0 is the primal bias: free SVs sit on the margin
+    np.testing.assert_allclose(p.y[free] * (m[free] + primal.b), 1.0, atol=1e-6)
+
+
+def test_bias_rules_at_a_moved_parameter(svm_data):
+    t, tau = 0.5, 2.0
+    pairs = {rule: KernelSVM(*svm_data, c=1.0, bias=rule) for rule in KernelSVM.BIAS_RULES}
+    anchor = pairs["fixed"].solve(t)
+    gaps = {}
+    for rule, p in pairs.items():
+        primal, dual = p.restore(*anchor, tau)
+        gaps[rule] = p.gap(primal, dual, tau)
+        if rule == "dynamic":
+            a = dual.alpha
+            free = (a > 1e-6) & (a < 1 - 1e-6)
+            m = p._kernel(tau) @ primal.w
+            assert primal.b == pytest.approx(np.median((p.y - m)[free]))
+        if rule == "fixed":
+            assert primal.b == anchor[0].b
+    assert gaps["optimal"] <= gaps["dynamic"] + 1e-12 and gaps["optimal"] <= gaps["fixed"] + 1e-12
+
+
+def test_optimal_bias_matches_brute_force():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        y = np.where(rng.random(15) < 0.5, -1.0, 1.0)
+        m = rng.standard_normal(15)
+        b = _optimal_bias(m, y)
+        f = lambda bb: np.maximum(0, 1 - y * (m + bb)).sum()  # noqa: E731
+        grid = np.linspace(-5, 5, 20001)
+        assert f(b) <= min(f(g) for g in grid) + 1e-9
+
+
+def test_decision_function(svm_data):
+    p = KernelSVM(*svm_data, c=1.0)
+    primal, dual = p.solve(1.0)
+    np.testing.assert_allclose(p.decision_function(primal, 1.0, p.X), p._kernel(1.0) @ primal.w + primal.b)
+
+
+def test_c_path_restores_dual_into_the_smallest_box(svm_data):
+    p = KernelSVM(*svm_data, c=1.0, bandwidth=1.0, parameter="c")
+    pair = p.solve(2.0)
+    primal, dual = p.restore(*pair, 0.3, 0.6)
+    assert dual.alpha.max() <= 0.3 and math.fsum(p.y * dual.alpha) == 0.0
+    assert p.certificate_errors(primal, dual, 0.3, 0.6) == []
+
+
+@pytest.mark.parametrize("kw,interval", [(dict(c=1.0, bias="dynamic"), (2.0**-3, 2.0**4)),
+                                         (dict(c=1.0, bandwidth=2.0, parameter="c"), (0.01, 10.0))])
+def test_path_against_pointwise_cvxpy(svm_data, kw, interval):
+    """At 30 random parameter values the path's primal is feasible and within eps of a tight
+    CVXPY optimum computed independently (from the dual declaration: the primal one in w is
+    ill-conditioned when K_t is nearly singular)."""
+    p = KernelSVM(*svm_data, **kw)
+    eps = 0.25
+    path = approxpath.approximate_path(p, eps=eps, interval=interval)
+    assert path.certified
+    rng = np.random.default_rng(1)
+    lo, hi = interval
+    for t in np.exp(rng.uniform(np.log(lo), np.log(hi), 30)):
+        decl = p.cvxpy_dual(t)
+        solve_cvxpy(decl.problem)
+        point = path.primal(t)
+        assert p.primal_violation(point, t) <= 1e-9
+        assert p.dual_violation(path.dual(t), t) <= 1e-12
+        assert p.primal_objective(point, t) - decl.problem.value <= eps + 1e-7
