@@ -225,6 +225,12 @@ class Problem(abc.ABC):
         dual = self.restore_dual(dual, lo, hi)
         return self.restore_primal(primal, dual, lo, hi), dual
 
+    def dual_from_primal(self, primal, tau):
+        """A dual candidate built from a primal point alone (e.g. ``alpha = y * w`` for the SVM,
+        the residual for regression), for certifying solutions computed elsewhere (the
+        cross-check); pass it through :meth:`restore_dual` before use."""
+        raise NotImplementedError(f"{self.name} cannot build a dual from a primal point")
+
     def primal_at(self, primal, tau):
         """Fill the fields of a carried primal that are functions of :math:`\\tau` (e.g. slacks)."""
         return primal

@@ -310,6 +310,10 @@ class KernelSVM(Problem):
         b = self._rule_bias(primal, dual, self._kernel(mid) @ w, self._bw_c(mid)[1])
         return SVMPrimal(w=w, b=b)
 
+    def dual_from_primal(self, primal, tau):
+        """At the optimum w = y * alpha, so alpha = y * w (clipped and balanced by restore_dual)."""
+        return SVMDual(alpha=np.asarray(self.y * primal.w, dtype=float))
+
     def primal_at(self, primal, tau):
         Kw = self._kernel(tau) @ primal.w
         return replace(primal, xi=np.maximum(0.0, 1.0 - self.y * (Kw + primal.b)))

@@ -115,3 +115,10 @@ def test_path_against_pointwise_cvxpy(svm_data, kw, interval):
         assert p.primal_violation(point, t) <= 1e-9
         assert p.dual_violation(path.dual(t), t) <= 1e-12
         assert p.primal_objective(point, t) - decl.problem.value <= eps + 1e-7
+
+
+def test_dual_from_primal_recovers_alpha(svm_data):
+    p = KernelSVM(*svm_data, c=1.0)
+    primal, dual = p.solve(1.0)
+    again = p.restore_dual(p.dual_from_primal(primal, 1.0), 1.0)
+    np.testing.assert_array_equal(again.alpha, dual.alpha)
