@@ -1,10 +1,34 @@
-"""Figures (the ``plot`` extra: matplotlib). Each function returns a ``matplotlib.figure.Figure``."""
+"""Figures (the ``plot`` extra: matplotlib).  Each ``plot_*`` function returns a
+``matplotlib.figure.Figure``; the CLI writes them with ``--plot FILE``.
+
+* :func:`plot_bounds` — upper and lower bounds along a path with the exact solves (the
+  paper's Figure 2): ``approxpath path ... --plot FILE``;
+* :func:`plot_solves` — exact solves against 1/eps for several data sets (Figure 3):
+  ``approxpath figure solves``;
+* :func:`plot_validation` — a validation loss along a path (Figure 4, right):
+  ``approxpath figure validation``;
+* :func:`plot_condition` — cond(K_t) over t (Figure 1): ``approxpath figure cond``.
+"""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from pathlib import Path as _FsPath
+
 import numpy as np
 
-__all__ = ["plot_bounds", "save_figure"]
+from .kernels import UNIT_ROUNDOFF, gaussian, sq_distances
+
+__all__ = ["plot_bounds", "plot_solves", "plot_validation", "plot_condition", "kernel_condition_numbers",
+           "save_figure"]
+
+# Colours of the Okabe-Ito palette (distinguishable with the common colour-vision deficiencies).
+_UPPER, _LOWER, _GAP, _EPS, _SOLVE = "#D55E00", "#0072B2", "#009E73", "#CC79A7", "black"
+_KIND_COLOUR = {"sampled": "#E69F00", "uncovered": "#D55E00"}
+_RC = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8, "xtick.labelsize": 8,
+       "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3, "grid.linewidth": 0.5,
+       "axes.spines.top": False, "axes.spines.right": False, "legend.frameon": False}
+_KERNEL_LABEL = r"$k_t(x, x') = \exp(-t\,\|x - x'\|^2)$"
 
 
 def _plt():
@@ -18,60 +42,253 @@ def _plt():
     return plt
 
 
+@contextmanager
+def _style():
+    plt = _plt()
+    with plt.rc_context(_RC):
+        yield plt
+
+
+def _parameter_label(path_or_name):
+    name = path_or_name if isinstance(path_or_name, str) else path_or_name.problem.parameter
+    return {"bandwidth": f"bandwidth $t$ of {_KERNEL_LABEL}", "lam": r"$\lambda$", "c": "$C$"}.get(name, name)
+
+
+def _data_name(path):
+    f = path.meta.get("data_file")
+    return _FsPath(f).name if f else None
+
+
+def _shade_kinds(ax, pieces):
+    """Shade pieces that are not certified; returns legend handles for the kinds present."""
+    from matplotlib.patches import Patch
+
+    seen = {}
+    for p in pieces:
+        if p.kind in _KIND_COLOUR:
+            ax.axvspan(p.lo, p.hi, color=_KIND_COLOUR[p.kind], alpha=0.2, lw=0)
+            seen[p.kind] = Patch(color=_KIND_COLOUR[p.kind], alpha=0.3, label=f"{p.kind} piece")
+    return list(seen.values())
+
+
 def plot_bounds(path, n_points=400, ax=None):
     """Upper (primal) and lower (dual) bounds on the optimal value along the path, with the
-    exact-solve points (the paper's Figure 2); below, the gap of the path's pair, the stored
-    bound of every piece and eps (pieces not certified are shaded).
+    exact-solve points (the paper's Figure 2); below, the gap of the path's pair, the
+    certified bound of every piece and eps (pieces not certified are shaded).
 
     Parameters
     ----------
     path : Path
         Must carry its problem (computed here, or loaded with the data).
     n_points : int
-        Parameter values per piece-respecting grid (log-spaced) at which to draw the bounds.
+        Parameter values (spaced in the parameter's scale, plus every piece end) at which the
+        bounds are drawn.
+    ax : matplotlib Axes, optional
+        Draw only the top panel into it.
     """
-    plt = _plt()
     lo, hi = path.interval
-    ts = np.unique(np.concatenate([np.geomspace(lo, hi, n_points), [p.lo for p in path.pieces], [hi]]))
+    log = path.problem.scale == "log"
+    grid = np.geomspace(lo, hi, n_points) if log else np.linspace(lo, hi, n_points)
+    ts = np.unique(np.concatenate([grid, [p.lo for p in path.pieces], [hi]]))
     up, low = np.array([path.objectives(t) for t in ts]).T
-    if ax is None:
-        fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 5.5), sharex=True, height_ratios=(3, 2))
-    else:
-        fig, ax2 = ax.figure, None
-    ax.plot(ts, up, color="C3", lw=1.2, label="primal value (upper bound)")
-    ax.plot(ts, low, color="C0", lw=1.2, label="dual value (lower bound)")
-    sp = np.array(path.solve_points)
-    if sp.size:
-        opt = np.array([path.objectives(t)[0] for t in sp])
-        ax.plot(sp, opt, "k.", ms=5, label=f"exact solves ({path.exact_solves})")
-    xscale = "log" if path.problem.scale == "log" else "linear"
-    ax.set_xscale(xscale)
-    ax.set_ylabel("objective")
-    ax.set_title(f"{path.problem.name} over {path.problem.parameter}: eps = {path.eps:g}, {len(path.pieces)} pieces, "
-                 f"{'all certified' if path.certified else 'NOT fully certified'}")
-    ax.legend(loc="best", fontsize=8)
-    if ax2 is not None:
-        ax2.plot(ts, up - low, color="C2", lw=1.0, label="gap of the path's pair")
-        edges = np.array([[p.lo, p.hi] for p in path.pieces]).ravel()
-        bounds = np.repeat([p.gap_bound for p in path.pieces], 2)
-        ax2.plot(edges, bounds, color="k", lw=0.8, alpha=0.7, label="certified bound per piece")
-        ax2.axhline(path.eps, color="C3", ls="--", lw=1, label="eps")
-        for p in path.pieces:
-            if p.kind != "certified":
-                ax2.axvspan(p.lo, p.hi, color="orange" if p.kind == "sampled" else "red", alpha=0.25, lw=0)
-        ax2.set_xscale(xscale)
-        ax2.set_ylim(bottom=0)
-        ax2.set_xlabel(f"{path.problem.parameter} t")
-        ax2.set_ylabel("duality gap")
-        ax2.legend(loc="best", fontsize=8)
-    else:
-        ax.set_xlabel(f"{path.problem.parameter} t")
-    fig.tight_layout()
+    with _style() as plt:
+        if ax is None:
+            fig, (ax, ax2) = plt.subplots(2, 1, figsize=(6.4, 5.2), sharex=True, height_ratios=(3, 2))
+        else:
+            fig, ax2 = ax.figure, None
+        ax.plot(ts, up, color=_UPPER, lw=1.2, label="primal value of the path (upper bound)")
+        ax.plot(ts, low, color=_LOWER, lw=1.2, label="dual value of the path (lower bound)")
+        sp = np.array(path.solve_points)
+        if sp.size:
+            ax.plot(sp, [path.objectives(t)[0] for t in sp], "o", color=_SOLVE, ms=3,
+                    label=f"exact solves ({path.exact_solves})")
+        ax.set_xscale("log" if log else "linear")
+        ax.set_ylabel("objective value")
+        where = f" on {_data_name(path)}" if _data_name(path) else ""
+        status = "all certified" if path.certified else "NOT all certified"
+        ax.set_title(f"{path.problem.name}{where}: $\\varepsilon$ = {path.eps:g}, {path.exact_solves} exact solves, "
+                     f"{len(path.pieces)} pieces, {status}")
+        ax.legend(loc="best")
+        if ax2 is None:
+            ax.set_xlabel(_parameter_label(path))
+        else:
+            ax2.plot(ts, up - low, color=_GAP, lw=0.9, label="gap of the path's pair")
+            edges = np.array([[p.lo, p.hi] for p in path.pieces]).ravel()
+            ax2.plot(edges, np.repeat([p.gap_bound for p in path.pieces], 2), color="0.2", lw=0.8,
+                     label="bound per piece")
+            ax2.axhline(path.eps, color=_EPS, ls="--", lw=1.0, label=r"$\varepsilon$")
+            extra = _shade_kinds(ax2, path.pieces)
+            ax2.set_ylim(0, 1.4 * max(path.eps, float(np.max(up - low))))
+            ax2.set_xlabel(_parameter_label(path))
+            ax2.set_ylabel("duality gap")
+            handles = ax2.get_legend_handles_labels()[0] + extra
+            ax2.legend(handles=handles, loc="upper center", ncol=len(handles))
+        fig.tight_layout()
+    return fig
+
+
+def plot_solves(counts, title=None):
+    """Exact solves against 1/eps, one line per data set (the paper's Figure 3).
+
+    Parameters
+    ----------
+    counts : dict
+        ``{label: [(eps, exact_solves), ...]}``.
+    title : str, optional
+
+    Notes
+    -----
+    Both axes are logarithmic; the legend gives the slope of a least-squares line through
+    each set's points, i.e. the exponent ``a`` of ``solves ~ (1/eps)^a`` (the paper's
+    Theorem 1 says ``a <= 1``); a dotted line of slope 1 is drawn for reference.
+    """
+    with _style() as plt:
+        fig, ax = plt.subplots(figsize=(5.2, 3.8))
+        markers = "osD^vP*X"
+        all_x = []
+        for k, (label, pairs) in enumerate(counts.items()):
+            eps, solves = np.array(sorted(pairs, key=lambda p: -p[0]), dtype=float).T
+            x = 1.0 / eps
+            all_x.append(x)
+            text = label
+            if x.size >= 2:
+                slope = np.polyfit(np.log(x), np.log(solves), 1)[0]
+                text = f"{label} (slope {slope:.2f})"
+            ax.plot(x, solves, marker=markers[k % len(markers)], ms=4, lw=1.2, label=text)
+        if all_x:
+            x = np.unique(np.concatenate(all_x))
+            top = max(max(s for _, s in pairs) for pairs in counts.values())
+            ax.plot(x, top * x / x.max(), ":", color="0.5", lw=1.0, label=r"slope 1 ($\propto 1/\varepsilon$)")
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log", base=2)
+            from matplotlib.ticker import FuncFormatter
+
+            fmt = FuncFormatter(lambda v, _: f"{v:g}")
+            ax.xaxis.set_major_formatter(fmt)
+            ax.yaxis.set_major_formatter(fmt)
+        ax.set_xlabel(r"$1/\varepsilon$")
+        ax.set_ylabel("exact solves (path complexity)")
+        ax.set_title(title or r"Exact solves against $1/\varepsilon$")
+        ax.legend(loc="upper left")
+        fig.tight_layout()
+    return fig
+
+
+_CRITERION_LABEL = {"error": "validation error rate", "mae": "validation MAE", "mse": "validation MSE",
+                    "loocv": "LOOCV (mean squared LOO residual)"}
+
+
+def plot_validation(curve, path=None, title=None):
+    """A validation loss along a path (the paper's Figure 4, right), the selected parameter
+    marked; with ``path``, a lower panel with the certified gap bound at every evaluated
+    parameter, eps and the exact solves.
+
+    Parameters
+    ----------
+    curve : approxpath.selection.ValidationCurve
+    path : Path, optional
+    title : str, optional
+    """
+    with _style() as plt:
+        if path is not None:
+            fig, (ax, ax2) = plt.subplots(2, 1, figsize=(6.4, 4.8), sharex=True, height_ratios=(3, 1.3))
+        else:
+            fig, ax = plt.subplots(figsize=(6.4, 3.6))
+            ax2 = None
+        label = _CRITERION_LABEL.get(curve.criterion, curve.criterion)
+        ax.plot(curve.t, curve.loss, color=_LOWER, lw=1.2, label=f"{label} of the path's model")
+        if curve.loss_error is not None:
+            ax.fill_between(curve.t, curve.loss - curve.loss_error, curve.loss + curve.loss_error, color=_LOWER,
+                            alpha=0.2, lw=0, label="certified error bar")
+        ax.axvline(curve.best_t, color=_UPPER, ls="--", lw=1.0)
+        ax.plot([curve.best_t], [curve.best_loss], "o", color=_UPPER, ms=5,
+                label=f"selected t = {curve.best_t:.4g}: {curve.criterion} {curve.best_loss:.4g}, "
+                      f"certified gap $\\leq$ {curve.best_gap_bound:.3g}")
+        log = path is None or path.problem.scale == "log"
+        ax.set_xscale("log" if log else "linear")
+        ax.set_ylabel(label)
+        ax.legend(loc="best")
+        if title is None and path is not None:
+            where = f" on {_data_name(path)}" if _data_name(path) else ""
+            title = f"{path.problem.name}{where}: {label} along the $\\varepsilon$ = {path.eps:g} path"
+        if title:
+            ax.set_title(title)
+        if ax2 is None:
+            ax.set_xlabel(_parameter_label(path.problem.parameter if path is not None else "bandwidth"))
+        else:
+            edges = np.array([[p.lo, p.hi] for p in path.pieces]).ravel()
+            ax2.plot(edges, np.repeat([p.gap_bound for p in path.pieces], 2), color="0.2", lw=0.8,
+                     label="certified gap bound")
+            ax2.axhline(path.eps, color=_EPS, ls="--", lw=1.0, label=r"$\varepsilon$")
+            sp = np.array(path.solve_points)
+            ax2.plot(sp, np.zeros_like(sp), "|", color=_SOLVE, ms=8, label=f"exact solves ({sp.size})")
+            extra = _shade_kinds(ax2, path.pieces)
+            ax2.set_ylim(0, 1.5 * path.eps)
+            ax2.set_ylabel("gap")
+            ax2.set_xlabel(_parameter_label(path))
+            handles = ax2.get_legend_handles_labels()[0] + extra
+            ax2.legend(handles=handles, loc="upper center", ncol=len(handles))
+        fig.tight_layout()
+    return fig
+
+
+def kernel_condition_numbers(X, ts):
+    """2-norm condition numbers of :math:`K_t = \\exp(-tD)` (computed by SVD) at every ``t``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    ts : array_like of shape (k,)
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        ``inf`` where the smallest computed singular value is zero.
+    """
+    D = sq_distances(X)
+    out = []
+    for t in np.asarray(ts, dtype=float):
+        s = np.linalg.svd(gaussian(D, t), compute_uv=False)
+        out.append(s[0] / s[-1] if s[-1] > 0 else np.inf)
+    return np.array(out)
+
+
+def plot_condition(ts, cond, n=None, d=None):
+    """cond(K_t) against t on log-log axes (the paper's Figure 1).
+
+    Above :math:`1/u \\approx 9\\cdot 10^{15}` (``u`` the unit roundoff) the kernel matrix is
+    singular to working precision: there the computed values only say "at least that large",
+    and linear solves with :math:`K_t` (as exact path algorithms do) lose every digit.
+
+    Parameters
+    ----------
+    ts, cond : array_like of shape (k,)
+    n, d : int, optional
+        Number of points and dimension, for the title.
+    """
+    ts = np.asarray(ts, dtype=float)
+    cond = np.asarray(cond, dtype=float)
+    limit = 1.0 / UNIT_ROUNDOFF
+    with _style() as plt:
+        fig, ax = plt.subplots(figsize=(5.2, 3.6))
+        ax.plot(ts, np.minimum(cond, 1e300), color=_LOWER, lw=1.4, label=r"cond$(K_t)$ (2-norm, by SVD)")
+        ax.axhline(limit, color=_UPPER, ls="--", lw=1.0, label=r"$1/u$: singular to working precision")
+        top = max(float(np.max(cond[np.isfinite(cond)], initial=limit)), limit) * 30
+        ax.axhspan(limit, top, color=_UPPER, alpha=0.08, lw=0)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(0.5, top)
+        ax.set_xlabel(_parameter_label("bandwidth"))
+        ax.set_ylabel("condition number")
+        what = f"{n} points uniform in $[0,1]^{{{d}}}$" if n and d else "the data"
+        ax.set_title(f"Condition number of the Gaussian kernel matrix: {what}")
+        ax.legend(loc="upper right")
+        fig.tight_layout()
     return fig
 
 
 def save_figure(fig, file):
     """Write ``fig`` to ``file`` (format from the extension) and close it."""
-    fig.savefig(file, dpi=120)
+    fig.savefig(file, dpi=150, bbox_inches="tight")
     _plt().close(fig)
     return file

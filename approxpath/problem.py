@@ -89,6 +89,9 @@ class Problem(abc.ABC):
         points, and pieces are labelled "sampled".
     dual_set_depends_on : frozenset of str
         Parameters whose value moves the dual feasible set (the dual must be restored).
+    criteria : tuple of str
+        Validation losses that make sense for the problem's predictions
+        (:mod:`approxpath.selection`); the first is the default.
     Primal, Dual : type
         Frozen dataclasses; field names equal the CVXPY variable names of the declarations.
     """
@@ -97,6 +100,7 @@ class Problem(abc.ABC):
     parameters: ClassVar[tuple] = ("bandwidth",)
     has_interval_bound: ClassVar[bool] = False
     dual_set_depends_on: ClassVar[frozenset] = frozenset()
+    criteria: ClassVar[tuple] = ("mae", "mse")
     Primal: ClassVar[type]
     Dual: ClassVar[type]
 
@@ -230,6 +234,12 @@ class Problem(abc.ABC):
         the residual for regression), for certifying solutions computed elsewhere (the
         cross-check); pass it through :meth:`restore_dual` before use."""
         raise NotImplementedError(f"{self.name} cannot build a dual from a primal point")
+
+    def predict(self, primal, tau, X_new):
+        """Predictions of a primal point at ``tau`` on the rows of ``X_new`` (m, d): shape (m,)
+        (regression values; for a classifier the decision values, whose sign is the class).
+        Needed for model selection (:mod:`approxpath.selection`)."""
+        raise NotImplementedError(f"{self.name} defines no predict(primal, tau, X_new)")
 
     def primal_at(self, primal, tau):
         """Fill the fields of a carried primal that are functions of :math:`\\tau` (e.g. slacks)."""

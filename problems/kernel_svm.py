@@ -117,6 +117,7 @@ class KernelSVM(Problem):
     parameters = ("bandwidth", "c")
     has_interval_bound = True
     dual_set_depends_on = frozenset({"c"})
+    criteria = ("error",)
     Primal = SVMPrimal
     Dual = SVMDual
     BIAS_RULES = ("fixed", "dynamic", "optimal")
@@ -357,6 +358,10 @@ class KernelSVM(Problem):
         """:math:`f(x) = \\sum_j w_j k_t(x_j, x) + b` at the rows of ``X_new`` (m, d): shape (m,)."""
         bw, _ = self._bw_c(tau)
         return gaussian(cross_sq_distances(X_new, self.X), bw) @ primal.w + primal.b
+
+    def predict(self, primal, tau, X_new):
+        """The decision values (:meth:`decision_function`); their sign is the class."""
+        return self.decision_function(primal, tau, X_new)
 
     # -------------------------------------------------------------- certificate arrays
     def to_arrays(self, primal, dual):

@@ -137,3 +137,22 @@ def test_path_end_to_end_and_verify(problem, interval, eps, tmp_path):
     file = path.save(tmp_path / "cert.npz")
     report = approxpath.verify(file, problem.X, problem.y)
     assert report.ok, str(report)
+
+
+def run_conformance(cls, tmp_path):
+    """Every check above on each of ``cls.examples()``: for a problem registered after
+    collection (a plug-in installed by a test)."""
+    import inspect
+
+    checks = [f for name, f in sorted(globals().items()) if name.startswith("test_") and callable(f)]
+    for k, (problem, interval, eps) in enumerate(cls.examples()):
+        for check in checks:
+            kw = {}
+            if "tmp_path" in inspect.signature(check).parameters:
+                kw["tmp_path"] = tmp_path / f"{k}-{check.__name__}"
+                kw["tmp_path"].mkdir()
+            try:
+                check(problem, interval, eps, **kw)
+            except pytest.skip.Exception:
+                pass
+    return len(checks)

@@ -1,0 +1,325 @@
+"""scikit-learn estimators (the ``sklearn`` extra) that fit a certified bandwidth path and
+select the bandwidth along it.
+
+``fit(X, y)`` splits off a validation part (or takes ``X_val, y_val``), computes the certified
+ε-path over the Gaussian bandwidth t of :math:`k_t(x, x') = \\exp(-t\\lVert x - x'\\rVert^2)`
+on the rest, evaluates the validation loss of the path's model at every piece (or on a grid)
+and keeps the best t.  ``predict(X)`` uses the path's model at that t; ``predict(X, t=...)``
+any other t of the path.  ``path_`` is the :class:`approxpath.Path` (the certificate) and
+``best_gap_bound_`` the certified bound on the training objective's suboptimality at
+``best_t_``.
+
+>>> from approxpath.data import make_classification
+>>> from approxpath.sklearn import KernelPathSVC
+>>> X, y = make_classification(n=80, seed=0)
+>>> clf = KernelPathSVC(random_state=0).fit(X, y)
+>>> clf.path_.certified and clf.best_gap_bound_ <= clf.eps_
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.model_selection import train_test_split
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .driver import approximate_path
+from .registry import get_problem
+from .selection import validation_curve
+
+__all__ = ["KernelPathSVC", "KernelPathRegressor"]
+
+# Default eps: this share of the objective of the zero model (the value every solution
+# improves on), so the default is scale-free: the path's model is within 1 % of that value of
+# the optimum, for every t.
+_EPS_SHARE = 0.01
+# Default bandwidth range: this factor either side of scikit-learn's gamma="scale",
+# 1 / (n_features * X.var()), i.e. 2^6 = 64 between the ends (a usual grid-search span); the
+# exact solves crowd at large t (over-fitting), so a wider default mostly costs time there.
+_T_SPAN = 2.0**3
+# Default eps when the zero model is already optimal (constant targets): the exact solves
+# reach gaps of ~1e-9, so this is comfortably achievable.
+_EPS_FLOOR = 1e-6
+
+
+class _KernelPathBase(BaseEstimator):
+    """Shared machinery: validation split, path, selection, prediction."""
+
+    def _check_params(self):
+        if self.eps is not None and not (np.isfinite(self.eps) and self.eps > 0):
+            raise ValueError(f"eps must be a positive number or None (default: {_EPS_SHARE:g} x the zero model's objective); got {self.eps!r}")
+        if self.t_range is not None:
+            try:
+                lo, hi = (float(v) for v in self.t_range)
+            except (TypeError, ValueError):
+                raise ValueError(f"t_range must be a pair (lo, hi) of positive numbers or None; got {self.t_range!r}") from None
+            if not (0 < lo < hi < np.inf):
+                raise ValueError(f"t_range must satisfy 0 < lo < hi < inf; got {self.t_range!r}")
+        if not (0 <= self.validation_fraction < 1):
+            raise ValueError(f"validation_fraction must be in [0, 1); got {self.validation_fraction!r}")
+
+    def _split(self, X, y, X_val, y_val, stratify):
+        if X_val is not None:
+            if y_val is None:
+                raise ValueError("X_val was given without y_val: pass both or neither")
+            X_val = validate_data(self, X_val, reset=False)
+            return X, y, X_val, self._encode(np.asarray(y_val))
+        if y_val is not None:
+            raise ValueError("y_val was given without X_val: pass both or neither")
+        if self.validation_fraction == 0:
+            raise ValueError("no validation data: pass X_val and y_val to fit, or set validation_fraction > 0")
+        n_val = int(np.ceil(self.validation_fraction * X.shape[0]))
+        if X.shape[0] - n_val < 2:
+            raise ValueError(f"n_samples = {X.shape[0]} is too few to split off a validation part "
+                             f"(validation_fraction={self.validation_fraction}): pass X_val, y_val or more samples")
+        if stratify is not None and (np.min(np.unique(stratify, return_counts=True)[1]) < 2
+                                     or n_val < np.unique(stratify).size):
+            stratify = None
+        X_tr, X_va, y_tr, y_va = train_test_split(X, y, test_size=n_val, random_state=self.random_state,
+                                                  stratify=stratify)
+        return X_tr, y_tr, X_va, y_va
+
+    def _fit(self, X, y, X_val, y_val, name, options, null_objective, stratify=None):
+        X_tr, y_tr, X_va, y_va = self._split(X, y, X_val, y_val, stratify)
+        self._check_training_targets(y_tr)
+        problem = get_problem(name)(X_tr, y_tr, **options)
+        if self.t_range is None:
+            var = float(X_tr.var())
+            gamma = 1.0 / (X_tr.shape[1] * var) if var > 0 else 1.0
+            self.t_range_ = (gamma / _T_SPAN, gamma * _T_SPAN)
+        else:
+            self.t_range_ = tuple(float(v) for v in self.t_range)
+        null = null_objective(y_tr)
+        self.eps_ = float(self.eps) if self.eps is not None else (_EPS_SHARE * null if null > 0 else _EPS_FLOOR)
+        self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_)
+        curve = validation_curve(self.path_, X_va, y_va, criterion=self._criterion(), selection=self.selection,
+                                 n_grid=self.n_grid)
+        self.validation_curve_ = curve
+        self.best_t_ = curve.best_t
+        self.best_loss_ = curve.best_loss
+        self.best_gap_bound_ = curve.best_gap_bound
+        return self
+
+    def _check_training_targets(self, y):
+        pass
+
+    def _encode(self, y):
+        return np.asarray(y, dtype=float)
+
+    def _decision(self, X, t):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        if t is None:
+            t = self.best_t_
+        lo, hi = self.path_.interval
+        if not (np.isscalar(t) and lo <= t <= hi):
+            raise ValueError(f"t must be a number in the path's interval [{lo:.6g}, {hi:.6g}]; got {t!r}")
+        t = float(t)
+        return self.path_.problem.predict(self.path_.primal(t), t, X)
+
+
+class KernelPathSVC(ClassifierMixin, _KernelPathBase):
+    """Binary hinge-loss SVM with a Gaussian kernel, fitted along a certified bandwidth path.
+
+    .. math::
+
+        \\min_{w, b, \\xi}\\; \\tfrac12 w^\\top K_t w + C\\,\\mathbf 1^\\top \\xi
+        \\quad\\text{s.t.}\\quad y \\circ (K_t w + b) \\ge 1 - \\xi,\\; \\xi \\ge 0,
+        \\qquad K_t = \\exp(-t D),
+
+    solved ε-approximately for every t in ``t_range`` (problem ``kernel_svm``); the bandwidth
+    with the smallest validation error is selected.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+    bias : {"optimal", "dynamic", "fixed"}, default "optimal"
+        Bias restoration along the path (see ``kernel_svm``).
+    eps : float, optional
+        Admissible suboptimality of the training objective at every t (absolute).  Default:
+        1 % of the zero model's objective ``C * n_train``.
+    t_range : (float, float), optional
+        Bandwidth interval.  Default: ``gamma / 8`` to ``8 * gamma`` with scikit-learn's
+        ``gamma = 1 / (n_features * X.var())``.
+    selection : {"pieces", "grid"}, default "pieces"
+        Evaluate the validation error at the middle of every piece, or on ``n_grid`` points
+        evenly spaced in log t.
+    n_grid : int, default 100
+    validation_fraction : float, default 0.25
+        Share of the training data split off (stratified) for selection when ``fit`` gets no
+        ``X_val, y_val``.  The path is fitted on the rest.
+    random_state : int, RandomState or None
+        Seed of the split.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    path_ : approxpath.Path
+        The certified path (fitted on the training part; ``path_.save(file)`` writes the
+        certificate).
+    best_t_ : float
+        Selected bandwidth; ties go to the smallest t (the smoothest model).
+    best_loss_ : float
+        Validation error rate at ``best_t_``.
+    best_gap_bound_ : float
+        Certified bound on the duality gap (hence the suboptimality) at ``best_t_``.
+    validation_curve_ : approxpath.selection.ValidationCurve
+    eps_, t_range_ : the values used.
+    n_features_in_ : int
+    """
+
+    def __init__(self, C=1.0, bias="optimal", eps=None, t_range=None, selection="pieces", n_grid=100,
+                 validation_fraction=0.25, random_state=None):
+        self.C = C
+        self.bias = bias
+        self.eps = eps
+        self.t_range = t_range
+        self.selection = selection
+        self.n_grid = n_grid
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _criterion(self):
+        return "error"
+
+    def _encode(self, y):
+        """Classes to the problem's labels -1 (``classes_[0]``) and +1 (``classes_[1]``)."""
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise ValueError(f"y_val contains labels not seen in y: {np.unique(y[unknown])[:5]}")
+        return np.where(y == self.classes_[1], 1.0, -1.0)
+
+    def _check_training_targets(self, y):
+        if np.unique(y).size < 2:
+            raise ValueError("the training part has only one class: pass more samples of each class or X_val, y_val")
+
+    def fit(self, X, y, X_val=None, y_val=None):
+        """Compute the certified path on the training data and select the bandwidth.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes.
+        X_val, y_val : array-like, optional
+            Validation data; without them ``validation_fraction`` of ``X, y`` is split off.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X, y = validate_data(self, X, y, ensure_min_samples=2)
+        check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y")
+        self.classes_ = np.unique(y)
+        if self.classes_.size < 2:
+            raise ValueError(f"KernelPathSVC needs two classes; y has one class ({self.classes_[0]!r})")
+        if y_type != "binary":
+            raise ValueError(f"Only binary classification is supported. The type of the target is {y_type}.")
+        yy = self._encode(y)
+        return self._fit(X, yy, X_val, y_val, "kernel_svm", dict(c=self.C, bias=self.bias),
+                         lambda y_tr: self.C * y_tr.size, stratify=yy)
+
+    def decision_function(self, X, t=None):
+        """:math:`f(x) = \\sum_j w_j k_t(x_j, x) + b` of the path's model at ``t`` (default
+        ``best_t_``); positive means ``classes_[1]``.  Shape (n_samples,)."""
+        return self._decision(X, t)
+
+    def predict(self, X, t=None):
+        """Class labels of the path's model at ``t`` (default ``best_t_``)."""
+        f = self.decision_function(X, t)
+        return self.classes_[(f > 0).astype(int)]
+
+
+#: Losses of :class:`KernelPathRegressor` (registered problem names) and the objective of the
+#: zero model (beta = 0; for klasso with the best intercept), the scale of the default eps.
+_NULL_OBJECTIVE = {
+    "klasso": lambda y: 0.5 * float(np.sum((y - y.mean()) ** 2)),
+    "robust_l1": lambda y: float(np.sum(np.abs(y))),
+}
+
+
+class KernelPathRegressor(RegressorMixin, _KernelPathBase):
+    """Sparse kernel regression with a Gaussian kernel, fitted along a certified bandwidth path.
+
+    ``loss="klasso"``:
+
+    .. math::  \\min_{\\beta, \\beta_0}\\; \\tfrac12 \\lVert y - K_t\\beta - \\beta_0\\mathbf 1\\rVert_2^2 + \\lambda\\lVert\\beta\\rVert_1
+
+    ``loss="robust_l1"`` (the Giesen et al. paper's section 5):
+
+    .. math::  \\min_{\\beta}\\; \\lVert y - K_t\\beta\\rVert_1 + \\lambda\\lVert\\beta\\rVert_1
+
+    with :math:`K_t = \\exp(-tD)`, solved ε-approximately for every t in ``t_range``;
+    predictions :math:`f(x) = \\sum_j \\beta_j k_t(x_j, x) (+ \\beta_0)`; the bandwidth with
+    the smallest validation loss is selected.
+
+    Parameters
+    ----------
+    loss : {"klasso", "robust_l1"}, default "klasso"
+    lam : float, default 0.1
+    eps : float, optional
+        Admissible suboptimality (absolute).  Default: 1 % of the zero model's objective
+        (``0.5 * sum((y - mean y)^2)`` for klasso, ``sum |y|`` for robust_l1).
+    t_range : (float, float), optional
+        As in :class:`KernelPathSVC`.
+    criterion : {"mae", "mse"}, default "mae"
+        Validation loss.
+    selection, n_grid, validation_fraction, random_state
+        As in :class:`KernelPathSVC` (the split is not stratified).
+
+    Attributes
+    ----------
+    path_, best_t_, best_loss_, best_gap_bound_, validation_curve_, eps_, t_range_, n_features_in_
+        As in :class:`KernelPathSVC`.
+    """
+
+    def __init__(self, loss="klasso", lam=0.1, eps=None, t_range=None, criterion="mae", selection="pieces",
+                 n_grid=100, validation_fraction=0.25, random_state=None):
+        self.loss = loss
+        self.lam = lam
+        self.eps = eps
+        self.t_range = t_range
+        self.criterion = criterion
+        self.selection = selection
+        self.n_grid = n_grid
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+
+    def _criterion(self):
+        return self.criterion
+
+    def fit(self, X, y, X_val=None, y_val=None):
+        """Compute the certified path on the training data and select the bandwidth.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        X_val, y_val : array-like, optional
+            Validation data; without them ``validation_fraction`` of ``X, y`` is split off.
+
+        Returns
+        -------
+        self
+        """
+        if self.loss not in _NULL_OBJECTIVE:
+            raise ValueError(f"unknown loss {self.loss!r}; choose one of {', '.join(_NULL_OBJECTIVE)}")
+        if self.criterion not in ("mae", "mse"):
+            raise ValueError(f"unknown criterion {self.criterion!r}; choose 'mae' or 'mse'")
+        self._check_params()
+        X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True)
+        return self._fit(X, np.asarray(y, dtype=float), X_val, y_val, self.loss, dict(lam=self.lam),
+                         _NULL_OBJECTIVE[self.loss])
+
+    def predict(self, X, t=None):
+        """Predictions of the path's model at ``t`` (default ``best_t_``), shape (n_samples,)."""
+        return self._decision(X, t)
