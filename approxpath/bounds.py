@@ -29,6 +29,7 @@ __all__ = [
     "envelope",
     "split_envelope",
     "max_abs_difference",
+    "max_abs_difference_curvature",
     "envelope_entry_error",
     "pl_points",
     "max_pl_sum",
@@ -48,6 +49,8 @@ class Envelope:
     f_hi: np.ndarray
     df_lo: np.ndarray
     df_hi: np.ndarray
+    d2f_lo: np.ndarray = None  # second derivatives, when asked for (``envelope(..., second=True)``)
+    d2f_hi: np.ndarray = None
 
     @property
     def width(self):
@@ -87,7 +90,7 @@ class Envelope:
         return np.abs(self.f_lo) + np.abs(self.f_hi) + w * (np.abs(self.df_lo) + np.abs(self.df_hi))
 
 
-def envelope(D, C, lo, hi):
+def envelope(D, C, lo, hi, second=False):
     """Envelopes of :math:`S(x) = \\exp(-xD)\\,C` (matrix product) at ``lo`` and ``hi``.
 
     Parameters
@@ -98,6 +101,8 @@ def envelope(D, C, lo, hi):
         Nonnegative coefficients.
     lo, hi : float
         ``0 <= lo <= hi``.
+    second : bool
+        Also the second derivatives :math:`S''(lo), S''(hi)` (``d2f_lo``, ``d2f_hi``).
 
     Returns
     -------
@@ -107,14 +112,15 @@ def envelope(D, C, lo, hi):
     out = []
     for x in (lo, hi) if hi != lo else (lo,):
         E = np.exp(-x * D)
-        out.append((E @ C, -((D * E) @ C)))
+        DE = D * E
+        out.append((E @ C, -(DE @ C), (D * DE) @ C if second else None))
     if len(out) == 1:
         out.append(out[0])
-    (f_lo, df_lo), (f_hi, df_hi) = out
-    return Envelope(lo, hi, f_lo, f_hi, df_lo, df_hi)
+    (f_lo, df_lo, d2_lo), (f_hi, df_hi, d2_hi) = out
+    return Envelope(lo, hi, f_lo, f_hi, df_lo, df_hi, d2_lo, d2_hi)
 
 
-def split_envelope(D, c, lo, hi):
+def split_envelope(D, c, lo, hi, second=False):
     """Envelopes of the two nonnegative parts of :math:`S(x) = \\exp(-xD)\\,c` for signed ``c``.
 
     Parameters
@@ -123,6 +129,8 @@ def split_envelope(D, c, lo, hi):
     c : ndarray of shape (k,)
         Signed coefficients; only the nonzero ones are used.
     lo, hi : float
+    second : bool
+        Also the second derivatives (see :func:`envelope`).
 
     Returns
     -------
@@ -133,8 +141,8 @@ def split_envelope(D, c, lo, hi):
     c = np.asarray(c, dtype=float)
     cols = np.flatnonzero(c)
     C = np.stack([np.maximum(c[cols], 0.0), np.maximum(-c[cols], 0.0)], axis=-1)
-    env = envelope(D[:, cols], C, lo, hi)
-    fields = ("f_lo", "f_hi", "df_lo", "df_hi")
+    env = envelope(D[:, cols], C, lo, hi, second=second)
+    fields = ("f_lo", "f_hi", "df_lo", "df_hi") + (("d2f_lo", "d2f_hi") if second else ())
     return tuple(Envelope(lo, hi, *(getattr(env, f)[:, k] for f in fields)) for k in (0, 1))
 
 
@@ -148,6 +156,44 @@ def max_abs_difference(P, N):
     """
     vals = [A.chord(x) - B.lower(x) for A, B in ((P, N), (N, P)) for x in (P.lo, B.kink(), P.hi)]
     return np.max(vals, axis=0)
+
+
+def max_abs_difference_curvature(P, N):
+    """Per sum, a second upper bound of :math:`\\max_{x \\in [lo, hi]} |P(x) - N(x)|`, tight to
+    third order where :math:`P` and :math:`N` nearly cancel (needs ``second=True`` envelopes).
+
+    :math:`P''` and :math:`N''` are nonnegative exponential sums, hence decreasing, so
+    :math:`S = P - N` has :math:`m = P''(hi) - N''(lo) \\le S'' \\le M = P''(lo) - N''(hi)`.
+    :math:`S - \\tfrac m2 x^2` is convex, so :math:`S(x) \\le \\text{chord}(x) + \\tfrac{\\max(0,
+    -m)}2 (x - lo)(hi - x)`, a concave quadratic maximized in closed form; likewise
+    :math:`-S(x) \\le -\\text{chord}(x) + \\tfrac{\\max(0, M)}2 (x - lo)(hi - x)`.  The spread
+    :math:`M - m` is :math:`O(w)`, so the loss is :math:`O(w^3)` plus what the true curvature
+    costs — unlike the chord and tangents of :func:`max_abs_difference`, which lose
+    :math:`(P'' + N'')w^2/8` however much of :math:`P` and :math:`N` cancels.  Exact when
+    ``lo == hi``.
+    """
+    lo, hi = P.lo, P.hi
+    S_lo, S_hi = P.f_lo - N.f_lo, P.f_hi - N.f_hi
+    if hi == lo:
+        return np.abs(S_lo)
+    slope = (S_hi - S_lo) / (hi - lo)
+
+    w = hi - lo
+
+    def top(a, b, c):
+        """max over z in [0, w] of a + b z + c z (w - z), c >= 0: the vertex value
+        a + (b + c w)^2 / (4c) when the vertex z = (b + c w) / (2c) is inside (no rounding of
+        a position enters), else the larger end."""
+        ends = np.maximum(a, a + b * w)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            g = b + c * w
+            inside = (c > 0) & (g > 0) & (g < 2.0 * c * w)
+            vertex = a + g * g / np.where(inside, 4.0 * c, 1.0)
+        return np.where(inside, np.maximum(vertex, ends), ends)
+
+    up = top(S_lo, slope, 0.5 * np.maximum(0.0, N.d2f_lo - P.d2f_hi))
+    down = top(-S_lo, -slope, 0.5 * np.maximum(0.0, P.d2f_lo - N.d2f_hi))
+    return np.maximum(up, down)
 
 
 def envelope_entry_error(lo, hi, d):

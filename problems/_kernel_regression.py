@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.bounds import envelope_entry_error, max_abs_difference, split_envelope
-from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian
+from approxpath.bounds import (
+    envelope_entry_error,
+    max_abs_difference,
+    max_abs_difference_curvature,
+    split_envelope,
+)
+from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian, kernel_entry_error
 from approxpath.problem import InputError, Problem, fp_margin
 
 __all__ = ["KernelRegression", "SAFETY"]
@@ -118,20 +123,33 @@ class KernelRegression(Problem):
         (the bandwidth at ``tau``), rounding included; exact up to that allowance at a point.
 
         Each :math:`(K_x c)_i = P_i(x) - N_i(x)` splits into two nonnegative exponential sums;
-        :func:`approxpath.bounds.max_abs_difference` bounds its absolute value on the piece.
+        per row the smaller of :func:`approxpath.bounds.max_abs_difference` (chords and
+        tangents) and :func:`approxpath.bounds.max_abs_difference_curvature` (a bracket of the
+        second derivative: third-order tight where :math:`P_i` and :math:`N_i` nearly cancel,
+        as for a dual with entries of both signs) bounds its absolute value on the piece.
         """
         hi = lo if hi is None else hi
         t_lo, t_hi = self._bw_range(lo, hi)
         c = np.asarray(c, dtype=float)
         if not np.any(c):
             return 0.0
-        P, N = split_envelope(self.D, c, t_lo, t_hi)
-        allowance = (
-            self._entry_error(t_lo, t_hi) * float(np.abs(c).sum())
-            + fp_margin(self.n, 1.0) * (P.magnitude() + N.magnitude())  # per row
-            + _KINK_ULPS * UNIT_ROUNDOFF * (P.kink_scale() + N.kink_scale())
+        entry = self._entry_error(t_lo, t_hi) * float(np.abs(c).sum())
+        if t_lo == t_hi:  # a point: |K c| itself, the summed magnitudes are K |c|
+            K = self._kernel(lo)
+            return float(np.max(np.abs(K @ c) + entry + fp_margin(self.n, 1.0) * (K @ np.abs(c))))
+        P, N = split_envelope(self.D, c, t_lo, t_hi, second=True)
+        sums = fp_margin(self.n, 1.0) * (P.magnitude() + N.magnitude())  # per row
+        chord = max_abs_difference(P, N) + entry + sums + _KINK_ULPS * UNIT_ROUNDOFF * (P.kink_scale() + N.kink_scale())
+        # the curvature bound uses the end values (kernel error per unit: kernel_entry_error)
+        # and w^2/8 times second derivatives: D^2 e^{-xD} is within 8 kernel_entry_error / x^2
+        # per unit (as in envelope_entry_error), so w^2/8 of it within kernel_entry_error (w/lo)^2.
+        w2 = (t_hi - t_lo) ** 2 / 8.0
+        curvature = (
+            max_abs_difference_curvature(P, N)
+            + kernel_entry_error(self.X.shape[1]) * (1.0 + ((t_hi - t_lo) / t_lo) ** 2) * float(np.abs(c).sum())
+            + fp_margin(self.n, 1.0) * (P.magnitude() + N.magnitude() + w2 * (P.d2f_lo + N.d2f_lo))
         )
-        return float(np.max(max_abs_difference(P, N) + allowance))
+        return float(np.max(np.minimum(chord, curvature)))
 
     def residual_envelopes(self, beta, a, lo, hi=None):
         """Rigorous bounds of the residuals :math:`r_i(x) = a_i - (K_x\\beta)_i` for every
@@ -163,16 +181,20 @@ class KernelRegression(Problem):
         hi = lo if hi is None else hi
         t_lo, t_hi = self._bw_range(lo, hi)
         beta = np.asarray(beta, dtype=float)
+        entry = self._entry_error(t_lo, t_hi) * float(np.abs(beta).sum())
+        S = np.flatnonzero(beta)
+        if t_lo == t_hi:  # a point: the residual itself, the summed magnitudes are |a| + K |beta|
+            K = self._kernel(lo)[:, S] if self.parameter == "lam" else gaussian(self.D[:, S], t_lo)
+            r = a - K @ beta[S]
+            allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
+            return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]
         P, N = split_envelope(self.D, beta, t_lo, t_hi)
-        if t_hi > t_lo:
-            xs = np.unique(np.concatenate(([t_lo, t_hi], P.kink(), N.kink())))
-        else:
-            xs = np.array([t_lo])
+        xs = np.unique(np.concatenate(([t_lo, t_hi], P.kink(), N.kink())))
         X = xs[:, None]
         up = (a - P.lower(X) + N.chord(X)).T
         low = (a - P.chord(X) + N.lower(X)).T
         allowance = (
-            self._entry_error(t_lo, t_hi) * float(np.abs(beta).sum())
+            entry
             + fp_margin(self.n, 1.0) * (np.abs(a) + P.magnitude() + N.magnitude())
             + _KINK_ULPS * UNIT_ROUNDOFF * (P.kink_scale() + N.kink_scale())
         )
