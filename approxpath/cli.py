@@ -227,7 +227,7 @@ def _figure_solves(args):
         counts[label] = []
         for eps in sorted(args.eps, reverse=True):
             path = approximate_path(problem, eps=eps, interval=interval, relative=args.relative, strategy=args.strategy)
-            counts[label].append((eps, path.exact_solves))
+            counts[label].append((eps, path.exact_solves, path.certified))
             if not args.json:
                 print(f"{label:24s} eps = {eps:<8g} exact solves {path.exact_solves:5d}  pieces {len(path.pieces):5d}  "
                       f"{'certified' if path.certified else 'NOT all certified'}  {path.wall_s:.1f} s", flush=True)
@@ -236,7 +236,10 @@ def _figure_solves(args):
     if args.plot:
         from .plotting import plot_solves
 
-        _save_plot(plot_solves(counts, title=f"{args.problem}: exact solves against $1/\\varepsilon$"), args)
+        opts = ", ".join(f"{k}={v}" for k, v in problem.options().items() if k != "parameter")
+        lo, hi = interval or problem.default_interval()
+        title = f"{args.problem} ({opts}), {problem.parameter} in [{lo:.3g}, {hi:.3g}]"
+        _save_plot(plot_solves(counts, title=title), args)
     return 0
 
 

@@ -115,7 +115,7 @@ def plot_bounds(path, n_points=400, ax=None):
             ax2.plot(ts, up - low, color=_GAP, lw=0.9, label="gap of the path's pair")
             edges = np.array([[p.lo, p.hi] for p in path.pieces]).ravel()
             ax2.plot(edges, np.repeat([p.gap_bound for p in path.pieces], 2), color="0.2", lw=0.8,
-                     label="bound per piece")
+                     label="certified bound per piece")
             ax2.axhline(path.eps, color=_EPS, ls="--", lw=1.0, label=r"$\varepsilon$")
             extra = _shade_kinds(ax2, path.pieces)
             ax2.set_ylim(0, 1.4 * max(path.eps, float(np.max(up - low))))
@@ -133,7 +133,8 @@ def plot_solves(counts, title=None):
     Parameters
     ----------
     counts : dict
-        ``{label: [(eps, exact_solves), ...]}``.
+        ``{label: [(eps, exact_solves), ...]}``, or triples ``(eps, exact_solves, certified)``:
+        a point whose path is not certified on every piece is drawn hollow.
     title : str, optional
 
     Notes
@@ -146,18 +147,27 @@ def plot_solves(counts, title=None):
         fig, ax = plt.subplots(figsize=(5.2, 3.8))
         markers = "osD^vP*X"
         all_x = []
-        for k, (label, pairs) in enumerate(counts.items()):
-            eps, solves = np.array(sorted(pairs, key=lambda p: -p[0]), dtype=float).T
+        hollow = False
+        for k, (label, rows) in enumerate(counts.items()):
+            rows = sorted(rows, key=lambda r: -r[0])
+            eps, solves = np.array([r[:2] for r in rows], dtype=float).T
+            certified = np.array([bool(r[2]) if len(r) > 2 else True for r in rows])
             x = 1.0 / eps
             all_x.append(x)
             text = label
             if x.size >= 2:
                 slope = np.polyfit(np.log(x), np.log(solves), 1)[0]
                 text = f"{label} (slope {slope:.2f})"
-            ax.plot(x, solves, marker=markers[k % len(markers)], ms=4, lw=1.2, label=text)
+            line, = ax.plot(x, solves, marker=markers[k % len(markers)], ms=4, lw=1.2, label=text)
+            if not certified.all():
+                hollow = True
+                ax.plot(x[~certified], solves[~certified], ls="none", marker=markers[k % len(markers)], ms=4,
+                        mfc="white", mec=line.get_color())
+        if hollow:
+            ax.plot([], [], ls="none", marker="o", ms=4, mfc="white", mec="0.3", label="hollow: not every piece certified")
         if all_x:
             x = np.unique(np.concatenate(all_x))
-            top = max(max(s for _, s in pairs) for pairs in counts.values())
+            top = max(r[1] for rows in counts.values() for r in rows)
             ax.plot(x, top * x / x.max(), ":", color="0.5", lw=1.0, label=r"slope 1 ($\propto 1/\varepsilon$)")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log", base=2)

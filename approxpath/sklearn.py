@@ -31,16 +31,13 @@ from .selection import validation_curve
 
 __all__ = ["KernelPathSVC", "KernelPathRegressor"]
 
-# Default eps: this share of the objective of the zero model (the value every solution
-# improves on), so the default is scale-free: the path's model is within 1 % of that value of
-# the optimum, for every t.
-_EPS_SHARE = 0.01
-# Default bandwidth range: this factor either side of scikit-learn's gamma="scale",
-# 1 / (n_features * X.var()), i.e. 2^6 = 64 between the ends (a usual grid-search span); the
-# exact solves crowd at large t (over-fitting), so a wider default mostly costs time there.
-_T_SPAN = 2.0**3
-# Default eps when the zero model is already optimal (constant targets): the exact solves
-# reach gaps of ~1e-9, so this is comfortably achievable.
+# Default bandwidth range: from gamma / 2^6 to gamma * 2^3 around scikit-learn's
+# gamma="scale" = 1 / (n_features * X.var()).  The exact solves crowd at large t (narrow
+# kernels, over-fitting), so the range reaches further towards wide kernels, where the path
+# is cheap and the smooth models often validate best.
+_T_RANGE = (2.0**-6, 2.0**3)
+# Absolute eps when the zero model's objective is 0 (constant targets: the zero model is
+# optimal); the exact solves reach gaps of ~1e-9, so this is comfortably achievable.
 _EPS_FLOOR = 1e-6
 
 
@@ -48,8 +45,8 @@ class _KernelPathBase(BaseEstimator):
     """Shared machinery: validation split, path, selection, prediction."""
 
     def _check_params(self):
-        if self.eps is not None and not (np.isfinite(self.eps) and self.eps > 0):
-            raise ValueError(f"eps must be a positive number or None (default: {_EPS_SHARE:g} x the zero model's objective); got {self.eps!r}")
+        if not (isinstance(self.eps, (int, float, np.floating)) and np.isfinite(self.eps) and self.eps > 0):
+            raise ValueError(f"eps must be a positive number (a fraction of the zero model's objective); got {self.eps!r}")
         if self.t_range is not None:
             try:
                 lo, hi = (float(v) for v in self.t_range)
@@ -88,11 +85,11 @@ class _KernelPathBase(BaseEstimator):
         if self.t_range is None:
             var = float(X_tr.var())
             gamma = 1.0 / (X_tr.shape[1] * var) if var > 0 else 1.0
-            self.t_range_ = (gamma / _T_SPAN, gamma * _T_SPAN)
+            self.t_range_ = (gamma * _T_RANGE[0], gamma * _T_RANGE[1])
         else:
             self.t_range_ = tuple(float(v) for v in self.t_range)
         null = null_objective(y_tr)
-        self.eps_ = float(self.eps) if self.eps is not None else (_EPS_SHARE * null if null > 0 else _EPS_FLOOR)
+        self.eps_ = float(self.eps) * null if null > 0 else _EPS_FLOOR
         self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_)
         curve = validation_curve(self.path_, X_va, y_va, criterion=self._criterion(), selection=self.selection,
                                  n_grid=self.n_grid)
@@ -137,11 +134,12 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
     C : float, default 1.0
     bias : {"optimal", "dynamic", "fixed"}, default "optimal"
         Bias restoration along the path (see ``kernel_svm``).
-    eps : float, optional
-        Admissible suboptimality of the training objective at every t (absolute).  Default:
-        1 % of the zero model's objective ``C * n_train``.
+    eps : float, default 0.01
+        Admissible suboptimality of the training objective at every t, as a fraction of the
+        objective of the zero model (``C * n_train``): scale-free; ``eps_`` is the absolute
+        value used (the paper's eps).
     t_range : (float, float), optional
-        Bandwidth interval.  Default: ``gamma / 8`` to ``8 * gamma`` with scikit-learn's
+        Bandwidth interval.  Default: ``gamma / 64`` to ``8 * gamma`` with scikit-learn's
         ``gamma = 1 / (n_features * X.var())``.
     selection : {"pieces", "grid"}, default "pieces"
         Evaluate the validation error at the middle of every piece, or on ``n_grid`` points
@@ -170,7 +168,7 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
     n_features_in_ : int
     """
 
-    def __init__(self, C=1.0, bias="optimal", eps=None, t_range=None, selection="pieces", n_grid=100,
+    def __init__(self, C=1.0, bias="optimal", eps=0.01, t_range=None, selection="pieces", n_grid=100,
                  validation_fraction=0.25, random_state=None):
         self.C = C
         self.bias = bias
@@ -240,7 +238,7 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
 
 
 #: Losses of :class:`KernelPathRegressor` (registered problem names) and the objective of the
-#: zero model (beta = 0; for klasso with the best intercept), the scale of the default eps.
+#: zero model (beta = 0; for klasso with the best intercept), the unit of ``eps``.
 _NULL_OBJECTIVE = {
     "klasso": lambda y: 0.5 * float(np.sum((y - y.mean()) ** 2)),
     "robust_l1": lambda y: float(np.sum(np.abs(y))),
@@ -266,9 +264,11 @@ class KernelPathRegressor(RegressorMixin, _KernelPathBase):
     ----------
     loss : {"klasso", "robust_l1"}, default "klasso"
     lam : float, default 0.1
-    eps : float, optional
-        Admissible suboptimality (absolute).  Default: 1 % of the zero model's objective
-        (``0.5 * sum((y - mean y)^2)`` for klasso, ``sum |y|`` for robust_l1).
+    eps : float, default 0.05
+        Admissible suboptimality, as a fraction of the zero model's objective
+        (``0.5 * sum((y - mean y)^2)`` for klasso, ``sum |y|`` for robust_l1); ``eps_`` is the
+        absolute value used.  (Larger than the classifier's default: the regression paths need
+        more exact solves per unit of eps, and each solve costs more.)
     t_range : (float, float), optional
         As in :class:`KernelPathSVC`.
     criterion : {"mae", "mse"}, default "mae"
@@ -282,7 +282,7 @@ class KernelPathRegressor(RegressorMixin, _KernelPathBase):
         As in :class:`KernelPathSVC`.
     """
 
-    def __init__(self, loss="klasso", lam=0.1, eps=None, t_range=None, criterion="mae", selection="pieces",
+    def __init__(self, loss="klasso", lam=0.1, eps=0.05, t_range=None, criterion="mae", selection="pieces",
                  n_grid=100, validation_fraction=0.25, random_state=None):
         self.loss = loss
         self.lam = lam

@@ -7,18 +7,40 @@ import pytest
 pytest.importorskip("sklearn")
 
 from sklearn.metrics import accuracy_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import estimator_checks_generator
 
 import approxpath
-from approxpath.data import make_classification
-from approxpath.sklearn import KernelPathSVC
+from approxpath.data import make_classification, make_sinc
+from approxpath.sklearn import KernelPathRegressor, KernelPathSVC
 
-ESTIMATORS = [KernelPathSVC()]
-#: Checks that cannot apply, with the reason (none: every check of scikit-learn passes).
+#: Checks that cannot apply, with the reason: none, every check of scikit-learn passes.
 EXPECTED_FAILED_CHECKS = {}
+#: scikit-learn's checks on 150-200 samples, the slow ones.
+_BIG_DATA_CHECKS = {"check_classifiers_train", "check_regressors_train", "check_classifier_data_not_an_array",
+                    "check_regressor_data_not_an_array"}
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS.get(type(est).__name__, {}))
+def _estimator_checks():
+    """Every check of scikit-learn on the three estimators with their defaults.  The default
+    run keeps the classifier's (but the read-only-memmap repetitions of its training check)
+    and klasso's small-data checks; the rest is marked ``slow`` (``-m slow``; all pass): the
+    regressors share every line of estimator code, only their problem differs, and
+    robust_l1's LP solves are the slowest."""
+    cases = []
+    for est in (KernelPathSVC(), KernelPathRegressor(loss="klasso"), KernelPathRegressor(loss="robust_l1")):
+        loss = getattr(est, "loss", None)
+        for estimator, check in estimator_checks_generator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS,
+                                                           mark="xfail"):
+            name = check.func.__name__
+            variant = "".join(f",{k}={v}" for k, v in sorted(check.keywords.items()))
+            big = name in _BIG_DATA_CHECKS
+            slow = loss == "robust_l1" or (big and (variant or loss == "klasso"))
+            cases.append(pytest.param(estimator, check, id=f"{est!r}-{name}{variant}",
+                                      marks=[pytest.mark.slow] if slow else []))
+    return cases
+
+
+@pytest.mark.parametrize("estimator,check", _estimator_checks())
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -85,6 +107,7 @@ def test_grid_selection_and_explicit_validation_data(two_class):
 @pytest.mark.parametrize("kwargs,fit_kw,match", [
     (dict(validation_fraction=0.0), {}, "no validation data"),
     (dict(eps=-1.0), {}, "eps must be"),
+    (dict(eps=None), {}, "eps must be"),
     (dict(t_range=(2.0, 1.0)), {}, "t_range must satisfy"),
     (dict(), dict(X_val=np.zeros((2, 2))), "without y_val"),
 ])
@@ -105,3 +128,37 @@ def test_svc_rejects_multiclass_and_t_outside_the_path(svc, two_class):
 def test_certificate_of_the_estimator_verifies(svc, tmp_path):
     file = svc.path_.save(tmp_path / "cert.npz")
     assert approxpath.verify(file, svc.path_.problem.X, svc.path_.problem.y).ok
+
+
+@pytest.mark.parametrize("loss,criterion", [("klasso", "mse"), ("robust_l1", "mae")])
+def test_regressor_selection_prediction_and_optimality(loss, criterion):
+    from sklearn.metrics import mean_absolute_error, mean_squared_error
+
+    X, y = make_sinc(n=48, noise=0.1, outliers=0.1, seed=2)
+    X_val, y_val = make_sinc(n=60, noise=0.1, seed=3)
+    reg = KernelPathRegressor(loss=loss, lam=0.1, eps=0.05, t_range=(0.5, 8.0), criterion=criterion)
+    reg.fit(X, y, X_val=X_val, y_val=y_val)
+    path, curve = reg.path_, reg.validation_curve_
+    assert path.certified and reg.best_gap_bound_ <= reg.eps_
+    metric = {"mse": mean_squared_error, "mae": mean_absolute_error}[criterion]
+    for k in (0, curve.best_index, curve.t.size - 1):
+        assert curve.loss[k] == pytest.approx(metric(y_val, reg.predict(X_val, t=curve.t[k])))
+    assert reg.best_loss_ == curve.loss.min()
+    # predictions are the kernel expansion of the path's point (klasso: plus its intercept)
+    t = reg.best_t_
+    point = path.primal(t)
+    K = np.exp(-t * (X_val - X.T) ** 2)
+    np.testing.assert_allclose(reg.predict(X_val), K @ point.beta + getattr(point, "beta0", 0.0), rtol=1e-10, atol=1e-12)
+    # the selected model is within its certified gap of an independent CVXPY optimum
+    decl = path.problem.cvxpy_primal(t)
+    decl.problem.solve(solver="CLARABEL")
+    sub = path.problem.primal_objective(path.primal(t), t) - decl.problem.value
+    assert -1e-6 <= sub <= reg.best_gap_bound_ + 1e-6
+
+
+def test_regressor_rejects_unknown_loss_and_criterion():
+    X, y = make_sinc(n=20, seed=0)
+    with pytest.raises(ValueError, match="unknown loss 'huber'"):
+        KernelPathRegressor(loss="huber").fit(X, y)
+    with pytest.raises(ValueError, match="unknown criterion"):
+        KernelPathRegressor(criterion="r2").fit(X, y)

@@ -1,0 +1,126 @@
+"""The figures: each plotting function returns a Figure, each CLI `figure` command writes its
+PNG, and the numbers behind them are checked against independent references."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+import approxpath
+from approxpath.cli import main
+from approxpath.data import make_classification
+from approxpath.plotting import (kernel_condition_numbers, plot_bounds, plot_condition, plot_solves,
+                                 plot_validation, save_figure)
+from approxpath.selection import validation_curve
+
+
+@pytest.fixture(scope="module")
+def svm_path():
+    X, y = make_classification(n=40, d=2, seed=1)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    return approxpath.approximate_path(problem, eps=0.5, interval=(0.5, 8.0))
+
+
+@pytest.fixture
+def libsvm_files(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    files = []
+    for seed in (2, 3):
+        X, y = make_classification(n=40, d=2, seed=seed)
+        f = tmp_path / f"set{seed}.libsvm"
+        dump_svmlight_file(X, y, str(f))
+        files.append(str(f))
+    return files
+
+
+def test_condition_numbers_against_the_two_point_closed_form():
+    # K = [[1, e], [e, 1]] with e = exp(-t d^2): eigenvalues 1 +- e, cond = (1 + e) / (1 - e)
+    X = np.array([[0.0, 0.0], [0.3, 0.4]])
+    ts = np.array([0.1, 1.0, 10.0])
+    e = np.exp(-ts * 0.25)
+    np.testing.assert_allclose(kernel_condition_numbers(X, ts), (1 + e) / (1 - e), rtol=1e-10)
+
+
+def test_every_plot_returns_a_figure(svm_path, tmp_path):
+    from matplotlib.figure import Figure
+
+    X, y = make_classification(n=60, d=2, seed=4)
+    curve = validation_curve(svm_path, X, y)
+    figures = [plot_bounds(svm_path), plot_validation(curve, svm_path), plot_validation(curve),
+               plot_condition(np.geomspace(0.1, 10, 5), np.geomspace(1e20, 1.0, 5), n=5, d=2),
+               plot_solves({"a": [(1.0, 4), (0.5, 8), (0.25, 16)], "b": [(1.0, 3, False), (0.5, 4, True)]})]
+    for k, fig in enumerate(figures):
+        assert isinstance(fig, Figure)
+        assert save_figure(fig, tmp_path / f"{k}.png").stat().st_size > 5000
+
+
+def test_plot_solves_reports_the_fitted_exponent():
+    fig = plot_solves({"linear": [(1.0, 4), (0.5, 8), (0.25, 16)], "sqrt": [(1.0, 4), (0.25, 8), (1 / 16, 16)]})
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert "linear (slope 1.00)" in labels and "sqrt (slope 0.50)" in labels
+
+
+def test_validation_curve_is_the_argmin_of_independent_errors(svm_path):
+    X, y = make_classification(n=60, d=2, seed=4)
+    curve = validation_curve(svm_path, X, y, selection="grid", n_grid=30)
+    problem = svm_path.problem
+    for k in range(0, 30, 7):
+        t = curve.t[k]
+        p = svm_path.primal(t)
+        K = np.exp(-t * ((X[:, None, :] - problem.X[None, :, :]) ** 2).sum(-1))
+        assert curve.loss[k] == pytest.approx(np.mean(np.sign(K @ p.w + p.b) != y))
+    assert curve.best_loss == curve.loss.min() and curve.best_t == curve.t[np.argmin(curve.loss)]
+    assert curve.best_gap_bound == svm_path.gap_bound(curve.best_t) and curve.best_kind == "certified"
+
+
+def test_cli_figure_cond(tmp_path, capsys):
+    png = tmp_path / "cond.png"
+    assert main(["figure", "cond", "--n", "20", "--d", "3", "--points", "6", "--plot", str(png), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert png.stat().st_size > 5000 and len(out["cond"]) == 6
+    X = np.random.default_rng(0).uniform(size=(20, 3))
+    np.testing.assert_allclose(out["cond"], [np.linalg.cond(np.exp(-t * ((X[:, None] - X[None]) ** 2).sum(-1)))
+                                             for t in out["t"]], rtol=1e-6)
+
+
+def test_cli_figure_solves(libsvm_files, tmp_path, capsys):
+    png = tmp_path / "solves.png"
+    argv = ["figure", "solves", "kernel_svm", "--data", *libsvm_files, "--c", "1", "--eps", "2", "1",
+            "--range", "0.5", "8", "--plot", str(png), "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert png.stat().st_size > 5000 and set(out["counts"]) == {"set2.libsvm", "set3.libsvm"}
+    from approxpath.data import load_data
+
+    X, y = load_data(libsvm_files[0])
+    direct = approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=1.0, interval=(0.5, 8.0))
+    assert out["counts"]["set2.libsvm"][1] == [1.0, direct.exact_solves, direct.certified]
+
+
+def test_cli_figure_validation_files(libsvm_files, tmp_path, capsys):
+    png = tmp_path / "val.png"
+    argv = ["figure", "validation", "kernel_svm", "--data", libsvm_files[0], "--val-data", libsvm_files[1],
+            "--c", "1", "--eps", "0.5", "--range", "0.5", "8", "--selection", "pieces", "--plot", str(png), "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert png.stat().st_size > 5000 and out["certified"] and out["criterion"] == "error"
+    assert out["best_gap_bound"] <= 0.5 and out["evaluated"] == out["pieces"]
+
+
+def test_cli_figure_validation_builtin_sinc(tmp_path, capsys):
+    """Without --data: the paper's robust regression set-up (Figure 4, right)."""
+    png = tmp_path / "val.png"
+    argv = ["figure", "validation", "robust_l1", "--lam", "0.1", "--eps", "2", "--range", "0.5", "2",
+            "--n-grid", "20", "--plot", str(png), "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "selected bandwidth" in out and "mae" in out and png.stat().st_size > 5000
+
+
+def test_cli_figure_bad_input(capsys):
+    assert main(["figure", "cond", "--range", "1", "0.5"]) == 2
+    assert "0 < LO < HI" in capsys.readouterr().err
+    assert main(["figure", "validation", "kernel_svm", "--validation-fraction", "0", "--data", "/nonexistent"]) == 2
