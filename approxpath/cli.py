@@ -333,14 +333,15 @@ def _add_figure_parser(sub):
     q.add_argument("--eps", nargs="+", type=parse_number, default=[4, 2, 1, 0.5, 0.25, 0.125],
                    help="eps values (default 4 2 1 0.5 0.25 0.125)")
     q.add_argument("--relative", action="store_true", help="eps is relative to the optimal value")
-    q.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None)
+    q.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="parameter interval, e.g. 2^-10 2^10 (default: the problem's)")
     q.add_argument("--strategy", default=STRATEGIES[0], help=f"one of {', '.join(STRATEGIES)}")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help="print the counts as one JSON line")
     q.add_argument("--plot", default=None, metavar="FILE", help="save the figure (needs matplotlib)")
 
     q = fig.add_parser("validation", help="validation loss along the path, best parameter (Figure 4, right)")
     q.add_argument("problem", help="registered problem name")
-    _add_data_args(q, required=False)
+    _add_data_args(q, required=False)  # without --data: the built-in seeded sets (see _validation_data)
     q.add_argument("--val-data", default=None, metavar="FILE", help="validation file (same format)")
     q.add_argument("--validation-fraction", type=float, default=0.25,
                    help="without --val-data: share of --data held out (default 0.25)")
