@@ -22,7 +22,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Envelope", "envelope", "pl_points", "max_pl_sum"]
+from .kernels import kernel_entry_error
+
+__all__ = [
+    "Envelope",
+    "envelope",
+    "split_envelope",
+    "max_abs_difference",
+    "envelope_entry_error",
+    "pl_points",
+    "max_pl_sum",
+]
 
 
 @dataclass(frozen=True)
@@ -102,6 +112,58 @@ def envelope(D, C, lo, hi):
         out.append(out[0])
     (f_lo, df_lo), (f_hi, df_hi) = out
     return Envelope(lo, hi, f_lo, f_hi, df_lo, df_hi)
+
+
+def split_envelope(D, c, lo, hi):
+    """Envelopes of the two nonnegative parts of :math:`S(x) = \\exp(-xD)\\,c` for signed ``c``.
+
+    Parameters
+    ----------
+    D : ndarray of shape (m, k)
+    c : ndarray of shape (k,)
+        Signed coefficients; only the nonzero ones are used.
+    lo, hi : float
+
+    Returns
+    -------
+    (P, N) : Envelope, Envelope
+        Arrays of shape (m,): :math:`S = P - N` with :math:`P` the sum over ``c > 0`` and
+        :math:`N` the sum of :math:`|c|` over ``c < 0``.
+    """
+    c = np.asarray(c, dtype=float)
+    cols = np.flatnonzero(c)
+    C = np.stack([np.maximum(c[cols], 0.0), np.maximum(-c[cols], 0.0)], axis=-1)
+    env = envelope(D[:, cols], C, lo, hi)
+    fields = ("f_lo", "f_hi", "df_lo", "df_hi")
+    return tuple(Envelope(lo, hi, *(getattr(env, f)[:, k] for f in fields)) for k in (0, 1))
+
+
+def max_abs_difference(P, N):
+    """Per sum, an upper bound of :math:`\\max_{x \\in [lo, hi]} |P(x) - N(x)|` (as computed, no
+    rounding allowance).
+
+    :math:`P - N \\le \\text{chord}(P) - \\text{tangents}(N)` is concave with one kink (where
+    :math:`N`'s tangents cross), so its maximum is at ``lo``, that kink or ``hi``; likewise
+    for :math:`N - P`.  Exact when ``lo == hi``.
+    """
+    vals = [A.chord(x) - B.lower(x) for A, B in ((P, N), (N, P)) for x in (P.lo, B.kink(), P.hi)]
+    return np.max(vals, axis=0)
+
+
+def envelope_entry_error(lo, hi, d):
+    """Absolute error, per unit of coefficient, of any envelope line of :func:`envelope` due to
+    the rounding of the kernel entries (summation rounding is separate: ``fp_margin``).
+
+    A line :math:`S(a) + S'(a)(x - a)` with :math:`|x - a| \\le w = hi - lo` uses
+    :math:`e^{-aD}` (error at most :func:`~approxpath.kernels.kernel_entry_error` per unit)
+    and :math:`D e^{-aD}` times :math:`w`.  With relative errors :math:`(d+2)u` of :math:`D`
+    and :math:`(d+3)u\\,aD + 2u` of :math:`e^{-aD}`, and :math:`D e^{-aD} \\le 1/(e a)`,
+    :math:`aD^2 e^{-aD} \\le 4/(e^2 a)`, the product is within
+    :math:`((d+5)/e + 4(d+3)/e^2)\\,u/a \\le 3\\,\\text{kernel\\_entry\\_error}(d)/a` of the
+    exact one, for every ``d``.  So the line is within
+    ``kernel_entry_error(d) * (1 + 3 w / lo)`` per unit of coefficient.
+    """
+    return kernel_entry_error(d) * (1.0 + (3.0 * (hi - lo) / lo if hi > lo else 0.0))
 
 
 def pl_points(lo, hi, *breaks):

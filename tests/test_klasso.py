@@ -1,0 +1,133 @@
+import math
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import InputError
+from approxpath.data import make_sinc
+from approxpath.problems.klasso import KLassoDual, KLassoPrimal, _zero_sum
+from approxpath.solvers import solve_cvxpy
+
+KLasso = approxpath.get_problem("klasso")
+
+
+@pytest.fixture(scope="module")
+def sinc():
+    return make_sinc(n=40, low=-3.0, high=3.0, noise=0.08, seed=11)
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(), "lam="),
+    (dict(lam=-1.0), "lam="),
+    (dict(lam=0.1, bandwidth=1.0), "only for parameter='lam'"),
+    (dict(parameter="lam"), "bandwidth="),
+    (dict(parameter="lam", bandwidth=1.0, lam=0.1), "lambda path sweeps"),
+    (dict(lam=0.1, parameter="c"), "unknown parameter"),
+])
+def test_bad_options(sinc, kw, match):
+    with pytest.raises(InputError, match=match):
+        KLasso(*sinc, **kw)
+
+
+def test_bad_targets(sinc):
+    y = sinc[1].copy()
+    y[3] = np.nan
+    with pytest.raises(InputError, match="NaN"):
+        KLasso(sinc[0], y, lam=0.1)
+
+
+def test_zero_sum_grid_is_exact():
+    rng = np.random.default_rng(0)
+    for n in (2, 7, 50, 301):
+        for scale in (1e-8, 1.0, 1e6):
+            u = _zero_sum(scale * rng.standard_normal(n))
+            assert math.fsum(u) == 0.0
+            np.testing.assert_array_equal(_zero_sum(u), u)  # already on its grid: unchanged
+
+
+def test_closed_form_above_lambda_max(sinc):
+    """lam >= lam_max = ||K(y - mean y)||_inf: beta = 0 and beta0 = mean(y) are optimal."""
+    t = 1.0
+    p = KLasso(*sinc, bandwidth=t, parameter="lam")
+    lam_max = p.lam_max()
+    assert p.default_interval() == pytest.approx((1e-3 * lam_max, lam_max))
+    for lam in (1.001 * lam_max, 2 * lam_max):
+        primal, dual = p.solve(lam)
+        np.testing.assert_allclose(primal.beta, 0.0, atol=1e-8)
+        assert primal.beta0 == pytest.approx(sinc[1].mean(), abs=1e-8)
+        assert p.gap_bound(primal, dual, lam) <= 1e-8
+    primal, _ = p.solve(0.5 * lam_max)
+    assert np.abs(primal.beta).max() > 1e-3  # below lam_max the fit moves
+
+
+def test_exact_pair_kkt_and_dual_from_primal(sinc):
+    """The dual is the residual: 1'u = 0 exactly, ||K u||_inf <= lam, and on the support
+    (K u)_j = lam * sign(beta_j) (the KKT conditions, checked independently of the gap)."""
+    p = KLasso(*sinc, lam=0.05)
+    t = 2.0
+    primal, dual = p.solve(t)
+    K = p._kernel(t)
+    u = dual.scale * dual.u
+    assert math.fsum(dual.u) == 0.0
+    assert np.max(np.abs(K @ u)) <= 0.05
+    r = sinc[1] - K @ primal.beta - primal.beta0
+    np.testing.assert_allclose(u, r, atol=1e-6)
+    S = primal.beta != 0
+    assert S.any()
+    np.testing.assert_allclose((K @ u)[S], 0.05 * np.sign(primal.beta[S]), atol=1e-6)
+    again = p.restore_dual(p.dual_from_primal(primal, t), t)
+    np.testing.assert_array_equal(again.u, dual.u)
+    assert again.scale == dual.scale
+
+
+def test_restored_dual_feasible_on_the_whole_piece(sinc):
+    p = KLasso(*sinc, lam=0.1)
+    pair = p.solve(1.0)
+    lo, hi = 0.6, 1.7
+    primal, dual = p.restore(*pair, lo, hi)
+    assert p.certificate_errors(primal, dual, lo, hi) == []
+    for tau in np.geomspace(lo, hi, 200):
+        assert p.dual_violation(dual, tau) == 0.0
+    # the same dual is NOT feasible on a much wider piece: the check is not vacuous
+    wide = KLassoDual(u=dual.u, scale=dual.scale * 10)
+    assert p.certificate_errors(primal, wide, lo, hi)
+
+
+def test_bound_dominates_and_is_tight_on_path_pieces(sinc):
+    """On every piece of a certified path the gap sampled at 40 points stays below the
+    piece's bound, and the bound exceeds the sampled maximum by little (second-order tight)."""
+    p = KLasso(*sinc, lam=0.1)
+    path = approxpath.approximate_path(p, eps=0.05, interval=(0.25, 16.0))
+    assert path.certified
+    slack = []
+    for piece in path.pieces:
+        gaps = [p.gap(piece.primal, piece.dual, tau) for tau in np.geomspace(piece.lo, piece.hi, 40)]
+        assert max(gaps) <= piece.gap_bound
+        slack.append(piece.gap_bound - max(gaps))
+    assert np.median(slack) <= 1e-3 * 0.05
+
+
+def _against_cvxpy(p, path, interval, eps, seed):
+    rng = np.random.default_rng(seed)
+    lo, hi = interval
+    for t in np.exp(rng.uniform(np.log(lo), np.log(hi), 30)):
+        decl = p.cvxpy_primal(t)
+        solve_cvxpy(decl.problem)
+        point = path.primal(t)
+        assert isinstance(point, KLassoPrimal) and point.beta.shape == (p.n,)
+        assert p.primal_violation(point, t) == 0.0
+        assert p.dual_violation(path.dual(t), t) == 0.0
+        assert p.primal_objective(point, t) - decl.problem.value <= eps + 1e-7
+
+
+@pytest.mark.parametrize("kw,interval", [(dict(lam=0.1), (2.0**-3, 2.0**5)),
+                                         (dict(bandwidth=2.0, parameter="lam"), (1e-3, 1.0))])
+def test_path_against_pointwise_cvxpy(sinc, kw, interval):
+    """At 30 random parameter values the path's primal is within eps of a tight, independent
+    CVXPY optimum of the primal declaration."""
+    p = KLasso(*sinc, **kw)
+    eps = 0.02
+    path = approxpath.approximate_path(p, eps=eps, interval=interval)
+    assert path.certified
+    _against_cvxpy(p, path, interval, eps, seed=2)
