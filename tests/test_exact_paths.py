@@ -8,28 +8,7 @@ from approxpath import InputError
 from approxpath.data import make_sinc
 from approxpath.exact import ExactPathError, kernel_path, lambda_path
 from approxpath.kernels import gaussian, sq_distances
-
-
-def cvx_klasso(X, y, t, lam):
-    """Independent tight solve of 1/2||y - K beta - beta0||^2 + lam ||beta||_1 (value, beta, beta0)."""
-    K = gaussian(sq_distances(X), t)
-    beta, beta0 = cp.Variable(y.size), cp.Variable()
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta - beta0) + lam * cp.norm1(beta)))
-    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
-    assert prob.status == cp.OPTIMAL
-    return prob.value, beta.value, float(beta0.value)
-
-
-def objective(X, y, t, lam, beta, beta0):
-    r = y - gaussian(sq_distances(X), t) @ beta - beta0
-    return 0.5 * float(r @ r) + lam * float(np.abs(beta).sum())
-
-
-def wang_sinc(seed=0):
-    """Wang et al.'s set-up: 100 points on [-3, 3], noise sd 0.08, a random half for training."""
-    X, y = make_sinc(n=100, low=-3.0, high=3.0, noise=0.08, seed=seed)
-    train = np.random.default_rng(seed).permutation(100)[:50]
-    return X[train], y[train]
+from exact_helpers import cvx_klasso, objective, wang_sinc
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +102,7 @@ def test_kernel_path_matches_cvxpy_at_random_sigma(wang, kpath):
     D = sq_distances(X)
     for sigma in np.exp(rng.uniform(np.log(0.1), np.log(10.0), 6)):
         p = kpath(1.0 / sigma)
-        K = np.exp(-D / sigma)
+        K = np.exp(-D / sigma)  # Wang's kernel, written in sigma
         beta, beta0 = cp.Variable(50), cp.Variable()
         prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta - beta0) + 0.1 * cp.norm1(beta)))
         prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
@@ -161,27 +140,18 @@ def test_cvxpy_start_and_ridge(wang):
     # ridge nu: the solution of kLASSO + nu/2 ||beta||^2 (an independent CVXPY solve)
     nu = 1e-3
     r = kernel_path(X, y, 0.1, (0.5, 0.6), nu=nu)  # starts from the lambda-path with the same nu
-    K = gaussian(sq_distances(X), 0.6)
-    bv, b0 = cp.Variable(50), cp.Variable()
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ bv - b0) + 0.1 * cp.norm1(bv) + 0.5 * nu * cp.sum_squares(bv)))
-    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
-    rb = r.beta[-1]
-    assert 0.5 * np.sum((y - K @ rb - r.beta0[-1]) ** 2) + 0.1 * np.abs(rb).sum() + 0.5 * nu * rb @ rb == pytest.approx(
-        prob.value, rel=1e-7)
+    ref, _, _ = cvx_klasso(X, y, 0.6, 0.1, nu=nu)
+    assert objective(X, y, 0.6, 0.1, r.beta[-1], r.beta0[-1], nu=nu) == pytest.approx(ref, rel=1e-7)
 
 
 def test_lambda_path_with_ridge_matches_cvxpy(small):
     X, y = small
     nu = 1e-2
     lp = lambda_path(X, y, 1.0, lam_min=0.01, nu=nu)
-    K = gaussian(sq_distances(X), 1.0)
     lam = 0.5 * (lp.t[2] + lp.t[3])
     p = lp(lam)
-    bv, b0 = cp.Variable(30), cp.Variable()
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ bv - b0) + lam * cp.norm1(bv) + 0.5 * nu * cp.sum_squares(bv)))
-    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
-    mine = 0.5 * np.sum((y - K @ p.beta - p.beta0) ** 2) + lam * np.abs(p.beta).sum() + 0.5 * nu * p.beta @ p.beta
-    assert mine == pytest.approx(prob.value, rel=1e-7)
+    ref, _, _ = cvx_klasso(X, y, 1.0, lam, nu=nu)
+    assert objective(X, y, 1.0, lam, p.beta, p.beta0, nu=nu) == pytest.approx(ref, rel=1e-7)
 
 
 def test_bad_input_is_refused(small):

@@ -6,6 +6,20 @@ gap of the registered problem, and :func:`crosscheck` does the same for arrays o
 values and claimed solutions computed anywhere (also along segments claimed to be linear).
 """
 
+from .crosscheck import Check, CrossCheckReport, certify, crosscheck, read_claimed, write_claimed
 from .klasso import Event, ExactPath, ExactPathError, ExactPoint, kernel_path, lambda_path
 
-__all__ = ["Event", "ExactPath", "ExactPathError", "ExactPoint", "kernel_path", "lambda_path"]
+__all__ = [
+    "Check",
+    "CrossCheckReport",
+    "Event",
+    "ExactPath",
+    "ExactPathError",
+    "ExactPoint",
+    "certify",
+    "crosscheck",
+    "kernel_path",
+    "lambda_path",
+    "read_claimed",
+    "write_claimed",
+]

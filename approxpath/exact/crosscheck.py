@@ -33,7 +33,7 @@ import numpy as np
 
 from approxpath.problem import InputError
 
-__all__ = ["Check", "CrossCheckReport", "crosscheck", "point_gap", "read_claimed", "write_claimed"]
+__all__ = ["Check", "CrossCheckReport", "certify", "crosscheck", "point_gap", "read_claimed", "write_claimed"]
 
 #: Interior parameter values per segment at which a claimed-linear segment is sampled.
 DEFAULT_SAMPLES = 8
@@ -299,6 +299,27 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
             checks.append(Check("segment", i, lo, hi, gap, tau, scale, "sampled", flagged, note))
     return CrossCheckReport(problem.name, problem.parameter, float(tol), bool(relative), bool(linear), int(samples),
                             tuple(checks), cond, time.perf_counter() - t0)
+
+
+def certify(path, *, tol=1e-6, relative=True, samples=DEFAULT_SAMPLES):
+    """Certify every solution an exact path returned (and, for a path linear between its
+    points, its segments) with the duality gap of the registered problem it solves.
+
+    Parameters
+    ----------
+    path : ExactPath
+        From :func:`approxpath.exact.lambda_path` or :func:`approxpath.exact.kernel_path`.
+    tol : float
+        Flag points whose gap exceeds ``tol`` (times :math:`1 + |\text{dual objective}|`
+        when ``relative``, the default).
+
+    Returns
+    -------
+    CrossCheckReport
+        With the condition numbers of the linear systems behind the points.
+    """
+    return crosscheck(path.problem(), path.t, path.primal_arrays(), tol=tol, relative=relative, linear=path.linear,
+                      samples=samples, cond=path.cond)
 
 
 # ---------------------------------------------------------------------------- files

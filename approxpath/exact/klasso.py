@@ -148,6 +148,8 @@ class ExactPath:
         The algorithm's settings (θ, ε, ν, ...).
     solution : callable
         ``t -> ExactPoint``; also available as ``path(t)``.
+    X, y : ndarray
+        The data (for :meth:`problem` and :func:`approxpath.exact.certify`).
     """
 
     algorithm: str
@@ -167,6 +169,8 @@ class ExactPath:
     wall_s: float
     settings: dict = field(default_factory=dict)
     solution: Callable = field(default=None, repr=False)
+    X: np.ndarray = field(default=None, repr=False)
+    y: np.ndarray = field(default=None, repr=False)
 
     def __call__(self, t):
         """The exact solution at ``t`` (an :class:`ExactPoint`)."""
@@ -180,6 +184,27 @@ class ExactPath:
     @property
     def interval(self):
         return float(self.t[0]), float(self.t[-1])
+
+    def primal_arrays(self):
+        """The solutions as arrays named like the fields of ``klasso``'s primal."""
+        return {"beta": self.beta, "beta0": self.beta0}
+
+    def problem(self):
+        """The registered ``klasso`` problem this path solves, over the same parameter."""
+        from approxpath.registry import get_problem
+
+        fixed = dict(bandwidth=self.bandwidth) if self.parameter == "lam" else dict(lam=self.lam)
+        return get_problem("klasso")(self.X, self.y, parameter=self.parameter, **fixed)
+
+    def to_arrays(self):
+        """Arrays of the path file (``approxpath exact --out``): ``t``, ``beta``, ``beta0`` and the
+        algorithm's record (``signs``, ``cond``, ``linear``, the events)."""
+        return dict(t=self.t, beta=self.beta, beta0=self.beta0, signs=self.signs, cond=self.cond,
+                    linear=np.array(self.linear),
+                    event_t=np.array([e.t for e in self.events], dtype=float),
+                    event_index=np.array([e.index for e in self.events], dtype=np.int64),
+                    event_kind=np.array([e.kind for e in self.events], dtype="<U6"),
+                    event_sign=np.array([e.sign for e in self.events], dtype=np.int8))
 
     def summary(self):
         joined = sum(e.kind == "joined" for e in self.events)
@@ -242,6 +267,7 @@ class _Data:
             raise InputError("X and y must be finite: clean or impute the data first")
         if not (math.isfinite(nu) and nu >= 0):
             raise InputError(f"ridge nu must be >= 0 and finite; got {nu!r}")
+        self.X = X
         self.D = sq_distances(X)
         self.y = y
         self.n = y.size
@@ -407,7 +433,8 @@ def lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, nu=0.0):
         algorithm="lambda-path (Wang, Qin, Huang)", parameter="lam", lam=None, bandwidth=bw,
         t=lam_pts, beta=betas, beta0=beta0s, signs=signs_pts, cond=conds, events=tuple(events), linear=True,
         linear_solves=solves, max_cond=max_cond, stop_reason=stop, wall_s=time.perf_counter() - t0,
-        settings=dict(bandwidth=bw, lam_min=lam_min, max_events=max_events, nu=data.nu), solution=solution)
+        settings=dict(bandwidth=bw, lam_min=lam_min, max_events=max_events, nu=data.nu), solution=solution,
+        X=data.X, y=data.y)
 
 
 # ---------------------------------------------------------------------------- kernel path
@@ -661,4 +688,4 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
         settings=dict(lam=lam, interval=[lo, hi], start=t0, theta=float(theta), eps=float(eps), nu=data.nu,
                       marginal=marginal, max_events=max_events,
                       start_solution=start_solution if isinstance(start_solution, str) else "given"),
-        solution=solution)
+        solution=solution, X=data.X, y=data.y)
