@@ -38,6 +38,7 @@ Nothing here is trusted: :func:`approxpath.exact.certify` puts every returned po
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -184,6 +185,24 @@ class ExactPath:
     @property
     def interval(self):
         return float(self.t[0]), float(self.t[-1])
+
+    def restrict(self, lo, hi):
+        """The path on ``[lo, hi]`` (inside its range): its points there plus the exact solutions
+        at ``lo`` and ``hi`` (from the callable; their ``cond`` is nan: no system was solved)."""
+        lo, hi = max(lo, self.t[0]), min(hi, self.t[-1])
+        if not lo <= hi:
+            raise InputError(f"[{lo!r}, {hi!r}] does not meet the path's range [{self.t[0]!r}, {self.t[-1]!r}]")
+        keep = (self.t > lo) & (self.t < hi)
+        ends = [self(v) for v in sorted({lo, hi})]
+        order = np.argsort(np.concatenate((self.t[keep], [p.t for p in ends])), kind="stable")
+
+        def cat(a, extra):
+            return np.concatenate((a[keep], np.asarray(extra, dtype=a.dtype)))[order]
+
+        return dataclasses.replace(
+            self, t=cat(self.t, [p.t for p in ends]), beta=cat(self.beta, [p.beta for p in ends]),
+            beta0=cat(self.beta0, [p.beta0 for p in ends]), signs=cat(self.signs, [p.signs for p in ends]),
+            cond=cat(self.cond, [np.nan] * len(ends)), events=tuple(e for e in self.events if lo <= e.t <= hi))
 
     def primal_arrays(self):
         """The solutions as arrays named like the fields of ``klasso``'s primal."""
