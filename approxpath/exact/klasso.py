@@ -39,12 +39,15 @@ Nothing here is trusted: :func:`approxpath.exact.certify` puts every returned po
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import scipy.linalg
 
 from approxpath.kernels import UNIT_ROUNDOFF, gaussian, sq_distances
 from approxpath.problem import InputError
@@ -61,6 +64,25 @@ _ACTIVE_REL = 1e-6
 # Default limit on events: Wang et al. saw 0.5n - 5n events along kernel paths; 50n is far above
 # any path seen and only stops runaway loops.
 _EVENTS_PER_POINT = 50
+
+
+def _one_blas_thread(func):
+    """Run ``func`` with one BLAS thread (threadpoolctl, installed with scikit-learn, if present).
+
+    The exact paths multiply and factor small dense matrices (n up to a few hundred) thousands
+    of times; OpenBLAS's threads were measured 10x slower than one thread for n = 100 on a
+    loaded 2-core machine, and not faster on an idle one."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # pragma: no cover - depends on the environment
+            return func(*args, **kwargs)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return func(*args, **kwargs)
+
+    return wrapper
 
 
 class ExactPathError(RuntimeError):
@@ -134,7 +156,9 @@ class ExactPath:
     signs : ndarray of shape (k, n), int8
         Active set and signs of the linear system each solution came from (0 = inactive).
     cond : ndarray of shape (k,)
-        2-norm condition number of that system (1 where no system was solved: β = 0).
+        1-norm condition number of that system (LAPACK's ``gecon`` estimate from the LU factors
+        of the solve; within a small factor of the 2-norm one).  λ-path: the system of the
+        segment below the point (the last point: above it); nan where none was solved.
     events : tuple of Event
         In the order the algorithm met them.
     linear : bool
@@ -142,7 +166,7 @@ class ExactPath:
     linear_solves : int
         Linear systems solved (the kernel path also counts rejected trial steps).
     max_cond : float
-        Largest condition number of all systems solved, rejected trial steps included.
+        Largest condition number (as ``cond``) of all systems solved, rejected trial steps included.
     stop_reason : str
     wall_s : float
     settings : dict
@@ -243,20 +267,28 @@ def _kkt_matrix(KA, nu):
     M[0, 0] = 1.0
     M[0, 1:] = col / n
     M[1:, 0] = col
-    M[1:, 1:] = KA.T @ KA + nu * np.eye(m)
+    # a contiguous copy of K_A' first: OpenBLAS's threaded path for the transposed-view product
+    # was measured 5-20x slower here (n = 100)
+    M[1:, 1:] = np.ascontiguousarray(KA.T) @ KA + nu * np.eye(m)
     return M
 
 
 def _solve(M, b):
-    """``M^{-1} b`` and cond(M); ``ExactPathError`` when M is singular."""
-    try:
-        x = np.linalg.solve(M, b)
-    except np.linalg.LinAlgError as exc:
-        raise ExactPathError(f"the KKT system of {M.shape[0] - 1} active points is singular ({exc}); "
-                             "add a ridge term nu > 0 or stop the path earlier") from None
+    """``M^{-1} b`` by LU with partial pivoting, and the 1-norm condition number of ``M``
+    estimated by LAPACK (``gecon``) from the same factors; ``ExactPathError`` when ``M`` is
+    singular or the solution is not finite."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)  # a zero pivot is reported below
+        lu, piv = scipy.linalg.lu_factor(M, check_finite=False)
+    if not np.all(np.diag(lu) != 0):
+        raise ExactPathError(f"the KKT system of {M.shape[0] - 1} active points is singular; "
+                             "add a ridge term nu > 0 or stop the path earlier")
+    x = scipy.linalg.lu_solve((lu, piv), b, check_finite=False)
     if not np.all(np.isfinite(x)):
         raise ExactPathError("the KKT system produced non-finite values; add a ridge term nu > 0")
-    return x, float(np.linalg.cond(M))
+    gecon = scipy.linalg.get_lapack_funcs("gecon", (lu,))
+    rcond, _ = gecon(lu, float(np.abs(M).sum(axis=0).max()), norm="1")
+    return x, (1.0 / rcond if rcond > 0 else math.inf)
 
 
 def _g_slack(lam, r):
@@ -315,6 +347,7 @@ def _check_positive(name, value):
 
 
 # ---------------------------------------------------------------------------- λ-path
+@_one_blas_thread
 def lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, nu=0.0):
     """The exact kLASSO regularization path of Wang, Qin and Huang (§3), for fixed bandwidth.
 
@@ -510,28 +543,30 @@ class _KernelTracer:
         g = self.kernel(t) @ d.residual(gaussian(d.D[:, act], t), beta[act], beta0)
         return np.flatnonzero((signs == 0) & (np.abs(g) >= d.lam * (1.0 - self.marginal)))
 
-    def event(self, t_fail, beta, beta0, signs, leave, join):
+    def event(self, t_fail, beta, beta0, signs, leave, join, cond):
         """Update the active set with the violators found at ``t_fail`` (within a factor
         (1 - eps)^2 of the last valid point) and return the first solution with the new set,
-        at ``t_fail``; several events inside the refinement window are resolved together."""
+        at ``t_fail``; several events inside the refinement window are resolved together.
+        A point that would have to change twice means the signs of near-zero coefficients are
+        rounding noise (the system's condition number ``cond`` times u exceeds the change
+        across the window): ``ExactPathError``."""
         signs, beta = signs.copy(), beta.copy()
         changed = set()
         for _ in range(self.data.n + 1):
+            twice = changed & (set(leave) | {j for j, _ in join})
+            if twice:
+                raise ExactPathError(
+                    f"point {min(twice)} would join and leave within the refinement window at t = {t_fail:.8g} "
+                    f"(KKT system condition number {cond:.2g}: the signs of near-zero coefficients are likely rounding noise); "
+                    "use a larger eps or a ridge term nu > 0")
             for i in leave:
-                if i in changed:
-                    raise ExactPathError(f"point {i} joins and leaves within the refinement window at t = {t_fail:.8g}: "
-                                         "use a smaller eps")
                 self.events.append(Event(t_fail, i, "left", int(signs[i])))
                 signs[i] = 0
                 beta[i] = 0.0
-                changed.add(i)
             for j, sg in join:
-                if j in changed:
-                    raise ExactPathError(f"point {j} leaves and joins within the refinement window at t = {t_fail:.8g}: "
-                                         "use a smaller eps")
                 self.events.append(Event(t_fail, j, "joined", sg))
                 signs[j] = sg
-                changed.add(j)
+            changed |= set(leave) | {j for j, _ in join}
             b, b0, cond, KA = self.solve(t_fail, signs, beta, beta0)
             leave, join = self.violations(t_fail, b, b0, signs, KA)  # full check after an event
             if not (leave or join):
@@ -557,11 +592,11 @@ class _KernelTracer:
                         if t == t_end:
                             break
                     else:
-                        fail = (t_new, leave, join)
+                        fail = (t_new, leave, join, cond)
                         r = math.sqrt(r)
                 if t == t_end:
                     break
-                t, (beta, beta0, signs, cond) = fail[0], self.event(fail[0], beta, beta0, signs, fail[1], fail[2])
+                t, (beta, beta0, signs, cond) = fail[0], self.event(fail[0], beta, beta0, signs, *fail[1:])
                 points.append((t, beta, beta0, signs.copy(), cond))
                 if rows is not None:
                     rows = self.marginal_rows(t, beta, beta0, signs)
@@ -586,6 +621,7 @@ class _KernelTracer:
         return b, b0, signs, cond
 
 
+@_one_blas_thread
 def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path", theta=0.95, eps=1e-6,
                 nu=0.0, marginal=None, max_events=None):
     """The exact kLASSO kernel path of Wang, Yeung and Lochovsky (§3, Table 1), for fixed λ.
