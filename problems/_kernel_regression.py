@@ -34,7 +34,9 @@ class KernelRegression(Problem):
     y : ndarray of shape (n,)
         Real targets.
     lam : float
-        Fixed :math:`\\lambda > 0` when ``parameter="bandwidth"`` (required then).
+        Fixed :math:`\\lambda > 0` when ``parameter="bandwidth"`` (required then); on the lambda
+        path (optional) the top of the default interval ``(1e-3 lam, lam)``, as ``c`` for
+        ``kernel_svm`` over C.
     bandwidth : float
         Fixed :math:`t > 0` of :math:`\\exp(-t\\lVert x - x'\\rVert^2)` when ``parameter="lam"``
         (required then).
@@ -61,9 +63,8 @@ class KernelRegression(Problem):
         else:
             if bandwidth is None or not (np.isfinite(bandwidth) and bandwidth > 0):
                 raise InputError("parameter='lam' needs a fixed positive bandwidth=t of exp(-t||x-x'||^2)")
-            if lam is not None:
-                raise InputError("lam= fixes lambda only for parameter='bandwidth'; the lambda path sweeps "
-                                 "lambda (give its range instead)")
+            if lam is not None and not (np.isfinite(lam) and lam > 0):
+                raise InputError(f"lam= must be a positive finite number; got {lam!r}")
         self.lam = None if lam is None else float(lam)
         self.bandwidth = None if bandwidth is None else float(bandwidth)
         self._K_fixed = None
@@ -81,9 +82,11 @@ class KernelRegression(Problem):
         raise NotImplementedError
 
     def default_interval(self):
+        """Bandwidth: ``(2**-10, 2**10)``; lambda: ``(1e-3 top, top)`` with ``top`` the given
+        ``lam`` or else :meth:`lam_max` (where the zero solution becomes optimal)."""
         if self.parameter == "bandwidth":
             return (2.0**-10, 2.0**10)
-        top = self.lam_max()
+        top = self.lam if self.lam is not None else self.lam_max()
         return (1e-3 * top, top)
 
     # -------------------------------------------------------------- parameter plumbing

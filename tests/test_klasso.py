@@ -22,7 +22,7 @@ def sinc():
     (dict(lam=-1.0), "lam="),
     (dict(lam=0.1, bandwidth=1.0), "only for parameter='lam'"),
     (dict(parameter="lam"), "bandwidth="),
-    (dict(parameter="lam", bandwidth=1.0, lam=0.1), "lambda path sweeps"),
+    (dict(parameter="lam", bandwidth=1.0, lam=-0.1), "positive finite"),
     (dict(lam=0.1, parameter="c"), "unknown parameter"),
 ])
 def test_bad_options(sinc, kw, match):
@@ -52,6 +52,7 @@ def test_closed_form_above_lambda_max(sinc):
     p = KLasso(*sinc, bandwidth=t, parameter="lam")
     lam_max = p.lam_max()
     assert p.default_interval() == pytest.approx((1e-3 * lam_max, lam_max))
+    assert KLasso(*sinc, bandwidth=t, parameter="lam", lam=0.5).default_interval() == pytest.approx((5e-4, 0.5))
     for lam in (1.001 * lam_max, 2 * lam_max):
         primal, dual = p.solve(lam)
         np.testing.assert_allclose(primal.beta, 0.0, atol=1e-8)

@@ -1,0 +1,304 @@
+"""Sparse robust :math:`\\ell_1` kernel regression (the paper's section 5) over the Gaussian
+bandwidth or over lambda.
+
+.. math::
+
+    \\min_{\\beta}\\; \\lVert y - K_t\\beta\\rVert_1 + \\lambda \\lVert\\beta\\rVert_1,
+    \\qquad
+    \\max_{u}\\; y^\\top u \\quad\\text{s.t.}\\quad \\lVert u\\rVert_\\infty \\le 1,\\;
+    \\lVert K_t u\\rVert_\\infty \\le \\lambda,
+
+with :math:`K_t = \\exp(-tD)`.  The paper swaps primal and dual so that the parameter-free
+side is the "dual"; here both sides are restored instead: :math:`\\beta` is carried as is
+(the primal has no constraints), and :math:`u` is restored by the paper's projection onto the
+dual set at the piece's ends (the default) or by scaling alone; either way a final scaling
+:math:`s = \\min(1, \\lambda/\\max_\\tau\\lVert K_\\tau u\\rVert_\\infty)` makes it feasible on the
+whole piece.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from approxpath.problem import Declaration, InputError, fp_margin
+from approxpath.registry import register
+from approxpath.solvers import QP, solve_cvxpy, solve_qp
+
+from ._kernel_regression import SAFETY, KernelRegression
+
+__all__ = ["RobustL1", "RobustL1Primal", "RobustL1Dual"]
+
+# Projection: kernel rows with |(K u)_i| below this fraction of lambda start out of the QP
+# (they are far from active; a row the projected point violates is added and the QP re-solved).
+_NEAR_ACTIVE = 0.9
+# ... at most this many re-solves (each adds every violated row; one or two are typical): the
+# final scaling makes the point feasible in any case.
+_PROJECTION_ROUNDS = 8
+# Iteration limit of the NNLS active-set method, per constraint (scipy's default is 3).
+_NNLS_ITERATIONS = 5
+
+
+@dataclass(frozen=True)
+class RobustL1Primal:
+    """Primal point: coefficients ``beta`` (n,)."""
+
+    beta: np.ndarray
+
+
+@dataclass(frozen=True)
+class RobustL1Dual:
+    """Dual point: ``u`` (n,) with ``|u| <= 1``."""
+
+    u: np.ndarray
+
+
+@register
+class RobustL1(KernelRegression):
+    """Sparse robust l1 kernel regression; path over the bandwidth ``t`` (fixed ``lam``) or over ``lam`` (fixed ``bandwidth``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+    lam : float
+        :math:`\\lambda` (required for ``parameter="bandwidth"``).
+    bandwidth : float
+        :math:`t` (required for ``parameter="lam"``).
+    parameter : {"bandwidth", "lam"}
+    dual_restoration : {"projection", "scaling"}, default "projection"
+        ``projection``: the paper's Euclidean projection of :math:`u` onto
+        :math:`\\{\\lVert v\\rVert_\\infty \\le 1, \\lVert K_\\tau v\\rVert_\\infty \\le \\lambda\\}` at
+        both ends of the piece (declared in CVXPY; solved as a least-distance program by
+        NNLS, ~10 ms at n = 100), then the scaling below.  ``scaling``: :math:`u \\mapsto s u`
+        with the largest :math:`s \\le 1` feasible on the piece (numpy, microseconds).  Scaling
+        shrinks every coordinate to fix the few active constraints, so its gap grows ~20x
+        faster away from an exact solve: on the paper's set-up (n = 100, lambda = 0.1,
+        t in [1, 4], eps = 1) it needs 173 exact solves (21 s) where projection needs 11 (3.4 s).
+    """
+
+    name = "robust_l1"
+    Primal = RobustL1Primal
+    Dual = RobustL1Dual
+    DUAL_RESTORATIONS = ("scaling", "projection")
+
+    def __init__(self, X, y, *, lam=None, bandwidth=None, parameter="bandwidth", dual_restoration="projection"):
+        super().__init__(X, y, lam=lam, bandwidth=bandwidth, parameter=parameter)
+        if dual_restoration not in self.DUAL_RESTORATIONS:
+            raise InputError(f"unknown dual_restoration {dual_restoration!r}; choose one of "
+                             f"{', '.join(self.DUAL_RESTORATIONS)}")
+        self.dual_restoration = dual_restoration
+
+    def options(self):
+        return dict(super().options(), dual_restoration=self.dual_restoration)
+
+    def lam_max(self, t=None):
+        """:math:`\\lVert K_t\\,\\text{sign}(y)\\rVert_\\infty` (``t`` defaults to the fixed bandwidth):
+        from there on :math:`\\beta = 0` is optimal (the smallest such lambda when no
+        :math:`y_i` is 0)."""
+        from approxpath.kernels import gaussian
+
+        t = self.bandwidth if t is None else t
+        return float(np.max(np.abs(gaussian(self.D, t) @ np.sign(self.y))))
+
+    @classmethod
+    def examples(cls):
+        from approxpath.data import make_sinc
+
+        X, y = make_sinc(n=24, low=-4.0, high=4.0, noise=0.1, outliers=0.1, seed=7)
+        return [
+            (cls(X, y, lam=0.1), (0.5, 8.0), 0.1),
+            (cls(X, y, bandwidth=1.0, parameter="lam"), (0.01, 1.0), 0.1),
+            (cls(X, y, lam=0.1, dual_restoration="scaling"), (1.0, 4.0), 0.2),
+        ]
+
+    # -------------------------------------------------------------- CVXPY declarations
+    def cvxpy_primal(self, t):
+        import cvxpy as cp
+
+        bw, lam = self._bw_lam(t)
+        beta = cp.Variable(self.n, name="beta")
+        obj = cp.norm1(self.y - self._kernel(t) @ beta) + lam * cp.norm1(beta)
+        return Declaration(cp.Problem(cp.Minimize(obj)), dict(beta=beta))
+
+    def cvxpy_dual(self, t):
+        import cvxpy as cp
+
+        bw, lam = self._bw_lam(t)
+        u = cp.Variable(self.n, name="u")
+        cons = [cp.norm_inf(u) <= 1, cp.norm_inf(self._kernel(t) @ u) <= lam]
+        return Declaration(cp.Problem(cp.Maximize(self.y @ u), cons), dict(u=u))
+
+    def cvxpy_restore_primal(self, primal, dual, tau):
+        # beta is carried and the primal has no other variable: nothing to re-optimize
+        return RobustL1Primal(beta=np.asarray(primal.beta, dtype=float))
+
+    def cvxpy_restore_dual(self, dual, tau):
+        import cvxpy as cp
+
+        bw, lam = self._bw_lam(tau)
+        K = self._kernel(tau)
+        u = np.clip(np.asarray(dual.u, dtype=float), -1.0, 1.0)
+        if self.dual_restoration == "projection":
+            v = cp.Variable(self.n)
+            cons = [cp.abs(v) <= 1, cp.abs(K @ v) <= lam]
+            solve_cvxpy(cp.Problem(cp.Minimize(cp.sum_squares(v - u)), cons))
+            return RobustL1Dual(u=np.asarray(v.value))
+        s = cp.Variable(nonneg=True)  # the largest scaling s <= 1 with ||K_tau s u||_inf <= lam
+        cons = [s <= 1, s * float(np.max(np.abs(K @ u))) <= lam]
+        solve_cvxpy(cp.Problem(cp.Maximize(s * float(self.y @ u)), cons))
+        return RobustL1Dual(u=float(s.value) * u)
+
+    # -------------------------------------------------------------- exact solve
+    def exact_qp(self, t):
+        """The primal LP in ``x = [beta, e, a]`` (n each): min 1'e + lam 1'a with
+        ``|y - K beta| <= e`` and ``|beta| <= a``.  Rows: ``-K beta - e <= -y`` (multiplier
+        z1), ``K beta - e <= y`` (z2), ``beta - a <= 0``, ``-beta - a <= 0``; stationarity in
+        ``e`` gives ``z1 + z2 = 1`` and in ``beta`` gives ``K(z1 - z2) = z3 - z4``, so
+        ``u = z1 - z2`` is the dual point."""
+        bw, lam = self._bw_lam(t)
+        n = self.n
+        K = sp.csc_matrix(self._kernel(t))
+        eye, zero = sp.eye(n), sp.csc_matrix((n, n))
+        A = sp.vstack([
+            sp.hstack([-K, -eye, zero]),
+            sp.hstack([K, -eye, zero]),
+            sp.hstack([eye, zero, -eye]),
+            sp.hstack([-eye, zero, -eye]),
+        ]).tocsc()
+        b = np.concatenate((-self.y, self.y, np.zeros(2 * n)))
+        q = np.concatenate((np.zeros(n), np.ones(n), np.full(n, lam)))
+        return QP(P=None, q=q, A=A, b=b, zero=0, nonneg=4 * n)
+
+    def solve(self, t, solver=None):
+        kw = {} if solver is None else dict(solvers=solver)
+        sol = solve_qp(self.exact_qp(t), **kw)
+        n = self.n
+        primal = RobustL1Primal(beta=sol.x[:n].copy())
+        dual = RobustL1Dual(u=sol.z[:n] - sol.z[n:2 * n])
+        return primal, self.restore_dual(dual, t)
+
+    # -------------------------------------------------------------- numpy maps
+    def dual_from_primal(self, primal, tau):
+        """A subgradient of the loss at the residual: :math:`u = \\text{sign}(y - K_\\tau\\beta)`
+        (0 where the residual vanishes to rounding); :meth:`restore_dual` scales it feasible."""
+        r = self.y - self._kernel(tau) @ np.asarray(primal.beta, dtype=float)
+        tiny = 1e-9 * (1.0 + np.abs(self.y).max())  # residuals this small are zero to solver accuracy
+        return RobustL1Dual(u=np.where(np.abs(r) > tiny, np.sign(r), 0.0))
+
+    def _project(self, u, lo, hi):
+        """The paper's projection of ``u`` onto the dual set at both ends of the piece:
+        min ||v - u|| s.t. |v| <= 1 and |(K v)_i| <= lambda, a least-distance program solved
+        exactly by nonnegative least squares (Lawson and Hanson, ch. 23; ``scipy.optimize.nnls``),
+        ~10x faster than Clarabel on this QP.  Kernel rows far from active
+        (|(K u)_i| < 0.9 lambda) start out of the program and are added, with a re-solve, only
+        if the projected point violates them, so the result is the full projection while the
+        program stays small.  Feasibility on the piece is made rigorous afterwards by scaling."""
+        from scipy.optimize import nnls
+
+        lam = self._lam_floor(lo)
+        n = self.n
+        Ks = [self._kernel(t) for t in sorted(set(self._bw_range(lo, hi)))]
+        rows = [np.abs(K @ u) >= _NEAR_ACTIVE * lam for K in Ks]
+        eye = np.eye(n)
+        v = u
+        for _ in range(_PROJECTION_ROUNDS):
+            # constraints G v <= h; with x = v - u the program is min ||x|| s.t. -G x >= G u - h
+            G = np.vstack([eye, -eye] + [M for K, r in zip(Ks, rows) for M in (K[r], -K[r])])
+            h = np.concatenate([np.ones(2 * n)] + [np.full(2 * int(r.sum()), lam) for r in rows])
+            E = np.vstack([-G.T, (G @ u - h)[None, :]])
+            f = np.zeros(n + 1)
+            f[n] = 1.0
+            try:
+                w, _ = nnls(E, f, maxiter=_NNLS_ITERATIONS * E.shape[1])
+            except RuntimeError:  # iteration limit: keep the last point, the scaling still applies
+                break
+            res = E @ w - f
+            if not res[n] < 0:  # the program is infeasible (cannot happen: v = 0 is feasible)
+                break
+            v = u - res[:n] / res[n]
+            grown = [r | (np.abs(K @ v) > lam) for K, r in zip(Ks, rows)]
+            if all(np.array_equal(g, r) for g, r in zip(grown, rows)):
+                break
+            rows = grown
+        return v
+
+    def restore_dual(self, dual, lo, hi=None):
+        """``u`` clipped to the box (and projected, with ``dual_restoration="projection"``), then
+        scaled by the largest :math:`s \\le 1` that keeps :math:`\\lVert K_\\tau u\\rVert_\\infty \\le
+        \\lambda` for every parameter of ``[lo, hi]`` (rigorous, rounding included)."""
+        hi = lo if hi is None else hi
+        u = np.clip(np.nan_to_num(np.asarray(dual.u, dtype=float)), -1.0, 1.0)
+        if self.dual_restoration == "projection":
+            u = np.clip(self._project(u, lo, hi), -1.0, 1.0)
+        if float(self.y @ u) <= 0.0:
+            return RobustL1Dual(u=np.zeros_like(u))
+        limit = self._lam_floor(lo) * (1.0 - SAFETY)
+        while True:  # |s u_i| <= |u_i| <= 1 exactly for s <= 1; one pass unless rounding bites
+            sup = self.kernel_sup_norm(u, lo, hi)
+            if sup <= limit:
+                return RobustL1Dual(u=u)
+            u = (limit / sup) * u
+
+    def restore_primal(self, primal, dual, lo, hi=None):
+        return RobustL1Primal(beta=np.asarray(primal.beta, dtype=float))
+
+    def primal_objective(self, primal, tau):
+        bw, lam = self._bw_lam(tau)
+        r = self.y - self._kernel(tau) @ primal.beta
+        return float(np.abs(r).sum()) + lam * float(np.abs(primal.beta).sum())
+
+    def dual_objective(self, dual, tau):
+        return float(self.y @ dual.u)
+
+    def primal_violation(self, primal, tau):
+        return 0.0 if np.all(np.isfinite(primal.beta)) else float("inf")
+
+    def dual_violation(self, dual, tau):
+        bw, lam = self._bw_lam(tau)
+        u = np.asarray(dual.u, dtype=float)
+        return float(max(0.0, np.max(np.abs(u)) - 1.0, np.max(np.abs(self._kernel(tau) @ u)) - lam))
+
+    def certificate_errors(self, primal, dual, lo, hi):
+        u = np.asarray(dual.u, dtype=float)
+        beta = np.asarray(primal.beta, dtype=float)
+        if u.shape != (self.n,) or not np.all(np.isfinite(u)):
+            return [f"u must be {self.n} finite numbers"]
+        if beta.shape != (self.n,) or not np.all(np.isfinite(beta)):
+            return [f"beta must be {self.n} finite numbers"]
+        errors = []
+        if np.max(np.abs(u)) > 1.0:
+            errors.append(f"|u| exceeds 1 (max {np.max(np.abs(u)):.17g})")
+        sup, lam = self.kernel_sup_norm(u, lo, hi), self._lam_floor(lo)
+        if not sup <= lam:
+            errors.append(f"dual infeasible on the piece: max ||K u||_inf <= {sup:.17g} exceeds lambda = {lam:.17g}")
+        return errors
+
+    # -------------------------------------------------------------- certificate arrays
+    def to_arrays(self, primal, dual):
+        return {"beta": np.asarray(primal.beta, dtype=float), "dual": np.asarray(dual.u, dtype=float)}
+
+    def from_arrays(self, arrays):
+        return (RobustL1Primal(beta=np.asarray(arrays["beta"], dtype=float)),
+                RobustL1Dual(u=np.asarray(arrays["dual"], dtype=float)))
+
+    # -------------------------------------------------------------- gap bounds
+    def _dual_margin(self, dual):
+        return fp_margin(self.n, float(np.abs(self.y) @ np.abs(dual.u)))
+
+    def dual_lower_bound(self, dual, lo, hi=None):
+        return self.dual_objective(dual, None) - self._dual_margin(dual)  # depends on neither parameter
+
+    def gap_bound(self, primal, dual, lo, hi=None):
+        """:math:`|r_i| \\le \\max(|\\text{low}_i|, |\\text{up}_i|)` with the residual enclosures of
+        :meth:`residual_envelopes`, summed and maximized over the breakpoints (convex between
+        them); on the lambda path the primal is increasing in lambda: its value at ``hi``."""
+        hi = lo if hi is None else hi
+        beta = np.asarray(primal.beta, dtype=float)
+        xs, low, up = self.residual_envelopes(beta, self.y, lo, hi)
+        loss = float(np.maximum(np.abs(low), np.abs(up)).sum(axis=0).max())
+        reg = self._bw_lam(hi)[1] * float(np.abs(beta).sum())
+        d = self.dual_objective(dual, None)
+        return loss + reg - d + fp_margin(2 * self.n, loss + reg + abs(d)) + self._dual_margin(dual)

@@ -1,0 +1,77 @@
+"""The CLI on the regression problems (klasso, robust_l1): paths, certificates, verify."""
+
+import json
+
+import numpy as np
+import pytest
+
+from approxpath.cli import main
+from approxpath.data import make_sinc
+
+
+@pytest.fixture
+def sinc_csv(tmp_path):
+    X, y = make_sinc(n=30, noise=0.1, outliers=0.1, seed=1)
+    f = tmp_path / "sinc.csv"
+    np.savetxt(f, np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
+    return f
+
+
+@pytest.fixture
+def sinc_libsvm(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y = make_sinc(n=30, noise=0.1, seed=2)
+    f = tmp_path / "sinc.libsvm"
+    dump_svmlight_file(X, y, str(f))
+    return f
+
+
+def _json(capsys):
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("problem,extra", [
+    ("klasso", ["--lam", "0.1", "--range", "0.5", "4", "--eps", "0.1"]),
+    ("robust_l1", ["--lam", "0.1", "--range", "0.5", "4", "--eps", "0.5"]),
+    ("klasso", ["--parameter", "lam", "--bandwidth", "1", "--range", "0.01", "1", "--eps", "0.05"]),
+    ("robust_l1", ["--parameter", "lam", "--bandwidth", "1", "--lam", "1", "--eps", "0.2",
+                   "--option", "dual_restoration=scaling"]),
+])
+def test_path_verify_and_tamper(sinc_csv, tmp_path, capsys, problem, extra):
+    cert = tmp_path / "cert.npz"
+    rc = main(["path", problem, "--data", str(sinc_csv), "--format", "csv", *extra, "--out", str(cert), "--json"])
+    assert rc == 0
+    out = _json(capsys)
+    assert out["certified"] and out["problem"] == problem
+    if "--lam" in extra and "lam" in extra[:2]:  # lambda path with --lam: default range (1e-3 lam, lam)
+        assert out["range"] == pytest.approx([1e-3, 1.0])
+    z = dict(np.load(cert))
+    assert {"beta", "dual"} <= set(z) and z["beta"].shape == z["dual"].shape
+    if problem == "klasso":
+        assert {"beta0", "dual_scale"} <= set(z)
+    assert main(["verify", str(cert), "--require-certified"]) == 0
+    assert "OK" in capsys.readouterr().out
+    # a perturbed dual breaks exact feasibility (klasso: 1'u = 0; robust_l1: the kernel bound)
+    z["dual"] = z["dual"].copy()
+    z["dual"][0, 0] += 1e-3 if problem == "klasso" else 1.0
+    np.savez(tmp_path / "bad.npz", **z)
+    assert main(["verify", str(tmp_path / "bad.npz"), "--data", str(sinc_csv), "--format", "csv"]) == 1
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_libsvm_regression_file(sinc_libsvm, capsys):
+    rc = main(["path", "klasso", "--data", str(sinc_libsvm), "--lam", "0.1", "--range", "1", "2", "--eps", "0.1", "--json"])
+    assert rc == 0 and _json(capsys)["certified"]
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["path", "klasso"], "needs a fixed positive lam"),
+    (["path", "klasso", "--parameter", "lam"], "needs a fixed positive bandwidth"),
+    (["path", "klasso", "--lam", "0.1", "--bandwidth", "1"], "only for parameter='lam'"),
+    (["path", "robust_l1", "--lam", "0.1", "--option", "dual_restoration=clip"], "unknown dual_restoration"),
+    (["path", "klasso", "--lam", "0.1", "--c", "1"], "no option 'c'"),
+])
+def test_bad_input_exits_2(sinc_csv, capsys, argv, match):
+    assert main(argv[:2] + ["--data", str(sinc_csv), "--format", "csv"] + argv[2:]) == 2
+    assert match in capsys.readouterr().err

@@ -1,0 +1,125 @@
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import InputError
+from approxpath.data import make_sinc
+from approxpath.problems.robust_l1 import RobustL1Dual, RobustL1Primal
+from approxpath.solvers import solve_cvxpy
+
+RobustL1 = approxpath.get_problem("robust_l1")
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_sinc(n=40, low=-4.0, high=4.0, noise=0.1, outliers=0.1, seed=3)
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(), "lam="),
+    (dict(lam=0.1, dual_restoration="clip"), "dual_restoration"),
+    (dict(parameter="lam"), "bandwidth="),
+    (dict(lam=0.1, bandwidth=1.0), "only for parameter='lam'"),
+])
+def test_bad_options(data, kw, match):
+    with pytest.raises(InputError, match=match):
+        RobustL1(*data, **kw)
+
+
+def test_closed_form_above_lambda_max(data):
+    """No y_i is 0, so beta = 0 is optimal iff lam >= ||K sign(y)||_inf (u = sign(y) is forced)."""
+    p = RobustL1(*data, bandwidth=1.0, parameter="lam")
+    lam_max = p.lam_max()
+    assert np.all(data[1] != 0)
+    primal, dual = p.solve(1.01 * lam_max)
+    np.testing.assert_allclose(primal.beta, 0.0, atol=1e-8)
+    np.testing.assert_allclose(dual.u, np.sign(data[1]), atol=1e-8)
+    primal, _ = p.solve(0.5 * lam_max)
+    assert np.abs(primal.beta).max() > 1e-3
+
+
+def test_exact_pair_multiplier_signs(data):
+    """u = z1 - z2 from the LP's multipliers is the dual: y'u equals the primal optimum (strong
+    duality), u = sign(r) where the residual is clearly nonzero, and (K u)_j = lam sign(beta_j)
+    on the support of beta."""
+    p = RobustL1(*data, lam=0.1)
+    t = 1.5
+    primal, dual = p.solve(t)
+    K = p._kernel(t)
+    r = data[1] - K @ primal.beta
+    assert p.dual_objective(dual, t) == pytest.approx(p.primal_objective(primal, t), abs=1e-7)
+    big = np.abs(r) > 1e-6
+    np.testing.assert_allclose(dual.u[big], np.sign(r[big]), atol=1e-7)
+    S = np.abs(primal.beta) > 1e-6
+    assert S.any()
+    np.testing.assert_allclose((K @ dual.u)[S], 0.1 * np.sign(primal.beta[S]), atol=1e-7)
+    # the cross-check's subgradient: feasible after restoration, and not far off
+    d2 = p.restore_dual(p.dual_from_primal(primal, t), t)
+    assert p.dual_violation(d2, t) == 0.0
+    assert p.gap(primal, d2, t) >= -1e-9
+
+
+@pytest.mark.parametrize("tau", [1.02, 1.3, 3.0])
+def test_projection_equals_the_cvxpy_projection(data, tau):
+    """The NNLS least-distance program (with rows added on demand) is the full projection of
+    the paper, also far from the anchor where rows outside the starting set become active."""
+    p = RobustL1(*data, lam=0.1)
+    _, dual = p.solve(1.0)
+    v = p._project(dual.u, tau, tau)
+    ref = p.cvxpy_restore_dual(dual, tau).u
+    np.testing.assert_allclose(v, ref, atol=1e-5)
+
+
+def test_projection_certifies_further_than_scaling(data):
+    proj, scal = RobustL1(*data, lam=0.1), RobustL1(*data, lam=0.1, dual_restoration="scaling")
+    pair = proj.solve(1.0)
+    for tau in (1.01, 1.1, 1.5):
+        gp = proj.gap(*proj.restore(*pair, tau), tau)
+        gs = scal.gap(*scal.restore(*pair, tau), tau)
+        assert 0 <= gp < gs
+
+
+@pytest.mark.parametrize("restoration", RobustL1.DUAL_RESTORATIONS)
+def test_restored_dual_feasible_on_the_whole_piece(data, restoration):
+    p = RobustL1(*data, lam=0.1, dual_restoration=restoration)
+    pair = p.solve(1.0)
+    lo, hi = 0.8, 1.4
+    primal, dual = p.restore(*pair, lo, hi)
+    assert p.certificate_errors(primal, dual, lo, hi) == []
+    assert np.max(np.abs(dual.u)) <= 1.0
+    for tau in np.geomspace(lo, hi, 200):
+        assert p.dual_violation(dual, tau) == 0.0
+    assert p.certificate_errors(primal, RobustL1Dual(u=pair[1].u * 1.5), lo, hi)
+
+
+def test_bound_dominates_and_is_tight_on_path_pieces(data):
+    p = RobustL1(*data, lam=0.1)
+    eps = 0.2
+    path = approxpath.approximate_path(p, eps=eps, interval=(0.5, 4.0))
+    assert path.certified
+    slack = []
+    for piece in path.pieces:
+        gaps = [p.gap(piece.primal, piece.dual, tau) for tau in np.geomspace(piece.lo, piece.hi, 40)]
+        assert max(gaps) <= piece.gap_bound
+        slack.append(piece.gap_bound - max(gaps))
+    assert np.median(slack) <= 1e-2 * eps
+
+
+@pytest.mark.parametrize("kw,interval,eps", [(dict(lam=0.1), (0.5, 4.0), 0.2),
+                                             (dict(bandwidth=1.0, parameter="lam"), (0.01, 1.0), 0.05)])
+def test_path_against_pointwise_cvxpy(data, kw, interval, eps):
+    """At 30 random parameter values the path's primal is within eps of a tight, independent
+    CVXPY optimum of the primal declaration."""
+    p = RobustL1(*data, **kw)
+    path = approxpath.approximate_path(p, eps=eps, interval=interval)
+    assert path.certified
+    rng = np.random.default_rng(4)
+    lo, hi = interval
+    for t in np.exp(rng.uniform(np.log(lo), np.log(hi), 30)):
+        decl = p.cvxpy_primal(t)
+        solve_cvxpy(decl.problem)
+        point = path.primal(t)
+        assert isinstance(point, RobustL1Primal) and point.beta.shape == (p.n,)
+        assert p.primal_violation(point, t) == 0.0
+        assert p.dual_violation(path.dual(t), t) == 0.0
+        assert p.primal_objective(point, t) - decl.problem.value <= eps + 1e-7
