@@ -288,6 +288,14 @@ class Problem(abc.ABC):
                 errors.append(f"dual infeasible at {tau:.6g} by {dv:.3g}")
         return errors
 
+    def segment_gap_bound(self, primal_a, primal_b, lo, hi):
+        """An upper bound, rounding included, on the duality gap of the primal that is linear in
+        the parameter from ``primal_a`` at ``lo`` to ``primal_b`` at ``hi`` (a claimed linear
+        path segment, with a dual the problem builds from the two ends), valid at every
+        :math:`\\tau \\in [lo, hi]`.  ``None`` (the default) when the problem has no such bound:
+        the cross-check then samples the segment and says so."""
+        return None
+
     def interpolate(self, a, b, theta):
         """Convex combination ``(1 - theta) a + theta b`` of two carried pairs (restore it after)."""
         def mix(u, v):

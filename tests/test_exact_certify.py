@@ -111,11 +111,55 @@ def test_crosscheck_flags_one_corrupted_coefficient(lam_path):
     flagged_segments = sorted(c.index for c in bad.flagged if c.kind == "segment")
     assert flagged_points == [k]  # exactly the corrupted breakpoint ...
     assert flagged_segments == [k - 1, k]  # ... and the two segments touching it
-    assert f"point {k}" in str(bad) and "sampled" in str(bad)
+    assert f"point {k}" in str(bad) and "over the whole segment" in str(bad)
+    assert all(c.status == "certified" for c in bad.segments)  # klasso's rigorous segment bound
     # a wrong intercept alone is flagged too (the claimed beta0 is used as given)
     arrays_b0 = {"beta": arrays["beta"], "beta0": arrays["beta0"].copy()}
     arrays_b0["beta0"][0] += 1e-3
     assert [c.index for c in crosscheck(problem, lam_path.t, arrays_b0, tol=1e-8, relative=True).flagged] == [0]
+
+
+def test_lambda_path_segments_are_certified(wang):
+    X, y = wang
+    report = certify(lambda_path(X, y, 1.0, lam_min=1e-3), tol=1e-8, relative=True)
+    assert report.ok and report.segments and all(c.status == "certified" for c in report.segments)
+    assert report.to_json()["segment_check"] == "certified"
+
+
+def test_klasso_segment_bound_dominates_the_gap_along_the_segment(lam_path):
+    """The bound holds at every lambda of the segment for the interpolated primal and the
+    interpolated restored duals (which it describes), also for primals that are not a path
+    (sign changes, wrong coefficients), and it bounds the distance to a CVXPY optimum."""
+    from exact_helpers import cvx_klasso
+
+    problem = lam_path.problem()
+    K = np.exp(-problem.D)  # bandwidth 1
+    rng = np.random.default_rng(3)
+    k = lam_path.t.size // 2
+    pairs = [(k, lam_path.primal_arrays()["beta"][k], lam_path.primal_arrays()["beta"][k + 1])]
+    for _ in range(3):  # arbitrary claimed segments: random signs, random sizes
+        pairs.append((k, rng.standard_normal(30) * 0.1, rng.standard_normal(30) * 0.1))
+    for k, ba, bb in pairs:
+        lo, hi = lam_path.t[k], lam_path.t[k + 1]
+        pa = problem.Primal(ba, float(lam_path.beta0[k]))
+        pb = problem.Primal(bb, float(lam_path.beta0[k + 1]) + 0.01 * rng.standard_normal())
+        bound = problem.segment_gap_bound(pa, pb, lo, hi)
+        da = problem.restore_dual(problem.dual_from_primal(pa, lo), lo)
+        db = problem.restore_dual(problem.dual_from_primal(pb, hi), hi)
+        for th in np.linspace(0.0, 1.0, 41):
+            lam = lo + th * (hi - lo)
+            x = problem.interpolate((pa, da), (pb, db), th)[0]
+            v = (1 - th) * da.scale * da.u + th * db.scale * db.u
+            assert np.abs(K @ v).max() <= lam * (1 + 1e-12)
+            gap = problem.primal_objective(x, lam) - (problem.y @ v - 0.5 * v @ v)
+            assert gap <= bound
+        for th in (0.3, 0.7):
+            lam = lo + th * (hi - lo)
+            x = problem.interpolate((pa, da), (pb, db), th)[0]
+            assert problem.primal_objective(x, lam) - cvx_klasso(problem.X, problem.y, 1.0, lam)[0] <= bound + 1e-9
+    assert problem.segment_gap_bound(pa, pb, hi, hi) is None  # a point is not a segment
+    bw = KLasso(problem.X, problem.y, lam=0.1)
+    assert bw.segment_gap_bound(pa, pb, 0.5, 1.0) is None  # no segment bound on the bandwidth path
 
 
 def test_crosscheck_flags_a_corrupted_kernel_path(kernel_paths):
@@ -166,6 +210,10 @@ def test_crosscheck_is_generic_kernel_svm():
     arrays["w"][2, int(np.argmax(np.abs(arrays["w"][2])))] *= 0.9
     bad = crosscheck(problem, ts, arrays, tol=1e-6, relative=True)
     assert [c.index for c in bad.flagged] == [2]
+    # no rigorous segment bound for kernel_svm: claimed-linear segments are sampled, and say so
+    lin = crosscheck(problem, ts, arrays, tol=1.0, linear=True, samples=4)
+    assert lin.segments and all(c.status == "sampled" for c in lin.segments)
+    assert "sampled at 4 interior points" in str(lin) and lin.to_json()["segment_check"] == "sampled"
     # primal objects work as well as arrays
     sols[3] = dataclasses.replace(sols[3], b=sols[3].b + 0.1)
     assert [c.index for c in crosscheck(problem, ts, sols, tol=1e-6, relative=True).flagged] == [3]

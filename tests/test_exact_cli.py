@@ -39,7 +39,7 @@ def test_exact_lambda_path_then_crosscheck_then_corrupt(sinc_csv, tmp_path, caps
     cc = ["crosscheck", "klasso", *data, "--lam", "0.1", "--bandwidth", "1", "--parameter", "lam"]
     assert main([*cc, "--path", str(out), "--tol", "1e-8", "--json"]) == 0
     res = _last_json(capsys)
-    assert res["ok"] and res["segments"] == res["points"] - 1 and res["segment_check"] == "sampled"
+    assert res["ok"] and res["segments"] == res["points"] - 1 and res["segment_check"] == "certified"
     # one coefficient perturbed at one breakpoint: exit 1, the point named
     k = arrays["t"].size // 2
     arrays["beta"][k, np.flatnonzero(arrays["signs"][k])[0]] += 1e-4

@@ -9,9 +9,10 @@ used as given (only its :math:`t`-dependent fields such as slacks are filled in)
 coefficient shows up as a gap.
 
 For paths claimed to be linear between consecutive points (the λ-path), each segment is
-checked too: at ``samples`` interior parameter values the linear interpolation of the two end
-points is certified the same way.  That is a *sampled* check of the segment, never called
-certified: nothing here bounds the gap between the samples.
+checked too.  Where the problem offers a rigorous bound over the whole segment
+(:meth:`Problem.segment_gap_bound`: ``klasso`` over λ) the segment is *certified*; otherwise
+the linear interpolation of the two end points is certified at ``samples`` interior parameter
+values only, and the segment is called *sampled*: nothing bounds the gap between the samples.
 
 File format (npz or CSV): ``t`` (points,) and one array per field of the problem's ``Primal``
 (``beta`` (points × n) and ``beta0`` (points,) for ``klasso``; ``w``, ``b`` for
@@ -56,14 +57,15 @@ class Check:
     lo, hi : float
         The parameter value (``lo == hi``) or the segment.
     gap : float
-        Certified gap bound at the point; for a segment the largest over its samples.
+        Certified gap bound at the point; for a segment the bound over the whole segment
+        (certified) or the largest over its samples (sampled).
     where : float
-        Parameter value of ``gap``.
+        Parameter value of ``gap`` (nan for a certified segment: the bound covers all of it).
     scale : float
         :math:`1 + |\\text{dual objective}|` there (the unit of a relative tolerance).
     status : str
-        ``"certified"`` (a rigorous bound at the point) or ``"sampled"`` (a segment checked
-        at ``samples`` interior points only).
+        ``"certified"`` (a rigorous bound at the point or over the whole segment) or
+        ``"sampled"`` (a segment checked at ``samples`` interior points only).
     flagged : bool
         The gap exceeds the tolerance (or the point is infeasible / cannot be evaluated).
     note : str
@@ -85,7 +87,8 @@ class Check:
         what = (f"point {self.index} at t = {self.lo:.8g}" if self.kind == "point"
                 else f"segment {self.index}-{self.index + 1} [{self.lo:.8g}, {self.hi:.8g}] ({self.status})")
         limit = tol * self.scale if relative else tol
-        at = "" if self.kind == "point" else f" at t = {self.where:.8g}"
+        at = ("" if self.kind == "point" else " over the whole segment" if self.status == "certified"
+              else f" at t = {self.where:.8g}")
         extra = f" ({self.note})" if self.note else ""
         return f"{what}: gap {self.gap:.3g}{at} > tolerance {limit:.3g}{extra}"
 
@@ -154,8 +157,12 @@ class CrossCheckReport:
                          f" (point {p.index})")
         s = self._worst(self.segments)
         if s is not None:
-            lines.append(f"  segments: {len(self.segments)} checked at {self.samples} interior samples each "
-                         f"(sampled, not certified between samples); largest gap {s.gap:.3g} at t = {s.where:.8g}")
+            cert = sum(c.status == "certified" for c in self.segments)
+            how = (f"{cert} certified over their whole length" if cert else "") + (", " if cert and cert < len(self.segments) else "") + (
+                f"{len(self.segments) - cert} sampled at {self.samples} interior points (not certified between samples)"
+                if cert < len(self.segments) else "")
+            lines.append(f"  segments: {how}; largest gap {s.gap:.3g}"
+                         + ("" if s.status == "certified" else f" at t = {s.where:.8g}"))
         elif not self.linear:
             lines.append("  segments: not checked (the path is not claimed to be linear between points)")
         if self.cond is not None:
@@ -175,7 +182,8 @@ class CrossCheckReport:
             "ok": self.ok,
             "points": len(self.points),
             "segments": len(self.segments),
-            "segment_check": "sampled" if self.segments else "none",
+            "segment_check": ("none" if not self.segments else
+                              "/".join(sorted({c.status for c in self.segments}))),
             "tol": self.tol,
             "relative": self.relative,
             "max_gap": None if p is None else p.gap,
@@ -248,7 +256,8 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
         times :math:`1 + |\\text{dual objective}|`).
     linear : bool
         The path is claimed to be linear in ``t`` between consecutive points (sorted by t):
-        the segments are checked too, at ``samples`` interior points each ("sampled").
+        the segments are checked too, by the problem's rigorous segment bound if it has one
+        ("certified"), else at ``samples`` interior points each ("sampled").
     cond : array_like of shape (k,), optional
         Condition numbers behind the points, carried into the report.
 
@@ -287,6 +296,16 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
         for i in range(t.size - 1):
             lo, hi = float(t[i]), float(t[i + 1])
             if not lo < hi:
+                continue
+            seg_scale = min(checks[i].scale, checks[i + 1].scale)
+            try:
+                bound = problem.segment_gap_bound(primals[i], primals[i + 1], lo, hi)
+            except (ValueError, TypeError, FloatingPointError, np.linalg.LinAlgError):
+                bound = None
+            if bound is not None:
+                bound = float(bound) if math.isfinite(bound) else math.inf
+                checks.append(Check("segment", i, lo, hi, bound, math.nan, seg_scale, "certified",
+                                    not bound <= limit(seg_scale)))
                 continue
             ends = [(p, problem.dual_from_primal(p, tau)) for p, tau in ((primals[i], lo), (primals[i + 1], hi))]
             worst = None
