@@ -125,9 +125,13 @@ class KernelRegression(Problem):
         c = np.asarray(c, dtype=float)
         if not np.any(c):
             return 0.0
+        entry = self._entry_error(t_lo, t_hi) * float(np.abs(c).sum())
+        if t_lo == t_hi:  # a point: |K c| itself, the summed magnitudes are K |c|
+            K = self._kernel(lo)
+            return float(np.max(np.abs(K @ c) + entry + fp_margin(self.n, 1.0) * (K @ np.abs(c))))
         P, N = split_envelope(self.D, c, t_lo, t_hi)
         allowance = (
-            self._entry_error(t_lo, t_hi) * float(np.abs(c).sum())
+            entry
             + fp_margin(self.n, 1.0) * (P.magnitude() + N.magnitude())  # per row
             + _KINK_ULPS * UNIT_ROUNDOFF * (P.kink_scale() + N.kink_scale())
         )
@@ -163,16 +167,20 @@ class KernelRegression(Problem):
         hi = lo if hi is None else hi
         t_lo, t_hi = self._bw_range(lo, hi)
         beta = np.asarray(beta, dtype=float)
+        entry = self._entry_error(t_lo, t_hi) * float(np.abs(beta).sum())
+        S = np.flatnonzero(beta)
+        if t_lo == t_hi:  # a point: the residual itself, the summed magnitudes are |a| + K |beta|
+            K = self._kernel(lo)[:, S] if self.parameter == "lam" else gaussian(self.D[:, S], t_lo)
+            r = a - K @ beta[S]
+            allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
+            return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]
         P, N = split_envelope(self.D, beta, t_lo, t_hi)
-        if t_hi > t_lo:
-            xs = np.unique(np.concatenate(([t_lo, t_hi], P.kink(), N.kink())))
-        else:
-            xs = np.array([t_lo])
+        xs = np.unique(np.concatenate(([t_lo, t_hi], P.kink(), N.kink())))
         X = xs[:, None]
         up = (a - P.lower(X) + N.chord(X)).T
         low = (a - P.chord(X) + N.lower(X)).T
         allowance = (
-            self._entry_error(t_lo, t_hi) * float(np.abs(beta).sum())
+            entry
             + fp_margin(self.n, 1.0) * (np.abs(a) + P.magnitude() + N.magnitude())
             + _KINK_ULPS * UNIT_ROUNDOFF * (P.kink_scale() + N.kink_scale())
         )

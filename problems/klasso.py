@@ -42,6 +42,14 @@ _GRID_BITS = 42
 # ~1e-8 where the dual slack is ~1e-3) and is set exactly to 0, so the support, and the cost
 # of the interval bounds, is the true one.  The gap is computed afterwards either way.
 _ACTIVE_TOL = 1e-6
+# Polish: the active sets |(K r)_j| >= lam (1 - 10**-k) and |beta_j| > 10**-k max |beta| for
+# these k start the active-set steps (the solver's residual can be off by ~1e-4 relative
+# where K_t is nearly singular, so no single threshold is right everywhere).
+_POLISH_DIGITS = (2, 3, 4, 5, 6)
+# ... and an active set whose [K_A, 1] has |R_jj| below 1e-13 max |R_jj| is rank deficient.
+_RANK_TOL = 1e-13
+# Active-set steps per starting set (one or two are typical; each costs a QR of n x |A|).
+_POLISH_STEPS = 4
 
 
 @dataclass(frozen=True)
@@ -175,41 +183,82 @@ class KLasso(KernelRegression):
         return QP(P=P, q=q, A=A, b=np.zeros(2 * n), zero=0, nonneg=2 * n)
 
     def solve(self, t, solver=None):
-        """Clarabel on :meth:`exact_qp`, then a polish: on the active set of the solver's point
-        (:math:`|(K_t r)_j| \\ge \\lambda(1 - 10^{-6})`, signs from :math:`K_t r`), the optimality
-        conditions are a linear system whose solution is exact to rounding.  Of the polished
-        and the solver's pair (inactive remnants zeroed), the one with the smaller gap wins."""
+        """Clarabel on :meth:`exact_qp`, then a polish by a few active-set steps.
+
+        Given an active set :math:`A` and signs :math:`\\sigma`, the optimality conditions
+        :math:`K_A^\\top r = \\lambda\\sigma`, :math:`\\mathbf 1^\\top r = 0`,
+        :math:`r = y - K_A\\beta_A - \\beta_0` are a linear system (:meth:`_kkt_point`).  Where
+        :math:`K_t` is nearly singular (small t and lambda, :math:`\\lVert\\beta\\rVert_1` in the
+        thousands) the solver's point is only accurate to ~1e-4 relative in
+        :math:`\\lVert K r\\rVert_\\infty` and its small coefficients are unreliable; the steps
+        drop a coefficient whose sign disagrees or add the most violated constraint, starting
+        from the sets :math:`|K_t r| \\ge \\lambda(1 - 10^{-k})` (signs of :math:`K_t r`) and from
+        the supports :math:`|\\beta| > 10^{-k}\\max|\\beta|` (signs of :math:`\\beta`), k = 2..6.  Of every point met and the solver's own
+        (inactive remnants zeroed), the pair with the smallest gap bound wins.
+        """
         kw = {} if solver is None else dict(solvers=solver)
         bw, lam = self._bw_lam(t)
         K = self._kernel(t)
         beta = solve_qp(self.exact_qp(t), **kw).x[: self.n].copy()
-        g = K @ (self.y - K @ beta - np.mean(self.y - K @ beta))
-        active = np.abs(g) >= lam * (1.0 - _ACTIVE_TOL)
-        beta[~active & (np.abs(beta) <= _ACTIVE_TOL * np.max(np.abs(beta), initial=0.0))] = 0.0
+        r = self.y - K @ beta
+        g = K @ (r - r.mean())
+        support = np.abs(beta) > _ACTIVE_TOL * np.max(np.abs(beta), initial=0.0)
+        beta[~support & (np.abs(g) < lam * (1.0 - _ACTIVE_TOL))] = 0.0
+        candidates = [(beta, None)]
+        starts = {}
+        for k in _POLISH_DIGITS:  # active sets by the solver's |K r| and by its support
+            for active, sign in ((np.abs(g) >= lam * (1.0 - 10.0**-k), np.sign(g)),
+                                 (np.abs(beta) > 10.0**-k * np.max(np.abs(beta), initial=0.0), np.sign(beta))):
+                starts[active.tobytes()] = (active, sign)
+        for active, sign in starts.values():
+            for _ in range(_POLISH_STEPS):  # one change per step: drop a wrong sign, else add a violation
+                cand, u = self._kkt_point(K, active, sign, lam)
+                if cand is None:
+                    break
+                candidates.append((cand, u))
+                wrong = np.flatnonzero(active & (np.sign(cand) != sign))
+                gu = K @ u
+                over = np.flatnonzero(~active & (np.abs(gu) > lam))
+                active = active.copy()
+                if wrong.size:  # the one the solver found least active
+                    active[wrong[np.argmin(np.abs(g[wrong]))]] = False
+                elif over.size:
+                    j = over[np.argmax(np.abs(gu[over]))]
+                    active[j], sign = True, np.where(np.arange(self.n) == j, np.sign(gu), sign)
+                else:
+                    break
         best = None
-        for cand in (beta, self._polish(K, active, np.sign(g), lam)):
-            if cand is None:
-                continue
+        for cand, u in candidates:
             primal = self.restore_primal(KLassoPrimal(beta=cand, beta0=0.0), None, t)
-            pair = (primal, self.restore_dual(self.dual_from_primal(primal, t), t))
+            dual = self.dual_from_primal(primal, t) if u is None else KLassoDual(u=u)
+            pair = (primal, self.restore_dual(dual, t))
             gap = self.gap_bound(*pair, t)
             if best is None or gap < best[0]:
                 best = (gap, pair)
         return best[1]
 
-    def _polish(self, K, active, sign, lam):
-        """:math:`\\beta` solving :math:`K_A^\\top r = \\lambda\\,\\text{sign}_A`, :math:`\\mathbf 1^\\top r = 0`
-        with :math:`r = y - K_A\\beta_A - \\beta_0` (None when the system is singular)."""
+    def _kkt_point(self, K, active, sign, lam):
+        """``(beta, r)`` solving the optimality conditions on the active set (see :meth:`solve`)
+        by a QR factorization :math:`[K_A, \\mathbf 1] = QR`: with :math:`R^\\top w = c`,
+        :math:`c = (\\lambda\\sigma_A, 0)`, the residual is :math:`r = y - QQ^\\top y + Qw`
+        (accurate even when :math:`\\beta` is huge) and :math:`Rz = Q^\\top y - w`.
+        ``(None, None)`` when the system is singular."""
+        from scipy.linalg import solve_triangular
+
         A = np.flatnonzero(active)
         M = np.column_stack([K[:, A], np.ones(self.n)])
-        rhs = M.T @ self.y - np.concatenate((lam * sign[A], [0.0]))
-        try:
-            z = np.linalg.solve(M.T @ M, rhs)
-        except np.linalg.LinAlgError:
-            return None
+        Q, R = np.linalg.qr(M)
+        diag = np.abs(np.diag(R))
+        if A.size >= self.n or not diag.min() > _RANK_TOL * diag.max():
+            return None, None
+        w = solve_triangular(R, np.concatenate((lam * sign[A], [0.0])), trans="T")
+        qy = Q.T @ self.y
+        z = solve_triangular(R, qy - w)
         beta = np.zeros(self.n)
         beta[A] = z[:-1]
-        return beta if np.all(np.isfinite(beta)) else None
+        r = self.y - Q @ qy + Q @ w
+        ok = np.all(np.isfinite(beta)) and np.all(np.isfinite(r))
+        return (beta, r) if ok else (None, None)
 
     # -------------------------------------------------------------- numpy maps
     def dual_from_primal(self, primal, tau):
