@@ -228,16 +228,13 @@ def cmd_exact(args):
                     data_file=str(args.data), format=fmt, preprocessing=prep, data_sha256=data_sha256(X, y))
         write_claimed(args.out, arrays.pop("t"), {k: arrays.pop(k) for k in ("beta", "beta0")},
                       **({} if str(args.out).lower().endswith(".csv") else dict(arrays, meta=meta)))
-    worst = max(report.points, key=lambda c: c.gap)
     if args.json:
-        print(json.dumps(dict(
-            problem="klasso", parameter=path.parameter, algorithm=path.algorithm, lam=path.lam,
-            bandwidth=path.bandwidth, range=list(path.interval), events=len(path.events),
-            breakpoints=int(path.breakpoints.size), points=int(path.t.size), linear_solves=path.linear_solves,
-            max_gap=worst.gap, max_relative_gap=report.max_relative_gap, max_gap_t=worst.lo,
-            max_cond=path.max_cond, ok=report.ok, tol=args.tol, relative=args.relative,
-            stop_reason=path.stop_reason, path_s=round(t1 - t0, 4), certify_s=round(t2 - t1, 4),
-            wall_s=round(t2 - t0, 4))))
+        out = report.to_json()  # ok, points, max_gap (at max_gap_t), max_relative_gap, segments, flagged
+        out.update(algorithm=path.algorithm, lam=path.lam, bandwidth=path.bandwidth, range=list(path.interval),
+                   events=len(path.events), breakpoints=int(path.breakpoints.size), linear_solves=path.linear_solves,
+                   max_cond=path.max_cond if np.isfinite(path.max_cond) else None, stop_reason=path.stop_reason,
+                   path_s=round(t1 - t0, 4), certify_s=round(t2 - t1, 4), wall_s=round(t2 - t0, 4))
+        print(json.dumps(out))
     else:
         print(path.summary())
         print(report)

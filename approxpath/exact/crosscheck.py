@@ -158,11 +158,12 @@ class CrossCheckReport:
         s = self._worst(self.segments)
         if s is not None:
             cert = sum(c.status == "certified" for c in self.segments)
-            how = (f"{cert} certified over their whole length" if cert else "") + (", " if cert and cert < len(self.segments) else "") + (
-                f"{len(self.segments) - cert} sampled at {self.samples} interior points (not certified between samples)"
-                if cert < len(self.segments) else "")
-            lines.append(f"  segments: {how}; largest gap {s.gap:.3g}"
-                         + ("" if s.status == "certified" else f" at t = {s.where:.8g}"))
+            parts = [f"{cert} certified over their whole length"] if cert else []
+            if cert < len(self.segments):
+                parts.append(f"{len(self.segments) - cert} sampled at {self.samples} interior points "
+                             "(not certified between them)")
+            where = "" if s.status == "certified" else f" at t = {s.where:.8g}"
+            lines.append(f"  segments: {', '.join(parts)}; largest gap {s.gap:.3g}{where}")
         elif not self.linear:
             lines.append("  segments: not checked (the path is not claimed to be linear between points)")
         if self.cond is not None:
@@ -174,9 +175,10 @@ class CrossCheckReport:
         return "\n".join(lines)
 
     def to_json(self):
+        """A dict for one JSON line (non-finite numbers as ``None``)."""
         p = self._worst(self.points)
         s = self._worst(self.segments)
-        return {
+        out = {
             "problem": self.problem,
             "parameter": self.parameter,
             "ok": self.ok,
@@ -191,10 +193,11 @@ class CrossCheckReport:
             "max_gap_t": None if p is None else p.lo,
             "max_segment_gap": None if s is None else s.gap,
             "max_segment_gap_t": None if s is None else s.where,
-            "max_cond": None if not math.isfinite(self.max_cond) else self.max_cond,
+            "max_cond": self.max_cond,
             "flagged": [c.describe(self.tol, self.relative) for c in self.flagged],
             "wall_s": round(self.wall_s, 4),
         }
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
 
 
 def point_gap(problem, primal, tau):
