@@ -10,10 +10,20 @@ For nonnegative coefficients :math:`c_k` and :math:`d_k \\ge 0`, the sum
     \\max(S(lo) + S'(lo)(x - lo),\\; S(hi) + S'(hi)(x - hi)) \\le S(x) \\le
     S(lo) + \\frac{x - lo}{hi - lo}(S(hi) - S(lo)).
 
-Both sides are piecewise linear and touch :math:`S` at the end points, so a gap bound
-assembled from them is exact at ``lo`` and ``hi`` and loses only :math:`O((hi-lo)^2)`
-inside.  The gap bounds of the built-in problems are sums of such piecewise-linear pieces
-(and of ``max(0, .)`` of them); :func:`max_pl_sum` maximizes such a sum exactly.
+Both sides are piecewise linear and touch :math:`S` at the end points.  A difference
+:math:`f = P - N` of two such sums is bounded by combining them (chord of one minus tangents
+of the other), and also by its own chord and curvature: :math:`P''` and :math:`N''` are
+decreasing, so :math:`f'' \le P''(lo) - N''(hi)` and
+
+.. math::
+
+    f(x) \ge \operatorname{chord}_f(x) - \tfrac18 (hi - lo)^2 \max(0, P''(lo) - N''(hi)),
+
+(and symmetrically from above), which keeps the cancellation between :math:`P` and
+:math:`N` that the first bound loses.  :func:`difference_lines` returns all these lines;
+the max (lower bound) or min (upper bound) of them is piecewise linear, exact at both ends
+up to the curvature term, and a gap bound assembled from them is maximized exactly by
+:func:`max_pl_sum`.
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Envelope", "envelope", "pl_points", "max_pl_sum"]
+__all__ = ["Envelope", "envelope", "difference_lines", "lines_at", "crossings", "zeros", "pl_points", "max_pl_sum"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,8 @@ class Envelope:
     f_hi: np.ndarray
     df_lo: np.ndarray
     df_hi: np.ndarray
+    d2f_lo: np.ndarray = 0.0
+    d2f_hi: np.ndarray = 0.0
 
     @property
     def width(self):
@@ -74,20 +86,91 @@ class Envelope:
     def magnitude(self):
         """Largest absolute value any of the envelope lines takes on ``[lo, hi]`` (per sum)."""
         w = self.width
-        return np.abs(self.f_lo) + np.abs(self.f_hi) + w * (np.abs(self.df_lo) + np.abs(self.df_hi))
+        return (np.abs(self.f_lo) + np.abs(self.f_hi) + w * (np.abs(self.df_lo) + np.abs(self.df_hi))
+                + 0.125 * w * w * (np.abs(self.d2f_lo) + np.abs(self.d2f_hi)))
+
+    def combine(self, weights):
+        """The envelope of the weighted sums ``weights @ S`` (weights nonnegative, shape (m,))."""
+        return Envelope(self.lo, self.hi, *(weights @ getattr(self, f) if np.ndim(getattr(self, f)) else
+                                            np.sum(weights) * getattr(self, f) for f in _FIELDS))
 
 
-def envelope(D, C, lo, hi):
+_FIELDS = ("f_lo", "f_hi", "df_lo", "df_hi", "d2f_lo", "d2f_hi")
+
+
+def difference_lines(P, N):
+    """Lines bounding :math:`f = P - N` on ``[lo, hi]``, as values at ``(lo, hi)``.
+
+    Returns ``(lower, upper)``, arrays of shape ``(..., 3, 2)``: :math:`f` is at least the
+    largest of the ``lower`` lines and at most the smallest of the ``upper`` lines at every
+    point of the interval.
+    """
+    w = P.hi - P.lo
+    curv = 0.125 * w * w
+    chord = (P.f_lo - N.f_lo, P.f_hi - N.f_hi)
+    down = curv * np.maximum(0.0, P.d2f_lo - N.d2f_hi)  # f'' <= P''(lo) - N''(hi)
+    up = curv * np.maximum(0.0, N.d2f_lo - P.d2f_hi)  # -f'' <= N''(lo) - P''(hi)
+    lower = [
+        (P.f_lo - N.f_lo, P.f_lo + P.df_lo * w - N.f_hi),  # tangent of P at lo minus chord of N
+        (P.f_hi - P.df_hi * w - N.f_lo, P.f_hi - N.f_hi),  # tangent of P at hi minus chord of N
+        (chord[0] - down, chord[1] - down),
+    ]
+    upper = [
+        (P.f_lo - N.f_lo, P.f_hi - N.f_lo - N.df_lo * w),  # chord of P minus tangent of N at lo
+        (P.f_lo - N.f_hi + N.df_hi * w, P.f_hi - N.f_hi),
+        (chord[0] + up, chord[1] + up),
+    ]
+    pack = lambda ls: np.stack([np.stack(np.broadcast_arrays(*v), axis=-1) for v in ls], axis=-2)  # noqa: E731
+    return pack(lower), pack(upper)
+
+
+def lines_at(lines, x, lo, hi):
+    """Values of ``lines`` (..., k, 2) at points ``x`` (..., p): shape (..., p, k)."""
+    x = np.asarray(x, dtype=float)
+    v_lo, v_hi = lines[..., None, :, 0], lines[..., None, :, 1]
+    if hi == lo:
+        return np.broadcast_to(v_lo, x.shape + (lines.shape[-2],)).copy()
+    r = ((x - lo) / (hi - lo))[..., None]
+    return v_lo + r * (v_hi - v_lo)
+
+
+def crossings(lines, lo, hi):
+    """Where each pair of ``lines`` (..., k, 2) crosses inside ``[lo, hi]`` (else ``lo``):
+    shape (..., k(k-1)/2)."""
+    k = lines.shape[-2]
+    out = []
+    for i in range(k):
+        for j in range(i + 1, k):
+            d = lines[..., i, :] - lines[..., j, :]
+            out.append(_root(d[..., 0], d[..., 1], lo, hi))
+    return np.stack(out, axis=-1)
+
+
+def zeros(lines, lo, hi):
+    """Where each line of ``lines`` (..., k, 2) is zero inside ``[lo, hi]`` (else ``lo``)."""
+    return _root(lines[..., 0], lines[..., 1], lo, hi)
+
+
+def _root(v_lo, v_hi, lo, hi):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = lo + (hi - lo) * (v_lo / (v_lo - v_hi))
+    return np.where((v_lo > 0) != (v_hi > 0), np.clip(x, lo, hi), lo)
+
+
+def envelope(kernel, C, lo, hi, cols=None):
     """Envelopes of :math:`S(x) = \\exp(-xD)\\,C` (matrix product) at ``lo`` and ``hi``.
 
     Parameters
     ----------
-    D : ndarray of shape (m, k)
-        Nonnegative exponents (squared distances).
+    kernel : callable
+        ``kernel(x)`` returns ``(exp(-x D), D * exp(-x D), D**2 * exp(-x D))``, each of shape
+        (m, k') (e.g. :meth:`approxpath.kernels.KernelCache.get` with ``order=2``).
     C : ndarray of shape (k,) or (k, p)
         Nonnegative coefficients.
     lo, hi : float
         ``0 <= lo <= hi``.
+    cols : ndarray of int, optional
+        The columns of the kernel that ``C`` weights (k of them); all if omitted.
 
     Returns
     -------
@@ -96,25 +179,28 @@ def envelope(D, C, lo, hi):
     """
     out = []
     for x in (lo, hi) if hi != lo else (lo,):
-        E = np.exp(-x * D)
-        out.append((E @ C, -((D * E) @ C)))
+        mats = kernel(x)
+        if cols is not None:
+            mats = [M[:, cols] for M in mats]
+        out.append((mats[0] @ C, -(mats[1] @ C), mats[2] @ C))
     if len(out) == 1:
         out.append(out[0])
-    (f_lo, df_lo), (f_hi, df_hi) = out
-    return Envelope(lo, hi, f_lo, f_hi, df_lo, df_hi)
+    (f_lo, df_lo, d2f_lo), (f_hi, df_hi, d2f_hi) = out
+    return Envelope(lo, hi, f_lo, f_hi, df_lo, df_hi, d2f_lo, d2f_hi)
+
 
 
 def pl_points(lo, hi, *breaks):
     """Sorted evaluation points ``[lo, breaks..., hi]`` per row, breaks clipped into the interval.
 
-    Each of ``breaks`` is an array of shape (m,) (use ``lo`` for "no break").  Returns shape
-    (m, len(breaks) + 2).
+    Each of ``breaks`` is an array of shape (m,) or (m, j) (use ``lo`` for "no break").
+    Returns shape (m, total breaks + 2).
     """
-    m = np.broadcast(*breaks).shape if breaks else ()
-    cols = [np.full(m, lo, dtype=float)]
-    cols += [np.clip(np.broadcast_to(b, m), lo, hi) for b in breaks]
-    cols.append(np.full(m, hi, dtype=float))
-    return np.sort(np.stack(cols, axis=-1), axis=-1)
+    cols = [np.atleast_2d(np.asarray(b, dtype=float).T).T if np.ndim(b) else np.array([[b]]) for b in breaks]
+    m = max((c.shape[0] for c in cols), default=1)
+    cols = [np.broadcast_to(c, (m, c.shape[1])) for c in cols]
+    allc = np.concatenate([np.full((m, 1), lo)] + [np.clip(c, lo, hi) for c in cols] + [np.full((m, 1), hi)], axis=1)
+    return np.sort(allc, axis=1)
 
 
 def max_pl_sum(points, values):
