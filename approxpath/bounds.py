@@ -13,11 +13,11 @@ For nonnegative coefficients :math:`c_k` and :math:`d_k \\ge 0`, the sum
 Both sides are piecewise linear and touch :math:`S` at the end points.  A difference
 :math:`f = P - N` of two such sums is bounded by combining them (chord of one minus tangents
 of the other), and also by its own chord and curvature: :math:`P''` and :math:`N''` are
-decreasing, so :math:`f'' \le P''(lo) - N''(hi)` and
+decreasing, so :math:`f'' \\le P''(lo) - N''(hi)` and
 
 .. math::
 
-    f(x) \ge \operatorname{chord}_f(x) - \tfrac18 (hi - lo)^2 \max(0, P''(lo) - N''(hi)),
+    f(x) \\ge \\operatorname{chord}_f(x) - \\tfrac18 (hi - lo)^2 \\max(0, P''(lo) - N''(hi)),
 
 (and symmetrically from above), which keeps the cancellation between :math:`P` and
 :math:`N` that the first bound loses.  :func:`difference_lines` returns all these lines;
