@@ -20,7 +20,7 @@ from .data import data_sha256
 from .path import KERNEL, Path, PathPiece
 from .problem import InputError, from_scale, scale_mid, to_scale
 
-__all__ = ["approximate_path", "STRATEGIES", "EpsilonTooSmallError"]
+__all__ = ["approximate_path", "map_paths", "STRATEGIES", "EpsilonTooSmallError"]
 
 #: Strategy names accepted by :func:`approximate_path`.
 STRATEGIES = ("interpolate", "two-sided", "paper")
@@ -389,7 +389,7 @@ def _check_args(problem, eps, interval):
 
 
 def approximate_path(problem, eps, interval=None, *, relative=False, strategy="interpolate", solver=None,
-                     progress=False, max_solves=10_000, meta=None):
+                     progress=False, max_solves=10_000, meta=None, workers=1, chunks=None, executor=None):
     """Compute an ε-approximate path of ``problem`` over ``interval``.
 
     Parameters
@@ -413,6 +413,13 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         Safety limit on exact solves.
     meta : dict, optional
         Extra provenance for the certificate (data file, preprocessing, ...).
+    workers : int
+        Split the interval into ``chunks`` (default ``workers``) pieces of equal width in the
+        parameter's scale and compute them concurrently in ``workers`` local processes; the
+        chunks are merged into one path (each cut costs at most one extra exact solve).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where to run the chunks instead of a local process pool (anything with
+        ``submit(fn, *args)`` returning a future with ``.result()``).
 
     Returns
     -------
@@ -425,14 +432,20 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         close = difflib.get_close_matches(str(strategy), STRATEGIES, n=1)
         raise InputError(f"unknown strategy {strategy!r}" + (f"; did you mean {close[0]!r}?" if close else "")
                          + f" (choose from {', '.join(STRATEGIES)})")
+    if not (isinstance(workers, (int, np.integer)) and workers >= 1):
+        raise InputError(f"workers must be a positive integer; got {workers!r}")
+    chunks = int(chunks or workers)
     t0 = time.perf_counter()
-    bar = _progress_bar(progress, float(to_scale(hi, problem.scale) - to_scale(lo, problem.scale)), problem.name)
-    run = _Run(problem, float(eps), bool(relative), lo, hi, solver, max_solves, bar)
-    try:
-        pieces = getattr(run, strategy.replace("-", "_"))()
-    finally:
-        if bar is not None:
-            bar.close()
+    args = (float(eps), bool(relative), strategy, solver, max_solves)
+    if chunks == 1 and executor is None:
+        bar = _progress_bar(progress, float(to_scale(hi, problem.scale) - to_scale(lo, problem.scale)), problem.name)
+        try:
+            pieces, anchors, solve_s, certify_s = _chunk(problem, lo, hi, *args, bar)
+        finally:
+            if bar is not None:
+                bar.close()
+    else:
+        pieces, anchors, solve_s, certify_s = _parallel(problem, lo, hi, args, chunks, workers, executor, progress)
     pieces.sort(key=lambda p: p.lo)
     info = dict(
         problem=problem.name,
@@ -452,11 +465,103 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         relative=bool(relative),
         interval=(lo, hi),
         pieces=tuple(pieces),
-        exact_solves=len(run.anchors),
-        solve_points=tuple(sorted(run.anchors)),
+        exact_solves=len(anchors),
+        solve_points=tuple(sorted(anchors)),
         strategy=strategy,
         wall_s=time.perf_counter() - t0,
-        solve_s=run.solve_s,
-        certify_s=run.certify_s,
+        solve_s=solve_s,
+        certify_s=certify_s,
         meta=info,
     )
+
+
+def _chunk(problem, lo, hi, eps, relative, strategy, solver, max_solves, bar=None):
+    """One strategy run on [lo, hi]: ``(pieces, exact-solve points, solve_s, certify_s)``."""
+    run = _Run(problem, eps, relative, lo, hi, solver, max_solves, bar)
+    pieces = getattr(run, strategy.replace("-", "_"))()
+    return pieces, list(run.anchors), run.solve_s, run.certify_s
+
+
+def _chunk_in_worker(problem, lo, hi, *args):
+    """:func:`_chunk` in a worker process: one BLAS thread, so that workers do not compete."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return _chunk(problem, lo, hi, *args)
+    with threadpool_limits(1):
+        return _chunk(problem, lo, hi, *args)
+
+
+def _parallel(problem, lo, hi, args, chunks, workers, executor, progress):
+    """Chunks of equal width in the parameter's scale, computed concurrently and merged.
+
+    Neighbouring chunks both solve at their common cut (one extra solve per cut); every
+    chunk's pieces are certified on their own, so the union is a valid path.
+    """
+    s_lo, s_hi = float(to_scale(lo, problem.scale)), float(to_scale(hi, problem.scale))
+    cuts = [lo] + [float(from_scale(s_lo + k * (s_hi - s_lo) / chunks, problem.scale)) for k in range(1, chunks)] + [hi]
+    own = executor is None
+    if own:
+        from concurrent.futures import ProcessPoolExecutor
+
+        executor = ProcessPoolExecutor(max_workers=min(workers, chunks))
+    try:
+        futures = [executor.submit(_chunk_in_worker, problem, a, b, *args) for a, b in zip(cuts[:-1], cuts[1:])]
+        bar = _progress_bar(progress, float(chunks), f"{problem.name} ({chunks} chunks)")
+        results = []
+        for f in futures:
+            results.append(f.result())
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+    finally:
+        if own:
+            executor.shutdown()
+    pieces, anchors = [], []
+    for got, ts, _, _ in results:
+        pieces += got
+        anchors += ts  # a cut solved by both neighbours counts twice: it was solved twice
+    # distinct points for solve_points; the count keeps the duplicates
+    return pieces, anchors, sum(r[2] for r in results), sum(r[3] for r in results)
+
+
+def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **options):
+    """Paths of several problems (a grid of fixed options: several C or lambda, cross-validation
+    folds, ...) computed concurrently, one per task.
+
+    Parameters
+    ----------
+    problems : sequence of Problem
+    eps, interval, **options
+        As for :func:`approximate_path` (the same for every problem).
+    workers : int
+        Local processes (ignored when ``executor`` is given).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+
+    Returns
+    -------
+    list of Path
+        In the order of ``problems``.
+    """
+    problems = list(problems)
+    own = executor is None
+    if own:
+        from concurrent.futures import ProcessPoolExecutor
+
+        executor = ProcessPoolExecutor(max_workers=max(1, min(int(workers), len(problems))))
+    try:
+        futures = [executor.submit(_path_in_worker, p, eps, interval, options) for p in problems]
+        return [f.result() for f in futures]
+    finally:
+        if own:
+            executor.shutdown()
+
+
+def _path_in_worker(problem, eps, interval, options):
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        return approximate_path(problem, eps, interval, **options)
+    with threadpool_limits(1):
+        return approximate_path(problem, eps, interval, **options)

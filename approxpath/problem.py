@@ -135,7 +135,22 @@ class Problem(abc.ABC):
         self.X = X
         self.y = y
         self.parameter = parameter
+        self._init_transient()
+
+    def _init_transient(self):
+        """(Re)create what is derived from the data and not worth pickling (distances, caches);
+        subclasses with caches extend this and :attr:`_transient`."""
         self._D = None
+
+    #: Attributes dropped when an instance is pickled (e.g. sent to a worker process).
+    _transient = ("_D",)
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in self._transient}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._init_transient()
 
     @property
     def n(self):

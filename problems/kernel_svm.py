@@ -72,6 +72,9 @@ class SVMDual:
     alpha: np.ndarray
     mix: tuple = field(default=None, compare=False, repr=False)
 
+    def __reduce__(self):  # the parents in ``mix`` are a cache: do not ship them
+        return (SVMDual, (self.alpha,))
+
 
 def _balance_down(m, target):
     """Nonnegative integers ``<= m`` elementwise that sum to ``target <= m.sum()`` exactly."""
@@ -154,6 +157,11 @@ class KernelSVM(Problem):
         self.c = float(c)
         self.bias = bias
         self.bandwidth = None if bandwidth is None else float(bandwidth)
+
+    _transient = Problem._transient + ("_cache", "_sums_cache", "_hot")
+
+    def _init_transient(self):
+        super()._init_transient()
         self._cache = None
         self._sums_cache = OrderedDict()
         self._hot = OrderedDict()
