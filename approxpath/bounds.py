@@ -143,6 +143,8 @@ def crossings(lines, lo, hi):
         for j in range(i + 1, k):
             d = lines[..., i, :] - lines[..., j, :]
             out.append(_root(d[..., 0], d[..., 1], lo, hi))
+    if not out:
+        return np.full(lines.shape[:-2] + (0,), lo)
     return np.stack(out, axis=-1)
 
 
