@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import cdist, pdist, squareform
 
-__all__ = ["UNIT_ROUNDOFF", "sq_distances", "cross_sq_distances", "gaussian", "kernel_entry_error"]
+__all__ = ["UNIT_ROUNDOFF", "sq_distances", "cross_sq_distances", "gaussian", "kernel_entry_error", "KernelCache"]
 
 #: Unit roundoff of IEEE double precision (half the machine epsilon).
 UNIT_ROUNDOFF = 2.0**-53
@@ -62,3 +62,38 @@ def kernel_entry_error(d):
         Number of features.
     """
     return ((d + 3) / np.e + 2.0) * UNIT_ROUNDOFF
+
+
+class KernelCache:
+    """The last few kernels :math:`E_x = \\exp(-xD)` and :math:`D^k \\circ E_x` (the
+    magnitudes of its derivatives in :math:`x`), by ``x``.
+
+    Certifying a path evaluates the kernel at the ends of many adjacent pieces, and at each
+    end for several candidate pairs; caching the full matrices turns those repeats into
+    matrix-vector products.
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, n)
+    size : int
+        Number of ``x`` kept (least recently used goes first); each costs up to three n x n
+        arrays.
+    """
+
+    def __init__(self, D, size=6):
+        self.D = D
+        self.size = size
+        self._store = {}
+
+    def get(self, x, order=0):
+        """``E_x`` if ``order == 0``, else the list ``[E_x, D * E_x, ..., D**order * E_x]``."""
+        x = float(x)
+        entry = self._store.pop(x, None)
+        if entry is None:
+            entry = [gaussian(self.D, x)]
+        while len(entry) <= order:
+            entry.append(self.D * entry[-1])
+        self._store[x] = entry  # most recent last
+        while len(self._store) > self.size:
+            self._store.pop(next(iter(self._store)))
+        return entry[0] if order == 0 else entry[: order + 1]

@@ -182,8 +182,8 @@ class KLasso(KernelRegression):
         A = sp.vstack([sp.hstack([eye, zero_col, -eye]), sp.hstack([-eye, zero_col, -eye])]).tocsc()
         return QP(P=P, q=q, A=A, b=np.zeros(2 * n), zero=0, nonneg=2 * n)
 
-    def solve(self, t, solver=None):
-        """Clarabel on :meth:`exact_qp`, then a polish by a few active-set steps.
+    def _solve_with(self, name, t):
+        """Solver ``name`` on :meth:`exact_qp`, then a polish by a few active-set steps.
 
         Given an active set :math:`A` and signs :math:`\\sigma`, the optimality conditions
         :math:`K_A^\\top r = \\lambda\\sigma`, :math:`\\mathbf 1^\\top r = 0`,
@@ -196,10 +196,9 @@ class KLasso(KernelRegression):
         the supports :math:`|\\beta| > 10^{-k}\\max|\\beta|` (signs of :math:`\\beta`), k = 2..6.  Of every point met and the solver's own
         (inactive remnants zeroed), the pair with the smallest gap bound wins.
         """
-        kw = {} if solver is None else dict(solvers=solver)
         bw, lam = self._bw_lam(t)
         K = self._kernel(t)
-        beta = solve_qp(self.exact_qp(t), **kw).x[: self.n].copy()
+        beta = solve_qp(self.exact_qp(t), solvers=(name,)).x[: self.n].copy()
         r = self.y - K @ beta
         g = K @ (r - r.mean())
         support = np.abs(beta) > _ACTIVE_TOL * np.max(np.abs(beta), initial=0.0)

@@ -172,13 +172,10 @@ class RobustL1(KernelRegression):
         q = np.concatenate((np.zeros(n), np.ones(n), np.full(n, lam)))
         return QP(P=None, q=q, A=A, b=b, zero=0, nonneg=4 * n)
 
-    def solve(self, t, solver=None):
-        kw = {} if solver is None else dict(solvers=solver)
-        sol = solve_qp(self.exact_qp(t), **kw)
+    def _solve_with(self, name, t):
+        sol = solve_qp(self.exact_qp(t), solvers=(name,))
         n = self.n
-        primal = RobustL1Primal(beta=sol.x[:n].copy())
-        dual = RobustL1Dual(u=sol.z[:n] - sol.z[n:2 * n])
-        return primal, self.restore_dual(dual, t)
+        return RobustL1Primal(beta=sol.x[:n].copy()), RobustL1Dual(u=sol.z[:n] - sol.z[n:2 * n])
 
     # -------------------------------------------------------------- numpy maps
     def dual_from_primal(self, primal, tau):
@@ -200,7 +197,7 @@ class RobustL1(KernelRegression):
 
         lam = self._lam_floor(lo)
         n = self.n
-        Ks = [self._kernel(t) for t in sorted(set(self._bw_range(lo, hi)))]
+        Ks = [self.kernels.get(t) for t in sorted(set(self._bw_range(lo, hi)))]
         rows = [np.abs(K @ u) >= _NEAR_ACTIVE * lam for K in Ks]
         eye = np.eye(n)
         v = u

@@ -132,3 +132,16 @@ def test_path_against_pointwise_cvxpy(sinc, kw, interval):
     path = approxpath.approximate_path(p, eps=eps, interval=interval)
     assert path.certified
     _against_cvxpy(p, path, interval, eps, seed=2)
+
+
+def test_interpolate_mixes_the_effective_duals(sinc):
+    """A convex combination of two feasible duals s_a u_a, s_b u_b (what interpolating
+    strategies use) is the mix of the points themselves, not of u and scale separately."""
+    p = KLasso(*sinc, lam=0.1)
+    a, b = p.solve(1.0), p.solve(1.5)
+    primal, dual = p.interpolate(a, b, 0.25)
+    np.testing.assert_allclose(dual.scale * dual.u, 0.75 * a[1].scale * a[1].u + 0.25 * b[1].scale * b[1].u)
+    np.testing.assert_allclose(primal.beta, 0.75 * a[0].beta + 0.25 * b[0].beta)
+    primal, dual = p.restore(primal, dual, 1.2, 1.3)
+    assert p.certificate_errors(primal, dual, 1.2, 1.3) == []
+    assert p.gap_bound(primal, dual, 1.2, 1.3) >= max(p.gap(primal, dual, x) for x in np.geomspace(1.2, 1.3, 20))

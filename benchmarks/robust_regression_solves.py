@@ -1,0 +1,59 @@
+"""Path complexity of sparse robust l1 kernel regression along the bandwidth (Giesen et al. 2014,
+section 5: O(1/eps) exact solves).
+
+The set-up of the paper's section 6.2 (and of ``examples/robust_regression_bandwidth.py``):
+100 points of sinc on [-4, 4], noise sd 0.1, 10 % outliers, lambda = 0.1, t in [2^-3, 2^5].
+For each eps the certified path is computed with the default strategy; printed: exact solves,
+pieces, whether every piece is certified, wall and solve seconds, and the exponent b of a
+least-squares fit solves ~ (1/eps)^b (the paper's claim: b <= 1).
+
+    python benchmarks/robust_regression_solves.py [--restoration projection scaling] [--eps 1 0.5 ...]
+
+Needs no data files (seeded generator).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import approxpath
+from approxpath.data import make_sinc
+
+EPS = (1.0, 0.5, 0.25, 0.125, 0.0625)
+INTERVAL = (2.0**-3, 2.0**5)
+LAM = 0.1
+
+
+def fitted_exponent(eps, solves):
+    """b of the least-squares fit log(solves) = a + b log(1/eps)."""
+    return float(np.polyfit(np.log(1.0 / np.asarray(eps)), np.log(np.asarray(solves, dtype=float)), 1)[0])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--eps", type=float, nargs="+", default=list(EPS))
+    parser.add_argument("--restoration", nargs="+", default=["projection"], choices=("projection", "scaling"))
+    parser.add_argument("--range", type=float, nargs=2, default=list(INTERVAL), metavar=("LO", "HI"))
+    args = parser.parse_args(argv)
+    from _common import machine
+
+    X, y = make_sinc(n=100, low=-4.0, high=4.0, noise=0.1, outliers=0.1, seed=0)
+    print(f"robust_l1, n = 100, lambda = {LAM}, t in [{args.range[0]:g}, {args.range[1]:g}]; {machine()}\n")
+    print("| dual restoration | eps | exact solves | pieces | certified | wall s | solve s |")
+    print("|---|---|---|---|---|---|---|")
+    for restoration in args.restoration:
+        problem = approxpath.get_problem("robust_l1")(X, y, lam=LAM, dual_restoration=restoration)
+        solves = []
+        for eps in args.eps:
+            path = approxpath.approximate_path(problem, eps=eps, interval=tuple(args.range))
+            solves.append(path.exact_solves)
+            print(f"| {restoration} | {eps:g} | {path.exact_solves} | {len(path.pieces)} | "
+                  f"{'yes' if path.certified else 'NO'} | {path.wall_s:.1f} | {path.solve_s:.1f} |", flush=True)
+        if len(args.eps) > 1:
+            print(f"\n{restoration}: solves ~ (1/eps)^{fitted_exponent(args.eps, solves):.2f}\n")
+
+
+if __name__ == "__main__":
+    main()
