@@ -8,7 +8,7 @@ numbers, certified gaps, wall time), the lambda-paths at sigma = 10, 1, 0.1, and
 paths at the given eps (exact solves, pieces, wall time, agreement with the exact path at 50
 random sigma).  Synthetic data only (no ../shared needed).
 
-    python benchmarks/exact_paths.py [--eps 1e-2 1e-3]
+    python benchmarks/exact_paths.py [--eps 1e-2 1e-3] [--strategy interpolate]
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ def wang_sinc():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eps", type=float, nargs="+", default=[1e-2, 1e-3], help="eps of the approximate paths")
+    parser.add_argument("--strategy", default=approxpath.STRATEGIES[0], help="driver strategy of the approximate paths")
     args = parser.parse_args(argv)
     X, y = wang_sinc()
     KLasso = approxpath.get_problem("klasso")
@@ -68,7 +69,8 @@ def main(argv=None):
         seg = max(c.gap for c in rep.segments)
         print(f"| {1 / t:g} ({t:g}) | {len(lp.events)} | {lp.breakpoints.size} | [{lp.t[0]:.3g}, {lp.t[-1]:.3g}] | "
               f"{lp.max_cond:.2g} | {rep.max_gap:.2g} | {seg:.2g} | {lp.wall_s:.3f} |")
-    print("\n| lambda | eps | exact solves | pieces | approximate s | exact path s | max (approx - exact) "
+    print(f"\napproximate paths, strategy {args.strategy!r}:\n")
+    print("| lambda | eps | exact solves | pieces | approximate s | exact path s | max (approx - exact) "
           "at 50 sigma |")
     print("|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
@@ -77,7 +79,7 @@ def main(argv=None):
         for lam, path in paths.items():
             problem = KLasso(X, y, lam=lam, parameter="bandwidth")
             try:
-                ap = approxpath.approximate_path(problem, eps=eps, interval=(0.1, 10.0))
+                ap = approxpath.approximate_path(problem, eps=eps, interval=(0.1, 10.0), strategy=args.strategy)
             except Exception as exc:  # report, do not hide: eps below what the exact solves certify, ...
                 print(f"| {lam:g} | {eps:g} | failed: {exc} | | | {path.wall_s:.2f} | |")
                 continue

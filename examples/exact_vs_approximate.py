@@ -13,7 +13,8 @@ and what the condition number of K_t does to the exact path.
 3. On those 100 points (targets sin(2 pi x_1) + x_2^2 + noise): the exact kernel path from
    t = 1 down to t = 1e-3 for lambda = 1e-2 and 1e-3, the condition number of each of its
    KKT systems and the certified gap of each of its points, beside the approximate path's
-   certified bound (relative eps = 1e-2) on [1e-3, 0.1].
+   certified bound (lambda = 1e-3, relative eps = 1e-2) on [1e-3, 0.1], where the exact path
+   for that lambda stops (an active set it cannot resolve at KKT condition numbers ~1e11).
 
 Writes a PNG to ``--out`` and prints the numbers.
 
@@ -77,9 +78,9 @@ def part_conditioning(n, lams, t_lo, approx_hi, eps_rel):
         path = kernel_path(X, y, lam, (t_lo, 1.0), start=1.0)
         report = certify(path, tol=1e-6, relative=True)
         exact[lam] = (path, report)
-    approx = approxpath.approximate_path(KLasso(X, y, lam=lams[0], parameter="bandwidth"), eps=eps_rel,
+    approx = approxpath.approximate_path(KLasso(X, y, lam=lams[-1], parameter="bandwidth"), eps=eps_rel,
                                          interval=(t_lo, approx_hi), relative=True)
-    return dict(ts=ts, cond_K=cond_K, exact=exact, approx=approx, eps=eps_rel)
+    return dict(ts=ts, cond_K=cond_K, exact=exact, approx=approx, eps=eps_rel, approx_lam=lams[-1])
 
 
 def plot(sinc, cond, out):
@@ -121,6 +122,8 @@ def plot(sinc, cond, out):
 
     ax = axes[1, 1]
     for lam, (path, report) in cond["exact"].items():
+        if "stopped" in path.stop_reason:
+            ax.axvline(path.t[0], color="r", lw=1, ls="--")
         rel = np.array([c.gap / c.scale for c in report.points])
         ax.loglog([c.lo for c in report.points], np.maximum(rel, 1e-16), ".", ms=2,
                   label=f"exact path, lambda = {lam:g}: certified gap / (1 + |dual|)")
@@ -128,7 +131,7 @@ def plot(sinc, cond, out):
     for p in a.pieces:
         scale = max(a.problem.dual_lower_bound(p.dual, p.lo, p.hi), 1e-300)
         ax.plot([p.lo, p.hi], [p.gap_bound / scale] * 2, color="C2", lw=1.5)
-    ax.plot([], [], color="C2", label=f"approximate path (lambda = {list(cond['exact'])[0]:g}): bound / optimum, "
+    ax.plot([], [], color="C2", label=f"approximate path (lambda = {cond['approx_lam']:g}): bound / optimum, "
                                        "every t certified")
     ax.axhline(cond["eps"], color="k", ls="--", lw=1, label=f"relative eps = {cond['eps']:g}")
     ax.set_xlim(cond["ts"][0], 1.0)
@@ -166,7 +169,7 @@ def main(argv=None):
               f"largest certified gap {report.max_gap:.3g} (relative {report.max_relative_gap:.3g}) at t = "
               f"{max(report.points, key=lambda c: c.gap).lo:.3g}; reached t = {path.t[0]:.4g} ({path.stop_reason})")
     ap = cond["approx"]
-    print(f"  approximate path lambda = {list(cond['exact'])[0]:g} on [1e-3, 0.1], relative eps = {cond['eps']:g}: "
+    print(f"  approximate path lambda = {cond['approx_lam']:g} on [1e-3, 0.1], relative eps = {cond['eps']:g}: "
           f"{ap.exact_solves} exact solves, {len(ap.pieces)} pieces, {'certified' if ap.certified else 'NOT certified'}, "
           f"{ap.wall_s:.2f} s")
     plot(sinc, cond, args.out)
