@@ -523,7 +523,7 @@ class _KernelTracer:
         return new, float(prev[0] + delta[0]), cond, KA
 
     def violations(self, t, beta, beta0, signs, KA, rows=None):
-        """Violations of (12)-(13) at ``t``: (indices leaving, [(index, sign) joining], g).
+        """Violations of (12)-(13) at ``t``: (indices leaving, [(index, sign) joining]).
 
         ``rows`` restricts the check of (13) to those inactive points (the marginal set)."""
         d = self.data
