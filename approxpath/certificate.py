@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .path import KINDS, content_sha256, problem_from_meta, read_certificate
+from .path import KINDS, PIECE_FIELDS, content_sha256, problem_from_meta, read_certificate
 from .problem import scale_mid
 
 __all__ = ["verify", "VerifyReport", "STORED_PAD"]
@@ -78,7 +78,7 @@ def verify(file, X, y):
         failures.append(f"piece {k}: lo = {lo[k]!r} > hi = {hi[k]!r}")
     if list(map(str, kind)) != list(meta.get("piece_kinds", [])):
         failures.append("the kinds in 'meta' differ from the 'kind' array")
-    per_piece = {k: v for k, v in arrays.items() if k not in ("lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi")}
+    per_piece = {k: v for k, v in arrays.items() if k not in PIECE_FIELDS}
     counts = dict.fromkeys(KINDS, 0)
     for i in range(m):
         k = str(kind[i])

@@ -9,6 +9,7 @@ valid for every parameter value of the piece.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -73,6 +74,14 @@ class _Run:
     anchors: dict = field(default_factory=dict)  # t -> (primal, dual)
     solve_s: float = 0.0
     certify_s: float = 0.0
+    checkpoint: object = None  # _Checkpoint or None
+    resumed: dict = None  # strategy state read from a checkpoint
+    resumed_pieces: list = None
+
+    def save(self, pieces, state):
+        """Write the finished work to the checkpoint (if any)."""
+        if self.checkpoint is not None:
+            self.checkpoint.save(self, pieces, state)
 
     # -------------------------------------------------------------- scale helpers
     def s(self, t):
@@ -277,6 +286,7 @@ class _Run:
                     nxt = min(self.t(self.s(t) + tol), self.hi)
             if nxt < self.hi:
                 self.exact(nxt)
+                self.save([], {})  # the anchors are the state: a resumed run replays with them
             ts.append(nxt)
             self._advance(t, nxt)
             t = nxt
@@ -300,8 +310,11 @@ class _Run:
         full = self.s(self.hi) - self.s(self.lo)
         step = full * _FIRST_STEP
         a = self.lo
-        self.exact(a)
         pieces = []
+        if self.resumed:  # continue after the last finished segment of an interrupted run
+            a, step, pieces = float(self.resumed["a"]), float(self.resumed["step"]), list(self.resumed_pieces)
+            self._advance(self.lo, a)
+        self.exact(a)
         while a < self.hi:
             b = min(self.t(self.s(a) + step), self.hi)
             if self.s(self.hi) - self.s(b) < 0.25 * step:  # do not leave a sliver
@@ -311,6 +324,7 @@ class _Run:
             self._advance(a, b)
             step = max(self._next_step(*last, interpolate), full * _MIN_STEP)
             a = b
+            self.save(pieces, dict(a=a, step=step))
         return pieces
 
     def _next_step(self, a, b, interpolate):
@@ -389,7 +403,8 @@ def _check_args(problem, eps, interval):
 
 
 def approximate_path(problem, eps, interval=None, *, relative=False, strategy="interpolate", solver=None,
-                     progress=False, max_solves=10_000, meta=None, workers=1, chunks=None, executor=None):
+                     progress=False, max_solves=10_000, meta=None, workers=1, chunks=None, executor=None,
+                     checkpoint=None, resume=False):
     """Compute an ε-approximate path of ``problem`` over ``interval``.
 
     Parameters
@@ -420,6 +435,12 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where to run the chunks instead of a local process pool (anything with
         ``submit(fn, *args)`` returning a future with ``.result()``).
+    checkpoint : str or Path, optional
+        File where the finished work (exact solves, finished pieces) is written, atomically,
+        as the run goes; it is deleted when the path is complete.
+    resume : bool
+        Continue from ``checkpoint`` (written by an interrupted run with the same inputs); the
+        result equals an uninterrupted run's.
 
     Returns
     -------
@@ -438,13 +459,23 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     t0 = time.perf_counter()
     args = (float(eps), bool(relative), strategy, solver, max_solves)
     if chunks == 1 and executor is None:
+        ckpt = None
+        if checkpoint is not None:
+            ckpt = _Checkpoint(checkpoint, problem, dict(eps=float(eps), relative=bool(relative),
+                                                         interval=[lo, hi], strategy=strategy))
+        elif resume:
+            raise InputError("resume=True needs the checkpoint file to resume from")
         bar = _progress_bar(progress, float(to_scale(hi, problem.scale) - to_scale(lo, problem.scale)), problem.name)
         try:
-            pieces, anchors, solve_s, certify_s = _chunk(problem, lo, hi, *args, bar)
+            pieces, anchors, solve_s, certify_s = _chunk(problem, lo, hi, *args, bar, ckpt, resume)
         finally:
             if bar is not None:
                 bar.close()
+        if ckpt is not None:
+            ckpt.remove()
     else:
+        if checkpoint is not None:
+            raise InputError("checkpoints are per run: use them without workers/chunks/executor")
         pieces, anchors, solve_s, certify_s = _parallel(problem, lo, hi, args, chunks, workers, executor, progress)
     pieces.sort(key=lambda p: p.lo)
     info = dict(
@@ -475,11 +506,69 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     )
 
 
-def _chunk(problem, lo, hi, eps, relative, strategy, solver, max_solves, bar=None):
+def _chunk(problem, lo, hi, eps, relative, strategy, solver, max_solves, bar=None, checkpoint=None, resume=False):
     """One strategy run on [lo, hi]: ``(pieces, exact-solve points, solve_s, certify_s)``."""
-    run = _Run(problem, eps, relative, lo, hi, solver, max_solves, bar)
+    run = _Run(problem, eps, relative, lo, hi, solver, max_solves, bar, checkpoint=checkpoint)
+    if checkpoint is not None:
+        state = checkpoint.load(run) if resume else None
+        if state is None and checkpoint.file.exists() and not resume:
+            raise InputError(f"{checkpoint.file} holds an interrupted run: resume it (--resume) or delete it")
+        run.resumed = state
     pieces = getattr(run, strategy.replace("-", "_"))()
     return pieces, list(run.anchors), run.solve_s, run.certify_s
+
+
+class _Checkpoint:
+    """The finished work of a run in an ``.npz``: its exact solves (``anchor_t`` and the pairs'
+    arrays prefixed ``anchor__``), its finished pieces (prefixed ``piece__``) and the
+    strategy's state; rewritten atomically after every exact solve or finished segment.
+
+    A resumed run reuses the stored pairs bit for bit instead of solving again and continues
+    from the stored state, so its result equals an uninterrupted run's.
+    """
+
+    def __init__(self, file, problem, run_key):
+        from pathlib import Path as _P
+
+        self.file = _P(file)
+        self.problem = problem
+        self.key = dict(run_key, problem=problem.name, options=problem.options(),
+                        data_sha256=data_sha256(problem.X, problem.y))
+
+    def save(self, run, pieces, state):
+        from .path import pieces_to_arrays, write_npz
+
+        ts = sorted(run.anchors)
+        arrays = {"anchor_t": np.array(ts, dtype=float)}
+        per = [self.problem.to_arrays(*run.anchors[t]) for t in ts]
+        for k in per[0] if per else ():
+            arrays[f"anchor__{k}"] = np.stack([np.asarray(d[k], dtype=float) for d in per])
+        if pieces:
+            for k, v in pieces_to_arrays(self.problem, pieces).items():
+                arrays[f"piece__{k}"] = v
+        write_npz(self.file, arrays, dict(run=self.key, state=state, solve_s=run.solve_s, certify_s=run.certify_s))
+
+    def load(self, run):
+        """Fill ``run`` with the stored exact solves; returns the strategy state (or None)."""
+        if not self.file.exists():
+            return None
+        from .path import pieces_from_arrays, read_certificate
+
+        arrays, meta = read_certificate(self.file)
+        if json.loads(json.dumps(self.key)) != meta.get("run"):
+            raise InputError(f"{self.file} is a checkpoint of another run (problem, data, eps, interval or "
+                             "strategy differ): delete it or drop --resume")
+        per = {k[len("anchor__"):]: v for k, v in arrays.items() if k.startswith("anchor__")}
+        for i, t in enumerate(arrays["anchor_t"]):
+            run.anchors[float(t)] = self.problem.from_arrays({k: v[i] for k, v in per.items()})
+        pieces = {k[len("piece__"):]: v for k, v in arrays.items() if k.startswith("piece__")}
+        run.resumed_pieces = pieces_from_arrays(self.problem, pieces) if pieces else []
+        run.solve_s, run.certify_s = meta.get("solve_s", 0.0), meta.get("certify_s", 0.0)
+        return meta.get("state") or None
+
+    def remove(self):
+        if self.file.exists():
+            self.file.unlink()
 
 
 def _chunk_in_worker(problem, lo, hi, *args):
