@@ -20,6 +20,7 @@ from .certificate import stored_bound
 from .data import data_sha256
 from .path import KERNEL, Path, PathPiece
 from .problem import InputError, from_scale, scale_mid, to_scale
+from .solvers import SolverError
 
 __all__ = ["approximate_path", "map_paths", "STRATEGIES", "EpsilonTooSmallError"]
 
@@ -52,6 +53,9 @@ _FAIL_DEPTH = 10
 # ... and stops at once where the best pair's gap in a failing piece's middle exceeds this
 # share of eps.
 _HOPELESS = 0.9
+# Where every solver fails at a point, this many other points are tried before a region is
+# left uncovered.
+_SOLVE_RETRIES = 4
 # An anchor whose own gap exceeds this fraction of eps cannot carry a path: eps is too small
 # for what the exact solves certify.
 _ANCHOR_SHARE = 0.5
@@ -74,6 +78,7 @@ class _Run:
     anchors: dict = field(default_factory=dict)  # t -> (primal, dual)
     solve_s: float = 0.0
     certify_s: float = 0.0
+    failed: dict = field(default_factory=dict)  # t -> why no solver produced a pair there
     checkpoint: object = None  # _Checkpoint or None
     resumed: dict = None  # strategy state read from a checkpoint
     resumed_pieces: list = None
@@ -111,6 +116,22 @@ class _Run:
             )
         self.anchors[t] = pair
         return pair
+
+    def solvable(self, t):
+        """:meth:`exact` at ``t``, or None where every solver fails (recorded in ``failed``)."""
+        try:
+            return self.exact(t)
+        except SolverError as exc:
+            self.failed[t] = str(exc)
+            return None
+
+    def _first_solvable(self, a, b):
+        """The first point of a geometric march from a to b (in scale) where a solve works."""
+        for k in range(1, _SOLVE_RETRIES + 1):
+            t = self.t(self.s(a) + (self.s(b) - self.s(a)) * 2.0 ** (k - _SOLVE_RETRIES))
+            if self.solvable(t) is not None:
+                return t
+        return None
 
     # -------------------------------------------------------------- gaps
     def target(self, pair, lo, hi):
@@ -314,11 +335,22 @@ class _Run:
         if self.resumed:  # continue after the last finished segment of an interrupted run
             a, step, pieces = float(self.resumed["a"]), float(self.resumed["step"]), list(self.resumed_pieces)
             self._advance(self.lo, a)
-        self.exact(a)
+        if self.solvable(a) is None:  # no solver works at lo: start at the first point that does
+            first = self._first_solvable(a, self.t(self.s(a) + step)) or self._first_solvable(a, self.hi)
+            if first is None:
+                raise SolverError(f"no exact solve succeeded anywhere in [{self.lo:.6g}, {self.hi:.6g}]: "
+                                  + "; ".join(self.failed.values()))
+            pieces += self.cover(a, first, self.candidates(a, first, interpolate))[0]
+            a = first
         while a < self.hi:
             b = min(self.t(self.s(a) + step), self.hi)
             if self.s(self.hi) - self.s(b) < 0.25 * step:  # do not leave a sliver
                 b = self.hi
+            if self.solvable(b) is None:  # no solver works at b: the nearest point beyond that does
+                b = self._first_solvable(b, self.hi)
+                if b is None:
+                    pieces += self.cover(a, self.hi, self.candidates(a, self.hi, interpolate))[0]
+                    break
             got, last = self._segment(a, b, interpolate)
             pieces += got
             self._advance(a, b)
@@ -363,7 +395,11 @@ class _Run:
             m = self.mid(stuck, right)
             if not stuck < m < right:
                 m = self.mid(left, right)
-            self.exact(m)
+            if self.solvable(m) is None:  # nothing solves there: cover what we can, mark the rest
+                pieces += self.cover(stuck, right, self.candidates(left, right, interpolate))[0]
+                start = left = right
+                right = min((x for x in self.anchors if right < x <= b), default=b)
+                continue
             start, right = stuck, m
             if start <= left:
                 start = left
@@ -515,6 +551,11 @@ def _chunk(problem, lo, hi, eps, relative, strategy, solver, max_solves, bar=Non
             raise InputError(f"{checkpoint.file} holds an interrupted run: resume it (--resume) or delete it")
         run.resumed = state
     pieces = getattr(run, strategy.replace("-", "_"))()
+    if run.failed:
+        import warnings
+
+        warnings.warn(f"{problem.name}: no solver produced a pair at {len(run.failed)} point(s); "
+                      "the regions around them may be uncovered (see path.uncovered())", stacklevel=3)
     return pieces, list(run.anchors), run.solve_s, run.certify_s
 
 

@@ -200,7 +200,7 @@ class Path:
             solve_s=self.solve_s,
             certify_s=self.certify_s,
         )
-        meta["content_sha256"] = content_sha256(arrays)
+        meta["content_sha256"] = content_sha256(arrays, meta)
         return write_npz(file, arrays, meta)
 
 
@@ -260,8 +260,9 @@ def write_npz(file, arrays, meta):
     return file
 
 
-def content_sha256(arrays):
-    """sha256 over a certificate's arrays (all but ``meta``), in name order."""
+def content_sha256(arrays, meta):
+    """sha256 over a certificate's arrays (in name order) and its ``meta`` (canonical JSON,
+    without the ``content_sha256`` entry itself): any edit of any field changes it."""
     import hashlib
 
     h = hashlib.sha256()
@@ -272,6 +273,7 @@ def content_sha256(arrays):
         h.update(key.encode())
         h.update(repr((a.dtype.str, a.shape)).encode())
         h.update(a.tobytes())
+    h.update(json.dumps({k: v for k, v in meta.items() if k != "content_sha256"}, sort_keys=True).encode())
     return h.hexdigest()
 
 

@@ -134,3 +134,27 @@ def test_no_solver_at_all_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(type(p), "_solve_with", lambda self, name, t: (_ for _ in ()).throw(RuntimeError("down")))
     with pytest.raises(approxpath.SolverError, match="libsvm: RuntimeError: down.*clarabel: RuntimeError: down"):
         p.solve(1.0)
+
+
+def test_solver_failures_leave_explicit_uncovered_intervals(monkeypatch, tmp_path):
+    """Where no solver works and no neighbouring solve certifies, the path says "uncovered"
+    (and the CLI exits 1) instead of claiming coverage."""
+    X, y = make_classification(n=40, d=2, seed=3)
+    p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    Cls = type(p)
+    real = Cls._solve_with
+
+    def down_between_1_and_30(self, name, t):
+        if 1.0 <= t <= 30.0:
+            raise RuntimeError("solver down")
+        return real(self, name, t)
+
+    monkeypatch.setattr(Cls, "_solve_with", down_between_1_and_30)
+    with pytest.warns(UserWarning, match="no solver produced a pair"):
+        path = approxpath.approximate_path(p, eps=0.05, interval=(2.0**-4, 2.0**8))
+    assert not path.certified and path.uncovered()
+    lo, hi = path.uncovered()[0][0], path.uncovered()[-1][1]
+    assert 1.0 <= hi and lo <= 30.0  # the trouble is where the solver was down
+    assert all(pc.kind == "certified" for pc in path.pieces if pc.hi < 0.5 or pc.lo > 60.0)
+    report = approxpath.verify(path.save(tmp_path / "u.npz"), X, y)
+    assert not report.ok and report.uncovered == len(path.uncovered())
