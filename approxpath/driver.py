@@ -612,14 +612,29 @@ class _Checkpoint:
             self.file.unlink()
 
 
-def _chunk_in_worker(problem, lo, hi, *args):
-    """:func:`_chunk` in a worker process: one BLAS thread, so that workers do not compete."""
+def _single_threaded(fn, *args):
+    """``fn(*args)`` with one BLAS thread and one kernel thread, so that workers do not compete."""
+    from contextlib import nullcontext
+
+    from . import kernels
+
     try:
         from threadpoolctl import threadpool_limits
+
+        limit = threadpool_limits(1)
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return _chunk(problem, lo, hi, *args)
-    with threadpool_limits(1):
-        return _chunk(problem, lo, hi, *args)
+        limit = nullcontext()
+    before, kernels.THREADS = kernels.THREADS, 1
+    try:
+        with limit:
+            return fn(*args)
+    finally:
+        kernels.THREADS = before
+
+
+def _chunk_in_worker(problem, lo, hi, *args):
+    """:func:`_chunk` in a worker process."""
+    return _single_threaded(_chunk, problem, lo, hi, *args)
 
 
 def _parallel(problem, lo, hi, args, chunks, workers, executor, progress):
@@ -689,9 +704,4 @@ def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **optio
 
 
 def _path_in_worker(problem, eps, interval, options):
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        return approximate_path(problem, eps, interval, **options)
-    with threadpool_limits(1):
-        return approximate_path(problem, eps, interval, **options)
+    return _single_threaded(lambda: approximate_path(problem, eps, interval, **options))
