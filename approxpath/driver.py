@@ -25,7 +25,7 @@ from .solvers import SolverError
 __all__ = ["approximate_path", "map_paths", "STRATEGIES", "EpsilonTooSmallError"]
 
 #: Strategy names accepted by :func:`approximate_path`.
-STRATEGIES = ("interpolate", "two-sided", "paper")
+STRATEGIES = ("interpolate", "two-sided", "paper", "grid")
 
 # Binary search of the paper strategy: stop when the bracket is this fraction of the whole
 # interval (in the parameter's scale); 2**-14 of ln(2**20) is ~1e-3, i.e. 0.1 % in t.
@@ -316,6 +316,27 @@ class _Run:
             pieces += self.cover(a, b, self.candidates(a, b, interpolate=False))[0]
         return pieces
 
+    def grid(self):
+        """A certified grid search, the baseline users would otherwise run: exact solves on a
+        uniform grid (in the parameter's scale), doubled until the pairs of the grid points
+        certify every segment between them (nested grids reuse their solves)."""
+        s_lo, s_hi = self.s(self.lo), self.s(self.hi)
+        k = 2
+        while True:
+            ts = [self.lo] + [self.t(s_lo + (i / k) * (s_hi - s_lo)) for i in range(1, k)] + [self.hi]
+            for t in ts:
+                self.exact(t)
+            pieces = []
+            for a, b in zip(ts[:-1], ts[1:]):
+                got, stuck = self.cover(a, b, self.candidates(a, b, interpolate=False),
+                                        fail_fast=(s_hi - s_lo) / k > _MIN_STEP * (s_hi - s_lo))
+                if stuck is not None:
+                    break
+                pieces += got
+            else:
+                return pieces
+            k *= 2
+
     def two_sided(self):
         """Every exact solve certifies backwards as well as forwards: a segment between two
         exact solves is covered by the nearer one's pair; where it cannot be, the segment is
@@ -454,7 +475,8 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         Parameter range; the problem's default if omitted.
     strategy : str
         One of :data:`STRATEGIES`: ``interpolate`` (default: the fewest exact solves),
-        ``two-sided`` or ``paper`` (Giesen et al.'s one-sided search, the baseline).
+        ``two-sided``, ``paper`` (Giesen et al.'s one-sided search) or ``grid`` (a uniform grid
+        doubled until certified: the grid search a user would otherwise run).
     solver : sequence of str, optional
         Exact solvers to try in turn (default: the problem's ``exact_solvers``, e.g.
         ``("libsvm", "clarabel", "scs")`` for ``kernel_svm``).
