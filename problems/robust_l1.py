@@ -98,10 +98,8 @@ class RobustL1(KernelRegression):
         """:math:`\\lVert K_t\\,\\text{sign}(y)\\rVert_\\infty` (``t`` defaults to the fixed bandwidth):
         from there on :math:`\\beta = 0` is optimal (the smallest such lambda when no
         :math:`y_i` is 0)."""
-        from approxpath.kernels import gaussian
-
         t = self.bandwidth if t is None else t
-        return float(np.max(np.abs(gaussian(self.D, t) @ np.sign(self.y))))
+        return float(np.max(np.abs(self.kernels.get(t) @ np.sign(self.y))))
 
     @classmethod
     def examples(cls):
@@ -109,9 +107,9 @@ class RobustL1(KernelRegression):
 
         X, y = make_sinc(n=24, low=-4.0, high=4.0, noise=0.1, outliers=0.1, seed=7)
         return [
-            (cls(X, y, lam=0.1), (0.5, 8.0), 0.1),
+            (cls(X, y, lam=0.1), (0.5, 4.0), 0.3),
             (cls(X, y, bandwidth=1.0, parameter="lam"), (0.01, 1.0), 0.1),
-            (cls(X, y, lam=0.1, dual_restoration="scaling"), (1.0, 4.0), 0.2),
+            (cls(X, y, lam=0.1, dual_restoration="scaling"), (1.0, 3.0), 0.3),
         ]
 
     # -------------------------------------------------------------- CVXPY declarations
