@@ -92,14 +92,24 @@ def _add_path_args(p):
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")
     p.add_argument("--plot", default=None, metavar="FILE", help="save the bounds figure (needs matplotlib)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--workers", type=int, default=1, help="local processes, each on a chunk of the interval")
+    p.add_argument("--checkpoint", default=None, metavar="FILE",
+                   help="write finished work here as the run goes (default with --out: OUT.partial.npz)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
 
 
 def _run_path(problem, args, meta):
     interval = tuple(args.range) if args.range else None
+    checkpoint = args.checkpoint
+    if checkpoint is None and args.out and args.workers == 1:
+        checkpoint = f"{args.out}.partial.npz"
+    if args.resume and checkpoint is None:
+        raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
     path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
-                            strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta)
+                            strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,
+                            workers=args.workers, checkpoint=checkpoint, resume=args.resume)
     if args.out:
-        path.save(args.out)
+        path.save(args.out)  # atomic; the checkpoint was removed when the path completed
     if args.plot:
         from .plotting import plot_bounds, save_figure
 

@@ -9,6 +9,7 @@ valid for every parameter value of the piece.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -19,11 +20,12 @@ from .certificate import stored_bound
 from .data import data_sha256
 from .path import KERNEL, Path, PathPiece
 from .problem import InputError, from_scale, scale_mid, to_scale
+from .solvers import SolverError
 
 __all__ = ["approximate_path", "map_paths", "STRATEGIES", "EpsilonTooSmallError"]
 
 #: Strategy names accepted by :func:`approximate_path`.
-STRATEGIES = ("interpolate", "two-sided", "paper")
+STRATEGIES = ("interpolate", "two-sided", "paper", "grid")
 
 # Binary search of the paper strategy: stop when the bracket is this fraction of the whole
 # interval (in the parameter's scale); 2**-14 of ln(2**20) is ~1e-3, i.e. 0.1 % in t.
@@ -51,6 +53,9 @@ _FAIL_DEPTH = 10
 # ... and stops at once where the best pair's gap in a failing piece's middle exceeds this
 # share of eps.
 _HOPELESS = 0.9
+# Where every solver fails at a point, this many other points are tried before a region is
+# left uncovered.
+_SOLVE_RETRIES = 4
 # An anchor whose own gap exceeds this fraction of eps cannot carry a path: eps is too small
 # for what the exact solves certify.
 _ANCHOR_SHARE = 0.5
@@ -73,6 +78,15 @@ class _Run:
     anchors: dict = field(default_factory=dict)  # t -> (primal, dual)
     solve_s: float = 0.0
     certify_s: float = 0.0
+    failed: dict = field(default_factory=dict)  # t -> why no solver produced a pair there
+    checkpoint: object = None  # _Checkpoint or None
+    resumed: dict = None  # strategy state read from a checkpoint
+    resumed_pieces: list = None
+
+    def save(self, pieces, state):
+        """Write the finished work to the checkpoint (if any)."""
+        if self.checkpoint is not None:
+            self.checkpoint.save(self, pieces, state)
 
     # -------------------------------------------------------------- scale helpers
     def s(self, t):
@@ -102,6 +116,22 @@ class _Run:
             )
         self.anchors[t] = pair
         return pair
+
+    def solvable(self, t):
+        """:meth:`exact` at ``t``, or None where every solver fails (recorded in ``failed``)."""
+        try:
+            return self.exact(t)
+        except SolverError as exc:
+            self.failed[t] = str(exc)
+            return None
+
+    def _first_solvable(self, a, b):
+        """The first point of a geometric march from a to b (in scale) where a solve works."""
+        for k in range(1, _SOLVE_RETRIES + 1):
+            t = self.t(self.s(a) + (self.s(b) - self.s(a)) * 2.0 ** (k - _SOLVE_RETRIES))
+            if self.solvable(t) is not None:
+                return t
+        return None
 
     # -------------------------------------------------------------- gaps
     def target(self, pair, lo, hi):
@@ -277,6 +307,7 @@ class _Run:
                     nxt = min(self.t(self.s(t) + tol), self.hi)
             if nxt < self.hi:
                 self.exact(nxt)
+                self.save([], {})  # the anchors are the state: a resumed run replays with them
             ts.append(nxt)
             self._advance(t, nxt)
             t = nxt
@@ -284,6 +315,27 @@ class _Run:
         for a, b in zip(ts[:-1], ts[1:]):
             pieces += self.cover(a, b, self.candidates(a, b, interpolate=False))[0]
         return pieces
+
+    def grid(self):
+        """A certified grid search, the baseline users would otherwise run: exact solves on a
+        uniform grid (in the parameter's scale), doubled until the pairs of the grid points
+        certify every segment between them (nested grids reuse their solves)."""
+        s_lo, s_hi = self.s(self.lo), self.s(self.hi)
+        k = 2
+        while True:
+            ts = [self.lo] + [self.t(s_lo + (i / k) * (s_hi - s_lo)) for i in range(1, k)] + [self.hi]
+            for t in ts:
+                self.exact(t)
+            pieces = []
+            for a, b in zip(ts[:-1], ts[1:]):
+                got, stuck = self.cover(a, b, self.candidates(a, b, interpolate=False),
+                                        fail_fast=(s_hi - s_lo) / k > _MIN_STEP * (s_hi - s_lo))
+                if stuck is not None:
+                    break
+                pieces += got
+            else:
+                return pieces
+            k *= 2
 
     def two_sided(self):
         """Every exact solve certifies backwards as well as forwards: a segment between two
@@ -300,17 +352,32 @@ class _Run:
         full = self.s(self.hi) - self.s(self.lo)
         step = full * _FIRST_STEP
         a = self.lo
-        self.exact(a)
         pieces = []
+        if self.resumed:  # continue after the last finished segment of an interrupted run
+            a, step, pieces = float(self.resumed["a"]), float(self.resumed["step"]), list(self.resumed_pieces)
+            self._advance(self.lo, a)
+        if self.solvable(a) is None:  # no solver works at lo: start at the first point that does
+            first = self._first_solvable(a, self.t(self.s(a) + step)) or self._first_solvable(a, self.hi)
+            if first is None:
+                raise SolverError(f"no exact solve succeeded anywhere in [{self.lo:.6g}, {self.hi:.6g}]: "
+                                  + "; ".join(self.failed.values()))
+            pieces += self.cover(a, first, self.candidates(a, first, interpolate))[0]
+            a = first
         while a < self.hi:
             b = min(self.t(self.s(a) + step), self.hi)
             if self.s(self.hi) - self.s(b) < 0.25 * step:  # do not leave a sliver
                 b = self.hi
+            if self.solvable(b) is None:  # no solver works at b: the nearest point beyond that does
+                b = self._first_solvable(b, self.hi)
+                if b is None:
+                    pieces += self.cover(a, self.hi, self.candidates(a, self.hi, interpolate))[0]
+                    break
             got, last = self._segment(a, b, interpolate)
             pieces += got
             self._advance(a, b)
             step = max(self._next_step(*last, interpolate), full * _MIN_STEP)
             a = b
+            self.save(pieces, dict(a=a, step=step))
         return pieces
 
     def _next_step(self, a, b, interpolate):
@@ -349,7 +416,11 @@ class _Run:
             m = self.mid(stuck, right)
             if not stuck < m < right:
                 m = self.mid(left, right)
-            self.exact(m)
+            if self.solvable(m) is None:  # nothing solves there: cover what we can, mark the rest
+                pieces += self.cover(stuck, right, self.candidates(left, right, interpolate))[0]
+                start = left = right
+                right = min((x for x in self.anchors if right < x <= b), default=b)
+                continue
             start, right = stuck, m
             if start <= left:
                 start = left
@@ -389,7 +460,8 @@ def _check_args(problem, eps, interval):
 
 
 def approximate_path(problem, eps, interval=None, *, relative=False, strategy="interpolate", solver=None,
-                     progress=False, max_solves=10_000, meta=None, workers=1, chunks=None, executor=None):
+                     progress=False, max_solves=10_000, meta=None, workers=1, chunks=None, executor=None,
+                     checkpoint=None, resume=False):
     """Compute an ε-approximate path of ``problem`` over ``interval``.
 
     Parameters
@@ -403,7 +475,8 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         Parameter range; the problem's default if omitted.
     strategy : str
         One of :data:`STRATEGIES`: ``interpolate`` (default: the fewest exact solves),
-        ``two-sided`` or ``paper`` (Giesen et al.'s one-sided search, the baseline).
+        ``two-sided``, ``paper`` (Giesen et al.'s one-sided search) or ``grid`` (a uniform grid
+        doubled until certified: the grid search a user would otherwise run).
     solver : sequence of str, optional
         Exact solvers to try in turn (default: the problem's ``exact_solvers``, e.g.
         ``("libsvm", "clarabel", "scs")`` for ``kernel_svm``).
@@ -420,6 +493,12 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where to run the chunks instead of a local process pool (anything with
         ``submit(fn, *args)`` returning a future with ``.result()``).
+    checkpoint : str or Path, optional
+        File where the finished work (exact solves, finished pieces) is written, atomically,
+        as the run goes; it is deleted when the path is complete.
+    resume : bool
+        Continue from ``checkpoint`` (written by an interrupted run with the same inputs); the
+        result equals an uninterrupted run's.
 
     Returns
     -------
@@ -438,13 +517,23 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     t0 = time.perf_counter()
     args = (float(eps), bool(relative), strategy, solver, max_solves)
     if chunks == 1 and executor is None:
+        ckpt = None
+        if checkpoint is not None:
+            ckpt = _Checkpoint(checkpoint, problem, dict(eps=float(eps), relative=bool(relative),
+                                                         interval=[lo, hi], strategy=strategy))
+        elif resume:
+            raise InputError("resume=True needs the checkpoint file to resume from")
         bar = _progress_bar(progress, float(to_scale(hi, problem.scale) - to_scale(lo, problem.scale)), problem.name)
         try:
-            pieces, anchors, solve_s, certify_s = _chunk(problem, lo, hi, *args, bar)
+            pieces, anchors, solve_s, certify_s = _chunk(problem, lo, hi, *args, bar, ckpt, resume)
         finally:
             if bar is not None:
                 bar.close()
+        if ckpt is not None:
+            ckpt.remove()
     else:
+        if checkpoint is not None:
+            raise InputError("checkpoints are per run: use them without workers/chunks/executor")
         pieces, anchors, solve_s, certify_s = _parallel(problem, lo, hi, args, chunks, workers, executor, progress)
     pieces.sort(key=lambda p: p.lo)
     info = dict(
@@ -475,21 +564,99 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     )
 
 
-def _chunk(problem, lo, hi, eps, relative, strategy, solver, max_solves, bar=None):
+def _chunk(problem, lo, hi, eps, relative, strategy, solver, max_solves, bar=None, checkpoint=None, resume=False):
     """One strategy run on [lo, hi]: ``(pieces, exact-solve points, solve_s, certify_s)``."""
-    run = _Run(problem, eps, relative, lo, hi, solver, max_solves, bar)
+    run = _Run(problem, eps, relative, lo, hi, solver, max_solves, bar, checkpoint=checkpoint)
+    if checkpoint is not None:
+        state = checkpoint.load(run) if resume else None
+        if state is None and checkpoint.file.exists() and not resume:
+            raise InputError(f"{checkpoint.file} holds an interrupted run: resume it (--resume) or delete it")
+        run.resumed = state
     pieces = getattr(run, strategy.replace("-", "_"))()
+    if run.failed:
+        import warnings
+
+        warnings.warn(f"{problem.name}: no solver produced a pair at {len(run.failed)} point(s); "
+                      "the regions around them may be uncovered (see path.uncovered())", stacklevel=3)
     return pieces, list(run.anchors), run.solve_s, run.certify_s
 
 
-def _chunk_in_worker(problem, lo, hi, *args):
-    """:func:`_chunk` in a worker process: one BLAS thread, so that workers do not compete."""
+class _Checkpoint:
+    """The finished work of a run in an ``.npz``: its exact solves (``anchor_t`` and the pairs'
+    arrays prefixed ``anchor__``), its finished pieces (prefixed ``piece__``) and the
+    strategy's state; rewritten atomically after every exact solve or finished segment.
+
+    A resumed run reuses the stored pairs bit for bit instead of solving again and continues
+    from the stored state, so its result equals an uninterrupted run's.
+    """
+
+    def __init__(self, file, problem, run_key):
+        from pathlib import Path as _P
+
+        self.file = _P(file)
+        self.problem = problem
+        self.key = dict(run_key, problem=problem.name, options=problem.options(),
+                        data_sha256=data_sha256(problem.X, problem.y))
+
+    def save(self, run, pieces, state):
+        from .path import pieces_to_arrays, write_npz
+
+        ts = sorted(run.anchors)
+        arrays = {"anchor_t": np.array(ts, dtype=float)}
+        per = [self.problem.to_arrays(*run.anchors[t]) for t in ts]
+        for k in per[0] if per else ():
+            arrays[f"anchor__{k}"] = np.stack([np.asarray(d[k], dtype=float) for d in per])
+        if pieces:
+            for k, v in pieces_to_arrays(self.problem, pieces).items():
+                arrays[f"piece__{k}"] = v
+        write_npz(self.file, arrays, dict(run=self.key, state=state, solve_s=run.solve_s, certify_s=run.certify_s))
+
+    def load(self, run):
+        """Fill ``run`` with the stored exact solves; returns the strategy state (or None)."""
+        if not self.file.exists():
+            return None
+        from .path import pieces_from_arrays, read_certificate
+
+        arrays, meta = read_certificate(self.file)
+        if json.loads(json.dumps(self.key)) != meta.get("run"):
+            raise InputError(f"{self.file} is a checkpoint of another run (problem, data, eps, interval or "
+                             "strategy differ): delete it or drop --resume")
+        per = {k[len("anchor__"):]: v for k, v in arrays.items() if k.startswith("anchor__")}
+        for i, t in enumerate(arrays["anchor_t"]):
+            run.anchors[float(t)] = self.problem.from_arrays({k: v[i] for k, v in per.items()})
+        pieces = {k[len("piece__"):]: v for k, v in arrays.items() if k.startswith("piece__")}
+        run.resumed_pieces = pieces_from_arrays(self.problem, pieces) if pieces else []
+        run.solve_s, run.certify_s = meta.get("solve_s", 0.0), meta.get("certify_s", 0.0)
+        return meta.get("state") or None
+
+    def remove(self):
+        if self.file.exists():
+            self.file.unlink()
+
+
+def _single_threaded(fn, *args):
+    """``fn(*args)`` with one BLAS thread and one kernel thread, so that workers do not compete."""
+    from contextlib import nullcontext
+
+    from . import kernels
+
     try:
         from threadpoolctl import threadpool_limits
+
+        limit = threadpool_limits(1)
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return _chunk(problem, lo, hi, *args)
-    with threadpool_limits(1):
-        return _chunk(problem, lo, hi, *args)
+        limit = nullcontext()
+    before, kernels.THREADS = kernels.THREADS, 1
+    try:
+        with limit:
+            return fn(*args)
+    finally:
+        kernels.THREADS = before
+
+
+def _chunk_in_worker(problem, lo, hi, *args):
+    """:func:`_chunk` in a worker process."""
+    return _single_threaded(_chunk, problem, lo, hi, *args)
 
 
 def _parallel(problem, lo, hi, args, chunks, workers, executor, progress):
@@ -559,9 +726,4 @@ def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **optio
 
 
 def _path_in_worker(problem, eps, interval, options):
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        return approximate_path(problem, eps, interval, **options)
-    with threadpool_limits(1):
-        return approximate_path(problem, eps, interval, **options)
+    return _single_threaded(lambda: approximate_path(problem, eps, interval, **options))

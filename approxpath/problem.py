@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import difflib
+import inspect
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -108,6 +110,19 @@ class Problem(abc.ABC):
     exact_solvers: ClassVar[tuple] = ("clarabel", "scs")
 
     # ------------------------------------------------------------------ data
+    def __new__(cls, *args, **kwargs):
+        # unknown keyword options get a clear error with the closest name, for every problem
+        params = inspect.signature(cls.__init__).parameters
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            accepted = [k for k in params if k not in ("self", "X", "y")]
+            for key in kwargs:
+                if key not in params:
+                    close = difflib.get_close_matches(key, accepted, n=1)
+                    raise InputError(f"{cls.name}: unknown option {key!r}"
+                                     + (f"; did you mean {close[0]!r}?" if close else "")
+                                     + f" (options: {', '.join(accepted)})")
+        return super().__new__(cls)
+
     def __init__(self, X, y, *, parameter=None):
         X = np.asarray(X, dtype=float)
         if X.ndim == 1:
@@ -126,6 +141,9 @@ class Problem(abc.ABC):
         if not np.all(np.isfinite(X)):
             bad = np.argwhere(~np.isfinite(X))[0]
             raise InputError(f"X contains NaN or inf (first at row {bad[0]}, column {bad[1]}): clean or impute the data first")
+        if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+            bad = int(np.flatnonzero(~np.isfinite(y))[0])
+            raise InputError(f"y contains NaN or inf (first at index {bad}): drop or impute those samples")
         if parameter is None:
             parameter = self.parameters[0]
         if parameter not in self.parameters:

@@ -42,10 +42,8 @@ _THETA_BITS = 8
 # libSVM stopping tolerance (KKT violation) and kernel cache for exact solves.
 _LIBSVM_TOL = 1e-7
 _LIBSVM_CACHE_MB = 500
-# Kernel products alpha -> exp(-xD) alpha kept for this many (alpha, x) pairs, and how many
-# recently used alphas share one pass over a kernel.
+# Kernel products alpha -> exp(-xD) alpha kept for this many (alpha, x) pairs.
 _SUMS_CACHE = 512
-_HOT_ARRAYS = 4
 # alpha_i counts as a free support vector (the dynamic bias rule) when it is this far
 # (relative to C) from both bounds; interior-point solutions sit ~1e-10 from active bounds.
 _FREE_TOL = 1e-6
@@ -158,13 +156,12 @@ class KernelSVM(Problem):
         self.bias = bias
         self.bandwidth = None if bandwidth is None else float(bandwidth)
 
-    _transient = Problem._transient + ("_cache", "_sums_cache", "_hot")
+    _transient = Problem._transient + ("_cache", "_sums_cache")
 
     def _init_transient(self):
         super()._init_transient()
         self._cache = None
         self._sums_cache = OrderedDict()
-        self._hot = OrderedDict()
 
     @staticmethod
     def _map_labels(y):
@@ -473,39 +470,29 @@ class KernelSVM(Problem):
         """Class sums of ``alpha`` at ``x`` and their derivatives in ``x`` up to ``order``.
 
         ``S[k][:, 0] = d^k/dx^k exp(-xD) (alpha on the positive class)``, ``S[k][:, 1]`` the
-        same over the negative class; cached by (array identity, x).  A miss computes the sums
-        of the last few arrays asked for too, in one pass over the kernel (the products are
-        memory bound: a few more columns cost almost nothing).
+        same over the negative class; cached by (array identity, x).  Each array gets its own
+        product (never batched with others), so values do not depend on the cache's history
+        and a run is reproducible bit for bit.
         """
         x = float(x)
-        hit = self._sums_cache.get((id(alpha), x))
+        key = (id(alpha), x)
+        hit = self._sums_cache.get(key)
         if hit is not None and hit[0] is alpha and len(hit[1]) > order:
-            self._sums_cache.move_to_end((id(alpha), x))
+            self._sums_cache.move_to_end(key)
             return hit[1]
-        self._hot[id(alpha)] = alpha
-        self._hot.move_to_end(id(alpha))
-        while len(self._hot) > _HOT_ARRAYS:
-            self._hot.popitem(last=False)
-        batch = [v for v in self._hot.values() if v is alpha or not self._cached(v, x, order)]
-        coef = np.zeros((self.n, 2 * len(batch)))
-        for k, v in enumerate(batch):
-            coef[:, 2 * k] = np.where(self.y > 0, v, 0.0)
-            coef[:, 2 * k + 1] = np.where(self.y < 0, v, 0.0)
+        coef = np.zeros((self.n, 2))
+        coef[:, 0] = np.where(self.y > 0, alpha, 0.0)
+        coef[:, 1] = np.where(self.y < 0, alpha, 0.0)
         if self.parameter == "c":  # the kernel is fixed on the C path: no derivatives
             F = self._kernel(x) @ coef
-            all_sums = (F, np.zeros_like(F), np.zeros_like(F))
+            sums = (F, np.zeros_like(F), np.zeros_like(F))
         else:
             mats = self.kernels.get(x, order=order) if order else [self.kernels.get(x)]
-            all_sums = tuple((-1) ** k * (M @ coef) for k, M in enumerate(mats))
-        for k, v in enumerate(batch):
-            self._sums_cache[(id(v), x)] = (v, tuple(S[:, 2 * k: 2 * k + 2] for S in all_sums))
+            sums = tuple((-1) ** k * (M @ coef) for k, M in enumerate(mats))
+        self._sums_cache[key] = (alpha, sums)
         while len(self._sums_cache) > _SUMS_CACHE:
             self._sums_cache.popitem(last=False)
-        return self._sums_cache[(id(alpha), x)][1]
-
-    def _cached(self, alpha, x, order):
-        hit = self._sums_cache.get((id(alpha), x))
-        return hit is not None and hit[0] is alpha and len(hit[1]) > order
+        return sums
 
     def _sums(self, dual, x, order=2):
         """:meth:`_sums_of` for a dual; an exact mix combines its parents' cached sums."""

@@ -109,7 +109,7 @@ class KLasso(KernelRegression):
         """:math:`\\lVert K_t(y - \\bar y)\\rVert_\\infty` (``t`` defaults to the fixed bandwidth): from
         there on :math:`\\beta = 0`, :math:`\\beta_0 = \\bar y` is optimal."""
         t = self.bandwidth if t is None else t
-        return float(np.max(np.abs(gaussian(self.D, t) @ (self.y - self.y.mean()))))
+        return float(np.max(np.abs(self.kernels.get(t) @ (self.y - self.y.mean()))))
 
     @classmethod
     def examples(cls):
@@ -193,8 +193,9 @@ class KLasso(KernelRegression):
         :math:`\\lVert K r\\rVert_\\infty` and its small coefficients are unreliable; the steps
         drop a coefficient whose sign disagrees or add the most violated constraint, starting
         from the sets :math:`|K_t r| \\ge \\lambda(1 - 10^{-k})` (signs of :math:`K_t r`) and from
-        the supports :math:`|\\beta| > 10^{-k}\\max|\\beta|` (signs of :math:`\\beta`), k = 2..6.  Of every point met and the solver's own
-        (inactive remnants zeroed), the pair with the smallest gap bound wins.
+        the supports :math:`|\\beta| > 10^{-k}\\max|\\beta|` (signs of :math:`\\beta`), k = 2..6.
+        Of every point met and the solver's own (inactive remnants zeroed), the pair with the
+        smallest gap bound wins.
         """
         bw, lam = self._bw_lam(t)
         K = self._kernel(t)
@@ -237,7 +238,7 @@ class KLasso(KernelRegression):
         return best[1]
 
     def _kkt_point(self, K, active, sign, lam):
-        """``(beta, r)`` solving the optimality conditions on the active set (see :meth:`solve`)
+        """``(beta, r)`` solving the optimality conditions on the active set (see :meth:`_solve_with`)
         by a QR factorization :math:`[K_A, \\mathbf 1] = QR`: with :math:`R^\\top w = c`,
         :math:`c = (\\lambda\\sigma_A, 0)`, the residual is :math:`r = y - QQ^\\top y + Qw`
         (accurate even when :math:`\\beta` is huge) and :math:`Rz = Q^\\top y - w`.
