@@ -10,7 +10,7 @@ True
 """
 
 from .certificate import VerifyReport, verify
-from .driver import STRATEGIES, EpsilonTooSmallError, approximate_path
+from .driver import STRATEGIES, EpsilonTooSmallError, approximate_path, map_paths
 from .path import Path, PathPiece, load_path
 from .problem import Declaration, InputError, Problem
 from .registry import available_problems, get_problem, register
@@ -32,6 +32,7 @@ __all__ = [
     "available_problems",
     "get_problem",
     "load_path",
+    "map_paths",
     "register",
     "verify",
 ]

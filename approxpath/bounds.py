@@ -10,10 +10,20 @@ For nonnegative coefficients :math:`c_k` and :math:`d_k \\ge 0`, the sum
     \\max(S(lo) + S'(lo)(x - lo),\\; S(hi) + S'(hi)(x - hi)) \\le S(x) \\le
     S(lo) + \\frac{x - lo}{hi - lo}(S(hi) - S(lo)).
 
-Both sides are piecewise linear and touch :math:`S` at the end points, so a gap bound
-assembled from them is exact at ``lo`` and ``hi`` and loses only :math:`O((hi-lo)^2)`
-inside.  The gap bounds of the built-in problems are sums of such piecewise-linear pieces
-(and of ``max(0, .)`` of them); :func:`max_pl_sum` maximizes such a sum exactly.
+Both sides are piecewise linear and touch :math:`S` at the end points.  A difference
+:math:`f = P - N` of two such sums is bounded by combining them (chord of one minus tangents
+of the other), and also by its own chord and curvature: :math:`P''` and :math:`N''` are
+decreasing, so :math:`f'' \\le P''(lo) - N''(hi)` and
+
+.. math::
+
+    f(x) \\ge \\operatorname{chord}_f(x) - \\tfrac18 (hi - lo)^2 \\max(0, P''(lo) - N''(hi)),
+
+(and symmetrically from above), which keeps the cancellation between :math:`P` and
+:math:`N` that the first bound loses.  :func:`difference_lines` returns all these lines;
+the max (lower bound) or min (upper bound) of them is piecewise linear, exact at both ends
+up to the curvature term, and a gap bound assembled from them is maximized exactly by
+:func:`max_pl_sum`.
 """
 
 from __future__ import annotations
@@ -28,9 +38,12 @@ __all__ = [
     "Envelope",
     "envelope",
     "split_envelope",
+    "difference_lines",
     "max_abs_difference",
-    "max_abs_difference_curvature",
     "envelope_entry_error",
+    "lines_at",
+    "crossings",
+    "zeros",
     "pl_points",
     "max_pl_sum",
 ]
@@ -49,8 +62,8 @@ class Envelope:
     f_hi: np.ndarray
     df_lo: np.ndarray
     df_hi: np.ndarray
-    d2f_lo: np.ndarray = None  # second derivatives, when asked for (``envelope(..., second=True)``)
-    d2f_hi: np.ndarray = None
+    d2f_lo: np.ndarray = 0.0
+    d2f_hi: np.ndarray = 0.0
 
     @property
     def width(self):
@@ -87,22 +100,93 @@ class Envelope:
     def magnitude(self):
         """Largest absolute value any of the envelope lines takes on ``[lo, hi]`` (per sum)."""
         w = self.width
-        return np.abs(self.f_lo) + np.abs(self.f_hi) + w * (np.abs(self.df_lo) + np.abs(self.df_hi))
+        return (np.abs(self.f_lo) + np.abs(self.f_hi) + w * (np.abs(self.df_lo) + np.abs(self.df_hi))
+                + 0.125 * w * w * (np.abs(self.d2f_lo) + np.abs(self.d2f_hi)))
+
+    def combine(self, weights):
+        """The envelope of the weighted sums ``weights @ S`` (weights nonnegative, shape (m,))."""
+        return Envelope(self.lo, self.hi, *(weights @ getattr(self, f) if np.ndim(getattr(self, f)) else
+                                            np.sum(weights) * getattr(self, f) for f in _FIELDS))
 
 
-def envelope(D, C, lo, hi, second=False):
+_FIELDS = ("f_lo", "f_hi", "df_lo", "df_hi", "d2f_lo", "d2f_hi")
+
+
+def difference_lines(P, N):
+    """Lines bounding :math:`f = P - N` on ``[lo, hi]``, as values at ``(lo, hi)``.
+
+    Returns ``(lower, upper)``, arrays of shape ``(..., 3, 2)``: :math:`f` is at least the
+    largest of the ``lower`` lines and at most the smallest of the ``upper`` lines at every
+    point of the interval.
+    """
+    w = P.hi - P.lo
+    curv = 0.125 * w * w
+    chord = (P.f_lo - N.f_lo, P.f_hi - N.f_hi)
+    down = curv * np.maximum(0.0, P.d2f_lo - N.d2f_hi)  # f'' <= P''(lo) - N''(hi)
+    up = curv * np.maximum(0.0, N.d2f_lo - P.d2f_hi)  # -f'' <= N''(lo) - P''(hi)
+    lower = [
+        (P.f_lo - N.f_lo, P.f_lo + P.df_lo * w - N.f_hi),  # tangent of P at lo minus chord of N
+        (P.f_hi - P.df_hi * w - N.f_lo, P.f_hi - N.f_hi),  # tangent of P at hi minus chord of N
+        (chord[0] - down, chord[1] - down),
+    ]
+    upper = [
+        (P.f_lo - N.f_lo, P.f_hi - N.f_lo - N.df_lo * w),  # chord of P minus tangent of N at lo
+        (P.f_lo - N.f_hi + N.df_hi * w, P.f_hi - N.f_hi),
+        (chord[0] + up, chord[1] + up),
+    ]
+    pack = lambda ls: np.stack([np.stack(np.broadcast_arrays(*v), axis=-1) for v in ls], axis=-2)  # noqa: E731
+    return pack(lower), pack(upper)
+
+
+def lines_at(lines, x, lo, hi):
+    """Values of ``lines`` (..., k, 2) at points ``x`` (..., p): shape (..., p, k)."""
+    x = np.asarray(x, dtype=float)
+    v_lo, v_hi = lines[..., None, :, 0], lines[..., None, :, 1]
+    if hi == lo:
+        return np.broadcast_to(v_lo, x.shape + (lines.shape[-2],)).copy()
+    r = ((x - lo) / (hi - lo))[..., None]
+    return v_lo + r * (v_hi - v_lo)
+
+
+def crossings(lines, lo, hi):
+    """Where each pair of ``lines`` (..., k, 2) crosses inside ``[lo, hi]`` (else ``lo``):
+    shape (..., k(k-1)/2)."""
+    k = lines.shape[-2]
+    out = []
+    for i in range(k):
+        for j in range(i + 1, k):
+            d = lines[..., i, :] - lines[..., j, :]
+            out.append(_root(d[..., 0], d[..., 1], lo, hi))
+    if not out:
+        return np.full(lines.shape[:-2] + (0,), lo)
+    return np.stack(out, axis=-1)
+
+
+def zeros(lines, lo, hi):
+    """Where each line of ``lines`` (..., k, 2) is zero inside ``[lo, hi]`` (else ``lo``)."""
+    return _root(lines[..., 0], lines[..., 1], lo, hi)
+
+
+def _root(v_lo, v_hi, lo, hi):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = lo + (hi - lo) * (v_lo / (v_lo - v_hi))
+    return np.where((v_lo > 0) != (v_hi > 0), np.clip(x, lo, hi), lo)
+
+
+def envelope(kernel, C, lo, hi, cols=None):
     """Envelopes of :math:`S(x) = \\exp(-xD)\\,C` (matrix product) at ``lo`` and ``hi``.
 
     Parameters
     ----------
-    D : ndarray of shape (m, k)
-        Nonnegative exponents (squared distances).
+    kernel : callable
+        ``kernel(x)`` returns ``(exp(-x D), D * exp(-x D), D**2 * exp(-x D))``, each of shape
+        (m, k') (e.g. :meth:`approxpath.kernels.KernelCache.get` with ``order=2``).
     C : ndarray of shape (k,) or (k, p)
         Nonnegative coefficients.
     lo, hi : float
         ``0 <= lo <= hi``.
-    second : bool
-        Also the second derivatives :math:`S''(lo), S''(hi)` (``d2f_lo``, ``d2f_hi``).
+    cols : ndarray of int, optional
+        The columns of the kernel that ``C`` weights (k of them); all if omitted.
 
     Returns
     -------
@@ -111,26 +195,27 @@ def envelope(D, C, lo, hi, second=False):
     """
     out = []
     for x in (lo, hi) if hi != lo else (lo,):
-        E = np.exp(-x * D)
-        DE = D * E
-        out.append((E @ C, -(DE @ C), (D * DE) @ C if second else None))
+        mats = kernel(x)
+        if cols is not None:
+            mats = [M[:, cols] for M in mats]
+        out.append((mats[0] @ C, -(mats[1] @ C), mats[2] @ C))
     if len(out) == 1:
         out.append(out[0])
-    (f_lo, df_lo, d2_lo), (f_hi, df_hi, d2_hi) = out
-    return Envelope(lo, hi, f_lo, f_hi, df_lo, df_hi, d2_lo, d2_hi)
+    (f_lo, df_lo, d2f_lo), (f_hi, df_hi, d2f_hi) = out
+    return Envelope(lo, hi, f_lo, f_hi, df_lo, df_hi, d2f_lo, d2f_hi)
 
 
-def split_envelope(D, c, lo, hi, second=False):
+
+def split_envelope(kernel, c, lo, hi):
     """Envelopes of the two nonnegative parts of :math:`S(x) = \\exp(-xD)\\,c` for signed ``c``.
 
     Parameters
     ----------
-    D : ndarray of shape (m, k)
+    kernel : callable
+        As for :func:`envelope`.
     c : ndarray of shape (k,)
         Signed coefficients; only the nonzero ones are used.
     lo, hi : float
-    second : bool
-        Also the second derivatives (see :func:`envelope`).
 
     Returns
     -------
@@ -141,88 +226,90 @@ def split_envelope(D, c, lo, hi, second=False):
     c = np.asarray(c, dtype=float)
     cols = np.flatnonzero(c)
     C = np.stack([np.maximum(c[cols], 0.0), np.maximum(-c[cols], 0.0)], axis=-1)
-    env = envelope(D[:, cols], C, lo, hi, second=second)
-    fields = ("f_lo", "f_hi", "df_lo", "df_hi") + (("d2f_lo", "d2f_hi") if second else ())
-    return tuple(Envelope(lo, hi, *(getattr(env, f)[:, k] for f in fields)) for k in (0, 1))
+    env = envelope(kernel, C, lo, hi, cols=cols)
+    return tuple(Envelope(lo, hi, *(getattr(env, f)[:, k] for f in _FIELDS)) for k in (0, 1))
 
 
 def max_abs_difference(P, N):
-    """Per sum, an upper bound of :math:`\\max_{x \\in [lo, hi]} |P(x) - N(x)|` (as computed, no
-    rounding allowance).
+    """Per sum, an upper bound of :math:`\\max_{x \\in [lo, hi]} |P(x) - N(x)|` (as computed,
+    no rounding allowance).  Exact when ``lo == hi``.
 
-    :math:`P - N \\le \\text{chord}(P) - \\text{tangents}(N)` is concave with one kink (where
-    :math:`N`'s tangents cross), so its maximum is at ``lo``, that kink or ``hi``; likewise
-    for :math:`N - P`.  Exact when ``lo == hi``.
-    """
-    vals = [A.chord(x) - B.lower(x) for A, B in ((P, N), (N, P)) for x in (P.lo, B.kink(), P.hi)]
-    return np.max(vals, axis=0)
+    The smaller of two bounds: (1) the smallest upper line of :func:`difference_lines` and
+    minus the largest lower line are concave piecewise linear, so their maxima are at ``lo``,
+    ``hi`` or a crossing of two lines; (2) with the bracket
+    :math:`m = P''(hi) - N''(lo) \\le f'' \\le M = P''(lo) - N''(hi)` of :math:`f = P - N`,
+    :math:`f - \\tfrac m2 x^2` is convex, so :math:`f(x) \\le \\text{chord}(x) +
+    \\tfrac{\\max(0, -m)}2 (x - lo)(hi - x)`, a concave quadratic maximized in closed form
+    (likewise :math:`-f` with :math:`M`).  (2) is below the curvature line of (1) everywhere
+    but at the middle, which halves the bound's excess where :math:`f` is flat near its
+    maximum (a projected dual: ``robust_l1``).
 
-
-def max_abs_difference_curvature(P, N):
-    """Per sum, a second upper bound of :math:`\\max_{x \\in [lo, hi]} |P(x) - N(x)|`, tight to
-    third order where :math:`P` and :math:`N` nearly cancel (needs ``second=True`` envelopes).
-
-    :math:`P''` and :math:`N''` are nonnegative exponential sums, hence decreasing, so
-    :math:`S = P - N` has :math:`m = P''(hi) - N''(lo) \\le S'' \\le M = P''(lo) - N''(hi)`.
-    :math:`S - \\tfrac m2 x^2` is convex, so :math:`S(x) \\le \\text{chord}(x) + \\tfrac{\\max(0,
-    -m)}2 (x - lo)(hi - x)`, a concave quadratic maximized in closed form; likewise
-    :math:`-S(x) \\le -\\text{chord}(x) + \\tfrac{\\max(0, M)}2 (x - lo)(hi - x)`.  The spread
-    :math:`M - m` is :math:`O(w)`, so the loss is :math:`O(w^3)` plus what the true curvature
-    costs — unlike the chord and tangents of :func:`max_abs_difference`, which lose
-    :math:`(P'' + N'')w^2/8` however much of :math:`P` and :math:`N` cancels.  Exact when
-    ``lo == hi``.
+    Returns
+    -------
+    bound : ndarray
+    lines : ndarray
+        The lines of (1) (for the caller's rounding allowance; (2) is covered by
+        :meth:`Envelope.magnitude`).
     """
     lo, hi = P.lo, P.hi
-    S_lo, S_hi = P.f_lo - N.f_lo, P.f_hi - N.f_hi
+    lower, upper = difference_lines(P, N)
+    lines = np.concatenate([upper, -lower], axis=-2)
+    best = None
+    for group in (upper, -lower):
+        pts = pl_points(lo, hi, crossings(group, lo, hi))
+        top = lines_at(group, pts, lo, hi).min(axis=-1).max(axis=-1)
+        best = top if best is None else np.maximum(best, top)
     if hi == lo:
-        return np.abs(S_lo)
-    slope = (S_hi - S_lo) / (hi - lo)
-
+        return best, lines
     w = hi - lo
+    f_lo = P.f_lo - N.f_lo
+    slope = (P.f_hi - N.f_hi - f_lo) / w
 
     def top(a, b, c):
         """max over z in [0, w] of a + b z + c z (w - z), c >= 0: the vertex value
-        a + (b + c w)^2 / (4c) when the vertex z = (b + c w) / (2c) is inside (no rounding of
-        a position enters), else the larger end."""
+        a + (b + c w)^2 / (4c) if the vertex is inside (no rounded position enters), else
+        the larger end."""
         ends = np.maximum(a, a + b * w)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            g = b + c * w
-            inside = (c > 0) & (g > 0) & (g < 2.0 * c * w)
+        g = b + c * w
+        inside = (c > 0) & (g > 0) & (g < 2.0 * c * w)
+        with np.errstate(divide="ignore", invalid="ignore"):
             vertex = a + g * g / np.where(inside, 4.0 * c, 1.0)
         return np.where(inside, np.maximum(vertex, ends), ends)
 
-    up = top(S_lo, slope, 0.5 * np.maximum(0.0, N.d2f_lo - P.d2f_hi))
-    down = top(-S_lo, -slope, 0.5 * np.maximum(0.0, P.d2f_lo - N.d2f_hi))
-    return np.maximum(up, down)
+    quadratic = np.maximum(top(f_lo, slope, 0.5 * np.maximum(0.0, N.d2f_lo - P.d2f_hi)),
+                           top(-f_lo, -slope, 0.5 * np.maximum(0.0, P.d2f_lo - N.d2f_hi)))
+    return np.minimum(best, quadratic), lines
 
 
 def envelope_entry_error(lo, hi, d):
-    """Absolute error, per unit of coefficient, of any envelope line of :func:`envelope` due to
+    """Absolute error, per unit of coefficient, of any line of :func:`difference_lines` due to
     the rounding of the kernel entries (summation rounding is separate: ``fp_margin``).
 
-    A line :math:`S(a) + S'(a)(x - a)` with :math:`|x - a| \\le w = hi - lo` uses
-    :math:`e^{-aD}` (error at most :func:`~approxpath.kernels.kernel_entry_error` per unit)
-    and :math:`D e^{-aD}` times :math:`w`.  With relative errors :math:`(d+2)u` of :math:`D`
-    and :math:`(d+3)u\\,aD + 2u` of :math:`e^{-aD}`, and :math:`D e^{-aD} \\le 1/(e a)`,
-    :math:`aD^2 e^{-aD} \\le 4/(e^2 a)`, the product is within
-    :math:`((d+5)/e + 4(d+3)/e^2)\\,u/a \\le 3\\,\\text{kernel\\_entry\\_error}(d)/a` of the
-    exact one, for every ``d``.  So the line is within
-    ``kernel_entry_error(d) * (1 + 3 w / lo)`` per unit of coefficient.
+    A line uses :math:`e^{-aD}` (error at most :func:`~approxpath.kernels.kernel_entry_error`
+    per unit), :math:`D e^{-aD}` times :math:`|x - a| \\le w = hi - lo` and
+    :math:`D^2 e^{-aD}` times :math:`w^2/8`, at :math:`a \\in \\{lo, hi\\}`.  With relative
+    errors :math:`(d+2)u` of :math:`D` and :math:`(d+3)u\\,aD + 2u` of :math:`e^{-aD}`, and
+    :math:`z^k e^{-z} \\le (k/e)^k`, :math:`D e^{-aD}` is within
+    :math:`((d+5)/e + 4(d+3)/e^2)\\,u/a \\le 3\\,\\text{kernel\\_entry\\_error}(d)/a` and
+    :math:`D^2 e^{-aD}` within :math:`((2d+7)4/e^2 + 27(d+3)/e^3)\\,u/a^2 \\le
+    8\\,\\text{kernel\\_entry\\_error}(d)/a^2` of the exact values, for every ``d``.  So a line
+    is within ``kernel_entry_error(d) * (1 + 3 w / lo + (w / lo)**2)`` per unit of coefficient.
     """
-    return kernel_entry_error(d) * (1.0 + (3.0 * (hi - lo) / lo if hi > lo else 0.0))
+    r = (hi - lo) / lo if hi > lo else 0.0
+    return kernel_entry_error(d) * (1.0 + 3.0 * r + r * r)
 
 
 def pl_points(lo, hi, *breaks):
     """Sorted evaluation points ``[lo, breaks..., hi]`` per row, breaks clipped into the interval.
 
-    Each of ``breaks`` is an array of shape (m,) (use ``lo`` for "no break").  Returns shape
-    (m, len(breaks) + 2).
+    Each of ``breaks`` is an array of shape (m,) or (m, j) (use ``lo`` for "no break").
+    Returns shape (m, total breaks + 2).
     """
-    m = np.broadcast(*breaks).shape if breaks else ()
-    cols = [np.full(m, lo, dtype=float)]
-    cols += [np.clip(np.broadcast_to(b, m), lo, hi) for b in breaks]
-    cols.append(np.full(m, hi, dtype=float))
-    return np.sort(np.stack(cols, axis=-1), axis=-1)
+    cols = [np.atleast_2d(np.asarray(b, dtype=float).T).T if np.ndim(b) else np.array([[b]]) for b in breaks]
+    m = max((c.shape[0] for c in cols), default=1)
+    cols = [np.broadcast_to(c, (m, c.shape[1])) for c in cols]
+    allc = np.concatenate([np.full((m, 1), lo)] + [np.clip(c, lo, hi) for c in cols] + [np.full((m, 1), hi)], axis=1)
+    return np.sort(allc, axis=1)
 
 
 def max_pl_sum(points, values):

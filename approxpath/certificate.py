@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .path import KINDS, content_sha256, problem_from_meta, read_certificate
+from .path import KINDS, PIECE_FIELDS, content_sha256, problem_from_meta, read_certificate
 from .problem import scale_mid
 
 __all__ = ["verify", "VerifyReport", "STORED_PAD"]
@@ -63,8 +63,8 @@ def verify(file, X, y):
     t_lo, t_hi = (float(v) for v in meta["interval"])
     lo, hi, stored, kind = arrays["lo"], arrays["hi"], arrays["gap_bound"], arrays["kind"]
     failures = []
-    if content_sha256(arrays) != meta.get("content_sha256"):
-        failures.append("the arrays were modified after the certificate was written (content sha256 differs)")
+    if content_sha256(arrays, meta) != meta.get("content_sha256"):
+        failures.append("the file was modified after it was written (content sha256 differs)")
     m = lo.size
     if m == 0:
         return VerifyReport(False, 0, 0, 0, ("the certificate has no pieces",), float("nan"))
@@ -78,7 +78,7 @@ def verify(file, X, y):
         failures.append(f"piece {k}: lo = {lo[k]!r} > hi = {hi[k]!r}")
     if list(map(str, kind)) != list(meta.get("piece_kinds", [])):
         failures.append("the kinds in 'meta' differ from the 'kind' array")
-    per_piece = {k: v for k, v in arrays.items() if k not in ("lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi")}
+    per_piece = {k: v for k, v in arrays.items() if k not in PIECE_FIELDS}
     counts = dict.fromkeys(KINDS, 0)
     for i in range(m):
         k = str(kind[i])
@@ -90,6 +90,9 @@ def verify(file, X, y):
             failures.append(f"piece {i} [{lo[i]:.6g}, {hi[i]:.6g}] is uncovered (gap {stored[i]:.3g} > eps)")
             continue
         where = f"piece {i} [{lo[i]:.6g}, {hi[i]:.6g}]"
+        if not (t_lo <= lo[i] <= hi[i] <= t_hi):
+            failures.append(f"{where}: not a sub-interval of [{t_lo:.6g}, {t_hi:.6g}]; its gap is not evaluated")
+            continue
         try:
             primal, dual = problem.from_arrays({key: v[i] for key, v in per_piece.items()})
         except Exception as exc:

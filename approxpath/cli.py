@@ -7,6 +7,7 @@ verify; 2 for bad input (argparse and :class:`approxpath.InputError`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import json
 import re
@@ -91,14 +92,24 @@ def _add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")
     p.add_argument("--plot", default=None, metavar="FILE", help=plot_help)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--workers", type=int, default=1, help="local processes, each on a chunk of the interval")
+    p.add_argument("--checkpoint", default=None, metavar="FILE",
+                   help="write finished work here as the run goes (default with --out: OUT.partial.npz)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
 
 
 def _run_path(problem, args, meta):
     interval = tuple(args.range) if args.range else None
+    checkpoint = args.checkpoint
+    if checkpoint is None and args.out and args.workers == 1:
+        checkpoint = f"{args.out}.partial.npz"
+    if args.resume and checkpoint is None:
+        raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
     path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
-                            strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta)
+                            strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,
+                            workers=args.workers, checkpoint=checkpoint, resume=args.resume)
     if args.out:
-        path.save(args.out)
+        path.save(args.out)  # atomic; the checkpoint was removed when the path completed
     if args.plot:
         from .plotting import plot_bounds, save_figure
 
@@ -282,7 +293,8 @@ def _figure_validation(args):
         y_val = np.where(np.asarray(y_val) == labels[1], 1.0, -1.0)
     interval = tuple(args.range) if args.range else None
     path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative, strategy=args.strategy,
-                            progress=not (args.no_progress or args.json), meta=meta)
+                            progress=not (args.no_progress or args.json), meta=meta, workers=args.workers,
+                            checkpoint=args.checkpoint, resume=args.resume)
     if args.out:
         path.save(args.out)
     curve = validation_curve(path, X_val, y_val, criterion=criterion, selection=args.selection, n_grid=args.n_grid)
@@ -354,6 +366,84 @@ def _add_figure_parser(sub):
     p.set_defaults(func=cmd_figure)
 
 
+def _fixed_options(cls, args):
+    """Constructor keywords for a path over ``--parameter``: the option named like the path
+    parameter (``--bandwidth`` on a bandwidth path, ``--lam`` on a lambda path) is the path's
+    own coordinate, given by the file, and is dropped."""
+    given = _problem_kwargs(cls, args)
+    given.pop(given.get("parameter", cls.parameters[0]), None)
+    return given
+
+
+def cmd_exact(args):
+    """An exact path of the source papers, every returned solution certified."""
+    from .exact import certify, kernel_path, lambda_path, write_claimed
+
+    if args.problem != "klasso":
+        raise InputError(f"exact paths exist for: klasso (Wang et al.); got {args.problem!r}")
+    t0 = time.perf_counter()
+    X, y, fmt, prep = _load(args)
+    lo, hi = args.range if args.range else (None, None)
+    if args.parameter == "lam":
+        if args.bandwidth is None:
+            raise InputError("the lambda path needs the fixed kernel: --bandwidth T (t of exp(-t||x-x'||^2))")
+        lam_min = lo if lo is not None else args.lam  # --lam alone: the end of the path
+        path = lambda_path(X, y, args.bandwidth, lam_min, max_events=args.max_events, nu=args.ridge)
+        if hi is not None and hi < path.t[-1]:
+            path = path.restrict(path.t[0], hi)
+    else:
+        if args.lam is None:
+            raise InputError("the bandwidth path needs the fixed lambda: --lam L")
+        if lo is None:
+            raise InputError("the bandwidth path needs its range of t: --range LO HI (e.g. 0.1 10 for Wang's "
+                             "sigma from 10 to 0.1); --bandwidth T sets where it starts (default LO)")
+        path = kernel_path(X, y, args.lam, (lo, hi), start=args.bandwidth, start_solution=args.start,
+                           theta=args.theta, eps=args.breakpoint_tol, nu=args.ridge, marginal=args.marginal,
+                           max_events=args.max_events)
+    t1 = time.perf_counter()
+    report = certify(path, tol=args.tol, relative=args.relative)
+    t2 = time.perf_counter()
+    if args.out:
+        arrays = path.to_arrays()
+        meta = dict(problem="klasso", parameter=path.parameter, lam=path.lam, bandwidth=path.bandwidth,
+                    algorithm=path.algorithm, settings=path.settings, stop_reason=path.stop_reason,
+                    data_file=str(args.data), format=fmt, preprocessing=prep, data_sha256=data_sha256(X, y))
+        write_claimed(args.out, arrays.pop("t"), {k: arrays.pop(k) for k in ("beta", "beta0")},
+                      **({} if str(args.out).lower().endswith(".csv") else dict(arrays, meta=meta)))
+    if args.json:
+        out = report.to_json()  # ok, points, max_gap (at max_gap_t), max_relative_gap, segments, flagged
+        out.update(algorithm=path.algorithm, lam=path.lam, bandwidth=path.bandwidth, range=list(path.interval),
+                   events=len(path.events), breakpoints=int(path.breakpoints.size), linear_solves=path.linear_solves,
+                   max_cond=path.max_cond if np.isfinite(path.max_cond) else None, stop_reason=path.stop_reason,
+                   path_s=round(t1 - t0, 4), certify_s=round(t2 - t1, 4), wall_s=round(t2 - t0, 4))
+        print(json.dumps(out))
+    else:
+        print(path.summary())
+        print(report)
+        if args.out:
+            print(f"path written to {args.out}")
+    return 0 if report.ok else 1
+
+
+def cmd_crosscheck(args):
+    """Certify an exact path computed anywhere: gaps at its points (and along claimed-linear segments)."""
+    from .exact import crosscheck, read_claimed
+
+    cls = get_problem(args.problem)
+    X, y, _, _ = _load(args)
+    problem = cls(X, y, **_fixed_options(cls, args))
+    arrays = read_claimed(args.path)
+    linear = bool(np.asarray(arrays.get("linear", False))) if args.linear is None else args.linear
+    fields = [f.name for f in dataclasses.fields(problem.Primal)]
+    report = crosscheck(problem, arrays["t"], {k: arrays[k] for k in fields if k in arrays}, tol=args.tol,
+                        relative=args.relative, linear=linear, samples=args.samples, cond=arrays.get("cond"))
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        print(report)
+    return 0 if report.ok else 1
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="approxpath", description="Certified eps-approximate solution paths.")
     parser.add_argument("--version", action="version", version=f"approxpath {__version__}")
@@ -372,6 +462,47 @@ def build_parser():
     p.add_argument("--require-certified", action="store_true", help="fail on sampled pieces too")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("exact", help="an exact path of the source papers (klasso: Wang et al.), certified")
+    p.add_argument("problem", help="klasso")
+    _add_data_args(p)
+    p.add_argument("--parameter", choices=("lam", "bandwidth"), default="bandwidth",
+                   help="lam: the lambda-path; bandwidth: the kernel path (default)")
+    p.add_argument("--lam", type=parse_number, default=None,
+                   help="bandwidth path: the fixed lambda; lambda path: where it ends (if no --range)")
+    p.add_argument("--bandwidth", type=parse_number, default=None,
+                   help="lambda path: the fixed t of exp(-t||x-x'||^2); bandwidth path: where it starts (default LO)")
+    p.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="lambda path: [lam_min, lam_max] (default [1e-3, 1] x lam_max); bandwidth path: the t range")
+    p.add_argument("--theta", type=parse_number, default=0.95, help="kernel path: decay rate of sigma (default 0.95)")
+    p.add_argument("--breakpoint-tol", type=parse_number, default=1e-6,
+                   help="kernel path: relative tolerance of a breakpoint (the paper's eps, default 1e-6)")
+    p.add_argument("--ridge", type=parse_number, default=0.0, help="ridge term nu (default 0)")
+    p.add_argument("--marginal", type=parse_number, default=None, metavar="XI",
+                   help="kernel path: check only marginal points between events (|g_i| >= lam (1 - XI))")
+    p.add_argument("--start", choices=("lambda-path", "cvxpy"), default="lambda-path",
+                   help="kernel path: the exact start solution")
+    p.add_argument("--max-events", type=int, default=None)
+    p.add_argument("--tol", type=parse_number, default=1e-6, help="flag solutions whose certified gap exceeds this")
+    p.add_argument("--relative", action="store_true", help="the tolerance is relative to 1 + |dual objective|")
+    p.add_argument("--out", default=None, help="write the path (.npz, or .csv: t, beta0, beta[i])")
+    p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.set_defaults(func=cmd_exact)
+
+    p = sub.add_parser("crosscheck", help="certify the points (and linear segments) of a path computed anywhere")
+    p.add_argument("problem", help="registered problem name")
+    _add_data_args(p)
+    _add_problem_args(p)
+    p.add_argument("--path", required=True, help="npz or csv: t and the primal fields (klasso: beta, beta0)")
+    p.add_argument("--tol", type=parse_number, default=1e-6, help="flag gaps above this (default 1e-6)")
+    p.add_argument("--relative", action="store_true", help="the tolerance is relative to 1 + |dual objective|")
+    lin = p.add_mutually_exclusive_group()
+    lin.add_argument("--linear", dest="linear", action="store_true", default=None,
+                     help="the path is linear between its points: check the segments too (sampled)")
+    lin.add_argument("--not-linear", dest="linear", action="store_false", help="check the points only")
+    p.add_argument("--samples", type=int, default=8, help="interior samples per linear segment (default 8)")
+    p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.set_defaults(func=cmd_crosscheck)
 
     p = sub.add_parser("problems", help="list the registered problems")
     p.set_defaults(func=cmd_problems)

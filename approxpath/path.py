@@ -185,13 +185,7 @@ class Path:
     # ------------------------------------------------------------------ files
     def save(self, file):
         """Write the certificate (``.npz``) atomically: a temporary file then a rename."""
-        problem = self._need_problem()
-        per_piece = [problem.to_arrays(p.primal, p.dual) for p in self.pieces]
-        arrays = {k: np.stack([np.asarray(d[k], dtype=float) for d in per_piece]) for k in per_piece[0]}
-        reserved = {"lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi", "meta"}
-        clash = reserved & set(arrays)
-        if clash:
-            raise ValueError(f"{problem.name}.to_arrays uses reserved names {sorted(clash)}")
+        arrays = pieces_to_arrays(self._need_problem(), self.pieces)
         meta = dict(self.meta)
         meta.update(
             format_version=FORMAT_VERSION,
@@ -206,32 +200,69 @@ class Path:
             solve_s=self.solve_s,
             certify_s=self.certify_s,
         )
-        arrays.update(
-            lo=np.array([p.lo for p in self.pieces]),
-            hi=np.array([p.hi for p in self.pieces]),
-            gap_bound=np.array([p.gap_bound for p in self.pieces]),
-            kind=np.array([p.kind for p in self.pieces]),
-            anchor_lo=np.array([p.anchors[0] if p.anchors else np.nan for p in self.pieces]),
-            anchor_hi=np.array([p.anchors[-1] if p.anchors else np.nan for p in self.pieces]),
-        )
-        meta["content_sha256"] = content_sha256(arrays)
-        file = _FsPath(file)
-        fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".npz", dir=file.parent or ".")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez_compressed(fh, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, file)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return file
+        meta["content_sha256"] = content_sha256(arrays, meta)
+        return write_npz(file, arrays, meta)
 
 
-def content_sha256(arrays):
-    """sha256 over a certificate's arrays (all but ``meta``), in name order."""
+#: Per-piece arrays every certificate has (the problem adds its own, see ``to_arrays``).
+PIECE_FIELDS = ("lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi")
+
+
+def pieces_to_arrays(problem, pieces):
+    """The certificate arrays of ``pieces``: :data:`PIECE_FIELDS` and the problem's pair arrays."""
+    per_piece = [problem.to_arrays(p.primal, p.dual) for p in pieces]
+    arrays = {k: np.stack([np.asarray(d[k], dtype=float) for d in per_piece]) for k in per_piece[0]} if pieces else {}
+    clash = (set(PIECE_FIELDS) | {"meta"}) & set(arrays)
+    if clash:
+        raise ValueError(f"{problem.name}.to_arrays uses reserved names {sorted(clash)}")
+    arrays.update(
+        lo=np.array([p.lo for p in pieces], dtype=float),
+        hi=np.array([p.hi for p in pieces], dtype=float),
+        gap_bound=np.array([p.gap_bound for p in pieces], dtype=float),
+        kind=np.array([p.kind for p in pieces], dtype="<U9"),
+        anchor_lo=np.array([p.anchors[0] if p.anchors else np.nan for p in pieces], dtype=float),
+        anchor_hi=np.array([p.anchors[-1] if p.anchors else np.nan for p in pieces], dtype=float),
+    )
+    return arrays
+
+
+def pieces_from_arrays(problem, arrays):
+    """Inverse of :func:`pieces_to_arrays` (pairs are None without a problem)."""
+    per_piece = {k: v for k, v in arrays.items() if k not in PIECE_FIELDS}
+    pieces = []
+    for i in range(arrays["lo"].size):
+        if problem is not None:
+            primal, dual = problem.from_arrays({k: v[i] for k, v in per_piece.items()})
+        else:
+            primal = dual = None
+        a, b = float(arrays["anchor_lo"][i]), float(arrays["anchor_hi"][i])
+        anchors = () if np.isnan(a) else ((a,) if a == b else (a, b))
+        pieces.append(PathPiece(float(arrays["lo"][i]), float(arrays["hi"][i]), primal, dual,
+                                float(arrays["gap_bound"][i]), str(arrays["kind"][i]), anchors))
+    return pieces
+
+
+def write_npz(file, arrays, meta):
+    """Write ``arrays`` and ``meta`` (JSON) to ``file`` atomically: a temporary file in the
+    same folder, flushed to disk, then renamed over the target (never a half-written file)."""
+    file = _FsPath(file)
+    fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".npz", dir=file.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez_compressed(fh, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, file)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return file
+
+
+def content_sha256(arrays, meta):
+    """sha256 over a certificate's arrays (in name order) and its ``meta`` (canonical JSON,
+    without the ``content_sha256`` entry itself): any edit of any field changes it."""
     import hashlib
 
     h = hashlib.sha256()
@@ -242,6 +273,7 @@ def content_sha256(arrays):
         h.update(key.encode())
         h.update(repr((a.dtype.str, a.shape)).encode())
         h.update(a.tobytes())
+    h.update(json.dumps({k: v for k, v in meta.items() if k != "content_sha256"}, sort_keys=True).encode())
     return h.hexdigest()
 
 
@@ -275,16 +307,7 @@ def load_path(file, X=None, y=None):
     """
     arrays, meta = read_certificate(file)
     problem = problem_from_meta(meta, X, y) if X is not None else None
-    pieces = []
-    per_piece = {k: v for k, v in arrays.items() if k not in ("lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi")}
-    for i in range(arrays["lo"].size):
-        if problem is not None:
-            primal, dual = problem.from_arrays({k: v[i] for k, v in per_piece.items()})
-        else:
-            primal = dual = None
-        anchors = tuple(sorted({float(arrays["anchor_lo"][i]), float(arrays["anchor_hi"][i])}))
-        pieces.append(PathPiece(float(arrays["lo"][i]), float(arrays["hi"][i]), primal, dual,
-                                float(arrays["gap_bound"][i]), str(arrays["kind"][i]), anchors))
+    pieces = pieces_from_arrays(problem, arrays)
     return Path(
         problem=problem,
         eps=float(meta["eps"]),

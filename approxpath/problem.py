@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import difflib
+import inspect
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -30,6 +32,11 @@ import numpy as np
 from .kernels import UNIT_ROUNDOFF, sq_distances
 
 __all__ = ["Problem", "Declaration", "InputError", "fp_margin", "to_scale", "from_scale", "scale_mid"]
+
+
+#: An exact solve is accepted when its certified gap is at most this times (1 + |dual objective|);
+#: interior-point solves with tolerances 1e-10 reach ~1e-9, libSVM with tol 1e-7 ~1e-8.
+EXACT_GAP = 1e-7
 
 
 class InputError(ValueError):
@@ -103,8 +110,23 @@ class Problem(abc.ABC):
     criteria: ClassVar[tuple] = ("mae", "mse")
     Primal: ClassVar[type]
     Dual: ClassVar[type]
+    #: Exact solvers tried in turn by :meth:`solve` (names understood by :meth:`_solve_with`).
+    exact_solvers: ClassVar[tuple] = ("clarabel", "scs")
 
     # ------------------------------------------------------------------ data
+    def __new__(cls, *args, **kwargs):
+        # unknown keyword options get a clear error with the closest name, for every problem
+        params = inspect.signature(cls.__init__).parameters
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            accepted = [k for k in params if k not in ("self", "X", "y")]
+            for key in kwargs:
+                if key not in params:
+                    close = difflib.get_close_matches(key, accepted, n=1)
+                    raise InputError(f"{cls.name}: unknown option {key!r}"
+                                     + (f"; did you mean {close[0]!r}?" if close else "")
+                                     + f" (options: {', '.join(accepted)})")
+        return super().__new__(cls)
+
     def __init__(self, X, y, *, parameter=None):
         X = np.asarray(X, dtype=float)
         if X.ndim == 1:
@@ -123,6 +145,9 @@ class Problem(abc.ABC):
         if not np.all(np.isfinite(X)):
             bad = np.argwhere(~np.isfinite(X))[0]
             raise InputError(f"X contains NaN or inf (first at row {bad[0]}, column {bad[1]}): clean or impute the data first")
+        if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+            bad = int(np.flatnonzero(~np.isfinite(y))[0])
+            raise InputError(f"y contains NaN or inf (first at index {bad}): drop or impute those samples")
         if parameter is None:
             parameter = self.parameters[0]
         if parameter not in self.parameters:
@@ -132,7 +157,22 @@ class Problem(abc.ABC):
         self.X = X
         self.y = y
         self.parameter = parameter
+        self._init_transient()
+
+    def _init_transient(self):
+        """(Re)create what is derived from the data and not worth pickling (distances, caches);
+        subclasses with caches extend this and :attr:`_transient`."""
         self._D = None
+
+    #: Attributes dropped when an instance is pickled (e.g. sent to a worker process).
+    _transient = ("_D",)
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in self._transient}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._init_transient()
 
     @property
     def n(self):
@@ -200,13 +240,48 @@ class Problem(abc.ABC):
         return {f.name: getattr(dual, f.name) for f in dataclasses.fields(dual)}
 
     # ------------------------------------------------------------------ exact solve
-    @abc.abstractmethod
     def solve(self, t, solver=None):
         """An optimal primal-dual pair at ``t``, made exactly feasible.
 
-        ``solver`` is an :class:`approxpath.solvers.ExactSolver` (default: Clarabel with
-        tight tolerances, SCS as fallback).  The solver's reported objective is never used.
+        Tries the solvers of ``solver`` (default: :attr:`exact_solvers` that are installed) in
+        turn and returns the first pair whose certified gap (computed here, in numpy) is at
+        most ``EXACT_GAP`` relative to the dual objective; if none reaches it, the pair with
+        the smallest gap.  A solver's reported status or objective is never used.
+
+        Raises
+        ------
+        approxpath.SolverError
+            When no solver produced a pair at all.
         """
+        from .solvers import SolverError
+
+        said, best = [], None
+        for name in solver or self.exact_solvers:
+            try:
+                pair = self.restore(*self._solve_with(name, t), t)
+                g = self.gap_bound(*pair, t)
+            except ImportError as exc:
+                said.append(f"{name}: not installed ({exc})")
+                continue
+            except Exception as exc:  # a failing solver is one more reason to try the next
+                said.append(f"{name}: {type(exc).__name__}: {exc}")
+                continue
+            if not np.isfinite(g):
+                said.append(f"{name}: non-finite gap")
+                continue
+            if g <= EXACT_GAP * (1.0 + abs(self.dual_objective(pair[1], t))):
+                return pair
+            said.append(f"{name}: gap {g:.3g}")
+            if best is None or g < best[0]:
+                best = (g, pair)
+        if best is not None:
+            return best[1]
+        raise SolverError(f"{self.name} at t = {t:.6g}: no solver produced a pair (" + "; ".join(said) + ")")
+
+    def _solve_with(self, name, t):
+        """A candidate ``(primal, dual)`` at ``t`` from solver ``name`` (one of
+        :attr:`exact_solvers`); it need not be exactly feasible (``solve`` restores it)."""
+        raise NotImplementedError(f"{self.name} has no exact solver {name!r}")
 
     # ------------------------------------------------------------------ numpy maps
     def restore_primal(self, primal, dual, lo, hi=None):
@@ -298,6 +373,14 @@ class Problem(abc.ABC):
                 errors.append(f"dual infeasible at {tau:.6g} by {dv:.3g}")
         return errors
 
+    def segment_gap_bound(self, primal_a, primal_b, lo, hi):
+        """An upper bound, rounding included, on the duality gap of the primal that is linear in
+        the parameter from ``primal_a`` at ``lo`` to ``primal_b`` at ``hi`` (a claimed linear
+        path segment, with a dual the problem builds from the two ends), valid at every
+        :math:`\\tau \\in [lo, hi]`.  ``None`` (the default) when the problem has no such bound:
+        the cross-check then samples the segment and says so."""
+        return None
+
     def interpolate(self, a, b, theta):
         """Convex combination ``(1 - theta) a + theta b`` of two carried pairs (restore it after)."""
         def mix(u, v):
@@ -307,6 +390,17 @@ class Problem(abc.ABC):
                 if getattr(u, f.name) is not None
             })
         return mix(a[0], b[0]), mix(a[1], b[1])
+
+    def interpolation_gaps(self, a, b, thetas, tau):
+        """Point gaps at ``tau`` of the restored combinations ``(1 - theta) a + theta b`` for
+        each of ``thetas`` (shape (k,)), as computed in floating point: a cheap guide for
+        choosing a combination (the chosen pair is restored and bounded rigorously after).
+        Problems may override this with a vectorized version."""
+        out = []
+        for th in thetas:
+            p, d = self.restore(*self.interpolate(a, b, th), tau)
+            out.append(self.gap(p, d, tau))
+        return np.array(out)
 
     # ------------------------------------------------------------------ certificate arrays
     def to_arrays(self, primal, dual):

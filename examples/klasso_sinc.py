@@ -89,7 +89,7 @@ def main(argv=None):
     ax2.set_title(f"certified lambda paths, eps = {eps:g}")
     ax2.legend(loc="upper left", fontsize=8)
     ax3.set_ylabel("landmarks (nonzero beta)")
-    ax3.set_title("active set size along the paths")
+    ax3.set_title("nonzero beta of the paths' (eps-optimal) points")
     ax3.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     fig.savefig(args.out, dpi=120)

@@ -10,13 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.bounds import (
-    envelope_entry_error,
-    max_abs_difference,
-    max_abs_difference_curvature,
-    split_envelope,
-)
-from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian, kernel_entry_error
+from approxpath.bounds import envelope_entry_error, max_abs_difference, split_envelope
+from approxpath.kernels import UNIT_ROUNDOFF, KernelCache, cross_sq_distances, gaussian
 from approxpath.problem import InputError, Problem, fp_margin
 
 __all__ = ["KernelRegression", "SAFETY"]
@@ -25,8 +20,9 @@ __all__ = ["KernelRegression", "SAFETY"]
 # verifier whose BLAS rounds the last bits differently still finds the stored dual feasible.
 # 1e-10 is far above any such difference (~n u) and changes the gap by ~1e-10 relative.
 SAFETY = 1e-10
-# Slack for a concave kink computed a few ulps off (see KernelSVM._bandwidth_bound): 16u
-# times the kink's scale covers a position error of 4u times the slope change.
+# Slack for a kink (a crossing of two lines) computed a few ulps off (as in
+# KernelSVM._bandwidth_bound): 16u times the lines' scale covers a position error of 4u times
+# the slope change.
 _KINK_ULPS = 16
 
 
@@ -58,8 +54,6 @@ class KernelRegression(Problem):
             self.y = np.asarray(self.y, dtype=float)
         except (TypeError, ValueError):
             raise InputError(f"{self.name} needs real targets y; got dtype {np.asarray(y).dtype}") from None
-        if not np.all(np.isfinite(self.y)):
-            raise InputError(f"y contains NaN or inf (first at index {np.flatnonzero(~np.isfinite(self.y))[0]})")
         if parameter == "bandwidth":
             if lam is None or not (np.isfinite(lam) and lam > 0):
                 raise InputError(f"the bandwidth path needs a fixed positive lam= (lambda); got {lam!r}")
@@ -72,7 +66,12 @@ class KernelRegression(Problem):
                 raise InputError(f"lam= must be a positive finite number; got {lam!r}")
         self.lam = None if lam is None else float(lam)
         self.bandwidth = None if bandwidth is None else float(bandwidth)
-        self._K_fixed = None
+
+    _transient = Problem._transient + ("_cache",)
+
+    def _init_transient(self):
+        super()._init_transient()
+        self._cache = None
 
     def options(self):
         out = dict(parameter=self.parameter)
@@ -107,12 +106,22 @@ class KernelRegression(Problem):
         """The smallest lambda on a piece starting at ``lo`` (where the dual constraint is tightest)."""
         return self.lam if self.parameter == "bandwidth" else float(lo)
 
+    @property
+    def kernels(self):
+        """The :class:`~approxpath.kernels.KernelCache` of this problem's data (kernels and
+        their derivative factors by bandwidth: a path evaluates the same piece ends often)."""
+        if self._cache is None:
+            self._cache = KernelCache(self.D)
+        return self._cache
+
     def _kernel(self, tau):
-        if self.parameter == "lam":
-            if self._K_fixed is None:
-                self._K_fixed = gaussian(self.D, self.bandwidth)
-            return self._K_fixed
-        return gaussian(self.D, float(tau))
+        """:math:`K_t` at the bandwidth of path parameter ``tau`` (cached)."""
+        return self.kernels.get(self._bw_lam(tau)[0])
+
+    def _kernel_derivatives(self, t):
+        """:math:`(e^{-tD}, D e^{-tD}, D^2 e^{-tD})` at bandwidth ``t`` (the ``kernel`` of
+        :func:`approxpath.bounds.envelope`)."""
+        return self.kernels.get(t, order=2)
 
     # -------------------------------------------------------------- shared bounds
     def _entry_error(self, t_lo, t_hi):
@@ -123,10 +132,9 @@ class KernelRegression(Problem):
         (the bandwidth at ``tau``), rounding included; exact up to that allowance at a point.
 
         Each :math:`(K_x c)_i = P_i(x) - N_i(x)` splits into two nonnegative exponential sums;
-        per row the smaller of :func:`approxpath.bounds.max_abs_difference` (chords and
-        tangents) and :func:`approxpath.bounds.max_abs_difference_curvature` (a bracket of the
-        second derivative: third-order tight where :math:`P_i` and :math:`N_i` nearly cancel,
-        as for a dual with entries of both signs) bounds its absolute value on the piece.
+        :func:`approxpath.bounds.max_abs_difference` bounds its absolute value on the piece
+        (its curvature lines keep the cancellation between :math:`P_i` and :math:`N_i`, which
+        is large for a dual with entries of both signs).
         """
         hi = lo if hi is None else hi
         t_lo, t_hi = self._bw_range(lo, hi)
@@ -137,19 +145,14 @@ class KernelRegression(Problem):
         if t_lo == t_hi:  # a point: |K c| itself, the summed magnitudes are K |c|
             K = self._kernel(lo)
             return float(np.max(np.abs(K @ c) + entry + fp_margin(self.n, 1.0) * (K @ np.abs(c))))
-        P, N = split_envelope(self.D, c, t_lo, t_hi, second=True)
-        sums = fp_margin(self.n, 1.0) * (P.magnitude() + N.magnitude())  # per row
-        chord = max_abs_difference(P, N) + entry + sums + _KINK_ULPS * UNIT_ROUNDOFF * (P.kink_scale() + N.kink_scale())
-        # the curvature bound uses the end values (kernel error per unit: kernel_entry_error)
-        # and w^2/8 times second derivatives: D^2 e^{-xD} is within 8 kernel_entry_error / x^2
-        # per unit (as in envelope_entry_error), so w^2/8 of it within kernel_entry_error (w/lo)^2.
-        w2 = (t_hi - t_lo) ** 2 / 8.0
-        curvature = (
-            max_abs_difference_curvature(P, N)
-            + kernel_entry_error(self.X.shape[1]) * (1.0 + ((t_hi - t_lo) / t_lo) ** 2) * float(np.abs(c).sum())
-            + fp_margin(self.n, 1.0) * (P.magnitude() + N.magnitude() + w2 * (P.d2f_lo + N.d2f_lo))
+        P, N = split_envelope(self._kernel_derivatives, c, t_lo, t_hi)
+        bound, lines = max_abs_difference(P, N)
+        allowance = (
+            entry
+            + fp_margin(self.n, 1.0) * (P.magnitude() + N.magnitude())  # per row
+            + _KINK_ULPS * UNIT_ROUNDOFF * np.abs(lines).sum(axis=(-2, -1))
         )
-        return float(np.max(np.minimum(chord, curvature)))
+        return float(np.max(bound + allowance))
 
     def residual_envelopes(self, beta, a, lo, hi=None):
         """Rigorous bounds of the residuals :math:`r_i(x) = a_i - (K_x\\beta)_i` for every
@@ -184,11 +187,11 @@ class KernelRegression(Problem):
         entry = self._entry_error(t_lo, t_hi) * float(np.abs(beta).sum())
         S = np.flatnonzero(beta)
         if t_lo == t_hi:  # a point: the residual itself, the summed magnitudes are |a| + K |beta|
-            K = self._kernel(lo)[:, S] if self.parameter == "lam" else gaussian(self.D[:, S], t_lo)
+            K = self._kernel(lo)[:, S]
             r = a - K @ beta[S]
             allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
             return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]
-        P, N = split_envelope(self.D, beta, t_lo, t_hi)
+        P, N = split_envelope(self._kernel_derivatives, beta, t_lo, t_hi)
         xs = np.unique(np.concatenate(([t_lo, t_hi], P.kink(), N.kink())))
         X = xs[:, None]
         up = (a - P.lower(X) + N.chord(X)).T

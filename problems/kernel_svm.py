@@ -17,13 +17,14 @@ carried as :math:`(\\alpha, b)`: :math:`w = y \\circ \\alpha` and
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from approxpath.bounds import Envelope, envelope, max_pl_sum, pl_points
-from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian, kernel_entry_error
+from approxpath.bounds import Envelope, crossings, difference_lines, lines_at, max_pl_sum, pl_points, zeros
+from approxpath.kernels import UNIT_ROUNDOFF, KernelCache, cross_sq_distances, gaussian, kernel_entry_error
 from approxpath.problem import Declaration, InputError, Problem, fp_margin, scale_mid
 from approxpath.registry import register
 from approxpath.solvers import QP, solve_qp
@@ -35,6 +36,14 @@ __all__ = ["KernelSVM", "SVMPrimal", "SVMDual"]
 # holds exactly and a verifier checks it with math.fsum.  2**-42 relative keeps the gap
 # perturbation below n * 1e-12 * C.
 _GRID_BITS = 42
+# Interpolation weights are rounded to multiples of 2**-8: a combination of two alphas on the
+# 2**-42 grid is then computed exactly (products below 2**51 ulps) and stays exactly feasible.
+_THETA_BITS = 8
+# libSVM stopping tolerance (KKT violation) and kernel cache for exact solves.
+_LIBSVM_TOL = 1e-7
+_LIBSVM_CACHE_MB = 500
+# Kernel products alpha -> exp(-xD) alpha kept for this many (alpha, x) pairs.
+_SUMS_CACHE = 512
 # alpha_i counts as a free support vector (the dynamic bias rule) when it is this far
 # (relative to C) from both bounds; interior-point solutions sit ~1e-10 from active bounds.
 _FREE_TOL = 1e-6
@@ -51,9 +60,18 @@ class SVMPrimal:
 
 @dataclass(frozen=True)
 class SVMDual:
-    """Dual point: ``alpha`` (n,)."""
+    """Dual point: ``alpha`` (n,).
+
+    ``mix`` (not part of the certificate) records that ``alpha`` equals
+    ``(1 - theta) alpha_a + theta alpha_b`` *exactly*, as ``(alpha_a, alpha_b, theta)``, so
+    kernel products of ``alpha`` are combinations of cached products of the two parents.
+    """
 
     alpha: np.ndarray
+    mix: tuple = field(default=None, compare=False, repr=False)
+
+    def __reduce__(self):  # the parents in ``mix`` are a cache: do not ship them
+        return (SVMDual, (self.alpha,))
 
 
 def _balance_down(m, target):
@@ -121,6 +139,7 @@ class KernelSVM(Problem):
     Primal = SVMPrimal
     Dual = SVMDual
     BIAS_RULES = ("fixed", "dynamic", "optimal")
+    exact_solvers = ("libsvm", "clarabel", "scs")
 
     def __init__(self, X, y, *, c=1.0, bias="optimal", bandwidth=None, parameter="bandwidth"):
         super().__init__(X, y, parameter=parameter)
@@ -137,7 +156,13 @@ class KernelSVM(Problem):
         self.c = float(c)
         self.bias = bias
         self.bandwidth = None if bandwidth is None else float(bandwidth)
-        self._K_fixed = None
+
+    _transient = Problem._transient + ("_cache", "_sums_cache")
+
+    def _init_transient(self):
+        super()._init_transient()
+        self._cache = None
+        self._sums_cache = OrderedDict()
 
     @staticmethod
     def _map_labels(y):
@@ -180,12 +205,15 @@ class KernelSVM(Problem):
         """(bandwidth t, C) at path parameter ``tau``."""
         return (float(tau), self.c) if self.parameter == "bandwidth" else (self.bandwidth, float(tau))
 
+    @property
+    def kernels(self):
+        """The :class:`~approxpath.kernels.KernelCache` of this problem's data."""
+        if self._cache is None:
+            self._cache = KernelCache(self.D)
+        return self._cache
+
     def _kernel(self, tau):
-        if self.parameter == "c":
-            if self._K_fixed is None:
-                self._K_fixed = gaussian(self.D, self.bandwidth)
-            return self._K_fixed
-        return gaussian(self.D, float(tau))
+        return self.kernels.get(self._bw_c(tau)[0])
 
     # -------------------------------------------------------------- CVXPY declarations
     def cvxpy_primal(self, t):
@@ -255,18 +283,37 @@ class KernelSVM(Problem):
         b = np.concatenate(([0.0], np.zeros(n), np.full(n, C)))
         return QP(P=P, q=-np.ones(n), A=A, b=b, zero=1, nonneg=2 * n)
 
-    def solve(self, t, solver=None):
-        kw = {} if solver is None else dict(solvers=solver)
-        sol = solve_qp(self.exact_qp(t), **kw)
+    def _solve_with(self, name, t):
+        bw, C = self._bw_c(t)
+        if name == "libsvm":
+            # scikit-learn's libSVM (SMO) on the precomputed kernel: 20-100x faster than an
+            # interior point on these dense QPs (benchmarks/solvers.py); tol 1e-7 leaves
+            # certified gaps of ~1e-8 relative.
+            from sklearn.svm import SVC
+
+            model = SVC(C=C, kernel="precomputed", tol=_LIBSVM_TOL, cache_size=_LIBSVM_CACHE_MB)
+            model.fit(self._kernel(t), self.y)
+            alpha = np.zeros(self.n)
+            alpha[model.support_] = np.abs(model.dual_coef_[0])
+            # decision f = sum_j dual_coef_j K(x_j, .) + intercept_, positive for classes_[1] = +1
+            return SVMPrimal(w=self.y * alpha, b=float(model.intercept_[0])), SVMDual(alpha=alpha)
+        sol = solve_qp(self.exact_qp(t), solvers=(name,))
         # Stationarity Qa - 1 + z0 y - z_lo + z_hi = 0 makes z0 the primal bias b.
-        primal = SVMPrimal(w=self.y * sol.x, b=float(sol.z[0]))
-        dual = self.restore_dual(SVMDual(alpha=sol.x), t)
-        return self.restore_primal(replace(primal, w=self.y * dual.alpha), dual, t), dual
+        return SVMPrimal(w=self.y * sol.x, b=float(sol.z[0])), SVMDual(alpha=sol.x)
 
     # -------------------------------------------------------------- numpy maps
+    @staticmethod
+    def _grid(C):
+        return 2.0 ** (math.floor(math.log2(C)) - _GRID_BITS)
+
+    def _exactly_feasible(self, alpha, C):
+        """alpha inside [0, C] with y'alpha = 0 exactly."""
+        return (alpha.shape == (self.n,) and np.all(alpha >= 0) and np.all(alpha <= C)
+                and math.fsum(self.y * alpha) == 0.0)
+
     def _repair(self, alpha, C):
         """Exactly feasible alpha near ``alpha``: 0 <= alpha <= C and y'alpha = 0 exactly."""
-        q = 2.0 ** (math.floor(math.log2(C)) - _GRID_BITS)
+        q = self._grid(C)
         top = math.floor(C / q)
         m = np.clip(np.rint(np.nan_to_num(np.asarray(alpha, dtype=float)) / q), 0, top).astype(np.int64)
         pos = self.y > 0
@@ -277,10 +324,26 @@ class KernelSVM(Problem):
             m[~pos] = _balance_down(m[~pos], sp_)
         return m.astype(float) * q
 
+    def interpolate(self, a, b, theta):
+        """Exact convex combination of two duals on the grid (theta rounded to 2**-8)."""
+        th = round(float(theta) * 2**_THETA_BITS) / 2**_THETA_BITS
+        if th <= 0.0 or th >= 1.0:
+            return a if th <= 0.0 else b
+        aa, ab = np.asarray(a[1].alpha, dtype=float), np.asarray(b[1].alpha, dtype=float)
+        alpha = (1.0 - th) * aa + th * ab
+        # exact when both parents are exactly feasible multiples of the grid q of C
+        q = self._grid(self.c)
+        exact = self.parameter == "bandwidth" and all(
+            self._exactly_feasible(v, self.c) and np.all(np.mod(v, q) == 0) for v in (aa, ab))
+        bias = (1.0 - th) * float(a[0].b) + th * float(b[0].b)
+        return SVMPrimal(w=self.y * alpha, b=bias), SVMDual(alpha=alpha, mix=(aa, ab, th) if exact else None)
+
     def restore_dual(self, dual, lo, hi=None):
         hi = lo if hi is None else hi
         alpha = np.asarray(dual.alpha, dtype=float)
         if self.parameter == "bandwidth":
+            if self._exactly_feasible(alpha, self.c):
+                return dual  # keeps its identity (and mix): cached kernel products stay valid
             return SVMDual(alpha=self._repair(alpha, self.c))
         # C path: the box [0, C] must hold on all of [lo, hi], i.e. alpha <= lo.  Best scaling
         # of alpha (the dual objective does not depend on C): s = min(lo / max alpha, 1'a/a'Qa).
@@ -308,12 +371,29 @@ class KernelSVM(Problem):
         hi = lo if hi is None else hi
         mid = scale_mid(lo, hi, self.scale)
         w = self.y * dual.alpha
-        b = self._rule_bias(primal, dual, self._kernel(mid) @ w, self._bw_c(mid)[1])
+        b = self._rule_bias(primal, dual, self._Kw(dual, mid), self._bw_c(mid)[1])
         return SVMPrimal(w=w, b=b)
 
     def dual_from_primal(self, primal, tau):
         """At the optimum w = y * alpha, so alpha = y * w (clipped and balanced by restore_dual)."""
         return SVMDual(alpha=np.asarray(self.y * primal.w, dtype=float))
+
+    def interpolation_gaps(self, a, b, thetas, tau):
+        """Vectorized over ``thetas``: two kernel products at ``tau``, then O(n log n) per theta."""
+        if self.parameter != "bandwidth" or self.bias == "dynamic":
+            return super().interpolation_gaps(a, b, thetas, tau)
+        wa, wb = self.y * a[1].alpha, self.y * b[1].alpha
+        ma, mb = self._Kw(a[1], tau), self._Kw(b[1], tau)
+        th = np.asarray(thetas, dtype=float)
+        M = np.outer(ma, 1 - th) + np.outer(mb, th)  # K w_theta, one column per theta
+        quad = (1 - th) ** 2 * (wa @ ma) + 2 * th * (1 - th) * (wa @ mb) + th**2 * (wb @ mb)
+        suma = (1 - th) * a[1].alpha.sum() + th * b[1].alpha.sum()
+        if self.bias == "fixed":
+            bias = np.full(th.size, float(a[0].b))
+        else:
+            bias = np.array([_optimal_bias(M[:, k], self.y) for k in range(th.size)])
+        xi = np.maximum(0.0, 1.0 - self.y[:, None] * (M + bias))
+        return quad + self.c * xi.sum(axis=0) - suma
 
     def primal_at(self, primal, tau):
         Kw = self._kernel(tau) @ primal.w
@@ -385,43 +465,82 @@ class KernelSVM(Problem):
             C = self._bw_c(hi)[1]
             mag = alpha.sum() ** 2 + C * self.n * (2.0 + abs(primal.b) + alpha.sum()) + alpha.sum()
             return max(vals) + self._margin(mag)
-        return self._bandwidth_bound(alpha, float(primal.b), lo, hi)
+        return self._bandwidth_bound(dual, float(primal.b), lo, hi)
 
     def _margin(self, magnitude):
         d = self.X.shape[1]
         return fp_margin(8 * self.n, magnitude) + kernel_entry_error(d) * magnitude
 
-    def _class_envelopes(self, alpha, lo, hi):
+    def _sums_of(self, alpha, x, order=2):
+        """Class sums of ``alpha`` at ``x`` and their derivatives in ``x`` up to ``order``.
+
+        ``S[k][:, 0] = d^k/dx^k exp(-xD) (alpha on the positive class)``, ``S[k][:, 1]`` the
+        same over the negative class; cached by (array identity, x).  Each array gets its own
+        product (never batched with others), so values do not depend on the cache's history
+        and a run is reproducible bit for bit.
+        """
+        x = float(x)
+        key = (id(alpha), x)
+        hit = self._sums_cache.get(key)
+        if hit is not None and hit[0] is alpha and len(hit[1]) > order:
+            self._sums_cache.move_to_end(key)
+            return hit[1]
+        coef = np.zeros((self.n, 2))
+        coef[:, 0] = np.where(self.y > 0, alpha, 0.0)
+        coef[:, 1] = np.where(self.y < 0, alpha, 0.0)
+        if self.parameter == "c":  # the kernel is fixed on the C path: no derivatives
+            F = self._kernel(x) @ coef
+            sums = (F, np.zeros_like(F), np.zeros_like(F))
+        else:
+            mats = self.kernels.get(x, order=order) if order else [self.kernels.get(x)]
+            sums = tuple((-1) ** k * (M @ coef) for k, M in enumerate(mats))
+        self._sums_cache[key] = (alpha, sums)
+        while len(self._sums_cache) > _SUMS_CACHE:
+            self._sums_cache.popitem(last=False)
+        return sums
+
+    def _sums(self, dual, x, order=2):
+        """:meth:`_sums_of` for a dual; an exact mix combines its parents' cached sums."""
+        if dual.mix is not None:
+            aa, ab, th = dual.mix
+            pa, pb = self._sums_of(aa, x, order), self._sums_of(ab, x, order)
+            return tuple((1.0 - th) * Sa + th * Sb for Sa, Sb in zip(pa[: order + 1], pb[: order + 1]))
+        return self._sums_of(dual.alpha, x, order)
+
+    def _Kw(self, dual, x):
+        """:math:`K_x w` with :math:`w = y \\circ \\alpha`."""
+        F = self._sums(dual, x, order=0)[0]
+        return F[:, 0] - F[:, 1]
+
+    def _class_envelopes(self, dual, lo, hi):
         """Envelopes of the class sums on [lo, hi].
 
         With :math:`P_i(x) = \\sum_{j: y_j = y_i} \\alpha_j e^{-xD_{ij}}` and :math:`N_i` the
         sum over the other class, :math:`y_i(K_x w)_i = P_i - N_i` and
         :math:`\\alpha^\\top Q_x \\alpha = \\sum_i \\alpha_i (P_i - N_i)`.  Every
-        :math:`P_i, N_i` is a nonnegative exponential sum, bounded above by its chord and below
-        by its tangents (:mod:`approxpath.bounds`).  Returns ``(P, N, Pq, Nq)`` with
-        ``Pq = alpha' P`` and ``Nq = alpha' N``.
+        :math:`P_i, N_i` is a nonnegative exponential sum (:mod:`approxpath.bounds`).
+        Returns ``(P, N, Pq, Nq)`` with ``Pq = alpha' P`` and ``Nq = alpha' N``.
         """
-        y = self.y
-        S = np.flatnonzero(alpha > 0)
-        coef = np.zeros((S.size, 2))
-        coef[:, 0] = np.where(y[S] > 0, alpha[S], 0.0)
-        coef[:, 1] = np.where(y[S] < 0, alpha[S], 0.0)
-        env = envelope(self.D[:, S], coef, lo, hi)  # columns: sums over positive / negative class
+        alpha = np.asarray(dual.alpha, dtype=float)
+        S_lo, S_hi = self._sums(dual, lo), self._sums(dual, hi)
         rows = np.arange(self.n)
-        same = np.where(y > 0, 0, 1)
-        fields = ("f_lo", "f_hi", "df_lo", "df_hi")
-        P = Envelope(lo, hi, *(getattr(env, f)[rows, same] for f in fields))
-        N = Envelope(lo, hi, *(getattr(env, f)[rows, 1 - same] for f in fields))
-        Pq = Envelope(lo, hi, *(alpha @ getattr(P, f) for f in fields))
-        Nq = Envelope(lo, hi, *(alpha @ getattr(N, f) for f in fields))
-        return P, N, Pq, Nq
+        same = np.where(self.y > 0, 0, 1)
+
+        def env(col):
+            return Envelope(lo, hi, S_lo[0][rows, col], S_hi[0][rows, col], S_lo[1][rows, col],
+                            S_hi[1][rows, col], S_lo[2][rows, col], S_hi[2][rows, col])
+
+        P, N = env(same), env(1 - same)
+        return P, N, P.combine(alpha), N.combine(alpha)
 
     @staticmethod
     def _quadratic_pl(Pq, Nq):
-        """Upper bound of :math:`\\alpha^\\top Q_x\\alpha` as a piecewise-linear row (points, values)."""
-        k = np.atleast_1d(Nq.kink())
-        pts = pl_points(Pq.lo, Pq.hi, k, k, k)
-        return pts, Pq.chord(pts) - Nq.lower(pts)
+        """Upper bound of :math:`\\alpha^\\top Q_x\\alpha` as one piecewise-linear row
+        ``(points, values)`` of shape (1, 5), and its lines (for rounding allowances)."""
+        _, upper = difference_lines(Pq, Nq)
+        upper = upper[None]
+        pts = pl_points(Pq.lo, Pq.hi, crossings(upper, Pq.lo, Pq.hi))
+        return pts, lines_at(upper, pts, Pq.lo, Pq.hi).min(axis=-1), upper
 
     def dual_lower_bound(self, dual, lo, hi=None):
         hi = lo if hi is None else hi
@@ -429,42 +548,40 @@ class KernelSVM(Problem):
         if self.parameter == "c" or hi == lo:
             d = self.dual_objective(dual, lo)
         else:
-            P, N, Pq, Nq = self._class_envelopes(alpha, lo, hi)
-            pts, vals = self._quadratic_pl(Pq, Nq)
+            P, N, Pq, Nq = self._class_envelopes(dual, lo, hi)
+            pts, vals, _ = self._quadratic_pl(Pq, Nq)
             d = alpha.sum() - 0.5 * float(vals.max())
         return d - self._margin(alpha.sum() ** 2 + alpha.sum())
 
-    def _bandwidth_bound(self, alpha, b, lo, hi):
+    def _bandwidth_bound(self, dual, b, lo, hi):
         """Bound of the gap on [lo, hi] from the envelopes of :meth:`_class_envelopes`:
-        :math:`\\alpha^\\top Q_x \\alpha \\le` chord of :math:`\\sum\\alpha_i P_i` minus
-        tangents of :math:`\\sum\\alpha_i N_i`, and each hinge
-        :math:`\\max(0, 1 - y_i b - P_i + N_i) \\le \\max(0, 1 - y_i b - \\text{tangents}(P_i)
-        + \\text{chord}(N_i))`; the sum is piecewise linear and maximized exactly.
+        :math:`\\alpha^\\top Q_x \\alpha = \\sum\\alpha_i P_i - \\sum\\alpha_i N_i` is below the
+        smallest of its upper lines, each margin :math:`m_i = P_i - N_i` above the largest of
+        its lower lines (:func:`~approxpath.bounds.difference_lines`), so each hinge
+        :math:`\\max(0, 1 - y_i b - m_i)` is below a piecewise-linear function; the sum is
+        maximized exactly (:func:`~approxpath.bounds.max_pl_sum`).
         """
         C = self.c
-        y = self.y
-        P, N, Pq, Nq = self._class_envelopes(alpha, lo, hi)
-        q_pts, q_vals = self._quadratic_pl(Pq, Nq)
-        # hinge terms: C * max(0, a_i + chord N_i - max(tangents of P_i)), a_i = 1 - y_i b
-        a = 1.0 - y * b
-
-        def line_zero(g_lo, g_hi):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                z = lo + (hi - lo) * g_lo / (g_lo - g_hi)
-            return np.where((g_lo > 0) != (g_hi > 0), z, lo)
-
-        g1_lo, g1_hi = a + N.f_lo - P.tangent_lo(lo), a + N.f_hi - P.tangent_lo(hi)
-        g2_lo, g2_hi = a + N.f_lo - P.tangent_hi(lo), a + N.f_hi - P.tangent_hi(hi)
-        h_pts = pl_points(lo, hi, P.kink(), line_zero(g1_lo, g1_hi), line_zero(g2_lo, g2_hi))
-        h_vals = C * np.maximum(0.0, a[:, None] + N.chord(h_pts.T).T - P.lower(h_pts.T).T)
+        alpha = np.asarray(dual.alpha, dtype=float)
+        P, N, Pq, Nq = self._class_envelopes(dual, lo, hi)
+        q_pts, q_vals, q_lines = self._quadratic_pl(Pq, Nq)
+        lower, _ = difference_lines(P, N)  # (n, 3, 2): lower lines of the margins m_i
+        g = (1.0 - self.y * b)[:, None, None] - lower  # hinge argument: below the smallest g line
+        h_pts = pl_points(lo, hi, crossings(g, lo, hi), zeros(g, lo, hi))
+        h_vals = C * np.maximum(0.0, lines_at(g, h_pts, lo, hi).min(axis=-1))
+        q_pts = np.pad(q_pts, ((0, 0), (0, h_pts.shape[1] - q_pts.shape[1])), mode="edge")
+        q_vals = np.pad(q_vals, ((0, 0), (0, h_vals.shape[1] - q_vals.shape[1])), mode="edge")
         best, _, scale = max_pl_sum(np.vstack([q_pts, h_pts]), np.vstack([q_vals, h_vals]))
+        line_scale = C * float(np.abs(g).sum()) + float(np.abs(q_lines).sum())
         magnitude = (
             scale
+            + line_scale
             + float(alpha @ (P.magnitude() + N.magnitude()))
-            + C * float(np.sum(np.abs(a) + P.magnitude() + N.magnitude()))
+            + C * float(np.sum(P.magnitude() + N.magnitude()))
             + alpha.sum()
         )
-        # A concave kink computed a few ulps off lets linear interpolation undercut the true
-        # envelope by (slope change) x (position error) <= 4u (kink scale); 16u leaves room.
-        kink_slack = 16 * UNIT_ROUNDOFF * (C * float(np.sum(P.kink_scale())) + float(Nq.kink_scale()))
+        # A concave kink (a crossing of two lines) computed a few ulps off lets linear
+        # interpolation undercut the true bound by (slope change) x (position error), at most
+        # ~4u (|line values|); 16u leaves room.
+        kink_slack = 16 * UNIT_ROUNDOFF * line_scale
         return best - alpha.sum() + self._margin(magnitude) + kink_slack

@@ -109,7 +109,7 @@ class KLasso(KernelRegression):
         """:math:`\\lVert K_t(y - \\bar y)\\rVert_\\infty` (``t`` defaults to the fixed bandwidth): from
         there on :math:`\\beta = 0`, :math:`\\beta_0 = \\bar y` is optimal."""
         t = self.bandwidth if t is None else t
-        return float(np.max(np.abs(gaussian(self.D, t) @ (self.y - self.y.mean()))))
+        return float(np.max(np.abs(self.kernels.get(t) @ (self.y - self.y.mean()))))
 
     @classmethod
     def examples(cls):
@@ -182,8 +182,8 @@ class KLasso(KernelRegression):
         A = sp.vstack([sp.hstack([eye, zero_col, -eye]), sp.hstack([-eye, zero_col, -eye])]).tocsc()
         return QP(P=P, q=q, A=A, b=np.zeros(2 * n), zero=0, nonneg=2 * n)
 
-    def solve(self, t, solver=None):
-        """Clarabel on :meth:`exact_qp`, then a polish by a few active-set steps.
+    def _solve_with(self, name, t):
+        """Solver ``name`` on :meth:`exact_qp`, then a polish by a few active-set steps.
 
         Given an active set :math:`A` and signs :math:`\\sigma`, the optimality conditions
         :math:`K_A^\\top r = \\lambda\\sigma`, :math:`\\mathbf 1^\\top r = 0`,
@@ -193,13 +193,13 @@ class KLasso(KernelRegression):
         :math:`\\lVert K r\\rVert_\\infty` and its small coefficients are unreliable; the steps
         drop a coefficient whose sign disagrees or add the most violated constraint, starting
         from the sets :math:`|K_t r| \\ge \\lambda(1 - 10^{-k})` (signs of :math:`K_t r`) and from
-        the supports :math:`|\\beta| > 10^{-k}\\max|\\beta|` (signs of :math:`\\beta`), k = 2..6.  Of every point met and the solver's own
-        (inactive remnants zeroed), the pair with the smallest gap bound wins.
+        the supports :math:`|\\beta| > 10^{-k}\\max|\\beta|` (signs of :math:`\\beta`), k = 2..6.
+        Of every point met and the solver's own (inactive remnants zeroed), the pair with the
+        smallest gap bound wins.
         """
-        kw = {} if solver is None else dict(solvers=solver)
         bw, lam = self._bw_lam(t)
         K = self._kernel(t)
-        beta = solve_qp(self.exact_qp(t), **kw).x[: self.n].copy()
+        beta = solve_qp(self.exact_qp(t), solvers=(name,)).x[: self.n].copy()
         r = self.y - K @ beta
         g = K @ (r - r.mean())
         support = np.abs(beta) > _ACTIVE_TOL * np.max(np.abs(beta), initial=0.0)
@@ -238,7 +238,7 @@ class KLasso(KernelRegression):
         return best[1]
 
     def _kkt_point(self, K, active, sign, lam):
-        """``(beta, r)`` solving the optimality conditions on the active set (see :meth:`solve`)
+        """``(beta, r)`` solving the optimality conditions on the active set (see :meth:`_solve_with`)
         by a QR factorization :math:`[K_A, \\mathbf 1] = QR`: with :math:`R^\\top w = c`,
         :math:`c = (\\lambda\\sigma_A, 0)`, the residual is :math:`r = y - QQ^\\top y + Qw`
         (accurate even when :math:`\\beta` is huge) and :math:`Rz = Q^\\top y - w`.
@@ -294,6 +294,45 @@ class KLasso(KernelRegression):
         primal = KLassoPrimal(beta=(1 - theta) * pa.beta + theta * pb.beta,
                               beta0=(1 - theta) * pa.beta0 + theta * pb.beta0)
         return primal, KLassoDual(u=(1 - theta) * da.scale * da.u + theta * db.scale * db.u, scale=1.0)
+
+    def segment_gap_bound(self, primal_a, primal_b, lo, hi):
+        """Lambda path: a bound on the gap of the primal linear in lambda on ``[lo, hi]``.
+
+        With :math:`\\theta = (\\lambda - lo)/(hi - lo)`: the residual of the interpolated
+        primal is :math:`(1-\\theta) r_a + \\theta r_b`, its norm term
+        :math:`\\lVert\\beta(\\theta)\\rVert_1 \\le (1-\\theta)N_a + \\theta N_b`, and the dual
+        :math:`v(\\theta) = (1-\\theta)p + \\theta q` of the restored end duals (``p`` feasible
+        at ``lo``, ``q`` at ``hi``) satisfies :math:`\\lVert K v\\rVert_\\infty \\le \\lambda` and
+        :math:`\\mathbf 1^\\top v = 0` exactly.  The gap is then at most a quadratic in
+        :math:`\\theta`, maximized exactly; the residuals enter through their rigorous enclosures
+        (:meth:`residual_envelopes`).  Exact (up to the dual's safety factor) on a segment of
+        the exact lambda-path, where signs do not change.  ``None`` on the bandwidth path.
+        """
+        if self.parameter != "lam" or not hi > lo:
+            return None
+        mids, rads, norms, duals = [], [], [], []
+        for primal, lam in ((primal_a, lo), (primal_b, hi)):
+            beta = np.asarray(primal.beta, dtype=float)
+            _, low, up = self.residual_envelopes(beta, self.y - float(primal.beta0), lam, lam)
+            mids.append(0.5 * (low[:, 0] + up[:, 0]))
+            rads.append(float(np.linalg.norm(0.5 * (up[:, 0] - low[:, 0]))) * (1 + fp_margin(self.n, 1.0)))
+            norms.append(float(np.abs(beta).sum()))
+            d = self.restore_dual(self.dual_from_primal(primal, lam), lam)
+            duals.append(float(d.scale) * np.asarray(d.u, dtype=float))
+        (ma, mb), (p, q), (na, nb) = mids, duals, norms
+        dl, dn = hi - lo, nb - na
+        A, B, C = float(ma @ ma), float(ma @ mb), float(mb @ mb)
+        P, PQ, Q = float(p @ p), float(p @ q), float(q @ q)
+        yp, yq = float(self.y @ p), float(self.y @ q)
+        # gap(theta) <= c0 + c1 theta + c2 theta^2 (+ the residual enclosure's radius below)
+        c0 = 0.5 * A + lo * na - yp + 0.5 * P
+        c1 = (B - A) + (lo * dn + dl * na) - (yq - yp) + (PQ - P)
+        c2 = 0.5 * (A - 2 * B + C) + dl * dn + 0.5 * (P - 2 * PQ + Q)
+        thetas = [0.0, 1.0] + ([-c1 / (2 * c2)] if c2 < 0 and 0 < -c1 / (2 * c2) < 1 else [])
+        best = max(c0 + c1 * th + c2 * th * th for th in thetas)
+        R = max(rads)  # ||r(theta)|| <= ||m(theta)|| + R, so 1/2||r||^2 <= 1/2||m||^2 + R max||m|| + R^2/2
+        magnitude = A + C + P + Q + float(np.abs(self.y) @ (np.abs(p) + np.abs(q))) + hi * (na + nb)
+        return best + R * max(A, C) ** 0.5 + 0.5 * R * R + fp_margin(4 * self.n, magnitude)
 
     def primal_objective(self, primal, tau):
         bw, lam = self._bw_lam(tau)

@@ -27,7 +27,7 @@ def _tamper(src, dst, edit, rehash):
     arrays = {k: v.copy() for k, v in arrays.items()}
     edit(arrays, meta)
     if rehash:
-        meta["content_sha256"] = content_sha256(arrays)
+        meta["content_sha256"] = content_sha256(arrays, meta)
     np.savez(dst, meta=np.array(json.dumps(meta)), **arrays)
     return dst
 

@@ -16,9 +16,10 @@ def toy():
     return ToyProjection(rng.standard_normal((20, 1)), rng.standard_normal(20))
 
 
-@pytest.mark.parametrize("eps", [0.5, 0.05])
-def test_toy_path_is_eps_optimal_against_closed_form(toy, eps):
-    path = approxpath.approximate_path(toy, eps=eps, interval=(0.1, 10.0))
+@pytest.mark.parametrize("strategy,eps", [(s, e) for s in approxpath.STRATEGIES for e in (0.5, 0.05)
+                                          if not (s == "grid" and e == 0.05)])  # the grid's 0.05 run is slow
+def test_toy_path_is_eps_optimal_against_closed_form(toy, eps, strategy):
+    path = approxpath.approximate_path(toy, eps=eps, interval=(0.1, 10.0), strategy=strategy)
     assert path.certified
     rng = np.random.default_rng(0)
     for t in np.exp(rng.uniform(np.log(0.1), np.log(10.0), 200)):
@@ -29,10 +30,18 @@ def test_toy_path_is_eps_optimal_against_closed_form(toy, eps):
         assert sub <= path.gap_bound(t) + 1e-12
 
 
+def test_interpolation_needs_fewer_solves(toy):
+    # x*(t) = max(0, t c) is linear in t: combinations of two exact pairs are nearly exact
+    counts = {s: approxpath.approximate_path(toy, eps=0.01, interval=(0.1, 10.0), strategy=s).exact_solves
+              for s in ("interpolate", "two-sided", "paper")}
+    assert counts["interpolate"] < counts["two-sided"] <= counts["paper"]
+
+
 def test_toy_solve_count_follows_one_over_eps(toy):
     # The gap of the pair solved at t grows like (tau - t)^2 ||c_-||^2 / 2 here, so the
     # one-sided search needs about (range) * ||c_-|| / sqrt(2 eps) solves: O(eps^-1/2).
-    counts = [approxpath.approximate_path(toy, eps=e, interval=(0.1, 10.0)).exact_solves for e in (0.4, 0.1, 0.025)]
+    counts = [approxpath.approximate_path(toy, eps=e, interval=(0.1, 10.0), strategy="paper").exact_solves
+              for e in (0.4, 0.1, 0.025)]
     assert counts[0] < counts[1] < counts[2]
     assert 1.5 <= counts[2] / counts[1] <= 2.5
 

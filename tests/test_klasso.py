@@ -7,7 +7,7 @@ import approxpath
 from approxpath import InputError
 from approxpath.data import make_sinc
 from approxpath.problems.klasso import KLassoDual, KLassoPrimal, _zero_sum
-from approxpath.solvers import solve_cvxpy
+from regression_helpers import bound_slack_on_pieces, check_against_cvxpy
 
 KLasso = approxpath.get_problem("klasso")
 
@@ -101,25 +101,7 @@ def test_bound_dominates_and_is_tight_on_path_pieces(sinc):
     p = KLasso(*sinc, lam=0.1)
     path = approxpath.approximate_path(p, eps=0.05, interval=(0.25, 16.0))
     assert path.certified
-    slack = []
-    for piece in path.pieces:
-        gaps = [p.gap(piece.primal, piece.dual, tau) for tau in np.geomspace(piece.lo, piece.hi, 40)]
-        assert max(gaps) <= piece.gap_bound
-        slack.append(piece.gap_bound - max(gaps))
-    assert np.median(slack) <= 1e-3 * 0.05
-
-
-def _against_cvxpy(p, path, interval, eps, seed):
-    rng = np.random.default_rng(seed)
-    lo, hi = interval
-    for t in np.exp(rng.uniform(np.log(lo), np.log(hi), 30)):
-        decl = p.cvxpy_primal(t)
-        solve_cvxpy(decl.problem)
-        point = path.primal(t)
-        assert isinstance(point, KLassoPrimal) and point.beta.shape == (p.n,)
-        assert p.primal_violation(point, t) == 0.0
-        assert p.dual_violation(path.dual(t), t) == 0.0
-        assert p.primal_objective(point, t) - decl.problem.value <= eps + 1e-7
+    assert np.median(bound_slack_on_pieces(p, path)) <= 1e-3 * 0.05
 
 
 @pytest.mark.parametrize("kw,interval", [(dict(lam=0.1), (2.0**-3, 2.0**5)),
@@ -131,4 +113,17 @@ def test_path_against_pointwise_cvxpy(sinc, kw, interval):
     eps = 0.02
     path = approxpath.approximate_path(p, eps=eps, interval=interval)
     assert path.certified
-    _against_cvxpy(p, path, interval, eps, seed=2)
+    check_against_cvxpy(p, path, interval, eps, 2, KLassoPrimal)
+
+
+def test_interpolate_mixes_the_effective_duals(sinc):
+    """A convex combination of two feasible duals s_a u_a, s_b u_b (what interpolating
+    strategies use) is the mix of the points themselves, not of u and scale separately."""
+    p = KLasso(*sinc, lam=0.1)
+    a, b = p.solve(1.0), p.solve(1.5)
+    primal, dual = p.interpolate(a, b, 0.25)
+    np.testing.assert_allclose(dual.scale * dual.u, 0.75 * a[1].scale * a[1].u + 0.25 * b[1].scale * b[1].u)
+    np.testing.assert_allclose(primal.beta, 0.75 * a[0].beta + 0.25 * b[0].beta)
+    primal, dual = p.restore(primal, dual, 1.2, 1.3)
+    assert p.certificate_errors(primal, dual, 1.2, 1.3) == []
+    assert p.gap_bound(primal, dual, 1.2, 1.3) >= max(p.gap(primal, dual, x) for x in np.geomspace(1.2, 1.3, 20))

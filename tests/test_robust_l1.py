@@ -5,7 +5,7 @@ import approxpath
 from approxpath import InputError
 from approxpath.data import make_sinc
 from approxpath.problems.robust_l1 import RobustL1Dual, RobustL1Primal
-from approxpath.solvers import solve_cvxpy
+from regression_helpers import bound_slack_on_pieces, check_against_cvxpy
 
 RobustL1 = approxpath.get_problem("robust_l1")
 
@@ -97,12 +97,7 @@ def test_bound_dominates_and_is_tight_on_path_pieces(data):
     eps = 0.2
     path = approxpath.approximate_path(p, eps=eps, interval=(0.5, 4.0))
     assert path.certified
-    slack = []
-    for piece in path.pieces:
-        gaps = [p.gap(piece.primal, piece.dual, tau) for tau in np.geomspace(piece.lo, piece.hi, 40)]
-        assert max(gaps) <= piece.gap_bound
-        slack.append(piece.gap_bound - max(gaps))
-    assert np.median(slack) <= 1e-2 * eps
+    assert np.median(bound_slack_on_pieces(p, path)) <= 1e-2 * eps
 
 
 @pytest.mark.parametrize("kw,interval,eps", [(dict(lam=0.1), (0.5, 4.0), 0.2),
@@ -113,13 +108,4 @@ def test_path_against_pointwise_cvxpy(data, kw, interval, eps):
     p = RobustL1(*data, **kw)
     path = approxpath.approximate_path(p, eps=eps, interval=interval)
     assert path.certified
-    rng = np.random.default_rng(4)
-    lo, hi = interval
-    for t in np.exp(rng.uniform(np.log(lo), np.log(hi), 30)):
-        decl = p.cvxpy_primal(t)
-        solve_cvxpy(decl.problem)
-        point = path.primal(t)
-        assert isinstance(point, RobustL1Primal) and point.beta.shape == (p.n,)
-        assert p.primal_violation(point, t) == 0.0
-        assert p.dual_violation(path.dual(t), t) == 0.0
-        assert p.primal_objective(point, t) - decl.problem.value <= eps + 1e-7
+    check_against_cvxpy(p, path, interval, eps, 4, RobustL1Primal)

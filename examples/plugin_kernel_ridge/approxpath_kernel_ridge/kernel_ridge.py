@@ -73,6 +73,7 @@ class KernelRidge(Problem):
     criteria = ("mse", "mae")
     Primal = RidgePrimal
     Dual = RidgeDual
+    exact_solvers = ("cholesky",)
 
     def __init__(self, X, y, *, lam=0.1, bandwidth=None, parameter="bandwidth"):
         super().__init__(X, y, parameter=parameter)
@@ -156,8 +157,11 @@ class KernelRidge(Problem):
         return RidgeDual(a=float(s.value) * a)
 
     # -------------------------------------------------------------- exact solve
-    def solve(self, t, solver=None):
-        """Closed form: Cholesky of :math:`K_t + \\lambda I` (no QP solver; ``solver`` is unused)."""
+    def _solve_with(self, name, t):
+        """``cholesky``: the closed form, one Cholesky factorization of :math:`K_t + \\lambda I`
+        (no QP solver); ``Problem.solve`` then restores the pair and certifies its gap."""
+        if name != "cholesky":
+            raise NotImplementedError(f"kernel_ridge has no exact solver {name!r} (it has: cholesky)")
         bw, lam = self._bw_lam(t)
         K = self._kernel(t)
         c = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K + lam * np.eye(self.n)), self.y)

@@ -1,0 +1,25 @@
+"""Exact path algorithms as certifiable comparators, and a cross-check for any exact path.
+
+The exact kLASSO paths of Wang et al. (:func:`lambda_path`, :func:`kernel_path`) return
+solutions that are *not trusted*: :func:`certify` puts every one of them through the duality
+gap of the registered problem, and :func:`crosscheck` does the same for arrays of parameter
+values and claimed solutions computed anywhere (also along segments claimed to be linear).
+"""
+
+from .crosscheck import Check, CrossCheckReport, certify, crosscheck, read_claimed, write_claimed
+from .klasso import Event, ExactPath, ExactPathError, ExactPoint, kernel_path, lambda_path
+
+__all__ = [
+    "Check",
+    "CrossCheckReport",
+    "Event",
+    "ExactPath",
+    "ExactPathError",
+    "ExactPoint",
+    "certify",
+    "crosscheck",
+    "kernel_path",
+    "lambda_path",
+    "read_claimed",
+    "write_claimed",
+]

@@ -1,0 +1,410 @@
+"""Certify claimed solutions of any registered problem: exact paths from here or from elsewhere.
+
+Given parameter values :math:`t_1, \\dots, t_k` and claimed primal points, every point gets
+the rigorous gap bound of the problem's own declaration: a dual candidate is built from the
+claimed primal (:meth:`Problem.dual_from_primal`), made exactly feasible
+(:meth:`Problem.restore_dual`) and :meth:`Problem.gap_bound` bounds
+:math:`f_t(x) - \\mathrm{opt}(t)` from above, rounding included.  The claimed primal itself is
+used as given (only its :math:`t`-dependent fields such as slacks are filled in), so a wrong
+coefficient shows up as a gap.
+
+For paths claimed to be linear between consecutive points (the λ-path), each segment is
+checked too.  Where the problem offers a rigorous bound over the whole segment
+(:meth:`Problem.segment_gap_bound`: ``klasso`` over λ) the segment is *certified*; otherwise
+the linear interpolation of the two end points is certified at ``samples`` interior parameter
+values only, and the segment is called *sampled*: nothing bounds the gap between the samples.
+
+File format (npz or CSV): ``t`` (points,) and one array per field of the problem's ``Primal``
+(``beta`` (points × n) and ``beta0`` (points,) for ``klasso``; ``w``, ``b`` for
+``kernel_svm``); fields with defaults (slacks) may be omitted.  CSV: a header line naming the
+columns, ``t``, scalar fields by name and vector fields as ``name[0]``, ..., ``name[n-1]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from approxpath.problem import InputError
+
+__all__ = ["Check", "CrossCheckReport", "certify", "crosscheck", "point_gap", "read_claimed", "write_claimed"]
+
+#: Interior parameter values per segment at which a claimed-linear segment is sampled.
+DEFAULT_SAMPLES = 8
+# A claimed primal counts as infeasible when its constraint violation exceeds this multiple of
+# 1 + |dual objective| (the threshold of the conformance suite: solver points repaired to
+# feasibility satisfy it, a wrong point does not).
+_PRIMAL_FEAS_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Check:
+    """One checked point or segment.
+
+    Attributes
+    ----------
+    kind : str
+        ``"point"`` or ``"segment"``.
+    index : int
+        The point (sorted by t), or the first point of the segment.
+    lo, hi : float
+        The parameter value (``lo == hi``) or the segment.
+    gap : float
+        Certified gap bound at the point; for a segment the bound over the whole segment
+        (certified) or the largest over its samples (sampled).
+    where : float
+        Parameter value of ``gap`` (nan for a certified segment: the bound covers all of it).
+    scale : float
+        :math:`1 + |\\text{dual objective}|` there (the unit of a relative tolerance).
+    status : str
+        ``"certified"`` (a rigorous bound at the point or over the whole segment) or
+        ``"sampled"`` (a segment checked at ``samples`` interior points only).
+    flagged : bool
+        The gap exceeds the tolerance (or the point is infeasible / cannot be evaluated).
+    note : str
+        Why a point could not be certified, if so.
+    """
+
+    kind: str
+    index: int
+    lo: float
+    hi: float
+    gap: float
+    where: float
+    scale: float
+    status: str
+    flagged: bool
+    note: str = ""
+
+    def describe(self, tol, relative):
+        what = (f"point {self.index} at t = {self.lo:.8g}" if self.kind == "point"
+                else f"segment {self.index}-{self.index + 1} [{self.lo:.8g}, {self.hi:.8g}] ({self.status})")
+        limit = tol * self.scale if relative else tol
+        at = ("" if self.kind == "point" else " over the whole segment" if self.status == "certified"
+              else f" at t = {self.where:.8g}")
+        extra = f" ({self.note})" if self.note else ""
+        return f"{what}: gap {self.gap:.3g}{at} > tolerance {limit:.3g}{extra}"
+
+
+@dataclass(frozen=True)
+class CrossCheckReport:
+    """Outcome of :func:`crosscheck`.
+
+    ``ok`` is true when no point or segment is flagged.  ``cond`` (if given, e.g. by an exact
+    path) holds the condition numbers of the linear systems behind each point.
+    """
+
+    problem: str
+    parameter: str
+    tol: float
+    relative: bool
+    linear: bool
+    samples: int
+    checks: tuple
+    cond: np.ndarray = None
+    wall_s: float = 0.0
+
+    @property
+    def points(self):
+        return tuple(c for c in self.checks if c.kind == "point")
+
+    @property
+    def segments(self):
+        return tuple(c for c in self.checks if c.kind == "segment")
+
+    @property
+    def flagged(self):
+        return tuple(c for c in self.checks if c.flagged)
+
+    @property
+    def ok(self):
+        return not self.flagged
+
+    @staticmethod
+    def _worst(checks):
+        return max(checks, key=lambda c: (c.gap, c.gap / c.scale), default=None)
+
+    @property
+    def max_gap(self):
+        """Largest certified gap bound over the points."""
+        w = self._worst(self.points)
+        return float("nan") if w is None else w.gap
+
+    @property
+    def max_relative_gap(self):
+        """Largest gap / (1 + |dual objective|) over the points."""
+        return max((c.gap / c.scale for c in self.points), default=float("nan"))
+
+    @property
+    def max_cond(self):
+        if self.cond is None or not np.any(np.isfinite(self.cond)):
+            return float("nan")
+        return float(np.nanmax(self.cond))
+
+    def __str__(self):
+        p = self._worst(self.points)
+        lines = [f"{'OK' if self.ok else 'FLAGGED'}: {len(self.points)} points of {self.problem} over "
+                 f"{self.parameter} checked, tolerance {self.tol:g}{' x (1 + |dual objective|)' if self.relative else ''}"]
+        if p is not None:
+            lines.append(f"  largest certified point gap {p.gap:.3g} (relative {p.gap / p.scale:.3g}) at t = {p.lo:.8g}"
+                         f" (point {p.index})")
+        s = self._worst(self.segments)
+        if s is not None:
+            cert = sum(c.status == "certified" for c in self.segments)
+            parts = [f"{cert} certified over their whole length"] if cert else []
+            if cert < len(self.segments):
+                parts.append(f"{len(self.segments) - cert} sampled at {self.samples} interior points "
+                             "(not certified between them)")
+            where = "" if s.status == "certified" else f" at t = {s.where:.8g}"
+            lines.append(f"  segments: {', '.join(parts)}; largest gap {s.gap:.3g}{where}")
+        elif not self.linear:
+            lines.append("  segments: not checked (the path is not claimed to be linear between points)")
+        if self.cond is not None:
+            k = int(np.nanargmax(self.cond)) if np.any(np.isfinite(self.cond)) else None
+            if k is not None:
+                lines.append(f"  largest condition number of the linear systems behind the points: "
+                             f"{self.max_cond:.3g} (point {k})")
+        lines += ["  - " + c.describe(self.tol, self.relative) for c in self.flagged]
+        return "\n".join(lines)
+
+    def to_json(self):
+        """A dict for one JSON line (non-finite numbers as ``None``)."""
+        p = self._worst(self.points)
+        s = self._worst(self.segments)
+        out = {
+            "problem": self.problem,
+            "parameter": self.parameter,
+            "ok": self.ok,
+            "points": len(self.points),
+            "segments": len(self.segments),
+            "segment_check": ("none" if not self.segments else
+                              "/".join(sorted({c.status for c in self.segments}))),
+            "tol": self.tol,
+            "relative": self.relative,
+            "max_gap": None if p is None else p.gap,
+            "max_relative_gap": None if p is None else self.max_relative_gap,
+            "max_gap_t": None if p is None else p.lo,
+            "max_segment_gap": None if s is None else s.gap,
+            "max_segment_gap_t": None if s is None else s.where,
+            "max_cond": self.max_cond,
+            "flagged": [c.describe(self.tol, self.relative) for c in self.flagged],
+            "wall_s": round(self.wall_s, 4),
+        }
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
+
+
+def point_gap(problem, primal, tau):
+    """Certified gap bound of a claimed ``primal`` at ``tau`` and the scale
+    :math:`1 + |\\text{dual objective}|`: ``(gap, scale, note)``; ``gap`` is ``inf`` with a
+    note when the point is infeasible or cannot be evaluated."""
+    try:
+        dual = problem.restore_dual(problem.dual_from_primal(primal, tau), tau)
+        scale = 1.0 + abs(problem.dual_objective(dual, tau))
+        violation = problem.primal_violation(problem.primal_at(primal, tau), tau)
+        if not violation <= _PRIMAL_FEAS_TOL * scale:
+            return math.inf, scale, f"primal infeasible by {violation:.3g}"
+        gap = float(problem.gap_bound(primal, dual, tau))
+    except (ValueError, TypeError, FloatingPointError, np.linalg.LinAlgError) as exc:
+        return math.inf, 1.0, f"cannot be evaluated: {exc}"
+    if not math.isfinite(gap):
+        return math.inf, scale, "non-finite gap"
+    return gap, scale, ""
+
+
+def _primals(problem, arrays, k):
+    """``k`` Primal points from arrays keyed by the problem's Primal field names."""
+    fields = dataclasses.fields(problem.Primal)
+    required = [f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    missing = [name for name in required if name not in arrays]
+    if missing:
+        raise InputError(f"{problem.name}: the claimed path lacks the array(s) {', '.join(missing)} "
+                         f"(a {problem.name} primal has fields {', '.join(f.name for f in fields)})")
+    cols = {}
+    for f in fields:
+        if f.name not in arrays:
+            continue
+        a = np.asarray(arrays[f.name], dtype=float)
+        if a.ndim == 0 or a.shape[0] != k:
+            raise InputError(f"array {f.name!r} must have one row per parameter value ({k}); got shape {a.shape}")
+        if a.ndim == 2 and a.shape[1] != problem.n:
+            raise InputError(f"array {f.name!r} must be (points x n) with n = {problem.n} samples of the data; "
+                             f"got shape {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise InputError(f"array {f.name!r} contains NaN or inf")
+        cols[f.name] = a
+    return [problem.Primal(**{name: (float(a[i]) if a.ndim == 1 else a[i]) for name, a in cols.items()})
+            for i in range(k)]
+
+
+def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, samples=DEFAULT_SAMPLES, cond=None):
+    """Certify claimed solutions of ``problem`` at parameter values ``t``.
+
+    Parameters
+    ----------
+    problem : Problem
+        A registered problem whose path parameter is the one ``t`` refers to.
+    t : array_like of shape (k,)
+    primals : sequence of ``problem.Primal`` or dict of arrays
+        The claimed solutions, or arrays with one row per point keyed by the ``Primal`` field
+        names (``beta`` (k, n), ``beta0`` (k,) for ``klasso``).
+    tol : float
+        A point or segment is flagged when its gap exceeds ``tol`` (``relative``: ``tol``
+        times :math:`1 + |\\text{dual objective}|`).
+    linear : bool
+        The path is claimed to be linear in ``t`` between consecutive points (sorted by t):
+        the segments are checked too, by the problem's rigorous segment bound if it has one
+        ("certified"), else at ``samples`` interior points each ("sampled").
+    cond : array_like of shape (k,), optional
+        Condition numbers behind the points, carried into the report.
+
+    Returns
+    -------
+    CrossCheckReport
+    """
+    t0 = time.perf_counter()
+    t = np.asarray(t, dtype=float).reshape(-1)
+    if t.size == 0:
+        raise InputError("the claimed path has no points (empty t)")
+    if not np.all(np.isfinite(t)):
+        raise InputError("t contains NaN or inf")
+    if not (isinstance(tol, (int, float, np.floating)) and tol > 0):
+        raise InputError(f"tol must be a positive number; got {tol!r}")
+    if isinstance(primals, dict):
+        primals = _primals(problem, primals, t.size)
+    primals = list(primals)
+    if len(primals) != t.size:
+        raise InputError(f"{len(primals)} claimed solutions for {t.size} parameter values")
+    order = np.argsort(t, kind="stable")
+    t, primals = t[order], [primals[i] for i in order]
+    if cond is not None:
+        cond = np.asarray(cond, dtype=float)[order]
+
+    def limit(scale):
+        return tol * scale if relative else tol
+
+    checks = []
+    for i, (tau, primal) in enumerate(zip(t, primals)):
+        gap, scale, note = point_gap(problem, primal, float(tau))
+        checks.append(Check("point", i, float(tau), float(tau), gap, float(tau), scale, "certified",
+                            not gap <= limit(scale), note))
+    if linear:
+        thetas = np.arange(1, samples + 1) / (samples + 1)
+        for i in range(t.size - 1):
+            lo, hi = float(t[i]), float(t[i + 1])
+            if not lo < hi:
+                continue
+            seg_scale = min(checks[i].scale, checks[i + 1].scale)
+            try:
+                bound = problem.segment_gap_bound(primals[i], primals[i + 1], lo, hi)
+            except (ValueError, TypeError, FloatingPointError, np.linalg.LinAlgError):
+                bound = None
+            if bound is not None:
+                bound = float(bound) if math.isfinite(bound) else math.inf
+                checks.append(Check("segment", i, lo, hi, bound, math.nan, seg_scale, "certified",
+                                    not bound <= limit(seg_scale)))
+                continue
+            ends = [(p, problem.dual_from_primal(p, tau)) for p, tau in ((primals[i], lo), (primals[i + 1], hi))]
+            worst = None
+            for th in thetas:
+                tau = float(lo + th * (hi - lo))
+                gap, scale, note = point_gap(problem, problem.interpolate(ends[0], ends[1], th)[0], tau)
+                if worst is None or (not gap <= limit(scale), gap) > (worst[3], worst[0]):
+                    worst = (gap, tau, scale, not gap <= limit(scale), note)
+            gap, tau, scale, flagged, note = worst
+            checks.append(Check("segment", i, lo, hi, gap, tau, scale, "sampled", flagged, note))
+    return CrossCheckReport(problem.name, problem.parameter, float(tol), bool(relative), bool(linear), int(samples),
+                            tuple(checks), cond, time.perf_counter() - t0)
+
+
+def certify(path, *, tol=1e-6, relative=True, samples=DEFAULT_SAMPLES):
+    """Certify every solution an exact path returned (and, for a path linear between its
+    points, its segments) with the duality gap of the registered problem it solves.
+
+    Parameters
+    ----------
+    path : ExactPath
+        From :func:`approxpath.exact.lambda_path` or :func:`approxpath.exact.kernel_path`.
+    tol : float
+        Flag points whose gap exceeds ``tol`` (times :math:`1 + |\text{dual objective}|`
+        when ``relative``, the default).
+
+    Returns
+    -------
+    CrossCheckReport
+        With the condition numbers of the linear systems behind the points.
+    """
+    return crosscheck(path.problem(), path.t, path.primal_arrays(), tol=tol, relative=relative, linear=path.linear,
+                      samples=samples, cond=path.cond)
+
+
+# ---------------------------------------------------------------------------- files
+_COLUMN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?$")
+
+
+def read_claimed(file):
+    """Arrays of a claimed path from ``.npz`` or ``.csv`` (see the module docstring).
+
+    Returns
+    -------
+    dict
+        ``t`` and the other arrays (``beta`` (points × n), ``beta0``, ...); npz files may carry
+        more (``linear``, ``cond``, ...).
+    """
+    file = Path(file)
+    if not file.is_file():
+        raise FileNotFoundError(f"path file {str(file)!r} does not exist")
+    if file.suffix.lower() == ".csv":
+        with open(file) as fh:
+            header = fh.readline().strip().split(",")
+        data = np.loadtxt(file, delimiter=",", skiprows=1, ndmin=2)
+        if data.shape[1] != len(header):
+            raise InputError(f"{str(file)!r}: {len(header)} header names but {data.shape[1]} columns")
+        groups = {}
+        for col, name in enumerate(header):
+            m = _COLUMN.match(name.strip())
+            if not m:
+                raise InputError(f"{str(file)!r}: bad column name {name!r}; use t, scalar names and name[i] for vectors")
+            groups.setdefault(m.group(1), []).append((None if m.group(2) is None else int(m.group(2)), col))
+        arrays = {}
+        for name, cols in groups.items():
+            if cols[0][0] is None:
+                arrays[name] = data[:, cols[0][1]]
+            else:
+                idx = sorted(cols)
+                if [i for i, _ in idx] != list(range(len(idx))):
+                    raise InputError(f"{str(file)!r}: columns {name}[i] must be numbered 0..{len(idx) - 1}")
+                arrays[name] = data[:, [c for _, c in idx]]
+    else:
+        with np.load(file, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    if "t" not in arrays:
+        raise InputError(f"{str(file)!r} has no array 't' (the parameter values of the claimed solutions)")
+    return arrays
+
+
+def write_claimed(file, t, arrays, **extra):
+    """Write a claimed path: ``.csv`` (``t`` and ``arrays``) or ``.npz`` (also ``extra``)."""
+    file = Path(file)
+    t = np.asarray(t, dtype=float)
+    if file.suffix.lower() == ".csv":
+        names, cols = ["t"], [t[:, None]]
+        for name, a in arrays.items():
+            a = np.asarray(a, dtype=float)
+            if a.ndim == 1:
+                names.append(name)
+                cols.append(a[:, None])
+            else:
+                names += [f"{name}[{i}]" for i in range(a.shape[1])]
+                cols.append(a)
+        np.savetxt(file, np.hstack(cols), delimiter=",", header=",".join(names), comments="", fmt="%.17g")
+    else:
+        extra = {k: (np.array(json.dumps(v)) if isinstance(v, dict) else v) for k, v in extra.items()}
+        np.savez_compressed(file, t=t, **arrays, **extra)
+    return file

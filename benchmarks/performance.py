@@ -1,0 +1,135 @@
+"""Wall time, peak memory, scaling and parallel speed-up, measured side by side in one run.
+
+    python benchmarks/performance.py [--sections datasets scaling workers grid] [--data ...]
+
+* datasets: every LIBSVM set at the paper's settings (C = 0.1, t in [2^-10, 2^10], global
+  min-max scaling, eps = 0.125) with the default strategy, each in a fresh process (peak RSS
+  is that process's), next to the reference code's wall time (DESIGN.md section 6) and to the
+  `paper` strategy run in the same process.
+* scaling: subsamples of a4a (n = 500, 1000, 2000, 4000): one exact solve (libSVM, and
+  Clarabel up to n = 2000) and a whole path; fitted exponents of time vs n.
+* workers: the same long path with 1 and 2 worker processes.
+* grid: the default strategy against a grid search certified to the same eps (the `grid`
+  strategy: a uniform grid doubled until every segment certifies) and the `paper` strategy.
+"""
+
+import argparse
+import multiprocessing as mp
+import os
+import resource
+import time
+
+import numpy as np
+
+import approxpath
+
+from _common import C, DATASETS, INTERVAL, REFERENCE_WALL, load, machine
+
+EPS = 0.125
+
+
+def _path_job(name, strategy, eps, n, workers, seed):
+    """Run one path in this (fresh) process; returns its numbers and the peak RSS in MiB."""
+    X, y = load(name)
+    if n is not None and n < X.shape[0]:
+        idx = np.sort(np.random.default_rng(seed).choice(X.shape[0], n, replace=False))
+        X, y = X[idx], y[idx]
+    bias = "dynamic" if strategy == "paper" else "optimal"
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=C, bias=bias)
+    t0 = time.perf_counter()
+    path = approxpath.approximate_path(problem, eps=eps, interval=INTERVAL, strategy=strategy, workers=workers)
+    wall = time.perf_counter() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return dict(n=X.shape[0], solves=path.exact_solves, pieces=len(path.pieces), certified=path.certified,
+                wall=wall, solve=path.solve_s, certify=path.certify_s, rss=rss)
+
+
+def _fresh(fn, *args):
+    with mp.get_context("spawn").Pool(1) as pool:
+        return pool.apply(fn, args)
+
+
+def section_datasets(names):
+    print("### Paper settings, eps = 0.125, each data set in a fresh process\n")
+    print("| data | n | exact solves | pieces | certified | wall s | exact solves s | certification share "
+          "| peak RSS MiB | reference wall s | reference / ours | `paper` strategy wall s | default / paper |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in names:
+        r = _fresh(_path_job, name, "interpolate", EPS, None, 1, 0)
+        ref = REFERENCE_WALL.get(name)
+        paper = _fresh(_path_job, name, "paper", EPS, None, 1, 0) if r["n"] <= 2500 else None
+        print(f"| {name} | {r['n']} | {r['solves']} | {r['pieces']} | {'yes' if r['certified'] else 'NO'} "
+              f"| {r['wall']:.1f} | {r['solve']:.1f} | {r['certify'] / r['wall']:.0%} | {r['rss']:.0f} "
+              f"| {ref if ref else '–'} | {f'{ref / r['wall']:.1f}x' if ref else '–'} "
+              f"| {f'{paper['wall']:.1f}' if paper else '–'} | {f'{r['wall'] / paper['wall']:.2f}' if paper else '–'} |",
+              flush=True)
+
+
+def _solve_job(n, solver, seed=0):
+    X, y = load("a4a")
+    idx = np.sort(np.random.default_rng(seed).choice(X.shape[0], n, replace=False))
+    problem = approxpath.get_problem("kernel_svm")(X[idx], y[idx], c=C)
+    problem.D  # distances are set-up, not the solve
+    times = []
+    for t in (2.0**-4, 1.0, 2.0**4):
+        t0 = time.perf_counter()
+        problem.solve(t, solver=(solver,))
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def section_scaling():
+    print("\n### Scaling over n (subsamples of a4a; eps = 0.125)\n")
+    sizes = (500, 1000, 2000, 4000)
+    rows = []
+    for n in sizes:
+        lib = _fresh(_solve_job, n, "libsvm")
+        cla = _fresh(_solve_job, n, "clarabel") if n <= 2000 else float("nan")
+        r = _fresh(_path_job, "a4a", "interpolate", EPS, n, 1, 0)
+        rows.append((n, lib, cla, r))
+        print(f"n = {n}: one exact solve libSVM {lib:.3f} s, Clarabel {cla:.2f} s; path {r['wall']:.1f} s "
+              f"({r['solves']} solves, {r['pieces']} pieces, peak {r['rss']:.0f} MiB)", flush=True)
+    n = np.array([r[0] for r in rows], dtype=float)
+    fit = lambda v: np.polyfit(np.log(n[np.isfinite(v)]), np.log(np.asarray(v)[np.isfinite(v)]), 1)[0]  # noqa: E731
+    print(f"\nfitted exponents (time ~ n^p): libSVM solve {fit([r[1] for r in rows]):.2f}, "
+          f"Clarabel solve {fit([r[2] for r in rows]):.2f}, whole path {fit([r[3]['wall'] for r in rows]):.2f}")
+
+
+def section_workers(name, eps):
+    print(f"\n### Parallel chunks: {name}, eps = {eps}\n")
+    one = _fresh(_path_job, name, "interpolate", eps, None, 1, 0)
+    two = _fresh(_path_job, name, "interpolate", eps, None, 2, 0)
+    print(f"1 worker: {one['wall']:.1f} s ({one['solves']} solves); 2 workers: {two['wall']:.1f} s "
+          f"({two['solves']} solves); speed-up {one['wall'] / two['wall']:.2f}x")
+
+
+def section_grid(names):
+    print("\n### Against a grid search certified to the same eps (0.125)\n")
+    print("| data | default: solves / wall s | paper: solves / wall s | certified grid: solves / wall s |")
+    print("|---|---|---|---|")
+    for name in names:
+        res = [_fresh(_path_job, name, s, EPS, None, 1, 0) for s in ("interpolate", "paper", "grid")]
+        print(f"| {name} | " + " | ".join(f"{r['solves']} / {r['wall']:.1f}" for r in res) + " |", flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sections", nargs="+", default=["datasets", "scaling", "workers", "grid"])
+    ap.add_argument("--data", nargs="+", default=list(DATASETS))
+    ap.add_argument("--workers-data", default="a1a")
+    ap.add_argument("--workers-eps", type=float, default=0.03)
+    args = ap.parse_args(argv)
+    print(f"machine: {machine()}; load average at start {os.getloadavg()[0]:.1f}\n")
+    if "datasets" in args.sections:
+        section_datasets(args.data)
+    if "scaling" in args.sections:
+        section_scaling()
+    if "workers" in args.sections:
+        section_workers(args.workers_data, args.workers_eps)
+    if "grid" in args.sections:
+        section_grid([d for d in args.data if d in ("ionosphere_scale", "heart_scale", "diabetes_scale")])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

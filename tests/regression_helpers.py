@@ -1,0 +1,31 @@
+"""Checks shared by the klasso and robust_l1 tests."""
+
+import numpy as np
+
+from approxpath.solvers import solve_cvxpy
+
+
+def check_against_cvxpy(problem, path, interval, eps, seed, primal_type):
+    """At 30 random parameter values the path's primal is feasible and within eps of a tight,
+    independent CVXPY optimum of the primal declaration; its dual is feasible."""
+    rng = np.random.default_rng(seed)
+    lo, hi = interval
+    for t in np.exp(rng.uniform(np.log(lo), np.log(hi), 30)):
+        decl = problem.cvxpy_primal(t)
+        solve_cvxpy(decl.problem)
+        point = path.primal(t)
+        assert isinstance(point, primal_type) and point.beta.shape == (problem.n,)
+        assert problem.primal_violation(point, t) == 0.0
+        assert problem.dual_violation(path.dual(t), t) == 0.0
+        assert problem.primal_objective(point, t) - decl.problem.value <= eps + 1e-7
+
+
+def bound_slack_on_pieces(problem, path, samples=40):
+    """On every piece the gap sampled at ``samples`` points stays below the piece's bound;
+    returns the bound minus the sampled maximum, per piece."""
+    slack = []
+    for piece in path.pieces:
+        gaps = [problem.gap(piece.primal, piece.dual, tau) for tau in np.geomspace(piece.lo, piece.hi, samples)]
+        assert max(gaps) <= piece.gap_bound
+        slack.append(piece.gap_bound - max(gaps))
+    return np.array(slack)

@@ -1,0 +1,97 @@
+"""`approxpath exact` and `approxpath crosscheck`: exact paths from here and from elsewhere
+through the same door."""
+
+import json
+
+import numpy as np
+import pytest
+
+from approxpath.cli import main
+from approxpath.data import make_classification
+from approxpath.exact import read_claimed, write_claimed
+from exact_helpers import wang_sinc
+
+
+@pytest.fixture(scope="module")
+def sinc_csv(tmp_path_factory):
+    X, y = wang_sinc()
+    f = tmp_path_factory.mktemp("data") / "sinc.csv"
+    np.savetxt(f, np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
+    return f
+
+
+def _last_json(capsys):
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_exact_lambda_path_then_crosscheck_then_corrupt(sinc_csv, tmp_path, capsys):
+    out = tmp_path / "lam.npz"
+    data = ["--data", str(sinc_csv), "--format", "csv"]
+    rc = main(["exact", "klasso", "--parameter", "lam", *data, "--bandwidth", "1", "--range", "0.01", "2",
+               "--out", str(out), "--json"])
+    res = _last_json(capsys)
+    assert rc == 0 and res["ok"]
+    assert {"events", "breakpoints", "max_gap", "wall_s"} <= set(res)
+    assert res["events"] > 5 and res["max_gap"] < 1e-8 and res["range"] == [0.01, 2.0]
+    arrays = read_claimed(out)
+    assert arrays["beta"].shape == (arrays["t"].size, 50) and bool(arrays["linear"])
+    # the same file through the cross-check: points and (sampled) linear segments
+    cc = ["crosscheck", "klasso", *data, "--lam", "0.1", "--bandwidth", "1", "--parameter", "lam"]
+    assert main([*cc, "--path", str(out), "--tol", "1e-8", "--json"]) == 0
+    res = _last_json(capsys)
+    assert res["ok"] and res["segments"] == res["points"] - 1 and res["segment_check"] == "certified"
+    # one coefficient perturbed at one breakpoint: exit 1, the point named
+    k = arrays["t"].size // 2
+    arrays["beta"][k, np.flatnonzero(arrays["signs"][k])[0]] += 1e-4
+    bad = tmp_path / "bad.csv"
+    write_claimed(bad, arrays["t"], {"beta": arrays["beta"], "beta0": arrays["beta0"]})
+    assert main([*cc, "--path", str(bad), "--tol", "1e-8", "--linear"]) == 1
+    text = capsys.readouterr().out
+    assert "FLAGGED" in text and f"point {k} at t = " in text and f"segment {k - 1}-{k}" in text
+
+
+def test_exact_kernel_path_json_and_csv_round_trip(sinc_csv, tmp_path, capsys):
+    out = tmp_path / "bw.csv"
+    data = ["--data", str(sinc_csv), "--format", "csv"]
+    rc = main(["exact", "klasso", *data, "--parameter", "bandwidth", "--lam", "1", "--bandwidth", "0.5",
+               "--range", "0.25", "4", "--out", str(out), "--json"])
+    res = _last_json(capsys)
+    assert rc == 0 and res["ok"] and res["stop_reason"] == "end of range" and res["range"] == [0.25, 4.0]
+    assert res["events"] >= 1 and res["max_cond"] >= 1
+    assert main(["crosscheck", "klasso", *data, "--lam", "1", "--bandwidth", "0.5", "--parameter", "bandwidth",
+                 "--path", str(out)]) == 0
+    assert "segments: not checked" in capsys.readouterr().out
+
+
+def test_crosscheck_kernel_svm_file(tmp_path, capsys):
+    from sklearn.datasets import dump_svmlight_file
+
+    import approxpath
+
+    X, y = make_classification(n=30, d=2, seed=3)
+    f = tmp_path / "train.libsvm"
+    dump_svmlight_file(X, y, str(f))
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    ts = np.array([0.5, 1.0, 2.0])
+    sols = [problem.solve(t)[0] for t in ts]
+    path = tmp_path / "svm.npz"
+    w = np.array([s.w for s in sols])
+    write_claimed(path, ts, {"w": w, "b": np.array([s.b for s in sols])})
+    assert main(["crosscheck", "kernel_svm", "--data", str(f), "--c", "1", "--path", str(path), "--json"]) == 0
+    w[1] *= 1.01
+    write_claimed(path, ts, {"w": w, "b": np.array([s.b for s in sols])})
+    assert main(["crosscheck", "kernel_svm", "--data", str(f), "--c", "1", "--path", str(path)]) == 1
+    assert "point 1 at t = 1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["exact", "kernel_svm"], "exact paths exist for: klasso"),
+    (["exact", "klasso", "--parameter", "lam"], "--bandwidth T"),
+    (["exact", "klasso", "--lam", "0.1"], "--range LO HI"),
+    (["exact", "klasso", "--range", "0.1", "1"], "--lam L"),
+    (["crosscheck", "klasso", "--lam", "0.1", "--path", "/nonexistent.npz"], "does not exist"),
+])
+def test_bad_input_exits_2_with_a_message(sinc_csv, capsys, argv, match):
+    argv = argv[:2] + ["--data", str(sinc_csv), "--format", "csv"] + argv[2:]
+    assert main(argv) == 2
+    assert match in capsys.readouterr().err

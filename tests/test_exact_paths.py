@@ -1,0 +1,172 @@
+"""The exact kLASSO paths of Wang et al. against independent CVXPY solves and closed forms."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from approxpath import InputError
+from approxpath.data import make_sinc
+from approxpath.exact import ExactPathError, kernel_path, lambda_path
+from approxpath.kernels import gaussian, sq_distances
+from exact_helpers import cvx_klasso, objective, wang_sinc
+
+
+@pytest.fixture(scope="module")
+def small():
+    return make_sinc(n=30, low=-3.0, high=3.0, noise=0.08, seed=1)
+
+
+@pytest.fixture(scope="module")
+def lam_path(small):
+    X, y = small
+    return lambda_path(X, y, bandwidth=1.0, lam_min=1e-3)
+
+
+def test_lambda_path_matches_cvxpy_between_breakpoints(small, lam_path):
+    X, y = small
+    bp = lam_path.t
+    assert lam_path.stop_reason == "lam_min" and bp[0] == 1e-3 and len(lam_path.events) > 10
+    rng = np.random.default_rng(0)
+    segs = rng.choice(np.flatnonzero(np.diff(bp) > 0), size=20)
+    for k in segs:  # 20 random lambda strictly inside segments
+        lam = bp[k] + rng.uniform(0.05, 0.95) * (bp[k + 1] - bp[k])
+        p = lam_path(lam)
+        ref, _, _ = cvx_klasso(X, y, 1.0, lam)
+        assert p.valid
+        assert objective(X, y, 1.0, lam, p.beta, p.beta0) == pytest.approx(ref, rel=1e-7)
+
+
+def test_lambda_path_is_linear_and_kkt_holds_at_breakpoints(small, lam_path):
+    X, y = small
+    K = gaussian(sq_distances(X), 1.0)
+    for k, lam in enumerate(lam_path.t):
+        beta, beta0, s = lam_path.beta[k], lam_path.beta0[k], lam_path.signs[k]
+        r = y - K @ beta - beta0
+        g = K @ r
+        assert abs(r.sum()) < 1e-10  # beta0 = mean(y - K beta), eq. (4)
+        act = s != 0
+        np.testing.assert_allclose(g[act], s[act] * lam, rtol=1e-8, atol=1e-10)  # (10)
+        assert np.all(np.abs(g[~act]) <= lam * (1 + 1e-8))  # (11)
+        assert np.all(s[act] * beta[act] >= 0) and np.all(beta[~act] == 0)
+    # the callable is the linear interpolation between consecutive breakpoints
+    k = int(np.argmax(np.diff(lam_path.t)))
+    mid = 0.5 * (lam_path.t[k] + lam_path.t[k + 1])
+    np.testing.assert_allclose(lam_path(mid).beta, 0.5 * (lam_path.beta[k] + lam_path.beta[k + 1]))
+
+
+def test_lambda_max_closed_form_and_lambda_convention(small, lam_path):
+    """lambda_max = ||K (y - ybar)||_inf: for lam >= lambda_max the optimum is beta = 0.  With the
+    papers' scaling this equals the klasso objective's (no factor 2, no 1/n)."""
+    X, y = small
+    K = gaussian(sq_distances(X), 1.0)
+    lam_max = np.abs(K @ (y - y.mean())).max()
+    assert lam_path.t[-1] == pytest.approx(lam_max, rel=1e-14)
+    assert lam_path.events[0].kind == "joined" and lam_path.events[0].t == lam_path.t[-1]
+    p = lam_path(1.5 * lam_max)
+    assert np.all(p.beta == 0) and p.beta0 == pytest.approx(y.mean()) and p.valid
+    _, beta, _ = cvx_klasso(X, y, 1.0, 1.001 * lam_max)
+    assert np.abs(beta).max() < 1e-7
+    _, beta, _ = cvx_klasso(X, y, 1.0, 0.9 * lam_max)
+    assert np.abs(beta).max() > 1e-3  # just below lambda_max the first coefficient is active
+
+
+@pytest.fixture(scope="module")
+def wang():
+    return wang_sinc()
+
+
+@pytest.fixture(scope="module")
+def kpath(wang):
+    X, y = wang
+    return kernel_path(X, y, 0.1, (0.1, 10.0), theta=0.95, eps=1e-6)
+
+
+def test_kernel_path_reaches_the_end_with_valid_solutions(wang, kpath):
+    assert kpath.stop_reason == "end of range"
+    assert kpath.t[0] == 0.1 and kpath.t[-1] == 10.0 and np.all(np.diff(kpath.t) > 0)
+    assert 0.5 * 50 <= len(kpath.events) <= 5 * 50  # Wang et al.: between 0.5 n and 5 n
+    assert all(kpath(t).valid for t in kpath.t[:: max(1, kpath.t.size // 60)])
+    # sigma = 1/t moved by the decay rate: every accepted step is sigma <- sigma * 0.95^(2^-k)
+    steps = np.log(kpath.t[1:] / kpath.t[:-1]) / np.log(1 / 0.95)
+    event_ts = {e.t for e in kpath.events}
+    plain = np.array([t not in event_ts for t in kpath.t[1:]]) & (kpath.t[1:] < 10.0)
+    k = np.log2(steps[plain])
+    np.testing.assert_allclose(k, np.round(k), atol=1e-9)
+
+
+def test_kernel_path_matches_cvxpy_at_random_sigma(wang, kpath):
+    """Objective of the callable's exact solution at random sigma = 1/t vs a CVXPY solve with
+    K = exp(-||x - x'||^2 / sigma) written in Wang's sigma (the t <-> sigma conversion)."""
+    X, y = wang
+    rng = np.random.default_rng(1)
+    D = sq_distances(X)
+    for sigma in np.exp(rng.uniform(np.log(0.1), np.log(10.0), 6)):
+        p = kpath(1.0 / sigma)
+        K = np.exp(-D / sigma)  # Wang's kernel, written in sigma
+        beta, beta0 = cp.Variable(50), cp.Variable()
+        prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta - beta0) + 0.1 * cp.norm1(beta)))
+        prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+        assert p.valid
+        assert objective(X, y, 1.0 / sigma, 0.1, p.beta, p.beta0) == pytest.approx(prob.value, rel=1e-7, abs=1e-9)
+
+
+def test_kernel_path_both_directions_agree(wang, kpath):
+    X, y = wang
+    both = kernel_path(X, y, 0.1, (0.1, 10.0), start=1.0)  # from the middle, sigma up and down
+    assert both.stop_reason == "end of range" and both.t[0] == 0.1 and both.t[-1] == 10.0
+    for t in (0.13, 0.7, 3.3, 9.0):
+        a, b = kpath(t), both(t)
+        assert a.valid and b.valid
+        np.testing.assert_allclose(a.beta, b.beta, atol=1e-7)
+    # events found in both directions: the same points join/leave (up to the order of ties)
+    up = [(e.index, e.kind) for e in kpath.events if e.t > 1.0]
+    mine = [(e.index, e.kind) for e in both.events if e.t > 1.0]
+    assert sorted(up) == sorted(mine)
+
+
+def test_marginal_speed_up_finds_the_same_events(wang, kpath):
+    X, y = wang
+    fast = kernel_path(X, y, 0.1, (0.1, 10.0), marginal=0.5)
+    assert [(e.index, e.kind) for e in fast.events] == [(e.index, e.kind) for e in kpath.events]
+    np.testing.assert_allclose(fast.beta[-1], kpath.beta[-1], atol=1e-8)
+
+
+def test_cvxpy_start_and_ridge(wang):
+    X, y = wang
+    value, beta, beta0 = cvx_klasso(X, y, 0.5, 0.1)
+    a = kernel_path(X, y, 0.1, (0.5, 0.6), start_solution=(beta, beta0))
+    b = kernel_path(X, y, 0.1, (0.5, 0.6))
+    np.testing.assert_allclose(a.beta[-1], b.beta[-1], atol=1e-8)
+    # ridge nu: the solution of kLASSO + nu/2 ||beta||^2 (an independent CVXPY solve)
+    nu = 1e-3
+    r = kernel_path(X, y, 0.1, (0.5, 0.6), nu=nu)  # starts from the lambda-path with the same nu
+    ref, _, _ = cvx_klasso(X, y, 0.6, 0.1, nu=nu)
+    assert objective(X, y, 0.6, 0.1, r.beta[-1], r.beta0[-1], nu=nu) == pytest.approx(ref, rel=1e-7)
+
+
+def test_lambda_path_with_ridge_matches_cvxpy(small):
+    X, y = small
+    nu = 1e-2
+    lp = lambda_path(X, y, 1.0, lam_min=0.01, nu=nu)
+    lam = 0.5 * (lp.t[2] + lp.t[3])
+    p = lp(lam)
+    ref, _, _ = cvx_klasso(X, y, 1.0, lam, nu=nu)
+    assert objective(X, y, 1.0, lam, p.beta, p.beta0, nu=nu) == pytest.approx(ref, rel=1e-7)
+
+
+def test_bad_input_is_refused(small):
+    X, y = small
+    with pytest.raises(InputError, match="bandwidth"):
+        lambda_path(X, y, -1.0)
+    with pytest.raises(InputError, match="lo < hi"):
+        kernel_path(X, y, 0.1, (2.0, 1.0))
+    with pytest.raises(InputError, match="theta"):
+        kernel_path(X, y, 0.1, (1.0, 2.0), theta=1.5)
+    with pytest.raises(InputError, match="start"):
+        kernel_path(X, y, 0.1, (1.0, 2.0), start=3.0)
+    with pytest.raises(InputError, match="start_solution"):
+        kernel_path(X, y, 0.1, (1.0, 2.0), start_solution="magic")
+    with pytest.raises(ExactPathError, match="active set"):  # a point that is not a solution
+        kernel_path(X, y, 0.1, (1.0, 2.0), start_solution=(np.ones(30), 0.0))
+    with pytest.raises(ValueError, match="below"):
+        lambda_path(X, y, 1.0, lam_min=0.5)(0.1)

@@ -1,0 +1,54 @@
+"""Independent check of default paths, for every registered problem: at 200 random parameter
+values drawn across the whole interval, the path's point is feasible and its objective is
+within eps of a tight pointwise CVXPY optimum (solved from the problem's own declarations,
+not from the driver's exact solver)."""
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath.registry import available_problems, get_problem
+from approxpath.solvers import SolverError, solve_cvxpy
+
+
+def _cases():
+    out = []
+    for name in available_problems():
+        seen = set()
+        for k, (problem, interval, eps) in enumerate(get_problem(name).examples()):
+            if problem.parameter not in seen:
+                seen.add(problem.parameter)
+                out.append(pytest.param(problem, interval, eps, id=f"{name}-{problem.parameter}"))
+    return out
+
+
+def _optimum(problem, t):
+    """The optimal value from a tight CVXPY solve of the dual declaration (the primal one if
+    the dual solve is inaccurate)."""
+    for decl in (problem.cvxpy_dual(t), problem.cvxpy_primal(t)):
+        try:
+            solve_cvxpy(decl.problem)
+            return decl.problem.value
+        except SolverError:
+            continue
+    raise AssertionError(f"no tight reference solve at t = {t}")
+
+
+@pytest.mark.parametrize("problem,interval,eps", _cases())
+def test_default_path_at_200_random_parameters(problem, interval, eps):
+    path = approxpath.approximate_path(problem, eps=eps, interval=interval)
+    if problem.has_interval_bound:
+        assert path.certified, path.summary()
+    lo, hi = interval
+    rng = np.random.default_rng(2024)
+    taus = np.exp(rng.uniform(np.log(lo), np.log(hi), 200))
+    worst = -np.inf
+    for t in taus:
+        point = path.primal(t)
+        scale = 1.0 + abs(problem.dual_objective(path.dual(t), t))
+        assert problem.primal_violation(point, t) <= 1e-9 * scale
+        assert problem.dual_violation(path.dual(t), t) <= 1e-9 * scale
+        sub = problem.primal_objective(point, t) - _optimum(problem, t)
+        assert sub <= eps + 1e-6 * scale, (t, sub)
+        worst = max(worst, sub)
+    assert worst > 0.01 * eps  # the check has teeth: the path is not trivially exact

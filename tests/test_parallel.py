@@ -1,0 +1,57 @@
+"""Chunked paths: merged into one certificate, locally and through Dask."""
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import InputError
+
+
+@pytest.fixture(scope="module")
+def svm():
+    from approxpath.data import make_classification
+
+    X, y = make_classification(n=50, d=2, seed=4)
+    return approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+
+
+def _check(path, problem, tmp_path):
+    assert path.certified
+    assert path.pieces[0].lo == path.interval[0] and path.pieces[-1].hi == path.interval[1]
+    assert all(a.hi == b.lo for a, b in zip(path.pieces[:-1], path.pieces[1:]))
+    report = approxpath.verify(path.save(tmp_path / "c.npz"), problem.X, problem.y)
+    assert report.ok, str(report)
+
+
+def test_local_processes(svm, tmp_path):
+    serial = approxpath.approximate_path(svm, eps=0.3, interval=(2.0**-4, 2.0**6))
+    par = approxpath.approximate_path(svm, eps=0.3, interval=(2.0**-4, 2.0**6), workers=2, chunks=3)
+    _check(par, svm, tmp_path)
+    # a cut is solved by both neighbours: at most one extra solve per cut beyond a fresh start
+    assert len(set(par.solve_points)) <= par.exact_solves
+    cut_dupes = par.exact_solves - len(set(par.solve_points))
+    assert cut_dupes <= 2
+    assert abs(par.exact_solves - serial.exact_solves) <= 2 + serial.exact_solves // 2
+
+
+def test_dask_in_process_cluster(svm, tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as client:
+        path = approxpath.approximate_path(svm, eps=0.3, interval=(2.0**-4, 2.0**6), chunks=2, executor=client)
+    _check(path, svm, tmp_path)
+
+
+def test_bad_workers(svm):
+    with pytest.raises(InputError, match="workers"):
+        approxpath.approximate_path(svm, eps=0.3, interval=(0.5, 2.0), workers=0)
+
+
+def test_map_paths_over_a_grid_of_c(svm):
+    Cls = type(svm)
+    problems = [Cls(svm.X, svm.y, c=c) for c in (0.5, 1.0, 2.0)]
+    paths = approxpath.map_paths(problems, eps=0.5, interval=(0.5, 4.0), workers=2)
+    assert [p.problem.c for p in paths] == [0.5, 1.0, 2.0]
+    assert all(p.certified for p in paths)
+    serial = approxpath.approximate_path(problems[1], eps=0.5, interval=(0.5, 4.0))
+    assert paths[1].exact_solves == serial.exact_solves  # same inputs, same path
+    assert [(q.lo, q.hi) for q in paths[1].pieces] == [(q.lo, q.hi) for q in serial.pieces]

@@ -1,0 +1,160 @@
+"""Interrupted runs, determinism, solver trouble, awkward inputs."""
+
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import InputError
+from approxpath.data import make_classification
+from approxpath.path import read_certificate
+
+TIMING = {"wall_s", "solve_s", "certify_s", "content_sha256"}
+
+
+def _same_certificate(a, b):
+    (xa, ma), (xb, mb) = read_certificate(a), read_certificate(b)
+    assert sorted(xa) == sorted(xb)
+    for k in xa:
+        np.testing.assert_array_equal(xa[k], xb[k], err_msg=k)
+    assert {k: v for k, v in ma.items() if k not in TIMING} == {k: v for k, v in mb.items() if k not in TIMING}
+
+
+def test_same_inputs_same_path(tmp_path):
+    X, y = make_classification(n=60, d=2, seed=7)
+    files = []
+    for k in range(2):
+        p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+        files.append(approxpath.approximate_path(p, eps=0.2, interval=(2.0**-5, 2.0**6)).save(tmp_path / f"{k}.npz"))
+    _same_certificate(*files)
+
+
+def test_resume_in_python_equals_uninterrupted(tmp_path, monkeypatch):
+    X, y = make_classification(n=60, d=2, seed=7)
+    ref = approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.2,
+                                      interval=(2.0**-5, 2.0**6)).save(tmp_path / "ref.npz")
+    ckpt = tmp_path / "run.partial.npz"
+    import approxpath.driver as driver
+
+    calls = {"n": 0}
+    real = driver._Run._segment
+
+    def dying(self, a, b, interpolate):  # the run dies after two finished segments
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(self, a, b, interpolate)
+
+    monkeypatch.setattr(driver._Run, "_segment", dying)
+    with pytest.raises(KeyboardInterrupt):
+        approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.2,
+                                    interval=(2.0**-5, 2.0**6), checkpoint=ckpt)
+    monkeypatch.setattr(driver._Run, "_segment", real)
+    assert ckpt.exists()
+    with pytest.raises(InputError, match="interrupted run"):
+        approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.2,
+                                    interval=(2.0**-5, 2.0**6), checkpoint=ckpt)
+    with pytest.raises(InputError, match="another run"):
+        approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.3,
+                                    interval=(2.0**-5, 2.0**6), checkpoint=ckpt, resume=True)
+    solved = []
+    monkeypatch.setattr(driver._Run, "exact", lambda self, t, real=driver._Run.exact: (
+        solved.append(t) if t not in self.anchors else None, real(self, t))[1])
+    path = approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.2,
+                                       interval=(2.0**-5, 2.0**6), checkpoint=ckpt, resume=True)
+    assert not ckpt.exists()
+    assert len(solved) < path.exact_solves  # the stored solves were reused
+    _same_certificate(path.save(tmp_path / "resumed.npz"), ref)
+
+
+def _cli(tmp_path, *extra):
+    data = tmp_path / "data.csv"
+    if not data.exists():
+        X, y = make_classification(n=100, d=3, seed=11)
+        np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    return [sys.executable, "-m", "approxpath.cli", "path", "kernel_svm", "--data", str(data), "--format", "csv",
+            "--c", "1", "--eps", "0.05", "--range", "2^-6", "2^8", "--no-progress", *extra]
+
+
+def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
+    out, ref = tmp_path / "cert.npz", tmp_path / "ref.npz"
+    partial = tmp_path / "cert.npz.partial.npz"
+    proc = subprocess.Popen(_cli(tmp_path, "--out", str(out)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while not partial.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert partial.exists(), "the run finished before a checkpoint could be interrupted"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not out.exists()  # no half-written certificate
+    _, meta = read_certificate(partial)  # the checkpoint itself is complete and readable
+    assert meta["state"]["a"] > 2.0**-6
+    done = subprocess.run(_cli(tmp_path, "--out", str(out), "--resume"), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not partial.exists()
+    subprocess.run(_cli(tmp_path, "--out", str(ref)), check=True, capture_output=True)
+    _same_certificate(out, ref)
+
+
+def test_duplicate_points_are_fine(tmp_path):
+    X, y = make_classification(n=30, d=2, seed=3)
+    X, y = np.vstack([X, X[:10]]), np.concatenate([y, y[:10]])
+    p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    path = approxpath.approximate_path(p, eps=0.3, interval=(0.1, 50.0))
+    assert path.certified
+    assert approxpath.verify(path.save(tmp_path / "d.npz"), X, y).ok
+
+
+def test_a_failing_solver_falls_back(monkeypatch):
+    X, y = make_classification(n=30, d=2, seed=3)
+    p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    Cls = type(p)
+    real = Cls._solve_with
+
+    def broken_libsvm(self, name, t):
+        if name == "libsvm":
+            raise RuntimeError("libsvm crashed")
+        return real(self, name, t)
+
+    monkeypatch.setattr(Cls, "_solve_with", broken_libsvm)
+    pair = p.solve(1.0)
+    assert p.gap_bound(*pair, 1.0) <= 1e-6
+    path = approxpath.approximate_path(p, eps=0.5, interval=(0.5, 4.0))
+    assert path.certified
+
+
+def test_no_solver_at_all_is_a_clear_error(monkeypatch):
+    X, y = make_classification(n=30, d=2, seed=3)
+    p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    monkeypatch.setattr(type(p), "_solve_with", lambda self, name, t: (_ for _ in ()).throw(RuntimeError("down")))
+    with pytest.raises(approxpath.SolverError, match="libsvm: RuntimeError: down.*clarabel: RuntimeError: down"):
+        p.solve(1.0)
+
+
+def test_solver_failures_leave_explicit_uncovered_intervals(monkeypatch, tmp_path):
+    """Where no solver works and no neighbouring solve certifies, the path says "uncovered"
+    (and the CLI exits 1) instead of claiming coverage."""
+    X, y = make_classification(n=40, d=2, seed=3)
+    p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    Cls = type(p)
+    real = Cls._solve_with
+
+    def down_between_1_and_30(self, name, t):
+        if 1.0 <= t <= 30.0:
+            raise RuntimeError("solver down")
+        return real(self, name, t)
+
+    monkeypatch.setattr(Cls, "_solve_with", down_between_1_and_30)
+    with pytest.warns(UserWarning, match="no solver produced a pair"):
+        path = approxpath.approximate_path(p, eps=0.05, interval=(2.0**-4, 2.0**8))
+    assert not path.certified and path.uncovered()
+    lo, hi = path.uncovered()[0][0], path.uncovered()[-1][1]
+    assert 1.0 <= hi and lo <= 30.0  # the trouble is where the solver was down
+    assert all(pc.kind == "certified" for pc in path.pieces if pc.hi < 0.5 or pc.lo > 60.0)
+    report = approxpath.verify(path.save(tmp_path / "u.npz"), X, y)
+    assert not report.ok and report.uncovered == len(path.uncovered())
