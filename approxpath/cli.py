@@ -224,7 +224,7 @@ def _figure_cond(args):
 
 
 def _figure_solves(args):
-    """Figure 3: exact solves of the path against 1/eps, one line per data file."""
+    """Figure 3: exact solves of the path against 1/eps, one line per data file (and strategy)."""
     from pathlib import Path as FsPath
 
     cls = get_problem(args.problem)
@@ -234,24 +234,33 @@ def _figure_solves(args):
     for file in args.data:
         X, y = load_data(file, args.format or "libsvm", n_features=args.n_features)
         problem = cls(preprocess(X, args.preprocess or "none"), y, **kwargs)
-        label = FsPath(file).name
-        counts[label] = []
-        for eps in sorted(args.eps, reverse=True):
-            path = approximate_path(problem, eps=eps, interval=interval, relative=args.relative, strategy=args.strategy)
-            counts[label].append((eps, path.exact_solves, path.certified))
-            if not args.json:
-                print(f"{label:24s} eps = {eps:<8g} exact solves {path.exact_solves:5d}  pieces {len(path.pieces):5d}  "
-                      f"{'certified' if path.certified else 'NOT all certified'}  {path.wall_s:.1f} s", flush=True)
+        for strategy in args.strategy:
+            label = (FsPath(file).name, strategy) if len(args.strategy) > 1 else FsPath(file).name
+            counts[label] = []
+            for eps in sorted(args.eps, reverse=True):
+                path = approximate_path(problem, eps=eps, interval=interval, relative=args.relative, strategy=strategy)
+                counts[label].append((eps, path.exact_solves, path.certified))
+                if not args.json:
+                    print(f"{', '.join(np.atleast_1d(label)):34s} eps = {eps:<8g} exact solves {path.exact_solves:5d}  pieces {len(path.pieces):5d}"
+                          f"  {'certified' if path.certified else 'NOT all certified'}  {path.wall_s:.1f} s", flush=True)
     if args.json:
-        print(json.dumps(dict(problem=args.problem, counts={k: [list(p) for p in v] for k, v in counts.items()})))
+        print(json.dumps(dict(problem=args.problem,
+                              counts={", ".join(np.atleast_1d(k)): [list(p) for p in v] for k, v in counts.items()})))
     if args.plot:
         from .plotting import plot_solves
 
         opts = ", ".join(f"{k}={v}" for k, v in problem.options().items() if k != "parameter")
         lo, hi = interval or problem.default_interval()
-        title = f"{args.problem} ({opts}), {problem.parameter} in [{lo:.3g}, {hi:.3g}]"
+        strategies = f", strategy {args.strategy[0]}" if len(args.strategy) == 1 else ""
+        title = f"{args.problem} ({opts}), {problem.parameter} in [{_power_of_two(lo)}, {_power_of_two(hi)}]{strategies}"
         _save_plot(plot_solves(counts, title=title), args)
     return 0
+
+
+def _power_of_two(v):
+    """``v`` as mathtext ``$2^{k}$`` when it is an integer power of two, else ``%.3g``."""
+    k = np.log2(v)
+    return f"$2^{{{int(k)}}}$" if k == round(k) else f"{v:.3g}"
 
 
 def _validation_data(args, cls):
@@ -347,7 +356,8 @@ def _add_figure_parser(sub):
     q.add_argument("--relative", action="store_true", help="eps is relative to the optimal value")
     q.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
                    help="parameter interval, e.g. 2^-10 2^10 (default: the problem's)")
-    q.add_argument("--strategy", default=STRATEGIES[0], help=f"one of {', '.join(STRATEGIES)}")
+    q.add_argument("--strategy", nargs="+", choices=STRATEGIES, default=[STRATEGIES[0]],
+                   help=f"one or more of {', '.join(STRATEGIES)} (one line each; default {STRATEGIES[0]})")
     q.add_argument("--json", action="store_true", help="print the counts as one JSON line")
     q.add_argument("--plot", default=None, metavar="FILE", help="save the figure (needs matplotlib)")
 

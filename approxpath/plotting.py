@@ -105,9 +105,10 @@ def plot_bounds(path, n_points=400, ax=None):
         ax.set_xscale("log" if log else "linear")
         ax.set_ylabel("objective value")
         where = f" on {_data_name(path)}" if _data_name(path) else ""
+        opts = ", ".join(f"{k}={v}" for k, v in path.problem.options().items() if k != "parameter")
         status = "all certified" if path.certified else "NOT all certified"
-        ax.set_title(f"{path.problem.name}{where}: $\\varepsilon$ = {path.eps:g}, {path.exact_solves} exact solves, "
-                     f"{len(path.pieces)} pieces, {status}")
+        ax.set_title(f"{path.problem.name}{where} ({opts}), strategy {path.strategy}\n$\\varepsilon$ = {path.eps:g}: "
+                     f"{path.exact_solves} exact solves, {len(path.pieces)} pieces, {status}")
         ax.legend(loc="best")
         if ax2 is None:
             ax.set_xlabel(_parameter_label(path))
@@ -134,35 +135,39 @@ def plot_solves(counts, title=None):
     ----------
     counts : dict
         ``{label: [(eps, exact_solves), ...]}``, or triples ``(eps, exact_solves, certified)``:
-        a point whose path is not certified on every piece is drawn hollow.
+        a point whose path is not certified on every piece is drawn hollow.  A label may be a
+        pair ``(data set, series)`` (e.g. a strategy): one colour per data set, one line style
+        and marker per series.
     title : str, optional
 
     Notes
     -----
     Both axes are logarithmic; the legend gives the slope of a least-squares line through
-    each set's points, i.e. the exponent ``a`` of ``solves ~ (1/eps)^a`` (the paper's
+    each line's points, i.e. the exponent ``a`` of ``solves ~ (1/eps)^a`` (the paper's
     Theorem 1 says ``a <= 1``); a dotted line of slope 1 is drawn for reference.
     """
+    keys = [k if isinstance(k, tuple) else (k, None) for k in counts]
+    groups = list(dict.fromkeys(g for g, _ in keys))
+    series = list(dict.fromkeys(s for _, s in keys))
+    markers, styles = "osD^vP*X", ("-", "--", "-.", ":")
     with _style() as plt:
-        fig, ax = plt.subplots(figsize=(5.2, 3.8))
-        markers = "osD^vP*X"
-        all_x = []
-        hollow = False
-        for k, (label, rows) in enumerate(counts.items()):
+        fig, ax = plt.subplots(figsize=(6.4 if len(series) > 1 else 5.2, 4.0))
+        all_x, hollow = [], False
+        for (group, ser), rows in zip(keys, counts.values()):
             rows = sorted(rows, key=lambda r: -r[0])
             eps, solves = np.array([r[:2] for r in rows], dtype=float).T
             certified = np.array([bool(r[2]) if len(r) > 2 else True for r in rows])
             x = 1.0 / eps
             all_x.append(x)
-            text = label
+            text = group if ser is None else f"{group}, {ser}"
             if x.size >= 2:
-                slope = np.polyfit(np.log(x), np.log(solves), 1)[0]
-                text = f"{label} (slope {slope:.2f})"
-            line, = ax.plot(x, solves, marker=markers[k % len(markers)], ms=4, lw=1.2, label=text)
+                text += f" (slope {np.polyfit(np.log(x), np.log(solves), 1)[0]:.2f})"
+            k, j = groups.index(group), series.index(ser)
+            style = dict(color=f"C{k}", marker=markers[(k if len(series) == 1 else j) % len(markers)], ms=4)
+            ax.plot(x, solves, ls=styles[j % len(styles)], lw=1.2, label=text, **style)
             if not certified.all():
                 hollow = True
-                ax.plot(x[~certified], solves[~certified], ls="none", marker=markers[k % len(markers)], ms=4,
-                        mfc="white", mec=line.get_color())
+                ax.plot(x[~certified], solves[~certified], ls="none", mfc="white", **style)
         if hollow:
             ax.plot([], [], ls="none", marker="o", ms=4, mfc="white", mec="0.3", label="hollow: not every piece certified")
         if all_x:
@@ -179,7 +184,10 @@ def plot_solves(counts, title=None):
         ax.set_xlabel(r"$1/\varepsilon$")
         ax.set_ylabel("exact solves (path complexity)")
         ax.set_title(title or r"Exact solves against $1/\varepsilon$")
-        ax.legend(loc="upper left")
+        if len(series) > 1:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+        else:
+            ax.legend(loc="upper left")
         fig.tight_layout()
     return fig
 
@@ -231,7 +239,7 @@ def plot_validation(curve, path=None, title=None):
                      label="certified gap bound")
             ax2.axhline(path.eps, color=_EPS, ls="--", lw=1.0, label=r"$\varepsilon$")
             sp = np.array(path.solve_points)
-            ax2.plot(sp, np.zeros_like(sp), "|", color=_SOLVE, ms=8, label=f"exact solves ({sp.size})")
+            ax2.vlines(sp, 0, 0.25 * path.eps, color=_UPPER, lw=1.0, label=f"exact solves ({sp.size})")
             extra = _shade_kinds(ax2, path.pieces)
             ax2.set_ylim(0, 1.5 * path.eps)
             ax2.set_ylabel("gap")

@@ -89,15 +89,18 @@ def test_cli_figure_cond(tmp_path, capsys):
 def test_cli_figure_solves(libsvm_files, tmp_path, capsys):
     png = tmp_path / "solves.png"
     argv = ["figure", "solves", "kernel_svm", "--data", *libsvm_files, "--c", "1", "--eps", "2", "1",
-            "--range", "0.5", "8", "--plot", str(png), "--json"]
+            "--range", "0.5", "8", "--strategy", "paper", "interpolate", "--plot", str(png), "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert png.stat().st_size > 5000 and set(out["counts"]) == {"set2.libsvm", "set3.libsvm"}
+    assert png.stat().st_size > 5000
+    assert set(out["counts"]) == {f"set{k}.libsvm, {s}" for k in (2, 3) for s in ("paper", "interpolate")}
     from approxpath.data import load_data
 
     X, y = load_data(libsvm_files[0])
-    direct = approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=1.0, interval=(0.5, 8.0))
-    assert out["counts"]["set2.libsvm"][1] == [1.0, direct.exact_solves, direct.certified]
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    for strategy in ("paper", "interpolate"):
+        direct = approxpath.approximate_path(problem, eps=1.0, interval=(0.5, 8.0), strategy=strategy)
+        assert out["counts"][f"set2.libsvm, {strategy}"][1] == [1.0, direct.exact_solves, direct.certified]
 
 
 def test_cli_figure_validation_files(libsvm_files, tmp_path, capsys):

@@ -15,27 +15,17 @@ from approxpath.sklearn import KernelPathRegressor, KernelPathSVC
 
 #: Checks that cannot apply, with the reason: none, every check of scikit-learn passes.
 EXPECTED_FAILED_CHECKS = {}
-#: scikit-learn's checks on 150-200 samples, the slow ones.
-_BIG_DATA_CHECKS = {"check_classifiers_train", "check_regressors_train", "check_classifier_data_not_an_array",
-                    "check_regressor_data_not_an_array"}
-
-
 def _estimator_checks():
-    """Every check of scikit-learn on the three estimators with their defaults.  The default
-    run keeps the classifier's (but the read-only-memmap repetitions of its training check)
-    and klasso's small-data checks; the rest is marked ``slow`` (``-m slow``; all pass): the
-    regressors share every line of estimator code, only their problem differs, and
-    robust_l1's LP solves are the slowest."""
+    """Every check of scikit-learn on the three estimators with their defaults; robust_l1's
+    (its LP solves are the slowest: ~2 min in all) run with ``-m slow``.  The two regressors
+    share every line of estimator code, only their problem differs."""
     cases = []
     for est in (KernelPathSVC(), KernelPathRegressor(loss="klasso"), KernelPathRegressor(loss="robust_l1")):
-        loss = getattr(est, "loss", None)
+        slow = getattr(est, "loss", None) == "robust_l1"
         for estimator, check in estimator_checks_generator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS,
                                                            mark="xfail"):
-            name = check.func.__name__
             variant = "".join(f",{k}={v}" for k, v in sorted(check.keywords.items()))
-            big = name in _BIG_DATA_CHECKS
-            slow = loss == "robust_l1" or (big and (variant or loss == "klasso"))
-            cases.append(pytest.param(estimator, check, id=f"{est!r}-{name}{variant}",
+            cases.append(pytest.param(estimator, check, id=f"{est!r}-{check.func.__name__}{variant}",
                                       marks=[pytest.mark.slow] if slow else []))
     return cases
 
