@@ -216,11 +216,18 @@ def _figure_cond(args):
         print(json.dumps(dict(n=args.n, d=args.d, seed=args.seed, t=ts.tolist(), cond=cond.tolist())))
     else:
         print(f"{'t':>10} {'cond(K_t)':>12}")
-        for t, c in zip(ts[:: max(1, ts.size // 12)], cond[:: max(1, ts.size // 12)]):
+        step = max(1, ts.size // 12)
+        for t, c in zip(ts[::step], cond[::step]):
             print(f"{t:10.4g} {c:12.4g}")
     if args.plot:
         _save_plot(plot_condition(ts, cond, n=args.n, d=args.d), args)
     return 0
+
+
+def _power_of_two(v):
+    """``v`` as mathtext ``$2^{k}$`` when it is an integer power of two, else ``%.3g``."""
+    k = np.log2(v)
+    return f"$2^{{{int(k)}}}$" if k == round(k) else f"{v:.3g}"
 
 
 def _figure_solves(args):
@@ -235,17 +242,19 @@ def _figure_solves(args):
         X, y = load_data(file, args.format or "libsvm", n_features=args.n_features)
         problem = cls(preprocess(X, args.preprocess or "none"), y, **kwargs)
         for strategy in args.strategy:
+            # one colour per file, one line style per strategy (plot_solves)
             label = (FsPath(file).name, strategy) if len(args.strategy) > 1 else FsPath(file).name
+            name = ", ".join(np.atleast_1d(label))
             counts[label] = []
             for eps in sorted(args.eps, reverse=True):
                 path = approximate_path(problem, eps=eps, interval=interval, relative=args.relative, strategy=strategy)
                 counts[label].append((eps, path.exact_solves, path.certified))
                 if not args.json:
-                    print(f"{', '.join(np.atleast_1d(label)):34s} eps = {eps:<8g} exact solves {path.exact_solves:5d}  pieces {len(path.pieces):5d}"
-                          f"  {'certified' if path.certified else 'NOT all certified'}  {path.wall_s:.1f} s", flush=True)
+                    print(f"{name:34s} eps = {eps:<8g} exact solves {path.exact_solves:5d}  pieces {len(path.pieces):5d}  "
+                          f"{'certified' if path.certified else 'NOT all certified'}  {path.wall_s:.1f} s", flush=True)
     if args.json:
-        print(json.dumps(dict(problem=args.problem,
-                              counts={", ".join(np.atleast_1d(k)): [list(p) for p in v] for k, v in counts.items()})))
+        counts_json = {", ".join(np.atleast_1d(k)): [list(p) for p in v] for k, v in counts.items()}
+        print(json.dumps(dict(problem=args.problem, counts=counts_json)))
     if args.plot:
         from .plotting import plot_solves
 
@@ -255,12 +264,6 @@ def _figure_solves(args):
         title = f"{args.problem} ({opts}), {problem.parameter} in [{_power_of_two(lo)}, {_power_of_two(hi)}]{strategies}"
         _save_plot(plot_solves(counts, title=title), args)
     return 0
-
-
-def _power_of_two(v):
-    """``v`` as mathtext ``$2^{k}$`` when it is an integer power of two, else ``%.3g``."""
-    k = np.log2(v)
-    return f"$2^{{{int(k)}}}$" if k == round(k) else f"{v:.3g}"
 
 
 def _validation_data(args, cls):
