@@ -8,6 +8,7 @@ is decreasing and convex in :math:`t`.
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 from scipy.spatial.distance import cdist, pdist, squareform
@@ -49,39 +50,64 @@ def cross_sq_distances(A, B):
 THREADS = max(1, min(4, os.cpu_count() or 1))
 # below this many entries threads cost more than they save
 _THREADED_MIN = 1 << 18
+#: Memory the kernel cache may use (bytes): 1.2 GB keeps a4a (n = 4781) at two cached kernels.
+CACHE_BYTES = 1_200_000_000
+# rows per block of the blocked elementwise work: blocks of D stay in cache between the
+# multiply and the exp
+_BLOCK = 256
 
 
-def _rowwise(fn, shape):
-    """Run ``fn(rows)`` over row blocks, in :data:`THREADS` threads when the matrix is large."""
-    n = shape[0] if len(shape) else 1
-    if THREADS == 1 or int(np.prod(shape)) < _THREADED_MIN or n < 2 * THREADS:
-        fn(slice(None))
-        return
-    from concurrent.futures import ThreadPoolExecutor
+def _blocked(fn, out, symmetric):
+    """Apply ``fn(rows, cols)`` (which fills ``out[rows, cols]``) block-row by block-row.
 
-    bounds = np.linspace(0, n, THREADS + 1).astype(int)
-    with ThreadPoolExecutor(THREADS) as pool:
-        list(pool.map(fn, [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]))
+    With ``symmetric`` only the upper triangle (and the diagonal blocks) is computed and the
+    lower triangle is copied from it: half the arithmetic, and exactly symmetric results.
+    """
+    n, m = out.shape[0], out.shape[1] if out.ndim > 1 else 1
+    starts = list(range(0, n, _BLOCK))
+
+    def work(k):
+        a, b = starts[k], min(starts[k] + _BLOCK, n)
+        fn(slice(a, b), slice(a, None) if symmetric else slice(None))
+
+    threads = THREADS if n * m >= _THREADED_MIN else 1
+    if threads > 1 and len(starts) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(work, range(len(starts))))
+    else:
+        for k in range(len(starts)):
+            work(k)
+    if symmetric:
+        for a in starts:
+            b = min(a + _BLOCK, n)
+            out[b:, a:b] = out[a:b, b:].T
+    return out
 
 
-def gaussian(D, t):
-    """:math:`\\exp(-t D)` entrywise; ``D`` of any shape, ``t > 0``."""
+def gaussian(D, t, symmetric=False, out=None):
+    """:math:`\\exp(-t D)` entrywise; ``D`` of shape (n, m), ``t > 0``.
+
+    ``symmetric=True`` (``D`` symmetric, e.g. from :func:`sq_distances`) computes the upper
+    triangle only and mirrors it.
+    """
     D = np.asarray(D, dtype=float)
-    out = np.empty_like(D)
+    if D.ndim != 2:
+        return np.exp(-float(t) * D)
+    out = np.empty_like(D) if out is None else out
 
-    def rows(sl):
-        np.multiply(D[sl], -float(t), out=out[sl])
-        np.exp(out[sl], out=out[sl])
+    def fill(rows, cols):
+        np.multiply(D[rows, cols], -float(t), out=out[rows, cols])
+        np.exp(out[rows, cols], out=out[rows, cols])
 
-    _rowwise(rows, D.shape)
-    return out
+    return _blocked(fill, out, symmetric)
 
 
-def _times_D(D, M):
-    """``D * M`` entrywise (threaded like :func:`gaussian`)."""
-    out = np.empty_like(M)
-    _rowwise(lambda sl: np.multiply(D[sl], M[sl], out=out[sl]), M.shape)
-    return out
+def _times_D(D, M, out=None, symmetric=False):
+    """``D * M`` entrywise (blocked like :func:`gaussian`; upper triangle only if symmetric)."""
+    out = np.empty_like(M) if out is None else out
+    return _blocked(lambda rows, cols: np.multiply(D[rows, cols], M[rows, cols], out=out[rows, cols]), out, symmetric)
 
 
 def kernel_entry_error(d):
@@ -107,30 +133,42 @@ class KernelCache:
 
     Certifying a path evaluates the kernel at the ends of many adjacent pieces, and at each
     end for several candidate pairs; caching the full matrices turns those repeats into
-    matrix-vector products.
+    matrix-vector products.  Evicted matrices that nobody else holds are reused as buffers
+    (fresh n x n allocations cost page faults comparable to the exp itself).
 
     Parameters
     ----------
     D : ndarray of shape (n, n)
-    size : int
-        Number of ``x`` kept (least recently used goes first); each costs up to three n x n
-        arrays.
+        Symmetric squared distances.
+    size : int, optional
+        Number of ``x`` kept (least recently used goes first); by default as many as fit in
+        :data:`CACHE_BYTES` (three n x n arrays each), between 2 and 6.
     """
 
-    def __init__(self, D, size=6):
+    def __init__(self, D, size=None):
         self.D = D
-        self.size = size
+        # only the upper triangle is computed for symmetric D (squared distances of one set)
+        self.symmetric = D.ndim == 2 and D.shape[0] == D.shape[1] and bool(np.array_equal(D, D.T))
+        per_x = 3 * 8 * D.size
+        self.size = size or int(min(6, max(2, CACHE_BYTES // max(per_x, 1))))
         self._store = {}
+        self._free = []
+
+    def _buffer(self):
+        return self._free.pop() if self._free else np.empty_like(self.D)
 
     def get(self, x, order=0):
         """``E_x`` if ``order == 0``, else the list ``[E_x, D * E_x, ..., D**order * E_x]``."""
         x = float(x)
         entry = self._store.pop(x, None)
         if entry is None:
-            entry = [gaussian(self.D, x)]
+            entry = [gaussian(self.D, x, symmetric=self.symmetric, out=self._buffer())]
         while len(entry) <= order:
-            entry.append(_times_D(self.D, entry[-1]))
+            entry.append(_times_D(self.D, entry[-1], out=self._buffer(), symmetric=self.symmetric))
         self._store[x] = entry  # most recent last
         while len(self._store) > self.size:
-            self._store.pop(next(iter(self._store)))
+            for arr in self._store.pop(next(iter(self._store))):
+                # reuse only what no caller still references (the list and getrefcount's own)
+                if sys.getrefcount(arr) <= 3 and len(self._free) < 3:
+                    self._free.append(arr)
         return entry[0] if order == 0 else entry[: order + 1]

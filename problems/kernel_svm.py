@@ -124,8 +124,8 @@ class KernelSVM(Problem):
         Primal bias restoration: ``fixed`` carries the exact solve's bias; ``dynamic`` is the
         paper's median of :math:`(y - K_\\tau w)_i` over free support vectors; ``optimal``
         minimizes the hinge sum exactly (never worse than the others).  On a certified piece
-        the rule is applied once (at the piece's middle, in the parameter's scale) and the
-        bias stays fixed on the piece.
+        the rule is applied once, to the average of :math:`K_\\tau w` at the piece's two
+        ends, and the bias stays fixed on the piece.
     bandwidth : float, optional
         Fixed ``t`` of the kernel when ``parameter="c"`` (required then).
     parameter : {"bandwidth", "c"}
@@ -368,10 +368,16 @@ class KernelSVM(Problem):
         return _optimal_bias(Kw, self.y)
 
     def restore_primal(self, primal, dual, lo, hi=None):
+        """Keep ``w = y * alpha``; pick the bias by the rule, once for the whole piece.
+
+        At a point the rule sees :math:`K_\\tau w`; on a piece it sees the average of
+        :math:`K_{lo} w` and :math:`K_{hi} w` (the kernel products the piece's bound needs
+        anyway: no kernel at the middle is computed just for the bias).
+        """
         hi = lo if hi is None else hi
-        mid = scale_mid(lo, hi, self.scale)
         w = self.y * dual.alpha
-        b = self._rule_bias(primal, dual, self._Kw(dual, mid), self._bw_c(mid)[1])
+        Kw = self._Kw(dual, lo) if hi == lo else 0.5 * (self._Kw(dual, lo) + self._Kw(dual, hi))
+        b = self._rule_bias(primal, dual, Kw, self._bw_c(scale_mid(lo, hi, self.scale))[1])
         return SVMPrimal(w=w, b=b)
 
     def dual_from_primal(self, primal, tau):
