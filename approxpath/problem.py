@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .kernels import UNIT_ROUNDOFF, sq_distances
+from .kernels import UNIT_ROUNDOFF, KernelCache, sq_distances
 
 __all__ = ["Problem", "Declaration", "InputError", "fp_margin", "to_scale", "from_scale", "scale_mid"]
 
@@ -160,12 +160,13 @@ class Problem(abc.ABC):
         self._init_transient()
 
     def _init_transient(self):
-        """(Re)create what is derived from the data and not worth pickling (distances, caches);
-        subclasses with caches extend this and :attr:`_transient`."""
+        """(Re)create what is derived from the data and not worth pickling (distances, kernel
+        cache); subclasses with caches of their own extend this and :attr:`_transient`."""
         self._D = None
+        self._kernels = None
 
     #: Attributes dropped when an instance is pickled (e.g. sent to a worker process).
-    _transient = ("_D",)
+    _transient = ("_D", "_kernels")
 
     def __getstate__(self):
         return {k: v for k, v in self.__dict__.items() if k not in self._transient}
@@ -185,6 +186,15 @@ class Problem(abc.ABC):
         if self._D is None:
             self._D = sq_distances(self.X)
         return self._D
+
+    @property
+    def kernels(self):
+        """The :class:`~approxpath.kernels.KernelCache` of the data: Gaussian kernels (and the
+        factors of their derivatives) by bandwidth, since a path evaluates the same piece ends
+        many times."""
+        if self._kernels is None:
+            self._kernels = KernelCache(self.D)
+        return self._kernels
 
     @property
     def scale(self):

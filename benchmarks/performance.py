@@ -58,11 +58,11 @@ def section_datasets(names):
         r = _fresh(_path_job, name, "interpolate", EPS, None, 1, 0)
         ref = REFERENCE_WALL.get(name)
         paper = _fresh(_path_job, name, "paper", EPS, None, 1, 0) if r["n"] <= 2500 else None
+        ref_cells = (f"{ref}", f"{ref / r['wall']:.1f}x") if ref else ("–", "–")
+        paper_cells = (f"{paper['wall']:.1f}", f"{r['wall'] / paper['wall']:.2f}") if paper else ("–", "–")
         print(f"| {name} | {r['n']} | {r['solves']} | {r['pieces']} | {'yes' if r['certified'] else 'NO'} "
               f"| {r['wall']:.1f} | {r['solve']:.1f} | {r['certify'] / r['wall']:.0%} | {r['rss']:.0f} "
-              f"| {ref if ref else '–'} | {f'{ref / r['wall']:.1f}x' if ref else '–'} "
-              f"| {f'{paper['wall']:.1f}' if paper else '–'} | {f'{r['wall'] / paper['wall']:.2f}' if paper else '–'} |",
-              flush=True)
+              f"| {ref_cells[0]} | {ref_cells[1]} | {paper_cells[0]} | {paper_cells[1]} |", flush=True)
 
 
 def _solve_job(n, solver, seed=0):

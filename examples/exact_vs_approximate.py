@@ -150,7 +150,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     sinc = part_sinc(eps=5e-2 if args.quick else 1e-2, n_sigma=50 if args.quick else 200)
     e, a, r = sinc["exact"], sinc["approx"], sinc["report"]
-    print(f"Wang's sinc set-up, lambda = 0.1, sigma from 10 to 0.1:")
+    print("Wang's sinc set-up, lambda = 0.1, sigma from 10 to 0.1:")
     print(f"  exact kernel path:  {len(e.events)} events, {e.t.size} solutions, {e.linear_solves} linear solves, "
           f"{e.wall_s:.2f} s; max cond {e.max_cond:.3g}; certified gaps <= {r.max_gap:.3g} "
           f"(relative {r.max_relative_gap:.3g}), {'all' if r.ok else 'NOT all'} within 1e-6 x scale")

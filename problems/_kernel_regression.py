@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from approxpath.bounds import envelope_entry_error, max_abs_difference, split_envelope
-from approxpath.kernels import UNIT_ROUNDOFF, KernelCache, cross_sq_distances, gaussian
+from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian
 from approxpath.problem import InputError, Problem, fp_margin
 
 __all__ = ["KernelRegression", "SAFETY"]
@@ -67,12 +67,6 @@ class KernelRegression(Problem):
         self.lam = None if lam is None else float(lam)
         self.bandwidth = None if bandwidth is None else float(bandwidth)
 
-    _transient = Problem._transient + ("_cache",)
-
-    def _init_transient(self):
-        super()._init_transient()
-        self._cache = None
-
     def options(self):
         out = dict(parameter=self.parameter)
         if self.lam is not None:
@@ -105,14 +99,6 @@ class KernelRegression(Problem):
     def _lam_floor(self, lo):
         """The smallest lambda on a piece starting at ``lo`` (where the dual constraint is tightest)."""
         return self.lam if self.parameter == "bandwidth" else float(lo)
-
-    @property
-    def kernels(self):
-        """The :class:`~approxpath.kernels.KernelCache` of this problem's data (kernels and
-        their derivative factors by bandwidth: a path evaluates the same piece ends often)."""
-        if self._cache is None:
-            self._cache = KernelCache(self.D)
-        return self._cache
 
     def _kernel(self, tau):
         """:math:`K_t` at the bandwidth of path parameter ``tau`` (cached)."""

@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from approxpath.bounds import Envelope, crossings, difference_lines, lines_at, max_pl_sum, pl_points, zeros
-from approxpath.kernels import UNIT_ROUNDOFF, KernelCache, cross_sq_distances, gaussian, kernel_entry_error
+from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian, kernel_entry_error
 from approxpath.problem import Declaration, InputError, Problem, fp_margin, scale_mid
 from approxpath.registry import register
 from approxpath.solvers import QP, solve_qp
@@ -157,11 +157,10 @@ class KernelSVM(Problem):
         self.bias = bias
         self.bandwidth = None if bandwidth is None else float(bandwidth)
 
-    _transient = Problem._transient + ("_cache", "_sums_cache")
+    _transient = Problem._transient + ("_sums_cache",)
 
     def _init_transient(self):
         super()._init_transient()
-        self._cache = None
         self._sums_cache = OrderedDict()
 
     @staticmethod
@@ -204,13 +203,6 @@ class KernelSVM(Problem):
     def _bw_c(self, tau):
         """(bandwidth t, C) at path parameter ``tau``."""
         return (float(tau), self.c) if self.parameter == "bandwidth" else (self.bandwidth, float(tau))
-
-    @property
-    def kernels(self):
-        """The :class:`~approxpath.kernels.KernelCache` of this problem's data."""
-        if self._cache is None:
-            self._cache = KernelCache(self.D)
-        return self._cache
 
     def _kernel(self, tau):
         return self.kernels.get(self._bw_c(tau)[0])

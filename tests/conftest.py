@@ -4,10 +4,8 @@ suite covers it), and every gap any test computes is checked against weak dualit
 import functools
 import warnings
 
-import numpy as np
 import pytest
 
-import approxpath
 from approxpath.registry import get_problem, available_problems, register
 
 from toy_problem import ToyProjection

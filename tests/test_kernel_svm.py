@@ -6,7 +6,7 @@ import pytest
 
 import approxpath
 from approxpath import InputError
-from approxpath.problems.kernel_svm import SVMPrimal, _optimal_bias
+from approxpath.problems.kernel_svm import _optimal_bias
 from approxpath.solvers import solve_cvxpy
 
 KernelSVM = approxpath.get_problem("kernel_svm")

@@ -1,6 +1,5 @@
 """Chunked paths: merged into one certificate, locally and through Dask."""
 
-import numpy as np
 import pytest
 
 import approxpath

@@ -2,7 +2,6 @@ import types
 
 import pytest
 
-import approxpath
 from approxpath import registry
 from approxpath.problem import Problem
 from approxpath.registry import DuplicateProblemError, available_problems, get_problem, register
