@@ -36,22 +36,23 @@ _MIN_PIECE = 2.0**-30
 # ... and stop splitting a piece whose middle no anchor covers once it is below this fraction:
 # uncovered regions are then located to ~0.4 % of the interval without splitting them to dust.
 _RESOLUTION = 2.0**-8
-# Adaptive strategies: first step and smallest step as fractions of the interval (in scale),
-# growth of the step after a segment certified in one go, and how deep a fail-fast cover
-# splits a segment (2**-6 of it) before an exact solve in its middle is the cheaper way on.
-# Interpolation weight: chosen per piece on a grid of _THETA_GRID values, then refined once
-# (measured on ionosphere/heart/diabetes: 10 % fewer exact solves than the linear position).
-_OPT_THETA = True
+# Interpolation weight: chosen on a grid of _THETA_GRID values, then refined once, at the
+# middles of the pieces of the first _THETA_DEPTH bisections of a segment and linear in between
+# (measured on ionosphere/heart/diabetes: ~10 % fewer exact solves than the linear position).
 _THETA_GRID = 9
-# ... at the middles of pieces at most 2**-_THETA_DEPTH of a segment wide, linear in between.
 _THETA_DEPTH = 3
+# Adaptive strategies: the first step and the smallest segment as fractions of the interval
+# (in scale); the next step aims the interpolated gap in the middle of a segment at
+# _STEP_TARGET * eps (it grows like the square of the length), by a factor within
+# [_GROW_MIN, _GROW_MAX] of the last segment.
 _FIRST_STEP = 1.0 / 8
 _MIN_STEP = 2.0**-20
 _STEP_TARGET = 0.5
 _GROW_MIN, _GROW_MAX = 0.5, 3.0
+# A fail-fast cover splits a piece at most down to 2**-_FAIL_DEPTH of its segment, and stops
+# at once where the best pair's point gap in a failing piece's middle exceeds _HOPELESS * eps
+# (bounds shrink to the point gap as pieces shrink: there a new exact solve is the way on).
 _FAIL_DEPTH = 10
-# ... and stops at once where the best pair's gap in a failing piece's middle exceeds this
-# share of eps.
 _HOPELESS = 0.9
 # Where every solver fails at a point, this many other points are tried before a region is
 # left uncovered.
@@ -186,7 +187,7 @@ class _Run:
                     # the combination alone: it certifies ~92 % of the pieces the three
                     # candidates do (measured on ionosphere) at a third of the cost of failures
                     width = (self.s(h) - self.s(l)) / (self.s(b) - self.s(a))
-                    theta = weight(pos, width, self.t(m)) if _OPT_THETA else pos
+                    theta = weight(pos, width, self.t(m))
                     return [(self.problem.interpolate(self.anchors[a], self.anchors[b], theta), (a, b))]
             return out
 
