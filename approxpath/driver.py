@@ -108,8 +108,7 @@ class _Run:
         t0 = time.perf_counter()
         pair = self.problem.solve(t, solver=self.solver)
         self.solve_s += time.perf_counter() - t0
-        g = self.point_bound(pair, t)
-        target = self.target(pair, t, t)
+        g, target = self._point(pair, t)
         if not g <= _ANCHOR_SHARE * target:
             raise EpsilonTooSmallError(
                 f"eps = {self.eps:g} is too small: the exact solve at t = {t:.6g} only certifies a gap "
@@ -143,27 +142,29 @@ class _Run:
         # 1e-9 below what a verifier recomputes, in case its BLAS rounds the last bits differently
         return self.eps * max(0.0, self.problem.dual_lower_bound(pair[1], lo, hi)) * (1 - 1e-9)
 
-    def point_bound(self, pair, tau):
+    def _point(self, pair, tau):
+        """``(gap bound, admissible bound)`` of ``pair`` restored at the point ``tau``."""
         t0 = time.perf_counter()
-        p, d = self.problem.restore(pair[0], pair[1], tau)
-        g = self.problem.gap_bound(p, d, tau)
+        restored = self.problem.restore(*pair, tau)
+        out = self.problem.gap_bound(*restored, tau), self.target(restored, tau, tau)
         self.certify_s += time.perf_counter() - t0
-        return g
+        return out
+
+    def point_bound(self, pair, tau):
+        return self._point(pair, tau)[0]
 
     def point_ok(self, pair, tau, share=1.0):
-        t0 = time.perf_counter()
-        p, d = self.problem.restore(pair[0], pair[1], tau)
-        ok = self.problem.gap_bound(p, d, tau) <= share * self.target((p, d), tau, tau)
-        self.certify_s += time.perf_counter() - t0
-        return ok
+        g, target = self._point(pair, tau)
+        return g <= share * target
 
     # -------------------------------------------------------------- certifier
     def candidates(self, a, b, interpolate):
         """Candidate pairs for sub-pieces of [a, b] from the anchors at a and/or b.
 
         Returns a function of a sub-piece ``(l, h)`` giving ``[(pair, anchors), ...]``: the
-        nearer anchor first, and with ``interpolate`` first of all the convex combination of the
-        two pairs at the sub-piece's middle (in the parameter's scale; restored afterwards).
+        two anchors' pairs, the nearer first; with ``interpolate``, for a sub-piece inside
+        (a, b), only the convex combination of the two pairs with the weight of smallest gap
+        (restored afterwards).
         """
         ends = [x for x in (a, b) if x in self.anchors]
         profile = {0.0: 0.0, 1.0: 1.0}  # position in [a, b] (scale) -> best combination weight
