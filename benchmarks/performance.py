@@ -28,7 +28,7 @@ from _common import C, DATASETS, INTERVAL, REFERENCE_WALL, load, machine
 EPS = 0.125
 
 
-def _path_job(name, strategy, eps, n, workers, seed):
+def _path_job(name, strategy, eps, n, workers, seed, chunks=None, single_thread=False):
     """Run one path in this (fresh) process; returns its numbers and the peak RSS in MiB."""
     X, y = load(name)
     if n is not None and n < X.shape[0]:
@@ -37,7 +37,14 @@ def _path_job(name, strategy, eps, n, workers, seed):
     bias = "dynamic" if strategy == "paper" else "optimal"
     problem = approxpath.get_problem("kernel_svm")(X, y, c=C, bias=bias)
     t0 = time.perf_counter()
-    path = approxpath.approximate_path(problem, eps=eps, interval=INTERVAL, strategy=strategy, workers=workers)
+    run = lambda: approxpath.approximate_path(problem, eps=eps, interval=INTERVAL, strategy=strategy,  # noqa: E731
+                                              workers=workers, chunks=chunks)
+    if single_thread:  # one BLAS thread and one kernel thread, as each parallel worker runs
+        from approxpath.driver import _single_threaded
+
+        path = _single_threaded(run)
+    else:
+        path = run()
     wall = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return dict(n=X.shape[0], solves=path.exact_solves, pieces=len(path.pieces), certified=path.certified,
@@ -45,8 +52,11 @@ def _path_job(name, strategy, eps, n, workers, seed):
 
 
 def _fresh(fn, *args):
-    with mp.get_context("spawn").Pool(1) as pool:
-        return pool.apply(fn, args)
+    """``fn(*args)`` in a fresh (spawned, non-daemonic: it may start workers) process."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(fn, *args).result()
 
 
 def section_datasets(names):
@@ -97,10 +107,20 @@ def section_scaling():
 
 def section_workers(name, eps):
     print(f"\n### Parallel chunks: {name}, eps = {eps}\n")
-    one = _fresh(_path_job, name, "interpolate", eps, None, 1, 0)
-    two = _fresh(_path_job, name, "interpolate", eps, None, 2, 0)
-    print(f"1 worker: {one['wall']:.1f} s ({one['solves']} solves); 2 workers: {two['wall']:.1f} s "
-          f"({two['solves']} solves); speed-up {one['wall'] / two['wall']:.2f}x")
+    runs = [("1 process, threaded kernels and BLAS (the default)", dict()),
+            ("1 process, single-threaded", dict(single_thread=True)),
+            ("2 worker processes, 2 chunks", dict(workers=2)),
+            ("2 worker processes, 4 chunks", dict(workers=2, chunks=4))]
+    base = None
+    print("| run | exact solves | wall s | speed-up vs single-threaded |")
+    print("|---|---|---|---|")
+    for label, kw in runs:
+        r = _fresh(_path_job, name, "interpolate", eps, None, kw.get("workers", 1), 0, kw.get("chunks"),
+                   kw.get("single_thread", False))
+        if kw.get("single_thread"):
+            base = r["wall"]
+        speed = f"{base / r['wall']:.2f}x" if base else "–"
+        print(f"| {label} | {r['solves']} | {r['wall']:.1f} | {speed} |", flush=True)
 
 
 def section_grid(names):
