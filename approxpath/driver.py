@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +27,9 @@ __all__ = ["approximate_path", "map_paths", "STRATEGIES", "EpsilonTooSmallError"
 
 #: Strategy names accepted by :func:`approximate_path`.
 STRATEGIES = ("interpolate", "two-sided", "paper", "grid")
+# Strategies that place exact solves one segment ahead: with workers, each segment between two
+# solves is certified in a worker while the next solves are placed.
+_ADAPTIVE = ("interpolate", "two-sided")
 
 # Binary search of the paper strategy: stop when the bracket is this fraction of the whole
 # interval (in the parameter's scale); 2**-14 of ln(2**20) is ~1e-3, i.e. 0.1 % in t.
@@ -54,6 +58,11 @@ _GROW_MIN, _GROW_MAX = 0.5, 3.0
 # (bounds shrink to the point gap as pieces shrink: there a new exact solve is the way on).
 _FAIL_DEPTH = 10
 _HOPELESS = 0.9
+# With workers, a segment whose middle's gap exceeds _SHORTEN * eps is halved by an exact solve
+# before a worker gets it (a worker stuck on a long segment idles the other); above 1 because a
+# worker places its own solves better, where the cover gets stuck (a1a, eps = 0.03, 2 workers:
+# 0.9 -> 30 solves, 11.5 s; 1.5 -> 24 solves, 9.0-9.3 s; 3 -> 22 solves, 9.4 s).
+_SHORTEN = 1.5
 # Where every solver fails at a point, this many other points are tried before a region is
 # left uncovered.
 _SOLVE_RETRIES = 4
@@ -83,6 +92,8 @@ class _Run:
     checkpoint: object = None  # _Checkpoint or None
     resumed: dict = None  # strategy state read from a checkpoint
     resumed_pieces: list = None
+    submit: object = None  # executor.submit: certify segments there (adaptive strategies)
+    remote_solves: list = field(default_factory=list)  # exact solves made by those tasks
 
     def save(self, pieces, state):
         """Write the finished work to the checkpoint (if any)."""
@@ -354,7 +365,7 @@ class _Run:
         full = self.s(self.hi) - self.s(self.lo)
         step = full * _FIRST_STEP
         a = self.lo
-        pieces = []
+        pieces, pending = [], []  # pending: (a, b, future) of segments certified elsewhere
         if self.resumed:  # continue after the last finished segment of an interrupted run
             a, step, pieces = float(self.resumed["a"]), float(self.resumed["step"]), list(self.resumed_pieces)
             self._advance(self.lo, a)
@@ -374,24 +385,62 @@ class _Run:
                 if b is None:
                     pieces += self.cover(a, self.hi, self.candidates(a, self.hi, interpolate))[0]
                     break
-            got, last = self._segment(a, b, interpolate)
-            pieces += got
-            self._advance(a, b)
+            if self.submit is None:
+                got, last = self._segment(a, b, interpolate)
+                pieces += got
+                self._advance(a, b)
+            else:  # a worker certifies [a, b] while the next exact solves are placed here
+                b = self._shorten(a, b, interpolate)
+                anchors = {a: self.anchors[a], b: self.anchors[b]}
+                settings = (self.eps, self.relative, self.lo, self.hi, self.solver, self.max_solves)
+                pending.append((a, b, self.submit(_segment_in_worker, self.problem, settings, anchors, interpolate)))
+                last = (a, b)
+                pieces += self._collect(pending, wait=False)
             step = max(self._next_step(*last, interpolate), full * _MIN_STEP)
             a = b
             self.save(pieces, dict(a=a, step=step))
+        return pieces + self._collect(pending, wait=True)
+
+    def _collect(self, pending, wait):
+        """Pieces of the finished segment tasks at the front of ``pending`` (all with ``wait``)."""
+        pieces = []
+        while pending and (wait or pending[0][2].done()):
+            a, b, future = pending.pop(0)
+            got, solves, solve_s, certify_s, failed = future.result()
+            pieces += got
+            self.remote_solves += solves
+            self.solve_s += solve_s
+            self.certify_s += certify_s
+            self.failed.update(failed)
+            self._advance(a, b)
         return pieces
+
+    def _mid_gap(self, a, b, interpolate):
+        """``(gap, target)``: the best restored pair's gap bound in the middle of the segment
+        [a, b] between two exact solves, and the target ε there."""
+        m = self.mid(a, b)
+        g = min((self.point_bound(pair, m) for pair, _ in self.candidates(a, b, interpolate)(m, m)), default=0.0)
+        return g, self.target(self.anchors[b], m, m)
 
     def _next_step(self, a, b, interpolate):
         """Step for the next segment from the last anchor-to-anchor segment [a, b] that
         certified in one go: the restored pair's gap in the middle of a segment grows like the
         square of its length, so aim that gap at _STEP_TARGET * eps."""
-        h = self.s(b) - self.s(a)
-        m = self.mid(a, b)
-        g = min((self.point_bound(pair, m) for pair, _ in self.candidates(a, b, interpolate)(m, m)), default=0.0)
-        target = _STEP_TARGET * self.target(self.anchors[b], m, m)
-        factor = math.sqrt(target / g) if g > 0 else _GROW_MAX
-        return h * min(max(factor, _GROW_MIN), _GROW_MAX)
+        g, target = self._mid_gap(a, b, interpolate)
+        factor = math.sqrt(_STEP_TARGET * target / g) if g > 0 else _GROW_MAX
+        return (self.s(b) - self.s(a)) * min(max(factor, _GROW_MIN), _GROW_MAX)
+
+    def _shorten(self, a, b, interpolate):
+        """Halve [a, b] (an exact solve in the middle) while the gap in its middle exceeds
+        _SHORTEN * eps, before the segment is handed to a worker."""
+        min_step = _MIN_STEP * (self.s(self.hi) - self.s(self.lo))
+        while self.s(b) - self.s(a) > 2 * min_step:
+            g, target = self._mid_gap(a, b, interpolate)
+            m = self.mid(a, b)
+            if g <= _SHORTEN * target or self.solvable(m) is None:
+                break
+            b = m
+        return b
 
     def _segment(self, a, b, interpolate):
         """Cover [a, b] (exact solves at both ends) left to right with pairs from the anchors
@@ -489,12 +538,17 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     meta : dict, optional
         Extra provenance for the certificate (data file, preprocessing, ...).
     workers : int
-        Split the interval into ``chunks`` (default ``workers``) pieces of equal width in the
-        parameter's scale and compute them concurrently in ``workers`` local processes; the
-        chunks are merged into one path (each cut costs at most one extra exact solve).
+        Local worker processes.  With the adaptive strategies (``interpolate``,
+        ``two-sided``) this process places the exact solves and the workers certify the
+        segments between them as they come (certification is most of the work); with
+        ``chunks`` or the other strategies the interval is split into ``chunks`` (default
+        ``workers``) pieces of equal width in the parameter's scale, computed concurrently and
+        merged into one path (each cut costs at most one extra exact solve).
+    chunks : int, optional
+        See ``workers``.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        Where to run the chunks instead of a local process pool (anything with
-        ``submit(fn, *args)`` returning a future with ``.result()``).
+        Where to run the segments or chunks instead of a local process pool (anything with
+        ``submit(fn, *args)`` returning a future with ``.result()`` and ``.done()``).
     checkpoint : str or Path, optional
         File where the finished work (exact solves, finished pieces) is written, atomically,
         as the run goes; it is deleted when the path is complete.
@@ -515,28 +569,34 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
                          + f" (choose from {', '.join(STRATEGIES)})")
     if not (isinstance(workers, (int, np.integer)) and workers >= 1):
         raise InputError(f"workers must be a positive integer; got {workers!r}")
-    chunks = int(chunks or workers)
+    parallel = workers > 1 or executor is not None or (chunks or 1) > 1
+    if parallel and checkpoint is not None:
+        raise InputError("checkpoints are per run: use them without workers/chunks/executor")
+    if resume and checkpoint is None:
+        raise InputError("resume=True needs the checkpoint file to resume from")
     t0 = time.perf_counter()
     args = (float(eps), bool(relative), strategy, solver, max_solves)
-    if chunks == 1 and executor is None:
+    if not parallel or (chunks is None and strategy in _ADAPTIVE):
         ckpt = None
         if checkpoint is not None:
             ckpt = _Checkpoint(checkpoint, problem, dict(eps=float(eps), relative=bool(relative),
                                                          interval=[lo, hi], strategy=strategy))
-        elif resume:
-            raise InputError("resume=True needs the checkpoint file to resume from")
         bar = _progress_bar(progress, float(to_scale(hi, problem.scale) - to_scale(lo, problem.scale)), problem.name)
         try:
-            pieces, anchors, solve_s, certify_s = _chunk(problem, lo, hi, *args, bar, ckpt, resume)
+            with _pool(workers, executor, parallel) as pool:
+                if pool is None:
+                    pieces, anchors, solve_s, certify_s = _chunk(problem, lo, hi, *args, bar, ckpt, resume)
+                else:  # single-threaded here too: the workers need the cores (measured: 12 % faster)
+                    pieces, anchors, solve_s, certify_s = _single_threaded(
+                        _chunk, problem, lo, hi, *args, bar, None, False, pool.submit)
         finally:
             if bar is not None:
                 bar.close()
         if ckpt is not None:
             ckpt.remove()
     else:
-        if checkpoint is not None:
-            raise InputError("checkpoints are per run: use them without workers/chunks/executor")
-        pieces, anchors, solve_s, certify_s = _parallel(problem, lo, hi, args, chunks, workers, executor, progress)
+        pieces, anchors, solve_s, certify_s = _parallel(problem, lo, hi, args, int(chunks or workers), workers,
+                                                        executor, progress)
     pieces.sort(key=lambda p: p.lo)
     info = dict(
         problem=problem.name,
@@ -566,9 +626,11 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     )
 
 
-def _chunk(problem, lo, hi, eps, relative, strategy, solver, max_solves, bar=None, checkpoint=None, resume=False):
-    """One strategy run on [lo, hi]: ``(pieces, exact-solve points, solve_s, certify_s)``."""
-    run = _Run(problem, eps, relative, lo, hi, solver, max_solves, bar, checkpoint=checkpoint)
+def _chunk(problem, lo, hi, eps, relative, strategy, solver, max_solves, bar=None, checkpoint=None, resume=False,
+           submit=None):
+    """One strategy run on [lo, hi]: ``(pieces, exact-solve points, solve_s, certify_s)``;
+    with ``submit`` (an executor's), its segments are certified through it."""
+    run = _Run(problem, eps, relative, lo, hi, solver, max_solves, bar, checkpoint=checkpoint, submit=submit)
     if checkpoint is not None:
         state = checkpoint.load(run) if resume else None
         if state is None and checkpoint.file.exists() and not resume:
@@ -580,7 +642,7 @@ def _chunk(problem, lo, hi, eps, relative, strategy, solver, max_solves, bar=Non
 
         warnings.warn(f"{problem.name}: no solver produced a pair at {len(run.failed)} point(s); "
                       "the regions around them may be uncovered (see path.uncovered())", stacklevel=3)
-    return pieces, list(run.anchors), run.solve_s, run.certify_s
+    return pieces, list(run.anchors) + run.remote_solves, run.solve_s, run.certify_s
 
 
 class _Checkpoint:
@@ -636,6 +698,19 @@ class _Checkpoint:
             self.file.unlink()
 
 
+@contextmanager
+def _pool(workers, executor, wanted=True):
+    """``executor`` if given, else a local process pool of ``workers`` (shut down on exit);
+    None when not ``wanted``."""
+    if not wanted or executor is not None:
+        yield executor if wanted else None
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield pool
+
+
 def _single_threaded(fn, *args):
     """``fn(*args)`` with one BLAS thread and one kernel thread, so that workers do not compete."""
     from contextlib import nullcontext
@@ -656,6 +731,28 @@ def _single_threaded(fn, *args):
         kernels.THREADS = before
 
 
+# The last problem a worker process certified segments of, with its warm kernel cache: the
+# segments of one path arrive one by one, each with a fresh copy of the same problem.
+_WORKER_PROBLEM = [None, None]
+
+
+def _segment_in_worker(problem, settings, anchors, interpolate):
+    """Certify the segment between the two exact solves ``anchors`` (a worker's task).
+
+    Returns ``(pieces, new exact-solve points, solve_s, certify_s, failed)``.
+    """
+    key = (type(problem).__qualname__, problem.parameter, repr(problem.options()), data_sha256(problem.X, problem.y))
+    if _WORKER_PROBLEM[0] == key:
+        problem = _WORKER_PROBLEM[1]
+    else:
+        _WORKER_PROBLEM[:] = [key, problem]
+    eps, relative, lo, hi, solver, max_solves = settings
+    run = _Run(problem, eps, relative, lo, hi, solver, max_solves, None, anchors=dict(anchors))
+    a, b = sorted(anchors)
+    pieces, _ = _single_threaded(run._segment, a, b, interpolate)
+    return pieces, [t for t in run.anchors if t not in anchors], run.solve_s, run.certify_s, run.failed
+
+
 def _chunk_in_worker(problem, lo, hi, *args):
     """:func:`_chunk` in a worker process."""
     return _single_threaded(_chunk, problem, lo, hi, *args)
@@ -669,13 +766,8 @@ def _parallel(problem, lo, hi, args, chunks, workers, executor, progress):
     """
     s_lo, s_hi = float(to_scale(lo, problem.scale)), float(to_scale(hi, problem.scale))
     cuts = [lo] + [float(from_scale(s_lo + k * (s_hi - s_lo) / chunks, problem.scale)) for k in range(1, chunks)] + [hi]
-    own = executor is None
-    if own:
-        from concurrent.futures import ProcessPoolExecutor
-
-        executor = ProcessPoolExecutor(max_workers=min(workers, chunks))
-    try:
-        futures = [executor.submit(_chunk_in_worker, problem, a, b, *args) for a, b in zip(cuts[:-1], cuts[1:])]
+    with _pool(min(workers, chunks), executor) as pool:
+        futures = [pool.submit(_chunk_in_worker, problem, a, b, *args) for a, b in zip(cuts[:-1], cuts[1:])]
         bar = _progress_bar(progress, float(chunks), f"{problem.name} ({chunks} chunks)")
         results = []
         for f in futures:
@@ -684,9 +776,6 @@ def _parallel(problem, lo, hi, args, chunks, workers, executor, progress):
                 bar.update(1)
         if bar is not None:
             bar.close()
-    finally:
-        if own:
-            executor.shutdown()
     pieces, anchors = [], []
     for got, ts, _, _ in results:
         pieces += got

@@ -321,7 +321,9 @@ class KernelSVM(Problem):
         th = round(float(theta) * 2**_THETA_BITS) / 2**_THETA_BITS
         if th <= 0.0 or th >= 1.0:
             return a if th <= 0.0 else b
-        aa, ab = np.asarray(a[1].alpha, dtype=float), np.asarray(b[1].alpha, dtype=float)
+        # the parents themselves, not views: their cached class sums are found by identity
+        # (np.asarray(..., dtype=float) makes a view of an unpickled float64 array)
+        aa, ab = a[1].alpha, b[1].alpha
         alpha = (1.0 - th) * aa + th * ab
         # exact when both parents are exactly feasible multiples of the grid q of C
         q = self._grid(self.c)
