@@ -1,6 +1,6 @@
 """Stress test (opt-in): every registered problem at extreme intervals and tiny eps.
 
-    python benchmarks/stress.py [--eps 1e-2 1e-3 1e-5] [--n 60]
+    python benchmarks/stress.py [--eps 1e-2 1e-3 1e-5] [--n 60] [--max-solves 1000]
 
 Reports, per problem, parameter and eps: finished or the error raised, uncovered intervals,
 and whether `approxpath.verify` accepts the certificate. A certificate that exists but fails
@@ -42,6 +42,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--eps", nargs="+", type=float, default=[1e-2, 1e-3, 1e-5])
     ap.add_argument("--n", type=int, default=60)
+    # a path that needs more exact solves than this is reported as an error, not waited for
+    ap.add_argument("--max-solves", type=int, default=1000)
     args = ap.parse_args(argv)
     print("| problem | parameter | interval | eps | outcome | exact solves | pieces | uncovered | verify | wall s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -54,7 +56,8 @@ def main(argv=None):
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        path = approxpath.approximate_path(problem, eps=eps, interval=(lo, hi))
+                        path = approxpath.approximate_path(problem, eps=eps, interval=(lo, hi),
+                                                           max_solves=args.max_solves)
                 except Exception as exc:  # reported, not hidden: the outcome column says what
                     print(row + f"| {type(exc).__name__}: {str(exc)[:90]} | – | – | – | – | {time.perf_counter() - t0:.1f} |",
                           flush=True)
