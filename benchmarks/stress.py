@@ -1,6 +1,6 @@
 """Stress test (opt-in): every registered problem at extreme intervals and tiny eps.
 
-    python benchmarks/stress.py [--eps 1e-2 1e-3 1e-5] [--n 60] [--max-solves 1000]
+    python benchmarks/stress.py [--eps 1e-2 1e-3 1e-5] [--n 60] [--max-solves 1000] [--problems NAME ...]
 
 Reports, per problem, parameter and eps: finished or the error raised, uncovered intervals,
 and whether `approxpath.verify` accepts the certificate. A certificate that exists but fails
@@ -21,8 +21,8 @@ from approxpath.data import make_classification, make_sinc
 from approxpath.registry import available_problems, get_problem
 
 
-def _instances(n):
-    for name in available_problems():
+def _instances(n, names):
+    for name in names or available_problems():
         seen = set()
         for template, interval, _ in get_problem(name).examples():
             if template.parameter in seen:
@@ -44,12 +44,13 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=60)
     # a path that needs more exact solves than this is reported as an error, not waited for
     ap.add_argument("--max-solves", type=int, default=1000)
+    ap.add_argument("--problems", nargs="+", help="registered problems to run (default: all)")
     args = ap.parse_args(argv)
     print("| problem | parameter | interval | eps | outcome | exact solves | pieces | uncovered | verify | wall s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     bad = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, problem, (lo, hi) in _instances(args.n):
+        for name, problem, (lo, hi) in _instances(args.n, args.problems):
             for eps in args.eps:
                 t0 = time.perf_counter()
                 row = f"| {name} | {problem.parameter} | [{lo:.3g}, {hi:.3g}] | {eps:g} "
