@@ -366,6 +366,7 @@ class _Run:
         step = full * _FIRST_STEP
         a = self.lo
         pieces, pending = [], []  # pending: (a, b, future) of segments certified elsewhere
+        mid_gap = None  # the _mid_gap of the segment last handed to a worker
         if self.resumed:  # continue after the last finished segment of an interrupted run
             a, step, pieces = float(self.resumed["a"]), float(self.resumed["step"]), list(self.resumed_pieces)
             self._advance(self.lo, a)
@@ -390,13 +391,13 @@ class _Run:
                 pieces += got
                 self._advance(a, b)
             else:  # a worker certifies [a, b] while the next exact solves are placed here
-                b = self._shorten(a, b, interpolate)
+                b, mid_gap = self._shorten(a, b, interpolate)
                 anchors = {a: self.anchors[a], b: self.anchors[b]}
                 settings = (self.eps, self.relative, self.lo, self.hi, self.solver, self.max_solves)
                 pending.append((a, b, self.submit(_segment_in_worker, self.problem, settings, anchors, interpolate)))
                 last = (a, b)
                 pieces += self._collect(pending, wait=False)
-            step = max(self._next_step(*last, interpolate), full * _MIN_STEP)
+            step = max(self._next_step(*last, interpolate, mid_gap), full * _MIN_STEP)
             a = b
             self.save(pieces, dict(a=a, step=step))
         return pieces + self._collect(pending, wait=True)
@@ -422,25 +423,29 @@ class _Run:
         g = min((self.point_bound(pair, m) for pair, _ in self.candidates(a, b, interpolate)(m, m)), default=0.0)
         return g, self.target(self.anchors[b], m, m)
 
-    def _next_step(self, a, b, interpolate):
+    def _next_step(self, a, b, interpolate, mid_gap=None):
         """Step for the next segment from the last anchor-to-anchor segment [a, b] that
         certified in one go: the restored pair's gap in the middle of a segment grows like the
-        square of its length, so aim that gap at _STEP_TARGET * eps."""
-        g, target = self._mid_gap(a, b, interpolate)
+        square of its length, so aim that gap at _STEP_TARGET * eps.  ``mid_gap``: the
+        :meth:`_mid_gap` of [a, b] if already known."""
+        g, target = mid_gap or self._mid_gap(a, b, interpolate)
         factor = math.sqrt(_STEP_TARGET * target / g) if g > 0 else _GROW_MAX
         return (self.s(b) - self.s(a)) * min(max(factor, _GROW_MIN), _GROW_MAX)
 
     def _shorten(self, a, b, interpolate):
         """Halve [a, b] (an exact solve in the middle) while the gap in its middle exceeds
-        _SHORTEN * eps, before the segment is handed to a worker."""
+        _SHORTEN * eps, before the segment is handed to a worker.
+
+        Returns the new end and its :meth:`_mid_gap` (None if not computed)."""
         min_step = _MIN_STEP * (self.s(self.hi) - self.s(self.lo))
+        mid_gap = None
         while self.s(b) - self.s(a) > 2 * min_step:
-            g, target = self._mid_gap(a, b, interpolate)
+            mid_gap = self._mid_gap(a, b, interpolate)
             m = self.mid(a, b)
-            if g <= _SHORTEN * target or self.solvable(m) is None:
+            if mid_gap[0] <= _SHORTEN * mid_gap[1] or self.solvable(m) is None:
                 break
-            b = m
-        return b
+            b, mid_gap = m, None
+        return b, mid_gap
 
     def _segment(self, a, b, interpolate):
         """Cover [a, b] (exact solves at both ends) left to right with pairs from the anchors
