@@ -10,15 +10,16 @@ True
 """
 
 from .certificate import VerifyReport, verify
-from .driver import STRATEGIES, EpsilonTooSmallError, approximate_path, map_paths
+from .driver import STRATEGIES, BudgetExceededError, EpsilonTooSmallError, approximate_path, map_paths
 from .path import Path, PathPiece, load_path
 from .problem import Declaration, InputError, Problem
 from .registry import available_problems, get_problem, register
-from .solvers import SolverError
+from .solvers import SolverError, SolveSettings
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BudgetExceededError",
     "Declaration",
     "EpsilonTooSmallError",
     "InputError",
@@ -26,6 +27,7 @@ __all__ = [
     "PathPiece",
     "Problem",
     "STRATEGIES",
+    "SolveSettings",
     "SolverError",
     "VerifyReport",
     "approximate_path",

@@ -19,10 +19,11 @@ import numpy as np
 from . import __version__
 from .certificate import verify
 from .data import PREPROCESSING, data_sha256, load_data, make_classification, preprocess
-from .driver import STRATEGIES, approximate_path
+from .driver import STRATEGIES, BudgetExceededError, approximate_path
 from .path import read_certificate
 from .problem import InputError
 from .registry import available_problems, get_problem
+from .solvers import SolverError
 
 __all__ = ["main", "parse_number"]
 
@@ -96,6 +97,10 @@ def _add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--checkpoint", default=None, metavar="FILE",
                    help="write finished work here as the run goes (default with --out: OUT.partial.npz)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
+    p.add_argument("--max-solves", type=int, default=10_000, help="stop past this many exact solves (default 10000)")
+    p.add_argument("--max-pieces", type=int, default=200_000, help="stop past this many pieces (default 200000)")
+    p.add_argument("--solve-time-limit", type=parse_number, default=None, metavar="SECONDS",
+                   help="per exact solver call (Clarabel, SCS); out of time = failed, the next solver is tried")
 
 
 def _run_path(problem, args, meta):
@@ -107,7 +112,9 @@ def _run_path(problem, args, meta):
         raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
     path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
                             strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,
-                            workers=args.workers, checkpoint=checkpoint, resume=args.resume)
+                            workers=args.workers, checkpoint=checkpoint, resume=args.resume,
+                            max_solves=args.max_solves, max_pieces=args.max_pieces,
+                            solve_time_limit=args.solve_time_limit)
     if args.out:
         path.save(args.out)  # atomic; the checkpoint was removed when the path completed
     if args.plot:
@@ -541,9 +548,12 @@ def main(argv=None):
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"approxpath: error: {msg}", file=sys.stderr)
         return 2
-    except ValueError as exc:
+    except (ValueError, BudgetExceededError) as exc:
         print(f"approxpath: error: {exc}", file=sys.stderr)
         return 2
+    except SolverError as exc:
+        print(f"approxpath: solver failure: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,7 +23,7 @@ from .path import KERNEL, Path, PathPiece
 from .problem import InputError, from_scale, scale_mid, to_scale
 from .solvers import SolverError
 
-__all__ = ["approximate_path", "map_paths", "STRATEGIES", "EpsilonTooSmallError"]
+__all__ = ["approximate_path", "map_paths", "STRATEGIES", "EpsilonTooSmallError", "BudgetExceededError"]
 
 #: Strategy names accepted by :func:`approximate_path`.
 STRATEGIES = ("interpolate", "two-sided", "paper", "grid")
@@ -75,6 +75,19 @@ class EpsilonTooSmallError(ValueError):
     """ε is below the duality gap the exact solves themselves achieve."""
 
 
+class BudgetExceededError(RuntimeError):
+    """A path needs more exact solves or pieces than allowed (``max_solves``, ``max_pieces``)."""
+
+
+@dataclass(frozen=True)
+class _Budget:
+    """Limits of one path (see :func:`approximate_path`)."""
+
+    max_solves: int
+    max_pieces: int
+    solve_time_limit: float | None
+
+
 @dataclass
 class _Run:
     problem: object
@@ -83,7 +96,7 @@ class _Run:
     lo: float
     hi: float
     solver: object
-    max_solves: int
+    budget: _Budget
     progress: object
     anchors: dict = field(default_factory=dict)  # t -> (primal, dual)
     solve_s: float = 0.0
@@ -94,6 +107,7 @@ class _Run:
     resumed_pieces: list = None
     submit: object = None  # executor.submit: certify segments there (adaptive strategies)
     remote_solves: list = field(default_factory=list)  # exact solves made by those tasks
+    n_pieces: int = 0  # pieces made so far (against budget.max_pieces)
 
     def save(self, pieces, state):
         """Write the finished work to the checkpoint (if any)."""
@@ -114,10 +128,13 @@ class _Run:
     def exact(self, t):
         if t in self.anchors:
             return self.anchors[t]
-        if len(self.anchors) >= self.max_solves:
-            raise RuntimeError(f"more than max_solves={self.max_solves} exact solves needed")
+        if len(self.anchors) >= self.budget.max_solves:
+            raise BudgetExceededError(
+                f"more than max_solves={self.budget.max_solves} exact solves needed on [{self.lo:.6g}, {self.hi:.6g}] "
+                f"(eps = {self.eps:g}): raise max_solves, use a larger eps or relative=True, or a narrower interval")
         t0 = time.perf_counter()
-        pair = self.problem.solve(t, solver=self.solver)
+        limit = self.budget.solve_time_limit  # passed only when set: solve() overrides may predate it
+        pair = self.problem.solve(t, solver=self.solver, **({} if limit is None else {"time_limit": limit}))
         self.solve_s += time.perf_counter() - t0
         g, target = self._point(pair, t)
         if not g <= _ANCHOR_SHARE * target:
@@ -238,6 +255,7 @@ class _Run:
             piece = self._try_piece(l, h, cands)
             if piece is not None:
                 pieces.append(piece)
+                self._count(1)
                 continue
             m = self.mid(l, h)
             width = self.s(h) - self.s(l)
@@ -255,7 +273,18 @@ class _Run:
             # no bound certifies [l, h] and no candidate is eps-good at its middle: give up
             # here (sampled or uncovered) rather than splitting an uncoverable region to dust.
             pieces.append(self._sampled_piece(l, h, cands))
+            self._count(1)
         return pieces, None
+
+    def _count(self, n):
+        """Account for ``n`` more pieces; stop the run once there are more than max_pieces."""
+        self.n_pieces += n
+        if self.n_pieces > self.budget.max_pieces:
+            raise BudgetExceededError(
+                f"more than max_pieces={self.budget.max_pieces} pieces needed on [{self.lo:.6g}, {self.hi:.6g}] "
+                f"(eps = {self.eps:g}): the gap moves faster than eps allows (an absolute eps on an objective "
+                "that grows with t, e.g. the SVM over C, needs relative=True); use a larger eps, relative=True, "
+                "a narrower interval, or raise max_pieces")
 
     def _any_point_ok(self, tau, cands, share=1.0):
         return any(self.point_ok(pair, tau, share) for pair, _ in cands(tau, tau))
@@ -339,7 +368,7 @@ class _Run:
             ts = [self.lo] + [self.t(s_lo + (i / k) * (s_hi - s_lo)) for i in range(1, k)] + [self.hi]
             for t in ts:
                 self.exact(t)
-            pieces = []
+            pieces, self.n_pieces = [], 0  # a finer grid starts its pieces afresh
             for a, b in zip(ts[:-1], ts[1:]):
                 got, stuck = self.cover(a, b, self.candidates(a, b, interpolate=False),
                                         fail_fast=(s_hi - s_lo) / k > _MIN_STEP * (s_hi - s_lo))
@@ -393,7 +422,7 @@ class _Run:
             else:  # a worker certifies [a, b] while the next exact solves are placed here
                 b, mid_gap = self._shorten(a, b, interpolate)
                 anchors = {a: self.anchors[a], b: self.anchors[b]}
-                settings = (self.eps, self.relative, self.lo, self.hi, self.solver, self.max_solves)
+                settings = (self.eps, self.relative, self.lo, self.hi, self.solver, self.budget)
                 pending.append((a, b, self.submit(_segment_in_worker, self.problem, settings, anchors, interpolate)))
                 last = (a, b)
                 pieces += self._collect(pending, wait=False)
@@ -409,6 +438,7 @@ class _Run:
             a, b, future = pending.pop(0)
             got, solves, solve_s, certify_s, failed = future.result()
             pieces += got
+            self._count(len(got))
             self.remote_solves += solves
             self.solve_s += solve_s
             self.certify_s += certify_s
@@ -516,8 +546,8 @@ def _check_args(problem, eps, interval):
 
 
 def approximate_path(problem, eps, interval=None, *, relative=False, strategy="interpolate", solver=None,
-                     progress=False, max_solves=10_000, meta=None, workers=1, chunks=None, executor=None,
-                     checkpoint=None, resume=False):
+                     progress=False, max_solves=10_000, max_pieces=200_000, solve_time_limit=None, meta=None,
+                     workers=1, chunks=None, executor=None, checkpoint=None, resume=False):
     """Compute an ε-approximate path of ``problem`` over ``interval``.
 
     Parameters
@@ -538,8 +568,13 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         ``("libsvm", "clarabel", "scs")`` for ``kernel_svm``).
     progress : bool
         Show a progress bar (needs the ``progress`` extra, tqdm).
-    max_solves : int
-        Safety limit on exact solves.
+    max_solves, max_pieces : int
+        Limits on exact solves and on pieces; past either the run stops with a
+        :class:`BudgetExceededError` saying what to change (a piece stores a primal and a dual
+        vector, so 200 000 pieces of n = 1000 take ~3 GB).
+    solve_time_limit : float, optional
+        Seconds per exact solver call (Clarabel, SCS); a solver out of time counts as failed
+        and the next one is tried.  libSVM is bounded by an iteration cap instead.
     meta : dict, optional
         Extra provenance for the certificate (data file, preprocessing, ...).
     workers : int
@@ -580,7 +615,12 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     if resume and checkpoint is None:
         raise InputError("resume=True needs the checkpoint file to resume from")
     t0 = time.perf_counter()
-    args = (float(eps), bool(relative), strategy, solver, max_solves)
+    for name, value in (("max_solves", max_solves), ("max_pieces", max_pieces)):
+        if not (isinstance(value, (int, np.integer)) and value >= 1):
+            raise InputError(f"{name} must be a positive integer; got {value!r}")
+    if solve_time_limit is not None and not (isinstance(solve_time_limit, (int, float)) and solve_time_limit > 0):
+        raise InputError(f"solve_time_limit must be a positive number of seconds or None; got {solve_time_limit!r}")
+    args = (float(eps), bool(relative), strategy, solver, _Budget(int(max_solves), int(max_pieces), solve_time_limit))
     if not parallel or (chunks is None and strategy in _ADAPTIVE):
         ckpt = None
         if checkpoint is not None:
@@ -631,11 +671,11 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     )
 
 
-def _chunk(problem, lo, hi, eps, relative, strategy, solver, max_solves, bar=None, checkpoint=None, resume=False,
+def _chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None, checkpoint=None, resume=False,
            submit=None):
     """One strategy run on [lo, hi]: ``(pieces, exact-solve points, solve_s, certify_s)``;
     with ``submit`` (an executor's), its segments are certified through it."""
-    run = _Run(problem, eps, relative, lo, hi, solver, max_solves, bar, checkpoint=checkpoint, submit=submit)
+    run = _Run(problem, eps, relative, lo, hi, solver, budget, bar, checkpoint=checkpoint, submit=submit)
     if checkpoint is not None:
         state = checkpoint.load(run) if resume else None
         if state is None and checkpoint.file.exists() and not resume:
@@ -751,8 +791,8 @@ def _segment_in_worker(problem, settings, anchors, interpolate):
         problem = _WORKER_PROBLEM[1]
     else:
         _WORKER_PROBLEM[:] = [key, problem]
-    eps, relative, lo, hi, solver, max_solves = settings
-    run = _Run(problem, eps, relative, lo, hi, solver, max_solves, None, anchors=dict(anchors))
+    eps, relative, lo, hi, solver, budget = settings
+    run = _Run(problem, eps, relative, lo, hi, solver, budget, None, anchors=dict(anchors))
     a, b = sorted(anchors)
     pieces, _ = _single_threaded(run._segment, a, b, interpolate)
     return pieces, [t for t in run.anchors if t not in anchors], run.solve_s, run.certify_s, run.failed

@@ -24,6 +24,7 @@ import abc
 import dataclasses
 import difflib
 import inspect
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -250,40 +251,60 @@ class Problem(abc.ABC):
         return {f.name: getattr(dual, f.name) for f in dataclasses.fields(dual)}
 
     # ------------------------------------------------------------------ exact solve
-    def solve(self, t, solver=None):
+    def solve(self, t, solver=None, time_limit=None):
         """An optimal primal-dual pair at ``t``, made exactly feasible.
 
         Tries the solvers of ``solver`` (default: :attr:`exact_solvers` that are installed) in
         turn and returns the first pair whose certified gap (computed here, in numpy) is at
-        most ``EXACT_GAP`` relative to the dual objective; if none reaches it, the pair with
-        the smallest gap.  A solver's reported status or objective is never used.
+        most ``EXACT_GAP`` relative to the dual objective.  If none reaches it, a second round
+        tries them again with tighter settings (:class:`approxpath.solvers.SolveSettings`);
+        then the pair with the smallest gap is returned.  A solver's reported status or
+        objective is never used.
+
+        Parameters
+        ----------
+        t : float
+        solver : sequence of str, optional
+        time_limit : float, optional
+            Seconds per solver call; a solver out of time counts as failed (not retried in
+            the tighter round).
 
         Raises
         ------
         approxpath.SolverError
             When no solver produced a pair at all.
         """
-        from .solvers import SolverError
+        from .solvers import SolveSettings, SolverError, settings
 
         said, best = [], None
-        for name in solver or self.exact_solvers:
-            try:
-                pair = self.restore(*self._solve_with(name, t), t)
-                g = self.gap_bound(*pair, t)
-            except ImportError as exc:
-                said.append(f"{name}: not installed ({exc})")
-                continue
-            except Exception as exc:  # a failing solver is one more reason to try the next
-                said.append(f"{name}: {type(exc).__name__}: {exc}")
-                continue
-            if not np.isfinite(g):
-                said.append(f"{name}: non-finite gap")
-                continue
-            if g <= EXACT_GAP * (1.0 + abs(self.dual_objective(pair[1], t))):
-                return pair
-            said.append(f"{name}: gap {g:.3g}")
-            if best is None or g < best[0]:
-                best = (g, pair)
+        names = list(solver or self.exact_solvers)
+        for tight in (False, True):
+            retry = []
+            for name in names:
+                t0 = time.perf_counter()
+                try:
+                    with settings(SolveSettings(time_limit, tight)):
+                        pair = self.restore(*self._solve_with(name, t), t)
+                    g = self.gap_bound(*pair, t)
+                except ImportError as exc:
+                    said.append(f"{name}: not installed ({exc})")
+                    continue
+                except Exception as exc:  # a failing solver is one more reason to try the next
+                    said.append(f"{name}{' (tight)' * tight}: {type(exc).__name__}: {exc}")
+                    if time_limit is None or time.perf_counter() - t0 < time_limit:
+                        retry.append(name)  # out of time: a tighter round would be slower still
+                    continue
+                if not np.isfinite(g):
+                    said.append(f"{name}{' (tight)' * tight}: non-finite gap")
+                    retry.append(name)
+                    continue
+                if g <= EXACT_GAP * (1.0 + abs(self.dual_objective(pair[1], t))):
+                    return pair
+                said.append(f"{name}{' (tight)' * tight}: gap {g:.3g}")
+                retry.append(name)
+                if best is None or g < best[0]:
+                    best = (g, pair)
+            names = retry
         if best is not None:
             return best[1]
         raise SolverError(f"{self.name} at t = {t:.6g}: no solver produced a pair (" + "; ".join(said) + ")")

@@ -3,17 +3,26 @@
 Whatever a solver reports is only a *candidate*: problems repair its point to exact
 feasibility and certificates are computed from that point in numpy. A solver that raises,
 returns a non-optimal status or a non-finite point is skipped and the next one is tried.
+
+How hard a solve tries is set for a block of code by :func:`settings`
+(:class:`SolveSettings`: a time limit per solver call, and a second, tighter round that
+:meth:`approxpath.Problem.solve` runs when no solver's point certified); every backend,
+including a problem's own (libSVM), reads them from :func:`current_settings`.
 """
 
 from __future__ import annotations
 
+import contextvars
 import time
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["QP", "QPSolution", "SolverError", "solve_qp", "solve_cvxpy", "DEFAULT_SOLVERS"]
+__all__ = ["QP", "QPSolution", "SolverError", "SolveSettings", "settings", "current_settings", "solve_qp",
+           "solve_cvxpy", "DEFAULT_SOLVERS"]
 
 #: Solver chain of every exact solve (first that succeeds wins).
 DEFAULT_SOLVERS = ("clarabel", "scs")
@@ -25,6 +34,52 @@ _CLARABEL_TOL = 1e-10
 # section 7 measured that it needs ~1e-7 to certify at all.
 _SCS_EPS = 1e-9
 _SCS_MAX_ITERS = 200_000
+# The tighter round: 1e-12 is a few ulps of the scaled residuals, about the end of what an
+# interior point can reach in double precision (it then stops with AlmostSolved or
+# InsufficientProgress, whose point is still a candidate: our gap decides); more iterations
+# and iterative-refinement steps for ill-conditioned kernels.
+_CLARABEL_TIGHT_TOL = 1e-12
+_CLARABEL_TIGHT_ITERS = 500
+_CLARABEL_TIGHT_REFINE = 50
+_SCS_TIGHT_EPS = 1e-11
+_SCS_TIGHT_MAX_ITERS = 1_000_000
+
+
+@dataclass(frozen=True)
+class SolveSettings:
+    """How hard an exact solve tries.
+
+    Attributes
+    ----------
+    time_limit : float or None
+        Seconds per solver call (Clarabel's ``time_limit``, SCS's ``time_limit_secs``); a
+        solver that runs out of time counts as failed and the next one is tried.  libSVM
+        cannot be interrupted: it is bounded by an iteration cap instead.  None: no limit.
+    tight : bool
+        The second round: tighter tolerances, more iterations, and any finite point a
+        solver returns is a candidate whatever its status (the certified gap decides).
+    """
+
+    time_limit: float | None = None
+    tight: bool = False
+
+
+_SETTINGS = contextvars.ContextVar("approxpath_solve_settings", default=SolveSettings())
+
+
+def current_settings():
+    """The :class:`SolveSettings` in force (see :func:`settings`)."""
+    return _SETTINGS.get()
+
+
+@contextmanager
+def settings(value):
+    """Run the exact solves of a ``with`` block under ``value`` (a :class:`SolveSettings`)."""
+    token = _SETTINGS.set(value)
+    try:
+        yield value
+    finally:
+        _SETTINGS.reset(token)
 
 
 class SolverError(RuntimeError):
@@ -66,12 +121,15 @@ class QPSolution:
     seconds: float
 
 
-def _clarabel(qp, time_limit):
+def _clarabel(qp, time_limit, tight):
     import clarabel
 
     s = clarabel.DefaultSettings()
     s.verbose = False
-    s.tol_gap_abs = s.tol_gap_rel = s.tol_feas = _CLARABEL_TOL
+    s.tol_gap_abs = s.tol_gap_rel = s.tol_feas = _CLARABEL_TIGHT_TOL if tight else _CLARABEL_TOL
+    if tight:
+        s.max_iter = _CLARABEL_TIGHT_ITERS
+        s.iterative_refinement_max_iter = _CLARABEL_TIGHT_REFINE
     if time_limit is not None:
         s.time_limit = float(time_limit)
     m = qp.q.size
@@ -86,13 +144,14 @@ def _clarabel(qp, time_limit):
     return np.asarray(sol.x), np.asarray(sol.z), str(sol.status), ok
 
 
-def _scs(qp, time_limit):
+def _scs(qp, time_limit, tight):
     import scs
 
     data = dict(A=sp.csc_matrix(qp.A), b=qp.b, c=qp.q)
     if qp.P is not None:
         data["P"] = sp.csc_matrix(qp.P)
-    kw = dict(eps_abs=_SCS_EPS, eps_rel=_SCS_EPS, max_iters=_SCS_MAX_ITERS, verbose=False)
+    eps, iters = (_SCS_TIGHT_EPS, _SCS_TIGHT_MAX_ITERS) if tight else (_SCS_EPS, _SCS_MAX_ITERS)
+    kw = dict(eps_abs=eps, eps_rel=eps, max_iters=iters, verbose=False)
     if time_limit is not None:
         kw["time_limit_secs"] = float(time_limit)
     r = scs.SCS(data, dict(z=qp.zero, l=qp.nonneg), **kw).solve()
@@ -103,8 +162,9 @@ def _scs(qp, time_limit):
 _BACKENDS = {"clarabel": _clarabel, "scs": _scs}
 
 
-def solve_qp(qp, solvers=DEFAULT_SOLVERS, time_limit=None):
-    """Solve ``qp`` with the first solver of ``solvers`` that reports optimality.
+def solve_qp(qp, solvers=DEFAULT_SOLVERS):
+    """Solve ``qp`` with the first solver of ``solvers`` that reports optimality (in the
+    tight round of :class:`SolveSettings`: that returns a finite point).
 
     Raises
     ------
@@ -112,41 +172,50 @@ def solve_qp(qp, solvers=DEFAULT_SOLVERS, time_limit=None):
         Listing what every solver said.
     """
     said = []
+    cfg = current_settings()
     for name in solvers:
         t0 = time.perf_counter()
         try:
-            x, z, status, ok = _BACKENDS[name](qp, time_limit)
+            x, z, status, ok = _BACKENDS[name](qp, cfg.time_limit, cfg.tight)
         except Exception as exc:  # a solver crash is one more reason to try the next
             said.append(f"{name}: {type(exc).__name__}: {exc}")
             continue
-        if ok and np.all(np.isfinite(x)) and np.all(np.isfinite(z)):
+        if (ok or cfg.tight) and np.all(np.isfinite(x)) and np.all(np.isfinite(z)):
             return QPSolution(x, z, name, status, time.perf_counter() - t0)
         said.append(f"{name}: {status}")
     raise SolverError("no solver succeeded (" + "; ".join(said) + ")")
 
 
-def solve_cvxpy(problem, solvers=DEFAULT_SOLVERS, time_limit=None):
-    """Solve a ``cvxpy.Problem`` with Clarabel (tight) and SCS as fallback; returns the solver name."""
+def solve_cvxpy(problem, solvers=DEFAULT_SOLVERS):
+    """Solve a ``cvxpy.Problem`` with Clarabel (tight) and SCS as fallback, under
+    :func:`current_settings`; returns the solver name."""
     import cvxpy as cp
 
     said = []
+    cfg = current_settings()
     for name in solvers:
         if name == "clarabel":
-            kw = dict(tol_gap_abs=_CLARABEL_TOL, tol_gap_rel=_CLARABEL_TOL, tol_feas=_CLARABEL_TOL)
-            if time_limit is not None:
-                kw["time_limit"] = float(time_limit)
+            tol = _CLARABEL_TIGHT_TOL if cfg.tight else _CLARABEL_TOL
+            kw = dict(tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol)
+            if cfg.tight:
+                kw.update(max_iter=_CLARABEL_TIGHT_ITERS, iterative_refinement_max_iter=_CLARABEL_TIGHT_REFINE)
+            if cfg.time_limit is not None:
+                kw["time_limit"] = float(cfg.time_limit)
             solver = cp.CLARABEL
         else:
-            kw = dict(eps_abs=_SCS_EPS, eps_rel=_SCS_EPS, max_iters=_SCS_MAX_ITERS)
-            if time_limit is not None:
-                kw["time_limit_secs"] = float(time_limit)
+            eps, iters = (_SCS_TIGHT_EPS, _SCS_TIGHT_MAX_ITERS) if cfg.tight else (_SCS_EPS, _SCS_MAX_ITERS)
+            kw = dict(eps_abs=eps, eps_rel=eps, max_iters=iters)
+            if cfg.time_limit is not None:
+                kw["time_limit_secs"] = float(cfg.time_limit)
             solver = cp.SCS
         try:
-            problem.solve(solver=solver, **kw)
+            with warnings.catch_warnings():  # an inaccurate status is handled below, not a warning
+                warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+                problem.solve(solver=solver, **kw)
         except Exception as exc:
             said.append(f"{name}: {type(exc).__name__}: {exc}")
             continue
-        if problem.status == cp.OPTIMAL:
+        if problem.status == cp.OPTIMAL or (cfg.tight and problem.status == cp.OPTIMAL_INACCURATE):
             return name
         said.append(f"{name}: {problem.status}")
     raise SolverError("no solver succeeded (" + "; ".join(said) + ")")

@@ -1,6 +1,7 @@
 """Stress test (opt-in): every registered problem at extreme intervals and tiny eps.
 
-    python benchmarks/stress.py [--eps 1e-2 1e-3 1e-5] [--n 60] [--max-solves 1000] [--problems NAME ...]
+    python benchmarks/stress.py [--eps 1e-2 1e-3 1e-5] [--relative] [--n 60] [--max-solves 1000]
+                                [--max-pieces 100000] [--problems NAME ...] [--parameters NAME ...]
 
 Reports, per problem, parameter and eps: finished or the error raised, uncovered intervals,
 and whether `approxpath.verify` accepts the certificate. A certificate that exists but fails
@@ -21,11 +22,11 @@ from approxpath.data import make_classification, make_sinc
 from approxpath.registry import available_problems, get_problem
 
 
-def _instances(n, names):
+def _instances(n, names, parameters):
     for name in names or available_problems():
         seen = set()
         for template, interval, _ in get_problem(name).examples():
-            if template.parameter in seen:
+            if template.parameter in seen or (parameters and template.parameter not in parameters):
                 continue
             seen.add(template.parameter)
             if set(np.unique(template.y).tolist()) <= {-1.0, 1.0}:
@@ -44,21 +45,25 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=60)
     # a path that needs more exact solves than this is reported as an error, not waited for
     ap.add_argument("--max-solves", type=int, default=1000)
+    # ... and one that needs more pieces than this (100 000 pieces of n = 60 are ~100 MB)
+    ap.add_argument("--max-pieces", type=int, default=100_000)
+    ap.add_argument("--relative", action="store_true", help="eps relative to the optimal value")
     ap.add_argument("--problems", nargs="+", help="registered problems to run (default: all)")
+    ap.add_argument("--parameters", nargs="+", help="path parameters to run (default: all)")
     args = ap.parse_args(argv)
     print("| problem | parameter | interval | eps | outcome | exact solves | pieces | uncovered | verify | wall s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     bad = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, problem, (lo, hi) in _instances(args.n, args.problems):
+        for name, problem, (lo, hi) in _instances(args.n, args.problems, args.parameters):
             for eps in args.eps:
                 t0 = time.perf_counter()
-                row = f"| {name} | {problem.parameter} | [{lo:.3g}, {hi:.3g}] | {eps:g} "
+                row = f"| {name} | {problem.parameter} | [{lo:.3g}, {hi:.3g}] | {eps:g}{' rel.' * args.relative} "
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        path = approxpath.approximate_path(problem, eps=eps, interval=(lo, hi),
-                                                           max_solves=args.max_solves)
+                        path = approxpath.approximate_path(problem, eps=eps, interval=(lo, hi), relative=args.relative,
+                                                           max_solves=args.max_solves, max_pieces=args.max_pieces)
                 except Exception as exc:  # reported, not hidden: the outcome column says what
                     print(row + f"| {type(exc).__name__}: {str(exc)[:90]} | – | – | – | – | {time.perf_counter() - t0:.1f} |",
                           flush=True)

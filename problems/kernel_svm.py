@@ -17,6 +17,7 @@ carried as :math:`(\\alpha, b)`: :math:`w = y \\circ \\alpha` and
 from __future__ import annotations
 
 import math
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
@@ -27,7 +28,7 @@ from approxpath.bounds import Envelope, crossings, difference_lines, lines_at, m
 from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian, kernel_entry_error
 from approxpath.problem import Declaration, InputError, Problem, fp_margin, scale_mid
 from approxpath.registry import register
-from approxpath.solvers import QP, solve_qp
+from approxpath.solvers import QP, current_settings, solve_qp
 
 __all__ = ["KernelSVM", "SVMPrimal", "SVMDual"]
 
@@ -42,6 +43,11 @@ _THETA_BITS = 8
 # libSVM stopping tolerance (KKT violation) and kernel cache for exact solves.
 _LIBSVM_TOL = 1e-7
 _LIBSVM_CACHE_MB = 500
+# The tighter round (approxpath.solvers.SolveSettings): a KKT tolerance 100x smaller.
+_LIBSVM_TIGHT_TOL = 1e-9
+# libSVM cannot be interrupted, so a time limit does not reach it; this iteration cap bounds a
+# solve instead (a4a, n = 4781, takes ~1e4 SMO iterations; 1e7 is minutes at the worst).
+_LIBSVM_MAX_ITER = 10_000_000
 # Kernel products alpha -> exp(-xD) alpha kept for this many (alpha, x) pairs.
 _SUMS_CACHE = 512
 # alpha_i counts as a free support vector (the dynamic bias rule) when it is this far
@@ -281,10 +287,14 @@ class KernelSVM(Problem):
             # scikit-learn's libSVM (SMO) on the precomputed kernel: 20-100x faster than an
             # interior point on these dense QPs (benchmarks/solvers.py); tol 1e-7 leaves
             # certified gaps of ~1e-8 relative.
+            from sklearn.exceptions import ConvergenceWarning
             from sklearn.svm import SVC
 
-            model = SVC(C=C, kernel="precomputed", tol=_LIBSVM_TOL, cache_size=_LIBSVM_CACHE_MB)
-            model.fit(self._kernel(t), self.y)
+            tol = _LIBSVM_TIGHT_TOL if current_settings().tight else _LIBSVM_TOL
+            model = SVC(C=C, kernel="precomputed", tol=tol, cache_size=_LIBSVM_CACHE_MB, max_iter=_LIBSVM_MAX_ITER)
+            with warnings.catch_warnings():  # stopped at the cap: the certified gap judges the point
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                model.fit(self._kernel(t), self.y)
             alpha = np.zeros(self.n)
             alpha[model.support_] = np.abs(model.dual_coef_[0])
             # decision f = sum_j dual_coef_j K(x_j, .) + intercept_, positive for classes_[1] = +1

@@ -55,6 +55,11 @@ def test_path_summary_and_plot(libsvm_file, tmp_path, capsys):
     (["path", "kernel_svm", "--eps", "0"], "eps must be"),
     (["path", "kernel_svm", "--range", "4", "1"], "lo < hi"),
     (["path", "kernel_svm", "--bias", "median"], "bias rule"),
+    (["path", "kernel_svm", "--max-pieces", "0"], "max_pieces must be"),
+    (["path", "kernel_svm", "--solve-time-limit", "-1"], "solve_time_limit must be"),
+    # past a budget: exit 2 with what to change, no certificate claimed
+    (["path", "kernel_svm", "--eps", "0.01", "--max-pieces", "3", "--no-progress"], "relative=True"),
+    (["path", "kernel_svm", "--eps", "0.01", "--max-solves", "2", "--no-progress"], "more than max_solves=2"),
 ])
 def test_bad_input_exits_2_with_a_message(libsvm_file, capsys, argv, match):
     argv = argv[:2] + ["--data", str(libsvm_file)] + argv[2:]

@@ -158,3 +158,56 @@ def test_solver_failures_leave_explicit_uncovered_intervals(monkeypatch, tmp_pat
     assert all(pc.kind == "certified" for pc in path.pieces if pc.hi < 0.5 or pc.lo > 60.0)
     report = approxpath.verify(path.save(tmp_path / "u.npz"), X, y)
     assert not report.ok and report.uncovered == len(path.uncovered())
+
+
+
+def test_inaccurate_solves_are_retried_with_tighter_settings(monkeypatch):
+    """A first round whose points do not certify (libSVM stopped at a loose tolerance) is
+    followed by a tighter round; without it the loose pair would be returned."""
+    from approxpath.problem import EXACT_GAP
+    from approxpath.solvers import current_settings
+
+    X, y = make_classification(n=60, d=2, seed=3)
+    p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    monkeypatch.setattr(sys.modules[type(p).__module__], "_LIBSVM_TOL", 0.5)  # loose first round
+    rounds = []
+    real = type(p)._solve_with
+
+    def spy(self, name, t):
+        rounds.append(current_settings().tight)
+        return real(self, name, t)
+
+    monkeypatch.setattr(type(p), "_solve_with", spy)
+    pair = p.solve(1.0, solver=("libsvm",))
+    assert rounds == [False, True]
+    assert p.gap_bound(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
+
+
+def test_a_solver_out_of_time_falls_back_and_is_not_retried():
+    X, y = make_classification(n=200, d=3, seed=0)
+    p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    # Clarabel stops at once (MaxTime); libSVM, which no time limit reaches, answers
+    pair = p.solve(1.0, solver=("clarabel", "libsvm"), time_limit=1e-6)
+    assert p.gap_bound(*pair, 1.0) <= 1e-6
+    with pytest.raises(approxpath.SolverError, match=r"MaxTime.*reached time_limit") as info:
+        p.solve(1.0, solver=("clarabel", "scs"), time_limit=1e-6)
+    assert "(tight)" not in str(info.value)  # out of time: no slower tighter round
+
+
+def test_timeouts_reach_the_solvers_of_a_path(monkeypatch):
+    X, y = make_classification(n=60, d=2, seed=3)
+    p = approxpath.get_problem("klasso")(X, y, lam=0.1)
+    with pytest.raises(approxpath.SolverError, match="MaxTime"):
+        approxpath.approximate_path(p, eps=0.1, interval=(0.5, 2.0), solve_time_limit=1e-7)
+
+
+def test_piece_explosion_stops_with_a_clear_error():
+    """An absolute eps on the SVM over C (objective ~ C) needs ever more pieces: the budget
+    stops the run and says what to change instead of running for hours."""
+    X, y = make_classification(n=40, d=2, seed=1)
+    p = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=1.0)
+    with pytest.raises(approxpath.BudgetExceededError, match="max_pieces=50 .*relative=True"):
+        approxpath.approximate_path(p, eps=1e-3, interval=(0.01, 100.0), max_pieces=50)
+    with pytest.raises(approxpath.BudgetExceededError, match="max_solves=3"):
+        approxpath.approximate_path(p, eps=1e-3, interval=(0.01, 100.0), max_solves=3)
+    assert approxpath.approximate_path(p, eps=1e-3, interval=(0.01, 100.0), relative=True).certified
