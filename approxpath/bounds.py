@@ -173,14 +173,15 @@ def _root(v_lo, v_hi, lo, hi):
     return np.where((v_lo > 0) != (v_hi > 0), np.clip(x, lo, hi), lo)
 
 
-def envelope(kernel, C, lo, hi, cols=None):
+def envelope(products, C, lo, hi, cols=None):
     """Envelopes of :math:`S(x) = \\exp(-xD)\\,C` (matrix product) at ``lo`` and ``hi``.
 
     Parameters
     ----------
-    kernel : callable
-        ``kernel(x)`` returns ``(exp(-x D), D * exp(-x D), D**2 * exp(-x D))``, each of shape
-        (m, k') (e.g. :meth:`approxpath.kernels.KernelCache.get` with ``order=2``).
+    products : callable
+        ``products(x, C, cols)`` returns :math:`(E C, (D \\circ E) C, (D^2 \\circ E) C)` with
+        :math:`E = \\exp(-xD)` restricted to the columns ``cols`` (all if None), each of shape
+        (m,) or (m, p) (:meth:`approxpath.kernels.KernelCache.products`).
     C : ndarray of shape (k,) or (k, p)
         Nonnegative coefficients.
     lo, hi : float
@@ -195,10 +196,8 @@ def envelope(kernel, C, lo, hi, cols=None):
     """
     out = []
     for x in (lo, hi) if hi != lo else (lo,):
-        mats = kernel(x)
-        if cols is not None:
-            mats = [M[:, cols] for M in mats]
-        out.append((mats[0] @ C, -(mats[1] @ C), mats[2] @ C))
+        f, df, d2f = products(x, C, cols)
+        out.append((f, -df, d2f))
     if len(out) == 1:
         out.append(out[0])
     (f_lo, df_lo, d2f_lo), (f_hi, df_hi, d2f_hi) = out
@@ -206,12 +205,12 @@ def envelope(kernel, C, lo, hi, cols=None):
 
 
 
-def split_envelope(kernel, c, lo, hi):
+def split_envelope(products, c, lo, hi):
     """Envelopes of the two nonnegative parts of :math:`S(x) = \\exp(-xD)\\,c` for signed ``c``.
 
     Parameters
     ----------
-    kernel : callable
+    products : callable
         As for :func:`envelope`.
     c : ndarray of shape (k,)
         Signed coefficients; only the nonzero ones are used.
@@ -226,7 +225,7 @@ def split_envelope(kernel, c, lo, hi):
     c = np.asarray(c, dtype=float)
     cols = np.flatnonzero(c)
     C = np.stack([np.maximum(c[cols], 0.0), np.maximum(-c[cols], 0.0)], axis=-1)
-    env = envelope(kernel, C, lo, hi, cols=cols)
+    env = envelope(products, C, lo, hi, cols=cols)
     return tuple(Envelope(lo, hi, *(getattr(env, f)[:, k] for f in _FIELDS)) for k in (0, 1))
 
 
