@@ -23,6 +23,12 @@ __all__ = ["verify", "VerifyReport", "STORED_PAD"]
 STORED_PAD = 1e-9
 
 
+# A stored bound may exceed the verifier's recomputation by the pad and by a few rounding
+# margins (a bound computed from cached products of a mix adds 3 margins instead of 1, see
+# problems/kernel_svm.py); more than this share of (bound + eps) is flagged as not ours.
+_INFLATION = 1e-6
+
+
 def stored_bound(bound):
     """The value written as ``gap_bound`` for a computed bound."""
     return float(bound + STORED_PAD * abs(bound) + 1e-300)
@@ -112,7 +118,7 @@ def verify(file, X, y):
             target = eps * max(0.0, problem.dual_lower_bound(dual, a, b)) if relative else eps
             if not bound <= stored[i]:
                 failures.append(f"{where}: recomputed gap bound {bound:.6g} on [{a:.6g}, {b:.6g}] exceeds the stored {stored[i]:.6g}")
-            elif k == "certified" and not stored[i] <= bound + 2 * STORED_PAD * abs(bound) + 1e-12 * eps:
+            elif k == "certified" and not stored[i] <= bound + _INFLATION * (abs(bound) + eps):
                 failures.append(f"{where}: stored gap bound {stored[i]:.6g} is not the recomputed {bound:.6g}")
             if not stored[i] <= target:
                 failures.append(f"{where}: stored gap bound {stored[i]:.6g} exceeds eps target {target:.6g}")

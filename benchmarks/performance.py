@@ -135,7 +135,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sections", nargs="+", default=["datasets", "scaling", "workers", "grid"])
     ap.add_argument("--data", nargs="+", default=list(DATASETS))
-    ap.add_argument("--workers-data", default="a1a")
+    ap.add_argument("--workers-data", nargs="+", default=["a1a", "a2a", "a3a"])
     ap.add_argument("--workers-eps", type=float, default=0.03)
     args = ap.parse_args(argv)
     print(f"machine: {machine()}; load average at start {os.getloadavg()[0]:.1f}\n")
@@ -144,7 +144,8 @@ def main(argv=None):
     if "scaling" in args.sections:
         section_scaling()
     if "workers" in args.sections:
-        section_workers(args.workers_data, args.workers_eps)
+        for name in args.workers_data:
+            section_workers(name, args.workers_eps)
     if "grid" in args.sections:
         section_grid([d for d in args.data if d in ("ionosphere_scale", "heart_scale", "diabetes_scale")])
     return 0

@@ -48,6 +48,12 @@ _LIBSVM_TIGHT_TOL = 1e-9
 # libSVM cannot be interrupted, so a time limit does not reach it; this iteration cap bounds a
 # solve instead (a4a, n = 4781, takes ~1e4 SMO iterations; 1e7 is minutes at the worst).
 _LIBSVM_MAX_ITER = 10_000_000
+# A dual that is a mix of two parents has its class sums combined from the parents' (cached)
+# sums, rounded differently from the direct products a verifier computes from the stored alpha.
+# Both bounds are within one rounding margin m of the exact formula, so they differ by at most
+# 2m: the mix's bound adds 3m instead of m and stays above the verifier's (found by the stress
+# benchmark: a recomputed bound 1.65535e-06 above the stored one by more than its 1e-9 pad).
+_MIX_MARGINS = 3
 # Kernel products use only the support vectors' kernel columns when they are fewer than this
 # share of n (gathering the rows costs a copy: measured break-even ~0.9 of n at n = 1605)
 _SUPPORT_SHARE = 0.8
@@ -477,10 +483,11 @@ class KernelSVM(Problem):
                 vals.append(self.gap(p, dual, tau))
             C = self._bw_c(hi)[1]
             mag = alpha.sum() ** 2 + C * self.n * (2.0 + abs(primal.b) + alpha.sum()) + alpha.sum()
-            return max(vals) + self._margin(mag)
+            return max(vals) + _margins(dual) * self._margin(mag)
         return self._bandwidth_bound(dual, float(primal.b), lo, hi)
 
     def _margin(self, magnitude):
+        """Rounding allowance of a bound whose terms are at most ``magnitude``."""
         d = self.X.shape[1]
         return fp_margin(8 * self.n, magnitude) + kernel_entry_error(d) * magnitude
 
@@ -598,4 +605,9 @@ class KernelSVM(Problem):
         # interpolation undercut the true bound by (slope change) x (position error), at most
         # ~4u (|line values|); 16u leaves room.
         kink_slack = 16 * UNIT_ROUNDOFF * line_scale
-        return best - alpha.sum() + self._margin(magnitude) + kink_slack
+        return best - alpha.sum() + _margins(dual) * (self._margin(magnitude) + kink_slack)
+
+
+def _margins(dual):
+    """How many rounding margins a bound of ``dual`` adds (see ``_MIX_MARGINS``)."""
+    return _MIX_MARGINS if dual.mix is not None else 1

@@ -75,3 +75,11 @@ def test_libsvm_regression_file(sinc_libsvm, capsys):
 def test_bad_input_exits_2(sinc_csv, capsys, argv, match):
     assert main(argv[:2] + ["--data", str(sinc_csv), "--format", "csv"] + argv[2:]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_solvers_out_of_time_exit_3_naming_them(sinc_csv, capsys):
+    argv = ["path", "klasso", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--range", "0.5", "4",
+            "--eps", "0.1", "--no-progress", "--solve-time-limit", "1e-7"]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert "solver failure" in err and "MaxTime" in err

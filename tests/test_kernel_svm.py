@@ -6,6 +6,7 @@ import pytest
 
 import approxpath
 from approxpath import InputError
+from approxpath.data import make_classification
 from approxpath.problems.kernel_svm import _optimal_bias
 from approxpath.solvers import solve_cvxpy
 
@@ -122,3 +123,24 @@ def test_dual_from_primal_recovers_alpha(svm_data):
     primal, dual = p.solve(1.0)
     again = p.restore_dual(p.dual_from_primal(primal, 1.0), 1.0)
     np.testing.assert_array_equal(again.alpha, dual.alpha)
+
+
+def test_a_mix_bound_stays_above_the_verifiers_recomputation():
+    """The driver bounds a mix of two solves from its parents' cached class sums; a verifier
+    recomputes from the stored alpha, rounded differently.  The mix's bound must never be
+    the lower one (found by the stress benchmark: a certificate failing verification)."""
+    from dataclasses import replace
+
+    X, y = make_classification(n=60, d=3, seed=1)
+    p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    a, b = 0.35, 0.47
+    pa, pb = p.solve(a), p.solve(b)
+    checked = 0
+    for theta in np.linspace(0.05, 0.95, 7):
+        for lo, hi in ((0.36, 0.37), (0.40, 0.41), (0.44, 0.452), (0.40, 0.40)):
+            primal, dual = p.restore(*p.interpolate(pa, pb, theta), lo, hi)
+            assert dual.mix is not None
+            plain = replace(dual, alpha=dual.alpha.copy(), mix=None)  # what a verifier rebuilds
+            assert p.gap_bound(primal, dual, lo, hi) >= p.gap_bound(primal, plain, lo, hi)
+            checked += 1
+    assert checked == 28
