@@ -102,12 +102,6 @@ def gaussian(D, t, out=None):
     return _blocked(fill, out)
 
 
-def _times_D(D, M, out=None):
-    """``D * M`` entrywise (blocked and threaded like :func:`gaussian`)."""
-    out = np.empty_like(M) if out is None else out
-    return _blocked(lambda rows: np.multiply(D[rows], M[rows], out=out[rows]), out)
-
-
 def kernel_entry_error(d):
     """Absolute error bound of one computed kernel entry :math:`\\exp(-tD_{ij})`.
 

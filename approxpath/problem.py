@@ -281,6 +281,7 @@ class Problem(abc.ABC):
         for tight in (False, True):
             retry = []
             for name in names:
+                label = f"{name} (tight)" if tight else name
                 t0 = time.perf_counter()
                 try:
                     with settings(SolveSettings(time_limit, tight)):
@@ -290,17 +291,17 @@ class Problem(abc.ABC):
                     said.append(f"{name}: not installed ({exc})")
                     continue
                 except Exception as exc:  # a failing solver is one more reason to try the next
-                    said.append(f"{name}{' (tight)' * tight}: {type(exc).__name__}: {exc}")
+                    said.append(f"{label}: {type(exc).__name__}: {exc}")
                     if time_limit is None or time.perf_counter() - t0 < time_limit:
                         retry.append(name)  # out of time: a tighter round would be slower still
                     continue
                 if not np.isfinite(g):
-                    said.append(f"{name}{' (tight)' * tight}: non-finite gap")
+                    said.append(f"{label}: non-finite gap")
                     retry.append(name)
                     continue
                 if g <= EXACT_GAP * (1.0 + abs(self.dual_objective(pair[1], t))):
                     return pair
-                said.append(f"{name}{' (tight)' * tight}: gap {g:.3g}")
+                said.append(f"{label}: gap {g:.3g}")
                 retry.append(name)
                 if best is None or g < best[0]:
                     best = (g, pair)

@@ -121,17 +121,33 @@ class QPSolution:
     seconds: float
 
 
-def _clarabel(qp, time_limit, tight):
+def _clarabel_options(cfg):
+    """Clarabel settings for ``cfg`` (names of ``clarabel.DefaultSettings``, which CVXPY passes on)."""
+    tol = _CLARABEL_TIGHT_TOL if cfg.tight else _CLARABEL_TOL
+    out = dict(tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol)
+    if cfg.tight:
+        out.update(max_iter=_CLARABEL_TIGHT_ITERS, iterative_refinement_max_iter=_CLARABEL_TIGHT_REFINE)
+    if cfg.time_limit is not None:
+        out["time_limit"] = float(cfg.time_limit)
+    return out
+
+
+def _scs_options(cfg):
+    """SCS settings for ``cfg`` (keywords of ``scs.SCS``, which CVXPY passes on)."""
+    eps, iters = (_SCS_TIGHT_EPS, _SCS_TIGHT_MAX_ITERS) if cfg.tight else (_SCS_EPS, _SCS_MAX_ITERS)
+    out = dict(eps_abs=eps, eps_rel=eps, max_iters=iters)
+    if cfg.time_limit is not None:
+        out["time_limit_secs"] = float(cfg.time_limit)
+    return out
+
+
+def _clarabel(qp, cfg):
     import clarabel
 
     s = clarabel.DefaultSettings()
     s.verbose = False
-    s.tol_gap_abs = s.tol_gap_rel = s.tol_feas = _CLARABEL_TIGHT_TOL if tight else _CLARABEL_TOL
-    if tight:
-        s.max_iter = _CLARABEL_TIGHT_ITERS
-        s.iterative_refinement_max_iter = _CLARABEL_TIGHT_REFINE
-    if time_limit is not None:
-        s.time_limit = float(time_limit)
+    for key, value in _clarabel_options(cfg).items():
+        setattr(s, key, value)
     m = qp.q.size
     P = qp.P if qp.P is not None else sp.csc_matrix((m, m))
     cones = []
@@ -144,17 +160,13 @@ def _clarabel(qp, time_limit, tight):
     return np.asarray(sol.x), np.asarray(sol.z), str(sol.status), ok
 
 
-def _scs(qp, time_limit, tight):
+def _scs(qp, cfg):
     import scs
 
     data = dict(A=sp.csc_matrix(qp.A), b=qp.b, c=qp.q)
     if qp.P is not None:
         data["P"] = sp.csc_matrix(qp.P)
-    eps, iters = (_SCS_TIGHT_EPS, _SCS_TIGHT_MAX_ITERS) if tight else (_SCS_EPS, _SCS_MAX_ITERS)
-    kw = dict(eps_abs=eps, eps_rel=eps, max_iters=iters, verbose=False)
-    if time_limit is not None:
-        kw["time_limit_secs"] = float(time_limit)
-    r = scs.SCS(data, dict(z=qp.zero, l=qp.nonneg), **kw).solve()
+    r = scs.SCS(data, dict(z=qp.zero, l=qp.nonneg), verbose=False, **_scs_options(cfg)).solve()
     status = r["info"]["status"]
     return np.asarray(r["x"]), np.asarray(r["y"]), status, r["info"]["status_val"] == 1
 
@@ -176,7 +188,7 @@ def solve_qp(qp, solvers=DEFAULT_SOLVERS):
     for name in solvers:
         t0 = time.perf_counter()
         try:
-            x, z, status, ok = _BACKENDS[name](qp, cfg.time_limit, cfg.tight)
+            x, z, status, ok = _BACKENDS[name](qp, cfg)
         except Exception as exc:  # a solver crash is one more reason to try the next
             said.append(f"{name}: {type(exc).__name__}: {exc}")
             continue
@@ -194,20 +206,7 @@ def solve_cvxpy(problem, solvers=DEFAULT_SOLVERS):
     said = []
     cfg = current_settings()
     for name in solvers:
-        if name == "clarabel":
-            tol = _CLARABEL_TIGHT_TOL if cfg.tight else _CLARABEL_TOL
-            kw = dict(tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol)
-            if cfg.tight:
-                kw.update(max_iter=_CLARABEL_TIGHT_ITERS, iterative_refinement_max_iter=_CLARABEL_TIGHT_REFINE)
-            if cfg.time_limit is not None:
-                kw["time_limit"] = float(cfg.time_limit)
-            solver = cp.CLARABEL
-        else:
-            eps, iters = (_SCS_TIGHT_EPS, _SCS_TIGHT_MAX_ITERS) if cfg.tight else (_SCS_EPS, _SCS_MAX_ITERS)
-            kw = dict(eps_abs=eps, eps_rel=eps, max_iters=iters)
-            if cfg.time_limit is not None:
-                kw["time_limit_secs"] = float(cfg.time_limit)
-            solver = cp.SCS
+        solver, kw = (cp.CLARABEL, _clarabel_options(cfg)) if name == "clarabel" else (cp.SCS, _scs_options(cfg))
         try:
             with warnings.catch_warnings():  # an inaccurate status is handled below, not a warning
                 warnings.filterwarnings("ignore", message="Solution may be inaccurate")

@@ -104,11 +104,6 @@ class KernelRegression(Problem):
         """:math:`K_t` at the bandwidth of path parameter ``tau`` (cached)."""
         return self.kernels.get(self._bw_lam(tau)[0])
 
-    def _kernel_products(self, t, C, cols):
-        """:math:`(e^{-tD}, D e^{-tD}, D^2 e^{-tD})` at bandwidth ``t`` times ``C`` on the
-        columns ``cols`` (the ``products`` of :func:`approxpath.bounds.envelope`)."""
-        return self.kernels.products(t, C, cols)
-
     # -------------------------------------------------------------- shared bounds
     def _entry_error(self, t_lo, t_hi):
         return envelope_entry_error(t_lo, t_hi, self.X.shape[1])
@@ -131,7 +126,7 @@ class KernelRegression(Problem):
         if t_lo == t_hi:  # a point: |K c| itself, the summed magnitudes are K |c|
             K = self._kernel(lo)
             return float(np.max(np.abs(K @ c) + entry + fp_margin(self.n, 1.0) * (K @ np.abs(c))))
-        P, N = split_envelope(self._kernel_products, c, t_lo, t_hi)
+        P, N = split_envelope(self.kernels.products, c, t_lo, t_hi)
         bound, lines = max_abs_difference(P, N)
         allowance = (
             entry
@@ -177,7 +172,7 @@ class KernelRegression(Problem):
             r = a - K @ beta[S]
             allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
             return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]
-        P, N = split_envelope(self._kernel_products, beta, t_lo, t_hi)
+        P, N = split_envelope(self.kernels.products, beta, t_lo, t_hi)
         xs = np.unique(np.concatenate(([t_lo, t_hi], P.kink(), N.kink())))
         X = xs[:, None]
         up = (a - P.lower(X) + N.chord(X)).T
