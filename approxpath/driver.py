@@ -41,10 +41,10 @@ _MIN_PIECE = 2.0**-30
 # uncovered regions are then located to ~0.4 % of the interval without splitting them to dust.
 _RESOLUTION = 2.0**-8
 # Interpolation weight: chosen on a grid of _THETA_GRID values, then refined once, at the
-# middles of the pieces of the first _THETA_DEPTH bisections of a segment and linear in between
-# (measured on ionosphere/heart/diabetes: ~10 % fewer exact solves than the linear position).
+# middles of the pieces of the first Problem.weighing_depth bisections of a segment and linear
+# in between (measured on ionosphere/heart/diabetes: ~10 % fewer exact solves than the linear
+# position).
 _THETA_GRID = 9
-_THETA_DEPTH = 3
 # Adaptive strategies: the first step and the smallest segment as fractions of the interval
 # (in scale); the next step aims the interpolated gap in the middle of a segment at
 # _STEP_TARGET * eps (it grows like the square of the length), by a factor within
@@ -198,9 +198,9 @@ class _Run:
         profile = {0.0: 0.0, 1.0: 1.0}  # position in [a, b] (scale) -> best combination weight
 
         def weight(pos, width, tau):
-            # optimize at the middles of the pieces of the first _THETA_DEPTH bisections (their
+            # optimize at the middles of the pieces of the first weighing_depth bisections (their
             # kernel values are needed there anyway); deeper pieces interpolate those weights
-            if width >= 2.0**-_THETA_DEPTH and pos not in profile:
+            if width >= 2.0 ** (1 - self.problem.weighing_depth) and pos not in profile:
                 profile[pos] = self._best_theta(a, b, tau, pos)
             if pos in profile:
                 return profile[pos]

@@ -120,14 +120,15 @@ def kernel_entry_error(d):
 
 
 class KernelCache:
-    """The last few kernels :math:`E_x = \\exp(-xD)` by ``x``, and their products with
-    coefficient matrices together with those of :math:`D \\circ E_x` and
-    :math:`D^2 \\circ E_x` (the magnitudes of the derivatives in :math:`x`).
+    """The last few kernels :math:`E_x = \\exp(-xD)` by ``x`` (for exact solves and
+    declarations), and products of coefficient matrices with :math:`E_x`,
+    :math:`D \\circ E_x` and :math:`D^2 \\circ E_x` (the magnitudes of the derivatives in
+    :math:`x`) at any ``x``, which never store a kernel.
 
-    Certifying a path evaluates the kernel at the ends of many adjacent pieces, and at each
-    end for several candidate pairs; caching the matrices turns those repeats into
-    matrix products.  Evicted matrices that nobody else holds are reused as buffers
-    (fresh n x n allocations cost page faults comparable to the exp itself).
+    Certifying a path evaluates products at the ends of many pieces where no kernel is needed
+    otherwise; :meth:`products` exponentiates only the rows its coefficients weight, block by
+    block.  Evicted kernels that nobody else holds are reused as buffers (fresh n x n
+    allocations cost page faults comparable to the exp itself).
 
     Parameters
     ----------
@@ -165,12 +166,16 @@ class KernelCache:
         ``order + 1`` of them) with ``C`` weighting the columns ``rows`` of the kernel (all if
         None).
 
-        One pass over :math:`E_x` and :math:`D` in blocks of rows that stay in cache: the
-        derivative matrices are never stored (a product is memory-bound; this reads two
-        n x n arrays instead of three and writes none).  By symmetry :math:`E_x[:, r]\\, C =
-        (C^\\top E_x[r, :])^\\top`, the fast orientation of a product with few columns.
-        The sums run in blocks of rows, a fixed order: results do not depend on anything but
-        the inputs (and the first product not on ``order``).
+        One pass over :math:`D` in blocks of rows that stay in cache: each block of
+        :math:`E_x` is exponentiated there and used at once (or read, if :math:`E_x` is
+        cached: the entries are the same either way), so neither the kernel nor the
+        derivative matrices are ever stored, and only the rows ``rows`` are exponentiated
+        (a product is memory-bound: this reads one n x n array instead of three and writes
+        none; certifying a path evaluates products at many points where no kernel is needed
+        otherwise).  By symmetry :math:`E_x[:, r]\\, C = (C^\\top E_x[r, :])^\\top`, the
+        fast orientation of a product with few columns.  The entries and the sums are
+        computed in a fixed order: results depend on nothing but the inputs (and the first
+        product not on ``order``).
 
         Parameters
         ----------
@@ -183,21 +188,28 @@ class KernelCache:
         -------
         tuple of ``order + 1`` ndarrays of shape (n,) or (n, p)
         """
-        E = self.get(x)
         C = np.asarray(C, dtype=float)
         C2 = C[:, None] if C.ndim == 1 else C
-        k = C2.shape[0]
-        acc = np.zeros((order + 1, C2.shape[1], self.D.shape[1]))
-        step = max(16, _PRODUCT_BLOCK_BYTES // (8 * self.D.shape[1]))
+        k, n = C2.shape[0], self.D.shape[1]
+        step = max(16, _PRODUCT_BLOCK_BYTES // (8 * n))
+        cached = self._store.get(float(x))
+
+        acc = np.zeros((order + 1, C2.shape[1], n))
+        Eb = np.empty((step, n))
         for a in range(0, k, step):
             idx = slice(a, min(a + step, k)) if rows is None else rows[a:a + step]
-            Eb, Cb = E[idx], C2[a:a + step].T
-            acc[0] += Cb @ Eb
+            Db, Cb = self.D[idx], C2[a:a + step].T
+            if cached is not None:
+                E = cached[idx]
+            else:  # the same operations as gaussian(), so the same entries as a cached kernel
+                E = Eb[:Db.shape[0]]
+                np.multiply(Db, -float(x), out=E)
+                np.exp(E, out=E)
+            acc[0] += Cb @ E
             if order:
-                Db = self.D[idx]
-                T = Db * Eb
+                T = Db * E
                 for j in range(1, order + 1):
                     if j > 1:
                         T *= Db
                     acc[j] += Cb @ T
-        return tuple(m.T.reshape((self.D.shape[1],) + C.shape[1:]) for m in acc)
+        return tuple(m.T.reshape((n,) + C.shape[1:]) for m in acc)

@@ -97,6 +97,11 @@ class Problem(abc.ABC):
         points, and pieces are labelled "sampled".
     dual_set_depends_on : frozenset of str
         Parameters whose value moves the dual feasible set (the dual must be restored).
+    weighing_depth : int
+        The ``interpolate`` strategy chooses the weight of a combination of two exact solves
+        by :meth:`interpolation_gaps` on a grid of weights at the middles of the first
+        ``weighing_depth`` bisections of a segment (between them the weight is interpolated);
+        0 takes the position in the segment.  Lower it where a restoration is costly.
     criteria : tuple of str
         Validation losses that make sense for the problem's predictions
         (:mod:`approxpath.selection`); the first is the default.
@@ -108,6 +113,7 @@ class Problem(abc.ABC):
     parameters: ClassVar[tuple] = ("bandwidth",)
     has_interval_bound: ClassVar[bool] = False
     dual_set_depends_on: ClassVar[frozenset] = frozenset()
+    weighing_depth: ClassVar[int] = 4
     criteria: ClassVar[tuple] = ("mae", "mse")
     Primal: ClassVar[type]
     Dual: ClassVar[type]

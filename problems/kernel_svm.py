@@ -113,15 +113,17 @@ def _balance_down(m, target):
 
 
 def _optimal_bias(m, y):
-    """argmin_b sum_i max(0, 1 - y_i (m_i + b)) (convex, piecewise linear; O(n log n))."""
-    kinks = y - m  # term i has its kink at b = y_i - m_i
-    order = np.argsort(kinks, kind="stable")
-    k, ys = kinks[order], y[order]
-    # slope just right of kink j: -(# positives with kink > k_j) + (# negatives with kink <= k_j)
-    pos_right = (ys > 0).sum() - np.cumsum(ys > 0)
-    neg_left = np.cumsum(ys < 0)
-    j = int(np.argmax(neg_left - pos_right >= 0))
-    return float(k[j])
+    """argmin_b sum_i max(0, 1 - y_i (m_i + b)) (convex, piecewise linear; O(n)).
+
+    Term i has its kink at :math:`k_i = y_i - m_i`; the slope of the sum at ``b`` is the
+    number of negatives with :math:`k_i < b` minus the number of positives with
+    :math:`k_i > b`, i.e. (kinks below ``b``) minus (positives): it turns nonnegative at the
+    P-th smallest kink, P the number of positives.  ``m`` of shape (n,) or (n, k) (one
+    minimizer per column).
+    """
+    p = max(1, int(np.count_nonzero(y > 0)))  # two classes: p >= 1 anyway
+    kinks = (y if m.ndim == 1 else y[:, None]) - m
+    return np.partition(kinks, p - 1, axis=0)[p - 1]
 
 
 @register
@@ -379,7 +381,7 @@ class KernelSVM(Problem):
             free = (alpha > _FREE_TOL * C) & (alpha < (1 - _FREE_TOL) * C)
             if free.any():
                 return float(np.median((self.y - Kw)[free]))
-        return _optimal_bias(Kw, self.y)
+        return float(_optimal_bias(Kw, self.y))
 
     def restore_primal(self, primal, dual, lo, hi=None):
         """Keep ``w = y * alpha``; pick the bias by the rule, once for the whole piece.
@@ -403,7 +405,7 @@ class KernelSVM(Problem):
         if self.parameter != "bandwidth" or self.bias == "dynamic":
             return super().interpolation_gaps(a, b, thetas, tau)
         wa, wb = self.y * a[1].alpha, self.y * b[1].alpha
-        ma, mb = self._Kw(a[1], tau), self._Kw(b[1], tau)
+        ma, mb = (F[:, 0] - F[:, 1] for F, *_ in self._sums_of((a[1].alpha, b[1].alpha), tau))
         th = np.asarray(thetas, dtype=float)
         M = np.outer(ma, 1 - th) + np.outer(mb, th)  # K w_theta, one column per theta
         quad = (1 - th) ** 2 * (wa @ ma) + 2 * th * (1 - th) * (wa @ mb) + th**2 * (wb @ mb)
@@ -411,7 +413,7 @@ class KernelSVM(Problem):
         if self.bias == "fixed":
             bias = np.full(th.size, float(a[0].b))
         else:
-            bias = np.array([_optimal_bias(M[:, k], self.y) for k in range(th.size)])
+            bias = _optimal_bias(M, self.y)
         xi = np.maximum(0.0, 1.0 - self.y[:, None] * (M + bias))
         return quad + self.c * xi.sum(axis=0) - suma
 
@@ -475,59 +477,72 @@ class KernelSVM(Problem):
     def gap_bound(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
         alpha = np.asarray(dual.alpha, dtype=float)
-        if self.parameter == "c" or hi == lo:
-            # C path: alpha, w, b and xi do not depend on C and the primal is affine in C, so
-            # the gap is affine in C and its maximum on [lo, hi] is at an end point.
-            vals = []
-            for tau in sorted({lo, hi}):
-                p = self.primal_at(primal, tau)
-                vals.append(self.gap(p, dual, tau))
-            C = self._bw_c(hi)[1]
-            mag = alpha.sum() ** 2 + C * self.n * (2.0 + abs(primal.b) + alpha.sum()) + alpha.sum()
-            return max(vals) + _margins(dual) * self._margin(mag)
-        return self._bandwidth_bound(dual, float(primal.b), lo, hi)
+        if self.parameter == "bandwidth" and hi != lo:
+            return self._bandwidth_bound(dual, float(primal.b), lo, hi)
+        # C path: alpha, w, b and xi do not depend on C and the primal is affine in C, so the
+        # gap is affine in C and its maximum on [lo, hi] is at an end point.
+        C = self._bw_c(hi)[1]
+        mag = alpha.sum() ** 2 + C * self.n * (2.0 + abs(primal.b) + alpha.sum()) + alpha.sum()
+        return max(self._point_gap(primal, dual, tau) for tau in sorted({lo, hi})) + _margins(dual) * self._margin(mag)
+
+    def _point_gap(self, primal, dual, tau):
+        """The gap at ``tau`` (as computed): :math:`w^\\top K w + C\\,1^\\top\\xi - 1^\\top\\alpha`
+        from the cached class sums when :math:`w = y \\circ \\alpha` (a restored pair)."""
+        alpha = dual.alpha
+        w = self.y * alpha
+        if not np.array_equal(primal.w, w):
+            return self.gap(self.primal_at(primal, tau), dual, tau)
+        Kw = self._Kw(dual, tau)
+        xi = np.maximum(0.0, 1.0 - self.y * (Kw + primal.b))
+        return float(w @ Kw) + self._bw_c(tau)[1] * float(xi.sum()) - float(alpha.sum())
 
     def _margin(self, magnitude):
         """Rounding allowance of a bound whose terms are at most ``magnitude``."""
         d = self.X.shape[1]
         return fp_margin(8 * self.n, magnitude) + kernel_entry_error(d) * magnitude
 
-    def _sums_of(self, alpha, x, order=2):
-        """Class sums of ``alpha`` at ``x`` and their derivatives in ``x`` up to ``order``.
+    def _sums_of(self, alphas, x, order=2):
+        """Class sums of each array of ``alphas`` at ``x`` and their derivatives in ``x`` up to
+        ``order``: one triple per array.
 
         ``S[k][:, 0] = d^k/dx^k exp(-xD) (alpha on the positive class)``, ``S[k][:, 1]`` the
-        same over the negative class; cached by (array identity, x).  Each array gets its own
-        product (never batched with others), so values do not depend on the cache's history
-        and a run is reproducible bit for bit.
+        same over the negative class.  The arrays share one pass over the kernel (the two
+        parents of a mix: the pass costs the same for four columns as for two).  Cached by
+        (array identities, x); a group is always computed together, so values do not depend on
+        the cache's history and a run is reproducible bit for bit.
         """
         x = float(x)
-        key = (id(alpha), x)
+        key = (tuple(map(id, alphas)), x)
         hit = self._sums_cache.get(key)
-        if hit is not None and hit[0] is alpha and len(hit[1]) > order:
+        if hit is not None and all(h is a for h, a in zip(hit[0], alphas)) and len(hit[1][0]) > order:
             self._sums_cache.move_to_end(key)
             return hit[1]
-        coef = np.zeros((self.n, 2))
-        coef[:, 0] = np.where(self.y > 0, alpha, 0.0)
-        coef[:, 1] = np.where(self.y < 0, alpha, 0.0)
-        rows = np.flatnonzero(alpha)  # only the support vectors' columns of the kernel count
+        coef = np.zeros((self.n, 2 * len(alphas)))
+        for k, alpha in enumerate(alphas):
+            coef[:, 2 * k] = np.where(self.y > 0, alpha, 0.0)
+            coef[:, 2 * k + 1] = np.where(self.y < 0, alpha, 0.0)
+        rows = np.flatnonzero(coef.any(axis=1))  # only the support vectors' columns of the kernel count
         rows, coef = (None, coef) if rows.size > _SUPPORT_SHARE * self.n else (rows, coef[rows])
         if self.parameter == "c":  # the kernel is fixed on the C path: no derivatives
             F = self.kernels.products(self._bw_c(x)[0], coef, rows, order=0)[0]
             sums = (F, np.zeros_like(F), np.zeros_like(F))
         else:
             sums = tuple((-1) ** k * M for k, M in enumerate(self.kernels.products(x, coef, rows, order=order)))
-        self._sums_cache[key] = (alpha, sums)
+        sums = [tuple(M[:, 2 * k:2 * k + 2] for M in sums) for k in range(len(alphas))]
+        self._sums_cache[key] = (tuple(alphas), sums)
         while len(self._sums_cache) > _SUMS_CACHE:
             self._sums_cache.popitem(last=False)
         return sums
 
     def _sums(self, dual, x, order=2):
-        """:meth:`_sums_of` for a dual; an exact mix combines its parents' cached sums."""
+        """:meth:`_sums_of` for a dual; an exact mix combines its parents' sums (computed
+        together, always up to the second derivative: the middles where the weight is chosen
+        become piece ends when a piece is split)."""
         if dual.mix is not None:
             aa, ab, th = dual.mix
-            pa, pb = self._sums_of(aa, x, order), self._sums_of(ab, x, order)
+            pa, pb = self._sums_of((aa, ab), x)
             return tuple((1.0 - th) * Sa + th * Sb for Sa, Sb in zip(pa[: order + 1], pb[: order + 1]))
-        return self._sums_of(dual.alpha, x, order)
+        return self._sums_of((dual.alpha,), x, order)[0]
 
     def _Kw(self, dual, x):
         """:math:`K_x w` with :math:`w = y \\circ \\alpha`."""
@@ -568,7 +583,7 @@ class KernelSVM(Problem):
         hi = lo if hi is None else hi
         alpha = np.asarray(dual.alpha, dtype=float)
         if self.parameter == "c" or hi == lo:
-            d = self.dual_objective(dual, lo)
+            d = float(alpha.sum()) - 0.5 * float((self.y * alpha) @ self._Kw(dual, lo))
         else:
             P, N, Pq, Nq = self._class_envelopes(dual, lo, hi)
             pts, vals, _ = self._quadratic_pl(Pq, Nq)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from approxpath.bounds import max_abs_difference, split_envelope
-from approxpath.kernels import KernelCache
+from approxpath.kernels import KernelCache, sq_distances
 
 
 def _sampled_max(D, c, lo, hi):
@@ -41,3 +41,24 @@ def test_tight_under_cancellation():
             true = _sampled_max(D, c, lo, hi)
             bound, _ = max_abs_difference(P, N)
             assert np.max(bound - true) <= 0.01 * np.max(true)
+
+
+def test_kernel_products_against_explicit_matrices_and_the_cache():
+    # products() exponentiates its rows on the fly unless the kernel is cached: both routes
+    # give the same bits (runs do not depend on the cache's history), and equal the products
+    # of the explicit matrices up to summation order
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 4))
+    D = sq_distances(X)
+    C = rng.random((120, 3))
+    rows = np.sort(rng.choice(300, 120, replace=False))
+    for x in (0.01, 0.7, 30.0):
+        E = np.exp(-x * D)[:, rows]
+        want = (E @ C, (D[:, rows] * E) @ C, (D[:, rows] ** 2 * E) @ C)
+        fresh = KernelCache(D).products(x, C, rows)
+        cache = KernelCache(D)
+        cache.get(x)
+        cached = cache.products(x, C, rows)
+        for f, c, w in zip(fresh, cached, want):
+            np.testing.assert_array_equal(f, c)
+            np.testing.assert_allclose(f, w, rtol=1e-12, atol=1e-12 * np.abs(w).max())

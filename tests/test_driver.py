@@ -97,3 +97,26 @@ def test_eps_below_solver_precision(toy, monkeypatch):
     monkeypatch.setattr(ToyProjection, "solve", sloppy)
     with pytest.raises(EpsilonTooSmallError, match="use eps >="):
         approxpath.approximate_path(toy, eps=1e-8, interval=(0.1, 1.0))
+
+
+def test_interpolation_weights_are_weighed_to_the_problems_depth(toy, monkeypatch):
+    # weighing_depth levels of bisection middles per segment get a weighed combination; 0: none,
+    # the weight is the position in the segment
+    calls = []
+    original = type(toy).interpolation_gaps
+
+    def spy(self, *args):
+        calls.append(args)
+        return original(self, *args)
+
+    monkeypatch.setattr(type(toy), "interpolation_gaps", spy)
+    counts, segments = {}, {}
+    for depth in (0, 1, 4):
+        monkeypatch.setattr(type(toy), "weighing_depth", depth)
+        calls.clear()
+        path = approxpath.approximate_path(toy, eps=0.01, interval=(0.1, 10.0))
+        assert path.certified
+        counts[depth], segments[depth] = len(calls), path.exact_solves - 1
+    assert counts[0] == 0
+    assert 0 < counts[1] <= 2 * segments[1]  # a grid and a refinement at each segment's middle
+    assert counts[4] > counts[1]

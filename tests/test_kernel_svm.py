@@ -74,13 +74,16 @@ def test_bias_rules_at_a_moved_parameter(svm_data):
 
 def test_optimal_bias_matches_brute_force():
     rng = np.random.default_rng(0)
-    for _ in range(20):
+    grid = np.linspace(-5, 5, 20001)
+    for k in range(40):
         y = np.where(rng.random(15) < 0.5, -1.0, 1.0)
-        m = rng.standard_normal(15)
+        y[:2] = (-1.0, 1.0)
+        m = rng.standard_normal(15) if k % 2 else rng.integers(-2, 3, 15).astype(float)  # ties too
         b = _optimal_bias(m, y)
         f = lambda bb: np.maximum(0, 1 - y * (m + bb)).sum()  # noqa: E731
-        grid = np.linspace(-5, 5, 20001)
         assert f(b) <= min(f(g) for g in grid) + 1e-9
+    M = rng.standard_normal((15, 6))  # one minimizer per column
+    np.testing.assert_array_equal(_optimal_bias(M, y), [_optimal_bias(M[:, j], y) for j in range(6)])
 
 
 def test_decision_function(svm_data):
