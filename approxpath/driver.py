@@ -563,7 +563,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         One of :data:`STRATEGIES`: ``interpolate`` (default: the fewest exact solves),
         ``two-sided``, ``paper`` (Giesen et al.'s one-sided search) or ``grid`` (a uniform grid
         doubled until certified: the grid search a user would otherwise run).
-    solver : sequence of str, optional
+    solver : str or sequence of str, optional
         Exact solvers to try in turn (default: the problem's ``exact_solvers``, e.g.
         ``("libsvm", "clarabel", "scs")`` for ``kernel_svm``).
     progress : bool
@@ -601,6 +601,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     Path
     """
     lo, hi = _check_args(problem, eps, interval)
+    solver = None if solver is None else tuple(problem.solver_names(solver))
     if strategy not in STRATEGIES:
         import difflib
 

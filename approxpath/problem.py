@@ -257,6 +257,16 @@ class Problem(abc.ABC):
         return {f.name: getattr(dual, f.name) for f in dataclasses.fields(dual)}
 
     # ------------------------------------------------------------------ exact solve
+    def solver_names(self, solver=None):
+        """``solver`` (one name or several; default :attr:`exact_solvers`) as a list of names,
+        each checked against :attr:`exact_solvers` (:class:`InputError` otherwise)."""
+        names = [solver] if isinstance(solver, str) else list(solver or self.exact_solvers)
+        for name in names:
+            if name not in self.exact_solvers:
+                raise InputError(f"unknown exact solver {name!r} for {self.name}; "
+                                 f"choose from {', '.join(self.exact_solvers)}")
+        return names
+
     def solve(self, t, solver=None, time_limit=None):
         """An optimal primal-dual pair at ``t``, made exactly feasible.
 
@@ -270,7 +280,8 @@ class Problem(abc.ABC):
         Parameters
         ----------
         t : float
-        solver : sequence of str, optional
+        solver : str or sequence of str, optional
+            Names from :attr:`exact_solvers`.
         time_limit : float, optional
             Seconds per solver call; a solver out of time counts as failed (not retried in
             the tighter round).
@@ -283,7 +294,7 @@ class Problem(abc.ABC):
         from .solvers import SolveSettings, SolverError, settings
 
         said, best = [], None
-        names = list(solver or self.exact_solvers)
+        names = self.solver_names(solver)
         for tight in (False, True):
             retry = []
             for name in names:

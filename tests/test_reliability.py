@@ -211,3 +211,25 @@ def test_piece_explosion_stops_with_a_clear_error():
     with pytest.raises(approxpath.BudgetExceededError, match="max_solves=3"):
         approxpath.approximate_path(p, eps=1e-3, interval=(0.01, 100.0), max_solves=3)
     assert approxpath.approximate_path(p, eps=1e-3, interval=(0.01, 100.0), relative=True).certified
+
+
+def test_solver_by_name_and_unknown_names(monkeypatch):
+    # one name as a plain string means that solver alone (not its letters); unknown names are an
+    # InputError naming the choices, before any work
+    X, y = make_classification(n=40, d=2, seed=3)
+    p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    used = []
+    real = type(p)._solve_with
+
+    def spy(self, name, t):
+        used.append(name)
+        return real(self, name, t)
+
+    monkeypatch.setattr(type(p), "_solve_with", spy)
+    path = approxpath.approximate_path(p, eps=0.5, interval=(0.5, 2.0), solver="clarabel")
+    assert path.certified and set(used) == {"clarabel"}
+    for bad in ("gurobi", ("libsvm", "cplex")):
+        with pytest.raises(approxpath.InputError, match="unknown exact solver .* choose from libsvm, clarabel, scs"):
+            approxpath.approximate_path(p, eps=0.5, interval=(0.5, 2.0), solver=bad)
+        with pytest.raises(approxpath.InputError, match="unknown exact solver"):
+            p.solve(1.0, solver=bad)
