@@ -120,3 +120,21 @@ def test_interpolation_weights_are_weighed_to_the_problems_depth(toy, monkeypatc
     assert counts[0] == 0
     assert 0 < counts[1] <= 2 * segments[1]  # a grid and a refinement at each segment's middle
     assert counts[4] > counts[1]
+
+
+def test_paper_search_stops_at_the_first_crossing(toy, monkeypatch):
+    # a restored gap that exceeds eps from 0.5 to 2 (in ln t) past each solve and is below it
+    # again further on: the one-sided search must stop before the first crossing, not jump past
+    from approxpath.driver import _Run
+
+    real = _Run.point_ok
+
+    def point_ok(self, pair, tau, share=1.0):
+        t = next(t for t, p in self.anchors.items() if p is pair)
+        d = self.s(tau) - self.s(t)
+        return real(self, pair, tau, share) and (d < 0.5 or d > 2.0)
+
+    monkeypatch.setattr(_Run, "point_ok", point_ok)
+    path = approxpath.approximate_path(toy, eps=100.0, interval=(0.1, 10.0), strategy="paper")
+    steps = np.diff(np.log(path.solve_points))
+    assert path.certified and len(path.solve_points) >= 9 and steps.max() <= 0.5 + 1e-3
