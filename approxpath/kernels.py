@@ -199,12 +199,8 @@ class KernelCache:
         for a in range(0, k, step):
             idx = slice(a, min(a + step, k)) if rows is None else rows[a:a + step]
             Db, Cb = self.D[idx], C2[a:a + step].T
-            if cached is not None:
-                E = cached[idx]
-            else:  # the same operations as gaussian(), so the same entries as a cached kernel
-                E = Eb[:Db.shape[0]]
-                np.multiply(Db, -float(x), out=E)
-                np.exp(E, out=E)
+            # gaussian() on the block: the same entries as a cached kernel
+            E = cached[idx] if cached is not None else gaussian(Db, x, out=Eb[:Db.shape[0]])
             acc[0] += Cb @ E
             if order:
                 T = Db * E

@@ -426,8 +426,8 @@ class KernelSVM(Problem):
         return 0.5 * float(primal.w @ (self._kernel(tau) @ primal.w)) + C * float(np.sum(primal.xi))
 
     def dual_objective(self, dual, tau):
-        wa = self.y * dual.alpha
-        return -0.5 * float(wa @ (self._kernel(tau) @ wa)) + float(np.sum(dual.alpha))
+        # K w from the cached class sums (no kernel at tau)
+        return -0.5 * float((self.y * dual.alpha) @ self._Kw(dual, tau)) + float(np.sum(dual.alpha))
 
     def primal_violation(self, primal, tau):
         margin = self.y * (self._kernel(tau) @ primal.w + primal.b)
@@ -583,7 +583,7 @@ class KernelSVM(Problem):
         hi = lo if hi is None else hi
         alpha = np.asarray(dual.alpha, dtype=float)
         if self.parameter == "c" or hi == lo:
-            d = float(alpha.sum()) - 0.5 * float((self.y * alpha) @ self._Kw(dual, lo))
+            d = self.dual_objective(dual, lo)
         else:
             P, N, Pq, Nq = self._class_envelopes(dual, lo, hi)
             pts, vals, _ = self._quadratic_pl(Pq, Nq)
