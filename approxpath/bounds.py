@@ -41,7 +41,7 @@ __all__ = [
     "difference_lines",
     "max_abs_difference",
     "envelope_entry_error",
-    "lines_at",
+    "lines_min",
     "crossings",
     "zeros",
     "pl_points",
@@ -138,14 +138,19 @@ def difference_lines(P, N):
     return pack(lower), pack(upper)
 
 
-def lines_at(lines, x, lo, hi):
-    """Values of ``lines`` (..., k, 2) at points ``x`` (..., p): shape (..., p, k)."""
+def lines_min(lines, x, lo, hi):
+    """The smallest of ``lines`` (..., k, 2) at points ``x`` (..., p): shape (..., p).
+
+    Line by line (a minimum over a short last axis is slow in numpy, and this never builds
+    the (..., p, k) array of all values)."""
     x = np.asarray(x, dtype=float)
-    v_lo, v_hi = lines[..., None, :, 0], lines[..., None, :, 1]
-    if hi == lo:
-        return np.broadcast_to(v_lo, x.shape + (lines.shape[-2],)).copy()
-    r = ((x - lo) / (hi - lo))[..., None]
-    return v_lo + r * (v_hi - v_lo)
+    r = np.zeros_like(x) if hi == lo else (x - lo) / (hi - lo)
+    out = None
+    for j in range(lines.shape[-2]):
+        v_lo, v_hi = lines[..., j, 0][..., None], lines[..., j, 1][..., None]
+        v = v_lo + r * (v_hi - v_lo)
+        out = v if out is None else np.minimum(out, v, out=out)
+    return out
 
 
 def crossings(lines, lo, hi):
@@ -256,7 +261,7 @@ def max_abs_difference(P, N):
     best = None
     for group in (upper, -lower):
         pts = pl_points(lo, hi, crossings(group, lo, hi))
-        top = lines_at(group, pts, lo, hi).min(axis=-1).max(axis=-1)
+        top = lines_min(group, pts, lo, hi).max(axis=-1)
         best = top if best is None else np.maximum(best, top)
     if hi == lo:
         return best, lines
@@ -341,6 +346,8 @@ def max_pl_sum(points, values):
         slopes = np.where(lengths > 0, np.diff(values, axis=1) / np.where(lengths > 0, lengths, 1.0), 0.0)
     deltas = np.diff(slopes, axis=1).ravel()
     ex = points[:, 1:-1].ravel()
+    kinks = deltas != 0  # only kinks change the slope of the sum (most hinges are flat zero)
+    ex, deltas = ex[kinks], deltas[kinks]
     order = np.argsort(ex, kind="stable")
     ex, deltas = ex[order], deltas[order]
     xs = np.concatenate(([lo], ex, [hi]))

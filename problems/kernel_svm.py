@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from approxpath.bounds import Envelope, crossings, difference_lines, lines_at, max_pl_sum, pl_points, zeros
+from approxpath.bounds import Envelope, crossings, difference_lines, lines_min, max_pl_sum, pl_points, zeros
 from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian, kernel_entry_error
 from approxpath.problem import Declaration, InputError, Problem, fp_margin, scale_mid
 from approxpath.registry import register
@@ -175,11 +175,12 @@ class KernelSVM(Problem):
         self.bias = bias
         self.bandwidth = None if bandwidth is None else float(bandwidth)
 
-    _transient = Problem._transient + ("_sums_cache",)
+    _transient = Problem._transient + ("_sums_cache", "_on_grid")
 
     def _init_transient(self):
         super()._init_transient()
         self._sums_cache = OrderedDict()
+        self._on_grid = OrderedDict()
 
     @staticmethod
     def _map_labels(y):
@@ -215,6 +216,9 @@ class KernelSVM(Problem):
         X, y = make_classification(n=30, d=2, seed=3)
         out = [(cls(X, y, c=1.0, bias=rule), (2.0**-3, 2.0**3), 0.5) for rule in cls.BIAS_RULES]
         out.append((cls(X, y, c=1.0, bandwidth=1.0, parameter="c"), (0.05, 5.0), 0.5))
+        # binary features: integer distances, so kernel products go through level histograms
+        Xb, yb = make_classification(n=30, d=6, seed=4)
+        out.append((cls((Xb > 0.5).astype(float), yb, c=1.0), (2.0**-3, 2.0**3), 0.5))
         return out
 
     # -------------------------------------------------------------- parameter plumbing
@@ -348,11 +352,21 @@ class KernelSVM(Problem):
         aa, ab = a[1].alpha, b[1].alpha
         alpha = (1.0 - th) * aa + th * ab
         # exact when both parents are exactly feasible multiples of the grid q of C
-        q = self._grid(self.c)
-        exact = self.parameter == "bandwidth" and all(
-            self._exactly_feasible(v, self.c) and np.all(np.mod(v, q) == 0) for v in (aa, ab))
+        exact = self.parameter == "bandwidth" and all(self._exactly_on_grid(v) for v in (aa, ab))
         bias = (1.0 - th) * float(a[0].b) + th * float(b[0].b)
         return SVMPrimal(w=self.y * alpha, b=bias), SVMDual(alpha=alpha, mix=(aa, ab, th) if exact else None)
+
+    def _exactly_on_grid(self, alpha):
+        """:meth:`_exactly_feasible` for ``C = c`` and every entry a multiple of the grid of
+        ``c``; remembered by identity (the parents of every mix are checked again and again)."""
+        key = id(alpha)
+        hit = self._on_grid.get(key)
+        if hit is None or hit[0] is not alpha:
+            ok = self._exactly_feasible(alpha, self.c) and bool(np.all(np.mod(alpha, self._grid(self.c)) == 0))
+            hit = self._on_grid[key] = (alpha, ok)
+            while len(self._on_grid) > _SUMS_CACHE:
+                self._on_grid.popitem(last=False)
+        return hit[1]
 
     def restore_dual(self, dual, lo, hi=None):
         hi = lo if hi is None else hi
@@ -577,7 +591,7 @@ class KernelSVM(Problem):
         _, upper = difference_lines(Pq, Nq)
         upper = upper[None]
         pts = pl_points(Pq.lo, Pq.hi, crossings(upper, Pq.lo, Pq.hi))
-        return pts, lines_at(upper, pts, Pq.lo, Pq.hi).min(axis=-1), upper
+        return pts, lines_min(upper, pts, Pq.lo, Pq.hi), upper
 
     def dual_lower_bound(self, dual, lo, hi=None):
         hi = lo if hi is None else hi
@@ -605,7 +619,7 @@ class KernelSVM(Problem):
         lower, _ = difference_lines(P, N)  # (n, 3, 2): lower lines of the margins m_i
         g = (1.0 - self.y * b)[:, None, None] - lower  # hinge argument: below the smallest g line
         h_pts = pl_points(lo, hi, crossings(g, lo, hi), zeros(g, lo, hi))
-        h_vals = C * np.maximum(0.0, lines_at(g, h_pts, lo, hi).min(axis=-1))
+        h_vals = C * np.maximum(0.0, lines_min(g, h_pts, lo, hi))
         q_pts = np.pad(q_pts, ((0, 0), (0, h_pts.shape[1] - q_pts.shape[1])), mode="edge")
         q_vals = np.pad(q_vals, ((0, 0), (0, h_vals.shape[1] - q_vals.shape[1])), mode="edge")
         best, _, scale = max_pl_sum(np.vstack([q_pts, h_pts]), np.vstack([q_vals, h_vals]))

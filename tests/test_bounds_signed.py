@@ -62,3 +62,46 @@ def test_kernel_products_against_explicit_matrices_and_the_cache():
         for f, c, w in zip(fresh, cached, want):
             np.testing.assert_array_equal(f, c)
             np.testing.assert_allclose(f, w, rtol=1e-12, atol=1e-12 * np.abs(w).max())
+
+
+def _lattice_and_direct(D):
+    lattice = KernelCache(D)
+    direct = KernelCache(D)
+    direct.lattice = None
+    return lattice, direct
+
+
+@pytest.mark.parametrize("values", [(0.0, 1.0), (0.0, 0.5, 1.0), (0.0, 1.0, 2.0, 7.0)])
+def test_lattice_products_equal_direct_products(values):
+    # binary, dyadic and integer features: distances on a lattice, products through level
+    # histograms; the same entries summed in another order
+    rng = np.random.default_rng(len(values))
+    X = rng.choice(values, size=(200, 3 if max(values) > 2 else 12))  # at most 198 levels
+    D = sq_distances(X)
+    lattice, direct = _lattice_and_direct(D)
+    assert lattice.lattice is not None
+    levels, index = lattice.lattice
+    np.testing.assert_array_equal(levels[index], D)
+    C = rng.random((80, 3))
+    rows = np.sort(rng.choice(200, 80, replace=False))
+    for x in (0.01, 0.7, 30.0):
+        for order in (0, 2):
+            got, want = lattice.products(x, C, rows, order), direct.products(x, C, rows, order)
+            assert len(got) == len(want) == order + 1
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-14 * np.abs(w).max())
+        # a coefficient vector (1-D) and all columns
+        np.testing.assert_allclose(lattice.products(x, C[:, 0], rows)[1], direct.products(x, C[:, 0], rows)[1],
+                                   rtol=1e-13)
+        c = rng.random(200)
+        np.testing.assert_allclose(lattice.products(x, c)[2], direct.products(x, c)[2], rtol=1e-13)
+
+
+def test_lattice_only_where_exact():
+    rng = np.random.default_rng(0)
+    assert KernelCache(sq_distances(rng.random((50, 3)))).lattice is None  # real-valued
+    assert KernelCache(sq_distances(rng.integers(0, 3, (50, 3)) / 3.0)).lattice is None  # thirds: not exact
+    assert KernelCache(sq_distances(rng.integers(0, 40, (5, 3)).astype(float))).lattice is None  # levels >= n
+    assert KernelCache(sq_distances(np.ones((6, 2)))).lattice is None  # all distances zero
+    levels, index = KernelCache(sq_distances(rng.integers(0, 2, (50, 4)) * 3.0)).lattice  # gcd 9, not 1
+    assert levels[1] == 9.0 and index.dtype == np.uint8

@@ -16,9 +16,13 @@ def _cases():
     for name in available_problems():
         seen = set()
         for k, (problem, interval, eps) in enumerate(get_problem(name).examples()):
-            if problem.parameter not in seen:
-                seen.add(problem.parameter)
-                out.append(pytest.param(problem, interval, eps, id=f"{name}-{problem.parameter}"))
+            # one instance per parameter, and one with features on a lattice (kernel products
+            # through level histograms) where the problem has such an example
+            key = (problem.parameter, problem.kernels.lattice is not None)
+            if key not in seen:
+                seen.add(key)
+                out.append(pytest.param(problem, interval, eps,
+                                        id=f"{name}-{problem.parameter}" + ("-lattice" if key[1] else "")))
     return out
 
 
