@@ -118,8 +118,14 @@ def _lattice(D):
     integer or dyadic features); None otherwise, found in the first row for real-valued data.
 
     Exact: ``D 2**j`` is integral for some ``j <= 10`` (a power of two scales exactly), ``q``
-    is the gcd of those integers over ``2**j``.  Fewer levels than rows keeps the summation
-    rounding of a histogram product within that of a direct one.
+    is the gcd of those integers over ``2**j``.  Fewer levels than rows, else a histogram is
+    no cheaper than a pass over ``D``.
+
+    Rounding: in a histogram product a coefficient passes through the sums of its bin, one
+    product with the level's kernel entry and the sum over the nonzero bins (adding a zero bin
+    is exact); each other nonzero bin holds at least one other coefficient, so that is at most
+    n + 1 roundings, as in the n-term sum of a direct product: the allowances of the bounds
+    (:func:`~approxpath.problem.fp_margin` with n terms) hold unchanged.
     """
     n = D.shape[0]
     top = min(_LEVELS_MAX, n - 2)
