@@ -593,8 +593,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         Local worker processes.  With the adaptive strategies (``interpolate``,
         ``two-sided``) this process places the exact solves and the workers certify the
         segments between them as they come (worth it where certification is most of the
-        work); with
-        ``chunks`` or the other strategies the interval is split into ``chunks`` (default
+        work); with ``chunks`` or the other strategies the interval is split into ``chunks`` (default
         ``workers``) pieces of equal width in the parameter's scale, computed concurrently and
         merged into one path (each cut costs at most one extra exact solve).
     chunks : int, optional
