@@ -130,7 +130,7 @@ def _lattice(D):
     n = D.shape[0]
     top = min(_LEVELS_MAX, n - 2)
     blocks = [slice(a, min(a + _BLOCK, n)) for a in range(0, n, _BLOCK)]
-    if top < 1 or not blocks:
+    if top < 1:
         return None
     first = D[0]
     scale = next((2.0**j for j in range(11) if np.array_equal(np.rint(first * 2.0**j), first * 2.0**j)), None)

@@ -175,12 +175,11 @@ class KernelSVM(Problem):
         self.bias = bias
         self.bandwidth = None if bandwidth is None else float(bandwidth)
 
-    _transient = Problem._transient + ("_sums_cache", "_on_grid")
+    _transient = Problem._transient + ("_sums_cache",)
 
     def _init_transient(self):
         super()._init_transient()
         self._sums_cache = OrderedDict()
-        self._on_grid = OrderedDict()
 
     @staticmethod
     def _map_labels(y):
@@ -352,21 +351,11 @@ class KernelSVM(Problem):
         aa, ab = a[1].alpha, b[1].alpha
         alpha = (1.0 - th) * aa + th * ab
         # exact when both parents are exactly feasible multiples of the grid q of C
-        exact = self.parameter == "bandwidth" and all(self._exactly_on_grid(v) for v in (aa, ab))
+        q = self._grid(self.c)
+        exact = self.parameter == "bandwidth" and all(
+            self._exactly_feasible(v, self.c) and np.all(np.mod(v, q) == 0) for v in (aa, ab))
         bias = (1.0 - th) * float(a[0].b) + th * float(b[0].b)
         return SVMPrimal(w=self.y * alpha, b=bias), SVMDual(alpha=alpha, mix=(aa, ab, th) if exact else None)
-
-    def _exactly_on_grid(self, alpha):
-        """:meth:`_exactly_feasible` for ``C = c`` and every entry a multiple of the grid of
-        ``c``; remembered by identity (the parents of every mix are checked again and again)."""
-        key = id(alpha)
-        hit = self._on_grid.get(key)
-        if hit is None or hit[0] is not alpha:
-            ok = self._exactly_feasible(alpha, self.c) and bool(np.all(np.mod(alpha, self._grid(self.c)) == 0))
-            hit = self._on_grid[key] = (alpha, ok)
-            while len(self._on_grid) > _SUMS_CACHE:
-                self._on_grid.popitem(last=False)
-        return hit[1]
 
     def restore_dual(self, dual, lo, hi=None):
         hi = lo if hi is None else hi

@@ -64,13 +64,6 @@ def test_kernel_products_against_explicit_matrices_and_the_cache():
             np.testing.assert_allclose(f, w, rtol=1e-12, atol=1e-12 * np.abs(w).max())
 
 
-def _lattice_and_direct(D):
-    lattice = KernelCache(D)
-    direct = KernelCache(D)
-    direct.lattice = None
-    return lattice, direct
-
-
 @pytest.mark.parametrize("values", [(0.0, 1.0), (0.0, 0.5, 1.0), (0.0, 1.0, 2.0, 7.0)])
 def test_lattice_products_equal_direct_products(values):
     # binary, dyadic and integer features: distances on a lattice, products through level
@@ -78,7 +71,8 @@ def test_lattice_products_equal_direct_products(values):
     rng = np.random.default_rng(len(values))
     X = rng.choice(values, size=(200, 3 if max(values) > 2 else 12))  # at most 198 levels
     D = sq_distances(X)
-    lattice, direct = _lattice_and_direct(D)
+    lattice, direct = KernelCache(D), KernelCache(D)
+    direct.lattice = None  # the blocked route over D
     assert lattice.lattice is not None
     levels, index = lattice.lattice
     np.testing.assert_array_equal(levels[index], D)
