@@ -115,6 +115,8 @@ def test_interval_bound_dominates_point_gaps(problem, interval, eps):
 @pytest.mark.parametrize("problem,interval,eps", CASES)
 def test_arrays_and_options_round_trip(problem, interval, eps):
     primal, dual = problem.solve(interval[0])
+    if problem.has_interval_bound:  # a piece's pair (e.g. the SVM's bias line)
+        primal, dual = problem.restore(primal, dual, interval[0], scale_mid(*interval, problem.scale))
     arrays = problem.to_arrays(primal, dual)
     p2, d2 = problem.from_arrays(arrays)
     for a, b in ((primal, p2), (dual, d2)):

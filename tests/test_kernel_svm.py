@@ -1,5 +1,6 @@
 import math
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -70,6 +71,30 @@ def test_bias_rules_at_a_moved_parameter(svm_data):
         if rule == "fixed":
             assert primal.b == anchor[0].b
     assert gaps["optimal"] <= gaps["dynamic"] + 1e-12 and gaps["optimal"] <= gaps["fixed"] + 1e-12
+
+
+@pytest.mark.parametrize("rule", KernelSVM.BIAS_RULES)
+def test_piece_bias_is_the_line_through_the_rule_at_both_ends(svm_data, rule):
+    p = KernelSVM(*svm_data, c=1.0, bias=rule)
+    anchor = p.solve(0.5)
+    lo, hi = 0.8, 1.3
+    primal, dual = p.restore(*anchor, lo, hi)
+    for x in (lo, hi):
+        at_point = p.restore(*anchor, x)[0]
+        assert primal.bias(x) == pytest.approx(at_point.b, abs=1e-12)
+        full = p.primal_at(primal, x)  # the user's point: the bias at x, constant
+        assert full.b == primal.bias(x) and full.b_slope == 0.0
+        np.testing.assert_allclose(p.decision_function(primal, x, p.X), p._kernel(x) @ primal.w + primal.bias(x))
+    assert (primal.b_slope == 0.0) == (rule == "fixed")
+    # the bound covers a moving bias, the rule's line and any other: dense point gaps stay below it
+    for slope in (0.0, 1.0, -1.0, 3.0, -3.0):
+        moved = replace(primal, b_slope=primal.b_slope + slope, b=primal.b - slope * lo)
+        bound = p.gap_bound(moved, dual, lo, hi)
+        assert max(p.gap(moved, dual, x) for x in np.linspace(lo, hi, 101)) <= bound
+    # a certificate written before the bias could move (no bias_slope) reads as a constant bias
+    arrays = p.to_arrays(primal, dual)
+    del arrays["bias_slope"]
+    assert p.from_arrays(arrays)[0].b_slope == 0.0
 
 
 def test_optimal_bias_matches_brute_force():
