@@ -79,8 +79,8 @@ class SVMPrimal:
     b_slope: float = 0.0
 
     def bias(self, t):
-        """The bias at bandwidth ``t``."""
-        return self.b + self.b_slope * t if self.b_slope else self.b
+        """The bias at bandwidth ``t`` (``b`` exactly when ``b_slope`` is 0)."""
+        return self.b + self.b_slope * t
 
 
 @dataclass(frozen=True)
@@ -521,7 +521,7 @@ class KernelSVM(Problem):
         # C path: alpha, w, b and xi do not depend on C and the primal is affine in C, so the
         # gap is affine in C and its maximum on [lo, hi] is at an end point.
         C = self._bw_c(hi)[1]
-        b = max(abs(primal.bias(self._bw_c(tau)[0])) for tau in (lo, hi)) + abs(primal.b)
+        b = abs(primal.b) + abs(primal.b_slope) * self._bw_c(hi)[0]  # the bias as computed, and its terms
         mag = alpha.sum() ** 2 + C * self.n * (2.0 + b + alpha.sum()) + alpha.sum()
         return max(self._point_gap(primal, dual, tau) for tau in sorted({lo, hi})) + _margins(dual) * self._margin(mag)
 
