@@ -33,6 +33,8 @@ from such polynomials (a polynomial plus hinges of polynomials) over the piece.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from math import comb
 
 import numpy as np
 
@@ -50,6 +52,7 @@ __all__ = [
     "pl_points",
     "hermite_upper",
     "hermite_lower",
+    "bernstein_values",
     "max_hinge_sum",
 ]
 
@@ -368,13 +371,24 @@ def _node_values(coef, m):
     ``coef`` (..., 6), plus ``h^2/8 max(0, -min p'')`` (``h = 1/m``), which lifts the
     interpolant between two nodes above the polynomial there: :math:`p(s) - L(s) =
     -\\tfrac12 p''(\\xi)(s - s_k)(s_{k+1} - s)`."""
-    from math import comb
-
-    s = np.arange(m + 1) / m
-    basis = np.array([comb(_DEGREE, j) * s**j * (1 - s) ** (_DEGREE - j) for j in range(_DEGREE + 1)])
     second = _DEGREE * (_DEGREE - 1) * (coef[..., 2:] - 2 * coef[..., 1:-1] + coef[..., :-2])
     lift = np.maximum(0.0, -second.min(axis=-1)) / (8.0 * m * m)
-    return coef @ basis + lift[..., None]
+    return coef @ _node_basis(m) + lift[..., None]
+
+
+@lru_cache
+def _node_basis(m):
+    return _basis(np.arange(m + 1) / m)
+
+
+def _basis(s):
+    return np.array([comb(_DEGREE, j) * s**j * (1 - s) ** (_DEGREE - j) for j in range(_DEGREE + 1)])
+
+
+def bernstein_values(coef, s):
+    """Values (..., k) at the points ``s`` (k,) of [0, 1] of the polynomials with Bernstein
+    coefficients ``coef`` (..., 6)."""
+    return coef @ _basis(np.asarray(s, dtype=float))
 
 
 def max_hinge_sum(q, r, c, nodes=16):

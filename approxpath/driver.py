@@ -108,6 +108,7 @@ class _Run:
     submit: object = None  # executor.submit: certify segments there (adaptive strategies)
     remote_solves: list = field(default_factory=list)  # exact solves made by those tasks
     n_pieces: int = 0  # pieces made so far (against budget.max_pieces)
+    weighed: dict = field(default_factory=dict)  # (a, b, tau, around) -> _best_theta's answer
 
     def save(self, pieces, state):
         """Write the finished work to the checkpoint (if any)."""
@@ -197,11 +198,12 @@ class _Run:
         ends = [x for x in (a, b) if x in self.anchors]
         profile = {0.0: 0.0, 1.0: 1.0}  # position in [a, b] (scale) -> best combination weight
 
-        def weight(pos, width, tau):
-            # optimize at the middles of the pieces of the first weighing_depth bisections (their
-            # kernel values are needed there anyway); deeper pieces interpolate those weights
+        def weight(pos, width, tau, around):
+            # optimize at the middles of the pieces of the first weighing_depth bisections
+            # (estimated from the piece's ends where the problem can); deeper pieces
+            # interpolate those weights
             if width >= 2.0 ** (1 - self.problem.weighing_depth) and pos not in profile:
-                profile[pos] = self._best_theta(a, b, tau, pos)
+                profile[pos] = self._best_theta(a, b, tau, pos, around)[0]
             if pos in profile:
                 return profile[pos]
             xs = sorted(profile)
@@ -216,23 +218,31 @@ class _Run:
                     # the combination alone: it certifies ~92 % of the pieces the three
                     # candidates do (measured on ionosphere) at a third of the cost of failures
                     width = (self.s(h) - self.s(l)) / (self.s(b) - self.s(a))
-                    theta = weight(pos, width, self.t(m))
+                    theta = weight(pos, width, self.t(m), (l, h) if l < h else None)
                     return [(self.problem.interpolate(self.anchors[a], self.anchors[b], theta), (a, b))]
             return out
 
         return cands
 
-    def _best_theta(self, a, b, tau, theta0):
-        """The combination weight with the smallest point gap at ``tau``: a grid, then a finer
-        grid around the best (the gap is not convex in theta once the bias rule acts)."""
+    def _best_theta(self, a, b, tau, theta0, around=None):
+        """``(weight, gap)``: the combination weight with the smallest point gap at ``tau``
+        (or its estimate from the piece ``around``) and that gap (as computed, no rounding
+        allowance): a grid, then a finer grid around the best (the gap is not convex in theta
+        once the bias rule acts)."""
+        key = (a, b, tau, around)  # a segment's middle: weighed for its first piece and its next step
+        if key in self.weighed:
+            return self.weighed[key]
         pair_a, pair_b = self.anchors[a], self.anchors[b]
         grid = np.unique(np.concatenate([np.linspace(0.0, 1.0, _THETA_GRID), [theta0]]))
-        gaps = self.problem.interpolation_gaps(pair_a, pair_b, grid, tau)
+        gaps = self.problem.interpolation_gaps(pair_a, pair_b, grid, tau, around)
         k = int(np.argmin(gaps))
         step = 1.0 / (_THETA_GRID - 1)
         fine = np.clip(grid[k] + np.linspace(-step, step, _THETA_GRID), 0.0, 1.0)
-        gaps2 = self.problem.interpolation_gaps(pair_a, pair_b, fine, tau)
-        return float(fine[int(np.argmin(gaps2))]) if gaps2.min() < gaps[k] else float(grid[k])
+        gaps2 = self.problem.interpolation_gaps(pair_a, pair_b, fine, tau, around)
+        best = (float(fine[int(np.argmin(gaps2))]), float(gaps2.min())) if gaps2.min() < gaps[k] else \
+            (float(grid[k]), float(gaps[k]))
+        self.weighed[key] = best
+        return best
 
     def cover(self, lo, hi, cands, fail_fast=False):
         """Pieces covering [lo, hi] left to right, each certified by one of ``cands(l, h)``
@@ -470,10 +480,20 @@ class _Run:
         return pieces
 
     def _mid_gap(self, a, b, interpolate):
-        """``(gap, target)``: the best restored pair's gap bound in the middle of the segment
-        [a, b] between two exact solves, and the target ε there."""
+        """``(gap, target)``: the best restored pair's gap in the middle of the segment [a, b]
+        between two exact solves (for interpolation, the best combination's gap as the problem
+        estimates it from the two ends), and the target ε there."""
         m = self.mid(a, b)
-        g = min((self.point_bound(pair, m) for pair, _ in self.candidates(a, b, interpolate)(m, m)), default=0.0)
+        if interpolate:
+            t0 = time.perf_counter()
+            if self.problem.weighing_depth > 0:
+                g = self._best_theta(a, b, m, 0.5, (a, b))[1]
+            else:  # the weight is the position
+                pos = (self.s(m) - self.s(a)) / (self.s(b) - self.s(a))
+                g = float(self.problem.interpolation_gaps(self.anchors[a], self.anchors[b], [pos], m, (a, b))[0])
+            self.certify_s += time.perf_counter() - t0
+        else:
+            g = min((self.point_bound(pair, m) for pair, _ in self.candidates(a, b, False)(m, m)), default=0.0)
         return g, self.target(self.anchors[b], m, m)
 
     def _next_step(self, a, b, interpolate, mid_gap=None):

@@ -440,11 +440,13 @@ class Problem(abc.ABC):
             })
         return mix(a[0], b[0]), mix(a[1], b[1])
 
-    def interpolation_gaps(self, a, b, thetas, tau):
+    def interpolation_gaps(self, a, b, thetas, tau, around=None):
         """Point gaps at ``tau`` of the restored combinations ``(1 - theta) a + theta b`` for
         each of ``thetas`` (shape (k,)), as computed in floating point: a cheap guide for
         choosing a combination (the chosen pair is restored and bounded rigorously after).
-        Problems may override this with a vectorized version."""
+        ``around``: a piece ``(lo, hi)`` around ``tau`` whose ends a problem may interpolate
+        instead of evaluating at ``tau`` (ignored here).  Problems may override this with a
+        vectorized version."""
         out = []
         for th in thetas:
             p, d = self.restore(*self.interpolate(a, b, th), tau)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from approxpath.bounds import Envelope, hermite_lower, hermite_upper, max_hinge_sum
+from approxpath.bounds import Envelope, bernstein_values, hermite_lower, hermite_upper, max_hinge_sum
 from approxpath.kernels import cross_sq_distances, gaussian, kernel_entry_error
 from approxpath.problem import Declaration, InputError, Problem, fp_margin, scale_mid
 from approxpath.registry import register
@@ -437,12 +437,18 @@ class KernelSVM(Problem):
         """At the optimum w = y * alpha, so alpha = y * w (clipped and balanced by restore_dual)."""
         return SVMDual(alpha=np.asarray(self.y * primal.w, dtype=float))
 
-    def interpolation_gaps(self, a, b, thetas, tau):
-        """Vectorized over ``thetas``: two kernel products at ``tau``, then O(n log n) per theta."""
+    def interpolation_gaps(self, a, b, thetas, tau, around=None):
+        """Vectorized over ``thetas``: two kernel products at ``tau`` (or, with ``around``,
+        their Hermite estimates from the products at its ends: no kernel at ``tau``), then
+        O(n) per theta."""
         if self.parameter != "bandwidth" or self.bias == "dynamic":
-            return super().interpolation_gaps(a, b, thetas, tau)
+            return super().interpolation_gaps(a, b, thetas, tau, around)
         wa, wb = self.y * a[1].alpha, self.y * b[1].alpha
-        ma, mb = (F[:, 0] - F[:, 1] for F, *_ in self._sums_of((a[1].alpha, b[1].alpha), tau))
+        alphas = (a[1].alpha, b[1].alpha)
+        if around is not None and around[0] < around[1]:
+            ma, mb = self._Kw_between(alphas, tau, *around)
+        else:
+            ma, mb = (F[:, 0] - F[:, 1] for F, *_ in self._sums_of(alphas, tau))
         th = np.asarray(thetas, dtype=float)
         M = np.outer(ma, 1 - th) + np.outer(mb, th)  # K w_theta, one column per theta
         quad = (1 - th) ** 2 * (wa @ ma) + 2 * th * (1 - th) * (wa @ mb) + th**2 * (wb @ mb)
@@ -453,6 +459,27 @@ class KernelSVM(Problem):
             bias = _optimal_bias(M, self.y)
         xi = np.maximum(0.0, 1.0 - self.y[:, None] * (M + bias))
         return quad + self.c * xi.sum(axis=0) - suma
+
+    def _Kw_between(self, alphas, tau, lo, hi):
+        """:math:`K_\\tau w` for each of ``alphas`` estimated from the class sums at ``lo``
+        and ``hi``: the middle of their Hermite enclosure at ``tau``
+        (:func:`~approxpath.bounds.hermite_upper`), off by :math:`O((hi - lo)^5)`."""
+        key = (tuple(map(id, alphas)), (tau, lo, hi))  # the two weight grids of one choice
+        hit = self._sums_cache.get(key)
+        if hit is not None and all(h is a for h, a in zip(hit[0], alphas)):
+            return hit[1]
+        # the enclosure is linear in the six end values: its middle at tau weighs them by
+        # the middle of the two polynomials of unit data
+        unit = Envelope(lo, hi, *np.eye(6))
+        s = [(tau - lo) / (hi - lo)]
+        weights = 0.5 * bernstein_values(hermite_upper(unit) + hermite_lower(unit), s)[:, 0]
+        out = []
+        for S_lo, S_hi in zip(self._sums_of(alphas, lo), self._sums_of(alphas, hi)):
+            data = (S_lo[0], S_hi[0], S_lo[1], S_hi[1], S_lo[2], S_hi[2])  # the Envelope order
+            F = sum(w * x for w, x in zip(weights, data))
+            out.append(F[:, 0] - F[:, 1])
+        self._sums_cache[key] = (tuple(alphas), out)
+        return out
 
     def primal_at(self, primal, tau):
         Kw = self._kernel(tau) @ primal.w
