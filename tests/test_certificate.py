@@ -101,3 +101,17 @@ def test_load_path_round_trip(written):
     assert bare.problem is None and bare.max_gap_bound == path.max_gap_bound
     with pytest.raises(RuntimeError, match="without its data"):
         bare.primal(1.0)
+
+
+def test_a_looser_stored_bound_is_a_true_claim(written, tmp_path):
+    """A certificate written with a less tight bound (an older version of the library: stored
+    bounds above ours but below eps) still proves what it claims: OK, with a note."""
+    path, file, X, y = written
+    eps = path.eps
+
+    def loosen(a, m):
+        a["gap_bound"][:] = np.minimum(1.5 * a["gap_bound"], eps)
+
+    report = approxpath.verify(_tamper(file, tmp_path / "loose.npz", loosen, True), X, y)
+    assert report.ok and report.notes and "looser" in report.notes[0]
+    assert "note:" in str(report)
