@@ -488,9 +488,8 @@ class _Run:
             t0 = time.perf_counter()
             if self.problem.weighing_depth > 0:
                 g = self._best_theta(a, b, m, 0.5, (a, b))[1]
-            else:  # the weight is the position
-                pos = (self.s(m) - self.s(a)) / (self.s(b) - self.s(a))
-                g = float(self.problem.interpolation_gaps(self.anchors[a], self.anchors[b], [pos], m, (a, b))[0])
+            else:  # the weight is the position: the middle's
+                g = float(self.problem.interpolation_gaps(self.anchors[a], self.anchors[b], [0.5], m, (a, b))[0])
             self.certify_s += time.perf_counter() - t0
         else:
             g = min((self.point_bound(pair, m) for pair, _ in self.candidates(a, b, False)(m, m)), default=0.0)

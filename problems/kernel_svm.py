@@ -155,8 +155,8 @@ class KernelSVM(Problem):
         Primal bias restoration: ``fixed`` carries the exact solve's bias; ``dynamic`` is the
         paper's median of :math:`(y - K_\\tau w)_i` over free support vectors; ``optimal``
         minimizes the hinge sum exactly (never worse than the others).  On a certified piece
-        the rule is applied once, to the average of :math:`K_\\tau w` at the piece's two
-        ends, and the bias stays fixed on the piece.
+        of the bandwidth path the rule is applied at the piece's two ends and the bias is the
+        line through the two values (:meth:`restore_primal`).
     bandwidth : float, optional
         Fixed ``t`` of the kernel when ``parameter="c"`` (required then).
     parameter : {"bandwidth", "c"}
@@ -418,9 +418,10 @@ class KernelSVM(Problem):
 
         At a point the rule sees :math:`K_\\tau w`.  On a piece of a bandwidth path it is
         applied at both ends (the kernel products the piece's bound needs anyway) and the bias
-        is the line through the two values, :math:`b + b_{slope} t`: the hinges stay linear in
-        ``t`` between their envelope lines, so the bound costs the same, and the bias follows
-        the optimum (ionosphere: a constant bias left the median end gap at 3x the end's best).
+        is the line through the two values, :math:`b + b_{slope} t`: a line adds nothing to the
+        degree of the hinge arguments' polynomials, so the bound costs the same, and the bias
+        follows the optimum (ionosphere: a constant bias left the median end gap at 3x the
+        end's best).
         On the C path (no kernel change) the rule sees the average of the two ends.
         """
         hi = lo if hi is None else hi
