@@ -1,33 +1,18 @@
 """Rigorous envelopes of exponential sums on a parameter interval.
 
 For nonnegative coefficients :math:`c_k` and :math:`d_k \\ge 0`, the sum
-:math:`S(x) = \\sum_k c_k e^{-x d_k}` is decreasing and convex in :math:`x`.  On
-:math:`[lo, hi]` it therefore lies below its chord and above both end tangents:
+:math:`S(x) = \\sum_k c_k e^{-x d_k}` is completely monotone in :math:`x`: all its
+derivatives alternate in sign, :math:`(-1)^j S^{(j)} \\ge 0`.  So the Hermite interpolants of
+:math:`S, S', S''` at the two ends of :math:`[lo, hi]` bound :math:`S` from above and below with
+errors :math:`O((hi - lo)^5)`, where its chord and end tangents are off by
+:math:`O((hi - lo)^2)` (:func:`hermite_upper`, :func:`hermite_lower`, in Bernstein form).
 
-.. math::
-
-    \\max(S(lo) + S'(lo)(x - lo),\\; S(hi) + S'(hi)(x - hi)) \\le S(x) \\le
-    S(lo) + \\frac{x - lo}{hi - lo}(S(hi) - S(lo)).
-
-Both sides are piecewise linear and touch :math:`S` at the end points.  A difference
-:math:`f = P - N` of two such sums is bounded by combining them (chord of one minus tangents
-of the other), and also by its own chord and curvature: :math:`P''` and :math:`N''` are
-decreasing, so :math:`f'' \\le P''(lo) - N''(hi)` and
-
-.. math::
-
-    f(x) \\ge \\operatorname{chord}_f(x) - \\tfrac18 (hi - lo)^2 \\max(0, P''(lo) - N''(hi)),
-
-(and symmetrically from above), which keeps the cancellation between :math:`P` and
-:math:`N` that the first bound loses.  :func:`difference_lines` returns all these lines;
-the max (lower bound) or min (upper bound) of them is piecewise linear and exact at both ends
-up to the curvature term.
-
-All derivatives of :math:`S` alternate in sign, so the Hermite interpolants of
-:math:`S, S', S''` at the two ends bound :math:`S` from above and below with errors
-:math:`O((hi - lo)^5)` instead of :math:`O((hi - lo)^2)` (:func:`hermite_upper`,
-:func:`hermite_lower`, in Bernstein form); :func:`max_hinge_sum` maximizes a gap assembled
-from such polynomials (a polynomial plus hinges of polynomials) over the piece.
+A difference :math:`f = P - N` of two such sums (a kernel times a signed vector) lies between
+the polynomials ``hermite_lower(P) - hermite_upper(N)`` and ``hermite_upper(P) -
+hermite_lower(N)``; :func:`difference_nodes` turns them into piecewise linear bounds through
+equally spaced nodes (values lifted by a curvature term between the nodes), and
+:func:`max_abs_difference` bounds :math:`\\max |f|` with them.  :func:`max_hinge_sum` maximizes
+a gap assembled from such polynomials (a polynomial plus hinges of polynomials) over the piece.
 """
 
 from __future__ import annotations
@@ -44,12 +29,9 @@ __all__ = [
     "Envelope",
     "envelope",
     "split_envelope",
-    "difference_lines",
     "max_abs_difference",
+    "difference_nodes",
     "envelope_entry_error",
-    "lines_min",
-    "crossings",
-    "pl_points",
     "hermite_upper",
     "hermite_lower",
     "bernstein_values",
@@ -77,36 +59,11 @@ class Envelope:
     def width(self):
         return self.hi - self.lo
 
-    def chord(self, x):
-        """Upper bound at ``x`` (broadcasts over sums)."""
-        if self.hi == self.lo:
-            return self.f_lo + 0.0 * x
-        return self.f_lo + (x - self.lo) * ((self.f_hi - self.f_lo) / (self.hi - self.lo))
-
-    def tangent_lo(self, x):
-        return self.f_lo + self.df_lo * (x - self.lo)
-
-    def tangent_hi(self, x):
-        return self.f_hi + self.df_hi * (x - self.hi)
-
-    def lower(self, x):
-        """Lower bound at ``x``: the larger end tangent."""
-        return np.maximum(self.tangent_lo(x), self.tangent_hi(x))
-
-    def kink(self):
-        """Where the two tangents cross, clipped to ``[lo, hi]`` (``lo`` where they are parallel)."""
-        num = self.f_hi - self.f_lo + self.df_lo * self.lo - self.df_hi * self.hi
-        den = self.df_lo - self.df_hi
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x = np.where(den < 0, num / np.where(den < 0, den, 1.0), self.lo)
-        return np.clip(x, self.lo, self.hi)
-
-    def kink_scale(self):
-        """Scale of the rounding error of :meth:`kink` times the slope change there (per sum)."""
-        return np.abs(self.f_lo) + np.abs(self.f_hi) + self.hi * (np.abs(self.df_lo) + np.abs(self.df_hi))
-
     def magnitude(self):
-        """Largest absolute value any of the envelope lines takes on ``[lo, hi]`` (per sum)."""
+        """:math:`|f| + w|f'| + \\tfrac18 w^2|f''|` summed over both ends (per sum; ``w = hi - lo``):
+        at least the absolute value of every Bernstein coefficient of :func:`hermite_upper` and
+        :func:`hermite_lower` (their weights on :math:`w f'` and :math:`w^2 f''` are at most 1/2
+        and 1/12), hence of every value of those polynomials on the piece."""
         w = self.width
         return (np.abs(self.f_lo) + np.abs(self.f_hi) + w * (np.abs(self.df_lo) + np.abs(self.df_hi))
                 + 0.125 * w * w * (np.abs(self.d2f_lo) + np.abs(self.d2f_hi)))
@@ -118,67 +75,6 @@ class Envelope:
 
 
 _FIELDS = ("f_lo", "f_hi", "df_lo", "df_hi", "d2f_lo", "d2f_hi")
-
-
-def difference_lines(P, N):
-    """Lines bounding :math:`f = P - N` on ``[lo, hi]``, as values at ``(lo, hi)``.
-
-    Returns ``(lower, upper)``, arrays of shape ``(..., 3, 2)``: :math:`f` is at least the
-    largest of the ``lower`` lines and at most the smallest of the ``upper`` lines at every
-    point of the interval.
-    """
-    w = P.hi - P.lo
-    curv = 0.125 * w * w
-    chord = (P.f_lo - N.f_lo, P.f_hi - N.f_hi)
-    down = curv * np.maximum(0.0, P.d2f_lo - N.d2f_hi)  # f'' <= P''(lo) - N''(hi)
-    up = curv * np.maximum(0.0, N.d2f_lo - P.d2f_hi)  # -f'' <= N''(lo) - P''(hi)
-    lower = [
-        (P.f_lo - N.f_lo, P.f_lo + P.df_lo * w - N.f_hi),  # tangent of P at lo minus chord of N
-        (P.f_hi - P.df_hi * w - N.f_lo, P.f_hi - N.f_hi),  # tangent of P at hi minus chord of N
-        (chord[0] - down, chord[1] - down),
-    ]
-    upper = [
-        (P.f_lo - N.f_lo, P.f_hi - N.f_lo - N.df_lo * w),  # chord of P minus tangent of N at lo
-        (P.f_lo - N.f_hi + N.df_hi * w, P.f_hi - N.f_hi),
-        (chord[0] + up, chord[1] + up),
-    ]
-    pack = lambda ls: np.stack([np.stack(np.broadcast_arrays(*v), axis=-1) for v in ls], axis=-2)  # noqa: E731
-    return pack(lower), pack(upper)
-
-
-def lines_min(lines, x, lo, hi):
-    """The smallest of ``lines`` (..., k, 2) at points ``x`` (..., p): shape (..., p).
-
-    Line by line (a minimum over a short last axis is slow in numpy, and this never builds
-    the (..., p, k) array of all values)."""
-    x = np.asarray(x, dtype=float)
-    r = np.zeros_like(x) if hi == lo else (x - lo) / (hi - lo)
-    out = None
-    for j in range(lines.shape[-2]):
-        v_lo, v_hi = lines[..., j, 0][..., None], lines[..., j, 1][..., None]
-        v = v_lo + r * (v_hi - v_lo)
-        out = v if out is None else np.minimum(out, v, out=out)
-    return out
-
-
-def crossings(lines, lo, hi):
-    """Where each pair of ``lines`` (..., k, 2) crosses inside ``[lo, hi]`` (else ``lo``):
-    shape (..., k(k-1)/2)."""
-    k = lines.shape[-2]
-    out = []
-    for i in range(k):
-        for j in range(i + 1, k):
-            d = lines[..., i, :] - lines[..., j, :]
-            out.append(_root(d[..., 0], d[..., 1], lo, hi))
-    if not out:
-        return np.full(lines.shape[:-2] + (0,), lo)
-    return np.stack(out, axis=-1)
-
-
-def _root(v_lo, v_hi, lo, hi):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = lo + (hi - lo) * (v_lo / (v_lo - v_hi))
-    return np.where((v_lo > 0) != (v_hi > 0), np.clip(x, lo, hi), lo)
 
 
 def envelope(products, C, lo, hi, cols=None):
@@ -237,86 +133,29 @@ def split_envelope(products, c, lo, hi):
     return tuple(Envelope(lo, hi, *(getattr(env, f)[:, k] for f in _FIELDS)) for k in (0, 1))
 
 
-def max_abs_difference(P, N):
-    """Per sum, an upper bound of :math:`\\max_{x \\in [lo, hi]} |P(x) - N(x)|` (as computed,
-    no rounding allowance).  Exact when ``lo == hi``.
-
-    The smaller of two bounds: (1) the smallest upper line of :func:`difference_lines` and
-    minus the largest lower line are concave piecewise linear, so their maxima are at ``lo``,
-    ``hi`` or a crossing of two lines; (2) with the bracket
-    :math:`m = P''(hi) - N''(lo) \\le f'' \\le M = P''(lo) - N''(hi)` of :math:`f = P - N`,
-    :math:`f - \\tfrac m2 x^2` is convex, so :math:`f(x) \\le \\text{chord}(x) +
-    \\tfrac{\\max(0, -m)}2 (x - lo)(hi - x)`, a concave quadratic maximized in closed form
-    (likewise :math:`-f` with :math:`M`).  (2) is below the curvature line of (1) everywhere
-    but at the middle, which halves the bound's excess where :math:`f` is flat near its
-    maximum (a projected dual: ``robust_l1``).
-
-    Returns
-    -------
-    bound : ndarray
-    lines : ndarray
-        The lines of (1) (for the caller's rounding allowance; (2) is covered by
-        :meth:`Envelope.magnitude`).
-    """
-    lo, hi = P.lo, P.hi
-    lower, upper = difference_lines(P, N)
-    lines = np.concatenate([upper, -lower], axis=-2)
-    best = None
-    for group in (upper, -lower):
-        pts = pl_points(lo, hi, crossings(group, lo, hi))
-        top = lines_min(group, pts, lo, hi).max(axis=-1)
-        best = top if best is None else np.maximum(best, top)
-    if hi == lo:
-        return best, lines
-    w = hi - lo
-    f_lo = P.f_lo - N.f_lo
-    slope = (P.f_hi - N.f_hi - f_lo) / w
-
-    def top(a, b, c):
-        """max over z in [0, w] of a + b z + c z (w - z), c >= 0: the vertex value
-        a + (b + c w)^2 / (4c) if the vertex is inside (no rounded position enters), else
-        the larger end."""
-        ends = np.maximum(a, a + b * w)
-        g = b + c * w
-        inside = (c > 0) & (g > 0) & (g < 2.0 * c * w)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            vertex = a + g * g / np.where(inside, 4.0 * c, 1.0)
-        return np.where(inside, np.maximum(vertex, ends), ends)
-
-    quadratic = np.maximum(top(f_lo, slope, 0.5 * np.maximum(0.0, N.d2f_lo - P.d2f_hi)),
-                           top(-f_lo, -slope, 0.5 * np.maximum(0.0, P.d2f_lo - N.d2f_hi)))
-    return np.minimum(best, quadratic), lines
-
-
 def envelope_entry_error(lo, hi, d):
-    """Absolute error, per unit of coefficient, of any line of :func:`difference_lines` due to
-    the rounding of the kernel entries (summation rounding is separate: ``fp_margin``).
+    """Absolute error, per unit of coefficient, of any Bernstein coefficient of
+    :func:`hermite_upper` or :func:`hermite_lower` due to the rounding of the kernel entries
+    (summation rounding is separate: ``fp_margin``).
 
-    A line uses :math:`e^{-aD}` (error at most :func:`~approxpath.kernels.kernel_entry_error`
-    per unit), :math:`D e^{-aD}` times :math:`|x - a| \\le w = hi - lo` and
-    :math:`D^2 e^{-aD}` times :math:`w^2/8`, at :math:`a \\in \\{lo, hi\\}`.  With relative
+    A coefficient is :math:`f(a) + \\alpha\\, w f'(a) + \\beta\\, w^2 f''(a)`, or a convex
+    combination of such, at :math:`a \\in \\{lo, hi\\}`, :math:`w = hi - lo`,
+    :math:`|\\alpha| \\le 1/2`, :math:`|\\beta| \\le 1/12`: it uses :math:`e^{-aD}` (error
+    at most :func:`~approxpath.kernels.kernel_entry_error` per unit), :math:`D e^{-aD}` times
+    at most :math:`w/2` and :math:`D^2 e^{-aD}` times at most :math:`w^2/12`.  With relative
     errors :math:`(d+2)u` of :math:`D` and :math:`(d+3)u\\,aD + 2u` of :math:`e^{-aD}`, and
     :math:`z^k e^{-z} \\le (k/e)^k`, :math:`D e^{-aD}` is within
     :math:`((d+5)/e + 4(d+3)/e^2)\\,u/a \\le 3\\,\\text{kernel\\_entry\\_error}(d)/a` and
     :math:`D^2 e^{-aD}` within :math:`((2d+7)4/e^2 + 27(d+3)/e^3)\\,u/a^2 \\le
-    8\\,\\text{kernel\\_entry\\_error}(d)/a^2` of the exact values, for every ``d``.  So a line
-    is within ``kernel_entry_error(d) * (1 + 3 w / lo + (w / lo)**2)`` per unit of coefficient.
+    8\\,\\text{kernel\\_entry\\_error}(d)/a^2` of the exact values, for every ``d``.  So a
+    coefficient is within ``kernel_entry_error(d) * (1 + 1.5 w / lo + (2/3) (w / lo)**2)``
+    per unit of coefficient; the value returned, ``kernel_entry_error(d) * (1 + 3 w / lo +
+    (w / lo)**2)``, is larger.  The polynomial of the exact entries differs from the computed
+    one by a polynomial with such coefficients, so by at most as much anywhere on the piece
+    (convex hull).
     """
     r = (hi - lo) / lo if hi > lo else 0.0
     return kernel_entry_error(d) * (1.0 + 3.0 * r + r * r)
-
-
-def pl_points(lo, hi, *breaks):
-    """Sorted evaluation points ``[lo, breaks..., hi]`` per row, breaks clipped into the interval.
-
-    Each of ``breaks`` is an array of shape (m,) or (m, j) (use ``lo`` for "no break").
-    Returns shape (m, total breaks + 2).
-    """
-    cols = [np.atleast_2d(np.asarray(b, dtype=float).T).T if np.ndim(b) else np.array([[b]]) for b in breaks]
-    m = max((c.shape[0] for c in cols), default=1)
-    cols = [np.broadcast_to(c, (m, c.shape[1])) for c in cols]
-    allc = np.concatenate([np.full((m, 1), lo)] + [np.clip(c, lo, hi) for c in cols] + [np.full((m, 1), hi)], axis=1)
-    return np.sort(allc, axis=1)
 
 
 # Hermite bounds of a completely monotone sum, in Bernstein form of degree 5 on s in [0, 1]
@@ -422,3 +261,65 @@ def max_hinge_sum(q, r, c, nodes=16):
     # data, so sums rounded differently, as a verifier's, move it by rounding only)
     total = _node_values(q, nodes) + c * np.maximum(0.0, _node_values(r, nodes)).sum(axis=0)
     return float(total.max()), float(scale)
+
+
+# Nodes of difference_nodes on s in [0, 1]: k/16, and 2**-12 from each end, so that the end
+# nodes, where a bound on a path piece is usually largest, carry a curvature term 2**-16 times
+# that of the others (the term scales with the square of the neighbouring gaps).  Their
+# Bernstein basis values, and h^2/8 per node with h the longer of its two neighbouring gaps.
+_DIFFERENCE_NODES = np.concatenate(([0.0, 2.0**-12], np.arange(1, 16) / 16, [1 - 2.0**-12, 1.0]))
+_DIFFERENCE_BASIS = _basis(_DIFFERENCE_NODES)
+_DIFFERENCE_LIFT = np.maximum(np.r_[0.0, np.diff(_DIFFERENCE_NODES)], np.r_[np.diff(_DIFFERENCE_NODES), 0.0]) ** 2 / 8
+
+
+def _lifted_values(coef):
+    """Values at :data:`_DIFFERENCE_NODES` of polynomials with Bernstein coefficients ``coef``
+    (..., 6), each plus ``h^2/8 max(0, -min p'')``: the linear interpolant through these values
+    lies above the polynomial on every gap (as for :func:`_node_values`, with uneven gaps)."""
+    second = _DEGREE * (_DEGREE - 1) * (coef[..., 2:] - 2 * coef[..., 1:-1] + coef[..., :-2])
+    return coef @ _DIFFERENCE_BASIS + np.maximum(0.0, -second.min(axis=-1))[..., None] * _DIFFERENCE_LIFT
+
+
+def difference_nodes(P, N):
+    """Piecewise linear bounds of :math:`f = P - N` on ``[lo, hi]``, as their values at 19
+    nodes (as computed, no rounding allowance).
+
+    :math:`f` lies between the quintics ``hermite_lower(P) - hermite_upper(N)`` and
+    ``hermite_upper(P) - hermite_lower(N)``.  The upper one is lifted by
+    :math:`h^2/8 \\max(0, -\\min p'')` (:func:`_lifted_values`; ``h`` the longer gap next to
+    the node), so that its interpolant between two nodes stays above it; the lower one is
+    lowered by the mirror term :math:`h^2/8 \\max(0, \\max p'')`.  The nodes are ``lo + s (hi
+    - lo)`` for ``s = k/16`` and ``s = 2**-12, 1 - 2**-12``: the curvature term is
+    :math:`2^{-11}` of :math:`\\max |p''|` in ``s`` (1/256 of a chord's error) inside and
+    :math:`2^{-27}` at the ends, where the polynomials are exact; between nodes they are off
+    by :math:`O(w^5)` where chords and tangents are off by :math:`O(w^2)`.
+
+    Parameters
+    ----------
+    P, N : Envelope
+        Of nonnegative exponential sums on the same piece (arrays of shape (...)), with first
+        and second derivatives.
+
+    Returns
+    -------
+    xs : ndarray of shape (19,)
+        The nodes (``lo`` and ``hi`` exactly at the ends).
+    low, up : ndarray of shape (..., 19)
+        The linear interpolants of ``low`` and ``up`` through ``xs`` enclose :math:`f`.
+    """
+    up = _lifted_values(hermite_upper(P) - hermite_lower(N))
+    low = -_lifted_values(hermite_upper(N) - hermite_lower(P))
+    xs = P.lo + _DIFFERENCE_NODES * (P.hi - P.lo)
+    xs[-1] = P.hi
+    return xs, low, up
+
+
+def max_abs_difference(P, N):
+    """Per sum, an upper bound of :math:`\\max_{x \\in [lo, hi]} |P(x) - N(x)|` (as computed, no
+    rounding allowance): the larger of ``up`` and ``-low`` of :func:`difference_nodes` over the
+    nodes (both interpolants are linear between nodes, so their extremes are at nodes).  Every
+    value is a combination of Bernstein coefficients with weights of sum 1 + O(u) plus a lift
+    of at most 10/256 of the largest (1/25), and every coefficient is at most
+    :meth:`Envelope.magnitude` of ``P`` plus that of ``N``."""
+    _, low, up = difference_nodes(P, N)
+    return np.maximum(up, -low).max(axis=-1)

@@ -189,6 +189,7 @@ class Path:
         meta = dict(self.meta)
         meta.update(
             format_version=FORMAT_VERSION,
+            library_version=_version(),  # whose bounds wrote gap_bound (verify names it)
             eps=self.eps,
             relative=self.relative,
             interval=list(self.interval),
@@ -240,6 +241,12 @@ def pieces_from_arrays(problem, arrays):
         pieces.append(PathPiece(float(arrays["lo"][i]), float(arrays["hi"][i]), primal, dual,
                                 float(arrays["gap_bound"][i]), str(arrays["kind"][i]), anchors))
     return pieces
+
+
+def _version():
+    from . import __version__  # the package is initialized by the time a path is saved
+
+    return __version__
 
 
 def write_npz(file, arrays, meta):

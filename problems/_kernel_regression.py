@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.bounds import envelope_entry_error, max_abs_difference, split_envelope
-from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian
+from approxpath.bounds import difference_nodes, envelope_entry_error, max_abs_difference, split_envelope
+from approxpath.kernels import cross_sq_distances, gaussian
 from approxpath.problem import InputError, Problem, fp_margin
 
 __all__ = ["KernelRegression", "SAFETY"]
@@ -20,10 +20,17 @@ __all__ = ["KernelRegression", "SAFETY"]
 # verifier whose BLAS rounds the last bits differently still finds the stored dual feasible.
 # 1e-10 is far above any such difference (~n u) and changes the gap by ~1e-10 relative.
 SAFETY = 1e-10
-# Slack for a kink (a crossing of two lines) computed a few ulps off (as in
-# KernelSVM._bandwidth_bound): 16u times the lines' scale covers a position error of 4u times
-# the slope change.
-_KINK_ULPS = 16
+# Rounding of a bound on a piece (beyond the kernel entries' own error, envelope_entry_error):
+# the n-term sums of nonnegative products (and D, D^2 factors) are within (n + 3) u of their
+# values, which moves the Bernstein coefficients by at most that times P.magnitude() +
+# N.magnitude() (the magnitudes dominate every coefficient; the lift is computed from the
+# coefficients as rounded and is valid for them).  After the sums come at most 18 dependent
+# operations (a coefficient: w, w^2, products, quotients, sums, degree elevation: 9; the
+# difference: 1; a node value: 6, with Bernstein basis values within 3u of theirs, exact at
+# k/16; lift and offset a: 2), each off by u of a value at most 1.04 (|a| + magnitudes) (the
+# lift is at most 1/25 of the largest coefficient; computing it adds ~0.2 u): at most (n + 26)
+# u (|a| + magnitudes), below fp_margin(n + _CHAIN, that) = 1.01 (n + 32) u (|a| + magnitudes).
+_CHAIN = 16
 
 
 class KernelRegression(Problem):
@@ -113,9 +120,9 @@ class KernelRegression(Problem):
         (the bandwidth at ``tau``), rounding included; exact up to that allowance at a point.
 
         Each :math:`(K_x c)_i = P_i(x) - N_i(x)` splits into two nonnegative exponential sums;
-        :func:`approxpath.bounds.max_abs_difference` bounds its absolute value on the piece
-        (its curvature lines keep the cancellation between :math:`P_i` and :math:`N_i`, which
-        is large for a dual with entries of both signs).
+        :func:`approxpath.bounds.max_abs_difference` bounds its absolute value on the piece by
+        Hermite polynomials of the difference, which keep the cancellation between
+        :math:`P_i` and :math:`N_i` (large for a dual with entries of both signs).
         """
         hi = lo if hi is None else hi
         t_lo, t_hi = self._bw_range(lo, hi)
@@ -127,27 +134,31 @@ class KernelRegression(Problem):
             K = self._kernel(lo)
             return float(np.max(np.abs(K @ c) + entry + fp_margin(self.n, 1.0) * (K @ np.abs(c))))
         P, N = split_envelope(self.kernels.products, c, t_lo, t_hi)
-        bound, lines = max_abs_difference(P, N)
-        allowance = (
-            entry
-            + fp_margin(self.n, 1.0) * (P.magnitude() + N.magnitude())  # per row
-            + _KINK_ULPS * UNIT_ROUNDOFF * np.abs(lines).sum(axis=(-2, -1))
-        )
+        bound = max_abs_difference(P, N)
+        # kernel entries (envelope_entry_error per unit of |c|), then the sums and the
+        # polynomials' arithmetic (_CHAIN)
+        allowance = entry + fp_margin(self.n + _CHAIN, 1.0) * (P.magnitude() + N.magnitude())
         return float(np.max(bound + allowance))
 
     def residual_envelopes(self, beta, a, lo, hi=None):
         """Rigorous bounds of the residuals :math:`r_i(x) = a_i - (K_x\\beta)_i` for every
         bandwidth ``x`` of the piece ``[lo, hi]``.
 
-        :math:`(K_x\\beta)_i = P_i(x) - N_i(x)` splits into nonnegative exponential sums, so
-        :math:`a_i - \\text{chord}(P_i) + \\text{tangents}(N_i) \\le r_i \\le a_i -
-        \\text{tangents}(P_i) + \\text{chord}(N_i)`; both sides are linear between the
-        breakpoints ``xs`` (the ends and every tangent crossing).  The returned values are
-        widened by the rounding allowance (kernel entries, sums, kink positions), so that the
-        linear interpolants of ``low`` and ``up`` through ``xs`` enclose every :math:`r_i(x)`.
-        For any convex :math:`\\phi` (:math:`r^2`, :math:`|r|`), :math:`\\phi(r_i(x)) \\le
-        \\max(\\phi(\\text{low}_i), \\phi(\\text{up}_i))` interpolated, which is convex between
-        breakpoints: a sum of such functions is largest at one of the ``xs``.
+        :math:`(K_x\\beta)_i = P_i(x) - N_i(x)` splits into nonnegative exponential sums, which
+        lie between Hermite polynomials (:mod:`approxpath.bounds`), so :math:`a_i -
+        \\text{upper}(P_i) + \\text{lower}(N_i) \\le r_i \\le a_i - \\text{lower}(P_i) +
+        \\text{upper}(N_i)`; both sides are replaced by their values at 19 breakpoints ``xs``,
+        moved apart by a curvature term so that the linear interpolants between breakpoints
+        still enclose the polynomials (:func:`~approxpath.bounds.difference_nodes`: exact at
+        the ends up to :math:`2^{-27}` of the second derivative in units of the piece, off by
+        :math:`O(w^5)` and 1/256 of a chord's curvature term inside, where chords and tangents
+        are off by :math:`O(w^2)`).  The
+        returned values are widened by the rounding allowance (kernel entries, sums, the
+        polynomials' arithmetic), so that the linear interpolants of ``low`` and ``up`` through
+        ``xs`` enclose every :math:`r_i(x)`.  For any convex :math:`\\phi` (:math:`r^2`,
+        :math:`|r|`), :math:`\\phi(r_i(x)) \\le \\max(\\phi(\\text{low}_i), \\phi(\\text{up}_i))`
+        interpolated, which is convex between breakpoints: a sum of such functions is largest
+        at one of the ``xs``.
 
         Parameters
         ----------
@@ -164,7 +175,7 @@ class KernelRegression(Problem):
         """
         hi = lo if hi is None else hi
         t_lo, t_hi = self._bw_range(lo, hi)
-        beta = np.asarray(beta, dtype=float)
+        beta, a = np.asarray(beta, dtype=float), np.asarray(a, dtype=float)
         entry = self._entry_error(t_lo, t_hi) * float(np.abs(beta).sum())
         S = np.flatnonzero(beta)
         if t_lo == t_hi:  # a point: the residual itself, the summed magnitudes are |a| + K |beta|
@@ -173,16 +184,11 @@ class KernelRegression(Problem):
             allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
             return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]
         P, N = split_envelope(self.kernels.products, beta, t_lo, t_hi)
-        xs = np.unique(np.concatenate(([t_lo, t_hi], P.kink(), N.kink())))
-        X = xs[:, None]
-        up = (a - P.lower(X) + N.chord(X)).T
-        low = (a - P.chord(X) + N.lower(X)).T
-        allowance = (
-            entry
-            + fp_margin(self.n, 1.0) * (np.abs(a) + P.magnitude() + N.magnitude())
-            + _KINK_ULPS * UNIT_ROUNDOFF * (P.kink_scale() + N.kink_scale())
-        )
-        return xs, low - allowance[:, None], up + allowance[:, None]
+        xs, f_low, f_up = difference_nodes(P, N)  # enclose K_x beta
+        # kernel entries (envelope_entry_error per unit of |beta|), then the sums and the
+        # polynomials' arithmetic (_CHAIN)
+        allowance = entry + fp_margin(self.n + _CHAIN, 1.0) * (np.abs(a) + P.magnitude() + N.magnitude())
+        return xs, a[:, None] - f_up - allowance[:, None], a[:, None] - f_low + allowance[:, None]
 
     # -------------------------------------------------------------- prediction
     def predict(self, primal, tau, X_new):

@@ -115,3 +115,19 @@ def test_a_looser_stored_bound_is_a_true_claim(written, tmp_path):
     report = approxpath.verify(_tamper(file, tmp_path / "loose.npz", loosen, True), X, y)
     assert report.ok and report.notes and "looser" in report.notes[0]
     assert "note:" in str(report)
+
+
+def test_a_tighter_stored_bound_fails_and_says_whether_eps_holds(written, tmp_path):
+    """A stored bound below what this version proves is a claim we cannot re-prove (a forgery,
+    or a file written by another version's bound): it fails, and the failure says that eps
+    itself is met and which version wrote the file."""
+    path, file, X, y = written
+    assert read_certificate(file)[1]["library_version"] == approxpath.__version__
+
+    def tighten(a, m):
+        a["gap_bound"][0] *= 0.5
+        m["library_version"] = "0.0.9"
+
+    report = approxpath.verify(_tamper(file, tmp_path / "tight.npz", tighten, True), X, y)
+    assert not report.ok and len(report.failures) == 1
+    assert "meets the eps target" in report.failures[0] and "0.0.9" in report.failures[0]
