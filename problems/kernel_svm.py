@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from approxpath.bounds import Envelope, bernstein_values, hermite_lower, hermite_upper, max_hinge_sum
+from approxpath.bounds import Envelope, bernstein_values, envelope_entry_error, hermite_lower, hermite_upper, max_hinge_sum
 from approxpath.kernels import cross_sq_distances, gaussian, kernel_entry_error
 from approxpath.problem import Declaration, InputError, Problem, fp_margin, scale_mid
 from approxpath.registry import register
@@ -654,9 +654,24 @@ class KernelSVM(Problem):
             # polynomial (convex hull of the Bernstein coefficients)
             P, N, Pq, Nq = self._class_envelopes(dual, lo, hi)
             q = hermite_upper(Pq) - hermite_lower(Nq)
-            d = alpha.sum() - 0.5 * float(q.max())
+            d = alpha.sum() - 0.5 * float(q.max()) - 0.5 * self._entry_allowance(alpha.sum(), 0.0, lo, hi)
             mag = float(np.abs(q).max()) + float(alpha @ (P.magnitude() + N.magnitude())) + alpha.sum()
         return d - self._margin(mag)
+
+    def _entry_allowance(self, a1, C, lo, hi):
+        """How far the kernel entries' rounding can move a piece's bound of
+        :math:`\alpha^\top Q \alpha + C \sum_i \max(0, r_i)`, with ``a1`` :math:`= 1^\top\alpha`.
+
+        Every Bernstein coefficient of a class sum's polynomials is off by at most
+        :func:`~approxpath.bounds.envelope_entry_error` per unit of the coefficients summed
+        (whatever the entries' size: at large t the computed sums, and the magnitudes of
+        :meth:`_margin`, can be far below :math:`1^\top\alpha`, and the derivative entries
+        carry factors w/lo), so the quadratic term's by that times ``a1**2`` and each hinge
+        argument's by that times ``a1``; node values move by at most 1.04 times a
+        coefficient's error (convex combinations plus the lift, see
+        :func:`~approxpath.bounds.max_hinge_sum`).
+        """
+        return 1.05 * envelope_entry_error(lo, hi, self.X.shape[1]) * a1 * (a1 + C * self.n)
 
     def _bandwidth_bound(self, dual, primal, lo, hi):
         """Bound of the gap on [lo, hi] from the envelopes of :meth:`_class_envelopes`.
@@ -686,7 +701,7 @@ class KernelSVM(Problem):
             + alpha.sum()
             + C * self.n * (abs(primal.b) + abs(primal.b_slope) * hi)  # the bias line's end values, rounded
         )
-        return best - alpha.sum() + _margins(dual) * self._margin(magnitude)
+        return best - alpha.sum() + _margins(dual) * self._margin(magnitude) + self._entry_allowance(alpha.sum(), C, lo, hi)
 
 
 def _margins(dual):
