@@ -660,12 +660,12 @@ class KernelSVM(Problem):
 
     def _entry_allowance(self, a1, C, lo, hi):
         """How far the kernel entries' rounding can move a piece's bound of
-        :math:`\alpha^\top Q \alpha + C \sum_i \max(0, r_i)`, with ``a1`` :math:`= 1^\top\alpha`.
+        :math:`\\alpha^\\top Q \\alpha + C \\sum_i \\max(0, r_i)`, with ``a1`` :math:`= 1^\\top\\alpha`.
 
         Every Bernstein coefficient of a class sum's polynomials is off by at most
         :func:`~approxpath.bounds.envelope_entry_error` per unit of the coefficients summed
         (whatever the entries' size: at large t the computed sums, and the magnitudes of
-        :meth:`_margin`, can be far below :math:`1^\top\alpha`, and the derivative entries
+        :meth:`_margin`, can be far below :math:`1^\\top\\alpha`, and the derivative entries
         carry factors w/lo), so the quadratic term's by that times ``a1**2`` and each hinge
         argument's by that times ``a1``; node values move by at most 1.04 times a
         coefficient's error (convex combinations plus the lift, see
