@@ -46,7 +46,7 @@ def load(name):
 
 
 def warm_up():
-    """Import the solver backends and run each code path once on a tiny problem, so that a
+    """Import the solver backends and run one path on a tiny problem, so that a
     timed path measures its own work: a fresh process spends ~0.1 s importing
     ``sklearn.svm`` inside its first exact solve (ionosphere: 0.09 s against 3 ms for a warm
     solve), which would otherwise count as solve time and flatter the certification share."""
