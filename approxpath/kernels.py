@@ -52,7 +52,7 @@ def cross_sq_distances(A, B):
 THREADS = max(1, min(4, os.cpu_count() or 1))
 # below this many entries threads cost more than they save
 _THREADED_MIN = 1 << 18
-#: Memory the kernel cache may use (bytes): 1.2 GB keeps a4a (n = 4781) at six cached kernels.
+#: Memory the kernel cache may use (bytes): 1.2 GB would keep six kernels of n = 4781 (real-valued features).
 CACHE_BYTES = 1_200_000_000
 # ... but no more than this many: a path revisits only the ends of the last few pieces
 _CACHE_MAX = 12
@@ -191,17 +191,21 @@ class KernelCache:
         Symmetric squared distances (e.g. :func:`sq_distances`).
     size : int, optional
         Number of ``x`` kept (least recently used goes first); by default as many as fit in
-        :data:`CACHE_BYTES`, between 2 and 12.
+        :data:`CACHE_BYTES`, between 2 and 12, and 2 on a lattice.
     """
 
     def __init__(self, D, size=None):
         if D.ndim != 2 or D.shape[0] != D.shape[1] or not np.array_equal(D, D.T):
             raise ValueError("KernelCache needs symmetric squared distances (n, n)")  # products() relies on it
         self.D = D
-        self.size = size or int(min(_CACHE_MAX, max(2, CACHE_BYTES // max(8 * D.size, 1))))
+        self.lattice = _lattice(D)
+        # on a lattice products never read a cached kernel: keep two (an exact solve's and
+        # the one before), each new one a fresh allocation whose page faults cost ~0.1 s at
+        # a4a's size (a4a path: 9.1-9.7 -> 8.1-8.3 s, peak 1.8 -> 1.1 GiB with 6 kept)
+        fit = 2 if self.lattice is not None else CACHE_BYTES // max(8 * D.size, 1)
+        self.size = size or int(min(_CACHE_MAX, max(2, fit)))
         self._store = {}
         self._free = []
-        self.lattice = _lattice(D)
         self._histograms = OrderedDict()
 
     def get(self, x):

@@ -142,3 +142,7 @@ def test_lattice_only_where_exact():
     assert KernelCache(sq_distances(np.ones((6, 2)))).lattice is None  # all distances zero
     levels, index = KernelCache(sq_distances(rng.integers(0, 2, (50, 4)) * 3.0)).lattice  # gcd 9, not 1
     assert levels[1] == 9.0 and index.dtype == np.uint8
+    # products on a lattice never read a cached kernel: two are kept (an exact solve's), not
+    # as many as memory allows (each new one costs page faults)
+    assert KernelCache(sq_distances(rng.integers(0, 2, (50, 4)).astype(float))).size == 2
+    assert KernelCache(sq_distances(rng.random((50, 3)))).size == 12
