@@ -200,8 +200,9 @@ class KernelCache:
         self.D = D
         self.lattice = _lattice(D)
         # on a lattice products never read a cached kernel: keep two (an exact solve's and
-        # the one before), each new one a fresh allocation whose page faults cost ~0.1 s at
-        # a4a's size (a4a path: 9.1-9.7 -> 8.1-8.3 s, peak 1.8 -> 1.1 GiB with 6 kept)
+        # the one before); each kernel kept beyond them was a fresh allocation whose page
+        # faults the solves paid, ~0.1 s each at a4a's size (a4a path keeping 6: 9.4-9.9 s,
+        # peak 1.8 GiB; keeping 2: 8.1-8.5 s, 1.1 GiB)
         fit = 2 if self.lattice is not None else CACHE_BYTES // max(8 * D.size, 1)
         self.size = size or int(min(_CACHE_MAX, max(2, fit)))
         self._store = {}
