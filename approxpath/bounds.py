@@ -205,19 +205,28 @@ def _stack(cols):
     return np.stack(np.broadcast_arrays(*cols), axis=-1)
 
 
-def _node_values(coef, m):
-    """Values at the ``m + 1`` nodes ``s = k/m`` of polynomials with Bernstein coefficients
-    ``coef`` (..., 6), plus ``h^2/8 max(0, -min p'')`` (``h = 1/m``), which lifts the
-    interpolant between two nodes above the polynomial there: :math:`p(s) - L(s) =
-    -\\tfrac12 p''(\\xi)(s - s_k)(s_{k+1} - s)`."""
-    second = _DEGREE * (_DEGREE - 1) * (coef[..., 2:] - 2 * coef[..., 1:-1] + coef[..., :-2])
-    lift = np.maximum(0.0, -second.min(axis=-1)) / (8.0 * m * m)
-    return coef @ _node_basis(m) + lift[..., None]
+def _node_set(s):
+    """Bernstein basis values (6, k) at the nodes ``s`` (k,) of [0, 1], and ``h^2/8`` per node
+    with ``h`` the longer of its two neighbouring gaps."""
+    gaps = np.diff(s)
+    return _basis(s), np.maximum(np.r_[0.0, gaps], np.r_[gaps, 0.0]) ** 2 / 8
 
 
 @lru_cache
-def _node_basis(m):
-    return _basis(np.arange(m + 1) / m)
+def _uniform_nodes(m):
+    """:func:`_node_set` of the ``m + 1`` nodes ``k/m`` (exact in binary for a power of two)."""
+    return _node_set(np.arange(m + 1) / m)
+
+
+def _lifted_values(coef, nodes):
+    """Values at the nodes of ``nodes`` (a :func:`_node_set`) of polynomials with Bernstein
+    coefficients ``coef`` (..., 6), each plus ``h^2/8 max(0, -min p'')``, which lifts the
+    interpolant between two nodes above the polynomial there: :math:`p(s) - L(s) =
+    -\\tfrac12 p''(\\xi)(s - s_k)(s_{k+1} - s)` (``min p''`` from the second differences of
+    the coefficients: convex hull)."""
+    basis, lift = nodes
+    second = _DEGREE * (_DEGREE - 1) * (coef[..., 2:] - 2 * coef[..., 1:-1] + coef[..., :-2])
+    return coef @ basis + np.maximum(0.0, -second.min(axis=-1))[..., None] * lift
 
 
 def _basis(s):
@@ -234,7 +243,7 @@ def max_hinge_sum(q, r, c, nodes=16):
     """Upper bound of :math:`\\max_{s \\in [0, 1]}\\; q(s) + c \\sum_i \\max(0, r_i(s))`.
 
     Between two nodes each polynomial is below its interpolant lifted by
-    ``h^2/8 max(0, -min p'')`` (:func:`_node_values`); the lifted sum is convex between the
+    ``h^2/8 max(0, -min p'')`` (:func:`_lifted_values`); the lifted sum is convex between the
     nodes (a line plus hinges of lines), so its maximum over each is at a node.
 
     Parameters
@@ -259,25 +268,16 @@ def max_hinge_sum(q, r, c, nodes=16):
     scale = np.abs(q).max() + c * float(np.abs(r).max(axis=1).sum())
     # (no row is dropped where its coefficients are <= 0: the bound stays continuous in the
     # data, so sums rounded differently, as a verifier's, move it by rounding only)
-    total = _node_values(q, nodes) + c * np.maximum(0.0, _node_values(r, nodes)).sum(axis=0)
+    at = _uniform_nodes(nodes)
+    total = _lifted_values(q, at) + c * np.maximum(0.0, _lifted_values(r, at)).sum(axis=0)
     return float(total.max()), float(scale)
 
 
 # Nodes of difference_nodes on s in [0, 1]: k/16, and 2**-12 from each end, so that the end
 # nodes, where a bound on a path piece is usually largest, carry a curvature term 2**-16 times
-# that of the others (the term scales with the square of the neighbouring gaps).  Their
-# Bernstein basis values, and h^2/8 per node with h the longer of its two neighbouring gaps.
+# that of the others (the term scales with the square of the neighbouring gaps).
 _DIFFERENCE_NODES = np.concatenate(([0.0, 2.0**-12], np.arange(1, 16) / 16, [1 - 2.0**-12, 1.0]))
-_DIFFERENCE_BASIS = _basis(_DIFFERENCE_NODES)
-_DIFFERENCE_LIFT = np.maximum(np.r_[0.0, np.diff(_DIFFERENCE_NODES)], np.r_[np.diff(_DIFFERENCE_NODES), 0.0]) ** 2 / 8
-
-
-def _lifted_values(coef):
-    """Values at :data:`_DIFFERENCE_NODES` of polynomials with Bernstein coefficients ``coef``
-    (..., 6), each plus ``h^2/8 max(0, -min p'')``: the linear interpolant through these values
-    lies above the polynomial on every gap (as for :func:`_node_values`, with uneven gaps)."""
-    second = _DEGREE * (_DEGREE - 1) * (coef[..., 2:] - 2 * coef[..., 1:-1] + coef[..., :-2])
-    return coef @ _DIFFERENCE_BASIS + np.maximum(0.0, -second.min(axis=-1))[..., None] * _DIFFERENCE_LIFT
+_DIFFERENCE_SET = _node_set(_DIFFERENCE_NODES)
 
 
 def difference_nodes(P, N):
@@ -307,8 +307,8 @@ def difference_nodes(P, N):
     low, up : ndarray of shape (..., 19)
         The linear interpolants of ``low`` and ``up`` through ``xs`` enclose :math:`f`.
     """
-    up = _lifted_values(hermite_upper(P) - hermite_lower(N))
-    low = -_lifted_values(hermite_upper(N) - hermite_lower(P))
+    up = _lifted_values(hermite_upper(P) - hermite_lower(N), _DIFFERENCE_SET)
+    low = -_lifted_values(hermite_upper(N) - hermite_lower(P), _DIFFERENCE_SET)
     xs = P.lo + _DIFFERENCE_NODES * (P.hi - P.lo)
     xs[-1] = P.hi
     return xs, low, up
