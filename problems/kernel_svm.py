@@ -21,6 +21,7 @@ import math
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
@@ -470,10 +471,9 @@ class KernelSVM(Problem):
         if hit is not None and all(h is a for h, a in zip(hit[0], alphas)):
             return hit[1]
         # the enclosure is linear in the six end values: its middle at tau weighs them by
-        # the middle of the two polynomials of unit data
-        unit = Envelope(lo, hi, *np.eye(6))
-        s = [(tau - lo) / (hi - lo)]
-        weights = 0.5 * bernstein_values(hermite_upper(unit) + hermite_lower(unit), s)[:, 0]
+        # the middle of the two polynomials of unit data (derivatives in units of the piece)
+        w = hi - lo
+        weights = bernstein_values(_hermite_middle(), [(tau - lo) / w])[:, 0] * np.array([1.0, 1.0, w, w, w * w, w * w])
         out = []
         for S_lo, S_hi in zip(self._sums_of(alphas, lo), self._sums_of(alphas, hi)):
             data = (S_lo[0], S_hi[0], S_lo[1], S_hi[1], S_lo[2], S_hi[2])  # the Envelope order
@@ -702,6 +702,15 @@ class KernelSVM(Problem):
             + C * self.n * (abs(primal.b) + abs(primal.b_slope) * hi)  # the bias line's end values, rounded
         )
         return best - alpha.sum() + _margins(dual) * self._margin(magnitude) + self._entry_allowance(alpha.sum(), C, lo, hi)
+
+
+@lru_cache(maxsize=1)
+def _hermite_middle():
+    """(6, 6): the Bernstein coefficients (columns) of the middle of :func:`hermite_upper` and
+    :func:`hermite_lower` for each unit end value (rows, in the order of :class:`Envelope`) on
+    a piece of width 1; on width ``w`` the derivative rows scale by ``w`` and ``w**2``."""
+    unit = Envelope(0.0, 1.0, *np.eye(6))
+    return 0.5 * (hermite_upper(unit) + hermite_lower(unit))
 
 
 def _margins(dual):

@@ -295,6 +295,31 @@ class KLasso(KernelRegression):
                               beta0=(1 - theta) * pa.beta0 + theta * pb.beta0)
         return primal, KLassoDual(u=(1 - theta) * da.scale * da.u + theta * db.scale * db.u, scale=1.0)
 
+    def interpolation_gaps(self, a, b, thetas, tau, around=None):
+        """:meth:`~approxpath.problem.Problem.interpolation_gaps` vectorized over ``thetas``
+        (k,): the kernel products of the combinations are the combinations of the two ends'
+        (two products with :math:`K_\\tau` per side), then each weight's restoration at
+        ``tau`` (best dual scale, refitted intercept) and gap in O(n), as computed.  A guide
+        for choosing the weight (the chosen pair is restored and bounded after): the dual's
+        zero-sum rounding (~2**-42 relative) is skipped.  The generic version restores each
+        of ~20 weights per choice (sinc, n = 100, eps = 0.05: 585 choices, 2.0 of the run's
+        5.9 profiled seconds)."""
+        bw, lam = self._bw_lam(tau)
+        th = np.asarray(thetas, dtype=float)
+        mix = np.stack([1.0 - th, th])  # (2, k): column j weighs the two ends for thetas[j]
+        U = np.column_stack([float(d.scale) * np.asarray(d.u, dtype=float) for _, d in (a, b)])
+        B = np.column_stack([np.asarray(p.beta, dtype=float) for p, _ in (a, b)])
+        K = self._kernel(tau)
+        KU, U = (K @ U) @ mix, U @ mix
+        uu, yu = np.einsum("ik,ik->k", U, U), self.y @ U
+        with np.errstate(divide="ignore", invalid="ignore"):  # as restore_dual: 0 where uu = 0 or yu <= 0
+            limit = self._lam_floor(tau) * (1.0 - SAFETY) / np.abs(KU).max(axis=0)
+            s = np.where((uu > 0) & (yu > 0), np.minimum(yu / uu, limit), 0.0)
+        fit = self.y[:, None] - (K @ B) @ mix
+        r = fit - fit.mean(axis=0)  # the refitted intercept
+        primal = 0.5 * np.einsum("ik,ik->k", r, r) + lam * np.abs(B @ mix).sum(axis=0)
+        return primal - (s * yu - 0.5 * s * s * uu)
+
     def segment_gap_bound(self, primal_a, primal_b, lo, hi):
         """Lambda path: a bound on the gap of the primal linear in lambda on ``[lo, hi]``.
 

@@ -158,3 +158,17 @@ def run_conformance(cls, tmp_path):
             except pytest.skip.Exception:
                 pass
     return len(checks)
+
+
+@pytest.mark.parametrize("problem,interval,eps", CASES)
+def test_interpolation_gaps_match_the_generic_restoration(problem, interval, eps):
+    """A problem's own (vectorized) weight guide agrees with restoring each combination and
+    taking its gap (:meth:`Problem.interpolation_gaps`) at a point between two exact solves."""
+    lo, hi = _taus(interval, 2, seed=3)
+    a, b = problem.solve(min(lo, hi)), problem.solve(max(lo, hi))
+    tau = scale_mid(min(lo, hi), max(lo, hi), problem.scale)
+    thetas = np.arange(9) / 8.0  # dyadic: kernel_svm rounds a weight to 2**-8
+    own = problem.interpolation_gaps(a, b, thetas, tau)
+    generic = approxpath.Problem.interpolation_gaps(problem, a, b, thetas, tau)
+    scale = _scale(problem, a, tau)
+    np.testing.assert_allclose(own, generic, rtol=0, atol=1e-7 * scale)
