@@ -141,6 +141,20 @@ def test_path_end_to_end_and_verify(problem, interval, eps, tmp_path):
     assert report.ok, str(report)
 
 
+@pytest.mark.parametrize("problem,interval,eps", CASES)
+def test_interpolation_gaps_match_the_generic_restoration(problem, interval, eps):
+    """A problem's own (vectorized) weight guide agrees with restoring each combination and
+    taking its gap (:meth:`Problem.interpolation_gaps`) at a point between two exact solves."""
+    lo, hi = _taus(interval, 2, seed=3)
+    a, b = problem.solve(min(lo, hi)), problem.solve(max(lo, hi))
+    tau = scale_mid(min(lo, hi), max(lo, hi), problem.scale)
+    thetas = np.arange(9) / 8.0  # dyadic: kernel_svm rounds a weight to 2**-8
+    own = problem.interpolation_gaps(a, b, thetas, tau)
+    generic = approxpath.Problem.interpolation_gaps(problem, a, b, thetas, tau)
+    scale = _scale(problem, a, tau)
+    np.testing.assert_allclose(own, generic, rtol=0, atol=1e-7 * scale)
+
+
 def run_conformance(cls, tmp_path):
     """Every check above on each of ``cls.examples()``: for a problem registered after
     collection (a plug-in installed by a test)."""
@@ -159,16 +173,3 @@ def run_conformance(cls, tmp_path):
                 pass
     return len(checks)
 
-
-@pytest.mark.parametrize("problem,interval,eps", CASES)
-def test_interpolation_gaps_match_the_generic_restoration(problem, interval, eps):
-    """A problem's own (vectorized) weight guide agrees with restoring each combination and
-    taking its gap (:meth:`Problem.interpolation_gaps`) at a point between two exact solves."""
-    lo, hi = _taus(interval, 2, seed=3)
-    a, b = problem.solve(min(lo, hi)), problem.solve(max(lo, hi))
-    tau = scale_mid(min(lo, hi), max(lo, hi), problem.scale)
-    thetas = np.arange(9) / 8.0  # dyadic: kernel_svm rounds a weight to 2**-8
-    own = problem.interpolation_gaps(a, b, thetas, tau)
-    generic = approxpath.Problem.interpolation_gaps(problem, a, b, thetas, tau)
-    scale = _scale(problem, a, tau)
-    np.testing.assert_allclose(own, generic, rtol=0, atol=1e-7 * scale)
