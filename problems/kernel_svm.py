@@ -472,8 +472,9 @@ class KernelSVM(Problem):
             return hit[1]
         # the enclosure is linear in the six end values: its middle at tau weighs them by
         # the middle of the two polynomials of unit data (derivatives in units of the piece)
-        w = hi - lo
-        weights = bernstein_values(_hermite_middle(), [(tau - lo) / w])[:, 0] * np.array([1.0, 1.0, w, w, w * w, w * w])
+        width = hi - lo
+        weights = bernstein_values(_hermite_middle(), [(tau - lo) / width])[:, 0] * np.array(
+            [1.0, 1.0, width, width, width * width, width * width])
         out = []
         for S_lo, S_hi in zip(self._sums_of(alphas, lo), self._sums_of(alphas, hi)):
             data = (S_lo[0], S_hi[0], S_lo[1], S_hi[1], S_lo[2], S_hi[2])  # the Envelope order
@@ -629,7 +630,8 @@ class KernelSVM(Problem):
         sum over the other class, :math:`y_i(K_x w)_i = P_i - N_i` and
         :math:`\\alpha^\\top Q_x \\alpha = \\sum_i \\alpha_i (P_i - N_i)`.  Every
         :math:`P_i, N_i` is a nonnegative exponential sum (:mod:`approxpath.bounds`).
-        Returns ``(P, N, Pq, Nq)`` with ``Pq = alpha' P`` and ``Nq = alpha' N``.
+        Returns ``(P, N, q)``: ``q`` the Bernstein coefficients (6,) of a quintic above
+        :math:`\\alpha^\\top Q_x \\alpha = \\alpha^\\top P - \\alpha^\\top N` on the piece.
         """
         alpha = np.asarray(dual.alpha, dtype=float)
         S_lo, S_hi = self._sums(dual, lo), self._sums(dual, hi)
@@ -641,7 +643,7 @@ class KernelSVM(Problem):
                             S_hi[1][rows, col], S_lo[2][rows, col], S_hi[2][rows, col])
 
         P, N = env(same), env(1 - same)
-        return P, N, P.combine(alpha), N.combine(alpha)
+        return P, N, hermite_upper(P.combine(alpha)) - hermite_lower(N.combine(alpha))
 
     def dual_lower_bound(self, dual, lo, hi=None):
         hi = lo if hi is None else hi
@@ -652,8 +654,7 @@ class KernelSVM(Problem):
         else:
             # alpha' Q alpha = alpha'P - alpha'N is below the largest coefficient of its upper
             # polynomial (convex hull of the Bernstein coefficients)
-            P, N, Pq, Nq = self._class_envelopes(dual, lo, hi)
-            q = hermite_upper(Pq) - hermite_lower(Nq)
+            P, N, q = self._class_envelopes(dual, lo, hi)
             d = alpha.sum() - 0.5 * float(q.max()) - 0.5 * self._entry_allowance(alpha.sum(), 0.0, lo, hi)
             mag = float(np.abs(q).max()) + float(alpha @ (P.magnitude() + N.magnitude())) + alpha.sum()
         return d - self._margin(mag)
@@ -689,8 +690,7 @@ class KernelSVM(Problem):
         """
         C = self.c
         alpha = np.asarray(dual.alpha, dtype=float)
-        P, N, Pq, Nq = self._class_envelopes(dual, lo, hi)
-        q = hermite_upper(Pq) - hermite_lower(Nq)
+        P, N, q = self._class_envelopes(dual, lo, hi)
         bias = primal.bias(lo) + (np.arange(6) / 5) * (primal.bias(hi) - primal.bias(lo))  # a line in Bernstein form
         r = 1.0 - self.y[:, None] * bias - (hermite_lower(P) - hermite_upper(N))
         best, scale = max_hinge_sum(q, r, C, _NODES)
