@@ -116,21 +116,27 @@ def split_envelope(products, c, lo, hi):
     ----------
     products : callable
         As for :func:`envelope`.
-    c : ndarray of shape (k,)
-        Signed coefficients; only the nonzero ones are used.
+    c : ndarray of shape (k,) or (k, p)
+        Signed coefficients (``p`` vectors: one kernel pass for all); only the rows with a
+        nonzero entry are used.
     lo, hi : float
 
     Returns
     -------
     (P, N) : Envelope, Envelope
         Arrays of shape (m,): :math:`S = P - N` with :math:`P` the sum over ``c > 0`` and
-        :math:`N` the sum of :math:`|c|` over ``c < 0``.
+        :math:`N` the sum of :math:`|c|` over ``c < 0``; for 2-D ``c`` a list of ``p`` such pairs.
     """
     c = np.asarray(c, dtype=float)
-    cols = np.flatnonzero(c)
-    C = np.stack([np.maximum(c[cols], 0.0), np.maximum(-c[cols], 0.0)], axis=-1)
-    env = envelope(products, C, lo, hi, cols=cols)
-    return tuple(Envelope(lo, hi, *(getattr(env, f)[:, k] for f in _FIELDS)) for k in (0, 1))
+    c2 = c[:, None] if c.ndim == 1 else c
+    cols = np.flatnonzero(np.any(c2 != 0, axis=1))
+    parts = []
+    for j in range(c2.shape[1]):
+        parts += [np.maximum(c2[cols, j], 0.0), np.maximum(-c2[cols, j], 0.0)]
+    env = envelope(products, np.stack(parts, axis=-1), lo, hi, cols=cols)
+    pairs = [tuple(Envelope(lo, hi, *(getattr(env, f)[:, 2 * j + k] for f in _FIELDS)) for k in (0, 1))
+             for j in range(c2.shape[1])]
+    return pairs[0] if c.ndim == 1 else pairs
 
 
 def envelope_entry_error(lo, hi, d):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from approxpath.bounds import difference_nodes, envelope_entry_error, max_abs_difference, split_envelope
-from approxpath.kernels import cross_sq_distances, gaussian
+from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian
 from approxpath.problem import InputError, Problem, fp_margin
 
 __all__ = ["KernelRegression", "SAFETY"]
@@ -49,14 +49,24 @@ class KernelRegression(Problem):
         Fixed :math:`t > 0` of :math:`\\exp(-t\\lVert x - x'\\rVert^2)` when ``parameter="lam"``
         (required then).
     parameter : {"bandwidth", "lam"}
+    dual_restoration : str, optional
+        One of the subclass's :attr:`DUAL_RESTORATIONS` (default: the first).
     """
 
     parameters = ("bandwidth", "lam")
     has_interval_bound = True
     dual_set_depends_on = frozenset({"bandwidth", "lam"})
+    #: The values of the option ``dual_restoration`` a problem offers; the first is the default.
+    DUAL_RESTORATIONS = ()
 
-    def __init__(self, X, y, *, lam=None, bandwidth=None, parameter="bandwidth"):
+    def __init__(self, X, y, *, lam=None, bandwidth=None, parameter="bandwidth", dual_restoration=None):
         super().__init__(X, y, parameter=parameter)
+        if self.DUAL_RESTORATIONS:
+            dual_restoration = self.DUAL_RESTORATIONS[0] if dual_restoration is None else dual_restoration
+            if dual_restoration not in self.DUAL_RESTORATIONS:
+                raise InputError(f"unknown dual_restoration {dual_restoration!r}; choose one of "
+                                 f"{', '.join(self.DUAL_RESTORATIONS)}")
+        self.dual_restoration = dual_restoration
         try:
             self.y = np.asarray(self.y, dtype=float)
         except (TypeError, ValueError):
@@ -76,6 +86,8 @@ class KernelRegression(Problem):
 
     def options(self):
         out = dict(parameter=self.parameter)
+        if self.dual_restoration is not None:
+            out["dual_restoration"] = self.dual_restoration
         if self.lam is not None:
             out["lam"] = self.lam
         if self.bandwidth is not None:
@@ -139,6 +151,57 @@ class KernelRegression(Problem):
         # polynomials' arithmetic (_CHAIN)
         allowance = entry + fp_margin(self.n + _CHAIN, 1.0) * (P.magnitude() + N.magnitude())
         return float(np.max(bound + allowance))
+
+    def moving_sup_norms(self, c, slope, rates, at, lo, hi):
+        """Rigorous upper bounds, one per rate :math:`\\rho` of ``rates``, of
+        :math:`\\max_{t\\in[lo,hi]} \\lVert K_t (c + \\rho (t - at)\\, s)\\rVert_\\infty` with ``s`` the
+        vector ``slope`` (bandwidth path: ``t`` is the bandwidth), rounding included.
+
+        :math:`K_t c` and :math:`K_t s` lie between the piecewise linear bounds of
+        :func:`~approxpath.bounds.difference_nodes` (one kernel pass per end for both, four
+        columns), ``A`` and ``B``.  On a sub-interval between two nodes, with :math:`x = \\rho(t -
+        at)` linear and ``B`` replaced by its upper or its lower line, :math:`A + xB` is a
+        quadratic in the position :math:`\\sigma \\in [0, 1]` whose :math:`\\sigma^2` coefficient is
+        :math:`c_2 = \\rho h \\Delta B`: its maximum is at most the larger end value plus
+        :math:`\\max(0, -c_2)/4` (a concave quadratic exceeds its chord by at most that), its
+        minimum at least the smaller minus :math:`\\max(0, c_2)/4`; :math:`xB` lies between the
+        products with the two lines whatever the sign of ``x``.
+
+        Parameters
+        ----------
+        c, slope : ndarray of shape (n,)
+        rates : ndarray of shape (r,)
+        at : float
+        lo, hi : float
+            A bandwidth piece (``lo <= hi``).
+
+        Returns
+        -------
+        ndarray of shape (r,)
+        """
+        c, slope = np.asarray(c, dtype=float), np.asarray(slope, dtype=float)
+        rates = np.asarray(rates, dtype=float)
+        (Pa, Na), (Pb, Nb) = split_envelope(self.kernels.products, np.column_stack([c, slope]), lo, hi)
+        xs, low_a, up_a = difference_nodes(Pa, Na)
+        _, low_b, up_b = difference_nodes(Pb, Nb)
+        x = rates[:, None] * (xs - at)  # (r, nodes)
+        h = rates[:, None] * np.diff(xs)  # (r, nodes - 1): the change of x between nodes
+        upper, lower = -np.inf, np.inf
+        for b in (up_b, low_b):
+            q_up = up_a + x[:, None, :] * b  # (r, n, nodes)
+            q_low = low_a + x[:, None, :] * b
+            c2 = h[:, None, :] * np.diff(b, axis=-1)
+            upper = np.maximum(upper, (np.maximum(q_up[..., :-1], q_up[..., 1:]) + np.maximum(0.0, -c2) / 4).max(axis=-1))
+            lower = np.minimum(lower, (np.minimum(q_low[..., :-1], q_low[..., 1:]) - np.maximum(0.0, c2) / 4).min(axis=-1))
+        # allowances: the kernel entries (per unit of coefficient), the sums and the polynomials'
+        # arithmetic (_CHAIN) and the few operations here, and the rounding of x itself
+        reach = np.abs(rates) * max(abs(lo - at), abs(hi - at))  # (r,): the largest |x|
+        x_error = 4 * UNIT_ROUNDOFF * np.abs(rates) * (abs(lo) + abs(hi) + abs(at))
+        mag_a, mag_b = Pa.magnitude() + Na.magnitude(), Pb.magnitude() + Nb.magnitude()
+        entry = self._entry_error(lo, hi) * (np.abs(c).sum() + reach * np.abs(slope).sum())
+        allowance = (entry[:, None] + fp_margin(self.n + _CHAIN + 8, 1.0) * (mag_a + reach[:, None] * mag_b)
+                     + x_error[:, None] * mag_b)
+        return (np.maximum(upper, -lower) + allowance).max(axis=-1)
 
     def residual_envelopes(self, beta, a, lo, hi=None):
         """Rigorous bounds of the residuals :math:`r_i(x) = a_i - (K_x\\beta)_i` for every

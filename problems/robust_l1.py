@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from approxpath.problem import Declaration, InputError, fp_margin
+from approxpath.problem import Declaration, fp_margin
 from approxpath.registry import register
 from approxpath.solvers import QP, solve_cvxpy, solve_qp
 
@@ -82,7 +82,7 @@ class RobustL1(KernelRegression):
     name = "robust_l1"
     Primal = RobustL1Primal
     Dual = RobustL1Dual
-    DUAL_RESTORATIONS = ("scaling", "projection")
+    DUAL_RESTORATIONS = ("projection", "scaling")
 
     # Each weight tried costs a projection (NNLS): weighing at the segment's middle only needs
     # the same exact solves as four levels at a third to a half of the time (sinc data, n =
@@ -90,16 +90,6 @@ class RobustL1(KernelRegression):
     # n = 200: 28 -> 12 s); no weighing at all costs 0-2 more solves there, 4-9 more at an
     # absolute eps (n = 100 / 200, eps = 1 / 0.25: 15 / 30 / 17 / 33 -> 19 / 38 / 22 / 42).
     weighing_depth = 1
-
-    def __init__(self, X, y, *, lam=None, bandwidth=None, parameter="bandwidth", dual_restoration="projection"):
-        super().__init__(X, y, lam=lam, bandwidth=bandwidth, parameter=parameter)
-        if dual_restoration not in self.DUAL_RESTORATIONS:
-            raise InputError(f"unknown dual_restoration {dual_restoration!r}; choose one of "
-                             f"{', '.join(self.DUAL_RESTORATIONS)}")
-        self.dual_restoration = dual_restoration
-
-    def options(self):
-        return dict(super().options(), dual_restoration=self.dual_restoration)
 
     def lam_max(self, t=None):
         """:math:`\\lVert K_t\\,\\text{sign}(y)\\rVert_\\infty` (``t`` defaults to the fixed bandwidth):
