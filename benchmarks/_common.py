@@ -45,17 +45,19 @@ def load(name):
     return preprocess(X, "global-minmax"), y
 
 
-def warm_up():
-    """Import the solver backends and run one path on a tiny problem, so that a
-    timed path measures its own work: a fresh process spends ~0.1 s importing
-    ``sklearn.svm`` inside its first exact solve (ionosphere: 0.09 s against 3 ms for a warm
-    solve), which would otherwise count as solve time and flatter the certification share."""
+def warm_up(name="kernel_svm", **options):
+    """Import the solver backends and run one path of problem ``name`` (constructor
+    ``options``; default ``c=C``) on 24 points labelled +-1, so that a timed path measures its
+    own work: a fresh process spends ~0.1 s importing ``sklearn.svm`` inside its first exact
+    solve (ionosphere: 0.09 s against 3 ms for a warm solve), which would otherwise count as
+    solve time and flatter the certification share."""
     import approxpath
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((24, 3))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=C), eps=0.5, interval=(0.5, 2.0))
+    problem = approxpath.get_problem(name)(X, y, **(options or dict(c=C)))
+    approxpath.approximate_path(problem, eps=0.5, interval=(0.5, 2.0))
 
 
 def machine():

@@ -46,7 +46,7 @@ def main(argv=None):
                         help="dual restorations (default: each problem's default; others it lacks are skipped)")
     parser.add_argument("--range", type=float, nargs=2, default=list(INTERVAL), metavar=("LO", "HI"))
     args = parser.parse_args(argv)
-    from _common import machine
+    from _common import machine, warm_up
 
     print(f"lambda = {LAM}, t in [{args.range[0]:g}, {args.range[1]:g}]; {machine()}\n")
     print("| problem | n | strategy | dual restoration | eps | exact solves | pieces | certified | wall s | solve s "
@@ -56,8 +56,7 @@ def main(argv=None):
     for name in args.problem:
         cls = approxpath.get_problem(name)
         restorations = [r for r in args.restoration or cls.DUAL_RESTORATIONS[:1] if r in cls.DUAL_RESTORATIONS]
-        Xw, yw = make_sinc(n=12, low=-4.0, high=4.0, noise=0.1, seed=1)  # warm-up: imports, first solve
-        approxpath.approximate_path(cls(Xw, yw, lam=LAM), eps=1.0, interval=(1.0, 2.0))
+        warm_up(name, lam=LAM)
         for n in args.n:
             X, y = make_sinc(n=n, low=-4.0, high=4.0, noise=0.1, outliers=0.1, seed=0)
             for strategy in args.strategy:

@@ -12,8 +12,10 @@ with :math:`K_t = \\exp(-tD)`; at the optimum :math:`u` is the residual.  Both p
 move the dual set, so the dual is restored by scaling: a carried dual is :math:`s\\,u` with
 :math:`\\mathbf 1^\\top u = 0` exactly (``u`` on a dyadic grid) and the best feasible
 :math:`s = \\min(y^\\top u/\\lVert u\\rVert^2, \\lambda / \\max_\\tau\\lVert K_\\tau u\\rVert_\\infty)`
-on the piece.  The primal keeps :math:`\\beta` and refits :math:`\\beta_0 = \\text{mean}(y - K_\\tau\\beta)`
-(once per piece, at its middle).
+on the piece; on a piece of the bandwidth path an interpolated dual instead moves with
+:math:`t` (its combination weight drifts, :meth:`KLasso.restore`) and is scaled feasible on
+the whole piece.  The primal keeps :math:`\\beta` and refits :math:`\\beta_0 = \\text{mean}(y -
+K_\\tau\\beta)` (once per piece, at its middle).
 """
 
 from __future__ import annotations
