@@ -124,8 +124,8 @@ def split_envelope(products, c, lo, hi):
     Returns
     -------
     (P, N) : Envelope, Envelope
-        Arrays of shape (m,): :math:`S = P - N` with :math:`P` the sum over ``c > 0`` and
-        :math:`N` the sum of :math:`|c|` over ``c < 0``; for 2-D ``c`` a list of ``p`` such pairs.
+        Arrays of shape (m,), or (m, p) for 2-D ``c``: :math:`S = P - N` with :math:`P` the sum
+        over ``c > 0`` and :math:`N` the sum of :math:`|c|` over ``c < 0``.
     """
     c = np.asarray(c, dtype=float)
     c2 = c[:, None] if c.ndim == 1 else c
@@ -134,9 +134,8 @@ def split_envelope(products, c, lo, hi):
     for j in range(c2.shape[1]):
         parts += [np.maximum(c2[cols, j], 0.0), np.maximum(-c2[cols, j], 0.0)]
     env = envelope(products, np.stack(parts, axis=-1), lo, hi, cols=cols)
-    pairs = [tuple(Envelope(lo, hi, *(getattr(env, f)[:, 2 * j + k] for f in _FIELDS)) for k in (0, 1))
-             for j in range(c2.shape[1])]
-    return pairs[0] if c.ndim == 1 else pairs
+    pick = 0 if c.ndim == 1 else slice(None)  # column k of (P0, N0, P1, N1, ...)
+    return tuple(Envelope(lo, hi, *(getattr(env, f)[:, k::2][:, pick] for f in _FIELDS)) for k in (0, 1))
 
 
 def envelope_entry_error(lo, hi, d):

@@ -87,6 +87,9 @@ def test_restored_dual_feasible_on_the_whole_piece(data, restoration):
     primal, dual = p.restore(*pair, lo, hi)
     assert p.certificate_errors(primal, dual, lo, hi) == []
     assert np.max(np.abs(dual.u)) <= 1.0
+    # one bound, one scaling: the largest feasible scale to ~SAFETY (the pair needs scaling here)
+    assert p.kernel_sup_norm(pair[1].u, lo, hi) > 0.1
+    assert p.kernel_sup_norm(dual.u, lo, hi) >= 0.1 * (1 - 1e-9)
     for tau in np.geomspace(lo, hi, 200):
         assert p.dual_violation(dual, tau) == 0.0
     assert p.certificate_errors(primal, RobustL1Dual(u=pair[1].u * 1.5), lo, hi)
