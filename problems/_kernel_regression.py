@@ -208,6 +208,8 @@ class KernelRegression(Problem):
                 lower = np.minimum(lower, (np.minimum(q_low[..., :-1], q_low[..., 1:]) - np.maximum(0.0, c2) / 4).min(axis=-1))
             return np.maximum(upper, -lower) + allowance[:, rows]
 
+        if not prune:
+            return exact(np.arange(self.n)).max(axis=-1)
         # Only the rows that may reach the largest bound are bounded exactly: each row's exact
         # bound is at most |A| + |x| |B| + the quadratic's term (``cheap``; widened by 2**-40,
         # far more than the few roundings in which the two computations differ), so a row whose
@@ -218,8 +220,6 @@ class KernelRegression(Problem):
         step_b = np.maximum(np.abs(np.diff(up_b, axis=-1)), np.abs(np.diff(low_b, axis=-1))).max(axis=-1)
         cheap = (size_a + np.abs(x).max(axis=-1)[:, None] * size_b
                  + np.abs(h).max(axis=-1)[:, None] * step_b / 4) * (1 + 2.0**-40) + allowance
-        if not prune:
-            return exact(np.arange(self.n)).max(axis=-1)
         first = np.unique(np.argmax(cheap, axis=-1))
         reached = exact(first).max(axis=-1)  # (r,)
         rows = np.union1d(first, np.flatnonzero(np.any(cheap > reached[:, None], axis=0)))
