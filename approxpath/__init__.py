@@ -16,7 +16,7 @@ from .problem import Declaration, InputError, Problem
 from .registry import available_problems, get_problem, register
 from .solvers import SolverError, SolveSettings
 
-__version__ = "0.3.1"
+__version__ = "0.3.2"
 
 __all__ = [
     "BudgetExceededError",

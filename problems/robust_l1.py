@@ -200,6 +200,10 @@ class RobustL1(KernelRegression):
             K = self.kernels.get(t)
             families += [(K, lam), (-K, lam)]
         rows = [F @ u >= _NEAR_ACTIVE * b for F, b in families]
+        if not any(r.any() for r in rows):
+            # every constraint holds with room: u is its own projection.  (Also keeps nnls
+            # from an empty program, which aborts the process in SciPy <= 1.17: y = 0.)
+            return u
         v = u
         for _ in range(_PROJECTION_ROUNDS):
             # constraints G v <= h; with x = v - u the program is min ||x|| s.t. -G x >= G u - h

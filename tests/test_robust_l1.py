@@ -70,6 +70,20 @@ def test_projection_equals_the_cvxpy_projection(data, tau):
     np.testing.assert_allclose(v, ref, atol=1e-5)
 
 
+@pytest.mark.parametrize("kw,interval", [(dict(lam=0.1), (0.5, 2.0)),
+                                         (dict(bandwidth=1.0, parameter="lam"), (0.01, 1.0))])
+def test_zero_targets(data, kw, interval):
+    """y = 0: beta = 0 is optimal (value 0) and no projection row is near active (an empty
+    program, which made SciPy's nnls abort the process)."""
+    X, y = data
+    p = RobustL1(X, np.zeros_like(y), **kw)
+    path = approxpath.approximate_path(p, eps=0.1, interval=interval)
+    assert path.certified
+    for piece in path.pieces:
+        np.testing.assert_allclose(piece.primal.beta, 0.0, atol=1e-8)
+    assert np.array_equal(p._project(np.zeros_like(y), 1.0, 1.5), np.zeros_like(y))
+
+
 def test_projection_certifies_further_than_scaling(data):
     proj, scal = RobustL1(*data, lam=0.1), RobustL1(*data, lam=0.1, dual_restoration="scaling")
     pair = proj.solve(1.0)
