@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .path import KINDS, PIECE_FIELDS, content_sha256, problem_from_meta, read_certificate
-from .problem import scale_mid
+from .path import KINDS, PIECE_FIELDS, content_sha256, layout_errors, problem_from_meta, read_certificate
+from .problem import InputError, scale_mid
 
-__all__ = ["verify", "VerifyReport", "STORED_PAD"]
+__all__ = ["verify", "VerifyReport", "STORED_PAD", "failed_report"]
 
 #: Stored gap bounds are the computed bound rounded up by this relative amount, so a verifier
 #: whose BLAS sums in another order (last-bit differences) still finds its own rigorous bound
@@ -57,14 +57,36 @@ class VerifyReport:
         return "\n".join([head] + [f"  - {f}" for f in self.failures] + [f"  note: {n}" for n in self.notes])
 
 
+def failed_report(*failures):
+    """The :class:`VerifyReport` of a file that cannot be checked at all (unreadable, malformed)."""
+    return VerifyReport(False, 0, 0, 0, tuple(failures), float("nan"))
+
+
+def read_for_verify(file):
+    """``(arrays, meta, failures)``: the certificate ``file`` and why it cannot be verified at all
+    (unreadable, or :func:`~approxpath.path.layout_errors`; empty when it can be)."""
+    try:
+        arrays, meta = read_certificate(file)
+    except InputError as exc:
+        return None, None, [str(exc)]
+    return arrays, meta, layout_errors(arrays, meta)
+
+
 def verify(file, X, y):
     """Re-check the certificate ``file`` on the data ``X, y`` (preprocessed as recorded).
+
+    A file that is not a well-formed certificate (unreadable, arrays missing or of the wrong
+    dtype or shape, a newer format) fails verification.
 
     Returns
     -------
     VerifyReport
     """
-    arrays, meta = read_certificate(file)
+    arrays, meta, malformed = read_for_verify(file)
+    if malformed:
+        if isinstance(meta, dict) and content_sha256(arrays, meta) != meta.get("content_sha256"):
+            malformed.append("the file was modified after it was written (content sha256 differs)")
+        return failed_report(*malformed)
     problem = problem_from_meta(meta, X, y)
     eps = float(meta["eps"])
     relative = bool(meta["relative"])
@@ -103,6 +125,10 @@ def verify(file, X, y):
             continue
         try:
             primal, dual = problem.from_arrays({key: v[i] for key, v in per_piece.items()})
+        except KeyError as exc:  # the same for every piece: say it once
+            failures.append(f"certificate lacks array {exc.args[0]!r} (needed by {problem.name})")
+            counts[k] -= 1
+            break
         except Exception as exc:
             failures.append(f"{where}: cannot rebuild its pair ({exc})")
             continue

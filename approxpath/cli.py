@@ -17,10 +17,9 @@ import time
 import numpy as np
 
 from . import __version__
-from .certificate import verify
+from .certificate import failed_report, read_for_verify, verify
 from .data import PREPROCESSING, data_sha256, load_data, make_classification, preprocess
 from .driver import STRATEGIES, BudgetExceededError, approximate_path
-from .path import read_certificate
 from .problem import InputError
 from .registry import available_problems, get_problem
 from .solvers import SolverError
@@ -140,19 +139,41 @@ def cmd_path(args):
     return _run_path(problem, args, meta)
 
 
+def _recorded_data_file(certificate, recorded):
+    """The data file a certificate records: as written, or, when that relative path does not
+    exist from the current folder, relative to the certificate's folder (where ``path --out``
+    may have been run from)."""
+    from pathlib import Path as FsPath
+
+    if not isinstance(recorded, str) or not recorded:
+        raise InputError(f"the certificate records no data file ({recorded!r}): pass --data FILE")
+    tried = [FsPath(recorded)]
+    if not tried[0].is_absolute():
+        tried.append(FsPath(certificate).parent / recorded)
+    for file in tried:
+        if file.is_file():
+            return str(file)
+    where = " or ".join(repr(str(p)) for p in dict.fromkeys(tried))
+    raise FileNotFoundError(f"data file {recorded!r} recorded in the certificate does not exist (tried {where}): "
+                            "pass --data FILE")
+
+
 def cmd_verify(args):
     t0 = time.perf_counter()
-    _, meta = read_certificate(args.certificate)
-    if args.data is None:
-        args.data = meta.get("data_file")
+    _, meta, malformed = read_for_verify(args.certificate)
+    if malformed:  # a file that is not a well-formed certificate fails verification
+        report = failed_report(*malformed)
+    else:
         if args.data is None:
-            raise InputError("the certificate records no data file: pass --data FILE")
-    X, y, _, _ = _load(args, meta)
-    report = verify(args.certificate, X, y)
+            args.data = _recorded_data_file(args.certificate, meta.get("data_file"))
+        X, y, _, _ = _load(args, meta)
+        report = verify(args.certificate, X, y)
     if args.json:
+        top = report.max_gap_bound
         print(json.dumps(dict(ok=report.ok, certified=report.certified, sampled=report.sampled,
                               uncovered=report.uncovered, failures=list(report.failures),
-                              max_gap_bound=report.max_gap_bound, wall_s=round(time.perf_counter() - t0, 4))))
+                              max_gap_bound=top if np.isfinite(top) else None,
+                              wall_s=round(time.perf_counter() - t0, 4))))
     else:
         print(report)
     if args.require_certified and (report.sampled or report.uncovered):

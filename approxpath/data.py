@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .problem import InputError
+
 __all__ = [
     "PREPROCESSING",
     "load_data",
@@ -59,7 +61,11 @@ def load_data(path, format="libsvm", n_features=None):
             skip = 0
         except ValueError:
             skip = 1
-        data = np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2, dtype=float)
+        try:
+            data = np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2, dtype=float)
+        except ValueError as exc:  # text cells, ragged rows
+            raise InputError(f"{str(path)!r}: a cell is not a number or a row has another length ({exc}); "
+                             "a CSV file needs numbers only (one optional header line)") from None
         if data.shape[1] < 2:
             raise ValueError(f"{str(path)!r}: a CSV file needs feature columns and a last target column")
         return data[:, :-1], data[:, -1]

@@ -19,7 +19,7 @@ import numpy as np
 
 from .certificate import stored_bound
 from .data import data_sha256
-from .path import KERNEL, Path, PathPiece
+from .path import KERNEL, Path, PathPiece, content_sha256
 from .problem import InputError, from_scale, scale_mid, to_scale
 from .solvers import SolverError
 
@@ -125,6 +125,12 @@ class _Run:
     def mid(self, a, b):
         return scale_mid(a, b, self.problem.scale)
 
+    def ahead(self, a, ds):
+        """The point ``ds`` beyond ``a`` in the parameter's scale, at least the next float after
+        ``a`` (a step below the resolution of the floats near ``a`` would not move) and at most
+        the interval's end."""
+        return min(max(self.t(self.s(a) + ds), math.nextafter(a, math.inf)), self.hi)
+
     # -------------------------------------------------------------- exact solves
     def exact(self, t):
         if t in self.anchors:
@@ -138,6 +144,10 @@ class _Run:
         pair = self.problem.solve(t, solver=self.solver, **({} if limit is None else {"time_limit": limit}))
         self.solve_s += time.perf_counter() - t0
         g, target = self._point(pair, t)
+        if self.relative and not target > 0:
+            raise InputError(
+                f"relative=True measures eps against the optimal value, which is not proven positive at "
+                f"t = {t:.6g} (it is 0 for targets y that are all 0 or, for klasso, constant): use an absolute eps")
         if not g <= _ANCHOR_SHARE * target:
             raise EpsilonTooSmallError(
                 f"eps = {self.eps:g} is too small: the exact solve at t = {t:.6g} only certifies a gap "
@@ -379,7 +389,7 @@ class _Run:
                         b = m
                 nxt = self.t(a)
                 if nxt <= t:  # the restored pair fails at once: step by the tolerance
-                    nxt = min(self.t(self.s(t) + tol), self.hi)
+                    nxt = self.ahead(t, tol)
             if nxt < self.hi:
                 self.exact(nxt)
                 self.save([], {})  # the anchors are the state: a resumed run replays with them
@@ -398,7 +408,8 @@ class _Run:
         s_lo, s_hi = self.s(self.lo), self.s(self.hi)
         k = 2
         while True:
-            ts = [self.lo] + [self.t(s_lo + (i / k) * (s_hi - s_lo)) for i in range(1, k)] + [self.hi]
+            # (a set: on an interval a few floats wide, grid points coincide)
+            ts = sorted({self.lo, self.hi, *(self.t(s_lo + (i / k) * (s_hi - s_lo)) for i in range(1, k))})
             for t in ts:
                 self.exact(t)
             pieces, self.n_pieces = [], 0  # a finer grid starts its pieces afresh
@@ -440,7 +451,7 @@ class _Run:
             pieces += self.cover(a, first, self.candidates(a, first, interpolate))[0]
             a = first
         while a < self.hi:
-            b = min(self.t(self.s(a) + step), self.hi)
+            b = self.ahead(a, step)
             if self.s(self.hi) - self.s(b) < 0.25 * step:  # do not leave a sliver
                 b = self.hi
             if self.solvable(b) is None:  # no solver works at b: the nearest point beyond that does
@@ -569,6 +580,12 @@ def _progress_bar(enabled, total, desc):
     return tqdm(total=total, desc=desc, unit="ln t", bar_format="{l_bar}{bar}| {n:.2f}/{total:.2f} [{elapsed}<{remaining}]")
 
 
+def _count_arg(value):
+    """Whether ``value`` is a positive integer (bool is an int subclass: ``workers=True`` is a
+    mistake, not 1)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
+
+
 def _check_args(problem, eps, interval):
     if not (isinstance(eps, (int, float, np.floating)) and math.isfinite(eps) and eps > 0):
         raise InputError(f"eps must be a positive finite number; got {eps!r}")
@@ -650,8 +667,10 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         close = difflib.get_close_matches(str(strategy), STRATEGIES, n=1)
         raise InputError(f"unknown strategy {strategy!r}" + (f"; did you mean {close[0]!r}?" if close else "")
                          + f" (choose from {', '.join(STRATEGIES)})")
-    if not (isinstance(workers, (int, np.integer)) and workers >= 1):
+    if not _count_arg(workers):
         raise InputError(f"workers must be a positive integer; got {workers!r}")
+    if chunks is not None and not _count_arg(chunks):
+        raise InputError(f"chunks must be a positive integer or None; got {chunks!r}")
     parallel = workers > 1 or executor is not None or (chunks or 1) > 1
     if parallel and checkpoint is not None:
         raise InputError("checkpoints are per run: use them without workers/chunks/executor")
@@ -659,7 +678,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         raise InputError("resume=True needs the checkpoint file to resume from")
     t0 = time.perf_counter()
     for name, value in (("max_solves", max_solves), ("max_pieces", max_pieces)):
-        if not (isinstance(value, (int, np.integer)) and value >= 1):
+        if not _count_arg(value):
             raise InputError(f"{name} must be a positive integer; got {value!r}")
     if solve_time_limit is not None and not (isinstance(solve_time_limit, (int, float)) and solve_time_limit > 0):
         raise InputError(f"solve_time_limit must be a positive number of seconds or None; got {solve_time_limit!r}")
@@ -761,7 +780,8 @@ class _Checkpoint:
         if pieces:
             for k, v in pieces_to_arrays(self.problem, pieces).items():
                 arrays[f"piece__{k}"] = v
-        write_npz(self.file, arrays, dict(run=self.key, state=state, solve_s=run.solve_s, certify_s=run.certify_s))
+        meta = dict(run=self.key, state=state, solve_s=run.solve_s, certify_s=run.certify_s)
+        write_npz(self.file, arrays, dict(meta, content_sha256=content_sha256(arrays, meta)))
 
     def load(self, run):
         """Fill ``run`` with the stored exact solves; returns the strategy state (or None)."""
@@ -769,21 +789,54 @@ class _Checkpoint:
             return None
         from .path import pieces_from_arrays, read_certificate
 
-        arrays, meta = read_certificate(self.file)
+        try:
+            arrays, meta = read_certificate(self.file)
+        except Exception as exc:  # truncated, empty or foreign files: zipfile, EOF, JSON, pickle errors
+            raise InputError(f"{self.file} is not a readable checkpoint ({type(exc).__name__}: {exc}): "
+                             "delete it and run again") from None
         if json.loads(json.dumps(self.key)) != meta.get("run"):
             raise InputError(f"{self.file} is a checkpoint of another run (problem, data, eps, interval or "
                              "strategy differ): delete it or drop --resume")
+        if content_sha256(arrays, meta) != meta.get("content_sha256"):
+            raise InputError(f"{self.file} was modified after it was written (content sha256 differs): "
+                             "delete it and run again")
         per = {k[len("anchor__"):]: v for k, v in arrays.items() if k.startswith("anchor__")}
         for i, t in enumerate(arrays["anchor_t"]):
             run.anchors[float(t)] = self.problem.from_arrays({k: v[i] for k, v in per.items()})
         pieces = {k[len("piece__"):]: v for k, v in arrays.items() if k.startswith("piece__")}
         run.resumed_pieces = pieces_from_arrays(self.problem, pieces) if pieces else []
+        for i, piece in enumerate(run.resumed_pieces):  # a resumed claim is re-proven, never trusted
+            why = _unproven(run, piece)
+            if why:
+                raise InputError(f"{self.file}: resumed piece {i} [{piece.lo:.6g}, {piece.hi:.6g}] does not re-prove "
+                                 f"({why}): delete the checkpoint and run again")
         run.solve_s, run.certify_s = meta.get("solve_s", 0.0), meta.get("certify_s", 0.0)
         return meta.get("state") or None
 
     def remove(self):
         if self.file.exists():
             self.file.unlink()
+
+
+def _unproven(run, piece):
+    """Why ``piece`` (read back from a file) does not hold its claim on ``run``'s problem, or
+    None: the pair's exact feasibility, and its gap bound recomputed over the whole piece
+    (certified) or at its sampled points, against the stored bound and the run's target."""
+    problem, lo, hi = run.problem, piece.lo, piece.hi
+    if piece.kind == "uncovered":
+        return None  # claims nothing
+    if not (run.lo <= lo <= hi <= run.hi):
+        return f"not inside [{run.lo:.6g}, {run.hi:.6g}]"
+    errors = problem.certificate_errors(piece.primal, piece.dual, lo, hi)
+    if errors:
+        return "; ".join(errors)
+    checks = [(lo, hi)] if piece.kind == "certified" else [(x, x) for x in sorted({lo, run.mid(lo, hi), hi})]
+    for a, b in checks:
+        bound = problem.gap_bound(piece.primal, piece.dual, a, b)
+        target = run.target((piece.primal, piece.dual), a, b)
+        if not bound <= piece.gap_bound <= target:
+            return f"gap bound {bound:.6g} on [{a:.6g}, {b:.6g}], stored {piece.gap_bound:.6g}, target {target:.6g}"
+    return None
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from pathlib import Path as _FsPath
 import numpy as np
 
 from .data import data_sha256
+from .problem import InputError, _is_real
 
 __all__ = ["PathPiece", "Path", "load_path", "KINDS", "FORMAT_VERSION"]
 
@@ -285,11 +286,105 @@ def content_sha256(arrays, meta):
 
 
 def read_certificate(file):
-    """The raw arrays and the parsed ``meta`` of a certificate file: ``(arrays, meta)``."""
-    with np.load(file, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
-    meta = json.loads(str(arrays.pop("meta")))
+    """The raw arrays and the parsed ``meta`` of a certificate file: ``(arrays, meta)``.
+
+    Nothing but the container is checked here (see :func:`layout_errors` for a certificate's
+    arrays and fields; checkpoints are read with this function too).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    InputError
+        The file is no ``.npz`` (or a damaged one), or has no JSON ``meta``.
+    """
+    try:
+        with np.load(file, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # not a zip file, truncated, pickled objects, ...
+        raise InputError(f"{str(file)!r} is not a readable certificate (.npz written by approxpath): "
+                         f"{type(exc).__name__}: {exc}") from None
+    if "meta" not in arrays:
+        raise InputError(f"{str(file)!r} lacks 'meta': not a certificate written by approxpath")
+    try:
+        meta = json.loads(str(arrays.pop("meta")))
+    except ValueError as exc:
+        raise InputError(f"{str(file)!r}: 'meta' is not JSON ({exc})") from None
     return arrays, meta
+
+
+#: Per-piece arrays of text (the others, and every problem array, are float).
+_TEXT_FIELDS = ("kind",)
+
+
+def _meta_errors(meta):
+    """What keeps ``verify`` from reading the ``meta`` of a certificate: a list of messages."""
+    if not isinstance(meta, dict):
+        return [f"'meta' is not a JSON object but {type(meta).__name__}"]
+    errors = []
+    version = meta.get("format_version")
+    if version is None:
+        errors.append("meta lacks 'format_version'")
+    elif not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        errors.append(f"meta 'format_version' must be a positive integer; got {version!r}")
+    elif version > FORMAT_VERSION:
+        errors.append(f"written by a newer approxpath (format {version}); this version reads formats "
+                      f"<= {FORMAT_VERSION}: upgrade approxpath to verify it")
+    wanted = {
+        "problem": (lambda v: isinstance(v, str), "a problem name"),
+        "options": (lambda v: isinstance(v, dict), "an object of options"),
+        "eps": (lambda v: _is_real(v) and np.isfinite(v) and v > 0, "a positive number"),
+        "relative": (lambda v: isinstance(v, bool), "true or false"),
+        "interval": (lambda v: isinstance(v, list) and len(v) == 2 and all(_is_real(x) for x in v),
+                     "a pair [lo, hi] of numbers"),
+    }
+    for key, (ok, what) in wanted.items():
+        if key not in meta:
+            errors.append(f"meta lacks {key!r}")
+        elif not ok(meta[key]):
+            errors.append(f"meta {key!r} must be {what}; got {meta[key]!r}")
+    kinds = meta.get("piece_kinds", [])
+    if not (isinstance(kinds, list) and all(isinstance(k, str) for k in kinds)):
+        errors.append(f"meta 'piece_kinds' must be a list of kinds; got {kinds!r}")
+    return errors
+
+
+def layout_errors(arrays, meta):
+    """What makes a certificate's arrays and ``meta`` unusable, before any of them is used:
+    missing arrays, wrong dtypes or shapes, missing or malformed ``meta`` fields, a format
+    newer than :data:`FORMAT_VERSION`.
+
+    Parameters
+    ----------
+    arrays : dict of ndarray
+    meta : dict
+        As returned by :func:`read_certificate`.
+
+    Returns
+    -------
+    list of str
+        Empty when the layout is sound (the contents are checked by ``verify``).
+    """
+    errors = _meta_errors(meta)
+    missing = [k for k in PIECE_FIELDS if k not in arrays]
+    errors += [f"certificate lacks array {k!r}" for k in missing]
+    rows = [a.shape[0] for a in arrays.values() if a.ndim >= 1]
+    pieces = max(rows, key=rows.count) if rows else None  # the number of pieces most arrays agree on
+    for key, a in arrays.items():
+        text = key in _TEXT_FIELDS
+        if text and a.dtype.kind != "U":
+            errors.append(f"array {key!r} must be text ({', '.join(KINDS)}); got dtype {a.dtype}")
+        elif not text and a.dtype.kind != "f":
+            errors.append(f"array {key!r} must be float; got dtype {a.dtype}")
+        if key in PIECE_FIELDS:
+            if pieces is None or a.shape != (pieces,):
+                errors.append(f"array {key!r} has shape {a.shape}, expected ({'pieces' if pieces is None else pieces},)")
+        elif a.ndim == 0 or (pieces is not None and a.shape[0] != pieces):
+            errors.append(f"array {key!r} has {a.shape[0] if a.ndim else 'no'} rows, expected "
+                          f"{'one' if pieces is None else pieces} (one per piece)")
+    return errors
 
 
 def problem_from_meta(meta, X, y):
@@ -311,10 +406,22 @@ def load_path(file, X=None, y=None):
 
     Without ``X, y`` the returned path has no problem: pieces, bounds and metadata are there,
     but ``primal(t)`` needs the data.
+
+    Raises
+    ------
+    InputError
+        The file is not a readable, well-formed certificate (:func:`layout_errors`).
     """
     arrays, meta = read_certificate(file)
+    errors = layout_errors(arrays, meta)
+    if errors:
+        raise InputError(f"{str(file)!r} is not a valid certificate: " + "; ".join(errors))
     problem = problem_from_meta(meta, X, y) if X is not None else None
-    pieces = pieces_from_arrays(problem, arrays)
+    try:
+        pieces = pieces_from_arrays(problem, arrays)
+    except KeyError as exc:
+        raise InputError(f"{str(file)!r} is not a valid certificate: certificate lacks array {exc.args[0]!r} "
+                         f"(needed by {problem.name})") from None
     return Path(
         problem=problem,
         eps=float(meta["eps"]),

@@ -63,6 +63,60 @@ def fp_margin(n_ops, magnitude):
     return 1.01 * (n_ops + 16) * UNIT_ROUNDOFF * float(magnitude)
 
 
+def _is_real(value):
+    """True for a real number: Python or numpy int or float, or a 0-d numeric array (not a bool)."""
+    if isinstance(value, np.ndarray):
+        return value.ndim == 0 and value.dtype.kind in "iuf"
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def _numeric_X(X):
+    """``X`` as a float array, or :class:`InputError` when it holds text, complex numbers or
+    other objects (None becomes NaN, caught by the finite check)."""
+    try:
+        X = np.asarray(X)
+    except ValueError as exc:  # ragged rows
+        raise InputError(f"X must be numeric: an (n_samples, n_features) array of real numbers ({exc})") from None
+    if X.dtype.kind == "c":
+        raise InputError(f"X must be numeric: real numbers, got complex values (dtype {X.dtype}); "
+                         "pass X.real if the imaginary parts are 0")
+    try:
+        return np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"X must be numeric: an (n_samples, n_features) array of real numbers ({exc}); "
+                         "convert or drop the non-numeric columns first") from None
+
+
+def _checked_y(given, y):
+    """The 1-D array ``y`` (``np.asarray(given)``) checked entry by entry where numpy's dtype
+    does not tell: no None, no complex numbers, and not numbers and text mixed (a list such as
+    ``['a', 1]`` becomes text in numpy).  Object arrays of numbers come back as float."""
+    if y.dtype.kind == "c":
+        raise InputError(f"y must be real numbers (or class labels); got complex values (dtype {y.dtype}): "
+                         "pass y.real if the imaginary parts are 0")
+    if y.dtype.kind not in "OUS" or (y.dtype.kind in "US" and isinstance(given, np.ndarray)):
+        return y
+    entries = np.asarray(given, dtype=object).reshape(-1)
+    kinds = {}
+    for i, v in enumerate(entries):
+        if v is None:
+            raise InputError(f"y contains None (first at index {i}): drop or impute those samples")
+        if _is_real(v) or isinstance(v, (bool, np.bool_)):
+            kind = "number"
+        elif isinstance(v, (complex, np.complexfloating)):
+            raise InputError(f"y must be real numbers (or class labels); got the complex {v!r} at index {i}")
+        elif isinstance(v, (str, bytes, np.str_, np.bytes_)):
+            kind = "text"
+        else:
+            raise InputError(f"y must be real numbers or class labels; got {type(v).__name__} {v!r} at index {i}")
+        kinds.setdefault(kind, set()).add(type(v).__name__)
+    if len(kinds) > 1:
+        names = sorted(set().union(*kinds.values()))
+        raise InputError(f"y mixes value types ({', '.join(names)}): use one kind for all targets or labels, "
+                         "all numbers or all strings")
+    return np.asarray(entries, dtype=float) if "number" in kinds else y
+
+
 def to_scale(t, scale):
     """Map a parameter value to the coordinate the driver searches in (``log`` or ``linear``)."""
     return np.log(t) if scale == "log" else np.asarray(t, dtype=float)
@@ -132,17 +186,26 @@ class Problem(abc.ABC):
                     raise InputError(f"{cls.name}: unknown option {key!r}"
                                      + (f"; did you mean {close[0]!r}?" if close else "")
                                      + f" (options: {', '.join(accepted)})")
+        # an option whose default is a number takes a number (not '0.1', None or [1]); so does an
+        # option named like a path parameter (its fixed value on another path), or None
+        for key, value in kwargs.items():
+            default = params[key].default if key in params else None
+            if not _is_real(value) and (_is_real(default) or (key in cls.parameters and value is not None)):
+                example = f"e.g. {key}={default!r}" if _is_real(default) else f"e.g. {key}=0.1"
+                raise InputError(f"{cls.name}: option {key} must be a number; got {value!r} "
+                                 f"({type(value).__name__}): pass {example}")
         return super().__new__(cls)
 
     def __init__(self, X, y, *, parameter=None):
-        X = np.asarray(X, dtype=float)
+        X = _numeric_X(X)
         if X.ndim == 1:
             X = X[:, None]
         if X.ndim != 2:
             raise InputError(f"X must be a 2-D array (n_samples, n_features); got shape {X.shape}")
-        y = np.asarray(y)
+        y_given, y = y, np.asarray(y)
         if y.ndim != 1:
             raise InputError(f"y must be a 1-D array of length n_samples; got shape {y.shape}")
+        y = _checked_y(y_given, y)
         if X.shape[0] != y.shape[0]:
             raise InputError(
                 f"X has {X.shape[0]} rows but y has {y.shape[0]} entries: pass one target per row of X"

@@ -141,3 +141,94 @@ def test_paper_search_stops_at_the_first_crossing(toy, monkeypatch):
     path = approxpath.approximate_path(toy, eps=100.0, interval=(0.1, 10.0), strategy="paper")
     steps = np.diff(np.log(path.solve_points))
     assert path.certified and len(path.solve_points) >= 9 and steps.max() <= 0.5 + 1e-3
+
+
+@pytest.mark.parametrize("strategy", approxpath.STRATEGIES)
+def test_interval_one_float_wide(toy, strategy):
+    """A step below the floats' resolution near lo must still move (it looped forever)."""
+    interval = (1.0, np.nextafter(1.0, 2.0))
+    path = approxpath.approximate_path(toy, eps=0.05, interval=interval, strategy=strategy)
+    assert path.certified
+    assert path.pieces[0].lo == interval[0] and path.pieces[-1].hi == interval[1]
+    assert all(p.lo < p.hi for p in path.pieces)
+
+
+def test_relative_eps_needs_a_positive_optimum():
+    """y = 0: the optimal value is 0, so no relative bound can be met; say so at once (klasso
+    split pieces without end, robust_l1 asked for a smaller eps)."""
+    from approxpath.data import make_sinc
+
+    X, y = make_sinc(n=20, seed=3)
+    for name in ("klasso", "robust_l1"):
+        p = approxpath.get_problem(name)(X, np.zeros_like(y), lam=0.1)
+        with pytest.raises(InputError, match="not proven positive"):
+            approxpath.approximate_path(p, eps=0.05, interval=(0.5, 8.0), relative=True)
+
+
+@pytest.fixture
+def interrupted(tmp_path, monkeypatch):
+    """A checkpoint of a klasso run that died after two finished segments, and a function
+    running the resume."""
+    import approxpath.driver as driver
+    from approxpath.data import make_sinc
+
+    X, y = make_sinc(n=30, seed=3, outliers=0.1)
+    ckpt = tmp_path / "run.partial.npz"
+    real, calls = driver._Run._segment, []
+
+    def dying(self, a, b, interpolate):
+        calls.append(a)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, a, b, interpolate)
+
+    def run(resume):
+        p = approxpath.get_problem("klasso")(X, y, lam=0.1)
+        return approxpath.approximate_path(p, eps=0.05, interval=(0.5, 8.0), checkpoint=ckpt, resume=resume)
+
+    monkeypatch.setattr(driver._Run, "_segment", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run(False)
+    monkeypatch.setattr(driver._Run, "_segment", real)
+    return ckpt, run
+
+
+def _rewrite(ckpt, edit, rehash=True):
+    from approxpath.path import content_sha256, read_certificate, write_npz
+
+    arrays, meta = read_certificate(ckpt)
+    edit(arrays)
+    meta.pop("content_sha256")
+    write_npz(ckpt, arrays, dict(meta, content_sha256=content_sha256(arrays, meta)) if rehash else meta)
+
+
+def test_resume_reproves_the_stored_pieces(interrupted):
+    """A checkpoint's pieces are claims like a certificate's: a forged one (hash recomputed)
+    fails its re-proof, an edited one its hash; an intact one resumes."""
+    ckpt, run = interrupted
+    good = ckpt.read_bytes()
+    _rewrite(ckpt, lambda a: a.__setitem__("piece__beta", 100 * a["piece__beta"]))
+    with pytest.raises(InputError, match="does not re-prove"):
+        run(True)
+    ckpt.write_bytes(good)
+    _rewrite(ckpt, lambda a: a.__setitem__("piece__gap_bound", 0.5 * a["piece__gap_bound"]))
+    with pytest.raises(InputError, match="does not re-prove"):
+        run(True)
+    ckpt.write_bytes(good)
+    _rewrite(ckpt, lambda a: a.__setitem__("piece__beta", 100 * a["piece__beta"]), rehash=False)
+    with pytest.raises(InputError, match="modified after it was written"):
+        run(True)
+    for garbage in (b"", b"not a zip file", good[: len(good) // 2]):
+        ckpt.write_bytes(garbage)
+        with pytest.raises(InputError, match="not a readable checkpoint"):
+            run(True)
+    ckpt.write_bytes(good)
+    assert run(True).certified
+
+
+@pytest.mark.parametrize("kw,match", [(dict(workers=True), "workers"), (dict(workers=0), "workers"),
+                                      (dict(chunks=0), "chunks"), (dict(chunks=-1, workers=2), "chunks"),
+                                      (dict(max_solves=True), "max_solves")])
+def test_bad_counts(toy, kw, match):
+    with pytest.raises(InputError, match=match):
+        approxpath.approximate_path(toy, eps=0.5, interval=(0.1, 10.0), **kw)

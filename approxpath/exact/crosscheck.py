@@ -218,6 +218,32 @@ def point_gap(problem, primal, tau):
     return gap, scale, ""
 
 
+# ``Primal`` field annotations (strings under ``from __future__ import annotations``) that fix a
+# field's shape: (n,) arrays or scalars; other fields are told apart by the arrays' own shapes.
+_VECTOR_TYPES = ("np.ndarray", "numpy.ndarray", np.ndarray)
+_SCALAR_TYPES = ("float", float)
+
+
+def _primal_arrays(problem, primals):
+    """The arrays of a sequence of ``problem.Primal`` points, keyed by field name (one row per
+    point), for the checks of :func:`_primals`; fields that are None in every point are left out."""
+    bad = next((p for p in primals if not isinstance(p, problem.Primal)), None)
+    if bad is not None:
+        raise InputError(f"primals must be {problem.Primal.__name__} points of {problem.name} "
+                         f"(or a dict of arrays); got {type(bad).__name__}")
+    arrays = {}
+    for f in dataclasses.fields(problem.Primal):
+        values = [getattr(p, f.name) for p in primals]
+        if all(v is None for v in values):
+            continue
+        try:
+            arrays[f.name] = np.stack([np.asarray(v, dtype=float) for v in values])
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"field {f.name!r} of the claimed primals must hold numbers of one shape in every "
+                             f"point ({exc})") from None
+    return arrays
+
+
 def _primals(problem, arrays, k):
     """``k`` Primal points from arrays keyed by the problem's Primal field names."""
     fields = dataclasses.fields(problem.Primal)
@@ -230,10 +256,15 @@ def _primals(problem, arrays, k):
     for f in fields:
         if f.name not in arrays:
             continue
-        a = np.asarray(arrays[f.name], dtype=float)
+        try:
+            a = np.asarray(arrays[f.name], dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"array {f.name!r} must hold numbers, one row per parameter value ({exc})") from None
         if a.ndim == 0 or a.shape[0] != k:
             raise InputError(f"array {f.name!r} must have one row per parameter value ({k}); got shape {a.shape}")
-        if a.ndim == 2 and a.shape[1] != problem.n:
+        if f.type in _SCALAR_TYPES and a.ndim != 1:
+            raise InputError(f"array {f.name!r} must be (points,): one number per point; got shape {a.shape}")
+        if not ((a.ndim == 2 and a.shape[1] == problem.n) or (a.ndim == 1 and f.type not in _VECTOR_TYPES)):
             raise InputError(f"array {f.name!r} must be (points x n) with n = {problem.n} samples of the data; "
                              f"got shape {a.shape}")
         if not np.all(np.isfinite(a)):
@@ -261,6 +292,8 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
         The path is claimed to be linear in ``t`` between consecutive points (sorted by t):
         the segments are checked too, by the problem's rigorous segment bound if it has one
         ("certified"), else at ``samples`` interior points each ("sampled").
+    samples : int
+        Interior parameter values per segment where a segment is sampled (a positive integer).
     cond : array_like of shape (k,), optional
         Condition numbers behind the points, carried into the report.
 
@@ -276,11 +309,15 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
         raise InputError("t contains NaN or inf")
     if not (isinstance(tol, (int, float, np.floating)) and tol > 0):
         raise InputError(f"tol must be a positive number; got {tol!r}")
-    if isinstance(primals, dict):
-        primals = _primals(problem, primals, t.size)
-    primals = list(primals)
-    if len(primals) != t.size:
-        raise InputError(f"{len(primals)} claimed solutions for {t.size} parameter values")
+    if isinstance(samples, (bool, np.bool_)) or not isinstance(samples, (int, np.integer)) or samples < 1:
+        raise InputError(f"samples must be a positive integer (interior points per linear segment, "
+                         f"default {DEFAULT_SAMPLES}); got {samples!r}")
+    if not isinstance(primals, dict):
+        primals = list(primals)
+        if len(primals) != t.size:
+            raise InputError(f"{len(primals)} claimed solutions for {t.size} parameter values")
+        primals = _primal_arrays(problem, primals)
+    primals = _primals(problem, primals, t.size)
     order = np.argsort(t, kind="stable")
     t, primals = t[order], [primals[i] for i in order]
     if cond is not None:
