@@ -15,7 +15,7 @@ import numpy as np
 from .path import KINDS, PIECE_FIELDS, content_sha256, layout_errors, problem_from_meta, read_certificate
 from .problem import InputError, scale_mid
 
-__all__ = ["verify", "VerifyReport", "STORED_PAD", "failed_report"]
+__all__ = ["verify", "VerifyReport", "STORED_PAD", "failed_report", "claimed_on"]
 
 #: Stored gap bounds are the computed bound rounded up by this relative amount, so a verifier
 #: whose BLAS sums in another order (last-bit differences) still finds its own rigorous bound
@@ -55,6 +55,14 @@ class VerifyReport:
         head = (f"{'OK' if self.ok else 'FAILED'}: {self.certified} certified, {self.sampled} sampled, "
                 f"{self.uncovered} uncovered pieces; max gap bound {self.max_gap_bound:.4g}")
         return "\n".join([head] + [f"  - {f}" for f in self.failures] + [f"  note: {n}" for n in self.notes])
+
+
+def claimed_on(problem, kind, lo, hi):
+    """Where a piece of ``kind`` claims its gap bound: ``[(lo, hi)]`` for a certified piece (the
+    whole of it), the points ``(x, x)`` at its ends and middle for a sampled one."""
+    if kind == "certified":
+        return [(lo, hi)]
+    return [(x, x) for x in sorted({lo, scale_mid(lo, hi, problem.scale), hi})]
 
 
 def failed_report(*failures):
@@ -136,12 +144,7 @@ def verify(file, X, y):
         failures += [f"{where}: {e}" for e in errs]
         if errs:
             continue
-        if k == "certified":
-            checks = [(float(lo[i]), float(hi[i]))]
-        else:
-            mid = scale_mid(float(lo[i]), float(hi[i]), problem.scale)
-            checks = [(x, x) for x in sorted({float(lo[i]), mid, float(hi[i])})]
-        for a, b in checks:
+        for a, b in claimed_on(problem, k, float(lo[i]), float(hi[i])):
             bound = problem.gap_bound(primal, dual, a, b)
             target = eps * max(0.0, problem.dual_lower_bound(dual, a, b)) if relative else eps
             if not bound <= stored[i]:

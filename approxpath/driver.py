@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .certificate import stored_bound
+from .certificate import claimed_on, stored_bound
 from .data import data_sha256
 from .path import KERNEL, Path, PathPiece, content_sha256
 from .problem import InputError, from_scale, scale_mid, to_scale
@@ -340,7 +340,7 @@ class _Run:
         problem = self.problem
         t0 = time.perf_counter()
         best = None
-        pts = sorted({l, self.mid(l, h), h})
+        pts = [x for x, _ in claimed_on(problem, "sampled", l, h)]  # what verify re-checks
         for pair, anchors in cands(l, h):
             if problem.has_interval_bound or l == h:
                 p, d = problem.restore(*pair, l, h)
@@ -830,8 +830,7 @@ def _unproven(run, piece):
     errors = problem.certificate_errors(piece.primal, piece.dual, lo, hi)
     if errors:
         return "; ".join(errors)
-    checks = [(lo, hi)] if piece.kind == "certified" else [(x, x) for x in sorted({lo, run.mid(lo, hi), hi})]
-    for a, b in checks:
+    for a, b in claimed_on(problem, piece.kind, lo, hi):
         bound = problem.gap_bound(piece.primal, piece.dual, a, b)
         target = run.target((piece.primal, piece.dual), a, b)
         if not bound <= piece.gap_bound <= target:

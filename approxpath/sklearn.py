@@ -264,6 +264,10 @@ class KernelPathRegressor(RegressorMixin, _KernelPathBase):
     ----------
     loss : {"klasso", "robust_l1"}, default "klasso"
     lam : float, default 0.1
+        :math:`\\lambda`, in the units of the objective (not relative, unlike ``eps``): for
+        targets of another scale than ~1 scale it with them (klasso: with ``|y|``; ``y * 1e4``
+        at ``lam=0.1`` is ``y`` at ``1e-5``, a nearly unregularized and ill-conditioned fit whose
+        exact solves take seconds).
     eps : float, default 0.05
         Admissible suboptimality, as a fraction of the zero model's objective
         (``0.5 * sum((y - mean y)^2)`` for klasso, ``sum |y|`` for robust_l1); ``eps_`` is the
