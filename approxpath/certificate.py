@@ -15,7 +15,7 @@ import numpy as np
 from .path import KINDS, PIECE_FIELDS, content_sha256, layout_errors, problem_from_meta, read_certificate
 from .problem import InputError, scale_mid
 
-__all__ = ["verify", "VerifyReport", "STORED_PAD", "failed_report", "claimed_on"]
+__all__ = ["verify", "VerifyReport", "STORED_PAD", "failed_report", "read_for_verify", "claimed_on"]
 
 #: Stored gap bounds are the computed bound rounded up by this relative amount, so a verifier
 #: whose BLAS sums in another order (last-bit differences) still finds its own rigorous bound
