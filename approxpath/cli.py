@@ -20,7 +20,7 @@ from . import __version__
 from .certificate import failed_report, read_for_verify, verify
 from .data import PREPROCESSING, data_sha256, load_data, make_classification, preprocess
 from .driver import STRATEGIES, BudgetExceededError, approximate_path
-from .problem import InputError
+from .problem import InputError, did_you_mean
 from .registry import available_problems, get_problem
 from .solvers import SolverError
 
@@ -50,11 +50,8 @@ def _problem_kwargs(cls, args):
     accepted = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "X", "y")]
     for key in given:
         if key not in accepted:
-            import difflib
-
-            close = difflib.get_close_matches(key, accepted, n=1)
-            raise InputError(f"{cls.name} has no option {key!r}" + (f"; did you mean {close[0]!r}?" if close else "")
-                             + f" (options: {', '.join(accepted)})")
+            raise InputError(f"{cls.name} has no option {key!r}{did_you_mean(key, accepted)}"
+                             f" (options: {', '.join(accepted)})")
     return given
 
 
@@ -92,7 +89,8 @@ def _add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")
     p.add_argument("--plot", default=None, metavar="FILE", help=plot_help)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--workers", type=int, default=1, help="local processes, each on a chunk of the interval")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes: they certify the segments between exact solves "
+                   "(interpolate, two-sided) or compute chunks of the interval (paper, grid)")
     p.add_argument("--checkpoint", default=None, metavar="FILE",
                    help="write finished work here as the run goes (default with --out: OUT.partial.npz)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
@@ -539,7 +537,8 @@ def build_parser():
     p.add_argument("--relative", action="store_true", help="the tolerance is relative to 1 + |dual objective|")
     lin = p.add_mutually_exclusive_group()
     lin.add_argument("--linear", dest="linear", action="store_true", default=None,
-                     help="the path is linear between its points: check the segments too (sampled)")
+                     help="the path is linear between its points: check the segments too (certified where the "
+                          "problem has a segment bound, e.g. klasso over lambda; else sampled)")
     lin.add_argument("--not-linear", dest="linear", action="store_false", help="check the points only")
     p.add_argument("--samples", type=int, default=8, help="interior samples per linear segment (default 8)")
     p.add_argument("--json", action="store_true", help="print one JSON line")

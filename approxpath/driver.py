@@ -20,7 +20,7 @@ import numpy as np
 from .certificate import claimed_on, stored_bound
 from .data import data_sha256
 from .path import KERNEL, Path, PathPiece, content_sha256
-from .problem import InputError, from_scale, scale_mid, to_scale
+from .problem import InputError, did_you_mean, from_scale, scale_mid, to_scale
 from .solvers import SolverError
 
 __all__ = ["approximate_path", "map_paths", "STRATEGIES", "EpsilonTooSmallError", "BudgetExceededError"]
@@ -662,11 +662,8 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     lo, hi = _check_args(problem, eps, interval)
     solver = None if solver is None else tuple(problem.solver_names(solver))
     if strategy not in STRATEGIES:
-        import difflib
-
-        close = difflib.get_close_matches(str(strategy), STRATEGIES, n=1)
-        raise InputError(f"unknown strategy {strategy!r}" + (f"; did you mean {close[0]!r}?" if close else "")
-                         + f" (choose from {', '.join(STRATEGIES)})")
+        raise InputError(f"unknown strategy {strategy!r}{did_you_mean(strategy, STRATEGIES)}"
+                         f" (choose from {', '.join(STRATEGIES)})")
     if not _count_arg(workers):
         raise InputError(f"workers must be a positive integer; got {workers!r}")
     if chunks is not None and not _count_arg(chunks):

@@ -32,7 +32,7 @@ import numpy as np
 
 from .kernels import UNIT_ROUNDOFF, KernelCache, sq_distances
 
-__all__ = ["Problem", "Declaration", "InputError", "fp_margin", "to_scale", "from_scale", "scale_mid"]
+__all__ = ["Problem", "Declaration", "InputError", "did_you_mean", "fp_margin", "to_scale", "from_scale", "scale_mid"]
 
 
 #: An exact solve is accepted when its certified gap is at most this times (1 + |dual objective|);
@@ -42,6 +42,13 @@ EXACT_GAP = 1e-7
 
 class InputError(ValueError):
     """Bad user input: the message names the argument and the fix."""
+
+
+def did_you_mean(value, choices, n=1):
+    """``"; did you mean 'x'?"`` naming the closest of ``choices`` to ``value`` (up to ``n`` of
+    them), or ``""`` when none is close: the tail of every unknown-name error."""
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=n)
+    return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
 
 
 @dataclass(frozen=True)
@@ -182,10 +189,8 @@ class Problem(abc.ABC):
             accepted = [k for k in params if k not in ("self", "X", "y")]
             for key in kwargs:
                 if key not in params:
-                    close = difflib.get_close_matches(key, accepted, n=1)
-                    raise InputError(f"{cls.name}: unknown option {key!r}"
-                                     + (f"; did you mean {close[0]!r}?" if close else "")
-                                     + f" (options: {', '.join(accepted)})")
+                    raise InputError(f"{cls.name}: unknown option {key!r}{did_you_mean(key, accepted)}"
+                                     f" (options: {', '.join(accepted)})")
         # an option whose default is a number takes a number (not '0.1', None or [1]); so does an
         # option named like a path parameter (its fixed value on another path), or None
         for key, value in kwargs.items():

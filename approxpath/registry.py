@@ -7,10 +7,11 @@ class registered again is ignored.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import pkgutil
 from importlib.metadata import entry_points
+
+from .problem import did_you_mean
 
 __all__ = ["ENTRY_POINT_GROUP", "register", "get_problem", "available_problems", "DuplicateProblemError"]
 
@@ -92,6 +93,5 @@ def get_problem(name):
     try:
         return _REGISTRY[name][0]
     except KeyError:
-        close = difflib.get_close_matches(str(name), list(_REGISTRY), n=3)
-        hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
-        raise KeyError(f"unknown problem {name!r}{hint} (registered: {', '.join(sorted(_REGISTRY))})") from None
+        raise KeyError(f"unknown problem {name!r}{did_you_mean(name, _REGISTRY, n=3)} "
+                       f"(registered: {', '.join(sorted(_REGISTRY))})") from None

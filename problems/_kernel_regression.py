@@ -12,7 +12,7 @@ import numpy as np
 
 from approxpath.bounds import difference_nodes, envelope_entry_error, max_abs_difference, split_envelope
 from approxpath.kernels import UNIT_ROUNDOFF, cross_sq_distances, gaussian
-from approxpath.problem import InputError, Problem, fp_margin
+from approxpath.problem import InputError, Problem, did_you_mean, fp_margin
 
 __all__ = ["KernelRegression", "SAFETY"]
 
@@ -64,8 +64,9 @@ class KernelRegression(Problem):
         if self.DUAL_RESTORATIONS:
             dual_restoration = self.DUAL_RESTORATIONS[0] if dual_restoration is None else dual_restoration
             if dual_restoration not in self.DUAL_RESTORATIONS:
-                raise InputError(f"unknown dual_restoration {dual_restoration!r}; choose one of "
-                                 f"{', '.join(self.DUAL_RESTORATIONS)}")
+                raise InputError(f"unknown dual_restoration {dual_restoration!r}"
+                                 f"{did_you_mean(dual_restoration, self.DUAL_RESTORATIONS)}"
+                                 f" (choose one of {', '.join(self.DUAL_RESTORATIONS)})")
         self.dual_restoration = dual_restoration
         try:
             self.y = np.asarray(self.y, dtype=float)

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 
 from approxpath.bounds import Envelope, bernstein_values, envelope_entry_error, hermite_lower, hermite_upper, max_hinge_sum
 from approxpath.kernels import cross_sq_distances, gaussian, kernel_entry_error
-from approxpath.problem import Declaration, InputError, Problem, fp_margin, scale_mid
+from approxpath.problem import Declaration, InputError, Problem, did_you_mean, fp_margin, scale_mid
 from approxpath.registry import register
 from approxpath.solvers import QP, current_settings, solve_qp
 
@@ -179,7 +179,8 @@ class KernelSVM(Problem):
         if not (np.isfinite(c) and c > 0):
             raise InputError(f"c must be a positive finite number; got {c!r}")
         if bias not in self.BIAS_RULES:
-            raise InputError(f"unknown bias rule {bias!r}; choose one of {', '.join(self.BIAS_RULES)}")
+            raise InputError(f"unknown bias rule {bias!r}{did_you_mean(bias, self.BIAS_RULES)}"
+                             f" (choose one of {', '.join(self.BIAS_RULES)})")
         if parameter == "c":
             if bandwidth is None or not (np.isfinite(bandwidth) and bandwidth > 0):
                 raise InputError("parameter='c' needs a fixed positive bandwidth=t of exp(-t||x-x'||^2)")
@@ -211,7 +212,8 @@ class KernelSVM(Problem):
             pass
         import warnings
 
-        warnings.warn(f"kernel_svm: labels {values[0]!r} -> -1 and {values[1]!r} -> +1", stacklevel=3)
+        low, high = values.tolist()  # Python scalars: 0, not np.int64(0)
+        warnings.warn(f"kernel_svm: labels {low!r} -> -1 and {high!r} -> +1", stacklevel=3)
         return values, np.where(y == values[1], 1.0, -1.0)
 
     def options(self):

@@ -62,3 +62,20 @@ def test_entry_point_duplicate_names_the_distribution(monkeypatch):
     monkeypatch.setattr(registry, "_REGISTRY", {k: v for k, v in registry._REGISTRY.items()})
     with pytest.raises(DuplicateProblemError, match="entry point 'kernel_svm' = pkg.mod:Other of pkg"):
         available_problems()
+
+
+@pytest.mark.parametrize("name,options,hint", [
+    ("kernel_svm", dict(bias="dynamc"), "did you mean 'dynamic'"),
+    ("klasso", dict(lam=0.1, dual_restoration="movin"), "did you mean 'moving'"),
+    ("robust_l1", dict(lam=0.1, dual_restoration="projektion"), "did you mean 'projection'"),
+    ("klasso", dict(lamb=0.1), "did you mean 'lam'"),
+])
+def test_unknown_choices_suggest_the_closest(name, options, hint):
+    import numpy as np
+
+    from approxpath.problem import InputError
+
+    X = np.linspace(-1.0, 1.0, 12)[:, None]
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    with pytest.raises(InputError, match=hint):
+        get_problem(name)(X, y, **options)
