@@ -20,7 +20,7 @@ import numpy as np
 from .certificate import claimed_on, stored_bound
 from .data import data_sha256
 from .path import KERNEL, Path, PathPiece, content_sha256
-from .problem import InputError, did_you_mean, from_scale, scale_mid, to_scale
+from .problem import InputError, _is_count, did_you_mean, from_scale, scale_mid, to_scale
 from .solvers import SolverError
 
 __all__ = ["approximate_path", "map_paths", "STRATEGIES", "EpsilonTooSmallError", "BudgetExceededError"]
@@ -580,12 +580,6 @@ def _progress_bar(enabled, total, desc):
     return tqdm(total=total, desc=desc, unit="ln t", bar_format="{l_bar}{bar}| {n:.2f}/{total:.2f} [{elapsed}<{remaining}]")
 
 
-def _count_arg(value):
-    """Whether ``value`` is a positive integer (bool is an int subclass: ``workers=True`` is a
-    mistake, not 1)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
-
-
 def _check_args(problem, eps, interval):
     if not (isinstance(eps, (int, float, np.floating)) and math.isfinite(eps) and eps > 0):
         raise InputError(f"eps must be a positive finite number; got {eps!r}")
@@ -664,9 +658,9 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {strategy!r}{did_you_mean(strategy, STRATEGIES)}"
                          f" (choose from {', '.join(STRATEGIES)})")
-    if not _count_arg(workers):
+    if not _is_count(workers):
         raise InputError(f"workers must be a positive integer; got {workers!r}")
-    if chunks is not None and not _count_arg(chunks):
+    if chunks is not None and not _is_count(chunks):
         raise InputError(f"chunks must be a positive integer or None; got {chunks!r}")
     parallel = workers > 1 or executor is not None or (chunks or 1) > 1
     if parallel and checkpoint is not None:
@@ -675,7 +669,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         raise InputError("resume=True needs the checkpoint file to resume from")
     t0 = time.perf_counter()
     for name, value in (("max_solves", max_solves), ("max_pieces", max_pieces)):
-        if not _count_arg(value):
+        if not _is_count(value):
             raise InputError(f"{name} must be a positive integer; got {value!r}")
     if solve_time_limit is not None and not (isinstance(solve_time_limit, (int, float)) and solve_time_limit > 0):
         raise InputError(f"solve_time_limit must be a positive number of seconds or None; got {solve_time_limit!r}")
@@ -788,9 +782,8 @@ class _Checkpoint:
 
         try:
             arrays, meta = read_certificate(self.file)
-        except Exception as exc:  # truncated, empty or foreign files: zipfile, EOF, JSON, pickle errors
-            raise InputError(f"{self.file} is not a readable checkpoint ({type(exc).__name__}: {exc}): "
-                             "delete it and run again") from None
+        except InputError as exc:  # truncated, empty or foreign files (read_certificate names the cause)
+            raise InputError(f"{self.file} is not a readable checkpoint ({exc}): delete it and run again") from None
         if json.loads(json.dumps(self.key)) != meta.get("run"):
             raise InputError(f"{self.file} is a checkpoint of another run (problem, data, eps, interval or "
                              "strategy differ): delete it or drop --resume")

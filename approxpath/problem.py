@@ -77,6 +77,12 @@ def _is_real(value):
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
+def _is_count(value):
+    """True for a positive integer, Python or numpy (bool is an int subclass: ``workers=True``
+    is a mistake, not 1)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
+
+
 def _numeric_X(X):
     """``X`` as a float array, or :class:`InputError` when it holds text, complex numbers or
     other objects (None becomes NaN, caught by the finite check)."""

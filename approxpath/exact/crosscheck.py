@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from approxpath.problem import InputError
+from approxpath.problem import InputError, _is_count
 
 __all__ = ["Check", "CrossCheckReport", "certify", "crosscheck", "point_gap", "read_claimed", "write_claimed"]
 
@@ -309,7 +309,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
         raise InputError("t contains NaN or inf")
     if not (isinstance(tol, (int, float, np.floating)) and tol > 0):
         raise InputError(f"tol must be a positive number; got {tol!r}")
-    if isinstance(samples, (bool, np.bool_)) or not isinstance(samples, (int, np.integer)) or samples < 1:
+    if not _is_count(samples):
         raise InputError(f"samples must be a positive integer (interior points per linear segment, "
                          f"default {DEFAULT_SAMPLES}); got {samples!r}")
     if not isinstance(primals, dict):
