@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import inspect
 import json
 import re
 import sys
@@ -20,7 +19,7 @@ from . import __version__
 from .certificate import failed_report, read_for_verify, verify
 from .data import PREPROCESSING, data_sha256, load_data, make_classification, preprocess
 from .driver import STRATEGIES, BudgetExceededError, approximate_path
-from .problem import InputError, did_you_mean
+from .problem import InputError
 from .registry import available_problems, get_problem
 from .solvers import SolverError
 
@@ -47,11 +46,7 @@ def _problem_kwargs(cls, args):
             given[key] = json.loads(value)
         except ValueError:
             given[key] = value
-    accepted = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "X", "y")]
-    for key in given:
-        if key not in accepted:
-            raise InputError(f"{cls.name} has no option {key!r}{did_you_mean(key, accepted)}"
-                             f" (options: {', '.join(accepted)})")
+    cls._check_option_names(given)  # before the data is loaded
     return given
 
 

@@ -188,15 +188,23 @@ class Problem(abc.ABC):
     exact_solvers: ClassVar[tuple] = ("clarabel", "scs")
 
     # ------------------------------------------------------------------ data
+    @classmethod
+    def _check_option_names(cls, names):
+        """Raise :class:`InputError` for a keyword the constructor does not take (with the
+        closest name); a constructor with ``**kwargs`` takes any."""
+        params = inspect.signature(cls.__init__).parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return
+        accepted = [k for k in params if k not in ("self", "X", "y")]
+        for key in names:
+            if key not in accepted:
+                raise InputError(f"{cls.name}: unknown option {key!r}{did_you_mean(key, accepted)}"
+                                 f" (options: {', '.join(accepted)})")
+
     def __new__(cls, *args, **kwargs):
         # unknown keyword options get a clear error with the closest name, for every problem
+        cls._check_option_names(k for k in kwargs if k not in ("X", "y"))  # the data may come as keywords
         params = inspect.signature(cls.__init__).parameters
-        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-            accepted = [k for k in params if k not in ("self", "X", "y")]
-            for key in kwargs:
-                if key not in params:
-                    raise InputError(f"{cls.name}: unknown option {key!r}{did_you_mean(key, accepted)}"
-                                     f" (options: {', '.join(accepted)})")
         # an option whose default is a number takes a number (not '0.1', None or [1]); so does an
         # option named like a path parameter (its fixed value on another path), or None
         for key, value in kwargs.items():

@@ -51,7 +51,7 @@ def test_path_summary_and_plot(libsvm_file, tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,match", [
     (["path", "kernel_svn"], "did you mean 'kernel_svm'"),
-    (["path", "kernel_svm", "--option", "gama=1"], "no option 'gama'"),
+    (["path", "kernel_svm", "--option", "gama=1"], "unknown option 'gama'"),
     (["path", "kernel_svm", "--eps", "0"], "eps must be"),
     (["path", "kernel_svm", "--range", "4", "1"], "lo < hi"),
     (["path", "kernel_svm", "--bias", "median"], "bias rule"),
@@ -84,3 +84,25 @@ def test_demo(tmp_path, monkeypatch, capsys):
     assert "certified" in out
     assert (tmp_path / "demo_certificate.npz").exists() and (tmp_path / "demo_bounds.png").exists()
     assert main(["verify", "demo_certificate.npz"]) == 0
+
+
+def test_option_names_are_checked_by_the_problem_class():
+    """``--option`` keys go through the problem's own check (the one its constructor runs): an
+    unknown key fails before any data is read, a constructor taking ``**kwargs`` takes any."""
+    import argparse
+
+    from approxpath import get_problem
+    from approxpath.cli import _problem_kwargs
+    from approxpath.problem import InputError
+
+    args = argparse.Namespace(option=["gama=1"], c=None, bias=None, lam=None, bandwidth=None, parameter=None)
+    svm = get_problem("kernel_svm")
+    with pytest.raises(InputError, match="unknown option 'gama'"):
+        _problem_kwargs(svm, args)
+
+    class Open(svm):
+        def __init__(self, X, y, **options):
+            super().__init__(X, y)
+
+    assert _problem_kwargs(Open, argparse.Namespace(**{**vars(args), "option": ["gama=1", "flag=true"]})) == \
+        {"gama": 1, "flag": True}

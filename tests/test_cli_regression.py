@@ -70,7 +70,7 @@ def test_libsvm_regression_file(sinc_libsvm, capsys):
     (["path", "klasso", "--parameter", "lam"], "needs a fixed positive bandwidth"),
     (["path", "klasso", "--lam", "0.1", "--bandwidth", "1"], "only for parameter='lam'"),
     (["path", "robust_l1", "--lam", "0.1", "--option", "dual_restoration=clip"], "unknown dual_restoration"),
-    (["path", "klasso", "--lam", "0.1", "--c", "1"], "no option 'c'"),
+    (["path", "klasso", "--lam", "0.1", "--c", "1"], "unknown option 'c'"),
 ])
 def test_bad_input_exits_2(sinc_csv, capsys, argv, match):
     assert main(argv[:2] + ["--data", str(sinc_csv), "--format", "csv"] + argv[2:]) == 2
