@@ -15,7 +15,7 @@ import numpy as np
 from .path import KINDS, PIECE_FIELDS, content_sha256, layout_errors, problem_from_meta, read_certificate
 from .problem import InputError, scale_mid
 
-__all__ = ["verify", "VerifyReport", "STORED_PAD", "failed_report", "read_for_verify", "claimed_on"]
+__all__ = ["verify", "VerifyReport", "STORED_PAD", "failed_report", "read_for_verify", "claimed_on", "claim_failures"]
 
 #: Stored gap bounds are the computed bound rounded up by this relative amount, so a verifier
 #: whose BLAS sums in another order (last-bit differences) still finds its own rigorous bound
@@ -63,6 +63,31 @@ def claimed_on(problem, kind, lo, hi):
     if kind == "certified":
         return [(lo, hi)]
     return [(x, x) for x in sorted({lo, scale_mid(lo, hi, problem.scale), hi})]
+
+
+def claim_failures(problem, primal, dual, kind, lo, hi, stored, target_of, eps, version):
+    """``(failures, notes)`` of one piece's claim: why the pair does not hold it (its exact
+    feasibility, then its gap bound recomputed where the piece claims it, against the ``stored``
+    bound and ``target_of(a, b)``), and true claims worth a note (a stored bound looser than
+    ours).  ``version`` wrote the stored bound (named when only the stored number fails)."""
+    errors = problem.certificate_errors(primal, dual, lo, hi)
+    if errors:
+        return list(errors), []
+    failures, notes = [], []
+    for a, b in claimed_on(problem, kind, lo, hi):
+        bound = problem.gap_bound(primal, dual, a, b)
+        target = target_of(a, b)
+        if not bound <= stored:
+            # a claim we cannot re-prove fails, even when eps itself holds (say so: a file
+            # written by another version's tighter bound is not a forgery)
+            holds = f"; this version's bound meets the eps target {target:.6g}, the stored number is not re-proven " \
+                f"(written by approxpath {version})" if bound <= target else ""
+            failures.append(f"recomputed gap bound {bound:.6g} on [{a:.6g}, {b:.6g}] exceeds the stored {stored:.6g}{holds}")
+        elif kind == "certified" and not stored <= bound + _INFLATION * (abs(bound) + eps):
+            notes.append(f"stored gap bound {stored:.6g} is looser than the recomputed {bound:.6g}")
+        if not stored <= target:
+            failures.append(f"stored gap bound {stored:.6g} exceeds eps target {target:.6g}")
+    return failures, notes
 
 
 def failed_report(*failures):
@@ -140,24 +165,12 @@ def verify(file, X, y):
         except Exception as exc:
             failures.append(f"{where}: cannot rebuild its pair ({exc})")
             continue
-        errs = problem.certificate_errors(primal, dual, float(lo[i]), float(hi[i]))
-        failures += [f"{where}: {e}" for e in errs]
-        if errs:
-            continue
-        for a, b in claimed_on(problem, k, float(lo[i]), float(hi[i])):
-            bound = problem.gap_bound(primal, dual, a, b)
-            target = eps * max(0.0, problem.dual_lower_bound(dual, a, b)) if relative else eps
-            if not bound <= stored[i]:
-                # a claim we cannot re-prove fails, even when eps itself holds (say so: a file
-                # written by another version's tighter bound is not a forgery)
-                holds = f"; this version's bound meets the eps target {target:.6g}, the stored number is not re-proven " \
-                    f"(written by approxpath {meta.get('library_version', '0.1 or earlier')})" if bound <= target else ""
-                failures.append(f"{where}: recomputed gap bound {bound:.6g} on [{a:.6g}, {b:.6g}] exceeds the stored "
-                                f"{stored[i]:.6g}{holds}")
-            elif k == "certified" and not stored[i] <= bound + _INFLATION * (abs(bound) + eps):
-                notes.append(f"{where}: stored gap bound {stored[i]:.6g} is looser than the recomputed {bound:.6g}")
-            if not stored[i] <= target:
-                failures.append(f"{where}: stored gap bound {stored[i]:.6g} exceeds eps target {target:.6g}")
+        target_of = (lambda a, b, d=dual: eps * max(0.0, problem.dual_lower_bound(d, a, b))) if relative \
+            else (lambda a, b: eps)
+        bad, good = claim_failures(problem, primal, dual, k, float(lo[i]), float(hi[i]), float(stored[i]), target_of,
+                                   eps, meta.get("library_version", "0.1 or earlier"))
+        failures += [f"{where}: {e}" for e in bad]
+        notes += [f"{where}: {e}" for e in good]
     ok = not failures
     return VerifyReport(ok, counts["certified"], counts["sampled"], counts["uncovered"], tuple(failures),
                         float(np.max(stored)), tuple(notes))

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .certificate import claimed_on, stored_bound
+from .certificate import claim_failures, claimed_on, stored_bound
 from .data import data_sha256
-from .path import KERNEL, Path, PathPiece, content_sha256
+from .path import KERNEL, Path, PathPiece, _version, content_sha256
 from .problem import InputError, _is_count, did_you_mean, from_scale, scale_mid, to_scale
 from .solvers import SolverError
 
@@ -810,22 +810,15 @@ class _Checkpoint:
 
 def _unproven(run, piece):
     """Why ``piece`` (read back from a file) does not hold its claim on ``run``'s problem, or
-    None: the pair's exact feasibility, and its gap bound recomputed over the whole piece
-    (certified) or at its sampled points, against the stored bound and the run's target."""
-    problem, lo, hi = run.problem, piece.lo, piece.hi
+    None (:func:`~approxpath.certificate.claim_failures`, against the run's target)."""
     if piece.kind == "uncovered":
         return None  # claims nothing
-    if not (run.lo <= lo <= hi <= run.hi):
+    if not (run.lo <= piece.lo <= piece.hi <= run.hi):
         return f"not inside [{run.lo:.6g}, {run.hi:.6g}]"
-    errors = problem.certificate_errors(piece.primal, piece.dual, lo, hi)
-    if errors:
-        return "; ".join(errors)
-    for a, b in claimed_on(problem, piece.kind, lo, hi):
-        bound = problem.gap_bound(piece.primal, piece.dual, a, b)
-        target = run.target((piece.primal, piece.dual), a, b)
-        if not bound <= piece.gap_bound <= target:
-            return f"gap bound {bound:.6g} on [{a:.6g}, {b:.6g}], stored {piece.gap_bound:.6g}, target {target:.6g}"
-    return None
+    pair = (piece.primal, piece.dual)
+    failures, _ = claim_failures(run.problem, *pair, piece.kind, piece.lo, piece.hi, piece.gap_bound,
+                                 lambda a, b: run.target(pair, a, b), run.eps, _version())
+    return "; ".join(failures) or None
 
 
 @contextmanager
