@@ -1,14 +1,14 @@
 """verify() accepts what the driver writes and rejects tampering, also when the forger
 recomputes the content hash (then only the mathematics can catch it)."""
 
-import json
 import os
 
 import numpy as np
 import pytest
 
 import approxpath
-from approxpath.path import content_sha256, read_certificate
+from approxpath.path import read_certificate
+from certificate_helpers import tamper
 
 
 @pytest.fixture(scope="module")
@@ -20,16 +20,6 @@ def written(tmp_path_factory):
     path = approxpath.approximate_path(problem, eps=0.5, interval=(2.0**-3, 2.0**4))
     file = path.save(tmp_path_factory.mktemp("cert") / "cert.npz")
     return path, file, X, y
-
-
-def _tamper(src, dst, edit, rehash):
-    arrays, meta = read_certificate(src)
-    arrays = {k: v.copy() for k, v in arrays.items()}
-    edit(arrays, meta)
-    if rehash:
-        meta["content_sha256"] = content_sha256(arrays, meta)
-    np.savez(dst, meta=np.array(json.dumps(meta)), **arrays)
-    return dst
 
 
 def test_accepts_its_own_certificate(written):
@@ -75,7 +65,7 @@ TAMPERS = {
 @pytest.mark.parametrize("what", sorted(TAMPERS))
 def test_rejects_tampering(written, tmp_path, what, rehash):
     path, file, X, y = written
-    bad = _tamper(file, tmp_path / "bad.npz", TAMPERS[what], rehash)
+    bad = tamper(file, tmp_path / "bad.npz", TAMPERS[what], rehash)
     report = approxpath.verify(bad, X, y)
     assert not report.ok, what
     if rehash:
@@ -112,7 +102,7 @@ def test_a_looser_stored_bound_is_a_true_claim(written, tmp_path):
     def loosen(a, m):
         a["gap_bound"][:] = np.minimum(1.5 * a["gap_bound"], eps)
 
-    report = approxpath.verify(_tamper(file, tmp_path / "loose.npz", loosen, True), X, y)
+    report = approxpath.verify(tamper(file, tmp_path / "loose.npz", loosen, True), X, y)
     assert report.ok and report.notes and "looser" in report.notes[0]
     assert "note:" in str(report)
 
@@ -128,6 +118,6 @@ def test_a_tighter_stored_bound_fails_and_says_whether_eps_holds(written, tmp_pa
         a["gap_bound"][0] *= 0.5
         m["library_version"] = "0.0.9"
 
-    report = approxpath.verify(_tamper(file, tmp_path / "tight.npz", tighten, True), X, y)
+    report = approxpath.verify(tamper(file, tmp_path / "tight.npz", tighten, True), X, y)
     assert not report.ok and len(report.failures) == 1
     assert "meets the eps target" in report.failures[0] and "0.0.9" in report.failures[0]

@@ -1,7 +1,6 @@
 """Malformed user input gets an InputError (CLI: exit 2) naming the argument; a malformed
 certificate is a failed verification (exit 1, "FAILED: ..."), never OK, never a traceback."""
 
-import json
 import warnings
 
 import numpy as np
@@ -12,7 +11,8 @@ from approxpath import InputError
 from approxpath.cli import main
 from approxpath.data import make_classification, make_sinc
 from approxpath.exact.crosscheck import crosscheck, write_claimed
-from approxpath.path import FORMAT_VERSION, content_sha256, read_certificate
+from approxpath.path import FORMAT_VERSION
+from certificate_helpers import tamper
 
 
 # ---------------------------------------------------------------------------- crosscheck
@@ -89,14 +89,13 @@ def cert(tmp_path_factory):
 
 
 def _forge(src, dst, edit):
-    """``src`` edited by ``edit(arrays, meta)``, the content hash recomputed (a careful forger)."""
-    arrays, meta = read_certificate(src)
-    arrays = {k: v.copy() for k, v in arrays.items()}
-    edit(arrays, meta)
-    meta["data_file"] = str(src.parent / "sinc.csv")
-    meta["content_sha256"] = content_sha256(arrays, meta)
-    np.savez(dst, meta=np.array(json.dumps(meta)), **arrays)
-    return dst
+    """``src`` edited by ``edit(arrays, meta)``, the content hash recomputed (a careful forger),
+    naming the data file by its absolute path (the CLI finds it from anywhere)."""
+    def edit_and_point(arrays, meta):
+        edit(arrays, meta)
+        meta["data_file"] = str(src.parent / "sinc.csv")
+
+    return tamper(src, dst, edit_and_point, rehash=True)
 
 
 def _set(key, f):
