@@ -1,0 +1,44 @@
+"""Every error approxpath raises on purpose, and the tail of every unknown-name message.
+
+Each is a subclass of a built-in exception, so ``except ValueError`` still catches bad input.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+__all__ = [
+    "InputError",
+    "SolverError",
+    "EpsilonTooSmallError",
+    "BudgetExceededError",
+    "DuplicateProblemError",
+    "did_you_mean",
+]
+
+
+class InputError(ValueError):
+    """Bad user input: the message names the argument and the fix."""
+
+
+class SolverError(RuntimeError):
+    """No exact solver produced a usable point."""
+
+
+class EpsilonTooSmallError(ValueError):
+    """ε is below the duality gap the exact solves themselves achieve."""
+
+
+class BudgetExceededError(RuntimeError):
+    """A path needs more exact solves or pieces than allowed (``max_solves``, ``max_pieces``)."""
+
+
+class DuplicateProblemError(ValueError):
+    """Two different classes claim the same registry name."""
+
+
+def did_you_mean(value, choices, n=1):
+    """``"; did you mean 'x'?"`` naming the closest of ``choices`` to ``value`` (up to ``n`` of
+    them), or ``""`` when none is close: the tail of every unknown-name error."""
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=n)
+    return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""

@@ -1,0 +1,93 @@
+"""The floating-point facts certificates rely on, in one place.
+
+* :data:`UNIT_ROUNDOFF` and :func:`fp_margin`: the allowance for a chain of rounded sums;
+* :func:`kernel_entry_error`: the error of one computed kernel entry :math:`e^{-tD_{ij}}`;
+* :data:`STORED_PAD` and :func:`stored_bound`: how a computed bound is written to a file;
+* :func:`dyadic_quantum`: the grid on which duals are stored so that linear equalities
+  (:math:`\\mathbf 1^\\top u = 0`, :math:`y^\\top\\alpha = 0`) hold exactly.
+
+Numpy only: the verifier imports this module.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["UNIT_ROUNDOFF", "GRID_BITS", "STORED_PAD", "fp_margin", "kernel_entry_error", "stored_bound",
+           "dyadic_quantum", "zero_sum"]
+
+#: Unit roundoff of IEEE double precision (half the machine epsilon).
+UNIT_ROUNDOFF = 2.0**-53
+
+#: Stored gap bounds are the computed bound rounded up by this relative amount, so a verifier
+#: whose BLAS sums in another order (last-bit differences) still finds its own rigorous bound
+#: below the stored one; claims only get weaker.
+STORED_PAD = 1e-9
+
+#: Duals are stored on the grid 2**(floor(log2 top) - GRID_BITS): integers times a power of two,
+#: so sums of up to 2**(53 - GRID_BITS) such numbers (any realistic n) are exact in double
+#: precision and a verifier checks an equality with ``math.fsum``.  2**-42 relative perturbs an
+#: objective by ~1e-12 relative.
+GRID_BITS = 42
+
+
+def fp_margin(n_ops, magnitude):
+    """Rigorous allowance for floating-point rounding.
+
+    A sum of ``m`` terms computed in floating point is within :math:`\\gamma_m \\sum |x_i|`
+    of the exact sum, :math:`\\gamma_m = m u/(1 - m u) \\le 1.01\\, m u` for :math:`mu <
+    0.01`.  ``n_ops`` is the longest chain of dependent operations in a bound and
+    ``magnitude`` dominates the absolute values of everything summed along it; 16 more
+    operations cover the few steps after the sums.
+    """
+    return 1.01 * (n_ops + 16) * UNIT_ROUNDOFF * float(magnitude)
+
+
+def kernel_entry_error(d):
+    """Absolute error bound of one computed kernel entry :math:`\\exp(-tD_{ij})`.
+
+    ``D_ij`` has relative error :math:`(d+2)u`, the product :math:`tD_{ij}` one more
+    :math:`u`, and ``exp`` at most :math:`2u` relative (glibc and numpy's SIMD ``exp`` are
+    accurate to a few tenths of an ulp; 2 ulp leaves room).  An argument error
+    :math:`\\delta\\, tD` changes :math:`e^{-tD}` by at most :math:`\\delta\\, tD\\, e^{-tD}
+    \\le \\delta / e`, so every entry is within :math:`((d+3)/e + 2)u` of the exact kernel.
+
+    Parameters
+    ----------
+    d : int
+        The number of rounded terms per distance (the number of features for squared
+        Euclidean distances).
+    """
+    return ((d + 3) / np.e + 2.0) * UNIT_ROUNDOFF
+
+
+def stored_bound(bound):
+    """The value written as ``gap_bound`` for a computed bound (rounded up by :data:`STORED_PAD`)."""
+    return float(bound + STORED_PAD * abs(bound) + 1e-300)
+
+
+def dyadic_quantum(top):
+    """The grid step ``2**(floor(log2 top) - GRID_BITS)`` for values of magnitude at most ``top > 0``."""
+    return 2.0 ** (math.floor(math.log2(top)) - GRID_BITS)
+
+
+def zero_sum(u):
+    """``u`` (n,) minus its mean, rounded to the dyadic grid of its largest entry so that its
+    sum is exactly 0 (one grid step taken off the entries pointing the excess's way, largest
+    first).  NaN becomes 0."""
+    u = np.nan_to_num(np.asarray(u, dtype=float))
+    u = u - u.mean()
+    top = float(np.max(np.abs(u))) if u.size else 0.0
+    if top == 0.0:
+        return np.zeros_like(u)
+    q = dyadic_quantum(top)
+    m = np.rint(u / q).astype(np.int64)
+    excess = int(m.sum())
+    while excess:
+        step = 1 if excess > 0 else -1
+        idx = np.argsort(-step * m, kind="stable")[: min(abs(excess), m.size)]
+        m[idx] -= step
+        excess = int(m.sum())
+    return m.astype(float) * q

@@ -1,0 +1,156 @@
+"""Argument checks, once: every public entry point validates its input through these.
+
+Each check raises :class:`~approxpath.errors.InputError` with a one-line message that names the
+argument, what was given and the fix.  Numpy only (the verifier uses them).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .errors import InputError, did_you_mean
+
+__all__ = ["is_real", "is_count", "check_X", "check_y", "check_X_y", "binary_labels", "choice", "positive",
+           "count", "finite_number"]
+
+
+def is_real(value):
+    """True for a real number: Python or numpy int or float, or a 0-d numeric array (not a bool)."""
+    if isinstance(value, np.ndarray):
+        return value.ndim == 0 and value.dtype.kind in "iuf"
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def is_count(value):
+    """True for a positive integer, Python or numpy (bool is an int subclass: ``workers=True``
+    is a mistake, not 1)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
+
+
+def finite_number(name, value, what="a finite number"):
+    """``value`` as a float, or :class:`InputError` unless it is a finite real number."""
+    if not (is_real(value) and math.isfinite(float(value))):
+        raise InputError(f"{name} must be {what}; got {value!r}")
+    return float(value)
+
+
+def positive(name, value):
+    """``value`` as a float, or :class:`InputError` unless it is a positive finite number."""
+    v = finite_number(name, value, "a positive finite number")
+    if not v > 0:
+        raise InputError(f"{name} must be a positive finite number; got {value!r}")
+    return v
+
+
+def count(name, value):
+    """``value`` as an int, or :class:`InputError` unless it is a positive integer."""
+    if not is_count(value):
+        raise InputError(f"{name} must be a positive integer; got {value!r}")
+    return int(value)
+
+
+def choice(name, value, choices):
+    """``value`` if it is one of ``choices``, else :class:`InputError` naming the closest."""
+    if value not in choices:
+        raise InputError(f"unknown {name} {value!r}{did_you_mean(value, choices)} (choose one of "
+                         f"{', '.join(map(str, choices))})")
+    return value
+
+
+def check_X(X):
+    """``X`` as a 2-D float array (a 1-D array is one feature), or :class:`InputError` when it
+    holds text, complex numbers or other objects, or NaN/inf."""
+    try:
+        X = np.asarray(X)
+    except ValueError as exc:  # ragged rows
+        raise InputError(f"X must be numeric: an (n_samples, n_features) array of real numbers ({exc})") from None
+    if X.dtype.kind == "c":
+        raise InputError(f"X must be numeric: real numbers, got complex values (dtype {X.dtype}); "
+                         "pass X.real if the imaginary parts are 0")
+    try:
+        X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"X must be numeric: an (n_samples, n_features) array of real numbers ({exc}); "
+                         "convert or drop the non-numeric columns first") from None
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2:
+        raise InputError(f"X must be a 2-D array (n_samples, n_features); got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        bad = np.argwhere(~np.isfinite(X))[0]
+        raise InputError(f"X contains NaN or inf (first at row {bad[0]}, column {bad[1]}): clean or impute the data first")
+    return X
+
+
+def check_y(y):
+    """``y`` as a 1-D array, checked entry by entry where numpy's dtype does not tell: no None,
+    no complex numbers, not numbers and text mixed (a list such as ``['a', 1]`` becomes text in
+    numpy), no NaN/inf.  Object arrays of numbers come back as float."""
+    given, y = y, np.asarray(y)
+    if y.ndim != 1:
+        raise InputError(f"y must be a 1-D array of length n_samples; got shape {y.shape}")
+    if y.dtype.kind == "c":
+        raise InputError(f"y must be real numbers (or class labels); got complex values (dtype {y.dtype}): "
+                         "pass y.real if the imaginary parts are 0")
+    if y.dtype.kind in "OUS" and not (y.dtype.kind in "US" and isinstance(given, np.ndarray)):
+        y = _entries(given)
+    if y.dtype.kind in "f" and not np.all(np.isfinite(y)):
+        bad = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise InputError(f"y contains NaN or inf (first at index {bad}): drop or impute those samples")
+    return y
+
+
+def _entries(given):
+    """An object or text ``y`` checked entry by entry (see :func:`check_y`)."""
+    entries = np.asarray(given, dtype=object).reshape(-1)
+    kinds = {}
+    for i, v in enumerate(entries):
+        if v is None:
+            raise InputError(f"y contains None (first at index {i}): drop or impute those samples")
+        if is_real(v) or isinstance(v, (bool, np.bool_)):
+            kind = "number"
+        elif isinstance(v, (complex, np.complexfloating)):
+            raise InputError(f"y must be real numbers (or class labels); got the complex {v!r} at index {i}")
+        elif isinstance(v, (str, bytes, np.str_, np.bytes_)):
+            kind = "text"
+        else:
+            raise InputError(f"y must be real numbers or class labels; got {type(v).__name__} {v!r} at index {i}")
+        kinds.setdefault(kind, set()).add(type(v).__name__)
+    if len(kinds) > 1:
+        names = sorted(set().union(*kinds.values()))
+        raise InputError(f"y mixes value types ({', '.join(names)}): use one kind for all targets or labels, "
+                         "all numbers or all strings")
+    return np.asarray(entries, dtype=float) if "number" in kinds else np.asarray(given)
+
+
+def check_X_y(X, y):
+    """``(X, y)`` checked (:func:`check_X`, :func:`check_y`) and of matching length, n >= 2."""
+    X, y = check_X(X), check_y(y)
+    if X.shape[0] != y.shape[0]:
+        raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries: pass one target per row of X")
+    if X.shape[0] < 2:
+        raise InputError(f"need at least 2 samples, got {X.shape[0]}")
+    return X, y
+
+
+def binary_labels(y, who="kernel_svm"):
+    """``(labels, y_pm)``: the two classes of ``y`` (sorted) and ``y`` as -1/+1 floats.
+
+    ``{-1, +1}`` is used as is; any other two labels are mapped to -1 (the smaller) and +1 (the
+    larger) with a warning.  :class:`InputError` unless there are exactly two classes.
+    """
+    values = np.unique(y)
+    if values.size != 2:
+        raise InputError(f"{who} needs exactly two classes in y; found {values.size} "
+                         f"({', '.join(map(str, values[:5]))}{', ...' if values.size > 5 else ''})")
+    try:
+        if set(values.astype(float).tolist()) == {-1.0, 1.0}:
+            return values, np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        pass
+    low, high = values.tolist()  # Python scalars: 0, not np.int64(0)
+    warnings.warn(f"{who}: labels {low!r} -> -1 and {high!r} -> +1", stacklevel=4)
+    return values, np.where(y == values[1], 1.0, -1.0)
