@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .problem import InputError
+from .errors import InputError
 
 __all__ = [
     "PREPROCESSING",

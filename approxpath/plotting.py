@@ -17,7 +17,8 @@ from pathlib import Path as _FsPath
 
 import numpy as np
 
-from .kernels import UNIT_ROUNDOFF, gaussian, sq_distances
+from .kernels import gaussian, sq_distances
+from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["plot_bounds", "plot_solves", "plot_validation", "plot_condition", "kernel_condition_numbers",
            "save_figure"]
@@ -81,14 +82,13 @@ def plot_bounds(path, n_points=400, ax=None):
     path : Path
         Must carry its problem (computed here, or loaded with the data).
     n_points : int
-        Parameter values (spaced in the parameter's scale, plus every piece end) at which the
+        Parameter values (spaced in log scale, plus every piece end) at which the
         bounds are drawn.
     ax : matplotlib Axes, optional
         Draw only the top panel into it.
     """
     lo, hi = path.interval
-    log = path.problem.scale == "log"
-    grid = np.geomspace(lo, hi, n_points) if log else np.linspace(lo, hi, n_points)
+    grid = np.geomspace(lo, hi, n_points)
     ts = np.unique(np.concatenate([grid, [p.lo for p in path.pieces], [hi]]))
     up, low = np.array([path.objectives(t) for t in ts]).T
     with _style() as plt:
@@ -102,7 +102,7 @@ def plot_bounds(path, n_points=400, ax=None):
         if sp.size:
             ax.plot(sp, [path.objectives(t)[0] for t in sp], "o", color=_SOLVE, ms=3,
                     label=f"exact solves ({path.exact_solves})")
-        ax.set_xscale("log" if log else "linear")
+        ax.set_xscale("log")
         ax.set_ylabel("objective value")
         where = f" on {_data_name(path)}" if _data_name(path) else ""
         opts = ", ".join(f"{k}={v}" for k, v in path.problem.options().items() if k != "parameter")
@@ -222,8 +222,7 @@ def plot_validation(curve, path=None, title=None):
         ax.plot([curve.best_t], [curve.best_loss], "o", color=_UPPER, ms=5,
                 label=f"selected t = {curve.best_t:.4g}: {curve.criterion} {curve.best_loss:.4g}, "
                       f"certified gap $\\leq$ {curve.best_gap_bound:.3g}")
-        log = path is None or path.problem.scale == "log"
-        ax.set_xscale("log" if log else "linear")
+        ax.set_xscale("log")
         ax.set_ylabel(label)
         ax.legend(loc="best")
         if title is None and path is not None:

@@ -78,7 +78,7 @@ class _KernelPathBase(BaseEstimator):
                                                   stratify=stratify)
         return X_tr, y_tr, X_va, y_va
 
-    def _fit(self, X, y, X_val, y_val, name, options, null_objective, stratify=None):
+    def _fit(self, X, y, X_val, y_val, name, options, stratify=None):
         X_tr, y_tr, X_va, y_va = self._split(X, y, X_val, y_val, stratify)
         self._check_training_targets(y_tr)
         problem = get_problem(name)(X_tr, y_tr, **options)
@@ -88,7 +88,7 @@ class _KernelPathBase(BaseEstimator):
             self.t_range_ = (gamma * _T_RANGE[0], gamma * _T_RANGE[1])
         else:
             self.t_range_ = tuple(float(v) for v in self.t_range)
-        null = null_objective(y_tr)
+        null = problem.null_objective()
         self.eps_ = float(self.eps) * null if null > 0 else _EPS_FLOOR
         self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_)
         curve = validation_curve(self.path_, X_va, y_va, criterion=self._criterion(), selection=self.selection,
@@ -223,8 +223,7 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         if y_type != "binary":
             raise ValueError(f"Only binary classification is supported. The type of the target is {y_type}.")
         yy = self._encode(y)
-        return self._fit(X, yy, X_val, y_val, "kernel_svm", dict(c=self.C, bias=self.bias),
-                         lambda y_tr: self.C * y_tr.size, stratify=yy)
+        return self._fit(X, yy, X_val, y_val, "kernel_svm", dict(c=self.C, bias=self.bias), stratify=yy)
 
     def decision_function(self, X, t=None):
         """:math:`f(x) = \\sum_j w_j k_t(x_j, x) + b` of the path's model at ``t`` (default
@@ -237,12 +236,8 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         return self.classes_[(f > 0).astype(int)]
 
 
-#: Losses of :class:`KernelPathRegressor` (registered problem names) and the objective of the
-#: zero model (beta = 0; for klasso with the best intercept), the unit of ``eps``.
-_NULL_OBJECTIVE = {
-    "klasso": lambda y: 0.5 * float(np.sum((y - y.mean()) ** 2)),
-    "robust_l1": lambda y: float(np.sum(np.abs(y))),
-}
+#: Losses of :class:`KernelPathRegressor` (registered problem names).
+_LOSSES = ("klasso", "robust_l1")
 
 
 class KernelPathRegressor(RegressorMixin, _KernelPathBase):
@@ -315,14 +310,13 @@ class KernelPathRegressor(RegressorMixin, _KernelPathBase):
         -------
         self
         """
-        if self.loss not in _NULL_OBJECTIVE:
-            raise ValueError(f"unknown loss {self.loss!r}; choose one of {', '.join(_NULL_OBJECTIVE)}")
+        if self.loss not in _LOSSES:
+            raise ValueError(f"unknown loss {self.loss!r}; choose one of {', '.join(_LOSSES)}")
         if self.criterion not in ("mae", "mse"):
             raise ValueError(f"unknown criterion {self.criterion!r}; choose 'mae' or 'mse'")
         self._check_params()
         X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True)
-        return self._fit(X, np.asarray(y, dtype=float), X_val, y_val, self.loss, dict(lam=self.lam),
-                         _NULL_OBJECTIVE[self.loss])
+        return self._fit(X, np.asarray(y, dtype=float), X_val, y_val, self.loss, dict(lam=self.lam))
 
     def predict(self, X, t=None):
         """Predictions of the path's model at ``t`` (default ``best_t_``), shape (n_samples,)."""

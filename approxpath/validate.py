@@ -39,6 +39,8 @@ def finite_number(name, value, what="a finite number"):
 
 def positive(name, value):
     """``value`` as a float, or :class:`InputError` unless it is a positive finite number."""
+    if not is_real(value):
+        raise InputError(f"{name} must be a number; got {value!r} ({type(value).__name__}): pass e.g. {name}=0.1")
     v = finite_number(name, value, "a positive finite number")
     if not v > 0:
         raise InputError(f"{name} must be a positive finite number; got {value!r}")

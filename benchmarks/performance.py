@@ -42,7 +42,7 @@ def _path_job(name, strategy, eps, n, workers, seed, chunks=None, single_thread=
     run = lambda: approxpath.approximate_path(problem, eps=eps, interval=INTERVAL, strategy=strategy,  # noqa: E731
                                               workers=workers, chunks=chunks)
     if single_thread:  # one BLAS thread and one kernel thread, as each parallel worker runs
-        from approxpath.driver import _single_threaded
+        from approxpath.driver.parallel import single_threaded as _single_threaded
 
         path = _single_threaded(run)
     else:

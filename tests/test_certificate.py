@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import approxpath
-from approxpath.path import read_certificate
+from approxpath.certificate.format import read_certificate
 from certificate_helpers import tamper
 
 

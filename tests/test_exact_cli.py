@@ -85,7 +85,7 @@ def test_crosscheck_kernel_svm_file(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv,match", [
-    (["exact", "kernel_svm"], "exact paths exist for: klasso"),
+    (["exact", "kernel_svm"], "unknown problem for exact paths 'kernel_svm'"),
     (["exact", "klasso", "--parameter", "lam"], "--bandwidth T"),
     (["exact", "klasso", "--lam", "0.1"], "--range LO HI"),
     (["exact", "klasso", "--range", "0.1", "1"], "--lam L"),

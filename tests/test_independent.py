@@ -8,7 +8,8 @@ import pytest
 
 import approxpath
 from approxpath.registry import available_problems, get_problem
-from approxpath.solvers import SolverError, solve_cvxpy
+from approxpath.errors import SolverError
+from approxpath.solvers.conic import solve_cvxpy
 
 
 def _cases():
@@ -18,7 +19,7 @@ def _cases():
         for k, (problem, interval, eps) in enumerate(get_problem(name).examples()):
             # one instance per parameter, and one with features on a lattice (kernel products
             # through level histograms) where the problem has such an example
-            key = (problem.parameter, problem.kernels.lattice is not None)
+            key = (problem.parameter, getattr(getattr(problem, "kernels", None), "lattice", None) is not None)
             if key not in seen:
                 seen.add(key)
                 out.append(pytest.param(problem, interval, eps,
@@ -41,7 +42,7 @@ def _optimum(problem, t):
 @pytest.mark.parametrize("problem,interval,eps", _cases())
 def test_default_path_at_200_random_parameters(problem, interval, eps):
     path = approxpath.approximate_path(problem, eps=eps, interval=interval)
-    if problem.has_interval_bound:
+    if problem.bound.interval_bound:
         assert path.certified, path.summary()
     lo, hi = interval
     rng = np.random.default_rng(2024)

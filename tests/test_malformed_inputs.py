@@ -11,7 +11,7 @@ from approxpath import InputError
 from approxpath.cli import main
 from approxpath.data import make_classification, make_sinc
 from approxpath.exact.crosscheck import crosscheck, write_claimed
-from approxpath.path import FORMAT_VERSION
+from approxpath.certificate.format import FORMAT_VERSION
 from certificate_helpers import tamper
 
 

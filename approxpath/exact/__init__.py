@@ -9,7 +9,11 @@ values and claimed solutions computed anywhere (also along segments claimed to b
 from .crosscheck import Check, CrossCheckReport, certify, crosscheck, read_claimed, write_claimed
 from .klasso import Event, ExactPath, ExactPathError, ExactPoint, kernel_path, lambda_path
 
+#: Registered problems with an exact path algorithm here (``approxpath exact PROBLEM``).
+EXACT_PROBLEMS = ("klasso",)
+
 __all__ = [
+    "EXACT_PROBLEMS",
     "Check",
     "CrossCheckReport",
     "Event",

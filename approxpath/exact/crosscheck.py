@@ -3,7 +3,7 @@
 Given parameter values :math:`t_1, \\dots, t_k` and claimed primal points, every point gets
 the rigorous gap bound of the problem's own declaration: a dual candidate is built from the
 claimed primal (:meth:`Problem.dual_from_primal`), made exactly feasible
-(:meth:`Problem.restore_dual`) and :meth:`Problem.gap_bound` bounds
+(:meth:`Problem.restore`) and ``problem.bound.gap`` bounds
 :math:`f_t(x) - \\mathrm{opt}(t)` from above, rounding included.  The claimed primal itself is
 used as given (only its :math:`t`-dependent fields such as slacks are filled in), so a wrong
 coefficient shows up as a gap.
@@ -32,7 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from approxpath.problem import InputError, _is_count
+from approxpath.errors import InputError
+from approxpath.problem import convex_combination
+from approxpath.validate import is_count
 
 __all__ = ["Check", "CrossCheckReport", "certify", "crosscheck", "point_gap", "read_claimed", "write_claimed"]
 
@@ -205,12 +207,12 @@ def point_gap(problem, primal, tau):
     :math:`1 + |\\text{dual objective}|`: ``(gap, scale, note)``; ``gap`` is ``inf`` with a
     note when the point is infeasible or cannot be evaluated."""
     try:
-        dual = problem.restore_dual(problem.dual_from_primal(primal, tau), tau)
+        dual = problem.restore(primal, problem.dual_from_primal(primal, tau), tau)[1]  # the claimed primal as is
         scale = 1.0 + abs(problem.dual_objective(dual, tau))
         violation = problem.primal_violation(problem.primal_at(primal, tau), tau)
         if not violation <= _PRIMAL_FEAS_TOL * scale:
             return math.inf, scale, f"primal infeasible by {violation:.3g}"
-        gap = float(problem.gap_bound(primal, dual, tau))
+        gap = float(problem.bound.gap(primal, dual, tau))
     except (ValueError, TypeError, FloatingPointError, np.linalg.LinAlgError) as exc:
         return math.inf, 1.0, f"cannot be evaluated: {exc}"
     if not math.isfinite(gap):
@@ -309,7 +311,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
         raise InputError("t contains NaN or inf")
     if not (isinstance(tol, (int, float, np.floating)) and tol > 0):
         raise InputError(f"tol must be a positive number; got {tol!r}")
-    if not _is_count(samples):
+    if not is_count(samples):
         raise InputError(f"samples must be a positive integer (interior points per linear segment, "
                          f"default {DEFAULT_SAMPLES}); got {samples!r}")
     if not isinstance(primals, dict):
@@ -333,13 +335,15 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
                             not gap <= limit(scale), note))
     if linear:
         thetas = np.arange(1, samples + 1) / (samples + 1)
+        segment_bound = getattr(problem, "segment_gap_bound", None)
+        interpolate = getattr(problem, "interpolate", convex_combination)
         for i in range(t.size - 1):
             lo, hi = float(t[i]), float(t[i + 1])
             if not lo < hi:
                 continue
             seg_scale = min(checks[i].scale, checks[i + 1].scale)
             try:
-                bound = problem.segment_gap_bound(primals[i], primals[i + 1], lo, hi)
+                bound = segment_bound(primals[i], primals[i + 1], lo, hi) if segment_bound else None
             except (ValueError, TypeError, FloatingPointError, np.linalg.LinAlgError):
                 bound = None
             if bound is not None:
@@ -351,7 +355,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
             worst = None
             for th in thetas:
                 tau = float(lo + th * (hi - lo))
-                gap, scale, note = point_gap(problem, problem.interpolate(ends[0], ends[1], th)[0], tau)
+                gap, scale, note = point_gap(problem, interpolate(ends[0], ends[1], th)[0], tau)
                 if worst is None or (not gap <= limit(scale), gap) > (worst[3], worst[0]):
                     worst = (gap, tau, scale, not gap <= limit(scale), note)
             gap, tau, scale, flagged, note = worst

@@ -49,8 +49,9 @@ from typing import Callable
 import numpy as np
 import scipy.linalg
 
-from approxpath.kernels import UNIT_ROUNDOFF, gaussian, sq_distances
-from approxpath.problem import InputError
+from approxpath.errors import InputError
+from approxpath.kernels import gaussian, sq_distances
+from approxpath.numerics import UNIT_ROUNDOFF
 
 __all__ = ["Event", "ExactPoint", "ExactPath", "ExactPathError", "lambda_path", "kernel_path"]
 
