@@ -6,8 +6,10 @@ gap of the registered problem, and :func:`crosscheck` does the same for arrays o
 values and claimed solutions computed anywhere (also along segments claimed to be linear).
 """
 
+from ._common import Event, ExactPath, ExactPathError, ExactPoint
+from ._kernel import kernel_path
+from ._lambda import lambda_path
 from .crosscheck import Check, CrossCheckReport, certify, crosscheck, read_claimed, write_claimed
-from .klasso import Event, ExactPath, ExactPathError, ExactPoint, kernel_path, lambda_path
 
 __all__ = [
     "Check",
