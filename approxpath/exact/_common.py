@@ -154,9 +154,12 @@ class ExactPath:
     signs : ndarray of shape (k, n), int8
         Active set and signs of the linear system each solution came from (0 = inactive).
     cond : ndarray of shape (k,)
-        1-norm condition number of that system (LAPACK's ``gecon`` estimate from the LU factors
-        of the solve; within a small factor of the 2-norm one).  λ-path: the system of the
-        segment below the point (the last point: above it); nan where none was solved.
+        1-norm condition number of that system, LAPACK's estimate from the factors of the solve
+        (within a small factor of the 2-norm one): the kernel path's bordered matrix (``gecon``
+        from LU); the λ-path's reduced matrix :math:`\\tilde K_{\\mathcal A}^\\top\\tilde
+        K_{\\mathcal A} + \\nu I` (``pocon`` from its Cholesky factor; the bordered matrix's
+        ``gecon`` where the LU reference or fallback solved it) of the segment below the point
+        (the last point: above it); nan where none was solved.
     events : tuple of Event
         In the order the algorithm met them.
     linear : bool

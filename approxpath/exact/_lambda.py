@@ -83,8 +83,10 @@ def lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmarks
         ``parameter == "lam"``, points at λ_max, every breakpoint and the end, ``linear``;
         ``cond`` is LAPACK's 1-norm condition estimate of the reduced matrix
         :math:`\\tilde K_{\\mathcal A}^\\top\\tilde K_{\\mathcal A} + \\nu I` of each segment.
-        When :math:`\\lambda_{max}` is below the rounding of its own computation (e.g. constant
-        ``X``: β = 0 is optimal for every λ) it is set to 0 and the path is that one point.
+        When ``lam_min`` >= λ_max the path is the one point β = 0 at ``lam_min``.  When
+        λ_max is below the rounding of its own computation (constant ``X``: β = 0 is optimal
+        for every λ) it is set to 0: the same one point (at λ = 0 by default, where the
+        ``klasso`` certificate cannot be evaluated; pass ``lam_min > 0``).
     """
     return _lambda_path(X, y, bandwidth, lam_min, max_events=max_events, max_landmarks=max_landmarks,
                         target_mse=target_mse, X_val=X_val, y_val=y_val, nu=nu)
@@ -289,9 +291,9 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
     solves, max_cond = 0, 1.0
     # a point is [lambda, beta, beta0, signs, cond]: the signs and the condition number of the
     # system of the segment below it (towards smaller lambda; the last point: the one above)
-    points = [[lam, beta.copy(), beta0, signs.copy(), 1.0]]
+    points = [[max(lam, lam_min), beta.copy(), beta0, signs.copy(), 1.0]]
     if lam <= lam_min:
-        stop = "lam_min >= lam_max: beta = 0 on the whole range"
+        stop = f"lam_min >= lam_max = {lam:.6g}: beta = 0 on the whole range"
     elif max_events == 0:
         stop = "max_events = 0"
     elif max_landmarks == 0:
