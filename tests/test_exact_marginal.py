@@ -78,13 +78,14 @@ def test_screen_bound_dominates_the_change_of_g(up):
         b, b0, _, KA = tracer.solve(t1, signs, beta, beta0)
         r = data.residual(KA, b[act], b0)
         g1 = gaussian(data.D, t1) @ r
-        idx, _ = screen.rows(t1, r, signs == 0)
+        idx, _ = screen.rows(t1, r)
         rest = np.setdiff1d(np.flatnonzero(signs == 0), idx)
         assert np.all(np.abs(g1[rest]) <= lam)
         cleared_somewhere |= rest.size > 0
         dr = np.abs(r - screen.r_ref)
         first = np.minimum(np.minimum(dr.sum(), dr.max() * screen.rowsum), np.sqrt(dr @ dr) * screen.rownorm)
-        assert np.all(np.abs(g1 - g0) <= first + abs(t1 - t0) * screen.P + 1e-12)
+        out = screen.out  # the rows outside the marginal set, which the bound may clear
+        assert np.all(np.abs(g1 - g0)[out] <= first + abs(t1 - t0) * screen.P + 1e-12)
     assert cleared_somewhere  # the screen saves something here
 
 

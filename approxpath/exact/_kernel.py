@@ -60,8 +60,7 @@ class _KernelTracer:
         d = self.data
         act = np.flatnonzero(signs)
         r = d.residual(KA, beta[act], beta0)
-        inactive = signs == 0
-        idx, move = (np.flatnonzero(inactive), False) if screen is None else screen.rows(t, r, inactive)
+        idx, move = (np.flatnonzero(signs == 0), False) if screen is None else screen.rows(t, r)
         g_idx = self.kernel(t, idx) @ r
         bad = np.abs(g_idx) > d.lam + _g_slack(d.lam, r)
         leave = [int(i) for i in act[signs[act] * beta[act] < 0]]

@@ -15,6 +15,7 @@ import numpy as np
 
 from approxpath.kernels import cross_sq_distances, gaussian
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
+from approxpath.validate import is_real
 
 from ._common import (_EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive, _Data,
                       _one_blas_thread)
@@ -282,7 +283,7 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
     if lam <= fp_margin(2 * n, np.abs(data.y).sum() + np.abs(data.y - beta0).sum() + n * abs(beta0)):
         lam = 0.0
     lam_min = 1e-3 * lam if lam_min is None else lam_min
-    if not (isinstance(lam_min, (int, float, np.floating)) and math.isfinite(lam_min) and lam_min >= 0):
+    if not (is_real(lam_min) and math.isfinite(lam_min) and lam_min >= 0):
         raise InputError(f"lam_min must be >= 0 and finite; got {lam_min!r}")
     lam_min = float(lam_min)
     signs = np.zeros(n, dtype=np.int8)

@@ -67,41 +67,51 @@ class _Screen:
         self.inactive = 0  # inactive rows, summed over the trials
 
     def reset(self, t, beta, beta0, signs):
-        """Compute g in full at the accepted solution ``(beta, beta0)`` at ``t`` (the new reference)."""
+        """Compute g in full at the accepted solution ``(beta, beta0)`` at ``t`` (the new
+        reference); the active set ``signs`` stays the same until the next reset (an event)."""
         d = self.data
         act = np.flatnonzero(signs)
         r = d.residual(gaussian(d.D[:, act], t), beta[act], beta0)
-        K = gaussian(d.D, t)
-        self.t_ref, self.r_ref = t, r
+        self.t_ref, self.r_ref, self.r_ref_l1 = t, r, float(np.abs(r).sum())
         self.t_lo = t * self.floor
-        W = K if self.floor == 1.0 else gaussian(d.D, self.t_lo)
+        self.inactive_idx = np.flatnonzero(signs == 0)
+        K = gaussian(d.D[self.inactive_idx], t)  # the inactive rows of K_t
+        g_abs = np.abs(K @ r)
+        marginal = g_abs >= d.lam * (1.0 - self.xi)
+        self.always = self.inactive_idx[marginal]  # the paper's marginal set
+        self.out = out = self.inactive_idx[~marginal]  # the rows the bound may clear
+        W = K[~marginal] if self.floor == 1.0 else gaussian(d.D[out], self.t_lo)
         self.rowsum = W.sum(axis=1)
         self.rownorm = np.sqrt(np.einsum("ij,ij->i", W, W))
-        self.P = (d.D * W) @ np.abs(r)
-        self.g_abs = np.abs(K @ r)
-        self.marginal = self.g_abs >= d.lam * (1.0 - self.xi)
-        # rounding of g = K r: the kernel entries (kernel_entry_error each, d features) and the sums
-        self.g_err = (kernel_entry_error(d.X.shape[1]) + fp_margin(d.n, 1.0)) * float(np.abs(r).sum())
+        self.P = (d.D[out] * W) @ np.abs(r)
+        # rounding: of a kernel entry (kernel_entry_error, d features) and of a sum of n terms
+        # of magnitude 1, per unit of ||r||_1; g's at the reference, r's at a trial
+        self.rel = kernel_entry_error(d.X.shape[1]) + fp_margin(d.n, 1.0)
+        self.room = d.lam - g_abs[~marginal] - self.rel * self.r_ref_l1
+        self.top = (self.rowsum.max(initial=0.0), self.rownorm.max(initial=0.0), self.P.max(initial=0.0),
+                    self.room.min(initial=np.inf))
         self.resets += 1
 
-    def rows(self, t, r, inactive):
-        """Indices of the inactive rows to check at the trial ``t`` with residual ``r``
-        (all of them when ``t`` is below :math:`t_{lo}`), and whether the reference should
-        move to this trial if it is accepted."""
-        d = self.data
-        n_inactive = int(inactive.sum())
+    def rows(self, t, r):
+        """Indices (ascending) of the inactive rows to check at the trial ``t`` with residual
+        ``r`` (all of them when ``t`` is below :math:`t_{lo}`), and whether the reference
+        should move to this trial if it is accepted (same active set as the reference)."""
+        n_inactive = self.inactive_idx.size
         self.inactive += n_inactive
         if not t >= self.t_lo:
             self.checked += n_inactive
-            return np.flatnonzero(inactive), True
+            return self.inactive_idx, True
         dr = np.abs(r - self.r_ref)
-        first = np.minimum(np.minimum(dr.sum(), dr.max(initial=0.0) * self.rowsum), math.sqrt(dr @ dr) * self.rownorm)
-        bound = first + abs(t - self.t_ref) * self.P
-        # the bound's own sums and the rounding of r at the trial and of g at the reference
-        slack = self.g_err + (kernel_entry_error(d.X.shape[1]) + fp_margin(d.n, 1.0)) * float(np.abs(r).sum())
-        bound = bound * (1.0 + fp_margin(d.n, 1.0)) + slack
-        unsafe = inactive & (self.g_abs + bound > d.lam)
-        idx = np.flatnonzero(unsafe | (inactive & self.marginal))
-        self.checked += idx.size
-        outside = int((inactive & ~self.marginal).sum())
-        return idx, 2 * int((unsafe & ~self.marginal).sum()) > outside
+        l1, mx, l2, dt = float(dr.sum()), float(dr.max()), math.sqrt(float(dr @ dr)), abs(t - self.t_ref)
+        # the rounding of r at the trial (||r||_1 <= ||r_ref||_1 + ||dr||_1) and of the bound's sums
+        slack = self.rel * (self.r_ref_l1 + l1)
+        grow = 1.0 + self.rel
+        rowsum, rownorm, P, room = self.top
+        if (min(l1, mx * rowsum, l2 * rownorm) + dt * P) * grow + slack <= room:  # no row can cross
+            self.checked += self.always.size
+            return self.always, False
+        bound = (np.minimum(np.minimum(l1, mx * self.rowsum), l2 * self.rownorm) + dt * self.P) * grow + slack
+        unsafe = self.out[bound > self.room]
+        self.checked += self.always.size + unsafe.size
+        idx = np.concatenate((self.always, unsafe)) if unsafe.size else self.always  # disjoint sets
+        return np.sort(idx), 2 * unsafe.size > self.out.size
