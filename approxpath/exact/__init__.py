@@ -4,6 +4,8 @@ The exact kLASSO paths of Wang et al. (:func:`lambda_path`, :func:`kernel_path`)
 solutions that are *not trusted*: :func:`certify` puts every one of them through the duality
 gap of the registered problem, and :func:`crosscheck` does the same for arrays of parameter
 values and claimed solutions computed anywhere (also along segments claimed to be linear).
+:mod:`approxpath.exact.figures` draws a path (and is the command ``python -m
+approxpath.exact.figures``); :mod:`approxpath.export` writes its table.
 """
 
 from ._common import Event, ExactPath, ExactPathError, ExactPoint
