@@ -44,6 +44,7 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--strategy", default=STRATEGIES[0], choices=STRATEGIES, help="where the exact solves go "
                    f"(default {STRATEGIES[0]})")
     p.add_argument("--out", default=None, help="write the certificate (.npz) here")
+    p.add_argument("--export", default=None, metavar="FILE", help="write the per-piece table (.csv or .dat)")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")
     p.add_argument("--plot", default=None, metavar="FILE", help=plot_help)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -74,6 +75,10 @@ def _run_path(problem, args, meta):
                             solve_time_limit=args.solve_time_limit)
     if args.out:
         path.save(args.out)  # atomic; the checkpoint was removed when the path completed
+    if getattr(args, "export", None):
+        from ..export import export_table
+
+        export_table(path, args.export)
     if args.plot:
         from ..plotting import plot_bounds, save_figure
 
@@ -211,7 +216,14 @@ def cmd_exact(args):
         if args.bandwidth is None:
             raise InputError("the lambda path needs the fixed kernel: --bandwidth T (t of exp(-t||x-x'||^2))")
         lam_min = lo if lo is not None else args.lam  # --lam alone: the end of the path
-        path = lambda_path(X, y, args.bandwidth, lam_min, max_events=args.max_events, nu=args.ridge)
+        X_val = y_val = None
+        if args.target_mse is not None:
+            if args.val_data is None:
+                raise InputError("--target-mse needs validation data: --val-data FILE (same format)")
+            X_val, y_val = load_data(args.val_data, fmt, n_features=args.n_features or X.shape[1])
+            X_val = preprocess(X_val, prep)
+        path = lambda_path(X, y, args.bandwidth, lam_min, max_events=args.max_events, max_landmarks=args.max_landmarks,
+                           target_mse=args.target_mse, X_val=X_val, y_val=y_val, nu=args.ridge)
         if hi is not None and hi < path.t[-1]:
             path = path.restrict(path.t[0], hi)
     else:
@@ -226,6 +238,10 @@ def cmd_exact(args):
     t1 = time.perf_counter()
     report = certify(path, tol=args.tol, relative=args.relative)
     t2 = time.perf_counter()
+    if args.export:
+        from ..export import export_table
+
+        export_table(path, args.export, report=report)
     if args.out:
         arrays = path.to_arrays()
         meta = dict(problem="klasso", parameter=path.parameter, lam=path.lam, bandwidth=path.bandwidth,
@@ -304,7 +320,12 @@ def _exact_args(p, cls, argv=()):
                    help="kernel path: check only marginal points between events (|g_i| >= lam (1 - XI))")
     p.add_argument("--start", choices=("lambda-path", "cvxpy"), default="lambda-path",
                    help="kernel path: the exact start solution")
-    p.add_argument("--max-events", type=int, default=None)
+    p.add_argument("--max-events", type=int, default=None, help="stop after this many events")
+    p.add_argument("--max-landmarks", type=int, default=None, help="lambda path: stop before the active set exceeds K")
+    p.add_argument("--target-mse", type=parse_number, default=None, metavar="M",
+                   help="lambda path: stop where the validation MSE (--val-data) falls to M")
+    p.add_argument("--val-data", default=None, metavar="FILE", help="validation data for --target-mse (same format)")
+    p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")
     p.add_argument("--tol", type=parse_number, default=1e-6, help="flag solutions whose certified gap exceeds this")
     p.add_argument("--relative", action="store_true", help="the tolerance is relative to 1 + |dual objective|")
     p.add_argument("--out", default=None, help="write the path (.npz, or .csv: t, beta0, beta[i])")

@@ -152,7 +152,8 @@ def _figure_validation(args):
 
 
 def cmd_figure(args):
-    return {"cond": _figure_cond, "solves": _figure_solves, "validation": _figure_validation}[args.figure](args)
+    return {"cond": _figure_cond, "solves": _figure_solves, "validation": _figure_validation,
+            "exact-path": _figure_exact_path}[args.figure](args)
 
 
 def _cond_args(q, cls, argv=()):
@@ -203,8 +204,22 @@ def _validation_args(q, cls, argv=()):
     add_path_args(q, plot_help="save the figure (needs matplotlib)")
 
 
+def _exact_path_args(q, cls, argv=()):
+    from ..exact.figures import add_arguments
+
+    add_arguments(q)
+
+
+def _figure_exact_path(args):
+    from ..exact.figures import run
+
+    return run(args)
+
+
 _FIGURES = {
     "cond": ("cond(K_t) over t of uniform random points (Figure 1)", _cond_args),
+    "exact-path": ("an exact kLASSO path: coefficients with breakpoints, active-set size, validation MSE",
+                   _exact_path_args),
     "solves": ("exact solves against 1/eps for several data files (Figure 3)", _solves_args),
     "validation": ("validation loss along the path, best parameter (Figure 4, right)", _validation_args),
 }
