@@ -313,7 +313,7 @@ class KernelSVM(KernelProblem):
         """Vectorized over ``thetas``: two kernel products at ``tau`` (or, with ``around``,
         their Hermite estimates from the products at its ends: no kernel at ``tau``), then
         O(n) per theta."""
-        if not self.sweep.along_bandwidth or self.bias == "dynamic":
+        if not self.sweep.along_bandwidth:
             return restored_gaps(self, a, b, thetas, tau)
         wa, wb = self.y * a[1].alpha, self.y * b[1].alpha
         alphas = (a[1].alpha, b[1].alpha)
@@ -327,10 +327,26 @@ class KernelSVM(KernelProblem):
         suma = (1 - th) * a[1].alpha.sum() + th * b[1].alpha.sum()
         if self.bias == "fixed":
             bias = np.full(th.size, float(a[0].b))
+        elif self.bias == "dynamic":
+            bias = self._dynamic_biases(a[1].alpha, b[1].alpha, th, M)
         else:
             bias = _optimal_bias(M, self.y)
         xi = np.maximum(0.0, 1.0 - self.y[:, None] * (M + bias))
         return quad + self.c * xi.sum(axis=0) - suma
+
+    def _dynamic_biases(self, alpha_a, alpha_b, thetas, M):
+        """The dynamic rule (:meth:`_rule_bias`) for each combination ``(1 - theta) alpha_a + theta
+        alpha_b`` with margins ``M`` (n, k): the median of ``(y - K w)_i`` over its free support
+        vectors, the optimal bias where it has none; vectorized over the k weights."""
+        C = self.c
+        alphas = np.outer(alpha_a, 1 - thetas) + np.outer(alpha_b, thetas)  # (n, k)
+        free = (alphas > _FREE_TOL * C) & (alphas < (1 - _FREE_TOL) * C)
+        with np.errstate(all="ignore"):  # all-NaN columns (no free vector) are replaced below
+            medians = np.nanmedian(np.where(free, self.y[:, None] - M, np.nan), axis=0)
+        none = ~free.any(axis=0)
+        if none.any():
+            medians[none] = _optimal_bias(M[:, none], self.y)
+        return medians
 
     def _Kw_between(self, alphas, tau, lo, hi):
         """:math:`K_\\tau w` for each of ``alphas`` estimated from the class sums at ``lo``
