@@ -1,6 +1,6 @@
 """Data: LIBSVM and CSV loaders, the paper's preprocessing, seeded synthetic sets, hashes.
 
-Nothing here needs ``../shared``: the demo and the default tests run on the seeded
+Nothing here needs downloaded data: the demo and the default tests run on the seeded
 generators below.
 """
 

@@ -17,7 +17,7 @@ of two nonnegative terms,
     g_t(c, a) = \\tfrac1\\lambda\\, e^\\top K_t e + \\lVert K_t c - z \\rVert^2,
     \\qquad e = \\lambda c - a,\\; z = y - a,
 
-which is what :meth:`KernelRidge.gap_bound` bounds over a whole piece.  Neither problem has
+which is what :meth:`RidgeBound.gap` bounds over a whole piece.  Neither problem has
 constraints, so both restorations are the best scaling of the carried point.
 """
 
