@@ -9,7 +9,7 @@ paths at the given eps (exact solves, pieces, wall time, agreement with the exac
 random sigma), and side by side in one run: the lambda-path's events/s with the LU
 refactorization at every breakpoint (before) and with the up/down-dated factor (after), and the
 kernel path's wall time with the full check and with the marginal-point screen.  Synthetic data
-only (no ../shared needed).
+only (no LIBSVM files needed).
 
     python benchmarks/exact_paths.py [--eps 1e-2 1e-3] [--strategy interpolate] [--sections ...] [--repeats 5]
 """
