@@ -65,7 +65,8 @@ def _docs_of(cls):
             out[name] = ""
         elif name and line.startswith("        ") and not out[name].endswith("."):
             out[name] = (out[name] + " " + line.strip()).strip()
-    clean = {k: re.sub(r":math:`([^`]*)`|``([^`]*)``", lambda m: m.group(1) or m.group(2), v) for k, v in out.items()}
+    clean = {k: re.sub(r"\\\\?([A-Za-z]+)", r"\1", re.sub(r":math:`([^`]*)`|``([^`]*)``",
+                                                       lambda m: m.group(1) or m.group(2), v)) for k, v in out.items()}
     return {k: v.split(". ")[0].rstrip(".") for k, v in clean.items()}
 
 

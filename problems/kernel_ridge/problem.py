@@ -115,7 +115,9 @@ class KernelRidge(KernelProblem):
         bw, lam = self.sweep.at(t)
         K = self.kernel(t)
         c = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K + lam * np.eye(self.n)), self.y)
-        return RidgePrimal(c=c), RidgeDual(a=self.y - K @ c)
+        # a = lam c (equal to y - K c at the optimum) leaves only the solve's residual in the gap,
+        # ||(K + lam I) c - y||^2; a = y - K c would leave (1/lam) r'K r, far larger at small lam
+        return RidgePrimal(c=c), RidgeDual(a=lam * c)
 
     # -------------------------------------------------------------- numpy maps
     def restore(self, primal, dual, lo, hi=None):
