@@ -341,9 +341,10 @@ class KernelSVM(KernelProblem):
         C = self.c
         alphas = np.outer(alpha_a, 1 - thetas) + np.outer(alpha_b, thetas)  # (n, k)
         free = (alphas > _FREE_TOL * C) & (alphas < (1 - _FREE_TOL) * C)
-        with np.errstate(all="ignore"):  # all-NaN columns (no free vector) are replaced below
-            medians = np.nanmedian(np.where(free, self.y[:, None] - M, np.nan), axis=0)
         none = ~free.any(axis=0)
+        medians = np.empty(thetas.size)
+        if not none.all():  # (nanmedian warns on a column without a free vector: those are below)
+            medians[~none] = np.nanmedian(np.where(free[:, ~none], self.y[:, None] - M[:, ~none], np.nan), axis=0)
         if none.any():
             medians[none] = _optimal_bias(M[:, none], self.y)
         return medians
