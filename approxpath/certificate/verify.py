@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..numerics import log_mid
 from .format import KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate
 
-__all__ = ["verify", "VerifyReport", "target", "claimed_on", "claim_failures", "kernel_failures", "SAMPLE_LEVELS",
+__all__ = ["verify", "VerifyReport", "target", "claimed_on", "claim_failures", "kernel_failures", "SAMPLE_LEVELS", "sample_points",
            "failed_report", "read_for_verify", "bound_from_meta"]
 
 # A stored bound may exceed the verifier's recomputation by the pad and by a few rounding
@@ -82,10 +82,16 @@ def claimed_on(kind, lo, hi, levels=SAMPLE_LEVELS):
     ``2**levels - 1`` interior points, increasing."""
     if kind == "certified":
         return [(lo, hi)]
+    return [(x, x) for x in sorted(set(sample_points(lo, hi, levels)))]
+
+
+def sample_points(lo, hi, levels=SAMPLE_LEVELS):
+    """The ``2**levels + 1`` points of ``levels`` bisections of ``[lo, hi]`` in log scale, in
+    order (a point repeats where a piece is too narrow to bisect in floating point)."""
     pts = [lo, hi]
     for _ in range(levels):
         pts = [x for a, b in zip(pts[:-1], pts[1:]) for x in (a, log_mid(a, b))] + [hi]
-    return [(x, x) for x in sorted(set(pts))]
+    return pts
 
 
 # A file may say its sampled pieces claim at most 2**8 + 1 points each (more is no sampling a
@@ -123,6 +129,8 @@ def claim_failures(bound, primal, dual, kind, lo, hi, stored, target_of, eps, ve
     bound and ``target_of(a, b)``), and true claims worth a note (a stored bound looser than
     ours).  ``version`` wrote the stored bound (named when only the stored number fails);
     ``levels``: the sampling of sampled pieces (:func:`claimed_on`)."""
+    if kind == "certified" and lo != hi and not bound.interval_bound:
+        return [f"{bound.name} has no bound valid on a whole piece: its pieces are sampled, not certified"], []
     errors = bound.errors(primal, dual, lo, hi)
     if errors:
         return list(errors), []
