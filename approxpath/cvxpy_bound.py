@@ -39,10 +39,11 @@ __all__ = ["CvxpyBound", "weight_form", "FEASIBILITY_TOL", "ROUNDING"]
 #: tolerance 1e-10 relative to the data's scale, 100x below this.
 FEASIBILITY_TOL = 1e-8
 #: Allowance for the rounding of CVXPY's evaluation of the objectives, times 1 + |f| + |d|
-#: (9.3e-10): rounding in a well-scaled expression of a few thousand terms is ~1e-13 of its
-#: terms, so this covers cancellation between terms up to ~1e4 times the objectives' size.  It is
-#: not a proof (unlike the built-in problems' allowances).
-ROUNDING = 2.0**-30
+#: (2.3e-10, 2**21 units of roundoff): a sum of m terms is off by at most ~m u times the sum of
+#: their absolute values, so this covers m = 1000 terms whose absolute values add up to 2000
+#: times the objectives' size (cancellation).  It is not a proof (unlike the built-in problems'
+#: allowances), and well below the exact-solve acceptance (1e-7) and any useful eps.
+ROUNDING = 2.0**-32
 
 
 @dataclass(frozen=True)
@@ -129,10 +130,10 @@ class CvxpyBound(Bound):
 
     A pair's ``Primal`` and ``Dual`` hold the variables' values and ``at``: None, or the
     parameter values (m,) at which the side's *copied* variables have one value each (shape
-    ``(m,) + variable shape``).  A side whose constraints involve ``t`` has its variables that
-    are not carried copied on a piece (a slack or residual that must move with ``t``); carried
-    variables, and every variable of a side whose constraints do not involve ``t``, have one
-    value on the whole piece.
+    ``(m,) + variable shape``).  On a piece, a side whose constraints involve ``t`` has its
+    variables copied (one point per parameter value the piece claims: its feasible set moves);
+    every variable of a side whose constraints do not involve ``t`` has one value on the whole
+    piece.
 
     Attributes
     ----------
@@ -145,8 +146,13 @@ class CvxpyBound(Bound):
         The variables a piece keeps (up to a common scale per side).
     interval_bound : bool
         Per instance: the primal is of the weight form (:func:`weight_form`).
+    dual_joint : bool
+        Per instance: on a weight-form piece whose dual has values at both ends, the dual at a
+        ``t`` between them is their linear interpolation, feasible with a gap below the bound
+        (:meth:`_jointly_concave_dual`); otherwise the claim between the ends is the primal's.
     copied : dict
-        Per instance: ``{"primal": names, "dual": names}`` of the copied variables.
+        Per instance: ``{"primal": names, "dual": names}`` of the copied variables (all or none
+        of a side's).
     """
 
     declare: ClassVar = None
@@ -161,10 +167,23 @@ class CvxpyBound(Bound):
         self._decl = None
         decl = self.declared
         self.interval_bound = weight_form(decl.primal, decl.t)
-        self.copied = {side: frozenset() if not any(_has(c, decl.t) for c in problem.constraints)
-                       else frozenset(set(names) - set(self.carried))
+        self.dual_joint = self.interval_bound and self._jointly_concave_dual()
+        self.copied = {side: frozenset(names) if any(_has(c, decl.t) for c in problem.constraints) else frozenset()
                        for side, problem, names in (("primal", decl.primal, self.variables),
                                                     ("dual", decl.dual, self.dual_variables))}
+
+    def _jointly_concave_dual(self):
+        """Whether the dual declared with ``t`` a variable is DCP: its objective jointly concave
+        and its feasible set jointly convex in (dual point, t).  Then on a weight-form piece the
+        dual moving linearly between its values at the ends is feasible at every ``t`` between,
+        and its gap there is below the larger end gap (the objective is above the chord)."""
+        import cvxpy as cp
+
+        try:
+            dual = type(self).declare(self.X, self.y, cp.Variable(pos=True), **self.user_options)[1]
+            return bool(dual.is_dcp())
+        except Exception:  # a declaration that needs t to be a parameter: not shown
+            return False
 
     @property
     def user_options(self):
@@ -204,20 +223,25 @@ class CvxpyBound(Bound):
         decl = self.declared
         variables = decl.primal_vars if side == "primal" else decl.dual_vars
         at, copied = getattr(point, "at", None), self.copied[side]
-        k = None
+        weights = None  # of the copies, summing to 1
         if at is not None and copied:
             at = np.asarray(at, dtype=float).reshape(-1)
+            weights = np.zeros(at.size)
             hits = np.flatnonzero(at == tau)
-            if not hits.size:
+            if hits.size:
+                weights[hits[0]] = 1.0
+            elif side == "dual" and self.dual_joint and at.size == 2 and at[0] < tau < at[1]:
+                theta = (tau - at[0]) / (at[1] - at[0])  # the moving dual (see _jointly_concave_dual)
+                weights[:] = 1.0 - theta, theta
+            else:
                 return f"the {side} has no values at {tau:.17g}"
-            k = int(hits[0])
         out = {}
         for name, v in variables.items():
             value = np.asarray(getattr(point, name), dtype=float)
-            if k is not None and name in copied:
+            if weights is not None and name in copied:
                 if value.ndim == 0 or value.shape[0] != at.size:
                     return f"{name} must hold one value per point of 'at' ({at.size})"
-                value = value[k]
+                value = value[int(np.argmax(weights))] if weights.max() == 1.0 else np.tensordot(weights, value, 1)
             if value.size != int(np.prod(v.shape)) or not np.all(np.isfinite(value)):
                 return f"{name} must be {v.shape} finite numbers"
             out[name] = value.reshape(v.shape)

@@ -14,10 +14,11 @@ Subclassing :class:`CvxpyProblem` makes the certificate side (a
 variables' names) and, unless the class writes one, the constructor
 ``(X, y, *, <OPTIONS>, parameter=...)``.  Exact solves are CVXPY solves of the declarations
 (Clarabel, then SCS).  The restoration of a pair for a piece re-optimizes the variables that are
-not ``carried`` and a common nonnegative scale of the carried ones (fixed up to that scale: a
-problem whose feasible set is a cone keeps them feasible), with the constraints imposed at every
-point of the piece the claim is made at, by one CVXPY solve per side; a side whose variables are
-all carried and already feasible at those points is kept as it is (no solve).
+not ``carried`` and a nonnegative scale of the carried ones (fixed up to that scale), with the
+constraints imposed at every point of the piece the claim is made at, by one CVXPY solve per
+side; where a side's constraints involve the parameter, each of those points gets its own
+variables and scale (the pair is stored per point).  A side whose variables are all carried and
+already feasible at those points is kept as it is (no solve).
 
 Verifying such a certificate needs the declaration: the class must be registered in the
 verifying process (``approxpath.register(ElasticNet)``, or an entry point of a plug-in package,
@@ -210,9 +211,10 @@ class CvxpyProblem(Problem):
 
     def _restorer(self, side, m):
         """The restoration problem of ``side`` over ``m`` points (built once, then re-solved
-        with new parameter values): one declaration per point, the carried variables equal to a
-        common scale of their carried values in each, the other variables equal across the
-        declarations unless the side copies them."""
+        with new parameter values): one declaration per point, the carried variables a
+        nonnegative multiple of their carried values, and either the variables equal across the
+        declarations (one point for the piece) or, where the side copies its variables, each
+        point its own, with its own multiple."""
         import cvxpy as cp
 
         cache = self.__dict__.setdefault("_restorers", {})
@@ -221,16 +223,17 @@ class CvxpyProblem(Problem):
         decls = [self.bound.declare_new() for _ in range(m)]
         probs = [d.primal if side == "primal" else d.dual for d in decls]
         vars_ = [d.primal_vars if side == "primal" else d.dual_vars for d in decls]
-        copied = self.bound.copied[side]
+        copied = bool(self.bound.copied[side])  # the constraints involve t: each point has its own
         carried = {n: cp.Parameter(v.shape) for n, v in vars_[0].items() if n in self.carried}
         constraints = list(probs[0].constraints)
         for k in range(1, m):
-            constraints += [vars_[k][n] == vars_[0][n] for n in vars_[0] if n not in copied]
-            if copied:  # the constraints involve t: each point has its own
+            if copied:
                 constraints += probs[k].constraints
-        if carried:
-            scale = cp.Variable(nonneg=True)
-            constraints += [vars_[0][n] == scale * par for n, par in carried.items()]
+            else:
+                constraints += [vars_[k][n] == vars_[0][n] for n in vars_[0]]
+        for k in range(m if copied else 1) if carried else ():
+            scale = cp.Variable(nonneg=True)  # one per point where the points have their own
+            constraints += [vars_[k][n] == scale * par for n, par in carried.items()]
         offsets = None
         if side == "primal":
             objective = cp.Minimize(sum(p.objective.expr for p in probs) / m)
@@ -244,8 +247,6 @@ class CvxpyProblem(Problem):
 
     def _restore(self, side, point, pts, offsets=None):
         """One restoring solve of ``side`` for the points ``pts`` (see :meth:`_restorer`)."""
-        from .solvers.conic import solve_cvxpy
-
         r = self._restorer(side, len(pts))
         for t, x in zip(r.ts, pts):
             t.value = float(x)
@@ -253,9 +254,7 @@ class CvxpyProblem(Problem):
             par.value = np.asarray(getattr(point, n), dtype=float).reshape(par.shape)
         if offsets is not None:
             r.offsets.value = np.asarray(offsets, dtype=float)
-        with warnings.catch_warnings():  # a declaration that is not DPP is compiled at every solve: known
-            warnings.filterwarnings("ignore", message=".*not DPP")
-            solve_cvxpy(r.problem, self.backends)
+        _solve_restoration(r.problem, self.backends)
         cls = self.Primal if side == "primal" else self.Dual
         copied = self.bound.copied[side] if len(pts) > 1 else ()
         values = {n: (np.stack([_value(vs[n], project=True) for vs in r.variables]) if n in copied
@@ -295,6 +294,29 @@ class CvxpyProblem(Problem):
     def dual_violation(self, dual, tau):
         value, excess = self.bound.side_at("dual", dual, tau)
         return np.inf if value is None else max(0.0, excess)
+
+
+def _solve_restoration(problem, backends):
+    """Solve a restoration ``problem``: the first backend whose status is optimal, also
+    "inaccurate" (Clarabel stops short of its 1e-10 tolerances on many restorations: their point
+    is checked by the bound anyway, feasibility and gap, so a solver's status decides nothing)."""
+    import cvxpy as cp
+
+    from .solvers import SolveSettings, settings
+    from .solvers.conic import solve_cvxpy
+
+    with warnings.catch_warnings():  # a declaration that is not DPP is compiled at every solve: known
+        warnings.filterwarnings("ignore", message=".*not DPP")
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+        for name in backends:
+            try:
+                with settings(SolveSettings()):
+                    solve_cvxpy(problem, (name,))
+                return
+            except SolverError:
+                if problem.status == cp.OPTIMAL_INACCURATE and all(v.value is not None for v in problem.variables()):
+                    return
+        raise SolverError(f"restoration: no solver succeeded ({problem.status})")
 
 
 def _value(v, project=False):

@@ -3,7 +3,8 @@
     1/(2n) ||y - X beta||^2 + lam (mix ||beta||_1 + (1 - mix)/2 ||beta||^2)
 
 lam enters the objective as a weight and no constraint, so approxpath certifies whole pieces
-(docs/cvxpy-problems.md).  Run: python examples/elastic_net_cvxpy.py
+(docs/cvxpy-problems.md).  Run: python examples/elastic_net_cvxpy.py (writes
+elastic_net_cvxpy.npz and verifies it).
 """
 
 import cvxpy as cp
@@ -33,12 +34,17 @@ class ElasticNet(approxpath.CvxpyProblem):
         return primal, dual
 
 
-if __name__ == "__main__":
+def main():
+    """Certify the path on seeded data, verify its certificate, print both."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((60, 8))
     y = X @ np.array([1.5, -2.0, 0, 0, 1.0, 0, 0, 0]) + 0.3 * rng.standard_normal(60)
     problem = ElasticNet(X, y, mix=0.5)
     path = approxpath.approximate_path(problem, eps=1e-3, interval=(1e-3, 1.0))
     print(path.summary())
-    path.save("elastic_net_cvxpy.npz")
-    print(approxpath.verify("elastic_net_cvxpy.npz", X, y))
+    print(approxpath.verify(path.save("elastic_net_cvxpy.npz"), X, y))
+    return 0 if path.certified else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
