@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .bound import REQUIRED
 from .cvxpy_bound import CvxpyBound
 from .errors import SolverError
 from .problem import Declaration, Problem
@@ -79,18 +80,12 @@ def _constructor(cls):
 
     params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ("self", "X", "y")]
     for key, spec in cls.OPTIONS.items():
-        default = inspect.Parameter.empty if spec.default is _required() else spec.default
+        default = inspect.Parameter.empty if spec.default is REQUIRED else spec.default
         params.append(inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=default))
     params.append(inspect.Parameter("parameter", inspect.Parameter.KEYWORD_ONLY, default=cls.parameters[0]))
     __init__.__signature__ = inspect.Signature(params)
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
-
-
-def _required():
-    from .bound import REQUIRED
-
-    return REQUIRED
 
 
 class CvxpyProblem(Problem):

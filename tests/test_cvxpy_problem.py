@@ -76,6 +76,14 @@ def test_weight_form_is_read_off_the_declaration():
 
 
 # ---------------------------------------------------------------------------- lambda paths
+def test_the_worked_example_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert _example().main() == 0
+    out = capsys.readouterr().out
+    assert "0 sampled, 0 uncovered" in out and out.splitlines()[-1].startswith("OK: ")
+    assert (tmp_path / "elastic_net_cvxpy.npz").is_file()
+
+
 def test_elastic_net_path_is_certified_and_eps_close_to_sklearn_at_50_random_lam(tmp_path):
     ElasticNet = _example().ElasticNet
     X, y = _regression()
