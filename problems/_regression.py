@@ -48,10 +48,14 @@ class RegressionBound(KernelBound):
     #: The values of the option ``dual_restoration``; the first is the default.
     DUAL_RESTORATIONS: tuple = ()
 
+    # convex for any kernel (a least-squares or l1 loss of K beta): a precomputed D need not be
+    # conditionally negative definite
+    kernel_psd = False
+
     def __init_subclass__(cls, **kw):
-        super().__init_subclass__(**kw)
         cls.OPTIONS = dict(lam=Option("positive", default=None), bandwidth=Option("positive", default=None),
                            dual_restoration=Option("choice", cls.DUAL_RESTORATIONS, cls.DUAL_RESTORATIONS[0]))
+        super().__init_subclass__(**kw)  # after: KernelBound adds the kernel options
 
     def __init__(self, X, y, **options):
         super().__init__(X, y, **options)

@@ -20,8 +20,8 @@ from ..errors import InputError
 from ..numerics import log_mid
 from .format import KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate
 
-__all__ = ["verify", "VerifyReport", "target", "claimed_on", "claim_failures", "failed_report", "read_for_verify",
-           "bound_from_meta"]
+__all__ = ["verify", "VerifyReport", "target", "claimed_on", "claim_failures", "kernel_failures", "SAMPLE_LEVELS", "sample_points",
+           "failed_report", "read_for_verify", "bound_from_meta"]
 
 # A stored bound may exceed the verifier's recomputation by the pad and by a few rounding
 # margins (a bound computed from cached products of a mix adds 3 margins instead of 1, see
@@ -67,24 +67,75 @@ def target(bound, dual, lo, hi, eps, relative, pad=0.0):
     return eps * max(0.0, bound.dual_floor(dual, lo, hi)) * (1 - pad)
 
 
-def claimed_on(kind, lo, hi):
+#: A sampled piece claims its gap at the 2**SAMPLE_LEVELS + 1 points of this many bisections of
+#: the piece in log scale: its ends, quartiles and middle.  Between them nothing is proven; the
+#: points are where a gap that is convex, or has at most one hump, between the ends would show a
+#: violation (five point gaps per piece where 0.3.2 took three).  Certificates record it
+#: (``sample_levels``); files without it were written with 1 (ends and middle).
+SAMPLE_LEVELS = 2
+
+
+def claimed_on(kind, lo, hi, levels=SAMPLE_LEVELS):
     """Where a piece of ``kind`` claims its gap bound: ``[(lo, hi)]`` for a certified piece (the
-    whole of it), the points ``(x, x)`` at its ends and (log-scale) middle for a sampled one."""
+    whole of it), the points ``(x, x)`` of ``levels`` bisections in log scale
+    (:func:`~approxpath.numerics.log_mid`, the driver's middle) for a sampled one: its ends and
+    ``2**levels - 1`` interior points, increasing."""
     if kind == "certified":
         return [(lo, hi)]
-    return [(x, x) for x in sorted({lo, log_mid(lo, hi), hi})]
+    return [(x, x) for x in sorted(set(sample_points(lo, hi, levels)))]
 
 
-def claim_failures(bound, primal, dual, kind, lo, hi, stored, target_of, eps, version):
+def sample_points(lo, hi, levels=SAMPLE_LEVELS):
+    """The ``2**levels + 1`` points of ``levels`` bisections of ``[lo, hi]`` in log scale, in
+    order (a point repeats where a piece is too narrow to bisect in floating point)."""
+    pts = [lo, hi]
+    for _ in range(levels):
+        pts = [x for a, b in zip(pts[:-1], pts[1:]) for x in (a, log_mid(a, b))] + [hi]
+    return pts
+
+
+# A file may say its sampled pieces claim at most 2**8 + 1 points each (more is no sampling a
+# writer uses, and would only make verification slow).
+_MAX_LEVELS = 8
+
+
+def kernel_failures(bound, meta):
+    """``(failures, notes)`` of the kernel a file records against the one its options build here:
+    the family's definition (``kernel``) must match, and the sha256 of :math:`D`
+    (``distances_sha256``, from 0.4.0) must match for a precomputed :math:`D` (data); a computed
+    :math:`D` whose last bits differ from the writer's (another scipy, another summation order)
+    is only noted, since every bound allows for the rounding of :math:`D`.  Files without the
+    fields (0.3.2 and older) are gaussian and have nothing to compare."""
+    describe = getattr(bound, "kernel_meta", None)
+    if describe is None or ("kernel" not in meta and "distances_sha256" not in meta):
+        return [], []
+    mine = describe()
+    failures, notes = [], []
+    if "kernel" in meta and meta["kernel"] != mine["kernel"]:
+        failures.append(f"the file's kernel {meta['kernel']!r} is not the one its options build ({mine['kernel']!r})")
+    recorded = meta.get("distances_sha256")
+    if recorded is not None and recorded != mine["distances_sha256"]:
+        if bound.family == "precomputed":
+            failures.append("the precomputed D differs from the one the certificate was written with (sha256)")
+        else:
+            notes.append(f"the {bound.family} distances computed here differ in their last bits from the writer's "
+                         "(sha256); the bounds allow for that rounding")
+    return failures, notes
+
+
+def claim_failures(bound, primal, dual, kind, lo, hi, stored, target_of, eps, version, levels=SAMPLE_LEVELS):
     """``(failures, notes)`` of one piece's claim: why the pair does not hold it (its exact
     feasibility, then its gap bound recomputed where the piece claims it, against the ``stored``
     bound and ``target_of(a, b)``), and true claims worth a note (a stored bound looser than
-    ours).  ``version`` wrote the stored bound (named when only the stored number fails)."""
+    ours).  ``version`` wrote the stored bound (named when only the stored number fails);
+    ``levels``: the sampling of sampled pieces (:func:`claimed_on`)."""
+    if kind == "certified" and lo != hi and not bound.interval_bound:
+        return [f"{bound.name} has no bound valid on a whole piece: its pieces are sampled, not certified"], []
     errors = bound.errors(primal, dual, lo, hi)
     if errors:
         return list(errors), []
     failures, notes = [], []
-    for a, b in claimed_on(kind, lo, hi):
+    for a, b in claimed_on(kind, lo, hi, levels):
         recomputed = bound.gap(primal, dual, a, b)
         goal = target_of(a, b)
         if not recomputed <= stored:
@@ -171,10 +222,13 @@ def verify(file, X, y):
         bound.check_interval(t_lo, t_hi)
     except InputError as exc:
         return failed_report(f"meta: {exc}")
+    levels = meta.get("sample_levels", 1)
+    if not (isinstance(levels, int) and not isinstance(levels, bool) and 1 <= levels <= _MAX_LEVELS):
+        return failed_report(f"meta 'sample_levels' must be an integer in [1, {_MAX_LEVELS}]; got {levels!r}")
     eps = float(meta["eps"])
     relative = bool(meta["relative"])
     lo, hi, stored, kind = arrays["lo"], arrays["hi"], arrays["gap_bound"], arrays["kind"]
-    failures, notes = [], []
+    failures, notes = kernel_failures(bound, meta)
     if content_sha256(arrays, meta) != meta.get("content_sha256"):
         failures.append("the file was modified after it was written (content sha256 differs)")
     m = lo.size
@@ -216,7 +270,7 @@ def verify(file, X, y):
             continue
         bad, good = claim_failures(bound, primal, dual, k, float(lo[i]), float(hi[i]), float(stored[i]),
                                    lambda a, b, d=dual: target(bound, d, a, b, eps, relative),
-                                   eps, meta.get("library_version", "0.1 or earlier"))
+                                   eps, meta.get("library_version", "0.1 or earlier"), levels)
         failures += [f"{where}: {e}" for e in bad]
         notes += [f"{where}: {e}" for e in good]
     ok = not failures

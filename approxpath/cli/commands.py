@@ -94,22 +94,34 @@ def _run_path(problem, args, meta):
     return 1 if path.uncovered() else 0
 
 
+def _precomputed(kwargs, file):
+    """The matrix D of ``--distances FILE.npy`` (which goes with ``--kernel precomputed``), or None."""
+    if (file is not None) != (kwargs.get("kernel") == "precomputed"):
+        raise InputError("--kernel precomputed takes the n x n matrix D from --distances FILE.npy (and --distances "
+                         "needs --kernel precomputed); --data then gives the targets y")
+    return None if file is None else np.load(file, allow_pickle=False)
+
+
 def cmd_path(args):
     cls = get_problem(args.problem)
     X, y, fmt, prep = load(args)
-    problem = cls(X, y, **problem_kwargs(cls, args))
+    kwargs = problem_kwargs(cls, args)
+    D = _precomputed(kwargs, args.distances)
+    problem = cls(X if D is None else D, y, **kwargs)
     meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
+    if D is not None:
+        meta["distances_file"] = str(args.distances)
     return _run_path(problem, args, meta)
 
 
-def _recorded_data_file(certificate, recorded):
+def _recorded_data_file(certificate, recorded, flag="--data"):
     """The data file a certificate records: as written, or, when that relative path does not
     exist from the current folder, relative to the certificate's folder (where ``path --out``
     may have been run from)."""
     from pathlib import Path as FsPath
 
     if not isinstance(recorded, str) or not recorded:
-        raise InputError(f"the certificate records no data file ({recorded!r}): pass --data FILE")
+        raise InputError(f"the certificate records no data file ({recorded!r}): pass {flag} FILE")
     tried = [FsPath(recorded)]
     if not tried[0].is_absolute():
         tried.append(FsPath(certificate).parent / recorded)
@@ -118,7 +130,7 @@ def _recorded_data_file(certificate, recorded):
             return str(file)
     where = " or ".join(repr(str(p)) for p in dict.fromkeys(tried))
     raise FileNotFoundError(f"data file {recorded!r} recorded in the certificate does not exist (tried {where}): "
-                            "pass --data FILE")
+                            f"pass {flag} FILE")
 
 
 def cmd_verify(args):
@@ -132,7 +144,11 @@ def cmd_verify(args):
         if args.data is None:
             args.data = _recorded_data_file(args.certificate, meta.get("data_file"))
         X, y, _, _ = load(args, meta)
-        report = verify(args.certificate, X, y)
+        recorded = (meta.get("options") or {}).get("kernel")
+        if args.distances is None and recorded == "precomputed":
+            args.distances = _recorded_data_file(args.certificate, meta.get("distances_file"), "--distances")
+        D = _precomputed({"kernel": recorded}, args.distances)
+        report = verify(args.certificate, X if D is None else D, y)
     if args.json:
         top = report.max_gap_bound
         print(json.dumps(dict(ok=report.ok, certified=report.certified, sampled=report.sampled,
@@ -287,15 +303,23 @@ def _path_args(p, cls, argv=()):
     p.add_argument("problem", help="registered problem name (see `approxpath problems`); "
                    "`approxpath path PROBLEM --help` lists its options")
     add_data_args(p)
+    _distances_arg(p)
     if cls is not None:
         add_problem_options(p, cls)
     add_path_args(p)
     p.set_defaults(func=cmd_path)
 
 
+def _distances_arg(p):
+    p.add_argument("--distances", default=None, metavar="FILE.npy",
+                   help="with --kernel precomputed: the n x n matrix D of K_t = exp(-t D) (numpy .npy); "
+                        "--data then gives the targets")
+
+
 def _verify_args(p, cls, argv=()):
     p.add_argument("certificate")
     add_data_args(p, required=False)
+    _distances_arg(p)
     p.add_argument("--require-certified", action="store_true", help="fail on sampled pieces too")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_verify)

@@ -14,6 +14,7 @@ import time
 import warnings
 
 from ..certificate.format import KERNEL
+from ..certificate.verify import SAMPLE_LEVELS
 from ..data import data_sha256
 from ..errors import InputError
 from ..result import Path
@@ -137,6 +138,8 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         preprocessing="none",
         scale="log",
     )
+    # the kernel family's definition and the sha256 of D; how many points a sampled piece claims
+    info.update(getattr(problem.bound, "kernel_meta", dict)(), sample_levels=SAMPLE_LEVELS)
     info.update(meta or {})
     return Path(
         problem=problem,
