@@ -337,7 +337,7 @@ class KernelBound(Bound):
         """Absolute error bound of one computed kernel entry."""
         return kernel_entry_error(self.entry_terms)
 
-    def kernel(self, tau):
+    def gram(self, tau):
         """:math:`K_t`, shape (n, n), at the bandwidth of the path parameter ``tau``."""
         return self.kernels.get(self.sweep.at(tau)[0])
 

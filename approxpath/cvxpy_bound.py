@@ -6,17 +6,15 @@ them in numpy (CVXPY computes the values of expressions; no solver is called): o
 constraint violations, which count as feasible up to :data:`FEASIBILITY_TOL` (a point restored by
 an interior-point solve is feasible to about 1e-10 of the data's scale, not exactly).
 
-**Weight form.**  When ``t`` occurs in no primal constraint and the primal objective is affine in
-``t`` for every fixed point (``r(x) + t l(x)``: :func:`weight_form` reads this off the
-expression tree), the optimal value :math:`\\mathrm{opt}(t) = \\min_{x \\in C} r(x) + t\\,l(x)` is a
-minimum of affine functions of :math:`t`, hence concave.  For a fixed feasible :math:`x`,
-:math:`f_t(x) - \\mathrm{opt}(t)` is then convex in :math:`t` (affine minus concave), so on a piece
-:math:`[lo, hi]` it is largest at an end, where weak duality bounds it by
-:math:`f_e(x) - d_e(y)` for a dual point :math:`y` feasible at that end.  So the piece bound is
-:math:`\\max_{e \\in \\{lo, hi\\}} f_e(x) - d_e(y)`: :math:`x` is feasible at every :math:`t` of the
-piece and within that bound of the optimum there ("certified" pieces; the claim is about the
-primal point).  Otherwise pieces are sampled: the pair must be feasible, and its gap meet the
-target, at the piece's sampled points.
+**Sampled, never certified.**  A certified piece needs a pair that is exactly feasible and a
+gap whose rounding is bounded rigorously; CVXPY evaluates the user's expressions in floating point
+without error bounds and a solver's point is feasible only to its tolerance, so every piece of a
+CVXPY-declared problem is "sampled": the pair is feasible (to :data:`FEASIBILITY_TOL`) and its gap
+meets the target at the piece's sampled points.  Where the parameter is only a weight of the
+objective (``r(x) + t l(x)``, ``t`` in no constraint) the optimal value is concave in ``t`` and the
+gap of a fixed primal point with the duals at the ends is convex between them, so such claims
+extend to the whole piece up to those tolerances (``docs/cvxpy-problems.md``); write the
+problem's own :class:`~approxpath.bound.Bound` to have it certified.
 
 Rounding: CVXPY evaluates expressions in floating point without error bounds, so a relative
 allowance :data:`ROUNDING` of the objectives is added instead of the built-in problems' rigorous
@@ -32,7 +30,7 @@ import numpy as np
 
 from .bound import Bound
 
-__all__ = ["CvxpyBound", "weight_form", "FEASIBILITY_TOL", "ROUNDING"]
+__all__ = ["CvxpyBound", "FEASIBILITY_TOL", "ROUNDING"]
 
 #: A constraint counts as satisfied when its violation (CVXPY's ``violation()``) is at most this
 #: times 1 + the largest absolute value of its sides: restorations solve to Clarabel's feasibility
@@ -61,69 +59,6 @@ def _has(expr, t):
     return any(p.id == t.id for p in expr.parameters())
 
 
-def _affine_scalar(expr, t):
-    """Whether ``expr`` (no variables) is built from ``t`` and constants by sums, negation,
-    products with constants and division by constants: affine in ``t``."""
-    from cvxpy.atoms.affine.add_expr import AddExpression
-    from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
-    from cvxpy.atoms.affine.promote import Promote
-    from cvxpy.atoms.affine.unary_operators import NegExpression
-    from cvxpy.expressions.constants import Constant, Parameter
-
-    if isinstance(expr, Parameter):
-        return expr.id == t.id
-    if isinstance(expr, Constant) or not _has(expr, t):
-        return not expr.variables()
-    if isinstance(expr, (AddExpression, NegExpression, Promote)):
-        return all(_affine_scalar(a, t) for a in expr.args)
-    if isinstance(expr, (MulExpression, multiply)):
-        a, b = expr.args
-        return (not _has(a, t) and _affine_scalar(b, t) and not a.variables()) or \
-            (not _has(b, t) and _affine_scalar(a, t) and not b.variables())
-    if isinstance(expr, DivExpression):
-        return not _has(expr.args[1], t) and not expr.args[1].variables() and _affine_scalar(expr.args[0], t)
-    return False
-
-
-def _affine_in(expr, t):
-    """Whether ``expr`` is certainly ``A(x) + sum_k a_k(t) B_k(x)`` with ``a_k`` affine in ``t``
-    alone and ``A, B_k`` free of ``t`` (affine in ``t`` at every fixed ``x``); False where the tree
-    does not show it (only ever a false "no": the pieces are then sampled)."""
-    from cvxpy.atoms.affine.add_expr import AddExpression
-    from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
-    from cvxpy.atoms.affine.index import index
-    from cvxpy.atoms.affine.promote import Promote
-    from cvxpy.atoms.affine.sum import Sum
-    from cvxpy.atoms.affine.unary_operators import NegExpression
-
-    if not _has(expr, t):
-        return True
-    if not expr.variables():
-        return _affine_scalar(expr, t)
-    if isinstance(expr, (AddExpression, NegExpression, Sum, Promote, index)):
-        return all(_affine_in(a, t) for a in expr.args)
-    if isinstance(expr, (MulExpression, multiply)):
-        a, b = expr.args
-        for u, v in ((a, b), (b, a)):
-            if not u.variables() and not _has(u, t) and _affine_in(v, t):  # constant times weight form
-                return True
-            if not u.variables() and _affine_scalar(u, t) and not _has(v, t):  # a(t) times B(x)
-                return True
-        return False
-    if isinstance(expr, DivExpression):
-        den = expr.args[1]
-        return not den.variables() and not _has(den, t) and _affine_in(expr.args[0], t)
-    return False
-
-
-def weight_form(primal, t):
-    """Whether the primal ``cp.Problem`` is of the weight form in the parameter ``t``: ``t`` in no
-    constraint and the objective affine in ``t`` at every fixed point (see the module docstring)."""
-    if any(_has(c, t) for c in primal.constraints):
-        return False
-    return _affine_in(primal.objective.expr, t)
-
-
 class CvxpyBound(Bound):
     """The certificate side of a :class:`~approxpath.cvxpy_problem.CvxpyProblem` (one subclass per
     problem, made by it): numpy values of the user's CVXPY declarations.
@@ -144,12 +79,6 @@ class CvxpyBound(Bound):
         The names of the primal and the dual ``cp.Variable`` objects.
     carried : tuple of str
         The variables a piece keeps (up to a common scale per side).
-    interval_bound : bool
-        Per instance: the primal is of the weight form (:func:`weight_form`).
-    dual_joint : bool
-        Per instance: on a weight-form piece whose dual has values at both ends, the dual at a
-        ``t`` between them is their linear interpolation, feasible with a gap below the bound
-        (:meth:`_jointly_concave_dual`); otherwise the claim between the ends is the primal's.
     copied : dict
         Per instance: ``{"primal": names, "dual": names}`` of the copied variables (all or none
         of a side's).
@@ -166,24 +95,9 @@ class CvxpyBound(Bound):
         super().__init__(X, y, **options)
         self._decl = None
         decl = self.declared
-        self.interval_bound = weight_form(decl.primal, decl.t)
-        self.dual_joint = self.interval_bound and self._jointly_concave_dual()
         self.copied = {side: frozenset(names) if any(_has(c, decl.t) for c in problem.constraints) else frozenset()
                        for side, problem, names in (("primal", decl.primal, self.variables),
                                                     ("dual", decl.dual, self.dual_variables))}
-
-    def _jointly_concave_dual(self):
-        """Whether the dual declared with ``t`` a variable is DCP: its objective jointly concave
-        and its feasible set jointly convex in (dual point, t).  Then on a weight-form piece the
-        dual moving linearly between its values at the ends is feasible at every ``t`` between,
-        and its gap there is below the larger end gap (the objective is above the chord)."""
-        import cvxpy as cp
-
-        try:
-            dual = type(self).declare(self.X, self.y, cp.Variable(pos=True), **self.user_options)[1]
-            return bool(dual.is_dcp())
-        except Exception:  # a declaration that needs t to be a parameter: not shown
-            return False
 
     @property
     def user_options(self):
@@ -223,25 +137,20 @@ class CvxpyBound(Bound):
         decl = self.declared
         variables = decl.primal_vars if side == "primal" else decl.dual_vars
         at, copied = getattr(point, "at", None), self.copied[side]
-        weights = None  # of the copies, summing to 1
+        copy = None  # the index of the copies at tau
         if at is not None and copied:
             at = np.asarray(at, dtype=float).reshape(-1)
-            weights = np.zeros(at.size)
             hits = np.flatnonzero(at == tau)
-            if hits.size:
-                weights[hits[0]] = 1.0
-            elif side == "dual" and self.dual_joint and at.size == 2 and at[0] < tau < at[1]:
-                theta = (tau - at[0]) / (at[1] - at[0])  # the moving dual (see _jointly_concave_dual)
-                weights[:] = 1.0 - theta, theta
-            else:
+            if not hits.size:
                 return f"the {side} has no values at {tau:.17g}"
+            copy = int(hits[0])
         out = {}
         for name, v in variables.items():
             value = np.asarray(getattr(point, name), dtype=float)
-            if weights is not None and name in copied:
+            if copy is not None and name in copied:
                 if value.ndim == 0 or value.shape[0] != at.size:
                     return f"{name} must hold one value per point of 'at' ({at.size})"
-                value = value[int(np.argmax(weights))] if weights.max() == 1.0 else np.tensordot(weights, value, 1)
+                value = value[copy]
             if value.size != int(np.prod(v.shape)) or not np.all(np.isfinite(value)):
                 return f"{name} must be {v.shape} finite numbers"
             out[name] = value.reshape(v.shape)
@@ -281,13 +190,11 @@ class CvxpyBound(Bound):
         return float(problem.objective.value), self._excess(problem)
 
     def restore_points(self, lo, hi=None):
-        """The points a pair restored for ``[lo, hi]`` is made for (its copies' ``at``): ``lo``;
-        the ends of a weight-form piece; the sampled points of another piece
-        (:func:`~approxpath.certificate.verify.sample_points`, repeats included)."""
+        """The points a pair restored for ``[lo, hi]`` is made for (its copies' ``at``): ``lo``, or
+        the piece's sampled points (:func:`~approxpath.certificate.verify.sample_points`, repeats
+        included)."""
         if hi is None:
             return [lo]
-        if self.interval_bound:
-            return [lo, hi]
         from .certificate.verify import sample_points
 
         return sample_points(lo, hi)
@@ -318,17 +225,15 @@ class CvxpyBound(Bound):
         return f - d + ROUNDING * (1.0 + abs(f) + abs(d))
 
     def gap(self, primal, dual, lo, hi=None):
-        """At a point, the gap; on a weight-form piece the larger end gap (see the module
-        docstring); infinite on a piece of another problem (no interval bound) or where the
-        pair is infeasible."""
-        if hi is not None and hi != lo and not self.interval_bound:
+        """At a point, the gap; infinite on a piece (no interval bound) or where the pair is
+        infeasible."""
+        if hi is not None and hi != lo:
             return np.inf
         return max(self._point_gap(primal, dual, tau) for tau in self.points(lo, hi))
 
     def dual_floor(self, dual, lo, hi=None):
-        """The dual objective at a point; on a weight-form piece the smaller end value (the optimal
-        value is concave in ``t``, so it is above that on the whole piece)."""
-        if hi is not None and hi != lo and not self.interval_bound:
+        """The dual objective at a point (no bound of the optimum between sampled points)."""
+        if hi is not None and hi != lo:
             return -np.inf  # no bound of the optimum between sampled points
         out = np.inf
         for tau in self.points(lo, hi):

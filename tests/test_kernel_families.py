@@ -122,7 +122,7 @@ def test_an_indefinite_D_is_refused_where_the_problem_needs_a_psd_kernel():
         with pytest.raises(InputError, match="not conditionally negative definite"):
             G(name)(D, y, kernel="precomputed", **options)
     for name in ("klasso", "robust_l1"):  # convex for any kernel: accepted
-        assert G(name)(D, y, lam=0.1, kernel="precomputed").kernel_family == "precomputed"
+        assert G(name)(D, y, lam=0.1, kernel="precomputed").kernel == "precomputed"
 
 
 @pytest.mark.parametrize("make", [lambda X: _sq(X, X), lambda X: _l1(X, X), lambda X: np.sqrt(_sq(X, X))],
@@ -134,7 +134,7 @@ def test_conditionally_negative_definite_distances_pass(make):
     np.fill_diagonal(D, 0.0)
     top, tol = cnd_excess(D)
     assert top <= tol
-    assert G("kernel_svm")(D, y, c=1.0, kernel="precomputed").kernel_family == "precomputed"
+    assert G("kernel_svm")(D, y, c=1.0, kernel="precomputed").kernel == "precomputed"
 
 
 # ---------------------------------------------------------------------------- paths
@@ -193,8 +193,8 @@ def test_ard_path_is_certified_and_differs_from_the_gaussian_one(tmp_path):
     path = approxpath.approximate_path(ard, eps=0.5, interval=(2.0**-3, 2.0**3))
     assert path.certified and verify(path.save(tmp_path / "ard.npz"), X, y).ok
     scaled = G("kernel_svm")(X * np.array([1.0, 0.5]), y, c=1.0)  # the same kernel, up to rounding
-    np.testing.assert_allclose(ard.kernel(1.3), scaled.kernel(1.3), rtol=1e-12)
-    assert not np.allclose(ard.kernel(1.3), G("kernel_svm")(X, y, c=1.0).kernel(1.3))
+    np.testing.assert_allclose(ard.gram(1.3), scaled.gram(1.3), rtol=1e-12)
+    assert not np.allclose(ard.gram(1.3), G("kernel_svm")(X, y, c=1.0).gram(1.3))
 
 
 # ---------------------------------------------------------------------------- certificates
