@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from ..data import PREPROCESSING, data_sha256, load_data, make_classification, preprocess
+from ..data import PREPROCESSING, data_sha256, load_data, preprocess
 from ..errors import InputError
 from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
@@ -17,10 +17,16 @@ from . import add_problem_options, parse_number, problem_kwargs
 __all__ = ["COMMANDS", "load", "add_data_args", "add_path_args"]
 
 
+def data_format(file, given=None, recorded=None):
+    """The format of a data file: as given, else as a certificate records it, else ``csv`` for a
+    ``.csv`` name and ``libsvm`` otherwise."""
+    return given or recorded or ("csv" if str(file).lower().endswith(".csv") else "libsvm")
+
+
 def load(args, meta=None):
     """``(X, y, format, preprocessing)`` of ``--data`` (format and preprocessing as given, else
     as ``meta`` records them)."""
-    fmt = args.format or (meta or {}).get("format") or "libsvm"
+    fmt = data_format(args.data, args.format, (meta or {}).get("format"))
     prep = args.preprocess or (meta or {}).get("preprocessing") or "none"
     X, y = load_data(args.data, fmt, n_features=args.n_features)
     return preprocess(X, prep), y, fmt, prep
@@ -28,7 +34,8 @@ def load(args, meta=None):
 
 def add_data_args(p, required=True):
     p.add_argument("--data", required=required, help="data file")
-    p.add_argument("--format", choices=("libsvm", "csv"), default=None, help="data format (default libsvm)")
+    p.add_argument("--format", choices=("libsvm", "csv"), default=None,
+                   help="data format (default: csv for a .csv file, else libsvm)")
     p.add_argument("--n-features", type=int, default=None, help="LIBSVM: number of features")
     p.add_argument("--preprocess", choices=PREPROCESSING, default=None,
                    help="feature scaling; global-minmax is the paper's (default none)")
@@ -58,6 +65,19 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
                    help="per exact solver call (Clarabel, SCS); out of time = failed, the next solver is tried")
 
 
+def check_outputs(args, inputs):
+    """Refuse, before a long run, outputs that cannot be written: a directory, a device, an
+    input file, a missing folder (see :func:`~approxpath.certificate.format.check_output`)."""
+    from ..certificate.format import check_output
+
+    for name in ("out", "checkpoint", "plot"):
+        file = getattr(args, name, None)
+        if file is not None:
+            check_output(file, inputs)
+    if getattr(args, "out", None) and getattr(args, "checkpoint", None) and str(args.out) == str(args.checkpoint):
+        raise InputError("--out and --checkpoint name the same file: give the checkpoint another name")
+
+
 def _run_path(problem, args, meta):
     from ..driver import approximate_path
 
@@ -67,6 +87,11 @@ def _run_path(problem, args, meta):
         checkpoint = f"{args.out}.partial.npz"
     if args.resume and checkpoint is None:
         raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
+    check_outputs(args, [meta.get("data_file")])
+    if checkpoint is not None:
+        from ..certificate.format import check_output
+
+        check_output(checkpoint, [meta.get("data_file")])
     path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
                             strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,
                             workers=args.workers, checkpoint=checkpoint, resume=args.resume,
@@ -89,10 +114,29 @@ def _run_path(problem, args, meta):
     return 1 if path.uncovered() else 0
 
 
+def as_flags(message, cls):
+    """``message`` with the Python spelling of the options of ``cls`` (``lam=``) as the command
+    line's (``--lam``)."""
+    import re
+
+    for name in [*cls.Bound.OPTIONS, "parameter"]:
+        message = re.sub(rf"(?<![\w-]){name}=", f"--{name.replace('_', '-')} ", message)
+    return re.sub(r" (?=[;,)])", "", message)
+
+
+def build_problem(cls, X, y, args, options=None):
+    """``cls(X, y, **options)`` (default: the options given as flags), errors in flag spelling."""
+    try:
+        return cls(X, y, **(problem_kwargs(cls, args) if options is None else options))
+    except InputError as exc:
+        raise InputError(as_flags(str(exc), cls)) from None
+
+
 def cmd_path(args):
     cls = get_problem(args.problem)
+    check_outputs(args, [args.data])  # before the data are read and the run starts
     X, y, fmt, prep = load(args)
-    problem = cls(X, y, **problem_kwargs(cls, args))
+    problem = build_problem(cls, X, y, args)
     meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
     return _run_path(problem, args, meta)
 
@@ -104,7 +148,7 @@ def _recorded_data_file(certificate, recorded):
     from pathlib import Path as FsPath
 
     if not isinstance(recorded, str) or not recorded:
-        raise InputError(f"the certificate records no data file ({recorded!r}): pass --data FILE")
+        raise InputError("the certificate records no data file and carries no data: pass --data FILE")
     tried = [FsPath(recorded)]
     if not tried[0].is_absolute():
         tried.append(FsPath(certificate).parent / recorded)
@@ -117,23 +161,27 @@ def _recorded_data_file(certificate, recorded):
 
 
 def cmd_verify(args):
-    from ..certificate.verify import failed_report, read_for_verify, verify
+    import dataclasses as dc
+
+    from ..certificate.verify import embedded_data, failed_report, read_for_verify, verify
 
     t0 = time.perf_counter()
-    _, meta, malformed = read_for_verify(args.certificate)
+    arrays, meta, malformed = read_for_verify(args.certificate)
+    required = dict(eps=args.eps, relative=args.relative, interval=args.interval, data_sha256=args.data_sha256)
     if malformed:  # a file that is not a well-formed certificate fails verification
         report = failed_report(*malformed)
+    elif args.data is None and embedded_data(arrays) is not None:
+        report = verify(args.certificate, **required)
     else:
         if args.data is None:
             args.data = _recorded_data_file(args.certificate, meta.get("data_file"))
-        X, y, _, _ = load(args, meta)
-        report = verify(args.certificate, X, y)
+        X, y, fmt, prep = load(args, meta)
+        report = verify(args.certificate, X, y, **required)
+        if report.claim:
+            source = f"from {args.data} ({fmt}, preprocessing {prep})"
+            report = dc.replace(report, claim=dict(report.claim, data=source))
     if args.json:
-        top = report.max_gap_bound
-        print(json.dumps(dict(ok=report.ok, certified=report.certified, sampled=report.sampled,
-                              uncovered=report.uncovered, failures=list(report.failures),
-                              max_gap_bound=top if np.isfinite(top) else None,
-                              wall_s=round(time.perf_counter() - t0, 4))))
+        print(json.dumps(dict(report.to_json(), wall_s=round(time.perf_counter() - t0, 4))))
     else:
         print(report)
     if args.require_certified and (report.sampled or report.uncovered):
@@ -157,8 +205,14 @@ def cmd_demo(args):
     """A certified SVM bandwidth path on seeded synthetic data, in seconds."""
     from ..driver import approximate_path
 
-    X, y = make_classification(n=80, d=2, seed=0)
-    np.savetxt(args.data_out, np.column_stack([X, y]), delimiter=",", header="x1,x2,label", comments="")
+    from .datasets import write_data
+
+    for file in (args.out, args.plot):
+        if file:
+            from ..certificate.format import check_output
+
+            check_output(file, [args.data_out])
+    X, y = write_data("classification", args.data_out, 80, 0, d=2)
     problem = get_problem("kernel_svm")(X, y, c=1.0, bias="optimal")
     print(f"demo: kernel_svm on 80 seeded synthetic points (2 Gaussian classes, written to {args.data_out}), "
           f"C = 1, bandwidth t in [2^-6, 2^8], eps = {args.eps:g}")
@@ -204,6 +258,11 @@ def cmd_exact(args):
     from ..validate import choice
 
     choice("problem for exact paths", args.problem, EXACT_PROBLEMS)
+    if args.max_events is not None:
+        from ..validate import count
+
+        count("--max-events", args.max_events)
+    check_outputs(args, [args.data])
     t0 = time.perf_counter()
     X, y, fmt, prep = load(args)
     lo, hi = args.range if args.range else (None, None)
@@ -278,9 +337,19 @@ def _path_args(p, cls, argv=()):
 
 
 def _verify_args(p, cls, argv=()):
-    p.add_argument("certificate")
+    p.add_argument("certificate", help="the .npz written by `approxpath path --out` or Path.save")
     add_data_args(p, required=False)
+    p.set_defaults(data=None)
+    p.description = ("Re-check a certificate with numpy only, on the data file it records (or --data, or the "
+                     "data it carries). Prints what it certifies: problem, options, eps, interval, data sha256.")
     p.add_argument("--require-certified", action="store_true", help="fail on sampled pieces too")
+    p.add_argument("--eps", type=parse_number, default=None,
+                   help="fail unless the certificate claims at least this eps (its eps <= EPS)")
+    p.add_argument("--relative", action="store_true", help="with --eps: the required eps is relative")
+    p.add_argument("--interval", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="fail unless the certificate covers at least [LO, HI]")
+    p.add_argument("--data-sha256", default=None, metavar="HEX",
+                   help="fail unless the certificate is about the data with this sha256")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_verify)
 
@@ -304,7 +373,7 @@ def _exact_args(p, cls, argv=()):
                    help="kernel path: check only marginal points between events (|g_i| >= lam (1 - XI))")
     p.add_argument("--start", choices=("lambda-path", "cvxpy"), default="lambda-path",
                    help="kernel path: the exact start solution")
-    p.add_argument("--max-events", type=int, default=None)
+    p.add_argument("--max-events", type=int, default=None, help="stop after this many events (default 50 n)")
     p.add_argument("--tol", type=parse_number, default=1e-6, help="flag solutions whose certified gap exceeds this")
     p.add_argument("--relative", action="store_true", help="the tolerance is relative to 1 + |dual objective|")
     p.add_argument("--out", default=None, help="write the path (.npz, or .csv: t, beta0, beta[i])")
@@ -314,7 +383,7 @@ def _exact_args(p, cls, argv=()):
 
 
 def _crosscheck_args(p, cls, argv=()):
-    p.add_argument("problem", help="registered problem name")
+    p.add_argument("problem", help="registered problem name (see `approxpath problems`)")
     add_data_args(p)
     if cls is not None:
         add_problem_options(p, cls)
@@ -337,11 +406,13 @@ def _problems_args(p, cls, argv=()):
 
 
 def _demo_args(p, cls, argv=()):
-    p.add_argument("--eps", type=parse_number, default=0.5)
-    p.add_argument("--out", default="demo_certificate.npz")
-    p.add_argument("--data-out", default="demo_data.csv", help="where the synthetic data are written")
-    p.add_argument("--plot", default="demo_bounds.png")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--eps", type=parse_number, default=0.5, help="admissible suboptimality (default 0.5)")
+    p.add_argument("--out", default="demo_certificate.npz", help="certificate file (default demo_certificate.npz)")
+    p.add_argument("--data-out", default="demo_data.csv", help="where the synthetic data are written "
+                   "(default demo_data.csv)")
+    p.add_argument("--plot", default="demo_bounds.png", help="figure of the bounds (default demo_bounds.png; "
+                   "needs matplotlib)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_demo)
 
 

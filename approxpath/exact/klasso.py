@@ -51,7 +51,7 @@ import scipy.linalg
 
 from approxpath.errors import InputError
 from approxpath.kernels import gaussian, sq_distances
-from approxpath.numerics import UNIT_ROUNDOFF
+from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 
 __all__ = ["Event", "ExactPoint", "ExactPath", "ExactPathError", "lambda_path", "kernel_path"]
 
@@ -341,6 +341,23 @@ class _Data:
                           _kkt_residual(g, beta, signs, lam, self.nu))
 
 
+def _check_events(value):
+    """``max_events`` as a positive int (0 events would still record the first)."""
+    if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
+        raise InputError(f"max_events must be a positive integer; got {value!r}")
+    return int(value)
+
+
+def _lam_max_rounding(K, y, ybar):
+    """Rounding allowance of the computed :math:`\\lVert K(y - \\bar y)\\rVert_\\infty`: the residual
+    :math:`y - \bar y` carries the error of the mean (n + 2 roundings of :math:`|y|`-sized terms)
+    and the n-term products their own (:func:`~approxpath.numerics.fp_margin`); the kernel's
+    entries are at most 1 and within 1 ulp-scale of exact, a relative error covered likewise."""
+    r = np.abs(y - ybar)
+    mean_error = fp_margin(y.size, float(np.abs(y).sum()) / y.size)
+    return float(np.max(fp_margin(y.size, 1.0) * (K @ (r + mean_error)) + K @ np.full(y.size, mean_error)))
+
+
 def _check_positive(name, value):
     if value is None or not (isinstance(value, (int, float, np.floating)) and math.isfinite(value) and value > 0):
         raise InputError(f"{name} must be a positive finite number; got {value!r}")
@@ -382,13 +399,18 @@ def lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, nu=0.0):
     data = _Data(X, y, None, nu)
     n = data.n
     K = gaussian(data.D, bw)
-    max_events = _EVENTS_PER_POINT * n if max_events is None else int(max_events)
+    max_events = _EVENTS_PER_POINT * n if max_events is None else _check_events(max_events)
     beta = np.zeros(n)
     beta0 = data.ybar
     g = K @ (data.y - beta0)
     lam = float(np.max(np.abs(g)))
+    # K (y - mean y) is 0 up to rounding (constant X: K = 1 1'): the true lambda_max is 0 and
+    # beta = 0 optimal for every lambda >= 0 (an active set's system would be singular)
+    degenerate = lam <= _lam_max_rounding(K, data.y, beta0)
     if lam_min is None:
-        lam_min = 1e-3 * lam
+        # default: 1e-3 lambda_max; a degenerate path has no scale of its own: 1e-3 of the largest
+        # lambda_max a residual of this size could have, || K |y - mean y| ||_inf
+        lam_min = 1e-3 * (float(np.max(K @ np.abs(data.y - beta0))) if degenerate else lam)
     lam_min = float(lam_min)
     if not (math.isfinite(lam_min) and lam_min >= 0):
         raise InputError(f"lam_min must be >= 0 and finite; got {lam_min!r}")
@@ -398,7 +420,11 @@ def lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, nu=0.0):
     # a point is [lambda, beta, beta0, signs, cond]: the signs and the condition number of the
     # system of the segment below it (towards smaller lambda; the last point: the one above)
     points = []
-    if lam <= lam_min or lam == 0.0:
+    if degenerate:
+        stop = (f"lam_max = 0 up to rounding (computed {lam:.3g}: K_t (y - mean y) vanishes, e.g. constant X "
+                "or y): beta = 0 for every lambda > 0")
+        points.append([lam_min, beta.copy(), beta0, signs.copy(), 1.0])
+    elif lam <= lam_min:
         stop = "lam_min >= lam_max: beta = 0 on the whole range"
         lam_min = min(lam_min, lam)
         points.append([lam, beta.copy(), beta0, signs.copy(), 1.0])
@@ -408,7 +434,11 @@ def lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, nu=0.0):
         events.append(Event(lam, j, "joined", int(signs[j])))
         points.append([lam, beta.copy(), beta0, signs.copy(), np.nan])
         just_joined, just_left = {j}, set()
-        while True:
+        at_limit = len(events) >= max_events  # the first event is the last allowed: the path ends at lambda_max
+        if at_limit:
+            stop = f"max_events = {max_events}"
+            points[-1][4] = 1.0
+        while not at_limit:
             act = np.flatnonzero(signs)
             c = np.concatenate(([0.0], signs[act].astype(float)))
             try:
@@ -688,7 +718,7 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
     if marginal is not None and not 0 < marginal < 1:
         raise InputError(f"marginal (xi) must lie in (0, 1); got {marginal!r}")
     data = _Data(X, y, lam, nu)
-    max_events = _EVENTS_PER_POINT * data.n if max_events is None else int(max_events)
+    max_events = _EVENTS_PER_POINT * data.n if max_events is None else _check_events(max_events)
     tracer = _KernelTracer(data, float(theta), float(eps), marginal, max_events)
 
     if isinstance(start_solution, str) and start_solution == "lambda-path":
