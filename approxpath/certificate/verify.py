@@ -238,6 +238,9 @@ def _field_failures(meta, bound, arrays, t_lo, t_hi):
         out.append(f"meta 'parameter' = {meta['parameter']!r} but the options say {bound.parameter!r}")
     if meta.get("kernel", KERNEL) != KERNEL:
         out.append(f"meta 'kernel' is not {KERNEL!r}")
+    kernels = getattr(bound, "kernels", None)
+    if kernels is not None and not np.all(np.isfinite(kernels.D)):
+        out.append("the data's squared distances overflow double precision: no kernel bound holds on them")
     carried = embedded_data(arrays)
     if carried is not None and data_sha256(*carried) != meta.get("data_sha256"):
         out.append("the data the certificate carries do not match its data_sha256")

@@ -13,6 +13,8 @@ import math
 import time
 import warnings
 
+import numpy as np
+
 from ..certificate.format import KERNEL
 from ..data import data_sha256
 from ..errors import InputError
@@ -117,6 +119,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         raise InputError(f"solve_time_limit must be a positive number of seconds or None; got {solve_time_limit!r}")
     check_fits(path_bytes(problem, workers if executor is None else 1), f"{problem.name} with n = {problem.n}",
                "use fewer samples, fewer workers, or a machine with more memory")
+    _check_scale(problem)
     args = (float(eps), bool(relative), strategy, solver, budget)
     if not parallel_run or (chunks is None and _STRATEGY_CLASSES[strategy].adaptive):
         ckpt = None
@@ -223,6 +226,16 @@ def _provenance(problem):
     except (InputError, ValueError, TypeError):
         return {}
     return info if data_sha256(again.X, again.y) == data_sha256(problem.X, problem.y) else {}
+
+
+def _check_scale(problem):
+    """:class:`InputError` when the squared distances between samples overflow double precision
+    (features around 1e154): every kernel bound would be NaN or meaningless."""
+    kernels = getattr(problem, "kernels", None)
+    if kernels is not None and not np.all(np.isfinite(kernels.D)):
+        raise InputError(f"{problem.name}: squared distances between samples overflow double precision (features "
+                         f"up to {float(np.max(np.abs(problem.X))):.3g}): scale the features (--preprocess "
+                         "global-minmax, or approxpath.data.preprocess(X, 'global-minmax'))")
 
 
 def _check_args(problem, eps, interval):
