@@ -109,10 +109,11 @@ def remove_stale_temps(file):
     return removed
 
 
-def write_npz(file, arrays, meta, inputs=(), durable=True):
+def write_npz(file, arrays, meta, inputs=(), durable=True, compress=True):
     """Write ``arrays`` and ``meta`` (JSON) to ``file`` atomically: a temporary file in the same
     folder (created with the permissions of the umask, like any new file; an existing target's
-    permissions are kept), flushed to disk with ``durable``, then renamed over the target: never
+    permissions are kept), compressed with ``compress``, flushed to disk with ``durable``, then
+    renamed over the target: never
     a half-written file, never a device, a directory or an input (:func:`check_output`).
 
     Raises
@@ -131,7 +132,8 @@ def write_npz(file, arrays, meta, inputs=(), durable=True):
         keep = stat.S_IMODE(os.stat(file).st_mode) if file.exists() else None
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # the umask applies
         with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+            save = np.savez_compressed if compress else np.savez
+            save(fh, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())

@@ -83,7 +83,9 @@ class Checkpoint:
             for k, v in pieces_to_arrays(bound, pieces).items():
                 arrays[f"piece__{k}"] = v
         meta = dict(run=self.key, state=state, placed=placed, solve_s=run.solve_s, certify_s=run.certify_s)
-        write_npz(self.file, arrays, dict(meta, content_sha256=content_sha256(arrays, meta)), inputs=self.inputs)
+        # uncompressed: doubles compress poorly and zlib took 0.2 s of a 0.22 s write (klasso, n = 200)
+        write_npz(self.file, arrays, dict(meta, content_sha256=content_sha256(arrays, meta)), inputs=self.inputs,
+                  compress=False)
 
     def load(self, run):
         """Fill ``run`` with the stored exact solves; ``(state, pieces)`` of the strategy (None
