@@ -16,7 +16,7 @@ import pytest
 
 import approxpath
 from approxpath import InputError
-from approxpath.certificate.format import content_sha256, read_certificate
+from approxpath.certificate.format import read_certificate
 from approxpath.cli import main
 from approxpath.data import load_data, make_classification, make_sinc
 from certificate_helpers import tamper

@@ -13,14 +13,9 @@ from ..data import PREPROCESSING, data_sha256, load_data, preprocess
 from ..errors import InputError
 from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
+from .checks import build_problem, check_outputs, data_format  # noqa: F401 (figures use them too)
 
 __all__ = ["COMMANDS", "load", "add_data_args", "add_path_args"]
-
-
-def data_format(file, given=None, recorded=None):
-    """The format of a data file: as given, else as a certificate records it, else ``csv`` for a
-    ``.csv`` name and ``libsvm`` otherwise."""
-    return given or recorded or ("csv" if str(file).lower().endswith(".csv") else "libsvm")
 
 
 def load(args, meta=None):
@@ -65,19 +60,6 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
                    help="per exact solver call (Clarabel, SCS); out of time = failed, the next solver is tried")
 
 
-def check_outputs(args, inputs):
-    """Refuse, before a long run, outputs that cannot be written: a directory, a device, an
-    input file, a missing folder (see :func:`~approxpath.certificate.format.check_output`)."""
-    from ..certificate.format import check_output
-
-    for name in ("out", "checkpoint", "plot"):
-        file = getattr(args, name, None)
-        if file is not None:
-            check_output(file, inputs)
-    if getattr(args, "out", None) and getattr(args, "checkpoint", None) and str(args.out) == str(args.checkpoint):
-        raise InputError("--out and --checkpoint name the same file: give the checkpoint another name")
-
-
 def _run_path(problem, args, meta):
     from ..driver import approximate_path
 
@@ -112,24 +94,6 @@ def _run_path(problem, args, meta):
         if args.plot:
             print(f"figure written to {args.plot}")
     return 1 if path.uncovered() else 0
-
-
-def as_flags(message, cls):
-    """``message`` with the Python spelling of the options of ``cls`` (``lam=``) as the command
-    line's (``--lam``)."""
-    import re
-
-    for name in [*cls.Bound.OPTIONS, "parameter"]:
-        message = re.sub(rf"(?<![\w-]){name}=", f"--{name.replace('_', '-')} ", message)
-    return re.sub(r" (?=[;,)])", "", message)
-
-
-def build_problem(cls, X, y, args, options=None):
-    """``cls(X, y, **options)`` (default: the options given as flags), errors in flag spelling."""
-    try:
-        return cls(X, y, **(problem_kwargs(cls, args) if options is None else options))
-    except InputError as exc:
-        raise InputError(as_flags(str(exc), cls)) from None
 
 
 def cmd_path(args):
@@ -313,7 +277,7 @@ def cmd_crosscheck(args):
 
     cls = get_problem(args.problem)
     X, y, _, _ = load(args)
-    problem = cls(X, y, **_fixed_options(cls, args))
+    problem = build_problem(cls, X, y, args, _fixed_options(cls, args))
     arrays = read_claimed(args.path)
     linear = bool(np.asarray(arrays.get("linear", False))) if args.linear is None else args.linear
     fields = [f.name for f in dataclasses.fields(problem.Primal)]

@@ -10,7 +10,7 @@ from ..data import PREPROCESSING, load_data, make_classification, preprocess
 from ..errors import InputError
 from ..registry import get_problem
 from . import add_problem_options, parse_number, problem_kwargs
-from .commands import add_data_args, add_path_args, check_outputs, data_format, load
+from .commands import add_data_args, add_path_args, build_problem, check_outputs, data_format, load
 
 __all__ = ["COMMANDS"]
 
@@ -132,7 +132,7 @@ def _figure_validation(args):
     cls = get_problem(args.problem)
     check_outputs(args, [args.data, args.val_data])
     X, y, X_val, y_val, meta = _validation_data(args, cls)
-    problem = cls(X, y, **problem_kwargs(cls, args))
+    problem = build_problem(cls, X, y, args)
     criterion = args.criterion or cls.criteria[0]
     labels = getattr(problem, "labels", None)
     if criterion == "error" and labels is not None:  # the problem's own label mapping (kernel_svm: -> +-1)

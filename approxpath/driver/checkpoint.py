@@ -31,8 +31,11 @@ __all__ = ["Checkpoint", "EVERY"]
 #: the first exact solve is written at once).
 EVERY = 2.0
 # ... and at least this many times the last write's duration: writing takes at most 1/20 = 5 %
-# of a run whatever the file's size (a rewrite is compressed and synced to disk).
+# of a run whatever the file's size (a rewrite is synced to disk).
 _COST_SHARE = 20
+# Written uncompressed: doubles compress poorly, and zlib took 0.2 s of a 0.22 s write (klasso,
+# sinc n = 200, 352 pieces; 0.03 s uncompressed, files twice as large).
+_COMPRESS = False
 
 
 class Checkpoint:
@@ -83,9 +86,8 @@ class Checkpoint:
             for k, v in pieces_to_arrays(bound, pieces).items():
                 arrays[f"piece__{k}"] = v
         meta = dict(run=self.key, state=state, placed=placed, solve_s=run.solve_s, certify_s=run.certify_s)
-        # uncompressed: doubles compress poorly and zlib took 0.2 s of a 0.22 s write (klasso, n = 200)
         write_npz(self.file, arrays, dict(meta, content_sha256=content_sha256(arrays, meta)), inputs=self.inputs,
-                  compress=False)
+                  compress=_COMPRESS)
 
     def load(self, run):
         """Fill ``run`` with the stored exact solves; ``(state, pieces)`` of the strategy (None
