@@ -36,10 +36,25 @@ def _path_cli(data, *extra):
 
 
 # ---------------------------------------------------------------------------- 1. the output path
-def test_out_never_replaces_a_device(sinc_csv, capsys):
-    assert main(_path_cli(sinc_csv, "--out", "/dev/full")) == 2
-    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
-    assert "not a regular file" in capsys.readouterr().err
+def _special_files(folder):
+    """Files that are not regular, made in ``folder`` (0.3.2 running as root replaced the device
+    /dev/full itself: the test must not touch real devices): a pipe, and as root a device node
+    like /dev/full (char 1, 7)."""
+    fifo = folder / "pipe"
+    os.mkfifo(fifo)
+    made = [(fifo, stat.S_ISFIFO)]
+    if os.geteuid() == 0:
+        device = folder / "full"
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+        made.append((device, stat.S_ISCHR))
+    return made
+
+
+def test_out_never_replaces_a_device_or_a_pipe(sinc_csv, tmp_path, capsys):
+    for special, kind in _special_files(tmp_path):
+        assert main(_path_cli(sinc_csv, "--out", str(special))) == 2
+        assert kind(os.stat(special).st_mode)  # still what it was
+        assert "not a regular file" in capsys.readouterr().err
 
 
 def test_out_never_overwrites_the_input(sinc_csv, capsys):

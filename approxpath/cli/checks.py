@@ -34,8 +34,10 @@ def as_flags(message, cls):
     import re
 
     for name in [*cls.Bound.OPTIONS, "parameter"]:
-        message = re.sub(rf"(?<![\w-]){name}=", f"--{name.replace('_', '-')} ", message)
-    return re.sub(r" (?=[;,)])", "", message)
+        flag = f"--{name.replace('_', '-')}"
+        message = re.sub(rf"(?<![\w-]){name}=(?=[\s;,)]|$)", flag, message)  # "lam=;" -> "--lam;"
+        message = re.sub(rf"(?<![\w-]){name}=", f"{flag} ", message)  # "bandwidth=t" -> "--bandwidth t"
+    return message
 
 
 def build_problem(cls, X, y, args, options=None):
