@@ -214,7 +214,8 @@ def test_the_certificate_records_the_family_and_verify_compares_it(tmp_path):
     _, meta = read_certificate(cert)
     assert meta["kernel"].startswith("laplacian") and meta["distances_sha256"] == distances_sha256(_l1(X, X))
     # the description must be the family's
-    forged = tamper(cert, tmp_path / "k.npz", lambda a, m: m.__setitem__("kernel", "gaussian: ..."), rehash=True)
+    gaussian = "gaussian: k_t(x, x') = exp(-t * ||x - x'||^2)"
+    forged = tamper(cert, tmp_path / "k.npz", lambda a, m: m.__setitem__("kernel", gaussian), rehash=True)
     report = verify(forged, X, y)
     assert not report.ok and "is not the one its options build" in report.failures[0]
     # a computed D whose bits differ from the writer's is noted (the bounds allow for its rounding)

@@ -64,7 +64,8 @@ def lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmarks
         Stop at this λ (default :math:`10^{-3}\\lambda_{max}`); the last point is the exact
         solution there.
     max_events : int, optional
-        Stop after this many events (default 50 n; 0: the path is the point λ_max, no events).
+        Record at most this many events: the path ends at the breakpoint of the next one (default
+        50 n; 0: the path is the point λ_max, no events).
     max_landmarks : int, optional
         Stop at the breakpoint where a point would join an active set ("landmarks") of this
         size: the active set never exceeds ``max_landmarks`` on the returned path.
@@ -342,6 +343,8 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
                 d, stop = delta, f"target_mse: validation MSE {target_mse:.6g} reached"
         if stop is None and d_j < d_l and max_landmarks is not None and act.size >= max_landmarks:
             stop = f"max_landmarks = {max_landmarks}: the next point would join here"
+        if stop is None and len(events) >= max_events:  # the segment ends where the next event would be
+            stop = f"max_events = {max_events}"
         beta[act] += d * rA  # eq. (24)
         beta0 += d * r0  # eq. (25)
         lam = lam_min if stop == "lam_min" else lam - d  # eq. (23)
@@ -364,9 +367,6 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
             engine.joined(j)
             just_joined = {j}
         points.append([lam, beta.copy(), beta0, signs.copy(), np.nan])
-        if len(events) >= max_events:
-            stop = f"max_events = {max_events}"
-            break
         g = engine.g_after(g, d, a, data, beta, beta0, signs)
     return _result(data, K, bw, points, events, solves, max_cond, stop, t0, engine,
                    dict(bandwidth=bw, lam_min=lam_min, max_events=max_events, max_landmarks=max_landmarks,
