@@ -33,10 +33,13 @@ import numpy as np
 
 from approxpath.errors import InputError, SolverError
 
-__all__ = ["LPBasis", "LPSolution", "solve_robust_l1", "LP_SOLVERS"]
+__all__ = ["LPBasis", "LPSolution", "solve_robust_l1", "basis_dual", "basis_primal", "LP_SOLVERS"]
 
 #: Routes of :func:`solve_robust_l1`, in the order ``solver=None`` tries them.
 LP_SOLVERS = ("highspy", "scipy")
+
+# HiGHS basis status codes (``highspy.HighsBasisStatus``), stored as plain integers
+_AT_LOWER, _BASIC, _AT_UPPER = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -206,3 +209,68 @@ def solve_robust_l1(K, y, lam, *, warm=None, solver=None, time_limit=None):
         raise SolverError(f"{solver}: non-finite point ({status})")
     return LPSolution(beta=beta, u=np.clip(u, -1.0, 1.0), basis=basis, iterations=iterations, status=status,
                       solver=solver, seconds=time.perf_counter() - t0)
+
+
+def basis_dual(K, lam, basis, u):
+    """The dual point of an optimal basis carried to another kernel: the vertex where the
+    basis's bound columns keep their bounds and its active rows stay active.
+
+    With ``F`` the basic columns, ``U`` the columns at a bound (:math:`u_U = \\pm 1` as in
+    ``u``) and ``R`` the rows at a bound (:math:`(Ku)_R = \\pm\\lambda`; :math:`|R| = |F|`),
+    :math:`u_F` solves :math:`K_{RF}\\, u_F = \\lambda s_R - K_{RU} u_U`.  At the kernel of
+    the solve this is ``u`` itself; at a nearby bandwidth it is the optimum as long as the
+    basis stays optimal, and it moves smoothly (a continuation of the dual along the path,
+    against the anchor's fixed ``u``, which loses its active rows at once).  The point need
+    not be feasible: the caller restores it (clip, projection, scaling) and bounds its gap.
+
+    Parameters
+    ----------
+    K : ndarray (n, n)
+        The kernel at the new bandwidth (symmetric).
+    lam : float
+    basis : LPBasis
+        From :func:`solve_robust_l1` (``"highspy"``).
+    u : ndarray (n,)
+        That solve's dual point (it gives the bound columns' values).
+
+    Returns
+    -------
+    ndarray (n,), or None when the basis matrix :math:`K_{RF}` is singular at ``K``.
+    """
+    K = np.asarray(K, dtype=float)
+    u = np.asarray(u, dtype=float)
+    F = np.flatnonzero(basis.col_status == _BASIC)
+    U = np.flatnonzero(basis.col_status != _BASIC)
+    R = np.flatnonzero((basis.row_status == _AT_LOWER) | (basis.row_status == _AT_UPPER))
+    if R.size != F.size:
+        return None
+    out = u.copy()
+    out[U] = np.sign(u[U])
+    if F.size == 0:
+        return out
+    rhs = lam * np.where(basis.row_status[R] == _AT_UPPER, 1.0, -1.0) - K[np.ix_(R, U)] @ out[U]
+    try:
+        out[F] = np.linalg.solve(K[np.ix_(R, F)], rhs)
+    except np.linalg.LinAlgError:
+        return None
+    return out if np.all(np.isfinite(out)) else None
+
+
+def basis_primal(K, y, basis):
+    """The primal point of an optimal basis carried to another kernel: the coefficients on
+    the active rows ``R`` that keep the fit exact on the basic columns ``F``
+    (:math:`(y - K\\beta)_F = 0`, the optimality condition of an interior :math:`u_j`):
+    :math:`K_{FR}\\,\\beta_R = y_F`, :math:`\\beta = 0` elsewhere.  The companion of
+    :func:`basis_dual` (see there); None when :math:`K_{FR}` is singular."""
+    K = np.asarray(K, dtype=float)
+    F = np.flatnonzero(basis.col_status == _BASIC)
+    R = np.flatnonzero((basis.row_status == _AT_LOWER) | (basis.row_status == _AT_UPPER))
+    beta = np.zeros(K.shape[0])
+    if R.size != F.size:
+        return None
+    if F.size:
+        try:
+            beta[R] = np.linalg.solve(K[np.ix_(F, R)], np.asarray(y, dtype=float)[F])
+        except np.linalg.LinAlgError:
+            return None
+    return beta if np.all(np.isfinite(beta)) else None
