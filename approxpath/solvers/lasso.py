@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import qr, solve_triangular
+from scipy.linalg import LinAlgError, qr, qr_delete, qr_insert, solve_triangular
 
 from approxpath.errors import InputError
 
@@ -54,6 +54,11 @@ DEFAULT_TOL = 1e-12
 # far above either and only stops a loop that rounding keeps from settling.
 _STEPS_PER_POINT = 4
 _STEPS_BASE = 20
+# The homotopy updates the QR of [1, K_A] by one column per event (O(n |A|) instead of a new
+# O(n |A|^2) factorization); every this many events it refactors from scratch so that the
+# updates' rounding (orthogonality of Q drifting by ~u per update) cannot accumulate.  The
+# final point is computed from a fresh factorization in any case (feature-sign's first step).
+_REFACTOR_EVERY = 32
 
 
 @dataclass(frozen=True)
@@ -201,11 +206,13 @@ def _homotopy(K, y, lam, A, b, max_events):
     sign = np.sign(b)
     v[A] = g[A] - lam * sign
     mu, events, fresh = 0.0, 0, -1  # fresh: the index that just entered or left
+    qr_ = None
     while events < max_events:
+        if qr_ is None or events % _REFACTOR_EVERY == 0:
+            qr_ = _factor(K, A)
+            if qr_ is None:
+                return None
         events += 1
-        qr_ = _factor(K, A)
-        if qr_ is None:
-            return None
         z0, z1, r0, r1 = _affine_fit(*qr_, y, np.concatenate(([0.0], lam * sign + v[A])),
                                      np.concatenate(([0.0], -v[A])))
         H = K @ np.column_stack([r0, r1])
@@ -231,9 +238,18 @@ def _homotopy(K, y, lam, A, b, max_events):
         if A.size and leave[i] <= enter[j]:
             fresh = int(A[i])
             A, sign = np.delete(A, i), np.delete(sign, i)
+            qr_ = qr_delete(*qr_, i + 1, 1, which="col", check_finite=False)  # column 0 is the intercept's
         else:
             fresh = j
             A, sign = np.append(A, j), np.append(sign, np.sign(ha[j] + mu * hb[j]))
+            try:
+                Q, R = qr_insert(*qr_, K[j], A.size, which="col", rcond=_RANK_TOL, check_finite=False)
+            except LinAlgError:  # the entering column is (numerically) in the span of the others
+                return None
+            diag = np.abs(R.diagonal())
+            if not diag.min() > _RANK_TOL * diag.max():
+                return None
+            qr_ = (Q, R)
     return None
 
 
