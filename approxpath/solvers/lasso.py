@@ -11,20 +11,26 @@
 ``K`` (n, n) dense and symmetric (a Gaussian kernel :math:`K_t = e^{-tD}`).  At the optimum
 the dual point is the residual :math:`u = y - K\\beta - \\beta_0\\mathbf 1`.
 
-The method is *feature-sign search* (Lee, Battle, Raina and Ng, NIPS 2006), an active-set
-method for the LASSO that decreases the objective at every step and so visits no active set
-twice (finite termination).  Given an active set :math:`A` and signs :math:`\\sigma`, the
-minimizer of the smooth problem on :math:`A` solves the optimality conditions
-:math:`K_A^\\top r = \\lambda\\sigma`, :math:`\\mathbf 1^\\top r = 0`,
-:math:`r = y - K_A\\beta_A - \\beta_0\\mathbf 1`, a linear system solved by a QR factorization
-:math:`[\\mathbf 1, K_A] = QR` (:func:`_sign_fit`: the residual comes out as
-:math:`r = y - QQ^\\top y + Qw`, accurate where :math:`K` is nearly singular and
-:math:`\\lVert\\beta\\rVert_1` is in the thousands).  A step toward that minimizer stops at the
-best of the points where a coefficient crosses zero (which then leaves :math:`A`); once a
-full step is taken, the coefficient with the largest violation
-:math:`|(K r)_j| > \\lambda` enters with the sign of :math:`(K r)_j`.  Warm-started from a
-neighbouring solution (its support and signs), a solve along a path needs a handful of
-steps, each a QR of an n x |A| matrix and one product with ``K``.
+Two active-set stages, both built on one linear system: given an active set :math:`A` and
+signs :math:`\\sigma`, the optimality conditions :math:`K_A^\\top r = \\lambda\\sigma`,
+:math:`\\mathbf 1^\\top r = 0`, :math:`r = y - K_A\\beta_A - \\beta_0\\mathbf 1` are solved by a
+QR factorization :math:`[\\mathbf 1, K_A] = QR` (:func:`_affine_fit`: the residual comes out
+as :math:`r = y - Q(Q^\\top y - w)`, accurate where :math:`K` is nearly singular and
+:math:`\\lVert\\beta\\rVert_1` is in the thousands).
+
+1. :func:`_homotopy`: the start point (a neighbouring bandwidth's solution, or 0) is optimal
+   for the kLASSO plus a linear term :math:`v^\\top\\beta`; the term is removed along
+   :math:`\\mu \\in [0, 1]`, on which the solution is piecewise affine (one coefficient in or
+   out per break; the QR is updated by one column).  Near the optimum there are few breaks.
+2. :func:`_feature_sign`: *feature-sign search* (Lee, Battle, Raina and Ng, NIPS 2006),
+   which decreases the objective at every step and so visits no active set twice (finite
+   termination): it certifies the homotopy's end point in one step (from a fresh QR), or
+   takes over where the homotopy met a numerically rank-deficient active set.
+
+Cost per break or step: one product with ``K`` (O(n^2)) and an O(n |A|) QR update.  On
+densely sampled data the active coefficients travel from sample to neighbouring sample as
+the bandwidth changes, and every hop is two breaks: warm solves along a path take ~13
+breaks at n = 100 and ~50-150 at n = 1000.
 
 Nothing here is trusted by a certificate: the caller restores the point and computes its
 own duality gap.
