@@ -9,10 +9,12 @@ The bandwidths are the exact-solve points of 0.3.2 paths on the issue's set-up (
 robust_l1 at n = 100, 72 points), walked in increasing order (a path's nearest anchor is the
 natural warm start).  Every (problem, n) runs in its own process, which reports its peak
 resident memory.  ``--paths N ...`` also runs whole paths at those n with the fast solvers
-wired in by a subclass (the integration the report recommends) next to 0.3.2's.
+wired in by a subclass (the integration the report recommends) next to 0.3.2's;
+``--basis N`` prints how a robust_l1 pair carried by its simplex basis degrades with the
+distance from its anchor, against the anchor's own pair.
 
     python benchmarks/fast_solvers.py [--n 100 400 1000 4000] [--problem klasso robust_l1]
-        [--clarabel-points 8] [--clarabel-max-n 1000] [--every 1] [--paths 100 400]
+        [--clarabel-points 8] [--clarabel-max-n 1000] [--every 1] [--paths 100 400] [--basis 100]
 
 Needs no data files (seeded generator).
 """
@@ -136,6 +138,29 @@ def path_child(name, n, fast):
                           peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)))
 
 
+def basis_table(n):
+    """robust_l1: the gap at t (1 + d) of the anchor's own pair (restored) against the pair
+    carried by its optimal basis (basis_primal, basis_dual, then restored)."""
+    from approxpath.solvers.lp import basis_dual, basis_primal, solve_robust_l1
+
+    problem = _problem("robust_l1", n)
+    y = problem.y
+    print(f"\nrobust_l1, n = {n}: gap bound at t (1 + d) of the anchor's pair / the basis-carried pair\n")
+    print("| t | basic columns | d = 0.1 % | d = 1 % | d = 3 % |")
+    print("|---|---|---|---|---|")
+    for t in (0.21, 0.5, 2.0, 10.0):
+        sol = solve_robust_l1(problem.kernels.get(t), y, LAM)
+        cells = []
+        for d in (1e-3, 1e-2, 3e-2):
+            tau = t * (1 + d)
+            K = problem.kernels.get(tau)
+            anchor = problem.restore(problem.Primal(sol.beta), problem.Dual(sol.u), tau)
+            carried = problem.restore(problem.Primal(basis_primal(K, y, sol.basis)),
+                                      problem.Dual(basis_dual(K, LAM, sol.basis, sol.u)), tau)
+            cells.append(f"{problem.gap_bound(*anchor, tau):.3g} / {problem.gap_bound(*carried, tau):.2g}")
+        print(f"| {t:g} | {int((sol.basis.col_status == 1).sum())} | " + " | ".join(cells) + " |", flush=True)
+
+
 def _run(args):
     out = subprocess.run([sys.executable, __file__] + [str(a) for a in args], capture_output=True, text=True)
     if out.returncode:
@@ -155,6 +180,7 @@ def main(argv=None):
     parser.add_argument("--clarabel-points", type=int, default=8, help="bandwidths timed with today's solve")
     parser.add_argument("--clarabel-max-n", type=int, default=1000, help="skip today's solve above this n")
     parser.add_argument("--paths", type=int, nargs="*", default=[], help="n of whole paths, 0.3.2 vs fast")
+    parser.add_argument("--basis", type=int, default=0, help="n of the basis-carried pair table (0: none)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--path-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -166,6 +192,8 @@ def main(argv=None):
         return path_child(name, int(n), fast == "1")
     from _common import machine
 
+    if args.basis:
+        basis_table(args.basis)
     print(f"sinc data, 10 % outliers, lambda = {LAM}, 0.3.2 path solve points; {machine()}\n")
     print("| problem | n | solves | today (Clarabel) s/solve | fast cold s/solve | fast warm s/solve "
           "| today / warm | cold / warm | steps cold / warm per solve | max rel. gap today / cold / warm "
@@ -176,9 +204,12 @@ def main(argv=None):
             cp = args.clarabel_points if n <= args.clarabel_max_n else 0
             r = _run(["--child", name, n, args.every, cp])
             today, cold, warm = _med(r["clarabel"]), _med(r["cold"]), _med(r["warm"])
-            print(f"| {name} | {n} | {r['points']} | {today:.4f} ({len(r['clarabel'])} solves) | {cold:.4f} | "
-                  f"{warm:.4f} | {today / warm:.1f} | {cold / warm:.1f} | {r['steps_cold'] / r['points']:.0f} / "
-                  f"{r['steps_warm'] / r['points']:.0f} | {r['gap_clarabel']:.1e} / {r['gap_cold']:.1e} / "
+            ran = bool(r["clarabel"])
+            print(f"| {name} | {n} | {r['points']} | "
+                  + (f"{today:.4f} ({len(r['clarabel'])} solves)" if ran else "not run") + f" | {cold:.4f} | "
+                  f"{warm:.4f} | " + (f"{today / warm:.1f}" if ran else "-") + f" | {cold / warm:.1f} | "
+                  f"{r['steps_cold'] / r['points']:.0f} / {r['steps_warm'] / r['points']:.0f} | "
+                  + (f"{r['gap_clarabel']:.1e}" if ran else "-") + f" / {r['gap_cold']:.1e} / "
                   f"{r['gap_warm']:.1e} | {r['peak_rss_mib']:.0f} |", flush=True)
     if args.paths:
         print(f"\nWhole paths (eps = {EPS}, t in [2^-3, 2^5]), 0.3.2's exact solve vs the fast solvers wired in:\n")
