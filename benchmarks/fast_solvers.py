@@ -82,7 +82,7 @@ def child(name, n, every, clarabel_points):
     """One (problem, n): per-solve seconds of the three ways, the largest relative gap of each."""
     problem = _problem(name, n)
     ts = (T_KLASSO if name == "klasso" else T_ROBUST)[::every]
-    out = dict(problem=name, n=n, points=len(ts), cold=[], warm=[], clarabel=[], gap_cold=0.0, gap_warm=0.0,
+    out = dict(problem=name, n=n, points=len(ts), cold=[], warm=[], clarabel=[], cold_solver=[], warm_solver=[], gap_cold=0.0, gap_warm=0.0,
                gap_clarabel=0.0, steps_cold=0, steps_warm=0)
     warm = None
     for t in ts:
@@ -92,11 +92,13 @@ def child(name, n, every, clarabel_points):
         out["cold"].append(time.perf_counter() - t0)
         out["gap_cold"] = max(out["gap_cold"], _relgap(problem, pair, t))
         out["steps_cold"] += sol.iterations
+        out["cold_solver"].append(sol.seconds)
         t0 = time.perf_counter()
         pair, sol = _fast(problem, t, warm)
         out["warm"].append(time.perf_counter() - t0)
         out["gap_warm"] = max(out["gap_warm"], _relgap(problem, pair, t))
         out["steps_warm"] += sol.iterations
+        out["warm_solver"].append(sol.seconds)
         warm = sol
     for t in ts[:: max(1, len(ts) // clarabel_points)][:clarabel_points] if clarabel_points else []:
         t0 = time.perf_counter()
@@ -196,9 +198,9 @@ def main(argv=None):
         basis_table(args.basis)
     print(f"sinc data, 10 % outliers, lambda = {LAM}, 0.3.2 path solve points; {machine()}\n")
     print("| problem | n | solves | today (Clarabel) s/solve | fast cold s/solve | fast warm s/solve "
-          "| today / warm | cold / warm | steps cold / warm per solve | max rel. gap today / cold / warm "
-          "| peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| today / warm | cold / warm | solver alone cold / warm s | steps cold / warm per solve "
+          "| max rel. gap today / cold / warm | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.problem:
         for n in args.n:
             cp = args.clarabel_points if n <= args.clarabel_max_n else 0
@@ -208,6 +210,7 @@ def main(argv=None):
             print(f"| {name} | {n} | {r['points']} | "
                   + (f"{today:.4f} ({len(r['clarabel'])} solves)" if ran else "not run") + f" | {cold:.4f} | "
                   f"{warm:.4f} | " + (f"{today / warm:.1f}" if ran else "-") + f" | {cold / warm:.1f} | "
+                  f"{_med(r.get('cold_solver', [])):.4f} / {_med(r.get('warm_solver', [])):.4f} | "
                   f"{r['steps_cold'] / r['points']:.0f} / {r['steps_warm'] / r['points']:.0f} | "
                   + (f"{r['gap_clarabel']:.1e}" if ran else "-") + f" / {r['gap_cold']:.1e} / "
                   f"{r['gap_warm']:.1e} | {r['peak_rss_mib']:.0f} |", flush=True)
