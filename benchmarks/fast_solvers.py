@@ -14,7 +14,8 @@ wired in by a subclass (the integration the report recommends) next to 0.3.2's;
 distance from its anchor, against the anchor's own pair.
 
     python benchmarks/fast_solvers.py [--n 100 400 1000 4000] [--problem klasso robust_l1]
-        [--clarabel-points 8] [--clarabel-max-n 1000] [--every 1] [--paths 100 400] [--basis 100]
+        [--clarabel-points 8] [--clarabel-max-n 1000] [--every 1] [--start 0] [--count K]
+        [--paths 100 400] [--basis 100]
 
 Needs no data files (seeded generator).
 """
@@ -78,10 +79,10 @@ def _relgap(problem, pair, t):
     return problem.gap_bound(*pair, t) / (1.0 + abs(problem.dual_objective(pair[1], t)))
 
 
-def child(name, n, every, clarabel_points):
+def child(name, n, every, clarabel_points, start=0, count=None):
     """One (problem, n): per-solve seconds of the three ways, the largest relative gap of each."""
     problem = _problem(name, n)
-    ts = (T_KLASSO if name == "klasso" else T_ROBUST)[::every]
+    ts = (T_KLASSO if name == "klasso" else T_ROBUST)[start::every][:count]
     out = dict(problem=name, n=n, points=len(ts), cold=[], warm=[], clarabel=[], cold_solver=[], warm_solver=[], gap_cold=0.0, gap_warm=0.0,
                gap_clarabel=0.0, steps_cold=0, steps_warm=0)
     warm = None
@@ -179,16 +180,18 @@ def main(argv=None):
     parser.add_argument("--problem", nargs="+", default=["klasso", "robust_l1"], choices=("klasso", "robust_l1"))
     parser.add_argument("--n", type=int, nargs="+", default=[100, 400, 1000, 4000])
     parser.add_argument("--every", type=int, default=1, help="use every k-th bandwidth of the sequence")
+    parser.add_argument("--start", type=int, default=0, help="first bandwidth of the sequence used")
+    parser.add_argument("--count", type=int, default=None, help="number of bandwidths used (default: all)")
     parser.add_argument("--clarabel-points", type=int, default=8, help="bandwidths timed with today's solve")
     parser.add_argument("--clarabel-max-n", type=int, default=1000, help="skip today's solve above this n")
     parser.add_argument("--paths", type=int, nargs="*", default=[], help="n of whole paths, 0.3.2 vs fast")
     parser.add_argument("--basis", type=int, default=0, help="n of the basis-carried pair table (0: none)")
-    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     parser.add_argument("--path-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        name, n, every, cp = args.child
-        return child(name, int(n), int(every), int(cp))
+        name, n, every, cp, start, count = args.child
+        return child(name, int(n), int(every), int(cp), int(start), None if count == "all" else int(count))
     if args.path_child:
         name, n, fast = args.path_child
         return path_child(name, int(n), fast == "1")
@@ -204,7 +207,7 @@ def main(argv=None):
     for name in args.problem:
         for n in args.n:
             cp = args.clarabel_points if n <= args.clarabel_max_n else 0
-            r = _run(["--child", name, n, args.every, cp])
+            r = _run(["--child", name, n, args.every, cp, args.start, "all" if args.count is None else args.count])
             today, cold, warm = _med(r["clarabel"]), _med(r["cold"]), _med(r["warm"])
             ran = bool(r["clarabel"])
             print(f"| {name} | {n} | {r['points']} | "
