@@ -1,9 +1,20 @@
-"""Exact solves of the SVM dual by scikit-learn's libSVM (SMO) on the precomputed kernel: 20-100x
-faster than an interior point on these dense QPs; tol 1e-7 leaves certified gaps of ~1e-8
-relative.  (The ``sklearn`` extra.)"""
+"""Exact solves of the SVM dual by libSVM (SMO) on the precomputed kernel: 20-100x faster than
+an interior point on these dense QPs; tol 1e-7 leaves certified gaps of ~1e-8 relative.
+
+Two bindings of the same C++ solver, chosen per solve:
+
+* the LIBSVM authors' own (``libsvm-official``, the ``libsvm`` extra): a ctypes binding that
+  imports in ~0.1 s, so a command-line run does not pay for scikit-learn's imports (~0.5 s);
+* scikit-learn's ``SVC(kernel="precomputed")`` (the ``sklearn`` extra).
+
+Both run the same algorithm with the same settings (tolerance, 500 MB row cache, shrinking on,
+10^7 iterations at most) on the training points in the same order, and return bit-identical
+``alpha`` and ``b`` (tests/test_libsvm_backends.py checks it).
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import numpy as np
@@ -12,7 +23,7 @@ from approxpath.solvers import current_settings
 
 from .bound import SVMDual, SVMPrimal
 
-__all__ = ["libsvm_candidate"]
+__all__ = ["libsvm_candidate", "official_available"]
 
 # libSVM stopping tolerance (KKT violation) and kernel cache for exact solves.
 _LIBSVM_TOL = 1e-7
@@ -21,16 +32,39 @@ _LIBSVM_CACHE_MB = 500
 _LIBSVM_TIGHT_TOL = 1e-9
 # libSVM cannot be interrupted, so a time limit does not reach it; this iteration cap bounds a
 # solve instead (a4a, n = 4781, C = 0.1: 1.6e3 to 1.8e4 SMO iterations for t in [2^-5, 8]).
+# The official binding has it built in (max(10^7, 100 n): the same cap up to n = 10^5).
 _LIBSVM_MAX_ITER = 10_000_000
+# The official binding copies the kernel into libSVM's sparse nodes (16 bytes per entry: an int
+# index padded to 8 bytes and a double), which scikit-learn's dense binding does not: 28 n^2
+# bytes while they are built (with the CSR arrays they come from), then 16 n^2 beside libSVM's
+# row cache (4 n^2 at most, float32).  Used up to the n where that stays within the 500 MB that
+# approxpath.memory counts for the cache: 28 n^2 <= 500e6, n <= 4225.
+_OFFICIAL_MAX_N = 4000
+
+
+def official_available():
+    """True when the LIBSVM authors' binding (``libsvm-official``) is installed."""
+    return importlib.util.find_spec("libsvm") is not None
 
 
 def libsvm_candidate(K, y, C):
     """``(SVMPrimal, SVMDual)`` from libSVM on the kernel ``K`` (n, n), labels ``y`` in {-1, +1},
-    box ``C`` (not yet exactly feasible: the problem restores it)."""
+    box ``C`` (not yet exactly feasible: the problem restores it).
+
+    The official binding when installed and n <= 4000 (or scikit-learn is not installed),
+    scikit-learn's otherwise; the two give the same bits.
+    """
+    tol = _LIBSVM_TIGHT_TOL if current_settings().tight else _LIBSVM_TOL
+    official = official_available() and (y.size <= _OFFICIAL_MAX_N or importlib.util.find_spec("sklearn") is None)
+    alpha, b = (_official_fit if official else _sklearn_fit)(K, y, C, tol)
+    return SVMPrimal(w=y * alpha, b=b), SVMDual(alpha=alpha)
+
+
+def _sklearn_fit(K, y, C, tol):
+    """``(alpha (n,), b)`` from scikit-learn's binding."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.svm import SVC
 
-    tol = _LIBSVM_TIGHT_TOL if current_settings().tight else _LIBSVM_TOL
     model = SVC(C=C, kernel="precomputed", tol=tol, cache_size=_LIBSVM_CACHE_MB, max_iter=_LIBSVM_MAX_ITER)
     with warnings.catch_warnings():  # stopped at the cap: the certified gap judges the point
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -38,4 +72,38 @@ def libsvm_candidate(K, y, C):
     alpha = np.zeros(y.size)
     alpha[model.support_] = np.abs(model.dual_coef_[0])
     # decision f = sum_j dual_coef_j K(x_j, .) + intercept_, positive for classes_[1] = +1
-    return SVMPrimal(w=y * alpha, b=float(model.intercept_[0])), SVMDual(alpha=alpha)
+    return alpha, float(model.intercept_[0])
+
+
+def _official_fit(K, y, C, tol):
+    """``(alpha (n,), b)`` from the official binding, on the same problem as scikit-learn's.
+
+    scikit-learn hands libSVM the labels encoded 0 (for -1) and 1 (for +1), and its libSVM
+    orders classes by value, so class -1 is libSVM's first (its internal +1) and its points come
+    first.  The official libSVM orders classes by first occurrence, except that a -1/+1 pair is
+    put +1 first; labels ``-y`` make the original class -1 first in every case, so both solve
+    the same problem with the points in the same order (and hence the same SMO iterations).
+    """
+    import scipy.sparse as sp
+    from libsvm.svm import svm_parameter, svm_problem
+    from libsvm.svmutil import svm_train
+
+    n = y.size
+    # A precomputed row is "0:serial 1:K_i1 ... n:K_in"; libSVM reads entry j by position, so
+    # explicit zeros (kernel entries that underflow) must stay: build the CSR arrays directly.
+    rows = np.empty((n, n + 1))
+    rows[:, 0] = np.arange(1, n + 1)
+    rows[:, 1:] = K
+    nodes = sp.csr_matrix((rows.ravel(), np.tile(np.arange(n + 1, dtype=np.int32), n),
+                           np.arange(0, n * (n + 1) + 1, n + 1, dtype=np.int64)), shape=(n, n + 1))
+    problem = svm_problem(np.ascontiguousarray(-y, dtype=float), nodes, isKernel=True)
+    del rows, nodes  # the problem holds its own copy (x_space)
+    param = svm_parameter(f"-s 0 -t 4 -c {float(C)!r} -e {float(tol)!r} -m {_LIBSVM_CACHE_MB} -q")
+    model = svm_train(problem, param)
+    first = model.get_labels()[0]  # libSVM's internal +1, in the labels -y it was given
+    sv = np.ctypeslib.as_array(model.sv_indices, (model.l,)) - 1  # 1-based training indices
+    coef = np.ctypeslib.as_array(model.sv_coef[0], (model.l,))
+    alpha = np.zeros(n)
+    alpha[sv] = np.abs(coef)
+    # decision f = sum_j coef_j K(x_j, .) - rho, positive for `first` (of -y): negate for y.
+    return alpha, float(model.rho[0]) if first == 1 else -float(model.rho[0])
