@@ -3,13 +3,14 @@ an interior point on these dense QPs; tol 1e-7 leaves certified gaps of ~1e-8 re
 
 Two bindings of the same C++ solver, chosen per solve:
 
-* the LIBSVM authors' own (``libsvm-official``, the ``libsvm`` extra): a ctypes binding that
-  imports in ~0.1 s, so a command-line run does not pay for scikit-learn's imports (~0.5 s);
+* the LIBSVM authors' own (``libsvm-official``, the ``libsvm`` extra, with ``threadpoolctl``): a
+  ctypes binding that imports in ~0.1 s, so a command-line run does not pay for scikit-learn's
+  imports (~0.5 s);
 * scikit-learn's ``SVC(kernel="precomputed")`` (the ``sklearn`` extra).
 
 Both run the same algorithm with the same settings (tolerance, 500 MB row cache, shrinking on,
-10^7 iterations at most) on the training points in the same order, and return bit-identical
-``alpha`` and ``b`` (tests/test_libsvm_backends.py checks it).
+10^7 iterations at most, one thread) on the training points in the same order, and return
+bit-identical ``alpha`` and ``b`` (tests/test_libsvm_backends.py checks it).
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ _OFFICIAL_MAX_N = 4000
 
 
 def official_available():
-    """True when the LIBSVM authors' binding (``libsvm-official``) is installed."""
-    return importlib.util.find_spec("libsvm") is not None
+    """True when the LIBSVM authors' binding (``libsvm-official``) and ``threadpoolctl`` are
+    installed (the ``libsvm`` extra)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("libsvm", "threadpoolctl"))
 
 
 def libsvm_candidate(K, y, C):
@@ -87,6 +89,7 @@ def _official_fit(K, y, C, tol):
     import scipy.sparse as sp
     from libsvm.svm import svm_parameter, svm_problem
     from libsvm.svmutil import svm_train
+    from threadpoolctl import threadpool_limits
 
     n = y.size
     # A precomputed row is "0:serial 1:K_i1 ... n:K_in"; libSVM reads entry j by position, so
@@ -99,7 +102,11 @@ def _official_fit(K, y, C, tol):
     problem = svm_problem(np.ascontiguousarray(-y, dtype=float), nodes, isKernel=True)
     del rows, nodes  # the problem holds its own copy (x_space)
     param = svm_parameter(f"-s 0 -t 4 -c {float(C)!r} -e {float(tol)!r} -m {_LIBSVM_CACHE_MB} -q")
-    model = svm_train(problem, param)
+    # The official build is OpenMP-parallel over the entries of a kernel row: on a busy machine
+    # its spinning threads made an ionosphere path 10x slower, and one SMO step's row (n entries)
+    # is too little work to share.  One thread, as scikit-learn's binding runs.
+    with threadpool_limits(limits=1, user_api="openmp"):
+        model = svm_train(problem, param)
     first = model.get_labels()[0]  # libSVM's internal +1, in the labels -y it was given
     sv = np.ctypeslib.as_array(model.sv_indices, (model.l,)) - 1  # 1-based training indices
     coef = np.ctypeslib.as_array(model.sv_coef[0], (model.l,))

@@ -1,0 +1,93 @@
+"""The SVM's two libSVM bindings (problems/kernel_svm/libsvm.py): the LIBSVM authors' own and
+scikit-learn's give the same bits; each solves the dual (against a tight CVXPY solve); which one
+a solve uses."""
+
+import numpy as np
+import pytest
+
+from approxpath.data import make_classification
+from approxpath.problems.kernel_svm import libsvm as backend
+from approxpath.solvers import SolveSettings, settings
+
+needs_both = pytest.mark.skipif(
+    not backend.official_available() or backend.importlib.util.find_spec("sklearn") is None,
+    reason="needs the libsvm and sklearn extras")
+
+
+def _kernel(n, t, seed, first):
+    """Gaussian kernel (n, n) of two overlapping classes at bandwidth t; labels reordered so
+    that the first point has label ``first``."""
+    X, y = make_classification(n=n, d=3, seed=seed)
+    i = int(np.flatnonzero(y == first)[0])
+    order = np.r_[i, np.delete(np.arange(n), i)]
+    X, y = X[order], y[order]
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    return np.exp(-t * D), y
+
+
+@needs_both
+@pytest.mark.parametrize("first", [-1.0, 1.0])
+@pytest.mark.parametrize("t,C", [(2.0**-6, 100.0), (1.0, 1.0), (2.0**5, 10.0), (2.0**12, 1.0)])
+@pytest.mark.parametrize("tight", [False, True])
+def test_official_binding_gives_sklearn_bits(first, t, C, tight):
+    """Same alpha and b, bit for bit, whichever label comes first (the two bindings order the
+    classes differently), at a bandwidth where kernel entries underflow to 0 (t = 2^12: libSVM
+    reads precomputed entries by position, so zeros must be kept), and in the tight round."""
+    K, y = _kernel(60, t, seed=3, first=first)
+    if t > 1000:
+        assert (K == 0).any()
+    tol = backend._LIBSVM_TIGHT_TOL if tight else backend._LIBSVM_TOL
+    a_off, b_off = backend._official_fit(K, y, C, tol)
+    a_skl, b_skl = backend._sklearn_fit(K, y, C, tol)
+    assert np.array_equal(a_off, a_skl) and b_off == b_skl
+    assert (a_off > 0).any() and (a_off < C).any()  # a real solve: support vectors, some inside the box
+
+
+def _dual_objective(K, y, alpha):
+    Q = K * np.outer(y, y)
+    return float(alpha.sum() - 0.5 * alpha @ Q @ alpha)
+
+
+@pytest.mark.skipif(not backend.official_available(), reason="needs the libsvm extra")
+@pytest.mark.parametrize("t,C", [(1.0, 10.0), (4.0, 2.0)])
+def test_official_binding_solves_the_dual(t, C):
+    """Against CVXPY (Clarabel, tight): max 1'a - a'Qa/2, y'a = 0, 0 <= a <= C; the dual value
+    agrees to 1e-6 relative, the point is feasible, and the bias b makes the decision values of
+    free support vectors equal their labels (KKT)."""
+    import cvxpy as cp
+
+    K, y = _kernel(40, t, seed=5, first=1.0)
+    alpha, b = backend._official_fit(K, y, C, backend._LIBSVM_TIGHT_TOL)
+    a = cp.Variable(y.size)
+    Q = K * np.outer(y, y)
+    L = np.linalg.cholesky(Q + 1e-12 * np.eye(y.size))
+    prob = cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.sum_squares(L.T @ a)), [y @ a == 0, a >= 0, a <= C])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    ref = prob.value
+    assert abs(_dual_objective(K, y, alpha) - ref) <= 1e-6 * max(1.0, abs(ref))
+    assert alpha.min() >= 0 and alpha.max() <= C and abs(y @ alpha) <= 1e-9 * C * y.size
+    free = (alpha > 1e-6 * C) & (alpha < C * (1 - 1e-6))
+    assert free.any()
+    f = K[free] @ (y * alpha) + b
+    np.testing.assert_allclose(f * y[free], 1.0, atol=1e-5)
+
+
+@pytest.mark.skipif(not backend.official_available(), reason="needs the libsvm extra")
+def test_which_binding_a_solve_uses(monkeypatch):
+    """The official binding up to n = _OFFICIAL_MAX_N (its node copy stays within the memory the
+    estimate counts), scikit-learn's above when installed; the tight round's tolerance reaches
+    either."""
+    used = []
+    monkeypatch.setattr(backend, "_official_fit", lambda K, y, C, tol: used.append(("official", tol)) or
+                        (np.zeros(y.size), 0.0))
+    monkeypatch.setattr(backend, "_sklearn_fit", lambda K, y, C, tol: used.append(("sklearn", tol)) or
+                        (np.zeros(y.size), 0.0))
+    K, y = _kernel(20, 1.0, seed=1, first=1.0)
+    backend.libsvm_candidate(K, y, 1.0)
+    monkeypatch.setattr(backend, "_OFFICIAL_MAX_N", 10)
+    backend.libsvm_candidate(K, y, 1.0)
+    with settings(SolveSettings(None, True)):
+        backend.libsvm_candidate(K, y, 1.0)
+    has_sklearn = backend.importlib.util.find_spec("sklearn") is not None
+    big = "sklearn" if has_sklearn else "official"
+    assert used == [("official", backend._LIBSVM_TOL), (big, backend._LIBSVM_TOL), (big, backend._LIBSVM_TIGHT_TOL)]
