@@ -15,6 +15,7 @@ bit-identical ``alpha`` and ``b`` (tests/test_libsvm_backends.py checks it).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import warnings
 
@@ -35,12 +36,13 @@ _LIBSVM_TIGHT_TOL = 1e-9
 # solve instead (a4a, n = 4781, C = 0.1: 1.6e3 to 1.8e4 SMO iterations for t in [2^-5, 8]).
 # The official binding has it built in (max(10^7, 100 n): the same cap up to n = 10^5).
 _LIBSVM_MAX_ITER = 10_000_000
-# The official binding copies the kernel into libSVM's sparse nodes (16 bytes per entry: an int
-# index padded to 8 bytes and a double), which scikit-learn's dense binding does not: 28 n^2
-# bytes while they are built (with the CSR arrays they come from), then 16 n^2 beside libSVM's
-# row cache (4 n^2 at most, float32).  Used up to the n where that stays within the 500 MB that
-# approxpath.memory counts for the cache: 28 n^2 <= 500e6, n <= 4225.
-_OFFICIAL_MAX_N = 4000
+# The official binding reads the kernel from libSVM's nodes (16 bytes per entry: an int index
+# padded to 8 bytes and a double), a copy that scikit-learn's dense binding does not make, built
+# anew for every solve.  Per solve against scikit-learn's (medians, one process, interleaved, a
+# busy 2-core machine): 0.8x at n = 351, 1.8x at 768 (+17 ms), 1.25-1.4x at 1605 (+50 ms),
+# 1.6x at 3185 (+0.5 s); the imports it saves, ~0.5 s, are paid once.  Used up to n = 1000,
+# where a path of ~15 solves still gains; the copy is then <= 16 MB.
+_OFFICIAL_MAX_N = 1000
 
 
 def official_available():
@@ -53,7 +55,7 @@ def libsvm_candidate(K, y, C):
     """``(SVMPrimal, SVMDual)`` from libSVM on the kernel ``K`` (n, n), labels ``y`` in {-1, +1},
     box ``C`` (not yet exactly feasible: the problem restores it).
 
-    The official binding when installed and n <= 4000 (or scikit-learn is not installed),
+    The official binding when installed and n <= 1000 (or scikit-learn is not installed),
     scikit-learn's otherwise; the two give the same bits.
     """
     tol = _LIBSVM_TIGHT_TOL if current_settings().tight else _LIBSVM_TOL
@@ -86,26 +88,16 @@ def _official_fit(K, y, C, tol):
     put +1 first; labels ``-y`` make the original class -1 first in every case, so both solve
     the same problem with the points in the same order (and hence the same SMO iterations).
     """
-    import scipy.sparse as sp
-    from libsvm.svm import svm_parameter, svm_problem
+    from libsvm.svm import svm_node, svm_parameter, svm_problem
     from libsvm.svmutil import svm_train
-    from threadpoolctl import threadpool_limits
 
     n = y.size
-    # A precomputed row is "0:serial 1:K_i1 ... n:K_in"; libSVM reads entry j by position, so
-    # explicit zeros (kernel entries that underflow) must stay: build the CSR arrays directly.
-    rows = np.empty((n, n + 1))
-    rows[:, 0] = np.arange(1, n + 1)
-    rows[:, 1:] = K
-    nodes = sp.csr_matrix((rows.ravel(), np.tile(np.arange(n + 1, dtype=np.int32), n),
-                           np.arange(0, n * (n + 1) + 1, n + 1, dtype=np.int64)), shape=(n, n + 1))
-    problem = svm_problem(np.ascontiguousarray(-y, dtype=float), nodes, isKernel=True)
-    del rows, nodes  # the problem holds its own copy (x_space)
+    problem = _precomputed_problem(svm_problem, svm_node, K, -y)
     param = svm_parameter(f"-s 0 -t 4 -c {float(C)!r} -e {float(tol)!r} -m {_LIBSVM_CACHE_MB} -q")
     # The official build is OpenMP-parallel over the entries of a kernel row: on a busy machine
     # its spinning threads made an ionosphere path 10x slower, and one SMO step's row (n entries)
     # is too little work to share.  One thread, as scikit-learn's binding runs.
-    with threadpool_limits(limits=1, user_api="openmp"):
+    with _openmp().limit(limits=1, user_api="openmp"):
         model = svm_train(problem, param)
     first = model.get_labels()[0]  # libSVM's internal +1, in the labels -y it was given
     sv = np.ctypeslib.as_array(model.sv_indices, (model.l,)) - 1  # 1-based training indices
@@ -114,3 +106,43 @@ def _official_fit(K, y, C, tol):
     alpha[sv] = np.abs(coef)
     # decision f = sum_j coef_j K(x_j, .) - rho, positive for `first` (of -y): negate for y.
     return alpha, float(model.rho[0]) if first == 1 else -float(model.rho[0])
+
+
+@functools.lru_cache(maxsize=1)
+def _openmp():
+    """threadpoolctl's controller of the loaded native libraries, found once (finding them reads
+    the process's libraries: ~6 ms, as long as a solve at n = 351); libSVM's OpenMP runtime is
+    loaded with the binding, before the first call."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _precomputed_problem(svm_problem, svm_node, K, labels):
+    """libSVM's ``svm_problem`` for the precomputed kernel ``K`` (n, n), built in numpy.
+
+    Row i is the nodes ``0:i+1 1:K_i1 ... n:K_in -1:`` (the serial number, the kernel row by
+    position, explicit zeros kept, the terminator), all rows in one array of ``svm_node``
+    (16 bytes per entry).  The binding's own converters go through a CSR matrix and copy row by
+    row: 3x slower at n = 1605, which would cost more than the imports it saves.  The fields
+    are those of ``struct svm_problem`` (l, y, x) and what ``svmutil.svm_train`` reads (n, the
+    number of columns, and x_space, which keeps the nodes alive).
+    """
+    from ctypes import POINTER, c_double, c_uint64, cast
+
+    n = labels.size
+    nodes = np.empty((n, n + 2), dtype=svm_node)
+    index, value = nodes["index"], nodes["value"]
+    index[:, : n + 1] = np.arange(n + 1, dtype=np.int32)
+    index[:, n + 1] = -1
+    value[:, 0] = np.arange(1, n + 1)
+    value[:, 1 : n + 1] = K
+    value[:, n + 1] = 0.0
+    problem = svm_problem.__new__(svm_problem)
+    problem.l, problem.n, problem.x_space = n, n + 1, nodes
+    problem.y = (c_double * n)()
+    np.ctypeslib.as_array(problem.y, (n,))[:] = labels
+    problem.x = (POINTER(svm_node) * n)()
+    rows = np.ctypeslib.as_array(cast(problem.x, POINTER(c_uint64)), (n,))
+    rows[:] = nodes.ctypes.data + np.arange(n, dtype=np.uint64) * np.uint64(nodes.strides[0])
+    return problem
