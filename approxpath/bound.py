@@ -286,6 +286,9 @@ class KernelBound(Bound):
     #: Name of the weight option (``"c"``, ``"lam"``).
     weight: ClassVar[str]
     kernel_psd: ClassVar[bool] = True
+    #: The bound needs kernel products only (never a whole kernel): it can run on
+    #: :class:`~approxpath.blocked_kernels.BlockedKernels` when the n x n arrays do not fit.
+    blocked_ok: ClassVar[bool] = False
     _transient = ("_kernels",)
 
     def __init_subclass__(cls, **kw):
@@ -319,10 +322,26 @@ class KernelBound(Bound):
 
     @property
     def kernels(self):
-        """The kernel provider (:class:`~approxpath.kernels.Kernels`), built on first use."""
+        """The kernel provider, built on first use: :class:`~approxpath.kernels.Kernels` (or its
+        cache) on the stored distances, or, for a bound that can do without whole kernels
+        (:attr:`blocked_ok`) when those do not fit the memory budget
+        (:func:`approxpath.memory.kernels_blocked`), :class:`~approxpath.blocked_kernels.BlockedKernels`
+        (distances computed block by block)."""
         if self._kernels is None:
-            self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
+            from .memory import kernels_blocked
+
+            if self.blocked_ok and kernels_blocked(self.n, self.cache):
+                from .blocked_kernels import BlockedKernels
+
+                self._kernels = BlockedKernels(self.X, self.family, self.options["feature_weights"])
+            else:
+                self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
         return self._kernels
+
+    @property
+    def blocked(self):
+        """Whether the kernel products are computed without stored distances (the blocked mode)."""
+        return self.kernels.mode == "blocked"
 
     @property
     def entry_terms(self):
@@ -346,4 +365,4 @@ class KernelBound(Bound):
         ``distances_sha256`` (of :math:`D` as computed here; :func:`~approxpath.certificate.verify.verify`
         compares it with its own)."""
         return dict(kernel=kernel_families.DESCRIPTIONS[self.family],
-                    distances_sha256=kernel_families.distances_sha256(self.kernels.D))
+                    distances_sha256=self.kernels.summary()[2])

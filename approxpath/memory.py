@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from .errors import InputError
 
-__all__ = ["Estimate", "path_bytes", "verify_bytes", "available_bytes", "check_fits", "human"]
+__all__ = ["Estimate", "path_bytes", "verify_bytes", "available_bytes", "check_fits", "human", "kernels_blocked",
+           "libsvm_cache_bytes"]
 
 #: Bytes of one dense n x n float64 array, in units of which the parts below are counted.
 _ENTRY = 8
@@ -38,6 +39,18 @@ _LIBSVM_CACHE = 500e6
 # Refuse when the estimate exceeds this share of what is available: the estimate counts the
 # large arrays only (the pieces, restorations and bounds add O(n) per piece).
 _HEADROOM = 0.9
+# The blocked mode (approxpath.blocked_kernels), per sample, in bytes: the class sums a search
+# caches (problems/kernel_svm/cache.py: 512 groups of 3 arrays of n x 4 floats, 49 kB per
+# sample) and the pieces and anchors of a path (two n-vectors each; a few hundred pieces at
+# eps = 0.125: counted as 1000, 16 kB per sample).
+_BLOCKED_SUMS = 512 * 3 * 4 * _ENTRY
+_BLOCKED_PIECES = 1000 * 2 * _ENTRY
+# libSVM's own kernel cache in the blocked mode: at least this much (its working set for the
+# gradient reconstruction and shrinking is O(n); 100 MB is libSVM's default x 1000 rows), at
+# most the whole kernel it caches (float32 columns: 4 n^2 bytes) plus 10 % for its bookkeeping,
+# and else half of what the budget leaves (the rest covers what the estimate does not count).
+_LIBSVM_CACHE_MIN = 100e6
+_LIBSVM_CACHE_SLACK = 1.1
 
 
 @dataclass(frozen=True)
@@ -80,10 +93,61 @@ def _cached_kernels(n):
     return int(min(_CACHE_MAX, max(2, CACHE_BYTES // max(_ENTRY * n * n, 1)))) + 1
 
 
+def _dense_path_parts(n, backend):
+    """The parts of a dense path (stored distances, a kernel cache) in one process."""
+    square = float(_ENTRY) * n * n
+    solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + (_LIBSVM_CACHE if backend == "libsvm" else 0.0)
+    k = _cached_kernels(n)
+    return (("distances", (_DISTANCES + _LATTICE) * square), (f"{k} kernels (cache)", k * square),
+            (f"exact solver ({backend})", solver), ("libraries", _LIBRARIES))
+
+
+def _dense_verify_parts(n):
+    square = float(_ENTRY) * n * n
+    return (("distances", (_DISTANCES + _LATTICE) * square), ("a kernel", square), ("libraries", _LIBRARIES / 3))
+
+
+def _fits(total, have):
+    return have is None or total <= _HEADROOM * have
+
+
+def kernels_blocked(n, search=True):
+    """Whether a kernel bound on ``n`` samples computes its kernel products block by block
+    (:class:`~approxpath.blocked_kernels.BlockedKernels`): when the dense mode's arrays (a path's
+    with the libSVM backend if ``search``, else a verification's) exceed the memory available
+    (:func:`available_bytes`, ``APPROXPATH_MEMORY`` included)."""
+    parts = _dense_path_parts(int(n), "libsvm") if search else _dense_verify_parts(int(n))
+    return not _fits(Estimate(parts).total, available_bytes()[0])
+
+
+def _blocked_fixed(n, d):
+    """The blocked mode's parts besides libSVM's cache: the libraries, the data (X and libSVM's
+    copy), the row blocks of a product (a few of 2**18 bytes, :mod:`approxpath.kernels`; 2**21
+    entries while the distances are hashed), the cached class sums and the pieces."""
+    return (("libraries", _LIBRARIES), ("data (2 copies)", 2.0 * _ENTRY * n * d),
+            ("row blocks", 2.0 * _ENTRY * (1 << 21)), ("cached class sums", float(_BLOCKED_SUMS) * n),
+            ("pieces", float(_BLOCKED_PIECES) * n))
+
+
+def libsvm_cache_bytes(n, d):
+    """The kernel cache libSVM gets in the blocked mode (bytes): its whole kernel (float32) if
+    the budget allows, else half of what the budget leaves beyond :func:`_blocked_fixed` but
+    at least 100 MB."""
+    whole = _LIBSVM_CACHE_SLACK * 4.0 * n * n
+    have = available_bytes()[0]
+    if have is None:
+        return whole
+    left = _HEADROOM * have - Estimate(_blocked_fixed(n, d)).total
+    return float(min(whole, max(_LIBSVM_CACHE_MIN, 0.5 * left)))
+
+
 def path_bytes(problem, workers=1):
     """An :class:`Estimate` of the memory a path of ``problem`` needs: for a problem on a kernel
     :math:`\\exp(-tD)` (anything with ``kernels``), per process the distances, the kernel cache,
     the exact solver's working set and the libraries; ``workers`` processes each build their own.
+    In the blocked mode (:func:`kernels_blocked`, a bound with ``blocked_ok``) no n x n array:
+    the data, row blocks, the cached class sums, the pieces and libSVM's own kernel cache
+    (:func:`libsvm_cache_bytes`).
 
     Parameters
     ----------
@@ -94,26 +158,28 @@ def path_bytes(problem, workers=1):
     n = int(problem.n)
     if not hasattr(type(problem), "kernels"):
         return Estimate((("libraries", _LIBRARIES),))
-    square = float(_ENTRY) * n * n
     backend = problem.backends[0] if getattr(problem, "backends", ()) else "clarabel"
-    solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + (_LIBSVM_CACHE if backend == "libsvm" else 0.0)
-    k = _cached_kernels(n)
-    per_process = (("distances", (_DISTANCES + _LATTICE) * square), (f"{k} kernels (cache)", k * square),
-                   (f"exact solver ({backend})", solver), ("libraries", _LIBRARIES))
+    if getattr(problem.bound, "blocked_ok", False) and kernels_blocked(n):
+        d = int(problem.X.shape[1])
+        per_process = _blocked_fixed(n, d) + (("libSVM kernel cache", libsvm_cache_bytes(n, d)),)
+    else:
+        per_process = _dense_path_parts(n, backend)
     copies = 1 + (workers if workers > 1 else 0)
     if copies == 1:
         return Estimate(per_process)
     return Estimate(tuple((f"{what} x {copies} processes", copies * b) for what, b in per_process))
 
 
-def verify_bytes(n, stored_bytes):
+def verify_bytes(n, stored_bytes, blocked_ok=False, d=0):
     """An :class:`Estimate` of the memory :func:`approxpath.verify` needs for a certificate whose
     arrays take ``stored_bytes`` on data of ``n`` samples: the arrays, the distances and one
     kernel (the bounds use products with blocks of it, the point gaps of some problems a whole
-    kernel)."""
-    square = float(_ENTRY) * n * n
-    return Estimate((("certificate arrays", float(stored_bytes)), ("distances", (_DISTANCES + _LATTICE) * square),
-                     ("a kernel", square), ("libraries", _LIBRARIES / 3)))
+    kernel); for a problem whose bound runs blocked (``blocked_ok``, on ``d`` features) when
+    those do not fit (:func:`kernels_blocked`), the arrays, the data and row blocks only."""
+    if blocked_ok and kernels_blocked(n, search=False):
+        return Estimate((("certificate arrays", float(stored_bytes)), ("data", float(_ENTRY) * n * d),
+                         ("row blocks", 2.0 * _ENTRY * (1 << 21)), ("libraries", _LIBRARIES / 3)))
+    return Estimate((("certificate arrays", float(stored_bytes)),) + _dense_verify_parts(n))
 
 
 def _meminfo_available():

@@ -1,6 +1,13 @@
 """Exact solves of the SVM dual by scikit-learn's libSVM (SMO) on the precomputed kernel: 20-100x
 faster than an interior point on these dense QPs; tol 1e-7 leaves certified gaps of ~1e-8
-relative.  (The ``sklearn`` extra.)"""
+relative.  (The ``sklearn`` extra.)
+
+Where the n x n kernel does not fit (the blocked mode, :mod:`approxpath.blocked_kernels`),
+libSVM computes its own RBF kernel :math:`\\exp(-\\gamma\\lVert x - x'\\rVert^2)`, :math:`\\gamma = t`,
+and caches its columns (``cache_size`` from the memory budget,
+:func:`approxpath.memory.libsvm_cache_bytes`).  Its entries are rounded differently from
+:math:`\\exp(-tD)` (it expands the squared norm); that moves the candidate only, never a
+certificate, which is recomputed from :math:`D`."""
 
 from __future__ import annotations
 
@@ -12,7 +19,7 @@ from approxpath.solvers import current_settings
 
 from .bound import SVMDual, SVMPrimal
 
-__all__ = ["libsvm_candidate"]
+__all__ = ["libsvm_candidate", "libsvm_rbf_candidate"]
 
 # libSVM stopping tolerance (KKT violation) and kernel cache for exact solves.
 _LIBSVM_TOL = 1e-7
@@ -27,14 +34,28 @@ _LIBSVM_MAX_ITER = 10_000_000
 def libsvm_candidate(K, y, C):
     """``(SVMPrimal, SVMDual)`` from libSVM on the kernel ``K`` (n, n), labels ``y`` in {-1, +1},
     box ``C`` (not yet exactly feasible: the problem restores it)."""
+    return _fit(K, y, dict(C=C, kernel="precomputed", cache_size=_LIBSVM_CACHE_MB))
+
+
+def libsvm_rbf_candidate(X, y, C, gamma):
+    """``(SVMPrimal, SVMDual)`` from libSVM on its own kernel :math:`\\exp(-\\gamma\\lVert x_i -
+    x_j\\rVert^2)` of the rows of ``X`` (n, d), with the kernel cache
+    :func:`~approxpath.memory.libsvm_cache_bytes` allows (in MiB, libSVM's unit)."""
+    from approxpath.memory import libsvm_cache_bytes
+
+    cache_mb = max(1, int(libsvm_cache_bytes(*X.shape) // 2**20))
+    return _fit(X, y, dict(C=C, kernel="rbf", gamma=float(gamma), cache_size=cache_mb))
+
+
+def _fit(data, y, options):
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.svm import SVC
 
     tol = _LIBSVM_TIGHT_TOL if current_settings().tight else _LIBSVM_TOL
-    model = SVC(C=C, kernel="precomputed", tol=tol, cache_size=_LIBSVM_CACHE_MB, max_iter=_LIBSVM_MAX_ITER)
+    model = SVC(tol=tol, max_iter=_LIBSVM_MAX_ITER, **options)
     with warnings.catch_warnings():  # stopped at the cap: the certified gap judges the point
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(K, y)
+        model.fit(data, y)
     alpha = np.zeros(y.size)
     alpha[model.support_] = np.abs(model.dual_coef_[0])
     # decision f = sum_j dual_coef_j K(x_j, .) + intercept_, positive for classes_[1] = +1
