@@ -50,6 +50,10 @@ _BLOCKED_PIECES = 1000 * 2 * _ENTRY
 # most the whole kernel it caches (float32 columns: 4 n^2 bytes) plus 10 % for its bookkeeping,
 # and else half of what the budget leaves (the rest covers what the estimate does not count).
 _LIBSVM_CACHE_MIN = 100e6
+# The libraries of the blocked mode, which never imports the conic solvers or CVXPY: numpy,
+# scipy, scikit-learn and approxpath measured 125 MB of peak resident memory (cvxpy and
+# clarabel add 17 MB).
+_LIBRARIES_BLOCKED = 150e6
 _LIBSVM_CACHE_SLACK = 1.1
 
 
@@ -96,7 +100,9 @@ def _cached_kernels(n):
 def _dense_path_parts(n, backend):
     """The parts of a dense path (stored distances, a kernel cache) in one process."""
     square = float(_ENTRY) * n * n
-    solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + (_LIBSVM_CACHE if backend == "libsvm" else 0.0)
+    # libSVM's cache fills up to its size or to the whole kernel it caches (float32 columns)
+    cache = min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n) if backend == "libsvm" else 0.0
+    solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + cache
     k = _cached_kernels(n)
     return (("distances", (_DISTANCES + _LATTICE) * square), (f"{k} kernels (cache)", k * square),
             (f"exact solver ({backend})", solver), ("libraries", _LIBRARIES))
@@ -124,7 +130,7 @@ def _blocked_fixed(n, d):
     """The blocked mode's parts besides libSVM's cache: the libraries, the data (X and libSVM's
     copy), the row blocks of a product (a few of 2**18 bytes, :mod:`approxpath.kernels`; 2**21
     entries while the distances are hashed), the cached class sums and the pieces."""
-    return (("libraries", _LIBRARIES), ("data (2 copies)", 2.0 * _ENTRY * n * d),
+    return (("libraries", _LIBRARIES_BLOCKED), ("data (2 copies)", 2.0 * _ENTRY * n * d),
             ("row blocks", 2.0 * _ENTRY * (1 << 21)), ("cached class sums", float(_BLOCKED_SUMS) * n),
             ("pieces", float(_BLOCKED_PIECES) * n))
 

@@ -120,6 +120,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         raise InputError(f"solve_time_limit must be a positive number of seconds or None; got {solve_time_limit!r}")
     check_fits(path_bytes(problem, workers if executor is None else 1), f"{problem.name} with n = {problem.n}",
                "use fewer samples, fewer workers, or a machine with more memory")
+    _notice_blocked(problem)
     _check_scale(problem)
     args = (float(eps), bool(relative), strategy, solver, budget)
     if not parallel_run or (chunks is None and _STRATEGY_CLASSES[strategy].adaptive):
@@ -229,6 +230,18 @@ def _provenance(problem):
     except (InputError, ValueError, TypeError):
         return {}
     return info if data_sha256(again.X, again.y) == data_sha256(problem.X, problem.y) else {}
+
+
+def _notice_blocked(problem):
+    """A one-line warning when the kernel products of ``problem`` will be computed block by block
+    (:func:`approxpath.memory.kernels_blocked`: its n x n arrays do not fit the memory)."""
+    from ..memory import available_bytes, human, kernels_blocked
+
+    if getattr(problem.bound, "blocked_ok", False) and kernels_blocked(problem.n):
+        have, what = available_bytes()
+        warnings.warn(f"{problem.name} with n = {problem.n}: the n x n kernels do not fit the {human(have)} available "
+                      f"under {what}; kernel products are computed block by block (slower; libSVM on its own kernel)",
+                      stacklevel=3)
 
 
 def _check_scale(problem):

@@ -1,0 +1,197 @@
+"""The kernel SVM without n x n arrays: blocked kernel products, libSVM on its own kernel, and the
+memory estimate of that mode (forced at small n by the budget ``APPROXPATH_MEMORY``)."""
+
+import json
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import InputError
+from approxpath.blocked_kernels import BlockedKernels
+from approxpath.data import make_classification
+from approxpath.kernel_families import distances, distances_sha256
+from approxpath.kernels import Kernels
+from approxpath.memory import available_bytes, kernels_blocked, path_bytes, verify_bytes
+
+KernelSVM = approxpath.get_problem("kernel_svm")
+
+# A budget (bytes) below a dense kernel_svm path at n <= 400 (its libSVM cache alone counts 500 MB)
+# and above the blocked mode's (the libraries' 300 MB and O(n) more): forces the blocked mode.
+_BLOCKED_BUDGET = "6e8"
+
+
+@pytest.fixture
+def blocked(monkeypatch):
+    monkeypatch.setenv("APPROXPATH_MEMORY", _BLOCKED_BUDGET)
+
+
+def _data(n=160, d=5, seed=0):
+    return make_classification(n=n, d=d, seed=seed)
+
+
+@pytest.mark.parametrize("family,weights", [("gaussian", None), ("laplacian", None), ("ard", (1.0, 0.5, 2.0, 0.0, 3.0))])
+@pytest.mark.parametrize("subset", [False, True])
+def test_blocked_products_equal_the_dense_ones_bit_for_bit(family, weights, subset):
+    X, _ = _data()
+    D = distances(X, family, weights)
+    dense, blocked_k = Kernels(D), BlockedKernels(X, family, weights)
+    assert dense.lattice is None  # real-valued data: the dense products take the blocked route too
+    rng = np.random.default_rng(1)
+    rows = np.sort(rng.choice(X.shape[0], 50, replace=False)) if subset else None
+    C = rng.random((50 if subset else X.shape[0], 4))
+    for x in (2.0**-6, 0.7, 2.0**5):
+        a, b = dense.products(x, C, rows), blocked_k.products(x, C, rows)
+        for A, B in zip(a, b):
+            np.testing.assert_array_equal(A, B)
+        # independent reference: the whole kernel and its derivative matrices, formed explicitly
+        E = np.exp(-x * D)
+        cols = slice(None) if rows is None else rows
+        for k, A in enumerate(b):
+            np.testing.assert_allclose(A, (D[:, cols] ** k * E[:, cols]) @ C, rtol=1e-12, atol=1e-13)
+
+
+def test_blocked_products_on_a_lattice_match_the_histograms_to_rounding():
+    X, _ = _data(d=8)
+    Xb = (X > 0.5).astype(float)  # binary features: the dense mode sums through level histograms
+    dense, blocked_k = Kernels(distances(Xb)), BlockedKernels(Xb)
+    assert dense.lattice is not None and blocked_k.lattice is None
+    C = np.random.default_rng(2).random((Xb.shape[0], 2))
+    for A, B in zip(dense.products(0.3, C), blocked_k.products(0.3, C)):
+        np.testing.assert_allclose(A, B, rtol=1e-13)
+
+
+def test_blocked_summary_is_the_dense_one():
+    X, _ = _data(n=1000, d=3)  # several hashing blocks would need n > 1448; the slices still join
+    D = distances(X)
+    finite, top, sha = BlockedKernels(X).summary()
+    assert finite and top == float(D.max()) and sha == distances_sha256(D)
+    with pytest.raises(InputError, match="never store"):
+        BlockedKernels(X).D
+    with pytest.raises(InputError, match="APPROXPATH_MEMORY"):
+        BlockedKernels(X).get(1.0)
+
+
+def test_the_budget_picks_the_mode(monkeypatch):
+    monkeypatch.setenv("APPROXPATH_MEMORY", "1e12")
+    assert not kernels_blocked(400) or available_bytes()[0] < 1e9
+    monkeypatch.setenv("APPROXPATH_MEMORY", _BLOCKED_BUDGET)
+    assert kernels_blocked(400)
+    X, y = _data()
+    assert KernelSVM(X, y, c=0.1).bound.blocked
+    ridge = approxpath.get_problem("kernel_ridge")(X, y, lam=1.0)
+    assert not getattr(ridge.bound, "blocked_ok", False) and not ridge.bound.blocked  # needs whole kernels
+
+
+def _path(X, y, **options):
+    problem = KernelSVM(X, y, c=0.1, **options)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        path = approxpath.approximate_path(problem, eps=0.125, interval=(2.0**-6, 2.0**6))
+    return problem, path, [str(w.message) for w in seen]
+
+
+def test_a_path_forced_blocked_equals_the_dense_one_in_solves(tmp_path, monkeypatch):
+    monkeypatch.delenv("APPROXPATH_MEMORY", raising=False)
+    X, y = _data(n=200, d=20)
+    dense_problem, dense, notes = _path(X, y)
+    assert not dense_problem.bound.blocked and not any("block by block" in m for m in notes)
+    monkeypatch.setenv("APPROXPATH_MEMORY", _BLOCKED_BUDGET)
+    problem, path, notes = _path(X, y)
+    assert problem.bound.blocked and problem.bound.kernels.mode == "blocked"
+    assert [m for m in notes if "block by block" in m and "\n" not in m]  # the one-line notice
+    assert dense.certified and path.certified
+    assert path.exact_solves == dense.exact_solves and path.solve_points == dense.solve_points
+    assert len(path.pieces) == len(dense.pieces)
+    assert path.meta["distances_sha256"] == dense.meta["distances_sha256"]
+    file = tmp_path / "blocked.npz"
+    path.save(file)
+    report = approxpath.verify(file)  # blocked too (the budget holds here)
+    assert report.ok, report
+
+
+def test_the_blocked_bound_stays_above_the_dense_gap(blocked):
+    X, y = _data(n=200, d=20)
+    problem, path, _ = _path(X, y)
+    assert problem.bound.blocked
+    D = distances(X)
+    rng = np.random.default_rng(3)
+    for piece in path.pieces[:: max(1, len(path.pieces) // 12)]:
+        alpha, w = piece.dual.alpha, piece.primal.w
+        for tau in rng.uniform(piece.lo, piece.hi, 4):
+            # independent reference: the gap at tau from the whole kernel, formed in numpy
+            Kw = np.exp(-tau * D) @ w
+            xi = np.maximum(0.0, 1.0 - y * (Kw + piece.primal.bias(tau)))
+            gap = float(w @ Kw) + 0.1 * xi.sum() - alpha.sum()
+            assert piece.gap_bound >= gap
+
+
+def test_blocked_mode_refuses_a_kernel_libsvm_cannot_compute(blocked):
+    X, y = _data(n=120, d=4)
+    problem = KernelSVM(X, y, c=0.1, kernel="laplacian")
+    with pytest.raises(InputError, match="kernel='laplacian' .* APPROXPATH_MEMORY") as info:
+        problem.candidate("libsvm", 1.0)
+    assert "\n" not in str(info.value)
+    ard = KernelSVM(X, y, c=0.1, kernel="ard", feature_weights=(1.0, 2.0, 0.5, 1.0))
+    primal, dual = ard.candidate("libsvm", 1.0)  # libSVM's RBF on sqrt(w) x
+    dense_alpha = _dense_candidate(ard, 1.0)
+    np.testing.assert_allclose(dual.alpha, dense_alpha, atol=1e-5)
+
+
+def _dense_candidate(problem, t):
+    from approxpath.problems.kernel_svm.libsvm import libsvm_candidate
+
+    D = distances(problem.X, "ard", problem.feature_weights)
+    return libsvm_candidate(np.exp(-t * D), problem.y, 0.1)[1].alpha
+
+
+_MEASURE = """
+import json, resource, sys, warnings
+import approxpath
+from approxpath.data import make_classification
+from approxpath.memory import path_bytes
+warnings.simplefilter("ignore")
+n = int(sys.argv[1])
+X, y = make_classification(n=n, d=20, seed=0)
+problem = approxpath.get_problem("kernel_svm")(X, y, c=0.1)
+estimate = path_bytes(problem).total
+path = approxpath.approximate_path(problem, eps=0.125, interval=(2.0**-10, 2.0**10))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0
+print(json.dumps(dict(estimate=estimate, peak=peak, blocked=problem.bound.blocked, certified=path.certified)))
+"""
+
+
+@pytest.mark.parametrize("budget,blocked_mode", [(None, False), ("5.2e8", True)])
+def test_the_memory_estimate_bounds_the_peak_within_a_factor(budget, blocked_mode, monkeypatch):
+    """The estimate against the peak resident memory of a path in a fresh process (n = 1500, a
+    few seconds): at least the peak and at most 2.5 times it, in each mode (the estimate counts
+    the caches full and a long path's pieces)."""
+    if budget:
+        monkeypatch.setenv("APPROXPATH_MEMORY", budget)
+    else:
+        monkeypatch.delenv("APPROXPATH_MEMORY", raising=False)
+    done = subprocess.run([sys.executable, "-c", _MEASURE, "1500"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["blocked"] == blocked_mode and got["certified"]
+    assert 1.0 <= got["estimate"] / got["peak"] <= 2.5, got  # never below the peak
+
+
+def test_verify_estimate_of_the_blocked_mode(monkeypatch):
+    monkeypatch.setenv("APPROXPATH_MEMORY", "1e12")
+    dense = verify_bytes(20_000, 1e6, blocked_ok=True, d=20).total
+    monkeypatch.setenv("APPROXPATH_MEMORY", "2e9")
+    small = verify_bytes(20_000, 1e6, blocked_ok=True, d=20)
+    assert dense > 5e9 and small.total < 2e8 and "row blocks" in small.describe()
+    assert verify_bytes(20_000, 1e6).total == dense  # a problem that needs whole kernels: dense
+
+
+def test_path_estimate_of_the_blocked_mode_fits_its_budget(monkeypatch):
+    X, y = _data(n=400, d=20)
+    problem = KernelSVM(X, y, c=0.1)
+    monkeypatch.setenv("APPROXPATH_MEMORY", _BLOCKED_BUDGET)
+    estimate = path_bytes(problem)
+    assert "libSVM kernel cache" in estimate.describe() and estimate.total <= 0.9 * float(_BLOCKED_BUDGET)
