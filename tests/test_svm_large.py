@@ -195,3 +195,16 @@ def test_path_estimate_of_the_blocked_mode_fits_its_budget(monkeypatch):
     monkeypatch.setenv("APPROXPATH_MEMORY", _BLOCKED_BUDGET)
     estimate = path_bytes(problem)
     assert "libSVM kernel cache" in estimate.describe() and estimate.total <= 0.9 * float(_BLOCKED_BUDGET)
+
+
+def test_a_big_svm_switches_to_blocked_products_instead_of_being_refused(monkeypatch):
+    """n = 20000 under a 6 GB budget: the dense mode (about 15 GB) is refused, the blocked
+    estimate fits, and nothing n x n is allocated to find that out."""
+    monkeypatch.setenv("APPROXPATH_MEMORY", "6e9")
+    X, y = make_classification(n=20_000, d=2, seed=0)
+    problem = KernelSVM(X, y, c=1.0)
+    estimate = path_bytes(problem)
+    assert estimate.total <= 0.9 * 6e9 and "libSVM kernel cache" in estimate.describe()
+    assert problem.bound._kernels is None
+    monkeypatch.setenv("APPROXPATH_MEMORY", "1e12")
+    assert available_bytes()[0] < 1e10 or path_bytes(problem).total > 1e10  # the dense mode, where it fits
