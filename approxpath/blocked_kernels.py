@@ -46,6 +46,9 @@ class BlockedKernels(Kernels):
         The kernel family (:mod:`approxpath.kernel_families`).
     weights : sequence of float, optional
         The feature weights of ``family="ard"``.
+    D : ndarray of shape (n, n), optional
+        The distances, when the budget holds them but not the kernels a dense search caches
+        (mode ``"distances"``: rows are read, not recomputed; the same numbers).
 
     Attributes
     ----------
@@ -53,13 +56,13 @@ class BlockedKernels(Kernels):
         Always None (the level index would be an n x n array).
     """
 
-    mode = "blocked"
-
-    def __init__(self, X, family="gaussian", weights=None):
+    def __init__(self, X, family="gaussian", weights=None, D=None):
         self.X = np.asarray(X, dtype=float)
         self.family, self.weights = family, weights
         self.lattice = None
         self._summary = None
+        self._D = D
+        self.mode = "blocked" if D is None else "distances"
 
     @property
     def n(self):
@@ -67,11 +70,16 @@ class BlockedKernels(Kernels):
 
     @property
     def D(self):
+        if self._D is not None:
+            return self._D
         raise InputError(f"the blocked kernels (n = {self.n}) never store the {self.n} x {self.n} distances: "
                          "raise APPROXPATH_MEMORY (bytes) if the machine holds them")
 
     def rows(self, idx):
-        """The rows ``idx`` of :math:`D` (a slice or integer indices), computed: shape (k, n)."""
+        """The rows ``idx`` of :math:`D` (a slice or integer indices), computed (or read, if
+        stored): shape (k, n)."""
+        if self._D is not None:
+            return self._D[idx]
         if self.family == "precomputed":
             return self.X[idx]
         return cross_distances(self.X[idx], self.X, self.family, self.weights)
@@ -79,6 +87,8 @@ class BlockedKernels(Kernels):
     def summary(self):
         """``(finite, largest, sha256)`` of :math:`D`, in one pass over its row blocks (the
         sha256 of the whole matrix, as :func:`~approxpath.kernel_families.distances_sha256`)."""
+        if self._summary is None and self._D is not None:
+            return Kernels.summary(self)
         if self._summary is None:
             n = self.n
             h = hashlib.sha256(repr((n, n)).encode())

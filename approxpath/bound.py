@@ -325,23 +325,25 @@ class KernelBound(Bound):
         """The kernel provider, built on first use: :class:`~approxpath.kernels.Kernels` (or its
         cache) on the stored distances, or, for a bound that can do without whole kernels
         (:attr:`blocked_ok`) when those do not fit the memory budget
-        (:func:`approxpath.memory.kernels_blocked`), :class:`~approxpath.blocked_kernels.BlockedKernels`
-        (distances computed block by block)."""
+        (:func:`approxpath.memory.kernels_mode`), :class:`~approxpath.blocked_kernels.BlockedKernels`
+        (distances stored if they fit, else computed block by block)."""
         if self._kernels is None:
-            from .memory import kernels_blocked
+            from .memory import kernels_mode
 
-            if self.blocked_ok and kernels_blocked(self.n, self.cache):
+            mode = kernels_mode(self.n, self.cache) if self.blocked_ok else "dense"
+            if mode != "dense":
                 from .blocked_kernels import BlockedKernels
 
-                self._kernels = BlockedKernels(self.X, self.family, self.options["feature_weights"])
+                D = self.distances() if mode == "distances" else None
+                self._kernels = BlockedKernels(self.X, self.family, self.options["feature_weights"], D)
             else:
                 self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
         return self._kernels
 
     @property
     def blocked(self):
-        """Whether the kernel products are computed without stored distances (the blocked mode)."""
-        return self.kernels.mode == "blocked"
+        """Whether whole kernels are never formed (:class:`~approxpath.blocked_kernels.BlockedKernels`)."""
+        return self.kernels.mode != "dense"
 
     @property
     def entry_terms(self):

@@ -1,5 +1,6 @@
-"""The kernel SVM without n x n arrays: blocked kernel products, libSVM on its own kernel, and the
-memory estimate of that mode (forced at small n by the budget ``APPROXPATH_MEMORY``)."""
+"""The kernel SVM without whole kernels: blocked kernel products, libSVM on its own kernel, and the
+memory estimates of those modes (forced at small n by ``APPROXPATH_KERNELS``, or by the budget
+``APPROXPATH_MEMORY``)."""
 
 import json
 import subprocess
@@ -15,18 +16,18 @@ from approxpath.blocked_kernels import BlockedKernels
 from approxpath.data import make_classification
 from approxpath.kernel_families import distances, distances_sha256
 from approxpath.kernels import Kernels
-from approxpath.memory import available_bytes, kernels_blocked, path_bytes, verify_bytes
+from approxpath.memory import available_bytes, kernels_mode, path_bytes, verify_bytes
 
 KernelSVM = approxpath.get_problem("kernel_svm")
 
-# A budget (bytes) below a dense kernel_svm path at n <= 400 (its libSVM cache alone counts 500 MB)
-# and above the blocked mode's (the libraries' 300 MB and O(n) more): forces the blocked mode.
-_BLOCKED_BUDGET = "6e8"
+# A budget (bytes) below a dense kernel_svm path at n = 400 (its libraries alone count 300 MB) and
+# above the modes without whole kernels (their libraries 150 MB, O(n) more)
+_SMALL_BUDGET = "2.8e8"
 
 
 @pytest.fixture
 def blocked(monkeypatch):
-    monkeypatch.setenv("APPROXPATH_MEMORY", _BLOCKED_BUDGET)
+    monkeypatch.setenv("APPROXPATH_KERNELS", "blocked")
 
 
 def _data(n=160, d=5, seed=0):
@@ -76,14 +77,20 @@ def test_blocked_summary_is_the_dense_one():
 
 
 def test_the_budget_picks_the_mode(monkeypatch):
+    monkeypatch.delenv("APPROXPATH_KERNELS", raising=False)
     monkeypatch.setenv("APPROXPATH_MEMORY", "1e12")
-    assert not kernels_blocked(400) or available_bytes()[0] < 1e9
-    monkeypatch.setenv("APPROXPATH_MEMORY", _BLOCKED_BUDGET)
-    assert kernels_blocked(400)
+    assert kernels_mode(400) == "dense" or available_bytes()[0] < 1e9
+    monkeypatch.setenv("APPROXPATH_MEMORY", _SMALL_BUDGET)
+    assert kernels_mode(400) == "distances"
+    assert kernels_mode(100_000) == "blocked"  # 80 GB of distances
     X, y = _data()
-    assert KernelSVM(X, y, c=0.1).bound.blocked
+    problem = KernelSVM(X, y, c=0.1)
+    assert problem.bound.blocked and problem.kernels.mode == "distances"
     ridge = approxpath.get_problem("kernel_ridge")(X, y, lam=1.0)
     assert not getattr(ridge.bound, "blocked_ok", False) and not ridge.bound.blocked  # needs whole kernels
+    monkeypatch.setenv("APPROXPATH_KERNELS", "sparse")
+    with pytest.raises(InputError, match="APPROXPATH_KERNELS must be one of dense, distances, blocked"):
+        kernels_mode(400)
 
 
 def _path(X, y, **options):
@@ -94,15 +101,19 @@ def _path(X, y, **options):
     return problem, path, [str(w.message) for w in seen]
 
 
-def test_a_path_forced_blocked_equals_the_dense_one_in_solves(tmp_path, monkeypatch):
+@pytest.mark.parametrize("mode,env", [("blocked", ("APPROXPATH_KERNELS", "blocked")),
+                                      ("distances", ("APPROXPATH_MEMORY", _SMALL_BUDGET))])
+def test_a_path_without_whole_kernels_equals_the_dense_one_in_solves(mode, env, tmp_path, monkeypatch):
     monkeypatch.delenv("APPROXPATH_MEMORY", raising=False)
+    monkeypatch.setenv("APPROXPATH_KERNELS", "dense")
     X, y = _data(n=200, d=20)
     dense_problem, dense, notes = _path(X, y)
-    assert not dense_problem.bound.blocked and not any("block by block" in m for m in notes)
-    monkeypatch.setenv("APPROXPATH_MEMORY", _BLOCKED_BUDGET)
+    assert not dense_problem.bound.blocked and not any("do not fit" in m for m in notes)
+    monkeypatch.delenv("APPROXPATH_KERNELS")
+    monkeypatch.setenv(*env)
     problem, path, notes = _path(X, y)
-    assert problem.bound.blocked and problem.bound.kernels.mode == "blocked"
-    assert [m for m in notes if "block by block" in m and "\n" not in m]  # the one-line notice
+    assert problem.bound.blocked and problem.bound.kernels.mode == mode
+    assert [m for m in notes if "do not fit" in m and "\n" not in m]  # the one-line notice
     assert dense.certified and path.certified
     assert path.exact_solves == dense.exact_solves and path.solve_points == dense.solve_points
     assert len(path.pieces) == len(dense.pieces)
@@ -160,46 +171,47 @@ problem = approxpath.get_problem("kernel_svm")(X, y, c=0.1)
 estimate = path_bytes(problem).total
 path = approxpath.approximate_path(problem, eps=0.125, interval=(2.0**-10, 2.0**10))
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0
-print(json.dumps(dict(estimate=estimate, peak=peak, blocked=problem.bound.blocked, certified=path.certified)))
+print(json.dumps(dict(estimate=estimate, peak=peak, mode=problem.kernels.mode, certified=path.certified)))
 """
 
 
-@pytest.mark.parametrize("budget,blocked_mode", [(None, False), ("5.2e8", True)])
-def test_the_memory_estimate_bounds_the_peak_within_a_factor(budget, blocked_mode, monkeypatch):
+@pytest.mark.parametrize("mode", ["dense", "distances", "blocked"])
+def test_the_memory_estimate_bounds_the_peak_within_a_factor(mode, monkeypatch):
     """The estimate against the peak resident memory of a path in a fresh process (n = 1500, a
     few seconds): at least the peak and at most 2.5 times it, in each mode (the estimate counts
     the caches full and a long path's pieces)."""
-    if budget:
-        monkeypatch.setenv("APPROXPATH_MEMORY", budget)
-    else:
-        monkeypatch.delenv("APPROXPATH_MEMORY", raising=False)
+    monkeypatch.delenv("APPROXPATH_MEMORY", raising=False)
+    monkeypatch.setenv("APPROXPATH_KERNELS", mode)
     done = subprocess.run([sys.executable, "-c", _MEASURE, "1500"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    assert got["blocked"] == blocked_mode and got["certified"]
+    assert got["mode"] == mode and got["certified"]
     assert 1.0 <= got["estimate"] / got["peak"] <= 2.5, got  # never below the peak
 
 
-def test_verify_estimate_of_the_blocked_mode(monkeypatch):
-    monkeypatch.setenv("APPROXPATH_MEMORY", "1e12")
+def test_verify_estimate_without_whole_kernels(monkeypatch):
+    monkeypatch.setenv("APPROXPATH_KERNELS", "dense")
     dense = verify_bytes(20_000, 1e6, blocked_ok=True, d=20).total
-    monkeypatch.setenv("APPROXPATH_MEMORY", "2e9")
+    monkeypatch.setenv("APPROXPATH_KERNELS", "distances")
+    stored = verify_bytes(20_000, 1e6, blocked_ok=True, d=20).total
+    monkeypatch.setenv("APPROXPATH_KERNELS", "blocked")
     small = verify_bytes(20_000, 1e6, blocked_ok=True, d=20)
-    assert dense > 5e9 and small.total < 2e8 and "row blocks" in small.describe()
+    assert dense > stored > 4.8e9 > 2e8 > small.total and "row blocks" in small.describe()
     assert verify_bytes(20_000, 1e6).total == dense  # a problem that needs whole kernels: dense
 
 
 def test_path_estimate_of_the_blocked_mode_fits_its_budget(monkeypatch):
     X, y = _data(n=400, d=20)
     problem = KernelSVM(X, y, c=0.1)
-    monkeypatch.setenv("APPROXPATH_MEMORY", _BLOCKED_BUDGET)
+    monkeypatch.setenv("APPROXPATH_MEMORY", _SMALL_BUDGET)
     estimate = path_bytes(problem)
-    assert "libSVM kernel cache" in estimate.describe() and estimate.total <= 0.9 * float(_BLOCKED_BUDGET)
+    assert "libSVM kernel cache" in estimate.describe() and estimate.total <= 0.9 * float(_SMALL_BUDGET)
 
 
 def test_a_big_svm_switches_to_blocked_products_instead_of_being_refused(monkeypatch):
     """n = 20000 under a 6 GB budget: the dense mode (about 15 GB) is refused, the blocked
     estimate fits, and nothing n x n is allocated to find that out."""
+    monkeypatch.delenv("APPROXPATH_KERNELS", raising=False)
     monkeypatch.setenv("APPROXPATH_MEMORY", "6e9")
     X, y = make_classification(n=20_000, d=2, seed=0)
     problem = KernelSVM(X, y, c=1.0)

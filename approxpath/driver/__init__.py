@@ -233,14 +233,16 @@ def _provenance(problem):
 
 
 def _notice_blocked(problem):
-    """A one-line warning when the kernel products of ``problem`` will be computed block by block
-    (:func:`approxpath.memory.kernels_blocked`: its n x n arrays do not fit the memory)."""
-    from ..memory import available_bytes, human, kernels_blocked
+    """A one-line warning when ``problem`` will run without whole kernels
+    (:func:`approxpath.memory.kernels_mode`: its n x n kernels do not fit the memory)."""
+    from ..memory import available_bytes, human, kernels_mode
 
-    if getattr(problem.bound, "blocked_ok", False) and kernels_blocked(problem.n):
+    mode = kernels_mode(problem.n) if getattr(problem.bound, "blocked_ok", False) else "dense"
+    if mode != "dense":
         have, what = available_bytes()
+        how = "from the stored distances" if mode == "distances" else "with the distances recomputed block by block"
         warnings.warn(f"{problem.name} with n = {problem.n}: the n x n kernels do not fit the {human(have)} available "
-                      f"under {what}; kernel products are computed block by block (slower; libSVM on its own kernel)",
+                      f"under {what}; kernel products are computed {how} (slower; libSVM on its own kernel)",
                       stacklevel=3)
 
 

@@ -37,13 +37,14 @@ def libsvm_candidate(K, y, C):
     return _fit(K, y, dict(C=C, kernel="precomputed", cache_size=_LIBSVM_CACHE_MB))
 
 
-def libsvm_rbf_candidate(X, y, C, gamma):
+def libsvm_rbf_candidate(X, y, C, gamma, stored=False):
     """``(SVMPrimal, SVMDual)`` from libSVM on its own kernel :math:`\\exp(-\\gamma\\lVert x_i -
     x_j\\rVert^2)` of the rows of ``X`` (n, d), with the kernel cache
-    :func:`~approxpath.memory.libsvm_cache_bytes` allows (in MiB, libSVM's unit)."""
+    :func:`~approxpath.memory.libsvm_cache_bytes` allows (in MiB, libSVM's unit; ``stored``: the
+    distances are held besides)."""
     from approxpath.memory import libsvm_cache_bytes
 
-    cache_mb = max(1, int(libsvm_cache_bytes(*X.shape) // 2**20))
+    cache_mb = max(1, int(libsvm_cache_bytes(*X.shape, stored) // 2**20))
     return _fit(X, y, dict(C=C, kernel="rbf", gamma=float(gamma), cache_size=cache_mb))
 
 

@@ -214,7 +214,7 @@ class KernelSVM(KernelProblem):
 
             bw, C = self.sweep.at(t)
             if self.bound.blocked:  # no n x n kernel here: libSVM computes and caches its own
-                return libsvm_rbf_candidate(self._rbf_features(), self.y, C, bw)
+                return libsvm_rbf_candidate(self._rbf_features(), self.y, C, bw, self.kernels.mode == "distances")
             return libsvm_candidate(self.gram(t), self.y, C)
         sol = solve_qp(self.exact_qp(t), backend)
         # Stationarity Qa - 1 + z0 y - z_lo + z_hi = 0 makes z0 the primal bias b.
