@@ -190,7 +190,7 @@ class Kernels:
         self.lattice = _lattice(D)
         self._summary = None
 
-    #: Distances stored (``"dense"``) or computed block by block (``"blocked"``, a subclass).
+    #: ``"dense"`` here; ``"distances"`` or ``"blocked"`` without whole kernels (:mod:`approxpath.blocked_kernels`).
     mode = "dense"
 
     @property
