@@ -286,6 +286,9 @@ class KernelBound(Bound):
     #: Name of the weight option (``"c"``, ``"lam"``).
     weight: ClassVar[str]
     kernel_psd: ClassVar[bool] = True
+    #: The bound needs kernel products only (never a whole kernel): it can run on
+    #: :class:`~approxpath.blocked_kernels.BlockedKernels` when the n x n arrays do not fit.
+    blocked_ok: ClassVar[bool] = False
     _transient = ("_kernels",)
 
     def __init_subclass__(cls, **kw):
@@ -319,10 +322,28 @@ class KernelBound(Bound):
 
     @property
     def kernels(self):
-        """The kernel provider (:class:`~approxpath.kernels.Kernels`), built on first use."""
+        """The kernel provider, built on first use: :class:`~approxpath.kernels.Kernels` (or its
+        cache) on the stored distances, or, for a bound that can do without whole kernels
+        (:attr:`blocked_ok`) when those do not fit the memory budget
+        (:func:`approxpath.memory.kernels_mode`), :class:`~approxpath.blocked_kernels.BlockedKernels`
+        (distances stored if they fit, else computed block by block)."""
         if self._kernels is None:
-            self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
+            from .memory import kernels_mode
+
+            mode = kernels_mode(self.n, self.cache) if self.blocked_ok else "dense"
+            if mode != "dense":
+                from .blocked_kernels import BlockedKernels
+
+                D = self.distances() if mode == "distances" else None
+                self._kernels = BlockedKernels(self.X, self.family, self.options["feature_weights"], D)
+            else:
+                self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
         return self._kernels
+
+    @property
+    def blocked(self):
+        """Whether whole kernels are never formed (:class:`~approxpath.blocked_kernels.BlockedKernels`)."""
+        return self.kernels.mode != "dense"
 
     @property
     def entry_terms(self):
@@ -346,4 +367,4 @@ class KernelBound(Bound):
         ``distances_sha256`` (of :math:`D` as computed here; :func:`~approxpath.certificate.verify.verify`
         compares it with its own)."""
         return dict(kernel=kernel_families.DESCRIPTIONS[self.family],
-                    distances_sha256=kernel_families.distances_sha256(self.kernels.D))
+                    distances_sha256=self.kernels.summary()[2])

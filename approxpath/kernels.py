@@ -188,6 +188,30 @@ class Kernels:
             raise ValueError("Kernels needs symmetric distances (n, n)")  # products() relies on it
         self.D = D
         self.lattice = _lattice(D)
+        self._summary = None
+
+    #: ``"dense"`` here; ``"distances"`` or ``"blocked"`` without whole kernels (:mod:`approxpath.blocked_kernels`).
+    mode = "dense"
+
+    @property
+    def n(self):
+        """The number of samples."""
+        return self.D.shape[0]
+
+    def rows(self, idx):
+        """The rows ``idx`` of :math:`D` (a slice or integer indices): shape (k, n)."""
+        return self.D[idx]
+
+    def summary(self):
+        """``(finite, largest, sha256)`` of :math:`D`: whether every entry is finite, the largest
+        entry, and :func:`~approxpath.kernel_families.distances_sha256` (computed once: ``D`` is
+        read only)."""
+        from .kernel_families import distances_sha256
+
+        if self._summary is None:
+            finite = bool(np.all(np.isfinite(self.D)))
+            self._summary = (finite, float(np.max(self.D)) if self.D.size else 0.0, distances_sha256(self.D))
+        return self._summary
 
     def get(self, x):
         """:math:`E_x = \\exp(-xD)`, shape (n, n)."""
@@ -226,7 +250,7 @@ class Kernels:
         """
         C = np.asarray(C, dtype=float)
         C2 = C[:, None] if C.ndim == 1 else C
-        k, n = C2.shape[0], self.D.shape[1]
+        k, n = C2.shape[0], self.n
         step = max(16, _PRODUCT_BLOCK_BYTES // (8 * n))
         if self.lattice is not None:
             levels = self.lattice[0]
@@ -242,7 +266,7 @@ class Kernels:
         Eb = np.empty((step, n))
         for a in range(0, k, step):
             idx = slice(a, min(a + step, k)) if rows is None else rows[a:a + step]
-            Db, Cb = self.D[idx], C2[a:a + step].T
+            Db, Cb = self.rows(idx), C2[a:a + step].T
             # gaussian() on the block: the same entries as a cached kernel
             E = cached[idx] if cached is not None else gaussian(Db, x, out=Eb[:Db.shape[0]])
             acc[0] += Cb @ E

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from .errors import InputError
 
-__all__ = ["Estimate", "path_bytes", "verify_bytes", "available_bytes", "check_fits", "human"]
+__all__ = ["Estimate", "path_bytes", "verify_bytes", "available_bytes", "check_fits", "human", "kernels_mode",
+           "KERNEL_MODES", "libsvm_cache_bytes"]
 
 #: Bytes of one dense n x n float64 array, in units of which the parts below are counted.
 _ENTRY = 8
@@ -38,6 +39,24 @@ _LIBSVM_CACHE = 500e6
 # Refuse when the estimate exceeds this share of what is available: the estimate counts the
 # large arrays only (the pieces, restorations and bounds add O(n) per piece).
 _HEADROOM = 0.9
+#: How kernel products are computed (:func:`kernels_mode`), from the most memory to the least.
+KERNEL_MODES = ("dense", "distances", "blocked")
+# The blocked mode (approxpath.blocked_kernels), per sample, in bytes: the class sums a search
+# caches (problems/kernel_svm/cache.py: 512 groups of 3 arrays of n x 4 floats, 49 kB per
+# sample) and the pieces and anchors of a path (two n-vectors each; a few hundred pieces at
+# eps = 0.125: counted as 1000, 16 kB per sample).
+_BLOCKED_SUMS = 512 * 3 * 4 * _ENTRY
+_BLOCKED_PIECES = 1000 * 2 * _ENTRY
+# libSVM's own kernel cache in the blocked mode: at least this much (its working set for the
+# gradient reconstruction and shrinking is O(n); 100 MB is libSVM's default x 1000 rows), at
+# most the whole kernel it caches (float32 columns: 4 n^2 bytes) plus 10 % for its bookkeeping,
+# and else half of what the budget leaves (the rest covers what the estimate does not count).
+_LIBSVM_CACHE_MIN = 100e6
+# The libraries of the blocked mode, which never imports the conic solvers or CVXPY: numpy,
+# scipy, scikit-learn and approxpath measured 125 MB of peak resident memory (cvxpy and
+# clarabel add 17 MB).
+_LIBRARIES_BLOCKED = 150e6
+_LIBSVM_CACHE_SLACK = 1.1
 
 
 @dataclass(frozen=True)
@@ -80,10 +99,88 @@ def _cached_kernels(n):
     return int(min(_CACHE_MAX, max(2, CACHE_BYTES // max(_ENTRY * n * n, 1)))) + 1
 
 
+def _dense_path_parts(n, backend):
+    """The parts of a dense path (stored distances, a kernel cache) in one process."""
+    square = float(_ENTRY) * n * n
+    # libSVM's cache fills up to its size or to the whole kernel it caches (float32 columns)
+    cache = min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n) if backend == "libsvm" else 0.0
+    solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + cache
+    k = _cached_kernels(n)
+    return (("distances", (_DISTANCES + _LATTICE) * square), (f"{k} kernels (cache)", k * square),
+            (f"exact solver ({backend})", solver), ("libraries", _LIBRARIES))
+
+
+def _dense_verify_parts(n):
+    square = float(_ENTRY) * n * n
+    return (("distances", (_DISTANCES + _LATTICE) * square), ("a kernel", square), ("libraries", _LIBRARIES / 3))
+
+
+def _fits(total, have):
+    return have is None or total <= _HEADROOM * have
+
+
+def _blocked_fixed(n, d):
+    """The parts of the modes without whole kernels besides libSVM's cache and the distances:
+    the libraries, the data (X and libSVM's copy), the row blocks of a product (a few of 2**18
+    bytes, :mod:`approxpath.kernels`; 2**21 entries while the distances are hashed), the cached
+    class sums and the pieces."""
+    return (("libraries", _LIBRARIES_BLOCKED), ("data (2 copies)", 2.0 * _ENTRY * n * d),
+            ("row blocks", 2.0 * _ENTRY * (1 << 21)), ("cached class sums", float(_BLOCKED_SUMS) * n),
+            ("pieces", float(_BLOCKED_PIECES) * n))
+
+
+def _verify_blocked(n, d):
+    return (("data", float(_ENTRY) * n * d), ("row blocks", 2.0 * _ENTRY * (1 << 21)), ("libraries", _LIBRARIES / 3))
+
+
+def _stored_distances(n):
+    # D and pdist's transient half while squareform copies it out (no lattice index: these modes
+    # sum without histograms)
+    return (("distances", _DISTANCES * _ENTRY * n * n),)
+
+
+def kernels_mode(n, search=True):
+    """How a kernel bound on ``n`` samples that can do without whole kernels gets its kernel
+    products, given the memory available (:func:`available_bytes`, ``APPROXPATH_MEMORY``
+    included): ``"dense"`` (stored distances and, in a search, cached kernels) when the dense
+    mode's arrays fit (a path's with the libSVM backend if ``search``, else a verification's),
+    else ``"distances"`` (the distances stored, no kernel) when those fit with libSVM's smallest
+    cache, else ``"blocked"`` (nothing n x n: :class:`~approxpath.blocked_kernels.BlockedKernels`).
+    The environment variable ``APPROXPATH_KERNELS`` (one of the three) overrides the choice."""
+    forced = os.environ.get("APPROXPATH_KERNELS")
+    if forced:
+        if forced not in KERNEL_MODES:
+            raise InputError(f"APPROXPATH_KERNELS must be one of {', '.join(KERNEL_MODES)}; got {forced!r}")
+        return forced
+    n = int(n)
+    have = available_bytes()[0]
+    dense = _dense_path_parts(n, "libsvm") if search else _dense_verify_parts(n)
+    if _fits(Estimate(dense).total, have):
+        return "dense"
+    rest = (_blocked_fixed(n, 0) + (("libSVM kernel cache", min(_LIBSVM_CACHE_MIN, 4.0 * n * n)),) if search
+            else _verify_blocked(n, 0))
+    return "distances" if _fits(Estimate(_stored_distances(n) + rest).total, have) else "blocked"
+
+
+def libsvm_cache_bytes(n, d, stored=False):
+    """The kernel cache libSVM gets without whole kernels (bytes): its whole kernel (float32) if
+    the budget allows, else half of what the budget leaves beyond :func:`_blocked_fixed` (and
+    the distances if ``stored``) but at least 100 MB."""
+    whole = _LIBSVM_CACHE_SLACK * 4.0 * n * n
+    have = available_bytes()[0]
+    if have is None:
+        return whole
+    left = _HEADROOM * have - Estimate(_blocked_fixed(n, d) + (_stored_distances(n) if stored else ())).total
+    return float(min(whole, max(_LIBSVM_CACHE_MIN, 0.5 * left)))
+
+
 def path_bytes(problem, workers=1):
     """An :class:`Estimate` of the memory a path of ``problem`` needs: for a problem on a kernel
     :math:`\\exp(-tD)` (anything with ``kernels``), per process the distances, the kernel cache,
     the exact solver's working set and the libraries; ``workers`` processes each build their own.
+    Without whole kernels (:func:`kernels_mode`, a bound with ``blocked_ok``): the data, row
+    blocks, the cached class sums, the pieces, libSVM's own kernel cache
+    (:func:`libsvm_cache_bytes`) and, in the ``"distances"`` mode, the distances.
 
     Parameters
     ----------
@@ -94,26 +191,32 @@ def path_bytes(problem, workers=1):
     n = int(problem.n)
     if not hasattr(type(problem), "kernels"):
         return Estimate((("libraries", _LIBRARIES),))
-    square = float(_ENTRY) * n * n
     backend = problem.backends[0] if getattr(problem, "backends", ()) else "clarabel"
-    solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + (_LIBSVM_CACHE if backend == "libsvm" else 0.0)
-    k = _cached_kernels(n)
-    per_process = (("distances", (_DISTANCES + _LATTICE) * square), (f"{k} kernels (cache)", k * square),
-                   (f"exact solver ({backend})", solver), ("libraries", _LIBRARIES))
+    mode = kernels_mode(n) if getattr(problem.bound, "blocked_ok", False) else "dense"
+    if mode == "dense":
+        per_process = _dense_path_parts(n, backend)
+    else:
+        d, stored = int(problem.X.shape[1]), mode == "distances"
+        per_process = ((_stored_distances(n) if stored else ()) + _blocked_fixed(n, d)
+                       + (("libSVM kernel cache", libsvm_cache_bytes(n, d, stored)),))
     copies = 1 + (workers if workers > 1 else 0)
     if copies == 1:
         return Estimate(per_process)
     return Estimate(tuple((f"{what} x {copies} processes", copies * b) for what, b in per_process))
 
 
-def verify_bytes(n, stored_bytes):
+def verify_bytes(n, stored_bytes, blocked_ok=False, d=0):
     """An :class:`Estimate` of the memory :func:`approxpath.verify` needs for a certificate whose
     arrays take ``stored_bytes`` on data of ``n`` samples: the arrays, the distances and one
     kernel (the bounds use products with blocks of it, the point gaps of some problems a whole
-    kernel)."""
-    square = float(_ENTRY) * n * n
-    return Estimate((("certificate arrays", float(stored_bytes)), ("distances", (_DISTANCES + _LATTICE) * square),
-                     ("a kernel", square), ("libraries", _LIBRARIES / 3)))
+    kernel); for a problem whose bound needs no whole kernel (``blocked_ok``, on ``d``
+    features) where that does not fit (:func:`kernels_mode`), the arrays, the data, row blocks
+    and (mode ``"distances"``) the distances."""
+    arrays = (("certificate arrays", float(stored_bytes)),)
+    mode = kernels_mode(n, search=False) if blocked_ok else "dense"
+    if mode == "dense":
+        return Estimate(arrays + _dense_verify_parts(n))
+    return Estimate(arrays + (_stored_distances(n) if mode == "distances" else ()) + _verify_blocked(n, d))
 
 
 def _meminfo_available():

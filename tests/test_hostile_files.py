@@ -176,11 +176,13 @@ def _limited():
 
 
 def test_a_run_too_big_for_memory_is_refused_before_it_starts():
+    # kernel ridge needs whole kernels (the SVM switches to blocked products instead:
+    # tests/test_svm_large.py)
     code = (
         "import approxpath\n"
         "from approxpath.data import make_classification\n"
         "X, y = make_classification(n=20_000, d=2, seed=0)\n"
-        "problem = approxpath.get_problem('kernel_svm')(X, y, c=1.0)\n"
+        "problem = approxpath.get_problem('kernel_ridge')(X, y, lam=1.0)\n"
         "try:\n"
         "    approxpath.approximate_path(problem, eps=1.0, interval=(1.0, 2.0))\n"
         "except approxpath.InputError as exc:\n"
@@ -190,7 +192,7 @@ def test_a_run_too_big_for_memory_is_refused_before_it_starts():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=_limited,
                           timeout=300)
     message, untouched = done.stdout.strip().splitlines()
-    assert re.search(r"n = 20000 needs about 1\d(\.\d+)? GB .* available under the address-space limit", message)
+    assert re.search(r"n = 20000 needs about 2\d(\.\d+)? GB .* available under the address-space limit", message)
     assert "fewer samples" in message
     assert untouched == "True"  # nothing n x n was allocated
 
@@ -200,8 +202,8 @@ def test_the_cli_refuses_under_an_address_space_limit(tmp_path):
     data = tmp_path / "big.csv"
     np.savetxt(data, np.column_stack([X, y]), delimiter=",")
 
-    done = subprocess.run([sys.executable, "-m", "approxpath.cli", "path", "kernel_svm", "--data", str(data),
-                           "--c", "1", "--no-progress"], capture_output=True, text=True, preexec_fn=_limited, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "approxpath.cli", "path", "kernel_ridge", "--data", str(data),
+                           "--lam", "1", "--no-progress"], capture_output=True, text=True, preexec_fn=_limited, timeout=300)
     assert done.returncode == 2, done.stderr
     assert "needs about" in done.stderr and "ulimit -v" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1

@@ -120,6 +120,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         raise InputError(f"solve_time_limit must be a positive number of seconds or None; got {solve_time_limit!r}")
     check_fits(path_bytes(problem, workers if executor is None else 1), f"{problem.name} with n = {problem.n}",
                "use fewer samples, fewer workers, or a machine with more memory")
+    _notice_blocked(problem)
     _check_scale(problem)
     args = (float(eps), bool(relative), strategy, solver, budget)
     if not parallel_run or (chunks is None and _STRATEGY_CLASSES[strategy].adaptive):
@@ -231,11 +232,25 @@ def _provenance(problem):
     return info if data_sha256(again.X, again.y) == data_sha256(problem.X, problem.y) else {}
 
 
+def _notice_blocked(problem):
+    """A one-line warning when ``problem`` will run without whole kernels
+    (:func:`approxpath.memory.kernels_mode`: its n x n kernels do not fit the memory)."""
+    from ..memory import available_bytes, human, kernels_mode
+
+    mode = kernels_mode(problem.n) if getattr(problem.bound, "blocked_ok", False) else "dense"
+    if mode != "dense":
+        have, what = available_bytes()
+        how = "from the stored distances" if mode == "distances" else "with the distances recomputed block by block"
+        warnings.warn(f"{problem.name} with n = {problem.n}: the n x n kernels do not fit the {human(have)} available "
+                      f"under {what}; kernel products are computed {how} (slower; libSVM on its own kernel)",
+                      stacklevel=3)
+
+
 def _check_scale(problem):
     """:class:`InputError` when the squared distances between samples overflow double precision
     (features around 1e154): every kernel bound would be NaN or meaningless."""
     kernels = getattr(problem, "kernels", None)
-    if kernels is not None and not np.all(np.isfinite(kernels.D)):
+    if kernels is not None and not kernels.summary()[0]:
         raise InputError(f"{problem.name}: squared distances between samples overflow double precision (features "
                          f"up to {float(np.max(np.abs(problem.X))):.3g}): scale the features (--preprocess "
                          "global-minmax, or approxpath.data.preprocess(X, 'global-minmax'))")

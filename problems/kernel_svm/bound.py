@@ -81,6 +81,7 @@ class SVMBound(KernelBound):
     Dual = SVMDual
     parameters = ("bandwidth", "c")
     weight = "c"
+    blocked_ok = True
     OPTIONS = dict(c=Option("positive"), bias=Option("choice", BIAS_RULES, "optimal"),
                    bandwidth=Option("positive", default=None))
 
@@ -176,8 +177,7 @@ class SVMBound(KernelBound):
         w = self.y * alpha
         bw, C = self.sweep.at(tau)
         if not np.array_equal(primal.w, w):
-            K = self.gram(tau)
-            Kw = K @ primal.w
+            Kw = (self.kernels.products(bw, primal.w, order=0)[0] if self.blocked else self.gram(tau) @ primal.w)
             xi = np.maximum(0.0, 1.0 - self.y * (Kw + primal.bias(bw)))
             return (0.5 * float(primal.w @ Kw) + C * float(np.sum(xi))
                     + 0.5 * float(w @ self.Kw(dual, tau)) - float(np.sum(alpha)))

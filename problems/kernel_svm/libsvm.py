@@ -11,6 +11,13 @@ Two bindings of the same C++ solver, chosen per solve:
 Both run the same algorithm with the same settings (tolerance, 500 MB row cache, shrinking on,
 10^7 iterations at most, one thread) on the training points in the same order, and return
 bit-identical ``alpha`` and ``b`` (tests/test_libsvm_backends.py checks it).
+
+Where the n x n kernel does not fit (the blocked mode, :mod:`approxpath.blocked_kernels`),
+scikit-learn's libSVM computes its own RBF kernel :math:`\\exp(-\\gamma\\lVert x - x'\\rVert^2)`,
+:math:`\\gamma = t`, and caches its columns (``cache_size`` from the memory budget,
+:func:`approxpath.memory.libsvm_cache_bytes`).  Its entries are rounded differently from
+:math:`\\exp(-tD)` (it expands the squared norm); that moves the candidate only, never a
+certificate, which is recomputed from :math:`D`.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from approxpath.solvers import current_settings
 
 from .bound import SVMDual, SVMPrimal
 
-__all__ = ["libsvm_candidate", "official_available"]
+__all__ = ["libsvm_candidate", "libsvm_rbf_candidate", "official_available"]
 
 # libSVM stopping tolerance (KKT violation) and kernel cache for exact solves.
 _LIBSVM_TOL = 1e-7
@@ -60,19 +67,35 @@ def libsvm_candidate(K, y, C):
     """
     tol = _LIBSVM_TIGHT_TOL if current_settings().tight else _LIBSVM_TOL
     official = official_available() and (y.size <= _OFFICIAL_MAX_N or importlib.util.find_spec("sklearn") is None)
-    alpha, b = (_official_fit if official else _sklearn_fit)(K, y, C, tol)
+    if official:
+        alpha, b = _official_fit(K, y, C, tol)
+    else:
+        alpha, b = _sklearn_fit(K, y, tol, dict(C=C, kernel="precomputed", cache_size=_LIBSVM_CACHE_MB))
     return SVMPrimal(w=y * alpha, b=b), SVMDual(alpha=alpha)
 
 
-def _sklearn_fit(K, y, C, tol):
-    """``(alpha (n,), b)`` from scikit-learn's binding."""
+def libsvm_rbf_candidate(X, y, C, gamma, stored=False):
+    """``(SVMPrimal, SVMDual)`` from scikit-learn's libSVM on its own kernel
+    :math:`\\exp(-\\gamma\\lVert x_i - x_j\\rVert^2)` of the rows of ``X`` (n, d), with the kernel
+    cache :func:`~approxpath.memory.libsvm_cache_bytes` allows (in MiB, libSVM's unit;
+    ``stored``: the distances are held besides)."""
+    from approxpath.memory import libsvm_cache_bytes
+
+    tol = _LIBSVM_TIGHT_TOL if current_settings().tight else _LIBSVM_TOL
+    cache_mb = max(1, int(libsvm_cache_bytes(*X.shape, stored) // 2**20))
+    alpha, b = _sklearn_fit(X, y, tol, dict(C=C, kernel="rbf", gamma=float(gamma), cache_size=cache_mb))
+    return SVMPrimal(w=y * alpha, b=b), SVMDual(alpha=alpha)
+
+
+def _sklearn_fit(data, y, tol, options):
+    """``(alpha (n,), b)`` from scikit-learn's binding on ``data`` (a kernel or the points)."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.svm import SVC
 
-    model = SVC(C=C, kernel="precomputed", tol=tol, cache_size=_LIBSVM_CACHE_MB, max_iter=_LIBSVM_MAX_ITER)
+    model = SVC(tol=tol, max_iter=_LIBSVM_MAX_ITER, **options)
     with warnings.catch_warnings():  # stopped at the cap: the certified gap judges the point
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(K, y)
+        model.fit(data, y)
     alpha = np.zeros(y.size)
     alpha[model.support_] = np.abs(model.dual_coef_[0])
     # decision f = sum_j dual_coef_j K(x_j, .) + intercept_, positive for classes_[1] = +1

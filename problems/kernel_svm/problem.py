@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from approxpath.envelopes import Envelope, bernstein_values, hermite_lower, hermite_upper
+from approxpath.errors import InputError
 from approxpath.kernel_problem import KernelProblem
 from approxpath.numerics import dyadic_quantum, log_mid
 from approxpath.problem import Declaration, restored_gaps
@@ -209,12 +210,34 @@ class KernelSVM(KernelProblem):
 
     def candidate(self, backend, t, warm=None):
         if backend == "libsvm":
-            from .libsvm import libsvm_candidate
+            from .libsvm import libsvm_candidate, libsvm_rbf_candidate
 
-            return libsvm_candidate(self.gram(t), self.y, self.sweep.at(t)[1])
+            bw, C = self.sweep.at(t)
+            if self.bound.blocked:  # no n x n kernel here: libSVM computes and caches its own
+                return libsvm_rbf_candidate(self._rbf_features(), self.y, C, bw, self.kernels.mode == "distances")
+            return libsvm_candidate(self.gram(t), self.y, C)
         sol = solve_qp(self.exact_qp(t), backend)
         # Stationarity Qa - 1 + z0 y - z_lo + z_hi = 0 makes z0 the primal bias b.
         return SVMPrimal(w=self.y * sol.x, b=float(sol.z[0])), SVMDual(alpha=sol.x)
+
+    def _rbf_features(self):
+        """Features on which libSVM's RBF kernel :math:`\\exp(-\\gamma\\lVert u - u'\\rVert^2)` with
+        :math:`\\gamma = t` is :math:`K_t` (the blocked mode): ``X`` for the gaussian family,
+        :math:`\\sqrt{w_k} x_k` for ``ard``; :class:`InputError` for the others."""
+        if self.kernel == "gaussian":
+            return self.X
+        if self.kernel == "ard":
+            return self.X * np.sqrt(np.asarray(self.feature_weights, dtype=float))
+        raise InputError(f"kernel_svm with kernel={self.kernel!r} at n = {self.n} needs the n x n kernel for libSVM "
+                         "(its own kernel is gaussian), which does not fit the memory budget: raise "
+                         "APPROXPATH_MEMORY (bytes), use fewer samples, or kernel='gaussian' / 'ard'")
+
+    def _Kv(self, v, tau):
+        """:math:`K_\\tau v` for ``v`` (n,): from the cached kernel, or in the blocked mode from
+        one blocked product (the same entries, summed block by block)."""
+        if self.bound.blocked:
+            return self.kernels.products(self.sweep.at(tau)[0], v, order=0)[0]
+        return self.gram(tau) @ v
 
     # -------------------------------------------------------------- numpy maps
     def _exactly_feasible(self, alpha, C):
@@ -272,7 +295,7 @@ class KernelSVM(KernelProblem):
         top = alpha.max() if alpha.size else 0.0
         if top <= 0:
             return SVMDual(alpha=np.zeros_like(alpha))
-        quad = float(alpha @ (self.y * (self.gram(lo) @ (self.y * alpha))))
+        quad = float(alpha @ (self.y * self._Kv(self.y * alpha, lo)))
         s = lo / top
         if quad > 0:
             s = min(s, alpha.sum() / quad)
@@ -377,20 +400,20 @@ class KernelSVM(KernelProblem):
 
     def primal_at(self, primal, tau):
         bw = self.sweep.at(tau)[0]
-        Kw = self.gram(tau) @ primal.w
+        Kw = self._Kv(primal.w, tau)
         b = primal.bias(bw)
         return replace(primal, b=b, b_slope=0.0, xi=np.maximum(0.0, 1.0 - self.y * (Kw + b)))
 
     def primal_objective(self, primal, tau):
         C = self.sweep.at(tau)[1]
-        return 0.5 * float(primal.w @ (self.gram(tau) @ primal.w)) + C * float(np.sum(primal.xi))
+        return 0.5 * float(primal.w @ self._Kv(primal.w, tau)) + C * float(np.sum(primal.xi))
 
     def dual_objective(self, dual, tau):
         # K w from the cached class sums (no kernel at tau)
         return -0.5 * float((self.y * dual.alpha) @ self.bound.Kw(dual, tau)) + float(np.sum(dual.alpha))
 
     def primal_violation(self, primal, tau):
-        margin = self.y * (self.gram(tau) @ primal.w + primal.bias(self.sweep.at(tau)[0]))
+        margin = self.y * (self._Kv(primal.w, tau) + primal.bias(self.sweep.at(tau)[0]))
         return float(max(0.0, np.max(-primal.xi), np.max(1.0 - primal.xi - margin)))
 
     def dual_violation(self, dual, tau):

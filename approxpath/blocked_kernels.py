@@ -1,0 +1,111 @@
+"""Kernel products without an n x n matrix: the distances are computed block by block from ``X``.
+
+:class:`BlockedKernels` answers what :class:`~approxpath.kernels.Kernels` answers for a bound
+(:meth:`~approxpath.kernels.Kernels.products`: :math:`E_x C`, :math:`(D\\circ E_x)C`,
+:math:`(D^2\\circ E_x)C` with :math:`E_x = \\exp(-xD)`) while holding only O(n x block) floats:
+each block of rows of :math:`D` is computed from the data when a product reaches it
+(``scipy.spatial.distance.cdist``, whose entries equal ``pdist``'s bit for bit: the same
+differences, squares and sums in the same order), exponentiated, multiplied and dropped.  The
+products are those of :class:`~approxpath.kernels.Kernels` on real-valued data bit for bit (the
+same entries, blocks and summation order), so a certificate and every rounding allowance are
+unchanged; data on a small lattice (binary features) are summed in another order (no histogram
+here: it needs the n x n level index), within the same allowance.
+
+The cost: the distances are recomputed at every pass (d operations per entry for d features),
+where the dense mode reads them (n = 2000, 20 features: ``cdist`` took 40 of the 61 s of kernel
+products).  Where the distances fit the budget but the kernels a dense search caches do not,
+they are stored and read (mode ``"distances"``, :func:`approxpath.memory.kernels_mode`).  A
+problem that needs whole kernels (``get``: an interior-point solve, a CVXPY declaration) cannot
+run in either mode and says so in one line.
+
+Numpy and scipy only: the verifier uses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from .errors import InputError
+from .kernel_families import cross_distances
+from .kernels import Kernels
+
+__all__ = ["BlockedKernels"]
+
+# Rows of D per block of the one pass that checks and hashes the distances: 2**21 entries
+# (16 MB) per block, a few blocks at n = 16000, small against the libSVM cache.
+_SUMMARY_ENTRIES = 1 << 21
+
+
+class BlockedKernels(Kernels):
+    """:class:`~approxpath.kernels.Kernels` on distances that are never stored.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The data (with ``family="precomputed"``: :math:`D` itself, read by rows).
+    family : str
+        The kernel family (:mod:`approxpath.kernel_families`).
+    weights : sequence of float, optional
+        The feature weights of ``family="ard"``.
+    D : ndarray of shape (n, n), optional
+        The distances, when the budget holds them but not the kernels a dense search caches
+        (mode ``"distances"``: rows are read, not recomputed; the same numbers).
+
+    Attributes
+    ----------
+    lattice : None
+        Always None (the level index would be an n x n array).
+    """
+
+    def __init__(self, X, family="gaussian", weights=None, D=None):
+        self.X = np.asarray(X, dtype=float)
+        self.family, self.weights = family, weights
+        self.lattice = None
+        self._summary = None
+        self._D = D
+        self.mode = "blocked" if D is None else "distances"
+
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+    @property
+    def D(self):
+        if self._D is not None:
+            return self._D
+        raise InputError(f"the blocked kernels (n = {self.n}) never store the {self.n} x {self.n} distances: "
+                         "raise APPROXPATH_MEMORY (bytes) if the machine holds them")
+
+    def rows(self, idx):
+        """The rows ``idx`` of :math:`D` (a slice or integer indices), computed (or read, if
+        stored): shape (k, n)."""
+        if self._D is not None:
+            return self._D[idx]
+        if self.family == "precomputed":
+            return self.X[idx]
+        return cross_distances(self.X[idx], self.X, self.family, self.weights)
+
+    def summary(self):
+        """``(finite, largest, sha256)`` of :math:`D`, in one pass over its row blocks (the
+        sha256 of the whole matrix, as :func:`~approxpath.kernel_families.distances_sha256`)."""
+        if self._summary is None and self._D is not None:
+            return Kernels.summary(self)
+        if self._summary is None:
+            n = self.n
+            h = hashlib.sha256(repr((n, n)).encode())
+            finite, top = True, 0.0
+            step = max(1, _SUMMARY_ENTRIES // max(n, 1))
+            for a in range(0, n, step):
+                R = np.ascontiguousarray(self.rows(slice(a, min(a + step, n))), dtype=float)
+                h.update(R.tobytes())
+                finite = finite and bool(np.all(np.isfinite(R)))
+                top = max(top, float(np.max(R)) if R.size else 0.0)
+            self._summary = (finite, top, h.hexdigest())
+        return self._summary
+
+    def get(self, x):
+        raise InputError(f"the kernel exp(-tD) is not formed in the blocked mode (n = {self.n}: {self.n} x {self.n} "
+                         "floats do not fit the memory budget): use the libsvm backend, or raise APPROXPATH_MEMORY "
+                         "(bytes) if the machine holds it")
