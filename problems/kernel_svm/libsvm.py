@@ -70,7 +70,7 @@ def libsvm_candidate(K, y, C):
     if official:
         alpha, b = _official_fit(K, y, C, tol)
     else:
-        alpha, b = _sklearn_fit(K, y, tol, dict(C=C, kernel="precomputed", cache_size=_LIBSVM_CACHE_MB))
+        alpha, b = _sklearn_fit(K, y, C, tol)
     return SVMPrimal(w=y * alpha, b=b), SVMDual(alpha=alpha)
 
 
@@ -83,16 +83,17 @@ def libsvm_rbf_candidate(X, y, C, gamma, stored=False):
 
     tol = _LIBSVM_TIGHT_TOL if current_settings().tight else _LIBSVM_TOL
     cache_mb = max(1, int(libsvm_cache_bytes(*X.shape, stored) // 2**20))
-    alpha, b = _sklearn_fit(X, y, tol, dict(C=C, kernel="rbf", gamma=float(gamma), cache_size=cache_mb))
+    alpha, b = _sklearn_fit(X, y, C, tol, kernel="rbf", gamma=float(gamma), cache_size=cache_mb)
     return SVMPrimal(w=y * alpha, b=b), SVMDual(alpha=alpha)
 
 
-def _sklearn_fit(data, y, tol, options):
-    """``(alpha (n,), b)`` from scikit-learn's binding on ``data`` (a kernel or the points)."""
+def _sklearn_fit(data, y, C, tol, kernel="precomputed", cache_size=_LIBSVM_CACHE_MB, **options):
+    """``(alpha (n,), b)`` from scikit-learn's binding on ``data`` (the kernel, or the points
+    for libSVM's own ``kernel``)."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.svm import SVC
 
-    model = SVC(tol=tol, max_iter=_LIBSVM_MAX_ITER, **options)
+    model = SVC(C=C, kernel=kernel, tol=tol, cache_size=cache_size, max_iter=_LIBSVM_MAX_ITER, **options)
     with warnings.catch_warnings():  # stopped at the cap: the certified gap judges the point
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(data, y)
