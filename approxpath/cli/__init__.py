@@ -26,7 +26,7 @@ EXIT_CODES = {"ok": 0, "failed": 1, "usage": 2, "io": 3, "solver": 4}
 _EPILOG = ("exit status: 0 ok; 1 uncovered pieces or verification failed; 2 bad input or usage; "
            "3 a file cannot be read or written; 4 no exact solver produced a pair")
 # Commands whose first positional argument names a problem (its options become flags).
-_PROBLEM_COMMANDS = ("path", "crosscheck")
+_PROBLEM_COMMANDS = ("path", "crosscheck", "select")
 _PROBLEM_FIGURES = ("solves", "validation")
 
 
@@ -116,6 +116,7 @@ def problem_kwargs(cls, args):
 def build_parser(argv=()):
     """The argument parser; the problem named in ``argv`` (if any) adds its option flags."""
     from . import commands, figures
+    from . import select as select_command
 
     cls = None
     name = _problem_named(list(argv))
@@ -129,7 +130,7 @@ def build_parser(argv=()):
     parser.add_argument("--version", action="version", version=f"approxpath {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     # every command is listed; only the one named gets its arguments (and imports what they need)
-    for name, (text, fill) in {**commands.COMMANDS, **figures.COMMANDS}.items():
+    for name, (text, fill) in {**commands.COMMANDS, **figures.COMMANDS, **select_command.COMMANDS}.items():
         p = sub.add_parser(name, allow_abbrev=False, help=text)
         if argv and argv[0] == name:
             fill(p, cls, argv)
