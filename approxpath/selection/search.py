@@ -124,6 +124,8 @@ class _Search:
         self.lo, self.hi = _oriented(crit.sense, lo_, hi_)
         self.parent = np.full(self.lo.size, np.inf)  # width of the cell each cell was refined from
         self.refinements = 0
+        self.widths = []  # the chosen point's enclosure width at each global tightening
+        self.reason = None  # why the search stopped short of tol, if it did
 
     def best(self):
         """``(t, (low, high), delta)`` in oriented units."""
@@ -140,8 +142,15 @@ class _Search:
         active = np.flatnonzero(self.lo < value[1] - self.tol)
         if active.size == 0:
             return False
-        if value[1] - value[0] > 0.5 * self.tol:
-            # the gap limits the chosen point itself: tighten every cell that matters at once
+        width = value[1] - value[0]
+        if width > 0.5 * self.tol:
+            # the gap limits the chosen point itself: tighten every cell that matters at once,
+            # unless the last two tightenings did not narrow it (the width is not the gap's)
+            self.widths.append(width)
+            if len(self.widths) >= 3 and self.widths[-1] > _STALL * self.widths[-3]:
+                self.reason = ("the enclosure at the chosen point does not narrow as the gap does "
+                               f"(width {width:.4g}): the criterion is not determined closer")
+                return False
             changed = self._tighten(active)
             for a, b in changed:
                 self._replace(a, b)
@@ -349,8 +358,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
                        hi=high, exact_solves=int(tracks.solves), refinements=search.refinements,
                        folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths))
     if not sampled and delta > tol:
-        why = stuck[0] if stuck else (f"{tracks.solves} exact solves of max_solves = {max_solves}"
-                                      if tracks.solves >= max_solves else "the refinement limits")
+        why = stuck[0] if stuck else search.reason or (f"{tracks.solves} exact solves of max_solves = {max_solves}"
+                                                       if tracks.solves >= max_solves else "the refinement limits")
         msg = (f"select: delta = {delta:.4g} > tol = {tol:g} at t = {t:.6g} after {why}: raise max_solves, "
                "or raise tol, or start from a smaller eps")
         if strict:

@@ -154,8 +154,8 @@ def _facts(bound, tau, cache):
 
 
 def _interval_facts(bound, lo, hi, cache):
-    """Enclosures over ``[lo, hi]`` of :math:`\lambda d_i` (n,), :math:`\lambda T` and, on the
-    λ path, :math:`\log\det` (each a ``(low, high)`` pair; None for the last on a bandwidth path)."""
+    """Enclosures over ``[lo, hi]`` of :math:`\\lambda d_i` (n,), :math:`\\lambda T` and, on the
+    λ path, :math:`\\log\\det` (each a ``(low, high)`` pair; None for the last on a bandwidth path)."""
     if not bound.sweep.along_bandwidth:
         fa, fb = _facts(bound, lo, cache), _facts(bound, hi, cache)
         # lambda d_i and lambda tr increase with lambda, log det increases
@@ -171,14 +171,14 @@ def _interval_facts(bound, lo, hi, cache):
 def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     """The log marginal likelihood over a bandwidth interval by a second-order Taylor
     enclosure about its middle ``m``: value and slope at ``m`` enclosed from the piece's pair
-    and the point facts, :math:`|LML''| \le M` on the interval (module docstring), so
-    :math:`LML(t) \in LML(m) + LML'(m)(t - m) \pm M(t - m)^2/2`.
+    and the point facts, :math:`|LML''| \\le M` on the interval (module docstring), so
+    :math:`LML(t) \\in LML(m) + LML'(m)(t - m) \\pm M(t - m)^2/2`.
 
-    :math:`LML' = -\tfrac12 c^{*\top} B c^* - \tfrac12 h` with :math:`c^* = \rho^*/\lambda`,
-    :math:`\rho^*` within :math:`\sqrt{gap}` of the path's residual; :math:`LML'' = -\tfrac12
-    (y^\top\tilde K^{-1}y)'' - \tfrac12 h'` with :math:`|(y^\top\tilde K^{-1}y)''| = |2c^\top
-    B\tilde K^{-1}Bc - c^\top Cc| \le \lVert c\rVert^2(2\beta^2/\lambda + \gamma)` and
-    :math:`\lVert c\rVert^2 \le y^\top\tilde K^{-1}y/\lambda = P^*/\lambda^2`.
+    :math:`LML' = -\\tfrac12 c^{*\\top} B c^* - \\tfrac12 h` with :math:`c^* = \\rho^*/\\lambda`,
+    :math:`\\rho^*` within :math:`\\sqrt{gap}` of the path's residual; :math:`LML'' = -\\tfrac12
+    (y^\\top\\tilde K^{-1}y)'' - \\tfrac12 h'` with :math:`|(y^\\top\\tilde K^{-1}y)''| = |2c^\\top
+    B\\tilde K^{-1}Bc - c^\\top Cc| \\le \\lVert c\\rVert^2(2\\beta^2/\\lambda + \\gamma)` and
+    :math:`\\lVert c\\rVert^2 \\le y^\\top\\tilde K^{-1}y/\\lambda = P^*/\\lambda^2`.
     """
     lam, n = bound.sweep.weight, bound.n
     c = np.asarray(primal.c, dtype=float)
@@ -231,6 +231,8 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None):
     """An enclosure ``(low, high)`` of the criterion ``name`` (one of :data:`CLOSED_FORM`) of
     the exact optimum for every parameter of ``[lo, hi]``, given the piece's pair and its gap
     bound there (see the module docstring).  ``cache`` (a dict) keeps point factorizations."""
+    if name not in CLOSED_FORM:
+        raise KeyError(f"kernel_ridge has no closed-form criterion {name!r}; choose one of {', '.join(CLOSED_FORM)}")
     c = np.asarray(primal.c, dtype=float)
     n = bound.n
     if not np.isfinite(gap):
@@ -260,13 +262,11 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None):
         top = math.sqrt(float(np.sum(w_hi * w_hi * big))) + float(w_hi.max()) * ball
         bottom = max(math.sqrt(float(np.sum(w_lo * w_lo * near))) - float(w_hi.max()) * ball, 0.0)
         low, high = bottom * bottom / n, top * top / n
-    elif name == "gcv":
+    else:  # gcv
         if not l_tr[0] > 0:
             return 0.0, np.inf
         top = math.sqrt(float(np.sum(big))) + ball
         bottom = max(math.sqrt(float(np.sum(near))) - ball, 0.0)
         low, high = n * bottom * bottom / l_tr[1] ** 2, n * top * top / l_tr[0] ** 2
-    else:
-        raise KeyError(f"kernel_ridge has no closed-form criterion {name!r}; choose one of {', '.join(CLOSED_FORM)}")
     pad = _PAD + fp_margin(n, 1.0)  # the n-term sums of squares
     return low * (1.0 - pad), high * (1.0 + pad)

@@ -14,13 +14,16 @@ has :math:`w = y\\circ\\alpha` (one function :math:`\\tilde f`), and the two add
 The unpenalized bias gets no strong convexity.  Given :math:`\\tilde f^*`, every optimal bias
 minimizes :math:`\\sum_i \\max(0, 1 - y_i(\\tilde f^*(x_i) + b))`, whose minimizers are exactly
 :math:`[k_{(P)}, k_{(P+1)}]`, the P-th and (P+1)-th smallest of the kinks :math:`k_i = y_i -
-\\tilde f^*(x_i)` (P positive labels; the slope right of b is #{k_i <= b} - P).  So every
-optimal prediction :math:`f^*(x) = \\tilde f^*(x) + b^*` lies between the P-th and the (P+1)-th
-smallest of :math:`g_i = y_i + \\tilde f^*(x) - \\tilde f^*(x_i)`, and
+\\tilde f^*(x_i)` (P positive labels; the slope right of b is #{k_i <= b} - P).  Without a free
+support vector that interval is wide and the optimum's predictions are not unique: *the* exact
+optimum here takes its middle, :math:`b^* = \\tfrac12(k_{(P)} + k_{(P+1)})`, as libSVM does
+(``midpoint_bias=False`` encloses every optimal bias instead).  So :math:`f^*(x) = \\tilde
+f^*(x) + b^*` is the mean of the P-th and the (P+1)-th smallest of :math:`g_i = y_i +
+\\tilde f^*(x) - \\tilde f^*(x_i)`, and
 :math:`\\tilde f^*(x) - \\tilde f^*(x_i) = \\langle \\tilde f^*, k_x - k_{x_i}\\rangle_H` is within
 :math:`R\\lVert k_x - k_{x_i}\\rVert_H = R\\sqrt{2 - 2k_t(x, x_i)}` of the path's value: order
 statistics are monotone in every argument, so the bounds of the :math:`g_i` give the bounds
-of :math:`f^*(x)`.  On a bandwidth piece :math:`\\tilde f(x)`, :math:`\\tilde f(x_i)` move with the
+of :math:`f^*(x)`; as the gap vanishes they meet.  On a bandwidth piece :math:`\\tilde f(x)`, :math:`\\tilde f(x_i)` move with the
 kernel and are enclosed per node sub-interval
 (:func:`approxpath.selection.predictions.expansion_cover`).
 """
@@ -35,8 +38,9 @@ from approxpath.selection.predictions import cross_products, expansion_cover, ne
 __all__ = ["prediction_enclosure"]
 
 
-def prediction_enclosure(bound, primal, gap, lo, hi, X_new):
-    """Enclosures of every exact optimum's decision values :math:`f^*_\\tau(x)` at the rows of
+def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True):
+    """Enclosures of the exact optimum's decision values :math:`f^*_\\tau(x)` (its bias the
+    middle of the optimal biases; every optimal bias with ``midpoint_bias=False``) at the rows of
     ``X_new``, for every :math:`\\tau \\in [lo, hi]`, given a primal whose gap is at most ``gap``
     there (see the module docstring).
 
@@ -62,8 +66,14 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new):
     mag = 1.0 + np.abs(f_low)[:, None, :] + np.abs(f_up)[:, None, :] + np.abs(m_low)[None] + np.abs(m_up)[None] + spread
     pad = fp_margin(4, 1.0) * mag  # four roundings per term
     p = int(np.count_nonzero(y > 0))  # two classes: 1 <= p < n
-    low = np.partition(g_low - pad, p - 1, axis=1)[:, p - 1, :]
-    up = np.partition(g_up + pad, p, axis=1)[:, p, :]
+    g_low = np.partition(g_low - pad, (p - 1, p), axis=1)
+    g_up = np.partition(g_up + pad, (p - 1, p), axis=1)
+    if midpoint_bias:  # the mean of the two order statistics, each enclosed
+        low = 0.5 * (g_low[:, p - 1, :] + g_low[:, p, :])
+        up = 0.5 * (g_up[:, p - 1, :] + g_up[:, p, :])
+        low, up = low - fp_margin(2, 1.0) * np.abs(low), up + fp_margin(2, 1.0) * np.abs(up)
+    else:
+        low, up = g_low[:, p - 1, :], g_up[:, p, :]
     if not bound.sweep.along_bandwidth:
         edges = np.array([lo, hi], dtype=float)
     return edges, low, up

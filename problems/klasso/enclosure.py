@@ -27,8 +27,8 @@ duality of the support function of that set: with :math:`M = [K_{:S}, \\mathbf 1
 so :math:`|f^*(x) - f(x)| \\le R\\lVert a\\rVert_2 + \\Delta\\lVert k_{x,S} - K_{:S}^\\top a\\rVert_\\infty
 + |1 - \\mathbf 1^\\top a|\\,(\\Delta + |\\bar r|)` (the optimal intercept is the mean of
 :math:`y - K\\beta^*`, so :math:`|\\beta_0^* - \\beta_0| \\le \\Delta + |\\bar r|`).  Any ``a``
-is rigorous; per node sub-interval and point it is the ridge solution of :math:`M^\\top a =
-(k_{x,S}, 1)` at the sub-interval's middle with the smallest radius there (a few columns: a
+is rigorous; per half of the piece and point it is the ridge solution of :math:`M^\\top a =
+(k_{x,S}, 1)` at the half's middle with the smallest radius there (a few columns: a
 small system).  On a bandwidth piece the residual of those equations, :math:`f(x)` and
 :math:`r` are enclosed per node sub-interval by Hermite envelopes.
 
@@ -50,6 +50,10 @@ from approxpath.selection.predictions import CHAIN, cross_products, expansion_co
 
 __all__ = ["prediction_enclosure"]
 
+# The approximations are chosen once per half of a piece: the node sub-intervals 0-8 and 9-17
+# (the 19 nodes of approxpath.envelopes.difference_nodes put s = 1/2 at node 9); a search
+# keeps halves of pieces as its cells anyway (approxpath.selection.cover).
+_GROUPS = (slice(0, 9), slice(9, None))
 # Ridge weights tried for the approximation a (relative to the largest eigenvalue of M'M):
 # 1 down to 1e-14, a decade apart (the radius's terms trade off along them).
 _RIDGES = 10.0 ** -np.arange(0, 15)
@@ -152,17 +156,19 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
     Dt = Dc.T  # (n, m)
     cuts = np.array([t_lo, t_hi]) if t_lo == t_hi else edges
     radius = np.empty(f_low.shape)
-    for j in range(f_low.shape[1]):
-        a_, b_ = float(cuts[j]), float(cuts[j + 1])
+    for g in _GROUPS[: 1 if cuts.size == 2 else 2]:  # one approximation per half of the piece
+        js = np.arange(f_low.shape[1])[g]
+        a_, b_ = float(cuts[js[0]]), float(cuts[js[-1] + 1])
         tm = log_mid(a_, b_)
+        D_g, mean_g = float(Delta[js].max()), float(r_mean[js].max())
         M = np.column_stack([gaussian(bound.kernels.D[:, S], tm), np.ones(n)])
         phi = np.vstack([gaussian(Dt[S], tm), np.ones(Dt.shape[1])])
-        A = _approximations(M, phi, R, Delta[j], r_mean[j])
+        A = _approximations(M, phi, R, D_g, mean_g)
         e_sup = _residual_sup(bound, A, S, Dt, a_, b_)
         a2 = np.sqrt(np.sum(A * A, axis=0)) * (1.0 + fp_margin(n, 1.0))
         off = np.array([abs(1.0 - math.fsum(A[:, i])) for i in range(A.shape[1])])
         off += fp_margin(n, 1.0) * np.abs(A).sum(axis=0)  # fsum is exact up to its final rounding
-        radius[:, j] = R * a2 + Delta[j] * e_sup + off * (Delta[j] + r_mean[j])
+        radius[:, js] = (R * a2 + D_g * e_sup + off * (D_g + mean_g))[:, None]
     radius *= 1.0 + fp_margin(4, 1.0)
     low, up = f_low + beta0 - radius, f_up + beta0 + radius
     mag = np.abs(f_low) + np.abs(f_up) + abs(beta0) + radius
