@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
+from ..driver.parallel import pool, single_threaded
 from ..numerics import log_mid
 from .cover import ClosedForm, Sampled, Tracks, Validation
+from .result import Selection
 
 __all__ = ["Selection", "select", "DEFAULT_EPS"]
 
@@ -38,76 +39,6 @@ _TIGHTEN = 0.25
 # Rounds of refinement and cells kept before the run stops with the δ it reached.
 _MAX_ROUNDS = 400
 _MAX_CELLS = 400_000
-
-
-@dataclass(frozen=True)
-class Selection:
-    """A selected parameter with its guarantee.
-
-    Attributes
-    ----------
-    t : float
-        The chosen parameter.
-    value : (float, float)
-        Enclosure of the exact optimum's criterion at ``t``.
-    delta : float
-        No parameter of the interval has a criterion better than the one at ``t`` by more than
-        ``delta`` (``nan`` for a sampled criterion: nothing is proven).
-    criterion : str
-    sense : {"min", "max"}
-    tol : float
-    kind : {"certified", "sampled"}
-        ``certified`` when every cell's enclosure came from certified pieces and the
-        criterion has an enclosure.
-    edges, lo, hi : ndarray
-        The final cover: cells ``[edges[i], edges[i + 1]]`` and the criterion's enclosure there.
-    exact_solves : int
-        Exact solves of all paths (the folds' first paths and every refinement).
-    refinements : int
-        Paths recomputed at a smaller ε during the search.
-    folds : int
-        Paths the criterion uses (1: hold-out or a criterion of the whole data).
-    wall_s : float
-    paths : tuple of Path
-        The first paths (one per fold), as computed before refinement.
-    """
-
-    t: float
-    value: tuple
-    delta: float
-    criterion: str
-    sense: str
-    tol: float
-    kind: str
-    edges: np.ndarray = field(repr=False)
-    lo: np.ndarray = field(repr=False)
-    hi: np.ndarray = field(repr=False)
-    exact_solves: int = 0
-    refinements: int = 0
-    folds: int = 1
-    wall_s: float = 0.0
-    paths: tuple = field(default=(), repr=False)
-
-    @property
-    def reached(self):
-        """Whether ``delta <= tol``."""
-        return bool(self.delta <= self.tol)
-
-    def summary(self):
-        """One line for people."""
-        best = "lowest" if self.sense == "min" else "highest"
-        claim = (f"no t is better by more than delta = {self.delta:.4g}" if self.kind == "certified"
-                 else "sampled: nothing is proven between the sampled points")
-        return (f"{self.criterion} ({best} is best, {self.folds} path{'s' if self.folds > 1 else ''}): "
-                f"t = {self.t:.6g}, value in [{self.value[0]:.6g}, {self.value[1]:.6g}]; {claim} "
-                f"(tol {self.tol:g}); {self.exact_solves} exact solves, {self.wall_s:.2f} s")
-
-    def to_json(self):
-        """A JSON-ready dict of the scalars."""
-        return dict(criterion=self.criterion, sense=self.sense, t=self.t, value=list(self.value),
-                    delta=None if np.isnan(self.delta) else self.delta, tol=self.tol, reached=self.reached,
-                    kind=self.kind, folds=self.folds, exact_solves=self.exact_solves,
-                    refinements=self.refinements, cells=int(self.lo.size), wall_s=round(self.wall_s, 4))
 
 
 def _oriented(sense, lo, hi):
@@ -218,25 +149,16 @@ class _Search:
         return out
 
 
-def _run_paths(problems, intervals, eps, workers, executor, options):
-    """Paths of ``problems[k]`` over ``intervals[k]`` at ``eps[k]``, concurrently when asked."""
+def _run_paths(problems, intervals, eps, executor, options):
+    """Paths of ``problems[k]`` over ``intervals[k]`` at ``eps[k]``: here, or on ``executor``."""
     from ..driver import approximate_path
     from ..driver.parallel import path_in_worker
 
-    if workers == 1 and executor is None:
+    if executor is None:
         return [approximate_path(p, e, iv, **options) for p, iv, e in zip(problems, intervals, eps)]
-    own = executor is None
-    if own:
-        from concurrent.futures import ProcessPoolExecutor
-
-        executor = ProcessPoolExecutor(max_workers=max(1, min(workers, len(problems))))
-    try:
-        futures = [executor.submit(path_in_worker, approximate_path, p, e, iv, options)
-                   for p, iv, e in zip(problems, intervals, eps)]
-        return [f.result() for f in futures]
-    finally:
-        if own:
-            executor.shutdown()
+    futures = [executor.submit(path_in_worker, approximate_path, p, e, iv, options)
+               for p, iv, e in zip(problems, intervals, eps)]
+    return [f.result() for f in futures]
 
 
 def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, eps=None, interval=None,
@@ -285,7 +207,6 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     Selection
     """
     from ..driver import _check_args
-    from ..driver.parallel import single_threaded
     from ..validate import count, finite_number
 
     t0 = time.perf_counter()
@@ -309,7 +230,15 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     else:
         problems, X_vals, y_vals = [problem], None, None
     options = dict(path_options, relative=relative)
-    paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), workers, executor, options)
+    with pool(workers, executor, workers > 1 or executor is not None) as executor:  # one pool for every path
+        return _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol,
+                       max_solves, strict, executor, options, path_options, t0)
+
+
+def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol, max_solves,
+            strict, executor, options, path_options, t0):
+    bound = problem.bound
+    paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), executor, options)
     tracks = Tracks(problems, paths)
     if not validation:
         crit = ClosedForm(tracks, criterion, closed[criterion])
@@ -328,7 +257,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         out = []
         try:
             got = _run_paths([tracks.problems[k] for k, *_ in jobs], [(a, b) for _, a, b, _ in jobs],
-                             [e for *_, e in jobs], workers, executor, refine)
+                             [e for *_, e in jobs], executor, refine)
         except (EpsilonTooSmallError, BudgetExceededError) as exc:
             stuck.append(str(exc))
             return out
@@ -366,7 +295,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
             exc = BudgetExceededError(msg)
             exc.selection = result
             raise exc
-        warnings.warn(msg, stacklevel=2)
+        warnings.warn(msg, stacklevel=3)
     return result
 
 
