@@ -13,6 +13,16 @@ from approxpath.selection import select
 LAM = 0.05
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_blas_thread():
+    """Small dense algebra (the references here, n of a few dozen) runs ~100x slower when
+    OpenBLAS spreads it over threads on a busy machine."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
 def _dense(X, y, t, lam):
     """LOOCV by n refits, GCV by an eigendecomposition, LML by slogdet and a solve (numpy)."""
     n = len(y)
@@ -37,7 +47,7 @@ def _dense_lml(X, y, t, lam):
 
 @pytest.fixture(scope="module")
 def ridge_path():
-    X, y = make_sinc(n=40, noise=0.1, seed=4)
+    X, y = make_sinc(n=30, noise=0.1, seed=4)
     problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
     return X, y, problem, approxpath.approximate_path(problem, eps=1e-4, interval=(0.1, 20.0))
 
