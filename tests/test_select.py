@@ -166,3 +166,13 @@ def test_plot_selection(ridge_selection):
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and "squared" in ax.get_ylabel()
     assert any("chosen" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+def test_folds_in_worker_processes_give_the_same_selection(sinc, ridge_selection):
+    """The folds' paths and their refinements on two worker processes: the same paths, hence
+    the same choice, value and delta as in one process."""
+    X, y = sinc
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    s = select(problem, "mse", cv=3, eps=1e-4, interval=(0.2, 20.0), tol=0.002, workers=2)
+    assert (s.t, s.value, s.delta, s.exact_solves) == (ridge_selection.t, ridge_selection.value,
+                                                        ridge_selection.delta, ridge_selection.exact_solves)
