@@ -26,12 +26,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from . import kernel_families
 from .errors import InputError
-from .kernels import KernelCache, Kernels, sq_distances
+from .kernels import KernelCache, Kernels
 from .numerics import kernel_entry_error
 from .validate import check_X_y, choice, positive
 
-__all__ = ["Option", "Bound", "Sweep", "KernelBound", "REQUIRED"]
+__all__ = ["Option", "Bound", "Sweep", "KernelBound", "KERNEL_OPTIONS", "REQUIRED"]
 
 #: Marks an :class:`Option` without a default (a certificate must record it).
 REQUIRED = object()
@@ -43,8 +44,9 @@ class Option:
 
     Attributes
     ----------
-    kind : {"positive", "choice"}
-        A positive finite number, or one of ``choices``.
+    kind : {"positive", "choice", "weights"}
+        A positive finite number, one of ``choices``, or a vector of finite nonnegative numbers
+        (a list, or text such as ``"1,0.5,2"`` from a command line; stored as a tuple of floats).
     choices : tuple
     default : object
         Used when a certificate does not record the option (files of older versions);
@@ -62,7 +64,23 @@ class Option:
             return None
         if self.kind == "positive":
             return positive(name, value)
+        if self.kind == "weights":
+            return _weights(name, value)
         return choice(name, value, self.choices)
+
+
+def _weights(name, value):
+    """``value`` (a sequence of numbers, or text ``"1,0.5,2"``) as a tuple of finite nonnegative
+    floats, or :class:`InputError`."""
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split() if v]
+    try:
+        w = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a list of nonnegative numbers (e.g. 1,0.5,2); got {value!r}") from None
+    if w.size == 0 or not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+        raise InputError(f"{name} must be a nonempty list of finite nonnegative numbers; got {value!r}")
+    return tuple(float(v) for v in w)
 
 
 class Bound(abc.ABC):
@@ -234,12 +252,19 @@ class Sweep:
         return self.weight if self.along_bandwidth else float(lo)
 
 
+#: The options every kernel problem has (added to each :class:`KernelBound` subclass's OPTIONS):
+#: the family of :math:`D` (:mod:`approxpath.kernel_families`) and the ARD weights.
+KERNEL_OPTIONS = dict(kernel=Option("choice", kernel_families.FAMILIES, kernel_families.FAMILIES[0]),
+                      feature_weights=Option("weights", default=None))
+
+
 class KernelBound(Bound):
     """Base of the certificate side of problems on a kernel :math:`K_t = \\exp(-tD)`.
 
     Parameters
     ----------
     X : ndarray of shape (n, d)
+        The data; with ``kernel="precomputed"`` the matrix :math:`D` (n, n) itself.
     y : ndarray of shape (n,)
     cache : bool, default False
         Kernels and kernel products come from a :class:`~approxpath.kernels.KernelCache` (a
@@ -247,37 +272,78 @@ class KernelBound(Bound):
         the verifier): the same values, bit for bit.
     **options
         As :attr:`Bound.OPTIONS`; ``bandwidth`` and the weight (:attr:`weight`) per
-        :class:`Sweep`.
+        :class:`Sweep`; ``kernel`` (the family of :math:`D`, :mod:`approxpath.kernel_families`)
+        and ``feature_weights`` (the weights of ``kernel="ard"``), which every kernel problem has.
+
+    Attributes
+    ----------
+    kernel_psd : bool
+        The problem is convex only for :math:`K_t \\succeq 0`: a precomputed :math:`D` must be
+        conditionally negative definite (checked once, here).  True unless a subclass says
+        otherwise (the regression problems are convex for any kernel).
     """
 
     #: Name of the weight option (``"c"``, ``"lam"``).
     weight: ClassVar[str]
+    kernel_psd: ClassVar[bool] = True
     _transient = ("_kernels",)
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        cls.OPTIONS = {**cls.OPTIONS, **KERNEL_OPTIONS}
 
     def __init__(self, X, y, *, cache=False, **options):
         super().__init__(X, y, **options)
         self.sweep = Sweep(self.parameter, self.weight, self.options.get("bandwidth"), self.options[self.weight])
         self.cache = cache
         self._kernels = None
+        family, weights = self.options["kernel"], self.options["feature_weights"]
+        if (weights is not None) != (family == "ard"):
+            raise InputError("feature_weights= goes with kernel='ard' (and kernel='ard' needs it); "
+                             f"got kernel={family!r}, feature_weights={weights!r}")
+        if weights is not None:
+            kernel_families.check_weights(weights, self.X.shape[1])
+        if family == "precomputed":
+            kernel_families.check_precomputed(self.X, "X (the precomputed D)")
+            if self.kernel_psd:
+                kernel_families.check_cnd(self.X, self.name)
+
+    @property
+    def family(self):
+        """The kernel family (``gaussian``, ``laplacian``, ``ard`` or ``precomputed``)."""
+        return self.options["kernel"]
+
+    def distances(self):
+        """:math:`D` (n, n) of the kernel family on the data (computed; a precomputed one is ``X``)."""
+        return kernel_families.distances(self.X, self.family, self.options["feature_weights"])
 
     @property
     def kernels(self):
         """The kernel provider (:class:`~approxpath.kernels.Kernels`), built on first use."""
         if self._kernels is None:
-            self._kernels = (KernelCache if self.cache else Kernels)(sq_distances(self.X))
+            self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
         return self._kernels
 
     @property
     def entry_terms(self):
-        """Rounded terms per distance entry (the features of a squared Euclidean distance):
-        the argument of :func:`~approxpath.numerics.kernel_entry_error`."""
-        return self.X.shape[1]
+        """Rounded terms per distance entry, the argument of
+        :func:`~approxpath.numerics.kernel_entry_error`: a computed entry of :math:`D` is within
+        ``(entry_terms + 2) u`` relative of exact (:func:`~approxpath.kernel_families.entry_terms`;
+        the number of features for squared Euclidean distances)."""
+        return kernel_families.entry_terms(self.family, self.X.shape[1])
 
     @property
     def entry_error(self):
         """Absolute error bound of one computed kernel entry."""
         return kernel_entry_error(self.entry_terms)
 
-    def kernel(self, tau):
+    def gram(self, tau):
         """:math:`K_t`, shape (n, n), at the bandwidth of the path parameter ``tau``."""
         return self.kernels.get(self.sweep.at(tau)[0])
+
+    def kernel_meta(self):
+        """What a certificate records about the kernel: ``kernel`` (the family's definition) and
+        ``distances_sha256`` (of :math:`D` as computed here; :func:`~approxpath.certificate.verify.verify`
+        compares it with its own)."""
+        return dict(kernel=kernel_families.DESCRIPTIONS[self.family],
+                    distances_sha256=kernel_families.distances_sha256(self.kernels.D))

@@ -32,22 +32,27 @@ _RC = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsi
 _KERNEL_LABEL = r"$k_t(x, x') = \exp(-t\,\|x - x'\|^2)$"
 
 
-def _plt():
-    try:
-        import matplotlib
+class _Figures:
+    """Figures through matplotlib's object API (:class:`matplotlib.figure.Figure`): neither the
+    global backend nor pyplot's state is touched (a notebook keeps its inline backend, a script
+    its own), and a figure nobody holds is freed like any object."""
 
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
-    return plt
+    @staticmethod
+    def subplots(nrows=1, ncols=1, figsize=None, **kw):
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=figsize)
+        return fig, fig.subplots(nrows, ncols, **kw)
 
 
 @contextmanager
 def _style():
-    plt = _plt()
-    with plt.rc_context(_RC):
-        yield plt
+    try:
+        import matplotlib
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
+    with matplotlib.rc_context(_RC):
+        yield _Figures
 
 
 def _parameter_label(path_or_name):
@@ -305,7 +310,15 @@ def plot_condition(ts, cond, n=None, d=None):
 
 
 def save_figure(fig, file):
-    """Write ``fig`` to ``file`` (format from the extension) and close it."""
+    """Write ``fig`` to ``file`` (format from the extension); a figure of pyplot's (drawn into
+    an ``ax`` the caller made with pyplot) is closed there."""
+    import sys
+
+    from .certificate.format import check_output
+
+    check_output(file)
     fig.savefig(file, dpi=150, bbox_inches="tight")
-    _plt().close(fig)
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None and getattr(fig.canvas, "manager", None) is not None:  # pyplot's own figure
+        plt.close(fig)
     return file

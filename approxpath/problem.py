@@ -106,8 +106,8 @@ class Problem(abc.ABC):
 
     def describe(self):
         """One line for summaries: problem, parameter and options."""
-        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items() if k != "parameter")
-        return f"{self.name} over {self.parameter} (n={self.n}; {opts})"
+        opts = "".join(f"; {k}={v!r}" for k, v in self.options().items() if k != "parameter")
+        return f"{self.name} over {self.parameter} (n={self.n}{opts})"
 
     def default_interval(self):
         """A sensible ``(lo, hi)`` for the path parameter."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .certificate.format import FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate, \
+from .certificate.format import DATA_FIELDS, KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate, \
     write_npz
 from .data import data_sha256
 from .errors import InputError
@@ -15,7 +15,7 @@ from .errors import InputError
 __all__ = ["PathPiece", "Path", "load_path", "pieces_to_arrays", "pieces_from_arrays"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PathPiece:
     """One piece of a path: a fixed feasible pair and a bound on its gap over ``[lo, hi]``.
 
@@ -44,8 +44,13 @@ class PathPiece:
     kind: str
     anchors: tuple = ()
 
+    def __repr__(self):
+        at = ", ".join(f"{a:.6g}" for a in self.anchors)
+        return (f"PathPiece([{self.lo:.6g}, {self.hi:.6g}], {self.kind}, gap_bound={self.gap_bound:.4g}"
+                f"{', from exact solves at ' + at if at else ''})")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class Path:
     """An ε-approximate solution path.
 
@@ -67,6 +72,9 @@ class Path:
         Total wall time, time in exact solves, time computing gaps and bounds.
     meta : dict
         Provenance recorded in the certificate (data hash, preprocessing, ...).
+    verified : bool
+        True for a path computed here or a file verified on loading (:func:`load_path`); a file
+        loaded without verification is not called certified.
     """
 
     problem: object
@@ -81,12 +89,26 @@ class Path:
     solve_s: float = 0.0
     certify_s: float = 0.0
     meta: dict = field(default_factory=dict)
+    verified: bool = True
+
+    def __repr__(self):
+        """One line (``summary()`` has the details): printing a path never floods the screen."""
+        counts = {k: sum(p.kind == k for p in self.pieces) for k in KINDS}
+        lo, hi = self.interval
+        name = self.meta.get("problem") or getattr(self.problem, "name", "?")
+        parameter = self.meta.get("parameter") or getattr(self.problem, "parameter", "t")
+        kinds = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        status = "" if self.verified else ", UNVERIFIED"
+        return (f"<Path {name} over {parameter} in [{lo:.6g}, {hi:.6g}], eps={self.eps:g}"
+                f"{' (relative)' if self.relative else ''}: {len(self.pieces)} pieces ({kinds}), "
+                f"{self.exact_solves} exact solves{status}>")
 
     # ------------------------------------------------------------------ queries
     @property
     def certified(self):
-        """True if every piece is certified for every parameter value in it."""
-        return all(p.kind == "certified" for p in self.pieces)
+        """True if every piece is certified for every parameter value in it (False for a file
+        loaded without verification: see :attr:`verified`)."""
+        return self.verified and all(p.kind == "certified" for p in self.pieces)
 
     @property
     def max_gap_bound(self):
@@ -145,6 +167,9 @@ class Path:
         ]
         if counts["uncovered"]:
             lines.append("UNCOVERED: " + ", ".join(f"[{a:.6g}, {b:.6g}]" for a, b in self.uncovered()))
+        if not self.verified:
+            lines.append("UNVERIFIED: loaded without checking its claims (load_path with the data, or "
+                         "approxpath verify)")
         return "\n".join(lines)
 
     def to_json(self):
@@ -167,12 +192,28 @@ class Path:
         }
 
     # ------------------------------------------------------------------ files
-    def save(self, file):
-        """Write the certificate (``.npz``) atomically: a temporary file then a rename."""
-        arrays = pieces_to_arrays(self._need_problem().bound, self.pieces)
+    def save(self, file, embed_data=None):
+        """Write the certificate (``.npz``) atomically: a temporary file then a rename (never over
+        a directory, a device or the recorded data file; new files get the umask's permissions).
+
+        Parameters
+        ----------
+        file : str or Path
+        embed_data : bool, optional
+            Store the (preprocessed) data in the certificate, so that ``approxpath verify FILE``
+            needs nothing else (format 2, which versions before 0.4 do not read).  By default
+            only when the path records no data file (data built in Python rather than read by
+            :func:`~approxpath.data.load_data`): every certificate can then be re-checked as is.
+        """
+        problem = self._need_problem()
+        arrays = pieces_to_arrays(problem.bound, self.pieces)
         meta = dict(self.meta)
+        if embed_data is None:
+            embed_data = not meta.get("data_file")
+        if embed_data:
+            arrays.update(data_X=np.asarray(problem.X, dtype=float), data_y=np.asarray(problem.y, dtype=float))
         meta.update(
-            format_version=FORMAT_VERSION,
+            format_version=2 if embed_data else 1,
             library_version=_version(),  # whose bounds wrote gap_bound (verify names it)
             eps=self.eps,
             relative=self.relative,
@@ -186,7 +227,7 @@ class Path:
             certify_s=self.certify_s,
         )
         meta["content_sha256"] = content_sha256(arrays, meta)
-        return write_npz(file, arrays, meta)
+        return write_npz(file, arrays, meta, inputs=[meta.get("data_file")] if meta.get("data_file") else [])
 
 
 def pieces_to_arrays(bound, pieces):
@@ -210,7 +251,7 @@ def pieces_to_arrays(bound, pieces):
 
 def pieces_from_arrays(bound, arrays):
     """Inverse of :func:`pieces_to_arrays` (pairs are None without a bound)."""
-    per_piece = {k: v for k, v in arrays.items() if k not in PIECE_FIELDS}
+    per_piece = {k: v for k, v in arrays.items() if k not in PIECE_FIELDS and k not in DATA_FIELDS}
     pieces = []
     for i in range(arrays["lo"].size):
         if bound is not None:
@@ -244,22 +285,46 @@ def problem_from_meta(meta, X, y):
     return problem
 
 
-def load_path(file, X=None, y=None):
+def load_path(file, X=None, y=None, verify=True):
     """Read a certificate written by :meth:`Path.save`.
 
-    Without ``X, y`` the returned path has no problem: pieces, bounds and metadata are there,
-    but ``primal(t)`` needs the data.
+    With the data (``X, y``, or the data the file carries) the claims are verified first
+    (:func:`approxpath.verify`) and the path has its problem; without them the pieces, bounds
+    and metadata are there, the path is marked unverified (``verified=False``, hence not
+    ``certified``) and ``primal(t)`` needs the data.
+
+    Parameters
+    ----------
+    file : str or Path
+    X, y : array_like, optional
+    verify : bool
+        Verify the claims when the data are available (``False``: load them unchecked, as an
+        unverified path).
 
     Raises
     ------
     InputError
-        The file is not a readable, well-formed certificate (:func:`layout_errors`).
+        The file is not a readable, well-formed certificate (:func:`layout_errors`), or it does
+        not verify.
     """
+    from .certificate.verify import embedded_data
+    from .certificate.verify import verify as verify_file
+
     arrays, meta = read_certificate(file)
     errors = layout_errors(arrays, meta)
     if errors:
         raise InputError(f"{str(file)!r} is not a valid certificate: " + "; ".join(errors))
+    if X is None and embedded_data(arrays) is not None:
+        X, y = embedded_data(arrays)
     problem = problem_from_meta(meta, X, y) if X is not None else None
+    verified = False
+    if problem is not None and verify:
+        report = verify_file(file, X, y)
+        if not report.claims_hold:  # uncovered pieces claim nothing: an honest incomplete path loads
+            false = [f for f in report.failures if "is uncovered" not in f] or list(report.failures)
+            raise InputError(f"{str(file)!r} does not verify ({len(false)} false claim(s); first: "
+                             f"{false[0]}): pass verify=False to load it unchecked")
+        verified = True
     try:
         pieces = pieces_from_arrays(problem.bound if problem is not None else None, arrays)
     except KeyError as exc:
@@ -271,11 +336,12 @@ def load_path(file, X=None, y=None):
         relative=bool(meta["relative"]),
         interval=tuple(meta["interval"]),
         pieces=tuple(pieces),
-        exact_solves=int(meta["exact_solves"]),
-        solve_points=tuple(meta["solve_points"]),
-        strategy=meta["strategy"],
+        exact_solves=int(meta.get("exact_solves", 0)),
+        solve_points=tuple(meta.get("solve_points", ())),
+        strategy=meta.get("strategy", "?"),
         wall_s=float(meta.get("wall_s", 0.0)),
         solve_s=float(meta.get("solve_s", 0.0)),
         certify_s=float(meta.get("certify_s", 0.0)),
         meta=meta,
+        verified=verified,
     )

@@ -63,8 +63,11 @@ def choice(name, value, choices):
 
 
 def check_X(X):
-    """``X`` as a 2-D float array (a 1-D array is one feature), or :class:`InputError` when it
-    holds text, complex numbers or other objects, or NaN/inf."""
+    """``X`` as a 2-D float array (a 1-D array is one feature; a scipy sparse matrix is densified:
+    kernels are dense), or :class:`InputError` when it holds text, complex numbers or other
+    objects, or NaN/inf."""
+    if type(X).__module__.startswith("scipy.sparse") and hasattr(X, "toarray"):
+        X = X.toarray()
     try:
         X = np.asarray(X)
     except ValueError as exc:  # ragged rows

@@ -85,10 +85,12 @@ def part_conditioning(n, lams, t_lo, approx_hi, eps_rel):
 
 
 def plot(sinc, cond, out):
-    from approxpath.plotting import _plt, save_figure
+    from matplotlib.figure import Figure
 
-    plt = _plt()
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
+    from approxpath.plotting import save_figure
+
+    fig = Figure(figsize=(12, 8.5))  # matplotlib's object API: no global backend or pyplot state
+    axes = fig.subplots(2, 2)
     ax = axes[0, 0]
     ax.semilogx(sinc["sigmas"], sinc["diff"], ".", ms=4, label="approximate - exact objective")
     ax.axhline(sinc["eps"], color="k", ls="--", lw=1, label=f"eps = {sinc['eps']:g}")

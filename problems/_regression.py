@@ -48,10 +48,14 @@ class RegressionBound(KernelBound):
     #: The values of the option ``dual_restoration``; the first is the default.
     DUAL_RESTORATIONS: tuple = ()
 
+    # convex for any kernel (a least-squares or l1 loss of K beta): a precomputed D need not be
+    # conditionally negative definite
+    kernel_psd = False
+
     def __init_subclass__(cls, **kw):
-        super().__init_subclass__(**kw)
         cls.OPTIONS = dict(lam=Option("positive", default=None), bandwidth=Option("positive", default=None),
                            dual_restoration=Option("choice", cls.DUAL_RESTORATIONS, cls.DUAL_RESTORATIONS[0]))
+        super().__init_subclass__(**kw)  # after: KernelBound adds the kernel options
 
     def __init__(self, X, y, **options):
         super().__init__(X, y, **options)
@@ -79,7 +83,7 @@ class RegressionBound(KernelBound):
             return 0.0
         entry = self._entry_error(t_lo, t_hi) * float(np.abs(c).sum())
         if t_lo == t_hi:  # a point: |K c| itself, the summed magnitudes are K |c|
-            K = self.kernel(lo)
+            K = self.gram(lo)
             return float(np.max(np.abs(K @ c) + entry + fp_margin(self.n, 1.0) * (K @ np.abs(c))))
         P, N = split_envelope(self.kernels.products, c, t_lo, t_hi)
         bound = max_abs_difference(P, N)
@@ -200,7 +204,7 @@ class RegressionBound(KernelBound):
         entry = self._entry_error(t_lo, t_hi) * float(np.abs(beta).sum())
         S = np.flatnonzero(beta)
         if t_lo == t_hi:  # a point: the residual itself, the summed magnitudes are |a| + K |beta|
-            K = self.kernel(lo)[:, S]
+            K = self.gram(lo)[:, S]
             r = a - K @ beta[S]
             allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
             return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]

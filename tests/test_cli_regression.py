@@ -66,9 +66,9 @@ def test_libsvm_regression_file(sinc_libsvm, capsys):
 
 
 @pytest.mark.parametrize("argv,match", [
-    (["path", "klasso"], "needs a fixed positive lam"),
-    (["path", "klasso", "--parameter", "lam"], "needs a fixed positive bandwidth"),
-    (["path", "klasso", "--lam", "0.1", "--bandwidth", "1"], "only for parameter='lam'"),
+    (["path", "klasso"], "needs a fixed positive --lam;"),
+    (["path", "klasso", "--parameter", "lam"], "needs a fixed positive --bandwidth t"),
+    (["path", "klasso", "--lam", "0.1", "--bandwidth", "1"], "--bandwidth fixes t only for --parameter 'lam'"),
     (["path", "robust_l1", "--lam", "0.1", "--option", "dual_restoration=clip"], "unknown dual_restoration"),
     (["path", "klasso", "--lam", "0.1", "--c", "1"], "unrecognized arguments: --c 1"),
 ])

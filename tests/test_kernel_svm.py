@@ -50,7 +50,7 @@ def test_exact_dual_is_exactly_feasible_and_bias_is_optimal(svm_data):
     assert math.fsum(p.y * a) == 0.0  # exactly, not up to rounding
     free = (a > 1e-4) & (a < 10 - 1e-4)
     assert free.any()
-    m = p.kernel(0.7) @ primal.w
+    m = p.gram(0.7) @ primal.w
     # the solver's multiplier of y'a = 0 is the primal bias: free SVs sit on the margin
     np.testing.assert_allclose(p.y[free] * (m[free] + primal.b), 1.0, atol=1e-6)
 
@@ -66,7 +66,7 @@ def test_bias_rules_at_a_moved_parameter(svm_data):
         if rule == "dynamic":
             a = dual.alpha
             free = (a > 1e-6) & (a < 1 - 1e-6)
-            m = p.kernel(tau) @ primal.w
+            m = p.gram(tau) @ primal.w
             assert primal.b == pytest.approx(np.median((p.y - m)[free]))
         if rule == "fixed":
             assert primal.b == anchor[0].b
@@ -84,7 +84,7 @@ def test_piece_bias_is_the_line_through_the_rule_at_both_ends(svm_data, rule):
         assert primal.bias(x) == pytest.approx(at_point.b, abs=1e-12)
         full = p.primal_at(primal, x)  # the user's point: the bias at x, constant
         assert full.b == primal.bias(x) and full.b_slope == 0.0
-        np.testing.assert_allclose(p.decision_function(primal, x, p.X), p.kernel(x) @ primal.w + primal.bias(x))
+        np.testing.assert_allclose(p.decision_function(primal, x, p.X), p.gram(x) @ primal.w + primal.bias(x))
     assert (primal.b_slope == 0.0) == (rule == "fixed")
     # the bound covers a moving bias, the rule's line and any other: dense point gaps stay below it
     for slope in (0.0, 1.0, -1.0, 3.0, -3.0):
@@ -114,7 +114,7 @@ def test_optimal_bias_matches_brute_force():
 def test_decision_function(svm_data):
     p = KernelSVM(*svm_data, c=1.0)
     primal, dual = p.solve(1.0)
-    np.testing.assert_allclose(p.decision_function(primal, 1.0, p.X), p.kernel(1.0) @ primal.w + primal.b)
+    np.testing.assert_allclose(p.decision_function(primal, 1.0, p.X), p.gram(1.0) @ primal.w + primal.b)
 
 
 def test_c_path_restores_dual_into_the_smallest_box(svm_data):

@@ -70,7 +70,7 @@ def test_exact_pair_kkt_and_dual_from_primal(sinc):
     p = KLasso(*sinc, lam=0.05)
     t = 2.0
     primal, dual = p.solve(t)
-    K = p.kernel(t)
+    K = p.gram(t)
     u = dual.scale * dual.u
     assert math.fsum(dual.u) == 0.0
     assert np.max(np.abs(K @ u)) <= 0.05

@@ -17,7 +17,6 @@ import pytest
 
 import approxpath
 from approxpath import registry
-from approxpath.data import make_sinc
 
 from conftest import check_weak_duality
 from approxpath.testing import check_problem

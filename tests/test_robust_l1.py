@@ -45,7 +45,7 @@ def test_exact_pair_multiplier_signs(data):
     p = RobustL1(*data, lam=0.1)
     t = 1.5
     primal, dual = p.solve(t)
-    K = p.kernel(t)
+    K = p.gram(t)
     r = data[1] - K @ primal.beta
     assert p.dual_objective(dual, t) == pytest.approx(p.primal_objective(primal, t), abs=1e-7)
     big = np.abs(r) > 1e-6

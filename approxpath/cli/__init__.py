@@ -6,7 +6,9 @@ from the problem's constructor signature, its ``Bound.OPTIONS`` (domains, choice
 docstring (help text).
 
 Exit status: 0 success; 1 a path has uncovered pieces or a certificate fails to verify;
-2 bad input or usage; 3 a file cannot be read or written; 4 no exact solver produced a pair.
+2 bad input or usage; 3 a file cannot be read or written; 4 no exact solver produced a pair;
+5 out of memory; 70 an internal error (a bug: the traceback is printed); 130 / 143 interrupted
+(Ctrl-C / SIGTERM; a checkpoint keeps the finished work).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import json
 import re
 import sys
+from contextlib import contextmanager
 
 from .. import __version__
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
@@ -22,9 +25,11 @@ from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, Solv
 __all__ = ["main", "build_parser", "parse_number", "EXIT_CODES"]
 
 #: Exit statuses of :func:`main`.
-EXIT_CODES = {"ok": 0, "failed": 1, "usage": 2, "io": 3, "solver": 4}
+EXIT_CODES = {"ok": 0, "failed": 1, "usage": 2, "io": 3, "solver": 4, "memory": 5, "internal": 70,
+              "interrupted": 130, "terminated": 143}
 _EPILOG = ("exit status: 0 ok; 1 uncovered pieces or verification failed; 2 bad input or usage; "
-           "3 a file cannot be read or written; 4 no exact solver produced a pair")
+           "3 a file cannot be read or written; 4 no exact solver produced a pair; 5 out of memory; "
+           "70 internal error (please report it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
 # Commands whose first positional argument names a problem (its options become flags).
 _PROBLEM_COMMANDS = ("path", "crosscheck", "select")
 _PROBLEM_FIGURES = ("solves", "validation")
@@ -65,7 +70,8 @@ def _docs_of(cls):
             out[name] = ""
         elif name and line.startswith("        ") and not out[name].endswith("."):
             out[name] = (out[name] + " " + line.strip()).strip()
-    clean = {k: re.sub(r":math:`([^`]*)`|``([^`]*)``", lambda m: m.group(1) or m.group(2), v) for k, v in out.items()}
+    clean = {k: re.sub(r"\\\\?([A-Za-z]+)", r"\1", re.sub(r":math:`([^`]*)`|``([^`]*)``",
+                                                       lambda m: m.group(1) or m.group(2), v)) for k, v in out.items()}
     return {k: v.split(". ")[0].rstrip(".") for k, v in clean.items()}
 
 
@@ -115,7 +121,7 @@ def problem_kwargs(cls, args):
 
 def build_parser(argv=()):
     """The argument parser; the problem named in ``argv`` (if any) adds its option flags."""
-    from . import commands, figures
+    from . import commands, datasets, figures
     from . import select as select_command
 
     cls = None
@@ -130,32 +136,77 @@ def build_parser(argv=()):
     parser.add_argument("--version", action="version", version=f"approxpath {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     # every command is listed; only the one named gets its arguments (and imports what they need)
-    for name, (text, fill) in {**commands.COMMANDS, **figures.COMMANDS, **select_command.COMMANDS}.items():
+    for name, (text, fill) in {**commands.COMMANDS, **figures.COMMANDS, **datasets.COMMANDS,
+                               **select_command.COMMANDS}.items():
         p = sub.add_parser(name, allow_abbrev=False, help=text)
         if argv and argv[0] == name:
             fill(p, cls, argv)
     return parser
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that ``finally`` blocks run (temporary files are
+    removed, a checkpoint keeps the latest state)."""
+
+
+@contextmanager
+def _sigterm_unwinds():
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise _Terminated()
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # pragma: no cover - no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _error(text, code):
+    print(f"approxpath: {text}", file=sys.stderr)
+    return EXIT_CODES[code]
+
+
 def main(argv=None):
     """Run the command line; returns the exit status (see :data:`EXIT_CODES`)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        try:
-            args = build_parser(argv).parse_args(argv)
-        except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
-            return exc.code
-        return args.func(args)
+        with _sigterm_unwinds():
+            try:
+                args = build_parser(argv).parse_args(argv)
+            except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
+                return exc.code
+            return args.func(args)
     except (InputError, KeyError, ValueError, FileNotFoundError, EpsilonTooSmallError, BudgetExceededError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"approxpath: error: {msg}", file=sys.stderr)
-        return EXIT_CODES["usage"]
+        return _error(f"error: {msg}", "usage")
     except OSError as exc:  # a file that exists cannot be read, or the output cannot be written
-        print(f"approxpath: error: {exc}", file=sys.stderr)
-        return EXIT_CODES["io"]
+        return _error(f"error: {exc}", "io")
     except SolverError as exc:
-        print(f"approxpath: solver failure: {exc}", file=sys.stderr)
-        return EXIT_CODES["solver"]
+        return _error(f"solver failure: {exc}", "solver")
+    except MemoryError:
+        return _error("error: out of memory (the estimate made before the run was too low): use fewer samples or "
+                      "a machine with more memory", "memory")
+    except KeyboardInterrupt:
+        return _error("interrupted (a checkpoint, if any, keeps the finished work: --resume)", "interrupted")
+    except _Terminated:
+        return _error("terminated (a checkpoint, if any, keeps the finished work: --resume)", "terminated")
+    except Exception:  # a bug: say so, with the traceback, and do not look like a failed verification
+        import traceback
+
+        traceback.print_exc()
+        return _error(f"internal error in approxpath {__version__}: please report it with the traceback above",
+                      "internal")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,10 +9,11 @@ import time
 
 import numpy as np
 
-from ..data import PREPROCESSING, data_sha256, load_data, make_classification, preprocess
+from ..data import PREPROCESSING, data_sha256, load_data, preprocess
 from ..errors import InputError
 from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
+from .checks import build_problem, check_outputs, data_format  # noqa: F401 (figures use them too)
 
 __all__ = ["COMMANDS", "load", "add_data_args", "add_path_args"]
 
@@ -20,7 +21,7 @@ __all__ = ["COMMANDS", "load", "add_data_args", "add_path_args"]
 def load(args, meta=None):
     """``(X, y, format, preprocessing)`` of ``--data`` (format and preprocessing as given, else
     as ``meta`` records them)."""
-    fmt = args.format or (meta or {}).get("format") or "libsvm"
+    fmt = data_format(args.data, args.format, (meta or {}).get("format"))
     prep = args.preprocess or (meta or {}).get("preprocessing") or "none"
     X, y = load_data(args.data, fmt, n_features=args.n_features)
     return preprocess(X, prep), y, fmt, prep
@@ -28,7 +29,8 @@ def load(args, meta=None):
 
 def add_data_args(p, required=True):
     p.add_argument("--data", required=required, help="data file")
-    p.add_argument("--format", choices=("libsvm", "csv"), default=None, help="data format (default libsvm)")
+    p.add_argument("--format", choices=("libsvm", "csv"), default=None,
+                   help="data format (default: csv for a .csv file, else libsvm)")
     p.add_argument("--n-features", type=int, default=None, help="LIBSVM: number of features")
     p.add_argument("--preprocess", choices=PREPROCESSING, default=None,
                    help="feature scaling; global-minmax is the paper's (default none)")
@@ -44,6 +46,7 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--strategy", default=STRATEGIES[0], choices=STRATEGIES, help="where the exact solves go "
                    f"(default {STRATEGIES[0]})")
     p.add_argument("--out", default=None, help="write the certificate (.npz) here")
+    p.add_argument("--export", default=None, metavar="FILE", help="write the per-piece table (.csv or .dat)")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")
     p.add_argument("--plot", default=None, metavar="FILE", help=plot_help)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -67,6 +70,11 @@ def _run_path(problem, args, meta):
         checkpoint = f"{args.out}.partial.npz"
     if args.resume and checkpoint is None:
         raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
+    check_outputs(args, [meta.get("data_file")])
+    if checkpoint is not None:
+        from ..certificate.format import check_output
+
+        check_output(checkpoint, [meta.get("data_file")])
     path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
                             strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,
                             workers=args.workers, checkpoint=checkpoint, resume=args.resume,
@@ -74,6 +82,10 @@ def _run_path(problem, args, meta):
                             solve_time_limit=args.solve_time_limit)
     if args.out:
         path.save(args.out)  # atomic; the checkpoint was removed when the path completed
+    if getattr(args, "export", None):
+        from ..export import export_table
+
+        export_table(path, args.export)
     if args.plot:
         from ..plotting import plot_bounds, save_figure
 
@@ -89,22 +101,35 @@ def _run_path(problem, args, meta):
     return 1 if path.uncovered() else 0
 
 
+def _precomputed(kwargs, file):
+    """The matrix D of ``--distances FILE.npy`` (which goes with ``--kernel precomputed``), or None."""
+    if (file is not None) != (kwargs.get("kernel") == "precomputed"):
+        raise InputError("--kernel precomputed takes the n x n matrix D from --distances FILE.npy (and --distances "
+                         "needs --kernel precomputed); --data then gives the targets y")
+    return None if file is None else np.load(file, allow_pickle=False)
+
+
 def cmd_path(args):
     cls = get_problem(args.problem)
+    check_outputs(args, [args.data])  # before the data are read and the run starts
     X, y, fmt, prep = load(args)
-    problem = cls(X, y, **problem_kwargs(cls, args))
+    kwargs = problem_kwargs(cls, args)
+    D = _precomputed(kwargs, args.distances)
+    problem = build_problem(cls, X if D is None else D, y, args, kwargs)
     meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
+    if D is not None:
+        meta["distances_file"] = str(args.distances)
     return _run_path(problem, args, meta)
 
 
-def _recorded_data_file(certificate, recorded):
+def _recorded_data_file(certificate, recorded, flag="--data"):
     """The data file a certificate records: as written, or, when that relative path does not
     exist from the current folder, relative to the certificate's folder (where ``path --out``
     may have been run from)."""
     from pathlib import Path as FsPath
 
     if not isinstance(recorded, str) or not recorded:
-        raise InputError(f"the certificate records no data file ({recorded!r}): pass --data FILE")
+        raise InputError(f"the certificate records no data file and carries no data: pass {flag} FILE")
     tried = [FsPath(recorded)]
     if not tried[0].is_absolute():
         tried.append(FsPath(certificate).parent / recorded)
@@ -113,27 +138,35 @@ def _recorded_data_file(certificate, recorded):
             return str(file)
     where = " or ".join(repr(str(p)) for p in dict.fromkeys(tried))
     raise FileNotFoundError(f"data file {recorded!r} recorded in the certificate does not exist (tried {where}): "
-                            "pass --data FILE")
+                            f"pass {flag} FILE")
 
 
 def cmd_verify(args):
-    from ..certificate.verify import failed_report, read_for_verify, verify
+    import dataclasses as dc
+
+    from ..certificate.verify import embedded_data, failed_report, read_for_verify, verify
 
     t0 = time.perf_counter()
-    _, meta, malformed = read_for_verify(args.certificate)
+    arrays, meta, malformed = read_for_verify(args.certificate)
+    required = dict(eps=args.eps, relative=args.relative, interval=args.interval, data_sha256=args.data_sha256)
     if malformed:  # a file that is not a well-formed certificate fails verification
         report = failed_report(*malformed)
+    elif args.data is None and embedded_data(arrays) is not None:
+        report = verify(args.certificate, **required)
     else:
         if args.data is None:
             args.data = _recorded_data_file(args.certificate, meta.get("data_file"))
-        X, y, _, _ = load(args, meta)
-        report = verify(args.certificate, X, y)
+        X, y, fmt, prep = load(args, meta)
+        recorded = (meta.get("options") or {}).get("kernel")
+        if args.distances is None and recorded == "precomputed":
+            args.distances = _recorded_data_file(args.certificate, meta.get("distances_file"), "--distances")
+        D = _precomputed({"kernel": recorded}, args.distances)
+        report = verify(args.certificate, X if D is None else D, y, **required)
+        if report.claim:
+            source = f"from {args.data} ({fmt}, preprocessing {prep})"
+            report = dc.replace(report, claim=dict(report.claim, data=source))
     if args.json:
-        top = report.max_gap_bound
-        print(json.dumps(dict(ok=report.ok, certified=report.certified, sampled=report.sampled,
-                              uncovered=report.uncovered, failures=list(report.failures),
-                              max_gap_bound=top if np.isfinite(top) else None,
-                              wall_s=round(time.perf_counter() - t0, 4))))
+        print(json.dumps(dict(report.to_json(), wall_s=round(time.perf_counter() - t0, 4))))
     else:
         print(report)
     if args.require_certified and (report.sampled or report.uncovered):
@@ -157,8 +190,14 @@ def cmd_demo(args):
     """A certified SVM bandwidth path on seeded synthetic data, in seconds."""
     from ..driver import approximate_path
 
-    X, y = make_classification(n=80, d=2, seed=0)
-    np.savetxt(args.data_out, np.column_stack([X, y]), delimiter=",", header="x1,x2,label", comments="")
+    from .datasets import write_data
+
+    for file in (args.out, args.plot):
+        if file:
+            from ..certificate.format import check_output
+
+            check_output(file, [args.data_out])
+    X, y = write_data("classification", args.data_out, 80, 0, d=2)
     problem = get_problem("kernel_svm")(X, y, c=1.0, bias="optimal")
     print(f"demo: kernel_svm on 80 seeded synthetic points (2 Gaussian classes, written to {args.data_out}), "
           f"C = 1, bandwidth t in [2^-6, 2^8], eps = {args.eps:g}")
@@ -198,12 +237,14 @@ def _fixed_options(cls, args):
 
 def cmd_exact(args):
     """An exact path of the source papers, every returned solution certified."""
-    from ..exact import certify, kernel_path, lambda_path, write_claimed
-
-    from ..exact import EXACT_PROBLEMS
+    from ..exact import EXACT_PROBLEMS, certify, kernel_path, lambda_path, write_claimed
     from ..validate import choice
 
     choice("problem for exact paths", args.problem, EXACT_PROBLEMS)
+    if args.max_events is not None and args.max_events < 0:
+        raise InputError(f"--max-events must be a nonnegative integer (0: the path's first point only); "
+                         f"got {args.max_events}")
+    check_outputs(args, [args.data])
     t0 = time.perf_counter()
     X, y, fmt, prep = load(args)
     lo, hi = args.range if args.range else (None, None)
@@ -211,7 +252,14 @@ def cmd_exact(args):
         if args.bandwidth is None:
             raise InputError("the lambda path needs the fixed kernel: --bandwidth T (t of exp(-t||x-x'||^2))")
         lam_min = lo if lo is not None else args.lam  # --lam alone: the end of the path
-        path = lambda_path(X, y, args.bandwidth, lam_min, max_events=args.max_events, nu=args.ridge)
+        X_val = y_val = None
+        if args.target_mse is not None:
+            if args.val_data is None:
+                raise InputError("--target-mse needs validation data: --val-data FILE (same format)")
+            X_val, y_val = load_data(args.val_data, fmt, n_features=args.n_features or X.shape[1])
+            X_val = preprocess(X_val, prep)
+        path = lambda_path(X, y, args.bandwidth, lam_min, max_events=args.max_events, max_landmarks=args.max_landmarks,
+                           target_mse=args.target_mse, X_val=X_val, y_val=y_val, nu=args.ridge)
         if hi is not None and hi < path.t[-1]:
             path = path.restrict(path.t[0], hi)
     else:
@@ -226,6 +274,10 @@ def cmd_exact(args):
     t1 = time.perf_counter()
     report = certify(path, tol=args.tol, relative=args.relative)
     t2 = time.perf_counter()
+    if args.export:
+        from ..export import export_table
+
+        export_table(path, args.export, report=report)
     if args.out:
         arrays = path.to_arrays()
         meta = dict(problem="klasso", parameter=path.parameter, lam=path.lam, bandwidth=path.bandwidth,
@@ -254,7 +306,7 @@ def cmd_crosscheck(args):
 
     cls = get_problem(args.problem)
     X, y, _, _ = load(args)
-    problem = cls(X, y, **_fixed_options(cls, args))
+    problem = build_problem(cls, X, y, args, _fixed_options(cls, args))
     arrays = read_claimed(args.path)
     linear = bool(np.asarray(arrays.get("linear", False))) if args.linear is None else args.linear
     fields = [f.name for f in dataclasses.fields(problem.Primal)]
@@ -271,16 +323,34 @@ def _path_args(p, cls, argv=()):
     p.add_argument("problem", help="registered problem name (see `approxpath problems`); "
                    "`approxpath path PROBLEM --help` lists its options")
     add_data_args(p)
+    _distances_arg(p)
     if cls is not None:
         add_problem_options(p, cls)
     add_path_args(p)
     p.set_defaults(func=cmd_path)
 
 
+def _distances_arg(p):
+    p.add_argument("--distances", default=None, metavar="FILE.npy",
+                   help="with --kernel precomputed: the n x n matrix D of K_t = exp(-t D) (numpy .npy); "
+                        "--data then gives the targets")
+
+
 def _verify_args(p, cls, argv=()):
-    p.add_argument("certificate")
+    p.add_argument("certificate", help="the .npz written by `approxpath path --out` or Path.save")
     add_data_args(p, required=False)
+    _distances_arg(p)
+    p.set_defaults(data=None)
+    p.description = ("Re-check a certificate with numpy only, on the data file it records (or --data, or the "
+                     "data it carries). Prints what it certifies: problem, options, eps, interval, data sha256.")
     p.add_argument("--require-certified", action="store_true", help="fail on sampled pieces too")
+    p.add_argument("--eps", type=parse_number, default=None,
+                   help="fail unless the certificate claims at least this eps (its eps <= EPS)")
+    p.add_argument("--relative", action="store_true", help="with --eps: the required eps is relative")
+    p.add_argument("--interval", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="fail unless the certificate covers at least [LO, HI]")
+    p.add_argument("--data-sha256", default=None, metavar="HEX",
+                   help="fail unless the certificate is about the data with this sha256")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_verify)
 
@@ -304,7 +374,14 @@ def _exact_args(p, cls, argv=()):
                    help="kernel path: check only marginal points between events (|g_i| >= lam (1 - XI))")
     p.add_argument("--start", choices=("lambda-path", "cvxpy"), default="lambda-path",
                    help="kernel path: the exact start solution")
-    p.add_argument("--max-events", type=int, default=None)
+    p.add_argument("--max-events", type=int, default=None,
+                   help="stop at the breakpoint where this many events have occurred, those at the same breakpoint "
+                        "included (0: the path's first point; default 50 n)")
+    p.add_argument("--max-landmarks", type=int, default=None, help="lambda path: stop before the active set exceeds K")
+    p.add_argument("--target-mse", type=parse_number, default=None, metavar="M",
+                   help="lambda path: stop where the validation MSE (--val-data) falls to M")
+    p.add_argument("--val-data", default=None, metavar="FILE", help="validation data for --target-mse (same format)")
+    p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")
     p.add_argument("--tol", type=parse_number, default=1e-6, help="flag solutions whose certified gap exceeds this")
     p.add_argument("--relative", action="store_true", help="the tolerance is relative to 1 + |dual objective|")
     p.add_argument("--out", default=None, help="write the path (.npz, or .csv: t, beta0, beta[i])")
@@ -314,7 +391,7 @@ def _exact_args(p, cls, argv=()):
 
 
 def _crosscheck_args(p, cls, argv=()):
-    p.add_argument("problem", help="registered problem name")
+    p.add_argument("problem", help="registered problem name (see `approxpath problems`)")
     add_data_args(p)
     if cls is not None:
         add_problem_options(p, cls)
@@ -337,11 +414,13 @@ def _problems_args(p, cls, argv=()):
 
 
 def _demo_args(p, cls, argv=()):
-    p.add_argument("--eps", type=parse_number, default=0.5)
-    p.add_argument("--out", default="demo_certificate.npz")
-    p.add_argument("--data-out", default="demo_data.csv", help="where the synthetic data are written")
-    p.add_argument("--plot", default="demo_bounds.png")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--eps", type=parse_number, default=0.5, help="admissible suboptimality (default 0.5)")
+    p.add_argument("--out", default="demo_certificate.npz", help="certificate file (default demo_certificate.npz)")
+    p.add_argument("--data-out", default="demo_data.csv", help="where the synthetic data are written "
+                   "(default demo_data.csv)")
+    p.add_argument("--plot", default="demo_bounds.png", help="figure of the bounds (default demo_bounds.png; "
+                   "needs matplotlib)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_demo)
 
 

@@ -10,7 +10,7 @@ from ..data import PREPROCESSING, load_data, make_classification, preprocess
 from ..errors import InputError
 from ..registry import get_problem
 from . import add_problem_options, parse_number, problem_kwargs
-from .commands import add_data_args, add_path_args, load
+from .commands import add_data_args, add_path_args, build_problem, check_outputs, data_format, load
 
 __all__ = ["COMMANDS"]
 
@@ -27,6 +27,14 @@ def _figure_cond(args):
     """Figure 1: cond(K_t) of n uniform points in [0, 1]^d."""
     from ..plotting import kernel_condition_numbers, plot_condition
 
+    from ..validate import count
+
+    count("--n", args.n)
+    count("--d", args.d)
+    count("--points", args.points)
+    check_outputs(args, [])
+    if args.n < 2:
+        raise InputError(f"--n must be at least 2 (a condition number needs a matrix); got {args.n}")
     X = np.random.default_rng(args.seed).uniform(size=(args.n, args.d))
     lo, hi = args.range
     if not 0 < lo < hi:
@@ -59,10 +67,11 @@ def _figure_solves(args):
 
     cls = get_problem(args.problem)
     kwargs = problem_kwargs(cls, args)
+    check_outputs(args, args.data)
     interval = tuple(args.range) if args.range else None
     counts = {}
     for file in args.data:
-        X, y = load_data(file, args.format or "libsvm", n_features=args.n_features)
+        X, y = load_data(file, data_format(file, args.format), n_features=args.n_features)
         problem = cls(preprocess(X, args.preprocess or "none"), y, **kwargs)
         for strategy in args.strategy:
             # one colour per file, one line style per strategy (plot_solves)
@@ -121,8 +130,9 @@ def _figure_validation(args):
     from ..selection import validation_curve
 
     cls = get_problem(args.problem)
+    check_outputs(args, [args.data, args.val_data])
     X, y, X_val, y_val, meta = _validation_data(args, cls)
-    problem = cls(X, y, **problem_kwargs(cls, args))
+    problem = build_problem(cls, X, y, args)
     criterion = args.criterion or cls.criteria[0]
     labels = getattr(problem, "labels", None)
     if criterion == "error" and labels is not None:  # the problem's own label mapping (kernel_svm: -> +-1)
@@ -152,7 +162,8 @@ def _figure_validation(args):
 
 
 def cmd_figure(args):
-    return {"cond": _figure_cond, "solves": _figure_solves, "validation": _figure_validation}[args.figure](args)
+    return {"cond": _figure_cond, "solves": _figure_solves, "validation": _figure_validation,
+            "exact-path": _figure_exact_path}[args.figure](args)
 
 
 def _cond_args(q, cls, argv=()):
@@ -161,8 +172,8 @@ def _cond_args(q, cls, argv=()):
     q.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=(1e-5, 1e2),
                    help="bandwidth interval (default 1e-5 1e2)")
     q.add_argument("--points", type=int, default=60, help="values of t, log-spaced (default 60)")
-    q.add_argument("--seed", type=int, default=0)
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--seed", type=int, default=0, help="random seed of the points (default 0)")
+    q.add_argument("--json", action="store_true", help="print t and cond(K_t) as one JSON line")
     q.add_argument("--plot", default=None, metavar="FILE", help="save the figure (needs matplotlib)")
 
 
@@ -196,15 +207,31 @@ def _validation_args(q, cls, argv=()):
                    help="without --val-data: share of --data held out (default 0.25)")
     q.add_argument("--seed", type=int, default=0, help="seed of the split")
     q.add_argument("--criterion", choices=CRITERIA, default=None, help="loss (default: the problem's first)")
-    q.add_argument("--selection", choices=SELECTIONS, default="grid", help="evaluate at every piece or on a grid")
-    q.add_argument("--n-grid", type=int, default=400, help="grid size (default 400)")
+    q.add_argument("--selection", choices=SELECTIONS, default="pieces",
+                   help="evaluate at the middle of every piece (default, as validation_curve and the estimators) "
+                        "or on a grid of --n-grid points")
+    q.add_argument("--n-grid", type=int, default=400, help="with --selection grid: grid size (default 400)")
     if cls is not None:
         add_problem_options(q, cls)
     add_path_args(q, plot_help="save the figure (needs matplotlib)")
 
 
+def _exact_path_args(q, cls, argv=()):
+    from ..exact.figures import add_arguments
+
+    add_arguments(q)
+
+
+def _figure_exact_path(args):
+    from ..exact.figures import run
+
+    return run(args)
+
+
 _FIGURES = {
     "cond": ("cond(K_t) over t of uniform random points (Figure 1)", _cond_args),
+    "exact-path": ("an exact kLASSO path: coefficients with breakpoints, active-set size, validation MSE",
+                   _exact_path_args),
     "solves": ("exact solves against 1/eps for several data files (Figure 3)", _solves_args),
     "validation": ("validation loss along the path, best parameter (Figure 4, right)", _validation_args),
 }

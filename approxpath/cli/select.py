@@ -7,7 +7,8 @@ import json
 import sys
 import warnings
 
-from . import add_problem_options, parse_number, problem_kwargs
+from . import add_problem_options, parse_number
+from .checks import build_problem, check_outputs
 from .commands import add_data_args, load
 
 __all__ = ["COMMANDS"]
@@ -18,8 +19,9 @@ def cmd_select(args):
     from ..selection import select
 
     cls = get_problem(args.problem)
+    check_outputs(args, [args.data])  # before the data are read and the folds' paths run
     X, y, fmt, prep = load(args)
-    problem = cls(X, y, **problem_kwargs(cls, args))
+    problem = build_problem(cls, X, y, args)
     interval = tuple(args.range) if args.range else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

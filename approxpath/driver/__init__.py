@@ -13,13 +13,17 @@ import math
 import time
 import warnings
 
+import numpy as np
+
 from ..certificate.format import KERNEL
+from ..certificate.verify import SAMPLE_LEVELS
 from ..data import data_sha256
 from ..errors import InputError
 from ..result import Path
 from ..validate import count, is_real
 from . import parallel
 from .checkpoint import Checkpoint
+from .progress import count_bar, path_bar
 from .run import Budget, Run
 from .strategies import STRATEGIES as _STRATEGY_CLASSES
 
@@ -51,7 +55,8 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         Exact solvers to try in turn (default: the problem's ``backends``, e.g.
         ``("libsvm", "clarabel", "scs")`` for ``kernel_svm``).
     progress : bool
-        Show a progress bar (needs the ``progress`` extra, tqdm).
+        Show a progress bar (needs the ``progress`` extra, tqdm): the parameter value reached,
+        or with chunks the chunks finished (one bar, however many workers).
     max_solves, max_pieces : int
         Limits on exact solves and on pieces; past either the run stops with a
         :class:`~approxpath.errors.BudgetExceededError` saying what to change (a piece stores a
@@ -75,7 +80,9 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         ``submit(fn, *args)`` returning a future with ``.result()`` and ``.done()``).
     checkpoint : str or Path, optional
         File where the finished work (exact solves, finished pieces) is written, atomically,
-        as the run goes; it is deleted when the path is complete.
+        as the run goes (right after the first exact solve, then at most every 2 s and at most
+        5 % of the run's time; an interruption writes the latest state); it is deleted when the
+        path is complete.
     resume : bool
         Continue from ``checkpoint`` (written by an interrupted run with the same inputs); the
         result equals an uninterrupted run's.
@@ -83,7 +90,16 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     Returns
     -------
     Path
+
+    Raises
+    ------
+    InputError
+        Bad arguments, or a run that needs more memory than the machine has
+        (:func:`approxpath.memory.path_bytes`, checked before anything large is allocated), or a
+        bound that comes out NaN (the data's scale or the range overflow double precision).
     """
+    from ..memory import check_fits, path_bytes
+
     lo, hi = _check_args(problem, eps, interval)
     solver = None if solver is None else tuple(problem.backend_names(solver))
     if strategy not in STRATEGIES:
@@ -102,14 +118,17 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     budget = Budget(count("max_solves", max_solves), count("max_pieces", max_pieces), solve_time_limit)
     if solve_time_limit is not None and not (is_real(solve_time_limit) and solve_time_limit > 0):
         raise InputError(f"solve_time_limit must be a positive number of seconds or None; got {solve_time_limit!r}")
+    check_fits(path_bytes(problem, workers if executor is None else 1), f"{problem.name} with n = {problem.n}",
+               "use fewer samples, fewer workers, or a machine with more memory")
+    _check_scale(problem)
     args = (float(eps), bool(relative), strategy, solver, budget)
-    bar_of = (lambda total, desc: _progress_bar(total, desc)) if progress else (lambda total, desc: None)
     if not parallel_run or (chunks is None and _STRATEGY_CLASSES[strategy].adaptive):
         ckpt = None
         if checkpoint is not None:
+            inputs = [meta["data_file"]] if meta and isinstance(meta.get("data_file"), str) else []
             ckpt = Checkpoint(checkpoint, problem, dict(eps=float(eps), relative=bool(relative),
-                                                        interval=[lo, hi], strategy=strategy))
-        bar = bar_of(float(math.log(hi) - math.log(lo)), problem.name)
+                                                        interval=[lo, hi], strategy=strategy), inputs=inputs)
+        bar = path_bar(progress, lo, hi, problem.name, _SHOWN.get(problem.parameter, problem.parameter))
         try:
             with parallel.pool(workers, executor, parallel_run) as p:
                 if p is None:
@@ -117,14 +136,24 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
                 else:  # single-threaded here too: the workers need the cores (measured: 12 % faster)
                     pieces, anchors, solve_s, certify_s = parallel.single_threaded(
                         run_chunk, problem, lo, hi, *args, bar, None, False, p.submit)
+        except BaseException:
+            if ckpt is not None:  # interrupted (Ctrl-C, SIGTERM, an error): keep the latest state
+                ckpt.flush()
+            raise
         finally:
             if bar is not None:
                 bar.close()
         if ckpt is not None:
             ckpt.remove()
     else:
-        pieces, anchors, solve_s, certify_s = parallel.chunks(run_chunk, problem, lo, hi, args, int(chunks or workers),
-                                                              workers, executor, bar_of)
+        n_chunks = int(chunks or workers)
+        bar = count_bar(progress, n_chunks, f"{problem.name} ({n_chunks} chunks)", "chunks")
+        try:
+            pieces, anchors, solve_s, certify_s = parallel.chunks(run_chunk, problem, lo, hi, args, n_chunks,
+                                                                  workers, executor, bar)
+        finally:
+            if bar is not None:
+                bar.close()
     pieces.sort(key=lambda p: p.lo)
     info = dict(
         problem=problem.name,
@@ -137,6 +166,9 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         preprocessing="none",
         scale="log",
     )
+    # the kernel family's definition and the sha256 of D; how many points a sampled piece claims
+    info.update(getattr(problem.bound, "kernel_meta", dict)(), sample_levels=SAMPLE_LEVELS)
+    info.update(_provenance(problem))
     info.update(meta or {})
     return Path(
         problem=problem,
@@ -173,12 +205,40 @@ def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None
     return pieces, list(run.anchors) + chosen.remote_solves, run.solve_s, run.certify_s
 
 
-def _progress_bar(total, desc):
+# How the progress bar names a path parameter.
+_SHOWN = {"bandwidth": "t", "c": "C", "lam": "lam"}
+
+
+def _provenance(problem):
+    """The data file, format and preprocessing of the problem's data, when they were read by
+    :func:`~approxpath.data.load_data` (and :func:`~approxpath.data.preprocess`-ed) and the
+    problem's data are what reading and preparing that file again gives (so ``verify`` finds
+    them); else nothing (``Path.save`` then stores the data in the certificate)."""
+    import warnings
+
+    from ..data import provenance
+
+    found = provenance(problem.X)
+    if found is None:
+        return {}
+    info, y = found
     try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc=desc, unit="ln t", bar_format="{l_bar}{bar}| {n:.2f}/{total:.2f} [{elapsed}<{remaining}]")
+        with warnings.catch_warnings():  # the label mapping's warning was given once already
+            warnings.simplefilter("ignore")
+            again = type(problem.bound)(problem.X, y, **problem.options())
+    except (InputError, ValueError, TypeError):
+        return {}
+    return info if data_sha256(again.X, again.y) == data_sha256(problem.X, problem.y) else {}
+
+
+def _check_scale(problem):
+    """:class:`InputError` when the squared distances between samples overflow double precision
+    (features around 1e154): every kernel bound would be NaN or meaningless."""
+    kernels = getattr(problem, "kernels", None)
+    if kernels is not None and not np.all(np.isfinite(kernels.D)):
+        raise InputError(f"{problem.name}: squared distances between samples overflow double precision (features "
+                         f"up to {float(np.max(np.abs(problem.X))):.3g}): scale the features (--preprocess "
+                         "global-minmax, or approxpath.data.preprocess(X, 'global-minmax'))")
 
 
 def _check_args(problem, eps, interval):
@@ -213,15 +273,25 @@ def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **optio
         In the order of ``problems``.
     """
     problems = list(problems)
+    count("workers", workers)
+    progress = options.pop("progress", False)  # one bar here, none in the workers
     own = executor is None
     if own:
         from concurrent.futures import ProcessPoolExecutor
 
         executor = ProcessPoolExecutor(max_workers=max(1, min(int(workers), len(problems))))
+    bar = count_bar(progress, len(problems), "paths", "paths")
     try:
         futures = [executor.submit(parallel.path_in_worker, approximate_path, p, eps, interval, options)
                    for p in problems]
-        return [f.result() for f in futures]
+        results = []
+        for f in futures:
+            results.append(f.result())
+            if bar is not None:
+                bar.done()
+        return results
     finally:
+        if bar is not None:
+            bar.close()
         if own:
             executor.shutdown()

@@ -2,7 +2,10 @@
 around it, split (in log scale) until the pair's rigorous bound meets the target.
 
 A problem whose bound holds only at points (``Bound.interval_bound = False``) gets "sampled"
-pieces; nothing is called certified without a bound valid for every parameter of the piece.
+pieces, placed by the same strategies: a piece is split until its pair's gaps at the piece's
+sampled points (:func:`~approxpath.certificate.verify.claimed_on`: the ends and the points of
+two bisections in log scale, five in all) meet the target there.  Nothing is called certified
+without a bound valid for every parameter of the piece.
 """
 
 from __future__ import annotations
@@ -161,12 +164,15 @@ class Certifier:
 
     def _try_piece(self, l, h, cands):
         run, bound = self.run, self.run.bound
-        if not bound.interval_bound and l != h:
-            return None
         t0 = time.perf_counter()
         try:
             for pair, anchors in cands(l, h):
                 p, d = run.problem.restore(*pair, l, h)
+                if not bound.interval_bound and l != h:
+                    g = self._sampled_gap(p, d, l, h)
+                    if g is not None:
+                        return PathPiece(l, h, p, d, g, "sampled", anchors)
+                    continue
                 if l != h and self._end_fails(p, d, l, h):
                     continue
                 bound_value = stored_bound(bound.gap(p, d, l, h))
@@ -186,19 +192,33 @@ class Certifier:
         run = self.run
         return any(run.bound.gap(p, d, x) > run.target((p, d), x, x) for x in (h, l))
 
+    def _sampled_gap(self, p, d, l, h):
+        """The stored gap of a sampled piece [l, h] holding the pair ``(p, d)``: the largest gap
+        at the piece's sampled points (the ends first), or None where the pair is infeasible at
+        them or a gap exceeds the target there."""
+        run, bound = self.run, self.run.bound
+        if bound.errors(p, d, l, h):
+            return None
+        pts = [x for x, _ in claimed_on("sampled", l, h)]  # what verify re-checks
+        top = -np.inf
+        for x in pts[:1] + pts[-1:] + pts[1:-1]:
+            g = stored_bound(bound.gap(p, d, x))
+            if not g <= run.target((p, d), x, x):
+                return None
+            top = max(top, g)
+        return float(top)
+
     def _sampled_piece(self, l, h, cands):
-        """Best candidate by the gaps at l, middle and h with the pair fixed on the piece."""
+        """Best candidate by the gaps at the piece's sampled points with the pair fixed on the
+        piece ("uncovered" where none meets the target at all of them)."""
         run, bound = self.run, self.run.bound
         t0 = time.perf_counter()
         best = None
         pts = [x for x, _ in claimed_on("sampled", l, h)]  # what verify re-checks
         for pair, anchors in cands(l, h):
-            if bound.interval_bound or l == h:
-                p, d = run.problem.restore(*pair, l, h)
-            else:
-                p, d = run.problem.restore(*pair, run.mid(l, h))
+            p, d = run.problem.restore(*pair, l, h)
             g = max(stored_bound(bound.gap(p, d, x)) for x in pts)
-            ok = all(g <= run.target((p, d), x, x) for x in pts)
+            ok = not bound.errors(p, d, l, h) and all(g <= run.target((p, d), x, x) for x in pts)
             if best is None or (ok, -g) > (best[0], -best[1]):
                 best = (ok, g, p, d, anchors)
         run.certify_s += time.perf_counter() - t0

@@ -74,9 +74,10 @@ def segment_in_worker(problem, settings, anchors, interpolate):
     return pieces, [t for t in run.anchors if t not in anchors], run.solve_s, run.certify_s, run.failed
 
 
-def chunks(run_chunk, problem, lo, hi, args, count, workers, executor, progress_bar):
+def chunks(run_chunk, problem, lo, hi, args, count, workers, executor, bar=None):
     """Chunks of equal width in log scale, computed concurrently by ``run_chunk(problem, a, b,
-    *args)`` and merged: ``(pieces, exact-solve points, solve_s, certify_s)``.
+    *args)`` and merged: ``(pieces, exact-solve points, solve_s, certify_s)``; ``bar`` (with
+    ``done()``, optional) counts the finished chunks (the workers draw none).
 
     Neighbouring chunks both solve at their common cut (one extra solve per cut); every chunk's
     pieces are certified on their own, so the union is a valid path.
@@ -87,14 +88,11 @@ def chunks(run_chunk, problem, lo, hi, args, count, workers, executor, progress_
     cuts = [lo] + [float(np.exp(s_lo + k * (s_hi - s_lo) / count)) for k in range(1, count)] + [hi]
     with pool(min(workers, count), executor) as p:
         futures = [p.submit(single_threaded, run_chunk, problem, a, b, *args) for a, b in zip(cuts[:-1], cuts[1:])]
-        bar = progress_bar(float(count), f"{problem.name} ({count} chunks)")
         results = []
         for f in futures:
             results.append(f.result())
             if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
+                bar.done()
     pieces, anchors = [], []
     for got, ts, _, _ in results:
         pieces += got

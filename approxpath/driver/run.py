@@ -16,7 +16,7 @@ from ..certificate.verify import target
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
 from ..numerics import STORED_PAD, log_mid
 
-__all__ = ["Budget", "Run"]
+__all__ = ["Budget", "Run", "NonFiniteBound", "nan_cause"]
 
 # Where every solver fails at a point, this many other points are tried before a region is
 # left uncovered.
@@ -35,6 +35,53 @@ class Budget:
     solve_time_limit: float | None
 
 
+class NonFiniteBound(InputError):
+    """A gap bound or a lower bound of the optimum came out NaN: the data's scale or the range of
+    the parameter overflow double precision (never "not yet <= eps": the run stops)."""
+
+
+class _FiniteBound:
+    """The problem's :class:`~approxpath.bound.Bound` for a run: every gap bound and dual floor it
+    computes is checked, and a NaN stops the run at once naming the cause
+    (:class:`NonFiniteBound`) instead of splitting pieces forever (NaN compares false with every
+    target)."""
+
+    def __init__(self, bound, problem):
+        self._bound, self._problem = bound, problem
+
+    def __getattr__(self, name):
+        return getattr(self._bound, name)
+
+    def gap(self, primal, dual, lo, hi=None):
+        return self._checked(self._bound.gap(primal, dual, lo, hi), "gap bound", lo, hi)
+
+    def dual_floor(self, dual, lo, hi=None):
+        return self._checked(self._bound.dual_floor(dual, lo, hi), "lower bound of the optimal value", lo, hi)
+
+    def _checked(self, value, what, lo, hi):
+        if value != value:
+            raise NonFiniteBound(f"{self._problem.name}: the {what} on {_where(lo, hi)} is NaN: "
+                                 f"{nan_cause(self._problem, lo, hi)}")
+        return value
+
+
+def _where(lo, hi):
+    return f"t = {lo:.6g}" if hi is None or hi == lo else f"[{lo:.6g}, {hi:.6g}]"
+
+
+def nan_cause(problem, lo, hi=None):
+    """Why bounds come out NaN, in the user's terms: the squared distances (the features' scale)
+    or their products with the parameter overflow double precision."""
+    hi = lo if hi is None else hi
+    kernels = getattr(problem, "kernels", None)
+    if kernels is not None:
+        top = float(np.max(kernels.D)) if kernels.D.size else 0.0
+        return (f"the largest squared distance between samples is {top:.3g} and t up to {hi:.3g}: the kernel's "
+                "derivatives t^k D^k overflow double precision; scale the features (--preprocess global-minmax, "
+                "or approxpath.data.preprocess(X, 'global-minmax')) or use a range of t that keeps t * max D near 1")
+    return "the data's scale or the parameter's range overflows double precision: rescale the data or narrow the range"
+
+
 class Run:
     """One path computation on ``[lo, hi]``.
 
@@ -49,20 +96,23 @@ class Run:
         Exact solvers to try (None: the problem's backends).
     budget : Budget
     progress : object, optional
-        With ``update(amount)`` in units of log t (a tqdm bar).
+        With ``update_to(t)``: everything up to ``t`` is done (a
+        :class:`~approxpath.driver.progress.PathBar`).
     anchors : dict, optional
         Exact solves already made: parameter value -> pair.
     """
 
     def __init__(self, problem, eps, relative, lo, hi, solver, budget, progress=None, anchors=None):
-        self.problem, self.bound = problem, problem.bound
+        self.problem, self.bound = problem, _FiniteBound(problem.bound, problem)
         self.eps, self.relative, self.lo, self.hi = eps, relative, lo, hi
         self.solver, self.budget, self.progress = solver, budget, progress
         self.anchors = dict(anchors or {})
+        self.stored = {}  # t -> pair of an interrupted run's exact solve (a checkpoint), used when asked for
         self.failed = {}  # t -> why no solver produced a pair there
         self.solve_s = self.certify_s = 0.0
         self.n_pieces = 0  # pieces made so far (against budget.max_pieces)
         self.checkpoint = None  # a Checkpoint, or None
+        self._finished = ([], {}, [])  # the strategy's pieces, state and exact solves at its last save
 
     # -------------------------------------------------------------- the log scale
     @staticmethod
@@ -96,24 +146,43 @@ class Run:
         if t in self.anchors:
             return self.anchors[t]
         if len(self.anchors) >= self.budget.max_solves:
+            fix = "use a larger eps" + ("" if self.relative else " or relative=True")
             raise BudgetExceededError(
                 f"more than max_solves={self.budget.max_solves} exact solves needed on [{self.lo:.6g}, {self.hi:.6g}] "
-                f"(eps = {self.eps:g}): raise max_solves, use a larger eps or relative=True, or a narrower interval")
-        t0 = time.perf_counter()
-        pair = self.problem.solve(t, solver=self.solver, time_limit=self.budget.solve_time_limit)
-        self.solve_s += time.perf_counter() - t0
+                f"({self._eps_text()}): raise max_solves, {fix}, or a narrower interval")
+        if t in self.stored:  # an interrupted run solved here: the same pair, bit for bit
+            pair = self.stored.pop(t)
+        else:
+            t0 = time.perf_counter()
+            pair = self.problem.solve(t, solver=self.solver, time_limit=self.budget.solve_time_limit)
+            self.solve_s += time.perf_counter() - t0
         g, goal = self.point(pair, t)
         if self.relative and not goal > 0:
             raise InputError(
                 f"relative=True measures eps against the optimal value, which is not proven positive at "
                 f"t = {t:.6g} (it is 0 for targets y that are all 0 or, for klasso, constant): use an absolute eps")
         if not g <= _ANCHOR_SHARE * goal:
-            raise EpsilonTooSmallError(
-                f"eps = {self.eps:g} is too small: the exact solve at t = {t:.6g} only certifies a gap "
-                f"of {g:.3g}; use eps >= {g / _ANCHOR_SHARE / (goal / self.eps if goal > 0 else 1):.3g}"
-            )
+            raise EpsilonTooSmallError(f"eps = {self.eps:g} is too small: {self._too_small(g, goal, t)}")
         self.anchors[t] = pair
+        if self.checkpoint is not None:
+            self.checkpoint.save(self, *self._finished)
         return pair
+
+    def _eps_text(self):
+        return f"eps = {self.eps:g}" + (" relative" if self.relative else "")
+
+    def _too_small(self, g, goal, t):
+        """Why an exact solve with gap ``g`` cannot carry a path whose target there is ``goal``."""
+        if not self.relative:
+            return f"the exact solve at t = {t:.6g} only certifies a gap of {g:.3g}; use eps >= {g / _ANCHOR_SHARE:.3g}"
+        floor = goal / self.eps  # the proven lower bound of the optimal value there
+        need = g / _ANCHOR_SHARE / floor
+        if need >= 1:  # a relative eps of 100 % or more says nothing: the optimum is ~0 there
+            return (f"the exact solve at t = {t:.6g} certifies a gap of {g:.3g} while the optimal value is only "
+                    f"proven >= {floor:.3g} there (nearly 0), so no relative eps below 1 holds: use an absolute "
+                    f"eps >= {g / _ANCHOR_SHARE:.3g}")
+        return (f"the exact solve at t = {t:.6g} only certifies a gap of {g:.3g} (relative {g / floor:.3g} of the "
+                f"optimal value's lower bound {floor:.3g}); use eps >= {need:.3g}")
 
     def solvable(self, t):
         """:meth:`exact` at ``t``, or None where every solver fails (recorded in ``failed``)."""
@@ -155,18 +224,23 @@ class Run:
         """Account for ``n`` more pieces; stop the run once there are more than max_pieces."""
         self.n_pieces += n
         if self.n_pieces > self.budget.max_pieces:
+            why = "" if self.relative else (" (an absolute eps on an objective that grows with t, e.g. the SVM "
+                                            "over C, needs relative=True)")
+            fix = "use a larger eps" + ("" if self.relative else ", relative=True")
             raise BudgetExceededError(
                 f"more than max_pieces={self.budget.max_pieces} pieces needed on [{self.lo:.6g}, {self.hi:.6g}] "
-                f"(eps = {self.eps:g}): the gap moves faster than eps allows (an absolute eps on an objective "
-                "that grows with t, e.g. the SVM over C, needs relative=True); use a larger eps, relative=True, "
+                f"({self._eps_text()}): the gap moves faster than eps allows{why}; {fix}, "
                 "a narrower interval, or raise max_pieces")
 
     def advance(self, a, b):
-        """Report ``[a, b]`` as done to the progress bar."""
+        """Report everything up to ``b`` as done to the progress bar (``[a, b]`` was the last part)."""
         if self.progress is not None:
-            self.progress.update(self.s(b) - self.s(a))
+            self.progress.update_to(b)
 
     def save(self, pieces, state):
-        """Write the finished work to the checkpoint (if any)."""
+        """Write the finished work to the checkpoint (if any): the strategy's ``pieces`` and
+        ``state`` at the end of a segment (exact solves in between are saved with them, see
+        :meth:`exact`)."""
+        self._finished = (list(pieces), dict(state), sorted(self.anchors))  # copies: the lists grow on
         if self.checkpoint is not None:
-            self.checkpoint.save(self, pieces, state)
+            self.checkpoint.save(self, *self._finished)

@@ -2,7 +2,8 @@
 ``prediction_enclosure`` (numpy only).
 
 A prediction of a kernel model at a point :math:`x` is :math:`f_\\tau(x) = \\sum_j c_j
-e^{-t D_{xj}}` (plus a constant) with :math:`D_{xj} = \\lVert x - x_j\\rVert^2` and ``t`` the
+e^{-t D_{xj}}` (plus a constant) with :math:`D_{xj} \\ge 0` the kernel family's distance
+(:mod:`approxpath.kernel_families`; :math:`\\lVert x - x_j\\rVert^2` for the gaussian) and ``t`` the
 bandwidth at the path parameter :math:`\\tau`.  On a bandwidth piece the positive and the
 negative part of ``c`` give two completely monotone sums, enclosed by Hermite polynomials
 (:mod:`approxpath.envelopes`, as the regression bounds enclose residuals); their difference is
@@ -23,7 +24,8 @@ import math
 import numpy as np
 
 from ..envelopes import difference_nodes, envelope_entry_error, split_envelope
-from ..kernels import cross_sq_distances, gaussian
+from ..kernel_families import cross_distances
+from ..kernels import gaussian
 from ..numerics import fp_margin, kernel_entry_error
 
 __all__ = ["cross_products", "expansion_cover", "new_distances", "node_hull", "sqrt_up", "widen", "CHAIN"]
@@ -118,10 +120,9 @@ def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
     return xs, low, up
 
 
-def new_distances(X_new, X):
-    """Squared distances (m, n) of the rows of ``X_new`` to the training points ``X`` (one
-    feature: a column)."""
-    X_new = np.asarray(X_new, dtype=float)
-    if X_new.ndim == 1:
-        X_new = X_new[:, None]
-    return cross_sq_distances(X_new, X)
+def new_distances(bound, X_new):
+    """The kernel family's distances :math:`D` (m, n) of the rows of ``X_new`` to the training
+    points of ``bound`` (a :class:`~approxpath.bound.KernelBound`; one feature: a column; with
+    ``kernel="precomputed"``, ``X_new`` is that matrix).  A computed entry is within the
+    relative error the training distances have (``bound.entry_terms``)."""
+    return cross_distances(X_new, bound.X, bound.family, bound.options["feature_weights"])

@@ -169,7 +169,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     ----------
     problem : Problem
         Built on the full training data; folds are built with ``type(problem)(X[train],
-        y[train], **problem.options())``.
+        y[train], **problem.options())`` (a precomputed :math:`D`: ``X[train][:, train]``, and
+        the held-out rows ``X[test][:, train]``).
     criterion : str, optional
         A validation loss (``error``, ``mae``, ``mse``; with ``cv`` or ``X_val``) or a closed-form
         criterion of the problem's bound (``CLOSED_FORM_CRITERIA``: kernel ridge's ``loocv``,
@@ -342,5 +343,8 @@ def _folds(problem, cv, X_val, y_val, groups, criterion):
     if len(folds) < 2:
         raise InputError(f"cv must give at least 2 folds; got {len(folds)}")
     check_loss(criterion, y)
+    if problem.options().get("kernel") == "precomputed":  # X is D: a fold's D and D_new take its columns
+        problems = [type(problem)(X[np.ix_(tr, tr)], y[tr], **problem.options()) for tr, _ in folds]
+        return problems, [X[np.ix_(va, tr)] for tr, va in folds], [y[va] for _, va in folds]
     problems = [type(problem)(X[tr], y[tr], **problem.options()) for tr, _ in folds]
     return problems, [X[va] for _, va in folds], [y[va] for _, va in folds]

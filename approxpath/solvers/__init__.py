@@ -101,6 +101,8 @@ def solve_exact(problem, t, names, time_limit=None):
             except ModuleNotFoundError as exc:  # an optional backend (libSVM: the sklearn extra)
                 said.append(f"{name}: not installed ({exc})")
                 continue
+            except MemoryError:  # no other backend or point will fit either: stop the run, once
+                raise
             except Exception as exc:  # a failing solver is one more reason to try the next
                 said.append(f"{label}: {type(exc).__name__}: {exc}")
                 if time_limit is None or time.perf_counter() - t0 < time_limit:

@@ -17,7 +17,7 @@ of two nonnegative terms,
     g_t(c, a) = \\tfrac1\\lambda\\, e^\\top K_t e + \\lVert K_t c - z \\rVert^2,
     \\qquad e = \\lambda c - a,\\; z = y - a,
 
-which is what :meth:`KernelRidge.gap_bound` bounds over a whole piece.  Neither problem has
+which is what :meth:`RidgeBound.gap` bounds over a whole piece.  Neither problem has
 constraints, so both restorations are the best scaling of the carried point.
 """
 
@@ -98,7 +98,7 @@ class RidgeBound(KernelBound):
         """The gap as the sum of its two nonnegative terms (see the module docstring), and the
         magnitude a rounding allowance must cover."""
         bw, lam = self.sweep.at(tau)
-        K = self.kernel(tau)
+        K = self.gram(tau)
         e, z = lam * c - a, self.y - a
         r = K @ c - z
         g = float(e @ (K @ e)) / lam + float(r @ r)
@@ -171,7 +171,7 @@ class RidgeBound(KernelBound):
             # a'K_tau a over [lo, hi]: positive products at their largest (lo), negative at hi
             quad = float(np.sum(np.where(aa > 0, aa * np.exp(-lo * D), aa * np.exp(-hi * D)))) / self.sweep.weight
         else:  # -a'Ka/lam is increasing in lam: smallest at lo
-            quad = float(a @ (self.kernel(lo) @ a)) / lam_lo
+            quad = float(a @ (self.gram(lo) @ a)) / lam_lo
         d = 2.0 * float(a @ self.y) - float(a @ a) - quad
         sa = np.abs(a).sum()
         return d - self._margin(2 * sa * np.abs(self.y).max() + float(a @ a) + sa * sa / lam_lo)

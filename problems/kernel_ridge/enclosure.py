@@ -30,7 +30,7 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
     coef = 0.5 * np.column_stack([np.asarray(primal.c, dtype=float), np.asarray(dual.a, dtype=float) / lam])
     R = sqrt_up(0.5 * gap / lam) * (1.0 + fp_margin(2, 1.0)) if np.isfinite(gap) else np.inf  # the quotients' rounding
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
-    edges, low, up = expansion_cover(cross_products(new_distances(X_new, bound.X)), coef, t_lo, t_hi,
+    edges, low, up = expansion_cover(cross_products(new_distances(bound, X_new)), coef, t_lo, t_hi,
                                      bound.entry_terms, bound.n)
     low, up = low.sum(axis=1), up.sum(axis=1)  # (m, J): the two halves added
     mag = np.abs(low) + np.abs(up) + R

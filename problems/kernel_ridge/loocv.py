@@ -30,7 +30,7 @@ __all__ = ["loocv", "loocv_curve"]
 def _factor(problem, t):
     """(K_t, lambda, diag of (K_t + lambda I)^-1, Cholesky factor)."""
     bw, lam = problem.sweep.at(t)
-    K = problem.kernel(t)
+    K = problem.gram(t)
     cf = scipy.linalg.cho_factor(K + lam * np.eye(problem.n))
     return K, lam, np.diag(scipy.linalg.cho_solve(cf, np.eye(problem.n))), cf
 

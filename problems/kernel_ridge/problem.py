@@ -44,14 +44,21 @@ class KernelRidge(KernelProblem):
         Fixed ``t`` of the kernel when ``parameter="lam"`` (required then).
     parameter : {"bandwidth", "lam"}
         The path parameter.
+    kernel : {"gaussian", "laplacian", "ard", "precomputed"}, default "gaussian"
+        The distances D of the kernel exp(-tD): squared Euclidean, l1, feature-weighted squared
+        Euclidean, or given (then X is D, n x n; docs/kernels.md).
+    feature_weights : sequence of float, optional
+        The weights w_k >= 0 of kernel="ard": D = sum_k w_k (x_k - x'_k)^2.
     """
 
     name = "kernel_ridge"
     Bound = RidgeBound
     backends = ("cholesky", "clarabel", "scs")
 
-    def __init__(self, X, y, *, lam=0.1, bandwidth=None, parameter="bandwidth"):
-        super().__init__(X, y, lam=lam, bandwidth=bandwidth, parameter=parameter)
+    def __init__(self, X, y, *, lam=0.1, bandwidth=None, parameter="bandwidth",
+                 kernel="gaussian", feature_weights=None):
+        super().__init__(X, y, lam=lam, bandwidth=bandwidth, parameter=parameter,
+                         kernel=kernel, feature_weights=feature_weights)
 
     @classmethod
     def examples(cls):
@@ -70,7 +77,7 @@ class KernelRidge(KernelProblem):
         import cvxpy as cp
 
         bw, lam = self.sweep.at(t)
-        K = self.kernel(t)
+        K = self.gram(t)
         c = cp.Variable(self.n, name="c")
         obj = lam * cp.quad_form(c, cp.psd_wrap(K)) + cp.sum_squares(K @ c - self.y)
         return Declaration(cp.Problem(cp.Minimize(obj)), dict(c=c))
@@ -80,7 +87,7 @@ class KernelRidge(KernelProblem):
 
         bw, lam = self.sweep.at(t)
         a = cp.Variable(self.n, name="a")
-        obj = 2 * (self.y @ a) - cp.sum_squares(a) - cp.quad_form(a, cp.psd_wrap(self.kernel(t))) / lam
+        obj = 2 * (self.y @ a) - cp.sum_squares(a) - cp.quad_form(a, cp.psd_wrap(self.gram(t))) / lam
         return Declaration(cp.Problem(cp.Maximize(obj)), dict(a=a))
 
     def cvxpy_restore_primal(self, primal, dual, tau):
@@ -89,7 +96,7 @@ class KernelRidge(KernelProblem):
         from approxpath.solvers.conic import solve_cvxpy
 
         bw, lam = self.sweep.at(tau)
-        Kc = self.kernel(tau) @ primal.c
+        Kc = self.gram(tau) @ primal.c
         s = cp.Variable()  # nothing is constrained: the best multiple of the carried c
         solve_cvxpy(cp.Problem(cp.Minimize(lam * float(primal.c @ Kc) * cp.square(s) + cp.sum_squares(s * Kc - self.y))))
         return RidgePrimal(c=float(s.value) * primal.c)
@@ -102,7 +109,7 @@ class KernelRidge(KernelProblem):
         bw, lam = self.sweep.at(tau)
         a = dual.a
         s = cp.Variable()  # the best multiple of the carried a
-        quad = float(a @ a) + float(a @ (self.kernel(tau) @ a)) / lam
+        quad = float(a @ a) + float(a @ (self.gram(tau) @ a)) / lam
         solve_cvxpy(cp.Problem(cp.Maximize(2 * float(a @ self.y) * s - quad * cp.square(s))))
         return RidgeDual(a=float(s.value) * a)
 
@@ -113,9 +120,11 @@ class KernelRidge(KernelProblem):
         if backend != "cholesky":
             return super().candidate(backend, t)
         bw, lam = self.sweep.at(t)
-        K = self.kernel(t)
+        K = self.gram(t)
         c = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K + lam * np.eye(self.n)), self.y)
-        return RidgePrimal(c=c), RidgeDual(a=self.y - K @ c)
+        # a = lam c (equal to y - K c at the optimum) leaves only the solve's residual in the gap,
+        # ||(K + lam I) c - y||^2; a = y - K c would leave (1/lam) r'K r, far larger at small lam
+        return RidgePrimal(c=c), RidgeDual(a=lam * c)
 
     # -------------------------------------------------------------- numpy maps
     def restore(self, primal, dual, lo, hi=None):
@@ -126,28 +135,28 @@ class KernelRidge(KernelProblem):
     def _restore_primal(self, primal, lo, hi=None):
         mid = log_mid(lo, lo if hi is None else hi)
         bw, lam = self.sweep.at(mid)
-        Kc = self.kernel(mid) @ primal.c
+        Kc = self.gram(mid) @ primal.c
         return RidgePrimal(c=_best_scale(float(self.y @ Kc), lam * float(primal.c @ Kc) + float(Kc @ Kc)) * primal.c)
 
     def _restore_dual(self, dual, lo, hi=None):
         mid = log_mid(lo, lo if hi is None else hi)
         bw, lam = self.sweep.at(mid)
         a = dual.a
-        return RidgeDual(a=_best_scale(float(a @ self.y), float(a @ a) + float(a @ (self.kernel(mid) @ a)) / lam) * a)
+        return RidgeDual(a=_best_scale(float(a @ self.y), float(a @ a) + float(a @ (self.gram(mid) @ a)) / lam) * a)
 
     def dual_from_primal(self, primal, tau):
         """The residual ``y - K c`` (the optimal dual at the optimum)."""
-        return RidgeDual(a=self.y - self.kernel(tau) @ primal.c)
+        return RidgeDual(a=self.y - self.gram(tau) @ primal.c)
 
     def primal_objective(self, primal, tau):
         bw, lam = self.sweep.at(tau)
-        Kc = self.kernel(tau) @ primal.c
+        Kc = self.gram(tau) @ primal.c
         return lam * float(primal.c @ Kc) + float(np.sum((Kc - self.y) ** 2))
 
     def dual_objective(self, dual, tau):
         bw, lam = self.sweep.at(tau)
         a = dual.a
-        return 2.0 * float(a @ self.y) - float(a @ a) - float(a @ (self.kernel(tau) @ a)) / lam
+        return 2.0 * float(a @ self.y) - float(a @ a) - float(a @ (self.gram(tau) @ a)) / lam
 
     def primal_violation(self, primal, tau):
         return 0.0 if np.all(np.isfinite(primal.c)) else np.inf  # unconstrained

@@ -185,7 +185,7 @@ class SVMBound(KernelBound):
         w = self.y * alpha
         bw, C = self.sweep.at(tau)
         if not np.array_equal(primal.w, w):
-            K = self.kernel(tau)
+            K = self.gram(tau)
             Kw = K @ primal.w
             xi = np.maximum(0.0, 1.0 - self.y * (Kw + primal.bias(bw)))
             return (0.5 * float(primal.w @ Kw) + C * float(np.sum(xi))

@@ -101,6 +101,11 @@ class KernelSVM(KernelProblem):
         Fixed ``t`` of the kernel when ``parameter="c"`` (required then).
     parameter : {"bandwidth", "c"}
         The path parameter.
+    kernel : {"gaussian", "laplacian", "ard", "precomputed"}, default "gaussian"
+        The distances D of the kernel exp(-tD): squared Euclidean, l1, feature-weighted squared
+        Euclidean, or given (then X is D, n x n; docs/kernels.md).
+    feature_weights : sequence of float, optional
+        The weights w_k >= 0 of kernel="ard": D = sum_k w_k (x_k - x'_k)^2.
     """
 
     name = "kernel_svm"
@@ -108,8 +113,10 @@ class KernelSVM(KernelProblem):
     criteria = ("error",)
     backends = ("libsvm", "clarabel", "scs")
 
-    def __init__(self, X, y, *, c=1.0, bias="optimal", bandwidth=None, parameter="bandwidth"):
-        super().__init__(X, y, c=c, bias=bias, bandwidth=bandwidth, parameter=parameter)
+    def __init__(self, X, y, *, c=1.0, bias="optimal", bandwidth=None, parameter="bandwidth",
+                 kernel="gaussian", feature_weights=None):
+        super().__init__(X, y, c=c, bias=bias, bandwidth=bandwidth, parameter=parameter,
+                         kernel=kernel, feature_weights=feature_weights)
         self._grid_cache = OrderedDict()
 
     def make_bound(self, X, y, options):
@@ -141,7 +148,7 @@ class KernelSVM(KernelProblem):
         import cvxpy as cp
 
         bw, C = self.sweep.at(t)
-        K = self.kernel(t)
+        K = self.gram(t)
         w = cp.Variable(self.n, name="w")
         b = cp.Variable(name="b")
         xi = cp.Variable(self.n, name="xi")
@@ -153,7 +160,7 @@ class KernelSVM(KernelProblem):
         import cvxpy as cp
 
         bw, C = self.sweep.at(t)
-        Q = self.kernel(t) * np.outer(self.y, self.y)
+        Q = self.gram(t) * np.outer(self.y, self.y)
         a = cp.Variable(self.n, name="alpha")
         obj = -0.5 * cp.quad_form(a, cp.psd_wrap(Q)) + cp.sum(a)
         cons = [a >= 0, a <= C, self.y @ a == 0]
@@ -164,7 +171,7 @@ class KernelSVM(KernelProblem):
 
         bw, C = self.sweep.at(tau)
         w = self.y * dual.alpha
-        Kw = self.kernel(tau) @ w
+        Kw = self.gram(tau) @ w
         xi = cp.Variable(self.n)
         b = cp.Variable() if self.bias == "optimal" else self._rule_bias(primal, dual, Kw, C, bw)
         prob = cp.Problem(cp.Minimize(C * cp.sum(xi)), [xi >= 1 - cp.multiply(self.y, Kw + b), xi >= 0])
@@ -183,7 +190,7 @@ class KernelSVM(KernelProblem):
             solve_cvxpy(prob)
             return SVMDual(alpha=np.asarray(a.value))
         s = cp.Variable(nonneg=True)  # best scaling s * alpha inside the box [0, C]
-        Q = self.kernel(tau) * np.outer(self.y, self.y)
+        Q = self.gram(tau) * np.outer(self.y, self.y)
         quad = float(alpha @ Q @ alpha)
         prob = cp.Problem(cp.Maximize(-0.5 * quad * cp.square(s) + s * alpha.sum()), [s * alpha.max() <= C])
         solve_cvxpy(prob)
@@ -194,7 +201,7 @@ class KernelSVM(KernelProblem):
         """The dual as a QP in Clarabel/SCS form: min 1/2 a'Qa - 1'a, y'a = 0, 0 <= a <= C."""
         bw, C = self.sweep.at(t)
         n = self.n
-        Q = self.kernel(t) * np.outer(self.y, self.y)
+        Q = self.gram(t) * np.outer(self.y, self.y)
         P = sp.csc_matrix(np.triu(Q))
         A = sp.vstack([sp.csr_matrix(self.y[None, :]), -sp.eye(n), sp.eye(n)]).tocsc()
         b = np.concatenate(([0.0], np.zeros(n), np.full(n, C)))
@@ -204,7 +211,7 @@ class KernelSVM(KernelProblem):
         if backend == "libsvm":
             from .libsvm import libsvm_candidate
 
-            return libsvm_candidate(self.kernel(t), self.y, self.sweep.at(t)[1])
+            return libsvm_candidate(self.gram(t), self.y, self.sweep.at(t)[1])
         sol = solve_qp(self.exact_qp(t), backend)
         # Stationarity Qa - 1 + z0 y - z_lo + z_hi = 0 makes z0 the primal bias b.
         return SVMPrimal(w=self.y * sol.x, b=float(sol.z[0])), SVMDual(alpha=sol.x)
@@ -265,7 +272,7 @@ class KernelSVM(KernelProblem):
         top = alpha.max() if alpha.size else 0.0
         if top <= 0:
             return SVMDual(alpha=np.zeros_like(alpha))
-        quad = float(alpha @ (self.y * (self.kernel(lo) @ (self.y * alpha))))
+        quad = float(alpha @ (self.y * (self.gram(lo) @ (self.y * alpha))))
         s = lo / top
         if quad > 0:
             s = min(s, alpha.sum() / quad)
@@ -313,7 +320,7 @@ class KernelSVM(KernelProblem):
         """Vectorized over ``thetas``: two kernel products at ``tau`` (or, with ``around``,
         their Hermite estimates from the products at its ends: no kernel at ``tau``), then
         O(n) per theta."""
-        if not self.sweep.along_bandwidth or self.bias == "dynamic":
+        if not self.sweep.along_bandwidth:
             return restored_gaps(self, a, b, thetas, tau)
         wa, wb = self.y * a[1].alpha, self.y * b[1].alpha
         alphas = (a[1].alpha, b[1].alpha)
@@ -327,10 +334,27 @@ class KernelSVM(KernelProblem):
         suma = (1 - th) * a[1].alpha.sum() + th * b[1].alpha.sum()
         if self.bias == "fixed":
             bias = np.full(th.size, float(a[0].b))
+        elif self.bias == "dynamic":
+            bias = self._dynamic_biases(a[1].alpha, b[1].alpha, th, M)
         else:
             bias = _optimal_bias(M, self.y)
         xi = np.maximum(0.0, 1.0 - self.y[:, None] * (M + bias))
         return quad + self.c * xi.sum(axis=0) - suma
+
+    def _dynamic_biases(self, alpha_a, alpha_b, thetas, M):
+        """The dynamic rule (:meth:`_rule_bias`) for each combination ``(1 - theta) alpha_a + theta
+        alpha_b`` with margins ``M`` (n, k): the median of ``(y - K w)_i`` over its free support
+        vectors, the optimal bias where it has none; vectorized over the k weights."""
+        C = self.c
+        alphas = np.outer(alpha_a, 1 - thetas) + np.outer(alpha_b, thetas)  # (n, k)
+        free = (alphas > _FREE_TOL * C) & (alphas < (1 - _FREE_TOL) * C)
+        none = ~free.any(axis=0)
+        medians = np.empty(thetas.size)
+        if not none.all():  # (nanmedian warns on a column without a free vector: those are below)
+            medians[~none] = np.nanmedian(np.where(free[:, ~none], self.y[:, None] - M[:, ~none], np.nan), axis=0)
+        if none.any():
+            medians[none] = _optimal_bias(M[:, none], self.y)
+        return medians
 
     def _Kw_between(self, alphas, tau, lo, hi):
         """:math:`K_\\tau w` for each of ``alphas`` estimated from the class sums at ``lo``
@@ -353,20 +377,20 @@ class KernelSVM(KernelProblem):
 
     def primal_at(self, primal, tau):
         bw = self.sweep.at(tau)[0]
-        Kw = self.kernel(tau) @ primal.w
+        Kw = self.gram(tau) @ primal.w
         b = primal.bias(bw)
         return replace(primal, b=b, b_slope=0.0, xi=np.maximum(0.0, 1.0 - self.y * (Kw + b)))
 
     def primal_objective(self, primal, tau):
         C = self.sweep.at(tau)[1]
-        return 0.5 * float(primal.w @ (self.kernel(tau) @ primal.w)) + C * float(np.sum(primal.xi))
+        return 0.5 * float(primal.w @ (self.gram(tau) @ primal.w)) + C * float(np.sum(primal.xi))
 
     def dual_objective(self, dual, tau):
         # K w from the cached class sums (no kernel at tau)
         return -0.5 * float((self.y * dual.alpha) @ self.bound.Kw(dual, tau)) + float(np.sum(dual.alpha))
 
     def primal_violation(self, primal, tau):
-        margin = self.y * (self.kernel(tau) @ primal.w + primal.bias(self.sweep.at(tau)[0]))
+        margin = self.y * (self.gram(tau) @ primal.w + primal.bias(self.sweep.at(tau)[0]))
         return float(max(0.0, np.max(-primal.xi), np.max(1.0 - primal.xi - margin)))
 
     def dual_violation(self, dual, tau):

@@ -138,7 +138,7 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
     n, d, y = bound.n, bound.entry_terms, bound.y
     lam = bound.sweep.weight_floor(lo)
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
-    Dc = new_distances(X_new, bound.X)
+    Dc = new_distances(bound, X_new)
     edges, f_low, f_up = expansion_cover(cross_products(Dc), beta, t_lo, t_hi, d, n)
     if not bound.sweep.along_bandwidth:
         edges = np.array([lo, hi], dtype=float)

@@ -81,13 +81,20 @@ class KLasso(KernelProblem):
         same 109 exact solves, 9.5 -> 2.6 s).  ``scaling``: every dual is a fixed ``s u`` on its
         piece (the only restoration before 0.3.0).  Either way the dual is scaled feasible on
         the whole piece.
+    kernel : {"gaussian", "laplacian", "ard", "precomputed"}, default "gaussian"
+        The distances D of the kernel exp(-tD): squared Euclidean, l1, feature-weighted squared
+        Euclidean, or given (then X is D, n x n; docs/kernels.md).
+    feature_weights : sequence of float, optional
+        The weights w_k >= 0 of kernel="ard": D = sum_k w_k (x_k - x'_k)^2.
     """
 
     name = "klasso"
     Bound = KLassoBound
 
-    def __init__(self, X, y, *, lam=None, bandwidth=None, parameter="bandwidth", dual_restoration="moving"):
-        super().__init__(X, y, lam=lam, bandwidth=bandwidth, parameter=parameter, dual_restoration=dual_restoration)
+    def __init__(self, X, y, *, lam=None, bandwidth=None, parameter="bandwidth", dual_restoration="moving",
+                 kernel="gaussian", feature_weights=None):
+        super().__init__(X, y, lam=lam, bandwidth=bandwidth, parameter=parameter, dual_restoration=dual_restoration,
+                         kernel=kernel, feature_weights=feature_weights)
 
     def make_bound(self, X, y, options):
         return _SearchBound(X, y, cache=True, **options)
@@ -116,7 +123,7 @@ class KLasso(KernelProblem):
         import cvxpy as cp
 
         bw, lam = self.sweep.at(t)
-        K = self.kernel(t)
+        K = self.gram(t)
         beta = cp.Variable(self.n, name="beta")
         beta0 = cp.Variable(name="beta0")
         obj = 0.5 * cp.sum_squares(self.y - K @ beta - beta0) + lam * cp.norm1(beta)
@@ -128,7 +135,7 @@ class KLasso(KernelProblem):
         bw, lam = self.sweep.at(t)
         u = cp.Variable(self.n, name="u")
         obj = self.y @ u - 0.5 * cp.sum_squares(u)
-        cons = [cp.norm_inf(self.kernel(t) @ u) <= lam, cp.sum(u) == 0]
+        cons = [cp.norm_inf(self.gram(t) @ u) <= lam, cp.sum(u) == 0]
         return Declaration(cp.Problem(cp.Maximize(obj), cons), dict(u=u))
 
     def dual_values(self, dual):
@@ -138,7 +145,7 @@ class KLasso(KernelProblem):
         import cvxpy as cp
 
         beta0 = cp.Variable()  # beta is carried; the intercept is refitted
-        fit = self.y - self.kernel(tau) @ primal.beta
+        fit = self.y - self.gram(tau) @ primal.beta
         solve_cvxpy(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(fit - beta0))))
         return KLassoPrimal(beta=np.asarray(primal.beta, dtype=float), beta0=float(beta0.value))
 
@@ -148,7 +155,7 @@ class KLasso(KernelProblem):
         bw, lam = self.sweep.at(tau)
         u = zero_sum(dual.u)
         s = cp.Variable(nonneg=True)  # best scaling s * u inside ||K_tau v||_inf <= lam
-        sup = float(np.max(np.abs(self.kernel(tau) @ u)))
+        sup = float(np.max(np.abs(self.gram(tau) @ u)))
         obj = s * float(self.y @ u) - 0.5 * float(u @ u) * cp.square(s)
         solve_cvxpy(cp.Problem(cp.Maximize(obj), [s * sup <= lam]))
         return KLassoDual(u=u, scale=float(s.value))
@@ -156,14 +163,14 @@ class KLasso(KernelProblem):
     # -------------------------------------------------------------- exact solve
     def exact_qp(self, t):
         """The Gram-form QP at ``t`` (:func:`.solve.gram_qp`)."""
-        return gram_qp(self.kernel(t), self.y, self.sweep.at(t)[1])
+        return gram_qp(self.gram(t), self.y, self.sweep.at(t)[1])
 
     def candidate(self, backend, t):
         """Solver ``backend`` on :meth:`exact_qp`, then a polish by a few active-set steps
         (:func:`.solve.polish`); of every point met and the solver's own, the pair with the
         smallest gap bound wins."""
         bw, lam = self.sweep.at(t)
-        K = self.kernel(t)
+        K = self.gram(t)
         beta = solve_qp(self.exact_qp(t), backend).x[: self.n].copy()
         best = None
         for cand, u in polish(K, self.y, lam, beta):
@@ -178,7 +185,7 @@ class KLasso(KernelProblem):
     # -------------------------------------------------------------- numpy maps
     def dual_from_primal(self, primal, tau):
         """The residual :math:`y - K_\\tau\\beta - \\beta_0` (the optimal dual at an optimal primal)."""
-        r = self.y - self.kernel(tau) @ np.asarray(primal.beta, dtype=float) - float(primal.beta0)
+        r = self.y - self.gram(tau) @ np.asarray(primal.beta, dtype=float) - float(primal.beta0)
         return KLassoDual(u=r, scale=1.0)
 
     def _restore_dual(self, dual, lo, hi=None):
@@ -261,7 +268,7 @@ class KLasso(KernelProblem):
         mix = np.stack([1.0 - th, th])  # (2, k): column j weighs the two ends for thetas[j]
         U = np.column_stack([float(d.scale) * np.asarray(d.u, dtype=float) for _, d in (a, b)])
         B = np.column_stack([np.asarray(p.beta, dtype=float) for p, _ in (a, b)])
-        K = self.kernel(tau)
+        K = self.gram(tau)
         KU, U = (K @ U) @ mix, U @ mix
         uu, yu = np.einsum("ik,ik->k", U, U), self.y @ U
         with np.errstate(divide="ignore", invalid="ignore"):  # as restore_dual: 0 where uu = 0 or yu <= 0
@@ -313,7 +320,7 @@ class KLasso(KernelProblem):
 
     def primal_objective(self, primal, tau):
         bw, lam = self.sweep.at(tau)
-        r = self.y - self.kernel(tau) @ primal.beta - primal.beta0
+        r = self.y - self.gram(tau) @ primal.beta - primal.beta0
         return 0.5 * float(r @ r) + lam * float(np.abs(primal.beta).sum())
 
     def dual_objective(self, dual, tau):
@@ -333,7 +340,7 @@ class KLasso(KernelProblem):
         total = math.fsum(u)  # 1'u, and 1'slope, are exactly 0 on their grids
         if dual.slope is not None:
             total += float(dual.rate) * (float(tau) - float(dual.at)) * math.fsum(dual.slope)
-        return float(max(0.0, -s, np.max(np.abs(self.kernel(tau) @ dual.value(tau))) - lam, s * abs(total)))
+        return float(max(0.0, -s, np.max(np.abs(self.gram(tau) @ dual.value(tau))) - lam, s * abs(total)))
 
     def null_objective(self):
         """The objective of the zero model (beta = 0, beta0 = mean y): the unit of a scale-free eps."""

@@ -14,7 +14,10 @@ __all__ = ["Ridge"]
 
 
 class Ridge(Problem):
-    """Ridge regression :math:`\\min_w \\lVert Xw - y\\rVert^2 + \\lambda\\lVert w\\rVert^2` over lambda.
+    """Ridge regression over its regularization weight lambda.
+
+    :math:`\\min_w \\lVert Xw - y\\rVert^2 + \\lambda\\lVert w\\rVert^2`, with the dual
+    :math:`\\max_a 2a^\\top y - \\lVert a\\rVert^2 - \\lVert X^\\top a\\rVert^2/\\lambda`.
 
     Parameters
     ----------
