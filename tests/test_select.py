@@ -137,22 +137,24 @@ def test_cli_select(sinc_csv, tmp_path, capsys, sinc):
     from approxpath.cli import main
 
     fig = tmp_path / "select.png"
-    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "3",
+    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
                "--criterion", "mse", "--eps", "1e-4", "--range", "0.2", "20", "--tol", "0.002", "--json",
                "--plot", str(fig)])
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert rc == 0 and out["reached"] and out["kind"] == "certified" and out["folds"] == 3
+    assert rc == 0 and out["reached"] and out["kind"] == "certified" and out["folds"] == 5
     assert out["problem"] == "kernel_ridge" and out["range"] == [0.2, 20.0] and fig.stat().st_size > 0
     X, y = sinc
     from sklearn.model_selection import KFold
 
-    at = _ridge_cv_mse(X, y, list(KFold(3).split(X)), out["t"])
-    assert out["value"][0] <= at <= out["value"][1]
+    folds = list(KFold(5).split(X))
+    at = _ridge_cv_mse(X, y, folds, out["t"])
+    assert out["value"][0] <= at <= out["value"][1] and out["delta"] <= 0.002
+    assert min(_ridge_cv_mse(X, y, folds, t) for t in np.geomspace(0.2, 20.0, 200)) >= at - out["delta"] - 1e-12
     rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1",
                "--criterion", "lml", "--range", "0.2", "20", "--tol", "0.05"])
     text = capsys.readouterr().out
     assert rc == 0 and "lml" in text and "delta" in text
-    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "3",
+    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
                "--criterion", "mse", "--range", "0.2", "20", "--tol", "1e-9", "--max-solves", "15"])
     captured = capsys.readouterr()
     assert rc == 1 and "max_solves" in captured.err

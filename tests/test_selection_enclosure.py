@@ -9,7 +9,7 @@ import pytest
 import approxpath
 from approxpath.data import make_classification, make_sinc
 from approxpath.selection.losses import loss_totals
-from approxpath.selection.predictions import cross_products, expansion_cover, new_distances
+from approxpath.selection.predictions import cross_products, expansion_cover
 
 # Independent solves reach ~1e-9; predictions of such a solve may sit this far outside.
 _SOLVE_TOL = 1e-6
@@ -25,8 +25,9 @@ def _one_blas_thread():
         yield
 
 
-def _kernel(A, B, t):
-    return np.exp(-t * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+def _kernel(A, B, t, family="gaussian"):
+    diff = A[:, None, :] - B[None, :, :]
+    return np.exp(-t * (np.abs(diff).sum(-1) if family == "laplacian" else (diff**2).sum(-1)))
 
 
 def _tight(problem):
@@ -35,13 +36,13 @@ def _tight(problem):
     problem.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
 
 
-def _svm_predict(X, y, t, C, Xv, midpoint=True):
+def _svm_predict(X, y, t, C, Xv, midpoint=True, family="gaussian"):
     """Decision values of the exact SVM optimum; its bias the middle of the optimal biases (the
     minimizers of the hinge sum given the optimal w: between the P-th and (P+1)-th smallest
     y_i - (K w)_i, found by sorting), or CVXPY's own bias."""
     import cvxpy as cp
 
-    K = _kernel(X, X, t)
+    K = _kernel(X, X, t, family)
     n = len(y)
     w, b, xi = cp.Variable(n), cp.Variable(), cp.Variable(n)
     _tight(cp.Problem(cp.Minimize(0.5 * cp.quad_form(w, cp.psd_wrap(K)) + C * cp.sum(xi)),
@@ -49,7 +50,7 @@ def _svm_predict(X, y, t, C, Xv, midpoint=True):
     kinks = np.sort(y - K @ w.value)
     p = int(np.sum(y > 0))
     bias = 0.5 * (kinks[p - 1] + kinks[p]) if midpoint else b.value
-    return _kernel(Xv, X, t) @ w.value + bias
+    return _kernel(Xv, X, t, family) @ w.value + bias
 
 
 def _klasso_predict(X, y, t, lam, Xv):
@@ -61,10 +62,10 @@ def _klasso_predict(X, y, t, lam, Xv):
     return _kernel(Xv, X, t) @ beta.value + beta0.value
 
 
-def _ridge_predict(X, y, t, lam, Xv):
+def _ridge_predict(X, y, t, lam, Xv, family="gaussian"):
     # closed form, numpy's dense solver
-    c = np.linalg.solve(_kernel(X, X, t) + lam * np.eye(len(y)), y)
-    return _kernel(Xv, X, t) @ c
+    c = np.linalg.solve(_kernel(X, X, t, family) + lam * np.eye(len(y)), y)
+    return _kernel(Xv, X, t, family) @ c
 
 
 def _svm_case():
@@ -79,6 +80,13 @@ def _svm_c_case():
     Xt, yt, Xv, yv = X[:40], y[:40], X[40:], y[40:]
     problem = approxpath.get_problem("kernel_svm")(Xt, yt, c=1.0, bandwidth=1.0, parameter="c")
     return problem, (0.3, 3.0), 0.05, Xv, yv, "error", lambda C: _svm_predict(Xt, yt, 1.0, C, Xv)
+
+
+def _svm_laplacian_case():
+    X, y = make_classification(n=60, d=2, seed=7)
+    Xt, yt, Xv, yv = X[:40], y[:40], X[40:], y[40:]
+    problem = approxpath.get_problem("kernel_svm")(Xt, yt, c=1.0, kernel="laplacian")
+    return problem, (0.2, 8.0), 0.02, Xv, yv, "error", lambda t: _svm_predict(Xt, yt, t, 1.0, Xv, family="laplacian")
 
 
 def _klasso_case():
@@ -102,6 +110,13 @@ def _ridge_case():
     return problem, (0.1, 10.0), 1e-3, Xv, yv, "mse", lambda t: _ridge_predict(Xt, yt, t, 0.05, Xv)
 
 
+def _ridge_laplacian_case():
+    X, y = make_sinc(n=50, noise=0.1, seed=7)
+    Xt, yt, Xv, yv = X[:35], y[:35], X[35:], y[35:]
+    problem = approxpath.get_problem("kernel_ridge")(Xt, yt, lam=0.05, kernel="laplacian")
+    return problem, (0.1, 10.0), 1e-3, Xv, yv, "mse", lambda t: _ridge_predict(Xt, yt, t, 0.05, Xv, "laplacian")
+
+
 def _ridge_lam_case():
     X, y = make_sinc(n=50, noise=0.1, seed=6)
     Xt, yt, Xv, yv = X[:35], y[:35], X[35:], y[35:]
@@ -110,8 +125,8 @@ def _ridge_lam_case():
 
 
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
-@pytest.mark.parametrize("case", [_svm_case, _svm_c_case, _klasso_case, _klasso_lam_case, _ridge_case,
-                                  _ridge_lam_case], ids=lambda c: c.__name__[1:-5])
+@pytest.mark.parametrize("case", [_svm_case, _svm_c_case, _svm_laplacian_case, _klasso_case, _klasso_lam_case,
+                                  _ridge_case, _ridge_laplacian_case, _ridge_lam_case], ids=lambda c: c.__name__[1:-5])
 def test_exact_optimum_inside_enclosure_at_30_random_parameters(case):
     problem, interval, eps, Xv, yv, loss, exact = case()
     path = approxpath.approximate_path(problem, eps=eps, interval=interval)
@@ -169,7 +184,7 @@ def test_expansion_cover_encloses_dense_values():
     numpy values), and at a point it is the value up to rounding."""
     rng = np.random.default_rng(1)
     X, Xn, c = rng.normal(size=(30, 3)), rng.normal(size=(7, 3)), rng.normal(size=30)
-    Dc = new_distances(Xn, X)
+    Dc = ((Xn[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     edges, low, up = expansion_cover(cross_products(Dc), c, 0.4, 0.9, 3, 30)
     for t in np.linspace(0.4, 0.9, 2000):
         j = min(int(np.searchsorted(edges, t, side="right")) - 1, edges.size - 2)

@@ -1,6 +1,7 @@
 """Opt-in (``pytest -m slow``): certified 5-fold cross-validation of the SVM on ionosphere with
 the paper's settings (C = 0.1, t in [2^-10, 2^10], global min-max), through the estimator and
-the CLI; scikit-learn's SVC (libSVM, the same folds) is the independent reference."""
+the CLI, scikit-learn's SVC (libSVM, the same folds) the independent reference; and the kLASSO
+regressor's 5-fold selection on generated data against tight CVXPY solves of every fold."""
 
 import json
 import sys
@@ -8,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from approxpath.data import make_sinc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 _common = pytest.importorskip("_common")
@@ -55,3 +58,30 @@ def test_cli_select_on_ionosphere(ionosphere, capsys):
                "global-minmax", "--c", "0.1", "--cv", "5", "--range", "2^-10", "2^10", "--tol", str(TOL), "--json"])
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert rc == 0 and out["reached"] and out["delta"] <= TOL and out["folds"] == 5
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_regressor_cv5_reports_t_with_delta():
+    """KernelPathRegressor(cv=5) on a regression set (generated data; ~25 s on a busy 2-core
+    machine, hence opt-in): the chosen t's 5-fold MSE of the exact kLASSO optima (independent
+    tight CVXPY solves of every fold) is inside the reported enclosure, and delta <= cv_tol."""
+    import cvxpy as cp
+    from sklearn.model_selection import KFold
+
+    from approxpath.sklearn import KernelPathRegressor
+
+    X, y = make_sinc(n=30, noise=0.1, seed=3)
+    reg = KernelPathRegressor(loss="klasso", lam=0.1, criterion="mse", cv=5, cv_tol=0.01, t_range=(0.3, 10.0),
+                              n_jobs=1).fit(X, y)
+    s = reg.selection_
+    assert s.kind == "certified" and s.reached and s.delta <= 0.01 and s.folds == 5 and reg.best_t_ == s.t
+    total = 0.0
+    for tr, va in KFold(5).split(X):  # check_cv(5) for real targets
+        K = np.exp(-s.t * (X[tr] - X[tr].T) ** 2)
+        beta, beta0 = cp.Variable(len(tr)), cp.Variable()
+        cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y[tr] - K @ beta - beta0) + 0.1 * cp.norm1(beta))).solve(
+            solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+        pred = np.exp(-s.t * (X[va] - X[tr].T) ** 2) @ beta.value + beta0.value
+        total += float(np.sum((pred - y[va]) ** 2))
+    assert s.value[0] - 1e-6 <= total / len(y) <= s.value[1] + 1e-6
+

@@ -104,7 +104,7 @@ def _point_facts(bound, tau, slope):
     bw, lam = bound.sweep.at(tau)
     n, d = bound.n, bound.entry_terms
     D = bound.kernels.D
-    K = bound.kernel(tau)
+    K = bound.gram(tau)
     A = K + lam * np.eye(n)
     # |A - exact| entrywise: the kernel entries off the diagonal (exp(0) = 1 is exact), 1 + lam once rounded on it
     F = math.sqrt(n * (n - 1) * kernel_entry_error(d) ** 2 + n * (UNIT_ROUNDOFF * (1.0 + lam)) ** 2)
@@ -216,7 +216,7 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
         # slope at m: rho* = rhat + v with ||v|| <= rad (the box's half-widths and the gap's ball)
         rhat, half = 0.5 * (r_lo + r_hi), 0.5 * (r_hi - r_lo)
         rad = float(np.sqrt(np.sum(half * half))) * (1.0 + fp_margin(n, 1.0)) + sqrt_up(gap)
-        B = bound.kernels.D * bound.kernel(m)
+        B = bound.kernels.D * bound.gram(m)
         entry = 3.0 * kernel_entry_error(bound.entry_terms) / m  # D exp(-m D) as computed
         Br = B @ rhat
         a1 = float(np.sum(np.abs(rhat)))
