@@ -81,6 +81,20 @@ def test_splitter_objects_holdout_and_classification():
     assert h.folds == 1 and h.delta <= 0.11 and 0.0 <= h.value[0] <= h.value[1] <= 1.0
 
 
+def test_precomputed_distances_folds_by_rows_and_columns(sinc):
+    """kernel="precomputed": X is D (n, n); each fold is D[train][:, train] and predicts from
+    D[test][:, train].  The chosen t's enclosure holds the dense k-fold MSE of the same folds."""
+    from sklearn.model_selection import KFold
+
+    X, y = sinc
+    D = (X - X.T) ** 2
+    problem = approxpath.get_problem("kernel_ridge")(D, y, lam=LAM, kernel="precomputed")
+    s = select(problem, "mse", cv=3, eps=1e-4, interval=(0.2, 20.0), tol=0.01)
+    assert s.kind == "certified" and s.reached and s.folds == 3
+    at = _ridge_cv_mse(X, y, list(KFold(3).split(X)), s.t)
+    assert s.value[0] <= at <= s.value[1]
+
+
 def test_sampled_criterion_for_a_problem_without_enclosure(sinc):
     X, y = sinc
     problem = approxpath.get_problem("robust_l1")(X, y, lam=0.1)
