@@ -152,7 +152,7 @@ def test_cli_select(sinc_csv, tmp_path, capsys, sinc):
 
     fig = tmp_path / "select.png"
     rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
-               "--criterion", "mse", "--eps", "1e-4", "--range", "0.2", "20", "--tol", "0.002", "--json",
+               "--criterion", "mse", "--eps", "1e-4", "--range", "0.2", "20", "--tol", "0.005", "--json",
                "--plot", str(fig)])
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert rc == 0 and out["reached"] and out["kind"] == "certified" and out["folds"] == 5
@@ -162,7 +162,7 @@ def test_cli_select(sinc_csv, tmp_path, capsys, sinc):
 
     folds = list(KFold(5).split(X))
     at = _ridge_cv_mse(X, y, folds, out["t"])
-    assert out["value"][0] <= at <= out["value"][1] and out["delta"] <= 0.002
+    assert out["value"][0] <= at <= out["value"][1] and out["delta"] <= 0.005
     assert min(_ridge_cv_mse(X, y, folds, t) for t in np.geomspace(0.2, 20.0, 200)) >= at - out["delta"] - 1e-12
     rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1",
                "--criterion", "lml", "--range", "0.2", "20", "--tol", "0.05"])
