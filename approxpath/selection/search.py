@@ -207,8 +207,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     -------
     Selection
     """
-    from ..driver import _check_args
-    from ..validate import count, finite_number
+    from ..validate import count, positive
 
     t0 = time.perf_counter()
     if eps is None:
@@ -216,10 +215,13 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
             raise InputError(f"{problem.name} has no null_objective(): pass eps")
         eps = DEFAULT_EPS * problem.null_objective() or DEFAULT_EPS
         relative = False
-    lo, hi = _check_args(problem, eps, interval)
-    tol = finite_number("tol", tol, "a positive number")
-    if not tol > 0:
-        raise InputError(f"tol must be a positive number; got {tol!r}")
+    positive("eps", eps)
+    try:
+        lo, hi = (float(v) for v in (problem.default_interval() if interval is None else interval))
+    except (TypeError, ValueError):
+        raise InputError(f"interval must be a pair (lo, hi) of numbers; got {interval!r}") from None
+    problem.bound.check_interval(lo, hi)
+    tol = positive("tol", tol)
     max_solves = count("max_solves", max_solves)
     count("workers", workers)
     bound = problem.bound
