@@ -107,15 +107,12 @@ class _KernelPathBase(BaseEstimator):
 
     def _fit(self, X, y, X_val, y_val, name, options, stratify=None):
         workers, progress = self._check_run_params()
+        if self.cv is not None:
+            return self._fit_cv(X, y, X_val, y_val, name, options, workers, progress)
         X_tr, y_tr, X_va, y_va = self._split(X, y, X_val, y_val, stratify)
         self._check_training_targets(y_tr)
         problem = get_problem(name)(X_tr, y_tr, **options)
-        if self.t_range is None:
-            var = float(X_tr.var())
-            gamma = 1.0 / (X_tr.shape[1] * var) if var > 0 else 1.0
-            self.t_range_ = (gamma * _T_RANGE[0], gamma * _T_RANGE[1])
-        else:
-            self.t_range_ = tuple(float(v) for v in self.t_range)
+        self.t_range_ = self._t_range(X_tr)
         null = problem.null_objective()
         self.eps_ = float(self.eps) * null if null > 0 else _EPS_FLOOR
         self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
@@ -127,6 +124,40 @@ class _KernelPathBase(BaseEstimator):
         self.best_loss_ = curve.best_loss
         self.best_gap_bound_ = curve.best_gap_bound
         return self
+
+    def _fit_cv(self, X, y, X_val, y_val, name, options, workers, progress):
+        """``cv=``: the bandwidth with a certified cross-validation loss (within ``selection_.delta``
+        of the best over ``t_range_``, :func:`approxpath.selection.select`), then the path refitted
+        on all of ``X, y``."""
+        from .selection import DEFAULT_EPS, select
+
+        if X_val is not None or y_val is not None:
+            raise ValueError("cv= selects by cross-validation: do not pass X_val, y_val as well")
+        self._check_training_targets(y)
+        problem = get_problem(name)(X, y, **options)
+        self.t_range_ = self._t_range(X)
+        null = problem.null_objective()
+        self.eps_ = float(self.eps) * null if null > 0 else _EPS_FLOOR
+        tol = self.cv_tol if self.cv_tol is not None else self._default_cv_tol(y)
+        # the folds' first paths at DEFAULT_EPS of the zero model's objective at most: enclosures
+        # from larger gaps decide little (the search refines where it matters)
+        first = min(self.eps_, DEFAULT_EPS * null) if null > 0 else self.eps_
+        self.selection_ = select(problem, self._criterion(), cv=self.cv, eps=first, interval=self.t_range_,
+                                 tol=tol, strict=False, workers=workers)
+        self.best_t_ = self.selection_.t
+        self.best_loss_ = 0.5 * (self.selection_.value[0] + self.selection_.value[1])
+        self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
+                                      progress=progress)
+        self.best_gap_bound_ = self.path_.gap_bound(self.best_t_)
+        self.validation_curve_ = None
+        return self
+
+    def _t_range(self, X_tr):
+        if self.t_range is None:
+            var = float(X_tr.var())
+            gamma = 1.0 / (X_tr.shape[1] * var) if var > 0 else 1.0
+            return (gamma * _T_RANGE[0], gamma * _T_RANGE[1])
+        return tuple(float(v) for v in self.t_range)
 
     def _check_training_targets(self, y):
         pass
@@ -179,12 +210,20 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         ``X_val, y_val``.  The path is fitted on the rest.
     random_state : int, RandomState or None
         Seed of the split.
+    cv : int, cross-validation splitter or iterable, optional
+        Select by k-fold cross-validation instead of one split (scikit-learn's ``cv``: an int
+        is a stratified k-fold): the bandwidth whose pooled cross-validation error of the
+        exact optima is certified within ``selection_.delta`` of the best over ``t_range``
+        (:func:`approxpath.selection.select`); the path is then fitted on all the data.
+    cv_tol : float, optional
+        The ``delta`` to reach with ``cv`` (default 0.02, two points in a hundred; a warning
+        says so if the search's budget ends first).
     n_jobs : int or None, default None
-        Worker processes for the path (joblib's convention: None is 1, -1 all cores).  With
-        more than one the exact solves are placed ahead of the workers' segments, so the path
-        (and ``best_t_``) is the same for every ``n_jobs > 1`` but may use a few more exact
-        solves than ``n_jobs=1`` (whose placement waits for each segment); every piece is
-        certified either way.
+        Worker processes for the path and, with ``cv``, the folds' paths (joblib's convention:
+        None is 1, -1 all cores).  With more than one the exact solves are placed ahead of the
+        workers' segments, so the path (and ``best_t_``) is the same for every ``n_jobs > 1``
+        but may use a few more exact solves than ``n_jobs=1`` (whose placement waits for each
+        segment); every piece is certified either way.
     progress : bool, default False
         Show a progress bar (the ``progress`` extra, tqdm).
 
@@ -201,12 +240,16 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
     best_gap_bound_ : float
         Certified bound on the duality gap (hence the suboptimality) at ``best_t_``.
     validation_curve_ : approxpath.selection.ValidationCurve
+        (None with ``cv``.)
+    selection_ : approxpath.selection.Selection
+        With ``cv``: the chosen t, the enclosure of its cross-validation error and ``delta``.
     eps_, t_range_ : the values used.
     n_features_in_ : int
     """
 
     def __init__(self, C=1.0, bias="optimal", eps=0.01, t_range=None, selection="pieces", n_grid=100,
-                 validation_fraction=0.25, random_state=None, n_jobs=None, progress=False):
+                 validation_fraction=0.25, random_state=None, n_jobs=None, progress=False, cv=None,
+                 cv_tol=None):
         self.n_jobs = n_jobs
         self.progress = progress
         self.C = C
@@ -217,6 +260,8 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         self.n_grid = n_grid
         self.validation_fraction = validation_fraction
         self.random_state = random_state
+        self.cv = cv
+        self.cv_tol = cv_tol
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -225,6 +270,9 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
 
     def _criterion(self):
         return "error"
+
+    def _default_cv_tol(self, y):
+        return 0.02  # two misclassified points in a hundred
 
     def _encode(self, y):
         """Classes to the problem's labels -1 (``classes_[0]``) and +1 (``classes_[1]``)."""
@@ -314,15 +362,23 @@ class KernelPathRegressor(RegressorMixin, _KernelPathBase):
         Validation loss.
     selection, n_grid, validation_fraction, random_state, n_jobs, progress
         As in :class:`KernelPathSVC` (the split is not stratified).
+    cv : int, cross-validation splitter or iterable, optional
+        As in :class:`KernelPathSVC` (an int is a k-fold); ``loss="robust_l1"`` has no
+        enclosure of its optimum's predictions: its cross-validation curve is sampled
+        (``selection_.kind == "sampled"``, no ``delta``).
+    cv_tol : float, optional
+        The ``delta`` to reach with ``cv``; default 1 % of the targets' variance (``mse``) or
+        standard deviation (``mae``).
 
     Attributes
     ----------
-    path_, best_t_, best_loss_, best_gap_bound_, validation_curve_, eps_, t_range_, n_features_in_
+    path_, best_t_, best_loss_, best_gap_bound_, validation_curve_, selection_, eps_, t_range_, n_features_in_
         As in :class:`KernelPathSVC`.
     """
 
     def __init__(self, loss="klasso", lam=0.1, eps=0.05, t_range=None, criterion="mae", selection="pieces",
-                 n_grid=100, validation_fraction=0.25, random_state=None, n_jobs=None, progress=False):
+                 n_grid=100, validation_fraction=0.25, random_state=None, n_jobs=None, progress=False, cv=None,
+                 cv_tol=None):
         self.n_jobs = n_jobs
         self.progress = progress
         self.loss = loss
@@ -334,9 +390,15 @@ class KernelPathRegressor(RegressorMixin, _KernelPathBase):
         self.n_grid = n_grid
         self.validation_fraction = validation_fraction
         self.random_state = random_state
+        self.cv = cv
+        self.cv_tol = cv_tol
 
     def _criterion(self):
         return self.criterion
+
+    def _default_cv_tol(self, y):
+        spread = float(np.var(y)) if self.criterion == "mse" else float(np.std(y))
+        return 0.01 * spread if spread > 0 else _EPS_FLOOR  # 1 % of what predicting the mean costs
 
     def fit(self, X, y, X_val=None, y_val=None):
         """Compute the certified path on the training data and select the bandwidth.

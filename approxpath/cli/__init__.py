@@ -31,7 +31,7 @@ _EPILOG = ("exit status: 0 ok; 1 uncovered pieces or verification failed; 2 bad 
            "3 a file cannot be read or written; 4 no exact solver produced a pair; 5 out of memory; "
            "70 internal error (please report it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
 # Commands whose first positional argument names a problem (its options become flags).
-_PROBLEM_COMMANDS = ("path", "crosscheck")
+_PROBLEM_COMMANDS = ("path", "crosscheck", "select")
 _PROBLEM_FIGURES = ("solves", "validation")
 
 
@@ -122,6 +122,7 @@ def problem_kwargs(cls, args):
 def build_parser(argv=()):
     """The argument parser; the problem named in ``argv`` (if any) adds its option flags."""
     from . import commands, datasets, exact, figures
+    from . import select as select_command
 
     cls = None
     name = _problem_named(list(argv))
@@ -135,7 +136,8 @@ def build_parser(argv=()):
     parser.add_argument("--version", action="version", version=f"approxpath {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     # every command is listed; only the one named gets its arguments (and imports what they need)
-    for name, (text, fill) in {**commands.COMMANDS, **exact.COMMANDS, **figures.COMMANDS, **datasets.COMMANDS}.items():
+    for name, (text, fill) in {**commands.COMMANDS, **exact.COMMANDS, **figures.COMMANDS, **datasets.COMMANDS,
+                               **select_command.COMMANDS}.items():
         p = sub.add_parser(name, allow_abbrev=False, help=text)
         if argv and argv[0] == name:
             fill(p, cls, argv)

@@ -75,6 +75,25 @@ class RidgeBound(KernelBound):
                 errors.append(f"{side} must be {self.n} finite numbers")
         return errors
 
+    #: Closed-form selection criteria (:mod:`.criteria`): ``"min"`` or ``"max"`` is better.
+    CLOSED_FORM_CRITERIA = {"loocv": "min", "gcv": "min", "lml": "max"}
+
+    def criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache=None):
+        """``(low, high)``: the closed-form criterion ``name`` of the exact optimum for every
+        parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there
+        (:func:`.criteria.criterion_enclosure`; ``cache`` a dict of point factorizations)."""
+        from .criteria import criterion_enclosure
+
+        return criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache)
+
+    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new):
+        """Where the exact optimum's predictions at the rows of ``X_new`` lie for every
+        parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there:
+        ``(edges, low, up)`` (:mod:`.enclosure`)."""
+        from .enclosure import prediction_enclosure
+
+        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new)
+
     def _gap_terms(self, c, a, tau):
         """The gap as the sum of its two nonnegative terms (see the module docstring), and the
         magnitude a rounding allowance must cover."""

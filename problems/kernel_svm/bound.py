@@ -156,6 +156,15 @@ class SVMBound(KernelBound):
         slope = float(arrays["bias_slope"]) if "bias_slope" in arrays else 0.0
         return SVMPrimal(w=self.y * alpha, b=float(arrays["bias"]), b_slope=slope), SVMDual(alpha=alpha)
 
+    # -------------------------------------------------------------- model selection
+    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new):
+        """Where every exact optimum's decision values at the rows of ``X_new`` lie for every
+        parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there:
+        ``(edges, low, up)`` (:mod:`.enclosure`)."""
+        from .enclosure import prediction_enclosure
+
+        return prediction_enclosure(self, primal, gap_bound, lo, hi, X_new)
+
     # -------------------------------------------------------------- gap bounds
     def gap(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi

@@ -97,6 +97,15 @@ class KLassoBound(RegressionBound):
                           f"exceeds lambda = {self.sweep.weight_floor(lo):.17g}")
         return errors
 
+    # -------------------------------------------------------------- model selection
+    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new):
+        """Where every exact optimum's predictions at the rows of ``X_new`` lie for every
+        parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there:
+        ``(edges, low, up)`` (:mod:`.enclosure`)."""
+        from .enclosure import prediction_enclosure
+
+        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new)
+
     # -------------------------------------------------------------- certificate arrays
     def to_arrays(self, primal, dual):
         # every piece stores a slope (zeros for a fixed dual): pieces stack into one array per field

@@ -1,0 +1,73 @@
+"""``approxpath select``: the path parameter chosen by k-fold cross-validation (or a problem's
+closed-form criterion) with a certified δ (:func:`approxpath.selection.select`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+
+from . import add_problem_options, parse_number
+from .checks import build_problem, check_outputs
+from .commands import add_data_args, load
+
+__all__ = ["COMMANDS"]
+
+
+def cmd_select(args):
+    from ..registry import get_problem
+    from ..selection import select
+
+    cls = get_problem(args.problem)
+    check_outputs(args, [args.data])  # before the data are read and the folds' paths run
+    X, y, fmt, prep = load(args)
+    problem = build_problem(cls, X, y, args)
+    interval = tuple(args.range) if args.range else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = select(problem, args.criterion, cv=args.cv, eps=args.eps, relative=args.relative, interval=interval,
+                   tol=args.tol, max_solves=args.max_solves, strict=False, workers=args.workers)
+    if args.json:
+        out = dict(problem=cls.name, parameter=problem.parameter, data_file=str(args.data),
+                   range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, **s.to_json())
+        print(json.dumps(out))
+    else:
+        print(f"{problem.describe()}; {s.folds} path{'s' if s.folds > 1 else ''}")
+        print(s.summary())
+    for w in caught:  # the budget ran out before delta <= tol
+        print(f"approxpath: {w.message}", file=sys.stderr)
+    if args.plot:
+        from ..plotting import save_figure
+        from ..selection.figures import plot_selection
+
+        save_figure(plot_selection(s, parameter=problem.parameter), args.plot)
+        if not args.json:
+            print(f"figure written to {args.plot}")
+    return 0 if (s.kind == "sampled" or s.reached) else 1
+
+
+def _select_args(p, cls, argv=()):
+    p.add_argument("problem", help="registered problem name; `approxpath select PROBLEM --help` lists its options")
+    add_data_args(p)
+    if cls is not None:
+        add_problem_options(p, cls)
+    p.add_argument("--criterion", default=None,
+                   help="error, mae, mse (with --cv) or a closed-form criterion of the problem (kernel_ridge: "
+                        "loocv, gcv, lml); default: the problem's first")
+    p.add_argument("--cv", type=int, default=None, metavar="K",
+                   help="K-fold cross-validation (stratified for labels); without it the problem's closed-form criterion")
+    p.add_argument("--eps", type=parse_number, default=None, help="eps of the first paths (default: 1e-3 of the "
+                   "zero model's objective)")
+    p.add_argument("--relative", action="store_true", help="eps is relative to the optimal value")
+    p.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="parameter interval, e.g. 2^-10 2^10 (default: the problem's)")
+    p.add_argument("--tol", type=parse_number, default=0.01, help="stop when delta <= TOL (criterion units, default 0.01)")
+    p.add_argument("--max-solves", type=int, default=2000, help="exact solves allowed in all (default 2000)")
+    p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths")
+    p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.add_argument("--plot", default=None, metavar="FILE", help="save the criterion's enclosure band (needs matplotlib)")
+    p.set_defaults(func=cmd_select)
+
+
+#: name -> (help, function adding its arguments), merged by :func:`approxpath.cli.build_parser`.
+COMMANDS = {"select": ("choose the parameter by cross-validation with a certified delta", _select_args)}

@@ -1,0 +1,71 @@
+"""The figure of a certified selection (the ``plot`` extra: matplotlib, object API, no pyplot
+state): the criterion's enclosure band along the parameter, the chosen parameter and its δ."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["plot_selection"]
+
+# Okabe-Ito colours (as approxpath.plotting): the band, its edges, the chosen point.
+_BAND, _EDGE, _CHOSEN, _SAMPLED = "#56B4E9", "#0072B2", "#D55E00", "#E69F00"
+_LABELS = {"error": "cross-validation error", "mae": "mean absolute error", "mse": "mean squared error",
+           "loocv": "LOOCV", "gcv": "GCV", "lml": "log marginal likelihood"}
+
+
+def plot_selection(selection, ax=None, title=None, parameter="t"):
+    """Draw the enclosure band of ``selection`` (a :class:`~approxpath.selection.Selection`)
+    along the parameter (log scale) with the chosen parameter, its value's enclosure and the
+    band ``value ± delta`` that no parameter beats.
+
+    Parameters
+    ----------
+    selection : Selection
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure otherwise.
+    title : str, optional
+    parameter : str
+        The axis label of the parameter.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if ax is None:
+        try:
+            from matplotlib.figure import Figure
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
+        fig = Figure(figsize=(6.4, 3.6), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    s = selection
+    edges, lo, hi = np.asarray(s.edges), np.asarray(s.lo), np.asarray(s.hi)
+    keep = np.isfinite(lo) & np.isfinite(hi)
+    x = np.repeat(edges, 2)[1:-1]
+    band = dict(color=_BAND if s.kind == "certified" else _SAMPLED, alpha=0.45, lw=0, step=None)
+    ax.fill_between(x, np.repeat(np.where(keep, lo, np.nan), 2), np.repeat(np.where(keep, hi, np.nan), 2),
+                    label="enclosure of the exact optimum's criterion" if s.kind == "certified" else "sampled values",
+                    **band)
+    ax.plot(x, np.repeat(np.where(keep, lo, np.nan), 2), color=_EDGE, lw=0.6)
+    ax.plot(x, np.repeat(np.where(keep, hi, np.nan), 2), color=_EDGE, lw=0.6)
+    ax.errorbar([s.t], [0.5 * (s.value[0] + s.value[1])], yerr=[[0.5 * (s.value[1] - s.value[0])]] * 2,
+                fmt="o", color=_CHOSEN, ms=4, capsize=3, label=f"chosen t = {s.t:.4g}")
+    if np.isfinite(s.delta):
+        limit = s.value[1] - s.delta if s.sense == "min" else s.value[0] + s.delta
+        ax.axhline(limit, color=_CHOSEN, lw=0.8, ls="--",
+                   label=f"no t {'below' if s.sense == 'min' else 'above'} (delta = {s.delta:.3g})")
+    ax.set_xscale("log")
+    ax.set_xlabel(parameter)
+    ax.set_ylabel(_LABELS.get(s.criterion, s.criterion))
+    finite = np.concatenate([lo[keep], hi[keep]])
+    if finite.size:  # focus on the values near the best: far cells can be orders of magnitude off
+        span = np.percentile(finite, [0, 90]) if s.sense == "min" else np.percentile(finite, [10, 100])
+        pad = 0.05 * (span[1] - span[0] or 1.0)
+        ax.set_ylim(span[0] - pad, span[1] + pad)
+    ax.set_title(title or f"{_LABELS.get(s.criterion, s.criterion)}: {s.folds} path{'s' if s.folds > 1 else ''}, "
+                 f"{s.exact_solves} exact solves")
+    ax.grid(True, alpha=0.3, lw=0.5)
+    ax.legend(loc="best", fontsize=8, frameon=False)
+    return fig

@@ -1,0 +1,71 @@
+"""Validation losses of an enclosed prediction: the smallest and the largest loss of any
+predictions inside per-point intervals (numpy only).
+
+If every prediction of the exact optimum at a validation point lies in ``[low_i, up_i]`` (for
+every parameter of a sub-interval), its loss lies between the loss of the best and of the worst
+choice inside the intervals, point by point:
+
+* ``error`` (labels in {-1, +1}; the class is +1 where f > 0, as
+  :func:`~approxpath.selection.curve.validation_loss`): a point is surely right or surely wrong
+  when its interval lies on one side (``low > 0`` or ``up <= 0``), else undecided; the error
+  count is between the surely wrong and the surely wrong plus the undecided;
+* ``mae``, ``mse``: the distance of ``y_i`` to the interval (0 inside), and the larger distance
+  to its two ends.
+
+Totals (sums over points, not means) are returned so that folds of any sizes pool into one
+cross-validation loss: the pooled loss is the sum over all held-out points divided by their
+number.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..numerics import fp_margin
+
+__all__ = ["LOSSES", "loss_totals", "check_loss"]
+
+#: Validation losses with enclosures (lower is better).
+LOSSES = ("error", "mae", "mse")
+
+
+def check_loss(criterion, y_val):
+    """:class:`InputError` unless ``criterion`` is one of :data:`LOSSES` and fits ``y_val``."""
+    if criterion not in LOSSES:
+        raise InputError(f"unknown validation loss {criterion!r}; choose one of {', '.join(LOSSES)}")
+    if criterion == "error" and not np.all(np.isin(y_val, (-1.0, 1.0))):
+        raise InputError("criterion 'error' needs labels in {-1, +1}: map the classes first")
+
+
+def loss_totals(criterion, y, low, up):
+    """Bounds of the summed loss over the points of ``y`` for predictions enclosed in
+    ``[low, up]``.
+
+    Parameters
+    ----------
+    criterion : str
+        One of :data:`LOSSES`.
+    y : ndarray of shape (m,)
+    low, up : ndarray of shape (m, J)
+        Per point and sub-interval.
+
+    Returns
+    -------
+    lo, hi : ndarray of shape (J,)
+        Rounding included (the error counts are exact integers).
+    """
+    y = np.asarray(y, dtype=float)[:, None]
+    if criterion == "error":
+        plus, minus = low > 0, up <= 0  # the prediction's sign is sure
+        wrong = (plus & (y < 0)) | (minus & (y > 0))
+        undecided = ~(plus | minus)
+        return wrong.sum(axis=0).astype(float), (wrong | undecided).sum(axis=0).astype(float)
+    near = np.maximum(np.maximum(low - y, y - up), 0.0)  # distance to the interval
+    far = np.maximum(np.abs(low - y), np.abs(up - y))
+    if criterion == "mse":
+        near, far = near * near, far * far
+    lo, hi = near.sum(axis=0), far.sum(axis=0)
+    # each term is one or two roundings off (a difference, a square), then an m-term sum
+    pad = fp_margin(y.shape[0] + 3, 1.0) * hi
+    return np.maximum(lo - pad, 0.0), hi + pad

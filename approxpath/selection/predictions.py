@@ -1,0 +1,128 @@
+"""Rigorous enclosures of kernel expansions on a piece, the building block of every problem's
+``prediction_enclosure`` (numpy only).
+
+A prediction of a kernel model at a point :math:`x` is :math:`f_\\tau(x) = \\sum_j c_j
+e^{-t D_{xj}}` (plus a constant) with :math:`D_{xj} \\ge 0` the kernel family's distance
+(:mod:`approxpath.kernel_families`; :math:`\\lVert x - x_j\\rVert^2` for the gaussian) and ``t`` the
+bandwidth at the path parameter :math:`\\tau`.  On a bandwidth piece the positive and the
+negative part of ``c`` give two completely monotone sums, enclosed by Hermite polynomials
+(:mod:`approxpath.envelopes`, as the regression bounds enclose residuals); their difference is
+enclosed by piecewise linear bounds through 19 nodes (:func:`~approxpath.envelopes.difference_nodes`),
+and every node sub-interval gets the hull of its two ends.  On a weight path (C, λ) the kernel
+does not move and a fixed expansion is one number per point.
+
+The output of every enclosure here is a *cover*: ``edges`` (J + 1,) of the piece and
+``low, up`` of shape (..., J) such that for every :math:`\\tau \\in [edges_j, edges_{j+1}]`
+the enclosed quantity lies in ``[low[..., j], up[..., j]]``.  A point ``lo == hi`` has
+``edges = [lo, lo]`` and J = 1.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..envelopes import difference_nodes, envelope_entry_error, split_envelope
+from ..kernel_families import cross_distances
+from ..kernels import gaussian
+from ..numerics import fp_margin, kernel_entry_error
+
+__all__ = ["cross_products", "expansion_cover", "new_distances", "node_hull", "sqrt_up", "widen", "CHAIN"]
+
+#: Dependent operations after the n-term sums of an envelope (coefficients, the difference,
+#: node values, lift): as in :mod:`approxpath.problems._regression` (``_CHAIN``, derived there).
+CHAIN = 16
+
+
+def cross_products(Dc):
+    """The ``products(x, C, cols)`` callable of :func:`~approxpath.envelopes.envelope` for the
+    rectangular distances ``Dc`` (m, n) between new points and the training points.
+
+    Returns :math:`(E C, (D \\circ E) C, (D^2 \\circ E) C)` with :math:`E = \\exp(-x D_c)`
+    restricted to the columns ``cols``, each of shape (m,) or (m, p); the entries are those of
+    :func:`~approxpath.kernels.gaussian` (so :func:`~approxpath.envelopes.envelope_entry_error`
+    covers them as it covers the training kernel's).
+    """
+    Dc = np.asarray(Dc, dtype=float)
+
+    def products(x, C, cols=None):
+        Ds = Dc if cols is None else Dc[:, cols]
+        E = gaussian(Ds, float(x))
+        T = Ds * E
+        C = np.asarray(C, dtype=float)
+        return E @ C, T @ C, (T * Ds) @ C
+
+    return products
+
+
+def sqrt_up(value):
+    """An upper bound of :math:`\\sqrt{\\max(0, value)}`: the rounded root moved up two ulps
+    (``np.sqrt`` is correctly rounded, so one would do; the second covers a caller's product)."""
+    r = math.sqrt(max(0.0, float(value)))
+    return math.nextafter(math.nextafter(r, math.inf), math.inf)
+
+
+def widen(low, up, magnitude, ops=8):
+    """``(low, up)`` moved apart by the rounding allowance of ``ops`` dependent operations on
+    numbers of at most ``magnitude`` (the few steps after the rigorous parts)."""
+    pad = fp_margin(ops, magnitude)
+    return low - pad, up + pad
+
+
+def node_hull(low, up):
+    """Per node sub-interval, the hull of the two ends: ``(..., K)`` node values of piecewise
+    linear bounds to ``(..., K - 1)`` sub-interval constants (a point, K = 1, stays)."""
+    if low.shape[-1] == 1:
+        return low, up
+    return np.minimum(low[..., :-1], low[..., 1:]), np.maximum(up[..., :-1], up[..., 1:])
+
+
+def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
+    """Rigorous bounds of :math:`S_\\tau = \\sum_j c_j e^{-\\tau D_{\\cdot j}}` for every bandwidth
+    :math:`\\tau \\in [lo, hi]`, rounding included.
+
+    Parameters
+    ----------
+    products : callable
+        ``products(x, C, cols)`` of the distances (:meth:`approxpath.kernels.Kernels.products`
+        for the training points, :func:`cross_products` for new points).
+    c : ndarray of shape (n,) or (n, p)
+        Signed coefficients (p expansions in one kernel pass).
+    lo, hi : float
+        Bandwidths, ``0 < lo <= hi``.
+    entry_terms : int
+        Rounded terms per distance (the number of features).
+    n_terms : int
+        Terms per sum (the number of training points).
+
+    Returns
+    -------
+    edges : ndarray of shape (J + 1,)
+    low, up : ndarray of shape (m, J) or (m, p, J)
+        For every :math:`\\tau` of sub-interval j, :math:`S_\\tau` lies in ``[low[..., j], up[..., j]]``.
+    """
+    c = np.asarray(c, dtype=float)
+    total = np.abs(c).sum(axis=0)  # (,) or (p,): the unit of the kernel entries' error
+    if hi == lo:
+        parts = np.stack([np.maximum(c, 0.0), np.maximum(-c, 0.0)], axis=-1)  # (n, [p,] 2)
+        flat = parts.reshape(parts.shape[0], -1)
+        F = products(lo, flat)[0].reshape((-1,) + parts.shape[1:])
+        value, size = F[..., 0] - F[..., 1], F[..., 0] + F[..., 1]
+        allowance = kernel_entry_error(entry_terms) * total + fp_margin(n_terms, 1.0) * size
+        return np.array([lo, lo]), (value - allowance)[..., None], (value + allowance)[..., None]
+    P, N = split_envelope(products, c, lo, hi)
+    xs, low, up = difference_nodes(P, N)
+    # kernel entries (per unit of |c|), then the sums and the polynomials' arithmetic
+    allowance = (envelope_entry_error(lo, hi, entry_terms) * total
+                 + fp_margin(n_terms + CHAIN, 1.0) * (P.magnitude() + N.magnitude()))[..., None]
+    low, up = node_hull(low - allowance, up + allowance)
+    return xs, low, up
+
+
+def new_distances(bound, X_new):
+    """The kernel family's distances :math:`D` (m, n) of the rows of ``X_new`` to the training
+    points of ``bound`` (a :class:`~approxpath.bound.KernelBound`; one feature: a column; with
+    ``kernel="precomputed"``, ``X_new`` is that matrix).  A computed entry is within the
+    relative error the training distances have (``bound.entry_terms``)."""
+    return cross_distances(X_new, bound.X, bound.family, bound.options["feature_weights"])

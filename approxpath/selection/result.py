@@ -1,0 +1,79 @@
+"""The result of a certified selection (:func:`approxpath.selection.select`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Selection"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A selected parameter with its guarantee.
+
+    Attributes
+    ----------
+    t : float
+        The chosen parameter.
+    value : (float, float)
+        Enclosure of the exact optimum's criterion at ``t``.
+    delta : float
+        No parameter of the interval has a criterion better than the one at ``t`` by more than
+        ``delta`` (``nan`` for a sampled criterion: nothing is proven).
+    criterion : str
+    sense : {"min", "max"}
+    tol : float
+    kind : {"certified", "sampled"}
+        ``certified`` when every cell's enclosure came from certified pieces and the
+        criterion has an enclosure.
+    edges, lo, hi : ndarray
+        The final cover: cells ``[edges[i], edges[i + 1]]`` and the criterion's enclosure there.
+    exact_solves : int
+        Exact solves of all paths (the folds' first paths and every refinement).
+    refinements : int
+        Paths recomputed at a smaller ε during the search.
+    folds : int
+        Paths the criterion uses (1: hold-out or a criterion of the whole data).
+    wall_s : float
+    paths : tuple of Path
+        The first paths (one per fold), as computed before refinement.
+    """
+
+    t: float
+    value: tuple
+    delta: float
+    criterion: str
+    sense: str
+    tol: float
+    kind: str
+    edges: np.ndarray = field(repr=False)
+    lo: np.ndarray = field(repr=False)
+    hi: np.ndarray = field(repr=False)
+    exact_solves: int = 0
+    refinements: int = 0
+    folds: int = 1
+    wall_s: float = 0.0
+    paths: tuple = field(default=(), repr=False)
+
+    @property
+    def reached(self):
+        """Whether ``delta <= tol``."""
+        return bool(self.delta <= self.tol)
+
+    def summary(self):
+        """One line for people."""
+        best = "lowest" if self.sense == "min" else "highest"
+        claim = (f"no t is better by more than delta = {self.delta:.4g}" if self.kind == "certified"
+                 else "sampled: nothing is proven between the sampled points")
+        return (f"{self.criterion} ({best} is best, {self.folds} path{'s' if self.folds > 1 else ''}): "
+                f"t = {self.t:.6g}, value in [{self.value[0]:.6g}, {self.value[1]:.6g}]; {claim} "
+                f"(tol {self.tol:g}); {self.exact_solves} exact solves, {self.wall_s:.2f} s")
+
+    def to_json(self):
+        """A JSON-ready dict of the scalars."""
+        return dict(criterion=self.criterion, sense=self.sense, t=self.t, value=list(self.value),
+                    delta=None if np.isnan(self.delta) else self.delta, tol=self.tol, reached=self.reached,
+                    kind=self.kind, folds=self.folds, exact_solves=self.exact_solves,
+                    refinements=self.refinements, cells=int(self.lo.size), wall_s=round(self.wall_s, 4))

@@ -1,0 +1,352 @@
+"""Certified model selection: the parameter whose criterion is provably within δ of the best
+over the whole interval (:func:`select`).
+
+The criterion of the exact optimum is enclosed on cells of the interval (:mod:`.cover`).  With
+``U`` the chosen point's upper bound (minimizing) and ``L`` the smallest lower bound of any
+cell, no parameter has a criterion below ``U - δ`` with ``δ = U - L``.  Branch and bound makes
+``δ`` small: every cell whose lower bound is below ``U - tol`` ("active") is made finer (a
+cover of the cell: two halves).  Where that cannot help because the certified gap, not the
+cell's width, limits the enclosure, the folds' paths are recomputed there at a quarter of the
+pieces' gap bound (new exact solves): everywhere active when the chosen point's own enclosure
+is wider than ``tol / 2``, else where a halved cell kept most of its width and the enclosure
+at its middle point is as wide.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
+from ..driver.parallel import pool, single_threaded
+from ..numerics import log_mid
+from .cover import ClosedForm, Sampled, Tracks, Validation
+from .result import Selection
+
+__all__ = ["Selection", "select", "DEFAULT_EPS"]
+
+#: Default ε of the first paths, relative to the zero model's objective: enclosures from gaps
+#: much larger than this are too wide to decide much (the search refines where it matters).
+DEFAULT_EPS = 1e-3
+
+# A refined cell whose enclosure kept more than this share of its parent's width "stalled";
+# if the enclosure at its middle point is at least half as wide, its gap is the limit.
+_STALL = 0.7
+# New paths are computed at this share of the largest gap bound of the pieces they replace.
+_TIGHTEN = 0.25
+# Rounds of refinement and cells kept before the run stops with the δ it reached.
+_MAX_ROUNDS = 400
+_MAX_CELLS = 400_000
+
+
+def _oriented(sense, lo, hi):
+    """Bounds of the loss to minimize (the criterion, or minus it when it is maximized)."""
+    return (lo, hi) if sense == "min" else (-hi, -lo)
+
+
+class _Search:
+    """Branch and bound over the cells of a criterion's cover."""
+
+    def __init__(self, crit, lo, hi, tol, solve):
+        self.crit, self.tol, self.solve = crit, tol, solve
+        self.edges, lo_, hi_, self.cert = crit.cover(lo, hi)
+        self.lo, self.hi = _oriented(crit.sense, lo_, hi_)
+        self.parent = np.full(self.lo.size, np.inf)  # width of the cell each cell was refined from
+        self.refinements = 0
+        self.widths = []  # the chosen point's enclosure width at each global tightening
+        self.reason = None  # why the search stopped short of tol, if it did
+
+    def best(self):
+        """``(t, (low, high), delta)`` in oriented units."""
+        i = int(np.argmin(self.hi))
+        t = log_mid(self.edges[i], self.edges[i + 1])
+        _, plo, phi, _ = self.crit.cover(t, t)
+        plo, phi = _oriented(self.crit.sense, plo, phi)
+        value = (max(float(plo[0]), float(self.lo[i])), min(float(phi[0]), float(self.hi[i])))
+        return t, value, value[1] - float(self.lo.min())
+
+    def step(self, value):
+        """Refine every cell that may beat ``value[1] - tol`` (``value``: the chosen point's
+        enclosure); False when nothing can be done."""
+        active = np.flatnonzero(self.lo < value[1] - self.tol)
+        if active.size == 0:
+            return False
+        width = value[1] - value[0]
+        if width > 0.5 * self.tol:
+            # the gap limits the chosen point itself: tighten every cell that matters at once,
+            # unless the last two tightenings did not narrow it (the width is not the gap's)
+            self.widths.append(width)
+            if len(self.widths) >= 3 and self.widths[-1] > _STALL * self.widths[-3]:
+                self.reason = ("the enclosure at the chosen point does not narrow as the gap does "
+                               f"(width {width:.4g}): the criterion is not determined closer")
+                return False
+            changed = self._tighten(active)
+            for a, b in changed:
+                self._replace(a, b)
+            return bool(changed)
+        width = self.hi[active] - self.lo[active]
+        stalled = active[width >= _STALL * self.parent[active]]
+        tighten = []
+        for i in stalled:
+            t = log_mid(self.edges[i], self.edges[i + 1])
+            _, plo, phi, _ = self.crit.cover(t, t)
+            if float(phi[0] - plo[0]) >= 0.5 * (self.hi[i] - self.lo[i]):
+                tighten.append(i)
+        split = np.setdiff1d(active, tighten)
+        changed = self._tighten(tighten) if tighten else []
+        parts = [(self.edges[i], self.edges[i + 1]) for i in split if self.edges[i + 1] > self.edges[i]]
+        parts = [p for p in parts if not any(a <= p[0] and p[1] <= b for a, b in changed)]
+        for a, b in changed + parts:
+            self._replace(a, b)
+        return bool(changed or parts)
+
+    def _replace(self, a, b):
+        """Put the criterion's cover of ``[a, b]`` in place of the cells inside it."""
+        i, j = np.searchsorted(self.edges, a, side="left"), np.searchsorted(self.edges, b, side="left")
+        old = float(np.max(self.hi[i:j] - self.lo[i:j])) if j > i else np.inf
+        edges, lo, hi, cert = self.crit.cover(a, b)
+        lo, hi = _oriented(self.crit.sense, lo, hi)
+        self.edges = np.concatenate([self.edges[:i], edges, self.edges[j + 1:]])
+        self.lo = np.concatenate([self.lo[:i], lo, self.lo[j:]])
+        self.hi = np.concatenate([self.hi[:i], hi, self.hi[j:]])
+        self.cert = np.concatenate([self.cert[:i], cert, self.cert[j:]])
+        self.parent = np.concatenate([self.parent[:i], np.full(lo.size, old), self.parent[j:]])
+
+    def _tighten(self, cells):
+        """Recompute the paths under ``cells`` at a smaller ε; the changed ranges."""
+        tracks = self.crit.tracks
+        jobs = []
+        for k in range(len(tracks)):
+            groups = []
+            for i in cells:
+                for piece, _, _ in tracks.over(k, self.edges[i], self.edges[i + 1]):
+                    if groups and piece.lo <= groups[-1][1]:
+                        groups[-1] = (groups[-1][0], max(groups[-1][1], piece.hi), max(groups[-1][2], piece.gap_bound))
+                    else:
+                        groups.append((piece.lo, piece.hi, piece.gap_bound))
+            jobs += [(k, lo, hi, _TIGHTEN * g) for lo, hi, g in sorted(set(groups))]
+        done = self.solve(jobs)
+        self.refinements += len(done)
+        ranges = []
+        for k, path in done:
+            tracks.replace(k, path)
+            ranges.append(path.interval)
+        ranges.sort()
+        merged = []
+        for a, b in ranges:
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        # a range must start and end on cell edges: widen it to the cells it meets
+        out = []
+        for a, b in merged:
+            i = max(np.searchsorted(self.edges, a, side="right") - 1, 0)
+            j = min(np.searchsorted(self.edges, b, side="left"), self.edges.size - 1)
+            out.append((float(self.edges[i]), float(self.edges[j])))
+        return out
+
+
+def _run_paths(problems, intervals, eps, executor, options):
+    """Paths of ``problems[k]`` over ``intervals[k]`` at ``eps[k]``: here, or on ``executor``."""
+    from ..driver import approximate_path
+    from ..driver.parallel import path_in_worker
+
+    if executor is None:
+        return [approximate_path(p, e, iv, **options) for p, iv, e in zip(problems, intervals, eps)]
+    futures = [executor.submit(path_in_worker, approximate_path, p, e, iv, options)
+               for p, iv, e in zip(problems, intervals, eps)]
+    return [f.result() for f in futures]
+
+
+def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, eps=None, interval=None,
+           tol=0.01, relative=False, max_solves=2_000, strict=True, workers=1, executor=None, **path_options):
+    """Select the path parameter by a criterion of the exact optimum, with a guarantee.
+
+    Parameters
+    ----------
+    problem : Problem
+        Built on the full training data; folds are built with ``type(problem)(X[train],
+        y[train], **problem.options())`` (a precomputed :math:`D`: ``X[train][:, train]``, and
+        the held-out rows ``X[test][:, train]``).
+    criterion : str, optional
+        A validation loss (``error``, ``mae``, ``mse``; with ``cv`` or ``X_val``) or a closed-form
+        criterion of the problem's bound (``CLOSED_FORM_CRITERIA``: kernel ridge's ``loocv``,
+        ``gcv``, ``lml``).  Default: the problem's first ``criteria`` with ``cv``/``X_val``, else
+        its first closed-form criterion.
+    cv : int or cross-validation splitter, optional
+        As scikit-learn's ``cv`` (:func:`sklearn.model_selection.check_cv`: an int is a
+        stratified k-fold for a classifier's labels, else k-fold; a splitter or an iterable of
+        ``(train, test)`` index arrays).  The criterion is the pooled loss over all held-out points.
+    X_val, y_val : ndarray, optional
+        One hold-out set instead of ``cv`` (targets as the problem sees them: labels {-1, +1}).
+    groups : array-like, optional
+        Passed to the splitter.
+    eps : float, optional
+        ε of the first paths (absolute, or relative with ``relative=True``); refinements use
+        absolute values a quarter of the pieces' gap bounds they replace.  Default:
+        :data:`DEFAULT_EPS` times the problem's ``null_objective()`` (the zero model's objective).
+    interval : (float, float), optional
+        The problem's default if omitted.
+    tol : float
+        Stop when ``delta <= tol`` (criterion units).
+    max_solves : int
+        Exact solves allowed in all (first paths included).
+    strict : bool
+        If the budget runs out before ``delta <= tol``: raise :class:`BudgetExceededError` (its
+        ``selection`` attribute holds the result so far) or, when False, warn and return it.
+    workers, executor
+        Local processes or an executor (a ``dask.distributed.Client``) for the folds' paths
+        and their refinements.
+    **path_options
+        Passed to :func:`approxpath.approximate_path` (``strategy``, ``solver``, ...).
+
+    Returns
+    -------
+    Selection
+    """
+    from ..validate import count, positive
+
+    t0 = time.perf_counter()
+    if eps is None:
+        if not hasattr(problem, "null_objective"):
+            raise InputError(f"{problem.name} has no null_objective(): pass eps")
+        eps = DEFAULT_EPS * problem.null_objective() or DEFAULT_EPS
+        relative = False
+    positive("eps", eps)
+    try:
+        lo, hi = (float(v) for v in (problem.default_interval() if interval is None else interval))
+    except (TypeError, ValueError):
+        raise InputError(f"interval must be a pair (lo, hi) of numbers; got {interval!r}") from None
+    problem.bound.check_interval(lo, hi)
+    tol = positive("tol", tol)
+    max_solves = count("max_solves", max_solves)
+    count("workers", workers)
+    bound = problem.bound
+    closed = getattr(bound, "CLOSED_FORM_CRITERIA", {})
+    validation = cv is not None or X_val is not None
+    criterion = _default_criterion(problem, criterion, validation, closed)
+    if validation:
+        problems, X_vals, y_vals = _folds(problem, cv, X_val, y_val, groups, criterion)
+    else:
+        problems, X_vals, y_vals = [problem], None, None
+    options = dict(path_options, relative=relative)
+    with pool(workers, executor, workers > 1 or executor is not None) as executor:  # one pool for every path
+        return _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol,
+                       max_solves, strict, executor, options, path_options, t0)
+
+
+def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol, max_solves,
+            strict, executor, options, path_options, t0):
+    bound = problem.bound
+    paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), executor, options)
+    tracks = Tracks(problems, paths)
+    if not validation:
+        crit = ClosedForm(tracks, criterion, closed[criterion])
+    elif hasattr(bound, "prediction_enclosure"):
+        crit = Validation(tracks, X_vals, y_vals, criterion)
+    else:
+        crit = Sampled(tracks, X_vals, y_vals, criterion)
+
+    stuck = []
+
+    def solve(jobs):
+        jobs = [j for j in jobs if tracks.solves < max_solves]
+        if not jobs:
+            return []
+        refine = dict(path_options, relative=False, max_solves=max(2, max_solves - tracks.solves))
+        out = []
+        try:
+            got = _run_paths([tracks.problems[k] for k, *_ in jobs], [(a, b) for _, a, b, _ in jobs],
+                             [e for *_, e in jobs], executor, refine)
+        except (EpsilonTooSmallError, BudgetExceededError) as exc:
+            stuck.append(str(exc))
+            return out
+        return [(k, path) for (k, *_), path in zip(jobs, got)]
+
+    sampled = isinstance(crit, Sampled)
+
+    def run():  # small dense algebra: one BLAS thread (two threads on small matrices spin: 100x slower)
+        search = _Search(crit, lo, hi, tol, solve)
+        t, value, delta = search.best()
+        for _ in range(_MAX_ROUNDS):
+            if sampled or delta <= tol or tracks.solves >= max_solves or search.lo.size > _MAX_CELLS or stuck:
+                break
+            if not search.step(value):
+                break
+            t, value, delta = search.best()
+        return search, t, value, delta
+
+    search, t, value, delta = single_threaded(run)
+    if crit.sense == "max":
+        value = (-value[1], -value[0])
+    low, high = (search.lo, search.hi) if crit.sense == "min" else (-search.hi, -search.lo)
+    certified = not sampled and bool(np.all(search.cert))
+    result = Selection(t=float(t), value=(float(value[0]), float(value[1])),
+                       delta=float("nan") if sampled else float(delta), criterion=criterion, sense=crit.sense,
+                       tol=float(tol), kind="certified" if certified else "sampled", edges=search.edges, lo=low,
+                       hi=high, exact_solves=int(tracks.solves), refinements=search.refinements,
+                       folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths))
+    if not sampled and delta > tol:
+        why = stuck[0] if stuck else search.reason or (f"{tracks.solves} exact solves of max_solves = {max_solves}"
+                                                       if tracks.solves >= max_solves else "the refinement limits")
+        msg = (f"select: delta = {delta:.4g} > tol = {tol:g} at t = {t:.6g} after {why}: raise max_solves, "
+               "or raise tol, or start from a smaller eps")
+        if strict:
+            exc = BudgetExceededError(msg)
+            exc.selection = result
+            raise exc
+        warnings.warn(msg, stacklevel=3)
+    return result
+
+
+def _default_criterion(problem, criterion, validation, closed):
+    from ..validate import choice
+
+    if validation:
+        from .losses import LOSSES
+
+        criterion = problem.criteria[0] if criterion is None else criterion
+        if criterion in closed:
+            raise InputError(f"criterion {criterion!r} is a criterion of the whole data: drop cv/X_val")
+        return choice("validation criterion", criterion, LOSSES)
+    if not closed:
+        raise InputError(f"{problem.name} has no closed-form criterion: pass cv=5 (or X_val, y_val) "
+                         "for a validation loss")
+    return choice(f"{problem.name} criterion (without cv)", criterion or next(iter(closed)), tuple(closed))
+
+
+def _folds(problem, cv, X_val, y_val, groups, criterion):
+    """Fold problems and their held-out data."""
+    from .losses import check_loss
+
+    X, y = problem.X, problem.y
+    if X_val is not None:
+        if cv is not None:
+            raise InputError("pass cv or X_val/y_val, not both")
+        if y_val is None:
+            raise InputError("X_val was given without y_val: pass both")
+        X_val = np.asarray(X_val, dtype=float)
+        X_val = X_val[:, None] if X_val.ndim == 1 else X_val
+        y_val = np.asarray(y_val, dtype=float)
+        if X_val.shape[1:] != X.shape[1:] or y_val.shape != (X_val.shape[0],):
+            raise InputError(f"validation data must be X_val (m, {X.shape[1]}) and y_val (m,); "
+                             f"got {X_val.shape} and {y_val.shape}")
+        check_loss(criterion, y_val)
+        return [problem], [X_val], [y_val]
+    try:
+        from sklearn.model_selection import check_cv
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("cross-validation needs scikit-learn: pip install 'approxpath[sklearn]'") from exc
+    splitter = check_cv(cv, y, classifier=criterion == "error")
+    folds = list(splitter.split(X, y, groups))
+    if len(folds) < 2:
+        raise InputError(f"cv must give at least 2 folds; got {len(folds)}")
+    check_loss(criterion, y)
+    if problem.options().get("kernel") == "precomputed":  # X is D: a fold's D and D_new take its columns
+        problems = [type(problem)(X[np.ix_(tr, tr)], y[tr], **problem.options()) for tr, _ in folds]
+        return problems, [X[np.ix_(va, tr)] for tr, va in folds], [y[va] for _, va in folds]
+    problems = [type(problem)(X[tr], y[tr], **problem.options()) for tr, _ in folds]
+    return problems, [X[va] for _, va in folds], [y[va] for _, va in folds]

@@ -1,0 +1,293 @@
+"""Closed-form selection criteria of kernel ridge regression, enclosed over a piece (numpy only).
+
+With :math:`\\tilde K = K_t + \\lambda I` (:math:`\\lambda_{\\min}(\\tilde K) \\ge \\lambda`: the
+Gaussian kernel is positive semidefinite), the exact optimum :math:`c^* = \\tilde K^{-1}y` and
+its residual :math:`\\rho^* = y - K_t c^* = \\lambda c^*` (Bindel's notes on kernel selection):
+
+* LOOCV :math:`= \\frac1n\\sum_i (r^{(-i)})^2`, :math:`r^{(-i)} = c^*_i/[\\tilde K^{-1}]_{ii}
+  = \\rho^*_i / (\\lambda[\\tilde K^{-1}]_{ii})`;
+* GCV :math:`= n\\lVert\\rho^*\\rVert^2 / (\\lambda\\,\\mathrm{tr}\\,\\tilde K^{-1})^2` (the
+  hat matrix is :math:`I - \\lambda\\tilde K^{-1}`);
+* the log marginal likelihood of the GP with noise λ, :math:`-\\tfrac12 y^\\top\\tilde K^{-1}y -
+  \\tfrac12\\log\\det\\tilde K - \\tfrac n2\\log 2\\pi`, whose data term is the optimal value:
+  :math:`P^* = \\min_c \\lambda c^\\top K c + \\lVert Kc - y\\rVert^2 = \\lambda\\, y^\\top\\tilde K^{-1} y`.
+
+From the path: the certified pair of a piece encloses :math:`P^*` (dual floor, primal value)
+and, as :math:`P(c) - P^* = \\delta^\\top(\\lambda K + K^2)\\delta \\ge \\lVert K\\delta\\rVert^2`,
+puts :math:`\\rho^*` in the 2-norm ball of radius :math:`\\sqrt{gap}` around the path's residual.
+
+From rigorous linear algebra at a point (:func:`point_facts`): a Cholesky factor
+:math:`\\hat L` and an approximate inverse :math:`X`, with their residuals bounded *including*
+the rounding of computing them (:math:`|fl(AB) - AB| \\le \\gamma_{n+1}|A||B|` for conventional
+products) and of the kernel entries: :math:`\\log\\det` from :math:`\\hat L\\hat L^\\top = \\tilde K + E`
+(:math:`|\\log\\det\\tilde K - 2\\sum\\log\\hat L_{ii}| \\le \\sqrt n\\lVert E\\rVert_F / (\\lambda -
+\\lVert E\\rVert_F)`), the diagonal and the trace of :math:`\\tilde K^{-1} = X + \\tilde K^{-1}S`,
+:math:`S = I - \\tilde KX` (:math:`|e_i^\\top\\tilde K^{-1}Se_i| \\le \\lVert Se_i\\rVert/\\lambda`),
+and the derivative :math:`h = \\tfrac{d}{dt}\\log\\det\\tilde K_t = -\\mathrm{tr}(\\tilde K^{-1}(D\\circ K_t))`.
+
+Over a bandwidth interval (:func:`_bandwidth_facts`): with :math:`B_t = D\\circ K_t` (entries
+decreasing in t, so :math:`\\lVert B_t\\rVert_2 \\le \\beta` = the largest row sum at the left
+end) :math:`|d_i'| = |z^\\top B z| \\le \\beta\\lVert z\\rVert^2 \\le (\\beta/\\lambda) d_i` for
+:math:`d_i = [\\tilde K^{-1}]_{ii}`, :math:`z = \\tilde K^{-1}e_i`, and the same for the trace:
+both within a factor :math:`e^{\\beta s/\\lambda}` of their values at the middle, ``s`` away.
+:math:`|h'| = |\\mathrm{tr}(\\tilde K^{-1}C) - \\lVert\\tilde K^{-1/2}B\\tilde K^{-1/2}\\rVert_F^2|
+\\le \\mathrm{tr}(\\tilde K^{-1})(\\beta^2/\\lambda + \\gamma)` (:math:`C = D^2\\circ K_t`,
+:math:`\\gamma` its largest row sum), so :math:`\\log\\det` is within :math:`|h(m)|s + Ls^2/2` of
+its value at the middle ``m``.  Over a λ interval the kernel is fixed and everything is
+monotone: :math:`[\\tilde K^{-1}]_{ii}`, the trace decrease, :math:`\\log\\det` and
+:math:`\\lambda[\\tilde K^{-1}]_{ii}`, :math:`\\lambda\\,\\mathrm{tr}\\tilde K^{-1}` increase
+(:math:`\\tfrac{d}{d\\lambda}\\lambda\\tilde K^{-1} = \\tilde K^{-1}K\\tilde K^{-1} \\succeq 0`).
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, kernel_entry_error
+from approxpath.selection.predictions import expansion_cover, sqrt_up
+
+__all__ = ["CLOSED_FORM", "criterion_enclosure", "point_facts"]
+
+#: Criteria with a closed form and whether they are minimized or maximized.
+CLOSED_FORM = {"loocv": "min", "gcv": "min", "lml": "max"}
+# Final enclosures are widened by this relative amount: the few scalar operations after the
+# rigorous parts (products, quotients, exp, sqrt: each within a unit roundoff), 64 u in all.
+_PAD = 64 * UNIT_ROUNDOFF
+# Facts at this many parameter values are kept (a branch and bound revisits the middles).
+_CACHE = 4096
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Rigorous enclosures at one parameter value (``[lo, hi]`` pairs)."""
+
+    trace: tuple
+    diag_lo: np.ndarray
+    diag_hi: np.ndarray
+    logdet: tuple
+    slope: tuple  # d/dt log det (bandwidth path), else None
+
+
+def _frob(M):
+    """An upper bound of the Frobenius norm of ``M`` (its computed value moved up)."""
+    return float(np.sqrt(np.sum(M * M))) * (1.0 + fp_margin(M.size, 1.0))
+
+
+_CONTROLLER = []
+
+
+def _one_thread():
+    """One BLAS thread for the small dense algebra here: OpenBLAS's threads on matrices of a few
+    dozen rows spin (dpotri at n = 60: 0.2 s with two threads against 30 us with one)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return nullcontext()
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
+def point_facts(bound, tau, slope=True):
+    """:class:`Facts` of :math:`\\tilde K = K_t + \\lambda I` at the path parameter ``tau``
+    (see the module docstring); ``slope`` also encloses :math:`\\tfrac{d}{dt}\\log\\det\\tilde K_t`."""
+    with _one_thread():
+        return _point_facts(bound, tau, slope)
+
+
+def _point_facts(bound, tau, slope):
+    bw, lam = bound.sweep.at(tau)
+    n, d = bound.n, bound.entry_terms
+    D = bound.kernels.D
+    K = bound.gram(tau)
+    A = K + lam * np.eye(n)
+    # |A - exact| entrywise: the kernel entries off the diagonal (exp(0) = 1 is exact), 1 + lam once rounded on it
+    F = math.sqrt(n * (n - 1) * kernel_entry_error(d) ** 2 + n * (UNIT_ROUNDOFF * (1.0 + lam)) ** 2)
+    g = fp_margin(n + 1, 1.0)  # gamma_{n+1} of a computed product or residual
+    absA = np.abs(A)
+    try:
+        cf = scipy.linalg.cho_factor(A, lower=True)
+    except np.linalg.LinAlgError:  # rounding made A indefinite: nothing can be certified here
+        return _nothing(n)
+    L = np.tril(cf[0])
+    absL = np.abs(L)
+    E = _frob(L @ L.T - A) + g * _frob(absL @ absL.T + absA) + F
+    X, info = scipy.linalg.lapack.dpotri(L, lower=1)  # the inverse from the factor (lower triangle)
+    if info != 0:
+        return _nothing(n)
+    X = np.tril(X) + np.tril(X, -1).T
+    absX = np.abs(X)
+    S = np.eye(n) - A @ X
+    S_err = g * (np.eye(n) + absA @ absX)  # rounding of the computed residual, entrywise
+    col = (np.sqrt(np.sum(S * S, axis=0)) + np.sqrt(np.sum(S_err * S_err, axis=0))
+           + F * np.sqrt(np.sum(X * X, axis=0))) * (1.0 + fp_margin(n, 1.0))
+    S_F = _frob(S) + _frob(S_err) + F * _frob(X)
+    if not (E < 0.5 * lam and S_F < 0.5 * lam):  # the factorization is too inaccurate to say anything
+        return _nothing(n)
+    logs = np.log(np.diag(L))
+    ld = 2.0 * float(np.sum(logs))
+    ld_err = 2.0 * (fp_margin(n, float(np.sum(np.abs(logs)))) + 2 * UNIT_ROUNDOFF * float(np.sum(np.abs(logs))))
+    ld_err += math.sqrt(n) * E / (lam - E)
+    diag = np.diag(X)
+    tr = float(np.sum(diag))
+    tr_err = math.sqrt(n) * S_F / lam + fp_margin(n, float(np.sum(np.abs(diag))))
+    out = dict(trace=(tr - tr_err, tr + tr_err), diag_lo=diag - col / lam, diag_hi=diag + col / lam,
+               logdet=(ld - ld_err, ld + ld_err), slope=None)
+    if slope and bound.sweep.along_bandwidth:
+        B = D * K
+        entry = 3.0 * kernel_entry_error(d) / bw  # D exp(-t D) as computed (approxpath.envelopes)
+        h = -float(np.sum(X * B))
+        h_err = (fp_margin(n * n, float(np.sum(absX * B))) + entry * float(np.sum(absX))
+                 + S_F * (_frob(B) + n * entry) / lam)
+        out["slope"] = (h - h_err, h + h_err)
+    return Facts(**out)
+
+
+def _nothing(n):
+    inf = np.full(n, np.inf)
+    return Facts((0.0, np.inf), np.zeros(n), inf, (-np.inf, np.inf), (-np.inf, np.inf))
+
+
+def _row_sum_bound(bound, t, power):
+    """An upper bound of the largest row sum of :math:`D^k\\circ e^{-tD}` (k = ``power``), which
+    bounds the spectral norm of that matrix at every bandwidth >= t."""
+    D = bound.kernels.D
+    M = D**power * np.exp(-t * D)
+    entry = (3.0 if power == 1 else 8.0) * kernel_entry_error(bound.entry_terms) / t**power
+    rows = M.sum(axis=1)
+    return float(rows.max()) * (1.0 + fp_margin(bound.n, 1.0)) + bound.n * entry
+
+
+def _facts(bound, tau, cache):
+    key = float(tau)
+    if cache is None:
+        return point_facts(bound, key)
+    if key not in cache:
+        if len(cache) >= _CACHE:
+            cache.pop(next(iter(cache)))
+        cache[key] = point_facts(bound, key)
+    return cache[key]
+
+
+def _interval_facts(bound, lo, hi, cache):
+    """Enclosures over ``[lo, hi]`` of :math:`\\lambda d_i` (n,), :math:`\\lambda T` and, on the
+    λ path, :math:`\\log\\det` (each a ``(low, high)`` pair; None for the last on a bandwidth path)."""
+    if not bound.sweep.along_bandwidth:
+        fa, fb = _facts(bound, lo, cache), _facts(bound, hi, cache)
+        # lambda d_i and lambda tr increase with lambda, log det increases
+        return ((lo * fa.diag_lo, hi * fb.diag_hi), (lo * fa.trace[0], hi * fb.trace[1]),
+                (fa.logdet[0], fb.logdet[1]))
+    lam = bound.sweep.weight
+    m, s = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    f = _facts(bound, m, cache)
+    grow = math.exp(_row_sum_bound(bound, lo, 1) * s / lam) * (1.0 + _PAD) if s > 0 else 1.0
+    return (lam * f.diag_lo / grow, lam * f.diag_hi * grow), (lam * f.trace[0] / grow, lam * f.trace[1] * grow), None
+
+
+def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
+    """The log marginal likelihood over a bandwidth interval by a second-order Taylor
+    enclosure about its middle ``m``: value and slope at ``m`` enclosed from the piece's pair
+    and the point facts, :math:`|LML''| \\le M` on the interval (module docstring), so
+    :math:`LML(t) \\in LML(m) + LML'(m)(t - m) \\pm M(t - m)^2/2`.
+
+    :math:`LML' = -\\tfrac12 c^{*\\top} B c^* - \\tfrac12 h` with :math:`c^* = \\rho^*/\\lambda`,
+    :math:`\\rho^*` within :math:`\\sqrt{gap}` of the path's residual; :math:`LML'' = -\\tfrac12
+    (y^\\top\\tilde K^{-1}y)'' - \\tfrac12 h'` with :math:`|(y^\\top\\tilde K^{-1}y)''| = |2c^\\top
+    B\\tilde K^{-1}Bc - c^\\top Cc| \\le \\lVert c\\rVert^2(2\\beta^2/\\lambda + \\gamma)` and
+    :math:`\\lVert c\\rVert^2 \\le y^\\top\\tilde K^{-1}y/\\lambda = P^*/\\lambda^2`.
+    """
+    lam, n = bound.sweep.weight, bound.n
+    c = np.asarray(primal.c, dtype=float)
+    m, s = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    f = _facts(bound, m, cache)
+    const = 0.5 * n * math.log(2.0 * math.pi)
+    r_lo, r_hi, cKc = _residual_box(bound, c, m, m)
+    p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
+    p_low = max(bound.dual_floor(dual, m), 0.0)
+    v_lo = -0.5 * p_high / lam - 0.5 * f.logdet[1] - const
+    v_hi = -0.5 * p_low / lam - 0.5 * f.logdet[0] - const
+    if s > 0:
+        beta, gamma = _row_sum_bound(bound, lo, 1), _row_sum_bound(bound, lo, 2)
+        # slope at m: rho* = rhat + v with ||v|| <= rad (the box's half-widths and the gap's ball)
+        rhat, half = 0.5 * (r_lo + r_hi), 0.5 * (r_hi - r_lo)
+        rad = float(np.sqrt(np.sum(half * half))) * (1.0 + fp_margin(n, 1.0)) + sqrt_up(gap)
+        B = bound.kernels.D * bound.gram(m)
+        entry = 3.0 * kernel_entry_error(bound.entry_terms) / m  # D exp(-m D) as computed
+        Br = B @ rhat
+        a1 = float(np.sum(np.abs(rhat)))
+        q = float(rhat @ Br)
+        q_err = entry * a1 * a1 + fp_margin(2 * n, float(np.abs(rhat) @ (B @ np.abs(rhat))))
+        norm_Br = float(np.sqrt(Br @ Br)) * (1.0 + fp_margin(2 * n, 1.0)) + entry * a1 * math.sqrt(n)
+        q_err += 2.0 * norm_Br * rad + beta * rad * rad
+        slope = max(abs(-0.5 * (q - q_err) / lam**2 - 0.5 * f.slope[1]),
+                    abs(-0.5 * (q + q_err) / lam**2 - 0.5 * f.slope[0]))
+        r_lo, r_hi, cKc_all = _residual_box(bound, c, lo, hi)
+        p_max = (lam * cKc_all + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
+        grow = math.exp(beta * s / lam) * (1.0 + _PAD)
+        M = 0.5 * (p_max / lam**2) * (2.0 * beta * beta / lam + gamma) + 0.5 * f.trace[1] * grow * (beta * beta / lam + gamma)
+        move = slope * s + 0.5 * M * s * s
+        v_lo, v_hi = v_lo - move, v_hi + move
+    pad = _PAD * (abs(v_lo) + abs(v_hi))
+    return v_lo - pad, v_hi + pad
+
+
+def _residual_box(bound, c, lo, hi):
+    """Entrywise bounds of :math:`y - K_t c` and of :math:`c^\\top K_t c` over the piece."""
+    t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
+    _, low, up = expansion_cover(bound.kernels.products, c, t_lo, t_hi, bound.entry_terms, bound.n)
+    kl, ku = low.min(axis=-1), up.max(axis=-1)
+    y = bound.y
+    pad = fp_margin(1, 1.0) * (np.abs(y) + np.abs(kl) + np.abs(ku))
+    cKc = float(np.sum(np.maximum(c * kl, c * ku)))
+    cKc += fp_margin(bound.n, float(np.sum(np.abs(c) * np.maximum(np.abs(kl), np.abs(ku)))))
+    return y - ku - pad, y - kl + pad, cKc
+
+
+def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None):
+    """An enclosure ``(low, high)`` of the criterion ``name`` (one of :data:`CLOSED_FORM`) of
+    the exact optimum for every parameter of ``[lo, hi]``, given the piece's pair and its gap
+    bound there (see the module docstring).  ``cache`` (a dict) keeps point factorizations."""
+    if name not in CLOSED_FORM:
+        raise KeyError(f"kernel_ridge has no closed-form criterion {name!r}; choose one of {', '.join(CLOSED_FORM)}")
+    c = np.asarray(primal.c, dtype=float)
+    n = bound.n
+    if not np.isfinite(gap):
+        return -np.inf, np.inf
+    lam_lo, lam_hi = bound.sweep.at(lo)[1], bound.sweep.at(hi)[1]
+    if name == "lml":
+        if bound.sweep.along_bandwidth:
+            return _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache)
+        p_low = bound.dual_floor(dual, lo, hi)
+        r_lo, r_hi, cKc = _residual_box(bound, c, lo, hi)
+        p_high = (lam_hi * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
+        ld = _interval_facts(bound, lo, hi, cache)[2]
+        const = 0.5 * n * math.log(2.0 * math.pi)
+        low = -0.5 * p_high / lam_lo - 0.5 * ld[1] - const
+        high = -0.5 * max(p_low, 0.0) / lam_hi - 0.5 * ld[0] - const
+        pad = _PAD * (abs(low) + abs(high))
+        return low - pad, high + pad
+    r_lo, r_hi, _ = _residual_box(bound, c, lo, hi)
+    ball = sqrt_up(gap)  # ||rho* - rho|| <= sqrt(gap)
+    big = np.maximum(r_lo * r_lo, r_hi * r_hi)
+    near = np.maximum(np.maximum(r_lo, -r_hi), 0.0) ** 2
+    ld_i, l_tr, _ = _interval_facts(bound, lo, hi, cache)
+    if name == "loocv":
+        if not np.all(ld_i[0] > 0):
+            return 0.0, np.inf
+        w_lo, w_hi = 1.0 / ld_i[1], 1.0 / ld_i[0]
+        top = math.sqrt(float(np.sum(w_hi * w_hi * big))) + float(w_hi.max()) * ball
+        bottom = max(math.sqrt(float(np.sum(w_lo * w_lo * near))) - float(w_hi.max()) * ball, 0.0)
+        low, high = bottom * bottom / n, top * top / n
+    else:  # gcv
+        if not l_tr[0] > 0:
+            return 0.0, np.inf
+        top = math.sqrt(float(np.sum(big))) + ball
+        bottom = max(math.sqrt(float(np.sum(near))) - ball, 0.0)
+        low, high = n * bottom * bottom / l_tr[1] ** 2, n * top * top / l_tr[0] ** 2
+    pad = _PAD + fp_margin(n, 1.0)  # the n-term sums of squares
+    return low * (1.0 - pad), high * (1.0 + pad)

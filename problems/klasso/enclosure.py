@@ -1,0 +1,175 @@
+"""Where the exact kLASSO optimum's predictions lie, from a piece's certified gap (numpy only).
+
+The primal :math:`\\tfrac12\\lVert y - v\\rVert^2 + \\lambda\\lVert\\beta\\rVert_1` with the
+fitted values :math:`v = K\\beta + \\beta_0\\mathbf 1` is 1-strongly convex in :math:`v`, not in
+:math:`\\beta`: a pair within ``gap`` of the optimum has :math:`\\lVert v - v^*\\rVert \\le R =
+\\sqrt{2\\,gap}`, and nothing pins :math:`\\beta^*` except its size,
+:math:`\\lambda\\lVert\\beta^*\\rVert_1 = P^* - \\tfrac12\\lVert y - v^*\\rVert^2 \\le P(\\beta) -
+\\tfrac12(\\lVert r\\rVert - R)_+^2`, so :math:`\\lVert\\beta^* - \\beta\\rVert_1 \\le \\Delta =
+2\\lVert\\beta\\rVert_1 + R\\max(\\lVert r\\rVert, R)/\\lambda` (:math:`r = y - v`, the path's residual).
+
+Safe screening narrows the set: the dual objective is 1-strongly concave, so the optimal dual
+(the optimal residual :math:`u^* = y - v^*`) is within :math:`R` of the piece's feasible dual
+:math:`u`, and where :math:`|(K u)_j| + \\lVert K e_j\\rVert R < \\lambda` on the whole piece the
+optimality conditions (:math:`\\beta^*_j \\ne 0 \\Rightarrow |(Ku^*)_j| = \\lambda`) give
+:math:`\\beta^*_j = 0`.  So :math:`\\beta^* - \\beta` lives on the columns ``S`` not screened out
+plus the support of :math:`\\beta`.
+
+A new point's prediction :math:`f(x) = k_x^\\top\\beta + \\beta_0` is then bounded by weak
+duality of the support function of that set: with :math:`M = [K_{:S}, \\mathbf 1]`, for any
+:math:`a \\in \\mathbb R^n`,
+
+.. math::
+
+    f^*(x) - f(x) = a^\\top(v^* - v) + (k_{x,S} - K_{:S}^\\top a)^\\top(\\beta^* - \\beta)_S
+    + (1 - \\mathbf 1^\\top a)(\\beta^*_0 - \\beta_0),
+
+so :math:`|f^*(x) - f(x)| \\le R\\lVert a\\rVert_2 + \\Delta\\lVert k_{x,S} - K_{:S}^\\top a\\rVert_\\infty
++ |1 - \\mathbf 1^\\top a|\\,(\\Delta + |\\bar r|)` (the optimal intercept is the mean of
+:math:`y - K\\beta^*`, so :math:`|\\beta_0^* - \\beta_0| \\le \\Delta + |\\bar r|`).  Any ``a``
+is rigorous; per half of the piece and point it is the ridge solution of :math:`M^\\top a =
+(k_{x,S}, 1)` at the half's middle with the smallest radius there (a few columns: a
+small system).  On a bandwidth piece the residual of those equations, :math:`f(x)` and
+:math:`r` are enclosed per node sub-interval by Hermite envelopes.
+
+The radius shrinks with :math:`R` when few columns survive the screening (a sparse optimum
+and a small gap); with many, what the columns cannot represent of :math:`k_x` stays, and the
+enclosure is wide (and honest).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from approxpath.envelopes import Envelope, difference_nodes, envelope_entry_error, split_envelope
+from approxpath.kernels import gaussian
+from approxpath.numerics import fp_margin, kernel_entry_error, log_mid
+from approxpath.selection.predictions import CHAIN, cross_products, expansion_cover, new_distances, sqrt_up
+
+__all__ = ["prediction_enclosure"]
+
+# The approximations are chosen once per half of a piece: the node sub-intervals 0-8 and 9-17
+# (the 19 nodes of approxpath.envelopes.difference_nodes put s = 1/2 at node 9); a search
+# keeps halves of pieces as its cells anyway (approxpath.selection.cover).
+_GROUPS = (slice(0, 9), slice(9, None))
+# Ridge weights tried for the approximation a (relative to the largest eigenvalue of M'M):
+# 1 down to 1e-14, a decade apart (the radius's terms trade off along them).
+_RIDGES = 10.0 ** -np.arange(0, 15)
+
+
+def _approximations(M, phi, R, Delta, mean):
+    """Per column of ``phi`` (k, m), the ``a`` (n, m) among the ridge solutions of
+    :math:`M^\\top a = \\phi` (``M`` (n, k), last column the ones) whose radius
+    :math:`R\\lVert a\\rVert + \\Delta\\lVert e_S\\rVert_\\infty + |e_0|(\\Delta + \\bar r)`,
+    :math:`e = \\phi - M^\\top a`, is smallest (as computed: a choice, not a bound)."""
+    G = M.T @ M
+    w, V = np.linalg.eigh(G)
+    Vp = V.T @ phi
+    best, choice = None, None
+    for mu in _RIDGES * max(float(w.max()), 1e-300):
+        z = V @ (Vp / (np.maximum(w, 0.0) + mu)[:, None])  # (G + mu I)^-1 phi
+        a = M @ z
+        e = phi - M.T @ a
+        radius = (R * np.sqrt(np.sum(a * a, axis=0)) + Delta * np.abs(e[:-1]).max(axis=0, initial=0.0)
+                  + np.abs(e[-1]) * (Delta + mean))
+        if best is None:
+            best, choice = radius, a
+        else:
+            better = radius < best
+            best = np.where(better, radius, best)
+            choice = np.where(better[None, :], a, choice)
+    return choice
+
+
+def _screened(bound, dual, R, lam, t_lo, t_hi, edges):
+    """Columns ``j`` where :math:`\\beta^*_j` may be nonzero somewhere on the piece: not safely
+    screened out by :math:`|(K_t u)_j| + \\lVert K_t e_j\\rVert R < \\lambda`."""
+    d, n = bound.entry_terms, bound.n
+    products = bound.kernels.products
+    _, low, up = expansion_cover(products, np.asarray(dual.u, dtype=float), t_lo, t_hi, d, n)
+    Ku = float(dual.scale) * np.maximum(np.abs(low), np.abs(up)).max(axis=-1)
+    if dual.slope is not None:  # the moving dual s (u + rho (t - at) v)
+        _, vlow, vup = expansion_cover(products, np.asarray(dual.slope, dtype=float), t_lo, t_hi, d, n)
+        reach = abs(float(dual.rate)) * max(abs(t_lo - float(dual.at)), abs(t_hi - float(dual.at)))
+        Ku = Ku + float(dual.scale) * reach * np.maximum(np.abs(vlow), np.abs(vup)).max(axis=-1)
+    E = gaussian(bound.kernels.D, 2.0 * t_lo)  # ||K_t e_j||^2 = sum_i exp(-2 t D_ij), largest at t_lo
+    col = np.sqrt(E.sum(axis=0) + n * kernel_entry_error(d)) * (1.0 + fp_margin(n, 1.0))
+    top = (Ku + col * R) * (1.0 + fp_margin(8, 1.0))
+    return np.flatnonzero(top >= lam)
+
+
+def _residual_sup(bound, A, S, Dt, t_lo, t_hi):
+    """An upper bound of :math:`\\lVert k_{x,S} - K_{:S}^\\top a_x\\rVert_\\infty` for every
+    bandwidth of ``[t_lo, t_hi]``, per point (column of ``A``), rounding included: ``(m,)``."""
+    n, d = bound.n, bound.entry_terms
+    if S.size == 0:
+        return np.zeros(A.shape[1])
+    a1 = np.abs(A).sum(axis=0)  # (m,)
+    DS = bound.kernels.D[S]  # (|S|, n): rows S of the symmetric distances
+    DtS = Dt[S]  # (|S|, m)
+    if t_lo == t_hi:
+        kx, KS = gaussian(DtS, t_lo), gaussian(DS, t_lo)
+        e = kx - KS @ A
+        allowance = kernel_entry_error(d) * (1.0 + a1) + fp_margin(n + 1, 1.0) * (kx + KS @ np.abs(A))
+        return (np.abs(e) + allowance).max(axis=0)
+    ends = []
+    for t in (t_lo, t_hi):
+        E = gaussian(DtS, t)
+        T = DtS * E
+        ends.append((E, -T, T * DtS))
+    single = Envelope(t_lo, t_hi, ends[0][0], ends[1][0], ends[0][1], ends[1][1], ends[0][2], ends[1][2])
+    PA, NA = split_envelope(cross_products(DS), A, t_lo, t_hi)
+    fields = ("f_lo", "f_hi", "df_lo", "df_hi", "d2f_lo", "d2f_hi")
+    P = Envelope(t_lo, t_hi, *(getattr(single, f) + getattr(NA, f) for f in fields))
+    _, low, up = difference_nodes(P, PA)  # (|S|, m, nodes): k_x + K a^- - K a^+ on the rows S
+    allowance = (envelope_entry_error(t_lo, t_hi, d) * (1.0 + a1)
+                 + fp_margin(n + CHAIN, 1.0) * (P.magnitude() + PA.magnitude()))
+    return (np.maximum(up, -low).max(axis=-1) + allowance).max(axis=0)
+
+
+def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
+    """Enclosures of every exact optimum's predictions at the rows of ``X_new`` for every
+    parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap`` there (see the module
+    docstring): ``(edges (J + 1,), low (m, J), up (m, J))``."""
+    beta = np.asarray(primal.beta, dtype=float)
+    beta0 = float(primal.beta0)
+    n, d, y = bound.n, bound.entry_terms, bound.y
+    lam = bound.sweep.weight_floor(lo)
+    t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
+    Dc = new_distances(bound, X_new)
+    edges, f_low, f_up = expansion_cover(cross_products(Dc), beta, t_lo, t_hi, d, n)
+    if not bound.sweep.along_bandwidth:
+        edges = np.array([lo, hi], dtype=float)
+    if not np.isfinite(gap):
+        return edges, np.full(f_low.shape, -np.inf), np.full(f_low.shape, np.inf)
+    R = sqrt_up(2.0 * gap)
+    _, k_low, k_up = expansion_cover(bound.kernels.products, beta, t_lo, t_hi, d, n)
+    pad = fp_margin(2, 1.0) * (np.abs(y)[:, None] + abs(beta0) + np.abs(k_low) + np.abs(k_up))
+    r_low, r_up = (y - beta0)[:, None] - k_up - pad, (y - beta0)[:, None] - k_low + pad  # (n, J)
+    r_norm = np.sqrt(np.sum(np.maximum(r_low * r_low, r_up * r_up), axis=0)) * (1.0 + fp_margin(n, 1.0))
+    r_mean = np.maximum(np.abs(r_low.mean(axis=0)), np.abs(r_up.mean(axis=0))) * (1.0 + fp_margin(n, 1.0))
+    b1 = float(np.abs(beta).sum()) * (1.0 + fp_margin(n, 1.0))
+    Delta = (2.0 * b1 + R * np.maximum(r_norm, R) / lam) * (1.0 + fp_margin(4, 1.0))  # (J,)
+    S = np.union1d(_screened(bound, dual, R, lam, t_lo, t_hi, edges), np.flatnonzero(beta))
+    Dt = Dc.T  # (n, m)
+    cuts = np.array([t_lo, t_hi]) if t_lo == t_hi else edges
+    radius = np.empty(f_low.shape)
+    for g in _GROUPS[: 1 if cuts.size == 2 else 2]:  # one approximation per half of the piece
+        js = np.arange(f_low.shape[1])[g]
+        a_, b_ = float(cuts[js[0]]), float(cuts[js[-1] + 1])
+        tm = log_mid(a_, b_)
+        D_g, mean_g = float(Delta[js].max()), float(r_mean[js].max())
+        M = np.column_stack([gaussian(bound.kernels.D[:, S], tm), np.ones(n)])
+        phi = np.vstack([gaussian(Dt[S], tm), np.ones(Dt.shape[1])])
+        A = _approximations(M, phi, R, D_g, mean_g)
+        e_sup = _residual_sup(bound, A, S, Dt, a_, b_)
+        a2 = np.sqrt(np.sum(A * A, axis=0)) * (1.0 + fp_margin(n, 1.0))
+        off = np.array([abs(1.0 - math.fsum(A[:, i])) for i in range(A.shape[1])])
+        off += fp_margin(n, 1.0) * np.abs(A).sum(axis=0)  # fsum is exact up to its final rounding
+        radius[:, js] = (R * a2 + D_g * e_sup + off * (D_g + mean_g))[:, None]
+    radius *= 1.0 + fp_margin(4, 1.0)
+    low, up = f_low + beta0 - radius, f_up + beta0 + radius
+    mag = np.abs(f_low) + np.abs(f_up) + abs(beta0) + radius
+    return edges, low - fp_margin(2, 1.0) * mag, up + fp_margin(2, 1.0) * mag

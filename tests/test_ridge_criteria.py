@@ -1,0 +1,128 @@
+"""Kernel ridge's closed-form criteria enclosed over pieces (LOOCV, GCV, log marginal
+likelihood): dense independent values at 50 random parameters lie inside, and the certified
+maximizer of the marginal likelihood matches a fine grid search within its delta."""
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath.data import make_sinc
+from approxpath.problems.kernel_ridge.criteria import point_facts
+from approxpath.selection import select
+
+LAM = 0.05
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_blas_thread():
+    """Small dense algebra (the references here, n of a few dozen) runs ~100x slower when
+    OpenBLAS spreads it over threads on a busy machine."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
+def _dense(X, y, t, lam):
+    """LOOCV by n refits, GCV by an eigendecomposition, LML by slogdet and a solve (numpy)."""
+    n = len(y)
+    K = np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    loo = []
+    for i in range(n):
+        keep = np.arange(n) != i
+        c = np.linalg.solve(K[np.ix_(keep, keep)] + lam * np.eye(n - 1), y[keep])
+        loo.append(y[i] - K[i, keep] @ c)
+    w, V = np.linalg.eigh(K)
+    fit = V @ ((w / (w + lam)) * (V.T @ y))  # the hat matrix applied to y
+    gcv = n * np.sum((y - fit) ** 2) / np.sum(lam / (w + lam)) ** 2
+    A = K + lam * np.eye(n)
+    lml = -0.5 * y @ np.linalg.solve(A, y) - 0.5 * np.linalg.slogdet(A)[1] - 0.5 * n * np.log(2 * np.pi)
+    return dict(loocv=float(np.mean(np.square(loo))), gcv=float(gcv), lml=float(lml))
+
+
+def _dense_lml(X, y, t, lam):
+    A = np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)) + lam * np.eye(len(y))
+    return -0.5 * y @ np.linalg.solve(A, y) - 0.5 * np.linalg.slogdet(A)[1] - 0.5 * len(y) * np.log(2 * np.pi)
+
+
+@pytest.fixture(scope="module")
+def ridge_path():
+    X, y = make_sinc(n=30, noise=0.1, seed=4)
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    return X, y, problem, approxpath.approximate_path(problem, eps=1e-4, interval=(0.1, 20.0))
+
+
+def test_enclosures_contain_dense_values_at_50_random_bandwidths(ridge_path):
+    X, y, problem, path = ridge_path
+    rng = np.random.default_rng(2)
+    cache = {}
+    for t in np.exp(rng.uniform(np.log(0.1), np.log(20.0), 50)):
+        piece = path.piece_at(t)
+        ref = _dense(X, y, t, LAM)
+        # on a small interval around t inside the piece and at the point itself
+        for lo, hi in ((max(piece.lo, t * (1 - 1e-3)), min(piece.hi, t * (1 + 1e-3))), (t, t)):
+            for name, value in ref.items():
+                low, high = problem.bound.criterion_enclosure(name, piece.primal, piece.dual, piece.gap_bound,
+                                                              lo, hi, cache)
+                assert low <= value <= high, (name, t, low, value, high)
+                if lo == hi:  # informative at a point: the gap's and the linear algebra's width
+                    assert high - low < 0.05 * (1 + abs(value)), (name, t)
+
+
+def test_enclosures_on_the_lambda_path():
+    X, y = make_sinc(n=30, noise=0.1, seed=7)
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=1.0, bandwidth=1.5, parameter="lam")
+    path = approxpath.approximate_path(problem, eps=1e-4, interval=(0.01, 1.0))
+    rng = np.random.default_rng(3)
+    for lam in np.exp(rng.uniform(np.log(0.01), np.log(1.0), 10)):
+        piece = path.piece_at(lam)
+        ref = _dense(X, y, 1.5, lam)
+        for name, value in ref.items():
+            low, high = problem.bound.criterion_enclosure(name, piece.primal, piece.dual, piece.gap_bound,
+                                                          piece.lo, piece.hi)
+            assert low <= value <= high, (name, lam)
+
+
+def test_point_facts_against_dense_linear_algebra(ridge_path):
+    X, y, problem, _ = ridge_path
+    for t in (0.2, 2.0, 15.0):
+        f = point_facts(problem.bound, t)
+        K = np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+        A = K + LAM * np.eye(len(y))
+        inv = np.linalg.inv(A)
+        assert f.trace[0] <= np.trace(inv) <= f.trace[1]
+        assert np.all(f.diag_lo <= np.diag(inv)) and np.all(np.diag(inv) <= f.diag_hi)
+        assert f.logdet[0] <= np.linalg.slogdet(A)[1] <= f.logdet[1]
+        D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+        slope = -np.trace(inv @ (D * K))  # d/dt log det
+        assert f.slope[0] <= slope <= f.slope[1]
+        h = 1e-6  # and it is the derivative: a central difference of numpy's log det
+        num = (np.linalg.slogdet(np.exp(-(t + h) * D) + LAM * np.eye(len(y)))[1]
+               - np.linalg.slogdet(np.exp(-(t - h) * D) + LAM * np.eye(len(y)))[1]) / (2 * h)
+        assert num == pytest.approx(slope, rel=1e-4, abs=1e-6)
+
+
+def test_certified_lml_maximizer_matches_a_fine_grid(ridge_path):
+    X, y, problem, _ = ridge_path
+    s = select(problem, "lml", eps=1e-4, interval=(0.1, 20.0), tol=0.02)
+    assert s.kind == "certified" and s.reached and s.sense == "max"
+    grid = np.geomspace(0.1, 20.0, 2000)
+    values = np.array([_dense_lml(X, y, t, LAM) for t in grid])
+    at = _dense_lml(X, y, s.t, LAM)
+    assert s.value[0] <= at <= s.value[1]
+    assert values.max() <= at + s.delta + 1e-9  # no grid point beats the choice by more than delta
+    assert abs(np.log(s.t / grid[values.argmax()])) < 0.5  # and it is near the grid's maximizer
+
+
+def test_closed_form_criteria_without_cv_and_errors(ridge_path):
+    X, y, problem, _ = ridge_path
+    s = select(problem, "gcv", eps=1e-4, interval=(0.3, 3.0), tol=0.02)
+    ref = _dense(X, y, s.t, LAM)["gcv"]
+    assert s.value[0] <= ref <= s.value[1] and s.sense == "min"
+    with pytest.raises(approxpath.InputError, match="closed-form"):
+        svm = approxpath.get_problem("kernel_svm")(X, np.where(y > 0, 1.0, -1.0), c=1.0)
+        select(svm, eps=0.1)
+    with pytest.raises(approxpath.InputError, match="criterion"):
+        select(problem, "aic", eps=1e-3)
+    with pytest.raises(KeyError, match="no closed-form criterion"):
+        problem.bound.criterion_enclosure("aic", None, None, 0.0, 1.0, 1.0)

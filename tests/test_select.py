@@ -1,0 +1,194 @@
+"""Certified selection by cross-validation (approxpath.selection.select), the estimators' cv=,
+the CLI's select and the figure: the chosen t's criterion, computed independently with dense
+numpy solves of every fold, is inside its enclosure, and no t of a fine grid beats it by more
+than delta."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath.data import make_classification, make_sinc
+from approxpath.selection import Selection, select
+
+LAM = 0.1
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_blas_thread():
+    """Small dense algebra (the references here, n of a few dozen) runs ~100x slower when
+    OpenBLAS spreads it over threads on a busy machine."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
+def _ridge_cv_mse(X, y, folds, t, lam=LAM):
+    """Pooled k-fold MSE of the exact kernel ridge optima (numpy's dense solver)."""
+    total = 0.0
+    for tr, va in folds:
+        K = np.exp(-t * ((X[tr][:, None, :] - X[tr][None, :, :]) ** 2).sum(-1))
+        c = np.linalg.solve(K + lam * np.eye(len(tr)), y[tr])
+        Kv = np.exp(-t * ((X[va][:, None, :] - X[tr][None, :, :]) ** 2).sum(-1))
+        total += float(np.sum((Kv @ c - y[va]) ** 2))
+    return total / len(y)
+
+
+@pytest.fixture(scope="module")
+def sinc():
+    return make_sinc(n=30, noise=0.1, seed=2)
+
+
+@pytest.fixture(scope="module")
+def ridge_selection(sinc):
+    X, y = sinc
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    return select(problem, "mse", cv=3, eps=1e-4, interval=(0.2, 20.0), tol=0.002)
+
+
+def test_cv_selection_is_certified_against_dense_folds(sinc, ridge_selection):
+    from sklearn.model_selection import KFold
+
+    X, y = sinc
+    s = ridge_selection
+    assert isinstance(s, Selection) and s.kind == "certified" and s.reached and s.folds == 3
+    folds = list(KFold(3).split(X))  # check_cv(3) for real targets: unshuffled k-fold
+    at = _ridge_cv_mse(X, y, folds, s.t)
+    assert s.value[0] <= at <= s.value[1]
+    grid = np.geomspace(0.2, 20.0, 400)
+    assert min(_ridge_cv_mse(X, y, folds, t) for t in grid) >= at - s.delta - 1e-12
+    # the cover: contiguous cells over the interval, each enclosing the dense curve
+    assert s.edges[0] == 0.2 and s.edges[-1] == 20.0 and np.all(np.diff(s.edges) >= 0)
+    for t in grid[::40]:
+        i = min(int(np.searchsorted(s.edges, t, side="right")) - 1, s.lo.size - 1)
+        assert s.lo[i] - 1e-12 <= _ridge_cv_mse(X, y, folds, t) <= s.hi[i] + 1e-12
+    assert s.to_json()["delta"] == s.delta and "delta" in s.summary()
+
+
+def test_splitter_objects_holdout_and_classification():
+    from sklearn.model_selection import KFold
+
+    X, y = make_classification(n=40, d=2, seed=1)
+    svm = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    s = select(svm, cv=KFold(3, shuffle=True, random_state=0), eps=0.01, interval=(0.1, 10.0), tol=0.05)
+    assert s.criterion == "error" and s.reached and s.kind == "certified"
+    # a hold-out set: one fold
+    problem = approxpath.get_problem("kernel_svm")(X[:30], y[:30], c=1.0)
+    h = select(problem, X_val=X[30:], y_val=svm.y[30:], eps=0.01, interval=(0.1, 10.0), tol=0.11, max_solves=300)
+    assert h.folds == 1 and h.delta <= 0.11 and 0.0 <= h.value[0] <= h.value[1] <= 1.0
+
+
+def test_precomputed_distances_folds_by_rows_and_columns(sinc):
+    """kernel="precomputed": X is D (n, n); each fold is D[train][:, train] and predicts from
+    D[test][:, train].  The chosen t's enclosure holds the dense k-fold MSE of the same folds."""
+    from sklearn.model_selection import KFold
+
+    X, y = sinc
+    D = (X - X.T) ** 2
+    problem = approxpath.get_problem("kernel_ridge")(D, y, lam=LAM, kernel="precomputed")
+    s = select(problem, "mse", cv=3, eps=1e-4, interval=(0.2, 20.0), tol=0.01)
+    assert s.kind == "certified" and s.reached and s.folds == 3
+    at = _ridge_cv_mse(X, y, list(KFold(3).split(X)), s.t)
+    assert s.value[0] <= at <= s.value[1]
+
+
+def test_sampled_criterion_for_a_problem_without_enclosure(sinc):
+    X, y = sinc
+    problem = approxpath.get_problem("robust_l1")(X, y, lam=0.1)
+    s = select(problem, "mae", cv=3, eps=0.5, interval=(0.5, 4.0))
+    assert s.kind == "sampled" and np.isnan(s.delta) and not s.reached
+    assert "sampled" in s.summary() and s.to_json()["delta"] is None
+
+
+def test_budget_and_bad_input(sinc):
+    X, y = sinc
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    with pytest.raises(approxpath.BudgetExceededError, match="max_solves") as info:
+        select(problem, "mse", cv=3, eps=0.1, interval=(0.2, 20.0), tol=1e-6, max_solves=20)
+    assert isinstance(info.value.selection, Selection) and not info.value.selection.reached
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = select(problem, "mse", cv=3, eps=0.1, interval=(0.2, 20.0), tol=1e-6, max_solves=20, strict=False)
+    assert not s.reached and any("delta" in str(w.message) for w in caught)
+    for kw, match in [(dict(tol=0.0), "tol"), (dict(tol=-1.0), "tol"), (dict(cv=3, X_val=X, y_val=y), "not both"),
+                      (dict(cv=1), "folds|n_splits"), (dict(X_val=X), "y_val"), (dict(max_solves=0), "max_solves"),
+                      (dict(X_val=X[:, :0], y_val=y), "X_val")]:
+        with pytest.raises((approxpath.InputError, ValueError), match=match):
+            select(problem, "mse", eps=1e-3, interval=(0.2, 20.0), **kw)
+    with pytest.raises(approxpath.InputError, match="whole data"):
+        select(problem, "lml", cv=3, eps=1e-3)
+    with pytest.raises(approxpath.InputError, match="labels"):
+        select(problem, "error", cv=3, eps=1e-3)
+
+
+def test_estimators_with_cv(sinc):
+    from approxpath.sklearn import KernelPathRegressor, KernelPathSVC
+
+    X, y = make_classification(n=30, d=2, seed=1)
+    clf = KernelPathSVC(cv=3, cv_tol=0.07, t_range=(0.1, 10.0)).fit(X, y)
+    assert clf.selection_.reached and clf.best_t_ == clf.selection_.t
+    assert clf.path_.problem.n == 30 and clf.path_.certified  # refitted on all the data
+    assert set(clf.predict(X)) <= set(clf.classes_) and clf.validation_curve_ is None
+    with pytest.raises(ValueError, match="cv="):
+        KernelPathSVC(cv=3).fit(X[:30], y[:30], X_val=X[30:], y_val=y[30:])
+    Xr, yr = sinc
+    reg = KernelPathRegressor(loss="robust_l1", criterion="mae", cv=3, t_range=(0.5, 4.0)).fit(Xr, yr)
+    assert reg.selection_.kind == "sampled" and reg.predict(Xr).shape == (30,)
+
+
+@pytest.fixture
+def sinc_csv(tmp_path, sinc):
+    X, y = sinc
+    f = tmp_path / "sinc.csv"
+    np.savetxt(f, np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
+    return f
+
+
+def test_cli_select(sinc_csv, tmp_path, capsys, sinc):
+    from approxpath.cli import main
+
+    fig = tmp_path / "select.png"
+    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
+               "--criterion", "mse", "--eps", "1e-4", "--range", "0.2", "20", "--tol", "0.005", "--json",
+               "--plot", str(fig)])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert rc == 0 and out["reached"] and out["kind"] == "certified" and out["folds"] == 5
+    assert out["problem"] == "kernel_ridge" and out["range"] == [0.2, 20.0] and fig.stat().st_size > 0
+    X, y = sinc
+    from sklearn.model_selection import KFold
+
+    folds = list(KFold(5).split(X))
+    at = _ridge_cv_mse(X, y, folds, out["t"])
+    assert out["value"][0] <= at <= out["value"][1] and out["delta"] <= 0.005
+    assert min(_ridge_cv_mse(X, y, folds, t) for t in np.geomspace(0.2, 20.0, 200)) >= at - out["delta"] - 1e-12
+    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1",
+               "--criterion", "lml", "--range", "0.2", "20", "--tol", "0.05"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "lml" in text and "delta" in text
+    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
+               "--criterion", "mse", "--range", "0.2", "20", "--tol", "1e-9", "--max-solves", "15"])
+    captured = capsys.readouterr()
+    assert rc == 1 and "max_solves" in captured.err
+    assert main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--criterion", "aicc"]) == 2
+
+
+def test_plot_selection(ridge_selection):
+    from approxpath.selection import plot_selection
+
+    fig = plot_selection(ridge_selection)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and "squared" in ax.get_ylabel()
+    assert any("chosen" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+def test_folds_in_worker_processes_give_the_same_selection(sinc, ridge_selection):
+    """The folds' paths and their refinements on two worker processes: the same paths, hence
+    the same choice, value and delta as in one process."""
+    X, y = sinc
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    s = select(problem, "mse", cv=3, eps=1e-4, interval=(0.2, 20.0), tol=0.002, workers=2)
+    assert (s.t, s.value, s.delta, s.exact_solves) == (ridge_selection.t, ridge_selection.value,
+                                                        ridge_selection.delta, ridge_selection.exact_solves)

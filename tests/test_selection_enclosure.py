@@ -1,0 +1,206 @@
+"""Enclosures of the exact optimum's predictions and validation losses (approxpath.selection):
+at 30 random parameters per problem, the optimum from an independent tight CVXPY solve of the
+problem written here (not the problem's own declarations) predicts inside the enclosure of the
+piece's pair, and its validation loss lies inside the loss bounds."""
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath.data import make_classification, make_sinc
+from approxpath.selection.losses import loss_totals
+from approxpath.selection.predictions import cross_products, expansion_cover
+
+# Independent solves reach ~1e-9; predictions of such a solve may sit this far outside.
+_SOLVE_TOL = 1e-6
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_blas_thread():
+    """Small dense algebra (the references here, n of a few dozen) runs ~100x slower when
+    OpenBLAS spreads it over threads on a busy machine."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
+def _kernel(A, B, t, family="gaussian"):
+    diff = A[:, None, :] - B[None, :, :]
+    return np.exp(-t * (np.abs(diff).sum(-1) if family == "laplacian" else (diff**2).sum(-1)))
+
+
+def _tight(problem):
+    import cvxpy as cp
+
+    problem.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+
+
+def _svm_predict(X, y, t, C, Xv, midpoint=True, family="gaussian"):
+    """Decision values of the exact SVM optimum; its bias the middle of the optimal biases (the
+    minimizers of the hinge sum given the optimal w: between the P-th and (P+1)-th smallest
+    y_i - (K w)_i, found by sorting), or CVXPY's own bias."""
+    import cvxpy as cp
+
+    K = _kernel(X, X, t, family)
+    n = len(y)
+    w, b, xi = cp.Variable(n), cp.Variable(), cp.Variable(n)
+    _tight(cp.Problem(cp.Minimize(0.5 * cp.quad_form(w, cp.psd_wrap(K)) + C * cp.sum(xi)),
+                      [cp.multiply(y, K @ w + b) >= 1 - xi, xi >= 0]))
+    kinks = np.sort(y - K @ w.value)
+    p = int(np.sum(y > 0))
+    bias = 0.5 * (kinks[p - 1] + kinks[p]) if midpoint else b.value
+    return _kernel(Xv, X, t, family) @ w.value + bias
+
+
+def _klasso_predict(X, y, t, lam, Xv):
+    import cvxpy as cp
+
+    K = _kernel(X, X, t)
+    beta, beta0 = cp.Variable(len(y)), cp.Variable()
+    _tight(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta - beta0) + lam * cp.norm1(beta))))
+    return _kernel(Xv, X, t) @ beta.value + beta0.value
+
+
+def _ridge_predict(X, y, t, lam, Xv, family="gaussian"):
+    # closed form, numpy's dense solver
+    c = np.linalg.solve(_kernel(X, X, t, family) + lam * np.eye(len(y)), y)
+    return _kernel(Xv, X, t, family) @ c
+
+
+def _svm_case():
+    X, y = make_classification(n=60, d=2, seed=3)
+    Xt, yt, Xv, yv = X[:40], y[:40], X[40:], y[40:]
+    problem = approxpath.get_problem("kernel_svm")(Xt, yt, c=1.0)
+    return problem, (0.2, 8.0), 0.02, Xv, yv, "error", lambda t: _svm_predict(Xt, yt, t, 1.0, Xv)
+
+
+def _svm_c_case():
+    X, y = make_classification(n=60, d=2, seed=5)
+    Xt, yt, Xv, yv = X[:40], y[:40], X[40:], y[40:]
+    problem = approxpath.get_problem("kernel_svm")(Xt, yt, c=1.0, bandwidth=1.0, parameter="c")
+    return problem, (0.3, 3.0), 0.05, Xv, yv, "error", lambda C: _svm_predict(Xt, yt, 1.0, C, Xv)
+
+
+def _svm_laplacian_case():
+    X, y = make_classification(n=60, d=2, seed=7)
+    Xt, yt, Xv, yv = X[:40], y[:40], X[40:], y[40:]
+    problem = approxpath.get_problem("kernel_svm")(Xt, yt, c=1.0, kernel="laplacian")
+    return problem, (0.2, 8.0), 0.02, Xv, yv, "error", lambda t: _svm_predict(Xt, yt, t, 1.0, Xv, family="laplacian")
+
+
+def _klasso_case():
+    X, y = make_sinc(n=40, noise=0.1, seed=3)
+    Xt, yt, Xv, yv = X[:28], y[:28], X[28:], y[28:]
+    problem = approxpath.get_problem("klasso")(Xt, yt, lam=0.1)
+    return problem, (0.3, 4.0), 1e-4, Xv, yv, "mse", lambda t: _klasso_predict(Xt, yt, t, 0.1, Xv)
+
+
+def _klasso_lam_case():
+    X, y = make_sinc(n=32, noise=0.1, seed=4)
+    Xt, yt, Xv, yv = X[:22], y[:22], X[22:], y[22:]
+    problem = approxpath.get_problem("klasso")(Xt, yt, bandwidth=1.0, parameter="lam")
+    return problem, (0.1, 0.5), 1e-4, Xv, yv, "mae", lambda lam: _klasso_predict(Xt, yt, 1.0, lam, Xv)
+
+
+def _ridge_case():
+    X, y = make_sinc(n=50, noise=0.1, seed=5)
+    Xt, yt, Xv, yv = X[:35], y[:35], X[35:], y[35:]
+    problem = approxpath.get_problem("kernel_ridge")(Xt, yt, lam=0.05)
+    return problem, (0.1, 10.0), 1e-3, Xv, yv, "mse", lambda t: _ridge_predict(Xt, yt, t, 0.05, Xv)
+
+
+def _ridge_laplacian_case():
+    X, y = make_sinc(n=50, noise=0.1, seed=7)
+    Xt, yt, Xv, yv = X[:35], y[:35], X[35:], y[35:]
+    problem = approxpath.get_problem("kernel_ridge")(Xt, yt, lam=0.05, kernel="laplacian")
+    return problem, (0.1, 10.0), 1e-3, Xv, yv, "mse", lambda t: _ridge_predict(Xt, yt, t, 0.05, Xv, "laplacian")
+
+
+def _ridge_lam_case():
+    X, y = make_sinc(n=50, noise=0.1, seed=6)
+    Xt, yt, Xv, yv = X[:35], y[:35], X[35:], y[35:]
+    problem = approxpath.get_problem("kernel_ridge")(Xt, yt, lam=1.0, bandwidth=2.0, parameter="lam")
+    return problem, (0.01, 1.0), 1e-3, Xv, yv, "mae", lambda lam: _ridge_predict(Xt, yt, 2.0, lam, Xv)
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+@pytest.mark.parametrize("case", [_svm_case, _svm_c_case, _svm_laplacian_case, _klasso_case, _klasso_lam_case,
+                                  _ridge_case, _ridge_laplacian_case, _ridge_lam_case], ids=lambda c: c.__name__[1:-5])
+def test_exact_optimum_inside_enclosure_at_30_random_parameters(case):
+    problem, interval, eps, Xv, yv, loss, exact = case()
+    path = approxpath.approximate_path(problem, eps=eps, interval=interval)
+    assert path.certified
+    rng = np.random.default_rng(0)
+    widths = []
+    for t in np.exp(rng.uniform(*np.log(interval), 30)):
+        piece = path.piece_at(t)
+        edges, low, up = problem.bound.prediction_enclosure(piece.primal, piece.dual, piece.gap_bound,
+                                                            piece.lo, piece.hi, Xv)
+        assert edges[0] == piece.lo and edges[-1] == piece.hi and low.shape == up.shape == (len(yv), edges.size - 1)
+        j = min(int(np.searchsorted(edges, t, side="right")) - 1, edges.size - 2)
+        f = exact(t)
+        scale = _SOLVE_TOL * (1.0 + np.abs(f))
+        assert np.all(low[:, j] - scale <= f) and np.all(f <= up[:, j] + scale), t
+        lo, hi = loss_totals(loss, yv, low[:, [j]] - scale[:, None], up[:, [j]] + scale[:, None])
+        value = loss_totals(loss, yv, f[:, None], f[:, None])[0][0]
+        assert lo[0] <= value <= hi[0] * (1 + 1e-12)
+        widths.append(float(np.max(up[:, j] - low[:, j])))
+    assert np.all(np.isfinite(widths))
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_svm_every_optimal_bias():
+    """``midpoint_bias=False`` encloses every optimal bias: CVXPY's own (an interior point of
+    the optimal set when it is not unique) is inside."""
+    problem, interval, eps, Xv, _, _, _ = _svm_case()
+    Xt, yt = problem.X, problem.y
+    path = approxpath.approximate_path(problem, eps=eps, interval=interval)
+    from approxpath.problems.kernel_svm.enclosure import prediction_enclosure
+
+    for t in (0.3, 1.0, 5.0):
+        piece = path.piece_at(t)
+        edges, low, up = prediction_enclosure(problem.bound, piece.primal, piece.gap_bound, t, t, Xv,
+                                              midpoint_bias=False)
+        f = _svm_predict(Xt, yt, t, 1.0, Xv, midpoint=False)
+        assert np.all(low[:, 0] - 1e-6 <= f) and np.all(f <= up[:, 0] + 1e-6)
+
+
+def test_enclosure_narrows_with_the_gap():
+    """The radius comes from the gap: a path at a smaller eps gives narrower enclosures (ridge:
+    the RKHS radius sqrt(g / (2 lam)) dominates)."""
+    problem, interval, _, Xv, _, _, _ = _ridge_case()
+    width = {}
+    for eps in (1e-2, 1e-4):
+        path = approxpath.approximate_path(problem, eps=eps, interval=interval)
+        piece = path.piece_at(1.0)
+        _, low, up = problem.bound.prediction_enclosure(piece.primal, piece.dual, piece.gap_bound, 1.0, 1.0, Xv)
+        width[eps] = float(np.max(up - low))
+    assert width[1e-4] < 0.2 * width[1e-2]
+
+
+def test_expansion_cover_encloses_dense_values():
+    """The Hermite cover of a signed kernel expansion holds at 2000 points of the piece (dense
+    numpy values), and at a point it is the value up to rounding."""
+    rng = np.random.default_rng(1)
+    X, Xn, c = rng.normal(size=(30, 3)), rng.normal(size=(7, 3)), rng.normal(size=30)
+    Dc = ((Xn[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    edges, low, up = expansion_cover(cross_products(Dc), c, 0.4, 0.9, 3, 30)
+    for t in np.linspace(0.4, 0.9, 2000):
+        j = min(int(np.searchsorted(edges, t, side="right")) - 1, edges.size - 2)
+        f = np.exp(-t * Dc) @ c
+        assert np.all(low[:, j] <= f) and np.all(f <= up[:, j])
+    edges, low, up = expansion_cover(cross_products(Dc), c, 0.5, 0.5, 3, 30)
+    assert np.allclose(low[:, 0], np.exp(-0.5 * Dc) @ c, atol=1e-12) and np.all(up[:, 0] - low[:, 0] < 1e-12)
+
+
+def test_loss_totals_bounds():
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    low = np.array([[0.5], [-2.0], [-0.1], [0.2]])
+    up = np.array([[1.0], [-1.0], [0.3], [0.4]])
+    lo, hi = loss_totals("error", y, low, up)
+    assert (lo[0], hi[0]) == (1.0, 2.0)  # point 4 surely wrong, point 3 undecided
+    lo, hi = loss_totals("mae", np.array([0.0, 1.0]), np.array([[-1.0], [2.0]]), np.array([[1.0], [3.0]]))
+    assert lo[0] == pytest.approx(1.0) and hi[0] == pytest.approx(3.0)
+    lo, hi = loss_totals("mse", np.array([0.0]), np.array([[1.0]]), np.array([[2.0]]))
+    assert lo[0] == pytest.approx(1.0) and hi[0] == pytest.approx(4.0)
