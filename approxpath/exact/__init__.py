@@ -4,10 +4,13 @@ The exact kLASSO paths of Wang et al. (:func:`lambda_path`, :func:`kernel_path`)
 solutions that are *not trusted*: :func:`certify` puts every one of them through the duality
 gap of the registered problem, and :func:`crosscheck` does the same for arrays of parameter
 values and claimed solutions computed anywhere (also along segments claimed to be linear).
+:func:`feature_path` follows the feature-selection path of Li & Sminchisescu (non-convex in the
+feature weights) and certifies every point's inner problem and KKT conditions.
 """
 
 from .crosscheck import Check, CrossCheckReport, certify, crosscheck, read_claimed, write_claimed
 from .klasso import Event, ExactPath, ExactPathError, ExactPoint, kernel_path, lambda_path
+from .feature_path import FeaturePath, FeaturePathReport, crosscheck_feature_path, feature_path
 
 __all__ = [
     "Check",
@@ -16,8 +19,12 @@ __all__ = [
     "ExactPath",
     "ExactPathError",
     "ExactPoint",
+    "FeaturePath",
+    "FeaturePathReport",
     "certify",
     "crosscheck",
+    "crosscheck_feature_path",
+    "feature_path",
     "kernel_path",
     "lambda_path",
     "read_claimed",
