@@ -29,6 +29,8 @@ import math
 import numpy as np
 import scipy.linalg
 
+from approxpath.errors import SolverError
+
 from ._kkt import inner_solve
 
 __all__ = ["follow"]
@@ -153,6 +155,7 @@ class _Follower:
     def _newton(self, p, eq, var):
         """Newton's method (10) on the square system ``eq`` = ``var`` + one equation."""
         base = p.beta.copy()
+        prev = math.inf
         for _ in range(_MAX_ITER):
             rs = self.sys.row_scales(p, eq)
             s = self._scales(p, var)
@@ -165,8 +168,10 @@ class _Follower:
             p = self.sys.unpack(self.sys.pack(p, var) + s * dz, base, var)
             if not (np.all(np.isfinite(p.q)) and p.lam > 0):
                 raise _Stop(f"Newton correction at an event failed (D = {base.sum():.6g})")
-            if float(np.max(np.abs(dz))) <= _STEP_TOL:
+            size = float(np.max(np.abs(dz)))
+            if size <= _STEP_TOL or (size <= _FLOOR and size > 0.25 * prev):  # converged, or at the rounding floor
                 return p
+            prev = size
         raise _Stop(f"Newton correction at an event did not converge (D = {p.beta.sum():.6g})")
 
     def _monitors(self, p, eq, var, skip, ref):
@@ -215,7 +220,10 @@ class _Follower:
         return p, [i]
 
     def run(self):
-        p, act = self.start()
+        try:
+            p, act = self.start()
+        except _Stop as stop:
+            raise SolverError(f"the feature path cannot start: {stop}") from None
         eq, var = list(act), list(act)
         last = act[0]
         tg = self._tangent(p, eq, var, orient=lambda v: v[self.n + var.index(last)])
