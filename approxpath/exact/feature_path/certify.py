@@ -74,8 +74,6 @@ STATEMENT = ("certified per point: the inner kernel ridge problem at the point's
              "anything between the points")
 #: KKT residual names, in the order of :attr:`PointCheck.residuals`.
 RESIDUALS = ("stationarity", "budget", "equal", "maximality", "sign", "l1")
-# A shrink that fails to make alpha'K alpha <= C provably is retried with this extra factor.
-_SHRINK_RETRY = 1.0 - 1e-12
 
 
 @dataclass(frozen=True)
@@ -223,18 +221,19 @@ def _inner_gap(K, eK, y, C, alpha, alpha0):
     n = y.size
     u_ = UNIT_ROUNDOFF
     a = np.asarray(alpha, dtype=float)
+    # make alpha'K alpha <= C hold with every rounding error added: for a_f = fl(s a) = s a + d
+    # with |d| <= u s |a|, sqrt(a_f'K a_f) <= s (sqrt(q_up) + u sqrt(|a|'K|a|)) (triangle
+    # inequality in the K-norm), q_up the computed a'K a plus its allowance
+    Ka = K @ a
+    q_up = float(a @ Ka) + _quad_error(eK, K, a, a)
     shrink = 0.0
-    for _ in range(4):  # make alpha'K alpha <= C hold with every rounding error added
-        a1 = float(np.sum(np.abs(a)))
-        Ka = K @ a
-        q_up = float(a @ Ka) + _quad_error(eK, K, a, a)
-        if q_up <= C:
-            break
-        s = math.sqrt(C / q_up) * (1.0 - 8 * u_) * (_SHRINK_RETRY if shrink else 1.0)
+    if q_up > C:
+        m_up = float(np.abs(a) @ (K @ np.abs(a))) * (1.0 + 4 * n * u_) + eK * float(np.sum(np.abs(a))) ** 2
+        s = math.sqrt(C) / (math.sqrt(q_up) + u_ * math.sqrt(m_up)) * (1.0 - 8 * u_)  # covers its own 4 roundings
         a = s * a
-        shrink = 1.0 - (1.0 - shrink) * s
-    else:
-        return math.inf, math.nan, math.nan, shrink
+        shrink = 1.0 - s
+        Ka = K @ a
+    a1 = float(np.sum(np.abs(a)))
     r = y - Ka - alpha0
     u0 = r - r.mean()
     nu = float(u0 @ u0)
@@ -289,12 +288,12 @@ def _kkt_residuals(ev, eK, y, yc, C, D, beta, alpha, alpha0):
     if act.size:
         eta = float(np.mean(q[act]))
         deta = float(np.max(dq[act]))
+        # qs <= 0: every q_j is 0 up to its rounding (a stationary point of the problem
+        # without the budget, where a path may end): equal and maximal hold to rounding
         if qs > 0:
             equal = (float(np.max(q[act]) - np.min(q[act])) + 2 * deta) / qs
             if out.size:
                 maximality = max(0.0, float(np.max(q[out] + dq[out])) - (eta - deta)) / qs
-        else:
-            equal = maximality = math.inf
     bmin = float(np.min(beta)) if beta.size else 0.0
     sign = max(0.0, -bmin) / max(float(D), 1e-300)
     if not (lam > 0) or (act.size and not eta + deta >= 0):
