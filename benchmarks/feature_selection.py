@@ -175,7 +175,8 @@ def run_friedman(args, rng):
                              poly_flagged=sum(st.get("flagged", 0) for st in pstats),
                              poly_points=sum(st.get("points", 0) for st in pstats))
                 if args.verbose:
-                    print(f"  #{k} {setting} trial {trial}: mse {mse:.4g} (KRR {krr:.4g}, poly {r.get('poly', '-')}), kappa {r['kappa']:g}, "
+                    print(f"  #{k} {setting} trial {trial}: mse {mse:.4g} (KRR {krr:.4g}, poly {r.get('poly', '-')}), "
+                          f"kappa {r['kappa']:g}, "
                           f"D {r['D']:.3g}, active {r['active']}, >=1% of D {r['big']}, stretch {length:.3g}, "
                           f"{wall:.1f} s {r['errors'] or ''}", flush=True)
                 res.append(r)
@@ -242,8 +243,9 @@ def print_stretch(rows):
 def run_anatomy(args, rng):
     """Friedman #1 clean: for each C of ``--anatomy``, the relevant-only stretch of the path and
     the validation-selected test MSE on that path alone."""
-    print("\n| C / ||Hy||^2 | trial | path D range | stretch with exactly features 1-5 active (D-length) | an irrelevant "
-          "feature stays active from D | validation-selected point: test MSE, D, active features | points | s |")
+    print("\n| C / ||Hy||^2 | trial | path D range | stretch with exactly features 1-5 active (D-length) | "
+          "an irrelevant feature stays active from D | validation-selected point: test MSE, D, active features | "
+          "points | s |")
     print("|---|---|---|---|---|---|---|---|")
     for trial in range(args.trials):
         X, y, _ = friedman(1, N_TRAIN + N_VAL + N_TEST, 0.0, rng)
@@ -257,7 +259,8 @@ def run_anatomy(args, rng):
             length, d_stay = stretch(p, 5)
             mse = float(np.mean((p.predict(Xte, i) - y[te]) ** 2))
             print(f"| {kappa:g} | {trial} | [{p.D.min():.3g}, {p.D.max():.3g}] | {length:.3g} | {d_stay:.3g} | "
-                  f"{mse:.3g}, {p.D[i]:.3g}, {[j + 1 for j in p.selected(i)]} | {len(p)} | {p.wall_s:.1f} |", flush=True)
+                  f"{mse:.3g}, {p.D[i]:.3g}, {[j + 1 for j in p.selected(i)]} | {len(p)} | {p.wall_s:.1f} |",
+                  flush=True)
 
 
 def run_diabetes(args, rng):

@@ -14,7 +14,8 @@ import scipy.optimize
 
 from approxpath.errors import InputError, SolverError
 from approxpath.exact import crosscheck_feature_path, feature_path
-from approxpath.exact.feature_path import RESIDUALS, normalize_columns, plot_feature_path
+from approxpath.exact.feature_path import (RESIDUALS, normalize_columns, plot_feature_path, read_feature_path,
+                                           write_feature_path)
 from approxpath.exact.feature_path._kernels import make_kernel
 from approxpath.exact.feature_path._kkt import inner_solve
 
@@ -61,7 +62,8 @@ def _cvxpy_inner(K, y, C):
         prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert prob.status in ("optimal", "optimal_inaccurate"), prob.status
     # ||y - B c - a0||^2 + mu (||c|| - sqrt C): stationarity 2 lambda c = mu c / ||c|| with ||c|| = sqrt C
-    return prob.value, B @ c.value + float(a0.value), float(a0.value), float(np.ravel(con.dual_value)[0]) / (2 * math.sqrt(C))
+    lam = float(np.ravel(con.dual_value)[0]) / (2 * math.sqrt(C))
+    return prob.value, B @ c.value + float(a0.value), float(a0.value), lam
 
 
 def test_every_point_certified_inner_gap_and_kkt(gauss, poly):
@@ -279,6 +281,23 @@ def test_figure_is_built_with_the_object_api(gauss):
     ax, bx = fig.axes
     assert len(ax.lines) >= 5 and len(bx.lines) == 1
     assert np.allclose(bx.lines[0].get_ydata(), gauss.jacobian_calls_at)
+
+
+def test_file_round_trip_and_crosscheck_from_file(gauss, tmp_path):
+    f = tmp_path / "fp.npz"
+    write_feature_path(gauss, f, data_file="friedman1")
+    data = read_feature_path(f)
+    assert data["meta"]["kernel"] == "ard-gaussian" and data["meta"]["C"] == C_GAUSS and data["meta"]["certified"]
+    assert [tuple(e) for e in data["events"]] == [(e.index, e.feature, ("start", "joined", "left").index(e.kind))
+                                                  for e in gauss.events]
+    rep = crosscheck_feature_path(gauss.X, gauss.y, data["D"], data["beta"], data["alpha"], data["alpha0"],
+                                  C=data["meta"]["C"], kernel=data["meta"]["kernel"])
+    assert rep.ok and np.array_equal(rep.rel_gap, data["rel_gap"])
+    np.savez(tmp_path / "bad.npz", D=data["D"])
+    with pytest.raises(InputError, match="lacks"):
+        read_feature_path(tmp_path / "bad.npz")
+    with pytest.raises(InputError, match="does not exist"):
+        read_feature_path(tmp_path / "none.npz")
 
 
 def test_residual_names_are_stable():

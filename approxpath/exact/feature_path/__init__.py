@@ -31,6 +31,7 @@ from ._homotopy import follow
 from ._kernels import KERNELS, make_kernel
 from ._kkt import System
 from .certify import RESIDUALS, STATEMENT, FeaturePathReport, PointCheck, crosscheck_feature_path
+from .io import read_feature_path, write_feature_path
 from .plot import plot_feature_path
 from .result import FeatureEvent, FeaturePath
 
@@ -46,6 +47,8 @@ __all__ = [
     "feature_path",
     "normalize_columns",
     "plot_feature_path",
+    "read_feature_path",
+    "write_feature_path",
 ]
 
 

@@ -1,21 +1,25 @@
 """Following the L1KR path: predictor-corrector continuation along the null direction of (6),
 events located by a safeguarded interpolation search, Newton correction (10) at events.
 
-One step from a point z on the curve of the current system (see ``_kkt``):
+One step from a point z on the curve of the current system (see ``_kkt``), variables scaled to
+comparable size (α by :math:`\\max|\\alpha|`, β by :math:`D = \\lVert\\beta\\rVert_1`, λ by λ):
 
-1. tangent: the last column of Q in the QR factorization of :math:`J^\\top` (variables scaled
-   to comparable size: α by :math:`\\max|\\alpha|`, β by :math:`D = \\lVert\\beta\\rVert_1`, λ
-   by λ), oriented along the previous tangent;
-2. predictor :math:`z + h v`; corrector: minimum-norm Newton steps :math:`-J^+F` with the
-   factorization of step 1 until the update is below ``_STEP_TOL`` (relative);
-3. step control: rejected (h halved) when the corrector contracts slowly or the tangent turns
-   too much; otherwise h grows or shrinks by the asymptotic estimates of Allgower and Georg;
-4. events: a monitored function changing sign inside the step (E1: an inactive
+1. predictor :math:`z + hv + \\tfrac12 h^2 c`: v the unit tangent at z, c the change of the
+   tangent over the last step divided by its length (the curvature; 0 after an event);
+2. tangent and factorization at the predicted point: the null vector of the Jacobian is the last
+   column of Q in the Householder QR of :math:`J^\\top`, oriented along v;
+3. corrector: minimum-norm Newton steps :math:`-J^+F` with that factorization until the update
+   is below ``_STEP_TOL`` (relative) or stagnates at the rounding floor of the system; the new
+   point's tangent is the one of step 2;
+4. step control: rejected (h halved) when the corrector diverges or contracts slowly or the
+   tangent turns too much; otherwise h grows or shrinks by the asymptotic estimates of
+   Allgower and Georg (first corrector distance, contraction rate, tangent angle);
+5. events: a monitored function changing sign inside the step (E1: an inactive
    :math:`q_j` above the active :math:`\\eta`; E2: an active :math:`\\beta_k` below 0; the end
-   :math:`D = d_{max}`) is located by the Illinois variant of regula falsi on the step length
-   (linear interpolation safeguarded against one-sided convergence: the paper's interpolation
-   and bisection, §3.1), then the square system with the event's extra equation is solved by
-   Newton's method (10).
+   :math:`D = d_{max}`; :math:`\\eta < 0`) is located by the Illinois variant of regula falsi on
+   the step length (linear interpolation safeguarded against one-sided convergence: the paper's
+   interpolation and bisection, §3.1), then the square system with the event's extra equation is
+   solved by Newton's method (10).
 
 After E1 the tangent is oriented so that the new :math:`\\beta_j` grows (β ≥ 0, Theorem 1(b));
 after E2 both orientations are probed with a short step and the one that keeps the left
@@ -46,7 +50,7 @@ _NOISE = 100.0
 _FLOOR = 1e-7
 # Corrector iterations per step and per event correction before giving up.
 _MAX_ITER = 12
-# A chord corrector contracting slower than this per iteration means the predictor was too far.
+# A corrector contracting slower than this per iteration means the predictor was too far.
 _MAX_CONTRACTION = 0.5
 # Targets of the step-size control (Allgower & Georg, sec. 6.1): first corrector distance,
 # contraction rate and tangent angle (radians) per step.
@@ -61,8 +65,10 @@ _H_PROBE = 1e-4
 # Event location: |monitor| below this ends the search (relative units), or 60 iterations.
 _LOCATE_TOL = 1e-10
 # The start: beta_i = b0 with b0 * max|dK/dbeta_i at 0| = this (the kernel differs from the
-# all-ones matrix by ~0.1 %: close to D = 0 yet well conditioned).
+# all-ones matrix by ~0.1 %: close to D = 0 yet well conditioned) ...
 _START_SHIFT = 1e-3
+# ... divided by 10 up to this many times until the first feature still leads there.
+_START_SHRINKS = 8
 
 
 def _apply_q(house, tau, c):
@@ -71,10 +77,6 @@ def _apply_q(house, tau, c):
     if info != 0:  # pragma: no cover - LAPACK argument errors only
         raise RuntimeError(f"dormqr failed (info = {info})")
     return out[:, 0]
-
-
-# ... divided by 10 up to this many times until the first feature still leads there.
-_START_SHRINKS = 8
 
 
 class _Stop(Exception):
@@ -169,7 +171,7 @@ class _Follower:
             if not (np.all(np.isfinite(p.q)) and p.lam > 0):
                 raise _Stop(f"Newton correction at an event failed (D = {base.sum():.6g})")
             size = float(np.max(np.abs(dz)))
-            if size <= _STEP_TOL or (size <= _FLOOR and size > 0.25 * prev):  # converged, or at the rounding floor
+            if size <= _STEP_TOL or (size <= _FLOOR and size > 0.25 * prev):  # converged, or the floor
                 return p
             prev = size
         raise _Stop(f"Newton correction at an event did not converge (D = {p.beta.sum():.6g})")

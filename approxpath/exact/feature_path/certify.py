@@ -212,8 +212,9 @@ def _quad_error(eK, K, a, b):
     the entries' errors :math:`e_K \\lVert a\\rVert_1 \\lVert b\\rVert_1` plus two chained sums
     of length n over :math:`|a|^\\top K |b|` (computed, with room for its own rounding)."""
     n = a.size
-    mag = float(np.abs(a) @ (K @ np.abs(b))) * (1.0 + 4 * n * UNIT_ROUNDOFF) + eK * float(np.sum(np.abs(a))) * float(np.sum(np.abs(b)))
-    return eK * float(np.sum(np.abs(a))) * float(np.sum(np.abs(b))) + fp_margin(2 * n, mag)
+    entries = eK * float(np.sum(np.abs(a))) * float(np.sum(np.abs(b)))
+    mag = float(np.abs(a) @ (K @ np.abs(b))) * (1.0 + 4 * n * UNIT_ROUNDOFF) + entries
+    return entries + fp_margin(2 * n, mag)
 
 
 def _inner_gap(K, eK, y, C, alpha, alpha0):
