@@ -163,6 +163,7 @@ def run_friedman(args, rng):
                          irr_share=float(p.beta[i, rel:].sum() / p.D[i]), wall=wall,
                          points=sum(st.get("points", 0) for st in stats), jac=sum(st.get("jac", 0) for st in stats),
                          ok=all(st.get("ok", False) for st in stats), flagged=sum(st.get("flagged", 0) for st in stats),
+                         stops=[_ending(st.get("stop", "error")) for st in stats],
                          gap=max(st.get("gap", np.inf) for st in stats), kkt=max(st.get("kkt", np.inf) for st in stats),
                          errors=[st["error"] for st in stats if "error" in st])
                 if args.poly:
@@ -196,8 +197,9 @@ def print_friedman(rows):
     print("\n| data | L1KR Gauss test MSE (paper) |" + (" L1KR Poly test MSE (paper) |" if poly else "") +
           " KRR test MSE (paper) | L1KR / KRR (paper) | test MSE / var(y) "
           "L1KR, KRR | selected C / ||Hy||^2 | features active at the selected point (of trials) | "
-          "features with >= 1 % of D | irrelevant share of D | paths: points, Jacobian calls, s | certificates |")
-    print("|---" * (12 if poly else 11) + "|")
+          "features with >= 1 % of D | irrelevant share of D | paths: points, Jacobian calls, s | how the paths "
+          "ended | certificates |")
+    print("|---" * (13 if poly else 12) + "|")
     for res in rows:
         k, setting = res[0]["k"], res[0]["setting"]
         paper = PAPER_TABLE1[(k, setting)]
@@ -222,8 +224,22 @@ def print_friedman(rows):
               f"({paper[0] / paper[3]:.3f}) | {np.mean(mse / var):.2g}, {np.mean(krr / var):.2g} | {kap} | "
               f"{_counts(act)} | {_counts(big)} | {np.mean([r['irr_share'] for r in res]):.3f} | "
               f"{np.mean([r['points'] for r in res]):.0f}, {np.mean([r['jac'] for r in res]):.0f}, "
-              f"{np.mean([r['wall'] for r in res]):.1f} | {cert}: gap <= {max(r['gap'] for r in res):.1g}, "
+              f"{np.mean([r['wall'] for r in res]):.1f} | {_stops(res)} | "
+              f"{cert}: gap <= {max(r['gap'] for r in res):.1g}, "
               f"KKT <= {max(r['kkt'] for r in res):.1g} |")
+
+
+def _ending(reason):
+    for word in ("stationary", "underflow", "max_steps", "d_max", "error"):
+        if word in reason:
+            return word
+    return "other"
+
+
+def _stops(res):
+    """How the Gaussian paths of all trials ended: counts per first word of the stop reason."""
+    words = [w for r in res for w in r["stops"]]
+    return ", ".join(f"{w} {words.count(w)}" for w in sorted(set(words)))
 
 
 def _counts(c):

@@ -57,6 +57,8 @@ _MAX_CONTRACTION = 0.5
 _TARGET_DIST, _TARGET_CONTRACTION, _TARGET_ANGLE = 0.02, 0.1, 0.1
 # Steps are rejected when the tangent turns by more than this (radians).
 _MAX_ANGLE = 0.5
+# After this many rejections of one step the tangent is recomputed at the current point.
+_REFRESH_AFTER = 2
 # Limits of the step (scaled arc length): the largest keeps every variable's relative change
 # per step moderate so that two events rarely fall into one step.
 _H_MIN, _H_MAX, _H0 = 1e-12, 0.25, 1e-3
@@ -265,13 +267,22 @@ class _Follower:
         z0 = self.sys.pack(p, var)
         base = p.beta
         ref = (max(float(p.beta.sum()), 1e-300), p.eta(eq))
+        fails = 0
         while True:
-            if h < _H_MIN:
-                raise _Stop(f"step size underflow at D = {p.beta.sum():.6g} (the path is singular there)")
-            trial = self._try(z0, base, eq, var, tg, h)
-            if trial is None:
+            if fails:
+                # retry shorter, without the curvature term; the second time with the exact
+                # tangent at p (the one carried over was computed at the last predicted point,
+                # off where the path turns sharply)
                 self.n_rejected += 1
                 h *= 0.5
+                tg = dict(tg, curv=None)
+                if fails == _REFRESH_AFTER:
+                    tg = self._tangent(p, eq, var, prev=tg["v"])
+            if h < _H_MIN:
+                raise _Stop(f"step size underflow at D = {p.beta.sum():.6g} (the path is singular there)")
+            fails += 1
+            trial = self._try(z0, base, eq, var, tg, h)
+            if trial is None:
                 continue
             q, first, worst, tg_new = trial
             mon = self._monitors(q, eq, var, skip, ref)
@@ -281,8 +292,6 @@ class _Follower:
             cos = float(np.clip(abs(tg_new["v"] @ tg["v"]), -1.0, 1.0))
             angle = math.acos(cos)
             if angle > _MAX_ANGLE and mon[0] <= 0:
-                self.n_rejected += 1
-                h *= 0.5
                 continue
             # curvature of the path in the variables, for the next predictor
             tg_new["curv"] = (tg_new["s"] * tg_new["v"] - tg["s"] * tg["v"]) / taken
