@@ -92,6 +92,13 @@ def test_twenty_points_match_an_independent_cvxpy_solve_at_fixed_beta(gauss):
         fit = K @ gauss.alpha[i] + gauss.alpha0[i]
         assert np.max(np.abs(fit - fit_ref)) <= 1e-4 * np.max(np.abs(gauss.y))
         assert abs(gauss.lam[i] - lam_ref) <= 1e-4 * gauss.lam[i] + 1e-6 * np.max(gauss.lam)
+        # (5) and Theorem 1 from the definitions: q_j = -alpha'(D_j o K)alpha with D_j built here
+        a = gauss.alpha[i]
+        q = np.array([-a @ ((gauss.X[:, j, None] - gauss.X[None, :, j]) ** 2 * K) @ a for j in range(gauss.X.shape[1])])
+        act = gauss.active[i]
+        unit = np.max(np.abs(q))
+        assert np.ptp(q[act]) <= 1e-6 * unit and np.all(q[~act] <= q[act].mean() + 1e-6 * unit)
+        assert abs(a @ K @ a - C_GAUSS) <= 1e-8 * C_GAUSS and gauss.lam[i] > 0 and q[act].mean() >= 0
 
 
 @pytest.mark.parametrize("kernel", ["ard-gaussian", "ard-polynomial"])

@@ -292,7 +292,8 @@ def _kkt_residuals(ev, eK, y, yc, C, D, beta, alpha, alpha0):
         # qs <= 0: every q_j is 0 up to its rounding (a stationary point of the problem
         # without the budget, where a path may end): equal and maximal hold to rounding
         if qs > 0:
-            equal = (float(np.max(q[act]) - np.min(q[act])) + 2 * deta) / qs
+            if act.size > 1:  # one active feature: nothing to be equal to
+                equal = (float(np.max(q[act]) - np.min(q[act])) + 2 * deta) / qs
             if out.size:
                 maximality = max(0.0, float(np.max(q[out] + dq[out])) - (eta - deta)) / qs
     bmin = float(np.min(beta)) if beta.size else 0.0
