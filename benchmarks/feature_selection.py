@@ -99,8 +99,9 @@ def krr_baseline(Xtr, ytr, Xval, yval, Xte, yte):
 
 
 def select(Xtr, ytr, Xval, yval, kappas, kernel="ard-gaussian", degree=3):
-    """Paths for every C = kappa ||y - ybar||^2; the (path, index) with the least validation MSE,
-    and the statistics of all paths."""
+    """Paths for every C = kappa ||y - ybar||^2; the certified (path, index) with the least
+    validation MSE, and the statistics of all paths (``lam_ratio``: the largest lambda / max
+    lambda among a path's flagged points, 0 if none)."""
     yc2 = float(np.sum((ytr - ytr.mean()) ** 2))
     best, stats = None, []
     for kappa in kappas:
@@ -110,10 +111,13 @@ def select(Xtr, ytr, Xval, yval, kappas, kernel="ard-gaussian", degree=3):
             stats.append(dict(kappa=kappa, error=str(exc)))
             continue
         m = p.mse(Xval, yval)
+        flagged = list(p.report.flagged)
+        m[flagged] = np.inf  # a point is selected only if it is certified
         i = int(np.argmin(m))
+        lam_ratio = float(np.max(p.lam[flagged]) / np.max(p.lam)) if flagged else 0.0
         stats.append(dict(kappa=kappa, points=len(p), jac=p.jacobian_calls, wall=p.wall_s, ok=p.report.ok,
                           gap=p.report.max_rel_gap, kkt=p.report.max_kkt, stop=p.stop_reason, path=p,
-                          flagged=len(p.report.flagged)))
+                          flagged=len(flagged), lam_ratio=lam_ratio))
         if best is None or m[i] < best[0]:
             best = (m[i], p, i)
     return best, stats
@@ -136,14 +140,16 @@ def stretch(p, relevant):
     return length, float(p.D[min(stays, len(p) - 1)])
 
 
-def run_friedman(args, rng):
+def run_friedman(args):
     rows = []
     for k in args.sets:
-        sd = noise_sd(k, rng)
+        sd = noise_sd(k, np.random.default_rng([args.seed, k]))
         for setting in args.settings:
             s = sd if setting == "noisy" else 0.0
             res = []
             for trial in range(args.trials):
+                # one generator per (set, setting, trial): any subset of the runs reproduces
+                rng = np.random.default_rng([args.seed, k, ("clean", "noisy").index(setting), trial])
                 X, y, _ = friedman(k, N_TRAIN + N_VAL + N_TEST, s, rng)
                 tr, va, te = slice(0, N_TRAIN), slice(N_TRAIN, N_TRAIN + N_VAL), slice(N_TRAIN + N_VAL, None)
                 Xtr = normalize_columns(X[tr])
@@ -163,6 +169,7 @@ def run_friedman(args, rng):
                          irr_share=float(p.beta[i, rel:].sum() / p.D[i]), wall=wall,
                          points=sum(st.get("points", 0) for st in stats), jac=sum(st.get("jac", 0) for st in stats),
                          ok=all(st.get("ok", False) for st in stats), flagged=sum(st.get("flagged", 0) for st in stats),
+                         lam_ratio=max(st.get("lam_ratio", 0.0) for st in stats),
                          stops=[_ending(st.get("stop", "error")) for st in stats],
                          gap=max(st.get("gap", np.inf) for st in stats), kkt=max(st.get("kkt", np.inf) for st in stats),
                          errors=[st["error"] for st in stats if "error" in st])
@@ -174,6 +181,7 @@ def run_friedman(args, rng):
                     r.update(poly=float(np.mean((bp[1].predict(Pte, bp[2]) - y[te]) ** 2)),
                              poly_active=bp[1].selected(bp[2]),
                              poly_flagged=sum(st.get("flagged", 0) for st in pstats),
+                             poly_lam_ratio=max(st.get("lam_ratio", 0.0) for st in pstats),
                              poly_points=sum(st.get("points", 0) for st in pstats))
                 if args.verbose:
                     print(f"  #{k} {setting} trial {trial}: mse {mse:.4g} (KRR {krr:.4g}, poly {r.get('poly', '-')}), "
@@ -213,12 +221,14 @@ def print_friedman(rows):
             big[list(r["big"])] += 1
         kap = sorted({round(r["kappa"], 3) for r in res})
         cert = ("all points pass" if all(r["ok"] for r in res) else
-                f"{sum(r['flagged'] for r in res)} of {sum(r['points'] for r in res)} points flagged")
+                f"{sum(r['flagged'] for r in res)} of {sum(r['points'] for r in res)} points flagged, all where "
+                f"lambda <= {max(r['lam_ratio'] for r in res):.1g} max lambda")
         pcol = ""
         if poly:
             pm = np.array([r["poly"] for r in res])
             pcol = (f" {pm.mean():.3g} ± {pm.std():.2g} ({paper[1]}; {sum(r['poly_flagged'] for r in res)} of "
-                    f"{sum(r['poly_points'] for r in res)} points flagged) |")
+                    f"{sum(r['poly_points'] for r in res)} points flagged, where lambda <= "
+                    f"{max(r['poly_lam_ratio'] for r in res):.1g} max lambda) |")
         print(f"| #{k} {setting} ({len(res)} trials) | {mse.mean():.3g} ± {mse.std():.2g} ({paper[0]}) |{pcol} "
               f"{krr.mean():.3g} ± {krr.std():.2g} ({paper[3]}) | {mse.mean() / krr.mean():.3f} "
               f"({paper[0] / paper[3]:.3f}) | {np.mean(mse / var):.2g}, {np.mean(krr / var):.2g} | {kap} | "
@@ -256,14 +266,15 @@ def print_stretch(rows):
               ", ".join(f"{r['stretch']:.3g} (irrelevant stays from D = {r['d_stay']:.3g})" for r in res))
 
 
-def run_anatomy(args, rng):
+def run_anatomy(args):
     """Friedman #1 clean: for each C of ``--anatomy``, the relevant-only stretch of the path and
     the validation-selected test MSE on that path alone."""
     print("\n| C / ||Hy||^2 | trial | path D range | stretch with exactly features 1-5 active (D-length) | "
           "an irrelevant feature stays active from D | validation-selected point: test MSE, D, active features | "
-          "points | s |")
-    print("|---|---|---|---|---|---|---|---|")
-    for trial in range(args.trials):
+          "points | end | s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for trial in range(args.anatomy_trials):
+        rng = np.random.default_rng([args.seed, 1, 0, trial])  # the trials of Friedman #1 clean
         X, y, _ = friedman(1, N_TRAIN + N_VAL + N_TEST, 0.0, rng)
         tr, va, te = slice(0, N_TRAIN), slice(N_TRAIN, N_TRAIN + N_VAL), slice(N_TRAIN + N_VAL, None)
         Xtr = normalize_columns(X[tr])
@@ -271,17 +282,21 @@ def run_anatomy(args, rng):
         yc2 = float(np.sum((y[tr] - y[tr].mean()) ** 2))
         for kappa in args.anatomy:
             p = feature_path(Xtr, y[tr], C=kappa * yc2, max_steps=MAX_STEPS)
-            i = int(np.argmin(p.mse(Xva, y[va])))
+            m = p.mse(Xva, y[va])
+            m[list(p.report.flagged)] = np.inf
+            i = int(np.argmin(m))
             length, d_stay = stretch(p, 5)
             mse = float(np.mean((p.predict(Xte, i) - y[te]) ** 2))
             print(f"| {kappa:g} | {trial} | [{p.D.min():.3g}, {p.D.max():.3g}] | {length:.3g} | {d_stay:.3g} | "
-                  f"{mse:.3g}, {p.D[i]:.3g}, {[j + 1 for j in p.selected(i)]} | {len(p)} | {p.wall_s:.1f} |",
+                  f"{mse:.3g}, {p.D[i]:.3g}, {[j + 1 for j in p.selected(i)]} | {len(p)} | "
+                  f"{_ending(p.stop_reason)} | {p.wall_s:.1f} |",
                   flush=True)
 
 
-def run_diabetes(args, rng):
+def run_diabetes(args):
     from sklearn.datasets import load_diabetes
 
+    rng = np.random.default_rng([args.seed, 4])
     X, y = load_diabetes(return_X_y=True)
     n = y.size
     order = rng.permutation(n)
@@ -325,7 +340,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10, help="random trials per Friedman setting (paper: 30; 0: "
                         "Diabetes only)")
-    parser.add_argument("--sets", type=int, nargs="+", default=[1, 2, 3], choices=[1, 2, 3])
+    parser.add_argument("--sets", type=int, nargs="*", default=[1, 2, 3], choices=[1, 2, 3])
     parser.add_argument("--settings", nargs="+", default=["clean", "noisy"], choices=["clean", "noisy"])
     parser.add_argument("--kappa", type=float, nargs="+", default=[0.5, 2.0, 8.0],
                         help="C = kappa ||y - ybar||^2 for each path; the validation set picks (C, point)")
@@ -333,24 +348,24 @@ def main(argv=None):
     parser.add_argument("--poly", type=int, default=0, help="also the ARD-polynomial path of this degree (0: no)")
     parser.add_argument("--anatomy", type=float, nargs="*", default=[],
                         help="Friedman #1 clean: the relevant-only stretch of the path for these C / ||Hy||^2")
+    parser.add_argument("--anatomy-trials", type=int, default=5, help="trials of the anatomy")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="2 trials of Friedman #1 only, no Diabetes")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     if args.quick:
         args.trials, args.sets, args.diabetes_folds = 2, [1], 0
-    rng = np.random.default_rng(args.seed)
     print(f"machine: {machine()}; command: python benchmarks/feature_selection.py "
           f"{' '.join(argv) if argv is not None else ''}".rstrip())
     t0 = time.perf_counter()
-    rows = run_friedman(args, rng) if args.trials > 0 else []
+    rows = run_friedman(args) if args.trials > 0 and args.sets else []
     if rows:
         print_friedman(rows)
         print_stretch(rows)
     if args.anatomy:
-        run_anatomy(args, rng)
+        run_anatomy(args)
     if args.diabetes_folds:
-        run_diabetes(args, rng)
+        run_diabetes(args)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
     return rows
 
