@@ -240,6 +240,7 @@ def test_predict_and_mse_along_the_path(gauss):
     assert np.allclose(gauss.predict(X, i), K @ gauss.alpha[i] + gauss.alpha0[i])
     m = gauss.mse(X, y)
     assert m.shape == (len(gauss),) and m[-1] < m[0]
+    assert gauss.certified.shape == (len(gauss),) and gauss.certified.all()
     assert "feature path (L1KR)" in gauss.summary() and "NOT certified" in gauss.summary()
     assert repr(gauss).startswith("FeaturePath(ard-gaussian")
 

@@ -108,6 +108,16 @@ class FeaturePath:
         return (f"FeaturePath({self.kernel}, C={self.C:g}, {len(self)} points, D in [{self.D.min():.3g}, "
                 f"{self.D.max():.3g}], {len(self.events) - 1} events, {self.jacobian_calls} Jacobian calls, {cert})")
 
+    @property
+    def certified(self):
+        """Boolean mask (points,): the point passed its certificates (None without a report).
+        Select among these: ``m = path.mse(Z, t); m[~path.certified] = np.inf``."""
+        if self.report is None:
+            return None
+        mask = np.ones(len(self), dtype=bool)
+        mask[list(self.report.flagged)] = False
+        return mask
+
     def selected(self, index):
         """The active features at point ``index`` (a tuple of column indices)."""
         return tuple(int(j) for j in np.flatnonzero(self.active[index]))
