@@ -288,7 +288,10 @@ class _Follower:
             mon = self._monitors(q, eq, var, skip, ref)
             taken = h
             if mon[0] > 0:
-                q, mon, taken, tg_new = self._locate(z0, base, eq, var, tg, h, skip, ref, mon)
+                located = self._locate(z0, base, eq, var, tg, h, skip, ref, mon)
+                if located is None:  # a shorter step brackets the event more closely
+                    continue
+                q, mon, taken, tg_new = located
             cos = float(np.clip(abs(tg_new["v"] @ tg["v"]), -1.0, 1.0))
             angle = math.acos(cos)
             if angle > _MAX_ANGLE and mon[0] <= 0:
@@ -316,7 +319,8 @@ class _Follower:
         return None if out is None else out + (tg_new,)
 
     def _locate(self, z0, base, eq, var, tg, h, skip, ref, mon):
-        """The step length where the largest monitor crosses 0 (Illinois regula falsi)."""
+        """The step length where the largest monitor crosses 0 (Illinois regula falsi):
+        (point, monitor, step length, tangent), or None when a trial step fails."""
         a, fa = 0.0, self._monitors(self.sys.unpack(z0, base, var), eq, var, skip, ref)[0]
         b, fb = h, mon[0]
         best = best_lo = None
@@ -330,7 +334,7 @@ class _Follower:
                 c = 0.5 * (a + b)
                 trial = self._try(z0, base, eq, var, tg, c)
                 if trial is None:
-                    raise _Stop(f"event location failed near D = {base.sum():.6g}")
+                    return None
             q = trial[0]
             m = self._monitors(q, eq, var, skip, ref)
             if m[0] > 0:
