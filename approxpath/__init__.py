@@ -7,34 +7,40 @@
 >>> path = approxpath.approximate_path(problem, eps=0.5, interval=(2**-4, 2**4))
 >>> path.certified
 True
+
+The names below are imported on first use (``approxpath.verify`` does not load the solvers,
+and the command line starts without importing what a command does not need).
 """
 
-from .certificate import VerifyReport, verify
-from .driver import STRATEGIES, BudgetExceededError, EpsilonTooSmallError, approximate_path, map_paths
-from .path import Path, PathPiece, load_path
-from .problem import Declaration, InputError, Problem
-from .registry import available_problems, get_problem, register
-from .solvers import SolverError, SolveSettings
+from importlib import import_module
 
-__version__ = "0.3.2"
+__version__ = "0.4.0"
 
-__all__ = [
-    "BudgetExceededError",
-    "Declaration",
-    "EpsilonTooSmallError",
-    "InputError",
-    "Path",
-    "PathPiece",
-    "Problem",
-    "STRATEGIES",
-    "SolveSettings",
-    "SolverError",
-    "VerifyReport",
-    "approximate_path",
-    "available_problems",
-    "get_problem",
-    "load_path",
-    "map_paths",
-    "register",
-    "verify",
-]
+# public name -> module that defines it
+_EXPORTS = {
+    "approximate_path": "driver", "map_paths": "driver", "STRATEGIES": "driver",
+    "Path": "result", "PathPiece": "result", "load_path": "result",
+    "verify": "certificate", "VerifyReport": "certificate",
+    "Problem": "problem", "Declaration": "problem",
+    "KernelProblem": "kernel_problem", "Bound": "bound", "KernelBound": "bound", "Option": "bound",
+    "CvxpyProblem": "cvxpy_problem",
+    "available_problems": "registry", "get_problem": "registry", "get_bound": "registry", "register": "registry",
+    "SolveSettings": "solvers",
+    "InputError": "errors", "SolverError": "errors", "EpsilonTooSmallError": "errors",
+    "BudgetExceededError": "errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'approxpath' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

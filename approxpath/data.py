@@ -1,21 +1,24 @@
-"""Data: LIBSVM and CSV loaders, the paper's preprocessing, seeded synthetic sets, hashes.
+"""Data: LIBSVM and CSV readers (numpy only, errors naming the file and the line), the paper's
+preprocessing, seeded synthetic sets, hashes, and the provenance of arrays read here.
 
-Nothing here needs ``../shared``: the demo and the default tests run on the seeded
-generators below.
+The demo and the default tests run on the seeded generators below.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 
-from .problem import InputError
+from .errors import InputError
 
 __all__ = [
     "PREPROCESSING",
+    "FORMATS",
     "load_data",
+    "provenance",
     "preprocess",
     "make_sinc",
     "make_classification",
@@ -24,52 +27,197 @@ __all__ = [
 
 #: Names accepted by :func:`preprocess` (and the CLI's ``--preprocess``).
 PREPROCESSING = ("none", "global-minmax")
+#: Formats :func:`load_data` reads.
+FORMATS = ("libsvm", "csv")
+# Arrays read by load_data (and preprocessed): the last few are remembered by content.
+_REMEMBERED = 32
+_PROVENANCE = OrderedDict()  # key of X -> (provenance dict, y as read)
+
+
+def _key(X):
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return hashlib.sha256(repr(X.shape).encode() + X.tobytes()).hexdigest()
+
+
+def _remember(X, y, info):
+    _PROVENANCE[_key(X)] = (info, np.array(y, copy=True))
+    while len(_PROVENANCE) > _REMEMBERED:
+        _PROVENANCE.popitem(last=False)
+
+
+def provenance(X):
+    """Where the features ``X`` came from: ``(info, y)`` with ``info`` a dict (``data_file``,
+    ``format``, ``preprocessing``) and ``y`` the targets read with them, when ``X`` (by content)
+    was read by :func:`load_data` and possibly :func:`preprocess`-ed since; else None."""
+    got = _PROVENANCE.get(_key(X))
+    return None if got is None else (dict(got[0]), got[1])
 
 
 def load_data(path, format="libsvm", n_features=None):
     """Read a data file into a dense ``X`` (n, d) and ``y`` (n,).
 
+    The file is remembered (:func:`provenance`): a path computed on these arrays (or on
+    :func:`preprocess` of them) records the file, its format and the preprocessing in its
+    certificate, so ``approxpath verify cert.npz`` finds and prepares the data by itself.
+
     Parameters
     ----------
     path : str or Path
     format : {"libsvm", "csv"}
-        ``libsvm``: sparse ``label idx:val ...`` lines, read with scikit-learn's
-        ``load_svmlight_file`` (the ``sklearn`` extra). ``csv``: comma-separated numbers, one
-        sample per row, the target in the last column; a first line that is not numeric is
-        taken as a header.
+        ``libsvm``: sparse ``label idx:val ...`` lines (indices from 1, or from 0 when a 0
+        appears; ``#`` starts a comment). ``csv``: comma-separated numbers, one sample per row,
+        the target in the last column; a first line that is not numeric is taken as a header
+        (a UTF-8 byte-order mark is not part of it).
     n_features : int, optional
         LIBSVM only: the number of columns (the highest index present is used otherwise).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    InputError
+        A line that is not of the format (the message names the file, the line and the fix),
+        or a LIBSVM index that would make a dense ``X`` larger than the memory available.
     """
+    from .validate import choice
+
     path = Path(path)
+    choice("data format", format, FORMATS)
     if not path.is_file():
-        raise FileNotFoundError(f"data file {str(path)!r} does not exist")
+        raise FileNotFoundError(f"data file {str(path)!r} does not exist" if not path.exists()
+                                else f"data file {str(path)!r} is not a regular file")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot read data file {str(path)!r}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8-sig")  # a byte-order mark is not data
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError(f"{str(path)!r}, line {line}: not UTF-8 text (a binary file?); pass a {format} text file") from None
     if format == "libsvm":
+        if n_features is not None:
+            from .validate import count
+
+            count("n_features", n_features)
+        X, y = _read_libsvm(text, str(path), n_features)
+    else:
+        X, y = _read_csv(text, str(path))
+    _remember(X, y, dict(data_file=str(path), format=format, preprocessing="none"))
+    return X, y
+
+
+def _bad_line(file, k, line, what, fix):
+    shown = line if len(line) <= 40 else line[:37] + "..."
+    return InputError(f"{file!r}, line {k}: {what} ({shown!r}); {fix}")
+
+
+def _read_libsvm(text, file, n_features):
+    """``(X, y)`` of LIBSVM text; indices 1-based unless a 0 appears (as scikit-learn's reader)."""
+    from .memory import Estimate, check_fits
+
+    labels, rows, cols, vals = [], [], [], []
+    top, zero, widest = -1, False, (0, 0)
+    for k, line in enumerate(text.splitlines(), start=1):
+        body = line.split("#", 1)[0].strip()
+        if not body:
+            continue
+        tokens = body.split()
         try:
-            from sklearn.datasets import load_svmlight_file
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "reading LIBSVM files uses scikit-learn's load_svmlight_file: "
-                "pip install 'approxpath[sklearn]' (or pass --format csv)"
-            ) from exc
-        X, y = load_svmlight_file(str(path), n_features=n_features)
-        return np.asarray(X.toarray(), dtype=float), np.asarray(y, dtype=float)
-    if format == "csv":
-        with open(path) as fh:
-            first = fh.readline()
-        try:
-            [float(v) for v in first.strip().split(",")]
-            skip = 0
+            label = float(tokens[0])
         except ValueError:
-            skip = 1
-        try:
-            data = np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2, dtype=float)
-        except ValueError as exc:  # text cells, ragged rows
-            raise InputError(f"{str(path)!r}: a cell is not a number or a row has another length ({exc}); "
-                             "a CSV file needs numbers only (one optional header line)") from None
-        if data.shape[1] < 2:
-            raise ValueError(f"{str(path)!r}: a CSV file needs feature columns and a last target column")
-        return data[:, :-1], data[:, -1]
-    raise ValueError(f"unknown data format {format!r}: use 'libsvm' or 'csv'")
+            hint = "a CSV file? pass --format csv (Python: format='csv')" if "," in tokens[0] else \
+                "a LIBSVM line is 'label index:value ...'"
+            raise _bad_line(file, k, line, "the label is not a number", hint) from None
+        if not np.isfinite(label):
+            raise _bad_line(file, k, line, "the label is NaN or inf", "drop or fix that sample")
+        seen = set()
+        for tok in tokens[1:]:
+            name, sep, value = tok.partition(":")
+            if name == "qid":
+                continue
+            if not sep or not name.isdigit():
+                raise _bad_line(file, k, line, f"{tok!r} is not index:value", "a LIBSVM line is 'label index:value ...'")
+            index = int(name)
+            if index >= 2**31:
+                raise _bad_line(file, k, line, f"feature index {index} is too large (>= 2^31)", "check the file")
+            try:
+                v = float(value)
+            except ValueError:
+                raise _bad_line(file, k, line, f"the value of feature {index} is not a number", "fix that entry") from None
+            if not np.isfinite(v):
+                raise _bad_line(file, k, line, f"the value of feature {index} is NaN or inf", "clean or impute it")
+            if index in seen:
+                raise _bad_line(file, k, line, f"feature index {index} appears twice", "keep one value per index")
+            seen.add(index)
+            zero |= index == 0
+            if index > top:
+                top, widest = index, (k, line)
+            rows.append(len(labels))
+            cols.append(index)
+            vals.append(v)
+        labels.append(label)
+    if not labels:
+        raise InputError(f"{file!r} holds no samples (empty, or only comments)")
+    shift = 0 if zero else 1
+    width = top + 1 - shift if top >= 0 else 0
+    if n_features is not None:
+        if n_features < width:
+            k, line = widest
+            raise _bad_line(file, k, line, f"feature index {top} exceeds n_features = {n_features}",
+                            "raise --n-features or check the file")
+        width = int(n_features)
+    n = len(labels)
+    where = f"{file!r}, line {widest[0]}: feature index {top}" if top >= 0 else repr(file)
+    check_fits(Estimate(((f"a dense X of {n} rows x {width} columns", 8.0 * n * width),)),
+               f"{where} makes a dense X that", "is the index right? approxpath works on dense features: "
+               "drop or re-number the unused ones")
+    X = np.zeros((n, width))
+    if vals:
+        X[np.asarray(rows), np.asarray(cols) - shift] = vals
+    return X, np.asarray(labels, dtype=float)
+
+
+def _read_csv(text, file):
+    """``(X, y)`` of CSV text (the target last; an optional header line)."""
+    lines = text.splitlines()
+    first = next((k for k, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        raise InputError(f"{file!r} holds no samples (empty)")
+    try:
+        [float(v) for v in lines[first].split(",")]
+        skip = first
+    except ValueError:
+        skip = first + 1  # a header
+    body = lines[skip:]
+    try:
+        data = np.loadtxt(body, delimiter=",", ndmin=2, dtype=float)
+    except ValueError:
+        width = None
+        for k, line in enumerate(body, start=skip + 1):
+            if not line.strip():
+                continue
+            cells = line.split(",")
+            try:
+                [float(c) for c in cells]
+            except ValueError:
+                raise _bad_line(file, k, line, "a cell is not a number",
+                                "a CSV file needs numbers only (one optional header line)") from None
+            if width is not None and len(cells) != width:
+                raise _bad_line(file, k, line, f"{len(cells)} cells where the rows above have {width}",
+                                "give every row the same columns")
+            width = len(cells)
+        raise InputError(f"{file!r}: not a CSV file of numbers; a CSV file needs numbers only (one optional "
+                         "header line)") from None
+    if data.size == 0:
+        raise InputError(f"{file!r} holds no samples (a header only)")
+    if data.shape[1] < 2:
+        raise InputError(f"{file!r}: a CSV file needs feature columns and a last target column; got one column")
+    if not np.all(np.isfinite(data)):
+        k = int(np.argwhere(~np.isfinite(data))[0][0])
+        row = [line for line in body if line.strip()][k]
+        raise _bad_line(file, skip + 1 + body.index(row), row, "a cell is NaN or inf", "clean or impute the data first")
+    return data[:, :-1], data[:, -1]
 
 
 def preprocess(X, method="none"):
@@ -78,15 +226,22 @@ def preprocess(X, method="none"):
     ``global-minmax`` is the scaling of the paper's own code:
     :math:`X \\leftarrow (X - \\min X) / \\max(X - \\min X)` over *all* entries, so the
     geometry (and hence the bandwidth axis) is only rescaled, never distorted per feature.
+    The result of scaling an ``X`` read by :func:`load_data` remembers the file and the method
+    (:func:`provenance`), which a certificate then records.
     """
+    from .validate import choice
+
+    choice("preprocessing", method, PREPROCESSING)
     X = np.asarray(X, dtype=float)
     if method == "none":
         return X
-    if method == "global-minmax":
-        shifted = X - X.min()
-        top = shifted.max()
-        return shifted / top if top > 0 else shifted
-    raise ValueError(f"unknown preprocessing {method!r}: use one of {PREPROCESSING}")
+    source = provenance(X)
+    shifted = X - X.min()
+    top = shifted.max()
+    out = shifted / top if top > 0 else shifted
+    if source is not None and source[0]["preprocessing"] == "none":  # remembered: the file and this step
+        _remember(out, source[1], dict(source[0], preprocessing=method))
+    return out
 
 
 def make_sinc(n=100, low=-4.0, high=4.0, noise=0.1, outliers=0.0, outlier_scale=2.0, seed=0):

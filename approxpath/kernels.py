@@ -1,24 +1,28 @@
-"""Gaussian kernels and the floating-point facts certificates rely on.
+"""Kernels :math:`K_t = \\exp(-tD)` and their products, with and without a cache.
 
-The kernel of every built-in problem is :math:`K_t = \\exp(-t D)` with
-:math:`D_{ij} = \\lVert x_i - x_j \\rVert^2`, so :math:`0 < (K_t)_{ij} \\le 1` and every entry
-is decreasing and convex in :math:`t`.
+The kernel of every built-in problem is :math:`K_t = \\exp(-t D)` with :math:`D \\ge 0`
+entrywise (today :math:`D_{ij} = \\lVert x_i - x_j \\rVert^2`), so :math:`0 < (K_t)_{ij} \\le 1` and
+every entry is completely monotone in :math:`t`: every bound of the package rests on that.
+
+:class:`Kernels` computes what a bound asks for (a kernel, or products with it and its
+derivatives in :math:`t`) from scratch, numpy only: the verifier uses it.  :class:`KernelCache`
+adds the caches a path search needs (the last few kernels, histograms of coefficients over
+lattice distances).
 """
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import os
 import sys
 from collections import OrderedDict
+from contextlib import contextmanager
 
 import numpy as np
 from scipy.spatial.distance import cdist, pdist, squareform
 
-__all__ = ["UNIT_ROUNDOFF", "sq_distances", "cross_sq_distances", "gaussian", "kernel_entry_error", "KernelCache"]
-
-#: Unit roundoff of IEEE double precision (half the machine epsilon).
-UNIT_ROUNDOFF = 2.0**-53
+__all__ = ["sq_distances", "cross_sq_distances", "gaussian", "Kernels", "KernelCache", "threads"]
 
 
 def sq_distances(X):
@@ -47,9 +51,10 @@ def cross_sq_distances(A, B):
     return cdist(np.asarray(A, dtype=float), np.asarray(B, dtype=float), "sqeuclidean")
 
 
-#: Threads for the elementwise kernel work on large matrices (numpy's ufuncs release the GIL);
-#: worker processes of a parallel path set it to 1.
-THREADS = max(1, min(4, os.cpu_count() or 1))
+# Threads for the elementwise kernel work on large matrices (numpy's ufuncs release the GIL);
+# worker processes of a parallel path run with 1 (:func:`threads`).  More than 4 threads do not
+# help a memory-bound pass.
+_THREADS = contextvars.ContextVar("approxpath_kernel_threads", default=max(1, min(4, os.cpu_count() or 1)))
 # below this many entries threads cost more than they save
 _THREADED_MIN = 1 << 18
 #: Memory the kernel cache may use (bytes): 1.2 GB would keep six kernels of n = 4781 (real-valued features).
@@ -72,6 +77,16 @@ _LEVELS_MAX = 255
 _HISTOGRAMS = 16
 
 
+@contextmanager
+def threads(count):
+    """Run the kernel work of a ``with`` block on ``count`` threads (1 in worker processes)."""
+    token = _THREADS.set(int(count))
+    try:
+        yield
+    finally:
+        _THREADS.reset(token)
+
+
 def _blocked(fn, out):
     """Apply ``fn(rows)`` (which fills ``out[rows]``) block-row by block-row, threaded.
 
@@ -86,11 +101,11 @@ def _blocked(fn, out):
     def work(k):
         fn(slice(starts[k], min(starts[k] + _BLOCK, n)))
 
-    threads = THREADS if n * m >= _THREADED_MIN else 1
-    if threads > 1 and len(starts) > 1:
+    count = _THREADS.get() if n * m >= _THREADED_MIN else 1
+    if count > 1 and len(starts) > 1:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(threads) as pool:
+        with ThreadPoolExecutor(count) as pool:
             list(pool.map(work, range(len(starts))))
     else:
         for k in range(len(starts)):
@@ -125,7 +140,7 @@ def _lattice(D):
     product with the level's kernel entry and the sum over the nonzero bins (adding a zero bin
     is exact); each other nonzero bin holds at least one other coefficient, so that is at most
     n + 1 roundings, as in the n-term sum of a direct product: the allowances of the bounds
-    (:func:`~approxpath.problem.fp_margin` with n terms) hold unchanged.
+    (:func:`~approxpath.numerics.fp_margin` with n terms) hold unchanged.
     """
     n = D.shape[0]
     top = min(_LEVELS_MAX, n - 2)
@@ -152,76 +167,35 @@ def _lattice(D):
     return q * np.arange(int(index.max()) + 1, dtype=float), index
 
 
-def kernel_entry_error(d):
-    """Absolute error bound of one computed kernel entry :math:`\\exp(-tD_{ij})`.
-
-    ``D_ij`` has relative error :math:`(d+2)u`, the product :math:`tD_{ij}` one more
-    :math:`u`, and ``exp`` at most :math:`2u` relative (glibc and numpy's SIMD ``exp`` are
-    accurate to a few tenths of an ulp; 2 ulp leaves room).  An argument error
-    :math:`\\delta\\, tD` changes :math:`e^{-tD}` by at most :math:`\\delta\\, tD\\, e^{-tD}
-    \\le \\delta / e`, so every entry is within :math:`((d+3)/e + 2)u` of the exact kernel.
-
-    Parameters
-    ----------
-    d : int
-        Number of features.
-    """
-    return ((d + 3) / np.e + 2.0) * UNIT_ROUNDOFF
-
-
-class KernelCache:
-    """The last few kernels :math:`E_x = \\exp(-xD)` by ``x`` (for exact solves and
-    declarations), and products of coefficient matrices with :math:`E_x`,
-    :math:`D \\circ E_x` and :math:`D^2 \\circ E_x` (the magnitudes of the derivatives in
-    :math:`x`) at any ``x``, which never store a kernel.
-
-    Certifying a path evaluates products at the ends of many pieces where no kernel is needed
-    otherwise; :meth:`products` exponentiates only the rows its coefficients weight, block by
-    block.  Evicted kernels that nobody else holds are reused as buffers (fresh n x n
-    allocations cost page faults comparable to the exp itself).
-
-    When the distances take few values on a lattice (binary or integer features), a product
-    is :math:`\\sum_k e^{-x d_k} H_{ik}` with :math:`H` the histogram of the coefficients
-    over the levels :math:`d_k`, computed once per coefficient column: the same entries
-    :math:`e^{-x d_k}`, summed in another order, and no pass over :math:`D` per point.
+class Kernels:
+    """Kernels :math:`E_x = \\exp(-xD)` and products with them, computed from scratch.
 
     Parameters
     ----------
     D : ndarray of shape (n, n)
-        Symmetric squared distances (e.g. :func:`sq_distances`).
-    size : int, optional
-        Number of ``x`` kept (least recently used goes first); by default as many as fit in
-        :data:`CACHE_BYTES`, between 2 and 12, and 2 on a lattice.
+        Symmetric, entrywise nonnegative (e.g. :func:`sq_distances`).
+
+    Attributes
+    ----------
+    lattice : (ndarray, ndarray of uint8) or None
+        The levels and level indices of ``D`` when its entries lie on a small lattice (binary
+        or integer features): products then go through histograms of the coefficients over the
+        levels, the same entries :math:`e^{-x d_k}` summed in another order.
     """
 
-    def __init__(self, D, size=None):
+    def __init__(self, D):
         if D.ndim != 2 or D.shape[0] != D.shape[1] or not np.array_equal(D, D.T):
-            raise ValueError("KernelCache needs symmetric squared distances (n, n)")  # products() relies on it
+            raise ValueError("Kernels needs symmetric distances (n, n)")  # products() relies on it
         self.D = D
         self.lattice = _lattice(D)
-        # on a lattice products never read a cached kernel: keep two (an exact solve's and
-        # the one before); each kernel kept beyond them was a fresh allocation whose page
-        # faults the solves paid, ~0.1 s each at a4a's size (a4a path keeping 6: 9.4-9.9 s,
-        # peak 1.8 GiB; keeping 2: 8.1-8.5 s, 1.1 GiB)
-        fit = 2 if self.lattice is not None else CACHE_BYTES // max(8 * D.size, 1)
-        self.size = size or int(min(_CACHE_MAX, max(2, fit)))
-        self._store = {}
-        self._free = []
-        self._histograms = OrderedDict()
 
     def get(self, x):
         """:math:`E_x = \\exp(-xD)`, shape (n, n)."""
-        x = float(x)
-        E = self._store.pop(x, None)
-        if E is None:
-            E = gaussian(self.D, x, out=self._free.pop() if self._free else None)
-        self._store[x] = E  # most recent last
-        while len(self._store) > self.size:
-            old = self._store.pop(next(iter(self._store)))
-            # reuse only what no caller still references (``old`` and getrefcount's own)
-            if sys.getrefcount(old) <= 2 and not self._free:
-                self._free.append(old)
-        return E
+        return gaussian(self.D, float(x))
+
+    def _cached(self, x):
+        """A stored :math:`E_x` (None: nothing is stored here)."""
+        return None
 
     def products(self, x, C, rows=None, order=2):
         """:math:`(E_x C,\\ (D \\circ E_x) C,\\ (D^2 \\circ E_x) C)` (the first
@@ -262,7 +236,7 @@ class KernelCache:
             W = np.stack(W, axis=1)
             acc = np.stack([self._histogram(C2[:, c], rows, step) @ W for c in range(C2.shape[1])], axis=1)
             return tuple(acc[:, :, j].reshape((n,) + C.shape[1:]) for j in range(order + 1))
-        cached = self._store.get(float(x))
+        cached = self._cached(x)
 
         acc = np.zeros((order + 1, C2.shape[1], n))
         Eb = np.empty((step, n))
@@ -282,15 +256,13 @@ class KernelCache:
 
     def _histogram(self, c, rows, step):
         """``H`` of shape (n, levels): ``H[i, k]`` is the sum of ``c[j]`` over the ``j`` (of
-        ``rows``) with ``D[i, j] = levels[k]``.  Cached by content (a column, scattered to length
-        n): a dual's class sums reuse it with any other columns and any superset of rows."""
+        ``rows``) with ``D[i, j] = levels[k]``."""
         full = np.zeros(self.D.shape[0])
         full[slice(None) if rows is None else rows] = c
-        key = hashlib.blake2b(full.tobytes(), digest_size=16).digest()
-        H = self._histograms.get(key)
-        if H is not None:
-            self._histograms.move_to_end(key)
-            return H
+        return self._histogram_of(full, step)
+
+    def _histogram_of(self, full, step):
+        """:meth:`_histogram` of a column scattered to length n (computed, never stored here)."""
         levels, index = self.lattice
         n, L = index.shape[0], levels.size
         H = np.zeros(L * n)
@@ -301,8 +273,63 @@ class KernelCache:
             js = weighted[a:a + step]
             bins = (index[js].astype(np.intp) * n + at).ravel()
             H += np.bincount(bins, weights=np.repeat(full[js], n), minlength=L * n)
-        H = np.ascontiguousarray(H.reshape(L, n).T)
-        self._histograms[key] = H
+        return np.ascontiguousarray(H.reshape(L, n).T)
+
+
+class KernelCache(Kernels):
+    """:class:`Kernels` with the caches a path search needs: the last few kernels by ``x`` (for
+    exact solves and declarations; products read a stored kernel instead of exponentiating) and
+    the lattice histograms by content.  Values are those of :class:`Kernels`, bit for bit.
+
+    Evicted kernels that nobody else holds are reused as buffers (fresh n x n allocations cost
+    page faults comparable to the exp itself).
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, n)
+    size : int, optional
+        Number of ``x`` kept (least recently used goes first); by default as many as fit in
+        :data:`CACHE_BYTES`, between 2 and 12, and 2 on a lattice.
+    """
+
+    def __init__(self, D, size=None):
+        super().__init__(D)
+        # on a lattice products never read a cached kernel: keep two (an exact solve's and
+        # the one before); each kernel kept beyond them was a fresh allocation whose page
+        # faults the solves paid, ~0.1 s each at a4a's size (a4a path keeping 6: 9.4-9.9 s,
+        # peak 1.8 GiB; keeping 2: 8.1-8.5 s, 1.1 GiB)
+        fit = 2 if self.lattice is not None else CACHE_BYTES // max(8 * D.size, 1)
+        self.size = size or int(min(_CACHE_MAX, max(2, fit)))
+        self._store = {}
+        self._free = []
+        self._histograms = OrderedDict()
+
+    def get(self, x):
+        """:math:`E_x = \\exp(-xD)`, shape (n, n), kept for the next calls (read only)."""
+        x = float(x)
+        E = self._store.pop(x, None)
+        if E is None:
+            E = gaussian(self.D, x, out=self._free.pop() if self._free else None)
+        self._store[x] = E  # most recent last
+        while len(self._store) > self.size:
+            old = self._store.pop(next(iter(self._store)))
+            # reuse only what no caller still references (``old`` and getrefcount's own)
+            if sys.getrefcount(old) <= 2 and not self._free:
+                self._free.append(old)
+        return E
+
+    def _cached(self, x):
+        return self._store.get(float(x))
+
+    def _histogram_of(self, full, step):
+        """Cached by content: a dual's class sums reuse it with any other columns and any
+        superset of rows."""
+        key = hashlib.blake2b(full.tobytes(), digest_size=16).digest()
+        H = self._histograms.get(key)
+        if H is not None:
+            self._histograms.move_to_end(key)
+            return H
+        H = self._histograms[key] = super()._histogram_of(full, step)
         while len(self._histograms) > _HISTOGRAMS:
             self._histograms.popitem(last=False)
         return H

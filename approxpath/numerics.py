@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 __all__ = ["UNIT_ROUNDOFF", "GRID_BITS", "STORED_PAD", "fp_margin", "kernel_entry_error", "stored_bound",
-           "dyadic_quantum", "zero_sum"]
+           "dyadic_quantum", "zero_sum", "log_mid"]
 
 #: Unit roundoff of IEEE double precision (half the machine epsilon).
 UNIT_ROUNDOFF = 2.0**-53
@@ -91,3 +91,10 @@ def zero_sum(u):
         m[idx] -= step
         excess = int(m.sum())
     return m.astype(float) * q
+
+
+def log_mid(lo, hi):
+    """The middle of ``[lo, hi]`` in the log scale every path parameter is searched in (the
+    geometric mean, computed as ``exp((log lo + log hi) / 2)``), clipped into ``[lo, hi]``."""
+    m = float(np.exp(0.5 * (np.log(lo) + np.log(hi))))
+    return min(max(m, lo), hi)

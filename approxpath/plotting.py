@@ -17,7 +17,8 @@ from pathlib import Path as _FsPath
 
 import numpy as np
 
-from .kernels import UNIT_ROUNDOFF, gaussian, sq_distances
+from .kernels import gaussian, sq_distances
+from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["plot_bounds", "plot_solves", "plot_validation", "plot_condition", "kernel_condition_numbers",
            "save_figure"]
@@ -31,22 +32,27 @@ _RC = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsi
 _KERNEL_LABEL = r"$k_t(x, x') = \exp(-t\,\|x - x'\|^2)$"
 
 
-def _plt():
-    try:
-        import matplotlib
+class _Figures:
+    """Figures through matplotlib's object API (:class:`matplotlib.figure.Figure`): neither the
+    global backend nor pyplot's state is touched (a notebook keeps its inline backend, a script
+    its own), and a figure nobody holds is freed like any object."""
 
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
-    return plt
+    @staticmethod
+    def subplots(nrows=1, ncols=1, figsize=None, **kw):
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=figsize)
+        return fig, fig.subplots(nrows, ncols, **kw)
 
 
 @contextmanager
 def _style():
-    plt = _plt()
-    with plt.rc_context(_RC):
-        yield plt
+    try:
+        import matplotlib
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
+    with matplotlib.rc_context(_RC):
+        yield _Figures
 
 
 def _parameter_label(path_or_name):
@@ -81,14 +87,13 @@ def plot_bounds(path, n_points=400, ax=None):
     path : Path
         Must carry its problem (computed here, or loaded with the data).
     n_points : int
-        Parameter values (spaced in the parameter's scale, plus every piece end) at which the
+        Parameter values (spaced in log scale, plus every piece end) at which the
         bounds are drawn.
     ax : matplotlib Axes, optional
         Draw only the top panel into it.
     """
     lo, hi = path.interval
-    log = path.problem.scale == "log"
-    grid = np.geomspace(lo, hi, n_points) if log else np.linspace(lo, hi, n_points)
+    grid = np.geomspace(lo, hi, n_points)
     ts = np.unique(np.concatenate([grid, [p.lo for p in path.pieces], [hi]]))
     up, low = np.array([path.objectives(t) for t in ts]).T
     with _style() as plt:
@@ -102,7 +107,7 @@ def plot_bounds(path, n_points=400, ax=None):
         if sp.size:
             ax.plot(sp, [path.objectives(t)[0] for t in sp], "o", color=_SOLVE, ms=3,
                     label=f"exact solves ({path.exact_solves})")
-        ax.set_xscale("log" if log else "linear")
+        ax.set_xscale("log")
         ax.set_ylabel("objective value")
         where = f" on {_data_name(path)}" if _data_name(path) else ""
         opts = ", ".join(f"{k}={v}" for k, v in path.problem.options().items() if k != "parameter")
@@ -222,8 +227,7 @@ def plot_validation(curve, path=None, title=None):
         ax.plot([curve.best_t], [curve.best_loss], "o", color=_UPPER, ms=5,
                 label=f"selected t = {curve.best_t:.4g}: {curve.criterion} {curve.best_loss:.4g}, "
                       f"certified gap $\\leq$ {curve.best_gap_bound:.3g}")
-        log = path is None or path.problem.scale == "log"
-        ax.set_xscale("log" if log else "linear")
+        ax.set_xscale("log")
         ax.set_ylabel(label)
         ax.legend(loc="best")
         if title is None and path is not None:
@@ -306,7 +310,15 @@ def plot_condition(ts, cond, n=None, d=None):
 
 
 def save_figure(fig, file):
-    """Write ``fig`` to ``file`` (format from the extension) and close it."""
+    """Write ``fig`` to ``file`` (format from the extension); a figure of pyplot's (drawn into
+    an ``ax`` the caller made with pyplot) is closed there."""
+    import sys
+
+    from .certificate.format import check_output
+
+    check_output(file)
     fig.savefig(file, dpi=150, bbox_inches="tight")
-    _plt().close(fig)
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None and getattr(fig.canvas, "manager", None) is not None:  # pyplot's own figure
+        plt.close(fig)
     return file

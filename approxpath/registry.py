@@ -1,6 +1,11 @@
 """The problem registry: built-in problems from ``approxpath.problems`` and third-party ones
 from the entry-point group ``approxpath.problems``.
 
+A built-in problem is a package ``approxpath.problems.<name>`` with a ``bound`` module (the
+certificate side) and a ``problem`` module (the search side, which registers the class); a
+small one may be a single module.  :func:`get_bound` imports only the certificate side of a
+built-in problem, so the verifier never loads search code.
+
 A name registered twice by two different classes is an error naming both sources; the same
 class registered again is ignored.
 """
@@ -11,19 +16,15 @@ import importlib
 import pkgutil
 from importlib.metadata import entry_points
 
-from .problem import did_you_mean
+from .errors import DuplicateProblemError, did_you_mean
 
-__all__ = ["ENTRY_POINT_GROUP", "register", "get_problem", "available_problems", "DuplicateProblemError"]
+__all__ = ["ENTRY_POINT_GROUP", "register", "get_problem", "get_bound", "available_problems"]
 
 #: Entry-point group through which third-party packages add problems.
 ENTRY_POINT_GROUP = "approxpath.problems"
 
 _REGISTRY: dict = {}  # name -> (class, source)
 _loaded = False
-
-
-class DuplicateProblemError(ValueError):
-    """Two different classes claim the same registry name."""
 
 
 def _source(cls):
@@ -58,16 +59,20 @@ def register(cls=None, *, source=None):
     return _do(cls) if cls is not None else _do
 
 
+def _builtin_modules():
+    """``(name, is_package)`` of the built-in problems (private modules start with ``_``)."""
+    import approxpath.problems as builtin
+
+    return [(m.name, m.ispkg) for m in pkgutil.iter_modules(builtin.__path__) if not m.name.startswith("_")]
+
+
 def _load():
     global _loaded
     if _loaded:
         return
     _loaded = True
-    import approxpath.problems as builtin
-
-    for mod in pkgutil.iter_modules(builtin.__path__):
-        if not mod.name.startswith("_"):
-            importlib.import_module(f"approxpath.problems.{mod.name}")
+    for name, ispkg in _builtin_modules():
+        importlib.import_module(f"approxpath.problems.{name}" + (".problem" if ispkg else ""))
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         obj = ep.load()
         dist = getattr(ep, "dist", None)
@@ -95,3 +100,19 @@ def get_problem(name):
     except KeyError:
         raise KeyError(f"unknown problem {name!r}{did_you_mean(name, _REGISTRY, n=3)} "
                        f"(registered: {', '.join(sorted(_REGISTRY))})") from None
+
+
+def get_bound(name):
+    """The certificate side (:class:`~approxpath.bound.Bound` subclass) of problem ``name``.
+
+    For a built-in problem only its ``bound`` module is imported (no search code, no solver);
+    for a registered or plug-in problem, ``get_problem(name).Bound``.
+    """
+    if (name, True) in _builtin_modules():
+        from .bound import Bound
+
+        module = importlib.import_module(f"approxpath.problems.{name}.bound")
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Bound) and getattr(value, "name", None) == name:
+                return value
+    return get_problem(name).Bound

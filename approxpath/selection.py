@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .problem import InputError, from_scale, scale_mid, to_scale
+from .errors import InputError
+from .numerics import log_mid
 
 __all__ = ["CRITERIA", "SELECTIONS", "ValidationCurve", "evaluation_points", "validation_curve", "validation_loss"]
 
@@ -21,8 +22,8 @@ __all__ = ["CRITERIA", "SELECTIONS", "ValidationCurve", "evaluation_points", "va
 #: the decision function against labels in {-1, +1}; ``mae`` and ``mse`` the mean absolute and
 #: mean squared error of the predictions.
 CRITERIA = ("error", "mae", "mse")
-#: Where the loss is evaluated: the middle of every piece (in the parameter's scale) or an
-#: evenly spaced grid (in that scale).
+#: Where the loss is evaluated: the middle of every piece (in log scale) or an evenly spaced
+#: grid (in log scale).
 SELECTIONS = ("pieces", "grid")
 
 
@@ -78,15 +79,14 @@ class ValidationCurve:
 
 def evaluation_points(path, selection="pieces", n_grid=100):
     """Parameter values at which to evaluate a loss: the middle of every piece of ``path`` (in
-    its problem's scale) or ``n_grid`` evenly spaced values (in that scale) over its interval."""
-    scale = path.problem.scale if path.problem is not None else path.meta.get("scale", "log")
+    log scale) or ``n_grid`` evenly spaced values (in log scale) over its interval."""
     if selection == "pieces":
-        return np.array([scale_mid(p.lo, p.hi, scale) for p in path.pieces])
+        return np.array([log_mid(p.lo, p.hi) for p in path.pieces])
     if selection == "grid":
         if not (isinstance(n_grid, (int, np.integer)) and n_grid >= 2):
             raise InputError(f"n_grid must be an integer >= 2; got {n_grid!r}")
         lo, hi = path.interval
-        ts = from_scale(np.linspace(to_scale(lo, scale), to_scale(hi, scale), int(n_grid)), scale)
+        ts = np.exp(np.linspace(np.log(lo), np.log(hi), int(n_grid)))
         return np.clip(ts, lo, hi)
     raise InputError(f"unknown selection {selection!r}; choose one of {', '.join(SELECTIONS)}")
 

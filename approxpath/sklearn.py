@@ -3,7 +3,8 @@ select the bandwidth along it.
 
 ``fit(X, y)`` splits off a validation part (or takes ``X_val, y_val``), computes the certified
 ε-path over the Gaussian bandwidth t of :math:`k_t(x, x') = \\exp(-t\\lVert x - x'\\rVert^2)`
-on the rest, evaluates the validation loss of the path's model at every piece (or on a grid)
+on the rest (dense or scipy sparse ``X``, e.g. from ``load_svmlight_file``: densified, as the
+kernel is dense; ``n_jobs`` worker processes; ``progress`` shows a bar), evaluates the validation loss of the path's model at every piece (or on a grid)
 and keeps the best t.  ``predict(X)`` uses the path's model at that t; ``predict(X, t=...)``
 any other t of the path.  ``path_`` is the :class:`approxpath.Path` (the certificate) and
 ``best_gap_bound_`` the certified bound on the training objective's suboptimality at
@@ -39,10 +40,22 @@ _T_RANGE = (2.0**-6, 2.0**3)
 # Absolute eps when the zero model's objective is 0 (constant targets: the zero model is
 # optimal); the exact solves reach gaps of ~1e-9, so this is comfortably achievable.
 _EPS_FLOOR = 1e-6
+# Sparse formats accepted (and densified: the kernel exp(-tD) is dense whatever X is).
+_SPARSE = ("csr", "csc", "coo")
+
+
+def _dense(X):
+    """``X`` as a dense float array (a scipy sparse matrix is densified)."""
+    return X.toarray() if hasattr(X, "toarray") else X
 
 
 class _KernelPathBase(BaseEstimator):
     """Shared machinery: validation split, path, selection, prediction."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def _check_params(self):
         if not (isinstance(self.eps, (int, float, np.floating)) and np.isfinite(self.eps) and self.eps > 0):
@@ -61,7 +74,7 @@ class _KernelPathBase(BaseEstimator):
         if X_val is not None:
             if y_val is None:
                 raise ValueError("X_val was given without y_val: pass both or neither")
-            X_val = validate_data(self, X_val, reset=False)
+            X_val = _dense(validate_data(self, X_val, reset=False, accept_sparse=_SPARSE))
             return X, y, X_val, self._encode(np.asarray(y_val))
         if y_val is not None:
             raise ValueError("y_val was given without X_val: pass both or neither")
@@ -78,7 +91,22 @@ class _KernelPathBase(BaseEstimator):
                                                   stratify=stratify)
         return X_tr, y_tr, X_va, y_va
 
-    def _fit(self, X, y, X_val, y_val, name, options, null_objective, stratify=None):
+    def _check_run_params(self):
+        """``(workers, progress)`` from ``n_jobs`` (joblib's convention: None is 1, -1 all cores,
+        -2 all but one) and ``progress``."""
+        import os
+
+        n_jobs = 1 if self.n_jobs is None else self.n_jobs
+        if not (isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool) and n_jobs != 0):
+            raise ValueError(f"n_jobs must be a nonzero integer or None (-1: all cores); got {self.n_jobs!r}")
+        cores = os.cpu_count() or 1
+        workers = int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
+        if not isinstance(self.progress, (bool, np.bool_)):
+            raise ValueError(f"progress must be True or False; got {self.progress!r}")
+        return workers, bool(self.progress)
+
+    def _fit(self, X, y, X_val, y_val, name, options, stratify=None):
+        workers, progress = self._check_run_params()
         X_tr, y_tr, X_va, y_va = self._split(X, y, X_val, y_val, stratify)
         self._check_training_targets(y_tr)
         problem = get_problem(name)(X_tr, y_tr, **options)
@@ -88,9 +116,10 @@ class _KernelPathBase(BaseEstimator):
             self.t_range_ = (gamma * _T_RANGE[0], gamma * _T_RANGE[1])
         else:
             self.t_range_ = tuple(float(v) for v in self.t_range)
-        null = null_objective(y_tr)
+        null = problem.null_objective()
         self.eps_ = float(self.eps) * null if null > 0 else _EPS_FLOOR
-        self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_)
+        self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
+                                      progress=progress)
         curve = validation_curve(self.path_, X_va, y_va, criterion=self._criterion(), selection=self.selection,
                                  n_grid=self.n_grid)
         self.validation_curve_ = curve
@@ -107,7 +136,7 @@ class _KernelPathBase(BaseEstimator):
 
     def _decision(self, X, t):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = _dense(validate_data(self, X, reset=False, accept_sparse=_SPARSE))
         if t is None:
             t = self.best_t_
         lo, hi = self.path_.interval
@@ -150,6 +179,14 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         ``X_val, y_val``.  The path is fitted on the rest.
     random_state : int, RandomState or None
         Seed of the split.
+    n_jobs : int or None, default None
+        Worker processes for the path (joblib's convention: None is 1, -1 all cores).  With
+        more than one the exact solves are placed ahead of the workers' segments, so the path
+        (and ``best_t_``) is the same for every ``n_jobs > 1`` but may use a few more exact
+        solves than ``n_jobs=1`` (whose placement waits for each segment); every piece is
+        certified either way.
+    progress : bool, default False
+        Show a progress bar (the ``progress`` extra, tqdm).
 
     Attributes
     ----------
@@ -169,7 +206,9 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
     """
 
     def __init__(self, C=1.0, bias="optimal", eps=0.01, t_range=None, selection="pieces", n_grid=100,
-                 validation_fraction=0.25, random_state=None):
+                 validation_fraction=0.25, random_state=None, n_jobs=None, progress=False):
+        self.n_jobs = n_jobs
+        self.progress = progress
         self.C = C
         self.bias = bias
         self.eps = eps
@@ -214,7 +253,8 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         self
         """
         self._check_params()
-        X, y = validate_data(self, X, y, ensure_min_samples=2)
+        X, y = validate_data(self, X, y, ensure_min_samples=2, accept_sparse=_SPARSE)
+        X = _dense(X)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y")
         self.classes_ = np.unique(y)
@@ -223,8 +263,7 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         if y_type != "binary":
             raise ValueError(f"Only binary classification is supported. The type of the target is {y_type}.")
         yy = self._encode(y)
-        return self._fit(X, yy, X_val, y_val, "kernel_svm", dict(c=self.C, bias=self.bias),
-                         lambda y_tr: self.C * y_tr.size, stratify=yy)
+        return self._fit(X, yy, X_val, y_val, "kernel_svm", dict(c=self.C, bias=self.bias), stratify=yy)
 
     def decision_function(self, X, t=None):
         """:math:`f(x) = \\sum_j w_j k_t(x_j, x) + b` of the path's model at ``t`` (default
@@ -237,12 +276,8 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         return self.classes_[(f > 0).astype(int)]
 
 
-#: Losses of :class:`KernelPathRegressor` (registered problem names) and the objective of the
-#: zero model (beta = 0; for klasso with the best intercept), the unit of ``eps``.
-_NULL_OBJECTIVE = {
-    "klasso": lambda y: 0.5 * float(np.sum((y - y.mean()) ** 2)),
-    "robust_l1": lambda y: float(np.sum(np.abs(y))),
-}
+#: Losses of :class:`KernelPathRegressor` (registered problem names).
+_LOSSES = ("klasso", "robust_l1")
 
 
 class KernelPathRegressor(RegressorMixin, _KernelPathBase):
@@ -277,7 +312,7 @@ class KernelPathRegressor(RegressorMixin, _KernelPathBase):
         As in :class:`KernelPathSVC`.
     criterion : {"mae", "mse"}, default "mae"
         Validation loss.
-    selection, n_grid, validation_fraction, random_state
+    selection, n_grid, validation_fraction, random_state, n_jobs, progress
         As in :class:`KernelPathSVC` (the split is not stratified).
 
     Attributes
@@ -287,7 +322,9 @@ class KernelPathRegressor(RegressorMixin, _KernelPathBase):
     """
 
     def __init__(self, loss="klasso", lam=0.1, eps=0.05, t_range=None, criterion="mae", selection="pieces",
-                 n_grid=100, validation_fraction=0.25, random_state=None):
+                 n_grid=100, validation_fraction=0.25, random_state=None, n_jobs=None, progress=False):
+        self.n_jobs = n_jobs
+        self.progress = progress
         self.loss = loss
         self.lam = lam
         self.eps = eps
@@ -315,14 +352,14 @@ class KernelPathRegressor(RegressorMixin, _KernelPathBase):
         -------
         self
         """
-        if self.loss not in _NULL_OBJECTIVE:
-            raise ValueError(f"unknown loss {self.loss!r}; choose one of {', '.join(_NULL_OBJECTIVE)}")
+        if self.loss not in _LOSSES:
+            raise ValueError(f"unknown loss {self.loss!r}; choose one of {', '.join(_LOSSES)}")
         if self.criterion not in ("mae", "mse"):
             raise ValueError(f"unknown criterion {self.criterion!r}; choose 'mae' or 'mse'")
         self._check_params()
-        X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True)
-        return self._fit(X, np.asarray(y, dtype=float), X_val, y_val, self.loss, dict(lam=self.lam),
-                         _NULL_OBJECTIVE[self.loss])
+        X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True, accept_sparse=_SPARSE)
+        X = _dense(X)
+        return self._fit(X, np.asarray(y, dtype=float), X_val, y_val, self.loss, dict(lam=self.lam))
 
     def predict(self, X, t=None):
         """Predictions of the path's model at ``t`` (default ``best_t_``), shape (n_samples,)."""

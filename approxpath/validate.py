@@ -39,6 +39,8 @@ def finite_number(name, value, what="a finite number"):
 
 def positive(name, value):
     """``value`` as a float, or :class:`InputError` unless it is a positive finite number."""
+    if not is_real(value):
+        raise InputError(f"{name} must be a number; got {value!r} ({type(value).__name__}): pass e.g. {name}=0.1")
     v = finite_number(name, value, "a positive finite number")
     if not v > 0:
         raise InputError(f"{name} must be a positive finite number; got {value!r}")
@@ -61,8 +63,11 @@ def choice(name, value, choices):
 
 
 def check_X(X):
-    """``X`` as a 2-D float array (a 1-D array is one feature), or :class:`InputError` when it
-    holds text, complex numbers or other objects, or NaN/inf."""
+    """``X`` as a 2-D float array (a 1-D array is one feature; a scipy sparse matrix is densified:
+    kernels are dense), or :class:`InputError` when it holds text, complex numbers or other
+    objects, or NaN/inf."""
+    if type(X).__module__.startswith("scipy.sparse") and hasattr(X, "toarray"):
+        X = X.toarray()
     try:
         X = np.asarray(X)
     except ValueError as exc:  # ragged rows

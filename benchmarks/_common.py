@@ -1,7 +1,7 @@
 """Shared by the benchmark scripts: the paper's data sets, settings and reference figures.
 
-The LIBSVM files live in ``../shared/data/libsvm/`` of the development checkout (override with
-the environment variable ``APPROXPATH_LIBSVM_DIR``); a fresh clone has no such folder, so the
+The LIBSVM files (https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/) are read from the
+folder named by the environment variable ``APPROXPATH_LIBSVM_DIR``; a fresh clone has no such folder, so the
 benchmarks are opt-in and never part of the default test run.
 """
 
@@ -13,7 +13,8 @@ import numpy as np
 
 from approxpath.data import load_data, preprocess
 
-LIBSVM_DIR = Path(os.environ.get("APPROXPATH_LIBSVM_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "libsvm"))
+# (default: data/libsvm in the repository, which git ignores)
+LIBSVM_DIR = Path(os.environ.get("APPROXPATH_LIBSVM_DIR", Path(__file__).resolve().parents[1] / "data" / "libsvm"))
 DATASETS = ("ionosphere_scale", "heart_scale", "diabetes_scale", "a1a", "a2a", "a3a", "a4a")
 # the a-series has 123 features on the LIBSVM page; fewer indices occur in the files
 N_FEATURES = {"a1a": 123, "a2a": 123, "a3a": 123, "a4a": 123}
@@ -21,7 +22,7 @@ EPS_GRID = (4.0, 2.0, 1.0, 0.5, 0.25, 0.125)
 C = 0.1
 INTERVAL = (2.0**-10, 2.0**10)
 
-# DESIGN.md section 6: the paper's code run on this machine; exact solves (= updates + 1),
+# The paper's reference code run on this machine (rebuilt with -O3, serial); exact solves (= updates + 1),
 # (dynamic bias, fixed bias) per eps in EPS_GRID; None where it was not recorded.
 REFERENCE = {
     "ionosphere_scale": [(4, 12), (5, 19), (9, 32), (14, 50), (22, 76), (34, 118)],
@@ -31,7 +32,7 @@ REFERENCE = {
     "a2a": [(6, 9), (10, 15), (16, 24), (28, 41), (50, 72), (94, 132)],
     "a3a": [(10, 13), (15, 21), (25, 34), (44, None), (79, None), (149, None)],
 }
-# wall seconds of the paper's code at eps = 0.125, dynamic bias (DESIGN.md section 6)
+# wall seconds of the paper's code at eps = 0.125, dynamic bias, measured on this machine
 REFERENCE_WALL = {"ionosphere_scale": 20.0, "heart_scale": 14.0, "diabetes_scale": 86.0, "a1a": 27.0,
                   "a2a": 41.0, "a3a": 110.0}
 

@@ -4,16 +4,20 @@ Wang, Yeung, Lochovsky (2007) section 5: 100 points x uniform on [-3, 3], y = si
 (sd 0.08), 50 random training points; lambda in {1, 0.1, 0.01}; sigma from 10 to 0.1 (t from
 0.1 to 10); theta = 0.95, eps = 1e-6; the kernel path starts from the lambda-path at sigma = 10.
 Prints markdown tables: the exact kernel paths (events, solutions, linear solves, condition
-numbers, certified gaps, wall time), the lambda-paths at sigma = 10, 1, 0.1, and the approximate
+numbers, certified gaps, wall time), the lambda-paths at sigma = 10, 1, 0.1, the approximate
 paths at the given eps (exact solves, pieces, wall time, agreement with the exact path at 50
-random sigma).  Synthetic data only (no ../shared needed).
+random sigma), and side by side in one run: the lambda-path's events/s with the LU
+refactorization at every breakpoint (before) and with the up/down-dated factor (after), and the
+kernel path's wall time with the full check and with the marginal-point screen.  Synthetic data
+only (no LIBSVM files needed).
 
-    python benchmarks/exact_paths.py [--eps 1e-2 1e-3] [--strategy interpolate]
+    python benchmarks/exact_paths.py [--eps 1e-2 1e-3] [--strategy interpolate] [--sections ...] [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import numpy as np
@@ -21,6 +25,7 @@ import numpy as np
 import approxpath
 from approxpath.data import make_sinc
 from approxpath.exact import certify, kernel_path, lambda_path
+from approxpath.exact._lambda import _lambda_path
 
 try:
     from _common import machine
@@ -37,14 +42,84 @@ def wang_sinc():
     return X[train], y[train]
 
 
+def _five_d(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 5))
+    return X, np.sin(X[:, 0]) + X[:, 1] ** 2 / 4 + 0.1 * rng.standard_normal(n)
+
+
+def _same_events(a, b):
+    return [(e.index, e.kind) for e in a.events] == [(e.index, e.kind) for e in b.events]
+
+
+def updates(repeats):
+    """lambda-path events/s: LU refactorization vs up/down-dated factor, interleaved runs, medians."""
+    sets = [("Wang sinc n=50", wang_sinc(), 1.0)]
+    for n in (200, 400, 800):
+        sets.append((f"sinc n={n}", make_sinc(n=n, low=-3.0, high=3.0, noise=0.08, seed=0), 30.0))
+    sets += [(f"5-d n={n}", _five_d(n), 0.5) for n in (200, 400)]
+    print("\nlambda-path, lam_min = 1e-3 lambda_max (default): LU at every breakpoint (before) vs up/down-dated Cholesky "
+          f"factor (after), median of {repeats} interleaved runs\n")
+    print("| data | t | events | max active | max cond | same events | max abs beta diff | LU events/s "
+          "| update events/s | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, (X, y), bw in sets:
+        walls, paths = {"lu": [], "update": []}, {}
+        for _ in range(repeats):
+            for factor in ("lu", "update"):
+                paths[factor] = _lambda_path(X, y, bw, factor=factor)
+                walls[factor].append(paths[factor].wall_s)
+        lu, up = paths["lu"], paths["update"]
+        diff = np.abs(lu.beta - up.beta).max() if lu.beta.shape == up.beta.shape else float("nan")
+        e = len(up.events)
+        r_lu, r_up = e / statistics.median(walls["lu"]), e / statistics.median(walls["update"])
+        print(f"| {name} | {bw:g} | {e} | {int(np.abs(up.signs).sum(axis=1).max())} | {lu.max_cond:.1g} | "
+              f"{_same_events(lu, up)} | {diff:.1g} | {r_lu:.0f} | {r_up:.0f} | {r_up / r_lu:.2f} |")
+
+
+def marginal(repeats):
+    """Kernel path wall time: full check of (13) vs the marginal-point screen (xi = 0.01, 0.5)."""
+    print(f"\nkernel path, lam = 0.1: full check vs marginal-point screen, median of {repeats} interleaved runs\n")
+    print("| data | t range | events | full s | xi = 0.01 s (rows checked) | xi = 0.5 s (rows checked) | "
+          "same events, all certified | ratio full / xi 0.01 |")
+    print("|---|---|---|---|---|---|---|---|")
+    sinc = [make_sinc(n=n, low=-3.0, high=3.0, noise=0.08, seed=0) for n in (200, 800)]
+    sets = [("Wang sinc n=50", wang_sinc(), (0.1, 10.0)), ("sinc n=50 seed 3", make_sinc(n=50, seed=3), (0.1, 10.0)),
+            ("sinc n=200", sinc[0], (0.1, 10.0)), ("sinc n=800", sinc[1], (1.0, 1.5))]
+    for name, (X, y), interval in sets:
+        walls, paths = {}, {}
+        for _ in range(repeats):
+            for xi in (None, 0.01, 0.5):
+                paths[xi] = kernel_path(X, y, 0.1, interval, marginal=xi)
+                walls.setdefault(xi, []).append(paths[xi].wall_s)
+        ok = all(_same_events(paths[None], paths[xi]) and certify(paths[xi]).ok for xi in (0.01, 0.5))
+        med = {xi: statistics.median(w) for xi, w in walls.items()}
+        share = {xi: paths[xi].settings["marginal_rows_checked"] for xi in (0.01, 0.5)}
+        print(f"| {name} | [{interval[0]:g}, {interval[1]:g}] | {len(paths[None].events)} | {med[None]:.2f} | {med[0.01]:.2f} ({share[0.01]:.0%}) | "
+              f"{med[0.5]:.2f} ({share[0.5]:.0%}) | {ok} | {med[None] / med[0.01]:.2f} |")
+
+
+SECTIONS = ("paths", "updates", "marginal")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eps", type=float, nargs="+", default=[1e-2, 1e-3], help="eps of the approximate paths")
     parser.add_argument("--strategy", default=approxpath.STRATEGIES[0], help="driver strategy of the approximate paths")
+    parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS),
+                        help="paths: the kernel, lambda and approximate paths; updates: lambda-path events/s, "
+                             "LU vs updates; marginal: kernel path, full check vs marginal screen")
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved runs per timing (medians)")
     args = parser.parse_args(argv)
     X, y = wang_sinc()
     KLasso = approxpath.get_problem("klasso")
     print(f"machine: {machine()}\n")
+    if "updates" in args.sections:
+        updates(args.repeats)
+    if "marginal" in args.sections:
+        marginal(args.repeats)
+    if "paths" not in args.sections:
+        return
     print("| lambda | events (joined/left) | solutions | linear solves | max cond | max certified gap (relative) "
           "| path s | certify s |")
     print("|---|---|---|---|---|---|---|---|")

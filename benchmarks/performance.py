@@ -5,7 +5,7 @@
 * datasets: every LIBSVM set at the paper's settings (C = 0.1, t in [2^-10, 2^10], global
   min-max scaling, eps = 0.125) with the default strategy, each in a fresh process (peak RSS
   is that process's; timed after a warm-up path on a tiny problem, so that imports do not
-  count as solve time), next to the reference code's wall time (DESIGN.md section 6) and to the
+  count as solve time), next to the reference code's wall time (benchmarks/_common.py) and to the
   `paper` strategy run in the same process.
 * scaling: subsamples of a4a (n = 500, 1000, 2000, 4000): one exact solve (libSVM, and
   Clarabel up to n = 2000) and a whole path; fitted exponents of time vs n.
@@ -42,7 +42,7 @@ def _path_job(name, strategy, eps, n, workers, seed, chunks=None, single_thread=
     run = lambda: approxpath.approximate_path(problem, eps=eps, interval=INTERVAL, strategy=strategy,  # noqa: E731
                                               workers=workers, chunks=chunks)
     if single_thread:  # one BLAS thread and one kernel thread, as each parallel worker runs
-        from approxpath.driver import _single_threaded
+        from approxpath.driver.parallel import single_threaded as _single_threaded
 
         path = _single_threaded(run)
     else:

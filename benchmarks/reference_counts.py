@@ -1,4 +1,4 @@
-"""Exact solves of the `paper` strategy against the paper's reference code (DESIGN.md section 6).
+"""Exact solves of the `paper` strategy against the paper's reference code (benchmarks/_common.py).
 
     python benchmarks/reference_counts.py [--data ionosphere_scale ...] [--eps 4 2 1 ...]
 

@@ -20,7 +20,7 @@ from _common import C, DATASETS, INTERVAL, REFERENCE, load, machine, warm_up
 
 STRATS = ("paper", "two-sided", "interpolate")
 EPS_INDEX = {4.0: 0, 2.0: 1, 1.0: 2, 0.5: 3, 0.25: 4, 0.125: 5}
-# the paper's Table 1 (updates + 1, dynamic bias, eps = 0.125) where DESIGN.md has no run
+# the paper's Table 1 (updates + 1, dynamic bias, eps = 0.125) where no run of the reference code is recorded
 PAPER_TABLE_A4A = 80
 
 

@@ -31,7 +31,8 @@ import numpy as np
 import approxpath
 from approxpath.data import make_sinc
 from approxpath.exact import certify, kernel_path
-from approxpath.kernels import UNIT_ROUNDOFF, gaussian, sq_distances
+from approxpath.kernels import gaussian, sq_distances
+from approxpath.numerics import UNIT_ROUNDOFF
 
 KLasso = approxpath.get_problem("klasso")
 
@@ -84,10 +85,12 @@ def part_conditioning(n, lams, t_lo, approx_hi, eps_rel):
 
 
 def plot(sinc, cond, out):
-    from approxpath.plotting import _plt, save_figure
+    from matplotlib.figure import Figure
 
-    plt = _plt()
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
+    from approxpath.plotting import save_figure
+
+    fig = Figure(figsize=(12, 8.5))  # matplotlib's object API: no global backend or pyplot state
+    axes = fig.subplots(2, 2)
     ax = axes[0, 0]
     ax.semilogx(sinc["sigmas"], sinc["diff"], ".", ms=4, label="approximate - exact objective")
     ax.axhline(sinc["eps"], color="k", ls="--", lw=1, label=f"eps = {sinc['eps']:g}")
@@ -129,7 +132,7 @@ def plot(sinc, cond, out):
                   label=f"exact path, lambda = {lam:g}: certified gap / (1 + |dual|)")
     a = cond["approx"]
     for p in a.pieces:
-        scale = max(a.problem.dual_lower_bound(p.dual, p.lo, p.hi), 1e-300)
+        scale = max(a.problem.bound.dual_floor(p.dual, p.lo, p.hi), 1e-300)
         ax.plot([p.lo, p.hi], [p.gap_bound / scale] * 2, color="C2", lw=1.5)
     ax.plot([], [], color="C2", label=f"approximate path (lambda = {cond['approx_lam']:g}): bound / optimum, "
                                        "every t certified")

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from approxpath.path import content_sha256, read_certificate
+from approxpath.certificate.format import content_sha256, read_certificate
 
 
 def tamper(src, dst, edit, rehash):

@@ -1,14 +1,13 @@
-"""Shared fixtures: the toy problem is registered for the whole session (so the conformance
-suite covers it), and every gap any test computes is checked against weak duality."""
+"""Shared fixtures: the known-answer toy problem is registered for the whole session (so the
+conformance checks cover it), and every gap any test computes is checked against weak duality."""
 
 import functools
 import warnings
 
 import pytest
 
-from approxpath.registry import get_problem, available_problems, register
-
-from toy_problem import ToyProjection
+from approxpath.registry import available_problems, get_problem, register
+from approxpath.testing import ToyProjection
 
 register(ToyProjection)
 
@@ -16,13 +15,13 @@ register(ToyProjection)
 WEAK_DUALITY_TOL = 1e-9
 
 
-def _checked(method):
+def _checked(method, dual_objective):
     @functools.wraps(method)
     def wrapper(self, primal, dual, lo, *args, **kw):
         g = method(self, primal, dual, lo, *args, **kw)
-        scale = 1.0 + abs(self.dual_objective(dual, lo))
+        scale = 1.0 + abs(dual_objective(self, dual, lo))
         assert g >= -WEAK_DUALITY_TOL * scale, (
-            f"{self.name}.{method.__name__} = {g!r} violates weak duality (scale {scale:.3g})")
+            f"{type(self).__name__}.{method.__name__} = {g!r} violates weak duality (scale {scale:.3g})")
         return g
 
     wrapper._weak_duality_checked = True
@@ -30,14 +29,16 @@ def _checked(method):
 
 
 def check_weak_duality(monkeypatch):
-    """Wrap gap and gap_bound of every registered problem with a weak-duality assertion (call
-    it again after registering a problem inside a test, e.g. a plug-in)."""
+    """Wrap ``Problem.gap`` and ``Bound.gap`` of every registered problem (and its search-side
+    bound classes) with a weak-duality assertion (call it again after registering a problem
+    inside a test, e.g. a plug-in)."""
     for name in available_problems():
         cls = get_problem(name)
-        for meth in ("gap", "gap_bound"):
-            f = getattr(cls, meth)
-            if not getattr(f, "_weak_duality_checked", False):
-                monkeypatch.setattr(cls, meth, _checked(f))
+        if not getattr(cls.gap, "_weak_duality_checked", False):
+            monkeypatch.setattr(cls, "gap", _checked(cls.gap, lambda self, d, t: self.dual_objective(d, t)))
+        for bound_cls in {cls.Bound, *cls.Bound.__subclasses__()}:
+            if not getattr(bound_cls.gap, "_weak_duality_checked", False):
+                monkeypatch.setattr(bound_cls, "gap", _checked(bound_cls.gap, lambda self, d, t: self.dual_floor(d, t)))
 
 
 @pytest.fixture(autouse=True)

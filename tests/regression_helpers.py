@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from approxpath.solvers import solve_cvxpy
+from approxpath.solvers.conic import solve_cvxpy
 
 
 def check_against_cvxpy(problem, path, interval, eps, seed, primal_type):

@@ -1,4 +1,4 @@
-"""Envelopes of signed exponential sums (approxpath.bounds.split_envelope, difference_nodes,
+"""Envelopes of signed exponential sums (approxpath.envelopes.split_envelope, difference_nodes,
 max_abs_difference): the piecewise linear bounds of S on a piece enclose dense samples, the
 bound of max |S| is exact at a point and stays tight where the positive and negative parts
 cancel."""
@@ -6,7 +6,7 @@ cancel."""
 import numpy as np
 import pytest
 
-from approxpath.bounds import difference_nodes, hermite_lower, hermite_upper, max_abs_difference, split_envelope
+from approxpath.envelopes import difference_nodes, hermite_lower, hermite_upper, max_abs_difference, split_envelope
 from approxpath.kernels import KernelCache, sq_distances
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import approxpath
-from approxpath.path import read_certificate
+from approxpath.certificate.format import read_certificate
 from certificate_helpers import tamper
 
 
@@ -78,7 +78,7 @@ def test_rejects_other_data(written):
         approxpath.verify(file, X + 1e-9, y)
 
 
-def test_load_path_round_trip(written):
+def test_load_path_round_trip(written, tmp_path):
     path, file, X, y = written
     loaded = approxpath.load_path(file, X, y)
     assert loaded.exact_solves == path.exact_solves and len(loaded.pieces) == len(path.pieces)
@@ -87,8 +87,9 @@ def test_load_path_round_trip(written):
         np.testing.assert_array_equal(a.w, b.w)
         assert a.b == b.b
         assert loaded.gap_bound(t) == path.gap_bound(t)
-    bare = approxpath.load_path(file)
+    bare = approxpath.load_path(path.save(tmp_path / "bare.npz", embed_data=False))
     assert bare.problem is None and bare.max_gap_bound == path.max_gap_bound
+    assert not bare.verified and not bare.certified and "UNVERIFIED" in bare.summary()
     with pytest.raises(RuntimeError, match="without its data"):
         bare.primal(1.0)
 

@@ -54,7 +54,7 @@ def test_path_summary_and_plot(libsvm_file, tmp_path, capsys):
     (["path", "kernel_svm", "--option", "gama=1"], "unknown option 'gama'"),
     (["path", "kernel_svm", "--eps", "0"], "eps must be"),
     (["path", "kernel_svm", "--range", "4", "1"], "lo < hi"),
-    (["path", "kernel_svm", "--bias", "median"], "bias rule"),
+    (["path", "kernel_svm", "--bias", "median"], "invalid choice: 'median'"),
     (["path", "kernel_svm", "--max-pieces", "0"], "max_pieces must be"),
     (["path", "kernel_svm", "--solve-time-limit", "-1"], "solve_time_limit must be"),
     # past a budget: exit 2 with what to change, no certificate claimed
@@ -87,22 +87,21 @@ def test_demo(tmp_path, monkeypatch, capsys):
 
 
 def test_option_names_are_checked_by_the_problem_class():
-    """``--option`` keys go through the problem's own check (the one its constructor runs): an
-    unknown key fails before any data is read, a constructor taking ``**kwargs`` takes any."""
+    """``--option`` keys go through the problem's own check (``Bound.OPTIONS``, the one its
+    constructor runs): an unknown key or a value outside its domain fails before any data is read."""
     import argparse
 
     from approxpath import get_problem
-    from approxpath.cli import _problem_kwargs
-    from approxpath.problem import InputError
+    from approxpath.cli import problem_kwargs
+    from approxpath.errors import InputError
 
-    args = argparse.Namespace(option=["gama=1"], c=None, bias=None, lam=None, bandwidth=None, parameter=None)
+    args = argparse.Namespace(option=["gama=1"], opt_c=None, opt_bias=None, opt_bandwidth=None, opt_parameter=None)
     svm = get_problem("kernel_svm")
     with pytest.raises(InputError, match="unknown option 'gama'"):
-        _problem_kwargs(svm, args)
+        problem_kwargs(svm, args)
 
-    class Open(svm):
-        def __init__(self, X, y, **options):
-            super().__init__(X, y)
-
-    assert _problem_kwargs(Open, argparse.Namespace(**{**vars(args), "option": ["gama=1", "flag=true"]})) == \
-        {"gama": 1, "flag": True}
+    # declared options pass, JSON values parsed (a number) or taken as text
+    assert problem_kwargs(svm, argparse.Namespace(**{**vars(args), "option": ["c=0.5", "bias=fixed"]})) == \
+        {"c": 0.5, "bias": "fixed"}
+    with pytest.raises(InputError, match="c must be a positive"):
+        problem_kwargs(svm, argparse.Namespace(**{**vars(args), "option": ["c=-1"]}))

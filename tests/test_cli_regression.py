@@ -66,20 +66,20 @@ def test_libsvm_regression_file(sinc_libsvm, capsys):
 
 
 @pytest.mark.parametrize("argv,match", [
-    (["path", "klasso"], "needs a fixed positive lam"),
-    (["path", "klasso", "--parameter", "lam"], "needs a fixed positive bandwidth"),
-    (["path", "klasso", "--lam", "0.1", "--bandwidth", "1"], "only for parameter='lam'"),
+    (["path", "klasso"], "needs a fixed positive --lam;"),
+    (["path", "klasso", "--parameter", "lam"], "needs a fixed positive --bandwidth t"),
+    (["path", "klasso", "--lam", "0.1", "--bandwidth", "1"], "--bandwidth fixes t only for --parameter 'lam'"),
     (["path", "robust_l1", "--lam", "0.1", "--option", "dual_restoration=clip"], "unknown dual_restoration"),
-    (["path", "klasso", "--lam", "0.1", "--c", "1"], "unknown option 'c'"),
+    (["path", "klasso", "--lam", "0.1", "--c", "1"], "unrecognized arguments: --c 1"),
 ])
 def test_bad_input_exits_2(sinc_csv, capsys, argv, match):
     assert main(argv[:2] + ["--data", str(sinc_csv), "--format", "csv"] + argv[2:]) == 2
     assert match in capsys.readouterr().err
 
 
-def test_solvers_out_of_time_exit_3_naming_them(sinc_csv, capsys):
+def test_solvers_out_of_time_exit_4_naming_them(sinc_csv, capsys):
     argv = ["path", "klasso", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--range", "0.5", "4",
             "--eps", "0.1", "--no-progress", "--solve-time-limit", "1e-7"]
-    assert main(argv) == 3
+    assert main(argv) == 4
     err = capsys.readouterr().err
     assert "solver failure" in err and "MaxTime" in err

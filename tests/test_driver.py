@@ -5,9 +5,9 @@ import pytest
 
 import approxpath
 from approxpath import InputError
-from approxpath.driver import EpsilonTooSmallError
+from approxpath.errors import EpsilonTooSmallError
 
-from toy_problem import ToyProjection
+from approxpath.testing import ToyProjection
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_unknown_strategy(toy):
 def test_eps_below_solver_precision(toy, monkeypatch):
     solve = ToyProjection.solve
 
-    def sloppy(self, t, solver=None):
+    def sloppy(self, t, solver=None, time_limit=None):
         primal, dual = solve(self, t)
         return type(primal)(x=primal.x + 1e-3), dual
 
@@ -102,18 +102,20 @@ def test_eps_below_solver_precision(toy, monkeypatch):
 def test_interpolation_weights_are_weighed_to_the_problems_depth(toy, monkeypatch):
     # weighing_depth levels of bisection middles per segment get a weighed combination; 0: none,
     # the weight is the position in the segment
-    calls = []
-    original = type(toy).interpolation_gaps
+    import approxpath.driver.certifier as certifier
 
-    def spy(self, *args):
+    calls = []
+    original = certifier.restored_gaps  # the generic guide (the toy has no vectorized one)
+
+    def spy(problem, *args):
         if len(args[2]) > 1:  # a grid of weights (a single weight is a gap estimate)
             calls.append(args)
-        return original(self, *args)
+        return original(problem, *args)
 
-    monkeypatch.setattr(type(toy), "interpolation_gaps", spy)
+    monkeypatch.setattr(certifier, "restored_gaps", spy)
     counts, segments = {}, {}
     for depth in (0, 1, 4):
-        monkeypatch.setattr(type(toy), "weighing_depth", depth)
+        monkeypatch.setattr(type(toy), "weighing_depth", depth, raising=False)
         calls.clear()
         path = approxpath.approximate_path(toy, eps=0.01, interval=(0.1, 10.0))
         assert path.certified
@@ -128,16 +130,16 @@ def test_interpolation_weights_are_weighed_to_the_problems_depth(toy, monkeypatc
 def test_paper_search_stops_at_the_first_crossing(toy, monkeypatch):
     # a restored gap that exceeds eps from 0.5 to 2 (in ln t) past each solve and is below it
     # again further on: the one-sided search must stop before the first crossing, not jump past
-    from approxpath.driver import _Run
+    from approxpath.driver.run import Run
 
-    real = _Run.point_ok
+    real = Run.point_ok
 
     def point_ok(self, pair, tau, share=1.0):
         t = next(t for t, p in self.anchors.items() if p is pair)
         d = self.s(tau) - self.s(t)
         return real(self, pair, tau, share) and (d < 0.5 or d > 2.0)
 
-    monkeypatch.setattr(_Run, "point_ok", point_ok)
+    monkeypatch.setattr(Run, "point_ok", point_ok)
     path = approxpath.approximate_path(toy, eps=100.0, interval=(0.1, 10.0), strategy="paper")
     steps = np.diff(np.log(path.solve_points))
     assert path.certified and len(path.solve_points) >= 9 and steps.max() <= 0.5 + 1e-3
@@ -169,32 +171,32 @@ def test_relative_eps_needs_a_positive_optimum():
 def interrupted(tmp_path, monkeypatch):
     """A checkpoint of a klasso run that died after two finished segments, and a function
     running the resume."""
-    import approxpath.driver as driver
     from approxpath.data import make_sinc
+    from approxpath.driver.strategies import TwoSided
 
     X, y = make_sinc(n=30, seed=3, outliers=0.1)
     ckpt = tmp_path / "run.partial.npz"
-    real, calls = driver._Run._segment, []
+    real, calls = TwoSided.segment, []
 
-    def dying(self, a, b, interpolate):
+    def dying(self, a, b):
         calls.append(a)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(self, a, b, interpolate)
+        return real(self, a, b)
 
     def run(resume):
         p = approxpath.get_problem("klasso")(X, y, lam=0.1)
         return approxpath.approximate_path(p, eps=0.05, interval=(0.5, 8.0), checkpoint=ckpt, resume=resume)
 
-    monkeypatch.setattr(driver._Run, "_segment", dying)
+    monkeypatch.setattr(TwoSided, "segment", dying)
     with pytest.raises(KeyboardInterrupt):
         run(False)
-    monkeypatch.setattr(driver._Run, "_segment", real)
+    monkeypatch.setattr(TwoSided, "segment", real)
     return ckpt, run
 
 
 def _rewrite(ckpt, edit, rehash=True):
-    from approxpath.path import content_sha256, read_certificate, write_npz
+    from approxpath.certificate.format import content_sha256, read_certificate, write_npz
 
     arrays, meta = read_certificate(ckpt)
     edit(arrays)

@@ -85,7 +85,7 @@ def test_crosscheck_kernel_svm_file(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv,match", [
-    (["exact", "kernel_svm"], "exact paths exist for: klasso"),
+    (["exact", "kernel_svm"], "unknown problem for exact paths 'kernel_svm'"),
     (["exact", "klasso", "--parameter", "lam"], "--bandwidth T"),
     (["exact", "klasso", "--lam", "0.1"], "--range LO HI"),
     (["exact", "klasso", "--range", "0.1", "1"], "--lam L"),
@@ -95,3 +95,27 @@ def test_bad_input_exits_2_with_a_message(sinc_csv, capsys, argv, match):
     argv = argv[:2] + ["--data", str(sinc_csv), "--format", "csv"] + argv[2:]
     assert main(argv) == 2
     assert match in capsys.readouterr().err
+
+
+def test_exports_and_the_exact_path_figure_from_the_cli(sinc_csv, tmp_path, capsys):
+    """``exact --export``, ``exact --max-landmarks``, ``path --export`` and ``figure exact-path``
+    through the main command line; every table re-reads with the values it was written with."""
+    from approxpath.export import read_table
+
+    data = ["--data", str(sinc_csv), "--format", "csv"]
+    dat = tmp_path / "lam.dat"
+    assert main(["exact", "klasso", "--parameter", "lam", *data, "--bandwidth", "1", "--range", "0.01", "2",
+                 "--max-landmarks", "6", "--export", str(dat), "--json"]) == 0
+    res = _last_json(capsys)
+    table = read_table(dat)
+    assert table["t"].size == res["points"] and int(table["active"].max()) <= 6
+    assert np.all(table["gap"] <= 1e-8)
+    csv = tmp_path / "pieces.csv"
+    assert main(["path", "klasso", *data, "--lam", "0.1", "--range", "0.5", "4", "--eps", "0.1", "--no-progress",
+                 "--json", "--export", str(csv)]) == 0
+    res = _last_json(capsys)
+    pieces = read_table(csv)
+    assert pieces["lo"].size == res["pieces"] and pieces["hi"][-1] == 4.0 and np.all(pieces["gap_bound"] <= 0.1)
+    png, exported = tmp_path / "exact.png", tmp_path / "exact.csv"
+    assert main(["figure", "exact-path", "--plot", str(png), "--export", str(exported), "--json"]) == 0
+    assert png.stat().st_size > 10_000 and read_table(exported)["t"].size > 5

@@ -1,4 +1,4 @@
-"""Hermite bounds of completely monotone sums (approxpath.bounds.hermite_upper / hermite_lower)
+"""Hermite bounds of completely monotone sums (approxpath.envelopes.hermite_upper / hermite_lower)
 and the node maximization of a hinge sum (max_hinge_sum), against dense evaluation of the
 exact functions."""
 
@@ -7,7 +7,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from approxpath.bounds import Envelope, hermite_lower, hermite_upper, max_hinge_sum
+from approxpath.envelopes import Envelope, hermite_lower, hermite_upper, max_hinge_sum
 
 
 def _sum_and_derivatives(c, d, x):

@@ -8,8 +8,8 @@ import pytest
 import approxpath
 from approxpath import InputError
 from approxpath.data import make_classification
-from approxpath.problems.kernel_svm import _optimal_bias
-from approxpath.solvers import solve_cvxpy
+from approxpath.problems.kernel_svm.problem import _optimal_bias
+from approxpath.solvers.conic import solve_cvxpy
 
 KernelSVM = approxpath.get_problem("kernel_svm")
 
@@ -34,7 +34,7 @@ def test_bad_labels(svm_data, labels, match):
 
 
 @pytest.mark.parametrize("kw,match", [(dict(c=-1.0), "c must be"), (dict(c=float("nan")), "c must be"),
-                                      (dict(bias="median"), "bias rule"), (dict(parameter="c"), "bandwidth"),
+                                      (dict(bias="median"), "unknown bias .median."), (dict(parameter="c"), "bandwidth"),
                                       (dict(parameter="gamma"), "unknown parameter"),
                                       (dict(bandwidth=1.0), "only for parameter='c'")])
 def test_bad_options(svm_data, kw, match):
@@ -50,14 +50,14 @@ def test_exact_dual_is_exactly_feasible_and_bias_is_optimal(svm_data):
     assert math.fsum(p.y * a) == 0.0  # exactly, not up to rounding
     free = (a > 1e-4) & (a < 10 - 1e-4)
     assert free.any()
-    m = p._kernel(0.7) @ primal.w
+    m = p.gram(0.7) @ primal.w
     # the solver's multiplier of y'a = 0 is the primal bias: free SVs sit on the margin
     np.testing.assert_allclose(p.y[free] * (m[free] + primal.b), 1.0, atol=1e-6)
 
 
 def test_bias_rules_at_a_moved_parameter(svm_data):
     t, tau = 0.5, 2.0
-    pairs = {rule: KernelSVM(*svm_data, c=1.0, bias=rule) for rule in KernelSVM.BIAS_RULES}
+    pairs = {rule: KernelSVM(*svm_data, c=1.0, bias=rule) for rule in KernelSVM.Bound.OPTIONS["bias"].choices}
     anchor = pairs["fixed"].solve(t)
     gaps = {}
     for rule, p in pairs.items():
@@ -66,14 +66,14 @@ def test_bias_rules_at_a_moved_parameter(svm_data):
         if rule == "dynamic":
             a = dual.alpha
             free = (a > 1e-6) & (a < 1 - 1e-6)
-            m = p._kernel(tau) @ primal.w
+            m = p.gram(tau) @ primal.w
             assert primal.b == pytest.approx(np.median((p.y - m)[free]))
         if rule == "fixed":
             assert primal.b == anchor[0].b
     assert gaps["optimal"] <= gaps["dynamic"] + 1e-12 and gaps["optimal"] <= gaps["fixed"] + 1e-12
 
 
-@pytest.mark.parametrize("rule", KernelSVM.BIAS_RULES)
+@pytest.mark.parametrize("rule", KernelSVM.Bound.OPTIONS["bias"].choices)
 def test_piece_bias_is_the_line_through_the_rule_at_both_ends(svm_data, rule):
     p = KernelSVM(*svm_data, c=1.0, bias=rule)
     anchor = p.solve(0.5)
@@ -84,17 +84,17 @@ def test_piece_bias_is_the_line_through_the_rule_at_both_ends(svm_data, rule):
         assert primal.bias(x) == pytest.approx(at_point.b, abs=1e-12)
         full = p.primal_at(primal, x)  # the user's point: the bias at x, constant
         assert full.b == primal.bias(x) and full.b_slope == 0.0
-        np.testing.assert_allclose(p.decision_function(primal, x, p.X), p._kernel(x) @ primal.w + primal.bias(x))
+        np.testing.assert_allclose(p.decision_function(primal, x, p.X), p.gram(x) @ primal.w + primal.bias(x))
     assert (primal.b_slope == 0.0) == (rule == "fixed")
     # the bound covers a moving bias, the rule's line and any other: dense point gaps stay below it
     for slope in (0.0, 1.0, -1.0, 3.0, -3.0):
         moved = replace(primal, b_slope=primal.b_slope + slope, b=primal.b - slope * lo)
-        bound = p.gap_bound(moved, dual, lo, hi)
+        bound = p.bound.gap(moved, dual, lo, hi)
         assert max(p.gap(moved, dual, x) for x in np.linspace(lo, hi, 101)) <= bound
     # a certificate written before the bias could move (no bias_slope) reads as a constant bias
-    arrays = p.to_arrays(primal, dual)
+    arrays = p.bound.to_arrays(primal, dual)
     del arrays["bias_slope"]
-    assert p.from_arrays(arrays)[0].b_slope == 0.0
+    assert p.bound.from_arrays(arrays)[0].b_slope == 0.0
 
 
 def test_optimal_bias_matches_brute_force():
@@ -114,7 +114,7 @@ def test_optimal_bias_matches_brute_force():
 def test_decision_function(svm_data):
     p = KernelSVM(*svm_data, c=1.0)
     primal, dual = p.solve(1.0)
-    np.testing.assert_allclose(p.decision_function(primal, 1.0, p.X), p._kernel(1.0) @ primal.w + primal.b)
+    np.testing.assert_allclose(p.decision_function(primal, 1.0, p.X), p.gram(1.0) @ primal.w + primal.b)
 
 
 def test_c_path_restores_dual_into_the_smallest_box(svm_data):
@@ -122,7 +122,7 @@ def test_c_path_restores_dual_into_the_smallest_box(svm_data):
     pair = p.solve(2.0)
     primal, dual = p.restore(*pair, 0.3, 0.6)
     assert dual.alpha.max() <= 0.3 and math.fsum(p.y * dual.alpha) == 0.0
-    assert p.certificate_errors(primal, dual, 0.3, 0.6) == []
+    assert p.bound.errors(primal, dual, 0.3, 0.6) == []
 
 
 @pytest.mark.parametrize("kw,interval", [(dict(c=1.0, bias="dynamic"), (2.0**-3, 2.0**4)),
@@ -149,7 +149,7 @@ def test_path_against_pointwise_cvxpy(svm_data, kw, interval):
 def test_dual_from_primal_recovers_alpha(svm_data):
     p = KernelSVM(*svm_data, c=1.0)
     primal, dual = p.solve(1.0)
-    again = p.restore_dual(p.dual_from_primal(primal, 1.0), 1.0)
+    again = p._restore_dual(p.dual_from_primal(primal, 1.0), 1.0)
     np.testing.assert_array_equal(again.alpha, dual.alpha)
 
 
@@ -169,6 +169,6 @@ def test_a_mix_bound_stays_above_the_verifiers_recomputation():
             primal, dual = p.restore(*p.interpolate(pa, pb, theta), lo, hi)
             assert dual.mix is not None
             plain = replace(dual, alpha=dual.alpha.copy(), mix=None)  # what a verifier rebuilds
-            assert p.gap_bound(primal, dual, lo, hi) >= p.gap_bound(primal, plain, lo, hi)
+            assert p.bound.gap(primal, dual, lo, hi) >= p.bound.gap(primal, plain, lo, hi)
             checked += 1
     assert checked == 28

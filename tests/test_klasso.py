@@ -7,7 +7,8 @@ import approxpath
 from approxpath import InputError
 from approxpath.data import make_sinc
 from approxpath.kernels import gaussian
-from approxpath.problems.klasso import KLassoDual, KLassoPrimal, _zero_sum
+from approxpath.numerics import zero_sum as _zero_sum
+from approxpath.problems.klasso.bound import KLassoDual, KLassoPrimal
 from regression_helpers import bound_slack_on_pieces, check_against_cvxpy
 
 KLasso = approxpath.get_problem("klasso")
@@ -20,7 +21,7 @@ def sinc():
 
 @pytest.mark.parametrize("kw,match", [
     (dict(), "lam="),
-    (dict(lam=-1.0), "lam="),
+    (dict(lam=-1.0), "lam must be a positive"),
     (dict(lam=0.1, bandwidth=1.0), "only for parameter='lam'"),
     (dict(parameter="lam"), "bandwidth="),
     (dict(parameter="lam", bandwidth=1.0, lam=-0.1), "positive finite"),
@@ -58,7 +59,7 @@ def test_closed_form_above_lambda_max(sinc):
         primal, dual = p.solve(lam)
         np.testing.assert_allclose(primal.beta, 0.0, atol=1e-8)
         assert primal.beta0 == pytest.approx(sinc[1].mean(), abs=1e-8)
-        assert p.gap_bound(primal, dual, lam) <= 1e-8
+        assert p.bound.gap(primal, dual, lam) <= 1e-8
     primal, _ = p.solve(0.5 * lam_max)
     assert np.abs(primal.beta).max() > 1e-3  # below lam_max the fit moves
 
@@ -69,7 +70,7 @@ def test_exact_pair_kkt_and_dual_from_primal(sinc):
     p = KLasso(*sinc, lam=0.05)
     t = 2.0
     primal, dual = p.solve(t)
-    K = p._kernel(t)
+    K = p.gram(t)
     u = dual.scale * dual.u
     assert math.fsum(dual.u) == 0.0
     assert np.max(np.abs(K @ u)) <= 0.05
@@ -78,7 +79,7 @@ def test_exact_pair_kkt_and_dual_from_primal(sinc):
     S = primal.beta != 0
     assert S.any()
     np.testing.assert_allclose((K @ u)[S], 0.05 * np.sign(primal.beta[S]), atol=1e-6)
-    again = p.restore_dual(p.dual_from_primal(primal, t), t)
+    again = p._restore_dual(p.dual_from_primal(primal, t), t)
     np.testing.assert_array_equal(again.u, dual.u)
     assert again.scale == dual.scale
 
@@ -88,12 +89,12 @@ def test_restored_dual_feasible_on_the_whole_piece(sinc):
     pair = p.solve(1.0)
     lo, hi = 0.6, 1.7
     primal, dual = p.restore(*pair, lo, hi)
-    assert p.certificate_errors(primal, dual, lo, hi) == []
+    assert p.bound.errors(primal, dual, lo, hi) == []
     for tau in np.geomspace(lo, hi, 200):
         assert p.dual_violation(dual, tau) == 0.0
     # the same dual is NOT feasible on a much wider piece: the check is not vacuous
     wide = KLassoDual(u=dual.u, scale=dual.scale * 10)
-    assert p.certificate_errors(primal, wide, lo, hi)
+    assert p.bound.errors(primal, wide, lo, hi)
 
 
 def test_bound_dominates_and_is_tight_on_path_pieces(sinc):
@@ -126,8 +127,8 @@ def test_interpolate_mixes_the_effective_duals(sinc):
     np.testing.assert_allclose(dual.scale * dual.u, 0.75 * a[1].scale * a[1].u + 0.25 * b[1].scale * b[1].u)
     np.testing.assert_allclose(primal.beta, 0.75 * a[0].beta + 0.25 * b[0].beta)
     primal, dual = p.restore(primal, dual, 1.2, 1.3)
-    assert p.certificate_errors(primal, dual, 1.2, 1.3) == []
-    assert p.gap_bound(primal, dual, 1.2, 1.3) >= max(p.gap(primal, dual, x) for x in np.geomspace(1.2, 1.3, 20))
+    assert p.bound.errors(primal, dual, 1.2, 1.3) == []
+    assert p.bound.gap(primal, dual, 1.2, 1.3) >= max(p.gap(primal, dual, x) for x in np.geomspace(1.2, 1.3, 20))
 
 
 @pytest.mark.parametrize("lo, hi", [(1.0, 1.02), (1.0, 1.5), (0.3, 3.0)])
@@ -143,14 +144,14 @@ def test_residual_envelopes_and_sup_norm_dominate_dense_samples(sinc, lo, hi):
     primal, dual = p.solve(1.2)
     beta, a = primal.beta, sinc[1] - primal.beta0
     assert (beta > 0).any() and (beta < 0).any()
-    xs, low, up = p.residual_envelopes(beta, a, lo, hi)
+    xs, low, up = p.bound.residual_envelopes(beta, a, lo, hi)
     assert len(xs) == 19 and xs[0] == lo and xs[-1] == hi and low.shape == up.shape == (p.n, 19)
     ts = np.linspace(lo, hi, 1001)
     r = np.stack([a - gaussian(p.D, t) @ beta for t in ts], axis=1)
     interp = lambda v: np.array([np.interp(ts, xs, row) for row in v])  # noqa: E731
     assert np.all(interp(low) <= r) and np.all(r <= interp(up))
     sup = max(np.max(np.abs(gaussian(p.D, t) @ dual.u)) for t in ts)
-    bound = p.kernel_sup_norm(dual.u, lo, hi)
+    bound = p.bound.kernel_sup_norm(dual.u, lo, hi)
     assert sup <= bound
     if hi - lo < 0.05:
         assert np.max(up - low) <= 1e-6 * np.max(np.abs(a))
@@ -165,13 +166,13 @@ def test_moving_sup_norm_dominates_dense_samples(sinc, lo, hi, at, rate):
     p = KLasso(*sinc, lam=0.05)
     (_, da), (_, db) = p.solve(1.0), p.solve(1.6)
     u, v = _zero_sum(da.scale * da.u), _zero_sum(db.scale * db.u - da.scale * da.u)
-    bounds = p.moving_sup_norms(u, v, [rate, 0.0], at, lo, hi)
+    bounds = p.bound.moving_sup_norms(u, v, [rate, 0.0], at, lo, hi)
     ts = np.linspace(lo, hi, 1001)
     sup = max(np.max(np.abs(gaussian(p.D, t) @ (u + rate * (t - at) * v))) for t in ts)
     assert sup <= bounds[0]
     if hi - lo < 0.05:
         assert bounds[0] <= sup * (1 + 1e-6)
-    assert bounds[1] == pytest.approx(p.kernel_sup_norm(u, lo, hi), rel=1e-9)
+    assert bounds[1] == pytest.approx(p.bound.kernel_sup_norm(u, lo, hi), rel=1e-9)
 
 
 def test_moving_sup_norm_pruning_is_exact(sinc):
@@ -191,8 +192,8 @@ def test_moving_sup_norm_pruning_is_exact(sinc):
         rates, at = np.array([0.0, 0.0625, 0.5, 1.0]) / (hi - lo), 0.5 * (lo + hi)
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(np, "union1d", spy)
-            pruned = p.moving_sup_norms(u, v, rates, at, lo, hi)
-        np.testing.assert_array_equal(pruned, p.moving_sup_norms(u, v, rates, at, lo, hi, prune=False))
+            pruned = p.bound.moving_sup_norms(u, v, rates, at, lo, hi)
+        np.testing.assert_array_equal(pruned, p.bound.moving_sup_norms(u, v, rates, at, lo, hi, prune=False))
     assert len(kept) == 3 and min(kept) < p.n
 
 
@@ -209,19 +210,19 @@ def test_moving_dual_certifies_what_a_fixed_dual_cannot(sinc):
     assert dual.slope is not None and dual.rate > 0 and math.fsum(dual.slope) == 0.0
     fixed = p.restore(pair[0], KLassoDual(u=pair[1].u), lo, hi)
     assert fixed[1].slope is None
-    moving_bound, fixed_bound = p.gap_bound(primal, dual, lo, hi), p.gap_bound(*fixed, lo, hi)
+    moving_bound, fixed_bound = p.bound.gap(primal, dual, lo, hi), p.bound.gap(*fixed, lo, hi)
     assert moving_bound < 0.5 * fixed_bound
     ts = np.geomspace(lo, hi, 60)
     assert all(p.dual_violation(dual, t) == 0.0 for t in ts)
     assert max(p.gap(primal, dual, t) for t in ts) <= moving_bound
-    assert p.dual_lower_bound(dual, lo, hi) <= min(p.dual_objective(dual, t) for t in ts)
-    assert p.certificate_errors(primal, dual, lo, hi) == []
-    back = p.from_arrays(p.to_arrays(primal, dual))
-    assert p.gap_bound(*back, lo, hi) == moving_bound
+    assert p.bound.dual_floor(dual, lo, hi) <= min(p.dual_objective(dual, t) for t in ts)
+    assert p.bound.errors(primal, dual, lo, hi) == []
+    back = p.bound.from_arrays(p.bound.to_arrays(primal, dual))
+    assert p.bound.gap(*back, lo, hi) == moving_bound
     forged = KLassoDual(u=dual.u, scale=dual.scale, slope=dual.slope, rate=20 * dual.rate, at=dual.at)
-    assert any("infeasible" in e for e in p.certificate_errors(primal, forged, lo, hi))
+    assert any("infeasible" in e for e in p.bound.errors(primal, forged, lo, hi))
     off = KLassoDual(u=dual.u, scale=dual.scale, slope=dual.slope + 2.0**-30, rate=dual.rate, at=dual.at)
-    assert any("1'slope" in e for e in p.certificate_errors(primal, off, lo, hi))
+    assert any("1'slope" in e for e in p.bound.errors(primal, off, lo, hi))
     # a file written before duals could move (no slope arrays) still reads as a fixed dual
-    old = {k: v for k, v in p.to_arrays(*fixed).items() if k not in ("dual_slope", "dual_rate", "dual_at")}
-    assert p.from_arrays(old)[1].slope is None
+    old = {k: v for k, v in p.bound.to_arrays(*fixed).items() if k not in ("dual_slope", "dual_rate", "dual_at")}
+    assert p.bound.from_arrays(old)[1].slope is None

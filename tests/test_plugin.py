@@ -1,10 +1,10 @@
-"""The plug-in example (examples/plugin_kernel_ridge), installed from a clean state.
+"""The plug-in tutorial (examples/plugin_ridge), installed from a clean state.
 
 The package is copied to a temporary folder (so the build leaves nothing in the source tree),
 installed with pip into a temporary target (no dependencies, no build isolation, no index:
 offline and without touching the environment), put on ``sys.path``, and found by the registry
-through its entry point.  Then the conformance suite runs on it, a certified bandwidth path
-comes out, the CLI uses it, and its fast LOOCV matches brute-force leave-one-out.
+through its entry point.  Then the conformance battery runs on it, a certified lambda path is
+eps-optimal against the closed form, and the CLI uses it (including ``verify``).
 """
 
 import shutil
@@ -17,17 +17,16 @@ import pytest
 
 import approxpath
 from approxpath import registry
-from approxpath.data import make_sinc
 
 from conftest import check_weak_duality
-from test_conformance import run_conformance
+from approxpath.testing import check_problem
 
-PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "plugin_kernel_ridge"
+PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "plugin_ridge"
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    src = tmp_path_factory.mktemp("src") / "plugin_kernel_ridge"
+    src = tmp_path_factory.mktemp("src") / "plugin_ridge"
     shutil.copytree(PLUGIN, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     target = tmp_path_factory.mktemp("site")
     cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
@@ -42,82 +41,58 @@ def plugin(installed, monkeypatch):
     """The registry as a fresh process would see it with the plug-in installed; the class."""
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     monkeypatch.setattr(registry, "_loaded", False)
-    assert "kernel_ridge" not in registry.available_problems()  # clean state: not installed
-    for name in [m for m in sys.modules if m.startswith("approxpath_kernel_ridge")]:
+    assert "ridge" not in registry.available_problems()  # clean state: not installed
+    for name in [m for m in sys.modules if m.startswith("approxpath_ridge")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.syspath_prepend(str(installed))
     monkeypatch.setattr(registry, "_loaded", False)
-    cls = approxpath.get_problem("kernel_ridge")
+    cls = approxpath.get_problem("ridge")
     check_weak_duality(monkeypatch)
     yield cls
-    for name in [m for m in sys.modules if m.startswith("approxpath_kernel_ridge")]:
+    for name in [m for m in sys.modules if m.startswith("approxpath_ridge")]:
         del sys.modules[name]
 
 
 def test_registry_finds_the_installed_plugin(plugin, installed):
-    assert "kernel_ridge" in approxpath.available_problems()
-    assert plugin.__name__ == "KernelRidge" and plugin.__module__ == "approxpath_kernel_ridge.kernel_ridge"
+    assert "ridge" in approxpath.available_problems()
+    assert plugin.__name__ == "Ridge" and plugin.__module__ == "approxpath_ridge.problem"
     assert Path(sys.modules[plugin.__module__].__file__).is_relative_to(installed)  # the installed copy
-    assert registry._REGISTRY["kernel_ridge"][1].endswith("of approxpath-kernel-ridge")
+    assert registry._REGISTRY["ridge"][1].endswith("of approxpath-ridge")
+    assert approxpath.get_bound("ridge") is plugin.Bound
 
 
-def test_conformance_suite_passes_on_the_plugin(plugin, tmp_path):
-    assert run_conformance(plugin, tmp_path) >= 6
+def test_conformance_battery_passes_on_the_plugin(plugin):
+    from approxpath.testing import CHECKS
+
+    assert check_problem(plugin) == len(CHECKS)
 
 
-def test_certified_bandwidth_path_is_eps_optimal(plugin):
-    X, y = make_sinc(n=40, noise=0.1, seed=4)
-    problem = plugin(X, y, lam=0.05)
+def test_certified_lambda_path_is_eps_optimal(plugin):
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 6))
+    y = X @ rng.standard_normal(6) + 0.3 * rng.standard_normal(40)
+    problem = plugin(X, y)
     eps = 0.01
-    path = approxpath.approximate_path(problem, eps=eps, interval=(0.1, 10.0))
+    path = approxpath.approximate_path(problem, eps=eps, interval=(0.01, 100.0))
     assert path.certified and path.max_gap_bound <= eps
-    # independent reference: the optimum from numpy's dense solver of (K + lam I) c = y
-    for t in np.geomspace(0.1, 10.0, 15):
-        K = np.exp(-t * (X - X.T) ** 2)
-        c_star = np.linalg.solve(K + 0.05 * np.eye(40), y)
-        opt = 0.05 * c_star @ K @ c_star + np.sum((K @ c_star - y) ** 2)
-        sub = problem.primal_objective(path.primal(t), t) - opt
-        assert -1e-9 <= sub <= path.gap_bound(t) <= eps
+    # independent reference: the optimum from numpy's dense solver of (X'X + lam I) w = X'y
+    for lam in np.exp(rng.uniform(np.log(0.01), np.log(100.0), 15)):
+        w = np.linalg.solve(X.T @ X + lam * np.eye(6), X.T @ y)
+        opt = float(np.sum((X @ w - y) ** 2) + lam * w @ w)
+        sub = problem.primal_objective(path.primal(lam), lam) - opt
+        assert -1e-9 <= sub <= path.gap_bound(lam) <= eps
 
 
 def test_cli_runs_the_plugin(plugin, tmp_path, capsys):
     from approxpath.cli import main
 
-    X, y = make_sinc(n=30, seed=5)
-    f = tmp_path / "sinc.csv"
-    np.savetxt(f, np.column_stack([X, y]), delimiter=",")
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((30, 3))
+    f = tmp_path / "train.csv"
+    np.savetxt(f, np.column_stack([X, X @ [1.0, -2.0, 0.5] + 0.1 * rng.standard_normal(30)]), delimiter=",")
     assert main(["problems"]) == 0
-    assert "kernel_ridge" in capsys.readouterr().out
+    assert "ridge" in capsys.readouterr().out
     cert = tmp_path / "cert.npz"
-    assert main(["path", "kernel_ridge", "--data", str(f), "--format", "csv", "--lam", "0.1", "--eps", "0.05",
-                 "--range", "2^-2", "2^3", "--out", str(cert), "--no-progress"]) == 0
+    assert main(["path", "ridge", "--data", str(f), "--format", "csv", "--eps", "0.05",
+                 "--range", "1e-3", "1e3", "--out", str(cert), "--no-progress"]) == 0
     assert main(["verify", str(cert), "--require-certified"]) == 0
-
-
-def _brute_force_loocv(X, y, t, lam):
-    n = len(y)
-    K = np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
-    res = []
-    for i in range(n):
-        keep = np.arange(n) != i
-        c = np.linalg.solve(K[np.ix_(keep, keep)] + lam * np.eye(n - 1), y[keep])
-        res.append(y[i] - K[i, keep] @ c)
-    return float(np.mean(np.square(res)))
-
-
-def test_fast_loocv_matches_brute_force_along_the_path(plugin):
-    from approxpath_kernel_ridge import loocv, loocv_curve
-
-    X, y = make_sinc(n=30, noise=0.1, seed=6)
-    problem = plugin(X, y, lam=0.1)
-    for t in (0.2, 1.0, 5.0):
-        assert loocv(problem, t) == pytest.approx(_brute_force_loocv(X, y, t, 0.1), rel=1e-8)
-    path = approxpath.approximate_path(problem, eps=1e-3, interval=(0.1, 10.0))
-    curve = loocv_curve(path, ts=np.concatenate([np.geomspace(0.1, 10.0, 9), path.solve_points]))
-    brute = np.array([_brute_force_loocv(X, y, t, 0.1) for t in curve.t])
-    assert np.all(np.abs(curve.loss - brute) <= curve.loss_error + 1e-10)
-    # as a selection criterion: the t chosen on the path is, by brute force, within the
-    # certified error bars of the best t of the same grid
-    sel = loocv_curve(path, selection="grid", n_grid=30)
-    brute = np.array([_brute_force_loocv(X, y, t, 0.1) for t in sel.t])
-    assert brute[sel.best_index] <= brute.min() + 2 * sel.loss_error.max()

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import approxpath  # noqa: E402
-from approxpath.path import read_certificate  # noqa: E402
-from approxpath.problem import InputError  # noqa: E402
+from approxpath.certificate.format import read_certificate  # noqa: E402
+from approxpath.errors import InputError  # noqa: E402
 from approxpath.registry import available_problems, get_problem  # noqa: E402
 
 SETTINGS = settings(max_examples=15, deadline=None, derandomize=True,
@@ -71,7 +71,7 @@ def test_restored_points_feasible_and_bounds_dominate(template, interval, eps):
         a = t0
         b = float(np.exp(min(np.log(t0) + width * (s_hi - s_lo), s_hi)))
         primal, dual = problem.restore(*pair, a, b)
-        bound = problem.gap_bound(primal, dual, a, b) if problem.has_interval_bound else None
+        bound = problem.bound.gap(primal, dual, a, b) if problem.bound.interval_bound else None
         for tau in np.geomspace(a, b, 7):
             scale = 1.0 + abs(problem.dual_objective(dual, tau))
             point = problem.primal_at(primal, tau)

@@ -10,7 +10,7 @@ from approxpath.registry import DuplicateProblemError, available_problems, get_p
 def test_builtin_problems_are_registered():
     assert "kernel_svm" in available_problems()
     cls = get_problem("kernel_svm")
-    assert cls.__name__ == "KernelSVM" and cls.__module__ == "approxpath.problems.kernel_svm"
+    assert cls.__name__ == "KernelSVM" and cls.__module__ == "approxpath.problems.kernel_svm.problem"
 
 
 def test_unknown_name_suggests_the_closest():
@@ -27,7 +27,7 @@ def test_duplicate_name_names_both_sources():
     with pytest.raises(DuplicateProblemError) as exc:
         register(_clone("kernel_svm"))
     msg = str(exc.value)
-    assert "approxpath.problems.kernel_svm.KernelSVM" in msg and "somewhere.else.Other" in msg
+    assert "approxpath.problems.kernel_svm.problem.KernelSVM" in msg and "somewhere.else.Other" in msg
 
 
 def test_same_class_twice_is_fine():
@@ -73,7 +73,7 @@ def test_entry_point_duplicate_names_the_distribution(monkeypatch):
 def test_unknown_choices_suggest_the_closest(name, options, hint):
     import numpy as np
 
-    from approxpath.problem import InputError
+    from approxpath.errors import InputError
 
     X = np.linspace(-1.0, 1.0, 12)[:, None]
     y = np.where(X[:, 0] > 0, 1.0, -1.0)

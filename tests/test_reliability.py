@@ -11,7 +11,7 @@ import pytest
 import approxpath
 from approxpath import InputError
 from approxpath.data import make_classification
-from approxpath.path import read_certificate
+from approxpath.certificate.format import read_certificate
 
 TIMING = {"wall_s", "solve_s", "certify_s", "content_sha256"}
 
@@ -38,22 +38,22 @@ def test_resume_in_python_equals_uninterrupted(tmp_path, monkeypatch):
     ref = approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.2,
                                       interval=(2.0**-5, 2.0**6)).save(tmp_path / "ref.npz")
     ckpt = tmp_path / "run.partial.npz"
-    import approxpath.driver as driver
+    from approxpath.driver.strategies import TwoSided
 
     calls = {"n": 0}
-    real = driver._Run._segment
+    real = TwoSided.segment
 
-    def dying(self, a, b, interpolate):  # the run dies after two finished segments
+    def dying(self, a, b):  # the run dies after two finished segments
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
-        return real(self, a, b, interpolate)
+        return real(self, a, b)
 
-    monkeypatch.setattr(driver._Run, "_segment", dying)
+    monkeypatch.setattr(TwoSided, "segment", dying)
     with pytest.raises(KeyboardInterrupt):
         approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.2,
                                     interval=(2.0**-5, 2.0**6), checkpoint=ckpt)
-    monkeypatch.setattr(driver._Run, "_segment", real)
+    monkeypatch.setattr(TwoSided, "segment", real)
     assert ckpt.exists()
     with pytest.raises(InputError, match="interrupted run"):
         approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.2,
@@ -62,10 +62,10 @@ def test_resume_in_python_equals_uninterrupted(tmp_path, monkeypatch):
         approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.3,
                                     interval=(2.0**-5, 2.0**6), checkpoint=ckpt, resume=True)
     solved = []
-    monkeypatch.setattr(driver._Run, "exact", lambda self, t, real=driver._Run.exact: (
-        solved.append(t) if t not in self.anchors else None, real(self, t))[1])
-    path = approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.2,
-                                       interval=(2.0**-5, 2.0**6), checkpoint=ckpt, resume=True)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    monkeypatch.setattr(type(problem), "solve", lambda self, t, real=type(problem).solve, **kw: (
+        solved.append(t), real(self, t, **kw))[1])
+    path = approxpath.approximate_path(problem, eps=0.2, interval=(2.0**-5, 2.0**6), checkpoint=ckpt, resume=True)
     assert not ckpt.exists()
     assert len(solved) < path.exact_solves  # the stored solves were reused
     _same_certificate(path.save(tmp_path / "resumed.npz"), ref)
@@ -92,11 +92,12 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert not out.exists()  # no half-written certificate
-    _, meta = read_certificate(partial)  # the checkpoint itself is complete and readable
-    assert meta["state"]["a"] > 2.0**-6
+    arrays, meta = read_certificate(partial, layout=False)  # the checkpoint itself is complete and readable
+    assert arrays["anchor_t"].size >= 1 and meta["run"]["problem"] == "kernel_svm"
     done = subprocess.run(_cli(tmp_path, "--out", str(out), "--resume"), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert not partial.exists()
+    assert not [f for f in tmp_path.iterdir() if f.name.endswith(".tmp")]  # a temp file of the killed write is gone
     subprocess.run(_cli(tmp_path, "--out", str(ref)), check=True, capture_output=True)
     _same_certificate(out, ref)
 
@@ -114,16 +115,16 @@ def test_a_failing_solver_falls_back(monkeypatch):
     X, y = make_classification(n=30, d=2, seed=3)
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     Cls = type(p)
-    real = Cls._solve_with
+    real = Cls.candidate
 
     def broken_libsvm(self, name, t):
         if name == "libsvm":
             raise RuntimeError("libsvm crashed")
         return real(self, name, t)
 
-    monkeypatch.setattr(Cls, "_solve_with", broken_libsvm)
+    monkeypatch.setattr(Cls, "candidate", broken_libsvm)
     pair = p.solve(1.0)
-    assert p.gap_bound(*pair, 1.0) <= 1e-6
+    assert p.bound.gap(*pair, 1.0) <= 1e-6
     path = approxpath.approximate_path(p, eps=0.5, interval=(0.5, 4.0))
     assert path.certified
 
@@ -131,7 +132,7 @@ def test_a_failing_solver_falls_back(monkeypatch):
 def test_no_solver_at_all_is_a_clear_error(monkeypatch):
     X, y = make_classification(n=30, d=2, seed=3)
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
-    monkeypatch.setattr(type(p), "_solve_with", lambda self, name, t: (_ for _ in ()).throw(RuntimeError("down")))
+    monkeypatch.setattr(type(p), "candidate", lambda self, name, t: (_ for _ in ()).throw(RuntimeError("down")))
     with pytest.raises(approxpath.SolverError, match="libsvm: RuntimeError: down.*clarabel: RuntimeError: down"):
         p.solve(1.0)
 
@@ -142,14 +143,14 @@ def test_solver_failures_leave_explicit_uncovered_intervals(monkeypatch, tmp_pat
     X, y = make_classification(n=40, d=2, seed=3)
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     Cls = type(p)
-    real = Cls._solve_with
+    real = Cls.candidate
 
     def down_between_1_and_30(self, name, t):
         if 1.0 <= t <= 30.0:
             raise RuntimeError("solver down")
         return real(self, name, t)
 
-    monkeypatch.setattr(Cls, "_solve_with", down_between_1_and_30)
+    monkeypatch.setattr(Cls, "candidate", down_between_1_and_30)
     with pytest.warns(UserWarning, match="no solver produced a pair"):
         path = approxpath.approximate_path(p, eps=0.05, interval=(2.0**-4, 2.0**8))
     assert not path.certified and path.uncovered()
@@ -164,23 +165,23 @@ def test_solver_failures_leave_explicit_uncovered_intervals(monkeypatch, tmp_pat
 def test_inaccurate_solves_are_retried_with_tighter_settings(monkeypatch):
     """A first round whose points do not certify (libSVM stopped at a loose tolerance) is
     followed by a tighter round; without it the loose pair would be returned."""
-    from approxpath.problem import EXACT_GAP
+    from approxpath.solvers import EXACT_GAP
     from approxpath.solvers import current_settings
 
     X, y = make_classification(n=60, d=2, seed=3)
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
-    monkeypatch.setattr(sys.modules[type(p).__module__], "_LIBSVM_TOL", 0.5)  # loose first round
+    monkeypatch.setattr(sys.modules["approxpath.problems.kernel_svm.libsvm"], "_LIBSVM_TOL", 0.5)  # loose first round
     rounds = []
-    real = type(p)._solve_with
+    real = type(p).candidate
 
     def spy(self, name, t):
         rounds.append(current_settings().tight)
         return real(self, name, t)
 
-    monkeypatch.setattr(type(p), "_solve_with", spy)
+    monkeypatch.setattr(type(p), "candidate", spy)
     pair = p.solve(1.0, solver=("libsvm",))
     assert rounds == [False, True]
-    assert p.gap_bound(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
+    assert p.bound.gap(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
 
 
 def test_a_solver_out_of_time_falls_back_and_is_not_retried():
@@ -188,7 +189,7 @@ def test_a_solver_out_of_time_falls_back_and_is_not_retried():
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     # Clarabel stops at once (MaxTime); libSVM, which no time limit reaches, answers
     pair = p.solve(1.0, solver=("clarabel", "libsvm"), time_limit=1e-6)
-    assert p.gap_bound(*pair, 1.0) <= 1e-6
+    assert p.bound.gap(*pair, 1.0) <= 1e-6
     with pytest.raises(approxpath.SolverError, match=r"MaxTime.*reached time_limit") as info:
         p.solve(1.0, solver=("clarabel", "scs"), time_limit=1e-6)
     assert "(tight)" not in str(info.value)  # out of time: no slower tighter round
@@ -219,17 +220,17 @@ def test_solver_by_name_and_unknown_names(monkeypatch):
     X, y = make_classification(n=40, d=2, seed=3)
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     used = []
-    real = type(p)._solve_with
+    real = type(p).candidate
 
     def spy(self, name, t):
         used.append(name)
         return real(self, name, t)
 
-    monkeypatch.setattr(type(p), "_solve_with", spy)
+    monkeypatch.setattr(type(p), "candidate", spy)
     path = approxpath.approximate_path(p, eps=0.5, interval=(0.5, 2.0), solver="clarabel")
     assert path.certified and set(used) == {"clarabel"}
     for bad in ("gurobi", ("libsvm", "cplex")):
-        with pytest.raises(approxpath.InputError, match="unknown exact solver .* choose from libsvm, clarabel, scs"):
+        with pytest.raises(approxpath.InputError, match=r"unknown exact solver .* \(choose one of libsvm, clarabel, scs\)"):
             approxpath.approximate_path(p, eps=0.5, interval=(0.5, 2.0), solver=bad)
         with pytest.raises(approxpath.InputError, match="unknown exact solver"):
             p.solve(1.0, solver=bad)

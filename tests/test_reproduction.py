@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def ionosphere():
     if not (_common.LIBSVM_DIR / "ionosphere_scale").is_file():
-        pytest.skip("the LIBSVM files are not available")
+        pytest.skip(f"the LIBSVM files are not in {_common.LIBSVM_DIR}: set APPROXPATH_LIBSVM_DIR to their folder")
     return _common.load("ionosphere_scale")
 
 

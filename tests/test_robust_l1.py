@@ -4,7 +4,7 @@ import pytest
 import approxpath
 from approxpath import InputError
 from approxpath.data import make_sinc
-from approxpath.problems.robust_l1 import RobustL1Dual, RobustL1Primal
+from approxpath.problems.robust_l1.bound import RobustL1Dual, RobustL1Primal
 from regression_helpers import bound_slack_on_pieces, check_against_cvxpy
 
 RobustL1 = approxpath.get_problem("robust_l1")
@@ -45,7 +45,7 @@ def test_exact_pair_multiplier_signs(data):
     p = RobustL1(*data, lam=0.1)
     t = 1.5
     primal, dual = p.solve(t)
-    K = p._kernel(t)
+    K = p.gram(t)
     r = data[1] - K @ primal.beta
     assert p.dual_objective(dual, t) == pytest.approx(p.primal_objective(primal, t), abs=1e-7)
     big = np.abs(r) > 1e-6
@@ -54,7 +54,7 @@ def test_exact_pair_multiplier_signs(data):
     assert S.any()
     np.testing.assert_allclose((K @ dual.u)[S], 0.1 * np.sign(primal.beta[S]), atol=1e-7)
     # the cross-check's subgradient: feasible after restoration, and not far off
-    d2 = p.restore_dual(p.dual_from_primal(primal, t), t)
+    d2 = p._restore_dual(p.dual_from_primal(primal, t), t)
     assert p.dual_violation(d2, t) == 0.0
     assert p.gap(primal, d2, t) >= -1e-9
 
@@ -93,20 +93,20 @@ def test_projection_certifies_further_than_scaling(data):
         assert 0 <= gp < gs
 
 
-@pytest.mark.parametrize("restoration", RobustL1.DUAL_RESTORATIONS)
+@pytest.mark.parametrize("restoration", RobustL1.Bound.DUAL_RESTORATIONS)
 def test_restored_dual_feasible_on_the_whole_piece(data, restoration):
     p = RobustL1(*data, lam=0.1, dual_restoration=restoration)
     pair = p.solve(1.0)
     lo, hi = 0.8, 1.4
     primal, dual = p.restore(*pair, lo, hi)
-    assert p.certificate_errors(primal, dual, lo, hi) == []
+    assert p.bound.errors(primal, dual, lo, hi) == []
     assert np.max(np.abs(dual.u)) <= 1.0
     # one bound, one scaling: the largest feasible scale to ~SAFETY (the pair needs scaling here)
-    assert p.kernel_sup_norm(pair[1].u, lo, hi) > 0.1
-    assert p.kernel_sup_norm(dual.u, lo, hi) >= 0.1 * (1 - 1e-9)
+    assert p.bound.kernel_sup_norm(pair[1].u, lo, hi) > 0.1
+    assert p.bound.kernel_sup_norm(dual.u, lo, hi) >= 0.1 * (1 - 1e-9)
     for tau in np.geomspace(lo, hi, 200):
         assert p.dual_violation(dual, tau) == 0.0
-    assert p.certificate_errors(primal, RobustL1Dual(u=pair[1].u * 1.5), lo, hi)
+    assert p.bound.errors(primal, RobustL1Dual(u=pair[1].u * 1.5), lo, hi)
 
 
 def test_bound_dominates_and_is_tight_on_path_pieces(data):

@@ -3,7 +3,7 @@
 Given parameter values :math:`t_1, \\dots, t_k` and claimed primal points, every point gets
 the rigorous gap bound of the problem's own declaration: a dual candidate is built from the
 claimed primal (:meth:`Problem.dual_from_primal`), made exactly feasible
-(:meth:`Problem.restore_dual`) and :meth:`Problem.gap_bound` bounds
+(:meth:`Problem.restore`) and ``problem.bound.gap`` bounds
 :math:`f_t(x) - \\mathrm{opt}(t)` from above, rounding included.  The claimed primal itself is
 used as given (only its :math:`t`-dependent fields such as slacks are filled in), so a wrong
 coefficient shows up as a gap.
@@ -23,16 +23,17 @@ columns, ``t``, scalar fields by name and vector fields as ``name[0]``, ..., ``n
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import re
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from approxpath.problem import InputError, _is_count
+from approxpath.errors import InputError
+from approxpath.problem import convex_combination
+from approxpath.validate import is_count
+
+from ._claimed import read_claimed, write_claimed
 
 __all__ = ["Check", "CrossCheckReport", "certify", "crosscheck", "point_gap", "read_claimed", "write_claimed"]
 
@@ -205,12 +206,12 @@ def point_gap(problem, primal, tau):
     :math:`1 + |\\text{dual objective}|`: ``(gap, scale, note)``; ``gap`` is ``inf`` with a
     note when the point is infeasible or cannot be evaluated."""
     try:
-        dual = problem.restore_dual(problem.dual_from_primal(primal, tau), tau)
+        dual = problem.restore(primal, problem.dual_from_primal(primal, tau), tau)[1]  # the claimed primal as is
         scale = 1.0 + abs(problem.dual_objective(dual, tau))
         violation = problem.primal_violation(problem.primal_at(primal, tau), tau)
         if not violation <= _PRIMAL_FEAS_TOL * scale:
             return math.inf, scale, f"primal infeasible by {violation:.3g}"
-        gap = float(problem.gap_bound(primal, dual, tau))
+        gap = float(problem.bound.gap(primal, dual, tau))
     except (ValueError, TypeError, FloatingPointError, np.linalg.LinAlgError) as exc:
         return math.inf, 1.0, f"cannot be evaluated: {exc}"
     if not math.isfinite(gap):
@@ -309,7 +310,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
         raise InputError("t contains NaN or inf")
     if not (isinstance(tol, (int, float, np.floating)) and tol > 0):
         raise InputError(f"tol must be a positive number; got {tol!r}")
-    if not _is_count(samples):
+    if not is_count(samples):
         raise InputError(f"samples must be a positive integer (interior points per linear segment, "
                          f"default {DEFAULT_SAMPLES}); got {samples!r}")
     if not isinstance(primals, dict):
@@ -333,13 +334,15 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
                             not gap <= limit(scale), note))
     if linear:
         thetas = np.arange(1, samples + 1) / (samples + 1)
+        segment_bound = getattr(problem, "segment_gap_bound", None)
+        interpolate = getattr(problem, "interpolate", convex_combination)
         for i in range(t.size - 1):
             lo, hi = float(t[i]), float(t[i + 1])
             if not lo < hi:
                 continue
             seg_scale = min(checks[i].scale, checks[i + 1].scale)
             try:
-                bound = problem.segment_gap_bound(primals[i], primals[i + 1], lo, hi)
+                bound = segment_bound(primals[i], primals[i + 1], lo, hi) if segment_bound else None
             except (ValueError, TypeError, FloatingPointError, np.linalg.LinAlgError):
                 bound = None
             if bound is not None:
@@ -351,7 +354,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
             worst = None
             for th in thetas:
                 tau = float(lo + th * (hi - lo))
-                gap, scale, note = point_gap(problem, problem.interpolate(ends[0], ends[1], th)[0], tau)
+                gap, scale, note = point_gap(problem, interpolate(ends[0], ends[1], th)[0], tau)
                 if worst is None or (not gap <= limit(scale), gap) > (worst[3], worst[0]):
                     worst = (gap, tau, scale, not gap <= limit(scale), note)
             gap, tau, scale, flagged, note = worst
@@ -379,69 +382,3 @@ def certify(path, *, tol=1e-6, relative=True, samples=DEFAULT_SAMPLES):
     """
     return crosscheck(path.problem(), path.t, path.primal_arrays(), tol=tol, relative=relative, linear=path.linear,
                       samples=samples, cond=path.cond)
-
-
-# ---------------------------------------------------------------------------- files
-_COLUMN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?$")
-
-
-def read_claimed(file):
-    """Arrays of a claimed path from ``.npz`` or ``.csv`` (see the module docstring).
-
-    Returns
-    -------
-    dict
-        ``t`` and the other arrays (``beta`` (points × n), ``beta0``, ...); npz files may carry
-        more (``linear``, ``cond``, ...).
-    """
-    file = Path(file)
-    if not file.is_file():
-        raise FileNotFoundError(f"path file {str(file)!r} does not exist")
-    if file.suffix.lower() == ".csv":
-        with open(file) as fh:
-            header = fh.readline().strip().split(",")
-        data = np.loadtxt(file, delimiter=",", skiprows=1, ndmin=2)
-        if data.shape[1] != len(header):
-            raise InputError(f"{str(file)!r}: {len(header)} header names but {data.shape[1]} columns")
-        groups = {}
-        for col, name in enumerate(header):
-            m = _COLUMN.match(name.strip())
-            if not m:
-                raise InputError(f"{str(file)!r}: bad column name {name!r}; use t, scalar names and name[i] for vectors")
-            groups.setdefault(m.group(1), []).append((None if m.group(2) is None else int(m.group(2)), col))
-        arrays = {}
-        for name, cols in groups.items():
-            if cols[0][0] is None:
-                arrays[name] = data[:, cols[0][1]]
-            else:
-                idx = sorted(cols)
-                if [i for i, _ in idx] != list(range(len(idx))):
-                    raise InputError(f"{str(file)!r}: columns {name}[i] must be numbered 0..{len(idx) - 1}")
-                arrays[name] = data[:, [c for _, c in idx]]
-    else:
-        with np.load(file, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    if "t" not in arrays:
-        raise InputError(f"{str(file)!r} has no array 't' (the parameter values of the claimed solutions)")
-    return arrays
-
-
-def write_claimed(file, t, arrays, **extra):
-    """Write a claimed path: ``.csv`` (``t`` and ``arrays``) or ``.npz`` (also ``extra``)."""
-    file = Path(file)
-    t = np.asarray(t, dtype=float)
-    if file.suffix.lower() == ".csv":
-        names, cols = ["t"], [t[:, None]]
-        for name, a in arrays.items():
-            a = np.asarray(a, dtype=float)
-            if a.ndim == 1:
-                names.append(name)
-                cols.append(a[:, None])
-            else:
-                names += [f"{name}[{i}]" for i in range(a.shape[1])]
-                cols.append(a)
-        np.savetxt(file, np.hstack(cols), delimiter=",", header=",".join(names), comments="", fmt="%.17g")
-    else:
-        extra = {k: (np.array(json.dumps(v)) if isinstance(v, dict) else v) for k, v in extra.items()}
-        np.savez_compressed(file, t=t, **arrays, **extra)
-    return file

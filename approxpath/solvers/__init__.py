@@ -1,48 +1,32 @@
-"""Exact solves: Clarabel with tight tolerances first, SCS as fallback.
+"""Exact solves: how hard they try, and the one chain that accepts a solver's point.
 
-Whatever a solver reports is only a *candidate*: problems repair its point to exact
-feasibility and certificates are computed from that point in numpy. A solver that raises,
-returns a non-optimal status or a non-finite point is skipped and the next one is tried.
+Whatever a solver reports is only a *candidate*: the problem restores it to exact feasibility
+and :func:`solve_exact` accepts it only when the certified gap computed by the problem's
+:class:`~approxpath.bound.Bound`, in numpy, is small.  A solver's status or objective is never
+used.
 
-How hard a solve tries is set for a block of code by :func:`settings`
-(:class:`SolveSettings`: a time limit per solver call, and a second, tighter round that
-:meth:`approxpath.Problem.solve` runs when no solver's point certified); every backend,
-including a problem's own (libSVM), reads them from :func:`current_settings`.
+How hard a solve tries is set for a block of code by :func:`settings` (:class:`SolveSettings`:
+a time limit per solver call, and the second, tighter round of :func:`solve_exact`); every
+backend reads them from :func:`current_settings`.  The backends: :mod:`approxpath.solvers.conic`
+(Clarabel, SCS, CVXPY) and a problem's own (libSVM for ``kernel_svm``).
 """
 
 from __future__ import annotations
 
 import contextvars
 import time
-import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
-__all__ = ["QP", "QPSolution", "SolverError", "SolveSettings", "settings", "current_settings", "solve_qp",
-           "solve_cvxpy", "DEFAULT_SOLVERS"]
+from ..errors import SolverError
 
-#: Solver chain of every exact solve (first that succeeds wins).
-DEFAULT_SOLVERS = ("clarabel", "scs")
+__all__ = ["EXACT_GAP", "SolveSettings", "settings", "current_settings", "solve_exact"]
 
-# Tight settings for certificates (DESIGN.md section 7): 1e-10 costs one to three more
-# interior-point iterations than Clarabel's defaults and leaves gaps of about 1e-9 * scale.
-_CLARABEL_TOL = 1e-10
-# SCS is first order; 1e-9 is about as far as it converges in reasonable time, and DESIGN.md
-# section 7 measured that it needs ~1e-7 to certify at all.
-_SCS_EPS = 1e-9
-_SCS_MAX_ITERS = 200_000
-# The tighter round: 1e-12 is a few ulps of the scaled residuals, about the end of what an
-# interior point can reach in double precision (it then stops with AlmostSolved or
-# InsufficientProgress, whose point is still a candidate: our gap decides); more iterations
-# and iterative-refinement steps for ill-conditioned kernels.
-_CLARABEL_TIGHT_TOL = 1e-12
-_CLARABEL_TIGHT_ITERS = 500
-_CLARABEL_TIGHT_REFINE = 50
-_SCS_TIGHT_EPS = 1e-11
-_SCS_TIGHT_MAX_ITERS = 1_000_000
+#: An exact solve is accepted when its certified gap is at most this times (1 + |dual objective|);
+#: interior-point solves with tolerances 1e-10 reach ~1e-9, libSVM with tol 1e-7 ~1e-8.
+EXACT_GAP = 1e-7
 
 
 @dataclass(frozen=True)
@@ -82,139 +66,59 @@ def settings(value):
         _SETTINGS.reset(token)
 
 
-class SolverError(RuntimeError):
-    """No solver in the chain produced an optimal point."""
+def solve_exact(problem, t, names, time_limit=None):
+    """An optimal pair of ``problem`` at ``t``, made exactly feasible: the backends ``names`` in
+    turn (:meth:`~approxpath.Problem.candidate`, then :meth:`~approxpath.Problem.restore`), the
+    first pair whose certified gap (``problem.bound.gap``) is at most :data:`EXACT_GAP` relative
+    to the dual objective.  If none reaches it, a second round tries them again with tighter
+    settings (:class:`SolveSettings`); then the pair with the smallest gap is returned.
 
-
-@dataclass(frozen=True)
-class QP:
-    """:math:`\\min \\tfrac12 x^\\top P x + q^\\top x` s.t. :math:`Ax + s = b`,
-    :math:`s \\in \\{0\\}^{z} \\times \\mathbb{R}_+^{l}`.
-
-    Attributes
+    Parameters
     ----------
-    P : sparse matrix (m, m), upper triangle (CSC), or None for an LP
-    q : ndarray (m,)
-    A : sparse matrix (z + l, m), CSC
-    b : ndarray (z + l,)
-    zero, nonneg : int
-        Sizes of the zero cone (equalities, first rows) and the nonnegative cone.
-    """
-
-    P: object
-    q: np.ndarray
-    A: object
-    b: np.ndarray
-    zero: int
-    nonneg: int
-
-
-@dataclass(frozen=True)
-class QPSolution:
-    """Primal ``x`` and constraint multipliers ``z`` (Clarabel/SCS sign convention:
-    :math:`Px + q + A^\\top z = 0`, ``z >= 0`` on the nonnegative cone)."""
-
-    x: np.ndarray
-    z: np.ndarray
-    solver: str
-    status: str
-    seconds: float
-
-
-def _clarabel_options(cfg):
-    """Clarabel settings for ``cfg`` (names of ``clarabel.DefaultSettings``, which CVXPY passes on)."""
-    tol = _CLARABEL_TIGHT_TOL if cfg.tight else _CLARABEL_TOL
-    out = dict(tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol)
-    if cfg.tight:
-        out.update(max_iter=_CLARABEL_TIGHT_ITERS, iterative_refinement_max_iter=_CLARABEL_TIGHT_REFINE)
-    if cfg.time_limit is not None:
-        out["time_limit"] = float(cfg.time_limit)
-    return out
-
-
-def _scs_options(cfg):
-    """SCS settings for ``cfg`` (keywords of ``scs.SCS``, which CVXPY passes on)."""
-    eps, iters = (_SCS_TIGHT_EPS, _SCS_TIGHT_MAX_ITERS) if cfg.tight else (_SCS_EPS, _SCS_MAX_ITERS)
-    out = dict(eps_abs=eps, eps_rel=eps, max_iters=iters)
-    if cfg.time_limit is not None:
-        out["time_limit_secs"] = float(cfg.time_limit)
-    return out
-
-
-def _clarabel(qp, cfg):
-    import clarabel
-
-    s = clarabel.DefaultSettings()
-    s.verbose = False
-    for key, value in _clarabel_options(cfg).items():
-        setattr(s, key, value)
-    m = qp.q.size
-    P = qp.P if qp.P is not None else sp.csc_matrix((m, m))
-    cones = []
-    if qp.zero:
-        cones.append(clarabel.ZeroConeT(qp.zero))
-    if qp.nonneg:
-        cones.append(clarabel.NonnegativeConeT(qp.nonneg))
-    sol = clarabel.DefaultSolver(sp.csc_matrix(P), qp.q, sp.csc_matrix(qp.A), qp.b, cones, s).solve()
-    ok = sol.status == clarabel.SolverStatus.Solved
-    return np.asarray(sol.x), np.asarray(sol.z), str(sol.status), ok
-
-
-def _scs(qp, cfg):
-    import scs
-
-    data = dict(A=sp.csc_matrix(qp.A), b=qp.b, c=qp.q)
-    if qp.P is not None:
-        data["P"] = sp.csc_matrix(qp.P)
-    r = scs.SCS(data, dict(z=qp.zero, l=qp.nonneg), verbose=False, **_scs_options(cfg)).solve()
-    status = r["info"]["status"]
-    return np.asarray(r["x"]), np.asarray(r["y"]), status, r["info"]["status_val"] == 1
-
-
-_BACKENDS = {"clarabel": _clarabel, "scs": _scs}
-
-
-def solve_qp(qp, solvers=DEFAULT_SOLVERS):
-    """Solve ``qp`` with the first solver of ``solvers`` that reports optimality (in the
-    tight round of :class:`SolveSettings`: that returns a finite point).
+    problem : approxpath.Problem
+    t : float
+    names : list of str
+        Backends of ``problem``.
+    time_limit : float, optional
+        Seconds per solver call; a backend out of time counts as failed (not retried in the
+        tighter round).
 
     Raises
     ------
     SolverError
-        Listing what every solver said.
+        When no backend produced a pair at all.
     """
-    said = []
-    cfg = current_settings()
-    for name in solvers:
-        t0 = time.perf_counter()
-        try:
-            x, z, status, ok = _BACKENDS[name](qp, cfg)
-        except Exception as exc:  # a solver crash is one more reason to try the next
-            said.append(f"{name}: {type(exc).__name__}: {exc}")
-            continue
-        if (ok or cfg.tight) and np.all(np.isfinite(x)) and np.all(np.isfinite(z)):
-            return QPSolution(x, z, name, status, time.perf_counter() - t0)
-        said.append(f"{name}: {status}")
-    raise SolverError("no solver succeeded (" + "; ".join(said) + ")")
-
-
-def solve_cvxpy(problem, solvers=DEFAULT_SOLVERS):
-    """Solve a ``cvxpy.Problem`` with Clarabel (tight) and SCS as fallback, under
-    :func:`current_settings`; returns the solver name."""
-    import cvxpy as cp
-
-    said = []
-    cfg = current_settings()
-    for name in solvers:
-        solver, kw = (cp.CLARABEL, _clarabel_options(cfg)) if name == "clarabel" else (cp.SCS, _scs_options(cfg))
-        try:
-            with warnings.catch_warnings():  # an inaccurate status is handled below, not a warning
-                warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-                problem.solve(solver=solver, **kw)
-        except Exception as exc:
-            said.append(f"{name}: {type(exc).__name__}: {exc}")
-            continue
-        if problem.status == cp.OPTIMAL or (cfg.tight and problem.status == cp.OPTIMAL_INACCURATE):
-            return name
-        said.append(f"{name}: {problem.status}")
-    raise SolverError("no solver succeeded (" + "; ".join(said) + ")")
+    said, best = [], None
+    for tight in (False, True):
+        retry = []
+        for name in names:
+            label = f"{name} (tight)" if tight else name
+            t0 = time.perf_counter()
+            try:
+                with settings(SolveSettings(time_limit, tight)):
+                    pair = problem.restore(*problem.candidate(name, t), t)
+                g = problem.bound.gap(*pair, t)
+            except ModuleNotFoundError as exc:  # an optional backend (libSVM: the sklearn extra)
+                said.append(f"{name}: not installed ({exc})")
+                continue
+            except MemoryError:  # no other backend or point will fit either: stop the run, once
+                raise
+            except Exception as exc:  # a failing solver is one more reason to try the next
+                said.append(f"{label}: {type(exc).__name__}: {exc}")
+                if time_limit is None or time.perf_counter() - t0 < time_limit:
+                    retry.append(name)  # out of time: a tighter round would be slower still
+                continue
+            if not np.isfinite(g):
+                said.append(f"{label}: non-finite gap")
+                retry.append(name)
+                continue
+            if g <= EXACT_GAP * (1.0 + abs(problem.dual_objective(pair[1], t))):
+                return pair
+            said.append(f"{label}: gap {g:.3g}")
+            retry.append(name)
+            if best is None or g < best[0]:
+                best = (g, pair)
+        names = retry
+    if best is not None:
+        return best[1]
+    raise SolverError(f"{problem.name} at t = {t:.6g}: no solver produced a pair (" + "; ".join(said) + ")")

@@ -1,0 +1,349 @@
+"""The certificate side of a problem: the only problem code the verifier builds and trusts.
+
+A :class:`Bound` holds a problem's data and options and answers, for a stored primal-dual pair
+and a piece :math:`[lo, hi]` of the path parameter:
+
+* :meth:`Bound.errors` -- why the pair is not feasible for *every* :math:`\\tau` of the piece
+  (exact checks; an empty list when it is);
+* :meth:`Bound.gap` -- an upper bound, rounding included, of the duality gap at every
+  :math:`\\tau` of the piece (``lo == hi``: at a point);
+* :meth:`Bound.dual_floor` -- a lower bound of the dual objective over the piece, hence of the
+  optimal value there (the denominator of a relative ε);
+
+and maps a pair to and from a certificate's per-piece arrays.  Numpy only: no solver, no search
+code, no cache (a search may hand a kernel provider with caches to a kernel problem's bound).
+
+:class:`KernelBound` is the base of every problem on a kernel :math:`K_t = \\exp(-tD)`: the data,
+the kernel provider and the :class:`Sweep` (which parameter the path sweeps, which is fixed).
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import kernel_families
+from .errors import InputError
+from .kernels import KernelCache, Kernels
+from .numerics import kernel_entry_error
+from .validate import check_X_y, choice, positive
+
+__all__ = ["Option", "Bound", "Sweep", "KernelBound", "KERNEL_OPTIONS", "REQUIRED"]
+
+#: Marks an :class:`Option` without a default (a certificate must record it).
+REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Option:
+    """The domain of one constructor option, checked by the problem and by the verifier.
+
+    Attributes
+    ----------
+    kind : {"positive", "choice", "weights"}
+        A positive finite number, one of ``choices``, or a vector of finite nonnegative numbers
+        (a list, or text such as ``"1,0.5,2"`` from a command line; stored as a tuple of floats).
+    choices : tuple
+    default : object
+        Used when a certificate does not record the option (files of older versions);
+        :data:`REQUIRED` if it must be there.  ``None`` means "not set" (a fixed value that only
+        one path parameter needs).
+    """
+
+    kind: str
+    choices: tuple = ()
+    default: Any = REQUIRED
+
+    def check(self, name, value):
+        """``value`` normalized (a float for numbers), or :class:`InputError`."""
+        if value is None and self.default is None:
+            return None
+        if self.kind == "positive":
+            return positive(name, value)
+        if self.kind == "weights":
+            return _weights(name, value)
+        return choice(name, value, self.choices)
+
+
+def _weights(name, value):
+    """``value`` (a sequence of numbers, or text ``"1,0.5,2"``) as a tuple of finite nonnegative
+    floats, or :class:`InputError`."""
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split() if v]
+    try:
+        w = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a list of nonnegative numbers (e.g. 1,0.5,2); got {value!r}") from None
+    if w.size == 0 or not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+        raise InputError(f"{name} must be a nonempty list of finite nonnegative numbers; got {value!r}")
+    return tuple(float(v) for v in w)
+
+
+class Bound(abc.ABC):
+    """Base of every problem's certificate side.
+
+    Subclasses set the class attributes, implement :meth:`errors`, :meth:`gap` and
+    :meth:`dual_floor`, and (for other layouts than the default) :meth:`to_arrays` and
+    :meth:`from_arrays`.
+
+    Attributes
+    ----------
+    name : str
+        The registry key of the problem.
+    Primal, Dual : type
+        Frozen dataclasses of the pair (shared with the search side).
+    parameters : tuple of str
+        Path parameters; the first is the default.  Every one is a positive scale.
+    OPTIONS : dict of str to Option
+        Every constructor option of the problem (``parameter`` included) and its domain.
+    interval_bound : bool
+        :meth:`gap` holds for every :math:`\\tau` of a piece; otherwise only at points, and
+        pieces are "sampled".
+    """
+
+    name: ClassVar[str]
+    Primal: ClassVar[type]
+    Dual: ClassVar[type]
+    parameters: ClassVar[tuple] = ("t",)
+    OPTIONS: ClassVar[dict] = {}
+    interval_bound: ClassVar[bool] = True
+
+    def __init__(self, X, y, **options):
+        self.X, self.y = check_X_y(X, y)
+        self.options = self.check_options(options)
+        self.parameter = self.options.get("parameter", self.parameters[0])
+
+    @classmethod
+    def check_options(cls, options):
+        """All options (:attr:`OPTIONS`, defaults filled in, ``parameter`` included) with their
+        domains checked; :class:`InputError` for an unknown name or a value out of its domain."""
+        from .errors import did_you_mean
+
+        specs = dict(cls.OPTIONS, parameter=Option("choice", cls.parameters, cls.parameters[0]))
+        for key in options:
+            if key not in specs:
+                raise InputError(f"{cls.name}: unknown option {key!r}{did_you_mean(key, specs)}"
+                                 f" (options: {', '.join(specs)})")
+        out = {}
+        for key, spec in specs.items():
+            if key not in options and spec.default is REQUIRED:
+                raise InputError(f"{cls.name}: option {key} is required")
+            out[key] = spec.check(key, options.get(key, spec.default))
+        return out
+
+    def check_interval(self, lo, hi):
+        """:class:`InputError` unless ``lo < hi`` are finite and inside the parameter's domain
+        (every built-in parameter is positive)."""
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise InputError(f"interval must be finite; got ({lo!r}, {hi!r})")
+        if lo <= 0:
+            raise InputError(f"interval lower end must be > 0 for the parameter {self.parameter!r}; got {lo!r}")
+        if not lo < hi:
+            raise InputError(f"interval must satisfy lo < hi; got ({lo!r}, {hi!r}) — swap or widen it")
+
+    @property
+    def n(self):
+        """Number of samples."""
+        return self.X.shape[0]
+
+    @abc.abstractmethod
+    def errors(self, primal, dual, lo, hi):
+        """Why ``(primal, dual)`` is not feasible for every :math:`\\tau \\in [lo, hi]`: a list of
+        messages (empty when it is), from exact checks (shapes, finiteness, equalities with
+        ``math.fsum``, inequalities with rigorous bounds over the whole piece)."""
+
+    @abc.abstractmethod
+    def gap(self, primal, dual, lo, hi=None):
+        """An upper bound, rounding included, of the duality gap of the pair at every
+        :math:`\\tau \\in [lo, hi]` (``hi`` omitted: at the point ``lo``), for a pair that
+        :meth:`errors` accepts."""
+
+    @abc.abstractmethod
+    def dual_floor(self, dual, lo, hi=None):
+        """A lower bound, rounding included, of the dual objective of ``dual`` over
+        ``[lo, hi]``, hence of the optimal value there."""
+
+    def to_arrays(self, primal, dual):
+        """The stored fields of one certificate piece: ``{"primal_<field>": ..., "dual_<field>": ...}``
+        (fields that are None are left out)."""
+        out = {}
+        for side, point in (("primal", primal), ("dual", dual)):
+            for f in dataclasses.fields(point):
+                v = getattr(point, f.name)
+                if v is not None and f.compare:
+                    out[f"{side}_{f.name}"] = np.asarray(v, dtype=float)
+        return out
+
+    def from_arrays(self, arrays):
+        """Inverse of :meth:`to_arrays`: ``(primal, dual)``; ``KeyError`` naming a missing array."""
+        def build(cls, side):
+            kw = {}
+            for f in dataclasses.fields(cls):
+                key = f"{side}_{f.name}"
+                if key in arrays:
+                    v = np.asarray(arrays[key], dtype=float)
+                    kw[f.name] = float(v) if v.ndim == 0 else v
+            return cls(**kw)
+        return build(self.Primal, "primal"), build(self.Dual, "dual")
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in self._transient}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for key in self._transient:
+            self.__dict__.setdefault(key, None)
+
+    #: Attributes dropped when a bound is pickled (derived from the data, rebuilt on use).
+    _transient: ClassVar[tuple] = ()
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Which parameter a kernel problem's path sweeps: the bandwidth :math:`t` of
+    :math:`\\exp(-tD)` with the weight (C, λ) fixed, or the weight with :math:`t` fixed.
+
+    Attributes
+    ----------
+    parameter : str
+        ``"bandwidth"`` or :attr:`weight_name`.
+    weight_name : str
+    bandwidth : float or None
+        The fixed :math:`t` of a weight path.
+    weight : float or None
+        The fixed weight of a bandwidth path; on a weight path (optional) the top of the
+        default interval.
+    """
+
+    parameter: str
+    weight_name: str
+    bandwidth: float = None
+    weight: float = None
+
+    def __post_init__(self):
+        if self.along_bandwidth:
+            if self.weight is None:
+                raise InputError(f"the bandwidth path needs a fixed positive {self.weight_name}=; got None")
+            if self.bandwidth is not None:
+                raise InputError("bandwidth= fixes t only for parameter="
+                                 f"{self.weight_name!r}; the bandwidth path sweeps t")
+        elif self.bandwidth is None:
+            raise InputError(f"parameter={self.parameter!r} needs a fixed positive bandwidth=t of exp(-t||x-x'||^2)")
+
+    @property
+    def along_bandwidth(self):
+        """True on a bandwidth path."""
+        return self.parameter == "bandwidth"
+
+    def at(self, tau):
+        """``(t, weight)`` at the path parameter ``tau``."""
+        return (float(tau), self.weight) if self.along_bandwidth else (self.bandwidth, float(tau))
+
+    def bandwidths(self, lo, hi):
+        """The bandwidths a piece ``[lo, hi]`` spans: ``(t_lo, t_hi)``."""
+        return (lo, hi) if self.along_bandwidth else (self.bandwidth, self.bandwidth)
+
+    def weight_floor(self, lo):
+        """The smallest weight on a piece starting at ``lo``."""
+        return self.weight if self.along_bandwidth else float(lo)
+
+
+#: The options every kernel problem has (added to each :class:`KernelBound` subclass's OPTIONS):
+#: the family of :math:`D` (:mod:`approxpath.kernel_families`) and the ARD weights.
+KERNEL_OPTIONS = dict(kernel=Option("choice", kernel_families.FAMILIES, kernel_families.FAMILIES[0]),
+                      feature_weights=Option("weights", default=None))
+
+
+class KernelBound(Bound):
+    """Base of the certificate side of problems on a kernel :math:`K_t = \\exp(-tD)`.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The data; with ``kernel="precomputed"`` the matrix :math:`D` (n, n) itself.
+    y : ndarray of shape (n,)
+    cache : bool, default False
+        Kernels and kernel products come from a :class:`~approxpath.kernels.KernelCache` (a
+        search) instead of being computed from scratch (:class:`~approxpath.kernels.Kernels`,
+        the verifier): the same values, bit for bit.
+    **options
+        As :attr:`Bound.OPTIONS`; ``bandwidth`` and the weight (:attr:`weight`) per
+        :class:`Sweep`; ``kernel`` (the family of :math:`D`, :mod:`approxpath.kernel_families`)
+        and ``feature_weights`` (the weights of ``kernel="ard"``), which every kernel problem has.
+
+    Attributes
+    ----------
+    kernel_psd : bool
+        The problem is convex only for :math:`K_t \\succeq 0`: a precomputed :math:`D` must be
+        conditionally negative definite (checked once, here).  True unless a subclass says
+        otherwise (the regression problems are convex for any kernel).
+    """
+
+    #: Name of the weight option (``"c"``, ``"lam"``).
+    weight: ClassVar[str]
+    kernel_psd: ClassVar[bool] = True
+    _transient = ("_kernels",)
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        cls.OPTIONS = {**cls.OPTIONS, **KERNEL_OPTIONS}
+
+    def __init__(self, X, y, *, cache=False, **options):
+        super().__init__(X, y, **options)
+        self.sweep = Sweep(self.parameter, self.weight, self.options.get("bandwidth"), self.options[self.weight])
+        self.cache = cache
+        self._kernels = None
+        family, weights = self.options["kernel"], self.options["feature_weights"]
+        if (weights is not None) != (family == "ard"):
+            raise InputError("feature_weights= goes with kernel='ard' (and kernel='ard' needs it); "
+                             f"got kernel={family!r}, feature_weights={weights!r}")
+        if weights is not None:
+            kernel_families.check_weights(weights, self.X.shape[1])
+        if family == "precomputed":
+            kernel_families.check_precomputed(self.X, "X (the precomputed D)")
+            if self.kernel_psd:
+                kernel_families.check_cnd(self.X, self.name)
+
+    @property
+    def family(self):
+        """The kernel family (``gaussian``, ``laplacian``, ``ard`` or ``precomputed``)."""
+        return self.options["kernel"]
+
+    def distances(self):
+        """:math:`D` (n, n) of the kernel family on the data (computed; a precomputed one is ``X``)."""
+        return kernel_families.distances(self.X, self.family, self.options["feature_weights"])
+
+    @property
+    def kernels(self):
+        """The kernel provider (:class:`~approxpath.kernels.Kernels`), built on first use."""
+        if self._kernels is None:
+            self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
+        return self._kernels
+
+    @property
+    def entry_terms(self):
+        """Rounded terms per distance entry, the argument of
+        :func:`~approxpath.numerics.kernel_entry_error`: a computed entry of :math:`D` is within
+        ``(entry_terms + 2) u`` relative of exact (:func:`~approxpath.kernel_families.entry_terms`;
+        the number of features for squared Euclidean distances)."""
+        return kernel_families.entry_terms(self.family, self.X.shape[1])
+
+    @property
+    def entry_error(self):
+        """Absolute error bound of one computed kernel entry."""
+        return kernel_entry_error(self.entry_terms)
+
+    def gram(self, tau):
+        """:math:`K_t`, shape (n, n), at the bandwidth of the path parameter ``tau``."""
+        return self.kernels.get(self.sweep.at(tau)[0])
+
+    def kernel_meta(self):
+        """What a certificate records about the kernel: ``kernel`` (the family's definition) and
+        ``distances_sha256`` (of :math:`D` as computed here; :func:`~approxpath.certificate.verify.verify`
+        compares it with its own)."""
+        return dict(kernel=kernel_families.DESCRIPTIONS[self.family],
+                    distances_sha256=kernel_families.distances_sha256(self.kernels.D))

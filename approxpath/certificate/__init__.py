@@ -1,0 +1,11 @@
+"""Certificates: the file (:mod:`.format`) and its verification (:mod:`.verify`).
+
+Nothing here imports a solver or search code: ``approxpath verify`` loads only this package,
+the problem's certificate side (:func:`approxpath.get_bound`) and numpy/scipy.
+"""
+
+from .format import FORMAT_VERSION, KINDS, content_sha256, layout_errors, read_certificate, write_npz
+from .verify import VerifyReport, claim_failures, claimed_on, target, verify
+
+__all__ = ["FORMAT_VERSION", "KINDS", "VerifyReport", "claim_failures", "claimed_on", "content_sha256",
+           "layout_errors", "read_certificate", "target", "verify", "write_npz"]

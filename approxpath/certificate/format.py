@@ -1,0 +1,330 @@
+"""The certificate file: an ``.npz`` of per-piece arrays and a JSON ``meta``.
+
+Arrays (one entry per piece): ``lo``, ``hi``, ``gap_bound``, ``kind`` (``certified``,
+``sampled`` or ``uncovered``), ``anchor_lo``, ``anchor_hi`` (the exact solves the piece's pair
+came from) and the problem's own arrays (``Bound.to_arrays``; e.g. ``dual`` and ``bias`` for
+``kernel_svm``); optionally the data themselves (``data_X``, ``data_y``: format 2).  ``meta``:
+problem, options, eps, relative, interval, kernel, preprocessing, data file and sha256, strategy,
+exact solves, piece kinds, timings, the library version that wrote it and a sha256 of everything
+else in the file.  See ``docs/certificate-format.md``.
+
+Reading checks the archive before decompressing anything (every member's declared size against
+its array header and the layout, the total against the memory available); writing
+(:mod:`.output`) goes through a temporary file in the target folder and an atomic rename, never
+over a non-regular file or an input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ..kernel_families import DESCRIPTIONS
+from ..validate import is_real
+from .output import check_output, remove_stale_temps, write_npz  # noqa: F401 (the writing half of the format)
+
+__all__ = ["KINDS", "FORMAT_VERSION", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "check_output",
+           "remove_stale_temps", "read_certificate", "content_sha256", "layout_errors", "meta_errors"]
+
+#: Piece kinds: ``certified`` (bound valid for every t in the piece), ``sampled`` (gap checked
+#: at the piece's end points and middle only), ``uncovered`` (nothing reached eps there).
+KINDS = ("certified", "sampled", "uncovered")
+#: Newest version of the certificate layout this version reads (stored in ``meta``): 1, or 2 for
+#: a file that carries its data (``DATA_FIELDS``), which older versions cannot verify.
+FORMAT_VERSION = 2
+#: Kernel definition written into every certificate.
+KERNEL = "gaussian: k_t(x, x') = exp(-t * ||x - x'||^2)"
+#: Per-piece arrays every certificate has (the problem adds its own, see ``Bound.to_arrays``).
+PIECE_FIELDS = ("lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi")
+#: The data a certificate may carry (the preprocessed ``X`` (n, d) and ``y`` (n,)).
+DATA_FIELDS = ("data_X", "data_y")
+
+# 'meta' is JSON in a 0-d text array (4 bytes per character): a fixed part (options, provenance)
+# and per piece a kind (at most 13 characters with quotes and separator) and at most two solve
+# points (25 characters each); 1 M characters and 256 per piece leave room for user metadata.
+_META_CHARS = 1 << 20
+_META_CHARS_PER_PIECE = 256
+
+
+def content_sha256(arrays, meta):
+    """sha256 over a certificate's arrays (in name order) and its ``meta`` (canonical JSON,
+    without the ``content_sha256`` entry itself): any edit of any field changes it."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for key in sorted(arrays):
+        if key == "meta":
+            continue
+        a = np.ascontiguousarray(arrays[key])
+        h.update(key.encode())
+        h.update(repr((a.dtype.str, a.shape)).encode())
+        h.update(a.tobytes())
+    h.update(json.dumps({k: v for k, v in meta.items() if k != "content_sha256"}, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------- reading
+def _not_a_certificate(file, why):
+    return InputError(f"{str(file)!r} is not a certificate (.npz written by approxpath): {why}")
+
+
+def _headers(zf, file):
+    """``{name: (shape, dtype, header bytes, zip info)}`` of every member, from the ``.npy``
+    headers alone (a few hundred bytes decompressed per member)."""
+    out = {}
+    for info in zf.infolist():
+        name = info.filename
+        if not name.endswith(".npy") or name[:-4] in out:
+            raise _not_a_certificate(file, f"member {name!r} is not one array of an .npz (or is repeated)")
+        try:
+            with zf.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(fh)
+                header = fh.tell()
+        except Exception as exc:  # truncated, encrypted, not .npy, a bad compression stream
+            raise _not_a_certificate(file, f"member {name!r} is no readable array ({type(exc).__name__}: {exc})") from None
+        if dtype.hasobject:
+            raise _not_a_certificate(file, f"member {name!r} holds Python objects (pickles are never loaded)")
+        size = math.prod(shape) * dtype.itemsize
+        if info.file_size != header + size:
+            raise _not_a_certificate(file, f"member {name!r} declares {info.file_size} bytes but its header "
+                                     f"says shape {shape} of {dtype} ({header + size} bytes)")
+        out[name[:-4]] = (shape, dtype, size, info)
+    return out
+
+
+def _read_member(zf, info):
+    with zf.open(info) as fh:
+        return np.lib.format.read_array(fh, allow_pickle=False)
+
+
+def _size_errors(heads, meta):
+    """Members larger than the layout allows: ``m`` pieces (the rows of ``lo`` or the number of
+    piece kinds in ``meta``, the larger) times ``n`` (from ``meta``) entries for a per-piece array, ``n``
+    times ``d`` for the data (the exact shapes are checked after reading, by
+    :func:`layout_errors`)."""
+    n, d = meta.get("n"), meta.get("d")
+    if not (_count(n) and _count(d)):
+        return []  # older files: the memory guard alone
+    kinds = meta.get("piece_kinds")
+    claimed = [heads["lo"][0][0]] if "lo" in heads and len(heads["lo"][0]) == 1 else []
+    claimed += [len(kinds)] if isinstance(kinds, list) else []
+    if not claimed:
+        return []
+    m = max(claimed)
+    # a sampled piece of a CVXPY-declared problem may store one value per sampled point: at most
+    # 2**levels + 1 of them, levels <= 8 (checked by verify)
+    levels = meta.get("sample_levels", 1)
+    points = 2 ** min(levels, 8) + 1 if _count(levels) else 3
+    errors = []
+    for key, (shape, _, _, _) in heads.items():
+        limit = n * d if key == "data_X" else (n if key == "data_y" else m * max(n, d, 1) * points)
+        if math.prod(shape) > limit:
+            errors.append(f"array {key!r} has shape {shape}: more entries than the layout's "
+                          + (f"n x d = {n} x {d}" if key in DATA_FIELDS else
+                             f"{m} pieces x max(n, d) = {max(n, d)} x {points} sampled points"))
+    return errors
+
+
+def read_certificate(file, layout=True):
+    """The raw arrays and the parsed ``meta`` of a certificate file: ``(arrays, meta)``.
+
+    Nothing is decompressed before every member's declared size matches its array header and,
+    with ``layout``, its size fits the certificate's layout (``m`` pieces from ``lo``, ``n`` and
+    ``d`` from ``meta``: at most m x n entries, the data n x d), and the whole fits in the memory
+    available (:mod:`approxpath.memory`): a small file cannot ask for gigabytes.  ``meta`` itself
+    is read first, at most 1 M characters plus 256 per piece.  Checkpoints are read with
+    ``layout=False`` (the size checks and the memory guard only).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    InputError
+        The file is no ``.npz`` (or a damaged one), has no JSON ``meta``, members whose sizes do
+        not match, or needs more memory than there is.
+    """
+    from ..memory import Estimate, check_fits, verify_bytes
+
+    path = Path(file)
+    if not path.exists():
+        raise FileNotFoundError(f"certificate {str(file)!r} does not exist")
+    if not path.is_file():
+        raise _not_a_certificate(file, "it is a directory or a device")
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    if head not in (b"PK\x03\x04", b"PK\x05\x06"):
+        text = head.decode("latin-1")
+        hint = " (a data file? pass it with --data)" if text and all(c.isprintable() or c.isspace() for c in text) else ""
+        raise _not_a_certificate(file, f"not a zip archive{hint}")
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise _not_a_certificate(file, f"a damaged zip archive ({exc})") from None
+    with zf:
+        heads = _headers(zf, file)
+        if "meta" not in heads:
+            raise InputError(f"{str(file)!r} lacks 'meta': not a certificate written by approxpath")
+        # nothing is decompressed before the whole fits in memory
+        check_fits(Estimate((("stored arrays", float(sum(h[2] for h in heads.values()))),)), f"reading {str(file)!r}",
+                   "read it on a machine with more memory")
+        shape, dtype, size, info = heads.pop("meta")
+        pieces = max((h[0][0] for k, h in heads.items() if h[0] and k not in DATA_FIELDS), default=0)
+        limit = _META_CHARS + _META_CHARS_PER_PIECE * pieces
+        if shape != () or dtype.kind != "U" or dtype.itemsize // 4 > limit:
+            raise _not_a_certificate(file, f"'meta' must be JSON text of at most {limit} characters; got shape "
+                                     f"{shape} of {dtype}")
+        try:
+            meta = json.loads(str(_read_member(zf, info)))
+        except ValueError as exc:
+            raise InputError(f"{str(file)!r}: 'meta' is not JSON ({exc})") from None
+        stored = float(sum(h[2] for h in heads.values()))
+        if layout and isinstance(meta, dict):
+            errors = _size_errors(heads, meta)
+            if errors:
+                raise _not_a_certificate(file, "; ".join(errors))
+            n = meta.get("n") if isinstance(meta.get("n"), int) else 0
+            check_fits(verify_bytes(n, stored), f"verifying {str(file)!r}", "verify on a machine with more memory")
+        try:
+            arrays = {k: _read_member(zf, h[3]) for k, h in heads.items()}
+        except Exception as exc:  # a bad CRC, a truncated stream
+            raise _not_a_certificate(file, f"a damaged member ({type(exc).__name__}: {exc})") from None
+    return arrays, meta
+
+
+# ---------------------------------------------------------------------------------- layout
+#: Per-piece arrays of text (the others, and every problem array, are float64).
+_TEXT_FIELDS = ("kind",)
+
+
+def _count(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _finite(v):
+    return is_real(v) and math.isfinite(v)
+
+
+def _seconds(v):
+    return _finite(v) and v >= 0
+
+
+#: Every field a certificate's ``meta`` may have, with its domain (``required``: fields without
+#: which nothing can be checked).  Other keys are a caller's own provenance (``meta=``).
+_META_FIELDS = {
+    "format_version": (True, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a positive integer"),
+    "problem": (True, lambda v: isinstance(v, str) and v != "", "a problem name"),
+    "options": (True, lambda v: isinstance(v, dict), "an object of options"),
+    "eps": (True, lambda v: _finite(v) and v > 0, "a positive finite number"),
+    "relative": (True, lambda v: isinstance(v, bool), "true or false"),
+    "interval": (True, lambda v: isinstance(v, list) and len(v) == 2 and all(_finite(x) for x in v),
+                 "a pair [lo, hi] of finite numbers"),
+    "piece_kinds": (False, lambda v: isinstance(v, list) and all(k in KINDS for k in v), "a list of piece kinds"),
+    "parameter": (False, lambda v: isinstance(v, str), "a parameter name"),
+    "kernel": (False, lambda v: v in DESCRIPTIONS.values(), "the definition of a kernel family "
+               f"({', '.join(map(repr, DESCRIPTIONS.values()))})"),
+    "n": (False, lambda v: _count(v) and v >= 2, "the number of samples"),
+    "d": (False, lambda v: _count(v) and v >= 1, "the number of features"),
+    "data_sha256": (False, lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None,
+                    "a sha256 in hex"),
+    "content_sha256": (False, lambda v: isinstance(v, str), "a sha256 in hex"),
+    "preprocessing": (False, lambda v: v in ("none", "global-minmax"), "none or global-minmax"),
+    "format": (False, lambda v: v in ("libsvm", "csv"), "libsvm or csv"),
+    "data_file": (False, lambda v: v is None or isinstance(v, str), "a file name"),
+    "scale": (False, lambda v: v == "log", "log"),
+    "library_version": (False, lambda v: isinstance(v, str), "a version"),
+    "strategy": (False, lambda v: isinstance(v, str), "a strategy name"),
+    "exact_solves": (False, _count, "a count"),
+    "solve_points": (False, lambda v: isinstance(v, list) and all(_finite(x) for x in v), "a list of finite numbers"),
+    "wall_s": (False, _seconds, "seconds"),
+    "solve_s": (False, _seconds, "seconds"),
+    "certify_s": (False, _seconds, "seconds"),
+}
+
+
+def meta_errors(meta):
+    """What is wrong with the fields of a certificate's ``meta``, each against its domain
+    (the relations between fields and with the data are checked by ``verify``)."""
+    if not isinstance(meta, dict):
+        return [f"'meta' is not a JSON object but {type(meta).__name__}"]
+    errors = []
+    version = meta.get("format_version")
+    if _count(version) and version > FORMAT_VERSION:
+        return [f"written by a newer approxpath (format {version}); this version reads formats "
+                f"<= {FORMAT_VERSION}: upgrade approxpath to verify it"]
+    for key, (required, ok, what) in _META_FIELDS.items():
+        if key not in meta:
+            if required:
+                errors.append(f"meta lacks {key!r}")
+        elif not ok(meta[key]):
+            errors.append(f"meta {key!r} must be {what}; got {meta[key]!r}")
+    if not errors and "solve_points" in meta and "exact_solves" in meta \
+            and len(meta["solve_points"]) != meta["exact_solves"]:
+        errors.append(f"meta 'solve_points' lists {len(meta['solve_points'])} points for "
+                      f"{meta['exact_solves']} exact solves")
+    return errors
+
+
+def layout_errors(arrays, meta):
+    """What makes a certificate's arrays and ``meta`` unusable, before any of them is used:
+    missing arrays, wrong dtypes or shapes, non-finite values where a number is claimed,
+    missing or malformed ``meta`` fields (each against its domain, :func:`meta_errors`), a
+    format newer than :data:`FORMAT_VERSION`.
+
+    Parameters
+    ----------
+    arrays : dict of ndarray
+    meta : dict
+        As returned by :func:`read_certificate`.
+
+    Returns
+    -------
+    list of str
+        Empty when the layout is sound (the contents are checked by ``verify``).
+    """
+    errors = meta_errors(meta)
+    missing = [k for k in PIECE_FIELDS if k not in arrays]
+    errors += [f"certificate lacks array {k!r}" for k in missing]
+    rows = [a.shape[0] for k, a in arrays.items() if a.ndim >= 1 and k not in DATA_FIELDS]
+    pieces = max(rows, key=rows.count) if rows else None  # the number of pieces most arrays agree on
+    for key, a in arrays.items():
+        text = key in _TEXT_FIELDS
+        if text and a.dtype.kind != "U":
+            errors.append(f"array {key!r} must be text ({', '.join(KINDS)}); got dtype {a.dtype}")
+            continue
+        if not text and a.dtype != np.float64:
+            errors.append(f"array {key!r} must be float64; got dtype {a.dtype}")
+            continue
+        if key in DATA_FIELDS:
+            if not np.all(np.isfinite(a)):
+                errors.append(f"array {key!r} holds NaN or inf")
+            continue
+        if key in PIECE_FIELDS:
+            if pieces is None or a.shape != (pieces,):
+                errors.append(f"array {key!r} has shape {a.shape}, expected ({'pieces' if pieces is None else pieces},)")
+                continue
+        elif a.ndim == 0 or (pieces is not None and a.shape[0] != pieces):
+            errors.append(f"array {key!r} has {a.shape[0] if a.ndim else 'no'} rows, expected "
+                          f"{'one' if pieces is None else pieces} (one per piece)")
+            continue
+        if key in ("anchor_lo", "anchor_hi"):
+            bad = ~np.isfinite(a) & ~np.isnan(a)  # NaN: a piece without exact solves
+        elif key == "gap_bound" or text:
+            bad = np.isnan(a) if not text else np.zeros(a.shape, bool)
+        else:
+            bad = ~np.isfinite(a)
+        if np.any(bad):
+            errors.append(f"array {key!r} holds {'NaN' if key == 'gap_bound' else 'NaN or inf'} "
+                          f"(first at piece {int(np.argwhere(bad)[0][0])})")
+    if any(k in arrays for k in DATA_FIELDS) and not set(DATA_FIELDS) <= set(arrays):
+        errors.append(f"a certificate carrying its data needs both {' and '.join(DATA_FIELDS)}")
+    if any(k in arrays for k in DATA_FIELDS) and isinstance(meta, dict) and meta.get("format_version") == 1:
+        errors.append("a certificate of format 1 carries no data arrays")
+    return errors

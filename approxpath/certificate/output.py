@@ -1,0 +1,116 @@
+"""Writing a certificate (or a checkpoint, or any output file): refused over a directory, a
+device or an input file, through a temporary file in the target's folder and an atomic rename,
+with the umask's permissions; a failure names the user's file and leaves no temporary file."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+__all__ = ["check_output", "remove_stale_temps", "write_npz"]
+
+# Temporary files of a write: ".<name>.<pid>.tmp" next to the target (a killed writer's file is
+# removed by the next write to the same target, once its process is gone).
+_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.tmp$")
+
+
+def check_output(file, inputs=()):
+    """:class:`~approxpath.errors.InputError` unless ``file`` may receive a certificate: it is
+    not a directory, a device, a pipe or a socket, and not one of the ``inputs`` (the data file);
+    ``FileNotFoundError`` when its folder does not exist.  Call it before a long run."""
+    file = Path(file)
+    if file.exists():
+        mode = os.stat(file).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError(f"output {str(file)!r} is a directory: name a file, e.g. {str(file / 'cert.npz')!r}")
+        if not stat.S_ISREG(mode):
+            raise InputError(f"output {str(file)!r} is not a regular file (a device, pipe or socket): "
+                             "refusing to replace it; name a new file")
+        for source in inputs:
+            if source is not None and Path(source).exists() and os.path.samefile(file, source):
+                raise InputError(f"output {str(file)!r} is the input file {str(source)!r}: refusing to overwrite "
+                                 "the data; choose another output name")
+    folder = file.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"cannot write {str(file)!r}: the folder {str(folder)!r} does not exist")
+
+
+def _pid_alive(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_temps(file):
+    """Remove the temporary files that killed writers of ``file`` left behind (their process is
+    gone); returns how many."""
+    file = Path(file)
+    removed = 0
+    try:
+        entries = os.listdir(file.parent)
+    except OSError:
+        return 0
+    for entry in entries:
+        m = _TEMP.match(entry)
+        if m and m["name"] == file.name and not _pid_alive(int(m["pid"])):
+            try:
+                os.unlink(file.parent / entry)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def write_npz(file, arrays, meta, inputs=(), durable=True, compress=True):
+    """Write ``arrays`` and ``meta`` (JSON) to ``file`` atomically: a temporary file in the same
+    folder (created with the permissions of the umask, like any new file; an existing target's
+    permissions are kept), compressed with ``compress``, flushed to disk with ``durable``, then
+    renamed over the target: never
+    a half-written file, never a device, a directory or an input (:func:`check_output`).
+
+    Raises
+    ------
+    InputError
+        ``file`` is not a regular file or is one of ``inputs``.
+    OSError
+        The folder cannot be written (full disk, read-only, no permission): the message names
+        ``file``, not the temporary file.
+    """
+    file = Path(file)
+    check_output(file, inputs)
+    remove_stale_temps(file)
+    tmp = file.parent / f".{file.name}.{os.getpid()}.tmp"
+    try:
+        keep = stat.S_IMODE(os.stat(file).st_mode) if file.exists() else None
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # the umask applies
+        with os.fdopen(fd, "wb") as fh:
+            save = np.savez_compressed if compress else np.savez
+            save(fh, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+            fh.flush()
+            if durable:
+                os.fsync(fh.fileno())
+        if keep is not None:
+            os.chmod(tmp, keep)
+        os.replace(tmp, file)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError) and not isinstance(exc, InputError):
+            raise OSError(exc.errno, f"cannot write {str(file)!r}: {exc.strerror or exc}") from None
+        raise
+    return file

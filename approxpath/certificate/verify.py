@@ -1,0 +1,409 @@
+"""Re-checking a certificate with numpy alone.
+
+The verifier builds only the problem's certificate side (:func:`approxpath.get_bound`: no
+solver, no search code), from the data and the options the file records, checks every field of
+the file against its domain (the options and the interval against the problem's, the pieces
+inside the interval, the data's size and hash against the file's), and for every piece rebuilds
+the stored pair, checks its exact feasibility on the whole piece (``Bound.errors``), recomputes
+the gap bound over the whole piece (certified pieces) or at its sampled points (sampled pieces)
+and compares it with the stored ``gap_bound`` and with the piece's target (:func:`target`, the
+one definition the driver uses too); it also checks that the pieces tile the interval.  The
+report says what was certified (problem, options, eps, interval, data hash), and a caller may
+require a claim at least as strong as its own (``eps``, ``interval``, ``data_sha256``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..data import data_sha256
+from ..errors import InputError
+from ..numerics import log_mid
+from .format import DATA_FIELDS, KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate
+
+__all__ = ["verify", "VerifyReport", "target", "claimed_on", "claim_failures", "kernel_failures", "SAMPLE_LEVELS",
+           "sample_points", "failed_report", "read_for_verify", "bound_from_meta", "requirement_failures",
+           "embedded_data"]
+
+# A stored bound may exceed the verifier's recomputation by the pad (1e-9 relative) and by a few
+# rounding margins (a bound computed from cached products of a mix adds 3 margins instead of 1,
+# see problems/kernel_svm/cache.py; a4a, n = 4781, eps = 0.125: up to 8e-6 of bound + eps, median 3e-7).  Only a bound
+# looser by more than this share of (bound + eps) is noted (e.g. written by an older version
+# whose bound was less tight: a weaker claim, still proven); 1e-3 is far above any rounding
+# allowance and far below the looseness worth knowing about (older bounds: 10 % and more).
+_INFLATION = 1e-3
+
+
+class _BadOptions(InputError):
+    """The options a file records are outside the problem's domain."""
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """Outcome of :func:`verify`.
+
+    ``ok`` is true when every claim of the file holds: certified pieces for every parameter
+    value, sampled pieces at their sampled points, and no piece is uncovered (and, if the
+    caller required them, the claim is at least as strong as required); ``claims_hold`` when
+    every claim holds and the only failures are uncovered pieces (an honest, incomplete path).
+
+    Attributes
+    ----------
+    claim : dict
+        What the file claims (and what was checked): problem, parameter, options, eps,
+        relative, interval, data_sha256, n, d and where the data came from (``data``).
+    """
+
+    ok: bool
+    certified: int
+    sampled: int
+    uncovered: int
+    failures: tuple
+    max_gap_bound: float
+    notes: tuple = ()  # true claims worth knowing about (stored bounds looser than ours)
+    claim: dict = field(default_factory=dict)
+    claims_hold: bool = False  # every claim made holds (``ok`` but for uncovered pieces, which claim nothing)
+
+    def __str__(self):
+        head = f"{'OK' if self.ok else 'FAILED'}: "
+        if self.certified or self.sampled or self.uncovered or np.isfinite(self.max_gap_bound):
+            head += (f"{self.certified} certified, {self.sampled} sampled, {self.uncovered} uncovered pieces; "
+                     f"max gap bound {self.max_gap_bound:.4g}")
+        else:
+            head += "nothing was checked"
+        lines = [head] + [f"  {line}" for line in describe_claim(self.claim)]
+        return "\n".join(lines + [f"  - {f}" for f in self.failures] + [f"  note: {n}" for n in self.notes])
+
+    def to_json(self):
+        """The one-line JSON of ``approxpath verify --json``."""
+        top = self.max_gap_bound
+        return dict(ok=self.ok, certified=self.certified, sampled=self.sampled, uncovered=self.uncovered,
+                    failures=list(self.failures), notes=list(self.notes),
+                    max_gap_bound=top if np.isfinite(top) else None, claim=self.claim)
+
+
+def describe_claim(claim):
+    """Lines saying what a certificate claims (empty when nothing is known)."""
+    if not claim.get("problem"):
+        return []
+    opts = ", ".join(f"{k}={v!r}" for k, v in sorted(claim.get("options", {}).items()) if k != "parameter")
+    lo, hi = claim["interval"]
+    eps = f"eps = {claim['eps']:g} ({'relative to the optimal value' if claim['relative'] else 'absolute'})"
+    out = [f"claim: {claim['problem']} over {claim.get('parameter')} in [{lo:.6g}, {hi:.6g}] ({opts}): gap <= {eps}"]
+    if claim.get("data_sha256"):
+        out.append(f"data: sha256 {claim['data_sha256']} (n = {claim.get('n')}, d = {claim.get('d')}; "
+                   f"{claim.get('data', 'as given')})")
+    return out
+
+
+def target(bound, dual, lo, hi, eps, relative, pad=0.0):
+    """The largest gap bound a piece ``[lo, hi]`` may claim: ``eps``, or with ``relative``
+    ``eps`` times a lower bound of the optimal value on the piece (``bound.dual_floor``), made
+    ``pad`` smaller (relative) -- the driver aims ``STORED_PAD`` below what a verifier whose
+    BLAS rounds the last bits differently recomputes."""
+    if not relative:
+        return eps
+    return eps * max(0.0, bound.dual_floor(dual, lo, hi)) * (1 - pad)
+
+
+#: A sampled piece claims its gap at the 2**SAMPLE_LEVELS + 1 points of this many bisections of
+#: the piece in log scale: its ends, quartiles and middle.  Between them nothing is proven; the
+#: points are where a gap that is convex, or has at most one hump, between the ends would show a
+#: violation (five point gaps per piece where 0.3.2 took three).  Certificates record it
+#: (``sample_levels``); files without it were written with 1 (ends and middle).
+SAMPLE_LEVELS = 2
+
+
+def claimed_on(kind, lo, hi, levels=SAMPLE_LEVELS):
+    """Where a piece of ``kind`` claims its gap bound: ``[(lo, hi)]`` for a certified piece (the
+    whole of it), the points ``(x, x)`` of ``levels`` bisections in log scale
+    (:func:`~approxpath.numerics.log_mid`, the driver's middle) for a sampled one: its ends and
+    ``2**levels - 1`` interior points, increasing."""
+    if kind == "certified":
+        return [(lo, hi)]
+    return [(x, x) for x in sorted(set(sample_points(lo, hi, levels)))]
+
+
+def sample_points(lo, hi, levels=SAMPLE_LEVELS):
+    """The ``2**levels + 1`` points of ``levels`` bisections of ``[lo, hi]`` in log scale, in
+    order (a point repeats where a piece is too narrow to bisect in floating point)."""
+    pts = [lo, hi]
+    for _ in range(levels):
+        pts = [x for a, b in zip(pts[:-1], pts[1:]) for x in (a, log_mid(a, b))] + [hi]
+    return pts
+
+
+# A file may say its sampled pieces claim at most 2**8 + 1 points each (more is no sampling a
+# writer uses, and would only make verification slow).
+_MAX_LEVELS = 8
+
+
+def kernel_failures(bound, meta):
+    """``(failures, notes)`` of the kernel a file records against the one its options build here:
+    the family's definition (``kernel``) must match, and the sha256 of :math:`D`
+    (``distances_sha256``, from 0.4.0) must match for a precomputed :math:`D` (data); a computed
+    :math:`D` whose last bits differ from the writer's (another scipy, another summation order)
+    is only noted, since every bound allows for the rounding of :math:`D`.  Files without the
+    fields (0.3.2 and older) are gaussian and have nothing to compare."""
+    describe = getattr(bound, "kernel_meta", None)
+    if describe is None or ("kernel" not in meta and "distances_sha256" not in meta):
+        return [], []
+    mine = describe()
+    failures, notes = [], []
+    if "kernel" in meta and meta["kernel"] != mine["kernel"]:
+        failures.append(f"the file's kernel {meta['kernel']!r} is not the one its options build ({mine['kernel']!r})")
+    recorded = meta.get("distances_sha256")
+    if recorded is not None and recorded != mine["distances_sha256"]:
+        if bound.family == "precomputed":
+            failures.append("the precomputed D differs from the one the certificate was written with (sha256)")
+        else:
+            notes.append(f"the {bound.family} distances computed here differ in their last bits from the writer's "
+                         "(sha256); the bounds allow for that rounding")
+    return failures, notes
+
+
+def claim_failures(bound, primal, dual, kind, lo, hi, stored, target_of, eps, version, levels=SAMPLE_LEVELS):
+    """``(failures, notes)`` of one piece's claim: why the pair does not hold it (its exact
+    feasibility, then its gap bound recomputed where the piece claims it, against the ``stored``
+    bound and ``target_of(a, b)``), and true claims worth a note (a stored bound looser than
+    ours by more than rounding).  ``version`` wrote the stored bound (named when only the stored
+    number fails); ``levels``: the sampling of sampled pieces (:func:`claimed_on`)."""
+    if kind == "certified" and lo != hi and not bound.interval_bound:
+        return [f"{bound.name} has no bound valid on a whole piece: its pieces are sampled, not certified"], []
+    errors = bound.errors(primal, dual, lo, hi)
+    if errors:
+        return list(errors), []
+    failures, notes = [], []
+    for a, b in claimed_on(kind, lo, hi, levels):
+        recomputed = bound.gap(primal, dual, a, b)
+        goal = target_of(a, b)
+        if not recomputed <= stored:  # NaN fails too
+            # a claim we cannot re-prove fails, even when eps itself holds (say so: a file
+            # written by another version's tighter bound is not a forgery)
+            holds = f"; this version's bound meets the eps target {goal:.6g}, the stored number is not re-proven " \
+                f"(written by approxpath {version})" if recomputed <= goal else ""
+            failures.append(f"recomputed gap bound {recomputed:.6g} on [{a:.6g}, {b:.6g}] exceeds the stored {stored:.6g}{holds}")
+        elif kind == "certified" and not stored <= recomputed + _INFLATION * (abs(recomputed) + eps):
+            notes.append(f"stored gap bound {stored:.6g} is looser than the recomputed {recomputed:.6g}")
+        if not stored <= goal:
+            failures.append(f"stored gap bound {stored:.6g} exceeds eps target {goal:.6g}")
+    return failures, notes
+
+
+def failed_report(*failures, claim=None):
+    """The :class:`VerifyReport` of a file that cannot be checked at all (unreadable, malformed)."""
+    return VerifyReport(False, 0, 0, 0, tuple(failures), float("nan"), claim=claim or {})
+
+
+def read_for_verify(file):
+    """``(arrays, meta, failures)``: the certificate ``file`` and why it cannot be verified at all
+    (unreadable, or :func:`~approxpath.certificate.format.layout_errors`; empty when it can be)."""
+    try:
+        arrays, meta = read_certificate(file)
+    except InputError as exc:
+        return None, None, [str(exc)]
+    return arrays, meta, layout_errors(arrays, meta)
+
+
+def embedded_data(arrays):
+    """``(X, y)`` a certificate carries (``data_X``, ``data_y``), or None."""
+    if arrays is None or not set(DATA_FIELDS) <= set(arrays):
+        return None
+    return arrays["data_X"], arrays["data_y"]
+
+
+def bound_from_meta(meta, X, y):
+    """The certificate side of the file's problem on data ``X, y`` (checked against the stored
+    hash), with the file's options.
+
+    Raises
+    ------
+    InputError
+        Bad data, an unknown problem, options outside their domains (a failure of the file, not
+        of the data: the message starts with "options"), or data that do not match the file.
+    """
+    from ..registry import get_bound
+    from ..validate import check_X_y
+
+    X, y = check_X_y(X, y)
+    try:
+        cls = get_bound(meta["problem"])
+    except KeyError as exc:
+        raise _BadOptions(exc.args[0]) from None
+    try:
+        bound = cls(X, y, **meta["options"])
+    except InputError as exc:
+        raise _BadOptions(f"options: {exc}") from None
+    digest = data_sha256(bound.X, bound.y)
+    if digest != meta.get("data_sha256"):
+        raise InputError(
+            "the data do not match the certificate (sha256 of the preprocessed arrays differs): "
+            f"certificate {meta.get('data_sha256')}, data {digest}; check the file and --preprocess"
+        )
+    return bound
+
+
+def _claim(meta, source=None):
+    """The claim a (well-formed) ``meta`` makes, as :attr:`VerifyReport.claim`."""
+    keys = ("problem", "parameter", "options", "eps", "relative", "interval", "data_sha256", "n", "d")
+    claim = {k: meta.get(k) for k in keys}
+    if claim["parameter"] is None and isinstance(meta.get("options"), dict):
+        claim["parameter"] = meta["options"].get("parameter")
+    if source is not None:
+        claim["data"] = source
+    return claim
+
+
+def requirement_failures(meta, eps=None, relative=False, interval=None, data_sha256=None):
+    """Why the claim of ``meta`` is weaker than required: ``eps`` (the claim's must be at most
+    this, and relative exactly when ``relative``), ``interval`` (the claim's must contain it),
+    ``data_sha256`` (must be it).  A list of messages (empty: the claim is strong enough)."""
+    out = []
+    if eps is not None:
+        if bool(meta["relative"]) != bool(relative):
+            kind = "relative" if meta["relative"] else "absolute"
+            out.append(f"required a{' relative' if relative else 'n absolute'} eps <= {eps:g}, but the certificate's "
+                       f"eps is {kind} ({meta['eps']:g})")
+        elif not meta["eps"] <= eps:
+            out.append(f"required eps <= {eps:g}, but the certificate claims only eps = {meta['eps']:g}")
+    if interval is not None:
+        lo, hi = (float(v) for v in interval)
+        c_lo, c_hi = meta["interval"]
+        if not (c_lo <= lo and hi <= c_hi):
+            out.append(f"required the interval [{lo:.6g}, {hi:.6g}], but the certificate covers [{c_lo:.6g}, {c_hi:.6g}]")
+    if data_sha256 is not None and str(data_sha256).lower() != meta.get("data_sha256"):
+        out.append(f"required data sha256 {data_sha256}, but the certificate is for {meta.get('data_sha256')}")
+    return out
+
+
+def _field_failures(meta, bound, arrays, t_lo, t_hi):
+    """The relations between fields (and with the data) that no single domain states."""
+    out = []
+    n, d = bound.X.shape
+    for key, value in (("n", n), ("d", d)):
+        if key in meta and meta[key] != value:
+            out.append(f"meta {key!r} = {meta[key]!r} but the data have {key} = {value}")
+    if meta.get("parameter", bound.parameter) != bound.parameter:
+        out.append(f"meta 'parameter' = {meta['parameter']!r} but the options say {bound.parameter!r}")
+    kernels = getattr(bound, "kernels", None)
+    if kernels is not None and not np.all(np.isfinite(kernels.D)):
+        out.append("the data's squared distances overflow double precision: no kernel bound holds on them")
+    carried = embedded_data(arrays)
+    if carried is not None and data_sha256(*carried) != meta.get("data_sha256"):
+        out.append("the data the certificate carries do not match its data_sha256")
+    outside = [x for x in meta.get("solve_points", []) if not t_lo <= x <= t_hi]
+    if outside:
+        out.append(f"meta 'solve_points' has {len(outside)} point(s) outside the interval (first {outside[0]!r})")
+    for key in ("anchor_lo", "anchor_hi"):
+        a = arrays[key]
+        bad = np.flatnonzero(~np.isnan(a) & ~((t_lo <= a) & (a <= t_hi)))
+        if bad.size:
+            out.append(f"array {key!r}: piece {int(bad[0])}'s exact solve {a[bad[0]]!r} is outside the interval")
+    return out
+
+
+def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, data_sha256=None):
+    """Re-check the certificate ``file`` on the data ``X, y`` (preprocessed as recorded).
+
+    A file that is not a well-formed certificate (unreadable, arrays missing or of the wrong
+    dtype or shape, a field outside its domain, a newer format, options or an interval outside
+    the problem's domain) fails verification.
+
+    Parameters
+    ----------
+    file : str or Path
+    X, y : array_like, optional
+        The data; omitted, the data the certificate carries (written by ``Path.save`` from
+        Python when no data file is known).
+    eps : float, optional
+        Require the claim to be at least this strong: its eps at most ``eps`` (and relative
+        exactly when ``relative``).
+    relative : bool
+    interval : (float, float), optional
+        Require the claim's interval to contain this one.
+    data_sha256 : str, optional
+        Require the claim to be about the data with this hash.
+
+    Returns
+    -------
+    VerifyReport
+    """
+    arrays, meta, malformed = read_for_verify(file)
+    if malformed:
+        if isinstance(meta, dict) and content_sha256(arrays, meta) != meta.get("content_sha256"):
+            malformed.append("the file was modified after it was written (content sha256 differs)")
+        return failed_report(*malformed)
+    source = "as given"
+    if X is None or y is None:
+        carried = embedded_data(arrays)
+        if carried is None:
+            raise InputError(f"{str(file)!r} carries no data and none were given: pass X, y (the CLI: --data FILE)")
+        X, y = carried
+        source = "carried in the certificate"
+    claim = _claim(meta, source)
+    try:
+        bound = bound_from_meta(meta, X, y)
+    except _BadOptions as exc:
+        return failed_report(str(exc), claim=claim)
+    t_lo, t_hi = (float(v) for v in meta["interval"])
+    try:
+        bound.check_interval(t_lo, t_hi)
+    except InputError as exc:
+        return failed_report(f"meta: {exc}", claim=claim)
+    levels = meta.get("sample_levels", 1)
+    if not (isinstance(levels, int) and not isinstance(levels, bool) and 1 <= levels <= _MAX_LEVELS):
+        return failed_report(f"meta 'sample_levels' must be an integer in [1, {_MAX_LEVELS}]; got {levels!r}", claim=claim)
+    eps_claim = float(meta["eps"])
+    relative_claim = bool(meta["relative"])
+    lo, hi, stored, kind = arrays["lo"], arrays["hi"], arrays["gap_bound"], arrays["kind"]
+    failures = requirement_failures(meta, eps, relative, interval, data_sha256)
+    failures += _field_failures(meta, bound, arrays, t_lo, t_hi)
+    kernel_bad, notes = kernel_failures(bound, meta)
+    failures += kernel_bad
+    if content_sha256(arrays, meta) != meta.get("content_sha256"):
+        failures.append("the file was modified after it was written (content sha256 differs)")
+    m = lo.size
+    if m == 0:
+        return failed_report("the certificate has no pieces", *failures, claim=claim)
+    if lo[0] != t_lo or hi[-1] != t_hi:
+        failures.append(f"pieces cover [{lo[0]!r}, {hi[-1]!r}], not the interval [{t_lo!r}, {t_hi!r}]")
+    for k in np.flatnonzero(hi[:-1] != lo[1:]):
+        failures.append(f"pieces {k} and {k + 1} do not meet: hi = {hi[k]!r}, next lo = {lo[k + 1]!r}")
+    for k in np.flatnonzero(~(lo <= hi)):
+        failures.append(f"piece {k}: lo = {lo[k]!r} > hi = {hi[k]!r}")
+    if list(map(str, kind)) != list(meta.get("piece_kinds", [])):
+        failures.append("the kinds in 'meta' differ from the 'kind' array")
+    per_piece = {k: v for k, v in arrays.items() if k not in PIECE_FIELDS and k not in DATA_FIELDS}
+    counts = dict.fromkeys(KINDS, 0)
+    for i in range(m):
+        k = str(kind[i])
+        if k not in KINDS:
+            failures.append(f"piece {i}: unknown kind {k!r}")
+            continue
+        counts[k] += 1
+        if k == "uncovered":
+            failures.append(f"piece {i} [{lo[i]:.6g}, {hi[i]:.6g}] is uncovered (gap {stored[i]:.3g} > eps)")
+            continue
+        where = f"piece {i} [{lo[i]:.6g}, {hi[i]:.6g}]"
+        if not (t_lo <= lo[i] <= hi[i] <= t_hi):
+            failures.append(f"{where}: not a sub-interval of [{t_lo:.6g}, {t_hi:.6g}]; its gap is not evaluated")
+            continue
+        try:
+            primal, dual = bound.from_arrays({key: v[i] for key, v in per_piece.items()})
+        except KeyError as exc:  # the same for every piece: say it once
+            failures.append(f"certificate lacks array {exc.args[0]!r} (needed by {bound.name})")
+            counts[k] -= 1
+            break
+        except Exception as exc:
+            failures.append(f"{where}: cannot rebuild its pair ({exc})")
+            continue
+        bad, good = claim_failures(bound, primal, dual, k, float(lo[i]), float(hi[i]), float(stored[i]),
+                                   lambda a, b, d=dual: target(bound, d, a, b, eps_claim, relative_claim),
+                                   eps_claim, meta.get("library_version", "0.1 or earlier"), levels)
+        failures += [f"{where}: {e}" for e in bad]
+        notes += [f"{where}: {e}" for e in good]
+    ok = not failures
+    return VerifyReport(ok, counts["certified"], counts["sampled"], counts["uncovered"], tuple(failures),
+                        float(np.max(stored)), tuple(notes), claim, claims_hold=len(failures) == counts["uncovered"])

@@ -1,0 +1,211 @@
+"""The ``approxpath`` command line.
+
+Each problem's options become flags of the commands that build it (``approxpath path
+kernel_svm --c 0.1 --bias dynamic``; ``approxpath path PROBLEM --help`` lists them), generated
+from the problem's constructor signature, its ``Bound.OPTIONS`` (domains, choices) and its
+docstring (help text).
+
+Exit status: 0 success; 1 a path has uncovered pieces or a certificate fails to verify;
+2 bad input or usage; 3 a file cannot be read or written; 4 no exact solver produced a pair;
+5 out of memory; 70 an internal error (a bug: the traceback is printed); 130 / 143 interrupted
+(Ctrl-C / SIGTERM; a checkpoint keeps the finished work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from contextlib import contextmanager
+
+from .. import __version__
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
+
+__all__ = ["main", "build_parser", "parse_number", "EXIT_CODES"]
+
+#: Exit statuses of :func:`main`.
+EXIT_CODES = {"ok": 0, "failed": 1, "usage": 2, "io": 3, "solver": 4, "memory": 5, "internal": 70,
+              "interrupted": 130, "terminated": 143}
+_EPILOG = ("exit status: 0 ok; 1 uncovered pieces or verification failed; 2 bad input or usage; "
+           "3 a file cannot be read or written; 4 no exact solver produced a pair; 5 out of memory; "
+           "70 internal error (please report it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
+# Commands whose first positional argument names a problem (its options become flags).
+_PROBLEM_COMMANDS = ("path", "crosscheck")
+_PROBLEM_FIGURES = ("solves", "validation")
+
+
+def parse_number(text):
+    """A float from ``0.1``, ``1e-3`` or a power ``2^-10`` (also ``2**-10``); finite."""
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(?:\^|\*\*)\s*([0-9.eE+-]+)\s*", str(text))
+    try:
+        value = float(m.group(1)) ** float(m.group(2)) if m else float(text)
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r} (use e.g. 0.5, 1e-3 or 2^-10)") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r} (use e.g. 0.5, 1e-3 or 2^-10)")
+    return value
+
+
+def _problem_named(argv):
+    """The problem a command line names, or None: the first positional after ``path`` /
+    ``crosscheck`` / ``figure solves|validation``."""
+    if len(argv) >= 2 and argv[0] in _PROBLEM_COMMANDS and not argv[1].startswith("-"):
+        return argv[1]
+    if len(argv) >= 3 and argv[0] == "figure" and argv[1] in _PROBLEM_FIGURES and not argv[2].startswith("-"):
+        return argv[2]
+    if len(argv) >= 2 and argv[0] == "figure" and argv[1] == "solves":
+        return "kernel_svm"  # its default problem
+    return None
+
+
+def _docs_of(cls):
+    """``{option: first sentence of its description}`` from the numpydoc "Parameters" of ``cls``."""
+    doc = cls.__doc__ or ""
+    out, name = {}, None
+    for line in doc.splitlines():
+        m = re.match(r"^    (\w+) : (.*)$", line)
+        if m:
+            name = m.group(1)
+            out[name] = ""
+        elif name and line.startswith("        ") and not out[name].endswith("."):
+            out[name] = (out[name] + " " + line.strip()).strip()
+    clean = {k: re.sub(r"\\\\?([A-Za-z]+)", r"\1", re.sub(r":math:`([^`]*)`|``([^`]*)``",
+                                                       lambda m: m.group(1) or m.group(2), v)) for k, v in out.items()}
+    return {k: v.split(". ")[0].rstrip(".") for k, v in clean.items()}
+
+
+def add_problem_options(p, cls):
+    """Flags ``--<option>`` for every keyword-only option of ``cls``'s constructor (numbers
+    parsed by :func:`parse_number`, choices from ``Bound.OPTIONS``), and ``--option KEY=VALUE``
+    for anything else (a constructor taking ``**kwargs``)."""
+    import inspect
+
+    specs = dict(cls.Bound.OPTIONS)
+    docs = _docs_of(cls)
+    group = p.add_argument_group(f"{cls.name} options")
+    for name, param in inspect.signature(cls.__init__).parameters.items():
+        if param.kind is not param.KEYWORD_ONLY:
+            continue
+        spec = specs.get(name)
+        kw = dict(default=None, dest=f"opt_{name}", metavar=name.upper(), help=docs.get(name, ""))
+        if name == "parameter":
+            kw.update(choices=cls.Bound.parameters, metavar=None)
+        elif spec is not None and spec.kind == "choice":
+            kw.update(choices=spec.choices, metavar=None)
+        elif (spec is not None and spec.kind == "positive") or isinstance(param.default, (int, float)):
+            kw.update(type=parse_number)
+        default = param.default if param.default is not param.empty else None
+        if default is not None:
+            kw["help"] = f"{kw['help']} (default {default})".strip()
+        group.add_argument(f"--{name.replace('_', '-')}", **kw)
+    group.add_argument("--option", action="append", metavar="KEY=VALUE", default=None,
+                       help="any other constructor option (a JSON value or text)")
+
+
+def problem_kwargs(cls, args):
+    """The constructor options given on the command line (only those set), their names and
+    domains checked before any data is loaded."""
+    given = {k[len("opt_"):]: v for k, v in vars(args).items() if k.startswith("opt_") and v is not None}
+    for item in args.option or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InputError(f"--option expects KEY=VALUE; got {item!r}")
+        try:
+            given[key] = json.loads(value)
+        except ValueError:
+            given[key] = value
+    cls.check_options(given)
+    return given
+
+
+def build_parser(argv=()):
+    """The argument parser; the problem named in ``argv`` (if any) adds its option flags."""
+    from . import commands, datasets, figures
+
+    cls = None
+    name = _problem_named(list(argv))
+    if name is not None:
+        from ..registry import get_problem
+
+        cls = get_problem(name)  # KeyError names the close ones
+    parser = argparse.ArgumentParser(prog="approxpath", description="Certified eps-approximate solution paths.",
+                                     allow_abbrev=False,
+                                     epilog=_EPILOG)
+    parser.add_argument("--version", action="version", version=f"approxpath {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    # every command is listed; only the one named gets its arguments (and imports what they need)
+    for name, (text, fill) in {**commands.COMMANDS, **figures.COMMANDS, **datasets.COMMANDS}.items():
+        p = sub.add_parser(name, allow_abbrev=False, help=text)
+        if argv and argv[0] == name:
+            fill(p, cls, argv)
+    return parser
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that ``finally`` blocks run (temporary files are
+    removed, a checkpoint keeps the latest state)."""
+
+
+@contextmanager
+def _sigterm_unwinds():
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise _Terminated()
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # pragma: no cover - no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _error(text, code):
+    print(f"approxpath: {text}", file=sys.stderr)
+    return EXIT_CODES[code]
+
+
+def main(argv=None):
+    """Run the command line; returns the exit status (see :data:`EXIT_CODES`)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        with _sigterm_unwinds():
+            try:
+                args = build_parser(argv).parse_args(argv)
+            except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
+                return exc.code
+            return args.func(args)
+    except (InputError, KeyError, ValueError, FileNotFoundError, EpsilonTooSmallError, BudgetExceededError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        return _error(f"error: {msg}", "usage")
+    except OSError as exc:  # a file that exists cannot be read, or the output cannot be written
+        return _error(f"error: {exc}", "io")
+    except SolverError as exc:
+        return _error(f"solver failure: {exc}", "solver")
+    except MemoryError:
+        return _error("error: out of memory (the estimate made before the run was too low): use fewer samples or "
+                      "a machine with more memory", "memory")
+    except KeyboardInterrupt:
+        return _error("interrupted (a checkpoint, if any, keeps the finished work: --resume)", "interrupted")
+    except _Terminated:
+        return _error("terminated (a checkpoint, if any, keeps the finished work: --resume)", "terminated")
+    except Exception:  # a bug: say so, with the traceback, and do not look like a failed verification
+        import traceback
+
+        traceback.print_exc()
+        return _error(f"internal error in approxpath {__version__}: please report it with the traceback above",
+                      "internal")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,7 @@
+"""``python -m approxpath.cli``: the same as the ``approxpath`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

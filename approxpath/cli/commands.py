@@ -1,0 +1,435 @@
+"""The commands of :mod:`approxpath.cli` (except ``figure``): path, verify, problems, demo,
+exact, crosscheck."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+
+import numpy as np
+
+from ..data import PREPROCESSING, data_sha256, load_data, preprocess
+from ..errors import InputError
+from ..registry import available_problems, get_problem
+from . import add_problem_options, parse_number, problem_kwargs
+from .checks import build_problem, check_outputs, data_format  # noqa: F401 (figures use them too)
+
+__all__ = ["COMMANDS", "load", "add_data_args", "add_path_args"]
+
+
+def load(args, meta=None):
+    """``(X, y, format, preprocessing)`` of ``--data`` (format and preprocessing as given, else
+    as ``meta`` records them)."""
+    fmt = data_format(args.data, args.format, (meta or {}).get("format"))
+    prep = args.preprocess or (meta or {}).get("preprocessing") or "none"
+    X, y = load_data(args.data, fmt, n_features=args.n_features)
+    return preprocess(X, prep), y, fmt, prep
+
+
+def add_data_args(p, required=True):
+    p.add_argument("--data", required=required, help="data file")
+    p.add_argument("--format", choices=("libsvm", "csv"), default=None,
+                   help="data format (default: csv for a .csv file, else libsvm)")
+    p.add_argument("--n-features", type=int, default=None, help="LIBSVM: number of features")
+    p.add_argument("--preprocess", choices=PREPROCESSING, default=None,
+                   help="feature scaling; global-minmax is the paper's (default none)")
+
+
+def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
+    from ..driver import STRATEGIES
+
+    p.add_argument("--eps", type=parse_number, default=0.125, help="admissible suboptimality (default 0.125)")
+    p.add_argument("--relative", action="store_true", help="eps is relative to the optimal value")
+    p.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="parameter interval, e.g. 2^-10 2^10 (default: the problem's)")
+    p.add_argument("--strategy", default=STRATEGIES[0], choices=STRATEGIES, help="where the exact solves go "
+                   f"(default {STRATEGIES[0]})")
+    p.add_argument("--out", default=None, help="write the certificate (.npz) here")
+    p.add_argument("--export", default=None, metavar="FILE", help="write the per-piece table (.csv or .dat)")
+    p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")
+    p.add_argument("--plot", default=None, metavar="FILE", help=plot_help)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes: they certify the segments between exact solves "
+                   "(interpolate, two-sided) or compute chunks of the interval (paper, grid)")
+    p.add_argument("--checkpoint", default=None, metavar="FILE",
+                   help="write finished work here as the run goes (default with --out: OUT.partial.npz)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
+    p.add_argument("--max-solves", type=int, default=10_000, help="stop past this many exact solves (default 10000)")
+    p.add_argument("--max-pieces", type=int, default=200_000, help="stop past this many pieces (default 200000)")
+    p.add_argument("--solve-time-limit", type=parse_number, default=None, metavar="SECONDS",
+                   help="per exact solver call (Clarabel, SCS); out of time = failed, the next solver is tried")
+
+
+def _run_path(problem, args, meta):
+    from ..driver import approximate_path
+
+    interval = tuple(args.range) if args.range else None
+    checkpoint = args.checkpoint
+    if checkpoint is None and args.out and args.workers == 1:
+        checkpoint = f"{args.out}.partial.npz"
+    if args.resume and checkpoint is None:
+        raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
+    check_outputs(args, [meta.get("data_file")])
+    if checkpoint is not None:
+        from ..certificate.format import check_output
+
+        check_output(checkpoint, [meta.get("data_file")])
+    path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
+                            strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,
+                            workers=args.workers, checkpoint=checkpoint, resume=args.resume,
+                            max_solves=args.max_solves, max_pieces=args.max_pieces,
+                            solve_time_limit=args.solve_time_limit)
+    if args.out:
+        path.save(args.out)  # atomic; the checkpoint was removed when the path completed
+    if getattr(args, "export", None):
+        from ..export import export_table
+
+        export_table(path, args.export)
+    if args.plot:
+        from ..plotting import plot_bounds, save_figure
+
+        save_figure(plot_bounds(path), args.plot)
+    if args.json:
+        print(json.dumps(path.to_json()))
+    else:
+        print(path.summary())
+        if args.out:
+            print(f"certificate written to {args.out}")
+        if args.plot:
+            print(f"figure written to {args.plot}")
+    return 1 if path.uncovered() else 0
+
+
+def _precomputed(kwargs, file):
+    """The matrix D of ``--distances FILE.npy`` (which goes with ``--kernel precomputed``), or None."""
+    if (file is not None) != (kwargs.get("kernel") == "precomputed"):
+        raise InputError("--kernel precomputed takes the n x n matrix D from --distances FILE.npy (and --distances "
+                         "needs --kernel precomputed); --data then gives the targets y")
+    return None if file is None else np.load(file, allow_pickle=False)
+
+
+def cmd_path(args):
+    cls = get_problem(args.problem)
+    check_outputs(args, [args.data])  # before the data are read and the run starts
+    X, y, fmt, prep = load(args)
+    kwargs = problem_kwargs(cls, args)
+    D = _precomputed(kwargs, args.distances)
+    problem = build_problem(cls, X if D is None else D, y, args, kwargs)
+    meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
+    if D is not None:
+        meta["distances_file"] = str(args.distances)
+    return _run_path(problem, args, meta)
+
+
+def _recorded_data_file(certificate, recorded, flag="--data"):
+    """The data file a certificate records: as written, or, when that relative path does not
+    exist from the current folder, relative to the certificate's folder (where ``path --out``
+    may have been run from)."""
+    from pathlib import Path as FsPath
+
+    if not isinstance(recorded, str) or not recorded:
+        raise InputError(f"the certificate records no data file and carries no data: pass {flag} FILE")
+    tried = [FsPath(recorded)]
+    if not tried[0].is_absolute():
+        tried.append(FsPath(certificate).parent / recorded)
+    for file in tried:
+        if file.is_file():
+            return str(file)
+    where = " or ".join(repr(str(p)) for p in dict.fromkeys(tried))
+    raise FileNotFoundError(f"data file {recorded!r} recorded in the certificate does not exist (tried {where}): "
+                            f"pass {flag} FILE")
+
+
+def cmd_verify(args):
+    import dataclasses as dc
+
+    from ..certificate.verify import embedded_data, failed_report, read_for_verify, verify
+
+    t0 = time.perf_counter()
+    arrays, meta, malformed = read_for_verify(args.certificate)
+    required = dict(eps=args.eps, relative=args.relative, interval=args.interval, data_sha256=args.data_sha256)
+    if malformed:  # a file that is not a well-formed certificate fails verification
+        report = failed_report(*malformed)
+    elif args.data is None and embedded_data(arrays) is not None:
+        report = verify(args.certificate, **required)
+    else:
+        if args.data is None:
+            args.data = _recorded_data_file(args.certificate, meta.get("data_file"))
+        X, y, fmt, prep = load(args, meta)
+        recorded = (meta.get("options") or {}).get("kernel")
+        if args.distances is None and recorded == "precomputed":
+            args.distances = _recorded_data_file(args.certificate, meta.get("distances_file"), "--distances")
+        D = _precomputed({"kernel": recorded}, args.distances)
+        report = verify(args.certificate, X if D is None else D, y, **required)
+        if report.claim:
+            source = f"from {args.data} ({fmt}, preprocessing {prep})"
+            report = dc.replace(report, claim=dict(report.claim, data=source))
+    if args.json:
+        print(json.dumps(dict(report.to_json(), wall_s=round(time.perf_counter() - t0, 4))))
+    else:
+        print(report)
+    if args.require_certified and (report.sampled or report.uncovered):
+        return 1
+    return 0 if report.ok else 1
+
+
+def cmd_problems(args):
+    import re
+
+    for name in available_problems():
+        cls = get_problem(name)
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        doc = re.sub(r":math:`([^`]*)`|``([^`]*)``", lambda m: m.group(1) or m.group(2), doc)
+        bound = "interval bound" if cls.Bound.interval_bound else "point gaps only (sampled)"
+        print(f"{name:14s} parameters: {', '.join(cls.Bound.parameters):18s} {bound:28s} {doc}")
+    return 0
+
+
+def cmd_demo(args):
+    """A certified SVM bandwidth path on seeded synthetic data, in seconds."""
+    from ..driver import approximate_path
+
+    from .datasets import write_data
+
+    for file in (args.out, args.plot):
+        if file:
+            from ..certificate.format import check_output
+
+            check_output(file, [args.data_out])
+    X, y = write_data("classification", args.data_out, 80, 0, d=2)
+    problem = get_problem("kernel_svm")(X, y, c=1.0, bias="optimal")
+    print(f"demo: kernel_svm on 80 seeded synthetic points (2 Gaussian classes, written to {args.data_out}), "
+          f"C = 1, bandwidth t in [2^-6, 2^8], eps = {args.eps:g}")
+    path = approximate_path(problem, eps=args.eps, interval=(2.0**-6, 2.0**8), progress=not args.no_progress,
+                            meta=dict(data_file=str(args.data_out), format="csv", preprocessing="none"))
+    print(path.summary())
+    print(f"\n{'lo':>10} {'hi':>10} {'gap bound':>10}  kind       from exact solve at")
+    step = max(1, len(path.pieces) // 12)
+    for p in path.pieces[::step]:
+        print(f"{p.lo:10.4g} {p.hi:10.4g} {p.gap_bound:10.4g}  {p.kind:10s} {', '.join(f'{a:.4g}' for a in p.anchors)}")
+    if len(path.pieces) > 12:
+        print(f"(every {step}th of {len(path.pieces)} pieces shown)")
+    if args.out:
+        path.save(args.out)
+        print(f"\ncertificate written to {args.out} (sha256 of the data {data_sha256(problem.X, problem.y)[:12]}...)")
+    try:
+        from ..plotting import plot_bounds, save_figure
+    except ImportError:
+        plot_bounds = None
+    if plot_bounds is not None and args.plot:
+        try:
+            save_figure(plot_bounds(path), args.plot)
+            print(f"figure of the upper/lower bounds written to {args.plot}")
+        except ImportError:
+            print("(install the plot extra for the figure: pip install 'approxpath[plot]')")
+    return 0 if path.certified else 1
+
+
+def _fixed_options(cls, args):
+    """Constructor keywords for a path over ``--parameter``: the option named like the path
+    parameter (``--bandwidth`` on a bandwidth path, ``--lam`` on a lambda path) is the path's
+    own coordinate, given by the file, and is dropped."""
+    given = problem_kwargs(cls, args)
+    given.pop(given.get("parameter", cls.Bound.parameters[0]), None)
+    return given
+
+
+def cmd_exact(args):
+    """An exact path of the source papers, every returned solution certified."""
+    from ..exact import EXACT_PROBLEMS, certify, kernel_path, lambda_path, write_claimed
+    from ..validate import choice
+
+    choice("problem for exact paths", args.problem, EXACT_PROBLEMS)
+    if args.max_events is not None and args.max_events < 0:
+        raise InputError(f"--max-events must be a nonnegative integer (0: the path's first point only); "
+                         f"got {args.max_events}")
+    check_outputs(args, [args.data])
+    t0 = time.perf_counter()
+    X, y, fmt, prep = load(args)
+    lo, hi = args.range if args.range else (None, None)
+    if args.parameter == "lam":
+        if args.bandwidth is None:
+            raise InputError("the lambda path needs the fixed kernel: --bandwidth T (t of exp(-t||x-x'||^2))")
+        lam_min = lo if lo is not None else args.lam  # --lam alone: the end of the path
+        X_val = y_val = None
+        if args.target_mse is not None:
+            if args.val_data is None:
+                raise InputError("--target-mse needs validation data: --val-data FILE (same format)")
+            X_val, y_val = load_data(args.val_data, fmt, n_features=args.n_features or X.shape[1])
+            X_val = preprocess(X_val, prep)
+        path = lambda_path(X, y, args.bandwidth, lam_min, max_events=args.max_events, max_landmarks=args.max_landmarks,
+                           target_mse=args.target_mse, X_val=X_val, y_val=y_val, nu=args.ridge)
+        if hi is not None and hi < path.t[-1]:
+            path = path.restrict(path.t[0], hi)
+    else:
+        if args.lam is None:
+            raise InputError("the bandwidth path needs the fixed lambda: --lam L")
+        if lo is None:
+            raise InputError("the bandwidth path needs its range of t: --range LO HI (e.g. 0.1 10 for Wang's "
+                             "sigma from 10 to 0.1); --bandwidth T sets where it starts (default LO)")
+        path = kernel_path(X, y, args.lam, (lo, hi), start=args.bandwidth, start_solution=args.start,
+                           theta=args.theta, eps=args.breakpoint_tol, nu=args.ridge, marginal=args.marginal,
+                           max_events=args.max_events)
+    t1 = time.perf_counter()
+    report = certify(path, tol=args.tol, relative=args.relative)
+    t2 = time.perf_counter()
+    if args.export:
+        from ..export import export_table
+
+        export_table(path, args.export, report=report)
+    if args.out:
+        arrays = path.to_arrays()
+        meta = dict(problem="klasso", parameter=path.parameter, lam=path.lam, bandwidth=path.bandwidth,
+                    algorithm=path.algorithm, settings=path.settings, stop_reason=path.stop_reason,
+                    data_file=str(args.data), format=fmt, preprocessing=prep, data_sha256=data_sha256(X, y))
+        write_claimed(args.out, arrays.pop("t"), {k: arrays.pop(k) for k in ("beta", "beta0")},
+                      **({} if str(args.out).lower().endswith(".csv") else dict(arrays, meta=meta)))
+    if args.json:
+        out = report.to_json()  # ok, points, max_gap (at max_gap_t), max_relative_gap, segments, flagged
+        out.update(algorithm=path.algorithm, lam=path.lam, bandwidth=path.bandwidth, range=list(path.interval),
+                   events=len(path.events), breakpoints=int(path.breakpoints.size), linear_solves=path.linear_solves,
+                   max_cond=path.max_cond if np.isfinite(path.max_cond) else None, stop_reason=path.stop_reason,
+                   path_s=round(t1 - t0, 4), certify_s=round(t2 - t1, 4), wall_s=round(t2 - t0, 4))
+        print(json.dumps(out))
+    else:
+        print(path.summary())
+        print(report)
+        if args.out:
+            print(f"path written to {args.out}")
+    return 0 if report.ok else 1
+
+
+def cmd_crosscheck(args):
+    """Certify an exact path computed anywhere: gaps at its points (and along claimed-linear segments)."""
+    from ..exact import crosscheck, read_claimed
+
+    cls = get_problem(args.problem)
+    X, y, _, _ = load(args)
+    problem = build_problem(cls, X, y, args, _fixed_options(cls, args))
+    arrays = read_claimed(args.path)
+    linear = bool(np.asarray(arrays.get("linear", False))) if args.linear is None else args.linear
+    fields = [f.name for f in dataclasses.fields(problem.Primal)]
+    report = crosscheck(problem, arrays["t"], {k: arrays[k] for k in fields if k in arrays}, tol=args.tol,
+                        relative=args.relative, linear=linear, samples=args.samples, cond=arrays.get("cond"))
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        print(report)
+    return 0 if report.ok else 1
+
+
+def _path_args(p, cls, argv=()):
+    p.add_argument("problem", help="registered problem name (see `approxpath problems`); "
+                   "`approxpath path PROBLEM --help` lists its options")
+    add_data_args(p)
+    _distances_arg(p)
+    if cls is not None:
+        add_problem_options(p, cls)
+    add_path_args(p)
+    p.set_defaults(func=cmd_path)
+
+
+def _distances_arg(p):
+    p.add_argument("--distances", default=None, metavar="FILE.npy",
+                   help="with --kernel precomputed: the n x n matrix D of K_t = exp(-t D) (numpy .npy); "
+                        "--data then gives the targets")
+
+
+def _verify_args(p, cls, argv=()):
+    p.add_argument("certificate", help="the .npz written by `approxpath path --out` or Path.save")
+    add_data_args(p, required=False)
+    _distances_arg(p)
+    p.set_defaults(data=None)
+    p.description = ("Re-check a certificate with numpy only, on the data file it records (or --data, or the "
+                     "data it carries). Prints what it certifies: problem, options, eps, interval, data sha256.")
+    p.add_argument("--require-certified", action="store_true", help="fail on sampled pieces too")
+    p.add_argument("--eps", type=parse_number, default=None,
+                   help="fail unless the certificate claims at least this eps (its eps <= EPS)")
+    p.add_argument("--relative", action="store_true", help="with --eps: the required eps is relative")
+    p.add_argument("--interval", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="fail unless the certificate covers at least [LO, HI]")
+    p.add_argument("--data-sha256", default=None, metavar="HEX",
+                   help="fail unless the certificate is about the data with this sha256")
+    p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.set_defaults(func=cmd_verify)
+
+
+def _exact_args(p, cls, argv=()):
+    p.add_argument("problem", help="klasso")
+    add_data_args(p)
+    p.add_argument("--parameter", choices=("lam", "bandwidth"), default="bandwidth",
+                   help="lam: the lambda-path; bandwidth: the kernel path (default)")
+    p.add_argument("--lam", type=parse_number, default=None,
+                   help="bandwidth path: the fixed lambda; lambda path: where it ends (if no --range)")
+    p.add_argument("--bandwidth", type=parse_number, default=None,
+                   help="lambda path: the fixed t of exp(-t||x-x'||^2); bandwidth path: where it starts (default LO)")
+    p.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="lambda path: [lam_min, lam_max] (default [1e-3, 1] x lam_max); bandwidth path: the t range")
+    p.add_argument("--theta", type=parse_number, default=0.95, help="kernel path: decay rate of sigma (default 0.95)")
+    p.add_argument("--breakpoint-tol", type=parse_number, default=1e-6,
+                   help="kernel path: relative tolerance of a breakpoint (the paper's eps, default 1e-6)")
+    p.add_argument("--ridge", type=parse_number, default=0.0, help="ridge term nu (default 0)")
+    p.add_argument("--marginal", type=parse_number, default=None, metavar="XI",
+                   help="kernel path: check only marginal points between events (|g_i| >= lam (1 - XI))")
+    p.add_argument("--start", choices=("lambda-path", "cvxpy"), default="lambda-path",
+                   help="kernel path: the exact start solution")
+    p.add_argument("--max-events", type=int, default=None,
+                   help="stop at the breakpoint where this many events have occurred, those at the same breakpoint "
+                        "included (0: the path's first point; default 50 n)")
+    p.add_argument("--max-landmarks", type=int, default=None, help="lambda path: stop before the active set exceeds K")
+    p.add_argument("--target-mse", type=parse_number, default=None, metavar="M",
+                   help="lambda path: stop where the validation MSE (--val-data) falls to M")
+    p.add_argument("--val-data", default=None, metavar="FILE", help="validation data for --target-mse (same format)")
+    p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")
+    p.add_argument("--tol", type=parse_number, default=1e-6, help="flag solutions whose certified gap exceeds this")
+    p.add_argument("--relative", action="store_true", help="the tolerance is relative to 1 + |dual objective|")
+    p.add_argument("--out", default=None, help="write the path (.npz, or .csv: t, beta0, beta[i])")
+    p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.set_defaults(func=cmd_exact)
+
+
+
+def _crosscheck_args(p, cls, argv=()):
+    p.add_argument("problem", help="registered problem name (see `approxpath problems`)")
+    add_data_args(p)
+    if cls is not None:
+        add_problem_options(p, cls)
+    p.add_argument("--path", required=True, help="npz or csv: t and the primal fields (klasso: beta, beta0)")
+    p.add_argument("--tol", type=parse_number, default=1e-6, help="flag gaps above this (default 1e-6)")
+    p.add_argument("--relative", action="store_true", help="the tolerance is relative to 1 + |dual objective|")
+    lin = p.add_mutually_exclusive_group()
+    lin.add_argument("--linear", dest="linear", action="store_true", default=None,
+                     help="the path is linear between its points: check the segments too (certified where the "
+                          "problem has a segment bound, e.g. klasso over lambda; else sampled)")
+    lin.add_argument("--not-linear", dest="linear", action="store_false", help="check the points only")
+    p.add_argument("--samples", type=int, default=8, help="interior samples per linear segment (default 8)")
+    p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.set_defaults(func=cmd_crosscheck)
+
+
+
+def _problems_args(p, cls, argv=()):
+    p.set_defaults(func=cmd_problems)
+
+
+def _demo_args(p, cls, argv=()):
+    p.add_argument("--eps", type=parse_number, default=0.5, help="admissible suboptimality (default 0.5)")
+    p.add_argument("--out", default="demo_certificate.npz", help="certificate file (default demo_certificate.npz)")
+    p.add_argument("--data-out", default="demo_data.csv", help="where the synthetic data are written "
+                   "(default demo_data.csv)")
+    p.add_argument("--plot", default="demo_bounds.png", help="figure of the bounds (default demo_bounds.png; "
+                   "needs matplotlib)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_demo)
+
+
+#: The commands: name -> (help, function adding its arguments to a parser, given the named problem).
+COMMANDS = {
+    "path": ("compute a certified path", _path_args),
+    "verify": ("re-check a certificate with numpy only", _verify_args),
+    "exact": ("an exact path of the source papers (klasso: Wang et al.), certified", _exact_args),
+    "crosscheck": ("certify the points (and linear segments) of a path computed anywhere", _crosscheck_args),
+    "problems": ("list the registered problems", _problems_args),
+    "demo": ("run on built-in synthetic data", _demo_args),
+}

@@ -1,0 +1,76 @@
+"""``approxpath data``: write the seeded synthetic data sets of :mod:`approxpath.data` to a file,
+so that every command of the documentation runs without downloading anything."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["COMMANDS", "write_data"]
+
+#: The data sets: name -> (what it is, its generator's keyword arguments from the command line).
+SETS = {
+    "sinc": "noisy samples of sinc(x) on [-4, 4] (regression: klasso, robust_l1, kernel_ridge)",
+    "classification": "two overlapping Gaussian classes labelled -1/+1, features in [0, 1] (kernel_svm)",
+}
+
+
+def write_data(name, out, n, seed, d=2, noise=0.1, outliers=0.0, fmt="csv"):
+    """Write the data set ``name`` to ``out`` (CSV with a header line, the target last; or
+    LIBSVM): ``(X, y)``."""
+    from ..certificate.format import check_output
+    from ..data import make_classification, make_sinc
+
+    check_output(out)
+    if name == "sinc":
+        X, y = make_sinc(n=n, noise=noise, outliers=outliers, seed=seed)
+    else:
+        X, y = make_classification(n=n, d=d, seed=seed)
+    try:
+        with open(out, "w") as fh:
+            if fmt == "csv":
+                header = ",".join([f"x{j + 1}" for j in range(X.shape[1])] + ["y"])
+                np.savetxt(fh, np.column_stack([X, y]), delimiter=",", header=header, comments="", fmt="%.17g")
+            else:
+                for xi, yi in zip(X, y):
+                    fh.write(f"{yi:.17g} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(xi) if v != 0) + "\n")
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write {str(out)!r}: {exc.strerror}") from None
+    return X, y
+
+
+def cmd_data(args):
+    from ..validate import count
+
+    count("--n", args.n)
+    count("--d", args.d)
+    from ..errors import InputError
+
+    if args.n < 2:
+        raise InputError(f"--n must be at least 2; got {args.n}")
+    if not (args.noise >= 0 and 0 <= args.outliers <= 1):
+        raise InputError(f"--noise must be >= 0 and --outliers in [0, 1]; got {args.noise!r} and {args.outliers!r}")
+    X, y = write_data(args.set, args.out, args.n, args.seed, d=args.d, noise=args.noise, outliers=args.outliers,
+                      fmt=args.format)
+    fmt = "" if args.format == "libsvm" else " --format csv"
+    print(f"{args.set}: {X.shape[0]} samples, {X.shape[1]} feature(s) written to {args.out} "
+          f"(use it with --data {args.out}{fmt})")
+    return 0
+
+
+def _data_args(p, cls, argv=()):
+    from . import parse_number
+
+    p.add_argument("set", choices=tuple(SETS), help="; ".join(f"{k}: {v}" for k, v in SETS.items()))
+    p.add_argument("--out", required=True, help="file to write (CSV with a header line, the target last)")
+    p.add_argument("--format", choices=("csv", "libsvm"), default="csv", help="file format (default csv)")
+    p.add_argument("--n", type=int, default=100, help="number of samples (default 100)")
+    p.add_argument("--d", type=int, default=2, help="classification: number of features (default 2)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--noise", type=parse_number, default=0.1, help="sinc: noise standard deviation (default 0.1)")
+    p.add_argument("--outliers", type=parse_number, default=0.0,
+                   help="sinc: fraction of samples with gross errors (default 0)")
+    p.set_defaults(func=cmd_data)
+
+
+#: The command ``data`` (merged by :func:`approxpath.cli.build_parser`).
+COMMANDS = {"data": ("write a seeded synthetic data set (sinc, classification) to a file", _data_args)}

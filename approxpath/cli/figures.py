@@ -1,0 +1,250 @@
+"""``approxpath figure``: the paper's figures (cond, solves, validation) from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..data import PREPROCESSING, load_data, make_classification, preprocess
+from ..errors import InputError
+from ..registry import get_problem
+from . import add_problem_options, parse_number, problem_kwargs
+from .commands import add_data_args, add_path_args, build_problem, check_outputs, data_format, load
+
+__all__ = ["COMMANDS"]
+
+
+def _save_plot(fig, args):
+    from ..plotting import save_figure
+
+    save_figure(fig, args.plot)
+    if not args.json:
+        print(f"figure written to {args.plot}")
+
+
+def _figure_cond(args):
+    """Figure 1: cond(K_t) of n uniform points in [0, 1]^d."""
+    from ..plotting import kernel_condition_numbers, plot_condition
+
+    from ..validate import count
+
+    count("--n", args.n)
+    count("--d", args.d)
+    count("--points", args.points)
+    check_outputs(args, [])
+    if args.n < 2:
+        raise InputError(f"--n must be at least 2 (a condition number needs a matrix); got {args.n}")
+    X = np.random.default_rng(args.seed).uniform(size=(args.n, args.d))
+    lo, hi = args.range
+    if not 0 < lo < hi:
+        raise InputError(f"--range must satisfy 0 < LO < HI; got {lo!r} {hi!r}")
+    ts = np.geomspace(lo, hi, args.points)
+    cond = kernel_condition_numbers(X, ts)
+    if args.json:
+        print(json.dumps(dict(n=args.n, d=args.d, seed=args.seed, t=ts.tolist(), cond=cond.tolist())))
+    else:
+        print(f"{'t':>10} {'cond(K_t)':>12}")
+        step = max(1, ts.size // 12)
+        for t, c in zip(ts[::step], cond[::step]):
+            print(f"{t:10.4g} {c:12.4g}")
+    if args.plot:
+        _save_plot(plot_condition(ts, cond, n=args.n, d=args.d), args)
+    return 0
+
+
+def _power_of_two(v):
+    """``v`` as mathtext ``$2^{k}$`` when it is an integer power of two, else ``%.3g``."""
+    k = np.log2(v)
+    return f"$2^{{{int(k)}}}$" if k == round(k) else f"{v:.3g}"
+
+
+def _figure_solves(args):
+    """Figure 3: exact solves of the path against 1/eps, one line per data file (and strategy)."""
+    from pathlib import Path as FsPath
+
+    from ..driver import approximate_path
+
+    cls = get_problem(args.problem)
+    kwargs = problem_kwargs(cls, args)
+    check_outputs(args, args.data)
+    interval = tuple(args.range) if args.range else None
+    counts = {}
+    for file in args.data:
+        X, y = load_data(file, data_format(file, args.format), n_features=args.n_features)
+        problem = cls(preprocess(X, args.preprocess or "none"), y, **kwargs)
+        for strategy in args.strategy:
+            # one colour per file, one line style per strategy (plot_solves)
+            label = (FsPath(file).name, strategy) if len(args.strategy) > 1 else FsPath(file).name
+            name = ", ".join(np.atleast_1d(label))
+            counts[label] = []
+            for eps in sorted(args.eps, reverse=True):
+                path = approximate_path(problem, eps=eps, interval=interval, relative=args.relative, strategy=strategy)
+                counts[label].append((eps, path.exact_solves, path.certified))
+                if not args.json:
+                    print(f"{name:34s} eps = {eps:<8g} exact solves {path.exact_solves:5d}  pieces {len(path.pieces):5d}  "
+                          f"{'certified' if path.certified else 'NOT all certified'}  {path.wall_s:.1f} s", flush=True)
+    if args.json:
+        counts_json = {", ".join(np.atleast_1d(k)): [list(p) for p in v] for k, v in counts.items()}
+        print(json.dumps(dict(problem=args.problem, counts=counts_json)))
+    if args.plot:
+        from ..plotting import plot_solves
+
+        opts = ", ".join(f"{k}={v}" for k, v in problem.options().items() if k != "parameter")
+        lo, hi = interval or problem.default_interval()
+        strategies = f", strategy {args.strategy[0]}" if len(args.strategy) == 1 else ""
+        title = f"{args.problem} ({opts}), {problem.parameter} in [{_power_of_two(lo)}, {_power_of_two(hi)}]{strategies}"
+        _save_plot(plot_solves(counts, title=title), args)
+    return 0
+
+
+def _validation_data(args, cls):
+    """(X, y, X_val, y_val, meta): files, a split of the training file, or the built-in sets."""
+    from ..data import make_sinc
+
+    if args.data is None:
+        if cls.criteria[0] == "error":
+            X, y = make_classification(n=120, d=2, seed=0)
+            X_val, y_val = make_classification(n=400, d=2, seed=1)
+            return X, y, X_val, y_val, dict(data_file="synthetic two-class (seeded)")
+        # the paper's section 6.2: 100 points of sinc on [-4, 4] with noise and 10 % outliers;
+        # validation: 400 fresh points of the same distribution without outliers
+        X, y = make_sinc(n=100, noise=0.1, outliers=0.1, seed=0)
+        X_val, y_val = make_sinc(n=400, noise=0.1, seed=1)
+        return X, y, X_val, y_val, dict(data_file="sinc, 10 % outliers (seeded)")
+    X, y, fmt, prep = load(args)
+    meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
+    if args.val_data is not None:
+        X_val, y_val = load_data(args.val_data, fmt, n_features=args.n_features or X.shape[1])
+        return X, y, preprocess(X_val, prep), y_val, meta
+    if not 0 < args.validation_fraction < 1:
+        raise InputError(f"--validation-fraction must be in (0, 1); got {args.validation_fraction!r}")
+    idx = np.random.default_rng(args.seed).permutation(X.shape[0])
+    k = int(np.ceil(args.validation_fraction * X.shape[0]))
+    return X[idx[k:]], y[idx[k:]], X[idx[:k]], y[idx[:k]], meta
+
+
+def _figure_validation(args):
+    """Figure 4 (right): a validation loss along the path, and the selected parameter."""
+    from ..driver import approximate_path
+    from ..selection import validation_curve
+
+    cls = get_problem(args.problem)
+    check_outputs(args, [args.data, args.val_data])
+    X, y, X_val, y_val, meta = _validation_data(args, cls)
+    problem = build_problem(cls, X, y, args)
+    criterion = args.criterion or cls.criteria[0]
+    labels = getattr(problem, "labels", None)
+    if criterion == "error" and labels is not None:  # the problem's own label mapping (kernel_svm: -> +-1)
+        y_val = np.where(np.asarray(y_val) == labels[1], 1.0, -1.0)
+    interval = tuple(args.range) if args.range else None
+    path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative, strategy=args.strategy,
+                            progress=not (args.no_progress or args.json), meta=meta, workers=args.workers,
+                            checkpoint=args.checkpoint, resume=args.resume)
+    if args.out:
+        path.save(args.out)
+    curve = validation_curve(path, X_val, y_val, criterion=criterion, selection=args.selection, n_grid=args.n_grid)
+    summary = dict(problem=problem.name, criterion=criterion, best_t=curve.best_t, best_loss=curve.best_loss,
+                   best_gap_bound=curve.best_gap_bound, best_kind=curve.best_kind, eps=path.eps,
+                   exact_solves=path.exact_solves, pieces=len(path.pieces), certified=path.certified,
+                   evaluated=int(curve.t.size))
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(path.summary())
+        print(f"selected {problem.parameter} = {curve.best_t:.6g}: {criterion} = {curve.best_loss:.4g} on "
+              f"{len(y_val)} validation points, certified gap <= {curve.best_gap_bound:.4g} ({curve.best_kind})")
+    if args.plot:
+        from ..plotting import plot_validation
+
+        _save_plot(plot_validation(curve, path), args)
+    return 1 if path.uncovered() else 0
+
+
+def cmd_figure(args):
+    return {"cond": _figure_cond, "solves": _figure_solves, "validation": _figure_validation,
+            "exact-path": _figure_exact_path}[args.figure](args)
+
+
+def _cond_args(q, cls, argv=()):
+    q.add_argument("--n", type=int, default=100, help="number of points (default 100)")
+    q.add_argument("--d", type=int, default=10, help="dimension (default 10)")
+    q.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=(1e-5, 1e2),
+                   help="bandwidth interval (default 1e-5 1e2)")
+    q.add_argument("--points", type=int, default=60, help="values of t, log-spaced (default 60)")
+    q.add_argument("--seed", type=int, default=0, help="random seed of the points (default 0)")
+    q.add_argument("--json", action="store_true", help="print t and cond(K_t) as one JSON line")
+    q.add_argument("--plot", default=None, metavar="FILE", help="save the figure (needs matplotlib)")
+
+
+def _solves_args(q, cls, argv=()):
+    from ..driver import STRATEGIES
+    q.add_argument("problem", nargs="?", default="kernel_svm", help="registered problem (default kernel_svm)")
+    q.add_argument("--data", nargs="+", required=True, metavar="FILE", help="data files, one line each")
+    q.add_argument("--format", choices=("libsvm", "csv"), default=None, help="data format (default libsvm)")
+    q.add_argument("--n-features", type=int, default=None, help="LIBSVM: number of features")
+    q.add_argument("--preprocess", choices=PREPROCESSING, default=None, help="feature scaling (default none)")
+    if cls is not None:
+        add_problem_options(q, cls)
+    q.add_argument("--eps", nargs="+", type=parse_number, default=[4, 2, 1, 0.5, 0.25, 0.125],
+                   help="eps values (default 4 2 1 0.5 0.25 0.125)")
+    q.add_argument("--relative", action="store_true", help="eps is relative to the optimal value")
+    q.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="parameter interval, e.g. 2^-10 2^10 (default: the problem's)")
+    q.add_argument("--strategy", nargs="+", choices=STRATEGIES, default=[STRATEGIES[0]],
+                   help=f"one or more of {', '.join(STRATEGIES)} (one line each; default {STRATEGIES[0]})")
+    q.add_argument("--json", action="store_true", help="print the counts as one JSON line")
+    q.add_argument("--plot", default=None, metavar="FILE", help="save the figure (needs matplotlib)")
+
+
+def _validation_args(q, cls, argv=()):
+    from ..selection import CRITERIA, SELECTIONS
+
+    q.add_argument("problem", help="registered problem name")
+    add_data_args(q, required=False)  # without --data: the built-in seeded sets (see _validation_data)
+    q.add_argument("--val-data", default=None, metavar="FILE", help="validation file (same format)")
+    q.add_argument("--validation-fraction", type=float, default=0.25,
+                   help="without --val-data: share of --data held out (default 0.25)")
+    q.add_argument("--seed", type=int, default=0, help="seed of the split")
+    q.add_argument("--criterion", choices=CRITERIA, default=None, help="loss (default: the problem's first)")
+    q.add_argument("--selection", choices=SELECTIONS, default="pieces",
+                   help="evaluate at the middle of every piece (default, as validation_curve and the estimators) "
+                        "or on a grid of --n-grid points")
+    q.add_argument("--n-grid", type=int, default=400, help="with --selection grid: grid size (default 400)")
+    if cls is not None:
+        add_problem_options(q, cls)
+    add_path_args(q, plot_help="save the figure (needs matplotlib)")
+
+
+def _exact_path_args(q, cls, argv=()):
+    from ..exact.figures import add_arguments
+
+    add_arguments(q)
+
+
+def _figure_exact_path(args):
+    from ..exact.figures import run
+
+    return run(args)
+
+
+_FIGURES = {
+    "cond": ("cond(K_t) over t of uniform random points (Figure 1)", _cond_args),
+    "exact-path": ("an exact kLASSO path: coefficients with breakpoints, active-set size, validation MSE",
+                   _exact_path_args),
+    "solves": ("exact solves against 1/eps for several data files (Figure 3)", _solves_args),
+    "validation": ("validation loss along the path, best parameter (Figure 4, right)", _validation_args),
+}
+
+
+def _figure_args(p, cls, argv=()):
+    fig = p.add_subparsers(dest="figure", required=True)
+    for name, (text, fill) in _FIGURES.items():
+        q = fig.add_parser(name, allow_abbrev=False, help=text)
+        if len(argv) > 1 and argv[1] == name:
+            fill(q, cls)
+    p.set_defaults(func=cmd_figure)
+
+
+#: The command ``figure`` (see :data:`approxpath.cli.commands.COMMANDS`).
+COMMANDS = {"figure": ("the paper's figures: cond (Fig. 1), solves (Fig. 3), validation (Fig. 4)", _figure_args)}

@@ -1,0 +1,297 @@
+"""The generic ε-path driver.
+
+A strategy (:mod:`.strategies`) decides where to make exact solves ("anchors") in a
+:class:`~.run.Run`; the :class:`~.certifier.Certifier` covers the interval with pieces, each
+holding one fixed pair restored from the anchors, split (in log scale) until its rigorous gap
+bound is at most the target.  :mod:`.parallel` runs segments or chunks in workers,
+:mod:`.checkpoint` saves the finished work as it goes.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+
+from ..certificate.format import KERNEL
+from ..certificate.verify import SAMPLE_LEVELS
+from ..data import data_sha256
+from ..errors import InputError
+from ..result import Path
+from ..validate import count, is_real
+from . import parallel
+from .checkpoint import Checkpoint
+from .progress import count_bar, path_bar
+from .run import Budget, Run
+from .strategies import STRATEGIES as _STRATEGY_CLASSES
+
+__all__ = ["approximate_path", "map_paths", "STRATEGIES"]
+
+#: Strategy names accepted by :func:`approximate_path`; the first is the default.
+STRATEGIES = tuple(_STRATEGY_CLASSES)
+
+
+def approximate_path(problem, eps, interval=None, *, relative=False, strategy="interpolate", solver=None,
+                     progress=False, max_solves=10_000, max_pieces=200_000, solve_time_limit=None, meta=None,
+                     workers=1, chunks=None, executor=None, checkpoint=None, resume=False):
+    """Compute an ε-approximate path of ``problem`` over ``interval``.
+
+    Parameters
+    ----------
+    problem : Problem
+        An instance, e.g. ``get_problem("kernel_svm")(X, y, c=0.1, bias="dynamic")``.
+    eps : float
+        Admissible suboptimality: absolute (default, as in the paper), or relative to the
+        optimal value with ``relative=True``.
+    interval : (float, float), optional
+        Parameter range; the problem's default if omitted.
+    strategy : str
+        One of :data:`STRATEGIES`: ``interpolate`` (default: the fewest exact solves),
+        ``two-sided``, ``paper`` (Giesen et al.'s one-sided search) or ``grid`` (a uniform grid
+        doubled until certified: the grid search a user would otherwise run).
+    solver : str or sequence of str, optional
+        Exact solvers to try in turn (default: the problem's ``backends``, e.g.
+        ``("libsvm", "clarabel", "scs")`` for ``kernel_svm``).
+    progress : bool
+        Show a progress bar (needs the ``progress`` extra, tqdm): the parameter value reached,
+        or with chunks the chunks finished (one bar, however many workers).
+    max_solves, max_pieces : int
+        Limits on exact solves and on pieces; past either the run stops with a
+        :class:`~approxpath.errors.BudgetExceededError` saying what to change (a piece stores a
+        primal and a dual vector, so 200 000 pieces of n = 1000 take ~3 GB).
+    solve_time_limit : float, optional
+        Seconds per exact solver call (Clarabel, SCS); a solver out of time counts as failed
+        and the next one is tried.  libSVM is bounded by an iteration cap instead.
+    meta : dict, optional
+        Extra provenance for the certificate (data file, preprocessing, ...).
+    workers : int
+        Local worker processes.  With the adaptive strategies (``interpolate``,
+        ``two-sided``) this process places the exact solves and the workers certify the
+        segments between them as they come (worth it where certification is most of the
+        work); with ``chunks`` or the other strategies the interval is split into ``chunks``
+        (default ``workers``) pieces of equal width in log scale, computed concurrently and
+        merged into one path (each cut costs at most one extra exact solve).
+    chunks : int, optional
+        See ``workers``.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where to run the segments or chunks instead of a local process pool (anything with
+        ``submit(fn, *args)`` returning a future with ``.result()`` and ``.done()``).
+    checkpoint : str or Path, optional
+        File where the finished work (exact solves, finished pieces) is written, atomically,
+        as the run goes (right after the first exact solve, then at most every 2 s and at most
+        5 % of the run's time; an interruption writes the latest state); it is deleted when the
+        path is complete.
+    resume : bool
+        Continue from ``checkpoint`` (written by an interrupted run with the same inputs); the
+        result equals an uninterrupted run's.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    InputError
+        Bad arguments, or a run that needs more memory than the machine has
+        (:func:`approxpath.memory.path_bytes`, checked before anything large is allocated), or a
+        bound that comes out NaN (the data's scale or the range overflow double precision).
+    """
+    from ..memory import check_fits, path_bytes
+
+    lo, hi = _check_args(problem, eps, interval)
+    solver = None if solver is None else tuple(problem.backend_names(solver))
+    if strategy not in STRATEGIES:
+        from ..validate import choice
+
+        choice("strategy", strategy, STRATEGIES)
+    count("workers", workers)
+    if chunks is not None:
+        count("chunks", chunks)
+    parallel_run = workers > 1 or executor is not None or (chunks or 1) > 1
+    if parallel_run and checkpoint is not None:
+        raise InputError("checkpoints are per run: use them without workers/chunks/executor")
+    if resume and checkpoint is None:
+        raise InputError("resume=True needs the checkpoint file to resume from")
+    t0 = time.perf_counter()
+    budget = Budget(count("max_solves", max_solves), count("max_pieces", max_pieces), solve_time_limit)
+    if solve_time_limit is not None and not (is_real(solve_time_limit) and solve_time_limit > 0):
+        raise InputError(f"solve_time_limit must be a positive number of seconds or None; got {solve_time_limit!r}")
+    check_fits(path_bytes(problem, workers if executor is None else 1), f"{problem.name} with n = {problem.n}",
+               "use fewer samples, fewer workers, or a machine with more memory")
+    _check_scale(problem)
+    args = (float(eps), bool(relative), strategy, solver, budget)
+    if not parallel_run or (chunks is None and _STRATEGY_CLASSES[strategy].adaptive):
+        ckpt = None
+        if checkpoint is not None:
+            inputs = [meta["data_file"]] if meta and isinstance(meta.get("data_file"), str) else []
+            ckpt = Checkpoint(checkpoint, problem, dict(eps=float(eps), relative=bool(relative),
+                                                        interval=[lo, hi], strategy=strategy), inputs=inputs)
+        bar = path_bar(progress, lo, hi, problem.name, _SHOWN.get(problem.parameter, problem.parameter))
+        try:
+            with parallel.pool(workers, executor, parallel_run) as p:
+                if p is None:
+                    pieces, anchors, solve_s, certify_s = run_chunk(problem, lo, hi, *args, bar, ckpt, resume)
+                else:  # single-threaded here too: the workers need the cores (measured: 12 % faster)
+                    pieces, anchors, solve_s, certify_s = parallel.single_threaded(
+                        run_chunk, problem, lo, hi, *args, bar, None, False, p.submit)
+        except BaseException:
+            if ckpt is not None:  # interrupted (Ctrl-C, SIGTERM, an error): keep the latest state
+                ckpt.flush()
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        if ckpt is not None:
+            ckpt.remove()
+    else:
+        n_chunks = int(chunks or workers)
+        bar = count_bar(progress, n_chunks, f"{problem.name} ({n_chunks} chunks)", "chunks")
+        try:
+            pieces, anchors, solve_s, certify_s = parallel.chunks(run_chunk, problem, lo, hi, args, n_chunks,
+                                                                  workers, executor, bar)
+        finally:
+            if bar is not None:
+                bar.close()
+    pieces.sort(key=lambda p: p.lo)
+    info = dict(
+        problem=problem.name,
+        parameter=problem.parameter,
+        options=problem.options(),
+        kernel=KERNEL,
+        n=problem.n,
+        d=problem.X.shape[1],
+        data_sha256=data_sha256(problem.X, problem.y),
+        preprocessing="none",
+        scale="log",
+    )
+    # the kernel family's definition and the sha256 of D; how many points a sampled piece claims
+    info.update(getattr(problem.bound, "kernel_meta", dict)(), sample_levels=SAMPLE_LEVELS)
+    info.update(_provenance(problem))
+    info.update(meta or {})
+    return Path(
+        problem=problem,
+        eps=float(eps),
+        relative=bool(relative),
+        interval=(lo, hi),
+        pieces=tuple(pieces),
+        exact_solves=len(anchors),
+        solve_points=tuple(sorted(anchors)),
+        strategy=strategy,
+        wall_s=time.perf_counter() - t0,
+        solve_s=solve_s,
+        certify_s=certify_s,
+        meta=info,
+    )
+
+
+def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None, checkpoint=None, resume=False,
+              submit=None):
+    """One strategy run on [lo, hi]: ``(pieces, exact-solve points, solve_s, certify_s)``;
+    with ``submit`` (an executor's), its segments are certified through it."""
+    run = Run(problem, eps, relative, lo, hi, solver, budget, bar)
+    resumed = None
+    if checkpoint is not None:
+        run.checkpoint = checkpoint
+        resumed = checkpoint.load(run) if resume else None
+        if resumed is None and checkpoint.file.exists() and not resume:
+            raise InputError(f"{checkpoint.file} holds an interrupted run: resume it (--resume) or delete it")
+    chosen = _STRATEGY_CLASSES[strategy](run, submit)
+    pieces = chosen(resumed)
+    if run.failed:
+        warnings.warn(f"{problem.name}: no solver produced a pair at {len(run.failed)} point(s); "
+                      "the regions around them may be uncovered (see path.uncovered())", stacklevel=3)
+    return pieces, list(run.anchors) + chosen.remote_solves, run.solve_s, run.certify_s
+
+
+# How the progress bar names a path parameter.
+_SHOWN = {"bandwidth": "t", "c": "C", "lam": "lam"}
+
+
+def _provenance(problem):
+    """The data file, format and preprocessing of the problem's data, when they were read by
+    :func:`~approxpath.data.load_data` (and :func:`~approxpath.data.preprocess`-ed) and the
+    problem's data are what reading and preparing that file again gives (so ``verify`` finds
+    them); else nothing (``Path.save`` then stores the data in the certificate)."""
+    import warnings
+
+    from ..data import provenance
+
+    found = provenance(problem.X)
+    if found is None:
+        return {}
+    info, y = found
+    try:
+        with warnings.catch_warnings():  # the label mapping's warning was given once already
+            warnings.simplefilter("ignore")
+            again = type(problem.bound)(problem.X, y, **problem.options())
+    except (InputError, ValueError, TypeError):
+        return {}
+    return info if data_sha256(again.X, again.y) == data_sha256(problem.X, problem.y) else {}
+
+
+def _check_scale(problem):
+    """:class:`InputError` when the squared distances between samples overflow double precision
+    (features around 1e154): every kernel bound would be NaN or meaningless."""
+    kernels = getattr(problem, "kernels", None)
+    if kernels is not None and not np.all(np.isfinite(kernels.D)):
+        raise InputError(f"{problem.name}: squared distances between samples overflow double precision (features "
+                         f"up to {float(np.max(np.abs(problem.X))):.3g}): scale the features (--preprocess "
+                         "global-minmax, or approxpath.data.preprocess(X, 'global-minmax'))")
+
+
+def _check_args(problem, eps, interval):
+    if not (is_real(eps) and math.isfinite(eps) and eps > 0):
+        raise InputError(f"eps must be a positive finite number; got {eps!r}")
+    if interval is None:
+        interval = problem.default_interval()
+    try:
+        lo, hi = (float(v) for v in interval)
+    except (TypeError, ValueError):
+        raise InputError(f"interval must be a pair (lo, hi) of numbers; got {interval!r}") from None
+    problem.bound.check_interval(lo, hi)
+    return lo, hi
+
+
+def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **options):
+    """Paths of several problems (a grid of fixed options: several C or lambda, cross-validation
+    folds, ...) computed concurrently, one per task.
+
+    Parameters
+    ----------
+    problems : sequence of Problem
+    eps, interval, **options
+        As for :func:`approximate_path` (the same for every problem).
+    workers : int
+        Local processes (ignored when ``executor`` is given).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+
+    Returns
+    -------
+    list of Path
+        In the order of ``problems``.
+    """
+    problems = list(problems)
+    count("workers", workers)
+    progress = options.pop("progress", False)  # one bar here, none in the workers
+    own = executor is None
+    if own:
+        from concurrent.futures import ProcessPoolExecutor
+
+        executor = ProcessPoolExecutor(max_workers=max(1, min(int(workers), len(problems))))
+    bar = count_bar(progress, len(problems), "paths", "paths")
+    try:
+        futures = [executor.submit(parallel.path_in_worker, approximate_path, p, eps, interval, options)
+                   for p in problems]
+        results = []
+        for f in futures:
+            results.append(f.result())
+            if bar is not None:
+                bar.done()
+        return results
+    finally:
+        if bar is not None:
+            bar.close()
+        if own:
+            executor.shutdown()

@@ -1,0 +1,105 @@
+"""Running a path's work on several processes (or a Dask cluster), without shared state.
+
+Two modes (see :func:`approxpath.approximate_path`): the adaptive strategies place the exact
+solves here and hand each segment between two of them to a worker (:func:`segment_in_worker`);
+otherwise the interval is cut into chunks of equal width in log scale, computed concurrently and
+merged (:func:`chunks`).  Workers run with one BLAS and one kernel thread.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager, nullcontext
+
+from .. import kernels
+from ..data import data_sha256
+
+__all__ = ["pool", "single_threaded", "segment_in_worker", "chunks", "path_in_worker"]
+
+
+@contextmanager
+def pool(workers, executor, wanted=True):
+    """``executor`` if given, else a local process pool of ``workers`` (shut down on exit);
+    None when not ``wanted``."""
+    if not wanted or executor is not None:
+        yield executor if wanted else None
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as p:
+        yield p
+
+
+def single_threaded(fn, *args):
+    """``fn(*args)`` with one BLAS thread and one kernel thread, so that workers do not compete."""
+    try:
+        from threadpoolctl import threadpool_limits
+
+        limit = threadpool_limits(1)
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        limit = nullcontext()
+    with limit, kernels.threads(1):
+        return fn(*args)
+
+
+class _WarmProblem:
+    """The last problem a worker process certified segments of, with its warm kernel cache:
+    the segments of one path arrive one by one, each with a fresh copy of the same problem
+    (keyed by class, options and data hash, so a new path never reuses another's caches)."""
+
+    key = None
+    problem = None
+
+    @classmethod
+    def get(cls, problem):
+        key = (type(problem).__qualname__, repr(problem.options()), data_sha256(problem.X, problem.y))
+        if key != cls.key:
+            cls.key, cls.problem = key, problem
+        return cls.problem
+
+
+def segment_in_worker(problem, settings, anchors, interpolate):
+    """Certify the segment between the two exact solves ``anchors`` (a worker's task).
+
+    Returns ``(pieces, new exact-solve points, solve_s, certify_s, failed)``.
+    """
+    from .run import Run
+    from .strategies import Interpolate, TwoSided
+
+    problem = _WarmProblem.get(problem)
+    eps, relative, lo, hi, solver, budget = settings
+    run = Run(problem, eps, relative, lo, hi, solver, budget, anchors=anchors)
+    strategy = (Interpolate if interpolate else TwoSided)(run)
+    a, b = sorted(anchors)
+    pieces, _ = single_threaded(strategy.segment, a, b)
+    return pieces, [t for t in run.anchors if t not in anchors], run.solve_s, run.certify_s, run.failed
+
+
+def chunks(run_chunk, problem, lo, hi, args, count, workers, executor, bar=None):
+    """Chunks of equal width in log scale, computed concurrently by ``run_chunk(problem, a, b,
+    *args)`` and merged: ``(pieces, exact-solve points, solve_s, certify_s)``; ``bar`` (with
+    ``done()``, optional) counts the finished chunks (the workers draw none).
+
+    Neighbouring chunks both solve at their common cut (one extra solve per cut); every chunk's
+    pieces are certified on their own, so the union is a valid path.
+    """
+    import numpy as np
+
+    s_lo, s_hi = float(np.log(lo)), float(np.log(hi))
+    cuts = [lo] + [float(np.exp(s_lo + k * (s_hi - s_lo) / count)) for k in range(1, count)] + [hi]
+    with pool(min(workers, count), executor) as p:
+        futures = [p.submit(single_threaded, run_chunk, problem, a, b, *args) for a, b in zip(cuts[:-1], cuts[1:])]
+        results = []
+        for f in futures:
+            results.append(f.result())
+            if bar is not None:
+                bar.done()
+    pieces, anchors = [], []
+    for got, ts, _, _ in results:
+        pieces += got
+        anchors += ts  # a cut solved by both neighbours counts twice: it was solved twice
+    return pieces, anchors, sum(r[2] for r in results), sum(r[3] for r in results)
+
+
+def path_in_worker(fn, problem, eps, interval, options):
+    """``fn(problem, eps, interval, **options)`` single-threaded (a task of ``map_paths``)."""
+    return single_threaded(lambda: fn(problem, eps, interval, **options))

@@ -1,0 +1,103 @@
+"""Progress bars (the ``progress`` extra: tqdm): how far along the parameter a path is, shown in
+the parameter's own units, and one overall bar for work spread over processes.
+
+Positions are set, never summed: the bar reaches exactly its end whatever the rounding of the
+pieces' widths (no "clamping frac" warning, no negative time left).
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["PathBar", "CountBar", "path_bar", "count_bar"]
+
+# The bar advances in thousandths of the interval (log scale): fine enough for any terminal.
+_STEPS = 1000
+
+
+def _tqdm(**kw):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(**kw)
+
+
+class PathBar:
+    """A bar over ``[lo, hi]`` (log scale) labelled with the parameter value reached.
+
+    Parameters
+    ----------
+    lo, hi : float
+    desc : str
+        E.g. ``"kernel_svm"``.
+    parameter : str
+        Name shown before the value (``"t"``, ``"c"``, ``"lam"``).
+    """
+
+    def __init__(self, lo, hi, desc, parameter="t"):
+        self.lo, self.hi, self.parameter = lo, hi, parameter
+        self._s_lo, self._width = math.log(lo), math.log(hi) - math.log(lo)
+        self.reached = lo
+        # the parameter reached is shown through the bar's "unit" field (tqdm's postfix would
+        # prepend a comma)
+        self._bar = _tqdm(total=_STEPS, desc=desc, leave=True,
+                          bar_format="{desc}: {percentage:3.0f}%|{bar}| {unit} [{elapsed}<{remaining}]")
+        self._show()
+
+    def _show(self):
+        if self._bar is not None:
+            self._bar.unit = f"{self.parameter} = {self.reached:.4g} of [{self.lo:.4g}, {self.hi:.4g}]"
+
+    def update_to(self, t):
+        """Everything up to ``t`` is done (a ``t`` below the last one is ignored)."""
+        if not t > self.reached:
+            return
+        self.reached = min(float(t), self.hi)
+        if self._bar is None:
+            return
+        frac = (math.log(self.reached) - self._s_lo) / self._width if self._width > 0 else 1.0
+        n = min(_STEPS, max(0, int(round(frac * _STEPS))))
+        self._show()
+        if n > self._bar.n:
+            self._bar.update(n - self._bar.n)
+        else:
+            self._bar.refresh()
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+
+
+class CountBar:
+    """A bar over ``total`` tasks (chunks of a path, paths of :func:`~approxpath.map_paths`)."""
+
+    def __init__(self, total, desc, unit):
+        self.total = int(total)
+        self._bar = _tqdm(total=self.total, desc=desc, unit=f" {unit}", leave=True,
+                          bar_format="{desc}: {percentage:3.0f}%|{bar}| {n}/{total}{unit} [{elapsed}<{remaining}]")
+
+    def done(self, k=1):
+        """``k`` more tasks finished."""
+        if self._bar is not None:
+            self._bar.update(min(k, self.total - self._bar.n))
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+
+
+def path_bar(enabled, lo, hi, desc, parameter="t"):
+    """A :class:`PathBar`, or None when not ``enabled`` (or tqdm is not installed)."""
+    if not enabled:
+        return None
+    bar = PathBar(lo, hi, desc, parameter)
+    return bar if bar._bar is not None else None
+
+
+def count_bar(enabled, total, desc, unit):
+    """A :class:`CountBar`, or None when not ``enabled`` (or tqdm is not installed)."""
+    if not enabled:
+        return None
+    bar = CountBar(total, desc, unit)
+    return bar if bar._bar is not None else None

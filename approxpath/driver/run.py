@@ -1,0 +1,246 @@
+"""The state of one path computation: its settings, the exact solves made so far ("anchors"),
+the budget, the target a piece must meet, timings and progress.
+
+Every parameter is a positive scale: the driver searches in log t (:meth:`Run.s`, :meth:`Run.t`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..certificate.verify import target
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
+from ..numerics import STORED_PAD, log_mid
+
+__all__ = ["Budget", "Run", "NonFiniteBound", "nan_cause"]
+
+# Where every solver fails at a point, this many other points are tried before a region is
+# left uncovered.
+_SOLVE_RETRIES = 4
+# An anchor whose own gap exceeds this fraction of eps cannot carry a path: eps is too small
+# for what the exact solves certify.
+_ANCHOR_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits of one path (see :func:`approxpath.approximate_path`)."""
+
+    max_solves: int
+    max_pieces: int
+    solve_time_limit: float | None
+
+
+class NonFiniteBound(InputError):
+    """A gap bound or a lower bound of the optimum came out NaN: the data's scale or the range of
+    the parameter overflow double precision (never "not yet <= eps": the run stops)."""
+
+
+class _FiniteBound:
+    """The problem's :class:`~approxpath.bound.Bound` for a run: every gap bound and dual floor it
+    computes is checked, and a NaN stops the run at once naming the cause
+    (:class:`NonFiniteBound`) instead of splitting pieces forever (NaN compares false with every
+    target)."""
+
+    def __init__(self, bound, problem):
+        self._bound, self._problem = bound, problem
+
+    def __getattr__(self, name):
+        return getattr(self._bound, name)
+
+    def gap(self, primal, dual, lo, hi=None):
+        return self._checked(self._bound.gap(primal, dual, lo, hi), "gap bound", lo, hi)
+
+    def dual_floor(self, dual, lo, hi=None):
+        return self._checked(self._bound.dual_floor(dual, lo, hi), "lower bound of the optimal value", lo, hi)
+
+    def _checked(self, value, what, lo, hi):
+        if value != value:
+            raise NonFiniteBound(f"{self._problem.name}: the {what} on {_where(lo, hi)} is NaN: "
+                                 f"{nan_cause(self._problem, lo, hi)}")
+        return value
+
+
+def _where(lo, hi):
+    return f"t = {lo:.6g}" if hi is None or hi == lo else f"[{lo:.6g}, {hi:.6g}]"
+
+
+def nan_cause(problem, lo, hi=None):
+    """Why bounds come out NaN, in the user's terms: the squared distances (the features' scale)
+    or their products with the parameter overflow double precision."""
+    hi = lo if hi is None else hi
+    kernels = getattr(problem, "kernels", None)
+    if kernels is not None:
+        top = float(np.max(kernels.D)) if kernels.D.size else 0.0
+        return (f"the largest squared distance between samples is {top:.3g} and t up to {hi:.3g}: the kernel's "
+                "derivatives t^k D^k overflow double precision; scale the features (--preprocess global-minmax, "
+                "or approxpath.data.preprocess(X, 'global-minmax')) or use a range of t that keeps t * max D near 1")
+    return "the data's scale or the parameter's range overflows double precision: rescale the data or narrow the range"
+
+
+class Run:
+    """One path computation on ``[lo, hi]``.
+
+    Parameters
+    ----------
+    problem : approxpath.Problem
+    eps : float
+    relative : bool
+    lo, hi : float
+        The part of the interval this run covers.
+    solver : tuple of str or None
+        Exact solvers to try (None: the problem's backends).
+    budget : Budget
+    progress : object, optional
+        With ``update_to(t)``: everything up to ``t`` is done (a
+        :class:`~approxpath.driver.progress.PathBar`).
+    anchors : dict, optional
+        Exact solves already made: parameter value -> pair.
+    """
+
+    def __init__(self, problem, eps, relative, lo, hi, solver, budget, progress=None, anchors=None):
+        self.problem, self.bound = problem, _FiniteBound(problem.bound, problem)
+        self.eps, self.relative, self.lo, self.hi = eps, relative, lo, hi
+        self.solver, self.budget, self.progress = solver, budget, progress
+        self.anchors = dict(anchors or {})
+        self.stored = {}  # t -> pair of an interrupted run's exact solve (a checkpoint), used when asked for
+        self.failed = {}  # t -> why no solver produced a pair there
+        self.solve_s = self.certify_s = 0.0
+        self.n_pieces = 0  # pieces made so far (against budget.max_pieces)
+        self.checkpoint = None  # a Checkpoint, or None
+        self._finished = ([], {}, [])  # the strategy's pieces, state and exact solves at its last save
+
+    # -------------------------------------------------------------- the log scale
+    @staticmethod
+    def s(t):
+        """The coordinate the driver searches in: log t."""
+        return float(np.log(t))
+
+    @staticmethod
+    def t(s):
+        """Inverse of :meth:`s`."""
+        return float(np.exp(s))
+
+    @staticmethod
+    def mid(a, b):
+        """The middle of ``[a, b]`` in log scale."""
+        return log_mid(a, b)
+
+    def ahead(self, a, ds):
+        """The point ``ds`` beyond ``a`` in log scale, at least the next float after ``a`` (a step
+        below the resolution of the floats near ``a`` would not move) and at most the end."""
+        return min(max(self.t(self.s(a) + ds), math.nextafter(a, math.inf)), self.hi)
+
+    @property
+    def width(self):
+        """The whole interval's width in log scale."""
+        return self.s(self.hi) - self.s(self.lo)
+
+    # -------------------------------------------------------------- exact solves
+    def exact(self, t):
+        """The pair of the exact solve at ``t`` (made now if new)."""
+        if t in self.anchors:
+            return self.anchors[t]
+        if len(self.anchors) >= self.budget.max_solves:
+            fix = "use a larger eps" + ("" if self.relative else " or relative=True")
+            raise BudgetExceededError(
+                f"more than max_solves={self.budget.max_solves} exact solves needed on [{self.lo:.6g}, {self.hi:.6g}] "
+                f"({self._eps_text()}): raise max_solves, {fix}, or a narrower interval")
+        if t in self.stored:  # an interrupted run solved here: the same pair, bit for bit
+            pair = self.stored.pop(t)
+        else:
+            t0 = time.perf_counter()
+            pair = self.problem.solve(t, solver=self.solver, time_limit=self.budget.solve_time_limit)
+            self.solve_s += time.perf_counter() - t0
+        g, goal = self.point(pair, t)
+        if self.relative and not goal > 0:
+            raise InputError(
+                f"relative=True measures eps against the optimal value, which is not proven positive at "
+                f"t = {t:.6g} (it is 0 for targets y that are all 0 or, for klasso, constant): use an absolute eps")
+        if not g <= _ANCHOR_SHARE * goal:
+            raise EpsilonTooSmallError(f"eps = {self.eps:g} is too small: {self._too_small(g, goal, t)}")
+        self.anchors[t] = pair
+        if self.checkpoint is not None:
+            self.checkpoint.save(self, *self._finished)
+        return pair
+
+    def _eps_text(self):
+        return f"eps = {self.eps:g}" + (" relative" if self.relative else "")
+
+    def _too_small(self, g, goal, t):
+        """Why an exact solve with gap ``g`` cannot carry a path whose target there is ``goal``."""
+        if not self.relative:
+            return f"the exact solve at t = {t:.6g} only certifies a gap of {g:.3g}; use eps >= {g / _ANCHOR_SHARE:.3g}"
+        floor = goal / self.eps  # the proven lower bound of the optimal value there
+        need = g / _ANCHOR_SHARE / floor
+        if need >= 1:  # a relative eps of 100 % or more says nothing: the optimum is ~0 there
+            return (f"the exact solve at t = {t:.6g} certifies a gap of {g:.3g} while the optimal value is only "
+                    f"proven >= {floor:.3g} there (nearly 0), so no relative eps below 1 holds: use an absolute "
+                    f"eps >= {g / _ANCHOR_SHARE:.3g}")
+        return (f"the exact solve at t = {t:.6g} only certifies a gap of {g:.3g} (relative {g / floor:.3g} of the "
+                f"optimal value's lower bound {floor:.3g}); use eps >= {need:.3g}")
+
+    def solvable(self, t):
+        """:meth:`exact` at ``t``, or None where every solver fails (recorded in ``failed``)."""
+        try:
+            return self.exact(t)
+        except SolverError as exc:
+            self.failed[t] = str(exc)
+            return None
+
+    def first_solvable(self, a, b):
+        """The first point of a geometric march from a to b (in log scale) where a solve works."""
+        for k in range(1, _SOLVE_RETRIES + 1):
+            t = self.t(self.s(a) + (self.s(b) - self.s(a)) * 2.0 ** (k - _SOLVE_RETRIES))
+            if self.solvable(t) is not None:
+                return t
+        return None
+
+    # -------------------------------------------------------------- gaps
+    def target(self, pair, lo, hi):
+        """The largest admissible gap bound on [lo, hi] (:func:`~approxpath.certificate.target`,
+        aimed :data:`~approxpath.numerics.STORED_PAD` below what a verifier recomputes)."""
+        return target(self.bound, pair[1], lo, hi, self.eps, self.relative, pad=STORED_PAD)
+
+    def point(self, pair, tau):
+        """``(gap bound, admissible bound)`` of ``pair`` restored at the point ``tau``."""
+        t0 = time.perf_counter()
+        restored = self.problem.restore(*pair, tau)
+        out = self.bound.gap(*restored, tau), self.target(restored, tau, tau)
+        self.certify_s += time.perf_counter() - t0
+        return out
+
+    def point_ok(self, pair, tau, share=1.0):
+        """Whether ``pair`` restored at ``tau`` meets ``share`` of the target there."""
+        g, goal = self.point(pair, tau)
+        return g <= share * goal
+
+    # -------------------------------------------------------------- bookkeeping
+    def count(self, n):
+        """Account for ``n`` more pieces; stop the run once there are more than max_pieces."""
+        self.n_pieces += n
+        if self.n_pieces > self.budget.max_pieces:
+            why = "" if self.relative else (" (an absolute eps on an objective that grows with t, e.g. the SVM "
+                                            "over C, needs relative=True)")
+            fix = "use a larger eps" + ("" if self.relative else ", relative=True")
+            raise BudgetExceededError(
+                f"more than max_pieces={self.budget.max_pieces} pieces needed on [{self.lo:.6g}, {self.hi:.6g}] "
+                f"({self._eps_text()}): the gap moves faster than eps allows{why}; {fix}, "
+                "a narrower interval, or raise max_pieces")
+
+    def advance(self, a, b):
+        """Report everything up to ``b`` as done to the progress bar (``[a, b]`` was the last part)."""
+        if self.progress is not None:
+            self.progress.update_to(b)
+
+    def save(self, pieces, state):
+        """Write the finished work to the checkpoint (if any): the strategy's ``pieces`` and
+        ``state`` at the end of a segment (exact solves in between are saved with them, see
+        :meth:`exact`)."""
+        self._finished = (list(pieces), dict(state), sorted(self.anchors))  # copies: the lists grow on
+        if self.checkpoint is not None:
+            self.checkpoint.save(self, *self._finished)

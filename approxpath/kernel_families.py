@@ -1,0 +1,183 @@
+"""Kernel families :math:`K_t = \\exp(-tD)`: which matrix :math:`D` a kernel problem uses.
+
+Every bound of the package rests only on :math:`D \\ge 0` entrywise (each entry
+:math:`e^{-tD_{ij}}` is completely monotone in :math:`t`), so any such :math:`D` gives
+certified paths.  The families:
+
+``gaussian``
+    :math:`D_{ij} = \\lVert x_i - x_j\\rVert_2^2` (the default; what 0.3.2 certificates mean).
+``laplacian``
+    :math:`D_{ij} = \\lVert x_i - x_j\\rVert_1`.
+``ard``
+    :math:`D_{ij} = \\sum_k w_k (x_{ik} - x_{jk})^2` with fixed weights :math:`w_k \\ge 0`
+    (automatic relevance determination with the relevances given).
+``precomputed``
+    :math:`D` given: ``X`` *is* the (n, n) matrix :math:`D` (symmetric, nonnegative, zero
+    diagonal), and predictions take the (m, n) cross distances :math:`D_{new}` where the other
+    families take the new points (the convention of scikit-learn's ``kernel="precomputed"``).
+
+A problem whose convexity needs :math:`K_t \\succeq 0` (the SVM, kernel ridge) refuses a
+precomputed :math:`D` that is not conditionally negative definite (:func:`check_cnd`): by
+Schoenberg's theorem :math:`\\exp(-tD) \\succeq 0` for every :math:`t > 0` iff :math:`D` (symmetric,
+zero diagonal) is conditionally negative definite, i.e. :math:`JDJ \\preceq 0` with
+:math:`J = I - \\mathbf 1\\mathbf 1^\\top/n`.  Squared Euclidean, weighted squared Euclidean and
+:math:`\\ell_1` distances are, so the computed families need no check.
+
+Numpy and scipy only: the verifier imports this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+from scipy.spatial.distance import cdist, pdist, squareform
+
+from .errors import InputError
+from .kernels import cross_sq_distances, sq_distances
+
+__all__ = ["FAMILIES", "DESCRIPTIONS", "distances", "cross_distances", "entry_terms", "check_weights",
+           "check_precomputed", "cnd_excess", "check_cnd", "distances_sha256"]
+
+#: The kernel families, the default first.
+FAMILIES = ("gaussian", "laplacian", "ard", "precomputed")
+
+#: What a certificate's ``kernel`` field says for each family (the gaussian text is the one every
+#: certificate carried before there were families).
+DESCRIPTIONS = {
+    "gaussian": "gaussian: k_t(x, x') = exp(-t * ||x - x'||^2)",
+    "laplacian": "laplacian: k_t(x, x') = exp(-t * ||x - x'||_1)",
+    "ard": "ard: k_t(x, x') = exp(-t * sum_k w_k (x_k - x'_k)^2), w = feature_weights",
+    "precomputed": "precomputed: K_t = exp(-t * D), D the data matrix X (n x n)",
+}
+
+# A precomputed D counts as conditionally negative definite when the largest eigenvalue of JDJ is
+# at most this multiple of ||D||_F.  An exactly CND matrix whose entries were rounded by k units
+# of roundoff has ||J E J||_2 <= ||E||_F <= k u ||D||_F, and a symmetric eigensolver adds a few
+# n u ||JDJ||_2 <= n u ||D||_F: 2**-36 (1.5e-11) covers k + n up to 10**5, and is far below
+# the indefiniteness of a D that is not CND (the tests' examples: 1e-2 to 1 relative).
+_CND_TOL = 2.0**-36
+
+
+def check_weights(weights, d):
+    """``weights`` as a float array of shape (d,), or :class:`InputError` unless they are ``d``
+    finite nonnegative numbers, not all zero."""
+    w = np.asarray(weights, dtype=float).reshape(-1)
+    if w.shape != (d,):
+        raise InputError(f"feature_weights must have one weight per feature ({d}); got {w.size}")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0)) or not np.any(w > 0):
+        raise InputError("feature_weights must be finite, nonnegative and not all 0; "
+                         f"got min {w.min():g}, max {w.max():g}")
+    return w
+
+
+def check_precomputed(D, what="D"):
+    """``D`` (n, n) checked: finite, nonnegative, exactly symmetric with an exactly zero diagonal;
+    :class:`InputError` naming the first violation and the fix."""
+    D = np.asarray(D, dtype=float)
+    if D.ndim != 2 or D.shape[0] != D.shape[1]:
+        raise InputError(f"kernel='precomputed' takes the distance matrix D (n x n) as X; got shape {D.shape}")
+    if not np.all(np.isfinite(D)):
+        raise InputError(f"{what} contains NaN or inf: a precomputed D must be finite")
+    if D.size and D.min() < 0:
+        i, j = np.unravel_index(int(np.argmin(D)), D.shape)
+        raise InputError(f"{what} has a negative entry D[{i}, {j}] = {D[i, j]:g}: exp(-tD) needs D >= 0")
+    if not np.array_equal(D, D.T):
+        raise InputError(f"{what} is not exactly symmetric (max |D - D'| = {np.abs(D - D.T).max():g}): "
+                         "pass (D + D.T) / 2")
+    if np.any(np.diag(D) != 0):
+        raise InputError(f"{what} has a nonzero diagonal (max {np.abs(np.diag(D)).max():g}): "
+                         "a distance from a point to itself is 0")
+    return D
+
+
+def distances(X, family="gaussian", weights=None):
+    """The matrix :math:`D` (n, n) of the family on the rows of ``X`` (n, d), exactly symmetric
+    with a zero diagonal.
+
+    ``gaussian``: :func:`~approxpath.kernels.sq_distances`; ``laplacian`` and ``ard``:
+    ``scipy.spatial.distance.pdist`` (``cityblock``; ``sqeuclidean`` with weights ``w``);
+    ``precomputed``: ``X`` itself, checked (:func:`check_precomputed`).
+    """
+    if family == "gaussian":
+        return sq_distances(X)
+    if family == "precomputed":
+        return check_precomputed(X)
+    X = np.asarray(X, dtype=float)
+    if X.shape[0] < 2:
+        return np.zeros((X.shape[0], X.shape[0]))
+    if family == "laplacian":
+        return squareform(pdist(X, "cityblock"))
+    if family == "ard":
+        return squareform(pdist(X, "sqeuclidean", w=check_weights(weights, X.shape[1])))
+    raise InputError(f"unknown kernel family {family!r} (choose one of {', '.join(FAMILIES)})")
+
+
+def cross_distances(X_new, X, family="gaussian", weights=None):
+    """:math:`D` between the rows of ``X_new`` (m, d) and of ``X`` (n, d): shape (m, n).  For a
+    precomputed kernel ``X_new`` is that matrix (the distances of m new points to the n
+    training points), checked: finite, nonnegative, n columns."""
+    X_new = np.asarray(X_new, dtype=float)
+    if family == "precomputed":
+        n = np.asarray(X).shape[0]
+        if X_new.ndim != 2 or X_new.shape[1] != n:
+            raise InputError(f"kernel='precomputed' predicts from the distances D_new (m x {n}) of the new points to "
+                             f"the {n} training points; got shape {X_new.shape}")
+        if not (np.all(np.isfinite(X_new)) and np.all(X_new >= 0)):
+            raise InputError("D_new must be finite and nonnegative")
+        return X_new
+    if X_new.ndim == 1:
+        X_new = X_new[:, None]
+    if family == "gaussian":
+        return cross_sq_distances(X_new, X)
+    if family == "laplacian":
+        return cdist(X_new, np.asarray(X, dtype=float), "cityblock")
+    if family == "ard":
+        X = np.asarray(X, dtype=float)
+        return cdist(X_new, X, "sqeuclidean", w=check_weights(weights, X.shape[1]))
+    raise InputError(f"unknown kernel family {family!r} (choose one of {', '.join(FAMILIES)})")
+
+
+def entry_terms(family, d):
+    """The argument of :func:`~approxpath.numerics.kernel_entry_error` for the family on ``d``
+    features: a computed distance has relative error at most ``(entry_terms + 2) u``.
+
+    ``gaussian``: ``d`` (a difference, a square and a sum of d terms: :math:`(d + 2)u`).
+    ``laplacian``: ``d`` (one rounding per absolute difference and a sum of d nonnegative
+    terms, in any order: :math:`d\\,u`, below the :math:`(d + 2)u` allowed).  ``ard``: ``d + 1``
+    (scipy computes each term as ``w * diff * diff``: four roundings, then the sum:
+    :math:`(d + 3)u`).  ``precomputed``: 0 (``D`` is exact data; the allowance then covers
+    :math:`2u` that nothing uses).
+    """
+    return {"gaussian": d, "laplacian": d, "ard": d + 1, "precomputed": 0}[family]
+
+
+def cnd_excess(D):
+    """``(lambda_max, tol)``: the largest eigenvalue of :math:`JDJ` (:math:`J = I -
+    \\mathbf 1\\mathbf 1^\\top/n`) and the tolerance it is compared with (:data:`_CND_TOL`
+    :math:`\\lVert D\\rVert_F`).  All symmetric eigenvalues, :math:`O(n^3)`: 0.01 s at
+    n = 351, 0.2 s at n = 1000 on one core (measured; a BLAS with threads on a busy machine can
+    take far longer)."""
+    D = np.asarray(D, dtype=float)
+    row = D.mean(axis=1)
+    C = D - row[:, None] - row[None, :] + row.mean()  # J D J for a symmetric D (its lower triangle is read)
+    top = float(np.linalg.eigvalsh(C)[-1]) if D.shape[0] > 1 else 0.0
+    return top, _CND_TOL * float(np.linalg.norm(D))
+
+
+def check_cnd(D, who):
+    """:class:`InputError` unless the precomputed ``D`` is conditionally negative definite (so
+    that :math:`\\exp(-tD) \\succeq 0` for every :math:`t > 0`, which ``who`` needs)."""
+    top, tol = cnd_excess(D)
+    if top > tol:
+        raise InputError(f"{who} needs exp(-tD) positive semidefinite, but the precomputed D is not conditionally "
+                         f"negative definite (J D J has the eigenvalue {top:.3g} > {tol:.3g}): use a Euclidean, "
+                         "squared Euclidean or l1 distance, or a problem that does not need it (klasso, robust_l1)")
+
+
+def distances_sha256(D):
+    """sha256 of the matrix ``D`` (its shape and its float64 bytes)."""
+    D = np.ascontiguousarray(D, dtype=float)
+    h = hashlib.sha256(repr(D.shape).encode())
+    h.update(D.tobytes())
+    return h.hexdigest()

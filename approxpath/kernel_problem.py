@@ -1,0 +1,65 @@
+"""Search side shared by every problem on a kernel :math:`K_t = \\exp(-tD)`.
+
+A :class:`KernelProblem` gets from its :class:`~approxpath.bound.KernelBound` the checked data,
+the options, the kernel (with the caches a search needs) and the :class:`~approxpath.bound.Sweep`:
+which parameter the path sweeps (the bandwidth, or the weight C / λ) and which is fixed.  A
+problem writes only its own maps and objectives in terms of ``self.sweep.at(tau)``.
+
+Every kernel problem takes the options ``kernel`` (the family of :math:`D`:
+:mod:`approxpath.kernel_families`) and ``feature_weights`` (for ``kernel="ard"``); their domains
+come once from :data:`~approxpath.bound.KERNEL_OPTIONS`.
+"""
+
+from __future__ import annotations
+
+from .errors import InputError
+from .kernel_families import cross_distances
+from .kernels import gaussian
+from .problem import Problem
+
+__all__ = ["KernelProblem"]
+
+
+class KernelProblem(Problem):
+    """Base of the problems on a kernel :math:`K_t = \\exp(-tD)` (see :class:`~approxpath.Problem`).
+
+    ``problem.sweep`` tells the bandwidth and the weight at a path parameter
+    (``t, C = problem.sweep.at(tau)``), ``problem.gram(tau)`` is :math:`K_t` there (cached),
+    ``problem.kernels`` the provider of kernel products (:class:`~approxpath.kernels.KernelCache`),
+    ``problem.kernel`` the family of :math:`D` (the option).
+    """
+
+    #: Validation losses that make sense for the predictions (:mod:`approxpath.selection`).
+    criteria = ("mae", "mse")
+
+    def make_bound(self, X, y, options):
+        return self.Bound(X, y, cache=True, **options)
+
+    sweep = property(lambda self: self.bound.sweep)
+    kernels = property(lambda self: self.bound.kernels)
+    D = property(lambda self: self.bound.kernels.D)
+
+    def gram(self, tau):
+        """:math:`K_t` at the bandwidth of the path parameter ``tau``, shape (n, n) (cached; read only)."""
+        return self.bound.gram(tau)
+
+    def cross_kernel(self, tau, X_new):
+        """:math:`k_t(x, x_j)` for the rows ``x`` of ``X_new`` (m, d) and the training points:
+        shape (m, n), at the bandwidth of ``tau``.  With ``kernel="precomputed"``, ``X_new`` is
+        the matrix :math:`D_{new}` (m, n) of distances from the new points to the training points."""
+        D_new = cross_distances(X_new, self.X, self.kernel, self.feature_weights)
+        return gaussian(D_new, self.sweep.at(tau)[0])
+
+    def weight_max(self):
+        """Where the weight path's default interval ends when no weight is given (a problem
+        whose zero solution becomes optimal there overrides this)."""
+        raise InputError(f"{self.name}: the {self.sweep.weight_name} path needs its interval, or "
+                         f"{self.sweep.weight_name}= (the top of the default interval)")
+
+    def default_interval(self):
+        """Bandwidth: ``(2**-10, 2**10)``; weight: ``(1e-3 top, top)`` with ``top`` the given
+        weight or else :meth:`weight_max`."""
+        if self.sweep.along_bandwidth:
+            return (2.0**-10, 2.0**10)
+        top = self.sweep.weight if self.sweep.weight is not None else self.weight_max()
+        return (1e-3 * top, top)

@@ -1,0 +1,347 @@
+"""Path results: pieces, the :class:`Path` and its certificate file (:mod:`approxpath.certificate`)."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .certificate.format import DATA_FIELDS, KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate, \
+    write_npz
+from .data import data_sha256
+from .errors import InputError
+
+__all__ = ["PathPiece", "Path", "load_path", "pieces_to_arrays", "pieces_from_arrays"]
+
+
+@dataclass(frozen=True, repr=False)
+class PathPiece:
+    """One piece of a path: a fixed feasible pair and a bound on its gap over ``[lo, hi]``.
+
+    Attributes
+    ----------
+    lo, hi : float
+        The piece, in parameter units.
+    primal, dual
+        The problem's carried ``Primal`` and ``Dual`` (τ-dependent parts such as slacks are
+        recomputed by ``Problem.primal_at``).
+    gap_bound : float
+        ``certified``: an upper bound on the duality gap valid for every τ in ``[lo, hi]``,
+        rounding included. ``sampled``: the largest gap at the sampled points (lo, middle,
+        hi) only. ``uncovered``: the same, and it exceeds eps.
+    kind : str
+        One of :data:`KINDS`.
+    anchors : tuple of float
+        Parameter values of the exact solves the pair was built from.
+    """
+
+    lo: float
+    hi: float
+    primal: object
+    dual: object
+    gap_bound: float
+    kind: str
+    anchors: tuple = ()
+
+    def __repr__(self):
+        at = ", ".join(f"{a:.6g}" for a in self.anchors)
+        return (f"PathPiece([{self.lo:.6g}, {self.hi:.6g}], {self.kind}, gap_bound={self.gap_bound:.4g}"
+                f"{', from exact solves at ' + at if at else ''})")
+
+
+@dataclass(frozen=True, repr=False)
+class Path:
+    """An ε-approximate solution path.
+
+    Attributes
+    ----------
+    problem : Problem
+    eps : float
+    relative : bool
+        If true the pieces satisfy ``gap_bound <= eps * lower_bound_of_optimum``.
+    interval : (float, float)
+    pieces : tuple of PathPiece
+        Sorted, contiguous, covering ``interval``.
+    exact_solves : int
+        Number of exact solves the path used.
+    solve_points : tuple of float
+        Where they were made (sorted).
+    strategy : str
+    wall_s, solve_s, certify_s : float
+        Total wall time, time in exact solves, time computing gaps and bounds.
+    meta : dict
+        Provenance recorded in the certificate (data hash, preprocessing, ...).
+    verified : bool
+        True for a path computed here or a file verified on loading (:func:`load_path`); a file
+        loaded without verification is not called certified.
+    """
+
+    problem: object
+    eps: float
+    relative: bool
+    interval: tuple
+    pieces: tuple
+    exact_solves: int
+    solve_points: tuple
+    strategy: str
+    wall_s: float = 0.0
+    solve_s: float = 0.0
+    certify_s: float = 0.0
+    meta: dict = field(default_factory=dict)
+    verified: bool = True
+
+    def __repr__(self):
+        """One line (``summary()`` has the details): printing a path never floods the screen."""
+        counts = {k: sum(p.kind == k for p in self.pieces) for k in KINDS}
+        lo, hi = self.interval
+        name = self.meta.get("problem") or getattr(self.problem, "name", "?")
+        parameter = self.meta.get("parameter") or getattr(self.problem, "parameter", "t")
+        kinds = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        status = "" if self.verified else ", UNVERIFIED"
+        return (f"<Path {name} over {parameter} in [{lo:.6g}, {hi:.6g}], eps={self.eps:g}"
+                f"{' (relative)' if self.relative else ''}: {len(self.pieces)} pieces ({kinds}), "
+                f"{self.exact_solves} exact solves{status}>")
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def certified(self):
+        """True if every piece is certified for every parameter value in it (False for a file
+        loaded without verification: see :attr:`verified`)."""
+        return self.verified and all(p.kind == "certified" for p in self.pieces)
+
+    @property
+    def max_gap_bound(self):
+        return max(p.gap_bound for p in self.pieces)
+
+    def uncovered(self):
+        """``(lo, hi)`` of every piece where nothing reached eps."""
+        return [(p.lo, p.hi) for p in self.pieces if p.kind == "uncovered"]
+
+    def piece_at(self, t):
+        """The piece containing ``t`` (the left one at a shared end point)."""
+        lo, hi = self.interval
+        if not (lo <= t <= hi):
+            raise ValueError(f"t = {t!r} is outside the path's interval [{lo!r}, {hi!r}]")
+        k = bisect.bisect_left([p.hi for p in self.pieces], t)
+        return self.pieces[min(k, len(self.pieces) - 1)]
+
+    def _need_problem(self):
+        if self.problem is None:
+            raise RuntimeError("this path was loaded without its data: pass X and y to load_path")
+        return self.problem
+
+    def primal(self, t):
+        """The path's primal point at ``t`` (e.g. ``w``, ``b``, ``xi`` for ``kernel_svm``)."""
+        piece = self.piece_at(t)
+        return self._need_problem().primal_at(piece.primal, t)
+
+    def dual(self, t):
+        """The path's dual point at ``t``."""
+        return self.piece_at(t).dual
+
+    def gap_bound(self, t):
+        """The bound of the piece containing ``t`` (a sampled value for sampled pieces)."""
+        return self.piece_at(t).gap_bound
+
+    def objectives(self, t):
+        """``(primal objective, dual objective)`` of the path's pair at ``t``: the upper and
+        lower bounds on the optimal value that the paper's Figure 2 draws."""
+        problem = self._need_problem()
+        piece = self.piece_at(t)
+        return (problem.primal_objective(problem.primal_at(piece.primal, t), t),
+                problem.dual_objective(piece.dual, t))
+
+    def summary(self):
+        """A short human-readable table."""
+        counts = {k: sum(p.kind == k for p in self.pieces) for k in KINDS}
+        lo, hi = self.interval
+        lines = [
+            f"{self.problem.describe() if self.problem is not None else self.meta.get('problem')}",
+            f"interval [{lo:.6g}, {hi:.6g}], eps = {self.eps:g} ({'relative' if self.relative else 'absolute'}),"
+            f" strategy {self.strategy}",
+            f"exact solves {self.exact_solves}, pieces {len(self.pieces)} "
+            f"({counts['certified']} certified, {counts['sampled']} sampled, {counts['uncovered']} uncovered)",
+            f"max gap bound {self.max_gap_bound:.4g}; wall {self.wall_s:.2f} s "
+            f"(exact solves {self.solve_s:.2f} s, certification {self.certify_s:.2f} s)",
+        ]
+        if counts["uncovered"]:
+            lines.append("UNCOVERED: " + ", ".join(f"[{a:.6g}, {b:.6g}]" for a, b in self.uncovered()))
+        if not self.verified:
+            lines.append("UNVERIFIED: loaded without checking its claims (load_path with the data, or "
+                         "approxpath verify)")
+        return "\n".join(lines)
+
+    def to_json(self):
+        """The one-line JSON summary of the CLI's ``--json``."""
+        return {
+            "problem": self.meta.get("problem"),
+            "parameter": self.meta.get("parameter"),
+            "eps": self.eps,
+            "relative": self.relative,
+            "range": list(self.interval),
+            "strategy": self.strategy,
+            "exact_solves": self.exact_solves,
+            "pieces": len(self.pieces),
+            "max_gap_bound": self.max_gap_bound,
+            "certified": self.certified,
+            "uncovered": self.uncovered(),
+            "wall_s": round(self.wall_s, 4),
+            "solve_s": round(self.solve_s, 4),
+            "certify_s": round(self.certify_s, 4),
+        }
+
+    # ------------------------------------------------------------------ files
+    def save(self, file, embed_data=None):
+        """Write the certificate (``.npz``) atomically: a temporary file then a rename (never over
+        a directory, a device or the recorded data file; new files get the umask's permissions).
+
+        Parameters
+        ----------
+        file : str or Path
+        embed_data : bool, optional
+            Store the (preprocessed) data in the certificate, so that ``approxpath verify FILE``
+            needs nothing else (format 2, which versions before 0.4 do not read).  By default
+            only when the path records no data file (data built in Python rather than read by
+            :func:`~approxpath.data.load_data`): every certificate can then be re-checked as is.
+        """
+        problem = self._need_problem()
+        arrays = pieces_to_arrays(problem.bound, self.pieces)
+        meta = dict(self.meta)
+        if embed_data is None:
+            embed_data = not meta.get("data_file")
+        if embed_data:
+            arrays.update(data_X=np.asarray(problem.X, dtype=float), data_y=np.asarray(problem.y, dtype=float))
+        meta.update(
+            format_version=2 if embed_data else 1,
+            library_version=_version(),  # whose bounds wrote gap_bound (verify names it)
+            eps=self.eps,
+            relative=self.relative,
+            interval=list(self.interval),
+            strategy=self.strategy,
+            exact_solves=self.exact_solves,
+            solve_points=list(self.solve_points),
+            piece_kinds=[p.kind for p in self.pieces],
+            wall_s=self.wall_s,
+            solve_s=self.solve_s,
+            certify_s=self.certify_s,
+        )
+        meta["content_sha256"] = content_sha256(arrays, meta)
+        return write_npz(file, arrays, meta, inputs=[meta.get("data_file")] if meta.get("data_file") else [])
+
+
+def pieces_to_arrays(bound, pieces):
+    """The certificate arrays of ``pieces``: the common per-piece fields and the problem's pair
+    arrays (``bound.to_arrays``)."""
+    per_piece = [bound.to_arrays(p.primal, p.dual) for p in pieces]
+    arrays = {k: np.stack([np.asarray(d[k], dtype=float) for d in per_piece]) for k in per_piece[0]} if pieces else {}
+    clash = (set(PIECE_FIELDS) | {"meta"}) & set(arrays)
+    if clash:
+        raise ValueError(f"{bound.name}.to_arrays uses reserved names {sorted(clash)}")
+    arrays.update(
+        lo=np.array([p.lo for p in pieces], dtype=float),
+        hi=np.array([p.hi for p in pieces], dtype=float),
+        gap_bound=np.array([p.gap_bound for p in pieces], dtype=float),
+        kind=np.array([p.kind for p in pieces], dtype="<U9"),
+        anchor_lo=np.array([p.anchors[0] if p.anchors else np.nan for p in pieces], dtype=float),
+        anchor_hi=np.array([p.anchors[-1] if p.anchors else np.nan for p in pieces], dtype=float),
+    )
+    return arrays
+
+
+def pieces_from_arrays(bound, arrays):
+    """Inverse of :func:`pieces_to_arrays` (pairs are None without a bound)."""
+    per_piece = {k: v for k, v in arrays.items() if k not in PIECE_FIELDS and k not in DATA_FIELDS}
+    pieces = []
+    for i in range(arrays["lo"].size):
+        if bound is not None:
+            primal, dual = bound.from_arrays({k: v[i] for k, v in per_piece.items()})
+        else:
+            primal = dual = None
+        a, b = float(arrays["anchor_lo"][i]), float(arrays["anchor_hi"][i])
+        anchors = () if np.isnan(a) else ((a,) if a == b else (a, b))
+        pieces.append(PathPiece(float(arrays["lo"][i]), float(arrays["hi"][i]), primal, dual,
+                                float(arrays["gap_bound"][i]), str(arrays["kind"][i]), anchors))
+    return pieces
+
+
+def _version():
+    from . import __version__  # the package is initialized by the time a path is saved
+
+    return __version__
+
+
+def problem_from_meta(meta, X, y):
+    """Rebuild the certificate's problem on data ``X, y`` (checked against the stored hash)."""
+    from .registry import get_problem
+
+    problem = get_problem(meta["problem"])(X, y, **meta["options"])
+    digest = data_sha256(problem.X, problem.y)
+    if digest != meta.get("data_sha256"):
+        raise InputError(
+            "the data do not match the certificate (sha256 of the preprocessed arrays differs): "
+            f"certificate {meta.get('data_sha256')}, data {digest}; check the file and --preprocess"
+        )
+    return problem
+
+
+def load_path(file, X=None, y=None, verify=True):
+    """Read a certificate written by :meth:`Path.save`.
+
+    With the data (``X, y``, or the data the file carries) the claims are verified first
+    (:func:`approxpath.verify`) and the path has its problem; without them the pieces, bounds
+    and metadata are there, the path is marked unverified (``verified=False``, hence not
+    ``certified``) and ``primal(t)`` needs the data.
+
+    Parameters
+    ----------
+    file : str or Path
+    X, y : array_like, optional
+    verify : bool
+        Verify the claims when the data are available (``False``: load them unchecked, as an
+        unverified path).
+
+    Raises
+    ------
+    InputError
+        The file is not a readable, well-formed certificate (:func:`layout_errors`), or it does
+        not verify.
+    """
+    from .certificate.verify import embedded_data
+    from .certificate.verify import verify as verify_file
+
+    arrays, meta = read_certificate(file)
+    errors = layout_errors(arrays, meta)
+    if errors:
+        raise InputError(f"{str(file)!r} is not a valid certificate: " + "; ".join(errors))
+    if X is None and embedded_data(arrays) is not None:
+        X, y = embedded_data(arrays)
+    problem = problem_from_meta(meta, X, y) if X is not None else None
+    verified = False
+    if problem is not None and verify:
+        report = verify_file(file, X, y)
+        if not report.claims_hold:  # uncovered pieces claim nothing: an honest incomplete path loads
+            false = [f for f in report.failures if "is uncovered" not in f] or list(report.failures)
+            raise InputError(f"{str(file)!r} does not verify ({len(false)} false claim(s); first: "
+                             f"{false[0]}): pass verify=False to load it unchecked")
+        verified = True
+    try:
+        pieces = pieces_from_arrays(problem.bound if problem is not None else None, arrays)
+    except KeyError as exc:
+        raise InputError(f"{str(file)!r} is not a valid certificate: certificate lacks array {exc.args[0]!r} "
+                         f"(needed by {problem.name})") from None
+    return Path(
+        problem=problem,
+        eps=float(meta["eps"]),
+        relative=bool(meta["relative"]),
+        interval=tuple(meta["interval"]),
+        pieces=tuple(pieces),
+        exact_solves=int(meta.get("exact_solves", 0)),
+        solve_points=tuple(meta.get("solve_points", ())),
+        strategy=meta.get("strategy", "?"),
+        wall_s=float(meta.get("wall_s", 0.0)),
+        solve_s=float(meta.get("solve_s", 0.0)),
+        certify_s=float(meta.get("certify_s", 0.0)),
+        meta=meta,
+        verified=verified,
+    )

@@ -1,0 +1,276 @@
+"""Exact solves of sparse robust l1 kernel regression as a linear program (HiGHS).
+
+.. math::
+
+    \\min_{\\beta}\\; \\lVert y - K\\beta\\rVert_1 + \\lambda \\lVert\\beta\\rVert_1
+    \\;=\\;
+    \\max_{u}\\; y^\\top u \\quad\\text{s.t.}\\quad -1 \\le u \\le 1,\\;
+    -\\lambda \\le K u \\le \\lambda
+
+(``K`` symmetric, e.g. a Gaussian kernel).  The *dual* is the smaller LP: n columns with
+bounds and n ranged rows, against 3n columns and 4n rows for the primal in
+:math:`(\\beta, e, a)`.  Its row multipliers are the primal coefficients: with HiGHS's
+convention for the minimization of :math:`-y^\\top u`, :math:`\\beta = -` (row duals).
+
+Two routes:
+
+* ``"highspy"`` (the ``highspy`` package, an optional extra): dual simplex, warm-started
+  from the basis of a neighbouring solve (:class:`LPBasis`; the basis stays a valid start when
+  ``K`` changes: HiGHS refactors it and repairs infeasibility with a few pivots);
+* ``"scipy"`` (always installed): the same LP through ``scipy.optimize.linprog`` (HiGHS's
+  dual simplex); scipy exposes no basis, so every solve is cold.
+
+Nothing here is trusted by a certificate: the caller restores the point and computes its
+own duality gap.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from approxpath.errors import InputError, SolverError
+
+__all__ = ["LPBasis", "LPSolution", "solve_robust_l1", "basis_dual", "basis_primal", "LP_SOLVERS"]
+
+#: Routes of :func:`solve_robust_l1`, in the order ``solver=None`` tries them.
+LP_SOLVERS = ("highspy", "scipy")
+
+# HiGHS basis status codes (``highspy.HighsBasisStatus``), stored as plain integers
+_AT_LOWER, _BASIC, _AT_UPPER = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class LPBasis:
+    """A simplex basis of the dual LP: HiGHS status codes (``HighsBasisStatus`` values:
+    0 at the lower bound, 1 basic, 2 at the upper bound, ...) of the n columns (``u``) and the
+    n rows (``K u``).  Plain arrays, so it pickles (workers, checkpoints)."""
+
+    col_status: np.ndarray
+    row_status: np.ndarray
+
+
+@dataclass(frozen=True)
+class LPSolution:
+    """What :func:`solve_robust_l1` returns.
+
+    Attributes
+    ----------
+    beta : ndarray (n,)
+        Primal coefficients (the row multipliers).
+    u : ndarray (n,)
+        Dual point, clipped into the box :math:`|u| \\le 1` (the simplex leaves bounded
+        variables on their bounds; the clip only removes rounding).
+    basis : LPBasis or None
+        The optimal basis (a warm start for the next solve); None from ``"scipy"``.
+    iterations : int
+        Simplex iterations.
+    status : str
+        The solver's model status (for messages only; the caller's gap decides).
+    solver : str
+    seconds : float
+    """
+
+    beta: np.ndarray
+    u: np.ndarray
+    basis: LPBasis | None
+    iterations: int
+    status: str
+    solver: str
+    seconds: float
+
+
+def _check(K, y, lam, warm):
+    K = np.asarray(K, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or y.shape != (K.shape[0],):
+        raise InputError(f"solve_robust_l1 needs a square K (n, n) and y (n,); got K {K.shape}, y {y.shape}")
+    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(y))):
+        raise InputError("solve_robust_l1 needs finite K and y")
+    if not (np.isfinite(lam) and lam > 0):
+        raise InputError(f"lam must be a positive finite number; got {lam!r}")
+    if warm is not None:
+        basis = getattr(warm, "basis", warm)
+        if basis is not None and not (isinstance(basis, LPBasis) and basis.col_status.shape == y.shape
+                                      and basis.row_status.shape == y.shape):
+            raise InputError(f"warm must be an LPSolution or LPBasis of {y.size} columns and rows")
+        warm = basis
+    return K, y, float(lam), warm
+
+
+def _time_limit(time_limit):
+    if time_limit is not None:
+        return float(time_limit)
+    from approxpath.solvers import current_settings
+
+    return current_settings().time_limit
+
+
+def _highspy(K, y, lam, warm, time_limit):
+    import highspy
+
+    n = y.size
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, n
+    lp.col_cost_ = -y  # HiGHS minimizes: max y'u
+    lp.col_lower_, lp.col_upper_ = np.full(n, -1.0), np.full(n, 1.0)
+    lp.row_lower_, lp.row_upper_ = np.full(n, -lam), np.full(n, lam)
+    a = lp.a_matrix_
+    a.format_ = highspy.MatrixFormat.kColwise  # column j of K is its row j (K symmetric)
+    a.start_ = np.arange(0, n * n + 1, n, dtype=np.int32)
+    a.index_ = np.tile(np.arange(n, dtype=np.int32), n)
+    a.value_ = np.ascontiguousarray(K).ravel()
+    h = highspy.Highs()
+    h.silent()
+    h.setOptionValue("solver", "simplex")
+    # one thread: the dense LP's simplex gains nothing from HiGHS's parallel dual simplex on
+    # two shared cores, and the path driver may run several solves side by side
+    h.setOptionValue("threads", 1)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", time_limit)
+    h.passModel(lp)
+    if warm is not None:
+        # presolve would discard the basis; the LP is small and dense, presolve finds nothing
+        h.setOptionValue("presolve", "off")
+        basis = highspy.HighsBasis()
+        basis.col_status = [highspy.HighsBasisStatus(int(s)) for s in warm.col_status]
+        basis.row_status = [highspy.HighsBasisStatus(int(s)) for s in warm.row_status]
+        basis.valid = True
+        h.setBasis(basis)
+    h.run()
+    status = h.modelStatusToString(h.getModelStatus())
+    sol = h.getSolution()
+    if not sol.value_valid or not sol.dual_valid:
+        raise SolverError(f"highspy: no solution ({status})")
+    b = h.getBasis()
+    basis = LPBasis(np.array([int(s) for s in b.col_status], dtype=np.int8),
+                    np.array([int(s) for s in b.row_status], dtype=np.int8)) if b.valid else None
+    return (-np.asarray(sol.row_dual, dtype=float), np.asarray(sol.col_value, dtype=float), basis,
+            int(h.getInfo().simplex_iteration_count), status)
+
+
+def _scipy(K, y, lam, time_limit):
+    from scipy.optimize import linprog
+
+    n = y.size
+    options = {} if time_limit is None else {"time_limit": time_limit}
+    res = linprog(-y, A_ub=np.vstack([K, -K]), b_ub=np.full(2 * n, lam), bounds=(-1.0, 1.0),
+                  method="highs-ds", options=options)
+    if res.x is None or res.ineqlin is None:
+        raise SolverError(f"scipy linprog: no solution ({res.message})")
+    m = np.asarray(res.ineqlin.marginals, dtype=float)  # d(-y'u)/d(bound) <= 0 per row
+    return m[n:] - m[:n], np.asarray(res.x, dtype=float), None, int(res.nit), str(res.message)
+
+
+def solve_robust_l1(K, y, lam, *, warm=None, solver=None, time_limit=None):
+    """Solve the robust l1 kernel regression LP (its dual form, see the module docstring).
+
+    Parameters
+    ----------
+    K : ndarray (n, n)
+        Symmetric kernel matrix.
+    y : ndarray (n,)
+    lam : float
+        :math:`\\lambda > 0`.
+    warm : LPSolution or LPBasis, optional
+        The basis of a neighbouring solve (``"highspy"`` only; ignored by ``"scipy"``).
+    solver : {"highspy", "scipy"}, optional
+        Default: ``"highspy"`` when installed, else ``"scipy"``.
+    time_limit : float, optional
+        Seconds (default: :func:`approxpath.solvers.current_settings`'s limit).
+
+    Returns
+    -------
+    LPSolution
+
+    Raises
+    ------
+    approxpath.errors.SolverError
+        When the solver returns no point (e.g. out of time before any).
+    """
+    t0 = time.perf_counter()
+    K, y, lam, warm = _check(K, y, lam, warm)
+    if solver is None:
+        try:
+            import highspy  # noqa: F401
+            solver = "highspy"
+        except ImportError:
+            solver = "scipy"
+    if solver not in LP_SOLVERS:
+        raise InputError(f"unknown LP solver {solver!r} (choose one of {', '.join(LP_SOLVERS)})")
+    limit = _time_limit(time_limit)
+    if solver == "highspy":
+        beta, u, basis, iterations, status = _highspy(K, y, lam, warm, limit)
+    else:
+        beta, u, basis, iterations, status = _scipy(K, y, lam, limit)
+    if not (np.all(np.isfinite(beta)) and np.all(np.isfinite(u))):
+        raise SolverError(f"{solver}: non-finite point ({status})")
+    return LPSolution(beta=beta, u=np.clip(u, -1.0, 1.0), basis=basis, iterations=iterations, status=status,
+                      solver=solver, seconds=time.perf_counter() - t0)
+
+
+def basis_dual(K, lam, basis, u):
+    """The dual point of an optimal basis carried to another kernel: the vertex where the
+    basis's bound columns keep their bounds and its active rows stay active.
+
+    With ``F`` the basic columns, ``U`` the columns at a bound (:math:`u_U = \\pm 1` as in
+    ``u``) and ``R`` the rows at a bound (:math:`(Ku)_R = \\pm\\lambda`; :math:`|R| = |F|`),
+    :math:`u_F` solves :math:`K_{RF}\\, u_F = \\lambda s_R - K_{RU} u_U`.  At the kernel of
+    the solve this is ``u`` itself; at a nearby bandwidth it is the optimum as long as the
+    basis stays optimal, and it moves smoothly (a continuation of the dual along the path,
+    against the anchor's fixed ``u``, which loses its active rows at once).  The point need
+    not be feasible: the caller restores it (clip, projection, scaling) and bounds its gap.
+
+    Parameters
+    ----------
+    K : ndarray (n, n)
+        The kernel at the new bandwidth (symmetric).
+    lam : float
+    basis : LPBasis
+        From :func:`solve_robust_l1` (``"highspy"``).
+    u : ndarray (n,)
+        That solve's dual point (it gives the bound columns' values).
+
+    Returns
+    -------
+    ndarray (n,), or None when the basis matrix :math:`K_{RF}` is singular at ``K``.
+    """
+    K = np.asarray(K, dtype=float)
+    u = np.asarray(u, dtype=float)
+    F = np.flatnonzero(basis.col_status == _BASIC)
+    U = np.flatnonzero(basis.col_status != _BASIC)
+    R = np.flatnonzero((basis.row_status == _AT_LOWER) | (basis.row_status == _AT_UPPER))
+    if R.size != F.size:
+        return None
+    out = u.copy()
+    out[U] = np.sign(u[U])
+    if F.size == 0:
+        return out
+    rhs = lam * np.where(basis.row_status[R] == _AT_UPPER, 1.0, -1.0) - K[np.ix_(R, U)] @ out[U]
+    try:
+        out[F] = np.linalg.solve(K[np.ix_(R, F)], rhs)
+    except np.linalg.LinAlgError:
+        return None
+    return out if np.all(np.isfinite(out)) else None
+
+
+def basis_primal(K, y, basis):
+    """The primal point of an optimal basis carried to another kernel: the coefficients on
+    the active rows ``R`` that keep the fit exact on the basic columns ``F``
+    (:math:`(y - K\\beta)_F = 0`, the optimality condition of an interior :math:`u_j`):
+    :math:`K_{FR}\\,\\beta_R = y_F`, :math:`\\beta = 0` elsewhere.  The companion of
+    :func:`basis_dual` (see there); None when :math:`K_{FR}` is singular."""
+    K = np.asarray(K, dtype=float)
+    F = np.flatnonzero(basis.col_status == _BASIC)
+    R = np.flatnonzero((basis.row_status == _AT_LOWER) | (basis.row_status == _AT_UPPER))
+    beta = np.zeros(K.shape[0])
+    if R.size != F.size:
+        return None
+    if F.size:
+        try:
+            beta[R] = np.linalg.solve(K[np.ix_(F, R)], np.asarray(y, dtype=float)[F])
+        except np.linalg.LinAlgError:
+            return None
+    return beta if np.all(np.isfinite(beta)) else None

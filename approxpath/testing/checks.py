@@ -1,0 +1,231 @@
+"""The conformance battery: checks every problem must pass, built-in or plug-in.
+
+Each check takes one :class:`Example` (a problem instance, an interval and an ε, from the
+class's ``examples()``) and raises ``AssertionError`` when the problem breaks the contract.
+Optional capabilities are checked where present.  References are independent of the code under
+test: the CVXPY declarations solved tightly, weak duality, points sampled inside a piece, and
+certificates that must fail once tampered with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+
+import numpy as np
+
+__all__ = ["Example", "CHECKS", "examples_of"]
+
+# Agreement of numpy and CVXPY objective values (CVXPY solves to ~1e-8).
+_REL = 1e-6
+# Restoration declarations are often projections whose optimal value is ~0: an interior point
+# method resolves such a point only to ~sqrt(tol) ~ 1e-5, so maps agree to that.
+_REL_MAP = 1e-5
+# Weak duality: no computed gap may be below -_WEAK * (1 + |dual objective|).
+_WEAK = 1e-9
+
+
+@dataclass(frozen=True)
+class Example:
+    """One conformance case: ``problem`` on ``interval`` at ``eps``."""
+
+    problem: object
+    interval: tuple
+    eps: float
+
+    def __repr__(self):
+        return f"{self.problem.name}-{self.problem.parameter}"
+
+
+def examples_of(cls):
+    """The :class:`Example` of each of ``cls.examples()``."""
+    return [Example(p, tuple(interval), float(eps)) for p, interval, eps in cls.examples()]
+
+
+def _taus(interval, k, seed):
+    lo, hi = interval
+    return np.exp(np.random.default_rng(seed).uniform(np.log(lo), np.log(hi), k))
+
+
+def _scale(problem, dual, t):
+    return 1.0 + abs(problem.dual_objective(dual, t))
+
+
+def _close(a, b, rel, abs_):
+    assert abs(a - b) <= abs_ + rel * abs(b), f"{a!r} != {b!r} (rel {rel}, abs {abs_})"
+
+
+def check_options_match_the_bound(ex):
+    """The constructor's keyword options are the bound's (``Bound.OPTIONS`` and ``parameter``),
+    and ``type(p)(X, y, **p.options())`` rebuilds the same instance."""
+    problem = ex.problem
+    cls = type(problem)
+    names = {k for k, p in inspect.signature(cls.__init__).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    assert names == set(cls.Bound.OPTIONS) | {"parameter"}, (names, set(cls.Bound.OPTIONS))
+    assert problem.parameter in cls.Bound.parameters
+    again = cls(problem.X, problem.y, **problem.options())
+    assert again.options() == problem.options()
+
+
+def check_exact_pair_is_optimal_and_feasible(ex):
+    """The exact solve returns a feasible pair whose certified gap is tiny and nonnegative."""
+    problem = ex.problem
+    for t in _taus(ex.interval, 3, 0):
+        primal, dual = problem.solve(t)
+        full = problem.primal_at(primal, t)
+        scale = _scale(problem, dual, t)
+        assert problem.primal_violation(full, t) <= 1e-9 * scale
+        assert problem.dual_violation(dual, t) <= 1e-9 * scale
+        assert problem.bound.errors(primal, dual, t, t) == []
+        g = problem.bound.gap(primal, dual, t)
+        assert -_WEAK * scale <= g <= 1e-6 * scale, g
+
+
+def check_declarations_agree_with_numpy(ex):
+    """The numpy objectives equal the CVXPY objective expressions at the same point, and the
+    declarations' optimum (a tight, independent solve) equals the exact pair's objective."""
+    problem = ex.problem
+    t = _taus(ex.interval, 1, 1)[0]
+    primal, dual = problem.solve(t)
+    full = problem.primal_at(primal, t)
+    for decl, values, numpy_value in (
+        (problem.cvxpy_primal(t), problem.primal_values(full), problem.primal_objective(full, t)),
+        (problem.cvxpy_dual(t), problem.dual_values(dual), problem.dual_objective(dual, t)),
+    ):
+        for name, var in decl.variables.items():
+            var.value = np.asarray(values[name], dtype=float).reshape(var.shape)
+        _close(decl.problem.objective.value, numpy_value, _REL, _REL)
+    decl = problem.cvxpy_primal(t)
+    decl.problem.solve(solver="CLARABEL")
+    _close(decl.problem.value, problem.primal_objective(full, t), _REL, _REL)
+
+
+def check_restoration(ex):
+    """Restored pairs are feasible, the gap satisfies weak duality, and (where the problem
+    declares its restoration in CVXPY) the numpy maps reach the declared optimum."""
+    problem = ex.problem
+    pair = problem.solve(_taus(ex.interval, 1, 2)[0])
+    for tau in _taus(ex.interval, 3, 3):
+        primal, dual = problem.restore(*pair, tau)
+        full = problem.primal_at(primal, tau)
+        scale = _scale(problem, dual, tau)
+        assert problem.primal_violation(full, tau) <= 1e-9 * scale
+        assert problem.dual_violation(dual, tau) <= 1e-9 * scale
+        assert problem.bound.gap(primal, dual, tau) >= -_WEAK * scale
+        if hasattr(problem, "cvxpy_restore_dual"):
+            cvx_dual = problem.cvxpy_restore_dual(pair[1], tau)
+            _close(problem.dual_objective(dual, tau), problem.dual_objective(cvx_dual, tau), _REL_MAP, _REL_MAP * scale)
+        if hasattr(problem, "cvxpy_restore_primal"):
+            cvx_primal = problem.primal_at(problem.cvxpy_restore_primal(pair[0], dual, tau), tau)
+            _close(problem.primal_objective(full, tau), problem.primal_objective(cvx_primal, tau), _REL_MAP,
+                   _REL_MAP * scale)
+
+
+def check_piece_bound_dominates_point_gaps(ex):
+    """On pieces around an exact solve, the bound is above the computed gap at 25 points of the
+    piece, the pair is feasible at each, the dual floor is below the dual objective, and the
+    bound equals the gap where the piece is a point."""
+    problem, bound = ex.problem, ex.problem.bound
+    if not bound.interval_bound:
+        return
+    lo, hi = ex.interval
+    t0 = _taus(ex.interval, 1, 4)[0]
+    pair = problem.solve(t0)
+    edges = np.geomspace(max(lo, t0 / 1.5), min(hi, t0 * 1.5), 4)
+    for a, b in zip(edges[:-1], edges[1:]):
+        primal, dual = problem.restore(*pair, a, b)
+        assert bound.errors(primal, dual, a, b) == []
+        g = bound.gap(primal, dual, a, b)
+        for tau in np.geomspace(a, b, 25):
+            assert problem.gap(primal, dual, tau) <= g
+            full = problem.primal_at(primal, tau)
+            assert problem.primal_violation(full, tau) <= 1e-12 * _scale(problem, pair[1], tau)
+            assert problem.dual_violation(dual, tau) <= 1e-12 * _scale(problem, pair[1], tau)
+        taus = np.geomspace(a, b, 25)
+        assert bound.dual_floor(dual, a, b) <= min(problem.dual_objective(dual, tau) for tau in taus)
+        m = float(np.sqrt(a * b))
+        _close(bound.gap(primal, dual, m, m), problem.gap(primal, dual, m), 0.0, 1e-9 * _scale(problem, pair[1], m))
+
+
+def check_arrays_round_trip(ex):
+    """A piece's pair survives ``Bound.to_arrays``/``from_arrays`` bit for bit, and the
+    verifier's bound (built from the data and options alone) accepts it."""
+    problem = ex.problem
+    lo = ex.interval[0]
+    primal, dual = problem.solve(lo)
+    if problem.bound.interval_bound:  # a piece's pair (e.g. the SVM's bias line)
+        primal, dual = problem.restore(primal, dual, lo, float(np.sqrt(lo * ex.interval[1])))
+    verifier = type(problem).Bound(problem.X, problem.y, **problem.options())
+    p2, d2 = verifier.from_arrays(problem.bound.to_arrays(primal, dual))
+    for a, b in ((primal, p2), (dual, d2)):
+        for f in dataclasses.fields(a):
+            if getattr(a, f.name) is not None and f.compare:
+                np.testing.assert_array_equal(getattr(a, f.name), getattr(b, f.name))
+    assert verifier.errors(p2, d2, lo, lo) == []
+
+
+def check_path_is_certified_and_verifies(ex):
+    """The default strategy tiles the interval; with a piece bound every piece is certified;
+    the certificate verifies."""
+    from ..certificate import verify
+    from ..driver import approximate_path
+
+    problem = ex.problem
+    path = approximate_path(problem, eps=ex.eps, interval=ex.interval)
+    assert path.pieces[0].lo == ex.interval[0] and path.pieces[-1].hi == ex.interval[1]
+    assert all(a.hi == b.lo for a, b in zip(path.pieces[:-1], path.pieces[1:]))
+    if problem.bound.interval_bound:
+        assert path.certified, path.summary()
+    assert path.max_gap_bound <= ex.eps
+    with tempfile.TemporaryDirectory() as tmp:
+        report = verify(path.save(FsPath(tmp) / "cert.npz"), problem.X, problem.y)
+    assert report.ok, str(report)
+
+
+def check_tampered_certificates_fail(ex):
+    """Negative check: a certificate whose stored pair is changed (each problem array in turn,
+    scaled and shifted; its content hash recomputed so that only the math can catch it), or
+    whose stored gap bounds are lowered, fails verification."""
+    from ..certificate import verify
+    from ..certificate.format import PIECE_FIELDS, content_sha256, read_certificate, write_npz
+    from ..driver import approximate_path
+
+    problem = ex.problem
+    path = approximate_path(problem, eps=ex.eps, interval=ex.interval)
+    with tempfile.TemporaryDirectory() as tmp:
+        arrays, meta = read_certificate(path.save(FsPath(tmp) / "cert.npz"))
+        forgeries = {"gap_bound": dict(arrays, gap_bound=arrays["gap_bound"] * 0.5 - 1e-3)}
+        for key, a in arrays.items():
+            if key not in PIECE_FIELDS and a.dtype.kind == "f" and np.any(a):
+                forgeries[key] = dict(arrays, **{key: a * 1.7 + 0.3 * (np.abs(a).max() + 1.0)})
+        for key, forged in forgeries.items():
+            forged_meta = dict(meta, content_sha256=content_sha256(forged, meta))
+            file = write_npz(FsPath(tmp) / f"forged-{key}.npz", forged, forged_meta)
+            report = verify(file, problem.X, problem.y)
+            assert not report.ok, f"a certificate with a forged {key!r} verifies: {report}"
+
+
+def check_interpolation_guide(ex):
+    """A problem's own vectorized ``interpolation_gaps`` agrees with restoring each combination
+    and taking its gap (:func:`~approxpath.problem.restored_gaps`) between two exact solves."""
+    from ..problem import restored_gaps
+
+    problem = ex.problem
+    if not hasattr(problem, "interpolation_gaps"):
+        return
+    lo, hi = sorted(_taus(ex.interval, 2, 3))
+    a, b = problem.solve(lo), problem.solve(hi)
+    tau = float(np.sqrt(lo * hi))
+    thetas = np.arange(9) / 8.0  # dyadic: kernel_svm rounds a weight to 2**-8
+    own = problem.interpolation_gaps(a, b, thetas, tau)
+    generic = restored_gaps(problem, a, b, thetas, tau)
+    np.testing.assert_allclose(own, generic, rtol=0, atol=1e-7 * _scale(problem, a[1], tau))
+
+
+#: Every check, in the order they run.
+CHECKS = (check_options_match_the_bound, check_exact_pair_is_optimal_and_feasible, check_declarations_agree_with_numpy,
+          check_restoration, check_piece_bound_dominates_point_gaps, check_arrays_round_trip,
+          check_path_is_certified_and_verifies, check_tampered_certificates_fail, check_interpolation_guide)

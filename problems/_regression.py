@@ -1,0 +1,216 @@
+"""Certificate side shared by the kernel regression problems (``klasso``, ``robust_l1``): the
+options ``lam``/``bandwidth``/``parameter``, and the rigorous bounds on a piece that their dual
+constraint :math:`\\lVert K_t u\\rVert_\\infty \\le \\lambda` and their residuals need.
+
+Private module (the registry skips names starting with ``_``); numpy only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from approxpath.bound import KernelBound, Option
+from approxpath.errors import InputError
+from approxpath.envelopes import difference_nodes, envelope_entry_error, max_abs_difference, split_envelope
+from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
+
+__all__ = ["RegressionBound", "SAFETY"]
+
+# The dual scale is chosen this much (relative) below the largest feasible one, so that a
+# verifier whose BLAS rounds the last bits differently still finds the stored dual feasible.
+# 1e-10 is far above any such difference (~n u) and changes the gap by ~1e-10 relative.
+SAFETY = 1e-10
+# Rounding of a bound on a piece (beyond the kernel entries' own error, envelope_entry_error):
+# the n-term sums of nonnegative products (and D, D^2 factors) are within (n + 3) u of their
+# values, which moves the Bernstein coefficients by at most that times P.magnitude() +
+# N.magnitude() (the magnitudes dominate every coefficient; the lift is computed from the
+# coefficients as rounded and is valid for them).  After the sums come at most 18 dependent
+# operations (a coefficient: w, w^2, products, quotients, sums, degree elevation: 9; the
+# difference: 1; a node value: 6, with Bernstein basis values within 3u of theirs, exact at
+# k/16; lift and offset a: 2), each off by u of a value at most 1.04 (|a| + magnitudes) (the
+# lift is at most 1/25 of the largest coefficient; computing it adds ~0.2 u): at most (n + 26)
+# u (|a| + magnitudes), below fp_margin(n + _CHAIN, that) = 1.01 (n + 32) u (|a| + magnitudes).
+_CHAIN = 16
+
+
+class RegressionBound(KernelBound):
+    """Base of the certificate side of the kernel regression problems over the bandwidth ``t``
+    (fixed ``lam``) or over ``lam`` (fixed ``bandwidth``).
+
+    Options: ``lam`` (:math:`\\lambda > 0`; on the lambda path, optional, the top of the
+    default interval), ``bandwidth`` (:math:`t > 0`, fixed on the lambda path), ``parameter``
+    and ``dual_restoration`` (one of :attr:`DUAL_RESTORATIONS`, a search option recorded in the
+    certificate).
+    """
+
+    parameters = ("bandwidth", "lam")
+    weight = "lam"
+    #: The values of the option ``dual_restoration``; the first is the default.
+    DUAL_RESTORATIONS: tuple = ()
+
+    # convex for any kernel (a least-squares or l1 loss of K beta): a precomputed D need not be
+    # conditionally negative definite
+    kernel_psd = False
+
+    def __init_subclass__(cls, **kw):
+        cls.OPTIONS = dict(lam=Option("positive", default=None), bandwidth=Option("positive", default=None),
+                           dual_restoration=Option("choice", cls.DUAL_RESTORATIONS, cls.DUAL_RESTORATIONS[0]))
+        super().__init_subclass__(**kw)  # after: KernelBound adds the kernel options
+
+    def __init__(self, X, y, **options):
+        super().__init__(X, y, **options)
+        try:
+            self.y = np.asarray(self.y, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"{self.name} needs real targets y; got dtype {np.asarray(y).dtype}") from None
+
+    def _entry_error(self, t_lo, t_hi):
+        return envelope_entry_error(t_lo, t_hi, self.entry_terms)
+
+    def kernel_sup_norm(self, c, lo, hi=None):
+        """A rigorous upper bound of :math:`\\max_{\\tau\\in[lo,hi]} \\lVert K_\\tau c\\rVert_\\infty`
+        (the bandwidth at ``tau``), rounding included; exact up to that allowance at a point.
+
+        Each :math:`(K_x c)_i = P_i(x) - N_i(x)` splits into two nonnegative exponential sums;
+        :func:`approxpath.envelopes.max_abs_difference` bounds its absolute value on the piece by
+        Hermite polynomials of the difference, which keep the cancellation between
+        :math:`P_i` and :math:`N_i` (large for a dual with entries of both signs).
+        """
+        hi = lo if hi is None else hi
+        t_lo, t_hi = self.sweep.bandwidths(lo, hi)
+        c = np.asarray(c, dtype=float)
+        if not np.any(c):
+            return 0.0
+        entry = self._entry_error(t_lo, t_hi) * float(np.abs(c).sum())
+        if t_lo == t_hi:  # a point: |K c| itself, the summed magnitudes are K |c|
+            K = self.gram(lo)
+            return float(np.max(np.abs(K @ c) + entry + fp_margin(self.n, 1.0) * (K @ np.abs(c))))
+        P, N = split_envelope(self.kernels.products, c, t_lo, t_hi)
+        bound = max_abs_difference(P, N)
+        # kernel entries (envelope_entry_error per unit of |c|), then the sums and the
+        # polynomials' arithmetic (_CHAIN)
+        allowance = entry + fp_margin(self.n + _CHAIN, 1.0) * (P.magnitude() + N.magnitude())
+        return float(np.max(bound + allowance))
+
+    def moving_sup_norms(self, c, slope, rates, at, lo, hi, prune=True):
+        """Rigorous upper bounds, one per rate :math:`\\rho` of ``rates``, of
+        :math:`\\max_{t\\in[lo,hi]} \\lVert K_t (c + \\rho (t - at)\\, s)\\rVert_\\infty` with ``s`` the
+        vector ``slope`` (bandwidth path: ``t`` is the bandwidth), rounding included.
+
+        :math:`K_t c` and :math:`K_t s` lie between the piecewise linear bounds of
+        :func:`~approxpath.envelopes.difference_nodes` (one kernel pass per end for both, four
+        columns), ``A`` and ``B``.  On a sub-interval between two nodes, with :math:`x = \\rho(t -
+        at)` linear and ``B`` replaced by its upper or its lower line, :math:`A + xB` is a
+        quadratic in the position :math:`\\sigma \\in [0, 1]` whose :math:`\\sigma^2` coefficient is
+        :math:`c_2 = \\rho h \\Delta B`: its maximum is at most the larger end value plus
+        :math:`\\max(0, -c_2)/4` (a concave quadratic exceeds its chord by at most that), its
+        minimum at least the smaller minus :math:`\\max(0, c_2)/4`; :math:`xB` lies between the
+        products with the two lines whatever the sign of ``x``.
+
+        Parameters
+        ----------
+        c, slope : ndarray of shape (n,)
+        rates : ndarray of shape (r,)
+        at : float
+        lo, hi : float
+            A bandwidth piece (``lo <= hi``).
+        prune : bool, default True
+            Bound exactly only the rows that may reach the largest bound (the result is the
+            same, bit for bit; ``False`` bounds every row, for checking that).
+
+        Returns
+        -------
+        ndarray of shape (r,)
+        """
+        c, slope = np.asarray(c, dtype=float), np.asarray(slope, dtype=float)
+        rates = np.asarray(rates, dtype=float)
+        P, N = split_envelope(self.kernels.products, np.column_stack([c, slope]), lo, hi)
+        xs, low, up = difference_nodes(P, N)  # (n, 2, nodes): K_t c and K_t slope
+        low_a, up_a, low_b, up_b = low[:, 0], up[:, 0], low[:, 1], up[:, 1]
+        x = rates[:, None] * (xs - at)  # (r, nodes)
+        h = rates[:, None] * np.diff(xs)  # (r, nodes - 1): the change of x between nodes
+        # allowances: the kernel entries (per unit of coefficient), the sums and the polynomials'
+        # arithmetic (_CHAIN) and the few operations here, and the rounding of x itself
+        reach = np.abs(rates) * max(abs(lo - at), abs(hi - at))  # (r,): the largest |x|
+        x_error = 4 * UNIT_ROUNDOFF * np.abs(rates) * (abs(lo) + abs(hi) + abs(at))
+        mag = P.magnitude() + N.magnitude()  # (n, 2)
+        entry = self._entry_error(lo, hi) * (np.abs(c).sum() + reach * np.abs(slope).sum())
+        allowance = (entry[:, None] + fp_margin(self.n + _CHAIN + 8, 1.0) * (mag[:, 0] + reach[:, None] * mag[:, 1])
+                     + x_error[:, None] * mag[:, 1])  # (r, n)
+
+        def exact(rows):  # (r, len(rows)): the bound of each rate and row, allowance included
+            upper, lower = -np.inf, np.inf
+            for b in (up_b[rows], low_b[rows]):
+                xb = x[:, None, :] * b  # (r, rows, nodes)
+                q_up, q_low = up_a[rows] + xb, low_a[rows] + xb
+                c2 = h[:, None, :] * np.diff(b, axis=-1)
+                upper = np.maximum(upper, (np.maximum(q_up[..., :-1], q_up[..., 1:]) + np.maximum(0.0, -c2) / 4).max(axis=-1))
+                lower = np.minimum(lower, (np.minimum(q_low[..., :-1], q_low[..., 1:]) - np.maximum(0.0, c2) / 4).min(axis=-1))
+            return np.maximum(upper, -lower) + allowance[:, rows]
+
+        if not prune:
+            return exact(np.arange(self.n)).max(axis=-1)
+        # Only the rows that may reach the largest bound are bounded exactly: each row's exact
+        # bound is at most |A| + |x| |B| + the quadratic's term (``cheap``; widened by 2**-40,
+        # far more than the few roundings in which the two computations differ), so a row whose
+        # cheap bound is at most the exact bound of another row cannot change the maximum, which
+        # is the one over all rows, bit for bit (sinc, n = 100: ~30 of 100 rows are bounded).
+        size_a = np.maximum(up_a, -low_a).max(axis=-1)
+        size_b = np.maximum(np.abs(up_b), np.abs(low_b)).max(axis=-1)
+        step_b = np.maximum(np.abs(np.diff(up_b, axis=-1)), np.abs(np.diff(low_b, axis=-1))).max(axis=-1)
+        cheap = (size_a + np.abs(x).max(axis=-1)[:, None] * size_b
+                 + np.abs(h).max(axis=-1)[:, None] * step_b / 4) * (1 + 2.0**-40) + allowance
+        first = np.unique(np.argmax(cheap, axis=-1))
+        reached = exact(first).max(axis=-1)  # (r,)
+        rows = np.union1d(first, np.flatnonzero(np.any(cheap > reached[:, None], axis=0)))
+        return exact(rows).max(axis=-1)
+
+    def residual_envelopes(self, beta, a, lo, hi=None):
+        """Rigorous bounds of the residuals :math:`r_i(x) = a_i - (K_x\\beta)_i` for every
+        bandwidth ``x`` of the piece ``[lo, hi]``.
+
+        :math:`(K_x\\beta)_i = P_i(x) - N_i(x)` splits into nonnegative exponential sums, which
+        lie between Hermite polynomials (:mod:`approxpath.envelopes`), so :math:`a_i -
+        \\text{upper}(P_i) + \\text{lower}(N_i) \\le r_i \\le a_i - \\text{lower}(P_i) +
+        \\text{upper}(N_i)`; both sides are replaced by their values at 19 breakpoints ``xs``,
+        moved apart by a curvature term so that the linear interpolants between breakpoints
+        still enclose the polynomials (:func:`~approxpath.envelopes.difference_nodes`: exact at
+        the ends up to :math:`2^{-27}` of the second derivative in units of the piece, off by
+        :math:`O(w^5)` and 1/256 of a chord's curvature term inside, where chords and tangents
+        are off by :math:`O(w^2)`).  The
+        returned values are widened by the rounding allowance (kernel entries, sums, the
+        polynomials' arithmetic), so that the linear interpolants of ``low`` and ``up`` through
+        ``xs`` enclose every :math:`r_i(x)`.  For any convex :math:`\\phi` (:math:`r^2`,
+        :math:`|r|`), :math:`\\phi(r_i(x)) \\le \\max(\\phi(\\text{low}_i), \\phi(\\text{up}_i))`
+        interpolated, which is convex between breakpoints: a sum of such functions is largest
+        at one of the ``xs``.
+
+        Parameters
+        ----------
+        beta : ndarray (n,)
+        a : ndarray (n,)
+            Offsets (``y`` or ``y - beta0``).
+        lo, hi : float
+            The piece, in path-parameter units (a point on the lambda path).
+
+        Returns
+        -------
+        xs : ndarray (m,)
+        low, up : ndarray (n, m)
+        """
+        hi = lo if hi is None else hi
+        t_lo, t_hi = self.sweep.bandwidths(lo, hi)
+        beta, a = np.asarray(beta, dtype=float), np.asarray(a, dtype=float)
+        entry = self._entry_error(t_lo, t_hi) * float(np.abs(beta).sum())
+        S = np.flatnonzero(beta)
+        if t_lo == t_hi:  # a point: the residual itself, the summed magnitudes are |a| + K |beta|
+            K = self.gram(lo)[:, S]
+            r = a - K @ beta[S]
+            allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
+            return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]
+        P, N = split_envelope(self.kernels.products, beta, t_lo, t_hi)
+        xs, f_low, f_up = difference_nodes(P, N)  # enclose K_x beta
+        # kernel entries (envelope_entry_error per unit of |beta|), then the sums and the
+        # polynomials' arithmetic (_CHAIN)
+        allowance = entry + fp_margin(self.n + _CHAIN, 1.0) * (np.abs(a) + P.magnitude() + N.magnitude())
+        return xs, a[:, None] - f_up - allowance[:, None], a[:, None] - f_low + allowance[:, None]

@@ -1,0 +1,169 @@
+"""Kernel ridge regression over the Gaussian bandwidth or over lambda: the search side (exact
+solves by one Cholesky factorization, restoration by the best scaling).  The certificate side is
+:mod:`.bound`; leave-one-out cross-validation along a path is :mod:`.loocv`.
+
+.. math::
+
+    \\min_c\\; \\lambda\\, c^\\top K_t c + \\lVert K_t c - y \\rVert^2,
+    \\qquad
+    \\max_a\\; 2 a^\\top y - \\lVert a \\rVert^2 - \\tfrac1\\lambda a^\\top K_t a.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from approxpath.kernel_problem import KernelProblem
+from approxpath.numerics import log_mid
+from approxpath.problem import Declaration
+from approxpath.registry import register
+
+from .bound import RidgeBound, RidgeDual, RidgePrimal
+
+__all__ = ["KernelRidge"]
+
+
+def _best_scale(num, den):
+    """argmax_s 2 s num - s^2 den (den >= 0); 1 (keep the point) when den = 0."""
+    return num / den if den > 0 else 1.0
+
+
+@register
+class KernelRidge(KernelProblem):
+    """Kernel ridge regression with a Gaussian kernel; path over the bandwidth ``t`` or ``lam``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+    lam : float, default 0.1
+        Ridge weight :math:`\\lambda` (fixed when ``parameter="bandwidth"``; the top of the default
+        interval on the lambda path).
+    bandwidth : float, optional
+        Fixed ``t`` of the kernel when ``parameter="lam"`` (required then).
+    parameter : {"bandwidth", "lam"}
+        The path parameter.
+    kernel : {"gaussian", "laplacian", "ard", "precomputed"}, default "gaussian"
+        The distances D of the kernel exp(-tD): squared Euclidean, l1, feature-weighted squared
+        Euclidean, or given (then X is D, n x n; docs/kernels.md).
+    feature_weights : sequence of float, optional
+        The weights w_k >= 0 of kernel="ard": D = sum_k w_k (x_k - x'_k)^2.
+    """
+
+    name = "kernel_ridge"
+    Bound = RidgeBound
+    backends = ("cholesky", "clarabel", "scs")
+
+    def __init__(self, X, y, *, lam=0.1, bandwidth=None, parameter="bandwidth",
+                 kernel="gaussian", feature_weights=None):
+        super().__init__(X, y, lam=lam, bandwidth=bandwidth, parameter=parameter,
+                         kernel=kernel, feature_weights=feature_weights)
+
+    @classmethod
+    def examples(cls):
+        from approxpath.data import make_sinc
+
+        X, y = make_sinc(n=30, seed=2)
+        return [(cls(X, y, lam=0.1), (2.0**-3, 2.0**3), 0.05),
+                (cls(X, y, lam=0.1, bandwidth=1.0, parameter="lam"), (0.01, 1.0), 0.05)]
+
+    def null_objective(self):
+        """The objective of the zero model (c = 0): ``||y||^2``, the unit of a scale-free eps."""
+        return float(self.y @ self.y)
+
+    # -------------------------------------------------------------- CVXPY declarations
+    def cvxpy_primal(self, t):
+        import cvxpy as cp
+
+        bw, lam = self.sweep.at(t)
+        K = self.gram(t)
+        c = cp.Variable(self.n, name="c")
+        obj = lam * cp.quad_form(c, cp.psd_wrap(K)) + cp.sum_squares(K @ c - self.y)
+        return Declaration(cp.Problem(cp.Minimize(obj)), dict(c=c))
+
+    def cvxpy_dual(self, t):
+        import cvxpy as cp
+
+        bw, lam = self.sweep.at(t)
+        a = cp.Variable(self.n, name="a")
+        obj = 2 * (self.y @ a) - cp.sum_squares(a) - cp.quad_form(a, cp.psd_wrap(self.gram(t))) / lam
+        return Declaration(cp.Problem(cp.Maximize(obj)), dict(a=a))
+
+    def cvxpy_restore_primal(self, primal, dual, tau):
+        import cvxpy as cp
+
+        from approxpath.solvers.conic import solve_cvxpy
+
+        bw, lam = self.sweep.at(tau)
+        Kc = self.gram(tau) @ primal.c
+        s = cp.Variable()  # nothing is constrained: the best multiple of the carried c
+        solve_cvxpy(cp.Problem(cp.Minimize(lam * float(primal.c @ Kc) * cp.square(s) + cp.sum_squares(s * Kc - self.y))))
+        return RidgePrimal(c=float(s.value) * primal.c)
+
+    def cvxpy_restore_dual(self, dual, tau):
+        import cvxpy as cp
+
+        from approxpath.solvers.conic import solve_cvxpy
+
+        bw, lam = self.sweep.at(tau)
+        a = dual.a
+        s = cp.Variable()  # the best multiple of the carried a
+        quad = float(a @ a) + float(a @ (self.gram(tau) @ a)) / lam
+        solve_cvxpy(cp.Problem(cp.Maximize(2 * float(a @ self.y) * s - quad * cp.square(s))))
+        return RidgeDual(a=float(s.value) * a)
+
+    # -------------------------------------------------------------- exact solve
+    def candidate(self, backend, t):
+        """``cholesky``: the closed form, one Cholesky factorization of :math:`K_t + \\lambda I`;
+        ``clarabel``/``scs``: the CVXPY declarations (the generic route, a fallback)."""
+        if backend != "cholesky":
+            return super().candidate(backend, t)
+        bw, lam = self.sweep.at(t)
+        K = self.gram(t)
+        c = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K + lam * np.eye(self.n)), self.y)
+        # a = lam c (equal to y - K c at the optimum) leaves only the solve's residual in the gap,
+        # ||(K + lam I) c - y||^2; a = y - K c would leave (1/lam) r'K r, far larger at small lam
+        return RidgePrimal(c=c), RidgeDual(a=lam * c)
+
+    # -------------------------------------------------------------- numpy maps
+    def restore(self, primal, dual, lo, hi=None):
+        """The best multiples of the carried ``c`` and ``a`` at the piece's (log-scale) middle
+        (neither side has constraints: any pair is feasible everywhere)."""
+        return self._restore_primal(primal, lo, hi), self._restore_dual(dual, lo, hi)
+
+    def _restore_primal(self, primal, lo, hi=None):
+        mid = log_mid(lo, lo if hi is None else hi)
+        bw, lam = self.sweep.at(mid)
+        Kc = self.gram(mid) @ primal.c
+        return RidgePrimal(c=_best_scale(float(self.y @ Kc), lam * float(primal.c @ Kc) + float(Kc @ Kc)) * primal.c)
+
+    def _restore_dual(self, dual, lo, hi=None):
+        mid = log_mid(lo, lo if hi is None else hi)
+        bw, lam = self.sweep.at(mid)
+        a = dual.a
+        return RidgeDual(a=_best_scale(float(a @ self.y), float(a @ a) + float(a @ (self.gram(mid) @ a)) / lam) * a)
+
+    def dual_from_primal(self, primal, tau):
+        """The residual ``y - K c`` (the optimal dual at the optimum)."""
+        return RidgeDual(a=self.y - self.gram(tau) @ primal.c)
+
+    def primal_objective(self, primal, tau):
+        bw, lam = self.sweep.at(tau)
+        Kc = self.gram(tau) @ primal.c
+        return lam * float(primal.c @ Kc) + float(np.sum((Kc - self.y) ** 2))
+
+    def dual_objective(self, dual, tau):
+        bw, lam = self.sweep.at(tau)
+        a = dual.a
+        return 2.0 * float(a @ self.y) - float(a @ a) - float(a @ (self.gram(tau) @ a)) / lam
+
+    def primal_violation(self, primal, tau):
+        return 0.0 if np.all(np.isfinite(primal.c)) else np.inf  # unconstrained
+
+    def dual_violation(self, dual, tau):
+        return 0.0 if np.all(np.isfinite(dual.a)) else np.inf  # unconstrained
+
+    def predict(self, primal, tau, X_new):
+        """:math:`f(x) = \\sum_j c_j k_t(x_j, x)` at the rows of ``X_new`` (m, d): shape (m,)."""
+        return self.cross_kernel(tau, X_new) @ primal.c

@@ -1,0 +1,238 @@
+"""Problems declared only in CVXPY (approxpath.CvxpyProblem).
+
+References: scikit-learn's coordinate-descent elastic net and lasso (tight tolerances) for the
+lambda paths, the closed-form optimum of a kernel smoother for the bandwidth paths, and forged
+certificates that must fail."""
+
+import importlib.util
+import pickle
+import sys
+from pathlib import Path
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist, squareform
+
+import approxpath
+from approxpath.bound import Option
+from approxpath.certificate import verify
+from approxpath.certificate.verify import claimed_on
+from approxpath.data import make_sinc
+from approxpath.driver import STRATEGIES
+from approxpath.testing import check_problem
+
+from certificate_helpers import tamper
+
+sklearn_linear = pytest.importorskip("sklearn.linear_model")
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "elastic_net_cvxpy.py"
+
+
+def _example():
+    """The worked example as an importable module (workers unpickle its classes by name)."""
+    if "elastic_net_cvxpy" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("elastic_net_cvxpy", EXAMPLE)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["elastic_net_cvxpy"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["elastic_net_cvxpy"]
+
+
+def _regression(n=40, d=6, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = X @ np.r_[1.5, -2.0, np.zeros(d - 3), 1.0] + 0.3 * rng.standard_normal(n)
+    return X, y
+
+
+def _sklearn_objective(X, y, lam, mix):
+    """The elastic-net optimum from scikit-learn (same scaling: 1/(2n) loss, alpha = lam)."""
+    n = len(y)
+    if mix == 1.0:
+        model = sklearn_linear.Lasso(alpha=lam, fit_intercept=False, tol=1e-14, max_iter=1_000_000)
+    else:
+        model = sklearn_linear.ElasticNet(alpha=lam, l1_ratio=mix, fit_intercept=False, tol=1e-14, max_iter=1_000_000)
+    w = model.fit(X, y).coef_
+    return np.sum((y - X @ w) ** 2) / (2 * n) + lam * (mix * np.abs(w).sum() + (1 - mix) / 2 * w @ w)
+
+
+# ---------------------------------------------------------------------------- lambda paths
+def test_the_worked_example_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert _example().main() == 0
+    out = capsys.readouterr().out
+    assert "0 certified" in out and "0 uncovered" in out and any(line.startswith("OK: ") for line in out.splitlines())
+    assert (tmp_path / "elastic_net_cvxpy.npz").is_file()
+
+
+def test_elastic_net_path_is_sampled_and_eps_close_to_sklearn_at_50_random_lam(tmp_path):
+    """CVXPY-declared pieces are "sampled" (feasibility and rounding only to tolerances), never
+    certified; for this weight-form problem the claim holds between the sampled points too, which
+    an independent solver checks at 50 random lambda."""
+    ElasticNet = _example().ElasticNet
+    X, y = _regression()
+    eps, interval = 1e-3, (1e-3, 1.0)
+    problem = ElasticNet(X, y, mix=0.5)
+    assert not problem.bound.interval_bound
+    path = approxpath.approximate_path(problem, eps=eps, interval=interval)
+    assert {p.kind for p in path.pieces} == {"sampled"} and path.max_gap_bound <= eps, path.summary()
+    report = verify(path.save(tmp_path / "enet.npz"), X, y)
+    assert report.ok and report.sampled == len(path.pieces) and report.certified == 0, str(report)
+    worst = -np.inf
+    for lam in np.exp(np.random.default_rng(50).uniform(*np.log(interval), 50)):
+        beta = path.primal(lam).beta
+        f = np.sum((y - X @ beta) ** 2) / (2 * len(y)) + lam * (0.5 * np.abs(beta).sum() + 0.25 * beta @ beta)
+        sub = f - _sklearn_objective(X, y, lam, 0.5)
+        assert -1e-9 <= sub <= eps, (lam, sub)
+        worst = max(worst, sub)
+    assert worst > 0.01 * eps  # the check has teeth
+
+
+class Lasso(approxpath.CvxpyProblem):
+    """The lasso over lam: its dual constraint ||X'u||_inf <= lam moves with lam (the
+    restoration scales u at each end of a piece)."""
+
+    name, parameters = "lasso_cvxpy", ("lam",)
+    variables, dual_variables, carried = ("beta",), ("u",), ("beta", "u")
+
+    @staticmethod
+    def declare(X, y, lam):
+        n, d = X.shape
+        beta, u = cp.Variable(d, name="beta"), cp.Variable(n, name="u")
+        primal = cp.Problem(cp.Minimize(cp.sum_squares(y - X @ beta) / (2 * n) + lam * cp.norm1(beta)))
+        dual = cp.Problem(cp.Maximize(y @ u - n / 2 * cp.sum_squares(u)), [cp.norm_inf(X.T @ u) <= lam])
+        return primal, dual
+
+    @classmethod
+    def examples(cls):
+        X, y = _regression(n=20, d=4, seed=3)
+        return [(cls(X, y), (0.01, 1.0), 0.01)]
+
+
+approxpath.register(Lasso)
+
+
+def test_lasso_with_a_moving_dual_constraint_is_eps_close_to_sklearn(tmp_path):
+    X, y = _regression(seed=1)
+    eps, interval = 1e-3, (1e-3, 1.0)
+    problem = Lasso(X, y)
+    path = approxpath.approximate_path(problem, eps=eps, interval=interval)
+    assert not path.uncovered() and {p.kind for p in path.pieces} == {"sampled"}, path.summary()
+    assert verify(path.save(tmp_path / "lasso.npz"), X, y).ok
+    for lam in np.exp(np.random.default_rng(20).uniform(*np.log(interval), 20)):
+        beta = path.primal(lam).beta
+        f = np.sum((y - X @ beta) ** 2) / (2 * len(y)) + lam * np.abs(beta).sum()
+        assert -1e-9 <= f - _sklearn_objective(X, y, lam, 1.0) <= eps
+
+
+def test_a_cvxpy_problem_passes_the_conformance_battery():
+    assert check_problem(Lasso) > 0
+
+
+def test_forged_cvxpy_certificates_fail(tmp_path):
+    ElasticNet = _example().ElasticNet
+    X, y = _regression(n=20, d=4, seed=3)
+    path = approxpath.approximate_path(ElasticNet(X, y), eps=1e-3, interval=(0.01, 1.0))
+    cert = path.save(tmp_path / "enet.npz")
+    for key in ("primal_beta", "dual_u"):
+        forged = tamper(cert, tmp_path / f"{key}.npz", lambda a, m, k=key: a[k].__imul__(1.5), rehash=True)
+        assert not verify(forged, X, y).ok, key
+    lowered = tamper(cert, tmp_path / "low.npz", lambda a, m: a["gap_bound"].__imul__(0.1), rehash=True)
+    assert not verify(lowered, X, y).ok
+
+
+def test_cvxpy_problems_pickle_and_run_in_workers(tmp_path):
+    ElasticNet = _example().ElasticNet
+    X, y = _regression(n=20, d=4, seed=3)
+    problem = pickle.loads(pickle.dumps(ElasticNet(X, y, mix=0.3)))
+    assert problem.mix == 0.3
+    path = approxpath.approximate_path(problem, eps=1e-3, interval=(0.01, 1.0), strategy="grid", workers=2, chunks=2)
+    assert not path.uncovered() and verify(path.save(tmp_path / "w.npz"), X, y).ok
+
+
+# ---------------------------------------------------------------------------- bandwidth paths
+class Smoother(approxpath.CvxpyProblem):
+    """A kernel smoother with a ridge on its coefficients over the bandwidth: t inside exp(-tD)."""
+
+    name, parameters = "smoother_cvxpy", ("bandwidth",)
+    variables, dual_variables, carried = ("beta",), ("u",), ("beta", "u")
+    OPTIONS = dict(lam=Option("positive", default=0.1))
+
+    @staticmethod
+    def declare(X, y, t, lam):
+        K = cp.exp(-t * squareform(pdist(X, "sqeuclidean")))
+        beta, u = cp.Variable(len(y), name="beta"), cp.Variable(len(y), name="u")
+        primal = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta) + lam * cp.sum_squares(beta)))
+        dual = cp.Problem(cp.Maximize(y @ u - 0.5 * cp.sum_squares(u) - cp.sum_squares(K @ u) / (4 * lam)))
+        return primal, dual
+
+
+class ResidualSmoother(Smoother):
+    """The same problem with the residual as a variable whose constraint moves with t: the
+    primal is restored at each sampled point (beta carried up to a scale, r re-optimized)."""
+
+    name = "residual_smoother_cvxpy"
+    variables = ("beta", "r")
+
+    @staticmethod
+    def declare(X, y, t, lam):
+        K = cp.exp(-t * squareform(pdist(X, "sqeuclidean")))
+        beta, r, u = (cp.Variable(len(y), name=name) for name in ("beta", "r", "u"))
+        primal = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(r) + lam * cp.sum_squares(beta)), [r == y - K @ beta])
+        dual = cp.Problem(cp.Maximize(y @ u - 0.5 * cp.sum_squares(u) - cp.sum_squares(K @ u) / (4 * lam)))
+        return primal, dual
+
+
+approxpath.register(Smoother)
+approxpath.register(ResidualSmoother)
+
+
+def _smoother_optimum(X, y, t, lam):
+    K = np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    beta = np.linalg.solve(K.T @ K + 2 * lam * np.eye(len(y)), K.T @ y)
+    return 0.5 * np.sum((y - K @ beta) ** 2) + lam * beta @ beta
+
+
+@pytest.mark.parametrize("cls,strategies", [(Smoother, STRATEGIES), (ResidualSmoother, ("interpolate",))],
+                         ids=["t-in-objective", "t-in-constraints"])
+def test_bandwidth_problems_get_sampled_pieces_that_hold_at_their_points(cls, strategies, tmp_path):
+    X, y = make_sinc(n=20, seed=2)
+    problem = cls(X, y, lam=0.1)
+    assert not problem.bound.interval_bound
+    for strategy in strategies:
+        path = approxpath.approximate_path(problem, eps=0.05, interval=(0.5, 8.0), strategy=strategy)
+        assert {p.kind for p in path.pieces} == {"sampled"} and path.max_gap_bound <= 0.05
+        for piece in path.pieces:
+            for x, _ in claimed_on("sampled", piece.lo, piece.hi):
+                beta = problem.primal_at(piece.primal, x).beta
+                K = np.exp(-x * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+                f = 0.5 * np.sum((y - K @ beta) ** 2) + 0.1 * beta @ beta
+                sub = f - _smoother_optimum(X, y, x, 0.1)
+                assert -1e-7 <= sub <= piece.gap_bound + 1e-7, (x, sub)
+        report = verify(path.save(tmp_path / f"{strategy}.npz"), X, y)
+        assert report.ok and report.sampled == len(path.pieces), str(report)
+    if cls is ResidualSmoother:  # the primal is stored at each sampled point (its constraint moves)
+        piece = path.pieces[0]
+        assert piece.primal.r.shape == piece.primal.beta.shape == (5, len(y))
+        assert list(piece.primal.at) == [x for x, _ in claimed_on("sampled", piece.lo, piece.hi)]
+
+
+def test_declarations_with_unnamed_variables_or_wrong_senses_are_refused():
+    class Unnamed(approxpath.CvxpyProblem):
+        name, variables, dual_variables = "unnamed_cvxpy", ("x",), ("u",)
+
+        @staticmethod
+        def declare(X, y, t):
+            x, u = cp.Variable(2), cp.Variable(2, name="u")
+            return cp.Problem(cp.Minimize(cp.sum_squares(x) + t)), cp.Problem(cp.Maximize(-cp.sum_squares(u)))
+
+    with pytest.raises(approxpath.InputError, match="name each cp.Variable"):
+        Unnamed(np.zeros((3, 1)), np.zeros(3))
+    with pytest.raises(TypeError, match="distinct"):
+        class Clash(approxpath.CvxpyProblem):
+            name, variables, dual_variables = "clash_cvxpy", ("x",), ("x",)
+
+            @staticmethod
+            def declare(X, y, t):
+                raise AssertionError

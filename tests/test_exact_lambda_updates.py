@@ -1,0 +1,144 @@
+"""The lambda-path's up/down-dated Cholesky factor against the LU version it replaces, the factor
+against a fresh factorization of the matrix it represents, and the refactorization rule."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+from approxpath.data import make_sinc
+from approxpath.exact import certify
+from approxpath.exact._lambda import _Engine, _lambda_path
+from approxpath.exact._linalg import _ActiveFactor, _kkt_matrix, _solve
+from approxpath.kernels import gaussian, sq_distances
+from exact_helpers import wang_sinc
+
+
+def _five_d(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 5))
+    return X, np.sin(X[:, 0]) + X[:, 1] ** 2 / 4 + 0.1 * rng.standard_normal(n)
+
+
+# well-conditioned paths (largest condition estimate of the systems <= 1e8)
+WELL = [("wang0", 1.0), ("wang0", 10.0), ("wang1", 1.0), ("wang1", 20.0), ("sinc30", 1.0), ("sinc30", 10.0),
+        ("five_d", 0.5)]
+
+
+@pytest.fixture(scope="module")
+def sets():
+    return {"wang0": wang_sinc(0), "wang1": wang_sinc(1),
+            "sinc30": make_sinc(n=30, low=-3.0, high=3.0, noise=0.08, seed=1), "five_d": _five_d()}
+
+
+def _same_events(a, b):
+    return [(e.index, e.kind, e.sign) for e in a.events] == [(e.index, e.kind, e.sign) for e in b.events]
+
+
+@pytest.mark.parametrize("name,bw", WELL)
+def test_updates_match_the_lu_version_to_1e_10(sets, name, bw):
+    X, y = sets[name]
+    lu = _lambda_path(X, y, bw, factor="lu")
+    up = _lambda_path(X, y, bw, factor="update")
+    assert lu.max_cond <= 1e8 and up.stop_reason == lu.stop_reason == "lam_min"
+    assert _same_events(lu, up) and len(up.events) > 10
+    np.testing.assert_allclose(up.t, lu.t, rtol=0, atol=1e-10)  # the breakpoints (lambda_max ~ 1-5)
+    np.testing.assert_allclose(up.beta, lu.beta, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(up.beta0, lu.beta0, rtol=0, atol=1e-10)
+    assert up.settings["lu_fallbacks"] == 0
+
+
+@pytest.mark.parametrize("name,bw", [("wang0", 0.1), ("sinc30", 0.1)])
+def test_ill_conditioned_paths_agree_to_their_conditioning_and_are_certified(sets, name, bw):
+    """cond ~1e11-1e12: two backward-stable solvers differ by ~cond u; both are certified."""
+    X, y = sets[name]
+    lu = _lambda_path(X, y, bw, factor="lu")
+    up = _lambda_path(X, y, bw, factor="update")
+    assert lu.max_cond > 1e10 and _same_events(lu, up)
+    scale = np.abs(lu.beta).max()
+    assert np.abs(up.beta - lu.beta).max() <= 1e3 * lu.max_cond * 2.0**-53 * scale
+    for p in (lu, up):
+        assert certify(p, tol=1e-8, relative=True).ok
+
+
+def test_factor_updates_equal_a_fresh_factorization():
+    X, y = _five_d(80, seed=1)
+    K = gaussian(sq_distances(X), 0.5)
+    KcT = np.ascontiguousarray((K - K.mean(axis=0)).T)
+    nu = 1e-4
+    f = _ActiveFactor(KcT, nu)
+    rng = np.random.default_rng(0)
+    active = []
+    for step in range(60):  # joins and leaves in random order, as along a path
+        if active and (len(active) > 25 or rng.random() < 0.3):
+            j = active.pop(int(rng.integers(len(active))))
+            f.delete(j)
+        else:
+            j = int(rng.choice(np.setdiff1d(np.arange(80), active)))
+            active.append(j)
+            f.append(j)
+        assert f.order == active
+        if not active:
+            continue
+        H = KcT[active] @ KcT[active].T + nu * np.eye(len(active))  # the matrix, formed here
+        np.testing.assert_allclose(f.H, H, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(f.R.T @ f.R, H, rtol=0, atol=1e-12 * np.abs(H).max())
+        b = rng.standard_normal(len(active))
+        np.testing.assert_allclose(f.solve(b), np.linalg.solve(H, b), rtol=1e-9)
+        true = np.linalg.cond(H, 1)
+        assert true / 10 <= f.cond() <= true * (1 + 1e-8)  # LAPACK's estimate is a lower bound
+
+
+def test_a_drifted_factor_is_refactored_and_the_rate_is_the_lu_rate():
+    X, y = wang_sinc(0)
+    K = gaussian(sq_distances(X), 10.0)  # narrow kernel: a well-conditioned system
+    engine = _Engine(K, 0.0, "update")
+    signs = np.zeros(50, dtype=np.int8)
+    for j, s in ((3, 1), (17, -1), (29, 1), (41, -1), (8, 1)):
+        signs[j] = s
+        engine.joined(j)
+    engine.active.R[1, 3] *= 1 + 1e-6  # an update that lost accuracy
+    act, rA, r0, a, cond, solves = engine.rate(signs)
+    assert engine.active.refactors == 1 and solves == 2
+    rate, _ = _solve(_kkt_matrix(K[:, act], 0.0), np.concatenate(([0.0], signs[act].astype(float))))
+    np.testing.assert_allclose(rA, rate[1:], rtol=1e-10)
+    assert r0 == pytest.approx(rate[0], rel=1e-10)
+    np.testing.assert_allclose(a, K @ (K[:, act] @ rA + r0), rtol=1e-10, atol=1e-12)
+    # an intact factor is used as it is
+    engine.rate(signs)
+    assert engine.active.refactors == 1
+
+
+def test_duplicate_points_singular_system_and_ridge():
+    """A copy of the first point to join: once both are active the reduced matrix is singular.
+    Without a ridge both versions stop there saying so (which copy joins first is a tie that
+    rounding decides), every solution returned before is certified; with a ridge they run to
+    the end and agree."""
+    X, y = wang_sinc(2)
+    j0 = int(np.argmax(np.abs(gaussian(sq_distances(X), 1.0) @ (y - y.mean()))))
+    X, y = np.vstack([X, X[j0:j0 + 1]]), np.concatenate([y, y[j0:j0 + 1]])
+    lu = _lambda_path(X, y, 1.0, factor="lu")
+    up = _lambda_path(X, y, 1.0, factor="update")
+    assert "singular" in up.stop_reason and "singular" in lu.stop_reason
+    assert [(e.index, e.kind) for e in up.events[:7]] == [(e.index, e.kind) for e in lu.events[:7]]
+    assert {e.index for e in up.events[7:]} == {e.index for e in lu.events[7:]} == {j0, 50}
+    for p in (lu, up):
+        assert certify(p, tol=1e-8, relative=True).ok
+    lu = _lambda_path(X, y, 1.0, factor="lu", nu=1e-3)
+    up = _lambda_path(X, y, 1.0, factor="update", nu=1e-3)
+    assert up.stop_reason == lu.stop_reason == "lam_min" and _same_events(lu, up)
+    np.testing.assert_allclose(up.beta, lu.beta, rtol=0, atol=1e-10)
+
+
+def test_cholesky_of_the_reduced_matrix_is_the_bordered_system():
+    """The reduced matrix (centred kernel columns) gives the bordered system's solution: the
+    elimination of the bias that the update version relies on."""
+    X, y = wang_sinc(0)
+    K = gaussian(sq_distances(X), 1.0)
+    act = np.array([2, 11, 23, 37])
+    s = np.array([1.0, -1.0, -1.0, 1.0])
+    nu = 1e-3
+    Kc = K - K.mean(axis=0)
+    x = scipy.linalg.solve(Kc[:, act].T @ Kc[:, act] + nu * np.eye(4), s, assume_a="pos")
+    rate, _ = _solve(_kkt_matrix(K[:, act], nu), np.concatenate(([0.0], s)))
+    np.testing.assert_allclose(x, rate[1:], rtol=1e-9)
+    assert -K[:, act].mean(axis=0) @ x == pytest.approx(rate[0], rel=1e-9)
