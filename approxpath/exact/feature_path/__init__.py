@@ -34,6 +34,7 @@ from .certify import RESIDUALS, STATEMENT, FeaturePathReport, PointCheck, crossc
 from .io import read_feature_path, write_feature_path
 from .plot import plot_feature_path
 from .result import FeatureEvent, FeaturePath
+from .segments import SegmentCheck, SegmentReport, certify_segments
 
 __all__ = [
     "KERNELS",
@@ -43,6 +44,9 @@ __all__ = [
     "FeaturePath",
     "FeaturePathReport",
     "PointCheck",
+    "SegmentCheck",
+    "SegmentReport",
+    "certify_segments",
     "crosscheck_feature_path",
     "feature_path",
     "normalize_columns",
