@@ -12,7 +12,7 @@ import numpy as np
 from ..data import PREPROCESSING, data_sha256, load_data, preprocess
 from ..errors import InputError
 from ..registry import available_problems, get_problem
-from . import add_problem_options, parse_number, problem_kwargs
+from . import add_problem_options, features, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs, data_format  # noqa: F401 (figures use them too)
 
 __all__ = ["COMMANDS", "load", "add_data_args", "add_path_args"]
@@ -432,4 +432,5 @@ COMMANDS = {
     "crosscheck": ("certify the points (and linear segments) of a path computed anywhere", _crosscheck_args),
     "problems": ("list the registered problems", _problems_args),
     "demo": ("run on built-in synthetic data", _demo_args),
+    **features.COMMANDS,
 }

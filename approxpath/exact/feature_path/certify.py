@@ -48,7 +48,7 @@ for
     :math:`\\hat\\lambda > 0`, :math:`\\eta \\ge 0`, β ≥ 0: Theorem 1(b)) and ``l1``
     :math:`|D - \\lVert\\beta\\rVert_1|/D`.
 
-Between the points nothing is certified here (see ``docs/feature-path.md``).
+Between the points see :mod:`.segments` (the inner problem along straight segments).
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ __all__ = ["PointCheck", "FeaturePathReport", "crosscheck_feature_path", "check_
 #: What the certificates mean, in one paragraph (printed by the reports).
 STATEMENT = ("certified per point: the inner kernel ridge problem at the point's beta is solved to the "
              "stated duality gap (rigorous, rounding included) and the KKT system (5) / Theorem 1 hold to the "
-             "stated relative residuals; NOT certified: global optimality of the non-convex problem (1), and "
-             "anything between the points")
+             "stated relative residuals; NOT certified: global optimality of the non-convex problem (1); between "
+             "the points only what certify_segments reports (the inner problem along straight segments)")
 #: KKT residual names, in the order of :attr:`PointCheck.residuals`.
 RESIDUALS = ("stationarity", "budget", "equal", "maximality", "sign", "l1")
 

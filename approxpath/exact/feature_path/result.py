@@ -156,6 +156,37 @@ class FeaturePath:
         return crosscheck_feature_path(self.X, self.y, self.D, self.beta, self.alpha, self.alpha0, C=self.C,
                                        kernel=self.kernel, degree=self.degree, tol=tol, kkt_tol=kkt_tol)
 
+    def certify_segments(self, eps=1e-3, max_pieces=64):
+        """The inner problem certified along the segments between points
+        (:func:`~approxpath.exact.feature_path.certify_segments`)."""
+        from .segments import certify_segments
+
+        return certify_segments(self, eps=eps, max_pieces=max_pieces)
+
+    def table_columns(self, segments=None):
+        """``(description, columns)`` of the per-point table (:func:`approxpath.export.export_table`):
+        ``point``, ``D``, ``lam``, ``alpha0``, ``active`` (count), ``event_feature`` (the feature
+        joining or leaving there, -1 none), ``event`` (1 joined, -1 left, 0 none),
+        ``jacobian_calls``; ``rel_gap``, ``kkt`` with a report; ``segment_gap`` (the bound of the
+        segment to the next point, NaN at the last) with a :class:`SegmentReport`; then
+        ``beta1`` ... ``betad``."""
+        m = len(self)
+        feat, kind = np.full(m, -1.0), np.zeros(m)
+        for e in self.events[1:]:
+            feat[e.index], kind[e.index] = e.feature, 1.0 if e.kind == "joined" else -1.0
+        cols = dict(point=np.arange(m, dtype=float), D=self.D, lam=self.lam, alpha0=self.alpha0,
+                    active=self.active.sum(axis=1).astype(float), event_feature=feat, event=kind,
+                    jacobian_calls=self.jacobian_calls_at.astype(float))
+        if self.report is not None:
+            cols.update(rel_gap=self.report.rel_gap, kkt=self.report.kkt)
+        if segments is not None:
+            seg = np.full(m, np.nan)
+            for c in segments.segments:
+                seg[c.index] = c.max_gap
+            cols["segment_gap"] = seg
+        cols.update({f"beta{j + 1}": self.beta[:, j] for j in range(self.beta.shape[1])})
+        return (f"approxpath L1KR feature path ({self.kernel}, C = {self.C:g}): one row per point, D = ||beta||_1"), cols
+
     def summary(self, max_events=30):
         """A few lines: settings, extent, events, the certificates and what they mean."""
         n, d = self.X.shape
