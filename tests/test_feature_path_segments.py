@@ -56,24 +56,39 @@ def test_piece_bound_covers_the_pair_gap_at_every_s_and_cvxpy(path):
     checked = 0
     for i in rng.choice(len(path) - 1, size=4, replace=False):
         seg = _segment(path, int(i))
-        for s0, s1 in ((0.0, 1.0), (0.25, 0.5), (0.9, 1.0)):
-            gap, alpha, alpha0, u = seg.piece(s0, s1)
+        bounds = [seg.interval] + ([seg.taylor] if path.kernel == "ard-gaussian" else [])
+        for (s0, s1), bound in zip(((0.0, 1.0), (0.25, 0.5), (0.9, 1.0)), bounds * 3):
+            gap, primal, u = bound(s0, s1)
             assert float(np.sum(u)) == 0.0
             for s in np.linspace(s0, s1, 7):
+                alpha, alpha0 = primal(s)
                 K = kern.at((1 - s) * path.beta[i] + s * path.beta[i + 1]).K
                 assert alpha @ K @ alpha <= path.C  # feasible at every s of the piece
-                primal = float(np.sum((path.y - K @ alpha - alpha0) ** 2))
+                pobj = float(np.sum((path.y - K @ alpha - alpha0) ** 2))
                 dual = 2 * u @ path.y - u @ u - 2 * math.sqrt(path.C * max(u @ K @ u, 0.0))
-                assert primal - dual <= gap
+                assert pobj - dual <= gap
                 checked += 1
             s = 0.5 * (s0 + s1)
+            alpha, alpha0 = primal(s)
             K = kern.at((1 - s) * path.beta[i] + s * path.beta[i + 1]).K
             opt = _cvxpy_inner(K, path.y, path.C)[0]
             tol = 1e-7 * opt
-            primal = float(np.sum((path.y - K @ alpha - alpha0) ** 2))
+            pobj = float(np.sum((path.y - K @ alpha - alpha0) ** 2))
             dual = 2 * u @ path.y - u @ u - 2 * math.sqrt(path.C * max(u @ K @ u, 0.0))
-            assert dual <= opt + tol and opt <= primal + tol and primal - opt <= gap + tol
+            assert dual <= opt + tol and opt <= pobj + tol and pobj - opt <= gap + tol
     assert checked == 4 * 3 * 7
+
+
+def test_second_order_bound_is_second_order(path):
+    if path.kernel != "ard-gaussian":
+        pytest.skip("the second-order bound is the ARD-Gaussian kernel's")
+    seg = _segment(path, len(path) // 2)
+    g = [seg.taylor(0.5 - h, 0.5 + h)[0] for h in (0.4, 0.2, 0.1)]
+    first = [seg.interval(0.5 - h, 0.5 + h)[0] for h in (0.4, 0.2, 0.1)]
+    assert g[2] < first[2] and g[1] < first[1]
+    # the gap at the middle is the floor; above it the bound falls ~4x per halving (first order: 2x)
+    floor = seg.taylor(0.5, 0.5 + 1e-9)[0]
+    assert (g[1] - floor) <= 0.35 * (g[0] - floor) and (g[2] - floor) <= 0.35 * (g[1] - floor)
 
 
 def test_segments_certified_and_bounds_shrink_with_pieces(path):

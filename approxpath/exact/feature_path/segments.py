@@ -38,8 +38,13 @@ there, best scaled, with :math:`\\mathbf 1^\\top u = 0` exactly).  With entrywis
 * dual: :math:`2u^\\top y - \\lVert u\\rVert^2 - 2\\sqrt{C\\,u^\\top K(s)u}` is at least its value
   with :math:`u^\\top K(s) u` replaced by its upper bound :math:`Q_u`.
 
-Their difference, plus rounding allowances, bounds the gap at every s of the piece.  The bound
-is first order in the piece's length, so pieces are halved until it is at most ε (relative to
+Their difference, plus rounding allowances, bounds the gap at every s of the piece.  This
+bound is first order in the piece's length.  For the ARD-Gaussian kernel a second bound
+(:meth:`_Segment.taylor`) moves the primal linearly with s and expands the residual and both
+quadratic forms to second order around the piece's middle with remainders bounded by the same
+entrywise maxima (:math:`|\\Delta|^k\\circ\\overline K`); the linear terms cancel at the inner
+optimum (envelope theorem), so it is second order; the smaller bound is used.  Pieces are
+halved, the largest bound first, until every bound is at most ε (relative to
 :math:`\\lVert y - \\bar y\\rVert^2`) or a budget of pieces is spent: the segment is then
 reported *not certified*, with its largest bound.  This certifies the inner (convex) problem
 along the segment only, not that the segment follows the path of problem (1).
@@ -167,6 +172,16 @@ class _Segment:
         self.ends = (np.asarray(beta_a, float), np.asarray(beta_b, float))
         self.alphas, self.a0 = (np.asarray(alpha_a, float), np.asarray(alpha_b, float)), (a0_a, a0_b)
         self._K = {}
+        self.delta = None
+        if kern.name == "ard-gaussian":
+            d = self.ends[1] - self.ends[0]
+            feats = np.flatnonzero(d)
+            n = y.size
+            self.delta = sum((d[k] * kern.dist(k) for k in feats), np.zeros((n, n)))
+            # the computed Delta: each term 4 roundings (a difference, a square, a product), then
+            # the sum of len(feats) terms, relative to sum |delta_k| D_k
+            mag = sum((abs(d[k]) * kern.dist(k) for k in feats), np.zeros((n, n)))
+            self.delta_err = fp_margin(len(feats) + 4, 1.0) * mag
 
     def kernel(self, s):
         """(K, entry error) at :math:`\\beta(s)`; the error is twice the kernel's own bound (the
@@ -185,14 +200,34 @@ class _Segment:
         return (1.0 - s) * aa + s * ab, (1.0 - s) * self.a0[0] + s * self.a0[1]
 
     def piece(self, s0, s1):
-        """(gap bound, alpha, alpha0, u) of the piece [s0, s1]: the bound holds at every s."""
+        """``(gap bound, primal, u)`` of the piece [s0, s1]: ``primal(s)`` is the pair's
+        :math:`(\\alpha, \\alpha_0)` at s, u its dual (fixed); the bound holds at every s.  The
+        smaller of the interval bound and (ARD-Gaussian) the second-order bound of
+        :meth:`taylor`."""
+        g, primal, u = self.interval(s0, s1)
+        if self.delta is not None and s1 > s0:
+            g2, primal2, u2 = self.taylor(s0, s1)
+            if g2 < g:
+                return g2, primal2, u2
+        return g, primal, u
+
+    def _dual(self, K, alpha, alpha0):
+        """The centred residual at (K, alpha, alpha0), best scaled, summing to 0 exactly."""
+        r = self.y - K @ alpha - alpha0
+        u0 = r - r.mean()
+        nu = float(u0 @ u0)
+        t = 0.0
+        if nu > 0:
+            t = max(0.0, (float(u0 @ self.y) - math.sqrt(self.C * max(float(u0 @ (K @ u0)), 0.0))) / nu)
+        return zero_sum(t * u0)
+
+    def interval(self, s0, s1):
+        """The first-order bound (module docstring) of the fixed pair at the piece's middle."""
         n, u_ = self.y.size, UNIT_ROUNDOFF
         (K0, e0), (K1, e1) = self.kernel(s0), self.kernel(s1)
         e = max(e0, e1)
         Klo, Khi = np.minimum(K0, K1) - e, np.maximum(K0, K1) + e
-        sm = 0.5 * (s0 + s1)
-        alpha, alpha0 = self.pair(sm)
-        Kmid = 0.5 * (K0 + K1)
+        alpha, alpha0 = self.pair(0.5 * (s0 + s1))
         # feasibility over the piece, then the shrink (its own 4 roundings covered by 8u)
         qa = _quad_up(alpha, Klo, Khi)
         if qa > self.C:
@@ -206,20 +241,109 @@ class _Segment:
         r_hi = self.y - alpha0 - ka_lo + dr
         p_up = float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))
         p_up += fp_margin(n + 2, p_up)
-        # the dual: centred residual at the middle, best scaled, summing to 0 exactly
-        r = self.y - Kmid @ alpha - alpha0
-        u0 = r - r.mean()
-        nu = float(u0 @ u0)
-        t = 0.0
-        if nu > 0:
-            t = max(0.0, (float(u0 @ self.y) - math.sqrt(self.C * max(float(u0 @ (Kmid @ u0)), 0.0))) / nu)
-        u = zero_sum(t * u0)
+        u = self._dual(0.5 * (K0 + K1), alpha, alpha0)
         qu = _quad_up(u, Klo, Khi)
-        d_lo = 2.0 * float(u @ self.y) - float(u @ u) - 2.0 * math.sqrt(self.C * qu) * (1.0 + 4 * u_)
-        d_lo -= fp_margin(2 * n + 4, 2.0 * float(np.abs(u) @ np.abs(self.y)) + float(u @ u)
-                          + 2.0 * math.sqrt(self.C * qu))
-        gap = p_up - d_lo
-        return gap + fp_margin(2, abs(p_up) + abs(d_lo)), alpha, alpha0, u
+        d_lo = self._dual_value(u, qu)
+        gap = p_up - d_lo + fp_margin(2, abs(p_up) + abs(d_lo))
+        return gap, (lambda s, a=alpha, a0=alpha0: (a, a0)), u
+
+    def _dual_value(self, u, qu_up):
+        """Lower bound of :math:`2u^\\top y - \\lVert u\\rVert^2 - 2\\sqrt{C q}` for every
+        :math:`q \\le` ``qu_up``, rounding included."""
+        n = self.y.size
+        root = math.sqrt(self.C * max(qu_up, 0.0)) * (1.0 + 4 * UNIT_ROUNDOFF)
+        d = 2.0 * float(u @ self.y) - float(u @ u) - 2.0 * root
+        return d - fp_margin(2 * n + 4, 2.0 * float(np.abs(u) @ np.abs(self.y)) + float(u @ u) + 2.0 * root)
+
+    def taylor(self, s0, s1):
+        """The second-order bound of the ARD-Gaussian kernel (t = s - s_m, |t| <= tau).
+
+        The primal moves with s, :math:`\\alpha(s) = \\sigma((1-s)\\alpha_a + s\\alpha_b)`,
+        :math:`\\alpha_0(s)` likewise (σ one shrink for the piece); u is fixed.  With
+        :math:`K(t) = K_m \\circ e^{-t\\Delta}`, :math:`K' = -\\Delta\\circ K`,
+        :math:`K'' = \\Delta^2\\circ K`, and every entry of K on the piece at most
+        :math:`\\overline K` (monotone entries):
+
+        * :math:`r(t) = r_0 + t r_1 + E`, :math:`r_1 = -\\dot\\alpha_0 + (\\Delta\\circ K_m)\\alpha_m
+          - K_m\\dot\\alpha`, :math:`|E_i| \\le \\tfrac12 t^2 \\rho_i`, :math:`\\rho = (\\Delta^2
+          \\circ\\overline K)|\\alpha|_{max} + 2(|\\Delta|\\circ\\overline K)|\\dot\\alpha|`;
+        * :math:`\\alpha^\\top K\\alpha` and :math:`u^\\top K u` likewise (value, derivative,
+          remainder), and :math:`\\sqrt q \\le \\sqrt{q_0} + (q - q_0)/(2\\sqrt{q_0})`;
+        * so the gap is below a convex quadratic in t plus constants: its maximum is at
+          :math:`t = \\pm\\tau`.  At the inner optimum the linear terms cancel (envelope
+          theorem), so the bound is second order in τ.
+        """
+        n, u_ = self.y.size, UNIT_ROUNDOFF
+        sm, tau = 0.5 * (s0 + s1), 0.5 * (s1 - s0)
+        (K0, e0), (K1, e1), (Km, em) = self.kernel(s0), self.kernel(s1), self.kernel(sm)
+        e = max(e0, e1, em)
+        Khi = np.maximum(K0, K1) + e
+        Dl, dDl = self.delta, self.delta_err
+        aD = np.abs(Dl) + dDl
+        D1 = aD * Khi  # bounds |Delta o K| on the piece
+        D2 = aD * D1  # bounds |Delta^2 o K|
+        dK1 = e * aD + dDl * Khi  # error of each computed entry of Delta o K_m
+        (aa, ab), (a0a, a0b) = self.alphas, self.a0
+        am, a0m = self.pair(sm)
+        ad, a0d = ab - aa, a0b - a0a  # derivatives in s (their rounding: in the allowances below)
+        amax = np.abs(am) + tau * np.abs(ad)
+        DKm = Dl * Km
+        # alpha(t)' K(t) alpha(t) <= Q0 + tau |Q1| + tau^2 rho_Q / 2
+        Q0 = float(am @ (Km @ am))
+        Q1 = 2.0 * float(ad @ (Km @ am)) - float(am @ (DKm @ am))
+        rhoQ = 2.0 * float(np.abs(ad) @ (Khi @ np.abs(ad))) + 4.0 * float(np.abs(ad) @ (D1 @ amax)) + float(
+            amax @ (D2 @ amax))
+        a1, d1 = float(np.sum(np.abs(am))), float(np.sum(np.abs(ad)))
+        errQ = e * a1 * a1 + 2 * float(np.max(dK1)) * a1 * a1 + 2 * e * a1 * d1 + fp_margin(
+            4 * n, float(np.abs(am) @ (Khi @ np.abs(am))) + 2 * float(np.abs(ad) @ (Khi @ np.abs(am)))
+            + float(np.abs(am) @ (D1 @ np.abs(am))) + rhoQ)
+        # sqrt of the largest alpha'K alpha, plus what the evaluation of alpha(s) (relative error
+        # 2u per entry) can add to the K-norm: 2u sqrt(|alpha|'K|alpha|) (triangle inequality)
+        root_q = math.sqrt(max(Q0 + tau * abs(Q1) + 0.5 * tau * tau * rhoQ + errQ, 0.0)) + 2 * u_ * math.sqrt(
+            float(amax @ (Khi @ amax)))
+        sigma = 1.0 if root_q * (1.0 + 4 * u_) <= math.sqrt(self.C) else math.sqrt(self.C) / root_q * (1.0 - 8 * u_)
+        am, ad, amax = sigma * am, sigma * ad, sigma * amax * (1.0 + 2 * u_)
+        a1, d1 = sigma * a1 * (1.0 + 2 * u_), sigma * d1 * (1.0 + 2 * u_)
+        # the residual: value, derivative, remainder (with the rounding of r0 and r1 folded in)
+        Kam = Km @ am
+        r0 = self.y - a0m - Kam
+        r1 = -a0d + DKm @ am - Km @ ad
+        rho = D2 @ amax + 2.0 * (D1 @ np.abs(ad))
+        big = float(np.max(np.abs(self.y) + abs(a0m) + np.abs(Kam) + np.abs(DKm) @ np.abs(am)
+                           + Khi @ np.abs(ad) + abs(a0d)))
+        # errors of r0, r1 (kernel entries, Delta o K_m, sums) and of evaluating alpha(s) itself
+        dr = e * a1 + float(np.max(dK1)) * a1 + e * d1 + fp_margin(2 * n + 4, big) + fp_margin(
+            4, float(np.max(Khi @ amax)))
+        E = 0.5 * tau * tau * rho * (1.0 + fp_margin(2 * n + 8, 1.0)) + dr * (1.0 + tau)
+        p_ends = [float(np.sum((r0 + t * r1) ** 2)) for t in (-tau, tau)]
+        p_rem = float(np.sum(2.0 * (np.abs(r0) + tau * np.abs(r1)) * E + E * E))
+        # the dual: u fixed, u'K(t)u <= q0 + t q1 + tau^2 rho_u / 2, sqrt linearized at q0
+        u = self._dual(Km, am, a0m)
+        q0 = float(u @ (Km @ u))
+        q1 = -float(u @ (DKm @ u))
+        rho_u = float(np.abs(u) @ (D2 @ np.abs(u)))
+        u1 = float(np.sum(np.abs(u)))
+        errq = e * u1 * u1 + float(np.max(dK1)) * u1 * u1 + fp_margin(
+            4 * n, float(np.abs(u) @ (Khi @ np.abs(u))) + float(np.abs(u) @ (D1 @ np.abs(u))) + rho_u)
+        q0_lo = q0 - errq
+        if not q0_lo > 0:
+            return math.inf, None, u
+        c0 = self._dual_value(u, 0.0)  # 2u'y - ||u||^2, rounding included
+        sc = math.sqrt(self.C)
+        root0 = math.sqrt(q0 + errq) * (1.0 + 2 * u_)
+        # sqrt(q(t)) <= sqrt(q0) + (t q1 + |err| + tau^2 rho_u / 2) / (2 sqrt(q0_lo))
+        lin = sc * (errq * 3 + 0.5 * tau * tau * rho_u) / math.sqrt(q0_lo)  # errq: of q0, and tau <= 1/2 of q1
+        ends = [p + t * sc * q1 / math.sqrt(q0_lo) if t * q1 >= 0 else p + t * sc * q1 / root0
+                for p, t in zip(p_ends, (-tau, tau))]
+        body = max(ends) + p_rem + lin + 2.0 * sc * root0 - c0
+        gap = body + fp_margin(2 * n + 16, max(p_ends) + p_rem + lin + 2.0 * sc * root0 + abs(c0)
+                               + tau * sc * abs(q1) / math.sqrt(q0_lo))
+        (a_a, a_b), (c_a, c_b) = self.alphas, self.a0
+
+        def primal(s, sg=sigma):
+            return sg * ((1.0 - s) * a_a + s * a_b), (1.0 - s) * c_a + s * c_b
+
+        return gap, primal, u
 
 
 def _quad_up(v, Klo, Khi):
