@@ -22,7 +22,8 @@ chosen on the other 20 %, and the test fold's MSE is reported.
 Prints markdown tables.  No data files needed.
 
     python benchmarks/feature_selection.py [--trials 10] [--sets 1 2 3] [--settings clean noisy]
-        [--kappa 0.5 2 8] [--diabetes-folds 10] [--poly 5] [--anatomy 0.1 0.5 2 8] [--quick]
+        [--kappa 0.5 2 8] [--diabetes-folds 10] [--poly 5] [--anatomy 0.1 0.5 2 8] [--segments 1e-3]
+        [--quick]
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import time
 
 import numpy as np
 
-from approxpath.exact.feature_path import feature_path, normalize_columns
+from approxpath.exact.feature_path import certify_segments, feature_path, normalize_columns
 
 try:
     from _common import machine
@@ -173,6 +174,8 @@ def run_friedman(args):
                          stops=[_ending(st.get("stop", "error")) for st in stats],
                          gap=max(st.get("gap", np.inf) for st in stats), kkt=max(st.get("kkt", np.inf) for st in stats),
                          errors=[st["error"] for st in stats if "error" in st])
+                r.update(events=len(p.events) - 1, sel_points=len(p), sel_flagged=len(p.report.flagged), sel_jac=p.jacobian_calls, sel_s=p.wall_s,
+                         **_segments(p, i, args.segments))
                 if args.poly:
                     c, sc = X[tr].mean(axis=0), np.abs(X[tr] - X[tr].mean(axis=0)).max(axis=0)
                     Ptr, Pva, Pte = ((X[part] - c) / sc for part in (tr, va, te))
@@ -191,6 +194,30 @@ def run_friedman(args):
                 res.append(r)
             rows.append(res)
     return rows
+
+
+def _segments(p, i, eps):
+    """The inner paths between the points up to the selected one, certified to ``eps`` (0: not run)."""
+    if not eps or i == 0:
+        return {}
+    rep = certify_segments(p, eps=eps, max_pieces=64, indices=range(i))
+    return dict(seg_n=len(rep.segments), seg_ok=sum(c.certified for c in rep.segments), seg_max=rep.max_gap,
+                seg_pieces=sum(c.pieces for c in rep.segments), seg_s=rep.wall_s)
+
+
+def print_selected(rows, label=None):
+    """Per trial: the selected path's events, Jacobian calls, seconds; its points certified; and the
+    inner paths between its points up to the selected one (with ``--segments``)."""
+    print("\n| data | trial | selected path: points, events, Jacobian calls, s | points certified | "
+          "segments up to the selected point certified (eps), max gap bound / ||Hy||^2, pieces, s |")
+    print("|---|---|---|---|---|")
+    for res in rows:
+        for r in res:
+            name = label or f"#{r['k']} {r['setting']}"
+            seg = (f"{r['seg_ok']} of {r['seg_n']}, {r['seg_max']:.2g}, {r['seg_pieces']}, {r['seg_s']:.1f}"
+                   if "seg_n" in r else "not run")
+            print(f"| {name} | {r.get('trial', r.get('fold'))} | {r['sel_points']}, {r['events']}, {r['sel_jac']}, "
+                  f"{r['sel_s']:.1f} | {r['sel_points'] - r['sel_flagged']} of {r['sel_points']} | {seg} |")
 
 
 def feature_counts(res, d):
@@ -314,7 +341,9 @@ def run_diabetes(args):
         mse = float(np.mean((p.predict(normalize_columns(X[test], X[fit]), i) - y[test]) ** 2))
         krr = krr_baseline(Xf, y[fit], normalize_columns(X[val], X[fit]), y[val], normalize_columns(X[test], X[fit]),
                            y[test])
-        r = dict(mse=mse, krr=krr, active=p.selected(i), big=tuple(np.flatnonzero(p.beta[i] >= 0.01 * p.D[i])),
+        r = dict(fold=f, events=len(p.events) - 1, sel_points=len(p), sel_flagged=len(p.report.flagged),
+                 sel_jac=p.jacobian_calls, sel_s=p.wall_s, **_segments(p, i, args.segments))
+        r.update(mse=mse, krr=krr, active=p.selected(i), big=tuple(np.flatnonzero(p.beta[i] >= 0.01 * p.D[i])),
                  kappa=p.C / float(np.sum((y[fit] - y[fit].mean()) ** 2)), wall=time.perf_counter() - t0,
                  ok=all(st.get("ok", False) for st in stats), gap=max(st.get("gap", np.inf) for st in stats),
                  kkt=max(st.get("kkt", np.inf) for st in stats))
@@ -334,6 +363,7 @@ def run_diabetes(args):
           f"{sorted({round(r['kappa'], 3) for r in out})} | {np.mean([r['wall'] for r in out]):.1f} | "
           f"{'all points pass' if all(r['ok'] for r in out) else 'FLAGGED'}: gap <= {max(r['gap'] for r in out):.1g}, "
           f"KKT <= {max(r['kkt'] for r in out):.1g} |")
+    print_selected([out], label="Diabetes")
 
 
 def main(argv=None):
@@ -349,6 +379,9 @@ def main(argv=None):
     parser.add_argument("--anatomy", type=float, nargs="*", default=[],
                         help="Friedman #1 clean: the relevant-only stretch of the path for these C / ||Hy||^2")
     parser.add_argument("--anatomy-trials", type=int, default=5, help="trials of the anatomy")
+    parser.add_argument("--segments", type=float, default=0.0, metavar="EPS",
+                        help="certify the inner paths between the points up to the selected one to EPS ||Hy||^2 "
+                             "(0: not run)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="2 trials of Friedman #1 only, no Diabetes")
     parser.add_argument("--verbose", action="store_true")
@@ -362,6 +395,7 @@ def main(argv=None):
     if rows:
         print_friedman(rows)
         print_stretch(rows)
+        print_selected(rows)
     if args.anatomy:
         run_anatomy(args)
     if args.diabetes_folds:

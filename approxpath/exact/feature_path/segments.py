@@ -59,10 +59,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from approxpath.errors import SolverError
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, zero_sum
 from approxpath.validate import count, positive
 
+from ._kkt import inner_solve
+
 __all__ = ["SegmentCheck", "SegmentReport", "certify_segments"]
+
+# Pieces shorter than this (of a segment) may use exact solves at their ends: by then the
+# halving has brought the Taylor remainder below the interpolation's own error (measured on
+# Friedman #1: shorter thresholds certify fewer segments, longer ones solve for nothing).
+_SOLVE_BELOW = 1.0 / 16
 
 
 @dataclass(frozen=True)
@@ -122,7 +130,7 @@ class SegmentReport:
                 "max_gap": self.max_gap, "uncertified": list(self.uncertified), "wall_s": round(self.wall_s, 4)}
 
 
-def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None):
+def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None, solves=True):
     """Certify the inner kernel ridge problem along segments of a feature path.
 
     Parameters
@@ -135,6 +143,10 @@ def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None):
         Pieces per segment at most (halving); a segment needing more is not certified.
     indices : sequence of int, optional
         Segments to check (segment i joins points i and i + 1); all by default.
+    solves : bool
+        Allow exact inner solves at the ends of short pieces (ARD-Gaussian).  Without them the
+        pairs come from the path's own points only, so the report also checks the path's
+        claimed solutions between its points.
 
     Returns
     -------
@@ -149,13 +161,13 @@ def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None):
     out = []
     for i in idx:
         seg = _Segment(kern, y, path.C, path.beta[i], path.beta[i + 1], path.alpha[i], path.alpha[i + 1],
-                       float(path.alpha0[i]), float(path.alpha0[i + 1]))
+                       float(path.alpha0[i]), float(path.alpha0[i + 1]), solves=solves)
         # halve the piece of the largest bound first, so a spent budget leaves even pieces
-        heap = [(-seg.piece(0.0, 1.0)[0] / scale, 0.0, 1.0)]
+        heap = [(-seg.piece(0.0, 1.0, eps * scale)[0] / scale, 0.0, 1.0)]
         while -heap[0][0] > eps and len(heap) < max_pieces:
             _, s0, s1 = heapq.heappop(heap)
             for a, b in ((s0, 0.5 * (s0 + s1)), (0.5 * (s0 + s1), s1)):
-                heapq.heappush(heap, (-seg.piece(a, b)[0] / scale, a, b))
+                heapq.heappush(heap, (-seg.piece(a, b, eps * scale)[0] / scale, a, b))
         worst, done = -heap[0][0], len(heap)
         delta = path.beta[i + 1] - path.beta[i]
         out.append(SegmentCheck(index=i, D=(float(path.D[i]), float(path.D[i + 1])), certified=bool(worst <= eps),
@@ -167,8 +179,8 @@ def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None):
 class _Segment:
     """One segment: kernels at piece ends (cached) and the gap bound of a piece."""
 
-    def __init__(self, kern, y, C, beta_a, beta_b, alpha_a, alpha_b, a0_a, a0_b):
-        self.kern, self.y, self.C = kern, y, C
+    def __init__(self, kern, y, C, beta_a, beta_b, alpha_a, alpha_b, a0_a, a0_b, solves=True):
+        self.kern, self.y, self.C, self.solves = kern, y, C, solves
         self.ends = (np.asarray(beta_a, float), np.asarray(beta_b, float))
         self.alphas, self.a0 = (np.asarray(alpha_a, float), np.asarray(alpha_b, float)), (a0_a, a0_b)
         self._K = {}
@@ -199,17 +211,22 @@ class _Segment:
         aa, ab = self.alphas
         return (1.0 - s) * aa + s * ab, (1.0 - s) * self.a0[0] + s * self.a0[1]
 
-    def piece(self, s0, s1):
+    def piece(self, s0, s1, target=0.0):
         """``(gap bound, primal, u)`` of the piece [s0, s1]: ``primal(s)`` is the pair's
         :math:`(\\alpha, \\alpha_0)` at s, u its dual (fixed); the bound holds at every s.  The
         smaller of the interval bound and (ARD-Gaussian) the second-order bound of
-        :meth:`taylor`."""
-        g, primal, u = self.interval(s0, s1)
+        :meth:`taylor`, the latter with exact solves at the piece's ends when the bound is above
+        ``target`` (absolute) with the segment's interpolation."""
+        best = self.interval(s0, s1)
         if self.delta is not None and s1 > s0:
-            g2, primal2, u2 = self.taylor(s0, s1)
-            if g2 < g:
-                return g2, primal2, u2
-        return g, primal, u
+            for exact in (False, True):
+                # exact solves cost O(n^3): only once halving has left the interpolation's floor
+                if exact and (best[0] <= target or not self.solves or s1 - s0 > _SOLVE_BELOW):
+                    break
+                g = self.taylor(s0, s1, exact=exact)
+                if g[0] < best[0]:
+                    best = g
+        return best
 
     def _dual(self, K, alpha, alpha0):
         """The centred residual at (K, alpha, alpha0), best scaled, summing to 0 exactly."""
@@ -255,11 +272,24 @@ class _Segment:
         d = 2.0 * float(u @ self.y) - float(u @ u) - 2.0 * root
         return d - fp_margin(2 * n + 4, 2.0 * float(np.abs(u) @ np.abs(self.y)) + float(u @ u) + 2.0 * root)
 
-    def taylor(self, s0, s1):
+    def solve(self, s):
+        """The inner problem at :math:`\\beta(s)` solved exactly (``inner_solve``), cached; None
+        where its bound is not active."""
+        key = ("solve", s)
+        if key not in self._K:
+            try:
+                self._K[key] = inner_solve(self.kernel(s)[0], self.y, self.C)[:2]
+            except SolverError:
+                self._K[key] = None
+        return self._K[key]
+
+    def taylor(self, s0, s1, exact=False):
         """The second-order bound of the ARD-Gaussian kernel (t = s - s_m, |t| <= tau).
 
-        The primal moves with s, :math:`\\alpha(s) = \\sigma((1-s)\\alpha_a + s\\alpha_b)`,
-        :math:`\\alpha_0(s)` likewise (σ one shrink for the piece); u is fixed.  With
+        The primal moves with s, linearly between the segment's two points
+        (:math:`\\alpha(s) = \\sigma((1-s)\\alpha_a + s\\alpha_b)`) or, with ``exact``, between
+        exact inner solves at the piece's ends; :math:`\\alpha_0(s)` likewise (σ one shrink for
+        the piece); u is fixed.  With
         :math:`K(t) = K_m \\circ e^{-t\\Delta}`, :math:`K' = -\\Delta\\circ K`,
         :math:`K'' = \\Delta^2\\circ K`, and every entry of K on the piece at most
         :math:`\\overline K` (monotone entries):
@@ -283,9 +313,29 @@ class _Segment:
         D1 = aD * Khi  # bounds |Delta o K| on the piece
         D2 = aD * D1  # bounds |Delta^2 o K|
         dK1 = e * aD + dDl * Khi  # error of each computed entry of Delta o K_m
-        (aa, ab), (a0a, a0b) = self.alphas, self.a0
-        am, a0m = self.pair(sm)
-        ad, a0d = ab - aa, a0b - a0a  # derivatives in s (their rounding: in the allowances below)
+        if exact:
+            ends = self.solve(s0), self.solve(s1)
+            if ends[0] is None or ends[1] is None:
+                return math.inf, None, None
+            (xa, ca), (xb, cb) = ends
+            h = s1 - s0
+            am, a0m = 0.5 * (xa + xb), 0.5 * (ca + cb)
+            ad, a0d = (xb - xa) / h, (cb - ca) / h
+
+            def line(s):
+                w = (s - s0) / h
+                return (1.0 - w) * xa + w * xb, (1.0 - w) * ca + w * cb
+
+            spread = np.abs(xa) + np.abs(xb)
+        else:
+            (aa, ab), (a0a, a0b) = self.alphas, self.a0
+            am, a0m = self.pair(sm)
+            ad, a0d = ab - aa, a0b - a0a
+            line = self.pair
+            spread = np.abs(aa) + np.abs(ab)
+        # the pair is the exact line am + t ad (computed coefficients); evaluating it as line(s)
+        # differs by at most 8u (|alpha at the ends|) per entry (a handful of roundings each)
+        ev = 8 * u_ * spread
         amax = np.abs(am) + tau * np.abs(ad)
         DKm = Dl * Km
         # alpha(t)' K(t) alpha(t) <= Q0 + tau |Q1| + tau^2 rho_Q / 2
@@ -299,8 +349,8 @@ class _Segment:
             + float(np.abs(am) @ (D1 @ np.abs(am))) + rhoQ)
         # sqrt of the largest alpha'K alpha, plus what the evaluation of alpha(s) (relative error
         # 2u per entry) can add to the K-norm: 2u sqrt(|alpha|'K|alpha|) (triangle inequality)
-        root_q = math.sqrt(max(Q0 + tau * abs(Q1) + 0.5 * tau * tau * rhoQ + errQ, 0.0)) + 2 * u_ * math.sqrt(
-            float(amax @ (Khi @ amax)))
+        root_q = math.sqrt(max(Q0 + tau * abs(Q1) + 0.5 * tau * tau * rhoQ + errQ, 0.0)) + math.sqrt(
+            float(ev @ (Khi @ ev)))
         sigma = 1.0 if root_q * (1.0 + 4 * u_) <= math.sqrt(self.C) else math.sqrt(self.C) / root_q * (1.0 - 8 * u_)
         am, ad, amax = sigma * am, sigma * ad, sigma * amax * (1.0 + 2 * u_)
         a1, d1 = sigma * a1 * (1.0 + 2 * u_), sigma * d1 * (1.0 + 2 * u_)
@@ -312,8 +362,7 @@ class _Segment:
         big = float(np.max(np.abs(self.y) + abs(a0m) + np.abs(Kam) + np.abs(DKm) @ np.abs(am)
                            + Khi @ np.abs(ad) + abs(a0d)))
         # errors of r0, r1 (kernel entries, Delta o K_m, sums) and of evaluating alpha(s) itself
-        dr = e * a1 + float(np.max(dK1)) * a1 + e * d1 + fp_margin(2 * n + 4, big) + fp_margin(
-            4, float(np.max(Khi @ amax)))
+        dr = e * a1 + float(np.max(dK1)) * a1 + e * d1 + fp_margin(2 * n + 4, big) + float(np.max(Khi @ ev))
         E = 0.5 * tau * tau * rho * (1.0 + fp_margin(2 * n + 8, 1.0)) + dr * (1.0 + tau)
         p_ends = [float(np.sum((r0 + t * r1) ** 2)) for t in (-tau, tau)]
         p_rem = float(np.sum(2.0 * (np.abs(r0) + tau * np.abs(r1)) * E + E * E))
@@ -338,10 +387,9 @@ class _Segment:
         body = max(ends) + p_rem + lin + 2.0 * sc * root0 - c0
         gap = body + fp_margin(2 * n + 16, max(p_ends) + p_rem + lin + 2.0 * sc * root0 + abs(c0)
                                + tau * sc * abs(q1) / math.sqrt(q0_lo))
-        (a_a, a_b), (c_a, c_b) = self.alphas, self.a0
-
         def primal(s, sg=sigma):
-            return sg * ((1.0 - s) * a_a + s * a_b), (1.0 - s) * c_a + s * c_b
+            a, c = line(s)
+            return sg * a, c
 
         return gap, primal, u
 
