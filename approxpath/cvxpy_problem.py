@@ -156,7 +156,7 @@ class CvxpyProblem(Problem):
         decl.t.value = float(t)
         return Declaration(decl.dual, decl.dual_vars)
 
-    def candidate(self, backend, t):
+    def candidate(self, backend, t, warm=None):
         """Both declarations at ``t`` solved by ``backend`` (Clarabel or SCS)."""
         from .solvers.conic import solve_cvxpy
 

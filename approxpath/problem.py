@@ -137,12 +137,13 @@ class Problem(abc.ABC):
         return {f.name: getattr(dual, f.name) for f in dataclasses.fields(dual) if f.compare}
 
     # ------------------------------------------------------------------ exact solve
-    def solve(self, t, solver=None, time_limit=None):
+    def solve(self, t, solver=None, time_limit=None, warm=None):
         """An optimal pair at ``t``, exactly feasible, accepted by our own certified gap
-        (:func:`approxpath.solvers.solve_exact`: the backends in turn, then a tighter round)."""
+        (:func:`approxpath.solvers.solve_exact`: the backends in turn, then a tighter round);
+        ``warm``: an optimal pair nearby (the driver passes its nearest exact solve's)."""
         from .solvers import solve_exact
 
-        return solve_exact(self, t, self.backend_names(solver), time_limit)
+        return solve_exact(self, t, self.backend_names(solver), time_limit, warm)
 
     def backend_names(self, solver=None):
         """``solver`` (a name or several; default :attr:`backends`) as a checked list."""
@@ -151,9 +152,10 @@ class Problem(abc.ABC):
         names = [solver] if isinstance(solver, str) else list(solver or self.backends)
         return [choice(f"exact solver for {self.name}", name, self.backends) for name in names]
 
-    def candidate(self, backend, t):
+    def candidate(self, backend, t, warm=None):
         """A candidate pair at ``t`` from ``backend`` (it need not be exactly feasible: the
-        caller restores it).  Default: the CVXPY declarations solved by Clarabel or SCS."""
+        caller restores it); ``warm`` (a pair nearby, or None) may start it.  Default: the CVXPY
+        declarations solved by Clarabel or SCS."""
         from .solvers.conic import solve_cvxpy
 
         pair = []

@@ -9,7 +9,6 @@ import numpy as np
 
 from .certificate.format import DATA_FIELDS, KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate, \
     write_npz
-from .data import data_sha256
 from .errors import InputError
 
 __all__ = ["PathPiece", "Path", "load_path", "pieces_to_arrays", "pieces_from_arrays"]
@@ -273,16 +272,10 @@ def _version():
 
 def problem_from_meta(meta, X, y):
     """Rebuild the certificate's problem on data ``X, y`` (checked against the stored hash)."""
+    from .certificate.verify import check_data
     from .registry import get_problem
 
-    problem = get_problem(meta["problem"])(X, y, **meta["options"])
-    digest = data_sha256(problem.X, problem.y)
-    if digest != meta.get("data_sha256"):
-        raise InputError(
-            "the data do not match the certificate (sha256 of the preprocessed arrays differs): "
-            f"certificate {meta.get('data_sha256')}, data {digest}; check the file and --preprocess"
-        )
-    return problem
+    return check_data(meta, get_problem(meta["problem"])(X, y, **meta["options"]))
 
 
 def load_path(file, X=None, y=None, verify=True):

@@ -1,6 +1,8 @@
 """The fast exact solvers (approxpath.solvers.lasso, approxpath.solvers.lp) against tight
 CVXPY (Clarabel) solves of the same problems, against their own cold solves, and through the
-problems' own certified gap (restore, then gap_bound), including ill-conditioned kernels."""
+problems' own certified gap (restore, then the bound's gap), including ill-conditioned kernels."""
+
+import importlib.util
 
 import numpy as np
 import pytest
@@ -8,8 +10,8 @@ import pytest
 import approxpath
 from approxpath.errors import InputError
 from approxpath.data import make_sinc
-from approxpath.problems.klasso import KLassoDual, KLassoPrimal
-from approxpath.problems.robust_l1 import RobustL1Dual, RobustL1Primal
+from approxpath.problems.klasso.bound import KLassoDual, KLassoPrimal
+from approxpath.problems.robust_l1.bound import RobustL1Dual, RobustL1Primal
 from approxpath.solvers.lasso import solve_klasso
 from approxpath.solvers.lp import LP_SOLVERS, solve_robust_l1
 
@@ -54,12 +56,12 @@ def _klasso_objective(K, y, lam, beta, beta0):
 
 def _klasso_relgap(problem, sol, t):
     pair = problem.restore(KLassoPrimal(sol.beta, sol.beta0), KLassoDual(sol.u), t)
-    return problem.gap_bound(*pair, t) / (1.0 + abs(problem.dual_objective(pair[1], t)))
+    return problem.bound.gap(*pair, t) / (1.0 + abs(problem.dual_objective(pair[1], t)))
 
 
 def _robust_relgap(problem, sol, t):
     pair = problem.restore(RobustL1Primal(sol.beta), RobustL1Dual(sol.u), t)
-    return problem.gap_bound(*pair, t) / (1.0 + abs(problem.dual_objective(pair[1], t)))
+    return problem.bound.gap(*pair, t) / (1.0 + abs(problem.dual_objective(pair[1], t)))
 
 
 # ---------------------------------------------------------------------------- kLASSO
@@ -67,7 +69,7 @@ def _robust_relgap(problem, sol, t):
 def test_klasso_matches_cvxpy_and_certifies(data, t):
     X, y = data
     problem = approxpath.get_problem("klasso")(X, y, lam=LAM)
-    K = problem.kernels.get(t)
+    K = problem.gram(t)
     sol = solve_klasso(K, y, LAM)
     assert sol.converged and sol.violation <= 1e-12
     value, u_ref = _klasso_cvxpy(K, y, LAM)
@@ -85,7 +87,7 @@ def test_klasso_warm_equals_cold_along_a_path(data):
     problem = approxpath.get_problem("klasso")(X, y, lam=LAM)
     warm = None
     for t in np.geomspace(0.02, 30.0, 12):
-        K = problem.kernels.get(t)
+        K = problem.gram(t)
         cold = solve_klasso(K, y, LAM)
         hot = solve_klasso(K, y, LAM, warm=warm)
         assert hot.converged and cold.converged
@@ -100,9 +102,9 @@ def test_klasso_warm_start_from_a_far_point_and_an_array(data):
     coefficients given as an array) still ends at the optimum."""
     X, y = data
     problem = approxpath.get_problem("klasso")(X, y, lam=LAM)
-    K = problem.kernels.get(1.0)
+    K = problem.gram(1.0)
     cold = solve_klasso(K, y, LAM)
-    far = solve_klasso(problem.kernels.get(20.0), y, LAM)
+    far = solve_klasso(problem.gram(20.0), y, LAM)
     rng = np.random.default_rng(1)
     for warm in (far, far.beta, rng.standard_normal(y.size)):
         hot = solve_klasso(K, y, LAM, warm=warm)
@@ -116,7 +118,7 @@ def test_klasso_duplicate_points_rank_deficient(data):
     X2, y2 = np.vstack([X, X[:5]]), np.concatenate([y, y[:5] + 0.3])
     problem = approxpath.get_problem("klasso")(X2, y2, lam=LAM)
     for t in (0.05, 2.0):
-        K = problem.kernels.get(t)
+        K = problem.gram(t)
         sol = solve_klasso(K, y2, LAM, warm=np.where(np.arange(y2.size) % 7 == 0, 1.0, 0.0))
         value, _ = _klasso_cvxpy(K, y2, LAM)
         assert _klasso_objective(K, y2, LAM, sol.beta, sol.beta0) == pytest.approx(value, rel=1e-6)
@@ -127,7 +129,7 @@ def test_klasso_duplicate_points_rank_deficient(data):
 def test_klasso_constant_targets_zero_solution(data, y_kind):
     X, _ = data
     y = np.zeros(len(X)) if y_kind == "zero" else np.full(len(X), 2.5)
-    K = approxpath.get_problem("klasso")(X, y + 1e-3 * np.arange(len(X)), lam=LAM).kernels.get(1.0)
+    K = approxpath.get_problem("klasso")(X, y + 1e-3 * np.arange(len(X)), lam=LAM).gram(1.0)
     sol = solve_klasso(K, y, LAM)
     np.testing.assert_array_equal(sol.beta, 0.0)
     assert sol.beta0 == pytest.approx(y.mean(), abs=1e-14)
@@ -141,10 +143,10 @@ def test_klasso_above_lambda_max_closed_form(data):
     t = 0.7
     lam_max = problem.lam_max(t)
     for lam in (lam_max * (1 + 1e-9), 3 * lam_max):
-        sol = solve_klasso(problem.kernels.get(t), y, lam)
+        sol = solve_klasso(problem.gram(t), y, lam)
         np.testing.assert_array_equal(sol.beta, 0.0)
         assert sol.beta0 == pytest.approx(y.mean(), rel=1e-14)
-    below = solve_klasso(problem.kernels.get(t), y, 0.9 * lam_max)
+    below = solve_klasso(problem.gram(t), y, 0.9 * lam_max)
     assert below.active.size >= 1  # just below lam_max something enters
 
 
@@ -152,7 +154,7 @@ def test_klasso_two_points():
     X, y = np.array([[0.0], [1.0]]), np.array([1.0, -2.0])
     problem = approxpath.get_problem("klasso")(X, y, lam=LAM)
     for t in (0.1, 1.0, 10.0):
-        K = problem.kernels.get(t)
+        K = problem.gram(t)
         sol = solve_klasso(K, y, LAM)
         value, _ = _klasso_cvxpy(K, y, LAM)
         assert _klasso_objective(K, y, LAM, sol.beta, sol.beta0) == pytest.approx(value, rel=1e-7, abs=1e-10)
@@ -179,15 +181,8 @@ def test_klasso_bad_warm():
 
 # ---------------------------------------------------------------------------- robust l1 LP
 def _lp_solvers():
-    out = []
-    for name in LP_SOLVERS:
-        try:
-            if name == "highspy":
-                import highspy  # noqa: F401
-        except ImportError:
-            continue
-        out.append(name)
-    return out
+    return [name for name in LP_SOLVERS
+            if name != "highspy" or importlib.util.find_spec("highspy")]
 
 
 @pytest.mark.parametrize("solver", _lp_solvers())
@@ -195,7 +190,7 @@ def _lp_solvers():
 def test_robust_l1_matches_cvxpy_and_certifies(data, t, solver):
     X, y = data
     problem = approxpath.get_problem("robust_l1")(X, y, lam=LAM)
-    K = problem.kernels.get(t)
+    K = problem.gram(t)
     sol = solve_robust_l1(K, y, LAM, solver=solver)
     assert np.max(np.abs(sol.u)) <= 1.0
     value = _robust_cvxpy(K, y, LAM)
@@ -211,7 +206,7 @@ def test_robust_l1_warm_basis_equals_cold(data):
     problem = approxpath.get_problem("robust_l1")(X, y, lam=LAM)
     warm = None
     for t in np.geomspace(0.02, 30.0, 10):
-        K = problem.kernels.get(t)
+        K = problem.gram(t)
         cold = solve_robust_l1(K, y, LAM, solver="highspy")
         hot = solve_robust_l1(K, y, LAM, solver="highspy", warm=warm)
         assert hot.basis is not None
@@ -224,7 +219,7 @@ def test_robust_l1_zero_targets_and_above_lambda_max(data):
     X, y = data
     problem = approxpath.get_problem("robust_l1")(X, y, lam=LAM)
     t = 0.7
-    K = problem.kernels.get(t)
+    K = problem.gram(t)
     for solver in _lp_solvers():
         zero = solve_robust_l1(K, np.zeros_like(y), LAM, solver=solver)
         np.testing.assert_allclose(zero.beta, 0.0, atol=1e-12)
@@ -238,7 +233,7 @@ def test_robust_l1_two_points():
     X, y = np.array([[0.0], [1.0]]), np.array([1.0, -2.0])
     problem = approxpath.get_problem("robust_l1")(X, y, lam=LAM)
     for t in (0.1, 1.0, 10.0):
-        K = problem.kernels.get(t)
+        K = problem.gram(t)
         sol = solve_robust_l1(K, y, LAM)
         assert float(y @ sol.u) == pytest.approx(_robust_cvxpy(K, y, LAM), rel=1e-7)
         assert _robust_relgap(problem, sol, t) <= EXACT
@@ -261,20 +256,20 @@ def test_robust_l1_basis_pair_carries_the_optimum(data, t):
 
     X, y = data
     problem = approxpath.get_problem("robust_l1")(X, y, lam=LAM)
-    sol = solve_robust_l1(problem.kernels.get(t), y, LAM, solver="highspy")
-    K = problem.kernels.get(t)
+    sol = solve_robust_l1(problem.gram(t), y, LAM, solver="highspy")
+    K = problem.gram(t)
     scale = 1.0 + np.abs(sol.beta).max()
     np.testing.assert_allclose(basis_primal(K, y, sol.basis), sol.beta, atol=1e-6 * scale)
     # HiGHS stops at primal/dual feasibility 1e-7 (its defaults); the basis's own vertex is
     # solved exactly, so the two agree to about that, times the basis matrix's conditioning
     np.testing.assert_allclose(basis_dual(K, LAM, sol.basis, sol.u), sol.u, atol=1e-6)
     tau = t * (1 + 1e-5)
-    K = problem.kernels.get(tau)
+    K = problem.gram(tau)
     beta, u = basis_primal(K, y, sol.basis), basis_dual(K, LAM, sol.basis, sol.u)
     fresh = solve_robust_l1(K, y, LAM, solver="highspy")
     assert float(y @ u) == pytest.approx(float(y @ fresh.u), rel=1e-9)
     pair = problem.restore(RobustL1Primal(beta), RobustL1Dual(u), tau)
-    assert problem.gap_bound(*pair, tau) <= EXACT * (1.0 + abs(problem.dual_objective(pair[1], tau)))
+    assert problem.bound.gap(*pair, tau) <= EXACT * (1.0 + abs(problem.dual_objective(pair[1], tau)))
     # the anchor's own pair, restored at tau, is far worse: the carried basis is what helps
     anchor = problem.restore(RobustL1Primal(sol.beta), RobustL1Dual(sol.u), tau)
-    assert problem.gap_bound(*anchor, tau) > 10 * problem.gap_bound(*pair, tau)
+    assert problem.bound.gap(*anchor, tau) > 10 * problem.bound.gap(*pair, tau)

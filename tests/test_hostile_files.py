@@ -211,7 +211,7 @@ def test_memory_error_is_one_line_and_not_retried(sinc_csv, capsys, monkeypatch)
     calls = []
     cls = approxpath.get_problem("klasso")
 
-    def oom(self, name, t):
+    def oom(self, name, t, warm=None):
         calls.append(name)
         raise MemoryError
 

@@ -117,10 +117,10 @@ def test_a_failing_solver_falls_back(monkeypatch):
     Cls = type(p)
     real = Cls.candidate
 
-    def broken_libsvm(self, name, t):
+    def broken_libsvm(self, name, t, warm=None):
         if name == "libsvm":
             raise RuntimeError("libsvm crashed")
-        return real(self, name, t)
+        return real(self, name, t, warm)
 
     monkeypatch.setattr(Cls, "candidate", broken_libsvm)
     pair = p.solve(1.0)
@@ -132,7 +132,7 @@ def test_a_failing_solver_falls_back(monkeypatch):
 def test_no_solver_at_all_is_a_clear_error(monkeypatch):
     X, y = make_classification(n=30, d=2, seed=3)
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
-    monkeypatch.setattr(type(p), "candidate", lambda self, name, t: (_ for _ in ()).throw(RuntimeError("down")))
+    monkeypatch.setattr(type(p), "candidate", lambda self, name, t, warm=None: (_ for _ in ()).throw(RuntimeError("down")))
     with pytest.raises(approxpath.SolverError, match="libsvm: RuntimeError: down.*clarabel: RuntimeError: down"):
         p.solve(1.0)
 
@@ -145,10 +145,10 @@ def test_solver_failures_leave_explicit_uncovered_intervals(monkeypatch, tmp_pat
     Cls = type(p)
     real = Cls.candidate
 
-    def down_between_1_and_30(self, name, t):
+    def down_between_1_and_30(self, name, t, warm=None):
         if 1.0 <= t <= 30.0:
             raise RuntimeError("solver down")
-        return real(self, name, t)
+        return real(self, name, t, warm)
 
     monkeypatch.setattr(Cls, "candidate", down_between_1_and_30)
     with pytest.warns(UserWarning, match="no solver produced a pair"):
@@ -174,9 +174,9 @@ def test_inaccurate_solves_are_retried_with_tighter_settings(monkeypatch):
     rounds = []
     real = type(p).candidate
 
-    def spy(self, name, t):
+    def spy(self, name, t, warm=None):
         rounds.append(current_settings().tight)
-        return real(self, name, t)
+        return real(self, name, t, warm)
 
     monkeypatch.setattr(type(p), "candidate", spy)
     pair = p.solve(1.0, solver=("libsvm",))
@@ -222,9 +222,9 @@ def test_solver_by_name_and_unknown_names(monkeypatch):
     used = []
     real = type(p).candidate
 
-    def spy(self, name, t):
+    def spy(self, name, t, warm=None):
         used.append(name)
-        return real(self, name, t)
+        return real(self, name, t, warm)
 
     monkeypatch.setattr(type(p), "candidate", spy)
     path = approxpath.approximate_path(p, eps=0.5, interval=(0.5, 2.0), solver="clarabel")

@@ -236,13 +236,19 @@ def bound_from_meta(meta, X, y):
         bound = cls(X, y, **meta["options"])
     except InputError as exc:
         raise _BadOptions(f"options: {exc}") from None
-    digest = data_sha256(bound.X, bound.y)
+    return check_data(meta, bound)
+
+
+def check_data(meta, model):
+    """``model`` (a bound or a problem, built on the data) if its preprocessed arrays are the
+    ones the certificate ``meta`` was computed on (their sha256), else an :class:`InputError`."""
+    digest = data_sha256(model.X, model.y)
     if digest != meta.get("data_sha256"):
         raise InputError(
             "the data do not match the certificate (sha256 of the preprocessed arrays differs): "
             f"certificate {meta.get('data_sha256')}, data {digest}; check the file and --preprocess"
         )
-    return bound
+    return model
 
 
 def _claim(meta, source=None):

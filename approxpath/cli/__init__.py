@@ -121,7 +121,7 @@ def problem_kwargs(cls, args):
 
 def build_parser(argv=()):
     """The argument parser; the problem named in ``argv`` (if any) adds its option flags."""
-    from . import commands, datasets, figures
+    from . import commands, datasets, exact, figures
 
     cls = None
     name = _problem_named(list(argv))
@@ -135,7 +135,7 @@ def build_parser(argv=()):
     parser.add_argument("--version", action="version", version=f"approxpath {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     # every command is listed; only the one named gets its arguments (and imports what they need)
-    for name, (text, fill) in {**commands.COMMANDS, **figures.COMMANDS, **datasets.COMMANDS}.items():
+    for name, (text, fill) in {**commands.COMMANDS, **exact.COMMANDS, **figures.COMMANDS, **datasets.COMMANDS}.items():
         p = sub.add_parser(name, allow_abbrev=False, help=text)
         if argv and argv[0] == name:
             fill(p, cls, argv)

@@ -1,9 +1,8 @@
-"""The commands of :mod:`approxpath.cli` (except ``figure``): path, verify, problems, demo,
-exact, crosscheck."""
+"""The commands of :mod:`approxpath.cli` path, verify, problems and demo (exact paths:
+:mod:`.exact`; figures: :mod:`.figures`; data: :mod:`.datasets`)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 
@@ -226,99 +225,6 @@ def cmd_demo(args):
     return 0 if path.certified else 1
 
 
-def _fixed_options(cls, args):
-    """Constructor keywords for a path over ``--parameter``: the option named like the path
-    parameter (``--bandwidth`` on a bandwidth path, ``--lam`` on a lambda path) is the path's
-    own coordinate, given by the file, and is dropped."""
-    given = problem_kwargs(cls, args)
-    given.pop(given.get("parameter", cls.Bound.parameters[0]), None)
-    return given
-
-
-def cmd_exact(args):
-    """An exact path of the source papers, every returned solution certified."""
-    from ..exact import EXACT_PROBLEMS, certify, kernel_path, lambda_path, write_claimed
-    from ..validate import choice
-
-    choice("problem for exact paths", args.problem, EXACT_PROBLEMS)
-    if args.max_events is not None and args.max_events < 0:
-        raise InputError(f"--max-events must be a nonnegative integer (0: the path's first point only); "
-                         f"got {args.max_events}")
-    check_outputs(args, [args.data])
-    t0 = time.perf_counter()
-    X, y, fmt, prep = load(args)
-    lo, hi = args.range if args.range else (None, None)
-    if args.parameter == "lam":
-        if args.bandwidth is None:
-            raise InputError("the lambda path needs the fixed kernel: --bandwidth T (t of exp(-t||x-x'||^2))")
-        lam_min = lo if lo is not None else args.lam  # --lam alone: the end of the path
-        X_val = y_val = None
-        if args.target_mse is not None:
-            if args.val_data is None:
-                raise InputError("--target-mse needs validation data: --val-data FILE (same format)")
-            X_val, y_val = load_data(args.val_data, fmt, n_features=args.n_features or X.shape[1])
-            X_val = preprocess(X_val, prep)
-        path = lambda_path(X, y, args.bandwidth, lam_min, max_events=args.max_events, max_landmarks=args.max_landmarks,
-                           target_mse=args.target_mse, X_val=X_val, y_val=y_val, nu=args.ridge)
-        if hi is not None and hi < path.t[-1]:
-            path = path.restrict(path.t[0], hi)
-    else:
-        if args.lam is None:
-            raise InputError("the bandwidth path needs the fixed lambda: --lam L")
-        if lo is None:
-            raise InputError("the bandwidth path needs its range of t: --range LO HI (e.g. 0.1 10 for Wang's "
-                             "sigma from 10 to 0.1); --bandwidth T sets where it starts (default LO)")
-        path = kernel_path(X, y, args.lam, (lo, hi), start=args.bandwidth, start_solution=args.start,
-                           theta=args.theta, eps=args.breakpoint_tol, nu=args.ridge, marginal=args.marginal,
-                           max_events=args.max_events)
-    t1 = time.perf_counter()
-    report = certify(path, tol=args.tol, relative=args.relative)
-    t2 = time.perf_counter()
-    if args.export:
-        from ..export import export_table
-
-        export_table(path, args.export, report=report)
-    if args.out:
-        arrays = path.to_arrays()
-        meta = dict(problem="klasso", parameter=path.parameter, lam=path.lam, bandwidth=path.bandwidth,
-                    algorithm=path.algorithm, settings=path.settings, stop_reason=path.stop_reason,
-                    data_file=str(args.data), format=fmt, preprocessing=prep, data_sha256=data_sha256(X, y))
-        write_claimed(args.out, arrays.pop("t"), {k: arrays.pop(k) for k in ("beta", "beta0")},
-                      **({} if str(args.out).lower().endswith(".csv") else dict(arrays, meta=meta)))
-    if args.json:
-        out = report.to_json()  # ok, points, max_gap (at max_gap_t), max_relative_gap, segments, flagged
-        out.update(algorithm=path.algorithm, lam=path.lam, bandwidth=path.bandwidth, range=list(path.interval),
-                   events=len(path.events), breakpoints=int(path.breakpoints.size), linear_solves=path.linear_solves,
-                   max_cond=path.max_cond if np.isfinite(path.max_cond) else None, stop_reason=path.stop_reason,
-                   path_s=round(t1 - t0, 4), certify_s=round(t2 - t1, 4), wall_s=round(t2 - t0, 4))
-        print(json.dumps(out))
-    else:
-        print(path.summary())
-        print(report)
-        if args.out:
-            print(f"path written to {args.out}")
-    return 0 if report.ok else 1
-
-
-def cmd_crosscheck(args):
-    """Certify an exact path computed anywhere: gaps at its points (and along claimed-linear segments)."""
-    from ..exact import crosscheck, read_claimed
-
-    cls = get_problem(args.problem)
-    X, y, _, _ = load(args)
-    problem = build_problem(cls, X, y, args, _fixed_options(cls, args))
-    arrays = read_claimed(args.path)
-    linear = bool(np.asarray(arrays.get("linear", False))) if args.linear is None else args.linear
-    fields = [f.name for f in dataclasses.fields(problem.Primal)]
-    report = crosscheck(problem, arrays["t"], {k: arrays[k] for k in fields if k in arrays}, tol=args.tol,
-                        relative=args.relative, linear=linear, samples=args.samples, cond=arrays.get("cond"))
-    if args.json:
-        print(json.dumps(report.to_json()))
-    else:
-        print(report)
-    return 0 if report.ok else 1
-
-
 def _path_args(p, cls, argv=()):
     p.add_argument("problem", help="registered problem name (see `approxpath problems`); "
                    "`approxpath path PROBLEM --help` lists its options")
@@ -355,60 +261,6 @@ def _verify_args(p, cls, argv=()):
     p.set_defaults(func=cmd_verify)
 
 
-def _exact_args(p, cls, argv=()):
-    p.add_argument("problem", help="klasso")
-    add_data_args(p)
-    p.add_argument("--parameter", choices=("lam", "bandwidth"), default="bandwidth",
-                   help="lam: the lambda-path; bandwidth: the kernel path (default)")
-    p.add_argument("--lam", type=parse_number, default=None,
-                   help="bandwidth path: the fixed lambda; lambda path: where it ends (if no --range)")
-    p.add_argument("--bandwidth", type=parse_number, default=None,
-                   help="lambda path: the fixed t of exp(-t||x-x'||^2); bandwidth path: where it starts (default LO)")
-    p.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
-                   help="lambda path: [lam_min, lam_max] (default [1e-3, 1] x lam_max); bandwidth path: the t range")
-    p.add_argument("--theta", type=parse_number, default=0.95, help="kernel path: decay rate of sigma (default 0.95)")
-    p.add_argument("--breakpoint-tol", type=parse_number, default=1e-6,
-                   help="kernel path: relative tolerance of a breakpoint (the paper's eps, default 1e-6)")
-    p.add_argument("--ridge", type=parse_number, default=0.0, help="ridge term nu (default 0)")
-    p.add_argument("--marginal", type=parse_number, default=None, metavar="XI",
-                   help="kernel path: check only marginal points between events (|g_i| >= lam (1 - XI))")
-    p.add_argument("--start", choices=("lambda-path", "cvxpy"), default="lambda-path",
-                   help="kernel path: the exact start solution")
-    p.add_argument("--max-events", type=int, default=None,
-                   help="stop at the breakpoint where this many events have occurred, those at the same breakpoint "
-                        "included (0: the path's first point; default 50 n)")
-    p.add_argument("--max-landmarks", type=int, default=None, help="lambda path: stop before the active set exceeds K")
-    p.add_argument("--target-mse", type=parse_number, default=None, metavar="M",
-                   help="lambda path: stop where the validation MSE (--val-data) falls to M")
-    p.add_argument("--val-data", default=None, metavar="FILE", help="validation data for --target-mse (same format)")
-    p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")
-    p.add_argument("--tol", type=parse_number, default=1e-6, help="flag solutions whose certified gap exceeds this")
-    p.add_argument("--relative", action="store_true", help="the tolerance is relative to 1 + |dual objective|")
-    p.add_argument("--out", default=None, help="write the path (.npz, or .csv: t, beta0, beta[i])")
-    p.add_argument("--json", action="store_true", help="print one JSON line")
-    p.set_defaults(func=cmd_exact)
-
-
-
-def _crosscheck_args(p, cls, argv=()):
-    p.add_argument("problem", help="registered problem name (see `approxpath problems`)")
-    add_data_args(p)
-    if cls is not None:
-        add_problem_options(p, cls)
-    p.add_argument("--path", required=True, help="npz or csv: t and the primal fields (klasso: beta, beta0)")
-    p.add_argument("--tol", type=parse_number, default=1e-6, help="flag gaps above this (default 1e-6)")
-    p.add_argument("--relative", action="store_true", help="the tolerance is relative to 1 + |dual objective|")
-    lin = p.add_mutually_exclusive_group()
-    lin.add_argument("--linear", dest="linear", action="store_true", default=None,
-                     help="the path is linear between its points: check the segments too (certified where the "
-                          "problem has a segment bound, e.g. klasso over lambda; else sampled)")
-    lin.add_argument("--not-linear", dest="linear", action="store_false", help="check the points only")
-    p.add_argument("--samples", type=int, default=8, help="interior samples per linear segment (default 8)")
-    p.add_argument("--json", action="store_true", help="print one JSON line")
-    p.set_defaults(func=cmd_crosscheck)
-
-
-
 def _problems_args(p, cls, argv=()):
     p.set_defaults(func=cmd_problems)
 
@@ -428,8 +280,6 @@ def _demo_args(p, cls, argv=()):
 COMMANDS = {
     "path": ("compute a certified path", _path_args),
     "verify": ("re-check a certificate with numpy only", _verify_args),
-    "exact": ("an exact path of the source papers (klasso: Wang et al.), certified", _exact_args),
-    "crosscheck": ("certify the points (and linear segments) of a path computed anywhere", _crosscheck_args),
     "problems": ("list the registered problems", _problems_args),
     "demo": ("run on built-in synthetic data", _demo_args),
     **features.COMMANDS,

@@ -141,6 +141,12 @@ class Run:
         return self.s(self.hi) - self.s(self.lo)
 
     # -------------------------------------------------------------- exact solves
+    def nearest(self, t):
+        """The pair of the exact solve nearest to ``t`` in log scale (a warm start), or None."""
+        if not self.anchors:
+            return None
+        return self.anchors[min(self.anchors, key=lambda a: (abs(self.s(a) - self.s(t)), a))]
+
     def exact(self, t):
         """The pair of the exact solve at ``t`` (made now if new)."""
         if t in self.anchors:
@@ -154,7 +160,7 @@ class Run:
             pair = self.stored.pop(t)
         else:
             t0 = time.perf_counter()
-            pair = self.problem.solve(t, solver=self.solver, time_limit=self.budget.solve_time_limit)
+            pair = self.problem.solve(t, solver=self.solver, time_limit=self.budget.solve_time_limit, warm=self.nearest(t))
             self.solve_s += time.perf_counter() - t0
         g, goal = self.point(pair, t)
         if self.relative and not goal > 0:

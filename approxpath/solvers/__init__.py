@@ -66,7 +66,7 @@ def settings(value):
         _SETTINGS.reset(token)
 
 
-def solve_exact(problem, t, names, time_limit=None):
+def solve_exact(problem, t, names, time_limit=None, warm=None):
     """An optimal pair of ``problem`` at ``t``, made exactly feasible: the backends ``names`` in
     turn (:meth:`~approxpath.Problem.candidate`, then :meth:`~approxpath.Problem.restore`), the
     first pair whose certified gap (``problem.bound.gap``) is at most :data:`EXACT_GAP` relative
@@ -82,6 +82,8 @@ def solve_exact(problem, t, names, time_limit=None):
     time_limit : float, optional
         Seconds per solver call; a backend out of time counts as failed (not retried in the
         tighter round).
+    warm : (primal, dual), optional
+        An optimal pair nearby, handed to every backend (which may start from it).
 
     Raises
     ------
@@ -96,7 +98,7 @@ def solve_exact(problem, t, names, time_limit=None):
             t0 = time.perf_counter()
             try:
                 with settings(SolveSettings(time_limit, tight)):
-                    pair = problem.restore(*problem.candidate(name, t), t)
+                    pair = problem.restore(*problem.candidate(name, t, warm), t)
                 g = problem.bound.gap(*pair, t)
             except ModuleNotFoundError as exc:  # an optional backend (libSVM: the sklearn extra)
                 said.append(f"{name}: not installed ({exc})")

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import LinAlgError, qr, qr_delete, qr_insert, solve_triangular
 
-from approxpath.errors import InputError
+from approxpath.errors import InputError, SolverError
 
 __all__ = ["LassoSolution", "solve_klasso"]
 
@@ -182,7 +182,12 @@ def _check(K, y, lam, warm):
     return K, y, float(lam), warm
 
 
-def _homotopy(K, y, lam, A, b, max_events):
+def _check_clock(deadline):
+    if time.perf_counter() > deadline:
+        raise SolverError("homotopy: MaxTime (reached time_limit)")
+
+
+def _homotopy(K, y, lam, A, b, max_events, deadline):
     """Follow the solution from the start point ``b`` (on the active set ``A``) to the optimum.
 
     The start is made optimal for a perturbed problem: with :math:`r` its residual (intercept
@@ -214,6 +219,7 @@ def _homotopy(K, y, lam, A, b, max_events):
     mu, events, fresh = 0.0, 0, -1  # fresh: the index that just entered or left
     qr_ = None
     while events < max_events:
+        _check_clock(deadline)
         if qr_ is None or events % _REFACTOR_EVERY == 0:
             qr_ = _factor(K, A)
             if qr_ is None:
@@ -259,7 +265,7 @@ def _homotopy(K, y, lam, A, b, max_events):
     return None
 
 
-def _feature_sign(K, y, lam, A, b, b0, r, tol, max_steps):
+def _feature_sign(K, y, lam, A, b, b0, r, tol, max_steps, deadline):
     """Feature-sign search (see the module docstring) from the point ``b`` on ``A`` (intercept
     ``b0``, residual ``r``) until :math:`|(K r)_j| \\le \\lambda(1 + tol)` after a full step.
     Returns ``(A, b, b0, r, steps)``."""
@@ -268,6 +274,7 @@ def _feature_sign(K, y, lam, A, b, b0, r, tol, max_steps):
     blocked = np.zeros(n, dtype=bool)  # entering made [1, K_A] rank deficient (until A shrinks)
     steps, optimal_on_A = 0, False
     while steps < max_steps:
+        _check_clock(deadline)
         if optimal_on_A:  # let the most violated inactive coefficient in
             g = K @ r
             out = np.abs(g)
@@ -305,7 +312,7 @@ def _feature_sign(K, y, lam, A, b, b0, r, tol, max_steps):
     return A, b, b0, r, steps
 
 
-def solve_klasso(K, y, lam, *, warm=None, tol=DEFAULT_TOL, max_steps=None):
+def solve_klasso(K, y, lam, *, warm=None, tol=DEFAULT_TOL, max_steps=None, time_limit=None):
     """Solve the kLASSO exactly (to rounding): a homotopy from the start point, finished (and
     guaranteed) by feature-sign search.
 
@@ -324,6 +331,9 @@ def solve_klasso(K, y, lam, *, warm=None, tol=DEFAULT_TOL, max_steps=None):
         Optimality: :math:`\\max_j |(K r)_j| \\le \\lambda (1 + tol)` (with signs that agree).
     max_steps : int, optional
         Limit on homotopy events and on feature-sign steps (default ``20 + 4 n`` each).
+    time_limit : float, optional
+        Seconds; past it the search stops with a :class:`~approxpath.errors.SolverError`
+        naming ``MaxTime`` (the conic backends' word for it).
 
     Returns
     -------
@@ -332,12 +342,13 @@ def solve_klasso(K, y, lam, *, warm=None, tol=DEFAULT_TOL, max_steps=None):
         search; the point is then the best reached.
     """
     t0 = time.perf_counter()
+    deadline = np.inf if time_limit is None else t0 + float(time_limit)
     K, y, lam, warm = _check(K, y, lam, warm)
     n = y.size
     max_steps = _STEPS_BASE + _STEPS_PER_POINT * n if max_steps is None else int(max_steps)
     A = np.flatnonzero(warm) if warm is not None else np.zeros(0, dtype=int)
     b = warm[A] if warm is not None else np.zeros(0)
-    path = _homotopy(K, y, lam, A, b, max_steps)
+    path = _homotopy(K, y, lam, A, b, max_steps, deadline)
     events = 0
     if path is not None:
         A, b, b0, r, events = path
@@ -347,7 +358,7 @@ def solve_klasso(K, y, lam, *, warm=None, tol=DEFAULT_TOL, max_steps=None):
         fit = y - b @ K[A]
         b0 = float(fit.mean())
         r = fit - b0
-    A, b, b0, r, steps = _feature_sign(K, y, lam, A, b, b0, r, tol, max_steps)
+    A, b, b0, r, steps = _feature_sign(K, y, lam, A, b, b0, r, tol, max_steps, deadline)
     beta = np.zeros(n)
     beta[A] = b
     violation = float(np.max(np.abs(K @ r))) / lam - 1.0

@@ -26,6 +26,9 @@ own duality gap.
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 import time
 from dataclasses import dataclass
 
@@ -108,6 +111,30 @@ def _time_limit(time_limit):
     return current_settings().time_limit
 
 
+_BANNER_SHOWN = []
+
+
+def _quiet_highs(highspy):
+    """A silent ``highspy.Highs``: the first one a process builds prints a licence banner on
+    the C-level stdout before any option can be set, so that one is built with fd 1 on null."""
+    if _BANNER_SHOWN:
+        h = highspy.Highs()
+    else:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+            h = highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(null)
+        _BANNER_SHOWN.append(True)
+    h.silent()
+    return h
+
+
 def _highspy(K, y, lam, warm, time_limit):
     import highspy
 
@@ -122,8 +149,7 @@ def _highspy(K, y, lam, warm, time_limit):
     a.start_ = np.arange(0, n * n + 1, n, dtype=np.int32)
     a.index_ = np.tile(np.arange(n, dtype=np.int32), n)
     a.value_ = np.ascontiguousarray(K).ravel()
-    h = highspy.Highs()
-    h.silent()
+    h = _quiet_highs(highspy)
     h.setOptionValue("solver", "simplex")
     # one thread: the dense LP's simplex gains nothing from HiGHS's parallel dual simplex on
     # two shared cores, and the path driver may run several solves side by side
@@ -193,11 +219,7 @@ def solve_robust_l1(K, y, lam, *, warm=None, solver=None, time_limit=None):
     t0 = time.perf_counter()
     K, y, lam, warm = _check(K, y, lam, warm)
     if solver is None:
-        try:
-            import highspy  # noqa: F401
-            solver = "highspy"
-        except ImportError:
-            solver = "scipy"
+        solver = "highspy" if importlib.util.find_spec("highspy") else "scipy"
     if solver not in LP_SOLVERS:
         raise InputError(f"unknown LP solver {solver!r} (choose one of {', '.join(LP_SOLVERS)})")
     limit = _time_limit(time_limit)

@@ -114,11 +114,11 @@ class KernelRidge(KernelProblem):
         return RidgeDual(a=float(s.value) * a)
 
     # -------------------------------------------------------------- exact solve
-    def candidate(self, backend, t):
+    def candidate(self, backend, t, warm=None):
         """``cholesky``: the closed form, one Cholesky factorization of :math:`K_t + \\lambda I`;
         ``clarabel``/``scs``: the CVXPY declarations (the generic route, a fallback)."""
         if backend != "cholesky":
-            return super().candidate(backend, t)
+            return super().candidate(backend, t, warm)
         bw, lam = self.sweep.at(t)
         K = self.gram(t)
         c = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K + lam * np.eye(self.n)), self.y)

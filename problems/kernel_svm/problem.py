@@ -207,7 +207,7 @@ class KernelSVM(KernelProblem):
         b = np.concatenate(([0.0], np.zeros(n), np.full(n, C)))
         return QP(P=P, q=-np.ones(n), A=A, b=b, zero=1, nonneg=2 * n)
 
-    def candidate(self, backend, t):
+    def candidate(self, backend, t, warm=None):
         if backend == "libsvm":
             from .libsvm import libsvm_candidate
 

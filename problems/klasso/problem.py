@@ -30,7 +30,9 @@ from approxpath.kernels import gaussian
 from approxpath.numerics import fp_margin, log_mid, zero_sum
 from approxpath.problem import Declaration
 from approxpath.registry import register
+from approxpath.solvers import current_settings
 from approxpath.solvers.conic import solve_cvxpy, solve_qp
+from approxpath.solvers.lasso import solve_klasso
 
 from .._regression import SAFETY
 from .bound import KLassoBound, KLassoDual, KLassoPrimal
@@ -90,6 +92,7 @@ class KLasso(KernelProblem):
 
     name = "klasso"
     Bound = KLassoBound
+    backends = ("homotopy", "clarabel", "scs")
 
     def __init__(self, X, y, *, lam=None, bandwidth=None, parameter="bandwidth", dual_restoration="moving",
                  kernel="gaussian", feature_weights=None):
@@ -165,12 +168,18 @@ class KLasso(KernelProblem):
         """The Gram-form QP at ``t`` (:func:`.solve.gram_qp`)."""
         return gram_qp(self.gram(t), self.y, self.sweep.at(t)[1])
 
-    def candidate(self, backend, t):
-        """Solver ``backend`` on :meth:`exact_qp`, then a polish by a few active-set steps
-        (:func:`.solve.polish`); of every point met and the solver's own, the pair with the
-        smallest gap bound wins."""
+    def candidate(self, backend, t, warm=None):
+        """``homotopy`` (the default): the exact active-set solver
+        (:func:`approxpath.solvers.lasso.solve_klasso`), warm-started from the nearest exact
+        solve's coefficients.  ``clarabel``/``scs``: the Gram-form QP (:meth:`exact_qp`), then a
+        polish by a few active-set steps (:func:`.solve.polish`); of every point met and the
+        solver's own, the pair with the smallest gap bound wins."""
         bw, lam = self.sweep.at(t)
         K = self.gram(t)
+        if backend == "homotopy":
+            sol = solve_klasso(K, self.y, lam, warm=None if warm is None else warm[0].beta,
+                               time_limit=current_settings().time_limit)
+            return KLassoPrimal(beta=sol.beta, beta0=sol.beta0), KLassoDual(u=sol.u)
         beta = solve_qp(self.exact_qp(t), backend).x[: self.n].copy()
         best = None
         for cand, u in polish(K, self.y, lam, beta):

@@ -9,7 +9,7 @@ piece from the residuals' Hermite enclosures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,9 +29,11 @@ class RobustL1Primal:
 
 @dataclass(frozen=True)
 class RobustL1Dual:
-    """Dual point: ``u`` (n,) with ``|u| <= 1``."""
+    """Dual point: ``u`` (n,) with ``|u| <= 1``.  ``basis`` (not part of the certificate): the
+    optimal simplex basis of the exact solve it came from, a warm start for the next."""
 
     u: np.ndarray
+    basis: object = field(default=None, compare=False, repr=False)
 
 
 class RobustL1Bound(RegressionBound):

@@ -18,6 +18,8 @@ whole piece.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -25,7 +27,9 @@ from approxpath.kernel_problem import KernelProblem
 from approxpath.numerics import UNIT_ROUNDOFF
 from approxpath.problem import Declaration
 from approxpath.registry import register
+from approxpath.solvers import current_settings
 from approxpath.solvers.conic import QP, solve_cvxpy, solve_qp
+from approxpath.solvers.lp import solve_robust_l1
 
 from .._regression import SAFETY
 from .bound import RobustL1Bound, RobustL1Dual, RobustL1Primal
@@ -75,6 +79,7 @@ class RobustL1(KernelProblem):
 
     name = "robust_l1"
     Bound = RobustL1Bound
+    backends = ("highs", "clarabel", "scs")
 
     def __init__(self, X, y, *, lam=None, bandwidth=None, parameter="bandwidth", dual_restoration="projection",
                  kernel="gaussian", feature_weights=None):
@@ -167,7 +172,15 @@ class RobustL1(KernelProblem):
         q = np.concatenate((np.zeros(n), np.ones(n), np.full(n, lam)))
         return QP(P=None, q=q, A=A, b=b, zero=0, nonneg=4 * n)
 
-    def candidate(self, backend, t):
+    def candidate(self, backend, t, warm=None):
+        """``highs`` (the default): the LP in its dual form by HiGHS' dual simplex
+        (:func:`approxpath.solvers.lp.solve_robust_l1`), warm-started from the nearest exact
+        solve's basis; ``clarabel``/``scs``: the primal LP (:meth:`exact_qp`) by an interior point."""
+        if backend == "highs":
+            sol = solve_robust_l1(self.gram(t), self.y, self.sweep.at(t)[1],
+                                  warm=None if warm is None else warm[1].basis,
+                                  time_limit=current_settings().time_limit)
+            return RobustL1Primal(beta=sol.beta), RobustL1Dual(u=sol.u, basis=sol.basis)
         sol = solve_qp(self.exact_qp(t), backend)
         n = self.n
         return RobustL1Primal(beta=sol.x[:n].copy()), RobustL1Dual(u=sol.z[:n] - sol.z[n:2 * n])
@@ -276,7 +289,8 @@ class RobustL1(KernelProblem):
 
     def restore(self, primal, dual, lo, hi=None):
         """``beta`` is carried as is (the primal has no constraints); the dual by :meth:`_restore_dual`."""
-        return RobustL1Primal(beta=np.asarray(primal.beta, dtype=float)), self._restore_dual(dual, lo, hi)
+        restored = replace(self._restore_dual(dual, lo, hi), basis=dual.basis)  # the basis rides along
+        return RobustL1Primal(beta=np.asarray(primal.beta, dtype=float)), restored
 
     def null_objective(self):
         """The objective of the zero model (beta = 0): ``sum |y|``, the unit of a scale-free eps."""

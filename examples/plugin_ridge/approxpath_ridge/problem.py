@@ -59,10 +59,10 @@ class Ridge(Problem):
         obj = 2 * (self.y @ a) - cp.sum_squares(a) - cp.sum_squares(self.X.T @ a) / lam
         return Declaration(cp.Problem(cp.Maximize(obj)), dict(a=a))
 
-    def candidate(self, backend, lam):
+    def candidate(self, backend, lam, warm=None):
         """``cholesky``: :math:`(X^\\top X + \\lambda I) w = X^\\top y`; else the CVXPY declarations."""
         if backend != "cholesky":
-            return super().candidate(backend, lam)
+            return super().candidate(backend, lam, warm)
         A = self.X.T @ self.X + lam * np.eye(self.X.shape[1])
         w = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), self.X.T @ self.y)
         return RidgePrimal(w=w), RidgeDual(a=self.y - self.X @ w)
