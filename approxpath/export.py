@@ -152,6 +152,8 @@ def export_table(obj, file, format=None, *, report=None, X_val=None, y_val=None)
         fixed = f"bandwidth t = {obj.bandwidth:g}" if obj.parameter == "lam" else f"lam = {obj.lam:g}"
         what = (f"approxpath {obj.algorithm}, {fixed}: one row per solution, t = "
                 f"{'lambda' if obj.parameter == 'lam' else 'bandwidth'}")
+    elif hasattr(obj, "table_columns"):  # a feature path: report = its SegmentReport, if any
+        what, cols = obj.table_columns(segments=report)
     else:
         raise InputError(f"export_table needs an exact path (ExactPath) or an approximate path (Path); got "
                          f"{type(obj).__name__}")

@@ -121,7 +121,7 @@ def problem_kwargs(cls, args):
 
 def build_parser(argv=()):
     """The argument parser; the problem named in ``argv`` (if any) adds its option flags."""
-    from . import commands, datasets, exact, figures
+    from . import commands, datasets, exact, features, figures
     from . import select as select_command
 
     cls = None
@@ -136,8 +136,8 @@ def build_parser(argv=()):
     parser.add_argument("--version", action="version", version=f"approxpath {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     # every command is listed; only the one named gets its arguments (and imports what they need)
-    for name, (text, fill) in {**commands.COMMANDS, **exact.COMMANDS, **figures.COMMANDS, **datasets.COMMANDS,
-                               **select_command.COMMANDS}.items():
+    for name, (text, fill) in {**commands.COMMANDS, **exact.COMMANDS, **features.COMMANDS, **select_command.COMMANDS,
+                               **figures.COMMANDS, **datasets.COMMANDS}.items():
         p = sub.add_parser(name, allow_abbrev=False, help=text)
         if argv and argv[0] == name:
             fill(p, cls, argv)

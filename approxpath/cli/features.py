@@ -1,0 +1,135 @@
+"""``approxpath features DATA``: the L1KR feature-selection path (Li & Sminchisescu) of a data
+file, with its certificates (every point; with ``--segments``, the inner paths between points).
+
+Exit status as every command: 0 every point certified (and every segment, with
+``--segments``); 1 something is flagged; 2 bad input; 3 a file cannot be read or written; 4 the
+path cannot start (the bound C is not active: choose a smaller C).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+__all__ = ["COMMANDS", "cmd_features"]
+
+#: Input scalings: the paper's (columns centred, unit Euclidean norm), by largest |x| (what the
+#: ARD-polynomial kernel needs, |x| <= 1), or none.
+SCALINGS = ("paper", "max-abs", "none")
+
+
+def _scale(X, how):
+    from ..exact.feature_path import normalize_columns
+
+    if how == "paper":
+        return normalize_columns(X)
+    if how == "max-abs":
+        Xc = X - X.mean(axis=0)
+        top = np.abs(Xc).max(axis=0)
+        return Xc / np.where(top > 0, top, 1.0)
+    return X
+
+
+def cmd_features(args):
+    from ..data import data_sha256, load_data
+    from ..errors import InputError
+    from ..exact.feature_path import certify_segments, feature_path, write_feature_path
+    from .checks import check_outputs, data_format
+
+    from ..validate import positive
+
+    if args.C is not None and args.kappa is not None:
+        raise InputError("give --C or --kappa, not both")
+    for flag, value in (("--C", args.C), ("--kappa", args.kappa), ("--segment-eps", args.segment_eps)):
+        if value is not None:
+            positive(flag, value)
+    check_outputs(args, [args.data])
+    if args.export is not None:
+        from ..certificate.format import check_output
+
+        check_output(args.export, [args.data])
+    fmt = data_format(args.data, args.format)
+    X, y = load_data(args.data, fmt, n_features=args.n_features)
+    scaling = args.scale or ("max-abs" if args.kernel == "ard-polynomial" else "paper")
+    Xs = _scale(np.asarray(X, dtype=float), scaling)
+    y = np.asarray(y, dtype=float)
+    yc2 = float(np.sum((y - y.mean()) ** 2))
+    C = args.C if args.C is not None else (2.0 if args.kappa is None else args.kappa) * yc2
+    path = feature_path(Xs, y, C=C, kernel=args.kernel, degree=args.degree, d_max=args.d_max,
+                        max_events=args.max_events, max_steps=args.max_steps, tol=args.tol, kkt_tol=args.kkt_tol)
+    segments = certify_segments(path, eps=args.segment_eps, max_pieces=args.segment_pieces) if args.segments else None
+    if args.out:
+        write_feature_path(path, args.out, data_file=str(args.data), format=fmt, scaling=scaling,
+                           data_sha256=data_sha256(X, y))
+    if args.export:
+        from ..export import export_table
+
+        export_table(path, args.export, report=segments)
+    if args.plot:
+        from ..exact.feature_path import plot_feature_path
+        from ..plotting import save_figure
+
+        save_figure(plot_feature_path(path), args.plot)
+    ok = path.report.ok and (segments is None or not segments.uncertified)
+    if args.json:
+        out = dict(path.report.to_json(), C=C, kappa=C / yc2 if yc2 > 0 else None, D_max=float(path.D.max()),
+                   events=len(path.events) - 1, jacobian_calls=path.jacobian_calls, stop_reason=path.stop_reason,
+                   final_active=list(path.selected(-1)), path_s=round(path.wall_s, 4), ok=ok)
+        if segments is not None:
+            out["segments"] = segments.to_json()
+        print(json.dumps(out))
+    else:
+        print(path.summary())
+        if segments is not None:
+            print(f"  inner paths between points: {segments!r}; uncertified segments (first 20): "
+                  f"{list(segments.uncertified[:20])}")
+        for name, file in (("path", args.out), ("table", args.export), ("figure", args.plot)):
+            if file:
+                print(f"{name} written to {file}")
+    return 0 if ok else 1
+
+
+def _features_args(p, cls=None, argv=()):
+    from ..exact.feature_path import KERNELS
+    from . import parse_number
+
+    p.description = ("Follow the L1KR feature-selection path (ARD kernel weights beta >= 0 under ||beta||_1 <= D, "
+                     "kernel ridge with alpha'K alpha <= C) and certify every point: the inner kernel ridge "
+                     "problem to a duality gap and the KKT conditions to residuals. The problem is not convex in "
+                     "beta: global optimality is not certified.")
+    p.add_argument("data", help="data file (CSV with the target last, or LIBSVM)")
+    p.add_argument("--format", choices=("libsvm", "csv"), default=None,
+                   help="data format (default: csv for a .csv file, else libsvm)")
+    p.add_argument("--n-features", type=int, default=None, help="LIBSVM: number of features")
+    p.add_argument("--C", type=parse_number, default=None, help="the bound of alpha'K alpha <= C")
+    p.add_argument("--kappa", type=parse_number, default=None,
+                   help="C = KAPPA ||y - mean(y)||^2 instead of --C (default 2)")
+    p.add_argument("--kernel", choices=KERNELS, default=KERNELS[0], help=f"default {KERNELS[0]}")
+    p.add_argument("--degree", type=int, default=2, help="ard-polynomial: the power (default 2)")
+    p.add_argument("--scale", choices=SCALINGS, default=None,
+                   help="input scaling: paper (centred, unit-norm columns; default for ard-gaussian), max-abs "
+                        "(centred, largest |x| = 1; default for ard-polynomial) or none")
+    p.add_argument("--d-max", type=parse_number, default=None, help="stop where ||beta||_1 reaches D_MAX")
+    p.add_argument("--max-events", type=int, default=None, help="stop after this many events")
+    p.add_argument("--max-steps", type=int, default=2000, help="stop after this many steps (default 2000)")
+    p.add_argument("--tol", type=parse_number, default=1e-8,
+                   help="flag points whose inner gap exceeds TOL ||y - mean(y)||^2 (default 1e-8)")
+    p.add_argument("--kkt-tol", type=parse_number, default=1e-6, help="flag KKT residuals above this (default 1e-6)")
+    p.add_argument("--segments", action="store_true",
+                   help="also certify the inner problem along the straight segment between consecutive points")
+    p.add_argument("--segment-eps", type=parse_number, default=1e-2,
+                   help="--segments: certified where the gap bound is <= EPS ||y - mean(y)||^2 (default 1e-2)")
+    p.add_argument("--segment-pieces", type=int, default=64,
+                   help="--segments: pieces per segment at most (default 64)")
+    p.add_argument("--out", default=None, help="write the path (.npz; re-check with crosscheck_feature_path)")
+    p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")
+    p.add_argument("--plot", default=None, metavar="FILE", help="save beta and Jacobian calls against D "
+                   "(needs matplotlib)")
+    p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")
+    p.set_defaults(func=cmd_features)
+
+
+#: The command ``features`` (registered in :data:`approxpath.cli.commands.COMMANDS`).
+COMMANDS = {"features": ("the L1KR feature-selection path (Li & Sminchisescu), every point certified",
+                         _features_args)}

@@ -1,0 +1,230 @@
+"""The result of :func:`~approxpath.exact.feature_path.feature_path`: points, events, certificates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from approxpath.errors import InputError
+from approxpath.validate import check_X
+
+from ._kernels import make_kernel
+from .certify import STATEMENT, crosscheck_feature_path
+
+__all__ = ["FeatureEvent", "FeaturePath"]
+
+
+@dataclass(frozen=True)
+class FeatureEvent:
+    """A change of the active set.
+
+    Attributes
+    ----------
+    index : int
+        The path point where it happened (the point after the Newton correction (10): exact to
+        the corrector's tolerance).
+    D : float
+        :math:`\\lVert\\beta\\rVert_1` there.
+    feature : int
+        The feature (column of X).
+    kind : str
+        ``"start"`` (the first feature, at the first point), ``"joined"`` (E1: its
+        :math:`q_j` reached the active :math:`\\eta`) or ``"left"`` (E2: its :math:`\\beta_j`
+        reached 0).
+    """
+
+    index: int
+    D: float
+    feature: int
+    kind: str
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class FeaturePath:
+    """A feature-selection path of Li & Sminchisescu (L1KR), point by point.
+
+    Attributes
+    ----------
+    kernel : str
+        ``"ard-gaussian"`` or ``"ard-polynomial"``.
+    degree : int
+        The power of the ARD-polynomial kernel (unused for the Gaussian).
+    C : float
+        The bound of :math:`\\alpha^\\top K(\\beta)\\alpha \\le C`.
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+    D : ndarray of shape (m,)
+        :math:`\\lVert\\beta\\rVert_1` of every point, in path order (not monotone: the path
+        can turn back in D).
+    beta : ndarray of shape (m, d)
+    alpha : ndarray of shape (m, n)
+    alpha0 : ndarray of shape (m,)
+    lam : ndarray of shape (m,)
+        The multiplier λ of :math:`\\alpha^\\top K\\alpha \\le C` (:math:`\\lambda\\alpha` is the
+        residual).
+    active : ndarray of shape (m, d), bool
+        The active set at every point (after the event at an event point).
+    events : tuple of FeatureEvent
+    jacobian_calls : int
+        Evaluations of the Jacobian (6) in total.
+    jacobian_calls_at : ndarray of shape (m,)
+        Cumulative Jacobian evaluations up to every point (the paper's Figure 3(c)).
+    stop_reason : str
+    steps, rejected : int
+        Accepted and rejected continuation steps.
+    wall_s : float
+        Seconds spent following the path (certificates not included).
+    report : FeaturePathReport or None
+        The certificates of every point (``certify=True``).
+    """
+
+    kernel: str
+    degree: int
+    C: float
+    X: np.ndarray
+    y: np.ndarray
+    D: np.ndarray
+    beta: np.ndarray
+    alpha: np.ndarray
+    alpha0: np.ndarray
+    lam: np.ndarray
+    active: np.ndarray
+    events: tuple
+    jacobian_calls: int
+    jacobian_calls_at: np.ndarray
+    stop_reason: str
+    steps: int = 0
+    rejected: int = 0
+    wall_s: float = 0.0
+    report: object = None
+
+    def __len__(self):
+        return self.D.size
+
+    def __repr__(self):
+        cert = ("not certified" if self.report is None else
+                "certified" if self.report.ok else f"{len(self.report.flagged)} points flagged")
+        return (f"FeaturePath({self.kernel}, C={self.C:g}, {len(self)} points, D in [{self.D.min():.3g}, "
+                f"{self.D.max():.3g}], {len(self.events) - 1} events, {self.jacobian_calls} Jacobian calls, {cert})")
+
+    @property
+    def certified(self):
+        """Boolean mask (points,): the point passed its certificates (None without a report).
+        Select among these: ``m = path.mse(Z, t); m[~path.certified] = np.inf``."""
+        if self.report is None:
+            return None
+        mask = np.ones(len(self), dtype=bool)
+        mask[list(self.report.flagged)] = False
+        return mask
+
+    def selected(self, index):
+        """The active features at point ``index`` (a tuple of column indices)."""
+        return tuple(int(j) for j in np.flatnonzero(self.active[index]))
+
+    def predict(self, Z, index=-1):
+        """Predictions :math:`\\sum_i \\alpha_i k_\\beta(z, x_i) + \\alpha_0` at point ``index``.
+
+        Parameters
+        ----------
+        Z : array_like of shape (k, d)
+            New inputs, scaled as ``X`` was.
+        index : int
+
+        Returns
+        -------
+        ndarray of shape (k,)
+        """
+        Z = self._inputs(Z)
+        i = self._index(index)
+        return self._kern().cross(self.beta[i], Z) @ self.alpha[i] + self.alpha0[i]
+
+    def mse(self, Z, t, indices=None):
+        """Mean squared error of the predictions at every point (or at ``indices``) against
+        targets ``t`` (k,): the validation curve that selects a point of the path."""
+        Z = self._inputs(Z)
+        t = np.asarray(t, dtype=float).reshape(-1)
+        if t.size != Z.shape[0]:
+            raise InputError(f"t has {t.size} targets for {Z.shape[0]} inputs: pass one target per row")
+        idx = range(len(self)) if indices is None else [self._index(i) for i in indices]
+        kern = self._kern()
+        return np.array([np.mean((kern.cross(self.beta[i], Z) @ self.alpha[i] + self.alpha0[i] - t) ** 2)
+                         for i in idx])
+
+    def certify(self, tol=1e-8, kkt_tol=1e-6):
+        """The certificates of every point (:func:`crosscheck_feature_path` on this path)."""
+        return crosscheck_feature_path(self.X, self.y, self.D, self.beta, self.alpha, self.alpha0, C=self.C,
+                                       kernel=self.kernel, degree=self.degree, tol=tol, kkt_tol=kkt_tol)
+
+    def certify_segments(self, eps=1e-3, max_pieces=64):
+        """The inner problem certified along the segments between points
+        (:func:`~approxpath.exact.feature_path.certify_segments`)."""
+        from .segments import certify_segments
+
+        return certify_segments(self, eps=eps, max_pieces=max_pieces)
+
+    def table_columns(self, segments=None):
+        """``(description, columns)`` of the per-point table (:func:`approxpath.export.export_table`):
+        ``point``, ``D``, ``lam``, ``alpha0``, ``active`` (count), ``event_feature`` (the feature
+        joining or leaving there, -1 none), ``event`` (1 joined, -1 left, 0 none),
+        ``jacobian_calls``; ``rel_gap``, ``kkt`` with a report; ``segment_gap`` (the bound of the
+        segment to the next point, NaN at the last) with a :class:`SegmentReport`; then
+        ``beta1`` ... ``betad``."""
+        m = len(self)
+        feat, kind = np.full(m, -1.0), np.zeros(m)
+        for e in self.events[1:]:
+            feat[e.index], kind[e.index] = e.feature, 1.0 if e.kind == "joined" else -1.0
+        cols = dict(point=np.arange(m, dtype=float), D=self.D, lam=self.lam, alpha0=self.alpha0,
+                    active=self.active.sum(axis=1).astype(float), event_feature=feat, event=kind,
+                    jacobian_calls=self.jacobian_calls_at.astype(float))
+        if self.report is not None:
+            cols.update(rel_gap=self.report.rel_gap, kkt=self.report.kkt)
+        if segments is not None:
+            seg = np.full(m, np.nan)
+            for c in segments.segments:
+                seg[c.index] = c.max_gap
+            cols["segment_gap"] = seg
+        cols.update({f"beta{j + 1}": self.beta[:, j] for j in range(self.beta.shape[1])})
+        return (f"approxpath L1KR feature path ({self.kernel}, C = {self.C:g}): one row per point, D = ||beta||_1"), cols
+
+    def summary(self, max_events=30):
+        """A few lines: settings, extent, events, the certificates and what they mean."""
+        n, d = self.X.shape
+        kern = self.kernel + (f" (degree {self.degree})" if self.kernel == "ard-polynomial" else "")
+        lines = [f"feature path (L1KR): {kern}, C = {self.C:g}, n = {n}, d = {d}",
+                 f"  {len(self)} points, D from {self.D[0]:.4g} to {self.D[-1]:.4g} (largest {self.D.max():.4g}); "
+                 f"{self.steps} steps ({self.rejected} rejected), {self.jacobian_calls} Jacobian calls, "
+                 f"{self.wall_s:.2f} s",
+                 f"  stopped: {self.stop_reason}",
+                 f"  events ({len(self.events) - 1} after the start):"]
+        for e in self.events[:max_events]:
+            lines.append(f"    point {e.index:5d}  D = {e.D:10.5g}  feature {e.feature:3d} {e.kind:6s}  active now "
+                         f"{list(self.selected(e.index))}")
+        if len(self.events) > max_events:
+            lines.append(f"    ... {len(self.events) - max_events} more")
+        lines.append(f"  final active set {list(self.selected(-1))}")
+        if self.report is None:
+            lines.append("  not certified (certify=False); call .certify()")
+        else:
+            r = self.report
+            lines.append(f"  certificates: {'all points pass' if r.ok else f'{len(r.flagged)} points flagged'} "
+                         f"(inner gap <= {r.tol:g} x ||Hy||^2: largest {r.max_rel_gap:.2g}; KKT residual <= "
+                         f"{r.kkt_tol:g}: largest {r.max_kkt:.2g})")
+            lines.append("  " + STATEMENT)
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ helpers
+    def _kern(self):
+        return make_kernel(self.kernel, self.X, self.degree)
+
+    def _index(self, index):
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not -len(self) <= index < len(self):
+            raise InputError(f"index must be an integer point index in [-{len(self)}, {len(self) - 1}]; got {index!r}")
+        return int(index) % len(self)
+
+    def _inputs(self, Z):
+        Z = check_X(Z)
+        if Z.shape[1] != self.X.shape[1]:
+            raise InputError(f"Z has {Z.shape[1]} features but the path was computed with {self.X.shape[1]}: "
+                             "pass the same columns, scaled the same way")
+        return Z

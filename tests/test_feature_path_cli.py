@@ -1,0 +1,79 @@
+"""`approxpath features DATA`: the feature path from a data file, its files re-checked
+independently (the npz through crosscheck_feature_path, the table against the path's arrays),
+exit statuses."""
+
+import json
+
+import numpy as np
+import pytest
+
+from approxpath.cli import main
+from approxpath.exact import crosscheck_feature_path
+from approxpath.exact.feature_path import normalize_columns, read_feature_path
+from approxpath.export import read_table
+
+from test_feature_path import friedman1
+
+
+@pytest.fixture(scope="module")
+def data_csv(tmp_path_factory):
+    X, y = friedman1(40, 7, 2, raw=True)
+    f = tmp_path_factory.mktemp("data") / "friedman.csv"
+    np.savetxt(f, np.column_stack([X, y]), delimiter=",", header=",".join([f"x{j}" for j in range(7)] + ["y"]),
+               comments="")
+    return f, X, y
+
+
+def _json(capsys):
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_features_writes_a_path_that_rechecks_and_a_table(data_csv, tmp_path, capsys):
+    f, X, y = data_csv
+    out, table = tmp_path / "fp.npz", tmp_path / "fp.csv"
+    rc = main(["features", str(f), "--kappa", "0.5", "--max-events", "4", "--segments", "--out", str(out),
+               "--export", str(table), "--json"])
+    res = _json(capsys)
+    assert rc == (0 if res["segments"]["certified_fraction"] == 1.0 else 1)
+    assert res["events"] == 4 and res["flagged"] == [] and res["max_rel_gap"] <= 1e-8
+    yc2 = float(np.sum((y - y.mean()) ** 2))
+    assert res["C"] == pytest.approx(0.5 * yc2, rel=1e-12)
+    a = read_feature_path(out)
+    assert a["meta"]["scaling"] == "paper" and a["meta"]["data_file"] == str(f)
+    rep = crosscheck_feature_path(normalize_columns(X), y, a["D"], a["beta"], a["alpha"], a["alpha0"], C=res["C"])
+    assert rep.ok and len(rep.checks) == res["points"]
+    t = read_table(table)
+    np.testing.assert_array_equal(t["D"], a["D"])
+    np.testing.assert_array_equal(np.column_stack([t[f"beta{j + 1}"] for j in range(7)]), a["beta"])
+    assert np.all(np.isnan(t["segment_gap"][-1:])) and np.all(t["segment_gap"][:-1] >= 0)
+    assert int(np.sum(t["event"] != 0)) == 4 and set(t["event"].tolist()) <= {-1.0, 0.0, 1.0}
+
+
+def test_features_exit_status_one_when_flagged(data_csv, capsys):
+    f, _, _ = data_csv
+    # an inner gap of 1e-30 ||Hy||^2 cannot be certified in double precision: every point flagged
+    assert main(["features", str(f), "--max-events", "1", "--tol", "1e-30", "--json"]) == 1
+    assert not _json(capsys)["ok"]
+
+
+@pytest.mark.parametrize("argv, code, words", [
+    (["--C", "1", "--kappa", "1"], 2, "--C or --kappa"),
+    (["--kappa", "-1"], 2, "--kappa"),
+    (["--kernel", "ard-polynomial", "--degree", "0"], 2, "degree"),
+    (["--C", "1e12"], 4, "solver failure"),
+])
+def test_features_errors_are_one_line(data_csv, capsys, argv, code, words):
+    f, _, _ = data_csv
+    assert main(["features", str(f), "--max-events", "1", *argv]) == code
+    err = capsys.readouterr().err.strip()
+    assert words in err and len(err.splitlines()) == 1
+
+
+def test_features_missing_file_and_help(tmp_path, capsys):
+    assert main(["features", str(tmp_path / "none.csv")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        from approxpath.cli import build_parser
+
+        build_parser(["--help"]).parse_args(["--help"])
+    assert "features" in capsys.readouterr().out
