@@ -182,10 +182,11 @@ class RegressionBound(KernelBound):
         :func:`~approxpath.envelopes.difference_nodes` (one pass over the kernel per end); on
         the sub-interval between two nodes, with ``B`` replaced by either of its lines,
         :math:`A + xB` is a quadratic whose excess over its chord is at most
-        :math:`\\max(0, \\mp c_2)/4` (as in :meth:`moving_sup_norms`).  So every :math:`|r_i|` is
-        at most the largest of four lines plus constants there, convex in ``t``, and so is
-        their sum: its bound on a sub-interval is the larger of the values returned at the
-        sub-interval's two ends.
+        :math:`\\max(0, \\mp c_2)/4` (as in :meth:`moving_sup_norms`; the larger of the two
+        lines' terms, and :math:`xB` between the larger and the smaller of the products with
+        the two lines at the nodes).  So every :math:`|r_i|` is at most the larger of two
+        lines plus constants there, convex in ``t``, and so is their sum: its bound on a
+        sub-interval is the larger of the values returned at the sub-interval's two ends.
 
         Parameters
         ----------
@@ -218,16 +219,15 @@ class RegressionBound(KernelBound):
         entry = self._entry_error(lo, hi) * (np.abs(beta).sum() + reach * np.abs(slope).sum())
         allowance = (entry[:, None] + fp_margin(self.n + _CHAIN + 8, 1.0) * (np.abs(self.y) + mag[:, 0]
                      + reach[:, None] * mag[:, 1]) + x_error[:, None] * mag[:, 1])  # (r, n)
-        y = self.y[:, None]
-        ends = None
-        for b in (up_b, low_b):
-            xb = x * b  # (r, n, nodes)
-            c2 = h * np.diff(b, axis=-1)
-            over, under = (up_a + xb) - y, y - (low_a + xb)  # upper(K beta(t)) - y, y - lower(...)
-            up_term, low_term = np.maximum(0.0, -c2) / 4, np.maximum(0.0, c2) / 4
-            both = np.stack([np.maximum(over[..., :-1] + up_term, under[..., :-1] + low_term),
-                             np.maximum(over[..., 1:] + up_term, under[..., 1:] + low_term)], axis=-1)
-            ends = both if ends is None else np.maximum(ends, both)
+        # x B between the products with B's two lines, the quadratics' terms the larger of the two
+        xb_up, xb_low = x * up_b, x * low_b  # (r, n, nodes)
+        c2_up, c2_low = h * np.diff(up_b, axis=-1), h * np.diff(low_b, axis=-1)
+        up_term = np.maximum(0.0, -np.minimum(c2_up, c2_low)) / 4
+        low_term = np.maximum(0.0, np.maximum(c2_up, c2_low)) / 4
+        over = up_a + np.maximum(xb_up, xb_low) - self.y[:, None]  # upper(K beta(t)) - y at the nodes
+        under = self.y[:, None] - low_a - np.minimum(xb_up, xb_low)  # y - lower(K beta(t))
+        ends = np.stack([np.maximum(over[..., :-1] + up_term, under[..., :-1] + low_term),
+                         np.maximum(over[..., 1:] + up_term, under[..., 1:] + low_term)], axis=-1)
         ends = ends + allowance[:, :, None, None]  # (r, n, nodes - 1, 2)
         margin = fp_margin(self.n, 1.0) * np.abs(ends).sum(axis=1).max(axis=(-2, -1))
         return xs, ends.sum(axis=1), margin

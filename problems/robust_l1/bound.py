@@ -36,15 +36,13 @@ def _at(point, t):
 class RobustL1Primal:
     """Primal point: coefficients ``beta`` (n,); moving (``slope`` set, bandwidth path):
     :math:`\\beta + (o + \\rho(t - a))\\,w` with ``w = slope``, ``o = offset``, :math:`\\rho` = ``rate``,
-    ``a = at``.  ``parents`` (not part of the certificate): the two exact solves' coefficients
-    an interpolated primal combines."""
+    ``a = at``."""
 
     beta: np.ndarray
     slope: np.ndarray = None
     offset: float = 0.0
     rate: float = 0.0
     at: float = 0.0
-    parents: tuple = field(default=None, compare=False, repr=False)
 
     def value(self, t):
         """The coefficients at the bandwidth ``t``, shape (n,)."""
@@ -59,7 +57,7 @@ class RobustL1Dual:
 
     Not part of the certificate: ``basis``, the optimal simplex basis of the exact solve it
     came from (a warm start for the next); ``tau``, the parameter of that solve; ``parents``,
-    ``(u_a, u_b, theta, t_a, t_b)`` of an interpolated dual."""
+    the two exact pairs an interpolated dual combines."""
 
     u: np.ndarray
     scale: float = 1.0

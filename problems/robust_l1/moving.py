@@ -40,7 +40,7 @@ def box_norms(u, v, offset, rates, at, lo, hi):
     return best
 
 
-def moving_gaps(bound, primal, dual, p_rates, d_rates, scales, lo, hi):
+def moving_gaps(bound, primal, dual, p_rates, d_rates, scales, lo, hi, loss=None):
     """Upper bounds, rounding included, of the gap of a moving pair on the bandwidth piece
     ``[lo, hi]``, one per candidate ``(p_rates[k], d_rates[k], scales[k])`` (the rates of the
     primal and the dual and the dual's scale replace the pair's own; the other fields are the
@@ -52,6 +52,9 @@ def moving_gaps(bound, primal, dual, p_rates, d_rates, scales, lo, hi):
     primal, dual : RobustL1Primal, RobustL1Dual
     p_rates, d_rates, scales : ndarray of shape (r,)
     lo, hi : float
+    loss : tuple, optional
+        :meth:`~problems._regression.RegressionBound.moving_residual_bounds` of the primal
+        with ``p_rates``, if already computed.
 
     Returns
     -------
@@ -69,7 +72,9 @@ def moving_gaps(bound, primal, dual, p_rates, d_rates, scales, lo, hi):
     do, dat = float(dual.offset), float(dual.at)
     s = np.asarray(scales, dtype=float)
 
-    xs, loss, loss_margin = bound.moving_residual_bounds(beta, w, po, p_rates, pat, lo, hi)  # (r, m-1, 2)
+    if loss is None:
+        loss = bound.moving_residual_bounds(beta, w, po, p_rates, pat, lo, hi)
+    xs, loss, loss_margin = loss  # loss: (r, m-1, 2)
     # regularizer at the nodes: lam ||beta + x w||_1 (convex in t)
     S = np.flatnonzero((beta != 0) | (w != 0))
     xp = po + p_rates[:, None] * (xs - pat)  # (r, m)

@@ -25,8 +25,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from approxpath.kernel_problem import KernelProblem
-from approxpath.numerics import UNIT_ROUNDOFF
-from approxpath.problem import Declaration
+from approxpath.numerics import UNIT_ROUNDOFF, log_mid
+from approxpath.problem import Declaration, restored_gaps
 from approxpath.registry import register
 from approxpath.solvers import current_settings
 from approxpath.solvers.conic import QP, solve_cvxpy, solve_qp
@@ -34,7 +34,7 @@ from approxpath.solvers.lp import solve_robust_l1
 
 from .._regression import SAFETY
 from .bound import RobustL1Bound, RobustL1Dual, RobustL1Primal
-from .continuation import SearchBound, interpolation_gaps, moving_restore
+from .continuation import SearchBound, free_coordinates, free_projection, interpolation_gaps, moving_restore
 
 __all__ = ["RobustL1"]
 
@@ -267,9 +267,13 @@ class RobustL1(KernelProblem):
         hi = lo if hi is None else hi
         # (a moving dual held fixed: its value at the piece's start)
         u = np.clip(np.nan_to_num(dual.value(lo)), -1.0, 1.0)
-        import os
-        if self.dual_restoration == "projection" or os.environ.get("RL_PROJ"):
+        if self.dual_restoration == "projection":
             u = np.clip(self._project(u, lo, hi), -1.0, 1.0)
+        elif self.dual_restoration == "moving":  # the free coordinates of the exact duals only
+            free = free_coordinates(*(d for _, d in dual.parents)) if dual.parents is not None else \
+                free_coordinates(dual) if dual.tau is not None else None
+            if free is not None:
+                u = np.clip(free_projection(self, u, free, log_mid(lo, hi)), -1.0, 1.0)
         if float(self.y @ u) <= 0.0:
             return RobustL1Dual(u=np.zeros_like(u))
         limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
@@ -324,15 +328,14 @@ class RobustL1(KernelProblem):
             return convex_combination(a, b, theta)
         ba, bb = (np.asarray(p.beta, dtype=float) for p in (pa, pb))
         ua, ub = (float(d.scale) * np.asarray(d.u, dtype=float) for d in (da, db))
-        return (RobustL1Primal(beta=(1 - theta) * ba + theta * bb, parents=(ba, bb)),
-                RobustL1Dual(u=(1 - theta) * ua + theta * ub, parents=(ua, ub, float(theta), da.tau, db.tau)))
+        exact = da.tau is not None and db.tau is not None and db.tau != da.tau
+        return (RobustL1Primal(beta=(1 - theta) * ba + theta * bb),
+                RobustL1Dual(u=(1 - theta) * ua + theta * ub, parents=(a, b) if exact else None))
 
     def interpolation_gaps(self, a, b, thetas, tau, around=None):
         """Point gaps of the combinations, vectorized over ``thetas``
         (:func:`.continuation.interpolation_gaps`)."""
-        import os
-        if os.environ.get("RL_GENERIC"):
-            from approxpath.problem import restored_gaps
+        if self.dual_restoration == "moving":  # each weight's dual projected (a small program each)
             return restored_gaps(self, a, b, thetas, tau)
         return interpolation_gaps(self, a, b, thetas, tau)
 
