@@ -97,7 +97,7 @@ class RegressionBound(KernelBound):
         allowance = entry + fp_margin(self.n + _CHAIN, 1.0) * (P.magnitude() + N.magnitude())
         return float(np.max(bound + allowance))
 
-    def moving_sup_norms(self, c, slope, rates, at, lo, hi, prune=True, offset=0.0):
+    def moving_sup_norms(self, c, slope, rates, at, lo, hi, prune=True, offset=0.0, envelopes=None):
         """Rigorous upper bounds, one per rate :math:`\\rho` of ``rates``, of
         :math:`\\max_{t\\in[lo,hi]} \\lVert K_t (c + (o + \\rho (t - at))\\, s)\\rVert_\\infty` with ``s`` the
         vector ``slope`` and ``o`` the ``offset`` (bandwidth path: ``t`` is the bandwidth),
@@ -125,6 +125,9 @@ class RegressionBound(KernelBound):
             same, bit for bit; ``False`` bounds every row, for checking that).
         offset : float, default 0
             The weight of ``slope`` at ``at`` (0: ``c`` is the vector there).
+        envelopes : (Envelope, Envelope), optional
+            :func:`~approxpath.envelopes.split_envelope` of ``[c, slope]`` (two columns) if
+            already computed (a search bounding several slopes with one kernel pass).
 
         Returns
         -------
@@ -132,7 +135,7 @@ class RegressionBound(KernelBound):
         """
         c, slope = np.asarray(c, dtype=float), np.asarray(slope, dtype=float)
         rates = np.asarray(rates, dtype=float)
-        P, N = split_envelope(self._products(), np.column_stack([c, slope]), lo, hi)
+        P, N = envelopes or split_envelope(self._products(), np.column_stack([c, slope]), lo, hi)
         xs, low, up = difference_nodes(P, N)  # (n, 2, nodes): K_t c and K_t slope
         low_a, up_a, low_b, up_b = low[:, 0], up[:, 0], low[:, 1], up[:, 1]
         x = offset + rates[:, None] * (xs - at)  # (r, nodes)

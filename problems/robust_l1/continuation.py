@@ -14,9 +14,11 @@ drifts, :math:`\\theta(t) = \\theta_0 + \\rho (t - m)`, follows both to second o
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import replace
 
 import numpy as np
 
+from approxpath.envelopes import split_envelope
 from approxpath.numerics import log_mid
 
 from .._regression import SAFETY
@@ -39,7 +41,15 @@ class SearchBound(RobustL1Bound):
     pass, shared by the pieces that end there, by the choice of a drift and by the bound of the
     chosen pair (the same values, bit for bit)."""
 
-    _transient = RobustL1Bound._transient + ("_memo",)
+    _transient = RobustL1Bound._transient + ("_memo", "_chosen")
+
+    def gap(self, primal, dual, lo, hi=None):
+        # the bound of the pair moving_restore just chose on this piece (computed there, with
+        # the other candidates: the same arithmetic per candidate)
+        chosen = getattr(self, "_chosen", None)
+        if chosen is not None and chosen[0] is primal and chosen[1] is dual and chosen[2] == (lo, hi):
+            return chosen[3]
+        return super().gap(primal, dual, lo, hi)
 
     def _products(self):
         memo = getattr(self, "_memo", None)
@@ -159,12 +169,14 @@ def moving_restore(problem, primal, dual, lo, hi):
     loss = bound.moving_residual_bounds(beta, w, 0.0, RATE_FACTORS * natural, m, lo, hi)  # both duals' candidates
     best = None
     # the chord of the two exact duals, and the tangent keeping the active rows active
-    for v, unit in ((db.value(0.0) - da.value(0.0), natural), (_tangent(problem, u, free, m), 1.0)):
-        if v is None:
-            continue
+    slopes = [(db.value(0.0) - da.value(0.0), natural), (_tangent(problem, u, free, m), 1.0)]
+    slopes = [(v, unit) for v, unit in slopes if v is not None]
+    # one kernel pass per end for u and every slope
+    P, N = split_envelope(bound._products(), np.column_stack([u] + [v for v, _ in slopes]), lo, hi)
+    for j, (v, unit) in enumerate(slopes, start=1):
         rates = RATE_FACTORS * unit
         box = box_norms(u, v, 0.0, rates, m, lo, hi)
-        sups = bound.moving_sup_norms(u, v, rates, m, lo, hi)
+        sups = bound.moving_sup_norms(u, v, rates, m, lo, hi, envelopes=(_columns(P, [0, j]), _columns(N, [0, j])))
         with np.errstate(divide="ignore", invalid="ignore"):
             scales = np.minimum(np.minimum(1.0, (1.0 - SAFETY) / box), limit / sups)
         scales = np.where(np.isfinite(scales), scales, 0.0)
@@ -172,9 +184,18 @@ def moving_restore(problem, primal, dual, lo, hi):
                            loss=loss)
         k = int(np.argmin(gaps))
         if best is None or gaps[k] < best[0]:
-            best = (gaps[k], RATE_FACTORS[k] * natural,
+            best = (float(gaps[k]), RATE_FACTORS[k] * natural,
                     RobustL1Dual(u=u, scale=float(scales[k]), slope=v, rate=float(rates[k]), at=float(m)))
-    return RobustL1Primal(beta=beta, slope=w, rate=float(best[1]), at=float(m)), best[2]
+    pair = RobustL1Primal(beta=beta, slope=w, rate=float(best[1]), at=float(m)), best[2]
+    if isinstance(bound, SearchBound):
+        bound._chosen = (*pair, (lo, hi), best[0])
+    return pair
+
+
+def _columns(envelope, cols):
+    """The envelope of the sums ``cols`` of a multi-column one."""
+    return replace(envelope, **{f: getattr(envelope, f)[:, cols] for f in
+                                ("f_lo", "f_hi", "df_lo", "df_hi", "d2f_lo", "d2f_hi")})
 
 
 def _tangent(problem, u, free, m):

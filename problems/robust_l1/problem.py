@@ -335,7 +335,7 @@ class RobustL1(KernelProblem):
     def interpolation_gaps(self, a, b, thetas, tau, around=None):
         """Point gaps of the combinations, vectorized over ``thetas``
         (:func:`.continuation.interpolation_gaps`)."""
-        if self.dual_restoration == "moving":  # each weight's dual projected (a small program each)
+        if self.dual_restoration != "scaling":  # each weight's dual projected (a program each)
             return restored_gaps(self, a, b, thetas, tau)
         return interpolation_gaps(self, a, b, thetas, tau)
 
