@@ -120,7 +120,8 @@ class RobustL1Bound(RegressionBound):
             box = s * float(box_norms(u, v, dual.offset, np.array([dual.rate]), dual.at, lo, hi)[0])
             sup = s * float(self.moving_sup_norms(u, v, np.array([dual.rate]), dual.at, lo, hi,
                                                   offset=float(dual.offset))[0])
-        # (s * bound: one rounding, relative 2**-53, far inside the search's SAFETY)
+        if s != 1.0:  # s * bound is rounded once (relative 2**-53): widen it by as much
+            box, sup = box * (1.0 + 2.0**-52), sup * (1.0 + 2.0**-52)
         if box > 1.0:
             errors.append(f"|u| exceeds 1 on the piece (max {box:.17g})")
         lam = self.sweep.weight_floor(lo)

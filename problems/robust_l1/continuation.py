@@ -1,14 +1,16 @@
-"""The search side of a robust l1 pair that moves with the bandwidth across a piece: the
-interpolated pair of two exact solves whose combination weight drifts with ``t``
-(:func:`moving_restore`), the vectorized weight guide (:func:`interpolation_gaps`) and a bound
-that memoizes kernel products (:class:`SearchBound`).
+"""The search side of a robust l1 pair that moves with the bandwidth across a piece
+(:func:`moving_restore`), the projection of a dual on its free coordinates
+(:func:`free_projection`), the vectorized weight guide of ``dual_restoration="scaling"``
+(:func:`interpolation_gaps`) and a bound that memoizes kernel products (:class:`SearchBound`).
 
-Between two exact solves at :math:`t_a < t_b` (the same simplex basis, or nearly) the solution
-path is close to the combination :math:`(1 - \\theta)\\,z_a + \\theta z_b` with :math:`\\theta`
-moving like :math:`\\log t`.  A *fixed* pair loses at first order in the piece's width on both
-sides: the residuals interpolated to zero leave zero (the primal's kinks) and the active dual
-constraints :math:`|(K_t u)_j| = \\lambda` drift (the dual's scaling); the pair whose weight
-drifts, :math:`\\theta(t) = \\theta_0 + \\rho (t - m)`, follows both to second order.
+Between two exact solves at :math:`t_a < t_b` the solution path is close to the combination
+:math:`(1 - \\theta)\\,z_a + \\theta z_b` with :math:`\\theta` moving like :math:`\\log t`.  A
+*fixed* pair loses at first order in the piece's width on both sides: the residuals
+interpolated to zero leave zero (the primal's kinks) and the active dual constraints
+:math:`|(K_t u)_j| = \\lambda` drift (the dual's scaling).  The moving pair follows both to first
+order: the primal along the chord :math:`\\beta_b - \\beta_a`, the dual projected at the piece's
+middle and moved along the chord or along the tangent that keeps its active rows active.
+Where the simplex basis changes inside a piece neither is exact: such pieces stay short.
 """
 
 from __future__ import annotations

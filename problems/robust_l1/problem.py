@@ -14,7 +14,8 @@ side is the "dual"; here both sides are restored instead: :math:`\\beta` is carr
 dual set at the piece's ends or by scaling alone; either way a final scaling
 :math:`s = \\min(1, \\lambda/\\max_\\tau\\lVert K_\\tau u\\rVert_\\infty)` makes it feasible on the
 whole piece.  On the bandwidth path the default, ``moving``, instead moves the interpolated pair
-of two exact solves with ``t`` across a piece (:mod:`.continuation`).
+of two exact solves with ``t`` across a piece (:mod:`.continuation`), its dual projected
+on the coordinates free in either solve.
 """
 
 from __future__ import annotations
@@ -65,9 +66,13 @@ class RobustL1(KernelProblem):
     parameter : {"bandwidth", "lam"}
     dual_restoration : {"moving", "projection", "scaling"}, default "moving"
         ``moving``: on a bandwidth piece between two exact solves, their interpolated pair
-        with a combination weight drifting with ``t`` (both sides), scaled feasible on the
-        whole piece (:func:`.continuation.moving_restore`); at points and on the lambda path,
-        scaling as below.
+        moves with ``t``: the primal along the chord of the two solves, the dual projected at
+        the piece's middle onto the dual set moving only the coordinates free in either
+        solve (a small program), then along the chord or the tangent that keeps its active
+        rows active, scaled feasible on the whole piece (:mod:`.continuation`); at points,
+        that projection and scaling; on the lambda path, scaling.  Sinc, n = 100, lambda =
+        0.1, t in [1/8, 32], eps = 0.05: 55 exact solves and 569 pieces where projection
+        needs 60 and 1244.
         ``projection``: the paper's Euclidean projection of :math:`u` onto
         :math:`\\{\\lVert v\\rVert_\\infty \\le 1, \\lVert K_\\tau v\\rVert_\\infty \\le \\lambda\\}` at
         both ends of the piece (declared in CVXPY; solved as a least-distance program by
