@@ -25,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
+from approxpath.errors import SolverError
 from approxpath.kernel_problem import KernelProblem
 from approxpath.numerics import UNIT_ROUNDOFF, log_mid
 from approxpath.problem import Declaration, restored_gaps
@@ -156,11 +157,23 @@ class RobustL1(KernelProblem):
         bw, lam = self.sweep.at(tau)
         K = self.gram(tau)
         u = np.clip(np.asarray(dual.u, dtype=float), -1.0, 1.0)
-        if self.dual_restoration == "projection":
+        fixed = None
+        if self.dual_restoration == "moving" and dual.tau is not None:  # only the free coordinates move
+            fixed = np.flatnonzero(~free_coordinates(dual))
+        if self.dual_restoration == "projection" or fixed is not None:
             v = cp.Variable(self.n)
-            cons = [cp.abs(v) <= 1, cp.abs(K @ v) <= lam]
-            solve_cvxpy(cp.Problem(cp.Minimize(cp.sum_squares(v - u)), cons))
-            return RobustL1Dual(u=np.asarray(v.value))
+            fix = [v[fixed] == u[fixed]] if fixed is not None and fixed.size else []
+            try:
+                cons = [cp.abs(v) <= 1, cp.abs(K @ v) <= lam] + fix
+                solve_cvxpy(cp.Problem(cp.Minimize(cp.sum_squares(v - u)), cons))
+            except SolverError:  # (moving) the free coordinates cannot reach the set: no row gets worse
+                if fixed is None:
+                    raise
+                cons = [cp.abs(v) <= 1, cp.abs(K @ v) <= np.maximum(lam, np.abs(K @ u))] + fix
+                solve_cvxpy(cp.Problem(cp.Minimize(cp.sum_squares(v - u)), cons))
+            if fixed is None:
+                return RobustL1Dual(u=np.asarray(v.value))
+            u = np.clip(np.asarray(v.value), -1.0, 1.0)
         s = cp.Variable(nonneg=True)  # the largest scaling s <= 1 with ||K_tau s u||_inf <= lam
         cons = [s <= 1, s * float(np.max(np.abs(K @ u))) <= lam]
         solve_cvxpy(cp.Problem(cp.Maximize(s * float(self.y @ u)), cons))
