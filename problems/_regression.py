@@ -67,6 +67,11 @@ class RegressionBound(KernelBound):
     def _entry_error(self, t_lo, t_hi):
         return envelope_entry_error(t_lo, t_hi, self.entry_terms)
 
+    def _products(self):
+        """The kernel products the envelopes use (:meth:`~approxpath.kernels.Kernels.products`;
+        a search may memoize them: the same values, bit for bit)."""
+        return self.kernels.products
+
     def kernel_sup_norm(self, c, lo, hi=None):
         """A rigorous upper bound of :math:`\\max_{\\tau\\in[lo,hi]} \\lVert K_\\tau c\\rVert_\\infty`
         (the bandwidth at ``tau``), rounding included; exact up to that allowance at a point.
@@ -85,17 +90,18 @@ class RegressionBound(KernelBound):
         if t_lo == t_hi:  # a point: |K c| itself, the summed magnitudes are K |c|
             K = self.gram(lo)
             return float(np.max(np.abs(K @ c) + entry + fp_margin(self.n, 1.0) * (K @ np.abs(c))))
-        P, N = split_envelope(self.kernels.products, c, t_lo, t_hi)
+        P, N = split_envelope(self._products(), c, t_lo, t_hi)
         bound = max_abs_difference(P, N)
         # kernel entries (envelope_entry_error per unit of |c|), then the sums and the
         # polynomials' arithmetic (_CHAIN)
         allowance = entry + fp_margin(self.n + _CHAIN, 1.0) * (P.magnitude() + N.magnitude())
         return float(np.max(bound + allowance))
 
-    def moving_sup_norms(self, c, slope, rates, at, lo, hi, prune=True):
+    def moving_sup_norms(self, c, slope, rates, at, lo, hi, prune=True, offset=0.0, envelopes=None):
         """Rigorous upper bounds, one per rate :math:`\\rho` of ``rates``, of
-        :math:`\\max_{t\\in[lo,hi]} \\lVert K_t (c + \\rho (t - at)\\, s)\\rVert_\\infty` with ``s`` the
-        vector ``slope`` (bandwidth path: ``t`` is the bandwidth), rounding included.
+        :math:`\\max_{t\\in[lo,hi]} \\lVert K_t (c + (o + \\rho (t - at))\\, s)\\rVert_\\infty` with ``s`` the
+        vector ``slope`` and ``o`` the ``offset`` (bandwidth path: ``t`` is the bandwidth),
+        rounding included.
 
         :math:`K_t c` and :math:`K_t s` lie between the piecewise linear bounds of
         :func:`~approxpath.envelopes.difference_nodes` (one kernel pass per end for both, four
@@ -117,6 +123,11 @@ class RegressionBound(KernelBound):
         prune : bool, default True
             Bound exactly only the rows that may reach the largest bound (the result is the
             same, bit for bit; ``False`` bounds every row, for checking that).
+        offset : float, default 0
+            The weight of ``slope`` at ``at`` (0: ``c`` is the vector there).
+        envelopes : (Envelope, Envelope), optional
+            :func:`~approxpath.envelopes.split_envelope` of ``[c, slope]`` (two columns) if
+            already computed (a search bounding several slopes with one kernel pass).
 
         Returns
         -------
@@ -124,15 +135,15 @@ class RegressionBound(KernelBound):
         """
         c, slope = np.asarray(c, dtype=float), np.asarray(slope, dtype=float)
         rates = np.asarray(rates, dtype=float)
-        P, N = split_envelope(self.kernels.products, np.column_stack([c, slope]), lo, hi)
+        P, N = envelopes or split_envelope(self._products(), np.column_stack([c, slope]), lo, hi)
         xs, low, up = difference_nodes(P, N)  # (n, 2, nodes): K_t c and K_t slope
         low_a, up_a, low_b, up_b = low[:, 0], up[:, 0], low[:, 1], up[:, 1]
-        x = rates[:, None] * (xs - at)  # (r, nodes)
+        x = offset + rates[:, None] * (xs - at)  # (r, nodes)
         h = rates[:, None] * np.diff(xs)  # (r, nodes - 1): the change of x between nodes
         # allowances: the kernel entries (per unit of coefficient), the sums and the polynomials'
         # arithmetic (_CHAIN) and the few operations here, and the rounding of x itself
-        reach = np.abs(rates) * max(abs(lo - at), abs(hi - at))  # (r,): the largest |x|
-        x_error = 4 * UNIT_ROUNDOFF * np.abs(rates) * (abs(lo) + abs(hi) + abs(at))
+        reach = abs(offset) + np.abs(rates) * max(abs(lo - at), abs(hi - at))  # (r,): the largest |x|
+        x_error = 4 * UNIT_ROUNDOFF * (np.abs(rates) * (abs(lo) + abs(hi) + abs(at)) + abs(offset))
         mag = P.magnitude() + N.magnitude()  # (n, 2)
         entry = self._entry_error(lo, hi) * (np.abs(c).sum() + reach * np.abs(slope).sum())
         allowance = (entry[:, None] + fp_margin(self.n + _CHAIN + 8, 1.0) * (mag[:, 0] + reach[:, None] * mag[:, 1])
@@ -164,6 +175,65 @@ class RegressionBound(KernelBound):
         reached = exact(first).max(axis=-1)  # (r,)
         rows = np.union1d(first, np.flatnonzero(np.any(cheap > reached[:, None], axis=0)))
         return exact(rows).max(axis=-1)
+
+    def moving_residual_bounds(self, beta, slope, offset, rates, at, lo, hi):
+        """Upper bounds of :math:`\\sum_i |r_i(t)|`, :math:`r(t) = y - K_t(\\beta + x(t)\\, w)` with
+        :math:`x(t) = o + \\rho (t - at)` (``w = slope``, ``o = offset``), one set per rate
+        :math:`\\rho` of ``rates``, on a bandwidth piece, rounding included.
+
+        :math:`K_t\\beta` and :math:`K_t w` lie between the piecewise linear bounds of
+        :func:`~approxpath.envelopes.difference_nodes` (one pass over the kernel per end); on
+        the sub-interval between two nodes, with ``B`` replaced by either of its lines,
+        :math:`A + xB` is a quadratic whose excess over its chord is at most
+        :math:`\\max(0, \\mp c_2)/4` (as in :meth:`moving_sup_norms`; the larger of the two
+        lines' terms, and :math:`xB` between the larger and the smaller of the products with
+        the two lines at the nodes).  So every :math:`|r_i|` is at most the larger of two
+        lines plus constants there, convex in ``t``, and so is their sum: its bound on a
+        sub-interval is the larger of the values returned at the sub-interval's two ends.
+
+        Parameters
+        ----------
+        beta, slope : ndarray of shape (n,)
+        offset : float
+        rates : ndarray of shape (r,)
+        at, lo, hi : float
+
+        Returns
+        -------
+        xs : ndarray of shape (m,)
+            The nodes (``lo`` and ``hi`` at the ends).
+        ends : ndarray of shape (r, m - 1, 2)
+            Per sub-interval, the bound of the sum at its left and its right end (each row's
+            rounding allowance included).
+        margin : ndarray of shape (r,)
+            The rounding allowance of the sums over the rows.
+        """
+        beta, slope = np.asarray(beta, dtype=float), np.asarray(slope, dtype=float)
+        rates = np.asarray(rates, dtype=float)
+        P, N = split_envelope(self._products(), np.column_stack([beta, slope]), lo, hi)
+        xs, low, up = difference_nodes(P, N)  # (n, 2, nodes): K_t beta and K_t slope
+        low_a, up_a, low_b, up_b = low[:, 0], up[:, 0], low[:, 1], up[:, 1]
+        x = offset + rates[:, None, None] * (xs - at)  # (r, 1, nodes)
+        h = rates[:, None, None] * np.diff(xs)  # (r, 1, nodes - 1)
+        # allowances as in moving_sup_norms, with |y| in the magnitudes (r = y - ...)
+        reach = abs(offset) + np.abs(rates) * max(abs(lo - at), abs(hi - at))  # (r,)
+        x_error = 4 * UNIT_ROUNDOFF * (np.abs(rates) * (abs(lo) + abs(hi) + abs(at)) + abs(offset))
+        mag = P.magnitude() + N.magnitude()  # (n, 2)
+        entry = self._entry_error(lo, hi) * (np.abs(beta).sum() + reach * np.abs(slope).sum())
+        allowance = (entry[:, None] + fp_margin(self.n + _CHAIN + 8, 1.0) * (np.abs(self.y) + mag[:, 0]
+                     + reach[:, None] * mag[:, 1]) + x_error[:, None] * mag[:, 1])  # (r, n)
+        # x B between the products with B's two lines, the quadratics' terms the larger of the two
+        xb_up, xb_low = x * up_b, x * low_b  # (r, n, nodes)
+        c2_up, c2_low = h * np.diff(up_b, axis=-1), h * np.diff(low_b, axis=-1)
+        up_term = np.maximum(0.0, -np.minimum(c2_up, c2_low)) / 4
+        low_term = np.maximum(0.0, np.maximum(c2_up, c2_low)) / 4
+        over = up_a + np.maximum(xb_up, xb_low) - self.y[:, None]  # upper(K beta(t)) - y at the nodes
+        under = self.y[:, None] - low_a - np.minimum(xb_up, xb_low)  # y - lower(K beta(t))
+        ends = np.stack([np.maximum(over[..., :-1] + up_term, under[..., :-1] + low_term),
+                         np.maximum(over[..., 1:] + up_term, under[..., 1:] + low_term)], axis=-1)
+        ends = ends + allowance[:, :, None, None]  # (r, n, nodes - 1, 2)
+        margin = fp_margin(self.n, 1.0) * np.abs(ends).sum(axis=1).max(axis=(-2, -1))
+        return xs, ends.sum(axis=1), margin
 
     def residual_envelopes(self, beta, a, lo, hi=None):
         """Rigorous bounds of the residuals :math:`r_i(x) = a_i - (K_x\\beta)_i` for every
@@ -208,7 +278,7 @@ class RegressionBound(KernelBound):
             r = a - K @ beta[S]
             allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
             return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]
-        P, N = split_envelope(self.kernels.products, beta, t_lo, t_hi)
+        P, N = split_envelope(self._products(), beta, t_lo, t_hi)
         xs, f_low, f_up = difference_nodes(P, N)  # enclose K_x beta
         # kernel entries (envelope_entry_error per unit of |beta|), then the sums and the
         # polynomials' arithmetic (_CHAIN)

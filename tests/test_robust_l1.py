@@ -63,7 +63,7 @@ def test_exact_pair_multiplier_signs(data):
 def test_projection_equals_the_cvxpy_projection(data, tau):
     """The NNLS least-distance program (with rows added on demand) is the full projection of
     the paper, also far from the anchor where rows outside the starting set become active."""
-    p = RobustL1(*data, lam=0.1)
+    p = RobustL1(*data, lam=0.1, dual_restoration="projection")
     _, dual = p.solve(1.0)
     v = p._project(dual.u, tau, tau)
     ref = p.cvxpy_restore_dual(dual, tau).u
@@ -85,7 +85,8 @@ def test_zero_targets(data, kw, interval):
 
 
 def test_projection_certifies_further_than_scaling(data):
-    proj, scal = RobustL1(*data, lam=0.1), RobustL1(*data, lam=0.1, dual_restoration="scaling")
+    proj = RobustL1(*data, lam=0.1, dual_restoration="projection")
+    scal = RobustL1(*data, lam=0.1, dual_restoration="scaling")
     pair = proj.solve(1.0)
     for tau in (1.01, 1.1, 1.5):
         gp = proj.gap(*proj.restore(*pair, tau), tau)

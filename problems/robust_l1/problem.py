@@ -11,9 +11,11 @@ bandwidth or over lambda.
 with :math:`K_t = \\exp(-tD)`.  The paper swaps primal and dual so that the parameter-free
 side is the "dual"; here both sides are restored instead: :math:`\\beta` is carried as is
 (the primal has no constraints), and :math:`u` is restored by the paper's projection onto the
-dual set at the piece's ends (the default) or by scaling alone; either way a final scaling
+dual set at the piece's ends or by scaling alone; either way a final scaling
 :math:`s = \\min(1, \\lambda/\\max_\\tau\\lVert K_\\tau u\\rVert_\\infty)` makes it feasible on the
-whole piece.
+whole piece.  On the bandwidth path the default, ``moving``, instead moves the interpolated pair
+of two exact solves with ``t`` across a piece (:mod:`.continuation`), its dual projected
+on the coordinates free in either solve.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
+from approxpath.errors import SolverError
 from approxpath.kernel_problem import KernelProblem
-from approxpath.numerics import UNIT_ROUNDOFF
-from approxpath.problem import Declaration
+from approxpath.numerics import UNIT_ROUNDOFF, log_mid
+from approxpath.problem import Declaration, restored_gaps
 from approxpath.registry import register
 from approxpath.solvers import current_settings
 from approxpath.solvers.conic import QP, solve_cvxpy, solve_qp
@@ -33,6 +36,7 @@ from approxpath.solvers.lp import solve_robust_l1
 
 from .._regression import SAFETY
 from .bound import RobustL1Bound, RobustL1Dual, RobustL1Primal
+from .continuation import SearchBound, free_coordinates, free_projection, interpolation_gaps, moving_restore
 
 __all__ = ["RobustL1"]
 
@@ -61,7 +65,15 @@ class RobustL1(KernelProblem):
     bandwidth : float
         :math:`t` (required for ``parameter="lam"``).
     parameter : {"bandwidth", "lam"}
-    dual_restoration : {"projection", "scaling"}, default "projection"
+    dual_restoration : {"moving", "projection", "scaling"}, default "moving"
+        ``moving``: on a bandwidth piece between two exact solves, their interpolated pair
+        moves with ``t``: the primal along the chord of the two solves, the dual projected at
+        the piece's middle onto the dual set moving only the coordinates free in either
+        solve (a small program), then along the chord or the tangent that keeps its active
+        rows active, scaled feasible on the whole piece (:mod:`.continuation`); at points,
+        that projection and scaling; on the lambda path, scaling.  Sinc, n = 100, lambda =
+        0.1, t in [1/8, 32], eps = 0.05: 55 exact solves and 569 pieces where projection
+        needs 60 and 1244.
         ``projection``: the paper's Euclidean projection of :math:`u` onto
         :math:`\\{\\lVert v\\rVert_\\infty \\le 1, \\lVert K_\\tau v\\rVert_\\infty \\le \\lambda\\}` at
         both ends of the piece (declared in CVXPY; solved as a least-distance program by
@@ -81,7 +93,10 @@ class RobustL1(KernelProblem):
     Bound = RobustL1Bound
     backends = ("highs", "clarabel", "scs")
 
-    def __init__(self, X, y, *, lam=None, bandwidth=None, parameter="bandwidth", dual_restoration="projection",
+    def make_bound(self, X, y, options):
+        return SearchBound(X, y, cache=True, **options)
+
+    def __init__(self, X, y, *, lam=None, bandwidth=None, parameter="bandwidth", dual_restoration="moving",
                  kernel="gaussian", feature_weights=None):
         super().__init__(X, y, lam=lam, bandwidth=bandwidth, parameter=parameter, dual_restoration=dual_restoration,
                          kernel=kernel, feature_weights=feature_weights)
@@ -112,6 +127,7 @@ class RobustL1(KernelProblem):
             (cls(X, y, lam=0.1), (0.5, 4.0), 0.3),
             (cls(X, y, bandwidth=1.0, parameter="lam"), (0.01, 1.0), 0.1),
             (cls(X, y, lam=0.1, dual_restoration="scaling"), (1.0, 3.0), 0.3),
+            (cls(X, y, lam=0.1, dual_restoration="projection"), (1.0, 3.0), 0.3),
         ]
 
     # -------------------------------------------------------------- CVXPY declarations
@@ -141,11 +157,23 @@ class RobustL1(KernelProblem):
         bw, lam = self.sweep.at(tau)
         K = self.gram(tau)
         u = np.clip(np.asarray(dual.u, dtype=float), -1.0, 1.0)
-        if self.dual_restoration == "projection":
+        fixed = None
+        if self.dual_restoration == "moving" and dual.tau is not None:  # only the free coordinates move
+            fixed = np.flatnonzero(~free_coordinates(dual))
+        if self.dual_restoration == "projection" or fixed is not None:
             v = cp.Variable(self.n)
-            cons = [cp.abs(v) <= 1, cp.abs(K @ v) <= lam]
-            solve_cvxpy(cp.Problem(cp.Minimize(cp.sum_squares(v - u)), cons))
-            return RobustL1Dual(u=np.asarray(v.value))
+            fix = [v[fixed] == u[fixed]] if fixed is not None and fixed.size else []
+            try:
+                cons = [cp.abs(v) <= 1, cp.abs(K @ v) <= lam] + fix
+                solve_cvxpy(cp.Problem(cp.Minimize(cp.sum_squares(v - u)), cons))
+            except SolverError:  # (moving) the free coordinates cannot reach the set: no row gets worse
+                if fixed is None:
+                    raise
+                cons = [cp.abs(v) <= 1, cp.abs(K @ v) <= np.maximum(lam, np.abs(K @ u))] + fix
+                solve_cvxpy(cp.Problem(cp.Minimize(cp.sum_squares(v - u)), cons))
+            if fixed is None:
+                return RobustL1Dual(u=np.asarray(v.value))
+            u = np.clip(np.asarray(v.value), -1.0, 1.0)
         s = cp.Variable(nonneg=True)  # the largest scaling s <= 1 with ||K_tau s u||_inf <= lam
         cons = [s <= 1, s * float(np.max(np.abs(K @ u))) <= lam]
         solve_cvxpy(cp.Problem(cp.Maximize(s * float(self.y @ u)), cons))
@@ -255,9 +283,15 @@ class RobustL1(KernelProblem):
         scaled by the largest :math:`s \\le 1` that keeps :math:`\\lVert K_\\tau u\\rVert_\\infty \\le
         \\lambda` for every parameter of ``[lo, hi]`` (rigorous, rounding included)."""
         hi = lo if hi is None else hi
-        u = np.clip(np.nan_to_num(np.asarray(dual.u, dtype=float)), -1.0, 1.0)
+        # (a moving dual held fixed: its value at the piece's start)
+        u = np.clip(np.nan_to_num(dual.value(lo)), -1.0, 1.0)
         if self.dual_restoration == "projection":
             u = np.clip(self._project(u, lo, hi), -1.0, 1.0)
+        elif self.dual_restoration == "moving":  # the free coordinates of the exact duals only
+            free = free_coordinates(*(d for _, d in dual.parents)) if dual.parents is not None else \
+                free_coordinates(dual) if dual.tau is not None else None
+            if free is not None:
+                u = np.clip(free_projection(self, u, free, log_mid(lo, hi)), -1.0, 1.0)
         if float(self.y @ u) <= 0.0:
             return RobustL1Dual(u=np.zeros_like(u))
         limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
@@ -273,24 +307,55 @@ class RobustL1(KernelProblem):
 
     def primal_objective(self, primal, tau):
         bw, lam = self.sweep.at(tau)
-        r = self.y - self.gram(tau) @ primal.beta
-        return float(np.abs(r).sum()) + lam * float(np.abs(primal.beta).sum())
+        beta = primal.value(tau)
+        r = self.y - self.gram(tau) @ beta
+        return float(np.abs(r).sum()) + lam * float(np.abs(beta).sum())
 
     def dual_objective(self, dual, tau):
-        return float(self.y @ dual.u)
+        return float(self.y @ dual.value(tau))
 
     def primal_violation(self, primal, tau):
         return 0.0 if np.all(np.isfinite(primal.beta)) else float("inf")
 
     def dual_violation(self, dual, tau):
         bw, lam = self.sweep.at(tau)
-        u = np.asarray(dual.u, dtype=float)
+        u = dual.value(tau)
         return float(max(0.0, np.max(np.abs(u)) - 1.0, np.max(np.abs(self.gram(tau) @ u)) - lam))
 
     def restore(self, primal, dual, lo, hi=None):
-        """``beta`` is carried as is (the primal has no constraints); the dual by :meth:`_restore_dual`."""
-        restored = replace(self._restore_dual(dual, lo, hi), basis=dual.basis)  # the basis rides along
-        return RobustL1Primal(beta=np.asarray(primal.beta, dtype=float)), restored
+        """On a bandwidth piece with ``dual_restoration="moving"``, an interpolated pair moves
+        with ``t`` (:func:`.continuation.moving_restore`); otherwise ``beta`` is carried as is
+        (the primal has no constraints) and the dual restored by :meth:`_restore_dual`."""
+        hi = lo if hi is None else hi
+        if hi > lo and self.dual_restoration == "moving" and self.sweep.along_bandwidth:
+            moved = moving_restore(self, primal, dual, lo, hi)
+            if moved is not None:
+                return moved
+        # a point's pair remembers its parameter (an exact solve's: interpolate reads it); the
+        # basis rides along
+        restored = replace(self._restore_dual(dual, lo, hi), basis=dual.basis, tau=lo if hi == lo else None)
+        return RobustL1Primal(beta=primal.value(lo)), restored
+
+    def interpolate(self, a, b, theta):
+        """Convex combination of two fixed pairs (restore after); both sides keep their parents
+        (and the dual the exact solves' parameters) for :meth:`restore`."""
+        (pa, da), (pb, db) = a, b
+        if pa.slope is not None or pb.slope is not None or da.slope is not None or db.slope is not None:
+            from approxpath.problem import convex_combination
+
+            return convex_combination(a, b, theta)
+        ba, bb = (np.asarray(p.beta, dtype=float) for p in (pa, pb))
+        ua, ub = (float(d.scale) * np.asarray(d.u, dtype=float) for d in (da, db))
+        exact = da.tau is not None and db.tau is not None and db.tau != da.tau
+        return (RobustL1Primal(beta=(1 - theta) * ba + theta * bb),
+                RobustL1Dual(u=(1 - theta) * ua + theta * ub, parents=(a, b) if exact else None))
+
+    def interpolation_gaps(self, a, b, thetas, tau, around=None):
+        """Point gaps of the combinations, vectorized over ``thetas``
+        (:func:`.continuation.interpolation_gaps`)."""
+        if self.dual_restoration != "scaling":  # each weight's dual projected (a program each)
+            return restored_gaps(self, a, b, thetas, tau)
+        return interpolation_gaps(self, a, b, thetas, tau)
 
     def null_objective(self):
         """The objective of the zero model (beta = 0): ``sum |y|``, the unit of a scale-free eps."""
@@ -298,4 +363,4 @@ class RobustL1(KernelProblem):
 
     def predict(self, primal, tau, X_new):
         """:math:`f(x) = \\sum_j \\beta_j k_t(x_j, x)` at the rows of ``X_new`` (m, d): shape (m,)."""
-        return self.cross_kernel(tau, X_new) @ primal.beta
+        return self.cross_kernel(tau, X_new) @ primal.value(tau)
