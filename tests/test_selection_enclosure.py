@@ -31,8 +31,6 @@ def _kernel(A, B, t, family="gaussian"):
 
 
 def _tight(problem):
-    import cvxpy as cp
-
     problem.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
 
 
