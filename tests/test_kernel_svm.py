@@ -8,7 +8,7 @@ import pytest
 import approxpath
 from approxpath import InputError
 from approxpath.data import make_classification
-from approxpath.problems.kernel_svm.problem import _optimal_bias
+from approxpath.problems.kernel_svm.repair import optimal_bias
 from approxpath.solvers.conic import solve_cvxpy
 
 KernelSVM = approxpath.get_problem("kernel_svm")
@@ -104,11 +104,11 @@ def test_optimal_bias_matches_brute_force():
         y = np.where(rng.random(15) < 0.5, -1.0, 1.0)
         y[:2] = (-1.0, 1.0)
         m = rng.standard_normal(15) if k % 2 else rng.integers(-2, 3, 15).astype(float)  # ties too
-        b = _optimal_bias(m, y)
+        b = optimal_bias(m, y)
         f = lambda bb: np.maximum(0, 1 - y * (m + bb)).sum()  # noqa: E731
         assert f(b) <= min(f(g) for g in grid) + 1e-9
     M = rng.standard_normal((15, 6))  # one minimizer per column
-    np.testing.assert_array_equal(_optimal_bias(M, y), [_optimal_bias(M[:, j], y) for j in range(6)])
+    np.testing.assert_array_equal(optimal_bias(M, y), [optimal_bias(M[:, j], y) for j in range(6)])
 
 
 def test_decision_function(svm_data):

@@ -32,6 +32,7 @@ from approxpath.solvers.conic import QP, solve_cvxpy, solve_qp
 
 from .bound import BIAS_RULES, SVMBound, SVMDual, SVMPrimal
 from .cache import CachedSVMBound, digest
+from .repair import balance_down, optimal_bias
 
 __all__ = ["KernelSVM"]
 
@@ -41,42 +42,6 @@ _THETA_BITS = 8
 # alpha_i counts as a free support vector (the dynamic bias rule) when it is this far
 # (relative to C) from both bounds; interior-point solutions sit ~1e-10 from active bounds.
 _FREE_TOL = 1e-6
-
-
-def _balance_down(m, target):
-    """Nonnegative integers ``<= m`` elementwise that sum to ``target <= m.sum()`` exactly."""
-    total = int(m.sum())
-    if target >= total:
-        return m.copy()
-    new = np.floor(m * (target / total)).astype(np.int64) if total else m.copy()
-    new = np.minimum(new, m)
-    deficit = target - int(new.sum())
-    while deficit != 0:
-        if deficit > 0:
-            room = m - new
-            idx = np.argsort(-room, kind="stable")[:deficit]
-            idx = idx[room[idx] > 0]
-            new[idx] += 1
-        else:
-            idx = np.argsort(-new, kind="stable")[:-deficit]
-            idx = idx[new[idx] > 0]
-            new[idx] -= 1
-        deficit = target - int(new.sum())
-    return new
-
-
-def _optimal_bias(m, y):
-    """argmin_b sum_i max(0, 1 - y_i (m_i + b)) (convex, piecewise linear; O(n)).
-
-    Term i has its kink at :math:`k_i = y_i - m_i`; the slope of the sum at ``b`` is the
-    number of negatives with :math:`k_i < b` minus the number of positives with
-    :math:`k_i > b`, i.e. (kinks below ``b``) minus (positives): it turns nonnegative at the
-    P-th smallest kink, P the number of positives.  ``m`` of shape (n,) or (n, k) (one
-    minimizer per column).
-    """
-    p = max(1, int(np.count_nonzero(y > 0)))  # two classes: p >= 1 anyway
-    kinks = (y if m.ndim == 1 else y[:, None]) - m
-    return np.partition(kinks, p - 1, axis=0)[p - 1]
 
 
 @register
@@ -254,9 +219,9 @@ class KernelSVM(KernelProblem):
         pos = self.y > 0
         sp_, sn = int(m[pos].sum()), int(m[~pos].sum())
         if sp_ > sn:
-            m[pos] = _balance_down(m[pos], sn)
+            m[pos] = balance_down(m[pos], sn)
         elif sn > sp_:
-            m[~pos] = _balance_down(m[~pos], sp_)
+            m[~pos] = balance_down(m[~pos], sp_)
         return m.astype(float) * q
 
     def interpolate(self, a, b, theta):
@@ -311,7 +276,7 @@ class KernelSVM(KernelProblem):
             free = (alpha > _FREE_TOL * C) & (alpha < (1 - _FREE_TOL) * C)
             if free.any():
                 return float(np.median((self.y - Kw)[free]))
-        return float(_optimal_bias(Kw, self.y))
+        return float(optimal_bias(Kw, self.y))
 
     def _restore_primal(self, primal, dual, lo, hi=None):
         """Keep ``w = y * alpha``; pick the bias by the rule.
@@ -360,7 +325,7 @@ class KernelSVM(KernelProblem):
         elif self.bias == "dynamic":
             bias = self._dynamic_biases(a[1].alpha, b[1].alpha, th, M)
         else:
-            bias = _optimal_bias(M, self.y)
+            bias = optimal_bias(M, self.y)
         xi = np.maximum(0.0, 1.0 - self.y[:, None] * (M + bias))
         return quad + self.c * xi.sum(axis=0) - suma
 
@@ -376,7 +341,7 @@ class KernelSVM(KernelProblem):
         if not none.all():  # (nanmedian warns on a column without a free vector: those are below)
             medians[~none] = np.nanmedian(np.where(free[:, ~none], self.y[:, None] - M[:, ~none], np.nan), axis=0)
         if none.any():
-            medians[none] = _optimal_bias(M[:, none], self.y)
+            medians[none] = optimal_bias(M[:, none], self.y)
         return medians
 
     def _Kw_between(self, alphas, tau, lo, hi):

@@ -1,0 +1,45 @@
+"""Two small exact computations of the SVM's restoration: integer counts rebalanced to a sum
+(the zero-sum repair of an interpolated alpha on its dyadic grid) and the bias minimizing the
+hinge loss of fixed decision values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["balance_down", "optimal_bias"]
+
+
+def balance_down(m, target):
+    """Nonnegative integers ``<= m`` elementwise that sum to ``target <= m.sum()`` exactly."""
+    total = int(m.sum())
+    if target >= total:
+        return m.copy()
+    new = np.floor(m * (target / total)).astype(np.int64) if total else m.copy()
+    new = np.minimum(new, m)
+    deficit = target - int(new.sum())
+    while deficit != 0:
+        if deficit > 0:
+            room = m - new
+            idx = np.argsort(-room, kind="stable")[:deficit]
+            idx = idx[room[idx] > 0]
+            new[idx] += 1
+        else:
+            idx = np.argsort(-new, kind="stable")[:-deficit]
+            idx = idx[new[idx] > 0]
+            new[idx] -= 1
+        deficit = target - int(new.sum())
+    return new
+
+
+def optimal_bias(m, y):
+    """argmin_b sum_i max(0, 1 - y_i (m_i + b)) (convex, piecewise linear; O(n)).
+
+    Term i has its kink at :math:`k_i = y_i - m_i`; the slope of the sum at ``b`` is the
+    number of negatives with :math:`k_i < b` minus the number of positives with
+    :math:`k_i > b`, i.e. (kinks below ``b``) minus (positives): it turns nonnegative at the
+    P-th smallest kink, P the number of positives.  ``m`` of shape (n,) or (n, k) (one
+    minimizer per column).
+    """
+    p = max(1, int(np.count_nonzero(y > 0)))  # two classes: p >= 1 anyway
+    kinks = (y if m.ndim == 1 else y[:, None]) - m
+    return np.partition(kinks, p - 1, axis=0)[p - 1]
