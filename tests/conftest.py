@@ -57,3 +57,13 @@ def svm_data():
 
 def pytest_configure(config):
     warnings.filterwarnings("ignore", message=".*labels.*->.*", category=UserWarning)
+
+
+@pytest.fixture(scope="module")
+def one_blas_thread():
+    """Small dense algebra (references of a few dozen points) runs ~100x slower when OpenBLAS
+    spreads it over threads on a busy machine: one thread for a module that asks for it."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield

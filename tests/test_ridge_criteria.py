@@ -13,14 +13,7 @@ from approxpath.selection import select
 LAM = 0.05
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    """Small dense algebra (the references here, n of a few dozen) runs ~100x slower when
-    OpenBLAS spreads it over threads on a busy machine."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 def _dense(X, y, t, lam):

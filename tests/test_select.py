@@ -16,14 +16,7 @@ from approxpath.selection import Selection, select
 LAM = 0.1
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    """Small dense algebra (the references here, n of a few dozen) runs ~100x slower when
-    OpenBLAS spreads it over threads on a busy machine."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 def _ridge_cv_mse(X, y, folds, t, lam=LAM):
