@@ -14,7 +14,7 @@ import numpy as np
 from .errors import InputError, did_you_mean
 
 __all__ = ["is_real", "is_count", "check_X", "check_y", "check_X_y", "binary_labels", "choice", "positive",
-           "count", "finite_number"]
+           "count", "finite_number", "check_gram_problem"]
 
 
 def is_real(value):
@@ -159,3 +159,18 @@ def binary_labels(y, who="kernel_svm"):
     low, high = values.tolist()  # Python scalars: 0, not np.int64(0)
     warnings.warn(f"{who}: labels {low!r} -> -1 and {high!r} -> +1", stacklevel=4)
     return values, np.where(y == values[1], 1.0, -1.0)
+
+
+def check_gram_problem(who, K, y, lam):
+    """``(K, y, lam)`` of a problem on a Gram matrix, as float arrays (n, n), (n,) and a float,
+    or :class:`InputError` naming ``who`` unless K is square, y matches, both are finite and
+    ``lam`` is a positive finite number."""
+    K = np.asarray(K, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or y.shape != (K.shape[0],):
+        raise InputError(f"{who} needs a square K (n, n) and y (n,); got K {K.shape}, y {y.shape}")
+    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(y))):
+        raise InputError(f"{who} needs finite K and y")
+    if not (is_real(lam) and np.isfinite(lam) and lam > 0):
+        raise InputError(f"lam must be a positive finite number; got {lam!r}")
+    return K, y, float(lam)

@@ -45,6 +45,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, qr, qr_delete, qr_insert, solve_triangular
 
 from approxpath.errors import InputError, SolverError
+from approxpath.validate import check_gram_problem
 
 __all__ = ["LassoSolution", "solve_klasso"]
 
@@ -166,14 +167,7 @@ def _line_search(b, r, b_new, r_new, lam):
 
 
 def _check(K, y, lam, warm):
-    K = np.asarray(K, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if K.ndim != 2 or K.shape[0] != K.shape[1] or y.shape != (K.shape[0],):
-        raise InputError(f"solve_klasso needs a square K (n, n) and y (n,); got K {K.shape}, y {y.shape}")
-    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(y))):
-        raise InputError("solve_klasso needs finite K and y")
-    if not (np.isfinite(lam) and lam > 0):
-        raise InputError(f"lam must be a positive finite number; got {lam!r}")
+    K, y, lam = check_gram_problem("solve_klasso", K, y, lam)
     if warm is not None:
         beta = np.asarray(getattr(warm, "beta", warm), dtype=float)
         if beta.shape != y.shape or not np.all(np.isfinite(beta)):

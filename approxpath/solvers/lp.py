@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from approxpath.errors import InputError, SolverError
+from approxpath.validate import check_gram_problem
 
 __all__ = ["LPBasis", "LPSolution", "solve_robust_l1", "basis_dual", "basis_primal", "LP_SOLVERS"]
 
@@ -86,14 +87,7 @@ class LPSolution:
 
 
 def _check(K, y, lam, warm):
-    K = np.asarray(K, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if K.ndim != 2 or K.shape[0] != K.shape[1] or y.shape != (K.shape[0],):
-        raise InputError(f"solve_robust_l1 needs a square K (n, n) and y (n,); got K {K.shape}, y {y.shape}")
-    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(y))):
-        raise InputError("solve_robust_l1 needs finite K and y")
-    if not (np.isfinite(lam) and lam > 0):
-        raise InputError(f"lam must be a positive finite number; got {lam!r}")
+    K, y, lam = check_gram_problem("solve_robust_l1", K, y, lam)
     if warm is not None:
         basis = getattr(warm, "basis", warm)
         if basis is not None and not (isinstance(basis, LPBasis) and basis.col_status.shape == y.shape
