@@ -1,8 +1,22 @@
-"""Checks shared by the klasso and robust_l1 tests."""
+"""Independent references shared by the path tests (a tight CVXPY optimum; checks of the
+klasso and robust_l1 paths against it)."""
 
 import numpy as np
 
+from approxpath.errors import SolverError
 from approxpath.solvers.conic import solve_cvxpy
+
+
+def tight_optimum(problem, t):
+    """The optimal value at ``t`` from a tight CVXPY solve of the problem's own dual declaration
+    (the primal one if the dual solve is inaccurate)."""
+    for decl in (problem.cvxpy_dual(t), problem.cvxpy_primal(t)):
+        try:
+            solve_cvxpy(decl.problem)
+            return decl.problem.value
+        except SolverError:
+            continue
+    raise AssertionError(f"no tight reference solve at t = {t}")
 
 
 def check_against_cvxpy(problem, path, interval, eps, seed, primal_type):

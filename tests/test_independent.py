@@ -8,8 +8,8 @@ import pytest
 
 import approxpath
 from approxpath.registry import available_problems, get_problem
-from approxpath.errors import SolverError
-from approxpath.solvers.conic import solve_cvxpy
+
+from regression_helpers import tight_optimum
 
 
 def _cases():
@@ -26,17 +26,6 @@ def _cases():
                                         id=f"{name}-{problem.parameter}" + ("-lattice" if key[1] else "")))
     return out
 
-
-def _optimum(problem, t):
-    """The optimal value from a tight CVXPY solve of the dual declaration (the primal one if
-    the dual solve is inaccurate)."""
-    for decl in (problem.cvxpy_dual(t), problem.cvxpy_primal(t)):
-        try:
-            solve_cvxpy(decl.problem)
-            return decl.problem.value
-        except SolverError:
-            continue
-    raise AssertionError(f"no tight reference solve at t = {t}")
 
 
 @pytest.mark.parametrize("problem,interval,eps", _cases())
@@ -57,7 +46,7 @@ def test_default_path_at_200_random_parameters(problem, interval, eps):
         scale = 1.0 + abs(problem.dual_objective(path.dual(t), t))
         assert problem.primal_violation(point, t) <= 1e-9 * scale
         assert problem.dual_violation(path.dual(t), t) <= 1e-9 * scale
-        sub = problem.primal_objective(point, t) - _optimum(problem, t)
+        sub = problem.primal_objective(point, t) - tight_optimum(problem, t)
         assert sub <= eps + 1e-6 * scale, (t, sub)
         worst = max(worst, sub)
     assert worst > 0.01 * eps  # the check has teeth: the path is not trivially exact

@@ -13,12 +13,12 @@ import approxpath
 from approxpath.certificate import verify
 from approxpath.cli import main
 from approxpath.data import make_classification, make_sinc
-from approxpath.errors import InputError, SolverError
+from approxpath.errors import InputError
 from approxpath.kernel_families import cnd_excess, cross_distances, distances, entry_terms
 from approxpath.numerics import UNIT_ROUNDOFF
-from approxpath.solvers.conic import solve_cvxpy
 
 from certificate_helpers import tamper
+from regression_helpers import tight_optimum
 
 G = approxpath.get_problem
 
@@ -149,16 +149,6 @@ def _cases():
             ("kernel_ridge", Xr, yr, dict(lam=0.1), (2.0**-3, 2.0**3), 0.05)]
 
 
-def _optimum(problem, t):
-    """A tight CVXPY optimum of the problem's own declarations (the dual's, else the primal's)."""
-    for decl in (problem.cvxpy_dual(t), problem.cvxpy_primal(t)):
-        try:
-            solve_cvxpy(decl.problem)
-            return decl.problem.value
-        except SolverError:
-            continue
-    raise AssertionError(f"no tight reference solve at t = {t}")
-
 
 @pytest.mark.parametrize("family", ["laplacian", "precomputed"])
 @pytest.mark.parametrize("name,X,y,options,interval,eps", _cases(), ids=[c[0] for c in _cases()])
@@ -181,7 +171,7 @@ def test_family_paths_are_certified_and_eps_close_to_tight_solves_at_30_random_t
         point = path.primal(t)
         scale = 1.0 + abs(problem.dual_objective(path.dual(t), t))
         assert problem.primal_violation(point, t) <= 1e-9 * scale
-        sub = problem.primal_objective(point, t) - _optimum(reference, t)
+        sub = problem.primal_objective(point, t) - tight_optimum(reference, t)
         assert sub <= eps + 1e-6 * scale, (t, sub)
         worst = max(worst, sub)
     assert worst > 0.01 * eps  # the check has teeth: the path is not trivially exact
