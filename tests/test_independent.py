@@ -27,7 +27,6 @@ def _cases():
     return out
 
 
-
 @pytest.mark.parametrize("problem,interval,eps", _cases())
 def test_default_path_at_200_random_parameters(problem, interval, eps):
     path = approxpath.approximate_path(problem, eps=eps, interval=interval)

@@ -149,7 +149,6 @@ def _cases():
             ("kernel_ridge", Xr, yr, dict(lam=0.1), (2.0**-3, 2.0**3), 0.05)]
 
 
-
 @pytest.mark.parametrize("family", ["laplacian", "precomputed"])
 @pytest.mark.parametrize("name,X,y,options,interval,eps", _cases(), ids=[c[0] for c in _cases()])
 def test_family_paths_are_certified_and_eps_close_to_tight_solves_at_30_random_t(name, X, y, options, interval, eps,
