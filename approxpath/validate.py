@@ -14,7 +14,7 @@ import numpy as np
 from .errors import InputError, did_you_mean
 
 __all__ = ["is_real", "is_count", "check_X", "check_y", "check_X_y", "binary_labels", "choice", "positive",
-           "count", "finite_number", "check_gram_problem"]
+           "count", "finite_number", "check_gram_problem", "real_targets"]
 
 
 def is_real(value):
@@ -106,6 +106,15 @@ def check_y(y):
         bad = int(np.flatnonzero(~np.isfinite(y))[0])
         raise InputError(f"y contains NaN or inf (first at index {bad}): drop or impute those samples")
     return y
+
+
+def real_targets(who, y):
+    """``y`` (checked by :func:`check_y`) as a float array, or :class:`InputError` naming the
+    problem ``who`` where the targets are not numbers (class labels given to a regression)."""
+    try:
+        return np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{who} needs real targets y; got dtype {np.asarray(y).dtype}") from None
 
 
 def _entries(given):

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from approxpath.bound import KernelBound, Option
-from approxpath.errors import InputError
 from approxpath.envelopes import difference_nodes, envelope_entry_error, max_abs_difference, split_envelope
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
+from approxpath.validate import real_targets
 
 __all__ = ["RegressionBound", "SAFETY"]
 
@@ -59,10 +59,7 @@ class RegressionBound(KernelBound):
 
     def __init__(self, X, y, **options):
         super().__init__(X, y, **options)
-        try:
-            self.y = np.asarray(self.y, dtype=float)
-        except (TypeError, ValueError):
-            raise InputError(f"{self.name} needs real targets y; got dtype {np.asarray(y).dtype}") from None
+        self.y = real_targets(self.name, self.y)
 
     def _entry_error(self, t_lo, t_hi):
         return envelope_entry_error(t_lo, t_hi, self.entry_terms)

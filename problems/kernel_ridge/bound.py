@@ -29,6 +29,7 @@ import numpy as np
 
 from approxpath.bound import KernelBound, Option
 from approxpath.numerics import fp_margin
+from approxpath.validate import real_targets
 
 __all__ = ["RidgeBound", "RidgePrimal", "RidgeDual"]
 
@@ -60,12 +61,7 @@ class RidgeBound(KernelBound):
 
     def __init__(self, X, y, **options):
         super().__init__(X, y, **options)
-        from approxpath.errors import InputError
-
-        try:
-            self.y = np.asarray(self.y, dtype=float)
-        except (TypeError, ValueError):
-            raise InputError(f"kernel_ridge needs real targets y; got dtype {np.asarray(y).dtype}") from None
+        self.y = real_targets(self.name, self.y)
 
     def errors(self, primal, dual, lo, hi):
         errors = []
