@@ -10,7 +10,7 @@
 * sinc regression (n = 200, noise 0.2): kernel ridge (lam = 0.1) 5-fold MSE, and the log
   marginal likelihood's certified maximizer against a grid of 4000 t (dense numpy);
 * sinc regression (n = 40): kLASSO (lam = 0.1) 5-fold MSE against a grid of 400 t (the exact
-  homotopy solver).
+  feature-sign solver).
 
 Each row: tol, delta reached, chosen t, the enclosure of its criterion, exact solves (all
 folds, refinements included), paths recomputed, wall seconds; beside them the fine grid search
@@ -124,7 +124,7 @@ def sinc(tols, lml_tols, figures, n):
 
 
 def _klasso_cv(X, y, folds, t, lam):
-    """Pooled k-fold MSE of the exact kLASSO optima (the homotopy + feature-sign solver, cold)."""
+    """Pooled k-fold MSE of the exact kLASSO optima (the feature-sign solver, cold)."""
     from approxpath.solvers.lasso import solve_klasso
 
     total = 0.0

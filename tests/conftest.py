@@ -63,7 +63,7 @@ def pytest_configure(config):
 def one_blas_thread():
     """Small dense algebra (references of a few dozen points) runs ~100x slower when OpenBLAS
     spreads it over threads on a busy machine: one thread for a module that asks for it."""
-    from threadpoolctl import threadpool_limits
+    from approxpath.blas import one_blas_thread as limit
 
-    with threadpool_limits(1):
+    with limit():
         yield

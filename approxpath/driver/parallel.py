@@ -8,9 +8,10 @@ merged (:func:`chunks`).  Workers run with one BLAS and one kernel thread.
 
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 
 from .. import kernels
+from ..blas import one_blas_thread
 from ..data import data_sha256
 
 __all__ = ["pool", "single_threaded", "segment_in_worker", "chunks", "path_in_worker"]
@@ -31,13 +32,7 @@ def pool(workers, executor, wanted=True):
 
 def single_threaded(fn, *args):
     """``fn(*args)`` with one BLAS thread and one kernel thread, so that workers do not compete."""
-    try:
-        from threadpoolctl import threadpool_limits
-
-        limit = threadpool_limits(1)
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        limit = nullcontext()
-    with limit, kernels.threads(1):
+    with one_blas_thread(), kernels.threads(1):
         return fn(*args)
 
 

@@ -39,7 +39,6 @@ Nothing here is trusted: :func:`approxpath.exact.certify` puts every returned po
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -62,25 +61,6 @@ _ACTIVE_REL = 1e-6
 # Default limit on events: Wang et al. saw 0.5n - 5n events along kernel paths; 50n is far above
 # any path seen and only stops runaway loops.
 _EVENTS_PER_POINT = 50
-
-
-def _one_blas_thread(func):
-    """Run ``func`` with one BLAS thread (threadpoolctl, installed with scikit-learn, if present).
-
-    The exact paths multiply and factor small dense matrices (n up to a few hundred) thousands
-    of times; OpenBLAS's threads were measured 10x slower than one thread for n = 100 on a
-    loaded 2-core machine, and not faster on an idle one."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # pragma: no cover - depends on the environment
-            return func(*args, **kwargs)
-        with threadpool_limits(limits=1, user_api="blas"):
-            return func(*args, **kwargs)
-
-    return wrapper
 
 
 class ExactPathError(RuntimeError):

@@ -13,12 +13,12 @@ import time
 
 import numpy as np
 
+from approxpath.blas import with_one_blas_thread
 from approxpath.kernels import cross_sq_distances, gaussian
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import is_real
 
-from ._common import (_EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive, _Data,
-                      _one_blas_thread)
+from ._common import (_EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive, _Data)
 from ._linalg import _ActiveFactor, _FactorBroken, _kkt_matrix, _solve
 
 __all__ = ["lambda_path"]
@@ -251,7 +251,7 @@ class _Engine:
         return self.K @ data.residual(self.K[:, act], beta[act], beta0)
 
 
-@_one_blas_thread
+@with_one_blas_thread
 def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmarks=None, target_mse=None,
                  X_val=None, y_val=None, nu=0.0, factor="update"):
     """:func:`lambda_path` with the choice of the linear algebra: ``factor`` is ``"update"``

@@ -3,7 +3,7 @@ an interior point on these dense QPs; tol 1e-7 leaves certified gaps of ~1e-8 re
 
 Two bindings of the same C++ solver, chosen per solve:
 
-* the LIBSVM authors' own (``libsvm-official``, the ``libsvm`` extra, with ``threadpoolctl``): a
+* the LIBSVM authors' own (``libsvm-official``, the ``libsvm`` extra): a
   ctypes binding that imports in ~0.1 s, so a command-line run does not pay for scikit-learn's
   imports (~0.5 s);
 * scikit-learn's ``SVC(kernel="precomputed")`` (the ``sklearn`` extra).
@@ -53,9 +53,8 @@ _OFFICIAL_MAX_N = 1000
 
 
 def official_available():
-    """True when the LIBSVM authors' binding (``libsvm-official``) and ``threadpoolctl`` are
-    installed (the ``libsvm`` extra)."""
-    return all(importlib.util.find_spec(m) is not None for m in ("libsvm", "threadpoolctl"))
+    """True when the LIBSVM authors' binding (``libsvm-official``, the ``libsvm`` extra) is installed."""
+    return importlib.util.find_spec("libsvm") is not None
 
 
 def libsvm_candidate(K, y, C):

@@ -92,7 +92,7 @@ class KLasso(KernelProblem):
 
     name = "klasso"
     Bound = KLassoBound
-    backends = ("homotopy", "clarabel", "scs")
+    backends = ("feature_sign", "clarabel", "scs")
 
     def __init__(self, X, y, *, lam=None, bandwidth=None, parameter="bandwidth", dual_restoration="moving",
                  kernel="gaussian", feature_weights=None):
@@ -169,14 +169,14 @@ class KLasso(KernelProblem):
         return gram_qp(self.gram(t), self.y, self.sweep.at(t)[1])
 
     def candidate(self, backend, t, warm=None):
-        """``homotopy`` (the default): the exact active-set solver
+        """``feature_sign`` (the default): the exact active-set solver
         (:func:`approxpath.solvers.lasso.solve_klasso`), warm-started from the nearest exact
         solve's coefficients.  ``clarabel``/``scs``: the Gram-form QP (:meth:`exact_qp`), then a
         polish by a few active-set steps (:func:`.solve.polish`); of every point met and the
         solver's own, the pair with the smallest gap bound wins."""
         bw, lam = self.sweep.at(t)
         K = self.gram(t)
-        if backend == "homotopy":
+        if backend == "feature_sign":
             sol = solve_klasso(K, self.y, lam, warm=None if warm is None else warm[0].beta,
                                time_limit=current_settings().time_limit)
             return KLassoPrimal(beta=sol.beta, beta0=sol.beta0), KLassoDual(u=sol.u)

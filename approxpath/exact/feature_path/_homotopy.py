@@ -33,6 +33,7 @@ import math
 import numpy as np
 import scipy.linalg
 
+from approxpath.blas import one_blas_thread
 from approxpath.errors import SolverError
 
 from ._kkt import inner_solve
@@ -407,9 +408,5 @@ def follow(system, *, d_max=None, max_events=None, max_steps=2000, g_tol=1e-8):
     BLAS runs on one thread: the factorizations are small (n + p + 1) and many; multithreaded
     Householder QR was measured 30x slower than one thread at n = 200 on the shared 2-core
     machine (107 vs 3 ms), and not faster on an idle one."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - depends on the environment
-        return _Follower(system, d_max, max_events, max_steps, g_tol).run()
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         return _Follower(system, d_max, max_events, max_steps, g_tol).run()
