@@ -31,10 +31,9 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-from scipy.spatial.distance import cdist, pdist, squareform
 
 from .errors import InputError
-from .kernels import cross_sq_distances, sq_distances
+from .kernels import cross_sq_distances, pairwise, sq_distances
 
 __all__ = ["FAMILIES", "DESCRIPTIONS", "distances", "cross_distances", "entry_terms", "check_weights",
            "check_precomputed", "cnd_excess", "check_cnd", "distances_sha256"]
@@ -96,7 +95,7 @@ def distances(X, family="gaussian", weights=None):
     with a zero diagonal.
 
     ``gaussian``: :func:`~approxpath.kernels.sq_distances`; ``laplacian`` and ``ard``:
-    ``scipy.spatial.distance.pdist`` (``cityblock``; ``sqeuclidean`` with weights ``w``);
+    :func:`~approxpath.kernels.pairwise` (``cityblock``; ``sqeuclidean`` with weights ``w``);
     ``precomputed``: ``X`` itself, checked (:func:`check_precomputed`).
     """
     if family == "gaussian":
@@ -107,9 +106,9 @@ def distances(X, family="gaussian", weights=None):
     if X.shape[0] < 2:
         return np.zeros((X.shape[0], X.shape[0]))
     if family == "laplacian":
-        return squareform(pdist(X, "cityblock"))
+        return pairwise(X, "cityblock")
     if family == "ard":
-        return squareform(pdist(X, "sqeuclidean", w=check_weights(weights, X.shape[1])))
+        return pairwise(X, weights=check_weights(weights, X.shape[1]))
     raise InputError(f"unknown kernel family {family!r} (choose one of {', '.join(FAMILIES)})")
 
 
@@ -130,6 +129,8 @@ def cross_distances(X_new, X, family="gaussian", weights=None):
         X_new = X_new[:, None]
     if family == "gaussian":
         return cross_sq_distances(X_new, X)
+    from scipy.spatial.distance import cdist  # (the entries of pairwise(); see there)
+
     if family == "laplacian":
         return cdist(X_new, np.asarray(X, dtype=float), "cityblock")
     if family == "ard":
