@@ -1,5 +1,5 @@
 """What a command-line run imports: a ``path kernel_svm`` run (with and without ``--out``) loads no
-CVXPY, no matplotlib, no Dask, no other problem, no entry-point scan, and no scikit-learn when
+CVXPY, no matplotlib, no Dask, no scipy.spatial (~0.2 s), no other problem, no entry-point scan, and no scikit-learn when
 the LIBSVM authors' binding is installed; the registry finds plug-ins all the same."""
 
 import json
@@ -41,6 +41,7 @@ def test_cli_svm_path_imports_nothing_heavy(tmp_path, out):
     assert rc == 0
     assert (tmp_path / "cert.npz").is_file() == out
     assert [m for m in modules if m.split(".")[0] in _HEAVY] == []
+    assert [m for m in modules if m.startswith("scipy.spatial")] == []
     # only the named problem, and no scan of the installed distributions
     assert "approxpath.problems.kernel_svm.problem" in modules
     assert not [m for m in modules if m.startswith(("approxpath.problems.klasso", "approxpath.problems.robust_l1",
