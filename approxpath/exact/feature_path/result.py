@@ -208,13 +208,13 @@ class FeaturePath:
         """A few lines: settings, extent, events, the certificates and what they mean."""
         n, d = self.X.shape
         kern = self.kernel + (f" (degree {self.degree})" if self.kernel == "ard-polynomial" else "")
+        turns = ", ".join(f"{self.D[i]:.4g} ({'back' if self.D[i + 1] < self.D[i] else 'forward'})" for i in self.turns)
         lines = [f"feature path (L1KR): {kern}, C = {self.C:g}, n = {n}, d = {d}",
                  f"  {len(self)} points, D from {self.D[0]:.4g} to {self.D[-1]:.4g} (largest {self.D.max():.4g}); "
                  f"{self.steps} steps ({self.rejected} rejected), {self.jacobian_calls} Jacobian calls, "
                  f"{self.wall_s:.2f} s",
                  f"  stopped: {self.stop_reason}",
-                 "  turns in D at " + (", ".join(f"{self.D[i]:.4g} ({'back' if self.D[i] > self.D[i + 1] else 'forward'})"
-                                                  for i in self.turns) or "none (D increases along the path)"),
+                 f"  turns in D at {turns or 'none (D increases along the path)'}",
                  f"  events ({len(self.events) - 1} after the start):"]
         for e in self.events[:max_events]:
             lines.append(f"    point {e.index:5d}  D = {e.D:10.5g}  feature {e.feature:3d} {e.kind:6s}  active now "
