@@ -8,6 +8,8 @@ optimal value V(beta) on the active face {sum(beta_A) = D} by second differences
 problem (1) at fixed D from perturbed starts; central differences of V for Theorem 1 at E2.
 """
 
+import importlib
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -160,3 +162,18 @@ def test_figure_marks_the_turns_and_magnifies_the_start(case):
         assert dotted == sorted([path.D[top], path.D[bottom]])  # the turns, in both panels (both at D <= detail)
     assert cx.get_xlim() == (0.0, path.D[top]) and len(cx.lines) > 5
     assert np.allclose(bx.lines[0].get_ydata(), path.jacobian_calls_at)
+
+
+def test_finer_steps_find_the_same_events_and_turns(case, monkeypatch):
+    """Step control does not skip events: with steps at most 1/10 as long and targets 5x
+    tighter, the events (kind, feature, D) and the turns are the same."""
+    path, _ = case
+    follower = importlib.import_module("approxpath.exact.feature_path._homotopy")
+    monkeypatch.setattr(follower, "_H_MAX", 0.1 * follower._H_MAX)
+    for name in ("_TARGET_DIST", "_TARGET_CONTRACTION", "_TARGET_ANGLE"):
+        monkeypatch.setattr(follower, name, 0.2 * getattr(follower, name))
+    fine = feature_path(path.X, path.y, C=path.C, max_steps=20000, certify=False)
+    assert len(fine) >= 3 * len(path)
+    assert [(e.kind, e.feature) for e in fine.events] == [(e.kind, e.feature) for e in path.events]
+    np.testing.assert_allclose([e.D for e in fine.events], [e.D for e in path.events], rtol=1e-7)
+    np.testing.assert_allclose(fine.D[list(fine.turns)], path.D[list(path.turns)], rtol=1e-3)
