@@ -87,8 +87,9 @@ def run_anatomy(args):
             r = anatomy(p, Xva, y[va], Xte, y[te])
             r["kkt5"] = relevant_only_kkt(Xtr, y[tr], kappa * yc2)
             rows[kappa].append(r)
+            turns = ", ".join(f"{t:.3g}" for t in r["turns"]) or "–"
             print(f"| {kappa:g} | {trial} | [0, {r['D_max']:.3g}] | {r['all_five']:.3g} | "
-                  f"{', '.join(f'{t:.3g}' for t in r['turns']) or '–'} | {r['joined'] or '–'} / {r['left'] or '–'} | "
+                  f"{turns} | {r['joined'] or '–'} / {r['left'] or '–'} | "
                   f"{_iv(r['exact'])} ({r['exact_share']:.0%}) | {_iv(r['visible'])} ({r['visible_share']:.0%}) | "
                   f"{_iv(r['kkt5'])} | {r['stay']:.3g} | {r['mse']:.3g}, {r['D_sel']:.3g}, {r['n_sel']} | "
                   f"{r['points']}, {r['jac']} ({r['jac10']:.0%}), {r['wall']:.1f}{'' if r['ok'] else ' FLAGGED'} |",
