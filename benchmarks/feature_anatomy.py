@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.exact.feature_path import crosscheck_feature_path, feature_path, normalize_columns
+from approxpath.exact.feature_path import crosscheck_feature_path, feature_path, normalize_columns, plot_feature_path
 
 from feature_selection import MAX_STEPS, N_TEST, N_TRAIN, N_VAL, friedman, intervals, stretch
 
@@ -63,6 +63,17 @@ def anatomy(p, Xva, yva, Xte, yte):
                 wall=p.wall_s, ok=p.report.ok)
 
 
+def _figure(p, trial, out):
+    """The paper's Figure 3 for one path: (a) beta against D, (b) the part up to a little past
+    the first turn in D magnified, (c) the Jacobian calls."""
+    detail = 1.25 * float(p.D[p.turns[0]]) if p.turns else None
+    kappa = p.C / float(np.sum((p.y - p.y.mean()) ** 2))
+    fig = plot_feature_path(p, relevant=range(RELEVANT), detail=detail,
+                            title=f"Friedman #1 clean, n = {N_TRAIN}, trial {trial}, C = {kappa:g} ||Hy||^2")
+    fig.savefig(out, dpi=130)
+    print(f"figure of trial {trial}, C = {kappa:g} ||Hy||^2 written to {out}")
+
+
 def _iv(ivs):
     return " ∪ ".join(f"[{lo:.3g}, {hi:.3g}]" for lo, hi in ivs) or "none"
 
@@ -87,6 +98,8 @@ def run_anatomy(args):
             r = anatomy(p, Xva, y[va], Xte, y[te])
             r["kkt5"] = relevant_only_kkt(Xtr, y[tr], kappa * yc2)
             rows[kappa].append(r)
+            if args.figure and (trial, kappa) == (args.figure_trial, args.figure_kappa):
+                _figure(p, trial, args.figure)
             turns = ", ".join(f"{t:.3g}" for t in r["turns"]) or "–"
             print(f"| {kappa:g} | {trial} | [0, {r['D_max']:.3g}] | {r['all_five']:.3g} | "
                   f"{turns} | {r['joined'] or '–'} / {r['left'] or '–'} | "

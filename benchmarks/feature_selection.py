@@ -22,7 +22,7 @@ Prints markdown tables.  No data files needed.
 
     python benchmarks/feature_selection.py [--trials 10] [--sets 1 2 3] [--settings clean noisy]
         [--kappa 0.5 2 8] [--diabetes-folds 10] [--poly 5] [--anatomy 0.25 0.5 0.7 1 2 8]
-        [--anatomy-trials 10] [--segments 1e-3]
+        [--anatomy-trials 10] [--figure PNG --figure-trial 4 --figure-kappa 0.7] [--segments 1e-3]
         [--quick]
 """
 
@@ -358,6 +358,10 @@ def main(argv=None):
     parser.add_argument("--anatomy", type=float, nargs="*", default=[],
                         help="Friedman #1 clean: take the paths apart for these C / ||Hy||^2 (feature_anatomy.py)")
     parser.add_argument("--anatomy-trials", type=int, default=5, help="trials of the anatomy")
+    parser.add_argument("--figure", metavar="PNG", help="with --anatomy: draw one of its paths like the paper's "
+                        "Figure 3 (--figure-trial, --figure-kappa)")
+    parser.add_argument("--figure-trial", type=int, default=4)
+    parser.add_argument("--figure-kappa", type=float, default=0.7)
     parser.add_argument("--segments", type=float, default=0.0, metavar="EPS",
                         help="certify the inner paths between the points up to the selected one to EPS ||Hy||^2 "
                              "(0: not run)")

@@ -19,8 +19,8 @@ def plot_feature_path(path, relevant=None, title=None, detail=None):
     ----------
     path : FeaturePath
     relevant : sequence of int, optional
-        Features drawn as solid lines (the rest dashed), e.g. the truly relevant ones of a
-        synthetic set.
+        Features (column indices) drawn as solid lines (the rest dashed), e.g. the truly
+        relevant ones of a synthetic set.  Lines are labelled x1 ... xd (column 0 is x1).
     title : str, optional
     detail : float, optional
         Add a panel with the part of the path at :math:`D \\le` ``detail``, magnified (the
@@ -52,7 +52,7 @@ def plot_feature_path(path, relevant=None, title=None, detail=None):
         cx.set_xlim(0.0, detail)
         top = float(path.beta[keep].max()) if keep.any() else 1.0
         cx.set_ylim(-0.03 * top, 1.05 * top)
-        cx.set_title(f"(b) detail: D <= {detail:g}")
+        cx.set_title(f"(b) detail: D <= {detail:.3g}")
     bx.plot(path.D, path.jacobian_calls_at, color=_COLOURS[0], lw=1.2)
     bx.set_xlabel(r"$D = \|\beta\|_1$")
     bx.set_ylabel("Jacobian calls (cumulative)")
@@ -75,7 +75,7 @@ def _weights(ax, path, relevant, keep=None):
         if not np.any(path.beta[show, j] > 0):
             continue
         ax.plot(D, path.beta[:, j], lw=1.2 if j in solid else 0.9, ls="-" if j in solid else "--",
-                color=_COLOURS[j % len(_COLOURS)], label=f"feature {j}")
+                color=_COLOURS[j % len(_COLOURS)], label=f"x{j + 1}")
     seen = set()
     for e in path.events:
         if show[e.index]:
