@@ -1,17 +1,20 @@
 """Friedman #1 clean, path by path, against the paper's Figure 3 (``feature_selection.py --anatomy``).
 
 For every trial and C = kappa ||y - ybar||^2 of ``--anatomy``: where all five relevant features
-are active, the turns of the path in D, which irrelevant features joined and which left, the set
-of D on which exactly features 1-5 are active, the set on which the irrelevant features carry
-less than 1 % of D (what a plot of beta against D shows as zero), and the validation-selected
-point's test MSE.
+are active and where the first irrelevant one joins, the turns of the path in D, how the
+relevant weights change on the first way back in D, which irrelevant features joined and which
+left, the set of D on which exactly features 1-5 are active, the set on which the irrelevant
+features carry less than 1 % of D (what a plot of beta against D shows as zero), and the
+validation-selected point's test MSE.
 
-The independent check of what any correct path can do: the path of features 1-5 *alone*, each of
-its points certified as a point of the full ten-feature problem (``crosscheck_feature_path``:
-the inner gap and the KKT residuals, now with the irrelevant features' maximality).  Where those
-points fail, the best weights on features 1-5 have an irrelevant feature with a larger gradient
-than the relevant ones, so no stationary point of problem (1) there has exactly features 1-5
-active, whatever the continuation does.
+The independent check of what a correct path can do: a point of the ten-feature path with
+exactly features 1-5 active is a stationary point of the five-feature problem that no irrelevant
+feature's gradient beats.  So the path of features 1-5 *alone* is computed and each of its points
+certified as a point of the full problem (``crosscheck_feature_path``: inner gap and KKT
+residuals, now with the irrelevant features' maximality).  The D-set where those points pass
+should be the D-set where the ten-feature path has exactly 1-5 active (up to the points' spacing,
+and up to five-feature stationary points off the five-feature path); where they fail, an
+irrelevant feature has the larger gradient and joins, whatever the continuation does.
 """
 
 from __future__ import annotations
@@ -51,7 +54,13 @@ def anatomy(p, Xva, yva, Xte, yte):
     m[list(p.report.flagged)] = np.inf  # select among certified points only
     i = int(np.argmin(m))
     jac = p.jacobian_calls_at
+    first_irr = [e.D for e in p.events if e.kind == "joined" and e.feature >= RELEVANT]
+    back = ""
+    if len(p.turns) >= 2:  # the relevant weights' changes on the first way back in D
+        change = p.beta[p.turns[1], :RELEVANT] - p.beta[p.turns[0], :RELEVANT]
+        back = " ".join(f"{j + 1}{'↑' if c > 0 else '↓'}" for j, c in enumerate(change))
     return dict(D_max=float(p.D.max()), all_five=float(p.D[np.argmax(rel)]) if rel.any() else np.nan,
+                first_irr=first_irr[0] if first_irr else np.nan, back=back,
                 turns=[float(p.D[t]) for t in p.turns],
                 joined=sorted({e.feature + 1 for e in p.events if e.kind == "joined" and e.feature >= RELEVANT}),
                 left=sorted({e.feature + 1 for e in p.events if e.kind == "left" and e.feature >= RELEVANT}),
@@ -80,11 +89,12 @@ def _iv(ivs):
 
 def run_anatomy(args):
     """Print the per-path table and the summary per C."""
-    print("\n| C / ‖Hy‖² | trial | D range | 1-5 all active from D | turns in D | irrelevant joined / left | "
+    print("\n| C / ‖Hy‖² | trial | D range | 1-5 all active from D | first irrelevant joins at D | turns in D | "
+          "β1-β5 on the first way back | irrelevant joined / left | "
           "exactly 1-5 active at D ∈ (share of range) | irrelevant < 1 % of D at D ∈ (share) | "
           "1-5 alone stationary for the full problem at D ∈ | an irrelevant stays active from D | "
           "selected: test MSE, D, active | points, Jacobian calls (share at D ≤ 10), s |")
-    print("|---" * 12 + "|")
+    print("|---" * 14 + "|")
     rows = {kappa: [] for kappa in args.anatomy}
     for trial in range(args.anatomy_trials):
         rng = np.random.default_rng([args.seed, 1, 0, trial])  # the trials of Friedman #1 clean
@@ -101,8 +111,8 @@ def run_anatomy(args):
             if args.figure and (trial, kappa) == (args.figure_trial, args.figure_kappa):
                 _figure(p, trial, args.figure)
             turns = ", ".join(f"{t:.3g}" for t in r["turns"]) or "–"
-            print(f"| {kappa:g} | {trial} | [0, {r['D_max']:.3g}] | {r['all_five']:.3g} | "
-                  f"{turns} | {r['joined'] or '–'} / {r['left'] or '–'} | "
+            print(f"| {kappa:g} | {trial} | [0, {r['D_max']:.3g}] | {r['all_five']:.3g} | {r['first_irr']:.3g} | "
+                  f"{turns} | {r['back'] or '–'} | {r['joined'] or '–'} / {r['left'] or '–'} | "
                   f"{_iv(r['exact'])} ({r['exact_share']:.0%}) | {_iv(r['visible'])} ({r['visible_share']:.0%}) | "
                   f"{_iv(r['kkt5'])} | {r['stay']:.3g} | {r['mse']:.3g}, {r['D_sel']:.3g}, {r['n_sel']} | "
                   f"{r['points']}, {r['jac']} ({r['jac10']:.0%}), {r['wall']:.1f}{'' if r['ok'] else ' FLAGGED'} |",
