@@ -47,8 +47,7 @@ def relevant_only_kkt(X, y, C):
 def anatomy(p, Xva, yva, Xte, yte):
     """One path's row (a dict)."""
     rel = p.active[:, :RELEVANT].all(axis=1)
-    irr = p.active[:, RELEVANT:].any(axis=1)
-    exact, exact_len = intervals(p.D, rel & ~irr)
+    exact, exact_len, stay = stretch(p, RELEVANT)
     visible, visible_len = intervals(p.D, rel & (p.beta[:, RELEVANT:].sum(axis=1) < VISIBLE * p.D))
     m = p.mse(Xva, yva)
     m[list(p.report.flagged)] = np.inf  # select among certified points only
@@ -66,7 +65,7 @@ def anatomy(p, Xva, yva, Xte, yte):
                 left=sorted({e.feature + 1 for e in p.events if e.kind == "left" and e.feature >= RELEVANT}),
                 exact=exact, exact_share=exact_len / float(p.D.max()), visible=visible,
                 visible_share=visible_len / float(p.D.max()),
-                stay=stretch(p, RELEVANT)[1],
+                stay=stay,
                 mse=float(np.mean((p.predict(Xte, i) - yte) ** 2)), D_sel=float(p.D[i]), n_sel=len(p.selected(i)),
                 points=len(p), jac=int(jac[-1]), jac10=float(np.sum(np.diff(jac)[p.D[1:] <= 10.0]) / max(jac[-1], 1)),
                 wall=p.wall_s, ok=p.report.ok)

@@ -138,13 +138,13 @@ def intervals(D, mask):
 
 
 def stretch(p, relevant):
-    """The length of the set of D on which exactly the first ``relevant`` features are active,
-    and the D from which an irrelevant feature stays active to the end (NaN: none does).  The
-    set lies before that D: from there on an irrelevant feature is active."""
+    """Where exactly the first ``relevant`` features are active: the D-set (intervals), its length,
+    and the D from which an irrelevant feature stays active to the end (NaN: none does; the
+    D-set lies before it)."""
     exact = p.active[:, :relevant].all(axis=1) & ~p.active[:, relevant:].any(axis=1)
     stays = [int(np.flatnonzero(~p.active[:, j])[-1]) + 1 if (~p.active[:, j]).any() else 0
              for j in range(relevant, p.active.shape[1]) if p.active[-1, j]]
-    return intervals(p.D, exact)[1], float(p.D[min(stays)]) if stays else float("nan")
+    return (*intervals(p.D, exact), float(p.D[min(stays)]) if stays else float("nan"))
 
 
 def run_friedman(args):
@@ -169,7 +169,7 @@ def run_friedman(args):
                 krr = krr_baseline(Xtr, y[tr], Xva, y[va], Xte, y[te])
                 rel = RELEVANT[k]
                 big = np.flatnonzero(p.beta[i] >= 0.01 * p.D[i])
-                length, d_stay = stretch(p, rel)
+                _, length, d_stay = stretch(p, rel)
                 r = dict(k=k, setting=setting, trial=trial, mse=mse, krr=krr, var=float(np.var(y[te])),
                          C=p.C, kappa=p.C / float(np.sum((y[tr] - y[tr].mean()) ** 2)), D=float(p.D[i]),
                          active=p.selected(i), big=tuple(int(j) for j in big), stretch=length, d_stay=d_stay,
