@@ -12,8 +12,7 @@ are scaled as in the paper (columns centred, unit norm; from the training rows).
 With ``--poly M`` the L1KR path of the normalized ARD-polynomial kernel of degree M runs on the
 same trials (columns centred and divided by their largest |x|: with unit-norm columns every
 :math:`|x| \\approx n^{-1/2}` and that kernel is nearly linear).  ``--anatomy`` (Friedman #1
-clean) prints, for several C, the stretch of the path on which exactly the relevant features are
-active and the validation-selected test MSE on that path.
+clean) takes the paths apart for several C against the paper's Figure 3 (``feature_anatomy.py``).
 
 Diabetes (``sklearn.datasets.load_diabetes``, n = 442, d = 10; the paper's Table 2): K-fold
 cross-validation; in each fold the path runs on 80 % of the training part, the point (and C) are
@@ -22,7 +21,8 @@ chosen on the other 20 %, and the test fold's MSE is reported.
 Prints markdown tables.  No data files needed.
 
     python benchmarks/feature_selection.py [--trials 10] [--sets 1 2 3] [--settings clean noisy]
-        [--kappa 0.5 2 8] [--diabetes-folds 10] [--poly 5] [--anatomy 0.1 0.5 2 8] [--segments 1e-3]
+        [--kappa 0.5 2 8] [--diabetes-folds 10] [--poly 5] [--anatomy 0.25 0.5 0.7 1 2 8]
+        [--anatomy-trials 10] [--figure PNG --figure-trial 4 --figure-kappa 0.7] [--segments 1e-3]
         [--quick]
 """
 
@@ -124,21 +124,27 @@ def select(Xtr, ytr, Xval, yval, kappas, kernel="ard-gaussian", degree=3):
     return best, stats
 
 
+def intervals(D, mask):
+    """The set of D covered by the path's segments whose two ends satisfy ``mask``: merged
+    intervals [(lo, hi), ...] and their total length."""
+    both = np.flatnonzero(mask[1:] & mask[:-1])
+    out = []
+    for lo, hi in sorted((min(D[i], D[i + 1]), max(D[i], D[i + 1])) for i in both):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out, float(sum(hi - lo for lo, hi in out))
+
+
 def stretch(p, relevant):
-    """D-length of the path where exactly the relevant features are active, before the first
-    point from which an irrelevant feature stays active to the end; and that D."""
-    irr = p.active[:, relevant:].any(axis=1)
-    stays = len(p)
-    for j in range(relevant, p.active.shape[1]):
-        col = p.active[:, j]
-        if col[-1]:
-            off = np.flatnonzero(~col)
-            stays = min(stays, int(off[-1]) + 1 if off.size else 0)
-    exact = p.active[:, :relevant].all(axis=1) & ~irr
-    seg = exact[1:] & exact[:-1]
-    seg[stays:] = False
-    length = float(np.sum(np.abs(np.diff(p.D))[seg]))
-    return length, float(p.D[min(stays, len(p) - 1)])
+    """Where exactly the first ``relevant`` features are active: the D-set (intervals), its length,
+    and the D from which an irrelevant feature stays active to the end (NaN: none does; the
+    D-set lies before it)."""
+    exact = p.active[:, :relevant].all(axis=1) & ~p.active[:, relevant:].any(axis=1)
+    stays = [int(np.flatnonzero(~p.active[:, j])[-1]) + 1 if (~p.active[:, j]).any() else 0
+             for j in range(relevant, p.active.shape[1]) if p.active[-1, j]]
+    return (*intervals(p.D, exact), float(p.D[min(stays)]) if stays else float("nan"))
 
 
 def run_friedman(args):
@@ -163,7 +169,7 @@ def run_friedman(args):
                 krr = krr_baseline(Xtr, y[tr], Xva, y[va], Xte, y[te])
                 rel = RELEVANT[k]
                 big = np.flatnonzero(p.beta[i] >= 0.01 * p.D[i])
-                length, d_stay = stretch(p, rel)
+                _, length, d_stay = stretch(p, rel)
                 r = dict(k=k, setting=setting, trial=trial, mse=mse, krr=krr, var=float(np.var(y[te])),
                          C=p.C, kappa=p.C / float(np.sum((y[tr] - y[tr].mean()) ** 2)), D=float(p.D[i]),
                          active=p.selected(i), big=tuple(int(j) for j in big), stretch=length, d_stay=d_stay,
@@ -293,33 +299,6 @@ def print_stretch(rows):
               ", ".join(f"{r['stretch']:.3g} (irrelevant stays from D = {r['d_stay']:.3g})" for r in res))
 
 
-def run_anatomy(args):
-    """Friedman #1 clean: for each C of ``--anatomy``, the relevant-only stretch of the path and
-    the validation-selected test MSE on that path alone."""
-    print("\n| C / ||Hy||^2 | trial | path D range | stretch with exactly features 1-5 active (D-length) | "
-          "an irrelevant feature stays active from D | validation-selected point: test MSE, D, active features | "
-          "points | end | s |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for trial in range(args.anatomy_trials):
-        rng = np.random.default_rng([args.seed, 1, 0, trial])  # the trials of Friedman #1 clean
-        X, y, _ = friedman(1, N_TRAIN + N_VAL + N_TEST, 0.0, rng)
-        tr, va, te = slice(0, N_TRAIN), slice(N_TRAIN, N_TRAIN + N_VAL), slice(N_TRAIN + N_VAL, None)
-        Xtr = normalize_columns(X[tr])
-        Xva, Xte = normalize_columns(X[va], X[tr]), normalize_columns(X[te], X[tr])
-        yc2 = float(np.sum((y[tr] - y[tr].mean()) ** 2))
-        for kappa in args.anatomy:
-            p = feature_path(Xtr, y[tr], C=kappa * yc2, max_steps=MAX_STEPS)
-            m = p.mse(Xva, y[va])
-            m[list(p.report.flagged)] = np.inf
-            i = int(np.argmin(m))
-            length, d_stay = stretch(p, 5)
-            mse = float(np.mean((p.predict(Xte, i) - y[te]) ** 2))
-            print(f"| {kappa:g} | {trial} | [{p.D.min():.3g}, {p.D.max():.3g}] | {length:.3g} | {d_stay:.3g} | "
-                  f"{mse:.3g}, {p.D[i]:.3g}, {[j + 1 for j in p.selected(i)]} | {len(p)} | "
-                  f"{_ending(p.stop_reason)} | {p.wall_s:.1f} |",
-                  flush=True)
-
-
 def run_diabetes(args):
     from sklearn.datasets import load_diabetes
 
@@ -377,8 +356,12 @@ def main(argv=None):
     parser.add_argument("--diabetes-folds", type=int, default=10, help="0 skips Diabetes")
     parser.add_argument("--poly", type=int, default=0, help="also the ARD-polynomial path of this degree (0: no)")
     parser.add_argument("--anatomy", type=float, nargs="*", default=[],
-                        help="Friedman #1 clean: the relevant-only stretch of the path for these C / ||Hy||^2")
+                        help="Friedman #1 clean: take the paths apart for these C / ||Hy||^2 (feature_anatomy.py)")
     parser.add_argument("--anatomy-trials", type=int, default=5, help="trials of the anatomy")
+    parser.add_argument("--figure", metavar="PNG", help="with --anatomy: draw one of its paths like the paper's "
+                        "Figure 3 (--figure-trial, --figure-kappa)")
+    parser.add_argument("--figure-trial", type=int, default=4)
+    parser.add_argument("--figure-kappa", type=float, default=0.7)
     parser.add_argument("--segments", type=float, default=0.0, metavar="EPS",
                         help="certify the inner paths between the points up to the selected one to EPS ||Hy||^2 "
                              "(0: not run)")
@@ -397,6 +380,8 @@ def main(argv=None):
         print_stretch(rows)
         print_selected(rows)
     if args.anatomy:
+        from feature_anatomy import run_anatomy
+
         run_anatomy(args)
     if args.diabetes_folds:
         run_diabetes(args)

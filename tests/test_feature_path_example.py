@@ -13,7 +13,7 @@ def test_feature_selection_example_runs_certifies_and_draws(tmp_path, capsys):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     png = tmp_path / "fp.png"
-    out = module.main(["--n", "60", "--kappa", "0.5", "--out", str(png)])
+    out = module.main(["--n", "60", "--kappa", "0.5", "--detail", "5", "--out", str(png)])
     assert png.stat().st_size > 10_000
     path, i = out["path"], out["index"]
     assert path.report.ok and path.report.max_rel_gap <= 1e-8 and path.report.max_kkt <= 1e-6

@@ -188,7 +188,9 @@ class _Follower:
         best = (-math.inf, -1, "")
         out = [j for j in range(p.beta.size) if j not in eq and j not in skip]
         if out:
-            m = (p.q[out] - eta) / abs(eta)
+            # in units of the step's first eta (nonzero there, else the path had ended): the
+            # current eta vanishes at the path's end
+            m = (p.q[out] - eta) / abs(eta_ref)
             k = int(np.argmax(m))
             best = max(best, (float(m[k]), out[k], "joined"))
         inside = [k for k in var if k not in skip]

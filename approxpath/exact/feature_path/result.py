@@ -118,6 +118,23 @@ class FeaturePath:
         mask[list(self.report.flagged)] = False
         return mask
 
+    @property
+    def turns(self):
+        """Indices of the points where the path turns in D: local maxima and minima of
+        :math:`D = \\lVert\\beta\\rVert_1` along the path (steps that leave D unchanged are
+        skipped), a tuple.
+
+        Between events the path is a smooth curve; where it turns in D there, it passes a fold of
+        the stationary points of problem (1): two stationary points at the same D merge, and the
+        Hessian of the inner optimum on the active face is singular (on Friedman #1 a branch of
+        local minima meets one of saddle points: tests/test_feature_path_turns.py).  At an event
+        the path has a corner and may also turn there.  The paper's Figure 3(b) shows a turn.
+        """
+        step = np.sign(np.diff(self.D))
+        moving = np.flatnonzero(step)  # steps that change D
+        later = moving[1:]
+        return tuple(int(i) for i in later[step[later] != step[moving[:-1]]])
+
     def selected(self, index):
         """The active features at point ``index`` (a tuple of column indices)."""
         return tuple(int(j) for j in np.flatnonzero(self.active[index]))
@@ -191,11 +208,13 @@ class FeaturePath:
         """A few lines: settings, extent, events, the certificates and what they mean."""
         n, d = self.X.shape
         kern = self.kernel + (f" (degree {self.degree})" if self.kernel == "ard-polynomial" else "")
+        turns = ", ".join(f"{self.D[i]:.4g} ({'back' if self.D[i + 1] < self.D[i] else 'forward'})" for i in self.turns)
         lines = [f"feature path (L1KR): {kern}, C = {self.C:g}, n = {n}, d = {d}",
                  f"  {len(self)} points, D from {self.D[0]:.4g} to {self.D[-1]:.4g} (largest {self.D.max():.4g}); "
                  f"{self.steps} steps ({self.rejected} rejected), {self.jacobian_calls} Jacobian calls, "
                  f"{self.wall_s:.2f} s",
                  f"  stopped: {self.stop_reason}",
+                 f"  turns in D at {turns or 'none (D increases along the path)'}",
                  f"  events ({len(self.events) - 1} after the start):"]
         for e in self.events[:max_events]:
             lines.append(f"    point {e.index:5d}  D = {e.D:10.5g}  feature {e.feature:3d} {e.kind:6s}  active now "
