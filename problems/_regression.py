@@ -271,7 +271,7 @@ class RegressionBound(KernelBound):
         entry = self._entry_error(t_lo, t_hi) * float(np.abs(beta).sum())
         S = np.flatnonzero(beta)
         if t_lo == t_hi:  # a point: the residual itself, the summed magnitudes are |a| + K |beta|
-            K = self.gram(lo)[:, S]
+            K = self.kernels.columns(t_lo, S)
             r = a - K @ beta[S]
             allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
             return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]

@@ -22,11 +22,13 @@ K_\\tau\\beta)` (once per piece, at its middle).
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 
 import numpy as np
 
 from approxpath.kernel_problem import KernelProblem
-from approxpath.kernels import gaussian
+from approxpath.envelopes import split_envelope
+from approxpath.kernels import ProductMemo
 from approxpath.numerics import fp_margin, log_mid, zero_sum
 from approxpath.problem import Declaration
 from approxpath.registry import register
@@ -44,14 +46,46 @@ __all__ = ["KLasso"]
 # (:meth:`KLasso.restore` keeps the best): 0 (a fixed dual) and 2**-4 .. 1 (sinc, n = 100: smaller
 # drifts, 2**-6 and 2**-5, or steps of sqrt(2) certify the same pieces, give or take 2 %)
 _DRIFTS = np.array([0.0] + [2.0**-k for k in range(4, -1, -1)])
+# Kernel products remembered (:class:`_SearchBound`): one entry per point and set of
+# coefficients; a segment's cover revisits the nodes of the last few pieces and their halves
+_MEMO = 64
+# ... and the moving duals' vectors of this many pairs of exact solves (the segment being
+# covered and its neighbours)
+_BASES = 4
 
 
 class _SearchBound(KLassoBound):
-    """:class:`KLassoBound` remembering the last piece's primal node values: :meth:`KLasso.restore`
-    chooses a moving dual's drift with them and the driver's bound of the same pair on the same
-    piece follows (sinc, n = 100, eps = 0.05: 258 of 1527 calls)."""
+    """:class:`KLassoBound` with the memos of a search: kernel products by content
+    (:class:`~approxpath.kernels.ProductMemo`: the moving duals of a segment share their
+    vectors, so each node of the segment is one pass over :math:`D`, shared by the pieces that
+    meet there, a failed piece's halves, the weighing and the choice of a drift) and the last
+    piece's primal node values (:meth:`KLasso.restore` chooses a drift with them and the
+    driver's bound of the same pair on the same piece follows)."""
 
-    _transient = KLassoBound._transient + ("_memo",)
+    _transient = KLassoBound._transient + ("_memo", "_product_memo", "_bases")
+
+    def _products(self):
+        memo = getattr(self, "_product_memo", None)
+        if memo is None:
+            memo = self._product_memo = ProductMemo(self.kernels.products, _MEMO)
+        return memo
+
+    def moving_basis(self, da, db):
+        """``(u, v)``: the vectors of the moving duals between two exact solves with the duals
+        ``da``, ``db`` (:class:`KLassoDual`) on the zero-sum grid, :math:`u \\approx s_a u_a`,
+        :math:`v \\approx s_b u_b - s_a u_a`: the same for every piece of their segment (kept
+        for the last few pairs of exact solves)."""
+        bases = getattr(self, "_bases", None)
+        if bases is None:
+            bases = self._bases = OrderedDict()
+        key = (id(da), id(db))  # the duals themselves are kept with it: the ids stay theirs
+        hit = bases.get(key)
+        if hit is None or hit[0] is not da or hit[1] is not db:
+            ua, ub = (float(d.scale) * np.asarray(d.u, dtype=float) for d in (da, db))
+            hit = bases[key] = (da, db, zero_sum(ua), zero_sum(ub - ua))
+            while len(bases) > _BASES:
+                bases.popitem(last=False)
+        return hit[2], hit[3]
 
     def _primal_nodes(self, primal, lo, hi, lam):
         key = (lo, hi, lam)
@@ -214,18 +248,19 @@ class KLasso(KernelProblem):
     def _restore_primal(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
         beta = np.asarray(primal.beta, dtype=float)
-        mid = log_mid(lo, hi)
         S = np.flatnonzero(beta)
-        fit = self.y - gaussian(self.D[:, S], self.sweep.at(mid)[0]) @ beta[S]
+        fit = self.y - self.kernels.columns(self.sweep.at(log_mid(lo, hi))[0], S) @ beta[S]
         return KLassoPrimal(beta=beta, beta0=float(np.mean(fit)))
 
     def restore(self, primal, dual, lo, hi=None):
-        """A pair feasible on ``[lo, hi]``; on a piece of the bandwidth path an
-        interpolated dual :math:`(1 - \\theta) u_a + \\theta u_b` becomes a *moving* dual whose
-        weight drifts with ``t`` (:class:`KLassoDual`): :math:`u_\\theta + \\rho (t - m)(u_b - u_a)`
-        with ``m`` the piece's middle, the rate :math:`\\rho` that gives the smallest gap bound
-        among the drifts :data:`_DRIFTS` across the piece, and the largest scale feasible on
-        the whole piece (:meth:`moving_sup_norms`).
+        """A pair feasible on ``[lo, hi]``; on the bandwidth path an interpolated dual
+        :math:`(1 - \\theta) u_a + \\theta u_b` becomes a *moving* dual whose weight drifts with
+        ``t`` (:class:`KLassoDual`): :math:`u_a + (\\theta + \\rho (t - m))(u_b - u_a)` with ``m``
+        the piece's middle, the rate :math:`\\rho` that gives the smallest gap bound among the
+        drifts :data:`_DRIFTS` across the piece (0 at a point), and the largest scale feasible
+        on the whole piece (:meth:`moving_sup_norms`).  Its vectors are the same on every piece
+        between the two exact solves: their kernel products at a point are computed once
+        (:class:`_SearchBound`).
 
         A fixed dual loses feasibility at first order as ``t`` moves (the rows where
         :math:`|K_t u| = \\lambda` drift), and its scaling costs a gap linear in the piece's
@@ -234,58 +269,75 @@ class KLasso(KernelProblem):
         against 0.07-0.25 for the best fixed weight).
         """
         hi = lo if hi is None else hi
-        if hi == lo or not self.sweep.along_bandwidth or dual.parents is None or self.dual_restoration != "moving":
+        if not self.sweep.along_bandwidth or dual.parents is None or self.dual_restoration != "moving":
             dual = self._restore_dual(dual, lo, hi)
             return self._restore_primal(primal, dual, lo, hi), dual
         primal = self._restore_primal(primal, dual, lo, hi)
-        u = zero_sum(dual.u)
-        slope = zero_sum(dual.parents[1] - dual.parents[0])
-        uu, yu = float(u @ u), float(self.y @ u)
+        u, slope, theta = dual.parents
+        w = u + theta * slope  # the dual at the piece's middle
+        uu, yu = float(w @ w), float(self.y @ w)
         if uu == 0.0 or yu <= 0.0 or not slope.any():
             return primal, self._restore_dual(dual, lo, hi)
         at = log_mid(lo, hi)
-        rates = _DRIFTS / (hi - lo)
-        sups = self.bound.moving_sup_norms(u, slope, rates, at, lo, hi)
+        rates = _DRIFTS / (hi - lo) if hi > lo else np.zeros(1)
+        sups = self.bound.moving_sup_norms(u, slope, rates, at, lo, hi, offset=theta)
         limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
         with np.errstate(divide="ignore"):
             scales = np.minimum(yu / uu, limit / sups)
         xs, sq, reg, _ = self.bound._primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
-        k = int(np.argmin((sq + reg - self.bound._moving_dual_values(u, slope, scales, rates, at, xs)[0]).max(axis=1)))
-        return primal, KLassoDual(u=u, scale=float(scales[k]), slope=slope, rate=float(rates[k]), at=float(at))
+        values = self.bound._moving_dual_values(u, slope, scales, rates, at, xs, theta)[0]
+        k = int(np.argmin((sq + reg - values).max(axis=1)))
+        return primal, KLassoDual(u=u, scale=float(scales[k]), slope=slope, rate=float(rates[k]), at=float(at),
+                                  offset=theta)
 
     def interpolate(self, a, b, theta):
-        """Convex combination of the dual points ``scale * u`` themselves (restore after); the
-        dual keeps its two parents (fixed duals) for :meth:`restore`."""
+        """Convex combination of the dual points ``scale * u`` themselves (restore after); of
+        two fixed duals the combination keeps the moving duals' vectors and its weight,
+        ``parents = (u, v, theta)`` (:meth:`_SearchBound.moving_basis`), for :meth:`restore`."""
         (pa, da), (pb, db) = a, b
         primal = KLassoPrimal(beta=(1 - theta) * pa.beta + theta * pb.beta,
                               beta0=(1 - theta) * pa.beta0 + theta * pb.beta0)
         ua, ub = (d.scale * np.asarray(d.u, dtype=float) for d in (da, db))
         fixed = da.slope is None and db.slope is None
-        return primal, KLassoDual(u=(1 - theta) * ua + theta * ub, scale=1.0, parents=(ua, ub) if fixed else None)
+        parents = self.bound.moving_basis(da, db) + (float(theta),) if fixed else None
+        return primal, KLassoDual(u=(1 - theta) * ua + theta * ub, scale=1.0, parents=parents)
 
     def interpolation_gaps(self, a, b, thetas, tau, around=None):
         """:func:`~approxpath.problem.restored_gaps` vectorized over ``thetas``
         (k,): the kernel products of the combinations are the combinations of the two ends'
-        (two products with :math:`K_\\tau` per side), then each weight's restoration at
+        (with :math:`K_\\tau`: the moving duals' vectors, from the products :meth:`restore`
+        uses, and the coefficients on their nonzero columns), then each weight's restoration at
         ``tau`` (best dual scale, refitted intercept) and gap in O(n), as computed.  A guide
-        for choosing the weight (the chosen pair is restored and bounded after): the dual's
-        zero-sum rounding (~2**-42 relative) is skipped.  The generic version restores each
-        of ~20 weights per choice (sinc, n = 100, eps = 0.05: 585 choices, 2.0 of the run's
-        5.9 profiled seconds)."""
+        for choosing the weight (the chosen pair is restored and bounded after).  ``around``:
+        the piece whose weight is chosen (its log-scale middle is used for ``tau``, where the
+        piece would be split).  The generic version restores each of ~20 weights per choice
+        (sinc, n = 100, eps = 0.05: 585 choices, 2.0 of the run's 5.9 profiled seconds)."""
+        if around is not None:
+            tau = log_mid(*around)
         bw, lam = self.sweep.at(tau)
         th = np.asarray(thetas, dtype=float)
         mix = np.stack([1.0 - th, th])  # (2, k): column j weighs the two ends for thetas[j]
-        U = np.column_stack([float(d.scale) * np.asarray(d.u, dtype=float) for _, d in (a, b)])
         B = np.column_stack([np.asarray(p.beta, dtype=float) for p, _ in (a, b)])
-        K = self.gram(tau)
-        KU, U = (K @ U) @ mix, U @ mix
+        S = np.flatnonzero(np.any(B != 0, axis=1))
+        KB = self.kernels.columns(bw, S) @ B[S]
+        if self.sweep.along_bandwidth and self.dual_restoration == "moving":
+            # the moving duals' vectors and their kernel products, as restore computes them
+            u, v = self.bound.moving_basis(a[1], b[1])
+            P, N = split_envelope(self.bound._products(), np.column_stack([u, v]), bw, bw)
+            U, KU = np.column_stack([u, v]), P.f_lo - N.f_lo
+            mix = np.stack([np.ones_like(th), th])  # u + theta v
+        else:
+            U = np.column_stack([float(d.scale) * np.asarray(d.u, dtype=float) for _, d in (a, b)])
+            KU = self.gram(tau) @ U
+        KU, U = KU @ mix, U @ mix
         uu, yu = np.einsum("ik,ik->k", U, U), self.y @ U
         with np.errstate(divide="ignore", invalid="ignore"):  # as restore_dual: 0 where uu = 0 or yu <= 0
             limit = self.sweep.weight_floor(tau) * (1.0 - SAFETY) / np.abs(KU).max(axis=0)
             s = np.where((uu > 0) & (yu > 0), np.minimum(yu / uu, limit), 0.0)
-        fit = self.y[:, None] - (K @ B) @ mix
+        mixb = np.stack([1.0 - th, th])
+        fit = self.y[:, None] - KB @ mixb
         r = fit - fit.mean(axis=0)  # the refitted intercept
-        primal = 0.5 * np.einsum("ik,ik->k", r, r) + lam * np.abs(B @ mix).sum(axis=0)
+        primal = 0.5 * np.einsum("ik,ik->k", r, r) + lam * np.abs(B @ mixb).sum(axis=0)
         return primal - (s * yu - 0.5 * s * s * uu)
 
     def segment_gap_bound(self, primal_a, primal_b, lo, hi):
@@ -348,7 +400,7 @@ class KLasso(KernelProblem):
         s, u = float(dual.scale), np.asarray(dual.u, dtype=float)
         total = math.fsum(u)  # 1'u, and 1'slope, are exactly 0 on their grids
         if dual.slope is not None:
-            total += float(dual.rate) * (float(tau) - float(dual.at)) * math.fsum(dual.slope)
+            total += dual.weight(tau) * math.fsum(dual.slope)
         return float(max(0.0, -s, np.max(np.abs(self.gram(tau) @ dual.value(tau))) - lam, s * abs(total)))
 
     def null_objective(self):
