@@ -28,7 +28,6 @@ import numpy as np
 
 from approxpath.kernel_problem import KernelProblem
 from approxpath.envelopes import split_envelope
-from approxpath.kernels import ProductMemo
 from approxpath.numerics import fp_margin, log_mid, zero_sum
 from approxpath.problem import Declaration
 from approxpath.registry import register
@@ -62,13 +61,8 @@ class _SearchBound(KLassoBound):
     piece's primal node values (:meth:`KLasso.restore` chooses a drift with them and the
     driver's bound of the same pair on the same piece follows)."""
 
-    _transient = KLassoBound._transient + ("_memo", "_product_memo", "_bases")
-
-    def _products(self):
-        memo = getattr(self, "_product_memo", None)
-        if memo is None:
-            memo = self._product_memo = ProductMemo(self.kernels.products, _MEMO)
-        return memo
+    _transient = KLassoBound._transient + ("_memo", "_bases")
+    remembered = _MEMO
 
     def moving_basis(self, da, db):
         """``(u, v)``: the vectors of the moving duals between two exact solves with the duals
