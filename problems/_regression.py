@@ -285,7 +285,7 @@ class RegressionBound(KernelBound):
             r = a - K @ beta[S]
             allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
             return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]
-        P, N = split_envelope(self._products(), beta, t_lo, t_hi)
+        P, N = split_envelope(self.kernels.products, beta, t_lo, t_hi)
         xs, f_low, f_up = difference_nodes(P, N)  # enclose K_x beta
         # kernel entries (envelope_entry_error per unit of |beta|), then the sums and the
         # polynomials' arithmetic (_CHAIN)

@@ -178,6 +178,19 @@ def test_moving_sup_norm_dominates_dense_samples(sinc, lo, hi, at, rate, offset)
         assert bounds[1] == pytest.approx(p.bound.kernel_sup_norm(u, lo, hi), rel=1e-9)
 
 
+def test_point_sup_norm_of_a_combination_dominates_the_direct_one(sinc):
+    """The search's bound of ||K_x (u + theta v)||_inf at a point, from the products of u and v
+    it memoizes, is above the norm of the kernel formed explicitly times the combination, and
+    equal to it up to rounding."""
+    p = KLasso(*sinc, lam=0.05)
+    (_, da), (_, db) = p.solve(1.0), p.solve(1.6)
+    u, v = p.bound.moving_basis(da, db)
+    for theta, x in [(0.0, 1.0), (0.3, 1.2), (1.0, 1.6), (0.7, 0.2)]:
+        direct = np.max(np.abs(np.exp(-x * p.D) @ (u + theta * v)))
+        bound = p.bound.point_sup_norm(u, v, theta, x)
+        assert direct <= bound <= direct * (1 + 1e-12)
+
+
 def test_moving_sup_norm_pruning_is_exact(sinc):
     """Bounding only the rows that may reach the maximum gives the maximum over all rows bit
     for bit, and does skip rows (fixed and moving duals, drifts up to a whole segment)."""

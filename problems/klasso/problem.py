@@ -81,6 +81,20 @@ class _SearchBound(KLassoBound):
                 bases.popitem(last=False)
         return hit[2], hit[3]
 
+    def point_sup_norm(self, u, v, theta, x):
+        """A rigorous upper bound of :math:`\\lVert K_x (u + \\theta v)\\rVert_\\infty` at the
+        bandwidth ``x`` from the memoized products of ``[u, v]`` there (what the pieces meeting
+        at ``x`` use): the combination of the signed parts' sums, plus the kernel entries' error
+        per unit of :math:`\\lVert u\\rVert_1 + |\\theta|\\lVert v\\rVert_1` and the rounding of the
+        n-term sums and the few operations after them over the sums of the absolute values (as
+        :meth:`kernel_sup_norm` at a point)."""
+        P, N = split_envelope(self._products(), np.column_stack([u, v]), x, x)
+        (pu, pv), (nu, nv) = P.f_lo.T, N.f_lo.T
+        Kc = (pu - nu) + theta * (pv - nv)
+        magnitude = (pu + nu) + abs(theta) * (pv + nv)
+        entry = self._entry_error(x, x) * (float(np.abs(u).sum()) + abs(theta) * float(np.abs(v).sum()))
+        return float(np.max(np.abs(Kc) + fp_margin(self.n + 8, 1.0) * magnitude)) + entry
+
     def _primal_nodes(self, primal, lo, hi, lam):
         key = (lo, hi, lam)
         memo = getattr(self, "_memo", None)  # the primal itself is kept, so identity cannot be reused
@@ -273,8 +287,11 @@ class KLasso(KernelProblem):
         if uu == 0.0 or yu <= 0.0 or not slope.any():
             return primal, self._restore_dual(dual, lo, hi)
         at = log_mid(lo, hi)
-        rates = _DRIFTS / (hi - lo) if hi > lo else np.zeros(1)
-        sups = self.bound.moving_sup_norms(u, slope, rates, at, lo, hi, offset=theta)
+        if hi > lo:
+            rates = _DRIFTS / (hi - lo)
+            sups = self.bound.moving_sup_norms(u, slope, rates, at, lo, hi, offset=theta)
+        else:  # a point (the driver's checks and guides): the combination at rate 0
+            rates, sups = np.zeros(1), np.array([self.bound.point_sup_norm(u, slope, theta, lo)])
         limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
         with np.errstate(divide="ignore"):
             scales = np.minimum(yu / uu, limit / sups)
