@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-LAM, EPS, INTERVAL = 0.1, 0.05, (0.125, 32.0)
+LAM, EPS, INTERVAL, OUTLIERS = 0.1, 0.05, (0.125, 32.0), 0.1
 
 
 def _run(cmd, cwd, timeout):
@@ -96,7 +96,7 @@ def main(argv=None):
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
     for n in args.n:
         data = workdir / f"sinc{n}.csv"
-        subprocess.run([cli, "data", "sinc", "--n", str(n), "--out", str(data)], check=True, capture_output=True)
+        subprocess.run([cli, "data", "sinc", "--n", str(n), "--outliers", str(OUTLIERS), "--out", str(data)], check=True, capture_output=True)
         for problem in args.problem:
             runs = [("this", cli, ())]
             if problem == "robust_l1" and not args.no_projection:
