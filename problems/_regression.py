@@ -48,8 +48,8 @@ class RegressionBound(KernelBound):
     weight = "lam"
     #: The values of the option ``dual_restoration``; the first is the default.
     DUAL_RESTORATIONS: tuple = ()
-    #: Kernel products kept (:meth:`_products`): a piece asks for two sets at each end, and the
-    #: next piece starts where it ends.
+    #: Kernel products kept (:meth:`_products`): a piece asks for one or two sets at each end,
+    #: and the next piece starts where it ends.
     remembered = 8
     _transient = KernelBound._transient + ("_product_memo",)
 
@@ -285,6 +285,7 @@ class RegressionBound(KernelBound):
             r = a - K @ beta[S]
             allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
             return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]
+        # (not memoized: a piece's own coefficients, met again only on the same piece)
         P, N = split_envelope(self.kernels.products, beta, t_lo, t_hi)
         xs, f_low, f_up = difference_nodes(P, N)  # enclose K_x beta
         # kernel entries (envelope_entry_error per unit of |beta|), then the sums and the

@@ -81,6 +81,13 @@ class _SearchBound(KLassoBound):
                 bases.popitem(last=False)
         return hit[2], hit[3]
 
+    def point_parts(self, u, v, x):
+        """``(P, N)``, each (n, 2): :math:`K_x` times the positive and the negative parts of
+        ``u`` and ``v`` (columns), from the memoized products at the bandwidth ``x`` (what the
+        pieces meeting at ``x`` use)."""
+        P, N = split_envelope(self._products(), np.column_stack([u, v]), x, x)
+        return P.f_lo, N.f_lo
+
     def point_sup_norm(self, u, v, theta, x):
         """A rigorous upper bound of :math:`\\lVert K_x (u + \\theta v)\\rVert_\\infty` at the
         bandwidth ``x`` from the memoized products of ``[u, v]`` there (what the pieces meeting
@@ -88,8 +95,7 @@ class _SearchBound(KLassoBound):
         per unit of :math:`\\lVert u\\rVert_1 + |\\theta|\\lVert v\\rVert_1` and the rounding of the
         n-term sums and the few operations after them over the sums of the absolute values (as
         :meth:`kernel_sup_norm` at a point)."""
-        P, N = split_envelope(self._products(), np.column_stack([u, v]), x, x)
-        (pu, pv), (nu, nv) = P.f_lo.T, N.f_lo.T
+        (pu, pv), (nu, nv) = (f.T for f in self.point_parts(u, v, x))
         Kc = (pu - nu) + theta * (pv - nv)
         magnitude = (pu + nu) + abs(theta) * (pv + nv)
         entry = self._entry_error(x, x) * (float(np.abs(u).sum()) + abs(theta) * float(np.abs(v).sum()))
@@ -332,23 +338,22 @@ class KLasso(KernelProblem):
         S = np.flatnonzero(np.any(B != 0, axis=1))
         KB = self.kernels.columns(bw, S) @ B[S]
         if self.sweep.along_bandwidth and self.dual_restoration == "moving":
-            # the moving duals' vectors and their kernel products, as restore computes them
-            u, v = self.bound.moving_basis(a[1], b[1])
-            P, N = split_envelope(self.bound._products(), np.column_stack([u, v]), bw, bw)
-            U, KU = np.column_stack([u, v]), P.f_lo - N.f_lo
-            mix = np.stack([np.ones_like(th), th])  # u + theta v
+            # the moving duals' vectors u, v (the combination u + theta v) and their products,
+            # as restore computes them
+            U = np.column_stack(self.bound.moving_basis(a[1], b[1]))
+            P, N = self.bound.point_parts(U[:, 0], U[:, 1], bw)
+            KU, dual_mix = P - N, np.stack([np.ones_like(th), th])
         else:
             U = np.column_stack([float(d.scale) * np.asarray(d.u, dtype=float) for _, d in (a, b)])
-            KU = self.gram(tau) @ U
-        KU, U = KU @ mix, U @ mix
+            KU, dual_mix = self.gram(tau) @ U, mix
+        KU, U = KU @ dual_mix, U @ dual_mix
         uu, yu = np.einsum("ik,ik->k", U, U), self.y @ U
         with np.errstate(divide="ignore", invalid="ignore"):  # as restore_dual: 0 where uu = 0 or yu <= 0
             limit = self.sweep.weight_floor(tau) * (1.0 - SAFETY) / np.abs(KU).max(axis=0)
             s = np.where((uu > 0) & (yu > 0), np.minimum(yu / uu, limit), 0.0)
-        mixb = np.stack([1.0 - th, th])
-        fit = self.y[:, None] - KB @ mixb
+        fit = self.y[:, None] - KB @ mix
         r = fit - fit.mean(axis=0)  # the refitted intercept
-        primal = 0.5 * np.einsum("ik,ik->k", r, r) + lam * np.abs(B @ mixb).sum(axis=0)
+        primal = 0.5 * np.einsum("ik,ik->k", r, r) + lam * np.abs(B @ mix).sum(axis=0)
         return primal - (s * yu - 0.5 * s * s * uu)
 
     def segment_gap_bound(self, primal_a, primal_b, lo, hi):
