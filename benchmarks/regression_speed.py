@@ -96,7 +96,8 @@ def main(argv=None):
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
     for n in args.n:
         data = workdir / f"sinc{n}.csv"
-        subprocess.run([cli, "data", "sinc", "--n", str(n), "--outliers", str(OUTLIERS), "--out", str(data)], check=True, capture_output=True)
+        subprocess.run([cli, "data", "sinc", "--n", str(n), "--outliers", str(OUTLIERS), "--out", str(data)],
+                       check=True, capture_output=True)
         for problem in args.problem:
             runs = [("this", cli, ())]
             if problem == "robust_l1" and not args.no_projection:

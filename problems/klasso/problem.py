@@ -22,12 +22,10 @@ K_\\tau\\beta)` (once per piece, at its middle).
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 
 import numpy as np
 
 from approxpath.kernel_problem import KernelProblem
-from approxpath.envelopes import split_envelope
 from approxpath.numerics import fp_margin, log_mid, zero_sum
 from approxpath.problem import Declaration
 from approxpath.registry import register
@@ -37,6 +35,7 @@ from approxpath.solvers.lasso import solve_klasso
 
 from .._regression import SAFETY
 from .bound import KLassoBound, KLassoDual, KLassoPrimal
+from .search import SearchBound
 from .solve import gram_qp, polish
 
 __all__ = ["KLasso"]
@@ -45,72 +44,6 @@ __all__ = ["KLasso"]
 # (:meth:`KLasso.restore` keeps the best): 0 (a fixed dual) and 2**-4 .. 1 (sinc, n = 100: smaller
 # drifts, 2**-6 and 2**-5, or steps of sqrt(2) certify the same pieces, give or take 2 %)
 _DRIFTS = np.array([0.0] + [2.0**-k for k in range(4, -1, -1)])
-# Kernel products remembered (:class:`_SearchBound`): one entry per point and set of
-# coefficients; a segment's cover revisits the nodes of the last few pieces and their halves
-_MEMO = 64
-# ... and the moving duals' vectors of this many pairs of exact solves (the segment being
-# covered and its neighbours)
-_BASES = 4
-
-
-class _SearchBound(KLassoBound):
-    """:class:`KLassoBound` with the memos of a search: kernel products by content
-    (:class:`~approxpath.kernels.ProductMemo`: the moving duals of a segment share their
-    vectors, so each node of the segment is one pass over :math:`D`, shared by the pieces that
-    meet there, a failed piece's halves, the weighing and the choice of a drift) and the last
-    piece's primal node values (:meth:`KLasso.restore` chooses a drift with them and the
-    driver's bound of the same pair on the same piece follows)."""
-
-    _transient = KLassoBound._transient + ("_memo", "_bases")
-    remembered = _MEMO
-
-    def moving_basis(self, da, db):
-        """``(u, v)``: the vectors of the moving duals between two exact solves with the duals
-        ``da``, ``db`` (:class:`KLassoDual`) on the zero-sum grid, :math:`u \\approx s_a u_a`,
-        :math:`v \\approx s_b u_b - s_a u_a`: the same for every piece of their segment (kept
-        for the last few pairs of exact solves)."""
-        bases = getattr(self, "_bases", None)
-        if bases is None:
-            bases = self._bases = OrderedDict()
-        key = (id(da), id(db))  # the duals themselves are kept with it: the ids stay theirs
-        hit = bases.get(key)
-        if hit is None or hit[0] is not da or hit[1] is not db:
-            ua, ub = (float(d.scale) * np.asarray(d.u, dtype=float) for d in (da, db))
-            hit = bases[key] = (da, db, zero_sum(ua), zero_sum(ub - ua))
-            while len(bases) > _BASES:
-                bases.popitem(last=False)
-        return hit[2], hit[3]
-
-    def point_parts(self, u, v, x):
-        """``(P, N)``, each (n, 2): :math:`K_x` times the positive and the negative parts of
-        ``u`` and ``v`` (columns), from the memoized products at the bandwidth ``x`` (what the
-        pieces meeting at ``x`` use)."""
-        P, N = split_envelope(self._products(), np.column_stack([u, v]), x, x)
-        return P.f_lo, N.f_lo
-
-    def point_sup_norm(self, u, v, theta, x):
-        """A rigorous upper bound of :math:`\\lVert K_x (u + \\theta v)\\rVert_\\infty` at the
-        bandwidth ``x`` from the memoized products of ``[u, v]`` there (what the pieces meeting
-        at ``x`` use): the combination of the signed parts' sums, plus the kernel entries' error
-        per unit of :math:`\\lVert u\\rVert_1 + |\\theta|\\lVert v\\rVert_1` and the rounding of the
-        n-term sums and the few operations after them over the sums of the absolute values (as
-        :meth:`kernel_sup_norm` at a point)."""
-        (pu, pv), (nu, nv) = (f.T for f in self.point_parts(u, v, x))
-        Kc = (pu - nu) + theta * (pv - nv)
-        magnitude = (pu + nu) + abs(theta) * (pv + nv)
-        entry = self._entry_error(x, x) * (float(np.abs(u).sum()) + abs(theta) * float(np.abs(v).sum()))
-        return float(np.max(np.abs(Kc) + fp_margin(self.n + 8, 1.0) * magnitude)) + entry
-
-    def _primal_nodes(self, primal, lo, hi, lam):
-        key = (lo, hi, lam)
-        memo = getattr(self, "_memo", None)  # the primal itself is kept, so identity cannot be reused
-        if memo is not None and memo[0] is primal and memo[1] == key:
-            return memo[2]
-        out = super()._primal_nodes(primal, lo, hi, lam)
-        if hi > lo:  # (the point checks in between are cheap and would evict it)
-            self._memo = (primal, key, out)
-        return out
-
 
 @register
 class KLasso(KernelProblem):
@@ -148,7 +81,7 @@ class KLasso(KernelProblem):
                          kernel=kernel, feature_weights=feature_weights)
 
     def make_bound(self, X, y, options):
-        return _SearchBound(X, y, cache=True, **options)
+        return SearchBound(X, y, cache=True, **options)
 
     def weight_max(self):
         return self.lam_max()
@@ -274,7 +207,7 @@ class KLasso(KernelProblem):
         drifts :data:`_DRIFTS` across the piece (0 at a point), and the largest scale feasible
         on the whole piece (:meth:`moving_sup_norms`).  Its vectors are the same on every piece
         between the two exact solves: their kernel products at a point are computed once
-        (:class:`_SearchBound`).
+        (:class:`.search.SearchBound`).
 
         A fixed dual loses feasibility at first order as ``t`` moves (the rows where
         :math:`|K_t u| = \\lambda` drift), and its scaling costs a gap linear in the piece's
@@ -310,7 +243,7 @@ class KLasso(KernelProblem):
     def interpolate(self, a, b, theta):
         """Convex combination of the dual points ``scale * u`` themselves (restore after); of
         two fixed duals the combination keeps the moving duals' vectors and its weight,
-        ``parents = (u, v, theta)`` (:meth:`_SearchBound.moving_basis`), for :meth:`restore`."""
+        ``parents = (u, v, theta)`` (:meth:`.search.SearchBound.moving_basis`), for :meth:`restore`."""
         (pa, da), (pb, db) = a, b
         primal = KLassoPrimal(beta=(1 - theta) * pa.beta + theta * pb.beta,
                               beta0=(1 - theta) * pa.beta0 + theta * pb.beta0)
