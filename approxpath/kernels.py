@@ -16,12 +16,13 @@ import contextvars
 import hashlib
 import os
 import sys
+import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["pairwise", "sq_distances", "cross_sq_distances", "gaussian", "Kernels", "KernelCache", "threads"]
+__all__ = ["pairwise", "sq_distances", "cross_sq_distances", "gaussian", "Kernels", "KernelCache", "ProductMemo", "threads"]
 
 
 def pairwise(X, metric="sqeuclidean", weights=None):
@@ -107,6 +108,10 @@ _CACHE_MAX = 12
 # rows of E and D per block of KernelCache.products: a block and its temporary (~2 x 256 KB)
 # stay in a core's L2 cache between the three products
 _PRODUCT_BLOCK_BYTES = 1 << 18
+# rows per chunk of a product summed on one thread (Kernels.products): two chunks from
+# n = 2049 on, so both cores work at n = 4000 (the sums of smaller products keep the order of
+# one pass, bit for bit)
+_PRODUCT_CHUNK = 2048
 # rows per block of the blocked elementwise work: blocks of D stay in cache between the
 # multiply and the exp
 _BLOCK = 256
@@ -139,21 +144,31 @@ def _blocked(fn, out):
     its input is: the entrywise operations do not depend on an entry's position.)
     """
     n, m = out.shape[0], out.shape[1] if out.ndim > 1 else 1
-    starts = list(range(0, n, _BLOCK))
+    blocks = [slice(a, min(a + _BLOCK, n)) for a in range(0, n, _BLOCK)]
+    _map(fn, blocks, threaded=n * m >= _THREADED_MIN)
+    return out
 
-    def work(k):
-        fn(slice(starts[k], min(starts[k] + _BLOCK, n)))
 
-    count = _THREADS.get() if n * m >= _THREADED_MIN else 1
-    if count > 1 and len(starts) > 1:
+def _map(fn, items, threaded=True):
+    """``[fn(item) for item in items]``, on the kernel threads (:func:`threads`) when
+    ``threaded`` and there are several items.  The threads are kept for the next calls (a path
+    makes thousands: starting threads each time cost ~1 ms a call); a process forked from this
+    one starts its own."""
+    count = _THREADS.get() if threaded else 1
+    if count < 2 or len(items) < 2 or threading.current_thread().name.startswith(_POOL_NAME):
+        # (work inside a pool's thread stays there: waiting on the pool from it could deadlock)
+        return [fn(item) for item in items]
+    key = (os.getpid(), count)
+    pool = _POOLS.get(key)
+    if pool is None:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(count) as pool:
-            list(pool.map(work, range(len(starts))))
-    else:
-        for k in range(len(starts)):
-            work(k)
-    return out
+        pool = _POOLS[key] = ThreadPoolExecutor(count, thread_name_prefix=_POOL_NAME)
+    return list(pool.map(fn, items))
+
+
+_POOLS = {}  # (process id, thread count) -> ThreadPoolExecutor
+_POOL_NAME = "approxpath-kernels"
 
 
 def gaussian(D, t, out=None):
@@ -264,6 +279,15 @@ class Kernels:
         """A stored :math:`E_x` (None: nothing is stored here)."""
         return None
 
+    def columns(self, x, idx):
+        """The columns ``idx`` of :math:`E_x` (integer indices): shape (n, k), read from a
+        stored kernel if there is one, else exponentiated from the rows ``idx`` of the
+        symmetric :math:`D` (the same entries; n x k work instead of n x n)."""
+        cached = self._cached(float(x))
+        if cached is not None:
+            return cached[:, idx]
+        return gaussian(self.rows(idx), float(x)).T
+
     def products(self, x, C, rows=None, order=2):
         """:math:`(E_x C,\\ (D \\circ E_x) C,\\ (D^2 \\circ E_x) C)` (the first
         ``order + 1`` of them) with ``C`` weighting the columns ``rows`` of the kernel (all if
@@ -305,20 +329,32 @@ class Kernels:
             return tuple(acc[:, :, j].reshape((n,) + C.shape[1:]) for j in range(order + 1))
         cached = self._cached(x)
 
-        acc = np.zeros((order + 1, C2.shape[1], n))
-        Eb = np.empty((step, n))
-        for a in range(0, k, step):
-            idx = slice(a, min(a + step, k)) if rows is None else rows[a:a + step]
-            Db, Cb = self.rows(idx), C2[a:a + step].T
-            # gaussian() on the block: the same entries as a cached kernel
-            E = cached[idx] if cached is not None else gaussian(Db, x, out=Eb[:Db.shape[0]])
-            acc[0] += Cb @ E
-            if order:
-                T = Db * E
-                for j in range(1, order + 1):
-                    if j > 1:
-                        T *= Db
-                    acc[j] += Cb @ T
+        def part(chunk):  # the sums over the rows of one chunk, block by block
+            acc = np.zeros((order + 1, C2.shape[1], n))
+            Eb = np.empty((step, n))
+            for a in range(chunk.start, chunk.stop, step):
+                b = min(a + step, chunk.stop)
+                idx = slice(a, b) if rows is None else rows[a:b]
+                Db, Cb = self.rows(idx), C2[a:b].T
+                # gaussian() on the block: the same entries as a cached kernel
+                E = cached[idx] if cached is not None else gaussian(Db, x, out=Eb[:Db.shape[0]])
+                acc[0] += Cb @ E
+                if order:
+                    T = Db * E
+                    for j in range(1, order + 1):
+                        if j > 1:
+                            T *= Db
+                        acc[j] += Cb @ T
+            return acc
+
+        # chunks of rows summed on the kernel threads, then added in their order: the chunks
+        # depend on k only, so the sums do not depend on the number of threads (one chunk, the
+        # blocks' order of a single pass, up to _PRODUCT_CHUNK rows)
+        parts = _map(part, [range(a, min(a + _PRODUCT_CHUNK, k)) for a in range(0, k, _PRODUCT_CHUNK)],
+                     threaded=k * n >= _THREADED_MIN)
+        acc = parts[0] if parts else np.zeros((order + 1, C2.shape[1], n))
+        for more in parts[1:]:
+            acc += more
         return tuple(m.T.reshape((n,) + C.shape[1:]) for m in acc)
 
     def _histogram(self, c, rows, step):
@@ -400,3 +436,37 @@ class KernelCache(Kernels):
         while len(self._histograms) > _HISTOGRAMS:
             self._histograms.popitem(last=False)
         return H
+
+
+class ProductMemo:
+    """:meth:`Kernels.products` remembering its last ``size`` answers by the content of the
+    arguments: a bound that evaluates the same coefficients at the same point again (the
+    pieces of a path that meet there, a search choosing among candidates) gets the same
+    arrays, bit for bit, without another pass over :math:`D`.
+
+    Parameters
+    ----------
+    products : callable
+        ``products(x, C, rows=None, order=2)`` (:meth:`Kernels.products`).
+    size : int
+        Answers kept (the least recently used goes first).
+    """
+
+    def __init__(self, products, size):
+        self.products, self.size = products, int(size)
+        self._memo = OrderedDict()
+
+    def __call__(self, x, C, rows=None, order=2):
+        C = np.ascontiguousarray(C, dtype=float)
+        rows = None if rows is None else np.ascontiguousarray(rows)
+        key = (float(x), order, C.shape, hash(C.tobytes()), None if rows is None else hash(rows.tobytes()))
+        hit = self._memo.get(key)
+        # (the hash only finds the entry: the arrays themselves are compared)
+        if hit is not None and np.array_equal(hit[0], C) and (rows is None or np.array_equal(hit[1], rows)):
+            self._memo.move_to_end(key)
+            return hit[2]
+        out = self.products(x, C, rows, order)
+        self._memo[key] = (C, rows, out)
+        while len(self._memo) > self.size:
+            self._memo.popitem(last=False)
+        return out

@@ -11,6 +11,7 @@ import numpy as np
 
 from approxpath.bound import KernelBound, Option
 from approxpath.envelopes import difference_nodes, envelope_entry_error, max_abs_difference, split_envelope
+from approxpath.kernels import ProductMemo
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import real_targets
 
@@ -47,6 +48,10 @@ class RegressionBound(KernelBound):
     weight = "lam"
     #: The values of the option ``dual_restoration``; the first is the default.
     DUAL_RESTORATIONS: tuple = ()
+    #: Kernel products kept (:meth:`_products`): a piece asks for one or two sets at each end,
+    #: and the next piece starts where it ends.
+    remembered = 8
+    _transient = KernelBound._transient + ("_product_memo",)
 
     # convex for any kernel (a least-squares or l1 loss of K beta): a precomputed D need not be
     # conditionally negative definite
@@ -65,9 +70,14 @@ class RegressionBound(KernelBound):
         return envelope_entry_error(t_lo, t_hi, self.entry_terms)
 
     def _products(self):
-        """The kernel products the envelopes use (:meth:`~approxpath.kernels.Kernels.products`;
-        a search may memoize them: the same values, bit for bit)."""
-        return self.kernels.products
+        """The kernel products the envelopes use (:meth:`~approxpath.kernels.Kernels.products`),
+        the last :attr:`remembered` of them kept (:class:`~approxpath.kernels.ProductMemo`:
+        the same values, bit for bit): the moving pairs between two exact solves share their
+        vectors, so consecutive pieces meet at a point where the products are the same."""
+        memo = getattr(self, "_product_memo", None)
+        if memo is None:
+            memo = self._product_memo = ProductMemo(self.kernels.products, self.remembered)
+        return memo
 
     def kernel_sup_norm(self, c, lo, hi=None):
         """A rigorous upper bound of :math:`\\max_{\\tau\\in[lo,hi]} \\lVert K_\\tau c\\rVert_\\infty`
@@ -271,11 +281,12 @@ class RegressionBound(KernelBound):
         entry = self._entry_error(t_lo, t_hi) * float(np.abs(beta).sum())
         S = np.flatnonzero(beta)
         if t_lo == t_hi:  # a point: the residual itself, the summed magnitudes are |a| + K |beta|
-            K = self.gram(lo)[:, S]
+            K = self.kernels.columns(t_lo, S)
             r = a - K @ beta[S]
             allowance = entry + fp_margin(self.n, 1.0) * (np.abs(a) + K @ np.abs(beta[S]))
             return np.array([t_lo]), (r - allowance)[:, None], (r + allowance)[:, None]
-        P, N = split_envelope(self._products(), beta, t_lo, t_hi)
+        # (not memoized: a piece's own coefficients, met again only on the same piece)
+        P, N = split_envelope(self.kernels.products, beta, t_lo, t_hi)
         xs, f_low, f_up = difference_nodes(P, N)  # enclose K_x beta
         # kernel entries (envelope_entry_error per unit of |beta|), then the sums and the
         # polynomials' arithmetic (_CHAIN)

@@ -158,21 +158,37 @@ def test_residual_envelopes_and_sup_norm_dominate_dense_samples(sinc, lo, hi):
         assert bound <= sup * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("offset", [0.0, 0.6])
 @pytest.mark.parametrize("lo, hi, at, rate", [(1.0, 1.02, 1.01, 30.0), (1.0, 1.5, 1.2, -2.0), (0.3, 3.0, 5.0, 0.4)])
-def test_moving_sup_norm_dominates_dense_samples(sinc, lo, hi, at, rate):
-    """The bound of max_t ||K_t (u + rate (t - at) v)||_inf on a bandwidth piece (a moving dual)
-    is above the value at 1001 bandwidths with no tolerance, whatever the sign of t - at, and
-    close to it on a short piece; with rate 0 it is the fixed dual's bound, up to rounding."""
+def test_moving_sup_norm_dominates_dense_samples(sinc, lo, hi, at, rate, offset):
+    """The bound of max_t ||K_t (u + (offset + rate (t - at)) v)||_inf on a bandwidth piece (a
+    moving dual) is above the value at 1001 bandwidths with no tolerance, whatever the sign of
+    t - at, and close to it on a short piece; with rate 0 and no offset it is the fixed dual's
+    bound, up to rounding."""
     p = KLasso(*sinc, lam=0.05)
     (_, da), (_, db) = p.solve(1.0), p.solve(1.6)
     u, v = _zero_sum(da.scale * da.u), _zero_sum(db.scale * db.u - da.scale * da.u)
-    bounds = p.bound.moving_sup_norms(u, v, [rate, 0.0], at, lo, hi)
+    bounds = p.bound.moving_sup_norms(u, v, [rate, 0.0], at, lo, hi, offset=offset)
     ts = np.linspace(lo, hi, 1001)
-    sup = max(np.max(np.abs(gaussian(p.D, t) @ (u + rate * (t - at) * v))) for t in ts)
-    assert sup <= bounds[0]
+    sups = [max(np.max(np.abs(gaussian(p.D, t) @ (u + (offset + r * (t - at)) * v))) for t in ts) for r in (rate, 0.0)]
+    assert sups[0] <= bounds[0] and sups[1] <= bounds[1]
     if hi - lo < 0.05:
-        assert bounds[0] <= sup * (1 + 1e-6)
-    assert bounds[1] == pytest.approx(p.bound.kernel_sup_norm(u, lo, hi), rel=1e-9)
+        assert bounds[0] <= sups[0] * (1 + 1e-6) and bounds[1] <= sups[1] * (1 + 1e-6)
+    if offset == 0.0:
+        assert bounds[1] == pytest.approx(p.bound.kernel_sup_norm(u, lo, hi), rel=1e-9)
+
+
+def test_point_sup_norm_of_a_combination_dominates_the_direct_one(sinc):
+    """The search's bound of ||K_x (u + theta v)||_inf at a point, from the products of u and v
+    it memoizes, is above the norm of the kernel formed explicitly times the combination, and
+    equal to it up to rounding."""
+    p = KLasso(*sinc, lam=0.05)
+    (_, da), (_, db) = p.solve(1.0), p.solve(1.6)
+    u, v = p.bound.moving_basis(da, db)
+    for theta, x in [(0.0, 1.0), (0.3, 1.2), (1.0, 1.6), (0.7, 0.2)]:
+        direct = np.max(np.abs(np.exp(-x * p.D) @ (u + theta * v)))
+        bound = p.bound.point_sup_norm(u, v, theta, x)
+        assert direct <= bound <= direct * (1 + 1e-12)
 
 
 def test_moving_sup_norm_pruning_is_exact(sinc):
@@ -208,6 +224,11 @@ def test_moving_dual_certifies_what_a_fixed_dual_cannot(sinc):
     pair = p.interpolate(a, b, 0.5)
     primal, dual = p.restore(*pair, lo, hi)
     assert dual.slope is not None and dual.rate > 0 and math.fsum(dual.slope) == 0.0
+    # the vectors are the exact solves' (u_a and u_b - u_a, on the zero-sum grid), the weight
+    # at the piece's middle the offset
+    assert dual.offset == 0.5 and dual.at == pytest.approx(math.sqrt(lo * hi))
+    np.testing.assert_array_equal(dual.u, _zero_sum(a[1].scale * a[1].u))
+    np.testing.assert_allclose(dual.value(dual.at) / dual.scale, pair[1].u, rtol=0, atol=1e-12)
     fixed = p.restore(pair[0], KLassoDual(u=pair[1].u), lo, hi)
     assert fixed[1].slope is None
     moving_bound, fixed_bound = p.bound.gap(primal, dual, lo, hi), p.bound.gap(*fixed, lo, hi)
@@ -226,3 +247,8 @@ def test_moving_dual_certifies_what_a_fixed_dual_cannot(sinc):
     # a file written before duals could move (no slope arrays) still reads as a fixed dual
     old = {k: v for k, v in p.bound.to_arrays(*fixed).items() if k not in ("dual_slope", "dual_rate", "dual_at")}
     assert p.bound.from_arrays(old)[1].slope is None
+    # ... and one written before the offset (0.4.0) as a moving dual without it
+    arrays = p.bound.to_arrays(primal, KLassoDual(u=dual.u, scale=dual.scale, slope=dual.slope, rate=dual.rate,
+                                                  at=dual.at))
+    back = p.bound.from_arrays({k: v for k, v in arrays.items() if k != "dual_offset"})[1]
+    assert back.offset == 0.0 and back.rate == dual.rate and np.array_equal(back.slope, dual.slope)

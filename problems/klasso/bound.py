@@ -1,7 +1,7 @@
 """Certificate side of the kernelized LASSO (numpy only: what ``approxpath verify`` builds).
 
 A stored piece is :math:`(\\beta, \\beta_0)` and a dual :math:`s\\,u` (``1'u = 0`` exactly) or a
-*moving* dual :math:`s\\,(u + \\rho(t - a)v)` on a bandwidth piece.  For every :math:`\\tau` of the
+*moving* dual :math:`s\\,(u + (o + \\rho(t - a))v)` on a bandwidth piece.  For every :math:`\\tau` of the
 piece the dual is feasible (:math:`\\max_\\tau\\lVert K_\\tau d\\rVert_\\infty \\le \\lambda`, rigorous)
 and the gap :math:`\\tfrac12\\lVert y - K_\\tau\\beta - \\beta_0\\rVert^2 + \\lambda\\lVert\\beta\\rVert_1 -
 (y^\\top d - \\tfrac12\\lVert d\\rVert^2)` is bounded over the piece from the residuals' Hermite
@@ -34,11 +34,13 @@ class KLassoPrimal:
 class KLassoDual:
     """Dual point ``scale * u``: ``u`` (n,) with ``1'u = 0`` exactly, ``scale >= 0``.
 
-    A *moving* dual (``slope`` set; bandwidth path) is :math:`s\\,(u + \\rho\\,(t - a)\\,v)` at the
-    bandwidth ``t``, with ``s = scale``, ``v = slope`` (``1'v = 0`` exactly), :math:`\\rho` =
-    ``rate`` and ``a = at``: the combination weight of an interpolated dual moving with ``t``
-    (:meth:`KLasso.restore`).  ``parents`` (not part of the certificate) are the two scaled
-    duals an interpolated dual combines.
+    A *moving* dual (``slope`` set; bandwidth path) is :math:`s\\,(u + (o + \\rho\\,(t - a))\\,v)`
+    at the bandwidth ``t``, with ``s = scale``, ``v = slope`` (``1'v = 0`` exactly), ``o =
+    offset``, :math:`\\rho` = ``rate`` and ``a = at``: the combination of two exact solves'
+    duals ``u`` and ``u + v`` whose weight moves with ``t`` (:meth:`KLasso.restore`; files
+    written before 0.4.1 have no offset: 0).  ``parents`` (search only, not part of the
+    certificate): the vectors ``(u, v)`` of the moving duals between the two exact solves an
+    interpolated dual combines, and its weight.
     """
 
     u: np.ndarray
@@ -46,17 +48,22 @@ class KLassoDual:
     slope: np.ndarray = None
     rate: float = 0.0
     at: float = 0.0
+    offset: float = 0.0
     parents: tuple = field(default=None, compare=False, repr=False)
 
     def __reduce__(self):  # the parents are only needed where the pair is restored: do not ship them
-        return (KLassoDual, (self.u, self.scale, self.slope, self.rate, self.at))
+        return (KLassoDual, (self.u, self.scale, self.slope, self.rate, self.at, self.offset))
+
+    def weight(self, t):
+        """The weight :math:`o + \\rho\\,(t - a)` of ``slope`` at the bandwidth ``t``."""
+        return float(self.offset) + float(self.rate) * (float(t) - float(self.at))
 
     def value(self, t):
         """The dual vector at the bandwidth ``t``, shape (n,)."""
         u = np.asarray(self.u, dtype=float)
         if self.slope is None:
             return float(self.scale) * u
-        return float(self.scale) * (u + (float(self.rate) * (float(t) - float(self.at))) * np.asarray(self.slope, dtype=float))
+        return float(self.scale) * (u + self.weight(t) * np.asarray(self.slope, dtype=float))
 
 
 class KLassoBound(RegressionBound):
@@ -85,11 +92,11 @@ class KLassoBound(RegressionBound):
             if not self.sweep.along_bandwidth:
                 return errors + ["a moving dual (slope) is only defined on the bandwidth path"]
             if v.shape != (self.n,) or not np.all(np.isfinite(v)) or not np.isfinite(dual.rate) \
-                    or not np.isfinite(dual.at):
-                return errors + [f"the dual's slope must be {self.n} finite numbers, its rate and at finite"]
+                    or not np.isfinite(dual.at) or not np.isfinite(dual.offset):
+                return errors + [f"the dual's slope must be {self.n} finite numbers, its rate, at and offset finite"]
             if math.fsum(v) != 0.0:
                 errors.append(f"1'slope = {math.fsum(v):.3g} is not exactly 0")
-            bound = s * float(self.moving_sup_norms(u, v, [dual.rate], dual.at, lo, hi)[0])
+            bound = s * float(self.moving_sup_norms(u, v, [dual.rate], dual.at, lo, hi, offset=dual.offset)[0])
         else:
             bound = s * self.kernel_sup_norm(u, lo, hi)
         if not bound <= self.sweep.weight_floor(lo):
@@ -112,15 +119,17 @@ class KLassoBound(RegressionBound):
         slope = np.zeros(self.n) if dual.slope is None else np.asarray(dual.slope, dtype=float)
         return {"beta": np.asarray(primal.beta, dtype=float), "beta0": float(primal.beta0),
                 "dual": np.asarray(dual.u, dtype=float), "dual_scale": float(dual.scale),
-                "dual_slope": slope, "dual_rate": float(dual.rate), "dual_at": float(dual.at)}
+                "dual_slope": slope, "dual_rate": float(dual.rate), "dual_at": float(dual.at),
+                "dual_offset": float(dual.offset)}
 
     def from_arrays(self, arrays):
-        # certificates written before the dual could move have no slope
+        # certificates written before the dual could move have no slope, before 0.4.1 no offset
         slope = np.asarray(arrays["dual_slope"], dtype=float) if "dual_slope" in arrays else None
         moving = slope is not None and bool(np.any(slope))
+        offset = float(arrays["dual_offset"]) if moving and "dual_offset" in arrays else 0.0
         dual = KLassoDual(u=np.asarray(arrays["dual"], dtype=float), scale=float(arrays["dual_scale"]),
                           slope=slope if moving else None, rate=float(arrays["dual_rate"]) if moving else 0.0,
-                          at=float(arrays["dual_at"]) if moving else 0.0)
+                          at=float(arrays["dual_at"]) if moving else 0.0, offset=offset)
         return KLassoPrimal(beta=np.asarray(arrays["beta"], dtype=float), beta0=float(arrays["beta0"])), dual
 
     # -------------------------------------------------------------- gap bounds
@@ -134,28 +143,29 @@ class KLassoBound(RegressionBound):
         hi = lo if hi is None else hi
         if dual.slope is not None:  # concave in t: least at an end
             values, margin = self._moving_dual_values(dual.u, dual.slope, dual.scale, dual.rate, dual.at,
-                                                      np.array([lo, hi], dtype=float))
+                                                      np.array([lo, hi], dtype=float), dual.offset)
             return float(values.min()) - margin
         d, margin = self._dual_value_bound(dual)  # the dual objective depends on neither parameter
         return d - margin
 
-    def _moving_dual_values(self, u, slope, scale, rate, at, xs):
-        """Dual objectives of the moving dual :math:`s(u + \\rho(t - a)v)` at the bandwidths
-        ``xs`` (k,) and their rounding allowance: a concave quadratic in :math:`x = \\rho(t - a)`,
+    def _moving_dual_values(self, u, slope, scale, rate, at, xs, offset=0.0):
+        """Dual objectives of the moving dual :math:`s(u + (o + \\rho(t - a))v)` (``o = offset``)
+        at the bandwidths ``xs`` (k,) and their rounding allowance: a concave quadratic in
+        :math:`x = o + \\rho(t - a)`,
         :math:`s(y^\\top u + x\\, y^\\top v) - \\tfrac12 s^2 (u^\\top u + 2x\\, u^\\top v + x^2 v^\\top v)`
         (the allowance covers the dot products, the few operations after them and the
         rounding of ``x``).  ``scale`` and ``rate`` may be arrays of shape (r,) (several duals
         along the same ``u`` and ``v``): values (r, k) and allowances (r,)."""
         u, v = np.asarray(u, dtype=float), np.asarray(slope, dtype=float)
         s, rate = np.asarray(scale, dtype=float)[..., None], np.asarray(rate, dtype=float)[..., None]
-        x = rate * (np.asarray(xs, dtype=float) - at)
+        x = offset + rate * (np.asarray(xs, dtype=float) - at)
         yu, yv, uu, uv, vv = (float(a @ b) for a, b in ((self.y, u), (self.y, v), (u, u), (u, v), (v, v)))
         values = s * (yu + x * yv) - 0.5 * s * s * (uu + 2 * x * uv + x * x * vv)
         X = np.abs(x).max(axis=-1, keepdims=True)
         au, av, ay = np.abs(u), np.abs(v), np.abs(self.y)
         yau, yav, aa, ab, bb = (float(a @ b) for a, b in ((ay, au), (ay, av), (au, au), (au, av), (av, av)))
         magnitude = s * (yau + X * yav) + s * s * (aa + 2 * X * ab + X * X * bb)
-        x_error = 4 * UNIT_ROUNDOFF * np.abs(rate) * (float(np.abs(xs).max()) + abs(at))
+        x_error = 4 * UNIT_ROUNDOFF * (np.abs(rate) * (float(np.abs(xs).max()) + abs(at)) + abs(offset))
         slope_bound = s * yav + s * s * (ab + X * bb)  # |d values / dx|
         margin = (fp_margin(2 * self.n + 16, 1.0) * magnitude + x_error * slope_bound)[..., 0]
         return values, margin if margin.ndim else float(margin)
@@ -183,7 +193,8 @@ class KLassoBound(RegressionBound):
             # the primal bound is convex between the nodes and the moving dual's objective
             # concave in t: their difference is largest at a node
             xs, sq, reg, margin = self._primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
-            d, d_margin = self._moving_dual_values(dual.u, dual.slope, dual.scale, dual.rate, dual.at, xs)
+            d, d_margin = self._moving_dual_values(dual.u, dual.slope, dual.scale, dual.rate, dual.at, xs,
+                                                   dual.offset)
             gap = sq + reg - d
             return float(gap.max()) + margin + d_margin + fp_margin(2, float(np.abs(gap).max() + np.abs(d).max()))
         d, margin = self._dual_value_bound(dual)

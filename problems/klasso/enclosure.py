@@ -90,9 +90,10 @@ def _screened(bound, dual, R, lam, t_lo, t_hi, edges):
     products = bound.kernels.products
     _, low, up = expansion_cover(products, np.asarray(dual.u, dtype=float), t_lo, t_hi, d, n)
     Ku = float(dual.scale) * np.maximum(np.abs(low), np.abs(up)).max(axis=-1)
-    if dual.slope is not None:  # the moving dual s (u + rho (t - at) v)
+    if dual.slope is not None:  # the moving dual s (u + (o + rho (t - at)) v)
         _, vlow, vup = expansion_cover(products, np.asarray(dual.slope, dtype=float), t_lo, t_hi, d, n)
-        reach = abs(float(dual.rate)) * max(abs(t_lo - float(dual.at)), abs(t_hi - float(dual.at)))
+        reach = abs(float(dual.offset)) + abs(float(dual.rate)) * max(abs(t_lo - float(dual.at)),
+                                                                      abs(t_hi - float(dual.at)))
         Ku = Ku + float(dual.scale) * reach * np.maximum(np.abs(vlow), np.abs(vup)).max(axis=-1)
     E = gaussian(bound.kernels.D, 2.0 * t_lo)  # ||K_t e_j||^2 = sum_i exp(-2 t D_ij), largest at t_lo
     col = np.sqrt(E.sum(axis=0) + n * kernel_entry_error(d)) * (1.0 + fp_margin(n, 1.0))

@@ -26,7 +26,6 @@ import math
 import numpy as np
 
 from approxpath.kernel_problem import KernelProblem
-from approxpath.kernels import gaussian
 from approxpath.numerics import fp_margin, log_mid, zero_sum
 from approxpath.problem import Declaration
 from approxpath.registry import register
@@ -36,6 +35,7 @@ from approxpath.solvers.lasso import solve_klasso
 
 from .._regression import SAFETY
 from .bound import KLassoBound, KLassoDual, KLassoPrimal
+from .search import SearchBound
 from .solve import gram_qp, polish
 
 __all__ = ["KLasso"]
@@ -44,25 +44,6 @@ __all__ = ["KLasso"]
 # (:meth:`KLasso.restore` keeps the best): 0 (a fixed dual) and 2**-4 .. 1 (sinc, n = 100: smaller
 # drifts, 2**-6 and 2**-5, or steps of sqrt(2) certify the same pieces, give or take 2 %)
 _DRIFTS = np.array([0.0] + [2.0**-k for k in range(4, -1, -1)])
-
-
-class _SearchBound(KLassoBound):
-    """:class:`KLassoBound` remembering the last piece's primal node values: :meth:`KLasso.restore`
-    chooses a moving dual's drift with them and the driver's bound of the same pair on the same
-    piece follows (sinc, n = 100, eps = 0.05: 258 of 1527 calls)."""
-
-    _transient = KLassoBound._transient + ("_memo",)
-
-    def _primal_nodes(self, primal, lo, hi, lam):
-        key = (lo, hi, lam)
-        memo = getattr(self, "_memo", None)  # the primal itself is kept, so identity cannot be reused
-        if memo is not None and memo[0] is primal and memo[1] == key:
-            return memo[2]
-        out = super()._primal_nodes(primal, lo, hi, lam)
-        if hi > lo:  # (the point checks in between are cheap and would evict it)
-            self._memo = (primal, key, out)
-        return out
-
 
 @register
 class KLasso(KernelProblem):
@@ -100,7 +81,7 @@ class KLasso(KernelProblem):
                          kernel=kernel, feature_weights=feature_weights)
 
     def make_bound(self, X, y, options):
-        return _SearchBound(X, y, cache=True, **options)
+        return SearchBound(X, y, cache=True, **options)
 
     def weight_max(self):
         return self.lam_max()
@@ -214,18 +195,19 @@ class KLasso(KernelProblem):
     def _restore_primal(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
         beta = np.asarray(primal.beta, dtype=float)
-        mid = log_mid(lo, hi)
         S = np.flatnonzero(beta)
-        fit = self.y - gaussian(self.D[:, S], self.sweep.at(mid)[0]) @ beta[S]
+        fit = self.y - self.kernels.columns(self.sweep.at(log_mid(lo, hi))[0], S) @ beta[S]
         return KLassoPrimal(beta=beta, beta0=float(np.mean(fit)))
 
     def restore(self, primal, dual, lo, hi=None):
-        """A pair feasible on ``[lo, hi]``; on a piece of the bandwidth path an
-        interpolated dual :math:`(1 - \\theta) u_a + \\theta u_b` becomes a *moving* dual whose
-        weight drifts with ``t`` (:class:`KLassoDual`): :math:`u_\\theta + \\rho (t - m)(u_b - u_a)`
-        with ``m`` the piece's middle, the rate :math:`\\rho` that gives the smallest gap bound
-        among the drifts :data:`_DRIFTS` across the piece, and the largest scale feasible on
-        the whole piece (:meth:`moving_sup_norms`).
+        """A pair feasible on ``[lo, hi]``; on the bandwidth path an interpolated dual
+        :math:`(1 - \\theta) u_a + \\theta u_b` becomes a *moving* dual whose weight drifts with
+        ``t`` (:class:`KLassoDual`): :math:`u_a + (\\theta + \\rho (t - m))(u_b - u_a)` with ``m``
+        the piece's middle, the rate :math:`\\rho` that gives the smallest gap bound among the
+        drifts :data:`_DRIFTS` across the piece (0 at a point), and the largest scale feasible
+        on the whole piece (:meth:`moving_sup_norms`).  Its vectors are the same on every piece
+        between the two exact solves: their kernel products at a point are computed once
+        (:class:`.search.SearchBound`).
 
         A fixed dual loses feasibility at first order as ``t`` moves (the rows where
         :math:`|K_t u| = \\lambda` drift), and its scaling costs a gap linear in the piece's
@@ -234,56 +216,75 @@ class KLasso(KernelProblem):
         against 0.07-0.25 for the best fixed weight).
         """
         hi = lo if hi is None else hi
-        if hi == lo or not self.sweep.along_bandwidth or dual.parents is None or self.dual_restoration != "moving":
+        if not self.sweep.along_bandwidth or dual.parents is None or self.dual_restoration != "moving":
             dual = self._restore_dual(dual, lo, hi)
             return self._restore_primal(primal, dual, lo, hi), dual
         primal = self._restore_primal(primal, dual, lo, hi)
-        u = zero_sum(dual.u)
-        slope = zero_sum(dual.parents[1] - dual.parents[0])
-        uu, yu = float(u @ u), float(self.y @ u)
+        u, slope, theta = dual.parents
+        w = u + theta * slope  # the dual at the piece's middle
+        uu, yu = float(w @ w), float(self.y @ w)
         if uu == 0.0 or yu <= 0.0 or not slope.any():
             return primal, self._restore_dual(dual, lo, hi)
         at = log_mid(lo, hi)
-        rates = _DRIFTS / (hi - lo)
-        sups = self.bound.moving_sup_norms(u, slope, rates, at, lo, hi)
+        if hi > lo:
+            rates = _DRIFTS / (hi - lo)
+            sups = self.bound.moving_sup_norms(u, slope, rates, at, lo, hi, offset=theta)
+        else:  # a point (the driver's checks and guides): the combination at rate 0
+            rates, sups = np.zeros(1), np.array([self.bound.point_sup_norm(u, slope, theta, lo)])
         limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
         with np.errstate(divide="ignore"):
             scales = np.minimum(yu / uu, limit / sups)
         xs, sq, reg, _ = self.bound._primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
-        k = int(np.argmin((sq + reg - self.bound._moving_dual_values(u, slope, scales, rates, at, xs)[0]).max(axis=1)))
-        return primal, KLassoDual(u=u, scale=float(scales[k]), slope=slope, rate=float(rates[k]), at=float(at))
+        values = self.bound._moving_dual_values(u, slope, scales, rates, at, xs, theta)[0]
+        k = int(np.argmin((sq + reg - values).max(axis=1)))
+        return primal, KLassoDual(u=u, scale=float(scales[k]), slope=slope, rate=float(rates[k]), at=float(at),
+                                  offset=theta)
 
     def interpolate(self, a, b, theta):
-        """Convex combination of the dual points ``scale * u`` themselves (restore after); the
-        dual keeps its two parents (fixed duals) for :meth:`restore`."""
+        """Convex combination of the dual points ``scale * u`` themselves (restore after); of
+        two fixed duals the combination keeps the moving duals' vectors and its weight,
+        ``parents = (u, v, theta)`` (:meth:`.search.SearchBound.moving_basis`), for :meth:`restore`."""
         (pa, da), (pb, db) = a, b
         primal = KLassoPrimal(beta=(1 - theta) * pa.beta + theta * pb.beta,
                               beta0=(1 - theta) * pa.beta0 + theta * pb.beta0)
         ua, ub = (d.scale * np.asarray(d.u, dtype=float) for d in (da, db))
         fixed = da.slope is None and db.slope is None
-        return primal, KLassoDual(u=(1 - theta) * ua + theta * ub, scale=1.0, parents=(ua, ub) if fixed else None)
+        parents = self.bound.moving_basis(da, db) + (float(theta),) if fixed else None
+        return primal, KLassoDual(u=(1 - theta) * ua + theta * ub, scale=1.0, parents=parents)
 
     def interpolation_gaps(self, a, b, thetas, tau, around=None):
         """:func:`~approxpath.problem.restored_gaps` vectorized over ``thetas``
         (k,): the kernel products of the combinations are the combinations of the two ends'
-        (two products with :math:`K_\\tau` per side), then each weight's restoration at
+        (with :math:`K_\\tau`: the moving duals' vectors, from the products :meth:`restore`
+        uses, and the coefficients on their nonzero columns), then each weight's restoration at
         ``tau`` (best dual scale, refitted intercept) and gap in O(n), as computed.  A guide
-        for choosing the weight (the chosen pair is restored and bounded after): the dual's
-        zero-sum rounding (~2**-42 relative) is skipped.  The generic version restores each
-        of ~20 weights per choice (sinc, n = 100, eps = 0.05: 585 choices, 2.0 of the run's
-        5.9 profiled seconds)."""
+        for choosing the weight (the chosen pair is restored and bounded after).  ``around``:
+        the piece whose weight is chosen (its log-scale middle is used for ``tau``, where the
+        piece would be split).  The generic version restores each of ~20 weights per choice
+        (sinc, n = 100, eps = 0.05: 585 choices, 2.0 of the run's 5.9 profiled seconds)."""
+        if around is not None:
+            tau = log_mid(*around)
         bw, lam = self.sweep.at(tau)
         th = np.asarray(thetas, dtype=float)
         mix = np.stack([1.0 - th, th])  # (2, k): column j weighs the two ends for thetas[j]
-        U = np.column_stack([float(d.scale) * np.asarray(d.u, dtype=float) for _, d in (a, b)])
         B = np.column_stack([np.asarray(p.beta, dtype=float) for p, _ in (a, b)])
-        K = self.gram(tau)
-        KU, U = (K @ U) @ mix, U @ mix
+        S = np.flatnonzero(np.any(B != 0, axis=1))
+        KB = self.kernels.columns(bw, S) @ B[S]
+        if self.sweep.along_bandwidth and self.dual_restoration == "moving":
+            # the moving duals' vectors u, v (the combination u + theta v) and their products,
+            # as restore computes them
+            U = np.column_stack(self.bound.moving_basis(a[1], b[1]))
+            P, N = self.bound.point_parts(U[:, 0], U[:, 1], bw)
+            KU, dual_mix = P - N, np.stack([np.ones_like(th), th])
+        else:
+            U = np.column_stack([float(d.scale) * np.asarray(d.u, dtype=float) for _, d in (a, b)])
+            KU, dual_mix = self.gram(tau) @ U, mix
+        KU, U = KU @ dual_mix, U @ dual_mix
         uu, yu = np.einsum("ik,ik->k", U, U), self.y @ U
         with np.errstate(divide="ignore", invalid="ignore"):  # as restore_dual: 0 where uu = 0 or yu <= 0
             limit = self.sweep.weight_floor(tau) * (1.0 - SAFETY) / np.abs(KU).max(axis=0)
             s = np.where((uu > 0) & (yu > 0), np.minimum(yu / uu, limit), 0.0)
-        fit = self.y[:, None] - (K @ B) @ mix
+        fit = self.y[:, None] - KB @ mix
         r = fit - fit.mean(axis=0)  # the refitted intercept
         primal = 0.5 * np.einsum("ik,ik->k", r, r) + lam * np.abs(B @ mix).sum(axis=0)
         return primal - (s * yu - 0.5 * s * s * uu)
@@ -348,7 +349,7 @@ class KLasso(KernelProblem):
         s, u = float(dual.scale), np.asarray(dual.u, dtype=float)
         total = math.fsum(u)  # 1'u, and 1'slope, are exactly 0 on their grids
         if dual.slope is not None:
-            total += float(dual.rate) * (float(tau) - float(dual.at)) * math.fsum(dual.slope)
+            total += dual.weight(tau) * math.fsum(dual.slope)
         return float(max(0.0, -s, np.max(np.abs(self.gram(tau) @ dual.value(tau))) - lam, s * abs(total)))
 
     def null_objective(self):
