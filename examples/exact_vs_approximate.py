@@ -31,7 +31,8 @@ import numpy as np
 import approxpath
 from approxpath.data import make_sinc
 from approxpath.exact import certify, kernel_path
-from approxpath.kernels import gaussian, sq_distances
+from approxpath.distances import sq_distances
+from approxpath.kernels import gaussian
 from approxpath.numerics import UNIT_ROUNDOFF
 
 KLasso = approxpath.get_problem("klasso")

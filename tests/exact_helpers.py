@@ -4,7 +4,8 @@ import cvxpy as cp
 import numpy as np
 
 from approxpath.data import make_sinc
-from approxpath.kernels import gaussian, sq_distances
+from approxpath.distances import sq_distances
+from approxpath.kernels import gaussian
 
 
 def wang_sinc(seed=0):

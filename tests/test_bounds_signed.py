@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from approxpath.envelopes import difference_nodes, hermite_lower, hermite_upper, max_abs_difference, split_envelope
-from approxpath.kernels import KernelCache, sq_distances
+from approxpath.distances import sq_distances
+from approxpath.kernels import KernelCache
 
 
 def _sampled_max(D, c, lo, hi):

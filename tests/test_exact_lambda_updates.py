@@ -9,7 +9,8 @@ from approxpath.data import make_sinc
 from approxpath.exact import certify
 from approxpath.exact._lambda import _Engine, _lambda_path
 from approxpath.exact._linalg import _ActiveFactor, _kkt_matrix, _solve
-from approxpath.kernels import gaussian, sq_distances
+from approxpath.distances import sq_distances
+from approxpath.kernels import gaussian
 from exact_helpers import wang_sinc
 
 

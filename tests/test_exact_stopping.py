@@ -7,7 +7,8 @@ import pytest
 from approxpath import InputError
 from approxpath.exact import certify, lambda_path
 from approxpath.exact.figures import wang_sinc as wang_split
-from approxpath.kernels import cross_sq_distances, gaussian
+from approxpath.distances import cross_sq_distances
+from approxpath.kernels import gaussian
 from exact_helpers import cvx_klasso, objective, wang_sinc
 
 

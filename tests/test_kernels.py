@@ -7,7 +7,8 @@ import pytest
 import approxpath.kernels as kernels
 from approxpath.blocked_kernels import BlockedKernels
 from approxpath.data import make_sinc
-from approxpath.kernels import KernelCache, Kernels, ProductMemo, gaussian, sq_distances, threads
+from approxpath.distances import sq_distances
+from approxpath.kernels import KernelCache, Kernels, ProductMemo, gaussian, threads
 
 
 @pytest.fixture(scope="module")

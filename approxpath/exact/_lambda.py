@@ -14,7 +14,8 @@ import time
 import numpy as np
 
 from approxpath.blas import with_one_blas_thread
-from approxpath.kernels import cross_sq_distances, gaussian
+from approxpath.distances import cross_sq_distances
+from approxpath.kernels import gaussian
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import is_real
 
