@@ -22,7 +22,8 @@ from contextlib import contextmanager
 import numpy as np
 from scipy.spatial.distance import cdist, pdist, squareform
 
-__all__ = ["sq_distances", "cross_sq_distances", "gaussian", "Kernels", "KernelCache", "threads"]
+__all__ = ["sq_distances", "cross_sq_distances", "gaussian", "Kernels", "KernelCache", "threads", "product_step",
+           "block_products"]
 
 
 def sq_distances(X):
@@ -125,6 +126,38 @@ def gaussian(D, t, out=None):
         np.exp(out[rows], out=out[rows])
 
     return _blocked(fill, out)
+
+
+def product_step(n):
+    """Rows of :math:`D` per block of :meth:`Kernels.products` on ``n`` samples (a block's partial
+    sums are added in this order: :mod:`approxpath.distributed` cuts its tasks at these blocks)."""
+    return max(16, _PRODUCT_BLOCK_BYTES // (8 * n))
+
+
+def block_products(Cb, Db, E, order):
+    """The terms one block of rows adds to :meth:`Kernels.products`:
+    :math:`[C_b E_b,\\ C_b (D_b \\circ E_b),\\ C_b (D_b^2 \\circ E_b)]`, the first ``order + 1``.
+
+    Parameters
+    ----------
+    Cb : ndarray of shape (p, m)
+        The coefficients of the block's rows, transposed.
+    Db, E : ndarray of shape (m, n)
+        The block's rows of :math:`D` and of :math:`E_x = \\exp(-xD)`.
+    order : {0, 1, 2}
+
+    Returns
+    -------
+    list of ``order + 1`` ndarrays of shape (p, n)
+    """
+    out = [Cb @ E]
+    if order:
+        T = Db * E
+        for j in range(1, order + 1):
+            if j > 1:
+                T *= Db
+            out.append(Cb @ T)
+    return out
 
 
 def _lattice(D):
@@ -251,7 +284,7 @@ class Kernels:
         C = np.asarray(C, dtype=float)
         C2 = C[:, None] if C.ndim == 1 else C
         k, n = C2.shape[0], self.n
-        step = max(16, _PRODUCT_BLOCK_BYTES // (8 * n))
+        step = product_step(n)
         if self.lattice is not None:
             levels = self.lattice[0]
             W = [gaussian(levels, x)]
@@ -269,13 +302,8 @@ class Kernels:
             Db, Cb = self.rows(idx), C2[a:a + step].T
             # gaussian() on the block: the same entries as a cached kernel
             E = cached[idx] if cached is not None else gaussian(Db, x, out=Eb[:Db.shape[0]])
-            acc[0] += Cb @ E
-            if order:
-                T = Db * E
-                for j in range(1, order + 1):
-                    if j > 1:
-                        T *= Db
-                    acc[j] += Cb @ T
+            for j, P in enumerate(block_products(Cb, Db, E, order)):
+                acc[j] += P
         return tuple(m.T.reshape((n,) + C.shape[1:]) for m in acc)
 
     def _histogram(self, c, rows, step):
