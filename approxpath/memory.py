@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .errors import InputError
 
 __all__ = ["Estimate", "path_bytes", "verify_bytes", "available_bytes", "check_fits", "human", "kernels_mode",
-           "KERNEL_MODES", "libsvm_cache_bytes"]
+           "KERNEL_MODES", "libsvm_cache_bytes", "split_worker_bytes"]
 
 #: Bytes of one dense n x n float64 array, in units of which the parts below are counted.
 _ENTRY = 8
@@ -57,6 +57,12 @@ _LIBSVM_CACHE_MIN = 100e6
 # clarabel add 17 MB).
 _LIBRARIES_BLOCKED = 150e6
 _LIBSVM_CACHE_SLACK = 1.1
+# A worker of split kernel products (approxpath.distributed) keeps the partial sums of a task
+# until the sums of the rows before it arrive: per row of a task, (order + 1) x p / 16 sums of n
+# floats (blocks of 16 rows; kernel_svm: order 2, p = 4 columns for a dual's two parents: 0.75)
+# for the task waiting, the one computing and the one after (counted as 3 tasks).
+_SPLIT_TERMS = 0.75
+_SPLIT_TASKS = 3
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,17 @@ def _blocked_fixed(n, d):
     return (("libraries", _LIBRARIES_BLOCKED), ("data (2 copies)", 2.0 * _ENTRY * n * d),
             ("row blocks", 2.0 * _ENTRY * (1 << 21)), ("cached class sums", float(_BLOCKED_SUMS) * n),
             ("pieces", float(_BLOCKED_PIECES) * n))
+
+
+def split_worker_bytes(rows, n, d, task_rows):
+    """An :class:`Estimate` of what one Dask worker of split kernel products holds
+    (:mod:`approxpath.distributed`): its ``rows`` rows of :math:`D` (``n`` columns), the partial
+    sums of the few tasks (``task_rows`` rows each) it keeps until the sums before them arrive,
+    the data (``d`` features), row blocks and the libraries."""
+    partials = _SPLIT_TASKS * task_rows * _SPLIT_TERMS * _ENTRY * n
+    return Estimate((("rows of the distances", float(_ENTRY) * rows * n), ("partial sums", float(partials)),
+                     ("data", float(_ENTRY) * n * d), ("row blocks", 2.0 * _ENTRY * (1 << 21)),
+                     ("libraries", _LIBRARIES_BLOCKED)))
 
 
 def _verify_blocked(n, d):
@@ -283,7 +300,7 @@ def available_bytes():
     return min(found)
 
 
-def check_fits(estimate, task, fix):
+def check_fits(estimate, task, fix, available=None):
     """:class:`~approxpath.errors.InputError` when ``estimate`` exceeds what is available.
 
     Parameters
@@ -293,8 +310,10 @@ def check_fits(estimate, task, fix):
         What needs it (``"kernel_svm with n = 20000"``).
     fix : str
         What the user can do (``"use fewer samples"``).
+    available : (float, str), optional
+        ``(bytes, what limits them)`` elsewhere (a Dask worker's); by default :func:`available_bytes`.
     """
-    have, what = available_bytes()
+    have, what = available_bytes() if available is None else available
     if have is None or estimate.total <= _HEADROOM * have:
         return
     raise InputError(f"{task} needs about {human(estimate.total)} of memory ({estimate.describe()}), more than "
