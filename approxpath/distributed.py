@@ -36,7 +36,7 @@ import numpy as np
 from .blocked_kernels import BlockedKernels
 from .errors import InputError
 from .kernel_families import cross_distances
-from .kernels import block_products, gaussian, product_step
+from .kernels import block_products, gaussian, product_step, threads
 
 __all__ = ["SplitKernels", "split_products"]
 
@@ -60,7 +60,8 @@ class SplitKernels(BlockedKernels):
         The feature weights of ``family="ard"``.
     client : dask.distributed.Client
         Its workers at construction hold the rows; one thread per worker is enough (a task runs
-        with one BLAS and one kernel thread: run one worker per core).
+        its elementwise work on one thread, and Dask starts worker processes with one BLAS
+        thread: run one worker per core).
 
     Attributes
     ----------
@@ -95,20 +96,21 @@ class SplitKernels(BlockedKernels):
         # then alternates between the workers instead of waiting for one worker's whole share
         self.chunk = self._step * max(1, min(_CHUNK_BLOCKS, blocks // (2 * count)))
         starts = range(0, n, self.chunk)
-        owners = [self.workers[c % count] for c in range(len(starts))]
-        self._check_memory(owners)
+        self._owners = [self.workers[c % count] for c in range(len(starts))]
+        self._check_memory()
+        # placement is a preference (allow_other_workers): where an owner is gone, Dask computes
+        # its chunk again elsewhere instead of waiting for it
         self._X = client.scatter(self.X, broadcast=True, hash=False)
         self._held = [client.submit(_rows_of_D, self._X, a, min(a + self.chunk, n), family, weights,
                                     workers=[w], allow_other_workers=True, pure=False)
-                      for a, w in zip(starts, owners)]
-        self._owners = owners
+                      for a, w in zip(starts, self._owners)]
 
-    def _check_memory(self, owners):
+    def _check_memory(self):
         from .memory import check_fits, split_worker_bytes
 
         n = self.n
         rows = Counter()
-        for c, w in enumerate(owners):
+        for c, w in enumerate(self._owners):
             rows[w] += min(self.chunk, n - c * self.chunk)
         available = self._client.run(_worker_memory)
         for w, k in rows.items():
@@ -119,8 +121,6 @@ class SplitKernels(BlockedKernels):
         """As :meth:`approxpath.kernels.Kernels.products` (the same numbers), computed by the
         workers: one task per run of consecutive blocks whose first rows lie in one chunk, on
         the worker that holds the chunk, and a chain of additions in the order of the blocks."""
-        from .driver.parallel import single_threaded
-
         C = np.asarray(C, dtype=float)
         rows = None if rows is None else np.asarray(rows)
         k, n = C.shape[0], self.n
@@ -134,7 +134,7 @@ class SplitKernels(BlockedKernels):
             # the rows of C in C's own memory order (Fortran order stays Fortran order): a matrix
             # product's last bits depend on its operands' order
             Cab = np.array(C[a:b], order="K")
-            terms = self._client.submit(single_threaded, _terms, self._held[c], c * self.chunk, self._X, self.family,
+            terms = self._client.submit(_terms, self._held[c], c * self.chunk, self._X, self.family,
                                         self.weights, x, Cab, first, idx, order, self._step, **where)
             total = self._client.submit(_add, total, terms, **where)
         acc = np.zeros((order + 1, p, n)) if total is None else total.result()
@@ -204,17 +204,27 @@ def _terms(held, start, X, family, weights, x, C, first, idx, order, step):
     C2 = C[:, None] if C.ndim == 1 else C  # as Kernels.products: the same operands, the same bits
     m, n = C2.shape[0], X.shape[0]
     out = np.empty((-(-m // step), order + 1, C2.shape[1], n))
-    Eb = np.empty((min(step, m), n))
-    for i, a in enumerate(range(0, m, step)):
-        if idx is None:
-            lo, hi = first + a - start, first + min(a + step, m) - start
-            Db = held[lo:hi] if hi <= held.shape[0] else cross_distances(X[lo + start:hi + start], X, family, weights)
-        else:
-            local = idx[a:a + step] - start
-            inside = local.min() >= 0 and local.max() < held.shape[0]
-            Db = held[local] if inside else cross_distances(X[local + start], X, family, weights)
-        E = gaussian(Db, x, out=Eb[:Db.shape[0]])
-        out[i] = block_products(C2[a:a + step].T, Db, E, order)
+    # every block in the same three buffers: Dask starts worker processes with glibc's
+    # MALLOC_TRIM_THRESHOLD_=65536, under which each fresh block-sized array is mapped and
+    # faulted in anew (measured: the terms 3x slower in CPU time)
+    Eb, Tb, Rb = (np.empty((min(step, m), n)) for _ in range(3))
+    # one kernel thread; BLAS as the worker has it (Dask's worker processes: one thread): a
+    # threadpoolctl limit per task was measured at 9.5 ms, more than a chunk's terms (7.8 ms at
+    # n = 4000, 512 rows), and the terms' small products do not use BLAS threads anyway
+    with threads(1):
+        for i, a in enumerate(range(0, m, step)):
+            if idx is None:
+                lo, hi = first + a - start, first + min(a + step, m) - start
+                Db = held[lo:hi] if hi <= held.shape[0] else cross_distances(X[lo + start:hi + start], X, family,
+                                                                             weights)
+            else:
+                local = idx[a:a + step] - start
+                inside = local.min() >= 0 and local.max() < held.shape[0]  # (so "clip" never clips)
+                Db = (np.take(held, local, axis=0, out=Rb[:local.size], mode="clip") if inside
+                      else cross_distances(X[local + start], X, family, weights))
+            r = Db.shape[0]
+            E = gaussian(Db, x, out=Eb[:r])
+            block_products(C2[a:a + step].T, Db, E, order, out=out[i], T=Tb[:r])
     return out
 
 

@@ -134,7 +134,7 @@ def product_step(n):
     return max(16, _PRODUCT_BLOCK_BYTES // (8 * n))
 
 
-def block_products(Cb, Db, E, order):
+def block_products(Cb, Db, E, order, out=None, T=None):
     """The terms one block of rows adds to :meth:`Kernels.products`:
     :math:`[C_b E_b,\\ C_b (D_b \\circ E_b),\\ C_b (D_b^2 \\circ E_b)]`, the first ``order + 1``.
 
@@ -145,18 +145,23 @@ def block_products(Cb, Db, E, order):
     Db, E : ndarray of shape (m, n)
         The block's rows of :math:`D` and of :math:`E_x = \\exp(-xD)`.
     order : {0, 1, 2}
+    out : ndarray of shape (order + 1, p, n), optional
+        Where the terms go (the same numbers: the products are written, not accumulated).
+    T : ndarray of shape (m, n), optional
+        Scratch for :math:`D_b^j \\circ E_b` (a caller that reuses its buffers allocates nothing).
 
     Returns
     -------
-    list of ``order + 1`` ndarrays of shape (p, n)
+    ndarray of shape (order + 1, p, n)
     """
-    out = [Cb @ E]
+    out = np.empty((order + 1, Cb.shape[0], E.shape[1])) if out is None else out
+    np.matmul(Cb, E, out=out[0])
     if order:
-        T = Db * E
+        T = np.multiply(Db, E, out=T)
         for j in range(1, order + 1):
             if j > 1:
                 T *= Db
-            out.append(Cb @ T)
+            np.matmul(Cb, T, out=out[j])
     return out
 
 
@@ -302,8 +307,7 @@ class Kernels:
             Db, Cb = self.rows(idx), C2[a:a + step].T
             # gaussian() on the block: the same entries as a cached kernel
             E = cached[idx] if cached is not None else gaussian(Db, x, out=Eb[:Db.shape[0]])
-            for j, P in enumerate(block_products(Cb, Db, E, order)):
-                acc[j] += P
+            acc += block_products(Cb, Db, E, order)
         return tuple(m.T.reshape((n,) + C.shape[1:]) for m in acc)
 
     def _histogram(self, c, rows, step):
