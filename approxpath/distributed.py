@@ -114,7 +114,7 @@ class SplitKernels(BlockedKernels):
             rows[w] += min(self.chunk, n - c * self.chunk)
         available = self._client.run(_worker_memory)
         for w, k in rows.items():
-            check_fits(split_worker_bytes(k, n, self.X.shape[1], self.chunk), f"split kernel products (n = {n}) on "
+            check_fits(split_worker_bytes(k, n, self.X.shape[1]), f"split kernel products (n = {n}) on "
                        f"the Dask worker {w}", "add workers (or memory) to the cluster", tuple(available[w]))
 
     def products(self, x, C, rows=None, order=2):

@@ -57,12 +57,13 @@ _LIBSVM_CACHE_MIN = 100e6
 # clarabel add 17 MB).
 _LIBRARIES_BLOCKED = 150e6
 _LIBSVM_CACHE_SLACK = 1.1
-# A worker of split kernel products (approxpath.distributed) keeps the partial sums of a task
-# until the sums of the rows before it arrive: per row of a task, (order + 1) x p / 16 sums of n
-# floats (blocks of 16 rows; kernel_svm: order 2, p = 4 columns for a dual's two parents: 0.75)
-# for the task waiting, the one computing and the one after (counted as 3 tasks).
+# A worker of split kernel products (approxpath.distributed) keeps the terms of a task until the
+# running sum of the rows before it arrives: per row, (order + 1) x p / 16 rows of n floats
+# (blocks of 16 rows; kernel_svm: order 2, p = 4 columns for a dual's two parents: 0.75).  A
+# worker may run ahead of the chain by its whole share (n = 8000, 2 workers on a loaded machine:
+# peaks 0.58-0.62 GiB against 0.41 GiB for rows, libraries and 3 waiting tasks), so all of its
+# rows count.
 _SPLIT_TERMS = 0.75
-_SPLIT_TASKS = 3
 
 
 @dataclass(frozen=True)
@@ -135,13 +136,13 @@ def _blocked_fixed(n, d):
             ("pieces", float(_BLOCKED_PIECES) * n))
 
 
-def split_worker_bytes(rows, n, d, task_rows):
+def split_worker_bytes(rows, n, d):
     """An :class:`Estimate` of what one Dask worker of split kernel products holds
-    (:mod:`approxpath.distributed`): its ``rows`` rows of :math:`D` (``n`` columns), the partial
-    sums of the few tasks (``task_rows`` rows each) it keeps until the sums before them arrive,
-    the data (``d`` features), row blocks and the libraries."""
-    partials = _SPLIT_TASKS * task_rows * _SPLIT_TERMS * _ENTRY * n
-    return Estimate((("rows of the distances", float(_ENTRY) * rows * n), ("partial sums", float(partials)),
+    (:mod:`approxpath.distributed`): its ``rows`` rows of :math:`D` (``n`` columns), the terms of
+    its tasks waiting for the running sum (at most all of its rows' terms), the data (``d``
+    features), row blocks and the libraries."""
+    share = float(_ENTRY) * rows * n
+    return Estimate((("rows of the distances", share), ("waiting terms", _SPLIT_TERMS * share),
                      ("data", float(_ENTRY) * n * d), ("row blocks", 2.0 * _ENTRY * (1 << 21)),
                      ("libraries", _LIBRARIES_BLOCKED)))
 
