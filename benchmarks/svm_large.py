@@ -18,6 +18,13 @@ products (passes over D) per piece, bytes to the workers and running-sum hops pe
 
     python benchmarks/svm_large.py --n 4000 8000 16000 [--memory 8e9] [--kernels blocked] [--out results.jsonl]
     python benchmarks/svm_large.py --n 4000 --dask-workers 2 [--rounds 2]
+
+``--one-product`` (with ``--dask-workers K``): one kernel product (p = 4 columns, order 2; all
+rows, and 1000 sorted rows as a support-vector subset) in the blocked mode and split, five times
+each, alternating, with this process's and the workers' CPU seconds; and the latency of a chain
+of as many trivial tasks alternating between the workers as a product has hops.
+
+    python benchmarks/svm_large.py --n 4000 --dask-workers 2 --one-product
 """
 
 import argparse
@@ -152,6 +159,7 @@ def main():
                         help="split the kernel products across a LocalCluster of this many workers, side by side with "
                              "the single-process blocked mode (or --kernels)")
     parser.add_argument("--rounds", type=int, default=1, help="with --dask-workers: runs of each, alternating")
+    parser.add_argument("--one-product", action="store_true", help="with --dask-workers: time single products")
     parser.add_argument("--child", choices=("path", "verify"), help=argparse.SUPPRESS)
     parser.add_argument("--cert", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -163,6 +171,8 @@ def main():
     if args.memory:
         env["APPROXPATH_MEMORY"] = args.memory
     more = ["--progress"] if args.progress else []
+    if args.dask_workers and args.one_product:
+        return [_one_product(n, args.dask_workers, args.out) for n in args.n]
     if args.dask_workers:
         return _side_by_side(args, env, more)
     if args.kernels:
@@ -204,6 +214,46 @@ def _side_by_side(args, env, more):
                        split_over_single_certify=round(certify, 3),
                        same_pieces=len({x["pieces_sha"] for x in a + b}) == 1, split_verify=vrow,
                        split_verify_peak_gib=vpeak), args.out)
+
+
+def _one_product(n, workers, out):
+    """Single products, blocked and split, alternating; and the latency of a chain of hops."""
+    import numpy as np
+    from dask.distributed import Client, LocalCluster
+
+    from approxpath.blocked_kernels import BlockedKernels
+    from approxpath.data import make_classification
+    from approxpath.distributed import SplitKernels
+
+    X, _ = make_classification(n=n, d=D, seed=0)
+    rng = np.random.default_rng(0)
+    C, some = rng.random((n, 4)), np.sort(rng.choice(n, min(n, 1000), replace=False))
+    row = dict(n=n, workers=workers, load=os.getloadavg()[0])
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        blocked, split = BlockedKernels(X), SplitKernels(X, "gaussian", None, client)
+        for name, kernels in (("blocked", blocked), ("split", split)) * 2:
+            for label, args in (("all rows", (C, None)), ("1000 rows", (C[:some.size], some))):
+                w0, t0, c0 = sum(client.run(time.process_time).values()), time.perf_counter(), time.process_time()
+                for _ in range(5):
+                    kernels.products(0.7, *args)
+                times = dict(wall=(time.perf_counter() - t0) / 5, cpu=(time.process_time() - c0) / 5)
+                if name == "split":
+                    times["workers_cpu"] = (sum(client.run(time.process_time).values()) - w0) / 5
+                row.setdefault(f"{name}, {label}", []).append({k: round(v, 3) for k, v in times.items()})
+        hops = -(-n // split.chunk)
+        t0 = time.perf_counter()
+        for _ in range(20):
+            total = None
+            for c in range(hops):
+                total = client.submit(_step, total, workers=[split.workers[c % workers]], pure=False)
+            total.result()
+        row[f"chain of {hops} trivial hops"] = round((time.perf_counter() - t0) / 20, 3)
+    _emit(row, out)
+
+
+def _step(total):
+    return 0 if total is None else total + 1
 
 
 def _emit(row, out):
