@@ -206,7 +206,8 @@ def _terms(held, start, X, family, weights, x, C, first, idx, order, step):
     out = np.empty((-(-m // step), order + 1, C2.shape[1], n))
     # every block in the same three buffers: Dask starts worker processes with glibc's
     # MALLOC_TRIM_THRESHOLD_=65536, under which each fresh block-sized array is mapped and
-    # faulted in anew (measured: the terms 3x slower in CPU time)
+    # faulted in anew (measured at n = 2000: a chunk's terms 10.1 ms in a worker against 3.5 ms
+    # in a plain process; 5.3 against 3.0 ms with these buffers)
     Eb, Tb, Rb = (np.empty((min(step, m), n)) for _ in range(3))
     # one kernel thread; BLAS as the worker has it (Dask's worker processes: one thread): a
     # threadpoolctl limit per task was measured at 9.5 ms, more than a chunk's terms (7.8 ms at
