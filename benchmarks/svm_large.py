@@ -67,11 +67,13 @@ def _child_path(n, cert, progress=False, dask_workers=0):
     row = dict(n=n, wall=round(wall, 2), cpu=round(cpu, 2), solve=round(path.solve_s, 2),
                certify=round(path.certify_s, 2), solves=path.exact_solves, pieces=len(path.pieces),
                certified=bool(path.certified), kernels="split" if dask_workers else problem.kernels.mode,
-               pieces_sha=pieces, passes=traffic["passes"], passes_per_piece=round(traffic["passes"] / len(path.pieces), 1),
+               pieces_sha=pieces, passes=traffic["passes"],
+               passes_per_piece=round(traffic["passes"] / len(path.pieces), 1),
                own_peak_gib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2))
     if dask_workers:
         passes = max(traffic["passes"], 1)
-        row.update(workers=dask_workers, workers_cpu=round(sum(client.run(time.process_time).values()) - worker_cpu0, 2),
+        worker_cpu = sum(client.run(time.process_time).values()) - worker_cpu0
+        row.update(workers=dask_workers, workers_cpu=round(worker_cpu, 2),
                    worker_peaks_gib=[round(v / 2**20, 2) for v in client.run(_peak_kib).values()],
                    mb_out_per_pass=round(traffic["out"] / passes / 1e6, 3),
                    hops_per_pass=round(traffic["hops"] / passes, 1),
@@ -205,7 +207,8 @@ def _side_by_side(args, env, more):
                     row.update(run=which, round=r, peak_gib=peak, load=[load0, os.getloadavg()[0]])
                     runs[which].append(row)
                     _emit(row, args.out)
-            vrow, vpeak = _timed(["--child", "verify", "--n", str(n), "--cert", str(Path(tmp) / f"svm{n}-split.npz")], env)
+            split_cert = str(Path(tmp) / f"svm{n}-split.npz")
+            vrow, vpeak = _timed(["--child", "verify", "--n", str(n), "--cert", split_cert], env)
             a, b = runs["single"], runs["split"]
             ratio = statistics.median(x["wall"] for x in b) / statistics.median(x["wall"] for x in a)
             cpu = statistics.median(x["cpu"] + x["workers_cpu"] for x in b) / statistics.median(x["cpu"] for x in a)

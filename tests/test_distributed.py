@@ -47,7 +47,8 @@ def test_split_products_equal_the_blocked_ones_bit_for_bit(client, family, weigh
     full = family == "gaussian"  # every layout and order once; the other families' distances once
     for rows in (None, some, shuffled) if full else (some,):
         k = _N if rows is None else rows.size
-        Cs = (rng.random(k), rng.random((k, 4)), np.asfortranarray(rng.random((k, 2)))) if full else (rng.random((k, 4)),)
+        Cs = ((rng.random(k), rng.random((k, 4)), np.asfortranarray(rng.random((k, 2)))) if full
+              else (rng.random((k, 4)),))
         for C in Cs:
             for x, order in ((2.0**-5, 0), (0.7, 2), (2.0**4, 1)) if full else ((0.7, 2),):
                 got = split.products(x, C, rows, order)
@@ -78,9 +79,11 @@ def test_a_split_path_equals_the_blocked_path_and_verifies(client, monkeypatch, 
         blocked = _path(KernelSVM(X, y, c=0.1))
     monkeypatch.delenv("APPROXPATH_KERNELS")
     problem = KernelSVM(X, y, c=0.1)
+    calls, plain = [], SplitKernels.products
+    monkeypatch.setattr(SplitKernels, "products", lambda self, *a, **k: calls.append(a[0]) or plain(self, *a, **k))
     ckpt = tmp_path / "run.ckpt.npz"  # the run is in this process: a checkpoint goes with it
     split = _path(problem, executor=client, split_products=True, checkpoint=ckpt)
-    assert not ckpt.exists()
+    assert not ckpt.exists() and len(calls) > 10  # every product of the search went to the workers
     # the same exact solves (libSVM on its own kernel in both), pieces and bounds, bit for bit
     assert split.solve_points == blocked.solve_points and split.exact_solves > 2
     assert [(p.lo, p.hi, p.gap_bound, p.kind) for p in split.pieces] == [(p.lo, p.hi, p.gap_bound, p.kind)
@@ -113,5 +116,6 @@ def test_split_products_refuse_what_they_cannot_do(client):
 def test_a_worker_without_memory_for_its_rows_is_refused():
     X, _ = _data(n=60)
     with distributed.LocalCluster(n_workers=1, processes=False, memory_limit="1MB", dashboard_address=":0") as cluster, \
-            distributed.Client(cluster) as client, pytest.raises(InputError, match="on the Dask worker .* add workers"):
-        SplitKernels(X, "gaussian", None, client)
+            distributed.Client(cluster) as client:
+        with pytest.raises(InputError, match="on the Dask worker .* add workers"):
+            SplitKernels(X, "gaussian", None, client)
