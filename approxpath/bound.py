@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -339,6 +340,16 @@ class KernelBound(Bound):
             else:
                 self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
         return self._kernels
+
+    @contextmanager
+    def kernels_from(self, provider):
+        """Kernel products from ``provider`` inside a ``with`` block (the same numbers computed
+        elsewhere: :class:`approxpath.distributed.SplitKernels`); the previous provider after it."""
+        previous, self._kernels = self._kernels, provider
+        try:
+            yield provider
+        finally:
+            self._kernels = previous
 
     @property
     def blocked(self):

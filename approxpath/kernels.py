@@ -25,7 +25,8 @@ import numpy as np
 # the distances lived here before 0.4.1: still importable from here
 from .distances import cross_sq_distances, pairwise, sq_distances  # noqa: F401
 
-__all__ = ["gaussian", "Kernels", "KernelCache", "ProductMemo", "threads"]
+__all__ = ["gaussian", "Kernels", "KernelCache", "ProductMemo", "threads", "product_step", "product_chunks",
+           "block_products"]
 
 
 # Threads for the elementwise kernel work on large matrices (numpy's ufuncs release the GIL);
@@ -116,6 +117,50 @@ def gaussian(D, t, out=None):
         np.exp(out[rows], out=out[rows])
 
     return _blocked(fill, out)
+
+
+def product_step(n):
+    """Rows of :math:`D` per block of :meth:`Kernels.products` on ``n`` samples (a block's partial
+    sums are added in this order: :mod:`approxpath.distributed` cuts its tasks at these blocks)."""
+    return max(16, _PRODUCT_BLOCK_BYTES // (8 * n))
+
+
+def product_chunks(k):
+    """The runs of coefficient rows (ranges of ``range(k)``) that :meth:`Kernels.products` sums
+    separately, block by block from zero, before adding the runs' sums in order: they depend on
+    ``k`` alone, so the result does not depend on how many threads or workers compute them."""
+    return [range(a, min(a + _PRODUCT_CHUNK, k)) for a in range(0, k, _PRODUCT_CHUNK)]
+
+
+def block_products(Cb, Db, E, order, out=None, T=None):
+    """The terms one block of rows adds to :meth:`Kernels.products`:
+    :math:`[C_b E_b,\\ C_b (D_b \\circ E_b),\\ C_b (D_b^2 \\circ E_b)]`, the first ``order + 1``.
+
+    Parameters
+    ----------
+    Cb : ndarray of shape (p, m)
+        The coefficients of the block's rows, transposed.
+    Db, E : ndarray of shape (m, n)
+        The block's rows of :math:`D` and of :math:`E_x = \\exp(-xD)`.
+    order : {0, 1, 2}
+    out : ndarray of shape (order + 1, p, n), optional
+        Where the terms go (the same numbers: the products are written, not accumulated).
+    T : ndarray of shape (m, n), optional
+        Scratch for :math:`D_b^j \\circ E_b` (a caller that reuses its buffers allocates nothing).
+
+    Returns
+    -------
+    ndarray of shape (order + 1, p, n)
+    """
+    out = np.empty((order + 1, Cb.shape[0], E.shape[1])) if out is None else out
+    np.matmul(Cb, E, out=out[0])
+    if order:
+        T = np.multiply(Db, E, out=T)
+        for j in range(1, order + 1):
+            if j > 1:
+                T *= Db
+            np.matmul(Cb, T, out=out[j])
+    return out
 
 
 def _lattice(D):
@@ -251,7 +296,7 @@ class Kernels:
         C = np.asarray(C, dtype=float)
         C2 = C[:, None] if C.ndim == 1 else C
         k, n = C2.shape[0], self.n
-        step = max(16, _PRODUCT_BLOCK_BYTES // (8 * n))
+        step = product_step(n)
         if self.lattice is not None:
             levels = self.lattice[0]
             W = [gaussian(levels, x)]
@@ -268,23 +313,16 @@ class Kernels:
             for a in range(chunk.start, chunk.stop, step):
                 b = min(a + step, chunk.stop)
                 idx = slice(a, b) if rows is None else rows[a:b]
-                Db, Cb = self.rows(idx), C2[a:b].T
+                Db = self.rows(idx)
                 # gaussian() on the block: the same entries as a cached kernel
                 E = cached[idx] if cached is not None else gaussian(Db, x, out=Eb[:Db.shape[0]])
-                acc[0] += Cb @ E
-                if order:
-                    T = Db * E
-                    for j in range(1, order + 1):
-                        if j > 1:
-                            T *= Db
-                        acc[j] += Cb @ T
+                acc += block_products(C2[a:b].T, Db, E, order)
             return acc
 
         # chunks of rows summed on the kernel threads, then added in their order: the chunks
         # depend on k only, so the sums do not depend on the number of threads (one chunk, the
         # blocks' order of a single pass, up to _PRODUCT_CHUNK rows)
-        parts = _map(part, [range(a, min(a + _PRODUCT_CHUNK, k)) for a in range(0, k, _PRODUCT_CHUNK)],
-                     threaded=k * n >= _THREADED_MIN)
+        parts = _map(part, product_chunks(k), threaded=k * n >= _THREADED_MIN)
         acc = parts[0] if parts else np.zeros((order + 1, C2.shape[1], n))
         for more in parts[1:]:
             acc += more

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .errors import InputError
 
 __all__ = ["Estimate", "path_bytes", "verify_bytes", "available_bytes", "check_fits", "human", "kernels_mode",
-           "KERNEL_MODES", "libsvm_cache_bytes"]
+           "KERNEL_MODES", "libsvm_cache_bytes", "split_worker_bytes"]
 
 #: Bytes of one dense n x n float64 array, in units of which the parts below are counted.
 _ENTRY = 8
@@ -57,6 +57,13 @@ _LIBSVM_CACHE_MIN = 100e6
 # clarabel add 17 MB).
 _LIBRARIES_BLOCKED = 150e6
 _LIBSVM_CACHE_SLACK = 1.1
+# A worker of split kernel products (approxpath.distributed) keeps the terms of a task until the
+# running sum of the rows before it arrives: per row, (order + 1) x p / 16 rows of n floats
+# (blocks of 16 rows; kernel_svm: order 2, p = 4 columns for a dual's two parents: 0.75).  A
+# worker may run ahead of the chain by its whole share (n = 8000, 2 workers on a loaded machine:
+# peaks 0.58-0.62 GiB against 0.41 GiB for rows, libraries and 3 waiting tasks), so all of its
+# rows count.
+_SPLIT_TERMS = 0.75
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,17 @@ def _blocked_fixed(n, d):
     return (("libraries", _LIBRARIES_BLOCKED), ("data (2 copies)", 2.0 * _ENTRY * n * d),
             ("row blocks", 2.0 * _ENTRY * (1 << 21)), ("cached class sums", float(_BLOCKED_SUMS) * n),
             ("pieces", float(_BLOCKED_PIECES) * n))
+
+
+def split_worker_bytes(rows, n, d):
+    """An :class:`Estimate` of what one Dask worker of split kernel products holds
+    (:mod:`approxpath.distributed`): its ``rows`` rows of :math:`D` (``n`` columns), the terms of
+    its tasks waiting for the running sum (at most all of its rows' terms), the data (``d``
+    features), row blocks and the libraries."""
+    share = float(_ENTRY) * rows * n
+    return Estimate((("rows of the distances", share), ("waiting terms", _SPLIT_TERMS * share),
+                     ("data", float(_ENTRY) * n * d), ("row blocks", 2.0 * _ENTRY * (1 << 21)),
+                     ("libraries", _LIBRARIES_BLOCKED)))
 
 
 def _verify_blocked(n, d):
@@ -283,7 +301,7 @@ def available_bytes():
     return min(found)
 
 
-def check_fits(estimate, task, fix):
+def check_fits(estimate, task, fix, available=None):
     """:class:`~approxpath.errors.InputError` when ``estimate`` exceeds what is available.
 
     Parameters
@@ -293,8 +311,10 @@ def check_fits(estimate, task, fix):
         What needs it (``"kernel_svm with n = 20000"``).
     fix : str
         What the user can do (``"use fewer samples"``).
+    available : (float, str), optional
+        ``(bytes, what limits them)`` elsewhere (a Dask worker's); by default :func:`available_bytes`.
     """
-    have, what = available_bytes()
+    have, what = available_bytes() if available is None else available
     if have is None or estimate.total <= _HEADROOM * have:
         return
     raise InputError(f"{task} needs about {human(estimate.total)} of memory ({estimate.describe()}), more than "

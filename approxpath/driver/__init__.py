@@ -9,6 +9,7 @@ bound is at most the target.  :mod:`.parallel` runs segments or chunks in worker
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 import warnings
@@ -35,7 +36,7 @@ STRATEGIES = tuple(_STRATEGY_CLASSES)
 
 def approximate_path(problem, eps, interval=None, *, relative=False, strategy="interpolate", solver=None,
                      progress=False, max_solves=10_000, max_pieces=200_000, solve_time_limit=None, meta=None,
-                     workers=1, chunks=None, executor=None, checkpoint=None, resume=False):
+                     workers=1, chunks=None, executor=None, split_products=False, checkpoint=None, resume=False):
     """Compute an ε-approximate path of ``problem`` over ``interval``.
 
     Parameters
@@ -78,6 +79,12 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where to run the segments or chunks instead of a local process pool (anything with
         ``submit(fn, *args)`` returning a future with ``.result()`` and ``.done()``).
+    split_products : bool
+        With ``executor`` a ``dask.distributed.Client``: the search runs in this process and the
+        executor's workers compute the kernel products, each holding rows of the distances
+        (:mod:`approxpath.distributed`; the same numbers as the blocked mode, bit for bit).  For
+        problems whose bounds need kernel products only (``kernel_svm``); not with ``workers``
+        or ``chunks``.
     checkpoint : str or Path, optional
         File where the finished work (exact solves, finished pieces) is written, atomically,
         as the run goes (right after the first exact solve, then at most every 2 s and at most
@@ -109,7 +116,10 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     count("workers", workers)
     if chunks is not None:
         count("chunks", chunks)
-    parallel_run = workers > 1 or executor is not None or (chunks or 1) > 1
+    if split_products and (executor is None or workers > 1 or chunks is not None):
+        raise InputError("split_products=True runs the search here and the kernel products on executor= (a Dask "
+                         "client): give executor, without workers or chunks")
+    parallel_run = workers > 1 or (executor is not None and not split_products) or (chunks or 1) > 1
     if parallel_run and checkpoint is not None:
         raise InputError("checkpoints are per run: use them without workers/chunks/executor")
     if resume and checkpoint is None:
@@ -120,57 +130,60 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         raise InputError(f"solve_time_limit must be a positive number of seconds or None; got {solve_time_limit!r}")
     check_fits(path_bytes(problem, workers if executor is None else 1), f"{problem.name} with n = {problem.n}",
                "use fewer samples, fewer workers, or a machine with more memory")
-    _notice_blocked(problem)
-    _check_scale(problem)
-    args = (float(eps), bool(relative), strategy, solver, budget)
-    if not parallel_run or (chunks is None and _STRATEGY_CLASSES[strategy].adaptive):
-        ckpt = None
-        if checkpoint is not None:
-            inputs = [meta["data_file"]] if meta and isinstance(meta.get("data_file"), str) else []
-            ckpt = Checkpoint(checkpoint, problem, dict(eps=float(eps), relative=bool(relative),
-                                                        interval=[lo, hi], strategy=strategy), inputs=inputs)
-        bar = path_bar(progress, lo, hi, problem.name, _SHOWN.get(problem.parameter, problem.parameter))
-        try:
-            with parallel.pool(workers, executor, parallel_run) as p:
-                if p is None:
-                    pieces, anchors, solve_s, certify_s = run_chunk(problem, lo, hi, *args, bar, ckpt, resume)
-                else:  # single-threaded here too: the workers need the cores (measured: 12 % faster)
-                    pieces, anchors, solve_s, certify_s = parallel.single_threaded(
-                        run_chunk, problem, lo, hi, *args, bar, None, False, p.submit)
-        except BaseException:
-            if ckpt is not None:  # interrupted (Ctrl-C, SIGTERM, an error): keep the latest state
-                ckpt.flush()
-            raise
-        finally:
-            if bar is not None:
-                bar.close()
-        if ckpt is not None:
-            ckpt.remove()
-    else:
-        n_chunks = int(chunks or workers)
-        bar = count_bar(progress, n_chunks, f"{problem.name} ({n_chunks} chunks)", "chunks")
-        try:
-            pieces, anchors, solve_s, certify_s = parallel.chunks(run_chunk, problem, lo, hi, args, n_chunks,
-                                                                  workers, executor, bar)
-        finally:
-            if bar is not None:
-                bar.close()
-    pieces.sort(key=lambda p: p.lo)
-    info = dict(
-        problem=problem.name,
-        parameter=problem.parameter,
-        options=problem.options(),
-        kernel=KERNEL,
-        n=problem.n,
-        d=problem.X.shape[1],
-        data_sha256=data_sha256(problem.X, problem.y),
-        preprocessing="none",
-        scale="log",
-    )
-    # the kernel family's definition and the sha256 of D; how many points a sampled piece claims
-    info.update(getattr(problem.bound, "kernel_meta", dict)(), sample_levels=SAMPLE_LEVELS)
-    info.update(_provenance(problem))
-    info.update(meta or {})
+    # with split_products the kernel products run on the Dask workers until the certificate's meta is made
+    with _products_on(problem, executor if split_products else None):
+        if not split_products:
+            _notice_blocked(problem)
+        _check_scale(problem)
+        args = (float(eps), bool(relative), strategy, solver, budget)
+        if not parallel_run or (chunks is None and _STRATEGY_CLASSES[strategy].adaptive):
+            ckpt = None
+            if checkpoint is not None:
+                inputs = [meta["data_file"]] if meta and isinstance(meta.get("data_file"), str) else []
+                ckpt = Checkpoint(checkpoint, problem, dict(eps=float(eps), relative=bool(relative),
+                                                            interval=[lo, hi], strategy=strategy), inputs=inputs)
+            bar = path_bar(progress, lo, hi, problem.name, _SHOWN.get(problem.parameter, problem.parameter))
+            try:
+                with parallel.pool(workers, executor, parallel_run) as p:
+                    if p is None:
+                        pieces, anchors, solve_s, certify_s = run_chunk(problem, lo, hi, *args, bar, ckpt, resume)
+                    else:  # single-threaded here too: the workers need the cores (measured: 12 % faster)
+                        pieces, anchors, solve_s, certify_s = parallel.single_threaded(
+                            run_chunk, problem, lo, hi, *args, bar, None, False, p.submit)
+            except BaseException:
+                if ckpt is not None:  # interrupted (Ctrl-C, SIGTERM, an error): keep the latest state
+                    ckpt.flush()
+                raise
+            finally:
+                if bar is not None:
+                    bar.close()
+            if ckpt is not None:
+                ckpt.remove()
+        else:
+            n_chunks = int(chunks or workers)
+            bar = count_bar(progress, n_chunks, f"{problem.name} ({n_chunks} chunks)", "chunks")
+            try:
+                pieces, anchors, solve_s, certify_s = parallel.chunks(run_chunk, problem, lo, hi, args, n_chunks,
+                                                                      workers, executor, bar)
+            finally:
+                if bar is not None:
+                    bar.close()
+        pieces.sort(key=lambda p: p.lo)
+        info = dict(
+            problem=problem.name,
+            parameter=problem.parameter,
+            options=problem.options(),
+            kernel=KERNEL,
+            n=problem.n,
+            d=problem.X.shape[1],
+            data_sha256=data_sha256(problem.X, problem.y),
+            preprocessing="none",
+            scale="log",
+        )
+        # the kernel family's definition and the sha256 of D; how many points a sampled piece claims
+        info.update(getattr(problem.bound, "kernel_meta", dict)(), sample_levels=SAMPLE_LEVELS)
+        info.update(_provenance(problem))
+        info.update(meta or {})
     return Path(
         problem=problem,
         eps=float(eps),
@@ -230,6 +243,16 @@ def _provenance(problem):
     except (InputError, ValueError, TypeError):
         return {}
     return info if data_sha256(again.X, again.y) == data_sha256(problem.X, problem.y) else {}
+
+
+def _products_on(problem, client):
+    """A ``with`` block in which the kernel products of ``problem`` run on ``client``'s Dask
+    workers (:func:`approxpath.distributed.split_products`); nothing happens when it is None."""
+    if client is None:
+        return contextlib.nullcontext()
+    from ..distributed import split_products
+
+    return split_products(problem, client)
 
 
 def _notice_blocked(problem):

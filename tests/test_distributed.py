@@ -1,0 +1,145 @@
+"""Kernel products split across the workers of a Dask cluster (approxpath.distributed): the same
+numbers as the single-process blocked mode, bit for bit, and the same path."""
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import InputError
+from approxpath.blocked_kernels import BlockedKernels
+from approxpath.data import make_classification
+from approxpath.kernel_families import distances
+from approxpath.kernels import Kernels, product_step
+
+distributed = pytest.importorskip("dask.distributed")
+from approxpath.distributed import SplitKernels  # noqa: E402
+
+KernelSVM = approxpath.get_problem("kernel_svm")
+
+# 300 samples: product blocks of 109 rows, so a product has 3 blocks dealt to 2 workers
+_N = 300
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two workers in their own processes: arrays reach them through messages, at any byte
+    offset (as on a real cluster; numpy multiplies unaligned matrices without BLAS)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def _data(n=_N, d=5, seed=0):
+    return make_classification(n=n, d=d, seed=seed)
+
+
+@pytest.mark.parametrize("family,weights", [("gaussian", None), ("laplacian", None), ("ard", (1.0, 0.5, 2.0, 0.0, 3.0))])
+def test_split_products_equal_the_blocked_ones_bit_for_bit(client, family, weights):
+    X, _ = _data()
+    assert -(-_N // product_step(_N)) == 3
+    split, blocked = SplitKernels(X, family, weights, client), BlockedKernels(X, family, weights)
+    D = distances(X, family, weights)
+    dense = Kernels(D)
+    assert split.mode == "split" and len(split.workers) == 2 and split.chunk < _N
+    rng = np.random.default_rng(1)
+    some = np.sort(rng.choice(_N, 170, replace=False))  # blocks straddle the chunks
+    shuffled = rng.permutation(_N)[:150]  # blocks whose rows lie anywhere
+    full = family == "gaussian"  # every layout and order once; the other families' distances once
+    for rows in (None, some, shuffled) if full else (some,):
+        k = _N if rows is None else rows.size
+        Cs = ((rng.random(k), rng.random((k, 4)), np.asfortranarray(rng.random((k, 2)))) if full
+              else (rng.random((k, 4)),))
+        for C in Cs:
+            for x, order in ((2.0**-5, 0), (0.7, 2), (2.0**4, 1)) if full else ((0.7, 2),):
+                got = split.products(x, C, rows, order)
+                assert len(got) == order + 1
+                for A, B, Z in zip(got, blocked.products(x, C, rows, order), dense.products(x, C, rows, order)):
+                    assert A.shape == B.shape == (_N,) + C.shape[1:]
+                    np.testing.assert_array_equal(A, B)
+                    np.testing.assert_array_equal(A, Z)
+                # independent reference: the kernel and its derivative matrices, formed explicitly
+                E = np.exp(-x * D)
+                cols = slice(None) if rows is None else rows
+                for j, A in enumerate(got):
+                    np.testing.assert_allclose(A, (D[:, cols] ** j * E[:, cols]) @ C, rtol=1e-12, atol=1e-13)
+    empty = split.products(0.5, np.zeros((0, 3)), np.zeros(0, dtype=int), order=1)
+    assert [a.shape for a in empty] == [(_N, 3), (_N, 3)] and not any(a.any() for a in empty)
+    split.close()
+
+
+def _path(problem, **options):
+    return approxpath.approximate_path(problem, eps=0.1, interval=(2.0**-3, 2.0**3), **options)
+
+
+def test_a_split_path_equals_the_blocked_path_and_verifies(client, monkeypatch, tmp_path):
+    X, y = _data(n=200)  # products of 2 blocks, one per worker (5 exact solves, 27 products)
+    assert -(-200 // product_step(200)) == 2
+    monkeypatch.setenv("APPROXPATH_KERNELS", "blocked")
+    with pytest.warns(UserWarning, match="do not fit"):
+        blocked = _path(KernelSVM(X, y, c=0.1))
+    monkeypatch.delenv("APPROXPATH_KERNELS")
+    problem = KernelSVM(X, y, c=0.1)
+    calls, plain = [], SplitKernels.products
+    monkeypatch.setattr(SplitKernels, "products", lambda self, *a, **k: calls.append(a[0]) or plain(self, *a, **k))
+    ckpt = tmp_path / "run.ckpt.npz"  # the run is in this process: a checkpoint goes with it
+    split = _path(problem, executor=client, split_products=True, checkpoint=ckpt)
+    assert not ckpt.exists() and len(calls) > 10  # every product of the search went to the workers
+    # the same exact solves (libSVM on its own kernel in both), pieces and bounds, bit for bit
+    assert split.solve_points == blocked.solve_points and split.exact_solves > 2
+    assert [(p.lo, p.hi, p.gap_bound, p.kind) for p in split.pieces] == [(p.lo, p.hi, p.gap_bound, p.kind)
+                                                                          for p in blocked.pieces]
+    assert all(np.array_equal(p.dual.alpha, q.dual.alpha) for p, q in zip(split.pieces, blocked.pieces))
+    assert split.meta["distances_sha256"] == blocked.meta["distances_sha256"]
+    assert split.certified and problem.kernels.mode != "split"  # the workers' rows are let go after the run
+    report = approxpath.verify(split.save(tmp_path / "split.npz"), X, y)
+    assert report.ok, report
+
+
+def test_split_products_refuse_what_they_cannot_do(client):
+    X, y = _data(n=60)
+    problem = KernelSVM(X, y, c=0.1)
+    with pytest.raises(InputError, match="give executor"):
+        _path(problem, split_products=True)
+    with pytest.raises(InputError, match="without workers or chunks"):
+        _path(problem, executor=client, split_products=True, chunks=2)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool, pytest.raises(InputError, match="dask.distributed.Client"):
+        _path(problem, executor=pool, split_products=True)
+    ridge = approxpath.get_problem("kernel_ridge")(X, y, lam=1.0)
+    with pytest.raises(InputError, match="kernel products only"):
+        _path(ridge, executor=client, split_products=True)
+    with pytest.raises(InputError, match="precomputed"):
+        SplitKernels(distances(X), "precomputed", None, client)
+
+
+def test_a_worker_without_memory_for_its_rows_is_refused():
+    X, _ = _data(n=60)
+    with distributed.LocalCluster(n_workers=1, processes=False, memory_limit="1MB", dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        with pytest.raises(InputError, match="on the Dask worker .* add workers"):
+            SplitKernels(X, "gaussian", None, client)
+
+
+@pytest.mark.parametrize("chunk", [150, 200])
+def test_split_products_add_the_product_chunks_as_kernels_does(client, monkeypatch, chunk):
+    """Past ``product_chunks`` (2048 rows: a product at n > 2048), the runs are summed apart and
+    then in order, on the workers as in one process: the same bits (chunks of 150 and 200 rows
+    stand in for 2048 here)."""
+    import approxpath.kernels as kernels
+
+    monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", chunk)
+    assert len(kernels.product_chunks(_N)) > 1
+    X, _ = _data()
+    split, dense = SplitKernels(X, "gaussian", None, client), Kernels(distances(X, "gaussian", None))
+    rng = np.random.default_rng(3)
+    some = np.sort(rng.choice(_N, 250, replace=False))
+    chunked = []
+    for rows in (None, some):
+        C = rng.random((_N if rows is None else rows.size, 3))
+        chunked.append((rows, C, dense.products(0.7, C, rows)))
+        for A, Z in zip(split.products(0.7, C, rows), chunked[-1][2]):
+            np.testing.assert_array_equal(A, Z)
+    # the chunks do change the last bits (so the equality above tells the two orders apart)
+    monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", 2048)
+    assert any(not np.array_equal(A, Z) for rows, C, got in chunked for A, Z in zip(dense.products(0.7, C, rows), got))
