@@ -18,9 +18,11 @@ import os
 import sys
 import threading
 from collections import OrderedDict
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
+
+from .blas import one_blas_thread
 
 # the distances lived here before 0.4.1: still importable from here
 from .distances import cross_sq_distances, pairwise, sq_distances  # noqa: F401
@@ -35,6 +37,11 @@ __all__ = ["gaussian", "Kernels", "KernelCache", "ProductMemo", "threads", "prod
 _THREADS = contextvars.ContextVar("approxpath_kernel_threads", default=max(1, min(4, os.cpu_count() or 1)))
 # below this many entries threads cost more than they save
 _THREADED_MIN = 1 << 18
+# Kernel products of at least this many entries run on one BLAS thread: OpenBLAS spreads the
+# skinny products of a block (p x m times m x n, p a few columns) over its threads, measured
+# 27.7 s against 1.0 s for one pass at n = 16000, p = 4 on 2 cores (limiting costs ~0.3 ms a
+# call: a pass at this size takes ~10 ms)
+_ONE_BLAS_MIN = 1 << 22
 #: Memory the kernel cache may use (bytes): 1.2 GB would keep six kernels of n = 4781 (real-valued features).
 CACHE_BYTES = 1_200_000_000
 # ... but no more than this many: a path revisits only the ends of the last few pieces
@@ -322,7 +329,8 @@ class Kernels:
         # chunks of rows summed on the kernel threads, then added in their order: the chunks
         # depend on k only, so the sums do not depend on the number of threads (one chunk, the
         # blocks' order of a single pass, up to _PRODUCT_CHUNK rows)
-        parts = _map(part, product_chunks(k), threaded=k * n >= _THREADED_MIN)
+        with one_blas_thread() if k * n >= _ONE_BLAS_MIN else nullcontext():
+            parts = _map(part, product_chunks(k), threaded=k * n >= _THREADED_MIN)
         acc = parts[0] if parts else np.zeros((order + 1, C2.shape[1], n))
         for more in parts[1:]:
             acc += more
