@@ -29,7 +29,8 @@ import numpy as np
 
 from . import kernel_families
 from .errors import InputError
-from .kernels import KernelCache, Kernels
+from .kernel_caches import KernelCache
+from .kernels import Kernels
 from .numerics import kernel_entry_error
 from .validate import check_X_y, choice, positive
 
@@ -268,7 +269,7 @@ class KernelBound(Bound):
         The data; with ``kernel="precomputed"`` the matrix :math:`D` (n, n) itself.
     y : ndarray of shape (n,)
     cache : bool, default False
-        Kernels and kernel products come from a :class:`~approxpath.kernels.KernelCache` (a
+        Kernels and kernel products come from a :class:`~approxpath.kernel_caches.KernelCache` (a
         search) instead of being computed from scratch (:class:`~approxpath.kernels.Kernels`,
         the verifier): the same values, bit for bit.
     **options

@@ -25,7 +25,7 @@ class KernelProblem(Problem):
 
     ``problem.sweep`` tells the bandwidth and the weight at a path parameter
     (``t, C = problem.sweep.at(tau)``), ``problem.gram(tau)`` is :math:`K_t` there (cached),
-    ``problem.kernels`` the provider of kernel products (:class:`~approxpath.kernels.KernelCache`),
+    ``problem.kernels`` the provider of kernel products (:class:`~approxpath.kernel_caches.KernelCache`),
     ``problem.kernel`` the family of :math:`D` (the option).
     """
 

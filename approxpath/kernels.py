@@ -13,11 +13,8 @@ lattice distances).
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import os
-import sys
 import threading
-from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
 
 import numpy as np
@@ -27,8 +24,7 @@ from .blas import one_blas_thread
 # the distances lived here before 0.4.1: still importable from here
 from .distances import cross_sq_distances, pairwise, sq_distances  # noqa: F401
 
-__all__ = ["gaussian", "Kernels", "KernelCache", "ProductMemo", "threads", "product_step", "product_chunks",
-           "block_products"]
+__all__ = ["gaussian", "Kernels", "threads", "product_step", "product_chunks", "block_products"]
 
 
 # Threads for the elementwise kernel work on large matrices (numpy's ufuncs release the GIL);
@@ -42,10 +38,6 @@ _THREADED_MIN = 1 << 18
 # 27.7 s against 1.0 s for one pass at n = 16000, p = 4 on 2 cores (limiting costs ~0.3 ms a
 # call: a pass at this size takes ~10 ms)
 _ONE_BLAS_MIN = 1 << 22
-#: Memory the kernel cache may use (bytes): 1.2 GB would keep six kernels of n = 4781 (real-valued features).
-CACHE_BYTES = 1_200_000_000
-# ... but no more than this many: a path revisits only the ends of the last few pieces
-_CACHE_MAX = 12
 # rows of E and D per block of KernelCache.products: a block and its temporary (~2 x 256 KB)
 # stay in a core's L2 cache between the three products
 _PRODUCT_BLOCK_BYTES = 1 << 18
@@ -61,9 +53,6 @@ _BLOCK = 256
 # of the coefficients over the levels (a1a: histogram of 4 columns 35 ms once, then 0.4 ms per
 # point instead of a 6-24 ms pass over D).
 _LEVELS_MAX = 255
-# histograms kept (one per coefficient column: the class sums of the few duals a path
-# evaluates at a time, two columns each)
-_HISTOGRAMS = 16
 
 
 @contextmanager
@@ -356,96 +345,3 @@ class Kernels:
             bins = (index[js].astype(np.intp) * n + at).ravel()
             H += np.bincount(bins, weights=np.repeat(full[js], n), minlength=L * n)
         return np.ascontiguousarray(H.reshape(L, n).T)
-
-
-class KernelCache(Kernels):
-    """:class:`Kernels` with the caches a path search needs: the last few kernels by ``x`` (for
-    exact solves and declarations; products read a stored kernel instead of exponentiating) and
-    the lattice histograms by content.  Values are those of :class:`Kernels`, bit for bit.
-
-    Evicted kernels that nobody else holds are reused as buffers (fresh n x n allocations cost
-    page faults comparable to the exp itself).
-
-    Parameters
-    ----------
-    D : ndarray of shape (n, n)
-    size : int, optional
-        Number of ``x`` kept (least recently used goes first); by default as many as fit in
-        :data:`CACHE_BYTES`, between 2 and 12, and 2 on a lattice.
-    """
-
-    def __init__(self, D, size=None):
-        super().__init__(D)
-        # on a lattice products never read a cached kernel: keep two (an exact solve's and
-        # the one before); each kernel kept beyond them was a fresh allocation whose page
-        # faults the solves paid, ~0.1 s each at a4a's size (a4a path keeping 6: 9.4-9.9 s,
-        # peak 1.8 GiB; keeping 2: 8.1-8.5 s, 1.1 GiB)
-        fit = 2 if self.lattice is not None else CACHE_BYTES // max(8 * D.size, 1)
-        self.size = size or int(min(_CACHE_MAX, max(2, fit)))
-        self._store = {}
-        self._free = []
-        self._histograms = OrderedDict()
-
-    def get(self, x):
-        """:math:`E_x = \\exp(-xD)`, shape (n, n), kept for the next calls (read only)."""
-        x = float(x)
-        E = self._store.pop(x, None)
-        if E is None:
-            E = gaussian(self.D, x, out=self._free.pop() if self._free else None)
-        self._store[x] = E  # most recent last
-        while len(self._store) > self.size:
-            old = self._store.pop(next(iter(self._store)))
-            # reuse only what no caller still references (``old`` and getrefcount's own)
-            if sys.getrefcount(old) <= 2 and not self._free:
-                self._free.append(old)
-        return E
-
-    def _cached(self, x):
-        return self._store.get(float(x))
-
-    def _histogram_of(self, full, step):
-        """Cached by content: a dual's class sums reuse it with any other columns and any
-        superset of rows."""
-        key = hashlib.blake2b(full.tobytes(), digest_size=16).digest()
-        H = self._histograms.get(key)
-        if H is not None:
-            self._histograms.move_to_end(key)
-            return H
-        H = self._histograms[key] = super()._histogram_of(full, step)
-        while len(self._histograms) > _HISTOGRAMS:
-            self._histograms.popitem(last=False)
-        return H
-
-
-class ProductMemo:
-    """:meth:`Kernels.products` remembering its last ``size`` answers by the content of the
-    arguments: a bound that evaluates the same coefficients at the same point again (the
-    pieces of a path that meet there, a search choosing among candidates) gets the same
-    arrays, bit for bit, without another pass over :math:`D`.
-
-    Parameters
-    ----------
-    products : callable
-        ``products(x, C, rows=None, order=2)`` (:meth:`Kernels.products`).
-    size : int
-        Answers kept (the least recently used goes first).
-    """
-
-    def __init__(self, products, size):
-        self.products, self.size = products, int(size)
-        self._memo = OrderedDict()
-
-    def __call__(self, x, C, rows=None, order=2):
-        C = np.ascontiguousarray(C, dtype=float)
-        rows = None if rows is None else np.ascontiguousarray(rows)
-        key = (float(x), order, C.shape, hash(C.tobytes()), None if rows is None else hash(rows.tobytes()))
-        hit = self._memo.get(key)
-        # (the hash only finds the entry: the arrays themselves are compared)
-        if hit is not None and np.array_equal(hit[0], C) and (rows is None or np.array_equal(hit[1], rows)):
-            self._memo.move_to_end(key)
-            return hit[2]
-        out = self.products(x, C, rows, order)
-        self._memo[key] = (C, rows, out)
-        while len(self._memo) > self.size:
-            self._memo.popitem(last=False)
-        return out

@@ -97,13 +97,13 @@ def human(nbytes):
 
 
 def _cached_kernels(n):
-    """Kernels a :class:`~approxpath.kernels.KernelCache` holds: those it keeps (its own sizing
+    """Kernels a :class:`~approxpath.kernel_caches.KernelCache` holds: those it keeps (its own sizing
     rule, without the lattice exception: the lattice is not known before the distances are) and
     the evicted one it keeps as a buffer for the next (n = 20000: 2 + 1 kernels of 3.2 GB, with
     the distances the 15 GB a run was seen to take)."""
-    from .kernels import CACHE_BYTES, _CACHE_MAX
+    from .kernel_caches import kept_kernels
 
-    return int(min(_CACHE_MAX, max(2, CACHE_BYTES // max(_ENTRY * n * n, 1)))) + 1
+    return kept_kernels(n) + 1
 
 
 def _dense_path_parts(n, backend):

@@ -8,7 +8,8 @@ import approxpath.kernels as kernels
 from approxpath.blocked_kernels import BlockedKernels
 from approxpath.data import make_sinc
 from approxpath.distances import sq_distances
-from approxpath.kernels import KernelCache, Kernels, ProductMemo, gaussian, threads
+from approxpath.kernel_caches import KernelCache, ProductMemo
+from approxpath.kernels import Kernels, gaussian, threads
 
 
 @pytest.fixture(scope="module")

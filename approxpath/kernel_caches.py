@@ -1,0 +1,123 @@
+"""The caches of a path search around :class:`~approxpath.kernels.Kernels`: the last few kernels
+and lattice histograms (:class:`KernelCache`), and kernel products remembered by the content of
+their arguments (:class:`ProductMemo`).  Values are those of :class:`~approxpath.kernels.Kernels`
+bit for bit; the verifier does not use these caches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections import OrderedDict
+
+import numpy as np
+
+from .kernels import Kernels, gaussian
+
+__all__ = ["CACHE_BYTES", "KernelCache", "ProductMemo", "kept_kernels"]
+
+#: Memory the kernel cache may use (bytes): 1.2 GB would keep six kernels of n = 4781 (real-valued features).
+CACHE_BYTES = 1_200_000_000
+# ... but no more than this many: a path revisits only the ends of the last few pieces
+_CACHE_MAX = 12
+# histograms kept (one per coefficient column: the class sums of the few duals a path
+# evaluates at a time, two columns each)
+_HISTOGRAMS = 16
+
+
+def kept_kernels(n):
+    """Kernels of ``n`` samples a :class:`KernelCache` keeps on real-valued features: as many as
+    fit in :data:`CACHE_BYTES`, between 2 and 12."""
+    return int(min(_CACHE_MAX, max(2, CACHE_BYTES // max(8 * n * n, 1))))
+
+
+class KernelCache(Kernels):
+    """:class:`Kernels` with the caches a path search needs: the last few kernels by ``x`` (for
+    exact solves and declarations; products read a stored kernel instead of exponentiating) and
+    the lattice histograms by content.  Values are those of :class:`Kernels`, bit for bit.
+
+    Evicted kernels that nobody else holds are reused as buffers (fresh n x n allocations cost
+    page faults comparable to the exp itself).
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, n)
+    size : int, optional
+        Number of ``x`` kept (least recently used goes first); by default as many as fit in
+        :data:`CACHE_BYTES`, between 2 and 12, and 2 on a lattice.
+    """
+
+    def __init__(self, D, size=None):
+        super().__init__(D)
+        # on a lattice products never read a cached kernel: keep two (an exact solve's and
+        # the one before); each kernel kept beyond them was a fresh allocation whose page
+        # faults the solves paid, ~0.1 s each at a4a's size (a4a path keeping 6: 9.4-9.9 s,
+        # peak 1.8 GiB; keeping 2: 8.1-8.5 s, 1.1 GiB)
+        self.size = size or (2 if self.lattice is not None else kept_kernels(self.n))
+        self._store = {}
+        self._free = []
+        self._histograms = OrderedDict()
+
+    def get(self, x):
+        """:math:`E_x = \\exp(-xD)`, shape (n, n), kept for the next calls (read only)."""
+        x = float(x)
+        E = self._store.pop(x, None)
+        if E is None:
+            E = gaussian(self.D, x, out=self._free.pop() if self._free else None)
+        self._store[x] = E  # most recent last
+        while len(self._store) > self.size:
+            old = self._store.pop(next(iter(self._store)))
+            # reuse only what no caller still references (``old`` and getrefcount's own)
+            if sys.getrefcount(old) <= 2 and not self._free:
+                self._free.append(old)
+        return E
+
+    def _cached(self, x):
+        return self._store.get(float(x))
+
+    def _histogram_of(self, full, step):
+        """Cached by content: a dual's class sums reuse it with any other columns and any
+        superset of rows."""
+        key = hashlib.blake2b(full.tobytes(), digest_size=16).digest()
+        H = self._histograms.get(key)
+        if H is not None:
+            self._histograms.move_to_end(key)
+            return H
+        H = self._histograms[key] = super()._histogram_of(full, step)
+        while len(self._histograms) > _HISTOGRAMS:
+            self._histograms.popitem(last=False)
+        return H
+
+
+class ProductMemo:
+    """:meth:`Kernels.products` remembering its last ``size`` answers by the content of the
+    arguments: a bound that evaluates the same coefficients at the same point again (the
+    pieces of a path that meet there, a search choosing among candidates) gets the same
+    arrays, bit for bit, without another pass over :math:`D`.
+
+    Parameters
+    ----------
+    products : callable
+        ``products(x, C, rows=None, order=2)`` (:meth:`Kernels.products`).
+    size : int
+        Answers kept (the least recently used goes first).
+    """
+
+    def __init__(self, products, size):
+        self.products, self.size = products, int(size)
+        self._memo = OrderedDict()
+
+    def __call__(self, x, C, rows=None, order=2):
+        C = np.ascontiguousarray(C, dtype=float)
+        rows = None if rows is None else np.ascontiguousarray(rows)
+        key = (float(x), order, C.shape, hash(C.tobytes()), None if rows is None else hash(rows.tobytes()))
+        hit = self._memo.get(key)
+        # (the hash only finds the entry: the arrays themselves are compared)
+        if hit is not None and np.array_equal(hit[0], C) and (rows is None or np.array_equal(hit[1], rows)):
+            self._memo.move_to_end(key)
+            return hit[2]
+        out = self.products(x, C, rows, order)
+        self._memo[key] = (C, rows, out)
+        while len(self._memo) > self.size:
+            self._memo.popitem(last=False)
+        return out
