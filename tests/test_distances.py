@@ -1,0 +1,29 @@
+"""Whole distance matrices (approxpath.distances.pairwise) against scipy's pdist and the formula."""
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist, squareform
+
+from approxpath import distances
+from approxpath.distances import pairwise
+
+
+@pytest.mark.parametrize("loop", [True, False], ids=["numpy loop", "pdist"])
+@pytest.mark.parametrize("metric", ["sqeuclidean", "cityblock", "weighted"])
+def test_pairwise_is_pdist_bit_for_bit_and_the_formula(monkeypatch, loop, metric):
+    monkeypatch.setattr(distances, "_LOOP_MAX", 1 << 40 if loop else 0)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((70, 6)) * [1, 10, 1e-3, 1, 5, 0.1]
+    w = rng.random(6) + 0.1
+    if metric == "weighted":
+        D, ref = pairwise(X, weights=w), squareform(pdist(X, "sqeuclidean", w=w))
+        formula = (w * (X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    else:
+        D, ref = pairwise(X, metric), squareform(pdist(X, metric))
+        diff = X[:, None, :] - X[None, :, :]
+        formula = (diff**2 if metric == "sqeuclidean" else np.abs(diff)).sum(axis=2)
+    assert D.shape == (70, 70)
+    np.testing.assert_array_equal(D, ref)
+    np.testing.assert_allclose(D, formula, rtol=1e-13, atol=0)
+    assert np.all(np.diag(D) == 0) and np.array_equal(D, D.T)
+
