@@ -1,13 +1,13 @@
-"""Kernels :math:`K_t = \\exp(-tD)` and their products, with and without a cache.
+"""Kernels :math:`K_t = \\exp(-tD)` and their products.
 
 The kernel of every built-in problem is :math:`K_t = \\exp(-t D)` with :math:`D \\ge 0`
 entrywise (today :math:`D_{ij} = \\lVert x_i - x_j \\rVert^2`), so :math:`0 < (K_t)_{ij} \\le 1` and
 every entry is completely monotone in :math:`t`: every bound of the package rests on that.
 
 :class:`Kernels` computes what a bound asks for (a kernel, or products with it and its
-derivatives in :math:`t`) from scratch, numpy only: the verifier uses it.  :class:`KernelCache`
-adds the caches a path search needs (the last few kernels, histograms of coefficients over
-lattice distances).
+derivatives in :math:`t`) from scratch, numpy only: the verifier uses it.
+:class:`~approxpath.kernel_caches.KernelCache` adds the caches a path search needs (the last
+few kernels, histograms of coefficients over lattice distances).
 """
 
 from __future__ import annotations
