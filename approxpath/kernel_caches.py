@@ -36,8 +36,9 @@ class KernelCache(Kernels):
     exact solves and declarations; products read a stored kernel instead of exponentiating) and
     the lattice histograms by content.  Values are those of :class:`Kernels`, bit for bit.
 
-    Evicted kernels that nobody else holds are reused as buffers (fresh n x n allocations cost
-    page faults comparable to the exp itself).
+    The kernel evicted for a new one is overwritten by it when nobody else holds it: no more
+    than ``size`` kernels are alive (fresh n x n allocations also cost page faults comparable
+    to the exp itself).
 
     Parameters
     ----------
@@ -55,7 +56,6 @@ class KernelCache(Kernels):
         # peak 1.8 GiB; keeping 2: 8.1-8.5 s, 1.1 GiB)
         self.size = size or (2 if self.lattice is not None else kept_kernels(self.n))
         self._store = {}
-        self._free = []
         self._histograms = OrderedDict()
 
     def get(self, x):
@@ -63,13 +63,14 @@ class KernelCache(Kernels):
         x = float(x)
         E = self._store.pop(x, None)
         if E is None:
-            E = gaussian(self.D, x, out=self._free.pop() if self._free else None)
+            buffer = None
+            if len(self._store) >= self.size:  # room first: the evicted kernel becomes the new one
+                old = self._store.pop(next(iter(self._store)))
+                # reuse only what no caller still references (``old`` and getrefcount's own)
+                buffer = old if sys.getrefcount(old) <= 2 else None
+                del old
+            E = gaussian(self.D, x, out=buffer)
         self._store[x] = E  # most recent last
-        while len(self._store) > self.size:
-            old = self._store.pop(next(iter(self._store)))
-            # reuse only what no caller still references (``old`` and getrefcount's own)
-            if sys.getrefcount(old) <= 2 and not self._free:
-                self._free.append(old)
         return E
 
     def _cached(self, x):

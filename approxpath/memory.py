@@ -98,12 +98,12 @@ def human(nbytes):
 
 def _cached_kernels(n):
     """Kernels a :class:`~approxpath.kernel_caches.KernelCache` holds: those it keeps (its own sizing
-    rule, without the lattice exception: the lattice is not known before the distances are) and
-    the evicted one it keeps as a buffer for the next (n = 20000: 2 + 1 kernels of 3.2 GB, with
-    the distances the 15 GB a run was seen to take)."""
+    rule, without the lattice exception: the lattice is not known before the distances are); a
+    new kernel overwrites the one it evicts (n = 16000: 2 kernels of 2 GB and the distances,
+    7.1 GiB peak with libSVM's cache and the libraries)."""
     from .kernel_caches import kept_kernels
 
-    return kept_kernels(n) + 1
+    return kept_kernels(n)
 
 
 def _dense_path_parts(n, backend):

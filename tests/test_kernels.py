@@ -81,3 +81,35 @@ def test_chunked_products_do_not_depend_on_the_threads(data, monkeypatch):
     for j, (A, B) in enumerate(zip(one, two)):
         np.testing.assert_array_equal(A, B)
         np.testing.assert_allclose(A, (D**j * E) @ C, rtol=1e-12, atol=1e-12)
+
+
+def test_products_read_from_a_cached_kernel_equal_the_computed_ones(data, monkeypatch):
+    """All rows and a subset, with the kernel cached and without: the same numbers bit for bit."""
+    _, D = data
+    monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", 48)
+    C = np.random.default_rng(2).standard_normal((D.shape[0], 4))
+    rows = np.arange(3, D.shape[0], 3)
+    cache = KernelCache(D, size=2)
+    cache.get(0.8)
+    for r in (None, rows):
+        c = C if r is None else C[r]
+        for A, B in zip(cache.products(0.8, c, r), Kernels(D).products(0.8, c, r)):
+            np.testing.assert_array_equal(A, B)
+
+
+def test_a_full_kernel_cache_overwrites_the_kernel_it_evicts(data):
+    """No more than ``size`` kernels alive: the evicted one's memory holds the new kernel, unless
+    a caller still holds it (then it is left alone)."""
+    _, D = data
+    cache = KernelCache(D, size=2)
+    first = id(cache.get(0.1))
+    cache.get(0.2)
+    third = cache.get(0.3)
+    assert id(third) == first and cache._cached(0.1) is None
+    np.testing.assert_array_equal(third, np.exp(-0.3 * D))
+    held = cache.get(0.2)  # 0.2 is now the most recent; 0.3 goes next
+    kept = cache.get(0.3)
+    fourth = cache.get(0.4)  # evicts 0.2, which ``held`` still references
+    assert fourth is not held and id(fourth) != id(kept)
+    np.testing.assert_array_equal(held, np.exp(-0.2 * D))
+    np.testing.assert_array_equal(fourth, np.exp(-0.4 * D))
