@@ -130,60 +130,25 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         raise InputError(f"solve_time_limit must be a positive number of seconds or None; got {solve_time_limit!r}")
     check_fits(path_bytes(problem, workers if executor is None else 1), f"{problem.name} with n = {problem.n}",
                "use fewer samples, fewer workers, or a machine with more memory")
+    args = (float(eps), bool(relative), strategy, solver, budget)
     # with split_products the kernel products run on the Dask workers until the certificate's meta is made
     with _products_on(problem, executor if split_products else None):
         if not split_products:
             _notice_blocked(problem)
         _check_scale(problem)
-        args = (float(eps), bool(relative), strategy, solver, budget)
         if not parallel_run or (chunks is None and _STRATEGY_CLASSES[strategy].adaptive):
-            ckpt = None
-            if checkpoint is not None:
-                inputs = [meta["data_file"]] if meta and isinstance(meta.get("data_file"), str) else []
-                ckpt = Checkpoint(checkpoint, problem, dict(eps=float(eps), relative=bool(relative),
-                                                            interval=[lo, hi], strategy=strategy), inputs=inputs)
-            bar = path_bar(progress, lo, hi, problem.name, _SHOWN.get(problem.parameter, problem.parameter))
-            try:
-                with parallel.pool(workers, executor, parallel_run) as p:
-                    if p is None:
-                        pieces, anchors, solve_s, certify_s = run_chunk(problem, lo, hi, *args, bar, ckpt, resume)
-                    else:  # single-threaded here too: the workers need the cores (measured: 12 % faster)
-                        pieces, anchors, solve_s, certify_s = parallel.single_threaded(
-                            run_chunk, problem, lo, hi, *args, bar, None, False, p.submit)
-            except BaseException:
-                if ckpt is not None:  # interrupted (Ctrl-C, SIGTERM, an error): keep the latest state
-                    ckpt.flush()
-                raise
-            finally:
-                if bar is not None:
-                    bar.close()
-            if ckpt is not None:
-                ckpt.remove()
+            found = _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, checkpoint, resume, meta)
         else:
             n_chunks = int(chunks or workers)
             bar = count_bar(progress, n_chunks, f"{problem.name} ({n_chunks} chunks)", "chunks")
             try:
-                pieces, anchors, solve_s, certify_s = parallel.chunks(run_chunk, problem, lo, hi, args, n_chunks,
-                                                                      workers, executor, bar)
+                found = parallel.chunks(run_chunk, problem, lo, hi, args, n_chunks, workers, executor, bar)
             finally:
                 if bar is not None:
                     bar.close()
+        pieces, anchors, solve_s, certify_s = found
         pieces.sort(key=lambda p: p.lo)
-        info = dict(
-            problem=problem.name,
-            parameter=problem.parameter,
-            options=problem.options(),
-            kernel=KERNEL,
-            n=problem.n,
-            d=problem.X.shape[1],
-            data_sha256=data_sha256(problem.X, problem.y),
-            preprocessing="none",
-            scale="log",
-        )
-        # the kernel family's definition and the sha256 of D; how many points a sampled piece claims
-        info.update(getattr(problem.bound, "kernel_meta", dict)(), sample_levels=SAMPLE_LEVELS)
-        info.update(_provenance(problem))
-        info.update(meta or {})
+        info = _path_meta(problem, meta)
     return Path(
         problem=problem,
         eps=float(eps),
@@ -198,6 +163,55 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         certify_s=certify_s,
         meta=info,
     )
+
+
+def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, checkpoint, resume, meta):
+    """One adaptive run driven from this process (its segments certified here, or by the pool's
+    workers), with its checkpoint and progress bar: ``(pieces, anchors, solve_s, certify_s)``."""
+    eps, relative, strategy = args[:3]
+    ckpt = None
+    if checkpoint is not None:
+        inputs = [meta["data_file"]] if meta and isinstance(meta.get("data_file"), str) else []
+        ckpt = Checkpoint(checkpoint, problem, dict(eps=eps, relative=relative, interval=[lo, hi], strategy=strategy),
+                          inputs=inputs)
+    bar = path_bar(progress, lo, hi, problem.name, _SHOWN.get(problem.parameter, problem.parameter))
+    try:
+        with parallel.pool(workers, executor, parallel_run) as p:
+            if p is None:
+                found = run_chunk(problem, lo, hi, *args, bar, ckpt, resume)
+            else:  # single-threaded here too: the workers need the cores (measured: 12 % faster)
+                found = parallel.single_threaded(run_chunk, problem, lo, hi, *args, bar, None, False, p.submit)
+    except BaseException:
+        if ckpt is not None:  # interrupted (Ctrl-C, SIGTERM, an error): keep the latest state
+            ckpt.flush()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    if ckpt is not None:
+        ckpt.remove()
+    return found
+
+
+def _path_meta(problem, meta):
+    """What a certificate records about the run's inputs: the problem, its options and data, the
+    kernel's definition and the sha256 of D, the data file it came from, and ``meta``."""
+    info = dict(
+        problem=problem.name,
+        parameter=problem.parameter,
+        options=problem.options(),
+        kernel=KERNEL,
+        n=problem.n,
+        d=problem.X.shape[1],
+        data_sha256=data_sha256(problem.X, problem.y),
+        preprocessing="none",
+        scale="log",
+    )
+    # the kernel family's definition and the sha256 of D; how many points a sampled piece claims
+    info.update(getattr(problem.bound, "kernel_meta", dict)(), sample_levels=SAMPLE_LEVELS)
+    info.update(_provenance(problem))
+    info.update(meta or {})
+    return info
 
 
 def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None, checkpoint=None, resume=False,
