@@ -36,9 +36,9 @@ class KernelCache(Kernels):
     exact solves and declarations; products read a stored kernel instead of exponentiating) and
     the lattice histograms by content.  Values are those of :class:`Kernels`, bit for bit.
 
-    The kernel evicted for a new one is overwritten by it when nobody else holds it: no more
-    than ``size`` kernels are alive (fresh n x n allocations also cost page faults comparable
-    to the exp itself).
+    The kernel evicted for a new one is overwritten by it when nobody else holds it, so the
+    cache never holds more than ``size`` kernels, not even for a moment (a fresh n x n
+    allocation also costs page faults comparable to the exp itself).
 
     Parameters
     ----------
