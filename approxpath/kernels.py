@@ -24,6 +24,16 @@ from .blas import one_blas_thread
 # the distances lived here before 0.4.1: still importable from here
 from .distances import cross_sq_distances, pairwise, sq_distances  # noqa: F401
 
+
+def __getattr__(name):
+    """The search caches lived here before 0.4.1 (:mod:`approxpath.kernel_caches` imports this
+    module, so they are found on first use): still importable from here."""
+    if name in ("KernelCache", "ProductMemo", "CACHE_BYTES"):
+        from . import kernel_caches
+
+        return getattr(kernel_caches, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = ["gaussian", "Kernels", "threads", "product_step", "product_chunks", "block_products"]
 
 

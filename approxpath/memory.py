@@ -96,23 +96,18 @@ def human(nbytes):
     return f"{int(nbytes)} B"
 
 
-def _cached_kernels(n):
-    """Kernels a :class:`~approxpath.kernel_caches.KernelCache` holds: those it keeps (its own sizing
-    rule, without the lattice exception: the lattice is not known before the distances are); a
-    new kernel overwrites the one it evicts (n = 16000: 2 kernels of 2 GB and the distances,
-    7.1 GiB peak with libSVM's cache and the libraries)."""
-    from .kernel_caches import kept_kernels
-
-    return kept_kernels(n)
-
-
 def _dense_path_parts(n, backend):
     """The parts of a dense path (stored distances, a kernel cache) in one process."""
     square = float(_ENTRY) * n * n
     # libSVM's cache fills up to its size or to the whole kernel it caches (float32 columns)
     cache = min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n) if backend == "libsvm" else 0.0
     solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + cache
-    k = _cached_kernels(n)
+    from .kernel_caches import kept_kernels
+
+    # the KernelCache's own sizing rule, without its lattice exception (the lattice is not known
+    # before the distances are); a new kernel overwrites the one it evicts, so no spare (n = 16000:
+    # 2 kernels of 2 GB and the distances, 7.15 GiB peak with libSVM's cache and the libraries)
+    k = kept_kernels(n)
     return (("distances", (_DISTANCES + _LATTICE) * square), (f"{k} kernels (cache)", k * square),
             (f"exact solver ({backend})", solver), ("libraries", _LIBRARIES))
 

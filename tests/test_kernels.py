@@ -98,8 +98,8 @@ def test_products_read_from_a_cached_kernel_equal_the_computed_ones(data, monkey
 
 
 def test_a_full_kernel_cache_overwrites_the_kernel_it_evicts(data):
-    """No more than ``size`` kernels alive: the evicted one's memory holds the new kernel, unless
-    a caller still holds it (then it is left alone)."""
+    """The cache holds no more than ``size`` kernels: the evicted one's memory holds the new
+    kernel, unless a caller still holds it (then it is left alone)."""
     _, D = data
     cache = KernelCache(D, size=2)
     first = id(cache.get(0.1))
@@ -107,9 +107,18 @@ def test_a_full_kernel_cache_overwrites_the_kernel_it_evicts(data):
     third = cache.get(0.3)
     assert id(third) == first and cache._cached(0.1) is None
     np.testing.assert_array_equal(third, np.exp(-0.3 * D))
-    held = cache.get(0.2)  # 0.2 is now the most recent; 0.3 goes next
-    kept = cache.get(0.3)
+    held = cache.get(0.2)
+    kept = cache.get(0.3)  # 0.2 is now the least recent: it goes next
     fourth = cache.get(0.4)  # evicts 0.2, which ``held`` still references
     assert fourth is not held and id(fourth) != id(kept)
     np.testing.assert_array_equal(held, np.exp(-0.2 * D))
     np.testing.assert_array_equal(fourth, np.exp(-0.4 * D))
+
+
+def test_the_search_caches_are_still_importable_from_kernels():
+    """They moved to approxpath.kernel_caches in 0.4.1; code written for 0.4.0 still finds them."""
+    from approxpath import kernel_caches
+
+    assert kernels.KernelCache is kernel_caches.KernelCache and kernels.ProductMemo is kernel_caches.ProductMemo
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        kernels.nothing
