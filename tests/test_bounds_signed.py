@@ -107,6 +107,32 @@ def test_kernel_products_against_explicit_matrices_and_the_cache():
             np.testing.assert_allclose(f, w, rtol=1e-12, atol=1e-12 * np.abs(w).max())
 
 
+def test_threaded_products_do_not_depend_on_the_threads(monkeypatch):
+    # runs of row blocks on threads, their sums added in order: the same bits on 1, 2 or 3
+    # threads, with or without a cached kernel, and the explicit matrices' products to rounding
+    import approxpath.kernels as kernels
+
+    monkeypatch.setattr(kernels, "_PRODUCTS_THREADED_MIN", 0)
+    monkeypatch.setattr(kernels, "_TASK_ENTRIES", 3 * 16 * 300)  # 3 blocks of 16 rows per run: 7 runs
+    rng = np.random.default_rng(4)
+    D = sq_distances(rng.standard_normal((300, 4)))
+    C = rng.random((300, 4))
+    cache = KernelCache(D)
+    cache.get(0.7)
+    for x in (0.05, 0.7):
+        E = np.exp(-x * D)
+        want = (E @ C, (D * E) @ C, (D**2 * E) @ C)
+        runs = []
+        for count in (1, 2, 3):
+            with kernels.threads(count):
+                runs.append(cache.products(x, C))
+        for got in runs[1:]:
+            for a, b in zip(runs[0], got):
+                np.testing.assert_array_equal(a, b)
+        for f, w in zip(runs[0], want):
+            np.testing.assert_allclose(f, w, rtol=1e-12, atol=1e-12 * np.abs(w).max())
+
+
 @pytest.mark.parametrize("values", [(0.0, 1.0), (0.0, 0.5, 1.0), (0.0, 1.0, 2.0, 7.0)])
 def test_lattice_products_equal_direct_products(values):
     # binary, dyadic and integer features: distances on a lattice, products through level
