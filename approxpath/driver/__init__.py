@@ -242,7 +242,7 @@ def _notice_blocked(problem):
         have, what = available_bytes()
         how = "from the stored distances" if mode == "distances" else "with the distances recomputed block by block"
         warnings.warn(f"{problem.name} with n = {problem.n}: the n x n kernels do not fit the {human(have)} available "
-                      f"under {what}; kernel products are computed {how} (slower; libSVM on its own kernel)",
+                      f"under {what}; kernel products are computed {how} (slower)",
                       stacklevel=3)
 
 

@@ -47,7 +47,7 @@ class Certifier:
 
     The problem's optional capabilities are looked up once here: ``interpolate`` (else a
     convex combination field by field), ``interpolate_moving`` (a pair whose weight moves
-    along a piece: the first candidate where the problem has it), ``interpolation_gaps`` (else
+    along a piece: the candidate where the problem has it), ``interpolation_gaps`` (else
     each weight restored and its gap taken) and ``weighing_depth``.
     """
 
@@ -67,8 +67,8 @@ class Certifier:
         Returns a function of a sub-piece ``(l, h)`` giving ``[(pair, anchors), ...]``: the
         two anchors' pairs, the nearer first; with ``interpolate``, for a sub-piece inside
         (a, b), only the convex combination of the two pairs with the weight of smallest gap
-        (restored afterwards), preceded, for a problem with ``interpolate_moving``, by the pair
-        whose weight moves along the piece between the weights at its two ends.
+        (restored afterwards) or, for a problem with ``interpolate_moving``, the pair whose
+        weight moves along the piece through the weights at its two ends and its middle.
         """
         run = self.run
         ends = [x for x in (a, b) if x in run.anchors]
@@ -103,7 +103,8 @@ class Certifier:
                     pair_a, pair_b = run.anchors[a], run.anchors[b]
                     theta = weight(pos, width, run.t(m), (l, h) if l < h else None)
                     if self.moving is not None and l < h:
-                        moving = self.moving(pair_a, pair_b, [profiled(position(x)) for x in (l, h)], (l, h))
+                        thetas = (profiled(position(l)), theta, profiled(position(h)))
+                        moving = self.moving(pair_a, pair_b, thetas, (l, run.t(m), h))
                         if moving is not None:
                             return [(moving, (a, b))]
                     return [(self.interpolate(pair_a, pair_b, theta), (a, b))]

@@ -110,11 +110,12 @@ class SVMBound(KernelBound):
         self._recent = OrderedDict()
 
     # -------------------------------------------------------------- class sums
-    def _group_sums(self, alphas, x):
-        """Class sums of each array of ``alphas`` at ``x`` and their first two derivatives in
-        ``x``: one triple per array, ``S[k][:, 0] = d^k/dx^k exp(-xD) (alpha on the positive
+    def _group_sums(self, alphas, x, order=2):
+        """Class sums of each array of ``alphas`` at ``x`` and their first ``order`` derivatives
+        in ``x``: one tuple per array, ``S[k][:, 0] = d^k/dx^k exp(-xD) (alpha on the positive
         class)``, ``S[k][:, 1]`` the same over the negative class.  The arrays share one pass
-        over the kernel (a group is always computed together: values depend on the group only)."""
+        over the kernel (a group is always computed together: values depend on the group only,
+        the sums ``S[0]`` not on ``order``)."""
         x = float(x)
         coef = np.zeros((self.n, 2 * len(alphas)))
         for k, alpha in enumerate(alphas):
@@ -124,9 +125,9 @@ class SVMBound(KernelBound):
         rows, coef = (None, coef) if rows.size > _SUPPORT_SHARE * self.n else (rows, coef[rows])
         if not self.sweep.along_bandwidth:  # the kernel is fixed on the C path: no derivatives
             F = self.kernels.products(self.sweep.at(x)[0], coef, rows, order=0)[0]
-            sums = (F, np.zeros_like(F), np.zeros_like(F))
+            sums = (F, np.zeros_like(F), np.zeros_like(F))[: order + 1]
         else:
-            sums = tuple((-1) ** k * M for k, M in enumerate(self.kernels.products(x, coef, rows)))
+            sums = tuple((-1) ** k * M for k, M in enumerate(self.kernels.products(x, coef, rows, order)))
         return [tuple(M[:, 2 * k:2 * k + 2] for M in sums) for k in range(len(alphas))]
 
     def pair_sums(self, alpha_a, alpha_b, x):
@@ -144,7 +145,7 @@ class SVMBound(KernelBound):
 
     def _sums(self, dual, x, order=2):
         """:meth:`_group_sums` of ``dual.alpha`` alone, the first ``order + 1``."""
-        return self._group_sums((dual.alpha,), x)[0][: order + 1]
+        return self._group_sums((dual.alpha,), x, order)[0]
 
     def _margins(self, dual):
         """How many rounding margins a bound of ``dual`` adds (1; a search adds more where it
@@ -193,7 +194,7 @@ class SVMBound(KernelBound):
                 "bias_slope": float(primal.b_slope),
                 # a fixed pair: no second dual and a zero weight line
                 "dual_b": np.zeros(self.n) if m is None else np.asarray(m.alpha_b, dtype=float),
-                "theta": np.zeros(2) if m is None else np.asarray(m.theta, dtype=float),
+                "theta": np.zeros(3) if m is None else np.asarray(m.theta, dtype=float),
                 "theta_at": np.zeros(2) if m is None else np.asarray(m.span, dtype=float)}
 
     def from_arrays(self, arrays):

@@ -47,9 +47,14 @@ class CachedSVMBound(SVMBound):
             cache.popitem(last=False)
         return value
 
-    def _group_sums(self, alphas, x):
+    def _group_sums(self, alphas, x, order=2):
+        # kept with the order computed (an exact solve's point gap needs the sums alone: a pass
+        # of a third of the work); a higher order is computed afresh, the sums the same bits
         key = ("sums", tuple(map(digest, alphas)), float(x))
-        return self.remember(key, lambda: super(CachedSVMBound, self)._group_sums(alphas, x))
+        hit = self.remember(key, lambda: super(CachedSVMBound, self)._group_sums(alphas, x, order))
+        if len(hit[0]) <= order:
+            hit = self._cache[key] = super()._group_sums(alphas, x, order)
+        return [S[: order + 1] for S in hit]
 
     def _sums(self, dual, x, order=2):
         if dual.mix is not None:

@@ -89,11 +89,11 @@ def _moving_hull(motion, edges, low, up):
     """Enclosures (m, J) of :math:`(1 - \\theta)f_a + \\theta f_b` from those of :math:`f_a, f_b`
     (``low``, ``up`` of shape (m, 2, J)) on the sub-intervals between ``edges`` (J + 1,): for a
     fixed weight the combination is monotone in each, and linear in the weight, whose range on a
-    sub-interval is between its values at the two edges (a line), so the extremes are at those;
-    padded for their rounding and the weights' (8 roundings of 1)."""
-    th = np.array([motion.weight(x) for x in edges])
-    ends = (th[:-1], th[1:])
+    sub-interval lies between its smallest and largest Bernstein coefficients there, so the
+    extremes are at those; padded for their rounding and the weights' (16 roundings of 1)."""
+    coef = np.array([motion.coefficients(a, b) for a, b in zip(edges[:-1], edges[1:])])  # (J, 3)
+    ends = (coef.min(axis=1), coef.max(axis=1))
     lows = [(1.0 - t) * low[:, 0] + t * low[:, 1] for t in ends]
     ups = [(1.0 - t) * up[:, 0] + t * up[:, 1] for t in ends]
-    pad = fp_margin(12, 1.0) * (np.abs(low).sum(axis=1) + np.abs(up).sum(axis=1))
+    pad = fp_margin(20, 1.0) * (np.abs(low).sum(axis=1) + np.abs(up).sum(axis=1))
     return np.minimum(*lows) - pad, np.maximum(*ups) + pad

@@ -49,19 +49,22 @@ class SVMInterpolation:
         """Whether ``alpha`` is exactly feasible (remembered by content, as :meth:`_on_grid`)."""
         return self.bound.remember(("feasible", digest(alpha)), lambda: bool(self._exactly_feasible(alpha, self.c)))
 
-    def interpolate_moving(self, a, b, thetas, span):
-        """The moving pair :math:`(1 - \\theta(t))\\,a + \\theta(t)\\,b` with the weight line
-        through ``(span[0], thetas[0])`` and ``(span[1], thetas[1])`` (:mod:`.moving`), both
-        weights in [0, 1]; the pair ``a`` or ``b`` itself where both weights are 0 or 1, and
-        None where the pairs are not exactly feasible duals of a bandwidth path (the bias is
-        restored after)."""
-        th0, th1 = (min(max(float(x), 0.0), 1.0) for x in thetas)
-        if th0 == th1 and th0 in (0.0, 1.0):
-            return a if th0 == 0.0 else b
+    def interpolate_moving(self, a, b, thetas, ts):
+        """The moving pair :math:`(1 - \\theta(t))\\,a + \\theta(t)\\,b` (:mod:`.moving`) whose
+        weight is the quadratic through ``thetas`` (3) at ``ts`` (3, increasing: a piece's ends
+        and a point between), its Bernstein coefficients on ``[ts[0], ts[2]]`` clipped to [0, 1]
+        (also where the weight is 0 or 1 throughout: the kernel products are then those of the
+        pair's other pieces); None where the pairs are not exactly feasible duals of a bandwidth
+        path (the bias is restored after)."""
+        th0, th1, th2 = (float(x) for x in thetas)
+        t0, t1, t2 = (float(t) for t in ts)
+        s = (t1 - t0) / (t2 - t0)
+        middle = (th1 - th0 * (1 - s) ** 2 - th2 * s * s) / (2 * s * (1 - s))
+        coef = tuple(min(max(c, 0.0), 1.0) for c in (th0, middle, th2))
         aa, ab = a[1].alpha, b[1].alpha
         if not (self.sweep.along_bandwidth and self._feasible(aa) and self._feasible(ab)):
             return None
-        motion = Motion(ab, (th0, th1), (float(span[0]), float(span[1])))
+        motion = Motion(ab, coef, (t0, t2))
         return SVMPrimal(w=self.y * aa, b=float(a[0].b), motion=motion), SVMDual(alpha=aa, motion=motion)
 
     def interpolation_gaps(self, a, b, thetas, tau, around=None):

@@ -68,7 +68,7 @@ class KernelSVM(SVMInterpolation, KernelProblem):
     name = "kernel_svm"
     Bound = SVMBound
     criteria = ("error",)
-    backends = ("libsvm", "clarabel", "scs")
+    backends = ("smo", "libsvm", "clarabel", "scs")
 
     def __init__(self, X, y, *, c=1.0, bias="optimal", bandwidth=None, parameter="bandwidth",
                  kernel="gaussian", feature_weights=None):
@@ -167,6 +167,11 @@ class KernelSVM(SVMInterpolation, KernelProblem):
         return QP(P=P, q=-np.ones(n), A=A, b=b, zero=1, nonneg=2 * n)
 
     def candidate(self, backend, t, warm=None):
+        """``smo``: SMO started from the nearest exact solve ``warm`` (:mod:`.smo`), on a kernel in
+        memory; ``libsvm``: libSVM from zero (on the kernel in memory, else on its own RBF);
+        ``clarabel``/``scs``: the dual QP (:meth:`exact_qp`)."""
+        if backend == "smo":
+            return self._smo_candidate(t, warm)
         if backend == "libsvm":
             from .libsvm import libsvm_candidate, libsvm_rbf_candidate
 
@@ -181,10 +186,26 @@ class KernelSVM(SVMInterpolation, KernelProblem):
         # Stationarity Qa - 1 + z0 y - z_lo + z_hi = 0 makes z0 the primal bias b.
         return SVMPrimal(w=self.y * sol.x, b=float(sol.z[0])), SVMDual(alpha=sol.x)
 
+    def _smo_candidate(self, t, warm):
+        """The ``smo`` backend; ``ValueError`` without a nearby solve or a kernel in memory (the
+        next backend then solves from zero)."""
+        from approxpath.solvers import current_settings
+
+        from .libsvm import LIBSVM_TIGHT_TOL, LIBSVM_TOL
+        from .smo import warm_smo
+
+        bw, C = self.sweep.at(t)
+        K = self.gram(t) if not self.bound.blocked else self._solve_kernel(bw)
+        if warm is None or K is None:
+            raise ValueError("no nearby exact solve to start from, or no kernel in memory")
+        start = self._repair(np.minimum(warm[1].alpha, C), C)  # feasible at C (the C path moves the box)
+        alpha, b, _ = warm_smo(K, self.y, C, start, LIBSVM_TIGHT_TOL if current_settings().tight else LIBSVM_TOL)
+        return SVMPrimal(w=self.y * alpha, b=b), SVMDual(alpha=alpha)
+
     def _solve_kernel(self, bw):
         """:math:`\\exp(-bw\\,D)` from the stored distances into one buffer kept for the exact
         solves (the ``"distances"`` mode, where :func:`~approxpath.memory.solve_kernel_fits`),
-        else None."""
+        and held for the kernel products at ``bw`` until the next solve; else None."""
         from approxpath.kernels import gaussian
         from approxpath.memory import solve_kernel_fits
 
@@ -192,7 +213,10 @@ class KernelSVM(SVMInterpolation, KernelProblem):
             if self.kernels.mode != "distances" or not solve_kernel_fits(self.n, self.X.shape[1]):
                 return None
             self._kernel_buffer = np.empty((self.n, self.n))
-        return gaussian(self.kernels.D, bw, out=self._kernel_buffer)
+        self.kernels.hold(None, None)
+        K = gaussian(self.kernels.D, bw, out=self._kernel_buffer)
+        self.kernels.hold(bw, K)  # the solve's point gap reads it (the same entries)
+        return K
 
     def _rbf_features(self):
         """Features on which libSVM's RBF kernel :math:`\\exp(-\\gamma\\lVert u - u'\\rVert^2)` with
