@@ -154,3 +154,18 @@ def test_a_path_of_moving_pairs_verifies(tmp_path):
         path.save(out)
         report = approxpath.verify(out, X, y)
         assert report.ok and not report.notes, report
+
+
+def test_fixed_restoration_keeps_one_weight_per_piece(tmp_path):
+    """dual_restoration="fixed" certifies with fixed pairs only (more pieces, the same exact
+    solves here); the option is recorded, so versions before moving pairs refuse a moving file
+    by naming it."""
+    X, y = make_classification(n=150, d=4, seed=2)
+    paths = {rule: approxpath.approximate_path(KernelSVM(X, y, c=0.5, dual_restoration=rule), eps=0.05,
+                                               interval=(2.0**-4, 2.0**4)) for rule in ("moving", "fixed")}
+    assert all(piece.dual.motion is None for piece in paths["fixed"].pieces)
+    assert len(paths["moving"].pieces) < len(paths["fixed"].pieces)
+    out = tmp_path / "fixed.npz"
+    paths["fixed"].save(out)
+    assert approxpath.verify(out, X, y).ok
+    assert approxpath.load_path(out, X, y).meta["options"]["dual_restoration"] == "fixed"

@@ -53,7 +53,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         doubled until certified: the grid search a user would otherwise run).
     solver : str or sequence of str, optional
         Exact solvers to try in turn (default: the problem's ``backends``, e.g.
-        ``("libsvm", "clarabel", "scs")`` for ``kernel_svm``).
+        ``("smo", "libsvm", "clarabel", "scs")`` for ``kernel_svm``).
     progress : bool
         Show a progress bar (needs the ``progress`` extra, tqdm): the parameter value reached,
         or with chunks the chunks finished (one bar, however many workers).

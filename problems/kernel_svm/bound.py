@@ -24,10 +24,13 @@ from approxpath.validate import binary_labels
 
 from .moving import Motion, motion_errors, moving_bound, moving_dual_floor, moving_point, point_allowance
 
-__all__ = ["SVMBound", "SVMPrimal", "SVMDual", "BIAS_RULES", "Motion", "digest"]
+__all__ = ["SVMBound", "SVMPrimal", "SVMDual", "BIAS_RULES", "DUAL_RESTORATIONS", "Motion", "digest"]
 
 #: Bias restorations of the primal (see ``KernelSVM``).
 BIAS_RULES = ("fixed", "dynamic", "optimal")
+#: Pairs of an interpolating bandwidth path: moving (:mod:`.moving`) or fixed on a piece (a
+#: search option, recorded so that versions before moving pairs refuse such a file).
+DUAL_RESTORATIONS = ("moving", "fixed")
 # Kernel products use only the support vectors' kernel columns when they are fewer than this
 # share of n (gathering the rows costs a copy; a1a, n = 1605: all columns 4.2 ms, 0.8 of them
 # 4.0 ms, 0.9 of them 4.6 ms)
@@ -101,6 +104,7 @@ class SVMBound(KernelBound):
     blocked_ok = True
     _transient = KernelBound._transient + ("_recent",)
     OPTIONS = dict(c=Option("positive"), bias=Option("choice", BIAS_RULES, "optimal"),
+                   dual_restoration=Option("choice", DUAL_RESTORATIONS, "moving"),
                    bandwidth=Option("positive", default=None))
 
     def __init__(self, X, y, **options):

@@ -54,15 +54,16 @@ class SVMInterpolation:
         weight is the quadratic through ``thetas`` (3) at ``ts`` (3, increasing: a piece's ends
         and a point between), its Bernstein coefficients on ``[ts[0], ts[2]]`` clipped to [0, 1]
         (also where the weight is 0 or 1 throughout: the kernel products are then those of the
-        pair's other pieces); None where the pairs are not exactly feasible duals of a bandwidth
-        path (the bias is restored after)."""
+        pair's other pieces); None with ``dual_restoration="fixed"`` or where the pairs are not
+        exactly feasible duals of a bandwidth path (the bias is restored after)."""
         th0, th1, th2 = (float(x) for x in thetas)
         t0, t1, t2 = (float(t) for t in ts)
         s = (t1 - t0) / (t2 - t0)
         middle = (th1 - th0 * (1 - s) ** 2 - th2 * s * s) / (2 * s * (1 - s))
         coef = tuple(min(max(c, 0.0), 1.0) for c in (th0, middle, th2))
         aa, ab = a[1].alpha, b[1].alpha
-        if not (self.sweep.along_bandwidth and self._feasible(aa) and self._feasible(ab)):
+        if self.dual_restoration != "moving" or not (
+                self.sweep.along_bandwidth and self._feasible(aa) and self._feasible(ab)):
             return None
         motion = Motion(ab, coef, (t0, t2))
         return SVMPrimal(w=self.y * aa, b=float(a[0].b), motion=motion), SVMDual(alpha=aa, motion=motion)

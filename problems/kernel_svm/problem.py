@@ -63,6 +63,10 @@ class KernelSVM(SVMInterpolation, KernelProblem):
         Euclidean, or given (then X is D, n x n; docs/kernels.md).
     feature_weights : sequence of float, optional
         The weights w_k >= 0 of kernel="ard": D = sum_k w_k (x_k - x'_k)^2.
+    dual_restoration : {"moving", "fixed"}, default "moving"
+        ``moving``: on a piece of an interpolating bandwidth path the combination weight of the
+        two exact solves' duals moves with ``t`` (:mod:`.moving`); ``fixed``: one weight per
+        piece, as before moving pairs.
     """
 
     name = "kernel_svm"
@@ -71,9 +75,9 @@ class KernelSVM(SVMInterpolation, KernelProblem):
     backends = ("smo", "libsvm", "clarabel", "scs")
 
     def __init__(self, X, y, *, c=1.0, bias="optimal", bandwidth=None, parameter="bandwidth",
-                 kernel="gaussian", feature_weights=None):
+                 kernel="gaussian", feature_weights=None, dual_restoration="moving"):
         super().__init__(X, y, c=c, bias=bias, bandwidth=bandwidth, parameter=parameter,
-                         kernel=kernel, feature_weights=feature_weights)
+                         kernel=kernel, feature_weights=feature_weights, dual_restoration=dual_restoration)
         self._grid_cache = OrderedDict()
         self._kernel_buffer = None
 
