@@ -66,6 +66,7 @@ class BlockedKernels(Kernels):
         self._summary = None
         self._D = D
         self.mode = "blocked" if D is None else "distances"
+        self._held = None
 
     @property
     def n(self):
@@ -104,6 +105,16 @@ class BlockedKernels(Kernels):
                 top = max(top, float(np.max(R)) if R.size else 0.0)
             self._summary = (finite, top, h.hexdigest())
         return self._summary
+
+    def hold(self, x, E):
+        """Let products at ``x`` read ``E`` :math:`= \\exp(-xD)` (n x n, formed by the caller with
+        :func:`~approxpath.kernels.gaussian`: the entries a product exponentiates) instead of
+        exponentiating, until the next call; ``hold(None, None)`` forgets it."""
+        self._held = None if E is None else (float(x), E)
+
+    def _cached(self, x):
+        held = self._held
+        return held[1] if held is not None and held[0] == float(x) else None
 
     def get(self, x):
         raise InputError(f"the kernel exp(-tD) is not formed in the blocked mode (n = {self.n}: {self.n} x {self.n} "

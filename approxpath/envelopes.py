@@ -35,6 +35,7 @@ __all__ = [
     "hermite_upper",
     "hermite_lower",
     "bernstein_values",
+    "bernstein_product",
     "max_hinge_sum",
 ]
 
@@ -210,38 +211,57 @@ def _stack(cols):
     return np.stack(np.broadcast_arrays(*cols), axis=-1)
 
 
-def _node_set(s):
-    """Bernstein basis values (6, k) at the nodes ``s`` (k,) of [0, 1], and ``h^2/8`` per node
-    with ``h`` the longer of its two neighbouring gaps."""
+def _node_set(s, degree=_DEGREE):
+    """Bernstein basis values of ``degree`` (degree + 1, k) at the nodes ``s`` (k,) of [0, 1], and
+    ``h^2/8`` per node with ``h`` the longer of its two neighbouring gaps."""
     gaps = np.diff(s)
-    return _basis(s), np.maximum(np.r_[0.0, gaps], np.r_[gaps, 0.0]) ** 2 / 8
+    return _basis(s, degree), np.maximum(np.r_[0.0, gaps], np.r_[gaps, 0.0]) ** 2 / 8
 
 
 @lru_cache
-def _uniform_nodes(m):
+def _uniform_nodes(m, degree=_DEGREE):
     """:func:`_node_set` of the ``m + 1`` nodes ``k/m`` (exact in binary for a power of two)."""
-    return _node_set(np.arange(m + 1) / m)
+    return _node_set(np.arange(m + 1) / m, degree)
 
 
 def _lifted_values(coef, nodes):
-    """Values at the nodes of ``nodes`` (a :func:`_node_set`) of polynomials with Bernstein
-    coefficients ``coef`` (..., 6), each plus ``h^2/8 max(0, -min p'')``, which lifts the
-    interpolant between two nodes above the polynomial there: :math:`p(s) - L(s) =
-    -\\tfrac12 p''(\\xi)(s - s_k)(s_{k+1} - s)` (``min p''`` from the second differences of
-    the coefficients: convex hull)."""
+    """Values at the nodes of ``nodes`` (a :func:`_node_set` of the coefficients' degree) of
+    polynomials with Bernstein coefficients ``coef`` (..., m + 1), each plus
+    ``h^2/8 max(0, -min p'')``, which lifts the interpolant between two nodes above the
+    polynomial there: :math:`p(s) - L(s) = -\\tfrac12 p''(\\xi)(s - s_k)(s_{k+1} - s)`
+    (:math:`p''` is m(m - 1) times the polynomial of degree m - 2 whose coefficients are the
+    second differences of ``coef``, so ``min p''`` is bounded by theirs: convex hull)."""
     basis, lift = nodes
-    second = _DEGREE * (_DEGREE - 1) * (coef[..., 2:] - 2 * coef[..., 1:-1] + coef[..., :-2])
+    m = coef.shape[-1] - 1
+    if m < 2:
+        return coef @ basis
+    second = m * (m - 1) * (coef[..., 2:] - 2 * coef[..., 1:-1] + coef[..., :-2])
     return coef @ basis + np.maximum(0.0, -second.min(axis=-1))[..., None] * lift
 
 
-def _basis(s):
-    return np.array([comb(_DEGREE, j) * s**j * (1 - s) ** (_DEGREE - j) for j in range(_DEGREE + 1)])
+def _basis(s, degree=_DEGREE):
+    return np.array([comb(degree, j) * s**j * (1 - s) ** (degree - j) for j in range(degree + 1)])
 
 
 def bernstein_values(coef, s):
     """Values (..., k) at the points ``s`` (k,) of [0, 1] of the polynomials with Bernstein
-    coefficients ``coef`` (..., 6)."""
-    return coef @ _basis(np.asarray(s, dtype=float))
+    coefficients ``coef`` (..., m + 1)."""
+    return coef @ _basis(np.asarray(s, dtype=float), coef.shape[-1] - 1)
+
+
+def bernstein_product(a, b):
+    """Bernstein coefficients (..., m + k + 1) of the product of the polynomials with
+    coefficients ``a`` (..., m + 1) and ``b`` (..., k + 1) (broadcast):
+    :math:`c_l = \\sum_{i + j = l} \\binom{m}{i}\\binom{k}{j} / \\binom{m + k}{l}\\, a_i b_j`, a convex
+    combination of the products :math:`a_i b_j` (the weights of each :math:`c_l` sum to 1)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    m, k = a.shape[-1] - 1, b.shape[-1] - 1
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + (m + k + 1,)
+    out = np.zeros(shape)
+    for i in range(m + 1):
+        for j in range(k + 1):
+            out[..., i + j] += (comb(m, i) * comb(k, j) / comb(m + k, i + j)) * (a[..., i] * b[..., j])
+    return out
 
 
 def max_hinge_sum(q, r, c, nodes=16):
@@ -253,10 +273,10 @@ def max_hinge_sum(q, r, c, nodes=16):
 
     Parameters
     ----------
-    q : ndarray of shape (6,)
-        Bernstein coefficients of :math:`q`.
-    r : ndarray of shape (n, 6)
-        Bernstein coefficients of the :math:`r_i`.
+    q : ndarray of shape (m + 1,)
+        Bernstein coefficients of :math:`q` (degree m; 5 for a fixed SVM pair).
+    r : ndarray of shape (n, k + 1)
+        Bernstein coefficients of the :math:`r_i` (degree k).
     c : float
         Nonnegative weight.
     nodes : int
@@ -273,8 +293,8 @@ def max_hinge_sum(q, r, c, nodes=16):
     scale = np.abs(q).max() + c * float(np.abs(r).max(axis=1).sum())
     # (no row is dropped where its coefficients are <= 0: the bound stays continuous in the
     # data, so sums rounded differently, as a verifier's, move it by rounding only)
-    at = _uniform_nodes(nodes)
-    total = _lifted_values(q, at) + c * np.maximum(0.0, _lifted_values(r, at)).sum(axis=0)
+    total = (_lifted_values(q, _uniform_nodes(nodes, q.shape[-1] - 1))
+             + c * np.maximum(0.0, _lifted_values(r, _uniform_nodes(nodes, r.shape[-1] - 1))).sum(axis=0))
     return float(total.max()), float(scale)
 
 

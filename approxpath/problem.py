@@ -11,8 +11,9 @@ A problem is a :class:`Problem` subclass with a certificate side, its :class:`~a
 * numpy objectives and violations.
 
 Optional capabilities, found by presence and checked by the part that needs them:
-``interpolate`` / ``interpolation_gaps`` / ``weighing_depth`` (the interpolating strategy; a
-generic convex combination otherwise), ``dual_from_primal`` (the cross-check), ``predict`` and
+``interpolate`` / ``interpolate_moving`` / ``interpolation_gaps`` / ``weighing_depth`` (the
+interpolating strategy; a generic convex combination otherwise), ``dual_at`` (a dual that moves
+on its piece, taken at a parameter), ``dual_from_primal`` (the cross-check), ``predict`` and
 ``criteria`` (model selection), ``segment_gap_bound`` (claimed-linear segments),
 ``cvxpy_restore_primal`` / ``cvxpy_restore_dual`` (the conformance checks compare the numpy
 restoration with these declarations).

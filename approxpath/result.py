@@ -136,8 +136,11 @@ class Path:
         return self._need_problem().primal_at(piece.primal, t)
 
     def dual(self, t):
-        """The path's dual point at ``t``."""
-        return self.piece_at(t).dual
+        """The path's dual point at ``t`` (a dual that moves on its piece taken at ``t``, by the
+        problem's optional ``dual_at``)."""
+        dual = self.piece_at(t).dual
+        dual_at = getattr(self.problem, "dual_at", None)
+        return dual if dual_at is None else dual_at(dual, t)
 
     def gap_bound(self, t):
         """The bound of the piece containing ``t`` (a sampled value for sampled pieces)."""

@@ -36,7 +36,7 @@ def test_official_binding_gives_sklearn_bits(first, t, C, tight):
     K, y = _kernel(60, t, seed=3, first=first)
     if t > 1000:
         assert (K == 0).any()
-    tol = backend._LIBSVM_TIGHT_TOL if tight else backend._LIBSVM_TOL
+    tol = backend.LIBSVM_TIGHT_TOL if tight else backend.LIBSVM_TOL
     a_off, b_off = backend._official_fit(K, y, C, tol)
     a_skl, b_skl = backend._sklearn_fit(K, y, C, tol)
     assert np.array_equal(a_off, a_skl) and b_off == b_skl
@@ -57,7 +57,7 @@ def test_official_binding_solves_the_dual(t, C):
     import cvxpy as cp
 
     K, y = _kernel(40, t, seed=5, first=1.0)
-    alpha, b = backend._official_fit(K, y, C, backend._LIBSVM_TIGHT_TOL)
+    alpha, b = backend._official_fit(K, y, C, backend.LIBSVM_TIGHT_TOL)
     a = cp.Variable(y.size)
     Q = K * np.outer(y, y)
     L = np.linalg.cholesky(Q + 1e-12 * np.eye(y.size))
@@ -90,4 +90,4 @@ def test_which_binding_a_solve_uses(monkeypatch):
         backend.libsvm_candidate(K, y, 1.0)
     has_sklearn = backend.importlib.util.find_spec("sklearn") is not None
     big = "sklearn" if has_sklearn else "official"
-    assert used == [("official", backend._LIBSVM_TOL), (big, backend._LIBSVM_TOL), (big, backend._LIBSVM_TIGHT_TOL)]
+    assert used == [("official", backend.LIBSVM_TOL), (big, backend.LIBSVM_TOL), (big, backend.LIBSVM_TIGHT_TOL)]

@@ -74,10 +74,11 @@ def test_resume_in_python_equals_uninterrupted(tmp_path, monkeypatch):
 def _cli(tmp_path, *extra):
     data = tmp_path / "data.csv"
     if not data.exists():
-        X, y = make_classification(n=100, d=3, seed=11)
+        # long enough (~2 s) to be killed after its first checkpoint
+        X, y = make_classification(n=300, d=3, seed=11)
         np.savetxt(data, np.column_stack([X, y]), delimiter=",")
     return [sys.executable, "-m", "approxpath.cli", "path", "kernel_svm", "--data", str(data), "--format", "csv",
-            "--c", "1", "--eps", "0.05", "--range", "2^-6", "2^8", "--no-progress", *extra]
+            "--c", "1", "--eps", "0.01", "--range", "2^-6", "2^8", "--no-progress", *extra]
 
 
 def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
@@ -170,7 +171,7 @@ def test_inaccurate_solves_are_retried_with_tighter_settings(monkeypatch):
 
     X, y = make_classification(n=60, d=2, seed=3)
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
-    monkeypatch.setattr(sys.modules["approxpath.problems.kernel_svm.libsvm"], "_LIBSVM_TOL", 0.5)  # loose first round
+    monkeypatch.setattr(sys.modules["approxpath.problems.kernel_svm.libsvm"], "LIBSVM_TOL", 0.5)  # loose first round
     rounds = []
     real = type(p).candidate
 
@@ -230,7 +231,7 @@ def test_solver_by_name_and_unknown_names(monkeypatch):
     path = approxpath.approximate_path(p, eps=0.5, interval=(0.5, 2.0), solver="clarabel")
     assert path.certified and set(used) == {"clarabel"}
     for bad in ("gurobi", ("libsvm", "cplex")):
-        with pytest.raises(approxpath.InputError, match=r"unknown exact solver .* \(choose one of libsvm, clarabel, scs\)"):
+        with pytest.raises(approxpath.InputError, match=r"unknown exact solver .* \(choose one of smo, libsvm, clarabel, scs\)"):
             approxpath.approximate_path(p, eps=0.5, interval=(0.5, 2.0), solver=bad)
         with pytest.raises(approxpath.InputError, match="unknown exact solver"):
             p.solve(1.0, solver=bad)

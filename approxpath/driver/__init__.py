@@ -54,7 +54,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         doubled until certified: the grid search a user would otherwise run).
     solver : str or sequence of str, optional
         Exact solvers to try in turn (default: the problem's ``backends``, e.g.
-        ``("libsvm", "clarabel", "scs")`` for ``kernel_svm``).
+        ``("smo", "libsvm", "clarabel", "scs")`` for ``kernel_svm``).
     progress : bool
         Show a progress bar (needs the ``progress`` extra, tqdm): the parameter value reached,
         or with chunks the chunks finished (one bar, however many workers).
@@ -279,7 +279,7 @@ def _notice_blocked(problem):
         have, what = available_bytes()
         how = "from the stored distances" if mode == "distances" else "with the distances recomputed block by block"
         warnings.warn(f"{problem.name} with n = {problem.n}: the n x n kernels do not fit the {human(have)} available "
-                      f"under {what}; kernel products are computed {how} (slower; libSVM on its own kernel)",
+                      f"under {what}; kernel products are computed {how} (slower)",
                       stacklevel=3)
 
 

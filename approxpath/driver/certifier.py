@@ -46,14 +46,16 @@ class Certifier:
     """Pieces for a :class:`~approxpath.driver.run.Run` from its anchors.
 
     The problem's optional capabilities are looked up once here: ``interpolate`` (else a
-    convex combination field by field), ``interpolation_gaps`` (else each weight restored and
-    its gap taken) and ``weighing_depth``.
+    convex combination field by field), ``interpolate_moving`` (a pair whose weight moves
+    along a piece: the candidate where the problem has it), ``interpolation_gaps`` (else
+    each weight restored and its gap taken) and ``weighing_depth``.
     """
 
     def __init__(self, run):
         self.run = run
         problem = run.problem
         self.interpolate = getattr(problem, "interpolate", convex_combination)
+        self.moving = getattr(problem, "interpolate_moving", None)
         guide = getattr(problem, "interpolation_gaps", None)
         self.guide = guide or (lambda a, b, thetas, tau, around=None: restored_gaps(problem, a, b, thetas, tau))
         self.weighing_depth = getattr(problem, "weighing_depth", _WEIGHING_DEPTH)
@@ -65,7 +67,8 @@ class Certifier:
         Returns a function of a sub-piece ``(l, h)`` giving ``[(pair, anchors), ...]``: the
         two anchors' pairs, the nearer first; with ``interpolate``, for a sub-piece inside
         (a, b), only the convex combination of the two pairs with the weight of smallest gap
-        (restored afterwards).
+        (restored afterwards) or, for a problem with ``interpolate_moving``, the pair whose
+        weight moves along the piece through the weights at its two ends and its middle.
         """
         run = self.run
         ends = [x for x in (a, b) if x in run.anchors]
@@ -77,10 +80,16 @@ class Certifier:
             # interpolate those weights
             if width >= 2.0 ** (1 - self.weighing_depth) and pos not in profile:
                 profile[pos] = self.best_theta(a, b, tau, pos, around)[0]
+            return profiled(pos)
+
+        def profiled(pos):
             if pos in profile:
                 return profile[pos]
             xs = sorted(profile)
             return float(np.interp(pos, xs, [profile[x] for x in xs]))
+
+        def position(x):
+            return min(max((run.s(x) - run.s(a)) / (run.s(b) - run.s(a)), 0.0), 1.0)
 
         def cands(l, h):
             m = run.s(run.mid(l, h))
@@ -91,8 +100,14 @@ class Certifier:
                     # the combination alone: it certifies ~92 % of the pieces the three
                     # candidates do (measured on ionosphere) at a third of the cost of failures
                     width = (run.s(h) - run.s(l)) / (run.s(b) - run.s(a))
+                    pair_a, pair_b = run.anchors[a], run.anchors[b]
                     theta = weight(pos, width, run.t(m), (l, h) if l < h else None)
-                    return [(self.interpolate(run.anchors[a], run.anchors[b], theta), (a, b))]
+                    if self.moving is not None and l < h:
+                        thetas = (profiled(position(l)), theta, profiled(position(h)))
+                        moving = self.moving(pair_a, pair_b, thetas, (l, run.t(m), h))
+                        if moving is not None:
+                            return [(moving, (a, b))]
+                    return [(self.interpolate(pair_a, pair_b, theta), (a, b))]
             return out
 
         return cands

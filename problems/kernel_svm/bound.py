@@ -4,12 +4,15 @@ A stored piece is :math:`(\\alpha, b, b_{slope})`: :math:`w = y\\circ\\alpha`, t
 :math:`b + b_{slope}\\tau` (linear in the bandwidth on a piece of a bandwidth path) and
 :math:`\\xi = \\max(0, 1 - y\\circ(K_\\tau w + b))`, so the gap at :math:`\\tau` is
 :math:`\\alpha^\\top Q_\\tau \\alpha + C\\,\\mathbf 1^\\top\\xi - \\mathbf 1^\\top\\alpha` with
-:math:`Q_\\tau = K_\\tau \\circ yy^\\top`.
+:math:`Q_\\tau = K_\\tau \\circ yy^\\top`.  A piece of a bandwidth path may hold a *moving* pair
+(:mod:`.moving`): :math:`\\alpha` replaced by :math:`(1 - \\theta(\\tau))\\alpha + \\theta(\\tau)\\alpha_b`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,10 +22,15 @@ from approxpath.envelopes import Envelope, envelope_entry_error, hermite_lower, 
 from approxpath.numerics import fp_margin
 from approxpath.validate import binary_labels
 
-__all__ = ["SVMBound", "SVMPrimal", "SVMDual", "BIAS_RULES"]
+from .moving import Motion, motion_errors, moving_bound, moving_dual_floor, moving_point, point_allowance
+
+__all__ = ["SVMBound", "SVMPrimal", "SVMDual", "BIAS_RULES", "DUAL_RESTORATIONS", "Motion", "digest"]
 
 #: Bias restorations of the primal (see ``KernelSVM``).
 BIAS_RULES = ("fixed", "dynamic", "optimal")
+#: Pairs of an interpolating bandwidth path: moving (:mod:`.moving`) or fixed on a piece (a
+#: search option, recorded so that versions before moving pairs refuse such a file).
+DUAL_RESTORATIONS = ("moving", "fixed")
 # Kernel products use only the support vectors' kernel columns when they are fewer than this
 # share of n (gathering the rows costs a copy; a1a, n = 1605: all columns 4.2 ms, 0.8 of them
 # 4.0 ms, 0.9 of them 4.6 ms)
@@ -31,6 +39,9 @@ _SUPPORT_SHARE = 0.8
 # at eps = 0.125: 33 / 46 / 45 pieces with 4, 31 / 41 / 44 with 8, 31 / 41 / 43 with 16,
 # 31 / 41 / 42 with 32; the cost is an (n, 6) x (6, 17) product)
 _NODES = 16
+# Group sums kept for the next pieces of a verification: consecutive pieces of one segment share
+# their two duals and a piece end (a search keeps its own, larger cache: .cache)
+_RECENT = 4
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,8 @@ class SVMPrimal:
     b: float
     xi: np.ndarray = None
     b_slope: float = 0.0
+    #: A moving pair's :class:`~.moving.Motion` (then ``w`` is :math:`y\\circ\\alpha` of the first dual).
+    motion: Motion = field(default=None, compare=False, repr=False)
 
     def bias(self, t):
         """The bias at bandwidth ``t`` (``b`` exactly when ``b_slope`` is 0)."""
@@ -52,7 +65,8 @@ class SVMPrimal:
 
 @dataclass(frozen=True)
 class SVMDual:
-    """Dual point: ``alpha`` (n,).
+    """Dual point: ``alpha`` (n,); with ``motion`` (:class:`~.moving.Motion`) a moving dual
+    :math:`(1 - \\theta(t))\\alpha + \\theta(t)\\alpha_b`.
 
     ``mix`` (not part of the certificate) records that ``alpha`` equals
     ``(1 - theta) alpha_a + theta alpha_b`` *exactly*, as ``(alpha_a, alpha_b, theta)``, so a
@@ -61,9 +75,15 @@ class SVMDual:
 
     alpha: np.ndarray
     mix: tuple = field(default=None, compare=False, repr=False)
+    motion: Motion = field(default=None, compare=False, repr=False)
 
     def __reduce__(self):  # the parents in ``mix`` are a cache: do not ship them
-        return (SVMDual, (self.alpha,))
+        return (SVMDual, (self.alpha, None, self.motion))
+
+
+def digest(a):
+    """A key for the content of the array ``a`` (cache keys: equal arrays give equal keys)."""
+    return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).digest()
 
 
 class SVMBound(KernelBound):
@@ -82,20 +102,24 @@ class SVMBound(KernelBound):
     parameters = ("bandwidth", "c")
     weight = "c"
     blocked_ok = True
+    _transient = KernelBound._transient + ("_recent",)
     OPTIONS = dict(c=Option("positive"), bias=Option("choice", BIAS_RULES, "optimal"),
+                   dual_restoration=Option("choice", DUAL_RESTORATIONS, "moving"),
                    bandwidth=Option("positive", default=None))
 
     def __init__(self, X, y, **options):
         super().__init__(X, y, **options)
         self.labels, self.y = binary_labels(self.y)
         self.c = self.options["c"]
+        self._recent = OrderedDict()
 
     # -------------------------------------------------------------- class sums
-    def _group_sums(self, alphas, x):
-        """Class sums of each array of ``alphas`` at ``x`` and their first two derivatives in
-        ``x``: one triple per array, ``S[k][:, 0] = d^k/dx^k exp(-xD) (alpha on the positive
+    def _group_sums(self, alphas, x, order=2):
+        """Class sums of each array of ``alphas`` at ``x`` and their first ``order`` derivatives
+        in ``x``: one tuple per array, ``S[k][:, 0] = d^k/dx^k exp(-xD) (alpha on the positive
         class)``, ``S[k][:, 1]`` the same over the negative class.  The arrays share one pass
-        over the kernel (a group is always computed together: values depend on the group only)."""
+        over the kernel (a group is always computed together: values depend on the group only,
+        the sums ``S[0]`` not on ``order``)."""
         x = float(x)
         coef = np.zeros((self.n, 2 * len(alphas)))
         for k, alpha in enumerate(alphas):
@@ -105,14 +129,27 @@ class SVMBound(KernelBound):
         rows, coef = (None, coef) if rows.size > _SUPPORT_SHARE * self.n else (rows, coef[rows])
         if not self.sweep.along_bandwidth:  # the kernel is fixed on the C path: no derivatives
             F = self.kernels.products(self.sweep.at(x)[0], coef, rows, order=0)[0]
-            sums = (F, np.zeros_like(F), np.zeros_like(F))
+            sums = (F, np.zeros_like(F), np.zeros_like(F))[: order + 1]
         else:
-            sums = tuple((-1) ** k * M for k, M in enumerate(self.kernels.products(x, coef, rows)))
+            sums = tuple((-1) ** k * M for k, M in enumerate(self.kernels.products(x, coef, rows, order)))
         return [tuple(M[:, 2 * k:2 * k + 2] for M in sums) for k in range(len(alphas))]
+
+    def pair_sums(self, alpha_a, alpha_b, x):
+        """:meth:`_group_sums` of the two duals of a moving pair, the last few kept (consecutive
+        pieces of a path share them: a verification computes each node once)."""
+        if self._recent is None:  # after unpickling
+            self._recent = OrderedDict()
+        key = (digest(alpha_a), digest(alpha_b), float(x))
+        hit = self._recent.get(key)
+        if hit is None:
+            hit = self._recent[key] = self._group_sums((alpha_a, alpha_b), x)
+            while len(self._recent) > _RECENT:
+                self._recent.popitem(last=False)
+        return hit
 
     def _sums(self, dual, x, order=2):
         """:meth:`_group_sums` of ``dual.alpha`` alone, the first ``order + 1``."""
-        return self._group_sums((dual.alpha,), x)[0][: order + 1]
+        return self._group_sums((dual.alpha,), x, order)[0]
 
     def _margins(self, dual):
         """How many rounding margins a bound of ``dual`` adds (1; a search adds more where it
@@ -120,7 +157,10 @@ class SVMBound(KernelBound):
         return 1
 
     def Kw(self, dual, x):
-        """:math:`K_x w` with :math:`w = y \\circ \\alpha`, shape (n,)."""
+        """:math:`K_x w` with :math:`w = y \\circ \\alpha` (:math:`\\alpha(x)` of a moving dual),
+        shape (n,)."""
+        if dual.motion is not None:
+            return moving_point(self, dual, x)[1]
         F = self._sums(dual, x, order=0)[0]
         return F[:, 0] - F[:, 1]
 
@@ -143,18 +183,37 @@ class SVMBound(KernelBound):
             errors.append("bias is not finite")
         if primal.b_slope and not self.sweep.along_bandwidth:
             errors.append("the bias varies only along a bandwidth path")
+        if dual.motion is not None:
+            if not self.sweep.along_bandwidth:
+                return errors + ["a pair moves only along a bandwidth path"]
+            errors += motion_errors(dual.motion, primal.motion, self.y, C, lo, hi)
+        elif primal.motion is not None:
+            errors.append("the primal moves, the dual does not")
         return errors
 
     # -------------------------------------------------------------- certificate arrays
     def to_arrays(self, primal, dual):
+        m = dual.motion
         return {"dual": np.asarray(dual.alpha, dtype=float), "bias": float(primal.b),
-                "bias_slope": float(primal.b_slope)}
+                "bias_slope": float(primal.b_slope),
+                # a fixed pair: no second dual and a zero weight line
+                "dual_b": np.zeros(self.n) if m is None else np.asarray(m.alpha_b, dtype=float),
+                "theta": np.zeros(3) if m is None else np.asarray(m.theta, dtype=float),
+                "theta_at": np.zeros(2) if m is None else np.asarray(m.span, dtype=float)}
 
     def from_arrays(self, arrays):
         alpha = np.asarray(arrays["dual"], dtype=float)
-        # certificates written before the bias could vary on a piece have no bias_slope
+        # certificates written before the bias could vary on a piece have no bias_slope, and
+        # before pairs could move no dual_b, theta, theta_at
         slope = float(arrays["bias_slope"]) if "bias_slope" in arrays else 0.0
-        return SVMPrimal(w=self.y * alpha, b=float(arrays["bias"]), b_slope=slope), SVMDual(alpha=alpha)
+        motion = None
+        if "dual_b" in arrays:
+            span = np.asarray(arrays["theta_at"], dtype=float)
+            if np.any(span != 0):
+                motion = Motion(np.asarray(arrays["dual_b"], dtype=float),
+                                tuple(map(float, np.asarray(arrays["theta"], dtype=float))), tuple(map(float, span)))
+        return (SVMPrimal(w=self.y * alpha, b=float(arrays["bias"]), b_slope=slope, motion=motion),
+                SVMDual(alpha=alpha, motion=motion))
 
     # -------------------------------------------------------------- model selection
     def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new):
@@ -169,22 +228,31 @@ class SVMBound(KernelBound):
     def gap(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
         alpha = np.asarray(dual.alpha, dtype=float)
-        if self.sweep.along_bandwidth and hi != lo:
+        if dual.motion is not None:
+            if hi != lo:
+                return moving_bound(self, primal, dual, lo, hi)
+            alpha = alpha + dual.motion.alpha_b  # the magnitude below: 1'alpha(t) <= 1'alpha + 1'alpha_b
+        elif self.sweep.along_bandwidth and hi != lo:
             return self._bandwidth_bound(dual, primal, lo, hi)
         # C path: alpha, w, b and xi do not depend on C and the primal is affine in C, so the
         # gap is affine in C and its maximum on [lo, hi] is at an end point.
         C = self.sweep.at(hi)[1]
         b = abs(primal.b) + abs(primal.b_slope) * self.sweep.at(hi)[0]  # the bias as computed, and its terms
         mag = alpha.sum() ** 2 + C * self.n * (2.0 + b + alpha.sum()) + alpha.sum()
-        return max(self._point_gap(primal, dual, tau) for tau in sorted({lo, hi})) + self._margins(dual) * self._margin(mag)
+        gap = max(self._point_gap(primal, dual, tau) for tau in sorted({lo, hi}))
+        return gap + self._margins(dual) * self._margin(mag) + (point_allowance(self, dual, lo) if dual.motion else 0.0)
 
     def _point_gap(self, primal, dual, tau):
         """The gap at ``tau`` (as computed): :math:`w^\\top K w + C\\,1^\\top\\xi - 1^\\top\\alpha`
         from the class sums when :math:`w = y \\circ \\alpha` (every restored pair), else from
         :math:`\\tfrac12 w^\\top K w + C 1^\\top\\xi + \\tfrac12\\alpha^\\top Q\\alpha - 1^\\top\\alpha`."""
+        bw, C = self.sweep.at(tau)
+        if dual.motion is not None:  # (errors() checks that the primal moves with it)
+            alpha, Kw = moving_point(self, dual, tau)
+            xi = np.maximum(0.0, 1.0 - self.y * (Kw + primal.bias(bw)))
+            return float((self.y * alpha) @ Kw) + C * float(xi.sum()) - float(alpha.sum())
         alpha = dual.alpha
         w = self.y * alpha
-        bw, C = self.sweep.at(tau)
         if not np.array_equal(primal.w, w):
             Kw = (self.kernels.products(bw, primal.w, order=0)[0] if self.blocked else self.gram(tau) @ primal.w)
             xi = np.maximum(0.0, 1.0 - self.y * (Kw + primal.bias(bw)))
@@ -223,6 +291,8 @@ class SVMBound(KernelBound):
     def dual_floor(self, dual, lo, hi=None):
         hi = lo if hi is None else hi
         alpha = np.asarray(dual.alpha, dtype=float)
+        if dual.motion is not None:
+            return moving_dual_floor(self, dual, lo, hi)
         if not self.sweep.along_bandwidth or hi == lo:
             d = -0.5 * float((self.y * alpha) @ self.Kw(dual, lo)) + float(np.sum(alpha))
             mag = alpha.sum() ** 2 + alpha.sum()

@@ -7,14 +7,11 @@ the parents' (computed together, in one pass).  The verifier never uses this mod
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 
-import numpy as np
+from .bound import SVMBound, digest
 
-from .bound import SVMBound
-
-__all__ = ["CachedSVMBound", "digest"]
+__all__ = ["CachedSVMBound"]
 
 # A dual that is a mix of two parents has its class sums combined from the parents' (cached)
 # sums, rounded differently from the direct products a verifier computes from the stored alpha.
@@ -24,11 +21,6 @@ __all__ = ["CachedSVMBound", "digest"]
 _MIX_MARGINS = 3
 # Kernel products alpha -> exp(-xD) alpha kept for this many (alphas, x) groups.
 _SUMS_CACHE = 512
-
-
-def digest(a):
-    """A key for the content of the array ``a`` (cache keys: equal arrays give equal keys)."""
-    return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).digest()
 
 
 class CachedSVMBound(SVMBound):
@@ -55,9 +47,14 @@ class CachedSVMBound(SVMBound):
             cache.popitem(last=False)
         return value
 
-    def _group_sums(self, alphas, x):
+    def _group_sums(self, alphas, x, order=2):
+        # kept with the order computed (an exact solve's point gap needs the sums alone: a pass
+        # of a third of the work); a higher order is computed afresh, the sums the same bits
         key = ("sums", tuple(map(digest, alphas)), float(x))
-        return self.remember(key, lambda: super(CachedSVMBound, self)._group_sums(alphas, x))
+        hit = self.remember(key, lambda: super(CachedSVMBound, self)._group_sums(alphas, x, order))
+        if len(hit[0]) <= order:
+            hit = self._cache[key] = super()._group_sums(alphas, x, order)
+        return [S[: order + 1] for S in hit]
 
     def _sums(self, dual, x, order=2):
         if dual.mix is not None:

@@ -32,13 +32,13 @@ from approxpath.solvers import current_settings
 
 from .bound import SVMDual, SVMPrimal
 
-__all__ = ["libsvm_candidate", "libsvm_rbf_candidate", "official_available"]
+__all__ = ["libsvm_candidate", "libsvm_rbf_candidate", "official_available", "LIBSVM_TOL", "LIBSVM_TIGHT_TOL"]
 
 # libSVM stopping tolerance (KKT violation) and kernel cache for exact solves.
-_LIBSVM_TOL = 1e-7
+LIBSVM_TOL = 1e-7
 _LIBSVM_CACHE_MB = 500
 # The tighter round (approxpath.solvers.SolveSettings): a KKT tolerance 100x smaller.
-_LIBSVM_TIGHT_TOL = 1e-9
+LIBSVM_TIGHT_TOL = 1e-9
 # libSVM cannot be interrupted, so a time limit does not reach it; this iteration cap bounds a
 # solve instead (a4a, n = 4781, C = 0.1: 1.6e3 to 1.8e4 SMO iterations for t in [2^-5, 8]).
 # The official binding has it built in (max(10^7, 100 n): the same cap up to n = 10^5).
@@ -64,7 +64,7 @@ def libsvm_candidate(K, y, C):
     The official binding when installed and n <= 1000 (or scikit-learn is not installed),
     scikit-learn's otherwise; the two give the same bits.
     """
-    tol = _LIBSVM_TIGHT_TOL if current_settings().tight else _LIBSVM_TOL
+    tol = LIBSVM_TIGHT_TOL if current_settings().tight else LIBSVM_TOL
     official = official_available() and (y.size <= _OFFICIAL_MAX_N or importlib.util.find_spec("sklearn") is None)
     if official:
         alpha, b = _official_fit(K, y, C, tol)
@@ -80,7 +80,7 @@ def libsvm_rbf_candidate(X, y, C, gamma, stored=False):
     ``stored``: the distances are held besides)."""
     from approxpath.memory import libsvm_cache_bytes
 
-    tol = _LIBSVM_TIGHT_TOL if current_settings().tight else _LIBSVM_TOL
+    tol = LIBSVM_TIGHT_TOL if current_settings().tight else LIBSVM_TOL
     cache_mb = max(1, int(libsvm_cache_bytes(*X.shape, stored) // 2**20))
     alpha, b = _sklearn_fit(X, y, C, tol, kernel="rbf", gamma=float(gamma), cache_size=cache_mb)
     return SVMPrimal(w=y * alpha, b=b), SVMDual(alpha=alpha)

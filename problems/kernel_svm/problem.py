@@ -17,35 +17,26 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from dataclasses import replace
-from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
 
-from approxpath.envelopes import Envelope, bernstein_values, hermite_lower, hermite_upper
 from approxpath.errors import InputError
 from approxpath.kernel_problem import KernelProblem
 from approxpath.numerics import dyadic_quantum, log_mid
-from approxpath.problem import Declaration, restored_gaps
+from approxpath.problem import Declaration
 from approxpath.registry import register
 from approxpath.solvers.conic import QP, solve_cvxpy, solve_qp
 
 from .bound import BIAS_RULES, SVMBound, SVMDual, SVMPrimal
-from .cache import CachedSVMBound, digest
-from .repair import balance_down, optimal_bias
+from .cache import CachedSVMBound
+from .interpolation import SVMInterpolation
+from .repair import balance_down, free_vectors, optimal_bias
 
 __all__ = ["KernelSVM"]
 
-# Interpolation weights are rounded to multiples of 2**-8: a combination of two alphas on the
-# 2**-42 grid is then computed exactly (products below 2**51 ulps) and stays exactly feasible.
-_THETA_BITS = 8
-# alpha_i counts as a free support vector (the dynamic bias rule) when it is this far
-# (relative to C) from both bounds; interior-point solutions sit ~1e-10 from active bounds.
-_FREE_TOL = 1e-6
-
-
 @register
-class KernelSVM(KernelProblem):
+class KernelSVM(SVMInterpolation, KernelProblem):
     """Hinge-loss SVM with a Gaussian kernel; path over the bandwidth ``t`` or over ``C``.
 
     Parameters
@@ -72,18 +63,23 @@ class KernelSVM(KernelProblem):
         Euclidean, or given (then X is D, n x n; docs/kernels.md).
     feature_weights : sequence of float, optional
         The weights w_k >= 0 of kernel="ard": D = sum_k w_k (x_k - x'_k)^2.
+    dual_restoration : {"moving", "fixed"}, default "moving"
+        ``moving``: on a piece of an interpolating bandwidth path the combination weight of the
+        two exact solves' duals moves with ``t`` (:mod:`.moving`); ``fixed``: one weight per
+        piece, as before moving pairs.
     """
 
     name = "kernel_svm"
     Bound = SVMBound
     criteria = ("error",)
-    backends = ("libsvm", "clarabel", "scs")
+    backends = ("smo", "libsvm", "clarabel", "scs")
 
     def __init__(self, X, y, *, c=1.0, bias="optimal", bandwidth=None, parameter="bandwidth",
-                 kernel="gaussian", feature_weights=None):
+                 kernel="gaussian", feature_weights=None, dual_restoration="moving"):
         super().__init__(X, y, c=c, bias=bias, bandwidth=bandwidth, parameter=parameter,
-                         kernel=kernel, feature_weights=feature_weights)
+                         kernel=kernel, feature_weights=feature_weights, dual_restoration=dual_restoration)
         self._grid_cache = OrderedDict()
+        self._kernel_buffer = None
 
     def make_bound(self, X, y, options):
         return CachedSVMBound(X, y, cache=True, **options)
@@ -93,9 +89,10 @@ class KernelSVM(KernelProblem):
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._grid_cache = OrderedDict()
+        self._kernel_buffer = None
 
     def __getstate__(self):
-        return {k: v for k, v in self.__dict__.items() if k != "_grid_cache"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_grid_cache", "_kernel_buffer")}
 
     @classmethod
     def examples(cls):
@@ -139,7 +136,7 @@ class KernelSVM(KernelProblem):
         w = self.y * dual.alpha
         Kw = self.gram(tau) @ w
         xi = cp.Variable(self.n)
-        b = cp.Variable() if self.bias == "optimal" else self._rule_bias(primal, dual, Kw, C, bw)
+        b = cp.Variable() if self.bias == "optimal" else self._rule_bias(primal, dual.alpha, Kw, C, bw)
         prob = cp.Problem(cp.Minimize(C * cp.sum(xi)), [xi >= 1 - cp.multiply(self.y, Kw + b), xi >= 0])
         solve_cvxpy(prob)
         b = float(b.value) if isinstance(b, cp.Variable) else b
@@ -174,16 +171,56 @@ class KernelSVM(KernelProblem):
         return QP(P=P, q=-np.ones(n), A=A, b=b, zero=1, nonneg=2 * n)
 
     def candidate(self, backend, t, warm=None):
+        """``smo``: SMO started from the nearest exact solve ``warm`` (:mod:`.smo`), on a kernel in
+        memory; ``libsvm``: libSVM from zero (on the kernel in memory, else on its own RBF);
+        ``clarabel``/``scs``: the dual QP (:meth:`exact_qp`)."""
+        if backend == "smo":
+            return self._smo_candidate(t, warm)
         if backend == "libsvm":
             from .libsvm import libsvm_candidate, libsvm_rbf_candidate
 
             bw, C = self.sweep.at(t)
-            if self.bound.blocked:  # no n x n kernel here: libSVM computes and caches its own
-                return libsvm_rbf_candidate(self._rbf_features(), self.y, C, bw, self.kernels.mode == "distances")
+            if self.bound.blocked:
+                K = self._solve_kernel(bw)
+                if K is None:  # no n x n kernel fits: libSVM computes and caches its own
+                    return libsvm_rbf_candidate(self._rbf_features(), self.y, C, bw, self.kernels.mode == "distances")
+                return libsvm_candidate(K, self.y, C)
             return libsvm_candidate(self.gram(t), self.y, C)
         sol = solve_qp(self.exact_qp(t), backend)
         # Stationarity Qa - 1 + z0 y - z_lo + z_hi = 0 makes z0 the primal bias b.
         return SVMPrimal(w=self.y * sol.x, b=float(sol.z[0])), SVMDual(alpha=sol.x)
+
+    def _smo_candidate(self, t, warm):
+        """The ``smo`` backend; ``ValueError`` without a nearby solve or a kernel in memory (the
+        next backend then solves from zero)."""
+        from approxpath.solvers import current_settings
+
+        from .libsvm import LIBSVM_TIGHT_TOL, LIBSVM_TOL
+        from .smo import warm_smo
+
+        bw, C = self.sweep.at(t)
+        K = self.gram(t) if not self.bound.blocked else self._solve_kernel(bw)
+        if warm is None or K is None:
+            raise ValueError("no nearby exact solve to start from, or no kernel in memory")
+        start = self._repair(np.minimum(warm[1].alpha, C), C)  # feasible at C (the C path moves the box)
+        alpha, b, _ = warm_smo(K, self.y, C, start, LIBSVM_TIGHT_TOL if current_settings().tight else LIBSVM_TOL)
+        return SVMPrimal(w=self.y * alpha, b=b), SVMDual(alpha=alpha)
+
+    def _solve_kernel(self, bw):
+        """:math:`\\exp(-bw\\,D)` from the stored distances into one buffer kept for the exact
+        solves (the ``"distances"`` mode, where :func:`~approxpath.memory.solve_kernel_fits`),
+        and held for the kernel products at ``bw`` until the next solve; else None."""
+        from approxpath.kernels import gaussian
+        from approxpath.memory import solve_kernel_fits
+
+        if self._kernel_buffer is None:
+            if self.kernels.mode != "distances" or not solve_kernel_fits(self.n, self.X.shape[1]):
+                return None
+            self._kernel_buffer = np.empty((self.n, self.n))
+        self.kernels.hold(None, None)
+        K = gaussian(self.kernels.D, bw, out=self._kernel_buffer)
+        self.kernels.hold(bw, K)  # the solve's point gap reads it (the same entries)
+        return K
 
     def _rbf_features(self):
         """Features on which libSVM's RBF kernel :math:`\\exp(-\\gamma\\lVert u - u'\\rVert^2)` with
@@ -224,25 +261,6 @@ class KernelSVM(KernelProblem):
             m[~pos] = balance_down(m[~pos], sp_)
         return m.astype(float) * q
 
-    def interpolate(self, a, b, theta):
-        """Exact convex combination of two duals on the grid (theta rounded to 2**-8)."""
-        th = round(float(theta) * 2**_THETA_BITS) / 2**_THETA_BITS
-        if th <= 0.0 or th >= 1.0:
-            return a if th <= 0.0 else b
-        aa, ab = a[1].alpha, b[1].alpha
-        alpha = (1.0 - th) * aa + th * ab
-        # exact when both parents are exactly feasible multiples of the grid q of C
-        exact = self.sweep.along_bandwidth and self._on_grid(aa) and self._on_grid(ab)
-        bias = (1.0 - th) * float(a[0].b) + th * float(b[0].b)
-        return SVMPrimal(w=self.y * alpha, b=bias), SVMDual(alpha=alpha, mix=(aa, ab, th) if exact else None)
-
-    def _on_grid(self, alpha):
-        """Whether ``alpha`` is exactly feasible and a multiple of the grid of C.  Remembered
-        by content: the parents of every mix are the same few anchors (a1a: 670 checks, 10 %
-        of the certification time, for 13 arrays)."""
-        return self.bound.remember(("grid", digest(alpha)), lambda: bool(
-            self._exactly_feasible(alpha, self.c) and np.all(np.mod(alpha, dyadic_quantum(self.c)) == 0)))
-
     def restore(self, primal, dual, lo, hi=None):
         dual = self._restore_dual(dual, lo, hi)
         return self._restore_primal(primal, dual, lo, hi), dual
@@ -250,9 +268,9 @@ class KernelSVM(KernelProblem):
     def _restore_dual(self, dual, lo, hi=None):
         alpha = np.asarray(dual.alpha, dtype=float)
         if self.sweep.along_bandwidth:
-            if dual.mix is not None or self._exactly_feasible(alpha, self.c):
-                # an exact mix is feasible (see interpolate); the dual keeps its mix: its
-                # kernel products come from the parents'
+            if dual.mix is not None or dual.motion is not None or self._exactly_feasible(alpha, self.c):
+                # an exact mix or a moving pair is feasible (see interpolate and
+                # interpolate_moving); the dual keeps its parents: its kernel products are theirs
                 return dual
             return SVMDual(alpha=self._repair(alpha, self.c))
         # C path: the box [0, C] must hold on all of [lo, hi], i.e. alpha <= lo.  Best scaling
@@ -266,14 +284,13 @@ class KernelSVM(KernelProblem):
             s = min(s, alpha.sum() / quad)
         return SVMDual(alpha=self._repair(s * alpha, lo))
 
-    def _rule_bias(self, primal, dual, Kw, C, bw):
-        """The bias rule's ``b`` given :math:`K_\\tau w`, the box top ``C`` and the bandwidth
-        ``bw`` at ``tau``."""
+    def _rule_bias(self, primal, alpha, Kw, C, bw):
+        """The bias rule's ``b`` given the dual ``alpha`` and :math:`K_\\tau w` there, the box top
+        ``C`` and the bandwidth ``bw`` at ``tau``."""
         if self.bias == "fixed":
             return float(primal.bias(bw))
         if self.bias == "dynamic":
-            alpha = dual.alpha
-            free = (alpha > _FREE_TOL * C) & (alpha < (1 - _FREE_TOL) * C)
+            free = free_vectors(alpha, C)
             if free.any():
                 return float(np.median((self.y - Kw)[free]))
         return float(optimal_bias(Kw, self.y))
@@ -287,87 +304,38 @@ class KernelSVM(KernelProblem):
         degree of the hinge arguments' polynomials, so the bound costs the same, and the bias
         follows the optimum (ionosphere: a constant bias left the median end gap at 3x the
         end's best).
-        On the C path (no kernel change) the rule sees the average of the two ends.
+        On the C path (no kernel change) the rule sees the average of the two ends.  A moving
+        pair's primal moves with its dual (``w`` is that of the first dual, ``motion`` the same).
         """
         hi = lo if hi is None else hi
-        w = self.y * dual.alpha
+        w, motion = self.y * dual.alpha, dual.motion
         Kw = self.bound.Kw
         if hi == lo or not self.sweep.along_bandwidth or self.bias == "fixed":
             mean = Kw(dual, lo) if hi == lo else 0.5 * (Kw(dual, lo) + Kw(dual, hi))
             mid = self.sweep.at(log_mid(lo, hi))
-            return SVMPrimal(w=w, b=self._rule_bias(primal, dual, mean, mid[1], mid[0]))
-        b_lo, b_hi = (self._rule_bias(primal, dual, Kw(dual, x), self.c, x) for x in (lo, hi))
+            alpha = self.dual_at(dual, mid[0]).alpha
+            return SVMPrimal(w=w, b=self._rule_bias(primal, alpha, mean, mid[1], mid[0]), motion=motion)
+        b_lo, b_hi = (self._rule_bias(primal, self.dual_at(dual, x).alpha, Kw(dual, x), self.c, x) for x in (lo, hi))
         slope = (b_hi - b_lo) / (hi - lo)
-        return SVMPrimal(w=w, b=b_lo - slope * lo, b_slope=slope)
+        return SVMPrimal(w=w, b=b_lo - slope * lo, b_slope=slope, motion=motion)
 
     def dual_from_primal(self, primal, tau):
         """At the optimum w = y * alpha, so alpha = y * w (clipped and balanced by restore)."""
         return SVMDual(alpha=np.asarray(self.y * primal.w, dtype=float))
 
-    def interpolation_gaps(self, a, b, thetas, tau, around=None):
-        """Vectorized over ``thetas``: two kernel products at ``tau`` (or, with ``around``,
-        their Hermite estimates from the products at its ends: no kernel at ``tau``), then
-        O(n) per theta."""
-        if not self.sweep.along_bandwidth:
-            return restored_gaps(self, a, b, thetas, tau)
-        wa, wb = self.y * a[1].alpha, self.y * b[1].alpha
-        alphas = (a[1].alpha, b[1].alpha)
-        if around is not None and around[0] < around[1]:
-            ma, mb = self._Kw_between(alphas, tau, *around)
-        else:
-            ma, mb = (F[:, 0] - F[:, 1] for F, *_ in self.bound._group_sums(alphas, tau))
-        th = np.asarray(thetas, dtype=float)
-        M = np.outer(ma, 1 - th) + np.outer(mb, th)  # K w_theta, one column per theta
-        quad = (1 - th) ** 2 * (wa @ ma) + 2 * th * (1 - th) * (wa @ mb) + th**2 * (wb @ mb)
-        suma = (1 - th) * a[1].alpha.sum() + th * b[1].alpha.sum()
-        if self.bias == "fixed":
-            bias = np.full(th.size, float(a[0].b))
-        elif self.bias == "dynamic":
-            bias = self._dynamic_biases(a[1].alpha, b[1].alpha, th, M)
-        else:
-            bias = optimal_bias(M, self.y)
-        xi = np.maximum(0.0, 1.0 - self.y[:, None] * (M + bias))
-        return quad + self.c * xi.sum(axis=0) - suma
-
-    def _dynamic_biases(self, alpha_a, alpha_b, thetas, M):
-        """The dynamic rule (:meth:`_rule_bias`) for each combination ``(1 - theta) alpha_a + theta
-        alpha_b`` with margins ``M`` (n, k): the median of ``(y - K w)_i`` over its free support
-        vectors, the optimal bias where it has none; vectorized over the k weights."""
-        C = self.c
-        alphas = np.outer(alpha_a, 1 - thetas) + np.outer(alpha_b, thetas)  # (n, k)
-        free = (alphas > _FREE_TOL * C) & (alphas < (1 - _FREE_TOL) * C)
-        none = ~free.any(axis=0)
-        medians = np.empty(thetas.size)
-        if not none.all():  # (nanmedian warns on a column without a free vector: those are below)
-            medians[~none] = np.nanmedian(np.where(free[:, ~none], self.y[:, None] - M[:, ~none], np.nan), axis=0)
-        if none.any():
-            medians[none] = optimal_bias(M[:, none], self.y)
-        return medians
-
-    def _Kw_between(self, alphas, tau, lo, hi):
-        """:math:`K_\\tau w` for each of ``alphas`` estimated from the class sums at ``lo``
-        and ``hi``: the middle of their Hermite enclosure at ``tau``
-        (:func:`~approxpath.envelopes.hermite_upper`), off by :math:`O((hi - lo)^5)`."""
-        def compute():
-            # the enclosure is linear in the six end values: its middle at tau weighs them by
-            # the middle of the two polynomials of unit data (derivatives in units of the piece)
-            width = hi - lo
-            weights = bernstein_values(_hermite_middle(), [(tau - lo) / width])[:, 0] * np.array(
-                [1.0, 1.0, width, width, width * width, width * width])
-            out = []
-            for S_lo, S_hi in zip(self.bound._group_sums(alphas, lo), self.bound._group_sums(alphas, hi)):
-                data = (S_lo[0], S_hi[0], S_lo[1], S_hi[1], S_lo[2], S_hi[2])  # the Envelope order
-                F = sum(w * x for w, x in zip(weights, data))
-                out.append(F[:, 0] - F[:, 1])
-            return out
-        # the two weight grids of one choice ask for the same estimate
-        return self.bound.remember(("between", tuple(map(digest, alphas)), (tau, lo, hi)), compute)
-
     def primal_at(self, primal, tau):
+        """The primal at ``tau``: slacks filled in, the bias and (for a moving pair) ``w`` fixed there."""
         bw = self.sweep.at(tau)[0]
-        Kw = self._Kv(primal.w, tau)
+        w = self.y * primal.motion.alpha(self.y * primal.w, bw) if primal.motion is not None else primal.w
+        Kw = self._Kv(w, tau)
         b = primal.bias(bw)
-        return replace(primal, b=b, b_slope=0.0, xi=np.maximum(0.0, 1.0 - self.y * (Kw + b)))
+        return replace(primal, w=w, b=b, b_slope=0.0, xi=np.maximum(0.0, 1.0 - self.y * (Kw + b)), motion=None)
+
+    def dual_at(self, dual, tau):
+        """The dual at ``tau``: :math:`\\alpha(\\tau)` of a moving dual (as computed), else ``dual``."""
+        if dual.motion is None:
+            return dual
+        return SVMDual(alpha=dual.motion.alpha(dual.alpha, self.sweep.at(tau)[0]))
 
     def primal_objective(self, primal, tau):
         C = self.sweep.at(tau)[1]
@@ -375,7 +343,8 @@ class KernelSVM(KernelProblem):
 
     def dual_objective(self, dual, tau):
         # K w from the cached class sums (no kernel at tau)
-        return -0.5 * float((self.y * dual.alpha) @ self.bound.Kw(dual, tau)) + float(np.sum(dual.alpha))
+        alpha = self.dual_at(dual, tau).alpha
+        return -0.5 * float((self.y * alpha) @ self.bound.Kw(dual, tau)) + float(np.sum(alpha))
 
     def primal_violation(self, primal, tau):
         margin = self.y * (self._Kv(primal.w, tau) + primal.bias(self.sweep.at(tau)[0]))
@@ -383,11 +352,12 @@ class KernelSVM(KernelProblem):
 
     def dual_violation(self, dual, tau):
         C = self.sweep.at(tau)[1]
-        a = dual.alpha
+        a = self.dual_at(dual, tau).alpha
         return float(max(0.0, -a.min(), a.max() - C, abs(math.fsum(self.y * a))))
 
     def decision_function(self, primal, tau, X_new):
         """:math:`f(x) = \\sum_j w_j k_t(x_j, x) + b` at the rows of ``X_new`` (m, d): shape (m,)."""
+        primal = self.primal_at(primal, tau) if primal.motion is not None else primal
         return self.cross_kernel(tau, X_new) @ primal.w + primal.bias(self.sweep.at(tau)[0])
 
     def predict(self, primal, tau, X_new):
@@ -398,12 +368,3 @@ class KernelSVM(KernelProblem):
         """The objective of the zero model (w = 0, b = 0: every slack 1), ``C n``: the unit of a
         scale-free eps (the estimators)."""
         return self.c * self.n
-
-
-@lru_cache(maxsize=1)
-def _hermite_middle():
-    """(6, 6): the Bernstein coefficients (columns) of the middle of :func:`hermite_upper` and
-    :func:`hermite_lower` for each unit end value (rows, in the order of :class:`Envelope`) on
-    a piece of width 1; on width ``w`` the derivative rows scale by ``w`` and ``w**2``."""
-    unit = Envelope(0.0, 1.0, *np.eye(6))
-    return 0.5 * (hermite_upper(unit) + hermite_lower(unit))

@@ -1,12 +1,16 @@
 """Two small exact computations of the SVM's restoration: integer counts rebalanced to a sum
-(the zero-sum repair of an interpolated alpha on its dyadic grid) and the bias minimizing the
-hinge loss of fixed decision values."""
+(the zero-sum repair of an interpolated alpha on its dyadic grid), the bias minimizing the
+hinge loss of fixed decision values, and the free support vectors the dynamic bias uses."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["balance_down", "optimal_bias"]
+__all__ = ["balance_down", "optimal_bias", "free_vectors"]
+
+# alpha_i counts as a free support vector (the dynamic bias rule) when it is this far
+# (relative to C) from both bounds; interior-point solutions sit ~1e-10 from active bounds.
+_FREE_TOL = 1e-6
 
 
 def balance_down(m, target):
@@ -43,3 +47,9 @@ def optimal_bias(m, y):
     p = max(1, int(np.count_nonzero(y > 0)))  # two classes: p >= 1 anyway
     kinks = (y if m.ndim == 1 else y[:, None]) - m
     return np.partition(kinks, p - 1, axis=0)[p - 1]
+
+
+def free_vectors(alpha, C):
+    """Which entries of ``alpha`` (any shape) are free support vectors: inside (0, C) by more
+    than 1e-6 C."""
+    return (alpha > _FREE_TOL * C) & (alpha < (1 - _FREE_TOL) * C)

@@ -1,0 +1,57 @@
+"""The SVM's warm-started SMO (problems/kernel_svm/smo.py): its optimum against a tight CVXPY
+solve of the dual, from a nearby solve and from zero, and its place first in the backends."""
+
+import math
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath.data import make_classification
+from approxpath.problems.kernel_svm.smo import warm_smo
+from approxpath.solvers import EXACT_GAP
+from approxpath.solvers.conic import solve_cvxpy
+
+KernelSVM = approxpath.get_problem("kernel_svm")
+
+
+@pytest.fixture(scope="module")
+def problem():
+    X, y = make_classification(n=120, d=3, seed=7)
+    return KernelSVM(X, y, c=0.5)
+
+
+def _dual_value(p, alpha, t):
+    K = p.gram(t)
+    w = p.y * alpha
+    return float(alpha.sum() - 0.5 * w @ K @ w)
+
+
+@pytest.mark.parametrize("start", ["nearby", "zero"])
+def test_warm_smo_reaches_the_tight_cvxpy_optimum(problem, start):
+    p, t = problem, 1.3
+    alpha0 = p.solve(1.0)[1].alpha if start == "nearby" else np.zeros(p.n)
+    alpha, b, iterations = warm_smo(p.gram(t), p.y, p.c, alpha0, 1e-9)
+    assert alpha.min() >= 0 and alpha.max() <= p.c and abs(math.fsum(p.y * alpha)) < 1e-12
+    decl = p.cvxpy_dual(t)
+    solve_cvxpy(decl.problem)
+    assert _dual_value(p, alpha, t) == pytest.approx(decl.problem.value, abs=1e-7)
+    assert 0 < iterations < 2 * p.n
+
+
+def test_a_solve_starts_from_the_nearest_solve_and_libsvm_from_zero(problem, monkeypatch):
+    p = problem
+    used = []
+    real = type(p).candidate
+
+    def spy(self, name, t, warm=None):
+        used.append((name, warm is not None))
+        return real(self, name, t, warm)
+
+    monkeypatch.setattr(type(p), "candidate", spy)
+    cold = p.solve(1.0)
+    assert used == [("smo", False), ("libsvm", False)]  # no start: SMO declines, libSVM from zero
+    used.clear()
+    pair = p.solve(1.2, warm=cold)
+    assert used == [("smo", True)]
+    assert p.bound.gap(*pair, 1.2) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.2)))
