@@ -32,8 +32,11 @@ _LATTICE = 1 / _ENTRY
 # (problems/kernel_svm/libsvm.py); a Cholesky solve factors one copy; a conic solve (CVXPY,
 # Clarabel, SCS) holds the quadratic form in sparse form (12 bytes per entry), its KKT system and
 # factor: measured 12 arrays' worth for klasso's Gram QP at n = 2000 (24 in all, 12 of them
-# the kernel cache), taken as the bound for every conic backend.
-_SOLVER = {"libsvm": 0.0, "cholesky": 2.0}
+# the kernel cache), taken as the bound for every conic backend.  The SVM's warm SMO reads the
+# cached kernel and keeps O(n) vectors; its first solve (no neighbour yet) falls back to libSVM.
+_SOLVER = {"smo": 0.0, "libsvm": 0.0, "cholesky": 2.0}
+# backends whose estimate counts libSVM's row cache (SMO: its fallback)
+_LIBSVM_CACHED = ("smo", "libsvm")
 _SOLVER_CONIC = 12.0
 _LIBSVM_CACHE = 500e6
 # Refuse when the estimate exceeds this share of what is available: the estimate counts the
@@ -100,7 +103,7 @@ def _dense_path_parts(n, backend):
     """The parts of a dense path (stored distances, a kernel cache) in one process."""
     square = float(_ENTRY) * n * n
     # libSVM's cache fills up to its size or to the whole kernel it caches (float32 columns)
-    cache = min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n) if backend == "libsvm" else 0.0
+    cache = min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n) if backend in _LIBSVM_CACHED else 0.0
     solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + cache
     from .kernel_caches import kept_kernels
 

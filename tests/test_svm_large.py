@@ -227,3 +227,17 @@ def test_a_big_svm_switches_to_blocked_products_instead_of_being_refused(monkeyp
     dense = path_bytes(problem).total
     monkeypatch.delenv("APPROXPATH_KERNELS")
     assert dense > 1e10 and (path_bytes(problem).total == dense) == (kernels_mode(problem.n) == "dense")
+
+
+def test_the_dense_estimate_counts_no_conic_working_set_for_warm_smo(monkeypatch):
+    """The SVM's first backend, warm SMO, reads the cached kernel (its first solve falls back to
+    libSVM and its row cache): the dense estimate at n = 16000 is the distances, two kernels,
+    libSVM's cache and the libraries (about 8.2 GB), not a conic solver's 12 kernels' worth."""
+    monkeypatch.setenv("APPROXPATH_MEMORY", "1e12")
+    monkeypatch.setenv("APPROXPATH_KERNELS", "dense")
+    X, y = make_classification(n=16_000, d=2, seed=0)
+    problem = KernelSVM(X, y, c=0.1)
+    assert problem.backends[0] == "smo"
+    estimate = path_bytes(problem)
+    assert dict(estimate.parts)["exact solver (smo)"] == 500e6
+    assert 7.5e9 < estimate.total < 9e9, estimate.describe()
