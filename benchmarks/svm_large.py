@@ -17,6 +17,7 @@ split rows add the workers' CPU seconds and peak memory, and what went over the 
 products (passes over D) per piece, bytes to the workers and running-sum hops per pass.
 
     python benchmarks/svm_large.py --n 4000 8000 16000 [--memory 8e9] [--kernels blocked] [--out results.jsonl]
+    python benchmarks/svm_large.py --n 4000 8000 --dual-restoration moving fixed    # pairs side by side
     python benchmarks/svm_large.py --n 4000 --dask-workers 2 [--rounds 2]
 
 ``--one-product`` (with ``--dask-workers K``): one kernel product (p = 4 columns, order 2; all
@@ -39,7 +40,7 @@ from pathlib import Path
 C, EPS, INTERVAL, D = 0.1, 0.125, (2.0**-10, 2.0**10), 20
 
 
-def _child_path(n, cert, progress=False, dask_workers=0):
+def _child_path(n, cert, progress=False, dask_workers=0, dual_restoration="moving"):
     import hashlib
     import resource
 
@@ -47,7 +48,7 @@ def _child_path(n, cert, progress=False, dask_workers=0):
     from approxpath.data import make_classification
 
     X, y = make_classification(n=n, d=D, seed=0)
-    problem = approxpath.get_problem("kernel_svm")(X, y, c=C)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=C, dual_restoration=dual_restoration)
     traffic = _count_products()
     cluster = client = None
     options = {}
@@ -63,10 +64,10 @@ def _child_path(n, cert, progress=False, dask_workers=0):
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     path.save(cert)
     pieces = hashlib.sha256(repr([(p.lo, p.hi, p.gap_bound, p.kind) for p in path.pieces]).encode()
-                            + b"".join(p.dual.alpha.tobytes() for p in path.pieces)).hexdigest()[:16]
+                            + b"".join(_piece_bytes(p.dual) for p in path.pieces)).hexdigest()[:16]
     row = dict(n=n, wall=round(wall, 2), cpu=round(cpu, 2), solve=round(path.solve_s, 2),
                certify=round(path.certify_s, 2), solves=path.exact_solves, pieces=len(path.pieces),
-               certified=bool(path.certified), kernels="split" if dask_workers else problem.kernels.mode,
+               certified=bool(path.certified), dual_restoration=dual_restoration, kernels="split" if dask_workers else problem.kernels.mode,
                pieces_sha=pieces, passes=traffic["passes"],
                passes_per_piece=round(traffic["passes"] / len(path.pieces), 1),
                own_peak_gib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2))
@@ -156,6 +157,8 @@ def main():
     parser.add_argument("--memory", help="APPROXPATH_MEMORY for the runs (bytes, e.g. 8e9)")
     parser.add_argument("--kernels", choices=("dense", "distances", "blocked"), help="APPROXPATH_KERNELS for the runs")
     parser.add_argument("--progress", action="store_true", help="show the path's progress bar")
+    parser.add_argument("--dual-restoration", nargs="+", choices=("moving", "fixed"), default=["moving"],
+                        help="the SVM's pairs on a piece (several: each n with each, side by side)")
     parser.add_argument("--out", help="append the result lines (JSON) to this file")
     parser.add_argument("--dask-workers", type=int, default=0,
                         help="split the kernel products across a LocalCluster of this many workers, side by side with "
@@ -166,7 +169,7 @@ def main():
     parser.add_argument("--cert", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child == "path":
-        return _child_path(args.n[0], args.cert, args.progress, args.dask_workers)
+        return _child_path(args.n[0], args.cert, args.progress, args.dask_workers, args.dual_restoration[0])
     if args.child:
         return _child_verify(args.n[0], args.cert, args.progress)
     env = dict(os.environ)
@@ -180,9 +183,9 @@ def main():
     if args.kernels:
         env["APPROXPATH_KERNELS"] = args.kernels
     with tempfile.TemporaryDirectory() as tmp:
-        for n in args.n:
+        for n, pairs in ((n, pairs) for n in args.n for pairs in args.dual_restoration):
             cert = str(Path(tmp) / f"svm{n}.npz")
-            row, peak = _timed(["--child", "path", "--n", str(n), "--cert", cert, *more], env)
+            row, peak = _timed(["--child", "path", "--n", str(n), "--cert", cert, "--dual-restoration", pairs, *more], env)
             row["peak_gib"] = peak
             vrow, vpeak = _timed(["--child", "verify", "--n", str(n), "--cert", cert], env)
             row.update(vrow, verify_peak_gib=vpeak, memory=args.memory, forced=args.kernels, load=os.getloadavg()[0])
@@ -253,6 +256,15 @@ def _one_product(n, workers, out):
             total.result()
         row[f"chain of {hops} trivial hops"] = round((time.perf_counter() - t0) / 20, 3)
     _emit(row, out)
+
+
+def _piece_bytes(dual):
+    """A piece's dual as bytes (a moving pair's second dual and weight included)."""
+    import numpy as np
+
+    m = dual.motion
+    parts = [dual.alpha] if m is None else [dual.alpha, m.alpha_b, m.theta, m.span]
+    return b"".join(np.asarray(x, dtype=float).tobytes() for x in parts)
 
 
 def _step(total):
