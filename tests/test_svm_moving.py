@@ -140,6 +140,10 @@ def test_certificate_round_trip_of_moving_and_fixed_pieces(segment):
     assert fresh.from_arrays(fixed)[1].motion is None
     old = {k: fixed[k] for k in ("dual", "bias", "bias_slope")}
     assert fresh.from_arrays(old)[1].motion is None
+    # a fixed piece whose second dual, weight or span is not all zeros is not read as fixed
+    for key, value in (("dual_b", pb[1].alpha), ("theta", np.array([0.0, 0.5, 0.0])), ("dual_b", np.full(p.n, np.nan))):
+        primal3, dual3 = fresh.from_arrays(dict(fixed, **{key: value}))
+        assert dual3.motion is not None and fresh.errors(primal3, dual3, a, b), key
 
 
 def test_a_path_of_moving_pairs_verifies(tmp_path):

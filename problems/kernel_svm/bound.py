@@ -208,10 +208,11 @@ class SVMBound(KernelBound):
         slope = float(arrays["bias_slope"]) if "bias_slope" in arrays else 0.0
         motion = None
         if "dual_b" in arrays:
-            span = np.asarray(arrays["theta_at"], dtype=float)
-            if np.any(span != 0):
-                motion = Motion(np.asarray(arrays["dual_b"], dtype=float),
-                                tuple(map(float, np.asarray(arrays["theta"], dtype=float))), tuple(map(float, span)))
+            fields = [np.asarray(arrays[k], dtype=float) for k in ("dual_b", "theta", "theta_at")]
+            # a fixed pair stores zeros; anything else is a moving pair, which errors() checks
+            # (a fixed piece with a stray second dual or weight is refused, not read as fixed)
+            if any(np.any(f != 0) for f in fields):
+                motion = Motion(fields[0], tuple(map(float, fields[1])), tuple(map(float, fields[2])))
         return (SVMPrimal(w=self.y * alpha, b=float(arrays["bias"]), b_slope=slope, motion=motion),
                 SVMDual(alpha=alpha, motion=motion))
 
