@@ -102,6 +102,8 @@ def test_moving_pair_is_feasible_and_within_its_bound_of_tight_cvxpy(segment):
     (dict(theta=(0.5, 1.01, 0.5)), "coefficients"),
     (dict(theta=(0.5, 0.5)), "coefficients"),
     (dict(span=(0.65, 1.1)), "not inside"),
+    (dict(span=(0.6, 0.8, 1.1)), "not 2 finite"),
+    (dict(span=(0.6, float("nan"))), "not 2 finite"),
     (dict(alpha_b="shift"), "not exactly 0"),
     (dict(alpha_b="over"), "leave"),
 ])

@@ -92,7 +92,10 @@ def motion_errors(motion, primal_motion, y, C, lo, hi):
         errors.append(f"alpha_b leaves [0, C = {C:.6g}] ({b.min():.3g} .. {b.max():.17g})")
     if math.fsum(y * b) != 0.0:
         errors.append(f"y'alpha_b = {math.fsum(y * b):.3g} is not exactly 0")
-    (t0, t1), theta = motion.span, tuple(motion.theta)
+    span, theta = tuple(motion.span), tuple(motion.theta)
+    if len(span) != 2 or not np.all(np.isfinite(span)):
+        return errors + [f"the weight's span {span!r} is not 2 finite numbers"]
+    t0, t1 = span
     if len(theta) != 3 or not all(0.0 <= c <= 1.0 for c in theta):
         errors.append(f"the weight's coefficients {theta!r} are not 3 numbers in [0, 1]")
     if not (t0 < t1 and t0 <= lo and hi <= t1):
