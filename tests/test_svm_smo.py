@@ -2,6 +2,7 @@
 solve of the dual, from a nearby solve and from zero, and its place first in the backends."""
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -41,6 +42,7 @@ def test_warm_smo_reaches_the_tight_cvxpy_optimum(problem, start):
 
 def test_a_solve_starts_from_the_nearest_solve_and_libsvm_from_zero(problem, monkeypatch):
     p = problem
+    monkeypatch.setattr(sys.modules[type(p).__module__], "SMO_MIN_N", 100)  # (n = 120 here)
     used = []
     real = type(p).candidate
 
@@ -55,3 +57,13 @@ def test_a_solve_starts_from_the_nearest_solve_and_libsvm_from_zero(problem, mon
     pair = p.solve(1.2, warm=cold)
     assert used == [("smo", True)]
     assert p.bound.gap(*pair, 1.2) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.2)))
+
+
+def test_small_problems_solve_by_libsvm_alone(problem, monkeypatch):
+    """Up to SMO_MIN_N samples SMO declines even with a nearby solve (libSVM is faster there)."""
+    p = problem
+    used = []
+    real = type(p).candidate
+    monkeypatch.setattr(type(p), "candidate", lambda self, name, t, warm=None: (used.append(name), real(self, name, t, warm))[1])
+    p.solve(1.2, warm=p.solve(1.0))
+    assert used == ["smo", "libsvm", "smo", "libsvm"]
