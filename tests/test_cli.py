@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pytest
@@ -84,6 +85,12 @@ def test_demo(tmp_path, monkeypatch, capsys):
     assert "certified" in out
     assert (tmp_path / "demo_certificate.npz").exists() and (tmp_path / "demo_bounds.png").exists()
     assert main(["verify", "demo_certificate.npz"]) == 0
+    # a long path shows one piece in k, and says so; a short one shows them all, silently
+    assert main(["demo", "--no-progress", "--eps", "0.05", "--out", "fine.npz"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.endswith(tuple("0123456789")) and "certified " in line]
+    step, total = map(int, re.search(r"\(one piece in (\d+) of (\d+) shown\)", out).groups())
+    assert step > 1 and len(rows) == -(-total // step)
 
 
 def test_option_names_are_checked_by_the_problem_class():

@@ -207,8 +207,8 @@ def cmd_demo(args):
     step = max(1, len(path.pieces) // 12)
     for p in path.pieces[::step]:
         print(f"{p.lo:10.4g} {p.hi:10.4g} {p.gap_bound:10.4g}  {p.kind:10s} {', '.join(f'{a:.4g}' for a in p.anchors)}")
-    if len(path.pieces) > 12:
-        print(f"(every {step}th of {len(path.pieces)} pieces shown)")
+    if step > 1:
+        print(f"(one piece in {step} of {len(path.pieces)} shown)")
     if args.out:
         path.save(args.out)
         print(f"\ncertificate written to {args.out} (sha256 of the data {data_sha256(problem.X, problem.y)[:12]}...)")
