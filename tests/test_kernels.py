@@ -83,6 +83,21 @@ def test_chunked_products_do_not_depend_on_the_threads(data, monkeypatch):
         np.testing.assert_allclose(A, (D**j * E) @ C, rtol=1e-12, atol=1e-12)
 
 
+def test_blocks_of_fewer_rows_where_sixteen_would_not_fit(data, monkeypatch):
+    """Where 16 rows of D would take more than _PRODUCT_BLOCK_MAX (n > 12288; forced here at
+    n = 200): blocks of 8 to 15 rows, the products those of the explicit kernel to rounding."""
+    _, D = data
+    monkeypatch.setattr(kernels, "_PRODUCT_BLOCK_BYTES", 8 * 200 * 4)  # 4 rows: below 16
+    monkeypatch.setattr(kernels, "_PRODUCT_BLOCK_MAX", 8 * 200 * 11)
+    assert kernels.product_step(200) == 11
+    monkeypatch.setattr(kernels, "_PRODUCT_BLOCK_MAX", 8 * 200 * 3)
+    assert kernels.product_step(200) == 8
+    C = np.random.default_rng(3).standard_normal((D.shape[0], 2))
+    E = np.exp(-0.9 * D)
+    for j, A in enumerate(Kernels(D).products(0.9, C)):
+        np.testing.assert_allclose(A, (D**j * E) @ C, rtol=1e-12, atol=1e-12)
+
+
 def test_products_read_from_a_cached_kernel_equal_the_computed_ones(data, monkeypatch):
     """All rows and a subset, with the kernel cached and without: the same numbers bit for bit."""
     _, D = data
