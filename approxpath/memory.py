@@ -102,8 +102,7 @@ def human(nbytes):
 def _dense_path_parts(n, backend):
     """The parts of a dense path (stored distances, a kernel cache) in one process."""
     square = float(_ENTRY) * n * n
-    # libSVM's cache fills up to its size or to the whole kernel it caches (float32 columns)
-    cache = min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n) if backend in _LIBSVM_CACHED else 0.0
+    cache = _libsvm_row_cache(n) if backend in _LIBSVM_CACHED else 0.0
     solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + cache
     from .kernel_caches import kept_kernels
 
@@ -190,11 +189,17 @@ def libsvm_cache_bytes(n, d, stored=False):
     return float(min(whole, max(_LIBSVM_CACHE_MIN, 0.5 * left)))
 
 
+def _libsvm_row_cache(n):
+    """libSVM's row cache on a precomputed kernel: up to its size or to the whole kernel it
+    caches (float32 columns)."""
+    return min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n)
+
+
 def _solve_kernel(n):
     """One kernel for the exact solves of the ``"distances"`` mode and libSVM's row cache on it
     (filled up to its size or to the whole kernel in float32)."""
     return (("a kernel for the exact solves", float(_ENTRY) * n * n),
-            ("libSVM row cache", min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n)))
+            ("libSVM row cache", _libsvm_row_cache(n)))
 
 
 def solve_kernel_fits(n, d):
