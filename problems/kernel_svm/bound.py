@@ -278,7 +278,13 @@ class SVMBound(KernelBound):
         :math:`\\alpha^\\top Q_x \\alpha = \\alpha^\\top P - \\alpha^\\top N` on the piece.
         """
         alpha = np.asarray(dual.alpha, dtype=float)
-        S_lo, S_hi = self._sums(dual, lo), self._sums(dual, hi)
+        P, N = self.class_envelopes(self._sums(dual, lo), self._sums(dual, hi), lo, hi)
+        return P, N, hermite_upper(P.combine(alpha)) - hermite_lower(N.combine(alpha))
+
+    def class_envelopes(self, S_lo, S_hi, lo, hi):
+        """``(P, N)``: the :class:`~approxpath.envelopes.Envelope` of each row's sum over its own
+        class and over the other class on ``[lo, hi]``, from one dual's class sums and their
+        derivatives at the two ends (:meth:`_group_sums`)."""
         rows = np.arange(self.n)
         same = np.where(self.y > 0, 0, 1)
 
@@ -286,8 +292,7 @@ class SVMBound(KernelBound):
             return Envelope(lo, hi, S_lo[0][rows, col], S_hi[0][rows, col], S_lo[1][rows, col],
                             S_hi[1][rows, col], S_lo[2][rows, col], S_hi[2][rows, col])
 
-        P, N = env(same), env(1 - same)
-        return P, N, hermite_upper(P.combine(alpha)) - hermite_lower(N.combine(alpha))
+        return env(same), env(1 - same)
 
     def dual_floor(self, dual, lo, hi=None):
         hi = lo if hi is None else hi

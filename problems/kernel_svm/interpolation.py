@@ -42,8 +42,8 @@ class SVMInterpolation:
         """Whether ``alpha`` is exactly feasible and a multiple of the grid of C.  Remembered
         by content: the parents of every mix are the same few anchors (a1a: 670 checks, 10 %
         of the certification time, for 13 arrays)."""
-        return self.bound.remember(("grid", digest(alpha)), lambda: bool(
-            self._exactly_feasible(alpha, self.c) and np.all(np.mod(alpha, dyadic_quantum(self.c)) == 0)))
+        return self._feasible(alpha) and self.bound.remember(
+            ("grid", digest(alpha)), lambda: bool(np.all(np.mod(alpha, dyadic_quantum(self.c)) == 0)))
 
     def _feasible(self, alpha):
         """Whether ``alpha`` is exactly feasible (remembered by content, as :meth:`_on_grid`)."""
@@ -56,15 +56,15 @@ class SVMInterpolation:
         (also where the weight is 0 or 1 throughout: the kernel products are then those of the
         pair's other pieces); None with ``dual_restoration="fixed"`` or where the pairs are not
         exactly feasible duals of a bandwidth path (the bias is restored after)."""
+        aa, ab = a[1].alpha, b[1].alpha
+        if self.dual_restoration != "moving" or not (
+                self.sweep.along_bandwidth and self._feasible(aa) and self._feasible(ab)):
+            return None
         th0, th1, th2 = (float(x) for x in thetas)
         t0, t1, t2 = (float(t) for t in ts)
         s = (t1 - t0) / (t2 - t0)
         middle = (th1 - th0 * (1 - s) ** 2 - th2 * s * s) / (2 * s * (1 - s))
         coef = tuple(min(max(c, 0.0), 1.0) for c in (th0, middle, th2))
-        aa, ab = a[1].alpha, b[1].alpha
-        if self.dual_restoration != "moving" or not (
-                self.sweep.along_bandwidth and self._feasible(aa) and self._feasible(ab)):
-            return None
         motion = Motion(ab, coef, (t0, t2))
         return SVMPrimal(w=self.y * aa, b=float(a[0].b), motion=motion), SVMDual(alpha=aa, motion=motion)
 

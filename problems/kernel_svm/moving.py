@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from approxpath.envelopes import Envelope, bernstein_product, hermite_lower, hermite_upper, max_hinge_sum
+from approxpath.envelopes import bernstein_product, hermite_lower, hermite_upper, max_hinge_sum
 from approxpath.numerics import UNIT_ROUNDOFF
 
 __all__ = ["Motion", "motion_errors", "moving_bound", "moving_point", "moving_dual_floor"]
@@ -133,18 +133,10 @@ def _envelopes(bound, dual, lo, hi):
     """``(Pa, Na, Pb, Nb, fa, fb)``: the class sums' envelopes of both duals on ``[lo, hi]`` and
     the weights' Bernstein coefficients (degree 2, in [0, 1]): :math:`1 - \\theta` and
     :math:`\\theta`."""
-    m, y = dual.motion, bound.y
-    rows = np.arange(bound.n)
-    same = np.where(y > 0, 0, 1)
+    m = dual.motion
     (Sa_lo, Sb_lo), (Sa_hi, Sb_hi) = (bound.pair_sums(dual.alpha, m.alpha_b, x) for x in (lo, hi))
-
-    def env(S_lo, S_hi, col):
-        return Envelope(lo, hi, S_lo[0][rows, col], S_hi[0][rows, col], S_lo[1][rows, col],
-                        S_hi[1][rows, col], S_lo[2][rows, col], S_hi[2][rows, col])
-
     th = m.coefficients(lo, hi)
-    return (env(Sa_lo, Sa_hi, same), env(Sa_lo, Sa_hi, 1 - same), env(Sb_lo, Sb_hi, same),
-            env(Sb_lo, Sb_hi, 1 - same), 1.0 - th, th)
+    return (*bound.class_envelopes(Sa_lo, Sa_hi, lo, hi), *bound.class_envelopes(Sb_lo, Sb_hi, lo, hi), 1.0 - th, th)
 
 
 def _objective_terms(A, B, Pa, Na, Pb, Nb, fa, fb):
