@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..driver.parallel import pool, single_threaded
 from ..numerics import log_mid
 from .cover import ClosedForm, Sampled, Tracks, Validation
@@ -79,8 +79,8 @@ class _Search:
             # unless the last two tightenings did not narrow it (the width is not the gap's)
             self.widths.append(width)
             if len(self.widths) >= 3 and self.widths[-1] > _STALL * self.widths[-3]:
-                self.reason = ("the enclosure at the chosen point does not narrow as the gap does "
-                               f"(width {width:.4g}): the criterion is not determined closer")
+                self.reason = (f"the criterion's enclosure at the chosen point stopped narrowing as the gaps did "
+                               f"(width {width:.4g} after {len(self.widths) - 1} tightenings)")
                 return False
             changed = self._tighten(active)
             for a, b in changed:
@@ -117,10 +117,13 @@ class _Search:
     def _tighten(self, cells):
         """Recompute the paths under ``cells`` at a smaller ε; the changed ranges."""
         tracks = self.crit.tracks
+        # a fold whose every held-out loss is known on a cell gains nothing there from new solves
+        open_folds = getattr(self.crit, "open_folds", lambda a, b: range(len(tracks)))
+        wanted = [set(open_folds(self.edges[i], self.edges[i + 1])) for i in cells]
         jobs = []
         for k in range(len(tracks)):
             groups = []
-            for i in cells:
+            for i in (i for i, ks in zip(cells, wanted) if k in ks):
                 for piece, _, _ in tracks.over(k, self.edges[i], self.edges[i + 1]):
                     if groups and piece.lo <= groups[-1][1]:
                         groups[-1] = (groups[-1][0], max(groups[-1][1], piece.hi), max(groups[-1][2], piece.gap_bound))
@@ -149,16 +152,29 @@ class _Search:
         return out
 
 
-def _run_paths(problems, intervals, eps, executor, options):
-    """Paths of ``problems[k]`` over ``intervals[k]`` at ``eps[k]``: here, or on ``executor``."""
-    from ..driver import approximate_path
+def _run_paths(problems, intervals, eps, seeds, executor, options):
+    """Paths of ``problems[k]`` over ``intervals[k]`` at ``eps[k]``, here or on ``executor``; each
+    starts from the exact solves ``seeds[k]`` made before and adds its own to them."""
     from ..driver.parallel import path_in_worker
 
     if executor is None:
-        return [approximate_path(p, e, iv, **options) for p, iv, e in zip(problems, intervals, eps)]
-    futures = [executor.submit(path_in_worker, approximate_path, p, e, iv, options)
-               for p, iv, e in zip(problems, intervals, eps)]
-    return [f.result() for f in futures]
+        return [_seeded_path(p, e, iv, seeds=s, **options)[0] for p, iv, e, s in zip(problems, intervals, eps, seeds)]
+    futures = [executor.submit(path_in_worker, _seeded_path, p, e, iv, dict(options, seeds=s))
+               for p, iv, e, s in zip(problems, intervals, eps, seeds)]
+    paths = []
+    for f, s in zip(futures, seeds):
+        path, found = f.result()
+        s.update(found)  # a worker filled its own copy
+        paths.append(path)
+    return paths
+
+
+def _seeded_path(problem, eps, interval, seeds=None, **options):
+    """:func:`approxpath.approximate_path` from the exact solves ``seeds`` (which it extends):
+    ``(path, seeds)``."""
+    from ..driver import approximate_path
+
+    return approximate_path(problem, eps, interval, seeds=seeds, **options), seeds
 
 
 def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, eps=None, interval=None,
@@ -241,7 +257,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
 def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol, max_solves,
             strict, executor, options, path_options, t0):
     bound = problem.bound
-    paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), executor, options)
+    seeds = [{} for _ in problems]  # every exact solve of each fold, reused by its refinements
+    paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), seeds, executor, options)
     tracks = Tracks(problems, paths)
     if not validation:
         crit = ClosedForm(tracks, criterion, closed[criterion])
@@ -260,9 +277,9 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         out = []
         try:
             got = _run_paths([tracks.problems[k] for k, *_ in jobs], [(a, b) for _, a, b, _ in jobs],
-                             [e for *_, e in jobs], executor, refine)
+                             [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine)
         except (EpsilonTooSmallError, BudgetExceededError) as exc:
-            stuck.append(str(exc))
+            stuck.append(exc)
             return out
         return [(k, path) for (k, *_), path in zip(jobs, got)]
 
@@ -289,17 +306,45 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                        tol=float(tol), kind="certified" if certified else "sampled", edges=search.edges, lo=low,
                        hi=high, exact_solves=int(tracks.solves), refinements=search.refinements,
                        folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths))
+    if not sampled:
+        _warn_edge(search, t, lo, hi, problem.parameter)
     if not sampled and delta > tol:
-        why = stuck[0] if stuck else search.reason or (f"{tracks.solves} exact solves of max_solves = {max_solves}"
-                                                       if tracks.solves >= max_solves else "the refinement limits")
-        msg = (f"select: delta = {delta:.4g} > tol = {tol:g} at t = {t:.6g} after {why}: raise max_solves, "
-               "or raise tol, or start from a smaller eps")
+        exc = _shortfall(search, stuck, tracks.solves, max_solves, delta, tol, t)
+        exc.selection = result
         if strict:
-            exc = BudgetExceededError(msg)
-            exc.selection = result
             raise exc
-        warnings.warn(msg, stacklevel=3)
+        warnings.warn(str(exc), stacklevel=3)
     return result
+
+
+def _shortfall(search, stuck, solves, max_solves, delta, tol, t):
+    """The error saying why ``delta > tol``, with what would help: the budget ran out
+    (:class:`BudgetExceededError`), or more solves cannot help (:class:`SelectionStalledError`:
+    the criterion's enclosure stopped narrowing, or the exact solves certify no smaller gap)."""
+    head = f"select: delta = {delta:.4g} > tol = {tol:g} at t = {t:.6g} after {solves} exact solves"
+    tail = f"raise tol to {delta:.2g} or more (the delta reached), or pass strict=False to keep this result"
+    if solves >= max_solves or (stuck and isinstance(stuck[0], BudgetExceededError)):
+        return BudgetExceededError(f"{head}: the budget max_solves = {max_solves} is spent; raise max_solves, "
+                                   f"or {tail}")
+    if stuck:
+        why = f"the exact solves certify no smaller gap ({stuck[0]})"
+    elif search.reason:
+        why = search.reason
+    else:
+        why = "the search's refinement limits were reached"
+    return SelectionStalledError(f"{head} (of max_solves = {max_solves}): {why}; more exact solves do not narrow "
+                                 f"it, so {tail}")
+
+
+def _warn_edge(search, t, lo, hi, parameter):
+    """Warn when the chosen cell touches an end of the interval: the criterion may keep
+    improving beyond it."""
+    i = int(np.argmin(search.hi))
+    end = lo if i == 0 else hi if i == search.hi.size - 1 else None
+    if end is not None:
+        warnings.warn(f"select: the chosen {parameter} = {t:.6g} lies in the cell at the interval's "
+                      f"{'lower' if end == lo else 'upper'} end {end:.6g}: the criterion may be better beyond it; "
+                      "widen the interval past that end", stacklevel=3)
 
 
 def _default_criterion(problem, criterion, validation, closed):

@@ -22,7 +22,7 @@ from approxpath.selection.predictions import cross_products, expansion_cover, ne
 __all__ = ["prediction_enclosure"]
 
 
-def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
+def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None):
     """Enclosures of the exact optimum's predictions at the rows of ``X_new`` for every
     :math:`\\tau \\in [lo, hi]` (see the module docstring): ``(edges (J + 1,), low (m, J), up (m, J))``."""
     lam = bound.sweep.weight_floor(lo)
@@ -30,7 +30,7 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
     coef = 0.5 * np.column_stack([np.asarray(primal.c, dtype=float), np.asarray(dual.a, dtype=float) / lam])
     R = sqrt_up(0.5 * gap / lam) * (1.0 + fp_margin(2, 1.0)) if np.isfinite(gap) else np.inf  # the quotients' rounding
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
-    edges, low, up = expansion_cover(cross_products(new_distances(bound, X_new)), coef, t_lo, t_hi,
+    edges, low, up = expansion_cover(cross_products(new_distances(bound, X_new, rows)), coef, t_lo, t_hi,
                                      bound.entry_terms, bound.n)
     low, up = low.sum(axis=1), up.sum(axis=1)  # (m, J): the two halves added
     mag = np.abs(low) + np.abs(up) + R

@@ -105,13 +105,13 @@ class KLassoBound(RegressionBound):
         return errors
 
     # -------------------------------------------------------------- model selection
-    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new):
+    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None):
         """Where every exact optimum's predictions at the rows of ``X_new`` lie for every
         parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there:
         ``(edges, low, up)`` (:mod:`.enclosure`)."""
         from .enclosure import prediction_enclosure
 
-        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new)
+        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows)
 
     # -------------------------------------------------------------- certificate arrays
     def to_arrays(self, primal, dual):
