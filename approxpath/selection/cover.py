@@ -22,7 +22,7 @@ import inspect
 
 import numpy as np
 
-from ..numerics import log_mid
+from ..numerics import fp_margin, log_mid
 from .losses import loss_totals
 from .predictions import halves
 
@@ -93,7 +93,9 @@ def merge_covers(covers, weights=None):
         lo += w * l[idx]
         hi += w * h[idx]
         cert &= c[idx]
-    return edges, lo, hi, cert
+    # a product and a sum per cover, rounded: moved outward by that allowance
+    pad = fp_margin(2 * len(covers), 1.0)
+    return edges, lo - pad * np.abs(lo), hi + pad * np.abs(hi), cert
 
 
 def _concat(parts):

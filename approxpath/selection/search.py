@@ -34,8 +34,10 @@ DEFAULT_EPS = 1e-3
 # A refined cell whose enclosure kept more than this share of its parent's width "stalled";
 # if the enclosure at its middle point is at least half as wide, its gap is the limit.
 _STALL = 0.7
-# New paths are computed at this share of the largest gap bound of the pieces they replace.
+# New paths are computed at this share of the largest gap bound of the pieces they replace,
+# which differ by at most the factor _SIMILAR (so that every gap shrinks by 2 at least).
 _TIGHTEN = 0.25
+_SIMILAR = 2.0
 # Rounds of refinement and cells kept before the run stops with the δ it reached.
 _MAX_ROUNDS = 400
 _MAX_CELLS = 400_000
@@ -76,12 +78,17 @@ class _Search:
         width = value[1] - value[0]
         if width > 0.5 * self.tol:
             # the gap limits the chosen point itself: tighten every cell that matters at once,
-            # unless the last two tightenings did not narrow it (the width is not the gap's)
-            self.widths.append(width)
-            if len(self.widths) >= 3 and self.widths[-1] > _STALL * self.widths[-3]:
-                self.reason = (f"the criterion's enclosure at the chosen point stopped narrowing as the gaps did "
-                               f"(width {width:.4g} after {len(self.widths) - 1} tightenings)")
-                return False
+            # unless the last two tightenings shrank the gaps at the chosen point (by 4 at least)
+            # and not its enclosure (then the width is not the gaps')
+            t = log_mid(*self.edges[[int(np.argmin(self.hi)), int(np.argmin(self.hi)) + 1]])
+            gap = max(p.gap_bound for k in range(len(self.crit.tracks)) for p, _, _ in self.crit.tracks.over(k, t, t))
+            self.widths.append((width, gap))
+            if len(self.widths) >= 3:
+                (w0, g0), (w1, g1) = self.widths[-3], self.widths[-1]
+                if w1 > _STALL * w0 and g1 <= _TIGHTEN * g0:
+                    self.reason = (f"the criterion's enclosure at the chosen point stopped narrowing as the gaps did "
+                                   f"(width {w0:.4g} -> {w1:.4g} while the gap there went {g0:.3g} -> {g1:.3g})")
+                    return False
             changed = self._tighten(active)
             for a, b in changed:
                 self._replace(a, b)
@@ -125,11 +132,15 @@ class _Search:
             groups = []
             for i in (i for i, ks in zip(cells, wanted) if k in ks):
                 for piece, _, _ in tracks.over(k, self.edges[i], self.edges[i + 1]):
-                    if groups and piece.lo <= groups[-1][1]:
-                        groups[-1] = (groups[-1][0], max(groups[-1][1], piece.hi), max(groups[-1][2], piece.gap_bound))
-                    else:
-                        groups.append((piece.lo, piece.hi, piece.gap_bound))
-            jobs += [(k, lo, hi, _TIGHTEN * g) for lo, hi, g in sorted(set(groups))]
+                    g = piece.gap_bound
+                    # one path over neighbouring pieces of similar gaps (within _SIMILAR): its ε is
+                    # then below every gap it replaces, and no part gets looser
+                    if groups and piece.lo <= groups[-1][1] and max(g, groups[-1][2]) <= _SIMILAR * min(g, groups[-1][3]):
+                        a, b, top, bottom = groups[-1]
+                        groups[-1] = (a, max(b, piece.hi), max(top, g), min(bottom, g))
+                    elif not groups or piece.hi > groups[-1][1]:
+                        groups.append((piece.lo, piece.hi, g, g))
+            jobs += [(k, lo, hi, _TIGHTEN * g) for lo, hi, g, _ in groups]
         done = self.solve(jobs)
         self.refinements += len(done)
         ranges = []
@@ -297,6 +308,8 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         return search, t, value, delta
 
     search, t, value, delta = single_threaded(run)
+    if not sampled:
+        _warn_edge(search, value, t, lo, hi, problem.parameter)
     if crit.sense == "max":
         value = (-value[1], -value[0])
     low, high = (search.lo, search.hi) if crit.sense == "min" else (-search.hi, -search.lo)
@@ -306,8 +319,6 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                        tol=float(tol), kind="certified" if certified else "sampled", edges=search.edges, lo=low,
                        hi=high, exact_solves=int(tracks.solves), refinements=search.refinements,
                        folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths))
-    if not sampled:
-        _warn_edge(search, t, lo, hi, problem.parameter)
     if not sampled and delta > tol:
         exc = _shortfall(search, stuck, tracks.solves, max_solves, delta, tol, t)
         exc.selection = result
@@ -336,15 +347,16 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t):
                                  f"it, so {tail}")
 
 
-def _warn_edge(search, t, lo, hi, parameter):
-    """Warn when the chosen cell touches an end of the interval: the criterion may keep
-    improving beyond it."""
-    i = int(np.argmin(search.hi))
-    end = lo if i == 0 else hi if i == search.hi.size - 1 else None
-    if end is not None:
-        warnings.warn(f"select: the chosen {parameter} = {t:.6g} lies in the cell at the interval's "
-                      f"{'lower' if end == lo else 'upper'} end {end:.6g}: the criterion may be better beyond it; "
-                      "widen the interval past that end", stacklevel=3)
+def _warn_edge(search, value, t, lo, hi, parameter):
+    """Warn when a cell at an end of the interval may be as good as the choice (its optimistic
+    bound reaches the choice's pessimistic one, ``value[1]``; oriented units): the criterion may
+    keep improving beyond it."""
+    for i, end, side in ((0, lo, "lower"), (search.lo.size - 1, hi, "upper")):
+        if search.lo[i] <= value[1]:
+            warnings.warn(f"select: the chosen {parameter} = {t:.6g} may be matched at the interval's {side} end "
+                          f"{end:.6g}: the criterion may be better beyond it; widen the interval past that end",
+                          stacklevel=3)
+            return
 
 
 def _default_criterion(problem, criterion, validation, closed):
