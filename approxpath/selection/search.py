@@ -169,7 +169,11 @@ def _run_paths(problems, intervals, eps, seeds, executor, options):
     from ..driver.parallel import path_in_worker
 
     if executor is None:
-        return [_seeded_path(p, e, iv, seeds=s, **options)[0] for p, iv, e, s in zip(problems, intervals, eps, seeds)]
+        paths = []
+        for p, iv, e, s in zip(problems, intervals, eps, seeds):
+            paths.append(_seeded_path(p, e, iv, seeds=s, **options)[0])
+            _release_kernels(p)
+        return paths
     futures = [executor.submit(path_in_worker, _seeded_path, p, e, iv, dict(options, seeds=s))
                for p, iv, e, s in zip(problems, intervals, eps, seeds)]
     paths = []
@@ -178,6 +182,14 @@ def _run_paths(problems, intervals, eps, seeds, executor, options):
         s.update(found)  # a worker filled its own copy
         paths.append(path)
     return paths
+
+
+def _release_kernels(problem):
+    """Free the kernels a fold's problem keeps (n x n each) until its next path: one fold's at a
+    time (a4a's folds keep 230 MB each otherwise)."""
+    release = getattr(getattr(problem.bound, "kernels", None), "release", None)
+    if release is not None:
+        release()
 
 
 def _seeded_path(problem, eps, interval, seeds=None, **options):
