@@ -11,9 +11,9 @@ A problem is a :class:`Problem` subclass with a certificate side, its :class:`~a
 * numpy objectives and violations.
 
 Optional capabilities, found by presence and checked by the part that needs them:
-``interpolate`` / ``interpolate_moving`` / ``interpolation_gaps`` / ``weighing_depth`` (the
-interpolating strategy; a generic convex combination otherwise), ``dual_at`` (a dual that moves
-on its piece, taken at a parameter), ``dual_from_primal`` (the cross-check), ``predict`` and
+``interpolate`` / ``interpolation_gaps`` / ``weighing_depth`` (the interpolating strategy; a
+generic convex combination otherwise; pairs that move across a piece come from the driver where
+the bound bounds them, ``Bound.moving_degrees``), ``dual_from_primal`` (the cross-check), ``predict`` and
 ``criteria`` (model selection), ``segment_gap_bound`` (claimed-linear segments),
 ``cvxpy_restore_primal`` / ``cvxpy_restore_dual`` (the conformance checks compare the numpy
 restoration with these declarations).
@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+
+from .moving import value_at
 
 __all__ = ["Problem", "Declaration", "convex_combination", "restored_gaps"]
 
@@ -168,10 +170,12 @@ class Problem(abc.ABC):
     # ------------------------------------------------------------------ numpy maps
     @abc.abstractmethod
     def restore(self, primal, dual, lo, hi=None):
-        """A pair feasible for every :math:`\\tau \\in [lo, hi]` (``hi`` omitted: at ``lo``)."""
+        """A pair feasible for every :math:`\\tau \\in [lo, hi]` (``hi`` omitted: at ``lo``).
+        Either side may be a :class:`~approxpath.moving.Moving` point (the driver's
+        interpolation, where the bound bounds moving pairs) and may come back as one."""
 
     def primal_at(self, primal, tau):
-        """Fill the fields of a carried primal that are functions of :math:`\\tau` (e.g. slacks)."""
+        """Fill the fields of a primal point that are functions of :math:`\\tau` (e.g. slacks)."""
         return primal
 
     @abc.abstractmethod
@@ -191,7 +195,9 @@ class Problem(abc.ABC):
         """Largest constraint violation of a dual point at ``tau`` (0 if feasible)."""
 
     def gap(self, primal, dual, tau):
-        """Duality gap of a pair at ``tau`` as computed in floating point (no rounding allowance)."""
+        """Duality gap of a pair at ``tau`` as computed in floating point (no rounding allowance);
+        a moving point is taken at ``tau``."""
+        primal, dual = value_at(primal, tau), value_at(dual, tau)
         return self.primal_objective(self.primal_at(primal, tau), tau) - self.dual_objective(dual, tau)
 
 
