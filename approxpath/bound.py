@@ -21,6 +21,7 @@ the kernel provider and the :class:`Sweep` (which parameter the path sweeps, whi
 from __future__ import annotations
 
 import abc
+import dataclasses
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -196,6 +197,11 @@ class Bound(abc.ABC):
         pair = []
         for side, point_type in (("primal", self.Primal), ("dual", self.Dual)):
             fields = [f for f in moving.stored_fields(point_type) if f"{side}_{f}" in arrays]
+            required = [f.name for f in dataclasses.fields(point_type)
+                        if f.compare and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+            for name in required:
+                if name not in fields:
+                    raise KeyError(f"{side}_{name}")
             pair.append(moving.unpack(side, arrays, point_type, fields, lo, hi))
         return tuple(pair)
 

@@ -33,8 +33,8 @@ import numpy as np
 
 from .numerics import UNIT_ROUNDOFF
 
-__all__ = ["Moving", "is_moving", "value_at", "constant", "combine", "interpolate", "affine_weights", "pack", "unpack",
-           "fingerprint", "stored_fields", "MAX_POINTS", "MAX_DEGREE", "LAYOUT_FIELDS"]
+__all__ = ["Moving", "bernstein_at", "coefficient_rounding", "is_moving", "value_at", "constant", "combine", "interpolate", "affine_weights", "pack", "unpack",
+           "fingerprint", "stored_fields", "weight_ranges", "MAX_POINTS", "MAX_DEGREE", "LAYOUT_FIELDS"]
 
 #: At most this many stored points per moving point, and weights of at most this degree (the
 #: built-in problems use 2 points with degree-1 weights and 3 with degree 2; a file may not ask a
@@ -43,20 +43,6 @@ MAX_POINTS = 4
 MAX_DEGREE = 3
 #: Per side (``primal``/``dual``), the arrays of the layout besides the points' fields.
 LAYOUT_FIELDS = ("weights", "count", "degree", "span")
-
-
-def _rounding(m):
-    """Unit roundoffs, per unit of a weight row's largest coefficient, by which a weight computed
-    at a point of the span (or a coefficient restricted to a sub-interval) can be off.
-
-    A position :math:`s = (t - t_0)/(t_1 - t_0)` in [0, 1] is computed within :math:`3.01u` (two
-    subtractions and a quotient; exact where a result is subnormal); the degree-m weight's
-    derivative in :math:`s` is at most :math:`m \\max_j |W_{j+1} - W_j| \\le 2m \\max|W|`, so the
-    position moves it by :math:`6.02\\,m\\,u \\max|W|`.  De Casteljau's ``m`` levels of
-    :math:`(1 - s)a + sb` (with :math:`1 - s` rounded) stay within :math:`\\gamma_{3m}` of the value
-    of the computed position times :math:`\\sum_j |W_j| B_j \\le \\max|W|` (Farouki and Rajan), so
-    ``9m + 1`` units with room to spare (widened by 1.01 where used)."""
-    return 9 * m + 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,21 +79,21 @@ class Moving:
 
     def _positions(self, t):
         t0, t1 = self.span
-        return np.clip((np.asarray(t, dtype=float) - t0) / (t1 - t0), 0.0, 1.0)
+        t = np.asarray(t, dtype=float)
+        if self.degree == 0 or not t1 > t0:  # (a constant needs no position)
+            return np.zeros(t.shape)
+        return np.clip((t - t0) / (t1 - t0), 0.0, 1.0)
 
     def weights_at(self, t):
         """The weights at ``t`` (a number: shape (K,); an array of shape (T,): (K, T)), as
         computed (within :meth:`allowance` of the exact ones inside the span)."""
-        s = self._positions(t)
-        if self.degree == 0:
-            return self.weights[:, 0].reshape((-1,) + (1,) * s.ndim) * np.ones(s.shape)
-        return _casteljau(self.weights, [s] * self.degree)
+        return bernstein_at(self.weights, self._positions(t))
 
     def allowance(self):
         """Shape (K,): how far a weight computed by :meth:`weights_at`, or a coefficient by
-        :meth:`restrict`, can be from the exact one, for any ``t`` of the span."""
-        top = np.abs(self.weights).max(axis=1)
-        return 1.01 * _rounding(self.degree) * UNIT_ROUNDOFF * top
+        :meth:`restrict`, can be from the exact one, for any ``t`` of the span
+        (:func:`coefficient_rounding`)."""
+        return coefficient_rounding(self.weights)
 
     def restrict(self, lo, hi):
         """Bernstein coefficients (K, m + 1) of the weights on ``[lo, hi]`` (inside the span), as
@@ -144,7 +130,7 @@ class Moving:
         if len(span) != 2 or not all(math.isfinite(x) for x in span):
             return errors + [f"the span {span!r} is not 2 finite numbers"]
         t0, t1 = span
-        if not (t0 < t1 and math.isfinite(t1 - t0)):
+        if not ((t0 < t1 or (t0 == t1 and self.degree == 0)) and math.isfinite(t1 - t0)):
             errors.append(f"the span [{t0!r}, {t1!r}] is not an interval of finite positive width")
         if not (t0 <= lo and hi <= t1):
             errors.append(f"the piece [{lo!r}, {hi!r}] is not inside the span [{t0!r}, {t1!r}]")
@@ -166,16 +152,50 @@ class Moving:
         return errors
 
 
+def bernstein_at(W, s):
+    """Values of the polynomials with Bernstein coefficients ``W`` (..., m + 1) at the positions
+    ``s`` (a number, or an array of shape (T,)) of [0, 1]: shape (...) or (..., T), as computed
+    by de Casteljau's steps (within :func:`coefficient_rounding` of the exact values)."""
+    W = np.asarray(W, dtype=float)
+    s = np.asarray(s, dtype=float)
+    if W.shape[-1] == 1:
+        return W[..., 0].reshape(W.shape[:-1] + (1,) * s.ndim) * np.ones(s.shape)
+    return _casteljau(W, [s] * (W.shape[-1] - 1))
+
+
+def coefficient_rounding(W):
+    """Shape (...): how far a value of the polynomials ``W`` (..., m + 1) computed at a position
+    of [0, 1] (:func:`bernstein_at`, :meth:`Moving.weights_at`), or a coefficient on a
+    sub-interval (:meth:`Moving.restrict`), can be from the exact one.
+
+    A position :math:`s = (t - t_0)/(t_1 - t_0)` in [0, 1] is computed within :math:`3.01u`
+    (two subtractions and a quotient, relative; exact where a result is subnormal); the
+    polynomial's derivative in :math:`s` (or the blossom's in each of its ``m`` arguments, times
+    ``m``) is at most :math:`m \\max_j |W_{j+1} - W_j|`, so the positions move it by at most
+    :math:`3.01\\,m\\,u \\max_j|W_{j+1} - W_j|`.  De Casteljau's ``m`` levels of
+    :math:`(1 - s)a + sb` (three roundings each, :math:`1 - s` included) stay within
+    :math:`\\gamma_{3m} \\sum_j |W_j| B_j(s) \\le 3.01\\,m\\,u \\max_j|W_j|` of the value at the
+    computed positions (Farouki and Rajan).  Degree 0: exact."""
+    W = np.asarray(W, dtype=float)
+    m = W.shape[-1] - 1
+    if m == 0:
+        return np.zeros(W.shape[:-1])
+    steps = np.abs(np.diff(W, axis=-1)).max(axis=-1)
+    return 3.02 * m * UNIT_ROUNDOFF * (np.abs(W).max(axis=-1) + steps)
+
+
 def _casteljau(W, positions):
     """De Casteljau's steps at ``positions`` (each a number or an array of shape (T,)) on the
-    coefficient rows ``W`` (K, m + 1): after ``len(positions)`` levels, the first column (one
-    value per row, per T)."""
+    coefficients ``W`` (..., m + 1): after ``len(positions)`` levels, the first coefficient (one
+    value per polynomial, per T)."""
     c = np.asarray(W, dtype=float)
     shape = np.broadcast(*positions).shape if positions else ()
     c = c.reshape(c.shape + (1,) * len(shape)) * np.ones(shape)
+    axis = c.ndim - len(shape) - 1  # the coefficients' axis
     for s in positions:
-        c = (1.0 - s) * c[:, :-1] + s * c[:, 1:]
-    return c[:, 0]
+        lead, tail = [slice(None)] * axis, [slice(None)] * len(shape)
+        c = (1.0 - s) * c[tuple(lead + [slice(None, -1)] + tail)] + s * c[tuple(lead + [slice(1, None)] + tail)]
+    return c[tuple([slice(None)] * axis + [0])]
 
 
 def _field_names(point):
@@ -231,7 +251,7 @@ def interpolate(pair_a, pair_b, thetas, ts, degree):
     Parameters
     ----------
     pair_a, pair_b : tuple
-        ``(primal, dual)`` of fixed points.
+        ``(primal, dual)`` of points constant in t (fixed, or constant combinations).
     thetas : sequence of 3 floats
         The weight of ``b`` wanted at ``ts`` (a piece's ends and a point between, increasing).
     ts : sequence of 3 floats
@@ -255,7 +275,8 @@ def interpolate(pair_a, pair_b, thetas, ts, degree):
         slope = (th2 - th0) / (t2 - t0)
         theta = np.array([th1 + slope * (t0 - t1), th1 + slope * (t2 - t1)])
     weights = affine_weights(theta)
-    return tuple(Moving((a, b), weights, (t0, t2)) for a, b in zip(pair_a, pair_b))
+    # (an exact solve's point that is a constant combination, e.g. a scaled dual, enters as its value)
+    return tuple(Moving((value_at(a, t0), value_at(b, t0)), weights, (t0, t2)) for a, b in zip(pair_a, pair_b))
 
 
 def affine_weights(theta):
@@ -270,6 +291,22 @@ def affine_weights(theta):
         x = 1.0 - float(c)
         first.append(math.nextafter(x, -math.inf) if math.fsum([x, float(c)]) > 1.0 else x)
     return np.stack([np.array(first), theta])
+
+
+def weight_ranges(point, edges):
+    """``(points, ranges)``: the stored points of ``point`` and, for each sub-interval
+    ``[edges[j], edges[j + 1]]`` (inside the span), a rigorous ``[min, max]`` of each weight there,
+    shape (J, K, 2): the convex hull of the weight's coefficients on the sub-interval
+    (:meth:`Moving.restrict`), widened by their rounding.  A fixed point: itself, weight 1."""
+    edges = np.asarray(edges, dtype=float)
+    if not isinstance(point, Moving):
+        return (point,), np.ones((edges.size - 1, 1, 2))
+    err = point.allowance()
+    out = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        W = point.restrict(a, b)
+        out.append(np.stack([W.min(axis=1) - err, W.max(axis=1) + err], axis=-1))
+    return point.points, np.array(out)
 
 
 # ------------------------------------------------------------------------------ the layout
@@ -336,8 +373,9 @@ def unpack(side, arrays, point_type, fields, lo, hi):
     KeyError
         An array of the layout is missing (named).
     ValueError
-        The count, degree or padding is outside the layout (say what): the zeros beyond a
-        piece's count and degree are part of what a certificate claims.
+        The count, degree or padding is outside the layout, or the span does not contain the
+        piece (say what): the zeros beyond a piece's count and degree, and the span of a fixed
+        point too, are part of what a certificate claims.
     """
     W = np.asarray(arrays[f"{side}_weights"], dtype=float)
     count, degree = float(arrays[f"{side}_count"]), float(arrays[f"{side}_degree"])
@@ -353,12 +391,15 @@ def unpack(side, arrays, point_type, fields, lo, hi):
     values = {name: np.asarray(arrays[f"{side}_{name}"], dtype=float) for name in fields}
     if np.any(W[k:]) or np.any(W[:, m + 1:]) or any(v.shape[:1] != (K,) or np.any(v[k:]) for v in values.values()):
         raise ValueError(f"{side}: entries beyond the piece's {k} point(s) and degree {m} must be zeros")
+    t0, t1 = float(span[0]), float(span[1])
+    if not (t0 <= lo and hi <= t1):  # (NaN fails too; a moving point's span is checked in full by Moving.errors)
+        raise ValueError(f"{side}: the span [{t0!r}, {t1!r}] does not contain the piece [{lo!r}, {hi!r}]")
     points = tuple(point_type(**{name: (float(v[j]) if v.ndim == 1 else v[j]) for name, v in values.items()})
                    for j in range(k))
     weights = W[:k, :m + 1]
     if k == 1 and m == 0 and weights[0, 0] == 1.0:
         return points[0]
-    return Moving(points, weights, (float(span[0]), float(span[1])))
+    return Moving(points, weights, (t0, t1))
 
 
 def fingerprint(x):

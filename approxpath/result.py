@@ -142,7 +142,7 @@ class Path:
 
     def dual(self, t):
         """The path's dual point at ``t``: its fields are the values at ``t``."""
-        return value_at(self.piece_at(t).dual, t)
+        return self._need_problem().dual_at(value_at(self.piece_at(t).dual, t), t)
 
     def gap_bound(self, t):
         """The bound of the piece containing ``t`` (a sampled value for sampled pieces)."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..moving import Moving, affine_weights
+from .format import DATA_FIELDS, PIECE_FIELDS
 
 __all__ = ["upgrade"]
 
@@ -43,21 +44,12 @@ def upgrade(bound, arrays):
         return arrays  # a bound with a layout of its own (CVXPY-declared problems): unchanged
     lo, hi = np.asarray(arrays["lo"], dtype=float), np.asarray(arrays["hi"], dtype=float)
     read = _READERS.get(bound.name, _default)
-    pairs = [(*read(bound, {k: v[i] for k, v in arrays.items() if np.ndim(v) and k != "kind"},
-                    float(lo[i]), float(hi[i])), float(lo[i]), float(hi[i])) for i in range(lo.size)]
-    ours = {k for k in arrays if k.startswith(("primal_", "dual_"))} | set(_OLD_FIELDS.get(bound.name, ()))
-    out = {k: v for k, v in arrays.items() if k not in ours}
+    own = {k: v for k, v in arrays.items() if k not in PIECE_FIELDS and k not in DATA_FIELDS and k != "meta"}
+    pairs = [(*read(bound, {k: v[i] for k, v in own.items()}, float(lo[i]), float(hi[i])), float(lo[i]), float(hi[i]))
+             for i in range(lo.size)]
+    out = {k: v for k, v in arrays.items() if k not in own}
     out.update(bound.pieces_to_arrays(pairs))
     return out
-
-
-#: The arrays each problem's older layout used (dropped once read).
-_OLD_FIELDS = {
-    "kernel_svm": ("dual", "bias", "bias_slope", "dual_b", "theta", "theta_at"),
-    "klasso": ("beta", "beta0", "dual", "dual_scale", "dual_slope", "dual_rate", "dual_at", "dual_offset"),
-    "robust_l1": ("beta", "dual", "dual_scale", "beta_slope", "beta_offset", "beta_rate", "beta_at",
-                  "dual_slope", "dual_offset", "dual_rate", "dual_at"),
-}
 
 
 def _scaled(point, s, lo, hi):

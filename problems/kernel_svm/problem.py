@@ -272,6 +272,13 @@ class KernelSVM(SVMInterpolation, KernelProblem):
         return m.astype(float) * q
 
     def restore(self, primal, dual, lo, hi=None):
+        """The dual made exactly feasible on ``[lo, hi]`` (:meth:`_restore_dual`), the primal
+        ``w = y * alpha`` with the bias rule's bias (:meth:`_restore_primal`).  With
+        ``dual_restoration="fixed"`` the driver's moving interpolation of two exact solves is
+        held at its weight in the piece's middle (an exact mix, :meth:`interpolate`)."""
+        if is_moving(dual) and self.dual_restoration == "fixed":
+            mid = log_mid(lo, lo if hi is None else hi)
+            primal, dual = self.interpolate(*zip(primal.points, dual.points), float(dual.weights_at(mid)[1]))
         dual = self._restore_dual(dual, lo, hi)
         return self._restore_primal(primal, dual, lo, hi), dual
 
