@@ -87,6 +87,8 @@ class Moving:
     def weights_at(self, t):
         """The weights at ``t`` (a number: shape (K,); an array of shape (T,): (K, T)), as
         computed (within :meth:`allowance` of the exact ones inside the span)."""
+        if self.degree == 0 and np.ndim(t) == 0:  # (constant: the stored weights themselves)
+            return self.weights[:, 0].copy()
         return bernstein_at(self.weights, self._positions(t))
 
     def allowance(self):
@@ -269,7 +271,8 @@ def interpolate(pair_a, pair_b, thetas, ts, degree):
     (th0, th1, th2), (t0, t1, t2) = (float(x) for x in thetas), (float(t) for t in ts)
     if degree >= 2:
         s = (t1 - t0) / (t2 - t0)
-        middle = (th1 - th0 * (1 - s) ** 2 - th2 * s * s) / (2 * s * (1 - s))
+        # (a piece a few floats wide may put its middle on an end: then the line through the ends)
+        middle = (th1 - th0 * (1 - s) ** 2 - th2 * s * s) / (2 * s * (1 - s)) if 0.0 < s < 1.0 else 0.5 * (th0 + th2)
         theta = np.clip([th0, middle, th2], 0.0, 1.0)
     else:
         slope = (th2 - th0) / (t2 - t0)

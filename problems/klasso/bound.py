@@ -138,8 +138,21 @@ class KLassoBound(RegressionBound):
         margin = fp_margin(2 * self.n + (16 if moving else 0), 1.0) * magnitude + 1.01 * (err * derivative).sum(axis=-1)
         return values, margin
 
+    def _scaled_value(self, dual):
+        """``(dual objective, rounding allowance)`` of a dual ``s u`` constant on its piece (a
+        point, or one point with a constant weight), or None for another dual."""
+        if is_moving(dual) and (dual.degree > 0 or len(dual.points) > 1):
+            return None
+        s, u = (float(dual.weights[0, 0]), dual.points[0].u) if is_moving(dual) else (1.0, dual.u)
+        u = np.asarray(u, dtype=float)
+        d = s * float(self.y @ u) - 0.5 * s * s * float(u @ u)
+        return d, fp_margin(2 * self.n, abs(s) * float(np.abs(self.y) @ np.abs(u)) + s * s * float(u @ u))
+
     def dual_floor(self, dual, lo, hi=None):
         hi = lo if hi is None else hi
+        scaled = self._scaled_value(dual)  # the dual objective depends on neither parameter
+        if scaled is not None:
+            return scaled[0] - scaled[1]
         U, W, err = _parts(dual, lo, hi)
         # constant, or concave in t (d linear in t): least at an end
         values, margin = self.dual_values(U, W[None], err[None], [0.0, 1.0] if W.shape[1] > 1 else [0.0])
@@ -164,7 +177,7 @@ class KLassoBound(RegressionBound):
 
     def gap(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
-        U, W, err = _parts(dual, lo, hi)
+        U, W, err = _parts(dual, lo, hi) if is_moving(dual) and dual.degree > 0 else (None, np.ones((1, 1)), None)
         if W.shape[1] > 1 and hi > lo:
             # the primal bound is convex between the nodes and the moving dual's objective
             # concave in t: their difference is largest at a node
@@ -174,6 +187,9 @@ class KLassoBound(RegressionBound):
             return float(gap.max()) + margin + float(d_margin[0]) + fp_margin(2, float(np.abs(gap).max() + np.abs(d).max()))
         # a constant dual (at a point, the moving one there): on the lambda path the primal is
         # increasing in lambda and the dual does not depend on it
-        d, margin = self.dual_values(U, W[None], err[None], [0.0])
+        scaled = self._scaled_value(dual)
+        if scaled is None:
+            d, margin = self.dual_values(U, W[None], err[None], [0.0])
+            scaled = float(d[0, 0]), float(margin[0])
         p = self._primal_upper(primal, lo, hi, self.sweep.at(hi)[1])
-        return p - float(d[0, 0]) + float(margin[0])
+        return p - scaled[0] + scaled[1]
