@@ -12,14 +12,11 @@ few kernels, histograms of coefficients over lattice distances).
 
 from __future__ import annotations
 
-import contextvars
-import os
-import threading
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 
 import numpy as np
 
-from .blas import one_blas_thread
+from .compute.parallelism import blas_threads, parallel_map, threads
 
 # the distances lived here before 0.4.1: still importable from here
 from .distances import cross_sq_distances, pairwise, sq_distances  # noqa: F401
@@ -37,10 +34,6 @@ def __getattr__(name):
 __all__ = ["gaussian", "Kernels", "threads", "product_step", "product_chunks", "block_products"]
 
 
-# Threads for the elementwise kernel work on large matrices (numpy's ufuncs release the GIL);
-# worker processes of a parallel path run with 1 (:func:`threads`).  More than 4 threads do not
-# help a memory-bound pass.
-_THREADS = contextvars.ContextVar("approxpath_kernel_threads", default=max(1, min(4, os.cpu_count() or 1)))
 # below this many entries threads cost more than they save
 _THREADED_MIN = 1 << 18
 # Kernel products of at least this many entries run on one BLAS thread: OpenBLAS spreads the
@@ -57,8 +50,11 @@ _PRODUCT_BLOCK_BYTES = 1 << 18
 _PRODUCT_BLOCK_MAX = 3 << 19
 # rows per chunk of a product summed on one thread (Kernels.products): two chunks from
 # n = 2049 on, so both cores work at n = 4000 (the sums of smaller products keep the order of
-# one pass, bit for bit)
+# one pass, bit for bit) ...
 _PRODUCT_CHUNK = 2048
+# ... and half as many rows above this many, so that 16 cores have a chunk each at n = 16,000
+# (16 chunks instead of 8; products of at most this many rows keep their chunks bit for bit)
+_PRODUCT_CHUNK_FINE = 8192
 # rows per block of the blocked elementwise work: blocks of D stay in cache between the
 # multiply and the exp
 _BLOCK = 256
@@ -67,16 +63,6 @@ _BLOCK = 256
 # of the coefficients over the levels (a1a: histogram of 4 columns 35 ms once, then 0.4 ms per
 # point instead of a 6-24 ms pass over D).
 _LEVELS_MAX = 255
-
-
-@contextmanager
-def threads(count):
-    """Run the kernel work of a ``with`` block on ``count`` threads (1 in worker processes)."""
-    token = _THREADS.set(int(count))
-    try:
-        yield
-    finally:
-        _THREADS.reset(token)
 
 
 def _blocked(fn, out):
@@ -89,30 +75,8 @@ def _blocked(fn, out):
     """
     n, m = out.shape[0], out.shape[1] if out.ndim > 1 else 1
     blocks = [slice(a, min(a + _BLOCK, n)) for a in range(0, n, _BLOCK)]
-    _map(fn, blocks, threaded=n * m >= _THREADED_MIN)
+    parallel_map(fn, blocks, threaded=n * m >= _THREADED_MIN)
     return out
-
-
-def _map(fn, items, threaded=True):
-    """``[fn(item) for item in items]``, on the kernel threads (:func:`threads`) when
-    ``threaded`` and there are several items.  The threads are kept for the next calls (a path
-    makes thousands: starting threads each time cost ~1 ms a call); a process forked from this
-    one starts its own."""
-    count = _THREADS.get() if threaded else 1
-    if count < 2 or len(items) < 2 or threading.current_thread().name.startswith(_POOL_NAME):
-        # (work inside a pool's thread stays there: waiting on the pool from it could deadlock)
-        return [fn(item) for item in items]
-    key = (os.getpid(), count)
-    pool = _POOLS.get(key)
-    if pool is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = _POOLS[key] = ThreadPoolExecutor(count, thread_name_prefix=_POOL_NAME)
-    return list(pool.map(fn, items))
-
-
-_POOLS = {}  # (process id, thread count) -> ThreadPoolExecutor
-_POOL_NAME = "approxpath-kernels"
 
 
 def gaussian(D, t, out=None):
@@ -140,7 +104,8 @@ def product_chunks(k):
     """The runs of coefficient rows (ranges of ``range(k)``) that :meth:`Kernels.products` sums
     separately, block by block from zero, before adding the runs' sums in order: they depend on
     ``k`` alone, so the result does not depend on how many threads or workers compute them."""
-    return [range(a, min(a + _PRODUCT_CHUNK, k)) for a in range(0, k, _PRODUCT_CHUNK)]
+    size = _PRODUCT_CHUNK if k <= _PRODUCT_CHUNK_FINE else _PRODUCT_CHUNK // 2
+    return [range(a, min(a + size, k)) for a in range(0, k, size)]
 
 
 def block_products(Cb, Db, E, order, out=None, T=None):
@@ -320,21 +285,24 @@ class Kernels:
 
         def part(chunk):  # the sums over the rows of one chunk, block by block
             acc = np.zeros((order + 1, C2.shape[1], n))
-            Eb = np.empty((step, n))
+            # every block in the same buffers: a fresh block-sized array each time was mapped and
+            # faulted in anew (n = 8000: one pass 1.6 s against 0.86 s, much of it system time)
+            Eb, Tb, out = np.empty((step, n)), np.empty((step, n)), np.empty_like(acc)
             for a in range(chunk.start, chunk.stop, step):
                 b = min(a + step, chunk.stop)
                 idx = slice(a, b) if rows is None else rows[a:b]
                 Db = self.rows(idx)
+                r = Db.shape[0]
                 # gaussian() on the block: the same entries as a cached kernel
-                E = cached[idx] if cached is not None else gaussian(Db, x, out=Eb[:Db.shape[0]])
-                acc += block_products(C2[a:b].T, Db, E, order)
+                E = cached[idx] if cached is not None else gaussian(Db, x, out=Eb[:r])
+                acc += block_products(C2[a:b].T, Db, E, order, out=out, T=Tb[:r])
             return acc
 
         # chunks of rows summed on the kernel threads, then added in their order: the chunks
         # depend on k only, so the sums do not depend on the number of threads (one chunk, the
         # blocks' order of a single pass, up to _PRODUCT_CHUNK rows)
-        with one_blas_thread() if k * n >= _ONE_BLAS_MIN else nullcontext():
-            parts = _map(part, product_chunks(k), threaded=k * n >= _THREADED_MIN)
+        with blas_threads(1) if k * n >= _ONE_BLAS_MIN else nullcontext():
+            parts = parallel_map(part, product_chunks(k), threaded=k * n >= _THREADED_MIN)
         acc = parts[0] if parts else np.zeros((order + 1, C2.shape[1], n))
         for more in parts[1:]:
             acc += more

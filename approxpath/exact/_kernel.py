@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from approxpath.blas import with_one_blas_thread
+from approxpath.compute.parallelism import managed
 from approxpath.kernels import gaussian
 
 from ._common import (_ACTIVE_REL, _EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive,
@@ -164,7 +164,7 @@ def _screen_stats(screens):
                 marginal_resets=sum(s.resets for s in screens))
 
 
-@with_one_blas_thread
+@managed
 def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path", theta=0.95, eps=1e-6,
                 nu=0.0, marginal=None, max_events=None):
     """The exact kLASSO kernel path of Wang, Yeung and Lochovsky (§3, Table 1), for fixed λ.

@@ -22,12 +22,12 @@ certificate, which is recomputed from :math:`D`.
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import warnings
 
 import numpy as np
 
+from approxpath.compute.parallelism import blas_threads
 from approxpath.solvers import current_settings
 
 from .bound import SVMDual, SVMPrimal
@@ -120,7 +120,7 @@ def _official_fit(K, y, C, tol):
     # The official build is OpenMP-parallel over the entries of a kernel row: on a busy machine
     # its spinning threads made an ionosphere path 10x slower, and one SMO step's row (n entries)
     # is too little work to share.  One thread, as scikit-learn's binding runs.
-    with _openmp().limit(limits=1, user_api="openmp"):
+    with blas_threads(1, openmp=True):
         model = svm_train(problem, param)
     first = model.get_labels()[0]  # libSVM's internal +1, in the labels -y it was given
     sv = np.ctypeslib.as_array(model.sv_indices, (model.l,)) - 1  # 1-based training indices
@@ -129,16 +129,6 @@ def _official_fit(K, y, C, tol):
     alpha[sv] = np.abs(coef)
     # decision f = sum_j coef_j K(x_j, .) - rho, positive for `first` (of -y): negate for y.
     return alpha, float(model.rho[0]) if first == 1 else -float(model.rho[0])
-
-
-@functools.lru_cache(maxsize=1)
-def _openmp():
-    """threadpoolctl's controller of the loaded native libraries, found once (finding them reads
-    the process's libraries: ~6 ms, as long as a solve at n = 351); libSVM's OpenMP runtime is
-    loaded with the binding, before the first call."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
 
 
 def _precomputed_problem(svm_problem, svm_node, K, labels):

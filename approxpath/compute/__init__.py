@@ -1,0 +1,60 @@
+"""Where and how kernel work runs: threads, blocks, worker processes, a Dask cluster, a GPU.
+
+The contract layer (bounds, problems) asks a kernel provider for kernels and products
+(:class:`~approxpath.kernels.Kernels`); this package decides which provider answers
+(:func:`products_on`) and on how many threads (:mod:`.parallelism`, the one home of thread counts,
+ours and the BLAS's).
+"""
+
+from contextlib import contextmanager
+
+from .parallelism import cores, kernel_threads, managed, resolve, threads
+
+__all__ = ["cores", "kernel_threads", "managed", "resolve", "threads", "products_on", "DEVICES"]
+
+#: The values of ``device=`` (:func:`products_on`).
+DEVICES = ("auto", "cpu", "gpu")
+
+
+@contextmanager
+def products_on(problem, client=None, device="auto"):
+    """Inside the ``with`` block the kernel products of ``problem`` run where this decides, and
+    on its provider before after it:
+
+    * ``client`` (a ``dask.distributed.Client``): on its workers, which hold the rows of the
+      distances (:func:`approxpath.distributed.split_products`);
+    * else on a GPU (:class:`~approxpath.compute.device.DeviceKernels`) with ``device="gpu"``, or
+      with ``"auto"`` when one is present (:func:`~approxpath.compute.device.find_accelerator`)
+      and ``problem`` has at least :data:`~approxpath.compute.device.DEVICE_MIN_N` samples; an
+      :class:`~approxpath.compute.device.Accelerator` is used as given;
+    * else here, on the kernel threads (the provider the bound builds: dense, or blocked where
+      the kernels do not fit the memory).
+
+    A problem without a kernel is left as it is.
+    """
+    from ..errors import InputError
+    from .device import DEVICE_MIN_N, Accelerator, DeviceKernels, find_accelerator
+
+    if not isinstance(device, Accelerator) and device not in DEVICES:
+        raise InputError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
+    bound = getattr(problem, "bound", None)
+    if client is not None:
+        if device == "gpu" or isinstance(device, Accelerator):
+            raise InputError("split products run on the Dask workers' CPUs: use device='auto' or 'cpu' with them")
+        from ..distributed import split_products
+
+        with split_products(problem, client) as kernels:
+            yield kernels
+        return
+    accelerator = device if isinstance(device, Accelerator) else None
+    if device in ("gpu", "auto") and hasattr(bound, "kernels_from"):
+        accelerator = find_accelerator() if device == "gpu" or problem.n >= DEVICE_MIN_N else None
+        if accelerator is None and device == "gpu":
+            raise InputError("device='gpu' needs a CUDA GPU with CuPy or PyTorch (pip install 'approxpath[gpu]'); "
+                             "none was found")
+    if accelerator is None or not hasattr(bound, "kernels_from"):
+        yield None
+        return
+    kernels = DeviceKernels(bound.kernels, accelerator, problem.X, bound.family, bound.options["feature_weights"])
+    with bound.kernels_from(kernels):
+        yield kernels
