@@ -16,7 +16,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from .compute.parallelism import blas_threads, parallel_map, threads
+from .compute.parallelism import blas_threads, kernel_threads, parallel_map, threads
 
 # the distances lived here before 0.4.1: still importable from here
 from .distances import cross_sq_distances, pairwise, sq_distances  # noqa: F401
@@ -31,7 +31,7 @@ def __getattr__(name):
         return getattr(kernel_caches, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["gaussian", "Kernels", "threads", "product_step", "product_chunks", "block_products"]
+__all__ = ["gaussian", "kernel_rows", "Kernels", "threads", "product_step", "product_chunks", "block_products"]
 
 
 # below this many entries threads cost more than they save
@@ -91,6 +91,43 @@ def gaussian(D, t, out=None):
         np.exp(out[rows], out=out[rows])
 
     return _blocked(fill, out)
+
+
+def kernel_rows(D, t, W, rows=None):
+    """:math:`\\exp(-t D_{R,:})\\, W` without forming the (k, n) kernel rows: blocks of rows of
+    ``D`` (at most 256 kB each: they stay in cache) exponentiated and multiplied at once, one
+    run of blocks per kernel thread.  The blocks depend on the shape of ``D`` only, so the
+    result does not depend on the number of threads.
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, m)
+    t : float
+    W : ndarray of shape (m,) or (m, p)
+    rows : ndarray of int of shape (k,), optional
+        The rows :math:`R` of ``D`` (all if None).
+
+    Returns
+    -------
+    ndarray of shape (k,) or (k, p)
+    """
+    W = np.asarray(W, dtype=float)
+    k, m = (D.shape[0] if rows is None else len(rows)), D.shape[1]
+    out = np.empty((k,) + W.shape[1:])
+    step = max(1, _PRODUCT_BLOCK_BYTES // (8 * max(m, 1)))
+    starts = range(0, k, step)  # blocks fixed by k: a BLAS product's last bits depend on its shape
+    runs = kernel_threads() if k * m >= _THREADED_MIN else 1
+    per = max(1, -(-len(starts) // runs))  # (k = 0: no block, one empty run)
+
+    def run(first):  # blocks first .. first + per, through one buffer
+        buffer = np.empty((min(step, k), m))
+        for a in starts[first:first + per]:
+            b = min(a + step, k)
+            Db = D[a:b] if rows is None else D[rows[a:b]]
+            np.matmul(gaussian(Db, t, out=buffer[:b - a]), W, out=out[a:b])
+
+    parallel_map(run, range(0, max(len(starts), 1), per))
+    return out
 
 
 def product_step(n):

@@ -43,7 +43,11 @@ def test_n_jobs_follows_joblibs_convention(monkeypatch):
 def test_cores_come_from_the_affinity_mask_and_a_cgroup_quota(monkeypatch):
     assert 1 <= th.cores() <= len(os.sched_getaffinity(0))
     monkeypatch.setattr(th, "_cgroup_quota", lambda: 1)
-    assert th.cores() == 1
+    th.cores.cache_clear()
+    try:
+        assert th.cores() == 1
+    finally:
+        th.cores.cache_clear()
 
 
 def test_cgroup_quota_files_are_read(monkeypatch, tmp_path):
@@ -181,18 +185,24 @@ def points():
     return X, sq_distances(X)
 
 
-@pytest.mark.parametrize("blocked", [False, True], ids=["distances-held", "distances-computed"])
-def test_device_products_are_the_cpu_products_to_rounding(points, blocked, monkeypatch):
-    """array-api-strict on a device of its own (nothing crosses without an explicit copy); rows
-    subsets too, in blocks smaller than the data (forced)."""
+@pytest.mark.parametrize("where", ["copied", "computed-once", "computed-per-pass"])
+def test_device_products_are_the_cpu_products_to_rounding(points, where, monkeypatch):
+    """array-api-strict on a device of its own (nothing crosses without an explicit copy); D
+    copied from the host, computed on the device and held, or computed at every pass (a device
+    without room for it); rows subsets too, in blocks smaller than the data (forced)."""
+    import dataclasses
+
     import approxpath.compute.device as device
 
     X, D = points
     monkeypatch.setattr(device, "_BLOCK_BYTES", 8 * 150 * 40)  # 40 rows per block
-    base = BlockedKernels(X) if blocked else Kernels(D)
+    base = Kernels(D) if where == "copied" else BlockedKernels(X)
+    full = where == "computed-per-pass"
+    accelerator = dataclasses.replace(STRICT, free_bytes=lambda: 0.0) if full else STRICT
     C = np.random.default_rng(3).standard_normal((150, 2))
     rows = np.arange(1, 150, 3)
-    dk = DeviceKernels(base, STRICT, X)
+    dk = DeviceKernels(base, accelerator, X)
+    assert (dk._D is None) == full
     for r in (None, rows):
         c = C if r is None else C[r]
         for j, (A, B) in enumerate(zip(dk.products(0.6, c, r), Kernels(D).products(0.6, c, r))):
@@ -253,3 +263,19 @@ def test_device_choice(monkeypatch):
         assert isinstance(kernels, DeviceKernels)
     with compute.products_on(problem, device="cpu") as kernels:
         assert kernels is None
+
+
+def test_kernel_rows_are_the_kernel_rows_product_on_any_number_of_threads(monkeypatch):
+    import approxpath.kernels as kernels
+
+    monkeypatch.setattr(kernels, "_THREADED_MIN", 1)
+    monkeypatch.setattr(kernels, "_PRODUCT_BLOCK_BYTES", 8 * 90 * 7)  # blocks of 7 rows
+    D = sq_distances(np.random.default_rng(7).standard_normal((90, 2)))
+    r, rows = np.random.default_rng(8).standard_normal(90), np.arange(3, 90, 2)
+    with compute.threads(1):
+        one = kernels.kernel_rows(D, 0.8, r, rows)
+    for count in (2, 3):
+        with compute.threads(count):
+            np.testing.assert_array_equal(kernels.kernel_rows(D, 0.8, r, rows), one)
+    np.testing.assert_allclose(one, np.exp(-0.8 * D[rows]) @ r, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(kernels.kernel_rows(D, 0.8, np.ones((90, 2)))[:, 1], np.exp(-0.8 * D).sum(axis=1))

@@ -128,8 +128,9 @@ class DeviceKernels:
     ----------
     base : approxpath.kernels.Kernels
         The CPU provider (dense, or without whole kernels): its distances, if it stores them,
-        are copied to the device when they fit; else the device computes its rows of
-        :math:`D` from ``X``, ``family`` and ``weights``.
+        are copied to the device where they take at most half of its free memory; else the
+        device computes :math:`D` from ``X``, ``family`` and ``weights``, once if it holds it
+        (n = 64,000: 33 GB), else block by block at every pass (n = 100,000 on a 141 GB GPU).
     accelerator : Accelerator
     X : ndarray of shape (n, d), optional
     family : str
@@ -140,18 +141,22 @@ class DeviceKernels:
         self.base, self.accelerator = base, accelerator
         self.family = family
         xp, n = accelerator.xp, base.n
+        self._xp, self._rows = xp, max(1, _BLOCK_BYTES // (8 * n))
         self._D = self._X = self._w = None
-        stored = getattr(base, "_D", None) if base.mode != "dense" else base.D
+        stored = base.D if base.mode == "dense" else getattr(base, "_D", None)
         free = accelerator.free_bytes() if accelerator.free_bytes is not None else None
-        if stored is not None and (free is None or 8.0 * n * n <= _HOLD_SHARE * free):
+        room = free is None or 8.0 * n * n <= _HOLD_SHARE * free
+        if stored is not None and room:
             self._D = accelerator.put(stored)
-        elif family == "precomputed":
-            self._X = accelerator.put(X)  # D itself, read by rows
-        else:
-            self._X = accelerator.put(X)
-            self._w = None if weights is None else accelerator.put(np.asarray(weights, dtype=float))
-        self._rows = max(1, _BLOCK_BYTES // (8 * n))
-        self._xp = xp
+            return
+        self._X = accelerator.put(X)  # with family="precomputed": D itself, read by rows
+        self._w = None if weights is None else accelerator.put(np.asarray(weights, dtype=float))
+        if room and family != "precomputed":  # computed here once, held for every pass
+            D = xp.empty((n, n), dtype=self._X.dtype, device=accelerator.device)
+            for a in range(0, n, self._rows):
+                rows = slice(a, min(a + self._rows, n))
+                D[rows, :] = self._block(rows)
+            self._D = D
 
     def __getattr__(self, name):  # kernels, columns, summary, hold, mode, lattice, n: the CPU provider's
         return getattr(self.base, name)

@@ -36,9 +36,11 @@ _POOL_NAME = "approxpath-kernels"
 _POOLS = {}  # (process id, thread count) -> ThreadPoolExecutor
 
 
+@functools.lru_cache(maxsize=1)
 def cores():
     """The CPUs this process may use: its affinity mask (``taskset``, a container's cpuset),
-    capped by a cgroup CPU quota (a container's ``--cpus``), at least 1."""
+    capped by a cgroup CPU quota (a container's ``--cpus``), at least 1; read once (every
+    parallel pass asks)."""
     try:
         count = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
