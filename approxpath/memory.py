@@ -39,6 +39,9 @@ _SOLVER = {"smo": 0.0, "libsvm": 0.0, "cholesky": 2.0}
 _LIBSVM_CACHED = ("smo", "libsvm")
 _SOLVER_CONIC = 12.0
 _LIBSVM_CACHE = 500e6
+# The official libSVM binding copies the kernel into its nodes up to this many samples
+# (problems/kernel_svm/libsvm.py, _OFFICIAL_COLD_MAX_N)
+_OFFICIAL_NODES_MAX_N = 3200
 # Refuse when the estimate exceeds this share of what is available: the estimate counts the
 # large arrays only (the pieces, restorations and bounds add O(n) per piece).
 _HEADROOM = 0.9
@@ -191,8 +194,10 @@ def libsvm_cache_bytes(n, d, stored=False):
 
 def _libsvm_row_cache(n):
     """libSVM's row cache on a precomputed kernel: up to its size or to the whole kernel it
-    caches (float32 columns)."""
-    return min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n)
+    caches (float32 columns), and the official binding's copy of the kernel (16 bytes an
+    entry) up to the n it is used for (problems/kernel_svm/libsvm.py)."""
+    nodes = 16.0 * n * n if n <= _OFFICIAL_NODES_MAX_N else 0.0
+    return min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n) + nodes
 
 
 def _solve_kernel(n):

@@ -279,3 +279,19 @@ def test_kernel_rows_are_the_kernel_rows_product_on_any_number_of_threads(monkey
             np.testing.assert_array_equal(kernels.kernel_rows(D, 0.8, r, rows), one)
     np.testing.assert_allclose(one, np.exp(-0.8 * D[rows]) @ r, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(kernels.kernel_rows(D, 0.8, np.ones((90, 2)))[:, 1], np.exp(-0.8 * D).sum(axis=1))
+
+
+def test_a_path_is_the_same_on_one_thread_and_on_several(monkeypatch):
+    """n_jobs changes where the kernel work runs, never the numbers: the same exact solves,
+    pieces and bounds bit for bit (products forced into several chunks on the threads)."""
+    import approxpath.kernels as kernels
+
+    monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", 32)
+    monkeypatch.setattr(kernels, "_THREADED_MIN", 1)
+    X, y = make_classification(n=100, d=3, seed=4)
+    paths = [approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=0.1), eps=0.125,
+                                         interval=(2**-3, 2**3), n_jobs=j) for j in (1, 3)]
+    one, three = ([(p.lo, p.hi, p.gap_bound, p.kind) for p in path.pieces] for path in paths)
+    assert one == three and paths[0].solve_points == paths[1].solve_points
+    with pytest.raises(InputError, match="n_jobs"):
+        approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=0.1), eps=0.125, n_jobs=0)

@@ -23,6 +23,7 @@ certificate, which is recomputed from :math:`D`.
 from __future__ import annotations
 
 import importlib.util
+import sys
 import warnings
 
 import numpy as np
@@ -50,6 +51,11 @@ _LIBSVM_MAX_ITER = 10_000_000
 # 1.6x at 3185 (+0.5 s); the imports it saves, ~0.5 s, are paid once.  Used up to n = 1000,
 # where a path of ~15 solves still gains; the copy is then <= 16 MB.
 _OFFICIAL_MAX_N = 1000
+# ... and up to this many samples while scikit-learn is not imported yet: above 1000 samples the
+# warm SMO makes a path's solves and libSVM runs twice (the 4 a-sets: 2 calls a path), where the
+# copy costs +0.02-0.12 s a solve up to a3a (n = 3185; +0.35 s at a4a) against scikit-learn's
+# imports, 0.5-0.8 s on an idle machine (1.9 s of an a1a command line on a busy one)
+_OFFICIAL_COLD_MAX_N = 3200
 
 
 def official_available():
@@ -61,11 +67,13 @@ def libsvm_candidate(K, y, C):
     """``(SVMPrimal, SVMDual)`` from libSVM on the kernel ``K`` (n, n), labels ``y`` in {-1, +1},
     box ``C`` (not yet exactly feasible: the problem restores it).
 
-    The official binding when installed and n <= 1000 (or scikit-learn is not installed),
-    scikit-learn's otherwise; the two give the same bits.
+    The official binding when installed and n <= 1000, or n <= 3200 while scikit-learn is not
+    imported (or it is not installed); scikit-learn's otherwise; the two give the same bits.
     """
     tol = LIBSVM_TIGHT_TOL if current_settings().tight else LIBSVM_TOL
-    official = official_available() and (y.size <= _OFFICIAL_MAX_N or importlib.util.find_spec("sklearn") is None)
+    cold = y.size <= _OFFICIAL_COLD_MAX_N and "sklearn.svm" not in sys.modules
+    official = official_available() and (y.size <= _OFFICIAL_MAX_N or cold
+                                         or importlib.util.find_spec("sklearn") is None)
     if official:
         alpha, b = _official_fit(K, y, C, tol)
     else:
