@@ -258,7 +258,7 @@ def test_device_choice(monkeypatch):
     with compute.products_on(problem, device="gpu") as kernels:
         assert isinstance(kernels, DeviceKernels) and problem.bound.kernels is kernels
     assert not isinstance(problem.bound.kernels, DeviceKernels)
-    monkeypatch.setattr(device, "DEVICE_MIN_N", 40)
+    monkeypatch.setattr(compute, "DEVICE_MIN_N", 40)
     with compute.products_on(problem, device="auto") as kernels:
         assert isinstance(kernels, DeviceKernels)
     with compute.products_on(problem, device="cpu") as kernels:

@@ -14,6 +14,10 @@ __all__ = ["cores", "kernel_threads", "managed", "resolve", "threads", "products
 
 #: The values of ``device=`` (:func:`products_on`).
 DEVICES = ("auto", "cpu", "gpu")
+#: ``device="auto"`` puts kernel products on a GPU from this many samples on: below it a pass on
+#: the CPU takes milliseconds (n = 4096 on one core: ~50 ms), and importing CuPy or PyTorch and
+#: moving :math:`D` to the device cost ~1-2 s once.
+DEVICE_MIN_N = 4096
 
 
 @contextmanager
@@ -25,7 +29,7 @@ def products_on(problem, client=None, device="auto"):
       distances (:func:`approxpath.distributed.split_products`);
     * else on a GPU (:class:`~approxpath.compute.device.DeviceKernels`) with ``device="gpu"``, or
       with ``"auto"`` when one is present (:func:`~approxpath.compute.device.find_accelerator`)
-      and ``problem`` has at least :data:`~approxpath.compute.device.DEVICE_MIN_N` samples; an
+      and ``problem`` has at least :data:`DEVICE_MIN_N` samples; an
       :class:`~approxpath.compute.device.Accelerator` is used as given;
     * else here, on the kernel threads (the provider the bound builds: dense, or blocked where
       the kernels do not fit the memory).
@@ -33,28 +37,33 @@ def products_on(problem, client=None, device="auto"):
     A problem without a kernel is left as it is.
     """
     from ..errors import InputError
-    from .device import DEVICE_MIN_N, Accelerator, DeviceKernels, find_accelerator
 
-    if not isinstance(device, Accelerator) and device not in DEVICES:
+    device = "auto" if device is None else device
+    given = not isinstance(device, str)  # an Accelerator (the device module is imported only then)
+    if (given and not hasattr(device, "xp")) or (not given and device not in DEVICES):
         raise InputError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
     bound = getattr(problem, "bound", None)
     if client is not None:
-        if device == "gpu" or isinstance(device, Accelerator):
+        if device == "gpu" or given:
             raise InputError("split products run on the Dask workers' CPUs: use device='auto' or 'cpu' with them")
         from ..distributed import split_products
 
         with split_products(problem, client) as kernels:
             yield kernels
         return
-    accelerator = device if isinstance(device, Accelerator) else None
-    if device in ("gpu", "auto") and hasattr(bound, "kernels_from"):
-        accelerator = find_accelerator() if device == "gpu" or problem.n >= DEVICE_MIN_N else None
+    accelerator = device if given else None
+    if device in ("gpu", "auto") and hasattr(bound, "kernels_from") and (device == "gpu" or problem.n >= DEVICE_MIN_N):
+        from . import device as _device
+
+        accelerator = _device.find_accelerator()
         if accelerator is None and device == "gpu":
             raise InputError("device='gpu' needs a CUDA GPU with CuPy or PyTorch (pip install 'approxpath[gpu]'); "
                              "none was found")
     if accelerator is None or not hasattr(bound, "kernels_from"):
         yield None
         return
+    from .device import DeviceKernels
+
     kernels = DeviceKernels(bound.kernels, accelerator, problem.X, bound.family, bound.options["feature_weights"])
     with bound.kernels_from(kernels):
         yield kernels

@@ -43,12 +43,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Accelerator", "DeviceKernels", "find_accelerator", "DEVICE_MIN_N"]
+__all__ = ["Accelerator", "DeviceKernels", "find_accelerator"]
 
-#: ``device="auto"`` puts kernel products on an accelerator from this many samples on: below it a
-#: pass on the CPU takes milliseconds (n = 4096 on one core: ~50 ms), and importing CuPy or
-#: PyTorch and moving :math:`D` to the device cost ~1-2 s once.
-DEVICE_MIN_N = 4096
 # Bytes of one block of rows on the device (each of its two buffers): large enough that a block's
 # products fill the device, small against its memory (n = 16,000: 2,097 rows; n = 100,000: 335)
 _BLOCK_BYTES = 1 << 28

@@ -104,7 +104,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     device : {"auto", "cpu", "gpu"}
         Where this process's kernel products run: ``"gpu"`` on a GPU (CuPy or PyTorch with CUDA,
         the ``gpu`` extra), ``"cpu"`` here, ``"auto"`` on a GPU when one is present and the
-        problem has at least :data:`approxpath.compute.device.DEVICE_MIN_N` samples.  Exact solves
+        problem has at least :data:`approxpath.compute.DEVICE_MIN_N` samples.  Exact solves
         stay on the CPU; the certificate is the same kind either way (verified with numpy alone).
 
     Returns
