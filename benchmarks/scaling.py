@@ -19,6 +19,10 @@ round by round; every path in a fresh process):
     python benchmarks/scaling.py --pass-n 8000 --threads 1 2 --path-n 4000 --n-jobs 1 2 --workers 2 --dask 2
     python benchmarks/scaling.py --device         # a 16-core + GPU machine, sized for <= 8 minutes
 
+``--fused`` measures the ways one block pass could be written (on one thread): numpy with
+preallocated blocks (shipped), the same with numexpr's ``exp``, and a numba loop fusing the
+exponential and the three products without the block temporaries, where those are installed.
+
 ``--device`` is the set-up for a machine with many cores and a CUDA GPU (PyTorch or CuPy,
 scikit-learn; no cvxpy or dask needed): passes at n = 16,000 on 1-16 threads and on the GPU at
 n = 16,000, 32,000 and 64,000; paths at n = 4000 on 2 and 16 threads and on the GPU (verified
@@ -172,10 +176,67 @@ def passes(n, thread_counts, device_ns, rounds, deadline):
     return rows
 
 
+def fused(n, rounds):
+    """Rows ``(how, n, median s, differs from the shipped pass by (relative))`` of one pass
+    (p = 4, order 2, all rows, one thread) written the ways the module docstring lists."""
+    import importlib.util
+
+    import numpy as np
+
+    from approxpath import compute
+    from approxpath.compute.parallelism import blas_threads
+    from approxpath.kernel_families import distances
+    from approxpath.kernels import Kernels, block_products, product_step
+
+    X, _ = _data(n)
+    D, W, x, step = distances(X), np.random.default_rng(0).standard_normal((n, 4)), 1.0, product_step(n)
+    ways = {"numpy, preallocated blocks (shipped)": lambda: Kernels(D).products(x, W)}
+    if importlib.util.find_spec("numexpr"):
+        import numexpr
+
+        numexpr.set_num_threads(1)
+
+        def with_numexpr():
+            acc, E, T, out = np.zeros((3, 4, n)), np.empty((step, n)), np.empty((step, n)), np.empty((3, 4, n))
+            for a in range(0, n, step):
+                b = min(a + step, n)
+                numexpr.evaluate("exp(-x * Db)", out=E[:b - a], local_dict=dict(x=x, Db=D[a:b]))
+                acc += block_products(W[a:b].T, D[a:b], E[:b - a], 2, out=out, T=T[:b - a])
+            return tuple(m.T for m in acc)
+        ways["numexpr exp, the same blocks"] = with_numexpr
+    if importlib.util.find_spec("numba"):
+        import numba
+
+        @numba.njit(cache=False)
+        def loop(D, W, x, acc):  # one pass over D: each entry's exp and its three terms at once
+            for i in range(D.shape[0]):
+                for j in range(D.shape[1]):
+                    d = D[i, j]
+                    e = np.exp(-x * d)
+                    for c in range(W.shape[1]):
+                        acc[0, j, c] += W[i, c] * e
+                        acc[1, j, c] += W[i, c] * d * e
+                        acc[2, j, c] += W[i, c] * d * d * e
+            return acc
+        ways["numba loop, exp and products fused"] = lambda: tuple(loop(D, W, x, np.zeros((3, n, 4))))
+    times = {k: [] for k in ways}
+    with blas_threads(1), compute.threads(1):
+        ref = [f() for f in ways.values()][0]  # (numba compiles here)
+        for _ in range(rounds):
+            for k, f in ways.items():
+                t0 = time.perf_counter()
+                got = f()
+                times[k].append(time.perf_counter() - t0)
+                diff = max(float(np.max(np.abs(a - b)) / np.max(np.abs(b))) for a, b in zip(got, ref))
+                times[k + " diff"] = [diff]
+    return [(k, n, statistics.median(v), times[k + " diff"][0]) for k, v in times.items() if not k.endswith(" diff")]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--device", action="store_true", help="the 16-core + GPU set-up (<= 8 minutes)")
+    ap.add_argument("--fused", action="store_true", help="only: one pass written with numpy, numexpr and numba")
     ap.add_argument("--pass-n", type=int, default=4000)
     ap.add_argument("--threads", type=int, nargs="+", default=None, help="kernel threads of the passes (default 1 .. cores)")
     ap.add_argument("--device-n", type=int, nargs="*", default=None, help="GPU passes at these n (default --pass-n)")
@@ -218,6 +279,12 @@ def main(argv=None):
           f"{platform.python_version()}, numpy {np.__version__}; load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
     results = {"passes": [], "paths": []}
+    if args.fused:
+        print(f"One kernel pass on one thread (p = 4, order 2), median of {args.rounds}:\n")
+        print("| how | n | seconds | largest relative difference from the shipped pass |\n|---|---|---|---|")
+        for how, n, s, diff in fused(args.pass_n, args.rounds):
+            print(f"| {how} | {n} | {s:.3f} | {diff:.1e} |", flush=True)
+        return 0
     print(f"One kernel pass (p = 4, order 2), median of {args.rounds}:\n")
     print("| where | n | seconds | speed-up over 1 thread |\n|---|---|---|---|")
     for what, n, s, up in passes(args.pass_n, threads, device_ns, args.rounds, deadline):
