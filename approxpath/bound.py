@@ -29,8 +29,6 @@ import numpy as np
 
 from . import kernel_families
 from .errors import InputError
-from .kernel_caches import KernelCache
-from .kernels import Kernels
 from .numerics import kernel_entry_error
 from .validate import check_X_y, choice, positive
 
@@ -324,22 +322,13 @@ class KernelBound(Bound):
 
     @property
     def kernels(self):
-        """The kernel provider, built on first use: :class:`~approxpath.kernels.Kernels` (or its
-        cache) on the stored distances, or, for a bound that can do without whole kernels
-        (:attr:`blocked_ok`) when those do not fit the memory budget
-        (:func:`approxpath.memory.kernels_mode`), :class:`~approxpath.blocked_kernels.BlockedKernels`
-        (distances stored if they fit, else computed block by block)."""
+        """The kernel provider, built on first use where :func:`approxpath.compute.provider`
+        decides (dense, from stored distances, or blocked: the bound never needs to know)."""
         if self._kernels is None:
-            from .memory import kernels_mode
+            from .compute import provider
 
-            mode = kernels_mode(self.n, self.cache) if self.blocked_ok else "dense"
-            if mode != "dense":
-                from .blocked_kernels import BlockedKernels
-
-                D = self.distances() if mode == "distances" else None
-                self._kernels = BlockedKernels(self.X, self.family, self.options["feature_weights"], D)
-            else:
-                self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
+            self._kernels = provider(self.X, self.family, self.options["feature_weights"], self.distances,
+                                     search=self.cache, blocked_ok=self.blocked_ok)
         return self._kernels
 
     @contextmanager

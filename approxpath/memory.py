@@ -106,6 +106,8 @@ def _dense_path_parts(n, backend):
     """The parts of a dense path (stored distances, a kernel cache) in one process."""
     square = float(_ENTRY) * n * n
     cache = _libsvm_row_cache(n) if backend in _LIBSVM_CACHED else 0.0
+    # the official binding's copy of the kernel (16 bytes an entry) up to the n it is used for
+    cache += 16.0 * n * n if backend in _LIBSVM_CACHED and n <= _OFFICIAL_NODES_MAX_N else 0.0
     solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + cache
     from .kernel_caches import kept_kernels
 
@@ -194,10 +196,8 @@ def libsvm_cache_bytes(n, d, stored=False):
 
 def _libsvm_row_cache(n):
     """libSVM's row cache on a precomputed kernel: up to its size or to the whole kernel it
-    caches (float32 columns), and the official binding's copy of the kernel (16 bytes an
-    entry) up to the n it is used for (problems/kernel_svm/libsvm.py)."""
-    nodes = 16.0 * n * n if n <= _OFFICIAL_NODES_MAX_N else 0.0
-    return min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n) + nodes
+    caches (float32 columns)."""
+    return min(_LIBSVM_CACHE, _LIBSVM_CACHE_SLACK * 4.0 * n * n)
 
 
 def _solve_kernel(n):

@@ -10,7 +10,8 @@ from contextlib import contextmanager
 
 from .parallelism import cores, kernel_threads, managed, resolve, threads
 
-__all__ = ["cores", "kernel_threads", "managed", "resolve", "threads", "products_on", "DEVICES"]
+__all__ = ["cores", "kernel_threads", "managed", "resolve", "threads", "provider", "products_on", "DEVICES",
+           "DEVICE_MIN_N"]
 
 #: The values of ``device=`` (:func:`products_on`).
 DEVICES = ("auto", "cpu", "gpu")
@@ -18,6 +19,30 @@ DEVICES = ("auto", "cpu", "gpu")
 #: the CPU takes milliseconds (n = 4096 on one core: ~50 ms), and importing CuPy or PyTorch and
 #: moving :math:`D` to the device cost ~1-2 s once.
 DEVICE_MIN_N = 4096
+
+
+def provider(X, family, weights, distances, *, search=False, blocked_ok=False):
+    """The kernel provider of a bound on the data ``X``: :class:`~approxpath.kernels.Kernels` on
+    the stored distances (with a search's caches, :class:`~approxpath.kernel_caches.KernelCache`,
+    if ``search``), or, for a bound that needs kernel products only (``blocked_ok``) when the
+    dense arrays do not fit the memory (:func:`approxpath.memory.kernels_mode`),
+    :class:`~approxpath.blocked_kernels.BlockedKernels` (the distances stored if they fit, else
+    computed block by block).  ``distances()`` computes :math:`D` (n, n) when needed.
+    :func:`products_on` may hand a bound another provider for a run."""
+    from ..memory import kernels_mode
+
+    mode = kernels_mode(X.shape[0], search) if blocked_ok else "dense"
+    if mode != "dense":
+        from ..blocked_kernels import BlockedKernels
+
+        return BlockedKernels(X, family, weights, distances() if mode == "distances" else None)
+    if search:
+        from ..kernel_caches import KernelCache
+
+        return KernelCache(distances())
+    from ..kernels import Kernels
+
+    return Kernels(distances())
 
 
 @contextmanager
