@@ -267,8 +267,8 @@ class KernelBound(Bound):
         The data; with ``kernel="precomputed"`` the matrix :math:`D` (n, n) itself.
     y : ndarray of shape (n,)
     cache : bool, default False
-        Kernels and kernel products come from a :class:`~approxpath.kernel_caches.KernelCache` (a
-        search) instead of being computed from scratch (:class:`~approxpath.kernels.Kernels`,
+        Kernels and kernel products come from a :class:`~approxpath.compute.caches.KernelCache` (a
+        search) instead of being computed from scratch (:class:`~approxpath.compute.kernels.Kernels`,
         the verifier): the same values, bit for bit.
     **options
         As :attr:`Bound.OPTIONS`; ``bandwidth`` and the weight (:attr:`weight`) per
@@ -287,7 +287,7 @@ class KernelBound(Bound):
     weight: ClassVar[str]
     kernel_psd: ClassVar[bool] = True
     #: The bound needs kernel products only (never a whole kernel): it can run on
-    #: :class:`~approxpath.blocked_kernels.BlockedKernels` when the n x n arrays do not fit.
+    #: :class:`~approxpath.compute.blocked.BlockedKernels` when the n x n arrays do not fit.
     blocked_ok: ClassVar[bool] = False
     _transient = ("_kernels",)
 
@@ -334,7 +334,7 @@ class KernelBound(Bound):
     @contextmanager
     def kernels_from(self, provider):
         """Kernel products from ``provider`` inside a ``with`` block (the same numbers computed
-        elsewhere: :class:`approxpath.distributed.SplitKernels`); the previous provider after it."""
+        elsewhere: :class:`approxpath.compute.distributed.SplitKernels`); the previous provider after it."""
         previous, self._kernels = self._kernels, provider
         try:
             yield provider
@@ -343,7 +343,7 @@ class KernelBound(Bound):
 
     @property
     def blocked(self):
-        """Whether whole kernels are never formed (:class:`~approxpath.blocked_kernels.BlockedKernels`)."""
+        """Whether whole kernels are never formed (:class:`~approxpath.compute.blocked.BlockedKernels`)."""
         return self.kernels.mode != "dense"
 
     @property

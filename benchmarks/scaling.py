@@ -129,7 +129,7 @@ def passes(n, thread_counts, device_ns, rounds, deadline):
     from approxpath.compute.device import DeviceKernels, find_accelerator
     from approxpath.compute.parallelism import blas_threads
     from approxpath.kernel_families import distances
-    from approxpath.kernels import Kernels
+    from approxpath.compute.kernels import Kernels
 
     X, _ = _data(n)
     kernels = Kernels(distances(X))
@@ -154,7 +154,7 @@ def passes(n, thread_counts, device_ns, rounds, deadline):
     if accelerator is None:
         rows.append(("GPU: none found (CuPy or PyTorch with CUDA, and array-api-compat)", n, None, None))
         return rows
-    from approxpath.blocked_kernels import BlockedKernels
+    from approxpath.compute.blocked import BlockedKernels
 
     for m_n in device_ns:
         if time.perf_counter() > deadline:
@@ -186,7 +186,7 @@ def fused(n, rounds):
     from approxpath import compute
     from approxpath.compute.parallelism import blas_threads
     from approxpath.kernel_families import distances
-    from approxpath.kernels import Kernels, block_products, product_step
+    from approxpath.compute.kernels import Kernels, block_products, product_step
 
     X, _ = _data(n)
     D, W, x, step = distances(X), np.random.default_rng(0).standard_normal((n, 4)), 1.0, product_step(n)

@@ -12,12 +12,12 @@ from threadpoolctl import threadpool_info
 
 import approxpath
 from approxpath import compute
-from approxpath.blocked_kernels import BlockedKernels
+from approxpath.compute.blocked import BlockedKernels
 from approxpath.compute import parallelism as th
 from approxpath.data import make_classification
-from approxpath.distances import sq_distances
+from approxpath.compute.distances import sq_distances
 from approxpath.errors import InputError
-from approxpath.kernels import Kernels
+from approxpath.compute.kernels import Kernels
 from approxpath.numerics import fp_margin, kernel_entry_error
 
 xps = pytest.importorskip("array_api_strict")
@@ -135,7 +135,7 @@ print(inside, len(counts()))
 
 
 def test_products_are_the_same_on_any_number_of_threads(monkeypatch):
-    import approxpath.kernels as kernels
+    import approxpath.compute.kernels as kernels
 
     monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", 16)
     monkeypatch.setattr(kernels, "_PRODUCT_CHUNK_FINE", 64)  # 120 rows: chunks of 8
@@ -266,7 +266,7 @@ def test_device_choice(monkeypatch):
 
 
 def test_kernel_rows_are_the_kernel_rows_product_on_any_number_of_threads(monkeypatch):
-    import approxpath.kernels as kernels
+    import approxpath.compute.kernels as kernels
 
     monkeypatch.setattr(kernels, "_THREADED_MIN", 1)
     monkeypatch.setattr(kernels, "_PRODUCT_BLOCK_BYTES", 8 * 90 * 7)  # blocks of 7 rows
@@ -284,7 +284,7 @@ def test_kernel_rows_are_the_kernel_rows_product_on_any_number_of_threads(monkey
 def test_a_path_is_the_same_on_one_thread_and_on_several(monkeypatch):
     """n_jobs changes where the kernel work runs, never the numbers: the same exact solves,
     pieces and bounds bit for bit (products forced into several chunks on the threads)."""
-    import approxpath.kernels as kernels
+    import approxpath.compute.kernels as kernels
 
     monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", 32)
     monkeypatch.setattr(kernels, "_THREADED_MIN", 1)

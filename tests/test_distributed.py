@@ -1,4 +1,4 @@
-"""Kernel products split across the workers of a Dask cluster (approxpath.distributed): the same
+"""Kernel products split across the workers of a Dask cluster (approxpath.compute.distributed): the same
 numbers as the single-process blocked mode, bit for bit, and the same path."""
 
 import numpy as np
@@ -6,13 +6,13 @@ import pytest
 
 import approxpath
 from approxpath import InputError
-from approxpath.blocked_kernels import BlockedKernels
+from approxpath.compute.blocked import BlockedKernels
 from approxpath.data import make_classification
 from approxpath.kernel_families import distances
-from approxpath.kernels import Kernels, product_step
+from approxpath.compute.kernels import Kernels, product_step
 
 distributed = pytest.importorskip("dask.distributed")
-from approxpath.distributed import SplitKernels  # noqa: E402
+from approxpath.compute.distributed import SplitKernels  # noqa: E402
 
 KernelSVM = approxpath.get_problem("kernel_svm")
 
@@ -126,7 +126,7 @@ def test_split_products_add_the_product_chunks_as_kernels_does(client, monkeypat
     """Past ``product_chunks`` (2048 rows: a product at n > 2048), the runs are summed apart and
     then in order, on the workers as in one process: the same bits (chunks of 150 and 200 rows
     stand in for 2048 here)."""
-    import approxpath.kernels as kernels
+    import approxpath.compute.kernels as kernels
 
     monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", chunk)
     assert len(kernels.product_chunks(_N)) > 1

@@ -1,7 +1,7 @@
 """Where and how kernel work runs: threads, blocks, worker processes, a Dask cluster, a GPU.
 
 The contract layer (bounds, problems) asks a kernel provider for kernels and products
-(:class:`~approxpath.kernels.Kernels`); this package decides which provider answers
+(:class:`~approxpath.compute.kernels.Kernels`); this package decides which provider answers
 (:func:`products_on`) and on how many threads (:mod:`.parallelism`, the one home of thread counts,
 ours and the BLAS's).
 """
@@ -22,25 +22,25 @@ DEVICE_MIN_N = 4096
 
 
 def provider(X, family, weights, distances, *, search=False, blocked_ok=False):
-    """The kernel provider of a bound on the data ``X``: :class:`~approxpath.kernels.Kernels` on
-    the stored distances (with a search's caches, :class:`~approxpath.kernel_caches.KernelCache`,
+    """The kernel provider of a bound on the data ``X``: :class:`~approxpath.compute.kernels.Kernels` on
+    the stored distances (with a search's caches, :class:`~approxpath.compute.caches.KernelCache`,
     if ``search``), or, for a bound that needs kernel products only (``blocked_ok``) when the
     dense arrays do not fit the memory (:func:`approxpath.memory.kernels_mode`),
-    :class:`~approxpath.blocked_kernels.BlockedKernels` (the distances stored if they fit, else
+    :class:`~approxpath.compute.blocked.BlockedKernels` (the distances stored if they fit, else
     computed block by block).  ``distances()`` computes :math:`D` (n, n) when needed.
     :func:`products_on` may hand a bound another provider for a run."""
     from ..memory import kernels_mode
 
     mode = kernels_mode(X.shape[0], search) if blocked_ok else "dense"
     if mode != "dense":
-        from ..blocked_kernels import BlockedKernels
+        from .blocked import BlockedKernels
 
         return BlockedKernels(X, family, weights, distances() if mode == "distances" else None)
     if search:
-        from ..kernel_caches import KernelCache
+        from .caches import KernelCache
 
         return KernelCache(distances())
-    from ..kernels import Kernels
+    from .kernels import Kernels
 
     return Kernels(distances())
 
@@ -51,7 +51,7 @@ def products_on(problem, client=None, device="auto"):
     on its provider before after it:
 
     * ``client`` (a ``dask.distributed.Client``): on its workers, which hold the rows of the
-      distances (:func:`approxpath.distributed.split_products`);
+      distances (:func:`approxpath.compute.distributed.split_products`);
     * else on a GPU (:class:`~approxpath.compute.device.DeviceKernels`) with ``device="gpu"``, or
       with ``"auto"`` when one is present (:func:`~approxpath.compute.device.find_accelerator`)
       and ``problem`` has at least :data:`DEVICE_MIN_N` samples; an
@@ -71,7 +71,7 @@ def products_on(problem, client=None, device="auto"):
     if client is not None:
         if device == "gpu" or given:
             raise InputError("split products run on the Dask workers' CPUs: use device='auto' or 'cpu' with them")
-        from ..distributed import split_products
+        from .distributed import split_products
 
         with split_products(problem, client) as kernels:
             yield kernels

@@ -1,6 +1,6 @@
 """Kernel products on an accelerator (a GPU through CuPy or PyTorch), written against the array API.
 
-:class:`DeviceKernels` answers :meth:`~approxpath.kernels.Kernels.products`
+:class:`DeviceKernels` answers :meth:`~approxpath.compute.kernels.Kernels.products`
 (:math:`E_x C`, :math:`(D\\circ E_x)C`, :math:`(D^2\\circ E_x)C` with :math:`E_x = \\exp(-xD)`)
 with the entrywise work and the matrix products on the device: blocks of rows of :math:`D`
 (held on the device, or computed there from the data) are exponentiated and multiplied in
@@ -122,7 +122,7 @@ class DeviceKernels:
 
     Parameters
     ----------
-    base : approxpath.kernels.Kernels
+    base : approxpath.compute.kernels.Kernels
         The CPU provider (dense, or without whole kernels): its distances, if it stores them,
         are copied to the device where they take at most half of its free memory; else the
         device computes :math:`D` from ``X``, ``family`` and ``weights``, once if it holds it
@@ -179,7 +179,7 @@ class DeviceKernels:
         return out
 
     def products(self, x, C, rows=None, order=2):
-        """As :meth:`approxpath.kernels.Kernels.products` (the same quantities, rounded within
+        """As :meth:`approxpath.compute.kernels.Kernels.products` (the same quantities, rounded within
         the same allowances: see the module), computed on the device; lattice data (histograms)
         stay on the CPU provider."""
         if self.base.lattice is not None:

@@ -85,7 +85,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     split_products : bool
         With ``executor`` a ``dask.distributed.Client``: the search runs in this process and the
         executor's workers compute the kernel products, each holding rows of the distances
-        (:mod:`approxpath.distributed`; the same numbers as the blocked mode, bit for bit).  For
+        (:mod:`approxpath.compute.distributed`; the same numbers as the blocked mode, bit for bit).  For
         problems whose bounds need kernel products only (``kernel_svm``); not with ``workers``
         or ``chunks``.
     checkpoint : str or Path, optional

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from approxpath.compute.parallelism import managed
-from approxpath.kernels import gaussian, kernel_rows
+from approxpath.compute.kernels import gaussian, kernel_rows
 
 from ._common import (_ACTIVE_REL, _EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive,
                       _Data, _g_slack)

@@ -14,8 +14,8 @@ import time
 import numpy as np
 
 from approxpath.compute.parallelism import managed
-from approxpath.distances import cross_sq_distances
-from approxpath.kernels import gaussian
+from approxpath.compute.distances import cross_sq_distances
+from approxpath.compute.kernels import gaussian
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import is_real
 

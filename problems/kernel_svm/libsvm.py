@@ -12,7 +12,7 @@ Both run the same algorithm with the same settings (tolerance, 500 MB row cache,
 10^7 iterations at most, one thread) on the training points in the same order, and return
 bit-identical ``alpha`` and ``b`` (tests/test_libsvm_backends.py checks it).
 
-Where the n x n kernel does not fit (the blocked mode, :mod:`approxpath.blocked_kernels`),
+Where the n x n kernel does not fit (the blocked mode, :mod:`approxpath.compute.blocked`),
 scikit-learn's libSVM computes its own RBF kernel :math:`\\exp(-\\gamma\\lVert x - x'\\rVert^2)`,
 :math:`\\gamma = t`, and caches its columns (``cache_size`` from the memory budget,
 :func:`approxpath.memory.libsvm_cache_bytes`).  Its entries are rounded differently from
