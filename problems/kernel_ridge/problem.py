@@ -15,6 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from approxpath.kernel_problem import KernelProblem
+from approxpath.moving import Moving, is_moving, value_at
 from approxpath.numerics import log_mid
 from approxpath.problem import Declaration
 from approxpath.registry import register
@@ -129,8 +130,15 @@ class KernelRidge(KernelProblem):
     # -------------------------------------------------------------- numpy maps
     def restore(self, primal, dual, lo, hi=None):
         """The best multiples of the carried ``c`` and ``a`` at the piece's (log-scale) middle
-        (neither side has constraints: any pair is feasible everywhere)."""
-        return self._restore_primal(primal, lo, hi), self._restore_dual(dual, lo, hi)
+        (neither side has constraints: any pair is feasible everywhere).  A pair moving across
+        the piece (the driver's interpolation of two exact solves) keeps its primal and gets the
+        dual :math:`a(t) = \\lambda c(t)` (the same weights; :math:`\\lambda c = y - K c` at the
+        optimum), which leaves only the residual :math:`\\lVert (K_t + \\lambda I)c(t) - y\\rVert^2`
+        in the gap."""
+        if is_moving(primal):
+            points = tuple(RidgeDual(a=self.sweep.weight * np.asarray(p.c, dtype=float)) for p in primal.points)
+            return primal, Moving(points, primal.weights, primal.span)
+        return self._restore_primal(primal, lo, hi), self._restore_dual(value_at(dual, lo), lo, hi)
 
     def _restore_primal(self, primal, lo, hi=None):
         mid = log_mid(lo, lo if hi is None else hi)
