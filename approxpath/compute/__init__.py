@@ -2,7 +2,7 @@
 
 The contract layer (bounds, problems) asks a kernel provider for kernels and products
 (:class:`~approxpath.compute.kernels.Kernels`); this package decides which provider answers
-(:func:`products_on`) and on how many threads (:mod:`.parallelism`, the one home of thread counts,
+(:func:`provider`, :func:`products_on`) and on how many threads (:mod:`.parallelism`, the one home of thread counts,
 ours and the BLAS's).
 """
 
@@ -15,9 +15,10 @@ __all__ = ["cores", "kernel_threads", "managed", "resolve", "threads", "provider
 
 #: The values of ``device=`` (:func:`products_on`).
 DEVICES = ("auto", "cpu", "gpu")
-#: ``device="auto"`` puts kernel products on a GPU from this many samples on: below it a pass on
-#: the CPU takes milliseconds (n = 4096 on one core: ~50 ms), and importing CuPy or PyTorch and
-#: moving :math:`D` to the device cost ~1-2 s once.
+#: ``device="auto"`` puts kernel products on a GPU from this many samples on: a path below it
+#: makes tens to hundreds of passes of about a second or less each on the CPU (n = 4000, one
+#: thread: 1.1-3.1 s on a busy 2-core machine, 0.7 s on two), while importing CuPy or PyTorch and
+#: moving :math:`D` to the device costs about a second once.
 DEVICE_MIN_N = 4096
 
 
