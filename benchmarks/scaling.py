@@ -303,8 +303,8 @@ def main(argv=None):
             plan.append((n, "gpu", None))
     for n, kind, k in plan:
         left = deadline - time.perf_counter()
-        label = {"threads": f"{k} kernel thread{'s' if k > 1 else ''}", "workers": f"{k} worker processes",
-                 "dask": f"Dask, {k} workers, split products", "gpu": "GPU"}[kind]
+        label = ("GPU" if kind == "gpu" else f"{k} kernel thread{'s' if k > 1 else ''}" if kind == "threads"
+                 else f"{k} worker processes" if kind == "workers" else f"Dask, {k} workers, split products")
         if left <= 5:
             print(f"| {n} | {label} | skipped: out of time | | | | |", flush=True)
             continue
