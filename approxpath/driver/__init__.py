@@ -18,7 +18,6 @@ import numpy as np
 from .. import compute
 from ..certificate.format import KERNEL
 from ..certificate.verify import SAMPLE_LEVELS
-from ..compute.parallelism import managed
 from ..data import data_sha256
 from ..errors import InputError
 from ..result import Path
@@ -35,7 +34,7 @@ __all__ = ["approximate_path", "map_paths", "STRATEGIES"]
 STRATEGIES = tuple(_STRATEGY_CLASSES)
 
 
-@managed
+@compute.managed
 def approximate_path(problem, eps, interval=None, *, relative=False, strategy="interpolate", solver=None,
                      progress=False, max_solves=10_000, max_pieces=200_000, solve_time_limit=None, meta=None,
                      workers=1, chunks=None, executor=None, split_products=False, checkpoint=None, resume=False,
@@ -144,8 +143,8 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     check_fits(path_bytes(problem, workers if executor is None else 1), f"{problem.name} with n = {problem.n}",
                "use fewer samples, fewer workers, or a machine with more memory")
     args = (float(eps), bool(relative), strategy, solver, budget)
-    # with split_products the kernel products run on the Dask workers (with a device there) until the
-    # certificate's meta is made
+    # the kernel products run where compute.products_on decides (the Dask workers with split_products,
+    # a GPU) until the certificate's meta is made
     with compute.threads(n_jobs), compute.products_on(problem, executor if split_products else None, device):
         if not split_products:
             _notice_blocked(problem)
