@@ -115,16 +115,34 @@ class RidgeBound(KernelEnclosures):
         return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new)
 
     def _gap_terms(self, c, a, tau):
-        """The gap as the sum of its two nonnegative terms (see the module docstring), and the
-        magnitude a rounding allowance must cover."""
+        """The gap as the sum of its two nonnegative terms (see the module docstring), as
+        computed, and a rigorous bound on its rounding.
+
+        With :math:`\\hat K` the computed kernel (entries within ``entry_error`` of exact, in
+        [0, 1]) and :math:`\\gamma_m = 1.01\\,mu`: a computed :math:`(Kv)_i` is within
+        :math:`\\delta_i = \\gamma_n (\\hat K|v|)_i(1 + \\gamma_n) + \\epsilon\\lVert v\\rVert_1` of exact, so
+        :math:`e^\\top Ke` within :math:`\\sum_i |e_i|(\\delta^e_i + \\gamma_n|(Ke)_i|)` and each
+        :math:`r_i = (Kc)_i - z_i` within :math:`\\rho_i = \\delta^c_i + \\gamma_2(|(Kc)_i| + |z_i|)`, hence
+        :math:`\\lVert r\\rVert^2` within :math:`\\sum_i (2|r_i|\\rho_i + \\rho_i^2) + \\gamma_n\\lVert r\\rVert^2`.
+        The allowance is linear in the residual: tiny at an exact solve (where bounding the terms'
+        magnitudes instead rejected Cholesky's solutions at n = 400)."""
         bw, lam = self.sweep.at(tau)
         K = self.gram(tau)
+        n = self.n
         e, z = lam * c - a, self.y - a
-        r = K @ c - z
-        g = float(e @ (K @ e)) / lam + float(r @ r)
-        sc, se = np.abs(c).sum(), np.abs(e).sum()
-        magnitude = se * se / lam + float(np.sum((sc + np.abs(z)) ** 2))
-        return g, magnitude
+        Ke, Kc = K @ e, K @ c
+        r = Kc - z
+        q1, q2 = float(e @ Ke), float(r @ r)
+        g = q1 / lam + q2
+        gn, eps = fp_margin(n, 1.0), self.entry_error
+        ae, ac = np.abs(e), np.abs(c)
+        d_e = gn * (K @ ae) * (1.0 + gn) + eps * float(ae.sum())
+        d_c = gn * (K @ ac) * (1.0 + gn) + eps * float(ac.sum())
+        rho = d_c + fp_margin(2, 1.0) * (np.abs(Kc) + np.abs(z))
+        err1 = float(ae @ (d_e + gn * np.abs(Ke)))
+        err2 = float(np.sum(2.0 * np.abs(r) * rho + rho * rho)) + gn * q2
+        allowance = err1 / lam + err2
+        return g, (allowance + fp_margin(4, g + allowance)) * (1.0 + 2.0**-40)
 
     def _margin(self, magnitude):
         """Rounding allowance: the sums (``fp_margin``) and the kernel entries, each within
@@ -137,12 +155,15 @@ class RidgeBound(KernelEnclosures):
         if is_moving(primal) or is_moving(dual):
             return self._moving_gap(primal, dual, lo, hi) if hi > lo else self._moving_point_gap(primal, dual, lo)
         c, a = np.asarray(primal.c, dtype=float), np.asarray(dual.a, dtype=float)
-        (g_lo, m_lo), (g_hi, m_hi) = self._gap_terms(c, a, lo), self._gap_terms(c, a, hi)
+        (g_lo, m_lo), (g_hi, m_hi) = self._gap_terms(c, a, lo), self._gap_terms(c, a, hi)  # m: their rounding
         if hi == lo or not self.sweep.along_bandwidth:
             # lam path: e'Ke/lam = lam c'Kc - 2 c'Ka + a'Ka/lam is convex in lam and the other
             # term does not depend on it, so the gap is convex in lam: its maximum is at an end.
-            return max(g_lo, g_hi) + self._margin(max(m_lo, m_hi))
-        return self._bandwidth_bound(c, a, lo, hi, g_lo, g_hi) + self._margin(max(m_lo, m_hi))
+            return max(g_lo + m_lo, g_hi + m_hi)
+        # the chord of the end values plus the curvature term: the end values' rounding added to
+        # both, and that of the few operations of the maximum
+        bound = self._bandwidth_bound(c, a, lo, hi, g_lo + m_lo, g_hi + m_hi)
+        return bound + fp_margin(16, abs(bound) + g_lo + g_hi + m_lo + m_hi)
 
     def _bandwidth_bound(self, c, a, lo, hi, g_lo, g_hi):
         """Bound of the gap on [lo, hi] from its values at the ends and a lower bound
@@ -257,13 +278,13 @@ class RidgeBound(KernelEnclosures):
         c, a = C @ p, A @ q
         dc = fp_margin(C.shape[1], 1.0) * (np.abs(C) @ np.abs(p)) + np.abs(C) @ (errp + coefficient_rounding(P))
         da = fp_margin(A.shape[1], 1.0) * (np.abs(A) @ np.abs(q)) + np.abs(A) @ (errq + coefficient_rounding(Q))
-        g, magnitude = self._gap_terms(c, a, x)
+        g, rounding = self._gap_terms(c, a, x)
         e = lam * c - a
         r = self.gram(x) @ c - self.y + a
         de = float(np.sum(lam * dc + da))
         dr = float(np.sum(dc)) + da
         shift = (2.0 * float(np.abs(e).sum()) * de + de * de) / lam + float(np.sum(2.0 * np.abs(r) * dr + dr * dr))
-        return g + self._margin(magnitude) + shift * (1.0 + 2.0**-40)
+        return g + rounding + shift * (1.0 + 2.0**-40)
 
     def _moving_dual_floor(self, dual, lo, hi):
         """A lower bound of :math:`2a^\\top y - \\lVert a\\rVert^2 - \\tfrac1\\lambda a^\\top K_t a` over the

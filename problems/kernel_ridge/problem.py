@@ -61,6 +61,11 @@ class KernelRidge(KernelProblem):
         super().__init__(X, y, lam=lam, bandwidth=bandwidth, parameter=parameter,
                          kernel=kernel, feature_weights=feature_weights)
 
+    def make_bound(self, X, y, options):
+        # kernels and products from a cache (the same values, bit for bit): a search meets the
+        # same few bandwidths again and again (piece ends, the guide's middles, the restorations)
+        return RidgeBound(X, y, cache=True, **options)
+
     @classmethod
     def examples(cls):
         from approxpath.data import make_sinc
@@ -151,6 +156,30 @@ class KernelRidge(KernelProblem):
         bw, lam = self.sweep.at(mid)
         a = dual.a
         return RidgeDual(a=_best_scale(float(a @ self.y), float(a @ a) + float(a @ (self.gram(mid) @ a)) / lam) * a)
+
+    def interpolation_gaps(self, a, b, thetas, tau, around=None):
+        """:func:`~approxpath.problem.restored_gaps` vectorized over ``thetas`` (k,): the kernel
+        products of the combinations are the combinations of the two ends' (one product with
+        four columns), then each weight's best scalings of c and a at ``tau`` and its gap in
+        O(n), as computed."""
+        bw, lam = self.sweep.at(tau)
+        th = np.asarray(thetas, dtype=float)
+        mix = np.stack([1.0 - th, th])  # (2, k)
+        ends = np.column_stack([np.asarray(value_at(p, tau).c, dtype=float) for p, _ in (a, b)]
+                               + [np.asarray(value_at(d, tau).a, dtype=float) for _, d in (a, b)])
+        K_ends = self.kernels.products(bw, ends, order=0)[0]  # one pass over exp(-tD), four columns
+        C, A, KC, KA = ends[:, :2] @ mix, ends[:, 2:] @ mix, K_ends[:, :2] @ mix, K_ends[:, 2:] @ mix
+        y = self.y
+        yKc, cKc, KcKc = y @ KC, np.einsum("ik,ik->k", C, KC), np.einsum("ik,ik->k", KC, KC)
+        ay, aa, aKa = y @ A, np.einsum("ik,ik->k", A, A), np.einsum("ik,ik->k", A, KA)
+        den_c, den_a = lam * cKc + KcKc, aa + aKa / lam
+        with np.errstate(divide="ignore", invalid="ignore"):  # as _best_scale: 1 where the denominator is 0
+            s1 = np.where(den_c > 0, yKc / den_c, 1.0)
+            s2 = np.where(den_a > 0, ay / den_a, 1.0)
+        r = s1 * KC - y[:, None]
+        primal = lam * s1 * s1 * cKc + np.einsum("ik,ik->k", r, r)
+        dual = 2.0 * s2 * ay - s2 * s2 * aa - s2 * s2 * aKa / lam
+        return primal - dual
 
     def dual_from_primal(self, primal, tau):
         """The residual ``y - K c`` (the optimal dual at the optimum)."""
