@@ -223,7 +223,7 @@ class KernelSVM(SVMInterpolation, KernelProblem):
         """:math:`\\exp(-bw\\,D)` from the stored distances into one buffer kept for the exact
         solves (the ``"distances"`` mode, where :func:`~approxpath.memory.solve_kernel_fits`),
         and held for the kernel products at ``bw`` until the next solve; else None."""
-        from approxpath.kernels import gaussian
+        from approxpath.compute.kernels import gaussian
         from approxpath.memory import solve_kernel_fits
 
         if self._kernel_buffer is None:
