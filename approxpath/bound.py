@@ -10,7 +10,8 @@ and a piece :math:`[lo, hi]` of the path parameter:
 * :meth:`Bound.dual_floor` -- a lower bound of the dual objective over the piece, hence of the
   optimal value there (the denominator of a relative ε);
 
-and maps a pair to and from a certificate's per-piece arrays.  Numpy only: no solver, no search
+and maps a pair to and from a certificate's per-piece arrays (:mod:`approxpath.moving`: a pair
+that moves with the parameter across its piece is a :class:`~approxpath.moving.Moving` point).  Numpy only: no solver, no search
 code, no cache (a search may hand a kernel provider with caches to a kernel problem's bound).
 
 :class:`KernelBound` is the base of every problem on a kernel :math:`K_t = \\exp(-tD)`: the data,
@@ -27,10 +28,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import kernel_families
+from . import kernel_families, moving
 from .errors import InputError
-from .kernel_caches import KernelCache
-from .kernels import Kernels
 from .numerics import kernel_entry_error
 from .validate import check_X_y, choice, positive
 
@@ -88,9 +87,10 @@ def _weights(name, value):
 class Bound(abc.ABC):
     """Base of every problem's certificate side.
 
-    Subclasses set the class attributes, implement :meth:`errors`, :meth:`gap` and
-    :meth:`dual_floor`, and (for other layouts than the default) :meth:`to_arrays` and
-    :meth:`from_arrays`.
+    Subclasses set the class attributes and implement :meth:`errors`, :meth:`gap` and
+    :meth:`dual_floor`; the stored pair of a piece (fixed or moving points) is laid out in a
+    certificate by :meth:`pieces_to_arrays` and :meth:`piece_from_arrays`, the one layout of
+    :mod:`approxpath.moving`.
 
     Attributes
     ----------
@@ -105,6 +105,12 @@ class Bound(abc.ABC):
     interval_bound : bool
         :meth:`gap` holds for every :math:`\\tau` of a piece; otherwise only at points, and
         pieces are "sampled".
+    moving_degrees : dict of str to int, optional
+        Present on a bound that bounds *moving* pairs (:class:`~approxpath.moving.Moving`: points
+        whose weights are polynomials in the path parameter): per path parameter, the largest
+        degree of the weights it bounds.  The driver's interpolating strategy then hands the
+        problem pairs that move (:func:`~approxpath.moving.interpolate`), and :meth:`check`
+        refuses moving points elsewhere.
     """
 
     name: ClassVar[str]
@@ -169,28 +175,51 @@ class Bound(abc.ABC):
         """A lower bound, rounding included, of the dual objective of ``dual`` over
         ``[lo, hi]``, hence of the optimal value there."""
 
-    def to_arrays(self, primal, dual):
-        """The stored fields of one certificate piece: ``{"primal_<field>": ..., "dual_<field>": ...}``
-        (fields that are None are left out)."""
+    # -------------------------------------------------------------- the certificate layout
+    def pieces_to_arrays(self, pairs):
+        """The stored fields of pieces ``pairs`` (a list of ``(primal, dual, lo, hi)``) in the one
+        layout of :mod:`approxpath.moving` (:func:`~approxpath.moving.pack`): per side, every
+        field the points set, weights, count, degree and span."""
         out = {}
-        for side, point in (("primal", primal), ("dual", dual)):
-            for f in dataclasses.fields(point):
-                v = getattr(point, f.name)
-                if v is not None and f.compare:
-                    out[f"{side}_{f.name}"] = np.asarray(v, dtype=float)
+        for side, k in (("primal", 0), ("dual", 1)):
+            stored = [pair[k] for pair in pairs]
+            point_type = self.Primal if k == 0 else self.Dual
+            fields = moving.stored_fields(point_type, stored[0] if stored else None)
+            out.update(moving.pack(side, stored, fields, [(pair[2], pair[3]) for pair in pairs]))
         return out
 
-    def from_arrays(self, arrays):
-        """Inverse of :meth:`to_arrays`: ``(primal, dual)``; ``KeyError`` naming a missing array."""
-        def build(cls, side):
-            kw = {}
-            for f in dataclasses.fields(cls):
-                key = f"{side}_{f.name}"
-                if key in arrays:
-                    v = np.asarray(arrays[key], dtype=float)
-                    kw[f.name] = float(v) if v.ndim == 0 else v
-            return cls(**kw)
-        return build(self.Primal, "primal"), build(self.Dual, "dual")
+    def piece_from_arrays(self, arrays, lo, hi):
+        """Inverse of :meth:`pieces_to_arrays` for one piece (``arrays``: its rows): ``(primal,
+        dual)``, each a point or a :class:`~approxpath.moving.Moving` one.  ``KeyError`` naming a
+        missing array, ``ValueError`` for a count, degree or padding outside the layout."""
+        pair = []
+        for side, point_type in (("primal", self.Primal), ("dual", self.Dual)):
+            fields = [f for f in moving.stored_fields(point_type) if f"{side}_{f}" in arrays]
+            required = [f.name for f in dataclasses.fields(point_type)
+                        if f.compare and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+            for name in required:
+                if name not in fields:
+                    raise KeyError(f"{side}_{name}")
+            pair.append(moving.unpack(side, arrays, point_type, fields, lo, hi))
+        return tuple(pair)
+
+    def check(self, primal, dual, lo, hi):
+        """Why the stored pair does not hold on ``[lo, hi]``: the domain of a moving point's
+        stored fields (:meth:`~approxpath.moving.Moving.errors`), moving points only where the
+        bound bounds them (:attr:`moving_degrees`), then :meth:`errors` (the problem's
+        feasibility over the piece).  A list of messages, empty when the pair holds."""
+        errors = []
+        for side, point in (("primal", primal), ("dual", dual)):
+            if not moving.is_moving(point):
+                continue
+            most = (getattr(self, "moving_degrees", None) or {}).get(self.parameter)
+            if most is None:
+                return [f"{self.name} bounds no moving {side} over {self.parameter}"]
+            errors += [f"the moving {side}: {e}" for e in point.errors(lo, hi)]
+            if point.degree > most:
+                errors.append(f"the moving {side}'s weights have degree {point.degree}; {self.name} bounds "
+                              f"degree <= {most} over {self.parameter}")
+        return errors or list(self.errors(primal, dual, lo, hi))
 
     def __getstate__(self):
         return {k: v for k, v in self.__dict__.items() if k not in self._transient}
@@ -269,8 +298,8 @@ class KernelBound(Bound):
         The data; with ``kernel="precomputed"`` the matrix :math:`D` (n, n) itself.
     y : ndarray of shape (n,)
     cache : bool, default False
-        Kernels and kernel products come from a :class:`~approxpath.kernel_caches.KernelCache` (a
-        search) instead of being computed from scratch (:class:`~approxpath.kernels.Kernels`,
+        Kernels and kernel products come from a :class:`~approxpath.compute.caches.KernelCache` (a
+        search) instead of being computed from scratch (:class:`~approxpath.compute.kernels.Kernels`,
         the verifier): the same values, bit for bit.
     **options
         As :attr:`Bound.OPTIONS`; ``bandwidth`` and the weight (:attr:`weight`) per
@@ -289,7 +318,7 @@ class KernelBound(Bound):
     weight: ClassVar[str]
     kernel_psd: ClassVar[bool] = True
     #: The bound needs kernel products only (never a whole kernel): it can run on
-    #: :class:`~approxpath.blocked_kernels.BlockedKernels` when the n x n arrays do not fit.
+    #: :class:`~approxpath.compute.blocked.BlockedKernels` when the n x n arrays do not fit.
     blocked_ok: ClassVar[bool] = False
     _transient = ("_kernels", "_new_points")  # rebuilt on use (new_points: a selection's held-out distances)
 
@@ -324,28 +353,19 @@ class KernelBound(Bound):
 
     @property
     def kernels(self):
-        """The kernel provider, built on first use: :class:`~approxpath.kernels.Kernels` (or its
-        cache) on the stored distances, or, for a bound that can do without whole kernels
-        (:attr:`blocked_ok`) when those do not fit the memory budget
-        (:func:`approxpath.memory.kernels_mode`), :class:`~approxpath.blocked_kernels.BlockedKernels`
-        (distances stored if they fit, else computed block by block)."""
+        """The kernel provider, built on first use where :func:`approxpath.compute.provider`
+        decides (dense, from stored distances, or blocked: the bound never needs to know)."""
         if self._kernels is None:
-            from .memory import kernels_mode
+            from .compute import provider
 
-            mode = kernels_mode(self.n, self.cache) if self.blocked_ok else "dense"
-            if mode != "dense":
-                from .blocked_kernels import BlockedKernels
-
-                D = self.distances() if mode == "distances" else None
-                self._kernels = BlockedKernels(self.X, self.family, self.options["feature_weights"], D)
-            else:
-                self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
+            self._kernels = provider(self.X, self.family, self.options["feature_weights"], self.distances,
+                                     search=self.cache, blocked_ok=self.blocked_ok)
         return self._kernels
 
     @contextmanager
     def kernels_from(self, provider):
         """Kernel products from ``provider`` inside a ``with`` block (the same numbers computed
-        elsewhere: :class:`approxpath.distributed.SplitKernels`); the previous provider after it."""
+        elsewhere: :class:`approxpath.compute.distributed.SplitKernels`); the previous provider after it."""
         previous, self._kernels = self._kernels, provider
         try:
             yield provider
@@ -354,7 +374,7 @@ class KernelBound(Bound):
 
     @property
     def blocked(self):
-        """Whether whole kernels are never formed (:class:`~approxpath.blocked_kernels.BlockedKernels`)."""
+        """Whether whole kernels are never formed (:class:`~approxpath.compute.blocked.BlockedKernels`)."""
         return self.kernels.mode != "dense"
 
     @property

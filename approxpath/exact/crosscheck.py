@@ -29,7 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from approxpath.compute.parallelism import managed
 from approxpath.errors import InputError
+from approxpath.moving import value_at
 from approxpath.problem import convex_combination
 from approxpath.validate import is_count
 
@@ -207,7 +209,7 @@ def point_gap(problem, primal, tau):
     note when the point is infeasible or cannot be evaluated."""
     try:
         dual = problem.restore(primal, problem.dual_from_primal(primal, tau), tau)[1]  # the claimed primal as is
-        scale = 1.0 + abs(problem.dual_objective(dual, tau))
+        scale = 1.0 + abs(problem.dual_objective(value_at(dual, tau), tau))
         violation = problem.primal_violation(problem.primal_at(primal, tau), tau)
         if not violation <= _PRIMAL_FEAS_TOL * scale:
             return math.inf, scale, f"primal infeasible by {violation:.3g}"
@@ -275,6 +277,7 @@ def _primals(problem, arrays, k):
             for i in range(k)]
 
 
+@managed
 def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, samples=DEFAULT_SAMPLES, cond=None):
     """Certify claimed solutions of ``problem`` at parameter values ``t``.
 
@@ -363,6 +366,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
                             tuple(checks), cond, time.perf_counter() - t0)
 
 
+@managed
 def certify(path, *, tol=1e-6, relative=True, samples=DEFAULT_SAMPLES):
     """Certify every solution an exact path returned (and, for a path linear between its
     points, its segments) with the duality gap of the registered problem it solves.

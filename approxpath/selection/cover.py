@@ -22,6 +22,7 @@ import inspect
 
 import numpy as np
 
+from ..moving import value_at
 from ..numerics import fp_margin, log_mid
 from .losses import loss_totals
 from .predictions import halves
@@ -266,7 +267,7 @@ class Sampled:
         edges, vals = [a], []
         for piece, s, e in self.tracks.over(k, a, b):
             t = log_mid(s, e)
-            f = problem.predict(problem.primal_at(piece.primal, t), t, self.X_val[k])
+            f = problem.predict(problem.primal_at(value_at(piece.primal, t), t), t, self.X_val[k])
             f = f[:, None]
             vals.append(loss_totals(self.name, self.y_val[k], f, f)[0][0])
             edges.append(e)

@@ -25,10 +25,11 @@ import numpy as np
 
 from ..envelopes import difference_nodes, envelope_entry_error, split_envelope
 from ..kernel_families import cross_distances
-from ..kernels import gaussian
+from ..compute.kernels import gaussian
 from ..numerics import fp_margin, kernel_entry_error
 
-__all__ = ["cross_products", "expansion_cover", "halves", "new_distances", "node_hull", "sqrt_up", "widen", "CHAIN"]
+__all__ = ["combination_hull", "cross_products", "expansion_cover", "halves", "new_distances", "node_hull", "sqrt_up",
+           "widen", "CHAIN"]
 
 #: Dependent operations after the n-term sums of an envelope (coefficients, the difference,
 #: node values, lift): as in :mod:`approxpath.problems._regression` (``_CHAIN``, derived there).
@@ -41,7 +42,7 @@ def cross_products(Dc):
 
     Returns :math:`(E C, (D \\circ E) C, (D^2 \\circ E) C)` with :math:`E = \\exp(-x D_c)`
     restricted to the columns ``cols``, each of shape (m,) or (m, p); the entries are those of
-    :func:`~approxpath.kernels.gaussian` (so :func:`~approxpath.envelopes.envelope_entry_error`
+    :func:`~approxpath.compute.kernels.gaussian` (so :func:`~approxpath.envelopes.envelope_entry_error`
     covers them as it covers the training kernel's).
     """
     Dc = np.asarray(Dc, dtype=float)
@@ -105,7 +106,7 @@ def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
     Parameters
     ----------
     products : callable
-        ``products(x, C, cols)`` of the distances (:meth:`approxpath.kernels.Kernels.products`
+        ``products(x, C, cols)`` of the distances (:meth:`approxpath.compute.kernels.Kernels.products`
         for the training points, :func:`cross_products` for new points).
     c : ndarray of shape (n,) or (n, p)
         Signed coefficients (p expansions in one kernel pass).
@@ -155,3 +156,15 @@ def new_distances(bound, X_new, rows=None):
         D = cross_distances(X_new, bound.X, bound.family, bound.options["feature_weights"])
         bound._new_points = (X_new, D)
     return D if rows is None else D[rows]
+
+
+def combination_hull(ranges, low, up):
+    """Enclosures ``(low, up)`` (m, J) of :math:`\\sum_k w_k f_k` on each sub-interval ``j``,
+    given each weight's range ``ranges[j, k]`` (:func:`approxpath.moving.weight_ranges`, shape
+    (J, K, 2)) and each :math:`f_k` in ``[low[:, k, j], up[:, k, j]]`` (shape (m, K, J)): per term
+    the smallest and largest of the four corner products (a product of two intervals), summed,
+    and widened by the rounding of the products and the sum."""
+    wl, wu = ranges[..., 0].T[None], ranges[..., 1].T[None]  # (1, K, J)
+    corners = np.stack([wl * low, wl * up, wu * low, wu * up])
+    pad = fp_margin(2 * low.shape[1] + 2, 1.0) * np.abs(corners).max(axis=0).sum(axis=1)
+    return corners.min(axis=0).sum(axis=1) - pad, corners.max(axis=0).sum(axis=1) + pad
