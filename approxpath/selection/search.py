@@ -166,23 +166,23 @@ class _Search:
 
 def _run_paths(problems, intervals, eps, seeds, executor, options):
     """Paths of ``problems[k]`` over ``intervals[k]`` at ``eps[k]``, here or on ``executor``; each
-    starts from the exact solves ``seeds[k]`` made before and adds its own to them."""
+    starts from the exact solves ``seeds[k]`` made before this call (the same here and in a
+    worker, so that both give the same paths) and adds its own to them after it."""
     from ..driver.parallel import path_in_worker
 
+    given = [dict(s) for s in seeds]
     if executor is None:
-        paths = []
-        for p, iv, e, s in zip(problems, intervals, eps, seeds):
-            paths.append(_seeded_path(p, e, iv, seeds=s, **options)[0])
+        done = []
+        for p, iv, e, s in zip(problems, intervals, eps, given):
+            done.append(_seeded_path(p, e, iv, seeds=s, **options))
             _release_kernels(p)
-        return paths
-    futures = [executor.submit(path_in_worker, _seeded_path, p, e, iv, dict(options, seeds=s))
-               for p, iv, e, s in zip(problems, intervals, eps, seeds)]
-    paths = []
-    for f, s in zip(futures, seeds):
-        path, found = f.result()
-        s.update(found)  # a worker filled its own copy
-        paths.append(path)
-    return paths
+    else:
+        futures = [executor.submit(path_in_worker, _seeded_path, p, e, iv, dict(options, seeds=s))
+                   for p, iv, e, s in zip(problems, intervals, eps, given)]
+        done = [f.result() for f in futures]
+    for (_, found), s in zip(done, seeds):
+        s.update(found)
+    return [path for path, _ in done]
 
 
 def _release_kernels(problem):
