@@ -21,7 +21,7 @@ class ElasticNet(approxpath.CvxpyProblem):
 
     name, parameters = "elastic_net_cvxpy", ("lam",)
     variables, dual_variables, carried = ("beta",), ("u",), ("beta", "u")
-    OPTIONS = dict(mix=Option("positive", default=0.5))
+    OPTIONS = dict(mix=Option("between", default=0.5, bounds=(0.0, 1.0)))
 
     @staticmethod
     def declare(X, y, lam, mix):
