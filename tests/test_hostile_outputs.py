@@ -16,14 +16,11 @@ from approxpath.distances import sq_distances
 
 
 @pytest.fixture
-def files(tmp_path):
+def files(sinc_csv, tmp_path):
     """(data CSV, D.npy) of 30 sinc points."""
-    X, y = make_sinc(n=30, seed=0)
-    data = tmp_path / "sinc.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
     D = tmp_path / "D.npy"
-    np.save(D, sq_distances(X))
-    return data, D
+    np.save(D, sq_distances(make_sinc(n=30, seed=0)[0]))
+    return sinc_csv, D
 
 
 def _path(data, *extra):

@@ -17,14 +17,6 @@ from approxpath.cli import main
 from approxpath.data import make_sinc
 
 
-@pytest.fixture
-def sinc_csv(tmp_path):
-    X, y = make_sinc(n=30, seed=0)
-    data = tmp_path / "sinc.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
-    return data
-
-
 # ---------------------------------------------------------------------------- Ctrl-C inside SCS
 _SCS_RUN = """
 import sys, approxpath

@@ -33,15 +33,12 @@ def weak_duality():
 
 
 @pytest.fixture
-def cert(tmp_path):
+def cert(sinc_csv, tmp_path):
     """(certificate, data file): a certified klasso path over [1, 4] on 30 sinc points (CSV)."""
-    X, y = make_sinc(n=30, seed=0)
-    data = tmp_path / "sinc.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
     out = tmp_path / "cert.npz"
-    assert main(["path", "klasso", "--data", str(data), "--lam", "0.1", "--eps", "0.2", "--range", "1", "4",
+    assert main(["path", "klasso", "--data", str(sinc_csv), "--lam", "0.1", "--eps", "0.2", "--range", "1", "4",
                  "--no-progress", "--out", str(out)]) == 0
-    return out, data
+    return out, sinc_csv
 
 
 # ---------------------------------------------------------------------------- false claims
@@ -90,10 +87,10 @@ def _huber_data():
     return X, X @ np.array([1.0, -1.0, 0.5]) + rng.standard_normal(30)
 
 
+# registered where a test needs it, not at import: modules collected later enumerate the
+# registered problems' examples
 HUBER_OK = _huber(0.25, "huber_cvxpy")
 HUBER_WRONG = _huber(0.125, "wrong_huber_cvxpy")
-approxpath.register(HUBER_OK)
-approxpath.register(HUBER_WRONG)
 
 
 def test_a_declared_dual_that_is_no_dual_stops_the_driver():
@@ -111,6 +108,7 @@ def test_verify_fails_a_negative_gap(tmp_path, monkeypatch):
     from approxpath.driver import run
 
     monkeypatch.setattr(run, "weak_duality_violation", lambda *a: None)
+    approxpath.register(HUBER_WRONG)  # verify finds the declaration in the registry
     X, y = _huber_data()
     path = approxpath.approximate_path(HUBER_WRONG(X, y), eps=0.05, interval=(0.1, 10.0))
     negative = [p for p in path.pieces if p.gap_bound < 0]

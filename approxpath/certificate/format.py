@@ -269,8 +269,6 @@ def read_certificate(file, layout=True, shape=None):
 
     with _open_archive(file) as zf:
         heads = _headers(zf, file)
-        if "meta" not in heads:
-            raise InputError(f"{str(file)!r} lacks 'meta': not a certificate written by approxpath")
         # nothing is decompressed before the whole fits in memory
         check_fits(Estimate((("stored arrays", float(sum(h[2] for h in heads.values()))),)), f"reading {str(file)!r}",
                    "read it on a machine with more memory")

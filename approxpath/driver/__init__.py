@@ -190,10 +190,10 @@ def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, 
                 found = run_chunk(problem, lo, hi, *args, bar, ckpt, resume)
             else:  # single-threaded here too: the workers need the cores (measured: 12 % faster)
                 found = parallel.single_threaded(run_chunk, problem, lo, hi, *args, bar, None, False, p.submit)
-        if ckpt is not None:  # complete: the checkpoint holds the whole run until the caller stores it
+        if ckpt is not None and keep_checkpoint:  # complete: it holds the whole run until the caller stores it
             ckpt.flush()
-            if not keep_checkpoint:
-                ckpt.remove()
+        elif ckpt is not None:
+            ckpt.remove()
     except BaseException:
         if ckpt is not None:  # interrupted (Ctrl-C, SIGTERM, an error): keep the latest state
             ckpt.flush()
