@@ -315,8 +315,6 @@ def requirement_failures(meta, eps=None, relative=False, interval=None, data_sha
     this, and relative exactly when ``relative``), ``interval`` (the claim's must contain it),
     ``data_sha256`` (must be it).  A list of messages (empty: the claim is strong enough)."""
     out = []
-    if interval is not None:
-        check_interval_required(interval)
     if eps is not None:
         if bool(meta["relative"]) != bool(relative):
             kind = "relative" if meta["relative"] else "absolute"
@@ -325,7 +323,7 @@ def requirement_failures(meta, eps=None, relative=False, interval=None, data_sha
         elif not meta["eps"] <= eps:
             out.append(f"required eps <= {eps:g}, but the certificate claims only eps = {meta['eps']:g}")
     if interval is not None:
-        lo, hi = (float(v) for v in interval)
+        lo, hi = check_interval_required(interval)
         c_lo, c_hi = meta["interval"]
         if not (c_lo <= lo and hi <= c_hi):
             out.append(f"required the interval [{lo:.6g}, {hi:.6g}], but the certificate covers [{c_lo:.6g}, {c_hi:.6g}]")
@@ -401,7 +399,7 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
         Data that are no data, that do not match the certificate (:class:`DataMismatch`), or
         a required interval with ``lo > hi``.
     """
-    if interval is not None:
+    if interval is not None:  # a usage error before the file is read
         check_interval_required(interval)
     arrays, meta, malformed = read_for_verify(file, None if X is None or y is None else _shape_of(X, y))
     if malformed:
