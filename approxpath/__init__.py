@@ -14,7 +14,7 @@ and the command line starts without importing what a command does not need).
 
 from importlib import import_module
 
-__version__ = "0.4.1"
+__version__ = "0.5.0"
 
 # public name -> module that defines it
 _EXPORTS = {

@@ -10,7 +10,8 @@ and a piece :math:`[lo, hi]` of the path parameter:
 * :meth:`Bound.dual_floor` -- a lower bound of the dual objective over the piece, hence of the
   optimal value there (the denominator of a relative ε);
 
-and maps a pair to and from a certificate's per-piece arrays.  Numpy only: no solver, no search
+and maps a pair to and from a certificate's per-piece arrays (:mod:`approxpath.moving`: a pair
+that moves with the parameter across its piece is a :class:`~approxpath.moving.Moving` point).  Numpy only: no solver, no search
 code, no cache (a search may hand a kernel provider with caches to a kernel problem's bound).
 
 :class:`KernelBound` is the base of every problem on a kernel :math:`K_t = \\exp(-tD)`: the data,
@@ -27,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import kernel_families
+from . import kernel_families, moving
 from .errors import InputError
 from .kernel_caches import KernelCache
 from .kernels import Kernels
@@ -102,9 +103,10 @@ def _weights(name, value):
 class Bound(abc.ABC):
     """Base of every problem's certificate side.
 
-    Subclasses set the class attributes, implement :meth:`errors`, :meth:`gap` and
-    :meth:`dual_floor`, and (for other layouts than the default) :meth:`to_arrays` and
-    :meth:`from_arrays`.
+    Subclasses set the class attributes and implement :meth:`errors`, :meth:`gap` and
+    :meth:`dual_floor`; the stored pair of a piece (fixed or moving points) is laid out in a
+    certificate by :meth:`pieces_to_arrays` and :meth:`piece_from_arrays`, the one layout of
+    :mod:`approxpath.moving`.
 
     Attributes
     ----------
@@ -119,6 +121,12 @@ class Bound(abc.ABC):
     interval_bound : bool
         :meth:`gap` holds for every :math:`\\tau` of a piece; otherwise only at points, and
         pieces are "sampled".
+    moving_degrees : dict of str to int, optional
+        Present on a bound that bounds *moving* pairs (:class:`~approxpath.moving.Moving`: points
+        whose weights are polynomials in the path parameter): per path parameter, the largest
+        degree of the weights it bounds.  The driver's interpolating strategy then hands the
+        problem pairs that move (:func:`~approxpath.moving.interpolate`), and :meth:`check`
+        refuses moving points elsewhere.
     """
 
     name: ClassVar[str]
@@ -183,28 +191,51 @@ class Bound(abc.ABC):
         """A lower bound, rounding included, of the dual objective of ``dual`` over
         ``[lo, hi]``, hence of the optimal value there."""
 
-    def to_arrays(self, primal, dual):
-        """The stored fields of one certificate piece: ``{"primal_<field>": ..., "dual_<field>": ...}``
-        (fields that are None are left out)."""
+    # -------------------------------------------------------------- the certificate layout
+    def pieces_to_arrays(self, pairs):
+        """The stored fields of pieces ``pairs`` (a list of ``(primal, dual, lo, hi)``) in the one
+        layout of :mod:`approxpath.moving` (:func:`~approxpath.moving.pack`): per side, every
+        field the points set, weights, count, degree and span."""
         out = {}
-        for side, point in (("primal", primal), ("dual", dual)):
-            for f in dataclasses.fields(point):
-                v = getattr(point, f.name)
-                if v is not None and f.compare:
-                    out[f"{side}_{f.name}"] = np.asarray(v, dtype=float)
+        for side, k in (("primal", 0), ("dual", 1)):
+            stored = [pair[k] for pair in pairs]
+            point_type = self.Primal if k == 0 else self.Dual
+            fields = moving.stored_fields(point_type, stored[0] if stored else None)
+            out.update(moving.pack(side, stored, fields, [(pair[2], pair[3]) for pair in pairs]))
         return out
 
-    def from_arrays(self, arrays):
-        """Inverse of :meth:`to_arrays`: ``(primal, dual)``; ``KeyError`` naming a missing array."""
-        def build(cls, side):
-            kw = {}
-            for f in dataclasses.fields(cls):
-                key = f"{side}_{f.name}"
-                if key in arrays:
-                    v = np.asarray(arrays[key], dtype=float)
-                    kw[f.name] = float(v) if v.ndim == 0 else v
-            return cls(**kw)
-        return build(self.Primal, "primal"), build(self.Dual, "dual")
+    def piece_from_arrays(self, arrays, lo, hi):
+        """Inverse of :meth:`pieces_to_arrays` for one piece (``arrays``: its rows): ``(primal,
+        dual)``, each a point or a :class:`~approxpath.moving.Moving` one.  ``KeyError`` naming a
+        missing array, ``ValueError`` for a count, degree or padding outside the layout."""
+        pair = []
+        for side, point_type in (("primal", self.Primal), ("dual", self.Dual)):
+            fields = [f for f in moving.stored_fields(point_type) if f"{side}_{f}" in arrays]
+            required = [f.name for f in dataclasses.fields(point_type)
+                        if f.compare and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+            for name in required:
+                if name not in fields:
+                    raise KeyError(f"{side}_{name}")
+            pair.append(moving.unpack(side, arrays, point_type, fields, lo, hi))
+        return tuple(pair)
+
+    def check(self, primal, dual, lo, hi):
+        """Why the stored pair does not hold on ``[lo, hi]``: the domain of a moving point's
+        stored fields (:meth:`~approxpath.moving.Moving.errors`), moving points only where the
+        bound bounds them (:attr:`moving_degrees`), then :meth:`errors` (the problem's
+        feasibility over the piece).  A list of messages, empty when the pair holds."""
+        errors = []
+        for side, point in (("primal", primal), ("dual", dual)):
+            if not moving.is_moving(point):
+                continue
+            most = (getattr(self, "moving_degrees", None) or {}).get(self.parameter)
+            if most is None:
+                return [f"{self.name} bounds no moving {side} over {self.parameter}"]
+            errors += [f"the moving {side}: {e}" for e in point.errors(lo, hi)]
+            if point.degree > most:
+                errors.append(f"the moving {side}'s weights have degree {point.degree}; {self.name} bounds "
+                              f"degree <= {most} over {self.parameter}")
+        return errors or list(self.errors(primal, dual, lo, hi))
 
     def __getstate__(self):
         return {k: v for k, v in self.__dict__.items() if k not in self._transient}

@@ -261,15 +261,22 @@ class CvxpyProblem(Problem):
         """The primal at ``tau``: as it is without copies; the copy at ``tau``; else (a parameter
         value between a sampled piece's points, where nothing is claimed) the copy nearest in log
         scale restored at ``tau`` by a solve."""
-        if primal.at is None or not self.bound.copied["primal"]:
-            return primal
-        at = np.asarray(primal.at, dtype=float)
+        return self._side_at("primal", primal, tau)
+
+    def dual_at(self, dual, tau):
+        """The dual at ``tau``, as :meth:`primal_at`."""
+        return self._side_at("dual", dual, tau)
+
+    def _side_at(self, side, point, tau):
+        if point.at is None or not self.bound.copied[side]:
+            return point
+        at = np.asarray(point.at, dtype=float)
         k = int(np.argmin(np.abs(np.log(at) - np.log(tau))))
-        single = self.Primal(**self.bound.values_at("primal", primal, float(at[k])))
+        single = (self.Primal if side == "primal" else self.Dual)(**self.bound.values_at(side, point, float(at[k])))
         if at[k] == tau:
             return single
         try:
-            return self._restore("primal", single, [tau])
+            return self._restore(side, single, [tau])
         except SolverError:
             return single
 

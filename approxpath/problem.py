@@ -11,9 +11,9 @@ A problem is a :class:`Problem` subclass with a certificate side, its :class:`~a
 * numpy objectives and violations.
 
 Optional capabilities, found by presence and checked by the part that needs them:
-``interpolate`` / ``interpolate_moving`` / ``interpolation_gaps`` / ``weighing_depth`` (the
-interpolating strategy; a generic convex combination otherwise), ``dual_at`` (a dual that moves
-on its piece, taken at a parameter), ``dual_from_primal`` (the cross-check), ``predict`` and
+``interpolate`` / ``interpolation_gaps`` / ``weighing_depth`` (the interpolating strategy; a
+generic convex combination otherwise; pairs that move across a piece come from the driver where
+the bound bounds them, ``Bound.moving_degrees``), ``dual_from_primal`` (the cross-check), ``predict`` and
 ``criteria`` (model selection), ``segment_gap_bound`` (claimed-linear segments),
 ``cvxpy_restore_primal`` / ``cvxpy_restore_dual`` (the conformance checks compare the numpy
 restoration with these declarations).
@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import inspect
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+
+from .moving import value_at
 
 __all__ = ["Problem", "Declaration", "convex_combination", "restored_gaps"]
 
@@ -96,6 +99,10 @@ class Problem(abc.ABC):
         super().__init_subclass__(**kw)
         if "Bound" in vars(cls):  # the pair's dataclasses, shared with the certificate side
             cls.Primal, cls.Dual = cls.Bound.Primal, cls.Bound.Dual
+        for name in _POINT_MAPS:  # a stored moving point is taken at the parameter
+            f = vars(cls).get(name)
+            if f is not None and not getattr(f, "takes_stored_points", False):
+                setattr(cls, name, _at_parameter(f))
 
     X = property(lambda self: self.bound.X)
     y = property(lambda self: self.bound.y)
@@ -168,11 +175,20 @@ class Problem(abc.ABC):
     # ------------------------------------------------------------------ numpy maps
     @abc.abstractmethod
     def restore(self, primal, dual, lo, hi=None):
-        """A pair feasible for every :math:`\\tau \\in [lo, hi]` (``hi`` omitted: at ``lo``)."""
+        """A pair feasible for every :math:`\\tau \\in [lo, hi]` (``hi`` omitted: at ``lo``).
+        Either side may be a :class:`~approxpath.moving.Moving` point (the driver's
+        interpolation, where the bound bounds moving pairs) and may come back as one."""
 
     def primal_at(self, primal, tau):
-        """Fill the fields of a carried primal that are functions of :math:`\\tau` (e.g. slacks)."""
-        return primal
+        """Fill the fields of a primal point that are functions of :math:`\\tau` (e.g. slacks).
+
+        This and the other numpy maps (objectives, violations, ``predict``) take a point at
+        ``tau``; a stored :class:`~approxpath.moving.Moving` point is taken there first."""
+        return value_at(primal, tau)
+
+    def dual_at(self, dual, tau):
+        """Fill the fields of a dual point that are functions of :math:`\\tau` (as :meth:`primal_at`)."""
+        return value_at(dual, tau)
 
     @abc.abstractmethod
     def primal_objective(self, primal, tau):
@@ -193,6 +209,22 @@ class Problem(abc.ABC):
     def gap(self, primal, dual, tau):
         """Duality gap of a pair at ``tau`` as computed in floating point (no rounding allowance)."""
         return self.primal_objective(self.primal_at(primal, tau), tau) - self.dual_objective(dual, tau)
+
+
+#: The numpy maps whose first argument is a point at the parameter ``tau`` (the second): each
+#: also accepts a stored :class:`~approxpath.moving.Moving` point, taken at ``tau``.
+_POINT_MAPS = ("primal_at", "dual_at", "primal_objective", "dual_objective", "primal_violation", "dual_violation", "predict",
+               "decision_function")
+
+
+def _at_parameter(f):
+    """``f(self, point, tau, ...)`` with a stored moving ``point`` replaced by its value at ``tau``."""
+    @functools.wraps(f)
+    def at(self, point, tau, *args, **kwargs):
+        return f(self, value_at(point, tau), tau, *args, **kwargs)
+
+    at.takes_stored_points = True
+    return at
 
 
 def convex_combination(a, b, theta):

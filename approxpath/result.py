@@ -7,24 +7,28 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .certificate.format import DATA_FIELDS, KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate, \
-    write_npz
+from .certificate.format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, layout_errors, \
+    read_certificate, write_npz
+from .certificate.legacy import upgrade
 from .errors import InputError
+from .moving import value_at
 
 __all__ = ["PathPiece", "Path", "load_path", "pieces_to_arrays", "pieces_from_arrays"]
 
 
 @dataclass(frozen=True, repr=False)
 class PathPiece:
-    """One piece of a path: a fixed feasible pair and a bound on its gap over ``[lo, hi]``.
+    """One piece of a path: a feasible pair and a bound on its gap over ``[lo, hi]``.
 
     Attributes
     ----------
     lo, hi : float
         The piece, in parameter units.
     primal, dual
-        The problem's carried ``Primal`` and ``Dual`` (τ-dependent parts such as slacks are
-        recomputed by ``Problem.primal_at``).
+        The stored pair: each side a point (the problem's ``Primal`` or ``Dual``, fixed on the
+        piece) or a :class:`~approxpath.moving.Moving` point (a combination of stored points
+        whose weights are polynomials in the parameter).  The values at a parameter ``t`` are
+        :meth:`Path.primal` and :meth:`Path.dual` (slacks and the like filled in there).
     gap_bound : float
         ``certified``: an upper bound on the duality gap valid for every τ in ``[lo, hi]``,
         rounding included. ``sampled``: the largest gap at the sampled points (lo, middle,
@@ -131,16 +135,14 @@ class Path:
         return self.problem
 
     def primal(self, t):
-        """The path's primal point at ``t`` (e.g. ``w``, ``b``, ``xi`` for ``kernel_svm``)."""
+        """The path's primal point at ``t``: its fields are the values at ``t`` (e.g. ``w``,
+        ``b``, ``xi`` for ``kernel_svm``), those of the point the piece's bound speaks of."""
         piece = self.piece_at(t)
-        return self._need_problem().primal_at(piece.primal, t)
+        return self._need_problem().primal_at(value_at(piece.primal, t), t)
 
     def dual(self, t):
-        """The path's dual point at ``t`` (a dual that moves on its piece taken at ``t``, by the
-        problem's optional ``dual_at``)."""
-        dual = self.piece_at(t).dual
-        dual_at = getattr(self.problem, "dual_at", None)
-        return dual if dual_at is None else dual_at(dual, t)
+        """The path's dual point at ``t``: its fields are the values at ``t``."""
+        return self._need_problem().dual_at(value_at(self.piece_at(t).dual, t), t)
 
     def gap_bound(self, t):
         """The bound of the piece containing ``t`` (a sampled value for sampled pieces)."""
@@ -150,9 +152,7 @@ class Path:
         """``(primal objective, dual objective)`` of the path's pair at ``t``: the upper and
         lower bounds on the optimal value that the paper's Figure 2 draws."""
         problem = self._need_problem()
-        piece = self.piece_at(t)
-        return (problem.primal_objective(problem.primal_at(piece.primal, t), t),
-                problem.dual_objective(piece.dual, t))
+        return problem.primal_objective(self.primal(t), t), problem.dual_objective(self.dual(t), t)
 
     def summary(self):
         """A short human-readable table."""
@@ -203,7 +203,7 @@ class Path:
         file : str or Path
         embed_data : bool, optional
             Store the (preprocessed) data in the certificate, so that ``approxpath verify FILE``
-            needs nothing else (format 2, which versions before 0.4 do not read).  By default
+            needs nothing else.  By default
             only when the path records no data file (data built in Python rather than read by
             :func:`~approxpath.data.load_data`): every certificate can then be re-checked as is.
         """
@@ -215,7 +215,7 @@ class Path:
         if embed_data:
             arrays.update(data_X=np.asarray(problem.X, dtype=float), data_y=np.asarray(problem.y, dtype=float))
         meta.update(
-            format_version=2 if embed_data else 1,
+            format_version=FORMAT_VERSION,
             library_version=_version(),  # whose bounds wrote gap_bound (verify names it)
             eps=self.eps,
             relative=self.relative,
@@ -234,9 +234,8 @@ class Path:
 
 def pieces_to_arrays(bound, pieces):
     """The certificate arrays of ``pieces``: the common per-piece fields and the problem's pair
-    arrays (``bound.to_arrays``)."""
-    per_piece = [bound.to_arrays(p.primal, p.dual) for p in pieces]
-    arrays = {k: np.stack([np.asarray(d[k], dtype=float) for d in per_piece]) for k in per_piece[0]} if pieces else {}
+    arrays (``bound.pieces_to_arrays``)."""
+    arrays = bound.pieces_to_arrays([(p.primal, p.dual, p.lo, p.hi) for p in pieces]) if pieces else {}
     clash = (set(PIECE_FIELDS) | {"meta"}) & set(arrays)
     if clash:
         raise ValueError(f"{bound.name}.to_arrays uses reserved names {sorted(clash)}")
@@ -251,13 +250,17 @@ def pieces_to_arrays(bound, pieces):
     return arrays
 
 
-def pieces_from_arrays(bound, arrays):
-    """Inverse of :func:`pieces_to_arrays` (pairs are None without a bound)."""
+def pieces_from_arrays(bound, arrays, version=FORMAT_VERSION):
+    """Inverse of :func:`pieces_to_arrays` (pairs are None without a bound); ``version``: the
+    file's format (older layouts are read through :func:`~approxpath.certificate.legacy.upgrade`)."""
+    if bound is not None and version < FORMAT_VERSION:
+        arrays = upgrade(bound, arrays)
     per_piece = {k: v for k, v in arrays.items() if k not in PIECE_FIELDS and k not in DATA_FIELDS}
     pieces = []
     for i in range(arrays["lo"].size):
         if bound is not None:
-            primal, dual = bound.from_arrays({k: v[i] for k, v in per_piece.items()})
+            lo, hi = float(arrays["lo"][i]), float(arrays["hi"][i])
+            primal, dual = bound.piece_from_arrays({k: v[i] for k, v in per_piece.items()}, lo, hi)
         else:
             primal = dual = None
         a, b = float(arrays["anchor_lo"][i]), float(arrays["anchor_hi"][i])
@@ -322,10 +325,13 @@ def load_path(file, X=None, y=None, verify=True):
                              f"{false[0]}): pass verify=False to load it unchecked")
         verified = True
     try:
-        pieces = pieces_from_arrays(problem.bound if problem is not None else None, arrays)
+        pieces = pieces_from_arrays(problem.bound if problem is not None else None, arrays,
+                                    int(meta.get("format_version", 1)))
     except KeyError as exc:
         raise InputError(f"{str(file)!r} is not a valid certificate: certificate lacks array {exc.args[0]!r} "
                          f"(needed by {problem.name})") from None
+    except ValueError as exc:
+        raise InputError(f"{str(file)!r} is not a valid certificate: {exc}") from None
     return Path(
         problem=problem,
         eps=float(meta["eps"]),

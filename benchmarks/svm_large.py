@@ -46,6 +46,7 @@ def _child_path(n, cert, progress=False, dask_workers=0, dual_restoration="movin
 
     import approxpath
     from approxpath.data import make_classification
+    from approxpath.moving import fingerprint
 
     X, y = make_classification(n=n, d=D, seed=0)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=C, dual_restoration=dual_restoration)
@@ -64,7 +65,7 @@ def _child_path(n, cert, progress=False, dask_workers=0, dual_restoration="movin
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     path.save(cert)
     pieces = hashlib.sha256(repr([(p.lo, p.hi, p.gap_bound, p.kind) for p in path.pieces]).encode()
-                            + b"".join(_piece_bytes(p.dual) for p in path.pieces)).hexdigest()[:16]
+                            + b"".join(fingerprint(p.dual) for p in path.pieces)).hexdigest()[:16]
     row = dict(n=n, wall=round(wall, 2), cpu=round(cpu, 2), solve=round(path.solve_s, 2),
                certify=round(path.certify_s, 2), solves=path.exact_solves, pieces=len(path.pieces),
                certified=bool(path.certified), dual_restoration=dual_restoration, kernels="split" if dask_workers else problem.kernels.mode,
@@ -256,15 +257,6 @@ def _one_product(n, workers, out):
             total.result()
         row[f"chain of {hops} trivial hops"] = round((time.perf_counter() - t0) / 20, 3)
     _emit(row, out)
-
-
-def _piece_bytes(dual):
-    """A piece's dual as bytes (a moving pair's second dual and weight included)."""
-    import numpy as np
-
-    m = dual.motion
-    parts = [dual.alpha] if m is None else [dual.alpha, m.alpha_b, m.theta, m.span]
-    return b"".join(np.asarray(x, dtype=float).tobytes() for x in parts)
 
 
 def _step(total):

@@ -7,15 +7,17 @@ Private module (the registry skips names starting with ``_``); numpy only.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from approxpath.bound import KernelBound, Option
 from approxpath.envelopes import difference_nodes, envelope_entry_error, max_abs_difference, split_envelope
 from approxpath.kernel_caches import ProductMemo
-from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
+from approxpath.numerics import fp_margin
 from approxpath.validate import real_targets
 
-__all__ = ["RegressionBound", "SAFETY"]
+__all__ = ["RegressionBound", "KernelEnclosures", "SAFETY", "CHAIN"]
 
 # The dual scale is chosen this much (relative) below the largest feasible one, so that a
 # verifier whose BLAS rounds the last bits differently still finds the stored dual feasible.
@@ -30,41 +32,22 @@ SAFETY = 1e-10
 # difference: 1; a node value: 6, with Bernstein basis values within 3u of theirs, exact at
 # k/16; lift and offset a: 2), each off by u of a value at most 1.04 (|a| + magnitudes) (the
 # lift is at most 1/25 of the largest coefficient; computing it adds ~0.2 u): at most (n + 26)
-# u (|a| + magnitudes), below fp_margin(n + _CHAIN, that) = 1.01 (n + 32) u (|a| + magnitudes).
-_CHAIN = 16
+# u (|a| + magnitudes), below fp_margin(n + CHAIN, that) = 1.01 (n + 32) u (|a| + magnitudes).
+CHAIN = 16
 
 
-class RegressionBound(KernelBound):
-    """Base of the certificate side of the kernel regression problems over the bandwidth ``t``
-    (fixed ``lam``) or over ``lam`` (fixed ``bandwidth``).
+class KernelEnclosures(KernelBound):
+    """Rigorous enclosures of kernel products over a bandwidth piece, shared by the kernel
+    regression problems and kernel ridge: :math:`\\lVert K_t c\\rVert_\\infty`
+    (:meth:`kernel_sup_norm`), residuals :math:`a - K_t\\beta` (:meth:`residual_envelopes`) and
+    combinations :math:`K_t \\sum_k w_k(t)\\, c_k` of points whose weights move linearly with the
+    bandwidth (:meth:`moving_sup_norms`, :meth:`moving_residual_bounds`), from the memoized kernel
+    products of the piece's ends (:meth:`_products`)."""
 
-    Options: ``lam`` (:math:`\\lambda > 0`; on the lambda path, optional, the top of the
-    default interval), ``bandwidth`` (:math:`t > 0`, fixed on the lambda path), ``parameter``
-    and ``dual_restoration`` (one of :attr:`DUAL_RESTORATIONS`, a search option recorded in the
-    certificate).
-    """
-
-    parameters = ("bandwidth", "lam")
-    weight = "lam"
-    #: The values of the option ``dual_restoration``; the first is the default.
-    DUAL_RESTORATIONS: tuple = ()
     #: Kernel products kept (:meth:`_products`): a piece asks for one or two sets at each end,
     #: and the next piece starts where it ends.
     remembered = 8
     _transient = KernelBound._transient + ("_product_memo",)
-
-    # convex for any kernel (a least-squares or l1 loss of K beta): a precomputed D need not be
-    # conditionally negative definite
-    kernel_psd = False
-
-    def __init_subclass__(cls, **kw):
-        cls.OPTIONS = dict(lam=Option("positive", default=None), bandwidth=Option("positive", default=None),
-                           dual_restoration=Option("choice", cls.DUAL_RESTORATIONS, cls.DUAL_RESTORATIONS[0]))
-        super().__init_subclass__(**kw)  # after: KernelBound adds the kernel options
-
-    def __init__(self, X, y, **options):
-        super().__init__(X, y, **options)
-        self.y = real_targets(self.name, self.y)
 
     def _entry_error(self, t_lo, t_hi):
         return envelope_entry_error(t_lo, t_hi, self.entry_terms)
@@ -100,145 +83,177 @@ class RegressionBound(KernelBound):
         P, N = split_envelope(self._products(), c, t_lo, t_hi)
         bound = max_abs_difference(P, N)
         # kernel entries (envelope_entry_error per unit of |c|), then the sums and the
-        # polynomials' arithmetic (_CHAIN)
-        allowance = entry + fp_margin(self.n + _CHAIN, 1.0) * (P.magnitude() + N.magnitude())
+        # polynomials' arithmetic (CHAIN)
+        allowance = entry + fp_margin(self.n + CHAIN, 1.0) * (P.magnitude() + N.magnitude())
         return float(np.max(bound + allowance))
 
-    def moving_sup_norms(self, c, slope, rates, at, lo, hi, prune=True, offset=0.0, envelopes=None):
-        """Rigorous upper bounds, one per rate :math:`\\rho` of ``rates``, of
-        :math:`\\max_{t\\in[lo,hi]} \\lVert K_t (c + (o + \\rho (t - at))\\, s)\\rVert_\\infty` with ``s`` the
-        vector ``slope`` and ``o`` the ``offset`` (bandwidth path: ``t`` is the bandwidth),
-        rounding included.
+    def _lines(self, C, W, err, lo, hi, envelopes=None):
+        """The ingredients of :meth:`_combinations`: ``(xs, low, up, w, allowance)`` with ``low``,
+        ``up`` (n, K, J + 1) the piecewise linear bounds of :math:`K_t c_k` at the nodes ``xs``
+        (:func:`~approxpath.envelopes.difference_nodes`), ``w`` (r, K, J + 1) the weights there
+        and ``allowance`` (r, n) the rounding: the kernel entries (per unit of coefficient), the
+        sums and the polynomials' arithmetic (``CHAIN``), the few operations of
+        :meth:`_combinations` and the weights' error ``err`` plus their evaluation."""
+        from approxpath.moving import bernstein_at, coefficient_rounding
 
-        :math:`K_t c` and :math:`K_t s` lie between the piecewise linear bounds of
-        :func:`~approxpath.envelopes.difference_nodes` (one kernel pass per end for both, four
-        columns), ``A`` and ``B``.  On a sub-interval between two nodes, with :math:`x = \\rho(t -
-        at)` linear and ``B`` replaced by its upper or its lower line, :math:`A + xB` is a
-        quadratic in the position :math:`\\sigma \\in [0, 1]` whose :math:`\\sigma^2` coefficient is
-        :math:`c_2 = \\rho h \\Delta B`: its maximum is at most the larger end value plus
-        :math:`\\max(0, -c_2)/4` (a concave quadratic exceeds its chord by at most that), its
-        minimum at least the smaller minus :math:`\\max(0, c_2)/4`; :math:`xB` lies between the
-        products with the two lines whatever the sign of ``x``.
+        C, W = np.asarray(C, dtype=float), np.asarray(W, dtype=float)
+        P, N = envelopes or split_envelope(self._products(), C, lo, hi)
+        xs, low, up = difference_nodes(P, N)  # (n, K, J + 1)
+        w = bernstein_at(W, (xs - lo) / (hi - lo))  # (r, K, J + 1)
+        mag = P.magnitude() + N.magnitude()  # (n, K)
+        top = np.abs(w).max(axis=-1)  # (r, K)
+        err = np.asarray(err, dtype=float) + coefficient_rounding(W)
+        entry = self._entry_error(lo, hi) * (top @ np.abs(C).sum(axis=0))  # (r,)
+        allowance = entry[:, None] + fp_margin(self.n + CHAIN + 8, 1.0) * (top @ mag.T) + err @ mag.T
+        return xs, low, up, w, allowance
+
+    @staticmethod
+    def _combinations(w, low, up, ends=False):
+        """Enclosures of :math:`f_i = \\sum_k w_k(t)\\, (K_t c_k)_i` on every sub-interval between
+        the nodes of a bandwidth piece, for candidates ``r`` of weights linear in ``t``.
+
+        :math:`(K_t c_k)_i` lies between the lines through ``low`` and ``up`` (:meth:`_lines`).
+        On a sub-interval, with each replaced by its upper or its lower line :math:`L_k`,
+        :math:`\\sum_k w_k L_k` is a quadratic in the position :math:`\\sigma \\in [0, 1]` whose
+        :math:`\\sigma^2` coefficient is :math:`c_2 = \\sum_k \\Delta w_k \\Delta L_k`: its maximum is at
+        most the larger end value plus :math:`\\max(0, -c_2)/4` (a concave quadratic exceeds its
+        chord by at most that), its minimum at least the smaller minus :math:`\\max(0, c_2)/4`.
+        Pointwise :math:`w_k (K_t c_k)_i \\le \\max(w_k U_k, w_k L_k)`, so :math:`f_i` is at most the
+        largest over the choices of lines; a choice that another dominates on the sub-interval
+        (the lower line where :math:`w_k \\ge 0` at both ends, for an upper bound) is left out.
 
         Parameters
         ----------
-        c, slope : ndarray of shape (n,)
-        rates : ndarray of shape (r,)
-        at : float
+        w : ndarray of shape (r, K, J + 1)
+        low, up : ndarray of shape (n, K, J + 1)
+        ends : bool
+            Also return, per sub-interval, the largest (smallest) value over the choices at
+            each end and the largest curvature term: the bound is then at most the larger of two
+            lines plus a constant on each sub-interval (convex; :meth:`moving_residual_bounds`).
+
+        Returns
+        -------
+        upper, lower : ndarray of shape (r, n, J)
+        (with ``ends``) ends_up, ends_low : (r, n, J, 2); bend_up, bend_low : (r, n, J)
+        """
+        a, b = w[..., :-1], w[..., 1:]  # (r, K, J): the weights at each sub-interval's ends
+        nonneg, nonpos = (a >= 0) & (b >= 0), (a <= 0) & (b <= 0)
+        strict_nonpos = nonpos & ~(nonneg & nonpos)
+        lines = (up, low)
+        out = {}
+        for side in ("up", "low"):
+            # choice 0: the line in the bound's own direction where w >= 0 (the upper line for
+            # the upper bound), choice 1 the other; a choice masked on every sub-interval is skipped
+            masks = [(~strict_nonpos[:, k], ~nonneg[:, k]) for k in range(w.shape[1])]
+            options = [[c for c in (0, 1) if masks[k][c].any()] for k in range(w.shape[1])]
+            best = None
+            for combo in itertools.product(*options):
+                ok = np.logical_and.reduce([masks[k][c] for k, c in enumerate(combo)])[:, None, :]  # (r, 1, J)
+                e0 = e1 = c2 = 0.0
+                for k, c in enumerate(combo):
+                    line = lines[c if side == "up" else 1 - c][:, k]  # (n, J + 1)
+                    e0 = e0 + a[:, k, None, :] * line[None, :, :-1]
+                    e1 = e1 + b[:, k, None, :] * line[None, :, 1:]
+                    c2 = c2 + (b - a)[:, k, None, :] * np.diff(line, axis=-1)[None]
+                if side == "up":
+                    bend = np.maximum(0.0, -c2) / 4
+                    bound = np.where(ok, np.maximum(e0, e1) + bend, -np.inf)
+                    extreme = (np.where(ok, e0, -np.inf), np.where(ok, e1, -np.inf), np.where(ok, bend, 0.0))
+                    merge = np.maximum
+                else:
+                    bend = np.maximum(0.0, c2) / 4
+                    bound = np.where(ok, np.minimum(e0, e1) - bend, np.inf)
+                    extreme = (np.where(ok, e0, np.inf), np.where(ok, e1, np.inf), np.where(ok, bend, 0.0))
+                    merge = np.minimum
+                if best is None:
+                    best = [bound, *extreme] if ends else [bound]
+                else:
+                    best[0] = merge(best[0], bound)
+                    if ends:
+                        best[1], best[2], best[3] = merge(best[1], extreme[0]), merge(best[2], extreme[1]), \
+                            np.maximum(best[3], extreme[2])
+            out[side] = best
+        if not ends:
+            return out["up"][0], out["low"][0]
+        (upper, u0, u1, bu), (lower, l0, l1, bl) = out["up"], out["low"]
+        return upper, lower, np.stack([u0, u1], axis=-1), np.stack([l0, l1], axis=-1), bu, bl
+
+    def moving_sup_norms(self, C, W, err, lo, hi, envelopes=None, prune=True):
+        """Rigorous upper bounds, one per candidate ``r``, of :math:`\\max_{t\\in[lo,hi]} \\lVert K_t
+        \\sum_k w_k(t)\\, c_k\\rVert_\\infty` for weights linear in ``t``, rounding included
+        (:meth:`_combinations`).
+
+        Only the rows that may reach the largest bound are bounded exactly: each row's exact
+        bound is at most :math:`\\sum_k (\\max|w_k| \\max|L_k| + \\max|\\Delta w_k| \\max|\\Delta L_k|/4)`
+        (``cheap``; widened by 2**-40, far more than the few roundings in which the two
+        computations differ), so a row whose cheap bound is at most the exact bound of another
+        row cannot change the maximum, which is the one over all rows, bit for bit (sinc,
+        n = 100: ~30 of 100 rows are bounded).
+
+        Parameters
+        ----------
+        C : ndarray of shape (n, K)
+            The points :math:`c_k` (columns).
+        W : ndarray of shape (r, K, 2)
+            Each candidate's weights, Bernstein coefficients of degree 1 on ``[lo, hi]``.
+        err : ndarray of shape (r, K)
+            How far the exact weights may be from those of ``W`` (0 where ``W`` is exact).
         lo, hi : float
-            A bandwidth piece (``lo <= hi``).
+            A bandwidth piece, ``lo < hi``.
+        envelopes : (Envelope, Envelope), optional
+            :func:`~approxpath.envelopes.split_envelope` of ``C``, if already computed.
         prune : bool, default True
             Bound exactly only the rows that may reach the largest bound (the result is the
             same, bit for bit; ``False`` bounds every row, for checking that).
-        offset : float, default 0
-            The weight of ``slope`` at ``at`` (0: ``c`` is the vector there).
-        envelopes : (Envelope, Envelope), optional
-            :func:`~approxpath.envelopes.split_envelope` of ``[c, slope]`` (two columns) if
-            already computed (a search bounding several slopes with one kernel pass).
 
         Returns
         -------
         ndarray of shape (r,)
         """
-        c, slope = np.asarray(c, dtype=float), np.asarray(slope, dtype=float)
-        rates = np.asarray(rates, dtype=float)
-        P, N = envelopes or split_envelope(self._products(), np.column_stack([c, slope]), lo, hi)
-        xs, low, up = difference_nodes(P, N)  # (n, 2, nodes): K_t c and K_t slope
-        low_a, up_a, low_b, up_b = low[:, 0], up[:, 0], low[:, 1], up[:, 1]
-        x = offset + rates[:, None] * (xs - at)  # (r, nodes)
-        h = rates[:, None] * np.diff(xs)  # (r, nodes - 1): the change of x between nodes
-        # allowances: the kernel entries (per unit of coefficient), the sums and the polynomials'
-        # arithmetic (_CHAIN) and the few operations here, and the rounding of x itself
-        reach = abs(offset) + np.abs(rates) * max(abs(lo - at), abs(hi - at))  # (r,): the largest |x|
-        x_error = 4 * UNIT_ROUNDOFF * (np.abs(rates) * (abs(lo) + abs(hi) + abs(at)) + abs(offset))
-        mag = P.magnitude() + N.magnitude()  # (n, 2)
-        entry = self._entry_error(lo, hi) * (np.abs(c).sum() + reach * np.abs(slope).sum())
-        allowance = (entry[:, None] + fp_margin(self.n + _CHAIN + 8, 1.0) * (mag[:, 0] + reach[:, None] * mag[:, 1])
-                     + x_error[:, None] * mag[:, 1])  # (r, n)
+        _, low, up, w, allowance = self._lines(C, W, err, lo, hi, envelopes)
 
-        def exact(rows):  # (r, len(rows)): the bound of each rate and row, allowance included
-            upper, lower = -np.inf, np.inf
-            for b in (up_b[rows], low_b[rows]):
-                xb = x[:, None, :] * b  # (r, rows, nodes)
-                q_up, q_low = up_a[rows] + xb, low_a[rows] + xb
-                c2 = h[:, None, :] * np.diff(b, axis=-1)
-                upper = np.maximum(upper, (np.maximum(q_up[..., :-1], q_up[..., 1:]) + np.maximum(0.0, -c2) / 4).max(axis=-1))
-                lower = np.minimum(lower, (np.minimum(q_low[..., :-1], q_low[..., 1:]) - np.maximum(0.0, c2) / 4).min(axis=-1))
-            return np.maximum(upper, -lower) + allowance[:, rows]
+        def exact(rows):  # (r, len(rows)): the bound of each candidate and row, allowance included
+            upper, lower = self._combinations(w, low[rows], up[rows])
+            return np.maximum(upper, -lower).max(axis=-1) + allowance[:, rows]
 
         if not prune:
             return exact(np.arange(self.n)).max(axis=-1)
-        # Only the rows that may reach the largest bound are bounded exactly: each row's exact
-        # bound is at most |A| + |x| |B| + the quadratic's term (``cheap``; widened by 2**-40,
-        # far more than the few roundings in which the two computations differ), so a row whose
-        # cheap bound is at most the exact bound of another row cannot change the maximum, which
-        # is the one over all rows, bit for bit (sinc, n = 100: ~30 of 100 rows are bounded).
-        size_a = np.maximum(up_a, -low_a).max(axis=-1)
-        size_b = np.maximum(np.abs(up_b), np.abs(low_b)).max(axis=-1)
-        step_b = np.maximum(np.abs(np.diff(up_b, axis=-1)), np.abs(np.diff(low_b, axis=-1))).max(axis=-1)
-        cheap = (size_a + np.abs(x).max(axis=-1)[:, None] * size_b
-                 + np.abs(h).max(axis=-1)[:, None] * step_b / 4) * (1 + 2.0**-40) + allowance
+        size = np.maximum(np.abs(up), np.abs(low)).max(axis=-1)  # (n, K)
+        step = np.maximum(np.abs(np.diff(up, axis=-1)), np.abs(np.diff(low, axis=-1))).max(axis=-1)
+        wt, dw = np.abs(w).max(axis=-1), np.abs(np.diff(w, axis=-1)).max(axis=-1)  # (r, K)
+        cheap = (wt @ size.T + dw @ step.T / 4) * (1 + 2.0**-40) + allowance  # (r, n)
         first = np.unique(np.argmax(cheap, axis=-1))
         reached = exact(first).max(axis=-1)  # (r,)
         rows = np.union1d(first, np.flatnonzero(np.any(cheap > reached[:, None], axis=0)))
         return exact(rows).max(axis=-1)
 
-    def moving_residual_bounds(self, beta, slope, offset, rates, at, lo, hi):
-        """Upper bounds of :math:`\\sum_i |r_i(t)|`, :math:`r(t) = y - K_t(\\beta + x(t)\\, w)` with
-        :math:`x(t) = o + \\rho (t - at)` (``w = slope``, ``o = offset``), one set per rate
-        :math:`\\rho` of ``rates``, on a bandwidth piece, rounding included.
+    def moving_residual_bounds(self, C, W, err, lo, hi):
+        """Upper bounds of :math:`\\sum_i |r_i(t)|`, :math:`r(t) = y - K_t \\sum_k w_k(t)\\, c_k` with
+        weights linear in ``t`` (arguments as :meth:`moving_sup_norms`), one set per candidate,
+        on a bandwidth piece, rounding included.
 
-        :math:`K_t\\beta` and :math:`K_t w` lie between the piecewise linear bounds of
-        :func:`~approxpath.envelopes.difference_nodes` (one pass over the kernel per end); on
-        the sub-interval between two nodes, with ``B`` replaced by either of its lines,
-        :math:`A + xB` is a quadratic whose excess over its chord is at most
-        :math:`\\max(0, \\mp c_2)/4` (as in :meth:`moving_sup_norms`; the larger of the two
-        lines' terms, and :math:`xB` between the larger and the smaller of the products with
-        the two lines at the nodes).  So every :math:`|r_i|` is at most the larger of two
-        lines plus constants there, convex in ``t``, and so is their sum: its bound on a
-        sub-interval is the larger of the values returned at the sub-interval's two ends.
-
-        Parameters
-        ----------
-        beta, slope : ndarray of shape (n,)
-        offset : float
-        rates : ndarray of shape (r,)
-        at, lo, hi : float
+        On each sub-interval between the nodes (:meth:`_combinations`) every :math:`|r_i|` is at
+        most the larger of the lines through its end values (the largest over the choices of
+        lines) plus the largest curvature term, a convex function of ``t``, and so is their sum:
+        its bound on a sub-interval is the larger of the values returned at the sub-interval's
+        two ends.
 
         Returns
         -------
-        xs : ndarray of shape (m,)
-            The nodes (``lo`` and ``hi`` at the ends).
-        ends : ndarray of shape (r, m - 1, 2)
+        xs : ndarray of shape (J + 1,)
+        ends : ndarray of shape (r, J, 2)
             Per sub-interval, the bound of the sum at its left and its right end (each row's
             rounding allowance included).
         margin : ndarray of shape (r,)
             The rounding allowance of the sums over the rows.
         """
-        beta, slope = np.asarray(beta, dtype=float), np.asarray(slope, dtype=float)
-        rates = np.asarray(rates, dtype=float)
-        P, N = split_envelope(self._products(), np.column_stack([beta, slope]), lo, hi)
-        xs, low, up = difference_nodes(P, N)  # (n, 2, nodes): K_t beta and K_t slope
-        low_a, up_a, low_b, up_b = low[:, 0], up[:, 0], low[:, 1], up[:, 1]
-        x = offset + rates[:, None, None] * (xs - at)  # (r, 1, nodes)
-        h = rates[:, None, None] * np.diff(xs)  # (r, 1, nodes - 1)
-        # allowances as in moving_sup_norms, with |y| in the magnitudes (r = y - ...)
-        reach = abs(offset) + np.abs(rates) * max(abs(lo - at), abs(hi - at))  # (r,)
-        x_error = 4 * UNIT_ROUNDOFF * (np.abs(rates) * (abs(lo) + abs(hi) + abs(at)) + abs(offset))
-        mag = P.magnitude() + N.magnitude()  # (n, 2)
-        entry = self._entry_error(lo, hi) * (np.abs(beta).sum() + reach * np.abs(slope).sum())
-        allowance = (entry[:, None] + fp_margin(self.n + _CHAIN + 8, 1.0) * (np.abs(self.y) + mag[:, 0]
-                     + reach[:, None] * mag[:, 1]) + x_error[:, None] * mag[:, 1])  # (r, n)
-        # x B between the products with B's two lines, the quadratics' terms the larger of the two
-        xb_up, xb_low = x * up_b, x * low_b  # (r, n, nodes)
-        c2_up, c2_low = h * np.diff(up_b, axis=-1), h * np.diff(low_b, axis=-1)
-        up_term = np.maximum(0.0, -np.minimum(c2_up, c2_low)) / 4
-        low_term = np.maximum(0.0, np.maximum(c2_up, c2_low)) / 4
-        over = up_a + np.maximum(xb_up, xb_low) - self.y[:, None]  # upper(K beta(t)) - y at the nodes
-        under = self.y[:, None] - low_a - np.minimum(xb_up, xb_low)  # y - lower(K beta(t))
-        ends = np.stack([np.maximum(over[..., :-1] + up_term, under[..., :-1] + low_term),
-                         np.maximum(over[..., 1:] + up_term, under[..., 1:] + low_term)], axis=-1)
-        ends = ends + allowance[:, :, None, None]  # (r, n, nodes - 1, 2)
+        xs, low, up, w, allowance = self._lines(C, W, err, lo, hi)
+        _, _, ends_up, ends_low, bend_up, bend_low = self._combinations(w, low, up, ends=True)
+        y = self.y[None, :, None, None]
+        over = ends_up - y + bend_up[..., None]  # upper(K beta(t)) - y
+        under = y - ends_low + bend_low[..., None]  # y - lower(K beta(t))
+        extra = allowance + fp_margin(self.n + CHAIN + 8, 1.0) * np.abs(self.y)  # (r, n)
+        ends = np.maximum(over, under) + extra[:, :, None, None]
         margin = fp_margin(self.n, 1.0) * np.abs(ends).sum(axis=1).max(axis=(-2, -1))
         return xs, ends.sum(axis=1), margin
 
@@ -289,6 +304,34 @@ class RegressionBound(KernelBound):
         P, N = split_envelope(self.kernels.products, beta, t_lo, t_hi)
         xs, f_low, f_up = difference_nodes(P, N)  # enclose K_x beta
         # kernel entries (envelope_entry_error per unit of |beta|), then the sums and the
-        # polynomials' arithmetic (_CHAIN)
-        allowance = entry + fp_margin(self.n + _CHAIN, 1.0) * (np.abs(a) + P.magnitude() + N.magnitude())
+        # polynomials' arithmetic (CHAIN)
+        allowance = entry + fp_margin(self.n + CHAIN, 1.0) * (np.abs(a) + P.magnitude() + N.magnitude())
         return xs, a[:, None] - f_up - allowance[:, None], a[:, None] - f_low + allowance[:, None]
+
+
+class RegressionBound(KernelEnclosures):
+    """Base of the certificate side of the kernel regression problems over the bandwidth ``t``
+    (fixed ``lam``) or over ``lam`` (fixed ``bandwidth``).
+
+    Options: ``lam`` (:math:`\\lambda > 0`; on the lambda path, optional, the top of the
+    default interval), ``bandwidth`` (:math:`t > 0`, fixed on the lambda path), ``parameter``
+    and ``dual_restoration`` (one of :attr:`DUAL_RESTORATIONS`, a search option recorded in the
+    certificate).
+    """
+
+    parameters = ("bandwidth", "lam")
+    weight = "lam"
+    #: The values of the option ``dual_restoration``; the first is the default.
+    DUAL_RESTORATIONS: tuple = ()
+    # convex for any kernel (a least-squares or l1 loss of K beta): a precomputed D need not be
+    # conditionally negative definite
+    kernel_psd = False
+
+    def __init_subclass__(cls, **kw):
+        cls.OPTIONS = dict(lam=Option("positive", default=None), bandwidth=Option("positive", default=None),
+                           dual_restoration=Option("choice", cls.DUAL_RESTORATIONS, cls.DUAL_RESTORATIONS[0]))
+        super().__init_subclass__(**kw)  # after: KernelBound adds the kernel options
+
+    def __init__(self, X, y, **options):
+        super().__init__(X, y, **options)
+        self.y = real_targets(self.name, self.y)

@@ -37,22 +37,26 @@ def _widen(a, m):
 
 def _change_alpha(a, m):
     k = len(a["lo"]) // 2
-    a["dual"][k, int(np.argmax(a["dual"][k]))] *= 0.9
+    a["dual_alpha"][k, 0, int(np.argmax(a["dual_alpha"][k, 0]))] *= 0.9
 
 
 def _move_alpha_within_a_class(a, m):
-    """Keeps y'alpha = 0 and the box: only the bound can tell."""
+    """Keeps y'alpha = 0, the box and w = y * alpha (the primal's first point changed alike):
+    only the bound can tell."""
     k = len(a["lo"]) // 2
-    alpha = a["dual"][k]
+    alpha = a["dual_alpha"][k, 0]
     pos = np.flatnonzero(alpha > 0.2 * alpha.max())[:2]
     alpha[pos[0]] -= 0.1 * alpha[pos[0]]
     alpha[pos[1]] += 0.1 * alpha[pos[0]] / 0.9
+    w = a["primal_w"][k, 0]
+    a["primal_w"][k, 0] = np.where(w != 0, np.sign(w), 0.0) * alpha
+    assert np.all(np.sign(w)[pos] != 0)  # (both positions are support vectors: their labels are known)
 
 
 TAMPERS = {
     "alpha": _change_alpha,
     "alpha-balanced": _move_alpha_within_a_class,
-    "bias": lambda a, m: a["bias"].__setitem__(len(a["lo"]) // 2, a["bias"][len(a["lo"]) // 2] + 1.0),
+    "bias": lambda a, m: a["primal_b"].__setitem__((len(a["lo"]) // 2, 0), a["primal_b"][len(a["lo"]) // 2, 0] + 1.0),
     "widened piece": _widen,
     "gap bound": lambda a, m: a["gap_bound"].__setitem__(0, a["gap_bound"][0] * 0.5),
     "eps": lambda a, m: m.__setitem__("eps", 0.25 * m["eps"]),

@@ -35,8 +35,8 @@ def test_path_json_verify_and_tamper(libsvm_file, tmp_path, capsys):
     assert main(["verify", str(cert)]) == 0
     assert "OK" in capsys.readouterr().out
     z = dict(np.load(cert))
-    z["dual"] = z["dual"].copy()
-    z["dual"][0, 0] += 1e-3
+    z["dual_alpha"] = z["dual_alpha"].copy()
+    z["dual_alpha"][0, 0, 0] += 1e-3
     np.savez(tmp_path / "bad.npz", **z)
     assert main(["verify", str(tmp_path / "bad.npz"), "--data", str(libsvm_file), "--preprocess", "global-minmax"]) == 1
     assert "FAILED" in capsys.readouterr().out

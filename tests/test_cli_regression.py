@@ -47,14 +47,14 @@ def test_path_verify_and_tamper(sinc_csv, tmp_path, capsys, problem, extra):
     if "--lam" in extra and "lam" in extra[:2]:  # lambda path with --lam: default range (1e-3 lam, lam)
         assert out["range"] == pytest.approx([1e-3, 1.0])
     z = dict(np.load(cert))
-    assert {"beta", "dual"} <= set(z) and z["beta"].shape == z["dual"].shape
+    assert {"primal_beta", "dual_u"} <= set(z) and z["primal_beta"].shape[-1] == z["dual_u"].shape[-1]
     if problem == "klasso":
-        assert {"beta0", "dual_scale"} <= set(z)
+        assert {"primal_beta0", "dual_weights"} <= set(z)
     assert main(["verify", str(cert), "--require-certified"]) == 0
     assert "OK" in capsys.readouterr().out
     # a perturbed dual breaks exact feasibility (klasso: 1'u = 0; robust_l1: the kernel bound)
-    z["dual"] = z["dual"].copy()
-    z["dual"][0, 0] += 1e-3 if problem == "klasso" else 1.0
+    z["dual_u"] = z["dual_u"].copy()
+    z["dual_u"][0, 0, 0] += 1e-3 if problem == "klasso" else 1.0
     np.savez(tmp_path / "bad.npz", **z)
     assert main(["verify", str(tmp_path / "bad.npz"), "--data", str(sinc_csv), "--format", "csv"]) == 1
     assert "FAILED" in capsys.readouterr().out

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import approxpath
@@ -31,6 +32,51 @@ def test_certificates_of_0_3_2_verify(name):
     assert meta["library_version"] == "0.3.2"
     report = approxpath.verify(DATA / name, *_DATA[name]())
     assert report.ok and report.certified > 0 and not report.notes, str(report)
+
+
+# Certificates of 0.4.0 and 0.4.1 of every problem, parameter and pair kind (fixed pairs, bias
+# lines, kLASSO's and robust l1's moving pairs, the SVM's quadratic moving weights), written
+# from Python with the data carried in the file, by each version on these seeded sets:
+# make_classification(n=30, d=2, seed=21) for kernel_svm, make_sinc(n=30, noise=0.1, seed=22)
+# for klasso and kernel_ridge, make_sinc(n=30, noise=0.1, outliers=0.1, seed=23) for robust_l1.
+_LATER = sorted(p.name for p in DATA.glob("*_0_4_[01].npz"))
+
+
+@pytest.mark.parametrize("name", _LATER)
+def test_certificates_of_0_4_verify(name):
+    """Every claim of a 0.4.0 or 0.4.1 file is re-proven on the one layout it is read into, with
+    no note (no stored bound looser than ours), and a moving pair is read as one."""
+    from approxpath.certificate.format import read_certificate
+    from approxpath.moving import is_moving
+
+    _, meta = read_certificate(DATA / name)
+    assert meta["library_version"] == ("0.4.0" if name.endswith("0_4_0.npz") else "0.4.1")
+    report = approxpath.verify(DATA / name)
+    assert report.ok and report.certified > 0 and not report.notes, str(report)
+    path = approxpath.load_path(DATA / name)
+    moves = any(is_moving(x) and x.degree > 0 for p in path.pieces for x in (p.primal, p.dual))
+    assert moves == (name.split("_0_4")[0] in ("kernel_svm_bandwidth", "klasso_bandwidth", "robust_l1_bandwidth",
+                                               "kernel_svm_bandwidth_fixed"))
+    for t in np.geomspace(*path.interval, 7):  # the point at t is a plain point
+        assert not is_moving(path.primal(t)) and not is_moving(path.dual(t))
+
+
+def test_the_reviews_svm_forgery_of_a_0_4_1_file_fails(tmp_path):
+    """The hostile review's forgery: an honest 0.4.1 kernel_svm bandwidth certificate (fixed
+    pairs), one piece given a moving pair with the span [-1.5e308, 1.5e308] (finite ends whose
+    difference overflows: 0.4.1 evaluated its weight as c0 everywhere), the weight (0, 1, 0) and a
+    poor second dual, the hash recomputed: refused (0.4.1 said OK while the pair's gap was 15.8 eps)."""
+    from certificate_helpers import tamper
+
+    def forge(a, m):
+        k = len(a["lo"]) // 2
+        a["theta_at"][k] = [-1.5e308, 1.5e308]
+        a["theta"][k] = [0.0, 1.0, 0.0]
+        a["dual_b"][k] = 0.0  # feasible (y'0 = 0), and poor
+
+    report = approxpath.verify(tamper(DATA / "kernel_svm_bandwidth_fixed_0_4_1.npz", tmp_path / "forged.npz",
+                                      forge, True))
+    assert not report.ok and any("finite positive width" in f for f in report.failures), str(report)
 
 
 def test_a_0_3_2_certificate_loads_with_its_data():

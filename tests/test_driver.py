@@ -209,7 +209,7 @@ def test_resume_reproves_the_stored_pieces(interrupted):
     fails its re-proof, an edited one its hash; an intact one resumes."""
     ckpt, run = interrupted
     good = ckpt.read_bytes()
-    _rewrite(ckpt, lambda a: a.__setitem__("piece__beta", 100 * a["piece__beta"]))
+    _rewrite(ckpt, lambda a: a.__setitem__("piece__primal_beta", 100 * a["piece__primal_beta"]))
     with pytest.raises(InputError, match="does not re-prove"):
         run(True)
     ckpt.write_bytes(good)
@@ -217,7 +217,7 @@ def test_resume_reproves_the_stored_pieces(interrupted):
     with pytest.raises(InputError, match="does not re-prove"):
         run(True)
     ckpt.write_bytes(good)
-    _rewrite(ckpt, lambda a: a.__setitem__("piece__beta", 100 * a["piece__beta"]), rehash=False)
+    _rewrite(ckpt, lambda a: a.__setitem__("piece__primal_beta", 100 * a["piece__primal_beta"]), rehash=False)
     with pytest.raises(InputError, match="modified after it was written"):
         run(True)
     for garbage in (b"", b"not a zip file", good[: len(good) // 2]):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import approxpath
+from approxpath.moving import value_at
 from approxpath import InputError
 from approxpath.data import make_classification, make_sinc
 from approxpath.exact import certify, crosscheck, kernel_path, lambda_path, read_claimed, write_claimed
@@ -149,7 +150,7 @@ def test_klasso_segment_bound_dominates_the_gap_along_the_segment(lam_path):
         for th in np.linspace(0.0, 1.0, 41):
             lam = lo + th * (hi - lo)
             x = problem.interpolate((pa, da), (pb, db), th)[0]
-            v = (1 - th) * da.scale * da.u + th * db.scale * db.u
+            v = (1 - th) * value_at(da, lo).u + th * value_at(db, hi).u
             assert np.abs(K @ v).max() <= lam * (1 + 1e-12)
             gap = problem.primal_objective(x, lam) - (problem.y @ v - 0.5 * v @ v)
             assert gap <= bound

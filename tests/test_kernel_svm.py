@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import approxpath
+from approxpath.moving import Moving, is_moving
 from approxpath import InputError
 from approxpath.data import make_classification
 from approxpath.problems.kernel_svm.repair import optimal_bias
@@ -75,26 +76,27 @@ def test_bias_rules_at_a_moved_parameter(svm_data):
 
 @pytest.mark.parametrize("rule", KernelSVM.Bound.OPTIONS["bias"].choices)
 def test_piece_bias_is_the_line_through_the_rule_at_both_ends(svm_data, rule):
+    """On a piece the bias is the line through the rule's values at the ends (a point of the
+    primal that carries only the bias, its weight the line), the point at t (what Path.primal
+    returns) has the bias there, and the piece's bound covers any bias line."""
     p = KernelSVM(*svm_data, c=1.0, bias=rule)
     anchor = p.solve(0.5)
     lo, hi = 0.8, 1.3
     primal, dual = p.restore(*anchor, lo, hi)
     for x in (lo, hi):
         at_point = p.restore(*anchor, x)[0]
-        assert primal.bias(x) == pytest.approx(at_point.b, abs=1e-12)
-        full = p.primal_at(primal, x)  # the user's point: the bias at x, constant
-        assert full.b == primal.bias(x) and full.b_slope == 0.0
-        np.testing.assert_allclose(p.decision_function(primal, x, p.X), p.gram(x) @ primal.w + primal.bias(x))
-    assert (primal.b_slope == 0.0) == (rule == "fixed")
+        full = p.primal_at(primal, x)  # the user's point: the bias at x
+        assert full.b == pytest.approx(at_point.b, abs=1e-12)
+        np.testing.assert_allclose(p.decision_function(primal, x, p.X), p.gram(x) @ full.w + full.b)
+    assert is_moving(primal) != (rule == "fixed")
     # the bound covers a moving bias, the rule's line and any other: dense point gaps stay below it
-    for slope in (0.0, 1.0, -1.0, 3.0, -3.0):
-        moved = replace(primal, b_slope=primal.b_slope + slope, b=primal.b - slope * lo)
+    w = p.y * dual.alpha
+    for b_lo, b_hi in ((0.0, 0.0), (0.3, -0.4), (-1.0, 1.0), (2.0, -1.0)):
+        moved = Moving((type(anchor[0])(w=w, b=0.0), type(anchor[0])(w=np.zeros_like(w), b=1.0)),
+                       [[1.0, 1.0], [b_lo, b_hi]], (lo, hi))
+        assert p.bound.check(moved, dual, lo, hi) == []
         bound = p.bound.gap(moved, dual, lo, hi)
         assert max(p.gap(moved, dual, x) for x in np.linspace(lo, hi, 101)) <= bound
-    # a certificate written before the bias could move (no bias_slope) reads as a constant bias
-    arrays = p.bound.to_arrays(primal, dual)
-    del arrays["bias_slope"]
-    assert p.bound.from_arrays(arrays)[0].b_slope == 0.0
 
 
 def test_optimal_bias_matches_brute_force():

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 import approxpath
-from approxpath import InputError
+from approxpath import InputError, moving
 from approxpath.data import make_sinc
 from approxpath.kernels import gaussian
+from approxpath.moving import Moving, is_moving, value_at
 from approxpath.numerics import zero_sum as _zero_sum
 from approxpath.problems.klasso.bound import KLassoDual, KLassoPrimal
 from regression_helpers import bound_slack_on_pieces, check_against_cvxpy
@@ -64,6 +65,14 @@ def test_closed_form_above_lambda_max(sinc):
     assert np.abs(primal.beta).max() > 1e-3  # below lam_max the fit moves
 
 
+def _scaled(dual):
+    """``(s, u)`` of a fixed kLASSO dual s u (a point, or one point with a constant weight)."""
+    if is_moving(dual):
+        assert dual.degree == 0 and len(dual.points) == 1
+        return float(dual.weights[0, 0]), dual.points[0].u
+    return 1.0, dual.u
+
+
 def test_exact_pair_kkt_and_dual_from_primal(sinc):
     """The dual is the residual: 1'u = 0 exactly, ||K u||_inf <= lam, and on the support
     (K u)_j = lam * sign(beta_j) (the KKT conditions, checked independently of the gap)."""
@@ -71,8 +80,9 @@ def test_exact_pair_kkt_and_dual_from_primal(sinc):
     t = 2.0
     primal, dual = p.solve(t)
     K = p.gram(t)
-    u = dual.scale * dual.u
-    assert math.fsum(dual.u) == 0.0
+    s, u0 = _scaled(dual)
+    u = s * u0
+    assert math.fsum(u0) == 0.0
     assert np.max(np.abs(K @ u)) <= 0.05
     r = sinc[1] - K @ primal.beta - primal.beta0
     np.testing.assert_allclose(u, r, atol=1e-6)
@@ -80,8 +90,8 @@ def test_exact_pair_kkt_and_dual_from_primal(sinc):
     assert S.any()
     np.testing.assert_allclose((K @ u)[S], 0.05 * np.sign(primal.beta[S]), atol=1e-6)
     again = p._restore_dual(p.dual_from_primal(primal, t), t)
-    np.testing.assert_array_equal(again.u, dual.u)
-    assert again.scale == dual.scale
+    np.testing.assert_array_equal(_scaled(again)[1], u0)
+    assert _scaled(again)[0] == s
 
 
 def test_restored_dual_feasible_on_the_whole_piece(sinc):
@@ -89,12 +99,13 @@ def test_restored_dual_feasible_on_the_whole_piece(sinc):
     pair = p.solve(1.0)
     lo, hi = 0.6, 1.7
     primal, dual = p.restore(*pair, lo, hi)
-    assert p.bound.errors(primal, dual, lo, hi) == []
+    assert p.bound.check(primal, dual, lo, hi) == []
     for tau in np.geomspace(lo, hi, 200):
         assert p.dual_violation(dual, tau) == 0.0
-    # the same dual is NOT feasible on a much wider piece: the check is not vacuous
-    wide = KLassoDual(u=dual.u, scale=dual.scale * 10)
-    assert p.bound.errors(primal, wide, lo, hi)
+    # the same dual scaled up is NOT feasible on the piece: the check is not vacuous
+    s, u = _scaled(dual)
+    wide = Moving((KLassoDual(u=u),), [[s * 10]], (lo, hi))
+    assert p.bound.check(primal, wide, lo, hi)
 
 
 def test_bound_dominates_and_is_tight_on_path_pieces(sinc):
@@ -124,10 +135,11 @@ def test_interpolate_mixes_the_effective_duals(sinc):
     p = KLasso(*sinc, lam=0.1)
     a, b = p.solve(1.0), p.solve(1.5)
     primal, dual = p.interpolate(a, b, 0.25)
-    np.testing.assert_allclose(dual.scale * dual.u, 0.75 * a[1].scale * a[1].u + 0.25 * b[1].scale * b[1].u)
+    (sa, ua), (sb, ub) = _scaled(a[1]), _scaled(b[1])
+    np.testing.assert_allclose(dual.u, 0.75 * sa * ua + 0.25 * sb * ub)
     np.testing.assert_allclose(primal.beta, 0.75 * a[0].beta + 0.25 * b[0].beta)
     primal, dual = p.restore(primal, dual, 1.2, 1.3)
-    assert p.bound.errors(primal, dual, 1.2, 1.3) == []
+    assert p.bound.check(primal, dual, 1.2, 1.3) == []
     assert p.bound.gap(primal, dual, 1.2, 1.3) >= max(p.gap(primal, dual, x) for x in np.geomspace(1.2, 1.3, 20))
 
 
@@ -150,8 +162,9 @@ def test_residual_envelopes_and_sup_norm_dominate_dense_samples(sinc, lo, hi):
     r = np.stack([a - gaussian(p.D, t) @ beta for t in ts], axis=1)
     interp = lambda v: np.array([np.interp(ts, xs, row) for row in v])  # noqa: E731
     assert np.all(interp(low) <= r) and np.all(r <= interp(up))
-    sup = max(np.max(np.abs(gaussian(p.D, t) @ dual.u)) for t in ts)
-    bound = p.bound.kernel_sup_norm(dual.u, lo, hi)
+    u = _scaled(dual)[1]
+    sup = max(np.max(np.abs(gaussian(p.D, t) @ u)) for t in ts)
+    bound = p.bound.kernel_sup_norm(u, lo, hi)
     assert sup <= bound
     if hi - lo < 0.05:
         assert np.max(up - low) <= 1e-6 * np.max(np.abs(a))
@@ -167,8 +180,10 @@ def test_moving_sup_norm_dominates_dense_samples(sinc, lo, hi, at, rate, offset)
     bound, up to rounding."""
     p = KLasso(*sinc, lam=0.05)
     (_, da), (_, db) = p.solve(1.0), p.solve(1.6)
-    u, v = _zero_sum(da.scale * da.u), _zero_sum(db.scale * db.u - da.scale * da.u)
-    bounds = p.bound.moving_sup_norms(u, v, [rate, 0.0], at, lo, hi, offset=offset)
+    ua, ub = value_at(da, 1.0).u, value_at(db, 1.6).u
+    u, v = _zero_sum(ua), _zero_sum(ub - ua)
+    bounds = p.bound.moving_sup_norms(np.column_stack([u, v]), _drift([rate, 0.0], at, offset, lo, hi),
+                                      np.zeros((2, 2)), lo, hi)
     ts = np.linspace(lo, hi, 1001)
     sups = [max(np.max(np.abs(gaussian(p.D, t) @ (u + (offset + r * (t - at)) * v))) for t in ts) for r in (rate, 0.0)]
     assert sups[0] <= bounds[0] and sups[1] <= bounds[1]
@@ -176,6 +191,12 @@ def test_moving_sup_norm_dominates_dense_samples(sinc, lo, hi, at, rate, offset)
         assert bounds[0] <= sups[0] * (1 + 1e-6) and bounds[1] <= sups[1] * (1 + 1e-6)
     if offset == 0.0:
         assert bounds[1] == pytest.approx(p.bound.kernel_sup_norm(u, lo, hi), rel=1e-9)
+
+
+def _drift(rates, at, offset, lo, hi):
+    """Weights (r, 2, 2) on [lo, hi]: u with 1, v with offset + rate (t - at)."""
+    rates = np.asarray(rates, dtype=float)
+    return np.stack([np.ones((rates.size, 2)), np.stack([offset + rates * (lo - at), offset + rates * (hi - at)], 1)], 1)
 
 
 def test_point_sup_norm_of_a_combination_dominates_the_direct_one(sinc):
@@ -196,7 +217,8 @@ def test_moving_sup_norm_pruning_is_exact(sinc):
     for bit, and does skip rows (fixed and moving duals, drifts up to a whole segment)."""
     p = KLasso(*sinc, lam=0.05)
     (_, da), (_, db) = p.solve(1.0), p.solve(1.6)
-    u, v = _zero_sum(da.scale * da.u), _zero_sum(db.scale * db.u - da.scale * da.u)
+    ua, ub = value_at(da, 1.0).u, value_at(db, 1.6).u
+    C = np.column_stack([_zero_sum(ua), _zero_sum(ub - ua)])
     kept = []
     union1d = np.union1d
 
@@ -206,49 +228,44 @@ def test_moving_sup_norm_pruning_is_exact(sinc):
 
     for lo, hi in [(1.0, 1.02), (1.0, 1.6), (0.4, 2.0)]:
         rates, at = np.array([0.0, 0.0625, 0.5, 1.0]) / (hi - lo), 0.5 * (lo + hi)
+        W, err = _drift(rates, at, 0.0, lo, hi), np.zeros((4, 2))
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(np, "union1d", spy)
-            pruned = p.bound.moving_sup_norms(u, v, rates, at, lo, hi)
-        np.testing.assert_array_equal(pruned, p.bound.moving_sup_norms(u, v, rates, at, lo, hi, prune=False))
+            pruned = p.bound.moving_sup_norms(C, W, err, lo, hi)
+        np.testing.assert_array_equal(pruned, p.bound.moving_sup_norms(C, W, err, lo, hi, prune=False))
     assert len(kept) == 3 and min(kept) < p.n
 
 
 def test_moving_dual_certifies_what_a_fixed_dual_cannot(sinc):
     """Between two exact solves, the interpolated dual whose weight moves with t (the default
-    restoration on a bandwidth piece) has a smaller rigorous gap bound than the same
-    combination held fixed; it is feasible at every sampled t, its bound dominates the sampled
-    gaps, and a certificate round trip keeps it (a forged slope is caught)."""
+    restoration of the driver's moving interpolation on a bandwidth piece) has a smaller
+    rigorous gap bound than the same combination held fixed; it is feasible at every sampled t,
+    its bound dominates the sampled gaps, the layout keeps it, and forged weights or points are
+    caught."""
     p = KLasso(*sinc, lam=0.1)
     a, b = p.solve(1.0), p.solve(1.5)
     lo, hi = 1.05, 1.4
-    pair = p.interpolate(a, b, 0.5)
-    primal, dual = p.restore(*pair, lo, hi)
-    assert dual.slope is not None and dual.rate > 0 and math.fsum(dual.slope) == 0.0
-    # the vectors are the exact solves' (u_a and u_b - u_a, on the zero-sum grid), the weight
-    # at the piece's middle the offset
-    assert dual.offset == 0.5 and dual.at == pytest.approx(math.sqrt(lo * hi))
-    np.testing.assert_array_equal(dual.u, _zero_sum(a[1].scale * a[1].u))
-    np.testing.assert_allclose(dual.value(dual.at) / dual.scale, pair[1].u, rtol=0, atol=1e-12)
-    fixed = p.restore(pair[0], KLassoDual(u=pair[1].u), lo, hi)
-    assert fixed[1].slope is None
+    m = math.sqrt(lo * hi)
+    carrier = moving.interpolate(a, b, (0.4, 0.5, 0.6), (lo, m, hi), 1)
+    primal, dual = p.restore(*carrier, lo, hi)
+    assert is_moving(dual) and dual.degree == 1 and all(math.fsum(q.u) == 0.0 for q in dual.points)
+    # the points are the exact solves' (u_a and u_b - u_a, on the zero-sum grid), the weight of
+    # the second at the piece's middle the interpolation's there (0.5)
+    np.testing.assert_array_equal(dual.points[0].u, _zero_sum(value_at(a[1], 1.0).u))
+    w = dual.weights_at(m)
+    assert w[1] / w[0] == pytest.approx(0.5, rel=1e-12)
+    fixed = p.restore(*p.interpolate(a, b, 0.5), lo, hi)
     moving_bound, fixed_bound = p.bound.gap(primal, dual, lo, hi), p.bound.gap(*fixed, lo, hi)
     assert moving_bound < 0.5 * fixed_bound
     ts = np.geomspace(lo, hi, 60)
-    assert all(p.dual_violation(dual, t) == 0.0 for t in ts)
+    assert all(p.dual_violation(value_at(dual, t), t) <= 1e-15 for t in ts)
     assert max(p.gap(primal, dual, t) for t in ts) <= moving_bound
-    assert p.bound.dual_floor(dual, lo, hi) <= min(p.dual_objective(dual, t) for t in ts)
-    assert p.bound.errors(primal, dual, lo, hi) == []
-    back = p.bound.from_arrays(p.bound.to_arrays(primal, dual))
+    assert p.bound.dual_floor(dual, lo, hi) <= min(p.dual_objective(value_at(dual, t), t) for t in ts)
+    assert p.bound.check(primal, dual, lo, hi) == []
+    arrays = p.bound.pieces_to_arrays([(primal, dual, lo, hi)])
+    back = p.bound.piece_from_arrays({k: v[0] for k, v in arrays.items()}, lo, hi)
     assert p.bound.gap(*back, lo, hi) == moving_bound
-    forged = KLassoDual(u=dual.u, scale=dual.scale, slope=dual.slope, rate=20 * dual.rate, at=dual.at)
-    assert any("infeasible" in e for e in p.bound.errors(primal, forged, lo, hi))
-    off = KLassoDual(u=dual.u, scale=dual.scale, slope=dual.slope + 2.0**-30, rate=dual.rate, at=dual.at)
-    assert any("1'slope" in e for e in p.bound.errors(primal, off, lo, hi))
-    # a file written before duals could move (no slope arrays) still reads as a fixed dual
-    old = {k: v for k, v in p.bound.to_arrays(*fixed).items() if k not in ("dual_slope", "dual_rate", "dual_at")}
-    assert p.bound.from_arrays(old)[1].slope is None
-    # ... and one written before the offset (0.4.0) as a moving dual without it
-    arrays = p.bound.to_arrays(primal, KLassoDual(u=dual.u, scale=dual.scale, slope=dual.slope, rate=dual.rate,
-                                                  at=dual.at))
-    back = p.bound.from_arrays({k: v for k, v in arrays.items() if k != "dual_offset"})[1]
-    assert back.offset == 0.0 and back.rate == dual.rate and np.array_equal(back.slope, dual.slope)
+    steep = Moving(dual.points, dual.weights * np.array([[1.0, 1.0], [-20.0, 20.0]]), dual.span)
+    assert any("infeasible" in e for e in p.bound.check(primal, steep, lo, hi))
+    off = Moving((dual.points[0], KLassoDual(u=dual.points[1].u + 2.0**-30)), dual.weights, dual.span)
+    assert any("1'u_1" in e for e in p.bound.check(primal, off, lo, hi))

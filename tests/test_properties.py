@@ -119,3 +119,33 @@ def test_verify_rejects_any_single_field_tampering(template, interval, eps, tmp_
         assert not report.ok
 
     check()
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(8, 40), bias=st.sampled_from(["fixed", "dynamic", "optimal"]),
+       log_c=st.floats(-3.0, 2.0), dual_restoration=st.sampled_from(["moving", "fixed"]))
+def test_degenerate_pieces_never_crash_an_svm_path(seed, n, bias, log_c, dual_restoration):
+    """Random small two-class problems, every bias rule, C from 1e-3 to 100, moving and fixed
+    pairs: the path completes (pieces a few floats wide, coincident solves and all), tiles the
+    interval, and what it certifies verifies."""
+    from approxpath.data import make_classification
+
+    X, y = make_classification(n=n, d=2, seed=seed)
+    problem = get_problem("kernel_svm")(X, y, c=10.0**log_c, bias=bias, dual_restoration=dual_restoration)
+    path = approxpath.approximate_path(problem, eps=0.05, interval=(2.0**-4, 2.0**4))
+    assert path.pieces[0].lo == 2.0**-4 and path.pieces[-1].hi == 2.0**4
+    assert all(a.hi == b.lo for a, b in zip(path.pieces[:-1], path.pieces[1:]))
+    for piece in path.pieces[:: max(1, len(path.pieces) // 5)]:
+        if piece.kind == "certified":
+            assert problem.bound.check(piece.primal, piece.dual, piece.lo, piece.hi) == []
+
+
+def test_the_review_case_of_a_piece_7e_15_wide():
+    """The case of the review: make_classification(n=40, d=2, seed=0), C = 0.5, the fixed bias,
+    eps = 0.05 over [2**-4, 2**4] (0.4.1 stopped with ZeroDivisionError on a piece 7e-15 wide)."""
+    from approxpath.data import make_classification
+
+    X, y = make_classification(n=40, d=2, seed=0)
+    path = approxpath.approximate_path(get_problem("kernel_svm")(X, y, c=0.5, bias="fixed"), eps=0.05,
+                                       interval=(2.0**-4, 2.0**4))
+    assert path.certified

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 import approxpath
+from approxpath import moving
 from approxpath.data import make_sinc
-from approxpath.problems.robust_l1.bound import RobustL1Bound, RobustL1Dual, RobustL1Primal
+from approxpath.moving import Moving, is_moving, value_at
+from approxpath.problems.robust_l1.bound import RobustL1Bound, RobustL1Primal
 from approxpath.solvers.conic import solve_cvxpy
 
 RobustL1 = approxpath.get_problem("robust_l1")
@@ -27,8 +29,15 @@ def segment(data):
 
 
 def _moving_pair(p, a, b, theta, lo, hi):
-    pair = p.restore(*p.interpolate(a[1], b[1], theta), lo, hi)
-    assert pair[1].slope is not None and pair[0].slope is not None  # it moves
+    """The driver's interpolation of the two exact solves on [lo, hi] (the weight ``theta`` in
+    the middle, the log-position's slope), restored: a pair that moves."""
+    def position(t):
+        return np.log(t / a[0]) / np.log(b[0] / a[0])
+
+    m = np.sqrt(lo * hi)
+    carrier = moving.interpolate(a[1], b[1], (position(lo), theta, position(hi)), (lo, m, hi), 1)
+    pair = p.restore(*carrier, lo, hi)
+    assert is_moving(pair[0]) and is_moving(pair[1])  # it moves
     return pair
 
 
@@ -41,16 +50,16 @@ def test_moving_pair_against_tight_cvxpy(segment, theta, width):
     m = np.exp((1 - theta) * np.log(a[0]) + theta * np.log(b[0]))
     lo, hi = m * (1 - width / 2), m * (1 + width / 2)
     primal, dual = _moving_pair(p, a, b, theta, lo, hi)
-    assert p.bound.errors(primal, dual, lo, hi) == []
+    assert p.bound.check(primal, dual, lo, hi) == []
     bound = p.bound.gap(primal, dual, lo, hi)
     rng = np.random.default_rng(int(theta * 100))
     for tau in np.concatenate([[lo, hi], rng.uniform(lo, hi, 6)]):
-        assert p.dual_violation(dual, tau) == 0.0
+        assert p.dual_violation(value_at(dual, tau), tau) == 0.0
         decl = p.cvxpy_primal(tau)
         solve_cvxpy(decl.problem)
         opt = decl.problem.value
-        primal_value = p.primal_objective(primal, tau)
-        dual_value = p.dual_objective(dual, tau)
+        primal_value = p.primal_objective(value_at(primal, tau), tau)
+        dual_value = p.dual_objective(value_at(dual, tau), tau)
         assert dual_value <= opt + 1e-6 <= primal_value + 2e-6
         assert bound >= primal_value - opt - 1e-6
         assert bound >= primal_value - dual_value >= 0.0
@@ -64,7 +73,13 @@ def test_moving_residual_bounds_dominate_dense_sampling(segment):
     beta, w = rng.normal(size=p.n) * (rng.random(p.n) < 0.3), rng.normal(size=p.n)
     lo, hi, at, offset = 0.9, 1.4, 1.1, 0.3
     rates = np.array([-2.0, 0.0, 0.7, 3.0])
-    xs, ends, margin = p.bound.moving_residual_bounds(beta, w, offset, rates, at, lo, hi)
+    C = np.column_stack([beta, w])
+
+    def weights(rates, lo, hi):  # beta with the weight 1, w with offset + rate (t - at)
+        return np.stack([np.ones((len(rates), 2)),
+                         np.stack([offset + rates * (lo - at), offset + rates * (hi - at)], 1)], 1)
+
+    xs, ends, margin = p.bound.moving_residual_bounds(C, weights(rates, lo, hi), np.zeros((4, 2)), lo, hi)
     top = ends.max(axis=-1) + margin[:, None]  # (r, m - 1): a bound per sub-interval
     for k, rate in enumerate(rates):
         for t in np.linspace(lo, hi, 400):
@@ -72,41 +87,37 @@ def test_moving_residual_bounds_dominate_dense_sampling(segment):
             r = p.y - p.gram(t) @ (beta + (offset + rate * (t - at)) * w)
             assert np.abs(r).sum() <= top[k, j]
     # and it is tight: within a few percent of the sampled maximum on a narrow piece
-    xs, ends, margin = p.bound.moving_residual_bounds(beta, w, offset, rates[2:3], at, 1.0, 1.01)
+    xs, ends, margin = p.bound.moving_residual_bounds(C, weights(rates[2:3], 1.0, 1.01), np.zeros((1, 2)), 1.0, 1.01)
     sampled = max(np.abs(p.y - p.gram(t) @ (beta + (offset + 0.7 * (t - at)) * w)).sum()
                   for t in np.linspace(1.0, 1.01, 50))
     assert ends.max() + margin[0] <= 1.02 * sampled
 
 
 def test_scaled_up_moving_dual_is_rejected(segment):
-    """errors() checks the moving dual on the whole piece: 2 % more scale or a steeper rate
-    than the one chosen (near the feasibility limit) is flagged."""
+    """check() refuses the moving dual on the whole piece: 2 % more weight than chosen (near
+    the feasibility limit) is flagged, and a point that is not finite."""
     p, a, b = segment
     lo, hi = 1.05, 1.12
     primal, dual = _moving_pair(p, a, b, 0.5, lo, hi)
-    from dataclasses import replace
-
-    bigger = replace(dual, scale=dual.scale * 1.02)
-    assert any("infeasible" in e or "exceeds 1" in e for e in p.bound.errors(primal, bigger, lo, hi))
-    violated = any(p.dual_violation(bigger, tau) > 0 for tau in np.linspace(lo, hi, 200))
+    bigger = Moving(dual.points, dual.weights * 1.02, dual.span)
+    assert any("infeasible" in e or "exceeds 1" in e for e in p.bound.check(primal, bigger, lo, hi))
+    violated = any(p.dual_violation(value_at(bigger, tau), tau) > 0 for tau in np.linspace(lo, hi, 200))
     assert violated  # the rejection is real: the scaled dual leaves the dual set somewhere
-    assert p.bound.errors(primal, replace(dual, slope=np.full(p.n, np.nan)), lo, hi)
+    nan = Moving((dual.points[0], type(dual.points[1])(u=np.full(p.n, np.nan))), dual.weights, dual.span)
+    assert p.bound.check(primal, nan, lo, hi)
 
 
 def test_certificate_layout_round_trip(segment, data):
-    """A moving pair survives to_arrays/from_arrays bit for bit; the verifier's bound (fresh,
-    no memo) gives the search's gap (to rounding: the search bounds several candidates at
-    once); the layout before moving pairs (beta and dual only) reads as
-    a fixed pair with scale 1."""
+    """A moving pair survives the layout bit for bit; the verifier's bound (fresh, no memo)
+    gives the search's gap (to rounding: the search bounds several candidates at once)."""
     p, a, b = segment
     lo, hi = 1.05, 1.12
     primal, dual = _moving_pair(p, a, b, 0.5, lo, hi)
     verifier = RobustL1Bound(*data, lam=0.1)
-    p2, d2 = verifier.from_arrays(p.bound.to_arrays(primal, dual))
-    assert p2 == primal and d2 == dual
+    arrays = p.bound.pieces_to_arrays([(primal, dual, lo, hi)])
+    p2, d2 = verifier.piece_from_arrays({k: v[0] for k, v in arrays.items()}, lo, hi)
+    assert moving.fingerprint(p2) == moving.fingerprint(primal) and moving.fingerprint(d2) == moving.fingerprint(dual)
     assert verifier.gap(p2, d2, lo, hi) == pytest.approx(p.bound.gap(primal, dual, lo, hi), rel=1e-12)
-    old = verifier.from_arrays({"beta": primal.beta, "dual": dual.u})
-    assert old == (RobustL1Primal(beta=primal.beta), RobustL1Dual(u=dual.u))
 
 
 def test_moving_path_verifies_with_fewer_solves(data, tmp_path):
@@ -117,14 +128,14 @@ def test_moving_path_verifies_with_fewer_solves(data, tmp_path):
     from regression_helpers import check_against_cvxpy
 
     interval, eps = (0.5, 4.0), 0.05
-    moving = approxpath.approximate_path(RobustL1(*data, lam=0.1), eps=eps, interval=interval)
+    moving_path = approxpath.approximate_path(RobustL1(*data, lam=0.1), eps=eps, interval=interval)
     projected = approxpath.approximate_path(RobustL1(*data, lam=0.1, dual_restoration="projection"),
                                             eps=eps, interval=interval)
-    assert moving.certified and projected.certified
-    assert any(piece.dual.slope is not None for piece in moving.pieces)
-    assert moving.exact_solves < projected.exact_solves
+    assert moving_path.certified and projected.certified
+    assert any(is_moving(piece.dual) for piece in moving_path.pieces)
+    assert moving_path.exact_solves < projected.exact_solves
     out = tmp_path / "moving.npz"
-    moving.save(out)
+    moving_path.save(out)
     report = verify(out, *data)
     assert report.ok, report
-    check_against_cvxpy(RobustL1(*data, lam=0.1), moving, interval, eps, 11, RobustL1Primal)
+    check_against_cvxpy(RobustL1(*data, lam=0.1), moving_path, interval, eps, 11, RobustL1Primal)

@@ -80,7 +80,8 @@ def test_zero_targets(data, kw, interval):
     path = approxpath.approximate_path(p, eps=0.1, interval=interval)
     assert path.certified
     for piece in path.pieces:
-        np.testing.assert_allclose(piece.primal.beta, 0.0, atol=1e-8)
+        np.testing.assert_allclose(path.primal(piece.lo).beta, 0.0, atol=1e-8)
+        np.testing.assert_allclose(path.primal(piece.hi).beta, 0.0, atol=1e-8)
     assert np.array_equal(p._project(np.zeros_like(y), 1.0, 1.5), np.zeros_like(y))
 
 

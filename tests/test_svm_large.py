@@ -131,11 +131,13 @@ def test_the_blocked_bound_stays_above_the_dense_gap(blocked):
     D = distances(X)
     rng = np.random.default_rng(3)
     for piece in path.pieces[:: max(1, len(path.pieces) // 12)]:
-        alpha, w = piece.dual.alpha, piece.primal.w
         for tau in rng.uniform(piece.lo, piece.hi, 4):
-            # independent reference: the gap at tau from the whole kernel, formed in numpy
+            # the pair at tau (its fields the values there), and an independent reference: the
+            # gap at tau from the whole kernel, formed in numpy
+            alpha, point = path.dual(tau).alpha, path.primal(tau)
+            w = point.w
             Kw = np.exp(-tau * D) @ w
-            xi = np.maximum(0.0, 1.0 - y * (Kw + piece.primal.bias(tau)))
+            xi = np.maximum(0.0, 1.0 - y * (Kw + point.b))
             gap = float(w @ Kw) + 0.1 * xi.sum() - alpha.sum()
             assert piece.gap_bound >= gap
 

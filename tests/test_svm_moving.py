@@ -1,6 +1,7 @@
 """Moving SVM pairs on bandwidth pieces (problems/kernel_svm/moving.py): the dual
-(1 - theta(t)) alpha_a + theta(t) alpha_b with a quadratic weight theta, checked against gaps
-computed from explicitly formed kernels, tight CVXPY optima, and the certificate round trip."""
+f_a(t) alpha_a + f_b(t) alpha_b with quadratic weights (the driver's interpolation, approxpath.moving),
+checked against gaps computed from explicitly formed kernels, tight CVXPY optima, and the
+certificate round trip."""
 
 import math
 from dataclasses import replace
@@ -9,8 +10,9 @@ import numpy as np
 import pytest
 
 import approxpath
+from approxpath import moving
 from approxpath.data import make_classification
-from approxpath.problems.kernel_svm.bound import Motion
+from approxpath.moving import Moving, is_moving, value_at
 from approxpath.solvers.conic import solve_cvxpy
 
 KernelSVM = approxpath.get_problem("kernel_svm")
@@ -35,16 +37,24 @@ def _explicit_gap(p, alpha, b, t):
     return float((y * alpha) @ Kw + p.c * xi.sum() - alpha.sum())
 
 
-def _theta(motion, t):
-    """The weight at t from its Bernstein coefficients (the definition, evaluated directly)."""
-    (t0, t1), (c0, c1, c2) = motion.span, motion.theta
+def _weights(point, t):
+    """The weights at t from their Bernstein coefficients (the definition, evaluated directly)."""
+    (t0, t1), W = point.span, point.weights
     s = (t - t0) / (t1 - t0)
-    return c0 * (1 - s) ** 2 + 2 * c1 * s * (1 - s) + c2 * s * s
+    m = W.shape[1] - 1
+    return sum(W[:, j] * math.comb(m, j) * s**j * (1 - s) ** (m - j) for j in range(m + 1))
+
+
+def _bias(primal, t):
+    """The bias at t of a (fixed or moving) primal, from the definition."""
+    if not is_moving(primal):
+        return primal.b
+    return float(sum(w * p.b for w, p in zip(_weights(primal, t), primal.points)))
 
 
 def _moving(p, pa, pb, thetas, a, b):
     """The moving pair through the weights ``thetas`` at a, the middle and b."""
-    return p.interpolate_moving(pa, pb, thetas, (a, 0.5 * (a + b), b))
+    return moving.interpolate(pa, pb, thetas, (a, 0.5 * (a + b), b), 2)
 
 
 @pytest.mark.parametrize("thetas", [(0.0, 0.5, 1.0), (0.3, 0.6, 0.7), (0.9, 0.3, 0.2), (0.0, 0.9, 1.0), (0.5, 0.5, 0.5)])
@@ -55,15 +65,17 @@ def test_moving_bound_dominates_the_gap_sampled_on_the_piece(segment, thetas, pi
     gap; on a piece inside the weight line's span (weights computed, not stored) as well."""
     p, a, b, pa, pb = segment
     primal, dual = _moving(p, pa, pb, thetas, a, b)
-    assert dual.motion.span == (a, b) and all(0 <= c <= 1 for c in dual.motion.theta)
-    assert _theta(dual.motion, 0.5 * (a + b)) == pytest.approx(thetas[1]) or thetas == (0.0, 0.9, 1.0)  # (clipped)
+    assert dual.span == (a, b) and np.all(dual.weights >= 0) and np.all(dual.weights.sum(axis=0) <= 1)
+    theta = dual.weights[1]
+    assert _weights(dual, 0.5 * (a + b))[1] == pytest.approx(thetas[1]) or thetas == (0.0, 0.9, 1.0)  # (clipped)
     lo, hi = (a, b) if piece == "span" else (0.7, 0.9)
     primal, dual = p.restore(primal, dual, lo, hi)
-    assert p.bound.errors(primal, dual, lo, hi) == []
+    assert np.array_equal(dual.weights[1], theta)
+    assert p.bound.check(primal, dual, lo, hi) == []
     bound = p.bound.gap(primal, dual, lo, hi)
     ts = np.linspace(lo, hi, 201)
-    alphas = [(1 - th) * pa[1].alpha + th * pb[1].alpha for th in (_theta(dual.motion, t) for t in ts)]
-    gaps = np.array([_explicit_gap(p, al, primal.bias(t), t) for al, t in zip(alphas, ts)])
+    alphas = [w[0] * pa[1].alpha + w[1] * pb[1].alpha for w in (_weights(dual, t) for t in ts)]
+    gaps = np.array([_explicit_gap(p, al, _bias(primal, t), t) for al, t in zip(alphas, ts)])
     assert np.all(gaps <= bound)
     assert bound <= 1.25 * gaps.max() + 1e-3
     for t, g in ((lo, gaps[0]), (hi, gaps[-1])):  # the point gap, its rounding allowance included
@@ -79,73 +91,86 @@ def test_moving_dual_floor_is_below_the_sampled_dual_objective(segment):
 
 
 def test_moving_pair_is_feasible_and_within_its_bound_of_tight_cvxpy(segment):
-    """At random bandwidths of the piece: the dual at t (Path.dual's dual_at) is exactly in the
-    box, y'alpha(t) = 0 to rounding, and a tight CVXPY optimum lies between the dual and the
-    primal objectives, whose difference is below the piece's bound."""
+    """At random bandwidths of the piece: the dual at t (what Path.dual returns) is in the box,
+    y'alpha(t) = 0 to rounding, the primal's w is y * alpha(t), and a tight CVXPY optimum lies
+    between the dual and the primal objectives, whose difference is below the piece's bound."""
     p, a, b, pa, pb = segment
     primal, dual = p.restore(*_moving(p, pa, pb, (0.1, 0.6, 0.8), a, b), a, b)
     bound = p.bound.gap(primal, dual, a, b)
     for t in np.random.default_rng(2).uniform(a, b, 6):
-        at = p.dual_at(dual, t)
-        assert at.alpha.min() >= 0 and at.alpha.max() <= p.c and abs(math.fsum(p.y * at.alpha)) < 1e-12
-        point = p.primal_at(primal, t)
-        np.testing.assert_array_equal(point.w, p.y * at.alpha)
+        at = value_at(dual, t)
+        assert at.alpha.min() >= 0 and at.alpha.max() <= p.c * (1 + 1e-15) and abs(math.fsum(p.y * at.alpha)) < 1e-12
+        point = p.primal_at(value_at(primal, t), t)
+        np.testing.assert_allclose(point.w, p.y * at.alpha, rtol=0, atol=1e-15)
         decl = p.cvxpy_dual(t)
         solve_cvxpy(decl.problem)
-        upper, lower = p.primal_objective(point, t), p.dual_objective(dual, t)
+        upper, lower = p.primal_objective(point, t), p.dual_objective(at, t)
         assert lower - 1e-7 <= decl.problem.value <= upper + 1e-7
         assert upper - lower <= bound
 
 
+def _alpha_b(p, pb, how):
+    alpha = pb[1].alpha.copy()
+    if how == "shift":
+        k = int(np.argmax((alpha > 0) & (alpha < p.c)))
+        alpha[k] += 2.0**-30
+    else:
+        alpha = alpha * 2.0
+    return alpha
+
+
 @pytest.mark.parametrize("change, message", [
-    (dict(theta=(-0.01, 0.5, 0.5)), "coefficients"),
-    (dict(theta=(0.5, 1.01, 0.5)), "coefficients"),
-    (dict(theta=(0.5, 0.5)), "coefficients"),
+    (dict(W=[[1.01, 0.5, 0.5], [-0.01, 0.5, 0.5]]), "negative"),
+    (dict(W=[[0.5, 0.5, 0.5], [0.5, 0.5 + 2.0**-40, 0.5]]), "sum to more than 1"),
+    (dict(W=[[0.5, 0.5], [0.5, 0.5]]), "same span, degree and weights"),
     (dict(span=(0.65, 1.1)), "not inside"),
-    (dict(span=(0.6, 0.8, 1.1)), "not 2 finite"),
+    (dict(span=(-1.5e308, 1.5e308)), "finite positive width"),
     (dict(span=(0.6, float("nan"))), "not 2 finite"),
     (dict(alpha_b="shift"), "not exactly 0"),
-    (dict(alpha_b="over"), "leave"),
+    (dict(alpha_b="over"), "exceeds C"),
 ])
 def test_an_infeasible_moving_pair_is_rejected(segment, change, message):
+    """Each stored field of a moving pair out of its domain (the weights, the span, the second
+    dual) is refused by the verifier's check, the primal changed with the dual as a search would."""
     p, a, b, pa, pb = segment
     primal, dual = p.restore(*_moving(p, pa, pb, (0.2, 0.5, 0.8), a, b), a, b)
-    m = dual.motion
-    if change.get("alpha_b") == "shift":
-        k = int(np.argmax((m.alpha_b > 0) & (m.alpha_b < p.c)))
-        alpha_b = m.alpha_b.copy()
-        alpha_b[k] += 2.0**-30
-        change = dict(alpha_b=alpha_b)
-    elif change.get("alpha_b") == "over":
-        change = dict(alpha_b=m.alpha_b * 2.0)
-    bad = replace(m, **change)
-    errors = p.bound.errors(replace(primal, motion=bad), replace(dual, motion=bad), a, b)
+    W, span, points = dual.weights, dual.span, dual.points
+    W = np.array(change.get("W", W), dtype=float)
+    span = change.get("span", span)
+    if "alpha_b" in change:
+        points = (points[0], type(points[1])(alpha=_alpha_b(p, pb, change["alpha_b"])))
+    bad = Moving(points, W, span)
+    bad_primal = Moving(tuple(replace(q, w=p.y * d.alpha) for q, d in zip(primal.points, points)) + primal.points[2:],
+                        np.vstack([W, primal.weights[2:, :W.shape[1]]]) if W.shape[1] == primal.weights.shape[1]
+                        else primal.weights, span)
+    errors = p.bound.check(bad_primal, bad, a, b)
     assert any(message in e for e in errors), errors
     # a primal that does not move with its dual
-    assert any("does not move" in e for e in p.bound.errors(replace(primal, motion=None), dual, a, b))
+    assert any("does not move" in e or "differs" in e for e in p.bound.check(value_at(primal, a), dual, a, b))
 
 
 def test_certificate_round_trip_of_moving_and_fixed_pieces(segment):
-    """to_arrays/from_arrays keep a moving pair bit for bit and a fixed one fixed; the bound
+    """The one layout keeps a moving pair bit for bit and a fixed one fixed; the bound
     recomputed from the arrays (a fresh certificate side, as verify builds it) equals the
-    search's; arrays of a file written before pairs could move read as a fixed pair."""
+    search's; a fixed piece's padding that is not zero is refused, not read as fixed."""
     p, a, b, pa, pb = segment
-    primal, dual = p.restore(*_moving(p, pa, pb, (0.25, 0.5, 0.75), a, b), a, b)
+    moving_pair = p.restore(*_moving(p, pa, pb, (0.25, 0.5, 0.75), a, b), a, b)
+    fixed_pair = p.restore(*pa, a, b)
     fresh = approxpath.get_bound("kernel_svm")(p.X, p.y, c=p.c)
-    arrays = p.bound.to_arrays(primal, dual)
-    primal2, dual2 = fresh.from_arrays(arrays)
-    assert isinstance(dual2.motion, Motion) and dual2.motion.theta == dual.motion.theta and dual2.motion.span == (a, b)
-    np.testing.assert_array_equal(dual2.motion.alpha_b, pb[1].alpha)
-    assert fresh.errors(primal2, dual2, a, b) == []
-    assert fresh.gap(primal2, dual2, a, b) == p.bound.gap(primal, dual, a, b)
-    fixed = p.bound.to_arrays(*p.restore(*pa, a, b))
-    assert fresh.from_arrays(fixed)[1].motion is None
-    old = {k: fixed[k] for k in ("dual", "bias", "bias_slope")}
-    assert fresh.from_arrays(old)[1].motion is None
-    # a fixed piece whose second dual, weight or span is not all zeros is not read as fixed
-    for key, value in (("dual_b", pb[1].alpha), ("theta", np.array([0.0, 0.5, 0.0])), ("dual_b", np.full(p.n, np.nan))):
-        primal3, dual3 = fresh.from_arrays(dict(fixed, **{key: value}))
-        assert dual3.motion is not None and fresh.errors(primal3, dual3, a, b), key
+    arrays = p.bound.pieces_to_arrays([(*moving_pair, a, b), (*fixed_pair, a, b)])
+    rows = [{k: v[i] for k, v in arrays.items()} for i in range(2)]
+    primal2, dual2 = fresh.piece_from_arrays(rows[0], a, b)
+    assert is_moving(dual2) and np.array_equal(dual2.weights, moving_pair[1].weights) and dual2.span == (a, b)
+    np.testing.assert_array_equal(dual2.points[1].alpha, pb[1].alpha)
+    assert fresh.check(primal2, dual2, a, b) == []
+    assert fresh.gap(primal2, dual2, a, b) == p.bound.gap(*moving_pair, a, b)
+    primal3, dual3 = fresh.piece_from_arrays(rows[1], a, b)
+    assert not is_moving(dual3) and np.array_equal(dual3.alpha, fixed_pair[1].alpha)
+    # a fixed piece whose padding (a second point, a weight beyond its degree) is not all zeros
+    for key, value in (("dual_alpha", np.stack([rows[1]["dual_alpha"][0], pb[1].alpha])),
+                       ("dual_weights", rows[1]["dual_weights"] + np.array([[0, 0, 0], [0, 0.5, 0]]))):
+        with pytest.raises(ValueError, match="zeros"):
+            fresh.piece_from_arrays(dict(rows[1], **{key: value}), a, b)
 
 
 def test_a_path_of_moving_pairs_verifies(tmp_path):
@@ -155,7 +180,7 @@ def test_a_path_of_moving_pairs_verifies(tmp_path):
     for relative, eps in ((False, 0.05), (True, 0.002)):
         path = approxpath.approximate_path(KernelSVM(X, y, c=0.5), eps=eps, interval=(2.0**-4, 2.0**4),
                                            relative=relative)
-        assert path.certified and any(piece.dual.motion is not None for piece in path.pieces)
+        assert path.certified and any(is_moving(piece.dual) for piece in path.pieces)
         out = tmp_path / f"moving{relative}.npz"
         path.save(out)
         report = approxpath.verify(out, X, y)
@@ -169,7 +194,7 @@ def test_fixed_restoration_keeps_one_weight_per_piece(tmp_path):
     X, y = make_classification(n=150, d=4, seed=2)
     paths = {rule: approxpath.approximate_path(KernelSVM(X, y, c=0.5, dual_restoration=rule), eps=0.05,
                                                interval=(2.0**-4, 2.0**4)) for rule in ("moving", "fixed")}
-    assert all(piece.dual.motion is None for piece in paths["fixed"].pieces)
+    assert not any(is_moving(piece.dual) for piece in paths["fixed"].pieces)
     assert len(paths["moving"].pieces) < len(paths["fixed"].pieces)
     out = tmp_path / "fixed.npz"
     paths["fixed"].save(out)

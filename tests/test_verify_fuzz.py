@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 
 import approxpath
 from approxpath import InputError
-from approxpath.certificate.format import KERNEL, KINDS, content_sha256, read_certificate
+from approxpath.certificate.format import FORMAT_VERSION, KERNEL, KINDS, content_sha256, read_certificate
 from approxpath.data import make_classification, make_sinc
+from approxpath.moving import Moving
 from approxpath.testing import ToyProjection
 from certificate_helpers import elastic_net_example
 
@@ -97,6 +98,25 @@ def certificates(tmp_path_factory):
 
 
 # ------------------------------------------------------------------------------ the reference
+def _at(point, tau):
+    """A stored point's value at ``tau`` from the definition (Bernstein weights on the span,
+    evaluated directly; a fixed point is its own value)."""
+    if not isinstance(point, Moving):
+        return point
+    (t0, t1), W = point.span, point.weights
+    m = W.shape[1] - 1
+    s = 0.0 if m == 0 else (tau - t0) / (t1 - t0)
+    w = [sum(W[k, j] * math.comb(m, j) * s**j * (1 - s) ** (m - j) for j in range(m + 1)) for k in range(len(point.points))]
+    first = point.points[0]
+    values = {}
+    for name in first.__dataclass_fields__:
+        if not first.__dataclass_fields__[name].compare:
+            continue
+        parts = [getattr(q, name) for q in point.points]
+        values[name] = None if parts[0] is None else sum(wk * np.asarray(v, dtype=float) for wk, v in zip(w, parts))
+    return type(first)(**values)
+
+
 def _claim_is_true(file, X, y):
     """Whether what ``file`` claims holds, decided without the verifier (see the module doc)."""
     arrays, meta = read_certificate(file)
@@ -131,20 +151,30 @@ def _claim_is_true(file, X, y):
         return False
     if not (lo[0] == t_lo and hi[-1] == t_hi and np.all(hi[:-1] == lo[1:]) and np.all(lo <= hi)):
         return False
+    if meta.get("format_version") != FORMAT_VERSION:
+        return False  # the honest files are of this format: their pairs mean nothing in another layout
     rng = np.random.default_rng(0)
     per = {k: v for k, v in arrays.items() if k not in ("lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi")}
     for i in range(lo.size):
         if str(kind[i]) not in KINDS or str(kind[i]) == "uncovered":
             return False
-        primal, dual = problem.bound.from_arrays({k: v[i] for k, v in per.items()})
         a, b = float(lo[i]), float(hi[i])
+        try:
+            primal, dual = problem.bound.piece_from_arrays({k: v[i] for k, v in per.items()}, a, b)
+        except (KeyError, ValueError, TypeError, IndexError):
+            return False
+        for point in (primal, dual):  # a moving point is defined on its span only
+            if isinstance(point, Moving) and not (np.all(np.isfinite(point.weights)) and point.span[0] <= a
+                                                  and b <= point.span[1] and math.isfinite(point.span[1] - point.span[0])):
+                return False
         taus = [a, b, math.sqrt(a * b)] if kind[i] == "sampled" else \
             [a, b, math.sqrt(a * b), *np.exp(rng.uniform(np.log(a), np.log(b), 6))]
         for tau in taus:
-            p = problem.primal_at(primal, tau)
-            pv, dv = problem.primal_objective(p, tau), problem.dual_objective(dual, tau)
+            p = problem.primal_at(_at(primal, tau), tau)
+            d = problem.dual_at(_at(dual, tau), tau)
+            pv, dv = problem.primal_objective(p, tau), problem.dual_objective(d, tau)
             scale = 1.0 + abs(pv) + abs(dv)
-            if problem.primal_violation(p, tau) > _SLACK * scale or problem.dual_violation(dual, tau) > _SLACK * scale:
+            if problem.primal_violation(p, tau) > _SLACK * scale or problem.dual_violation(d, tau) > _SLACK * scale:
                 return False
             goal = eps * dv if relative else eps
             if not pv - dv <= goal + _SLACK * scale:
@@ -267,8 +297,9 @@ def _meta_edits(meta):
             for label, f in (("x0.5", lambda v: v * 0.5), ("x2", lambda v: v * 2), ("negated", lambda v: -v)):
                 edits.append((f"option {opt}:{label}", lambda a, m, o=opt, f=f: m["options"].__setitem__(o, f(m["options"][o]))))
     edits += [("option unknown:added", lambda a, m: m["options"].__setitem__("gamma", 1.0)),
+              ("meta format_version:1", lambda a, m: m.__setitem__("format_version", 1)),
               ("meta format_version:2", lambda a, m: m.__setitem__("format_version", 2)),
-              ("meta format_version:3", lambda a, m: m.__setitem__("format_version", 3))]
+              ("meta format_version:4", lambda a, m: m.__setitem__("format_version", 4))]
     return edits
 
 
@@ -296,9 +327,71 @@ def _weak_pair_over_negative_bandwidths(arrays, meta):
     arrays["gap_bound"] = np.full_like(arrays["gap_bound"], 1e5)
 
 
+def _moving_edits(arrays):
+    """(label, edit) of the moving pieces' fields together (a combination, not one field at a
+    time): every side with moving pieces gets a span whose width overflows, a span that does not
+    contain its piece, reversed, NaN weights, a bump in the weights' middle (the pair leaves the
+    feasible set mid-piece), another point, and the forgery of the hostile review (the span
+    overflowing, the weights a bump, a poor second point)."""
+    edits = []
+    for side in ("primal", "dual"):
+        if f"{side}_degree" not in arrays:
+            continue
+        rows = np.flatnonzero(arrays[f"{side}_degree"] > 0)
+        if not rows.size:
+            continue
+        i = int(rows[len(rows) // 2])
+        point_keys = [k for k in arrays if k.startswith(f"{side}_") and k[len(side) + 1:] not in
+                      ("weights", "count", "degree", "span")]
+
+        def edit(f, i=i, side=side, keys=point_keys):
+            def apply(ar, m):
+                span, W = ar[f"{side}_span"], ar[f"{side}_weights"]
+                f(span, W, [ar[k] for k in keys], i)
+            return apply
+
+        def overflow(span, W, P, i):
+            span[i] = [-1.5e308, 1.5e308]
+
+        def outside(span, W, P, i):
+            span[i] = [span[i][0] * 1.01 + 1e-3, span[i][1]]
+
+        def reverse(span, W, P, i):
+            span[i] = span[i][::-1]
+
+        def nan_weights(span, W, P, i):
+            W[i, 0, 0] = np.nan
+
+        def bump(span, W, P, i):
+            W[i, :, :] = 0.0
+            W[i, 0, 0] = W[i, 0, -1] = 1.0
+            W[i, -1, W.shape[2] // 2] = 1.0  # all weight on the last point mid-piece, none at the ends
+
+        def other_point(span, W, P, i):
+            for v in P:
+                v[i, -1] = v[i, -1] * 0.5 + 0.25 * (np.abs(v[i]).max() + 1.0)
+
+        def review(span, W, P, i):  # the hostile review's forgery, in this layout
+            overflow(span, W, P, i)
+            bump(span, W, P, i)
+            for v in P:
+                v[i, -1] = 0.0
+
+        def all_at_once(span, W, P, i):
+            outside(span, W, P, i)
+            bump(span, W, P, i)
+            other_point(span, W, P, i)
+
+        for label, f in (("span overflow", overflow), ("span outside", outside), ("span reversed", reverse),
+                         ("weights nan", nan_weights), ("weights bump", bump), ("other point", other_point),
+                         ("review", review), ("all at once", all_at_once)):
+            edits.append((f"moving {side}:{label}", edit(f)))
+    return edits
+
+
 def _edits_of(file):
     arrays, meta = read_certificate(file)
-    return _array_edits(arrays) + _meta_edits(meta)
+    return _array_edits(arrays) + _meta_edits(meta) + _moving_edits(arrays)
 
 
 # The kind of each forgery (by its label's suffix): the default suite tries the first forgery of
@@ -309,7 +402,9 @@ _KINDS = {"domain": ("neg", "zero", "huge", "tiny", "x0.5", "x2", "+1e-6", "+1",
           "dtype": ("float32", "int", "complex", "big-endian", "str", "bool", "bytes", "text", "none", "list", "object"),
           "shape": ("drop last", "repeat last", "2-D", "0-d", "extra column", "three"),
           "order": ("reversed", "swap 0 1", "columns reversed", "swapped"),
-          "missing": ("missing",)}
+          "missing": ("missing",),
+          "moving": ("span overflow", "span outside", "span reversed", "weights nan", "weights bump", "other point",
+                     "review", "all at once")}
 
 
 def _kind_of(label):
@@ -320,6 +415,9 @@ def _kind_of(label):
 def _first_of_each_kind(edits):
     seen, out = set(), []
     for label, edit in edits:
+        if _kind_of(label) == "moving":  # every combination of the moving fields
+            out.append((label, edit))
+            continue
         key = (label.rsplit(":", 1)[0], _kind_of(label))
         if key not in seen:
             seen.add(key)

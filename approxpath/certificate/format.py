@@ -2,8 +2,9 @@
 
 Arrays (one entry per piece): ``lo``, ``hi``, ``gap_bound``, ``kind`` (``certified``,
 ``sampled`` or ``uncovered``), ``anchor_lo``, ``anchor_hi`` (the exact solves the piece's pair
-came from) and the problem's own arrays (``Bound.to_arrays``; e.g. ``dual`` and ``bias`` for
-``kernel_svm``); optionally the data themselves (``data_X``, ``data_y``: format 2).  ``meta``:
+came from) and the stored pairs (``Bound.pieces_to_arrays``: per side ``primal_<field>`` and
+``dual_<field>`` of each stored point, ``*_weights``, ``*_count``, ``*_degree``, ``*_span``, the one
+layout of :mod:`approxpath.moving`); optionally the data themselves (``data_X``, ``data_y``: format 2).  ``meta``:
 problem, options, eps, relative, interval, kernel, preprocessing, data file and sha256, strategy,
 exact solves, piece kinds, timings, the library version that wrote it and a sha256 of everything
 else in the file.  See ``docs/certificate-format.md``.
@@ -26,6 +27,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..kernel_families import DESCRIPTIONS
+from ..moving import MAX_DEGREE, MAX_POINTS
 from ..validate import is_real
 from .output import check_output, remove_stale_temps, write_npz  # noqa: F401 (the writing half of the format)
 
@@ -35,12 +37,14 @@ __all__ = ["KINDS", "FORMAT_VERSION", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "
 #: Piece kinds: ``certified`` (bound valid for every t in the piece), ``sampled`` (gap checked
 #: at the piece's end points and middle only), ``uncovered`` (nothing reached eps there).
 KINDS = ("certified", "sampled", "uncovered")
-#: Newest version of the certificate layout this version reads (stored in ``meta``): 1, or 2 for
-#: a file that carries its data (``DATA_FIELDS``), which older versions cannot verify.
-FORMAT_VERSION = 2
+#: Newest version of the certificate layout this version reads and the one it writes (stored in
+#: ``meta``): 1 (0.1-0.4.1), 2 (0.4.x, a file that carries its data, ``DATA_FIELDS``) and 3 (0.5:
+#: every problem's pairs in the one layout of :mod:`approxpath.moving`, data optional).  Files of
+#: formats 1 and 2 are read through :mod:`.legacy`.
+FORMAT_VERSION = 3
 #: Kernel definition written into every certificate.
 KERNEL = "gaussian: k_t(x, x') = exp(-t * ||x - x'||^2)"
-#: Per-piece arrays every certificate has (the problem adds its own, see ``Bound.to_arrays``).
+#: Per-piece arrays every certificate has (the pairs add theirs, see ``Bound.pieces_to_arrays``).
 PIECE_FIELDS = ("lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi")
 #: The data a certificate may carry (the preprocessed ``X`` (n, d) and ``y`` (n,)).
 DATA_FIELDS = ("data_X", "data_y")
@@ -169,12 +173,13 @@ def _size_errors(heads, meta, shape=None):
         return []
     m = max(claimed)
     # a sampled piece of a CVXPY-declared problem may store one value per sampled point: at most
-    # 2**levels + 1 of them, levels <= 8 (checked by verify)
+    # 2**levels + 1 of them, levels <= 8 (checked by verify); a moving point at most MAX_POINTS
+    # points and MAX_DEGREE + 1 weights each
     levels = meta.get("sample_levels", 1)
-    points = 2 ** min(levels, 8) + 1 if _count(levels) else 3
+    points = max(2 ** min(levels, 8) + 1 if _count(levels) else 3, MAX_POINTS)
     errors = []
     for key, (dims, _, _, _) in heads.items():
-        limit = n * d if key == "data_X" else (n if key == "data_y" else m * max(n, d, 1) * points)
+        limit = n * d if key == "data_X" else (n if key == "data_y" else m * max(n, d, MAX_DEGREE + 1) * points)
         if math.prod(dims) > limit:
             errors.append(f"array {key!r} has shape {dims}: more entries than the layout's "
                           + (f"n x d = {n} x {d}" if key in DATA_FIELDS else

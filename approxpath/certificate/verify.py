@@ -21,7 +21,8 @@ import numpy as np
 from ..data import data_sha256
 from ..errors import InputError
 from ..numerics import log_mid
-from .format import DATA_FIELDS, KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate
+from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate
+from .legacy import upgrade
 
 __all__ = ["verify", "VerifyReport", "target", "claimed_on", "claim_failures", "kernel_failures", "SAMPLE_LEVELS",
            "sample_points", "failed_report", "read_for_verify", "bound_from_meta", "requirement_failures",
@@ -200,7 +201,7 @@ def claim_failures(bound, primal, dual, kind, lo, hi, stored, target_of, eps, ve
     number fails); ``levels``: the sampling of sampled pieces (:func:`claimed_on`)."""
     if kind == "certified" and lo != hi and not bound.interval_bound:
         return [f"{bound.name} has no bound valid on a whole piece: its pieces are sampled, not certified"], []
-    errors = bound.errors(primal, dual, lo, hi)
+    errors = bound.check(primal, dual, lo, hi)
     if errors:
         return list(errors), []
     failures, notes = [], []
@@ -446,8 +447,15 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
         failures.append(f"piece {k}: lo = {float(lo[k])!r} > hi = {float(hi[k])!r}")
     if list(map(str, kind)) != list(meta.get("piece_kinds", [])):
         failures.append("the kinds in 'meta' differ from the 'kind' array")
-    per_piece = {k: v for k, v in arrays.items() if k not in PIECE_FIELDS and k not in DATA_FIELDS}
     counts = dict.fromkeys(KINDS, 0)
+    try:  # files of formats 1 and 2 store each problem's pairs in its own older layout
+        pairs = upgrade(bound, arrays) if meta["format_version"] < FORMAT_VERSION else arrays
+    except KeyError as exc:
+        return failed_report(f"certificate lacks array {exc.args[0]!r} (needed by {bound.name})", *failures,
+                             claim=claim)
+    except ValueError as exc:
+        return failed_report(f"cannot read its pairs ({exc})", *failures, claim=claim)
+    per_piece = {k: v for k, v in pairs.items() if k not in PIECE_FIELDS and k not in DATA_FIELDS}
     for i in range(m):
         k = str(kind[i])
         if k not in KINDS:
@@ -462,7 +470,8 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
             failures.append(f"{where}: not a sub-interval of [{t_lo:.6g}, {t_hi:.6g}]; its gap is not evaluated")
             continue
         try:
-            primal, dual = bound.from_arrays({key: v[i] for key, v in per_piece.items()})
+            primal, dual = bound.piece_from_arrays({key: v[i] for key, v in per_piece.items()}, float(lo[i]),
+                                                   float(hi[i]))
         except KeyError as exc:  # the same for every piece: say it once
             failures.append(f"certificate lacks array {exc.args[0]!r} (needed by {bound.name})")
             counts[k] -= 1

@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from .. import moving
 from ..certificate.verify import claimed_on
 from ..numerics import stored_bound
 from ..problem import convex_combination, restored_gaps
@@ -46,16 +47,18 @@ class Certifier:
     """Pieces for a :class:`~approxpath.driver.run.Run` from its anchors.
 
     The problem's optional capabilities are looked up once here: ``interpolate`` (else a
-    convex combination field by field), ``interpolate_moving`` (a pair whose weight moves
-    along a piece: the candidate where the problem has it), ``interpolation_gaps`` (else
-    each weight restored and its gap taken) and ``weighing_depth``.
+    convex combination field by field), ``interpolation_gaps`` (else each weight restored and
+    its gap taken), ``weighing_depth``, and its bound's ``moving_degrees``: where the bound bounds
+    moving pairs over the run's parameter, the interpolating candidate is a pair whose weight
+    moves along the piece (:func:`approxpath.moving.interpolate`), which the problem restores.
     """
 
     def __init__(self, run):
         self.run = run
         problem = run.problem
         self.interpolate = getattr(problem, "interpolate", convex_combination)
-        self.moving = getattr(problem, "interpolate_moving", None)
+        degrees = getattr(run.bound, "moving_degrees", None) or {}
+        self.moving_degree = min(degrees.get(run.bound.parameter, 0), 2)
         guide = getattr(problem, "interpolation_gaps", None)
         self.guide = guide or (lambda a, b, thetas, tau, around=None: restored_gaps(problem, a, b, thetas, tau))
         self.weighing_depth = getattr(problem, "weighing_depth", _WEIGHING_DEPTH)
@@ -67,8 +70,9 @@ class Certifier:
         Returns a function of a sub-piece ``(l, h)`` giving ``[(pair, anchors), ...]``: the
         two anchors' pairs, the nearer first; with ``interpolate``, for a sub-piece inside
         (a, b), only the convex combination of the two pairs with the weight of smallest gap
-        (restored afterwards) or, for a problem with ``interpolate_moving``, the pair whose
-        weight moves along the piece through the weights at its two ends and its middle.
+        (restored afterwards) or, where the bound bounds moving pairs, the pair whose weight
+        moves along the piece through the weights at its two ends and its middle (degree 2) or
+        through the middle's with the slope between the ends' (degree 1).
         """
         run = self.run
         ends = [x for x in (a, b) if x in run.anchors]
@@ -102,11 +106,10 @@ class Certifier:
                     width = (run.s(h) - run.s(l)) / (run.s(b) - run.s(a))
                     pair_a, pair_b = run.anchors[a], run.anchors[b]
                     theta = weight(pos, width, run.t(m), (l, h) if l < h else None)
-                    if self.moving is not None and l < h:
+                    if self.moving_degree and l < h:
                         thetas = (profiled(position(l)), theta, profiled(position(h)))
-                        moving = self.moving(pair_a, pair_b, thetas, (l, run.t(m), h))
-                        if moving is not None:
-                            return [(moving, (a, b))]
+                        pair = moving.interpolate(pair_a, pair_b, thetas, (l, run.t(m), h), self.moving_degree)
+                        return [(pair, (a, b))]
                     return [(self.interpolate(pair_a, pair_b, theta), (a, b))]
             return out
 
@@ -212,7 +215,7 @@ class Certifier:
         at the piece's sampled points (the ends first), or None where the pair is infeasible at
         them or a gap exceeds the target there."""
         run, bound = self.run, self.run.bound
-        if bound.errors(p, d, l, h):
+        if bound.check(p, d, l, h):
             return None
         pts = [x for x, _ in claimed_on("sampled", l, h)]  # what verify re-checks
         top = -np.inf
@@ -233,7 +236,7 @@ class Certifier:
         for pair, anchors in cands(l, h):
             p, d = run.problem.restore(*pair, l, h)
             g = max(stored_bound(bound.gap(p, d, x)) for x in pts)
-            ok = not bound.errors(p, d, l, h) and all(g <= run.target((p, d), x, x) for x in pts)
+            ok = not bound.check(p, d, l, h) and all(g <= run.target((p, d), x, x) for x in pts)
             if best is None or (ok, -g) > (best[0], -best[1]):
                 best = (ok, g, p, d, anchors)
         run.certify_s += time.perf_counter() - t0

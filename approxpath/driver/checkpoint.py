@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..certificate.format import content_sha256, read_certificate, remove_stale_temps, write_npz
+from ..certificate.format import FORMAT_VERSION, content_sha256, read_certificate, remove_stale_temps, write_npz
 from ..certificate.verify import claim_failures
 from ..data import data_sha256
 from ..errors import InputError
@@ -89,13 +89,14 @@ class Checkpoint:
         solved = {**run.stored, **run.anchors}  # a resumed run's stored solves not reached yet too
         ts = sorted(solved)
         arrays = {"anchor_t": np.array(ts, dtype=float)}
-        per = [bound.to_arrays(*solved[t]) for t in ts]
-        for k in per[0] if per else ():
-            arrays[f"anchor__{k}"] = np.stack([np.asarray(d[k], dtype=float) for d in per])
+        if ts:
+            for k, v in bound.pieces_to_arrays([(*solved[t], t, t) for t in ts]).items():
+                arrays[f"anchor__{k}"] = v
         if pieces:
             for k, v in pieces_to_arrays(bound, pieces).items():
                 arrays[f"piece__{k}"] = v
-        meta = dict(run=self.key, state=state, placed=placed, solve_s=run.solve_s, certify_s=run.certify_s)
+        meta = dict(run=self.key, state=state, placed=placed, solve_s=run.solve_s, certify_s=run.certify_s,
+                    layout=FORMAT_VERSION)
         write_npz(self.file, arrays, dict(meta, content_sha256=content_sha256(arrays, meta)), inputs=self.inputs,
                   compress=_COMPRESS)
 
@@ -113,12 +114,15 @@ class Checkpoint:
                              f"strategy differ): {_AFRESH}")
         if content_sha256(arrays, meta) != meta.get("content_sha256"):
             raise InputError(f"{self.file} was modified after it was written (content sha256 differs): {_AFRESH}")
+        if meta.get("layout") != FORMAT_VERSION:
+            raise InputError(f"{self.file} is a checkpoint written by another approxpath version (layout "
+                             f"{meta.get('layout', 'before 3')!r}): {_AFRESH}")
         bound = self.problem.bound
         per = {k[len("anchor__"):]: v for k, v in arrays.items() if k.startswith("anchor__")}
         placed = set(meta.get("placed", arrays["anchor_t"].tolist()))  # files without the list: all
         for i, t in enumerate(arrays["anchor_t"]):  # the later ones are taken when the replay asks for them
             (run.anchors if float(t) in placed else run.stored)[float(t)] = \
-                bound.from_arrays({k: v[i] for k, v in per.items()})
+                bound.piece_from_arrays({k: v[i] for k, v in per.items()}, float(t), float(t))
         stored = {k[len("piece__"):]: v for k, v in arrays.items() if k.startswith("piece__")}
         pieces = pieces_from_arrays(bound, stored) if stored else []
         for i, piece in enumerate(pieces):  # a resumed claim is re-proven, never trusted

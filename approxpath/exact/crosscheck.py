@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from approxpath.errors import InputError
+from approxpath.moving import value_at
 from approxpath.problem import convex_combination
 from approxpath.validate import is_count
 
@@ -207,7 +208,7 @@ def point_gap(problem, primal, tau):
     note when the point is infeasible or cannot be evaluated."""
     try:
         dual = problem.restore(primal, problem.dual_from_primal(primal, tau), tau)[1]  # the claimed primal as is
-        scale = 1.0 + abs(problem.dual_objective(dual, tau))
+        scale = 1.0 + abs(problem.dual_objective(value_at(dual, tau), tau))
         violation = problem.primal_violation(problem.primal_at(primal, tau), tau)
         if not violation <= _PRIMAL_FEAS_TOL * scale:
             return math.inf, scale, f"primal infeasible by {violation:.3g}"

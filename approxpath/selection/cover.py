@@ -21,6 +21,7 @@ import bisect
 
 import numpy as np
 
+from ..moving import value_at
 from ..numerics import log_mid
 from .losses import loss_totals
 
@@ -184,7 +185,7 @@ class Sampled:
         edges, vals = [a], []
         for piece, s, e in self.tracks.over(k, a, b):
             t = log_mid(s, e)
-            f = problem.predict(problem.primal_at(piece.primal, t), t, self.X_val[k])
+            f = problem.predict(problem.primal_at(value_at(piece.primal, t), t), t, self.X_val[k])
             f = f[:, None]
             vals.append(loss_totals(self.name, self.y_val[k], f, f)[0][0])
             edges.append(e)

@@ -28,7 +28,7 @@ from ..kernel_families import cross_distances
 from ..kernels import gaussian
 from ..numerics import fp_margin, kernel_entry_error
 
-__all__ = ["cross_products", "expansion_cover", "new_distances", "node_hull", "sqrt_up", "widen", "CHAIN"]
+__all__ = ["combination_hull", "cross_products", "expansion_cover", "new_distances", "node_hull", "sqrt_up", "widen", "CHAIN"]
 
 #: Dependent operations after the n-term sums of an envelope (coefficients, the difference,
 #: node values, lift): as in :mod:`approxpath.problems._regression` (``_CHAIN``, derived there).
@@ -126,3 +126,15 @@ def new_distances(bound, X_new):
     ``kernel="precomputed"``, ``X_new`` is that matrix).  A computed entry is within the
     relative error the training distances have (``bound.entry_terms``)."""
     return cross_distances(X_new, bound.X, bound.family, bound.options["feature_weights"])
+
+
+def combination_hull(ranges, low, up):
+    """Enclosures ``(low, up)`` (m, J) of :math:`\\sum_k w_k f_k` on each sub-interval ``j``,
+    given each weight's range ``ranges[j, k]`` (:func:`approxpath.moving.weight_ranges`, shape
+    (J, K, 2)) and each :math:`f_k` in ``[low[:, k, j], up[:, k, j]]`` (shape (m, K, J)): per term
+    the smallest and largest of the four corner products (a product of two intervals), summed,
+    and widened by the rounding of the products and the sum."""
+    wl, wu = ranges[..., 0].T[None], ranges[..., 1].T[None]  # (1, K, J)
+    corners = np.stack([wl * low, wl * up, wu * low, wu * up])
+    pad = fp_margin(2 * low.shape[1] + 2, 1.0) * np.abs(corners).max(axis=0).sum(axis=1)
+    return corners.min(axis=0).sum(axis=1) - pad, corners.max(axis=0).sum(axis=1) + pad

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SolverError
+from ..moving import value_at
 
 __all__ = ["EXACT_GAP", "SolveSettings", "settings", "current_settings", "solve_exact"]
 
@@ -114,7 +115,7 @@ def solve_exact(problem, t, names, time_limit=None, warm=None):
                 said.append(f"{label}: non-finite gap")
                 retry.append(name)
                 continue
-            if g <= EXACT_GAP * (1.0 + abs(problem.dual_objective(pair[1], t))):
+            if g <= EXACT_GAP * (1.0 + abs(problem.dual_objective(value_at(pair[1], t), t))):
                 return pair
             said.append(f"{label}: gap {g:.3g}")
             retry.append(name)

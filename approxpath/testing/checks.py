@@ -9,7 +9,6 @@ certificates that must fail once tampered with.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import tempfile
 from dataclasses import dataclass
@@ -17,7 +16,9 @@ from pathlib import Path as FsPath
 
 import numpy as np
 
+from .. import moving
 from ..certificate.verify import WEAK_DUALITY_TOL
+from ..moving import value_at
 
 __all__ = ["Example", "CHECKS", "examples_of"]
 
@@ -89,7 +90,7 @@ def check_exact_pair_is_optimal_and_feasible(ex):
         scale = _scale(problem, dual, t)
         assert problem.primal_violation(full, t) <= 1e-9 * scale
         assert problem.dual_violation(dual, t) <= 1e-9 * scale
-        assert problem.bound.errors(primal, dual, t, t) == []
+        assert problem.bound.check(primal, dual, t, t) == []
         g = problem.bound.gap(primal, dual, t)
         _weak_duality(problem, g, scale)
         assert g <= 1e-6 * scale, g
@@ -104,7 +105,7 @@ def check_declarations_agree_with_numpy(ex):
     full = problem.primal_at(primal, t)
     for decl, values, numpy_value in (
         (problem.cvxpy_primal(t), problem.primal_values(full), problem.primal_objective(full, t)),
-        (problem.cvxpy_dual(t), problem.dual_values(dual), problem.dual_objective(dual, t)),
+        (problem.cvxpy_dual(t), problem.dual_values(value_at(dual, t)), problem.dual_objective(dual, t)),
     ):
         for name, var in decl.variables.items():
             var.value = np.asarray(values[name], dtype=float).reshape(var.shape)
@@ -148,7 +149,7 @@ def check_piece_bound_dominates_point_gaps(ex):
     edges = np.geomspace(max(lo, t0 / 1.5), min(hi, t0 * 1.5), 4)
     for a, b in zip(edges[:-1], edges[1:]):
         primal, dual = problem.restore(*pair, a, b)
-        assert bound.errors(primal, dual, a, b) == []
+        assert bound.check(primal, dual, a, b) == []
         g = bound.gap(primal, dual, a, b)
         _weak_duality(problem, g, 0.0)  # a rigorous bound over a piece
         for tau in np.geomspace(a, b, 25):
@@ -162,21 +163,72 @@ def check_piece_bound_dominates_point_gaps(ex):
         _close(bound.gap(primal, dual, m, m), problem.gap(primal, dual, m), 0.0, 1e-9 * _scale(problem, pair[1], m))
 
 
-def check_arrays_round_trip(ex):
-    """A piece's pair survives ``Bound.to_arrays``/``from_arrays`` bit for bit, and the
-    verifier's bound (built from the data and options alone) accepts it."""
+def _pieces_of(ex):
+    """``[(primal, dual, lo, hi), ...]``: a piece's pair from an exact solve and, where the
+    bound bounds moving pairs, the driver's moving interpolation of two exact solves, restored."""
     problem = ex.problem
-    lo = ex.interval[0]
-    primal, dual = problem.solve(lo)
-    if problem.bound.interval_bound:  # a piece's pair (e.g. the SVM's bias line)
-        primal, dual = problem.restore(primal, dual, lo, float(np.sqrt(lo * ex.interval[1])))
+    lo, hi = ex.interval
+    mid = float(np.sqrt(lo * hi))
+    a = problem.solve(lo)
+    out = [(*problem.restore(*a, lo, mid), lo, mid) if problem.bound.interval_bound else (*a, lo, lo)]
+    degree = min((getattr(problem.bound, "moving_degrees", None) or {}).get(problem.parameter, 0), 2)
+    if degree and problem.bound.interval_bound:
+        b = problem.solve(mid)
+        inner = float(np.sqrt(lo * mid))
+        pair = moving.interpolate(a, b, (0.1, 0.5, 0.9), (lo, inner, mid), degree)
+        out.append((*problem.restore(*pair, lo, mid), lo, mid))
+    return out
+
+
+def check_arrays_round_trip(ex):
+    """A piece's pair (fixed, and moving where the bound bounds moving pairs) survives the
+    certificate layout (``Bound.pieces_to_arrays``/``piece_from_arrays``) bit for bit, and the
+    verifier's bound (built from the data and options alone) accepts it and recomputes the same
+    gap bound."""
+    problem = ex.problem
+    pieces = _pieces_of(ex)
     verifier = type(problem).Bound(problem.X, problem.y, **problem.options())
-    p2, d2 = verifier.from_arrays(problem.bound.to_arrays(primal, dual))
-    for a, b in ((primal, p2), (dual, d2)):
-        for f in dataclasses.fields(a):
-            if getattr(a, f.name) is not None and f.compare:
-                np.testing.assert_array_equal(getattr(a, f.name), getattr(b, f.name))
-    assert verifier.errors(p2, d2, lo, lo) == []
+    arrays = problem.bound.pieces_to_arrays(pieces)
+    for i, (primal, dual, lo, hi) in enumerate(pieces):
+        p2, d2 = verifier.piece_from_arrays({k: v[i] for k, v in arrays.items()}, lo, hi)
+        assert moving.fingerprint(p2) == moving.fingerprint(primal) and moving.fingerprint(d2) == moving.fingerprint(dual)
+        assert verifier.check(p2, d2, lo, hi) == []
+        if problem.bound.interval_bound and lo < hi:
+            _close(verifier.gap(p2, d2, lo, hi), problem.bound.gap(primal, dual, lo, hi), 1e-9, 1e-12)
+
+
+def check_point_at_t_is_the_certified_point(ex):
+    """At random parameters of random pieces of a path, the point a user reads
+    (``path.primal(t)``, ``path.dual(t)``: plain points whose fields are the values at t) is
+    the one the piece's bound speaks of: the objectives computed from its fields by the
+    problem's own CVXPY declarations equal ``path.objectives(t)``, both points are feasible there,
+    and their gap is at most the piece's bound."""
+    from ..certificate.verify import SAMPLE_LEVELS, claimed_on
+    from ..driver import approximate_path
+
+    problem = ex.problem
+    path = approximate_path(problem, eps=ex.eps, interval=ex.interval)
+    rng = np.random.default_rng(7)
+    for k in rng.choice(len(path.pieces), size=min(6, len(path.pieces)), replace=False):
+        piece = path.pieces[int(k)]
+        if piece.kind == "certified":
+            t = float(np.exp(rng.uniform(np.log(piece.lo), np.log(piece.hi))))
+        else:  # a sampled piece claims (and may hold values) only at its sampled points
+            t = float(rng.choice([x for x, _ in claimed_on(piece.kind, piece.lo, piece.hi, SAMPLE_LEVELS)]))
+        primal, dual = path.primal(t), path.dual(t)
+        assert not moving.is_moving(primal) and not moving.is_moving(dual)
+        upper, lower = path.objectives(t)
+        scale = 1.0 + abs(lower)
+        for decl, values, value in ((problem.cvxpy_primal(t), problem.primal_values(primal), upper),
+                                    (problem.cvxpy_dual(t), problem.dual_values(dual), lower)):
+            for name, var in decl.variables.items():
+                var.value = np.asarray(values[name], dtype=float).reshape(var.shape)
+            _close(float(decl.problem.objective.value), value, 1e-9, 1e-9 * scale)
+            assert max((float(np.max(c.violation())) for c in decl.problem.constraints), default=0.0) <= 1e-9 * scale
+        assert problem.primal_violation(primal, t) <= 1e-9 * scale
+        assert problem.dual_violation(dual, t) <= 1e-9 * scale
+        if piece.kind == "certified":
+            assert upper - lower <= piece.gap_bound * (1 + 1e-9) + 1e-12 * scale
 
 
 def check_path_is_certified_and_verifies(ex):
@@ -199,8 +251,9 @@ def check_path_is_certified_and_verifies(ex):
 
 def check_tampered_certificates_fail(ex):
     """Negative check: a certificate whose stored pair is changed (each problem array in turn,
-    scaled and shifted; its content hash recomputed so that only the math can catch it), or
-    whose stored gap bounds are lowered, fails verification."""
+    scaled and shifted; every moving piece's weights, span and points together; a span whose
+    width overflows; its content hash recomputed so that only the math can catch it), or whose
+    stored gap bounds are lowered, fails verification."""
     from ..certificate import verify
     from ..certificate.format import PIECE_FIELDS, content_sha256, read_certificate, write_npz
     from ..driver import approximate_path
@@ -213,6 +266,16 @@ def check_tampered_certificates_fail(ex):
         for key, a in arrays.items():
             if key not in PIECE_FIELDS and a.dtype.kind == "f" and np.any(a):
                 forgeries[key] = dict(arrays, **{key: a * 1.7 + 0.3 * (np.abs(a).max() + 1.0)})
+        for side in ("primal", "dual"):
+            degree = arrays.get(f"{side}_degree")
+            moving_rows = np.flatnonzero(degree > 0) if degree is not None else np.array([], dtype=int)
+            if moving_rows.size:
+                span = arrays[f"{side}_span"].copy()
+                span[moving_rows] = [-1.5e308, 1.5e308]  # finite ends whose difference overflows
+                forgeries[f"{side}_span overflow"] = dict(arrays, **{f"{side}_span": span})
+                weights = arrays[f"{side}_weights"].copy()
+                weights[moving_rows] *= -3.0  # every moving weight at once
+                forgeries[f"{side} moving weights"] = dict(arrays, **{f"{side}_weights": weights})
         for key, forged in forgeries.items():
             forged_meta = dict(meta, content_sha256=content_sha256(forged, meta))
             file = write_npz(FsPath(tmp) / f"forged-{key}.npz", forged, forged_meta)
@@ -240,4 +303,5 @@ def check_interpolation_guide(ex):
 #: Every check, in the order they run.
 CHECKS = (check_options_match_the_bound, check_exact_pair_is_optimal_and_feasible, check_declarations_agree_with_numpy,
           check_restoration, check_piece_bound_dominates_point_gaps, check_arrays_round_trip,
-          check_path_is_certified_and_verifies, check_tampered_certificates_fail, check_interpolation_guide)
+          check_path_is_certified_and_verifies, check_point_at_t_is_the_certified_point,
+          check_tampered_certificates_fail, check_interpolation_guide)

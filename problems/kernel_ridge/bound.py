@@ -19,6 +19,13 @@ of two nonnegative terms,
 
 which is what :meth:`RidgeBound.gap` bounds over a whole piece.  Neither problem has
 constraints, so both restorations are the best scaling of the carried point.
+
+On a bandwidth piece either side may *move* (:class:`~approxpath.moving.Moving`, weights linear in
+the bandwidth): the driver's interpolation of two exact solves, :math:`c(t) = \\sum_k w_k(t) c_k`
+and :math:`a(t) = \\sum_k w_k(t)\\,\\lambda c_k`, keeps :math:`e = \\lambda c - a` at zero (up to the
+rounding of :math:`\\lambda c_k`) and follows the solution path to second order, so its gap, the
+squared residual :math:`\\lVert (K_t + \\lambda I)c(t) - y\\rVert^2`, is fourth order in the distance
+to the solves where a fixed pair's is second order (:meth:`RidgeBound._moving_gap`).
 """
 
 from __future__ import annotations
@@ -27,9 +34,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from approxpath.bound import KernelBound, Option
+from approxpath.bound import Option
+from approxpath.moving import bernstein_at, coefficient_rounding, is_moving
 from approxpath.numerics import fp_margin
 from approxpath.validate import real_targets
+
+from .._regression import CHAIN, KernelEnclosures
 
 __all__ = ["RidgeBound", "RidgePrimal", "RidgeDual"]
 
@@ -48,9 +58,21 @@ class RidgeDual:
     a: np.ndarray
 
 
-class RidgeBound(KernelBound):
+def _parts(point, name, lo, hi):
+    """``(V (n, K), W (K, 2) on [lo, hi], err (K,))``: a side's points as columns, its weights'
+    coefficients on the piece (degree 1; a constant raised exactly) and their rounding (a fixed
+    point: itself with the constant weight 1, exact)."""
+    if not is_moving(point):
+        return np.asarray(getattr(point, name), dtype=float)[:, None], np.ones((1, 2)), np.zeros(1)
+    V = np.column_stack([np.asarray(getattr(p, name), dtype=float) for p in point.points])
+    W = point.restrict(lo, hi)
+    err = np.zeros(len(point.points)) if (float(lo), float(hi)) == point.span else point.allowance()
+    return V, (W if W.shape[1] == 2 else np.repeat(W, 2, axis=1)), err
+
+
+class RidgeBound(KernelEnclosures):
     """Gap bounds of kernel ridge regression over the bandwidth (fixed ``lam``) or over ``lam``
-    (fixed ``bandwidth``)."""
+    (fixed ``bandwidth``); pairs moving linearly in the bandwidth (:meth:`_moving_gap`)."""
 
     name = "kernel_ridge"
     Primal = RidgePrimal
@@ -58,6 +80,7 @@ class RidgeBound(KernelBound):
     parameters = ("bandwidth", "lam")
     weight = "lam"
     OPTIONS = dict(lam=Option("positive"), bandwidth=Option("positive", default=None))
+    moving_degrees = {"bandwidth": 1}
 
     def __init__(self, X, y, **options):
         super().__init__(X, y, **options)
@@ -65,10 +88,11 @@ class RidgeBound(KernelBound):
 
     def errors(self, primal, dual, lo, hi):
         errors = []
-        for side, v in (("c", primal.c), ("a", dual.a)):
-            v = np.asarray(v)
-            if v.shape != (self.n,) or not np.all(np.isfinite(v)):
-                errors.append(f"{side} must be {self.n} finite numbers")
+        for side, point in (("c", primal), ("a", dual)):
+            for p in point.points if is_moving(point) else (point,):
+                v = np.asarray(getattr(p, side))
+                if v.shape != (self.n,) or not np.all(np.isfinite(v)):
+                    return [f"{side} must be {self.n} finite numbers"]
         return errors
 
     #: Closed-form selection criteria (:mod:`.criteria`): ``"min"`` or ``"max"`` is better.
@@ -91,16 +115,34 @@ class RidgeBound(KernelBound):
         return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new)
 
     def _gap_terms(self, c, a, tau):
-        """The gap as the sum of its two nonnegative terms (see the module docstring), and the
-        magnitude a rounding allowance must cover."""
+        """The gap as the sum of its two nonnegative terms (see the module docstring), as
+        computed, and a rigorous bound on its rounding.
+
+        With :math:`\\hat K` the computed kernel (entries within ``entry_error`` of exact, in
+        [0, 1]) and :math:`\\gamma_m = 1.01\\,mu`: a computed :math:`(Kv)_i` is within
+        :math:`\\delta_i = \\gamma_n (\\hat K|v|)_i(1 + \\gamma_n) + \\epsilon\\lVert v\\rVert_1` of exact, so
+        :math:`e^\\top Ke` within :math:`\\sum_i |e_i|(\\delta^e_i + \\gamma_n|(Ke)_i|)` and each
+        :math:`r_i = (Kc)_i - z_i` within :math:`\\rho_i = \\delta^c_i + \\gamma_2(|(Kc)_i| + |z_i|)`, hence
+        :math:`\\lVert r\\rVert^2` within :math:`\\sum_i (2|r_i|\\rho_i + \\rho_i^2) + \\gamma_n\\lVert r\\rVert^2`.
+        The allowance is linear in the residual: tiny at an exact solve (where bounding the terms'
+        magnitudes instead rejected Cholesky's solutions at n = 400)."""
         bw, lam = self.sweep.at(tau)
         K = self.gram(tau)
+        n = self.n
         e, z = lam * c - a, self.y - a
-        r = K @ c - z
-        g = float(e @ (K @ e)) / lam + float(r @ r)
-        sc, se = np.abs(c).sum(), np.abs(e).sum()
-        magnitude = se * se / lam + float(np.sum((sc + np.abs(z)) ** 2))
-        return g, magnitude
+        Ke, Kc = K @ e, K @ c
+        r = Kc - z
+        q1, q2 = float(e @ Ke), float(r @ r)
+        g = q1 / lam + q2
+        gn, eps = fp_margin(n, 1.0), self.entry_error
+        ae, ac = np.abs(e), np.abs(c)
+        d_e = gn * (K @ ae) * (1.0 + gn) + eps * float(ae.sum())
+        d_c = gn * (K @ ac) * (1.0 + gn) + eps * float(ac.sum())
+        rho = d_c + fp_margin(2, 1.0) * (np.abs(Kc) + np.abs(z))
+        err1 = float(ae @ (d_e + gn * np.abs(Ke)))
+        err2 = float(np.sum(2.0 * np.abs(r) * rho + rho * rho)) + gn * q2
+        allowance = err1 / lam + err2
+        return g, (allowance + fp_margin(4, g + allowance)) * (1.0 + 2.0**-40)
 
     def _margin(self, magnitude):
         """Rounding allowance: the sums (``fp_margin``) and the kernel entries, each within
@@ -110,13 +152,18 @@ class RidgeBound(KernelBound):
 
     def gap(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
+        if is_moving(primal) or is_moving(dual):
+            return self._moving_gap(primal, dual, lo, hi) if hi > lo else self._moving_point_gap(primal, dual, lo)
         c, a = np.asarray(primal.c, dtype=float), np.asarray(dual.a, dtype=float)
-        (g_lo, m_lo), (g_hi, m_hi) = self._gap_terms(c, a, lo), self._gap_terms(c, a, hi)
+        (g_lo, m_lo), (g_hi, m_hi) = self._gap_terms(c, a, lo), self._gap_terms(c, a, hi)  # m: their rounding
         if hi == lo or not self.sweep.along_bandwidth:
             # lam path: e'Ke/lam = lam c'Kc - 2 c'Ka + a'Ka/lam is convex in lam and the other
             # term does not depend on it, so the gap is convex in lam: its maximum is at an end.
-            return max(g_lo, g_hi) + self._margin(max(m_lo, m_hi))
-        return self._bandwidth_bound(c, a, lo, hi, g_lo, g_hi) + self._margin(max(m_lo, m_hi))
+            return max(g_lo + m_lo, g_hi + m_hi)
+        # the chord of the end values plus the curvature term: the end values' rounding added to
+        # both, and that of the few operations of the maximum
+        bound = self._bandwidth_bound(c, a, lo, hi, g_lo + m_lo, g_hi + m_hi)
+        return bound + fp_margin(16, abs(bound) + g_lo + g_hi + m_lo + m_hi)
 
     def _bandwidth_bound(self, c, a, lo, hi, g_lo, g_hi):
         """Bound of the gap on [lo, hi] from its values at the ends and a lower bound
@@ -159,6 +206,8 @@ class RidgeBound(KernelBound):
 
     def dual_floor(self, dual, lo, hi=None):
         hi = lo if hi is None else hi
+        if is_moving(dual):
+            return self._moving_dual_floor(dual, lo, hi)
         bw_lo, lam_lo = self.sweep.at(lo)
         a = np.asarray(dual.a, dtype=float)
         aa = np.outer(a, a)
@@ -171,3 +220,111 @@ class RidgeBound(KernelBound):
         d = 2.0 * float(a @ self.y) - float(a @ a) - quad
         sa = np.abs(a).sum()
         return d - self._margin(2 * sa * np.abs(self.y).max() + float(a @ a) + sa * sa / lam_lo)
+
+    # -------------------------------------------------------------- moving pairs
+    def _moving_gap(self, primal, dual, lo, hi):
+        """Bound of the gap of a pair moving on the bandwidth piece ``[lo, hi]``.
+
+        The residual :math:`r(t) = K_t c(t) - y + a(t)`: :math:`K_t c(t)` lies on each
+        sub-interval between the nodes below the largest of a few lines plus a curvature term
+        and above the smallest minus one (:meth:`_combinations`), :math:`a(t)` is linear, so
+        :math:`|r_i(t)|` is below a convex function whose values at the sub-interval's ends are
+        computed, and so is :math:`\\sum_i r_i^2`: its bound on a sub-interval is the larger of
+        its two end values.  The other term, :math:`\\tfrac1\\lambda e^\\top K_t e` with
+        :math:`e(t) = \\lambda c(t) - a(t)` linear, is at most :math:`\\tfrac1\\lambda \\lVert e\\rVert_1^2`
+        (entries of :math:`K_t` in [0, 1]), :math:`\\lVert e\\rVert_1` largest at an end (0 for the
+        driver's interpolation, up to the rounding of :math:`\\lambda c_k`)."""
+        lam, y, n = self.sweep.weight, self.y, self.n
+        C, P, errp = _parts(primal, "c", lo, hi)
+        A, Q, errq = _parts(dual, "a", lo, hi)
+        xs, low, up, w, allowance = self._lines(C, P[None], errp[None], lo, hi)
+        _, _, ends_up, ends_low, bend_up, bend_low = self._combinations(w, low, up, ends=True)
+        q = bernstein_at(Q, (xs - lo) / (hi - lo))  # (Kq, J + 1): the dual's weights at the nodes
+        s = y[:, None] - A @ q  # (n, J + 1): y - a(t) at the nodes, as computed ...
+        aA = np.abs(A)
+        s_err = fp_margin(A.shape[1] + 1, 1.0) * (np.abs(y)[:, None] + aA @ np.abs(q)) + (aA @ (errq + coefficient_rounding(Q)))[:, None]
+        ends_s = np.stack([s[:, :-1], s[:, 1:]], axis=-1)  # (n, J, 2)
+        over = ends_up[0] - ends_s + bend_up[0][..., None]  # K c(t) - (y - a(t)), above
+        under = ends_s - ends_low[0] + bend_low[0][..., None]  # ... and below
+        slack = allowance[0][:, None, None] + np.maximum(s_err[:, :-1], s_err[:, 1:])[..., None] \
+            + fp_margin(CHAIN + 8, 1.0) * np.abs(ends_s)
+        phi = np.maximum(over, under) + slack  # >= |r_i| at the ends, convex between them
+        squares = (phi * phi).sum(axis=0)  # (J, 2)
+        e1 = self._e_norm(C, P, errp, A, Q, errq, lam)
+        top = float(squares.max())
+        return e1 * e1 / lam + top + fp_margin(2 * n + 4, top + e1 * e1 / lam)
+
+    def _e_norm(self, C, P, errp, A, Q, errq, lam):
+        """An upper bound of :math:`\\max_t \\lVert \\lambda c(t) - a(t)\\rVert_1` (linear in t: at an end)."""
+        aC, aA = np.abs(C), np.abs(A)
+        rounding = lam * (aC @ (errp + coefficient_rounding(P))) + aA @ (errq + coefficient_rounding(Q))
+        best = 0.0
+        for end in (0, 1):
+            p, q = P[:, end], Q[:, end]
+            e = lam * (C @ p) - A @ q
+            slack = fp_margin(C.shape[1] + A.shape[1] + 2, 1.0) * (lam * (aC @ np.abs(p)) + aA @ np.abs(q))
+            best = max(best, float(np.sum(np.abs(e) + slack + rounding)))
+        return best + fp_margin(self.n, best)
+
+    def _moving_point_gap(self, primal, dual, x):
+        """The gap at the point ``x`` of a moving pair: the point gap of its values as computed,
+        plus how far the exact values' gap can be (:math:`|K| \\le 1`: a change ``dc`` of c and
+        ``da`` of a moves :math:`e` by at most :math:`\\lambda|dc| + |da|` and each :math:`r_i` by
+        :math:`\\lVert dc\\rVert_1 + |da_i|`)."""
+        lam = self.sweep.at(x)[1]
+        C, P, errp = _parts(primal, "c", x, x)
+        A, Q, errq = _parts(dual, "a", x, x)
+        p, q = P[:, 0], Q[:, 0]
+        c, a = C @ p, A @ q
+        dc = fp_margin(C.shape[1], 1.0) * (np.abs(C) @ np.abs(p)) + np.abs(C) @ (errp + coefficient_rounding(P))
+        da = fp_margin(A.shape[1], 1.0) * (np.abs(A) @ np.abs(q)) + np.abs(A) @ (errq + coefficient_rounding(Q))
+        g, rounding = self._gap_terms(c, a, x)
+        e = lam * c - a
+        r = self.gram(x) @ c - self.y + a
+        de = float(np.sum(lam * dc + da))
+        dr = float(np.sum(dc)) + da
+        shift = (2.0 * float(np.abs(e).sum()) * de + de * de) / lam + float(np.sum(2.0 * np.abs(r) * dr + dr * dr))
+        return g + rounding + shift * (1.0 + 2.0**-40)
+
+    def _moving_dual_floor(self, dual, lo, hi):
+        """A lower bound of :math:`2a^\\top y - \\lVert a\\rVert^2 - \\tfrac1\\lambda a^\\top K_t a` over the
+        piece for :math:`a(t)` moving linearly: on each sub-interval between the nodes of the
+        kernel products' enclosures (:func:`~approxpath.selection.predictions.expansion_cover`),
+        the first two terms are concave in t (least at an end of the sub-interval) and
+        :math:`a^\\top K_t a \\le \\sum_i \\max` of the corner products of the ranges of :math:`a_i(t)`
+        and :math:`(K_t a(t))_i` there; at a point, the value as computed less the effect of the
+        combination's rounding."""
+        from approxpath.moving import weight_ranges
+        from approxpath.selection.predictions import combination_hull, expansion_cover
+
+        lam, y, n = self.sweep.at(lo)[1], self.y, self.n
+        A, Q, errq = _parts(dual, "a", lo, hi)
+        aA = np.abs(A)
+        err = errq + coefficient_rounding(Q)
+
+        def concave(q):  # 2 a'y - ||a||^2 at the weights q, less its rounding and the combination's
+            a = A @ q
+            da = fp_margin(A.shape[1], 1.0) * (aA @ np.abs(q)) + aA @ err
+            value = 2.0 * float(a @ y) - float(a @ a)
+            shift = float(np.sum(2.0 * np.abs(y) * da + 2.0 * np.abs(a) * da + da * da))
+            return value - shift - fp_margin(2 * n, 2.0 * float(np.abs(a) @ np.abs(y)) + float(a @ a)), a, da
+
+        if hi == lo:
+            value, a, da = concave(Q[:, 0])
+            K = self.gram(lo)
+            quad = float(a @ (K @ a))
+            slack = fp_margin(2 * n, float(np.abs(a) @ (K @ np.abs(a)))) + self.entry_error * float(np.abs(a).sum()) ** 2
+            shift = 2.0 * float(np.abs(a).sum()) * float(da.sum()) + float(da.sum()) ** 2
+            return value - (quad + slack + shift) / lam
+        edges, low, up = expansion_cover(self.kernels.products, A, lo, hi, self.entry_terms, n)
+        ranges = weight_ranges(dual, edges)[1]  # (J, K, 2)
+        K_low, K_up = combination_hull(ranges, low, up)  # (n, J): K_t a(t) on each sub-interval
+        corners = np.stack([A[:, :, None] * ranges[..., 0].T[None], A[:, :, None] * ranges[..., 1].T[None]])
+        a_low, a_up = corners.min(axis=0).sum(axis=1), corners.max(axis=0).sum(axis=1)  # (n, J): a_i(t)
+        pad = fp_margin(A.shape[1] + 1, 1.0) * np.abs(corners).max(axis=0).sum(axis=1)
+        a_low, a_up = a_low - pad, a_up + pad
+        products = np.stack([a_low * K_low, a_low * K_up, a_up * K_low, a_up * K_up])
+        quad = products.max(axis=0).sum(axis=0)  # (J,): above a'K a on each sub-interval
+        quad += fp_margin(n + 4, 1.0) * np.abs(products).max(axis=0).sum(axis=0)
+        ends = np.array([concave(q)[0] for q in bernstein_at(Q, (edges - lo) / (hi - lo)).T])  # (J + 1,)
+        return float((np.minimum(ends[:-1], ends[1:]) - quad / lam).min())

@@ -48,8 +48,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from approxpath.moving import is_moving, weight_ranges
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, kernel_entry_error
-from approxpath.selection.predictions import expansion_cover, sqrt_up
+from approxpath.selection.predictions import combination_hull, expansion_cover, sqrt_up
 
 __all__ = ["CLOSED_FORM", "criterion_enclosure", "point_facts"]
 
@@ -202,11 +203,10 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     :math:`\\lVert c\\rVert^2 \\le y^\\top\\tilde K^{-1}y/\\lambda = P^*/\\lambda^2`.
     """
     lam, n = bound.sweep.weight, bound.n
-    c = np.asarray(primal.c, dtype=float)
     m, s = 0.5 * (lo + hi), 0.5 * (hi - lo)
     f = _facts(bound, m, cache)
     const = 0.5 * n * math.log(2.0 * math.pi)
-    r_lo, r_hi, cKc = _residual_box(bound, c, m, m)
+    r_lo, r_hi, cKc = _residual_box(bound, primal, m, m)
     p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
     p_low = max(bound.dual_floor(dual, m), 0.0)
     v_lo = -0.5 * p_high / lam - 0.5 * f.logdet[1] - const
@@ -226,7 +226,7 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
         q_err += 2.0 * norm_Br * rad + beta * rad * rad
         slope = max(abs(-0.5 * (q - q_err) / lam**2 - 0.5 * f.slope[1]),
                     abs(-0.5 * (q + q_err) / lam**2 - 0.5 * f.slope[0]))
-        r_lo, r_hi, cKc_all = _residual_box(bound, c, lo, hi)
+        r_lo, r_hi, cKc_all = _residual_box(bound, primal, lo, hi)
         p_max = (lam * cKc_all + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
         grow = math.exp(beta * s / lam) * (1.0 + _PAD)
         M = 0.5 * (p_max / lam**2) * (2.0 * beta * beta / lam + gamma) + 0.5 * f.trace[1] * grow * (beta * beta / lam + gamma)
@@ -236,15 +236,28 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     return v_lo - pad, v_hi + pad
 
 
-def _residual_box(bound, c, lo, hi):
-    """Entrywise bounds of :math:`y - K_t c` and of :math:`c^\\top K_t c` over the piece."""
+def _residual_box(bound, primal, lo, hi):
+    """Entrywise bounds of :math:`y - K_t c(t)` and an upper bound of :math:`c(t)^\\top K_t c(t)`
+    over the piece, for the stored primal (fixed, or moving: every point's expansion enclosed,
+    combined with the weights' ranges, :func:`~approxpath.selection.predictions.combination_hull`)."""
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
-    _, low, up = expansion_cover(bound.kernels.products, c, t_lo, t_hi, bound.entry_terms, bound.n)
-    kl, ku = low.min(axis=-1), up.max(axis=-1)
+    points = primal.points if is_moving(primal) else (primal,)
+    C = np.column_stack([np.asarray(q.c, dtype=float) for q in points])
+    edges, low, up = expansion_cover(bound.kernels.products, C, t_lo, t_hi, bound.entry_terms, bound.n)
+    cuts = edges if bound.sweep.along_bandwidth and hi > lo else np.array([lo, hi], dtype=float)
+    ranges = np.broadcast_to(weight_ranges(primal, cuts)[1], (low.shape[-1], C.shape[1], 2))
+    kl, ku = (v for v in combination_hull(ranges, low, up))
+    kl, ku = kl.min(axis=-1), ku.max(axis=-1)
+    whole = weight_ranges(primal, [lo, hi])[1][0]  # (K, 2): each weight's range on the piece
+    corners = np.stack([C * whole[:, 0], C * whole[:, 1]])
+    c_lo, c_hi = corners.min(axis=0).sum(axis=1), corners.max(axis=0).sum(axis=1)  # c(t) entrywise
+    c_lo, c_hi = c_lo - fp_margin(C.shape[1], 1.0) * np.abs(corners).max(axis=0).sum(axis=1), \
+        c_hi + fp_margin(C.shape[1], 1.0) * np.abs(corners).max(axis=0).sum(axis=1)
     y = bound.y
     pad = fp_margin(1, 1.0) * (np.abs(y) + np.abs(kl) + np.abs(ku))
-    cKc = float(np.sum(np.maximum(c * kl, c * ku)))
-    cKc += fp_margin(bound.n, float(np.sum(np.abs(c) * np.maximum(np.abs(kl), np.abs(ku)))))
+    products = np.stack([c_lo * kl, c_lo * ku, c_hi * kl, c_hi * ku])
+    cKc = float(np.sum(products.max(axis=0)))
+    cKc += fp_margin(bound.n, float(np.sum(np.abs(products).max(axis=0))))
     return y - ku - pad, y - kl + pad, cKc
 
 
@@ -254,7 +267,6 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None):
     bound there (see the module docstring).  ``cache`` (a dict) keeps point factorizations."""
     if name not in CLOSED_FORM:
         raise KeyError(f"kernel_ridge has no closed-form criterion {name!r}; choose one of {', '.join(CLOSED_FORM)}")
-    c = np.asarray(primal.c, dtype=float)
     n = bound.n
     if not np.isfinite(gap):
         return -np.inf, np.inf
@@ -263,7 +275,7 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None):
         if bound.sweep.along_bandwidth:
             return _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache)
         p_low = bound.dual_floor(dual, lo, hi)
-        r_lo, r_hi, cKc = _residual_box(bound, c, lo, hi)
+        r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi)
         p_high = (lam_hi * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
         ld = _interval_facts(bound, lo, hi, cache)[2]
         const = 0.5 * n * math.log(2.0 * math.pi)
@@ -271,7 +283,7 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None):
         high = -0.5 * max(p_low, 0.0) / lam_hi - 0.5 * ld[0] - const
         pad = _PAD * (abs(low) + abs(high))
         return low - pad, high + pad
-    r_lo, r_hi, _ = _residual_box(bound, c, lo, hi)
+    r_lo, r_hi, _ = _residual_box(bound, primal, lo, hi)
     ball = sqrt_up(gap)  # ||rho* - rho|| <= sqrt(gap)
     big = np.maximum(r_lo * r_lo, r_hi * r_hi)
     near = np.maximum(np.maximum(r_lo, -r_hi), 0.0) ** 2

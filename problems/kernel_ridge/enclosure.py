@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from approxpath.moving import is_moving, weight_ranges
 from approxpath.numerics import fp_margin
-from approxpath.selection.predictions import cross_products, expansion_cover, new_distances, sqrt_up
+from approxpath.selection.predictions import combination_hull, cross_products, expansion_cover, new_distances, sqrt_up
 
 __all__ = ["prediction_enclosure"]
 
@@ -26,13 +27,19 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
     """Enclosures of the exact optimum's predictions at the rows of ``X_new`` for every
     :math:`\\tau \\in [lo, hi]` (see the module docstring): ``(edges (J + 1,), low (m, J), up (m, J))``."""
     lam = bound.sweep.weight_floor(lo)
-    # the midpoint of the primal's and the dual's functions, on one kernel pass
-    coef = 0.5 * np.column_stack([np.asarray(primal.c, dtype=float), np.asarray(dual.a, dtype=float) / lam])
+    # the midpoint of the primal's and the dual's functions (each a combination of its points),
+    # on one kernel pass
+    c_points = primal.points if is_moving(primal) else (primal,)
+    a_points = dual.points if is_moving(dual) else (dual,)
+    coef = 0.5 * np.column_stack([np.asarray(q.c, dtype=float) for q in c_points]
+                                 + [np.asarray(q.a, dtype=float) / lam for q in a_points])
     R = sqrt_up(0.5 * gap / lam) * (1.0 + fp_margin(2, 1.0)) if np.isfinite(gap) else np.inf  # the quotients' rounding
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
     edges, low, up = expansion_cover(cross_products(new_distances(bound, X_new)), coef, t_lo, t_hi,
                                      bound.entry_terms, bound.n)
-    low, up = low.sum(axis=1), up.sum(axis=1)  # (m, J): the two halves added
+    cuts = edges if bound.sweep.along_bandwidth else np.array([lo, hi], dtype=float)
+    ranges = np.concatenate([weight_ranges(primal, cuts)[1], weight_ranges(dual, cuts)[1]], axis=1)
+    low, up = combination_hull(np.broadcast_to(ranges, (low.shape[-1],) + ranges.shape[1:]), low, up)  # (m, J)
     mag = np.abs(low) + np.abs(up) + R
     low, up = low - R - fp_margin(2, 1.0) * mag, up + R + fp_margin(2, 1.0) * mag
     if not bound.sweep.along_bandwidth:

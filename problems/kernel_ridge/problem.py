@@ -15,6 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from approxpath.kernel_problem import KernelProblem
+from approxpath.moving import Moving, is_moving, value_at
 from approxpath.numerics import log_mid
 from approxpath.problem import Declaration
 from approxpath.registry import register
@@ -59,6 +60,11 @@ class KernelRidge(KernelProblem):
                  kernel="gaussian", feature_weights=None):
         super().__init__(X, y, lam=lam, bandwidth=bandwidth, parameter=parameter,
                          kernel=kernel, feature_weights=feature_weights)
+
+    def make_bound(self, X, y, options):
+        # kernels and products from a cache (the same values, bit for bit): a search meets the
+        # same few bandwidths again and again (piece ends, the guide's middles, the restorations)
+        return RidgeBound(X, y, cache=True, **options)
 
     @classmethod
     def examples(cls):
@@ -129,8 +135,15 @@ class KernelRidge(KernelProblem):
     # -------------------------------------------------------------- numpy maps
     def restore(self, primal, dual, lo, hi=None):
         """The best multiples of the carried ``c`` and ``a`` at the piece's (log-scale) middle
-        (neither side has constraints: any pair is feasible everywhere)."""
-        return self._restore_primal(primal, lo, hi), self._restore_dual(dual, lo, hi)
+        (neither side has constraints: any pair is feasible everywhere).  A pair moving across
+        the piece (the driver's interpolation of two exact solves) keeps its primal and gets the
+        dual :math:`a(t) = \\lambda c(t)` (the same weights; :math:`\\lambda c = y - K c` at the
+        optimum), which leaves only the residual :math:`\\lVert (K_t + \\lambda I)c(t) - y\\rVert^2`
+        in the gap."""
+        if is_moving(primal):
+            points = tuple(RidgeDual(a=self.sweep.weight * np.asarray(p.c, dtype=float)) for p in primal.points)
+            return primal, Moving(points, primal.weights, primal.span)
+        return self._restore_primal(primal, lo, hi), self._restore_dual(value_at(dual, lo), lo, hi)
 
     def _restore_primal(self, primal, lo, hi=None):
         mid = log_mid(lo, lo if hi is None else hi)
@@ -143,6 +156,30 @@ class KernelRidge(KernelProblem):
         bw, lam = self.sweep.at(mid)
         a = dual.a
         return RidgeDual(a=_best_scale(float(a @ self.y), float(a @ a) + float(a @ (self.gram(mid) @ a)) / lam) * a)
+
+    def interpolation_gaps(self, a, b, thetas, tau, around=None):
+        """:func:`~approxpath.problem.restored_gaps` vectorized over ``thetas`` (k,): the kernel
+        products of the combinations are the combinations of the two ends' (one product with
+        four columns), then each weight's best scalings of c and a at ``tau`` and its gap in
+        O(n), as computed."""
+        bw, lam = self.sweep.at(tau)
+        th = np.asarray(thetas, dtype=float)
+        mix = np.stack([1.0 - th, th])  # (2, k)
+        ends = np.column_stack([np.asarray(value_at(p, tau).c, dtype=float) for p, _ in (a, b)]
+                               + [np.asarray(value_at(d, tau).a, dtype=float) for _, d in (a, b)])
+        K_ends = self.kernels.products(bw, ends, order=0)[0]  # one pass over exp(-tD), four columns
+        C, A, KC, KA = ends[:, :2] @ mix, ends[:, 2:] @ mix, K_ends[:, :2] @ mix, K_ends[:, 2:] @ mix
+        y = self.y
+        yKc, cKc, KcKc = y @ KC, np.einsum("ik,ik->k", C, KC), np.einsum("ik,ik->k", KC, KC)
+        ay, aa, aKa = y @ A, np.einsum("ik,ik->k", A, A), np.einsum("ik,ik->k", A, KA)
+        den_c, den_a = lam * cKc + KcKc, aa + aKa / lam
+        with np.errstate(divide="ignore", invalid="ignore"):  # as _best_scale: 1 where the denominator is 0
+            s1 = np.where(den_c > 0, yKc / den_c, 1.0)
+            s2 = np.where(den_a > 0, ay / den_a, 1.0)
+        r = s1 * KC - y[:, None]
+        primal = lam * s1 * s1 * cKc + np.einsum("ik,ik->k", r, r)
+        dual = 2.0 * s2 * ay - s2 * s2 * aa - s2 * s2 * aKa / lam
+        return primal - dual
 
     def dual_from_primal(self, primal, tau):
         """The residual ``y - K c`` (the optimal dual at the optimum)."""

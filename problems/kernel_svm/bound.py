@@ -1,11 +1,14 @@
 """Certificate side of the hinge-loss kernel SVM (numpy only: what ``approxpath verify`` builds).
 
-A stored piece is :math:`(\\alpha, b, b_{slope})`: :math:`w = y\\circ\\alpha`, the bias
-:math:`b + b_{slope}\\tau` (linear in the bandwidth on a piece of a bandwidth path) and
-:math:`\\xi = \\max(0, 1 - y\\circ(K_\\tau w + b))`, so the gap at :math:`\\tau` is
+A stored piece is a dual :math:`\\alpha` and a primal :math:`(w, b)` with :math:`w = y\\circ\\alpha`
+and :math:`\\xi = \\max(0, 1 - y\\circ(K_\\tau w + b))`, so the gap at :math:`\\tau` is
 :math:`\\alpha^\\top Q_\\tau \\alpha + C\\,\\mathbf 1^\\top\\xi - \\mathbf 1^\\top\\alpha` with
-:math:`Q_\\tau = K_\\tau \\circ yy^\\top`.  A piece of a bandwidth path may hold a *moving* pair
-(:mod:`.moving`): :math:`\\alpha` replaced by :math:`(1 - \\theta(\\tau))\\alpha + \\theta(\\tau)\\alpha_b`.
+:math:`Q_\\tau = K_\\tau \\circ yy^\\top`.  On a piece of a bandwidth path either side may *move*
+(:class:`~approxpath.moving.Moving`): the dual a combination :math:`\\sum_k f_k(\\tau)\\alpha_k` of
+exactly feasible duals with nonnegative weight polynomials summing to at most 1 (:mod:`.moving`),
+the primal the combination of the :math:`(y\\circ\\alpha_k, b_k)` with the same weights plus points
+that carry only a bias: a bias polynomial in :math:`\\tau` (e.g. the line through the bias rule's
+values at the piece's ends).
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from approxpath.bound import KernelBound, Option
-from approxpath.envelopes import Envelope, envelope_entry_error, hermite_lower, hermite_upper, max_hinge_sum
+from approxpath.envelopes import Envelope, bernstein_product, envelope_entry_error, hermite_lower, hermite_upper, max_hinge_sum
+from approxpath.moving import is_moving
 from approxpath.numerics import fp_margin
 from approxpath.validate import binary_labels
 
-from .moving import Motion, motion_errors, moving_bound, moving_dual_floor, moving_point, point_allowance
+from .moving import moving_bound, moving_dual_floor, weight_allowance
 
-__all__ = ["SVMBound", "SVMPrimal", "SVMDual", "BIAS_RULES", "DUAL_RESTORATIONS", "Motion", "digest"]
+__all__ = ["SVMBound", "SVMPrimal", "SVMDual", "BIAS_RULES", "DUAL_RESTORATIONS", "digest"]
 
 #: Bias restorations of the primal (see ``KernelSVM``).
 BIAS_RULES = ("fixed", "dynamic", "optimal")
@@ -46,27 +50,17 @@ _RECENT = 4
 
 @dataclass(frozen=True)
 class SVMPrimal:
-    """Primal point: ``w`` (n,), bias ``b + b_slope * t`` (linear in the bandwidth ``t`` on a
-    piece of a bandwidth path; ``b_slope`` is 0 at a point and on the C path); slacks ``xi``
-    (n,) once evaluated at a parameter (``KernelSVM.primal_at``, which also fixes the bias
-    there: ``b`` at ``t`` and ``b_slope = 0``)."""
+    """Primal point: ``w`` (n,), the bias ``b`` and the slacks ``xi`` (n,), which
+    ``KernelSVM.primal_at`` fills in at a parameter (a stored point leaves them None)."""
 
     w: np.ndarray
     b: float
     xi: np.ndarray = None
-    b_slope: float = 0.0
-    #: A moving pair's :class:`~.moving.Motion` (then ``w`` is :math:`y\\circ\\alpha` of the first dual).
-    motion: Motion = field(default=None, compare=False, repr=False)
-
-    def bias(self, t):
-        """The bias at bandwidth ``t`` (``b`` exactly when ``b_slope`` is 0)."""
-        return self.b + self.b_slope * t
 
 
 @dataclass(frozen=True)
 class SVMDual:
-    """Dual point: ``alpha`` (n,); with ``motion`` (:class:`~.moving.Motion`) a moving dual
-    :math:`(1 - \\theta(t))\\alpha + \\theta(t)\\alpha_b`.
+    """Dual point: ``alpha`` (n,).
 
     ``mix`` (not part of the certificate) records that ``alpha`` equals
     ``(1 - theta) alpha_a + theta alpha_b`` *exactly*, as ``(alpha_a, alpha_b, theta)``, so a
@@ -75,15 +69,22 @@ class SVMDual:
 
     alpha: np.ndarray
     mix: tuple = field(default=None, compare=False, repr=False)
-    motion: Motion = field(default=None, compare=False, repr=False)
 
     def __reduce__(self):  # the parents in ``mix`` are a cache: do not ship them
-        return (SVMDual, (self.alpha, None, self.motion))
+        return (SVMDual, (self.alpha, None))
 
 
 def digest(a):
     """A key for the content of the array ``a`` (cache keys: equal arrays give equal keys)."""
     return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).digest()
+
+
+def _weights(point, lo, hi):
+    """``(points, coefficients (K, m + 1) on [lo, hi], their rounding (K,))`` of a stored point:
+    a fixed one is itself with the constant weight 1 (exact)."""
+    if not is_moving(point):
+        return (point,), np.ones((1, 1)), np.zeros(1)
+    return point.points, point.restrict(lo, hi), point.allowance()
 
 
 class SVMBound(KernelBound):
@@ -93,7 +94,8 @@ class SVMBound(KernelBound):
     On a bandwidth piece every class sum :math:`P_i(x) = \\sum_{j: y_j = y_i}\\alpha_j e^{-xD_{ij}}`
     (and :math:`N_i`, the other class) is completely monotone, so it lies between quintic
     Hermite polynomials (:mod:`approxpath.envelopes`); the gap is maximized over the piece from
-    those (:meth:`gap`).  On the C path the gap is affine in C: its ends bound it.
+    those (:meth:`gap`).  On the C path the gap is affine in C: its ends bound it.  Moving pairs
+    (bandwidth path, weights of degree <= 2): :mod:`.moving`.
     """
 
     name = "kernel_svm"
@@ -102,6 +104,7 @@ class SVMBound(KernelBound):
     parameters = ("bandwidth", "c")
     weight = "c"
     blocked_ok = True
+    moving_degrees = {"bandwidth": 2}
     _transient = KernelBound._transient + ("_recent",)
     OPTIONS = dict(c=Option("positive"), bias=Option("choice", BIAS_RULES, "optimal"),
                    dual_restoration=Option("choice", DUAL_RESTORATIONS, "moving"),
@@ -157,64 +160,102 @@ class SVMBound(KernelBound):
         return 1
 
     def Kw(self, dual, x):
-        """:math:`K_x w` with :math:`w = y \\circ \\alpha` (:math:`\\alpha(x)` of a moving dual),
-        shape (n,)."""
-        if dual.motion is not None:
-            return moving_point(self, dual, x)[1]
+        """:math:`K_x w` with :math:`w = y \\circ \\alpha` for a fixed dual, shape (n,)."""
         F = self._sums(dual, x, order=0)[0]
         return F[:, 0] - F[:, 1]
 
+    def dual_at_point(self, dual, x):
+        """``(alpha, Kw, rounding)`` of a (fixed or moving) dual at the bandwidth ``x``, as
+        computed: :math:`\\alpha(x)`, :math:`K_x y\\circ\\alpha(x)` from the stored duals' class
+        sums, and how far the weights' rounding there can move the gap
+        (:func:`.moving.weight_allowance`; 0 for a fixed dual)."""
+        if not is_moving(dual):
+            return np.asarray(dual.alpha, dtype=float), self.Kw(dual, x), 0.0
+        w = dual.weights_at(x)
+        A, B = (p.alpha for p in dual.points)
+        Sa, Sb = self.pair_sums(A, B, x)
+        Kw = w[0] * (Sa[0][:, 0] - Sa[0][:, 1]) + w[1] * (Sb[0][:, 0] - Sb[0][:, 1])
+        return w[0] * A + w[1] * B, Kw, weight_allowance(self, dual, dual.allowance())
+
+    # -------------------------------------------------------------- the bias
+    def bias_coefficients(self, primal, lo, hi):
+        """``(coefficients, rounding)`` of the bias :math:`b(\\tau) = \\sum_k f_k(\\tau) b_k` on
+        ``[lo, hi]`` in Bernstein form (degree of the primal's weights; a fixed primal: ``[b]``)
+        and a bound on how far the computed coefficients are from the exact ones."""
+        points, W, err = _weights(primal, lo, hi)
+        b = np.array([float(p.b) for p in points])
+        coef = b @ W
+        mag = np.abs(b) @ np.abs(W)
+        return coef, float(np.abs(b) @ err + fp_margin(len(points), float(mag.max())))
+
+    def bias_at(self, primal, x):
+        """``(bias, rounding)`` at ``x``: the bias as computed and how far it can be from exact."""
+        if not is_moving(primal):
+            return float(primal.b), 0.0
+        b = np.array([float(p.b) for p in primal.points])
+        w = primal.weights_at(x)
+        return float(b @ w), float(np.abs(b) @ primal.allowance() + fp_margin(b.size, float(np.abs(b) @ np.abs(w))))
+
     # -------------------------------------------------------------- feasibility
-    def errors(self, primal, dual, lo, hi):
-        a = np.asarray(dual.alpha, dtype=float)
-        C = self.sweep.weight_floor(lo)
+    def _dual_errors(self, alpha, C, what="alpha"):
+        a = np.asarray(alpha, dtype=float)
         if a.shape != (self.n,) or not np.all(np.isfinite(a)):
-            return [f"alpha must be {self.n} finite numbers"]
+            return [f"{what} must be {self.n} finite numbers"]
         errors = []
         if a.min() < 0:
-            errors.append(f"alpha has a negative entry ({a.min():.3g})")
+            errors.append(f"{what} has a negative entry ({a.min():.3g})")
         if a.max() > C:
-            errors.append(f"alpha exceeds C = {C:.6g} (max {a.max():.17g})")
+            errors.append(f"{what} exceeds C = {C:.6g} (max {a.max():.17g})")
         if math.fsum(self.y * a) != 0.0:
-            errors.append(f"y'alpha = {math.fsum(self.y * a):.3g} is not exactly 0")
-        if not np.array_equal(primal.w, self.y * a):
-            errors.append("w differs from y * alpha")
-        if not (np.isfinite(primal.b) and np.isfinite(primal.b_slope)):
-            errors.append("bias is not finite")
-        if primal.b_slope and not self.sweep.along_bandwidth:
-            errors.append("the bias varies only along a bandwidth path")
-        if dual.motion is not None:
-            if not self.sweep.along_bandwidth:
-                return errors + ["a pair moves only along a bandwidth path"]
-            errors += motion_errors(dual.motion, primal.motion, self.y, C, lo, hi)
-        elif primal.motion is not None:
-            errors.append("the primal moves, the dual does not")
+            errors.append(f"y'{what} = {math.fsum(self.y * a):.3g} is not exactly 0")
         return errors
 
-    # -------------------------------------------------------------- certificate arrays
-    def to_arrays(self, primal, dual):
-        m = dual.motion
-        return {"dual": np.asarray(dual.alpha, dtype=float), "bias": float(primal.b),
-                "bias_slope": float(primal.b_slope),
-                # a fixed pair: no second dual and a zero weight line
-                "dual_b": np.zeros(self.n) if m is None else np.asarray(m.alpha_b, dtype=float),
-                "theta": np.zeros(3) if m is None else np.asarray(m.theta, dtype=float),
-                "theta_at": np.zeros(2) if m is None else np.asarray(m.span, dtype=float)}
+    def errors(self, primal, dual, lo, hi):
+        """Every stored dual exactly feasible (:math:`0 \\le \\alpha_k \\le C`, :math:`y^\\top\\alpha_k = 0`
+        by ``math.fsum``); a moving dual's weights nonnegative with every coefficient column
+        summing to at most 1 (``math.fsum``), so that :math:`\\alpha(\\tau)` is a combination of
+        feasible duals with nonnegative weights summing to at most 1 at every :math:`\\tau` of the
+        span (convex hull; 0 is feasible); the primal's ``w`` equal to :math:`y\\circ\\alpha(\\tau)`
+        exactly (:meth:`_primal_errors`); the bias finite."""
+        C = self.sweep.weight_floor(lo)
+        duals = dual.points if is_moving(dual) else (dual,)
+        errors = []
+        for k, d in enumerate(duals):
+            errors += self._dual_errors(d.alpha, C, "alpha" if len(duals) == 1 else f"alpha_{k}")
+        if errors:
+            return errors
+        if is_moving(dual):
+            W = dual.weights
+            if W.min() < 0:
+                errors.append(f"a weight of the moving dual has a negative coefficient ({W.min():.3g})")
+            if any(math.fsum(col) > 1.0 for col in W.T):
+                errors.append("the moving dual's weights sum to more than 1 (a coefficient column)")
+        return errors + self._primal_errors(primal, dual)
 
-    def from_arrays(self, arrays):
-        alpha = np.asarray(arrays["dual"], dtype=float)
-        # certificates written before the bias could vary on a piece have no bias_slope, and
-        # before pairs could move no dual_b, theta, theta_at
-        slope = float(arrays["bias_slope"]) if "bias_slope" in arrays else 0.0
-        motion = None
-        if "dual_b" in arrays:
-            fields = [np.asarray(arrays[k], dtype=float) for k in ("dual_b", "theta", "theta_at")]
-            # a fixed pair stores zeros; anything else is a moving pair, which errors() checks
-            # (a fixed piece with a stray second dual or weight is refused, not read as fixed)
-            if any(np.any(f != 0) for f in fields):
-                motion = Motion(fields[0], tuple(map(float, fields[1])), tuple(map(float, fields[2])))
-        return (SVMPrimal(w=self.y * alpha, b=float(arrays["bias"]), b_slope=slope, motion=motion),
-                SVMDual(alpha=alpha, motion=motion))
+    def _primal_errors(self, primal, dual):
+        """The primal's ``w`` is :math:`y\\circ\\alpha(\\tau)` at every :math:`\\tau`: its points
+        with a nonzero ``w`` are, in order, :math:`(y\\circ\\alpha_k, b_k)` for the dual's points
+        with the dual's weights (a fixed dual: one point whose weight is the constant 1); the other
+        points carry only a bias.  Every ``b_k`` finite."""
+        points = primal.points if is_moving(primal) else (primal,)
+        if any(np.asarray(p.w).shape != (self.n,) for p in points):
+            return [f"w must be {self.n} numbers"]
+        if not all(np.isfinite(float(p.b)) for p in points):
+            return ["bias is not finite"]
+        carry = [k for k, p in enumerate(points) if np.any(p.w)]
+        duals = [(j, d) for j, d in enumerate(dual.points if is_moving(dual) else (dual,)) if np.any(d.alpha)]
+        if len(carry) != len(duals) or not all(
+                np.array_equal(points[k].w, self.y * d.alpha) for k, (_, d) in zip(carry, duals)):
+            return ["w differs from y * alpha (point by point)"]
+        if not carry:
+            return []
+        if not is_moving(dual):
+            W = primal.weights[carry[0]] if is_moving(primal) else np.ones(1)
+            return [] if np.all(W == 1.0) else ["the primal's w moves, the dual does not"]
+        if not is_moving(primal) or primal.span != dual.span or primal.degree != dual.degree or not all(
+                np.array_equal(primal.weights[k], dual.weights[j]) for k, (j, _) in zip(carry, duals)):
+            return ["the primal's w does not move with the dual (same span, degree and weights)"]
+        return []
 
     # -------------------------------------------------------------- model selection
     def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new):
@@ -228,40 +269,30 @@ class SVMBound(KernelBound):
     # -------------------------------------------------------------- gap bounds
     def gap(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
-        alpha = np.asarray(dual.alpha, dtype=float)
-        if dual.motion is not None:
-            if hi != lo:
+        if hi != lo and self.sweep.along_bandwidth:
+            if is_moving(dual):
                 return moving_bound(self, primal, dual, lo, hi)
-            alpha = alpha + dual.motion.alpha_b  # the magnitude below: 1'alpha(t) <= 1'alpha + 1'alpha_b
-        elif self.sweep.along_bandwidth and hi != lo:
             return self._bandwidth_bound(dual, primal, lo, hi)
-        # C path: alpha, w, b and xi do not depend on C and the primal is affine in C, so the
-        # gap is affine in C and its maximum on [lo, hi] is at an end point.
+        # a point, or the C path: alpha, w, b and xi do not depend on C and the primal is affine
+        # in C, so the gap is affine in C and its maximum on [lo, hi] is at an end point.
         C = self.sweep.at(hi)[1]
-        b = abs(primal.b) + abs(primal.b_slope) * self.sweep.at(hi)[0]  # the bias as computed, and its terms
-        mag = alpha.sum() ** 2 + C * self.n * (2.0 + b + alpha.sum()) + alpha.sum()
-        gap = max(self._point_gap(primal, dual, tau) for tau in sorted({lo, hi}))
-        return gap + self._margins(dual) * self._margin(mag) + (point_allowance(self, dual, lo) if dual.motion else 0.0)
+        a_sum = sum(float(np.sum(d.alpha)) for d in (dual.points if is_moving(dual) else (dual,)))
+        b = max(abs(float(p.b)) for p in (primal.points if is_moving(primal) else (primal,)))
+        b *= float(np.abs(primal.weights).sum(axis=0).max()) if is_moving(primal) else 1.0
+        mag = a_sum ** 2 + C * self.n * (2.0 + b + a_sum) + a_sum
+        gaps = [self._point_gap(primal, dual, tau) for tau in sorted({lo, hi})]
+        return max(g for g, _ in gaps) + self._margins(dual) * self._margin(mag) + max(r for _, r in gaps)
 
     def _point_gap(self, primal, dual, tau):
-        """The gap at ``tau`` (as computed): :math:`w^\\top K w + C\\,1^\\top\\xi - 1^\\top\\alpha`
-        from the class sums when :math:`w = y \\circ \\alpha` (every restored pair), else from
-        :math:`\\tfrac12 w^\\top K w + C 1^\\top\\xi + \\tfrac12\\alpha^\\top Q\\alpha - 1^\\top\\alpha`."""
+        """``(gap as computed, the weights' rounding)`` at ``tau``:
+        :math:`w^\\top K w + C\\,1^\\top\\xi - 1^\\top\\alpha` from the class sums
+        (:math:`w = y\\circ\\alpha`, which :meth:`errors` checks)."""
         bw, C = self.sweep.at(tau)
-        if dual.motion is not None:  # (errors() checks that the primal moves with it)
-            alpha, Kw = moving_point(self, dual, tau)
-            xi = np.maximum(0.0, 1.0 - self.y * (Kw + primal.bias(bw)))
-            return float((self.y * alpha) @ Kw) + C * float(xi.sum()) - float(alpha.sum())
-        alpha = dual.alpha
-        w = self.y * alpha
-        if not np.array_equal(primal.w, w):
-            Kw = (self.kernels.products(bw, primal.w, order=0)[0] if self.blocked else self.gram(tau) @ primal.w)
-            xi = np.maximum(0.0, 1.0 - self.y * (Kw + primal.bias(bw)))
-            return (0.5 * float(primal.w @ Kw) + C * float(np.sum(xi))
-                    + 0.5 * float(w @ self.Kw(dual, tau)) - float(np.sum(alpha)))
-        Kw = self.Kw(dual, tau)
-        xi = np.maximum(0.0, 1.0 - self.y * (Kw + primal.bias(bw)))
-        return float(w @ Kw) + C * float(xi.sum()) - float(alpha.sum())
+        alpha, Kw, rounding = self.dual_at_point(dual, bw)
+        b, b_err = self.bias_at(primal, bw)
+        xi = np.maximum(0.0, 1.0 - self.y * (Kw + b))
+        return (float((self.y * alpha) @ Kw) + C * float(xi.sum()) - float(alpha.sum()),
+                rounding + C * self.n * b_err)
 
     def _margin(self, magnitude):
         """Rounding allowance of a bound whose terms are at most ``magnitude``."""
@@ -296,9 +327,9 @@ class SVMBound(KernelBound):
 
     def dual_floor(self, dual, lo, hi=None):
         hi = lo if hi is None else hi
-        alpha = np.asarray(dual.alpha, dtype=float)
-        if dual.motion is not None:
+        if is_moving(dual):
             return moving_dual_floor(self, dual, lo, hi)
+        alpha = np.asarray(dual.alpha, dtype=float)
         if not self.sweep.along_bandwidth or hi == lo:
             d = -0.5 * float((self.y * alpha) @ self.Kw(dual, lo)) + float(np.sum(alpha))
             mag = alpha.sum() ** 2 + alpha.sum()
@@ -325,13 +356,25 @@ class SVMBound(KernelBound):
         """
         return 1.05 * envelope_entry_error(lo, hi, self.entry_terms) * a1 * (a1 + C * self.n)
 
+    def bias_polynomial(self, primal, lo, hi, degree):
+        """``(coefficients (degree + 1,), rounding, magnitude)``: the bias on ``[lo, hi]`` raised to
+        ``degree`` (a constant bias exactly), the bound on the coefficients' error (the weights'
+        rounding, the sums and the degree elevation: convex combinations) and their largest
+        absolute value."""
+        coef, err = self.bias_coefficients(primal, lo, hi)
+        if coef.size == 1:
+            return np.full(degree + 1, coef[0]), err, abs(float(coef[0]))
+        top = float(np.abs(coef).max())
+        raised = bernstein_product(coef, np.ones(degree - coef.size + 2))
+        return raised, err + fp_margin(2 * degree + 2, top), top
+
     def _bandwidth_bound(self, dual, primal, lo, hi):
         """Bound of the gap on [lo, hi] from the envelopes of :meth:`_class_envelopes`.
 
         :math:`\\alpha^\\top Q_x \\alpha = \\alpha^\\top P - \\alpha^\\top N` is below a quintic
         :math:`q`, each margin :math:`m_i = P_i - N_i` above a quintic, so each hinge argument
-        :math:`1 - y_i (b + b_{slope} x) - m_i` is below a quintic :math:`r_i`, and
-        :math:`q + C \\sum_i \\max(0, r_i) - 1^\\top\\alpha` is maximized over the piece
+        :math:`1 - y_i b(x) - m_i` is below a quintic :math:`r_i` (the bias polynomial raised to
+        degree 5), and :math:`q + C \\sum_i \\max(0, r_i) - 1^\\top\\alpha` is maximized over the piece
         (:func:`~approxpath.envelopes.max_hinge_sum`).  Off by :math:`O(w^5)` where chords and
         tangents are off by :math:`O(w^2)` (ionosphere, eps = 0.125: the bound is ~1 % above
         the largest of 17 sampled gaps where chords and tangents were 2x; 70 -> 31 pieces).
@@ -339,7 +382,7 @@ class SVMBound(KernelBound):
         C = self.c
         alpha = np.asarray(dual.alpha, dtype=float)
         P, N, q = self._class_envelopes(dual, lo, hi)
-        bias = primal.bias(lo) + (np.arange(6) / 5) * (primal.bias(hi) - primal.bias(lo))  # a line in Bernstein form
+        bias, bias_err, bias_top = self.bias_polynomial(primal, lo, hi, 5)
         r = 1.0 - self.y[:, None] * bias - (hermite_lower(P) - hermite_upper(N))
         best, scale = max_hinge_sum(q, r, C, _NODES)
         magnitude = (
@@ -347,6 +390,7 @@ class SVMBound(KernelBound):
             + float(alpha @ (P.magnitude() + N.magnitude()))
             + C * float(np.sum(P.magnitude() + N.magnitude()))
             + alpha.sum()
-            + C * self.n * (abs(primal.b) + abs(primal.b_slope) * hi)  # the bias line's end values, rounded
+            + C * self.n * bias_top  # the bias polynomial's coefficients, rounded
         )
-        return best - alpha.sum() + self._margins(dual) * self._margin(magnitude) + self._entry_allowance(alpha.sum(), C, lo, hi)
+        return (best - alpha.sum() + self._margins(dual) * self._margin(magnitude)
+                + self._entry_allowance(alpha.sum(), C, lo, hi) + C * self.n * bias_err)

@@ -64,4 +64,4 @@ class CachedSVMBound(SVMBound):
         return super()._sums(dual, x, order)
 
     def _margins(self, dual):
-        return _MIX_MARGINS if dual.mix is not None else 1
+        return _MIX_MARGINS if getattr(dual, "mix", None) is not None else 1

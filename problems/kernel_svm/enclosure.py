@@ -26,15 +26,17 @@ statistics are monotone in every argument, so the bounds of the :math:`g_i` give
 of :math:`f^*(x)`; as the gap vanishes they meet.  On a bandwidth piece :math:`\\tilde f(x)`, :math:`\\tilde f(x_i)` move with the
 kernel and are enclosed per node sub-interval
 (:func:`approxpath.selection.predictions.expansion_cover`); for a moving pair (:mod:`.moving`)
-both duals' expansions are, and their combination with the weight's range on the sub-interval.
+every point's expansion is, and their combination with the weights' ranges on the sub-interval
+(:func:`~approxpath.selection.predictions.combination_hull`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from approxpath.moving import is_moving, weight_ranges
 from approxpath.numerics import fp_margin, kernel_entry_error
-from approxpath.selection.predictions import cross_products, expansion_cover, new_distances, sqrt_up
+from approxpath.selection.predictions import combination_hull, cross_products, expansion_cover, new_distances, sqrt_up
 
 __all__ = ["prediction_enclosure"]
 
@@ -50,19 +52,18 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True):
     edges : ndarray of shape (J + 1,)
     low, up : ndarray of shape (m, J)
     """
-    w = np.asarray(primal.w, dtype=float)
     y = bound.y
-    motion = primal.motion
-    if motion is not None:  # both duals' expansions in one kernel pass
-        w = np.stack([w, y * motion.alpha_b], axis=1)
+    points = primal.points if is_moving(primal) else (primal,)
+    keep = [k for k, q in enumerate(points) if np.any(q.w)] or [0]  # (bias-only points: no expansion)
+    w = np.stack([np.asarray(points[k].w, dtype=float) for k in keep], axis=1)  # every point's in one pass
     R = sqrt_up(gap) if np.isfinite(gap) else np.inf
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
     d, n = bound.entry_terms, bound.n
     Dc = new_distances(bound, X_new)  # (m, n)
     edges, f_low, f_up = expansion_cover(cross_products(Dc), w, t_lo, t_hi, d, n)  # (m, J)
     _, m_low, m_up = expansion_cover(bound.kernels.products, w, t_lo, t_hi, d, n)  # (n, J)
-    if motion is not None:
-        (f_low, f_up), (m_low, m_up) = (_moving_hull(motion, edges, *lu) for lu in ((f_low, f_up), (m_low, m_up)))
+    ranges = weight_ranges(primal, edges)[1][:, keep]  # (J, K, 2): each weight's range per sub-interval
+    (f_low, f_up), (m_low, m_up) = (combination_hull(ranges, *lu) for lu in ((f_low, f_up), (m_low, m_up)))
     # ||k_x - k_xi||_H = sqrt(2 - 2 k_t(x, x_i)), largest at the largest bandwidth
     k = np.maximum(np.exp(-t_hi * Dc) - kernel_entry_error(d), 0.0)
     rho = np.sqrt(2.0 - 2.0 * k) * (1.0 + fp_margin(4, 1.0))  # (m, n)
@@ -83,17 +84,3 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True):
     if not bound.sweep.along_bandwidth:
         edges = np.array([lo, hi], dtype=float)
     return edges, low, up
-
-
-def _moving_hull(motion, edges, low, up):
-    """Enclosures (m, J) of :math:`(1 - \\theta)f_a + \\theta f_b` from those of :math:`f_a, f_b`
-    (``low``, ``up`` of shape (m, 2, J)) on the sub-intervals between ``edges`` (J + 1,): for a
-    fixed weight the combination is monotone in each, and linear in the weight, whose range on a
-    sub-interval lies between its smallest and largest Bernstein coefficients there, so the
-    extremes are at those; padded for their rounding and the weights' (16 roundings of 1)."""
-    coef = np.array([motion.coefficients(a, b) for a, b in zip(edges[:-1], edges[1:])])  # (J, 3)
-    ends = (coef.min(axis=1), coef.max(axis=1))
-    lows = [(1.0 - t) * low[:, 0] + t * low[:, 1] for t in ends]
-    ups = [(1.0 - t) * up[:, 0] + t * up[:, 1] for t in ends]
-    pad = fp_margin(20, 1.0) * (np.abs(low).sum(axis=1) + np.abs(up).sum(axis=1))
-    return np.minimum(*lows) - pad, np.maximum(*ups) + pad

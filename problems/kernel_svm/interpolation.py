@@ -1,6 +1,6 @@
 """The SVM's interpolation between two exact solves (search side): combinations with a fixed
-weight on the dyadic grid, moving pairs whose weight follows the bandwidth, and the vectorized
-point gaps that choose the weights."""
+weight on the dyadic grid and the vectorized point gaps that choose the weights (moving pairs
+come from the driver, :func:`approxpath.moving.interpolate`, restored by ``KernelSVM.restore``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from approxpath.envelopes import Envelope, bernstein_values, hermite_lower, herm
 from approxpath.numerics import dyadic_quantum
 from approxpath.problem import restored_gaps
 
-from .bound import Motion, SVMDual, SVMPrimal, digest
+from .bound import SVMDual, SVMPrimal, digest
 from .repair import free_vectors, optimal_bias
 
 __all__ = ["SVMInterpolation"]
@@ -24,7 +24,7 @@ _THETA_BITS = 8
 
 class SVMInterpolation:
     """The interpolation capabilities of :class:`~.problem.KernelSVM` (a mixin): ``interpolate``,
-    ``interpolate_moving``, ``interpolation_gaps``."""
+    ``interpolation_gaps``."""
 
     def interpolate(self, a, b, theta):
         """Exact convex combination of two duals on the grid (theta rounded to 2**-8)."""
@@ -48,25 +48,6 @@ class SVMInterpolation:
     def _feasible(self, alpha):
         """Whether ``alpha`` is exactly feasible (remembered by content, as :meth:`_on_grid`)."""
         return self.bound.remember(("feasible", digest(alpha)), lambda: bool(self._exactly_feasible(alpha, self.c)))
-
-    def interpolate_moving(self, a, b, thetas, ts):
-        """The moving pair :math:`(1 - \\theta(t))\\,a + \\theta(t)\\,b` (:mod:`.moving`) whose
-        weight is the quadratic through ``thetas`` (3) at ``ts`` (3, increasing: a piece's ends
-        and a point between), its Bernstein coefficients on ``[ts[0], ts[2]]`` clipped to [0, 1]
-        (also where the weight is 0 or 1 throughout: the kernel products are then those of the
-        pair's other pieces); None with ``dual_restoration="fixed"`` or where the pairs are not
-        exactly feasible duals of a bandwidth path (the bias is restored after)."""
-        aa, ab = a[1].alpha, b[1].alpha
-        if self.dual_restoration != "moving" or not (
-                self.sweep.along_bandwidth and self._feasible(aa) and self._feasible(ab)):
-            return None
-        th0, th1, th2 = (float(x) for x in thetas)
-        t0, t1, t2 = (float(t) for t in ts)
-        s = (t1 - t0) / (t2 - t0)
-        middle = (th1 - th0 * (1 - s) ** 2 - th2 * s * s) / (2 * s * (1 - s))
-        coef = tuple(min(max(c, 0.0), 1.0) for c in (th0, middle, th2))
-        motion = Motion(ab, coef, (t0, t2))
-        return SVMPrimal(w=self.y * aa, b=float(a[0].b), motion=motion), SVMDual(alpha=aa, motion=motion)
 
     def interpolation_gaps(self, a, b, thetas, tau, around=None):
         """Vectorized over ``thetas``: two kernel products at ``tau`` (or, with ``around``,

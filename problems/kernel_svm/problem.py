@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from approxpath.errors import InputError
 from approxpath.kernel_problem import KernelProblem
+from approxpath.moving import Moving, is_moving, value_at
 from approxpath.numerics import dyadic_quantum, log_mid
 from approxpath.problem import Declaration
 from approxpath.registry import register
@@ -71,8 +72,8 @@ class KernelSVM(SVMInterpolation, KernelProblem):
     feature_weights : sequence of float, optional
         The weights w_k >= 0 of kernel="ard": D = sum_k w_k (x_k - x'_k)^2.
     dual_restoration : {"moving", "fixed"}, default "moving"
-        ``moving``: on a piece of an interpolating bandwidth path the combination weight of the
-        two exact solves' duals moves with ``t`` (:mod:`.moving`); ``fixed``: one weight per
+        ``moving``: on a piece of an interpolating bandwidth path the combination weights of the
+        two exact solves' duals move with ``t`` (:mod:`.moving`); ``fixed``: one weight per
         piece, as before moving pairs.
     """
 
@@ -271,15 +272,29 @@ class KernelSVM(SVMInterpolation, KernelProblem):
         return m.astype(float) * q
 
     def restore(self, primal, dual, lo, hi=None):
+        """The dual made exactly feasible on ``[lo, hi]`` (:meth:`_restore_dual`), the primal
+        ``w = y * alpha`` with the bias rule's bias (:meth:`_restore_primal`).  With
+        ``dual_restoration="fixed"`` the driver's moving interpolation of two exact solves is
+        held at its weight in the piece's middle (an exact mix, :meth:`interpolate`)."""
+        if is_moving(dual) and self.dual_restoration == "fixed":
+            mid = log_mid(lo, lo if hi is None else hi)
+            primal, dual = self.interpolate(*zip(primal.points, dual.points), float(dual.weights_at(mid)[1]))
         dual = self._restore_dual(dual, lo, hi)
         return self._restore_primal(primal, dual, lo, hi), dual
 
     def _restore_dual(self, dual, lo, hi=None):
+        if is_moving(dual):
+            # a moving dual (the driver's interpolation of two exact solves: weights >= 0 summing
+            # to at most 1) is feasible on its span once its points are; they keep their kernel
+            # products (exact solves' duals are feasible as they are)
+            points = tuple(d if self._feasible(d.alpha) else SVMDual(alpha=self._repair(d.alpha, self.c))
+                           for d in dual.points)
+            return dual if all(p is d for p, d in zip(points, dual.points)) else Moving(points, dual.weights, dual.span)
         alpha = np.asarray(dual.alpha, dtype=float)
         if self.sweep.along_bandwidth:
-            if dual.mix is not None or dual.motion is not None or self._exactly_feasible(alpha, self.c):
-                # an exact mix or a moving pair is feasible (see interpolate and
-                # interpolate_moving); the dual keeps its parents: its kernel products are theirs
+            if dual.mix is not None or self._exactly_feasible(alpha, self.c):
+                # an exact mix is feasible (see interpolate); the dual keeps its parents: its
+                # kernel products are theirs
                 return dual
             return SVMDual(alpha=self._repair(alpha, self.c))
         # C path: the box [0, C] must hold on all of [lo, hi], i.e. alpha <= lo.  Best scaling
@@ -297,7 +312,7 @@ class KernelSVM(SVMInterpolation, KernelProblem):
         """The bias rule's ``b`` given the dual ``alpha`` and :math:`K_\\tau w` there, the box top
         ``C`` and the bandwidth ``bw`` at ``tau``."""
         if self.bias == "fixed":
-            return float(primal.bias(bw))
+            return self.bound.bias_at(primal, bw)[0]
         if self.bias == "dynamic":
             free = free_vectors(alpha, C)
             if free.any():
@@ -305,46 +320,54 @@ class KernelSVM(SVMInterpolation, KernelProblem):
         return float(optimal_bias(Kw, self.y))
 
     def _restore_primal(self, primal, dual, lo, hi=None):
-        """Keep ``w = y * alpha``; pick the bias by the rule.
+        """Keep ``w = y * alpha`` (point by point for a moving dual, with its weights); pick the
+        bias by the rule.
 
         At a point the rule sees :math:`K_\\tau w`.  On a piece of a bandwidth path it is
         applied at both ends (the kernel products the piece's bound needs anyway) and the bias
-        is the line through the two values, :math:`b + b_{slope} t`: a line adds nothing to the
-        degree of the hinge arguments' polynomials, so the bound costs the same, and the bias
-        follows the optimum (ionosphere: a constant bias left the median end gap at 3x the
-        end's best).
-        On the C path (no kernel change) the rule sees the average of the two ends.  A moving
-        pair's primal moves with its dual (``w`` is that of the first dual, ``motion`` the same).
+        is the line through the two values (a point of the primal that carries only the bias,
+        its weight the line in Bernstein form): a line adds nothing to the degree of the hinge
+        arguments' polynomials, so the bound costs the same, and the bias follows the optimum
+        (ionosphere: a constant bias left the median end gap at 3x the end's best).
+        On the C path (no kernel change) the rule sees the average of the two ends.
         """
         hi = lo if hi is None else hi
-        w, motion = self.y * dual.alpha, dual.motion
-        Kw = self.bound.Kw
+        at = self.bound.dual_at_point
         if hi == lo or not self.sweep.along_bandwidth or self.bias == "fixed":
-            mean = Kw(dual, lo) if hi == lo else 0.5 * (Kw(dual, lo) + Kw(dual, hi))
+            mean = at(dual, lo)[1] if hi == lo else 0.5 * (at(dual, lo)[1] + at(dual, hi)[1])
             mid = self.sweep.at(log_mid(lo, hi))
-            alpha = self.dual_at(dual, mid[0]).alpha
-            return SVMPrimal(w=w, b=self._rule_bias(primal, alpha, mean, mid[1], mid[0]), motion=motion)
-        b_lo, b_hi = (self._rule_bias(primal, self.dual_at(dual, x).alpha, Kw(dual, x), self.c, x) for x in (lo, hi))
-        slope = (b_hi - b_lo) / (hi - lo)
-        return SVMPrimal(w=w, b=b_lo - slope * lo, b_slope=slope, motion=motion)
+            b = self._rule_bias(primal, value_at(dual, mid[0]).alpha, mean, mid[1], mid[0])
+            return self._primal_of(dual, [b], lo, hi)
+        b_lo, b_hi = (self._rule_bias(primal, *at(dual, x)[:2], self.c, x) for x in (lo, hi))
+        return self._primal_of(dual, [b_lo, b_hi], lo, hi)
+
+    def _primal_of(self, dual, bias, lo, hi):
+        """The primal with ``w = y * alpha`` point by point of ``dual`` and the bias through the
+        values ``bias`` at ``lo`` (and ``hi``): a fixed point where both are constant; else the
+        dual's points with its weights plus a point carrying the bias, whose weight is the line
+        in Bernstein form on the dual's span (the piece, for a fixed dual)."""
+        zeros = np.zeros(self.n)
+        if not is_moving(dual):
+            if len(bias) == 1 or bias[0] == bias[1]:
+                return SVMPrimal(w=self.y * dual.alpha, b=float(bias[0]))
+            return Moving((SVMPrimal(w=self.y * dual.alpha, b=0.0), SVMPrimal(w=zeros, b=1.0)),
+                          [[1.0, 1.0], bias], (lo, hi))
+        t0, t1 = dual.span
+        b_lo, b_hi = (bias[0], bias[0]) if len(bias) == 1 else bias
+        slope = (b_hi - b_lo) / (hi - lo) if hi > lo else 0.0
+        ends = [b_lo + slope * (t0 - lo), b_hi + slope * (t1 - hi)]  # the line at the span's ends
+        line = np.linspace(ends[0], ends[1], dual.degree + 1) if dual.degree else [b_lo]
+        points = tuple(SVMPrimal(w=self.y * d.alpha, b=0.0) for d in dual.points) + (SVMPrimal(w=zeros, b=1.0),)
+        return Moving(points, np.vstack([dual.weights, line]), dual.span)
 
     def dual_from_primal(self, primal, tau):
         """At the optimum w = y * alpha, so alpha = y * w (clipped and balanced by restore)."""
         return SVMDual(alpha=np.asarray(self.y * primal.w, dtype=float))
 
     def primal_at(self, primal, tau):
-        """The primal at ``tau``: slacks filled in, the bias and (for a moving pair) ``w`` fixed there."""
-        bw = self.sweep.at(tau)[0]
-        w = self.y * primal.motion.alpha(self.y * primal.w, bw) if primal.motion is not None else primal.w
-        Kw = self._Kv(w, tau)
-        b = primal.bias(bw)
-        return replace(primal, w=w, b=b, b_slope=0.0, xi=np.maximum(0.0, 1.0 - self.y * (Kw + b)), motion=None)
-
-    def dual_at(self, dual, tau):
-        """The dual at ``tau``: :math:`\\alpha(\\tau)` of a moving dual (as computed), else ``dual``."""
-        if dual.motion is None:
-            return dual
-        return SVMDual(alpha=dual.motion.alpha(dual.alpha, self.sweep.at(tau)[0]))
+        """The primal at ``tau`` (a point): slacks filled in."""
+        Kw = self._Kv(primal.w, tau)
+        return replace(primal, xi=np.maximum(0.0, 1.0 - self.y * (Kw + primal.b)))
 
     def primal_objective(self, primal, tau):
         C = self.sweep.at(tau)[1]
@@ -352,22 +375,23 @@ class KernelSVM(SVMInterpolation, KernelProblem):
 
     def dual_objective(self, dual, tau):
         # K w from the cached class sums (no kernel at tau)
-        alpha = self.dual_at(dual, tau).alpha
-        return -0.5 * float((self.y * alpha) @ self.bound.Kw(dual, tau)) + float(np.sum(alpha))
+        alpha, Kw, _ = self.bound.dual_at_point(dual, self.sweep.at(tau)[0])
+        return -0.5 * float((self.y * alpha) @ Kw) + float(np.sum(alpha))
 
     def primal_violation(self, primal, tau):
-        margin = self.y * (self._Kv(primal.w, tau) + primal.bias(self.sweep.at(tau)[0]))
+        margin = self.y * (self._Kv(primal.w, tau) + primal.b)
         return float(max(0.0, np.max(-primal.xi), np.max(1.0 - primal.xi - margin)))
 
     def dual_violation(self, dual, tau):
         C = self.sweep.at(tau)[1]
-        a = self.dual_at(dual, tau).alpha
+        a = dual.alpha
         return float(max(0.0, -a.min(), a.max() - C, abs(math.fsum(self.y * a))))
 
     def decision_function(self, primal, tau, X_new):
-        """:math:`f(x) = \\sum_j w_j k_t(x_j, x) + b` at the rows of ``X_new`` (m, d): shape (m,)."""
-        primal = self.primal_at(primal, tau) if primal.motion is not None else primal
-        return self.cross_kernel(tau, X_new) @ primal.w + primal.bias(self.sweep.at(tau)[0])
+        """:math:`f(x) = \\sum_j w_j k_t(x_j, x) + b` at the rows of ``X_new`` (m, d): shape (m,),
+        for the primal point at ``tau`` (a stored moving point is taken there)."""
+        primal = value_at(primal, self.sweep.at(tau)[0])
+        return self.cross_kernel(tau, X_new) @ primal.w + primal.b
 
     def predict(self, primal, tau, X_new):
         """The decision values (:meth:`decision_function`); their sign is the class."""

@@ -1,9 +1,11 @@
 """Certificate side of the kernelized LASSO (numpy only: what ``approxpath verify`` builds).
 
-A stored piece is :math:`(\\beta, \\beta_0)` and a dual :math:`s\\,u` (``1'u = 0`` exactly) or a
-*moving* dual :math:`s\\,(u + (o + \\rho(t - a))v)` on a bandwidth piece.  For every :math:`\\tau` of the
-piece the dual is feasible (:math:`\\max_\\tau\\lVert K_\\tau d\\rVert_\\infty \\le \\lambda`, rigorous)
-and the gap :math:`\\tfrac12\\lVert y - K_\\tau\\beta - \\beta_0\\rVert^2 + \\lambda\\lVert\\beta\\rVert_1 -
+A stored piece is :math:`(\\beta, \\beta_0)` and a dual :math:`d = \\sum_k w_k(\\tau)\\, u_k` with
+:math:`\\mathbf 1^\\top u_k = 0` exactly: a fixed :math:`u` (weight 1), a scaled one :math:`s\\,u`
+(constant weight ``s``) or, on a bandwidth piece, a *moving* dual whose weights are linear in
+:math:`\\tau` (:class:`~approxpath.moving.Moving`).  For every :math:`\\tau` of the piece the dual is
+feasible (:math:`\\max_\\tau\\lVert K_\\tau d\\rVert_\\infty \\le \\lambda`, rigorous) and the gap
+:math:`\\tfrac12\\lVert y - K_\\tau\\beta - \\beta_0\\rVert^2 + \\lambda\\lVert\\beta\\rVert_1 -
 (y^\\top d - \\tfrac12\\lVert d\\rVert^2)` is bounded over the piece from the residuals' Hermite
 enclosures.
 """
@@ -11,11 +13,12 @@ enclosures.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
+from approxpath.moving import bernstein_at, coefficient_rounding, is_moving
+from approxpath.numerics import fp_margin
 
 from .._regression import RegressionBound
 
@@ -32,38 +35,21 @@ class KLassoPrimal:
 
 @dataclass(frozen=True)
 class KLassoDual:
-    """Dual point ``scale * u``: ``u`` (n,) with ``1'u = 0`` exactly, ``scale >= 0``.
-
-    A *moving* dual (``slope`` set; bandwidth path) is :math:`s\\,(u + (o + \\rho\\,(t - a))\\,v)`
-    at the bandwidth ``t``, with ``s = scale``, ``v = slope`` (``1'v = 0`` exactly), ``o =
-    offset``, :math:`\\rho` = ``rate`` and ``a = at``: the combination of two exact solves'
-    duals ``u`` and ``u + v`` whose weight moves with ``t`` (:meth:`KLasso.restore`; files
-    written before 0.4.1 have no offset: 0).  ``parents`` (search only, not part of the
-    certificate): the vectors ``(u, v)`` of the moving duals between the two exact solves an
-    interpolated dual combines, and its weight.
-    """
+    """Dual point: ``u`` (n,).  A stored dual's points have ``1'u = 0`` exactly (on the zero-sum
+    grid); a scaled or moving dual is a :class:`~approxpath.moving.Moving` combination of them."""
 
     u: np.ndarray
-    scale: float = 1.0
-    slope: np.ndarray = None
-    rate: float = 0.0
-    at: float = 0.0
-    offset: float = 0.0
-    parents: tuple = field(default=None, compare=False, repr=False)
 
-    def __reduce__(self):  # the parents are only needed where the pair is restored: do not ship them
-        return (KLassoDual, (self.u, self.scale, self.slope, self.rate, self.at, self.offset))
 
-    def weight(self, t):
-        """The weight :math:`o + \\rho\\,(t - a)` of ``slope`` at the bandwidth ``t``."""
-        return float(self.offset) + float(self.rate) * (float(t) - float(self.at))
-
-    def value(self, t):
-        """The dual vector at the bandwidth ``t``, shape (n,)."""
-        u = np.asarray(self.u, dtype=float)
-        if self.slope is None:
-            return float(self.scale) * u
-        return float(self.scale) * (u + self.weight(t) * np.asarray(self.slope, dtype=float))
+def _parts(dual, lo, hi):
+    """``(U (n, K), W (K, m + 1) on [lo, hi], err (K,))`` of a stored dual: its points as
+    columns, the weights' coefficients on the piece and their rounding (a fixed dual: itself
+    with the constant weight 1, exact)."""
+    if not is_moving(dual):
+        return np.asarray(dual.u, dtype=float)[:, None], np.ones((1, 1)), np.zeros(1)
+    U = np.column_stack([np.asarray(p.u, dtype=float) for p in dual.points])
+    exact = (float(lo), float(hi)) == dual.span
+    return U, dual.restrict(lo, hi), (np.zeros(len(dual.points)) if exact else dual.allowance())
 
 
 class KLassoBound(RegressionBound):
@@ -75,34 +61,48 @@ class KLassoBound(RegressionBound):
     Dual = KLassoDual
     DUAL_RESTORATIONS = ("moving", "scaling")
 
+    @property
+    def moving_degrees(self):
+        """Scaled duals (degree 0) on either path; duals moving linearly in the bandwidth with
+        ``dual_restoration="moving"``."""
+        return {"bandwidth": 1 if self.options["dual_restoration"] == "moving" else 0, "lam": 0}
+
     def errors(self, primal, dual, lo, hi):
-        u, s = np.asarray(dual.u, dtype=float), float(dual.scale)
+        if is_moving(primal):
+            return ["the primal of klasso does not move on a piece (its dual does)"]
         beta = np.asarray(primal.beta, dtype=float)
-        if u.shape != (self.n,) or not np.all(np.isfinite(u)):
-            return [f"u must be {self.n} finite numbers"]
         if beta.shape != (self.n,) or not np.all(np.isfinite(beta)) or not np.isfinite(primal.beta0):
             return [f"beta must be {self.n} finite numbers and beta0 finite"]
+        points = dual.points if is_moving(dual) else (dual,)
         errors = []
-        if not (np.isfinite(s) and s >= 0):
-            errors.append(f"dual scale must be finite and >= 0; got {s!r}")
-        if math.fsum(u) != 0.0:
-            errors.append(f"1'u = {math.fsum(u):.3g} is not exactly 0")
-        if dual.slope is not None:
-            v = np.asarray(dual.slope, dtype=float)
-            if not self.sweep.along_bandwidth:
-                return errors + ["a moving dual (slope) is only defined on the bandwidth path"]
-            if v.shape != (self.n,) or not np.all(np.isfinite(v)) or not np.isfinite(dual.rate) \
-                    or not np.isfinite(dual.at) or not np.isfinite(dual.offset):
-                return errors + [f"the dual's slope must be {self.n} finite numbers, its rate, at and offset finite"]
-            if math.fsum(v) != 0.0:
-                errors.append(f"1'slope = {math.fsum(v):.3g} is not exactly 0")
-            bound = s * float(self.moving_sup_norms(u, v, [dual.rate], dual.at, lo, hi, offset=dual.offset)[0])
-        else:
-            bound = s * self.kernel_sup_norm(u, lo, hi)
+        for k, p in enumerate(points):
+            u = np.asarray(p.u, dtype=float)
+            if u.shape != (self.n,) or not np.all(np.isfinite(u)):
+                return [f"u must be {self.n} finite numbers"]
+            if math.fsum(u) != 0.0:
+                errors.append(f"1'u{'' if len(points) == 1 else f'_{k}'} = {math.fsum(u):.3g} is not exactly 0")
+        if errors:
+            return errors
+        bound = self.dual_sup_norm(dual, lo, hi)
         if not bound <= self.sweep.weight_floor(lo):
-            errors.append(f"dual infeasible on the piece: scale * max ||K u||_inf <= {bound:.17g} "
+            errors.append(f"dual infeasible on the piece: max ||K d||_inf <= {bound:.17g} "
                           f"exceeds lambda = {self.sweep.weight_floor(lo):.17g}")
         return errors
+
+    def dual_sup_norm(self, dual, lo, hi):
+        """A rigorous upper bound of :math:`\\max_{\\tau \\in [lo, hi]} \\lVert K_\\tau d(\\tau)\\rVert_\\infty`."""
+        U, W, err = _parts(dual, lo, hi)
+        if W.shape[1] == 1:  # a constant combination: s ||K u|| (one more rounding where s != 1)
+            if U.shape[1] == 1:
+                s = float(W[0, 0])
+                sup = abs(s) * self.kernel_sup_norm(U[:, 0], lo, hi)
+                return sup if s in (0.0, 1.0, -1.0) else sup * (1.0 + 2.0**-52)
+            W = np.repeat(W, 2, axis=1)
+        if hi == lo:  # the combination as computed, and how far it is from exact (|K| <= 1)
+            w = W[:, 0]
+            delta = fp_margin(U.shape[1], 1.0) * (np.abs(U) @ np.abs(w)) + np.abs(U) @ (err + coefficient_rounding(W))
+            return self.kernel_sup_norm(U @ w, lo, hi) + float(delta.sum())
+        return float(self.moving_sup_norms(U, W[None], err[None], lo, hi)[0])
 
     # -------------------------------------------------------------- model selection
     def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new):
@@ -113,62 +113,50 @@ class KLassoBound(RegressionBound):
 
         return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new)
 
-    # -------------------------------------------------------------- certificate arrays
-    def to_arrays(self, primal, dual):
-        # every piece stores a slope (zeros for a fixed dual): pieces stack into one array per field
-        slope = np.zeros(self.n) if dual.slope is None else np.asarray(dual.slope, dtype=float)
-        return {"beta": np.asarray(primal.beta, dtype=float), "beta0": float(primal.beta0),
-                "dual": np.asarray(dual.u, dtype=float), "dual_scale": float(dual.scale),
-                "dual_slope": slope, "dual_rate": float(dual.rate), "dual_at": float(dual.at),
-                "dual_offset": float(dual.offset)}
-
-    def from_arrays(self, arrays):
-        # certificates written before the dual could move have no slope, before 0.4.1 no offset
-        slope = np.asarray(arrays["dual_slope"], dtype=float) if "dual_slope" in arrays else None
-        moving = slope is not None and bool(np.any(slope))
-        offset = float(arrays["dual_offset"]) if moving and "dual_offset" in arrays else 0.0
-        dual = KLassoDual(u=np.asarray(arrays["dual"], dtype=float), scale=float(arrays["dual_scale"]),
-                          slope=slope if moving else None, rate=float(arrays["dual_rate"]) if moving else 0.0,
-                          at=float(arrays["dual_at"]) if moving else 0.0, offset=offset)
-        return KLassoPrimal(beta=np.asarray(arrays["beta"], dtype=float), beta0=float(arrays["beta0"])), dual
-
     # -------------------------------------------------------------- gap bounds
-    def _dual_value_bound(self, dual):
-        """(dual objective, rounding allowance)."""
-        s, u = float(dual.scale), np.asarray(dual.u, dtype=float)
+    def dual_values(self, U, W, err, positions):
+        """Dual objectives :math:`y^\\top d - \\tfrac12\\lVert d\\rVert^2` of :math:`d = \\sum_k w_k u_k`
+        (the columns of ``U`` (n, K)) for candidates of weights ``W`` (r, K, m + 1) at the
+        ``positions`` (T,) of the piece, and their rounding allowances: values (r, T), margins
+        (r,).  With ``G = U'U``, :math:`\\sum_k w_k\\, y^\\top u_k - \\tfrac12 \\sum_{kl} w_k w_l G_{kl}`;
+        the allowance covers the dot products, the few operations after them and the weights'
+        error ``err`` (r, K) plus their evaluation (:func:`~approxpath.moving.coefficient_rounding`),
+        times the largest derivative in a weight."""
+        W = np.asarray(W, dtype=float)
+        w = bernstein_at(W, np.asarray(positions, dtype=float))  # (r, K, T)
+        yU, G = self.y @ U, U.T @ U
+        aU = np.abs(U)
+        yaU, aG = np.abs(self.y) @ aU, aU.T @ aU
+        lin = np.einsum("rkt,k->rt", w, yU)
+        quad = np.einsum("rkt,kl,rlt->rt", w, G, w)
+        values = lin - 0.5 * quad
+        top = np.abs(w).max(axis=-1)  # (r, K)
+        magnitude = top @ yaU + np.einsum("rk,kl,rl->r", top, aG, top)
+        moving = W.shape[-1] > 1
+        err = np.asarray(err, dtype=float) + coefficient_rounding(W)
+        derivative = yaU[None, :] + top @ aG  # (r, K): |d values / d w_k|
+        margin = fp_margin(2 * self.n + (16 if moving else 0), 1.0) * magnitude + 1.01 * (err * derivative).sum(axis=-1)
+        return values, margin
+
+    def _scaled_value(self, dual):
+        """``(dual objective, rounding allowance)`` of a dual ``s u`` constant on its piece (a
+        point, or one point with a constant weight), or None for another dual."""
+        if is_moving(dual) and (dual.degree > 0 or len(dual.points) > 1):
+            return None
+        s, u = (float(dual.weights[0, 0]), dual.points[0].u) if is_moving(dual) else (1.0, dual.u)
+        u = np.asarray(u, dtype=float)
         d = s * float(self.y @ u) - 0.5 * s * s * float(u @ u)
-        return d, fp_margin(2 * self.n, s * float(np.abs(self.y) @ np.abs(u)) + s * s * float(u @ u))
+        return d, fp_margin(2 * self.n, abs(s) * float(np.abs(self.y) @ np.abs(u)) + s * s * float(u @ u))
 
     def dual_floor(self, dual, lo, hi=None):
         hi = lo if hi is None else hi
-        if dual.slope is not None:  # concave in t: least at an end
-            values, margin = self._moving_dual_values(dual.u, dual.slope, dual.scale, dual.rate, dual.at,
-                                                      np.array([lo, hi], dtype=float), dual.offset)
-            return float(values.min()) - margin
-        d, margin = self._dual_value_bound(dual)  # the dual objective depends on neither parameter
-        return d - margin
-
-    def _moving_dual_values(self, u, slope, scale, rate, at, xs, offset=0.0):
-        """Dual objectives of the moving dual :math:`s(u + (o + \\rho(t - a))v)` (``o = offset``)
-        at the bandwidths ``xs`` (k,) and their rounding allowance: a concave quadratic in
-        :math:`x = o + \\rho(t - a)`,
-        :math:`s(y^\\top u + x\\, y^\\top v) - \\tfrac12 s^2 (u^\\top u + 2x\\, u^\\top v + x^2 v^\\top v)`
-        (the allowance covers the dot products, the few operations after them and the
-        rounding of ``x``).  ``scale`` and ``rate`` may be arrays of shape (r,) (several duals
-        along the same ``u`` and ``v``): values (r, k) and allowances (r,)."""
-        u, v = np.asarray(u, dtype=float), np.asarray(slope, dtype=float)
-        s, rate = np.asarray(scale, dtype=float)[..., None], np.asarray(rate, dtype=float)[..., None]
-        x = offset + rate * (np.asarray(xs, dtype=float) - at)
-        yu, yv, uu, uv, vv = (float(a @ b) for a, b in ((self.y, u), (self.y, v), (u, u), (u, v), (v, v)))
-        values = s * (yu + x * yv) - 0.5 * s * s * (uu + 2 * x * uv + x * x * vv)
-        X = np.abs(x).max(axis=-1, keepdims=True)
-        au, av, ay = np.abs(u), np.abs(v), np.abs(self.y)
-        yau, yav, aa, ab, bb = (float(a @ b) for a, b in ((ay, au), (ay, av), (au, au), (au, av), (av, av)))
-        magnitude = s * (yau + X * yav) + s * s * (aa + 2 * X * ab + X * X * bb)
-        x_error = 4 * UNIT_ROUNDOFF * (np.abs(rate) * (float(np.abs(xs).max()) + abs(at)) + abs(offset))
-        slope_bound = s * yav + s * s * (ab + X * bb)  # |d values / dx|
-        margin = (fp_margin(2 * self.n + 16, 1.0) * magnitude + x_error * slope_bound)[..., 0]
-        return values, margin if margin.ndim else float(margin)
+        scaled = self._scaled_value(dual)  # the dual objective depends on neither parameter
+        if scaled is not None:
+            return scaled[0] - scaled[1]
+        U, W, err = _parts(dual, lo, hi)
+        # constant, or concave in t (d linear in t): least at an end
+        values, margin = self.dual_values(U, W[None], err[None], [0.0, 1.0] if W.shape[1] > 1 else [0.0])
+        return float(values.min() - margin[0])
 
     def _primal_nodes(self, primal, lo, hi, lam):
         """``(xs, sq, reg, margin)``: the primal objective on the piece ``[lo, hi]`` at ``lam`` is
@@ -189,15 +177,19 @@ class KLassoBound(RegressionBound):
 
     def gap(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
-        if dual.slope is not None:
+        U, W, err = _parts(dual, lo, hi) if is_moving(dual) and dual.degree > 0 else (None, np.ones((1, 1)), None)
+        if W.shape[1] > 1 and hi > lo:
             # the primal bound is convex between the nodes and the moving dual's objective
             # concave in t: their difference is largest at a node
             xs, sq, reg, margin = self._primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
-            d, d_margin = self._moving_dual_values(dual.u, dual.slope, dual.scale, dual.rate, dual.at, xs,
-                                                   dual.offset)
-            gap = sq + reg - d
-            return float(gap.max()) + margin + d_margin + fp_margin(2, float(np.abs(gap).max() + np.abs(d).max()))
-        d, margin = self._dual_value_bound(dual)
-        # on the lambda path the primal is increasing in lambda and the dual does not depend on it
+            d, d_margin = self.dual_values(U, W[None], err[None], (xs - lo) / (hi - lo))
+            gap = sq + reg - d[0]
+            return float(gap.max()) + margin + float(d_margin[0]) + fp_margin(2, float(np.abs(gap).max() + np.abs(d).max()))
+        # a constant dual (at a point, the moving one there): on the lambda path the primal is
+        # increasing in lambda and the dual does not depend on it
+        scaled = self._scaled_value(dual)
+        if scaled is None:
+            d, margin = self.dual_values(U, W[None], err[None], [0.0])
+            scaled = float(d[0, 0]), float(margin[0])
         p = self._primal_upper(primal, lo, hi, self.sweep.at(hi)[1])
-        return p - d + margin
+        return p - scaled[0] + scaled[1]

@@ -45,6 +45,7 @@ import numpy as np
 
 from approxpath.envelopes import Envelope, difference_nodes, envelope_entry_error, split_envelope
 from approxpath.kernels import gaussian
+from approxpath.moving import weight_ranges
 from approxpath.numerics import fp_margin, kernel_entry_error, log_mid
 from approxpath.selection.predictions import CHAIN, cross_products, expansion_cover, new_distances, sqrt_up
 
@@ -83,18 +84,16 @@ def _approximations(M, phi, R, Delta, mean):
     return choice
 
 
-def _screened(bound, dual, R, lam, t_lo, t_hi, edges):
+def _screened(bound, dual, R, lam, lo, hi):
     """Columns ``j`` where :math:`\\beta^*_j` may be nonzero somewhere on the piece: not safely
     screened out by :math:`|(K_t u)_j| + \\lVert K_t e_j\\rVert R < \\lambda`."""
     d, n = bound.entry_terms, bound.n
-    products = bound.kernels.products
-    _, low, up = expansion_cover(products, np.asarray(dual.u, dtype=float), t_lo, t_hi, d, n)
-    Ku = float(dual.scale) * np.maximum(np.abs(low), np.abs(up)).max(axis=-1)
-    if dual.slope is not None:  # the moving dual s (u + (o + rho (t - at)) v)
-        _, vlow, vup = expansion_cover(products, np.asarray(dual.slope, dtype=float), t_lo, t_hi, d, n)
-        reach = abs(float(dual.offset)) + abs(float(dual.rate)) * max(abs(t_lo - float(dual.at)),
-                                                                      abs(t_hi - float(dual.at)))
-        Ku = Ku + float(dual.scale) * reach * np.maximum(np.abs(vlow), np.abs(vup)).max(axis=-1)
+    t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
+    points, ranges = weight_ranges(dual, [lo, hi])
+    U = np.column_stack([np.asarray(q.u, dtype=float) for q in points])
+    _, low, up = expansion_cover(bound.kernels.products, U, t_lo, t_hi, d, n)  # (n, K, J)
+    top = np.abs(ranges[0]).max(axis=-1)  # (K,): the largest weight of each point on the piece
+    Ku = (np.maximum(np.abs(low), np.abs(up)).max(axis=-1) @ top) * (1.0 + fp_margin(len(points) + 1, 1.0))
     E = gaussian(bound.kernels.D, 2.0 * t_lo)  # ||K_t e_j||^2 = sum_i exp(-2 t D_ij), largest at t_lo
     col = np.sqrt(E.sum(axis=0) + n * kernel_entry_error(d)) * (1.0 + fp_margin(n, 1.0))
     top = (Ku + col * R) * (1.0 + fp_margin(8, 1.0))
@@ -153,7 +152,7 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
     r_mean = np.maximum(np.abs(r_low.mean(axis=0)), np.abs(r_up.mean(axis=0))) * (1.0 + fp_margin(n, 1.0))
     b1 = float(np.abs(beta).sum()) * (1.0 + fp_margin(n, 1.0))
     Delta = (2.0 * b1 + R * np.maximum(r_norm, R) / lam) * (1.0 + fp_margin(4, 1.0))  # (J,)
-    S = np.union1d(_screened(bound, dual, R, lam, t_lo, t_hi, edges), np.flatnonzero(beta))
+    S = np.union1d(_screened(bound, dual, R, lam, lo, hi), np.flatnonzero(beta))
     Dt = Dc.T  # (n, m)
     cuts = np.array([t_lo, t_hi]) if t_lo == t_hi else edges
     radius = np.empty(f_low.shape)

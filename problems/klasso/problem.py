@@ -21,11 +21,13 @@ K_\\tau\\beta)` (once per piece, at its middle).
 
 from __future__ import annotations
 
+
 import math
 
 import numpy as np
 
 from approxpath.kernel_problem import KernelProblem
+from approxpath.moving import combine, is_moving, value_at
 from approxpath.numerics import fp_margin, log_mid, weight_resolution, zero_sum
 from approxpath.problem import Declaration
 from approxpath.registry import register
@@ -126,8 +128,6 @@ class KLasso(KernelProblem):
         cons = [cp.norm_inf(self.gram(t) @ u) <= lam, cp.sum(u) == 0]
         return Declaration(cp.Problem(cp.Maximize(obj), cons), dict(u=u))
 
-    def dual_values(self, dual):
-        return {"u": dual.scale * np.asarray(dual.u, dtype=float)}
 
     def cvxpy_restore_primal(self, primal, dual, tau):
         import cvxpy as cp
@@ -141,12 +141,12 @@ class KLasso(KernelProblem):
         import cvxpy as cp
 
         bw, lam = self.sweep.at(tau)
-        u = zero_sum(dual.u)
+        u = zero_sum(value_at(dual, tau).u)
         s = cp.Variable(nonneg=True)  # best scaling s * u inside ||K_tau v||_inf <= lam
         sup = float(np.max(np.abs(self.gram(tau) @ u)))
         obj = s * float(self.y @ u) - 0.5 * float(u @ u) * cp.square(s)
         solve_cvxpy(cp.Problem(cp.Maximize(obj), [s * sup <= lam]))
-        return KLassoDual(u=u, scale=float(s.value))
+        return KLassoDual(u=float(s.value) * u)
 
     # -------------------------------------------------------------- exact solve
     def exact_qp(self, t):
@@ -180,38 +180,40 @@ class KLasso(KernelProblem):
     def dual_from_primal(self, primal, tau):
         """The residual :math:`y - K_\\tau\\beta - \\beta_0` (the optimal dual at an optimal primal)."""
         r = self.y - self.gram(tau) @ np.asarray(primal.beta, dtype=float) - float(primal.beta0)
-        return KLassoDual(u=r, scale=1.0)
+        return KLassoDual(u=r)
 
     def _restore_dual(self, dual, lo, hi=None):
-        """Best scaling of ``u`` (put on the zero-sum grid) feasible for every parameter in ``[lo, hi]``."""
+        """Best scaling :math:`s\\,u` of ``u`` (put on the zero-sum grid) feasible for every
+        parameter in ``[lo, hi]``: the point ``u`` with the constant weight ``s``."""
         hi = lo if hi is None else hi
-        u = zero_sum(dual.u)
+        u = zero_sum(value_at(dual, lo).u)
         uu, yu = float(u @ u), float(self.y @ u)
-        if uu == 0.0 or yu <= 0.0:
-            return KLassoDual(u=u, scale=0.0)
-        s = yu / uu  # maximizer of s y'u - s^2 ||u||^2 / 2
-        sup = self.bound.kernel_sup_norm(u, lo, hi)
-        limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
-        if s * sup > limit:
-            s = limit / sup
-        return KLassoDual(u=u, scale=float(s))
+        s = 0.0
+        if uu != 0.0 and yu > 0.0:
+            s = yu / uu  # maximizer of s y'u - s^2 ||u||^2 / 2
+            sup = self.bound.kernel_sup_norm(u, lo, hi)
+            limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
+            if s * sup > limit:
+                s = limit / sup
+        return combine((KLassoDual(u=u),), [[float(s)]], (lo, hi))
 
     def _restore_primal(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
-        beta = np.asarray(primal.beta, dtype=float)
+        beta = np.asarray(value_at(primal, log_mid(lo, hi)).beta, dtype=float)
         S = np.flatnonzero(beta)
         fit = self.y - self.kernels.columns(self.sweep.at(log_mid(lo, hi))[0], S) @ beta[S]
         return KLassoPrimal(beta=beta, beta0=float(np.mean(fit)))
 
     def restore(self, primal, dual, lo, hi=None):
-        """A pair feasible on ``[lo, hi]``; on the bandwidth path an interpolated dual
-        :math:`(1 - \\theta) u_a + \\theta u_b` becomes a *moving* dual whose weight drifts with
-        ``t`` (:class:`KLassoDual`): :math:`u_a + (\\theta + \\rho (t - m))(u_b - u_a)` with ``m``
-        the piece's middle, the rate :math:`\\rho` that gives the smallest gap bound among the
-        drifts :data:`_DRIFTS` across the piece (0 at a point), and the largest scale feasible
-        on the whole piece (:meth:`moving_sup_norms`).  Its vectors are the same on every piece
-        between the two exact solves: their kernel products at a point are computed once
-        (:class:`.search.SearchBound`).
+        """A pair feasible on ``[lo, hi]``; on a bandwidth piece a moving pair (the driver's
+        interpolation :math:`(1 - \\theta(t)) z_a + \\theta(t) z_b` of two exact solves) becomes a
+        *moving* dual: :math:`u_a + (\\theta + \\rho (t - m))(u_b - u_a)`, scaled, with ``m`` the piece's
+        middle and :math:`\\theta` the interpolation's weight there, the rate :math:`\\rho` that gives
+        the smallest gap bound among the drifts :data:`_DRIFTS` across the piece (0 at a point),
+        and the largest scale feasible on the whole piece (:meth:`moving_sup_norms`); the primal
+        is the interpolation at ``m`` with the intercept refitted.  Its vectors are the same on
+        every piece between the two exact solves: their kernel products at a point are computed
+        once (:class:`.search.SearchBound`).
 
         A fixed dual loses feasibility at first order as ``t`` moves (the rows where
         :math:`|K_t u| = \\lambda` drift), and its scaling costs a gap linear in the piece's
@@ -220,41 +222,42 @@ class KLasso(KernelProblem):
         against 0.07-0.25 for the best fixed weight).
         """
         hi = lo if hi is None else hi
-        if not self.sweep.along_bandwidth or dual.parents is None or self.dual_restoration != "moving":
+        if not (is_moving(dual) and dual.degree >= 1 and len(dual.points) == 2):
             dual = self._restore_dual(dual, lo, hi)
             return self._restore_primal(primal, dual, lo, hi), dual
         primal = self._restore_primal(primal, dual, lo, hi)
-        u, slope, theta = dual.parents
+        at = log_mid(lo, hi)
+        u, slope = self.bound.moving_basis(*dual.points)
+        theta = float(dual.weights_at(at)[1])  # the weight of the second solve at the middle
         w = u + theta * slope  # the dual at the piece's middle
         uu, yu = float(w @ w), float(self.y @ w)
         if uu == 0.0 or yu <= 0.0 or not slope.any():
-            return primal, self._restore_dual(dual, lo, hi)
-        at = log_mid(lo, hi)
+            return primal, self._restore_dual(value_at(dual, at), lo, hi)
+        U = np.column_stack([u, slope])
         if hi > lo:
             rates = _DRIFTS / (hi - lo)
-            sups = self.bound.moving_sup_norms(u, slope, rates, at, lo, hi, offset=theta)
+            unit = np.stack([np.ones((rates.size, 2)), np.stack([theta + rates * (lo - at), theta + rates * (hi - at)], 1)],
+                            axis=1)  # (r, 2, 2): u with the weight 1, the slope with theta + rho (t - m)
+            sups = self.bound.moving_sup_norms(U, unit, np.zeros((rates.size, 2)), lo, hi)
         else:  # a point (the driver's checks and guides): the combination at rate 0
-            rates, sups = np.zeros(1), np.array([self.bound.point_sup_norm(u, slope, theta, lo)])
+            unit = np.array([[[1.0], [theta]]])
+            sups = np.array([self.bound.point_sup_norm(u, slope, theta, lo)])
         limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
         with np.errstate(divide="ignore"):
             scales = np.minimum(yu / uu, limit / sups)
+        W = scales[:, None, None] * unit
         xs, sq, reg, _ = self.bound._primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
-        values = self.bound._moving_dual_values(u, slope, scales, rates, at, xs, theta)[0]
+        values = self.bound.dual_values(U, W, np.zeros(W.shape[:2]), (xs - lo) / (hi - lo) if hi > lo else [0.0])[0]
         k = int(np.argmin((sq + reg - values).max(axis=1)))
-        return primal, KLassoDual(u=u, scale=float(scales[k]), slope=slope, rate=float(rates[k]), at=float(at),
-                                  offset=theta)
+        return primal, combine((KLassoDual(u=u), KLassoDual(u=slope)), W[k], (lo, hi))
 
     def interpolate(self, a, b, theta):
-        """Convex combination of the dual points ``scale * u`` themselves (restore after); of
-        two fixed duals the combination keeps the moving duals' vectors and its weight,
-        ``parents = (u, v, theta)`` (:meth:`.search.SearchBound.moving_basis`), for :meth:`restore`."""
+        """Convex combination of the pairs at their values (restore after)."""
         (pa, da), (pb, db) = a, b
         primal = KLassoPrimal(beta=(1 - theta) * pa.beta + theta * pb.beta,
                               beta0=(1 - theta) * pa.beta0 + theta * pb.beta0)
-        ua, ub = (d.scale * np.asarray(d.u, dtype=float) for d in (da, db))
-        fixed = da.slope is None and db.slope is None
-        parents = self.bound.moving_basis(da, db) + (float(theta),) if fixed else None
-        return primal, KLassoDual(u=(1 - theta) * ua + theta * ub, scale=1.0, parents=parents)
+        ua, ub = (np.asarray(value_at(d, 0.0).u, dtype=float) for d in (da, db))
+        return primal, KLassoDual(u=(1 - theta) * ua + theta * ub)
 
     def interpolation_gaps(self, a, b, thetas, tau, around=None):
         """:func:`~approxpath.problem.restored_gaps` vectorized over ``thetas``
@@ -281,7 +284,7 @@ class KLasso(KernelProblem):
             P, N = self.bound.point_parts(U[:, 0], U[:, 1], bw)
             KU, dual_mix = P - N, np.stack([np.ones_like(th), th])
         else:
-            U = np.column_stack([float(d.scale) * np.asarray(d.u, dtype=float) for _, d in (a, b)])
+            U = np.column_stack([np.asarray(value_at(d, tau).u, dtype=float) for _, d in (a, b)])
             KU, dual_mix = self.gram(tau) @ U, mix
         KU, U = KU @ dual_mix, U @ dual_mix
         uu, yu = np.einsum("ik,ik->k", U, U), self.y @ U
@@ -316,7 +319,7 @@ class KLasso(KernelProblem):
             rads.append(float(np.linalg.norm(0.5 * (up[:, 0] - low[:, 0]))) * (1 + fp_margin(self.n, 1.0)))
             norms.append(float(np.abs(beta).sum()))
             d = self._restore_dual(self.dual_from_primal(primal, lam), lam)
-            duals.append(float(d.scale) * np.asarray(d.u, dtype=float))
+            duals.append(np.asarray(value_at(d, lam).u, dtype=float))
         (ma, mb), (p, q), (na, nb) = mids, duals, norms
         dl, dn = hi - lo, nb - na
         A, B, C = float(ma @ ma), float(ma @ mb), float(mb @ mb)
@@ -338,23 +341,21 @@ class KLasso(KernelProblem):
         return 0.5 * float(r @ r) + lam * float(np.abs(primal.beta).sum())
 
     def dual_objective(self, dual, tau):
-        if dual.slope is not None:
-            v = dual.value(tau)
-            return float(self.y @ v) - 0.5 * float(v @ v)
-        s, u = float(dual.scale), np.asarray(dual.u, dtype=float)
-        return s * float(self.y @ u) - 0.5 * s * s * float(u @ u)
+        v = np.asarray(dual.u, dtype=float)
+        return float(self.y @ v) - 0.5 * float(v @ v)
 
     def primal_violation(self, primal, tau):
         ok = np.all(np.isfinite(primal.beta)) and np.isfinite(primal.beta0)
         return 0.0 if ok else float("inf")
 
     def dual_violation(self, dual, tau):
+        """The largest violation of :math:`\\lVert K_\\tau u\\rVert_\\infty \\le \\lambda` and of
+        :math:`1^\\top u = 0` beyond the rounding of a point computed from exactly feasible
+        stored points (``math.fsum``, less :math:`\\gamma_n \\sum|u|`)."""
         bw, lam = self.sweep.at(tau)
-        s, u = float(dual.scale), np.asarray(dual.u, dtype=float)
-        total = math.fsum(u)  # 1'u, and 1'slope, are exactly 0 on their grids
-        if dual.slope is not None:
-            total += dual.weight(tau) * math.fsum(dual.slope)
-        return float(max(0.0, -s, np.max(np.abs(self.gram(tau) @ dual.value(tau))) - lam, s * abs(total)))
+        v = np.asarray(dual.u, dtype=float)
+        total = abs(math.fsum(v)) - fp_margin(self.n, float(np.abs(v).sum()))
+        return float(max(0.0, np.max(np.abs(self.gram(tau) @ v)) - lam, total))
 
     def null_objective(self):
         """The objective of the zero model (beta = 0, beta0 = mean y): the unit of a scale-free eps."""

@@ -10,6 +10,7 @@ from collections import OrderedDict
 import numpy as np
 
 from approxpath.envelopes import split_envelope
+from approxpath.moving import value_at
 from approxpath.numerics import fp_margin, zero_sum
 
 from .bound import KLassoBound
@@ -37,7 +38,7 @@ class SearchBound(KLassoBound):
 
     def moving_basis(self, da, db):
         """``(u, v)``: the vectors of the moving duals between two exact solves with the duals
-        ``da``, ``db`` (:class:`KLassoDual`) on the zero-sum grid, :math:`u \\approx s_a u_a`,
+        ``da``, ``db`` (fixed or scaled :class:`KLassoDual`) on the zero-sum grid, :math:`u \\approx s_a u_a`,
         :math:`v \\approx s_b u_b - s_a u_a`: the same for every piece of their segment (kept
         for the last few pairs of exact solves)."""
         bases = getattr(self, "_bases", None)
@@ -46,7 +47,7 @@ class SearchBound(KLassoBound):
         key = (id(da), id(db))  # the duals themselves are kept with it: the ids stay theirs
         hit = bases.get(key)
         if hit is None or hit[0] is not da or hit[1] is not db:
-            ua, ub = (float(d.scale) * np.asarray(d.u, dtype=float) for d in (da, db))
+            ua, ub = (np.asarray(value_at(d, 0.0).u, dtype=float) for d in (da, db))
             hit = bases[key] = (da, db, zero_sum(ua), zero_sum(ub - ua))
             while len(bases) > _BASES:
                 bases.popitem(last=False)

@@ -6,11 +6,11 @@ and :math:`\\max_\\tau\\lVert K_\\tau u\\rVert_\\infty \\le \\lambda` on the pie
 :math:`\\lVert y - K_\\tau\\beta\\rVert_1 + \\lambda\\lVert\\beta\\rVert_1 - y^\\top u` is bounded over the
 piece from the residuals' Hermite enclosures.
 
-On a bandwidth piece either side may *move* with the bandwidth :math:`t`:
-:math:`\\beta(t) = \\beta + x(t)\\, w` and :math:`u(t) = s\\,(u + x(t)\\, v)` with
-:math:`x(t) = o + \\rho (t - a)` (the fields ``slope``, ``offset``, ``rate``, ``at`` and the dual's
-``scale``): the combination weight of two exact solves drifting with ``t``, which keeps the
-interpolated pair near the solution path across the piece (:mod:`.moving`).
+On a bandwidth piece either side may *move* with the bandwidth :math:`t`
+(:class:`~approxpath.moving.Moving`, weights linear in :math:`t`): :math:`\\beta(t) = \\sum_k
+w_k(t)\\,\\beta_k` and :math:`u(t) = \\sum_k v_k(t)\\, u_k`, the combination of two exact solves whose
+weight drifts with ``t``, which keeps the interpolated pair near the solution path across the
+piece (:mod:`.moving`).
 """
 
 from __future__ import annotations
@@ -19,62 +19,45 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from approxpath.moving import coefficient_rounding, is_moving
 from approxpath.numerics import fp_margin
 
 from .._regression import RegressionBound
-from .moving import box_norms, moving_gaps
+from .moving import box_norm, dual_values, moving_gaps
 
 __all__ = ["RobustL1Bound", "RobustL1Primal", "RobustL1Dual"]
 
 
-def _at(point, t):
-    """``o + rho (t - a)`` of a moving point."""
-    return float(point.offset) + float(point.rate) * (float(t) - float(point.at))
-
-
 @dataclass(frozen=True)
 class RobustL1Primal:
-    """Primal point: coefficients ``beta`` (n,); moving (``slope`` set, bandwidth path):
-    :math:`\\beta + (o + \\rho(t - a))\\,w` with ``w = slope``, ``o = offset``, :math:`\\rho` = ``rate``,
-    ``a = at``."""
+    """Primal point: coefficients ``beta`` (n,)."""
 
     beta: np.ndarray
-    slope: np.ndarray = None
-    offset: float = 0.0
-    rate: float = 0.0
-    at: float = 0.0
-
-    def value(self, t):
-        """The coefficients at the bandwidth ``t``, shape (n,)."""
-        beta = np.asarray(self.beta, dtype=float)
-        return beta if self.slope is None else beta + _at(self, t) * np.asarray(self.slope, dtype=float)
 
 
 @dataclass(frozen=True)
 class RobustL1Dual:
-    """Dual point ``scale * u`` with :math:`|u| \\le 1`; moving (``slope`` set, bandwidth path):
-    :math:`s\\,(u + (o + \\rho(t - a))\\,v)` with ``s = scale``, ``v = slope``.
+    """Dual point ``u`` (n,).
 
     Not part of the certificate: ``basis``, the optimal simplex basis of the exact solve it
     came from (a warm start for the next); ``tau``, the parameter of that solve; ``parents``,
     the two exact pairs an interpolated dual combines."""
 
     u: np.ndarray
-    scale: float = 1.0
-    slope: np.ndarray = None
-    offset: float = 0.0
-    rate: float = 0.0
-    at: float = 0.0
     basis: object = field(default=None, compare=False, repr=False)
     tau: float = field(default=None, compare=False, repr=False)
     parents: tuple = field(default=None, compare=False, repr=False)
 
-    def value(self, t):
-        """The dual vector at the bandwidth ``t``, shape (n,)."""
-        u = np.asarray(self.u, dtype=float)
-        if self.slope is not None:
-            u = u + _at(self, t) * np.asarray(self.slope, dtype=float)
-        return float(self.scale) * u
+
+def parts(point, field_name, lo, hi):
+    """``(V (n, K), W (K, m + 1) on [lo, hi], err (K,))`` of a stored side: its points' vectors
+    as columns, the weights' coefficients on the piece and their rounding (a fixed point:
+    itself with the constant weight 1, exact)."""
+    if not is_moving(point):
+        return np.asarray(getattr(point, field_name), dtype=float)[:, None], np.ones((1, 1)), np.zeros(1)
+    V = np.column_stack([np.asarray(getattr(p, field_name), dtype=float) for p in point.points])
+    exact = (float(lo), float(hi)) == point.span
+    return V, point.restrict(lo, hi), (np.zeros(len(point.points)) if exact else point.allowance())
 
 
 class RobustL1Bound(RegressionBound):
@@ -87,108 +70,73 @@ class RobustL1Bound(RegressionBound):
     Dual = RobustL1Dual
     DUAL_RESTORATIONS = ("moving", "projection", "scaling")
 
-    @staticmethod
-    def _moving(primal, dual):
-        return primal.slope is not None or dual.slope is not None
+    @property
+    def moving_degrees(self):
+        """Scaled points (degree 0) on either path; pairs moving linearly in the bandwidth with
+        ``dual_restoration="moving"``."""
+        return {"bandwidth": 1 if self.options["dual_restoration"] == "moving" else 0, "lam": 0}
 
     def errors(self, primal, dual, lo, hi):
-        u = np.asarray(dual.u, dtype=float)
-        beta = np.asarray(primal.beta, dtype=float)
-        if u.shape != (self.n,) or not np.all(np.isfinite(u)):
-            return [f"u must be {self.n} finite numbers"]
-        if beta.shape != (self.n,) or not np.all(np.isfinite(beta)):
-            return [f"beta must be {self.n} finite numbers"]
-        s = float(dual.scale)
-        if not (np.isfinite(s) and s >= 0):
-            return [f"dual scale must be finite and >= 0; got {s!r}"]
-        if self._moving(primal, dual):
-            if not self.sweep.along_bandwidth:
-                return ["a moving pair (slope) is only defined on the bandwidth path"]
-            for side, point in (("beta", primal), ("dual", dual)):
-                if point.slope is None:
-                    continue
-                v = np.asarray(point.slope, dtype=float)
-                if v.shape != (self.n,) or not np.all(np.isfinite(v)) or not np.all(
-                        np.isfinite([point.offset, point.rate, point.at])):
-                    return [f"the {side}'s slope must be {self.n} finite numbers, its offset, rate and at finite"]
+        for side, point, name in (("beta", primal, "beta"), ("u", dual, "u")):
+            for p in point.points if is_moving(point) else (point,):
+                v = np.asarray(getattr(p, name), dtype=float)
+                if v.shape != (self.n,) or not np.all(np.isfinite(v)):
+                    return [f"{side} must be {self.n} finite numbers"]
+        U, W, err = parts(dual, "u", lo, hi)
         errors = []
-        if dual.slope is None:
-            box = s * float(np.max(np.abs(u)))
-            sup = s * self.kernel_sup_norm(u, lo, hi)
-        else:
-            v = np.asarray(dual.slope, dtype=float)
-            box = s * float(box_norms(u, v, dual.offset, np.array([dual.rate]), dual.at, lo, hi)[0])
-            sup = s * float(self.moving_sup_norms(u, v, np.array([dual.rate]), dual.at, lo, hi,
-                                                  offset=float(dual.offset))[0])
-        if s != 1.0:  # s * bound is rounded once (relative 2**-53): widen it by as much
-            box, sup = box * (1.0 + 2.0**-52), sup * (1.0 + 2.0**-52)
+        box = box_norm(U, W, err)
         if box > 1.0:
             errors.append(f"|u| exceeds 1 on the piece (max {box:.17g})")
+        if W.shape[1] == 1 and U.shape[1] == 1:  # s u: s ||K u||, one more rounding where s is not 1
+            s = float(W[0, 0])
+            sup = abs(s) * self.kernel_sup_norm(U[:, 0], lo, hi)
+            sup = sup if s in (0.0, 1.0, -1.0) else sup * (1.0 + 2.0**-52)
+        elif hi == lo:  # the combination as computed, and how far it is from exact (|K| <= 1)
+            w = W[:, 0]
+            delta = fp_margin(U.shape[1], 1.0) * (np.abs(U) @ np.abs(w)) + np.abs(U) @ (err + coefficient_rounding(W))
+            sup = self.kernel_sup_norm(U @ w, lo, hi) + float(delta.sum())
+        else:
+            W = W if W.shape[1] == 2 else np.repeat(W, 2, axis=1)
+            sup = float(self.moving_sup_norms(U, W[None], err[None], lo, hi)[0])
         lam = self.sweep.weight_floor(lo)
         if not sup <= lam:
             errors.append(f"dual infeasible on the piece: max ||K u||_inf <= {sup:.17g} exceeds lambda = {lam:.17g}")
         return errors
 
-    # -------------------------------------------------------------- certificate arrays
-    def to_arrays(self, primal, dual):
-        # every piece stores the moving fields (zeros for a fixed point): pieces stack into one array per field
-        out = {"beta": np.asarray(primal.beta, dtype=float), "dual": np.asarray(dual.u, dtype=float),
-               "dual_scale": float(dual.scale)}
-        for side, point in (("beta", primal), ("dual", dual)):
-            out[f"{side}_slope"] = np.zeros(self.n) if point.slope is None else np.asarray(point.slope, dtype=float)
-            for name in ("offset", "rate", "at"):
-                out[f"{side}_{name}"] = float(getattr(point, name)) if point.slope is not None else 0.0
-        return out
-
-    def from_arrays(self, arrays):
-        # certificates written before pairs could move have the arrays beta and dual only
-        def moving(side):
-            key = f"{side}_slope"
-            if key not in arrays or not np.any(arrays[key]):
-                return {}
-            return dict(slope=np.asarray(arrays[key], dtype=float),
-                        **{name: float(arrays[f"{side}_{name}"]) for name in ("offset", "rate", "at")})
-
-        scale = float(arrays["dual_scale"]) if "dual_scale" in arrays else 1.0
-        return (RobustL1Primal(beta=np.asarray(arrays["beta"], dtype=float), **moving("beta")),
-                RobustL1Dual(u=np.asarray(arrays["dual"], dtype=float), scale=scale, **moving("dual")))
-
     # -------------------------------------------------------------- gap bounds
-    def _dual_margin(self, dual):
-        s = float(dual.scale)  # (one more rounding, s * y'u, where s is not 1)
-        return fp_margin(self.n + (s != 1.0), s * float(np.abs(self.y) @ np.abs(dual.u)))
-
     def dual_floor(self, dual, lo, hi=None):
         hi = lo if hi is None else hi
-        s = float(dual.scale)
-        if dual.slope is None:  # depends on neither parameter
-            return s * float(self.y @ dual.u) - self._dual_margin(dual)
-        # linear in t: least at an end
-        v = np.asarray(dual.slope, dtype=float)
-        yu, yv = float(self.y @ dual.u), float(self.y @ v)
-        ay = np.abs(self.y)
-        xs = [_at(dual, x) for x in (lo, hi)]
-        reach = max(abs(x) for x in xs)
-        x_error = 4 * 2.0**-53 * (abs(dual.rate) * (abs(lo) + abs(hi) + abs(dual.at)) + abs(dual.offset))
-        margin = fp_margin(self.n + 8, s * (float(ay @ np.abs(dual.u)) + reach * float(ay @ np.abs(v)))) \
-            + s * x_error * float(ay @ np.abs(v))
-        return min(s * (yu + x * yv) for x in xs) - margin
+        U, W, err = parts(dual, "u", lo, hi)
+        # linear in t (constant for a fixed dual): least at an end
+        values, margin = dual_values(self.y, U, W[None], err[None], [0.0, 1.0] if W.shape[1] > 1 else [0.0])
+        return float(values.min() - margin[0])
 
     def gap(self, primal, dual, lo, hi=None):
-        """Fixed pair: :math:`|r_i| \\le \\max(|\\text{low}_i|, |\\text{up}_i|)` with the residual
+        """Constant pair: :math:`|r_i| \\le \\max(|\\text{low}_i|, |\\text{up}_i|)` with the residual
         enclosures of :meth:`residual_envelopes`, summed and maximized over the breakpoints
         (convex between them); on the lambda path the primal is increasing in lambda: its value
         at ``hi``.  A moving pair: :func:`.moving.moving_gaps`."""
         hi = lo if hi is None else hi
-        if self._moving(primal, dual):
-            return float(moving_gaps(self, primal, dual, np.array([primal.rate]), np.array([dual.rate]),
-                                     np.array([float(dual.scale)]), lo, hi)[0])
-        beta = np.asarray(primal.beta, dtype=float)
+        B, Wp, errp = parts(primal, "beta", lo, hi)
+        U, Wd, errd = parts(dual, "u", lo, hi)
+        if max(Wp.shape[1], Wd.shape[1]) > 1 and hi > lo:
+            Wp, Wd = (W if W.shape[1] == 2 else np.repeat(W, 2, axis=1) for W in (Wp, Wd))
+            return float(moving_gaps(self, B, Wp[None], errp[None], U, Wd[None], errd[None], lo, hi)[0])
+        # constant on the piece (at a point: the pair there)
+        if Wp.shape == (1, 1) and Wp[0, 0] == 1.0:
+            beta, extra = B[:, 0], 0.0
+        else:  # the combination as computed, and how far it is from exact
+            w = Wp[:, 0]
+            beta = B @ w
+            extra = float(np.sum(fp_margin(B.shape[1], 1.0) * (np.abs(B) @ np.abs(w))
+                                 + np.abs(B) @ (errp + coefficient_rounding(Wp))))
         xs, low, up = self.residual_envelopes(beta, self.y, lo, hi)
         loss = float(np.maximum(np.abs(low), np.abs(up)).sum(axis=0).max())
-        reg = self.sweep.at(hi)[1] * float(np.abs(beta).sum())
-        s = float(dual.scale)
-        d = s * float(self.y @ dual.u)
-        if s == 1.0:  # (the layout before the scale was stored: the same bound, bit for bit)
-            d = float(self.y @ dual.u)
-        return loss + reg - d + fp_margin(2 * self.n, loss + reg + abs(d)) + self._dual_margin(dual)
+        lam = self.sweep.at(hi)[1]
+        reg = lam * float(np.abs(beta).sum())
+        d, d_margin = dual_values(self.y, U, Wd[None], errd[None], [0.0])
+        d = float(d[0, 0])
+        # the primal combination's rounding moves the loss by at most n and the regularizer by
+        # lam per unit of its entries' sum (|K| <= 1)
+        shift = (self.n + lam) * extra
+        return loss + reg - d + fp_margin(2 * self.n, loss + reg + abs(d)) + float(d_margin[0]) + shift

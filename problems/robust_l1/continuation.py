@@ -21,11 +21,12 @@ from dataclasses import replace
 import numpy as np
 
 from approxpath.envelopes import split_envelope
+from approxpath.moving import Moving, value_at
 from approxpath.numerics import log_mid
 
 from .._regression import SAFETY
 from .bound import RobustL1Bound, RobustL1Dual, RobustL1Primal
-from .moving import box_norms, moving_gaps
+from .moving import box_norm, moving_gaps
 
 __all__ = ["SearchBound", "free_coordinates", "free_projection", "moving_restore", "interpolation_gaps", "RATE_FACTORS"]
 
@@ -99,7 +100,7 @@ def free_coordinates(*duals):
     """Mask (n,) of the coordinates free (strictly inside the box) in any of the exact ``duals``."""
     mask = None
     for d in duals:
-        u = np.abs(d.value(0.0) if d.slope is None else np.asarray(d.u, dtype=float))
+        u = np.abs(np.asarray(d.u, dtype=float))
         free = u < (1.0 - _FREE) * u.max() if u.max() > 0 else np.zeros(u.shape, dtype=bool)
         mask = free if mask is None else mask | free
     return mask
@@ -167,50 +168,64 @@ def free_projection(problem, u, free, tau):
 
 
 def moving_restore(problem, primal, dual, lo, hi):
-    """The interpolated pair of two exact solves as a pair moving with ``t`` across the
-    bandwidth piece ``[lo, hi]``: with ``m`` the piece's middle, :math:`\\beta_\\theta + \\rho (t -
-    m)(\\beta_b - \\beta_a)` and :math:`s(\\tilde u + \\rho (t - m)(u_b - u_a))`, :math:`\\tilde u` the
-    interpolated dual projected at ``m`` (:func:`free_projection`); of the rates
-    :data:`RATE_FACTORS` times the natural one, :math:`1/(m \\log(t_b/t_a))` (the weight moving
-    like :math:`\\log t`, as the strategy interpolates), the one with the smallest gap bound,
-    with the largest scale ``s <= 1`` feasible on the whole piece (box and
-    :math:`\\lVert K_t u(t)\\rVert_\\infty \\le \\lambda`, rigorous).  None where the pair is not an
-    interpolation of two exact solves."""
-    if dual.parents is None:
+    """The driver's interpolation of two exact solves (a :class:`~approxpath.moving.Moving`
+    pair whose points are the two solves' pairs) as a pair moving with ``t`` across the
+    bandwidth piece ``[lo, hi]``: with ``m`` the piece's middle, :math:`\\beta_m + \\rho (t - m)(\\beta_b -
+    \\beta_a)` and :math:`s(\\tilde u + \\rho (t - m) v)`, :math:`\\beta_m, \\tilde u` the interpolation at ``m``
+    (the dual projected there, :func:`free_projection`) and ``v`` the chord :math:`u_b - u_a` or the
+    tangent that keeps the active rows active; of the rates :data:`RATE_FACTORS` times the natural
+    one, :math:`1/(m \\log(t_b/t_a))` (the weight moving like :math:`\\log t`, as the strategy
+    interpolates), the one with the smallest gap bound, with the largest scale ``s <= 1``
+    feasible on the whole piece (box and :math:`\\lVert K_t u(t)\\rVert_\\infty \\le \\lambda`, rigorous).
+    None where the pair is not an interpolation of two exact solves."""
+    (pa, pb), (da, db) = primal.points, dual.points
+    if len(dual.points) != 2 or da.tau is None or db.tau is None or da.tau == db.tau:
         return None
-    (pa, da), (pb, db) = dual.parents
     bound = problem.bound
     m = log_mid(lo, hi)
     free = free_coordinates(da, db)
-    u = free_projection(problem, np.asarray(dual.u, dtype=float), free, m)
-    beta, w = np.asarray(primal.beta, dtype=float), np.asarray(pb.beta, dtype=float) - np.asarray(pa.beta, dtype=float)
+    u = free_projection(problem, np.asarray(value_at(dual, m).u, dtype=float), free, m)
+    beta = np.asarray(value_at(primal, m).beta, dtype=float)
+    w = np.asarray(pb.beta, dtype=float) - np.asarray(pa.beta, dtype=float)
     natural = 1.0 / (m * np.log(db.tau / da.tau))
     limit = bound.sweep.weight_floor(lo) * (1.0 - SAFETY)
-    p = RobustL1Primal(beta=beta, slope=w, at=m)
-    loss = bound.moving_residual_bounds(beta, w, 0.0, RATE_FACTORS * natural, m, lo, hi)  # both duals' candidates
+    B = np.column_stack([beta, w])
+    Wp = _drifting(RATE_FACTORS * natural, m, lo, hi)
+    loss = bound.moving_residual_bounds(B, Wp, np.zeros(Wp.shape[:2]), lo, hi)  # both duals' candidates
     best = None
     # the chord of the two exact duals, and the tangent keeping the active rows active
-    slopes = [(db.value(0.0) - da.value(0.0), natural), (_tangent(problem, u, free, m), 1.0)]
+    slopes = [(np.asarray(db.u, dtype=float) - np.asarray(da.u, dtype=float), natural),
+              (_tangent(problem, u, free, m), 1.0)]
     slopes = [(v, unit) for v, unit in slopes if v is not None]
     # one kernel pass per end for u and every slope
     P, N = split_envelope(bound._products(), np.column_stack([u] + [v for v, _ in slopes]), lo, hi)
+    zero = np.zeros(Wp.shape[:2])
     for j, (v, unit) in enumerate(slopes, start=1):
-        rates = RATE_FACTORS * unit
-        box = box_norms(u, v, 0.0, rates, m, lo, hi)
-        sups = bound.moving_sup_norms(u, v, rates, m, lo, hi, envelopes=(_columns(P, [0, j]), _columns(N, [0, j])))
+        U = np.column_stack([u, v])
+        unit_W = _drifting(RATE_FACTORS * unit, m, lo, hi)
+        box = np.array([box_norm(U, W, np.zeros(2)) for W in unit_W])
+        sups = bound.moving_sup_norms(U, unit_W, zero, lo, hi, envelopes=(_columns(P, [0, j]), _columns(N, [0, j])))
         with np.errstate(divide="ignore", invalid="ignore"):
             scales = np.minimum(np.minimum(1.0, (1.0 - SAFETY) / box), limit / sups)
         scales = np.where(np.isfinite(scales), scales, 0.0)
-        gaps = moving_gaps(bound, p, RobustL1Dual(u=u, slope=v, at=m), RATE_FACTORS * natural, rates, scales, lo, hi,
-                           loss=loss)
+        Wd = scales[:, None, None] * unit_W
+        gaps = moving_gaps(bound, B, Wp, zero, U, Wd, zero, lo, hi, loss=loss)
         k = int(np.argmin(gaps))
         if best is None or gaps[k] < best[0]:
-            best = (float(gaps[k]), RATE_FACTORS[k] * natural,
-                    RobustL1Dual(u=u, scale=float(scales[k]), slope=v, rate=float(rates[k]), at=float(m)))
-    pair = RobustL1Primal(beta=beta, slope=w, rate=float(best[1]), at=float(m)), best[2]
+            best = (float(gaps[k]), Moving((RobustL1Primal(beta=beta), RobustL1Primal(beta=w)), Wp[k], (lo, hi)),
+                    Moving((RobustL1Dual(u=u), RobustL1Dual(u=v)), Wd[k], (lo, hi)))
+    pair = best[1], best[2]
     if isinstance(bound, SearchBound):
         bound._chosen = (*pair, (lo, hi), best[0])
     return pair
+
+
+def _drifting(rates, m, lo, hi):
+    """Weights (r, 2, 2), one set per rate: the first point with the weight 1, the second with
+    :math:`\\rho (t - m)` (Bernstein coefficients of degree 1 on ``[lo, hi]``)."""
+    rates = np.asarray(rates, dtype=float)
+    ones = np.ones((rates.size, 2))
+    return np.stack([ones, np.stack([rates * (lo - m), rates * (hi - m)], axis=1)], axis=1)
 
 
 def _columns(envelope, cols):
@@ -244,8 +259,8 @@ def interpolation_gaps(problem, a, b, thetas, tau):
     lam = problem.sweep.at(tau)[1]
     th = np.asarray(thetas, dtype=float)
     mix = np.stack([1.0 - th, th])  # (2, k)
-    U = np.column_stack([d.value(tau) for _, d in (a, b)])
-    B = np.column_stack([p.value(tau) for p, _ in (a, b)])
+    U = np.column_stack([value_at(d, tau).u for _, d in (a, b)])
+    B = np.column_stack([value_at(p, tau).beta for p, _ in (a, b)])
     K = problem.gram(tau)
     KU, KB = K @ U, K @ B
     Um, KUm = U @ mix, KU @ mix

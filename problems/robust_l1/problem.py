@@ -27,6 +27,7 @@ import scipy.sparse as sp
 
 from approxpath.errors import SolverError
 from approxpath.kernel_problem import KernelProblem
+from approxpath.moving import is_moving, value_at
 from approxpath.numerics import UNIT_ROUNDOFF, log_mid, weight_resolution
 from approxpath.problem import Declaration, restored_gaps
 from approxpath.registry import register
@@ -160,9 +161,9 @@ class RobustL1(KernelProblem):
 
         bw, lam = self.sweep.at(tau)
         K = self.gram(tau)
-        u = np.clip(np.asarray(dual.u, dtype=float), -1.0, 1.0)
+        u = np.clip(np.asarray(value_at(dual, tau).u, dtype=float), -1.0, 1.0)
         fixed = None
-        if self.dual_restoration == "moving" and dual.tau is not None:  # only the free coordinates move
+        if self.dual_restoration == "moving" and getattr(dual, "tau", None) is not None:  # only the free ones move
             fixed = np.flatnonzero(~free_coordinates(dual))
         if self.dual_restoration == "projection" or fixed is not None:
             v = cp.Variable(self.n)
@@ -288,12 +289,12 @@ class RobustL1(KernelProblem):
         \\lambda` for every parameter of ``[lo, hi]`` (rigorous, rounding included)."""
         hi = lo if hi is None else hi
         # (a moving dual held fixed: its value at the piece's start)
-        u = np.clip(np.nan_to_num(dual.value(lo)), -1.0, 1.0)
+        u = np.clip(np.nan_to_num(np.asarray(value_at(dual, lo).u, dtype=float)), -1.0, 1.0)
         if self.dual_restoration == "projection":
             u = np.clip(self._project(u, lo, hi), -1.0, 1.0)
         elif self.dual_restoration == "moving":  # the free coordinates of the exact duals only
-            free = free_coordinates(*(d for _, d in dual.parents)) if dual.parents is not None else \
-                free_coordinates(dual) if dual.tau is not None else None
+            exact = [d for d in _exact_duals(dual) if d.tau is not None]
+            free = free_coordinates(*exact) if exact else None
             if free is not None:
                 u = np.clip(free_projection(self, u, free, log_mid(lo, hi)), -1.0, 1.0)
         if float(self.y @ u) <= 0.0:
@@ -311,46 +312,43 @@ class RobustL1(KernelProblem):
 
     def primal_objective(self, primal, tau):
         bw, lam = self.sweep.at(tau)
-        beta = primal.value(tau)
-        r = self.y - self.gram(tau) @ beta
-        return float(np.abs(r).sum()) + lam * float(np.abs(beta).sum())
+        r = self.y - self.gram(tau) @ primal.beta
+        return float(np.abs(r).sum()) + lam * float(np.abs(primal.beta).sum())
 
     def dual_objective(self, dual, tau):
-        return float(self.y @ dual.value(tau))
+        return float(self.y @ dual.u)
 
     def primal_violation(self, primal, tau):
         return 0.0 if np.all(np.isfinite(primal.beta)) else float("inf")
 
     def dual_violation(self, dual, tau):
         bw, lam = self.sweep.at(tau)
-        u = dual.value(tau)
+        u = np.asarray(dual.u, dtype=float)
         return float(max(0.0, np.max(np.abs(u)) - 1.0, np.max(np.abs(self.gram(tau) @ u)) - lam))
 
     def restore(self, primal, dual, lo, hi=None):
-        """On a bandwidth piece with ``dual_restoration="moving"``, an interpolated pair moves
-        with ``t`` (:func:`.continuation.moving_restore`); otherwise ``beta`` is carried as is
-        (the primal has no constraints) and the dual restored by :meth:`_restore_dual`."""
+        """On a bandwidth piece with ``dual_restoration="moving"``, the driver's moving
+        interpolation of two exact solves becomes a pair moving with ``t``
+        (:func:`.continuation.moving_restore`); otherwise ``beta`` is carried as is (the primal
+        has no constraints) and the dual restored by :meth:`_restore_dual`."""
         hi = lo if hi is None else hi
-        if hi > lo and self.dual_restoration == "moving" and self.sweep.along_bandwidth:
+        if hi > lo and self.dual_restoration == "moving" and self.sweep.along_bandwidth and is_moving(dual):
             moved = moving_restore(self, primal, dual, lo, hi)
             if moved is not None:
                 return moved
         # a point's pair remembers its parameter (an exact solve's: interpolate reads it); the
         # basis rides along
-        restored = replace(self._restore_dual(dual, lo, hi), basis=dual.basis, tau=lo if hi == lo else None)
-        return RobustL1Primal(beta=primal.value(lo)), restored
+        restored = replace(self._restore_dual(dual, lo, hi), basis=getattr(dual, "basis", None),
+                           tau=lo if hi == lo else None)
+        return RobustL1Primal(beta=np.asarray(value_at(primal, lo).beta, dtype=float)), restored
 
     def interpolate(self, a, b, theta):
-        """Convex combination of two fixed pairs (restore after); both sides keep their parents
-        (and the dual the exact solves' parameters) for :meth:`restore`."""
+        """Convex combination of two fixed pairs (restore after); the dual keeps its parents (the
+        exact solves, for their free coordinates) for :meth:`restore`."""
         (pa, da), (pb, db) = a, b
-        if pa.slope is not None or pb.slope is not None or da.slope is not None or db.slope is not None:
-            from approxpath.problem import convex_combination
-
-            return convex_combination(a, b, theta)
-        ba, bb = (np.asarray(p.beta, dtype=float) for p in (pa, pb))
-        ua, ub = (float(d.scale) * np.asarray(d.u, dtype=float) for d in (da, db))
-        exact = da.tau is not None and db.tau is not None and db.tau != da.tau
+        ba, bb = (np.asarray(value_at(p, 0.0).beta, dtype=float) for p in (pa, pb))
+        ua, ub = (np.asarray(value_at(d, 0.0).u, dtype=float) for d in (da, db))
+        exact = getattr(da, "tau", None) is not None and getattr(db, "tau", None) is not None and db.tau != da.tau
         return (RobustL1Primal(beta=(1 - theta) * ba + theta * bb),
                 RobustL1Dual(u=(1 - theta) * ua + theta * ub, parents=(a, b) if exact else None))
 
@@ -367,4 +365,14 @@ class RobustL1(KernelProblem):
 
     def predict(self, primal, tau, X_new):
         """:math:`f(x) = \\sum_j \\beta_j k_t(x_j, x)` at the rows of ``X_new`` (m, d): shape (m,)."""
-        return self.cross_kernel(tau, X_new) @ primal.value(tau)
+        return self.cross_kernel(tau, X_new) @ value_at(primal, self.sweep.at(tau)[0]).beta
+
+
+def _exact_duals(dual):
+    """The exact solves' duals behind ``dual``: itself, the parents of a fixed combination, or
+    the points of the driver's moving interpolation."""
+    if is_moving(dual):
+        return list(dual.points)
+    if dual.parents is not None:
+        return [d for _, d in dual.parents]
+    return [dual]

@@ -1,0 +1,417 @@
+"""A point that moves with the path parameter across a piece: the one representation of every
+problem's moving pairs (numpy only: the verifier imports it).
+
+A moving point is a combination of a few stored points whose weights are polynomials in the
+path parameter :math:`t`, in Bernstein form on a stated span :math:`[t_0, t_1]`:
+
+.. math::
+
+    x(t) = \\sum_{k=1}^{K} w_k(t)\\, p_k, \\qquad
+    w_k(t) = \\sum_{j=0}^{m} W_{kj} \\binom{m}{j} s^j (1 - s)^{m-j}, \\quad s = \\frac{t - t_0}{t_1 - t_0},
+
+taken field by field over the problem's ``Primal`` or ``Dual`` dataclass (every array or number
+field; fields that are None stay None).  The stored numbers define the point exactly; a value
+computed at a ``t`` is within :meth:`Moving.allowance` of it per weight.  Bernstein form is what a
+bound over a piece needs: on any sub-interval the coefficients (:meth:`Moving.restrict`) enclose
+the weight polynomial (convex hull), so a convex feasible set that holds every point of a
+combination with nonnegative weights summing to at most 1 holds the point on the whole span.
+
+This module owns, for every problem: evaluation (:meth:`Moving.value`, :func:`value_at`), the
+domain of the stored fields (:meth:`Moving.errors`), their certificate layout (:func:`pack`,
+:func:`unpack`) and their bytes for a piece's fingerprint (:func:`fingerprint`).  A problem's
+:class:`~approxpath.bound.Bound` keeps only its mathematics: feasibility over a piece and the gap
+bound of such a pair.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .numerics import UNIT_ROUNDOFF
+
+__all__ = ["Moving", "bernstein_at", "coefficient_rounding", "is_moving", "value_at", "constant", "combine", "interpolate", "affine_weights", "pack", "unpack",
+           "fingerprint", "stored_fields", "weight_ranges", "MAX_POINTS", "MAX_DEGREE", "LAYOUT_FIELDS"]
+
+#: At most this many stored points per moving point, and weights of at most this degree (the
+#: built-in problems use 2 points with degree-1 weights and 3 with degree 2; a file may not ask a
+#: verifier for more).
+MAX_POINTS = 4
+MAX_DEGREE = 3
+#: Per side (``primal``/``dual``), the arrays of the layout besides the points' fields.
+LAYOUT_FIELDS = ("weights", "count", "degree", "span")
+
+
+@dataclass(frozen=True, eq=False)
+class Moving:
+    """A point :math:`\\sum_k w_k(t)\\, p_k` of the path parameter ``t`` on ``span``.
+
+    Attributes
+    ----------
+    points : tuple
+        The :math:`K` stored points: instances of one ``Primal`` or ``Dual`` dataclass.
+    weights : ndarray of shape (K, m + 1)
+        Bernstein coefficients of each point's weight on ``span`` (degree ``m``).
+    span : tuple of float
+        :math:`(t_0, t_1)`, ``t0 < t1``; the point is defined on it (a piece must lie inside).
+    """
+
+    points: tuple
+    weights: np.ndarray
+    span: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "points", tuple(self.points))
+        object.__setattr__(self, "weights", np.atleast_2d(np.asarray(self.weights, dtype=float)))
+        object.__setattr__(self, "span", tuple(float(x) for x in self.span))
+
+    def __repr__(self):
+        return (f"Moving({type(self.points[0]).__name__} x {len(self.points)}, degree {self.degree}, "
+                f"span [{self.span[0]:.6g}, {self.span[1]:.6g}])")
+
+    @property
+    def degree(self):
+        """The weights' degree ``m``."""
+        return self.weights.shape[1] - 1
+
+    def _positions(self, t):
+        t0, t1 = self.span
+        t = np.asarray(t, dtype=float)
+        if self.degree == 0 or not t1 > t0:  # (a constant needs no position)
+            return np.zeros(t.shape)
+        return np.clip((t - t0) / (t1 - t0), 0.0, 1.0)
+
+    def weights_at(self, t):
+        """The weights at ``t`` (a number: shape (K,); an array of shape (T,): (K, T)), as
+        computed (within :meth:`allowance` of the exact ones inside the span)."""
+        if self.degree == 0 and np.ndim(t) == 0:  # (constant: the stored weights themselves)
+            return self.weights[:, 0].copy()
+        return bernstein_at(self.weights, self._positions(t))
+
+    def allowance(self):
+        """Shape (K,): how far a weight computed by :meth:`weights_at`, or a coefficient by
+        :meth:`restrict`, can be from the exact one, for any ``t`` of the span
+        (:func:`coefficient_rounding`)."""
+        return coefficient_rounding(self.weights)
+
+    def restrict(self, lo, hi):
+        """Bernstein coefficients (K, m + 1) of the weights on ``[lo, hi]`` (inside the span), as
+        computed (within :meth:`allowance`; the stored ones where ``(lo, hi)`` is the span).
+
+        Coefficient ``j`` is the blossom of the weight at ``m - j`` copies of the position of
+        ``lo`` and ``j`` of ``hi``: a convex combination of the stored coefficients."""
+        if (float(lo), float(hi)) == self.span:
+            return self.weights.copy()
+        m = self.degree
+        s_lo, s_hi = self._positions(lo), self._positions(hi)
+        cols = [_casteljau(self.weights, [s_lo] * (m - j) + [s_hi] * j) for j in range(m + 1)]
+        return np.stack(cols, axis=-1) if cols else self.weights.copy()
+
+    def value(self, t):
+        """The plain point at ``t``: every stored field combined with the weights at ``t``."""
+        return _combine_fields(self.points, self.weights_at(float(t)))
+
+    def errors(self, lo, hi):
+        """Why this is not a well-formed moving point on the piece ``[lo, hi]``: a list (empty
+        when it is).  Checked: the number of points and the degree within the limits, the
+        weights finite, the span two finite numbers ``t0 < t1`` whose difference is finite (a
+        span whose width overflows makes every position 0), the piece inside the span, the
+        points of one type whose fields agree in shape and are finite."""
+        w = self.weights
+        k = len(self.points)
+        if w.ndim != 2 or w.shape[0] != k or not 1 <= k <= MAX_POINTS or not 0 <= w.shape[1] - 1 <= MAX_DEGREE:
+            return [f"a moving point needs 1 to {MAX_POINTS} points and their weights of degree 0 to {MAX_DEGREE} "
+                    f"(shape (points, degree + 1)); got {k} points and weights of shape {w.shape}"]
+        errors = []
+        if not np.all(np.isfinite(w)):
+            errors.append("the weights are not all finite")
+        span = self.span
+        if len(span) != 2 or not all(math.isfinite(x) for x in span):
+            return errors + [f"the span {span!r} is not 2 finite numbers"]
+        t0, t1 = span
+        if not ((t0 < t1 or (t0 == t1 and self.degree == 0)) and math.isfinite(t1 - t0)):
+            errors.append(f"the span [{t0!r}, {t1!r}] is not an interval of finite positive width")
+        if not (t0 <= lo and hi <= t1):
+            errors.append(f"the piece [{lo!r}, {hi!r}] is not inside the span [{t0!r}, {t1!r}]")
+        kinds = {type(p) for p in self.points}
+        if len(kinds) != 1 or not dataclasses.is_dataclass(self.points[0]):
+            return errors + ["the points are not of one point type"]
+        for name in _field_names(self.points[0]):
+            values = [getattr(p, name) for p in self.points]
+            if all(v is None for v in values):
+                continue
+            if any(v is None for v in values):
+                errors.append(f"field {name!r} is set on some points only")
+                continue
+            arrays = [np.asarray(v, dtype=float) for v in values]
+            if len({a.shape for a in arrays}) != 1:
+                errors.append(f"field {name!r} has different shapes on different points")
+            elif not all(np.all(np.isfinite(a)) for a in arrays):
+                errors.append(f"field {name!r} is not finite on every point")
+        return errors
+
+
+def bernstein_at(W, s):
+    """Values of the polynomials with Bernstein coefficients ``W`` (..., m + 1) at the positions
+    ``s`` (a number, or an array of shape (T,)) of [0, 1]: shape (...) or (..., T), as computed
+    by de Casteljau's steps (within :func:`coefficient_rounding` of the exact values)."""
+    W = np.asarray(W, dtype=float)
+    s = np.asarray(s, dtype=float)
+    if W.shape[-1] == 1:
+        return W[..., 0].reshape(W.shape[:-1] + (1,) * s.ndim) * np.ones(s.shape)
+    return _casteljau(W, [s] * (W.shape[-1] - 1))
+
+
+def coefficient_rounding(W):
+    """Shape (...): how far a value of the polynomials ``W`` (..., m + 1) computed at a position
+    of [0, 1] (:func:`bernstein_at`, :meth:`Moving.weights_at`), or a coefficient on a
+    sub-interval (:meth:`Moving.restrict`), can be from the exact one.
+
+    A position :math:`s = (t - t_0)/(t_1 - t_0)` in [0, 1] is computed within :math:`3.01u`
+    (two subtractions and a quotient, relative; exact where a result is subnormal); the
+    polynomial's derivative in :math:`s` (or the blossom's in each of its ``m`` arguments, times
+    ``m``) is at most :math:`m \\max_j |W_{j+1} - W_j|`, so the positions move it by at most
+    :math:`3.01\\,m\\,u \\max_j|W_{j+1} - W_j|`.  De Casteljau's ``m`` levels of
+    :math:`(1 - s)a + sb` (three roundings each, :math:`1 - s` included) stay within
+    :math:`\\gamma_{3m} \\sum_j |W_j| B_j(s) \\le 3.01\\,m\\,u \\max_j|W_j|` of the value at the
+    computed positions (Farouki and Rajan).  Degree 0: exact."""
+    W = np.asarray(W, dtype=float)
+    m = W.shape[-1] - 1
+    if m == 0:
+        return np.zeros(W.shape[:-1])
+    steps = np.abs(np.diff(W, axis=-1)).max(axis=-1)
+    return 3.02 * m * UNIT_ROUNDOFF * (np.abs(W).max(axis=-1) + steps)
+
+
+def _casteljau(W, positions):
+    """De Casteljau's steps at ``positions`` (each a number or an array of shape (T,)) on the
+    coefficients ``W`` (..., m + 1): after ``len(positions)`` levels, the first coefficient (one
+    value per polynomial, per T)."""
+    c = np.asarray(W, dtype=float)
+    shape = np.broadcast(*positions).shape if positions else ()
+    c = c.reshape(c.shape + (1,) * len(shape)) * np.ones(shape)
+    axis = c.ndim - len(shape) - 1  # the coefficients' axis
+    for s in positions:
+        lead, tail = [slice(None)] * axis, [slice(None)] * len(shape)
+        c = (1.0 - s) * c[tuple(lead + [slice(None, -1)] + tail)] + s * c[tuple(lead + [slice(1, None)] + tail)]
+    return c[tuple([slice(None)] * axis + [0])]
+
+
+def _field_names(point):
+    """The names of a point's stored fields (``compare=True``; the others are search caches)."""
+    return [f.name for f in dataclasses.fields(point) if f.compare]
+
+
+def _combine_fields(points, weights):
+    """The plain point :math:`\\sum_k` ``weights[k] * points[k]`` field by field (None stays None)."""
+    first = points[0]
+    values = {}
+    for name in _field_names(first):
+        parts = [getattr(p, name) for p in points]
+        if parts[0] is None:
+            values[name] = None
+            continue
+        total = float(weights[0]) * np.asarray(parts[0], dtype=float)
+        for w, v in zip(weights[1:], parts[1:]):
+            total = total + float(w) * np.asarray(v, dtype=float)
+        values[name] = float(total) if total.ndim == 0 else total
+    return type(first)(**values)
+
+
+def is_moving(x):
+    """Whether ``x`` (a stored point of a piece) is a :class:`Moving` point."""
+    return isinstance(x, Moving)
+
+
+def value_at(x, t):
+    """The plain point at ``t`` of a stored point ``x`` (a fixed point is its own value)."""
+    return x.value(t) if isinstance(x, Moving) else x
+
+
+def constant(point, lo, hi):
+    """``point`` as a moving point with the constant weight 1 on ``[lo, hi]`` (degree 0)."""
+    return point if isinstance(point, Moving) else Moving((point,), np.ones((1, 1)), (lo, hi))
+
+
+def combine(points, weights, span):
+    """:class:`Moving` of ``points`` (fixed points) with ``weights`` (K, m + 1) on ``span``; the
+    plain point itself where one point has the constant weight 1 (the same value at every t)."""
+    weights = np.atleast_2d(np.asarray(weights, dtype=float))
+    if len(points) == 1 and np.all(weights == 1.0):
+        return points[0]
+    return Moving(tuple(points), weights, span)
+
+
+def interpolate(pair_a, pair_b, thetas, ts, degree):
+    """The pair :math:`(1 - \\theta(t))\\, a + \\theta(t)\\, b` of two pairs (the driver's
+    interpolation between two exact solves, restored by the problem afterwards), both sides with
+    the same weights on the span ``[ts[0], ts[2]]``.
+
+    Parameters
+    ----------
+    pair_a, pair_b : tuple
+        ``(primal, dual)`` of points constant in t (fixed, or constant combinations).
+    thetas : sequence of 3 floats
+        The weight of ``b`` wanted at ``ts`` (a piece's ends and a point between, increasing).
+    ts : sequence of 3 floats
+    degree : {1, 2}
+        2: :math:`\\theta` is the quadratic through the three weights, its coefficients clipped
+        to [0, 1] (the weights then stay in [0, 1] on the span); 1: the line through the middle
+        weight with the slope of the chord of the two others (not clipped).
+
+    Returns
+    -------
+    (Moving, Moving)
+        Weights ``[1 - theta, theta]`` with :math:`1 - \\theta` rounded down coefficient by
+        coefficient, so that the two sum to at most 1.
+    """
+    (th0, th1, th2), (t0, t1, t2) = (float(x) for x in thetas), (float(t) for t in ts)
+    if degree >= 2:
+        s = (t1 - t0) / (t2 - t0)
+        # (a piece a few floats wide may put its middle on an end: then the line through the ends)
+        middle = (th1 - th0 * (1 - s) ** 2 - th2 * s * s) / (2 * s * (1 - s)) if 0.0 < s < 1.0 else 0.5 * (th0 + th2)
+        theta = np.clip([th0, middle, th2], 0.0, 1.0)
+    else:
+        slope = (th2 - th0) / (t2 - t0)
+        theta = np.array([th1 + slope * (t0 - t1), th1 + slope * (t2 - t1)])
+    weights = affine_weights(theta)
+    # (an exact solve's point that is a constant combination, e.g. a scaled dual, enters as its value)
+    return tuple(Moving((value_at(a, t0), value_at(b, t0)), weights, (t0, t2)) for a, b in zip(pair_a, pair_b))
+
+
+def affine_weights(theta):
+    """The weights ``[1 - theta, theta]`` (2, m + 1) of a combination of two points from the
+    coefficients ``theta`` (m + 1,) of the second one's: ``1 - theta`` rounded down coefficient by
+    coefficient (the largest float at most the exact value), so that each column sums to at most
+    1 exactly (a combination of feasible points with nonnegative weights summing to at most 1
+    stays in a convex feasible set that holds 0)."""
+    theta = np.asarray(theta, dtype=float)
+    first = []
+    for c in theta:
+        x = 1.0 - float(c)
+        first.append(math.nextafter(x, -math.inf) if math.fsum([x, float(c)]) > 1.0 else x)
+    return np.stack([np.array(first), theta])
+
+
+def weight_ranges(point, edges):
+    """``(points, ranges)``: the stored points of ``point`` and, for each sub-interval
+    ``[edges[j], edges[j + 1]]`` (inside the span), a rigorous ``[min, max]`` of each weight there,
+    shape (J, K, 2): the convex hull of the weight's coefficients on the sub-interval
+    (:meth:`Moving.restrict`), widened by their rounding.  A fixed point: itself, weight 1."""
+    edges = np.asarray(edges, dtype=float)
+    if not isinstance(point, Moving):
+        return (point,), np.ones((edges.size - 1, 1, 2))
+    err = point.allowance()
+    out = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        W = point.restrict(a, b)
+        out.append(np.stack([W.min(axis=1) - err, W.max(axis=1) + err], axis=-1))
+    return point.points, np.array(out)
+
+
+# ------------------------------------------------------------------------------ the layout
+def stored_fields(point_type, example=None):
+    """The fields of ``point_type`` a certificate stores: every compare field that is set on
+    ``example`` (a point of the path; the fields it leaves None, e.g. slacks filled in at each
+    parameter, are not stored)."""
+    names = [f.name for f in dataclasses.fields(point_type) if f.compare]
+    if example is None:
+        return names
+    first = example.points[0] if isinstance(example, Moving) else example
+    return [name for name in names if getattr(first, name) is not None]
+
+
+def pack(side, stored, fields, pieces):
+    """The arrays of one side (``"primal"`` or ``"dual"``) of every piece, in the one layout.
+
+    Every piece holds a moving point with ``count`` points and weights of ``degree``; a fixed
+    point is one point with the constant weight 1 on the piece.  Pieces are stacked to the
+    largest count and degree: points beyond a piece's count and coefficients beyond its degree
+    are zeros.
+
+    Parameters
+    ----------
+    side : str
+    stored : sequence
+        Each piece's point (fixed or :class:`Moving`).
+    fields : sequence of str
+        The fields stored (:func:`stored_fields`).
+    pieces : sequence of (float, float)
+        Each piece's ``(lo, hi)`` (the span of a fixed point).
+
+    Returns
+    -------
+    dict of ndarray
+        ``{side}_{field}`` (pieces, K, ...), ``{side}_weights`` (pieces, K, m + 1),
+        ``{side}_count``, ``{side}_degree`` (pieces,), ``{side}_span`` (pieces, 2).
+    """
+    movers = [constant(x, lo, hi) for x, (lo, hi) in zip(stored, pieces)]
+    K = max((len(m.points) for m in movers), default=1)
+    M = max((m.degree for m in movers), default=0)
+    out = {f"{side}_weights": np.zeros((len(movers), K, M + 1)),
+           f"{side}_count": np.array([len(m.points) for m in movers], dtype=float),
+           f"{side}_degree": np.array([m.degree for m in movers], dtype=float),
+           f"{side}_span": np.array([m.span for m in movers], dtype=float).reshape(len(movers), 2)}
+    for i, m in enumerate(movers):
+        out[f"{side}_weights"][i, :len(m.points), :m.degree + 1] = m.weights
+    for name in fields:
+        rows = []
+        for m in movers:
+            vals = [np.asarray(getattr(p, name), dtype=float) for p in m.points]
+            pad = [np.zeros_like(vals[0])] * (K - len(vals))
+            rows.append(np.stack(vals + pad))
+        out[f"{side}_{name}"] = np.stack(rows) if rows else np.zeros((0, K))
+    return out
+
+
+def unpack(side, arrays, point_type, fields, lo, hi):
+    """Inverse of :func:`pack` for one piece (``arrays``: that piece's rows): the fixed point
+    (one point, the constant weight 1) or the :class:`Moving` point.
+
+    Raises
+    ------
+    KeyError
+        An array of the layout is missing (named).
+    ValueError
+        The count, degree or padding is outside the layout, or the span does not contain the
+        piece (say what): the zeros beyond a piece's count and degree, and the span of a fixed
+        point too, are part of what a certificate claims.
+    """
+    W = np.asarray(arrays[f"{side}_weights"], dtype=float)
+    count, degree = float(arrays[f"{side}_count"]), float(arrays[f"{side}_degree"])
+    span = np.asarray(arrays[f"{side}_span"], dtype=float)
+    if W.ndim != 2 or span.shape != (2,):
+        raise ValueError(f"{side}: weights must be (points, degree + 1) and the span 2 numbers per piece")
+    K, M = W.shape[0], W.shape[1] - 1
+    if not (count.is_integer() and 1 <= count <= min(K, MAX_POINTS) and degree.is_integer()
+            and 0 <= degree <= min(M, MAX_DEGREE)):
+        raise ValueError(f"{side}: count {count!r} and degree {degree!r} must be integers in [1, "
+                         f"{min(K, MAX_POINTS)}] and [0, {min(M, MAX_DEGREE)}]")
+    k, m = int(count), int(degree)
+    values = {name: np.asarray(arrays[f"{side}_{name}"], dtype=float) for name in fields}
+    if np.any(W[k:]) or np.any(W[:, m + 1:]) or any(v.shape[:1] != (K,) or np.any(v[k:]) for v in values.values()):
+        raise ValueError(f"{side}: entries beyond the piece's {k} point(s) and degree {m} must be zeros")
+    t0, t1 = float(span[0]), float(span[1])
+    if not (t0 <= lo and hi <= t1):  # (NaN fails too; a moving point's span is checked in full by Moving.errors)
+        raise ValueError(f"{side}: the span [{t0!r}, {t1!r}] does not contain the piece [{lo!r}, {hi!r}]")
+    points = tuple(point_type(**{name: (float(v[j]) if v.ndim == 1 else v[j]) for name, v in values.items()})
+                   for j in range(k))
+    weights = W[:k, :m + 1]
+    if k == 1 and m == 0 and weights[0, 0] == 1.0:
+        return points[0]
+    return Moving(points, weights, (t0, t1))
+
+
+def fingerprint(x):
+    """The bytes of a stored point (fixed or moving): equal points give equal bytes (a piece's
+    part of a path's fingerprint)."""
+    m = x if isinstance(x, Moving) else Moving((x,), np.ones((1, 1)), (0.0, 1.0))
+    parts = [m.weights.tobytes(), np.asarray(m.span).tobytes()]
+    for p in m.points:
+        for name in _field_names(p):
+            v = getattr(p, name)
+            parts.append(b"-" if v is None else np.ascontiguousarray(np.asarray(v, dtype=float)).tobytes())
+    return b"".join(parts)
