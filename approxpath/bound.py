@@ -30,8 +30,6 @@ import numpy as np
 
 from . import kernel_families, moving
 from .errors import InputError
-from .kernel_caches import KernelCache
-from .kernels import Kernels
 from .numerics import kernel_entry_error
 from .validate import between, check_X_y, choice, positive
 
@@ -314,8 +312,8 @@ class KernelBound(Bound):
         The data; with ``kernel="precomputed"`` the matrix :math:`D` (n, n) itself.
     y : ndarray of shape (n,)
     cache : bool, default False
-        Kernels and kernel products come from a :class:`~approxpath.kernel_caches.KernelCache` (a
-        search) instead of being computed from scratch (:class:`~approxpath.kernels.Kernels`,
+        Kernels and kernel products come from a :class:`~approxpath.compute.caches.KernelCache` (a
+        search) instead of being computed from scratch (:class:`~approxpath.compute.kernels.Kernels`,
         the verifier): the same values, bit for bit.
     **options
         As :attr:`Bound.OPTIONS`; ``bandwidth`` and the weight (:attr:`weight`) per
@@ -334,7 +332,7 @@ class KernelBound(Bound):
     weight: ClassVar[str]
     kernel_psd: ClassVar[bool] = True
     #: The bound needs kernel products only (never a whole kernel): it can run on
-    #: :class:`~approxpath.blocked_kernels.BlockedKernels` when the n x n arrays do not fit.
+    #: :class:`~approxpath.compute.blocked.BlockedKernels` when the n x n arrays do not fit.
     blocked_ok: ClassVar[bool] = False
     _transient = ("_kernels",)
 
@@ -369,28 +367,19 @@ class KernelBound(Bound):
 
     @property
     def kernels(self):
-        """The kernel provider, built on first use: :class:`~approxpath.kernels.Kernels` (or its
-        cache) on the stored distances, or, for a bound that can do without whole kernels
-        (:attr:`blocked_ok`) when those do not fit the memory budget
-        (:func:`approxpath.memory.kernels_mode`), :class:`~approxpath.blocked_kernels.BlockedKernels`
-        (distances stored if they fit, else computed block by block)."""
+        """The kernel provider, built on first use where :func:`approxpath.compute.provider`
+        decides (dense, from stored distances, or blocked: the bound never needs to know)."""
         if self._kernels is None:
-            from .memory import kernels_mode
+            from .compute import provider
 
-            mode = kernels_mode(self.n, self.cache) if self.blocked_ok else "dense"
-            if mode != "dense":
-                from .blocked_kernels import BlockedKernels
-
-                D = self.distances() if mode == "distances" else None
-                self._kernels = BlockedKernels(self.X, self.family, self.options["feature_weights"], D)
-            else:
-                self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
+            self._kernels = provider(self.X, self.family, self.options["feature_weights"], self.distances,
+                                     search=self.cache, blocked_ok=self.blocked_ok)
         return self._kernels
 
     @contextmanager
     def kernels_from(self, provider):
         """Kernel products from ``provider`` inside a ``with`` block (the same numbers computed
-        elsewhere: :class:`approxpath.distributed.SplitKernels`); the previous provider after it."""
+        elsewhere: :class:`approxpath.compute.distributed.SplitKernels`); the previous provider after it."""
         previous, self._kernels = self._kernels, provider
         try:
             yield provider
@@ -399,7 +388,7 @@ class KernelBound(Bound):
 
     @property
     def blocked(self):
-        """Whether whole kernels are never formed (:class:`~approxpath.blocked_kernels.BlockedKernels`)."""
+        """Whether whole kernels are never formed (:class:`~approxpath.compute.blocked.BlockedKernels`)."""
         return self.kernels.mode != "dense"
 
     @property

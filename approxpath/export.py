@@ -23,7 +23,7 @@ from pathlib import Path as _FsPath
 import numpy as np
 
 from .errors import InputError
-from .distances import cross_sq_distances, sq_distances
+from .compute.distances import cross_sq_distances, sq_distances
 
 __all__ = ["FORMATS", "exact_path_table", "export_table", "read_table"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .errors import InputError
 from .kernel_families import cross_distances
-from .kernels import gaussian
+from .compute.kernels import gaussian
 from .problem import Problem
 
 __all__ = ["KernelProblem"]
@@ -25,7 +25,7 @@ class KernelProblem(Problem):
 
     ``problem.sweep`` tells the bandwidth and the weight at a path parameter
     (``t, C = problem.sweep.at(tau)``), ``problem.gram(tau)`` is :math:`K_t` there (cached),
-    ``problem.kernels`` the provider of kernel products (:class:`~approxpath.kernel_caches.KernelCache`),
+    ``problem.kernels`` the provider of kernel products (:class:`~approxpath.compute.caches.KernelCache`),
     ``problem.kernel`` the family of :math:`D` (the option).
     """
 

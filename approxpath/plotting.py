@@ -17,8 +17,8 @@ from pathlib import Path as _FsPath
 
 import numpy as np
 
-from .distances import sq_distances
-from .kernels import gaussian
+from .compute.distances import sq_distances
+from .compute.kernels import gaussian
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["plot_bounds", "plot_solves", "plot_validation", "plot_condition", "kernel_condition_numbers",

@@ -76,7 +76,7 @@ def pytest_configure(config):
 def one_blas_thread():
     """Small dense algebra (references of a few dozen points) runs ~100x slower when OpenBLAS
     spreads it over threads on a busy machine: one thread for a module that asks for it."""
-    from approxpath.blas import one_blas_thread as limit
+    from approxpath.compute.parallelism import blas_threads
 
-    with limit():
+    with blas_threads(1):
         yield

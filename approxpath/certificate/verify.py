@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..compute.parallelism import managed
 from ..data import data_sha256
 from ..errors import InputError
 from ..numerics import log_mid
@@ -368,6 +369,7 @@ def _shape_of(X, y):
     return X.shape
 
 
+@managed
 def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, data_sha256=None):
     """Re-check the certificate ``file`` on the data ``X, y`` (preprocessed as recorded).
 

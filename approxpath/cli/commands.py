@@ -51,6 +51,12 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--workers", type=int, default=1, help="local worker processes: they certify the segments between exact solves "
                    "(interpolate, two-sided) or compute chunks of the interval (paper, grid)")
+    p.add_argument("--n-jobs", type=int, default=None, metavar="N", help="threads of the kernel work (-1 every "
+                   "core, -2 all but one; default: APPROXPATH_NUM_THREADS or every core)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"), help="where kernel products run: gpu "
+                   "(CUDA with CuPy or PyTorch), cpu, or auto (a GPU when present and n >= 4096)")
+    p.add_argument("--dask", default=None, metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786): its workers "
+                   "hold the distances and compute the kernel products (kernel_svm)")
     p.add_argument("--checkpoint", default=None, metavar="FILE",
                    help="write finished work here as the run goes (default with --out: OUT.partial.npz)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
@@ -58,6 +64,24 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--max-pieces", type=int, default=200_000, help="stop past this many pieces (default 200000)")
     p.add_argument("--solve-time-limit", type=parse_number, default=None, metavar="SECONDS",
                    help="per exact solver call (Clarabel, SCS); out of time = failed, the next solver is tried")
+
+
+#: Seconds ``--dask`` waits for the scheduler to answer (Dask retries a refused connection).
+DASK_TIMEOUT = 30
+
+
+def _dask_client(address):
+    """A ``dask.distributed.Client`` connected to ``address`` (None: None)."""
+    if address is None:
+        return None
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise InputError("--dask needs dask.distributed (pip install 'approxpath[dask]')") from None
+    try:
+        return Client(address, timeout=DASK_TIMEOUT)
+    except OSError as exc:
+        raise InputError(f"--dask: no Dask scheduler answered at {address} ({exc})") from None
 
 
 def checkpoint_of(args):
@@ -82,11 +106,17 @@ def run_and_write(problem, args, meta):
     checkpoint = checkpoint_of(args)
     if args.resume and checkpoint is None:
         raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
-    path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
-                            strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,
-                            workers=args.workers, checkpoint=checkpoint, resume=args.resume,
-                            max_solves=args.max_solves, max_pieces=args.max_pieces,
-                            solve_time_limit=args.solve_time_limit, keep_checkpoint=True)
+    client = _dask_client(args.dask)
+    try:
+        path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
+                                strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,
+                                workers=args.workers, checkpoint=checkpoint, resume=args.resume,
+                                max_solves=args.max_solves, max_pieces=args.max_pieces,
+                                solve_time_limit=args.solve_time_limit, n_jobs=args.n_jobs, device=args.device,
+                                executor=client, split_products=client is not None, keep_checkpoint=True)
+    finally:
+        if client is not None:
+            client.close()
     if args.out:
         path.save(args.out)  # atomic
     if args.export:

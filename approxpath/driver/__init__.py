@@ -9,13 +9,13 @@ bound is at most the target.  :mod:`.parallel` runs segments or chunks in worker
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 import warnings
 
 import numpy as np
 
+from .. import compute
 from ..certificate.format import KERNEL
 from ..certificate.verify import SAMPLE_LEVELS
 from ..data import data_sha256
@@ -34,10 +34,11 @@ __all__ = ["approximate_path", "map_paths", "discard_checkpoint", "STRATEGIES"]
 STRATEGIES = tuple(_STRATEGY_CLASSES)
 
 
+@compute.managed
 def approximate_path(problem, eps, interval=None, *, relative=False, strategy="interpolate", solver=None,
                      progress=False, max_solves=10_000, max_pieces=200_000, solve_time_limit=None, meta=None,
                      workers=1, chunks=None, executor=None, split_products=False, checkpoint=None, resume=False,
-                     keep_checkpoint=False):
+                     n_jobs=None, device="auto", keep_checkpoint=False):
     """Compute an ε-approximate path of ``problem`` over ``interval``.
 
     Parameters
@@ -83,7 +84,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     split_products : bool
         With ``executor`` a ``dask.distributed.Client``: the search runs in this process and the
         executor's workers compute the kernel products, each holding rows of the distances
-        (:mod:`approxpath.distributed`; the same numbers as the blocked mode, bit for bit).  For
+        (:mod:`approxpath.compute.distributed`; the same numbers as the blocked mode, bit for bit).  For
         problems whose bounds need kernel products only (``kernel_svm``); not with ``workers``
         or ``chunks``.
     checkpoint : str or Path, optional
@@ -95,6 +96,16 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         Continue from ``checkpoint`` (written by an interrupted run with the same inputs); the
         result equals an uninterrupted run's.  A checkpoint that does not exist is refused
         (nothing to resume: a finished run removed it).
+    n_jobs : int, optional
+        Threads of this process's kernel work, in joblib's convention (``-1`` every core, ``-2``
+        all but one); None: ``APPROXPATH_NUM_THREADS`` or every core the process may use.  BLAS
+        runs on one thread meanwhile (:mod:`approxpath.compute.parallelism`).  Results do not depend
+        on it.
+    device : {"auto", "cpu", "gpu"}
+        Where this process's kernel products run: ``"gpu"`` on a GPU (CuPy or PyTorch with CUDA,
+        the ``gpu`` extra), ``"cpu"`` here, ``"auto"`` on a GPU when one is present and the
+        problem has at least :data:`approxpath.compute.DEVICE_MIN_N` samples.  Exact solves
+        stay on the CPU; the certificate is the same kind either way (verified with numpy alone).
     keep_checkpoint : bool
         Keep the checkpoint when the path is complete: the caller removes it
         (:func:`discard_checkpoint`) once the result is stored (the command line after writing
@@ -137,8 +148,9 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     check_fits(path_bytes(problem, workers if executor is None else 1), f"{problem.name} with n = {problem.n}",
                "use fewer samples, fewer workers, or a machine with more memory")
     args = (float(eps), bool(relative), strategy, solver, budget)
-    # with split_products the kernel products run on the Dask workers until the certificate's meta is made
-    with _products_on(problem, executor if split_products else None):
+    # the kernel products run where compute.products_on decides (the Dask workers with split_products,
+    # a GPU) until the certificate's meta is made
+    with compute.threads(n_jobs), compute.products_on(problem, executor if split_products else None, device):
         if not split_products:
             _notice_blocked(problem)
         _check_scale(problem)
@@ -274,16 +286,6 @@ def _provenance(problem):
     except (InputError, ValueError, TypeError):
         return {}
     return info if data_sha256(again.X, again.y) == data_sha256(problem.X, problem.y) else {}
-
-
-def _products_on(problem, client):
-    """A ``with`` block in which the kernel products of ``problem`` run on ``client``'s Dask
-    workers (:func:`approxpath.distributed.split_products`); nothing happens when it is None."""
-    if client is None:
-        return contextlib.nullcontext()
-    from ..distributed import split_products
-
-    return split_products(problem, client)
 
 
 def _notice_blocked(problem):

@@ -45,7 +45,7 @@ from typing import Callable
 
 import numpy as np
 
-from approxpath.distances import sq_distances
+from approxpath.compute.distances import sq_distances
 from approxpath.numerics import UNIT_ROUNDOFF
 from approxpath.errors import InputError, SolverError
 

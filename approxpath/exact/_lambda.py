@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from approxpath.blas import with_one_blas_thread
-from approxpath.distances import cross_sq_distances
-from approxpath.kernels import gaussian
+from approxpath.compute.parallelism import managed
+from approxpath.compute.distances import cross_sq_distances
+from approxpath.compute.kernels import gaussian
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import is_real
 
@@ -251,7 +251,7 @@ class _Engine:
         return self.K @ data.residual(self.K[:, act], beta[act], beta0)
 
 
-@with_one_blas_thread
+@managed
 def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmarks=None, target_mse=None,
                  X_val=None, y_val=None, nu=0.0, factor="update"):
     """:func:`lambda_path` with the choice of the linear algebra: ``factor`` is ``"update"``

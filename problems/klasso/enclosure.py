@@ -44,7 +44,7 @@ import math
 import numpy as np
 
 from approxpath.envelopes import Envelope, difference_nodes, envelope_entry_error, split_envelope
-from approxpath.kernels import gaussian
+from approxpath.compute.kernels import gaussian
 from approxpath.moving import weight_ranges
 from approxpath.numerics import fp_margin, kernel_entry_error, log_mid
 from approxpath.selection.predictions import CHAIN, cross_products, expansion_cover, new_distances, sqrt_up
