@@ -12,7 +12,7 @@ import pytest
 import approxpath
 from approxpath.cli import main
 from approxpath.data import make_sinc
-from approxpath.distances import sq_distances
+from approxpath.compute.distances import sq_distances
 
 
 @pytest.fixture
