@@ -31,7 +31,7 @@ import numpy as np
 from . import kernel_families, moving
 from .errors import InputError
 from .numerics import kernel_entry_error
-from .validate import check_X_y, choice, positive
+from .validate import between, check_X_y, choice, positive
 
 __all__ = ["Option", "Bound", "Sweep", "KernelBound", "KERNEL_OPTIONS", "REQUIRED"]
 
@@ -45,19 +45,31 @@ class Option:
 
     Attributes
     ----------
-    kind : {"positive", "choice", "weights"}
-        A positive finite number, one of ``choices``, or a vector of finite nonnegative numbers
-        (a list, or text such as ``"1,0.5,2"`` from a command line; stored as a tuple of floats).
+    kind : {"positive", "between", "choice", "weights"}
+        A positive finite number, a finite number strictly inside ``bounds``, one of
+        ``choices``, or a vector of finite nonnegative numbers (a list, or text such as
+        ``"1,0.5,2"`` from a command line; stored as a tuple of floats).
     choices : tuple
     default : object
         Used when a certificate does not record the option (files of older versions);
         :data:`REQUIRED` if it must be there.  ``None`` means "not set" (a fixed value that only
         one path parameter needs).
+    bounds : (float, float)
+        ``kind="between"``: the open interval ``(low, high)`` of the values, as narrow as the
+        mathematics of the problem (e.g. a mixing weight ``0 < mix < 1`` whose dual divides by
+        ``1 - mix``): ``verify`` refuses a certificate recording a value outside it.
     """
 
     kind: str
     choices: tuple = ()
     default: Any = REQUIRED
+    bounds: tuple = ()
+
+    def __post_init__(self):
+        if self.kind not in ("positive", "between", "choice", "weights"):
+            raise ValueError(f"Option kind must be positive, between, choice or weights; got {self.kind!r}")
+        if self.kind == "between" and not (len(self.bounds) == 2 and self.bounds[0] < self.bounds[1]):
+            raise ValueError(f"Option('between') needs bounds=(low, high) with low < high; got {self.bounds!r}")
 
     def check(self, name, value):
         """``value`` normalized (a float for numbers), or :class:`InputError`."""
@@ -65,6 +77,8 @@ class Option:
             return None
         if self.kind == "positive":
             return positive(name, value)
+        if self.kind == "between":
+            return between(name, value, *self.bounds)
         if self.kind == "weights":
             return _weights(name, value)
         return choice(name, value, self.choices)

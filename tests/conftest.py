@@ -49,6 +49,19 @@ def weak_duality(monkeypatch):
 
 
 @pytest.fixture
+def sinc_csv(tmp_path):
+    """A CSV file of 30 seeded sinc points (the target last)."""
+    import numpy as np
+
+    from approxpath.data import make_sinc
+
+    X, y = make_sinc(n=30, seed=0)
+    file = tmp_path / "sinc.csv"
+    np.savetxt(file, np.column_stack([X, y]), delimiter=",")
+    return file
+
+
+@pytest.fixture
 def svm_data():
     from approxpath.data import make_classification
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from approxpath.compute.parallelism import managed
 from approxpath.compute.kernels import gaussian, kernel_rows
+from approxpath.numerics import weight_resolution
 
 from ._common import (_ACTIVE_REL, _EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive,
                       _Data, _g_slack)
@@ -230,6 +231,10 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
     if marginal is not None and not 0 < marginal < 1:
         raise InputError(f"marginal (xi) must lie in (0, 1); got {marginal!r}")
     data = _Data(X, y, lam, nu)
+    floor = weight_resolution(data.y - data.ybar)
+    if lam <= floor:  # the same floor as the certified klasso path's (KernelProblem.check_weights)
+        raise InputError(f"lam = {lam:g} is below {floor:.3g}, the rounding error of the loss's gradient: in double "
+                         f"precision the penalty cannot be told from 0 there; use lam > {floor:.3g}")
     max_events = _EVENTS_PER_POINT * data.n if max_events is None else int(max_events)
     tracer = _KernelTracer(data, float(theta), float(eps), marginal, max_events)
 

@@ -212,13 +212,12 @@ class _Engine:
         return act, rate[1:], float(rate[0]), self.K @ (KA @ rate[1:] + rate[0]), cond, 1
 
     def _rebuild(self, act):
+        """A fresh factor of the active points ``act``: every one joins (a bordering that breaks
+        is refactored with the point in it, or leaves the factor stale: LU decides then)."""
         self.active = _ActiveFactor(self.KcT, self.nu)
         self.stale = False
-        try:
-            for j in act:
-                self.active.append(j)
-        except _FactorBroken:
-            self._refactor_or_stale()
+        for j in act:
+            self.joined(j)
 
     def _rate_from_factor(self, signs, act):
         f = self.active

@@ -28,7 +28,7 @@ import numpy as np
 
 from approxpath.kernel_problem import KernelProblem
 from approxpath.moving import Moving, combine, is_moving, value_at
-from approxpath.numerics import fp_margin, log_mid, zero_sum
+from approxpath.numerics import fp_margin, log_mid, weight_resolution, zero_sum
 from approxpath.problem import Declaration
 from approxpath.registry import register
 from approxpath.solvers import current_settings
@@ -87,6 +87,10 @@ class KLasso(KernelProblem):
 
     def weight_max(self):
         return self.lam_max()
+
+    def smallest_weight(self):
+        """Below the rounding of :math:`K_t(y - \\bar y)` (:func:`~approxpath.numerics.weight_resolution`)."""
+        return weight_resolution(self.y - self.y.mean())
 
     def lam_max(self, t=None):
         """:math:`\\lVert K_t(y - \\bar y)\\rVert_\\infty` (``t`` defaults to the fixed bandwidth): from

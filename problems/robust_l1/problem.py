@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from approxpath.errors import SolverError
 from approxpath.kernel_problem import KernelProblem
 from approxpath.moving import Moving, is_moving, value_at
-from approxpath.numerics import UNIT_ROUNDOFF, log_mid
+from approxpath.numerics import UNIT_ROUNDOFF, log_mid, weight_resolution
 from approxpath.problem import Declaration, restored_gaps
 from approxpath.registry import register
 from approxpath.solvers import current_settings
@@ -111,6 +111,10 @@ class RobustL1(KernelProblem):
 
     def weight_max(self):
         return self.lam_max()
+
+    def smallest_weight(self):
+        """Below the rounding of :math:`K_t\\,\\text{sign}(y)` (:func:`~approxpath.numerics.weight_resolution`)."""
+        return weight_resolution(np.sign(self.y))
 
     def lam_max(self, t=None):
         """:math:`\\lVert K_t\\,\\text{sign}(y)\\rVert_\\infty` (``t`` defaults to the fixed bandwidth):
