@@ -1,7 +1,7 @@
 """Certified selection against the grid searches users run instead, side by side in one run.
 
     APPROXPATH_LIBSVM_DIR=/path/to/libsvm python benchmarks/selection_vs_grid.py \
-        [--data ionosphere_scale a2a a4a] [--ridge-n 200 1000] [--k 1] [--only svm ridge] [--box]
+        [--data ionosphere_scale a2a a4a] [--ridge-n 200 1000] [--k 1] [--only svm ridge] [--box] [--timeout 900]
 
 Every method runs as a whole fresh process (imports included), the methods of a case one after
 the other and the repetitions interleaved (the machine is shared: read the ratios).  Each row:
@@ -138,11 +138,16 @@ def _ridge_criterion(X, y, t, criterion, lam=RIDGE_LAM):
 
 
 # ------------------------------------------------------------------ the parent
-def _run(spec):
-    """One method in a fresh process: its result with wall seconds."""
+def _run(spec, timeout):
+    """One method in a fresh process: its result with wall seconds (``stopped`` with the wall
+    time only, when it ran past ``timeout`` seconds and was killed)."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True, text=True,
-                          cwd=Path(__file__).parent)
+    try:
+        done = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True,
+                              text=True, cwd=Path(__file__).parent, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return dict(stopped=True, wall=time.perf_counter() - start, cpu=float("nan"), peak_mb=float("nan"),
+                    t=float("nan"), delta=None, value=None)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{spec}: exit {done.returncode}\n{done.stderr[-2000:]}")
@@ -166,7 +171,13 @@ def _median(runs, key):
     return float(np.median([r[key] for r in runs]))
 
 
-def svm_rows(names, k):
+def _wall(runs):
+    """The median wall seconds, as "> s (stopped)" when a run was killed at the timeout."""
+    text = f"{_median(runs, 'wall'):.1f}"
+    return f"> {text} (stopped)" if any(r.get("stopped") for r in runs) else text
+
+
+def svm_rows(names, k, timeout):
     methods = [("GridSearchCV, 30 gamma", dict(method="grid", points=30)),
                ("GridSearchCV, 100 gamma", dict(method="grid", points=100)),
                ("approxpath select --cv 5", dict(method="select")),
@@ -178,7 +189,7 @@ def svm_rows(names, k):
         runs = {label: [] for label, _ in methods}
         for _ in range(k):  # interleaved repetitions
             for label, spec in methods:
-                runs[label].append(_run(dict(spec, data=name)))
+                runs[label].append(_run(dict(spec, data=name), timeout))
         X, y = _svm_data(name)
         folds = _folds(X, y)
         base_wall, base_cpu = _median(runs[methods[0][0]], "wall"), _median(runs[methods[0][0]], "cpu")
@@ -186,24 +197,25 @@ def svm_rows(names, k):
             r = runs[label]
             last = r[-1]
             delta = "none" if last["delta"] is None else f"{last['delta']:.4g}"
-            print(f"| {name} | {label} | {_median(r, 'wall'):.1f} | {_median(r, 'cpu'):.1f} | {_median(r, 'peak_mb'):.0f} | "
+            error = "-" if last.get("stopped") else f"{_pooled_error(X, y, folds, last['t']):.4f}"
+            print(f"| {name} | {label} | {_wall(r)} | {_median(r, 'cpu'):.1f} | {_median(r, 'peak_mb'):.0f} | "
                   f"{_median(r, 'wall') / base_wall:.2f} | {_median(r, 'cpu') / base_cpu:.2f} | {last['t']:.4g} | {delta} | "
-                  f"{_pooled_error(X, y, folds, last['t']):.4f} | {last.get('solves', '-')} |", flush=True)
+                  f"{error} | {last.get('solves', '-')} |", flush=True)
 
 
-def box_rows(names, k):
+def box_rows(names, k, timeout):
     """The grid.py box: GridSearchCV over its 110 (C, gamma) on the same folds.  The certified
     2-D selection joins here as a second method once it exists."""
     print("| data | method | wall s | CPU s | C | gamma | CV error (own) |")
     print("|---|---|---|---|---|---|---|")
     for name in names:
-        runs = [_run(dict(method="grid", points=0, box=True, data=name)) for _ in range(k)]
+        runs = [_run(dict(method="grid", points=0, box=True, data=name), timeout) for _ in range(k)]
         last = runs[-1]
         print(f"| {name} | GridSearchCV, grid.py box (110 points) | {_median(runs, 'wall'):.1f} | "
               f"{_median(runs, 'cpu'):.1f} | {last['C']:g} | {last['t']:.4g} | {last['own']:.4f} |", flush=True)
 
 
-def ridge_rows(sizes, k):
+def ridge_rows(sizes, k, timeout):
     print("| n | criterion | method | wall s | CPU s | wall / grid | CPU / grid | t | delta | criterion at t (exact) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -214,14 +226,15 @@ def ridge_rows(sizes, k):
             for criterion in CRITERIA:
                 grid, sel = [], []
                 for _ in range(k):
-                    grid.append(_run(dict(method="ridge-grid", n=n, criterion=criterion)))
-                    sel.append(_run(dict(method="ridge-select", csv=str(csv), criterion=criterion)))
+                    grid.append(_run(dict(method="ridge-grid", n=n, criterion=criterion), timeout))
+                    sel.append(_run(dict(method="ridge-select", csv=str(csv), criterion=criterion), timeout))
                 for label, r in (("exact grid, 30 t", grid), ("approxpath select", sel)):
                     last = r[-1]
                     delta = "none" if last["delta"] is None else f"{last['delta']:.4g}"
-                    print(f"| {n} | {criterion} | {label} | {_median(r, 'wall'):.1f} | {_median(r, 'cpu'):.1f} | "
+                    at = "-" if last.get("stopped") else f"{_ridge_criterion(X, y, last['t'], criterion):.6g}"
+                    print(f"| {n} | {criterion} | {label} | {_wall(r)} | {_median(r, 'cpu'):.1f} | "
                           f"{_median(r, 'wall') / _median(grid, 'wall'):.2f} | {_median(r, 'cpu') / _median(grid, 'cpu'):.2f} | "
-                          f"{last['t']:.4g} | {delta} | {_ridge_criterion(X, y, last['t'], criterion):.6g} |", flush=True)
+                          f"{last['t']:.4g} | {delta} | {at} |", flush=True)
 
 
 def main():
@@ -231,6 +244,7 @@ def main():
     p.add_argument("--k", type=int, default=1, help="interleaved repetitions (medians)")
     p.add_argument("--only", nargs="+", choices=("svm", "ridge"), default=("svm", "ridge"))
     p.add_argument("--box", action="store_true", help="also the grid.py (C, gamma) box through GridSearchCV")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds after which a method is stopped")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -244,11 +258,11 @@ def main():
         return
     print(f"# {time.strftime('%Y-%m-%d')}, {machine()}, load average {os.getloadavg()[0]:.1f} at the start")
     if "svm" in args.only:
-        svm_rows(args.data, args.k)
+        svm_rows(args.data, args.k, args.timeout)
         if args.box:
-            box_rows(args.data, args.k)
+            box_rows(args.data, args.k, args.timeout)
     if "ridge" in args.only:
-        ridge_rows(args.ridge_n, args.k)
+        ridge_rows(args.ridge_n, args.k, args.timeout)
     print(f"# load average {os.getloadavg()[0]:.1f} at the end")
 
 
