@@ -20,7 +20,7 @@ import sys
 from contextlib import contextmanager
 
 from .. import __version__
-from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError, SolverError
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
 
 __all__ = ["main", "build_parser", "parse_number", "EXIT_CODES"]
 
@@ -187,8 +187,7 @@ def main(argv=None):
             except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
                 return exc.code
             return args.func(args)
-    except (InputError, KeyError, ValueError, FileNotFoundError, EpsilonTooSmallError, BudgetExceededError,
-            SelectionStalledError) as exc:
+    except (InputError, KeyError, ValueError, FileNotFoundError, EpsilonTooSmallError, BudgetExceededError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         return _error(f"error: {msg}", "usage")
     except OSError as exc:  # a file that exists cannot be read, or the output cannot be written
