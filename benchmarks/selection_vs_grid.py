@@ -1,7 +1,7 @@
 """Certified selection against the grid searches users run instead, side by side in one run.
 
     APPROXPATH_LIBSVM_DIR=/path/to/libsvm python benchmarks/selection_vs_grid.py \
-        [--data ionosphere_scale a2a a4a] [--ridge-n 200 1000] [--k 1] [--only svm ridge] [--box] [--timeout 900]
+        [--data ionosphere_scale a2a a4a] [--ridge-n 200 1000] [--k 1] [--only svm ridge] [--box] [--grid-points 30 100] [--timeout 900]
 
 Every method runs as a whole fresh process (imports included), the methods of a case one after
 the other and the repetitions interleaved (the machine is shared: read the ratios).  Each row:
@@ -177,12 +177,11 @@ def _wall(runs):
     return f"> {text} (stopped)" if any(r.get("stopped") for r in runs) else text
 
 
-def svm_rows(names, k, timeout):
-    methods = [("GridSearchCV, 30 gamma", dict(method="grid", points=30)),
-               ("GridSearchCV, 100 gamma", dict(method="grid", points=100)),
-               ("approxpath select --cv 5", dict(method="select")),
+def svm_rows(names, k, timeout, points=(30, 100)):
+    methods = [(f"GridSearchCV, {q} gamma", dict(method="grid", points=q)) for q in points]
+    methods += [("approxpath select --cv 5", dict(method="select")),
                ("KernelPathSVC(cv=5)", dict(method="estimator"))]
-    print("| data | method | wall s | CPU s | peak MB | wall / grid 30 | CPU / grid 30 | gamma | delta | "
+    print(f"| data | method | wall s | CPU s | peak MB | wall / grid {points[0]} | CPU / grid {points[0]} | gamma | delta | "
           "CV error at gamma (libSVM) | exact solves |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
@@ -244,6 +243,8 @@ def main():
     p.add_argument("--k", type=int, default=1, help="interleaved repetitions (medians)")
     p.add_argument("--only", nargs="+", choices=("svm", "ridge"), default=("svm", "ridge"))
     p.add_argument("--box", action="store_true", help="also the grid.py (C, gamma) box through GridSearchCV")
+    p.add_argument("--grid-points", nargs="+", type=int, default=[30, 100],
+                   help="GridSearchCV's gammas (the first is the ratios' base)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds after which a method is stopped")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -258,7 +259,7 @@ def main():
         return
     print(f"# {time.strftime('%Y-%m-%d')}, {machine()}, load average {os.getloadavg()[0]:.1f} at the start")
     if "svm" in args.only:
-        svm_rows(args.data, args.k, args.timeout)
+        svm_rows(args.data, args.k, args.timeout, args.grid_points)
         if args.box:
             box_rows(args.data, args.k, args.timeout)
     if "ridge" in args.only:
