@@ -177,11 +177,19 @@ def _wall(runs):
     return f"> {text} (stopped)" if any(r.get("stopped") for r in runs) else text
 
 
+def _timing(runs, base):
+    """The columns every row shares: median wall and CPU seconds, their ratios to the runs
+    ``base``'s, and the last run's delta."""
+    delta = runs[-1]["delta"]
+    return (f"{_wall(runs)} | {_median(runs, 'cpu'):.1f} | {_median(runs, 'wall') / _median(base, 'wall'):.2f} | "
+            f"{_median(runs, 'cpu') / _median(base, 'cpu'):.2f}", "none" if delta is None else f"{delta:.4g}")
+
+
 def svm_rows(names, k, timeout, points=(30, 100)):
     methods = [(f"GridSearchCV, {q} gamma", dict(method="grid", points=q)) for q in points]
     methods += [("approxpath select --cv 5", dict(method="select")),
                ("KernelPathSVC(cv=5)", dict(method="estimator"))]
-    print(f"| data | method | wall s | CPU s | peak MB | wall / grid {points[0]} | CPU / grid {points[0]} | gamma | delta | "
+    print(f"| data | method | wall s | CPU s | wall / grid {points[0]} | CPU / grid {points[0]} | peak MB | gamma | delta | "
           "CV error at gamma (libSVM) | exact solves |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
@@ -191,15 +199,12 @@ def svm_rows(names, k, timeout, points=(30, 100)):
                 runs[label].append(_run(dict(spec, data=name), timeout))
         X, y = _svm_data(name)
         folds = _folds(X, y)
-        base_wall, base_cpu = _median(runs[methods[0][0]], "wall"), _median(runs[methods[0][0]], "cpu")
         for label, _ in methods:
-            r = runs[label]
-            last = r[-1]
-            delta = "none" if last["delta"] is None else f"{last['delta']:.4g}"
+            r, last = runs[label], runs[label][-1]
+            timing, delta = _timing(r, runs[methods[0][0]])
             error = "-" if last.get("stopped") else f"{_pooled_error(X, y, folds, last['t']):.4f}"
-            print(f"| {name} | {label} | {_wall(r)} | {_median(r, 'cpu'):.1f} | {_median(r, 'peak_mb'):.0f} | "
-                  f"{_median(r, 'wall') / base_wall:.2f} | {_median(r, 'cpu') / base_cpu:.2f} | {last['t']:.4g} | {delta} | "
-                  f"{error} | {last.get('solves', '-')} |", flush=True)
+            print(f"| {name} | {label} | {timing} | {_median(r, 'peak_mb'):.0f} | {last['t']:.4g} | {delta} | {error} | "
+                  f"{last.get('solves', '-')} |", flush=True)
 
 
 def box_rows(names, k, timeout):
@@ -228,12 +233,9 @@ def ridge_rows(sizes, k, timeout):
                     grid.append(_run(dict(method="ridge-grid", n=n, criterion=criterion), timeout))
                     sel.append(_run(dict(method="ridge-select", csv=str(csv), criterion=criterion), timeout))
                 for label, r in (("exact grid, 30 t", grid), ("approxpath select", sel)):
-                    last = r[-1]
-                    delta = "none" if last["delta"] is None else f"{last['delta']:.4g}"
-                    at = "-" if last.get("stopped") else f"{_ridge_criterion(X, y, last['t'], criterion):.6g}"
-                    print(f"| {n} | {criterion} | {label} | {_wall(r)} | {_median(r, 'cpu'):.1f} | "
-                          f"{_median(r, 'wall') / _median(grid, 'wall'):.2f} | {_median(r, 'cpu') / _median(grid, 'cpu'):.2f} | "
-                          f"{last['t']:.4g} | {delta} | {at} |", flush=True)
+                    timing, delta = _timing(r, grid)
+                    at = "-" if r[-1].get("stopped") else f"{_ridge_criterion(X, y, r[-1]['t'], criterion):.6g}"
+                    print(f"| {n} | {criterion} | {label} | {timing} | {r[-1]['t']:.4g} | {delta} | {at} |", flush=True)
 
 
 def main():
