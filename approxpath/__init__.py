@@ -27,7 +27,7 @@ _EXPORTS = {
     "available_problems": "registry", "get_problem": "registry", "get_bound": "registry", "register": "registry",
     "SolveSettings": "solvers",
     "InputError": "errors", "SolverError": "errors", "EpsilonTooSmallError": "errors",
-    "BudgetExceededError": "errors",
+    "BudgetExceededError": "errors", "SelectionStalledError": "errors",
 }
 
 __all__ = sorted(_EXPORTS)

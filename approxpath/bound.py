@@ -334,7 +334,7 @@ class KernelBound(Bound):
     #: The bound needs kernel products only (never a whole kernel): it can run on
     #: :class:`~approxpath.compute.blocked.BlockedKernels` when the n x n arrays do not fit.
     blocked_ok: ClassVar[bool] = False
-    _transient = ("_kernels",)
+    _transient = ("_kernels", "_new_points")  # rebuilt on use (new_points: a selection's held-out distances)
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)

@@ -12,6 +12,7 @@ __all__ = [
     "SolverError",
     "EpsilonTooSmallError",
     "BudgetExceededError",
+    "SelectionStalledError",
     "DuplicateProblemError",
     "did_you_mean",
 ]
@@ -31,6 +32,13 @@ class EpsilonTooSmallError(ValueError):
 
 class BudgetExceededError(RuntimeError):
     """A path needs more exact solves or pieces than allowed (``max_solves``, ``max_pieces``)."""
+
+
+class SelectionStalledError(BudgetExceededError):
+    """A certified selection cannot bring δ down to ``tol``: its criterion's enclosure stopped
+    narrowing as the gaps did, or the exact solves certify no smaller gap (more solves do not
+    help; ``selection`` holds the result reached).  A :class:`BudgetExceededError`, as a
+    selection that stops short of ``tol`` was before it had its own cause."""
 
 
 class DuplicateProblemError(ValueError):

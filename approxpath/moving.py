@@ -304,12 +304,14 @@ def weight_ranges(point, edges):
     edges = np.asarray(edges, dtype=float)
     if not isinstance(point, Moving):
         return (point,), np.ones((edges.size - 1, 1, 2))
-    err = point.allowance()
-    out = []
-    for a, b in zip(edges[:-1], edges[1:]):
-        W = point.restrict(a, b)
-        out.append(np.stack([W.min(axis=1) - err, W.max(axis=1) + err], axis=-1))
-    return point.points, np.array(out)
+    err = point.allowance()[:, None]  # (K, 1)
+    # every sub-interval at once: coefficient i of each is the blossom of :meth:`Moving.restrict`
+    # (m - i positions of its left end, i of its right one), the same arithmetic per entry
+    m = point.degree
+    s_lo, s_hi = point._positions(edges[:-1]), point._positions(edges[1:])  # (J,)
+    W = np.stack([_casteljau(point.weights, [s_lo] * (m - i) + [s_hi] * i) for i in range(m + 1)], axis=-1)
+    W = np.broadcast_to(W.reshape(len(point.points), -1, m + 1), (len(point.points), edges.size - 1, m + 1))
+    return point.points, np.stack([W.min(axis=-1) - err, W.max(axis=-1) + err], axis=-1).transpose(1, 0, 2)
 
 
 # ------------------------------------------------------------------------------ the layout

@@ -13,6 +13,8 @@ import approxpath
 from approxpath.data import make_classification, make_sinc
 from approxpath.selection import Selection, select
 
+from selection_helpers import svm_cv_error
+
 LAM = 0.1
 
 
@@ -74,6 +76,39 @@ def test_splitter_objects_holdout_and_classification():
     assert h.folds == 1 and h.delta <= 0.11 and 0.0 <= h.value[0] <= h.value[1] <= 1.0
 
 
+@pytest.fixture(scope="module")
+def svm_selection():
+    X, y = make_classification(n=45, d=2, seed=4)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    return X, problem.y, select(problem, cv=3, eps=0.05, interval=(0.1, 10.0), tol=0.05)
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_svm_cv_selection_against_tight_solves_per_fold(svm_selection):
+    """The SVM's 3-fold error: a tight CVXPY solve per fold (the middle of the optimal biases)
+    gives the exact optimum's error at the chosen t inside its enclosure; at the middles of the
+    15 cells with the smallest lower bounds (the competitors) and on a grid, inside the cell's
+    enclosure and not better than the chosen value by more than delta.  The search stops
+    refining held-out points whose sign is known and folds with nothing undecided: a cell it
+    stopped at too early would hold a value outside its enclosure here."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y, s = svm_selection
+    assert s.kind == "certified" and s.reached and s.folds == 3
+    folds = list(StratifiedKFold(3).split(X, y))  # what check_cv(3) gives for labels
+    at, _ = svm_cv_error(X, y, folds, s.t, 1.0)
+    assert s.value[0] <= at + 1e-15 and at - 1e-15 <= s.value[1]  # (the reference's quotient is rounded)
+    cells = np.argsort(s.lo)[:15]
+    ts = [float(np.sqrt(s.edges[i] * s.edges[i + 1])) for i in cells] + list(np.geomspace(0.1, 10.0, 20))
+    for t in ts:
+        value, closest = svm_cv_error(X, y, folds, t, 1.0)
+        if closest < 1e-6:  # a held-out point the reference's accuracy cannot classify
+            continue
+        i = min(int(np.searchsorted(s.edges, t, side="right")) - 1, s.lo.size - 1)
+        assert s.lo[i] <= value + 1e-15 and value - 1e-15 <= s.hi[i], t
+        assert value + 1e-15 >= s.value[1] - s.delta
+
+
 def test_precomputed_distances_folds_by_rows_and_columns(sinc):
     """kernel="precomputed": X is D (n, n); each fold is D[train][:, train] and predicts from
     D[test][:, train].  The chosen t's enclosure holds the dense k-fold MSE of the same folds."""
@@ -115,6 +150,37 @@ def test_budget_and_bad_input(sinc):
         select(problem, "lml", cv=3, eps=1e-3)
     with pytest.raises(approxpath.InputError, match="labels"):
         select(problem, "error", cv=3, eps=1e-3)
+
+
+def test_stalled_enclosure_says_so_and_not_raise_max_solves():
+    """A held-out point on the exact optimum's decision boundary at every t (the mirror image
+    of symmetric data): no gap decides it, so delta cannot reach a tol below its weight.  The
+    error names that cause and advises raising tol, not max_solves (the budget is not spent)."""
+    X = np.array([[-2.0], [-1.0], [1.0], [2.0]])
+    y = np.array([-1.0, -1.0, 1.0, 1.0])
+    X_val, y_val = np.array([[0.0], [-3.0], [3.0]]), np.array([1.0, -1.0, 1.0])
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    with pytest.raises(approxpath.SelectionStalledError) as info:
+        select(problem, X_val=X_val, y_val=y_val, eps=0.01, interval=(0.5, 2.0), tol=0.1)
+    text = str(info.value)
+    assert isinstance(info.value, approxpath.BudgetExceededError)  # what 0.4.1 raised: except clauses keep working
+    assert "stopped narrowing" in text and "raise tol" in text and "raise max_solves" not in text
+    s = info.value.selection
+    assert s.exact_solves < 2000 and s.value[0] == 0.0 and s.value[1] >= 1 / 3 - 1e-12  # the point stays undecided
+
+
+def test_choice_at_the_interval_edge_warns():
+    """The log marginal likelihood of sinc data peaks near t = 0.47 and falls towards t = 0.02
+    before it rises again: on [0.2, 0.4] the choice is matched at the upper end and select says
+    so; with the peak inside the interval it says nothing."""
+    X, y = make_sinc(n=30, noise=0.1, seed=2)
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    with pytest.warns(UserWarning, match="upper end 0.4: the criterion may be better beyond it"):
+        select(problem, "lml", interval=(0.2, 0.4), tol=0.05)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        select(problem, "lml", interval=(0.05, 5.0), tol=0.05)
+    assert not [w for w in caught if "end" in str(w.message)]
 
 
 def test_estimators_with_cv(sinc):

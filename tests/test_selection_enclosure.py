@@ -11,37 +11,13 @@ from approxpath.data import make_classification, make_sinc
 from approxpath.selection.losses import loss_totals
 from approxpath.selection.predictions import cross_products, expansion_cover
 
+from selection_helpers import kernel as _kernel, svm_predict as _svm_predict, tight as _tight
+
 # Independent solves reach ~1e-9; predictions of such a solve may sit this far outside.
 _SOLVE_TOL = 1e-6
 
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
-
-
-def _kernel(A, B, t, family="gaussian"):
-    diff = A[:, None, :] - B[None, :, :]
-    return np.exp(-t * (np.abs(diff).sum(-1) if family == "laplacian" else (diff**2).sum(-1)))
-
-
-def _tight(problem):
-    problem.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
-
-
-def _svm_predict(X, y, t, C, Xv, midpoint=True, family="gaussian"):
-    """Decision values of the exact SVM optimum; its bias the middle of the optimal biases (the
-    minimizers of the hinge sum given the optimal w: between the P-th and (P+1)-th smallest
-    y_i - (K w)_i, found by sorting), or CVXPY's own bias."""
-    import cvxpy as cp
-
-    K = _kernel(X, X, t, family)
-    n = len(y)
-    w, b, xi = cp.Variable(n), cp.Variable(), cp.Variable(n)
-    _tight(cp.Problem(cp.Minimize(0.5 * cp.quad_form(w, cp.psd_wrap(K)) + C * cp.sum(xi)),
-                      [cp.multiply(y, K @ w + b) >= 1 - xi, xi >= 0]))
-    kinks = np.sort(y - K @ w.value)
-    p = int(np.sum(y > 0))
-    bias = 0.5 * (kinks[p - 1] + kinks[p]) if midpoint else b.value
-    return _kernel(Xv, X, t, family) @ w.value + bias
 
 
 def _klasso_predict(X, y, t, lam, Xv):
@@ -195,3 +171,33 @@ def test_loss_totals_bounds():
     assert lo[0] == pytest.approx(1.0) and hi[0] == pytest.approx(3.0)
     lo, hi = loss_totals("mse", np.array([0.0]), np.array([[1.0]]), np.array([[2.0]]))
     assert lo[0] == pytest.approx(1.0) and hi[0] == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("R", [0.0, 0.01, 0.1, 1.0, 10.0])
+def test_svm_bias_order_statistics_over_a_band_against_all_training_points(R):
+    """The band of training points gives the order statistics of all of them (sorted here in
+    full: the mean of the P-th and (P+1)-th smallest, and each alone with midpoint_bias=False),
+    and signs=True is wider only where no sign is decided: the same signs are decided."""
+    from approxpath.problems.kernel_svm.enclosure import optimal_decisions
+
+    rng = np.random.default_rng(int(R * 100))
+    n, m, J, t = 70, 30, 5, 0.7
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    Dc = rng.uniform(0.0, 3.0, (m, n))
+    m_mid, f_mid = rng.normal(0.0, 0.5, (n, J)), rng.normal(0.0, 0.5, (m, J))
+    m_low, m_up = m_mid - rng.uniform(0, 0.05, (n, J)), m_mid + rng.uniform(0, 0.05, (n, J))
+    f_low, f_up = f_mid - rng.uniform(0, 0.05, (m, J)), f_mid + rng.uniform(0, 0.05, (m, J))
+    rho = R * np.sqrt(2.0 - 2.0 * np.exp(-t * Dc))[:, :, None]
+    g_low = np.sort(y[None, :, None] + f_low[:, None, :] - m_up[None] - rho, axis=1)
+    g_up = np.sort(y[None, :, None] + f_up[:, None, :] - m_low[None] + rho, axis=1)
+    p = int(np.sum(y > 0))
+    for midpoint in (True, False):
+        ref_low = 0.5 * (g_low[:, p - 1] + g_low[:, p]) if midpoint else g_low[:, p - 1]
+        ref_up = 0.5 * (g_up[:, p - 1] + g_up[:, p]) if midpoint else g_up[:, p]
+        low, up = optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, 2, midpoint)
+        scale = 1e-12 * (1.0 + np.abs(ref_low) + np.abs(ref_up))
+        assert np.all(low <= ref_low) and np.all(ref_low - low <= scale)  # outward, by rounding's allowance
+        assert np.all(up >= ref_up) and np.all(up - ref_up <= scale)
+        s_low, s_up = optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, 2, midpoint, signs=True)
+        assert np.all(s_low <= low) and np.all(s_up >= up)
+        assert np.array_equal(s_low > 0, low > 0) and np.array_equal(s_up <= 0, up <= 0)

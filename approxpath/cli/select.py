@@ -34,7 +34,7 @@ def cmd_select(args):
     else:
         print(f"{problem.describe()}; {s.folds} path{'s' if s.folds > 1 else ''}")
         print(s.summary())
-    for w in caught:  # the budget ran out before delta <= tol
+    for w in caught:  # why delta > tol (the budget, or a stalled enclosure), a choice at an end of the range
         print(f"approxpath: {w.message}", file=sys.stderr)
     if args.plot:
         from ..plotting import save_figure

@@ -73,6 +73,12 @@ class KernelCache(Kernels):
         self._store[x] = E  # most recent last
         return E
 
+    def release(self):
+        """Forget the kept kernels (up to ``size`` n x n arrays): a caller leaving this problem for
+        a while frees their memory (a selection's folds, one path at a time); the next
+        :meth:`get` computes its kernel again."""
+        self._store.clear()
+
     def _cached(self, x):
         return self._store.get(float(x))
 

@@ -38,7 +38,7 @@ STRATEGIES = tuple(_STRATEGY_CLASSES)
 def approximate_path(problem, eps, interval=None, *, relative=False, strategy="interpolate", solver=None,
                      progress=False, max_solves=10_000, max_pieces=200_000, solve_time_limit=None, meta=None,
                      workers=1, chunks=None, executor=None, split_products=False, checkpoint=None, resume=False,
-                     n_jobs=None, device="auto", keep_checkpoint=False):
+                     n_jobs=None, device="auto", keep_checkpoint=False, seeds=None):
     """Compute an ε-approximate path of ``problem`` over ``interval``.
 
     Parameters
@@ -110,6 +110,12 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         Keep the checkpoint when the path is complete: the caller removes it
         (:func:`discard_checkpoint`) once the result is stored (the command line after writing
         ``--out``), so that no moment of the run leaves the finished work nowhere.
+    seeds : dict, optional
+        Exact solves of ``problem`` made before (parameter value -> pair), e.g. by a run at a
+        larger ε over the same interval: the adaptive strategies end a segment at one where it
+        falls within a step and use its pair if it meets this run's target there (not counted
+        in ``exact_solves``).  The dict is updated with this run's exact solves.  Serial runs
+        only (ignored with ``workers``, ``chunks`` or ``executor``).
 
     Returns
     -------
@@ -156,7 +162,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         _check_scale(problem)
         if not parallel_run or (chunks is None and _STRATEGY_CLASSES[strategy].adaptive):
             found = _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, checkpoint, resume, meta,
-                              keep_checkpoint)
+                              keep_checkpoint, None if parallel_run else seeds)
         else:
             n_chunks = int(chunks or workers)
             bar = count_bar(progress, n_chunks, f"{problem.name} ({n_chunks} chunks)", "chunks")
@@ -185,7 +191,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
 
 
 def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, checkpoint, resume, meta,
-              keep_checkpoint=False):
+              keep_checkpoint=False, seeds=None):
     """One adaptive run driven from this process (its segments certified here, or by the pool's
     workers), with its checkpoint and progress bar: ``(pieces, anchors, solve_s, certify_s)``."""
     eps, relative, strategy = args[:3]
@@ -199,7 +205,7 @@ def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, 
         bar = path_bar(progress, lo, hi, problem.name, _SHOWN.get(problem.parameter, problem.parameter))
         with parallel.pool(workers, executor, parallel_run) as p:
             if p is None:
-                found = run_chunk(problem, lo, hi, *args, bar, ckpt, resume)
+                found = run_chunk(problem, lo, hi, *args, bar, ckpt, resume, seeds=seeds)
             else:  # single-threaded here too: the workers need the cores (measured: 12 % faster)
                 found = parallel.single_threaded(run_chunk, problem, lo, hi, *args, bar, None, False, p.submit)
         if ckpt is not None and keep_checkpoint:  # complete: it holds the whole run until the caller stores it
@@ -240,10 +246,11 @@ def _path_meta(problem, meta):
 
 
 def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None, checkpoint=None, resume=False,
-              submit=None):
+              submit=None, seeds=None):
     """One strategy run on [lo, hi]: ``(pieces, exact-solve points, solve_s, certify_s)``;
-    with ``submit`` (an executor's), its segments are certified through it."""
-    run = Run(problem, eps, relative, lo, hi, solver, budget, bar)
+    with ``submit`` (an executor's), its segments are certified through it; ``seeds`` (see
+    :func:`approximate_path`) gets this run's exact solves."""
+    run = Run(problem, eps, relative, lo, hi, solver, budget, bar, seeds=seeds)
     resumed = None
     if checkpoint is not None:
         run.checkpoint = checkpoint
@@ -259,7 +266,9 @@ def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None
     if run.failed:
         warnings.warn(f"{problem.name}: no solver produced a pair at {len(run.failed)} point(s); "
                       "the regions around them may be uncovered (see path.uncovered())", stacklevel=3)
-    return pieces, list(run.anchors) + chosen.remote_solves, run.solve_s, run.certify_s
+    if seeds is not None:
+        seeds.update(run.anchors)
+    return pieces, [t for t in run.anchors if t not in run.reused] + chosen.remote_solves, run.solve_s, run.certify_s
 
 
 # How the progress bar names a path parameter.

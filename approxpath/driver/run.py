@@ -109,13 +109,20 @@ class Run:
         :class:`~approxpath.driver.progress.PathBar`).
     anchors : dict, optional
         Exact solves already made: parameter value -> pair.
+    seeds : dict, optional
+        Exact solves of the same problem made by an earlier run (parameter value -> pair, e.g.
+        at a larger ε): used where a strategy asks for that point (:meth:`exact`, if the pair
+        meets this run's target there; not counted as a solve of this run), and
+        :meth:`next_seed` offers them as segment ends.
     """
 
-    def __init__(self, problem, eps, relative, lo, hi, solver, budget, progress=None, anchors=None):
+    def __init__(self, problem, eps, relative, lo, hi, solver, budget, progress=None, anchors=None, seeds=None):
         self.problem, self.bound = problem, _FiniteBound(problem.bound, problem)
         self.eps, self.relative, self.lo, self.hi = eps, relative, lo, hi
         self.solver, self.budget, self.progress = solver, budget, progress
         self.anchors = dict(anchors or {})
+        self.seeds = {t: pair for t, pair in (seeds or {}).items() if lo <= t <= hi and t not in self.anchors}
+        self.reused = set()  # seeds taken as anchors (not solves of this run)
         self.stored = {}  # t -> pair of an interrupted run's exact solve (a checkpoint), used when asked for
         self.failed = {}  # t -> why no solver produced a pair there
         self.solve_s = self.certify_s = 0.0
@@ -157,10 +164,17 @@ class Run:
         return self.anchors[min(self.anchors, key=lambda a: (abs(self.s(a) - self.s(t)), a))]
 
     def exact(self, t):
-        """The pair of the exact solve at ``t`` (made now if new)."""
+        """The pair of the exact solve at ``t`` (made now if new; a seed's if it meets the target)."""
         if t in self.anchors:
             return self.anchors[t]
-        if len(self.anchors) >= self.budget.max_solves:
+        seed = self.seeds.pop(t, None)
+        if seed is not None:
+            g, goal = self.point(seed, t)
+            if g <= _ANCHOR_SHARE * goal:
+                self.anchors[t] = seed
+                self.reused.add(t)
+                return seed
+        if len(self.anchors) - len(self.reused) >= self.budget.max_solves:
             fix = "use a larger eps" + ("" if self.relative else " or relative=True")
             raise BudgetExceededError(
                 f"more than max_solves={self.budget.max_solves} exact solves needed on [{self.lo:.6g}, {self.hi:.6g}] "
@@ -198,6 +212,10 @@ class Run:
                     f"eps >= {g / _ANCHOR_SHARE:.3g}")
         return (f"the exact solve at t = {t:.6g} only certifies a gap of {g:.3g} (relative {g / floor:.3g} of the "
                 f"optimal value's lower bound {floor:.3g}); use eps >= {need:.3g}")
+
+    def next_seed(self, a, b):
+        """The first seed in ``(a, b]``, or None."""
+        return min((x for x in self.seeds if a < x <= b), default=None)
 
     def solvable(self, t):
         """:meth:`exact` at ``t``, or None where every solver fails (recorded in ``failed``)."""

@@ -163,6 +163,8 @@ class TwoSided(Strategy):
             b = run.ahead(a, step)
             if run.s(run.hi) - run.s(b) < 0.25 * step:  # do not leave a sliver
                 b = run.hi
+            # an earlier run's solve within half a step more ends the segment instead of a new one
+            b = run.next_seed(a, run.ahead(a, 1.5 * step)) or b
             if run.solvable(b) is None:  # no solver works at b: the nearest point beyond that does
                 b = run.first_solvable(b, run.hi)
                 if b is None:

@@ -18,12 +18,14 @@ in ``[lo[i], hi[i]]`` (``certified[i]`` says whether the pieces used were certif
 from __future__ import annotations
 
 import bisect
+import inspect
 
 import numpy as np
 
 from ..moving import value_at
-from ..numerics import log_mid
+from ..numerics import fp_margin, log_mid
 from .losses import loss_totals
+from .predictions import halves
 
 __all__ = ["Tracks", "Validation", "ClosedForm", "Sampled", "merge_covers"]
 
@@ -92,7 +94,9 @@ def merge_covers(covers, weights=None):
         lo += w * l[idx]
         hi += w * h[idx]
         cert &= c[idx]
-    return edges, lo, hi, cert
+    # a product and a sum per cover, rounded: moved outward by that allowance
+    pad = fp_margin(2 * len(covers), 1.0)
+    return edges, lo - pad * np.abs(lo), hi + pad * np.abs(hi), cert
 
 
 def _concat(parts):
@@ -103,19 +107,15 @@ def _concat(parts):
     return (edges, *(np.concatenate([p[j] for p in parts]) for j in (1, 2, 3)))
 
 
-def _halves(edges, lo, hi):
-    """Two cells from a finer cover: its hulls left and right of the edge nearest the middle
-    (a refinement then doubles the cells instead of multiplying them by the nodes' 18)."""
-    if edges.size <= 3:
-        return edges, lo, hi
-    k = int(np.argmin(np.abs(edges[1:-1] - 0.5 * (edges[0] + edges[-1])))) + 1
-    return (np.array([edges[0], edges[k], edges[-1]]), np.array([lo[:k].min(), lo[k:].min()]),
-            np.array([hi[:k].max(), hi[k:].max()]))
-
-
 class Validation:
     """The pooled validation loss (sum over all held-out points divided by their number) of
     the exact optima of the folds' problems.
+
+    The exact optimum at a parameter does not depend on the path that encloses it: every
+    enclosure of a held-out prediction stays true on its cell whatever is computed later.  Each
+    fold keeps the best enclosure known for every held-out point on cells of the interval
+    (:class:`_Known`); a new enclosure is intersected with it, and for the 0-1 error a point
+    whose sign is known there is not computed again.
 
     Parameters
     ----------
@@ -131,19 +131,101 @@ class Validation:
     def __init__(self, tracks, X_val, y_val, loss):
         self.tracks, self.X_val, self.y_val, self.name = tracks, list(X_val), list(y_val), loss
         self.total = float(sum(len(v) for v in self.y_val))
+        self.known = [_Known(len(v)) for v in self.y_val]
+        # what the problem's enclosure takes beyond the points (a plug-in's may take neither),
+        # checked once: rows= (a subset of the points) and signs= (only the signs are wanted)
+        takes = inspect.signature(tracks.problems[0].bound.prediction_enclosure).parameters
+        self._rows = "rows" in takes
+        self._options = {"signs": True} if loss == "error" and "signs" in takes else {}
+
+    def _enclose(self, k, piece, s, e, rows):
+        bound = self.tracks.problems[k].bound
+        args = (piece.primal, piece.dual, piece.gap_bound, s, e)
+        if self._rows:
+            return bound.prediction_enclosure(*args, self.X_val[k], rows=rows, **self._options)
+        return bound.prediction_enclosure(*args, self.X_val[k][rows], **self._options)
 
     def _fold(self, k, a, b):
-        bound = self.tracks.problems[k].bound
-        parts = []
+        known, parts = self.known[k], []
         for piece, s, e in self.tracks.over(k, a, b):
-            edges, low, up = bound.prediction_enclosure(piece.primal, piece.dual, piece.gap_bound, s, e, self.X_val[k])
-            edges, lo, hi = _halves(edges, *loss_totals(self.name, self.y_val[k], low, up))
-            parts.append((edges, lo, hi, np.full(lo.size, piece.kind == "certified")))
+            was_lo, was_hi = known.hull(s, e)
+            rows = np.flatnonzero(~self._settled(was_lo, was_hi))
+            if rows.size:
+                edges, low, up = self._enclose(k, piece, s, e, rows)
+            else:  # every point known on [s, e]: no enclosure to compute
+                edges, low, up = np.array([s, e], dtype=float), np.empty((0, 1)), np.empty((0, 1))
+            full_lo = np.repeat(was_lo[:, None], edges.size - 1, axis=1)
+            full_hi = np.repeat(was_hi[:, None], edges.size - 1, axis=1)
+            full_lo[rows] = np.maximum(full_lo[rows], low)
+            full_hi[rows] = np.minimum(full_hi[rows], up)
+            # two cells per part (a refinement then doubles the cells instead of multiplying them by J)
+            cells, lo, hi = halves(edges, loss_totals(self.name, self.y_val[k], full_lo, full_hi))
+            if e > s:
+                known.record(edges, full_lo, full_hi, cells)
+            parts.append((cells, lo, hi, np.full(lo.size, piece.kind == "certified")))
         return _concat(parts)
+
+    def _settled(self, low, up):
+        """Points whose loss an enclosure cannot improve: for the 0-1 error, a known sign."""
+        if self.name == "error":
+            return (low > 0) | (up <= 0)
+        return np.zeros(low.shape, dtype=bool)
+
+    def open_folds(self, a, b):
+        """The folds with a point on ``[a, b]`` whose loss is not known exactly."""
+        return [k for k, known in enumerate(self.known) if not np.all(self._settled(*known.hull(a, b)))]
 
     def cover(self, a, b):
         covers = [self._fold(k, a, b) for k in range(len(self.tracks))]
         return merge_covers(covers, [1.0 / self.total] * len(covers))
+
+
+class _Known:
+    """The best enclosures known of the m held-out predictions of one fold on cells of the
+    interval: sorted, disjoint cells, each with ``(low, up)`` of shape (m,)."""
+
+    def __init__(self, m):
+        self.m = m
+        self.los, self.his, self.values = [], [], []
+
+    def hull(self, a, b):
+        """The hull of the enclosures of the cells meeting ``[a, b]`` in more than a point (a
+        point: the cells holding it) when they cover it; else nothing is known, ``(-inf, inf)``."""
+        i = bisect.bisect_left(self.his, a)  # the first cell reaching a
+        take, reach = [], a
+        while i < len(self.los) and (self.los[i] < b or self.los[i] <= a):
+            if self.his[i] > a or a == b:
+                if self.los[i] > reach:  # a hole
+                    take = []
+                    break
+                take.append(self.values[i])
+                reach = max(reach, self.his[i])
+            i += 1
+        if not take or reach < b:
+            return np.full(self.m, -np.inf), np.full(self.m, np.inf)
+        return np.min([v[0] for v in take], axis=0), np.max([v[1] for v in take], axis=0)
+
+    def record(self, edges, low, up, cells):
+        """Keep the enclosures ``low, up`` (m, J) on the sub-intervals ``edges`` (J + 1,) as the
+        hulls over the coarser ``cells`` (a subset of ``edges``), in place of what was known
+        there (the parts of older cells outside ``[edges[0], edges[-1]]`` stay)."""
+        a, b = float(edges[0]), float(edges[-1])
+        new = []
+        for u, v in zip(cells[:-1], cells[1:]):
+            js = np.flatnonzero((edges[:-1] >= u) & (edges[1:] <= v))
+            new.append((float(u), float(v), (low[:, js].min(axis=1), up[:, js].max(axis=1))))
+        i = bisect.bisect_right(self.his, a)
+        j = bisect.bisect_left(self.los, b)
+        keep = []
+        for lo, hi, val in zip(self.los[i:j], self.his[i:j], self.values[i:j]):
+            if lo < a:  # an older cell straddling an end keeps its part outside [a, b]
+                keep.append((lo, a, val))
+            if hi > b:
+                keep.append((b, hi, val))
+        cells_ = sorted(keep + new, key=lambda c: c[0])
+        self.los[i:j] = [c[0] for c in cells_]
+        self.his[i:j] = [c[1] for c in cells_]
+        self.values[i:j] = [c[2] for c in cells_]
 
 
 class ClosedForm:

@@ -28,7 +28,8 @@ from ..kernel_families import cross_distances
 from ..compute.kernels import gaussian
 from ..numerics import fp_margin, kernel_entry_error
 
-__all__ = ["combination_hull", "cross_products", "expansion_cover", "new_distances", "node_hull", "sqrt_up", "widen", "CHAIN"]
+__all__ = ["combination_hull", "cross_products", "expansion_cover", "halves", "new_distances", "node_hull", "sqrt_up",
+           "widen", "CHAIN"]
 
 #: Dependent operations after the n-term sums of an envelope (coefficients, the difference,
 #: node values, lift): as in :mod:`approxpath.problems._regression` (``_CHAIN``, derived there).
@@ -78,6 +79,26 @@ def node_hull(low, up):
     return np.minimum(low[..., :-1], low[..., 1:]), np.maximum(up[..., :-1], up[..., 1:])
 
 
+def halves(edges, *pairs):
+    """Two cells from a finer cover: for each ``(low, up)`` of ``pairs`` (shape (..., J)), the
+    hulls left and right of the edge of ``edges`` (J + 1,) nearest the middle; a cover of at
+    most two cells is returned as it is.
+
+    Returns
+    -------
+    edges : ndarray of shape (3,) (or the given edges)
+    low, up, ... : ndarray of shape (..., 2)
+    """
+    if edges.size <= 3:
+        return (edges, *(a for pair in pairs for a in pair))
+    k = int(np.argmin(np.abs(edges[1:-1] - 0.5 * (edges[0] + edges[-1])))) + 1
+    out = [np.array([edges[0], edges[k], edges[-1]])]
+    for low, up in pairs:
+        out += [np.stack([low[..., :k].min(axis=-1), low[..., k:].min(axis=-1)], axis=-1),
+                np.stack([up[..., :k].max(axis=-1), up[..., k:].max(axis=-1)], axis=-1)]
+    return tuple(out)
+
+
 def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
     """Rigorous bounds of :math:`S_\\tau = \\sum_j c_j e^{-\\tau D_{\\cdot j}}` for every bandwidth
     :math:`\\tau \\in [lo, hi]`, rounding included.
@@ -120,12 +141,21 @@ def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
     return xs, low, up
 
 
-def new_distances(bound, X_new):
+def new_distances(bound, X_new, rows=None):
     """The kernel family's distances :math:`D` (m, n) of the rows of ``X_new`` to the training
     points of ``bound`` (a :class:`~approxpath.bound.KernelBound`; one feature: a column; with
-    ``kernel="precomputed"``, ``X_new`` is that matrix).  A computed entry is within the
-    relative error the training distances have (``bound.entry_terms``)."""
-    return cross_distances(X_new, bound.X, bound.family, bound.options["feature_weights"])
+    ``kernel="precomputed"``, ``X_new`` is that matrix); only the rows ``rows`` when given.  A
+    computed entry is within the relative error the training distances have (``bound.entry_terms``).
+
+    The distances of the last ``X_new`` are kept on the bound (a search asks for the same held-out
+    points again and again; at a4a's size they take 0.2-0.5 s to compute); not pickled."""
+    held = getattr(bound, "_new_points", None)
+    if held is not None and held[0] is X_new:
+        D = held[1]
+    else:
+        D = cross_distances(X_new, bound.X, bound.family, bound.options["feature_weights"])
+        bound._new_points = (X_new, D)
+    return D if rows is None else D[rows]
 
 
 def combination_hull(ranges, low, up):

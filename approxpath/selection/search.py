@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from ..compute.parallelism import managed
-from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..driver.parallel import pool, single_threaded
 from ..numerics import log_mid
 from .cover import ClosedForm, Sampled, Tracks, Validation
@@ -35,8 +35,10 @@ DEFAULT_EPS = 1e-3
 # A refined cell whose enclosure kept more than this share of its parent's width "stalled";
 # if the enclosure at its middle point is at least half as wide, its gap is the limit.
 _STALL = 0.7
-# New paths are computed at this share of the largest gap bound of the pieces they replace.
+# New paths are computed at this share of the largest gap bound of the pieces they replace,
+# which differ by at most the factor _SIMILAR (so that every gap shrinks by 2 at least).
 _TIGHTEN = 0.25
+_SIMILAR = 2.0
 # Rounds of refinement and cells kept before the run stops with the δ it reached.
 _MAX_ROUNDS = 400
 _MAX_CELLS = 400_000
@@ -77,12 +79,17 @@ class _Search:
         width = value[1] - value[0]
         if width > 0.5 * self.tol:
             # the gap limits the chosen point itself: tighten every cell that matters at once,
-            # unless the last two tightenings did not narrow it (the width is not the gap's)
-            self.widths.append(width)
-            if len(self.widths) >= 3 and self.widths[-1] > _STALL * self.widths[-3]:
-                self.reason = ("the enclosure at the chosen point does not narrow as the gap does "
-                               f"(width {width:.4g}): the criterion is not determined closer")
-                return False
+            # unless the last two tightenings shrank the gaps at the chosen point (by 4 at least)
+            # and not its enclosure (then the width is not the gaps')
+            t = log_mid(*self.edges[[int(np.argmin(self.hi)), int(np.argmin(self.hi)) + 1]])
+            gap = max(p.gap_bound for k in range(len(self.crit.tracks)) for p, _, _ in self.crit.tracks.over(k, t, t))
+            self.widths.append((width, gap))
+            if len(self.widths) >= 3:
+                (w0, g0), (w1, g1) = self.widths[-3], self.widths[-1]
+                if w1 > _STALL * w0 and g1 <= _TIGHTEN * g0:
+                    self.reason = (f"the criterion's enclosure at the chosen point stopped narrowing as the gaps did "
+                                   f"(width {w0:.4g} -> {w1:.4g} while the gap there went {g0:.3g} -> {g1:.3g})")
+                    return False
             changed = self._tighten(active)
             for a, b in changed:
                 self._replace(a, b)
@@ -118,16 +125,23 @@ class _Search:
     def _tighten(self, cells):
         """Recompute the paths under ``cells`` at a smaller ε; the changed ranges."""
         tracks = self.crit.tracks
+        # a fold whose every held-out loss is known on a cell gains nothing there from new solves
+        open_folds = getattr(self.crit, "open_folds", lambda a, b: range(len(tracks)))
+        wanted = [set(open_folds(self.edges[i], self.edges[i + 1])) for i in cells]
         jobs = []
         for k in range(len(tracks)):
             groups = []
-            for i in cells:
+            for i in (i for i, ks in zip(cells, wanted) if k in ks):
                 for piece, _, _ in tracks.over(k, self.edges[i], self.edges[i + 1]):
-                    if groups and piece.lo <= groups[-1][1]:
-                        groups[-1] = (groups[-1][0], max(groups[-1][1], piece.hi), max(groups[-1][2], piece.gap_bound))
-                    else:
-                        groups.append((piece.lo, piece.hi, piece.gap_bound))
-            jobs += [(k, lo, hi, _TIGHTEN * g) for lo, hi, g in sorted(set(groups))]
+                    g = piece.gap_bound
+                    # one path over neighbouring pieces of similar gaps (within _SIMILAR): its ε is
+                    # then below every gap it replaces, and no part gets looser
+                    if groups and piece.lo <= groups[-1][1] and max(g, groups[-1][2]) <= _SIMILAR * min(g, groups[-1][3]):
+                        a, b, top, bottom = groups[-1]
+                        groups[-1] = (a, max(b, piece.hi), max(top, g), min(bottom, g))
+                    elif not groups or piece.hi > groups[-1][1]:
+                        groups.append((piece.lo, piece.hi, g, g))
+            jobs += [(k, lo, hi, _TIGHTEN * g) for lo, hi, g, _ in groups]
         done = self.solve(jobs)
         self.refinements += len(done)
         ranges = []
@@ -150,16 +164,41 @@ class _Search:
         return out
 
 
-def _run_paths(problems, intervals, eps, executor, options):
-    """Paths of ``problems[k]`` over ``intervals[k]`` at ``eps[k]``: here, or on ``executor``."""
-    from ..driver import approximate_path
+def _run_paths(problems, intervals, eps, seeds, executor, options):
+    """Paths of ``problems[k]`` over ``intervals[k]`` at ``eps[k]``, here or on ``executor``; each
+    starts from the exact solves ``seeds[k]`` made before this call (the same here and in a
+    worker, so that both give the same paths) and adds its own to them after it."""
     from ..driver.parallel import path_in_worker
 
+    given = [dict(s) for s in seeds]
     if executor is None:
-        return [approximate_path(p, e, iv, **options) for p, iv, e in zip(problems, intervals, eps)]
-    futures = [executor.submit(path_in_worker, approximate_path, p, e, iv, options)
-               for p, iv, e in zip(problems, intervals, eps)]
-    return [f.result() for f in futures]
+        done = []
+        for p, iv, e, s in zip(problems, intervals, eps, given):
+            done.append(_seeded_path(p, e, iv, seeds=s, **options))
+            _release_kernels(p)
+    else:
+        futures = [executor.submit(path_in_worker, _seeded_path, p, e, iv, dict(options, seeds=s))
+                   for p, iv, e, s in zip(problems, intervals, eps, given)]
+        done = [f.result() for f in futures]
+    for (_, found), s in zip(done, seeds):
+        s.update(found)
+    return [path for path, _ in done]
+
+
+def _release_kernels(problem):
+    """Free the kernels a fold's problem keeps (n x n each) until its next path: one fold's at a
+    time (a4a's folds keep 230 MB each otherwise)."""
+    release = getattr(getattr(problem.bound, "kernels", None), "release", None)
+    if release is not None:
+        release()
+
+
+def _seeded_path(problem, eps, interval, seeds=None, **options):
+    """:func:`approxpath.approximate_path` from the exact solves ``seeds`` (which it extends):
+    ``(path, seeds)``."""
+    from ..driver import approximate_path
+
+    return approximate_path(problem, eps, interval, seeds=seeds, **options), seeds
 
 
 @managed
@@ -243,7 +282,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
 def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol, max_solves,
             strict, executor, options, path_options, t0):
     bound = problem.bound
-    paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), executor, options)
+    seeds = [{} for _ in problems]  # every exact solve of each fold, reused by its refinements
+    paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), seeds, executor, options)
     tracks = Tracks(problems, paths)
     if not validation:
         crit = ClosedForm(tracks, criterion, closed[criterion])
@@ -262,9 +302,9 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         out = []
         try:
             got = _run_paths([tracks.problems[k] for k, *_ in jobs], [(a, b) for _, a, b, _ in jobs],
-                             [e for *_, e in jobs], executor, refine)
+                             [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine)
         except (EpsilonTooSmallError, BudgetExceededError) as exc:
-            stuck.append(str(exc))
+            stuck.append(exc)
             return out
         return [(k, path) for (k, *_), path in zip(jobs, got)]
 
@@ -282,6 +322,8 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         return search, t, value, delta
 
     search, t, value, delta = single_threaded(run)
+    if not sampled:
+        _warn_edge(search, value, t, lo, hi, problem.parameter)
     if crit.sense == "max":
         value = (-value[1], -value[0])
     low, high = (search.lo, search.hi) if crit.sense == "min" else (-search.hi, -search.lo)
@@ -292,16 +334,43 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                        hi=high, exact_solves=int(tracks.solves), refinements=search.refinements,
                        folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths))
     if not sampled and delta > tol:
-        why = stuck[0] if stuck else search.reason or (f"{tracks.solves} exact solves of max_solves = {max_solves}"
-                                                       if tracks.solves >= max_solves else "the refinement limits")
-        msg = (f"select: delta = {delta:.4g} > tol = {tol:g} at t = {t:.6g} after {why}: raise max_solves, "
-               "or raise tol, or start from a smaller eps")
+        exc = _shortfall(search, stuck, tracks.solves, max_solves, delta, tol, t)
+        exc.selection = result
         if strict:
-            exc = BudgetExceededError(msg)
-            exc.selection = result
             raise exc
-        warnings.warn(msg, stacklevel=3)
+        warnings.warn(str(exc), stacklevel=3)
     return result
+
+
+def _shortfall(search, stuck, solves, max_solves, delta, tol, t):
+    """The error saying why ``delta > tol``, with what would help: the budget ran out
+    (:class:`BudgetExceededError`), or more solves cannot help (:class:`SelectionStalledError`:
+    the criterion's enclosure stopped narrowing, or the exact solves certify no smaller gap)."""
+    head = f"select: delta = {delta:.4g} > tol = {tol:g} at t = {t:.6g} after {solves} exact solves"
+    tail = f"raise tol to {delta:.2g} or more (the delta reached), or pass strict=False to keep this result"
+    if solves >= max_solves or (stuck and isinstance(stuck[0], BudgetExceededError)):
+        return BudgetExceededError(f"{head}: the budget max_solves = {max_solves} is spent; raise max_solves, "
+                                   f"or {tail}")
+    if stuck:
+        why = f"the exact solves certify no smaller gap ({stuck[0]})"
+    elif search.reason:
+        why = search.reason
+    else:
+        why = "the search's refinement limits were reached"
+    return SelectionStalledError(f"{head} (of max_solves = {max_solves}): {why}; more exact solves do not narrow "
+                                 f"it, so {tail}")
+
+
+def _warn_edge(search, value, t, lo, hi, parameter):
+    """Warn when a cell at an end of the interval may be as good as the choice (its optimistic
+    bound reaches the choice's pessimistic one, ``value[1]``; oriented units): the criterion may
+    keep improving beyond it."""
+    for i, end, side in ((0, lo, "lower"), (search.lo.size - 1, hi, "upper")):
+        if search.lo[i] <= value[1]:
+            warnings.warn(f"select: the chosen {parameter} = {t:.6g} may be matched at the interval's {side} end "
+                          f"{end:.6g}: the criterion may be better beyond it; widen the interval past that end",
+                          stacklevel=3)
+            return
 
 
 def _default_criterion(problem, criterion, validation, closed):

@@ -106,13 +106,13 @@ class RidgeBound(KernelEnclosures):
 
         return criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache)
 
-    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new):
+    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None):
         """Where the exact optimum's predictions at the rows of ``X_new`` lie for every
         parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there:
         ``(edges, low, up)`` (:mod:`.enclosure`)."""
         from .enclosure import prediction_enclosure
 
-        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new)
+        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows)
 
     def _gap_terms(self, c, a, tau):
         """The gap as the sum of its two nonnegative terms (see the module docstring), as

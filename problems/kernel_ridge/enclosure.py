@@ -23,7 +23,7 @@ from approxpath.selection.predictions import combination_hull, cross_products, e
 __all__ = ["prediction_enclosure"]
 
 
-def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
+def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None):
     """Enclosures of the exact optimum's predictions at the rows of ``X_new`` for every
     :math:`\\tau \\in [lo, hi]` (see the module docstring): ``(edges (J + 1,), low (m, J), up (m, J))``."""
     lam = bound.sweep.weight_floor(lo)
@@ -35,7 +35,7 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
                                  + [np.asarray(q.a, dtype=float) / lam for q in a_points])
     R = sqrt_up(0.5 * gap / lam) * (1.0 + fp_margin(2, 1.0)) if np.isfinite(gap) else np.inf  # the quotients' rounding
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
-    edges, low, up = expansion_cover(cross_products(new_distances(bound, X_new)), coef, t_lo, t_hi,
+    edges, low, up = expansion_cover(cross_products(new_distances(bound, X_new, rows)), coef, t_lo, t_hi,
                                      bound.entry_terms, bound.n)
     cuts = edges if bound.sweep.along_bandwidth else np.array([lo, hi], dtype=float)
     ranges = np.concatenate([weight_ranges(primal, cuts)[1], weight_ranges(dual, cuts)[1]], axis=1)

@@ -264,13 +264,13 @@ class SVMBound(KernelBound):
         return []
 
     # -------------------------------------------------------------- model selection
-    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new):
+    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None, signs=False):
         """Where every exact optimum's decision values at the rows of ``X_new`` lie for every
         parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there:
         ``(edges, low, up)`` (:mod:`.enclosure`)."""
         from .enclosure import prediction_enclosure
 
-        return prediction_enclosure(self, primal, gap_bound, lo, hi, X_new)
+        return prediction_enclosure(self, primal, gap_bound, lo, hi, X_new, rows=rows, signs=signs)
 
     # -------------------------------------------------------------- gap bounds
     def gap(self, primal, dual, lo, hi=None):

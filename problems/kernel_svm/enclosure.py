@@ -32,20 +32,24 @@ every point's expansion is, and their combination with the weights' ranges on th
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from approxpath.moving import is_moving, weight_ranges
 from approxpath.numerics import fp_margin, kernel_entry_error
 from approxpath.selection.predictions import combination_hull, cross_products, expansion_cover, new_distances, sqrt_up
 
-__all__ = ["prediction_enclosure"]
+__all__ = ["prediction_enclosure", "optimal_decisions"]
 
 
-def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True):
+def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, rows=None, signs=False):
     """Enclosures of the exact optimum's decision values :math:`f^*_\\tau(x)` (its bias the
     middle of the optimal biases; every optimal bias with ``midpoint_bias=False``) at the rows of
-    ``X_new``, for every :math:`\\tau \\in [lo, hi]`, given a primal whose gap is at most ``gap``
-    there (see the module docstring).
+    ``X_new`` (only ``X_new[rows]`` when ``rows`` is given), for every :math:`\\tau \\in [lo, hi]`,
+    given a primal whose gap is at most ``gap`` there (see the module docstring).  ``signs``:
+    only the signs are wanted (the 0-1 error), and a value whose sign no order statistic can
+    decide keeps the cheaper, wider enclosure (:func:`optimal_decisions`).
 
     Returns
     -------
@@ -59,28 +63,95 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True):
     R = sqrt_up(gap) if np.isfinite(gap) else np.inf
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
     d, n = bound.entry_terms, bound.n
-    Dc = new_distances(bound, X_new)  # (m, n)
+    Dc = new_distances(bound, X_new, rows)  # (m, n)
     edges, f_low, f_up = expansion_cover(cross_products(Dc), w, t_lo, t_hi, d, n)  # (m, J)
     _, m_low, m_up = expansion_cover(bound.kernels.products, w, t_lo, t_hi, d, n)  # (n, J)
     if not bound.sweep.along_bandwidth:  # one sub-interval: the piece's weights (C), not the bandwidth
         edges = np.array([lo, hi], dtype=float)
     ranges = weight_ranges(primal, edges)[1][:, keep]  # (J, K, 2): each weight's range per sub-interval
     (f_low, f_up), (m_low, m_up) = (combination_hull(ranges, *lu) for lu in ((f_low, f_up), (m_low, m_up)))
-    # ||k_x - k_xi||_H = sqrt(2 - 2 k_t(x, x_i)), largest at the largest bandwidth
-    k = np.maximum(np.exp(-t_hi * Dc) - kernel_entry_error(d), 0.0)
-    rho = np.sqrt(2.0 - 2.0 * k) * (1.0 + fp_margin(4, 1.0))  # (m, n)
-    spread = R * rho[:, :, None]
-    g_low = y[None, :, None] + f_low[:, None, :] - m_up[None, :, :] - spread  # (m, n, J)
-    g_up = y[None, :, None] + f_up[:, None, :] - m_low[None, :, :] + spread
-    mag = 1.0 + np.abs(f_low)[:, None, :] + np.abs(f_up)[:, None, :] + np.abs(m_low)[None] + np.abs(m_up)[None] + spread
-    pad = fp_margin(4, 1.0) * mag  # four roundings per term
-    p = int(np.count_nonzero(y > 0))  # two classes: 1 <= p < n
-    g_low = np.partition(g_low - pad, (p - 1, p), axis=1)
-    g_up = np.partition(g_up + pad, (p - 1, p), axis=1)
-    if midpoint_bias:  # the mean of the two order statistics, each enclosed
-        low = 0.5 * (g_low[:, p - 1, :] + g_low[:, p, :])
-        up = 0.5 * (g_up[:, p - 1, :] + g_up[:, p, :])
-        low, up = low - fp_margin(2, 1.0) * np.abs(low), up + fp_margin(2, 1.0) * np.abs(up)
-    else:
-        low, up = g_low[:, p - 1, :], g_up[:, p, :]
+    low, up = optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t_hi, d, midpoint_bias, signs)
     return edges, low, up
+
+
+def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=True, signs=False):
+    """The exact optimum's decision values from enclosures of :math:`\\tilde f^*` (module docstring).
+
+    :math:`f^*(x)` is the mean of the P-th and (P+1)-th smallest over i of :math:`g_i = y_i +
+    \\tilde f^*(x) - \\tilde f^*(x_i)`, enclosed by :math:`y_i + f_{low}(x) - m_{up,i} - R\\rho_i(x)`
+    and :math:`y_i + f_{up}(x) - m_{low,i} + R\\rho_i(x)`, :math:`\\rho_i(x) = \\sqrt{2 - 2k_t(x, x_i)}`.
+    The term of x alone leaves the order statistics, and as :math:`0 \\le R\\rho_i \\le S =
+    R\\sqrt 2` only the training points with :math:`c_i = y_i - m_{up,i}` (or :math:`y_i -
+    m_{low,i}`) in :math:`[c_{(P)} - S, c_{(P+1)} + S]` can hold the P-th or the (P+1)-th
+    place: those below it count, those above do not, and the band alone is sorted (its size
+    shrinks with R; the whole of it at a wide gap).  The order statistics of the :math:`c_i`
+    alone bound the result within S: with ``signs``, a value whose sign those bounds leave
+    undecidable keeps them (the band is sorted only where a sign may be decided).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    f_low, f_up : ndarray of shape (m, J)
+        :math:`\\tilde f^*` at the new points, per sub-interval (before the gap's radius).
+    m_low, m_up : ndarray of shape (n, J)
+        The same at the training points.
+    R : float
+        :math:`\\lVert\\tilde f - \\tilde f^*\\rVert_H` at most.
+    Dc : ndarray of shape (m, n)
+        The kernel family's distances of the new points to the training points.
+    t : float
+        The largest bandwidth of the sub-intervals (:math:`\\rho` is largest there).
+    d : int
+        Rounded terms per distance (:func:`~approxpath.numerics.kernel_entry_error`).
+    midpoint_bias, signs : bool
+
+    Returns
+    -------
+    low, up : ndarray of shape (m, J)
+    """
+    m, J = f_low.shape
+    p = int(np.count_nonzero(y > 0))  # two classes: 1 <= p < n
+    if not np.isfinite(R):
+        return np.full((m, J), -np.inf), np.full((m, J), np.inf)
+    # rho as computed is at most sqrt(2) (1 + fp_margin(4)); S bounds every computed R rho, and
+    # the selection below is exact for the computed values when their ranges [c - S2, c] (or
+    # [c, c + S2]) include the rounding of c -/+ R rho
+    S = R * math.sqrt(2.0) * (1.0 + fp_margin(6, 1.0))
+    rel = fp_margin(4, 1.0)
+    # the x terms, the mean and every rounding: the order statistics of the computed values are
+    # within their largest error of the exact ones'; eight roundings of the largest magnitude
+    mag = (1.0 + np.abs(f_low) + np.abs(f_up) + np.max(np.abs(m_low) + np.abs(m_up), axis=0)[None, :] + S)
+    pad = fp_margin(8, 1.0) * mag
+    C = np.stack([y[:, None] - m_up, y[:, None] - m_low])  # (2, n, J): the low and the up side
+    sign = np.array([-1.0, 1.0])
+    S2 = S + rel * (np.max(np.abs(C), axis=1) + S)  # (2, J)
+    kth = np.partition(C, (p - 1, p), axis=1)
+    first, second = kth[:, p - 1], kth[:, p]  # (2, J): the P-th and (P+1)-th smallest
+    # the value without the spread, and with all of it: the result lies between
+    near = 0.5 * (first + second) if midpoint_bias else np.stack([first[0], second[1]])
+    far = near + sign[:, None] * S2
+    inside = (C >= (first - S2)[:, None]) & (C <= (second + S2)[:, None])  # (2, n, J): the bands
+    q = p - 1 - np.count_nonzero(C < (first - S2)[:, None], axis=1)  # (2, J): band place of the P-th
+    low, up = np.repeat(far[:1], m, axis=0), np.repeat(far[1:], m, axis=0)
+    if signs:  # sort where the sign is not decided by the bounds without the spread but may be with it
+        known = (f_low + far[0] - pad > 0) | (f_up + far[1] + pad <= 0)
+        may = (f_low + near[0] + pad > 0) | (f_up + near[1] - pad <= 0)
+        todo = may & ~known  # (m, J)
+    else:
+        todo = np.ones((m, J), dtype=bool)
+    nodes = np.flatnonzero(todo.any(axis=0))
+    if nodes.size == 0:
+        return f_low + low - pad, f_up + up + pad
+    # ||k_x - k_xi||_H (an upper bound) on the columns some band holds: rho does not depend on j
+    cols = np.flatnonzero(inside[:, :, nodes].any(axis=(0, 2)))
+    k = np.maximum(np.exp(-t * Dc[:, cols]) - kernel_entry_error(d), 0.0)
+    rho = R * (np.sqrt(2.0 - 2.0 * k) * (1.0 + fp_margin(4, 1.0)))
+    for side, out in ((0, low), (1, up)):
+        for j in nodes:
+            rows, at = np.flatnonzero(todo[:, j]), np.flatnonzero(inside[side, cols, j])
+            spread = rho[:, at] if rows.size == m else rho[np.ix_(rows, at)]
+            qj = int(q[side, j])
+            g = np.partition(C[side, cols[at], j][None, :] + sign[side] * spread, (qj, qj + 1), axis=1)
+            out[rows, j] = 0.5 * (g[:, qj] + g[:, qj + 1]) if midpoint_bias else g[:, qj + side]
+    return f_low + low - pad, f_up + up + pad

@@ -115,13 +115,13 @@ class KLassoBound(RegressionBound):
         return float(self.moving_sup_norms(U, W[None], err[None], lo, hi)[0])
 
     # -------------------------------------------------------------- model selection
-    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new):
+    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None):
         """Where every exact optimum's predictions at the rows of ``X_new`` lie for every
         parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there:
         ``(edges, low, up)`` (:mod:`.enclosure`)."""
         from .enclosure import prediction_enclosure
 
-        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new)
+        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows)
 
     # -------------------------------------------------------------- gap bounds
     def dual_values(self, U, W, err, positions):

@@ -129,7 +129,7 @@ def _residual_sup(bound, A, S, Dt, t_lo, t_hi):
     return (np.maximum(up, -low).max(axis=-1) + allowance).max(axis=0)
 
 
-def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
+def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None):
     """Enclosures of every exact optimum's predictions at the rows of ``X_new`` for every
     parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap`` there (see the module
     docstring): ``(edges (J + 1,), low (m, J), up (m, J))``."""
@@ -139,7 +139,7 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
     n, d, y = bound.n, bound.entry_terms, bound.y
     lam = bound.sweep.weight_floor(lo)
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
-    Dc = new_distances(bound, X_new)
+    Dc = new_distances(bound, X_new, rows)
     edges, f_low, f_up = expansion_cover(cross_products(Dc), B, t_lo, t_hi, d, n)  # (m, K, J)
     _, k_low, k_up = expansion_cover(bound.kernels.products, B, t_lo, t_hi, d, n)  # (n, K, J)
     if not bound.sweep.along_bandwidth:  # one sub-interval: the piece's weights (lambda)
