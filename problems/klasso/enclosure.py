@@ -129,14 +129,15 @@ def _residual_sup(bound, A, S, Dt, t_lo, t_hi):
     return (np.maximum(up, -low).max(axis=-1) + allowance).max(axis=0)
 
 
-def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new):
+def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, lam=None):
     """Enclosures of every exact optimum's predictions at the rows of ``X_new`` for every
     parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap`` there (see the module
-    docstring): ``(edges (J + 1,), low (m, J), up (m, J))``."""
+    docstring): ``(edges (J + 1,), low (m, J), up (m, J))``; ``lam``: the smallest λ where it
+    must hold (default the piece's), at which the dual is feasible."""
     beta = np.asarray(primal.beta, dtype=float)
     beta0 = float(primal.beta0)
     n, d, y = bound.n, bound.entry_terms, bound.y
-    lam = bound.sweep.weight_floor(lo)
+    lam = bound.sweep.weight_floor(lo) if lam is None else lam
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
     Dc = new_distances(bound, X_new)
     edges, f_low, f_up = expansion_cover(cross_products(Dc), beta, t_lo, t_hi, d, n)
