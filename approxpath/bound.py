@@ -31,10 +31,8 @@ import numpy as np
 
 from . import kernel_families, moving
 from .errors import InputError
-from .kernel_caches import KernelCache
-from .kernels import Kernels
 from .numerics import kernel_entry_error
-from .validate import check_X_y, choice, positive
+from .validate import between, check_X_y, choice, positive
 
 __all__ = ["Option", "Bound", "Sweep", "KernelBound", "KERNEL_OPTIONS", "REQUIRED"]
 
@@ -48,19 +46,31 @@ class Option:
 
     Attributes
     ----------
-    kind : {"positive", "choice", "weights"}
-        A positive finite number, one of ``choices``, or a vector of finite nonnegative numbers
-        (a list, or text such as ``"1,0.5,2"`` from a command line; stored as a tuple of floats).
+    kind : {"positive", "between", "choice", "weights"}
+        A positive finite number, a finite number strictly inside ``bounds``, one of
+        ``choices``, or a vector of finite nonnegative numbers (a list, or text such as
+        ``"1,0.5,2"`` from a command line; stored as a tuple of floats).
     choices : tuple
     default : object
         Used when a certificate does not record the option (files of older versions);
         :data:`REQUIRED` if it must be there.  ``None`` means "not set" (a fixed value that only
         one path parameter needs).
+    bounds : (float, float)
+        ``kind="between"``: the open interval ``(low, high)`` of the values, as narrow as the
+        mathematics of the problem (e.g. a mixing weight ``0 < mix < 1`` whose dual divides by
+        ``1 - mix``): ``verify`` refuses a certificate recording a value outside it.
     """
 
     kind: str
     choices: tuple = ()
     default: Any = REQUIRED
+    bounds: tuple = ()
+
+    def __post_init__(self):
+        if self.kind not in ("positive", "between", "choice", "weights"):
+            raise ValueError(f"Option kind must be positive, between, choice or weights; got {self.kind!r}")
+        if self.kind == "between" and not (len(self.bounds) == 2 and self.bounds[0] < self.bounds[1]):
+            raise ValueError(f"Option('between') needs bounds=(low, high) with low < high; got {self.bounds!r}")
 
     def check(self, name, value):
         """``value`` normalized (a float for numbers), or :class:`InputError`."""
@@ -68,6 +78,8 @@ class Option:
             return None
         if self.kind == "positive":
             return positive(name, value)
+        if self.kind == "between":
+            return between(name, value, *self.bounds)
         if self.kind == "weights":
             return _weights(name, value)
         return choice(name, value, self.choices)
@@ -312,8 +324,8 @@ class KernelBound(Bound):
         The data; with ``kernel="precomputed"`` the matrix :math:`D` (n, n) itself.
     y : ndarray of shape (n,)
     cache : bool, default False
-        Kernels and kernel products come from a :class:`~approxpath.kernel_caches.KernelCache` (a
-        search) instead of being computed from scratch (:class:`~approxpath.kernels.Kernels`,
+        Kernels and kernel products come from a :class:`~approxpath.compute.caches.KernelCache` (a
+        search) instead of being computed from scratch (:class:`~approxpath.compute.kernels.Kernels`,
         the verifier): the same values, bit for bit.
     **options
         As :attr:`Bound.OPTIONS`; ``bandwidth`` and the weight (:attr:`weight`) per
@@ -332,7 +344,7 @@ class KernelBound(Bound):
     weight: ClassVar[str]
     kernel_psd: ClassVar[bool] = True
     #: The bound needs kernel products only (never a whole kernel): it can run on
-    #: :class:`~approxpath.blocked_kernels.BlockedKernels` when the n x n arrays do not fit.
+    #: :class:`~approxpath.compute.blocked.BlockedKernels` when the n x n arrays do not fit.
     blocked_ok: ClassVar[bool] = False
     _transient = ("_kernels",)
 
@@ -381,28 +393,19 @@ class KernelBound(Bound):
 
     @property
     def kernels(self):
-        """The kernel provider, built on first use: :class:`~approxpath.kernels.Kernels` (or its
-        cache) on the stored distances, or, for a bound that can do without whole kernels
-        (:attr:`blocked_ok`) when those do not fit the memory budget
-        (:func:`approxpath.memory.kernels_mode`), :class:`~approxpath.blocked_kernels.BlockedKernels`
-        (distances stored if they fit, else computed block by block)."""
+        """The kernel provider, built on first use where :func:`approxpath.compute.provider`
+        decides (dense, from stored distances, or blocked: the bound never needs to know)."""
         if self._kernels is None:
-            from .memory import kernels_mode
+            from .compute import provider
 
-            mode = kernels_mode(self.n, self.cache) if self.blocked_ok else "dense"
-            if mode != "dense":
-                from .blocked_kernels import BlockedKernels
-
-                D = self.distances() if mode == "distances" else None
-                self._kernels = BlockedKernels(self.X, self.family, self.options["feature_weights"], D)
-            else:
-                self._kernels = (KernelCache if self.cache else Kernels)(self.distances())
+            self._kernels = provider(self.X, self.family, self.options["feature_weights"], self.distances,
+                                     search=self.cache, blocked_ok=self.blocked_ok)
         return self._kernels
 
     @contextmanager
     def kernels_from(self, provider):
         """Kernel products from ``provider`` inside a ``with`` block (the same numbers computed
-        elsewhere: :class:`approxpath.distributed.SplitKernels`); the previous provider after it."""
+        elsewhere: :class:`approxpath.compute.distributed.SplitKernels`); the previous provider after it."""
         previous, self._kernels = self._kernels, provider
         try:
             yield provider
@@ -411,7 +414,7 @@ class KernelBound(Bound):
 
     @property
     def blocked(self):
-        """Whether whole kernels are never formed (:class:`~approxpath.blocked_kernels.BlockedKernels`)."""
+        """Whether whole kernels are never formed (:class:`~approxpath.compute.blocked.BlockedKernels`)."""
         return self.kernels.mode != "dense"
 
     @property

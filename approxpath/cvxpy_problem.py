@@ -3,7 +3,7 @@
 >>> class ElasticNet(approxpath.CvxpyProblem):            # doctest: +SKIP
 ...     name, parameters = "elastic_net", ("lam",)
 ...     variables, dual_variables, carried = ("beta",), ("u",), ("beta", "u")
-...     OPTIONS = dict(mix=Option("positive", default=0.5))
+...     OPTIONS = dict(mix=Option("between", default=0.5, bounds=(0.0, 1.0)))
 ...     @staticmethod
 ...     def declare(X, y, lam, mix):
 ...         ...

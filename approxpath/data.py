@@ -18,6 +18,7 @@ __all__ = [
     "PREPROCESSING",
     "FORMATS",
     "load_data",
+    "load_distances",
     "provenance",
     "preprocess",
     "make_sinc",
@@ -105,6 +106,45 @@ def load_data(path, format="libsvm", n_features=None):
         X, y = _read_csv(text, str(path))
     _remember(X, y, dict(data_file=str(path), format=format, preprocessing="none"))
     return X, y
+
+
+def load_distances(path):
+    """The matrix :math:`D` (n, n) of ``kernel="precomputed"`` from a numpy ``.npy`` file.
+
+    Only a regular file is opened (a pipe or a device would block or never end), its header is
+    read before anything else and the array must fit in memory.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    InputError
+        Not a regular file, not a ``.npy`` file of one 2-D array of real numbers, or larger than
+        the memory available.
+    """
+    from .memory import Estimate, check_fits
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"distances file {str(path)!r} does not exist" if not path.exists()
+                                else f"distances file {str(path)!r} is not a regular file (a pipe or a device): "
+                                "save D with numpy.save and pass that file")
+    try:
+        with open(path, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, _, dtype = read(fh)
+            if len(shape) != 2 or dtype.kind not in "iuf" or dtype.hasobject:
+                raise InputError(f"{str(path)!r} holds an array of shape {shape} and dtype {dtype}: --distances needs "
+                                 "the n x n matrix D of real numbers")
+            check_fits(Estimate(((f"D of {shape[0]} x {shape[1]}", 8.0 * shape[0] * shape[1]),)),
+                       f"reading {str(path)!r}", "use fewer samples or a machine with more memory")
+            fh.seek(0)
+            return np.asarray(np.lib.format.read_array(fh, allow_pickle=False), dtype=float)
+    except (ValueError, EOFError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{str(path)!r} is not a numpy .npy file of D ({exc}): save D with numpy.save") from None
 
 
 def _bad_line(file, k, line, what, fix):

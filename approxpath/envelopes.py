@@ -86,7 +86,7 @@ def envelope(products, C, lo, hi, cols=None):
     products : callable
         ``products(x, C, cols)`` returns :math:`(E C, (D \\circ E) C, (D^2 \\circ E) C)` with
         :math:`E = \\exp(-xD)` restricted to the columns ``cols`` (all if None), each of shape
-        (m,) or (m, p) (:meth:`approxpath.kernels.Kernels.products`).
+        (m,) or (m, p) (:meth:`approxpath.compute.kernels.Kernels.products`).
     C : ndarray of shape (k,) or (k, p)
         Nonnegative coefficients.
     lo, hi : float

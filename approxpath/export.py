@@ -23,7 +23,7 @@ from pathlib import Path as _FsPath
 import numpy as np
 
 from .errors import InputError
-from .distances import cross_sq_distances, sq_distances
+from .compute.distances import cross_sq_distances, sq_distances
 
 __all__ = ["FORMATS", "exact_path_table", "export_table", "read_table"]
 
@@ -138,7 +138,7 @@ def export_table(obj, file, format=None, *, report=None, X_val=None, y_val=None)
     Returns
     -------
     pathlib.Path
-        The file written.
+        The file written (atomically: a temporary file renamed over it).
     """
     format = _format_of(file, format)
     if hasattr(obj, "pieces"):
@@ -163,9 +163,10 @@ def export_table(obj, file, format=None, *, report=None, X_val=None, y_val=None)
     lines = [] if format == "csv" else [f"# {what}"]
     lines.append(sep.join(names))
     lines += [sep.join(_cell(v) for v in row) for row in rows]
-    file = _FsPath(file)
-    file.write_text("\n".join(lines) + "\n")
-    return file
+    from .certificate.output import write_atomic
+
+    text = ("\n".join(lines) + "\n").encode()
+    return write_atomic(file, lambda fh: fh.write(text))  # never half a table, never over a device
 
 
 def read_table(file):

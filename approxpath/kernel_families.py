@@ -33,7 +33,7 @@ import hashlib
 import numpy as np
 
 from .errors import InputError
-from .distances import cross_sq_distances, pairwise, sq_distances
+from .compute.distances import cross_sq_distances, pairwise, sq_distances
 
 __all__ = ["FAMILIES", "DESCRIPTIONS", "distances", "cross_distances", "entry_terms", "check_weights",
            "check_precomputed", "cnd_excess", "check_cnd", "distances_sha256"]
@@ -94,8 +94,8 @@ def distances(X, family="gaussian", weights=None):
     """The matrix :math:`D` (n, n) of the family on the rows of ``X`` (n, d), exactly symmetric
     with a zero diagonal.
 
-    ``gaussian``: :func:`~approxpath.distances.sq_distances`; ``laplacian`` and ``ard``:
-    :func:`~approxpath.distances.pairwise` (``cityblock``; ``sqeuclidean`` with weights ``w``);
+    ``gaussian``: :func:`~approxpath.compute.distances.sq_distances`; ``laplacian`` and ``ard``:
+    :func:`~approxpath.compute.distances.pairwise` (``cityblock``; ``sqeuclidean`` with weights ``w``);
     ``precomputed``: ``X`` itself, checked (:func:`check_precomputed`).
     """
     if family == "gaussian":

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .errors import InputError
 from .kernel_families import cross_distances
-from .kernels import gaussian
+from .compute.kernels import gaussian
 from .problem import Problem
 
 __all__ = ["KernelProblem"]
@@ -25,7 +25,7 @@ class KernelProblem(Problem):
 
     ``problem.sweep`` tells the bandwidth and the weight at a path parameter
     (``t, C = problem.sweep.at(tau)``), ``problem.gram(tau)`` is :math:`K_t` there (cached),
-    ``problem.kernels`` the provider of kernel products (:class:`~approxpath.kernel_caches.KernelCache`),
+    ``problem.kernels`` the provider of kernel products (:class:`~approxpath.compute.caches.KernelCache`),
     ``problem.kernel`` the family of :math:`D` (the option).
     """
 
@@ -69,6 +69,24 @@ class KernelProblem(Problem):
         whose zero solution becomes optimal there overrides this)."""
         raise InputError(f"{self.name}: the {self.sweep.weight_name} path needs its interval, or "
                          f"{self.sweep.weight_name}= (the top of the default interval)")
+
+    def smallest_weight(self):
+        """The weight (C, λ) at and below which the problem means nothing in double precision
+        (0: no such weight; a problem whose penalty can vanish below the rounding of its loss
+        says where, e.g. :func:`approxpath.numerics.weight_resolution`)."""
+        return 0.0
+
+    def check_weights(self, lo, hi):
+        """:class:`InputError` when the path's weight -- the fixed one of a bandwidth path, the
+        lower end ``lo`` of a weight path -- is at or below :meth:`smallest_weight`: refused at
+        once, not after minutes of exact solves that cannot succeed."""
+        floor = self.smallest_weight()
+        name = self.sweep.weight_name
+        low = self.sweep.weight if self.sweep.along_bandwidth else lo
+        if low is not None and floor > 0 and low <= floor:
+            where = f"{name} = {low:g}" if self.sweep.along_bandwidth else f"the interval's lower end {name} = {low:g}"
+            raise InputError(f"{self.name}: {where} is below {floor:.3g}, the rounding error of the loss's gradient: "
+                             f"in double precision the penalty cannot be told from 0 there; use {name} > {floor:.3g}")
 
     def default_interval(self):
         """Bandwidth: ``(2**-10, 2**10)``; weight: ``(1e-3 top, top)`` with ``top`` the given

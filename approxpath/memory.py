@@ -39,12 +39,15 @@ _SOLVER = {"smo": 0.0, "libsvm": 0.0, "cholesky": 2.0}
 _LIBSVM_CACHED = ("smo", "libsvm")
 _SOLVER_CONIC = 12.0
 _LIBSVM_CACHE = 500e6
+# The official libSVM binding copies the kernel into its nodes up to this many samples
+# (problems/kernel_svm/libsvm.py, _OFFICIAL_COLD_MAX_N)
+_OFFICIAL_NODES_MAX_N = 3200
 # Refuse when the estimate exceeds this share of what is available: the estimate counts the
 # large arrays only (the pieces, restorations and bounds add O(n) per piece).
 _HEADROOM = 0.9
 #: How kernel products are computed (:func:`kernels_mode`), from the most memory to the least.
 KERNEL_MODES = ("dense", "distances", "blocked")
-# The blocked mode (approxpath.blocked_kernels), per sample, in bytes: the class sums a search
+# The blocked mode (approxpath.compute.blocked), per sample, in bytes: the class sums a search
 # caches (problems/kernel_svm/cache.py: 512 groups of 3 arrays of n x 4 floats, 49 kB per
 # sample) and the pieces and anchors of a path (two n-vectors each; a few hundred pieces at
 # eps = 0.125: counted as 1000, 16 kB per sample).
@@ -60,7 +63,7 @@ _LIBSVM_CACHE_MIN = 100e6
 # clarabel add 17 MB).
 _LIBRARIES_BLOCKED = 150e6
 _LIBSVM_CACHE_SLACK = 1.1
-# A worker of split kernel products (approxpath.distributed) keeps the terms of a task until the
+# A worker of split kernel products (approxpath.compute.distributed) keeps the terms of a task until the
 # running sum of the rows before it arrives: per row, (order + 1) x p / 16 rows of n floats
 # (blocks of 16 rows; kernel_svm: order 2, p = 4 columns for a dual's two parents: 0.75).  A
 # worker may run ahead of the chain by its whole share (n = 8000, 2 workers on a loaded machine:
@@ -103,8 +106,10 @@ def _dense_path_parts(n, backend):
     """The parts of a dense path (stored distances, a kernel cache) in one process."""
     square = float(_ENTRY) * n * n
     cache = _libsvm_row_cache(n) if backend in _LIBSVM_CACHED else 0.0
+    # the official binding's copy of the kernel (16 bytes an entry) up to the n it is used for
+    cache += 16.0 * n * n if backend in _LIBSVM_CACHED and n <= _OFFICIAL_NODES_MAX_N else 0.0
     solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + cache
-    from .kernel_caches import kept_kernels
+    from .compute.caches import kept_kernels
 
     # the KernelCache's own sizing rule, without its lattice exception (the lattice is not known
     # before the distances are); a new kernel overwrites the one it evicts, so no spare (n = 16000:
@@ -126,7 +131,7 @@ def _fits(total, have):
 def _blocked_fixed(n, d):
     """The parts of the modes without whole kernels besides libSVM's cache and the distances:
     the libraries, the data (X and libSVM's copy), the row blocks of a product (a few of 2**18
-    bytes, :mod:`approxpath.kernels`; 2**21 entries while the distances are hashed), the cached
+    bytes, :mod:`approxpath.compute.kernels`; 2**21 entries while the distances are hashed), the cached
     class sums and the pieces."""
     return (("libraries", _LIBRARIES_BLOCKED), ("data (2 copies)", 2.0 * _ENTRY * n * d),
             ("row blocks", 2.0 * _ENTRY * (1 << 21)), ("cached class sums", float(_BLOCKED_SUMS) * n),
@@ -135,7 +140,7 @@ def _blocked_fixed(n, d):
 
 def split_worker_bytes(rows, n, d):
     """An :class:`Estimate` of what one Dask worker of split kernel products holds
-    (:mod:`approxpath.distributed`): its ``rows`` rows of :math:`D` (``n`` columns), the terms of
+    (:mod:`approxpath.compute.distributed`): its ``rows`` rows of :math:`D` (``n`` columns), the terms of
     its tasks waiting for the running sum (at most all of its rows' terms), the data (``d``
     features), row blocks and the libraries."""
     share = float(_ENTRY) * rows * n
@@ -160,7 +165,7 @@ def kernels_mode(n, search=True):
     included): ``"dense"`` (stored distances and, in a search, cached kernels) when the dense
     mode's arrays fit (a path's with the libSVM backend if ``search``, else a verification's),
     else ``"distances"`` (the distances stored, no kernel) when those fit with libSVM's smallest
-    cache, else ``"blocked"`` (nothing n x n: :class:`~approxpath.blocked_kernels.BlockedKernels`).
+    cache, else ``"blocked"`` (nothing n x n: :class:`~approxpath.compute.blocked.BlockedKernels`).
     The environment variable ``APPROXPATH_KERNELS`` (one of the three) overrides the choice."""
     forced = os.environ.get("APPROXPATH_KERNELS")
     if forced:

@@ -17,8 +17,8 @@ from pathlib import Path as _FsPath
 
 import numpy as np
 
-from .distances import sq_distances
-from .kernels import gaussian
+from .compute.distances import sq_distances
+from .compute.kernels import gaussian
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["plot_bounds", "plot_solves", "plot_validation", "plot_condition", "kernel_condition_numbers",
@@ -311,14 +311,17 @@ def plot_condition(ts, cond, n=None, d=None):
 
 
 def save_figure(fig, file):
-    """Write ``fig`` to ``file`` (format from the extension); a figure of pyplot's (drawn into
-    an ``ax`` the caller made with pyplot) is closed there."""
+    """Write ``fig`` to ``file`` (format from the extension; atomically, never over a device or a
+    directory); a figure of pyplot's (drawn into an ``ax`` the caller made with pyplot) is
+    closed there."""
     import sys
 
-    from .certificate.format import check_output
+    from pathlib import Path
 
-    check_output(file)
-    fig.savefig(file, dpi=150, bbox_inches="tight")
+    from .certificate.output import write_atomic
+
+    kind = Path(file).suffix.lower().lstrip(".") or None  # matplotlib's default (png) without one
+    write_atomic(file, lambda fh: fig.savefig(fh, format=kind, dpi=150, bbox_inches="tight"))
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is not None and getattr(fig.canvas, "manager", None) is not None:  # pyplot's own figure
         plt.close(fig)

@@ -93,14 +93,10 @@ class _KernelPathBase(BaseEstimator):
 
     def _check_run_params(self):
         """``(workers, progress)`` from ``n_jobs`` (joblib's convention: None is 1, -1 all cores,
-        -2 all but one) and ``progress``."""
-        import os
+        -2 all but one; :func:`approxpath.compute.resolve`) and ``progress``."""
+        from .compute import resolve
 
-        n_jobs = 1 if self.n_jobs is None else self.n_jobs
-        if not (isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool) and n_jobs != 0):
-            raise ValueError(f"n_jobs must be a nonzero integer or None (-1: all cores); got {self.n_jobs!r}")
-        cores = os.cpu_count() or 1
-        workers = int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
+        workers = resolve(self.n_jobs, default=1)
         if not isinstance(self.progress, (bool, np.bool_)):
             raise ValueError(f"progress must be True or False; got {self.progress!r}")
         return workers, bool(self.progress)

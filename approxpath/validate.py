@@ -47,6 +47,17 @@ def positive(name, value):
     return v
 
 
+def between(name, value, low, high):
+    """``value`` as a float, or :class:`InputError` unless it is a finite number with
+    ``low < value < high``."""
+    if not is_real(value):
+        raise InputError(f"{name} must be a number; got {value!r} ({type(value).__name__})")
+    v = finite_number(name, value, f"a finite number in ({low:g}, {high:g})")
+    if not low < v < high:
+        raise InputError(f"{name} must be strictly between {low:g} and {high:g}; got {value!r}")
+    return v
+
+
 def count(name, value):
     """``value`` as an int, or :class:`InputError` unless it is a positive integer."""
     if not is_count(value):
@@ -84,6 +95,9 @@ def check_X(X):
         X = X[:, None]
     if X.ndim != 2:
         raise InputError(f"X must be a 2-D array (n_samples, n_features); got shape {X.shape}")
+    if X.shape[1] == 0:
+        raise InputError(f"X has no feature columns (shape {X.shape}): a data file of labels only? "
+                         "every sample needs its features")
     if not np.all(np.isfinite(X)):
         bad = np.argwhere(~np.isfinite(X))[0]
         raise InputError(f"X contains NaN or inf (first at row {bad[0]}, column {bad[1]}): clean or impute the data first")

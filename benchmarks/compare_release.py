@@ -2,12 +2,14 @@
 side in one run: each figure is measured k times per version, the versions interleaved (their
 order alternating between repeats), and the table shows the medians and their ratio.
 
-    python benchmarks/compare_release.py --base /path/to/0.3.2/venv/bin/python [--k 3] [--only NAME ...]
+    python benchmarks/compare_release.py --base /path/to/0.4.1/venv/bin/python [--base-label 0.4.1] [--k 3] [--only NAME ...]
 
 The figures:
 
-* ``cli ionosphere``, ``cli heart``: the whole command-line process of the quick start,
-  ``approxpath path kernel_svm --data SET --c 0.1 --range 2^-10 2^10 --eps 0.125 --no-progress``;
+* ``cli ionosphere``, ``cli heart``, ..., ``cli a4a``: the whole command-line process of the quick
+  start on each of the 7 LIBSVM sets,
+  ``approxpath path kernel_svm --data SET --c 0.1 --range 2^-10 2^10 --eps 0.125 --no-progress``
+  (``--json``: its exact solves and pieces are compared too);
 * ``cli klasso sinc``, ``... --out``: the same for klasso on sinc data (n = 100, 10 % outliers,
   lambda = 0.1, eps = 0.01, t in [2^-3, 2^5]) without and with ``--out``; ``--out overhead`` is
   their ratio per version;
@@ -71,10 +73,10 @@ def figures(scratch):
     (a spec for _PATH_RUN) or "solves" (a data set for solves.py)."""
     sinc = scratch / "sinc.csv"
     out = {}
-    for name in ("ionosphere_scale", "heart_scale"):
+    for name in DATASETS:
         out[f"cli {name.split('_')[0]}"] = ("process", _cli(
             "path", "kernel_svm", "--data", str(LIBSVM_DIR / name), "--c", "0.1", "--range", "2^-10", "2^10",
-            "--eps", "0.125", "--no-progress"))
+            "--eps", "0.125", "--no-progress", "--json"))
     klasso = _cli("path", "klasso", "--data", str(sinc), "--format", "csv", "--lam", "0.1", "--eps", "0.01",
                   "--range", "2^-3", "2^5", "--no-progress")
     out["cli klasso sinc"] = ("process", klasso)
@@ -107,7 +109,9 @@ def run(python, kind, how, scratch):
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]}
     if kind == "process":
-        return {"wall": wall}
+        last = done.stdout.strip().splitlines()[-1:] if "--json" in how else []
+        counts = json.loads(last[0]) if last else {}
+        return dict({"wall": wall}, **({"solves": counts["exact_solves"], "pieces": counts["pieces"]} if counts else {}))
     if kind == "path":
         return json.loads(done.stdout.strip().splitlines()[-1])
     # solves.py's row: | data | n | eps | strategy | exact solves | ref | ratio | pieces | certified | share | wall s |
@@ -148,6 +152,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", default=os.environ.get("APPROXPATH_BASE_PYTHON"),
                     help="the previous release's Python (its venv's bin/python); env APPROXPATH_BASE_PYTHON")
+    ap.add_argument("--base-label", default="0.4.1", help="the previous release's column heading (default 0.4.1)")
     ap.add_argument("--paper", default=os.environ.get("APPROXPATH_PAPER_COMMAND"),
                     help="the paper's binary as a command line with {data}; env APPROXPATH_PAPER_COMMAND")
     ap.add_argument("--k", type=int, default=3, help="repeats per figure and version (medians; default 3)")
@@ -157,7 +162,7 @@ def main(argv=None):
     versions = {"main": sys.executable}
     base = args.base and Path(args.base)
     if base and base.is_file():
-        versions["0.3.2"] = str(base)
+        versions[args.base_label] = str(base)
     else:
         print(f"note: the previous release's Python {'was not given' if not base else f'{base} not found'} "
               "(--base or APPROXPATH_BASE_PYTHON): its column is skipped")
@@ -201,6 +206,10 @@ def main(argv=None):
         if kind == "solves" and len(names) > 1 and runs[names[1]] and "solves" in runs[names[1]][0]:
             ratios[0] = (f"solves {_ratio(runs['main'], runs[names[1]], 'solves')}, "
                          f"pieces {_ratio(runs['main'], runs[names[1]], 'pieces')}")
+        if kind == "process" and len(names) > 1 and runs[names[1]] and "solves" in runs["main"][0]:
+            a, b = runs["main"][0], runs[names[1]][0]
+            same = (a.get("solves"), a.get("pieces")) == (b.get("solves"), b.get("pieces"))
+            ratios[0] += " (same solves and pieces)" if same else " (solves or pieces differ)"
         print(f"| {fig} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |", flush=True)
     if "cli klasso sinc" in results and "cli klasso sinc --out" in results:
         over = {v: _ratio(results["cli klasso sinc --out"][v], results["cli klasso sinc"][v]) for v in versions}

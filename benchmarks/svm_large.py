@@ -97,8 +97,8 @@ def _count_products():
     running sum (8 (order + 1) p n bytes) per task hop, the last hop to this process."""
     import numpy as np
 
-    from approxpath.distributed import SplitKernels
-    from approxpath.kernels import Kernels, product_step
+    from approxpath.compute.distributed import SplitKernels
+    from approxpath.compute.kernels import Kernels, product_step
 
     traffic = dict(passes=0, out=0, hops=0, sums=0)
 
@@ -228,9 +228,9 @@ def _one_product(n, workers, out):
     import numpy as np
     from dask.distributed import Client, LocalCluster
 
-    from approxpath.blocked_kernels import BlockedKernels
+    from approxpath.compute.blocked import BlockedKernels
     from approxpath.data import make_classification
-    from approxpath.distributed import SplitKernels
+    from approxpath.compute.distributed import SplitKernels
 
     X, _ = make_classification(n=n, d=D, seed=0)
     rng = np.random.default_rng(0)

@@ -21,7 +21,8 @@ class ElasticNet(approxpath.CvxpyProblem):
 
     name, parameters = "elastic_net_cvxpy", ("lam",)
     variables, dual_variables, carried = ("beta",), ("u",), ("beta", "u")
-    OPTIONS = dict(mix=Option("positive", default=0.5))
+    # as narrow as the math: the dual divides by 1 - mix, and beyond 1 the penalty is not convex
+    OPTIONS = dict(mix=Option("between", default=0.5, bounds=(0.0, 1.0)))
 
     @staticmethod
     def declare(X, y, lam, mix):

@@ -31,8 +31,8 @@ import numpy as np
 import approxpath
 from approxpath.data import make_sinc
 from approxpath.exact import certify, kernel_path
-from approxpath.distances import sq_distances
-from approxpath.kernels import gaussian
+from approxpath.compute.distances import sq_distances
+from approxpath.compute.kernels import gaussian
 from approxpath.numerics import UNIT_ROUNDOFF
 
 KLasso = approxpath.get_problem("klasso")

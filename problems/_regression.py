@@ -13,7 +13,7 @@ import numpy as np
 
 from approxpath.bound import KernelBound, Option
 from approxpath.envelopes import difference_nodes, envelope_entry_error, max_abs_difference, split_envelope
-from approxpath.kernel_caches import ProductMemo
+from approxpath.compute.caches import ProductMemo
 from approxpath.numerics import fp_margin
 from approxpath.validate import real_targets
 
@@ -53,8 +53,8 @@ class KernelEnclosures(KernelBound):
         return envelope_entry_error(t_lo, t_hi, self.entry_terms)
 
     def _products(self):
-        """The kernel products the envelopes use (:meth:`~approxpath.kernels.Kernels.products`),
-        the last :attr:`remembered` of them kept (:class:`~approxpath.kernel_caches.ProductMemo`:
+        """The kernel products the envelopes use (:meth:`~approxpath.compute.kernels.Kernels.products`),
+        the last :attr:`remembered` of them kept (:class:`~approxpath.compute.caches.ProductMemo`:
         the same values, bit for bit): the moving pairs between two exact solves share their
         vectors, so consecutive pieces meet at a point where the products are the same."""
         memo = getattr(self, "_product_memo", None)

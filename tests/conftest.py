@@ -49,6 +49,19 @@ def weak_duality(monkeypatch):
 
 
 @pytest.fixture
+def sinc_csv(tmp_path):
+    """A CSV file of 30 seeded sinc points (the target last)."""
+    import numpy as np
+
+    from approxpath.data import make_sinc
+
+    X, y = make_sinc(n=30, seed=0)
+    file = tmp_path / "sinc.csv"
+    np.savetxt(file, np.column_stack([X, y]), delimiter=",")
+    return file
+
+
+@pytest.fixture
 def svm_data():
     from approxpath.data import make_classification
 
@@ -63,7 +76,7 @@ def pytest_configure(config):
 def one_blas_thread():
     """Small dense algebra (references of a few dozen points) runs ~100x slower when OpenBLAS
     spreads it over threads on a busy machine: one thread for a module that asks for it."""
-    from approxpath.blas import one_blas_thread as limit
+    from approxpath.compute.parallelism import blas_threads
 
-    with limit():
+    with blas_threads(1):
         yield

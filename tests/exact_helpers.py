@@ -4,8 +4,8 @@ import cvxpy as cp
 import numpy as np
 
 from approxpath.data import make_sinc
-from approxpath.distances import sq_distances
-from approxpath.kernels import gaussian
+from approxpath.compute.distances import sq_distances
+from approxpath.compute.kernels import gaussian
 
 
 def wang_sinc(seed=0):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from approxpath.envelopes import difference_nodes, hermite_lower, hermite_upper, max_abs_difference, split_envelope
-from approxpath.distances import sq_distances
-from approxpath.kernel_caches import KernelCache
+from approxpath.compute.distances import sq_distances
+from approxpath.compute.caches import KernelCache
 
 
 def _sampled_max(D, c, lo, hi):

@@ -4,10 +4,7 @@ References: scikit-learn's coordinate-descent elastic net and lasso (tight toler
 lambda paths, the closed-form optimum of a kernel smoother for the bandwidth paths, and forged
 certificates that must fail."""
 
-import importlib.util
 import pickle
-import sys
-from pathlib import Path
 
 import cvxpy as cp
 import numpy as np
@@ -22,21 +19,11 @@ from approxpath.data import make_sinc
 from approxpath.driver import STRATEGIES
 from approxpath.testing import check_problem
 
-from certificate_helpers import tamper
+from certificate_helpers import elastic_net_example, tamper
 
 sklearn_linear = pytest.importorskip("sklearn.linear_model")
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "elastic_net_cvxpy.py"
-
-
-def _example():
-    """The worked example as an importable module (workers unpickle its classes by name)."""
-    if "elastic_net_cvxpy" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("elastic_net_cvxpy", EXAMPLE)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["elastic_net_cvxpy"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["elastic_net_cvxpy"]
+_example = elastic_net_example
 
 
 def _regression(n=40, d=6, seed=0):

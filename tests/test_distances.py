@@ -1,11 +1,11 @@
-"""Whole distance matrices (approxpath.distances.pairwise) against scipy's pdist and the formula."""
+"""Whole distance matrices (approxpath.compute.distances.pairwise) against scipy's pdist and the formula."""
 
 import numpy as np
 import pytest
 from scipy.spatial.distance import pdist, squareform
 
-from approxpath import distances
-from approxpath.distances import pairwise
+from approxpath.compute import distances
+from approxpath.compute.distances import pairwise
 
 
 @pytest.mark.parametrize("loop", [True, False], ids=["numpy loop", "pdist"])

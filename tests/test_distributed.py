@@ -1,4 +1,4 @@
-"""Kernel products split across the workers of a Dask cluster (approxpath.distributed): the same
+"""Kernel products split across the workers of a Dask cluster (approxpath.compute.distributed): the same
 numbers as the single-process blocked mode, bit for bit, and the same path."""
 
 import numpy as np
@@ -7,13 +7,13 @@ import pytest
 import approxpath
 from approxpath.moving import fingerprint
 from approxpath import InputError
-from approxpath.blocked_kernels import BlockedKernels
+from approxpath.compute.blocked import BlockedKernels
 from approxpath.data import make_classification
 from approxpath.kernel_families import distances
-from approxpath.kernels import Kernels, product_step
+from approxpath.compute.kernels import Kernels, product_step
 
 distributed = pytest.importorskip("dask.distributed")
-from approxpath.distributed import SplitKernels  # noqa: E402
+from approxpath.compute.distributed import SplitKernels  # noqa: E402
 
 KernelSVM = approxpath.get_problem("kernel_svm")
 
@@ -127,7 +127,7 @@ def test_split_products_add_the_product_chunks_as_kernels_does(client, monkeypat
     """Past ``product_chunks`` (2048 rows: a product at n > 2048), the runs are summed apart and
     then in order, on the workers as in one process: the same bits (chunks of 150 and 200 rows
     stand in for 2048 here)."""
-    import approxpath.kernels as kernels
+    import approxpath.compute.kernels as kernels
 
     monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", chunk)
     assert len(kernels.product_chunks(_N)) > 1
@@ -144,3 +144,25 @@ def test_split_products_add_the_product_chunks_as_kernels_does(client, monkeypat
     # the chunks do change the last bits (so the equality above tells the two orders apart)
     monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", 2048)
     assert any(not np.array_equal(A, Z) for rows, C, got in chunked for A, Z in zip(dense.products(0.7, C, rows), got))
+
+
+def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path, capsys, monkeypatch):
+    """``--dask ADDRESS``: the products run on that cluster's workers (the path of
+    split_products=True: the blocked mode's pieces); a scheduler that does not answer is one line."""
+    import json
+
+    from approxpath.cli import main
+
+    X, y = _data(n=120, d=3)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="a,b,c,y", comments="")
+    args = ["path", "kernel_svm", "--data", str(data), "--c", "0.1", "--range", "0.25", "4", "--json"]
+    assert main([*args, "--dask", client.scheduler.address, "--n-jobs", "1", "--out", str(tmp_path / "p.npz")]) == 0
+    split = json.loads(capsys.readouterr().out)
+    here = approxpath.approximate_path(KernelSVM(X, y, c=0.1), eps=0.125, interval=(0.25, 4.0), executor=client,
+                                       split_products=True)
+    assert (split["exact_solves"], split["pieces"]) == (here.exact_solves, len(here.pieces))
+    assert approxpath.verify(tmp_path / "p.npz", X, y).ok
+    monkeypatch.setattr("approxpath.cli.commands.DASK_TIMEOUT", 1)
+    assert main([*args, "--dask", "tcp://127.0.0.1:9"]) != 0
+    assert "no Dask scheduler answered at tcp://127.0.0.1:9" in capsys.readouterr().err

@@ -9,8 +9,8 @@ import pytest
 from approxpath.exact import kernel_path, lambda_path
 from approxpath.exact.figures import main, plot_exact_path, wang_sinc
 from approxpath.export import read_table
-from approxpath.distances import cross_sq_distances
-from approxpath.kernels import gaussian
+from approxpath.compute.distances import cross_sq_distances
+from approxpath.compute.kernels import gaussian
 
 matplotlib = pytest.importorskip("matplotlib")
 from matplotlib.figure import Figure  # noqa: E402

@@ -9,8 +9,8 @@ from approxpath.data import make_sinc
 from approxpath.exact import certify
 from approxpath.exact._lambda import _Engine, _lambda_path
 from approxpath.exact._linalg import _ActiveFactor, _kkt_matrix, _solve
-from approxpath.distances import sq_distances
-from approxpath.kernels import gaussian
+from approxpath.compute.distances import sq_distances
+from approxpath.compute.kernels import gaussian
 from exact_helpers import wang_sinc
 
 

@@ -10,7 +10,7 @@ from approxpath.exact import certify, kernel_path
 from approxpath.exact._common import _Data
 from approxpath.exact._kernel import _KernelTracer
 from approxpath.exact._screen import _Screen
-from approxpath.kernels import gaussian
+from approxpath.compute.kernels import gaussian
 
 XIS = (0.01, 0.1, 0.3, 0.5)
 

@@ -7,8 +7,8 @@ import pytest
 from approxpath import InputError
 from approxpath.data import make_sinc
 from approxpath.exact import ExactPathError, kernel_path, lambda_path
-from approxpath.distances import sq_distances
-from approxpath.kernels import gaussian
+from approxpath.compute.distances import sq_distances
+from approxpath.compute.kernels import gaussian
 from exact_helpers import cvx_klasso, objective, wang_sinc
 
 

@@ -7,8 +7,8 @@ import pytest
 from approxpath import InputError
 from approxpath.exact import certify, lambda_path
 from approxpath.exact.figures import wang_sinc as wang_split
-from approxpath.distances import cross_sq_distances
-from approxpath.kernels import gaussian
+from approxpath.compute.distances import cross_sq_distances
+from approxpath.compute.kernels import gaussian
 from exact_helpers import cvx_klasso, objective, wang_sinc
 
 

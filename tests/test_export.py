@@ -8,8 +8,8 @@ import approxpath
 from approxpath.errors import InputError
 from approxpath.exact import certify, kernel_path, lambda_path
 from approxpath.export import exact_path_table, export_table, read_table
-from approxpath.distances import cross_sq_distances
-from approxpath.kernels import gaussian
+from approxpath.compute.distances import cross_sq_distances
+from approxpath.compute.kernels import gaussian
 from exact_helpers import objective, wang_sinc
 
 

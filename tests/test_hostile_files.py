@@ -22,14 +22,6 @@ from approxpath.data import load_data, make_classification, make_sinc
 from certificate_helpers import tamper
 
 
-@pytest.fixture
-def sinc_csv(tmp_path):
-    X, y = make_sinc(n=30, seed=0)
-    file = tmp_path / "sinc.csv"
-    np.savetxt(file, np.column_stack([X, y]), delimiter=",")
-    return file
-
-
 def _path_cli(data, *extra):
     return ["path", "klasso", "--data", str(data), "--format", "csv", "--lam", "0.1", "--eps", "0.2",
             "--range", "1", "4", "--no-progress", *extra]

@@ -4,12 +4,12 @@ the kernel formed explicitly."""
 import numpy as np
 import pytest
 
-import approxpath.kernels as kernels
-from approxpath.blocked_kernels import BlockedKernels
+import approxpath.compute.kernels as kernels
+from approxpath.compute.blocked import BlockedKernels
 from approxpath.data import make_sinc
-from approxpath.distances import sq_distances
-from approxpath.kernel_caches import KernelCache, ProductMemo
-from approxpath.kernels import Kernels, gaussian, threads
+from approxpath.compute.distances import sq_distances
+from approxpath.compute.caches import KernelCache, ProductMemo
+from approxpath.compute.kernels import Kernels, gaussian, threads
 
 
 @pytest.fixture(scope="module")
@@ -130,10 +130,13 @@ def test_a_full_kernel_cache_overwrites_the_kernel_it_evicts(data):
     np.testing.assert_array_equal(fourth, np.exp(-0.4 * D))
 
 
-def test_the_search_caches_are_still_importable_from_kernels():
-    """They moved to approxpath.kernel_caches in 0.4.1; code written for 0.4.0 still finds them."""
-    from approxpath import kernel_caches
+def test_the_plug_in_api_still_finds_everything_under_approxpath_kernels():
+    """Kernels and their caches live in approxpath.compute since 0.5.0; code written for 0.4
+    (plug-ins imported KernelCache and ProductMemo from approxpath.kernels) still finds them."""
+    import approxpath.kernels as old
+    from approxpath.compute import caches, distances
 
-    assert kernels.KernelCache is kernel_caches.KernelCache and kernels.ProductMemo is kernel_caches.ProductMemo
-    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        kernels.nothing
+    assert old.KernelCache is caches.KernelCache and old.ProductMemo is caches.ProductMemo
+    assert old.Kernels is kernels.Kernels and old.gaussian is kernels.gaussian and old.threads is kernels.threads
+    assert old.sq_distances is distances.sq_distances
+    assert all(hasattr(old, name) for name in old.__all__)

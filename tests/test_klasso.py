@@ -6,7 +6,7 @@ import pytest
 import approxpath
 from approxpath import InputError, moving
 from approxpath.data import make_sinc
-from approxpath.kernels import gaussian
+from approxpath.compute.kernels import gaussian
 from approxpath.moving import Moving, is_moving, value_at
 from approxpath.numerics import zero_sum as _zero_sum
 from approxpath.problems.klasso.bound import KLassoDual, KLassoPrimal

@@ -2,6 +2,8 @@
 scikit-learn's give the same bits; each solves the dual (against a tight CVXPY solve); which one
 a solve uses."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -90,4 +92,15 @@ def test_which_binding_a_solve_uses(monkeypatch):
         backend.libsvm_candidate(K, y, 1.0)
     has_sklearn = backend.importlib.util.find_spec("sklearn") is not None
     big = "sklearn" if has_sklearn else "official"
-    assert used == [("official", backend.LIBSVM_TOL), (big, backend.LIBSVM_TOL), (big, backend.LIBSVM_TIGHT_TOL)]
+    assert used[0] == ("official", backend.LIBSVM_TOL)
+    # above _OFFICIAL_MAX_N: still the official binding while scikit-learn is not imported (its
+    # imports cost more than the copy up to _OFFICIAL_COLD_MAX_N), else scikit-learn's
+    cold = "official" if "sklearn.svm" not in sys.modules else big
+    assert used[1:] == [(cold, backend.LIBSVM_TOL), (cold, backend.LIBSVM_TIGHT_TOL)]
+    used.clear()
+    monkeypatch.setattr(backend, "_OFFICIAL_COLD_MAX_N", 10)
+    backend.libsvm_candidate(K, y, 1.0)
+    monkeypatch.setattr(backend, "_OFFICIAL_COLD_MAX_N", 20)
+    monkeypatch.setitem(sys.modules, "sklearn.svm", sys.modules.get("sklearn.svm", object()))
+    backend.libsvm_candidate(K, y, 1.0)
+    assert used == [(big, backend.LIBSVM_TOL), (big, backend.LIBSVM_TOL)]

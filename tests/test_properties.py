@@ -121,8 +121,8 @@ def test_verify_rejects_any_single_field_tampering(template, interval, eps, tmp_
     check()
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(8, 40), bias=st.sampled_from(["fixed", "dynamic", "optimal"]),
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(8, 24), bias=st.sampled_from(["fixed", "dynamic", "optimal"]),
        log_c=st.floats(-3.0, 2.0), dual_restoration=st.sampled_from(["moving", "fixed"]))
 def test_degenerate_pieces_never_crash_an_svm_path(seed, n, bias, log_c, dual_restoration):
     """Random small two-class problems, every bias rule, C from 1e-3 to 100, moving and fixed
@@ -132,8 +132,8 @@ def test_degenerate_pieces_never_crash_an_svm_path(seed, n, bias, log_c, dual_re
 
     X, y = make_classification(n=n, d=2, seed=seed)
     problem = get_problem("kernel_svm")(X, y, c=10.0**log_c, bias=bias, dual_restoration=dual_restoration)
-    path = approxpath.approximate_path(problem, eps=0.05, interval=(2.0**-4, 2.0**4))
-    assert path.pieces[0].lo == 2.0**-4 and path.pieces[-1].hi == 2.0**4
+    path = approxpath.approximate_path(problem, eps=0.1, interval=(2.0**-3, 2.0**3))
+    assert path.pieces[0].lo == 2.0**-3 and path.pieces[-1].hi == 2.0**3
     assert all(a.hi == b.lo for a, b in zip(path.pieces[:-1], path.pieces[1:]))
     for piece in path.pieces[:: max(1, len(path.pieces) // 5)]:
         if piece.kind == "certified":

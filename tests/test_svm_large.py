@@ -12,10 +12,10 @@ import pytest
 
 import approxpath
 from approxpath import InputError
-from approxpath.blocked_kernels import BlockedKernels
+from approxpath.compute.blocked import BlockedKernels
 from approxpath.data import make_classification
 from approxpath.kernel_families import distances, distances_sha256
-from approxpath.kernels import Kernels
+from approxpath.compute.kernels import Kernels
 from approxpath.memory import available_bytes, kernels_mode, path_bytes, verify_bytes
 
 KernelSVM = approxpath.get_problem("kernel_svm")

@@ -32,7 +32,7 @@ from ..validate import is_real
 from .output import check_output, remove_stale_temps, write_npz  # noqa: F401 (the writing half of the format)
 
 __all__ = ["KINDS", "FORMAT_VERSION", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "check_output",
-           "remove_stale_temps", "read_certificate", "content_sha256", "layout_errors", "meta_errors"]
+           "remove_stale_temps", "read_certificate", "read_meta", "content_sha256", "layout_errors", "meta_errors"]
 
 #: Piece kinds: ``certified`` (bound valid for every t in the piece), ``sampled`` (gap checked
 #: at the piece's end points and middle only), ``uncovered`` (nothing reached eps there).
@@ -54,6 +54,15 @@ DATA_FIELDS = ("data_X", "data_y")
 # points (25 characters each); 1 M characters and 256 per piece leave room for user metadata.
 _META_CHARS = 1 << 20
 _META_CHARS_PER_PIECE = 256
+# ... nested at most this deep: approxpath writes 3 levels (meta, options, a list of weights), a
+# checkpoint 4; 32 leave room for a caller's own provenance and stay far below Python's
+# recursion limit (1000), which deeper JSON would exhaust in the parser or in hashing.
+_META_DEPTH = 32
+# Members of an archive at most: a certificate has 6 piece arrays, a problem's own (up to ~20, a
+# CVXPY-declared problem one per variable and side), 2 data arrays and 'meta'; a checkpoint the
+# problem's arrays twice.  256 is far above any of them; the count is read from the archive's
+# last record before its directory is parsed (100,000 members took 58 s to refuse in 0.4.1).
+_MAX_MEMBERS = 256
 
 
 def content_sha256(arrays, meta):
@@ -78,10 +87,28 @@ def _not_a_certificate(file, why):
     return InputError(f"{str(file)!r} is not a certificate (.npz written by approxpath): {why}")
 
 
+def _member_count(fh):
+    """The number of members a zip archive declares in its end-of-central-directory record (the
+    last 22 bytes plus a comment of at most 64 KiB), or None where that record is not found (a
+    damaged archive: :class:`zipfile.ZipFile` says why).  Zip64 archives record 0xFFFF there:
+    at least that many members."""
+    import struct
+
+    size = fh.seek(0, 2)
+    fh.seek(max(0, size - (22 + 0xFFFF)))
+    tail = fh.read()
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < 22:
+        return None
+    return struct.unpack("<H", tail[at + 10:at + 12])[0]
+
+
 def _headers(zf, file):
     """``{name: (shape, dtype, header bytes, zip info)}`` of every member, from the ``.npy``
     headers alone (a few hundred bytes decompressed per member)."""
     out = {}
+    if len(zf.infolist()) > _MAX_MEMBERS:
+        raise _not_a_certificate(file, f"{len(zf.infolist())} members (a certificate has at most {_MAX_MEMBERS})")
     for info in zf.infolist():
         name = info.filename
         if not name.endswith(".npy") or name[:-4] in out:
@@ -109,12 +136,34 @@ def _read_member(zf, info):
         return np.lib.format.read_array(fh, allow_pickle=False)
 
 
-def _size_errors(heads, meta):
+def _depth_errors(meta):
+    """Why ``meta`` is nested deeper than :data:`_META_DEPTH` (empty when it is not); iterative,
+    so that no depth exhausts the stack."""
+    stack = [(meta, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > _META_DEPTH:
+            return [f"'meta' is nested deeper than {_META_DEPTH} levels"]
+        if isinstance(value, dict):
+            stack += [(v, depth + 1) for v in value.values()]
+        elif isinstance(value, list):
+            stack += [(v, depth + 1) for v in value]
+    return []
+
+
+def _size_errors(heads, meta, shape=None):
     """Members larger than the layout allows: ``m`` pieces (the rows of ``lo`` or the number of
-    piece kinds in ``meta``, the larger) times ``n`` (from ``meta``) entries for a per-piece array, ``n``
-    times ``d`` for the data (the exact shapes are checked after reading, by
-    :func:`layout_errors`)."""
+    piece kinds in ``meta``, the larger) times ``n`` entries for a per-piece array, ``n`` times
+    ``d`` for the data, with ``(n, d)`` the data's ``shape`` where they are known (else as
+    ``meta`` records them, which must then agree with the data the file carries); the exact
+    shapes are checked after reading, by :func:`layout_errors`."""
     n, d = meta.get("n"), meta.get("d")
+    if shape is not None:
+        wrong = [f"meta {key!r} = {mine!r} but the data have {key} = {theirs}"
+                 for key, mine, theirs in (("n", n, shape[0]), ("d", d, shape[1])) if key in meta and mine != theirs]
+        if wrong:
+            return wrong
+        n, d = shape
     if not (_count(n) and _count(d)):
         return []  # older files: the memory guard alone
     kinds = meta.get("piece_kinds")
@@ -129,24 +178,89 @@ def _size_errors(heads, meta):
     levels = meta.get("sample_levels", 1)
     points = max(2 ** min(levels, 8) + 1 if _count(levels) else 3, MAX_POINTS)
     errors = []
-    for key, (shape, _, _, _) in heads.items():
+    for key, (dims, _, _, _) in heads.items():
         limit = n * d if key == "data_X" else (n if key == "data_y" else m * max(n, d, MAX_DEGREE + 1) * points)
-        if math.prod(shape) > limit:
-            errors.append(f"array {key!r} has shape {shape}: more entries than the layout's "
+        if math.prod(dims) > limit:
+            errors.append(f"array {key!r} has shape {dims}: more entries than the layout's "
                           + (f"n x d = {n} x {d}" if key in DATA_FIELDS else
                              f"{m} pieces x max(n, d) = {max(n, d)} x {points} sampled points"))
     return errors
 
 
-def read_certificate(file, layout=True):
+def _open_archive(file):
+    """The zip archive of the certificate ``file``, opened after the checks that need no parsing
+    of its directory: a regular file, a zip's signature, at most :data:`_MAX_MEMBERS` members."""
+    path = Path(file)
+    if not path.exists():
+        raise FileNotFoundError(f"certificate {str(file)!r} does not exist")
+    if not path.is_file():
+        raise _not_a_certificate(file, "it is a directory, a device or a pipe")
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+        count = _member_count(fh)
+    if head not in (b"PK\x03\x04", b"PK\x05\x06"):
+        text = head.decode("latin-1")
+        hint = " (a data file? pass it with --data)" if text and all(c.isprintable() or c.isspace() for c in text) else ""
+        raise _not_a_certificate(file, f"not a zip archive{hint}")
+    if count is not None and count > _MAX_MEMBERS:
+        more = "at least " if count == 0xFFFF else ""
+        raise _not_a_certificate(file, f"{more}{count} members (a certificate has at most {_MAX_MEMBERS})")
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise _not_a_certificate(file, f"a damaged zip archive ({exc})") from None
+
+
+def _meta_of(zf, heads, file):
+    """The parsed ``meta`` member (popped from ``heads``): at most 1 M characters plus 256 per
+    piece, nested at most :data:`_META_DEPTH` levels."""
+    if "meta" not in heads:
+        raise InputError(f"{str(file)!r} lacks 'meta': not a certificate written by approxpath")
+    shape, dtype, size, info = heads.pop("meta")
+    pieces = max((h[0][0] for k, h in heads.items() if h[0] and k not in DATA_FIELDS), default=0)
+    limit = _META_CHARS + _META_CHARS_PER_PIECE * pieces
+    if shape != () or dtype.kind != "U" or dtype.itemsize // 4 > limit:
+        raise _not_a_certificate(file, f"'meta' must be JSON text of at most {limit} characters; got shape "
+                                 f"{shape} of {dtype}")
+    try:
+        meta = json.loads(str(_read_member(zf, info)))
+    except RecursionError:
+        raise InputError(f"{str(file)!r}: 'meta' is nested deeper than {_META_DEPTH} levels") from None
+    except ValueError as exc:
+        raise InputError(f"{str(file)!r}: 'meta' is not JSON ({exc})") from None
+    errors = _depth_errors(meta)
+    if errors:
+        raise InputError(f"{str(file)!r}: {errors[0]}")
+    return meta
+
+
+def read_meta(file):
+    """``(meta, names)``: the parsed ``meta`` of a certificate file and the names of its other
+    members, with nothing else decompressed (the checks of :func:`read_certificate` that need
+    no layout).  For deciding how to verify a file before its arrays are read."""
+    with _open_archive(file) as zf:
+        heads = _headers(zf, file)
+        return _meta_of(zf, heads, file), tuple(heads)
+
+
+def read_certificate(file, layout=True, shape=None):
     """The raw arrays and the parsed ``meta`` of a certificate file: ``(arrays, meta)``.
 
     Nothing is decompressed before every member's declared size matches its array header and,
     with ``layout``, its size fits the certificate's layout (``m`` pieces from ``lo``, ``n`` and
-    ``d`` from ``meta``: at most m x n entries, the data n x d), and the whole fits in the memory
+    ``d`` of the data: at most m x n entries, the data n x d), and the whole fits in the memory
     available (:mod:`approxpath.memory`): a small file cannot ask for gigabytes.  ``meta`` itself
-    is read first, at most 1 M characters plus 256 per piece.  Checkpoints are read with
+    is read first, at most 1 M characters plus 256 per piece and 32 levels deep; an archive of
+    more than 256 members is refused before its directory is read.  Checkpoints are read with
     ``layout=False`` (the size checks and the memory guard only).
+
+    Parameters
+    ----------
+    file : str or Path
+    layout : bool
+    shape : (int, int), optional
+        ``(n, d)`` of the data the file will be verified on: the layout is bounded by them
+        (and ``meta``'s ``n`` and ``d`` must be them) instead of by what ``meta`` records.
 
     Raises
     ------
@@ -158,45 +272,19 @@ def read_certificate(file, layout=True):
     """
     from ..memory import Estimate, check_fits, verify_bytes
 
-    path = Path(file)
-    if not path.exists():
-        raise FileNotFoundError(f"certificate {str(file)!r} does not exist")
-    if not path.is_file():
-        raise _not_a_certificate(file, "it is a directory or a device")
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    if head not in (b"PK\x03\x04", b"PK\x05\x06"):
-        text = head.decode("latin-1")
-        hint = " (a data file? pass it with --data)" if text and all(c.isprintable() or c.isspace() for c in text) else ""
-        raise _not_a_certificate(file, f"not a zip archive{hint}")
-    try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise _not_a_certificate(file, f"a damaged zip archive ({exc})") from None
-    with zf:
+    with _open_archive(file) as zf:
         heads = _headers(zf, file)
-        if "meta" not in heads:
-            raise InputError(f"{str(file)!r} lacks 'meta': not a certificate written by approxpath")
         # nothing is decompressed before the whole fits in memory
         check_fits(Estimate((("stored arrays", float(sum(h[2] for h in heads.values()))),)), f"reading {str(file)!r}",
                    "read it on a machine with more memory")
-        shape, dtype, size, info = heads.pop("meta")
-        pieces = max((h[0][0] for k, h in heads.items() if h[0] and k not in DATA_FIELDS), default=0)
-        limit = _META_CHARS + _META_CHARS_PER_PIECE * pieces
-        if shape != () or dtype.kind != "U" or dtype.itemsize // 4 > limit:
-            raise _not_a_certificate(file, f"'meta' must be JSON text of at most {limit} characters; got shape "
-                                     f"{shape} of {dtype}")
-        try:
-            meta = json.loads(str(_read_member(zf, info)))
-        except ValueError as exc:
-            raise InputError(f"{str(file)!r}: 'meta' is not JSON ({exc})") from None
+        meta = _meta_of(zf, heads, file)
         stored = float(sum(h[2] for h in heads.values()))
         if layout and isinstance(meta, dict):
-            errors = _size_errors(heads, meta)
+            errors = _size_errors(heads, meta, shape)
             if errors:
                 raise _not_a_certificate(file, "; ".join(errors))
-            n = meta.get("n") if isinstance(meta.get("n"), int) else 0
-            d = meta.get("d") if isinstance(meta.get("d"), int) else 0
+            n, d = shape if shape is not None else (meta.get("n"), meta.get("d"))
+            n, d = (v if _count(v) else 0 for v in (n, d))
             check_fits(verify_bytes(n, stored, _blocked_ok(meta.get("problem")), d), f"verifying {str(file)!r}",
                        "verify on a machine with more memory")
         try:

@@ -1,6 +1,8 @@
-"""Writing a certificate (or a checkpoint, or any output file): refused over a directory, a
-device or an input file, through a temporary file in the target's folder and an atomic rename,
-with the umask's permissions; a failure names the user's file and leaves no temporary file."""
+"""Writing a certificate (or a checkpoint, a table, a figure, a data set: every output file):
+refused over a directory, a device, an input file or another output of the same run, checked
+before a long run (the folder must exist and take a new file), written through a temporary file
+in the target's folder and an atomic rename, with the umask's permissions; a failure names the
+user's file and leaves no temporary file."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["check_output", "remove_stale_temps", "write_npz"]
+__all__ = ["check_output", "check_outputs", "remove_stale_temps", "write_atomic", "write_npz"]
 
 # Temporary files of a write: ".<name>.<pid>.tmp" next to the target (a killed writer's file is
 # removed by the next write to the same target, once its process is gone).
@@ -40,6 +42,35 @@ def check_output(file, inputs=()):
     folder = file.parent
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {str(file)!r}: the folder {str(folder)!r} does not exist")
+    _probe(file)
+
+
+def _probe(file):
+    """``OSError`` naming ``file`` unless its folder takes a new file (read-only, full, no
+    permission): found before a run, not after it."""
+    probe = file.parent / f".{file.name}.{os.getpid()}.tmp"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        return  # this process is writing it now: the folder takes files
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write {str(file)!r}: {exc.strerror or exc}") from None
+    os.unlink(probe)
+
+
+def check_outputs(outputs, inputs=()):
+    """:func:`check_output` of every file of ``outputs`` (None entries skipped) against every
+    one of ``inputs``, and no two outputs the same file: every output of a run refuses every
+    input and every other output (``--out`` is not ``--export``, the data, or ``D``)."""
+    seen = {}
+    for name, file in outputs:
+        if file is None:
+            continue
+        check_output(file, inputs)
+        key = os.path.realpath(file)
+        if key in seen:
+            raise InputError(f"{name} and {seen[key]} name the same file {str(file)!r}: give each output its own name")
+        seen[key] = name
 
 
 def _pid_alive(pid):
@@ -74,12 +105,11 @@ def remove_stale_temps(file):
     return removed
 
 
-def write_npz(file, arrays, meta, inputs=(), durable=True, compress=True):
-    """Write ``arrays`` and ``meta`` (JSON) to ``file`` atomically: a temporary file in the same
-    folder (created with the permissions of the umask, like any new file; an existing target's
-    permissions are kept), compressed with ``compress``, flushed to disk with ``durable``, then
-    renamed over the target: never
-    a half-written file, never a device, a directory or an input (:func:`check_output`).
+def write_atomic(file, write, inputs=(), durable=True):
+    """Write ``file`` atomically: ``write(fh)`` fills a temporary file (binary) in the same folder
+    (created with the permissions of the umask, like any new file; an existing target's
+    permissions are kept), flushed to disk with ``durable``, then renamed over the target:
+    never a half-written file, never a device, a directory or an input (:func:`check_output`).
 
     Raises
     ------
@@ -97,8 +127,7 @@ def write_npz(file, arrays, meta, inputs=(), durable=True, compress=True):
         keep = stat.S_IMODE(os.stat(file).st_mode) if file.exists() else None
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # the umask applies
         with os.fdopen(fd, "wb") as fh:
-            save = np.savez_compressed if compress else np.savez
-            save(fh, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+            write(fh)
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
@@ -114,3 +143,13 @@ def write_npz(file, arrays, meta, inputs=(), durable=True, compress=True):
             raise OSError(exc.errno, f"cannot write {str(file)!r}: {exc.strerror or exc}") from None
         raise
     return file
+
+
+def write_npz(file, arrays, meta, inputs=(), durable=True, compress=True):
+    """Write ``arrays`` and ``meta`` (JSON) to ``file`` atomically (:func:`write_atomic`),
+    compressed with ``compress``."""
+    def write(fh):
+        save = np.savez_compressed if compress else np.savez
+        save(fh, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+
+    return write_atomic(file, write, inputs, durable)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..compute.parallelism import managed
 from ..data import data_sha256
 from ..errors import InputError
 from ..numerics import log_mid
@@ -27,7 +28,7 @@ from .surface import is_surface, surface_layout_errors, verify_surface
 
 __all__ = ["verify", "VerifyReport", "target", "claimed_on", "claim_failures", "kernel_failures", "SAMPLE_LEVELS",
            "sample_points", "failed_report", "read_for_verify", "bound_from_meta", "requirement_failures",
-           "embedded_data"]
+           "embedded_data", "check_interval_required", "weak_duality_violation", "WEAK_DUALITY_TOL", "DataMismatch"]
 
 # A stored bound may exceed the verifier's recomputation by the pad (1e-9 relative) and by a few
 # rounding margins (a bound computed from cached products of a mix adds 3 margins instead of 1,
@@ -38,8 +39,20 @@ __all__ = ["verify", "VerifyReport", "target", "claimed_on", "claim_failures", "
 _INFLATION = 1e-3
 
 
+#: Weak duality: no gap is negative.  A bound with rigorous rounding (``interval_bound``) is never
+#: below 0; a bound without (a CVXPY declaration evaluated without error bounds, its points
+#: feasible to a tolerance of 1e-8) may dip below 0 by rounding, at most this times 1 + |dual
+#: objective| (far above the 2**-32 allowance and the solvers' 1e-10, far below any gap that
+#: disproves a declared dual: a dual off by a factor 2 gave -0.08).
+WEAK_DUALITY_TOL = 1e-9
+
+
 class _BadOptions(InputError):
     """The options a file records are outside the problem's domain."""
+
+
+class DataMismatch(InputError):
+    """The data given are not the data a certificate was computed on (its sha256 differs)."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +185,22 @@ def kernel_failures(bound, meta):
     return failures, notes
 
 
+def weak_duality_violation(bound, gap, dual, lo, hi=None):
+    """Why ``gap`` (``bound.gap`` of a pair with dual ``dual`` on ``[lo, hi]``) contradicts weak
+    duality, or None: a rigorous bound (``bound.interval_bound``) below 0, another below
+    ``-WEAK_DUALITY_TOL (1 + |dual objective|)``.  A negative gap means the problem's dual is not
+    a dual of its primal (a wrong declaration), or a bound that is not rigorous."""
+    if not gap < 0:
+        return None
+    if not bound.interval_bound:
+        floor = bound.dual_floor(dual, lo, hi)
+        if np.isfinite(floor) and gap >= -WEAK_DUALITY_TOL * (1.0 + abs(floor)):
+            return None
+    where = f"t = {lo:.6g}" if hi is None or hi == lo else f"[{lo:.6g}, {hi:.6g}]"
+    return (f"weak duality fails on {where}: the gap bound is {gap:.6g} < 0, so {bound.name}'s dual is not a "
+            "dual of its primal (for a declared problem: its declaration of the dual is wrong)")
+
+
 def claim_failures(bound, primal, dual, kind, lo, hi, stored, target_of, eps, version, levels=SAMPLE_LEVELS):
     """``(failures, notes)`` of one piece's claim: why the pair does not hold it (its exact
     feasibility, then its gap bound recomputed where the piece claims it, against the ``stored``
@@ -187,6 +216,10 @@ def claim_failures(bound, primal, dual, kind, lo, hi, stored, target_of, eps, ve
     for a, b in claimed_on(kind, lo, hi, levels):
         recomputed = bound.gap(primal, dual, a, b)
         goal = target_of(a, b)
+        contradiction = weak_duality_violation(bound, recomputed, dual, a, b)
+        if contradiction:
+            failures.append(contradiction)
+            continue
         if not recomputed <= stored:  # NaN fails too
             # a claim we cannot re-prove fails, even when eps itself holds (say so: a file
             # written by another version's tighter bound is not a forgery)
@@ -205,11 +238,13 @@ def failed_report(*failures, claim=None):
     return VerifyReport(False, 0, 0, 0, tuple(failures), float("nan"), claim=claim or {})
 
 
-def read_for_verify(file):
+def read_for_verify(file, shape=None):
     """``(arrays, meta, failures)``: the certificate ``file`` and why it cannot be verified at all
-    (unreadable, or :func:`~approxpath.certificate.format.layout_errors`; empty when it can be)."""
+    (unreadable, or :func:`~approxpath.certificate.format.layout_errors`; empty when it can be).
+    ``shape``: ``(n, d)`` of the data it will be verified on, which bound its layout
+    (:func:`~approxpath.certificate.format.read_certificate`)."""
     try:
-        arrays, meta = read_certificate(file)
+        arrays, meta = read_certificate(file, shape=shape)
     except InputError as exc:
         return None, None, [str(exc)]
     if is_surface(meta):
@@ -254,7 +289,7 @@ def check_data(meta, model):
     ones the certificate ``meta`` was computed on (their sha256), else an :class:`InputError`."""
     digest = data_sha256(model.X, model.y)
     if digest != meta.get("data_sha256"):
-        raise InputError(
+        raise DataMismatch(
             "the data do not match the certificate (sha256 of the preprocessed arrays differs): "
             f"certificate {meta.get('data_sha256')}, data {digest}; check the file and --preprocess"
         )
@@ -272,6 +307,20 @@ def _claim(meta, source=None):
     return claim
 
 
+def check_interval_required(interval):
+    """``(lo, hi)`` of an interval a caller requires, or :class:`InputError` unless it is two
+    finite numbers with ``lo <= hi`` (a reversed interval is contained in every interval: it
+    would require nothing)."""
+    try:
+        lo, hi = (float(v) for v in interval)
+    except (TypeError, ValueError):
+        raise InputError(f"the required interval must be two numbers (lo, hi); got {interval!r}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
+        raise InputError(f"the required interval must satisfy lo <= hi, both finite; got [{lo!r}, {hi!r}]: "
+                         "swap the ends")
+    return lo, hi
+
+
 def requirement_failures(meta, eps=None, relative=False, interval=None, data_sha256=None):
     """Why the claim of ``meta`` is weaker than required: ``eps`` (the claim's must be at most
     this, and relative exactly when ``relative``), ``interval`` (the claim's must contain it),
@@ -285,7 +334,7 @@ def requirement_failures(meta, eps=None, relative=False, interval=None, data_sha
         elif not meta["eps"] <= eps:
             out.append(f"required eps <= {eps:g}, but the certificate claims only eps = {meta['eps']:g}")
     if interval is not None:
-        lo, hi = (float(v) for v in interval)
+        lo, hi = check_interval_required(interval)
         c_lo, c_hi = meta["interval"]
         if not (c_lo <= lo and hi <= c_hi):
             out.append(f"required the interval [{lo:.6g}, {hi:.6g}], but the certificate covers [{c_lo:.6g}, {c_hi:.6g}]")
@@ -316,10 +365,20 @@ def _field_failures(meta, bound, arrays, t_lo, t_hi):
         a = arrays[key]
         bad = np.flatnonzero(~np.isnan(a) & ~((t_lo <= a) & (a <= t_hi)))
         if bad.size:
-            out.append(f"array {key!r}: piece {int(bad[0])}'s exact solve {a[bad[0]]!r} is outside the interval")
+            out.append(f"array {key!r}: piece {int(bad[0])}'s exact solve {float(a[bad[0]])!r} is outside the interval")
     return out
 
 
+def _shape_of(X, y):
+    """``(n, d)`` of the data ``X, y`` as :func:`~approxpath.validate.check_X_y` makes them
+    (:class:`InputError` for data that are no data)."""
+    from ..validate import check_X_y
+
+    X, y = check_X_y(X, y)
+    return X.shape
+
+
+@managed
 def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, data_sha256=None, box=None):
     """Re-check the certificate ``file`` on the data ``X, y`` (preprocessed as recorded): a
     path's, or a surface's (:func:`~approxpath.certificate.surface.verify_surface`, counting cells).
@@ -348,8 +407,16 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
     Returns
     -------
     VerifyReport
+
+    Raises
+    ------
+    InputError
+        Data that are no data, that do not match the certificate (:class:`DataMismatch`), or
+        a required interval with ``lo > hi``.
     """
-    arrays, meta, malformed = read_for_verify(file)
+    if interval is not None:  # a usage error before the file is read
+        check_interval_required(interval)
+    arrays, meta, malformed = read_for_verify(file, None if X is None or y is None else _shape_of(X, y))
     if malformed:
         if isinstance(meta, dict) and content_sha256(arrays, meta) != meta.get("content_sha256"):
             malformed.append("the file was modified after it was written (content sha256 differs)")
@@ -391,11 +458,11 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
     if m == 0:
         return failed_report("the certificate has no pieces", *failures, claim=claim)
     if lo[0] != t_lo or hi[-1] != t_hi:
-        failures.append(f"pieces cover [{lo[0]!r}, {hi[-1]!r}], not the interval [{t_lo!r}, {t_hi!r}]")
+        failures.append(f"pieces cover [{float(lo[0])!r}, {float(hi[-1])!r}], not the interval [{t_lo!r}, {t_hi!r}]")
     for k in np.flatnonzero(hi[:-1] != lo[1:]):
-        failures.append(f"pieces {k} and {k + 1} do not meet: hi = {hi[k]!r}, next lo = {lo[k + 1]!r}")
+        failures.append(f"pieces {k} and {k + 1} do not meet: hi = {float(hi[k])!r}, next lo = {float(lo[k + 1])!r}")
     for k in np.flatnonzero(~(lo <= hi)):
-        failures.append(f"piece {k}: lo = {lo[k]!r} > hi = {hi[k]!r}")
+        failures.append(f"piece {k}: lo = {float(lo[k])!r} > hi = {float(hi[k])!r}")
     if list(map(str, kind)) != list(meta.get("piece_kinds", [])):
         failures.append("the kinds in 'meta' differ from the 'kind' array")
     counts = dict.fromkeys(KINDS, 0)

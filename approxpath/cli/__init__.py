@@ -93,7 +93,7 @@ def add_problem_options(p, cls):
             kw.update(choices=cls.Bound.parameters, metavar=None)
         elif spec is not None and spec.kind == "choice":
             kw.update(choices=spec.choices, metavar=None)
-        elif (spec is not None and spec.kind == "positive") or isinstance(param.default, (int, float)):
+        elif (spec is not None and spec.kind in ("positive", "between")) or isinstance(param.default, (int, float)):
             kw.update(type=parse_number)
         default = param.default if param.default is not param.empty else None
         if default is not None:
@@ -194,9 +194,10 @@ def main(argv=None):
         return _error(f"error: {exc}", "io")
     except SolverError as exc:
         return _error(f"solver failure: {exc}", "solver")
-    except MemoryError:
-        return _error("error: out of memory (the estimate made before the run was too low): use fewer samples or "
-                      "a machine with more memory", "memory")
+    except MemoryError as exc:  # the allocation numpy could not make, if it says (no estimate is blamed)
+        said = f" ({exc})" if str(exc) else ""
+        return _error(f"error: out of memory{said}: use fewer samples, fewer workers, or a machine with more memory",
+                      "memory")
     except KeyboardInterrupt:
         return _error("interrupted (a checkpoint, if any, keeps the finished work: --resume)", "interrupted")
     except _Terminated:

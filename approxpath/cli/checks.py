@@ -15,17 +15,25 @@ def data_format(file, given=None, recorded=None):
     return given or recorded or ("csv" if str(file).lower().endswith(".csv") else "libsvm")
 
 
-def check_outputs(args, inputs):
-    """Refuse, before a long run, outputs that cannot be written: a directory, a device, an
-    input file, a missing folder (see :func:`~approxpath.certificate.format.check_output`)."""
-    from ..certificate.format import check_output
+#: The arguments that name an output file, and those that name an input file (a name or a list).
+_OUTPUTS = ("out", "checkpoint", "export", "plot", "data_out")
+_INPUTS = ("data", "val_data", "distances", "certificate", "path")
 
-    for name in ("out", "checkpoint", "plot"):
-        file = getattr(args, name, None)
-        if file is not None:
-            check_output(file, inputs)
-    if getattr(args, "out", None) and getattr(args, "checkpoint", None) and str(args.out) == str(args.checkpoint):
-        raise InputError("--out and --checkpoint name the same file: give the checkpoint another name")
+
+def check_outputs(args, inputs=(), extra=()):
+    """Refuse, before a long run, outputs that cannot be written: a directory, a device, a
+    missing or read-only folder, an input file of the run (``--data``, ``--val-data``,
+    ``--distances``, and ``inputs``), or the same file as another output (``extra``: more
+    ``(flag, file)`` outputs, such as the default checkpoint); see
+    :func:`~approxpath.certificate.output.check_outputs`."""
+    from ..certificate.output import check_outputs as check
+
+    given = []
+    for name in _INPUTS:
+        value = getattr(args, name, None)
+        given += value if isinstance(value, list) else [value]
+    outputs = [(f"--{name.replace('_', '-')}", getattr(args, name, None)) for name in _OUTPUTS]
+    check([*outputs, *extra], [v for v in (*given, *inputs) if isinstance(v, str)])
 
 
 def as_flags(message, cls):

@@ -14,7 +14,7 @@ from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs, data_format  # noqa: F401 (figures use them too)
 
-__all__ = ["COMMANDS", "load", "add_data_args", "add_path_args"]
+__all__ = ["COMMANDS", "load", "add_data_args", "add_path_args", "run_and_write", "checkpoint_of", "default_checkpoint"]
 
 
 def load(args, meta=None):
@@ -51,6 +51,12 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--workers", type=int, default=1, help="local worker processes: they certify the segments between exact solves "
                    "(interpolate, two-sided) or compute chunks of the interval (paper, grid)")
+    p.add_argument("--n-jobs", type=int, default=None, metavar="N", help="threads of the kernel work (-1 every "
+                   "core, -2 all but one; default: APPROXPATH_NUM_THREADS or every core)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"), help="where kernel products run: gpu "
+                   "(CUDA with CuPy or PyTorch), cpu, or auto (a GPU when present and n >= 4096)")
+    p.add_argument("--dask", default=None, metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786): its workers "
+                   "hold the distances and compute the kernel products (kernel_svm)")
     p.add_argument("--checkpoint", default=None, metavar="FILE",
                    help="write finished work here as the run goes (default with --out: OUT.partial.npz)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
@@ -60,31 +66,70 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
                    help="per exact solver call (Clarabel, SCS); out of time = failed, the next solver is tried")
 
 
-def _run_path(problem, args, meta):
-    from ..driver import approximate_path
+#: Seconds ``--dask`` waits for the scheduler to answer (Dask retries a refused connection).
+DASK_TIMEOUT = 30
+
+
+def _dask_client(address):
+    """A ``dask.distributed.Client`` connected to ``address`` (None: None)."""
+    if address is None:
+        return None
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise InputError("--dask needs dask.distributed (pip install 'approxpath[dask]')") from None
+    try:
+        return Client(address, timeout=DASK_TIMEOUT)
+    except OSError as exc:
+        raise InputError(f"--dask: no Dask scheduler answered at {address} ({exc})") from None
+
+
+def checkpoint_of(args):
+    """The checkpoint of a run: ``--checkpoint``, else with ``--out`` (one worker) ``OUT.partial.npz``."""
+    if args.checkpoint is not None:
+        return args.checkpoint
+    return f"{args.out}.partial.npz" if args.out and args.workers == 1 else None
+
+
+def default_checkpoint(args):
+    """``[(name, file)]`` of the checkpoint a run makes without ``--checkpoint`` (an output to
+    check with the others), or ``[]``."""
+    return [] if args.checkpoint is not None else [("the checkpoint of --out", checkpoint_of(args))]
+
+
+def run_and_write(problem, args, meta):
+    """The path of ``problem`` as the flags of :func:`add_path_args` ask, with its certificate
+    (``--out``) and table (``--export``) written; the checkpoint is removed only once they are."""
+    from ..driver import approximate_path, discard_checkpoint
 
     interval = tuple(args.range) if args.range else None
-    checkpoint = args.checkpoint
-    if checkpoint is None and args.out and args.workers == 1:
-        checkpoint = f"{args.out}.partial.npz"
+    checkpoint = checkpoint_of(args)
     if args.resume and checkpoint is None:
         raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
-    check_outputs(args, [meta.get("data_file")])
-    if checkpoint is not None:
-        from ..certificate.format import check_output
-
-        check_output(checkpoint, [meta.get("data_file")])
-    path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
-                            strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,
-                            workers=args.workers, checkpoint=checkpoint, resume=args.resume,
-                            max_solves=args.max_solves, max_pieces=args.max_pieces,
-                            solve_time_limit=args.solve_time_limit)
+    client = _dask_client(args.dask)
+    try:
+        path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
+                                strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,
+                                workers=args.workers, checkpoint=checkpoint, resume=args.resume,
+                                max_solves=args.max_solves, max_pieces=args.max_pieces,
+                                solve_time_limit=args.solve_time_limit, n_jobs=args.n_jobs, device=args.device,
+                                executor=client, split_products=client is not None, keep_checkpoint=True)
+    finally:
+        if client is not None:
+            client.close()
     if args.out:
-        path.save(args.out)  # atomic; the checkpoint was removed when the path completed
-    if getattr(args, "export", None):
+        path.save(args.out)  # atomic
+    if args.export:
         from ..export import export_table
 
         export_table(path, args.export)
+    if checkpoint is not None:  # the finished work is stored: the checkpoint has done its job
+        discard_checkpoint(checkpoint)
+    return path
+
+
+def _run_path(problem, args, meta):
+    path = run_and_write(problem, args, meta)
     if args.plot:
         from ..plotting import plot_bounds, save_figure
 
@@ -93,24 +138,25 @@ def _run_path(problem, args, meta):
         print(json.dumps(path.to_json()))
     else:
         print(path.summary())
-        if args.out:
-            print(f"certificate written to {args.out}")
-        if args.plot:
-            print(f"figure written to {args.plot}")
+        for what, file in (("certificate", args.out), ("table", args.export), ("figure", args.plot)):
+            if file:
+                print(f"{what} written to {file}")
     return 1 if path.uncovered() else 0
 
 
 def _precomputed(kwargs, file):
     """The matrix D of ``--distances FILE.npy`` (which goes with ``--kernel precomputed``), or None."""
+    from ..data import load_distances
+
     if (file is not None) != (kwargs.get("kernel") == "precomputed"):
         raise InputError("--kernel precomputed takes the n x n matrix D from --distances FILE.npy (and --distances "
                          "needs --kernel precomputed); --data then gives the targets y")
-    return None if file is None else np.load(file, allow_pickle=False)
+    return None if file is None else load_distances(file)
 
 
 def cmd_path(args):
     cls = get_problem(args.problem)
-    check_outputs(args, [args.data])  # before the data are read and the run starts
+    check_outputs(args, extra=default_checkpoint(args))  # before the data are read and the run starts
     X, y, fmt, prep = load(args)
     kwargs = problem_kwargs(cls, args)
     D = _precomputed(kwargs, args.distances)
@@ -143,26 +189,44 @@ def _recorded_data_file(certificate, recorded, flag="--data"):
 def cmd_verify(args):
     import dataclasses as dc
 
-    from ..certificate.verify import embedded_data, failed_report, read_for_verify, verify
+    from ..certificate.format import DATA_FIELDS, meta_errors, read_meta
+    from ..certificate.verify import DataMismatch, check_interval_required, failed_report, verify
 
     t0 = time.perf_counter()
-    arrays, meta, malformed = read_for_verify(args.certificate)
+    if args.interval is not None:
+        check_interval_required(args.interval)
     required = dict(eps=args.eps, relative=args.relative, interval=args.interval, data_sha256=args.data_sha256)
+    try:  # the meta alone first: what the data are and where; the arrays are read against them
+        meta, names = read_meta(args.certificate)
+        malformed = meta_errors(meta)
+    except InputError as exc:
+        meta, names, malformed = None, (), [str(exc)]
     if malformed:  # a file that is not a well-formed certificate fails verification
         report = failed_report(*malformed)
-    elif args.data is None and embedded_data(arrays) is not None:
+    elif args.data is None and set(DATA_FIELDS) <= set(names):
         report = verify(args.certificate, **required)
     else:
-        if args.data is None:
+        recorded_data = args.data is None
+        if recorded_data:
             args.data = _recorded_data_file(args.certificate, meta.get("data_file"))
-        X, y, fmt, prep = load(args, meta)
+        try:
+            X, y, fmt, prep = load(args, meta)
+        except InputError as exc:
+            if not recorded_data:
+                raise
+            # the file was named by the certificate, not by the user: say no more of its contents
+            raise InputError(f"the data file {args.data!r} the certificate records is not readable as "
+                             f"{data_format(args.data, args.format, meta.get('format'))} data: pass --data FILE") from None
         recorded = (meta.get("options") or {}).get("kernel")
         if args.distances is None and recorded == "precomputed":
             args.distances = _recorded_data_file(args.certificate, meta.get("distances_file"), "--distances")
         D = _precomputed({"kernel": recorded}, args.distances)
-        report = verify(args.certificate, X if D is None else D, y, **required)
+        source = f"from {args.data} ({fmt}, preprocessing {prep})"
+        try:
+            report = verify(args.certificate, X if D is None else D, y, **required)
+        except DataMismatch as exc:  # a claim about other data: not verified here (status 1, not a usage error)
+            report = failed_report(str(exc))
         if report.claim:
-            source = f"from {args.data} ({fmt}, preprocessing {prep})"
             report = dc.replace(report, claim=dict(report.claim, data=source))
     if args.json:
         print(json.dumps(dict(report.to_json(), wall_s=round(time.perf_counter() - t0, 4))))
@@ -191,11 +255,7 @@ def cmd_demo(args):
 
     from .datasets import write_data
 
-    for file in (args.out, args.plot):
-        if file:
-            from ..certificate.format import check_output
-
-            check_output(file, [args.data_out])
+    check_outputs(args)  # --out, --plot and --data-out: three different files
     X, y = write_data("classification", args.data_out, 80, 0, d=2)
     problem = get_problem("kernel_svm")(X, y, c=1.0, bias="optimal")
     print(f"demo: kernel_svm on 80 seeded synthetic points (2 Gaussian classes, written to {args.data_out}), "

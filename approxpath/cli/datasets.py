@@ -17,24 +17,24 @@ SETS = {
 def write_data(name, out, n, seed, d=2, noise=0.1, outliers=0.0, fmt="csv"):
     """Write the data set ``name`` to ``out`` (CSV with a header line, the target last; or
     LIBSVM): ``(X, y)``."""
-    from ..certificate.format import check_output
+    from ..certificate.output import write_atomic
     from ..data import make_classification, make_sinc
 
-    check_output(out)
     if name == "sinc":
         X, y = make_sinc(n=n, noise=noise, outliers=outliers, seed=seed)
     else:
         X, y = make_classification(n=n, d=d, seed=seed)
-    try:
-        with open(out, "w") as fh:
-            if fmt == "csv":
-                header = ",".join([f"x{j + 1}" for j in range(X.shape[1])] + ["y"])
-                np.savetxt(fh, np.column_stack([X, y]), delimiter=",", header=header, comments="", fmt="%.17g")
-            else:
-                for xi, yi in zip(X, y):
-                    fh.write(f"{yi:.17g} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(xi) if v != 0) + "\n")
-    except OSError as exc:
-        raise OSError(exc.errno, f"cannot write {str(out)!r}: {exc.strerror}") from None
+
+    def write(fh):
+        if fmt == "csv":
+            header = ",".join([f"x{j + 1}" for j in range(X.shape[1])] + ["y"])
+            np.savetxt(fh, np.column_stack([X, y]), delimiter=",", header=header, comments="", fmt="%.17g")
+        else:
+            for xi, yi in zip(X, y):
+                fh.write((f"{yi:.17g} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(xi) if v != 0)
+                          + "\n").encode())
+
+    write_atomic(out, write)
     return X, y
 
 

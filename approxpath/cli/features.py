@@ -44,11 +44,7 @@ def cmd_features(args):
     for flag, value in (("--C", args.C), ("--kappa", args.kappa), ("--segment-eps", args.segment_eps)):
         if value is not None:
             positive(flag, value)
-    check_outputs(args, [args.data])
-    if args.export is not None:
-        from ..certificate.format import check_output
-
-        check_output(args.export, [args.data])
+    check_outputs(args)  # --out, --export, --plot: writable, not --data, not each other
     fmt = data_format(args.data, args.format)
     X, y = load_data(args.data, fmt, n_features=args.n_features)
     scaling = args.scale or ("max-abs" if args.kernel == "ard-polynomial" else "paper")

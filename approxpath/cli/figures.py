@@ -32,7 +32,7 @@ def _figure_cond(args):
     count("--n", args.n)
     count("--d", args.d)
     count("--points", args.points)
-    check_outputs(args, [])
+    check_outputs(args)
     if args.n < 2:
         raise InputError(f"--n must be at least 2 (a condition number needs a matrix); got {args.n}")
     X = np.random.default_rng(args.seed).uniform(size=(args.n, args.d))
@@ -67,7 +67,7 @@ def _figure_solves(args):
 
     cls = get_problem(args.problem)
     kwargs = problem_kwargs(cls, args)
-    check_outputs(args, args.data)
+    check_outputs(args)
     interval = tuple(args.range) if args.range else None
     counts = {}
     for file in args.data:
@@ -98,6 +98,23 @@ def _figure_solves(args):
     return 0
 
 
+# The share of --data held out when no --val-data is given.
+_DEFAULT_FRACTION = 0.25
+
+
+def _check_fraction(args):
+    """``--validation-fraction`` is in (0, 1) and splits ``--data``: refused where it would be
+    ignored (with ``--val-data``, or without ``--data``: the built-in sets have their own)."""
+    fraction = args.validation_fraction
+    if fraction is None:
+        return
+    if not 0 < fraction < 1:
+        raise InputError(f"--validation-fraction must be strictly between 0 and 1; got {fraction!r}")
+    if args.val_data is not None or args.data is None:
+        raise InputError("--validation-fraction splits --data into training and validation data: it goes with "
+                         "--data and without --val-data (the built-in sets have their own validation data)")
+
+
 def _validation_data(args, cls):
     """(X, y, X_val, y_val, meta): files, a split of the training file, or the built-in sets."""
     from ..data import make_sinc
@@ -117,32 +134,28 @@ def _validation_data(args, cls):
     if args.val_data is not None:
         X_val, y_val = load_data(args.val_data, fmt, n_features=args.n_features or X.shape[1])
         return X, y, preprocess(X_val, prep), y_val, meta
-    if not 0 < args.validation_fraction < 1:
-        raise InputError(f"--validation-fraction must be in (0, 1); got {args.validation_fraction!r}")
+    fraction = _DEFAULT_FRACTION if args.validation_fraction is None else args.validation_fraction
     idx = np.random.default_rng(args.seed).permutation(X.shape[0])
-    k = int(np.ceil(args.validation_fraction * X.shape[0]))
+    k = int(np.ceil(fraction * X.shape[0]))
     return X[idx[k:]], y[idx[k:]], X[idx[:k]], y[idx[:k]], meta
 
 
 def _figure_validation(args):
     """Figure 4 (right): a validation loss along the path, and the selected parameter."""
-    from ..driver import approximate_path
     from ..selection import validation_curve
 
+    from .commands import default_checkpoint, run_and_write
+
     cls = get_problem(args.problem)
-    check_outputs(args, [args.data, args.val_data])
+    _check_fraction(args)
+    check_outputs(args, extra=default_checkpoint(args))
     X, y, X_val, y_val, meta = _validation_data(args, cls)
     problem = build_problem(cls, X, y, args)
     criterion = args.criterion or cls.criteria[0]
     labels = getattr(problem, "labels", None)
     if criterion == "error" and labels is not None:  # the problem's own label mapping (kernel_svm: -> +-1)
         y_val = np.where(np.asarray(y_val) == labels[1], 1.0, -1.0)
-    interval = tuple(args.range) if args.range else None
-    path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative, strategy=args.strategy,
-                            progress=not (args.no_progress or args.json), meta=meta, workers=args.workers,
-                            checkpoint=args.checkpoint, resume=args.resume)
-    if args.out:
-        path.save(args.out)
+    path = run_and_write(problem, args, meta)
     curve = validation_curve(path, X_val, y_val, criterion=criterion, selection=args.selection, n_grid=args.n_grid)
     summary = dict(problem=problem.name, criterion=criterion, best_t=curve.best_t, best_loss=curve.best_loss,
                    best_gap_bound=curve.best_gap_bound, best_kind=curve.best_kind, eps=path.eps,
@@ -203,8 +216,8 @@ def _validation_args(q, cls, argv=()):
     q.add_argument("problem", help="registered problem name")
     add_data_args(q, required=False)  # without --data: the built-in seeded sets (see _validation_data)
     q.add_argument("--val-data", default=None, metavar="FILE", help="validation file (same format)")
-    q.add_argument("--validation-fraction", type=float, default=0.25,
-                   help="without --val-data: share of --data held out (default 0.25)")
+    q.add_argument("--validation-fraction", type=parse_number, default=None,
+                   help=f"without --val-data: share of --data held out, in (0, 1) (default {_DEFAULT_FRACTION})")
     q.add_argument("--seed", type=int, default=0, help="seed of the split")
     q.add_argument("--criterion", choices=CRITERIA, default=None, help="loss (default: the problem's first)")
     q.add_argument("--selection", choices=SELECTIONS, default="pieces",

@@ -9,13 +9,13 @@ bound is at most the target.  :mod:`.parallel` runs segments or chunks in worker
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 import warnings
 
 import numpy as np
 
+from .. import compute
 from ..certificate.format import KERNEL
 from ..certificate.verify import SAMPLE_LEVELS
 from ..data import data_sha256
@@ -23,20 +23,22 @@ from ..errors import InputError
 from ..result import Path
 from ..validate import count, is_real
 from . import parallel
-from .checkpoint import Checkpoint
+from .checkpoint import Checkpoint, discard_checkpoint
 from .progress import count_bar, path_bar
 from .run import Budget, Run
 from .strategies import STRATEGIES as _STRATEGY_CLASSES
 
-__all__ = ["approximate_path", "map_paths", "STRATEGIES"]
+__all__ = ["approximate_path", "map_paths", "discard_checkpoint", "STRATEGIES"]
 
 #: Strategy names accepted by :func:`approximate_path`; the first is the default.
 STRATEGIES = tuple(_STRATEGY_CLASSES)
 
 
+@compute.managed
 def approximate_path(problem, eps, interval=None, *, relative=False, strategy="interpolate", solver=None,
                      progress=False, max_solves=10_000, max_pieces=200_000, solve_time_limit=None, meta=None,
-                     workers=1, chunks=None, executor=None, split_products=False, checkpoint=None, resume=False):
+                     workers=1, chunks=None, executor=None, split_products=False, checkpoint=None, resume=False,
+                     n_jobs=None, device="auto", keep_checkpoint=False):
     """Compute an ε-approximate path of ``problem`` over ``interval``.
 
     Parameters
@@ -82,17 +84,32 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     split_products : bool
         With ``executor`` a ``dask.distributed.Client``: the search runs in this process and the
         executor's workers compute the kernel products, each holding rows of the distances
-        (:mod:`approxpath.distributed`; the same numbers as the blocked mode, bit for bit).  For
+        (:mod:`approxpath.compute.distributed`; the same numbers as the blocked mode, bit for bit).  For
         problems whose bounds need kernel products only (``kernel_svm``); not with ``workers``
         or ``chunks``.
     checkpoint : str or Path, optional
         File where the finished work (exact solves, finished pieces) is written, atomically,
         as the run goes (right after the first exact solve, then at most every 2 s and at most
         5 % of the run's time; an interruption writes the latest state); it is deleted when the
-        path is complete.
+        path is complete.  One run at a time may use a checkpoint (a second is refused).
     resume : bool
         Continue from ``checkpoint`` (written by an interrupted run with the same inputs); the
-        result equals an uninterrupted run's.
+        result equals an uninterrupted run's.  A checkpoint that does not exist is refused
+        (nothing to resume: a finished run removed it).
+    n_jobs : int, optional
+        Threads of this process's kernel work, in joblib's convention (``-1`` every core, ``-2``
+        all but one); None: ``APPROXPATH_NUM_THREADS`` or every core the process may use.  BLAS
+        runs on one thread meanwhile (:mod:`approxpath.compute.parallelism`).  Results do not depend
+        on it.
+    device : {"auto", "cpu", "gpu"}
+        Where this process's kernel products run: ``"gpu"`` on a GPU (CuPy or PyTorch with CUDA,
+        the ``gpu`` extra), ``"cpu"`` here, ``"auto"`` on a GPU when one is present and the
+        problem has at least :data:`approxpath.compute.DEVICE_MIN_N` samples.  Exact solves
+        stay on the CPU; the certificate is the same kind either way (verified with numpy alone).
+    keep_checkpoint : bool
+        Keep the checkpoint when the path is complete: the caller removes it
+        (:func:`discard_checkpoint`) once the result is stored (the command line after writing
+        ``--out``), so that no moment of the run leaves the finished work nowhere.
 
     Returns
     -------
@@ -131,13 +148,15 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     check_fits(path_bytes(problem, workers if executor is None else 1), f"{problem.name} with n = {problem.n}",
                "use fewer samples, fewer workers, or a machine with more memory")
     args = (float(eps), bool(relative), strategy, solver, budget)
-    # with split_products the kernel products run on the Dask workers until the certificate's meta is made
-    with _products_on(problem, executor if split_products else None):
+    # the kernel products run where compute.products_on decides (the Dask workers with split_products,
+    # a GPU) until the certificate's meta is made
+    with compute.threads(n_jobs), compute.products_on(problem, executor if split_products else None, device):
         if not split_products:
             _notice_blocked(problem)
         _check_scale(problem)
         if not parallel_run or (chunks is None and _STRATEGY_CLASSES[strategy].adaptive):
-            found = _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, checkpoint, resume, meta)
+            found = _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, checkpoint, resume, meta,
+                              keep_checkpoint)
         else:
             n_chunks = int(chunks or workers)
             bar = count_bar(progress, n_chunks, f"{problem.name} ({n_chunks} chunks)", "chunks")
@@ -165,7 +184,8 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     )
 
 
-def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, checkpoint, resume, meta):
+def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, checkpoint, resume, meta,
+              keep_checkpoint=False):
     """One adaptive run driven from this process (its segments certified here, or by the pool's
     workers), with its checkpoint and progress bar: ``(pieces, anchors, solve_s, certify_s)``."""
     eps, relative, strategy = args[:3]
@@ -174,13 +194,18 @@ def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, 
         inputs = [meta["data_file"]] if meta and isinstance(meta.get("data_file"), str) else []
         ckpt = Checkpoint(checkpoint, problem, dict(eps=eps, relative=relative, interval=[lo, hi], strategy=strategy),
                           inputs=inputs)
-    bar = path_bar(progress, lo, hi, problem.name, _SHOWN.get(problem.parameter, problem.parameter))
+    bar = None
     try:
+        bar = path_bar(progress, lo, hi, problem.name, _SHOWN.get(problem.parameter, problem.parameter))
         with parallel.pool(workers, executor, parallel_run) as p:
             if p is None:
                 found = run_chunk(problem, lo, hi, *args, bar, ckpt, resume)
             else:  # single-threaded here too: the workers need the cores (measured: 12 % faster)
                 found = parallel.single_threaded(run_chunk, problem, lo, hi, *args, bar, None, False, p.submit)
+        if ckpt is not None and keep_checkpoint:  # complete: it holds the whole run until the caller stores it
+            ckpt.flush()
+        elif ckpt is not None:
+            ckpt.remove()
     except BaseException:
         if ckpt is not None:  # interrupted (Ctrl-C, SIGTERM, an error): keep the latest state
             ckpt.flush()
@@ -188,8 +213,8 @@ def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, 
     finally:
         if bar is not None:
             bar.close()
-    if ckpt is not None:
-        ckpt.remove()
+        if ckpt is not None:
+            ckpt.release()
     return found
 
 
@@ -222,9 +247,13 @@ def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None
     resumed = None
     if checkpoint is not None:
         run.checkpoint = checkpoint
+        if resume and not checkpoint.file.exists():
+            raise InputError(f"nothing to resume: the checkpoint {checkpoint.file} does not exist (a finished run "
+                             "removes it): run without resume (--resume)")
+        if not resume and checkpoint.file.exists():
+            raise InputError(f"{checkpoint.file} holds an interrupted run: resume it (--resume), or give this run "
+                             "another checkpoint (--checkpoint FILE, or another --out)")
         resumed = checkpoint.load(run) if resume else None
-        if resumed is None and checkpoint.file.exists() and not resume:
-            raise InputError(f"{checkpoint.file} holds an interrupted run: resume it (--resume) or delete it")
     chosen = _STRATEGY_CLASSES[strategy](run, submit)
     pieces = chosen(resumed)
     if run.failed:
@@ -257,16 +286,6 @@ def _provenance(problem):
     except (InputError, ValueError, TypeError):
         return {}
     return info if data_sha256(again.X, again.y) == data_sha256(problem.X, problem.y) else {}
-
-
-def _products_on(problem, client):
-    """A ``with`` block in which the kernel products of ``problem`` run on ``client``'s Dask
-    workers (:func:`approxpath.distributed.split_products`); nothing happens when it is None."""
-    if client is None:
-        return contextlib.nullcontext()
-    from ..distributed import split_products
-
-    return split_products(problem, client)
 
 
 def _notice_blocked(problem):
@@ -303,6 +322,9 @@ def _check_args(problem, eps, interval):
     except (TypeError, ValueError):
         raise InputError(f"interval must be a pair (lo, hi) of numbers; got {interval!r}") from None
     problem.bound.check_interval(lo, hi)
+    check_weights = getattr(problem, "check_weights", None)  # a weight below double precision's reach
+    if check_weights is not None:
+        check_weights(lo, hi)
     return lo, hi
 
 

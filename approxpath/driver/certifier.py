@@ -59,6 +59,13 @@ class Certifier:
         self.interpolate = getattr(problem, "interpolate", convex_combination)
         degrees = getattr(run.bound, "moving_degrees", None) or {}
         self.moving_degree = min(degrees.get(run.bound.parameter, 0), 2)
+        # On a weight path (C, lambda: the kernel fixed) the moving pair's weight is the linear
+        # interpolation in the parameter between the two exact solves: the built-in problems'
+        # exact paths are linear, or nearly, in the weight between breakpoints, and for the SVM
+        # it keeps the combination inside the growing box [0, C].  On a bandwidth path it goes
+        # through the weights chosen in the piece (they are not linear in t).
+        sweep = getattr(run.bound, "sweep", None)
+        self.linear_in_parameter = sweep is not None and not sweep.along_bandwidth
         guide = getattr(problem, "interpolation_gaps", None)
         self.guide = guide or (lambda a, b, thetas, tau, around=None: restored_gaps(problem, a, b, thetas, tau))
         self.weighing_depth = getattr(problem, "weighing_depth", _WEIGHING_DEPTH)
@@ -107,7 +114,10 @@ class Certifier:
                     pair_a, pair_b = run.anchors[a], run.anchors[b]
                     theta = weight(pos, width, run.t(m), (l, h) if l < h else None)
                     if self.moving_degree and l < h:
-                        thetas = (profiled(position(l)), theta, profiled(position(h)))
+                        if self.linear_in_parameter:
+                            thetas = tuple((x - a) / (b - a) for x in (l, run.t(m), h))
+                        else:
+                            thetas = (profiled(position(l)), theta, profiled(position(h)))
                         pair = moving.interpolate(pair_a, pair_b, thetas, (l, run.t(m), h), self.moving_degree)
                         return [(pair, (a, b))]
                     return [(self.interpolate(pair_a, pair_b, theta), (a, b))]

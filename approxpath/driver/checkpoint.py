@@ -8,12 +8,15 @@ every :data:`EVERY` seconds and so that writing takes at most 1/:data:`_COST_SHA
 (an interruption by Ctrl-C or SIGTERM writes the latest state first).  A resumed run replays
 the strategy from the stored state, taking each stored exact solve bit for bit when it reaches
 it instead of solving again, so its result equals an uninterrupted run's; every resumed piece
-is re-proven first.
+is re-proven first.  A run holds a lock on its checkpoint (``.NAME.lock`` next to it, an
+``flock`` the system releases when the process ends, however it ends): a second run on the same
+checkpoint is refused at once.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -25,7 +28,7 @@ from ..data import data_sha256
 from ..errors import InputError
 from ..result import pieces_from_arrays, pieces_to_arrays
 
-__all__ = ["Checkpoint", "EVERY"]
+__all__ = ["Checkpoint", "EVERY", "discard_checkpoint"]
 
 #: Seconds between two writes of a checkpoint at most (a kill loses at most this much work, and
 #: the first exact solve is written at once).
@@ -50,7 +53,14 @@ class Checkpoint:
                         data_sha256=data_sha256(problem.X, problem.y))
         self._last = None  # (time of the last write, its duration)
         self._pending = None  # (run, pieces, state) not yet written
+        self._lock = _lock(self.file)
         remove_stale_temps(self.file)
+
+    def release(self):
+        """Let another run use the checkpoint (the end of this run)."""
+        if self._lock is not None:
+            _unlock(self._lock)
+            self._lock = None
 
     def save(self, run, pieces, state, placed=(), force=False):
         """Record the exact solves of ``run``, the finished ``pieces``, the strategy ``state`` and
@@ -98,16 +108,15 @@ class Checkpoint:
         try:
             arrays, meta = read_certificate(self.file, layout=False)
         except InputError as exc:  # truncated, empty or foreign files (read_certificate names the cause)
-            raise InputError(f"{self.file} is not a readable checkpoint ({exc}): delete it and run again") from None
-        if json.loads(json.dumps(self.key)) != meta.get("run"):
+            raise InputError(f"{self.file} is not a readable checkpoint ({exc}): {_AFRESH}") from None
+        if not isinstance(meta, dict) or json.loads(json.dumps(self.key)) != meta.get("run"):
             raise InputError(f"{self.file} is a checkpoint of another run (problem, data, eps, interval or "
-                             "strategy differ): delete it or drop --resume")
+                             f"strategy differ): {_AFRESH}")
         if content_sha256(arrays, meta) != meta.get("content_sha256"):
-            raise InputError(f"{self.file} was modified after it was written (content sha256 differs): "
-                             "delete it and run again")
+            raise InputError(f"{self.file} was modified after it was written (content sha256 differs): {_AFRESH}")
         if meta.get("layout") != FORMAT_VERSION:
             raise InputError(f"{self.file} is a checkpoint written by another approxpath version (layout "
-                             f"{meta.get('layout', 'before 3')!r}): run without resuming")
+                             f"{meta.get('layout', 'before 3')!r}): {_AFRESH}")
         bound = self.problem.bound
         per = {k[len("anchor__"):]: v for k, v in arrays.items() if k.startswith("anchor__")}
         placed = set(meta.get("placed", arrays["anchor_t"].tolist()))  # files without the list: all
@@ -120,17 +129,68 @@ class Checkpoint:
             why = _unproven(run, piece)
             if why:
                 raise InputError(f"{self.file}: resumed piece {i} [{piece.lo:.6g}, {piece.hi:.6g}] does not re-prove "
-                                 f"({why}): delete the checkpoint and run again")
+                                 f"({why}): {_AFRESH}")
         run.solve_s, run.certify_s = meta.get("solve_s", 0.0), meta.get("certify_s", 0.0)
         state = meta.get("state") or None
         return None if state is None else (state, pieces)
 
     def remove(self):
-        """Delete the checkpoint (the path is complete) and any temporary file of it."""
+        """Delete the checkpoint (the path is complete and stored) and any temporary file of it."""
         self._pending = None
-        if self.file.exists():
-            self.file.unlink()
-        remove_stale_temps(self.file)
+        discard_checkpoint(self.file)
+
+
+# What a message about a checkpoint that cannot be resumed advises: never to delete the user's
+# file (it may be the only copy of a long run's work).
+_AFRESH = "keep it, and start a new run with another checkpoint (--checkpoint FILE, or another --out)"
+
+
+def discard_checkpoint(file):
+    """Delete the checkpoint ``file`` and the temporary files of killed writers of it: the run is
+    complete and its result stored (see ``keep_checkpoint`` of
+    :func:`~approxpath.driver.approximate_path`)."""
+    file = Path(file)
+    if file.exists():
+        file.unlink()
+    remove_stale_temps(file)
+
+
+def _lock(file):
+    """An open lock file ``.NAME.lock`` next to the checkpoint ``file``, held with ``flock``
+    (released by the system when the process ends, however it ends); :class:`InputError` when
+    another process holds it.  None where the system has no ``flock`` (Windows)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock on this system: no lock
+        return None
+    path = file.parent / f".{file.name}.lock"
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:  # no such folder, read-only: say so about the user's file
+            raise OSError(exc.errno, f"cannot write {str(file)!r}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise InputError(f"another run is using the checkpoint {file} (it holds {path}): wait for it to end, "
+                             "or give this run another checkpoint (--checkpoint FILE, or another --out)") from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:  # not a lock file its last holder removed while this one opened it
+            return fd, path
+        os.close(fd)
+
+
+def _unlock(lock):
+    fd, path = lock
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    os.close(fd)
 
 
 def _unproven(run, piece):

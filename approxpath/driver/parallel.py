@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from .. import kernels
-from ..blas import one_blas_thread
+from ..compute.parallelism import worker_threads
 from ..data import data_sha256
 
 __all__ = ["pool", "single_threaded", "segment_in_worker", "chunks", "path_in_worker"]
@@ -32,7 +31,7 @@ def pool(workers, executor, wanted=True):
 
 def single_threaded(fn, *args):
     """``fn(*args)`` with one BLAS thread and one kernel thread, so that workers do not compete."""
-    with one_blas_thread(), kernels.threads(1):
+    with worker_threads():
         return fn(*args)
 
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..certificate.verify import target
+from ..certificate.verify import target, weak_duality_violation
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
 from ..numerics import STORED_PAD, log_mid
 
-__all__ = ["Budget", "Run", "NonFiniteBound", "nan_cause"]
+__all__ = ["Budget", "Run", "NonFiniteBound", "WeakDualityError", "nan_cause"]
 
 # Where every solver fails at a point, this many other points are tried before a region is
 # left uncovered.
@@ -33,6 +33,11 @@ class Budget:
     max_solves: int
     max_pieces: int
     solve_time_limit: float | None
+
+
+class WeakDualityError(InputError):
+    """A gap bound came out negative: the problem's dual is not a dual of its primal (a wrong
+    declaration), so none of its gap bounds proves anything."""
 
 
 class NonFiniteBound(InputError):
@@ -53,7 +58,11 @@ class _FiniteBound:
         return getattr(self._bound, name)
 
     def gap(self, primal, dual, lo, hi=None):
-        return self._checked(self._bound.gap(primal, dual, lo, hi), "gap bound", lo, hi)
+        g = self._checked(self._bound.gap(primal, dual, lo, hi), "gap bound", lo, hi)
+        contradiction = weak_duality_violation(self._bound, g, dual, lo, hi)
+        if contradiction:  # no eps can be met by a wrong dual's bounds: stop, naming the declaration
+            raise WeakDualityError(f"{self._problem.name}: {contradiction}")
+        return g
 
     def dual_floor(self, dual, lo, hi=None):
         return self._checked(self._bound.dual_floor(dual, lo, hi), "lower bound of the optimal value", lo, hi)

@@ -59,7 +59,10 @@ def read_claimed(file):
 
 
 def write_claimed(file, t, arrays, **extra):
-    """Write a claimed path: ``.csv`` (``t`` and ``arrays``) or ``.npz`` (also ``extra``)."""
+    """Write a claimed path: ``.csv`` (``t`` and ``arrays``) or ``.npz`` (also ``extra``),
+    atomically (:func:`~approxpath.certificate.output.write_atomic`)."""
+    from ..certificate.output import write_atomic
+
     file = Path(file)
     t = np.asarray(t, dtype=float)
     if file.suffix.lower() == ".csv":
@@ -72,8 +75,8 @@ def write_claimed(file, t, arrays, **extra):
             else:
                 names += [f"{name}[{i}]" for i in range(a.shape[1])]
                 cols.append(a)
-        np.savetxt(file, np.hstack(cols), delimiter=",", header=",".join(names), comments="", fmt="%.17g")
-    else:
-        extra = {k: (np.array(json.dumps(v)) if isinstance(v, dict) else v) for k, v in extra.items()}
-        np.savez_compressed(file, t=t, **arrays, **extra)
-    return file
+        table = np.hstack(cols)
+        return write_atomic(file, lambda fh: np.savetxt(fh, table, delimiter=",", header=",".join(names), comments="",
+                                                        fmt="%.17g"))
+    extra = {k: (np.array(json.dumps(v)) if isinstance(v, dict) else v) for k, v in extra.items()}
+    return write_atomic(file, lambda fh: np.savez_compressed(fh, t=t, **arrays, **extra))

@@ -45,9 +45,9 @@ from typing import Callable
 
 import numpy as np
 
-from approxpath.distances import sq_distances
+from approxpath.compute.distances import sq_distances
 from approxpath.numerics import UNIT_ROUNDOFF
-from approxpath.errors import InputError
+from approxpath.errors import InputError, SolverError
 
 __all__ = ["Event", "ExactPoint", "ExactPath", "ExactPathError"]
 
@@ -63,8 +63,9 @@ _ACTIVE_REL = 1e-6
 _EVENTS_PER_POINT = 50
 
 
-class ExactPathError(RuntimeError):
-    """The exact path cannot continue (a singular system or an unresolvable active set)."""
+class ExactPathError(SolverError):
+    """The exact path cannot continue (a singular system or an unresolvable active set): a
+    solver failure (exit status 4 of the command line)."""
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ import time
 
 import numpy as np
 
-from approxpath.blas import with_one_blas_thread
-from approxpath.kernels import gaussian
+from approxpath.compute.parallelism import managed
+from approxpath.compute.kernels import gaussian, kernel_rows
+from approxpath.numerics import weight_resolution
 
 from ._common import (_ACTIVE_REL, _EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive,
                       _Data, _g_slack)
@@ -32,9 +33,6 @@ class _KernelTracer:
         self.solves = 0
         self.max_cond = 1.0
         self.screens = []  # the marginal-point screens of the traced directions
-
-    def kernel(self, t, rows=None):
-        return gaussian(self.data.D if rows is None else self.data.D[rows], t)
 
     def solve(self, t, signs, beta, beta0):
         """Eq. (21): the solution at ``t`` for the active set and signs ``signs``, as the update
@@ -62,7 +60,7 @@ class _KernelTracer:
         act = np.flatnonzero(signs)
         r = d.residual(KA, beta[act], beta0)
         idx, move = (np.flatnonzero(signs == 0), False) if screen is None else screen.rows(t, r)
-        g_idx = self.kernel(t, idx) @ r
+        g_idx = kernel_rows(d.D, t, r, idx)  # the rows idx of K_t r, without forming them
         bad = np.abs(g_idx) > d.lam + _g_slack(d.lam, r)
         leave = [int(i) for i in act[signs[act] * beta[act] < 0]]
         join = [(int(i), 1 if gi > 0 else -1) for i, gi in zip(idx[bad], g_idx[bad])]
@@ -164,7 +162,7 @@ def _screen_stats(screens):
                 marginal_resets=sum(s.resets for s in screens))
 
 
-@with_one_blas_thread
+@managed
 def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path", theta=0.95, eps=1e-6,
                 nu=0.0, marginal=None, max_events=None):
     """The exact kLASSO kernel path of Wang, Yeung and Lochovsky (§3, Table 1), for fixed λ.
@@ -233,6 +231,10 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
     if marginal is not None and not 0 < marginal < 1:
         raise InputError(f"marginal (xi) must lie in (0, 1); got {marginal!r}")
     data = _Data(X, y, lam, nu)
+    floor = weight_resolution(data.y - data.ybar)
+    if lam <= floor:  # the same floor as the certified klasso path's (KernelProblem.check_weights)
+        raise InputError(f"lam = {lam:g} is below {floor:.3g}, the rounding error of the loss's gradient: in double "
+                         f"precision the penalty cannot be told from 0 there; use lam > {floor:.3g}")
     max_events = _EVENTS_PER_POINT * data.n if max_events is None else int(max_events)
     tracer = _KernelTracer(data, float(theta), float(eps), marginal, max_events)
 

@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from approxpath.blas import with_one_blas_thread
-from approxpath.distances import cross_sq_distances
-from approxpath.kernels import gaussian
+from approxpath.compute.parallelism import managed
+from approxpath.compute.distances import cross_sq_distances
+from approxpath.compute.kernels import gaussian
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import is_real
 
@@ -212,13 +212,12 @@ class _Engine:
         return act, rate[1:], float(rate[0]), self.K @ (KA @ rate[1:] + rate[0]), cond, 1
 
     def _rebuild(self, act):
+        """A fresh factor of the active points ``act``: every one joins (a bordering that breaks
+        is refactored with the point in it, or leaves the factor stale: LU decides then)."""
         self.active = _ActiveFactor(self.KcT, self.nu)
         self.stale = False
-        try:
-            for j in act:
-                self.active.append(j)
-        except _FactorBroken:
-            self._refactor_or_stale()
+        for j in act:
+            self.joined(j)
 
     def _rate_from_factor(self, signs, act):
         f = self.active
@@ -252,7 +251,7 @@ class _Engine:
         return self.K @ data.residual(self.K[:, act], beta[act], beta0)
 
 
-@with_one_blas_thread
+@managed
 def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmarks=None, target_mse=None,
                  X_val=None, y_val=None, nu=0.0, factor="update"):
     """:func:`lambda_path` with the choice of the linear algebra: ``factor`` is ``"update"``

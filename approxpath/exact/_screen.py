@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from approxpath.kernels import gaussian
+from approxpath.compute.kernels import gaussian
 from approxpath.numerics import fp_margin, kernel_entry_error
 
 __all__ = []

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from approxpath.compute.parallelism import managed
 from approxpath.errors import InputError
 from approxpath.moving import value_at
 from approxpath.problem import convex_combination
@@ -276,6 +277,7 @@ def _primals(problem, arrays, k):
             for i in range(k)]
 
 
+@managed
 def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, samples=DEFAULT_SAMPLES, cond=None):
     """Certify claimed solutions of ``problem`` at parameter values ``t``.
 
@@ -364,6 +366,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
                             tuple(checks), cond, time.perf_counter() - t0)
 
 
+@managed
 def certify(path, *, tol=1e-6, relative=True, samples=DEFAULT_SAMPLES):
     """Certify every solution an exact path returned (and, for a path linear between its
     points, its segments) with the duality gap of the registered problem it solves.

@@ -191,7 +191,9 @@ def run(args):
                            max_events=args.max_events)
     report = certify(path)
     if args.plot:
-        plot_exact_path(path, X_val=X_val, y_val=y_val).savefig(args.plot, dpi=150)
+        from ..plotting import save_figure
+
+        save_figure(plot_exact_path(path, X_val=X_val, y_val=y_val), args.plot)
     if args.export:
         export_table(path, args.export, report=report, X_val=X_val, y_val=y_val)
     if args.json:

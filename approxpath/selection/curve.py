@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..compute.parallelism import managed
 from ..errors import InputError
 from ..numerics import log_mid
 
@@ -103,6 +104,7 @@ def validation_loss(criterion, y_true, f):
     raise InputError(f"unknown criterion {criterion!r}; choose one of {', '.join(CRITERIA)}")
 
 
+@managed
 def validation_curve(path, X_val, y_val, criterion=None, selection="pieces", n_grid=100, ts=None):
     """The validation loss of the path's models along the path.
 

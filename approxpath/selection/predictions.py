@@ -25,7 +25,7 @@ import numpy as np
 
 from ..envelopes import difference_nodes, envelope_entry_error, split_envelope
 from ..kernel_families import cross_distances
-from ..kernels import gaussian
+from ..compute.kernels import gaussian
 from ..numerics import fp_margin, kernel_entry_error
 
 __all__ = ["combination_hull", "cross_products", "expansion_cover", "new_distances", "node_hull", "sqrt_up", "widen", "CHAIN"]
@@ -41,7 +41,7 @@ def cross_products(Dc):
 
     Returns :math:`(E C, (D \\circ E) C, (D^2 \\circ E) C)` with :math:`E = \\exp(-x D_c)`
     restricted to the columns ``cols``, each of shape (m,) or (m, p); the entries are those of
-    :func:`~approxpath.kernels.gaussian` (so :func:`~approxpath.envelopes.envelope_entry_error`
+    :func:`~approxpath.compute.kernels.gaussian` (so :func:`~approxpath.envelopes.envelope_entry_error`
     covers them as it covers the training kernel's).
     """
     Dc = np.asarray(Dc, dtype=float)
@@ -85,7 +85,7 @@ def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
     Parameters
     ----------
     products : callable
-        ``products(x, C, cols)`` of the distances (:meth:`approxpath.kernels.Kernels.products`
+        ``products(x, C, cols)`` of the distances (:meth:`approxpath.compute.kernels.Kernels.products`
         for the training points, :func:`cross_products` for new points).
     c : ndarray of shape (n,) or (n, p)
         Signed coefficients (p expansions in one kernel pass).

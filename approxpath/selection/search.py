@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from ..compute.parallelism import managed
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..driver.parallel import pool, single_threaded
 from ..numerics import log_mid
@@ -161,6 +162,7 @@ def _run_paths(problems, intervals, eps, executor, options):
     return [f.result() for f in futures]
 
 
+@managed
 def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, eps=None, interval=None,
            tol=0.01, relative=False, max_solves=2_000, strict=True, workers=1, executor=None, **path_options):
     """Select the path parameter by a criterion of the exact optimum, with a guarantee.

@@ -114,6 +114,17 @@ def _clarabel(qp, cfg):
     return np.asarray(sol.x), np.asarray(sol.z), str(sol.status), ok
 
 
+def _scs_interrupted(result):
+    """``KeyboardInterrupt`` when SCS stopped for Ctrl-C.  SCS installs its own SIGINT handler
+    while it solves (its C code's interrupt listener) and returns "interrupted": Python's handler
+    never sees the signal, so the interruption is raised here, or the run would go on with the
+    next solver and the next point (0.4.1: still running 300 s after Ctrl-C)."""
+    import scs
+
+    if result["info"]["status_val"] == scs.SIGINT:
+        raise KeyboardInterrupt
+
+
 def _scs(qp, cfg):
     import scs
 
@@ -121,6 +132,7 @@ def _scs(qp, cfg):
     if qp.P is not None:
         data["P"] = sp.csc_matrix(qp.P)
     r = scs.SCS(data, dict(z=qp.zero, l=qp.nonneg), verbose=False, **_scs_options(cfg)).solve()
+    _scs_interrupted(r)
     status = r["info"]["status"]
     return np.asarray(r["x"]), np.asarray(r["y"]), status, r["info"]["status_val"] == 1
 
@@ -147,6 +159,18 @@ def solve_qp(qp, backend):
     raise SolverError(f"{backend}: {status}")
 
 
+def _cvxpy_scs(problem, kw):
+    """``problem.solve(solver=SCS, **kw)`` in CVXPY's documented steps (problem data, the
+    solver's raw result, unpacking), so that an SCS run stopped by Ctrl-C raises
+    ``KeyboardInterrupt`` (:func:`_scs_interrupted`) instead of CVXPY's "solver failed"."""
+    import cvxpy as cp
+
+    data, chain, inverse = problem.get_problem_data(cp.SCS, solver_opts=kw)
+    result = chain.solve_via_data(problem, data, True, False, kw)
+    _scs_interrupted(result)
+    problem.unpack_results(result, chain, inverse)
+
+
 def solve_cvxpy(problem, backends=CONIC):
     """Solve a ``cvxpy.Problem`` with the first of ``backends`` that reports optimality (in the
     tight round: also an inaccurate optimum), under :func:`current_settings`; returns its name.
@@ -165,7 +189,10 @@ def solve_cvxpy(problem, backends=CONIC):
         try:
             with warnings.catch_warnings():  # an inaccurate status is handled below, not a warning
                 warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-                problem.solve(solver=solver, **kw)
+                if solver == cp.SCS:
+                    _cvxpy_scs(problem, kw)
+                else:
+                    problem.solve(solver=solver, **kw)
         except Exception as exc:  # a solver crash is one more reason to try the next
             said.append(f"{name}: {type(exc).__name__}: {exc}")
             continue

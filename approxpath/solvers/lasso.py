@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import qr, solve_triangular
 
-from approxpath.blas import with_one_blas_thread
+from approxpath.compute.parallelism import managed
 from approxpath.errors import InputError, SolverError
 from approxpath.validate import check_gram_problem
 
@@ -213,7 +213,7 @@ def _feature_sign(K, y, lam, A, b, b0, r, tol, max_steps, deadline):
     return A, b, b0, r, steps
 
 
-@with_one_blas_thread
+@managed
 def solve_klasso(K, y, lam, *, warm=None, tol=DEFAULT_TOL, max_steps=None, time_limit=None):
     """Solve the kLASSO exactly (to rounding) by feature-sign search from the start point.
 

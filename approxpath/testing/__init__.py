@@ -30,12 +30,17 @@ __all__ = ["check_problem", "parametrize_with_checks", "CHECKS", "Example", "Toy
 def check_problem(cls):
     """Run every check on every example of ``cls`` (registering ``cls`` if it is not yet: the
     verifier finds a problem's certificate side through the registry).  Raises
-    ``AssertionError`` naming the check and the example; returns the number of checks run."""
+    ``AssertionError`` naming the check and the example (or saying that ``cls`` has no
+    examples: nothing checked is no pass); returns the number of checks run."""
     from ..registry import register
 
     register(cls)
+    examples = examples_of(cls)
+    if not examples:  # nothing checked is no pass
+        raise AssertionError(f"{cls.name} has no examples(): give at least one (problem, interval, eps), or the "
+                             "checks have nothing to check")
     runs = 0
-    for example in examples_of(cls):
+    for example in examples:
         for check in CHECKS:
             try:
                 check(example)

@@ -17,6 +17,7 @@ from pathlib import Path as FsPath
 import numpy as np
 
 from .. import moving
+from ..certificate.verify import WEAK_DUALITY_TOL
 from ..moving import value_at
 
 __all__ = ["Example", "CHECKS", "examples_of"]
@@ -26,8 +27,9 @@ _REL = 1e-6
 # Restoration declarations are often projections whose optimal value is ~0: an interior point
 # method resolves such a point only to ~sqrt(tol) ~ 1e-5, so maps agree to that.
 _REL_MAP = 1e-5
-# Weak duality: no computed gap may be below -_WEAK * (1 + |dual objective|).
-_WEAK = 1e-9
+# Weak duality: no computed gap may be below -_WEAK * (1 + |dual objective|), and no rigorous
+# bound (a problem with ``interval_bound``) below 0: verify's tolerance, one definition.
+_WEAK = WEAK_DUALITY_TOL
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,13 @@ def _taus(interval, k, seed):
 
 def _scale(problem, dual, t):
     return 1.0 + abs(problem.dual_objective(dual, t))
+
+
+def _weak_duality(problem, g, scale):
+    """Weak duality of a computed gap ``g``: never negative for a rigorous bound, at least
+    ``-_WEAK * scale`` for another (a negative gap disproves the problem's dual)."""
+    floor = 0.0 if problem.bound.interval_bound else -_WEAK * scale
+    assert g >= floor, f"gap {g!r} < {floor!r}: weak duality fails, the problem's dual is not a dual of its primal"
 
 
 def _close(a, b, rel, abs_):
@@ -83,7 +92,8 @@ def check_exact_pair_is_optimal_and_feasible(ex):
         assert problem.dual_violation(dual, t) <= 1e-9 * scale
         assert problem.bound.check(primal, dual, t, t) == []
         g = problem.bound.gap(primal, dual, t)
-        assert -_WEAK * scale <= g <= 1e-6 * scale, g
+        _weak_duality(problem, g, scale)
+        assert g <= 1e-6 * scale, g
 
 
 def check_declarations_agree_with_numpy(ex):
@@ -116,7 +126,7 @@ def check_restoration(ex):
         scale = _scale(problem, dual, tau)
         assert problem.primal_violation(full, tau) <= 1e-9 * scale
         assert problem.dual_violation(dual, tau) <= 1e-9 * scale
-        assert problem.bound.gap(primal, dual, tau) >= -_WEAK * scale
+        _weak_duality(problem, problem.bound.gap(primal, dual, tau), scale)
         if hasattr(problem, "cvxpy_restore_dual"):
             cvx_dual = problem.cvxpy_restore_dual(pair[1], tau)
             _close(problem.dual_objective(dual, tau), problem.dual_objective(cvx_dual, tau), _REL_MAP, _REL_MAP * scale)
@@ -141,6 +151,7 @@ def check_piece_bound_dominates_point_gaps(ex):
         primal, dual = problem.restore(*pair, a, b)
         assert bound.check(primal, dual, a, b) == []
         g = bound.gap(primal, dual, a, b)
+        _weak_duality(problem, g, 0.0)  # a rigorous bound over a piece
         for tau in np.geomspace(a, b, 25):
             assert problem.gap(primal, dual, tau) <= g
             full = problem.primal_at(primal, tau)

@@ -42,12 +42,12 @@ monotone: :math:`[\\tilde K^{-1}]_{ii}`, the trace decrease, :math:`\\log\\det` 
 from __future__ import annotations
 
 import math
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
 
+from approxpath.compute.parallelism import blas_threads
 from approxpath.moving import is_moving, weight_ranges
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, kernel_entry_error
 from approxpath.selection.predictions import combination_hull, expansion_cover, sqrt_up
@@ -79,25 +79,12 @@ def _frob(M):
     return float(np.sqrt(np.sum(M * M))) * (1.0 + fp_margin(M.size, 1.0))
 
 
-_CONTROLLER = []
-
-
-def _one_thread():
-    """One BLAS thread for the small dense algebra here: OpenBLAS's threads on matrices of a few
-    dozen rows spin (dpotri at n = 60: 0.2 s with two threads against 30 us with one)."""
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return nullcontext()
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
-
-
 def point_facts(bound, tau, slope=True):
     """:class:`Facts` of :math:`\\tilde K = K_t + \\lambda I` at the path parameter ``tau``
     (see the module docstring); ``slope`` also encloses :math:`\\tfrac{d}{dt}\\log\\det\\tilde K_t`."""
-    with _one_thread():
+    # one BLAS thread: OpenBLAS's threads on matrices of a few dozen rows spin (dpotri at n = 60:
+    # 0.2 s with two threads against 30 us with one)
+    with blas_threads(1):
         return _point_facts(bound, tau, slope)
 
 

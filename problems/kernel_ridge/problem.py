@@ -64,7 +64,7 @@ class KernelRidge(KernelProblem):
     def make_bound(self, X, y, options):
         # kernels and products from a cache (the same values, bit for bit): a search meets the
         # same few bandwidths again and again (piece ends, the guide's middles, the restorations)
-        return RidgeBound(X, y, cache=True, **options)
+        return self.Bound(X, y, cache=True, **options)
 
     @classmethod
     def examples(cls):

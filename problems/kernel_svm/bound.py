@@ -26,6 +26,7 @@ from approxpath.moving import is_moving
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import binary_labels
 
+from .c_path import box_errors, c_dual_floor, c_gap
 from .moving import moving_bound, moving_dual_floor, weight_allowance
 
 __all__ = ["SVMBound", "SVMPrimal", "SVMDual", "BIAS_RULES", "DUAL_RESTORATIONS", "digest"]
@@ -104,7 +105,7 @@ class SVMBound(KernelBound):
     parameters = ("bandwidth", "c")
     weight = "c"
     blocked_ok = True
-    moving_degrees = {"bandwidth": 2}
+    moving_degrees = {"bandwidth": 2, "c": 1}
     # Cells of (t, C) (approxpath.cells): for a pair fixed in C, alpha, w, b and xi do not depend
     # on C, the gap is affine in C with slope 1'xi >= 0, the dual objective does not depend on C
     # and the box [0, C] only grows with C.  A cell's dual may also grow with C (scaled_gap).
@@ -172,7 +173,7 @@ class SVMBound(KernelBound):
         return F[:, 0] - F[:, 1]
 
     def dual_at_point(self, dual, x, scale=1.0):
-        """``(alpha, Kw, rounding)`` of a (fixed or moving) dual at the bandwidth ``x``, as
+        """``(alpha, Kw, rounding)`` of a (fixed or moving) dual at the path parameter ``x``, as
         computed: :math:`\\alpha(x)`, :math:`K_x y\\circ\\alpha(x)` from the stored duals' class
         sums, and how far the weights' rounding there can move the gap (of the pair whose dual
         is scaled by ``scale``: :meth:`scaled_gap`; :func:`.moving.weight_allowance`; 0 for a
@@ -183,7 +184,7 @@ class SVMBound(KernelBound):
         A, B = (p.alpha for p in dual.points)
         Sa, Sb = self.pair_sums(A, B, x)
         Kw = w[0] * (Sa[0][:, 0] - Sa[0][:, 1]) + w[1] * (Sb[0][:, 0] - Sb[0][:, 1])
-        return w[0] * A + w[1] * B, Kw, weight_allowance(self, dual, dual.allowance(), scale=scale)
+        return w[0] * A + w[1] * B, Kw, weight_allowance(self, dual, dual.allowance(), self.sweep.at(x)[1], scale)
 
     # -------------------------------------------------------------- the bias
     def bias_coefficients(self, primal, lo, hi):
@@ -197,7 +198,8 @@ class SVMBound(KernelBound):
         return coef, float(np.abs(b) @ err + fp_margin(len(points), float(mag.max())))
 
     def bias_at(self, primal, x):
-        """``(bias, rounding)`` at ``x``: the bias as computed and how far it can be from exact."""
+        """``(bias, rounding)`` at the path parameter ``x``: the bias as computed and how far it can
+        be from exact."""
         if not is_moving(primal):
             return float(primal.b), 0.0
         b = np.array([float(p.b) for p in primal.points])
@@ -227,12 +229,16 @@ class SVMBound(KernelBound):
         exactly (:meth:`_primal_errors`); the bias finite."""
         C = self.sweep.weight_floor(lo)
         duals = dual.points if is_moving(dual) else (dual,)
+        c_moving = is_moving(dual) and not self.sweep.along_bandwidth
         errors = []
-        for k, d in enumerate(duals):
-            errors += self._dual_errors(d.alpha, C, "alpha" if len(duals) == 1 else f"alpha_{k}")
+        for k, d in enumerate(duals):  # (moving in C: each point's box is the combination's, below)
+            errors += self._dual_errors(d.alpha, math.inf if c_moving else C,
+                                        "alpha" if len(duals) == 1 else f"alpha_{k}")
         if errors:
             return errors
-        if is_moving(dual):
+        if c_moving:
+            errors += box_errors(self, dual, lo, hi)
+        elif is_moving(dual):
             W = dual.weights
             if W.min() < 0:
                 errors.append(f"a weight of the moving dual has a negative coefficient ({W.min():.3g})")
@@ -311,6 +317,8 @@ class SVMBound(KernelBound):
             if is_moving(dual):
                 return moving_bound(self, primal, dual, lo, hi, scale)
             return self._bandwidth_bound(dual, primal, lo, hi, scale)
+        if hi != lo and (is_moving(dual) or is_moving(primal)):  # the C path (scale 1: cells are bandwidth paths)
+            return c_gap(self, primal, dual, lo, hi)
         # a point, or the C path: alpha, w, b and xi do not depend on C and the primal is affine
         # in C, so the gap is affine in C and its maximum on [lo, hi] is at an end point.
         C = self.sweep.at(hi)[1]
@@ -326,9 +334,9 @@ class SVMBound(KernelBound):
         :math:`w^\\top K w + C\\,1^\\top\\xi - 1^\\top\\alpha` from the class sums
         (:math:`w = y\\circ\\alpha`, which :meth:`errors` checks); with the dual scaled by
         ``scale`` (:meth:`scaled_gap`), :math:`\\tfrac12(1 + s^2)\\, w^\\top K w + C\\,1^\\top\\xi - s\\,1^\\top\\alpha`."""
-        bw, C = self.sweep.at(tau)
-        alpha, Kw, rounding = self.dual_at_point(dual, bw, scale)
-        b, b_err = self.bias_at(primal, bw)
+        C = self.sweep.at(tau)[1]
+        alpha, Kw, rounding = self.dual_at_point(dual, tau, scale)
+        b, b_err = self.bias_at(primal, tau)
         xi = np.maximum(0.0, 1.0 - self.y * (Kw + b))
         return (0.5 * (1.0 + scale * scale) * float((self.y * alpha) @ Kw) + C * float(xi.sum())
                 - scale * float(alpha.sum()), rounding + C * self.n * b_err)
@@ -376,6 +384,8 @@ class SVMBound(KernelBound):
 
     def _dual_floor(self, dual, lo, hi, scale):
         hi = lo if hi is None else hi
+        if is_moving(dual) and hi > lo and not self.sweep.along_bandwidth:
+            return c_dual_floor(self, dual, lo, hi)
         if is_moving(dual):
             return moving_dual_floor(self, dual, lo, hi, scale)
         alpha = np.asarray(dual.alpha, dtype=float)

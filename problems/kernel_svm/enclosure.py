@@ -62,6 +62,8 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True):
     Dc = new_distances(bound, X_new)  # (m, n)
     edges, f_low, f_up = expansion_cover(cross_products(Dc), w, t_lo, t_hi, d, n)  # (m, J)
     _, m_low, m_up = expansion_cover(bound.kernels.products, w, t_lo, t_hi, d, n)  # (n, J)
+    if not bound.sweep.along_bandwidth:  # one sub-interval: the piece's weights (C), not the bandwidth
+        edges = np.array([lo, hi], dtype=float)
     ranges = weight_ranges(primal, edges)[1][:, keep]  # (J, K, 2): each weight's range per sub-interval
     (f_low, f_up), (m_low, m_up) = (combination_hull(ranges, *lu) for lu in ((f_low, f_up), (m_low, m_up)))
     # ||k_x - k_xi||_H = sqrt(2 - 2 k_t(x, x_i)), largest at the largest bandwidth
@@ -81,6 +83,4 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True):
         low, up = low - fp_margin(2, 1.0) * np.abs(low), up + fp_margin(2, 1.0) * np.abs(up)
     else:
         low, up = g_low[:, p - 1, :], g_up[:, p, :]
-    if not bound.sweep.along_bandwidth:
-        edges = np.array([lo, hi], dtype=float)
     return edges, low, up

@@ -12,7 +12,7 @@ Both run the same algorithm with the same settings (tolerance, 500 MB row cache,
 10^7 iterations at most, one thread) on the training points in the same order, and return
 bit-identical ``alpha`` and ``b`` (tests/test_libsvm_backends.py checks it).
 
-Where the n x n kernel does not fit (the blocked mode, :mod:`approxpath.blocked_kernels`),
+Where the n x n kernel does not fit (the blocked mode, :mod:`approxpath.compute.blocked`),
 scikit-learn's libSVM computes its own RBF kernel :math:`\\exp(-\\gamma\\lVert x - x'\\rVert^2)`,
 :math:`\\gamma = t`, and caches its columns (``cache_size`` from the memory budget,
 :func:`approxpath.memory.libsvm_cache_bytes`).  Its entries are rounded differently from
@@ -22,12 +22,13 @@ certificate, which is recomputed from :math:`D`.
 
 from __future__ import annotations
 
-import functools
 import importlib.util
+import sys
 import warnings
 
 import numpy as np
 
+from approxpath.compute.parallelism import blas_threads
 from approxpath.solvers import current_settings
 
 from .bound import SVMDual, SVMPrimal
@@ -50,6 +51,11 @@ _LIBSVM_MAX_ITER = 10_000_000
 # 1.6x at 3185 (+0.5 s); the imports it saves, ~0.5 s, are paid once.  Used up to n = 1000,
 # where a path of ~15 solves still gains; the copy is then <= 16 MB.
 _OFFICIAL_MAX_N = 1000
+# ... and up to this many samples while scikit-learn is not imported yet: above 1000 samples the
+# warm SMO makes a path's solves and libSVM runs twice (the 4 a-sets: 2 calls a path), where the
+# copy costs +0.02-0.12 s a solve up to a3a (n = 3185; +0.35 s at a4a) against scikit-learn's
+# imports, 0.5-0.8 s on an idle machine (1.9 s of an a1a command line on a busy one)
+_OFFICIAL_COLD_MAX_N = 3200
 
 
 def official_available():
@@ -61,11 +67,13 @@ def libsvm_candidate(K, y, C):
     """``(SVMPrimal, SVMDual)`` from libSVM on the kernel ``K`` (n, n), labels ``y`` in {-1, +1},
     box ``C`` (not yet exactly feasible: the problem restores it).
 
-    The official binding when installed and n <= 1000 (or scikit-learn is not installed),
-    scikit-learn's otherwise; the two give the same bits.
+    The official binding when installed and n <= 1000, or n <= 3200 while scikit-learn is not
+    imported (or it is not installed); scikit-learn's otherwise; the two give the same bits.
     """
     tol = LIBSVM_TIGHT_TOL if current_settings().tight else LIBSVM_TOL
-    official = official_available() and (y.size <= _OFFICIAL_MAX_N or importlib.util.find_spec("sklearn") is None)
+    cold = y.size <= _OFFICIAL_COLD_MAX_N and "sklearn.svm" not in sys.modules
+    official = official_available() and (y.size <= _OFFICIAL_MAX_N or cold
+                                         or importlib.util.find_spec("sklearn") is None)
     if official:
         alpha, b = _official_fit(K, y, C, tol)
     else:
@@ -120,7 +128,7 @@ def _official_fit(K, y, C, tol):
     # The official build is OpenMP-parallel over the entries of a kernel row: on a busy machine
     # its spinning threads made an ionosphere path 10x slower, and one SMO step's row (n entries)
     # is too little work to share.  One thread, as scikit-learn's binding runs.
-    with _openmp().limit(limits=1, user_api="openmp"):
+    with blas_threads(1, openmp=True):
         model = svm_train(problem, param)
     first = model.get_labels()[0]  # libSVM's internal +1, in the labels -y it was given
     sv = np.ctypeslib.as_array(model.sv_indices, (model.l,)) - 1  # 1-based training indices
@@ -129,16 +137,6 @@ def _official_fit(K, y, C, tol):
     alpha[sv] = np.abs(coef)
     # decision f = sum_j coef_j K(x_j, .) - rho, positive for `first` (of -y): negate for y.
     return alpha, float(model.rho[0]) if first == 1 else -float(model.rho[0])
-
-
-@functools.lru_cache(maxsize=1)
-def _openmp():
-    """threadpoolctl's controller of the loaded native libraries, found once (finding them reads
-    the process's libraries: ~6 ms, as long as a solve at n = 351); libSVM's OpenMP runtime is
-    loaded with the binding, before the first call."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
 
 
 def _precomputed_problem(svm_problem, svm_node, K, labels):

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from approxpath.errors import InputError
 from approxpath.kernel_problem import KernelProblem
 from approxpath.moving import Moving, is_moving, value_at
-from approxpath.numerics import dyadic_quantum, log_mid
+from approxpath.numerics import dyadic_quantum, fp_margin, log_mid
 from approxpath.problem import Declaration
 from approxpath.registry import register
 from approxpath.solvers.conic import QP, solve_cvxpy, solve_qp
@@ -42,6 +42,9 @@ __all__ = ["KernelSVM", "SMO_MIN_N"]
 #: takes 1.6-5.3x as long on synthetic data (n = 2000-16000, most alpha at C), 0.69-0.90x on the
 #: LIBSVM a-sets (n = 2265-4781).
 SMO_MIN_N = 1000
+# A dual moving in C is scaled this much (relative) below the box at an end of its piece, so that
+# a verifier whose sums round the last bits differently still finds it inside (~1e-16 apart).
+_C_SAFETY = 1e-12
 
 @register
 class KernelSVM(SVMInterpolation, KernelProblem):
@@ -220,7 +223,7 @@ class KernelSVM(SVMInterpolation, KernelProblem):
         """:math:`\\exp(-bw\\,D)` from the stored distances into one buffer kept for the exact
         solves (the ``"distances"`` mode, where :func:`~approxpath.memory.solve_kernel_fits`),
         and held for the kernel products at ``bw`` until the next solve; else None."""
-        from approxpath.kernels import gaussian
+        from approxpath.compute.kernels import gaussian
         from approxpath.memory import solve_kernel_fits
 
         if self._kernel_buffer is None:
@@ -283,6 +286,8 @@ class KernelSVM(SVMInterpolation, KernelProblem):
         return self._restore_primal(primal, dual, lo, hi), dual
 
     def _restore_dual(self, dual, lo, hi=None):
+        if is_moving(dual) and not self.sweep.along_bandwidth:
+            return self._restore_moving_c(dual, lo, hi)
         if is_moving(dual):
             # a moving dual (the driver's interpolation of two exact solves: weights >= 0 summing
             # to at most 1) is feasible on its span once its points are; they keep their kernel
@@ -308,11 +313,27 @@ class KernelSVM(SVMInterpolation, KernelProblem):
             s = min(s, alpha.sum() / quad)
         return SVMDual(alpha=self._repair(s * alpha, lo))
 
-    def _rule_bias(self, primal, alpha, Kw, C, bw):
-        """The bias rule's ``b`` given the dual ``alpha`` and :math:`K_\\tau w` there, the box top
-        ``C`` and the bandwidth ``bw`` at ``tau``."""
+    def _restore_moving_c(self, dual, lo, hi):
+        """The driver's interpolation of two exact solves on a C piece (weights linear in C):
+        its weights at each end of the piece scaled down where the combination leaves the box
+        there (:func:`.c_path.box_errors` checks the ends; between them each entry minus C is
+        linear); the points are the exact solves' duals, exactly feasible at their own C."""
+        W = dual.restrict(lo, hi)
+        W = np.maximum(W if W.shape[1] == 2 else np.repeat(W, 2, axis=1), 0.0)
+        A = np.column_stack([np.asarray(d.alpha, dtype=float) for d in dual.points])
+        err = dual.allowance() if (lo, hi) != dual.span else np.zeros(len(dual.points))
+        scales = []
+        for e, C in ((0, lo), (1, hi)):
+            top = float(np.max(A @ W[:, e] + fp_margin(2, 1.0) * (A @ W[:, e]) + A @ err))
+            limit = C * (1.0 - _C_SAFETY)
+            scales.append(limit / top if top > limit else 1.0)
+        return Moving(dual.points, W * np.array(scales), (lo, hi))
+
+    def _rule_bias(self, primal, alpha, Kw, C, tau):
+        """The bias rule's ``b`` at the path parameter ``tau``, given the dual ``alpha`` and
+        :math:`K_\\tau w` there and the box top ``C``."""
         if self.bias == "fixed":
-            return self.bound.bias_at(primal, bw)[0]
+            return self.bound.bias_at(primal, tau)[0]
         if self.bias == "dynamic":
             free = free_vectors(alpha, C)
             if free.any():
@@ -329,16 +350,17 @@ class KernelSVM(SVMInterpolation, KernelProblem):
         its weight the line in Bernstein form): a line adds nothing to the degree of the hinge
         arguments' polynomials, so the bound costs the same, and the bias follows the optimum
         (ionosphere: a constant bias left the median end gap at 3x the end's best).
-        On the C path (no kernel change) the rule sees the average of the two ends.
+        On the C path (no kernel change) the rule sees the average of the two ends for a fixed
+        dual, and is applied at both ends for a dual that moves with C.
         """
         hi = lo if hi is None else hi
         at = self.bound.dual_at_point
-        if hi == lo or not self.sweep.along_bandwidth or self.bias == "fixed":
+        if hi == lo or self.bias == "fixed" or not (self.sweep.along_bandwidth or is_moving(dual)):
             mean = at(dual, lo)[1] if hi == lo else 0.5 * (at(dual, lo)[1] + at(dual, hi)[1])
-            mid = self.sweep.at(log_mid(lo, hi))
-            b = self._rule_bias(primal, value_at(dual, mid[0]).alpha, mean, mid[1], mid[0])
+            mid = log_mid(lo, hi)
+            b = self._rule_bias(primal, value_at(dual, mid).alpha, mean, self.sweep.at(mid)[1], mid)
             return self._primal_of(dual, [b], lo, hi)
-        b_lo, b_hi = (self._rule_bias(primal, *at(dual, x)[:2], self.c, x) for x in (lo, hi))
+        b_lo, b_hi = (self._rule_bias(primal, *at(dual, x)[:2], self.sweep.at(x)[1], x) for x in (lo, hi))
         return self._primal_of(dual, [b_lo, b_hi], lo, hi)
 
     def _primal_of(self, dual, bias, lo, hi):
@@ -375,7 +397,7 @@ class KernelSVM(SVMInterpolation, KernelProblem):
 
     def dual_objective(self, dual, tau):
         # K w from the cached class sums (no kernel at tau)
-        alpha, Kw, _ = self.bound.dual_at_point(dual, self.sweep.at(tau)[0])
+        alpha, Kw, _ = self.bound.dual_at_point(dual, tau)
         return -0.5 * float((self.y * alpha) @ Kw) + float(np.sum(alpha))
 
     def primal_violation(self, primal, tau):

@@ -21,6 +21,7 @@ from approxpath.moving import bernstein_at, coefficient_rounding, is_moving
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 
 from .._regression import RegressionBound
+from .lam_path import lam_gap
 
 __all__ = ["KLassoBound", "KLassoPrimal", "KLassoDual"]
 
@@ -63,16 +64,18 @@ class KLassoBound(RegressionBound):
 
     @property
     def moving_degrees(self):
-        """Scaled duals (degree 0) on either path; duals moving linearly in the bandwidth with
-        ``dual_restoration="moving"``."""
-        return {"bandwidth": 1 if self.options["dual_restoration"] == "moving" else 0, "lam": 0}
+        """Scaled duals (degree 0) on either path; with ``dual_restoration="moving"`` duals
+        moving linearly in the bandwidth, and pairs moving linearly in lambda (:mod:`.lam_path`)."""
+        degree = 1 if self.options["dual_restoration"] == "moving" else 0
+        return {"bandwidth": degree, "lam": degree}
 
     def errors(self, primal, dual, lo, hi):
-        if is_moving(primal):
-            return ["the primal of klasso does not move on a piece (its dual does)"]
-        beta = np.asarray(primal.beta, dtype=float)
-        if beta.shape != (self.n,) or not np.all(np.isfinite(beta)) or not np.isfinite(primal.beta0):
-            return [f"beta must be {self.n} finite numbers and beta0 finite"]
+        if is_moving(primal) and self.sweep.along_bandwidth:
+            return ["the primal of klasso does not move on a bandwidth piece (its dual does)"]
+        for p in primal.points if is_moving(primal) else (primal,):
+            beta = np.asarray(p.beta, dtype=float)
+            if beta.shape != (self.n,) or not np.all(np.isfinite(beta)) or not np.isfinite(p.beta0):
+                return [f"beta must be {self.n} finite numbers and beta0 finite"]
         points = dual.points if is_moving(dual) else (dual,)
         errors = []
         for k, p in enumerate(points):
@@ -82,6 +85,13 @@ class KLassoBound(RegressionBound):
             if math.fsum(u) != 0.0:
                 errors.append(f"1'u{'' if len(points) == 1 else f'_{k}'} = {math.fsum(u):.3g} is not exactly 0")
         if errors:
+            return errors
+        if not self.sweep.along_bandwidth and is_moving(dual) and dual.degree > 0:
+            # K is fixed and |(K d(lam))_i| - lam is convex in lam (d linear): its ends suffice
+            for end in (lo, hi):
+                bound = self.dual_sup_norm(dual, end, end)
+                if not bound <= end:
+                    errors.append(f"dual infeasible at lambda = {end:.17g}: ||K d||_inf <= {bound:.17g}")
             return errors
         bound = self.dual_sup_norm(dual, lo, hi)
         if not bound <= self.sweep.weight_floor(lo):
@@ -216,6 +226,8 @@ class KLassoBound(RegressionBound):
 
     def gap(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
+        if not self.sweep.along_bandwidth and any(is_moving(x) and x.degree > 0 for x in (primal, dual)):
+            return lam_gap(self, primal, dual, lo, hi)
         U, W, err = _parts(dual, lo, hi) if is_moving(dual) and dual.degree > 0 else (None, np.ones((1, 1)), None)
         if W.shape[1] > 1 and hi > lo:
             # the primal bound is convex between the nodes and the moving dual's objective

@@ -44,10 +44,10 @@ import math
 import numpy as np
 
 from approxpath.envelopes import Envelope, difference_nodes, envelope_entry_error, split_envelope
-from approxpath.kernels import gaussian
-from approxpath.moving import weight_ranges
+from approxpath.compute.kernels import gaussian
+from approxpath.moving import is_moving, weight_ranges
 from approxpath.numerics import fp_margin, kernel_entry_error, log_mid
-from approxpath.selection.predictions import CHAIN, cross_products, expansion_cover, new_distances, sqrt_up
+from approxpath.selection.predictions import CHAIN, combination_hull, cross_products, expansion_cover, new_distances, sqrt_up
 
 __all__ = ["prediction_enclosure"]
 
@@ -134,26 +134,34 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, lam=None):
     parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap`` there (see the module
     docstring): ``(edges (J + 1,), low (m, J), up (m, J))``; ``lam``: the smallest λ where it
     must hold (default the piece's), at which the dual is feasible."""
-    beta = np.asarray(primal.beta, dtype=float)
-    beta0 = float(primal.beta0)
+    points = primal.points if is_moving(primal) else (primal,)  # a moving pair: its points' hull
+    B = np.stack([np.asarray(q.beta, dtype=float) for q in points], axis=1)  # (n, K)
+    b0 = np.array([float(q.beta0) for q in points])  # (K,)
     n, d, y = bound.n, bound.entry_terms, bound.y
     lam = bound.sweep.weight_floor(lo) if lam is None else lam
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
     Dc = new_distances(bound, X_new)
-    edges, f_low, f_up = expansion_cover(cross_products(Dc), beta, t_lo, t_hi, d, n)
-    if not bound.sweep.along_bandwidth:
+    edges, f_low, f_up = expansion_cover(cross_products(Dc), B, t_lo, t_hi, d, n)  # (m, K, J)
+    _, k_low, k_up = expansion_cover(bound.kernels.products, B, t_lo, t_hi, d, n)  # (n, K, J)
+    if not bound.sweep.along_bandwidth:  # one sub-interval: the piece's weights (lambda)
         edges = np.array([lo, hi], dtype=float)
+    ranges = weight_ranges(primal, edges)[1]  # (J, K, 2)
+    # f_k(x) + beta0_k and the fitted values (K beta_k)_i + beta0_k, then their combination's hull
+    (f_low, f_up), (v_low, v_up) = (
+        combination_hull(ranges, lw + b0[:, None] - fp_margin(1, 1.0) * (np.abs(lw) + np.abs(b0[:, None])),
+                         up + b0[:, None] + fp_margin(1, 1.0) * (np.abs(up) + np.abs(b0[:, None])))
+        for lw, up in ((f_low, f_up), (k_low, k_up)))
     if not np.isfinite(gap):
         return edges, np.full(f_low.shape, -np.inf), np.full(f_low.shape, np.inf)
     R = sqrt_up(2.0 * gap)
-    _, k_low, k_up = expansion_cover(bound.kernels.products, beta, t_lo, t_hi, d, n)
-    pad = fp_margin(2, 1.0) * (np.abs(y)[:, None] + abs(beta0) + np.abs(k_low) + np.abs(k_up))
-    r_low, r_up = (y - beta0)[:, None] - k_up - pad, (y - beta0)[:, None] - k_low + pad  # (n, J)
+    pad = fp_margin(1, 1.0) * (np.abs(y)[:, None] + np.abs(v_low) + np.abs(v_up))
+    r_low, r_up = y[:, None] - v_up - pad, y[:, None] - v_low + pad  # (n, J)
     r_norm = np.sqrt(np.sum(np.maximum(r_low * r_low, r_up * r_up), axis=0)) * (1.0 + fp_margin(n, 1.0))
     r_mean = np.maximum(np.abs(r_low.mean(axis=0)), np.abs(r_up.mean(axis=0))) * (1.0 + fp_margin(n, 1.0))
-    b1 = float(np.abs(beta).sum()) * (1.0 + fp_margin(n, 1.0))
+    top = np.abs(ranges).max(axis=-1)  # (J, K): each weight's largest size per sub-interval
+    b1 = (top @ np.abs(B).sum(axis=0)) * (1.0 + fp_margin(n + len(points), 1.0))  # (J,): ||beta(t)||_1
     Delta = (2.0 * b1 + R * np.maximum(r_norm, R) / lam) * (1.0 + fp_margin(4, 1.0))  # (J,)
-    S = np.union1d(_screened(bound, dual, R, lam, lo, hi), np.flatnonzero(beta))
+    S = np.union1d(_screened(bound, dual, R, lam, lo, hi), np.flatnonzero(np.any(B != 0, axis=1)))
     Dt = Dc.T  # (n, m)
     cuts = np.array([t_lo, t_hi]) if t_lo == t_hi else edges
     radius = np.empty(f_low.shape)
@@ -171,6 +179,6 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, lam=None):
         off += fp_margin(n, 1.0) * np.abs(A).sum(axis=0)  # fsum is exact up to its final rounding
         radius[:, js] = (R * a2 + D_g * e_sup + off * (D_g + mean_g))[:, None]
     radius *= 1.0 + fp_margin(4, 1.0)
-    low, up = f_low + beta0 - radius, f_up + beta0 + radius
-    mag = np.abs(f_low) + np.abs(f_up) + abs(beta0) + radius
-    return edges, low - fp_margin(2, 1.0) * mag, up + fp_margin(2, 1.0) * mag
+    low, up = f_low - radius, f_up + radius
+    mag = np.abs(f_low) + np.abs(f_up) + radius
+    return edges, low - fp_margin(1, 1.0) * mag, up + fp_margin(1, 1.0) * mag

@@ -27,8 +27,8 @@ import math
 import numpy as np
 
 from approxpath.kernel_problem import KernelProblem
-from approxpath.moving import combine, is_moving, value_at
-from approxpath.numerics import fp_margin, log_mid, zero_sum
+from approxpath.moving import Moving, combine, is_moving, value_at
+from approxpath.numerics import fp_margin, log_mid, weight_resolution, zero_sum
 from approxpath.problem import Declaration
 from approxpath.registry import register
 from approxpath.solvers import current_settings
@@ -87,6 +87,10 @@ class KLasso(KernelProblem):
 
     def weight_max(self):
         return self.lam_max()
+
+    def smallest_weight(self):
+        """Below the rounding of :math:`K_t(y - \\bar y)` (:func:`~approxpath.numerics.weight_resolution`)."""
+        return weight_resolution(self.y - self.y.mean())
 
     def lam_max(self, t=None):
         """:math:`\\lVert K_t(y - \\bar y)\\rVert_\\infty` (``t`` defaults to the fixed bandwidth): from
@@ -221,6 +225,8 @@ class KLasso(KernelProblem):
         if not (is_moving(dual) and dual.degree >= 1 and len(dual.points) == 2):
             dual = self._restore_dual(dual, lo, hi)
             return self._restore_primal(primal, dual, lo, hi), dual
+        if not self.sweep.along_bandwidth:
+            return self._lambda_restore(primal, dual, lo, hi)
         primal = self._restore_primal(primal, dual, lo, hi)
         at = log_mid(lo, hi)
         u, slope = self.bound.moving_basis(*dual.points)
@@ -246,6 +252,28 @@ class KLasso(KernelProblem):
         values = self.bound.dual_values(U, W, np.zeros(W.shape[:2]), (xs - lo) / (hi - lo) if hi > lo else [0.0])[0]
         k = int(np.argmin((sq + reg - values).max(axis=1)))
         return primal, combine((KLassoDual(u=u), KLassoDual(u=slope)), W[k], (lo, hi))
+
+    def _lambda_restore(self, primal, dual, lo, hi):
+        """A pair of the driver's interpolation that moves linearly in lambda (the lambda path):
+        the primal as it is (:math:`(\\beta, \\beta_0)(\\lambda)`, the two solves' with weights linear in
+        lambda: the exact path on a segment without breakpoints), the dual :math:`u_a + \\theta(\\lambda)
+        (u_b - u_a)` on the zero-sum grid, scaled at each end of the piece by the best scale
+        feasible there (the weights stay linear in lambda; feasibility at both ends is feasibility
+        on the piece, :mod:`.lam_path`)."""
+        u, v = self.bound.moving_basis(*dual.points)
+        thetas = dual.weights_at(np.array([lo, hi], dtype=float))[1]  # the second solve's weight at the ends
+        limits = np.array([lo, hi]) * (1.0 - SAFETY)
+        scales = []
+        for theta, lam, limit in zip(thetas, (lo, hi), limits):
+            d = u + theta * v
+            dd, yd = float(d @ d), float(self.y @ d)
+            s = yd / dd if dd > 0 and yd > 0 else 0.0  # the maximizer of s y'd - s^2 ||d||^2 / 2
+            sup = self.bound.kernel_sup_norm(d, lam)
+            if s * sup > limit:
+                s = limit / sup
+            scales.append(s)
+        W = np.array([[scales[0], scales[1]], [scales[0] * thetas[0], scales[1] * thetas[1]]])
+        return primal, Moving((KLassoDual(u=u), KLassoDual(u=v)), W, (lo, hi))
 
     def interpolate(self, a, b, theta):
         """Convex combination of the pairs at their values (restore after)."""

@@ -27,7 +27,7 @@ _BASES = 4
 
 class SearchBound(KLassoBound):
     """:class:`KLassoBound` with the memos of a search: kernel products by content
-    (:class:`~approxpath.kernel_caches.ProductMemo`: the moving duals of a segment share their
+    (:class:`~approxpath.compute.caches.ProductMemo`: the moving duals of a segment share their
     vectors, so each node of the segment is one pass over :math:`D`, shared by the pieces that
     meet there, a failed piece's halves, the weighing and the choice of a drift) and the last
     piece's primal node values (:meth:`KLasso.restore` chooses a drift with them and the

@@ -23,7 +23,7 @@ from approxpath.moving import coefficient_rounding, is_moving
 from approxpath.numerics import fp_margin
 
 from .._regression import RegressionBound
-from .moving import box_norm, dual_values, moving_gaps
+from .moving import box_norm, dual_values, lam_gap, moving_gaps
 
 __all__ = ["RobustL1Bound", "RobustL1Primal", "RobustL1Dual"]
 
@@ -72,9 +72,10 @@ class RobustL1Bound(RegressionBound):
 
     @property
     def moving_degrees(self):
-        """Scaled points (degree 0) on either path; pairs moving linearly in the bandwidth with
-        ``dual_restoration="moving"``."""
-        return {"bandwidth": 1 if self.options["dual_restoration"] == "moving" else 0, "lam": 0}
+        """Scaled points (degree 0) on either path; with ``dual_restoration="moving"`` pairs
+        moving linearly in the bandwidth or in lambda."""
+        degree = 1 if self.options["dual_restoration"] == "moving" else 0
+        return {"bandwidth": degree, "lam": degree}
 
     def errors(self, primal, dual, lo, hi):
         for side, point, name in (("beta", primal, "beta"), ("u", dual, "u")):
@@ -87,6 +88,14 @@ class RobustL1Bound(RegressionBound):
         box = box_norm(U, W, err)
         if box > 1.0:
             errors.append(f"|u| exceeds 1 on the piece (max {box:.17g})")
+        if W.shape[1] > 1 and not self.sweep.along_bandwidth:
+            # lambda path: K is fixed and |(K u(lam))_i| - lam is convex in lam (u linear): the ends
+            for end, w in ((lo, W[:, 0]), (hi, W[:, -1])):
+                delta = fp_margin(U.shape[1], 1.0) * (np.abs(U) @ np.abs(w)) + np.abs(U) @ err
+                sup = self.kernel_sup_norm(U @ w, end) + float(delta.sum())
+                if not sup <= end:
+                    errors.append(f"dual infeasible at lambda = {end:.17g}: ||K u||_inf <= {sup:.17g}")
+            return errors
         if W.shape[1] == 1 and U.shape[1] == 1:  # s u: s ||K u||, one more rounding where s is not 1
             s = float(W[0, 0])
             sup = abs(s) * self.kernel_sup_norm(U[:, 0], lo, hi)
@@ -119,6 +128,8 @@ class RobustL1Bound(RegressionBound):
         hi = lo if hi is None else hi
         B, Wp, errp = parts(primal, "beta", lo, hi)
         U, Wd, errd = parts(dual, "u", lo, hi)
+        if max(Wp.shape[1], Wd.shape[1]) > 1 and hi > lo and not self.sweep.along_bandwidth:
+            return lam_gap(self, primal, dual, lo, hi)
         if max(Wp.shape[1], Wd.shape[1]) > 1 and hi > lo:
             Wp, Wd = (W if W.shape[1] == 2 else np.repeat(W, 2, axis=1) for W in (Wp, Wd))
             return float(moving_gaps(self, B, Wp[None], errp[None], U, Wd[None], errd[None], lo, hi)[0])

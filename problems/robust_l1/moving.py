@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.moving import bernstein_at, coefficient_rounding
+from approxpath.moving import bernstein_at, coefficient_rounding, is_moving
 from approxpath.numerics import fp_margin
 
-__all__ = ["box_norm", "dual_values", "moving_gaps"]
+from .._weight_path import kinks, weight_path_bound
+
+__all__ = ["box_norm", "dual_values", "lam_gap", "moving_gaps"]
 
 
 def box_norm(U, W, err):
@@ -97,3 +99,46 @@ def moving_gaps(bound, B, Wp, errp, U, Wd, errd, lo, hi, loss=None):
     top = ends.max(axis=(-2, -1))
     magnitude = np.abs(loss).max(axis=(-2, -1)) + np.abs(reg).max(axis=-1) + np.abs(dual).max(axis=-1)
     return top + loss_margin + reg_margin + dual_margin + fp_margin(4, 1.0) * magnitude
+
+
+def _columns(point, name, lo, hi):
+    """``(V (n, K), W (K, 2) on [lo, hi], err (K,))`` of a side with weights of degree <= 1."""
+    if not is_moving(point):
+        return np.asarray(getattr(point, name), dtype=float)[:, None], np.ones((1, 2)), np.zeros(1)
+    V = np.column_stack([np.asarray(getattr(q, name), dtype=float) for q in point.points])
+    W = point.restrict(lo, hi)
+    W = W if W.shape[1] == 2 else np.repeat(W, 2, axis=1)
+    err = np.zeros(len(point.points)) if (float(lo), float(hi)) == point.span else point.allowance()
+    return V, W, err + coefficient_rounding(W)
+
+
+def lam_gap(bound, primal, dual, lo, hi):
+    """A rigorous upper bound of the gap of a pair moving linearly in lambda (the lambda path: the
+    kernel fixed) at every lambda of ``[lo, hi]``: :math:`F = \\lVert y - K\\beta(\\lambda)\\rVert_1 -
+    y^\\top u(\\lambda)` is convex and piecewise linear (kinks where a residual changes sign) and
+    :math:`N = \\lVert\\beta(\\lambda)\\rVert_1` too: the form of :func:`.._weight_path.weight_path_bound`."""
+    y, n = bound.y, bound.n
+    B, Wp, ep = _columns(primal, "beta", lo, hi)
+    U, Wd, ed = _columns(dual, "u", lo, hi)
+    K = bound.gram(lo)  # (the bandwidth is fixed on the lambda path)
+    aB = np.abs(B)
+    KB = K @ B
+    dKB = fp_margin(n, 1.0) * (K @ aB) * (1.0 + fp_margin(n, 1.0)) + bound.entry_error * aB.sum(axis=0)
+
+    def F_at(x):
+        wp, wd = bernstein_at(Wp, x), bernstein_at(Wd, x)
+        r = y - KB @ wp
+        rho = dKB @ np.abs(wp) + np.abs(KB) @ ep + fp_margin(Wp.shape[0] + 1, 1.0) * (np.abs(y) + np.abs(KB) @ np.abs(wp))
+        d = U @ wd
+        dd = fp_margin(Wd.shape[0], 1.0) * (np.abs(U) @ np.abs(wd)) + np.abs(U) @ ed
+        value = float(np.abs(r).sum()) - float(y @ d)
+        band = float(rho.sum()) + float(np.abs(y) @ dd) + fp_margin(2 * n + 2, float(np.abs(r).sum()) + float(np.abs(y) @ np.abs(d)))
+        return value, band
+
+    def N_at(x):
+        wp = bernstein_at(Wp, x)
+        total = float(np.sum(np.abs(B @ wp) + fp_margin(Wp.shape[0], 1.0) * (aB @ np.abs(wp)) + aB @ ep))
+        return total + fp_margin(n, total)
+
+    cuts = np.concatenate([kinks(B @ Wp), kinks(y[:, None] - KB @ Wp)])
+    return weight_path_bound(F_at, N_at, cuts, lo, hi, quadratic=False)

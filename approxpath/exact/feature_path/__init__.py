@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from approxpath.compute.parallelism import managed
 from approxpath.errors import InputError
 from approxpath.validate import check_X_y, count, positive
 
@@ -80,6 +81,7 @@ def normalize_columns(X, reference=None):
     return (X - centre) / np.where(norm > 0, norm, 1.0)
 
 
+@managed
 def feature_path(X, y, *, C, kernel="ard-gaussian", degree=2, d_max=None, max_events=None, max_steps=2000,
                  g_tol=1e-8, certify=True, tol=1e-8, kkt_tol=1e-6):
     """Follow the L1KR feature-selection path of problem (1) from D ≈ 0.

@@ -33,7 +33,7 @@ import math
 import numpy as np
 import scipy.linalg
 
-from approxpath.blas import one_blas_thread
+from approxpath.compute.parallelism import blas_threads
 from approxpath.errors import SolverError
 
 from ._kkt import inner_solve
@@ -410,5 +410,5 @@ def follow(system, *, d_max=None, max_events=None, max_steps=2000, g_tol=1e-8):
     BLAS runs on one thread: the factorizations are small (n + p + 1) and many; multithreaded
     Householder QR was measured 30x slower than one thread at n = 200 on the shared 2-core
     machine (107 vs 3 ms), and not faster on an idle one."""
-    with one_blas_thread():
+    with blas_threads(1):
         return _Follower(system, d_max, max_events, max_steps, g_tol).run()

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from approxpath.compute.parallelism import managed
 from approxpath.errors import InputError
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, zero_sum
 from approxpath.validate import check_X_y, positive
@@ -305,6 +306,7 @@ def _kkt_residuals(ev, eK, y, yc, C, D, beta, alpha, alpha0):
     return [stationarity, budget, equal, maximality, sign, l1], lam
 
 
+@managed
 def crosscheck_feature_path(X, y, D, beta, alpha, alpha0, *, C, kernel="ard-gaussian", degree=2, tol=1e-8,
                             kkt_tol=1e-6):
     """Certify a feature path computed anywhere (arrays), point by point.

@@ -33,7 +33,9 @@ def write_feature_path(path, file, **meta):
     if path.report is not None:
         arrays.update(rel_gap=path.report.rel_gap, kkt=path.report.kkt)
         info.update(certified=path.report.ok, tol=path.report.tol, kkt_tol=path.report.kkt_tol)
-    np.savez_compressed(file, meta=np.array(json.dumps(info)), **arrays)
+    from ...certificate.output import write_atomic
+
+    write_atomic(file, lambda fh: np.savez_compressed(fh, meta=np.array(json.dumps(info)), **arrays))
 
 
 def read_feature_path(file):

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from approxpath.compute.parallelism import managed
 from approxpath.errors import SolverError
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, zero_sum
 from approxpath.validate import count, positive
@@ -130,6 +131,7 @@ class SegmentReport:
                 "max_gap": self.max_gap, "uncertified": list(self.uncertified), "wall_s": round(self.wall_s, 4)}
 
 
+@managed
 def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None, solves=True):
     """Certify the inner kernel ridge problem along segments of a feature path.
 

@@ -1,12 +1,12 @@
 """Kernel products without an n x n matrix: the distances are computed block by block from ``X``.
 
-:class:`BlockedKernels` answers what :class:`~approxpath.kernels.Kernels` answers for a bound
-(:meth:`~approxpath.kernels.Kernels.products`: :math:`E_x C`, :math:`(D\\circ E_x)C`,
+:class:`BlockedKernels` answers what :class:`~approxpath.compute.kernels.Kernels` answers for a bound
+(:meth:`~approxpath.compute.kernels.Kernels.products`: :math:`E_x C`, :math:`(D\\circ E_x)C`,
 :math:`(D^2\\circ E_x)C` with :math:`E_x = \\exp(-xD)`) while holding only O(n x block) floats:
 each block of rows of :math:`D` is computed from the data when a product reaches it
 (``scipy.spatial.distance.cdist``, whose entries equal ``pdist``'s bit for bit: the same
 differences, squares and sums in the same order), exponentiated, multiplied and dropped.  The
-products are those of :class:`~approxpath.kernels.Kernels` on real-valued data bit for bit (the
+products are those of :class:`~approxpath.compute.kernels.Kernels` on real-valued data bit for bit (the
 same entries, blocks and summation order), so a certificate and every rounding allowance are
 unchanged; data on a small lattice (binary features) are summed in another order (no histogram
 here: it needs the n x n level index), within the same allowance.
@@ -27,8 +27,8 @@ import hashlib
 
 import numpy as np
 
-from .errors import InputError
-from .kernel_families import cross_distances
+from ..errors import InputError
+from ..kernel_families import cross_distances
 from .kernels import Kernels
 
 __all__ = ["BlockedKernels"]
@@ -39,7 +39,7 @@ _SUMMARY_ENTRIES = 1 << 21
 
 
 class BlockedKernels(Kernels):
-    """:class:`~approxpath.kernels.Kernels` on distances that are never stored.
+    """:class:`~approxpath.compute.kernels.Kernels` on distances that are never stored.
 
     Parameters
     ----------
@@ -108,7 +108,7 @@ class BlockedKernels(Kernels):
 
     def hold(self, x, E):
         """Let products at ``x`` read ``E`` :math:`= \\exp(-xD)` (n x n, formed by the caller with
-        :func:`~approxpath.kernels.gaussian`: the entries a product exponentiates) instead of
+        :func:`~approxpath.compute.kernels.gaussian`: the entries a product exponentiates) instead of
         exponentiating, until the next call; ``hold(None, None)`` forgets it."""
         self._held = None if E is None else (float(x), E)
 

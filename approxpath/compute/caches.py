@@ -1,6 +1,6 @@
-"""The caches of a path search around :class:`~approxpath.kernels.Kernels`: the last few kernels
+"""The caches of a path search around :class:`~approxpath.compute.kernels.Kernels`: the last few kernels
 and lattice histograms (:class:`KernelCache`), and kernel products remembered by the content of
-their arguments (:class:`ProductMemo`).  Values are those of :class:`~approxpath.kernels.Kernels`
+their arguments (:class:`ProductMemo`).  Values are those of :class:`~approxpath.compute.kernels.Kernels`
 bit for bit; the verifier does not use these caches.
 """
 

@@ -1,6 +1,6 @@
 """The kernel products of one path split across the workers of a Dask cluster.
 
-:class:`SplitKernels` answers :meth:`~approxpath.kernels.Kernels.products`
+:class:`SplitKernels` answers :meth:`~approxpath.compute.kernels.Kernels.products`
 (:math:`E_x C`, :math:`(D\\circ E_x)C`, :math:`(D^2\\circ E_x)C` with :math:`E_x = \\exp(-xD)`)
 with the rows of :math:`D` held by the workers of a ``dask.distributed.Client``: the data ``X``
 is scattered to every worker once, and each worker computes and keeps its chunks of rows of
@@ -8,12 +8,12 @@ is scattered to every worker once, and each worker computes and keeps its chunks
 distances that one machine may not.  A product sends each task its rows' coefficients; the
 worker that holds the rows computes the terms :math:`C_b^\\top E_b`,
 :math:`C_b^\\top (D_b\\circ E_b)`, ... of each block b of rows
-(:func:`~approxpath.kernels.block_products`, the blocks of
-:meth:`~approxpath.kernels.Kernels.products`), and the terms are added in the order of the blocks
+(:func:`~approxpath.compute.kernels.block_products`, the blocks of
+:meth:`~approxpath.compute.kernels.Kernels.products`), and the terms are added in the order of the blocks
 by a chain of small tasks, each on the worker that holds its terms (the sum so far travels from
-worker to worker, never the terms), one chain per run of :func:`~approxpath.kernels.product_chunks`
+worker to worker, never the terms), one chain per run of :func:`~approxpath.compute.kernels.product_chunks`
 (the runs' sums are added in order by the caller, as in one process).  The result is the single-process blocked mode's
-(:class:`~approxpath.blocked_kernels.BlockedKernels`), bit for bit, whatever the number of
+(:class:`~approxpath.compute.blocked.BlockedKernels`), bit for bit, whatever the number of
 workers or the order in which they finish: the same entries, the same terms, the same order of
 additions; certificates and rounding allowances are unchanged.  (Bit for bit on a cluster whose
 workers run the same numpy and BLAS on the same kind of CPU; elsewhere a worker's exp or matrix
@@ -34,9 +34,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .blocked_kernels import BlockedKernels
-from .errors import InputError
-from .kernel_families import cross_distances
+from .blocked import BlockedKernels
+from ..errors import InputError
+from ..kernel_families import cross_distances
 from .kernels import block_products, gaussian, product_chunks, product_step, threads
 
 __all__ = ["SplitKernels", "split_products"]
@@ -48,7 +48,7 @@ _CHUNK_BLOCKS = 32
 
 
 class SplitKernels(BlockedKernels):
-    """:class:`~approxpath.blocked_kernels.BlockedKernels` whose products run on Dask workers
+    """:class:`~approxpath.compute.blocked.BlockedKernels` whose products run on Dask workers
     that hold the rows of :math:`D` (see the module).
 
     Parameters
@@ -71,7 +71,7 @@ class SplitKernels(BlockedKernels):
     workers : list of str
         The workers' addresses, in the order chunks are dealt to them.
     chunk : int
-        Rows of :math:`D` per chunk (a multiple of :func:`~approxpath.kernels.product_step`).
+        Rows of :math:`D` per chunk (a multiple of :func:`~approxpath.compute.kernels.product_step`).
 
     Raises
     ------
@@ -107,7 +107,7 @@ class SplitKernels(BlockedKernels):
                       for a, w in zip(starts, self._owners)]
 
     def _check_memory(self):
-        from .memory import check_fits, split_worker_bytes
+        from ..memory import check_fits, split_worker_bytes
 
         n = self.n
         rows = Counter()
@@ -119,9 +119,9 @@ class SplitKernels(BlockedKernels):
                        f"the Dask worker {w}", "add workers (or memory) to the cluster", tuple(available[w]))
 
     def products(self, x, C, rows=None, order=2):
-        """As :meth:`approxpath.kernels.Kernels.products` (the same numbers), computed by the
+        """As :meth:`approxpath.compute.kernels.Kernels.products` (the same numbers), computed by the
         workers: one task per run of consecutive blocks whose first rows lie in one chunk and in
-        one of :func:`~approxpath.kernels.product_chunks`, on the worker that holds the chunk; a
+        one of :func:`~approxpath.compute.kernels.product_chunks`, on the worker that holds the chunk; a
         chain of additions in the order of the blocks per product chunk, and the chunks' sums
         added in their order here."""
         C = np.asarray(C, dtype=float)
@@ -250,7 +250,7 @@ def _worker_memory(dask_worker):
     """``(bytes, what limits them)`` on a Dask worker: :func:`~approxpath.memory.available_bytes`,
     or less where the worker would spill its data to disk (its ``memory_limit`` times its
     target fraction)."""
-    from .memory import available_bytes, human
+    from ..memory import available_bytes, human
 
     have, what = available_bytes()
     manager = getattr(dask_worker, "memory_manager", None)

@@ -1,0 +1,354 @@
+"""Kernels :math:`K_t = \\exp(-tD)` and their products.
+
+The kernel of every built-in problem is :math:`K_t = \\exp(-t D)` with :math:`D \\ge 0`
+entrywise (today :math:`D_{ij} = \\lVert x_i - x_j \\rVert^2`), so :math:`0 < (K_t)_{ij} \\le 1` and
+every entry is completely monotone in :math:`t`: every bound of the package rests on that.
+
+:class:`Kernels` computes what a bound asks for (a kernel, or products with it and its
+derivatives in :math:`t`) from scratch, numpy only: the verifier uses it.
+:class:`~approxpath.compute.caches.KernelCache` adds the caches a path search needs (the last
+few kernels, histograms of coefficients over lattice distances).
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import numpy as np
+
+from .parallelism import blas_threads, kernel_threads, parallel_map, threads
+
+__all__ = ["gaussian", "kernel_rows", "Kernels", "threads", "product_step", "product_chunks", "block_products"]
+
+
+# below this many entries threads cost more than they save
+_THREADED_MIN = 1 << 18
+# Kernel products of at least this many entries run on one BLAS thread: OpenBLAS spreads the
+# skinny products of a block (p x m times m x n, p a few columns) over its threads, measured
+# 27.7 s against 1.0 s for one pass at n = 16000, p = 4 on 2 cores (limiting costs ~0.3 ms a
+# call: a pass at this size takes ~10 ms)
+_ONE_BLAS_MIN = 1 << 22
+# rows of E and D per block of KernelCache.products: a block and its temporary (~2 x 256 KB)
+# stay in a core's L2 cache between the three products
+_PRODUCT_BLOCK_BYTES = 1 << 18
+# ... and at least 16 rows, as long as they take at most this much (else 8 to 15 rows): one pass
+# at n = 16000, p = 4, idle machine: 16 rows (2 MB) 0.46 s, 12 rows 0.37 s, 8 rows 0.37 s; at
+# n = 8000, 16 rows (1 MB) 0.087 s, 12 rows 0.089 s, 8 rows 0.107 s
+_PRODUCT_BLOCK_MAX = 3 << 19
+# rows per chunk of a product summed on one thread (Kernels.products): two chunks from
+# n = 2049 on, so both cores work at n = 4000 (the sums of smaller products keep the order of
+# one pass, bit for bit) ...
+_PRODUCT_CHUNK = 2048
+# ... and half as many rows above this many, so that 16 cores have a chunk each at n = 16,000
+# (16 chunks instead of 8; products of at most this many rows keep their chunks bit for bit)
+_PRODUCT_CHUNK_FINE = 8192
+# rows per block of the blocked elementwise work: blocks of D stay in cache between the
+# multiply and the exp
+_BLOCK = 256
+# Distances on a lattice q * {0, 1, ..., L} with L at most this (binary or integer features:
+# a1a-a4a have L = 28) are stored as uint8 level indices; products then go through histograms
+# of the coefficients over the levels (a1a: histogram of 4 columns 35 ms once, then 0.4 ms per
+# point instead of a 6-24 ms pass over D).
+_LEVELS_MAX = 255
+
+
+def _blocked(fn, out):
+    """Apply ``fn(rows)`` (which fills ``out[rows]``) block-row by block-row, threaded.
+
+    (Computing only the upper triangle of a symmetric result and mirroring it was measured
+    slower: 7.4 vs 4.9 ms for exp at n = 1605, 4.8 vs 2.0 ms for a product; the transposed copy
+    costs more than the arithmetic it saves.  The full result is exactly symmetric anyway when
+    its input is: the entrywise operations do not depend on an entry's position.)
+    """
+    n, m = out.shape[0], out.shape[1] if out.ndim > 1 else 1
+    blocks = [slice(a, min(a + _BLOCK, n)) for a in range(0, n, _BLOCK)]
+    parallel_map(fn, blocks, threaded=n * m >= _THREADED_MIN)
+    return out
+
+
+def gaussian(D, t, out=None):
+    """:math:`\\exp(-t D)` entrywise; ``D`` of shape (n, m), ``t > 0``."""
+    D = np.asarray(D, dtype=float)
+    if D.ndim != 2:
+        return np.exp(-float(t) * D)
+    out = np.empty_like(D) if out is None else out
+
+    def fill(rows):
+        np.multiply(D[rows], -float(t), out=out[rows])
+        np.exp(out[rows], out=out[rows])
+
+    return _blocked(fill, out)
+
+
+def kernel_rows(D, t, W, rows=None):
+    """:math:`\\exp(-t D_{R,:})\\, W` without forming the (k, n) kernel rows: blocks of rows of
+    ``D`` (at most 256 kB each: they stay in cache) exponentiated and multiplied at once, one
+    run of blocks per kernel thread.  The blocks depend on the shape of ``D`` only, so the
+    result does not depend on the number of threads.
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, m)
+    t : float
+    W : ndarray of shape (m,) or (m, p)
+    rows : ndarray of int of shape (k,), optional
+        The rows :math:`R` of ``D`` (all if None).
+
+    Returns
+    -------
+    ndarray of shape (k,) or (k, p)
+    """
+    W = np.asarray(W, dtype=float)
+    k, m = (D.shape[0] if rows is None else len(rows)), D.shape[1]
+    out = np.empty((k,) + W.shape[1:])
+    step = max(1, _PRODUCT_BLOCK_BYTES // (8 * max(m, 1)))
+    starts = range(0, k, step)  # blocks fixed by k: a BLAS product's last bits depend on its shape
+    runs = kernel_threads() if k * m >= _THREADED_MIN else 1
+    per = max(1, -(-len(starts) // runs))  # (k = 0: no block, one empty run)
+
+    def run(first):  # blocks first .. first + per, through one buffer
+        buffer = np.empty((min(step, k), m))
+        for a in starts[first:first + per]:
+            b = min(a + step, k)
+            Db = D[a:b] if rows is None else D[rows[a:b]]
+            np.matmul(gaussian(Db, t, out=buffer[:b - a]), W, out=out[a:b])
+
+    parallel_map(run, range(0, max(len(starts), 1), per))
+    return out
+
+
+def product_step(n):
+    """Rows of :math:`D` per block of :meth:`Kernels.products` on ``n`` samples (a block's partial
+    sums are added in this order: :mod:`approxpath.compute.distributed` cuts its tasks at these blocks)."""
+    rows = _PRODUCT_BLOCK_BYTES // (8 * n)
+    return rows if rows >= 16 else max(8, min(16, _PRODUCT_BLOCK_MAX // (8 * n)))
+
+
+def product_chunks(k):
+    """The runs of coefficient rows (ranges of ``range(k)``) that :meth:`Kernels.products` sums
+    separately, block by block from zero, before adding the runs' sums in order: they depend on
+    ``k`` alone, so the result does not depend on how many threads or workers compute them."""
+    size = _PRODUCT_CHUNK if k <= _PRODUCT_CHUNK_FINE else _PRODUCT_CHUNK // 2
+    return [range(a, min(a + size, k)) for a in range(0, k, size)]
+
+
+def block_products(Cb, Db, E, order, out=None, T=None):
+    """The terms one block of rows adds to :meth:`Kernels.products`:
+    :math:`[C_b E_b,\\ C_b (D_b \\circ E_b),\\ C_b (D_b^2 \\circ E_b)]`, the first ``order + 1``.
+
+    Parameters
+    ----------
+    Cb : ndarray of shape (p, m)
+        The coefficients of the block's rows, transposed.
+    Db, E : ndarray of shape (m, n)
+        The block's rows of :math:`D` and of :math:`E_x = \\exp(-xD)`.
+    order : {0, 1, 2}
+    out : ndarray of shape (order + 1, p, n), optional
+        Where the terms go (the same numbers: the products are written, not accumulated).
+    T : ndarray of shape (m, n), optional
+        Scratch for :math:`D_b^j \\circ E_b` (a caller that reuses its buffers allocates nothing).
+
+    Returns
+    -------
+    ndarray of shape (order + 1, p, n)
+    """
+    out = np.empty((order + 1, Cb.shape[0], E.shape[1])) if out is None else out
+    np.matmul(Cb, E, out=out[0])
+    if order:
+        T = np.multiply(Db, E, out=T)
+        for j in range(1, order + 1):
+            if j > 1:
+                T *= Db
+            np.matmul(Cb, T, out=out[j])
+    return out
+
+
+def _lattice(D):
+    """``(levels, index)`` with ``levels[index] == D`` bit for bit when every entry of ``D`` is
+    ``k q`` for integers ``0 <= k <= min(_LEVELS_MAX, n - 2)``, ``q`` a dyadic rational (binary,
+    integer or dyadic features); None otherwise, found in the first row for real-valued data.
+
+    Exact: ``D 2**j`` is integral for some ``j <= 10`` (a power of two scales exactly), ``q``
+    is the gcd of those integers over ``2**j``.  Fewer levels than rows, else a histogram is
+    no cheaper than a pass over ``D``.
+
+    Rounding: in a histogram product a coefficient passes through the sums of its bin, one
+    product with the level's kernel entry and the sum over the nonzero bins (adding a zero bin
+    is exact); each other nonzero bin holds at least one other coefficient, so that is at most
+    n + 1 roundings, as in the n-term sum of a direct product: the allowances of the bounds
+    (:func:`~approxpath.numerics.fp_margin` with n terms) hold unchanged.
+    """
+    n = D.shape[0]
+    top = min(_LEVELS_MAX, n - 2)
+    blocks = [slice(a, min(a + _BLOCK, n)) for a in range(0, n, _BLOCK)]
+    if top < 1:
+        return None
+    first = D[0]
+    scale = next((2.0**j for j in range(11) if np.array_equal(np.rint(first * 2.0**j), first * 2.0**j)), None)
+    g = 0
+    for b in blocks if scale is not None else ():
+        v = D[b] * scale
+        if v.max() > 2.0**40 or not np.array_equal(np.rint(v), v):
+            return None
+        g = np.gcd.reduce(v.astype(np.int64), axis=None, initial=g)
+    if not g:
+        return None
+    index = np.empty(D.shape, dtype=np.uint8)
+    for b in blocks:
+        k = (D[b] * scale).astype(np.int64) // g
+        if k.max() > top:
+            return None
+        index[b] = k
+    q = g / scale
+    return q * np.arange(int(index.max()) + 1, dtype=float), index
+
+
+class Kernels:
+    """Kernels :math:`E_x = \\exp(-xD)` and products with them, computed from scratch.
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, n)
+        Symmetric, entrywise nonnegative (e.g. :func:`sq_distances`).
+
+    Attributes
+    ----------
+    lattice : (ndarray, ndarray of uint8) or None
+        The levels and level indices of ``D`` when its entries lie on a small lattice (binary
+        or integer features): products then go through histograms of the coefficients over the
+        levels, the same entries :math:`e^{-x d_k}` summed in another order.
+    """
+
+    def __init__(self, D):
+        if D.ndim != 2 or D.shape[0] != D.shape[1] or not np.array_equal(D, D.T):
+            raise ValueError("Kernels needs symmetric distances (n, n)")  # products() relies on it
+        self.D = D
+        self.lattice = _lattice(D)
+        self._summary = None
+
+    #: ``"dense"`` here; ``"distances"`` or ``"blocked"`` without whole kernels (:mod:`approxpath.compute.blocked`).
+    mode = "dense"
+
+    @property
+    def n(self):
+        """The number of samples."""
+        return self.D.shape[0]
+
+    def rows(self, idx):
+        """The rows ``idx`` of :math:`D` (a slice or integer indices): shape (k, n)."""
+        return self.D[idx]
+
+    def summary(self):
+        """``(finite, largest, sha256)`` of :math:`D`: whether every entry is finite, the largest
+        entry, and :func:`~approxpath.kernel_families.distances_sha256` (computed once: ``D`` is
+        read only)."""
+        from ..kernel_families import distances_sha256
+
+        if self._summary is None:
+            finite = bool(np.all(np.isfinite(self.D)))
+            self._summary = (finite, float(np.max(self.D)) if self.D.size else 0.0, distances_sha256(self.D))
+        return self._summary
+
+    def get(self, x):
+        """:math:`E_x = \\exp(-xD)`, shape (n, n)."""
+        return gaussian(self.D, float(x))
+
+    def _cached(self, x):
+        """A stored :math:`E_x` (None: nothing is stored here)."""
+        return None
+
+    def columns(self, x, idx):
+        """The columns ``idx`` of :math:`E_x` (integer indices): shape (n, k), read from a
+        stored kernel if there is one, else exponentiated from the rows ``idx`` of the
+        symmetric :math:`D` (the same entries; n x k work instead of n x n)."""
+        cached = self._cached(float(x))
+        if cached is not None:
+            return cached[:, idx]
+        return gaussian(self.rows(idx), float(x)).T
+
+    def products(self, x, C, rows=None, order=2):
+        """:math:`(E_x C,\\ (D \\circ E_x) C,\\ (D^2 \\circ E_x) C)` (the first
+        ``order + 1`` of them) with ``C`` weighting the columns ``rows`` of the kernel (all if
+        None).
+
+        One pass over :math:`D` in blocks of rows that stay in cache: each block of
+        :math:`E_x` is exponentiated there and used at once (or read, if :math:`E_x` is
+        cached: the entries are the same either way), so neither the kernel nor the
+        derivative matrices are ever stored, and only the rows ``rows`` are exponentiated
+        (a product is memory-bound: this reads one n x n array instead of three and writes
+        none; certifying a path evaluates products at many points where no kernel is needed
+        otherwise).  By symmetry :math:`E_x[:, r]\\, C = (C^\\top E_x[r, :])^\\top`, the
+        fast orientation of a product with few columns.  The entries and the sums are
+        computed in a fixed order: results depend on nothing but the inputs (and the first
+        product not on ``order``).
+
+        Parameters
+        ----------
+        x : float
+        C : ndarray of shape (k,) or (k, p)
+        rows : ndarray of int of shape (k,), optional
+        order : {0, 1, 2}
+
+        Returns
+        -------
+        tuple of ``order + 1`` ndarrays of shape (n,) or (n, p)
+        """
+        C = np.asarray(C, dtype=float)
+        C2 = C[:, None] if C.ndim == 1 else C
+        k, n = C2.shape[0], self.n
+        step = product_step(n)
+        if self.lattice is not None:
+            levels = self.lattice[0]
+            W = [gaussian(levels, x)]
+            for _ in range(order):
+                W.append(W[-1] * levels)  # (e * d) * d: the entries of the blocked route below
+            W = np.stack(W, axis=1)
+            acc = np.stack([self._histogram(C2[:, c], rows, step) @ W for c in range(C2.shape[1])], axis=1)
+            return tuple(acc[:, :, j].reshape((n,) + C.shape[1:]) for j in range(order + 1))
+        cached = self._cached(x)
+
+        def part(chunk):  # the sums over the rows of one chunk, block by block
+            acc = np.zeros((order + 1, C2.shape[1], n))
+            # every block in the same buffers: a fresh block-sized array each time was mapped and
+            # faulted in anew (n = 8000: one pass 1.6 s against 0.86 s, much of it system time)
+            Eb, Tb, out = np.empty((step, n)), np.empty((step, n)), np.empty_like(acc)
+            for a in range(chunk.start, chunk.stop, step):
+                b = min(a + step, chunk.stop)
+                idx = slice(a, b) if rows is None else rows[a:b]
+                Db = self.rows(idx)
+                r = Db.shape[0]
+                # gaussian() on the block: the same entries as a cached kernel
+                E = cached[idx] if cached is not None else gaussian(Db, x, out=Eb[:r])
+                acc += block_products(C2[a:b].T, Db, E, order, out=out, T=Tb[:r])
+            return acc
+
+        # chunks of rows summed on the kernel threads, then added in their order: the chunks
+        # depend on k only, so the sums do not depend on the number of threads (one chunk, the
+        # blocks' order of a single pass, up to _PRODUCT_CHUNK rows)
+        with blas_threads(1) if k * n >= _ONE_BLAS_MIN else nullcontext():
+            parts = parallel_map(part, product_chunks(k), threaded=k * n >= _THREADED_MIN)
+        acc = parts[0] if parts else np.zeros((order + 1, C2.shape[1], n))
+        for more in parts[1:]:
+            acc += more
+        return tuple(m.T.reshape((n,) + C.shape[1:]) for m in acc)
+
+    def _histogram(self, c, rows, step):
+        """``H`` of shape (n, levels): ``H[i, k]`` is the sum of ``c[j]`` over the ``j`` (of
+        ``rows``) with ``D[i, j] = levels[k]``."""
+        full = np.zeros(self.D.shape[0])
+        full[slice(None) if rows is None else rows] = c
+        return self._histogram_of(full, step)
+
+    def _histogram_of(self, full, step):
+        """:meth:`_histogram` of a column scattered to length n (computed, never stored here)."""
+        levels, index = self.lattice
+        n, L = index.shape[0], levels.size
+        H = np.zeros(L * n)
+        at = np.arange(n)
+        weighted = np.flatnonzero(full)
+        for a in range(0, weighted.size, step):
+            # by symmetry row j of the index holds D[i, j] for every i: bin (level, i)
+            js = weighted[a:a + step]
+            bins = (index[js].astype(np.intp) * n + at).ravel()
+            H += np.bincount(bins, weights=np.repeat(full[js], n), minlength=L * n)
+        return np.ascontiguousarray(H.reshape(L, n).T)

@@ -1,0 +1,233 @@
+"""How many threads the kernel work and the BLAS get: the one place that decides.
+
+Two kinds of threads compete for the cores of a process: the *kernel threads* (our pool, which
+runs the entrywise work and the per-block products of a kernel pass: numpy's ufuncs release
+the GIL) and the BLAS library's own threads (OpenBLAS, MKL).  Each alone can use every core;
+both at once oversubscribe them, and OpenBLAS's idle threads spin (system time): on a 2-core
+machine its default threads made the small factorizations of the exact paths and active-set
+solvers 10-50x slower (Householder QR of 1000 x 12: 4.6 ms against 0.1-0.25 ms) and a kernel
+pass at n = 16,000 27x slower (its skinny products spread over its threads).
+
+The rule, applied by every entry point of the library (:func:`managed`): the kernel threads
+get the cores (:func:`kernel_threads`: the user's setting, else ``APPROXPATH_NUM_THREADS``,
+else :func:`cores`), and BLAS runs on one thread, inside our threaded passes and around them.
+Worker processes run one kernel thread (:func:`worker_threads`): their parallelism is the
+processes.
+
+A setting follows joblib's ``n_jobs`` convention (:func:`resolve`): a positive count, ``-1``
+for every core, ``-2`` for all but one, ...; ``None`` for the default.  BLAS threads are set
+through threadpoolctl, the scientific Python stack's way.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import os
+import sys
+import threading
+from contextlib import contextmanager
+
+__all__ = ["cores", "resolve", "threads", "kernel_threads", "blas_threads", "managed", "worker_threads",
+           "parallel_map"]
+
+_DEFAULT = contextvars.ContextVar("approxpath_kernel_threads", default=None)
+_POOL_NAME = "approxpath-kernels"
+_POOLS = {}  # (process id, thread count) -> ThreadPoolExecutor
+
+
+@functools.lru_cache(maxsize=1)
+def cores():
+    """The CPUs this process may use: its affinity mask (``taskset``, a container's cpuset),
+    capped by a cgroup CPU quota (a container's ``--cpus``), at least 1; read once (every
+    parallel pass asks)."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        count = os.cpu_count() or 1
+    quota = _cgroup_quota()
+    return max(1, min(count, quota) if quota else count)
+
+
+def _cgroup_quota():
+    """A cgroup's CPU quota in whole CPUs (rounded up), or None: v2's ``cpu.max``
+    (``"200000 100000"``), else v1's ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``."""
+    for quota_file, period_file in (("/sys/fs/cgroup/cpu.max", None),
+                                    ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us")):
+        try:
+            with open(quota_file) as fh:
+                fields = fh.read().split()
+            if period_file is not None:
+                with open(period_file) as fh:
+                    fields.append(fh.read().strip())
+            quota, period = fields[0], float(fields[1])
+            if quota in ("max", "-1") or period <= 0:
+                return None
+            return max(1, -(-int(quota) // int(period)))
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
+def resolve(n_jobs, default=None):
+    """A thread (or process) count from ``n_jobs`` in joblib's convention: a positive integer as
+    given, ``-1`` every core (:func:`cores`), ``-k`` all but ``k - 1`` (at least 1), ``None``
+    ``default`` (a count, or :func:`cores` when that is None too).
+
+    Raises
+    ------
+    InputError
+        ``0``, a bool or a non-integer.
+    """
+    if n_jobs is None:
+        return cores() if default is None else int(default)
+    from ..errors import InputError
+
+    if isinstance(n_jobs, bool) or not hasattr(n_jobs, "__index__") or int(n_jobs) == 0:
+        raise InputError(f"n_jobs must be a nonzero integer or None (-1: every core, -2: all but one); got {n_jobs!r}")
+    n_jobs = int(n_jobs)
+    return n_jobs if n_jobs > 0 else max(1, cores() + 1 + n_jobs)
+
+
+def _environment_default():
+    """``APPROXPATH_NUM_THREADS`` as :func:`resolve` reads it, or None when unset."""
+    value = os.environ.get("APPROXPATH_NUM_THREADS", "").strip()
+    if not value:
+        return None
+    try:
+        return resolve(int(value))
+    except ValueError:
+        from ..errors import InputError
+
+        raise InputError(f"APPROXPATH_NUM_THREADS must be a nonzero integer (-1: every core); got {value!r}") from None
+
+
+def kernel_threads():
+    """The kernel threads of the calling context: :func:`threads`' setting, else
+    ``APPROXPATH_NUM_THREADS``, else :func:`cores`."""
+    count = _DEFAULT.get()
+    if count is None:
+        count = _environment_default()
+    return cores() if count is None else count
+
+
+@contextmanager
+def threads(n_jobs):
+    """Run the kernel work of a ``with`` block on :func:`resolve` ``(n_jobs)`` threads
+    (``None``: the default)."""
+    token = _DEFAULT.set(None if n_jobs is None else resolve(n_jobs))
+    try:
+        yield
+    finally:
+        _DEFAULT.reset(token)
+
+
+class _Controller:
+    """threadpoolctl's controller of the loaded native libraries, found again only after new
+    modules were imported (finding them reads every loaded library: ~1.4 ms a call with
+    ``threadpool_limits``, ~40 us with a kept controller)."""
+
+    modules = -1
+    controller = None
+
+    @classmethod
+    def get(cls):
+        if cls.modules != len(sys.modules):
+            from threadpoolctl import ThreadpoolController
+
+            cls.controller, cls.modules = ThreadpoolController(), len(sys.modules)
+        return cls.controller
+
+
+class _Managed:
+    """The state of :func:`managed` calls in this process: how deep, and every BLAS library it
+    put on one thread with its count before (restored when the outermost call returns)."""
+
+    lock = threading.RLock()
+    depth = 0
+    saved = {}  # library path -> (its controller, its thread count before)
+    modules = -1
+
+    @classmethod
+    def pin(cls):
+        """Inside a managed call: the BLAS libraries loaded since the last look on one thread too
+        (scipy's own OpenBLAS is loaded with ``scipy.linalg``, often after the call began)."""
+        with cls.lock:
+            if not cls.depth or cls.modules == len(sys.modules):
+                return
+            cls.modules = len(sys.modules)
+            for lib in _Controller.get().select(user_api="blas").lib_controllers:
+                if lib.filepath not in cls.saved:
+                    cls.saved[lib.filepath] = (lib, lib.get_num_threads())
+                    lib.set_num_threads(1)
+
+    @classmethod
+    @contextmanager
+    def scope(cls):
+        with cls.lock:
+            cls.depth += 1
+        try:
+            cls.pin()
+            yield
+        finally:
+            with cls.lock:
+                cls.depth -= 1
+                if not cls.depth:
+                    for lib, count in cls.saved.values():
+                        lib.set_num_threads(count)
+                    cls.saved, cls.modules = {}, -1
+
+
+@contextmanager
+def blas_threads(count=1, openmp=False):
+    """The BLAS libraries loaded in the process (and with ``openmp`` the OpenMP runtimes) on
+    ``count`` threads inside the ``with`` block; their settings before it after it."""
+    _Managed.pin()
+    controller = _Controller.get()
+    with controller.limit(limits=count, user_api="blas"):
+        if openmp:
+            with controller.limit(limits=count, user_api="openmp"):
+                yield
+        else:
+            yield
+
+
+def managed(func):
+    """Decorator of the library's entry points: ``func`` runs with BLAS on one thread, the
+    kernel threads having the cores (see the module).  A BLAS library loaded during the call
+    (scipy's, with ``scipy.linalg``) is put on one thread at the next :func:`blas_threads` or
+    managed call inside it; every library gets its setting back when the outermost managed call
+    returns."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with _Managed.scope():
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+@contextmanager
+def worker_threads():
+    """One kernel thread and one BLAS thread inside the ``with`` block: a worker process's
+    setting (its parallelism is the processes)."""
+    with blas_threads(1), threads(1):
+        yield
+
+
+def parallel_map(fn, items, threaded=True):
+    """``[fn(item) for item in items]``, on the kernel threads (:func:`kernel_threads`) when
+    ``threaded`` and there are several items.  The threads are kept for the next calls (a path
+    makes thousands: starting threads each time cost ~1 ms a call); a process forked from this
+    one starts its own.  Work inside a pool's thread stays there (waiting on the pool from it
+    could deadlock)."""
+    count = min(kernel_threads(), len(items)) if threaded else 1
+    if count < 2 or threading.current_thread().name.startswith(_POOL_NAME):
+        return [fn(item) for item in items]
+    key = (os.getpid(), count)
+    pool = _POOLS.get(key)
+    if pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = _POOLS[key] = ThreadPoolExecutor(count, thread_name_prefix=_POOL_NAME)
+    return list(pool.map(fn, items))

@@ -1,0 +1,78 @@
+"""The gap bound of a kLASSO pair moving linearly in lambda on a piece of the lambda path (numpy
+only: the certificate side, :class:`.bound.KLassoBound`, uses it).
+
+At a fixed bandwidth the kernel is fixed, and between two breakpoints the exact lambda path is
+linear (Wang et al.): the combination of two exact solves whose weights are linear in
+:math:`\\lambda`, :math:`(\\beta, \\beta_0)(\\lambda) = \\sum_k w_k(\\lambda)(\\beta_k, \\beta_{0k})` and
+:math:`d(\\lambda) = \\sum_k v_k(\\lambda) u_k`, is the path itself on such a segment, and its gap
+is small wherever the segment holds few breakpoints.  The gap is
+
+.. math::
+
+    g(\\lambda) = F(\\lambda) + \\lambda\\lVert\\beta(\\lambda)\\rVert_1,\\qquad
+    F = \\tfrac12\\lVert y - K\\beta(\\lambda) - \\beta_0(\\lambda)\\rVert^2 - y^\\top d + \\tfrac12\\lVert d\\rVert^2,
+
+with :math:`F` a convex quadratic in :math:`\\lambda` and :math:`\\lVert\\beta(\\lambda)\\rVert_1` convex
+and piecewise linear (kinks where a coefficient changes sign): the form
+:func:`.._weight_path.weight_path_bound` bounds over a piece.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from approxpath.moving import bernstein_at, coefficient_rounding, is_moving
+from approxpath.numerics import fp_margin
+
+from .._weight_path import kinks, weight_path_bound
+
+__all__ = ["lam_gap", "weight_columns"]
+
+
+def weight_columns(point, lo, hi, names):
+    """``(columns (n, K) per field name, W (K, 2) on [lo, hi], err (K,))`` of a stored point
+    with weights of degree <= 1 (a fixed point: itself with the constant weight 1); ``err``
+    bounds how far a weight computed at a position of the piece is from exact."""
+    if not is_moving(point):
+        cols = [np.atleast_1d(np.asarray(getattr(point, f), dtype=float))[:, None] for f in names]
+        return cols, np.ones((1, 2)), np.zeros(1)
+    cols = [np.column_stack([np.atleast_1d(np.asarray(getattr(q, f), dtype=float)) for q in point.points])
+            for f in names]
+    W = point.restrict(lo, hi)
+    W = W if W.shape[1] == 2 else np.repeat(W, 2, axis=1)
+    err = np.zeros(len(point.points)) if (float(lo), float(hi)) == point.span else point.allowance()
+    return cols, W, err + coefficient_rounding(W)
+
+
+def lam_gap(bound, primal, dual, lo, hi):
+    """A rigorous upper bound of the gap of a pair moving linearly in lambda (either side; the
+    other fixed) at every lambda of ``[lo, hi]`` (see the module docstring)."""
+    y, n = bound.y, bound.n
+    (B, B0), Wp, ep = weight_columns(primal, lo, hi, ("beta", "beta0"))
+    (U,), Wd, ed = weight_columns(dual, lo, hi, ("u",))
+    K = bound.gram(lo)  # (the bandwidth is fixed on the lambda path)
+    aB = np.abs(B)
+    # how far a computed (K beta_k)_i is from exact: the sum's rounding and the kernel entries'
+    dKB = fp_margin(n, 1.0) * (K @ aB) * (1.0 + fp_margin(n, 1.0)) + bound.entry_error * aB.sum(axis=0)
+    fit = K @ B + B0  # (n, Kp): K beta_k + beta0_k
+
+    def F_at(x):
+        """F as computed at the position ``x`` of the piece and its rounding."""
+        wp, wd = bernstein_at(Wp, x), bernstein_at(Wd, x)
+        r = y - fit @ wp
+        rho = dKB @ np.abs(wp) + np.abs(fit) @ ep + fp_margin(Wp.shape[0] + 1, 1.0) * (np.abs(y) + np.abs(fit) @ np.abs(wp))
+        d = U @ wd
+        dd = fp_margin(Wd.shape[0], 1.0) * (np.abs(U) @ np.abs(wd)) + np.abs(U) @ ed
+        value = 0.5 * float(r @ r) - float(y @ d) + 0.5 * float(d @ d)
+        band = (float(np.abs(r) @ rho) + 0.5 * float(rho @ rho) + float((np.abs(y) + np.abs(d)) @ dd)
+                + 0.5 * float(dd @ dd)
+                + fp_margin(2 * n + 4, 0.5 * float(r @ r) + float(np.abs(y) @ np.abs(d)) + 0.5 * float(d @ d)))
+        return value, band
+
+    def N_at(x):
+        """An upper bound of ||beta||_1 at the position ``x``."""
+        wp = bernstein_at(Wp, x)
+        total = float(np.sum(np.abs(B @ wp) + fp_margin(Wp.shape[0], 1.0) * (aB @ np.abs(wp)) + aB @ ep))
+        return total + fp_margin(n, total)
+
+    return weight_path_bound(F_at, N_at, kinks(B @ Wp), lo, hi, quadratic=True)

@@ -1,0 +1,308 @@
+"""The compute layer: thread counts (ours and the BLAS's, one home) and kernel products on a
+device through the array API, exercised with numpy and array-api-strict."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+import approxpath
+from approxpath import compute
+from approxpath.compute import parallelism as th
+from approxpath.compute.blocked import BlockedKernels
+from approxpath.compute.device import Accelerator, DeviceKernels
+from approxpath.compute.distances import sq_distances
+from approxpath.compute.kernels import Kernels
+from approxpath.data import make_classification
+from approxpath.errors import InputError
+from approxpath.numerics import fp_margin, kernel_entry_error
+
+# the device backend's tests need the array API wrapper and the strict namespace (the test extra)
+_ARRAY_API = all(importlib.util.find_spec(m) for m in ("array_api_compat", "array_api_strict"))
+needs_array_api = pytest.mark.skipif(not _ARRAY_API, reason="needs array-api-compat and array-api-strict")
+
+
+def _blas_threads():
+    return {lib["filepath"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
+# -- threads ---------------------------------------------------------------------------------
+
+def test_n_jobs_follows_joblibs_convention(monkeypatch):
+    monkeypatch.setattr(th, "cores", lambda: 8)
+    assert [th.resolve(j) for j in (1, 3, -1, -2, -8, -100)] == [1, 3, 8, 7, 1, 1]
+    assert th.resolve(None) == 8 and th.resolve(None, default=1) == 1
+    for bad in (0, 1.5, "2", True):
+        with pytest.raises(InputError, match="n_jobs"):
+            th.resolve(bad)
+
+
+def test_cores_come_from_the_affinity_mask_and_a_cgroup_quota(monkeypatch):
+    assert 1 <= th.cores() <= len(os.sched_getaffinity(0))
+    monkeypatch.setattr(th, "_cgroup_quota", lambda: 1)
+    th.cores.cache_clear()
+    try:
+        assert th.cores() == 1
+    finally:
+        th.cores.cache_clear()
+
+
+def test_cgroup_quota_files_are_read(monkeypatch, tmp_path):
+    files = {"/sys/fs/cgroup/cpu.max": "150000 100000\n"}
+    real_open = open
+
+    def fake_open(path, *a, **k):
+        if path in files:
+            return real_open(_write(tmp_path, files[path]), *a, **k)
+        if str(path).startswith("/sys/fs/cgroup"):
+            raise OSError(path)
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr("builtins.open", fake_open)
+    assert th._cgroup_quota() == 2  # 1.5 CPUs, rounded up
+    files["/sys/fs/cgroup/cpu.max"] = "max 100000\n"
+    assert th._cgroup_quota() is None
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "quota"
+    path.write_text(text)
+    return path
+
+
+def test_the_kernel_threads_setting_and_its_environment_default(monkeypatch):
+    monkeypatch.delenv("APPROXPATH_NUM_THREADS", raising=False)
+    assert th.kernel_threads() == th.cores()
+    monkeypatch.setenv("APPROXPATH_NUM_THREADS", "3")
+    assert th.kernel_threads() == 3
+    with compute.threads(1):
+        assert th.kernel_threads() == 1
+    assert th.kernel_threads() == 3
+    monkeypatch.setenv("APPROXPATH_NUM_THREADS", "many")
+    with pytest.raises(InputError, match="APPROXPATH_NUM_THREADS"):
+        th.kernel_threads()
+
+
+def test_entry_points_run_blas_on_one_thread_and_give_it_back():
+    """Inside a managed call (every public entry point) each loaded BLAS runs one thread, also
+    inside the threaded products; after the call each has its count back."""
+    before = _blas_threads()
+    seen = {}
+
+    @th.managed
+    def inside():
+        seen["entry"] = _blas_threads()
+        D = sq_distances(np.random.default_rng(0).standard_normal((64, 2)))
+        th_ = []
+        with compute.threads(2):
+            Kernels(D).products(0.5, np.ones((64, 2)))
+            th.parallel_map(lambda _: th_.append(_blas_threads()), [0, 1])
+        seen["pool"] = th_
+
+    with th.blas_threads(2):  # a user's setting around the call is restored
+        two = _blas_threads()
+        inside()
+        assert _blas_threads() == two
+    assert set(seen["entry"].values()) == {1} and all(set(s.values()) == {1} for s in seen["pool"])
+    assert _blas_threads() == before
+
+
+def test_a_blas_loaded_during_a_managed_call_gets_one_thread_too():
+    """scipy's own OpenBLAS is loaded with scipy.linalg, often after an entry point began: the
+    next blas_threads call inside puts it on one thread for the rest of the call."""
+    code = """
+import numpy
+from threadpoolctl import threadpool_info
+from approxpath.compute.parallelism import blas_threads, managed
+def counts():
+    return sorted(l["num_threads"] for l in threadpool_info() if l["user_api"] == "blas")
+@managed
+def run():
+    import scipy.linalg
+    with blas_threads(1):
+        pass
+    return counts()
+inside = run()
+print(inside, len(counts()))
+"""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    inside, libraries = out.rsplit(" ", 1)
+    assert set(eval(inside)) == {1} and len(eval(inside)) == int(libraries)
+
+
+def test_products_are_the_same_on_any_number_of_threads(monkeypatch):
+    import approxpath.compute.kernels as kernels
+
+    monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", 16)
+    monkeypatch.setattr(kernels, "_PRODUCT_CHUNK_FINE", 64)  # 120 rows: chunks of 8
+    monkeypatch.setattr(kernels, "_THREADED_MIN", 1)
+    assert [len(r) for r in kernels.product_chunks(120)] == [8] * 15
+    assert [len(r) for r in kernels.product_chunks(64)] == [16] * 4
+    D = sq_distances(np.random.default_rng(4).standard_normal((120, 3)))
+    C = np.random.default_rng(5).standard_normal((120, 2))
+    with compute.threads(1):
+        one = Kernels(D).products(0.7, C)
+    with compute.threads(-1), th.blas_threads(1):
+        many = Kernels(D).products(0.7, C)
+    for a, b in zip(one, many):
+        np.testing.assert_array_equal(a, b)
+
+
+# -- a device through the array API ------------------------------------------------------------
+
+def _strict():
+    """array-api-strict with a device of its own: nothing crosses to numpy without a copy."""
+    import array_api_strict as xps
+
+    return Accelerator(xps, xps.Device("device1"), xps.Device("CPU_DEVICE"), "array-api-strict")
+
+
+def _perturbing(seed=0):
+    """numpy through array-api-compat, with a device's documented rounding injected: every exp
+    one ulp off (the CUDA maximum), in random directions, and matrix products summed in
+    reversed order (another order than numpy's BLAS)."""
+    import array_api_compat.numpy as xnp
+
+    rng = np.random.default_rng(seed)
+
+    def exp(a):
+        e = np.exp(a)
+        return np.where(rng.random(e.shape) < 0.5, np.nextafter(e, 0.0), np.nextafter(e, np.inf))
+
+    def matmul(A, B):
+        out = np.zeros((A.shape[0], B.shape[1]))
+        for j in range(A.shape[1] - 1, -1, -1):
+            out += A[:, j:j + 1] * B[j]
+        return out
+
+    names = {k: getattr(xnp, k) for k in dir(xnp) if not k.startswith("_")}
+    return Accelerator(types.SimpleNamespace(**dict(names, exp=exp, matmul=matmul)), "cpu", "cpu", "perturbed")
+
+
+@pytest.fixture(scope="module")
+def points():
+    X = np.random.default_rng(2).standard_normal((150, 3))
+    return X, sq_distances(X)
+
+
+@needs_array_api
+@pytest.mark.parametrize("where", ["copied", "computed-once", "computed-per-pass"])
+def test_device_products_are_the_cpu_products_to_rounding(points, where, monkeypatch):
+    """array-api-strict on a device of its own (nothing crosses without an explicit copy); D
+    copied from the host, computed on the device and held, or computed at every pass (a device
+    without room for it); rows subsets too, in blocks smaller than the data (forced)."""
+    import dataclasses
+
+    import approxpath.compute.device as device
+
+    X, D = points
+    monkeypatch.setattr(device, "_BLOCK_BYTES", 8 * 150 * 40)  # 40 rows per block
+    base = Kernels(D) if where == "copied" else BlockedKernels(X)
+    full = where == "computed-per-pass"
+    accelerator = dataclasses.replace(_strict(), free_bytes=lambda: 0.0) if full else _strict()
+    C = np.random.default_rng(3).standard_normal((150, 2))
+    rows = np.arange(1, 150, 3)
+    dk = DeviceKernels(base, accelerator, X)
+    assert (dk._D is None) == full
+    for r in (None, rows):
+        c = C if r is None else C[r]
+        for j, (A, B) in enumerate(zip(dk.products(0.6, c, r), Kernels(D).products(0.6, c, r))):
+            np.testing.assert_allclose(A, B, rtol=1e-13, atol=1e-13 * np.abs(B).max())
+    one = dk.products(0.6, C[:, 0], order=0)
+    assert len(one) == 1 and one[0].shape == (150,)
+
+
+@needs_array_api
+def test_the_allowances_cover_a_devices_documented_rounding(points):
+    """Products with every exp one ulp off and another summation order stay within what a
+    bound allows for an n-term product (kernel_entry_error per unit of coefficient and
+    fp_margin of the sum) of the exact products of the same D (in long double)."""
+    X, D = points
+    n, d = D.shape[0], X.shape[1]
+    C = np.random.default_rng(6).standard_normal((n, 2))
+    for seed in range(3):
+        got = DeviceKernels(Kernels(D), _perturbing(seed), X).products(1.7, C, order=0)[0]
+        E = np.exp(-np.longdouble(1.7) * D.astype(np.longdouble))
+        for c in range(C.shape[1]):
+            exact = (E * C[:, c].astype(np.longdouble)).sum(axis=1)
+            magnitude = np.abs(C[:, c]).sum()
+            allowance = kernel_entry_error(d) * magnitude + fp_margin(n, magnitude)
+            assert float(np.max(np.abs(got[:, c] - exact))) <= allowance
+            # the injection is felt: not the CPU's bits
+            assert not np.array_equal(got[:, c], Kernels(D).products(1.7, C, order=0)[0][:, c])
+
+
+@needs_array_api
+@pytest.mark.parametrize("make", [_strict, lambda: _perturbing(1)], ids=["array-api-strict", "perturbed"])
+def test_a_device_path_certifies_and_verifies_with_numpy_alone(tmp_path, make):
+    accelerator = make()
+    X, y = make_classification(n=120, d=3, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.1)
+    path = approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**3), device=accelerator)
+    assert path.certified
+    path.save(tmp_path / "device.npz")
+    assert approxpath.verify(tmp_path / "device.npz", X, y).ok
+
+
+@needs_array_api
+def test_device_choice(monkeypatch):
+    import approxpath.compute.device as device
+
+    X, y = make_classification(n=40, d=2, seed=0)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.1)
+    monkeypatch.setattr(device, "find_accelerator", lambda: None)
+    with pytest.raises(InputError, match="device='gpu' needs"):
+        with compute.products_on(problem, device="gpu"):
+            pass
+    with pytest.raises(InputError, match="device must be one of"):
+        with compute.products_on(problem, device="tpu"):
+            pass
+    monkeypatch.setattr(device, "find_accelerator", _strict)
+    with compute.products_on(problem, device="auto") as kernels:  # below DEVICE_MIN_N: here
+        assert kernels is None
+    with compute.products_on(problem, device="gpu") as kernels:
+        assert isinstance(kernels, DeviceKernels) and problem.bound.kernels is kernels
+    assert not isinstance(problem.bound.kernels, DeviceKernels)
+    monkeypatch.setattr(compute, "DEVICE_MIN_N", 40)
+    with compute.products_on(problem, device="auto") as kernels:
+        assert isinstance(kernels, DeviceKernels)
+    with compute.products_on(problem, device="cpu") as kernels:
+        assert kernels is None
+
+
+def test_kernel_rows_are_the_kernel_rows_product_on_any_number_of_threads(monkeypatch):
+    import approxpath.compute.kernels as kernels
+
+    monkeypatch.setattr(kernels, "_THREADED_MIN", 1)
+    monkeypatch.setattr(kernels, "_PRODUCT_BLOCK_BYTES", 8 * 90 * 7)  # blocks of 7 rows
+    D = sq_distances(np.random.default_rng(7).standard_normal((90, 2)))
+    r, rows = np.random.default_rng(8).standard_normal(90), np.arange(3, 90, 2)
+    with compute.threads(1):
+        one = kernels.kernel_rows(D, 0.8, r, rows)
+    for count in (2, 3):
+        with compute.threads(count):
+            np.testing.assert_array_equal(kernels.kernel_rows(D, 0.8, r, rows), one)
+    np.testing.assert_allclose(one, np.exp(-0.8 * D[rows]) @ r, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(kernels.kernel_rows(D, 0.8, np.ones((90, 2)))[:, 1], np.exp(-0.8 * D).sum(axis=1))
+
+
+def test_a_path_is_the_same_on_one_thread_and_on_several(monkeypatch):
+    """n_jobs changes where the kernel work runs, never the numbers: the same exact solves,
+    pieces and bounds bit for bit (products forced into several chunks on the threads)."""
+    import approxpath.compute.kernels as kernels
+
+    monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", 32)
+    monkeypatch.setattr(kernels, "_THREADED_MIN", 1)
+    X, y = make_classification(n=100, d=3, seed=4)
+    paths = [approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=0.1), eps=0.125,
+                                         interval=(2**-3, 2**3), n_jobs=j) for j in (1, 3)]
+    one, three = ([(p.lo, p.hi, p.gap_bound, p.kind) for p in path.pieces] for path in paths)
+    assert one == three and paths[0].solve_points == paths[1].solve_points
+    with pytest.raises(InputError, match="n_jobs"):
+        approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=0.1), eps=0.125, n_jobs=0)

@@ -1,0 +1,171 @@
+"""Runs that hung, crashed or said the wrong thing in 0.4.1 (each test fails there): Ctrl-C
+inside SCS, a penalty below double precision's reach, a pipe as the distances, data of labels
+only, the exact kLASSO paths at a tiny lambda, ignored flags and the out-of-memory message."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import InputError
+from approxpath.cli import main
+from approxpath.data import make_sinc
+
+
+# ---------------------------------------------------------------------------- Ctrl-C inside SCS
+_SCS_RUN = """
+import sys, approxpath
+from approxpath.data import make_sinc
+problem = approxpath.get_problem("klasso")(*make_sinc(n=30, seed=0), lam=1e-9)
+print("solving", flush=True)
+try:  # one SCS solve of this problem takes ~10 s (its kernel is ill-conditioned at this lambda)
+    approxpath.approximate_path(problem, eps=0.1, interval=(1.0, 4.0), solver="scs")
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(0)
+"""
+
+
+def test_ctrl_c_stops_a_run_inside_scs():
+    """SCS catches SIGINT itself while it solves and returns "interrupted"; 0.4.1 took that for
+    a failed solve and went on with the next points (still running 300 s after Ctrl-C)."""
+    proc = subprocess.Popen([sys.executable, "-c", _SCS_RUN], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert proc.stdout.readline().strip() == "solving"
+        time.sleep(1.0)  # inside the first SCS solve
+        t0 = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+        assert code == 130 and time.perf_counter() - t0 < 5
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+# ---------------------------------------------------------------------------- meaningless weights
+@pytest.mark.parametrize("argv", [["klasso", "--lam", "1e-300", "--range", "1", "4"],
+                                  ["robust_l1", "--lam", "1e-300", "--range", "1", "4"],
+                                  ["klasso", "--parameter", "lam", "--bandwidth", "1", "--range", "1e-300", "2"]])
+def test_a_penalty_below_double_precision_is_refused_at_once(sinc_csv, capsys, argv):
+    """0.4.1: klasso at lam = 1e-300 sat at the interval's first end for over 25 minutes
+    (robust_l1 refused after 13 s, by accident: its exact solve was too poor for eps)."""
+    t0 = time.perf_counter()
+    assert main(["path", argv[0], "--data", str(sinc_csv), *argv[1:], "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be told from 0" in err and len(err.strip().splitlines()) == 1
+    assert time.perf_counter() - t0 < 10  # no exact solve was tried (a solve there takes 10-15 s)
+
+
+def test_the_floor_is_the_rounding_of_the_gradient():
+    from approxpath.numerics import weight_resolution
+
+    X, y = make_sinc(n=30, seed=0)
+    problem = approxpath.get_problem("klasso")(X, y, lam=1e-300)
+    floor = problem.smallest_weight()
+    assert floor == weight_resolution(y - y.mean()) and 1e-15 < floor < 1e-12
+    with pytest.raises(InputError, match="cannot be told from 0"):
+        approxpath.approximate_path(problem, eps=0.1, interval=(1.0, 4.0))
+    tiny = approxpath.get_problem("klasso")(X, y, lam=2 * floor)
+    tiny.check_weights(1.0, 4.0)  # above the floor: allowed (if slow)
+
+
+def test_exact_klasso_at_a_tiny_lambda(sinc_csv, capsys):
+    """0.4.1: `exact klasso --lam 1e-300` reported numpy's matmul error as a usage error (or
+    exit 70): the lambda-path's rebuilt factor dropped active points."""
+    from approxpath.exact import lambda_path
+
+    X, y = make_sinc(n=100, seed=0)
+    lam_max = float(np.max(np.abs(np.exp(-(X - X.T) ** 2) @ (y - y.mean()))))
+    path = lambda_path(X, y, 1.0, 1e-9 * lam_max, max_events=300)  # 0.4.1: ValueError (matmul)
+    assert path.t.size > 1
+    capsys.readouterr()
+    assert main(["exact", "klasso", "--data", str(sinc_csv), "--lam", "1e-300", "--range", "0.1", "10"]) == 2
+    assert "cannot be told from 0" in capsys.readouterr().err
+
+
+def test_an_exact_path_that_cannot_continue_is_a_solver_failure(sinc_csv, capsys, monkeypatch):
+    """0.4.1: an ExactPathError was an internal error (exit 70, a traceback)."""
+    from approxpath import exact
+    from approxpath.exact import ExactPathError
+
+    def stuck(*a, **k):
+        raise ExactPathError("the lambda-path at t = 0.1 stopped above lam (max_events = 1500)")
+
+    monkeypatch.setattr(exact, "kernel_path", stuck)
+    capsys.readouterr()
+    assert main(["exact", "klasso", "--data", str(sinc_csv), "--lam", "0.1", "--range", "0.1", "10"]) == 4
+    err = capsys.readouterr().err
+    assert "stopped above lam" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------- inputs
+def test_a_pipe_as_the_distances_is_refused_before_it_is_opened(sinc_csv, tmp_path):
+    """0.4.1 opened it and blocked forever."""
+    fifo = tmp_path / "D.npy"
+    os.mkfifo(fifo)
+    done = subprocess.run([sys.executable, "-m", "approxpath.cli", "path", "klasso", "--data", str(sinc_csv),
+                           "--lam", "0.1", "--kernel", "precomputed", "--distances", str(fifo), "--no-progress"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "not a regular file" in done.stderr
+
+
+def test_the_distances_must_be_one_square_array(tmp_path):
+    from approxpath.data import load_distances
+
+    np.save(tmp_path / "v.npy", np.zeros(5))
+    with pytest.raises(InputError, match="the n x n matrix D"):
+        load_distances(tmp_path / "v.npy")
+    (tmp_path / "t.npy").write_text("0 1\n1 0\n")
+    with pytest.raises(InputError, match="not a numpy .npy file"):
+        load_distances(tmp_path / "t.npy")
+
+
+def test_data_of_labels_only_are_refused(tmp_path, capsys):
+    """0.4.1 certified a path on labels without features, which its own verify then refused."""
+    data = tmp_path / "labels.txt"
+    data.write_text("1\n-1\n1\n-1\n1\n-1\n")
+    assert main(["path", "kernel_svm", "--data", str(data), "--c", "1", "--no-progress"]) == 2
+    assert "no feature columns" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra", [["--validation-fraction", "1.5"], ["--validation-fraction", "0"],
+                                   ["--validation-fraction", "0.3", "--val-data", "{data}"],
+                                   ["--validation-fraction", "0.3", "--no-data"]])
+def test_an_ignored_validation_fraction_is_refused(sinc_csv, capsys, extra):
+    """0.4.1 ignored 1.5 and 0 without --val-data... and any value with --val-data or the
+    built-in sets."""
+    argv = ["figure", "validation", "klasso", "--lam", "0.1", "--no-progress", "--data", str(sinc_csv)]
+    if "--no-data" in extra:
+        argv = argv[:-2]
+        extra = extra[:-1]
+    argv += [e.format(data=sinc_csv) for e in extra]
+    t0 = time.perf_counter()
+    assert main(argv) == 2
+    assert "--validation-fraction" in capsys.readouterr().err and time.perf_counter() - t0 < 5  # before the run
+
+
+def test_out_of_memory_blames_no_estimate(sinc_csv, tmp_path, capsys, monkeypatch):
+    """0.4.1 said "the estimate made before the run was too low" for every command, verify
+    included, which makes no estimate."""
+    import importlib
+
+    verify_module = importlib.import_module("approxpath.certificate.verify")
+    cert = tmp_path / "cert.npz"
+    assert main(["path", "klasso", "--data", str(sinc_csv), "--lam", "0.1", "--range", "1", "4", "--no-progress",
+                 "--out", str(cert)]) == 0
+
+    def oom(*a, **k):
+        raise MemoryError("Unable to allocate 7.45 GiB for an array with shape (1000000000,)")
+
+    monkeypatch.setattr(verify_module, "verify", oom)
+    capsys.readouterr()
+    assert main(["verify", str(cert)]) == 5
+    err = capsys.readouterr().err
+    assert "Unable to allocate 7.45 GiB" in err and "estimate" not in err
