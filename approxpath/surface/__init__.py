@@ -14,6 +14,15 @@ The derivations are in ``docs/surfaces.md``.
 """
 
 from .build import approximate_surface
-from .result import Surface, SurfaceCell, load_surface
+from .result import Surface, SurfaceCell, SurfaceSelection, load_surface
+from .select import select_surface
 
-__all__ = ["approximate_surface", "Surface", "SurfaceCell", "load_surface"]
+__all__ = ["approximate_surface", "Surface", "SurfaceCell", "SurfaceSelection", "load_surface", "select_surface", "plot_surface_selection"]
+
+
+def __getattr__(name):
+    if name == "plot_surface_selection":  # matplotlib only when a figure is asked for
+        from .figures import plot_surface_selection
+
+        return plot_surface_selection
+    raise AttributeError(f"module 'approxpath.surface' has no attribute {name!r}")

@@ -23,7 +23,7 @@ from ..validate import count, is_real
 from .engine import Engine, cut_weight
 from .result import Surface, SurfaceCell
 
-__all__ = ["approximate_surface", "surface_meta"]
+__all__ = ["approximate_surface", "surface_meta", "tile"]
 
 # The share of the target the strip's bandwidth path gets (the rest covers the growth of the
 # gap with the weight across the strip: a larger share makes fewer exact solves per path and
@@ -56,7 +56,7 @@ def _range(name, value):
     return lo, hi
 
 
-def _cut(engine, run, wl, wh):
+def _cut(engine, k, run, wl, wh):
     """``(wm, gaps)``: a weight ``wm`` in ``(wl, wh)`` below which the run's cells
     ``[lo, hi] x [wl, wm]`` meet their goals, found by guesses (:func:`~.engine.cut_weight`)
     checked on the cells, each below the last, and their bounds there; ``gaps`` None when
@@ -65,7 +65,7 @@ def _cut(engine, run, wl, wh):
     for _ in range(_TRIES):
         cuts = [cut_weight(wl, top, q.gap, g, _CUT * goal) for (q, _, goal), g in zip(run, gaps) if g > goal]
         wm = min((c for c in cuts if c is not None), default=math.sqrt(wl * top))
-        gaps = [engine.cell_gap(0, q, wl, wm) for q, _, _ in run]
+        gaps = [engine.cell_gap(k, q, wl, wm) for q, _, _ in run]
         if all(g <= goal for g, (_, _, goal) in zip(gaps, run)):
             return wm, gaps
         top = wm
@@ -140,43 +140,8 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
             done[1] = int(done[0] * _STEPS)
 
     cells = []
-    todo = [(w_lo, w_hi, t_lo, t_hi, None)]
     try:
-        while todo:
-            wl, wh, a, b, pieces = todo.pop()
-            if pieces is None:
-                pieces = engine.path(0, wl, a, b, _SHARE * eps, relative)
-            run, passed = [], []  # the failing pieces of a run, and the passing ones since its last
-            for p in pieces + [None]:  # (None closes the last run)
-                if p is not None:
-                    g = engine.cell_gap(0, p, wl, wh)
-                    goal = engine.target(0, p, wl, wh, eps, relative) * (1.0 - STORED_PAD)
-                    if p.kind == "certified" and g > goal and wh > wl * (1.0 + _MIN_WIDTH):
-                        run += [q[:3] for q in passed] + [(p, g, goal)]
-                        passed = []
-                        continue
-                    cell = SurfaceCell(p.lo, p.hi, wl, wh, p.primal, p.dual, stored_bound(g) if g <= goal else g,
-                                       "certified" if g <= goal else "uncovered", p.anchors)  # (uncovered: no pair,
-                    if run and g <= goal and len(passed) < _BRIDGE:  # or no room left in the weight)
-                        passed.append((p, g, goal, cell))
-                        continue
-                for q in passed:
-                    finished(q[3])
-                passed = []
-                if p is not None:
-                    finished(cell)
-                if run:
-                    wm, below = _cut(engine, run, wl, wh)
-                    todo.append((wm, wh, run[0][0].lo, run[-1][0].hi, None))
-                    if below is None:  # no cut found below which every cell holds: look again there
-                        todo.append((wl, wm, run[0][0].lo, run[-1][0].hi, [q[0] for q in run]))
-                    for (q, _, _), g in zip(run, below or ()):
-                        finished(SurfaceCell(q.lo, q.hi, wl, wm, q.primal, q.dual, stored_bound(g), "certified",
-                                             q.anchors))
-                    run = []
-            if len(cells) + len(todo) > max_cells:
-                raise BudgetExceededError(f"more than max_cells={max_cells} cells needed: use a larger eps"
-                                          f"{'' if relative else ' or relative=True'}, a smaller box, or raise max_cells")
+        tile(engine, 0, ((t_lo, t_hi), (w_lo, w_hi)), eps, relative, max_cells, finished)
     finally:
         if bar is not None:
             bar.close()
@@ -188,3 +153,51 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
                    meta=surface_meta(problem, meta))
 
 
+def tile(engine, k, box, eps, relative, max_cells, finished):
+    """Tile ``box`` ``((t_lo, t_hi), (w_lo, w_hi))`` with cells of problem ``k`` of ``engine``
+    meeting ``eps`` (certified) or, where nothing did, uncovered; each handed to ``finished``
+    as it is made.  Returns the number of cells made."""
+    (t_lo, t_hi), (w_lo, w_hi) = box
+    made = 0
+    todo = [(w_lo, w_hi, t_lo, t_hi, None)]
+
+    def done(cell):
+        nonlocal made
+        made += 1
+        finished(cell)
+
+    while todo:
+        wl, wh, a, b, pieces = todo.pop()
+        if pieces is None:
+            pieces = engine.path(k, wl, a, b, _SHARE * eps, relative)
+        run, passed = [], []  # the failing pieces of a run, and the passing ones since its last
+        for p in pieces + [None]:  # (None closes the last run)
+            if p is not None:
+                g = engine.cell_gap(k, p, wl, wh)
+                goal = engine.target(k, p, wl, wh, eps, relative) * (1.0 - STORED_PAD)
+                if p.kind == "certified" and g > goal and wh > wl * (1.0 + _MIN_WIDTH):
+                    run += [q[:3] for q in passed] + [(p, g, goal)]
+                    passed = []
+                    continue
+                cell = SurfaceCell(p.lo, p.hi, wl, wh, p.primal, p.dual, stored_bound(g) if g <= goal else g,
+                                   "certified" if g <= goal else "uncovered", p.anchors)  # (uncovered: no pair,
+                if run and g <= goal and len(passed) < _BRIDGE:  # or no room left in the weight)
+                    passed.append((p, g, goal, cell))
+                    continue
+            for q in passed:
+                done(q[3])
+            passed = []
+            if p is not None:
+                done(cell)
+            if run:
+                wm, below = _cut(engine, k, run, wl, wh)
+                todo.append((wm, wh, run[0][0].lo, run[-1][0].hi, None))
+                if below is None:  # no cut found below which every cell holds: look again there
+                    todo.append((wl, wm, run[0][0].lo, run[-1][0].hi, [q[0] for q in run]))
+                for (q, _, _), g in zip(run, below or ()):
+                    done(SurfaceCell(q.lo, q.hi, wl, wm, q.primal, q.dual, stored_bound(g), "certified", q.anchors))
+                run = []
+        if made + len(todo) > max_cells:
+            raise BudgetExceededError(f"more than max_cells={max_cells} cells needed: use a larger eps"
+                                      f"{'' if relative else ' or relative=True'}, a smaller box, or raise max_cells")
+    return made

@@ -13,7 +13,7 @@ from ..certificate.surface import CELL_FIELDS, CELL_KINDS, SURFACE, SURFACE_FORM
 from ..errors import InputError
 from ..moving import combine, value_at
 
-__all__ = ["SurfaceCell", "Surface", "load_surface"]
+__all__ = ["SurfaceCell", "Surface", "SurfaceSelection", "load_surface"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -198,6 +198,79 @@ class Surface:
                     wall_s=self.wall_s, solve_s=self.solve_s, certify_s=self.certify_s)
         meta["content_sha256"] = content_sha256(arrays, meta)
         return write_npz(file, arrays, meta, inputs=[meta.get("data_file")] if meta.get("data_file") else [])
+
+
+@dataclass(frozen=True)
+class SurfaceSelection:
+    """A bandwidth and a weight chosen by a validation loss of the exact optimum, with its
+    guarantee over the whole box (:func:`~approxpath.surface.select.select_surface`).
+
+    Attributes
+    ----------
+    t, w : float
+        The chosen bandwidth and weight (C, λ).
+    weight : str
+        The weight's name (``c``, ``lam``).
+    value : (float, float)
+        Enclosure of the exact optimum's loss at ``(t, w)``.
+    delta : float
+        No point of the box has a loss below the chosen point's by more than ``delta``.
+    criterion : str
+    tol : float
+    t_edges, w_edges : ndarray of shape (T + 1,), (W + 1,)
+        The grid of the final cover.
+    lo, hi : ndarray of shape (W, T)
+        The exact optimum's loss lies in ``[lo[j, i], hi[j, i]]`` at every point of the
+        rectangle ``[t_edges[i], t_edges[i + 1]] x [w_edges[j], w_edges[j + 1]]``.
+    exact_solves, refinements, folds, cells : int
+        Exact solves (all folds), rounds of refinement, folds, cells of all folds' surfaces.
+    wall_s : float
+    """
+
+    t: float
+    w: float
+    weight: str
+    value: tuple
+    delta: float
+    criterion: str
+    tol: float
+    t_edges: np.ndarray = field(repr=False)
+    w_edges: np.ndarray = field(repr=False)
+    lo: np.ndarray = field(repr=False)
+    hi: np.ndarray = field(repr=False)
+    exact_solves: int = 0
+    refinements: int = 0
+    folds: int = 1
+    cells: int = 0
+    wall_s: float = 0.0
+
+    sense = "min"
+    kind = "certified"  # every rectangle's enclosure is rigorous (an uncovered cell's is the trivial one)
+
+    @property
+    def reached(self):
+        """Whether ``delta <= tol``."""
+        return bool(self.delta <= self.tol)
+
+    def undecided(self):
+        """Mask (W, T) of the rectangles not excluded: where some point may still have a loss at
+        most the chosen point's (``lo <= value[1]``); every other point is worse than it."""
+        return self.lo <= self.value[1]
+
+    def summary(self):
+        """One line for people."""
+        return (f"{self.criterion} (lowest is best, {self.folds} fold{'s' if self.folds > 1 else ''}): "
+                f"t = {self.t:.6g}, {self.weight} = {self.w:.6g}, value in [{self.value[0]:.6g}, {self.value[1]:.6g}]; "
+                f"no point of the box is better by more than delta = {self.delta:.4g} (tol {self.tol:g}); "
+                f"{self.exact_solves} exact solves, {self.cells} cells, {self.wall_s:.2f} s")
+
+    def to_json(self):
+        """A JSON-ready dict of the scalars."""
+        return dict(criterion=self.criterion, t=self.t, weight=self.weight, w=self.w, value=list(self.value),
+                    delta=self.delta, tol=self.tol, reached=self.reached, kind=self.kind, folds=self.folds,
+                    exact_solves=self.exact_solves, refinements=self.refinements, cells=self.cells,
+                    box=[[float(self.t_edges[0]), float(self.t_edges[-1])],
+                         [float(self.w_edges[0]), float(self.w_edges[-1])]], wall_s=round(self.wall_s, 4))
 
 
 def cells_to_arrays(bound, cells):
