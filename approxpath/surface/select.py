@@ -49,13 +49,12 @@ class _Fold:
 
     def __init__(self, engine, k, X_val, y_val, loss):
         self.engine, self.k, self.X_val, self.y_val, self.loss = engine, k, X_val, y_val, loss
-        self.cells, self.covers, self.levels = [], [], []
-        self.level = None  # the eps the next cells were tiled at
+        self.cells, self.covers, self.levels = [], [], []  # levels: the eps each cell was tiled at
 
-    def add(self, cell):
+    def add(self, cell, level):
         self.cells.append(cell)
         self.covers.append(self._cover(cell))
-        self.levels.append(self.level)
+        self.levels.append(level)
 
     def _cover(self, cell):
         """``(edges, lo, hi)`` of the fold's loss total at every point of ``cell``."""
@@ -76,8 +75,8 @@ class _Fold:
         self.cells = [self.cells[i] for i in keep]
         self.covers = [self.covers[i] for i in keep]
         self.levels = [self.levels[i] for i in keep]
-        for c in new_cells:
-            self.add(c)
+        for cell, level in new_cells:
+            self.add(cell, level)
 
 
 def _grid(folds):
@@ -93,7 +92,7 @@ def _overlay(folds, t_edges, w_edges, total):
     LO = np.zeros((w_edges.size - 1, t_edges.size - 1))
     HI = np.zeros_like(LO)
     mids = 0.5 * (t_edges[:-1] + t_edges[1:])
-    owners = []
+    owners, covered = [], np.zeros(LO.shape, dtype=int)
     for f in folds:
         slices = []
         for cell, (edges, lo, hi) in zip(f.cells, f.covers):
@@ -102,8 +101,11 @@ def _overlay(folds, t_edges, w_edges, total):
             sub = np.clip(np.searchsorted(edges, mids[i0:i1], side="right") - 1, 0, lo.size - 1)
             LO[j0:j1, i0:i1] += lo[sub]
             HI[j0:j1, i0:i1] += hi[sub]
+            covered[j0:j1, i0:i1] += 1
             slices.append((j0, j1, i0, i1))
         owners.append(slices)
+    if not np.all(covered == len(folds)):  # a rectangle missed or counted twice would make a false claim
+        raise RuntimeError("internal error: the folds' cells do not tile the box")
     # pooled: the sum of the totals over all held-out points, divided by their number (rounded
     # outwards: the totals are exact integers for the error, rounded sums otherwise)
     return np.maximum(np.nextafter(LO / total, -np.inf), 0.0), np.nextafter(HI / total, np.inf), owners  # losses >= 0
@@ -135,14 +137,16 @@ def _refine(folds, engine, owners, active, relative, max_cells):
                 band[-1].append((i, c.t_hi))
             else:
                 band.append([(i, c.t_lo), (i, c.t_hi)])
+        gone, new = [], []
         for (wl, wh), runs in groups.items():
             for run in runs:
                 idx = sorted({i for i, _ in run})
-                f.level = _TIGHTEN * min(f.levels[i] for i in idx)
-                new = []
-                tile(engine, f.k, ((run[0][1], run[-1][1]), (wl, wh)), f.level, relative, max_cells, new.append)
-                f.replace(idx, new)
-                replaced += len(idx)
+                level = _TIGHTEN * min(f.levels[i] for i in idx)
+                tile(engine, f.k, ((run[0][1], run[-1][1]), (wl, wh)), level, relative, max_cells,
+                     lambda cell, lv=level: new.append((cell, lv)))
+                gone += idx
+        f.replace(gone, new)  # (at once: the indices are the cells' before any replacement)
+        replaced += len(gone)
     return replaced
 
 
@@ -207,8 +211,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     total = float(sum(len(v) for v in y_vals))
     box = ((t_lo, t_hi), (w_lo, w_hi))
     for f in folds:
-        f.level = eps
-        tile(engine, f.k, box, eps, relative, _MAX_CELLS, f.add)
+        tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: f.add(cell, eps))
     rounds, reason = 0, None
     while True:
         t_edges, w_edges = _grid(folds)
