@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InputError
 from .format import DATA_FIELDS, FORMAT_VERSION, _META_FIELDS, content_sha256, read_certificate
 
-__all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "is_surface", "surface_layout_errors",
+__all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "is_surface", "surface_layout_errors", "surface_meta_errors",
            "tiling_errors", "verify_surface"]
 
 #: The value of ``meta["certificate"]`` that marks a surface.
@@ -71,7 +71,7 @@ def is_surface(meta):
     return isinstance(meta, dict) and meta.get("certificate") == SURFACE
 
 
-def _meta_errors(meta):
+def surface_meta_errors(meta):
     errors = []
     if _int(meta.get("surface_format")) and meta["surface_format"] > SURFACE_FORMAT:
         return [f"written by a newer approxpath (surface format {meta['surface_format']}); this version reads "
@@ -98,7 +98,7 @@ def surface_layout_errors(arrays, meta):
     """What makes a surface file unusable before any of it is used: ``meta`` fields outside
     their domains, missing arrays, wrong dtypes or shapes, NaN or inf where a number is claimed.
     A list of messages (empty when the layout is sound)."""
-    errors = _meta_errors(meta)
+    errors = surface_meta_errors(meta)
     errors += [f"surface lacks array {k!r}" for k in CELL_FIELDS if k not in arrays]
     if "t_lo" not in arrays or arrays["t_lo"].ndim != 1:
         return errors + ["array 't_lo' must have one entry per cell"]
