@@ -42,10 +42,10 @@ def _exact_decisions(X, y, t, C, X_new):
 
 @pytest.fixture(scope="module")
 def chosen():
-    X, y = make_classification(n=40, d=2, separation=1.5, seed=3)
-    folds = [(np.flatnonzero(np.arange(40) % 4 // 2 != k), np.flatnonzero(np.arange(40) % 4 // 2 == k)) for k in (0, 1)]
+    X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
+    folds = [(np.flatnonzero(np.arange(32) % 4 // 2 != k), np.flatnonzero(np.arange(32) % 4 // 2 == k)) for k in (0, 1)]
     problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
-    s = approxpath.select_surface(problem, cv=folds, eps=0.05, relative=True, tol=0.3, strict=False, **_BOX)
+    s = approxpath.select_surface(problem, cv=folds, eps=0.1, relative=True, tol=0.4, strict=False, **_BOX)
     return X, y, folds, s
 
 
@@ -61,6 +61,7 @@ def test_the_enclosures_hold_against_the_exact_optimum_at_random_points(chosen):
     rng = np.random.default_rng(0)
     points = [(s.t, s.w)] + [tuple(np.exp(rng.uniform(np.log(lo), np.log(hi))) for lo, hi in
                                    (_BOX["bandwidths"], _BOX["weights"])) for _ in range(8)]
+    widths = []
     for t, w in points:
         sure = maybe = 0
         for tr, va in folds:
@@ -70,11 +71,13 @@ def test_the_enclosures_hold_against_the_exact_optimum_at_random_points(chosen):
             maybe += int(np.sum(wrong | (np.abs(f) <= _AMBIGUOUS)))
         j, i = _rectangle(s, t, w)
         assert s.lo[j, i] <= maybe / len(y) and sure / len(y) <= s.hi[j, i], (t, w, sure, maybe, s.lo[j, i], s.hi[j, i])
+        widths.append(s.hi[j, i] - s.lo[j, i])
+    assert min(widths) < 0.25  # enclosures that decide something (not [0, 1] everywhere)
 
 
 def test_the_choice_and_its_delta_are_consistent(chosen):
     X, y, folds, s = chosen
-    assert s.reached == (s.delta <= 0.3)
+    assert s.reached == (s.delta <= 0.4)
     assert s.value[1] == pytest.approx(float(s.hi.min())) and s.delta == pytest.approx(s.value[1] - float(s.lo.min()))
     j, i = _rectangle(s, s.t, s.w)
     assert (s.lo[j, i], s.hi[j, i]) == s.value
