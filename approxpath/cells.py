@@ -28,7 +28,7 @@ the gap is still convex in :math:`w` and the larger of the bounds at the two end
 
 Each :math:`B_k` is a rigorous bound (rounding included) of the exact gap at the weight
 :math:`w_k` as stored, and the inequalities hold for the exact gap, so the cell's bound is
-rigorous.  The derivation, problem by problem: ``docs/bounds.md`` (cells of two parameters).
+rigorous.  The derivation, problem by problem: ``docs/surfaces.md``.
 """
 
 from __future__ import annotations
