@@ -102,3 +102,15 @@ def test_bad_input_is_refused():
         approxpath.select_surface(problem, cv=2)
     with pytest.raises(InputError, match="0 < lo < hi"):
         approxpath.select_surface(problem, cv=2, weights=(2.0, 0.5))
+
+
+def test_the_svc_chooses_c_and_the_bandwidth():
+    pytest.importorskip("sklearn")
+    from approxpath.sklearn import KernelPathSVC
+
+    X, y = make_classification(n=24, d=2, separation=1.5, seed=3)
+    model = KernelPathSVC(C=None, C_range=(0.5, 2.0), t_range=(0.5, 2.0), cv=2, cv_tol=0.5).fit(X, y)
+    assert 0.5 <= model.best_C_ <= 2.0 and 0.5 <= model.best_t_ <= 2.0
+    assert model.path_.problem.bound.c == model.best_C_ and model.predict(X).shape == (24,)
+    with pytest.raises(ValueError, match="C_range"):
+        KernelPathSVC(C=None, cv=2).fit(X, y)
