@@ -8,6 +8,7 @@ import json
 import sys
 import warnings
 
+from ..errors import InputError
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs
 from .commands import add_data_args, load
@@ -50,7 +51,7 @@ def select_over_two(args, cls):
     from ..surface import select_surface
 
     if args.weights is None:
-        raise _usage(f"--over {args.over} needs --weights LO HI (the range of --{cls.Bound.weight})")
+        raise InputError(f"--over {args.over} needs --weights LO HI (the range of --{cls.Bound.weight})")
     problem, _, _ = _problem(args, cls, args.weights)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -72,12 +73,6 @@ def select_over_two(args, cls):
         if not args.json:
             print(f"figure written to {args.plot}")
     return 0 if s.reached else 1
-
-
-def _usage(text):
-    from ..errors import InputError
-
-    return InputError(text)
 
 
 def _surface_args(p, cls, argv=()):
