@@ -18,6 +18,10 @@ The figures:
   process that has run a warm-up path first);
 * ``klasso n``, ``robust_l1 n`` for n = 100, 400: sinc with 10 % outliers, eps = 0.05,
   lambda = 0.1, t in [2^-3, 2^5] (path wall seconds, exact solves);
+* ``klasso lam 100``, ``robust_l1 lam 100``, ``kernel_ridge lam 100``: paths over lambda in
+  [1e-3, 1] at bandwidth 1 on the same sinc data (eps 0.01, 0.1, 0.01); ``kernel_ridge 400`` over
+  the bandwidth (eps = 0.05, lambda = 0.1); ``ionosphere c``: kernel_svm over C in [0.05, 10] at
+  bandwidth 1 (eps = 0.5);
 * ``solves SET``: exact solves and pieces on the 7 LIBSVM sets at eps = 0.125 with the default
   strategy, from ``benchmarks/solves.py`` run by each version's interpreter.
 
@@ -89,6 +93,15 @@ def figures(scratch):
         for n in (100, 400):
             out[f"{problem} {n}"] = ("path", dict(problem=problem, data="sinc", n=n, sinc=SINC, eps=0.05,
                                                   interval=REGRESSION_INTERVAL, options=dict(lam=0.1)))
+    weights = (("klasso lam", "klasso", (1e-3, 1.0), 0.01), ("robust_l1 lam", "robust_l1", (1e-3, 1.0), 0.1),
+               ("kernel_ridge lam", "kernel_ridge", (1e-3, 1.0), 0.01))
+    for name, problem, interval, eps in weights:  # paths over the weight at bandwidth 1
+        out[f"{name} 100"] = ("path", dict(problem=problem, data="sinc", n=100, sinc=SINC, eps=eps, interval=interval,
+                                           options=dict(bandwidth=1.0, parameter="lam")))
+    out["kernel_ridge 400"] = ("path", dict(problem="kernel_ridge", data="sinc", n=400, sinc=SINC, eps=0.05,
+                                            interval=REGRESSION_INTERVAL, options=dict(lam=0.1)))
+    out["ionosphere c"] = ("path", dict(problem="kernel_svm", data="ionosphere_scale", eps=0.5, interval=(0.05, 10.0),
+                                        options=dict(bandwidth=1.0, parameter="c")))
     for name in DATASETS:
         out[f"solves {name}"] = ("solves", name)
     return out

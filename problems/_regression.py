@@ -140,6 +140,15 @@ class KernelEnclosures(KernelBound):
         nonneg, nonpos = (a >= 0) & (b >= 0), (a <= 0) & (b <= 0)
         strict_nonpos = nonpos & ~(nonneg & nonpos)
         lines = (up, low)
+        terms = {}  # (k, line) -> the products below, computed once for both sides and every choice
+
+        def term(k, li):
+            if (k, li) not in terms:
+                line = lines[li][:, k]  # (n, J + 1)
+                terms[k, li] = (a[:, k, None, :] * line[None, :, :-1], b[:, k, None, :] * line[None, :, 1:],
+                                (b - a)[:, k, None, :] * np.diff(line, axis=-1)[None])
+            return terms[k, li]
+
         out = {}
         for side in ("up", "low"):
             # choice 0: the line in the bound's own direction where w >= 0 (the upper line for
@@ -151,25 +160,23 @@ class KernelEnclosures(KernelBound):
                 ok = np.logical_and.reduce([masks[k][c] for k, c in enumerate(combo)])[:, None, :]  # (r, 1, J)
                 e0 = e1 = c2 = 0.0
                 for k, c in enumerate(combo):
-                    line = lines[c if side == "up" else 1 - c][:, k]  # (n, J + 1)
-                    e0 = e0 + a[:, k, None, :] * line[None, :, :-1]
-                    e1 = e1 + b[:, k, None, :] * line[None, :, 1:]
-                    c2 = c2 + (b - a)[:, k, None, :] * np.diff(line, axis=-1)[None]
-                if side == "up":
-                    bend = np.maximum(0.0, -c2) / 4
-                    bound = np.where(ok, np.maximum(e0, e1) + bend, -np.inf)
-                    extreme = (np.where(ok, e0, -np.inf), np.where(ok, e1, -np.inf), np.where(ok, bend, 0.0))
-                    merge = np.maximum
-                else:
-                    bend = np.maximum(0.0, c2) / 4
-                    bound = np.where(ok, np.minimum(e0, e1) - bend, np.inf)
-                    extreme = (np.where(ok, e0, np.inf), np.where(ok, e1, np.inf), np.where(ok, bend, 0.0))
-                    merge = np.minimum
+                    t0, t1, t2 = term(k, c if side == "up" else 1 - c)
+                    e0, e1, c2 = e0 + t0, e1 + t1, c2 + t2
+                sign = 1.0 if side == "up" else -1.0  # the lower bound: the upper one's mirror
+                far = -sign * np.inf
+                bend = np.maximum(0.0, -sign * c2) / 4
+                edge = np.maximum(e0, e1) if side == "up" else np.minimum(e0, e1)
+                bound = np.where(ok, edge + sign * bend, far)
+                merge = np.maximum if side == "up" else np.minimum
                 if best is None:
-                    best = [bound, *extreme] if ends else [bound]
+                    best = [bound]
                 else:
                     best[0] = merge(best[0], bound)
-                    if ends:
+                if ends:  # the extremes at each end and the largest curvature term, over the choices
+                    extreme = (np.where(ok, e0, far), np.where(ok, e1, far), np.where(ok, bend, 0.0))
+                    if len(best) == 1:
+                        best += list(extreme)
+                    else:
                         best[1], best[2], best[3] = merge(best[1], extreme[0]), merge(best[2], extreme[1]), \
                             np.maximum(best[3], extreme[2])
             out[side] = best

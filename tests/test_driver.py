@@ -30,6 +30,7 @@ def test_toy_path_is_eps_optimal_against_closed_form(toy, eps, strategy):
         assert sub <= path.gap_bound(t) + 1e-12
 
 
+@pytest.mark.slow  # a long characterization (tens of seconds): opt in with -m slow
 def test_interpolation_needs_fewer_solves(toy):
     # x*(t) = max(0, t c) is linear in t: combinations of two exact pairs are nearly exact
     counts = {s: approxpath.approximate_path(toy, eps=0.01, interval=(0.1, 10.0), strategy=s).exact_solves
@@ -37,6 +38,7 @@ def test_interpolation_needs_fewer_solves(toy):
     assert counts["interpolate"] < counts["two-sided"] <= counts["paper"]
 
 
+@pytest.mark.slow  # a long characterization (tens of seconds): opt in with -m slow
 def test_toy_solve_count_follows_one_over_eps(toy):
     # The gap of the pair solved at t grows like (tau - t)^2 ||c_-||^2 / 2 here, so the
     # one-sided search needs about (range) * ||c_-|| / sqrt(2 eps) solves: O(eps^-1/2).

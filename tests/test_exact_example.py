@@ -4,10 +4,12 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "exact_vs_approximate.py"
 
 
+@pytest.mark.slow  # a long characterization (tens of seconds): opt in with -m slow
 def test_exact_vs_approximate_example_runs_and_writes_its_figure(tmp_path, capsys):
     spec = importlib.util.spec_from_file_location("exact_vs_approximate", EXAMPLE)
     module = importlib.util.module_from_spec(spec)

@@ -164,6 +164,7 @@ def test_figure_marks_the_turns_and_magnifies_the_start(case):
     assert np.allclose(bx.lines[0].get_ydata(), path.jacobian_calls_at)
 
 
+@pytest.mark.slow  # a long characterization (tens of seconds): opt in with -m slow
 def test_finer_steps_find_the_same_events_and_turns(case, monkeypatch):
     """Step control does not skip events: with steps at most 1/10 as long and targets 5x
     tighter, the events (kind, feature, D) and the turns are the same."""

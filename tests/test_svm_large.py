@@ -177,6 +177,7 @@ print(json.dumps(dict(estimate=estimate, peak=peak, mode=problem.kernels.mode, c
 """
 
 
+@pytest.mark.slow  # a long characterization (tens of seconds): opt in with -m slow
 @pytest.mark.parametrize("mode", ["dense", "distances", "blocked"])
 def test_the_memory_estimate_is_within_a_factor_of_the_peak(mode, monkeypatch):
     """The estimate against the peak resident memory of a path in a fresh process (n = 1500, a
