@@ -22,11 +22,16 @@ from _common import load, machine
 
 import approxpath
 
-BOX_C = 2.0 ** np.arange(-5, 16, 2)
-BOX_GAMMA = 2.0 ** np.arange(3, -16, -2)
+# grid.py's defaults (log2 C from -5 to 15, log2 gamma from 3 to -15, steps of 2)
+BOX_C = (-5, 15)
+BOX_GAMMA = (-15, 3)
 
 
-class _Limit(Exception):
+def _axis(ends):
+    return 2.0 ** np.arange(ends[0], ends[1] + 1, 2)
+
+
+class _Limit(BaseException):  # not caught by the library's handlers of solver errors
     pass
 
 
@@ -46,15 +51,15 @@ def _cv_error(X, y, folds, C, gamma):
     return wrong / len(y)
 
 
-def _grid(X, y, folds):
+def _grid(X, y, folds, box_c, box_gamma):
     from sklearn.model_selection import GridSearchCV
     from sklearn.svm import SVC
 
-    search = GridSearchCV(SVC(kernel="rbf"), {"C": BOX_C, "gamma": BOX_GAMMA}, cv=folds, n_jobs=1).fit(X, y)
+    search = GridSearchCV(SVC(kernel="rbf"), {"C": _axis(box_c), "gamma": _axis(box_gamma)}, cv=folds, n_jobs=1).fit(X, y)
     return search.best_params_["C"], search.best_params_["gamma"], 1.0 - search.best_score_
 
 
-def _approxpath(X, y, folds, limit):
+def _approxpath(X, y, folds, limit, box_c, box_gamma):
     def stop(signum, frame):
         raise _Limit()
 
@@ -62,8 +67,8 @@ def _approxpath(X, y, folds, limit):
     signal.alarm(limit)
     try:
         problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
-        return approxpath.select_surface(problem, cv=folds, bandwidths=(BOX_GAMMA.min(), BOX_GAMMA.max()),
-                                         weights=(BOX_C.min(), BOX_C.max()), tol=0.01, strict=False,
+        return approxpath.select_surface(problem, cv=folds, bandwidths=(2.0 ** box_gamma[0], 2.0 ** box_gamma[1]),
+                                         weights=(2.0 ** box_c[0], 2.0 ** box_c[1]), tol=0.01, strict=False,
                                          max_solves=200_000)
     except _Limit:
         return None
@@ -77,15 +82,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets", nargs="+")
     parser.add_argument("--limit", type=int, default=900, help="seconds allowed to approxpath per data set")
+    parser.add_argument("--log2c", nargs=2, type=int, default=BOX_C, help="a smaller box: log2 C from, to")
+    parser.add_argument("--log2g", nargs=2, type=int, default=BOX_GAMMA, help="a smaller box: log2 gamma from, to")
     args = parser.parse_args()
     print(f"# {machine()}; approxpath {approxpath.__version__}")
     for name in args.datasets:
         X, y = load(name)
         y = np.where(y > 0, 1.0, -1.0)
         folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
-        (gc, gg, gerr), g_wall, g_cpu = _timed(lambda: _grid(X, y, folds))
-        sel, a_wall, a_cpu = _timed(lambda: _approxpath(X, y, folds, args.limit))
-        row = dict(data=name, n=len(y), grid_wall=round(g_wall, 1), grid_cpu=round(g_cpu, 1), grid_C=gc,
+        (gc, gg, gerr), g_wall, g_cpu = _timed(lambda: _grid(X, y, folds, args.log2c, args.log2g))
+        sel, a_wall, a_cpu = _timed(lambda: _approxpath(X, y, folds, args.limit, args.log2c, args.log2g))
+        row = dict(data=name, n=len(y), log2c=list(args.log2c), log2g=list(args.log2g), grid_wall=round(g_wall, 1), grid_cpu=round(g_cpu, 1), grid_C=gc,
                    grid_gamma=gg, grid_cv_error=round(gerr, 4), ap_wall=round(a_wall, 1), ap_cpu=round(a_cpu, 1),
                    wall_ratio=round(a_wall / g_wall, 2))
         if sel is None:
