@@ -20,6 +20,8 @@ __version__ = "0.5.0"
 _EXPORTS = {
     "approximate_path": "driver", "map_paths": "driver", "STRATEGIES": "driver",
     "Path": "result", "PathPiece": "result", "load_path": "result",
+    "approximate_surface": "surface", "Surface": "surface", "load_surface": "surface", "select_surface": "surface",
+    "SurfaceSelection": "surface",
     "verify": "certificate", "VerifyReport": "certificate",
     "Problem": "problem", "Declaration": "problem",
     "KernelProblem": "kernel_problem", "Bound": "bound", "KernelBound": "bound", "Option": "bound",

@@ -21,6 +21,7 @@ the kernel provider and the :class:`Sweep` (which parameter the path sweeps, whi
 from __future__ import annotations
 
 import abc
+import copy
 import dataclasses
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -125,6 +126,17 @@ class Bound(abc.ABC):
         degree of the weights it bounds.  The driver's interpolating strategy then hands the
         problem pairs that move (:func:`~approxpath.moving.interpolate`), and :meth:`check`
         refuses moving points elsewhere.
+    weight_convex : bool, optional
+        Present (True) on a kernel problem's bound whose pairs certify *cells* of the bandwidth
+        and the weight (:mod:`approxpath.cells`): for a pair held fixed in the weight
+        :math:`w` (C, λ), the gap is convex in :math:`w` at every bandwidth, the dual objective
+        concave in :math:`w`, and the feasible sets only grow with :math:`w` (a pair feasible at
+        the cell's smallest weight is feasible on the whole cell).  The bandwidth bounds at the
+        cell's two weights then bound the cell.
+    weight_increasing : bool, optional
+        With ``weight_convex``: the gap's slope in the weight is nonnegative (the SVM's
+        :math:`\\mathbf 1^\\top\\xi`, the regressions' :math:`\\lVert\\beta\\rVert_1`), so the bound at the
+        cell's largest weight alone bounds the cell.
     """
 
     name: ClassVar[str]
@@ -355,6 +367,20 @@ class KernelBound(Bound):
             kernel_families.check_precomputed(self.X, "X (the precomputed D)")
             if self.kernel_psd:
                 kernel_families.check_cnd(self.X, self.name)
+
+    def with_weight(self, value):
+        """This bound with the weight option (:attr:`weight`: C or λ) set to ``value``: the same
+        data and the same kernel provider (kernels and kernel products do not depend on the
+        weight: computed once for every weight); every other cache (:attr:`_transient`) starts
+        afresh.  :class:`InputError` for a weight outside its domain."""
+        other = copy.copy(self)
+        other.options = self.check_options({**self.options, self.weight: value})
+        other.sweep = Sweep(self.parameter, self.weight, other.options.get("bandwidth"), other.options[self.weight])
+        other._kernels = self.kernels
+        for key in self._transient:
+            if key != "_kernels":
+                other.__dict__[key] = None
+        return other
 
     @property
     def family(self):

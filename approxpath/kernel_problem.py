@@ -39,6 +39,20 @@ class KernelProblem(Problem):
     kernels = property(lambda self: self.bound.kernels)
     D = property(lambda self: self.bound.kernels.D)
 
+    def with_weight(self, value):
+        """This problem with its weight (C, λ: ``bound.weight``) set to ``value``, on the same
+        data and kernel provider (:meth:`~approxpath.bound.KernelBound.with_weight`); the caches
+        of its search start afresh (:meth:`__getstate__` says which)."""
+        other = object.__new__(type(self))
+        state = dict(self.__getstate__())  # the state without the caches (a problem may drop them)
+        if hasattr(other, "__setstate__"):
+            other.__setstate__(state)
+        else:
+            other.__dict__.update(state)
+        other.bound = self.bound.with_weight(value)
+        setattr(other, other.bound.weight, other.bound.options[other.bound.weight])
+        return other
+
     def gram(self, tau):
         """:math:`K_t` at the bandwidth of the path parameter ``tau``, shape (n, n) (cached; read only)."""
         return self.bound.gram(tau)

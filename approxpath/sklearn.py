@@ -187,7 +187,11 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
 
     Parameters
     ----------
-    C : float, default 1.0
+    C : float or None, default 1.0
+        None: chosen with the bandwidth by ``cv`` over ``C_range`` (:func:`approxpath.select_surface`,
+        certified within ``selection_.delta`` of the best of the whole box); ``best_C_`` is it.
+    C_range : (float, float), optional
+        With ``C=None``: the range of C (required).
     bias : {"optimal", "dynamic", "fixed"}, default "optimal"
         Bias restoration along the path (see ``kernel_svm``).
     eps : float, default 0.01
@@ -237,18 +241,22 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         Certified bound on the duality gap (hence the suboptimality) at ``best_t_``.
     validation_curve_ : approxpath.selection.ValidationCurve
         (None with ``cv``.)
-    selection_ : approxpath.selection.Selection
-        With ``cv``: the chosen t, the enclosure of its cross-validation error and ``delta``.
+    selection_ : approxpath.selection.Selection or approxpath.SurfaceSelection
+        With ``cv``: the chosen t (and C with ``C=None``), the enclosure of its cross-validation
+        error and ``delta``.
+    best_C_ : float
+        The C of ``path_`` (chosen with ``C=None``).
     eps_, t_range_ : the values used.
     n_features_in_ : int
     """
 
     def __init__(self, C=1.0, bias="optimal", eps=0.01, t_range=None, selection="pieces", n_grid=100,
                  validation_fraction=0.25, random_state=None, n_jobs=None, progress=False, cv=None,
-                 cv_tol=None):
+                 cv_tol=None, C_range=None):
         self.n_jobs = n_jobs
         self.progress = progress
         self.C = C
+        self.C_range = C_range
         self.bias = bias
         self.eps = eps
         self.t_range = t_range
@@ -307,7 +315,40 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         if y_type != "binary":
             raise ValueError(f"Only binary classification is supported. The type of the target is {y_type}.")
         yy = self._encode(y)
+        if self.C is None:
+            return self._fit_both(X, yy, X_val, y_val)
+        self.best_C_ = float(self.C)
         return self._fit(X, yy, X_val, y_val, "kernel_svm", dict(c=self.C, bias=self.bias), stratify=yy)
+
+    def _fit_both(self, X, y, X_val, y_val):
+        """``C=None``: C and the bandwidth chosen together by ``cv`` (:func:`approxpath.select_surface`),
+        then the path at the chosen C fitted on all of ``X, y``."""
+        from .surface import select_surface
+
+        if self.cv is None or X_val is not None or y_val is not None:
+            raise ValueError("C=None chooses C and the bandwidth by cross-validation: pass cv (and no X_val, y_val)")
+        try:
+            lo, hi = (float(v) for v in self.C_range)
+        except (TypeError, ValueError):
+            raise ValueError(f"C=None needs C_range=(lo, hi) of positive numbers; got {self.C_range!r}") from None
+        if not (0 < lo < hi < np.inf):
+            raise ValueError(f"C_range must satisfy 0 < lo < hi < inf; got {self.C_range!r}")
+        workers, progress = self._check_run_params()
+        problem = get_problem("kernel_svm")(X, y, c=lo, bias=self.bias)
+        self.t_range_ = self._t_range(X)
+        tol = self.cv_tol if self.cv_tol is not None else self._default_cv_tol(y)
+        self.selection_ = select_surface(problem, "error", cv=self.cv, bandwidths=self.t_range_, weights=(lo, hi),
+                                         tol=tol, strict=False)
+        self.best_t_, self.best_C_ = self.selection_.t, self.selection_.w
+        self.best_loss_ = 0.5 * (self.selection_.value[0] + self.selection_.value[1])
+        problem = get_problem("kernel_svm")(X, y, c=self.best_C_, bias=self.bias)
+        null = problem.null_objective()
+        self.eps_ = float(self.eps) * null if null > 0 else _EPS_FLOOR
+        self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
+                                      progress=progress)
+        self.best_gap_bound_ = self.path_.gap_bound(self.best_t_)
+        self.validation_curve_ = None
+        return self
 
     def decision_function(self, X, t=None):
         """:math:`f(x) = \\sum_j w_j k_t(x_j, x) + b` of the path's model at ``t`` (default

@@ -333,6 +333,11 @@ class RegressionBound(KernelEnclosures):
     # convex for any kernel (a least-squares or l1 loss of K beta): a precomputed D need not be
     # conditionally negative definite
     kernel_psd = False
+    # Cells of (t, lam) (approxpath.cells): for a pair fixed in lam the gap is affine in lam with
+    # slope ||beta||_1 >= 0, the dual objective does not depend on lam and the dual set
+    # {||K_t u||_inf <= lam} only grows with it.
+    weight_convex = True
+    weight_increasing = True
 
     def __init_subclass__(cls, **kw):
         cls.OPTIONS = dict(lam=Option("positive", default=None), bandwidth=Option("positive", default=None),

@@ -14,7 +14,7 @@ require a claim at least as strong as its own (``eps``, ``interval``, ``data_sha
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from ..errors import InputError
 from ..numerics import log_mid
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate
 from .legacy import upgrade
+from .surface import is_surface, surface_layout_errors, verify_surface
 
 __all__ = ["verify", "VerifyReport", "target", "claimed_on", "claim_failures", "kernel_failures", "SAMPLE_LEVELS",
            "sample_points", "failed_report", "read_for_verify", "bound_from_meta", "requirement_failures",
@@ -79,11 +80,12 @@ class VerifyReport:
     notes: tuple = ()  # true claims worth knowing about (stored bounds looser than ours)
     claim: dict = field(default_factory=dict)
     claims_hold: bool = False  # every claim made holds (``ok`` but for uncovered pieces, which claim nothing)
+    unit: str = "pieces"  # what is counted: a path's pieces, a surface's cells
 
     def __str__(self):
         head = f"{'OK' if self.ok else 'FAILED'}: "
         if self.certified or self.sampled or self.uncovered or np.isfinite(self.max_gap_bound):
-            head += (f"{self.certified} certified, {self.sampled} sampled, {self.uncovered} uncovered pieces; "
+            head += (f"{self.certified} certified, {self.sampled} sampled, {self.uncovered} uncovered {self.unit}; "
                      f"max gap bound {self.max_gap_bound:.4g}")
         else:
             head += "nothing was checked"
@@ -103,9 +105,14 @@ def describe_claim(claim):
     if not claim.get("problem"):
         return []
     opts = ", ".join(f"{k}={v!r}" for k, v in sorted(claim.get("options", {}).items()) if k != "parameter")
-    lo, hi = claim["interval"]
     eps = f"eps = {claim['eps']:g} ({'relative to the optimal value' if claim['relative'] else 'absolute'})"
-    out = [f"claim: {claim['problem']} over {claim.get('parameter')} in [{lo:.6g}, {hi:.6g}] ({opts}): gap <= {eps}"]
+    if claim.get("box"):  # a surface
+        (t0, t1), (w0, w1) = claim["box"]
+        where = f"t in [{t0:.6g}, {t1:.6g}] x {claim.get('weight')} in [{w0:.6g}, {w1:.6g}]"
+    else:
+        lo, hi = claim["interval"]
+        where = f"{claim.get('parameter')} in [{lo:.6g}, {hi:.6g}]"
+    out = [f"claim: {claim['problem']} over {where} ({opts}): gap <= {eps}"]
     if claim.get("data_sha256"):
         out.append(f"data: sha256 {claim['data_sha256']} (n = {claim.get('n')}, d = {claim.get('d')}; "
                    f"{claim.get('data', 'as given')})")
@@ -240,6 +247,8 @@ def read_for_verify(file, shape=None):
         arrays, meta = read_certificate(file, shape=shape)
     except InputError as exc:
         return None, None, [str(exc)]
+    if is_surface(meta):
+        return arrays, meta, surface_layout_errors(arrays, meta)
     return arrays, meta, layout_errors(arrays, meta)
 
 
@@ -370,8 +379,9 @@ def _shape_of(X, y):
 
 
 @managed
-def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, data_sha256=None):
-    """Re-check the certificate ``file`` on the data ``X, y`` (preprocessed as recorded).
+def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, data_sha256=None, box=None):
+    """Re-check the certificate ``file`` on the data ``X, y`` (preprocessed as recorded): a
+    path's, or a surface's (:func:`~approxpath.certificate.surface.verify_surface`, counting cells).
 
     A file that is not a well-formed certificate (unreadable, arrays missing or of the wrong
     dtype or shape, a field outside its domain, a newer format, options or an interval outside
@@ -388,9 +398,11 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
         exactly when ``relative``).
     relative : bool
     interval : (float, float), optional
-        Require the claim's interval to contain this one.
+        Require the claim's interval (a surface's bandwidths) to contain this one.
     data_sha256 : str, optional
         Require the claim to be about the data with this hash.
+    box : ((float, float), (float, float)), optional
+        Require a surface's box to contain this one.
 
     Returns
     -------
@@ -416,6 +428,10 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
             raise InputError(f"{str(file)!r} carries no data and none were given: pass X, y (the CLI: --data FILE)")
         X, y = carried
         source = "carried in the certificate"
+    if is_surface(meta):
+        report = verify_surface(file, arrays, meta, X, y, eps=eps, relative=relative, box=box, interval=interval,
+                                data_sha256=data_sha256)
+        return replace(report, claim=dict(report.claim, data=source))
     claim = _claim(meta, source)
     try:
         bound = bound_from_meta(meta, X, y)

@@ -31,7 +31,7 @@ _EPILOG = ("exit status: 0 ok; 1 uncovered pieces or verification failed; 2 bad 
            "3 a file cannot be read or written; 4 no exact solver produced a pair; 5 out of memory; "
            "70 internal error (please report it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
 # Commands whose first positional argument names a problem (its options become flags).
-_PROBLEM_COMMANDS = ("path", "crosscheck", "select")
+_PROBLEM_COMMANDS = ("path", "crosscheck", "select", "surface")
 _PROBLEM_FIGURES = ("solves", "validation")
 
 
@@ -123,6 +123,7 @@ def build_parser(argv=()):
     """The argument parser; the problem named in ``argv`` (if any) adds its option flags."""
     from . import commands, datasets, exact, features, figures
     from . import select as select_command
+    from . import surface as surface_command
 
     cls = None
     name = _problem_named(list(argv))
@@ -137,7 +138,7 @@ def build_parser(argv=()):
     sub = parser.add_subparsers(dest="command", required=True)
     # every command is listed; only the one named gets its arguments (and imports what they need)
     for name, (text, fill) in {**commands.COMMANDS, **exact.COMMANDS, **features.COMMANDS, **select_command.COMMANDS,
-                               **figures.COMMANDS, **datasets.COMMANDS}.items():
+                               **surface_command.COMMANDS, **figures.COMMANDS, **datasets.COMMANDS}.items():
         p = sub.add_parser(name, allow_abbrev=False, help=text)
         if argv and argv[0] == name:
             fill(p, cls, argv)

@@ -190,6 +190,7 @@ def cmd_verify(args):
     import dataclasses as dc
 
     from ..certificate.format import DATA_FIELDS, meta_errors, read_meta
+    from ..certificate.surface import is_surface, surface_meta_errors
     from ..certificate.verify import DataMismatch, check_interval_required, failed_report, verify
 
     t0 = time.perf_counter()
@@ -198,7 +199,7 @@ def cmd_verify(args):
     required = dict(eps=args.eps, relative=args.relative, interval=args.interval, data_sha256=args.data_sha256)
     try:  # the meta alone first: what the data are and where; the arrays are read against them
         meta, names = read_meta(args.certificate)
-        malformed = meta_errors(meta)
+        malformed = surface_meta_errors(meta) if is_surface(meta) else meta_errors(meta)
     except InputError as exc:
         meta, names, malformed = None, (), [str(exc)]
     if malformed:  # a file that is not a well-formed certificate fails verification

@@ -20,6 +20,14 @@ def cmd_select(args):
 
     cls = get_problem(args.problem)
     check_outputs(args, [args.data])  # before the data are read and the folds' paths run
+    over = {v.strip() for v in args.over.split(",")}
+    if over != {"bandwidth"}:
+        from ..errors import InputError
+        from .surface import select_over_two
+
+        if over != {"bandwidth", cls.Bound.weight}:
+            raise InputError(f"--over takes bandwidth or bandwidth,{cls.Bound.weight} for {cls.name}; got {args.over!r}")
+        return select_over_two(args, cls)
     X, y, fmt, prep = load(args)
     problem = build_problem(cls, X, y, args)
     interval = tuple(args.range) if args.range else None
@@ -64,6 +72,10 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--tol", type=parse_number, default=0.01, help="stop when delta <= TOL (criterion units, default 0.01)")
     p.add_argument("--max-solves", type=int, default=2000, help="exact solves allowed in all (default 2000)")
     p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths")
+    p.add_argument("--over", default="bandwidth", help="the parameters to choose: bandwidth (default; the path's "
+                   "parameter), or both, e.g. c,bandwidth (kernel_svm) or lam,bandwidth (needs --cv and --weights)")
+    p.add_argument("--weights", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="with --over WEIGHT,bandwidth: the weight's range, e.g. 2^-5 2^15")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.add_argument("--plot", default=None, metavar="FILE", help="save the criterion's enclosure band (needs matplotlib)")
     p.set_defaults(func=cmd_select)

@@ -26,7 +26,7 @@ from ..numerics import log_mid
 from .cover import ClosedForm, Sampled, Tracks, Validation
 from .result import Selection
 
-__all__ = ["Selection", "select", "DEFAULT_EPS"]
+__all__ = ["Selection", "select", "DEFAULT_EPS", "default_criterion", "fold_problems"]
 
 #: Default ε of the first paths, relative to the zero model's objective: enclosures from gaps
 #: much larger than this are too wide to decide much (the search refines where it matters).
@@ -268,9 +268,9 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     bound = problem.bound
     closed = getattr(bound, "CLOSED_FORM_CRITERIA", {})
     validation = cv is not None or X_val is not None
-    criterion = _default_criterion(problem, criterion, validation, closed)
+    criterion = default_criterion(problem, criterion, validation, closed)
     if validation:
-        problems, X_vals, y_vals = _folds(problem, cv, X_val, y_val, groups, criterion)
+        problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion)
     else:
         problems, X_vals, y_vals = [problem], None, None
     options = dict(path_options, relative=relative)
@@ -373,7 +373,9 @@ def _warn_edge(search, value, t, lo, hi, parameter):
             return
 
 
-def _default_criterion(problem, criterion, validation, closed):
+def default_criterion(problem, criterion, validation, closed):
+    """The criterion to use: ``criterion`` checked (a validation loss with ``validation``, else one
+    of the problem's closed forms ``closed``), or the problem's default."""
     from ..validate import choice
 
     if validation:
@@ -389,8 +391,9 @@ def _default_criterion(problem, criterion, validation, closed):
     return choice(f"{problem.name} criterion (without cv)", criterion or next(iter(closed)), tuple(closed))
 
 
-def _folds(problem, cv, X_val, y_val, groups, criterion):
-    """Fold problems and their held-out data."""
+def fold_problems(problem, cv, X_val, y_val, groups, criterion):
+    """``(problems, X_vals, y_vals)``: the folds' problems and their held-out data (one hold-out
+    set ``X_val, y_val``, or the splits of ``cv``)."""
     from .losses import check_loss
 
     X, y = problem.X, problem.y

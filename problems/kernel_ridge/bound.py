@@ -36,7 +36,7 @@ import numpy as np
 
 from approxpath.bound import Option
 from approxpath.moving import bernstein_at, coefficient_rounding, is_moving
-from approxpath.numerics import fp_margin
+from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import real_targets
 
 from .._regression import CHAIN, KernelEnclosures
@@ -81,6 +81,11 @@ class RidgeBound(KernelEnclosures):
     weight = "lam"
     OPTIONS = dict(lam=Option("positive"), bandwidth=Option("positive", default=None))
     moving_degrees = {"bandwidth": 1}
+    # Cells of (t, lam) (approxpath.cells): for a pair fixed in lam, e'K_t e/lam = lam c'K_t c -
+    # 2 c'K_t a + a'K_t a/lam is convex in lam (K_t is positive semidefinite) and the residual
+    # term does not depend on it; the dual objective's -a'K_t a/lam is concave in lam; no
+    # constraints.
+    weight_convex = True
 
     def __init__(self, X, y, **options):
         super().__init__(X, y, **options)
@@ -106,13 +111,15 @@ class RidgeBound(KernelEnclosures):
 
         return criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache)
 
-    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None):
+    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None, weight_range=None):
         """Where the exact optimum's predictions at the rows of ``X_new`` lie for every
-        parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there:
+        parameter of ``[lo, hi]`` (and, with ``weight_range``, every λ of that range: a cell of
+        :mod:`approxpath.cells`, whose dual grows with λ), given a pair whose gap is at most
+        ``gap_bound`` there:
         ``(edges, low, up)`` (:mod:`.enclosure`)."""
         from .enclosure import prediction_enclosure
 
-        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows)
+        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows, weight_range)
 
     def _gap_terms(self, c, a, tau):
         """The gap as the sum of its two nonnegative terms (see the module docstring), as
@@ -221,8 +228,38 @@ class RidgeBound(KernelEnclosures):
         sa = np.abs(a).sum()
         return d - self._margin(2 * sa * np.abs(self.y).max() + float(a @ a) + sa * sa / lam_lo)
 
+    # -------------------------------------------------------------- cells: a dual growing with lam
+    def _scaled_parts(self, dual, lo, hi, scale):
+        """``(A, Q, errq)`` of :func:`_parts` for the dual scaled by ``scale``: the weights times
+        it as computed, ``errq`` widened by the rounding of ``scale`` and of the products (one
+        unit roundoff each, relative); unchanged for ``scale == 1``."""
+        A, Q, errq = _parts(dual, "a", lo, hi)
+        if scale == 1.0:
+            return A, Q, errq
+        Q = scale * Q
+        return A, Q, scale * errq + 2.02 * UNIT_ROUNDOFF * np.abs(Q).max(axis=1)
+
+    def scaled_gap(self, primal, dual, lo, hi, base):
+        """A bound of the gap at this bound's λ over ``[lo, hi]`` of the pair whose dual is the
+        stored one scaled by :math:`s = \\lambda / base` (a cell ``[lo, hi] x [base, λ]`` of
+        :mod:`approxpath.cells`; no constraints, so any scale is feasible).  With the driver's
+        pairs, :math:`a(t) = base\\cdot c(t)`, the scaled dual is :math:`\\lambda c(t)`: :math:`e = 0` and
+        the gap is the squared residual :math:`\\lVert(K_t + \\lambda I)c(t) - y\\rVert^2`, second order
+        in :math:`\\lambda - base` at an optimum (a dual held fixed pays :math:`e^\\top K e/\\lambda` with
+        :math:`e = (\\lambda - base)c`, bounded by :math:`\\lVert e\\rVert_1^2/\\lambda` on a piece).
+        :meth:`_moving_gap` (any pair, fixed points as constant combinations) with the dual's
+        weights times ``s``."""
+        s = self.sweep.weight / float(base)
+        if hi > lo:
+            return self._moving_gap(primal, dual, lo, hi, s)
+        return self._moving_point_gap(primal, dual, lo, s)
+
+    def scaled_dual_floor(self, dual, lo, hi, base):
+        """:meth:`dual_floor` of the dual scaled by :math:`\\lambda / base` (:meth:`scaled_gap`)."""
+        return self._moving_dual_floor(dual, lo, hi, self.sweep.weight / float(base))
+
     # -------------------------------------------------------------- moving pairs
-    def _moving_gap(self, primal, dual, lo, hi):
+    def _moving_gap(self, primal, dual, lo, hi, scale=1.0):
         """Bound of the gap of a pair moving on the bandwidth piece ``[lo, hi]``.
 
         The residual :math:`r(t) = K_t c(t) - y + a(t)`: :math:`K_t c(t)` lies on each
@@ -236,7 +273,7 @@ class RidgeBound(KernelEnclosures):
         driver's interpolation, up to the rounding of :math:`\\lambda c_k`)."""
         lam, y, n = self.sweep.weight, self.y, self.n
         C, P, errp = _parts(primal, "c", lo, hi)
-        A, Q, errq = _parts(dual, "a", lo, hi)
+        A, Q, errq = self._scaled_parts(dual, lo, hi, scale)
         xs, low, up, w, allowance = self._lines(C, P[None], errp[None], lo, hi)
         _, _, ends_up, ends_low, bend_up, bend_low = self._combinations(w, low, up, ends=True)
         q = bernstein_at(Q, (xs - lo) / (hi - lo))  # (Kq, J + 1): the dual's weights at the nodes
@@ -266,14 +303,14 @@ class RidgeBound(KernelEnclosures):
             best = max(best, float(np.sum(np.abs(e) + slack + rounding)))
         return best + fp_margin(self.n, best)
 
-    def _moving_point_gap(self, primal, dual, x):
+    def _moving_point_gap(self, primal, dual, x, scale=1.0):
         """The gap at the point ``x`` of a moving pair: the point gap of its values as computed,
         plus how far the exact values' gap can be (:math:`|K| \\le 1`: a change ``dc`` of c and
         ``da`` of a moves :math:`e` by at most :math:`\\lambda|dc| + |da|` and each :math:`r_i` by
         :math:`\\lVert dc\\rVert_1 + |da_i|`)."""
         lam = self.sweep.at(x)[1]
         C, P, errp = _parts(primal, "c", x, x)
-        A, Q, errq = _parts(dual, "a", x, x)
+        A, Q, errq = self._scaled_parts(dual, x, x, scale)
         p, q = P[:, 0], Q[:, 0]
         c, a = C @ p, A @ q
         dc = fp_margin(C.shape[1], 1.0) * (np.abs(C) @ np.abs(p)) + np.abs(C) @ (errp + coefficient_rounding(P))
@@ -286,7 +323,7 @@ class RidgeBound(KernelEnclosures):
         shift = (2.0 * float(np.abs(e).sum()) * de + de * de) / lam + float(np.sum(2.0 * np.abs(r) * dr + dr * dr))
         return g + rounding + shift * (1.0 + 2.0**-40)
 
-    def _moving_dual_floor(self, dual, lo, hi):
+    def _moving_dual_floor(self, dual, lo, hi, scale=1.0):
         """A lower bound of :math:`2a^\\top y - \\lVert a\\rVert^2 - \\tfrac1\\lambda a^\\top K_t a` over the
         piece for :math:`a(t)` moving linearly: on each sub-interval between the nodes of the
         kernel products' enclosures (:func:`~approxpath.selection.predictions.expansion_cover`),
@@ -298,7 +335,7 @@ class RidgeBound(KernelEnclosures):
         from approxpath.selection.predictions import combination_hull, expansion_cover
 
         lam, y, n = self.sweep.at(lo)[1], self.y, self.n
-        A, Q, errq = _parts(dual, "a", lo, hi)
+        A, Q, errq = self._scaled_parts(dual, lo, hi, scale)
         aA = np.abs(A)
         err = errq + coefficient_rounding(Q)
 
@@ -318,6 +355,9 @@ class RidgeBound(KernelEnclosures):
             return value - (quad + slack + shift) / lam
         edges, low, up = expansion_cover(self.kernels.products, A, lo, hi, self.entry_terms, n)
         ranges = weight_ranges(dual, edges)[1]  # (J, K, 2)
+        if scale != 1.0:  # the scaled weights' ranges, widened by the rounding of s and of the products
+            ranges = scale * ranges
+            ranges = ranges + np.array([-1.0, 1.0]) * 2.02 * UNIT_ROUNDOFF * np.abs(ranges)
         K_low, K_up = combination_hull(ranges, low, up)  # (n, J): K_t a(t) on each sub-interval
         corners = np.stack([A[:, :, None] * ranges[..., 0].T[None], A[:, :, None] * ranges[..., 1].T[None]])
         a_low, a_up = corners.min(axis=0).sum(axis=1), corners.max(axis=0).sum(axis=1)  # (n, J): a_i(t)

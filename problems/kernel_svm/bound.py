@@ -23,7 +23,7 @@ import numpy as np
 from approxpath.bound import KernelBound, Option
 from approxpath.envelopes import Envelope, bernstein_product, envelope_entry_error, hermite_lower, hermite_upper, max_hinge_sum
 from approxpath.moving import is_moving
-from approxpath.numerics import fp_margin
+from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import binary_labels
 
 from .c_path import box_errors, c_dual_floor, c_gap
@@ -106,6 +106,11 @@ class SVMBound(KernelBound):
     weight = "c"
     blocked_ok = True
     moving_degrees = {"bandwidth": 2, "c": 1}
+    # Cells of (t, C) (approxpath.cells): for a pair fixed in C, alpha, w, b and xi do not depend
+    # on C, the gap is affine in C with slope 1'xi >= 0, the dual objective does not depend on C
+    # and the box [0, C] only grows with C.  A cell's dual may also grow with C (scaled_gap).
+    weight_convex = True
+    weight_increasing = True
     _transient = KernelBound._transient + ("_recent",)
     OPTIONS = dict(c=Option("positive"), bias=Option("choice", BIAS_RULES, "optimal"),
                    dual_restoration=Option("choice", DUAL_RESTORATIONS, "moving"),
@@ -114,8 +119,10 @@ class SVMBound(KernelBound):
     def __init__(self, X, y, **options):
         super().__init__(X, y, **options)
         self.labels, self.y = binary_labels(self.y)
-        self.c = self.options["c"]
         self._recent = OrderedDict()
+
+    #: C (the option): the box of the dual and the weight of the hinge sum.
+    c = property(lambda self: self.options["c"])
 
     # -------------------------------------------------------------- class sums
     def _group_sums(self, alphas, x, order=2):
@@ -165,18 +172,19 @@ class SVMBound(KernelBound):
         F = self._sums(dual, x, order=0)[0]
         return F[:, 0] - F[:, 1]
 
-    def dual_at_point(self, dual, x):
+    def dual_at_point(self, dual, x, scale=1.0):
         """``(alpha, Kw, rounding)`` of a (fixed or moving) dual at the path parameter ``x``, as
         computed: :math:`\\alpha(x)`, :math:`K_x y\\circ\\alpha(x)` from the stored duals' class
-        sums, and how far the weights' rounding there can move the gap
-        (:func:`.moving.weight_allowance`; 0 for a fixed dual)."""
+        sums, and how far the weights' rounding there can move the gap (of the pair whose dual
+        is scaled by ``scale``: :meth:`scaled_gap`; :func:`.moving.weight_allowance`; 0 for a
+        fixed dual)."""
         if not is_moving(dual):
             return np.asarray(dual.alpha, dtype=float), self.Kw(dual, x), 0.0
         w = dual.weights_at(x)
         A, B = (p.alpha for p in dual.points)
         Sa, Sb = self.pair_sums(A, B, x)
         Kw = w[0] * (Sa[0][:, 0] - Sa[0][:, 1]) + w[1] * (Sb[0][:, 0] - Sb[0][:, 1])
-        return w[0] * A + w[1] * B, Kw, weight_allowance(self, dual, dual.allowance(), self.sweep.at(x)[1])
+        return w[0] * A + w[1] * B, Kw, weight_allowance(self, dual, dual.allowance(), self.sweep.at(x)[1], scale)
 
     # -------------------------------------------------------------- the bias
     def bias_coefficients(self, primal, lo, hi):
@@ -264,22 +272,53 @@ class SVMBound(KernelBound):
         return []
 
     # -------------------------------------------------------------- model selection
-    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None, signs=False):
+    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None, signs=False,
+                             weight_range=None):
         """Where every exact optimum's decision values at the rows of ``X_new`` lie for every
         parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there:
-        ``(edges, low, up)`` (:mod:`.enclosure`)."""
+        ``(edges, low, up)`` (:mod:`.enclosure`).
+
+        With ``weight_range`` ``(C_lo, C_hi)``, ``C_lo < C_hi`` (a cell of :mod:`approxpath.cells`,
+        whose dual grows with C: :meth:`scaled_gap`), the dual's function is no longer the
+        primal's, and the primal's part of the gap alone bounds the distance:
+        :math:`P - P^* \\le` gap and :math:`P - P^* \\ge \\tfrac12\\lVert\\tilde f - \\tilde f^*\\rVert_H^2` give
+        :math:`R = \\sqrt{2\\,gap}`.  C does not enter otherwise: the strong convexity does not
+        involve it, and it scales the hinge sum whose minimizers are the optimal biases."""
         from .enclosure import prediction_enclosure
 
+        if weight_range is not None and weight_range[1] > weight_range[0]:
+            gap_bound = 2.0 * gap_bound
         return prediction_enclosure(self, primal, gap_bound, lo, hi, X_new, rows=rows, signs=signs)
 
     # -------------------------------------------------------------- gap bounds
     def gap(self, primal, dual, lo, hi=None):
+        return self._gap(primal, dual, lo, hi, 1.0)
+
+    def scaled_gap(self, primal, dual, lo, hi, base):
+        """A bound of the gap at this bound's C over ``[lo, hi]`` of the pair whose dual is the
+        stored one scaled by :math:`s = C / base` (the primal as stored): a cell
+        ``[lo, hi] x [base, C]`` of :mod:`approxpath.cells` lets the dual grow with C.
+
+        :math:`s\\alpha` is feasible at C where :math:`\\alpha` is at ``base`` (the box scales), and
+        with :math:`q = \\alpha^\\top Q\\alpha = w^\\top K w` the gap is
+        :math:`\\tfrac12(1 + s^2)\\,q + C\\,1^\\top\\xi - s\\,1^\\top\\alpha`: the fixed pair's bound with its
+        quadratic term times :math:`\\tfrac12(1 + s^2)` and its linear term times ``s``.  At an
+        optimum for ``base`` it is :math:`\\tfrac q2 (s - 1)^2`, second order in the weight where a
+        dual held fixed pays :math:`(C - base)\\,1^\\top\\xi`.  ``s`` is computed (a quotient, within
+        u relative of exact); the gap's slope in ``s``, :math:`|s q - 1^\\top\\alpha| \\le a + s a^2`
+        (``a`` the stored duals' sums), covers the difference."""
+        s = self.c / float(base)
+        a = sum(float(np.sum(d.alpha)) for d in (dual.points if is_moving(dual) else (dual,)))
+        return self._gap(primal, dual, lo, hi, s) + 1.01 * UNIT_ROUNDOFF * s * (a + 1.01 * s * a * a)
+
+    def _gap(self, primal, dual, lo, hi, scale):
+        """:meth:`gap` (``scale`` 1) or :meth:`scaled_gap` (the dual scaled by ``scale``)."""
         hi = lo if hi is None else hi
         if hi != lo and self.sweep.along_bandwidth:
             if is_moving(dual):
-                return moving_bound(self, primal, dual, lo, hi)
-            return self._bandwidth_bound(dual, primal, lo, hi)
-        if hi != lo and (is_moving(dual) or is_moving(primal)):  # the C path
+                return moving_bound(self, primal, dual, lo, hi, scale)
+            return self._bandwidth_bound(dual, primal, lo, hi, scale)
+        if hi != lo and (is_moving(dual) or is_moving(primal)):  # the C path (scale 1: cells are bandwidth paths)
             return c_gap(self, primal, dual, lo, hi)
         # a point, or the C path: alpha, w, b and xi do not depend on C and the primal is affine
         # in C, so the gap is affine in C and its maximum on [lo, hi] is at an end point.
@@ -287,20 +326,21 @@ class SVMBound(KernelBound):
         a_sum = sum(float(np.sum(d.alpha)) for d in (dual.points if is_moving(dual) else (dual,)))
         b = max(abs(float(p.b)) for p in (primal.points if is_moving(primal) else (primal,)))
         b *= float(np.abs(primal.weights).sum(axis=0).max()) if is_moving(primal) else 1.0
-        mag = a_sum ** 2 + C * self.n * (2.0 + b + a_sum) + a_sum
-        gaps = [self._point_gap(primal, dual, tau) for tau in sorted({lo, hi})]
+        mag = 0.5 * (1.0 + scale * scale) * a_sum ** 2 + C * self.n * (2.0 + b + a_sum) + scale * a_sum
+        gaps = [self._point_gap(primal, dual, tau, scale) for tau in sorted({lo, hi})]
         return max(g for g, _ in gaps) + self._margins(dual) * self._margin(mag) + max(r for _, r in gaps)
 
-    def _point_gap(self, primal, dual, tau):
+    def _point_gap(self, primal, dual, tau, scale=1.0):
         """``(gap as computed, the weights' rounding)`` at ``tau``:
         :math:`w^\\top K w + C\\,1^\\top\\xi - 1^\\top\\alpha` from the class sums
-        (:math:`w = y\\circ\\alpha`, which :meth:`errors` checks)."""
+        (:math:`w = y\\circ\\alpha`, which :meth:`errors` checks); with the dual scaled by
+        ``scale`` (:meth:`scaled_gap`), :math:`\\tfrac12(1 + s^2)\\, w^\\top K w + C\\,1^\\top\\xi - s\\,1^\\top\\alpha`."""
         C = self.sweep.at(tau)[1]
-        alpha, Kw, rounding = self.dual_at_point(dual, tau)
+        alpha, Kw, rounding = self.dual_at_point(dual, tau, scale)
         b, b_err = self.bias_at(primal, tau)
         xi = np.maximum(0.0, 1.0 - self.y * (Kw + b))
-        return (float((self.y * alpha) @ Kw) + C * float(xi.sum()) - float(alpha.sum()),
-                rounding + C * self.n * b_err)
+        return (0.5 * (1.0 + scale * scale) * float((self.y * alpha) @ Kw) + C * float(xi.sum())
+                - scale * float(alpha.sum()), rounding + C * self.n * b_err)
 
     def _margin(self, magnitude):
         """Rounding allowance of a bound whose terms are at most ``magnitude``."""
@@ -334,24 +374,36 @@ class SVMBound(KernelBound):
         return env(same), env(1 - same)
 
     def dual_floor(self, dual, lo, hi=None):
+        return self._dual_floor(dual, lo, hi, 1.0)
+
+    def scaled_dual_floor(self, dual, lo, hi, base):
+        """:meth:`dual_floor` of the dual scaled by :math:`s = C / base` (:meth:`scaled_gap`):
+        :math:`s\\,1^\\top\\alpha - \\tfrac{s^2}2 \\alpha^\\top Q\\alpha`, less the effect of the rounding of ``s``."""
+        s = self.c / float(base)
+        a = sum(float(np.sum(d.alpha)) for d in (dual.points if is_moving(dual) else (dual,)))
+        return self._dual_floor(dual, lo, hi, s) - 1.01 * UNIT_ROUNDOFF * s * (a + 1.01 * s * a * a)
+
+    def _dual_floor(self, dual, lo, hi, scale):
         hi = lo if hi is None else hi
         if is_moving(dual) and hi > lo and not self.sweep.along_bandwidth:
             return c_dual_floor(self, dual, lo, hi)
         if is_moving(dual):
-            return moving_dual_floor(self, dual, lo, hi)
+            return moving_dual_floor(self, dual, lo, hi, scale)
         alpha = np.asarray(dual.alpha, dtype=float)
+        half = 0.5 * scale * scale
         if not self.sweep.along_bandwidth or hi == lo:
-            d = -0.5 * float((self.y * alpha) @ self.Kw(dual, lo)) + float(np.sum(alpha))
-            mag = alpha.sum() ** 2 + alpha.sum()
+            d = -half * float((self.y * alpha) @ self.Kw(dual, lo)) + scale * float(np.sum(alpha))
+            mag = 2.0 * half * alpha.sum() ** 2 + scale * alpha.sum()
         else:
             # alpha' Q alpha = alpha'P - alpha'N is below the largest coefficient of its upper
             # polynomial (convex hull of the Bernstein coefficients)
             P, N, q = self._class_envelopes(dual, lo, hi)
-            d = alpha.sum() - 0.5 * float(q.max()) - 0.5 * self._entry_allowance(alpha.sum(), 0.0, lo, hi)
-            mag = float(np.abs(q).max()) + float(alpha @ (P.magnitude() + N.magnitude())) + alpha.sum()
+            d = scale * alpha.sum() - half * float(q.max()) - half * self._entry_allowance(alpha.sum(), 0.0, lo, hi)
+            mag = (2.0 * half * (float(np.abs(q).max()) + float(alpha @ (P.magnitude() + N.magnitude())))
+                   + scale * alpha.sum())
         return d - self._margin(mag)
 
-    def _entry_allowance(self, a1, C, lo, hi):
+    def _entry_allowance(self, a1, C, lo, hi, quad=1.0):
         """How far the kernel entries' rounding can move a piece's bound of
         :math:`\\alpha^\\top Q \\alpha + C \\sum_i \\max(0, r_i)`, with ``a1`` :math:`= 1^\\top\\alpha`.
 
@@ -362,9 +414,10 @@ class SVMBound(KernelBound):
         carry factors w/lo), so the quadratic term's by that times ``a1**2`` and each hinge
         argument's by that times ``a1``; node values move by at most 1.04 times a
         coefficient's error (convex combinations plus the lift, see
-        :func:`~approxpath.envelopes.max_hinge_sum`).
+        :func:`~approxpath.envelopes.max_hinge_sum`).  ``quad`` multiplies the quadratic term
+        (:meth:`scaled_gap`).
         """
-        return 1.05 * envelope_entry_error(lo, hi, self.entry_terms) * a1 * (a1 + C * self.n)
+        return 1.05 * envelope_entry_error(lo, hi, self.entry_terms) * a1 * (quad * a1 + C * self.n)
 
     def bias_polynomial(self, primal, lo, hi, degree):
         """``(coefficients (degree + 1,), rounding, magnitude)``: the bias on ``[lo, hi]`` raised to
@@ -378,7 +431,7 @@ class SVMBound(KernelBound):
         raised = bernstein_product(coef, np.ones(degree - coef.size + 2))
         return raised, err + fp_margin(2 * degree + 2, top), top
 
-    def _bandwidth_bound(self, dual, primal, lo, hi):
+    def _bandwidth_bound(self, dual, primal, lo, hi, scale=1.0):
         """Bound of the gap on [lo, hi] from the envelopes of :meth:`_class_envelopes`.
 
         :math:`\\alpha^\\top Q_x \\alpha = \\alpha^\\top P - \\alpha^\\top N` is below a quintic
@@ -388,19 +441,22 @@ class SVMBound(KernelBound):
         (:func:`~approxpath.envelopes.max_hinge_sum`).  Off by :math:`O(w^5)` where chords and
         tangents are off by :math:`O(w^2)` (ionosphere, eps = 0.125: the bound is ~1 % above
         the largest of 17 sampled gaps where chords and tangents were 2x; 70 -> 31 pieces).
+        With the dual scaled by ``scale`` (:meth:`scaled_gap`) :math:`q` enters times
+        :math:`\\tfrac12(1 + s^2)` and :math:`1^\\top\\alpha` times ``s``.
         """
         C = self.c
+        quad = 0.5 * (1.0 + scale * scale)
         alpha = np.asarray(dual.alpha, dtype=float)
         P, N, q = self._class_envelopes(dual, lo, hi)
         bias, bias_err, bias_top = self.bias_polynomial(primal, lo, hi, 5)
         r = 1.0 - self.y[:, None] * bias - (hermite_lower(P) - hermite_upper(N))
-        best, scale = max_hinge_sum(q, r, C, _NODES)
+        best, lift = max_hinge_sum(quad * q, r, C, _NODES)
         magnitude = (
-            scale
-            + float(alpha @ (P.magnitude() + N.magnitude()))
+            lift
+            + quad * float(alpha @ (P.magnitude() + N.magnitude()))
             + C * float(np.sum(P.magnitude() + N.magnitude()))
-            + alpha.sum()
+            + scale * alpha.sum()
             + C * self.n * bias_top  # the bias polynomial's coefficients, rounded
         )
-        return (best - alpha.sum() + self._margins(dual) * self._margin(magnitude)
-                + self._entry_allowance(alpha.sum(), C, lo, hi) + C * self.n * bias_err)
+        return (best - scale * alpha.sum() + self._margins(dual) * self._margin(magnitude)
+                + self._entry_allowance(alpha.sum(), C, lo, hi, quad) + C * self.n * bias_err)

@@ -30,16 +30,18 @@ __all__ = ["moving_bound", "moving_dual_floor", "weight_allowance"]
 _NODES = 16
 
 
-def weight_allowance(bound, dual, err, C=None):
+def weight_allowance(bound, dual, err, C=None, scale=1.0):
     """How far the gap (``C`` the SVM's) or the dual objective (``C = 0``) can move when each
     weight :math:`f_k` is off by at most ``err[k]``: the gap's derivative in :math:`f_k` is
     :math:`2\\alpha_k^\\top Q\\alpha + C\\sum_i |(K(y\\circ\\alpha_k))_i| + 1^\\top\\alpha_k` at most,
     with :math:`|Q_{ij}|, |K_{ij}| \\le 1` and :math:`1^\\top\\alpha \\le 1^\\top\\alpha_a +
     1^\\top\\alpha_b`, so at most :math:`1^\\top\\alpha_k\\,(2\\,a + Cn + 1)` with ``a`` the sum of both
-    duals' sums (widened by 1.01 for the second-order terms)."""
+    duals' sums (widened by 1.01 for the second-order terms).  With the dual scaled by ``scale``
+    (``SVMBound.scaled_gap``) the quadratic term is times :math:`\\tfrac12(1 + s^2)` and the linear
+    one times ``s``."""
     C = bound.c if C is None else C
     sums = np.array([float(np.sum(p.alpha)) for p in dual.points])
-    return 1.01 * float(err @ sums) * (2.0 * sums.sum() + C * bound.n + 1.0)
+    return 1.01 * float(err @ sums) * ((1.0 + scale * scale) * sums.sum() + C * bound.n + scale)
 
 
 def _envelopes(bound, dual, lo, hi):
@@ -69,16 +71,16 @@ def _objective_terms(A, B, Pa, Na, Pb, Nb, fa, fb):
     return q, linear
 
 
-def _allowances(bound, dual, lo, hi, magnitude, C, err):
+def _allowances(bound, dual, lo, hi, magnitude, C, err, scale):
     """Rounding (one margin), the kernel entries' rounding per unit of the larger dual's sum
     (the weights sum to at most 1 in every coefficient) and the weights' rounding, for the gap
-    (``C`` the SVM's) or the dual objective alone (``C = 0``)."""
+    (``C`` the SVM's) or the dual objective alone (``C = 0``), of the dual scaled by ``scale``."""
     A, B = (p.alpha for p in dual.points)
-    return (bound._margin(magnitude) + bound._entry_allowance(max(A.sum(), B.sum()), C, lo, hi)
-            + weight_allowance(bound, dual, err, C))
+    return (bound._margin(magnitude) + bound._entry_allowance(max(A.sum(), B.sum()), C, lo, hi, 0.5 * (1.0 + scale * scale))
+            + weight_allowance(bound, dual, err, C, scale))
 
 
-def moving_bound(bound, primal, dual, lo, hi):
+def moving_bound(bound, primal, dual, lo, hi, scale=1.0):
     """Upper bound of the moving pair's gap on every :math:`\\tau` of ``[lo, hi]`` (``lo < hi``).
 
     With :math:`s` the position in the piece, :math:`y_i(K_\\tau w(\\tau))_i = f_a(P^A_i - N^A_i) +
@@ -87,35 +89,41 @@ def moving_bound(bound, primal, dual, lo, hi):
     y_i(K_\\tau w)_i` is below a polynomial :math:`r_i` (the bias polynomial raised to its degree)
     and the rest of the gap below :math:`q - 1^\\top\\alpha` (:func:`_objective_terms`); their
     maximum over the piece is bounded at 17 nodes with a curvature lift
-    (:func:`~approxpath.envelopes.max_hinge_sum`).
+    (:func:`~approxpath.envelopes.max_hinge_sum`).  With the dual scaled by ``scale``
+    (``SVMBound.scaled_gap``) :math:`q` enters times :math:`\\tfrac12(1 + s^2)` and
+    :math:`1^\\top\\alpha` times ``s``.
     """
     (A, B), C, y = (p.alpha for p in dual.points), bound.c, bound.y
+    quad = 0.5 * (1.0 + scale * scale)
     Pa, Na, Pb, Nb, fa, fb, err = _envelopes(bound, dual, lo, hi)
     margin = (bernstein_product(fa, hermite_lower(Pa) - hermite_upper(Na))
               + bernstein_product(fb, hermite_lower(Pb) - hermite_upper(Nb)))  # below y * K w
     bias, bias_err, bias_top = bound.bias_polynomial(primal, lo, hi, margin.shape[1] - 1)
     r = 1.0 - y[:, None] * bias - margin
     q, linear = _objective_terms(A, B, Pa, Na, Pb, Nb, fa, fb)
-    best, scale = max_hinge_sum(q - linear, r, C, _NODES)
+    best, lift = max_hinge_sum(quad * q - scale * linear, r, C, _NODES)
     mags = Pa.magnitude() + Na.magnitude() + Pb.magnitude() + Nb.magnitude()
-    magnitude = (scale + float((A + B) @ mags) + C * float(mags.sum()) + A.sum() + B.sum()
+    magnitude = (lift + quad * float((A + B) @ mags) + C * float(mags.sum()) + scale * A.sum() + scale * B.sum()
                  + C * bound.n * bias_top)
-    return best + _allowances(bound, dual, lo, hi, magnitude, C, err) + C * bound.n * bias_err
+    return best + _allowances(bound, dual, lo, hi, magnitude, C, err, scale) + C * bound.n * bias_err
 
 
-def moving_dual_floor(bound, dual, lo, hi):
+def moving_dual_floor(bound, dual, lo, hi, scale=1.0):
     """Lower bound of the moving dual's objective :math:`1^\\top\\alpha - \\tfrac12\\alpha^\\top
     Q\\alpha` on ``[lo, hi]``: the smallest Bernstein coefficient of ``linear - q/2`` (convex
-    hull), less half the entries' allowance and the rounding; at a point, its value there."""
+    hull), less half the entries' allowance and the rounding; at a point, its value there.  With
+    ``scale`` s: the objective of the dual scaled by s, ``s linear - s^2 q / 2``."""
     A, B = (p.alpha for p in dual.points)
     err = dual.allowance()
+    half = 0.5 * scale * scale
     if lo == hi:
         alpha, Kw, _ = bound.dual_at_point(dual, lo)
-        d = alpha.sum() - 0.5 * float((bound.y * alpha) @ Kw)
+        d = scale * alpha.sum() - half * float((bound.y * alpha) @ Kw)
         a_sum = A.sum() + B.sum()
-        return d - bound._margin(a_sum * a_sum + a_sum) - weight_allowance(bound, dual, err, 0.0)
+        return (d - bound._margin(2.0 * half * a_sum * a_sum + scale * a_sum)
+                - weight_allowance(bound, dual, err, 0.0, scale))
     Pa, Na, Pb, Nb, fa, fb, err = _envelopes(bound, dual, lo, hi)
     q, linear = _objective_terms(A, B, Pa, Na, Pb, Nb, fa, fb)
     mags = Pa.magnitude() + Na.magnitude() + Pb.magnitude() + Nb.magnitude()
-    magnitude = float(np.abs(q).max()) + float((A + B) @ mags) + A.sum() + B.sum()
-    return float((linear - 0.5 * q).min()) - _allowances(bound, dual, lo, hi, magnitude, 0.0, err)
+    magnitude = 2.0 * half * (float(np.abs(q).max()) + float((A + B) @ mags)) + scale * A.sum() + scale * B.sum()
+    return float((scale * linear - half * q).min()) - _allowances(bound, dual, lo, hi, magnitude, 0.0, err, scale)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from approxpath.moving import bernstein_at, coefficient_rounding, is_moving
-from approxpath.numerics import fp_margin
+from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 
 from .._regression import RegressionBound
 from .lam_path import lam_gap
@@ -115,13 +115,17 @@ class KLassoBound(RegressionBound):
         return float(self.moving_sup_norms(U, W[None], err[None], lo, hi)[0])
 
     # -------------------------------------------------------------- model selection
-    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None):
+    def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None, weight_range=None):
         """Where every exact optimum's predictions at the rows of ``X_new`` lie for every
         parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there:
-        ``(edges, low, up)`` (:mod:`.enclosure`)."""
+        ``(edges, low, up)`` (:mod:`.enclosure`).  With ``weight_range`` ``(λ_lo, λ_hi)`` (a cell
+        of :mod:`approxpath.cells`, whose dual is feasible at ``λ_lo``) it holds for every λ of
+        the range: the bound on :math:`\\lVert\\beta^*\\rVert_1` and the screening are weakest at the
+        smallest λ, which is used."""
         from .enclosure import prediction_enclosure
 
-        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows)
+        return prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows,
+                                    None if weight_range is None else float(weight_range[0]))
 
     # -------------------------------------------------------------- gap bounds
     def dual_values(self, U, W, err, positions):
@@ -165,6 +169,41 @@ class KLassoBound(RegressionBound):
             return scaled[0] - scaled[1]
         U, W, err = _parts(dual, lo, hi)
         # constant, or concave in t (d linear in t): least at an end
+        values, margin = self.dual_values(U, W[None], err[None], [0.0, 1.0] if W.shape[1] > 1 else [0.0])
+        return float(values.min() - margin[0])
+
+    def _scaled_parts(self, dual, lo, hi, base):
+        """``(U, W, err)`` of :func:`_parts` for the dual scaled by :math:`s = \\lambda / base`
+        (:meth:`scaled_gap`): the weights times ``s`` as computed, ``err`` widened by the rounding
+        of ``s`` and of the products (one unit roundoff each, relative)."""
+        U, W, err = _parts(dual, lo, hi)
+        s = self.sweep.weight / float(base)
+        W = s * W
+        return U, W, s * err + 2.02 * UNIT_ROUNDOFF * np.abs(W).max(axis=1)
+
+    def scaled_gap(self, primal, dual, lo, hi, base):
+        """A bound of the gap at this bound's λ over ``[lo, hi]`` of the pair whose dual is the
+        stored one scaled by :math:`s = \\lambda / base` (a cell ``[lo, hi] x [base, λ]`` of
+        :mod:`approxpath.cells` lets the dual grow with λ): :math:`s\\,d` is feasible at λ where
+        :math:`d` is at ``base`` (:math:`\\lVert K s d\\rVert_\\infty \\le s\\, base`, :math:`1^\\top s d = 0`), and its
+        objective :math:`s\\, y^\\top d - \\tfrac{s^2}2\\lVert d\\rVert^2` is that of the dual with its weights
+        times ``s`` (:meth:`dual_values`).  At an optimum for ``base`` the gap is
+        :math:`\\tfrac12\\lVert r\\rVert^2(s - 1)^2`, where a dual held fixed pays
+        :math:`(\\lambda - base)\\lVert\\beta\\rVert_1`."""
+        U, W, err = self._scaled_parts(dual, lo, hi, base)
+        lam = self.sweep.weight
+        if W.shape[1] > 1 and hi > lo:  # as gap(): the primal convex between nodes, the dual concave
+            xs, sq, reg, margin = self._primal_nodes(primal, lo, hi, lam)
+            d, d_margin = self.dual_values(U, W[None], err[None], (xs - lo) / (hi - lo))
+            gap = sq + reg - d[0]
+            return float(gap.max()) + margin + float(d_margin[0]) + fp_margin(2, float(np.abs(gap).max() + np.abs(d).max()))
+        d, d_margin = self.dual_values(U, W[None], err[None], [0.0])
+        p = self._primal_upper(primal, lo, hi, lam)
+        return p - float(d[0, 0]) + float(d_margin[0]) + fp_margin(2, abs(p) + abs(float(d[0, 0])))
+
+    def scaled_dual_floor(self, dual, lo, hi, base):
+        """:meth:`dual_floor` of the dual scaled by :math:`\\lambda / base` (:meth:`scaled_gap`)."""
+        U, W, err = self._scaled_parts(dual, lo, hi, base)
         values, margin = self.dual_values(U, W[None], err[None], [0.0, 1.0] if W.shape[1] > 1 else [0.0])
         return float(values.min() - margin[0])
 

@@ -129,15 +129,16 @@ def _residual_sup(bound, A, S, Dt, t_lo, t_hi):
     return (np.maximum(up, -low).max(axis=-1) + allowance).max(axis=0)
 
 
-def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None):
+def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, lam=None):
     """Enclosures of every exact optimum's predictions at the rows of ``X_new`` for every
     parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap`` there (see the module
-    docstring): ``(edges (J + 1,), low (m, J), up (m, J))``."""
+    docstring): ``(edges (J + 1,), low (m, J), up (m, J))``; ``lam``: the smallest λ where it
+    must hold (default the piece's), at which the dual is feasible."""
     points = primal.points if is_moving(primal) else (primal,)  # a moving pair: its points' hull
     B = np.stack([np.asarray(q.beta, dtype=float) for q in points], axis=1)  # (n, K)
     b0 = np.array([float(q.beta0) for q in points])  # (K,)
     n, d, y = bound.n, bound.entry_terms, bound.y
-    lam = bound.sweep.weight_floor(lo)
+    lam = bound.sweep.weight_floor(lo) if lam is None else lam
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
     Dc = new_distances(bound, X_new, rows)
     edges, f_low, f_up = expansion_cover(cross_products(Dc), B, t_lo, t_hi, d, n)  # (m, K, J)

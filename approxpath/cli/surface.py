@@ -1,0 +1,97 @@
+"""``approxpath surface``: a certified surface over the bandwidth and the weight
+(:func:`approxpath.approximate_surface`), and the two-parameter mode of ``approxpath select``
+(``--over c,bandwidth``: :func:`approxpath.select_surface`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+
+from ..errors import InputError
+from . import add_problem_options, parse_number, problem_kwargs
+from .checks import build_problem, check_outputs
+from .commands import add_data_args, load
+
+__all__ = ["COMMANDS", "select_over_two"]
+
+
+def _problem(args, cls, weights):
+    """The problem on ``--data`` with its weight set to the range's lower end when not given
+    (a surface sets it per cell)."""
+    X, y, fmt, prep = load(args)
+    options = problem_kwargs(cls, args)
+    options.setdefault(cls.Bound.weight, weights[0])
+    return build_problem(cls, X, y, args, options), fmt, prep
+
+
+def cmd_surface(args):
+    from ..registry import get_problem
+    from ..surface import approximate_surface
+
+    cls = get_problem(args.problem)
+    check_outputs(args, [args.data])
+    problem, fmt, prep = _problem(args, cls, args.weights)
+    meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
+    s = approximate_surface(problem, args.eps, tuple(args.weights), tuple(args.range) if args.range else None,
+                            relative=args.relative, max_solves=args.max_solves, progress=not args.json, meta=meta)
+    if args.out:
+        s.save(args.out)
+    if args.json:
+        print(json.dumps(dict(s.to_json(), out=args.out)))
+    else:
+        print(s.summary())
+        if args.out:
+            print(f"certificate written to {args.out} (check it: approxpath verify {args.out} --data {args.data})")
+    return 0 if s.certified else 1
+
+
+def select_over_two(args, cls):
+    """``approxpath select ... --over c,bandwidth``: both parameters by k-fold CV."""
+    from ..surface import select_surface
+
+    if args.weights is None:
+        raise InputError(f"--over {args.over} needs --weights LO HI (the range of --{cls.Bound.weight})")
+    problem, _, _ = _problem(args, cls, args.weights)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = select_surface(problem, args.criterion, cv=args.cv, eps=args.eps, relative=args.relative,
+                           bandwidths=tuple(args.range) if args.range else None, weights=tuple(args.weights),
+                           tol=args.tol, max_solves=args.max_solves, strict=False)
+    if args.json:
+        print(json.dumps(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, **s.to_json())))
+    else:
+        print(f"{problem.describe()}; over the bandwidth and {s.weight}")
+        print(s.summary())
+    for w in caught:  # stopped before delta <= tol
+        print(f"approxpath: {w.message}", file=sys.stderr)
+    if args.plot:
+        from ..plotting import save_figure
+        from ..surface.figures import plot_surface_selection
+
+        save_figure(plot_surface_selection(s), args.plot)
+        if not args.json:
+            print(f"figure written to {args.plot}")
+    return 0 if s.reached else 1
+
+
+def _surface_args(p, cls, argv=()):
+    p.add_argument("problem", help="kernel_svm, klasso, robust_l1 or kernel_ridge; `approxpath surface PROBLEM "
+                                   "--help` lists its options")
+    add_data_args(p)
+    if cls is not None:
+        add_problem_options(p, cls)
+    p.add_argument("--eps", type=parse_number, required=True, help="admissible gap at every point of the box")
+    p.add_argument("--relative", action="store_true", help="eps is relative to the optimal value")
+    p.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="bandwidths, e.g. 2^-15 2^3 (default: the problem's interval)")
+    p.add_argument("--weights", nargs=2, type=parse_number, metavar=("LO", "HI"), required=True,
+                   help="the weight's range (C of kernel_svm, lambda of the others), e.g. 2^-5 2^15")
+    p.add_argument("--max-solves", type=int, default=20_000, help="exact solves allowed (default 20000)")
+    p.add_argument("--out", default=None, help="write the surface certificate (.npz) here")
+    p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.set_defaults(func=cmd_surface)
+
+
+#: name -> (help, function adding its arguments), merged by :func:`approxpath.cli.build_parser`.
+COMMANDS = {"surface": ("certified surface over the bandwidth and the weight (C, lambda)", _surface_args)}

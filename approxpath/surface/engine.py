@@ -1,0 +1,166 @@
+"""The search side of surfaces: certified pieces of bandwidth paths at given weights, with the
+exact solves warm-started from the nearest solve at any weight, and their bounds on cells.
+
+A surface is tiled by *strips* ``[w_lo, w_hi] x [t_a, t_b]``, each holding the pieces of one
+bandwidth path computed at the strip's smallest weight ``w_lo`` (the driver's interpolating
+strategy: moving pairs, exact solves placed adaptively); a piece ``[t_1, t_2]`` of the path is
+the cell ``[t_1, t_2] x [w_lo, w_hi]`` with the bound of :class:`~approxpath.cells.CellBound`.
+:class:`Engine` makes those paths and bounds for one or several problems (the folds of a
+cross-validation) on shared kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..cells import CellBound
+from ..driver.run import Budget, Run
+from ..driver.strategies import STRATEGIES
+from ..errors import BudgetExceededError, InputError
+
+__all__ = ["Engine", "Piece", "cut_weight"]
+
+
+@dataclass(frozen=True, repr=False)
+class Piece:
+    """A piece of a bandwidth path at the weight ``w``: the pair certified on ``[lo, hi]`` at
+    ``w`` with ``gap`` (the path's bound there) and where it came from.
+
+    Attributes
+    ----------
+    lo, hi : float
+    primal, dual
+        The stored pair (points, or :class:`~approxpath.moving.Moving` ones).
+    w : float
+        The weight the pair is feasible at (and every larger one).
+    gap : float
+        Its bound at ``w`` over ``[lo, hi]``.
+    kind : str
+        ``certified`` or ``uncovered`` (no exact solve gave a pair there).
+    anchors : tuple of (float, float)
+        ``(t, w)`` of the exact solves the pair was built from.
+    """
+
+    lo: float
+    hi: float
+    primal: object
+    dual: object
+    w: float
+    gap: float
+    kind: str
+    anchors: tuple = field(default=())
+
+    def cut(self, lo, hi):
+        """The same pair on the part ``[lo, hi]`` of the piece (its bound there is at most
+        :attr:`gap`)."""
+        return Piece(max(lo, self.lo), min(hi, self.hi), self.primal, self.dual, self.w, self.gap, self.kind,
+                     self.anchors)
+
+
+def cut_weight(w_lo, w_hi, g_lo, g_hi, goal):
+    """A guess of the weight in ``(w_lo, w_hi)`` up to which a cell's bound stays below ``goal``,
+    given its values ``g_lo`` at ``w_lo`` and ``g_hi > goal`` at ``w_hi``: where the parabola
+    :math:`g_{lo} + (g_{hi} - g_{lo})\\,((w - w_{lo})/(w_{hi} - w_{lo}))^2` reaches it (a pair
+    optimal at ``w_lo`` has a gap quadratic in the weight when its dual grows with the weight,
+    linear when it is held fixed: the caller checks the guess and cuts again below it).  None
+    when ``g_lo >= goal``."""
+    if not (g_hi > goal > g_lo) or not math.isfinite(g_hi):
+        return None
+    w = w_lo + (w_hi - w_lo) * math.sqrt((goal - g_lo) / (g_hi - g_lo))
+    return w if w_lo < w < w_hi else None
+
+
+class _WarmRun(Run):
+    """A driver run whose exact solves start from the nearest exact solve at any weight:
+    distance ``|log t - log t'| + |log w - log w'|`` (its own solves are at ``w``)."""
+
+    def __init__(self, *args, solves, weight, **kw):
+        super().__init__(*args, **kw)
+        self._solves, self._log_w = solves, math.log(weight)
+
+    def nearest(self, t):
+        s = math.log(t)
+        best, key = None, None
+        for (tt, ww), pair in self._solves.items():
+            d = abs(math.log(tt) - s) + abs(math.log(ww) - self._log_w)
+            if key is None or d < key:
+                best, key = pair, d
+        for tt, pair in self.anchors.items():
+            d = abs(math.log(tt) - s)
+            if key is None or d < key:
+                best, key = pair, d
+        return best
+
+
+class Engine:
+    """Paths and cell bounds for one problem per fold, on weights chosen by the caller.
+
+    Parameters
+    ----------
+    problems : list of KernelProblem
+        Bandwidth-path problems (``parameter="bandwidth"``) whose bounds have cells
+        (``weight_convex``); their own weights are irrelevant.
+    solver : str or sequence of str, optional
+        Exact solvers (the problem's backends by default).
+    max_solves : int
+        Exact solves allowed in all; past it :class:`BudgetExceededError`.
+    """
+
+    def __init__(self, problems, solver=None, max_solves=20_000):
+        self.problems = list(problems)
+        for p in self.problems:
+            if not p.sweep.along_bandwidth:
+                raise InputError(f"a surface sweeps the bandwidth and {p.bound.weight}: build {p.name} with "
+                                 "parameter='bandwidth' (its weight is set per cell)")
+        self.solver = None if solver is None else tuple(self.problems[0].backend_names(solver))
+        self.max_solves = int(max_solves)
+        self._at = [{} for _ in self.problems]
+        self.cells = [CellBound(p.bound, at=lambda w, k=k: self.problem_at(k, w).bound) for k, p in enumerate(self.problems)]
+        self.solves = [{} for _ in self.problems]  # (t, w) -> pair
+        self.solve_s = self.certify_s = 0.0
+
+    @property
+    def n_solves(self):
+        """Exact solves made so far (all folds)."""
+        return sum(len(s) for s in self.solves)
+
+    def problem_at(self, k, w):
+        """Problem ``k`` at the weight ``w`` (one per weight, sharing the kernels)."""
+        w = float(w)
+        found = self._at[k].get(w)
+        if found is None:
+            found = self._at[k][w] = self.problems[k].with_weight(w)
+        return found
+
+    def path(self, k, w, lo, hi, eps, relative=False):
+        """The pieces of a certified bandwidth path of problem ``k`` at the weight ``w`` over
+        ``[lo, hi]`` with target ``eps`` (:class:`Piece`)."""
+        left = self.max_solves - self.n_solves
+        if left <= 0:
+            raise BudgetExceededError(f"more than max_solves={self.max_solves} exact solves needed: raise max_solves, "
+                                      "use a larger eps, or a smaller box")
+        problem = self.problem_at(k, w)
+        run = _WarmRun(problem, eps, relative, lo, hi, self.solver, Budget(left, 200_000, None),
+                       solves=self.solves[k], weight=w)
+        pieces = STRATEGIES["interpolate"](run)(None)
+        self.solve_s += run.solve_s
+        self.certify_s += run.certify_s
+        for t, pair in run.anchors.items():
+            self.solves[k][(t, float(w))] = pair
+        pieces.sort(key=lambda p: p.lo)
+        return [Piece(p.lo, p.hi, p.primal, p.dual, float(w), p.gap_bound, "uncovered" if p.kind == "uncovered"
+                      else "certified", tuple((a, float(w)) for a in p.anchors)) for p in pieces]
+
+    def cell_gap(self, k, piece, w_lo, w_hi):
+        """The bound of ``piece``'s pair on the cell ``[piece.lo, piece.hi] x [w_lo, w_hi]``
+        (``w_lo >= piece.w``): :meth:`~approxpath.cells.CellBound.gap`."""
+        if piece.kind != "certified":
+            return math.inf
+        if w_hi == piece.w and w_lo == piece.w:
+            return piece.gap
+        return self.cells[k].gap(piece.primal, piece.dual, piece.lo, piece.hi, w_lo, w_hi)
+
+    def target(self, k, piece, w_lo, w_hi, eps, relative):
+        """The target of the cell (:meth:`~approxpath.cells.CellBound.target`)."""
+        return self.cells[k].target(piece.dual, piece.lo, piece.hi, w_lo, w_hi, eps, relative)

@@ -1,0 +1,341 @@
+"""Surface results: cells of (bandwidth, weight), the :class:`Surface` and its certificate file
+(:mod:`approxpath.certificate.surface`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..certificate.format import FORMAT_VERSION, content_sha256, write_npz
+from ..certificate.surface import CELL_FIELDS, CELL_KINDS, SURFACE, SURFACE_FORMAT, read_surface
+from ..errors import InputError
+from ..moving import combine, value_at
+
+__all__ = ["SurfaceCell", "Surface", "SurfaceSelection", "load_surface"]
+
+
+@dataclass(frozen=True, repr=False)
+class SurfaceCell:
+    """One cell of a surface: a pair and a bound on its gap over ``[t_lo, t_hi] x [w_lo, w_hi]``.
+
+    Attributes
+    ----------
+    t_lo, t_hi : float
+        The bandwidths.
+    w_lo, w_hi : float
+        The weights (C, λ); the pair is feasible at ``w_lo``, hence on the whole cell.
+    primal, dual
+        The stored pair (fixed in the weight; either side may move with the bandwidth:
+        :class:`~approxpath.moving.Moving`).
+    gap_bound : float
+        ``certified``: a bound on the gap at every point of the cell, rounding included;
+        ``uncovered``: the best bound found, above the target.
+    kind : str
+        One of :data:`~approxpath.certificate.surface.CELL_KINDS`.
+    anchors : tuple of (float, float)
+        ``(t, w)`` of the exact solves the pair was built from.
+    """
+
+    t_lo: float
+    t_hi: float
+    w_lo: float
+    w_hi: float
+    primal: object
+    dual: object
+    gap_bound: float
+    kind: str
+    anchors: tuple = ()
+
+    def __repr__(self):
+        return (f"SurfaceCell(t in [{self.t_lo:.6g}, {self.t_hi:.6g}], w in [{self.w_lo:.6g}, {self.w_hi:.6g}], "
+                f"{self.kind}, gap_bound={self.gap_bound:.4g})")
+
+    def contains(self, t, w):
+        """Whether ``(t, w)`` lies in the cell (edges included)."""
+        return self.t_lo <= t <= self.t_hi and self.w_lo <= w <= self.w_hi
+
+
+@dataclass(frozen=True, repr=False)
+class Surface:
+    """An ε-approximate solution surface over the bandwidth t and the weight (C or λ).
+
+    Attributes
+    ----------
+    problem : KernelProblem
+        The problem (``parameter="bandwidth"``; the weight is set per cell), or None when loaded
+        without data.
+    eps : float
+    relative : bool
+    box : ((float, float), (float, float))
+        ``((t_lo, t_hi), (w_lo, w_hi))``.
+    cells : tuple of SurfaceCell
+        Tiling the box.
+    exact_solves : int
+    solve_points : tuple of (float, float)
+        ``(t, w)`` of the exact solves.
+    wall_s, solve_s, certify_s : float
+    meta : dict
+        What the certificate records (the problem, its options without the weight, the data's
+        hash, ...).
+    verified : bool
+        True for a surface computed here or verified on loading.
+    """
+
+    problem: object
+    eps: float
+    relative: bool
+    box: tuple
+    cells: tuple
+    exact_solves: int
+    solve_points: tuple
+    wall_s: float = 0.0
+    solve_s: float = 0.0
+    certify_s: float = 0.0
+    meta: dict = field(default_factory=dict)
+    verified: bool = True
+
+    def __repr__(self):
+        (t0, t1), (w0, w1) = self.box
+        kinds = ", ".join(f"{sum(c.kind == k for c in self.cells)} {k}" for k in CELL_KINDS
+                          if any(c.kind == k for c in self.cells))
+        return (f"<Surface {self.meta.get('problem')} over t in [{t0:.6g}, {t1:.6g}] x {self.weight} in [{w0:.6g}, "
+                f"{w1:.6g}], eps={self.eps:g}{' (relative)' if self.relative else ''}: {len(self.cells)} cells "
+                f"({kinds}), {self.exact_solves} exact solves{'' if self.verified else ', UNVERIFIED'}>")
+
+    @property
+    def weight(self):
+        """The name of the weight option (``c``, ``lam``)."""
+        return self.meta.get("weight")
+
+    @property
+    def certified(self):
+        """True if every cell is certified (and the surface was computed or verified here)."""
+        return self.verified and all(c.kind == "certified" for c in self.cells)
+
+    @property
+    def max_gap_bound(self):
+        return max(c.gap_bound for c in self.cells)
+
+    def cell_at(self, t, w):
+        """A cell containing ``(t, w)`` (the first found where edges are shared)."""
+        (t0, t1), (w0, w1) = self.box
+        if not (t0 <= t <= t1 and w0 <= w <= w1):
+            raise ValueError(f"({t!r}, {w!r}) is outside the surface's box [{t0!r}, {t1!r}] x [{w0!r}, {w1!r}]")
+        for c in self.cells:
+            if c.contains(t, w):
+                return c
+        raise ValueError(f"no cell contains ({t!r}, {w!r}): the cells do not tile the box")
+
+    def _problem_at(self, w):
+        if self.problem is None:
+            raise RuntimeError("this surface was loaded without its data: pass X and y to load_surface")
+        return self.problem.with_weight(w)
+
+    def primal(self, t, w):
+        """The surface's primal point at ``(t, w)`` (slacks and the like filled in there)."""
+        problem = self._problem_at(w)
+        return problem.primal_at(value_at(self.cell_at(t, w).primal, t), t)
+
+    def dual(self, t, w):
+        """The surface's dual point at ``(t, w)`` (the cell's dual there: scaled by ``w / w_lo``
+        where it grows with the weight, :class:`~approxpath.cells.CellBound`)."""
+        from ..cells import CellBound
+
+        cell = self.cell_at(t, w)
+        scale = CellBound(self.problem.bound).dual_scale(w, cell.w_lo)
+        point = value_at(combine([value_at(cell.dual, t)], [[scale]], (t, t)), t)
+        return self._problem_at(w).dual_at(point, t)
+
+    def gap_bound(self, t, w):
+        """The bound of the cell containing ``(t, w)``."""
+        return self.cell_at(t, w).gap_bound
+
+    def objectives(self, t, w):
+        """``(primal objective, dual objective)`` of the surface's pair at ``(t, w)``."""
+        problem = self._problem_at(w)
+        return problem.primal_objective(self.primal(t, w), t), problem.dual_objective(self.dual(t, w), t)
+
+    def summary(self):
+        """A short human-readable table."""
+        (t0, t1), (w0, w1) = self.box
+        counts = {k: sum(c.kind == k for c in self.cells) for k in CELL_KINDS}
+        widths = sorted({(c.w_lo, c.w_hi) for c in self.cells})
+        return "\n".join([
+            f"{self.meta.get('problem')} over t in [{t0:.6g}, {t1:.6g}] x {self.weight} in [{w0:.6g}, {w1:.6g}]",
+            f"eps = {self.eps:g} ({'relative' if self.relative else 'absolute'}); {len(self.cells)} cells "
+            f"({counts['certified']} certified, {counts['uncovered']} uncovered) in {len(widths)} weight bands",
+            f"exact solves {self.exact_solves}; max gap bound {self.max_gap_bound:.4g}; wall {self.wall_s:.2f} s "
+            f"(exact solves {self.solve_s:.2f} s, certification {self.certify_s:.2f} s)"
+            + ("" if self.verified else "\nUNVERIFIED: loaded without checking its claims")])
+
+    def to_json(self):
+        """The one-line JSON summary of the CLI's ``--json``."""
+        return dict(problem=self.meta.get("problem"), weight=self.weight, box=[list(r) for r in self.box], eps=self.eps,
+                    relative=self.relative, cells=len(self.cells), exact_solves=self.exact_solves,
+                    max_gap_bound=self.max_gap_bound, certified=self.certified,
+                    uncovered=sum(c.kind == "uncovered" for c in self.cells), wall_s=round(self.wall_s, 4),
+                    solve_s=round(self.solve_s, 4), certify_s=round(self.certify_s, 4))
+
+    def save(self, file, embed_data=None):
+        """Write the surface certificate (``.npz``) atomically (as :meth:`approxpath.Path.save`);
+        ``embed_data``: store the data (default: when no data file is recorded)."""
+        from ..result import _version
+
+        if self.problem is None:
+            raise RuntimeError("this surface was loaded without its data: pass X and y to load_surface")
+        arrays = cells_to_arrays(self.problem.bound, self.cells)
+        meta = dict(self.meta)
+        if embed_data is None:
+            embed_data = not meta.get("data_file")
+        if embed_data:
+            arrays.update(data_X=np.asarray(self.problem.X, dtype=float), data_y=np.asarray(self.problem.y, dtype=float))
+        meta.update(certificate=SURFACE, surface_format=SURFACE_FORMAT, format_version=FORMAT_VERSION,
+                    library_version=_version(), eps=self.eps, relative=self.relative,
+                    box=[list(map(float, r)) for r in self.box], cell_kinds=[c.kind for c in self.cells],
+                    exact_solves=self.exact_solves, solve_points=[list(p) for p in self.solve_points],
+                    wall_s=self.wall_s, solve_s=self.solve_s, certify_s=self.certify_s)
+        meta["content_sha256"] = content_sha256(arrays, meta)
+        return write_npz(file, arrays, meta, inputs=[meta.get("data_file")] if meta.get("data_file") else [])
+
+
+@dataclass(frozen=True)
+class SurfaceSelection:
+    """A bandwidth and a weight chosen by a validation loss of the exact optimum, with its
+    guarantee over the whole box (:func:`~approxpath.surface.select.select_surface`).
+
+    Attributes
+    ----------
+    t, w : float
+        The chosen bandwidth and weight (C, λ).
+    weight : str
+        The weight's name (``c``, ``lam``).
+    value : (float, float)
+        Enclosure of the exact optimum's loss at ``(t, w)``.
+    delta : float
+        No point of the box has a loss below the chosen point's by more than ``delta``.
+    criterion : str
+    tol : float
+    t_edges, w_edges : ndarray of shape (T + 1,), (W + 1,)
+        The grid of the final cover.
+    lo, hi : ndarray of shape (W, T)
+        The exact optimum's loss lies in ``[lo[j, i], hi[j, i]]`` at every point of the
+        rectangle ``[t_edges[i], t_edges[i + 1]] x [w_edges[j], w_edges[j + 1]]``.
+    exact_solves, refinements, folds, cells : int
+        Exact solves (all folds), rounds of refinement, folds, cells of all folds' surfaces.
+    wall_s : float
+    """
+
+    t: float
+    w: float
+    weight: str
+    value: tuple
+    delta: float
+    criterion: str
+    tol: float
+    t_edges: np.ndarray = field(repr=False)
+    w_edges: np.ndarray = field(repr=False)
+    lo: np.ndarray = field(repr=False)
+    hi: np.ndarray = field(repr=False)
+    exact_solves: int = 0
+    refinements: int = 0
+    folds: int = 1
+    cells: int = 0
+    wall_s: float = 0.0
+
+    sense = "min"
+    kind = "certified"  # every rectangle's enclosure is rigorous (an uncovered cell's is the trivial one)
+
+    @property
+    def reached(self):
+        """Whether ``delta <= tol``."""
+        return bool(self.delta <= self.tol)
+
+    def undecided(self):
+        """Mask (W, T) of the rectangles not excluded: where some point may still have a loss at
+        most the chosen point's (``lo <= value[1]``); every other point is worse than it."""
+        return self.lo <= self.value[1]
+
+    def summary(self):
+        """One line for people."""
+        return (f"{self.criterion} (lowest is best, {self.folds} fold{'s' if self.folds > 1 else ''}): "
+                f"t = {self.t:.6g}, {self.weight} = {self.w:.6g}, value in [{self.value[0]:.6g}, {self.value[1]:.6g}]; "
+                f"no point of the box is better by more than delta = {self.delta:.4g} (tol {self.tol:g}); "
+                f"{self.exact_solves} exact solves, {self.cells} cells, {self.wall_s:.2f} s")
+
+    def to_json(self):
+        """A JSON-ready dict of the scalars."""
+        return dict(criterion=self.criterion, t=self.t, weight=self.weight, w=self.w, value=list(self.value),
+                    delta=self.delta, tol=self.tol, reached=self.reached, kind=self.kind, folds=self.folds,
+                    exact_solves=self.exact_solves, refinements=self.refinements, cells=self.cells,
+                    box=[[float(self.t_edges[0]), float(self.t_edges[-1])],
+                         [float(self.w_edges[0]), float(self.w_edges[-1])]], wall_s=round(self.wall_s, 4))
+
+
+def cells_to_arrays(bound, cells):
+    """The certificate arrays of ``cells``: the per-cell fields and the pairs in the one layout
+    (``bound.pieces_to_arrays``, each over the cell's bandwidths)."""
+    arrays = bound.pieces_to_arrays([(c.primal, c.dual, c.t_lo, c.t_hi) for c in cells])
+    clash = set(CELL_FIELDS) & set(arrays)
+    if clash:
+        raise ValueError(f"{bound.name}.pieces_to_arrays uses reserved names {sorted(clash)}")
+
+    def anchor(c, k, j):
+        return float(c.anchors[k][j]) if c.anchors else math.nan
+
+    arrays.update(
+        t_lo=np.array([c.t_lo for c in cells], dtype=float), t_hi=np.array([c.t_hi for c in cells], dtype=float),
+        w_lo=np.array([c.w_lo for c in cells], dtype=float), w_hi=np.array([c.w_hi for c in cells], dtype=float),
+        gap_bound=np.array([c.gap_bound for c in cells], dtype=float),
+        kind=np.array([c.kind for c in cells], dtype="<U9"),
+        anchor_lo=np.array([anchor(c, 0, 0) for c in cells], dtype=float),
+        anchor_hi=np.array([anchor(c, -1, 0) for c in cells], dtype=float),
+        anchor_w=np.array([anchor(c, 0, 1) for c in cells], dtype=float))
+    return arrays
+
+
+def load_surface(file, X=None, y=None, verify=True):
+    """Read a surface certificate written by :meth:`Surface.save` (as :func:`approxpath.load_path`:
+    verified first when the data are given or carried; else unverified, without a problem).
+
+    Raises
+    ------
+    InputError
+        Not a well-formed surface certificate, or one that does not verify.
+    """
+    from ..certificate.verify import check_data, embedded_data
+    from ..certificate.verify import verify as verify_file
+    from ..registry import get_problem
+
+    arrays, meta = read_surface(file)
+    if X is None and embedded_data(arrays) is not None:
+        X, y = embedded_data(arrays)
+    problem = None
+    if X is not None:
+        options = dict(meta["options"], **{meta["weight"]: meta["box"][1][0]})
+        problem = check_data(meta, get_problem(meta["problem"])(X, y, **options))
+        if verify:
+            report = verify_file(file, X, y)
+            if not report.claims_hold:
+                false = [f for f in report.failures if "is uncovered" not in f] or list(report.failures)
+                raise InputError(f"{str(file)!r} does not verify ({len(false)} false claim(s); first: {false[0]}): "
+                                 "pass verify=False to load it unchecked")
+    bound = problem.bound if problem is not None else None
+    per_cell = {k: v for k, v in arrays.items() if k not in CELL_FIELDS and not k.startswith("data_")}
+    cells = []
+    for i in range(arrays["t_lo"].size):
+        t0, t1 = float(arrays["t_lo"][i]), float(arrays["t_hi"][i])
+        primal = dual = None
+        if bound is not None:
+            primal, dual = bound.piece_from_arrays({k: v[i] for k, v in per_cell.items()}, t0, t1)
+        a, b, w = (float(arrays[k][i]) for k in ("anchor_lo", "anchor_hi", "anchor_w"))
+        anchors = () if math.isnan(a) else (((a, w),) if a == b else ((a, w), (b, w)))
+        cells.append(SurfaceCell(t0, t1, float(arrays["w_lo"][i]), float(arrays["w_hi"][i]), primal, dual,
+                                 float(arrays["gap_bound"][i]), str(arrays["kind"][i]), anchors))
+    (t0, t1), (w0, w1) = meta["box"]
+    return Surface(problem=problem, eps=float(meta["eps"]), relative=bool(meta["relative"]), box=((t0, t1), (w0, w1)),
+                   cells=tuple(cells), exact_solves=int(meta.get("exact_solves", 0)),
+                   solve_points=tuple(tuple(p) for p in meta.get("solve_points", ())),
+                   wall_s=float(meta.get("wall_s", 0.0)), solve_s=float(meta.get("solve_s", 0.0)),
+                   certify_s=float(meta.get("certify_s", 0.0)), meta=meta, verified=problem is not None and verify)

@@ -1,0 +1,253 @@
+"""Certified selection of both the bandwidth and the weight (:func:`select_surface`).
+
+Every fold's problem gets a certified surface over the box (:func:`~.build.tile`, one
+:class:`~.engine.Engine` for all folds, so exact solves are warm-started across folds and
+weights).  A cell's pair has a gap at most its bound at every point of the cell, so the
+problem's ``prediction_enclosure`` (told the cell's weights) encloses the exact optimum's
+predictions at every point of the cell, and :func:`~approxpath.selection.losses.loss_totals`
+the fold's validation loss.  The folds' cells are overlaid on the grid of every edge (each grid
+rectangle lies in one cell of every fold): the pooled loss of the exact optima lies in
+``[LO, HI]`` on every rectangle.  With ``U`` the smallest ``HI`` (the chosen rectangle; its
+middle is the chosen point) and ``L`` the smallest ``LO``, no point of the box has a loss below
+``U - δ``, ``δ = U - L``.  While ``δ > tol``, every fold's cells under a rectangle that may still
+beat ``U - tol`` are tiled again at a quarter of their eps (new exact solves), the most promising
+first.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
+from ..numerics import log_mid
+from ..selection.losses import loss_totals
+from ..selection.search import DEFAULT_EPS, default_criterion, fold_problems
+from .build import _range, tile
+from .engine import Engine
+from .result import SurfaceSelection
+
+__all__ = ["select_surface", "SurfaceSelection"]
+
+# Refinements tile cells again at this share of the eps they were tiled at.
+_TIGHTEN = 0.25
+# Rounds of refinement before the search stops with the δ it reached.
+_MAX_ROUNDS = 40
+# Each round refines the active rectangles (those that may still beat the chosen one) whose
+# enclosure's middle is among this share of the lowest, and the chosen one: the promising
+# region is made finer first, so that a good upper bound prunes the rest before it is refined.
+_PROMISING = 0.25
+# Cells per fold before the search stops with the δ it reached.
+_MAX_CELLS = 50_000
+
+
+class _Fold:
+    """One fold's cells and, per cell, its validation loss totals over its bandwidth sub-intervals."""
+
+    def __init__(self, engine, k, X_val, y_val, loss):
+        self.engine, self.k, self.X_val, self.y_val, self.loss = engine, k, X_val, y_val, loss
+        self.cells, self.covers, self.levels = [], [], []  # levels: the eps each cell was tiled at
+
+    def add(self, cell, level):
+        self.cells.append(cell)
+        self.covers.append(self._cover(cell))
+        self.levels.append(level)
+
+    def _cover(self, cell):
+        """``(edges, lo, hi)`` of the fold's loss total at every point of ``cell``."""
+        if cell.kind != "certified":
+            # nothing known: every point may be wrong (an error count is at most the points')
+            worst = float(len(self.y_val)) if self.loss == "error" else math.inf
+            return np.array([cell.t_lo, cell.t_hi]), np.zeros(1), np.full(1, worst)
+        cells = self.engine.cells[self.k]
+        edges, low, up = cells.prediction_enclosure(cell.primal, cell.dual, cell.gap_bound, cell.t_lo, cell.t_hi,
+                                                    cell.w_lo, cell.w_hi, self.X_val)
+        lo, hi = loss_totals(self.loss, self.y_val, low, up)
+        # one hull per cell: the cells' own edges make the grid (the folds' sub-intervals would
+        # multiply its columns; a cell too wide for its enclosure is tiled again when it matters)
+        return np.array([cell.t_lo, cell.t_hi]), lo.min(keepdims=True), hi.max(keepdims=True)
+
+    def replace(self, indices, new_cells):
+        keep = sorted(set(range(len(self.cells))) - set(indices))
+        self.cells = [self.cells[i] for i in keep]
+        self.covers = [self.covers[i] for i in keep]
+        self.levels = [self.levels[i] for i in keep]
+        for cell, level in new_cells:
+            self.add(cell, level)
+
+
+def _grid(folds):
+    """``(t_edges, w_edges)``: every edge of every fold's cells and their covers."""
+    t = np.unique(np.concatenate([c[0] for f in folds for c in f.covers]))
+    w = np.unique(np.array([v for f in folds for c in f.cells for v in (c.w_lo, c.w_hi)]))
+    return t, w
+
+
+def _overlay(folds, t_edges, w_edges, total):
+    """``(LO, HI, owners)``: the pooled loss's enclosure on every grid rectangle (W, T) and, per
+    fold, each cell's slices of the grid."""
+    LO = np.zeros((w_edges.size - 1, t_edges.size - 1))
+    HI = np.zeros_like(LO)
+    mids = 0.5 * (t_edges[:-1] + t_edges[1:])
+    owners, covered = [], np.zeros(LO.shape, dtype=int)
+    for f in folds:
+        slices = []
+        for cell, (edges, lo, hi) in zip(f.cells, f.covers):
+            i0, i1 = np.searchsorted(t_edges, [cell.t_lo, cell.t_hi])
+            j0, j1 = np.searchsorted(w_edges, [cell.w_lo, cell.w_hi])
+            sub = np.clip(np.searchsorted(edges, mids[i0:i1], side="right") - 1, 0, lo.size - 1)
+            LO[j0:j1, i0:i1] += lo[sub]
+            HI[j0:j1, i0:i1] += hi[sub]
+            covered[j0:j1, i0:i1] += 1
+            slices.append((j0, j1, i0, i1))
+        owners.append(slices)
+    if not np.all(covered == len(folds)):  # a rectangle missed or counted twice would make a false claim
+        raise RuntimeError("internal error: the folds' cells do not tile the box")
+    # pooled: the sum of the totals over all held-out points, divided by their number (rounded
+    # outwards: the totals are exact integers for the error, rounded sums otherwise)
+    return np.maximum(np.nextafter(LO / total, -np.inf), 0.0), np.nextafter(HI / total, np.inf), owners  # losses >= 0
+
+
+def _promising(LO, HI, limit, chosen):
+    """Mask of the rectangles to refine: those with ``LO < limit`` whose enclosure's middle is
+    among :data:`_PROMISING` of the lowest of them, and ``chosen``."""
+    active = LO < limit
+    mid = 0.5 * (LO + np.minimum(HI, np.nanmax(np.where(np.isfinite(HI), HI, np.nan))))
+    cut = np.quantile(mid[active], _PROMISING) if active.any() else -np.inf
+    mask = active & (mid <= cut)
+    mask[chosen] = True
+    return mask
+
+
+def _refine(folds, engine, owners, active, relative, max_cells):
+    """Tile again, at :data:`_TIGHTEN` of the eps they were tiled at, every fold's cells that
+    meet an active rectangle (consecutive cells of one weight band together); the number of
+    cells replaced."""
+    replaced = 0
+    for f, slices in zip(folds, owners):
+        hit = [i for i, (j0, j1, i0, i1) in enumerate(slices) if active[j0:j1, i0:i1].any()]
+        groups = {}
+        for i in sorted(hit, key=lambda i: (f.cells[i].w_lo, f.cells[i].t_lo)):
+            c = f.cells[i]
+            band = groups.setdefault((c.w_lo, c.w_hi), [])
+            if band and band[-1][-1][1] == c.t_lo:
+                band[-1].append((i, c.t_hi))
+            else:
+                band.append([(i, c.t_lo), (i, c.t_hi)])
+        gone, new = [], []
+        for (wl, wh), runs in groups.items():
+            for run in runs:
+                idx = sorted({i for i, _ in run})
+                level = _TIGHTEN * min(f.levels[i] for i in idx)
+                tile(engine, f.k, ((run[0][1], run[-1][1]), (wl, wh)), level, relative, max_cells,
+                     lambda cell, lv=level: new.append((cell, lv)))
+                gone += idx
+        f.replace(gone, new)  # (at once: the indices are the cells' before any replacement)
+        replaced += len(gone)
+    return replaced
+
+
+def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, eps=None,
+                   bandwidths=None, weights=None, tol=0.01, relative=False, max_solves=20_000, strict=True,
+                   solver=None):
+    """Select the bandwidth and the weight (C, λ) by a validation loss of the exact optimum, with
+    a guarantee over the whole box.
+
+    Parameters
+    ----------
+    problem : KernelProblem
+        On the full training data, ``parameter="bandwidth"``, of a problem with cells
+        (:class:`~approxpath.cells.CellBound`) and a ``prediction_enclosure``.
+    criterion : str, optional
+        A validation loss (``error``, ``mae``, ``mse``); default the problem's first.
+    cv, X_val, y_val, groups
+        As :func:`approxpath.selection.select` (one of ``cv`` or ``X_val, y_val``).
+    eps : float, optional
+        Gap of the first surfaces (absolute unless ``relative``); default
+        :data:`~approxpath.selection.search.DEFAULT_EPS` times ``null_objective()`` at the
+        smallest weight.
+    bandwidths, weights : (float, float)
+        The box; bandwidths default to the problem's interval; ``weights`` is required.
+    tol : float
+        Stop when ``delta <= tol`` (criterion units).
+    max_solves : int
+        Exact solves allowed in all.
+    strict : bool
+        If the search stops before ``delta <= tol``: raise :class:`BudgetExceededError` (its
+        ``selection`` attribute holds the result) or, when False, warn and return it.
+    solver : str, optional
+
+    Returns
+    -------
+    SurfaceSelection
+    """
+    from ..validate import count, positive
+
+    t0 = time.perf_counter()
+    if cv is None and X_val is None:
+        raise InputError("selection over two parameters needs a validation loss: pass cv=5 (or X_val, y_val); "
+                         "closed-form criteria (loocv, gcv, lml) select over one parameter only")
+    if weights is None:
+        raise InputError(f"pass weights=(lo, hi): the range of {problem.bound.weight}")
+    w_lo, w_hi = _range("weights", weights)
+    t_lo, t_hi = _range("bandwidths", problem.default_interval() if bandwidths is None else bandwidths)
+    problem.bound.check_interval(t_lo, t_hi)
+    if not hasattr(problem.bound, "prediction_enclosure"):
+        raise InputError(f"{problem.name} has no prediction_enclosure: its validation loss cannot be enclosed")
+    tol = positive("tol", tol)
+    count("max_solves", max_solves)
+    criterion = default_criterion(problem, criterion, True, getattr(problem.bound, "CLOSED_FORM_CRITERIA", {}))
+    problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion)
+    if eps is None:
+        base = problem.with_weight(w_lo)
+        eps = DEFAULT_EPS * base.null_objective() if hasattr(base, "null_objective") else DEFAULT_EPS
+        relative = False
+    positive("eps", eps)
+    engine = Engine(problems, solver, max_solves)
+    folds = [_Fold(engine, k, X_vals[k], y_vals[k], criterion) for k in range(len(problems))]
+    total = float(sum(len(v) for v in y_vals))
+    box = ((t_lo, t_hi), (w_lo, w_hi))
+    for f in folds:
+        tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: f.add(cell, eps))
+    rounds, reason = 0, None
+    while True:
+        t_edges, w_edges = _grid(folds)
+        LO, HI, owners = _overlay(folds, t_edges, w_edges, total)
+        j, i = np.unravel_index(int(np.argmin(HI)), HI.shape)
+        U, L = float(HI[j, i]), float(LO.min())
+        delta = U - L
+        if delta <= tol:
+            break
+        if rounds >= _MAX_ROUNDS:
+            reason = f"{_MAX_ROUNDS} rounds of refinement"
+            break
+        if max(len(f.cells) for f in folds) > _MAX_CELLS:
+            reason = f"more than {_MAX_CELLS} cells in a fold"
+            break
+        try:
+            changed = _refine(folds, engine, owners, _promising(LO, HI, U - tol, (j, i)), relative, _MAX_CELLS)
+        except (BudgetExceededError, EpsilonTooSmallError) as exc:
+            reason = str(exc)
+            break
+        if not changed:
+            reason = "no cell could be made finer (every cell that may still win is at its limit)"
+            break
+        rounds += 1
+    result = SurfaceSelection(
+        t=log_mid(t_edges[i], t_edges[i + 1]), w=log_mid(w_edges[j], w_edges[j + 1]), weight=problem.bound.weight,
+        value=(float(LO[j, i]), U), delta=delta, criterion=criterion, tol=float(tol),
+        t_edges=t_edges, w_edges=w_edges, lo=LO, hi=HI,
+        exact_solves=engine.n_solves, refinements=rounds, folds=len(problems), cells=sum(len(f.cells) for f in folds),
+        wall_s=time.perf_counter() - t0)
+    if delta > tol:
+        msg = (f"select: delta = {delta:.4g} > tol = {tol:g} at ({result.t:.6g}, {result.w:.6g}) after {reason}: "
+               "raise max_solves or tol, or start from a smaller eps")
+        if strict:
+            exc = BudgetExceededError(msg)
+            exc.selection = result
+            raise exc
+        warnings.warn(msg, stacklevel=2)
+    return result

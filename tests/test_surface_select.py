@@ -1,0 +1,116 @@
+"""Selection over two parameters (approxpath.surface.select): the enclosures of the pooled
+cross-validation error hold against the exact optimum's error computed here, fold by fold, from a
+tight CVXPY solve of the SVM dual at random points of the box (the bias the middle of the optimal
+biases' interval, as the enclosure's documented convention); the chosen point's enclosure and δ
+are consistent; the figure draws; bad input is refused."""
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import InputError
+from approxpath.data import make_classification
+
+cp = pytest.importorskip("cvxpy")
+pytest.importorskip("sklearn")
+
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
+_BOX = dict(bandwidths=(0.5, 4.0), weights=(0.5, 4.0))
+# Decision values closer to 0 than this may have either sign at a tight solve's accuracy.
+_AMBIGUOUS = 1e-6
+
+
+def _kernel(A, B, t):
+    return np.exp(-t * ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=-1))
+
+
+def _exact_decisions(X, y, t, C, X_new):
+    """The exact SVM optimum's decision values at ``X_new``: the dual solved tightly, the bias the
+    middle of the P-th and (P+1)-th smallest kinks y_i - f(x_i) (P positive labels)."""
+    K = _kernel(X, X, t)
+    a = cp.Variable(len(y))
+    cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.quad_form(a, cp.psd_wrap(K * np.outer(y, y)))),
+               [a >= 0, a <= C, y @ a == 0]).solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12,
+                                                   tol_feas=1e-12)
+    w = y * np.asarray(a.value)
+    kinks = np.sort(y - K @ w)
+    P = int(np.sum(y > 0))
+    b = 0.5 * (kinks[P - 1] + kinks[P])
+    return _kernel(X_new, X, t) @ w + b
+
+
+@pytest.fixture(scope="module")
+def chosen():
+    X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
+    folds = [(np.flatnonzero(np.arange(32) % 4 // 2 != k), np.flatnonzero(np.arange(32) % 4 // 2 == k)) for k in (0, 1)]
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    s = approxpath.select_surface(problem, cv=folds, eps=0.1, relative=True, tol=0.4, strict=False, **_BOX)
+    return X, y, folds, s
+
+
+def _rectangle(s, t, w):
+    i = min(np.searchsorted(s.t_edges, t, side="right") - 1, s.t_edges.size - 2)
+    j = min(np.searchsorted(s.w_edges, w, side="right") - 1, s.w_edges.size - 2)
+    return j, i
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_the_enclosures_hold_against_the_exact_optimum_at_random_points(chosen):
+    X, y, folds, s = chosen
+    rng = np.random.default_rng(0)
+    points = [(s.t, s.w)] + [tuple(np.exp(rng.uniform(np.log(lo), np.log(hi))) for lo, hi in
+                                   (_BOX["bandwidths"], _BOX["weights"])) for _ in range(8)]
+    widths = []
+    for t, w in points:
+        sure = maybe = 0
+        for tr, va in folds:
+            f = _exact_decisions(X[tr], y[tr], t, w, X[va])
+            wrong = np.sign(f) != y[va]
+            sure += int(np.sum(wrong & (np.abs(f) > _AMBIGUOUS)))
+            maybe += int(np.sum(wrong | (np.abs(f) <= _AMBIGUOUS)))
+        j, i = _rectangle(s, t, w)
+        assert s.lo[j, i] <= maybe / len(y) and sure / len(y) <= s.hi[j, i], (t, w, sure, maybe, s.lo[j, i], s.hi[j, i])
+        widths.append(s.hi[j, i] - s.lo[j, i])
+    assert min(widths) < 0.25  # enclosures that decide something (not [0, 1] everywhere)
+
+
+def test_the_choice_and_its_delta_are_consistent(chosen):
+    X, y, folds, s = chosen
+    assert s.reached == (s.delta <= 0.4)
+    assert s.value[1] == pytest.approx(float(s.hi.min())) and s.delta == pytest.approx(s.value[1] - float(s.lo.min()))
+    j, i = _rectangle(s, s.t, s.w)
+    assert (s.lo[j, i], s.hi[j, i]) == s.value
+    assert s.undecided()[j, i] and s.exact_solves > 0 and s.folds == 2
+    assert "delta" in s.summary() and s.to_json()["weight"] == "c"
+
+
+def test_the_figure_draws(chosen):
+    pytest.importorskip("matplotlib")
+    from approxpath.surface import plot_surface_selection
+
+    fig = plot_surface_selection(chosen[3])
+    assert fig.axes and fig.axes[0].get_xscale() == "log"
+
+
+def test_bad_input_is_refused():
+    X, y = make_classification(n=20, seed=1)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    with pytest.raises(InputError, match="validation loss"):
+        approxpath.select_surface(problem, weights=(0.5, 2.0))
+    with pytest.raises(InputError, match="weights"):
+        approxpath.select_surface(problem, cv=2)
+    with pytest.raises(InputError, match="0 < lo < hi"):
+        approxpath.select_surface(problem, cv=2, weights=(2.0, 0.5))
+
+
+def test_the_svc_chooses_c_and_the_bandwidth():
+    pytest.importorskip("sklearn")
+    from approxpath.sklearn import KernelPathSVC
+
+    X, y = make_classification(n=24, d=2, separation=1.5, seed=3)
+    model = KernelPathSVC(C=None, C_range=(0.5, 2.0), t_range=(0.5, 2.0), cv=2, cv_tol=0.5).fit(X, y)
+    assert 0.5 <= model.best_C_ <= 2.0 and 0.5 <= model.best_t_ <= 2.0
+    assert model.path_.problem.bound.c == model.best_C_ and model.predict(X).shape == (24,)
+    with pytest.raises(ValueError, match="C_range"):
+        KernelPathSVC(C=None, cv=2).fit(X, y)
