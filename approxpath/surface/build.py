@@ -129,7 +129,7 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
     engine.cells[0].at(w_lo)  # (the weights' domain checked before any solve)
     engine.cells[0].at(w_hi)
     area = math.log(t_hi / t_lo) * math.log(w_hi / w_lo)
-    bar = count_bar(progress, _STEPS, f"{problem.name} surface", "/1000 of the box")
+    bar = count_bar(progress, _STEPS, f"{problem.name} surface", "thousandths of the box")
     done = [0.0, 0]
 
     def finished(cell):
