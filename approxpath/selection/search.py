@@ -362,11 +362,13 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t):
 
 
 def _warn_edge(search, value, t, lo, hi, parameter):
-    """Warn when a cell at an end of the interval may be as good as the choice (its optimistic
-    bound reaches the choice's pessimistic one, ``value[1]``; oriented units): the criterion may
-    keep improving beyond it."""
-    for i, end, side in ((0, lo, "lower"), (search.lo.size - 1, hi, "upper")):
-        if search.lo[i] <= value[1]:
+    """Warn when the choice lies in a cell at an end of the interval, or that cell may do at
+    least as well as the choice can (its optimistic bound reaches the choice's, ``value[0]``;
+    oriented units): the criterion may keep improving beyond that end.  (An end cell that only
+    overlaps the choice's enclosure is within delta like any other and is not worth a warning.)"""
+    edges = search.edges
+    for i, end, side, inside in ((0, lo, "lower", t <= edges[1]), (search.lo.size - 1, hi, "upper", t >= edges[-2])):
+        if inside or search.lo[i] <= value[0]:
             warnings.warn(f"select: the chosen {parameter} = {t:.6g} may be matched at the interval's {side} end "
                           f"{end:.6g}: the criterion may be better beyond it; widen the interval past that end",
                           stacklevel=3)
