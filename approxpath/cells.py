@@ -123,7 +123,7 @@ class CellBound:
     def target(self, dual, t_lo, t_hi, w_lo, w_hi, eps, relative, pad=0.0):
         """The largest gap bound the cell may claim: ``eps``, or with ``relative`` ``eps`` times
         :meth:`dual_floor`, ``pad`` smaller (relative), as
-        :func:`~approxpath.certificate.verify.target` for a piece."""
+        :func:`~approxpath.certificate.claims.target` for a piece."""
         if not relative:
             return eps
         return eps * max(0.0, self.dual_floor(dual, t_lo, t_hi, w_lo, w_hi)) * (1 - pad)

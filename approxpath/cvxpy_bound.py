@@ -191,11 +191,11 @@ class CvxpyBound(Bound):
 
     def restore_points(self, lo, hi=None):
         """The points a pair restored for ``[lo, hi]`` is made for (its copies' ``at``): ``lo``, or
-        the piece's sampled points (:func:`~approxpath.certificate.verify.sample_points`, repeats
+        the piece's sampled points (:func:`~approxpath.certificate.claims.sample_points`, repeats
         included)."""
         if hi is None:
             return [lo]
-        from .certificate.verify import sample_points
+        from .certificate.claims import sample_points
 
         return sample_points(lo, hi)
 

@@ -14,7 +14,7 @@ from scipy.spatial.distance import pdist, squareform
 import approxpath
 from approxpath.bound import Option
 from approxpath.certificate import verify
-from approxpath.certificate.verify import claimed_on
+from approxpath.certificate.claims import claimed_on
 from approxpath.data import make_sinc
 from approxpath.driver import STRATEGIES
 from approxpath.testing import check_problem

@@ -141,7 +141,7 @@ def test_check_problem_without_examples_is_no_pass():
 
 def test_a_negative_rigorous_bound_is_a_contradiction():
     """For a problem with interval bounds any negative gap bound fails, however small."""
-    from approxpath.certificate.verify import weak_duality_violation
+    from approxpath.certificate.claims import weak_duality_violation
 
     problem = approxpath.get_problem("klasso")(*make_sinc(n=12, seed=2), lam=0.1)
     primal, dual = problem.solve(1.0)

@@ -36,7 +36,7 @@ def test_default_path_at_200_random_parameters(problem, interval, eps):
     rng = np.random.default_rng(2024)
     taus = np.exp(rng.uniform(np.log(lo), np.log(hi), 200))
     if not problem.bound.interval_bound:  # sampled pieces claim nothing between their points
-        from approxpath.certificate.verify import claimed_on
+        from approxpath.certificate.claims import claimed_on
 
         taus = sorted({x for p in path.pieces for x, _ in claimed_on(p.kind, p.lo, p.hi)})
     worst = -np.inf

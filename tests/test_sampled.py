@@ -10,7 +10,7 @@ import pytest
 
 import approxpath
 from approxpath.certificate import verify
-from approxpath.certificate.verify import SAMPLE_LEVELS, claimed_on
+from approxpath.certificate.claims import SAMPLE_LEVELS, claimed_on
 from approxpath.cli import main
 from approxpath.data import make_sinc
 from approxpath.driver import STRATEGIES

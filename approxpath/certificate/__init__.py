@@ -5,7 +5,8 @@ the problem's certificate side (:func:`approxpath.get_bound`) and numpy/scipy.
 """
 
 from .format import FORMAT_VERSION, KINDS, content_sha256, layout_errors, read_certificate, write_npz
-from .verify import VerifyReport, claim_failures, claimed_on, target, verify
+from .claims import claim_failures, claimed_on, target
+from .verify import VerifyReport, verify
 
 __all__ = ["FORMAT_VERSION", "KINDS", "VerifyReport", "claim_failures", "claimed_on", "content_sha256",
            "layout_errors", "read_certificate", "target", "verify", "write_npz"]

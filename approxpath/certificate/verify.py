@@ -6,7 +6,7 @@ the file against its domain (the options and the interval against the problem's,
 inside the interval, the data's size and hash against the file's), and for every piece rebuilds
 the stored pair, checks its exact feasibility on the whole piece (``Bound.errors``), recomputes
 the gap bound over the whole piece (certified pieces) or at its sampled points (sampled pieces)
-and compares it with the stored ``gap_bound`` and with the piece's target (:func:`target`, the
+and compares it with the stored ``gap_bound`` and with the piece's target (:func:`~approxpath.certificate.claims.target`, the
 one definition the driver uses too); it also checks that the pieces tile the interval.  The
 report says what was certified (problem, options, eps, interval, data hash), and a caller may
 require a claim at least as strong as its own (``eps``, ``interval``, ``data_sha256``).
@@ -21,31 +21,13 @@ import numpy as np
 from ..compute.parallelism import managed
 from ..data import data_sha256
 from ..errors import InputError
-from ..numerics import log_mid
+from .claims import claim_failures, target
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate
 from .legacy import upgrade
 from .surface import is_surface, surface_layout_errors, verify_surface
 
-__all__ = ["verify", "VerifyReport", "target", "claimed_on", "claim_failures", "kernel_failures", "SAMPLE_LEVELS",
-           "sample_points", "failed_report", "read_for_verify", "bound_from_meta", "requirement_failures",
-           "embedded_data", "check_interval_required", "weak_duality_violation", "WEAK_DUALITY_TOL", "DataMismatch"]
-
-# A stored bound may exceed the verifier's recomputation by the pad (1e-9 relative) and by a few
-# rounding margins (a bound computed from cached products of a mix adds 3 margins instead of 1,
-# see problems/kernel_svm/cache.py; a4a, n = 4781, eps = 0.125: up to 8e-6 of bound + eps, median 3e-7).  Only a bound
-# looser by more than this share of (bound + eps) is noted (e.g. written by an older version
-# whose bound was less tight: a weaker claim, still proven); 1e-3 is far above any rounding
-# allowance and far below the looseness worth knowing about (older bounds: 10 % and more).
-_INFLATION = 1e-3
-
-
-#: Weak duality: no gap is negative.  A bound with rigorous rounding (``interval_bound``) is never
-#: below 0; a bound without (a CVXPY declaration evaluated without error bounds, its points
-#: feasible to a tolerance of 1e-8) may dip below 0 by rounding, at most this times 1 + |dual
-#: objective| (far above the 2**-32 allowance and the solvers' 1e-10, far below any gap that
-#: disproves a declared dual: a dual off by a factor 2 gave -0.08).
-WEAK_DUALITY_TOL = 1e-9
-
+__all__ = ["verify", "VerifyReport", "kernel_failures", "failed_report", "read_for_verify", "bound_from_meta",
+           "requirement_failures", "embedded_data", "check_interval_required", "DataMismatch"]
 
 class _BadOptions(InputError):
     """The options a file records are outside the problem's domain."""
@@ -119,43 +101,6 @@ def describe_claim(claim):
     return out
 
 
-def target(bound, dual, lo, hi, eps, relative, pad=0.0):
-    """The largest gap bound a piece ``[lo, hi]`` may claim: ``eps``, or with ``relative``
-    ``eps`` times a lower bound of the optimal value on the piece (``bound.dual_floor``), made
-    ``pad`` smaller (relative) -- the driver aims ``STORED_PAD`` below what a verifier whose
-    BLAS rounds the last bits differently recomputes."""
-    if not relative:
-        return eps
-    return eps * max(0.0, bound.dual_floor(dual, lo, hi)) * (1 - pad)
-
-
-#: A sampled piece claims its gap at the 2**SAMPLE_LEVELS + 1 points of this many bisections of
-#: the piece in log scale: its ends, quartiles and middle.  Between them nothing is proven; the
-#: points are where a gap that is convex, or has at most one hump, between the ends would show a
-#: violation (five point gaps per piece where 0.3.2 took three).  Certificates record it
-#: (``sample_levels``); files without it were written with 1 (ends and middle).
-SAMPLE_LEVELS = 2
-
-
-def claimed_on(kind, lo, hi, levels=SAMPLE_LEVELS):
-    """Where a piece of ``kind`` claims its gap bound: ``[(lo, hi)]`` for a certified piece (the
-    whole of it), the points ``(x, x)`` of ``levels`` bisections in log scale
-    (:func:`~approxpath.numerics.log_mid`, the driver's middle) for a sampled one: its ends and
-    ``2**levels - 1`` interior points, increasing."""
-    if kind == "certified":
-        return [(lo, hi)]
-    return [(x, x) for x in sorted(set(sample_points(lo, hi, levels)))]
-
-
-def sample_points(lo, hi, levels=SAMPLE_LEVELS):
-    """The ``2**levels + 1`` points of ``levels`` bisections of ``[lo, hi]`` in log scale, in
-    order (a point repeats where a piece is too narrow to bisect in floating point)."""
-    pts = [lo, hi]
-    for _ in range(levels):
-        pts = [x for a, b in zip(pts[:-1], pts[1:]) for x in (a, log_mid(a, b))] + [hi]
-    return pts
-
-
 # A file may say its sampled pieces claim at most 2**8 + 1 points each (more is no sampling a
 # writer uses, and would only make verification slow).
 _MAX_LEVELS = 8
@@ -182,54 +127,6 @@ def kernel_failures(bound, meta):
         else:
             notes.append(f"the {bound.family} distances computed here differ in their last bits from the writer's "
                          "(sha256); the bounds allow for that rounding")
-    return failures, notes
-
-
-def weak_duality_violation(bound, gap, dual, lo, hi=None):
-    """Why ``gap`` (``bound.gap`` of a pair with dual ``dual`` on ``[lo, hi]``) contradicts weak
-    duality, or None: a rigorous bound (``bound.interval_bound``) below 0, another below
-    ``-WEAK_DUALITY_TOL (1 + |dual objective|)``.  A negative gap means the problem's dual is not
-    a dual of its primal (a wrong declaration), or a bound that is not rigorous."""
-    if not gap < 0:
-        return None
-    if not bound.interval_bound:
-        floor = bound.dual_floor(dual, lo, hi)
-        if np.isfinite(floor) and gap >= -WEAK_DUALITY_TOL * (1.0 + abs(floor)):
-            return None
-    where = f"t = {lo:.6g}" if hi is None or hi == lo else f"[{lo:.6g}, {hi:.6g}]"
-    return (f"weak duality fails on {where}: the gap bound is {gap:.6g} < 0, so {bound.name}'s dual is not a "
-            "dual of its primal (for a declared problem: its declaration of the dual is wrong)")
-
-
-def claim_failures(bound, primal, dual, kind, lo, hi, stored, target_of, eps, version, levels=SAMPLE_LEVELS):
-    """``(failures, notes)`` of one piece's claim: why the pair does not hold it (its exact
-    feasibility, then its gap bound recomputed where the piece claims it, against the ``stored``
-    bound and ``target_of(a, b)``), and true claims worth a note (a stored bound looser than
-    ours by more than rounding).  ``version`` wrote the stored bound (named when only the stored
-    number fails); ``levels``: the sampling of sampled pieces (:func:`claimed_on`)."""
-    if kind == "certified" and lo != hi and not bound.interval_bound:
-        return [f"{bound.name} has no bound valid on a whole piece: its pieces are sampled, not certified"], []
-    errors = bound.check(primal, dual, lo, hi)
-    if errors:
-        return list(errors), []
-    failures, notes = [], []
-    for a, b in claimed_on(kind, lo, hi, levels):
-        recomputed = bound.gap(primal, dual, a, b)
-        goal = target_of(a, b)
-        contradiction = weak_duality_violation(bound, recomputed, dual, a, b)
-        if contradiction:
-            failures.append(contradiction)
-            continue
-        if not recomputed <= stored:  # NaN fails too
-            # a claim we cannot re-prove fails, even when eps itself holds (say so: a file
-            # written by another version's tighter bound is not a forgery)
-            holds = f"; this version's bound meets the eps target {goal:.6g}, the stored number is not re-proven " \
-                f"(written by approxpath {version})" if recomputed <= goal else ""
-            failures.append(f"recomputed gap bound {recomputed:.6g} on [{a:.6g}, {b:.6g}] exceeds the stored {stored:.6g}{holds}")
-        elif kind == "certified" and not stored <= recomputed + _INFLATION * (abs(recomputed) + eps):
-            notes.append(f"stored gap bound {stored:.6g} is looser than the recomputed {recomputed:.6g}")
-        if not stored <= goal:
-            failures.append(f"stored gap bound {stored:.6g} exceeds eps target {goal:.6g}")
     return failures, notes
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import time
 
-import numpy as np
-
 from ..data import PREPROCESSING, data_sha256, load_data, preprocess
 from ..errors import InputError
 from ..registry import available_problems, get_problem
@@ -212,7 +210,7 @@ def cmd_verify(args):
             args.data = _recorded_data_file(args.certificate, meta.get("data_file"))
         try:
             X, y, fmt, prep = load(args, meta)
-        except InputError as exc:
+        except InputError:
             if not recorded_data:
                 raise
             # the file was named by the certificate, not by the user: say no more of its contents

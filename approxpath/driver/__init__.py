@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import compute
 from ..certificate.format import KERNEL
-from ..certificate.verify import SAMPLE_LEVELS
+from ..certificate.claims import SAMPLE_LEVELS
 from ..data import data_sha256
 from ..errors import InputError
 from ..result import Path

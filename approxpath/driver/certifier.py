@@ -3,7 +3,7 @@ around it, split (in log scale) until the pair's rigorous bound meets the target
 
 A problem whose bound holds only at points (``Bound.interval_bound = False``) gets "sampled"
 pieces, placed by the same strategies: a piece is split until its pair's gaps at the piece's
-sampled points (:func:`~approxpath.certificate.verify.claimed_on`: the ends and the points of
+sampled points (:func:`~approxpath.certificate.claims.claimed_on`: the ends and the points of
 two bisections in log scale, five in all) meet the target there.  Nothing is called certified
 without a bound valid for every parameter of the piece.
 """
@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from .. import moving
-from ..certificate.verify import claimed_on
+from ..certificate.claims import claimed_on
 from ..numerics import stored_bound
 from ..problem import convex_combination, restored_gaps
 from ..result import PathPiece

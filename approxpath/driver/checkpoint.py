@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificate.format import FORMAT_VERSION, content_sha256, read_certificate, remove_stale_temps, write_npz
-from ..certificate.verify import claim_failures
+from ..certificate.claims import claim_failures
 from ..data import data_sha256
 from ..errors import InputError
 from ..result import pieces_from_arrays, pieces_to_arrays
@@ -195,7 +195,7 @@ def _unlock(lock):
 
 def _unproven(run, piece):
     """Why ``piece`` (read back from a file) does not hold its claim on ``run``'s problem, or
-    None (:func:`~approxpath.certificate.verify.claim_failures`, against the run's target)."""
+    None (:func:`~approxpath.certificate.claims.claim_failures`, against the run's target)."""
     if piece.kind == "uncovered":
         return None  # claims nothing
     if not (run.lo <= piece.lo <= piece.hi <= run.hi):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..certificate.verify import target, weak_duality_violation
+from ..certificate.claims import target, weak_duality_violation
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
 from ..numerics import STORED_PAD, log_mid
 

@@ -17,7 +17,7 @@ from pathlib import Path as FsPath
 import numpy as np
 
 from .. import moving
-from ..certificate.verify import WEAK_DUALITY_TOL
+from ..certificate.claims import WEAK_DUALITY_TOL
 from ..moving import value_at
 
 __all__ = ["Example", "CHECKS", "examples_of"]
@@ -203,7 +203,7 @@ def check_point_at_t_is_the_certified_point(ex):
     the one the piece's bound speaks of: the objectives computed from its fields by the
     problem's own CVXPY declarations equal ``path.objectives(t)``, both points are feasible there,
     and their gap is at most the piece's bound."""
-    from ..certificate.verify import SAMPLE_LEVELS, claimed_on
+    from ..certificate.claims import SAMPLE_LEVELS, claimed_on
     from ..driver import approximate_path
 
     problem = ex.problem
