@@ -22,7 +22,7 @@ from .compute.kernels import gaussian
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["plot_bounds", "plot_solves", "plot_validation", "plot_condition", "kernel_condition_numbers",
-           "save_figure"]
+           "save_figure", "figure_and_axes"]
 
 # Colours of the Okabe-Ito palette (distinguishable with the common colour-vision deficiencies).
 _UPPER, _LOWER, _GAP, _EPS, _SOLVE = "#D55E00", "#0072B2", "#009E73", "#CC79A7", "black"
@@ -44,6 +44,19 @@ class _Figures:
 
         fig = Figure(figsize=figsize)
         return fig, fig.subplots(nrows, ncols, **kw)
+
+
+def figure_and_axes(ax=None, figsize=(6.4, 4.8)):
+    """``(figure, axes)``: ``ax`` and its figure, or a new constrained-layout figure of
+    ``figsize`` inches with one axes (matplotlib's object API; pyplot is not touched)."""
+    if ax is not None:
+        return ax.figure, ax
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
 
 
 @contextmanager

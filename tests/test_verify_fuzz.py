@@ -425,20 +425,25 @@ def _first_of_each_kind(edits):
     return out
 
 
-def _check_forgeries(certificates, tmp_path, case, select, at_least):
+def _check_forgeries(certificates, tmp_path, case, select, at_least, edits_of=None, claim_is_true=None,
+                     what="files"):
+    """Forge ``select(edits_of(file))`` of the honest file ``certificates[case]`` one at a time
+    and fail on any that ``verify`` accepts while its claim is false (``claim_is_true``, the
+    reference); at least ``at_least`` forgeries must be storable.  Surfaces pass their own."""
+    edits_of, claim_is_true = edits_of or _edits_of, claim_is_true or _claim_is_true
     file, X, y = certificates[case]
-    assert _verify_outcome(file, X, y) and _claim_is_true(file, X, y)  # the honest file and the reference agree
+    assert _verify_outcome(file, X, y) and claim_is_true(file, X, y)  # the honest file and the reference agree
     accepted_false, tried = [], 0
-    for label, edit in select(_edits_of(file)):
+    for label, edit in select(edits_of(file)):
         try:
             forged = _forge(file, tmp_path / "forged.npz", edit)
         except (TypeError, ValueError, KeyError, IndexError):  # numpy/json cannot even store it
             continue
         tried += 1
-        if _verify_outcome(forged, X, y) and not _claim_is_true(forged, X, y):
+        if _verify_outcome(forged, X, y) and not claim_is_true(forged, X, y):
             accepted_false.append(label)
     assert tried >= at_least, tried
-    assert accepted_false == [], f"{case}: forged files accepted with a false claim: {accepted_false}"
+    assert accepted_false == [], f"{case}: forged {what} accepted with a false claim: {accepted_false}"
 
 
 @pytest.mark.parametrize("case", [*(c for c in _CASES if c != "elastic_net_cvxpy"), "carried-data"])

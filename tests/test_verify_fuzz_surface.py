@@ -20,8 +20,8 @@ import approxpath
 from approxpath.certificate.format import FORMAT_VERSION, KERNEL, read_certificate
 from approxpath.data import make_classification, make_sinc
 from approxpath.moving import Moving
-from test_verify_fuzz import _BAD_NUMBERS, _array_edits, _at, _first_of_each_kind, _forge, _moving_edits, \
-    _verify_outcome
+from test_verify_fuzz import _check_forgeries as _check_path_forgeries
+from test_verify_fuzz import _BAD_NUMBERS, _array_edits, _at, _first_of_each_kind, _forge, _moving_edits
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -239,19 +239,8 @@ def _edits_of(file):
 
 
 def _check_forgeries(surfaces, tmp_path, case, select, at_least):
-    file, X, y = surfaces[case]
-    assert _verify_outcome(file, X, y) and _claim_is_true(file, X, y)  # the honest file and the reference agree
-    accepted_false, tried = [], 0
-    for label, edit in select(_edits_of(file)):
-        try:
-            forged = _forge(file, tmp_path / "forged.npz", edit)
-        except (TypeError, ValueError, KeyError, IndexError):  # numpy/json cannot even store it
-            continue
-        tried += 1
-        if _verify_outcome(forged, X, y) and not _claim_is_true(forged, X, y):
-            accepted_false.append(label)
-    assert tried >= at_least, tried
-    assert accepted_false == [], f"{case}: forged surfaces accepted with a false claim: {accepted_false}"
+    _check_path_forgeries(surfaces, tmp_path, case, select, at_least, edits_of=_edits_of, claim_is_true=_claim_is_true,
+                          what="surfaces")
 
 
 def _crafted_and_first(edits):

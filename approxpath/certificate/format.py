@@ -31,7 +31,7 @@ from ..moving import MAX_DEGREE, MAX_POINTS
 from ..validate import is_real
 from .output import check_output, remove_stale_temps, write_npz  # noqa: F401 (the writing half of the format)
 
-__all__ = ["KINDS", "FORMAT_VERSION", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "check_output",
+__all__ = ["KINDS", "FORMAT_VERSION", "META_FIELDS", "field_errors", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "check_output",
            "remove_stale_temps", "read_certificate", "read_meta", "content_sha256", "layout_errors", "meta_errors"]
 
 #: Piece kinds: ``certified`` (bound valid for every t in the piece), ``sampled`` (gap checked
@@ -313,7 +313,7 @@ def _seconds(v):
 
 #: Every field a certificate's ``meta`` may have, with its domain (``required``: fields without
 #: which nothing can be checked).  Other keys are a caller's own provenance (``meta=``).
-_META_FIELDS = {
+META_FIELDS = {  # name -> (required, domain check, what the domain is)
     "format_version": (True, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a positive integer"),
     "problem": (True, lambda v: isinstance(v, str) and v != "", "a problem name"),
     "options": (True, lambda v: isinstance(v, dict), "an object of options"),
@@ -349,12 +349,19 @@ def meta_errors(meta):
     (the relations between fields and with the data are checked by ``verify``)."""
     if not isinstance(meta, dict):
         return [f"'meta' is not a JSON object but {type(meta).__name__}"]
-    errors = []
     version = meta.get("format_version")
     if _count(version) and version > FORMAT_VERSION:
         return [f"written by a newer approxpath (format {version}); this version reads formats "
                 f"<= {FORMAT_VERSION}: upgrade approxpath to verify it"]
-    for key, (required, ok, what) in _META_FIELDS.items():
+    return field_errors(meta, META_FIELDS)
+
+
+def field_errors(meta, fields):
+    """What is wrong with ``meta`` against ``fields`` (:data:`META_FIELDS`' layout: name ->
+    (required, domain check, what the domain is)), and whether ``solve_points`` lists one point
+    per exact solve: the check a path's and a surface's meta share."""
+    errors = []
+    for key, (required, ok, what) in fields.items():
         if key not in meta:
             if required:
                 errors.append(f"meta lacks {key!r}")

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..errors import InputError
-from .format import DATA_FIELDS, FORMAT_VERSION, _META_FIELDS, content_sha256, read_certificate
+from .format import DATA_FIELDS, FORMAT_VERSION, META_FIELDS, content_sha256, field_errors, read_certificate
 
 __all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "is_surface", "surface_layout_errors", "surface_meta_errors",
            "tiling_errors", "verify_surface"]
@@ -72,25 +72,14 @@ def is_surface(meta):
 
 
 def surface_meta_errors(meta):
-    errors = []
+    """What is wrong with a surface file's ``meta``, each field against its domain."""
     if _int(meta.get("surface_format")) and meta["surface_format"] > SURFACE_FORMAT:
         return [f"written by a newer approxpath (surface format {meta['surface_format']}); this version reads "
                 f"surface formats <= {SURFACE_FORMAT}: upgrade approxpath to verify it"]
-    fields = {k: _META_FIELDS[k] for k in _SHARED}
-    fields.update(_OWN)
-    for key, (required, ok, what) in fields.items():
-        if key not in meta:
-            if required:
-                errors.append(f"meta lacks {key!r}")
-        elif not ok(meta[key]):
-            errors.append(f"meta {key!r} must be {what}; got {meta[key]!r}")
+    errors = field_errors(meta, {**{k: META_FIELDS[k] for k in _SHARED}, **_OWN})
     if not errors and meta["format_version"] != FORMAT_VERSION:
         errors.append(f"meta 'format_version' (the pairs' layout) must be {FORMAT_VERSION} in a surface; "
                       f"got {meta['format_version']!r}")
-    if not errors and "solve_points" in meta and "exact_solves" in meta \
-            and len(meta["solve_points"]) != meta["exact_solves"]:
-        errors.append(f"meta 'solve_points' lists {len(meta['solve_points'])} points for {meta['exact_solves']} "
-                      "exact solves")
     return errors
 
 

@@ -31,15 +31,9 @@ def plot_selection(selection, ax=None, title=None, parameter="t"):
     -------
     matplotlib.figure.Figure
     """
-    if ax is None:
-        try:
-            from matplotlib.figure import Figure
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
-        fig = Figure(figsize=(6.4, 3.6), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
+    from ..plotting import figure_and_axes
+
+    fig, ax = figure_and_axes(ax, (6.4, 3.6))
     s = selection
     edges, lo, hi = np.asarray(s.edges), np.asarray(s.lo), np.asarray(s.hi)
     keep = np.isfinite(lo) & np.isfinite(hi)

@@ -33,15 +33,9 @@ def plot_surface_selection(selection, ax=None, title=None, value="hi"):
     -------
     matplotlib.figure.Figure
     """
-    if ax is None:
-        try:
-            from matplotlib.figure import Figure
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
-        fig = Figure(figsize=(6.4, 4.8), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
+    from ..plotting import figure_and_axes
+
+    fig, ax = figure_and_axes(ax, (6.4, 4.8))
     s = selection
     shown = np.asarray(s.hi if value == "hi" else s.lo, dtype=float)
     finite = shown[np.isfinite(shown)]
