@@ -273,6 +273,8 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
 
     up, why_up = tracer.trace(t0, beta, beta0, signs, hi) if t0 < hi else ([], "end of range")
     down, why_down = tracer.trace(t0, beta, beta0, signs, lo) if t0 > lo else ([], "end of range")
+    if tracer.taylor is not None:  # the returned path keeps the tracer (for solution()), not the terms
+        tracer.taylor.release()
     points = down[::-1] + [(t0, beta, beta0, signs, cond0)] + up
     ts = np.array([p[0] for p in points])
     betas = np.array([p[1] for p in points])

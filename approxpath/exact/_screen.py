@@ -173,6 +173,10 @@ class _TaylorScreen:
         """The active set ``signs`` holds from here (the solution itself is not needed)."""
         self.inactive_idx = np.flatnonzero(signs == 0)
 
+    def release(self):
+        """Free the stored terms (24n² bytes; a later trial forms them again)."""
+        self.t_c, self.terms = None, None
+
     def _center(self, t):
         """Store the terms :math:`e^{-tD} \\circ D^k / k!`, k < 3, at the new centre ``t``."""
         d = self.data
