@@ -30,7 +30,7 @@ from ..compute.kernels import gaussian
 from ..numerics import fp_margin, kernel_entry_error
 
 __all__ = ["combination_hull", "cross_products", "expansion_cover", "halves", "new_distances", "node_hull", "sqrt_up",
-           "widen", "CHAIN", "ProductCache"]
+           "widen", "CHAIN", "ProductCache", "stacked_products"]
 
 #: Dependent operations after the n-term sums of an envelope (coefficients, the difference,
 #: node values, lift): as in :mod:`approxpath.problems._regression` (``_CHAIN``, derived there).
@@ -110,6 +110,17 @@ class ProductCache:
         while self.bytes > self.max_bytes and len(self._entries) > 1:
             _, gone = self._entries.popitem(last=False)
             self.bytes -= sum(a.nbytes for a in gone[3])
+
+
+def stacked_products(*products):
+    """One ``products(x, C, cols)`` callable from several (of the same coefficients): their
+    results stacked row-wise in the given order (one envelope of all the rows)."""
+
+    def stacked(x, C, cols=None):
+        outs = [p(x, C, cols) for p in products]
+        return tuple(np.concatenate(parts, axis=0) for parts in zip(*outs))
+
+    return stacked
 
 
 def sqrt_up(value):

@@ -38,7 +38,8 @@ import numpy as np
 
 from approxpath.moving import is_moving, weight_ranges
 from approxpath.numerics import fp_margin, kernel_entry_error
-from approxpath.selection.predictions import combination_hull, cross_products, expansion_cover, new_distances, sqrt_up
+from approxpath.selection.predictions import (combination_hull, cross_products, expansion_cover, new_distances,
+                                             sqrt_up, stacked_products)
 
 __all__ = ["prediction_enclosure", "optimal_decisions"]
 
@@ -76,12 +77,15 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
         D_all = new_distances(bound, X_new)
         cross = cache.wrap(cross_products(D_all), (primal, D_all), "new", rows)
         train = cache.wrap(train, (primal, bound.kernels), "training")
-    edges, f_low, f_up = expansion_cover(cross, w, t_lo, t_hi, d, n)  # (m, J)
-    _, m_low, m_up = expansion_cover(train, w, t_lo, t_hi, d, n)  # (n, J)
+    # the new points' and the training points' expansions in one cover (row by row the same
+    # arithmetic and allowances as two)
+    edges, e_low, e_up = expansion_cover(stacked_products(cross, train), w, t_lo, t_hi, d, n)  # (m + n, K, J)
     if not bound.sweep.along_bandwidth:  # one sub-interval: the piece's weights (C), not the bandwidth
         edges = np.array([lo, hi], dtype=float)
     ranges = weight_ranges(primal, edges)[1][:, keep]  # (J, K, 2): each weight's range per sub-interval
-    (f_low, f_up), (m_low, m_up) = (combination_hull(ranges, *lu) for lu in ((f_low, f_up), (m_low, m_up)))
+    e_low, e_up = combination_hull(ranges, e_low, e_up)  # (m + n, J)
+    m = Dc.shape[0]
+    f_low, f_up, m_low, m_up = e_low[:m], e_up[:m], e_low[m:], e_up[m:]
     low, up = optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t_hi, d, midpoint_bias, signs)
     return edges, low, up
 
