@@ -80,6 +80,10 @@ class ProductCache:
         self.max_bytes, self.bytes = int(max_bytes), 0
         self._entries = OrderedDict()
 
+    def __len__(self):
+        """The number of products kept."""
+        return len(self._entries)
+
     def wrap(self, products, owners, tag, rows=None):
         """``products(x, C, cols)`` through the cache (``owners``: a tuple of the objects the
         products depend on); with ``rows``, the rows ``rows`` of the full products (computed for
