@@ -174,7 +174,8 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
             Cs = C[side][np.ix_(cols, js)].T  # (J', c)
             band = inside[side][np.ix_(cols, js)].T
             below = ~band & (Cs < second[side, js][:, None])  # outside the band and below: below first - S2
-            g = np.where(band[:, None, :], Cs[:, None, :] + sign[side] * rho[None], np.where(below, -np.inf, np.inf)[:, None, :])
+            g = np.where(band[:, None, :], Cs[:, None, :] + sign[side] * rho[None],
+                         np.where(below, -np.inf, np.inf)[:, None, :])  # (J', r, c)
             g.sort(axis=-1)
             at = (q[side, js] + np.count_nonzero(below, axis=1))[:, None, None]  # (J', 1, 1)
             lo_, hi_ = (np.take_along_axis(g, at + i, axis=-1)[..., 0].T for i in (0, 1))  # (r, J')
