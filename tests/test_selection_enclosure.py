@@ -201,3 +201,39 @@ def test_svm_bias_order_statistics_over_a_band_against_all_training_points(R):
         s_low, s_up = optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, 2, midpoint, signs=True)
         assert np.all(s_low <= low) and np.all(s_up >= up)
         assert np.array_equal(s_low > 0, low > 0) and np.array_equal(s_up <= 0, up <= 0)
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_svm_enclosures_through_the_product_cache_equal_fresh_ones():
+    """A search's calls (a piece, its halves, its quarters, points; changing row subsets) through
+    one ProductCache give the enclosures of fresh calls (the new points' products of a row subset
+    are a BLAS product of other shape: equal up to rounding, far inside the allowances), reuse
+    the products at shared ends, and hold the exact optimum of an independent tight solve."""
+    from approxpath.selection.predictions import ProductCache
+
+    problem, interval, eps, Xv, _, _, exact = _svm_case()
+    path = approxpath.approximate_path(problem, eps=eps, interval=interval)
+    bound, cache, rng = problem.bound, ProductCache(), np.random.default_rng(2)
+    calls = 0
+    for piece in path.pieces[::3]:
+        a, b = piece.lo, piece.hi
+        halves, quarters = np.linspace(a, b, 3), np.linspace(a, b, 5)  # (the middle twice, bit for bit)
+        cells = [(a, b), *zip(halves[:-1], halves[1:]), *zip(quarters[:-1], quarters[1:]), (halves[1], halves[1])]
+        for s, e in cells:
+            rows = np.sort(rng.choice(len(Xv), size=int(rng.integers(1, len(Xv) + 1)), replace=False))
+            args = (piece.primal, piece.dual, piece.gap_bound, s, e, Xv)
+            got = bound.prediction_enclosure(*args, rows=rows, signs=True, cache=cache)
+            fresh = bound.prediction_enclosure(*args, rows=rows, signs=True)
+            calls += 1
+            assert np.array_equal(got[0], fresh[0])
+            for g, f in zip(got[1:], fresh[1:]):
+                assert g.shape == f.shape == (rows.size, got[0].size - 1)
+                assert np.allclose(g, f, rtol=1e-13, atol=1e-13)
+            t = float(np.exp(rng.uniform(np.log(s), np.log(e)))) if e > s else s
+            j = min(int(np.searchsorted(got[0], t, side="right")) - 1, got[0].size - 2)
+            f = exact(t)[rows]
+            scale = _SOLVE_TOL * (1.0 + np.abs(f))
+            assert np.all(got[1][:, j] - scale <= f) and np.all(f <= got[2][:, j] + scale), (s, e, t)
+    # per piece and side (new, training points) the products at its 5 distinct ends and at the
+    # point, once each: 12 kernel passes where 8 fresh calls make 30
+    assert calls == 8 * len(path.pieces[::3]) and len(cache) == 12 * len(path.pieces[::3])

@@ -25,7 +25,7 @@ import numpy as np
 from ..moving import value_at
 from ..numerics import fp_margin, log_mid
 from .losses import loss_totals
-from .predictions import halves
+from .predictions import ProductCache, halves
 
 __all__ = ["Tracks", "Validation", "ClosedForm", "Sampled", "merge_covers"]
 
@@ -132,11 +132,14 @@ class Validation:
         self.tracks, self.X_val, self.y_val, self.name = tracks, list(X_val), list(y_val), loss
         self.total = float(sum(len(v) for v in self.y_val))
         self.known = [_Known(len(v)) for v in self.y_val]
-        # what the problem's enclosure takes beyond the points (a plug-in's may take neither),
-        # checked once: rows= (a subset of the points) and signs= (only the signs are wanted)
+        # what the problem's enclosure takes beyond the points (a plug-in's may take none),
+        # checked once: rows= (a subset of the points), signs= (only the signs are wanted) and
+        # cache= (kernel products kept for the refinements of a piece's cells)
         takes = inspect.signature(tracks.problems[0].bound.prediction_enclosure).parameters
         self._rows = "rows" in takes
         self._options = {"signs": True} if loss == "error" and "signs" in takes else {}
+        if "cache" in takes:
+            self._options["cache"] = ProductCache()
 
     def _enclose(self, k, piece, s, e, rows):
         bound = self.tracks.problems[k].bound

@@ -273,7 +273,7 @@ class SVMBound(KernelBound):
 
     # -------------------------------------------------------------- model selection
     def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None, signs=False,
-                             weight_range=None):
+                             weight_range=None, cache=None):
         """Where every exact optimum's decision values at the rows of ``X_new`` lie for every
         parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there:
         ``(edges, low, up)`` (:mod:`.enclosure`).
@@ -283,12 +283,13 @@ class SVMBound(KernelBound):
         primal's, and the primal's part of the gap alone bounds the distance:
         :math:`P - P^* \\le` gap and :math:`P - P^* \\ge \\tfrac12\\lVert\\tilde f - \\tilde f^*\\rVert_H^2` give
         :math:`R = \\sqrt{2\\,gap}`.  C does not enter otherwise: the strong convexity does not
-        involve it, and it scales the hinge sum whose minimizers are the optimal biases."""
+        involve it, and it scales the hinge sum whose minimizers are the optimal biases.
+        ``cache``: a :class:`~approxpath.selection.predictions.ProductCache` kept across calls."""
         from .enclosure import prediction_enclosure
 
         if weight_range is not None and weight_range[1] > weight_range[0]:
             gap_bound = 2.0 * gap_bound
-        return prediction_enclosure(self, primal, gap_bound, lo, hi, X_new, rows=rows, signs=signs)
+        return prediction_enclosure(self, primal, gap_bound, lo, hi, X_new, rows=rows, signs=signs, cache=cache)
 
     # -------------------------------------------------------------- gap bounds
     def gap(self, primal, dual, lo, hi=None):

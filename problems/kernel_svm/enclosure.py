@@ -38,18 +38,26 @@ import numpy as np
 
 from approxpath.moving import is_moving, weight_ranges
 from approxpath.numerics import fp_margin, kernel_entry_error
-from approxpath.selection.predictions import combination_hull, cross_products, expansion_cover, new_distances, sqrt_up
+from approxpath.selection.predictions import (combination_hull, cross_products, expansion_cover, new_distances,
+                                             sqrt_up, stacked_products)
 
 __all__ = ["prediction_enclosure", "optimal_decisions"]
 
+# Entries of one sort of the order statistics (nodes x rows x band columns, 8 bytes each): many
+# nodes in one numpy call where the arrays are small (ionosphere: a few nodes x 70 x 100), one
+# node at a time where a node's array alone is this large (32 MB).
+_SORT_ENTRIES = 1 << 22
 
-def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, rows=None, signs=False):
+
+def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, rows=None, signs=False, cache=None):
     """Enclosures of the exact optimum's decision values :math:`f^*_\\tau(x)` (its bias the
     middle of the optimal biases; every optimal bias with ``midpoint_bias=False``) at the rows of
     ``X_new`` (only ``X_new[rows]`` when ``rows`` is given), for every :math:`\\tau \\in [lo, hi]`,
     given a primal whose gap is at most ``gap`` there (see the module docstring).  ``signs``:
     only the signs are wanted (the 0-1 error), and a value whose sign no order statistic can
-    decide keeps the cheaper, wider enclosure (:func:`optimal_decisions`).
+    decide keeps the cheaper, wider enclosure (:func:`optimal_decisions`).  ``cache``: a
+    :class:`~approxpath.selection.predictions.ProductCache` that keeps the kernel products at
+    ``lo`` and ``hi`` for later calls with the same ``primal`` and ``X_new`` (the same numbers).
 
     Returns
     -------
@@ -64,12 +72,20 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
     d, n = bound.entry_terms, bound.n
     Dc = new_distances(bound, X_new, rows)  # (m, n)
-    edges, f_low, f_up = expansion_cover(cross_products(Dc), w, t_lo, t_hi, d, n)  # (m, J)
-    _, m_low, m_up = expansion_cover(bound.kernels.products, w, t_lo, t_hi, d, n)  # (n, J)
+    cross, train = cross_products(Dc), bound.kernels.products
+    if cache is not None:  # every row's products once per bandwidth: rows change between calls
+        D_all = new_distances(bound, X_new)
+        cross = cache.wrap(cross_products(D_all), (primal, D_all), "new", rows)
+        train = cache.wrap(train, (primal, bound.kernels), "training")
+    # the new points' and the training points' expansions in one cover (row by row the same
+    # arithmetic and allowances as two)
+    edges, e_low, e_up = expansion_cover(stacked_products(cross, train), w, t_lo, t_hi, d, n)  # (m + n, K, J)
     if not bound.sweep.along_bandwidth:  # one sub-interval: the piece's weights (C), not the bandwidth
         edges = np.array([lo, hi], dtype=float)
     ranges = weight_ranges(primal, edges)[1][:, keep]  # (J, K, 2): each weight's range per sub-interval
-    (f_low, f_up), (m_low, m_up) = (combination_hull(ranges, *lu) for lu in ((f_low, f_up), (m_low, m_up)))
+    e_low, e_up = combination_hull(ranges, e_low, e_up)  # (m + n, J)
+    m = Dc.shape[0]
+    f_low, f_up, m_low, m_up = e_low[:m], e_up[:m], e_low[m:], e_up[m:]
     low, up = optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t_hi, d, midpoint_bias, signs)
     return edges, low, up
 
@@ -143,15 +159,27 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
     nodes = np.flatnonzero(todo.any(axis=0))
     if nodes.size == 0:
         return f_low + low - pad, f_up + up + pad
-    # ||k_x - k_xi||_H (an upper bound) on the columns some band holds: rho does not depend on j
-    cols = np.flatnonzero(inside[:, :, nodes].any(axis=(0, 2)))
-    k = np.maximum(np.exp(-t * Dc[:, cols]) - kernel_entry_error(d), 0.0)
-    rho = R * (np.sqrt(2.0 - 2.0 * k) * (1.0 + fp_margin(4, 1.0)))
+    # ||k_x - k_xi||_H (an upper bound) on the columns some band holds and the rows some node
+    # sorts: rho does not depend on j
+    cols, rows = np.flatnonzero(inside[:, :, nodes].any(axis=(0, 2))), np.flatnonzero(todo.any(axis=1))
+    k = np.maximum(np.exp(-t * Dc[np.ix_(rows, cols)]) - kernel_entry_error(d), 0.0)
+    rho = R * (np.sqrt(2.0 - 2.0 * k) * (1.0 + fp_margin(4, 1.0)))  # (r, c)
+    # many nodes in one sort: a column outside node j's band is -inf below it (it counts among
+    # the smallest), +inf above; the P-th smallest is then at q + (columns below) of the sorted
+    # band (the same values as a selection within the band alone)
+    per = max(1, _SORT_ENTRIES // max(rho.size, 1))
     for side, out in ((0, low), (1, up)):
-        for j in nodes:
-            rows, at = np.flatnonzero(todo[:, j]), np.flatnonzero(inside[side, cols, j])
-            spread = rho[:, at] if rows.size == m else rho[np.ix_(rows, at)]
-            qj = int(q[side, j])
-            g = np.partition(C[side, cols[at], j][None, :] + sign[side] * spread, (qj, qj + 1), axis=1)
-            out[rows, j] = 0.5 * (g[:, qj] + g[:, qj + 1]) if midpoint_bias else g[:, qj + side]
+        for a in range(0, nodes.size, per):
+            js = nodes[a:a + per]
+            Cs = C[side][np.ix_(cols, js)].T  # (J', c)
+            band = inside[side][np.ix_(cols, js)].T
+            below = ~band & (Cs < second[side, js][:, None])  # outside the band and below: below first - S2
+            g = np.where(band[:, None, :], Cs[:, None, :] + sign[side] * rho[None],
+                         np.where(below, -np.inf, np.inf)[:, None, :])  # (J', r, c)
+            g.sort(axis=-1)
+            at = (q[side, js] + np.count_nonzero(below, axis=1))[:, None, None]  # (J', 1, 1)
+            lo_, hi_ = (np.take_along_axis(g, at + i, axis=-1)[..., 0].T for i in (0, 1))  # (r, J')
+            value = 0.5 * (lo_ + hi_) if midpoint_bias else (hi_ if side else lo_)
+            sub = np.ix_(rows, js)
+            out[sub] = np.where(todo[sub], value, out[sub])
     return f_low + low - pad, f_up + up + pad
