@@ -96,25 +96,27 @@ def _point_facts(bound, tau, slope):
     A = K + lam * np.eye(n)
     # |A - exact| entrywise: the kernel entries off the diagonal (exp(0) = 1 is exact), 1 + lam once rounded on it
     F = math.sqrt(n * (n - 1) * kernel_entry_error(d) ** 2 + n * (UNIT_ROUNDOFF * (1.0 + lam)) ** 2)
-    g = fp_margin(n + 1, 1.0)  # gamma_{n+1} of a computed product or residual
-    absA = np.abs(A)
+    g = fp_margin(n + 1, 1.0)  # gamma_{n+1} of a computed product, residual or Cholesky factor
     try:
         cf = scipy.linalg.cho_factor(A, lower=True)
     except np.linalg.LinAlgError:  # rounding made A indefinite: nothing can be certified here
         return _nothing(n)
     L = np.tril(cf[0])
-    absL = np.abs(L)
-    E = _frob(L @ L.T - A) + g * _frob(absL @ absL.T + absA) + F
+    # Cholesky's backward error (Higham, Thm 10.3): |L L' - A| <= gamma_{n+1} |L||L'| entrywise, in any
+    # order of the inner products (the blocked LAPACK variants included), and || |L||L'| ||_F <= ||L||_F^2;
+    # twice that for good measure (a slack of one unit of gamma costs nothing: E is ~1e-10 at n = 1000)
+    E = 2.0 * g * _frob(L) ** 2 + F
     X, info = scipy.linalg.lapack.dpotri(L, lower=1)  # the inverse from the factor (lower triangle)
     if info != 0:
         return _nothing(n)
     X = np.tril(X) + np.tril(X, -1).T
-    absX = np.abs(X)
     S = np.eye(n) - A @ X
-    S_err = g * (np.eye(n) + absA @ absX)  # rounding of the computed residual, entrywise
-    col = (np.sqrt(np.sum(S * S, axis=0)) + np.sqrt(np.sum(S_err * S_err, axis=0))
-           + F * np.sqrt(np.sum(X * X, axis=0))) * (1.0 + fp_margin(n, 1.0))
-    S_F = _frob(S) + _frob(S_err) + F * _frob(X)
+    # rounding of the computed residual: |fl(S) - S| <= gamma_{n+1} (I + |A||X|) entrywise, whose i-th
+    # column has the 2-norm at most gamma_{n+1} (1 + ||A||_F ||X e_i||) (|| |A| ||_2 <= ||A||_F)
+    x_col = np.sqrt(np.sum(X * X, axis=0))
+    a_frob = _frob(A)
+    col = (np.sqrt(np.sum(S * S, axis=0)) + g * (1.0 + a_frob * x_col) + F * x_col) * (1.0 + fp_margin(n, 1.0))
+    S_F = _frob(S) + g * (math.sqrt(n) + a_frob * _frob(X)) + F * _frob(X)
     if not (E < 0.5 * lam and S_F < 0.5 * lam):  # the factorization is too inaccurate to say anything
         return _nothing(n)
     logs = np.log(np.diag(L))
@@ -128,6 +130,7 @@ def _point_facts(bound, tau, slope):
                logdet=(ld - ld_err, ld + ld_err), slope=None)
     if slope and bound.sweep.along_bandwidth:
         B = D * K
+        absX = np.abs(X)
         entry = 3.0 * kernel_entry_error(d) / bw  # D exp(-t D) as computed (approxpath.envelopes)
         h = -float(np.sum(X * B))
         h_err = (fp_margin(n * n, float(np.sum(absX * B))) + entry * float(np.sum(absX))
@@ -163,25 +166,52 @@ def _facts(bound, tau, cache):
 
 
 def _interval_facts(bound, lo, hi, cache):
-    """Enclosures over ``[lo, hi]`` of :math:`\\lambda d_i` (n,), :math:`\\lambda T` and, on the
-    λ path, :math:`\\log\\det` (each a ``(low, high)`` pair; None for the last on a bandwidth path)."""
+    """Enclosures over ``[lo, hi]`` of :math:`\\lambda d_i` (n,), :math:`\\lambda T` and
+    :math:`\\log\\det` (each a ``(low, high)`` pair) from the facts at the two ends: all three are
+    monotone along either path (module docstring)."""
+    fa, fb = _facts(bound, lo, cache), _facts(bound, hi, cache)
     if not bound.sweep.along_bandwidth:
-        fa, fb = _facts(bound, lo, cache), _facts(bound, hi, cache)
         # lambda d_i and lambda tr increase with lambda, log det increases
         return ((lo * fa.diag_lo, hi * fb.diag_hi), (lo * fa.trace[0], hi * fb.trace[1]),
                 (fa.logdet[0], fb.logdet[1]))
     lam = bound.sweep.weight
-    m, s = 0.5 * (lo + hi), 0.5 * (hi - lo)
-    f = _facts(bound, m, cache)
-    grow = math.exp(_row_sum_bound(bound, lo, 1) * s / lam) * (1.0 + _PAD) if s > 0 else 1.0
-    return (lam * f.diag_lo / grow, lam * f.diag_hi * grow), (lam * f.trace[0] / grow, lam * f.trace[1] * grow), None
+    # d_i and tr decrease with the bandwidth, log det increases (a lambda times each, one rounding)
+    up, down = 1.0 + 2 * UNIT_ROUNDOFF, 1.0 - 2 * UNIT_ROUNDOFF
+    return ((lam * fb.diag_lo * down, lam * fa.diag_hi * up), (lam * fb.trace[0] * down, lam * fa.trace[1] * up),
+            (fa.logdet[0], fb.logdet[1]))
 
 
 def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
-    """The log marginal likelihood over a bandwidth interval by a second-order Taylor
-    enclosure about its middle ``m``: value and slope at ``m`` enclosed from the piece's pair
-    and the point facts, :math:`|LML''| \\le M` on the interval (module docstring), so
-    :math:`LML(t) \\in LML(m) + LML'(m)(t - m) \\pm M(t - m)^2/2`.
+    """The log marginal likelihood over a bandwidth interval: its data term
+    :math:`-\\tfrac12 P^*/\\lambda` enclosed by the piece's pair over the interval and
+    :math:`\\log\\det` between its values at the ends (monotone, module docstring); on a cell
+    narrow enough that it can help, intersected with a second-order Taylor enclosure about the
+    middle (:func:`_lml_taylor`)."""
+    lam, n = bound.sweep.weight, bound.n
+    const = 0.5 * n * math.log(2.0 * math.pi)
+    r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi)
+    p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
+    p_low = max(bound.dual_floor(dual, lo, hi), 0.0)
+    fa, fb = _facts(bound, lo, cache), _facts(bound, hi, cache)
+    v_lo = -0.5 * p_high / lam - 0.5 * fb.logdet[1] - const
+    v_hi = -0.5 * p_low / lam - 0.5 * fa.logdet[0] - const
+    if hi > lo:
+        beta, gamma = _row_sum_bound(bound, lo, 1), _row_sum_bound(bound, lo, 2)
+        # |LML''| <= M on the interval; tr K~^-1 is largest at lo (monotone)
+        M = 0.5 * (p_high / lam**2) * (2.0 * beta * beta / lam + gamma) + 0.5 * fa.trace[1] * (beta * beta / lam + gamma)
+        s = 0.5 * (hi - lo)
+        if 0.5 * M * s * s < v_hi - v_lo:  # the Taylor enclosure may be the narrower: one more node
+            t_lo, t_hi = _lml_taylor(bound, primal, dual, gap, 0.5 * (lo + hi), s, beta, M, cache)
+            v_lo, v_hi = max(v_lo, t_lo), min(v_hi, t_hi)
+    pad = _PAD * (abs(v_lo) + abs(v_hi))
+    return v_lo - pad, v_hi + pad
+
+
+def _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache):
+    """The log marginal likelihood on ``[m - s, m + s]`` by a second-order Taylor enclosure about
+    ``m``: value and slope at ``m`` enclosed from the piece's pair and the point facts,
+    :math:`|LML''| \\le M` on the interval (module docstring), so :math:`LML(t) \\in LML(m) +
+    LML'(m)(t - m) \\pm M(t - m)^2/2`.
 
     :math:`LML' = -\\tfrac12 c^{*\\top} B c^* - \\tfrac12 h` with :math:`c^* = \\rho^*/\\lambda`,
     :math:`\\rho^*` within :math:`\\sqrt{gap}` of the path's residual; :math:`LML'' = -\\tfrac12
@@ -190,7 +220,6 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     :math:`\\lVert c\\rVert^2 \\le y^\\top\\tilde K^{-1}y/\\lambda = P^*/\\lambda^2`.
     """
     lam, n = bound.sweep.weight, bound.n
-    m, s = 0.5 * (lo + hi), 0.5 * (hi - lo)
     f = _facts(bound, m, cache)
     const = 0.5 * n * math.log(2.0 * math.pi)
     r_lo, r_hi, cKc = _residual_box(bound, primal, m, m)
@@ -198,29 +227,21 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     p_low = max(bound.dual_floor(dual, m), 0.0)
     v_lo = -0.5 * p_high / lam - 0.5 * f.logdet[1] - const
     v_hi = -0.5 * p_low / lam - 0.5 * f.logdet[0] - const
-    if s > 0:
-        beta, gamma = _row_sum_bound(bound, lo, 1), _row_sum_bound(bound, lo, 2)
-        # slope at m: rho* = rhat + v with ||v|| <= rad (the box's half-widths and the gap's ball)
-        rhat, half = 0.5 * (r_lo + r_hi), 0.5 * (r_hi - r_lo)
-        rad = float(np.sqrt(np.sum(half * half))) * (1.0 + fp_margin(n, 1.0)) + sqrt_up(gap)
-        B = bound.kernels.D * bound.gram(m)
-        entry = 3.0 * kernel_entry_error(bound.entry_terms) / m  # D exp(-m D) as computed
-        Br = B @ rhat
-        a1 = float(np.sum(np.abs(rhat)))
-        q = float(rhat @ Br)
-        q_err = entry * a1 * a1 + fp_margin(2 * n, float(np.abs(rhat) @ (B @ np.abs(rhat))))
-        norm_Br = float(np.sqrt(Br @ Br)) * (1.0 + fp_margin(2 * n, 1.0)) + entry * a1 * math.sqrt(n)
-        q_err += 2.0 * norm_Br * rad + beta * rad * rad
-        slope = max(abs(-0.5 * (q - q_err) / lam**2 - 0.5 * f.slope[1]),
-                    abs(-0.5 * (q + q_err) / lam**2 - 0.5 * f.slope[0]))
-        r_lo, r_hi, cKc_all = _residual_box(bound, primal, lo, hi)
-        p_max = (lam * cKc_all + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
-        grow = math.exp(beta * s / lam) * (1.0 + _PAD)
-        M = 0.5 * (p_max / lam**2) * (2.0 * beta * beta / lam + gamma) + 0.5 * f.trace[1] * grow * (beta * beta / lam + gamma)
-        move = slope * s + 0.5 * M * s * s
-        v_lo, v_hi = v_lo - move, v_hi + move
-    pad = _PAD * (abs(v_lo) + abs(v_hi))
-    return v_lo - pad, v_hi + pad
+    # slope at m: rho* = rhat + v with ||v|| <= rad (the box's half-widths and the gap's ball)
+    rhat, half = 0.5 * (r_lo + r_hi), 0.5 * (r_hi - r_lo)
+    rad = float(np.sqrt(np.sum(half * half))) * (1.0 + fp_margin(n, 1.0)) + sqrt_up(gap)
+    B = bound.kernels.D * bound.gram(m)
+    entry = 3.0 * kernel_entry_error(bound.entry_terms) / m  # D exp(-m D) as computed
+    Br = B @ rhat
+    a1 = float(np.sum(np.abs(rhat)))
+    q = float(rhat @ Br)
+    q_err = entry * a1 * a1 + fp_margin(2 * n, float(np.abs(rhat) @ (B @ np.abs(rhat))))
+    norm_Br = float(np.sqrt(Br @ Br)) * (1.0 + fp_margin(2 * n, 1.0)) + entry * a1 * math.sqrt(n)
+    q_err += 2.0 * norm_Br * rad + beta * rad * rad
+    slope = max(abs(-0.5 * (q - q_err) / lam**2 - 0.5 * f.slope[1]),
+                abs(-0.5 * (q + q_err) / lam**2 - 0.5 * f.slope[0]))
+    move = slope * s + 0.5 * M * s * s
+    return v_lo - move, v_hi + move
 
 
 def _residual_box(bound, primal, lo, hi):
