@@ -256,12 +256,21 @@ def bernstein_product(a, b):
     combination of the products :math:`a_i b_j` (the weights of each :math:`c_l` sum to 1)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     m, k = a.shape[-1] - 1, b.shape[-1] - 1
-    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + (m + k + 1,)
-    out = np.zeros(shape)
+    outer = a[..., :, None] * b[..., None, :]  # the products a_i b_j, (..., m + 1, k + 1)
+    return outer.reshape(outer.shape[:-2] + ((m + 1) * (k + 1),)) @ _product_weights(m, k)
+
+
+@lru_cache
+def _product_weights(m, k):
+    """The weights of :func:`bernstein_product`, ((m + 1)(k + 1), m + k + 1): row (i, j) holds
+    :math:`\binom{m}{i}\binom{k}{j} / \binom{m + k}{i + j}` in column i + j (read only)."""
+    W = np.zeros((m + 1, k + 1, m + k + 1))
     for i in range(m + 1):
         for j in range(k + 1):
-            out[..., i + j] += (comb(m, i) * comb(k, j) / comb(m + k, i + j)) * (a[..., i] * b[..., j])
-    return out
+            W[i, j, i + j] = comb(m, i) * comb(k, j) / comb(m + k, i + j)
+    W = W.reshape((m + 1) * (k + 1), m + k + 1)
+    W.flags.writeable = False
+    return W
 
 
 def max_hinge_sum(q, r, c, nodes=16):

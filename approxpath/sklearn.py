@@ -21,159 +21,17 @@ True
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.model_selection import train_test_split
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
+from ._estimator_base import EPS_FLOOR, SPARSE, KernelPathBase, dense
 from .driver import approximate_path
 from .registry import get_problem
-from .selection import validation_curve
 
 __all__ = ["KernelPathSVC", "KernelPathRegressor"]
 
-# Default bandwidth range: from gamma / 2^6 to gamma * 2^3 around scikit-learn's
-# gamma="scale" = 1 / (n_features * X.var()).  The exact solves crowd at large t (narrow
-# kernels, over-fitting), so the range reaches further towards wide kernels, where the path
-# is cheap and the smooth models often validate best.
-_T_RANGE = (2.0**-6, 2.0**3)
-# Absolute eps when the zero model's objective is 0 (constant targets: the zero model is
-# optimal); the exact solves reach gaps of ~1e-9, so this is comfortably achievable.
-_EPS_FLOOR = 1e-6
-# Sparse formats accepted (and densified: the kernel exp(-tD) is dense whatever X is).
-_SPARSE = ("csr", "csc", "coo")
-
-
-def _dense(X):
-    """``X`` as a dense float array (a scipy sparse matrix is densified)."""
-    return X.toarray() if hasattr(X, "toarray") else X
-
-
-class _KernelPathBase(BaseEstimator):
-    """Shared machinery: validation split, path, selection, prediction."""
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-    def _check_params(self):
-        if not (isinstance(self.eps, (int, float, np.floating)) and np.isfinite(self.eps) and self.eps > 0):
-            raise ValueError(f"eps must be a positive number (a fraction of the zero model's objective); got {self.eps!r}")
-        if self.t_range is not None:
-            try:
-                lo, hi = (float(v) for v in self.t_range)
-            except (TypeError, ValueError):
-                raise ValueError(f"t_range must be a pair (lo, hi) of positive numbers or None; got {self.t_range!r}") from None
-            if not (0 < lo < hi < np.inf):
-                raise ValueError(f"t_range must satisfy 0 < lo < hi < inf; got {self.t_range!r}")
-        if not (0 <= self.validation_fraction < 1):
-            raise ValueError(f"validation_fraction must be in [0, 1); got {self.validation_fraction!r}")
-
-    def _split(self, X, y, X_val, y_val, stratify):
-        if X_val is not None:
-            if y_val is None:
-                raise ValueError("X_val was given without y_val: pass both or neither")
-            X_val = _dense(validate_data(self, X_val, reset=False, accept_sparse=_SPARSE))
-            return X, y, X_val, self._encode(np.asarray(y_val))
-        if y_val is not None:
-            raise ValueError("y_val was given without X_val: pass both or neither")
-        if self.validation_fraction == 0:
-            raise ValueError("no validation data: pass X_val and y_val to fit, or set validation_fraction > 0")
-        n_val = int(np.ceil(self.validation_fraction * X.shape[0]))
-        if X.shape[0] - n_val < 2:
-            raise ValueError(f"n_samples = {X.shape[0]} is too few to split off a validation part "
-                             f"(validation_fraction={self.validation_fraction}): pass X_val, y_val or more samples")
-        if stratify is not None and (np.min(np.unique(stratify, return_counts=True)[1]) < 2
-                                     or n_val < np.unique(stratify).size):
-            stratify = None
-        X_tr, X_va, y_tr, y_va = train_test_split(X, y, test_size=n_val, random_state=self.random_state,
-                                                  stratify=stratify)
-        return X_tr, y_tr, X_va, y_va
-
-    def _check_run_params(self):
-        """``(workers, progress)`` from ``n_jobs`` (joblib's convention: None is 1, -1 all cores,
-        -2 all but one; :func:`approxpath.compute.resolve`) and ``progress``."""
-        from .compute import resolve
-
-        workers = resolve(self.n_jobs, default=1)
-        if not isinstance(self.progress, (bool, np.bool_)):
-            raise ValueError(f"progress must be True or False; got {self.progress!r}")
-        return workers, bool(self.progress)
-
-    def _fit(self, X, y, X_val, y_val, name, options, stratify=None):
-        workers, progress = self._check_run_params()
-        if self.cv is not None:
-            return self._fit_cv(X, y, X_val, y_val, name, options, workers, progress)
-        X_tr, y_tr, X_va, y_va = self._split(X, y, X_val, y_val, stratify)
-        self._check_training_targets(y_tr)
-        problem = get_problem(name)(X_tr, y_tr, **options)
-        self.t_range_ = self._t_range(X_tr)
-        null = problem.null_objective()
-        self.eps_ = float(self.eps) * null if null > 0 else _EPS_FLOOR
-        self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
-                                      progress=progress)
-        curve = validation_curve(self.path_, X_va, y_va, criterion=self._criterion(), selection=self.selection,
-                                 n_grid=self.n_grid)
-        self.validation_curve_ = curve
-        self.best_t_ = curve.best_t
-        self.best_loss_ = curve.best_loss
-        self.best_gap_bound_ = curve.best_gap_bound
-        return self
-
-    def _fit_cv(self, X, y, X_val, y_val, name, options, workers, progress):
-        """``cv=``: the bandwidth with a certified cross-validation loss (within ``selection_.delta``
-        of the best over ``t_range_``, :func:`approxpath.selection.select`), then the path refitted
-        on all of ``X, y``."""
-        from .selection import DEFAULT_EPS, select
-
-        if X_val is not None or y_val is not None:
-            raise ValueError("cv= selects by cross-validation: do not pass X_val, y_val as well")
-        self._check_training_targets(y)
-        problem = get_problem(name)(X, y, **options)
-        self.t_range_ = self._t_range(X)
-        null = problem.null_objective()
-        self.eps_ = float(self.eps) * null if null > 0 else _EPS_FLOOR
-        tol = self.cv_tol if self.cv_tol is not None else self._default_cv_tol(y)
-        # the folds' first paths at DEFAULT_EPS of the zero model's objective at most: enclosures
-        # from larger gaps decide little (the search refines where it matters)
-        first = min(self.eps_, DEFAULT_EPS * null) if null > 0 else self.eps_
-        self.selection_ = select(problem, self._criterion(), cv=self.cv, eps=first, interval=self.t_range_,
-                                 tol=tol, strict=False, workers=workers)
-        self.best_t_ = self.selection_.t
-        self.best_loss_ = 0.5 * (self.selection_.value[0] + self.selection_.value[1])
-        self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
-                                      progress=progress)
-        self.best_gap_bound_ = self.path_.gap_bound(self.best_t_)
-        self.validation_curve_ = None
-        return self
-
-    def _t_range(self, X_tr):
-        if self.t_range is None:
-            var = float(X_tr.var())
-            gamma = 1.0 / (X_tr.shape[1] * var) if var > 0 else 1.0
-            return (gamma * _T_RANGE[0], gamma * _T_RANGE[1])
-        return tuple(float(v) for v in self.t_range)
-
-    def _check_training_targets(self, y):
-        pass
-
-    def _encode(self, y):
-        return np.asarray(y, dtype=float)
-
-    def _decision(self, X, t):
-        check_is_fitted(self)
-        X = _dense(validate_data(self, X, reset=False, accept_sparse=_SPARSE))
-        if t is None:
-            t = self.best_t_
-        lo, hi = self.path_.interval
-        if not (np.isscalar(t) and lo <= t <= hi):
-            raise ValueError(f"t must be a number in the path's interval [{lo:.6g}, {hi:.6g}]; got {t!r}")
-        t = float(t)
-        return self.path_.problem.predict(self.path_.primal(t), t, X)
-
-
-class KernelPathSVC(ClassifierMixin, _KernelPathBase):
+class KernelPathSVC(ClassifierMixin, KernelPathBase):
     """Binary hinge-loss SVM with a Gaussian kernel, fitted along a certified bandwidth path.
 
     .. math::
@@ -305,8 +163,8 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         self
         """
         self._check_params()
-        X, y = validate_data(self, X, y, ensure_min_samples=2, accept_sparse=_SPARSE)
-        X = _dense(X)
+        X, y = validate_data(self, X, y, ensure_min_samples=2, accept_sparse=SPARSE)
+        X = dense(X)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y")
         self.classes_ = np.unique(y)
@@ -343,7 +201,7 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
         self.best_loss_ = 0.5 * (self.selection_.value[0] + self.selection_.value[1])
         problem = get_problem("kernel_svm")(X, y, c=self.best_C_, bias=self.bias)
         null = problem.null_objective()
-        self.eps_ = float(self.eps) * null if null > 0 else _EPS_FLOOR
+        self.eps_ = float(self.eps) * null if null > 0 else EPS_FLOOR
         self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
                                       progress=progress)
         self.best_gap_bound_ = self.path_.gap_bound(self.best_t_)
@@ -365,7 +223,7 @@ class KernelPathSVC(ClassifierMixin, _KernelPathBase):
 _LOSSES = ("klasso", "robust_l1")
 
 
-class KernelPathRegressor(RegressorMixin, _KernelPathBase):
+class KernelPathRegressor(RegressorMixin, KernelPathBase):
     """Sparse kernel regression with a Gaussian kernel, fitted along a certified bandwidth path.
 
     ``loss="klasso"``:
@@ -435,7 +293,7 @@ class KernelPathRegressor(RegressorMixin, _KernelPathBase):
 
     def _default_cv_tol(self, y):
         spread = float(np.var(y)) if self.criterion == "mse" else float(np.std(y))
-        return 0.01 * spread if spread > 0 else _EPS_FLOOR  # 1 % of what predicting the mean costs
+        return 0.01 * spread if spread > 0 else EPS_FLOOR  # 1 % of what predicting the mean costs
 
     def fit(self, X, y, X_val=None, y_val=None):
         """Compute the certified path on the training data and select the bandwidth.
@@ -456,8 +314,8 @@ class KernelPathRegressor(RegressorMixin, _KernelPathBase):
         if self.criterion not in ("mae", "mse"):
             raise ValueError(f"unknown criterion {self.criterion!r}; choose 'mae' or 'mse'")
         self._check_params()
-        X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True, accept_sparse=_SPARSE)
-        X = _dense(X)
+        X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True, accept_sparse=SPARSE)
+        X = dense(X)
         return self._fit(X, np.asarray(y, dtype=float), X_val, y_val, self.loss, dict(lam=self.lam))
 
     def predict(self, X, t=None):

@@ -89,3 +89,18 @@ def test_max_hinge_sum_catches_a_peak_between_nodes():
     np.testing.assert_allclose(_bernstein(q, np.array([peak])), [1.0])
     bound, _ = max_hinge_sum(q, np.full((1, 6), -1.0), 1.0)
     assert bound >= 1.0
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((6,), (5,)), ((3,), (7, 6)), ((7, 3), (7, 6)), ((4, 1, 2), (3, 4))])
+def test_bernstein_product_is_the_product_of_the_polynomials(shapes):
+    """The product's coefficients, evaluated, are a(s) b(s) (closed form: both polynomials
+    evaluated at 101 points of [0, 1]), broadcast over the leading axes."""
+    from approxpath.envelopes import bernstein_product, bernstein_values
+
+    rng = np.random.default_rng(len(shapes[0]) + shapes[1][-1])
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    c = bernstein_product(a, b)
+    assert c.shape == np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + (a.shape[-1] + b.shape[-1] - 1,)
+    s = np.linspace(0.0, 1.0, 101)
+    np.testing.assert_allclose(bernstein_values(c, s), bernstein_values(a, s) * bernstein_values(b, s), rtol=1e-12,
+                               atol=1e-12)
