@@ -119,3 +119,46 @@ def test_closed_form_criteria_without_cv_and_errors(ridge_path):
         select(problem, "aic", eps=1e-3)
     with pytest.raises(KeyError, match="no closed-form criterion"):
         problem.bound.criterion_enclosure("aic", None, None, 0.0, 1.0, 1.0)
+
+
+def test_inverse_diagonal_trace_and_log_det_are_monotone_in_the_bandwidth():
+    """The facts the cell enclosures rest on (Choi's inequality, Ando's majorization), against
+    numpy's inverse and slogdet on random data in three dimensions and random bandwidth pairs."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(40, 3))
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    for _ in range(30):
+        a, b = np.sort(np.exp(rng.uniform(np.log(0.01), np.log(30.0), 2)))
+        lam = float(np.exp(rng.uniform(np.log(1e-3), np.log(1.0))))
+        Aa, Ab = np.exp(-a * D) + lam * np.eye(40), np.exp(-b * D) + lam * np.eye(40)
+        da, db = np.diag(np.linalg.inv(Aa)), np.diag(np.linalg.inv(Ab))
+        assert np.all(db <= da * (1 + 1e-9)), (a, b, lam)
+        assert np.linalg.slogdet(Aa)[1] <= np.linalg.slogdet(Ab)[1] + 1e-9, (a, b, lam)
+
+
+@pytest.mark.parametrize("name", ["loocv", "gcv", "lml"])
+def test_enclosures_contain_dense_values_inside_random_wide_cells(ridge_path, name):
+    """Cells up to a whole piece wide, each checked at 12 random bandwidths inside it."""
+    X, y, problem, path = ridge_path
+    rng = np.random.default_rng({"loocv": 5, "gcv": 6, "lml": 7}[name])
+    cache = {}
+    for piece in rng.choice(path.pieces, size=8, replace=False):
+        u, v = np.sort(rng.uniform(np.log(piece.lo), np.log(piece.hi), 2))
+        for lo, hi in ((piece.lo, piece.hi), (float(np.exp(u)), float(np.exp(v)))):
+            low, high = problem.bound.criterion_enclosure(name, piece.primal, piece.dual, piece.gap_bound, lo, hi,
+                                                          cache)
+            for t in np.exp(rng.uniform(np.log(lo), np.log(hi), 12)):
+                value = _dense(X, y, t, LAM)[name]
+                assert low <= value <= high, (name, lo, hi, t, low, value, high)
+
+
+@pytest.mark.parametrize("name", ["loocv", "gcv"])
+def test_certified_loocv_and_gcv_choices_are_within_delta_of_a_dense_grid(ridge_path, name):
+    X, y, problem, _ = ridge_path
+    s = select(problem, name, eps=1e-4, interval=(0.1, 20.0), tol=0.005)
+    assert s.kind == "certified" and s.reached and s.sense == "min"
+    grid = np.geomspace(0.1, 20.0, 300)
+    values = np.array([_dense(X, y, t, LAM)[name] for t in grid])
+    at = _dense(X, y, s.t, LAM)[name]
+    assert s.value[0] <= at <= s.value[1]
+    assert at <= values.min() + s.delta + 1e-12  # no grid point beats the choice by more than delta

@@ -29,10 +29,6 @@ from .predictions import ProductCache, halves
 
 __all__ = ["Tracks", "Validation", "ClosedForm", "Sampled", "merge_covers"]
 
-# A closed-form cover splits each piece (or the requested interval) into this many cells of
-# equal width in log scale (a refinement of a cell is a cover of it: two children).
-_SPLIT = 2
-
 
 class Tracks:
     """The current pieces of one path per fold, sorted and tiling the interval.
@@ -242,9 +238,12 @@ class ClosedForm:
     def cover(self, a, b):
         bound = self.tracks.problems[0].bound
         edges, lo, hi, cert = [a], [], [], []
-        for piece, s, e in self.tracks.over(0, a, b):
-            cuts = [s, s] if s == e else list(np.exp(np.linspace(np.log(s), np.log(e), _SPLIT + 1)))
-            cuts[0], cuts[-1] = s, e
+        parts = self.tracks.over(0, a, b)
+        for piece, s, e in parts:
+            # a refinement (inside one piece) gives the two halves in log scale, split at the middle the
+            # search evaluates (one node); a cover of several pieces takes each whole (a factorization
+            # per cell edge: the search splits where it must)
+            cuts = [s, s] if s == e else [s, e] if len(parts) > 1 else [s, log_mid(s, e), e]
             for u, v in zip(cuts[:-1], cuts[1:]):
                 low, high = bound.criterion_enclosure(self.name, piece.primal, piece.dual, piece.gap_bound, u, v,
                                                       self._cache)

@@ -18,29 +18,46 @@ puts :math:`\\rho^*` in the 2-norm ball of radius :math:`\\sqrt{gap}` around the
 
 From rigorous linear algebra at a point (:func:`point_facts`): a Cholesky factor
 :math:`\\hat L` and an approximate inverse :math:`X`, with their residuals bounded *including*
-the rounding of computing them (:math:`|fl(AB) - AB| \\le \\gamma_{n+1}|A||B|` for conventional
-products) and of the kernel entries: :math:`\\log\\det` from :math:`\\hat L\\hat L^\\top = \\tilde K + E`
-(:math:`|\\log\\det\\tilde K - 2\\sum\\log\\hat L_{ii}| \\le \\sqrt n\\lVert E\\rVert_F / (\\lambda -
-\\lVert E\\rVert_F)`), the diagonal and the trace of :math:`\\tilde K^{-1} = X + \\tilde K^{-1}S`,
-:math:`S = I - \\tilde KX` (:math:`|e_i^\\top\\tilde K^{-1}Se_i| \\le \\lVert Se_i\\rVert/\\lambda`),
-and the derivative :math:`h = \\tfrac{d}{dt}\\log\\det\\tilde K_t = -\\mathrm{tr}(\\tilde K^{-1}(D\\circ K_t))`.
+the rounding of computing them and of the kernel entries (:math:`F` bounds the Frobenius norm of
+the computed :math:`\\tilde K` minus the exact one).  :math:`\\log\\det` from :math:`\\hat L\\hat
+L^\\top = \\tilde K + E`, where Cholesky's backward error (Higham, *Accuracy and Stability of
+Numerical Algorithms*, Thm 10.3; any order of the inner products, so LAPACK's blocked variants
+too) is :math:`|E - \\Delta| \\le \\gamma_{n+1}|\\hat L||\\hat L^\\top|` entrywise
+(:math:`\\Delta` the kernel's rounding), so :math:`\\lVert E\\rVert_F \\le \\gamma_{n+1}\\lVert\\hat
+L\\rVert_F^2 + F` without forming :math:`\\hat L\\hat L^\\top`, and :math:`|\\log\\det\\tilde K -
+2\\sum\\log\\hat L_{ii}| \\le \\sqrt n\\lVert E\\rVert_F / (\\lambda - \\lVert E\\rVert_F)`.  The diagonal and
+the trace of :math:`\\tilde K^{-1} = X + \\tilde K^{-1}S`, :math:`S = I - \\tilde KX`
+(:math:`|e_i^\\top\\tilde K^{-1}Se_i| \\le \\lVert Se_i\\rVert/\\lambda`), with :math:`S` computed in
+one product whose rounding :math:`\\gamma_{n+1}(I + |\\tilde K||X|)` has columns of norm at most
+:math:`\\gamma_{n+1}(1 + \\lVert\\tilde K\\rVert_F\\lVert Xe_i\\rVert)`; and the derivative
+:math:`h = \\tfrac{d}{dt}\\log\\det\\tilde K_t = -\\mathrm{tr}(\\tilde K^{-1}(D\\circ K_t))`.
 
-Over a bandwidth interval (:func:`_bandwidth_facts`): with :math:`B_t = D\\circ K_t` (entries
-decreasing in t, so :math:`\\lVert B_t\\rVert_2 \\le \\beta` = the largest row sum at the left
-end) :math:`|d_i'| = |z^\\top B z| \\le \\beta\\lVert z\\rVert^2 \\le (\\beta/\\lambda) d_i` for
-:math:`d_i = [\\tilde K^{-1}]_{ii}`, :math:`z = \\tilde K^{-1}e_i`, and the same for the trace:
-both within a factor :math:`e^{\\beta s/\\lambda}` of their values at the middle, ``s`` away.
-:math:`|h'| = |\\mathrm{tr}(\\tilde K^{-1}C) - \\lVert\\tilde K^{-1/2}B\\tilde K^{-1/2}\\rVert_F^2|
-\\le \\mathrm{tr}(\\tilde K^{-1})(\\beta^2/\\lambda + \\gamma)` (:math:`C = D^2\\circ K_t`,
-:math:`\\gamma` its largest row sum), so :math:`\\log\\det` is within :math:`|h(m)|s + Ls^2/2` of
-its value at the middle ``m``.  Over a λ interval the kernel is fixed and everything is
-monotone: :math:`[\\tilde K^{-1}]_{ii}`, the trace decrease, :math:`\\log\\det` and
+Over a bandwidth interval :math:`[a, b]` (:func:`_interval_facts`): :math:`K_s = e^{-sD}` is
+positive semidefinite with unit diagonal for every :math:`s \\ge 0` (the kernel families, and a
+precomputed :math:`D` checked conditionally negative definite), and :math:`K_t = K_a\\circ
+K_{t-a}` for :math:`t \\ge a`.  :math:`\\Phi(M) = M\\circ K_{t-a}` is a positive (Schur's product
+theorem), unital (:math:`I\\circ K_{t-a} = I`) and trace-preserving map with :math:`\\Phi(\\tilde
+K_a) = \\tilde K_t`.  Choi's inequality :math:`\\Phi(M)^{-1} \\preceq \\Phi(M^{-1})` gives
+:math:`\\tilde K_t^{-1} \\preceq \\tilde K_a^{-1}\\circ K_{t-a}`, whose diagonal is that of
+:math:`\\tilde K_a^{-1}`: every :math:`d_i = [\\tilde K_t^{-1}]_{ii}` and the trace *decrease* with
+t; and as the eigenvalues of :math:`\\Phi(M)` are majorized by those of :math:`M` (Ando, 1989),
+:math:`\\sum_i g(\\lambda_i(\\tilde K_t)) \\le \\sum_i g(\\lambda_i(\\tilde K_a))` for the convex
+:math:`g = -\\log`: :math:`\\log\\det\\tilde K_t` *increases* with t.  So on a cell each lies
+between its enclosures at the two ends.  The log marginal likelihood also takes, on cells narrow
+enough for it to help, a second-order Taylor enclosure about the middle :math:`m`
+(:func:`_lml_taylor`): with :math:`B_t = D\\circ K_t` (entries decreasing in t, so
+:math:`\\lVert B_t\\rVert_2 \\le \\beta` = the largest row sum at the left end),
+:math:`|h'| = |\\mathrm{tr}(\\tilde K^{-1}C) - \\lVert\\tilde K^{-1/2}B\\tilde K^{-1/2}\\rVert_F^2| \\le
+(n/\\lambda)(\\beta^2/\\lambda + \\gamma)` (:math:`C = D^2\\circ K_t`, :math:`\\gamma`
+its largest row sum).  Over a λ interval the kernel is fixed and everything is monotone:
+:math:`[\\tilde K^{-1}]_{ii}`, the trace decrease, :math:`\\log\\det` and
 :math:`\\lambda[\\tilde K^{-1}]_{ii}`, :math:`\\lambda\\,\\mathrm{tr}\\tilde K^{-1}` increase
 (:math:`\\tfrac{d}{d\\lambda}\\lambda\\tilde K^{-1} = \\tilde K^{-1}K\\tilde K^{-1} \\succeq 0`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -79,16 +96,17 @@ def _frob(M):
     return float(np.sqrt(np.sum(M * M))) * (1.0 + fp_margin(M.size, 1.0))
 
 
-def point_facts(bound, tau, slope=True):
+def point_facts(bound, tau, slope=True, inverse=True):
     """:class:`Facts` of :math:`\\tilde K = K_t + \\lambda I` at the path parameter ``tau``
-    (see the module docstring); ``slope`` also encloses :math:`\\tfrac{d}{dt}\\log\\det\\tilde K_t`."""
+    (see the module docstring); ``slope`` also encloses :math:`\\tfrac{d}{dt}\\log\\det\\tilde K_t`;
+    without ``inverse`` only :math:`\\log\\det` (the Cholesky factor alone: no inverse, no slope)."""
     # one BLAS thread: OpenBLAS's threads on matrices of a few dozen rows spin (dpotri at n = 60:
     # 0.2 s with two threads against 30 us with one)
     with blas_threads(1):
-        return _point_facts(bound, tau, slope)
+        return _point_facts(bound, tau, slope and inverse, inverse)
 
 
-def _point_facts(bound, tau, slope):
+def _point_facts(bound, tau, slope, inverse):
     bw, lam = bound.sweep.at(tau)
     n, d = bound.n, bound.entry_terms
     D = bound.kernels.D
@@ -96,31 +114,37 @@ def _point_facts(bound, tau, slope):
     A = K + lam * np.eye(n)
     # |A - exact| entrywise: the kernel entries off the diagonal (exp(0) = 1 is exact), 1 + lam once rounded on it
     F = math.sqrt(n * (n - 1) * kernel_entry_error(d) ** 2 + n * (UNIT_ROUNDOFF * (1.0 + lam)) ** 2)
-    g = fp_margin(n + 1, 1.0)  # gamma_{n+1} of a computed product or residual
-    absA = np.abs(A)
+    g = fp_margin(n + 1, 1.0)  # gamma_{n+1} of a computed product, residual or Cholesky factor
     try:
         cf = scipy.linalg.cho_factor(A, lower=True)
     except np.linalg.LinAlgError:  # rounding made A indefinite: nothing can be certified here
         return _nothing(n)
     L = np.tril(cf[0])
-    absL = np.abs(L)
-    E = _frob(L @ L.T - A) + g * _frob(absL @ absL.T + absA) + F
-    X, info = scipy.linalg.lapack.dpotri(L, lower=1)  # the inverse from the factor (lower triangle)
-    if info != 0:
-        return _nothing(n)
-    X = np.tril(X) + np.tril(X, -1).T
-    absX = np.abs(X)
-    S = np.eye(n) - A @ X
-    S_err = g * (np.eye(n) + absA @ absX)  # rounding of the computed residual, entrywise
-    col = (np.sqrt(np.sum(S * S, axis=0)) + np.sqrt(np.sum(S_err * S_err, axis=0))
-           + F * np.sqrt(np.sum(X * X, axis=0))) * (1.0 + fp_margin(n, 1.0))
-    S_F = _frob(S) + _frob(S_err) + F * _frob(X)
-    if not (E < 0.5 * lam and S_F < 0.5 * lam):  # the factorization is too inaccurate to say anything
+    # Cholesky's backward error (Higham, Thm 10.3): |L L' - A| <= gamma_{n+1} |L||L'| entrywise, in any
+    # order of the inner products (the blocked LAPACK variants included), and || |L||L'| ||_F <= ||L||_F^2;
+    # twice that for good measure (a slack of one unit of gamma costs nothing: E is ~1e-10 at n = 1000)
+    E = 2.0 * g * _frob(L) ** 2 + F
+    if not E < 0.5 * lam:  # the factorization is too inaccurate to say anything
         return _nothing(n)
     logs = np.log(np.diag(L))
     ld = 2.0 * float(np.sum(logs))
     ld_err = 2.0 * (fp_margin(n, float(np.sum(np.abs(logs)))) + 2 * UNIT_ROUNDOFF * float(np.sum(np.abs(logs))))
     ld_err += math.sqrt(n) * E / (lam - E)
+    if not inverse:
+        return dataclasses.replace(_nothing(n), logdet=(ld - ld_err, ld + ld_err))
+    X, info = scipy.linalg.lapack.dpotri(L, lower=1)  # the inverse from the factor (lower triangle)
+    if info != 0:
+        return _nothing(n)
+    X = np.tril(X) + np.tril(X, -1).T
+    S = np.eye(n) - A @ X
+    # rounding of the computed residual: |fl(S) - S| <= gamma_{n+1} (I + |A||X|) entrywise, whose i-th
+    # column has the 2-norm at most gamma_{n+1} (1 + ||A||_F ||X e_i||) (|| |A| ||_2 <= ||A||_F)
+    x_col = np.sqrt(np.sum(X * X, axis=0))
+    a_frob = _frob(A)
+    col = (np.sqrt(np.sum(S * S, axis=0)) + g * (1.0 + a_frob * x_col) + F * x_col) * (1.0 + fp_margin(n, 1.0))
+    S_F = _frob(S) + g * (math.sqrt(n) + a_frob * _frob(X)) + F * _frob(X)
+    if not S_F < 0.5 * lam:  # the inverse is too inaccurate to say anything
+        return _nothing(n)
     diag = np.diag(X)
     tr = float(np.sum(diag))
     tr_err = math.sqrt(n) * S_F / lam + fp_margin(n, float(np.sum(np.abs(diag))))
@@ -128,6 +152,7 @@ def _point_facts(bound, tau, slope):
                logdet=(ld - ld_err, ld + ld_err), slope=None)
     if slope and bound.sweep.along_bandwidth:
         B = D * K
+        absX = np.abs(X)
         entry = 3.0 * kernel_entry_error(d) / bw  # D exp(-t D) as computed (approxpath.envelopes)
         h = -float(np.sum(X * B))
         h_err = (fp_margin(n * n, float(np.sum(absX * B))) + entry * float(np.sum(absX))
@@ -151,37 +176,68 @@ def _row_sum_bound(bound, t, power):
     return float(rows.max()) * (1.0 + fp_margin(bound.n, 1.0)) + bound.n * entry
 
 
-def _facts(bound, tau, cache):
+def _facts(bound, tau, cache, level=2):
+    """The facts at ``tau`` up to ``level`` (0: log det, 1: and the inverse's diagonal and trace,
+    2: and the slope), from ``cache`` (a dict) when it holds them at that level or above."""
     key = float(tau)
     if cache is None:
-        return point_facts(bound, key)
-    if key not in cache:
+        return point_facts(bound, key, slope=level >= 2, inverse=level >= 1)
+    if cache.get(key, (-1, None))[0] < level:
         if len(cache) >= _CACHE:
             cache.pop(next(iter(cache)))
-        cache[key] = point_facts(bound, key)
-    return cache[key]
+        cache[key] = (level, point_facts(bound, key, slope=level >= 2, inverse=level >= 1))
+    return cache[key][1]
 
 
-def _interval_facts(bound, lo, hi, cache):
-    """Enclosures over ``[lo, hi]`` of :math:`\\lambda d_i` (n,), :math:`\\lambda T` and, on the
-    λ path, :math:`\\log\\det` (each a ``(low, high)`` pair; None for the last on a bandwidth path)."""
+def _interval_facts(bound, lo, hi, cache, level=1):
+    """Enclosures over ``[lo, hi]`` of :math:`\\lambda d_i` (n,), :math:`\\lambda T` and
+    :math:`\\log\\det` (each a ``(low, high)`` pair) from the facts at the two ends: all three are
+    monotone along either path (module docstring); ``level`` as :func:`_facts` (0: only
+    :math:`\\log\\det` is wanted, the others are then ``(0, inf)``)."""
+    fa, fb = _facts(bound, lo, cache, level), _facts(bound, hi, cache, level)
     if not bound.sweep.along_bandwidth:
-        fa, fb = _facts(bound, lo, cache), _facts(bound, hi, cache)
         # lambda d_i and lambda tr increase with lambda, log det increases
         return ((lo * fa.diag_lo, hi * fb.diag_hi), (lo * fa.trace[0], hi * fb.trace[1]),
                 (fa.logdet[0], fb.logdet[1]))
     lam = bound.sweep.weight
-    m, s = 0.5 * (lo + hi), 0.5 * (hi - lo)
-    f = _facts(bound, m, cache)
-    grow = math.exp(_row_sum_bound(bound, lo, 1) * s / lam) * (1.0 + _PAD) if s > 0 else 1.0
-    return (lam * f.diag_lo / grow, lam * f.diag_hi * grow), (lam * f.trace[0] / grow, lam * f.trace[1] * grow), None
+    # d_i and tr decrease with the bandwidth, log det increases (a lambda times each, one rounding)
+    up, down = 1.0 + 2 * UNIT_ROUNDOFF, 1.0 - 2 * UNIT_ROUNDOFF
+    return ((lam * fb.diag_lo * down, lam * fa.diag_hi * up), (lam * fb.trace[0] * down, lam * fa.trace[1] * up),
+            (fa.logdet[0], fb.logdet[1]))
 
 
 def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
-    """The log marginal likelihood over a bandwidth interval by a second-order Taylor
-    enclosure about its middle ``m``: value and slope at ``m`` enclosed from the piece's pair
-    and the point facts, :math:`|LML''| \\le M` on the interval (module docstring), so
-    :math:`LML(t) \\in LML(m) + LML'(m)(t - m) \\pm M(t - m)^2/2`.
+    """The log marginal likelihood over a bandwidth interval: its data term
+    :math:`-\\tfrac12 P^*/\\lambda` enclosed by the piece's pair over the interval and
+    :math:`\\log\\det` between its values at the ends (monotone, module docstring); on a cell
+    narrow enough that it can help, intersected with a second-order Taylor enclosure about the
+    middle (:func:`_lml_taylor`)."""
+    lam, n = bound.sweep.weight, bound.n
+    const = 0.5 * n * math.log(2.0 * math.pi)
+    r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi)
+    p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
+    p_low = max(bound.dual_floor(dual, lo, hi), 0.0)
+    fa, fb = _facts(bound, lo, cache, 0), _facts(bound, hi, cache, 0)  # log det only: a Cholesky factor each
+    v_lo = -0.5 * p_high / lam - 0.5 * fb.logdet[1] - const
+    v_hi = -0.5 * p_low / lam - 0.5 * fa.logdet[0] - const
+    if hi > lo:
+        beta, gamma = _row_sum_bound(bound, lo, 1), _row_sum_bound(bound, lo, 2)
+        # |LML''| <= M on the interval, with tr K~^-1 <= n / lam (its eigenvalues are >= lam)
+        trace = n / lam * (1.0 + 2 * UNIT_ROUNDOFF)
+        M = 0.5 * (p_high / lam**2) * (2.0 * beta * beta / lam + gamma) + 0.5 * trace * (beta * beta / lam + gamma)
+        s = 0.5 * (hi - lo)
+        if 0.5 * M * s * s < v_hi - v_lo:  # the Taylor enclosure may be the narrower: one more node
+            t_lo, t_hi = _lml_taylor(bound, primal, dual, gap, 0.5 * (lo + hi), s, beta, M, cache)
+            v_lo, v_hi = max(v_lo, t_lo), min(v_hi, t_hi)
+    pad = _PAD * (abs(v_lo) + abs(v_hi))
+    return v_lo - pad, v_hi + pad
+
+
+def _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache):
+    """The log marginal likelihood on ``[m - s, m + s]`` by a second-order Taylor enclosure about
+    ``m``: value and slope at ``m`` enclosed from the piece's pair and the point facts,
+    :math:`|LML''| \\le M` on the interval (module docstring), so :math:`LML(t) \\in LML(m) +
+    LML'(m)(t - m) \\pm M(t - m)^2/2`.
 
     :math:`LML' = -\\tfrac12 c^{*\\top} B c^* - \\tfrac12 h` with :math:`c^* = \\rho^*/\\lambda`,
     :math:`\\rho^*` within :math:`\\sqrt{gap}` of the path's residual; :math:`LML'' = -\\tfrac12
@@ -190,7 +246,6 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     :math:`\\lVert c\\rVert^2 \\le y^\\top\\tilde K^{-1}y/\\lambda = P^*/\\lambda^2`.
     """
     lam, n = bound.sweep.weight, bound.n
-    m, s = 0.5 * (lo + hi), 0.5 * (hi - lo)
     f = _facts(bound, m, cache)
     const = 0.5 * n * math.log(2.0 * math.pi)
     r_lo, r_hi, cKc = _residual_box(bound, primal, m, m)
@@ -198,29 +253,21 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     p_low = max(bound.dual_floor(dual, m), 0.0)
     v_lo = -0.5 * p_high / lam - 0.5 * f.logdet[1] - const
     v_hi = -0.5 * p_low / lam - 0.5 * f.logdet[0] - const
-    if s > 0:
-        beta, gamma = _row_sum_bound(bound, lo, 1), _row_sum_bound(bound, lo, 2)
-        # slope at m: rho* = rhat + v with ||v|| <= rad (the box's half-widths and the gap's ball)
-        rhat, half = 0.5 * (r_lo + r_hi), 0.5 * (r_hi - r_lo)
-        rad = float(np.sqrt(np.sum(half * half))) * (1.0 + fp_margin(n, 1.0)) + sqrt_up(gap)
-        B = bound.kernels.D * bound.gram(m)
-        entry = 3.0 * kernel_entry_error(bound.entry_terms) / m  # D exp(-m D) as computed
-        Br = B @ rhat
-        a1 = float(np.sum(np.abs(rhat)))
-        q = float(rhat @ Br)
-        q_err = entry * a1 * a1 + fp_margin(2 * n, float(np.abs(rhat) @ (B @ np.abs(rhat))))
-        norm_Br = float(np.sqrt(Br @ Br)) * (1.0 + fp_margin(2 * n, 1.0)) + entry * a1 * math.sqrt(n)
-        q_err += 2.0 * norm_Br * rad + beta * rad * rad
-        slope = max(abs(-0.5 * (q - q_err) / lam**2 - 0.5 * f.slope[1]),
-                    abs(-0.5 * (q + q_err) / lam**2 - 0.5 * f.slope[0]))
-        r_lo, r_hi, cKc_all = _residual_box(bound, primal, lo, hi)
-        p_max = (lam * cKc_all + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
-        grow = math.exp(beta * s / lam) * (1.0 + _PAD)
-        M = 0.5 * (p_max / lam**2) * (2.0 * beta * beta / lam + gamma) + 0.5 * f.trace[1] * grow * (beta * beta / lam + gamma)
-        move = slope * s + 0.5 * M * s * s
-        v_lo, v_hi = v_lo - move, v_hi + move
-    pad = _PAD * (abs(v_lo) + abs(v_hi))
-    return v_lo - pad, v_hi + pad
+    # slope at m: rho* = rhat + v with ||v|| <= rad (the box's half-widths and the gap's ball)
+    rhat, half = 0.5 * (r_lo + r_hi), 0.5 * (r_hi - r_lo)
+    rad = float(np.sqrt(np.sum(half * half))) * (1.0 + fp_margin(n, 1.0)) + sqrt_up(gap)
+    B = bound.kernels.D * bound.gram(m)
+    entry = 3.0 * kernel_entry_error(bound.entry_terms) / m  # D exp(-m D) as computed
+    Br = B @ rhat
+    a1 = float(np.sum(np.abs(rhat)))
+    q = float(rhat @ Br)
+    q_err = entry * a1 * a1 + fp_margin(2 * n, float(np.abs(rhat) @ (B @ np.abs(rhat))))
+    norm_Br = float(np.sqrt(Br @ Br)) * (1.0 + fp_margin(2 * n, 1.0)) + entry * a1 * math.sqrt(n)
+    q_err += 2.0 * norm_Br * rad + beta * rad * rad
+    slope = max(abs(-0.5 * (q - q_err) / lam**2 - 0.5 * f.slope[1]),
+                abs(-0.5 * (q + q_err) / lam**2 - 0.5 * f.slope[0]))
+    move = slope * s + 0.5 * M * s * s
+    return v_lo - move, v_hi + move
 
 
 def _residual_box(bound, primal, lo, hi):
@@ -264,7 +311,7 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None):
         p_low = bound.dual_floor(dual, lo, hi)
         r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi)
         p_high = (lam_hi * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
-        ld = _interval_facts(bound, lo, hi, cache)[2]
+        ld = _interval_facts(bound, lo, hi, cache, 0)[2]
         const = 0.5 * n * math.log(2.0 * math.pi)
         low = -0.5 * p_high / lam_lo - 0.5 * ld[1] - const
         high = -0.5 * max(p_low, 0.0) / lam_hi - 0.5 * ld[0] - const
