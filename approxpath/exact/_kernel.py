@@ -15,7 +15,7 @@ from ._common import (_ACTIVE_REL, _EVENTS_PER_POINT, Event, ExactPath, ExactPat
                       _Data, _g_slack)
 from ._lambda import lambda_path
 from ._linalg import _kkt_matrix, _solve
-from ._screen import _Screen
+from ._screen import _Screen, _TaylorScreen
 
 __all__ = ["kernel_path"]
 
@@ -23,8 +23,9 @@ __all__ = ["kernel_path"]
 class _KernelTracer:
     """State shared by both directions of one kernel path (counters, events, settings)."""
 
-    def __init__(self, data, theta, eps, marginal, max_events):
+    def __init__(self, data, theta, eps, marginal, max_events, screen=True):
         self.data = data
+        self.taylor = _TaylorScreen(data) if screen and marginal is None else None  # both directions'
         self.theta = theta
         self.eps = eps
         self.marginal = marginal
@@ -32,7 +33,7 @@ class _KernelTracer:
         self.events = []
         self.solves = 0
         self.max_cond = 1.0
-        self.screens = []  # the marginal-point screens of the traced directions
+        self.screens = [] if self.taylor is None else [self.taylor]  # the screens used (their counters)
 
     def solve(self, t, signs, beta, beta0):
         """Eq. (21): the solution at ``t`` for the active set and signs ``signs``, as the update
@@ -69,7 +70,7 @@ class _KernelTracer:
     def event(self, t_fail, beta, beta0, signs, leave, join, cond):
         """Update the active set with the violators found at ``t_fail`` (within a factor
         (1 - eps)^2 of the last valid point) and return the first solution with the new set,
-        at ``t_fail`` (full check); several events inside the refinement window are resolved
+        at ``t_fail`` (every inactive row checked, by the Taylor screen where it is on); several events inside the refinement window are resolved
         together, in order: a point that joins and must leave again (or leaves and must join
         again) within the window records both events.  A point that would change a third time
         means the signs of near-zero coefficients are rounding noise (the system's condition
@@ -93,7 +94,9 @@ class _KernelTracer:
                 signs[j] = sg
                 changes[j] = changes.get(j, 0) + 1
             b, b0, cond, KA = self.solve(t_fail, signs, beta, beta0)
-            leave, join, _ = self.violations(t_fail, b, b0, signs, KA)  # full check after an event
+            if self.taylor is not None:  # its bound is rigorous: only the rows it cannot clear are checked
+                self.taylor.reset(t_fail, b, b0, signs)
+            leave, join, _ = self.violations(t_fail, b, b0, signs, KA, self.taylor)  # every row after an event
             if not (leave or join):
                 return b, b0, signs, cond
         raise ExactPathError(f"the active set could not be resolved at t = {t_fail:.8g}")  # pragma: no cover
@@ -107,6 +110,9 @@ class _KernelTracer:
         if self.marginal is not None:
             screen = _Screen(self.data, self.marginal, self.theta, up)
             self.screens.append(screen)
+        else:
+            screen = self.taylor
+        if screen is not None:
             screen.reset(t, beta, beta0, signs)
         try:
             while t != t_end:
@@ -164,7 +170,7 @@ def _screen_stats(screens):
 
 @managed
 def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path", theta=0.95, eps=1e-6,
-                nu=0.0, marginal=None, max_events=None):
+                nu=0.0, marginal=None, screen=True, max_events=None):
     """The exact kLASSO kernel path of Wang, Yeung and Lochovsky (§3, Table 1), for fixed λ.
 
     From an exact solution at ``start``, the bandwidth is moved by the decay rate θ
@@ -204,6 +210,13 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
         nothing, and the full check runs at every event.  The events and solutions are those of
         the full check for every ξ; the saving is the kernel rows not evaluated (the share
         checked is ``settings["marginal_rows_checked"]``).
+    screen : bool
+        Between events, clear the inactive points that a bound on :math:`g_i` (Taylor's theorem
+        in t, from terms stored at a centre that moves along; see :mod:`approxpath.exact._screen`)
+        shows cannot violate (13), and check only the others with their kernel rows (the
+        default, for n up to 3,268: its terms take 24 n² bytes).  False checks every inactive
+        point at every trial (the reference the screen is tested against: the events and
+        solutions are the same).  A given ``marginal`` uses the marginal-point screen instead.
     max_events : int, optional
         Stop after this many events (default 50 n).
 
@@ -236,7 +249,8 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
         raise InputError(f"lam = {lam:g} is below {floor:.3g}, the rounding error of the loss's gradient: in double "
                          f"precision the penalty cannot be told from 0 there; use lam > {floor:.3g}")
     max_events = _EVENTS_PER_POINT * data.n if max_events is None else int(max_events)
-    tracer = _KernelTracer(data, float(theta), float(eps), marginal, max_events)
+    tracer = _KernelTracer(data, float(theta), float(eps), marginal, max_events,
+                           screen=bool(screen) and _TaylorScreen.fits(data.n))
 
     if isinstance(start_solution, str) and start_solution == "lambda-path":
         lp = lambda_path(X, y, t0, lam, nu=nu)
@@ -289,6 +303,6 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
         events=tuple(tracer.events), linear=False, linear_solves=tracer.solves, max_cond=tracer.max_cond,
         stop_reason=stop, wall_s=time.perf_counter() - t_start,
         settings=dict(lam=lam, interval=[lo, hi], start=t0, theta=float(theta), eps=float(eps), nu=data.nu,
-                      marginal=marginal, max_events=max_events, **_screen_stats(tracer.screens),
+                      marginal=marginal, screen=tracer.taylor is not None, max_events=max_events, **_screen_stats(tracer.screens),
                       start_solution=start_solution if isinstance(start_solution, str) else "given"),
         solution=solution, X=data.X, y=data.y)
