@@ -134,6 +134,7 @@ class KernelEnclosures(KernelBound):
         Returns
         -------
         upper, lower : ndarray of shape (r, n, J)
+            (None with ``ends``: the callers that ask for the ends do not read them)
         (with ``ends``) ends_up, ends_low : (r, n, J, 2); bend_up, bend_low : (r, n, J)
         """
         a, b = w[..., :-1], w[..., 1:]  # (r, K, J): the weights at each sub-interval's ends
@@ -165,12 +166,15 @@ class KernelEnclosures(KernelBound):
                 sign = 1.0 if side == "up" else -1.0  # the lower bound: the upper one's mirror
                 far = -sign * np.inf
                 bend = np.maximum(0.0, -sign * c2) / 4
-                edge = np.maximum(e0, e1) if side == "up" else np.minimum(e0, e1)
-                bound = np.where(ok, edge + sign * bend, far)
                 merge = np.maximum if side == "up" else np.minimum
+                if ends:  # (the bounds themselves are not asked for)
+                    bound = None
+                else:
+                    edge = np.maximum(e0, e1) if side == "up" else np.minimum(e0, e1)
+                    bound = np.where(ok, edge + sign * bend, far)
                 if best is None:
                     best = [bound]
-                else:
+                elif not ends:
                     best[0] = merge(best[0], bound)
                 if ends:  # the extremes at each end and the largest curvature term, over the choices
                     extreme = (np.where(ok, e0, far), np.where(ok, e1, far), np.where(ok, bend, 0.0))

@@ -23,7 +23,7 @@ from approxpath.moving import coefficient_rounding, is_moving
 from approxpath.numerics import fp_margin
 
 from .._regression import RegressionBound
-from .moving import box_norm, dual_values, lam_gap, moving_gaps
+from .moving import anchored, anchored_combinations, box_norm, dual_values, lam_gap, moving_gaps
 
 __all__ = ["RobustL1Bound", "RobustL1Primal", "RobustL1Dual"]
 
@@ -111,6 +111,13 @@ class RobustL1Bound(RegressionBound):
         if not sup <= lam:
             errors.append(f"dual infeasible on the piece: max ||K u||_inf <= {sup:.17g} exceeds lambda = {lam:.17g}")
         return errors
+
+    @staticmethod
+    def _combinations(w, low, up, ends=False):
+        # an anchor and a direction (the pairs the search builds): the same values, cheaper
+        if anchored(w):
+            return anchored_combinations(w, low, up, ends)
+        return RegressionBound._combinations(w, low, up, ends)
 
     # -------------------------------------------------------------- gap bounds
     def dual_floor(self, dual, lo, hi=None):

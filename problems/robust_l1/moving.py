@@ -19,7 +19,7 @@ from approxpath.numerics import fp_margin
 
 from .._weight_path import kinks, weight_path_bound
 
-__all__ = ["box_norm", "dual_values", "lam_gap", "moving_gaps"]
+__all__ = ["anchored", "anchored_combinations", "box_norm", "dual_values", "lam_gap", "moving_gaps"]
 
 
 def box_norm(U, W, err):
@@ -39,6 +39,79 @@ def box_norm(U, W, err):
         value = np.abs(U @ w) + fp_margin(U.shape[1], 1.0) * (aU @ np.abs(w)) + aU @ (err + coefficient_rounding(W))
         best = max(best, float(value.max()))
     return best
+
+
+def anchored(w):
+    """Whether the weights ``w`` (r, K, J + 1) at the nodes are an anchor and a direction: two
+    points, the first with a weight >= 0 at every node of every candidate (the pairs
+    :func:`.continuation.moving_restore` builds: the anchor's weight 1 or the dual's scale, the
+    direction's :math:`\\rho (t - m)`)."""
+    return w.shape[1] == 2 and bool(np.all(w[:, 0] >= 0))
+
+
+def _pick(ok0, x0, ok1, x1, merge):
+    """``merge`` (np.maximum or np.minimum) of ``x0`` where ``ok0`` and ``x1`` where ``ok1`` (one
+    of the two holds everywhere)."""
+    return np.where(ok0, np.where(ok1, merge(x0, x1), x0), x1)
+
+
+def anchored_combinations(w, low, up, ends=False):
+    """:meth:`~problems._regression.KernelEnclosures._combinations` for an anchor and a direction
+    (:func:`anchored`), the same values (signs of zeros aside) at a fraction of the cost.
+
+    The anchor's weight :math:`w_0 \\ge 0` at both ends of every sub-interval leaves one choice
+    of its lines (its upper line for the upper bound, its lower for the lower), so only the
+    direction's two lines are enumerated; each line's products with the weights are taken once
+    at the nodes (the generic form takes them per sub-interval end, the same products), and the
+    extremes over the choices at an end are the anchor's term plus the extreme of the
+    direction's terms (rounding is monotone: the same numbers as the extreme of the sums).  The
+    curvature terms are :math:`\\max(0, \\mp c_2)/4` with :math:`c_2 = \\Delta w_0 \\Delta L_0 +
+    \\Delta w_1 \\Delta L_1` (the division by 4 exact, monotone too).  A choice holds on a
+    sub-interval as in the generic form: the direction's line in the bound's own direction
+    unless its weight is <= 0 at both ends and not 0 at both, the other unless it is >= 0 at
+    both.
+
+    Parameters and returns as :meth:`~problems._regression.KernelEnclosures._combinations`.
+    """
+    w0, w1 = w[:, 0, None, :], w[:, 1, None, :]  # (r, 1, J + 1)
+    a, b = w[:, 1, :-1], w[:, 1, 1:]
+    nonneg = (a >= 0) & (b >= 0)
+    ok_own = ~((a <= 0) & (b <= 0) & ~nonneg)[:, None, :]  # (r, 1, J): the line in the bound's direction
+    ok_other = ~nonneg[:, None, :]
+    dw0, dw1 = np.diff(w[:, 0], axis=-1)[:, None, :], (b - a)[:, None, :]  # (r, 1, J)
+    X_up, X_low = w1 * up[None, :, 1], w1 * low[None, :, 1]  # (r, n, J + 1)
+    # where the direction's upper line is at least its lower one (as computed: always, but for
+    # rounding), w_1 U_1 >= w_1 L_1 exactly where w_1 >= 0 at a node (products with one factor
+    # are monotone): the choice that holds on a sub-interval gives the extreme at its ends, and
+    # where both hold the extreme is taken anyway
+    ordered = bool(np.all(up[:, 1] >= low[:, 1]))
+    c2_up, c2_low = dw1 * np.diff(up[:, 1], axis=-1)[None], dw1 * np.diff(low[:, 1], axis=-1)[None]
+    out = {}
+    for side, own, other, c_own, c_other, line0 in (("up", X_up, X_low, c2_up, c2_low, up[:, 0]),
+                                                    ("low", X_low, X_up, c2_low, c2_up, low[:, 0])):
+        merge = np.maximum if side == "up" else np.minimum
+        bend_merge = np.minimum if side == "up" else np.maximum  # the c2 that gives the larger term
+        A = w0 * line0[None]  # (r, n, J + 1): the anchor's term at the nodes
+        if np.any(dw0):
+            c0 = dw0 * np.diff(line0, axis=-1)[None]
+            c_own, c_other = c0 + c_own, c0 + c_other
+        sign = 1.0 if side == "up" else -1.0
+        if ends:
+            if ordered:  # the extreme of the direction's terms at each node: the choice's there
+                x = A + merge(own, other)
+                e0, e1 = x[..., :-1], x[..., 1:]
+            else:
+                e0 = A[..., :-1] + _pick(ok_own, own[..., :-1], ok_other, other[..., :-1], merge)
+                e1 = A[..., 1:] + _pick(ok_own, own[..., 1:], ok_other, other[..., 1:], merge)
+            bend = np.maximum(0.0, -sign * _pick(ok_own, c_own, ok_other, c_other, bend_merge)) / 4
+            out[side] = (np.stack([e0, e1], axis=-1), bend)
+        else:
+            bounds = [merge(A[..., :-1] + x[..., :-1], A[..., 1:] + x[..., 1:]) + sign * (np.maximum(0.0, -sign * c) / 4)
+                      for x, c in ((own, c_own), (other, c_other))]
+            out[side] = _pick(ok_own, bounds[0], ok_other, bounds[1], merge)
+    if not ends:
+        return out["up"], out["low"]
+    return None, None, out["up"][0], out["low"][0], out["up"][1], out["low"][1]
 
 
 def dual_values(y, U, W, err, positions):
