@@ -185,6 +185,31 @@ def test_inaccurate_solves_are_retried_with_tighter_settings(monkeypatch):
     assert p.bound.gap(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
 
 
+def test_a_warm_start_that_misses_the_mark_is_retried_cold_before_the_next_backend(monkeypatch):
+    """robust_l1's HiGHS from a neighbour's basis can leave a gap above the acceptance mark where
+    the cold solve reaches it: the same backend is tried from scratch before Clarabel."""
+    from approxpath.data import make_sinc
+    from approxpath.solvers import EXACT_GAP
+
+    X, y = make_sinc(n=60, seed=1)
+    p = approxpath.get_problem("robust_l1")(X, y, lam=0.1, parameter="bandwidth")
+    warm = p.solve(0.8)
+    calls = []
+    real = type(p).candidate
+
+    def spy(self, name, t, start=None):
+        calls.append((name, start is not None))
+        primal, dual = real(self, name, t, start)
+        if start is not None:  # a warm solve stopped early: a pair far from optimal
+            primal = type(primal)(beta=0.5 * primal.beta)
+        return primal, dual
+
+    monkeypatch.setattr(type(p), "candidate", spy)
+    pair = p.solve(1.0, warm=warm)
+    assert calls == [("highs", True), ("highs", False)]
+    assert p.bound.gap(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
+
+
 def test_a_solver_out_of_time_falls_back_and_is_not_retried():
     X, y = make_classification(n=200, d=3, seed=0)
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
