@@ -25,7 +25,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
-from ._estimator_base import EPS_FLOOR, SPARSE, KernelPathBase, dense
+from ._estimator_base import EPS_FLOOR, SPARSE, KernelPathBase, dense, positive_range
 from .driver import approximate_path
 from .registry import get_problem
 
@@ -185,12 +185,7 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
 
         if self.cv is None or X_val is not None or y_val is not None:
             raise ValueError("C=None chooses C and the bandwidth by cross-validation: pass cv (and no X_val, y_val)")
-        try:
-            lo, hi = (float(v) for v in self.C_range)
-        except (TypeError, ValueError):
-            raise ValueError(f"C=None needs C_range=(lo, hi) of positive numbers; got {self.C_range!r}") from None
-        if not (0 < lo < hi < np.inf):
-            raise ValueError(f"C_range must satisfy 0 < lo < hi < inf; got {self.C_range!r}")
+        lo, hi = positive_range(self.C_range, "C_range", "C=None needs C_range=(lo, hi) of positive numbers")
         workers, progress = self._check_run_params()
         problem = get_problem("kernel_svm")(X, y, c=lo, bias=self.bias)
         self.t_range_ = self._t_range(X)
