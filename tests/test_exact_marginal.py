@@ -59,17 +59,22 @@ def test_marginal_both_directions_and_larger_set():
             assert certify(fast, tol=1e-6, relative=True).ok
 
 
+def _middle_solution():
+    """A sinc set's data, lambda and the solution ``(t0, beta, beta0, signs)`` in the middle of
+    its exact kernel path over [0.3, 3] (the reference both screens are tested around)."""
+    X, y = make_sinc(n=60, low=-3.0, high=3.0, noise=0.08, seed=3)
+    lam = 0.1
+    path = kernel_path(X, y, lam, (0.3, 3.0))
+    k = path.t.size // 2
+    return _Data(X, y, lam, 0.0), lam, (path.t[k], path.beta[k], path.beta0[k], path.signs[k])
+
+
 @pytest.mark.parametrize("up", [True, False])
 def test_screen_bound_dominates_the_change_of_g(up):
     """At trial bandwidths around a reference, with the reference's active set: every row the
     screen does not check satisfies (13), and the bound dominates |g_i(t') - g_i(t0)| for
     every row (g computed here in full, independently of the screen)."""
-    X, y = make_sinc(n=60, low=-3.0, high=3.0, noise=0.08, seed=3)
-    lam = 0.1
-    path = kernel_path(X, y, lam, (0.3, 3.0))
-    data = _Data(X, y, lam, 0.0)
-    k = path.t.size // 2
-    t0, beta, beta0, signs = path.t[k], path.beta[k], path.beta0[k], path.signs[k]
+    data, lam, (t0, beta, beta0, signs) = _middle_solution()
     screen = _Screen(data, 0.01, 0.95, up)
     screen.reset(t0, beta, beta0, signs)
     tracer = _KernelTracer(data, 0.95, 1e-6, None, 100)
@@ -97,12 +102,7 @@ def test_taylor_screen_bounds_g_at_trials_around_its_centre(up):
     """Taylor's expansion with m terms from the stored terms is within the stated remainder of
     g = K_t r computed in full (for m = 1, 2, 3, steps up to the reach, residuals of trial
     solutions), and every inactive row the screen does not ask for satisfies (13)."""
-    X, y = make_sinc(n=60, low=-3.0, high=3.0, noise=0.08, seed=3)
-    lam = 0.1
-    path = kernel_path(X, y, lam, (0.3, 3.0))
-    data = _Data(X, y, lam, 0.0)
-    k = path.t.size // 2
-    t0, beta, beta0, signs = path.t[k], path.beta[k], path.beta0[k], path.signs[k]
+    data, lam, (t0, beta, beta0, signs) = _middle_solution()
     tracer = _KernelTracer(data, 0.95, 1e-6, None, 100)
     act = np.flatnonzero(signs)
     screen = _TaylorScreen(data)
