@@ -70,9 +70,10 @@ class _KernelTracer:
     def event(self, t_fail, beta, beta0, signs, leave, join, cond):
         """Update the active set with the violators found at ``t_fail`` (within a factor
         (1 - eps)^2 of the last valid point) and return the first solution with the new set,
-        at ``t_fail`` (every inactive row checked, by the Taylor screen where it is on); several events inside the refinement window are resolved
-        together, in order: a point that joins and must leave again (or leaves and must join
-        again) within the window records both events.  A point that would change a third time
+        at ``t_fail`` (every inactive row checked, by the Taylor screen where it is on); several
+        events inside the refinement window are resolved together, in order: a point that joins
+        and must leave again (or leaves and must join again) within the window records both
+        events.  A point that would change a third time
         means the signs of near-zero coefficients are rounding noise (the system's condition
         number ``cond`` times u exceeds the change across the window): ``ExactPathError``."""
         signs, beta = signs.copy(), beta.copy()
@@ -305,6 +306,7 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
         events=tuple(tracer.events), linear=False, linear_solves=tracer.solves, max_cond=tracer.max_cond,
         stop_reason=stop, wall_s=time.perf_counter() - t_start,
         settings=dict(lam=lam, interval=[lo, hi], start=t0, theta=float(theta), eps=float(eps), nu=data.nu,
-                      marginal=marginal, screen=tracer.taylor is not None, max_events=max_events, **_screen_stats(tracer.screens),
+                      marginal=marginal, screen=tracer.taylor is not None, max_events=max_events,
+                      **_screen_stats(tracer.screens),
                       start_solution=start_solution if isinstance(start_solution, str) else "given"),
         solution=solution, X=data.X, y=data.y)
