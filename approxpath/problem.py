@@ -145,13 +145,14 @@ class Problem(abc.ABC):
         return {f.name: getattr(dual, f.name) for f in dataclasses.fields(dual) if f.compare}
 
     # ------------------------------------------------------------------ exact solve
-    def solve(self, t, solver=None, time_limit=None, warm=None):
+    def solve(self, t, solver=None, time_limit=None, warm=None, enough=None):
         """An optimal pair at ``t``, exactly feasible, accepted by our own certified gap
         (:func:`approxpath.solvers.solve_exact`: the backends in turn, then a tighter round);
-        ``warm``: an optimal pair nearby (the driver passes its nearest exact solve's)."""
+        ``warm``: an optimal pair nearby (the driver passes its nearest exact solve's);
+        ``enough(pair)``: a gap that also suffices (the driver's share of its target)."""
         from .solvers import solve_exact
 
-        return solve_exact(self, t, self.backend_names(solver), time_limit, warm)
+        return solve_exact(self, t, self.backend_names(solver), time_limit, warm, enough)
 
     def backend_names(self, solver=None):
         """``solver`` (a name or several; default :attr:`backends`) as a checked list."""

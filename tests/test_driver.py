@@ -92,7 +92,7 @@ def test_unknown_strategy(toy):
 def test_eps_below_solver_precision(toy, monkeypatch):
     solve = ToyProjection.solve
 
-    def sloppy(self, t, solver=None, time_limit=None, warm=None):
+    def sloppy(self, t, solver=None, time_limit=None, warm=None, enough=None):
         primal, dual = solve(self, t)
         return type(primal)(x=primal.x + 1e-3), dual
 

@@ -382,6 +382,25 @@ def test_sigterm_cleans_up_and_keeps_the_checkpoint(tmp_path):
     assert not [f for f in tmp_path.iterdir() if f.name.endswith(".tmp")]
 
 
+def test_sigterm_during_a_native_call_ends_the_process_after_the_grace():
+    """Python runs a signal handler only between bytecodes; a native call that releases the GIL
+    (a solver, LAPACK) may hold the main thread for minutes.  The watchdog ends the process."""
+    script = ("import sys, numpy as np, approxpath.cli as cli\n"
+              "cli._TERM_GRACE = 0.2\n"
+              "a = np.random.default_rng(0).random((3000, 3000))\n"
+              "with cli._sigterm_unwinds():\n"
+              "    print('start', flush=True)\n"
+              "    for _ in range(100):\n"
+              "        np.linalg.eigvalsh(a)  # native, GIL released, deaf to signals: ~4 s each\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    assert proc.stdout.readline().strip() == "start"
+    time.sleep(0.3)
+    proc.terminate()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143 and "terminated during a native solve" in err and "Traceback" not in err
+
+
 # ---------------------------------------------------------------------------- 7. exit codes
 @pytest.mark.parametrize("argv", [["--eps", "10^400"], ["--range", "1", "10^400"]])
 def test_overflowing_numbers_are_usage_errors(sinc_csv, capsys, argv):

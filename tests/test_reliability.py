@@ -210,6 +210,42 @@ def test_a_warm_start_that_misses_the_mark_is_retried_cold_before_the_next_backe
     assert p.bound.gap(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
 
 
+def test_a_pair_that_serves_the_path_is_accepted_above_the_exact_mark(monkeypatch):
+    """robust_l1 at n = 4000: HiGHS's vertex certifies just above EXACT_GAP while the next backend
+    (an interior point on a dense LP) does not finish.  A pair whose gap is a small share of the
+    path's target at t (``enough``) is taken; the path's pieces stay certified and verify."""
+    from approxpath.data import make_sinc
+    from approxpath.solvers import EXACT_GAP
+
+    X, y = make_sinc(n=60, seed=1)
+    p = approxpath.get_problem("robust_l1")(X, y, lam=0.1, parameter="bandwidth")
+    calls = []
+    real = type(p).candidate
+
+    def spy(self, name, t, start=None):
+        calls.append(name)
+        primal, dual = real(self, name, t, start)
+        if name == "highs":  # a vertex a little off: a gap above the mark, far below eps
+            primal = type(primal)(beta=primal.beta * (1 - 1e-5))
+        return primal, dual
+
+    monkeypatch.setattr(type(p), "candidate", spy)
+    pair = p.solve(1.0, solver=("highs", "clarabel"))
+    assert calls == ["highs", "clarabel"]  # without ``enough``, the off vertex is passed over
+    calls.clear()
+    share = 1e-3  # of the dual objective: 1e4 times the mark
+
+    def enough(pair):
+        return share * abs(p.dual_objective(pair[1], 1.0))
+
+    pair = p.solve(1.0, solver=("highs", "clarabel"), enough=enough)
+    g = p.bound.gap(*pair, 1.0)
+    assert calls == ["highs"] and EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0))) < g <= enough(pair)
+    calls.clear()
+    path = approxpath.approximate_path(p, eps=1e-2, relative=True, interval=(0.5, 2.0), solver=("highs", "clarabel"))
+    assert set(calls) == {"highs"} and all(pc.kind == "certified" for pc in path.pieces)
+
+
 def test_a_solver_out_of_time_falls_back_and_is_not_retried():
     X, y = make_classification(n=200, d=3, seed=0)
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)

@@ -150,8 +150,39 @@ class _Terminated(BaseException):
     removed, a checkpoint keeps the latest state)."""
 
 
+# Seconds a SIGTERM waits for the main thread to unwind before the process exits anyway: Python
+# runs its handler only between bytecodes, and a native solve (HiGHS, Clarabel, LAPACK) that
+# releases the GIL may run for minutes first (robust_l1 at n = 4000: Clarabel never returned).
+_TERM_GRACE = 10.0
+
+
+def _term_watchdog(fd, done):
+    """Wait on the signal wake-up pipe ``fd``; after a SIGTERM, give the main thread
+    :data:`_TERM_GRACE` seconds to unwind, then exit with status 143 (the checkpoint saved at the
+    last exact solve stays on disk)."""
+    import os
+    import signal
+    import time
+
+    while not done.is_set():
+        got = os.read(fd, 64)
+        if done.is_set() or signal.SIGTERM not in got:
+            continue
+        end = time.monotonic() + _TERM_GRACE
+        while time.monotonic() < end and not done.wait(0.05):
+            pass
+        if not done.is_set():
+            print("approxpath: terminated during a native solve (a checkpoint, if any, keeps the work up to "
+                  "its last exact solve: --resume)", file=sys.stderr, flush=True)
+            os._exit(EXIT_CODES["terminated"])
+
+
 @contextmanager
 def _sigterm_unwinds():
+    """SIGTERM raises :class:`_Terminated` in the main thread; a watchdog thread (woken through
+    :func:`signal.set_wakeup_fd`, which needs no GIL) ends the process if the main thread is held
+    in native code for more than :data:`_TERM_GRACE` seconds."""
+    import os
     import signal
     import threading
 
@@ -167,10 +198,22 @@ def _sigterm_unwinds():
     except (ValueError, OSError):  # pragma: no cover - no signals here
         yield
         return
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    old_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    done = threading.Event()
+    watchdog = threading.Thread(target=_term_watchdog, args=(r, done), daemon=True, name="approxpath-sigterm")
+    watchdog.start()
     try:
         yield
     finally:
+        done.set()
+        signal.set_wakeup_fd(old_fd)
         signal.signal(signal.SIGTERM, old)
+        os.write(w, b"\0")  # wake the watchdog: it sees ``done`` and returns
+        watchdog.join()
+        os.close(r)
+        os.close(w)
 
 
 def _error(text, code):
