@@ -172,8 +172,9 @@ def _term_watchdog(fd, done):
         while time.monotonic() < end and not done.wait(0.05):
             pass
         if not done.is_set():
-            print("approxpath: terminated during a native solve (a checkpoint, if any, keeps the work up to "
-                  "its last exact solve: --resume)", file=sys.stderr, flush=True)
+            print(f"approxpath: terminated: native code (a solver, a linear-algebra call) held the run for "
+                  f"{_TERM_GRACE:g} s after SIGTERM (a checkpoint, if any, keeps the work up to its last exact "
+                  f"solve: --resume)", file=sys.stderr, flush=True)
             os._exit(EXIT_CODES["terminated"])
 
 
