@@ -61,10 +61,11 @@ def between(name, value, low, high):
 def positive_range(name, value, malformed=None):
     """``value`` as floats ``(lo, hi)``, or :class:`InputError` unless ``0 < lo < hi < inf``
     (``malformed``: the message when it is not a pair of numbers)."""
+    malformed = malformed or f"{name} must be a pair (lo, hi) of positive numbers"
     try:
         lo, hi = (float(v) for v in value)
     except (TypeError, ValueError):
-        raise InputError(f"{malformed or f'{name} must be a pair (lo, hi) of positive numbers'}; got {value!r}") from None
+        raise InputError(f"{malformed}; got {value!r}") from None
     if not (0 < lo < hi < math.inf):
         raise InputError(f"{name} must satisfy 0 < lo < hi < inf; got {value!r}")
     return lo, hi
