@@ -17,7 +17,7 @@ import argparse
 import json
 import re
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from .. import __version__
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
@@ -211,7 +211,8 @@ def _sigterm_unwinds():
         done.set()
         signal.set_wakeup_fd(old_fd)
         signal.signal(signal.SIGTERM, old)
-        os.write(w, b"\0")  # wake the watchdog: it sees ``done`` and returns
+        with suppress(BlockingIOError):  # (a pipe full of signal bytes wakes it as well)
+            os.write(w, b"\0")  # wake the watchdog: it sees ``done`` and returns
         watchdog.join()
         os.close(r)
         os.close(w)
