@@ -99,9 +99,7 @@ class _Search:
         for i in stalled:
             if i in tighten:
                 continue
-            t = log_mid(self.edges[i], self.edges[i + 1])
-            _, plo, phi, _ = self.crit.cover(t, t)
-            if float(phi[0] - plo[0]) >= 0.5 * (self.hi[i] - self.lo[i]):
+            if self._wide_at_middle(i, 0.5 * (self.hi[i] - self.lo[i])):
                 tighten.append(i)
         split = np.setdiff1d(active, tighten)
         changed = self._tighten(tighten) if tighten else []
@@ -110,6 +108,18 @@ class _Search:
         for a, b in changed + parts:
             self._replace(a, b)
         return bool(changed or parts)
+
+    def _wide_at_middle(self, i, width):
+        """Whether the criterion's enclosure at the middle of cell ``i`` is ``width`` wide or
+        more (the criterion's :meth:`~.cover.Validation.wide_at` where it has one: it stops
+        enclosing folds once the answer is known)."""
+        a, b = self.edges[i], self.edges[i + 1]
+        t = log_mid(a, b)
+        wide_at = getattr(self.crit, "wide_at", None)
+        if wide_at is not None:
+            return wide_at(t, a, b, width)
+        _, plo, phi, _ = self.crit.cover(t, t)
+        return float(phi[0] - plo[0]) >= width
 
     def _replace(self, a, b):
         """Put the criterion's cover of ``[a, b]`` in place of the cells inside it."""
