@@ -13,8 +13,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .driver import approximate_path
 from .registry import get_problem
 from .selection import validation_curve
+from .validate import positive_range
 
-__all__ = ["EPS_FLOOR", "SPARSE", "T_RANGE", "KernelPathBase", "dense", "positive_range"]
+__all__ = ["EPS_FLOOR", "SPARSE", "T_RANGE", "KernelPathBase", "dense"]
 
 # Default bandwidth range: from gamma / 2^6 to gamma * 2^3 around scikit-learn's
 # gamma="scale" = 1 / (n_features * X.var()).  The exact solves crowd at large t (narrow
@@ -26,18 +27,6 @@ T_RANGE = (2.0**-6, 2.0**3)
 EPS_FLOOR = 1e-6
 # Sparse formats accepted (and densified: the kernel exp(-tD) is dense whatever X is).
 SPARSE = ("csr", "csc", "coo")
-
-
-def positive_range(value, name, malformed):
-    """``value`` as floats ``(lo, hi)`` with ``0 < lo < hi < inf``; else ``ValueError`` (``malformed``
-    when it is not a pair of numbers)."""
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{malformed}; got {value!r}") from None
-    if not (0 < lo < hi < np.inf):
-        raise ValueError(f"{name} must satisfy 0 < lo < hi < inf; got {value!r}")
-    return lo, hi
 
 
 def dense(X):
@@ -57,7 +46,7 @@ class KernelPathBase(BaseEstimator):
         if not (isinstance(self.eps, (int, float, np.floating)) and np.isfinite(self.eps) and self.eps > 0):
             raise ValueError(f"eps must be a positive number (a fraction of the zero model's objective); got {self.eps!r}")
         if self.t_range is not None:
-            positive_range(self.t_range, "t_range", "t_range must be a pair (lo, hi) of positive numbers or None")
+            positive_range("t_range", self.t_range, "t_range must be a pair (lo, hi) of positive numbers or None")
         if not (0 <= self.validation_fraction < 1):
             raise ValueError(f"validation_fraction must be in [0, 1); got {self.validation_fraction!r}")
 

@@ -13,7 +13,70 @@ from .certificate.legacy import upgrade
 from .errors import InputError
 from .moving import value_at
 
-__all__ = ["PathPiece", "Path", "load_path", "pieces_to_arrays", "pieces_from_arrays"]
+__all__ = ["PathPiece", "Path", "load_path", "pieces_to_arrays", "pieces_from_arrays", "CertifiedResult",
+           "check_claims"]
+
+
+class CertifiedResult:
+    """What a :class:`Path` and a :class:`~approxpath.surface.Surface` share (a base of frozen
+    dataclasses, without fields): parts (pieces, cells: the field :attr:`_parts` names) with a
+    ``kind`` and a ``gap_bound`` each, a problem that a result loaded without its data lacks, and a
+    certificate file with the data's hash, the versions and the content's hash."""
+
+    _noun = "path"  # what it is called (and loaded by: ``load_path``)
+    _parts = "pieces"  # the field holding the parts
+
+    @property
+    def certified(self):
+        """True if every part is certified for every parameter value in it (False for a file
+        loaded without verification: see :attr:`verified`)."""
+        return self.verified and all(p.kind == "certified" for p in getattr(self, self._parts))
+
+    @property
+    def max_gap_bound(self):
+        """The largest ``gap_bound`` of the parts."""
+        return max(p.gap_bound for p in getattr(self, self._parts))
+
+    def _need_problem(self):
+        if self.problem is None:
+            raise RuntimeError(f"this {self._noun} was loaded without its data: pass X and y to load_{self._noun}")
+        return self.problem
+
+    def _times(self):
+        return (f"wall {self.wall_s:.2f} s (exact solves {self.solve_s:.2f} s, certification "
+                f"{self.certify_s:.2f} s)")
+
+    def _write(self, file, arrays, embed_data, fields, head=()):
+        """Write ``arrays`` (the data added when ``embed_data``; by default when no data file is
+        recorded) with :attr:`meta` updated by ``head``, the versions and ``fields`` (in order)."""
+        problem = self._need_problem()
+        meta = dict(self.meta)
+        if embed_data is None:
+            embed_data = not meta.get("data_file")
+        if embed_data:
+            arrays.update(data_X=np.asarray(problem.X, dtype=float), data_y=np.asarray(problem.y, dtype=float))
+        meta.update(head)
+        meta.update(format_version=FORMAT_VERSION, library_version=_version())  # whose bounds wrote gap_bound
+        meta.update(fields)
+        meta["content_sha256"] = content_sha256(arrays, meta)
+        return write_npz(file, arrays, meta, inputs=[meta.get("data_file")] if meta.get("data_file") else [])
+
+
+def check_claims(file, X, y):
+    """Verify the certificate ``file`` on the data ``X, y`` (:func:`approxpath.verify`).
+
+    Raises
+    ------
+    InputError
+        A claim does not hold (uncovered parts claim nothing: an honest incomplete result loads).
+    """
+    from .certificate.verify import verify
+
+    report = verify(file, X, y)
+    if not report.claims_hold:
+        false = [f for f in report.failures if "is uncovered" not in f] or list(report.failures)
+        raise InputError(f"{str(file)!r} does not verify ({len(false)} false claim(s); first: "
+                         f"{false[0]}): pass verify=False to load it unchecked")
 
 
 @dataclass(frozen=True, repr=False)
@@ -54,7 +117,7 @@ class PathPiece:
 
 
 @dataclass(frozen=True, repr=False)
-class Path:
+class Path(CertifiedResult):
     """An ε-approximate solution path.
 
     Attributes
@@ -107,16 +170,6 @@ class Path:
                 f"{self.exact_solves} exact solves{status}>")
 
     # ------------------------------------------------------------------ queries
-    @property
-    def certified(self):
-        """True if every piece is certified for every parameter value in it (False for a file
-        loaded without verification: see :attr:`verified`)."""
-        return self.verified and all(p.kind == "certified" for p in self.pieces)
-
-    @property
-    def max_gap_bound(self):
-        return max(p.gap_bound for p in self.pieces)
-
     def uncovered(self):
         """``(lo, hi)`` of every piece where nothing reached eps."""
         return [(p.lo, p.hi) for p in self.pieces if p.kind == "uncovered"]
@@ -128,11 +181,6 @@ class Path:
             raise ValueError(f"t = {t!r} is outside the path's interval [{lo!r}, {hi!r}]")
         k = bisect.bisect_left([p.hi for p in self.pieces], t)
         return self.pieces[min(k, len(self.pieces) - 1)]
-
-    def _need_problem(self):
-        if self.problem is None:
-            raise RuntimeError("this path was loaded without its data: pass X and y to load_path")
-        return self.problem
 
     def primal(self, t):
         """The path's primal point at ``t``: its fields are the values at ``t`` (e.g. ``w``,
@@ -164,8 +212,7 @@ class Path:
             f" strategy {self.strategy}",
             f"exact solves {self.exact_solves}, pieces {len(self.pieces)} "
             f"({counts['certified']} certified, {counts['sampled']} sampled, {counts['uncovered']} uncovered)",
-            f"max gap bound {self.max_gap_bound:.4g}; wall {self.wall_s:.2f} s "
-            f"(exact solves {self.solve_s:.2f} s, certification {self.certify_s:.2f} s)",
+            f"max gap bound {self.max_gap_bound:.4g}; {self._times()}",
         ]
         if counts["uncovered"]:
             lines.append("UNCOVERED: " + ", ".join(f"[{a:.6g}, {b:.6g}]" for a, b in self.uncovered()))
@@ -207,29 +254,12 @@ class Path:
             only when the path records no data file (data built in Python rather than read by
             :func:`~approxpath.data.load_data`): every certificate can then be re-checked as is.
         """
-        problem = self._need_problem()
-        arrays = pieces_to_arrays(problem.bound, self.pieces)
-        meta = dict(self.meta)
-        if embed_data is None:
-            embed_data = not meta.get("data_file")
-        if embed_data:
-            arrays.update(data_X=np.asarray(problem.X, dtype=float), data_y=np.asarray(problem.y, dtype=float))
-        meta.update(
-            format_version=FORMAT_VERSION,
-            library_version=_version(),  # whose bounds wrote gap_bound (verify names it)
-            eps=self.eps,
-            relative=self.relative,
-            interval=list(self.interval),
-            strategy=self.strategy,
-            exact_solves=self.exact_solves,
-            solve_points=list(self.solve_points),
-            piece_kinds=[p.kind for p in self.pieces],
-            wall_s=self.wall_s,
-            solve_s=self.solve_s,
-            certify_s=self.certify_s,
-        )
-        meta["content_sha256"] = content_sha256(arrays, meta)
-        return write_npz(file, arrays, meta, inputs=[meta.get("data_file")] if meta.get("data_file") else [])
+        arrays = pieces_to_arrays(self._need_problem().bound, self.pieces)
+        return self._write(file, arrays, embed_data, dict(
+            eps=self.eps, relative=self.relative, interval=list(self.interval), strategy=self.strategy,
+            exact_solves=self.exact_solves, solve_points=list(self.solve_points),
+            piece_kinds=[p.kind for p in self.pieces], wall_s=self.wall_s, solve_s=self.solve_s,
+            certify_s=self.certify_s))
 
 
 def pieces_to_arrays(bound, pieces):
@@ -307,7 +337,6 @@ def load_path(file, X=None, y=None, verify=True):
         not verify.
     """
     from .certificate.verify import embedded_data
-    from .certificate.verify import verify as verify_file
 
     arrays, meta = read_certificate(file)
     errors = layout_errors(arrays, meta)
@@ -318,11 +347,7 @@ def load_path(file, X=None, y=None, verify=True):
     problem = problem_from_meta(meta, X, y) if X is not None else None
     verified = False
     if problem is not None and verify:
-        report = verify_file(file, X, y)
-        if not report.claims_hold:  # uncovered pieces claim nothing: an honest incomplete path loads
-            false = [f for f in report.failures if "is uncovered" not in f] or list(report.failures)
-            raise InputError(f"{str(file)!r} does not verify ({len(false)} false claim(s); first: "
-                             f"{false[0]}): pass verify=False to load it unchecked")
+        check_claims(file, X, y)
         verified = True
     try:
         pieces = pieces_from_arrays(problem.bound if problem is not None else None, arrays,

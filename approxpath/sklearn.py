@@ -25,9 +25,10 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
-from ._estimator_base import EPS_FLOOR, SPARSE, KernelPathBase, dense, positive_range
+from ._estimator_base import EPS_FLOOR, SPARSE, KernelPathBase, dense
 from .driver import approximate_path
 from .registry import get_problem
+from .validate import positive_range
 
 __all__ = ["KernelPathSVC", "KernelPathRegressor"]
 
@@ -185,7 +186,7 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
 
         if self.cv is None or X_val is not None or y_val is not None:
             raise ValueError("C=None chooses C and the bandwidth by cross-validation: pass cv (and no X_val, y_val)")
-        lo, hi = positive_range(self.C_range, "C_range", "C=None needs C_range=(lo, hi) of positive numbers")
+        lo, hi = positive_range("C_range", self.C_range, "C=None needs C_range=(lo, hi) of positive numbers")
         workers, progress = self._check_run_params()
         problem = get_problem("kernel_svm")(X, y, c=lo, bias=self.bias)
         self.t_range_ = self._t_range(X)

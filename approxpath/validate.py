@@ -14,7 +14,7 @@ import numpy as np
 from .errors import InputError, did_you_mean
 
 __all__ = ["is_real", "is_count", "check_X", "check_y", "check_X_y", "binary_labels", "choice", "positive",
-           "count", "finite_number", "check_gram_problem", "real_targets"]
+           "positive_range", "count", "finite_number", "check_gram_problem", "real_targets"]
 
 
 def is_real(value):
@@ -56,6 +56,19 @@ def between(name, value, low, high):
     if not low < v < high:
         raise InputError(f"{name} must be strictly between {low:g} and {high:g}; got {value!r}")
     return v
+
+
+def positive_range(name, value, malformed=None):
+    """``value`` as floats ``(lo, hi)``, or :class:`InputError` unless ``0 < lo < hi < inf``
+    (``malformed``: the message when it is not a pair of numbers)."""
+    malformed = malformed or f"{name} must be a pair (lo, hi) of positive numbers"
+    try:
+        lo, hi = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise InputError(f"{malformed}; got {value!r}") from None
+    if not (0 < lo < hi < math.inf):
+        raise InputError(f"{name} must satisfy 0 < lo < hi < inf; got {value!r}")
+    return lo, hi
 
 
 def count(name, value):

@@ -65,6 +65,38 @@ def test_product_memo_returns_the_products_and_tells_contents_apart(data):
     assert len(calls) == 7
 
 
+def test_product_memo_wraps_owned_products_within_its_bytes(data):
+    """Wrapped products: answered for the same owners only, the asked rows of the full products,
+    and no more bytes kept than ``max_bytes`` (but the newest answer)."""
+    _, D = data
+    k = Kernels(D)
+    calls = []
+
+    def products(x, C, cols=None):
+        calls.append(x)
+        return k.products(x, C, cols)
+
+    C = np.random.default_rng(1).random((D.shape[0], 2))
+    one = sum(a.nbytes for a in k.products(0.5, C))
+    memo = ProductMemo(max_bytes=2 * one)
+    a, b = object(), object()
+    rows = np.array([3, 1])
+    first = memo.wrap(products, (a,))(0.5, C)
+    assert memo.wrap(products, (a,))(0.5, C.copy()) is first and len(calls) == 1
+    for A, B in zip(memo.wrap(products, (a,), rows)(0.5, C), first):
+        np.testing.assert_array_equal(A, B[rows])
+    memo.wrap(products, (b,))(0.5, C)  # another owner: computed anew
+    assert len(calls) == 2 and len(memo) == 2 and memo.bytes == 2 * one
+    memo.wrap(products, (a,))(0.25, C)  # over the bytes: the oldest goes
+    assert len(memo) == 2 and memo.bytes == 2 * one
+    memo.wrap(products, (a,))(0.5, C)
+    assert len(calls) == 4
+    small = ProductMemo(max_bytes=1)
+    for x in (0.5, 0.25):
+        small.wrap(products, (a,))(x, C)
+    assert len(small) == 1 and small.bytes == one
+
+
 def test_chunked_products_do_not_depend_on_the_threads(data, monkeypatch):
     """Products summed in chunks of rows on several threads: the same numbers on one thread and
     on two, bit for bit, and the products of the kernel formed explicitly to rounding."""

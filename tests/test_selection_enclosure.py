@@ -206,14 +206,14 @@ def test_svm_bias_order_statistics_over_a_band_against_all_training_points(R):
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 def test_svm_enclosures_through_the_product_cache_equal_fresh_ones():
     """A search's calls (a piece, its halves, its quarters, points; changing row subsets) through
-    one ProductCache give the enclosures of fresh calls (the new points' products of a row subset
+    one ProductMemo give the enclosures of fresh calls (the new points' products of a row subset
     are a BLAS product of other shape: equal up to rounding, far inside the allowances), reuse
     the products at shared ends, and hold the exact optimum of an independent tight solve."""
-    from approxpath.selection.predictions import ProductCache
+    from approxpath.compute.caches import PRODUCT_BYTES, ProductMemo
 
     problem, interval, eps, Xv, _, _, exact = _svm_case()
     path = approxpath.approximate_path(problem, eps=eps, interval=interval)
-    bound, cache, rng = problem.bound, ProductCache(), np.random.default_rng(2)
+    bound, cache, rng = problem.bound, ProductMemo(max_bytes=PRODUCT_BYTES), np.random.default_rng(2)
     calls = 0
     for piece in path.pieces[::3]:
         a, b = piece.lo, piece.hi

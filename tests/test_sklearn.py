@@ -99,6 +99,7 @@ def test_grid_selection_and_explicit_validation_data(two_class):
     (dict(eps=-1.0), {}, "eps must be"),
     (dict(eps=None), {}, "eps must be"),
     (dict(t_range=(2.0, 1.0)), {}, "t_range must satisfy"),
+    (dict(t_range="ab"), {}, "t_range must be a pair"),
     (dict(), dict(X_val=np.zeros((2, 2))), "without y_val"),
 ])
 def test_svc_bad_input(two_class, kwargs, fit_kw, match):

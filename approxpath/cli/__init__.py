@@ -17,7 +17,7 @@ import argparse
 import json
 import re
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from .. import __version__
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
@@ -172,8 +172,9 @@ def _term_watchdog(fd, done):
         while time.monotonic() < end and not done.wait(0.05):
             pass
         if not done.is_set():
-            print("approxpath: terminated during a native solve (a checkpoint, if any, keeps the work up to "
-                  "its last exact solve: --resume)", file=sys.stderr, flush=True)
+            print(f"approxpath: terminated: native code (a solver, a linear-algebra call) held the run for "
+                  f"{_TERM_GRACE:g} s after SIGTERM (a checkpoint, if any, keeps the work up to its last exact "
+                  f"solve: --resume)", file=sys.stderr, flush=True)
             os._exit(EXIT_CODES["terminated"])
 
 
@@ -210,7 +211,8 @@ def _sigterm_unwinds():
         done.set()
         signal.set_wakeup_fd(old_fd)
         signal.signal(signal.SIGTERM, old)
-        os.write(w, b"\0")  # wake the watchdog: it sees ``done`` and returns
+        with suppress(BlockingIOError):  # (a pipe full of signal bytes wakes it as well)
+            os.write(w, b"\0")  # wake the watchdog: it sees ``done`` and returns
         watchdog.join()
         os.close(r)
         os.close(w)

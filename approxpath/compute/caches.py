@@ -7,6 +7,7 @@ bit for bit; the verifier does not use these caches.
 from __future__ import annotations
 
 import hashlib
+import math
 import sys
 from collections import OrderedDict
 
@@ -14,12 +15,16 @@ import numpy as np
 
 from .kernels import Kernels, gaussian
 
-__all__ = ["CACHE_BYTES", "KernelCache", "ProductMemo", "kept_kernels"]
+__all__ = ["CACHE_BYTES", "PRODUCT_BYTES", "KernelCache", "ProductMemo", "kept_kernels"]
 
 #: Memory the kernel cache may use (bytes): 1.2 GB would keep six kernels of n = 4781 (real-valued features).
 CACHE_BYTES = 1_200_000_000
 # ... but no more than this many: a path revisits only the ends of the last few pieces
 _CACHE_MAX = 12
+#: Bytes of kernel products a search's :class:`ProductMemo` keeps: at n = 281 (ionosphere's folds)
+#: an answer is ~40 kB and a search's refinements reuse a few hundred; at a4a's n = 4781, ~0.7 MB,
+#: still ~90 answers.
+PRODUCT_BYTES = 64 << 20
 # histograms kept (one per coefficient column: the class sums of the few duals a path
 # evaluates at a time, two columns each)
 _HISTOGRAMS = 16
@@ -97,34 +102,69 @@ class KernelCache(Kernels):
 
 
 class ProductMemo:
-    """:meth:`Kernels.products` remembering its last ``size`` answers by the content of the
-    arguments: a bound that evaluates the same coefficients at the same point again (the
-    pieces of a path that meet there, a search choosing among candidates) gets the same
-    arrays, bit for bit, without another pass over :math:`D`.
+    """Kernel products remembered by the content of their arguments: a bound that evaluates the
+    same coefficients at the same point again (the pieces of a path that meet there, a search
+    refining a cell into halves) gets the same arrays, bit for bit, without another pass over
+    :math:`D`.  Calling the memo is ``products`` memoized; :meth:`wrap` memoizes other callables
+    in the same store.  An answer is used only for the same callable's owners, the same point
+    and arguments equal to the stored ones (keys by ``id`` and hash only find it); the least
+    recently used answers go first beyond ``size`` of them or ``max_bytes`` of products.
 
     Parameters
     ----------
-    products : callable
-        ``products(x, C, rows=None, order=2)`` (:meth:`Kernels.products`).
-    size : int
-        Answers kept (the least recently used goes first).
+    products : callable, optional
+        ``products(x, C, rows=None, order=2)`` (:meth:`Kernels.products`), what a call answers.
+    size : int, optional
+        Answers kept at most; no limit if omitted.
+    max_bytes : int, optional
+        Bytes of products kept at most (the newest answer stays, whatever its size); no limit if
+        omitted.
     """
 
-    def __init__(self, products, size):
-        self.products, self.size = products, int(size)
+    def __init__(self, products=None, size=None, max_bytes=None):
+        self.products, self.bytes = products, 0
+        self.size = math.inf if size is None else int(size)
+        self.max_bytes = math.inf if max_bytes is None else int(max_bytes)
         self._memo = OrderedDict()
 
+    def __len__(self):
+        """The number of answers kept."""
+        return len(self._memo)
+
     def __call__(self, x, C, rows=None, order=2):
+        return self._answer(self.products, (), x, C, rows, order)
+
+    def wrap(self, products, owners, rows=None):
+        """``products(x, C, cols)`` through the memo: ``owners``, a tuple of the objects that fix
+        what it computes (the pair, the distances; held while an answer lives, so their ``id``
+        is not reused); with ``rows``, the rows ``rows`` of the full products (computed for
+        every row once)."""
+        owners = tuple(owners)
+
+        def memoized(x, C, cols=None):
+            out = self._answer(products, owners, x, C, cols)
+            return out if rows is None else tuple(a[rows] for a in out)
+
+        return memoized
+
+    def _answer(self, products, owners, x, C, rows, *more):
         C = np.ascontiguousarray(C, dtype=float)
         rows = None if rows is None else np.ascontiguousarray(rows)
-        key = (float(x), order, C.shape, hash(C.tobytes()), None if rows is None else hash(rows.tobytes()))
+        key = (tuple(map(id, owners)), float(x), more, C.shape, hash(C.tobytes()),
+               None if rows is None else hash(rows.tobytes()))
         hit = self._memo.get(key)
-        # (the hash only finds the entry: the arrays themselves are compared)
-        if hit is not None and np.array_equal(hit[0], C) and (rows is None or np.array_equal(hit[1], rows)):
+        if (hit is not None and all(a is b for a, b in zip(hit[0], owners)) and np.array_equal(hit[1], C)
+                and (rows is None or np.array_equal(hit[2], rows))):
             self._memo.move_to_end(key)
-            return hit[2]
-        out = self.products(x, C, rows, order)
-        self._memo[key] = (C, rows, out)
-        while len(self._memo) > self.size:
-            self._memo.popitem(last=False)
+            return hit[3]
+        out = products(x, C, rows, *more)
+        if hit is not None:  # a hash's other content: replaced
+            self._drop(key)
+        self._memo[key] = (owners, C, rows, out)
+        self.bytes += sum(a.nbytes for a in out)
+        while len(self._memo) > self.size or (self.bytes > self.max_bytes and len(self._memo) > 1):
+            self._drop(next(iter(self._memo)))
         return out
+
+    def _drop(self, key):
+        self.bytes -= sum(a.nbytes for a in self._memo.pop(key)[3])

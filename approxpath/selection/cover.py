@@ -22,10 +22,11 @@ import inspect
 
 import numpy as np
 
+from ..compute.caches import PRODUCT_BYTES, ProductMemo
 from ..moving import value_at
 from ..numerics import fp_margin, log_mid
 from .losses import loss_totals
-from .predictions import ProductCache, halves
+from .predictions import halves
 
 __all__ = ["Tracks", "Validation", "ClosedForm", "Sampled", "merge_covers"]
 
@@ -135,7 +136,7 @@ class Validation:
         self._rows = "rows" in takes
         self._options = {"signs": True} if loss == "error" and "signs" in takes else {}
         if "cache" in takes:
-            self._options["cache"] = ProductCache()
+            self._options["cache"] = ProductMemo(max_bytes=PRODUCT_BYTES)
 
     def _enclose(self, k, piece, s, e, rows):
         bound = self.tracks.problems[k].bound

@@ -20,7 +20,6 @@ the enclosed quantity lies in ``[low[..., j], up[..., j]]``.  A point ``lo == hi
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 
 import numpy as np
 
@@ -30,7 +29,7 @@ from ..compute.kernels import gaussian
 from ..numerics import fp_margin, kernel_entry_error
 
 __all__ = ["combination_hull", "cross_products", "expansion_cover", "halves", "new_distances", "node_hull", "sqrt_up",
-           "widen", "CHAIN", "ProductCache", "stacked_products"]
+           "widen", "CHAIN", "stacked_products"]
 
 #: Dependent operations after the n-term sums of an envelope (coefficients, the difference,
 #: node values, lift): as in :mod:`approxpath.problems._regression` (``_CHAIN``, derived there).
@@ -56,64 +55,6 @@ def cross_products(Dc):
         return E @ C, T @ C, (T * Ds) @ C
 
     return products
-
-
-# Bytes of kernel products a ProductCache keeps (oldest dropped first): at n = 281 (ionosphere's
-# folds) an entry is ~40 kB and a search's refinements reuse a few hundred; at a4a's n = 4781,
-# ~0.7 MB, still ~90 entries.
-_CACHE_BYTES = 64 << 20
-
-
-class ProductCache:
-    """Kernel products at bandwidths, kept for later enclosures of the same pairs.
-
-    A search refines a cell ``[a, b]`` of a piece into ``[a, m]`` and ``[m, b]``: the products
-    at ``a`` and ``b`` (the expensive part of :func:`expansion_cover`: a kernel pass each) were
-    computed for the parent.  :meth:`wrap` memoizes a ``products`` callable per bandwidth; an
-    entry is used only for the same ``owners`` (objects that fix the products: the pair, the
-    distances; held here, so their ``id`` is not reused while the entry lives), the same ``tag``,
-    and coefficients and columns equal to the stored ones, so a hit returns the very numbers a
-    fresh call computes.  Least recently used entries go first beyond ``max_bytes``.
-    """
-
-    def __init__(self, max_bytes=_CACHE_BYTES):
-        self.max_bytes, self.bytes = int(max_bytes), 0
-        self._entries = OrderedDict()
-
-    def __len__(self):
-        """The number of products kept."""
-        return len(self._entries)
-
-    def wrap(self, products, owners, tag, rows=None):
-        """``products(x, C, cols)`` through the cache (``owners``: a tuple of the objects the
-        products depend on); with ``rows``, the rows ``rows`` of the full products (computed for
-        every row once)."""
-        ids = tuple(id(o) for o in owners)
-
-        def cached(x, C, cols=None):
-            C = np.asarray(C, dtype=float)
-            key = (ids, tag, float(x), cols is None, C.shape)
-            hit = self._entries.get(key)
-            if (hit is None or any(a is not b for a, b in zip(hit[0], owners)) or not np.array_equal(hit[1], C)
-                    or not (cols is None or np.array_equal(hit[2], cols))):
-                out = products(x, C, cols)
-                hit = (tuple(owners), C.copy(), None if cols is None else np.array(cols), out)
-                self._put(key, hit)
-            else:
-                self._entries.move_to_end(key)
-            return hit[3] if rows is None else tuple(a[rows] for a in hit[3])
-
-        return cached
-
-    def _put(self, key, entry):
-        old = self._entries.pop(key, None)
-        if old is not None:
-            self.bytes -= sum(a.nbytes for a in old[3])
-        self._entries[key] = entry
-        self.bytes += sum(a.nbytes for a in entry[3])
-        while self.bytes > self.max_bytes and len(self._entries) > 1:
-            _, gone = self._entries.popitem(last=False)
-            self.bytes -= sum(a.nbytes for a in gone[3])
 
 
 def stacked_products(*products):

@@ -6,11 +6,39 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Selection"]
+__all__ = ["Selection", "SelectionResult"]
+
+
+class SelectionResult:
+    """What a :class:`Selection` and a :class:`~approxpath.surface.SurfaceSelection` share (a base
+    of frozen dataclasses, without fields): :attr:`reached` and the summary line."""
+
+    _runs = "path"  # what a fold's computation is called in the summary
+    _rival = "t"  # what a claim is about
+
+    @property
+    def reached(self):
+        """Whether ``delta <= tol``."""
+        return bool(self.delta <= self.tol)
+
+    def _point(self):
+        return f"t = {self.t:.6g}"
+
+    def _work(self):
+        return f"{self.exact_solves} exact solves"
+
+    def summary(self):
+        """One line for people."""
+        best = "lowest" if self.sense == "min" else "highest"
+        claim = (f"no {self._rival} is better by more than delta = {self.delta:.4g}" if self.kind == "certified"
+                 else "sampled: nothing is proven between the sampled points")
+        return (f"{self.criterion} ({best} is best, {self.folds} {self._runs}{'s' if self.folds > 1 else ''}): "
+                f"{self._point()}, value in [{self.value[0]:.6g}, {self.value[1]:.6g}]; {claim} "
+                f"(tol {self.tol:g}); {self._work()}, {self.wall_s:.2f} s")
 
 
 @dataclass(frozen=True)
-class Selection:
+class Selection(SelectionResult):
     """A selected parameter with its guarantee.
 
     Attributes
@@ -56,20 +84,6 @@ class Selection:
     folds: int = 1
     wall_s: float = 0.0
     paths: tuple = field(default=(), repr=False)
-
-    @property
-    def reached(self):
-        """Whether ``delta <= tol``."""
-        return bool(self.delta <= self.tol)
-
-    def summary(self):
-        """One line for people."""
-        best = "lowest" if self.sense == "min" else "highest"
-        claim = (f"no t is better by more than delta = {self.delta:.4g}" if self.kind == "certified"
-                 else "sampled: nothing is proven between the sampled points")
-        return (f"{self.criterion} ({best} is best, {self.folds} path{'s' if self.folds > 1 else ''}): "
-                f"t = {self.t:.6g}, value in [{self.value[0]:.6g}, {self.value[1]:.6g}]; {claim} "
-                f"(tol {self.tol:g}); {self.exact_solves} exact solves, {self.wall_s:.2f} s")
 
     def to_json(self):
         """A JSON-ready dict of the scalars."""

@@ -19,7 +19,7 @@ import time
 from ..driver.progress import count_bar
 from ..errors import BudgetExceededError, InputError
 from ..numerics import STORED_PAD, stored_bound
-from ..validate import count, is_real
+from ..validate import count, is_real, positive_range
 from .engine import Engine, cut_weight
 from .result import Surface, SurfaceCell
 
@@ -44,16 +44,6 @@ _TRIES = 6
 _BRIDGE = 3
 # Progress: the bar counts thousandths of the box (in log-log area).
 _STEPS = 1000
-
-
-def _range(name, value):
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a pair (lo, hi) of positive numbers; got {value!r}") from None
-    if not (0 < lo < hi < math.inf):
-        raise InputError(f"{name} must satisfy 0 < lo < hi < inf; got {value!r}")
-    return lo, hi
 
 
 def _cut(engine, k, run, wl, wh):
@@ -120,8 +110,8 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
     t_start = time.perf_counter()
     if not (is_real(eps) and math.isfinite(eps) and eps > 0):
         raise InputError(f"eps must be a positive finite number; got {eps!r}")
-    w_lo, w_hi = _range("weights", weights)
-    t_lo, t_hi = _range("bandwidths", problem.default_interval() if bandwidths is None else bandwidths)
+    w_lo, w_hi = positive_range("weights", weights)
+    t_lo, t_hi = positive_range("bandwidths", problem.default_interval() if bandwidths is None else bandwidths)
     problem.bound.check_interval(t_lo, t_hi)
     count("max_solves", max_solves)
     count("max_cells", max_cells)

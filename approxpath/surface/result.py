@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..certificate.format import FORMAT_VERSION, content_sha256, write_npz
 from ..certificate.surface import CELL_FIELDS, CELL_KINDS, SURFACE, SURFACE_FORMAT, read_surface
-from ..errors import InputError
 from ..moving import combine, value_at
+from ..result import CertifiedResult, check_claims
+from ..selection.result import SelectionResult
 
 __all__ = ["SurfaceCell", "Surface", "SurfaceSelection", "load_surface"]
 
@@ -58,7 +58,7 @@ class SurfaceCell:
 
 
 @dataclass(frozen=True, repr=False)
-class Surface:
+class Surface(CertifiedResult):
     """An ε-approximate solution surface over the bandwidth t and the weight (C or λ).
 
     Attributes
@@ -82,6 +82,8 @@ class Surface:
     verified : bool
         True for a surface computed here or verified on loading.
     """
+
+    _noun, _parts = "surface", "cells"
 
     problem: object
     eps: float
@@ -109,15 +111,6 @@ class Surface:
         """The name of the weight option (``c``, ``lam``)."""
         return self.meta.get("weight")
 
-    @property
-    def certified(self):
-        """True if every cell is certified (and the surface was computed or verified here)."""
-        return self.verified and all(c.kind == "certified" for c in self.cells)
-
-    @property
-    def max_gap_bound(self):
-        return max(c.gap_bound for c in self.cells)
-
     def cell_at(self, t, w):
         """A cell containing ``(t, w)`` (the first found where edges are shared)."""
         (t0, t1), (w0, w1) = self.box
@@ -129,9 +122,7 @@ class Surface:
         raise ValueError(f"no cell contains ({t!r}, {w!r}): the cells do not tile the box")
 
     def _problem_at(self, w):
-        if self.problem is None:
-            raise RuntimeError("this surface was loaded without its data: pass X and y to load_surface")
-        return self.problem.with_weight(w)
+        return self._need_problem().with_weight(w)
 
     def primal(self, t, w):
         """The surface's primal point at ``(t, w)`` (slacks and the like filled in there)."""
@@ -166,8 +157,7 @@ class Surface:
             f"{self.meta.get('problem')} over t in [{t0:.6g}, {t1:.6g}] x {self.weight} in [{w0:.6g}, {w1:.6g}]",
             f"eps = {self.eps:g} ({'relative' if self.relative else 'absolute'}); {len(self.cells)} cells "
             f"({counts['certified']} certified, {counts['uncovered']} uncovered) in {len(widths)} weight bands",
-            f"exact solves {self.exact_solves}; max gap bound {self.max_gap_bound:.4g}; wall {self.wall_s:.2f} s "
-            f"(exact solves {self.solve_s:.2f} s, certification {self.certify_s:.2f} s)"
+            f"exact solves {self.exact_solves}; max gap bound {self.max_gap_bound:.4g}; {self._times()}"
             + ("" if self.verified else "\nUNVERIFIED: loaded without checking its claims")])
 
     def to_json(self):
@@ -181,27 +171,16 @@ class Surface:
     def save(self, file, embed_data=None):
         """Write the surface certificate (``.npz``) atomically (as :meth:`approxpath.Path.save`);
         ``embed_data``: store the data (default: when no data file is recorded)."""
-        from ..result import _version
-
-        if self.problem is None:
-            raise RuntimeError("this surface was loaded without its data: pass X and y to load_surface")
-        arrays = cells_to_arrays(self.problem.bound, self.cells)
-        meta = dict(self.meta)
-        if embed_data is None:
-            embed_data = not meta.get("data_file")
-        if embed_data:
-            arrays.update(data_X=np.asarray(self.problem.X, dtype=float), data_y=np.asarray(self.problem.y, dtype=float))
-        meta.update(certificate=SURFACE, surface_format=SURFACE_FORMAT, format_version=FORMAT_VERSION,
-                    library_version=_version(), eps=self.eps, relative=self.relative,
-                    box=[list(map(float, r)) for r in self.box], cell_kinds=[c.kind for c in self.cells],
-                    exact_solves=self.exact_solves, solve_points=[list(p) for p in self.solve_points],
-                    wall_s=self.wall_s, solve_s=self.solve_s, certify_s=self.certify_s)
-        meta["content_sha256"] = content_sha256(arrays, meta)
-        return write_npz(file, arrays, meta, inputs=[meta.get("data_file")] if meta.get("data_file") else [])
+        arrays = cells_to_arrays(self._need_problem().bound, self.cells)
+        return self._write(file, arrays, embed_data, dict(
+            eps=self.eps, relative=self.relative, box=[list(map(float, r)) for r in self.box],
+            cell_kinds=[c.kind for c in self.cells], exact_solves=self.exact_solves,
+            solve_points=[list(p) for p in self.solve_points], wall_s=self.wall_s, solve_s=self.solve_s,
+            certify_s=self.certify_s), head=dict(certificate=SURFACE, surface_format=SURFACE_FORMAT))
 
 
 @dataclass(frozen=True)
-class SurfaceSelection:
+class SurfaceSelection(SelectionResult):
     """A bandwidth and a weight chosen by a validation loss of the exact optimum, with its
     guarantee over the whole box (:func:`~approxpath.surface.select.select_surface`).
 
@@ -246,23 +225,18 @@ class SurfaceSelection:
 
     sense = "min"
     kind = "certified"  # every rectangle's enclosure is rigorous (an uncovered cell's is the trivial one)
-
-    @property
-    def reached(self):
-        """Whether ``delta <= tol``."""
-        return bool(self.delta <= self.tol)
+    _runs, _rival = "fold", "point of the box"
 
     def undecided(self):
         """Mask (W, T) of the rectangles not excluded: where some point may still have a loss at
         most the chosen point's (``lo <= value[1]``); every other point is worse than it."""
         return self.lo <= self.value[1]
 
-    def summary(self):
-        """One line for people."""
-        return (f"{self.criterion} (lowest is best, {self.folds} fold{'s' if self.folds > 1 else ''}): "
-                f"t = {self.t:.6g}, {self.weight} = {self.w:.6g}, value in [{self.value[0]:.6g}, {self.value[1]:.6g}]; "
-                f"no point of the box is better by more than delta = {self.delta:.4g} (tol {self.tol:g}); "
-                f"{self.exact_solves} exact solves, {self.cells} cells, {self.wall_s:.2f} s")
+    def _point(self):
+        return f"t = {self.t:.6g}, {self.weight} = {self.w:.6g}"
+
+    def _work(self):
+        return f"{self.exact_solves} exact solves, {self.cells} cells"
 
     def to_json(self):
         """A JSON-ready dict of the scalars."""
@@ -305,7 +279,6 @@ def load_surface(file, X=None, y=None, verify=True):
         Not a well-formed surface certificate, or one that does not verify.
     """
     from ..certificate.verify import check_data, embedded_data
-    from ..certificate.verify import verify as verify_file
     from ..registry import get_problem
 
     arrays, meta = read_surface(file)
@@ -316,11 +289,7 @@ def load_surface(file, X=None, y=None, verify=True):
         options = dict(meta["options"], **{meta["weight"]: meta["box"][1][0]})
         problem = check_data(meta, get_problem(meta["problem"])(X, y, **options))
         if verify:
-            report = verify_file(file, X, y)
-            if not report.claims_hold:
-                false = [f for f in report.failures if "is uncovered" not in f] or list(report.failures)
-                raise InputError(f"{str(file)!r} does not verify ({len(false)} false claim(s); first: {false[0]}): "
-                                 "pass verify=False to load it unchecked")
+            check_claims(file, X, y)
     bound = problem.bound if problem is not None else None
     per_cell = {k: v for k, v in arrays.items() if k not in CELL_FIELDS and not k.startswith("data_")}
     cells = []

@@ -26,7 +26,8 @@ from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..numerics import log_mid
 from ..selection.losses import loss_totals
 from ..selection.search import DEFAULT_EPS, default_criterion, fold_problems
-from .build import _range, tile
+from ..validate import positive_range
+from .build import tile
 from .engine import Engine
 from .result import SurfaceSelection
 
@@ -192,8 +193,8 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
                          "closed-form criteria (loocv, gcv, lml) select over one parameter only")
     if weights is None:
         raise InputError(f"pass weights=(lo, hi): the range of {problem.bound.weight}")
-    w_lo, w_hi = _range("weights", weights)
-    t_lo, t_hi = _range("bandwidths", problem.default_interval() if bandwidths is None else bandwidths)
+    w_lo, w_hi = positive_range("weights", weights)
+    t_lo, t_hi = positive_range("bandwidths", problem.default_interval() if bandwidths is None else bandwidths)
     problem.bound.check_interval(t_lo, t_hi)
     if not hasattr(problem.bound, "prediction_enclosure"):
         raise InputError(f"{problem.name} has no prediction_enclosure: its validation loss cannot be enclosed")

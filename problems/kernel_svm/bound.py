@@ -229,7 +229,7 @@ class SVMBound(KernelBound):
         :math:`P - P^* \\le` gap and :math:`P - P^* \\ge \\tfrac12\\lVert\\tilde f - \\tilde f^*\\rVert_H^2` give
         :math:`R = \\sqrt{2\\,gap}`.  C does not enter otherwise: the strong convexity does not
         involve it, and it scales the hinge sum whose minimizers are the optimal biases.
-        ``cache``: a :class:`~approxpath.selection.predictions.ProductCache` kept across calls."""
+        ``cache``: a :class:`~approxpath.compute.caches.ProductMemo` kept across calls."""
         from .enclosure import prediction_enclosure
 
         if weight_range is not None and weight_range[1] > weight_range[0]:

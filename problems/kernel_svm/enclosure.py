@@ -56,7 +56,7 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
     given a primal whose gap is at most ``gap`` there (see the module docstring).  ``signs``:
     only the signs are wanted (the 0-1 error), and a value whose sign no order statistic can
     decide keeps the cheaper, wider enclosure (:func:`optimal_decisions`).  ``cache``: a
-    :class:`~approxpath.selection.predictions.ProductCache` that keeps the kernel products at
+    :class:`~approxpath.compute.caches.ProductMemo` that keeps the kernel products at
     ``lo`` and ``hi`` for later calls with the same ``primal`` and ``X_new`` (the same numbers).
 
     Returns
@@ -75,8 +75,8 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
     cross, train = cross_products(Dc), bound.kernels.products
     if cache is not None:  # every row's products once per bandwidth: rows change between calls
         D_all = new_distances(bound, X_new)
-        cross = cache.wrap(cross_products(D_all), (primal, D_all), "new", rows)
-        train = cache.wrap(train, (primal, bound.kernels), "training")
+        cross = cache.wrap(cross_products(D_all), (primal, D_all), rows)
+        train = cache.wrap(train, (primal, bound.kernels))
     # the new points' and the training points' expansions in one cover (row by row the same
     # arithmetic and allowances as two)
     edges, e_low, e_up = expansion_cover(stacked_products(cross, train), w, t_lo, t_hi, d, n)  # (m + n, K, J)
