@@ -1,7 +1,8 @@
 """The selection search's refinement policy (approxpath.selection.search): a chosen point wider
-than tol / 2 tightens the chosen cell only, and a stalled cell's test at its middle stops
-enclosing folds once its answer is known.  References: the exact optima's 3-fold error from a
-tight CVXPY solve per fold at random t, and the full point cover for the stall test."""
+than tol / 2 tightens the chosen cell and only the active cells whose enclosure at their
+middle is as wide (the others are halved), and that middle test stops enclosing folds once its
+answer is known.  References: the exact optima's 3-fold error from a tight CVXPY solve per
+fold at random t, and the full point cover for the middle test."""
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ INTERVAL = (0.1, 10.0)
 
 @pytest.fixture(scope="module")
 def spied():
-    """A selection whose search took both branches, with what its stall tests answered next to
+    """A selection whose search took both branches, with what its middle tests answered next to
     the width of the full point cover at the same t (every fold enclosed)."""
     seen = {"chosen": 0, "stall": []}
     step, wide_at = search_module._Search.step, Validation.wide_at
