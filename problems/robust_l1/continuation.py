@@ -203,7 +203,7 @@ def moving_restore(problem, primal, dual, lo, hi):
     for j, (v, unit) in enumerate(slopes, start=1):
         U = np.column_stack([u, v])
         unit_W = _drifting(RATE_FACTORS * unit, m, lo, hi)
-        box = np.array([box_norm(U, W, np.zeros(2)) for W in unit_W])
+        box = box_norm(U, unit_W, np.zeros(2))
         sups = bound.moving_sup_norms(U, unit_W, zero, lo, hi, envelopes=(_columns(P, [0, j]), _columns(N, [0, j])))
         with np.errstate(divide="ignore", invalid="ignore"):
             scales = np.minimum(np.minimum(1.0, (1.0 - SAFETY) / box), limit / sups)

@@ -23,11 +23,21 @@ __all__ = ["anchored", "anchored_combinations", "box_norm", "dual_values", "lam_
 
 
 def box_norm(U, W, err):
-    """A rigorous upper bound of :math:`\\max_t \\max_i |\\sum_k w_k(t) (U)_{ik}|` for weights of
+    """A rigorous upper bound of :math:`\max_t \max_i |\sum_k w_k(t) (U)_{ik}|` for weights of
     degree <= 1 with Bernstein coefficients ``W`` (K, m + 1) on the piece (``err`` (K,) their
     error): linear in ``t``, so largest at an end, where the weights are the end coefficients
-    (each value widened by its rounding)."""
+    (each value widened by its rounding).  ``W`` of shape (r, K, m + 1): the r bounds at once,
+    shape (r,) (a search's candidate rates: one product per end for all of them)."""
     U, W = np.asarray(U, dtype=float), np.asarray(W, dtype=float)
+    if W.ndim == 3:
+        aU = np.abs(U)
+        widen = aU @ (err + coefficient_rounding(W)).T  # (n, r)
+        best = np.zeros(W.shape[0])
+        for e in {0, W.shape[2] - 1}:
+            w = W[:, :, e]  # (r, K)
+            value = np.abs(U @ w.T) + fp_margin(U.shape[1], 1.0) * (aU @ np.abs(w).T) + widen
+            best = np.maximum(best, value.max(axis=0))
+        return best
     if U.shape[1] == 1 and W.shape[1] == 1:  # s u: exact where |s| is 1, else one rounding of |s| max|u|
         s = abs(float(W[0, 0]))
         box = s * float(np.max(np.abs(U)))
