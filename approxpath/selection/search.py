@@ -7,10 +7,9 @@ cell, no parameter has a criterion below ``U - δ`` with ``δ = U - L``.  Branch
 ``δ`` small: every cell whose lower bound is below ``U - tol`` ("active") is made finer (a
 cover of the cell: two halves).  Where that cannot help because the certified gap, not the
 cell's width, limits the enclosure, the folds' paths are recomputed there at a quarter of the
-pieces' gap bound (new exact solves): where the enclosure at a cell's middle point is at
-least half as wide as the cell's, tested for every active cell when the chosen point's own
-enclosure is wider than ``tol / 2`` (the chosen cell is then tightened in any case), else for
-the halved cells that kept most of their width.
+pieces' gap bound (new exact solves): in the chosen cell when the chosen point's own
+enclosure is wider than ``tol / 2``, and where a halved cell kept most of its width and the
+enclosure at its middle point is as wide.
 """
 
 from __future__ import annotations
@@ -80,10 +79,10 @@ class _Search:
         width = value[1] - value[0]
         tighten = []
         if width > 0.5 * self.tol:
-            # the gap limits the chosen point itself: tighten the chosen cell, and every active
-            # cell whose enclosure at its middle shows the same (the others are split), unless
-            # the last two tightenings shrank the gaps at the chosen point (by 4 at least) and
-            # not its enclosure (then the width is not the gaps')
+            # the gap limits the chosen point itself: tighten the chosen cell (the other active
+            # cells are split or tightened below, as their own enclosures show), unless the last
+            # two tightenings shrank the gaps at the chosen point (by 4 at least) and not its
+            # enclosure (then the width is not the gaps')
             chosen = int(np.argmin(self.hi))
             t = log_mid(self.edges[chosen], self.edges[chosen + 1])
             gap = max(p.gap_bound for k in range(len(self.crit.tracks)) for p, _, _ in self.crit.tracks.over(k, t, t))
@@ -96,10 +95,8 @@ class _Search:
                     return False
             tighten.append(chosen)
         width = self.hi[active] - self.lo[active]
-        # the cells whose gap may be the limit: every active one while the chosen cell's is,
-        # else those a split left with most of their width
-        suspects = active if tighten else active[width >= _STALL * self.parent[active]]
-        for i in suspects:
+        stalled = active[width >= _STALL * self.parent[active]]
+        for i in stalled:
             if i in tighten:
                 continue
             if self._wide_at_middle(i, 0.5 * (self.hi[i] - self.lo[i])):
