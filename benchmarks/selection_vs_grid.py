@@ -2,6 +2,7 @@
 
     APPROXPATH_LIBSVM_DIR=/path/to/libsvm python benchmarks/selection_vs_grid.py \
         [--data ionosphere_scale a2a a4a] [--ridge-n 200 1000] [--k 1] [--only svm ridge] [--box] [--grid-points 30 100] [--timeout 900]
+        [--before DIR]
 
 Every method runs as a whole fresh process (imports included), the methods of a case one after
 the other and the repetitions interleaved (the machine is shared: read the ratios).  Each row:
@@ -16,6 +17,9 @@ parameter, the certified delta, and the criterion at the choice computed here af
 * Kernel ridge (sinc, noise 0.2, lambda = 0.1, t over [2^-3, 2^5]): LOOCV, GCV and the log
   marginal likelihood, ``approxpath select kernel_ridge --criterion ...`` against the exact
   criterion on 30 t log-spaced over the interval (a Cholesky factor each, numpy/scipy).
+* ``--before DIR``: ``approxpath select`` also from the source tree ``DIR`` (another version:
+  ``git archive <commit> | tar -x -C DIR``, then ``ln -s ../problems DIR/approxpath/problems``,
+  the layout the package installs), interleaved with the others.
 * ``--box``: LIBSVM's tools/grid.py box (log2 C in -5..15 step 2, log2 gamma in 3..-15 step -2)
   through GridSearchCV on the same folds (:func:`box_rows`, where the certified 2-D selection
   joins once it exists).
@@ -83,13 +87,14 @@ def _child(spec):
                        "global-minmax", "--c", str(C), "--cv", "5", "--range", "2^-10", "2^10", "--json"]
                       + (["--n-features", str(N_FEATURES[spec["data"]])] if spec["data"] in N_FEATURES else []))
         got = json.loads(out.getvalue().strip().splitlines()[-1])
-        return dict(t=got["t"], delta=got["delta"], value=got["value"], solves=got["exact_solves"], rc=rc)
+        return dict(t=got["t"], delta=got["delta"], value=got["value"], solves=got["exact_solves"], rc=rc,
+                    cells=got["cells"])
     if kind == "estimator":
         from approxpath.sklearn import KernelPathSVC
 
         X, y = _svm_data(spec["data"])
         s = KernelPathSVC(C=C, cv=5, cv_tol=0.01, t_range=INTERVAL).fit(X, y).selection_
-        return dict(t=s.t, delta=s.delta, value=list(s.value), solves=s.exact_solves)
+        return dict(t=s.t, delta=s.delta, value=list(s.value), solves=s.exact_solves, cells=int(s.lo.size))
     if kind == "ridge-grid":
         from threadpoolctl import threadpool_limits
 
@@ -140,11 +145,13 @@ def _ridge_criterion(X, y, t, criterion, lam=RIDGE_LAM):
 # ------------------------------------------------------------------ the parent
 def _run(spec, timeout):
     """One method in a fresh process: its result with wall seconds (``stopped`` with the wall
-    time only, when it ran past ``timeout`` seconds and was killed)."""
+    time only, when it ran past ``timeout`` seconds and was killed).  ``spec["source"]``: the
+    source tree to import approxpath from instead of the installed one."""
     start = time.perf_counter()
+    env = dict(os.environ, PYTHONPATH=spec["source"]) if spec.get("source") else None
     try:
         done = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True,
-                              text=True, cwd=Path(__file__).parent, timeout=timeout)
+                              text=True, cwd=Path(__file__).parent, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return dict(stopped=True, wall=time.perf_counter() - start, cpu=float("nan"), peak_mb=float("nan"),
                     t=float("nan"), delta=None, value=None)
@@ -185,13 +192,15 @@ def _timing(runs, base):
             f"{_median(runs, 'cpu') / _median(base, 'cpu'):.2f}", "none" if delta is None else f"{delta:.4g}")
 
 
-def svm_rows(names, k, timeout, points=(30, 100)):
+def svm_rows(names, k, timeout, points=(30, 100), before=None):
     methods = [(f"GridSearchCV, {q} gamma", dict(method="grid", points=q)) for q in points]
+    if before:
+        methods.append(("approxpath select --cv 5, before", dict(method="select", source=str(Path(before).resolve()))))
     methods += [("approxpath select --cv 5", dict(method="select")),
-               ("KernelPathSVC(cv=5)", dict(method="estimator"))]
+                ("KernelPathSVC(cv=5)", dict(method="estimator"))]
     print(f"| data | method | wall s | CPU s | wall / grid {points[0]} | CPU / grid {points[0]} | peak MB | gamma | delta | "
-          "CV error at gamma (libSVM) | exact solves |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "CV error at gamma (libSVM) | exact solves | cells |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         runs = {label: [] for label, _ in methods}
         for _ in range(k):  # interleaved repetitions
@@ -204,7 +213,7 @@ def svm_rows(names, k, timeout, points=(30, 100)):
             timing, delta = _timing(r, runs[methods[0][0]])
             error = "-" if last.get("stopped") else f"{_pooled_error(X, y, folds, last['t']):.4f}"
             print(f"| {name} | {label} | {timing} | {_median(r, 'peak_mb'):.0f} | {last['t']:.4g} | {delta} | {error} | "
-                  f"{last.get('solves', '-')} |", flush=True)
+                  f"{last.get('solves', '-')} | {last.get('cells', '-')} |", flush=True)
 
 
 def box_rows(names, k, timeout):
@@ -248,6 +257,7 @@ def main():
     p.add_argument("--grid-points", nargs="+", type=int, default=[30, 100],
                    help="GridSearchCV's gammas (the first is the ratios' base)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds after which a method is stopped")
+    p.add_argument("--before", help="also `select` from this source tree (another version), interleaved")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -261,7 +271,7 @@ def main():
         return
     print(f"# {time.strftime('%Y-%m-%d')}, {machine()}, load average {os.getloadavg()[0]:.1f} at the start")
     if "svm" in args.only:
-        svm_rows(args.data, args.k, args.timeout, args.grid_points)
+        svm_rows(args.data, args.k, args.timeout, args.grid_points, args.before)
         if args.box:
             box_rows(args.data, args.k, args.timeout)
     if "ridge" in args.only:

@@ -179,6 +179,26 @@ class Validation:
         covers = [self._fold(k, a, b) for k in range(len(self.tracks))]
         return merge_covers(covers, [1.0 / self.total] * len(covers))
 
+    def wide_at(self, t, a, b, width):
+        """Whether the criterion's enclosure at ``t`` (a point of ``[a, b]``) is at least
+        ``width`` wide.  The folds are enclosed at ``t`` one at a time, the widest on ``[a, b]``
+        first, until the answer is known: a fold's width at ``t`` is at most its width on
+        ``[a, b]`` (what is known there holds at ``t``, and a loss's width grows with its
+        predictions' enclosures)."""
+        caps = np.zeros(len(self.known))
+        for k, known in enumerate(self.known):
+            lo, hi = loss_totals(self.name, self.y_val[k], *(v[:, None] for v in known.hull(a, b)))
+            caps[k] = float(hi[0] - lo[0]) / self.total
+        got, left = 0.0, float(caps.sum())
+        for k in np.argsort(-caps, kind="stable"):
+            if got >= width or got + left < width:
+                break
+            left -= caps[k]
+            if caps[k] > 0:
+                _, lo, hi, _ = self._fold(int(k), t, t)
+                got += float(hi[0] - lo[0]) / self.total
+        return got >= width
+
 
 class _Known:
     """The best enclosures known of the m held-out predictions of one fold on cells of the

@@ -7,9 +7,9 @@ cell, no parameter has a criterion below ``U - δ`` with ``δ = U - L``.  Branch
 ``δ`` small: every cell whose lower bound is below ``U - tol`` ("active") is made finer (a
 cover of the cell: two halves).  Where that cannot help because the certified gap, not the
 cell's width, limits the enclosure, the folds' paths are recomputed there at a quarter of the
-pieces' gap bound (new exact solves): everywhere active when the chosen point's own enclosure
-is wider than ``tol / 2``, else where a halved cell kept most of its width and the enclosure
-at its middle point is as wide.
+pieces' gap bound (new exact solves): in the chosen cell when the chosen point's own
+enclosure is wider than ``tol / 2``, and where a halved cell kept most of its width and the
+enclosure at its middle point is as wide.
 """
 
 from __future__ import annotations
@@ -77,11 +77,14 @@ class _Search:
         if active.size == 0:
             return False
         width = value[1] - value[0]
+        tighten = []
         if width > 0.5 * self.tol:
-            # the gap limits the chosen point itself: tighten every cell that matters at once,
-            # unless the last two tightenings shrank the gaps at the chosen point (by 4 at least)
-            # and not its enclosure (then the width is not the gaps')
-            t = log_mid(*self.edges[[int(np.argmin(self.hi)), int(np.argmin(self.hi)) + 1]])
+            # the gap limits the chosen point itself: tighten the chosen cell (the other active
+            # cells are split or tightened below, as their own enclosures show), unless the last
+            # two tightenings shrank the gaps at the chosen point (by 4 at least) and not its
+            # enclosure (then the width is not the gaps')
+            chosen = int(np.argmin(self.hi))
+            t = log_mid(self.edges[chosen], self.edges[chosen + 1])
             gap = max(p.gap_bound for k in range(len(self.crit.tracks)) for p, _, _ in self.crit.tracks.over(k, t, t))
             self.widths.append((width, gap))
             if len(self.widths) >= 3:
@@ -90,17 +93,13 @@ class _Search:
                     self.reason = (f"the criterion's enclosure at the chosen point stopped narrowing as the gaps did "
                                    f"(width {w0:.4g} -> {w1:.4g} while the gap there went {g0:.3g} -> {g1:.3g})")
                     return False
-            changed = self._tighten(active)
-            for a, b in changed:
-                self._replace(a, b)
-            return bool(changed)
+            tighten.append(chosen)
         width = self.hi[active] - self.lo[active]
         stalled = active[width >= _STALL * self.parent[active]]
-        tighten = []
         for i in stalled:
-            t = log_mid(self.edges[i], self.edges[i + 1])
-            _, plo, phi, _ = self.crit.cover(t, t)
-            if float(phi[0] - plo[0]) >= 0.5 * (self.hi[i] - self.lo[i]):
+            if i in tighten:
+                continue
+            if self._wide_at_middle(i, 0.5 * (self.hi[i] - self.lo[i])):
                 tighten.append(i)
         split = np.setdiff1d(active, tighten)
         changed = self._tighten(tighten) if tighten else []
@@ -109,6 +108,18 @@ class _Search:
         for a, b in changed + parts:
             self._replace(a, b)
         return bool(changed or parts)
+
+    def _wide_at_middle(self, i, width):
+        """Whether the criterion's enclosure at the middle of cell ``i`` is ``width`` wide or
+        more (the criterion's :meth:`~.cover.Validation.wide_at` where it has one: it stops
+        enclosing folds once the answer is known)."""
+        a, b = self.edges[i], self.edges[i + 1]
+        t = log_mid(a, b)
+        wide_at = getattr(self.crit, "wide_at", None)
+        if wide_at is not None:
+            return wide_at(t, a, b, width)
+        _, plo, phi, _ = self.crit.cover(t, t)
+        return float(phi[0] - plo[0]) >= width
 
     def _replace(self, a, b):
         """Put the criterion's cover of ``[a, b]`` in place of the cells inside it."""

@@ -1,0 +1,82 @@
+"""The selection search's refinement policy (approxpath.selection.search): a chosen point wider
+than tol / 2 tightens the chosen cell and only the active cells whose enclosure at their
+middle is as wide (the others are halved), and that middle test stops enclosing folds once its
+answer is known.  References: the exact optima's 3-fold error from a tight CVXPY solve per
+fold at random t, and the full point cover for the middle test."""
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath.data import make_classification
+from approxpath.selection import search as search_module
+from approxpath.selection import select
+from approxpath.selection.cover import Validation
+
+from selection_helpers import svm_cv_error
+
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
+INTERVAL = (0.1, 10.0)
+
+
+@pytest.fixture(scope="module")
+def spied():
+    """A selection whose search took both branches, with what its middle tests answered next to
+    the width of the full point cover at the same t (every fold enclosed)."""
+    seen = {"chosen": 0, "stall": []}
+    step, wide_at = search_module._Search.step, Validation.wide_at
+
+    def spy_step(self, value):
+        before = len(self.widths)
+        out = step(self, value)
+        seen["chosen"] += len(self.widths) - before
+        return out
+
+    def spy_wide_at(self, t, a, b, width):
+        answer = wide_at(self, t, a, b, width)
+        _, lo, hi, _ = self.cover(t, t)
+        seen["stall"].append((answer, float(hi[0] - lo[0]), width))
+        return answer
+
+    X, y = make_classification(n=45, d=2, seed=4)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_module._Search, "step", spy_step)
+        mp.setattr(Validation, "wide_at", spy_wide_at)
+        s = select(problem, cv=3, eps=0.2, interval=INTERVAL, tol=0.03)
+    return X, problem.y, s, seen
+
+
+def test_stall_test_answers_as_the_full_point_cover(spied):
+    *_, seen = spied
+    assert len(seen["stall"]) >= 10  # the test ran, with both answers
+    assert {answer for answer, _, _ in seen["stall"]} == {True, False}
+    for answer, full, width in seen["stall"]:
+        if abs(full - width) > 1e-9:  # (the full cover's width is padded by its rounding)
+            assert answer == (full >= width), (answer, full, width)
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_chosen_cell_tightening_keeps_the_guarantee(spied):
+    """Every random t's exact 3-fold error lies in its cell's enclosure and is not below the
+    chosen value by more than delta; the chosen t's inside the chosen enclosure."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y, s, seen = spied
+    assert seen["chosen"] >= 1  # the chosen point was wider than tol / 2 at least once
+    assert s.kind == "certified" and s.reached and s.delta <= 0.03
+    folds = list(StratifiedKFold(3).split(X, y))  # what check_cv(3) gives for labels
+    at, _ = svm_cv_error(X, y, folds, s.t, 1.0)
+    assert s.value[0] <= at + 1e-15 and at - 1e-15 <= s.value[1]
+    ts = np.exp(np.random.default_rng(7).uniform(*np.log(INTERVAL), 25))
+    checked = 0
+    for t in ts:
+        value, closest = svm_cv_error(X, y, folds, float(t), 1.0)
+        if closest < 1e-6:  # a held-out point the reference's accuracy cannot classify
+            continue
+        i = min(int(np.searchsorted(s.edges, t, side="right")) - 1, s.lo.size - 1)
+        assert s.lo[i] <= value + 1e-15 and value - 1e-15 <= s.hi[i], t
+        assert value + 1e-15 >= s.value[1] - s.delta, t
+        checked += 1
+    assert checked >= 20
