@@ -72,8 +72,9 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None):
     turn (:meth:`~approxpath.Problem.candidate`, then :meth:`~approxpath.Problem.restore`), the
     first pair whose certified gap (``problem.bound.gap``) is at most :data:`EXACT_GAP` relative
     to the dual objective, or at most ``enough(pair)`` (a backend given ``warm`` whose pair misses
-    it is tried once more from scratch before the next backend).  If none reaches it, a second round tries them again with tighter
-    settings (:class:`SolveSettings`); then the pair with the smallest gap is returned.
+    it is tried once more from scratch before the next backend).  If none reaches it, a second
+    round tries them again with tighter settings (:class:`SolveSettings`); then the pair with the
+    smallest gap is returned.
 
     Parameters
     ----------

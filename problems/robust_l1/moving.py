@@ -23,7 +23,7 @@ __all__ = ["anchored", "anchored_combinations", "box_norm", "dual_values", "lam_
 
 
 def box_norm(U, W, err):
-    """A rigorous upper bound of :math:`\max_t \max_i |\sum_k w_k(t) (U)_{ik}|` for weights of
+    """A rigorous upper bound of :math:`\\max_t \\max_i |\\sum_k w_k(t) (U)_{ik}|` for weights of
     degree <= 1 with Bernstein coefficients ``W`` (K, m + 1) on the piece (``err`` (K,) their
     error): linear in ``t``, so largest at an end, where the weights are the end coefficients
     (each value widened by its rounding).  ``W`` of shape (r, K, m + 1): the r bounds at once,
