@@ -42,13 +42,7 @@ def box_norm(U, W, err):
         s = abs(float(W[0, 0]))
         box = s * float(np.max(np.abs(U)))
         return box if s == 1.0 else box * (1.0 + 2.0**-52)
-    aU = np.abs(U)
-    best = 0.0
-    for e in {0, W.shape[1] - 1}:
-        w = W[:, e]
-        value = np.abs(U @ w) + fp_margin(U.shape[1], 1.0) * (aU @ np.abs(w)) + aU @ (err + coefficient_rounding(W))
-        best = max(best, float(value.max()))
-    return best
+    return float(box_norm(U, W[None], err)[0])
 
 
 def anchored(w):
