@@ -162,16 +162,12 @@ def _term_watchdog(fd, done):
     last exact solve stays on disk)."""
     import os
     import signal
-    import time
 
     while not done.is_set():
         got = os.read(fd, 64)
         if done.is_set() or signal.SIGTERM not in got:
             continue
-        end = time.monotonic() + _TERM_GRACE
-        while time.monotonic() < end and not done.wait(0.05):
-            pass
-        if not done.is_set():
+        if not done.wait(_TERM_GRACE):
             print(f"approxpath: terminated: native code (a solver, a linear-algebra call) held the run for "
                   f"{_TERM_GRACE:g} s after SIGTERM (a checkpoint, if any, keeps the work up to its last exact "
                   f"solve: --resume)", file=sys.stderr, flush=True)
