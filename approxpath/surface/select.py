@@ -25,7 +25,8 @@ import numpy as np
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..numerics import log_mid
 from ..selection.losses import loss_totals
-from ..selection.search import DEFAULT_EPS, default_criterion, fold_problems
+from ..selection.folds import default_criterion, fold_problems
+from ..selection.search import DEFAULT_EPS
 from ..validate import positive_range
 from .build import tile
 from .engine import Engine
