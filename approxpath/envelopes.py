@@ -89,16 +89,21 @@ def envelope(products, C, lo, hi, cols=None):
         (m,) or (m, p) (:meth:`approxpath.compute.kernels.Kernels.products`).
     C : ndarray of shape (k,) or (k, p)
         Nonnegative coefficients.
-    lo, hi : float
-        ``0 <= lo <= hi``.
+    lo, hi : float, or ndarray of shape (q,)
+        ``0 <= lo <= hi``; arrays: q intervals at once (one products call per distinct end).
     cols : ndarray of int, optional
         The columns of the kernel that ``C`` weights (k of them); all if omitted.
 
     Returns
     -------
     Envelope
-        With arrays of shape (m,) or (m, p).
+        With arrays of shape (m,) or (m, p); (m, q) or (m, p, q) for q intervals.
     """
+    if np.ndim(lo):
+        at = {x: products(x, C, cols) for x in np.unique(np.concatenate([lo, hi]))}
+        f_lo, df_lo, d2f_lo, f_hi, df_hi, d2f_hi = (
+            np.stack([at[x][i] for x in ends], axis=-1) for ends in (lo, hi) for i in range(3))
+        return Envelope(np.asarray(lo), np.asarray(hi), f_lo, f_hi, -df_lo, -df_hi, d2f_lo, d2f_hi)
     out = []
     for x in (lo, hi) if hi != lo else (lo,):
         f, df, d2f = products(x, C, cols)
@@ -120,13 +125,15 @@ def split_envelope(products, c, lo, hi):
     c : ndarray of shape (k,) or (k, p)
         Signed coefficients (``p`` vectors: one kernel pass for all); only the rows with a
         nonzero entry are used.
-    lo, hi : float
+    lo, hi : float, or ndarray of shape (q,)
+        As for :func:`envelope`.
 
     Returns
     -------
     (P, N) : Envelope, Envelope
-        Arrays of shape (m,), or (m, p) for 2-D ``c``: :math:`S = P - N` with :math:`P` the sum
-        over ``c > 0`` and :math:`N` the sum of :math:`|c|` over ``c < 0``.
+        Arrays of shape (m,), or (m, p) for 2-D ``c`` (and a last axis q for q intervals):
+        :math:`S = P - N` with :math:`P` the sum over ``c > 0`` and :math:`N` the sum of
+        :math:`|c|` over ``c < 0``.
     """
     c = np.asarray(c, dtype=float)
     c2 = c[:, None] if c.ndim == 1 else c
@@ -160,7 +167,10 @@ def envelope_entry_error(lo, hi, d):
     one by a polynomial with such coefficients, so by at most as much anywhere on the piece
     (convex hull).
     """
-    r = (hi - lo) / lo if hi > lo else 0.0
+    if np.ndim(lo):  # q intervals: one value each
+        r = np.where(hi > lo, (hi - lo) / np.where(hi > lo, lo, 1.0), 0.0)
+    else:
+        r = (hi - lo) / lo if hi > lo else 0.0
     return kernel_entry_error(d) * (1.0 + 3.0 * r + r * r)
 
 
@@ -332,19 +342,21 @@ def difference_nodes(P, N):
     ----------
     P, N : Envelope
         Of nonnegative exponential sums on the same piece (arrays of shape (...)), with first
-        and second derivatives.
+        and second derivatives; or on q pieces (``lo``, ``hi`` of shape (q,), arrays of shape
+        (..., q)).
 
     Returns
     -------
-    xs : ndarray of shape (19,)
+    xs : ndarray of shape (19,), or (q, 19)
         The nodes (``lo`` and ``hi`` exactly at the ends).
-    low, up : ndarray of shape (..., 19)
+    low, up : ndarray of shape (..., 19), or (..., q, 19)
         The linear interpolants of ``low`` and ``up`` through ``xs`` enclose :math:`f`.
     """
     up = _lifted_values(hermite_upper(P) - hermite_lower(N), _DIFFERENCE_SET)
     low = -_lifted_values(hermite_upper(N) - hermite_lower(P), _DIFFERENCE_SET)
-    xs = P.lo + _DIFFERENCE_NODES * (P.hi - P.lo)
-    xs[-1] = P.hi
+    lo, hi = np.asarray(P.lo, dtype=float)[..., None], np.asarray(P.hi, dtype=float)
+    xs = lo + _DIFFERENCE_NODES * (hi[..., None] - lo)
+    xs[..., -1] = hi
     return xs, low, up
 
 

@@ -300,17 +300,19 @@ def weight_ranges(point, edges):
     """``(points, ranges)``: the stored points of ``point`` and, for each sub-interval
     ``[edges[j], edges[j + 1]]`` (inside the span), a rigorous ``[min, max]`` of each weight there,
     shape (J, K, 2): the convex hull of the weight's coefficients on the sub-interval
-    (:meth:`Moving.restrict`), widened by their rounding.  A fixed point: itself, weight 1."""
+    (:meth:`Moving.restrict`), widened by their rounding.  A fixed point: itself, weight 1.
+    ``edges`` of shape (q, J' + 1): the sub-intervals of q covers, row after row (J = q J')."""
     edges = np.asarray(edges, dtype=float)
+    s_lo, s_hi = edges[..., :-1].ravel(), edges[..., 1:].ravel()  # (J,): every sub-interval's ends
     if not isinstance(point, Moving):
-        return (point,), np.ones((edges.size - 1, 1, 2))
+        return (point,), np.ones((s_lo.size, 1, 2))
     err = point.allowance()[:, None]  # (K, 1)
     # every sub-interval at once: coefficient i of each is the blossom of :meth:`Moving.restrict`
     # (m - i positions of its left end, i of its right one), the same arithmetic per entry
     m = point.degree
-    s_lo, s_hi = point._positions(edges[:-1]), point._positions(edges[1:])  # (J,)
+    s_lo, s_hi = point._positions(s_lo), point._positions(s_hi)
     W = np.stack([_casteljau(point.weights, [s_lo] * (m - i) + [s_hi] * i) for i in range(m + 1)], axis=-1)
-    W = np.broadcast_to(W.reshape(len(point.points), -1, m + 1), (len(point.points), edges.size - 1, m + 1))
+    W = np.broadcast_to(W.reshape(len(point.points), -1, m + 1), (len(point.points), s_lo.size, m + 1))
     return point.points, np.stack([W.min(axis=-1) - err, W.max(axis=-1) + err], axis=-1).transpose(1, 0, 2)
 
 

@@ -80,3 +80,39 @@ def test_chosen_cell_tightening_keeps_the_guarantee(spied):
         assert value + 1e-15 >= s.value[1] - s.delta, t
         checked += 1
     assert checked >= 20
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_covers_of_many_cells_at_once_equal_one_cell_at_a_time():
+    """A round's cells covered together (a fold's cells inside one piece enclosed in one call)
+    give the covers of the same cells covered one after the other, round after round (what is
+    known from earlier rounds included); and the batched calls happen."""
+    from approxpath.selection.cover import Tracks
+    from approxpath.selection.folds import fold_problems
+
+    X, y = make_classification(n=60, d=2, seed=6)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    problems, X_vals, y_vals = fold_problems(problem, 3, None, None, None, "error")
+    paths = [approxpath.approximate_path(p, eps=0.05, interval=INTERVAL) for p in problems]
+    together, alone = (Validation(Tracks(problems, paths), X_vals, y_vals, "error") for _ in range(2))
+    bound_type = type(problems[0].bound)
+    calls = []
+    many = bound_type.prediction_enclosures
+
+    def spy(self, *args, **kwargs):
+        calls.append(len(args[3]))
+        return many(self, *args, **kwargs)
+
+    edges = np.geomspace(*INTERVAL, 5)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bound_type, "prediction_enclosures", spy)
+        for _ in range(4):  # each round covers the halves of the last round's cells
+            cells = list(zip(edges[:-1], edges[1:]))
+            got = together.covers(cells)
+            for (a, b), g in zip(cells, got):
+                ref = alone.cover(a, b)
+                assert np.array_equal(g[0], ref[0]) and np.array_equal(g[3], ref[3])
+                assert np.allclose(g[1], ref[1], rtol=1e-12, atol=1e-12)
+                assert np.allclose(g[2], ref[2], rtol=1e-12, atol=1e-12)
+            edges = np.sort(np.concatenate([edges, np.sqrt(edges[:-1] * edges[1:])]))
+    assert calls and max(calls) >= 2

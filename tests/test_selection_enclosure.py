@@ -159,6 +159,20 @@ def test_expansion_cover_encloses_dense_values():
         assert np.all(low[:, j] <= f) and np.all(f <= up[:, j])
     edges, low, up = expansion_cover(cross_products(Dc), c, 0.5, 0.5, 3, 30)
     assert np.allclose(low[:, 0], np.exp(-0.5 * Dc) @ c, atol=1e-12) and np.all(up[:, 0] - low[:, 0] < 1e-12)
+    # q intervals at once (two expansions): each holds the dense values and is the single cover
+    C = np.stack([c, rng.normal(size=30)], axis=1)
+    lo, hi = np.array([0.2, 0.4, 0.9]), np.array([0.4, 0.9, 3.0])
+    edges, low, up = expansion_cover(cross_products(Dc), C, lo, hi, 3, 30)
+    assert edges.shape == (3, 19) and low.shape == up.shape == (7, 2, 3, 18)
+    for i in range(3):
+        one = expansion_cover(cross_products(Dc), C, lo[i], hi[i], 3, 30)
+        assert np.array_equal(edges[i], one[0])
+        assert np.allclose(low[:, :, i], one[1], rtol=1e-14, atol=1e-14)
+        assert np.allclose(up[:, :, i], one[2], rtol=1e-14, atol=1e-14)
+        for t in np.linspace(lo[i], hi[i], 500):
+            j = min(int(np.searchsorted(edges[i], t, side="right")) - 1, 17)
+            f = np.exp(-t * Dc) @ C
+            assert np.all(low[:, :, i, j] <= f) and np.all(f <= up[:, :, i, j])
 
 
 def test_loss_totals_bounds():
@@ -219,8 +233,9 @@ def test_svm_enclosures_through_the_product_cache_equal_fresh_ones():
         a, b = piece.lo, piece.hi
         halves, quarters = np.linspace(a, b, 3), np.linspace(a, b, 5)  # (the middle twice, bit for bit)
         cells = [(a, b), *zip(halves[:-1], halves[1:]), *zip(quarters[:-1], quarters[1:]), (halves[1], halves[1])]
-        for s, e in cells:
-            rows = np.sort(rng.choice(len(Xv), size=int(rng.integers(1, len(Xv) + 1)), replace=False))
+        for s, e in cells:  # (rows enough for the new points' products to be kept: more than half)
+            size = int(rng.integers(len(Xv) // 2 + 1, len(Xv) + 1))
+            rows = np.sort(rng.choice(len(Xv), size=size, replace=False))
             args = (piece.primal, piece.dual, piece.gap_bound, s, e, Xv)
             got = bound.prediction_enclosure(*args, rows=rows, signs=True, cache=cache)
             fresh = bound.prediction_enclosure(*args, rows=rows, signs=True)
@@ -237,3 +252,46 @@ def test_svm_enclosures_through_the_product_cache_equal_fresh_ones():
     # per piece and side (new, training points) the products at its 5 distinct ends and at the
     # point, once each: 12 kernel passes where 8 fresh calls make 30
     assert calls == 8 * len(path.pieces[::3]) and len(cache) == 12 * len(path.pieces[::3])
+    # a few rows (here one of 20): their products are computed for them alone, not kept
+    kept = len(cache)
+    for piece in path.pieces[::3]:
+        args = (piece.primal, piece.dual, piece.gap_bound, piece.lo, piece.hi, Xv)
+        rows = np.array([len(Xv) - 1])
+        got = bound.prediction_enclosure(*args, rows=rows, signs=True, cache=cache)
+        fresh = bound.prediction_enclosure(*args, rows=rows, signs=True)
+        assert all(np.array_equal(g, f) for g, f in zip(got, fresh))
+    assert len(cache) == kept
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_svm_enclosures_of_many_intervals_at_once_equal_single_ones():
+    """``prediction_enclosures`` of q disjoint intervals of a piece (one call) gives each
+    interval's cover as ``prediction_enclosure`` alone does, up to the rounding of products of
+    another shape, and holds the exact optimum of an independent tight solve; intervals that
+    are points, or reversed, are refused."""
+    problem, interval, eps, Xv, _, _, exact = _svm_case()
+    path = approxpath.approximate_path(problem, eps=eps, interval=interval)
+    bound, rng = problem.bound, np.random.default_rng(5)
+    rows = np.arange(0, len(Xv), 2)
+    for piece in path.pieces[::2]:
+        cuts = np.sort(np.exp(rng.uniform(np.log(piece.lo), np.log(piece.hi), 6)))
+        lo, hi = cuts[0::2], cuts[1::2]  # three disjoint intervals, two sharing no end
+        lo[1] = hi[0]  # and two sharing one
+        args = (piece.primal, piece.dual, piece.gap_bound)
+        edges, low, up = bound.prediction_enclosures(*args, lo, hi, Xv, rows=rows, signs=True)
+        assert edges.shape[0] == 3 and low.shape == up.shape == (rows.size, 3, edges.shape[1] - 1)
+        for i in range(3):
+            one = bound.prediction_enclosure(*args, lo[i], hi[i], Xv, rows=rows, signs=True)
+            assert np.array_equal(edges[i], one[0])
+            assert np.allclose(low[:, i], one[1], rtol=1e-13, atol=1e-13)
+            assert np.allclose(up[:, i], one[2], rtol=1e-13, atol=1e-13)
+            t = float(np.exp(rng.uniform(np.log(lo[i]), np.log(hi[i]))))
+            j = min(int(np.searchsorted(edges[i], t, side="right")) - 1, edges.shape[1] - 2)
+            f = exact(t)[rows]
+            scale = _SOLVE_TOL * (1.0 + np.abs(f))
+            assert np.all(low[:, i, j] - scale <= f) and np.all(f <= up[:, i, j] + scale), (lo[i], hi[i], t)
+    piece = path.pieces[0]
+    args = (piece.primal, piece.dual, piece.gap_bound)
+    for lo, hi in (([piece.lo], [piece.lo]), ([piece.hi], [piece.lo])):
+        with pytest.raises(approxpath.InputError, match="intervals lo < hi"):
+            bound.prediction_enclosures(*args, np.array(lo), np.array(hi), Xv)

@@ -137,33 +137,67 @@ class Validation:
         self._options = {"signs": True} if loss == "error" and "signs" in takes else {}
         if "cache" in takes:
             self._options["cache"] = ProductMemo(max_bytes=PRODUCT_BYTES)
+        self._many = self._rows and hasattr(tracks.problems[0].bound, "prediction_enclosures")
 
-    def _enclose(self, k, piece, s, e, rows):
+    def _enclose(self, k, piece, parts):
+        """Enclosures of fold ``k``'s held-out predictions on ``parts``, ``[(s, e, rows), ...]``
+        of one piece: a list of ``(edges, low, up)``; intervals ``s < e`` of a bandwidth piece in
+        one call where the bound takes many, on the union of their rows (an enclosure of more
+        points is as true)."""
         bound = self.tracks.problems[k].bound
-        args = (piece.primal, piece.dual, piece.gap_bound, s, e)
-        if self._rows:
-            return bound.prediction_enclosure(*args, self.X_val[k], rows=rows, **self._options)
-        return bound.prediction_enclosure(*args, self.X_val[k][rows], **self._options)
+        args = (piece.primal, piece.dual, piece.gap_bound)
+        if self._many and len(parts) > 1 and bound.sweep.along_bandwidth and all(s < e for s, e, _ in parts):
+            rows = np.unique(np.concatenate([r for *_, r in parts]))
+            edges, low, up = bound.prediction_enclosures(*args, np.array([p[0] for p in parts]),
+                                                         np.array([p[1] for p in parts]), self.X_val[k], rows=rows,
+                                                         **self._options)
+            return [(edges[i], low[:, i], up[:, i], rows) for i in range(len(parts))]
+        out = []
+        for s, e, rows in parts:
+            if self._rows:
+                got = bound.prediction_enclosure(*args, s, e, self.X_val[k], rows=rows, **self._options)
+            else:
+                got = bound.prediction_enclosure(*args, s, e, self.X_val[k][rows], **self._options)
+            out.append((*got, rows))
+        return out
+
+    def _folds(self, k, cells):
+        """Fold ``k``'s covers of ``cells`` (disjoint intervals ``(a, b)``), in that order."""
+        known = self.known[k]
+        parts = [self.tracks.over(k, a, b) for a, b in cells]
+        todo, was = {}, {}  # per piece: the parts with points to enclose; per part: what was known
+        for c, over in enumerate(parts):
+            for i, (piece, s, e) in enumerate(over):
+                was[c, i] = known.hull(s, e)
+                rows = np.flatnonzero(~self._settled(*was[c, i]))
+                if rows.size:
+                    todo.setdefault(id(piece), (piece, []))[1].append(((c, i), (s, e, rows)))
+        got = {}
+        for piece, items in todo.values():
+            got.update(zip((key for key, _ in items), self._enclose(k, piece, [part for _, part in items])))
+        out = []
+        for c, over in enumerate(parts):
+            pieces = []
+            for i, (piece, s, e) in enumerate(over):
+                was_lo, was_hi = was[c, i]
+                if (c, i) in got:
+                    edges, low, up, rows = got[c, i]
+                else:  # every point known on [s, e]: no enclosure to compute
+                    edges, low, up, rows = np.array([s, e], dtype=float), np.empty((0, 1)), np.empty((0, 1)), np.empty(0, int)
+                full_lo = np.repeat(was_lo[:, None], edges.size - 1, axis=1)
+                full_hi = np.repeat(was_hi[:, None], edges.size - 1, axis=1)
+                full_lo[rows] = np.maximum(full_lo[rows], low)
+                full_hi[rows] = np.minimum(full_hi[rows], up)
+                # two cells per part (a refinement then doubles the cells instead of multiplying them by J)
+                halved, lo, hi = halves(edges, loss_totals(self.name, self.y_val[k], full_lo, full_hi))
+                if e > s:
+                    known.record(edges, full_lo, full_hi, halved)
+                pieces.append((halved, lo, hi, np.full(lo.size, piece.kind == "certified")))
+            out.append(_concat(pieces))
+        return out
 
     def _fold(self, k, a, b):
-        known, parts = self.known[k], []
-        for piece, s, e in self.tracks.over(k, a, b):
-            was_lo, was_hi = known.hull(s, e)
-            rows = np.flatnonzero(~self._settled(was_lo, was_hi))
-            if rows.size:
-                edges, low, up = self._enclose(k, piece, s, e, rows)
-            else:  # every point known on [s, e]: no enclosure to compute
-                edges, low, up = np.array([s, e], dtype=float), np.empty((0, 1)), np.empty((0, 1))
-            full_lo = np.repeat(was_lo[:, None], edges.size - 1, axis=1)
-            full_hi = np.repeat(was_hi[:, None], edges.size - 1, axis=1)
-            full_lo[rows] = np.maximum(full_lo[rows], low)
-            full_hi[rows] = np.minimum(full_hi[rows], up)
-            # two cells per part (a refinement then doubles the cells instead of multiplying them by J)
-            cells, lo, hi = halves(edges, loss_totals(self.name, self.y_val[k], full_lo, full_hi))
-            if e > s:
-                known.record(edges, full_lo, full_hi, cells)
-            parts.append((cells, lo, hi, np.full(lo.size, piece.kind == "certified")))
-        return _concat(parts)
+        return self._folds(k, [(a, b)])[0]
 
     def _settled(self, low, up):
         """Points whose loss an enclosure cannot improve: for the 0-1 error, a known sign."""
@@ -176,8 +210,14 @@ class Validation:
         return [k for k, known in enumerate(self.known) if not np.all(self._settled(*known.hull(a, b)))]
 
     def cover(self, a, b):
-        covers = [self._fold(k, a, b) for k in range(len(self.tracks))]
-        return merge_covers(covers, [1.0 / self.total] * len(covers))
+        return self.covers([(a, b)])[0]
+
+    def covers(self, cells):
+        """:meth:`cover` of each of ``cells`` (disjoint intervals ``(a, b)``), computed together:
+        a fold's enclosures on the cells inside one piece in one call where the bound has
+        ``prediction_enclosures``."""
+        folds = [self._folds(k, cells) for k in range(len(self.tracks))]
+        return [merge_covers([f[c] for f in folds], [1.0 / self.total] * len(folds)) for c in range(len(cells))]
 
     def wide_at(self, t, a, b, width):
         """Whether the criterion's enclosure at ``t`` (a point of ``[a, b]``) is at least

@@ -121,8 +121,9 @@ def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
         for the training points, :func:`cross_products` for new points).
     c : ndarray of shape (n,) or (n, p)
         Signed coefficients (p expansions in one kernel pass).
-    lo, hi : float
-        Bandwidths, ``0 < lo <= hi``.
+    lo, hi : float, or ndarray of shape (q,)
+        Bandwidths, ``0 < lo <= hi``; arrays: q intervals at once, each with ``lo < hi`` (the
+        products at each distinct end computed once).
     entry_terms : int
         Rounded terms per distance (the number of features).
     n_terms : int
@@ -130,13 +131,16 @@ def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
 
     Returns
     -------
-    edges : ndarray of shape (J + 1,)
-    low, up : ndarray of shape (m, J) or (m, p, J)
-        For every :math:`\\tau` of sub-interval j, :math:`S_\\tau` lies in ``[low[..., j], up[..., j]]``.
+    edges : ndarray of shape (J + 1,), or (q, J + 1)
+    low, up : ndarray of shape (m, J) or (m, p, J); (m, [p,] q, J) for q intervals
+        For every :math:`\\tau` of sub-interval j, :math:`S_\\tau` lies in ``[low[..., j], up[..., j]]``
+        (of interval i: ``[low[..., i, j], up[..., i, j]]``).
     """
     c = np.asarray(c, dtype=float)
     total = np.abs(c).sum(axis=0)  # (,) or (p,): the unit of the kernel entries' error
-    if hi == lo:
+    if np.ndim(lo):  # per interval
+        total = total[..., None]
+    elif hi == lo:
         parts = np.stack([np.maximum(c, 0.0), np.maximum(-c, 0.0)], axis=-1)  # (n, [p,] 2)
         flat = parts.reshape(parts.shape[0], -1)
         F = products(lo, flat)[0].reshape((-1,) + parts.shape[1:])

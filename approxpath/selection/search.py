@@ -106,8 +106,10 @@ class _Search:
         changed = self._tighten(tighten) if tighten else []
         parts = [(self.edges[i], self.edges[i + 1]) for i in split if self.edges[i + 1] > self.edges[i]]
         parts = [p for p in parts if not any(a <= p[0] and p[1] <= b for a, b in changed)]
-        for a, b in changed + parts:
-            self._replace(a, b)
+        ranges = changed + parts
+        covers = getattr(self.crit, "covers", lambda cells: [self.crit.cover(a, b) for a, b in cells])(ranges)
+        for (a, b), cover in zip(ranges, covers):
+            self._replace(a, b, cover)
         return bool(changed or parts)
 
     def _wide_at_middle(self, i, width):
@@ -122,11 +124,11 @@ class _Search:
         _, plo, phi, _ = self.crit.cover(t, t)
         return float(phi[0] - plo[0]) >= width
 
-    def _replace(self, a, b):
-        """Put the criterion's cover of ``[a, b]`` in place of the cells inside it."""
+    def _replace(self, a, b, cover):
+        """Put ``cover``, the criterion's cover of ``[a, b]``, in place of the cells inside it."""
         i, j = np.searchsorted(self.edges, a, side="left"), np.searchsorted(self.edges, b, side="left")
         old = float(np.max(self.hi[i:j] - self.lo[i:j])) if j > i else np.inf
-        edges, lo, hi, cert = self.crit.cover(a, b)
+        edges, lo, hi, cert = cover
         lo, hi = _oriented(self.crit.sense, lo, hi)
         self.edges = np.concatenate([self.edges[:i], edges, self.edges[j + 1:]])
         self.lo = np.concatenate([self.lo[:i], lo, self.lo[j:]])

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from approxpath.bound import KernelBound, Option
+from approxpath.errors import InputError
 from approxpath.envelopes import Envelope, bernstein_product, envelope_entry_error, hermite_lower, hermite_upper, max_hinge_sum
 from approxpath.moving import is_moving
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
@@ -234,6 +235,17 @@ class SVMBound(KernelBound):
 
         if weight_range is not None and weight_range[1] > weight_range[0]:
             gap_bound = 2.0 * gap_bound
+        return prediction_enclosure(self, primal, gap_bound, lo, hi, X_new, rows=rows, signs=signs, cache=cache)
+
+    def prediction_enclosures(self, primal, dual, gap_bound, lo, hi, X_new, rows=None, signs=False, cache=None):
+        """:meth:`prediction_enclosure` on q intervals of one bandwidth piece at once (``lo``,
+        ``hi`` of shape (q,), each ``lo < hi``): ``edges`` (q, J + 1), ``low, up`` (m, q, J), each
+        interval's cover as :meth:`prediction_enclosure` gives it alone."""
+        from .enclosure import prediction_enclosure
+
+        lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+        if not (self.sweep.along_bandwidth and lo.ndim == 1 and lo.shape == hi.shape and np.all(lo < hi)):
+            raise InputError("prediction_enclosures takes intervals lo < hi (arrays of one shape) of a bandwidth path")
         return prediction_enclosure(self, primal, gap_bound, lo, hi, X_new, rows=rows, signs=signs, cache=cache)
 
     # -------------------------------------------------------------- gap bounds

@@ -47,6 +47,10 @@ __all__ = ["prediction_enclosure", "optimal_decisions"]
 # nodes in one numpy call where the arrays are small (ionosphere: a few nodes x 70 x 100), one
 # node at a time where a node's array alone is this large (32 MB).
 _SORT_ENTRIES = 1 << 22
+# With a cache, the new points' products are kept for every row (a later call asks for other
+# rows) unless the call wants at most 1/_FEW_ROWS of them: those few are cheaper computed at
+# each call (a search's later calls mostly want the few points whose sign is still open).
+_FEW_ROWS = 4
 
 
 def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, rows=None, signs=False, cache=None):
@@ -58,11 +62,13 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
     decide keeps the cheaper, wider enclosure (:func:`optimal_decisions`).  ``cache``: a
     :class:`~approxpath.compute.caches.ProductMemo` that keeps the kernel products at
     ``lo`` and ``hi`` for later calls with the same ``primal`` and ``X_new`` (the same numbers).
+    ``lo``, ``hi`` arrays of shape (q,), each ``lo < hi`` on a bandwidth path: q intervals of
+    the piece at once (one call's overhead for all; each interval's cover as alone).
 
     Returns
     -------
-    edges : ndarray of shape (J + 1,)
-    low, up : ndarray of shape (m, J)
+    edges : ndarray of shape (J + 1,), or (q, J + 1)
+    low, up : ndarray of shape (m, J), or (m, q, J)
     """
     y = bound.y
     points = primal.points if is_moving(primal) else (primal,)
@@ -73,20 +79,26 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
     d, n = bound.entry_terms, bound.n
     Dc = new_distances(bound, X_new, rows)  # (m, n)
     cross, train = cross_products(Dc), bound.kernels.products
-    if cache is not None:  # every row's products once per bandwidth: rows change between calls
-        D_all = new_distances(bound, X_new)
-        cross = cache.wrap(cross_products(D_all), (primal, D_all), rows)
+    if cache is not None:
         train = cache.wrap(train, (primal, bound.kernels))
+        D_all = new_distances(bound, X_new)
+        if Dc.shape[0] * _FEW_ROWS > D_all.shape[0]:  # every row's products once per bandwidth: rows change between calls
+            cross = cache.wrap(cross_products(D_all), (primal, D_all), rows)
     # the new points' and the training points' expansions in one cover (row by row the same
     # arithmetic and allowances as two)
-    edges, e_low, e_up = expansion_cover(stacked_products(cross, train), w, t_lo, t_hi, d, n)  # (m + n, K, J)
+    edges, e_low, e_up = expansion_cover(stacked_products(cross, train), w, t_lo, t_hi, d, n)  # (m + n, K, [q,] J)
     if not bound.sweep.along_bandwidth:  # one sub-interval: the piece's weights (C), not the bandwidth
         edges = np.array([lo, hi], dtype=float)
-    ranges = weight_ranges(primal, edges)[1][:, keep]  # (J, K, 2): each weight's range per sub-interval
-    e_low, e_up = combination_hull(ranges, e_low, e_up)  # (m + n, J)
+    J = edges.shape[-1] - 1
+    shape = e_low.shape[:2] + (-1,)  # q intervals' sub-intervals one after the other: (m + n, K, q J)
+    ranges = weight_ranges(primal, edges)[1][:, keep]  # (q J, K, 2): each weight's range per sub-interval
+    e_low, e_up = combination_hull(ranges, e_low.reshape(shape), e_up.reshape(shape))  # (m + n, q J)
     m = Dc.shape[0]
     f_low, f_up, m_low, m_up = e_low[:m], e_up[:m], e_low[m:], e_up[m:]
-    low, up = optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t_hi, d, midpoint_bias, signs)
+    t = np.repeat(np.atleast_1d(t_hi), J)  # each sub-interval's interval's largest bandwidth
+    low, up = optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias, signs)
+    if np.ndim(lo):
+        return edges, low.reshape(m, -1, J), up.reshape(m, -1, J)
     return edges, low, up
 
 
@@ -116,8 +128,9 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
         :math:`\\lVert\\tilde f - \\tilde f^*\\rVert_H` at most.
     Dc : ndarray of shape (m, n)
         The kernel family's distances of the new points to the training points.
-    t : float
-        The largest bandwidth of the sub-intervals (:math:`\\rho` is largest there).
+    t : float or ndarray of shape (J,)
+        The largest bandwidth of the sub-intervals (:math:`\\rho` is largest there), or of
+        each sub-interval.
     d : int
         Rounded terms per distance (:func:`~approxpath.numerics.kernel_entry_error`).
     midpoint_bias, signs : bool
@@ -162,19 +175,27 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
     # ||k_x - k_xi||_H (an upper bound) on the columns some band holds and the rows some node
     # sorts: rho does not depend on j
     cols, rows = np.flatnonzero(inside[:, :, nodes].any(axis=(0, 2))), np.flatnonzero(todo.any(axis=1))
-    k = np.maximum(np.exp(-t * Dc[np.ix_(rows, cols)]) - kernel_entry_error(d), 0.0)
-    rho = R * (np.sqrt(2.0 - 2.0 * k) * (1.0 + fp_margin(4, 1.0)))  # (r, c)
+    Ds = Dc[np.ix_(rows, cols)]
+    t = np.broadcast_to(np.asarray(t, dtype=float), (J,))
+
+    def rho_at(js):  # (1 or J', r, c): R rho at each node's bandwidth (one array per distinct one)
+        ts, which = np.unique(t[js], return_inverse=True)
+        k = np.maximum(np.exp(-ts[:, None, None] * Ds) - kernel_entry_error(d), 0.0)
+        rho = R * (np.sqrt(2.0 - 2.0 * k) * (1.0 + fp_margin(4, 1.0)))
+        return rho if ts.size == 1 else rho[which]
+
     # many nodes in one sort: a column outside node j's band is -inf below it (it counts among
     # the smallest), +inf above; the P-th smallest is then at q + (columns below) of the sorted
     # band (the same values as a selection within the band alone)
-    per = max(1, _SORT_ENTRIES // max(rho.size, 1))
-    for side, out in ((0, low), (1, up)):
-        for a in range(0, nodes.size, per):
-            js = nodes[a:a + per]
+    per = max(1, _SORT_ENTRIES // max(Ds.size, 1))
+    for a in range(0, nodes.size, per):
+        js = nodes[a:a + per]
+        rho = rho_at(js)
+        for side, out in ((0, low), (1, up)):
             Cs = C[side][np.ix_(cols, js)].T  # (J', c)
             band = inside[side][np.ix_(cols, js)].T
             below = ~band & (Cs < second[side, js][:, None])  # outside the band and below: below first - S2
-            g = np.where(band[:, None, :], Cs[:, None, :] + sign[side] * rho[None],
+            g = np.where(band[:, None, :], Cs[:, None, :] + sign[side] * rho,
                          np.where(below, -np.inf, np.inf)[:, None, :])  # (J', r, c)
             g.sort(axis=-1)
             at = (q[side, js] + np.count_nonzero(below, axis=1))[:, None, None]  # (J', 1, 1)
