@@ -141,9 +141,9 @@ class Validation:
 
     def _enclose(self, k, piece, parts):
         """Enclosures of fold ``k``'s held-out predictions on ``parts``, ``[(s, e, rows), ...]``
-        of one piece: a list of ``(edges, low, up)``; intervals ``s < e`` of a bandwidth piece in
-        one call where the bound takes many, on the union of their rows (an enclosure of more
-        points is as true)."""
+        of one piece: a list of ``(edges, low, up, rows)``, ``low, up`` of the rows ``rows``.
+        Intervals ``s < e`` of a bandwidth piece go in one call where the bound takes many, on
+        the union of their rows (an enclosure of more points is as true)."""
         bound = self.tracks.problems[k].bound
         args = (piece.primal, piece.dual, piece.gap_bound)
         if self._many and len(parts) > 1 and bound.sweep.along_bandwidth and all(s < e for s, e, _ in parts):
@@ -183,7 +183,8 @@ class Validation:
                 if (c, i) in got:
                     edges, low, up, rows = got[c, i]
                 else:  # every point known on [s, e]: no enclosure to compute
-                    edges, low, up, rows = np.array([s, e], dtype=float), np.empty((0, 1)), np.empty((0, 1)), np.empty(0, int)
+                    edges, rows = np.array([s, e], dtype=float), np.empty(0, dtype=int)
+                    low = up = np.empty((0, 1))
                 full_lo = np.repeat(was_lo[:, None], edges.size - 1, axis=1)
                 full_hi = np.repeat(was_hi[:, None], edges.size - 1, axis=1)
                 full_lo[rows] = np.maximum(full_lo[rows], low)

@@ -82,11 +82,11 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
     if cache is not None:
         train = cache.wrap(train, (primal, bound.kernels))
         D_all = new_distances(bound, X_new)
-        if Dc.shape[0] * _FEW_ROWS > D_all.shape[0]:  # every row's products once per bandwidth: rows change between calls
+        if Dc.shape[0] * _FEW_ROWS > D_all.shape[0]:  # every row's products once per bandwidth (rows change)
             cross = cache.wrap(cross_products(D_all), (primal, D_all), rows)
     # the new points' and the training points' expansions in one cover (row by row the same
     # arithmetic and allowances as two)
-    edges, e_low, e_up = expansion_cover(stacked_products(cross, train), w, t_lo, t_hi, d, n)  # (m + n, K, [q,] J)
+    edges, e_low, e_up = expansion_cover(stacked_products(cross, train), w, t_lo, t_hi, d, n)  # (m+n, K, [q,] J)
     if not bound.sweep.along_bandwidth:  # one sub-interval: the piece's weights (C), not the bandwidth
         edges = np.array([lo, hi], dtype=float)
     J = edges.shape[-1] - 1
