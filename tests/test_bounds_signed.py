@@ -9,6 +9,7 @@ import pytest
 from approxpath.envelopes import difference_nodes, hermite_lower, hermite_upper, max_abs_difference, split_envelope
 from approxpath.compute.distances import sq_distances
 from approxpath.compute.caches import KernelCache
+from approxpath.compute.kernels import Kernels
 
 
 def _sampled_max(D, c, lo, hi):
@@ -133,6 +134,10 @@ def test_lattice_products_equal_direct_products(values):
                                    rtol=1e-13)
         c = rng.random(200)
         np.testing.assert_allclose(lattice.products(x, c)[2], direct.products(x, c)[2], rtol=1e-13)
+        # whole kernels gathered from the levels' exponentials: numpy's exp of the same products
+        # (within one rounding of exp where it rounds a value differently by its position)
+        np.testing.assert_array_max_ulp(lattice.get(x), np.exp(-x * D), maxulp=1)
+        np.testing.assert_array_max_ulp(Kernels(D).get(x), np.exp(-x * D), maxulp=1)
 
 
 def test_lattice_only_where_exact():

@@ -13,7 +13,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .kernels import Kernels, gaussian
+from .kernels import Kernels, gaussian, lattice_kernel
 
 __all__ = ["CACHE_BYTES", "PRODUCT_BYTES", "KernelCache", "ProductMemo", "kept_kernels"]
 
@@ -74,7 +74,7 @@ class KernelCache(Kernels):
                 # reuse only what no caller still references (``old`` and getrefcount's own)
                 buffer = old if sys.getrefcount(old) <= 2 else None
                 del old
-            E = gaussian(self.D, x, out=buffer)
+            E = gaussian(self.D, x, out=buffer) if self.lattice is None else lattice_kernel(self.lattice, x, out=buffer)
         self._store[x] = E  # most recent last
         return E
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from .parallelism import blas_threads, kernel_threads, parallel_map, threads
 
-__all__ = ["gaussian", "kernel_rows", "Kernels", "threads", "product_step", "product_chunks", "block_products"]
+__all__ = ["gaussian", "kernel_rows", "lattice_kernel", "Kernels", "threads", "product_step", "product_chunks", "block_products"]
 
 
 # below this many entries threads cost more than they save
@@ -78,6 +78,17 @@ def gaussian(D, t, out=None):
         np.exp(out[rows], out=out[rows])
 
     return _blocked(fill, out)
+
+
+def lattice_kernel(lattice, t, out=None):
+    """:math:`\\exp(-t D)` of distances on a lattice (``(levels, index)``, ``levels[index] == D``
+    bit for bit: :attr:`Kernels.lattice`): one exponential per level, gathered (a2a: 24 against
+    64 ms).  Every entry is numpy's ``exp`` of the same product as in :func:`gaussian`, so the
+    same number wherever ``exp`` rounds a value the same in every position of an array (it does
+    on the machines measured); within one rounding of ``exp`` of it anywhere, which the kernel
+    entries' allowance (:func:`~approxpath.numerics.kernel_entry_error`) covers."""
+    levels, index = lattice
+    return np.take(gaussian(levels, t), index, out=out)
 
 
 def kernel_rows(D, t, W, rows=None):
@@ -251,7 +262,7 @@ class Kernels:
 
     def get(self, x):
         """:math:`E_x = \\exp(-xD)`, shape (n, n)."""
-        return gaussian(self.D, float(x))
+        return gaussian(self.D, float(x)) if self.lattice is None else lattice_kernel(self.lattice, float(x))
 
     def _cached(self, x):
         """A stored :math:`E_x` (None: nothing is stored here)."""
