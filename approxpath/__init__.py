@@ -21,7 +21,7 @@ _EXPORTS = {
     "approximate_path": "driver", "map_paths": "driver", "STRATEGIES": "driver",
     "Path": "result", "PathPiece": "result", "load_path": "result",
     "approximate_surface": "surface", "Surface": "surface", "load_surface": "surface", "select_surface": "surface",
-    "SurfaceSelection": "surface",
+    "SurfaceSelection": "surface", "select": "selection", "Selection": "selection",
     "verify": "certificate", "VerifyReport": "certificate",
     "Problem": "problem", "Declaration": "problem",
     "KernelProblem": "kernel_problem", "Bound": "bound", "KernelBound": "bound", "Option": "bound",

@@ -251,3 +251,10 @@ def test_folds_in_worker_processes_give_the_same_selection(sinc, ridge_selection
     s = select(problem, "mse", cv=3, eps=1e-4, interval=(0.2, 20.0), tol=0.002, workers=2)
     assert (s.t, s.value, s.delta, s.exact_solves) == (ridge_selection.t, ridge_selection.value,
                                                         ridge_selection.delta, ridge_selection.exact_solves)
+
+
+def test_every_top_level_name_resolves_and_select_is_the_selection():
+    import approxpath.selection
+
+    assert all(getattr(approxpath, name) is not None for name in approxpath.__all__)
+    assert approxpath.select is approxpath.selection.select and approxpath.Selection is approxpath.selection.Selection

@@ -114,3 +114,28 @@ def test_the_svc_chooses_c_and_the_bandwidth():
     assert model.path_.problem.bound.c == model.best_C_ and model.predict(X).shape == (24,)
     with pytest.raises(ValueError, match="C_range"):
         KernelPathSVC(C=None, cv=2).fit(X, y)
+
+
+@pytest.mark.parametrize("budget", [7, 12])  # spent inside a strip's path (7), or before one starts (12)
+def test_a_spent_budget_names_the_users_max_solves(budget):
+    """The budget runs out while the folds' first surfaces are built: the error names the
+    caller's max_solves (all folds together), not what one path had left of it."""
+    from approxpath.errors import BudgetExceededError
+
+    X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    match = rf"more than max_solves={budget} exact solves needed \(every fold's surface together\)"
+    with pytest.raises(BudgetExceededError, match=match):
+        approxpath.select_surface(problem, cv=2, eps=0.01, relative=True, tol=0.4, max_solves=budget, **_BOX)
+
+
+def test_a_budget_spent_while_refining_says_so_and_keeps_the_result():
+    from approxpath.errors import BudgetExceededError
+
+    X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    with pytest.raises(BudgetExceededError, match=r"select: delta = .* > tol = 0.01 at \(.*\): the budget max_solves = "
+                                                  r"400 was spent; raise max_solves or tol, or choose over a smaller box") as info:
+        approxpath.select_surface(problem, cv=2, eps=0.1, relative=True, tol=0.01, max_solves=400, **_BOX)
+    kept = info.value.selection
+    assert kept.delta > 0.01 and kept.exact_solves <= 400 and kept.value[0] <= kept.value[1]

@@ -138,12 +138,16 @@ class Engine:
         ``[lo, hi]`` with target ``eps`` (:class:`Piece`)."""
         left = self.max_solves - self.n_solves
         if left <= 0:
-            raise BudgetExceededError(f"more than max_solves={self.max_solves} exact solves needed: raise max_solves, "
-                                      "use a larger eps, or a smaller box")
+            raise self._spent()
         problem = self.problem_at(k, w)
         run = _WarmRun(problem, eps, relative, lo, hi, self.solver, Budget(left, 200_000, None),
                        solves=self.solves[k], weight=w)
-        pieces = STRATEGIES["interpolate"](run)(None)
+        try:
+            pieces = STRATEGIES["interpolate"](run)(None)
+        except BudgetExceededError as exc:  # the path's budget is what the engine has left
+            if len(run.anchors) - len(run.reused) < left:
+                raise
+            raise self._spent() from exc
         self.solve_s += run.solve_s
         self.certify_s += run.certify_s
         for t, pair in run.anchors.items():
@@ -151,6 +155,10 @@ class Engine:
         pieces.sort(key=lambda p: p.lo)
         return [Piece(p.lo, p.hi, p.primal, p.dual, float(w), p.gap_bound, "uncovered" if p.kind == "uncovered"
                       else "certified", tuple((a, float(w)) for a in p.anchors)) for p in pieces]
+
+    def _spent(self):
+        return BudgetExceededError(f"more than max_solves={self.max_solves} exact solves needed (every fold's surface "
+                                   "together): raise max_solves, use a larger eps, or a smaller box")
 
     def cell_gap(self, k, piece, w_lo, w_hi):
         """The bound of ``piece``'s pair on the cell ``[piece.lo, piece.hi] x [w_lo, w_hi]``

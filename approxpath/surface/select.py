@@ -224,15 +224,18 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         if delta <= tol:
             break
         if rounds >= _MAX_ROUNDS:
-            reason = f"{_MAX_ROUNDS} rounds of refinement"
+            reason = f"the search stopped after {_MAX_ROUNDS} rounds of refinement"
             break
         if max(len(f.cells) for f in folds) > _MAX_CELLS:
-            reason = f"more than {_MAX_CELLS} cells in a fold"
+            reason = f"a fold needed more than {_MAX_CELLS} cells"
             break
         try:
             changed = _refine(folds, engine, owners, _promising(LO, HI, U - tol, (j, i)), relative, _MAX_CELLS)
-        except (BudgetExceededError, EpsilonTooSmallError) as exc:
-            reason = str(exc)
+        except BudgetExceededError:
+            reason = f"the budget max_solves = {max_solves} was spent"
+            break
+        except EpsilonTooSmallError as exc:
+            reason = f"the exact solves certify no smaller gap ({exc})"
             break
         if not changed:
             reason = "no cell could be made finer (every cell that may still win is at its limit)"
@@ -245,8 +248,9 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         exact_solves=engine.n_solves, refinements=rounds, folds=len(problems), cells=sum(len(f.cells) for f in folds),
         wall_s=time.perf_counter() - t0)
     if delta > tol:
-        msg = (f"select: delta = {delta:.4g} > tol = {tol:g} at ({result.t:.6g}, {result.w:.6g}) after {reason}: "
-               "raise max_solves or tol, or start from a smaller eps")
+        advice = "raise max_solves or tol, or choose over a smaller box" if "max_solves" in reason else \
+            "raise tol, or choose over a smaller box"
+        msg = f"select: delta = {delta:.4g} > tol = {tol:g} at ({result.t:.6g}, {result.w:.6g}): {reason}; {advice}"
         if strict:
             exc = BudgetExceededError(msg)
             exc.selection = result
