@@ -74,7 +74,10 @@ class KernelCache(Kernels):
                 # reuse only what no caller still references (``old`` and getrefcount's own)
                 buffer = old if sys.getrefcount(old) <= 2 else None
                 del old
-            E = gaussian(self.D, x, out=buffer) if self.lattice is None else lattice_kernel(self.lattice, x, out=buffer)
+            if self.lattice is None:
+                E = gaussian(self.D, x, out=buffer)
+            else:
+                E = lattice_kernel(self.lattice, x, out=buffer)
         self._store[x] = E  # most recent last
         return E
 

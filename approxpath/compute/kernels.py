@@ -18,7 +18,8 @@ import numpy as np
 
 from .parallelism import blas_threads, kernel_threads, parallel_map, threads
 
-__all__ = ["gaussian", "kernel_rows", "lattice_kernel", "Kernels", "threads", "product_step", "product_chunks", "block_products"]
+__all__ = ["gaussian", "kernel_rows", "lattice_kernel", "Kernels", "threads", "product_step", "product_chunks",
+           "block_products"]
 
 
 # below this many entries threads cost more than they save

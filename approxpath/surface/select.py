@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..numerics import log_mid
 from ..selection.losses import loss_totals
 from ..selection.folds import default_criterion, fold_problems
@@ -178,8 +178,10 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     max_solves : int
         Exact solves allowed in all.
     strict : bool
-        If the search stops before ``delta <= tol``: raise :class:`BudgetExceededError` (its
-        ``selection`` attribute holds the result) or, when False, warn and return it.
+        If the search stops before ``delta <= tol``: raise :class:`BudgetExceededError` when
+        ``max_solves`` was spent, :class:`SelectionStalledError` (its subclass) when more exact
+        solves would not help (the ``selection`` attribute of either holds the result), or, when
+        False, warn and return it.
     solver : str, optional
 
     Returns
@@ -214,7 +216,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     box = ((t_lo, t_hi), (w_lo, w_hi))
     for f in folds:
         tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: f.add(cell, eps))
-    rounds, reason = 0, None
+    rounds, reason, spent = 0, None, False
     while True:
         t_edges, w_edges = _grid(folds)
         LO, HI, owners = _overlay(folds, t_edges, w_edges, total)
@@ -232,7 +234,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         try:
             changed = _refine(folds, engine, owners, _promising(LO, HI, U - tol, (j, i)), relative, _MAX_CELLS)
         except BudgetExceededError:
-            reason = f"the budget max_solves = {max_solves} was spent"
+            reason, spent = f"the budget max_solves = {max_solves} was spent", True
             break
         except EpsilonTooSmallError as exc:
             reason = f"the exact solves certify no smaller gap ({exc})"
@@ -248,11 +250,11 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         exact_solves=engine.n_solves, refinements=rounds, folds=len(problems), cells=sum(len(f.cells) for f in folds),
         wall_s=time.perf_counter() - t0)
     if delta > tol:
-        advice = "raise max_solves or tol, or choose over a smaller box" if "max_solves" in reason else \
-            "raise tol, or choose over a smaller box"
+        advice = "raise max_solves or tol, or choose over a smaller box" if spent else \
+            "more exact solves do not narrow it: raise tol, or choose over a smaller box"
         msg = f"select: delta = {delta:.4g} > tol = {tol:g} at ({result.t:.6g}, {result.w:.6g}): {reason}; {advice}"
         if strict:
-            exc = BudgetExceededError(msg)
+            exc = (BudgetExceededError if spent else SelectionStalledError)(msg)
             exc.selection = result
             raise exc
         warnings.warn(msg, stacklevel=2)
