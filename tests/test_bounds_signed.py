@@ -140,6 +140,21 @@ def test_lattice_products_equal_direct_products(values):
         np.testing.assert_array_max_ulp(Kernels(D).get(x), np.exp(-x * D), maxulp=1)
 
 
+def test_lattice_distances_kept_as_levels_and_gathered_on_read():
+    """On a lattice the distances are not held (the levels and the uint8 index hold them); the
+    summary (finite, largest, sha256) is that of D, and D read back is D bit for bit."""
+    from approxpath.kernel_families import distances_sha256
+
+    rng = np.random.default_rng(3)
+    D = sq_distances(rng.choice((0.0, 1.0), size=(60, 8)))
+    k = KernelCache(D)
+    assert k.lattice is not None and k._D is None and k.n == 60
+    assert k.summary() == (True, float(D.max()), distances_sha256(D))
+    assert k._D is None  # the summary was taken from D before it was dropped
+    np.testing.assert_array_equal(k.D, D)
+    assert k.D is k.D  # gathered once, then kept
+
+
 def test_lattice_only_where_exact():
     rng = np.random.default_rng(0)
     assert KernelCache(sq_distances(rng.random((50, 3)))).lattice is None  # real-valued

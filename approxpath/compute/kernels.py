@@ -234,17 +234,30 @@ class Kernels:
     def __init__(self, D):
         if D.ndim != 2 or D.shape[0] != D.shape[1] or not np.array_equal(D, D.T):
             raise ValueError("Kernels needs symmetric distances (n, n)")  # products() relies on it
-        self.D = D
+        self._D = D
         self.lattice = _lattice(D)
         self._summary = None
+        if self.lattice is not None:
+            # the levels and their uint8 index hold D exactly in an eighth of its memory (a4a's
+            # five folds: 585 MB of distances): D is gathered again only where a caller reads it
+            self.summary()
+            self._D, self._levels = None, self.lattice
 
     #: ``"dense"`` here; ``"distances"`` or ``"blocked"`` without whole kernels (:mod:`approxpath.compute.blocked`).
     mode = "dense"
 
     @property
+    def D(self):
+        """The distances (n, n); on a lattice gathered from it at the first read, then kept."""
+        if self._D is None:
+            levels, index = self._levels
+            self._D = levels[index]
+        return self._D
+
+    @property
     def n(self):
         """The number of samples."""
-        return self.D.shape[0]
+        return (self._D if self._D is not None else self._levels[1]).shape[0]
 
     def rows(self, idx):
         """The rows ``idx`` of :math:`D` (a slice or integer indices): shape (k, n)."""
@@ -347,7 +360,7 @@ class Kernels:
     def _histogram(self, c, rows, step):
         """``H`` of shape (n, levels): ``H[i, k]`` is the sum of ``c[j]`` over the ``j`` (of
         ``rows``) with ``D[i, j] = levels[k]``."""
-        full = np.zeros(self.D.shape[0])
+        full = np.zeros(self.n)
         full[slice(None) if rows is None else rows] = c
         return self._histogram_of(full, step)
 
