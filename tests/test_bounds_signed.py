@@ -117,6 +117,7 @@ def test_lattice_products_equal_direct_products(values):
     X = rng.choice(values, size=(200, 3 if max(values) > 2 else 12))  # at most 198 levels
     D = sq_distances(X)
     lattice, direct = KernelCache(D), KernelCache(D)
+    direct.D  # (held before the lattice is dropped: a lattice keeps D only as its levels)
     direct.lattice = None  # the blocked route over D
     assert lattice.lattice is not None
     levels, index = lattice.lattice

@@ -13,7 +13,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .kernels import Kernels, gaussian, lattice_kernel
+from .kernels import Kernels
 
 __all__ = ["CACHE_BYTES", "PRODUCT_BYTES", "KernelCache", "ProductMemo", "kept_kernels"]
 
@@ -74,10 +74,7 @@ class KernelCache(Kernels):
                 # reuse only what no caller still references (``old`` and getrefcount's own)
                 buffer = old if sys.getrefcount(old) <= 2 else None
                 del old
-            if self.lattice is None:
-                E = gaussian(self.D, x, out=buffer)
-            else:
-                E = lattice_kernel(self.lattice, x, out=buffer)
+            E = super().get(x, out=buffer)
         self._store[x] = E  # most recent last
         return E
 

@@ -241,7 +241,7 @@ class Kernels:
             # the levels and their uint8 index hold D exactly in an eighth of its memory (a4a's
             # five folds: 585 MB of distances): D is gathered again only where a caller reads it
             self.summary()
-            self._D, self._levels = None, self.lattice
+            self._D = None
 
     #: ``"dense"`` here; ``"distances"`` or ``"blocked"`` without whole kernels (:mod:`approxpath.compute.blocked`).
     mode = "dense"
@@ -250,14 +250,14 @@ class Kernels:
     def D(self):
         """The distances (n, n); on a lattice gathered from it at the first read, then kept."""
         if self._D is None:
-            levels, index = self._levels
+            levels, index = self.lattice
             self._D = levels[index]
         return self._D
 
     @property
     def n(self):
         """The number of samples."""
-        return (self._D if self._D is not None else self._levels[1]).shape[0]
+        return (self._D if self._D is not None else self.lattice[1]).shape[0]
 
     def rows(self, idx):
         """The rows ``idx`` of :math:`D` (a slice or integer indices): shape (k, n)."""
@@ -274,9 +274,11 @@ class Kernels:
             self._summary = (finite, float(np.max(self.D)) if self.D.size else 0.0, distances_sha256(self.D))
         return self._summary
 
-    def get(self, x):
-        """:math:`E_x = \\exp(-xD)`, shape (n, n)."""
-        return gaussian(self.D, float(x)) if self.lattice is None else lattice_kernel(self.lattice, float(x))
+    def get(self, x, out=None):
+        """:math:`E_x = \\exp(-xD)`, shape (n, n) (into ``out`` when given)."""
+        if self.lattice is None:
+            return gaussian(self.D, float(x), out=out)
+        return lattice_kernel(self.lattice, float(x), out=out)
 
     def _cached(self, x):
         """A stored :math:`E_x` (None: nothing is stored here)."""

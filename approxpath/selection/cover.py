@@ -137,7 +137,8 @@ class Validation:
         self._options = {"signs": True} if loss == "error" and "signs" in takes else {}
         if "cache" in takes:
             self._options["cache"] = ProductMemo(max_bytes=PRODUCT_BYTES)
-        self._many = self._rows and hasattr(tracks.problems[0].bound, "prediction_enclosures")
+        bound = tracks.problems[0].bound
+        self._many = self._rows and hasattr(bound, "prediction_enclosures") and bound.sweep.along_bandwidth
 
     def _enclose(self, k, piece, parts):
         """Enclosures of fold ``k``'s held-out predictions on ``parts``, ``[(s, e, rows), ...]``
@@ -146,7 +147,7 @@ class Validation:
         the union of their rows (an enclosure of more points is as true)."""
         bound = self.tracks.problems[k].bound
         args = (piece.primal, piece.dual, piece.gap_bound)
-        if self._many and len(parts) > 1 and bound.sweep.along_bandwidth and all(s < e for s, e, _ in parts):
+        if self._many and len(parts) > 1 and all(s < e for s, e, _ in parts):
             rows = np.unique(np.concatenate([r for *_, r in parts]))
             edges, low, up = bound.prediction_enclosures(*args, np.array([p[0] for p in parts]),
                                                          np.array([p[1] for p in parts]), self.X_val[k], rows=rows,
