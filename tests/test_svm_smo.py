@@ -2,13 +2,13 @@
 solve of the dual, from a nearby solve and from zero, and its place first in the backends."""
 
 import math
-import sys
 
 import numpy as np
 import pytest
 
 import approxpath
 from approxpath.data import make_classification
+from approxpath.problems.kernel_svm import solves
 from approxpath.problems.kernel_svm.smo import warm_smo
 from approxpath.solvers import EXACT_GAP
 from approxpath.solvers.conic import solve_cvxpy
@@ -42,7 +42,7 @@ def test_warm_smo_reaches_the_tight_cvxpy_optimum(problem, start):
 
 def test_a_solve_starts_from_the_nearest_solve_and_libsvm_from_zero(problem, monkeypatch):
     p = problem
-    monkeypatch.setattr(sys.modules[type(p).__module__], "SMO_MIN_N", 100)  # (n = 120 here)
+    monkeypatch.setattr(solves, "SMO_MIN_N", 100)  # (n = 120 here)
     used = []
     real = type(p).candidate
 

@@ -13,9 +13,7 @@ values at the piece's ends).
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,8 +27,9 @@ from approxpath.validate import binary_labels
 from .c_path import c_dual_floor, c_gap
 from .feasibility import pair_errors
 from .moving import moving_bound, moving_dual_floor, weight_allowance
+from .points import SVMDual, SVMPrimal, digest
 
-__all__ = ["SVMBound", "SVMPrimal", "SVMDual", "BIAS_RULES", "DUAL_RESTORATIONS", "digest"]
+__all__ = ["SVMBound", "BIAS_RULES", "DUAL_RESTORATIONS"]
 
 #: Bias restorations of the primal (see ``KernelSVM``).
 BIAS_RULES = ("fixed", "dynamic", "optimal")
@@ -48,37 +47,6 @@ _NODES = 16
 # Group sums kept for the next pieces of a verification: consecutive pieces of one segment share
 # their two duals and a piece end (a search keeps its own, larger cache: .cache)
 _RECENT = 4
-
-
-@dataclass(frozen=True)
-class SVMPrimal:
-    """Primal point: ``w`` (n,), the bias ``b`` and the slacks ``xi`` (n,), which
-    ``KernelSVM.primal_at`` fills in at a parameter (a stored point leaves them None)."""
-
-    w: np.ndarray
-    b: float
-    xi: np.ndarray = None
-
-
-@dataclass(frozen=True)
-class SVMDual:
-    """Dual point: ``alpha`` (n,).
-
-    ``mix`` (not part of the certificate) records that ``alpha`` equals
-    ``(1 - theta) alpha_a + theta alpha_b`` *exactly*, as ``(alpha_a, alpha_b, theta)``, so a
-    search computes kernel products of ``alpha`` as combinations of the parents'.
-    """
-
-    alpha: np.ndarray
-    mix: tuple = field(default=None, compare=False, repr=False)
-
-    def __reduce__(self):  # the parents in ``mix`` are a cache: do not ship them
-        return (SVMDual, (self.alpha, None))
-
-
-def digest(a):
-    """A key for the content of the array ``a`` (cache keys: equal arrays give equal keys)."""
-    return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).digest()
 
 
 def _weights(point, lo, hi):

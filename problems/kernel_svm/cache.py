@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from .bound import SVMBound, digest
+from .bound import SVMBound
+from .points import digest
 
 __all__ = ["CachedSVMBound"]
 

@@ -12,7 +12,7 @@ from approxpath.envelopes import Envelope, bernstein_values, hermite_lower, herm
 from approxpath.numerics import dyadic_quantum
 from approxpath.problem import restored_gaps
 
-from .bound import SVMDual, SVMPrimal, digest
+from .points import SVMDual, SVMPrimal, digest
 from .repair import free_vectors, optimal_bias
 
 __all__ = ["SVMInterpolation"]

@@ -31,7 +31,7 @@ import numpy as np
 from approxpath.compute.parallelism import blas_threads
 from approxpath.solvers import current_settings
 
-from .bound import SVMDual, SVMPrimal
+from .points import SVMDual, SVMPrimal
 
 __all__ = ["libsvm_candidate", "libsvm_rbf_candidate", "official_available", "LIBSVM_TOL", "LIBSVM_TIGHT_TOL"]
 

@@ -1,0 +1,41 @@
+"""The kernel SVM's points: a primal (w, b) with its slacks, a dual alpha, and content keys of arrays."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["SVMPrimal", "SVMDual", "digest"]
+
+
+@dataclass(frozen=True)
+class SVMPrimal:
+    """Primal point: ``w`` (n,), the bias ``b`` and the slacks ``xi`` (n,), which
+    ``KernelSVM.primal_at`` fills in at a parameter (a stored point leaves them None)."""
+
+    w: np.ndarray
+    b: float
+    xi: np.ndarray = None
+
+
+@dataclass(frozen=True)
+class SVMDual:
+    """Dual point: ``alpha`` (n,).
+
+    ``mix`` (not part of the certificate) records that ``alpha`` equals
+    ``(1 - theta) alpha_a + theta alpha_b`` *exactly*, as ``(alpha_a, alpha_b, theta)``, so a
+    search computes kernel products of ``alpha`` as combinations of the parents'.
+    """
+
+    alpha: np.ndarray
+    mix: tuple = field(default=None, compare=False, repr=False)
+
+    def __reduce__(self):  # the parents in ``mix`` are a cache: do not ship them
+        return (SVMDual, (self.alpha, None))
+
+
+def digest(a):
+    """A key for the content of the array ``a`` (cache keys: equal arrays give equal keys)."""
+    return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).digest()

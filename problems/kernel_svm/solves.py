@@ -1,0 +1,102 @@
+"""Exact solves of the kernel SVM (search side): warm SMO on a kernel in memory, libSVM from zero,
+the dual QP for Clarabel/SCS (:meth:`SVMExactSolves.candidate`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from approxpath.errors import InputError
+from approxpath.solvers.conic import QP, solve_qp
+
+from .points import SVMDual, SVMPrimal
+
+__all__ = ["SVMExactSolves", "SMO_MIN_N"]
+
+#: Warm SMO only above this many samples: below, libSVM's official binding from zero is faster
+#: (the solves of a path: ionosphere, n = 351, 0.034 s against 0.093; diabetes, n = 768, 0.12
+#: against 0.26; synthetic n = 1000 equal).  Above, it depends on the data: libSVM from zero
+#: takes 1.6-5.3x as long on synthetic data (n = 2000-16000, most alpha at C), 0.69-0.90x on the
+#: LIBSVM a-sets (n = 2265-4781).
+SMO_MIN_N = 1000
+
+
+class SVMExactSolves:
+    """The exact-solve capabilities of :class:`~.problem.KernelSVM` (a mixin): ``exact_qp``,
+    ``candidate`` and the kernel buffer of the exact solves."""
+
+    def exact_qp(self, t):
+        """The dual as a QP in Clarabel/SCS form: min 1/2 a'Qa - 1'a, y'a = 0, 0 <= a <= C."""
+        bw, C = self.sweep.at(t)
+        n = self.n
+        Q = self.gram(t) * np.outer(self.y, self.y)
+        P = sp.csc_matrix(np.triu(Q))
+        A = sp.vstack([sp.csr_matrix(self.y[None, :]), -sp.eye(n), sp.eye(n)]).tocsc()
+        b = np.concatenate(([0.0], np.zeros(n), np.full(n, C)))
+        return QP(P=P, q=-np.ones(n), A=A, b=b, zero=1, nonneg=2 * n)
+
+    def candidate(self, backend, t, warm=None):
+        """``smo``: SMO started from the nearest exact solve ``warm`` (:mod:`.smo`), on a kernel in
+        memory; ``libsvm``: libSVM from zero (on the kernel in memory, else on its own RBF);
+        ``clarabel``/``scs``: the dual QP (:meth:`exact_qp`)."""
+        if backend == "smo":
+            return self._smo_candidate(t, warm)
+        if backend == "libsvm":
+            from .libsvm import libsvm_candidate, libsvm_rbf_candidate
+
+            bw, C = self.sweep.at(t)
+            if self.bound.blocked:
+                K = self._solve_kernel(bw)
+                if K is None:  # no n x n kernel fits: libSVM computes and caches its own
+                    return libsvm_rbf_candidate(self._rbf_features(), self.y, C, bw, self.kernels.mode == "distances")
+                return libsvm_candidate(K, self.y, C)
+            return libsvm_candidate(self.gram(t), self.y, C)
+        sol = solve_qp(self.exact_qp(t), backend)
+        # Stationarity Qa - 1 + z0 y - z_lo + z_hi = 0 makes z0 the primal bias b.
+        return SVMPrimal(w=self.y * sol.x, b=float(sol.z[0])), SVMDual(alpha=sol.x)
+
+    def _smo_candidate(self, t, warm):
+        """The ``smo`` backend; ``ValueError`` without a nearby solve, a kernel in memory, or more
+        than :data:`SMO_MIN_N` samples (the next backend then solves from zero)."""
+        from approxpath.solvers import current_settings
+
+        from .libsvm import LIBSVM_TIGHT_TOL, LIBSVM_TOL
+        from .smo import warm_smo
+
+        if warm is None or self.n <= SMO_MIN_N:
+            raise ValueError(f"no nearby exact solve to start from, or n <= {SMO_MIN_N}")
+        bw, C = self.sweep.at(t)
+        K = self.gram(t) if not self.bound.blocked else self._solve_kernel(bw)
+        if K is None:
+            raise ValueError("no kernel in memory")
+        start = self._repair(np.minimum(warm[1].alpha, C), C)  # feasible at C (the C path moves the box)
+        alpha, b, _ = warm_smo(K, self.y, C, start, LIBSVM_TIGHT_TOL if current_settings().tight else LIBSVM_TOL)
+        return SVMPrimal(w=self.y * alpha, b=b), SVMDual(alpha=alpha)
+
+    def _solve_kernel(self, bw):
+        """:math:`\\exp(-bw\\,D)` from the stored distances into one buffer kept for the exact
+        solves (the ``"distances"`` mode, where :func:`~approxpath.memory.solve_kernel_fits`),
+        and held for the kernel products at ``bw`` until the next solve; else None."""
+        from approxpath.compute.kernels import gaussian
+        from approxpath.memory import solve_kernel_fits
+
+        if self._kernel_buffer is None:
+            if self.kernels.mode != "distances" or not solve_kernel_fits(self.n, self.X.shape[1]):
+                return None
+            self._kernel_buffer = np.empty((self.n, self.n))
+        self.kernels.hold(None, None)
+        K = gaussian(self.kernels.D, bw, out=self._kernel_buffer)
+        self.kernels.hold(bw, K)  # the solve's point gap reads it (the same entries)
+        return K
+
+    def _rbf_features(self):
+        """Features on which libSVM's RBF kernel :math:`\\exp(-\\gamma\\lVert u - u'\\rVert^2)` with
+        :math:`\\gamma = t` is :math:`K_t` (the blocked mode): ``X`` for the gaussian family,
+        :math:`\\sqrt{w_k} x_k` for ``ard``; :class:`InputError` for the others."""
+        if self.kernel == "gaussian":
+            return self.X
+        if self.kernel == "ard":
+            return self.X * np.sqrt(np.asarray(self.feature_weights, dtype=float))
+        raise InputError(f"kernel_svm with kernel={self.kernel!r} at n = {self.n} needs the n x n kernel for libSVM "
+                         "(its own kernel is gaussian), which does not fit the memory budget: raise "
+                         "APPROXPATH_MEMORY (bytes), use fewer samples, or kernel='gaussian' / 'ard'")
