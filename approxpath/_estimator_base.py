@@ -35,7 +35,38 @@ def dense(X):
 
 
 class KernelPathBase(BaseEstimator):
-    """Shared machinery: validation split, path, selection, prediction."""
+    """Shared machinery: validation split, path, selection, prediction.
+
+    With ``cv`` the choice needs no path on all of the data: the model at ``best_t_`` is one
+    exact solve there (its gap certified at that point, ``best_gap_bound_``), and ``path_`` is
+    computed at its first use (reading it, or predicting at another ``t``).
+    """
+
+    @property
+    def path_(self):
+        """The certified path over ``t_range_`` on the fitted data (computed at the first read
+        after a fit with ``cv``)."""
+        if "_path" not in self.__dict__:
+            if "_deferred_path" not in self.__dict__:
+                raise AttributeError(f"{type(self).__name__} has no path_ before fit")
+            problem, options = self._deferred_path
+            self._path = approximate_path(problem, **options)
+        return self._path
+
+    @path_.setter
+    def path_(self, path):
+        self._path, self._deferred_path, self._best_model = path, None, None
+
+    def _defer_path(self, problem, workers, progress):
+        """After a choice by ``cv``: the model at ``best_t_`` from one exact solve on all of the
+        data, restored and its gap bounded at that point; ``path_`` left for its first read."""
+        t = self.best_t_
+        primal, dual = problem.restore(*problem.solve(t), t)
+        self.best_gap_bound_ = float(problem.bound.gap(primal, dual, t))
+        self.__dict__.pop("_path", None)
+        self._deferred_path = (problem, dict(eps=self.eps_, interval=self.t_range_, workers=workers,
+                                             progress=progress))
+        self._best_model = (problem, primal)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -122,9 +153,7 @@ class KernelPathBase(BaseEstimator):
                                  tol=tol, strict=False, workers=workers)
         self.best_t_ = self.selection_.t
         self.best_loss_ = 0.5 * (self.selection_.value[0] + self.selection_.value[1])
-        self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
-                                      progress=progress)
-        self.best_gap_bound_ = self.path_.gap_bound(self.best_t_)
+        self._defer_path(problem, workers, progress)
         self.validation_curve_ = None
         return self
 
@@ -146,6 +175,9 @@ class KernelPathBase(BaseEstimator):
         X = dense(validate_data(self, X, reset=False, accept_sparse=SPARSE))
         if t is None:
             t = self.best_t_
+        if t == self.best_t_ and getattr(self, "_best_model", None) is not None:
+            problem, primal = self._best_model
+            return problem.predict(primal, t, X)
         lo, hi = self.path_.interval
         if not (np.isscalar(t) and lo <= t <= hi):
             raise ValueError(f"t must be a number in the path's interval [{lo:.6g}, {hi:.6g}]; got {t!r}")

@@ -26,7 +26,6 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import validate_data
 
 from ._estimator_base import EPS_FLOOR, SPARSE, KernelPathBase, dense
-from .driver import approximate_path
 from .registry import get_problem
 from .validate import positive_range
 
@@ -73,7 +72,8 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         Select by k-fold cross-validation instead of one split (scikit-learn's ``cv``: an int
         is a stratified k-fold): the bandwidth whose pooled cross-validation error of the
         exact optima is certified within ``selection_.delta`` of the best over ``t_range``
-        (:func:`approxpath.selection.select`); the path is then fitted on all the data.
+        (:func:`approxpath.selection.select`); the model at ``best_t_`` is then one exact
+        solve on all the data, and ``path_`` (on all the data) is computed when first read.
     cv_tol : float, optional
         The ``delta`` to reach with ``cv`` (default 0.02, two points in a hundred; a warning
         says so if the search's budget ends first).
@@ -90,8 +90,8 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
     ----------
     classes_ : ndarray of shape (2,)
     path_ : approxpath.Path
-        The certified path (fitted on the training part; ``path_.save(file)`` writes the
-        certificate).
+        The certified path (fitted on the training part, with ``cv`` on all the data and
+        computed at its first read; ``path_.save(file)`` writes the certificate).
     best_t_ : float
         Selected bandwidth; ties go to the smallest t (the smoothest model).
     best_loss_ : float
@@ -181,7 +181,7 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
 
     def _fit_both(self, X, y, X_val, y_val):
         """``C=None``: C and the bandwidth chosen together by ``cv`` (:func:`approxpath.select_surface`),
-        then the path at the chosen C fitted on all of ``X, y``."""
+        then the model at the chosen (t, C) on all of ``X, y`` (``path_``: at the chosen C)."""
         from .surface import select_surface
 
         if self.cv is None or X_val is not None or y_val is not None:
@@ -198,9 +198,7 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         problem = get_problem("kernel_svm")(X, y, c=self.best_C_, bias=self.bias)
         null = problem.null_objective()
         self.eps_ = float(self.eps) * null if null > 0 else EPS_FLOOR
-        self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
-                                      progress=progress)
-        self.best_gap_bound_ = self.path_.gap_bound(self.best_t_)
+        self._defer_path(problem, workers, progress)
         self.validation_curve_ = None
         return self
 

@@ -189,8 +189,17 @@ def test_estimators_with_cv(sinc):
     X, y = make_classification(n=30, d=2, seed=1)
     clf = KernelPathSVC(cv=3, cv_tol=0.07, t_range=(0.1, 10.0)).fit(X, y)
     assert clf.selection_.reached and clf.best_t_ == clf.selection_.t
-    assert clf.path_.problem.n == 30 and clf.path_.certified  # refitted on all the data
     assert set(clf.predict(X)) <= set(clf.classes_) and clf.validation_curve_ is None
+    assert "_path" not in vars(clf)  # choosing and predicting at best_t_ computed no path
+    # the model at best_t_: within best_gap_bound_ (<= eps_) of an independent tight optimum on all the data
+    problem, primal = clf._best_model
+    decl = problem.cvxpy_primal(clf.best_t_)
+    decl.problem.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    sub = problem.primal_objective(problem.primal_at(primal, clf.best_t_), clf.best_t_) - decl.problem.value
+    assert problem.n == 30 and -1e-7 <= sub <= clf.best_gap_bound_ + 1e-7 and clf.best_gap_bound_ <= clf.eps_
+    assert clf.path_.problem.n == 30 and clf.path_.certified  # computed now, on all the data
+    f = clf.decision_function(X, t=clf.path_.interval[0])
+    assert f.shape == (30,) and "_path" in vars(clf)
     with pytest.raises(ValueError, match="cv="):
         KernelPathSVC(cv=3).fit(X[:30], y[:30], X_val=X[30:], y_val=y[30:])
     Xr, yr = sinc

@@ -220,7 +220,13 @@ def _error(text, code):
 
 
 def main(argv=None):
-    """Run the command line; returns the exit status (see :data:`EXIT_CODES`)."""
+    """Run the command line; returns the exit status (see :data:`EXIT_CODES`).  Run as the
+    process's command (``argv`` None) it first sets the process's allocator policy
+    (:func:`~approxpath.compute.allocator.keep_freed_memory`)."""
+    if argv is None:
+        from ..compute.allocator import keep_freed_memory
+
+        keep_freed_memory()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         with _sigterm_unwinds():
