@@ -1,7 +1,7 @@
 """Search side shared by every problem on a kernel :math:`K_t = \\exp(-tD)`.
 
 A :class:`KernelProblem` gets from its :class:`~approxpath.bound.KernelBound` the checked data,
-the options, the kernel (with the caches a search needs) and the :class:`~approxpath.bound.Sweep`:
+the options, the kernel (with the caches a search needs) and the :class:`~approxpath.sweep.Sweep`:
 which parameter the path sweeps (the bandwidth, or the weight C / λ) and which is fixed.  A
 problem writes only its own maps and objectives in terms of ``self.sweep.at(tau)``.
 
