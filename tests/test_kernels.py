@@ -172,3 +172,32 @@ def test_the_plug_in_api_still_finds_everything_under_approxpath_kernels():
     assert old.Kernels is kernels.Kernels and old.gaussian is kernels.gaussian and old.threads is kernels.threads
     assert old.sq_distances is distances.sq_distances
     assert all(hasattr(old, name) for name in old.__all__)
+
+
+def test_lattice_histograms_kept_within_their_bytes_and_equal_fresh_ones(monkeypatch):
+    """A selection's round asks for many coefficient columns: the cache keeps as many
+    histograms as fit in its byte budget (here shrunk to 20 of them), each the same as a fresh
+    Kernels' products, and builds none again while they fit."""
+    import approxpath.compute.caches as caches
+
+    rng = np.random.default_rng(5)
+    Xb = (rng.random((60, 7)) > 0.5).astype(float)  # binary features: distances on a lattice
+    D = sq_distances(Xb)
+    plain = Kernels(D)
+    levels = plain.lattice[0].size
+    monkeypatch.setattr(caches, "_HISTOGRAM_BYTES", 20 * 8 * 60 * levels)
+    cache = KernelCache(D)
+    built = []
+    real = Kernels._histogram_of
+    monkeypatch.setattr(Kernels, "_histogram_of", lambda self, full, step: built.append(1) or real(self, full, step))
+    columns = rng.random((60, 20))
+    first = [cache.products(0.7, columns[:, k], order=1) for k in range(20)]
+    assert len(built) == 20
+    again = [cache.products(1.3, columns[:, k], order=1) for k in range(20)]  # another x: the same histograms
+    assert len(built) == 20  # none built again
+    for k in range(20):
+        for A, B in zip(again[k], plain.products(1.3, columns[:, k], order=1)):
+            np.testing.assert_array_equal(A, B)
+        np.testing.assert_allclose(first[k][0], np.exp(-0.7 * D) @ columns[:, k], rtol=1e-12)
+    cache.products(0.7, rng.random(60))  # a 21st: the oldest goes
+    assert len(cache._histograms) == 20

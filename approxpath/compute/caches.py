@@ -25,9 +25,13 @@ _CACHE_MAX = 12
 #: an answer is ~40 kB and a search's refinements reuse a few hundred; at a4a's n = 4781, ~0.7 MB,
 #: still ~90 answers.
 PRODUCT_BYTES = 64 << 20
-# histograms kept (one per coefficient column: the class sums of the few duals a path
-# evaluates at a time, two columns each)
+# Lattice histograms kept: at least this many (one per coefficient column: the class sums of
+# the few duals a path evaluates at a time, two columns each) ...
 _HISTOGRAMS = 16
+# ... and as many as fit in this many bytes (n x levels floats each): a selection's round moves
+# between a fold's pieces, each with its own columns (a2a select --cv 5, n = 1812 per fold, 28
+# levels: 963 histograms built keeping 16, 444 keeping 32, 332 keeping 40 or more, of 11,962 asked)
+_HISTOGRAM_BYTES = 32 << 20
 
 
 def kept_kernels(n):
@@ -62,6 +66,8 @@ class KernelCache(Kernels):
         self.size = size or (2 if self.lattice is not None else kept_kernels(self.n))
         self._store = {}
         self._histograms = OrderedDict()
+        levels = 0 if self.lattice is None else self.lattice[0].size
+        self._histograms_kept = max(_HISTOGRAMS, _HISTOGRAM_BYTES // max(8 * self.n * levels, 1))
 
     def get(self, x):
         """:math:`E_x = \\exp(-xD)`, shape (n, n), kept for the next calls (read only)."""
@@ -96,7 +102,7 @@ class KernelCache(Kernels):
             self._histograms.move_to_end(key)
             return H
         H = self._histograms[key] = super()._histogram_of(full, step)
-        while len(self._histograms) > _HISTOGRAMS:
+        while len(self._histograms) > self._histograms_kept:
             self._histograms.popitem(last=False)
         return H
 
