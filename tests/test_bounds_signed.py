@@ -141,6 +141,21 @@ def test_lattice_products_equal_direct_products(values):
         np.testing.assert_array_max_ulp(Kernels(D).get(x), np.exp(-x * D), maxulp=1)
 
 
+def test_whole_lattice_kernels_gathered_by_blocks_of_rows():
+    """More rows than one gathering block (and a caller's buffer): every entry is exp(-t D)."""
+    from approxpath.compute.kernels import lattice_kernel
+
+    rng = np.random.default_rng(7)
+    levels = np.arange(12) * 0.25
+    index = rng.integers(0, 12, (600, 600)).astype(np.uint8)
+    D = levels[index]
+    for t in (0.03, 2.0):
+        np.testing.assert_array_max_ulp(lattice_kernel((levels, index), t), np.exp(-t * D), maxulp=1)
+        buffer = np.full((600, 600), np.nan)
+        assert lattice_kernel((levels, index), t, out=buffer) is buffer
+        np.testing.assert_array_max_ulp(buffer, np.exp(-t * D), maxulp=1)
+
+
 def test_lattice_distances_kept_as_levels_and_gathered_on_read():
     """On a lattice the distances are not held (the levels and the uint8 index hold them); the
     summary (finite, largest, sha256) is that of D, and D read back is D bit for bit."""
