@@ -1,5 +1,6 @@
 """The command line's allocator policy: set for its own process, never for a library caller's."""
 
+import os
 import platform
 import subprocess
 import sys
@@ -28,8 +29,9 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 
 
 def _faults(keep):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}  # glibc's defaults
     out = subprocess.run([sys.executable, "-c", _CHURN, "1" if keep else "0"], capture_output=True, text=True,
-                         check=True, env={"PATH": ""})
+                         check=True, env=env)
     return int(out.stdout)
 
 
