@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .certificate.format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, layout_errors, \
-    read_certificate, write_npz
+from .certificate.fields import layout_errors
+from .certificate.format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, read_certificate, \
+    write_npz
 from .certificate.legacy import upgrade
 from .errors import InputError
 from .moving import value_at

@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import InputError, did_you_mean
 
-__all__ = ["is_real", "is_count", "check_X", "check_y", "check_X_y", "binary_labels", "choice", "positive",
+__all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels", "choice", "positive",
            "positive_range", "count", "finite_number", "check_gram_problem", "real_targets"]
 
 
@@ -28,6 +28,12 @@ def is_count(value):
     """True for a positive integer, Python or numpy (bool is an int subclass: ``workers=True``
     is a mistake, not 1)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
+
+
+def is_stored_count(value):
+    """True for a count as JSON stores it (a certificate's ``meta``): a Python int >= 0, not a
+    bool."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def finite_number(name, value, what="a finite number"):

@@ -1,10 +1,12 @@
-"""Certificates: the file (:mod:`.format`) and its verification (:mod:`.verify`).
+"""Certificates: the file (:mod:`.format`), the domains of its fields (:mod:`.fields`) and its
+verification (:mod:`.verify`).
 
 Nothing here imports a solver or search code: ``approxpath verify`` loads only this package,
 the problem's certificate side (:func:`approxpath.get_bound`) and numpy/scipy.
 """
 
-from .format import FORMAT_VERSION, KINDS, content_sha256, layout_errors, read_certificate, write_npz
+from .fields import layout_errors
+from .format import FORMAT_VERSION, KINDS, content_sha256, read_certificate, write_npz
 from .claims import claim_failures, claimed_on, target
 from .verify import VerifyReport, verify
 

@@ -19,20 +19,18 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from ..kernel_families import DESCRIPTIONS
 from ..moving import MAX_DEGREE, MAX_POINTS
-from ..validate import is_real
+from ..validate import is_stored_count
 from .output import check_output, remove_stale_temps, write_npz  # noqa: F401 (the writing half of the format)
 
-__all__ = ["KINDS", "FORMAT_VERSION", "META_FIELDS", "field_errors", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "check_output",
-           "remove_stale_temps", "read_certificate", "read_meta", "content_sha256", "layout_errors", "meta_errors"]
+__all__ = ["KINDS", "FORMAT_VERSION", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "check_output",
+           "remove_stale_temps", "read_certificate", "read_meta", "content_sha256"]
 
 #: Piece kinds: ``certified`` (bound valid for every t in the piece), ``sampled`` (gap checked
 #: at the piece's end points and middle only), ``uncovered`` (nothing reached eps there).
@@ -87,7 +85,7 @@ def _not_a_certificate(file, why):
     return InputError(f"{str(file)!r} is not a certificate (.npz written by approxpath): {why}")
 
 
-def _member_count(fh):
+def _memberis_stored_count(fh):
     """The number of members a zip archive declares in its end-of-central-directory record (the
     last 22 bytes plus a comment of at most 64 KiB), or None where that record is not found (a
     damaged archive: :class:`zipfile.ZipFile` says why).  Zip64 archives record 0xFFFF there:
@@ -156,7 +154,7 @@ def _size_errors(heads, meta, shape=None):
     piece kinds in ``meta``, the larger) times ``n`` entries for a per-piece array, ``n`` times
     ``d`` for the data, with ``(n, d)`` the data's ``shape`` where they are known (else as
     ``meta`` records them, which must then agree with the data the file carries); the exact
-    shapes are checked after reading, by :func:`layout_errors`."""
+    shapes are checked after reading, by :func:`~approxpath.certificate.fields.layout_errors`."""
     n, d = meta.get("n"), meta.get("d")
     if shape is not None:
         wrong = [f"meta {key!r} = {mine!r} but the data have {key} = {theirs}"
@@ -164,7 +162,7 @@ def _size_errors(heads, meta, shape=None):
         if wrong:
             return wrong
         n, d = shape
-    if not (_count(n) and _count(d)):
+    if not (is_stored_count(n) and is_stored_count(d)):
         return []  # older files: the memory guard alone
     kinds = meta.get("piece_kinds")
     claimed = [heads["lo"][0][0]] if "lo" in heads and len(heads["lo"][0]) == 1 else []
@@ -176,7 +174,7 @@ def _size_errors(heads, meta, shape=None):
     # 2**levels + 1 of them, levels <= 8 (checked by verify); a moving point at most MAX_POINTS
     # points and MAX_DEGREE + 1 weights each
     levels = meta.get("sample_levels", 1)
-    points = max(2 ** min(levels, 8) + 1 if _count(levels) else 3, MAX_POINTS)
+    points = max(2 ** min(levels, 8) + 1 if is_stored_count(levels) else 3, MAX_POINTS)
     errors = []
     for key, (dims, _, _, _) in heads.items():
         limit = n * d if key == "data_X" else (n if key == "data_y" else m * max(n, d, MAX_DEGREE + 1) * points)
@@ -197,7 +195,7 @@ def _open_archive(file):
         raise _not_a_certificate(file, "it is a directory, a device or a pipe")
     with open(path, "rb") as fh:
         head = fh.read(4)
-        count = _member_count(fh)
+        count = _memberis_stored_count(fh)
     if head not in (b"PK\x03\x04", b"PK\x05\x06"):
         text = head.decode("latin-1")
         hint = " (a data file? pass it with --data)" if text and all(c.isprintable() or c.isspace() for c in text) else ""
@@ -284,7 +282,7 @@ def read_certificate(file, layout=True, shape=None):
             if errors:
                 raise _not_a_certificate(file, "; ".join(errors))
             n, d = shape if shape is not None else (meta.get("n"), meta.get("d"))
-            n, d = (v if _count(v) else 0 for v in (n, d))
+            n, d = (v if is_stored_count(v) else 0 for v in (n, d))
             check_fits(verify_bytes(n, stored, _blocked_ok(meta.get("problem")), d), f"verifying {str(file)!r}",
                        "verify on a machine with more memory")
         try:
@@ -292,144 +290,6 @@ def read_certificate(file, layout=True, shape=None):
         except Exception as exc:  # a bad CRC, a truncated stream
             raise _not_a_certificate(file, f"a damaged member ({type(exc).__name__}: {exc})") from None
     return arrays, meta
-
-
-# ---------------------------------------------------------------------------------- layout
-#: Per-piece arrays of text (the others, and every problem array, are float64).
-_TEXT_FIELDS = ("kind",)
-
-
-def _count(v):
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
-
-
-def _finite(v):
-    return is_real(v) and math.isfinite(v)
-
-
-def _seconds(v):
-    return _finite(v) and v >= 0
-
-
-#: Every field a certificate's ``meta`` may have, with its domain (``required``: fields without
-#: which nothing can be checked).  Other keys are a caller's own provenance (``meta=``).
-META_FIELDS = {  # name -> (required, domain check, what the domain is)
-    "format_version": (True, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a positive integer"),
-    "problem": (True, lambda v: isinstance(v, str) and v != "", "a problem name"),
-    "options": (True, lambda v: isinstance(v, dict), "an object of options"),
-    "eps": (True, lambda v: _finite(v) and v > 0, "a positive finite number"),
-    "relative": (True, lambda v: isinstance(v, bool), "true or false"),
-    "interval": (True, lambda v: isinstance(v, list) and len(v) == 2 and all(_finite(x) for x in v),
-                 "a pair [lo, hi] of finite numbers"),
-    "piece_kinds": (False, lambda v: isinstance(v, list) and all(k in KINDS for k in v), "a list of piece kinds"),
-    "parameter": (False, lambda v: isinstance(v, str), "a parameter name"),
-    "kernel": (False, lambda v: v in DESCRIPTIONS.values(), "the definition of a kernel family "
-               f"({', '.join(map(repr, DESCRIPTIONS.values()))})"),
-    "n": (False, lambda v: _count(v) and v >= 2, "the number of samples"),
-    "d": (False, lambda v: _count(v) and v >= 1, "the number of features"),
-    "data_sha256": (False, lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None,
-                    "a sha256 in hex"),
-    "content_sha256": (False, lambda v: isinstance(v, str), "a sha256 in hex"),
-    "preprocessing": (False, lambda v: v in ("none", "global-minmax"), "none or global-minmax"),
-    "format": (False, lambda v: v in ("libsvm", "csv"), "libsvm or csv"),
-    "data_file": (False, lambda v: v is None or isinstance(v, str), "a file name"),
-    "scale": (False, lambda v: v == "log", "log"),
-    "library_version": (False, lambda v: isinstance(v, str), "a version"),
-    "strategy": (False, lambda v: isinstance(v, str), "a strategy name"),
-    "exact_solves": (False, _count, "a count"),
-    "solve_points": (False, lambda v: isinstance(v, list) and all(_finite(x) for x in v), "a list of finite numbers"),
-    "wall_s": (False, _seconds, "seconds"),
-    "solve_s": (False, _seconds, "seconds"),
-    "certify_s": (False, _seconds, "seconds"),
-}
-
-
-def meta_errors(meta):
-    """What is wrong with the fields of a certificate's ``meta``, each against its domain
-    (the relations between fields and with the data are checked by ``verify``)."""
-    if not isinstance(meta, dict):
-        return [f"'meta' is not a JSON object but {type(meta).__name__}"]
-    version = meta.get("format_version")
-    if _count(version) and version > FORMAT_VERSION:
-        return [f"written by a newer approxpath (format {version}); this version reads formats "
-                f"<= {FORMAT_VERSION}: upgrade approxpath to verify it"]
-    return field_errors(meta, META_FIELDS)
-
-
-def field_errors(meta, fields):
-    """What is wrong with ``meta`` against ``fields`` (:data:`META_FIELDS`' layout: name ->
-    (required, domain check, what the domain is)), and whether ``solve_points`` lists one point
-    per exact solve: the check a path's and a surface's meta share."""
-    errors = []
-    for key, (required, ok, what) in fields.items():
-        if key not in meta:
-            if required:
-                errors.append(f"meta lacks {key!r}")
-        elif not ok(meta[key]):
-            errors.append(f"meta {key!r} must be {what}; got {meta[key]!r}")
-    if not errors and "solve_points" in meta and "exact_solves" in meta \
-            and len(meta["solve_points"]) != meta["exact_solves"]:
-        errors.append(f"meta 'solve_points' lists {len(meta['solve_points'])} points for "
-                      f"{meta['exact_solves']} exact solves")
-    return errors
-
-
-def layout_errors(arrays, meta):
-    """What makes a certificate's arrays and ``meta`` unusable, before any of them is used:
-    missing arrays, wrong dtypes or shapes, non-finite values where a number is claimed,
-    missing or malformed ``meta`` fields (each against its domain, :func:`meta_errors`), a
-    format newer than :data:`FORMAT_VERSION`.
-
-    Parameters
-    ----------
-    arrays : dict of ndarray
-    meta : dict
-        As returned by :func:`read_certificate`.
-
-    Returns
-    -------
-    list of str
-        Empty when the layout is sound (the contents are checked by ``verify``).
-    """
-    errors = meta_errors(meta)
-    missing = [k for k in PIECE_FIELDS if k not in arrays]
-    errors += [f"certificate lacks array {k!r}" for k in missing]
-    rows = [a.shape[0] for k, a in arrays.items() if a.ndim >= 1 and k not in DATA_FIELDS]
-    pieces = max(rows, key=rows.count) if rows else None  # the number of pieces most arrays agree on
-    for key, a in arrays.items():
-        text = key in _TEXT_FIELDS
-        if text and a.dtype.kind != "U":
-            errors.append(f"array {key!r} must be text ({', '.join(KINDS)}); got dtype {a.dtype}")
-            continue
-        if not text and a.dtype != np.float64:
-            errors.append(f"array {key!r} must be float64; got dtype {a.dtype}")
-            continue
-        if key in DATA_FIELDS:
-            if not np.all(np.isfinite(a)):
-                errors.append(f"array {key!r} holds NaN or inf")
-            continue
-        if key in PIECE_FIELDS:
-            if pieces is None or a.shape != (pieces,):
-                errors.append(f"array {key!r} has shape {a.shape}, expected ({'pieces' if pieces is None else pieces},)")
-                continue
-        elif a.ndim == 0 or (pieces is not None and a.shape[0] != pieces):
-            errors.append(f"array {key!r} has {a.shape[0] if a.ndim else 'no'} rows, expected "
-                          f"{'one' if pieces is None else pieces} (one per piece)")
-            continue
-        if key in ("anchor_lo", "anchor_hi"):
-            bad = ~np.isfinite(a) & ~np.isnan(a)  # NaN: a piece without exact solves
-        elif key == "gap_bound" or text:
-            bad = np.isnan(a) if not text else np.zeros(a.shape, bool)
-        else:
-            bad = ~np.isfinite(a)
-        if np.any(bad):
-            errors.append(f"array {key!r} holds {'NaN' if key == 'gap_bound' else 'NaN or inf'} "
-                          f"(first at piece {int(np.argwhere(bad)[0][0])})")
-    if any(k in arrays for k in DATA_FIELDS) and not set(DATA_FIELDS) <= set(arrays):
-        errors.append(f"a certificate carrying its data needs both {' and '.join(DATA_FIELDS)}")
-    if any(k in arrays for k in DATA_FIELDS) and isinstance(meta, dict) and meta.get("format_version") == 1:
-        errors.append("a certificate of format 1 carries no data arrays")
-    return errors
 
 
 def _blocked_ok(name):

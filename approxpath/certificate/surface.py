@@ -25,7 +25,8 @@ import math
 import numpy as np
 
 from ..errors import InputError
-from .format import DATA_FIELDS, FORMAT_VERSION, META_FIELDS, content_sha256, field_errors, read_certificate
+from .fields import META_FIELDS, field_errors
+from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, read_certificate
 
 __all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "is_surface", "surface_layout_errors", "surface_meta_errors",
            "tiling_errors", "verify_surface"]

@@ -22,7 +22,8 @@ from ..compute.parallelism import managed
 from ..data import data_sha256
 from ..errors import InputError
 from .claims import claim_failures, target
-from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, layout_errors, read_certificate
+from .fields import layout_errors
+from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, read_certificate
 from .legacy import upgrade
 from .surface import is_surface, surface_layout_errors, verify_surface
 
@@ -137,7 +138,7 @@ def failed_report(*failures, claim=None):
 
 def read_for_verify(file, shape=None):
     """``(arrays, meta, failures)``: the certificate ``file`` and why it cannot be verified at all
-    (unreadable, or :func:`~approxpath.certificate.format.layout_errors`; empty when it can be).
+    (unreadable, or :func:`~approxpath.certificate.fields.layout_errors`; empty when it can be).
     ``shape``: ``(n, d)`` of the data it will be verified on, which bound its layout
     (:func:`~approxpath.certificate.format.read_certificate`)."""
     try:

@@ -187,7 +187,8 @@ def _recorded_data_file(certificate, recorded, flag="--data"):
 def cmd_verify(args):
     import dataclasses as dc
 
-    from ..certificate.format import DATA_FIELDS, meta_errors, read_meta
+    from ..certificate.fields import meta_errors
+    from ..certificate.format import DATA_FIELDS, read_meta
     from ..certificate.surface import is_surface, surface_meta_errors
     from ..certificate.verify import DataMismatch, check_interval_required, failed_report, verify
 

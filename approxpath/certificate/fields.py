@@ -1,0 +1,147 @@
+"""The domains of a certificate's fields and the layout of its arrays: what ``verify`` checks
+before it uses any of them (numpy only).  The file itself: :mod:`.format`."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from ..kernel_families import DESCRIPTIONS
+from ..validate import is_real, is_stored_count
+from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS
+
+__all__ = ["META_FIELDS", "meta_errors", "field_errors", "layout_errors"]
+
+#: Per-piece arrays of text (the others, and every problem array, are float64).
+_TEXT_FIELDS = ("kind",)
+
+
+def _finite(v):
+    return is_real(v) and math.isfinite(v)
+
+
+def _seconds(v):
+    return _finite(v) and v >= 0
+
+
+#: Every field a certificate's ``meta`` may have, with its domain (``required``: fields without
+#: which nothing can be checked).  Other keys are a caller's own provenance (``meta=``).
+META_FIELDS = {  # name -> (required, domain check, what the domain is)
+    "format_version": (True, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a positive integer"),
+    "problem": (True, lambda v: isinstance(v, str) and v != "", "a problem name"),
+    "options": (True, lambda v: isinstance(v, dict), "an object of options"),
+    "eps": (True, lambda v: _finite(v) and v > 0, "a positive finite number"),
+    "relative": (True, lambda v: isinstance(v, bool), "true or false"),
+    "interval": (True, lambda v: isinstance(v, list) and len(v) == 2 and all(_finite(x) for x in v),
+                 "a pair [lo, hi] of finite numbers"),
+    "piece_kinds": (False, lambda v: isinstance(v, list) and all(k in KINDS for k in v), "a list of piece kinds"),
+    "parameter": (False, lambda v: isinstance(v, str), "a parameter name"),
+    "kernel": (False, lambda v: v in DESCRIPTIONS.values(), "the definition of a kernel family "
+               f"({', '.join(map(repr, DESCRIPTIONS.values()))})"),
+    "n": (False, lambda v: is_stored_count(v) and v >= 2, "the number of samples"),
+    "d": (False, lambda v: is_stored_count(v) and v >= 1, "the number of features"),
+    "data_sha256": (False, lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None,
+                    "a sha256 in hex"),
+    "content_sha256": (False, lambda v: isinstance(v, str), "a sha256 in hex"),
+    "preprocessing": (False, lambda v: v in ("none", "global-minmax"), "none or global-minmax"),
+    "format": (False, lambda v: v in ("libsvm", "csv"), "libsvm or csv"),
+    "data_file": (False, lambda v: v is None or isinstance(v, str), "a file name"),
+    "scale": (False, lambda v: v == "log", "log"),
+    "library_version": (False, lambda v: isinstance(v, str), "a version"),
+    "strategy": (False, lambda v: isinstance(v, str), "a strategy name"),
+    "exact_solves": (False, is_stored_count, "a count"),
+    "solve_points": (False, lambda v: isinstance(v, list) and all(_finite(x) for x in v), "a list of finite numbers"),
+    "wall_s": (False, _seconds, "seconds"),
+    "solve_s": (False, _seconds, "seconds"),
+    "certify_s": (False, _seconds, "seconds"),
+}
+
+
+def meta_errors(meta):
+    """What is wrong with the fields of a certificate's ``meta``, each against its domain
+    (the relations between fields and with the data are checked by ``verify``)."""
+    if not isinstance(meta, dict):
+        return [f"'meta' is not a JSON object but {type(meta).__name__}"]
+    version = meta.get("format_version")
+    if is_stored_count(version) and version > FORMAT_VERSION:
+        return [f"written by a newer approxpath (format {version}); this version reads formats "
+                f"<= {FORMAT_VERSION}: upgrade approxpath to verify it"]
+    return field_errors(meta, META_FIELDS)
+
+
+def field_errors(meta, fields):
+    """What is wrong with ``meta`` against ``fields`` (:data:`META_FIELDS`' layout: name ->
+    (required, domain check, what the domain is)), and whether ``solve_points`` lists one point
+    per exact solve: the check a path's and a surface's meta share."""
+    errors = []
+    for key, (required, ok, what) in fields.items():
+        if key not in meta:
+            if required:
+                errors.append(f"meta lacks {key!r}")
+        elif not ok(meta[key]):
+            errors.append(f"meta {key!r} must be {what}; got {meta[key]!r}")
+    if not errors and "solve_points" in meta and "exact_solves" in meta \
+            and len(meta["solve_points"]) != meta["exact_solves"]:
+        errors.append(f"meta 'solve_points' lists {len(meta['solve_points'])} points for "
+                      f"{meta['exact_solves']} exact solves")
+    return errors
+
+
+def layout_errors(arrays, meta):
+    """What makes a certificate's arrays and ``meta`` unusable, before any of them is used:
+    missing arrays, wrong dtypes or shapes, non-finite values where a number is claimed,
+    missing or malformed ``meta`` fields (each against its domain, :func:`meta_errors`), a
+    format newer than :data:`FORMAT_VERSION`.
+
+    Parameters
+    ----------
+    arrays : dict of ndarray
+    meta : dict
+        As returned by :func:`read_certificate`.
+
+    Returns
+    -------
+    list of str
+        Empty when the layout is sound (the contents are checked by ``verify``).
+    """
+    errors = meta_errors(meta)
+    missing = [k for k in PIECE_FIELDS if k not in arrays]
+    errors += [f"certificate lacks array {k!r}" for k in missing]
+    rows = [a.shape[0] for k, a in arrays.items() if a.ndim >= 1 and k not in DATA_FIELDS]
+    pieces = max(rows, key=rows.count) if rows else None  # the number of pieces most arrays agree on
+    for key, a in arrays.items():
+        text = key in _TEXT_FIELDS
+        if text and a.dtype.kind != "U":
+            errors.append(f"array {key!r} must be text ({', '.join(KINDS)}); got dtype {a.dtype}")
+            continue
+        if not text and a.dtype != np.float64:
+            errors.append(f"array {key!r} must be float64; got dtype {a.dtype}")
+            continue
+        if key in DATA_FIELDS:
+            if not np.all(np.isfinite(a)):
+                errors.append(f"array {key!r} holds NaN or inf")
+            continue
+        if key in PIECE_FIELDS:
+            if pieces is None or a.shape != (pieces,):
+                errors.append(f"array {key!r} has shape {a.shape}, expected ({'pieces' if pieces is None else pieces},)")
+                continue
+        elif a.ndim == 0 or (pieces is not None and a.shape[0] != pieces):
+            errors.append(f"array {key!r} has {a.shape[0] if a.ndim else 'no'} rows, expected "
+                          f"{'one' if pieces is None else pieces} (one per piece)")
+            continue
+        if key in ("anchor_lo", "anchor_hi"):
+            bad = ~np.isfinite(a) & ~np.isnan(a)  # NaN: a piece without exact solves
+        elif key == "gap_bound" or text:
+            bad = np.isnan(a) if not text else np.zeros(a.shape, bool)
+        else:
+            bad = ~np.isfinite(a)
+        if np.any(bad):
+            errors.append(f"array {key!r} holds {'NaN' if key == 'gap_bound' else 'NaN or inf'} "
+                          f"(first at piece {int(np.argwhere(bad)[0][0])})")
+    if any(k in arrays for k in DATA_FIELDS) and not set(DATA_FIELDS) <= set(arrays):
+        errors.append(f"a certificate carrying its data needs both {' and '.join(DATA_FIELDS)}")
+    if any(k in arrays for k in DATA_FIELDS) and isinstance(meta, dict) and meta.get("format_version") == 1:
+        errors.append("a certificate of format 1 carries no data arrays")
+    return errors
