@@ -1,5 +1,6 @@
-"""Hinge-loss kernel SVM over the Gaussian bandwidth or over C: the search side (exact solves,
-restoration, interpolation).  The certificate side is :mod:`.bound`.
+"""Hinge-loss kernel SVM over the Gaussian bandwidth or over C: the search side (restoration,
+interpolation; the exact solves in :mod:`.solves`).  The certificate side is :mod:`.bound`, the
+points :mod:`.points`.
 
 .. math::
 
