@@ -12,7 +12,7 @@ from ..kernel_families import DESCRIPTIONS
 from ..validate import is_real, is_stored_count
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS
 
-__all__ = ["META_FIELDS", "meta_errors", "field_errors", "layout_errors"]
+__all__ = ["META_FIELDS", "meta_errors", "field_errors", "layout_errors", "number_array_errors"]
 
 #: Per-piece arrays of text (the others, and every problem array, are float64).
 _TEXT_FIELDS = ("kind",)
@@ -89,6 +89,17 @@ def field_errors(meta, fields):
     return errors
 
 
+def number_array_errors(key, a):
+    """What is wrong with a stored array of numbers whatever its rows: a dtype other than
+    float64, or NaN or inf in the data (``DATA_FIELDS``, which have no row per piece or cell).
+    The checks a path's layout and a surface's share; empty when the rows may be checked."""
+    if a.dtype != np.float64:
+        return [f"array {key!r} must be float64; got dtype {a.dtype}"]
+    if key in DATA_FIELDS and not np.all(np.isfinite(a)):
+        return [f"array {key!r} holds NaN or inf"]
+    return []
+
+
 def layout_errors(arrays, meta):
     """What makes a certificate's arrays and ``meta`` unusable, before any of them is used:
     missing arrays, wrong dtypes or shapes, non-finite values where a number is claimed,
@@ -116,13 +127,11 @@ def layout_errors(arrays, meta):
         if text and a.dtype.kind != "U":
             errors.append(f"array {key!r} must be text ({', '.join(KINDS)}); got dtype {a.dtype}")
             continue
-        if not text and a.dtype != np.float64:
-            errors.append(f"array {key!r} must be float64; got dtype {a.dtype}")
-            continue
-        if key in DATA_FIELDS:
-            if not np.all(np.isfinite(a)):
-                errors.append(f"array {key!r} holds NaN or inf")
-            continue
+        if not text:
+            wrong = number_array_errors(key, a)
+            errors += wrong
+            if wrong or key in DATA_FIELDS:
+                continue
         if key in PIECE_FIELDS:
             if pieces is None or a.shape != (pieces,):
                 errors.append(f"array {key!r} has shape {a.shape}, expected ({'pieces' if pieces is None else pieces},)")

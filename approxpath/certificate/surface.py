@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..errors import InputError
-from .fields import META_FIELDS, field_errors
+from .fields import META_FIELDS, field_errors, number_array_errors
 from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, read_certificate
 
 __all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "is_surface", "surface_layout_errors", "surface_meta_errors",
@@ -98,12 +98,9 @@ def surface_layout_errors(arrays, meta):
             if a.dtype.kind != "U" or a.shape != (cells,):
                 errors.append(f"array 'kind' must be text, one entry per cell; got {a.dtype} {a.shape}")
             continue
-        if a.dtype != np.float64:
-            errors.append(f"array {key!r} must be float64; got dtype {a.dtype}")
-            continue
-        if key in DATA_FIELDS:
-            if not np.all(np.isfinite(a)):
-                errors.append(f"array {key!r} holds NaN or inf")
+        wrong = number_array_errors(key, a)
+        errors += wrong
+        if wrong or key in DATA_FIELDS:
             continue
         if a.ndim == 0 or a.shape[0] != cells or (key in CELL_FIELDS and a.ndim != 1):
             errors.append(f"array {key!r} has shape {a.shape}, expected {cells} rows (one per cell)")
