@@ -147,7 +147,7 @@ class Problem(abc.ABC):
     # ------------------------------------------------------------------ exact solve
     def solve(self, t, solver=None, time_limit=None, warm=None, enough=None):
         """An optimal pair at ``t``, exactly feasible, accepted by our own certified gap
-        (:func:`approxpath.solvers.solve_exact`: the backends in turn, then a tighter round);
+        (:func:`approxpath.solvers.solve_exact`: the backends in turn, each with tighter settings when its pair misses);
         ``warm``: an optimal pair nearby (the driver passes its nearest exact solve's);
         ``enough(pair)``: a gap that also suffices (the driver's share of its target)."""
         from .solvers import solve_exact

@@ -164,8 +164,9 @@ def test_solver_failures_leave_explicit_uncovered_intervals(monkeypatch, tmp_pat
 
 
 def test_inaccurate_solves_are_retried_with_tighter_settings(monkeypatch):
-    """A first round whose points do not certify (libSVM stopped at a loose tolerance) is
-    followed by a tighter round; without it the loose pair would be returned."""
+    """A backend whose points do not certify (libSVM stopped at a loose tolerance) is tried
+    again with tighter settings, before the next backend; without it the loose pair would be
+    returned."""
     from approxpath.solvers import EXACT_GAP
     from approxpath.solvers import current_settings
 
@@ -183,6 +184,17 @@ def test_inaccurate_solves_are_retried_with_tighter_settings(monkeypatch):
     pair = p.solve(1.0, solver=("libsvm",))
     assert rounds == [False, True]
     assert p.bound.gap(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
+    # tighter settings of the same backend come before the next, slower one
+    calls = []
+
+    def named(self, name, t, warm=None):
+        calls.append((name, current_settings().tight))
+        return real(self, name, t, warm)
+
+    monkeypatch.setattr(type(p), "candidate", named)
+    pair = p.solve(2.0, solver=("libsvm", "clarabel"))
+    assert calls == [("libsvm", False), ("libsvm", True)]
+    assert p.bound.gap(*pair, 2.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 2.0)))
 
 
 def test_a_warm_start_that_misses_the_mark_is_retried_cold_before_the_next_backend(monkeypatch):
@@ -231,7 +243,7 @@ def test_a_pair_that_serves_the_path_is_accepted_above_the_exact_mark(monkeypatc
 
     monkeypatch.setattr(type(p), "candidate", spy)
     pair = p.solve(1.0, solver=("highs", "clarabel"))
-    assert calls == ["highs", "clarabel"]  # without ``enough``, the off vertex is passed over
+    assert calls == ["highs", "highs", "clarabel"]  # without ``enough``, the off vertex (also tight) is passed over
     calls.clear()
     share = 1e-3  # of the dual objective: 1e4 times the mark
 

@@ -67,3 +67,30 @@ def test_small_problems_solve_by_libsvm_alone(problem, monkeypatch):
     monkeypatch.setattr(type(p), "candidate", lambda self, name, t, warm=None: (used.append(name), real(self, name, t, warm))[1])
     p.solve(1.2, warm=p.solve(1.0))
     assert used == ["smo", "libsvm", "smo", "libsvm"]
+
+
+def test_libsvm_single_precision_floor_is_polished_by_float64_smo(monkeypatch):
+    """At large C libSVM's optimum (its kernel cache is single precision) certifies a gap above
+    the acceptance mark whatever its tolerance; the tight try takes it on by float64 SMO, which is
+    accepted before Clarabel, and its dual value agrees with a tight CVXPY solve."""
+    from approxpath.solvers import current_settings
+
+    X, y = make_classification(n=100, d=3, seed=0)
+    p, t = KernelSVM(X, y, c=32.0), 1.0
+    calls = []
+    real = type(p).candidate
+
+    def spy(self, name, t, warm=None):
+        calls.append((name, current_settings().tight))
+        return real(self, name, t, warm)
+
+    monkeypatch.setattr(type(p), "candidate", spy)
+    loose = p.restore(*real(p, "libsvm", t), t)
+    mark = EXACT_GAP * (1 + abs(p.dual_objective(loose[1], t)))
+    assert p.bound.gap(*loose, t) > mark  # the floor this is about (3.7e-7 relative here)
+    pair = p.solve(t, solver=("libsvm", "clarabel"))
+    assert calls == [("libsvm", False), ("libsvm", True)]
+    assert p.bound.gap(*pair, t) <= mark
+    decl = p.cvxpy_dual(t)
+    solve_cvxpy(decl.problem)
+    assert _dual_value(p, pair[1].alpha, t) == pytest.approx(decl.problem.value, rel=1e-8)

@@ -37,20 +37,26 @@ class SVMExactSolves:
 
     def candidate(self, backend, t, warm=None):
         """``smo``: SMO started from the nearest exact solve ``warm`` (:mod:`.smo`), on a kernel in
-        memory; ``libsvm``: libSVM from zero (on the kernel in memory, else on its own RBF);
-        ``clarabel``/``scs``: the dual QP (:meth:`exact_qp`)."""
+        memory; ``libsvm``: libSVM from zero (on the kernel in memory, else on its own RBF), under
+        tight settings taken on by float64 SMO; ``clarabel``/``scs``: the dual QP (:meth:`exact_qp`)."""
         if backend == "smo":
             return self._smo_candidate(t, warm)
         if backend == "libsvm":
+            from approxpath.solvers import current_settings
+
             from .libsvm import libsvm_candidate, libsvm_rbf_candidate
 
             bw, C = self.sweep.at(t)
-            if self.bound.blocked:
-                K = self._solve_kernel(bw)
-                if K is None:  # no n x n kernel fits: libSVM computes and caches its own
-                    return libsvm_rbf_candidate(self._rbf_features(), self.y, C, bw, self.kernels.mode == "distances")
-                return libsvm_candidate(K, self.y, C)
-            return libsvm_candidate(self.gram(t), self.y, C)
+            K = self._solve_kernel(bw) if self.bound.blocked else self.gram(t)
+            if K is None:  # no n x n kernel fits: libSVM computes and caches its own
+                return libsvm_rbf_candidate(self._rbf_features(), self.y, C, bw, self.kernels.mode == "distances")
+            pair = libsvm_candidate(K, self.y, C)
+            if not current_settings().tight:
+                return pair
+            # libSVM keeps its kernel in single precision (its Qfloat): its optimum's certified gap
+            # stalls at 1e-7 - 1e-6 of the objective at C = 8 - 32 (heart) whatever its tolerance;
+            # float64 SMO from there reaches 1e-9 - 1e-8 in 10 - 430 iterations (2 - 25 ms)
+            return self._smo(K, C, pair[1].alpha, "tight")
         sol = solve_qp(self.exact_qp(t), backend)
         # Stationarity Qa - 1 + z0 y - z_lo + z_hi = 0 makes z0 the primal bias b.
         return SVMPrimal(w=self.y * sol.x, b=float(sol.z[0])), SVMDual(alpha=sol.x)
@@ -60,17 +66,22 @@ class SVMExactSolves:
         than :data:`SMO_MIN_N` samples (the next backend then solves from zero)."""
         from approxpath.solvers import current_settings
 
-        from .libsvm import LIBSVM_TIGHT_TOL, LIBSVM_TOL
-        from .smo import warm_smo
-
         if warm is None or self.n <= SMO_MIN_N:
             raise ValueError(f"no nearby exact solve to start from, or n <= {SMO_MIN_N}")
         bw, C = self.sweep.at(t)
         K = self.gram(t) if not self.bound.blocked else self._solve_kernel(bw)
         if K is None:
             raise ValueError("no kernel in memory")
-        start = self._repair(np.minimum(warm[1].alpha, C), C)  # feasible at C (the C path moves the box)
-        alpha, b, _ = warm_smo(K, self.y, C, start, LIBSVM_TIGHT_TOL if current_settings().tight else LIBSVM_TOL)
+        return self._smo(K, C, warm[1].alpha, "tight" if current_settings().tight else "default")
+
+    def _smo(self, K, C, alpha, tolerance):
+        """SMO in float64 (:mod:`.smo`) on the kernel ``K`` from ``alpha`` (made feasible at C:
+        the C path moves the box), at libSVM's ``"default"`` or ``"tight"`` tolerance."""
+        from .libsvm import LIBSVM_TIGHT_TOL, LIBSVM_TOL
+        from .smo import warm_smo
+
+        start = self._repair(np.minimum(alpha, C), C)
+        alpha, b, _ = warm_smo(K, self.y, C, start, LIBSVM_TIGHT_TOL if tolerance == "tight" else LIBSVM_TOL)
         return SVMPrimal(w=self.y * alpha, b=b), SVMDual(alpha=alpha)
 
     def _solve_kernel(self, bw):
