@@ -83,8 +83,12 @@ def test_point_facts_against_dense_linear_algebra(ridge_path):
         K = np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
         A = K + LAM * np.eye(len(y))
         inv = np.linalg.inv(A)
-        assert f.trace[0] <= np.trace(inv) <= f.trace[1]
-        assert np.all(f.diag_lo <= np.diag(inv)) and np.all(np.diag(inv) <= f.diag_hi)
+        # with the slope: the whole inverse and its residual; without: the triangular inverse alone
+        for g in (f, point_facts(problem.bound, t, slope=False)):
+            assert g.trace[0] <= np.trace(inv) <= g.trace[1]
+            assert np.all(g.diag_lo <= np.diag(inv)) and np.all(np.diag(inv) <= g.diag_hi)
+            assert np.all(g.diag_hi - g.diag_lo <= 1e-6 * np.diag(inv))  # and tight
+            assert g.trace[1] - g.trace[0] <= 1e-6 * np.trace(inv)
         assert f.logdet[0] <= np.linalg.slogdet(A)[1] <= f.logdet[1]
         D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
         slope = -np.trace(inv @ (D * K))  # d/dt log det

@@ -30,7 +30,9 @@ the trace of :math:`\\tilde K^{-1} = X + \\tilde K^{-1}S`, :math:`S = I - \\tild
 (:math:`|e_i^\\top\\tilde K^{-1}Se_i| \\le \\lVert Se_i\\rVert/\\lambda`), with :math:`S` computed in
 one product whose rounding :math:`\\gamma_{n+1}(I + |\\tilde K||X|)` has columns of norm at most
 :math:`\\gamma_{n+1}(1 + \\lVert\\tilde K\\rVert_F\\lVert Xe_i\\rVert)`; and the derivative
-:math:`h = \\tfrac{d}{dt}\\log\\det\\tilde K_t = -\\mathrm{tr}(\\tilde K^{-1}(D\\circ K_t))`.
+:math:`h = \\tfrac{d}{dt}\\log\\det\\tilde K_t = -\\mathrm{tr}(\\tilde K^{-1}(D\\circ K_t))`.  Where the
+derivative is not wanted, the diagonal and the trace come from the factor's triangular inverse
+and its residual instead (:func:`_factor_diagonal`: a third less work).
 
 Over a bandwidth interval :math:`[a, b]` (:func:`_interval_facts`): :math:`K_s = e^{-sD}` is
 positive semidefinite with unit diagonal for every :math:`s \\ge 0` (the kernel families, and a
@@ -135,6 +137,9 @@ def _point_facts(bound, tau, slope, inverse):
     ld_err += math.sqrt(n) * E / (lam - E)
     if not inverse:
         return dataclasses.replace(_nothing(n), logdet=(ld - ld_err, ld + ld_err))
+    if not (slope and bound.sweep.along_bandwidth):
+        diagonal = _factor_diagonal(L, lam, E, g)
+        return _nothing(n) if diagonal is None else Facts(*diagonal, (ld - ld_err, ld + ld_err), None)
     X, info = scipy.linalg.lapack.dpotri(L, lower=1)  # the inverse from the factor (lower triangle)
     if info != 0:
         return _nothing(n)
@@ -162,6 +167,39 @@ def _point_facts(bound, tau, slope, inverse):
                  + S_F * (_frob(B) + n * entry) / lam)
         out["slope"] = (h - h_err, h + h_err)
     return Facts(**out)
+
+
+def _factor_diagonal(L, lam, E, g):
+    """``(trace, diag_lo, diag_hi)`` of :math:`\\tilde K^{-1}` from the computed Cholesky factor
+    :math:`\\hat L` (``L``; :math:`\\lVert\\hat L\\hat L^\\top - \\tilde K\\rVert_F \\le` ``E``, the kernel's rounding
+    included) and its computed triangular inverse :math:`W`, or None when they say nothing.
+
+    With :math:`R = I - \\hat L W`, :math:`\\hat L^{-1} = W + \\hat L^{-1}R` and :math:`\\lVert\\hat L^{-1}\\rVert_2
+    \\le (\\lambda - E)^{-1/2}`, so the column :math:`\\hat L^{-1}e_i`, whose squared norm is
+    :math:`[(\\hat L\\hat L^\\top)^{-1}]_{ii}`, is within :math:`\\rho_i = \\lVert Re_i\\rVert/\\sqrt{\\lambda - E}` of
+    :math:`We_i`; and :math:`|[\\tilde K^{-1}]_{ii} - [(\\hat L\\hat L^\\top)^{-1}]_{ii}| \\le E/(\\lambda(\\lambda - E))`.
+    :math:`R` is computed in one triangular product, rounded by at most :math:`\\gamma_{n+1}(I + |\\hat L||W|)`
+    entrywise (columns of norm at most :math:`\\gamma_{n+1}(1 + \\lVert\\hat L\\rVert_F\\lVert We_i\\rVert)`): at
+    n = 1000 the triangular inverse and this product take 18 + 39 ms against 32 + 55 ms for the
+    whole inverse and its residual (one thread)."""
+    n = L.shape[0]
+    W, info = scipy.linalg.lapack.dtrtri(L, lower=1)
+    if info != 0:
+        return None
+    R = np.eye(n) - scipy.linalg.blas.dtrmm(1.0, L, W, lower=1)
+    norm = 1.0 + fp_margin(n + 1, 1.0)  # a sum of n squares and its square root, as computed
+    w = np.sqrt(np.sum(W * W, axis=0))
+    rho = (np.sqrt(np.sum(R * R, axis=0)) * norm + g * (1.0 + _frob(L) * w * norm)) / math.sqrt(lam - E) * norm
+    if not float(rho.max()) < 0.5 * float(w.min()):  # the inverse is too inaccurate to say anything
+        return None
+    shift = E / (lam * (lam - E)) * (1.0 + 8 * UNIT_ROUNDOFF)
+    # 16 u covers the squares', the products' and the differences' roundings (a few u each)
+    pad = 16 * UNIT_ROUNDOFF
+    lo = (w / norm - rho) ** 2 * (1.0 - pad) - shift * (1.0 + pad)
+    hi = (w * norm + rho) ** 2 * (1.0 + pad) + shift * (1.0 + pad)
+    trace = (float(np.sum(lo)) - fp_margin(n, float(np.sum(np.abs(lo)))),
+             float(np.sum(hi)) + fp_margin(n, float(np.sum(hi))))
+    return trace, lo, hi
 
 
 def _nothing(n):
