@@ -56,7 +56,7 @@ class SVMExactSolves:
             # libSVM keeps its kernel in single precision (its Qfloat): its optimum's certified gap
             # stalls at 1e-7 - 1e-6 of the objective at C = 8 - 32 (heart) whatever its tolerance;
             # float64 SMO from there reaches 1e-9 - 1e-8 in 10 - 430 iterations (2 - 25 ms)
-            return self._smo(K, C, pair[1].alpha, "tight")
+            return self._smo(K, C, pair[1].alpha, tight=True)
         sol = solve_qp(self.exact_qp(t), backend)
         # Stationarity Qa - 1 + z0 y - z_lo + z_hi = 0 makes z0 the primal bias b.
         return SVMPrimal(w=self.y * sol.x, b=float(sol.z[0])), SVMDual(alpha=sol.x)
@@ -72,16 +72,16 @@ class SVMExactSolves:
         K = self.gram(t) if not self.bound.blocked else self._solve_kernel(bw)
         if K is None:
             raise ValueError("no kernel in memory")
-        return self._smo(K, C, warm[1].alpha, "tight" if current_settings().tight else "default")
+        return self._smo(K, C, warm[1].alpha, tight=current_settings().tight)
 
-    def _smo(self, K, C, alpha, tolerance):
+    def _smo(self, K, C, alpha, tight):
         """SMO in float64 (:mod:`.smo`) on the kernel ``K`` from ``alpha`` (made feasible at C:
-        the C path moves the box), at libSVM's ``"default"`` or ``"tight"`` tolerance."""
+        the C path moves the box), at libSVM's tolerance or (``tight``) its tighter one."""
         from .libsvm import LIBSVM_TIGHT_TOL, LIBSVM_TOL
         from .smo import warm_smo
 
         start = self._repair(np.minimum(alpha, C), C)
-        alpha, b, _ = warm_smo(K, self.y, C, start, LIBSVM_TIGHT_TOL if tolerance == "tight" else LIBSVM_TOL)
+        alpha, b, _ = warm_smo(K, self.y, C, start, LIBSVM_TIGHT_TOL if tight else LIBSVM_TOL)
         return SVMPrimal(w=self.y * alpha, b=b), SVMDual(alpha=alpha)
 
     def _solve_kernel(self, bw):
