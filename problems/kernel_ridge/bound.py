@@ -211,10 +211,13 @@ class RidgeBound(KernelEnclosures):
         s = min(max(s, 0.0), h)
         return g_lo + (g_hi - g_lo) * s / h + 0.5 * M * s * (h - s)
 
-    def dual_floor(self, dual, lo, hi=None):
+    def dual_floor(self, dual, lo, hi=None, cover=None):
+        """As :meth:`approxpath.bound.Bound.dual_floor`; ``cover``: for a moving dual on a bandwidth
+        piece, the :func:`~approxpath.selection.predictions.expansion_cover` of its points' ``a`` (as
+        columns) over the piece when the caller computed it already (in one kernel pass with others)."""
         hi = lo if hi is None else hi
         if is_moving(dual):
-            return self._moving_dual_floor(dual, lo, hi)
+            return self._moving_dual_floor(dual, lo, hi, cover=cover)
         bw_lo, lam_lo = self.sweep.at(lo)
         a = np.asarray(dual.a, dtype=float)
         aa = np.outer(a, a)
@@ -323,7 +326,7 @@ class RidgeBound(KernelEnclosures):
         shift = (2.0 * float(np.abs(e).sum()) * de + de * de) / lam + float(np.sum(2.0 * np.abs(r) * dr + dr * dr))
         return g + rounding + shift * (1.0 + 2.0**-40)
 
-    def _moving_dual_floor(self, dual, lo, hi, scale=1.0):
+    def _moving_dual_floor(self, dual, lo, hi, scale=1.0, cover=None):
         """A lower bound of :math:`2a^\\top y - \\lVert a\\rVert^2 - \\tfrac1\\lambda a^\\top K_t a` over the
         piece for :math:`a(t)` moving linearly: on each sub-interval between the nodes of the
         kernel products' enclosures (:func:`~approxpath.selection.predictions.expansion_cover`),
@@ -353,7 +356,7 @@ class RidgeBound(KernelEnclosures):
             slack = fp_margin(2 * n, float(np.abs(a) @ (K @ np.abs(a)))) + self.entry_error * float(np.abs(a).sum()) ** 2
             shift = 2.0 * float(np.abs(a).sum()) * float(da.sum()) + float(da.sum()) ** 2
             return value - (quad + slack + shift) / lam
-        edges, low, up = expansion_cover(self.kernels.products, A, lo, hi, self.entry_terms, n)
+        edges, low, up = expansion_cover(self.kernels.products, A, lo, hi, self.entry_terms, n) if cover is None else cover
         ranges = weight_ranges(dual, edges)[1]  # (J, K, 2)
         if scale != 1.0:  # the scaled weights' ranges, widened by the rounding of s and of the products
             ranges = scale * ranges

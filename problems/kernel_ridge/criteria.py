@@ -259,9 +259,16 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     middle (:func:`_lml_taylor`)."""
     lam, n = bound.sweep.weight, bound.n
     const = 0.5 * n * math.log(2.0 * math.pi)
-    r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi)
+    primal_cover = dual_cover = None
+    if hi > lo and is_moving(dual):  # the primal's and the dual's kernel products in one pass
+        C, A = _columns(primal, "c"), _columns(dual, "a")
+        edges, low, up = expansion_cover(bound.kernels.products, np.column_stack([C, A]), lo, hi,
+                                         bound.entry_terms, n)
+        k = C.shape[1]
+        primal_cover, dual_cover = (edges, low[:, :k], up[:, :k]), (edges, low[:, k:], up[:, k:])
+    r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi, primal_cover)
     p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
-    p_low = max(bound.dual_floor(dual, lo, hi), 0.0)
+    p_low = max(bound.dual_floor(dual, lo, hi, cover=dual_cover), 0.0)
     fa, fb = _facts(bound, lo, cache, 0), _facts(bound, hi, cache, 0)  # log det only: a Cholesky factor each
     v_lo = -0.5 * p_high / lam - 0.5 * fb.logdet[1] - const
     v_hi = -0.5 * p_low / lam - 0.5 * fa.logdet[0] - const
@@ -323,14 +330,21 @@ def _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache):
     return v_lo - move, v_hi + move
 
 
-def _residual_box(bound, primal, lo, hi):
+def _columns(point, name):
+    """The field ``name`` of a point's points (one for a fixed point) as columns (n, K)."""
+    points = point.points if is_moving(point) else (point,)
+    return np.column_stack([np.asarray(getattr(q, name), dtype=float) for q in points])
+
+
+def _residual_box(bound, primal, lo, hi, cover=None):
     """Entrywise bounds of :math:`y - K_t c(t)` and an upper bound of :math:`c(t)^\\top K_t c(t)`
     over the piece, for the stored primal (fixed, or moving: every point's expansion enclosed,
-    combined with the weights' ranges, :func:`~approxpath.selection.predictions.combination_hull`)."""
+    combined with the weights' ranges, :func:`~approxpath.selection.predictions.combination_hull`);
+    ``cover``: that expansion cover when the caller computed it already (a bandwidth piece)."""
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
-    points = primal.points if is_moving(primal) else (primal,)
-    C = np.column_stack([np.asarray(q.c, dtype=float) for q in points])
-    edges, low, up = expansion_cover(bound.kernels.products, C, t_lo, t_hi, bound.entry_terms, bound.n)
+    C = _columns(primal, "c")
+    edges, low, up = expansion_cover(bound.kernels.products, C, t_lo, t_hi, bound.entry_terms, bound.n) \
+        if cover is None else cover
     cuts = edges if bound.sweep.along_bandwidth and hi > lo else np.array([lo, hi], dtype=float)
     ranges = np.broadcast_to(weight_ranges(primal, cuts)[1], (low.shape[-1], C.shape[1], 2))
     kl, ku = (v for v in combination_hull(ranges, low, up))
