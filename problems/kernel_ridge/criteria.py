@@ -259,6 +259,9 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     middle (:func:`_lml_taylor`)."""
     lam, n = bound.sweep.weight, bound.n
     const = 0.5 * n * math.log(2.0 * math.pi)
+    # log det only: a Cholesky factor each; first, so that the kernel products at the two ends read
+    # the kernels these keep (the same entries) instead of exponentiating them again
+    fa, fb = _facts(bound, lo, cache, 0), _facts(bound, hi, cache, 0)
     primal_cover = dual_cover = None
     if hi > lo and is_moving(dual):  # the primal's and the dual's kernel products in one pass
         C, A = _columns(primal, "c"), _columns(dual, "a")
@@ -269,7 +272,6 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi, primal_cover)
     p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
     p_low = max(bound.dual_floor(dual, lo, hi, cover=dual_cover), 0.0)
-    fa, fb = _facts(bound, lo, cache, 0), _facts(bound, hi, cache, 0)  # log det only: a Cholesky factor each
     v_lo = -0.5 * p_high / lam - 0.5 * fb.logdet[1] - const
     v_hi = -0.5 * p_low / lam - 0.5 * fa.logdet[0] - const
     if hi > lo:
