@@ -29,7 +29,7 @@ def _seconds(v):
 #: Every field a certificate's ``meta`` may have, with its domain (``required``: fields without
 #: which nothing can be checked).  Other keys are a caller's own provenance (``meta=``).
 META_FIELDS = {  # name -> (required, domain check, what the domain is)
-    "format_version": (True, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a positive integer"),
+    "format_version": (True, lambda v: is_stored_count(v) and v >= 1, "a positive integer"),
     "problem": (True, lambda v: isinstance(v, str) and v != "", "a problem name"),
     "options": (True, lambda v: isinstance(v, dict), "an object of options"),
     "eps": (True, lambda v: _finite(v) and v > 0, "a positive finite number"),

@@ -85,7 +85,7 @@ def _not_a_certificate(file, why):
     return InputError(f"{str(file)!r} is not a certificate (.npz written by approxpath): {why}")
 
 
-def _memberis_stored_count(fh):
+def _member_count(fh):
     """The number of members a zip archive declares in its end-of-central-directory record (the
     last 22 bytes plus a comment of at most 64 KiB), or None where that record is not found (a
     damaged archive: :class:`zipfile.ZipFile` says why).  Zip64 archives record 0xFFFF there:
@@ -195,7 +195,7 @@ def _open_archive(file):
         raise _not_a_certificate(file, "it is a directory, a device or a pipe")
     with open(path, "rb") as fh:
         head = fh.read(4)
-        count = _memberis_stored_count(fh)
+        count = _member_count(fh)
     if head not in (b"PK\x03\x04", b"PK\x05\x06"):
         text = head.decode("latin-1")
         hint = " (a data file? pass it with --data)" if text and all(c.isprintable() or c.isspace() for c in text) else ""
