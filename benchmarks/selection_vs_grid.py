@@ -2,7 +2,7 @@
 
     APPROXPATH_LIBSVM_DIR=/path/to/libsvm python benchmarks/selection_vs_grid.py \
         [--data ionosphere_scale a2a a4a] [--ridge-n 200 1000] [--k 1] [--only svm ridge] [--box] [--grid-points 30 100] [--timeout 900]
-        [--before DIR]
+        [--criteria loocv gcv lml] [--before DIR]
 
 Every method runs as a whole fresh process (imports included), the methods of a case one after
 the other and the repetitions interleaved (the machine is shared: read the ratios).  Each row:
@@ -228,7 +228,7 @@ def box_rows(names, k, timeout):
               f"{_median(runs, 'cpu'):.1f} | {last['C']:g} | {last['t']:.4g} | {last['own']:.4f} |", flush=True)
 
 
-def ridge_rows(sizes, k, timeout):
+def ridge_rows(sizes, k, timeout, criteria=CRITERIA, before=None):
     print("| n | criterion | method | wall s | CPU s | wall / grid | CPU / grid | t | delta | criterion at t (exact) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -236,12 +236,16 @@ def ridge_rows(sizes, k, timeout):
             X, y = _sinc(n)
             csv = Path(tmp) / f"sinc{n}.csv"
             np.savetxt(csv, np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
-            for criterion in CRITERIA:
-                grid, sel = [], []
+            for criterion in criteria:
+                grid, sel, old = [], [], []
                 for _ in range(k):
                     grid.append(_run(dict(method="ridge-grid", n=n, criterion=criterion), timeout))
+                    if before:
+                        old.append(_run(dict(method="ridge-select", csv=str(csv), criterion=criterion,
+                                             source=str(Path(before).resolve())), timeout))
                     sel.append(_run(dict(method="ridge-select", csv=str(csv), criterion=criterion), timeout))
-                for label, r in (("exact grid, 30 t", grid), ("approxpath select", sel)):
+                rows = [("exact grid, 30 t", grid)] + ([("approxpath select, before", old)] if before else [])
+                for label, r in rows + [("approxpath select", sel)]:
                     timing, delta = _timing(r, grid)
                     at = "-" if r[-1].get("stopped") else f"{_ridge_criterion(X, y, r[-1]['t'], criterion):.6g}"
                     print(f"| {n} | {criterion} | {label} | {timing} | {r[-1]['t']:.4g} | {delta} | {at} |", flush=True)
@@ -253,6 +257,7 @@ def main():
     p.add_argument("--ridge-n", nargs="+", type=int, default=[200, 1000])
     p.add_argument("--k", type=int, default=1, help="interleaved repetitions (medians)")
     p.add_argument("--only", nargs="+", choices=("svm", "ridge"), default=("svm", "ridge"))
+    p.add_argument("--criteria", nargs="+", choices=CRITERIA, default=CRITERIA, help="kernel ridge's criteria")
     p.add_argument("--box", action="store_true", help="also the grid.py (C, gamma) box through GridSearchCV")
     p.add_argument("--grid-points", nargs="+", type=int, default=[30, 100],
                    help="GridSearchCV's gammas (the first is the ratios' base)")
@@ -275,7 +280,7 @@ def main():
         if args.box:
             box_rows(args.data, args.k, args.timeout)
     if "ridge" in args.only:
-        ridge_rows(args.ridge_n, args.k, args.timeout)
+        ridge_rows(args.ridge_n, args.k, args.timeout, args.criteria, args.before)
     print(f"# load average {os.getloadavg()[0]:.1f} at the end")
 
 

@@ -42,9 +42,9 @@ class KernelEnclosures(KernelBound):
     (:meth:`kernel_sup_norm`), residuals :math:`a - K_t\\beta` (:meth:`residual_envelopes`) and
     combinations :math:`K_t \\sum_k w_k(t)\\, c_k` of points whose weights move linearly with the
     bandwidth (:meth:`moving_sup_norms`, :meth:`moving_residual_bounds`), from the memoized kernel
-    products of the piece's ends (:meth:`_products`)."""
+    products of the piece's ends (:meth:`remembered_products`)."""
 
-    #: Kernel products kept (:meth:`_products`): a piece asks for one or two sets at each end,
+    #: Kernel products kept (:meth:`remembered_products`): a piece asks for one or two sets at each end,
     #: and the next piece starts where it ends.
     remembered = 8
     _transient = KernelBound._transient + ("_product_memo",)
@@ -52,7 +52,7 @@ class KernelEnclosures(KernelBound):
     def _entry_error(self, t_lo, t_hi):
         return envelope_entry_error(t_lo, t_hi, self.entry_terms)
 
-    def _products(self):
+    def remembered_products(self):
         """The kernel products the envelopes use (:meth:`~approxpath.compute.kernels.Kernels.products`),
         the last :attr:`remembered` of them kept (:class:`~approxpath.compute.caches.ProductMemo`:
         the same values, bit for bit): the moving pairs between two exact solves share their
@@ -80,7 +80,7 @@ class KernelEnclosures(KernelBound):
         if t_lo == t_hi:  # a point: |K c| itself, the summed magnitudes are K |c|
             K = self.gram(lo)
             return float(np.max(np.abs(K @ c) + entry + fp_margin(self.n, 1.0) * (K @ np.abs(c))))
-        P, N = split_envelope(self._products(), c, t_lo, t_hi)
+        P, N = split_envelope(self.remembered_products(), c, t_lo, t_hi)
         bound = max_abs_difference(P, N)
         # kernel entries (envelope_entry_error per unit of |c|), then the sums and the
         # polynomials' arithmetic (CHAIN)
@@ -97,7 +97,7 @@ class KernelEnclosures(KernelBound):
         from approxpath.moving import bernstein_at, coefficient_rounding
 
         C, W = np.asarray(C, dtype=float), np.asarray(W, dtype=float)
-        P, N = envelopes or split_envelope(self._products(), C, lo, hi)
+        P, N = envelopes or split_envelope(self.remembered_products(), C, lo, hi)
         xs, low, up = difference_nodes(P, N)  # (n, K, J + 1)
         w = bernstein_at(W, (xs - lo) / (hi - lo))  # (r, K, J + 1)
         mag = P.magnitude() + N.magnitude()  # (n, K)

@@ -7,8 +7,10 @@ import pytest
 
 import approxpath
 from approxpath.data import make_sinc
+from approxpath.moving import value_at
 from approxpath.problems.kernel_ridge.criteria import point_facts
 from approxpath.selection import select
+from approxpath.selection.cover import NodeClosedForm
 
 LAM = 0.05
 
@@ -166,3 +168,44 @@ def test_certified_loocv_and_gcv_choices_are_within_delta_of_a_dense_grid(ridge_
     at = _dense(X, y, s.t, LAM)[name]
     assert s.value[0] <= at <= s.value[1]
     assert at <= values.min() + s.delta + 1e-12  # no grid point beats the choice by more than delta
+
+
+@pytest.mark.parametrize("name", ["loocv", "gcv"])
+def test_cells_from_the_optima_at_their_ends_need_no_path(ridge_path, name):
+    """LOOCV and GCV enclosed on cells whose pair interpolates the exact optima at the cells'
+    ends: at random bandwidths inside random cells the pair's gap is below its bound (its primal
+    and dual objectives there, numpy) and the dense criterion lies in the cell's enclosure; a
+    selection by that criterion then computes no path."""
+    X, y, problem, _ = ridge_path
+    crit = NodeClosedForm(problem, name, "min")
+    rng = np.random.default_rng({"loocv": 8, "gcv": 9}[name])
+    for _ in range(6):
+        a = float(np.exp(rng.uniform(np.log(0.1), np.log(15.0))))
+        b = a * float(np.exp(rng.uniform(0.02, 0.6)))
+        edges, low, high, certified = crit.cover(a, b)
+        assert edges[0] == a and edges[-1] == b and certified.all() and len(low) >= 2
+        for i in range(len(low)):
+            u, v = edges[i], edges[i + 1]
+            primal, dual = problem.bound.node_pair(u, v, crit._cache)
+            gap = problem.bound.gap(primal, dual, u, v)
+            for t in np.exp(rng.uniform(np.log(u), np.log(v), 3)):
+                g = problem.primal_objective(value_at(primal, t), t) - problem.dual_objective(value_at(dual, t), t)
+                assert g <= gap, (u, v, t, g, gap)
+                assert low[i] <= _dense(X, y, t, LAM)[name] <= high[i], (name, u, v, t)
+    s = select(problem, name, interval=(0.3, 3.0), tol=0.02)
+    assert s.kind == "certified" and s.paths == () and "no path" in s.summary()
+    assert s.value[0] <= _dense(X, y, s.t, LAM)[name] <= s.value[1]
+    assert s.exact_solves >= s.lo.size + 1  # an exact optimum at every cell edge
+
+
+def test_the_lambda_path_and_the_marginal_likelihood_keep_their_paths():
+    """Pairs from the optima at a cell's ends serve LOOCV and GCV over the bandwidth only: over
+    lambda, and for the marginal likelihood (whose data term they would bound too widely), the
+    selection runs its path."""
+    X, y = make_sinc(n=30, noise=0.1, seed=4)
+    over_lam = approxpath.get_problem("kernel_ridge")(X, y, bandwidth=1.0, parameter="lam")
+    s = select(over_lam, "loocv", eps=1e-4, interval=(0.01, 1.0), tol=0.05)
+    assert s.kind == "certified" and len(s.paths) == 1
+    over_t = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    s = select(over_t, "lml", eps=1e-4, interval=(0.3, 3.0), tol=0.5)
+    assert s.kind == "certified" and len(s.paths) == 1

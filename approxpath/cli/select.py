@@ -40,7 +40,7 @@ def cmd_select(args):
                    range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, **s.to_json())
         print(json.dumps(out))
     else:
-        print(f"{problem.describe()}; {s.folds} path{'s' if s.folds > 1 else ''}")
+        print(problem.describe())
         print(s.summary())
     for w in caught:  # why delta > tol (the budget, or a stalled enclosure), a choice at an end of the range
         print(f"approxpath: {w.message}", file=sys.stderr)

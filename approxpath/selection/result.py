@@ -24,6 +24,9 @@ class SelectionResult:
     def _point(self):
         return f"t = {self.t:.6g}"
 
+    def _scope(self):
+        return f"{self.folds} {self._runs}{'s' if self.folds > 1 else ''}"
+
     def _work(self):
         return f"{self.exact_solves} exact solves"
 
@@ -32,7 +35,7 @@ class SelectionResult:
         best = "lowest" if self.sense == "min" else "highest"
         claim = (f"no {self._rival} is better by more than delta = {self.delta:.4g}" if self.kind == "certified"
                  else "sampled: nothing is proven between the sampled points")
-        return (f"{self.criterion} ({best} is best, {self.folds} {self._runs}{'s' if self.folds > 1 else ''}): "
+        return (f"{self.criterion} ({best} is best, {self._scope()}): "
                 f"{self._point()}, value in [{self.value[0]:.6g}, {self.value[1]:.6g}]; {claim} "
                 f"(tol {self.tol:g}); {self._work()}, {self.wall_s:.2f} s")
 
@@ -59,14 +62,17 @@ class Selection(SelectionResult):
     edges, lo, hi : ndarray
         The final cover: cells ``[edges[i], edges[i + 1]]`` and the criterion's enclosure there.
     exact_solves : int
-        Exact solves of all paths (the folds' first paths and every refinement).
+        Exact solves of all paths (the folds' first paths and every refinement); for a
+        criterion enclosed with no path (:class:`~.cover.NodeClosedForm`), the exact optima at
+        the cells' edges.
     refinements : int
         Paths recomputed at a smaller ε during the search.
     folds : int
         Paths the criterion uses (1: hold-out or a criterion of the whole data).
     wall_s : float
     paths : tuple of Path
-        The first paths (one per fold), as computed before refinement.
+        The first paths (one per fold), as computed before refinement; empty for a criterion
+        enclosed with no path.
     """
 
     t: float
@@ -84,6 +90,9 @@ class Selection(SelectionResult):
     folds: int = 1
     wall_s: float = 0.0
     paths: tuple = field(default=(), repr=False)
+
+    def _scope(self):
+        return super()._scope() if self.paths else "no path: exact optima at the cells' edges"
 
     def to_json(self):
         """A JSON-ready dict of the scalars."""

@@ -9,7 +9,8 @@ cover of the cell: two halves).  Where that cannot help because the certified ga
 cell's width, limits the enclosure, the folds' paths are recomputed there at a quarter of the
 pieces' gap bound (new exact solves): in the chosen cell when the chosen point's own
 enclosure is wider than ``tol / 2``, and where a halved cell kept most of its width and the
-enclosure at its middle point is as wide.
+enclosure at its middle point is as wide.  A criterion enclosed with no path
+(:class:`~.cover.NodeClosedForm`) only halves.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..compute.parallelism import managed
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..driver.parallel import pool, single_threaded
 from ..numerics import log_mid
-from .cover import ClosedForm, Sampled, Tracks, Validation
+from .cover import ClosedForm, NodeClosedForm, Sampled, Tracks, Validation
 from .folds import default_criterion, fold_problems
 from .result import Selection
 
@@ -77,6 +78,11 @@ class _Search:
         active = np.flatnonzero(self.lo < value[1] - self.tol)
         if active.size == 0:
             return False
+        if getattr(self.crit, "tracks", None) is None:  # cells from the optima at their ends, no path: halve
+            ranges = [(self.edges[i], self.edges[i + 1]) for i in active if self.edges[i + 1] > self.edges[i]]
+            for a, b in ranges:
+                self._replace(a, b, self.crit.cover(a, b))
+            return bool(ranges)
         width = value[1] - value[0]
         tighten = []
         if width > 0.5 * self.tol:
@@ -297,14 +303,19 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
             strict, executor, options, path_options, t0):
     bound = problem.bound
     seeds = [{} for _ in problems]  # every exact solve of each fold, reused by its refinements
-    paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), seeds, executor, options)
-    tracks = Tracks(problems, paths)
-    if not validation:
-        crit = ClosedForm(tracks, criterion, closed[criterion])
-    elif hasattr(bound, "prediction_enclosure"):
-        crit = Validation(tracks, X_vals, y_vals, criterion)
+    paths = []
+    if not validation and criterion in getattr(bound, "NODE_PAIR_CRITERIA", ()) and bound.sweep.along_bandwidth:
+        # the criterion's own factorizations at the cells' ends give their pairs: no path
+        crit = tracks = NodeClosedForm(problem, criterion, closed[criterion])  # (it counts its solves as Tracks)
     else:
-        crit = Sampled(tracks, X_vals, y_vals, criterion)
+        paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), seeds, executor, options)
+        tracks = Tracks(problems, paths)
+        if not validation:
+            crit = ClosedForm(tracks, criterion, closed[criterion])
+        elif hasattr(bound, "prediction_enclosure"):
+            crit = Validation(tracks, X_vals, y_vals, criterion)
+        else:
+            crit = Sampled(tracks, X_vals, y_vals, criterion)
 
     stuck = []
 

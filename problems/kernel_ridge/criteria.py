@@ -71,7 +71,7 @@ from approxpath.moving import is_moving, weight_ranges
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, kernel_entry_error
 from approxpath.selection.predictions import combination_hull, expansion_cover, sqrt_up
 
-__all__ = ["CLOSED_FORM", "criterion_enclosure", "point_facts"]
+__all__ = ["CLOSED_FORM", "criterion_enclosure", "node_pair", "point_facts"]
 
 #: Criteria with a closed form and whether they are minimized or maximized.
 CLOSED_FORM = {"loocv": "min", "gcv": "min", "lml": "max"}
@@ -94,6 +94,9 @@ class Facts:
     diag_hi: np.ndarray
     logdet: tuple
     slope: tuple  # d/dt log det (bandwidth path), else None
+    # the computed optimum c = K~^-1 y from the same factor (a point, not an enclosure: the gap
+    # bound of a pair built from it certifies it), or None where the factorization failed
+    solution: np.ndarray = None
 
 
 def _frob(M):
@@ -131,15 +134,16 @@ def _point_facts(bound, tau, slope, inverse):
     E = 2.0 * g * _frob(L) ** 2 + F
     if not E < 0.5 * lam:  # the factorization is too inaccurate to say anything
         return _nothing(n)
+    solution = scipy.linalg.cho_solve(cf, bound.y)
     logs = np.log(np.diag(L))
     ld = 2.0 * float(np.sum(logs))
     ld_err = 2.0 * (fp_margin(n, float(np.sum(np.abs(logs)))) + 2 * UNIT_ROUNDOFF * float(np.sum(np.abs(logs))))
     ld_err += math.sqrt(n) * E / (lam - E)
     if not inverse:
-        return dataclasses.replace(_nothing(n), logdet=(ld - ld_err, ld + ld_err))
+        return dataclasses.replace(_nothing(n), logdet=(ld - ld_err, ld + ld_err), solution=solution)
     if not (slope and bound.sweep.along_bandwidth):
         diagonal = _factor_diagonal(L, lam, E, g)
-        return _nothing(n) if diagonal is None else Facts(*diagonal, (ld - ld_err, ld + ld_err), None)
+        return _nothing(n) if diagonal is None else Facts(*diagonal, (ld - ld_err, ld + ld_err), None, solution)
     X, info = scipy.linalg.lapack.dpotri(L, lower=1)  # the inverse from the factor (lower triangle)
     if info != 0:
         return _nothing(n)
@@ -157,7 +161,7 @@ def _point_facts(bound, tau, slope, inverse):
     tr = float(np.sum(diag))
     tr_err = math.sqrt(n) * S_F / lam + fp_margin(n, float(np.sum(np.abs(diag))))
     out = dict(trace=(tr - tr_err, tr + tr_err), diag_lo=diag - col / lam, diag_hi=diag + col / lam,
-               logdet=(ld - ld_err, ld + ld_err), slope=None)
+               logdet=(ld - ld_err, ld + ld_err), slope=None, solution=solution)
     if slope and bound.sweep.along_bandwidth:
         B = D * K
         absX = np.abs(X)
@@ -232,6 +236,25 @@ def _facts(bound, tau, cache, level=2):
             cache.pop(next(iter(cache)))
         cache[key] = (level, point_facts(bound, key, slope=level >= 2, inverse=level >= 1))
     return cache[key][1]
+
+
+def node_pair(bound, lo, hi, cache):
+    """The pair of ``[lo, hi]`` built from the computed optima at its ends (the factorizations
+    :func:`_facts` keeps for the inverse's diagonal): :math:`c(t)` their interpolation linear in t and
+    :math:`a(t) = \\lambda c(t)` (a fixed pair at ``lo == hi``), or None where a factorization
+    failed.  Its gap over the interval is fourth order in the width (:mod:`.bound`)."""
+    from approxpath.moving import interpolate
+
+    from .bound import RidgeDual, RidgePrimal
+
+    ends = [_facts(bound, x, cache, 1).solution for x in ((lo,) if hi == lo else (lo, hi))]
+    if any(c is None for c in ends):
+        return None
+    lam = bound.sweep.weight
+    pairs = [(RidgePrimal(c=c), RidgeDual(a=lam * c)) for c in ends]
+    if hi == lo:
+        return pairs[0]
+    return interpolate(pairs[0], pairs[1], (0.0, 0.5, 1.0), (lo, 0.5 * (lo + hi), hi), 1)
 
 
 def _interval_facts(bound, lo, hi, cache, level=1):
@@ -345,7 +368,8 @@ def _residual_box(bound, primal, lo, hi, cover=None):
     ``cover``: that expansion cover when the caller computed it already (a bandwidth piece)."""
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
     C = _columns(primal, "c")
-    edges, low, up = expansion_cover(bound.kernels.products, C, t_lo, t_hi, bound.entry_terms, bound.n) \
+    # (the bound's memo of products: a gap bound of the same pair on the same piece took them already)
+    edges, low, up = expansion_cover(bound.remembered_products(), C, t_lo, t_hi, bound.entry_terms, bound.n) \
         if cover is None else cover
     cuts = edges if bound.sweep.along_bandwidth and hi > lo else np.array([lo, hi], dtype=float)
     ranges = np.broadcast_to(weight_ranges(primal, cuts)[1], (low.shape[-1], C.shape[1], 2))

@@ -57,7 +57,7 @@ class SearchBound(KLassoBound):
         """``(P, N)``, each (n, 2): :math:`K_x` times the positive and the negative parts of
         ``u`` and ``v`` (columns), from the memoized products at the bandwidth ``x`` (what the
         pieces meeting at ``x`` use)."""
-        P, N = split_envelope(self._products(), np.column_stack([u, v]), x, x)
+        P, N = split_envelope(self.remembered_products(), np.column_stack([u, v]), x, x)
         return P.f_lo, N.f_lo
 
     def point_sup_norm(self, u, v, theta, x):

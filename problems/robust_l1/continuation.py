@@ -54,7 +54,7 @@ class SearchBound(RobustL1Bound):
             return chosen[3]
         return super().gap(primal, dual, lo, hi)
 
-    def _products(self):
+    def remembered_products(self):
         memo = getattr(self, "_memo", None)
         if memo is None:
             memo = self._memo = OrderedDict()
@@ -198,7 +198,7 @@ def moving_restore(problem, primal, dual, lo, hi):
               (_tangent(problem, u, free, m), 1.0)]
     slopes = [(v, unit) for v, unit in slopes if v is not None]
     # one kernel pass per end for u and every slope
-    P, N = split_envelope(bound._products(), np.column_stack([u] + [v for v, _ in slopes]), lo, hi)
+    P, N = split_envelope(bound.remembered_products(), np.column_stack([u] + [v for v, _ in slopes]), lo, hi)
     zero = np.zeros(Wp.shape[:2])
     for j, (v, unit) in enumerate(slopes, start=1):
         U = np.column_stack([u, v])
