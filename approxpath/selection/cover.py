@@ -12,7 +12,7 @@ in ``[lo[i], hi[i]]`` (``certified[i]`` says whether the pieces used were certif
 * :class:`ClosedForm` -- a criterion of the whole data with its own enclosure
   (``criterion_enclosure``: kernel ridge's LOOCV, GCV, log marginal likelihood);
 * :class:`NodeClosedForm` -- the same with no path: each cell's pair from the exact optima at
-  its ends (``node_pair``: kernel ridge's LOOCV and GCV over the bandwidth);
+  its ends (``node_pair``: kernel ridge's criteria over the bandwidth);
 * :class:`Sampled` -- a problem without an enclosure: the loss of the path's own model at one
   point per cell, ``lo == hi``, never certified.
 """
@@ -327,7 +327,7 @@ class ClosedForm:
 
 class NodeClosedForm:
     """A closed-form criterion of the whole data enclosed on each cell from the exact optima at
-    the cell's two ends, with no path: the bound's ``node_pair(lo, hi, cache)`` (a pair
+    the cell's two ends, with no path: the bound's ``node_pair(name, lo, hi, cache)`` (a pair
     moving across the cell, or ``None``), its gap bound over the cell (``bound.gap``) and
     ``criterion_enclosure`` as :class:`ClosedForm` (the same factorizations serve both).
     ``solves`` counts the exact optima computed (one per cell edge or point asked)."""
@@ -351,7 +351,7 @@ class NodeClosedForm:
             edges[0], edges[-1] = a, b  # (exactly the cell's ends)
         lo, hi = np.empty(k), np.empty(k)
         for j, (u, v) in enumerate(zip(edges[:-1], edges[1:])):
-            pair = bound.node_pair(u, v, self._cache)
+            pair = bound.node_pair(self.name, u, v, self._cache)
             if pair is None:  # a factorization failed: nothing is known there
                 lo[j], hi[j] = -np.inf, np.inf
                 continue

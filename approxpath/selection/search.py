@@ -41,6 +41,9 @@ _STALL = 0.7
 # which differ by at most the factor _SIMILAR (so that every gap shrinks by 2 at least).
 _TIGHTEN = 0.25
 _SIMILAR = 2.0
+# Refinements of an end cell that may match the choice, once δ <= tol, before the search warns
+# that the criterion may be better beyond that end (each halves it, or tightens its paths).
+_END_ROUNDS = 8
 # Rounds of refinement and cells kept before the run stops with the δ it reached.
 _MAX_ROUNDS = 400
 _MAX_CELLS = 400_000
@@ -72,10 +75,21 @@ class _Search:
         value = (max(float(plo[0]), float(self.lo[i])), min(float(phi[0]), float(self.hi[i])))
         return t, value, value[1] - float(self.lo.min())
 
-    def step(self, value):
+    def open_end(self, t, value):
+        """The index of a cell at an end of the interval that may do at least as well as the
+        choice can (its optimistic bound reaches ``value[0]``, oriented units) while the choice
+        ``t`` lies inside neither end cell, or None: the criterion may be better beyond that end,
+        unless refining the cell rules it out."""
+        edges = self.edges
+        for i, inside in ((0, t <= edges[1]), (self.lo.size - 1, t >= edges[-2])):
+            if not inside and self.lo[i] <= value[0]:
+                return i
+        return None
+
+    def step(self, value, only=None):
         """Refine every cell that may beat ``value[1] - tol`` (``value``: the chosen point's
-        enclosure); False when nothing can be done."""
-        active = np.flatnonzero(self.lo < value[1] - self.tol)
+        enclosure), or the cells ``only``; False when nothing can be done."""
+        active = np.flatnonzero(self.lo < value[1] - self.tol) if only is None else np.asarray(only)
         if active.size == 0:
             return False
         if getattr(self.crit, "tracks", None) is None:  # cells from the optima at their ends, no path: halve
@@ -85,7 +99,7 @@ class _Search:
             return bool(ranges)
         width = value[1] - value[0]
         tighten = []
-        if width > 0.5 * self.tol:
+        if width > 0.5 * self.tol and only is None:
             # the gap limits the chosen point itself: tighten the chosen cell (the other active
             # cells are split or tightened below, as their own enclosures show), unless the last
             # two tightenings shrank the gaps at the chosen point (by 4 at least) and not its
@@ -249,6 +263,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         ε of the first paths (absolute, or relative with ``relative=True``); refinements use
         absolute values a quarter of the pieces' gap bounds they replace.  Default:
         :data:`DEFAULT_EPS` times the problem's ``null_objective()`` (the zero model's objective).
+        Unused where the criterion needs no path (a closed-form criterion over the bandwidth of
+        a problem whose bound has ``node_pair``: kernel ridge's).
     interval : (float, float), optional
         The problem's default if omitted.
     tol : float
@@ -304,7 +320,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
     bound = problem.bound
     seeds = [{} for _ in problems]  # every exact solve of each fold, reused by its refinements
     paths = []
-    if not validation and criterion in getattr(bound, "NODE_PAIR_CRITERIA", ()) and bound.sweep.along_bandwidth:
+    if not validation and hasattr(bound, "node_pair") and bound.sweep.along_bandwidth:
         # the criterion's own factorizations at the cells' ends give their pairs: no path
         crit = tracks = NodeClosedForm(problem, criterion, closed[criterion])  # (it counts its solves as Tracks)
     else:
@@ -338,10 +354,18 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
     def run():  # small dense algebra: one BLAS thread (two threads on small matrices spin: 100x slower)
         search = _Search(crit, lo, hi, tol, solve)
         t, value, delta = search.best()
+        ends = 0
         for _ in range(_MAX_ROUNDS):
-            if sampled or delta <= tol or tracks.solves >= max_solves or search.lo.size > _MAX_CELLS or stuck:
+            if sampled or tracks.solves >= max_solves or search.lo.size > _MAX_CELLS or stuck:
                 break
-            if not search.step(value):
+            if delta <= tol:
+                # an end cell that may match the choice is refined a little before the user is
+                # told to widen the interval: most such warnings came from loose wide end cells
+                end = search.open_end(t, value)
+                if end is None or ends == _END_ROUNDS or not search.step(value, only=[end]):
+                    break
+                ends += 1
+            elif not search.step(value):
                 break
             t, value, delta = search.best()
         return search, t, value, delta
@@ -388,12 +412,12 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t):
 
 def _warn_edge(search, value, t, lo, hi, parameter):
     """Warn when the choice lies in a cell at an end of the interval, or that cell may do at
-    least as well as the choice can (its optimistic bound reaches the choice's, ``value[0]``;
-    oriented units): the criterion may keep improving beyond that end.  (An end cell that only
-    overlaps the choice's enclosure is within delta like any other and is not worth a warning.)"""
-    edges = search.edges
+    least as well as the choice can (:meth:`_Search.open_end`, after the search refined it): the
+    criterion may keep improving beyond that end.  (An end cell that only overlaps the choice's
+    enclosure is within delta like any other and is not worth a warning.)"""
+    edges, open_end = search.edges, search.open_end(t, value)
     for i, end, side, inside in ((0, lo, "lower", t <= edges[1]), (search.lo.size - 1, hi, "upper", t >= edges[-2])):
-        if inside or search.lo[i] <= value[0]:
+        if inside or i == open_end:
             warnings.warn(f"select: the chosen {parameter} = {t:.6g} may be matched at the interval's {side} end "
                           f"{end:.6g}: the criterion may be better beyond it; widen the interval past that end",
                           stacklevel=3)

@@ -111,21 +111,15 @@ class RidgeBound(KernelEnclosures):
 
         return criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache)
 
-    #: Closed-form criteria enclosed from the optima at a cell's ends with no path
-    #: (:meth:`node_pair`): those whose pair only places the residual, entry by entry.  The
-    #: marginal likelihood's data term also needs :math:`c(t)^\\top K_t c(t)` over the cell, whose
-    #: entrywise box these pairs make 55x too wide (n = 1000: a selection stalled at 22 nats): it
-    #: keeps the path's pieces.
-    NODE_PAIR_CRITERIA = ("loocv", "gcv")
-
-    def node_pair(self, lo, hi, cache):
+    def node_pair(self, name, lo, hi, cache):
         """``(primal, dual)`` over the bandwidth interval ``[lo, hi]`` from the exact optima at its
-        ends, computed by the factorizations the criteria need there anyway (``cache`` as
-        :meth:`criterion_enclosure`'s), or None where one failed
-        (:func:`.criteria.node_pair`)."""
+        ends, computed by the factorizations the criterion ``name`` needs there anyway (``cache`` as
+        :meth:`criterion_enclosure`'s), or None where one failed (:func:`.criteria.node_pair`):
+        a certified selection by a closed-form criterion over the bandwidth needs no path
+        (:class:`approxpath.selection.cover.NodeClosedForm`)."""
         from .criteria import node_pair
 
-        return node_pair(self, lo, hi, cache)
+        return node_pair(self, name, lo, hi, cache)
 
     def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None, weight_range=None):
         """Where the exact optimum's predictions at the rows of ``X_new`` lie for every

@@ -12,27 +12,13 @@ its residual :math:`\\rho^* = y - K_t c^* = \\lambda c^*` (Bindel's notes on ker
   \\tfrac12\\log\\det\\tilde K - \\tfrac n2\\log 2\\pi`, whose data term is the optimal value:
   :math:`P^* = \\min_c \\lambda c^\\top K c + \\lVert Kc - y\\rVert^2 = \\lambda\\, y^\\top\\tilde K^{-1} y`.
 
-From the path: the certified pair of a piece encloses :math:`P^*` (dual floor, primal value)
-and, as :math:`P(c) - P^* = \\delta^\\top(\\lambda K + K^2)\\delta \\ge \\lVert K\\delta\\rVert^2`,
-puts :math:`\\rho^*` in the 2-norm ball of radius :math:`\\sqrt{gap}` around the path's residual.
+From a pair with a certified gap on the cell (a path's piece, or the optima at the cell's ends:
+:func:`node_pair`): its dual floor and primal value enclose :math:`P^*` and, as :math:`P(c) - P^*
+= \\delta^\\top(\\lambda K + K^2)\\delta \\ge \\lVert K\\delta\\rVert^2`, it puts :math:`\\rho^*` in the
+2-norm ball of radius :math:`\\sqrt{gap}` around the pair's residual.
 
-From rigorous linear algebra at a point (:func:`point_facts`): a Cholesky factor
-:math:`\\hat L` and an approximate inverse :math:`X`, with their residuals bounded *including*
-the rounding of computing them and of the kernel entries (:math:`F` bounds the Frobenius norm of
-the computed :math:`\\tilde K` minus the exact one).  :math:`\\log\\det` from :math:`\\hat L\\hat
-L^\\top = \\tilde K + E`, where Cholesky's backward error (Higham, *Accuracy and Stability of
-Numerical Algorithms*, Thm 10.3; any order of the inner products, so LAPACK's blocked variants
-too) is :math:`|E - \\Delta| \\le \\gamma_{n+1}|\\hat L||\\hat L^\\top|` entrywise
-(:math:`\\Delta` the kernel's rounding), so :math:`\\lVert E\\rVert_F \\le \\gamma_{n+1}\\lVert\\hat
-L\\rVert_F^2 + F` without forming :math:`\\hat L\\hat L^\\top`, and :math:`|\\log\\det\\tilde K -
-2\\sum\\log\\hat L_{ii}| \\le \\sqrt n\\lVert E\\rVert_F / (\\lambda - \\lVert E\\rVert_F)`.  The diagonal and
-the trace of :math:`\\tilde K^{-1} = X + \\tilde K^{-1}S`, :math:`S = I - \\tilde KX`
-(:math:`|e_i^\\top\\tilde K^{-1}Se_i| \\le \\lVert Se_i\\rVert/\\lambda`), with :math:`S` computed in
-one product whose rounding :math:`\\gamma_{n+1}(I + |\\tilde K||X|)` has columns of norm at most
-:math:`\\gamma_{n+1}(1 + \\lVert\\tilde K\\rVert_F\\lVert Xe_i\\rVert)`; and the derivative
-:math:`h = \\tfrac{d}{dt}\\log\\det\\tilde K_t = -\\mathrm{tr}(\\tilde K^{-1}(D\\circ K_t))`.  Where the
-derivative is not wanted, the diagonal and the trace come from the factor's triangular inverse
-and its residual instead (:func:`_factor_diagonal`: a third less work).
+From rigorous linear algebra at a point: :mod:`.facts` (a Cholesky factor, the inverse's
+diagonal and trace, log det and its slope, each enclosed with its rounding).
 
 Over a bandwidth interval :math:`[a, b]` (:func:`_interval_facts`): :math:`K_s = e^{-sD}` is
 positive semidefinite with unit diagonal for every :math:`s \\ge 0` (the kernel families, and a
@@ -59,156 +45,29 @@ its largest row sum).  Over a λ interval the kernel is fixed and everything is 
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
-from approxpath.compute.parallelism import blas_threads
 from approxpath.moving import is_moving, weight_ranges
-from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, kernel_entry_error
+from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, kernel_entry_error, log_mid
 from approxpath.selection.predictions import combination_hull, expansion_cover, sqrt_up
 
-__all__ = ["CLOSED_FORM", "criterion_enclosure", "node_pair", "point_facts"]
+from .facts import cached_facts
+
+__all__ = ["CLOSED_FORM", "criterion_enclosure", "node_pair"]
 
 #: Criteria with a closed form and whether they are minimized or maximized.
 CLOSED_FORM = {"loocv": "min", "gcv": "min", "lml": "max"}
+# The facts each criterion takes at a cell's ends (:func:`.facts.cached_facts`' levels): the marginal
+# likelihood's log det alone, the others' the inverse's diagonal and trace too.
+_END_LEVEL = {"loocv": 1, "gcv": 1, "lml": 0}
 # Final enclosures are widened by this relative amount: the few scalar operations after the
 # rigorous parts (products, quotients, exp, sqrt: each within a unit roundoff), 64 u in all.
 _PAD = 64 * UNIT_ROUNDOFF
-# Facts at this many parameter values are kept (a branch and bound revisits the middles).
-_CACHE = 4096
 # Rows whose sums decide whether a cell's Taylor enclosure can help before all n are summed: a gate
 # only (skipping the Taylor enclosure is always sound); 16 evenly spaced rows cost ~2 % of all n at n = 1000.
 _GATE_ROWS = 16
-
-
-@dataclass(frozen=True)
-class Facts:
-    """Rigorous enclosures at one parameter value (``[lo, hi]`` pairs)."""
-
-    trace: tuple
-    diag_lo: np.ndarray
-    diag_hi: np.ndarray
-    logdet: tuple
-    slope: tuple  # d/dt log det (bandwidth path), else None
-    # the computed optimum c = K~^-1 y from the same factor (a point, not an enclosure: the gap
-    # bound of a pair built from it certifies it), or None where the factorization failed
-    solution: np.ndarray = None
-
-
-def _frob(M):
-    """An upper bound of the Frobenius norm of ``M`` (its computed value moved up)."""
-    return float(np.sqrt(np.sum(M * M))) * (1.0 + fp_margin(M.size, 1.0))
-
-
-def point_facts(bound, tau, slope=True, inverse=True):
-    """:class:`Facts` of :math:`\\tilde K = K_t + \\lambda I` at the path parameter ``tau``
-    (see the module docstring); ``slope`` also encloses :math:`\\tfrac{d}{dt}\\log\\det\\tilde K_t`;
-    without ``inverse`` only :math:`\\log\\det` (the Cholesky factor alone: no inverse, no slope)."""
-    # one BLAS thread: OpenBLAS's threads on matrices of a few dozen rows spin (dpotri at n = 60:
-    # 0.2 s with two threads against 30 us with one)
-    with blas_threads(1):
-        return _point_facts(bound, tau, slope and inverse, inverse)
-
-
-def _point_facts(bound, tau, slope, inverse):
-    bw, lam = bound.sweep.at(tau)
-    n, d = bound.n, bound.entry_terms
-    D = bound.kernels.D
-    K = bound.gram(tau)
-    A = K + lam * np.eye(n)
-    # |A - exact| entrywise: the kernel entries off the diagonal (exp(0) = 1 is exact), 1 + lam once rounded on it
-    F = math.sqrt(n * (n - 1) * kernel_entry_error(d) ** 2 + n * (UNIT_ROUNDOFF * (1.0 + lam)) ** 2)
-    g = fp_margin(n + 1, 1.0)  # gamma_{n+1} of a computed product, residual or Cholesky factor
-    try:
-        cf = scipy.linalg.cho_factor(A, lower=True)
-    except np.linalg.LinAlgError:  # rounding made A indefinite: nothing can be certified here
-        return _nothing(n)
-    L = np.tril(cf[0])
-    # Cholesky's backward error (Higham, Thm 10.3): |L L' - A| <= gamma_{n+1} |L||L'| entrywise, in any
-    # order of the inner products (the blocked LAPACK variants included), and || |L||L'| ||_F <= ||L||_F^2;
-    # twice that for good measure (a slack of one unit of gamma costs nothing: E is ~1e-10 at n = 1000)
-    E = 2.0 * g * _frob(L) ** 2 + F
-    if not E < 0.5 * lam:  # the factorization is too inaccurate to say anything
-        return _nothing(n)
-    solution = scipy.linalg.cho_solve(cf, bound.y)
-    logs = np.log(np.diag(L))
-    ld = 2.0 * float(np.sum(logs))
-    ld_err = 2.0 * (fp_margin(n, float(np.sum(np.abs(logs)))) + 2 * UNIT_ROUNDOFF * float(np.sum(np.abs(logs))))
-    ld_err += math.sqrt(n) * E / (lam - E)
-    if not inverse:
-        return dataclasses.replace(_nothing(n), logdet=(ld - ld_err, ld + ld_err), solution=solution)
-    if not (slope and bound.sweep.along_bandwidth):
-        diagonal = _factor_diagonal(L, lam, E, g)
-        return _nothing(n) if diagonal is None else Facts(*diagonal, (ld - ld_err, ld + ld_err), None, solution)
-    X, info = scipy.linalg.lapack.dpotri(L, lower=1)  # the inverse from the factor (lower triangle)
-    if info != 0:
-        return _nothing(n)
-    X = np.tril(X) + np.tril(X, -1).T
-    S = np.eye(n) - A @ X
-    # rounding of the computed residual: |fl(S) - S| <= gamma_{n+1} (I + |A||X|) entrywise, whose i-th
-    # column has the 2-norm at most gamma_{n+1} (1 + ||A||_F ||X e_i||) (|| |A| ||_2 <= ||A||_F)
-    x_col = np.sqrt(np.sum(X * X, axis=0))
-    a_frob = _frob(A)
-    col = (np.sqrt(np.sum(S * S, axis=0)) + g * (1.0 + a_frob * x_col) + F * x_col) * (1.0 + fp_margin(n, 1.0))
-    S_F = _frob(S) + g * (math.sqrt(n) + a_frob * _frob(X)) + F * _frob(X)
-    if not S_F < 0.5 * lam:  # the inverse is too inaccurate to say anything
-        return _nothing(n)
-    diag = np.diag(X)
-    tr = float(np.sum(diag))
-    tr_err = math.sqrt(n) * S_F / lam + fp_margin(n, float(np.sum(np.abs(diag))))
-    out = dict(trace=(tr - tr_err, tr + tr_err), diag_lo=diag - col / lam, diag_hi=diag + col / lam,
-               logdet=(ld - ld_err, ld + ld_err), slope=None, solution=solution)
-    if slope and bound.sweep.along_bandwidth:
-        B = D * K
-        absX = np.abs(X)
-        entry = 3.0 * kernel_entry_error(d) / bw  # D exp(-t D) as computed (approxpath.envelopes)
-        h = -float(np.sum(X * B))
-        h_err = (fp_margin(n * n, float(np.sum(absX * B))) + entry * float(np.sum(absX))
-                 + S_F * (_frob(B) + n * entry) / lam)
-        out["slope"] = (h - h_err, h + h_err)
-    return Facts(**out)
-
-
-def _factor_diagonal(L, lam, E, g):
-    """``(trace, diag_lo, diag_hi)`` of :math:`\\tilde K^{-1}` from the computed Cholesky factor
-    :math:`\\hat L` (``L``; :math:`\\lVert\\hat L\\hat L^\\top - \\tilde K\\rVert_F \\le` ``E``, the kernel's rounding
-    included) and its computed triangular inverse :math:`W`, or None when they say nothing.
-
-    With :math:`R = I - \\hat L W`, :math:`\\hat L^{-1} = W + \\hat L^{-1}R` and :math:`\\lVert\\hat L^{-1}\\rVert_2
-    \\le (\\lambda - E)^{-1/2}`, so the column :math:`\\hat L^{-1}e_i`, whose squared norm is
-    :math:`[(\\hat L\\hat L^\\top)^{-1}]_{ii}`, is within :math:`\\rho_i = \\lVert Re_i\\rVert/\\sqrt{\\lambda - E}` of
-    :math:`We_i`; and :math:`|[\\tilde K^{-1}]_{ii} - [(\\hat L\\hat L^\\top)^{-1}]_{ii}| \\le E/(\\lambda(\\lambda - E))`.
-    :math:`R` is computed in one triangular product, rounded by at most :math:`\\gamma_{n+1}(I + |\\hat L||W|)`
-    entrywise (columns of norm at most :math:`\\gamma_{n+1}(1 + \\lVert\\hat L\\rVert_F\\lVert We_i\\rVert)`): at
-    n = 1000 the triangular inverse and this product take 18 + 39 ms against 32 + 55 ms for the
-    whole inverse and its residual (one thread)."""
-    n = L.shape[0]
-    W, info = scipy.linalg.lapack.dtrtri(L, lower=1)
-    if info != 0:
-        return None
-    R = np.eye(n) - scipy.linalg.blas.dtrmm(1.0, L, W, lower=1)
-    norm = 1.0 + fp_margin(n + 1, 1.0)  # a sum of n squares and its square root, as computed
-    w = np.sqrt(np.sum(W * W, axis=0))
-    rho = (np.sqrt(np.sum(R * R, axis=0)) * norm + g * (1.0 + _frob(L) * w * norm)) / math.sqrt(lam - E) * norm
-    if not float(rho.max()) < 0.5 * float(w.min()):  # the inverse is too inaccurate to say anything
-        return None
-    shift = E / (lam * (lam - E)) * (1.0 + 8 * UNIT_ROUNDOFF)
-    # 16 u covers the squares', the products' and the differences' roundings (a few u each)
-    pad = 16 * UNIT_ROUNDOFF
-    lo = (w / norm - rho) ** 2 * (1.0 - pad) - shift * (1.0 + pad)
-    hi = (w * norm + rho) ** 2 * (1.0 + pad) + shift * (1.0 + pad)
-    trace = (float(np.sum(lo)) - fp_margin(n, float(np.sum(np.abs(lo)))),
-             float(np.sum(hi)) + fp_margin(n, float(np.sum(hi))))
-    return trace, lo, hi
-
-
-def _nothing(n):
-    inf = np.full(n, np.inf)
-    return Facts((0.0, np.inf), np.zeros(n), inf, (-np.inf, np.inf), (-np.inf, np.inf))
 
 
 def _row_sum_bounds(bound, t, rows=slice(None)):
@@ -225,44 +84,38 @@ def _row_sum_bounds(bound, t, rows=slice(None)):
     return tuple(out)
 
 
-def _facts(bound, tau, cache, level=2):
-    """The facts at ``tau`` up to ``level`` (0: log det, 1: and the inverse's diagonal and trace,
-    2: and the slope), from ``cache`` (a dict) when it holds them at that level or above."""
-    key = float(tau)
-    if cache is None:
-        return point_facts(bound, key, slope=level >= 2, inverse=level >= 1)
-    if cache.get(key, (-1, None))[0] < level:
-        if len(cache) >= _CACHE:
-            cache.pop(next(iter(cache)))
-        cache[key] = (level, point_facts(bound, key, slope=level >= 2, inverse=level >= 1))
-    return cache[key][1]
-
-
-def node_pair(bound, lo, hi, cache):
-    """The pair of ``[lo, hi]`` built from the computed optima at its ends (the factorizations
-    :func:`_facts` keeps for the inverse's diagonal): :math:`c(t)` their interpolation linear in t and
-    :math:`a(t) = \\lambda c(t)` (a fixed pair at ``lo == hi``), or None where a factorization
-    failed.  Its gap over the interval is fourth order in the width (:mod:`.bound`)."""
-    from approxpath.moving import interpolate
+def node_pair(bound, name, lo, hi, cache):
+    """The pair of ``[lo, hi]`` built from the computed optima :math:`c_a, c_b` at its ends (the
+    factorizations :func:`.facts.cached_facts` keeps there for the criterion ``name``), or None where a
+    factorization failed: :math:`c(t) = c_a + \\theta(t)(c_b - c_a)`, :math:`\\theta` linear from 0
+    at ``lo`` to 1 at ``hi``, and :math:`a(t) = \\lambda c(t)` (a fixed pair at ``lo == hi``).
+    Its gap over the interval is fourth order in the width (:mod:`.bound`).  Stored as the anchor
+    :math:`c_a` and the direction :math:`c_b - c_a` (weights 1 and :math:`\\theta`), not as the two
+    optima: the enclosures of :math:`K_t c(t)` combine each point's expansion with its weight's
+    range on a sub-interval, and two optima that nearly cancel (weights :math:`1 - \\theta,
+    \\theta`) left a floor of 0.12 per entry at n = 1000 however narrow the cell."""
+    from approxpath.moving import Moving
 
     from .bound import RidgeDual, RidgePrimal
 
-    ends = [_facts(bound, x, cache, 1).solution for x in ((lo,) if hi == lo else (lo, hi))]
+    ends = [cached_facts(bound, x, cache, _END_LEVEL[name]).solution for x in ((lo,) if hi == lo else (lo, hi))]
     if any(c is None for c in ends):
         return None
     lam = bound.sweep.weight
-    pairs = [(RidgePrimal(c=c), RidgeDual(a=lam * c)) for c in ends]
     if hi == lo:
-        return pairs[0]
-    return interpolate(pairs[0], pairs[1], (0.0, 0.5, 1.0), (lo, 0.5 * (lo + hi), hi), 1)
+        return RidgePrimal(c=ends[0]), RidgeDual(a=lam * ends[0])
+    anchor, direction = ends[0], ends[1] - ends[0]
+    weights = np.array([[1.0, 1.0], [0.0, 1.0]])  # Bernstein coefficients of 1 and theta on [lo, hi]
+    return (Moving((RidgePrimal(c=anchor), RidgePrimal(c=direction)), weights, (lo, hi)),
+            Moving((RidgeDual(a=lam * anchor), RidgeDual(a=lam * direction)), weights, (lo, hi)))
 
 
 def _interval_facts(bound, lo, hi, cache, level=1):
     """Enclosures over ``[lo, hi]`` of :math:`\\lambda d_i` (n,), :math:`\\lambda T` and
     :math:`\\log\\det` (each a ``(low, high)`` pair) from the facts at the two ends: all three are
-    monotone along either path (module docstring); ``level`` as :func:`_facts` (0: only
+    monotone along either path (module docstring); ``level`` as :func:`.facts.cached_facts` (0: only
     :math:`\\log\\det` is wanted, the others are then ``(0, inf)``)."""
-    fa, fb = _facts(bound, lo, cache, level), _facts(bound, hi, cache, level)
+    fa, fb = cached_facts(bound, lo, cache, level), cached_facts(bound, hi, cache, level)
     if not bound.sweep.along_bandwidth:
         # lambda d_i and lambda tr increase with lambda, log det increases
         return ((lo * fa.diag_lo, hi * fb.diag_hi), (lo * fa.trace[0], hi * fb.trace[1]),
@@ -284,7 +137,7 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     const = 0.5 * n * math.log(2.0 * math.pi)
     # log det only: a Cholesky factor each; first, so that the kernel products at the two ends read
     # the kernels these keep (the same entries) instead of exponentiating them again
-    fa, fb = _facts(bound, lo, cache, 0), _facts(bound, hi, cache, 0)
+    fa, fb = cached_facts(bound, lo, cache, 0), cached_facts(bound, hi, cache, 0)
     primal_cover = dual_cover = None
     if hi > lo and is_moving(dual):  # the primal's and the dual's kernel products in one pass
         C, A = _columns(primal, "c"), _columns(dual, "a")
@@ -304,7 +157,9 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
         def curvature(beta, gamma):
             return 0.5 * (p_high / lam**2) * (2.0 * beta * beta / lam + gamma) + 0.5 * trace * (beta * beta / lam + gamma)
 
-        s = 0.5 * (hi - lo)
+        # about the log-scale middle, where a cell is halved: its factorization there serves both halves
+        m = log_mid(lo, hi)
+        s = max(m - lo, hi - m)
         # the Taylor enclosure may be the narrower (one more node) only where 0.5 M s^2 < v_hi - v_lo; a few
         # rows' sums are at most the largest, so where their M already rules it out, all n rows' would too
         few = np.linspace(0, n - 1, min(n, _GATE_ROWS)).astype(int)
@@ -312,7 +167,7 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
             beta, gamma = _row_sum_bounds(bound, lo)
             M = curvature(beta, gamma)
             if 0.5 * M * s * s < v_hi - v_lo:
-                t_lo, t_hi = _lml_taylor(bound, primal, dual, gap, 0.5 * (lo + hi), s, beta, M, cache)
+                t_lo, t_hi = _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache)
                 v_lo, v_hi = max(v_lo, t_lo), min(v_hi, t_hi)
     pad = _PAD * (abs(v_lo) + abs(v_hi))
     return v_lo - pad, v_hi + pad
@@ -331,7 +186,7 @@ def _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache):
     :math:`\\lVert c\\rVert^2 \\le y^\\top\\tilde K^{-1}y/\\lambda = P^*/\\lambda^2`.
     """
     lam, n = bound.sweep.weight, bound.n
-    f = _facts(bound, m, cache)
+    f = cached_facts(bound, m, cache)
     const = 0.5 * n * math.log(2.0 * math.pi)
     r_lo, r_hi, cKc = _residual_box(bound, primal, m, m)
     p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
