@@ -203,6 +203,15 @@ def test_cells_from_the_optima_at_their_ends_need_no_path(ridge_path, name):
     assert s.exact_solves >= s.lo.size + 1  # an exact optimum at every cell edge
 
 
+def test_a_lambda_below_the_factorizations_rounding_is_refused_at_once():
+    """lam = 1e-12 at n = 30: no Cholesky factor of K_t + lam I has a rounding certified below
+    lam / 2, so nothing can be enclosed: a one-line error naming lam, not 2000 useless solves."""
+    X, y = make_sinc(n=30, noise=0.1, seed=4)
+    tiny = approxpath.get_problem("kernel_ridge")(X, y, lam=1e-12)
+    with pytest.raises(approxpath.InputError, match="lam = 1e-12 is too small"):
+        select(tiny, "loocv", interval=(0.1, 20.0))
+
+
 def test_the_lambda_path_keeps_its_path():
     """Pairs from the optima at a cell's ends move in the bandwidth: over lambda the selection
     runs its path."""

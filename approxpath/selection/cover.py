@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from ..compute.caches import PRODUCT_BYTES, ProductMemo
+from ..errors import InputError
 from ..moving import value_at
 from ..numerics import fp_margin, log_mid
 from .losses import loss_totals
@@ -328,7 +329,7 @@ class ClosedForm:
 class NodeClosedForm:
     """A closed-form criterion of the whole data enclosed on each cell from the exact optima at
     the cell's two ends, with no path: the bound's ``node_pair(name, lo, hi, cache)`` (a pair
-    moving across the cell, or ``None``), its gap bound over the cell (``bound.gap``) and
+    moving across the cell), its gap bound over the cell (``bound.gap``) and
     ``criterion_enclosure`` as :class:`ClosedForm` (the same factorizations serve both).
     ``solves`` counts the exact optima computed (one per cell edge or point asked)."""
 
@@ -352,11 +353,12 @@ class NodeClosedForm:
         lo, hi = np.empty(k), np.empty(k)
         for j, (u, v) in enumerate(zip(edges[:-1], edges[1:])):
             pair = bound.node_pair(self.name, u, v, self._cache)
-            if pair is None:  # a factorization failed: nothing is known there
-                lo[j], hi[j] = -np.inf, np.inf
-                continue
             gap = bound.gap(*pair, u, v)
             lo[j], hi[j] = bound.criterion_enclosure(self.name, *pair, gap, u, v, self._cache)
+        if a == b and not np.isfinite(hi[0] - lo[0]):  # nothing known even at one point: halving cannot help
+            raise InputError(f"{self.problem.name}: {bound.weight} = {bound.sweep.weight:g} is too small: {self.name} "
+                             f"cannot be enclosed even at the single parameter {a:.6g} (the factorizations' "
+                             f"rounding); raise {bound.weight}")
         return edges, lo, hi, np.ones(k, dtype=bool)
 
 

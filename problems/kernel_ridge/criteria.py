@@ -49,6 +49,7 @@ import math
 
 import numpy as np
 
+from approxpath.errors import InputError
 from approxpath.moving import is_moving, weight_ranges
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, kernel_entry_error, log_mid
 from approxpath.selection.predictions import combination_hull, expansion_cover, sqrt_up
@@ -86,9 +87,10 @@ def _row_sum_bounds(bound, t, rows=slice(None)):
 
 def node_pair(bound, name, lo, hi, cache):
     """The pair of ``[lo, hi]`` built from the computed optima :math:`c_a, c_b` at its ends (the
-    factorizations :func:`.facts.cached_facts` keeps there for the criterion ``name``), or None where a
-    factorization failed: :math:`c(t) = c_a + \\theta(t)(c_b - c_a)`, :math:`\\theta` linear from 0
-    at ``lo`` to 1 at ``hi``, and :math:`a(t) = \\lambda c(t)` (a fixed pair at ``lo == hi``).
+    factorizations :func:`.facts.cached_facts` keeps there for the criterion ``name``; an
+    :class:`~approxpath.errors.InputError` where none is accurate enough):
+    :math:`c(t) = c_a + \\theta(t)(c_b - c_a)`, :math:`\\theta` linear from 0 at ``lo`` to 1 at
+    ``hi``, and :math:`a(t) = \\lambda c(t)` (a fixed pair at ``lo == hi``).
     Its gap over the interval is fourth order in the width (:mod:`.bound`).  Stored as the anchor
     :math:`c_a` and the direction :math:`c_b - c_a` (weights 1 and :math:`\\theta`), not as the two
     optima: the enclosures of :math:`K_t c(t)` combine each point's expansion with its weight's
@@ -98,10 +100,13 @@ def node_pair(bound, name, lo, hi, cache):
 
     from .bound import RidgeDual, RidgePrimal
 
-    ends = [cached_facts(bound, x, cache, _END_LEVEL[name]).solution for x in ((lo,) if hi == lo else (lo, hi))]
-    if any(c is None for c in ends):
-        return None
     lam = bound.sweep.weight
+    ends = []
+    for x in (lo,) if hi == lo else (lo, hi):
+        ends.append(cached_facts(bound, x, cache, _END_LEVEL[name]).solution)
+        if ends[-1] is None:
+            raise InputError(f"kernel_ridge: lam = {lam:g} is too small for n = {bound.n}: K_t + lam I at t = {x:.6g} "
+                             f"has no factorization whose rounding is certified below lam / 2; raise lam")
     if hi == lo:
         return RidgePrimal(c=ends[0]), RidgeDual(a=lam * ends[0])
     anchor, direction = ends[0], ends[1] - ends[0]
