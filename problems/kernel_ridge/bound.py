@@ -113,9 +113,9 @@ class RidgeBound(KernelEnclosures):
 
     def node_pair(self, name, lo, hi, cache):
         """``(primal, dual)`` over the bandwidth interval ``[lo, hi]`` from the exact optima at its
-        ends, computed by the factorizations the criterion ``name`` needs there anyway (``cache`` as
-        :meth:`criterion_enclosure`'s; :func:`.criteria.node_pair`):
-        a certified selection by a closed-form criterion over the bandwidth needs no path
+        ends, computed by the factorizations the criterion ``name`` needs there anyway (``cache``
+        as :meth:`criterion_enclosure`'s; :func:`.criteria.node_pair`).  With it a certified
+        selection by a closed-form criterion over the bandwidth needs no path
         (:class:`approxpath.selection.cover.NodeClosedForm`)."""
         from .criteria import node_pair
 
