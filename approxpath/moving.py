@@ -34,7 +34,7 @@ import numpy as np
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["Moving", "bernstein_at", "coefficient_rounding", "is_moving", "value_at", "constant", "combine", "interpolate", "affine_weights", "pack", "unpack",
-           "fingerprint", "stored_fields", "weight_ranges", "MAX_POINTS", "MAX_DEGREE", "LAYOUT_FIELDS"]
+           "fingerprint", "stored_fields", "weight_ranges", "columns", "parts", "MAX_POINTS", "MAX_DEGREE", "LAYOUT_FIELDS"]
 
 #: At most this many stored points per moving point, and weights of at most this degree (the
 #: built-in problems use 2 points with degree-1 weights and 3 with degree 2; a file may not ask a
@@ -294,6 +294,28 @@ def affine_weights(theta):
         x = 1.0 - float(c)
         first.append(math.nextafter(x, -math.inf) if math.fsum([x, float(c)]) > 1.0 else x)
     return np.stack([np.array(first), theta])
+
+
+def columns(point, name):
+    """The field ``name`` of a stored point's points (itself for a fixed point) as the columns of
+    one array: shape (n, K), (1, K) for a scalar field."""
+    points = point.points if is_moving(point) else (point,)
+    return np.column_stack([np.atleast_1d(np.asarray(getattr(p, name), dtype=float)) for p in points])
+
+
+def parts(point, name, lo, hi, linear=False):
+    """``(V, W, err)`` of a stored point on the piece ``[lo, hi]``: :func:`columns` ``V``, the
+    weights' Bernstein coefficients ``W`` (K, m + 1) there and how far they are from exact ``err``
+    (K,) (0 on the whole span; a fixed point: itself with the constant weight 1, exact).
+    ``linear``: weights of degree 0 raised to degree 1 (the same constant twice), for bounds that
+    take weights of degree 1."""
+    V = columns(point, name)
+    if not is_moving(point):
+        W, err = np.ones((1, 1)), np.zeros(1)
+    else:
+        W = point.restrict(lo, hi)
+        err = np.zeros(len(point.points)) if (float(lo), float(hi)) == point.span else point.allowance()
+    return V, (np.repeat(W, 2, axis=1) if linear and W.shape[1] == 1 else W), err
 
 
 def weight_ranges(point, edges):

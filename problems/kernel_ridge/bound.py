@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from approxpath.bound import Option
-from approxpath.moving import bernstein_at, coefficient_rounding, is_moving
+from approxpath.moving import bernstein_at, coefficient_rounding, is_moving, parts
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import real_targets
 
@@ -56,18 +56,6 @@ class RidgeDual:
     """Dual point: ``a`` (n,), the residual ``y - K c`` at the optimum."""
 
     a: np.ndarray
-
-
-def _parts(point, name, lo, hi):
-    """``(V (n, K), W (K, 2) on [lo, hi], err (K,))``: a side's points as columns, its weights'
-    coefficients on the piece (degree 1; a constant raised exactly) and their rounding (a fixed
-    point: itself with the constant weight 1, exact)."""
-    if not is_moving(point):
-        return np.asarray(getattr(point, name), dtype=float)[:, None], np.ones((1, 2)), np.zeros(1)
-    V = np.column_stack([np.asarray(getattr(p, name), dtype=float) for p in point.points])
-    W = point.restrict(lo, hi)
-    err = np.zeros(len(point.points)) if (float(lo), float(hi)) == point.span else point.allowance()
-    return V, (W if W.shape[1] == 2 else np.repeat(W, 2, axis=1)), err
 
 
 class RidgeBound(KernelEnclosures):
@@ -243,10 +231,11 @@ class RidgeBound(KernelEnclosures):
 
     # -------------------------------------------------------------- cells: a dual growing with lam
     def _scaled_parts(self, dual, lo, hi, scale):
-        """``(A, Q, errq)`` of :func:`_parts` for the dual scaled by ``scale``: the weights times
-        it as computed, ``errq`` widened by the rounding of ``scale`` and of the products (one
-        unit roundoff each, relative); unchanged for ``scale == 1``."""
-        A, Q, errq = _parts(dual, "a", lo, hi)
+        """``(A, Q, errq)`` of :func:`~approxpath.moving.parts` (weights of degree 1) for the dual
+        scaled by ``scale``: the weights times it as computed, ``errq`` widened by the rounding of
+        ``scale`` and of the products (one unit roundoff each, relative); unchanged for
+        ``scale == 1``."""
+        A, Q, errq = parts(dual, "a", lo, hi, linear=True)
         if scale == 1.0:
             return A, Q, errq
         Q = scale * Q
@@ -285,7 +274,7 @@ class RidgeBound(KernelEnclosures):
         (entries of :math:`K_t` in [0, 1]), :math:`\\lVert e\\rVert_1` largest at an end (0 for the
         driver's interpolation, up to the rounding of :math:`\\lambda c_k`)."""
         lam, y, n = self.sweep.weight, self.y, self.n
-        C, P, errp = _parts(primal, "c", lo, hi)
+        C, P, errp = parts(primal, "c", lo, hi, linear=True)
         A, Q, errq = self._scaled_parts(dual, lo, hi, scale)
         xs, low, up, w, allowance = self._lines(C, P[None], errp[None], lo, hi)
         _, _, ends_up, ends_low, bend_up, bend_low = self._combinations(w, low, up, ends=True)
@@ -322,7 +311,7 @@ class RidgeBound(KernelEnclosures):
         ``da`` of a moves :math:`e` by at most :math:`\\lambda|dc| + |da|` and each :math:`r_i` by
         :math:`\\lVert dc\\rVert_1 + |da_i|`)."""
         lam = self.sweep.at(x)[1]
-        C, P, errp = _parts(primal, "c", x, x)
+        C, P, errp = parts(primal, "c", x, x, linear=True)
         A, Q, errq = self._scaled_parts(dual, x, x, scale)
         p, q = P[:, 0], Q[:, 0]
         c, a = C @ p, A @ q

@@ -50,7 +50,7 @@ import math
 import numpy as np
 
 from approxpath.errors import InputError
-from approxpath.moving import is_moving, weight_ranges
+from approxpath.moving import columns, is_moving, weight_ranges
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, kernel_entry_error, log_mid
 from approxpath.selection.predictions import combination_hull, expansion_cover, sqrt_up
 
@@ -145,7 +145,7 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     fa, fb = cached_facts(bound, lo, cache, 0), cached_facts(bound, hi, cache, 0)
     primal_cover = dual_cover = None
     if hi > lo and is_moving(dual):  # the primal's and the dual's kernel products in one pass
-        C, A = _columns(primal, "c"), _columns(dual, "a")
+        C, A = columns(primal, "c"), columns(dual, "a")
         edges, low, up = expansion_cover(bound.kernels.products, np.column_stack([C, A]), lo, hi,
                                          bound.entry_terms, n)
         k = C.shape[1]
@@ -215,19 +215,13 @@ def _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache):
     return v_lo - move, v_hi + move
 
 
-def _columns(point, name):
-    """The field ``name`` of a point's points (one for a fixed point) as columns (n, K)."""
-    points = point.points if is_moving(point) else (point,)
-    return np.column_stack([np.asarray(getattr(q, name), dtype=float) for q in points])
-
-
 def _residual_box(bound, primal, lo, hi, cover=None):
     """Entrywise bounds of :math:`y - K_t c(t)` and an upper bound of :math:`c(t)^\\top K_t c(t)`
     over the piece, for the stored primal (fixed, or moving: every point's expansion enclosed,
     combined with the weights' ranges, :func:`~approxpath.selection.predictions.combination_hull`);
     ``cover``: that expansion cover when the caller computed it already (a bandwidth piece)."""
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
-    C = _columns(primal, "c")
+    C = columns(primal, "c")
     # (the bound's memo of products: a gap bound of the same pair on the same piece took them already)
     edges, low, up = expansion_cover(bound.remembered_products(), C, t_lo, t_hi, bound.entry_terms, bound.n) \
         if cover is None else cover

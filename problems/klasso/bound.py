@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from approxpath.moving import bernstein_at, coefficient_rounding, is_moving
+from approxpath.moving import bernstein_at, coefficient_rounding, is_moving, parts
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 
 from .._regression import RegressionBound
@@ -40,17 +40,6 @@ class KLassoDual:
     grid); a scaled or moving dual is a :class:`~approxpath.moving.Moving` combination of them."""
 
     u: np.ndarray
-
-
-def _parts(dual, lo, hi):
-    """``(U (n, K), W (K, m + 1) on [lo, hi], err (K,))`` of a stored dual: its points as
-    columns, the weights' coefficients on the piece and their rounding (a fixed dual: itself
-    with the constant weight 1, exact)."""
-    if not is_moving(dual):
-        return np.asarray(dual.u, dtype=float)[:, None], np.ones((1, 1)), np.zeros(1)
-    U = np.column_stack([np.asarray(p.u, dtype=float) for p in dual.points])
-    exact = (float(lo), float(hi)) == dual.span
-    return U, dual.restrict(lo, hi), (np.zeros(len(dual.points)) if exact else dual.allowance())
 
 
 class KLassoBound(RegressionBound):
@@ -101,7 +90,7 @@ class KLassoBound(RegressionBound):
 
     def dual_sup_norm(self, dual, lo, hi):
         """A rigorous upper bound of :math:`\\max_{\\tau \\in [lo, hi]} \\lVert K_\\tau d(\\tau)\\rVert_\\infty`."""
-        U, W, err = _parts(dual, lo, hi)
+        U, W, err = parts(dual, "u", lo, hi)
         if W.shape[1] == 1:  # a constant combination: s ||K u|| (one more rounding where s != 1)
             if U.shape[1] == 1:
                 s = float(W[0, 0])
@@ -167,7 +156,7 @@ class KLassoBound(RegressionBound):
         scaled = self._scaled_value(dual)  # the dual objective depends on neither parameter
         if scaled is not None:
             return scaled[0] - scaled[1]
-        U, W, err = _parts(dual, lo, hi)
+        U, W, err = parts(dual, "u", lo, hi)
         # constant, or concave in t (d linear in t): least at an end
         values, margin = self.dual_values(U, W[None], err[None], [0.0, 1.0] if W.shape[1] > 1 else [0.0])
         return float(values.min() - margin[0])
@@ -176,7 +165,7 @@ class KLassoBound(RegressionBound):
         """``(U, W, err)`` of :func:`_parts` for the dual scaled by :math:`s = \\lambda / base`
         (:meth:`scaled_gap`): the weights times ``s`` as computed, ``err`` widened by the rounding
         of ``s`` and of the products (one unit roundoff each, relative)."""
-        U, W, err = _parts(dual, lo, hi)
+        U, W, err = parts(dual, "u", lo, hi)
         s = self.sweep.weight / float(base)
         W = s * W
         return U, W, s * err + 2.02 * UNIT_ROUNDOFF * np.abs(W).max(axis=1)
@@ -228,7 +217,7 @@ class KLassoBound(RegressionBound):
         hi = lo if hi is None else hi
         if not self.sweep.along_bandwidth and any(is_moving(x) and x.degree > 0 for x in (primal, dual)):
             return lam_gap(self, primal, dual, lo, hi)
-        U, W, err = _parts(dual, lo, hi) if is_moving(dual) and dual.degree > 0 else (None, np.ones((1, 1)), None)
+        U, W, err = parts(dual, "u", lo, hi) if is_moving(dual) and dual.degree > 0 else (None, np.ones((1, 1)), None)
         if W.shape[1] > 1 and hi > lo:
             # the primal bound is convex between the nodes and the moving dual's objective
             # concave in t: their difference is largest at a node

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.moving import bernstein_at, coefficient_rounding, is_moving
+from approxpath.moving import bernstein_at, coefficient_rounding, columns, is_moving, parts
 from approxpath.numerics import fp_margin
 
 from .._weight_path import kinks, weight_path_bound
@@ -33,15 +33,10 @@ def weight_columns(point, lo, hi, names):
     """``(columns (n, K) per field name, W (K, 2) on [lo, hi], err (K,))`` of a stored point
     with weights of degree <= 1 (a fixed point: itself with the constant weight 1); ``err``
     bounds how far a weight computed at a position of the piece is from exact."""
-    if not is_moving(point):
-        cols = [np.atleast_1d(np.asarray(getattr(point, f), dtype=float))[:, None] for f in names]
-        return cols, np.ones((1, 2)), np.zeros(1)
-    cols = [np.column_stack([np.atleast_1d(np.asarray(getattr(q, f), dtype=float)) for q in point.points])
-            for f in names]
-    W = point.restrict(lo, hi)
-    W = W if W.shape[1] == 2 else np.repeat(W, 2, axis=1)
-    err = np.zeros(len(point.points)) if (float(lo), float(hi)) == point.span else point.allowance()
-    return cols, W, err + coefficient_rounding(W)
+    _, W, err = parts(point, names[0], lo, hi, linear=True)
+    if is_moving(point):  # (a fixed point's weight 1 is exact)
+        err = err + coefficient_rounding(W)
+    return [columns(point, f) for f in names], W, err
 
 
 def lam_gap(bound, primal, dual, lo, hi):

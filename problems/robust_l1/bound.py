@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from approxpath.moving import coefficient_rounding, is_moving
+from approxpath.moving import coefficient_rounding, is_moving, parts
 from approxpath.numerics import fp_margin
 
 from .._regression import RegressionBound
@@ -47,17 +47,6 @@ class RobustL1Dual:
     basis: object = field(default=None, compare=False, repr=False)
     tau: float = field(default=None, compare=False, repr=False)
     parents: tuple = field(default=None, compare=False, repr=False)
-
-
-def parts(point, field_name, lo, hi):
-    """``(V (n, K), W (K, m + 1) on [lo, hi], err (K,))`` of a stored side: its points' vectors
-    as columns, the weights' coefficients on the piece and their rounding (a fixed point:
-    itself with the constant weight 1, exact)."""
-    if not is_moving(point):
-        return np.asarray(getattr(point, field_name), dtype=float)[:, None], np.ones((1, 1)), np.zeros(1)
-    V = np.column_stack([np.asarray(getattr(p, field_name), dtype=float) for p in point.points])
-    exact = (float(lo), float(hi)) == point.span
-    return V, point.restrict(lo, hi), (np.zeros(len(point.points)) if exact else point.allowance())
 
 
 class RobustL1Bound(RegressionBound):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.moving import bernstein_at, coefficient_rounding, is_moving
+from approxpath.moving import bernstein_at, coefficient_rounding, is_moving, parts
 from approxpath.numerics import fp_margin
 
 from .._weight_path import kinks, weight_path_bound
@@ -179,14 +179,12 @@ def moving_gaps(bound, B, Wp, errp, U, Wd, errd, lo, hi, loss=None):
 
 
 def _columns(point, name, lo, hi):
-    """``(V (n, K), W (K, 2) on [lo, hi], err (K,))`` of a side with weights of degree <= 1."""
-    if not is_moving(point):
-        return np.asarray(getattr(point, name), dtype=float)[:, None], np.ones((1, 2)), np.zeros(1)
-    V = np.column_stack([np.asarray(getattr(q, name), dtype=float) for q in point.points])
-    W = point.restrict(lo, hi)
-    W = W if W.shape[1] == 2 else np.repeat(W, 2, axis=1)
-    err = np.zeros(len(point.points)) if (float(lo), float(hi)) == point.span else point.allowance()
-    return V, W, err + coefficient_rounding(W)
+    """``(V (n, K), W (K, 2) on [lo, hi], err (K,))`` of a side with weights of degree <= 1, ``err``
+    with the weights' own rounding."""
+    V, W, err = parts(point, name, lo, hi, linear=True)
+    if is_moving(point):  # (a fixed point's weight 1 is exact)
+        err = err + coefficient_rounding(W)
+    return V, W, err
 
 
 def lam_gap(bound, primal, dual, lo, hi):
