@@ -20,10 +20,15 @@ LAM = 0.05
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
+def _gram(X, t):
+    """The Gaussian kernel exp(-t ||x_i - x_j||^2) (numpy, dense)."""
+    return np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+
+
 def _dense(X, y, t, lam):
     """LOOCV by n refits, GCV by an eigendecomposition, LML by slogdet and a solve (numpy)."""
     n = len(y)
-    K = np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    K = _gram(X, t)
     loo = []
     for i in range(n):
         keep = np.arange(n) != i
@@ -38,7 +43,7 @@ def _dense(X, y, t, lam):
 
 
 def _dense_lml(X, y, t, lam):
-    A = np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)) + lam * np.eye(len(y))
+    A = _gram(X, t) + lam * np.eye(len(y))
     return -0.5 * y @ np.linalg.solve(A, y) - 0.5 * np.linalg.slogdet(A)[1] - 0.5 * len(y) * np.log(2 * np.pi)
 
 
@@ -84,7 +89,7 @@ def test_point_facts_against_dense_linear_algebra(ridge_path):
     X, y, problem, _ = ridge_path
     for t in (0.2, 2.0, 15.0):
         f = point_facts(problem.bound, t)
-        K = np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+        K = _gram(X, t)
         A = K + LAM * np.eye(len(y))
         inv = np.linalg.inv(A)
         # with the slope: the whole inverse and its residual; without: the triangular inverse alone
@@ -190,8 +195,7 @@ def test_cells_from_the_optima_at_their_ends_need_no_path(ridge_path, name):
         for i in range(len(low)):
             u, v = edges[i], edges[i + 1]
             primal, dual = problem.bound.node_pair(name, u, v, crit._cache)
-            K_u = np.exp(-u * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
-            assert np.allclose(value_at(primal, u).c, np.linalg.solve(K_u + LAM * np.eye(len(y)), y), rtol=1e-8)
+            assert np.allclose(value_at(primal, u).c, np.linalg.solve(_gram(X, u) + LAM * np.eye(len(y)), y), rtol=1e-8)
             gap = problem.bound.gap(primal, dual, u, v)
             for t in np.exp(rng.uniform(np.log(u), np.log(v), 3)):
                 g = problem.primal_objective(value_at(primal, t), t) - problem.dual_objective(value_at(dual, t), t)

@@ -59,6 +59,8 @@ class _Search:
 
     def __init__(self, crit, lo, hi, tol, solve):
         self.crit, self.tol, self.solve = crit, tol, solve
+        # a criterion enclosed from paths (tracks) can tighten them; one with no path only halves
+        self.tightens = getattr(crit, "tracks", None) is not None
         self.edges, lo_, hi_, self.cert = crit.cover(lo, hi)
         self.lo, self.hi = _oriented(crit.sense, lo_, hi_)
         self.parent = np.full(self.lo.size, np.inf)  # width of the cell each cell was refined from
@@ -92,7 +94,7 @@ class _Search:
         active = np.flatnonzero(self.lo < value[1] - self.tol) if only is None else np.asarray(only)
         if active.size == 0:
             return False
-        if getattr(self.crit, "tracks", None) is None:  # cells from the optima at their ends, no path: halve
+        if not self.tightens:  # cells from the optima at their ends, no path: halve
             ranges = [(self.edges[i], self.edges[i + 1]) for i in active if self.edges[i + 1] > self.edges[i]]
             for a, b in ranges:
                 self._replace(a, b, self.crit.cover(a, b))
