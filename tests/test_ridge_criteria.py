@@ -12,7 +12,7 @@ from approxpath.data import make_sinc
 from approxpath.moving import value_at
 from approxpath.problems.kernel_ridge.facts import point_facts
 from approxpath.selection import select
-from approxpath.selection.cover import NodeClosedForm
+from approxpath.selection.nodes import NodeClosedForm
 
 LAM = 0.05
 
@@ -179,23 +179,33 @@ def test_certified_loocv_and_gcv_choices_are_within_delta_of_a_dense_grid(ridge_
 
 @pytest.mark.parametrize("name", ["loocv", "gcv", "lml"])
 def test_cells_from_the_optima_at_their_ends_need_no_path(ridge_path, name):
-    """The closed-form criteria enclosed on cells whose pair moves from the exact optimum at the
-    cell's left end to the one at its right end: at random bandwidths inside random cells the
-    pair's gap is below its bound (its primal and dual objectives there, numpy) and the dense
-    criterion lies in the cell's enclosure; a selection by that criterion then computes no path."""
+    """The closed-form criteria enclosed on cells between exact optima, whose pair moves from the
+    optimum (or the optima's cubic Hermite prediction) at the cell's left end to the one at its
+    right end: the pair is numpy's optimum at every optimum and close to it at every predicted
+    point; at random bandwidths inside random cells the pair's gap is below its bound (its
+    primal and dual objectives there, numpy) and the dense criterion lies in the cell's
+    enclosure; a selection by that criterion then computes no path."""
     X, y, problem, _ = ridge_path
     sense = "max" if name == "lml" else "min"
-    crit = NodeClosedForm(problem, name, sense)
+    crit = NodeClosedForm(problem, name, sense, between=2)  # (the marginal likelihood's default: 1)
     rng = np.random.default_rng({"loocv": 8, "gcv": 9, "lml": 10}[name])
-    for _ in range(6):
+    predicted, edges = 0, None
+    for j in range(6):
         a = float(np.exp(rng.uniform(np.log(0.1), np.log(15.0))))
         b = a * float(np.exp(rng.uniform(0.02, 0.6)))
-        edges, low, high, certified = crit.cover(a, b)
-        assert edges[0] == a and edges[-1] == b and certified.all() and len(low) >= 2
+        # the first cover of a wide interval as the search makes it, then cells refined inside it
+        edges, low, high, certified = crit.cover(a, b) if j % 2 == 0 else crit.cover(*edges[1:3])
+        assert certified.all() and len(low) >= 2
         for i in range(len(low)):
             u, v = edges[i], edges[i + 1]
-            primal, dual = problem.bound.node_pair(name, u, v, crit._cache)
-            assert np.allclose(value_at(primal, u).c, np.linalg.solve(_gram(X, u) + LAM * np.eye(len(y)), y), rtol=1e-8)
+            (primal, dual), span = crit.pair(u, v)
+            for x in (u, v):
+                exact = np.linalg.solve(_gram(X, x) + LAM * np.eye(len(y)), y)
+                if x in span:
+                    assert np.allclose(value_at(primal, x).c, exact, rtol=1e-8)
+                else:  # a prediction (the gap bound below certifies whatever it is; a good one is tight)
+                    predicted += 1
+                    assert np.linalg.norm(value_at(primal, x).c - exact) <= 0.05 * np.linalg.norm(exact)
             gap = problem.bound.gap(primal, dual, u, v)
             for t in np.exp(rng.uniform(np.log(u), np.log(v), 3)):
                 g = problem.primal_objective(value_at(primal, t), t) - problem.dual_objective(value_at(dual, t), t)
@@ -204,7 +214,44 @@ def test_cells_from_the_optima_at_their_ends_need_no_path(ridge_path, name):
     s = select(problem, name, interval=(0.3, 3.0), tol=0.5 if name == "lml" else 0.02)
     assert s.kind == "certified" and s.paths == () and "no path" in s.summary()
     assert s.value[0] <= _dense(X, y, s.t, LAM)[name] <= s.value[1]
-    assert s.exact_solves >= s.lo.size + 1  # an exact optimum at every cell edge
+    assert predicted > 0
+    if name == "lml":  # one cell between optima, every refinement at a new one
+        assert s.exact_solves >= s.lo.size + 1
+    else:  # predicted points between optima
+        assert s.exact_solves < s.lo.size + 1
+
+
+@pytest.mark.parametrize("name", ["loocv", "gcv"])
+def test_cells_between_predicted_points_at_n_400(name):
+    """sinc n = 400: the selection's cells end at predicted points as well as at exact optima
+    (more cells than optima), and its choice is within delta of a 160-point grid of the criterion
+    computed with numpy's inverse (at n = 30 the same formulas are checked against n refits)."""
+    X, y = make_sinc(n=400, noise=0.2, seed=1)
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=0.1)
+    s = select(problem, name, interval=(2.0**-3, 2.0**5), tol=0.01)
+    assert s.kind == "certified" and s.reached and s.paths == ()
+    assert s.lo.size > s.exact_solves
+
+    def exact(t):
+        A_inv = np.linalg.inv(_gram(X, t) + 0.1 * np.eye(len(y)))
+        c = A_inv @ y
+        return np.mean((c / np.diag(A_inv)) ** 2) if name == "loocv" else len(y) * np.sum(c**2) / np.trace(A_inv) ** 2
+
+    values = np.array([exact(t) for t in np.geomspace(2.0**-3, 2.0**5, 160)])
+    assert s.value[0] <= exact(s.t) <= s.value[1]
+    assert values.min() >= s.value[1] - s.delta - 1e-12
+
+
+def test_the_optimum_moves_with_its_derivative(ridge_path):
+    """The factorization's derivative of the optimum along the bandwidth, dc/dt = K~^-1 (D o K_t) c
+    (what the predicted points between optima use), against central differences of numpy's
+    optima."""
+    X, y, problem, _ = ridge_path
+    for t in (0.2, 1.3, 9.0):
+        facts = point_facts(problem.bound, t, slope=False)
+        h = 1e-5 * t
+        diff = [np.linalg.solve(_gram(X, t + s) + LAM * np.eye(len(y)), y) for s in (h, -h)]
+        assert np.allclose(facts.derivative, (diff[0] - diff[1]) / (2 * h), rtol=1e-5, atol=1e-7 * np.abs(diff[0]).max())
 
 
 def test_a_lambda_below_the_factorizations_rounding_is_refused_at_once():

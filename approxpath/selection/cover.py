@@ -11,8 +11,8 @@ in ``[lo[i], hi[i]]`` (``certified[i]`` says whether the pieces used were certif
   each problem's ``prediction_enclosure`` (a capability of its bound);
 * :class:`ClosedForm` -- a criterion of the whole data with its own enclosure
   (``criterion_enclosure``: kernel ridge's LOOCV, GCV, log marginal likelihood);
-* :class:`NodeClosedForm` -- the same with no path: each cell's pair from the exact optima at
-  its ends (``node_pair``: kernel ridge's criteria over the bandwidth);
+* :class:`~.nodes.NodeClosedForm` (:mod:`.nodes`) -- the same with no path: each cell's pair from
+  the exact optima around it (``node_pair``: kernel ridge's criteria over the bandwidth);
 * :class:`Sampled` -- a problem without an enclosure: the loss of the path's own model at one
   point per cell, ``lo == hi``, never certified.
 """
@@ -21,23 +21,17 @@ from __future__ import annotations
 
 import bisect
 import inspect
-import math
 
 import numpy as np
 
 from ..compute.caches import PRODUCT_BYTES, ProductMemo
-from ..errors import InputError
 from ..moving import value_at
 from ..numerics import fp_margin, log_mid
 from .losses import loss_totals
 from .predictions import halves
 
-__all__ = ["Tracks", "Validation", "ClosedForm", "NodeClosedForm", "Sampled", "merge_covers"]
+__all__ = ["Tracks", "Validation", "ClosedForm", "Sampled", "merge_covers"]
 
-# The first cells of a criterion enclosed with no path are at most this wide in log t: 16 on
-# 2^-3 .. 2^5 (kernel ridge's LOOCV at n = 1000 halved from 16, 8, 4 or 2 first cells: the same
-# 36 factorizations and 33 cells in the end).
-_NODE_WIDTH = 0.35
 
 
 class Tracks:
@@ -324,42 +318,6 @@ class ClosedForm:
                 hi.append(high)
                 cert.append(piece.kind == "certified")
         return np.array(edges, dtype=float), np.array(lo), np.array(hi), np.array(cert, dtype=bool)
-
-
-class NodeClosedForm:
-    """A closed-form criterion of the whole data enclosed on each cell from the exact optima at
-    the cell's two ends, with no path: the bound's ``node_pair(name, lo, hi, cache)`` (a pair
-    moving across the cell), its gap bound over the cell (``bound.gap``) and
-    ``criterion_enclosure`` as :class:`ClosedForm` (the same factorizations serve both).
-    ``solves`` counts the exact optima computed (one per cell edge or point asked)."""
-
-    def __init__(self, problem, name, sense):
-        self.problem, self.name, self.sense = problem, name, sense
-        self._cache = {}
-
-    @property
-    def solves(self):
-        return len(self._cache)
-
-    def cover(self, a, b):
-        bound = self.problem.bound
-        # cells no wider than _NODE_WIDTH in log t, and a refined cell's two halves
-        k = 1 if a == b else max(2, math.ceil(math.log(b / a) / _NODE_WIDTH))
-        if k <= 2:  # a point, or halves split at the middle the search evaluates (one factorization)
-            edges = np.array([a, a] if a == b else [a, log_mid(a, b), b])
-        else:
-            edges = np.exp(np.linspace(math.log(a), math.log(b), k + 1))
-            edges[0], edges[-1] = a, b  # (exactly the cell's ends)
-        lo, hi = np.empty(k), np.empty(k)
-        for j, (u, v) in enumerate(zip(edges[:-1], edges[1:])):
-            pair = bound.node_pair(self.name, u, v, self._cache)
-            gap = bound.gap(*pair, u, v)
-            lo[j], hi[j] = bound.criterion_enclosure(self.name, *pair, gap, u, v, self._cache)
-        if a == b and not np.isfinite(hi[0] - lo[0]):  # nothing known even at one point: halving cannot help
-            raise InputError(f"{self.problem.name}: {bound.weight} = {bound.sweep.weight:g} is too small: {self.name} "
-                             f"cannot be enclosed even at the single parameter {a:.6g} (the factorizations' "
-                             f"rounding); raise {bound.weight}")
-        return edges, lo, hi, np.ones(k, dtype=bool)
 
 
 class Sampled:

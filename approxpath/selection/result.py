@@ -63,8 +63,8 @@ class Selection(SelectionResult):
         The final cover: cells ``[edges[i], edges[i + 1]]`` and the criterion's enclosure there.
     exact_solves : int
         Exact solves of all paths (the folds' first paths and every refinement); for a
-        criterion enclosed with no path (:class:`~.cover.NodeClosedForm`), the exact optima at
-        the cells' edges.
+        criterion enclosed with no path (:class:`~.nodes.NodeClosedForm`), the exact optima the
+        cells between them come from.
     refinements : int
         Paths recomputed at a smaller ε during the search.
     folds : int
@@ -92,7 +92,7 @@ class Selection(SelectionResult):
     paths: tuple = field(default=(), repr=False)
 
     def _scope(self):
-        return super()._scope() if self.paths else "no path: exact optima at the cells' edges"
+        return super()._scope() if self.paths else "no path: cells between exact optima"
 
     def to_json(self):
         """A JSON-ready dict of the scalars."""

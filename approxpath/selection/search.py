@@ -10,7 +10,7 @@ cell's width, limits the enclosure, the folds' paths are recomputed there at a q
 pieces' gap bound (new exact solves): in the chosen cell when the chosen point's own
 enclosure is wider than ``tol / 2``, and where a halved cell kept most of its width and the
 enclosure at its middle point is as wide.  A criterion enclosed with no path
-(:class:`~.cover.NodeClosedForm`) only halves.
+(:class:`~.nodes.NodeClosedForm`) only halves.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from ..compute.parallelism import managed
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..driver.parallel import pool, single_threaded
 from ..numerics import log_mid
-from .cover import ClosedForm, NodeClosedForm, Sampled, Tracks, Validation
+from .cover import ClosedForm, Sampled, Tracks, Validation
+from .nodes import NodeClosedForm
 from .folds import default_criterion, fold_problems
 from .result import Selection
 

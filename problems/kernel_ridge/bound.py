@@ -44,6 +44,10 @@ from .._regression import CHAIN, KernelEnclosures
 __all__ = ["RidgeBound", "RidgePrimal", "RidgeDual"]
 
 
+# Cells between two exact optima in a selection with no path (:meth:`RidgeBound.node_cells`).
+_NODE_CELLS = {"loocv": 2, "gcv": 2}
+
+
 @dataclass(frozen=True)
 class RidgePrimal:
     """Primal point: expansion coefficients ``c`` (n,)."""
@@ -91,23 +95,37 @@ class RidgeBound(KernelEnclosures):
     #: Closed-form selection criteria (:mod:`.criteria`): ``"min"`` or ``"max"`` is better.
     CLOSED_FORM_CRITERIA = {"loocv": "min", "gcv": "min", "lml": "max"}
 
-    def criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache=None):
+    def criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache=None, span=None):
         """``(low, high)``: the closed-form criterion ``name`` of the exact optimum for every
         parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there
-        (:func:`.criteria.criterion_enclosure`; ``cache`` a dict of point factorizations)."""
+        (:func:`.criteria.criterion_enclosure`; ``cache`` a dict of point factorizations, ``span``
+        an interval around ``[lo, hi]`` at whose ends they are taken)."""
         from .criteria import criterion_enclosure
 
-        return criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache)
+        return criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache, span)
 
-    def node_pair(self, name, lo, hi, cache):
-        """``(primal, dual)`` over the bandwidth interval ``[lo, hi]`` from the exact optima at its
-        ends, computed by the factorizations the criterion ``name`` needs there anyway (``cache``
-        as :meth:`criterion_enclosure`'s; :func:`.criteria.node_pair`).  With it a certified
+    def node_cells(self, name):
+        """Cells between two neighbouring exact optima in a selection by the criterion ``name``
+        with no path, their inner ends predicted (:meth:`node_pair`); a cell refined there is
+        split at a predicted point first (:class:`approxpath.selection.nodes.NodeClosedForm`).
+        The data term's gap bound limits LOOCV and GCV on a cell, and a predicted point cuts it
+        as well as an exact optimum there would (sinc n = 1000, LOOCV: 19 factorizations
+        instead of 36, 0.65x the time; n = 100 – 600: 0.6–0.9x).  The marginal likelihood is
+        limited by log det's values at the optima around a cell, which predicted points do not
+        narrow (n = 1000, four cells between optima: 273 factorizations instead of 417, but
+        1.15x the time): one cell, every refinement at a new optimum."""
+        return _NODE_CELLS.get(name, 1)
+
+    def node_pair(self, name, lo, hi, cache, span=None):
+        """``(primal, dual)`` over the bandwidth interval ``[lo, hi]`` from the exact optima at the
+        ends of ``span`` (default ``(lo, hi)``), computed by the factorizations the criterion
+        ``name`` needs there anyway (``cache`` as :meth:`criterion_enclosure`'s), interpolated
+        inside it with their derivatives (:func:`.criteria.node_pair`).  With it a certified
         selection by a closed-form criterion over the bandwidth needs no path
-        (:class:`approxpath.selection.cover.NodeClosedForm`)."""
+        (:class:`approxpath.selection.nodes.NodeClosedForm`)."""
         from .criteria import node_pair
 
-        return node_pair(self, name, lo, hi, cache)
+        return node_pair(self, name, lo, hi, cache, span)
 
     def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None, weight_range=None):
         """Where the exact optimum's predictions at the rows of ``X_new`` lie for every

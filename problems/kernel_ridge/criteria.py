@@ -85,15 +85,25 @@ def _row_sum_bounds(bound, t, rows=slice(None)):
     return tuple(out)
 
 
-def node_pair(bound, name, lo, hi, cache):
-    """The pair of ``[lo, hi]`` built from the computed optima :math:`c_a, c_b` at its ends (the
-    factorizations :func:`.facts.cached_facts` keeps there for the criterion ``name``; an
-    :class:`~approxpath.errors.InputError` where none is accurate enough):
-    :math:`c(t) = c_a + \\theta(t)(c_b - c_a)`, :math:`\\theta` linear from 0 at ``lo`` to 1 at
-    ``hi``, and :math:`a(t) = \\lambda c(t)` (a fixed pair at ``lo == hi``).
-    Its gap over the interval is fourth order in the width (:mod:`.bound`).  Stored as the anchor
-    :math:`c_a` and the direction :math:`c_b - c_a` (weights 1 and :math:`\\theta`), not as the two
-    optima: the enclosures of :math:`K_t c(t)` combine each point's expansion with its weight's
+def node_pair(bound, name, lo, hi, cache, span=None):
+    """The pair of ``[lo, hi]`` from the optima at the ends of ``span = (a, b)`` (default ``(lo,
+    hi)``; :math:`a \\le lo \\le hi \\le b`) that the factorizations :func:`.facts.cached_facts`
+    keeps there for the criterion ``name`` give (an :class:`~approxpath.errors.InputError` where
+    none is accurate enough): :math:`c(t) = c_{lo} + \\theta(t)(c_{hi} - c_{lo})`, :math:`\\theta`
+    linear from 0 at ``lo`` to 1 at ``hi``, and :math:`a(t) = \\lambda c(t)` (a fixed pair at
+    ``lo == hi``), where :math:`c_{lo}, c_{hi}` are the optima at ``lo`` and ``hi`` when those are
+    the ends of ``span``, else the cubic Hermite interpolant of the optima and their derivatives
+    :math:`dc/dt = \\tilde K^{-1}(D\\circ K_t)c` at ``a`` and ``b`` there (a prediction, not an
+    optimum: the pair's gap bound certifies whatever it is; the linear one where the
+    factorizations took no derivative, as for the marginal likelihood's log det alone).
+
+    Its gap over the interval is fourth order in the width (:mod:`.bound`) plus the square of the
+    prediction's error, eighth order in the width of ``span``: a span split at Hermite points
+    is enclosed as tightly as one split at as many exact optima (sinc n = 1000, t = 1: a cell
+    0.35 wide in log t in two halves at its predicted middle, gap bounds 9.4e-3, against 1.2e-2
+    from the optimum there), without the factorization.  Stored as the anchor :math:`c_{lo}`
+    and the direction :math:`c_{hi} - c_{lo}` (weights 1 and :math:`\\theta`), not as the two
+    ends: the enclosures of :math:`K_t c(t)` combine each point's expansion with its weight's
     range on a sub-interval, and two optima that nearly cancel (weights :math:`1 - \\theta,
     \\theta`) left a floor of 0.12 per entry at n = 1000 however narrow the cell."""
     from approxpath.moving import Moving
@@ -101,12 +111,14 @@ def node_pair(bound, name, lo, hi, cache):
     from .bound import RidgeDual, RidgePrimal
 
     lam = bound.sweep.weight
-    ends = []
-    for x in (lo,) if hi == lo else (lo, hi):
-        ends.append(cached_facts(bound, x, cache, _END_LEVEL[name]).solution)
-        if ends[-1] is None:
+    a, b = (lo, hi) if span is None else span
+    facts = []
+    for x in (a,) if b == a else (a, b):
+        facts.append(cached_facts(bound, x, cache, _END_LEVEL[name]))
+        if facts[-1].solution is None:
             raise InputError(f"kernel_ridge: lam = {lam:g} is too small for n = {bound.n}: K_t + lam I at t = {x:.6g} "
                              f"has no factorization whose rounding is certified below lam / 2; raise lam")
+    ends = [_hermite(facts, a, b, x) for x in ((lo,) if hi == lo else (lo, hi))]
     if hi == lo:
         return RidgePrimal(c=ends[0]), RidgeDual(a=lam * ends[0])
     anchor, direction = ends[0], ends[1] - ends[0]
@@ -115,11 +127,26 @@ def node_pair(bound, name, lo, hi, cache):
             Moving((RidgeDual(a=lam * anchor), RidgeDual(a=lam * direction)), weights, (lo, hi)))
 
 
+def _hermite(facts, a, b, x):
+    """The optimum at ``x`` where ``x`` is ``a`` or ``b`` (``facts`` there), else the cubic
+    Hermite interpolant of the optima and their derivatives at ``a`` and ``b`` (linear where the
+    facts have no derivative)."""
+    if x == a or x == b:
+        return facts[0 if x == a else -1].solution
+    fa, fb = facts
+    h, s = b - a, (x - a) / (b - a)
+    if fa.derivative is None or fb.derivative is None:
+        return fa.solution + s * (fb.solution - fa.solution)
+    return ((1 + 2 * s) * (1 - s) ** 2 * fa.solution + s * s * (3 - 2 * s) * fb.solution
+            + h * s * (1 - s) ** 2 * fa.derivative - h * s * s * (1 - s) * fb.derivative)
+
+
 def _interval_facts(bound, lo, hi, cache, level=1):
     """Enclosures over ``[lo, hi]`` of :math:`\\lambda d_i` (n,), :math:`\\lambda T` and
     :math:`\\log\\det` (each a ``(low, high)`` pair) from the facts at the two ends: all three are
-    monotone along either path (module docstring); ``level`` as :func:`.facts.cached_facts` (0: only
-    :math:`\\log\\det` is wanted, the others are then ``(0, inf)``)."""
+    monotone along either path (module docstring), so the ends of any interval around the cell
+    serve as well (a ``span`` of :func:`criterion_enclosure`); ``level`` as
+    :func:`.facts.cached_facts` (0: only :math:`\\log\\det` is wanted, the others are then ``(0, inf)``)."""
     fa, fb = cached_facts(bound, lo, cache, level), cached_facts(bound, hi, cache, level)
     if not bound.sweep.along_bandwidth:
         # lambda d_i and lambda tr increase with lambda, log det increases
@@ -132,7 +159,7 @@ def _interval_facts(bound, lo, hi, cache, level=1):
             (fa.logdet[0], fb.logdet[1]))
 
 
-def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
+def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span):
     """The log marginal likelihood over a bandwidth interval: its data term
     :math:`-\\tfrac12 P^*/\\lambda` enclosed by the piece's pair over the interval and
     :math:`\\log\\det` between its values at the ends (monotone, module docstring); on a cell
@@ -142,7 +169,7 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache):
     const = 0.5 * n * math.log(2.0 * math.pi)
     # log det only: a Cholesky factor each; first, so that the kernel products at the two ends read
     # the kernels these keep (the same entries) instead of exponentiating them again
-    fa, fb = cached_facts(bound, lo, cache, 0), cached_facts(bound, hi, cache, 0)
+    fa, fb = cached_facts(bound, span[0], cache, 0), cached_facts(bound, span[1], cache, 0)
     primal_cover = dual_cover = None
     if hi > lo and is_moving(dual):  # the primal's and the dual's kernel products in one pass
         C, A = columns(primal, "c"), columns(dual, "a")
@@ -242,10 +269,12 @@ def _residual_box(bound, primal, lo, hi, cover=None):
     return y - ku - pad, y - kl + pad, cKc
 
 
-def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None):
+def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None, span=None):
     """An enclosure ``(low, high)`` of the criterion ``name`` (one of :data:`CLOSED_FORM`) of
     the exact optimum for every parameter of ``[lo, hi]``, given the piece's pair and its gap
-    bound there (see the module docstring).  ``cache`` (a dict) keeps point factorizations."""
+    bound there (see the module docstring).  ``cache`` (a dict) keeps point factorizations;
+    ``span``: an interval around ``[lo, hi]`` whose ends' facts to use (default ``(lo, hi)``)."""
+    span = (lo, hi) if span is None else span
     if name not in CLOSED_FORM:
         raise KeyError(f"kernel_ridge has no closed-form criterion {name!r}; choose one of {', '.join(CLOSED_FORM)}")
     n = bound.n
@@ -254,11 +283,11 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None):
     lam_lo, lam_hi = bound.sweep.at(lo)[1], bound.sweep.at(hi)[1]
     if name == "lml":
         if bound.sweep.along_bandwidth:
-            return _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache)
+            return _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span)
         p_low = bound.dual_floor(dual, lo, hi)
         r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi)
         p_high = (lam_hi * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
-        ld = _interval_facts(bound, lo, hi, cache, 0)[2]
+        ld = _interval_facts(bound, *span, cache, 0)[2]
         const = 0.5 * n * math.log(2.0 * math.pi)
         low = -0.5 * p_high / lam_lo - 0.5 * ld[1] - const
         high = -0.5 * max(p_low, 0.0) / lam_hi - 0.5 * ld[0] - const
@@ -268,7 +297,7 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None):
     ball = sqrt_up(gap)  # ||rho* - rho|| <= sqrt(gap)
     big = np.maximum(r_lo * r_lo, r_hi * r_hi)
     near = np.maximum(np.maximum(r_lo, -r_hi), 0.0) ** 2
-    ld_i, l_tr, _ = _interval_facts(bound, lo, hi, cache)
+    ld_i, l_tr, _ = _interval_facts(bound, *span, cache)
     if name == "loocv":
         if not np.all(ld_i[0] > 0):
             return 0.0, np.inf
