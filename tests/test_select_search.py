@@ -1,4 +1,4 @@
-"""The selection search's refinement policy (approxpath.selection.search): a chosen point wider
+"""The selection search's refinement policy (approxpath.selection.branch): a chosen point wider
 than tol / 2 tightens the chosen cell and only the active cells whose enclosure at their
 middle is as wide (the others are halved), and that middle test stops enclosing folds once its
 answer is known.  References: the exact optima's 3-fold error from a tight CVXPY solve per
@@ -9,7 +9,7 @@ import pytest
 
 import approxpath
 from approxpath.data import make_classification
-from approxpath.selection import search as search_module
+from approxpath.selection import branch
 from approxpath.selection import select
 from approxpath.selection.cover import Validation
 
@@ -25,11 +25,11 @@ def spied():
     """A selection whose search took both branches, with what its middle tests answered next to
     the width of the full point cover at the same t (every fold enclosed)."""
     seen = {"chosen": 0, "stall": []}
-    step, wide_at = search_module._Search.step, Validation.wide_at
+    step, wide_at = branch.Search.step, Validation.wide_at
 
-    def spy_step(self, value):
+    def spy_step(self, value, only=None):
         before = len(self.widths)
-        out = step(self, value)
+        out = step(self, value, only)
         seen["chosen"] += len(self.widths) - before
         return out
 
@@ -42,7 +42,7 @@ def spied():
     X, y = make_classification(n=45, d=2, seed=4)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(search_module._Search, "step", spy_step)
+        mp.setattr(branch.Search, "step", spy_step)
         mp.setattr(Validation, "wide_at", spy_wide_at)
         s = select(problem, cv=3, eps=0.2, interval=INTERVAL, tol=0.03)
     return X, problem.y, s, seen

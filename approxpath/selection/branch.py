@@ -1,0 +1,178 @@
+"""Branch and bound over the cells of a criterion's cover (:class:`Search`).
+
+With ``U`` the chosen point's upper bound (minimizing) and ``L`` the smallest lower bound of any
+cell, no parameter has a criterion below ``U - δ`` with ``δ = U - L``.  Every cell whose lower
+bound is below ``U - tol`` ("active") is made finer (a cover of the cell: two halves).  Where
+that cannot help because the certified gap, not the cell's width, limits the enclosure, the
+folds' paths are recomputed there at a quarter of the pieces' gap bound (new exact solves): in
+the chosen cell when the chosen point's own enclosure is wider than ``tol / 2``, and where a
+halved cell kept most of its width and the enclosure at its middle point is as wide.  A
+criterion enclosed with no path (:class:`~.nodes.NodeClosedForm`) only halves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..numerics import log_mid
+
+__all__ = ["Search"]
+
+# A refined cell whose enclosure kept more than this share of its parent's width "stalled";
+# if the enclosure at its middle point is at least half as wide, its gap is the limit.
+_STALL = 0.7
+# New paths are computed at this share of the largest gap bound of the pieces they replace,
+# which differ by at most the factor _SIMILAR (so that every gap shrinks by 2 at least).
+_TIGHTEN = 0.25
+_SIMILAR = 2.0
+
+
+def _oriented(sense, lo, hi):
+    """Bounds of the loss to minimize (the criterion, or minus it when it is maximized)."""
+    return (lo, hi) if sense == "min" else (-hi, -lo)
+
+
+class Search:
+    """Branch and bound over the cells of a criterion's cover."""
+
+    def __init__(self, crit, lo, hi, tol, solve):
+        self.crit, self.tol, self.solve = crit, tol, solve
+        # a criterion enclosed from paths (tracks) can tighten them; one with no path only halves
+        self.tightens = getattr(crit, "tracks", None) is not None
+        self.edges, lo_, hi_, self.cert = crit.cover(lo, hi)
+        self.lo, self.hi = _oriented(crit.sense, lo_, hi_)
+        self.parent = np.full(self.lo.size, np.inf)  # width of the cell each cell was refined from
+        self.refinements = 0
+        self.widths = []  # the chosen point's enclosure width at each global tightening
+        self.reason = None  # why the search stopped short of tol, if it did
+
+    def best(self):
+        """``(t, (low, high), delta)`` in oriented units."""
+        i = int(np.argmin(self.hi))
+        t = log_mid(self.edges[i], self.edges[i + 1])
+        _, plo, phi, _ = self.crit.cover(t, t)
+        plo, phi = _oriented(self.crit.sense, plo, phi)
+        value = (max(float(plo[0]), float(self.lo[i])), min(float(phi[0]), float(self.hi[i])))
+        return t, value, value[1] - float(self.lo.min())
+
+    def open_end(self, t, value):
+        """The index of a cell at an end of the interval that may do at least as well as the
+        choice can (its optimistic bound reaches ``value[0]``, oriented units) while the choice
+        ``t`` lies inside neither end cell, or None: the criterion may be better beyond that end,
+        unless refining the cell rules it out."""
+        edges = self.edges
+        for i, inside in ((0, t <= edges[1]), (self.lo.size - 1, t >= edges[-2])):
+            if not inside and self.lo[i] <= value[0]:
+                return i
+        return None
+
+    def step(self, value, only=None):
+        """Refine every cell that may beat ``value[1] - tol`` (``value``: the chosen point's
+        enclosure), or the cells ``only``; False when nothing can be done."""
+        active = np.flatnonzero(self.lo < value[1] - self.tol) if only is None else np.asarray(only)
+        if active.size == 0:
+            return False
+        if not self.tightens:  # cells from the optima at their ends, no path: halve
+            ranges = [(self.edges[i], self.edges[i + 1]) for i in active if self.edges[i + 1] > self.edges[i]]
+            for a, b in ranges:
+                self._replace(a, b, self.crit.cover(a, b))
+            return bool(ranges)
+        width = value[1] - value[0]
+        tighten = []
+        if width > 0.5 * self.tol and only is None:
+            # the gap limits the chosen point itself: tighten the chosen cell (the other active
+            # cells are split or tightened below, as their own enclosures show), unless the last
+            # two tightenings shrank the gaps at the chosen point (by 4 at least) and not its
+            # enclosure (then the width is not the gaps')
+            chosen = int(np.argmin(self.hi))
+            t = log_mid(self.edges[chosen], self.edges[chosen + 1])
+            gap = max(p.gap_bound for k in range(len(self.crit.tracks)) for p, _, _ in self.crit.tracks.over(k, t, t))
+            self.widths.append((width, gap))
+            if len(self.widths) >= 3:
+                (w0, g0), (w1, g1) = self.widths[-3], self.widths[-1]
+                if w1 > _STALL * w0 and g1 <= _TIGHTEN * g0:
+                    self.reason = (f"the criterion's enclosure at the chosen point stopped narrowing as the gaps did "
+                                   f"(width {w0:.4g} -> {w1:.4g} while the gap there went {g0:.3g} -> {g1:.3g})")
+                    return False
+            tighten.append(chosen)
+        width = self.hi[active] - self.lo[active]
+        stalled = active[width >= _STALL * self.parent[active]]
+        for i in stalled:
+            if i in tighten:
+                continue
+            if self._wide_at_middle(i, 0.5 * (self.hi[i] - self.lo[i])):
+                tighten.append(i)
+        split = np.setdiff1d(active, tighten)
+        changed = self._tighten(tighten) if tighten else []
+        parts = [(self.edges[i], self.edges[i + 1]) for i in split if self.edges[i + 1] > self.edges[i]]
+        parts = [p for p in parts if not any(a <= p[0] and p[1] <= b for a, b in changed)]
+        ranges = changed + parts
+        covers = getattr(self.crit, "covers", lambda cells: [self.crit.cover(a, b) for a, b in cells])(ranges)
+        for (a, b), cover in zip(ranges, covers):
+            self._replace(a, b, cover)
+        return bool(changed or parts)
+
+    def _wide_at_middle(self, i, width):
+        """Whether the criterion's enclosure at the middle of cell ``i`` is ``width`` wide or
+        more (the criterion's :meth:`~.cover.Validation.wide_at` where it has one: it stops
+        enclosing folds once the answer is known)."""
+        a, b = self.edges[i], self.edges[i + 1]
+        t = log_mid(a, b)
+        wide_at = getattr(self.crit, "wide_at", None)
+        if wide_at is not None:
+            return wide_at(t, a, b, width)
+        _, plo, phi, _ = self.crit.cover(t, t)
+        return float(phi[0] - plo[0]) >= width
+
+    def _replace(self, a, b, cover):
+        """Put ``cover``, the criterion's cover of ``[a, b]``, in place of the cells inside it."""
+        i, j = np.searchsorted(self.edges, a, side="left"), np.searchsorted(self.edges, b, side="left")
+        old = float(np.max(self.hi[i:j] - self.lo[i:j])) if j > i else np.inf
+        edges, lo, hi, cert = cover
+        lo, hi = _oriented(self.crit.sense, lo, hi)
+        self.edges = np.concatenate([self.edges[:i], edges, self.edges[j + 1:]])
+        self.lo = np.concatenate([self.lo[:i], lo, self.lo[j:]])
+        self.hi = np.concatenate([self.hi[:i], hi, self.hi[j:]])
+        self.cert = np.concatenate([self.cert[:i], cert, self.cert[j:]])
+        self.parent = np.concatenate([self.parent[:i], np.full(lo.size, old), self.parent[j:]])
+
+    def _tighten(self, cells):
+        """Recompute the paths under ``cells`` at a smaller ε; the changed ranges."""
+        tracks = self.crit.tracks
+        # a fold whose every held-out loss is known on a cell gains nothing there from new solves
+        open_folds = getattr(self.crit, "open_folds", lambda a, b: range(len(tracks)))
+        wanted = [set(open_folds(self.edges[i], self.edges[i + 1])) for i in cells]
+        jobs = []
+        for k in range(len(tracks)):
+            groups = []
+            for i in (i for i, ks in zip(cells, wanted) if k in ks):
+                for piece, _, _ in tracks.over(k, self.edges[i], self.edges[i + 1]):
+                    g = piece.gap_bound
+                    # one path over neighbouring pieces of similar gaps (within _SIMILAR): its ε is
+                    # then below every gap it replaces, and no part gets looser
+                    if groups and piece.lo <= groups[-1][1] and max(g, groups[-1][2]) <= _SIMILAR * min(g, groups[-1][3]):
+                        a, b, top, bottom = groups[-1]
+                        groups[-1] = (a, max(b, piece.hi), max(top, g), min(bottom, g))
+                    elif not groups or piece.hi > groups[-1][1]:
+                        groups.append((piece.lo, piece.hi, g, g))
+            jobs += [(k, lo, hi, _TIGHTEN * g) for lo, hi, g, _ in groups]
+        done = self.solve(jobs)
+        self.refinements += len(done)
+        ranges = []
+        for k, path in done:
+            tracks.replace(k, path)
+            ranges.append(path.interval)
+        ranges.sort()
+        merged = []
+        for a, b in ranges:
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        # a range must start and end on cell edges: widen it to the cells it meets
+        out = []
+        for a, b in merged:
+            i = max(np.searchsorted(self.edges, a, side="right") - 1, 0)
+            j = min(np.searchsorted(self.edges, b, side="left"), self.edges.size - 1)
+            out.append((float(self.edges[i]), float(self.edges[j])))
+        return out
