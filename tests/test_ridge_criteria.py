@@ -108,6 +108,19 @@ def test_point_facts_against_dense_linear_algebra(ridge_path):
         assert num == pytest.approx(slope, rel=1e-4, abs=1e-6)
 
 
+def test_the_diagonal_from_blocked_triangular_products(ridge_path):
+    """n = 600: the triangular residual product runs by 2 x 2 blocks (two levels); the diagonal
+    and the trace of the inverse still enclose numpy's, tightly."""
+    X, y = make_sinc(n=600, noise=0.2, seed=2)
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    for t in (0.3, 4.0):
+        inv = np.linalg.inv(_gram(X, t) + LAM * np.eye(len(y)))
+        g = point_facts(problem.bound, t, slope=False)
+        assert np.all(g.diag_lo <= np.diag(inv)) and np.all(np.diag(inv) <= g.diag_hi)
+        assert np.all(g.diag_hi - g.diag_lo <= 1e-6 * np.diag(inv))
+        assert g.trace[0] <= np.trace(inv) <= g.trace[1]
+
+
 def test_certified_lml_maximizer_matches_a_fine_grid(ridge_path):
     X, y, problem, _ = ridge_path
     s = select(problem, "lml", eps=1e-4, interval=(0.1, 20.0), tol=0.02)

@@ -92,7 +92,8 @@ class NodeClosedForm:
         """Whether the refined cell ``[a, b]`` is split at a predicted point (class docstring)."""
         span = self._around(a, b)
         # (the 1e-9: the first optima are _NODE_WIDTH apart up to the rounding of exp)
-        return self._between > 1 and span <= _NODE_WIDTH * (1 + 1e-9) and math.log(b / a) * _PREDICTED_SPLITS > span * (1 + 1e-9)
+        return (self._between > 1 and span <= _NODE_WIDTH * (1 + 1e-9)
+                and math.log(b / a) * _PREDICTED_SPLITS > span * (1 + 1e-9))
 
     def _optimum(self, x, predicted=False):
         """Compute the exact optimum at ``x`` unless it is known, or (``predicted``) ``x`` lies
