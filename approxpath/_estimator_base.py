@@ -150,7 +150,7 @@ class KernelPathBase(BaseEstimator):
         # from larger gaps decide little (the search refines where it matters)
         first = min(self.eps_, DEFAULT_EPS * null) if null > 0 else self.eps_
         self.selection_ = select(problem, self._criterion(), cv=self.cv, eps=first, interval=self.t_range_,
-                                 tol=tol, strict=False, workers=workers)
+                                 tol=tol, strict=False, workers=workers, progress=progress)
         self.best_t_ = self.selection_.t
         self.best_loss_ = 0.5 * (self.selection_.value[0] + self.selection_.value[1])
         self._defer_path(problem, workers, progress)

@@ -192,7 +192,7 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         self.t_range_ = self._t_range(X)
         tol = self.cv_tol if self.cv_tol is not None else self._default_cv_tol(y)
         self.selection_ = select_surface(problem, "error", cv=self.cv, bandwidths=self.t_range_, weights=(lo, hi),
-                                         tol=tol, strict=False)
+                                         tol=tol, strict=False, progress=progress)
         self.best_t_, self.best_C_ = self.selection_.t, self.selection_.w
         self.best_loss_ = 0.5 * (self.selection_.value[0] + self.selection_.value[1])
         problem = get_problem("kernel_svm")(X, y, c=self.best_C_, bias=self.bias)

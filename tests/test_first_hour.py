@@ -57,6 +57,23 @@ def test_one_overall_bar_for_parallel_paths(capfd):
     assert "kernel_svm:" not in err  # no bar per path (the workers draw none)
 
 
+def test_a_selection_shows_delta_down_to_tol(capsys):
+    """select(progress=True): one bar from the first delta to tol, labelled with delta and the
+    exact solves, ending at 100 % with the result's delta; the same result as without it."""
+    X, y = make_classification(n=40, d=2, seed=1)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    quiet = approxpath.select(problem, cv=3, eps=0.2, interval=(0.1, 10.0), tol=0.05)
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no tqdm warning)
+        shown = approxpath.select(problem, cv=3, eps=0.2, interval=(0.1, 10.0), tol=0.05, progress=True)
+    err = capsys.readouterr().err
+    final = err.replace("\r", "\n").strip().splitlines()[-1]
+    assert final.startswith("select kernel_svm: 100%"), final
+    assert f"delta = {shown.delta:.4g} (tol 0.05), {shown.exact_solves} exact solves" in final, final
+    assert (shown.t, shown.delta, shown.exact_solves) == (quiet.t, quiet.delta, quiet.exact_solves)
+
+
 def test_estimators_take_progress(capsys):
     from approxpath.sklearn import KernelPathSVC
 

@@ -129,13 +129,18 @@ def test_a_spent_budget_names_the_users_max_solves(budget):
         approxpath.select_surface(problem, cv=2, eps=0.01, relative=True, tol=0.4, max_solves=budget, **_BOX)
 
 
-def test_a_budget_spent_while_refining_says_so_and_keeps_the_result():
+def test_a_budget_spent_while_refining_says_so_and_keeps_the_result(capsys):
+    """... and its progress bar, closed by the error, shows the delta it reached."""
     from approxpath.errors import BudgetExceededError
 
     X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     with pytest.raises(BudgetExceededError, match=r"select: delta = .* > tol = 0.01 at \(.*\): the budget max_solves = "
                                                   r"400 was spent; raise max_solves or tol, or choose over a smaller box") as info:
-        approxpath.select_surface(problem, cv=2, eps=0.1, relative=True, tol=0.01, max_solves=400, **_BOX)
+        approxpath.select_surface(problem, cv=2, eps=0.1, relative=True, tol=0.01, max_solves=400, progress=True,
+                                  **_BOX)
     kept = info.value.selection
     assert kept.delta > 0.01 and kept.exact_solves <= 400 and kept.value[0] <= kept.value[1]
+    final = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert final.startswith("select kernel_svm over two parameters:") and "100%" not in final, final
+    assert f"delta = {kept.delta:.4g} (tol 0.01)" in final, final

@@ -34,7 +34,8 @@ def cmd_select(args):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         s = select(problem, args.criterion, cv=args.cv, eps=args.eps, relative=args.relative, interval=interval,
-                   tol=args.tol, max_solves=args.max_solves, strict=False, workers=args.workers)
+                   tol=args.tol, max_solves=args.max_solves, strict=False, workers=args.workers,
+                   progress=not (args.no_progress or args.json))
     if args.json:
         out = dict(problem=cls.name, parameter=problem.parameter, data_file=str(args.data),
                    range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, **s.to_json())
@@ -72,6 +73,7 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--tol", type=parse_number, default=0.01, help="stop when delta <= TOL (criterion units, default 0.01)")
     p.add_argument("--max-solves", type=int, default=2000, help="exact solves allowed in all (default 2000)")
     p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (none with --json either)")
     p.add_argument("--over", default="bandwidth", help="the parameters to choose: bandwidth (default; the path's "
                    "parameter), or both, e.g. c,bandwidth (kernel_svm) or lam,bandwidth (needs --cv and --weights)")
     p.add_argument("--weights", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,

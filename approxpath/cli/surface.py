@@ -57,7 +57,8 @@ def select_over_two(args, cls):
         warnings.simplefilter("always")
         s = select_surface(problem, args.criterion, cv=args.cv, eps=args.eps, relative=args.relative,
                            bandwidths=tuple(args.range) if args.range else None, weights=tuple(args.weights),
-                           tol=args.tol, max_solves=args.max_solves, strict=False)
+                           tol=args.tol, max_solves=args.max_solves, strict=False,
+                           progress=not (args.no_progress or args.json))
     if args.json:
         print(json.dumps(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, **s.to_json())))
     else:

@@ -1,5 +1,6 @@
 """Progress bars (the ``progress`` extra: tqdm): how far along the parameter a path is, shown in
-the parameter's own units, and one overall bar for work spread over processes.
+the parameter's own units, one overall bar for work spread over processes, and how far a
+selection's δ is from its ``tol``.
 
 Positions are set, never summed: the bar reaches exactly its end whatever the rounding of the
 pieces' widths (no "clamping frac" warning, no negative time left).
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["PathBar", "CountBar", "path_bar", "count_bar"]
+__all__ = ["PathBar", "CountBar", "DeltaBar", "path_bar", "count_bar", "delta_bar"]
 
 # The bar advances in thousandths of the interval (log scale): fine enough for any terminal.
 _STEPS = 1000
@@ -87,6 +88,39 @@ class CountBar:
             self._bar.close()
 
 
+class DeltaBar:
+    """A bar from a selection's first finite δ down to ``tol`` (log scale), labelled with δ and
+    the exact solves so far."""
+
+    def __init__(self, tol, desc):
+        self.tol, self.first, self._at = float(tol), None, 0
+        self._bar = _tqdm(total=_STEPS, desc=desc, leave=True, unit="first cells",
+                          bar_format="{desc}: {percentage:3.0f}%|{bar}| {unit} [{elapsed}]")
+
+    def update(self, delta, solves):
+        """The search reached ``delta`` after ``solves`` exact solves (the bar never moves back)."""
+        if self._bar is None:
+            return
+        if self.first is None and math.isfinite(delta) and delta > self.tol:
+            self.first = delta
+        if delta <= self.tol:
+            frac = 1.0
+        elif self.first is None or not math.isfinite(delta):
+            frac = 0.0
+        else:
+            frac = math.log(self.first / delta) / math.log(self.first / self.tol)
+        self._at = max(self._at, min(_STEPS, max(0, int(round(frac * _STEPS)))))
+        self._bar.unit = f"delta = {delta:.4g} (tol {self.tol:g}), {solves} exact solves"
+        if self._at > self._bar.n:
+            self._bar.update(self._at - self._bar.n)
+        else:
+            self._bar.refresh()
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+
+
 def path_bar(enabled, lo, hi, desc, parameter="t"):
     """A :class:`PathBar`, or None when not ``enabled`` (or tqdm is not installed)."""
     if not enabled:
@@ -100,4 +134,12 @@ def count_bar(enabled, total, desc, unit):
     if not enabled:
         return None
     bar = CountBar(total, desc, unit)
+    return bar if bar._bar is not None else None
+
+
+def delta_bar(enabled, tol, desc):
+    """A :class:`DeltaBar`, or None when not ``enabled`` (or tqdm is not installed)."""
+    if not enabled:
+        return None
+    bar = DeltaBar(tol, desc)
     return bar if bar._bar is not None else None

@@ -18,6 +18,7 @@ import numpy as np
 from ..compute.parallelism import managed
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..driver.parallel import pool, single_threaded
+from ..driver.progress import delta_bar
 from .branch import Search
 from .cover import ClosedForm, Sampled, Tracks, Validation
 from .folds import default_criterion, fold_problems
@@ -77,7 +78,8 @@ def _seeded_path(problem, eps, interval, seeds=None, **options):
 
 @managed
 def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, eps=None, interval=None,
-           tol=0.01, relative=False, max_solves=2_000, strict=True, workers=1, executor=None, **path_options):
+           tol=0.01, relative=False, max_solves=2_000, strict=True, workers=1, executor=None, progress=False,
+           **path_options):
     """Select the path parameter by a criterion of the exact optimum, with a guarantee.
 
     Parameters
@@ -117,6 +119,9 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     workers, executor
         Local processes or an executor (a ``dask.distributed.Client``) for the folds' paths
         and their refinements.
+    progress : bool
+        A progress bar (the ``progress`` extra, tqdm) from the first δ down to ``tol``, with δ and
+        the exact solves so far.
     **path_options
         Passed to :func:`approxpath.approximate_path` (``strategy``, ``solver``, ...).
 
@@ -150,13 +155,18 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     else:
         problems, X_vals, y_vals = [problem], None, None
     options = dict(path_options, relative=relative)
-    with pool(workers, executor, workers > 1 or executor is not None) as executor:  # one pool for every path
-        return _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol,
-                       max_solves, strict, executor, options, path_options, t0)
+    bar = delta_bar(progress, tol, f"select {problem.name}")
+    try:
+        with pool(workers, executor, workers > 1 or executor is not None) as executor:  # one pool for every path
+            return _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol,
+                           max_solves, strict, executor, options, path_options, t0, bar)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol, max_solves,
-            strict, executor, options, path_options, t0):
+            strict, executor, options, path_options, t0, bar):
     bound = problem.bound
     seeds = [{} for _ in problems]  # every exact solve of each fold, reused by its refinements
     paths = []
@@ -196,6 +206,8 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         t, value, delta = search.best()
         ends = 0
         for _ in range(_MAX_ROUNDS):
+            if bar is not None and not sampled:
+                bar.update(delta, tracks.solves)
             if sampled or tracks.solves >= max_solves or search.lo.size > _MAX_CELLS or stuck:
                 break
             if delta <= tol:

@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 
+from ..driver.progress import delta_bar
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..numerics import log_mid
 from ..selection.losses import loss_totals
@@ -154,7 +155,7 @@ def _refine(folds, engine, owners, active, relative, max_cells):
 
 def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, eps=None,
                    bandwidths=None, weights=None, tol=0.01, relative=False, max_solves=20_000, strict=True,
-                   solver=None):
+                   solver=None, progress=False):
     """Select the bandwidth and the weight (C, λ) by a validation loss of the exact optimum, with
     a guarantee over the whole box.
 
@@ -183,6 +184,9 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         solves would not help (the ``selection`` attribute of either holds the result), or, when
         False, warn and return it.
     solver : str, optional
+    progress : bool
+        A progress bar (the ``progress`` extra, tqdm) from the first δ down to ``tol``, with δ and
+        the exact solves so far.
 
     Returns
     -------
@@ -214,8 +218,37 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     folds = [_Fold(engine, k, X_vals[k], y_vals[k], criterion) for k in range(len(problems))]
     total = float(sum(len(v) for v in y_vals))
     box = ((t_lo, t_hi), (w_lo, w_hi))
-    for f in folds:
-        tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: f.add(cell, eps))
+    bar = delta_bar(progress, tol, f"select {problem.name} over two parameters")
+    try:
+        for f in folds:
+            tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: f.add(cell, eps))
+        rounds, reason, spent, delta, t_edges, w_edges, LO, HI, (j, i) = _search(folds, engine, total, tol, relative,
+                                                                                 max_solves, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    result = SurfaceSelection(
+        t=log_mid(t_edges[i], t_edges[i + 1]), w=log_mid(w_edges[j], w_edges[j + 1]), weight=problem.bound.weight,
+        value=(float(LO[j, i]), float(HI[j, i])), delta=delta, criterion=criterion, tol=float(tol),
+        t_edges=t_edges, w_edges=w_edges, lo=LO, hi=HI,
+        exact_solves=engine.n_solves, refinements=rounds, folds=len(problems), cells=sum(len(f.cells) for f in folds),
+        wall_s=time.perf_counter() - t0)
+    if delta > tol:
+        advice = "raise max_solves or tol, or choose over a smaller box" if spent else \
+            "more exact solves do not narrow it: raise tol, or choose over a smaller box"
+        msg = f"select: delta = {delta:.4g} > tol = {tol:g} at ({result.t:.6g}, {result.w:.6g}): {reason}; {advice}"
+        if strict:
+            exc = (BudgetExceededError if spent else SelectionStalledError)(msg)
+            exc.selection = result
+            raise exc
+        warnings.warn(msg, stacklevel=2)
+    return result
+
+
+def _search(folds, engine, total, tol, relative, max_solves, bar):
+    """The branch and bound over the folds' cells: ``(rounds, reason, spent, delta, t_edges,
+    w_edges, LO, HI, (j, i))`` with ``(j, i)`` the chosen cell of the overlay and ``reason`` why
+    it stopped short of ``tol`` (None if it did not)."""
     rounds, reason, spent = 0, None, False
     while True:
         t_edges, w_edges = _grid(folds)
@@ -223,6 +256,8 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         j, i = np.unravel_index(int(np.argmin(HI)), HI.shape)
         U, L = float(HI[j, i]), float(LO.min())
         delta = U - L
+        if bar is not None:
+            bar.update(delta, engine.n_solves)
         if delta <= tol:
             break
         if rounds >= _MAX_ROUNDS:
@@ -243,19 +278,4 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
             reason = "no cell could be made finer (every cell that may still win is at its limit)"
             break
         rounds += 1
-    result = SurfaceSelection(
-        t=log_mid(t_edges[i], t_edges[i + 1]), w=log_mid(w_edges[j], w_edges[j + 1]), weight=problem.bound.weight,
-        value=(float(LO[j, i]), U), delta=delta, criterion=criterion, tol=float(tol),
-        t_edges=t_edges, w_edges=w_edges, lo=LO, hi=HI,
-        exact_solves=engine.n_solves, refinements=rounds, folds=len(problems), cells=sum(len(f.cells) for f in folds),
-        wall_s=time.perf_counter() - t0)
-    if delta > tol:
-        advice = "raise max_solves or tol, or choose over a smaller box" if spent else \
-            "more exact solves do not narrow it: raise tol, or choose over a smaller box"
-        msg = f"select: delta = {delta:.4g} > tol = {tol:g} at ({result.t:.6g}, {result.w:.6g}): {reason}; {advice}"
-        if strict:
-            exc = (BudgetExceededError if spent else SelectionStalledError)(msg)
-            exc.selection = result
-            raise exc
-        warnings.warn(msg, stacklevel=2)
-    return result
+    return rounds, reason, spent, delta, t_edges, w_edges, LO, HI, (j, i)
