@@ -255,6 +255,31 @@ def test_cells_between_predicted_points_at_n_400(name):
     assert values.min() >= s.value[1] - s.delta - 1e-12
 
 
+def test_the_duals_cover_scaled_from_the_primals(ridge_path):
+    """Where a = fl(lam c) (the optima's pairs), the marginal likelihood takes the dual's kernel
+    expansions from the primal's times lam: at random bandwidths of each sub-interval, numpy's
+    K_t a lies inside the scaled bounds."""
+    from approxpath.moving import columns
+    from approxpath.problems.kernel_ridge.criteria import _scaled_cover
+    from approxpath.selection.predictions import expansion_cover
+
+    X, y, problem, _ = ridge_path
+    crit = NodeClosedForm(problem, "lml", "max", between=2)
+    rng = np.random.default_rng(11)
+    for a, b in ((0.2, 0.35), (1.5, 2.1), (9.0, 13.0)):
+        edges, *_ = crit.cover(a, b)
+        for u, v in zip(edges[:-1], edges[1:]):
+            (primal, dual), _ = crit.pair(u, v)
+            C, A = columns(primal, "c"), columns(dual, "a")
+            assert np.array_equal(A, LAM * C)
+            cover = expansion_cover(problem.bound.remembered_products(), C, u, v, problem.bound.entry_terms, len(y))
+            at, low, up = _scaled_cover(cover, A, LAM)
+            for t in rng.uniform(u, v, 5):
+                j = min(np.searchsorted(at, t, side="right") - 1, at.size - 2)
+                exact = _gram(X, t) @ A
+                assert np.all(low[:, :, j] <= exact) and np.all(exact <= up[:, :, j])
+
+
 def test_the_optimum_moves_with_its_derivative(ridge_path):
     """The factorization's derivative of the optimum along the bandwidth, dc/dt = K~^-1 (D o K_t) c
     (what the predicted points between optima use), against central differences of numpy's
