@@ -72,7 +72,7 @@ class Search:
         active = np.flatnonzero(self.lo < value[1] - self.tol) if only is None else np.asarray(only)
         if active.size == 0:
             return False
-        if not self.tightens:  # cells from the optima at their ends, no path: halve
+        if not self.tightens:  # cells between exact optima, no path: halve (NodeClosedForm decides where)
             ranges = [(self.edges[i], self.edges[i + 1]) for i in active if self.edges[i + 1] > self.edges[i]]
             for a, b in ranges:
                 self._replace(a, b, self.crit.cover(a, b))
