@@ -222,14 +222,41 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     try:
         for f in folds:
             tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: f.add(cell, eps))
-        rounds, reason, spent, delta, t_edges, w_edges, LO, HI, (j, i) = _search(folds, engine, total, tol, relative,
-                                                                                 max_solves, bar)
+        rounds, reason, spent = 0, None, False
+        while True:
+            t_edges, w_edges = _grid(folds)
+            LO, HI, owners = _overlay(folds, t_edges, w_edges, total)
+            j, i = np.unravel_index(int(np.argmin(HI)), HI.shape)
+            U, L = float(HI[j, i]), float(LO.min())
+            delta = U - L
+            if bar is not None:
+                bar.update(delta, engine.n_solves)
+            if delta <= tol:
+                break
+            if rounds >= _MAX_ROUNDS:
+                reason = f"the search stopped after {_MAX_ROUNDS} rounds of refinement"
+                break
+            if max(len(f.cells) for f in folds) > _MAX_CELLS:
+                reason = f"a fold needed more than {_MAX_CELLS} cells"
+                break
+            try:
+                changed = _refine(folds, engine, owners, _promising(LO, HI, U - tol, (j, i)), relative, _MAX_CELLS)
+            except BudgetExceededError:
+                reason, spent = f"the budget max_solves = {max_solves} was spent", True
+                break
+            except EpsilonTooSmallError as exc:
+                reason = f"the exact solves certify no smaller gap ({exc})"
+                break
+            if not changed:
+                reason = "no cell could be made finer (every cell that may still win is at its limit)"
+                break
+            rounds += 1
     finally:
         if bar is not None:
             bar.close()
     result = SurfaceSelection(
         t=log_mid(t_edges[i], t_edges[i + 1]), w=log_mid(w_edges[j], w_edges[j + 1]), weight=problem.bound.weight,
-        value=(float(LO[j, i]), float(HI[j, i])), delta=delta, criterion=criterion, tol=float(tol),
+        value=(float(LO[j, i]), U), delta=delta, criterion=criterion, tol=float(tol),
         t_edges=t_edges, w_edges=w_edges, lo=LO, hi=HI,
         exact_solves=engine.n_solves, refinements=rounds, folds=len(problems), cells=sum(len(f.cells) for f in folds),
         wall_s=time.perf_counter() - t0)
@@ -243,39 +270,3 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
             raise exc
         warnings.warn(msg, stacklevel=2)
     return result
-
-
-def _search(folds, engine, total, tol, relative, max_solves, bar):
-    """The branch and bound over the folds' cells: ``(rounds, reason, spent, delta, t_edges,
-    w_edges, LO, HI, (j, i))`` with ``(j, i)`` the chosen cell of the overlay and ``reason`` why
-    it stopped short of ``tol`` (None if it did not)."""
-    rounds, reason, spent = 0, None, False
-    while True:
-        t_edges, w_edges = _grid(folds)
-        LO, HI, owners = _overlay(folds, t_edges, w_edges, total)
-        j, i = np.unravel_index(int(np.argmin(HI)), HI.shape)
-        U, L = float(HI[j, i]), float(LO.min())
-        delta = U - L
-        if bar is not None:
-            bar.update(delta, engine.n_solves)
-        if delta <= tol:
-            break
-        if rounds >= _MAX_ROUNDS:
-            reason = f"the search stopped after {_MAX_ROUNDS} rounds of refinement"
-            break
-        if max(len(f.cells) for f in folds) > _MAX_CELLS:
-            reason = f"a fold needed more than {_MAX_CELLS} cells"
-            break
-        try:
-            changed = _refine(folds, engine, owners, _promising(LO, HI, U - tol, (j, i)), relative, _MAX_CELLS)
-        except BudgetExceededError:
-            reason, spent = f"the budget max_solves = {max_solves} was spent", True
-            break
-        except EpsilonTooSmallError as exc:
-            reason = f"the exact solves certify no smaller gap ({exc})"
-            break
-        if not changed:
-            reason = "no cell could be made finer (every cell that may still win is at its limit)"
-            break
-        rounds += 1
-    return rounds, reason, spent, delta, t_edges, w_edges, LO, HI, (j, i)
