@@ -90,11 +90,11 @@ class CountBar:
 
 class DeltaBar:
     """A bar from a selection's first finite δ down to ``tol`` (log scale), labelled with δ and
-    the exact solves so far."""
+    the exact solves so far (``start`` until the first δ: what is being computed)."""
 
-    def __init__(self, tol, desc):
+    def __init__(self, tol, desc, start=""):
         self.tol, self.first, self._at = float(tol), None, 0
-        self._bar = _tqdm(total=_STEPS, desc=desc, leave=True, unit="first cells",
+        self._bar = _tqdm(total=_STEPS, desc=desc, leave=True, unit=start,
                           bar_format="{desc}: {percentage:3.0f}%|{bar}| {unit} [{elapsed}]")
 
     def update(self, delta, solves):
@@ -137,9 +137,9 @@ def count_bar(enabled, total, desc, unit):
     return bar if bar._bar is not None else None
 
 
-def delta_bar(enabled, tol, desc):
+def delta_bar(enabled, tol, desc, start=""):
     """A :class:`DeltaBar`, or None when not ``enabled`` (or tqdm is not installed)."""
     if not enabled:
         return None
-    bar = DeltaBar(tol, desc)
+    bar = DeltaBar(tol, desc, start)
     return bar if bar._bar is not None else None

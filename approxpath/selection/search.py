@@ -155,23 +155,26 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     else:
         problems, X_vals, y_vals = [problem], None, None
     options = dict(path_options, relative=relative)
-    bar = delta_bar(progress, tol, f"select {problem.name}")
+    # a closed-form criterion over the bandwidth whose bound builds pairs from the criterion's own
+    # factorizations needs no path
+    no_path = not validation and hasattr(bound, "node_pair") and bound.sweep.along_bandwidth
+    bar = delta_bar(progress, tol, f"select {problem.name}",
+                    "first cells" if no_path else f"first paths ({len(problems)})")
     try:
         with pool(workers, executor, workers > 1 or executor is not None) as executor:  # one pool for every path
             return _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol,
-                           max_solves, strict, executor, options, path_options, t0, bar)
+                           max_solves, strict, executor, options, path_options, t0, bar, no_path)
     finally:
         if bar is not None:
             bar.close()
 
 
 def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol, max_solves,
-            strict, executor, options, path_options, t0, bar):
+            strict, executor, options, path_options, t0, bar, no_path):
     bound = problem.bound
     seeds = [{} for _ in problems]  # every exact solve of each fold, reused by its refinements
     paths = []
-    if not validation and hasattr(bound, "node_pair") and bound.sweep.along_bandwidth:
-        # the criterion's own factorizations at the cells' ends give their pairs: no path
+    if no_path:
         crit = tracks = NodeClosedForm(problem, criterion, closed[criterion])  # (it counts its solves as Tracks)
     else:
         paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), seeds, executor, options)

@@ -218,7 +218,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     folds = [_Fold(engine, k, X_vals[k], y_vals[k], criterion) for k in range(len(problems))]
     total = float(sum(len(v) for v in y_vals))
     box = ((t_lo, t_hi), (w_lo, w_hi))
-    bar = delta_bar(progress, tol, f"select {problem.name} over two parameters")
+    bar = delta_bar(progress, tol, f"select {problem.name} over two parameters", f"first surfaces ({len(folds)})")
     try:
         for f in folds:
             tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: f.add(cell, eps))
