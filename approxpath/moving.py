@@ -303,19 +303,23 @@ def columns(point, name):
     return np.column_stack([np.atleast_1d(np.asarray(getattr(p, name), dtype=float)) for p in points])
 
 
-def parts(point, name, lo, hi, linear=False):
+def parts(point, name, lo, hi, linear=False, rounded=False):
     """``(V, W, err)`` of a stored point on the piece ``[lo, hi]``: :func:`columns` ``V``, the
     weights' Bernstein coefficients ``W`` (K, m + 1) there and how far they are from exact ``err``
     (K,) (0 on the whole span; a fixed point: itself with the constant weight 1, exact).
     ``linear``: weights of degree 0 raised to degree 1 (the same constant twice), for bounds that
-    take weights of degree 1."""
+    take weights of degree 1; ``rounded``: ``err`` also covers a weight's value computed at a
+    position of the piece (:func:`coefficient_rounding`; a fixed point's weight 1 is exact)."""
     V = columns(point, name)
     if not is_moving(point):
         W, err = np.ones((1, 1)), np.zeros(1)
     else:
         W = point.restrict(lo, hi)
         err = np.zeros(len(point.points)) if (float(lo), float(hi)) == point.span else point.allowance()
-    return V, (np.repeat(W, 2, axis=1) if linear and W.shape[1] == 1 else W), err
+    W = np.repeat(W, 2, axis=1) if linear and W.shape[1] == 1 else W
+    if rounded and is_moving(point):
+        err = err + coefficient_rounding(W)
+    return V, W, err
 
 
 def weight_ranges(point, edges):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.moving import bernstein_at, coefficient_rounding, columns, is_moving, parts
+from approxpath.moving import bernstein_at, columns, parts
 from approxpath.numerics import fp_margin
 
 from .._weight_path import kinks, weight_path_bound
@@ -33,9 +33,7 @@ def weight_columns(point, lo, hi, names):
     """``(columns (n, K) per field name, W (K, 2) on [lo, hi], err (K,))`` of a stored point
     with weights of degree <= 1 (a fixed point: itself with the constant weight 1); ``err``
     bounds how far a weight computed at a position of the piece is from exact."""
-    _, W, err = parts(point, names[0], lo, hi, linear=True)
-    if is_moving(point):  # (a fixed point's weight 1 is exact)
-        err = err + coefficient_rounding(W)
+    _, W, err = parts(point, names[0], lo, hi, linear=True, rounded=True)
     return [columns(point, f) for f in names], W, err
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.moving import bernstein_at, coefficient_rounding, is_moving, parts
+from approxpath.moving import bernstein_at, coefficient_rounding, parts
 from approxpath.numerics import fp_margin
 
 from .._weight_path import kinks, weight_path_bound
@@ -178,23 +178,14 @@ def moving_gaps(bound, B, Wp, errp, U, Wd, errd, lo, hi, loss=None):
     return top + loss_margin + reg_margin + dual_margin + fp_margin(4, 1.0) * magnitude
 
 
-def _columns(point, name, lo, hi):
-    """``(V (n, K), W (K, 2) on [lo, hi], err (K,))`` of a side with weights of degree <= 1, ``err``
-    with the weights' own rounding."""
-    V, W, err = parts(point, name, lo, hi, linear=True)
-    if is_moving(point):  # (a fixed point's weight 1 is exact)
-        err = err + coefficient_rounding(W)
-    return V, W, err
-
-
 def lam_gap(bound, primal, dual, lo, hi):
     """A rigorous upper bound of the gap of a pair moving linearly in lambda (the lambda path: the
     kernel fixed) at every lambda of ``[lo, hi]``: :math:`F = \\lVert y - K\\beta(\\lambda)\\rVert_1 -
     y^\\top u(\\lambda)` is convex and piecewise linear (kinks where a residual changes sign) and
     :math:`N = \\lVert\\beta(\\lambda)\\rVert_1` too: the form of :func:`.._weight_path.weight_path_bound`."""
     y, n = bound.y, bound.n
-    B, Wp, ep = _columns(primal, "beta", lo, hi)
-    U, Wd, ed = _columns(dual, "u", lo, hi)
+    B, Wp, ep = parts(primal, "beta", lo, hi, linear=True, rounded=True)
+    U, Wd, ed = parts(dual, "u", lo, hi, linear=True, rounded=True)
     K = bound.gram(lo)  # (the bandwidth is fixed on the lambda path)
     aB = np.abs(B)
     KB = K @ B
