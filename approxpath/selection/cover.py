@@ -33,7 +33,6 @@ from .predictions import halves
 __all__ = ["Tracks", "Validation", "ClosedForm", "Sampled", "merge_covers"]
 
 
-
 class Tracks:
     """The current pieces of one path per fold, sorted and tiling the interval.
 

@@ -82,15 +82,20 @@ class NodeClosedForm:
         return edges, lo, hi, np.ones(lo.size, dtype=bool)
 
     def _around(self, a, b):
-        """The log distance between the nearest computed optima around ``[a, b]`` (inf if there
-        are none on a side)."""
+        """``(left, right)``: the nearest computed optima at or below ``a`` and at or above ``b``
+        (None where there is none)."""
         known = sorted(self._cache)
         i, j = bisect.bisect_right(known, a) - 1, bisect.bisect_left(known, b)
-        return math.log(known[j] / known[i]) if i >= 0 and j < len(known) else math.inf
+        return known[i] if i >= 0 else None, known[j] if j < len(known) else None
+
+    def _apart(self, a, b):
+        """The log distance between the optima around ``[a, b]`` (inf without one on a side)."""
+        left, right = self._around(a, b)
+        return math.inf if left is None or right is None else math.log(right / left)
 
     def _predicts(self, a, b):
         """Whether the refined cell ``[a, b]`` is split at a predicted point (class docstring)."""
-        span = self._around(a, b)
+        span = self._apart(a, b)
         # (the 1e-9: the first optima are _NODE_WIDTH apart up to the rounding of exp)
         return (self._between > 1 and span <= _NODE_WIDTH * (1 + 1e-9)
                 and math.log(b / a) * _PREDICTED_SPLITS > span * (1 + 1e-9))
@@ -98,16 +103,15 @@ class NodeClosedForm:
     def _optimum(self, x, predicted=False):
         """Compute the exact optimum at ``x`` unless it is known, or (``predicted``) ``x`` lies
         between known optima at most _NODE_WIDTH apart in log t."""
-        if x in self._cache or (predicted and self._around(x, x) <= _NODE_WIDTH * (1 + 1e-9)):
+        if x in self._cache or (predicted and self._apart(x, x) <= _NODE_WIDTH * (1 + 1e-9)):
             return
         self.problem.bound.node_pair(self.name, x, x, self._cache)
 
     def pair(self, u, v):
         """``(pair, span)``: the pair of the cell ``[u, v]`` and the exact optima around it that it
         comes from (the nearest computed: ``u`` and ``v`` themselves where they are optima)."""
-        known = sorted(self._cache)
-        i, j = bisect.bisect_right(known, u) - 1, bisect.bisect_left(known, v)
-        span = (known[i] if i >= 0 else u, known[j] if j < len(known) else v)
+        left, right = self._around(u, v)
+        span = (u if left is None else left, v if right is None else right)
         return self.problem.bound.node_pair(self.name, u, v, self._cache, span), span
 
     def enclose(self, u, v):
