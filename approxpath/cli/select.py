@@ -75,7 +75,8 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (none with --json either)")
     p.add_argument("--over", default="bandwidth", help="the parameters to choose: bandwidth (default; the path's "
-                   "parameter), or both, e.g. c,bandwidth (kernel_svm) or lam,bandwidth (needs --cv and --weights)")
+                   "parameter), or both, e.g. c,bandwidth (kernel_svm) or lam,bandwidth (needs --weights; --cv, "
+                   "or kernel_ridge's closed-form criterion)")
     p.add_argument("--weights", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
                    help="with --over WEIGHT,bandwidth: the weight's range, e.g. 2^-5 2^15")
     p.add_argument("--json", action="store_true", help="print one JSON line")

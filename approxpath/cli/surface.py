@@ -47,7 +47,8 @@ def cmd_surface(args):
 
 
 def select_over_two(args, cls):
-    """``approxpath select ... --over c,bandwidth``: both parameters by k-fold CV."""
+    """``approxpath select ... --over c,bandwidth``: both parameters by k-fold CV (or, without
+    ``--cv``, by a closed-form criterion of the problem: kernel ridge's)."""
     from ..surface import select_surface
 
     if args.weights is None:

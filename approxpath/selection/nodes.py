@@ -37,34 +37,34 @@ class NodeClosedForm:
     predicted points, not optima.  A cell refined is split at its middle: at a predicted point
     while ``between > 1``, the optima around it are that close and it is wider than
     1/_PREDICTED_SPLITS of their distance, else at a new exact optimum.  ``solves`` counts the
-    exact optima computed (one per factorized point)."""
+    exact optima computed (one per factorized point), ``cache`` holds their factorizations."""
 
     def __init__(self, problem, name, sense, between=None):
         self.problem, self.name, self.sense = problem, name, sense
-        self._cache = {}
-        self._between = between or getattr(problem.bound, "node_cells", lambda name: 1)(name)
+        self.cache = {}
+        self.between = between or getattr(problem.bound, "node_cells", lambda name: 1)(name)
 
     @property
     def solves(self):
-        return len(self._cache)
+        return len(self.cache)
 
     def cover(self, a, b):
         bound = self.problem.bound
         if a == b:  # an exact optimum there (the search's chosen point: the cell refined next splits there)
-            self._optimum(a)
+            self.optimum(a)
             edges, lo, hi = np.array([a, a]), *map(np.atleast_1d, self.enclose(a, a))
         else:
             k = math.ceil(math.log(b / a) / _NODE_WIDTH)
             if k > 2:  # the first cover: optima no further apart than _NODE_WIDTH, cells between them
-                nodes, m, predicted = np.exp(np.linspace(math.log(a), math.log(b), k + 1)), self._between, False
+                nodes, m, predicted = np.exp(np.linspace(math.log(a), math.log(b), k + 1)), self.between, False
             else:  # a refined cell: halves, at a predicted point or at an optimum
-                nodes, m, predicted = np.array([a, log_mid(a, b), b]), 1, self._predicts(a, b)
+                nodes, m, predicted = np.array([a, log_mid(a, b), b]), 1, self.predicts(a, b)
             nodes[0], nodes[-1] = a, b  # (exactly the cell's ends)
             edges, lo, hi = [a], [], []
-            self._optimum(a, predicted=True)
+            self.optimum(a, predicted=True)
             for u, v in zip(nodes[:-1], nodes[1:]):
                 # an optimum at v first (left to right: each kernel is fresh for its cells)
-                self._optimum(v, predicted=predicted or v == b)
+                self.optimum(v, predicted=predicted or v == b)
                 inner = np.exp(np.linspace(math.log(u), math.log(v), m + 1))
                 inner[0], inner[-1] = u, v
                 for x in inner:
@@ -84,7 +84,7 @@ class NodeClosedForm:
     def _around(self, a, b):
         """``(left, right)``: the nearest computed optima at or below ``a`` and at or above ``b``
         (None where there is none)."""
-        known = sorted(self._cache)
+        known = sorted(self.cache)
         i, j = bisect.bisect_right(known, a) - 1, bisect.bisect_left(known, b)
         return known[i] if i >= 0 else None, known[j] if j < len(known) else None
 
@@ -93,30 +93,34 @@ class NodeClosedForm:
         left, right = self._around(a, b)
         return math.inf if left is None or right is None else math.log(right / left)
 
-    def _predicts(self, a, b):
+    def predicts(self, a, b):
         """Whether the refined cell ``[a, b]`` is split at a predicted point (class docstring)."""
         span = self._apart(a, b)
         # (the 1e-9: the first optima are _NODE_WIDTH apart up to the rounding of exp)
-        return (self._between > 1 and span <= _NODE_WIDTH * (1 + 1e-9)
+        return (self.between > 1 and span <= _NODE_WIDTH * (1 + 1e-9)
                 and math.log(b / a) * _PREDICTED_SPLITS > span * (1 + 1e-9))
 
-    def _optimum(self, x, predicted=False):
+    def optimum(self, x, predicted=False):
         """Compute the exact optimum at ``x`` unless it is known, or (``predicted``) ``x`` lies
         between known optima at most _NODE_WIDTH apart in log t."""
-        if x in self._cache or (predicted and self._apart(x, x) <= _NODE_WIDTH * (1 + 1e-9)):
+        if x in self.cache or (predicted and self._apart(x, x) <= _NODE_WIDTH * (1 + 1e-9)):
             return
-        self.problem.bound.node_pair(self.name, x, x, self._cache)
+        self.problem.bound.node_pair(self.name, x, x, self.cache)
+
+    def span(self, u, v):
+        """The exact optima around the cell ``[u, v]`` its pair comes from (the nearest computed:
+        ``u`` and ``v`` themselves where they are optima)."""
+        left, right = self._around(u, v)
+        return u if left is None else left, v if right is None else right
 
     def pair(self, u, v):
-        """``(pair, span)``: the pair of the cell ``[u, v]`` and the exact optima around it that it
-        comes from (the nearest computed: ``u`` and ``v`` themselves where they are optima)."""
-        left, right = self._around(u, v)
-        span = (u if left is None else left, v if right is None else right)
-        return self.problem.bound.node_pair(self.name, u, v, self._cache, span), span
+        """``(pair, span)``: the pair of the cell ``[u, v]`` and :meth:`span`."""
+        span = self.span(u, v)
+        return self.problem.bound.node_pair(self.name, u, v, self.cache, span), span
 
     def enclose(self, u, v):
         """The criterion's enclosure ``(low, high)`` on the cell ``[u, v]``."""
         bound = self.problem.bound
         pair, span = self.pair(u, v)
         gap = bound.gap(*pair, u, v)
-        return bound.criterion_enclosure(self.name, *pair, gap, u, v, self._cache, span)
+        return bound.criterion_enclosure(self.name, *pair, gap, u, v, self.cache, span)

@@ -202,8 +202,13 @@ class SurfaceSelection(SelectionResult):
         The exact optimum's loss lies in ``[lo[j, i], hi[j, i]]`` at every point of the
         rectangle ``[t_edges[i], t_edges[i + 1]] x [w_edges[j], w_edges[j + 1]]``.
     exact_solves, refinements, folds, cells : int
-        Exact solves (all folds), rounds of refinement, folds, cells of all folds' surfaces.
+        Exact solves (all folds), rounds of refinement, folds, cells of all folds' surfaces; for
+        a closed-form criterion (no folds, no surfaces: ``folds = 0``), the exact optima at the
+        cells' corners and the cells between them.
     wall_s : float
+    sense : {"min", "max"}
+        Whether the criterion is minimized (a validation loss, LOOCV, GCV) or maximized (the
+        log marginal likelihood).
     """
 
     t: float
@@ -222,15 +227,19 @@ class SurfaceSelection(SelectionResult):
     folds: int = 1
     cells: int = 0
     wall_s: float = 0.0
+    sense: str = "min"
 
-    sense = "min"
     kind = "certified"  # every rectangle's enclosure is rigorous (an uncovered cell's is the trivial one)
     _runs, _rival = "fold", "point of the box"
 
     def undecided(self):
         """Mask (W, T) of the rectangles not excluded: where some point may still have a loss at
-        most the chosen point's (``lo <= value[1]``); every other point is worse than it."""
-        return self.lo <= self.value[1]
+        most the chosen point's (``lo <= value[1]``; a criterion to maximize: ``hi >= value[0]``);
+        every other point is worse than it."""
+        return self.lo <= self.value[1] if self.sense == "min" else self.hi >= self.value[0]
+
+    def _scope(self):
+        return super()._scope() if self.folds else "no path: cells between exact optima"
 
     def _point(self):
         return f"t = {self.t:.6g}, {self.weight} = {self.w:.6g}"

@@ -156,18 +156,23 @@ def _refine(folds, engine, owners, active, relative, max_cells):
 def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, eps=None,
                    bandwidths=None, weights=None, tol=0.01, relative=False, max_solves=20_000, strict=True,
                    solver=None, progress=False):
-    """Select the bandwidth and the weight (C, λ) by a validation loss of the exact optimum, with
-    a guarantee over the whole box.
+    """Select the bandwidth and the weight (C, λ) by a validation loss or a closed-form criterion
+    of the exact optimum, with a guarantee over the whole box.
 
     Parameters
     ----------
     problem : KernelProblem
         On the full training data, ``parameter="bandwidth"``, of a problem with cells
-        (:class:`~approxpath.cells.CellBound`) and a ``prediction_enclosure``.
+        (:class:`~approxpath.cells.CellBound`) and a ``prediction_enclosure``; or, without
+        ``cv`` and ``X_val``, one whose bound has ``box_enclosure`` (kernel ridge).
     criterion : str, optional
-        A validation loss (``error``, ``mae``, ``mse``); default the problem's first.
+        A validation loss (``error``, ``mae``, ``mse``; with ``cv`` or ``X_val``), default the
+        problem's first; or without them a closed-form criterion of the problem's bound (kernel
+        ridge's ``loocv``, ``gcv``, ``lml``; default its first): enclosed on cells between
+        exact optima at their corners, with no folds and no path (:func:`~.nodes.select_box`).
     cv, X_val, y_val, groups
-        As :func:`approxpath.selection.select` (one of ``cv`` or ``X_val, y_val``).
+        As :func:`approxpath.selection.select` (one of ``cv`` or ``X_val, y_val`` for a
+        validation loss).
     eps : float, optional
         Gap of the first surfaces (absolute unless ``relative``); default
         :data:`~approxpath.selection.search.DEFAULT_EPS` times ``null_objective()`` at the
@@ -195,19 +200,25 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     from ..validate import count, positive
 
     t0 = time.perf_counter()
-    if cv is None and X_val is None:
-        raise InputError("selection over two parameters needs a validation loss: pass cv=5 (or X_val, y_val); "
-                         "closed-form criteria (loocv, gcv, lml) select over one parameter only")
+    closed = getattr(problem.bound, "CLOSED_FORM_CRITERIA", {})
+    validation = cv is not None or X_val is not None
+    if not validation and not hasattr(problem.bound, "box_enclosure"):
+        raise InputError(f"selection over two parameters of {problem.name} needs a validation loss: pass cv=5 (or "
+                         "X_val, y_val)")
     if weights is None:
         raise InputError(f"pass weights=(lo, hi): the range of {problem.bound.weight}")
     w_lo, w_hi = positive_range("weights", weights)
     t_lo, t_hi = positive_range("bandwidths", problem.default_interval() if bandwidths is None else bandwidths)
     problem.bound.check_interval(t_lo, t_hi)
-    if not hasattr(problem.bound, "prediction_enclosure"):
-        raise InputError(f"{problem.name} has no prediction_enclosure: its validation loss cannot be enclosed")
     tol = positive("tol", tol)
     count("max_solves", max_solves)
-    criterion = default_criterion(problem, criterion, True, getattr(problem.bound, "CLOSED_FORM_CRITERIA", {}))
+    if not validation:
+        criterion = default_criterion(problem, criterion, False, closed)
+        return _closed_form(problem, criterion, closed[criterion], (t_lo, t_hi), (w_lo, w_hi), tol, max_solves,
+                            strict, progress, t0)
+    if not hasattr(problem.bound, "prediction_enclosure"):
+        raise InputError(f"{problem.name} has no prediction_enclosure: its validation loss cannot be enclosed")
+    criterion = default_criterion(problem, criterion, True, closed)
     problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion)
     if eps is None:
         base = problem.with_weight(w_lo)
@@ -260,13 +271,33 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         t_edges=t_edges, w_edges=w_edges, lo=LO, hi=HI,
         exact_solves=engine.n_solves, refinements=rounds, folds=len(problems), cells=sum(len(f.cells) for f in folds),
         wall_s=time.perf_counter() - t0)
-    if delta > tol:
+    return _outcome(result, reason, spent, strict)
+
+
+def _closed_form(problem, criterion, sense, bandwidths, weights, tol, max_solves, strict, progress, t0):
+    """A closed-form criterion over the box, from exact optima at the cells' corners
+    (:func:`~.nodes.select_box`)."""
+    from .nodes import select_box
+
+    bar = delta_bar(progress, tol, f"select {problem.name} over two parameters", "first cells")
+    try:
+        result, reason, spent = select_box(problem, criterion, sense, bandwidths, weights, tol, max_solves, bar, t0)
+    finally:
+        if bar is not None:
+            bar.close()
+    return _outcome(result, reason, spent, strict)
+
+
+def _outcome(result, reason, spent, strict):
+    """``result``, or why its δ is above ``tol``: raised (``strict``) or warned."""
+    if result.delta > result.tol:
         advice = "raise max_solves or tol, or choose over a smaller box" if spent else \
             "more exact solves do not narrow it: raise tol, or choose over a smaller box"
-        msg = f"select: delta = {delta:.4g} > tol = {tol:g} at ({result.t:.6g}, {result.w:.6g}): {reason}; {advice}"
+        msg = (f"select: delta = {result.delta:.4g} > tol = {result.tol:g} at ({result.t:.6g}, {result.w:.6g}): "
+               f"{reason}; {advice}")
         if strict:
             exc = (BudgetExceededError if spent else SelectionStalledError)(msg)
             exc.selection = result
             raise exc
-        warnings.warn(msg, stacklevel=2)
+        warnings.warn(msg, stacklevel=3)
     return result

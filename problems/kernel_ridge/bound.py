@@ -104,6 +104,24 @@ class RidgeBound(KernelEnclosures):
 
         return criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache, span)
 
+    def box_edge(self, name, lo, hi, cache, span=None):
+        """What a cell of the (bandwidth, λ) plane takes from its edge ``[lo, hi]`` at this
+        bound's λ, from the exact optima at the ends of ``span`` (default ``(lo, hi)``;
+        :func:`.box.edge`; ``cache`` and ``span`` as :meth:`criterion_enclosure`'s).
+        Neighbouring cells share their edges."""
+        from .box import edge
+
+        return edge(self, name, lo, hi, cache, span)
+
+    def box_enclosure(self, first, second):
+        """``(low, high)``: the closed-form criterion of the exact optimum at every point of the
+        cell between the edges ``first`` and ``second`` (:meth:`box_edge` at λ₁ <= λ₂, the same
+        bandwidths; :func:`.box.box_enclosure`).  With it a certified selection over both the
+        bandwidth and λ needs no path (:func:`approxpath.surface.select_surface` without ``cv``)."""
+        from .box import box_enclosure
+
+        return box_enclosure(self, first, second)
+
     def node_cells(self, name):
         """Cells between two neighbouring exact optima in a selection by the criterion ``name``
         with no path, their inner ends predicted (:meth:`node_pair`); a cell refined there is

@@ -170,17 +170,7 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span):
     # log det only: a Cholesky factor each; first, so that the kernel products at the two ends read
     # the kernels these keep (the same entries) instead of exponentiating them again
     fa, fb = cached_facts(bound, span[0], cache, 0), cached_facts(bound, span[1], cache, 0)
-    primal_cover = dual_cover = None
-    if hi > lo and is_moving(dual):
-        # the primal's cover from the kernel products its gap bound took (the bound's memo), and the
-        # dual's from it where a = lam c (the optima's pairs: a third of the time at n = 1000)
-        C, A = columns(primal, "c"), columns(dual, "a")
-        primal_cover = expansion_cover(bound.remembered_products(), C, lo, hi, bound.entry_terms, n)
-        if np.array_equal(A, lam * C):
-            dual_cover = _scaled_cover(primal_cover, A, lam)
-    r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi, primal_cover)
-    p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
-    p_low = max(bound.dual_floor(dual, lo, hi, cover=dual_cover), 0.0)
+    p_low, p_high = _optimal_value(bound, primal, dual, lo, hi)
     v_lo = -0.5 * p_high / lam - 0.5 * fb.logdet[1] - const
     v_hi = -0.5 * p_low / lam - 0.5 * fa.logdet[0] - const
     if hi > lo:
@@ -204,6 +194,23 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span):
                 v_lo, v_hi = max(v_lo, t_lo), min(v_hi, t_hi)
     pad = _PAD * (abs(v_lo) + abs(v_hi))
     return v_lo - pad, v_hi + pad
+
+
+def _optimal_value(bound, primal, dual, lo, hi):
+    """``(low, high)``: :math:`P^*` at every bandwidth of ``[lo, hi]``, between the pair's dual
+    floor and its primal value there."""
+    lam, n = bound.sweep.weight, bound.n
+    primal_cover = dual_cover = None
+    if hi > lo and is_moving(dual):
+        # the primal's cover from the kernel products its gap bound took (the bound's memo), and the
+        # dual's from it where a = lam c (the optima's pairs: a third of the time at n = 1000)
+        C, A = columns(primal, "c"), columns(dual, "a")
+        primal_cover = expansion_cover(bound.remembered_products(), C, lo, hi, bound.entry_terms, n)
+        if np.array_equal(A, lam * C):
+            dual_cover = _scaled_cover(primal_cover, A, lam)
+    r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi, primal_cover)
+    p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
+    return max(bound.dual_floor(dual, lo, hi, cover=dual_cover), 0.0), p_high
 
 
 def _scaled_cover(cover, A, lam):
@@ -308,10 +315,16 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None, span
         pad = _PAD * (abs(low) + abs(high))
         return low - pad, high + pad
     r_lo, r_hi, _ = _residual_box(bound, primal, lo, hi)
-    ball = sqrt_up(gap)  # ||rho* - rho|| <= sqrt(gap)
+    ld_i, l_tr, _ = _interval_facts(bound, *span, cache)
+    return _residual_criterion(name, n, r_lo, r_hi, sqrt_up(gap), ld_i, l_tr)  # ||rho* - rho|| <= sqrt(gap)
+
+
+def _residual_criterion(name, n, r_lo, r_hi, ball, ld_i, l_tr):
+    """LOOCV or GCV (``name``) enclosed from :math:`\\rho^*` in the box ``[r_lo, r_hi]`` (n,) plus
+    the 2-norm ball of radius ``ball``, :math:`\\lambda d_i` in ``ld_i`` and :math:`\\lambda T` in
+    ``l_tr`` (``(low, high)`` pairs)."""
     big = np.maximum(r_lo * r_lo, r_hi * r_hi)
     near = np.maximum(np.maximum(r_lo, -r_hi), 0.0) ** 2
-    ld_i, l_tr, _ = _interval_facts(bound, *span, cache)
     if name == "loocv":
         if not np.all(ld_i[0] > 0):
             return 0.0, np.inf

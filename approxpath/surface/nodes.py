@@ -1,0 +1,188 @@
+"""A closed-form criterion chosen over both the bandwidth and the weight, with no path
+(:func:`select_box`: kernel ridge's LOOCV, GCV and log marginal likelihood over (t, λ), whose
+bound has ``box_enclosure``).
+
+The box is tiled by cells in log-log whose corners are exact optima.  A cell's enclosure comes
+from the factorizations at its corners (``bound.box_enclosure``: its two λ edges' pairs and gap
+bounds, facts monotone in both parameters).  A branch and bound as over one parameter
+(:mod:`approxpath.selection.branch`): the chosen point is the log-middle of the cell with the
+best guaranteed value, enclosed there as a point; every cell that may beat it by more than
+``tol`` is halved — across λ where its enclosure is more than twice as wide as its λ edges'
+own (λ, not t, limits it), else across t.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..numerics import log_mid
+from ..selection.nodes import NodeClosedForm
+from .result import SurfaceSelection
+
+__all__ = ["select_box"]
+
+# The first cells' corners are at most this far apart in log t and in log λ (the one-parameter
+# search starts from optima 0.35 apart in log t; λ's enclosures widen to first order in its width).
+_T_WIDTH, _W_WIDTH = 0.35, 1.0
+# A cell is halved across λ where its enclosure is more than this many times as wide as either of
+# its λ edges' own: the λ direction, not the bandwidth, limits it.
+_ACROSS = 2.0
+# Rounds of refinement and cells before the search stops with the δ it reached.
+_MAX_ROUNDS = 200
+_MAX_CELLS = 200_000
+
+
+class _Nodes:
+    """The exact optima at each λ (a :class:`~approxpath.selection.nodes.NodeClosedForm` per λ:
+    which points of its bandwidths are optima and which are predicted between them) and the λ
+    edges of the cells."""
+
+    def __init__(self, problem, name, sense):
+        self.problem, self.name, self.sense = problem, name, sense
+        self._levels = {}
+        self._edges = {}  # (t1, t2, w) -> the bound's box_edge: neighbouring cells share their edges
+
+    def level(self, w):
+        """The :class:`~approxpath.selection.nodes.NodeClosedForm` at the weight ``w``."""
+        w = float(w)
+        if w not in self._levels:
+            self._levels[w] = NodeClosedForm(self.problem.with_weight(w), self.name, self.sense)
+        return self._levels[w]
+
+    @property
+    def solves(self):
+        return sum(level.solves for level in self._levels.values())
+
+    def _oriented(self, low, high):
+        return (low, high) if self.sense == "min" else (-high, -low)
+
+    def cell(self, t1, t2, w1, w2):
+        """``(low, high, edge)``: the criterion (oriented: smaller is better) on the cell and the
+        width of its wider λ edge's own enclosure."""
+        first, second = self._edge(t1, t2, w1), self._edge(t1, t2, w2)
+        low, high = self._oriented(*self.level(w1).problem.bound.box_enclosure(first, second))
+        return low, high, max(e.enclosure[1] - e.enclosure[0] for e in (first, second))
+
+    def _edge(self, t1, t2, w):
+        key = (float(t1), float(t2), float(w))
+        if key not in self._edges:
+            level = self.level(w)
+            for t in (t1, t2):
+                level.optimum(t, predicted=True)  # (none where optima close around it predict it)
+                # the kernel at each end, kept (one provider for every weight): the products of the
+                # edges over the same bandwidths at the other weights read it (cells come sorted by t)
+                level.problem.bound.gram(t)
+            self._edges[key] = level.problem.bound.box_edge(self.name, t1, t2, level.cache, level.span(t1, t2))
+        return self._edges[key]
+
+    def split(self, t1, t2, w1, w2):
+        """Where to halve the cell across t: at the log-middle, an exact optimum at each of its λ
+        edges unless that edge's optima predict it there (``NodeClosedForm.predicts``)."""
+        m = log_mid(t1, t2)
+        for w in (w1, w2):
+            level = self.level(w)
+            if not level.predicts(t1, t2):
+                level.optimum(m)
+        return m
+
+    def point(self, t, w):
+        """The criterion (oriented) at the single point ``(t, w)``."""
+        self.level(w).optimum(t)
+        return self._oriented(*self._edge(t, t, w).enclosure)
+
+
+def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progress_bar, t0):
+    """Select ``(t, w)`` over ``bandwidths x weights`` by the closed-form criterion ``name``
+    (module docstring); ``(selection, reason, spent)``: the result, why the search stopped short
+    of ``tol`` (None if it did not) and whether ``max_solves`` was spent."""
+    nodes = _Nodes(problem, name, sense)
+    (t_lo, t_hi), (w_lo, w_hi) = bandwidths, weights
+    ts = _spaced(t_lo, t_hi, _T_WIDTH)  # exact optima at each first weight, cells between them
+    ws = _spaced(w_lo, w_hi, _W_WIDTH)
+    for w in ws:
+        for t in ts:
+            nodes.level(w).optimum(t)
+    between = nodes.level(ws[0]).between
+    ts = np.exp(np.linspace(math.log(t_lo), math.log(t_hi), (ts.size - 1) * between + 1))
+    ts[0], ts[-1] = t_lo, t_hi
+    cells = np.array(_by_bandwidth([(a, b, c, d) for c, d in zip(ws[:-1], ws[1:]) for a, b in zip(ts[:-1], ts[1:])]))
+    enclosed = np.array([nodes.cell(*cell) for cell in cells])
+    rounds, reason, spent = 0, None, False
+    while True:
+        lo, hi, edge = enclosed.T
+        i = int(np.argmin(hi))
+        t, w = log_mid(cells[i, 0], cells[i, 1]), log_mid(cells[i, 2], cells[i, 3])
+        plo, phi = nodes.point(t, w)
+        value = (max(plo, lo[i]), min(phi, hi[i]))
+        delta = value[1] - float(lo.min())
+        if progress_bar is not None:
+            progress_bar.update(delta, nodes.solves)
+        if delta <= tol:
+            break
+        if nodes.solves >= max_solves:
+            reason, spent = f"the budget max_solves = {max_solves} was spent", True
+            break
+        if rounds >= _MAX_ROUNDS or len(cells) > _MAX_CELLS:
+            reason = f"the search's refinement limits were reached ({rounds} rounds, {len(cells)} cells)"
+            break
+        active = np.flatnonzero(lo < value[1] - tol)
+        keep = np.setdiff1d(np.arange(len(cells)), active)
+        new = _by_bandwidth([half for k in active for half in _halves(nodes, cells[k], enclosed[k])])
+        cells = np.concatenate([cells[keep], np.array(new)])
+        enclosed = np.concatenate([enclosed[keep], np.array([nodes.cell(*c) for c in new])])
+        rounds += 1
+    if sense == "max":
+        value = (-value[1], -value[0])
+        lo, hi = -hi, -lo
+    t_edges, w_edges, LO, HI = _overlay(cells, lo, hi)
+    return SurfaceSelection(t=t, w=w, weight=problem.bound.weight, value=(float(value[0]), float(value[1])),
+                            delta=float(delta), criterion=name, tol=float(tol), t_edges=t_edges, w_edges=w_edges,
+                            lo=LO, hi=HI, exact_solves=nodes.solves, refinements=rounds, folds=0, cells=len(cells),
+                            wall_s=time.perf_counter() - t0, sense=sense), reason, spent
+
+
+def _by_bandwidth(cells):
+    """``cells`` sorted by their bandwidths, then weights: the edges over the same bandwidths at
+    every weight one after the other, while the kernels at their ends are kept."""
+    return sorted(cells, key=lambda c: (c[0], c[1], c[2], c[3]))
+
+
+def _spaced(a, b, width):
+    """Points from ``a`` to ``b`` (exactly) at most ``width`` apart in log scale, evenly."""
+    k = max(1, math.ceil(math.log(b / a) / width))
+    x = np.exp(np.linspace(math.log(a), math.log(b), k + 1))
+    x[0], x[-1] = a, b
+    return x
+
+
+def _halves(nodes, cell, enclosed):
+    """The two halves of ``cell = (t1, t2, w1, w2)``: across λ where its enclosure is more than
+    _ACROSS times as wide as its λ edges' (``enclosed = (low, high, edge)``), else across t
+    (:meth:`_Nodes.split`)."""
+    t1, t2, w1, w2 = cell
+    low, high, edge = enclosed
+    if high - low > _ACROSS * edge or not t2 > t1:
+        m = log_mid(w1, w2)
+        return (t1, t2, w1, m), (t1, t2, m, w2)
+    m = nodes.split(t1, t2, w1, w2)
+    return (t1, m, w1, w2), (m, t2, w1, w2)
+
+
+def _overlay(cells, lo, hi):
+    """``(t_edges, w_edges, LO, HI)``: the cells' enclosures (oriented back by the caller) on
+    the grid of every edge; each grid rectangle lies in exactly one cell."""
+    t_edges, w_edges = np.unique(cells[:, :2]), np.unique(cells[:, 2:])
+    LO = np.full((w_edges.size - 1, t_edges.size - 1), np.nan)
+    HI = LO.copy()
+    covered = np.zeros(LO.shape, dtype=int)
+    for (t1, t2, w1, w2), a, b in zip(cells, lo, hi):
+        i0, i1 = np.searchsorted(t_edges, [t1, t2])
+        j0, j1 = np.searchsorted(w_edges, [w1, w2])
+        LO[j0:j1, i0:i1], HI[j0:j1, i0:i1] = a, b
+        covered[j0:j1, i0:i1] += 1
+    if not np.all(covered == 1):  # a rectangle missed or counted twice would make a false claim
+        raise RuntimeError("internal error: the cells do not tile the box")
+    return t_edges, w_edges, LO, HI

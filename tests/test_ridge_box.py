@@ -1,0 +1,144 @@
+"""Kernel ridge's closed-form criteria over both the bandwidth and λ, with no path: cells of the
+(t, λ) plane enclosed from the exact optima at their corners.  References: dense numpy values
+(LOOCV by n refits, GCV by an eigendecomposition, LML by slogdet) at random points of random
+cells, the chord lemma against a random spectrum, and the choice against a dense grid."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath.data import make_sinc
+from approxpath.errors import InputError
+
+from test_ridge_criteria import _dense, _gram
+
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
+CRITERIA = ("loocv", "gcv", "lml")
+
+
+@pytest.fixture(scope="module")
+def sinc():
+    return make_sinc(n=60, noise=0.2, seed=3)
+
+
+def _log_uniform(rng, lo, hi, size=None):
+    return np.exp(rng.uniform(math.log(lo), math.log(hi), size))
+
+
+@pytest.mark.parametrize("name", CRITERIA)
+def test_cells_contain_the_dense_criterion_at_random_points(sinc, name):
+    X, y = sinc
+    rng = np.random.default_rng(CRITERIA.index(name))
+    base = approxpath.get_problem("kernel_ridge")(X, y, lam=0.1)
+    for _ in range(5):
+        t1 = float(_log_uniform(rng, 0.2, 30.0))
+        t2 = t1 * math.exp(rng.uniform(0.02, 0.6))
+        w1 = float(_log_uniform(rng, 1e-3, 1.0))
+        w2 = w1 * math.exp(rng.uniform(0.01, 0.7))
+        b1, b2 = base.with_weight(w1).bound, base.with_weight(w2).bound
+        first, second = b1.box_edge(name, t1, t2, {}), b2.box_edge(name, t1, t2, {})
+        low, high = b1.box_enclosure(first, second)
+        assert low <= high
+        for e, w in ((first, w1), (second, w2)):  # each edge's own enclosure, at its lambda
+            t = float(_log_uniform(rng, t1, t2))
+            assert e.enclosure[0] <= _dense(X, y, t, w)[name] <= e.enclosure[1]
+            assert low <= e.enclosure[1] and e.enclosure[0] <= high
+        for t, w in zip(_log_uniform(rng, t1, t2, 3), _log_uniform(rng, w1, w2, 3)):
+            value = _dense(X, y, t, w)[name]
+            assert low <= value <= high, (name, t1, t2, w1, w2, t, w, low, value, high)
+        # the corners too (where the enclosure is tightest)
+        for t, w in ((t1, w1), (t2, w2)):
+            assert low <= _dense(X, y, t, w)[name] <= high
+
+
+def test_the_chord_lemma_against_a_spectrum():
+    """rho*(lam) = lam (K + lam I)^-1 y is within (Delta / lam_1)^2 ||y|| / 27 of its chord on
+    [lam_1, lam_2]; the worst eigenvalue is lam_1 / 2."""
+    rng = np.random.default_rng(0)
+    for lam1, ratio in ((0.1, 1.5), (1e-3, 2.0), (0.3, 1.05)):
+        lam2 = lam1 * ratio
+        mu = np.concatenate([[lam1 / 2], _log_uniform(rng, 1e-6, 1e3, 50)])
+        V, _ = np.linalg.qr(rng.standard_normal((mu.size, mu.size)))
+        K = (V * mu) @ V.T
+        y = V[:, 0] + 0.1 * rng.standard_normal(mu.size)  # mostly along mu = lam1 / 2
+
+        def rho(lam):
+            return lam * np.linalg.solve(K + lam * np.eye(mu.size), y)
+
+        bound = ((lam2 - lam1) / lam1) ** 2 * np.linalg.norm(y) / 27
+        worst = 0.0
+        for phi in np.linspace(0, 1, 21):
+            lam = lam1 + phi * (lam2 - lam1)
+            worst = max(worst, np.linalg.norm(rho(lam) - ((1 - phi) * rho(lam1) + phi * rho(lam2))))
+        assert worst <= bound
+        assert worst >= 0.1 * bound  # the eigenvalue lam1 / 2 makes the bound nearly attained for small ratios
+
+
+@pytest.fixture(scope="module")
+def chosen(sinc):
+    X, y = sinc
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=0.1)
+    return {name: approxpath.select_surface(problem, name, bandwidths=(0.5, 16.0), weights=(0.01, 1.0),
+                                            tol=0.02 if name != "lml" else 0.5)
+            for name in CRITERIA}
+
+
+@pytest.mark.parametrize("name", CRITERIA)
+def test_the_choice_is_within_delta_of_a_dense_grid(sinc, chosen, name):
+    X, y = sinc
+    s = chosen[name]
+    assert s.reached and s.kind == "certified" and s.folds == 0 and s.weight == "lam"
+    assert s.sense == ("max" if name == "lml" else "min")
+    here = _dense(X, y, s.t, s.w)[name]
+    assert s.value[0] <= here <= s.value[1]
+    ts, ws = np.geomspace(0.5, 16.0, 25), np.geomspace(0.01, 1.0, 25)
+    grid = np.array([[_dense(X, y, t, w)[name] for t in ts] for w in ws])
+    sign = 1.0 if s.sense == "min" else -1.0
+    # no grid point is better than the choice's guaranteed value by more than delta
+    assert np.all(sign * grid >= sign * (s.value[1] if s.sense == "min" else s.value[0]) - s.delta)
+    # every grid point lies in its rectangle's enclosure
+    for j, w in enumerate(ws):
+        for i, t in enumerate(ts):
+            a = min(np.searchsorted(s.t_edges, t, side="right") - 1, s.t_edges.size - 2)
+            b = min(np.searchsorted(s.w_edges, w, side="right") - 1, s.w_edges.size - 2)
+            assert s.lo[b, a] <= grid[j, i] <= s.hi[b, a]
+    assert "no path: cells between exact optima" in s.summary()
+
+
+def test_the_undecided_region_holds_the_choice(chosen):
+    for s in chosen.values():
+        mask = s.undecided()
+        i = np.searchsorted(s.t_edges, s.t) - 1
+        j = np.searchsorted(s.w_edges, s.w) - 1
+        assert mask[j, i]
+
+
+def test_the_command_line_chooses_lambda_and_the_bandwidth(sinc, tmp_path, capsys):
+    from approxpath.cli import main
+
+    X, y = sinc
+    data = tmp_path / "sinc.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
+    rc = main(["select", "kernel_ridge", "--data", str(data), "--format", "csv", "--criterion", "gcv",
+               "--over", "lam,bandwidth", "--weights", "0.01", "1", "--range", "0.5", "16", "--tol", "0.02", "--json"])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert rc == 0 and out["reached"] and out["weight"] == "lam" and out["folds"] == 0
+    assert out["value"][0] <= _dense(X, y, out["t"], out["w"])["gcv"] <= out["value"][1]
+
+
+def test_problems_without_closed_forms_still_need_a_validation_loss():
+    X, y = make_sinc(n=20, noise=0.1, seed=0)
+    labels = np.where(y > np.median(y), 1.0, -1.0)
+    svm = approxpath.get_problem("kernel_svm")(X, labels, c=1.0)
+    with pytest.raises(InputError, match="needs a validation loss: pass cv=5"):
+        approxpath.select_surface(svm, weights=(0.1, 1.0))
+
+
+def test_the_gram_helper_is_the_kernel():
+    X, _ = make_sinc(n=5, noise=0.1, seed=0)
+    problem = approxpath.get_problem("kernel_ridge")(X, X[:, 0], lam=0.1)
+    assert np.allclose(_gram(X, 0.7), problem.gram(0.7))
