@@ -142,3 +142,42 @@ def test_the_gram_helper_is_the_kernel():
     X, _ = make_sinc(n=5, noise=0.1, seed=0)
     problem = approxpath.get_problem("kernel_ridge")(X, X[:, 0], lam=0.1)
     assert np.allclose(_gram(X, 0.7), problem.gram(0.7))
+
+
+def _sloppy_eigh(how, noise):
+    """numpy's eigh made inaccurate by ``noise``: its eigenvectors and eigenvalues perturbed at
+    random (``random``: K - VMV' grows), or the eigenvectors scaled by 1 + noise and the
+    eigenvalues by its inverse square (``scaled``: VMV' stays K, V'V leaves I).  The spectrum's
+    error bounds must cover whatever eigh returns."""
+    def eigh(K):
+        rng = np.random.default_rng(1)
+        mu, V = np.linalg.eigh(K)
+        if how == "scaled":
+            return mu / (1 + noise) ** 2, V * (1 + noise)
+        return np.sort(mu * (1 + noise * rng.standard_normal(mu.size))), V + noise * rng.standard_normal(V.shape)
+    return eigh
+
+
+@pytest.mark.parametrize("how, noise", [("random", 0.0), ("random", 1e-9), ("random", 1e-6), ("scaled", 1e-7)])
+def test_spectral_facts_contain_the_dense_inverse(sinc, how, noise):
+    from approxpath.problems.kernel_ridge.facts import spectral_facts, spectrum
+
+    X, y = sinc
+    base = approxpath.get_problem("kernel_ridge")(X, y, lam=0.1)
+    for t in (0.13, 1.0, 30.0):
+        spec = spectrum(base.bound, t, eigh=_sloppy_eigh(how, noise))
+        assert spec.h > noise * 0.1 and spec.f > 0
+        for lam in (1e-3, 0.1, 1.0):
+            facts = spectral_facts(base.with_weight(lam).bound, t, spec)
+            A = _gram(X, t) + lam * np.eye(len(y))
+            d = np.diag(np.linalg.inv(A))
+            assert np.all(facts.diag_lo <= d) and np.all(d <= facts.diag_hi)
+            assert facts.trace[0] <= d.sum() <= facts.trace[1]
+            assert facts.logdet[0] <= np.linalg.slogdet(A)[1] <= facts.logdet[1]
+            if noise == 0.0:  # tight where eigh is accurate, and the optimum and its derivative are numpy's
+                assert np.all(facts.diag_hi - facts.diag_lo <= 1e-5 * d)
+                c = np.linalg.solve(A, y)
+                assert np.allclose(facts.solution, c, rtol=1e-7, atol=1e-9 * np.abs(c).max())
+                D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+                dc = np.linalg.solve(A, (D * _gram(X, t)) @ c)
+                assert np.allclose(facts.derivative, dc, rtol=1e-6, atol=1e-8 * np.abs(dc).max())

@@ -37,11 +37,15 @@ class NodeClosedForm:
     predicted points, not optima.  A cell refined is split at its middle: at a predicted point
     while ``between > 1``, the optima around it are that close and it is wider than
     1/_PREDICTED_SPLITS of their distance, else at a new exact optimum.  ``solves`` counts the
-    exact optima computed (one per factorized point), ``cache`` holds their factorizations."""
+    exact optima computed (one per factorized point), ``cache`` holds their factorizations;
+    ``factor(x, cache)``, if given, puts the facts at ``x`` into ``cache`` first (the bound's
+    ``node_pair`` then reads them instead of factorizing: a selection over two parameters takes
+    them from a spectrum shared by every λ)."""
 
-    def __init__(self, problem, name, sense, between=None):
+    def __init__(self, problem, name, sense, between=None, factor=None):
         self.problem, self.name, self.sense = problem, name, sense
         self.cache = {}
+        self._factor = factor
         self.between = between or getattr(problem.bound, "node_cells", lambda name: 1)(name)
 
     @property
@@ -105,6 +109,8 @@ class NodeClosedForm:
         between known optima at most _NODE_WIDTH apart in log t."""
         if x in self.cache or (predicted and self._apart(x, x) <= _NODE_WIDTH * (1 + 1e-9)):
             return
+        if self._factor is not None:
+            self._factor(x, self.cache)
         self.problem.bound.node_pair(self.name, x, x, self.cache)
 
     def span(self, u, v):

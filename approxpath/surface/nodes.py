@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 
 import numpy as np
 
@@ -30,6 +31,9 @@ _T_WIDTH, _W_WIDTH = 0.35, 1.0
 # A cell is halved across λ where its enclosure is more than this many times as wide as either of
 # its λ edges' own: the λ direction, not the bandwidth, limits it.
 _ACROSS = 2.0
+# Spectra (two n x n arrays each) kept at most in this many bytes: the cells come sorted by
+# bandwidth, so a spectrum is wanted again soon after it is computed or not for a round.
+_SPECTRA_BYTES = 256 << 20
 # Rounds of refinement and cells before the search stops with the δ it reached.
 _MAX_ROUNDS = 200
 _MAX_CELLS = 200_000
@@ -44,13 +48,39 @@ class _Nodes:
         self.problem, self.name, self.sense = problem, name, sense
         self._levels = {}
         self._edges = {}  # (t1, t2, w) -> the bound's box_edge: neighbouring cells share their edges
+        # the kernel's spectrum at each bandwidth (where the bound has one), the last few kept
+        self._spectra = OrderedDict()
+        self._kept = max(2, _SPECTRA_BYTES // (16 * problem.bound.n ** 2))
+        self.spectra = 0  # eigendecompositions computed
+        self.shared = set()  # bandwidths whose optima at many weights come from their spectrum
 
     def level(self, w):
-        """The :class:`~approxpath.selection.nodes.NodeClosedForm` at the weight ``w``."""
+        """The :class:`~approxpath.selection.nodes.NodeClosedForm` at the weight ``w``: its exact
+        optima from the kernel's spectrum at their bandwidths where the bound has ``spectrum``."""
         w = float(w)
         if w not in self._levels:
-            self._levels[w] = NodeClosedForm(self.problem.with_weight(w), self.name, self.sense)
+            problem = self.problem.with_weight(w)
+            factor = self._factor(problem.bound) if hasattr(problem.bound, "spectrum") else None
+            self._levels[w] = NodeClosedForm(problem, self.name, self.sense, factor=factor)
         return self._levels[w]
+
+    def _factor(self, bound):
+        """The facts of ``bound``'s λ at a bandwidth, put into a cache, from the spectrum there."""
+        def factor(t, cache):
+            if float(t) in self._spectra or float(t) in self.shared:
+                bound.spectral_facts(t, self._spectrum(t), cache)
+        return factor
+
+    def _spectrum(self, t):
+        t = float(t)
+        if t in self._spectra:
+            self._spectra.move_to_end(t)
+        else:
+            if len(self._spectra) >= self._kept:
+                self._spectra.popitem(last=False)
+            self._spectra[t] = self.problem.bound.spectrum(t)
+            self.spectra += 1
+        return self._spectra[t]
 
     @property
     def solves(self):
@@ -102,8 +132,9 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
     (t_lo, t_hi), (w_lo, w_hi) = bandwidths, weights
     ts = _spaced(t_lo, t_hi, _T_WIDTH)  # exact optima at each first weight, cells between them
     ws = _spaced(w_lo, w_hi, _W_WIDTH)
-    for w in ws:
-        for t in ts:
+    nodes.shared.update(float(t) for t in ts)
+    for t in ts:
+        for w in ws:
             nodes.level(w).optimum(t)
     between = nodes.level(ws[0]).between
     ts = np.exp(np.linspace(math.log(t_lo), math.log(t_hi), (ts.size - 1) * between + 1))
@@ -130,7 +161,7 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
             break
         active = np.flatnonzero(lo < value[1] - tol)
         keep = np.setdiff1d(np.arange(len(cells)), active)
-        new = _by_bandwidth([half for k in active for half in _halves(nodes, cells[k], enclosed[k])])
+        new = _refine(nodes, cells[active], enclosed[active])
         cells = np.concatenate([cells[keep], np.array(new)])
         enclosed = np.concatenate([enclosed[keep], np.array([nodes.cell(*c) for c in new])])
         rounds += 1
@@ -158,17 +189,20 @@ def _spaced(a, b, width):
     return x
 
 
-def _halves(nodes, cell, enclosed):
-    """The two halves of ``cell = (t1, t2, w1, w2)``: across λ where its enclosure is more than
-    _ACROSS times as wide as its λ edges' (``enclosed = (low, high, edge)``), else across t
-    (:meth:`_Nodes.split`)."""
-    t1, t2, w1, w2 = cell
-    low, high, edge = enclosed
-    if high - low > _ACROSS * edge or not t2 > t1:
-        m = log_mid(w1, w2)
-        return (t1, t2, w1, m), (t1, t2, m, w2)
-    m = nodes.split(t1, t2, w1, w2)
-    return (t1, m, w1, w2), (m, t2, w1, w2)
+def _refine(nodes, cells, enclosed):
+    """The halves of ``cells`` (rows ``(t1, t2, w1, w2)``), sorted by bandwidth: across λ where
+    a cell's enclosure is more than _ACROSS times as wide as its λ edges' (``enclosed`` rows
+    ``(low, high, edge)``), else across t (:meth:`_Nodes.split`)."""
+    across = (enclosed[:, 1] - enclosed[:, 0] > _ACROSS * enclosed[:, 2]) | ~(cells[:, 1] > cells[:, 0])
+    new = []
+    for (t1, t2, w1, w2), by_weight in zip(cells, across):
+        if by_weight:
+            m = log_mid(w1, w2)
+            new += [(t1, t2, w1, m), (t1, t2, m, w2)]
+        else:
+            m = nodes.split(t1, t2, w1, w2)
+            new += [(t1, m, w1, w2), (m, t2, w1, w2)]
+    return _by_bandwidth(new)
 
 
 def _overlay(cells, lo, hi):

@@ -104,6 +104,21 @@ class RidgeBound(KernelEnclosures):
 
         return criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache, span)
 
+    def spectrum(self, tau):
+        """An eigendecomposition of :math:`K_t` at ``tau`` with the bounds of its error
+        (:func:`.facts.spectrum`): :meth:`spectral_facts` at every λ from it in O(n²)."""
+        from .facts import spectrum
+
+        return spectrum(self, tau)
+
+    def spectral_facts(self, tau, spectrum, cache):
+        """Put the facts at ``tau`` and this bound's λ, from the :meth:`spectrum` of the kernel
+        there (:func:`.facts.spectral_facts`), into ``cache`` (as :meth:`criterion_enclosure`'s):
+        the exact optimum there and the factorization's facts without one."""
+        from .facts import remember, spectral_facts
+
+        remember(cache, tau, spectral_facts(self, tau, spectrum))
+
     def box_edge(self, name, lo, hi, cache, span=None):
         """What a cell of the (bandwidth, λ) plane takes from its edge ``[lo, hi]`` at this
         bound's λ, from the exact optima at the ends of ``span`` (default ``(lo, hi)``;

@@ -33,7 +33,7 @@ import scipy.linalg
 from approxpath.compute.parallelism import blas_threads
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, kernel_entry_error
 
-__all__ = ["Facts", "cached_facts", "point_facts"]
+__all__ = ["Facts", "Spectrum", "cached_facts", "point_facts", "remember", "spectral_facts", "spectrum"]
 
 # Facts at this many parameter values are kept (a branch and bound revisits the middles).
 _CACHE = 4096
@@ -187,9 +187,105 @@ def _factor_diagonal(L, lam, E, g):
     return trace, lo, hi
 
 
+@dataclass(frozen=True)
+class Spectrum:
+    """An eigendecomposition :math:`K_t \\approx VMV^\\top` of the computed kernel at one bandwidth
+    and what bounds its error (:func:`spectrum`): the facts at every λ follow in O(n²)
+    (:func:`spectral_facts`).
+
+    Attributes
+    ----------
+    tau : float
+    mu : ndarray (n,)
+        The computed eigenvalues, ascending, clamped at 0 (:math:`M`).
+    V, V2 : ndarray (n, n)
+        The computed eigenvectors (columns) and their entries squared.
+    Vy : ndarray (n,)
+        :math:`V^\\top y`.
+    f : float
+        :math:`\\ge \\lVert K_t - VMV^\\top\\rVert_F` (the exact kernel; the kernel's rounding, the
+        product's and the clamping included).
+    h : float
+        :math:`\\ge \\lVert I - V^\\top V\\rVert_F` (:math:`= \\lVert I - VV^\\top\\rVert_F`: V is square).
+    """
+
+    tau: float
+    mu: np.ndarray
+    V: np.ndarray
+    V2: np.ndarray
+    Vy: np.ndarray
+    f: float
+    h: float
+
+
+def spectrum(bound, tau, eigh=np.linalg.eigh):
+    """The :class:`Spectrum` of :math:`K_t` at the path parameter ``tau`` (one ``eigh`` and two
+    products: about three Cholesky factorizations' work, once for every λ).  ``eigh(K)`` returns
+    the eigenvalues (ascending) and eigenvectors; the bounds hold for whatever it returns."""
+    with blas_threads(1):  # (as point_facts)
+        n = bound.n
+        K = bound.gram(tau)
+        mu, V = eigh(K)
+        mu = np.maximum(mu, 0.0)  # K is positive semidefinite; the clamping is part of K - VMV' below
+        g = fp_margin(n + 1, 1.0)
+        # ||K - VMV'||_F: the computed difference, the product's rounding (|fl(P) - P| <= g |V|M|V|', whose
+        # Frobenius norm is at most sum_k mu_k ||v_k||^2) and the kernel entries' (off the diagonal)
+        P = (V * mu) @ V.T
+        col = np.sum(V * V, axis=0)
+        f = _frob(K - P) + g * float(mu @ col) * (1.0 + fp_margin(n, 1.0)) + \
+            math.sqrt(n * (n - 1)) * kernel_entry_error(bound.entry_terms)
+        # ||I - V'V||_F: the computed one and its rounding (|V'||V| has Frobenius norm <= ||V||_F^2)
+        h = _frob(np.eye(n) - V.T @ V) + g * float(np.sum(col)) * (1.0 + fp_margin(n, 1.0))
+        return Spectrum(float(tau), mu, V, V * V, V.T @ bound.y, f * (1.0 + 2 * UNIT_ROUNDOFF), h)
+
+
+def spectral_facts(bound, tau, spec):
+    """:class:`Facts` (the inverse's diagonal and trace, log det, the optimum and its derivative
+    along the bandwidth; no slope) of :math:`\\tilde K = K_t + \\lambda I` at ``bound``'s λ from the
+    :class:`Spectrum` ``spec`` of :math:`K_t`, in O(n²).
+
+    With :math:`X = V(M + \\lambda)^{-1}V^\\top`, :math:`K = VMV^\\top + F` and :math:`V^\\top V = I - H`:
+    :math:`S = I - \\tilde KX = (I - VV^\\top) + VMH(M + \\lambda)^{-1}V^\\top - FX`, so
+    :math:`\\lVert S\\rVert_F \\le h + (1 + h)(h\\mu_{\\max} + f)/\\lambda` (:math:`\\lVert V\\rVert_2^2 \\le 1 + h`,
+    :math:`\\lVert X\\rVert_2 \\le (1 + h)/\\lambda`), and as for :func:`point_facts`, :math:`|[\\tilde K^{-1}]_{ii}
+    - X_{ii}| \\le \\lVert S\\rVert_F/\\lambda` and :math:`|\\mathrm{tr}\\tilde K^{-1} - \\mathrm{tr}X| \\le
+    \\sqrt n\\lVert S\\rVert_F/\\lambda`.  The eigenvalues: Ostrowski's theorem puts those of :math:`VMV^\\top`
+    at :math:`\\theta_k\\mu_k`, :math:`\\theta_k \\in [1 - h, 1 + h]`, and Weyl's those of K within f of them
+    (both in sorted order), so :math:`\\log\\det\\tilde K` lies between :math:`\\sum_k\\log(\\max(\\mu_k(1 - h) - f,
+    0) + \\lambda)` and :math:`\\sum_k\\log(\\mu_k(1 + h) + f + \\lambda)`."""
+    n, lam = bound.n, bound.sweep.at(tau)[1]
+    mu, h, f = spec.mu, spec.h, spec.f
+    inv = 1.0 / (mu + lam)
+    s = (h + (1.0 + h) * (h * float(mu[-1]) + f) / lam) * (1.0 + 8 * UNIT_ROUNDOFF)
+    # X_ii = sum_k V_ik^2 / (mu_k + lam): positive terms, each inverse within 2u
+    x = spec.V2 @ inv
+    rel = fp_margin(n, 1.0) + 3 * UNIT_ROUNDOFF
+    err = s / lam * (1.0 + 2 * UNIT_ROUNDOFF)
+    diag_lo, diag_hi = x * (1.0 - rel) - err, x * (1.0 + rel) + err
+    tr = float(np.sum(x))
+    tr_err = fp_margin(n, tr) + rel * tr + math.sqrt(n) * err
+    down, up = 1.0 - 4 * UNIT_ROUNDOFF, 1.0 + 4 * UNIT_ROUNDOFF
+    low = np.log((np.maximum(mu * (1.0 - h) - f, 0.0) + lam) * down)
+    high = np.log((mu * (1.0 + h) + f + lam) * up)
+    ld = (float(np.sum(low)) - fp_margin(n, float(np.sum(np.abs(low)))) - 2 * UNIT_ROUNDOFF * float(np.sum(np.abs(low))),
+          float(np.sum(high)) + fp_margin(n, float(np.sum(np.abs(high)))) + 2 * UNIT_ROUNDOFF * float(np.sum(np.abs(high))))
+    solution = spec.V @ (inv * spec.Vy)
+    derivative = None
+    if bound.sweep.along_bandwidth:  # dc/dt = K~^-1 (D o K_t) c, a point for the predictions (as point_facts)
+        w = (bound.kernels.D * bound.gram(tau)) @ solution
+        derivative = spec.V @ (inv * (spec.V.T @ w))
+    return Facts((tr - tr_err, tr + tr_err), diag_lo, diag_hi, ld, None, solution, derivative)
+
+
 def _nothing(n):
     inf = np.full(n, np.inf)
     return Facts((0.0, np.inf), np.zeros(n), inf, (-np.inf, np.inf), (-np.inf, np.inf))
+
+
+def remember(cache, tau, facts, level=1):
+    """Keep ``facts`` at ``tau`` in ``cache`` as :func:`cached_facts` keeps its own (``level``
+    as there: what they hold)."""
+    cache[float(tau)] = (level, facts)
 
 
 def cached_facts(bound, tau, cache, level=2):
