@@ -159,8 +159,6 @@ def test_a_mix_bound_stays_above_the_verifiers_recomputation():
     """The driver bounds a mix of two solves from its parents' cached class sums; a verifier
     recomputes from the stored alpha, rounded differently.  The mix's bound must never be
     the lower one (found by the stress benchmark: a certificate failing verification)."""
-    from dataclasses import replace
-
     X, y = make_classification(n=60, d=3, seed=1)
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     a, b = 0.35, 0.47

@@ -2,9 +2,13 @@
 (:func:`select_box`: kernel ridge's LOOCV, GCV and log marginal likelihood over (t, λ), whose
 bound has ``box_enclosure``).
 
-The box is tiled by cells in log-log whose corners are exact optima.  A cell's enclosure comes
-from the factorizations at its corners (``bound.box_enclosure``: its two λ edges' pairs and gap
-bounds, facts monotone in both parameters).  A branch and bound as over one parameter
+The box is tiled by cells in log-log whose corners are exact optima or points predicted between
+optima along t (as over one parameter: :class:`~approxpath.selection.nodes.NodeClosedForm`, one
+per λ).  A cell's enclosure comes from its two λ edges (``bound.box_edge``: each edge's pair and
+gap bound, the facts at the optima around it; ``bound.box_enclosure``: facts monotone in both
+parameters, the optimum's residual within a chord in λ).  Where the bound has ``spectrum`` the
+optima at the first grid's bandwidths come from one eigendecomposition of the kernel each, shared
+by every λ.  A branch and bound as over one parameter
 (:mod:`approxpath.selection.branch`): the chosen point is the log-middle of the cell with the
 best guaranteed value, enclosed there as a point; every cell that may beat it by more than
 ``tol`` is halved — across λ where its enclosure is more than twice as wide as its λ edges'
@@ -25,11 +29,13 @@ from .result import SurfaceSelection
 
 __all__ = ["select_box"]
 
-# The first cells' corners are at most this far apart in log t and in log λ (the one-parameter
-# search starts from optima 0.35 apart in log t; λ's enclosures widen to first order in its width).
+# The first exact optima are at most this far apart in log t and in log λ (as over one parameter in
+# t, two cells between optima; sinc n = 1000, LOOCV, λ in [1e-3, 1]: 0.7, 1.0 and 1.4 apart in log λ
+# gave 493, 451 and 550 optima in the end; 0.5 in log t, 452).
 _T_WIDTH, _W_WIDTH = 0.35, 1.0
 # A cell is halved across λ where its enclosure is more than this many times as wide as either of
-# its λ edges' own: the λ direction, not the bandwidth, limits it.
+# its λ edges' own: the λ direction, not the bandwidth, limits it (the same run: 1.5, 2 and 3 gave
+# 497, 451 and 518 optima).
 _ACROSS = 2.0
 # Spectra (two n x n arrays each) kept at most in this many bytes: the cells come sorted by
 # bandwidth, so a spectrum is wanted again soon after it is computed or not for a round.
@@ -44,15 +50,14 @@ class _Nodes:
     which points of its bandwidths are optima and which are predicted between them) and the λ
     edges of the cells."""
 
-    def __init__(self, problem, name, sense):
+    def __init__(self, problem, name, sense, shared=()):
         self.problem, self.name, self.sense = problem, name, sense
         self._levels = {}
         self._edges = {}  # (t1, t2, w) -> the bound's box_edge: neighbouring cells share their edges
-        # the kernel's spectrum at each bandwidth (where the bound has one), the last few kept
+        # the kernel's spectrum at the bandwidths ``shared`` (where the bound has one), the last few kept
+        self._shared = {float(t) for t in shared}
         self._spectra = OrderedDict()
         self._kept = max(2, _SPECTRA_BYTES // (16 * problem.bound.n ** 2))
-        self.spectra = 0  # eigendecompositions computed
-        self.shared = set()  # bandwidths whose optima at many weights come from their spectrum
 
     def level(self, w):
         """The :class:`~approxpath.selection.nodes.NodeClosedForm` at the weight ``w``: its exact
@@ -67,7 +72,7 @@ class _Nodes:
     def _factor(self, bound):
         """The facts of ``bound``'s λ at a bandwidth, put into a cache, from the spectrum there."""
         def factor(t, cache):
-            if float(t) in self._spectra or float(t) in self.shared:
+            if float(t) in self._spectra or float(t) in self._shared:
                 bound.spectral_facts(t, self._spectrum(t), cache)
         return factor
 
@@ -79,7 +84,6 @@ class _Nodes:
             if len(self._spectra) >= self._kept:
                 self._spectra.popitem(last=False)
             self._spectra[t] = self.problem.bound.spectrum(t)
-            self.spectra += 1
         return self._spectra[t]
 
     @property
@@ -108,6 +112,11 @@ class _Nodes:
             self._edges[key] = level.problem.bound.box_edge(self.name, t1, t2, level.cache, level.span(t1, t2))
         return self._edges[key]
 
+    def keep(self, cells):
+        """Forget the edges no cell of ``cells`` (rows ``(t1, t2, w1, w2)``) has (n-vectors each)."""
+        wanted = {(float(a), float(b), float(w)) for a, b, c, d in cells for w in (c, d)}
+        self._edges = {k: v for k, v in self._edges.items() if k in wanted}
+
     def split(self, t1, t2, w1, w2):
         """Where to halve the cell across t: at the log-middle, an exact optimum at each of its λ
         edges unless that edge's optima predict it there (``NodeClosedForm.predicts``)."""
@@ -128,11 +137,10 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
     """Select ``(t, w)`` over ``bandwidths x weights`` by the closed-form criterion ``name``
     (module docstring); ``(selection, reason, spent)``: the result, why the search stopped short
     of ``tol`` (None if it did not) and whether ``max_solves`` was spent."""
-    nodes = _Nodes(problem, name, sense)
     (t_lo, t_hi), (w_lo, w_hi) = bandwidths, weights
     ts = _spaced(t_lo, t_hi, _T_WIDTH)  # exact optima at each first weight, cells between them
     ws = _spaced(w_lo, w_hi, _W_WIDTH)
-    nodes.shared.update(float(t) for t in ts)
+    nodes = _Nodes(problem, name, sense, shared=ts)  # (every first weight wants the optima at ts)
     for t in ts:
         for w in ws:
             nodes.level(w).optimum(t)
@@ -164,6 +172,7 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
         new = _refine(nodes, cells[active], enclosed[active])
         cells = np.concatenate([cells[keep], np.array(new)])
         enclosed = np.concatenate([enclosed[keep], np.array([nodes.cell(*c) for c in new])])
+        nodes.keep(cells)
         rounds += 1
     if sense == "max":
         value = (-value[1], -value[0])

@@ -40,12 +40,9 @@ from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import real_targets
 
 from .._regression import CHAIN, KernelEnclosures
+from .selecting import ClosedFormSelection
 
 __all__ = ["RidgeBound", "RidgePrimal", "RidgeDual"]
-
-
-# Cells between two exact optima in a selection with no path (:meth:`RidgeBound.node_cells`).
-_NODE_CELLS = {"loocv": 2, "gcv": 2}
 
 
 @dataclass(frozen=True)
@@ -62,9 +59,10 @@ class RidgeDual:
     a: np.ndarray
 
 
-class RidgeBound(KernelEnclosures):
+class RidgeBound(ClosedFormSelection, KernelEnclosures):
     """Gap bounds of kernel ridge regression over the bandwidth (fixed ``lam``) or over ``lam``
-    (fixed ``bandwidth``); pairs moving linearly in the bandwidth (:meth:`_moving_gap`)."""
+    (fixed ``bandwidth``); pairs moving linearly in the bandwidth (:meth:`_moving_gap`); the
+    closed-form selection criteria (:class:`.selecting.ClosedFormSelection`)."""
 
     name = "kernel_ridge"
     Primal = RidgePrimal
@@ -91,74 +89,6 @@ class RidgeBound(KernelEnclosures):
                 if v.shape != (self.n,) or not np.all(np.isfinite(v)):
                     return [f"{side} must be {self.n} finite numbers"]
         return errors
-
-    #: Closed-form selection criteria (:mod:`.criteria`): ``"min"`` or ``"max"`` is better.
-    CLOSED_FORM_CRITERIA = {"loocv": "min", "gcv": "min", "lml": "max"}
-
-    def criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache=None, span=None):
-        """``(low, high)``: the closed-form criterion ``name`` of the exact optimum for every
-        parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap_bound`` there
-        (:func:`.criteria.criterion_enclosure`; ``cache`` a dict of point factorizations, ``span``
-        an interval around ``[lo, hi]`` at whose ends they are taken)."""
-        from .criteria import criterion_enclosure
-
-        return criterion_enclosure(self, name, primal, dual, gap_bound, lo, hi, cache, span)
-
-    def spectrum(self, tau):
-        """An eigendecomposition of :math:`K_t` at ``tau`` with the bounds of its error
-        (:func:`.facts.spectrum`): :meth:`spectral_facts` at every λ from it in O(n²)."""
-        from .facts import spectrum
-
-        return spectrum(self, tau)
-
-    def spectral_facts(self, tau, spectrum, cache):
-        """Put the facts at ``tau`` and this bound's λ, from the :meth:`spectrum` of the kernel
-        there (:func:`.facts.spectral_facts`), into ``cache`` (as :meth:`criterion_enclosure`'s):
-        the exact optimum there and the factorization's facts without one."""
-        from .facts import remember, spectral_facts
-
-        remember(cache, tau, spectral_facts(self, tau, spectrum))
-
-    def box_edge(self, name, lo, hi, cache, span=None):
-        """What a cell of the (bandwidth, λ) plane takes from its edge ``[lo, hi]`` at this
-        bound's λ, from the exact optima at the ends of ``span`` (default ``(lo, hi)``;
-        :func:`.box.edge`; ``cache`` and ``span`` as :meth:`criterion_enclosure`'s).
-        Neighbouring cells share their edges."""
-        from .box import edge
-
-        return edge(self, name, lo, hi, cache, span)
-
-    def box_enclosure(self, first, second):
-        """``(low, high)``: the closed-form criterion of the exact optimum at every point of the
-        cell between the edges ``first`` and ``second`` (:meth:`box_edge` at λ₁ <= λ₂, the same
-        bandwidths; :func:`.box.box_enclosure`).  With it a certified selection over both the
-        bandwidth and λ needs no path (:func:`approxpath.surface.select_surface` without ``cv``)."""
-        from .box import box_enclosure
-
-        return box_enclosure(self, first, second)
-
-    def node_cells(self, name):
-        """Cells between two neighbouring exact optima in a selection by the criterion ``name``
-        with no path, their inner ends predicted (:meth:`node_pair`); a cell refined there is
-        split at a predicted point first (:class:`approxpath.selection.nodes.NodeClosedForm`).
-        The data term's gap bound limits LOOCV and GCV on a cell, and a predicted point cuts it
-        as well as an exact optimum there would (sinc n = 1000, LOOCV: 19 factorizations
-        instead of 36, 0.65x the time; n = 100 – 600: 0.6–0.9x).  The marginal likelihood is
-        limited by log det's values at the optima around a cell, which predicted points do not
-        narrow (n = 1000, four cells between optima: 273 factorizations instead of 417, but
-        1.15x the time): one cell, every refinement at a new optimum."""
-        return _NODE_CELLS.get(name, 1)
-
-    def node_pair(self, name, lo, hi, cache, span=None):
-        """``(primal, dual)`` over the bandwidth interval ``[lo, hi]`` from the exact optima at the
-        ends of ``span`` (default ``(lo, hi)``), computed by the factorizations the criterion
-        ``name`` needs there anyway (``cache`` as :meth:`criterion_enclosure`'s), interpolated
-        inside it with their derivatives (:func:`.criteria.node_pair`).  With it a certified
-        selection by a closed-form criterion over the bandwidth needs no path
-        (:class:`approxpath.selection.nodes.NodeClosedForm`)."""
-        from .criteria import node_pair
-
-        return node_pair(self, name, lo, hi, cache, span)
 
     def prediction_enclosure(self, primal, dual, gap_bound, lo, hi, X_new, rows=None, weight_range=None):
         """Where the exact optimum's predictions at the rows of ``X_new`` lie for every
