@@ -130,6 +130,20 @@ def test_the_command_line_chooses_lambda_and_the_bandwidth(sinc, tmp_path, capsy
     assert out["value"][0] <= _dense(X, y, out["t"], out["w"])["gcv"] <= out["value"][1]
 
 
+def test_bad_requests_are_refused_at_once(sinc):
+    X, y = sinc
+    ridge = approxpath.get_problem("kernel_ridge")
+    box = dict(bandwidths=(0.5, 4.0), weights=(0.01, 1.0))
+    with pytest.raises(InputError, match="parameter='bandwidth'"):  # a lambda path's problem
+        approxpath.select_surface(ridge(X, y, bandwidth=1.0, lam=0.1, parameter="lam"), "loocv", **box)
+    with pytest.raises(InputError, match="unknown kernel_ridge criterion"):
+        approxpath.select_surface(ridge(X, y, lam=0.1), "mse", **box)
+    with pytest.raises(InputError, match="drop cv"):
+        approxpath.select_surface(ridge(X, y, lam=0.1), "loocv", cv=3, **box)
+    with pytest.raises(InputError, match="weights"):
+        approxpath.select_surface(ridge(X, y, lam=0.1), "loocv", bandwidths=(0.5, 4.0))
+
+
 def test_problems_without_closed_forms_still_need_a_validation_loss():
     X, y = make_sinc(n=20, noise=0.1, seed=0)
     labels = np.where(y > np.median(y), 1.0, -1.0)

@@ -19,7 +19,7 @@ from ..driver.run import Budget, Run
 from ..driver.strategies import STRATEGIES
 from ..errors import BudgetExceededError, InputError
 
-__all__ = ["Engine", "Piece", "cut_weight"]
+__all__ = ["Engine", "Piece", "check_bandwidth_problem", "cut_weight"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -93,6 +93,13 @@ class _WarmRun(Run):
         return best
 
 
+def check_bandwidth_problem(problem):
+    """:class:`InputError` unless ``problem`` sweeps the bandwidth (a surface sets its weight)."""
+    if not problem.sweep.along_bandwidth:
+        raise InputError(f"a surface sweeps the bandwidth and {problem.bound.weight}: build {problem.name} with "
+                         "parameter='bandwidth' (its weight is set per cell)")
+
+
 class Engine:
     """Paths and cell bounds for one problem per fold, on weights chosen by the caller.
 
@@ -110,9 +117,7 @@ class Engine:
     def __init__(self, problems, solver=None, max_solves=20_000):
         self.problems = list(problems)
         for p in self.problems:
-            if not p.sweep.along_bandwidth:
-                raise InputError(f"a surface sweeps the bandwidth and {p.bound.weight}: build {p.name} with "
-                                 "parameter='bandwidth' (its weight is set per cell)")
+            check_bandwidth_problem(p)
         self.solver = None if solver is None else tuple(self.problems[0].backend_names(solver))
         self.max_solves = int(max_solves)
         self._at = [{} for _ in self.problems]

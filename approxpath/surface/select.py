@@ -30,7 +30,7 @@ from ..selection.folds import default_criterion, fold_problems
 from ..selection.search import DEFAULT_EPS
 from ..validate import positive_range
 from .build import tile
-from .engine import Engine
+from .engine import Engine, check_bandwidth_problem
 from .result import SurfaceSelection
 
 __all__ = ["select_surface", "SurfaceSelection"]
@@ -200,6 +200,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     from ..validate import count, positive
 
     t0 = time.perf_counter()
+    check_bandwidth_problem(problem)
     closed = getattr(problem.bound, "CLOSED_FORM_CRITERIA", {})
     validation = cv is not None or X_val is not None
     if not validation and not hasattr(problem.bound, "box_enclosure"):
