@@ -130,6 +130,24 @@ def test_the_command_line_chooses_lambda_and_the_bandwidth(sinc, tmp_path, capsy
     assert out["value"][0] <= _dense(X, y, out["t"], out["w"])["gcv"] <= out["value"][1]
 
 
+def test_a_choice_that_may_be_matched_beyond_the_box_is_flagged(sinc):
+    """GCV's best on this set is near t = 11, lam = 0.28 (0.0514 on a dense grid): on a box below
+    it the search warns at its upper sides, and the criterion there is indeed better than any
+    point of the box; on a box around it, no warning."""
+    import warnings
+
+    X, y = sinc
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=0.1)
+    with pytest.warns(UserWarning, match="may be matched at the box's .*upper") as caught:
+        s = approxpath.select_surface(problem, "gcv", bandwidths=(0.5, 4.0), weights=(0.01, 0.1), tol=0.005)
+    assert "widen the box" in str(caught[0].message)
+    assert _dense(X, y, 11.38, 0.2807)["gcv"] < s.value[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = approxpath.select_surface(problem, "gcv", bandwidths=(2.0, 40.0), weights=(0.03, 3.0), tol=0.005)
+    assert s.reached and s.value[0] <= _dense(X, y, s.t, s.w)["gcv"] <= s.value[1]
+
+
 def test_bad_requests_are_refused_at_once(sinc):
     X, y = sinc
     ridge = approxpath.get_problem("kernel_ridge")

@@ -14,7 +14,7 @@ _LABELS = {"error": "cross-validation error", "mae": "mean absolute error", "mse
 _WEIGHTS = {"c": "C", "lam": "lambda"}
 
 
-def plot_surface_selection(selection, ax=None, title=None, value="hi"):
+def plot_surface_selection(selection, ax=None, title=None, value=None):
     """Draw the enclosure of ``selection``'s criterion over the box (log-log) as a heat map,
     the chosen point, and the outline of the rectangles not excluded (where a point may still
     be at least as good as the chosen one: :meth:`~approxpath.surface.SurfaceSelection.undecided`).
@@ -25,9 +25,10 @@ def plot_surface_selection(selection, ax=None, title=None, value="hi"):
     ax : matplotlib.axes.Axes, optional
         Where to draw; a new figure otherwise.
     title : str, optional
-    value : {"hi", "lo"}
-        Which end of the enclosure the colours show (the upper bound by default: what is proven
-        at most).
+    value : {"hi", "lo"}, optional
+        Which end of the enclosure the colours show; by default what is proven of every point:
+        the upper bound of a criterion to minimize (at most that), the lower bound of one to
+        maximize (at least that).
 
     Returns
     -------
@@ -37,6 +38,8 @@ def plot_surface_selection(selection, ax=None, title=None, value="hi"):
 
     fig, ax = figure_and_axes(ax, (6.4, 4.8))
     s = selection
+    if value is None:
+        value = "hi" if s.sense == "min" else "lo"
     shown = np.asarray(s.hi if value == "hi" else s.lo, dtype=float)
     finite = shown[np.isfinite(shown)]
     top = float(np.percentile(finite, 95)) if finite.size else 1.0  # far corners would wash out the colours
@@ -55,6 +58,7 @@ def plot_surface_selection(selection, ax=None, title=None, value="hi"):
     ax.set_yscale("log")
     ax.set_xlabel("bandwidth t")
     ax.set_ylabel(_WEIGHTS.get(s.weight, s.weight))
-    ax.set_title(title or f"delta = {s.delta:.3g}: {s.folds} folds, {s.exact_solves} exact solves")
+    runs = f"{s.folds} folds, " if s.folds else ""  # (a closed-form criterion has none)
+    ax.set_title(title or f"delta = {s.delta:.3g}: {runs}{s.exact_solves} exact solves")
     ax.legend(loc="best", fontsize=8, framealpha=0.6)
     return fig

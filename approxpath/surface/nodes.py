@@ -27,7 +27,7 @@ from ..numerics import log_mid
 from ..selection.nodes import NodeClosedForm
 from .result import SurfaceSelection
 
-__all__ = ["select_box"]
+__all__ = ["SIDES", "at_sides", "select_box"]
 
 # The first exact optima are at most this far apart in log t and in log λ (as over one parameter in
 # t, two cells between optima; sinc n = 1000, LOOCV, λ in [1e-3, 1]: 0.7, 1.0 and 1.4 apart in log λ
@@ -40,6 +40,8 @@ _ACROSS = 2.0
 # Spectra (two n x n arrays each) kept at most in this many bytes: the cells come sorted by
 # bandwidth, so a spectrum is wanted again soon after it is computed or not for a round.
 _SPECTRA_BYTES = 256 << 20
+#: The box's sides (:func:`at_sides`).
+SIDES = ("lower bandwidth", "upper bandwidth", "lower weight", "upper weight")
 # Rounds of refinement and cells before the search stops with the δ it reached.
 _MAX_ROUNDS = 200
 _MAX_CELLS = 200_000
@@ -135,8 +137,9 @@ class _Nodes:
 
 def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progress_bar, t0):
     """Select ``(t, w)`` over ``bandwidths x weights`` by the closed-form criterion ``name``
-    (module docstring); ``(selection, reason, spent)``: the result, why the search stopped short
-    of ``tol`` (None if it did not) and whether ``max_solves`` was spent."""
+    (module docstring); ``(selection, sides, reason, spent)``: the result, the sides of the box
+    where the criterion may be better beyond (:func:`at_sides`), why the search stopped short of
+    ``tol`` (None if it did not) and whether ``max_solves`` was spent."""
     (t_lo, t_hi), (w_lo, w_hi) = bandwidths, weights
     ts = _spaced(t_lo, t_hi, _T_WIDTH)  # exact optima at each first weight, cells between them
     ws = _spaced(w_lo, w_hi, _W_WIDTH)
@@ -174,6 +177,7 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
         enclosed = np.concatenate([enclosed[keep], np.array([nodes.cell(*c) for c in new])])
         nodes.keep(cells)
         rounds += 1
+    sides = at_sides(cells, hi, value[1], i, (t_lo, t_hi, w_lo, w_hi))
     if sense == "max":
         value = (-value[1], -value[0])
         lo, hi = -hi, -lo
@@ -181,7 +185,18 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
     return SurfaceSelection(t=t, w=w, weight=problem.bound.weight, value=(float(value[0]), float(value[1])),
                             delta=float(delta), criterion=name, tol=float(tol), t_edges=t_edges, w_edges=w_edges,
                             lo=LO, hi=HI, exact_solves=nodes.solves, refinements=rounds, folds=0, cells=len(cells),
-                            wall_s=time.perf_counter() - t0, sense=sense), reason, spent
+                            wall_s=time.perf_counter() - t0, sense=sense), sides, reason, spent
+
+
+def at_sides(cells, hi, value, chosen, box):
+    """The sides of ``box = (t_lo, t_hi, w_lo, w_hi)`` (:data:`SIDES`) where the criterion may be
+    better beyond: the chosen cell ``cells[chosen]`` lies there, or a cell there is proven at least
+    as good as the choice (its upper bound ``hi`` at most ``value``, the choice's; oriented: smaller
+    is better).  ``cells``: rows ``(t1, t2, w1, w2)``."""
+    t_lo, t_hi, w_lo, w_hi = box
+    on = np.column_stack([cells[:, 0] <= t_lo, cells[:, 1] >= t_hi, cells[:, 2] <= w_lo, cells[:, 3] >= w_hi])
+    flagged = on[chosen] | np.any(on & (np.asarray(hi) <= value)[:, None], axis=0)
+    return [side for side, f in zip(SIDES, flagged) if f]
 
 
 def _by_bandwidth(cells):

@@ -31,6 +31,7 @@ from ..selection.search import DEFAULT_EPS
 from ..validate import positive_range
 from .build import tile
 from .engine import Engine, check_bandwidth_problem
+from .nodes import at_sides, select_box
 from .result import SurfaceSelection
 
 __all__ = ["select_surface", "SurfaceSelection"]
@@ -272,25 +273,30 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         t_edges=t_edges, w_edges=w_edges, lo=LO, hi=HI,
         exact_solves=engine.n_solves, refinements=rounds, folds=len(problems), cells=sum(len(f.cells) for f in folds),
         wall_s=time.perf_counter() - t0)
-    return _outcome(result, reason, spent, strict)
+    # the grid's rectangles as cells, oriented as the loss is (smaller is better)
+    T, W = np.meshgrid(np.arange(t_edges.size - 1), np.arange(w_edges.size - 1))
+    rects = np.column_stack([t_edges[T.ravel()], t_edges[T.ravel() + 1], w_edges[W.ravel()], w_edges[W.ravel() + 1]])
+    sides = at_sides(rects, HI.ravel(), U, j * (t_edges.size - 1) + i, (t_edges[0], t_edges[-1], w_edges[0], w_edges[-1]))
+    return _outcome(result, reason, spent, strict, [s.replace("weight", result.weight) for s in sides])
 
 
 def _closed_form(problem, criterion, sense, bandwidths, weights, tol, max_solves, strict, progress, t0):
     """A closed-form criterion over the box, from exact optima at the cells' corners
     (:func:`~.nodes.select_box`)."""
-    from .nodes import select_box
-
     bar = delta_bar(progress, tol, f"select {problem.name} over two parameters", "first cells")
     try:
-        result, reason, spent = select_box(problem, criterion, sense, bandwidths, weights, tol, max_solves, bar, t0)
+        result, sides, reason, spent = select_box(problem, criterion, sense, bandwidths, weights, tol, max_solves,
+                                                  bar, t0)
     finally:
         if bar is not None:
             bar.close()
-    return _outcome(result, reason, spent, strict)
+    return _outcome(result, reason, spent, strict, [s.replace("weight", result.weight) for s in sides])
 
 
-def _outcome(result, reason, spent, strict):
-    """``result``, or why its δ is above ``tol``: raised (``strict``) or warned."""
+def _outcome(result, reason, spent, strict, sides):
+    """``result``, or why its δ is above ``tol``: raised (``strict``) or warned; and a warning
+    naming the box's ``sides`` where the criterion may be better beyond (:func:`_warn_sides`)."""
+    _warn_sides(result, sides)
     if result.delta > result.tol:
         advice = "raise max_solves or tol, or choose over a smaller box" if spent else \
             "more exact solves do not narrow it: raise tol, or choose over a smaller box"
@@ -302,3 +308,12 @@ def _outcome(result, reason, spent, strict):
             raise exc
         warnings.warn(msg, stacklevel=3)
     return result
+
+
+def _warn_sides(s, sides):
+    """Warn that the criterion may be better beyond the box's ``sides`` (names): where the chosen
+    cell lies, or a cell is proven at least as good as the choice (:func:`~.nodes.at_sides`)."""
+    if len(sides):
+        warnings.warn(f"select: the choice (t = {s.t:.6g}, {s.weight} = {s.w:.6g}) may be matched at the box's "
+                      f"{' and '.join(sides)} side: the criterion may be better beyond it; widen the box past it",
+                      stacklevel=4)
