@@ -37,7 +37,7 @@ import numpy as np
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.selection.predictions import sqrt_up
 
-from .criteria import _END_LEVEL, _PAD, _interval_facts, _optimal_value, _residual_box, _residual_criterion, node_pair
+from .criteria import END_LEVEL, PAD, interval_facts, optimal_value, residual_box, residual_criterion, node_pair
 
 __all__ = ["Edge", "edge", "box_enclosure"]
 
@@ -68,15 +68,15 @@ def edge(bound, name, lo, hi, cache, span=None):
     span = (lo, hi) if span is None else span
     pair = node_pair(bound, name, lo, hi, cache, span)
     gap = bound.gap(*pair, lo, hi)
-    facts = _interval_facts(bound, *span, cache, _END_LEVEL[name])
+    facts = interval_facts(bound, *span, cache, END_LEVEL[name])
     if not np.isfinite(gap):
         return Edge(name, lam, gap, facts)
     if name == "lml":
-        value = _optimal_value(bound, *pair, lo, hi)
+        value = optimal_value(bound, *pair, lo, hi)
         return Edge(name, lam, gap, facts, value=value, enclosure=_lml(n, value, lam, lam, facts[2]))
-    residual = _residual_box(bound, pair[0], lo, hi)[:2]
+    residual = residual_box(bound, pair[0], lo, hi)[:2]
     return Edge(name, lam, gap, facts, residual=residual,
-                enclosure=_residual_criterion(name, n, *residual, sqrt_up(gap), *facts[:2]))
+                enclosure=residual_criterion(name, n, *residual, sqrt_up(gap), *facts[:2]))
 
 
 def box_enclosure(bound, first, second):
@@ -98,7 +98,7 @@ def box_enclosure(bound, first, second):
     # the chord's distance (module docstring), moved up past its few roundings
     chord = ((lam2 - lam1) / lam1) ** 2 * float(np.linalg.norm(bound.y)) / 27.0 * (1.0 + fp_margin(n + 8, 1.0))
     ball = (max(sqrt_up(first.gap), sqrt_up(second.gap)) + chord) * (1.0 + 2 * UNIT_ROUNDOFF)
-    return _residual_criterion(first.name, n, r_lo, r_hi, ball, d_i, (float(l_tr[0]), float(l_tr[1])))
+    return residual_criterion(first.name, n, r_lo, r_hi, ball, d_i, (float(l_tr[0]), float(l_tr[1])))
 
 
 def _lml(n, value, lam_low, lam_high, ld):
@@ -107,5 +107,5 @@ def _lml(n, value, lam_low, lam_high, ld):
     const = 0.5 * n * math.log(2.0 * math.pi)
     low = -0.5 * value[1] / lam_high - 0.5 * float(ld[1]) - const
     high = -0.5 * value[0] / lam_low - 0.5 * float(ld[0]) - const
-    pad = _PAD * (abs(low) + abs(high))
+    pad = PAD * (abs(low) + abs(high))
     return low - pad, high + pad

@@ -20,7 +20,7 @@ From a pair with a certified gap on the cell (a path's piece, or the optima at t
 From rigorous linear algebra at a point: :mod:`.facts` (a Cholesky factor, the inverse's
 diagonal and trace, log det and its slope, each enclosed with its rounding).
 
-Over a bandwidth interval :math:`[a, b]` (:func:`_interval_facts`): :math:`K_s = e^{-sD}` is
+Over a bandwidth interval :math:`[a, b]` (:func:`interval_facts`): :math:`K_s = e^{-sD}` is
 positive semidefinite with unit diagonal for every :math:`s \\ge 0` (the kernel families, and a
 precomputed :math:`D` checked conditionally negative definite), and :math:`K_t = K_a\\circ
 K_{t-a}` for :math:`t \\ge a`.  :math:`\\Phi(M) = M\\circ K_{t-a}` is a positive (Schur's product
@@ -56,16 +56,17 @@ from approxpath.selection.predictions import combination_hull, expansion_cover, 
 
 from .facts import cached_facts
 
-__all__ = ["CLOSED_FORM", "criterion_enclosure", "node_pair"]
+__all__ = ["CLOSED_FORM", "END_LEVEL", "PAD", "criterion_enclosure", "interval_facts", "node_pair", "optimal_value",
+           "residual_box", "residual_criterion"]
 
 #: Criteria with a closed form and whether they are minimized or maximized.
 CLOSED_FORM = {"loocv": "min", "gcv": "min", "lml": "max"}
-# The facts each criterion takes at a cell's ends (:func:`.facts.cached_facts`' levels): the marginal
-# likelihood's log det alone, the others' the inverse's diagonal and trace too.
-_END_LEVEL = {"loocv": 1, "gcv": 1, "lml": 0}
-# Final enclosures are widened by this relative amount: the few scalar operations after the
-# rigorous parts (products, quotients, exp, sqrt: each within a unit roundoff), 64 u in all.
-_PAD = 64 * UNIT_ROUNDOFF
+#: The facts each criterion takes at a cell's ends (:func:`.facts.cached_facts`' levels): the marginal
+#: likelihood's log det alone, the others' the inverse's diagonal and trace too.
+END_LEVEL = {"loocv": 1, "gcv": 1, "lml": 0}
+#: Final enclosures are widened by this relative amount: the few scalar operations after the
+#: rigorous parts (products, quotients, exp, sqrt: each within a unit roundoff), 64 u in all.
+PAD = 64 * UNIT_ROUNDOFF
 # Rows whose sums decide whether a cell's Taylor enclosure can help before all n are summed: a gate
 # only (skipping the Taylor enclosure is always sound); 16 evenly spaced rows cost ~2 % of all n at n = 1000.
 _GATE_ROWS = 16
@@ -114,7 +115,7 @@ def node_pair(bound, name, lo, hi, cache, span=None):
     a, b = (lo, hi) if span is None else span
     facts = []
     for x in (a,) if b == a else (a, b):
-        facts.append(cached_facts(bound, x, cache, _END_LEVEL[name]))
+        facts.append(cached_facts(bound, x, cache, END_LEVEL[name]))
         if facts[-1].solution is None:
             raise InputError(f"kernel_ridge: lam = {lam:g} is too small for n = {bound.n}: K_t + lam I at t = {x:.6g} "
                              f"has no factorization whose rounding is certified below lam / 2; raise lam")
@@ -141,7 +142,7 @@ def _hermite(facts, a, b, x):
             + h * s * (1 - s) ** 2 * fa.derivative - h * s * s * (1 - s) * fb.derivative)
 
 
-def _interval_facts(bound, lo, hi, cache, level=1):
+def interval_facts(bound, lo, hi, cache, level=1):
     """Enclosures over ``[lo, hi]`` of :math:`\\lambda d_i` (n,), :math:`\\lambda T` and
     :math:`\\log\\det` (each a ``(low, high)`` pair) from the facts at the two ends: all three are
     monotone along either path (module docstring), so the ends of any interval around the cell
@@ -170,7 +171,7 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span):
     # log det only: a Cholesky factor each; first, so that the kernel products at the two ends read
     # the kernels these keep (the same entries) instead of exponentiating them again
     fa, fb = cached_facts(bound, span[0], cache, 0), cached_facts(bound, span[1], cache, 0)
-    p_low, p_high = _optimal_value(bound, primal, dual, lo, hi)
+    p_low, p_high = optimal_value(bound, primal, dual, lo, hi)
     v_lo = -0.5 * p_high / lam - 0.5 * fb.logdet[1] - const
     v_hi = -0.5 * p_low / lam - 0.5 * fa.logdet[0] - const
     if hi > lo:
@@ -192,11 +193,11 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span):
             if 0.5 * M * s * s < v_hi - v_lo:
                 t_lo, t_hi = _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache)
                 v_lo, v_hi = max(v_lo, t_lo), min(v_hi, t_hi)
-    pad = _PAD * (abs(v_lo) + abs(v_hi))
+    pad = PAD * (abs(v_lo) + abs(v_hi))
     return v_lo - pad, v_hi + pad
 
 
-def _optimal_value(bound, primal, dual, lo, hi):
+def optimal_value(bound, primal, dual, lo, hi):
     """``(low, high)``: :math:`P^*` at every bandwidth of ``[lo, hi]``, between the pair's dual
     floor and its primal value there."""
     lam, n = bound.sweep.weight, bound.n
@@ -208,7 +209,7 @@ def _optimal_value(bound, primal, dual, lo, hi):
         primal_cover = expansion_cover(bound.remembered_products(), C, lo, hi, bound.entry_terms, n)
         if np.array_equal(A, lam * C):
             dual_cover = _scaled_cover(primal_cover, A, lam)
-    r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi, primal_cover)
+    r_lo, r_hi, cKc = residual_box(bound, primal, lo, hi, primal_cover)
     p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
     return max(bound.dual_floor(dual, lo, hi, cover=dual_cover), 0.0), p_high
 
@@ -241,7 +242,7 @@ def _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache):
     lam, n = bound.sweep.weight, bound.n
     f = cached_facts(bound, m, cache)
     const = 0.5 * n * math.log(2.0 * math.pi)
-    r_lo, r_hi, cKc = _residual_box(bound, primal, m, m)
+    r_lo, r_hi, cKc = residual_box(bound, primal, m, m)
     p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
     p_low = max(bound.dual_floor(dual, m), 0.0)
     v_lo = -0.5 * p_high / lam - 0.5 * f.logdet[1] - const
@@ -263,7 +264,7 @@ def _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache):
     return v_lo - move, v_hi + move
 
 
-def _residual_box(bound, primal, lo, hi, cover=None):
+def residual_box(bound, primal, lo, hi, cover=None):
     """Entrywise bounds of :math:`y - K_t c(t)` and an upper bound of :math:`c(t)^\\top K_t c(t)`
     over the piece, for the stored primal (fixed, or moving: every point's expansion enclosed,
     combined with the weights' ranges, :func:`~approxpath.selection.predictions.combination_hull`);
@@ -306,20 +307,20 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None, span
         if bound.sweep.along_bandwidth:
             return _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span)
         p_low = bound.dual_floor(dual, lo, hi)
-        r_lo, r_hi, cKc = _residual_box(bound, primal, lo, hi)
+        r_lo, r_hi, cKc = residual_box(bound, primal, lo, hi)
         p_high = (lam_hi * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
-        ld = _interval_facts(bound, *span, cache, 0)[2]
+        ld = interval_facts(bound, *span, cache, 0)[2]
         const = 0.5 * n * math.log(2.0 * math.pi)
         low = -0.5 * p_high / lam_lo - 0.5 * ld[1] - const
         high = -0.5 * max(p_low, 0.0) / lam_hi - 0.5 * ld[0] - const
-        pad = _PAD * (abs(low) + abs(high))
+        pad = PAD * (abs(low) + abs(high))
         return low - pad, high + pad
-    r_lo, r_hi, _ = _residual_box(bound, primal, lo, hi)
-    ld_i, l_tr, _ = _interval_facts(bound, *span, cache)
-    return _residual_criterion(name, n, r_lo, r_hi, sqrt_up(gap), ld_i, l_tr)  # ||rho* - rho|| <= sqrt(gap)
+    r_lo, r_hi, _ = residual_box(bound, primal, lo, hi)
+    ld_i, l_tr, _ = interval_facts(bound, *span, cache)
+    return residual_criterion(name, n, r_lo, r_hi, sqrt_up(gap), ld_i, l_tr)  # ||rho* - rho|| <= sqrt(gap)
 
 
-def _residual_criterion(name, n, r_lo, r_hi, ball, ld_i, l_tr):
+def residual_criterion(name, n, r_lo, r_hi, ball, ld_i, l_tr):
     """LOOCV or GCV (``name``) enclosed from :math:`\\rho^*` in the box ``[r_lo, r_hi]`` (n,) plus
     the 2-norm ball of radius ``ball``, :math:`\\lambda d_i` in ``ld_i`` and :math:`\\lambda T` in
     ``l_tr`` (``(low, high)`` pairs)."""
@@ -338,5 +339,5 @@ def _residual_criterion(name, n, r_lo, r_hi, ball, ld_i, l_tr):
         top = math.sqrt(float(np.sum(big))) + ball
         bottom = max(math.sqrt(float(np.sum(near))) - ball, 0.0)
         low, high = n * bottom * bottom / l_tr[1] ** 2, n * top * top / l_tr[0] ** 2
-    pad = _PAD + fp_margin(n, 1.0)  # the n-term sums of squares
+    pad = PAD + fp_margin(n, 1.0)  # the n-term sums of squares
     return low * (1.0 - pad), high * (1.0 + pad)
