@@ -13,7 +13,7 @@ import approxpath
 from approxpath.data import make_sinc
 from approxpath.errors import InputError
 
-from test_ridge_criteria import _dense, _gram
+from ridge_helpers import dense_criteria, gram
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
@@ -45,14 +45,14 @@ def test_cells_contain_the_dense_criterion_at_random_points(sinc, name):
         assert low <= high
         for e, w in ((first, w1), (second, w2)):  # each edge's own enclosure, at its lambda
             t = float(_log_uniform(rng, t1, t2))
-            assert e.enclosure[0] <= _dense(X, y, t, w)[name] <= e.enclosure[1]
+            assert e.enclosure[0] <= dense_criteria(X, y, t, w)[name] <= e.enclosure[1]
             assert low <= e.enclosure[1] and e.enclosure[0] <= high
         for t, w in zip(_log_uniform(rng, t1, t2, 3), _log_uniform(rng, w1, w2, 3)):
-            value = _dense(X, y, t, w)[name]
+            value = dense_criteria(X, y, t, w)[name]
             assert low <= value <= high, (name, t1, t2, w1, w2, t, w, low, value, high)
         # the corners too (where the enclosure is tightest)
         for t, w in ((t1, w1), (t2, w2)):
-            assert low <= _dense(X, y, t, w)[name] <= high
+            assert low <= dense_criteria(X, y, t, w)[name] <= high
 
 
 def test_the_chord_lemma_against_a_spectrum():
@@ -93,10 +93,10 @@ def test_the_choice_is_within_delta_of_a_dense_grid(sinc, chosen, name):
     s = chosen[name]
     assert s.reached and s.kind == "certified" and s.folds == 0 and s.weight == "lam"
     assert s.sense == ("max" if name == "lml" else "min")
-    here = _dense(X, y, s.t, s.w)[name]
+    here = dense_criteria(X, y, s.t, s.w)[name]
     assert s.value[0] <= here <= s.value[1]
     ts, ws = np.geomspace(0.5, 16.0, 25), np.geomspace(0.01, 1.0, 25)
-    grid = np.array([[_dense(X, y, t, w)[name] for t in ts] for w in ws])
+    grid = np.array([[dense_criteria(X, y, t, w)[name] for t in ts] for w in ws])
     sign = 1.0 if s.sense == "min" else -1.0
     # no grid point is better than the choice's guaranteed value by more than delta
     assert np.all(sign * grid >= sign * (s.value[1] if s.sense == "min" else s.value[0]) - s.delta)
@@ -127,7 +127,7 @@ def test_the_command_line_chooses_lambda_and_the_bandwidth(sinc, tmp_path, capsy
                "--over", "lam,bandwidth", "--weights", "0.01", "1", "--range", "0.5", "16", "--tol", "0.02", "--json"])
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert rc == 0 and out["reached"] and out["weight"] == "lam" and out["folds"] == 0
-    assert out["value"][0] <= _dense(X, y, out["t"], out["w"])["gcv"] <= out["value"][1]
+    assert out["value"][0] <= dense_criteria(X, y, out["t"], out["w"])["gcv"] <= out["value"][1]
 
 
 def test_a_choice_that_may_be_matched_beyond_the_box_is_flagged(sinc):
@@ -141,11 +141,11 @@ def test_a_choice_that_may_be_matched_beyond_the_box_is_flagged(sinc):
     with pytest.warns(UserWarning, match="may be matched at the box's .*upper") as caught:
         s = approxpath.select_surface(problem, "gcv", bandwidths=(0.5, 4.0), weights=(0.01, 0.1), tol=0.005)
     assert "widen the box" in str(caught[0].message)
-    assert _dense(X, y, 11.38, 0.2807)["gcv"] < s.value[0]
+    assert dense_criteria(X, y, 11.38, 0.2807)["gcv"] < s.value[0]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         s = approxpath.select_surface(problem, "gcv", bandwidths=(2.0, 40.0), weights=(0.03, 3.0), tol=0.005)
-    assert s.reached and s.value[0] <= _dense(X, y, s.t, s.w)["gcv"] <= s.value[1]
+    assert s.reached and s.value[0] <= dense_criteria(X, y, s.t, s.w)["gcv"] <= s.value[1]
 
 
 def test_bad_requests_are_refused_at_once(sinc):
@@ -170,10 +170,10 @@ def test_problems_without_closed_forms_still_need_a_validation_loss():
         approxpath.select_surface(svm, weights=(0.1, 1.0))
 
 
-def test_the_gram_helper_is_the_kernel():
+def test_the_reference_kernel_is_the_problems():
     X, _ = make_sinc(n=5, noise=0.1, seed=0)
     problem = approxpath.get_problem("kernel_ridge")(X, X[:, 0], lam=0.1)
-    assert np.allclose(_gram(X, 0.7), problem.gram(0.7))
+    assert np.allclose(gram(X, 0.7), problem.gram(0.7))
 
 
 def _sloppy_eigh(how, noise):
@@ -201,7 +201,7 @@ def test_spectral_facts_contain_the_dense_inverse(sinc, how, noise):
         assert spec.h > noise * 0.1 and spec.f > 0
         for lam in (1e-3, 0.1, 1.0):
             facts = spectral_facts(base.with_weight(lam).bound, t, spec)
-            A = _gram(X, t) + lam * np.eye(len(y))
+            A = gram(X, t) + lam * np.eye(len(y))
             d = np.diag(np.linalg.inv(A))
             assert np.all(facts.diag_lo <= d) and np.all(d <= facts.diag_hi)
             assert facts.trace[0] <= d.sum() <= facts.trace[1]
@@ -211,5 +211,5 @@ def test_spectral_facts_contain_the_dense_inverse(sinc, how, noise):
                 c = np.linalg.solve(A, y)
                 assert np.allclose(facts.solution, c, rtol=1e-7, atol=1e-9 * np.abs(c).max())
                 D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
-                dc = np.linalg.solve(A, (D * _gram(X, t)) @ c)
+                dc = np.linalg.solve(A, (D * gram(X, t)) @ c)
                 assert np.allclose(facts.derivative, dc, rtol=1e-6, atol=1e-8 * np.abs(dc).max())

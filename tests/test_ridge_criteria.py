@@ -14,36 +14,16 @@ from approxpath.problems.kernel_ridge.facts import point_facts
 from approxpath.selection import select
 from approxpath.selection.nodes import NodeClosedForm
 
+from ridge_helpers import dense_criteria, gram
+
 LAM = 0.05
 
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
-def _gram(X, t):
-    """The Gaussian kernel exp(-t ||x_i - x_j||^2) (numpy, dense)."""
-    return np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
-
-
-def _dense(X, y, t, lam):
-    """LOOCV by n refits, GCV by an eigendecomposition, LML by slogdet and a solve (numpy)."""
-    n = len(y)
-    K = _gram(X, t)
-    loo = []
-    for i in range(n):
-        keep = np.arange(n) != i
-        c = np.linalg.solve(K[np.ix_(keep, keep)] + lam * np.eye(n - 1), y[keep])
-        loo.append(y[i] - K[i, keep] @ c)
-    w, V = np.linalg.eigh(K)
-    fit = V @ ((w / (w + lam)) * (V.T @ y))  # the hat matrix applied to y
-    gcv = n * np.sum((y - fit) ** 2) / np.sum(lam / (w + lam)) ** 2
-    A = K + lam * np.eye(n)
-    lml = -0.5 * y @ np.linalg.solve(A, y) - 0.5 * np.linalg.slogdet(A)[1] - 0.5 * n * np.log(2 * np.pi)
-    return dict(loocv=float(np.mean(np.square(loo))), gcv=float(gcv), lml=float(lml))
-
-
 def _dense_lml(X, y, t, lam):
-    A = _gram(X, t) + lam * np.eye(len(y))
+    A = gram(X, t) + lam * np.eye(len(y))
     return -0.5 * y @ np.linalg.solve(A, y) - 0.5 * np.linalg.slogdet(A)[1] - 0.5 * len(y) * np.log(2 * np.pi)
 
 
@@ -60,7 +40,7 @@ def test_enclosures_contain_dense_values_at_50_random_bandwidths(ridge_path):
     cache = {}
     for t in np.exp(rng.uniform(np.log(0.1), np.log(20.0), 50)):
         piece = path.piece_at(t)
-        ref = _dense(X, y, t, LAM)
+        ref = dense_criteria(X, y, t, LAM)
         # on a small interval around t inside the piece and at the point itself
         for lo, hi in ((max(piece.lo, t * (1 - 1e-3)), min(piece.hi, t * (1 + 1e-3))), (t, t)):
             for name, value in ref.items():
@@ -78,7 +58,7 @@ def test_enclosures_on_the_lambda_path():
     rng = np.random.default_rng(3)
     for lam in np.exp(rng.uniform(np.log(0.01), np.log(1.0), 10)):
         piece = path.piece_at(lam)
-        ref = _dense(X, y, 1.5, lam)
+        ref = dense_criteria(X, y, 1.5, lam)
         for name, value in ref.items():
             low, high = problem.bound.criterion_enclosure(name, piece.primal, piece.dual, piece.gap_bound,
                                                           piece.lo, piece.hi)
@@ -89,7 +69,7 @@ def test_point_facts_against_dense_linear_algebra(ridge_path):
     X, y, problem, _ = ridge_path
     for t in (0.2, 2.0, 15.0):
         f = point_facts(problem.bound, t)
-        K = _gram(X, t)
+        K = gram(X, t)
         A = K + LAM * np.eye(len(y))
         inv = np.linalg.inv(A)
         # with the slope: the whole inverse and its residual; without: the triangular inverse alone
@@ -114,7 +94,7 @@ def test_the_diagonal_from_blocked_triangular_products(ridge_path):
     X, y = make_sinc(n=600, noise=0.2, seed=2)
     problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
     for t in (0.3, 4.0):
-        inv = np.linalg.inv(_gram(X, t) + LAM * np.eye(len(y)))
+        inv = np.linalg.inv(gram(X, t) + LAM * np.eye(len(y)))
         g = point_facts(problem.bound, t, slope=False)
         assert np.all(g.diag_lo <= np.diag(inv)) and np.all(np.diag(inv) <= g.diag_hi)
         assert np.all(g.diag_hi - g.diag_lo <= 1e-6 * np.diag(inv))
@@ -136,7 +116,7 @@ def test_certified_lml_maximizer_matches_a_fine_grid(ridge_path):
 def test_closed_form_criteria_without_cv_and_errors(ridge_path):
     X, y, problem, _ = ridge_path
     s = select(problem, "gcv", eps=1e-4, interval=(0.3, 3.0), tol=0.02)
-    ref = _dense(X, y, s.t, LAM)["gcv"]
+    ref = dense_criteria(X, y, s.t, LAM)["gcv"]
     assert s.value[0] <= ref <= s.value[1] and s.sense == "min"
     with pytest.raises(approxpath.InputError, match="closed-form"):
         svm = approxpath.get_problem("kernel_svm")(X, np.where(y > 0, 1.0, -1.0), c=1.0)
@@ -174,7 +154,7 @@ def test_enclosures_contain_dense_values_inside_random_wide_cells(ridge_path, na
             low, high = problem.bound.criterion_enclosure(name, piece.primal, piece.dual, piece.gap_bound, lo, hi,
                                                           cache)
             for t in np.exp(rng.uniform(np.log(lo), np.log(hi), 12)):
-                value = _dense(X, y, t, LAM)[name]
+                value = dense_criteria(X, y, t, LAM)[name]
                 assert low <= value <= high, (name, lo, hi, t, low, value, high)
 
 
@@ -184,8 +164,8 @@ def test_certified_loocv_and_gcv_choices_are_within_delta_of_a_dense_grid(ridge_
     s = select(problem, name, eps=1e-4, interval=(0.1, 20.0), tol=0.005)
     assert s.kind == "certified" and s.reached and s.sense == "min"
     grid = np.geomspace(0.1, 20.0, 300)
-    values = np.array([_dense(X, y, t, LAM)[name] for t in grid])
-    at = _dense(X, y, s.t, LAM)[name]
+    values = np.array([dense_criteria(X, y, t, LAM)[name] for t in grid])
+    at = dense_criteria(X, y, s.t, LAM)[name]
     assert s.value[0] <= at <= s.value[1]
     assert at <= values.min() + s.delta + 1e-12  # no grid point beats the choice by more than delta
 
@@ -213,7 +193,7 @@ def test_cells_from_the_optima_at_their_ends_need_no_path(ridge_path, name):
             u, v = edges[i], edges[i + 1]
             (primal, dual), span = crit.pair(u, v)
             for x in (u, v):
-                exact = np.linalg.solve(_gram(X, x) + LAM * np.eye(len(y)), y)
+                exact = np.linalg.solve(gram(X, x) + LAM * np.eye(len(y)), y)
                 if x in span:
                     assert np.allclose(value_at(primal, x).c, exact, rtol=1e-8)
                 else:  # a prediction (the gap bound below certifies whatever it is; a good one is tight)
@@ -223,10 +203,10 @@ def test_cells_from_the_optima_at_their_ends_need_no_path(ridge_path, name):
             for t in np.exp(rng.uniform(np.log(u), np.log(v), 3)):
                 g = problem.primal_objective(value_at(primal, t), t) - problem.dual_objective(value_at(dual, t), t)
                 assert g <= gap, (u, v, t, g, gap)
-                assert low[i] <= _dense(X, y, t, LAM)[name] <= high[i], (name, u, v, t)
+                assert low[i] <= dense_criteria(X, y, t, LAM)[name] <= high[i], (name, u, v, t)
     s = select(problem, name, interval=(0.3, 3.0), tol=0.5 if name == "lml" else 0.02)
     assert s.kind == "certified" and s.paths == () and "no path" in s.summary()
-    assert s.value[0] <= _dense(X, y, s.t, LAM)[name] <= s.value[1]
+    assert s.value[0] <= dense_criteria(X, y, s.t, LAM)[name] <= s.value[1]
     assert predicted > 0
     if name == "lml":  # one cell between optima, every refinement at a new one
         assert s.exact_solves >= s.lo.size + 1
@@ -246,7 +226,7 @@ def test_cells_between_predicted_points_at_n_400(name):
     assert s.lo.size > s.exact_solves
 
     def exact(t):
-        A_inv = np.linalg.inv(_gram(X, t) + 0.1 * np.eye(len(y)))
+        A_inv = np.linalg.inv(gram(X, t) + 0.1 * np.eye(len(y)))
         c = A_inv @ y
         return np.mean((c / np.diag(A_inv)) ** 2) if name == "loocv" else len(y) * np.sum(c**2) / np.trace(A_inv) ** 2
 
@@ -276,7 +256,7 @@ def test_the_duals_cover_scaled_from_the_primals(ridge_path):
             at, low, up = _scaled_cover(cover, A, LAM)
             for t in rng.uniform(u, v, 5):
                 j = min(np.searchsorted(at, t, side="right") - 1, at.size - 2)
-                exact = _gram(X, t) @ A
+                exact = gram(X, t) @ A
                 assert np.all(low[:, :, j] <= exact) and np.all(exact <= up[:, :, j])
 
 
@@ -288,7 +268,7 @@ def test_the_optimum_moves_with_its_derivative(ridge_path):
     for t in (0.2, 1.3, 9.0):
         facts = point_facts(problem.bound, t, slope=False)
         h = 1e-5 * t
-        diff = [np.linalg.solve(_gram(X, t + s) + LAM * np.eye(len(y)), y) for s in (h, -h)]
+        diff = [np.linalg.solve(gram(X, t + s) + LAM * np.eye(len(y)), y) for s in (h, -h)]
         assert np.allclose(facts.derivative, (diff[0] - diff[1]) / (2 * h), rtol=1e-5, atol=1e-7 * np.abs(diff[0]).max())
 
 
@@ -321,6 +301,6 @@ def test_a_wide_end_cell_is_refined_before_the_edge_warning():
         warnings.simplefilter("always")
         s = select(problem, "loocv", interval=(2.0**-3, 2.0**5), tol=0.01)
     assert s.reached and not [w for w in caught if "end" in str(w.message)]
-    end = _dense(X, y, 32.0, 0.1)["loocv"]
+    end = dense_criteria(X, y, 32.0, 0.1)["loocv"]
     assert end > s.value[1] + 0.01  # the end is really worse: no warning was due
-    assert s.value[0] <= _dense(X, y, s.t, 0.1)["loocv"] <= s.value[1]
+    assert s.value[0] <= dense_criteria(X, y, s.t, 0.1)["loocv"] <= s.value[1]
