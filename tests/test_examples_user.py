@@ -23,6 +23,9 @@ def test_sklearn_select_bandwidth(tmp_path, capsys):
 def test_kernel_ridge_loocv_example(tmp_path, capsys):
     main = runpy.run_path(str(EXAMPLES / "kernel_ridge_loocv.py"), run_name="example")["main"]
     png = tmp_path / "loocv.png"
-    assert main(["--eps", "0.01", "--plot", str(png)]) == 0
+    box = tmp_path / "box.png"
+    assert main(["--eps", "0.01", "--plot", str(png), "--plot-box", str(box), "--box-tol", "0.02"]) == 0
     text = capsys.readouterr().out
     assert "LOOCV along the path" in text and "certified" in text and png.stat().st_size > 20_000
+    assert "certified choice of (t, lam) by LOOCV" in text and "no point of the box is better by more than" in text
+    assert box.stat().st_size > 20_000
