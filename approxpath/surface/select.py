@@ -277,7 +277,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     T, W = np.meshgrid(np.arange(t_edges.size - 1), np.arange(w_edges.size - 1))
     rects = np.column_stack([t_edges[T.ravel()], t_edges[T.ravel() + 1], w_edges[W.ravel()], w_edges[W.ravel() + 1]])
     sides = at_sides(rects, HI.ravel(), U, j * (t_edges.size - 1) + i, (t_edges[0], t_edges[-1], w_edges[0], w_edges[-1]))
-    return _outcome(result, reason, spent, strict, [s.replace("weight", result.weight) for s in sides])
+    return _outcome(result, reason, spent, strict, sides)
 
 
 def _closed_form(problem, criterion, sense, bandwidths, weights, tol, max_solves, strict, progress, t0):
@@ -290,7 +290,7 @@ def _closed_form(problem, criterion, sense, bandwidths, weights, tol, max_solves
     finally:
         if bar is not None:
             bar.close()
-    return _outcome(result, reason, spent, strict, [s.replace("weight", result.weight) for s in sides])
+    return _outcome(result, reason, spent, strict, sides)
 
 
 def _outcome(result, reason, spent, strict, sides):
@@ -311,9 +311,10 @@ def _outcome(result, reason, spent, strict, sides):
 
 
 def _warn_sides(s, sides):
-    """Warn that the criterion may be better beyond the box's ``sides`` (names): where the chosen
-    cell lies, or a cell is proven at least as good as the choice (:func:`~.nodes.at_sides`)."""
+    """Warn that the criterion may be better beyond the box's ``sides`` (:data:`~.nodes.SIDES`):
+    where the chosen cell lies, or a cell is proven at least as good as the choice
+    (:func:`~.nodes.at_sides`)."""
     if len(sides):
+        names = " and ".join(side.replace("weight", s.weight) for side in sides)
         warnings.warn(f"select: the choice (t = {s.t:.6g}, {s.weight} = {s.w:.6g}) may be matched at the box's "
-                      f"{' and '.join(sides)} side: the criterion may be better beyond it; widen the box past it",
-                      stacklevel=4)
+                      f"{names} side: the criterion may be better beyond it; widen the box past it", stacklevel=4)

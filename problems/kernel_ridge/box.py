@@ -29,7 +29,6 @@ there from the optima around it: :func:`.criteria.node_pair`, its gap bound and 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +36,7 @@ import numpy as np
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.selection.predictions import sqrt_up
 
-from .criteria import END_LEVEL, PAD, interval_facts, optimal_value, residual_box, residual_criterion, node_pair
+from .criteria import END_LEVEL, interval_facts, lml_bounds, node_pair, optimal_value, residual_box, residual_criterion
 
 __all__ = ["Edge", "edge", "box_enclosure"]
 
@@ -73,7 +72,8 @@ def edge(bound, name, lo, hi, cache, span=None):
         return Edge(name, lam, gap, facts)
     if name == "lml":
         value = optimal_value(bound, *pair, lo, hi)
-        return Edge(name, lam, gap, facts, value=value, enclosure=_lml(n, value, lam, lam, facts[2]))
+        return Edge(name, lam, gap, facts, value=value, enclosure=lml_bounds(n, (value[0] / lam, value[1] / lam),
+                                                                             facts[2]))
     residual = residual_box(bound, pair[0], lo, hi)[:2]
     return Edge(name, lam, gap, facts, residual=residual,
                 enclosure=residual_criterion(name, n, *residual, sqrt_up(gap), *facts[:2]))
@@ -93,19 +93,9 @@ def box_enclosure(bound, first, second):
     # each fact's hull over the two edges: lambda d_i (n,), lambda tr, log det
     d_i, l_tr, ld = ((np.minimum(a[0], b[0]), np.maximum(a[1], b[1])) for a, b in zip(first.facts, second.facts))
     if first.name == "lml":
-        return _lml(n, (second.value[0], first.value[1]), lam2, lam1, ld)
+        return lml_bounds(n, (second.value[0] / lam2, first.value[1] / lam1), ld)
     r_lo, r_hi = np.minimum(first.residual[0], second.residual[0]), np.maximum(first.residual[1], second.residual[1])
     # the chord's distance (module docstring), moved up past its few roundings
     chord = ((lam2 - lam1) / lam1) ** 2 * float(np.linalg.norm(bound.y)) / 27.0 * (1.0 + fp_margin(n + 8, 1.0))
     ball = (max(sqrt_up(first.gap), sqrt_up(second.gap)) + chord) * (1.0 + 2 * UNIT_ROUNDOFF)
     return residual_criterion(first.name, n, r_lo, r_hi, ball, d_i, (float(l_tr[0]), float(l_tr[1])))
-
-
-def _lml(n, value, lam_low, lam_high, ld):
-    """The marginal likelihood from :math:`P^*/\\lambda` between ``value[0] / lam_low`` and
-    ``value[1] / lam_high`` and log det in ``ld``."""
-    const = 0.5 * n * math.log(2.0 * math.pi)
-    low = -0.5 * value[1] / lam_high - 0.5 * float(ld[1]) - const
-    high = -0.5 * value[0] / lam_low - 0.5 * float(ld[0]) - const
-    pad = PAD * (abs(low) + abs(high))
-    return low - pad, high + pad

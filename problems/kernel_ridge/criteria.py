@@ -56,8 +56,8 @@ from approxpath.selection.predictions import combination_hull, expansion_cover, 
 
 from .facts import cached_facts
 
-__all__ = ["CLOSED_FORM", "END_LEVEL", "PAD", "criterion_enclosure", "interval_facts", "node_pair", "optimal_value",
-           "residual_box", "residual_criterion"]
+__all__ = ["CLOSED_FORM", "END_LEVEL", "PAD", "criterion_enclosure", "interval_facts", "lml_bounds", "node_pair",
+           "optimal_value", "residual_box", "residual_criterion"]
 
 #: Criteria with a closed form and whether they are minimized or maximized.
 CLOSED_FORM = {"loocv": "min", "gcv": "min", "lml": "max"}
@@ -167,13 +167,11 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span):
     narrow enough that it can help, intersected with a second-order Taylor enclosure about the
     middle (:func:`_lml_taylor`)."""
     lam, n = bound.sweep.weight, bound.n
-    const = 0.5 * n * math.log(2.0 * math.pi)
     # log det only: a Cholesky factor each; first, so that the kernel products at the two ends read
     # the kernels these keep (the same entries) instead of exponentiating them again
     fa, fb = cached_facts(bound, span[0], cache, 0), cached_facts(bound, span[1], cache, 0)
     p_low, p_high = optimal_value(bound, primal, dual, lo, hi)
-    v_lo = -0.5 * p_high / lam - 0.5 * fb.logdet[1] - const
-    v_hi = -0.5 * p_low / lam - 0.5 * fa.logdet[0] - const
+    v_lo, v_hi = lml_bounds(n, (p_low / lam, p_high / lam), (fa.logdet[0], fb.logdet[1]), padded=False)
     if hi > lo:
         # |LML''| <= M on the interval, with tr K~^-1 <= n / lam (its eigenvalues are >= lam)
         trace = n / lam * (1.0 + 2 * UNIT_ROUNDOFF)
@@ -193,8 +191,24 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span):
             if 0.5 * M * s * s < v_hi - v_lo:
                 t_lo, t_hi = _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache)
                 v_lo, v_hi = max(v_lo, t_lo), min(v_hi, t_hi)
-    pad = PAD * (abs(v_lo) + abs(v_hi))
-    return v_lo - pad, v_hi + pad
+    return _padded(v_lo, v_hi)
+
+
+def lml_bounds(n, q, ld, padded=True):
+    """``(low, high)``: the log marginal likelihood :math:`-\\tfrac12 y^\\top\\tilde K^{-1}y -
+    \\tfrac12\\log\\det\\tilde K - \\tfrac n2\\log 2\\pi` from :math:`y^\\top\\tilde K^{-1}y = P^*/\\lambda` in
+    ``q`` and :math:`\\log\\det\\tilde K` in ``ld`` (``(low, high)`` pairs); ``padded``: widened by
+    :data:`PAD` for the few operations here."""
+    const = 0.5 * n * math.log(2.0 * math.pi)
+    low = -0.5 * float(q[1]) - 0.5 * float(ld[1]) - const
+    high = -0.5 * float(q[0]) - 0.5 * float(ld[0]) - const
+    return _padded(low, high) if padded else (low, high)
+
+
+def _padded(low, high):
+    """``(low, high)`` widened by :data:`PAD` of their magnitudes."""
+    pad = PAD * (abs(low) + abs(high))
+    return low - pad, high + pad
 
 
 def optimal_value(bound, primal, dual, lo, hi):
@@ -241,12 +255,10 @@ def _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache):
     """
     lam, n = bound.sweep.weight, bound.n
     f = cached_facts(bound, m, cache)
-    const = 0.5 * n * math.log(2.0 * math.pi)
     r_lo, r_hi, cKc = residual_box(bound, primal, m, m)
     p_high = (lam * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
     p_low = max(bound.dual_floor(dual, m), 0.0)
-    v_lo = -0.5 * p_high / lam - 0.5 * f.logdet[1] - const
-    v_hi = -0.5 * p_low / lam - 0.5 * f.logdet[0] - const
+    v_lo, v_hi = lml_bounds(n, (p_low / lam, p_high / lam), f.logdet, padded=False)
     # slope at m: rho* = rhat + v with ||v|| <= rad (the box's half-widths and the gap's ball)
     rhat, half = 0.5 * (r_lo + r_hi), 0.5 * (r_hi - r_lo)
     rad = float(np.sqrt(np.sum(half * half))) * (1.0 + fp_margin(n, 1.0)) + sqrt_up(gap)
@@ -310,11 +322,7 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None, span
         r_lo, r_hi, cKc = residual_box(bound, primal, lo, hi)
         p_high = (lam_hi * cKc + float(np.sum(np.maximum(r_lo * r_lo, r_hi * r_hi)))) * (1.0 + fp_margin(n + 2, 1.0))
         ld = interval_facts(bound, *span, cache, 0)[2]
-        const = 0.5 * n * math.log(2.0 * math.pi)
-        low = -0.5 * p_high / lam_lo - 0.5 * ld[1] - const
-        high = -0.5 * max(p_low, 0.0) / lam_hi - 0.5 * ld[0] - const
-        pad = PAD * (abs(low) + abs(high))
-        return low - pad, high + pad
+        return lml_bounds(n, (max(p_low, 0.0) / lam_hi, p_high / lam_lo), ld)
     r_lo, r_hi, _ = residual_box(bound, primal, lo, hi)
     ld_i, l_tr, _ = interval_facts(bound, *span, cache)
     return residual_criterion(name, n, r_lo, r_hi, sqrt_up(gap), ld_i, l_tr)  # ||rho* - rho|| <= sqrt(gap)
