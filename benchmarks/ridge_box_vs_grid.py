@@ -2,7 +2,7 @@
 side by side in one run.
 
     python benchmarks/ridge_box_vs_grid.py [--n 1000] [--criteria loocv gcv lml] [--tol 0.01 0.01 1]
-        [--k 1] [--timeout 1800]
+        [--k 1] [--timeout 1800] [--before DIR] [--fixed-t T]
 
 Sinc (noise 0.2, seed 1), t over [2^-3, 2^5], λ over [1e-3, 1].  Every method is a whole fresh
 process (imports included), one BLAS thread, the methods of a criterion one after the other and
@@ -13,7 +13,12 @@ the repetitions interleaved (the machine is shared: read the ratios):
 * ``eigen``: the same 300 points from one eigendecomposition of K_t per t (every λ of a t then
   costs O(n^2));
 * ``approxpath``: ``approxpath select kernel_ridge --over lam,bandwidth --weights 1e-3 1
-  --criterion C --tol TOL`` (the choice is certified within delta of the whole box).
+  --criterion C --tol TOL`` (the choice is certified within delta of the whole box);
+* ``approxpath, before``: the same from the source tree ``--before DIR`` (another version, e.g.
+  ``git archive <commit> | tar -x -C DIR && ln -s ../problems DIR/approxpath/problems``).
+
+``--fixed-t T``: λ alone at the bandwidth T (30 λ; ``approxpath select kernel_ridge --parameter lam
+--bandwidth T --range 1e-3 1``; the check: 2,000 λ from one eigendecomposition).
 
 Each row: wall and CPU seconds (the child's user + system time), peak resident memory, the
 chosen (t, λ), delta, and the exact criterion at the choice, computed here afterwards, and the
@@ -87,7 +92,9 @@ def _child(spec):
 
     X, y = _sinc(spec["n"])
     crit = spec["criterion"]
-    ts, ws = np.geomspace(*T_RANGE, 30), np.geomspace(*W_RANGE, 10)
+    fixed = spec.get("t")
+    ts, ws = (np.array([fixed]), np.geomspace(*W_RANGE, 30)) if fixed else (np.geomspace(*T_RANGE, 30),
+                                                                             np.geomspace(*W_RANGE, 10))
     with threadpool_limits(1, user_api="blas"):
         if spec["method"] == "cholesky":
             values = np.array([[_cholesky(X, y, t, w, crit) for t in ts] for w in ws])
@@ -100,12 +107,14 @@ def _child(spec):
             from approxpath.cli import main
 
             out = StringIO()
+            over = (["--parameter", "lam", "--bandwidth", str(fixed), "--range", *map(str, W_RANGE)] if fixed else
+                    ["--over", "lam,bandwidth", "--weights", *map(str, W_RANGE), "--range", *map(str, T_RANGE)])
             with redirect_stdout(out):
-                main(["select", "kernel_ridge", "--data", spec["csv"], "--format", "csv", "--criterion", crit,
-                      "--over", "lam,bandwidth", "--weights", *map(str, W_RANGE), "--range", *map(str, T_RANGE),
+                main(["select", "kernel_ridge", "--data", spec["csv"], "--format", "csv", "--criterion", crit, *over,
                       "--tol", str(spec["tol"]), "--max-solves", "20000", "--json"])
             got = json.loads(out.getvalue().strip().splitlines()[-1])
-            return dict(t=got["t"], w=got["w"], delta=got["delta"], solves=got["exact_solves"], cells=got["cells"])
+            t, w = (fixed, got["t"]) if fixed else (got["t"], got["w"])
+            return dict(t=t, w=w, delta=got["delta"], solves=got["exact_solves"], cells=got.get("cells", "-"))
     j, i = np.unravel_index(int(np.argmax(values) if crit == "lml" else np.argmin(values)), values.shape)
     return dict(t=float(ts[i]), w=float(ws[j]), delta=None)
 
@@ -115,7 +124,8 @@ def _run(spec, timeout):
     try:
         done = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True, text=True,
                               cwd=Path(__file__).parent, timeout=timeout,
-                              env=dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1"))
+                              env=dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                                       **({"PYTHONPATH": spec["source"]} if spec.get("source") else {})))
     except subprocess.TimeoutExpired:
         return dict(stopped=True, wall=time.perf_counter() - start, cpu=float("nan"), peak_mb=float("nan"))
     if done.returncode != 0:
@@ -132,6 +142,8 @@ def main():
     p.add_argument("--tol", nargs="+", type=float, default=[0.01, 0.01, 1.0], help="one per criterion")
     p.add_argument("--k", type=int, default=1, help="interleaved repetitions (medians)")
     p.add_argument("--timeout", type=float, default=1800.0)
+    p.add_argument("--before", help="also approxpath from this source tree (another version), interleaved")
+    p.add_argument("--fixed-t", type=float, help="choose lambda alone at this bandwidth")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -142,21 +154,27 @@ def main():
         out.update(cpu=use.ru_utime + use.ru_stime, peak_mb=use.ru_maxrss / 1024)
         print(json.dumps(out))
         return
-    print(f"# {time.strftime('%Y-%m-%d')}, {machine()}, load average {os.getloadavg()[0]:.1f} at the start; n = {args.n}")
+    print(f"# {time.strftime('%Y-%m-%d')}, {machine()}, load average {os.getloadavg()[0]:.1f} at the start; n = {args.n}"
+          + (f"; lambda alone at t = {args.fixed_t}" if args.fixed_t else ""))
     print("| criterion | method | wall s | CPU s | wall / Cholesky grid | wall / eigen grid | peak MB | t | lambda | delta | "
-          "criterion at the choice | best of 60 x 60 | exact solves | cells |")
+          f"criterion at the choice | best of {'2,000 lambda' if args.fixed_t else '60 x 60'} | exact solves | cells |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     X, y = _sinc(args.n)
     with tempfile.TemporaryDirectory() as tmp:
         csv = Path(tmp) / "sinc.csv"
         np.savetxt(csv, np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
         for crit, tol in zip(args.criteria, args.tol):
-            methods = ("cholesky", "eigen", "approxpath")
+            methods = ("cholesky", "eigen") + (("approxpath, before",) if args.before else ()) + ("approxpath",)
             runs = {m: [] for m in methods}
             for _ in range(args.k):
                 for m in methods:
-                    runs[m].append(_run(dict(method=m, n=args.n, criterion=crit, csv=str(csv), tol=tol), args.timeout))
-            dense = np.array([_eigen(X, y, t, np.geomspace(*W_RANGE, 60), crit) for t in np.geomspace(*T_RANGE, 60)])
+                    spec = dict(method=m.split(",")[0], n=args.n, criterion=crit, csv=str(csv), tol=tol,
+                                t=args.fixed_t)
+                    if m.endswith("before"):
+                        spec["source"] = str(Path(args.before).resolve())
+                    runs[m].append(_run(spec, args.timeout))
+            dense = np.array([_eigen(X, y, args.fixed_t, np.geomspace(*W_RANGE, 2000), crit)]) if args.fixed_t else \
+                np.array([_eigen(X, y, t, np.geomspace(*W_RANGE, 60), crit) for t in np.geomspace(*T_RANGE, 60)])
             best = dense.max() if crit == "lml" else dense.min()
 
             def med(m, key):

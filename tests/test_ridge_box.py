@@ -78,6 +78,47 @@ def test_the_chord_lemma_against_a_spectrum():
         assert worst >= 0.1 * bound  # the eigenvalue lam1 / 2 makes the bound nearly attained for small ratios
 
 
+def test_the_chord_share_and_the_pinched_facts_against_a_spectrum():
+    """On each sub-interval [a, b] of [lam_1, lam_2] (box._share, box._pinched, box._log_det): rho*
+    within s * ||rho*(lam_2) - rho*(lam_1)|| of its chord, lam d_i and lam tr K~^-1 between their
+    pinched bounds, log det between its chord and its tangents -- from the exact values at the two
+    ends, tight at the ends (random spectra with many eigenvalues below lam: the hard case)."""
+    from approxpath.problems.kernel_ridge.box import _PARTS, _log_det, _pinched, _share
+
+    rng = np.random.default_rng(1)
+    for lam1, ratio, low in ((1e-3, 1.3, 1e-9), (1e-3, 4.0, 1e-9), (0.1, 1.5, 1e-9), (0.3, 1.05, 1e-9), (1e-3, 4.0, 10.0)):
+        lam2 = lam1 * ratio
+        mu = np.concatenate([_log_uniform(rng, low, 1e-2 + low, 30), _log_uniform(rng, 1e-2 + low, 1e2 + low, 20)])
+        V, _ = np.linalg.qr(rng.standard_normal((mu.size, mu.size)))
+        y = rng.standard_normal(mu.size)
+
+        def exact(lam):
+            inv = (V / (mu + lam)) @ V.T
+            return lam * inv @ y, lam * np.diag(inv), lam * np.trace(inv), float(np.sum(np.log(mu + lam)))
+
+        (r1, d1, T1, ld1), (r2, d2, T2, ld2) = exact(lam1), exact(lam2)
+        lam = np.geomspace(lam1, lam2, _PARTS + 1)
+        lam[0], lam[-1] = lam1, lam2
+        la, lb = lam[:-1], lam[1:]
+        share = _share(la, lb, lam1, lam2)
+        d_lo, d_hi = _pinched((d1, d1), (d2, d2), la[:, None], lb[:, None], lam1, lam2)
+        T_lo, T_hi = _pinched((T1, T1), (T2, T2), la, lb, lam1, lam2)
+        ld_lo, ld_hi = _log_det((None, (T1, T1), (ld1, ld1)), (None, (T2, T2), (ld2, ld2)), la, lb, lam1, lam2)
+        change = np.linalg.norm(r2 - r1)
+        for j, (a, b) in enumerate(zip(la, lb)):
+            for x in np.geomspace(a, b, 7):
+                rho, d, T, ld = exact(x)
+                phi = (x - lam1) / (lam2 - lam1)
+                assert np.linalg.norm(rho - (1 - phi) * r1 - phi * r2) <= share[j] * change * (1 + 1e-9) + 1e-15
+                assert np.all(d_lo[j] <= d * (1 + 1e-12)) and np.all(d <= d_hi[j] * (1 + 1e-12))
+                assert T_lo[j] <= T * (1 + 1e-12) and T <= T_hi[j] * (1 + 1e-12)
+                assert ld_lo[j] - 1e-9 <= ld <= ld_hi[j] + 1e-9
+        # pinched: exact at the two ends, and much narrower than the hull of the ends inside
+        assert share[0] < 0.5 * share.max() and share[-1] < 0.5 * share.max()
+        if low > lam2:  # every eigenvalue above lam: lam d_i and lam tr ~ lam, pinched to ~ a PARTS-th
+            assert np.all(np.sum(d_hi - d_lo, axis=1) < 0.3 * np.sum(d2 - d1)) and np.all(T_hi - T_lo < 0.3 * (T2 - T1))
+
+
 @pytest.fixture(scope="module")
 def chosen(sinc):
     X, y = sinc

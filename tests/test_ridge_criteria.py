@@ -281,13 +281,20 @@ def test_a_lambda_below_the_factorizations_rounding_is_refused_at_once():
         select(tiny, "loocv", interval=(0.1, 20.0))
 
 
-def test_the_lambda_path_keeps_its_path():
-    """Pairs from the optima at a cell's ends move in the bandwidth: over lambda the selection
-    runs its path."""
+@pytest.mark.parametrize("name, tol", [("loocv", 2e-4), ("gcv", 2e-4), ("lml", 0.05)])
+def test_lambda_is_chosen_with_no_path_within_delta_of_a_dense_grid(name, tol):
+    """Over lambda at a fixed bandwidth the criterion is enclosed between exact optima (one
+    spectrum), with no path; the choice's exact value lies in its enclosure and no lambda of a
+    dense grid beats it by more than delta."""
     X, y = make_sinc(n=30, noise=0.1, seed=4)
     over_lam = approxpath.get_problem("kernel_ridge")(X, y, bandwidth=1.0, parameter="lam")
-    s = select(over_lam, "loocv", eps=1e-4, interval=(0.01, 1.0), tol=0.05)
-    assert s.kind == "certified" and len(s.paths) == 1
+    s = select(over_lam, name, interval=(1e-3, 1.0), tol=tol)
+    assert s.kind == "certified" and s.paths == () and "no path" in s.summary() and s.exact_solves < 60
+    sign = 1.0 if s.sense == "min" else -1.0
+    at = dense_criteria(X, y, 1.0, s.t)[name]
+    assert s.value[0] - 1e-9 * abs(at) <= at <= s.value[1] + 1e-9 * abs(at)
+    grid = [sign * dense_criteria(X, y, 1.0, lam)[name] for lam in np.geomspace(1e-3, 1.0, 200)]
+    assert sign * at <= min(grid) + s.delta + 1e-12 and s.delta <= tol
 
 
 def test_a_wide_end_cell_is_refined_before_the_edge_warning():

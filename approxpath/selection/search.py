@@ -105,8 +105,10 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         ε of the first paths (absolute, or relative with ``relative=True``); refinements use
         absolute values a quarter of the pieces' gap bounds they replace.  Default:
         :data:`DEFAULT_EPS` times the problem's ``null_objective()`` (the zero model's objective).
-        Unused where the criterion needs no path (a closed-form criterion over the bandwidth of
-        a problem whose bound has ``node_pair``: kernel ridge's).
+        Unused where the criterion needs no path: a closed-form criterion over the bandwidth of
+        a problem whose bound has ``node_pair``, or over λ of one whose bound has
+        ``box_enclosure`` (kernel ridge's: cells between exact optima, one spectrum at the
+        bandwidth, :class:`~approxpath.surface.nodes.WeightNodes`).
     interval : (float, float), optional
         The problem's default if omitted.
     tol : float
@@ -157,7 +159,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     options = dict(path_options, relative=relative)
     # a closed-form criterion over the bandwidth whose bound builds pairs from the criterion's own
     # factorizations needs no path
-    no_path = not validation and hasattr(bound, "node_pair") and bound.sweep.along_bandwidth
+    no_path = not validation and (hasattr(bound, "node_pair") and bound.sweep.along_bandwidth
+                                  or hasattr(bound, "box_enclosure") and not bound.sweep.along_bandwidth)
     bar = delta_bar(progress, tol, f"select {problem.name}",
                     "first cells" if no_path else f"first paths ({len(problems)})")
     try:
@@ -174,8 +177,11 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
     bound = problem.bound
     seeds = [{} for _ in problems]  # every exact solve of each fold, reused by its refinements
     paths = []
-    if no_path:
-        crit = tracks = NodeClosedForm(problem, criterion, closed[criterion])  # (it counts its solves as Tracks)
+    if no_path:  # (the criterion counts its solves as Tracks)
+        from ..surface.nodes import WeightNodes
+
+        over = NodeClosedForm if bound.sweep.along_bandwidth else WeightNodes
+        crit = tracks = over(problem, criterion, closed[criterion])
     else:
         paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), seeds, executor, options)
         tracks = Tracks(problems, paths)

@@ -27,7 +27,7 @@ from ..numerics import log_mid
 from ..selection.nodes import NodeClosedForm
 from .result import SurfaceSelection
 
-__all__ = ["SIDES", "at_sides", "select_box"]
+__all__ = ["SIDES", "WeightNodes", "at_sides", "select_box"]
 
 # The first exact optima are at most this far apart in log t and in log λ (as over one parameter in
 # t, two cells between optima; sinc n = 1000, LOOCV, λ in [1e-3, 1]: 0.7, 1.0 and 1.4 apart in log λ
@@ -37,6 +37,9 @@ _T_WIDTH, _W_WIDTH = 0.35, 1.0
 # its λ edges' own: the λ direction, not the bandwidth, limits it (the same run: 1.5, 2 and 3 gave
 # 497, 451 and 518 optima).
 _ACROSS = 2.0
+# A cell halved at an optimum gets optima at its ends too when it is this many times narrower
+# than the optima around it (its halves' facts would otherwise keep the far optima's values)
+_NARROW = 8.0
 # Spectra (two n x n arrays each) kept at most in this many bytes: the cells come sorted by
 # bandwidth, so a spectrum is wanted again soon after it is computed or not for a round.
 _SPECTRA_BYTES = 256 << 20
@@ -121,18 +124,56 @@ class _Nodes:
 
     def split(self, t1, t2, w1, w2):
         """Where to halve the cell across t: at the log-middle, an exact optimum at each of its λ
-        edges unless that edge's optima predict it there (``NodeClosedForm.predicts``)."""
+        edges unless that edge's optima predict it there (``NodeClosedForm.predicts``); then at
+        the cell's ends too, so that each half's facts come from its own ends (from optima
+        further out, the halves nearest them would never narrow)."""
         m = log_mid(t1, t2)
         for w in (w1, w2):
             level = self.level(w)
             if not level.predicts(t1, t2):
                 level.optimum(m)
+                left, right = level.span(t1, t2)
+                if math.log(t2 / t1) * _NARROW < math.log(right / left):
+                    level.optimum(t1)
+                    level.optimum(t2)
         return m
 
     def point(self, t, w):
         """The criterion (oriented) at the single point ``(t, w)``."""
         self.level(w).optimum(t)
         return self._oriented(*self._edge(t, t, w).enclosure)
+
+
+class WeightNodes:
+    """A closed-form criterion over the weight λ at one bandwidth, with no path: the one-parameter
+    search's criterion (``cover``) for a problem that sweeps λ.  Its cells are the box's cells
+    of no width in t (:meth:`_Nodes.cell`: enclosed from the exact optima at their two ends, the
+    facts pinched between them), every optimum from the one spectrum at that bandwidth where
+    the bound has ``spectrum``.  The first cover puts optima at most _W_WIDTH apart in log λ; a
+    refined cell is halved at a new optimum."""
+
+    def __init__(self, problem, name, sense):
+        options = problem.options()
+        self.t, self.name, self.sense = float(options.pop("bandwidth")), name, sense
+        over_t = type(problem)(problem.X, problem.y, **dict(options, parameter="bandwidth"))
+        self._nodes = _Nodes(over_t, name, sense, shared=(self.t,))
+
+    @property
+    def solves(self):
+        return self._nodes.solves
+
+    def cover(self, a, b):
+        """``(edges, low, high, certified)`` on ``[a, b]`` (a point where ``a == b``)."""
+        if a == b:
+            lo, hi = np.array([self._nodes.point(self.t, a)]).T
+            edges = np.array([a, a])
+        else:
+            edges = _spaced(a, b, _W_WIDTH) if math.log(b / a) > _W_WIDTH * (1 + 1e-9) else \
+                np.array([a, log_mid(a, b), b])
+            lo, hi, _ = np.array([self._nodes.cell(self.t, self.t, u, v) for u, v in zip(edges[:-1], edges[1:])]).T
+        if self.sense == "max":  # the nodes' values are oriented: smaller is better
+            lo, hi = -hi, -lo
+        return edges, lo, hi, np.ones(lo.size, dtype=bool)
 
 
 def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progress_bar, t0):

@@ -331,21 +331,25 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None, span
 def residual_criterion(name, n, r_lo, r_hi, ball, ld_i, l_tr):
     """LOOCV or GCV (``name``) enclosed from :math:`\\rho^*` in the box ``[r_lo, r_hi]`` (n,) plus
     the 2-norm ball of radius ``ball``, :math:`\\lambda d_i` in ``ld_i`` and :math:`\\lambda T` in
-    ``l_tr`` (``(low, high)`` pairs)."""
+    ``l_tr`` (``(low, high)`` pairs).  Row by row for arrays of shape (m, n) (``l_tr``'s of
+    shape (m,)): then the ``(low, high)`` arrays of shape (m,)."""
+    rows = np.ndim(r_lo) == 2
+    r_lo, r_hi = np.atleast_2d(r_lo), np.atleast_2d(r_hi)
     big = np.maximum(r_lo * r_lo, r_hi * r_hi)
     near = np.maximum(np.maximum(r_lo, -r_hi), 0.0) ** 2
     if name == "loocv":
-        if not np.all(ld_i[0] > 0):
-            return 0.0, np.inf
-        w_lo, w_hi = 1.0 / ld_i[1], 1.0 / ld_i[0]
-        top = math.sqrt(float(np.sum(w_hi * w_hi * big))) + float(w_hi.max()) * ball
-        bottom = max(math.sqrt(float(np.sum(w_lo * w_lo * near))) - float(w_hi.max()) * ball, 0.0)
+        d_lo, d_hi = np.atleast_2d(ld_i[0]), np.atleast_2d(ld_i[1])
+        usable = np.all(d_lo > 0, axis=1)
+        w_lo, w_hi = 1.0 / d_hi, 1.0 / np.where(d_lo > 0, d_lo, 1.0)
+        top = np.sqrt(np.sum(w_hi * w_hi * big, axis=1)) + w_hi.max(axis=1) * ball
+        bottom = np.maximum(np.sqrt(np.sum(w_lo * w_lo * near, axis=1)) - w_hi.max(axis=1) * ball, 0.0)
         low, high = bottom * bottom / n, top * top / n
     else:  # gcv
-        if not l_tr[0] > 0:
-            return 0.0, np.inf
-        top = math.sqrt(float(np.sum(big))) + ball
-        bottom = max(math.sqrt(float(np.sum(near))) - ball, 0.0)
-        low, high = n * bottom * bottom / l_tr[1] ** 2, n * top * top / l_tr[0] ** 2
+        t_lo, t_hi = np.atleast_1d(l_tr[0]).astype(float), np.atleast_1d(l_tr[1]).astype(float)
+        usable = t_lo > 0
+        top = np.sqrt(np.sum(big, axis=1)) + ball
+        bottom = np.maximum(np.sqrt(np.sum(near, axis=1)) - ball, 0.0)
+        low, high = n * bottom * bottom / t_hi**2, n * top * top / np.where(usable, t_lo, 1.0) ** 2
     pad = PAD + fp_margin(n, 1.0)  # the n-term sums of squares
-    return low * (1.0 - pad), high * (1.0 + pad)
+    low, high = np.where(usable, low * (1.0 - pad), 0.0), np.where(usable, high * (1.0 + pad), np.inf)
+    return (low, high) if rows else (float(low[0]), float(high[0]))
