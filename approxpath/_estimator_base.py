@@ -15,7 +15,7 @@ from .registry import get_problem
 from .selection import validation_curve
 from .validate import positive_range
 
-__all__ = ["EPS_FLOOR", "SPARSE", "T_RANGE", "KernelPathBase", "dense"]
+__all__ = ["EPS_FLOOR", "SPARSE", "T_RANGE", "KernelPathBase", "dense", "loss_tol"]
 
 # Default bandwidth range: from gamma / 2^6 to gamma * 2^3 around scikit-learn's
 # gamma="scale" = 1 / (n_features * X.var()).  The exact solves crowd at large t (narrow
@@ -27,6 +27,14 @@ T_RANGE = (2.0**-6, 2.0**3)
 EPS_FLOOR = 1e-6
 # Sparse formats accepted (and densified: the kernel exp(-tD) is dense whatever X is).
 SPARSE = ("csr", "csc", "coo")
+
+
+def loss_tol(y, criterion):
+    """Default ``delta`` of a selection by a regression loss: 1 % of what predicting the mean
+    costs, the targets' variance (``mse`` and the squared-error criteria) or standard deviation
+    (``mae``); :data:`EPS_FLOOR` for constant targets."""
+    spread = float(np.std(y)) if criterion == "mae" else float(np.var(y))
+    return 0.01 * spread if spread > 0 else EPS_FLOOR
 
 
 def dense(X):
@@ -115,13 +123,12 @@ class KernelPathBase(BaseEstimator):
     def _fit(self, X, y, X_val, y_val, name, options, stratify=None):
         workers, progress = self._check_run_params()
         if self.cv is not None:
-            return self._fit_cv(X, y, X_val, y_val, name, options, workers, progress)
+            return self._fit_certified(X, y, X_val, y_val, name, options, workers, progress)
         X_tr, y_tr, X_va, y_va = self._split(X, y, X_val, y_val, stratify)
         self._check_training_targets(y_tr)
         problem = get_problem(name)(X_tr, y_tr, **options)
         self.t_range_ = self._t_range(X_tr)
-        null = problem.null_objective()
-        self.eps_ = float(self.eps) * null if null > 0 else EPS_FLOOR
+        self.eps_ = self._eps(problem)
         self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
                                       progress=progress)
         curve = validation_curve(self.path_, X_va, y_va, criterion=self._criterion(), selection=self.selection,
@@ -132,10 +139,10 @@ class KernelPathBase(BaseEstimator):
         self.best_gap_bound_ = curve.best_gap_bound
         return self
 
-    def _fit_cv(self, X, y, X_val, y_val, name, options, workers, progress):
-        """``cv=``: the bandwidth with a certified cross-validation loss (within ``selection_.delta``
-        of the best over ``t_range_``, :func:`approxpath.selection.select`), then the path refitted
-        on all of ``X, y``."""
+    def _fit_certified(self, X, y, X_val, y_val, name, options, workers, progress):
+        """``cv=`` (or a closed-form criterion, ``cv=None``): the bandwidth with a certified
+        criterion (within ``selection_.delta`` of the best over ``t_range_``,
+        :func:`approxpath.selection.select`), then the model there on all of ``X, y``."""
         from .selection import DEFAULT_EPS, select
 
         if X_val is not None or y_val is not None:
@@ -143,19 +150,49 @@ class KernelPathBase(BaseEstimator):
         self._check_training_targets(y)
         problem = get_problem(name)(X, y, **options)
         self.t_range_ = self._t_range(X)
-        null = problem.null_objective()
-        self.eps_ = float(self.eps) * null if null > 0 else EPS_FLOOR
-        tol = self.cv_tol if self.cv_tol is not None else self._default_cv_tol(y)
+        null, eps = problem.null_objective(), self._eps(problem)
         # the folds' first paths at DEFAULT_EPS of the zero model's objective at most: enclosures
         # from larger gaps decide little (the search refines where it matters)
-        first = min(self.eps_, DEFAULT_EPS * null) if null > 0 else self.eps_
+        first = min(eps, DEFAULT_EPS * null) if null > 0 else eps
         self.selection_ = select(problem, self._criterion(), cv=self.cv, eps=first, interval=self.t_range_,
-                                 tol=tol, strict=False, workers=workers, progress=progress)
+                                 tol=self._tol(y), strict=False, workers=workers, progress=progress)
+        self._finish_choice(problem, workers, progress)
+        return self
+
+    def _choose_both(self, X, y, name, options, weight, weights, criterion, cv):
+        """The bandwidth and the weight ``weight`` (``c``, ``lam``) chosen together over
+        ``t_range_`` x ``weights`` (:func:`approxpath.select_surface`), then the model at the
+        choice on all of ``X, y`` (``path_``: at the chosen weight).  Returns the weight."""
+        from .surface import select_surface
+
+        workers, progress = self._check_run_params()
+        problem = get_problem(name)(X, y, **options, **{weight: weights[0]})
+        self.t_range_ = self._t_range(X)
+        self.selection_ = select_surface(problem, criterion, cv=cv, bandwidths=self.t_range_, weights=weights,
+                                         tol=self._tol(y), strict=False, progress=progress)
+        chosen = self.selection_.w
+        self._finish_choice(get_problem(name)(X, y, **options, **{weight: chosen}), workers, progress)
+        return chosen
+
+    def _eps(self, problem):
+        """``eps`` (a fraction of the zero model's objective) in the problem's units."""
+        null = problem.null_objective()
+        return float(self.eps) * null if null > 0 else EPS_FLOOR
+
+    def _finish_choice(self, problem, workers, progress):
+        """After a certified choice (``selection_``): ``best_t_``, ``best_loss_`` (the middle of
+        the enclosure; its negative for a criterion maximized, as the log marginal likelihood),
+        ``eps_`` and the model at ``best_t_`` on ``problem`` (all of the data)."""
         self.best_t_ = self.selection_.t
-        self.best_loss_ = 0.5 * (self.selection_.value[0] + self.selection_.value[1])
+        middle = 0.5 * (self.selection_.value[0] + self.selection_.value[1])
+        self.best_loss_ = -middle if self.selection_.sense == "max" else middle
+        self.eps_ = self._eps(problem)
         self._defer_path(problem, workers, progress)
         self.validation_curve_ = None
-        return self
+
+    def _tol(self, y):
+        """The ``delta`` a certified selection is to reach."""
+        return self.cv_tol if self.cv_tol is not None else self._default_cv_tol(y)
 
     def _t_range(self, X_tr):
         if self.t_range is None:

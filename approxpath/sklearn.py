@@ -25,11 +25,11 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
-from ._estimator_base import EPS_FLOOR, SPARSE, KernelPathBase, dense
-from .registry import get_problem
+from ._estimator_base import SPARSE, KernelPathBase, dense, loss_tol
+from ._ridge_estimator import KernelPathRidge
 from .validate import positive_range
 
-__all__ = ["KernelPathSVC", "KernelPathRegressor"]
+__all__ = ["KernelPathSVC", "KernelPathRegressor", "KernelPathRidge"]
 
 class KernelPathSVC(ClassifierMixin, KernelPathBase):
     """Binary hinge-loss SVM with a Gaussian kernel, fitted along a certified bandwidth path.
@@ -180,26 +180,11 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         return self._fit(X, yy, X_val, y_val, "kernel_svm", dict(c=self.C, bias=self.bias), stratify=yy)
 
     def _fit_both(self, X, y, X_val, y_val):
-        """``C=None``: C and the bandwidth chosen together by ``cv`` (:func:`approxpath.select_surface`),
-        then the model at the chosen (t, C) on all of ``X, y`` (``path_``: at the chosen C)."""
-        from .surface import select_surface
-
+        """``C=None``: C and the bandwidth chosen together by ``cv``."""
         if self.cv is None or X_val is not None or y_val is not None:
             raise ValueError("C=None chooses C and the bandwidth by cross-validation: pass cv (and no X_val, y_val)")
-        lo, hi = positive_range("C_range", self.C_range, "C=None needs C_range=(lo, hi) of positive numbers")
-        workers, progress = self._check_run_params()
-        problem = get_problem("kernel_svm")(X, y, c=lo, bias=self.bias)
-        self.t_range_ = self._t_range(X)
-        tol = self.cv_tol if self.cv_tol is not None else self._default_cv_tol(y)
-        self.selection_ = select_surface(problem, "error", cv=self.cv, bandwidths=self.t_range_, weights=(lo, hi),
-                                         tol=tol, strict=False, progress=progress)
-        self.best_t_, self.best_C_ = self.selection_.t, self.selection_.w
-        self.best_loss_ = 0.5 * (self.selection_.value[0] + self.selection_.value[1])
-        problem = get_problem("kernel_svm")(X, y, c=self.best_C_, bias=self.bias)
-        null = problem.null_objective()
-        self.eps_ = float(self.eps) * null if null > 0 else EPS_FLOOR
-        self._defer_path(problem, workers, progress)
-        self.validation_curve_ = None
+        weights = positive_range("C_range", self.C_range, "C=None needs C_range=(lo, hi) of positive numbers")
+        self.best_C_ = self._choose_both(X, y, "kernel_svm", dict(bias=self.bias), "c", weights, "error", self.cv)
         return self
 
     def decision_function(self, X, t=None):
@@ -286,8 +271,7 @@ class KernelPathRegressor(RegressorMixin, KernelPathBase):
         return self.criterion
 
     def _default_cv_tol(self, y):
-        spread = float(np.var(y)) if self.criterion == "mse" else float(np.std(y))
-        return 0.01 * spread if spread > 0 else EPS_FLOOR  # 1 % of what predicting the mean costs
+        return loss_tol(y, self.criterion)
 
     def fit(self, X, y, X_val=None, y_val=None):
         """Compute the certified path on the training data and select the bandwidth.

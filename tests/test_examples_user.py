@@ -18,6 +18,7 @@ def test_sklearn_select_bandwidth(tmp_path, capsys):
     assert main(["--plot", str(png)]) == 0
     text = capsys.readouterr().out
     assert text.count("certified: True") == 2 and "test accuracy" in text and png.stat().st_size > 20_000
+    assert "KernelPathRidge(lam=None): loocv" in text and "no point of the box is better by more than" in text
 
 
 def test_kernel_ridge_loocv_example(tmp_path, capsys):

@@ -11,16 +11,17 @@ from sklearn.utils.estimator_checks import estimator_checks_generator
 
 import approxpath
 from approxpath.data import make_classification, make_sinc
-from approxpath.sklearn import KernelPathRegressor, KernelPathSVC
+from approxpath.sklearn import KernelPathRegressor, KernelPathRidge, KernelPathSVC
 
 #: Checks that cannot apply, with the reason: none, every check of scikit-learn passes.
 EXPECTED_FAILED_CHECKS = {}
 def _estimator_checks():
-    """Every check of scikit-learn on the three estimators with their defaults; robust_l1's
-    (its LP solves are the slowest: ~2 min in all) run with ``-m slow``.  The two regressors
-    share every line of estimator code, only their problem differs."""
+    """Every check of scikit-learn on the four estimators with their defaults; robust_l1's
+    (its LP solves are the slowest: ~2 min in all) run with ``-m slow``.  The two
+    KernelPathRegressors share every line of estimator code, only their problem differs."""
     cases = []
-    for est in (KernelPathSVC(), KernelPathRegressor(loss="klasso"), KernelPathRegressor(loss="robust_l1")):
+    for est in (KernelPathSVC(), KernelPathRegressor(loss="klasso"), KernelPathRegressor(loss="robust_l1"),
+                KernelPathRidge()):
         slow = getattr(est, "loss", None) == "robust_l1"
         for estimator, check in estimator_checks_generator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS,
                                                            mark="xfail"):

@@ -1,0 +1,160 @@
+"""Kernel ridge regression whose bandwidth (and, when asked, lambda) is chosen with a certificate by
+leave-one-out CV, generalized CV or the marginal likelihood in closed form, or by a validation
+loss (the ``sklearn`` extra; public as :class:`approxpath.sklearn.KernelPathRidge`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils.validation import validate_data
+
+from ._estimator_base import SPARSE, KernelPathBase, dense, loss_tol
+from .validate import positive_range
+
+__all__ = ["KernelPathRidge"]
+
+#: Criteria of the exact optimum in closed form: no validation data, no path.
+_CLOSED = ("loocv", "gcv", "lml")
+#: Validation losses (a split off part, or ``cv`` folds), as :class:`KernelPathRegressor`'s.
+_LOSSES = ("mae", "mse")
+# Default delta of the log marginal likelihood, in nats: a likelihood ratio of e = 2.7, below the
+# 3.2 that Jeffreys' scale of evidence calls substantial.
+_LML_TOL = 1.0
+
+
+class KernelPathRidge(RegressorMixin, KernelPathBase):
+    """Kernel ridge regression with a Gaussian kernel, its bandwidth (and λ) chosen with a proof.
+
+    .. math::
+
+        \\min_c\\; \\lambda\\, c^\\top K_t c + \\lVert K_t c - y \\rVert_2^2,
+        \\qquad K_t = \\exp(-tD),\\quad f(x) = \\textstyle\\sum_j c_j k_t(x_j, x)
+
+    (problem ``kernel_ridge``; the model of scikit-learn's ``KernelRidge(kernel="rbf",
+    gamma=t, alpha=lam)``, without an intercept: center ``y`` whose mean is far from 0).
+    ``criterion="loocv"`` (the default), ``"gcv"`` or ``"lml"`` is a function of the exact
+    optimum in closed form: the bandwidth is certified within ``selection_.delta`` of the best of
+    the whole of ``t_range`` from exact optima alone, with no validation split and no path
+    (:func:`approxpath.selection.select`); ``lam=None`` chooses λ over ``lam_range`` with it, the
+    pair certified over the whole box (:func:`approxpath.select_surface`).  ``"mae"`` and
+    ``"mse"`` are validation losses, as in :class:`KernelPathRegressor` (at a given λ: over both
+    parameters their certified surfaces cost thousands of exact solves).
+
+    Parameters
+    ----------
+    lam : float or None, default 0.1
+        :math:`\\lambda`; None: chosen with the bandwidth over ``lam_range`` (``best_lam_``).
+    criterion : {"loocv", "gcv", "lml", "mae", "mse"}, default "loocv"
+        Leave-one-out CV's mean squared error, generalized CV's, the log marginal likelihood
+        :math:`-\\tfrac12 y^\\top \\tilde K^{-1} y - \\tfrac12 \\log\\det \\tilde K - \\tfrac n2 \\log 2\\pi`
+        of the Gaussian process with covariance :math:`\\tilde K = K_t + \\lambda I`
+        (maximized), or a validation loss.
+    lam_range : (float, float), optional
+        With ``lam=None``: the range of λ (required).
+    tol : float, optional
+        The ``delta`` to reach: default 1 % of the targets' variance (``loocv``, ``gcv``,
+        ``mse``) or standard deviation (``mae``), 1 nat for ``lml``.
+    eps : float, default 0.05
+        Admissible suboptimality of the path (``path_``), as a fraction of the zero model's
+        objective ``sum(y**2)``; ``eps_`` is the absolute value.
+    t_range : (float, float), optional
+        As in :class:`KernelPathSVC`.
+    selection, n_grid, validation_fraction, random_state, cv, n_jobs, progress
+        As in :class:`KernelPathRegressor`, for ``mae`` and ``mse`` (``cv`` with a closed-form
+        criterion is refused: it needs no folds).
+
+    Attributes
+    ----------
+    best_t_, best_lam_ : float
+        The choice (``best_lam_`` is ``lam`` unless ``lam=None``).
+    best_loss_ : float
+        The middle of the criterion's enclosure at the choice; for ``lml`` its negative (the
+        negative log marginal likelihood, a loss).
+    selection_ : approxpath.selection.Selection or approxpath.SurfaceSelection
+        The choice, its enclosure and ``delta`` (None after a validation split).
+    path_ : approxpath.Path
+        The certified path over ``t_range_`` at ``best_lam_`` on all of the data (on the training
+        part after a validation split); after a certified choice it is computed at its first read
+        and the model at ``best_t_`` is one exact solve.
+    best_gap_bound_, validation_curve_, eps_, t_range_, n_features_in_
+        As in :class:`KernelPathRegressor`.
+
+    Examples
+    --------
+    >>> from approxpath.data import make_sinc
+    >>> from approxpath.sklearn import KernelPathRidge
+    >>> X, y = make_sinc(n=60, seed=0)
+    >>> ridge = KernelPathRidge(criterion="loocv").fit(X, y)
+    >>> ridge.selection_.delta <= ridge.selection_.tol
+    True
+    """
+
+    def __init__(self, lam=0.1, criterion="loocv", lam_range=None, tol=None, eps=0.05, t_range=None,
+                 selection="pieces", n_grid=100, validation_fraction=0.25, random_state=None, cv=None, n_jobs=None,
+                 progress=False):
+        self.lam = lam
+        self.criterion = criterion
+        self.lam_range = lam_range
+        self.tol = tol
+        self.eps = eps
+        self.t_range = t_range
+        self.selection = selection
+        self.n_grid = n_grid
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.cv = cv
+        self.n_jobs = n_jobs
+        self.progress = progress
+
+    def _criterion(self):
+        return self.criterion
+
+    def _tol(self, y):
+        if self.tol is not None:
+            return self.tol  # checked by the selection
+        return _LML_TOL if self.criterion == "lml" else loss_tol(y, self.criterion)
+
+    def fit(self, X, y, X_val=None, y_val=None):
+        """Choose the bandwidth (and λ with ``lam=None``) and fit the model there.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        X_val, y_val : array-like, optional
+            Validation data for ``mae`` and ``mse`` without ``cv``.
+
+        Returns
+        -------
+        self
+        """
+        if self.criterion not in _CLOSED + _LOSSES:
+            raise ValueError(f"unknown criterion {self.criterion!r}; choose one of {', '.join(_CLOSED + _LOSSES)}")
+        closed = self.criterion in _CLOSED
+        if closed and (self.cv is not None or X_val is not None or y_val is not None):
+            raise ValueError(f"criterion={self.criterion!r} needs no validation data: drop cv, X_val and y_val "
+                             "(or choose 'mae' or 'mse')")
+        self._check_params()
+        X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True, accept_sparse=SPARSE)
+        X, y = dense(X), np.asarray(y, dtype=float)
+        if self.lam is None:
+            if not closed:
+                raise ValueError(f"lam=None chooses lam with a closed-form criterion ({', '.join(_CLOSED)}); "
+                                 f"with {self.criterion!r} pass a lam")
+            weights = positive_range("lam_range", self.lam_range, "lam=None needs lam_range=(lo, hi) of positive numbers")
+            self.best_lam_ = self._choose_both(X, y, "kernel_ridge", {}, "lam", weights, self.criterion, None)
+            return self
+        if not (isinstance(self.lam, (int, float, np.floating)) and np.isfinite(self.lam) and self.lam > 0):
+            raise ValueError(f"lam must be a positive number or None; got {self.lam!r}")
+        self.best_lam_ = float(self.lam)
+        if closed:
+            workers, progress = self._check_run_params()
+            return self._fit_certified(X, y, None, None, "kernel_ridge", dict(lam=self.best_lam_), workers, progress)
+        self._fit(X, y, X_val, y_val, "kernel_ridge", dict(lam=self.best_lam_))
+        if self.cv is None:
+            self.selection_ = None
+        return self
+
+    def predict(self, X, t=None):
+        """Predictions of the model at ``t`` (default ``best_t_``), shape (n_samples,)."""
+        return self._decision(X, t)

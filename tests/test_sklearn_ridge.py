@@ -1,0 +1,94 @@
+"""KernelPathRidge: certified choices of the bandwidth (and lambda) against dense numpy criteria on
+grids, its model against scikit-learn's KernelRidge, and its one-line refusals."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+
+from sklearn.kernel_ridge import KernelRidge
+
+from approxpath.data import make_sinc
+from approxpath.sklearn import KernelPathRidge
+from ridge_helpers import dense_criteria
+
+T_RANGE = (2.0**-3, 2.0**3)
+
+
+@pytest.fixture(scope="module")
+def sinc():
+    return make_sinc(n=40, noise=0.2, seed=5)
+
+
+def _fit(X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the choice may lie at a side: warned, tested elsewhere
+        return KernelPathRidge(t_range=T_RANGE, **kw).fit(X, y)
+
+
+@pytest.mark.parametrize("criterion", ["loocv", "gcv", "lml"])
+def test_bandwidth_choice_is_within_delta_of_a_dense_grid(sinc, criterion):
+    X, y = sinc
+    ridge = _fit(X, y, criterion=criterion, lam=0.05)
+    s = ridge.selection_
+    sign = 1.0 if s.sense == "min" else -1.0
+    at_choice = dense_criteria(X, y, ridge.best_t_, 0.05)[criterion]
+    lo, hi = s.value
+    assert lo - 1e-9 * abs(lo) <= at_choice <= hi + 1e-9 * abs(hi)
+    grid = [sign * dense_criteria(X, y, t, 0.05)[criterion] for t in np.geomspace(*T_RANGE, 41)]
+    assert sign * at_choice <= min(grid) + s.delta + 1e-9
+    assert s.delta <= s.tol and ridge.best_lam_ == 0.05
+    assert ridge.best_loss_ == pytest.approx(sign * 0.5 * (lo + hi))
+
+
+@pytest.mark.parametrize("criterion", ["loocv", "lml"])
+def test_lam_none_chooses_both_within_delta_of_a_dense_box(sinc, criterion):
+    X, y = sinc
+    ridge = _fit(X, y, criterion=criterion, lam=None, lam_range=(1e-3, 1.0),
+                 tol=0.002 if criterion == "loocv" else 0.5)
+    s = ridge.selection_
+    assert 1e-3 <= ridge.best_lam_ <= 1.0 and T_RANGE[0] <= ridge.best_t_ <= T_RANGE[1]
+    sign = 1.0 if s.sense == "min" else -1.0
+    at_choice = dense_criteria(X, y, ridge.best_t_, ridge.best_lam_)[criterion]
+    assert s.value[0] - 1e-9 * abs(s.value[0]) <= at_choice <= s.value[1] + 1e-9 * abs(s.value[1])
+    box = [sign * dense_criteria(X, y, t, lam)[criterion]
+           for t in np.geomspace(*T_RANGE, 13) for lam in np.geomspace(1e-3, 1.0, 10)]
+    assert sign * at_choice <= min(box) + s.delta + 1e-9
+    # the model is one exact solve at the choice; path_ is at the chosen lambda, on every t
+    assert ridge.path_.problem.options()["lam"] == ridge.best_lam_ and ridge.path_.certified
+
+
+def test_model_is_scikit_learns_kernel_ridge_at_the_choice(sinc):
+    X, y = sinc
+    ridge = _fit(X, y, lam=None, lam_range=(1e-2, 1.0), tol=0.005)
+    ref = KernelRidge(kernel="rbf", gamma=ridge.best_t_, alpha=ridge.best_lam_).fit(X, y)
+    X_new = np.linspace(-3, 3, 17)[:, None]
+    np.testing.assert_allclose(ridge.predict(X_new), ref.predict(X_new), rtol=1e-6, atol=1e-8)
+    assert ridge.best_gap_bound_ <= 1e-6 * float(y @ y)
+
+
+def test_validation_losses_at_a_given_lam(sinc):
+    X, y = sinc
+    split = _fit(X, y, criterion="mse", random_state=0)
+    assert split.selection_ is None and split.validation_curve_.best_t == split.best_t_
+    folds = _fit(X, y, criterion="mae", cv=3)
+    assert folds.selection_.criterion == "mae" and folds.selection_.delta <= folds.selection_.tol
+
+
+@pytest.mark.parametrize("kw, fit_kw, message", [
+    (dict(criterion="loocv", cv=3), {}, "needs no validation data"),
+    (dict(criterion="lml"), "val", "needs no validation data"),
+    (dict(criterion="mse", lam=None, lam_range=(0.1, 1)), {}, "closed-form criterion"),
+    (dict(lam=None), {}, "lam_range"),
+    (dict(lam=None, lam_range=(1, 0.1)), {}, "0 < lo < hi"),
+    (dict(lam=-1.0), {}, "lam must be a positive number"),
+    (dict(criterion="r2"), {}, "unknown criterion 'r2'"),
+    (dict(tol=0.0), {}, "tol"),
+])
+def test_bad_settings_are_refused_in_one_line(sinc, kw, fit_kw, message):
+    X, y = sinc
+    extra = dict(X_val=X[:5], y_val=y[:5]) if fit_kw == "val" else {}
+    with pytest.raises(ValueError, match=message):
+        KernelPathRidge(**kw).fit(X, y, **extra)
