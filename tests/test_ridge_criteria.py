@@ -297,6 +297,18 @@ def test_lambda_is_chosen_with_no_path_within_delta_of_a_dense_grid(name, tol):
     assert sign * at <= min(grid) + s.delta + 1e-12 and s.delta <= tol
 
 
+def test_lambda_alone_on_a_precomputed_kernel():
+    """The no-path choice over lambda rebuilds the problem over the bandwidth from its options: a
+    precomputed D gives the Gaussian kernel's choice (the dense reference from X)."""
+    X, y = make_sinc(n=30, noise=0.2, seed=2)
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    over_lam = approxpath.get_problem("kernel_ridge")(D, y, bandwidth=0.7, parameter="lam", kernel="precomputed")
+    s = select(over_lam, "gcv", interval=(1e-3, 1.0), tol=1e-3)
+    at = dense_criteria(X, y, 0.7, s.t)["gcv"]
+    assert s.value[0] - 1e-9 <= at <= s.value[1] + 1e-9
+    assert at <= min(dense_criteria(X, y, 0.7, lam)["gcv"] for lam in np.geomspace(1e-3, 1.0, 100)) + s.delta
+
+
 def test_a_wide_end_cell_is_refined_before_the_edge_warning():
     """sinc n = 200: LOOCV is 0.050 at t = 32 against about 0.034 near t = 0.57, but the last of
     the first cells, [22.6, 32], encloses it loosely: select refines that cell before it warns,
