@@ -18,7 +18,9 @@ the repetitions interleaved (the machine is shared: read the ratios):
   ``git archive <commit> | tar -x -C DIR && ln -s ../problems DIR/approxpath/problems``).
 
 ``--fixed-t T``: λ alone at the bandwidth T (30 λ; ``approxpath select kernel_ridge --parameter lam
---bandwidth T --range 1e-3 1``; the check: 2,000 λ from one eigendecomposition).
+--bandwidth T --range 1e-3 1``; the check: 2,000 λ from one eigendecomposition).  There the
+criterion ``cv-mse`` is the pooled 5-fold mean squared error (scikit-learn's ``KFold(5)``, the
+command line's ``--cv 5 --criterion mse``): the grids factorize (or decompose) each fold's kernel.
 
 Each row: wall and CPU seconds (the child's user + system time), peak resident memory, the
 chosen (t, λ), delta, and the exact criterion at the choice, computed here afterwards, and the
@@ -87,6 +89,27 @@ def _eigen(X, y, t, lams, criterion):
     return out
 
 
+def _folds_mse(X, y, t, lams, method):
+    """The pooled 5-fold MSE at ``t`` for every λ of ``lams`` (a Cholesky factor per fold and λ,
+    or one eigendecomposition per fold)."""
+    import scipy.linalg
+    from sklearn.model_selection import KFold
+
+    out = np.zeros(len(lams))
+    for train, test in KFold(5).split(X):
+        K, K_new = _kernel(X[train], t), np.exp(-t * (X[test] - X[train].T) ** 2)  # (sinc: one feature)
+        if method == "eigen":
+            mu, V = np.linalg.eigh(K)
+            Vy, KV = V.T @ y[train], K_new @ V
+        for j, lam in enumerate(lams):
+            if method == "eigen":
+                pred = KV @ (Vy / (np.maximum(mu, 0.0) + lam))
+            else:
+                pred = K_new @ scipy.linalg.cho_solve(scipy.linalg.cho_factor(K + lam * np.eye(len(train))), y[train])
+            out[j] += np.sum((y[test] - pred) ** 2)
+    return out / len(y)
+
+
 def _child(spec):
     from threadpoolctl import threadpool_limits
 
@@ -96,7 +119,9 @@ def _child(spec):
     ts, ws = (np.array([fixed]), np.geomspace(*W_RANGE, 30)) if fixed else (np.geomspace(*T_RANGE, 30),
                                                                              np.geomspace(*W_RANGE, 10))
     with threadpool_limits(1, user_api="blas"):
-        if spec["method"] == "cholesky":
+        if crit == "cv-mse" and spec["method"] != "approxpath":
+            values = _folds_mse(X, y, fixed, ws, spec["method"])[:, None]
+        elif spec["method"] == "cholesky":
             values = np.array([[_cholesky(X, y, t, w, crit) for t in ts] for w in ws])
         elif spec["method"] == "eigen":
             values = np.array([_eigen(X, y, t, ws, crit) for t in ts]).T
@@ -110,7 +135,8 @@ def _child(spec):
             over = (["--parameter", "lam", "--bandwidth", str(fixed), "--range", *map(str, W_RANGE)] if fixed else
                     ["--over", "lam,bandwidth", "--weights", *map(str, W_RANGE), "--range", *map(str, T_RANGE)])
             with redirect_stdout(out):
-                main(["select", "kernel_ridge", "--data", spec["csv"], "--format", "csv", "--criterion", crit, *over,
+                crit = ["--criterion", "mse", "--cv", "5"] if crit == "cv-mse" else ["--criterion", crit]
+                main(["select", "kernel_ridge", "--data", spec["csv"], "--format", "csv", *crit, *over,
                       "--tol", str(spec["tol"]), "--max-solves", "20000", "--json"])
             got = json.loads(out.getvalue().strip().splitlines()[-1])
             t, w = (fixed, got["t"]) if fixed else (got["t"], got["w"])
@@ -173,8 +199,12 @@ def main():
                     if m.endswith("before"):
                         spec["source"] = str(Path(args.before).resolve())
                     runs[m].append(_run(spec, args.timeout))
-            dense = np.array([_eigen(X, y, args.fixed_t, np.geomspace(*W_RANGE, 2000), crit)]) if args.fixed_t else \
-                np.array([_eigen(X, y, t, np.geomspace(*W_RANGE, 60), crit) for t in np.geomspace(*T_RANGE, 60)])
+            if crit == "cv-mse":
+                dense = _folds_mse(X, y, args.fixed_t, np.geomspace(*W_RANGE, 2000), "eigen")
+            elif args.fixed_t:
+                dense = np.array([_eigen(X, y, args.fixed_t, np.geomspace(*W_RANGE, 2000), crit)])
+            else:
+                dense = np.array([_eigen(X, y, t, np.geomspace(*W_RANGE, 60), crit) for t in np.geomspace(*T_RANGE, 60)])
             best = dense.max() if crit == "lml" else dense.min()
 
             def med(m, key):
@@ -185,7 +215,8 @@ def main():
                 if last.get("stopped"):
                     print(f"| {crit} | {m} | > {med(m, 'wall'):.1f} (stopped) | | | | | | | | | | | |", flush=True)
                     continue
-                at = _cholesky(X, y, last["t"], last["w"], crit)
+                at = _folds_mse(X, y, last["t"], [last["w"]], "cholesky")[0] if crit == "cv-mse" else \
+                    _cholesky(X, y, last["t"], last["w"], crit)
                 delta = "none" if last["delta"] is None else f"{last['delta']:.4g}"
                 print(f"| {crit} | {m} | {med(m, 'wall'):.1f} | {med(m, 'cpu'):.1f} | "
                       f"{med(m, 'wall') / med('cholesky', 'wall'):.2f} | {med(m, 'wall') / med('eigen', 'wall'):.2f} | "

@@ -297,6 +297,36 @@ def test_lambda_is_chosen_with_no_path_within_delta_of_a_dense_grid(name, tol):
     assert sign * at <= min(grid) + s.delta + 1e-12 and s.delta <= tol
 
 
+def _dense_fold_loss(X, y, folds, t, lam, criterion):
+    """The pooled k-fold loss of the exact optima (numpy solves)."""
+    total = 0.0
+    for train, test in folds:
+        K = gram(X[train], t)
+        c = np.linalg.solve(K + lam * np.eye(len(train)), y[train])
+        K_new = np.exp(-t * ((X[test][:, None, :] - X[train][None, :, :]) ** 2).sum(-1))
+        r = y[test] - K_new @ c
+        total += float(np.sum(r * r if criterion == "mse" else np.abs(r)))
+    return total / len(y)
+
+
+@pytest.mark.parametrize("criterion", ["mse", "mae"])
+def test_lambda_by_kfold_with_no_path_within_delta_of_dense_folds(criterion):
+    """k-fold CV over lambda at a fixed bandwidth: every fold's exact optima at the cells' ends
+    from one spectrum, the held-out predictions enclosed between them; the choice's exact pooled
+    loss lies in its enclosure and no lambda of a dense grid beats it by more than delta."""
+    from sklearn.model_selection import KFold
+
+    X, y = make_sinc(n=45, noise=0.2, seed=6)
+    folds = list(KFold(3, shuffle=True, random_state=0).split(X))
+    over_lam = approxpath.get_problem("kernel_ridge")(X, y, bandwidth=0.8, parameter="lam")
+    s = select(over_lam, criterion, cv=folds, interval=(1e-3, 1.0), tol=2e-3)
+    assert s.kind == "certified" and s.paths == () and "no path" in s.summary() and s.folds == 3
+    at = _dense_fold_loss(X, y, folds, 0.8, s.t, criterion)
+    assert s.value[0] - 1e-9 <= at <= s.value[1] + 1e-9
+    grid = [_dense_fold_loss(X, y, folds, 0.8, lam, criterion) for lam in np.geomspace(1e-3, 1.0, 120)]
+    assert at <= min(grid) + s.delta + 1e-12 and s.delta <= 2e-3
+
+
 def test_lambda_alone_on_a_precomputed_kernel():
     """The no-path choice over lambda rebuilds the problem over the bandwidth from its options: a
     precomputed D gives the Gaussian kernel's choice (the dense reference from X)."""

@@ -107,8 +107,10 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         :data:`DEFAULT_EPS` times the problem's ``null_objective()`` (the zero model's objective).
         Unused where the criterion needs no path: a closed-form criterion over the bandwidth of
         a problem whose bound has ``node_pair``, or over λ of one whose bound has
-        ``box_enclosure`` (kernel ridge's: cells between exact optima, one spectrum at the
-        bandwidth, :class:`~approxpath.surface.nodes.WeightNodes`).
+        ``box_enclosure``, or a validation loss over λ of one whose bound has
+        ``prediction_cell`` (kernel ridge's: cells between exact optima, one spectrum at the
+        bandwidth, :class:`~approxpath.surface.nodes.WeightNodes` and
+        :class:`~approxpath.surface.nodes.WeightFolds`).
     interval : (float, float), optional
         The problem's default if omitted.
     tol : float
@@ -157,10 +159,12 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     else:
         problems, X_vals, y_vals = [problem], None, None
     options = dict(path_options, relative=relative)
-    # a closed-form criterion over the bandwidth whose bound builds pairs from the criterion's own
-    # factorizations needs no path
-    no_path = not validation and (hasattr(bound, "node_pair") and bound.sweep.along_bandwidth
-                                  or hasattr(bound, "box_enclosure") and not bound.sweep.along_bandwidth)
+    # no path where the bound encloses the criterion between exact optima: a closed-form one over
+    # the bandwidth (pairs from the criterion's own factorizations) or over λ, a validation loss over λ
+    if bound.sweep.along_bandwidth:
+        no_path = not validation and hasattr(bound, "node_pair")
+    else:
+        no_path = hasattr(bound, "prediction_cell" if validation else "box_enclosure")
     bar = delta_bar(progress, tol, f"select {problem.name}",
                     "first cells" if no_path else f"first paths ({len(problems)})")
     try:
@@ -178,10 +182,13 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
     seeds = [{} for _ in problems]  # every exact solve of each fold, reused by its refinements
     paths = []
     if no_path:  # (the criterion counts its solves as Tracks)
-        from ..surface.nodes import WeightNodes
+        from ..surface.nodes import WeightFolds, WeightNodes
 
-        over = NodeClosedForm if bound.sweep.along_bandwidth else WeightNodes
-        crit = tracks = over(problem, criterion, closed[criterion])
+        if validation:
+            crit = tracks = WeightFolds(problems, X_vals, y_vals, criterion)
+        else:
+            over = NodeClosedForm if bound.sweep.along_bandwidth else WeightNodes
+            crit = tracks = over(problem, criterion, closed[criterion])
     else:
         paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), seeds, executor, options)
         tracks = Tracks(problems, paths)

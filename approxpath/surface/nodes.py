@@ -24,10 +24,11 @@ from collections import OrderedDict
 import numpy as np
 
 from ..numerics import log_mid
+from ..selection.losses import loss_totals
 from ..selection.nodes import NodeClosedForm
 from .result import SurfaceSelection
 
-__all__ = ["SIDES", "WeightNodes", "at_sides", "select_box"]
+__all__ = ["SIDES", "WeightFolds", "WeightNodes", "at_sides", "select_box"]
 
 # The first exact optima are at most this far apart in log t and in log λ (as over one parameter in
 # t, two cells between optima; sinc n = 1000, LOOCV, λ in [1e-3, 1]: 0.7, 1.0 and 1.4 apart in log λ
@@ -153,9 +154,8 @@ class WeightNodes:
     refined cell is halved at a new optimum."""
 
     def __init__(self, problem, name, sense):
-        options = problem.options()
-        self.t, self.name, self.sense = float(options.pop("bandwidth")), name, sense
-        over_t = type(problem)(problem.X, problem.y, **dict(options, parameter="bandwidth"))
+        self.name, self.sense = name, sense
+        self.t, over_t = _over_bandwidth(problem)
         self._nodes = _Nodes(over_t, name, sense, shared=(self.t,))
 
     @property
@@ -164,16 +164,84 @@ class WeightNodes:
 
     def cover(self, a, b):
         """``(edges, low, high, certified)`` on ``[a, b]`` (a point where ``a == b``)."""
+        edges = _weight_cells(a, b)
         if a == b:
             lo, hi = np.array([self._nodes.point(self.t, a)]).T
-            edges = np.array([a, a])
         else:
-            edges = _spaced(a, b, _W_WIDTH) if math.log(b / a) > _W_WIDTH * (1 + 1e-9) else \
-                np.array([a, log_mid(a, b), b])
             lo, hi, _ = np.array([self._nodes.cell(self.t, self.t, u, v) for u, v in zip(edges[:-1], edges[1:])]).T
         if self.sense == "max":  # the nodes' values are oriented: smaller is better
             lo, hi = -hi, -lo
         return edges, lo, hi, np.ones(lo.size, dtype=bool)
+
+
+class WeightFolds:
+    """A validation loss (``mae``, ``mse``) over the weight λ at one bandwidth, with no path: the
+    one-parameter search's criterion for folds (or a hold-out set) of a problem that sweeps λ
+    and whose bound has ``prediction_cell``.  Each fold's exact optima at the cells' ends come
+    from one spectrum of its kernel (as :class:`WeightNodes`), with their held-out predictions'
+    enclosures (``bound.prediction_node``); between them the bound encloses the predictions
+    over λ (``bound.prediction_cell``), and the losses are pooled over every held-out point."""
+
+    sense = "min"
+
+    def __init__(self, problems, X_vals, y_vals, criterion):
+        self.criterion = criterion
+        self._folds = []
+        for problem, X_val, y_val in zip(problems, X_vals, y_vals):
+            t, over_t = _over_bandwidth(problem)
+            self._folds.append((_Nodes(over_t, "lml", "min", shared=(t,)), t, X_val, np.asarray(y_val, dtype=float)))
+        self._count = sum(y.size for *_, y in self._folds)
+        self._points = {}  # (fold, lambda) -> the bound's PredictionNode
+
+    @property
+    def solves(self):
+        return sum(nodes.solves for nodes, *_ in self._folds)
+
+    def _node(self, k, w):
+        key = (k, float(w))
+        if key not in self._points:
+            nodes, t, X_val, _ = self._folds[k]
+            level = nodes.level(w)
+            level.optimum(t)
+            self._points[key] = level.problem.bound.prediction_node(t, level.cache, X_val)
+        return self._points[key]
+
+    def _pooled(self, enclosures):
+        """The pooled loss's ``(low, high)`` (J,) from each fold's predictions' ``(low, up)`` (m, J)."""
+        totals = [loss_totals(self.criterion, y, low, up) for (*_, y), (low, up) in zip(self._folds, enclosures)]
+        return sum(lo for lo, _ in totals) / self._count, sum(hi for _, hi in totals) / self._count
+
+    def cover(self, a, b):
+        """``(edges, low, high, certified)`` on ``[a, b]`` (a point where ``a == b``)."""
+        edges = _weight_cells(a, b)
+        if a == b:
+            lo, hi = self._pooled([(self._node(k, a).low[:, None], self._node(k, a).up[:, None])
+                                   for k in range(len(self._folds))])
+        else:
+            cells = []
+            for u, v in zip(edges[:-1], edges[1:]):
+                parts = [nodes.level(u).problem.bound.prediction_cell(self._node(k, u), self._node(k, v), t)
+                         for k, (nodes, t, *_) in enumerate(self._folds)]
+                low, high = self._pooled(parts)
+                cells.append((low.min(), high.max()))
+            lo, hi = np.array(cells).T
+        return edges, lo, hi, np.ones(lo.size, dtype=bool)
+
+
+def _over_bandwidth(problem):
+    """``(t, problem over the bandwidth)``: a problem that sweeps λ at the bandwidth t, rebuilt
+    from its options to sweep the bandwidth (at its λ), as the box's cells want it."""
+    options = problem.options()
+    t = float(options.pop("bandwidth"))
+    return t, type(problem)(problem.X, problem.y, **dict(options, parameter="bandwidth"))
+
+
+def _weight_cells(a, b):
+    """The ends of the cells a one-parameter search over λ gets on ``[a, b]``: optima at most
+    _W_WIDTH apart in log λ (the first cover), else the halves (a refined cell), else the point."""
+    if a == b:
+        return np.array([a, a])
+    return _spaced(a, b, _W_WIDTH) if math.log(b / a) > _W_WIDTH * (1 + 1e-9) else np.array([a, log_mid(a, b), b])
 
 
 def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progress_bar, t0):

@@ -34,12 +34,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
+from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, kernel_entry_error
 from approxpath.selection.predictions import sqrt_up
 
 from .criteria import END_LEVEL, interval_facts, lml_bounds, node_pair, optimal_value, residual_box, residual_criterion
 
-__all__ = ["Edge", "edge", "box_enclosure"]
+__all__ = ["Edge", "PredictionNode", "box_enclosure", "edge", "prediction_cell", "prediction_node"]
 
 # Sub-intervals of a cell's [lambda_1, lambda_2] on which the facts are pinched by their monotone
 # parts (:func:`_pinched`): the LOOCV's residual and d_i both grow ~ lambda below the kernel's
@@ -135,6 +135,67 @@ def box_enclosure(bound, first, second):
         * (1.0 + 2 * UNIT_ROUNDOFF)
     low, high = residual_criterion(first.name, n, r_lo, r_hi, ball, d_i, l_tr)
     return float(low.min()), float(high.max())
+
+
+@dataclass(frozen=True)
+class PredictionNode:
+    """The exact optimum at one λ and bandwidth, for held-out predictions: its computed
+    coefficients ``c`` (n,), the RKHS distance ``radius`` within which the exact optimum's
+    function lies of :math:`f_c`, and the enclosures ``low``, ``up`` (m,) of the exact optimum's
+    predictions at the held-out points."""
+
+    lam: float
+    c: np.ndarray
+    radius: float
+    low: np.ndarray
+    up: np.ndarray
+
+
+def prediction_node(bound, tau, cache, X_new, rows=None):
+    """The :class:`PredictionNode` at the bandwidth ``tau`` and ``bound``'s λ, from the optimum
+    ``cache`` holds there (:func:`.criteria.node_pair`), its certified gap and the predictions'
+    enclosure (:mod:`.enclosure`: :math:`f^*` within :math:`\\sqrt{g/(2\\lambda)}` of :math:`f_c` in the RKHS,
+    :math:`a = \\lambda c`)."""
+    from .enclosure import prediction_enclosure
+
+    lam = bound.sweep.weight
+    primal, dual = node_pair(bound, "lml", tau, tau, cache)  # (the level that wants the optimum alone)
+    gap = bound.gap(primal, dual, tau, tau)
+    _, low, up = prediction_enclosure(bound, primal, dual, gap, tau, tau, X_new, rows)
+    radius = sqrt_up(0.5 * gap / lam) * (1.0 + fp_margin(2, 1.0)) if np.isfinite(gap) else np.inf
+    return PredictionNode(lam, np.asarray(primal.c, dtype=float), radius, low[:, 0], up[:, 0])
+
+
+def prediction_cell(bound, first, second, tau):
+    """``(low, up)`` (m, :data:`_PARTS`): the exact optimum's predictions at the held-out points of
+    the :class:`PredictionNode` s ``first`` (at :math:`\\lambda_1`) and ``second`` (at :math:`\\lambda_2 \\ge
+    \\lambda_1`, the same bandwidth ``tau`` and points) for every λ of each of :data:`_PARTS`
+    sub-intervals of :math:`[\\lambda_1, \\lambda_2]`.
+
+    With :math:`c^*(\\lambda) = V\\mathrm{diag}(1/(\\mu + \\lambda))V^\\top y`, the chord of :math:`1/(\\mu + \\lambda)`
+    misses it by at most :math:`s(\\lambda)` times its change across the cell (:func:`_share`), so
+    :math:`c^*(\\lambda) - ((1-\\phi)c^*_1 + \\phi c^*_2)` has the RKHS norm at most :math:`s(\\lambda)\\lVert
+    f^*_2 - f^*_1\\rVert_H \\le s(\\lambda)(\\lVert f_{c_2} - f_{c_1}\\rVert_H + r_1 + r_2)`, and a prediction
+    :math:`\\langle f, k_t(\\cdot, x)\\rangle_H` moves by at most that (:math:`k_t(x, x) = 1`)."""
+    lam1, lam2 = first.lam, second.lam
+    if not lam1 <= lam2:
+        raise ValueError(f"prediction_cell: nodes at lam_1 <= lam_2; got {lam1!r} and {lam2!r}")
+    lam = np.geomspace(lam1, lam2, _PARTS + 1) if lam2 > lam1 else np.array([lam1, lam2])
+    lam[0], lam[-1] = lam1, lam2
+    la, lb = lam[:-1], lam[1:]
+    width = lam2 - lam1
+    phi = np.clip(np.stack([(la - lam1) / width - _PHI_SLACK, (lb - lam1) / width + _PHI_SLACK]), 0.0, 1.0) \
+        if width > 0 else np.zeros((2, 1))
+    ends_lo = (1.0 - phi)[..., None] * first.low + phi[..., None] * second.low  # (2, parts, m)
+    ends_hi = (1.0 - phi)[..., None] * first.up + phi[..., None] * second.up
+    slack = 4 * UNIT_ROUNDOFF * (np.abs(first.low) + np.abs(first.up) + np.abs(second.low) + np.abs(second.up))
+    d = first.c - second.c
+    K = bound.gram(tau)
+    spread = float(np.sum(np.abs(d))) ** 2  # |d|'|K||d| with |K| <= 1, for the roundings
+    norm2 = float(d @ (K @ d)) + (fp_margin(bound.n + 2, 1.0) + kernel_entry_error(bound.entry_terms)) * spread
+    change = (sqrt_up(max(norm2, 0.0)) + first.radius + second.radius) * (1.0 + fp_margin(4, 1.0))
+    move = (_share(la, lb, lam1, lam2) * change)[:, None] * (1.0 + 2 * UNIT_ROUNDOFF)
+    return (ends_lo.min(axis=0) - slack - move).T, (ends_hi.max(axis=0) + slack + move).T
 
 
 def _share(la, lb, lam1, lam2):

@@ -55,6 +55,21 @@ class ClosedFormSelection:
 
         return box_enclosure(self, first, second)
 
+    def prediction_node(self, tau, cache, X_new, rows=None):
+        """:func:`.box.prediction_node`: the exact optimum at ``tau`` and this λ (from ``cache``)
+        with its held-out predictions' enclosures."""
+        from .box import prediction_node
+
+        return prediction_node(self, tau, cache, X_new, rows)
+
+    def prediction_cell(self, first, second, tau):
+        """:func:`.box.prediction_cell`: the held-out predictions between two
+        :meth:`prediction_node` s over λ (with it a validation loss over λ needs no path:
+        :class:`approxpath.surface.nodes.WeightFolds`)."""
+        from .box import prediction_cell
+
+        return prediction_cell(self, first, second, tau)
+
     def node_cells(self, name):
         """Cells between two neighbouring exact optima in a selection by the criterion ``name``
         with no path, their inner ends predicted (:meth:`node_pair`); a cell refined there is
