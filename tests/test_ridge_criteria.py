@@ -327,6 +327,25 @@ def test_lambda_by_kfold_with_no_path_within_delta_of_dense_folds(criterion):
     assert at <= min(grid) + s.delta + 1e-12 and s.delta <= 2e-3
 
 
+@pytest.mark.parametrize("criterion", ["mse", "mae"])
+def test_bandwidth_by_kfold_with_no_path_within_delta_of_dense_folds(criterion):
+    """k-fold CV over the bandwidth at a fixed lambda: every fold's cells between exact optima
+    (pairs moving between them, their gap bounds, the held-out predictions' enclosures); the
+    choice's exact pooled loss lies in its enclosure and no t of a dense grid beats it by more
+    than delta."""
+    from sklearn.model_selection import KFold
+
+    X, y = make_sinc(n=45, noise=0.2, seed=7)
+    folds = list(KFold(3, shuffle=True, random_state=1).split(X))
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=0.05)
+    s = select(problem, criterion, cv=folds, interval=(0.1, 20.0), tol=2e-3)
+    assert s.kind == "certified" and s.paths == () and "no path" in s.summary() and s.folds == 3
+    at = _dense_fold_loss(X, y, folds, s.t, 0.05, criterion)
+    assert s.value[0] - 1e-9 <= at <= s.value[1] + 1e-9
+    grid = [_dense_fold_loss(X, y, folds, t, 0.05, criterion) for t in np.geomspace(0.1, 20.0, 120)]
+    assert at <= min(grid) + s.delta + 1e-12 and s.delta <= 2e-3
+
+
 def test_lambda_alone_on_a_precomputed_kernel():
     """The no-path choice over lambda rebuilds the problem over the bandwidth from its options: a
     precomputed D gives the Gaussian kernel's choice (the dense reference from X)."""

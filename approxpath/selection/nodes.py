@@ -11,8 +11,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..numerics import log_mid
+from .losses import loss_totals
 
-__all__ = ["NodeClosedForm"]
+__all__ = ["BandwidthFolds", "NodeClosedForm"]
 
 # The first exact optima are at most this far apart in log t: 16 cells between them on 2^-3 .. 2^5
 # (kernel ridge's LOOCV at n = 1000: 19 factorizations in the end; from optima 0.25, 0.5 or 0.7
@@ -130,3 +131,54 @@ class NodeClosedForm:
         pair, span = self.pair(u, v)
         gap = bound.gap(*pair, u, v)
         return bound.criterion_enclosure(self.name, *pair, gap, u, v, self.cache, span)
+
+
+class _FoldNodes(NodeClosedForm):
+    """One fold's cells between exact optima over the bandwidth (as :class:`NodeClosedForm`
+    places them, the pairs its bound's ``node_pair`` makes between them), enclosing the fold's
+    total validation loss: its held-out predictions from the pair and its gap bound
+    (``bound.prediction_enclosure``)."""
+
+    def __init__(self, problem, X_val, y_val, criterion):
+        # the pairs of LOOCV's cells (predicted points between optima: the gap limits the
+        # predictions as it limits LOOCV), their optima from the bound's node_optimum where it
+        # has one (no inverse)
+        factor = getattr(problem.bound, "node_optimum", None)
+        super().__init__(problem, "loocv", "min", factor=factor)
+        self.X_val, self.y_val, self.criterion = X_val, np.asarray(y_val, dtype=float), criterion
+
+    def enclose(self, u, v):
+        bound = self.problem.bound
+        pair, _ = self.pair(u, v)
+        gap = bound.gap(*pair, u, v)
+        _, low, up = bound.prediction_enclosure(*pair, gap, u, v, self.X_val)
+        lo, hi = loss_totals(self.criterion, self.y_val, low, up)
+        return float(lo.min()), float(hi.max())
+
+
+class BandwidthFolds:
+    """A validation loss (of folds or a hold-out set) over the bandwidth, with no path: every
+    fold's cells between exact optima (the same cells for every fold, :class:`_FoldNodes`), the
+    totals pooled over every held-out point.  For problems whose bound has ``node_pair`` and
+    ``prediction_enclosure`` (kernel ridge)."""
+
+    sense = "min"
+
+    def __init__(self, problems, X_vals, y_vals, criterion):
+        self._folds = [_FoldNodes(p, X_val, y_val, criterion) for p, X_val, y_val in zip(problems, X_vals, y_vals)]
+        self._count = sum(f.y_val.size for f in self._folds)
+
+    @property
+    def solves(self):
+        return sum(f.solves for f in self._folds)
+
+    def cover(self, a, b):
+        """``(edges, low, high, certified)`` on ``[a, b]``: the folds' totals summed over the
+        cells they share, per held-out point."""
+        covers = [f.cover(a, b) for f in self._folds]
+        edges = covers[0][0]
+        if any(c[0].size != edges.size or np.any(c[0] != edges) for c in covers):
+            raise RuntimeError("internal error: the folds' cells differ")
+        low = sum(c[1] for c in covers) / self._count
+        high = sum(c[2] for c in covers) / self._count
+        return edges, low, high, np.ones(low.size, dtype=bool)

@@ -22,7 +22,7 @@ from ..driver.progress import delta_bar
 from .branch import Search
 from .cover import ClosedForm, Sampled, Tracks, Validation
 from .folds import default_criterion, fold_problems
-from .nodes import NodeClosedForm
+from .nodes import BandwidthFolds, NodeClosedForm
 from .result import Selection
 
 __all__ = ["Selection", "select", "DEFAULT_EPS"]
@@ -162,7 +162,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     # no path where the bound encloses the criterion between exact optima: a closed-form one over
     # the bandwidth (pairs from the criterion's own factorizations) or over λ, a validation loss over λ
     if bound.sweep.along_bandwidth:
-        no_path = not validation and hasattr(bound, "node_pair")
+        no_path = hasattr(bound, "node_pair") and (not validation or hasattr(bound, "prediction_enclosure"))
     else:
         no_path = hasattr(bound, "prediction_cell" if validation else "box_enclosure")
     bar = delta_bar(progress, tol, f"select {problem.name}",
@@ -185,7 +185,8 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         from ..surface.nodes import WeightFolds, WeightNodes
 
         if validation:
-            crit = tracks = WeightFolds(problems, X_vals, y_vals, criterion)
+            over = BandwidthFolds if bound.sweep.along_bandwidth else WeightFolds
+            crit = tracks = over(problems, X_vals, y_vals, criterion)
         else:
             over = NodeClosedForm if bound.sweep.along_bandwidth else WeightNodes
             crit = tracks = over(problem, criterion, closed[criterion])

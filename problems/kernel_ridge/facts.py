@@ -64,17 +64,19 @@ def _frob(M):
     return float(np.sqrt(np.sum(M * M))) * (1.0 + fp_margin(M.size, 1.0))
 
 
-def point_facts(bound, tau, slope=True, inverse=True):
+def point_facts(bound, tau, slope=True, inverse=True, derivative=None):
     """:class:`Facts` of :math:`\\tilde K = K_t + \\lambda I` at the path parameter ``tau``
     (see the module docstring); ``slope`` also encloses :math:`\\tfrac{d}{dt}\\log\\det\\tilde K_t`;
-    without ``inverse`` only :math:`\\log\\det` (the Cholesky factor alone: no inverse, no slope)."""
+    without ``inverse`` only :math:`\\log\\det` and the optimum (the Cholesky factor alone: no
+    inverse, no slope); ``derivative`` (default: ``inverse``) the optimum's derivative along the
+    bandwidth too (two triangular solves)."""
     # one BLAS thread: OpenBLAS's threads on matrices of a few dozen rows spin (dpotri at n = 60:
     # 0.2 s with two threads against 30 us with one)
     with blas_threads(1):
-        return _point_facts(bound, tau, slope and inverse, inverse)
+        return _point_facts(bound, tau, slope and inverse, inverse, inverse if derivative is None else derivative)
 
 
-def _point_facts(bound, tau, slope, inverse):
+def _point_facts(bound, tau, slope, inverse, with_derivative):
     bw, lam = bound.sweep.at(tau)
     n, d = bound.n, bound.entry_terms
     D = bound.kernels.D
@@ -97,13 +99,15 @@ def _point_facts(bound, tau, slope, inverse):
     solution = scipy.linalg.cho_solve(cf, bound.y)
     # (K_t + lam I) c = y differentiated in t, with dK_t/dt = -D o K_t (not with log det alone: the
     # marginal likelihood predicts no optimum, and it costs a fifth of a factorization at n = 1000)
-    derivative = scipy.linalg.cho_solve(cf, (D * K) @ solution) if inverse and bound.sweep.along_bandwidth else None
+    derivative = scipy.linalg.cho_solve(cf, (D * K) @ solution) if with_derivative and bound.sweep.along_bandwidth \
+        else None
     logs = np.log(np.diag(L))
     ld = 2.0 * float(np.sum(logs))
     ld_err = 2.0 * (fp_margin(n, float(np.sum(np.abs(logs)))) + 2 * UNIT_ROUNDOFF * float(np.sum(np.abs(logs))))
     ld_err += math.sqrt(n) * E / (lam - E)
     if not inverse:
-        return dataclasses.replace(_nothing(n), logdet=(ld - ld_err, ld + ld_err), solution=solution)
+        return dataclasses.replace(_nothing(n), logdet=(ld - ld_err, ld + ld_err), solution=solution,
+                                   derivative=derivative)
     if not (slope and bound.sweep.along_bandwidth):
         diagonal = _factor_diagonal(L, lam, E, g)
         return _nothing(n) if diagonal is None else Facts(*diagonal, (ld - ld_err, ld + ld_err), None, solution,

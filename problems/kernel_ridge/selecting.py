@@ -55,6 +55,17 @@ class ClosedFormSelection:
 
         return box_enclosure(self, first, second)
 
+    def node_optimum(self, tau, cache):
+        """Put the exact optimum at ``tau`` and its derivative along the bandwidth into ``cache``
+        (as :meth:`node_pair` reads them), from a Cholesky factor alone: held-out predictions want
+        no inverse (its diagonal is a third of a selection's time).  The diagonal and trace stay
+        unknown there, ``(0, inf)``."""
+        from .criteria import END_LEVEL
+        from .facts import point_facts, remember
+
+        if float(tau) not in cache:
+            remember(cache, tau, point_facts(self, tau, slope=False, inverse=False, derivative=True), END_LEVEL["loocv"])
+
     def prediction_node(self, tau, cache, X_new, rows=None):
         """:func:`.box.prediction_node`: the exact optimum at ``tau`` and this λ (from ``cache``)
         with its held-out predictions' enclosures."""
