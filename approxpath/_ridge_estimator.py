@@ -37,8 +37,9 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
     the whole of ``t_range`` from exact optima alone, with no validation split and no path
     (:func:`approxpath.selection.select`); ``lam=None`` chooses λ over ``lam_range`` with it, the
     pair certified over the whole box (:func:`approxpath.select_surface`).  ``"mae"`` and
-    ``"mse"`` are validation losses, as in :class:`KernelPathRegressor` (at a given λ: over both
-    parameters their certified surfaces cost thousands of exact solves).
+    ``"mse"`` are validation losses, as in :class:`KernelPathRegressor` (with ``cv``, certified
+    between exact optima with no path; at a given λ: over both parameters their certified
+    surfaces cost thousands of exact solves).
 
     Parameters
     ----------

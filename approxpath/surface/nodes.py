@@ -175,7 +175,7 @@ class WeightNodes:
 
 
 class WeightFolds:
-    """A validation loss (``mae``, ``mse``) over the weight λ at one bandwidth, with no path: the
+    """A validation loss (``mse``, ``mae``, ``error``) over the weight λ at one bandwidth, with no path: the
     one-parameter search's criterion for folds (or a hold-out set) of a problem that sweeps λ
     and whose bound has ``prediction_cell``.  Each fold's exact optima at the cells' ends come
     from one spectrum of its kernel (as :class:`WeightNodes`), with their held-out predictions'
@@ -189,6 +189,7 @@ class WeightFolds:
         self._folds = []
         for problem, X_val, y_val in zip(problems, X_vals, y_vals):
             t, over_t = _over_bandwidth(problem)
+            # ("lml": the criterion whose facts at an optimum are the optimum alone, and log det)
             self._folds.append((_Nodes(over_t, "lml", "min", shared=(t,)), t, X_val, np.asarray(y_val, dtype=float)))
         self._count = sum(y.size for *_, y in self._folds)
         self._points = {}  # (fold, lambda) -> the bound's PredictionNode
