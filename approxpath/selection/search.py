@@ -105,12 +105,13 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         ε of the first paths (absolute, or relative with ``relative=True``); refinements use
         absolute values a quarter of the pieces' gap bounds they replace.  Default:
         :data:`DEFAULT_EPS` times the problem's ``null_objective()`` (the zero model's objective).
-        Unused where the criterion needs no path: a closed-form criterion over the bandwidth of
-        a problem whose bound has ``node_pair``, or over λ of one whose bound has
-        ``box_enclosure``, or a validation loss over λ of one whose bound has
-        ``prediction_cell`` (kernel ridge's: cells between exact optima, one spectrum at the
-        bandwidth, :class:`~approxpath.surface.nodes.WeightNodes` and
-        :class:`~approxpath.surface.nodes.WeightFolds`).
+        Unused where the criterion needs no path (kernel ridge's: cells between exact optima):
+        a closed-form criterion over the bandwidth of a problem whose bound has ``node_pair``, or
+        over λ of one whose bound has ``box_enclosure``
+        (:class:`~approxpath.surface.nodes.WeightNodes`: one spectrum at the bandwidth); a
+        validation loss over the bandwidth where the bound also has ``prediction_enclosure``
+        (:class:`~.nodes.BandwidthFolds`), over λ where it has ``prediction_cell``
+        (:class:`~approxpath.surface.nodes.WeightFolds`).
     interval : (float, float), optional
         The problem's default if omitted.
     tol : float
@@ -159,8 +160,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     else:
         problems, X_vals, y_vals = [problem], None, None
     options = dict(path_options, relative=relative)
-    # no path where the bound encloses the criterion between exact optima: a closed-form one over
-    # the bandwidth (pairs from the criterion's own factorizations) or over λ, a validation loss over λ
+    # no path where the bound encloses the criterion between exact optima: a closed-form one or a
+    # validation loss, over the bandwidth (pairs from the optima's factorizations) or over λ
     if bound.sweep.along_bandwidth:
         no_path = hasattr(bound, "node_pair") and (not validation or hasattr(bound, "prediction_enclosure"))
     else:
