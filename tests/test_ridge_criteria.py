@@ -320,7 +320,7 @@ def test_lambda_by_kfold_with_no_path_within_delta_of_dense_folds(criterion):
     folds = list(KFold(3, shuffle=True, random_state=0).split(X))
     over_lam = approxpath.get_problem("kernel_ridge")(X, y, bandwidth=0.8, parameter="lam")
     s = select(over_lam, criterion, cv=folds, interval=(1e-3, 1.0), tol=2e-3)
-    assert s.kind == "certified" and s.paths == () and "no path" in s.summary() and s.folds == 3
+    assert s.kind == "certified" and s.paths == () and "3 folds, no path" in s.summary() and s.folds == 3
     at = _dense_fold_loss(X, y, folds, 0.8, s.t, criterion)
     assert s.value[0] - 1e-9 <= at <= s.value[1] + 1e-9
     grid = [_dense_fold_loss(X, y, folds, 0.8, lam, criterion) for lam in np.geomspace(1e-3, 1.0, 120)]
@@ -339,7 +339,7 @@ def test_bandwidth_by_kfold_with_no_path_within_delta_of_dense_folds(criterion):
     folds = list(KFold(3, shuffle=True, random_state=1).split(X))
     problem = approxpath.get_problem("kernel_ridge")(X, y, lam=0.05)
     s = select(problem, criterion, cv=folds, interval=(0.1, 20.0), tol=2e-3)
-    assert s.kind == "certified" and s.paths == () and "no path" in s.summary() and s.folds == 3
+    assert s.kind == "certified" and s.paths == () and "3 folds, no path" in s.summary() and s.folds == 3
     at = _dense_fold_loss(X, y, folds, s.t, 0.05, criterion)
     assert s.value[0] - 1e-9 <= at <= s.value[1] + 1e-9
     grid = [_dense_fold_loss(X, y, folds, t, 0.05, criterion) for t in np.geomspace(0.1, 20.0, 120)]

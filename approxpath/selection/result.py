@@ -92,7 +92,9 @@ class Selection(SelectionResult):
     paths: tuple = field(default=(), repr=False)
 
     def _scope(self):
-        return super()._scope() if self.paths else "no path: cells between exact optima"
+        if self.paths:
+            return super()._scope()
+        return f"{self.folds} folds, " * (self.folds > 1) + "no path: cells between exact optima"
 
     def to_json(self):
         """A JSON-ready dict of the scalars."""
