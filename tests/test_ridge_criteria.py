@@ -346,6 +346,23 @@ def test_bandwidth_by_kfold_with_no_path_within_delta_of_dense_folds(criterion):
     assert at <= min(grid) + s.delta + 1e-12 and s.delta <= 2e-3
 
 
+@pytest.mark.parametrize("over", ["lam", "bandwidth"])
+def test_a_hold_out_set_with_no_path_within_delta_of_dense_values(over):
+    """X_val, y_val: one 'fold', over lambda or over the bandwidth, with no path."""
+    X, y = make_sinc(n=60, noise=0.2, seed=3)
+    train, test = np.arange(40), np.arange(40, 60)
+    ridge = approxpath.get_problem("kernel_ridge")
+    if over == "lam":
+        problem, interval = ridge(X[train], y[train], bandwidth=0.8, parameter="lam"), (1e-3, 1.0)
+        exact = lambda x: _dense_fold_loss(X, y, [(train, test)], 0.8, x, "mse") * 60 / 20  # noqa: E731
+    else:
+        problem, interval = ridge(X[train], y[train], lam=0.05), (0.1, 20.0)
+        exact = lambda x: _dense_fold_loss(X, y, [(train, test)], x, 0.05, "mse") * 60 / 20  # noqa: E731
+    s = select(problem, "mse", X_val=X[test], y_val=y[test], interval=interval, tol=1e-3)
+    assert s.paths == () and s.value[0] - 1e-9 <= exact(s.t) <= s.value[1] + 1e-9
+    assert exact(s.t) <= min(exact(x) for x in np.geomspace(*interval, 150)) + s.delta + 1e-12
+
+
 def test_lambda_alone_on_a_precomputed_kernel():
     """The no-path choice over lambda rebuilds the problem over the bandwidth from its options: a
     precomputed D gives the Gaussian kernel's choice (the dense reference from X)."""
