@@ -9,6 +9,8 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
 from ._estimator_base import SPARSE, KernelPathBase, dense, loss_tol
+from .registry import get_problem
+from .selection import select
 from .validate import positive_range
 
 __all__ = ["KernelPathRidge"]
@@ -37,9 +39,9 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
     the whole of ``t_range`` from exact optima alone, with no validation split and no path
     (:func:`approxpath.selection.select`); ``lam=None`` chooses λ over ``lam_range`` with it, the
     pair certified over the whole box (:func:`approxpath.select_surface`).  ``"mae"`` and
-    ``"mse"`` are validation losses, as in :class:`KernelPathRegressor` (with ``cv``, certified
-    between exact optima with no path; at a given λ: over both parameters their certified
-    surfaces cost thousands of exact solves).
+    ``"mse"`` are validation losses at a given λ, of ``cv`` folds or of a validation part (split
+    off, or ``X_val, y_val``), certified the same way between exact optima with no path (over
+    both parameters their certified surfaces would cost thousands of exact solves).
 
     Parameters
     ----------
@@ -60,9 +62,10 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         objective ``sum(y**2)``; ``eps_`` is the absolute value.
     t_range : (float, float), optional
         As in :class:`KernelPathSVC`.
-    selection, n_grid, validation_fraction, random_state, cv, n_jobs, progress
+    validation_fraction, random_state, cv, n_jobs, progress
         As in :class:`KernelPathRegressor`, for ``mae`` and ``mse`` (``cv`` with a closed-form
-        criterion is refused: it needs no folds).
+        criterion is refused: it needs no folds); without ``cv`` the model is fitted on the part
+        not split off.
 
     Attributes
     ----------
@@ -72,13 +75,13 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         The middle of the criterion's enclosure at the choice; for ``lml`` its negative (the
         negative log marginal likelihood, a loss).
     selection_ : approxpath.selection.Selection or approxpath.SurfaceSelection
-        The choice, its enclosure and ``delta`` (None after a validation split).
+        The choice, its enclosure and ``delta``.
     path_ : approxpath.Path
-        The certified path over ``t_range_`` at ``best_lam_`` on all of the data (on the training
-        part after a validation split); after a certified choice it is computed at its first read
-        and the model at ``best_t_`` is one exact solve.
-    best_gap_bound_, validation_curve_, eps_, t_range_, n_features_in_
-        As in :class:`KernelPathRegressor`.
+        The certified path over ``t_range_`` at ``best_lam_`` on all of the data (on the part not
+        split off after a validation split), computed at its first read; the model at
+        ``best_t_`` is one exact solve.
+    best_gap_bound_, eps_, t_range_, n_features_in_
+        As in :class:`KernelPathRegressor` (``validation_curve_`` is None: nothing is sampled).
 
     Examples
     --------
@@ -91,16 +94,13 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
     """
 
     def __init__(self, lam=0.1, criterion="loocv", lam_range=None, tol=None, eps=0.05, t_range=None,
-                 selection="pieces", n_grid=100, validation_fraction=0.25, random_state=None, cv=None, n_jobs=None,
-                 progress=False):
+                 validation_fraction=0.25, random_state=None, cv=None, n_jobs=None, progress=False):
         self.lam = lam
         self.criterion = criterion
         self.lam_range = lam_range
         self.tol = tol
         self.eps = eps
         self.t_range = t_range
-        self.selection = selection
-        self.n_grid = n_grid
         self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.cv = cv
@@ -148,12 +148,16 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         if not (isinstance(self.lam, (int, float, np.floating)) and np.isfinite(self.lam) and self.lam > 0):
             raise ValueError(f"lam must be a positive number or None; got {self.lam!r}")
         self.best_lam_ = float(self.lam)
-        if closed:
-            workers, progress = self._check_run_params()
-            return self._fit_certified(X, y, None, None, "kernel_ridge", dict(lam=self.best_lam_), workers, progress)
-        self._fit(X, y, X_val, y_val, "kernel_ridge", dict(lam=self.best_lam_))
-        if self.cv is None:
-            self.selection_ = None
+        workers, progress = self._check_run_params()
+        if closed or self.cv is not None:
+            return self._fit_certified(X, y, X_val, y_val, "kernel_ridge", dict(lam=self.best_lam_), workers, progress)
+        # a validation part: the bandwidth certified on it (no path either), the model on the rest
+        X_tr, y_tr, X_va, y_va = self._split(X, y, X_val, y_val, None)
+        problem = get_problem("kernel_ridge")(X_tr, y_tr, lam=self.best_lam_)
+        self.t_range_ = self._t_range(X_tr)
+        self.selection_ = select(problem, self.criterion, X_val=X_va, y_val=y_va, interval=self.t_range_,
+                                 tol=self._tol(y_tr), strict=False, progress=progress)
+        self._finish_choice(problem, workers, progress)
         return self
 
     def predict(self, X, t=None):

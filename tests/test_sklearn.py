@@ -16,12 +16,13 @@ from approxpath.sklearn import KernelPathRegressor, KernelPathRidge, KernelPathS
 #: Checks that cannot apply, with the reason: none, every check of scikit-learn passes.
 EXPECTED_FAILED_CHECKS = {}
 def _estimator_checks():
-    """Every check of scikit-learn on the four estimators with their defaults; robust_l1's
+    """Every check of scikit-learn on the four estimators with their defaults (and the ridge's
+    validation split: its other route); robust_l1's
     (its LP solves are the slowest: ~2 min in all) run with ``-m slow``.  The two
     KernelPathRegressors share every line of estimator code, only their problem differs."""
     cases = []
     for est in (KernelPathSVC(), KernelPathRegressor(loss="klasso"), KernelPathRegressor(loss="robust_l1"),
-                KernelPathRidge()):
+                KernelPathRidge(), KernelPathRidge(criterion="mse")):
         slow = getattr(est, "loss", None) == "robust_l1"
         for estimator, check in estimator_checks_generator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS,
                                                            mark="xfail"):

@@ -72,7 +72,13 @@ def test_model_is_scikit_learns_kernel_ridge_at_the_choice(sinc):
 def test_validation_losses_at_a_given_lam(sinc):
     X, y = sinc
     split = _fit(X, y, criterion="mse", random_state=0)
-    assert split.selection_ is None and split.validation_curve_.best_t == split.best_t_
+    assert split.validation_curve_ is None and split.selection_.paths == () and split.selection_.reached
+    assert split.path_.problem.n == 30  # fitted on the part not split off (ceil(0.25 * 40) held out)
+    from sklearn.model_selection import train_test_split
+
+    X_tr, _, y_tr, _ = train_test_split(X, y, test_size=10, random_state=0)
+    ref = KernelRidge(kernel="rbf", gamma=split.best_t_, alpha=0.1).fit(X_tr, y_tr)
+    np.testing.assert_allclose(split.predict(X[:7]), ref.predict(X[:7]), rtol=1e-6, atol=1e-8)
     folds = _fit(X, y, criterion="mae", cv=3)
     assert folds.selection_.criterion == "mae" and folds.selection_.delta <= folds.selection_.tol
 
