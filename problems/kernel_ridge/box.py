@@ -104,9 +104,7 @@ def box_enclosure(bound, first, second):
     if not (np.isfinite(first.gap) and np.isfinite(second.gap)):
         return -np.inf, np.inf
     n = bound.n
-    lam = np.geomspace(lam1, lam2, _PARTS + 1) if lam2 > lam1 else np.array([lam1, lam2])
-    lam[0], lam[-1] = lam1, lam2
-    la, lb = lam[:-1], lam[1:]
+    la, lb = _parts(lam1, lam2)
     if first.name == "lml":
         # y' K~^{-1} y = P*/lambda decreases with lambda while P* >= 0 increases
         q_lo = np.maximum(max(second.value[0], 0.0) / lam2, max(first.value[0], 0.0) / lb) * _DOWN
@@ -116,16 +114,9 @@ def box_enclosure(bound, first, second):
     # lambda d_i (m, n) and lambda tr (m,) pinched on each sub-interval
     d_i = _pinched(first.facts[0], second.facts[0], la[:, None], lb[:, None], lam1, lam2)
     l_tr = _pinched(first.facts[1], second.facts[1], la, lb, lam1, lam2)
-    # the residual on each sub-interval: the chord's points at its ends (phi widened by a few
-    # ulps: a lambda of the sub-interval has its phi there), the boxes' roundings added
-    width = lam2 - lam1
-    phi = np.clip(np.stack([(la - lam1) / width - _PHI_SLACK, (lb - lam1) / width + _PHI_SLACK]), 0.0, 1.0) \
-        if width > 0 else np.zeros((2, 1))
+    r_lo, r_hi = _chord_hull(lam1, lam2, la, lb, first.residual, second.residual)  # the residual's chord
     (r1_lo, r1_hi), (r2_lo, r2_hi) = first.residual, second.residual
-    ends_lo = (1.0 - phi)[..., None] * r1_lo + phi[..., None] * r2_lo  # (2, m, n)
-    ends_hi = (1.0 - phi)[..., None] * r1_hi + phi[..., None] * r2_hi
-    slack = 4 * UNIT_ROUNDOFF * (np.abs(r1_lo) + np.abs(r1_hi) + np.abs(r2_lo) + np.abs(r2_hi))
-    r_lo, r_hi = ends_lo.min(axis=0) - slack, ends_hi.max(axis=0) + slack
+    width = lam2 - lam1
     # the chord's distance (module docstring), moved up past its few roundings: second order in the
     # width, or the sub-interval's share of the residual's change across the cell
     gaps = sqrt_up(first.gap) + sqrt_up(second.gap)
@@ -180,22 +171,39 @@ def prediction_cell(bound, first, second, tau):
     lam1, lam2 = first.lam, second.lam
     if not lam1 <= lam2:
         raise ValueError(f"prediction_cell: nodes at lam_1 <= lam_2; got {lam1!r} and {lam2!r}")
-    lam = np.geomspace(lam1, lam2, _PARTS + 1) if lam2 > lam1 else np.array([lam1, lam2])
-    lam[0], lam[-1] = lam1, lam2
-    la, lb = lam[:-1], lam[1:]
-    width = lam2 - lam1
-    phi = np.clip(np.stack([(la - lam1) / width - _PHI_SLACK, (lb - lam1) / width + _PHI_SLACK]), 0.0, 1.0) \
-        if width > 0 else np.zeros((2, 1))
-    ends_lo = (1.0 - phi)[..., None] * first.low + phi[..., None] * second.low  # (2, parts, m)
-    ends_hi = (1.0 - phi)[..., None] * first.up + phi[..., None] * second.up
-    slack = 4 * UNIT_ROUNDOFF * (np.abs(first.low) + np.abs(first.up) + np.abs(second.low) + np.abs(second.up))
+    la, lb = _parts(lam1, lam2)
+    low, up = _chord_hull(lam1, lam2, la, lb, (first.low, first.up), (second.low, second.up))
     d = first.c - second.c
     K = bound.gram(tau)
     spread = float(np.sum(np.abs(d))) ** 2  # |d|'|K||d| with |K| <= 1, for the roundings
     norm2 = float(d @ (K @ d)) + (fp_margin(bound.n + 2, 1.0) + kernel_entry_error(bound.entry_terms)) * spread
     change = (sqrt_up(max(norm2, 0.0)) + first.radius + second.radius) * (1.0 + fp_margin(4, 1.0))
     move = (_share(la, lb, lam1, lam2) * change)[:, None] * (1.0 + 2 * UNIT_ROUNDOFF)
-    return (ends_lo.min(axis=0) - slack - move).T, (ends_hi.max(axis=0) + slack + move).T
+    return (low - move).T, (up + move).T
+
+
+def _parts(lam1, lam2):
+    """``(la, lb)``: the ends of the :data:`_PARTS` sub-intervals of :math:`[\\lambda_1, \\lambda_2]`,
+    geometric, exactly :math:`\\lambda_1` and :math:`\\lambda_2` at the ends (one where they agree)."""
+    lam = np.geomspace(lam1, lam2, _PARTS + 1) if lam2 > lam1 else np.array([lam1, lam2])
+    lam[0], lam[-1] = lam1, lam2
+    return lam[:-1], lam[1:]
+
+
+def _chord_hull(lam1, lam2, la, lb, first, second):
+    """``(low, high)`` (parts, m): on each sub-interval ``[la, lb]``, every point
+    :math:`(1-\\phi)x_1 + \\phi x_2` of the chord between the boxes ``first`` :math:`\\ni x_1` and
+    ``second`` :math:`\\ni x_2` (``(low, high)`` pairs of shape (m,)), :math:`\\phi = (\\lambda -
+    \\lambda_1)/\\Delta`: its hull at the sub-interval's two ends (linear in φ), φ widened by a few
+    ulps (a λ of the sub-interval has its φ there), the roundings added."""
+    width = lam2 - lam1
+    phi = np.clip(np.stack([(la - lam1) / width - _PHI_SLACK, (lb - lam1) / width + _PHI_SLACK]), 0.0, 1.0) \
+        if width > 0 else np.zeros((2, 1))
+    (x1_lo, x1_hi), (x2_lo, x2_hi) = first, second
+    ends_lo = (1.0 - phi)[..., None] * x1_lo + phi[..., None] * x2_lo  # (2, parts, m)
+    ends_hi = (1.0 - phi)[..., None] * x1_hi + phi[..., None] * x2_hi
+    slack = 4 * UNIT_ROUNDOFF * (np.abs(x1_lo) + np.abs(x1_hi) + np.abs(x2_lo) + np.abs(x2_hi))
+    return ends_lo.min(axis=0) - slack, ends_hi.max(axis=0) + slack
 
 
 def _share(la, lb, lam1, lam2):
