@@ -140,12 +140,12 @@ class KernelPathBase(BaseEstimator):
         return self
 
     def _fit_certified(self, X, y, X_val, y_val, name, options, workers, progress):
-        """``cv=`` (or a closed-form criterion, ``cv=None``): the bandwidth with a certified
-        criterion (within ``selection_.delta`` of the best over ``t_range_``,
-        :func:`approxpath.selection.select`), then the model there on all of ``X, y``."""
+        """``cv=``, or a validation part ``X_val, y_val`` (kernel ridge), or a closed-form criterion
+        (neither): the bandwidth with a certified criterion (within ``selection_.delta`` of the best
+        over ``t_range_``, :func:`approxpath.selection.select`), then the model there on ``X, y``."""
         from .selection import DEFAULT_EPS, select
 
-        if X_val is not None or y_val is not None:
+        if self.cv is not None and (X_val is not None or y_val is not None):
             raise ValueError("cv= selects by cross-validation: do not pass X_val, y_val as well")
         self._check_training_targets(y)
         problem = get_problem(name)(X, y, **options)
@@ -154,8 +154,9 @@ class KernelPathBase(BaseEstimator):
         # the folds' first paths at DEFAULT_EPS of the zero model's objective at most: enclosures
         # from larger gaps decide little (the search refines where it matters)
         first = min(eps, DEFAULT_EPS * null) if null > 0 else eps
-        self.selection_ = select(problem, self._criterion(), cv=self.cv, eps=first, interval=self.t_range_,
-                                 tol=self._tol(y), strict=False, workers=workers, progress=progress)
+        self.selection_ = select(problem, self._criterion(), cv=self.cv, X_val=X_val, y_val=y_val, eps=first,
+                                 interval=self.t_range_, tol=self._tol(y), strict=False, workers=workers,
+                                 progress=progress)
         self._finish_choice(problem, workers, progress)
         return self
 

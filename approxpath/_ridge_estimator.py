@@ -9,8 +9,6 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
 from ._estimator_base import SPARSE, KernelPathBase, dense, loss_tol
-from .registry import get_problem
-from .selection import select
 from .validate import positive_range
 
 __all__ = ["KernelPathRidge"]
@@ -148,17 +146,10 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         if not (isinstance(self.lam, (int, float, np.floating)) and np.isfinite(self.lam) and self.lam > 0):
             raise ValueError(f"lam must be a positive number or None; got {self.lam!r}")
         self.best_lam_ = float(self.lam)
+        if not (closed or self.cv is not None):  # a validation part: the model on the rest
+            X, y, X_val, y_val = self._split(X, y, X_val, y_val, None)
         workers, progress = self._check_run_params()
-        if closed or self.cv is not None:
-            return self._fit_certified(X, y, X_val, y_val, "kernel_ridge", dict(lam=self.best_lam_), workers, progress)
-        # a validation part: the bandwidth certified on it (no path either), the model on the rest
-        X_tr, y_tr, X_va, y_va = self._split(X, y, X_val, y_val, None)
-        problem = get_problem("kernel_ridge")(X_tr, y_tr, lam=self.best_lam_)
-        self.t_range_ = self._t_range(X_tr)
-        self.selection_ = select(problem, self.criterion, X_val=X_va, y_val=y_va, interval=self.t_range_,
-                                 tol=self._tol(y_tr), strict=False, progress=progress)
-        self._finish_choice(problem, workers, progress)
-        return self
+        return self._fit_certified(X, y, X_val, y_val, "kernel_ridge", dict(lam=self.best_lam_), workers, progress)
 
     def predict(self, X, t=None):
         """Predictions of the model at ``t`` (default ``best_t_``), shape (n_samples,)."""
