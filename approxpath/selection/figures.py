@@ -58,9 +58,7 @@ def plot_selection(selection, ax=None, title=None, parameter="t"):
         span = np.percentile(finite, [0, 90]) if s.sense == "min" else np.percentile(finite, [10, 100])
         pad = 0.05 * (span[1] - span[0] or 1.0)
         ax.set_ylim(span[0] - pad, span[1] + pad)
-    runs = f"{s.folds} path{'s' if s.folds > 1 else ''}" if s.paths else \
-        f"{s.folds} folds, no path" if s.folds > 1 else "no path"
-    ax.set_title(title or f"{_LABELS.get(s.criterion, s.criterion)}: {runs}, {s.exact_solves} exact solves")
+    ax.set_title(title or f"{_LABELS.get(s.criterion, s.criterion)}: {s.runs}, {s.exact_solves} exact solves")
     ax.grid(True, alpha=0.3, lw=0.5)
     ax.legend(loc="best", fontsize=8, frameon=False)
     return fig

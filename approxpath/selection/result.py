@@ -91,10 +91,16 @@ class Selection(SelectionResult):
     wall_s: float = 0.0
     paths: tuple = field(default=(), repr=False)
 
-    def _scope(self):
+    @property
+    def runs(self):
+        """What was computed, for people: ``"5 paths"`` (one per fold), or ``"5 folds, no path"``
+        (cells between exact optima; ``"no path"`` without folds)."""
         if self.paths:
             return super()._scope()
-        return f"{self.folds} folds, " * (self.folds > 1) + "no path: cells between exact optima"
+        return f"{self.folds} folds, " * (self.folds > 1) + "no path"
+
+    def _scope(self):
+        return self.runs if self.paths else f"{self.runs}: cells between exact optima"
 
     def to_json(self):
         """A JSON-ready dict of the scalars."""
