@@ -160,17 +160,18 @@ class KernelPathBase(BaseEstimator):
         self._finish_choice(problem, workers, progress)
         return self
 
-    def _choose_both(self, X, y, name, options, weight, weights, criterion, cv):
+    def _choose_both(self, X, y, name, options, weight, weights, criterion, cv, X_val=None, y_val=None):
         """The bandwidth and the weight ``weight`` (``c``, ``lam``) chosen together over
-        ``t_range_`` x ``weights`` (:func:`approxpath.select_surface`), then the model at the
+        ``t_range_`` x ``weights`` (:func:`approxpath.select_surface`; by ``cv`` folds, the
+        validation data ``X_val, y_val`` or a closed-form criterion), then the model at the
         choice on all of ``X, y`` (``path_``: at the chosen weight).  Returns the weight."""
         from .surface import select_surface
 
         workers, progress = self._check_run_params()
         problem = get_problem(name)(X, y, **options, **{weight: weights[0]})
         self.t_range_ = self._t_range(X)
-        self.selection_ = select_surface(problem, criterion, cv=cv, bandwidths=self.t_range_, weights=weights,
-                                         tol=self._tol(y), strict=False, progress=progress)
+        self.selection_ = select_surface(problem, criterion, cv=cv, X_val=X_val, y_val=y_val, bandwidths=self.t_range_,
+                                         weights=weights, tol=self._tol(y), strict=False, progress=progress)
         chosen = self.selection_.w
         self._finish_choice(get_problem(name)(X, y, **options, **{weight: chosen}), workers, progress)
         return chosen

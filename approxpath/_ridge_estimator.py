@@ -37,9 +37,9 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
     the whole of ``t_range`` from exact optima alone, with no validation split and no path
     (:func:`approxpath.selection.select`); ``lam=None`` chooses λ over ``lam_range`` with it, the
     pair certified over the whole box (:func:`approxpath.select_surface`).  ``"mae"`` and
-    ``"mse"`` are validation losses at a given λ, of ``cv`` folds or of a validation part (split
-    off, or ``X_val, y_val``), certified the same way between exact optima with no path (over
-    both parameters their certified surfaces would cost thousands of exact solves).
+    ``"mse"`` are validation losses, of ``cv`` folds or of a validation part (split off, or
+    ``X_val, y_val``), certified the same way between exact optima with no path, at a given λ or
+    (``lam=None``) over the box.
 
     Parameters
     ----------
@@ -136,18 +136,17 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         self._check_params()
         X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True, accept_sparse=SPARSE)
         X, y = dense(X), np.asarray(y, dtype=float)
-        if self.lam is None:
-            if not closed:
-                raise ValueError(f"lam=None chooses lam with a closed-form criterion ({', '.join(_CLOSED)}); "
-                                 f"with {self.criterion!r} pass a lam")
-            weights = positive_range("lam_range", self.lam_range, "lam=None needs lam_range=(lo, hi) of positive numbers")
-            self.best_lam_ = self._choose_both(X, y, "kernel_ridge", {}, "lam", weights, self.criterion, None)
-            return self
-        if not (isinstance(self.lam, (int, float, np.floating)) and np.isfinite(self.lam) and self.lam > 0):
+        if self.lam is not None and not (isinstance(self.lam, (int, float, np.floating)) and np.isfinite(self.lam)
+                                         and self.lam > 0):
             raise ValueError(f"lam must be a positive number or None; got {self.lam!r}")
-        self.best_lam_ = float(self.lam)
         if not (closed or self.cv is not None):  # a validation part: the model on the rest
             X, y, X_val, y_val = self._split(X, y, X_val, y_val, None)
+        if self.lam is None:
+            weights = positive_range("lam_range", self.lam_range, "lam=None needs lam_range=(lo, hi) of positive numbers")
+            self.best_lam_ = self._choose_both(X, y, "kernel_ridge", {}, "lam", weights, self.criterion, self.cv,
+                                               X_val, y_val)
+            return self
+        self.best_lam_ = float(self.lam)
         workers, progress = self._check_run_params()
         return self._fit_certified(X, y, X_val, y_val, "kernel_ridge", dict(lam=self.best_lam_), workers, progress)
 

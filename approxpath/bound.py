@@ -321,15 +321,16 @@ class KernelBound(Bound):
 
     def with_weight(self, value):
         """This bound with the weight option (:attr:`weight`: C or λ) set to ``value``: the same
-        data and the same kernel provider (kernels and kernel products do not depend on the
-        weight: computed once for every weight); every other cache (:attr:`_transient`) starts
-        afresh.  :class:`InputError` for a weight outside its domain."""
+        data, the same kernel provider and the same held-out distances (kernels, kernel products
+        and distances do not depend on the weight: computed once for every weight; a selection
+        over the box asks for dozens of weights per fold); every other cache (:attr:`_transient`)
+        starts afresh.  :class:`InputError` for a weight outside its domain."""
         other = copy.copy(self)
         other.options = self.check_options({**self.options, self.weight: value})
         other.sweep = Sweep(self.parameter, self.weight, other.options.get("bandwidth"), other.options[self.weight])
         other._kernels = self.kernels
         for key in self._transient:
-            if key != "_kernels":
+            if key not in ("_kernels", "_new_points"):
                 other.__dict__[key] = None
         return other
 
@@ -337,6 +338,11 @@ class KernelBound(Bound):
     def family(self):
         """The kernel family (``gaussian``, ``laplacian``, ``ard`` or ``precomputed``)."""
         return self.options["kernel"]
+
+    def loewner_factor(self, lo, hi):
+        """A number c with :math:`K_t \\preceq c\\,K_{hi}` for every t of the bandwidths ``[lo, hi]``
+        (:func:`~approxpath.kernel_families.loewner_factor`; ``inf`` where none is known)."""
+        return kernel_families.loewner_factor(self.family, self.X, self.options["feature_weights"], hi / lo)
 
     def distances(self):
         """:math:`D` (n, n) of the kernel family on the data (computed; a precomputed one is ``X``)."""

@@ -36,7 +36,7 @@ from .errors import InputError
 from .compute.distances import cross_sq_distances, pairwise, sq_distances
 
 __all__ = ["FAMILIES", "DESCRIPTIONS", "distances", "cross_distances", "entry_terms", "check_weights",
-           "check_precomputed", "cnd_excess", "check_cnd", "distances_sha256"]
+           "check_precomputed", "cnd_excess", "check_cnd", "distances_sha256", "loewner_factor"]
 
 #: The kernel families, the default first.
 FAMILIES = ("gaussian", "laplacian", "ard", "precomputed")
@@ -151,6 +151,25 @@ def entry_terms(family, d):
     :math:`2u` that nothing uses).
     """
     return {"gaussian": d, "laplacian": d, "ard": d + 1, "precomputed": 0}[family]
+
+
+def loewner_factor(family, X, weights, ratio):
+    """A number c with :math:`K_t \\preceq c\\,K_{t'}` whenever :math:`t \\le t' \\le` ``ratio`` t
+    (``ratio`` ≥ 1), for the family on the rows of ``X`` (n, d); ``inf`` where none is known.
+
+    By Bochner's theorem :math:`a^\\top K_t a = \\int |\\hat a(\\omega)|^2 p_t(\\omega)\\,d\\omega` with the
+    kernel's spectral density :math:`p_t \\ge 0`, so a bound :math:`p_t \\le c\\,p_{t'}` everywhere gives
+    it.  ``gaussian`` on d features: :math:`p_t \\propto t^{-d/2}e^{-\\lVert\\omega\\rVert^2/(4t)}`, so
+    :math:`p_t/p_{t'} \\le (t'/t)^{d/2}`: c = ``ratio`` :sup:`d/2`; ``ard`` the same with d the features
+    of positive weight; ``laplacian``, a product over the features of :math:`t/(\\pi(t^2 +
+    \\omega_k^2))`, each ratio at most :math:`t'/t`: c = ``ratio`` :sup:`d`.  ``precomputed``: ``inf``
+    (nothing is known of its D).  Rounded up."""
+    if family == "precomputed":
+        return np.inf
+    d = np.count_nonzero(weights) if family == "ard" else np.shape(X)[1]
+    dims = d if family == "laplacian" else d / 2
+    with np.errstate(over="ignore"):
+        return float(np.float64(ratio) ** dims) * (1.0 + 2.0**-40)  # (a few roundings of pow, far inside)
 
 
 def cnd_excess(D):

@@ -18,9 +18,10 @@ the repetitions interleaved (the machine is shared: read the ratios):
   ``git archive <commit> | tar -x -C DIR && ln -s ../problems DIR/approxpath/problems``).
 
 ``--fixed-t T``: λ alone at the bandwidth T (30 λ; ``approxpath select kernel_ridge --parameter lam
---bandwidth T --range 1e-3 1``; the check: 2,000 λ from one eigendecomposition).  There the
-criterion ``cv-mse`` is the pooled 5-fold mean squared error (scikit-learn's ``KFold(5)``, the
-command line's ``--cv 5 --criterion mse``): the grids factorize (or decompose) each fold's kernel.
+--bandwidth T --range 1e-3 1``; the check: 2,000 λ from one eigendecomposition).  The criterion
+``cv-mse`` is the pooled 5-fold mean squared error (scikit-learn's ``KFold(5)``, the command
+line's ``--cv 5 --criterion mse``), over the box or λ alone: the grids factorize (or decompose)
+each fold's kernel.
 
 Each row: wall and CPU seconds (the child's user + system time), peak resident memory, the
 chosen (t, λ), delta, and the exact criterion at the choice, computed here afterwards, and the
@@ -120,7 +121,7 @@ def _child(spec):
                                                                              np.geomspace(*W_RANGE, 10))
     with threadpool_limits(1, user_api="blas"):
         if crit == "cv-mse" and spec["method"] != "approxpath":
-            values = _folds_mse(X, y, fixed, ws, spec["method"])[:, None]
+            values = np.array([_folds_mse(X, y, t, ws, spec["method"]) for t in ts]).T
         elif spec["method"] == "cholesky":
             values = np.array([[_cholesky(X, y, t, w, crit) for t in ts] for w in ws])
         elif spec["method"] == "eigen":
@@ -200,7 +201,8 @@ def main():
                         spec["source"] = str(Path(args.before).resolve())
                     runs[m].append(_run(spec, args.timeout))
             if crit == "cv-mse":
-                dense = _folds_mse(X, y, args.fixed_t, np.geomspace(*W_RANGE, 2000), "eigen")
+                dense = np.array([_folds_mse(X, y, t, np.geomspace(*W_RANGE, 2000 if args.fixed_t else 60), "eigen")
+                                  for t in ([args.fixed_t] if args.fixed_t else np.geomspace(*T_RANGE, 60))])
             elif args.fixed_t:
                 dense = np.array([_eigen(X, y, args.fixed_t, np.geomspace(*W_RANGE, 2000), crit)])
             else:

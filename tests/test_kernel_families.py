@@ -14,7 +14,7 @@ from approxpath.certificate import verify
 from approxpath.cli import main
 from approxpath.data import make_classification, make_sinc
 from approxpath.errors import InputError
-from approxpath.kernel_families import cnd_excess, cross_distances, distances, entry_terms
+from approxpath.kernel_families import cnd_excess, cross_distances, distances, entry_terms, loewner_factor
 from approxpath.numerics import UNIT_ROUNDOFF
 
 from certificate_helpers import tamper
@@ -236,3 +236,26 @@ def test_command_line_families(tmp_path, capsys):
         assert capsys.readouterr().out.startswith("OK: ")
     assert main(["path", "kernel_svm", *common, "--kernel", "precomputed"]) == 2
     assert "--distances" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("family, weights", [("gaussian", None), ("laplacian", None), ("ard", [2.0, 0.0, 0.5])])
+def test_the_loewner_factor_bounds_the_kernel_at_a_smaller_bandwidth(family, weights):
+    """K_t <= c K_t' for t <= t' <= ratio t: the generalized eigenvalues of (K_t, K_t') at random
+    well-spread points stay at most c; and c is not far above what they reach (in one dimension
+    and at a wide ratio the Gaussian's bound is nearly attained by close points)."""
+    import scipy.linalg
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-2, 2, size=(12, 3))
+    D = distances(X, family, weights)
+    for ratio in (1.1, 2.0, 8.0):
+        c = loewner_factor(family, X, weights, ratio)
+        for t in (0.1, 0.5):
+            for s in np.linspace(1.0, ratio, 4):
+                assert scipy.linalg.eigvalsh(np.exp(-t * D), np.exp(-t * s * D))[-1] <= c * (1 + 1e-9)
+    assert loewner_factor("gaussian", X, None, 4.0) == pytest.approx(8.0)
+    assert loewner_factor("precomputed", D, None, 2.0) == np.inf
+    # in one dimension, points close together: (K_t, K_4t) reaches most of its bound 2
+    x = np.linspace(0, 0.05, 6)[:, None]
+    top = scipy.linalg.eigvalsh(np.exp(-(x - x.T) ** 2), np.exp(-4 * (x - x.T) ** 2))[-1]
+    assert top > 1.2 and top <= loewner_factor("gaussian", x, None, 4.0)

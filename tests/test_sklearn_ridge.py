@@ -83,10 +83,29 @@ def test_validation_losses_at_a_given_lam(sinc):
     assert folds.selection_.criterion == "mae" and folds.selection_.delta <= folds.selection_.tol
 
 
+@pytest.mark.parametrize("cv", [3, None])
+def test_lam_none_by_a_validation_loss_chooses_both(sinc, cv):
+    """k-fold CV (or a validation part) over the box: the choice's exact loss (numpy solves per
+    fold) lies in its enclosure, and the model is fitted at the choice on the data it says."""
+    from sklearn.model_selection import KFold, train_test_split
+
+    X, y = sinc
+    ridge = _fit(X, y, criterion="mse", lam=None, lam_range=(1e-2, 1.0), cv=cv, tol=0.01, random_state=0)
+    s = ridge.selection_
+    assert s.folds == (3 if cv else 1) and not s.surfaces and s.reached
+    parts = list(KFold(3).split(X)) if cv else [train_test_split(np.arange(40), test_size=10, random_state=0)]
+    loss = 0.0
+    for train, test in parts:
+        ref = KernelRidge(kernel="rbf", gamma=ridge.best_t_, alpha=ridge.best_lam_).fit(X[train], y[train])
+        loss += float(np.sum((ref.predict(X[test]) - y[test]) ** 2))
+    loss /= sum(len(test) for _, test in parts)
+    assert s.value[0] - 1e-6 <= loss <= s.value[1] + 1e-6
+    assert ridge.path_.problem.n == (40 if cv else 30) and ridge.path_.problem.options()["lam"] == ridge.best_lam_
+
+
 @pytest.mark.parametrize("kw, fit_kw, message", [
     (dict(criterion="loocv", cv=3), {}, "needs no validation data"),
     (dict(criterion="lml"), "val", "needs no validation data"),
-    (dict(criterion="mse", lam=None, lam_range=(0.1, 1)), {}, "closed-form criterion"),
     (dict(lam=None), {}, "lam_range"),
     (dict(lam=None, lam_range=(1, 0.1)), {}, "0 < lo < hi"),
     (dict(lam=-1.0), {}, "lam must be a positive number"),

@@ -110,8 +110,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         over λ of one whose bound has ``box_enclosure``
         (:class:`~approxpath.surface.nodes.WeightNodes`: one spectrum at the bandwidth); a
         validation loss over the bandwidth where the bound also has ``prediction_enclosure``
-        (:class:`~.nodes.BandwidthFolds`), over λ where it has ``prediction_cell``
-        (:class:`~approxpath.surface.nodes.WeightFolds`).
+        (:class:`~.nodes.BandwidthFolds`), over λ where it has ``prediction_box``
+        (:class:`~approxpath.surface.folds.WeightFolds`).
     interval : (float, float), optional
         The problem's default if omitted.
     tol : float
@@ -165,7 +165,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     if bound.sweep.along_bandwidth:
         no_path = hasattr(bound, "node_pair") and (not validation or hasattr(bound, "prediction_enclosure"))
     else:
-        no_path = hasattr(bound, "prediction_cell" if validation else "box_enclosure")
+        no_path = hasattr(bound, "prediction_box" if validation else "box_enclosure")
     bar = delta_bar(progress, tol, f"select {problem.name}",
                     "first cells" if no_path else f"first paths ({len(problems)})")
     try:
@@ -183,7 +183,8 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
     seeds = [{} for _ in problems]  # every exact solve of each fold, reused by its refinements
     paths = []
     if no_path:  # (the criterion counts its solves as Tracks)
-        from ..surface.nodes import WeightFolds, WeightNodes
+        from ..surface.folds import WeightFolds
+        from ..surface.nodes import WeightNodes
 
         if validation:
             over = BandwidthFolds if bound.sweep.along_bandwidth else WeightFolds

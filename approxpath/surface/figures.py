@@ -58,7 +58,6 @@ def plot_surface_selection(selection, ax=None, title=None, value=None):
     ax.set_yscale("log")
     ax.set_xlabel("bandwidth t")
     ax.set_ylabel(_WEIGHTS.get(s.weight, s.weight))
-    runs = f"{s.folds} folds, " if s.folds else ""  # (a closed-form criterion has none)
-    ax.set_title(title or f"delta = {s.delta:.3g}: {runs}{s.exact_solves} exact solves")
+    ax.set_title(title or f"delta = {s.delta:.3g}: {s.runs}, {s.exact_solves} exact solves")
     ax.legend(loc="best", fontsize=8, framealpha=0.6)
     return fig

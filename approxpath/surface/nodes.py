@@ -24,11 +24,10 @@ from collections import OrderedDict
 import numpy as np
 
 from ..numerics import log_mid
-from ..selection.losses import loss_totals
 from ..selection.nodes import NodeClosedForm
 from .result import SurfaceSelection
 
-__all__ = ["SIDES", "WeightFolds", "WeightNodes", "at_sides", "select_box"]
+__all__ = ["SIDES", "BoxNodes", "WeightNodes", "at_sides", "over_bandwidth", "select_box"]
 
 # The first exact optima are at most this far apart in log t and in log λ (as over one parameter in
 # t, two cells between optima; sinc n = 1000, LOOCV, λ in [1e-3, 1]: 0.7, 1.0 and 1.4 apart in log λ
@@ -51,19 +50,32 @@ _MAX_ROUNDS = 200
 _MAX_CELLS = 200_000
 
 
-class _Nodes:
+class BoxNodes:
     """The exact optima at each λ (a :class:`~approxpath.selection.nodes.NodeClosedForm` per λ:
     which points of its bandwidths are optima and which are predicted between them) and the λ
     edges of the cells."""
 
-    def __init__(self, problem, name, sense, shared=()):
+    folds = 0
+
+    def __init__(self, problem, name, sense, shared=(), share=1.0, inverse=True):
         self.problem, self.name, self.sense = problem, name, sense
         self._levels = {}
         self._edges = {}  # (t1, t2, w) -> the bound's box_edge: neighbouring cells share their edges
-        # the kernel's spectrum at the bandwidths ``shared`` (where the bound has one), the last few kept
+        # the kernel's spectrum at the bandwidths ``shared`` (where the bound has one), the last few
+        # kept in ``share`` of _SPECTRA_BYTES; elsewhere, without ``inverse``, the optimum from the bound's
+        # node_optimum (a Cholesky factor alone) where it has one
         self._shared = {float(t) for t in shared}
         self._spectra = OrderedDict()
-        self._kept = max(2, _SPECTRA_BYTES // (16 * problem.bound.n ** 2))
+        self._kept = max(2, int(share * _SPECTRA_BYTES) // (16 * problem.bound.n ** 2))
+        self._inverse = inverse
+
+    def start(self, ts, ws):
+        """The exact optima at every bandwidth of ``ts`` and weight of ``ws`` (the first grid);
+        the number of cells between neighbouring optima along t."""
+        for t in ts:
+            for w in ws:
+                self.level(w).optimum(t)
+        return self.level(ws[0]).between
 
     def level(self, w):
         """The :class:`~approxpath.selection.nodes.NodeClosedForm` at the weight ``w``: its exact
@@ -71,7 +83,8 @@ class _Nodes:
         w = float(w)
         if w not in self._levels:
             problem = self.problem.with_weight(w)
-            factor = self._factor(problem.bound) if hasattr(problem.bound, "spectrum") else None
+            factor = self._factor(problem.bound) if hasattr(problem.bound, "spectrum") else \
+                None if self._inverse else getattr(problem.bound, "node_optimum", None)
             self._levels[w] = NodeClosedForm(problem, self.name, self.sense, factor=factor)
         return self._levels[w]
 
@@ -80,6 +93,8 @@ class _Nodes:
         def factor(t, cache):
             if float(t) in self._spectra or float(t) in self._shared:
                 bound.spectral_facts(t, self._spectrum(t), cache)
+            elif not self._inverse and hasattr(bound, "node_optimum"):
+                bound.node_optimum(t, cache)
         return factor
 
     def _spectrum(self, t):
@@ -148,15 +163,15 @@ class _Nodes:
 class WeightNodes:
     """A closed-form criterion over the weight λ at one bandwidth, with no path: the one-parameter
     search's criterion (``cover``) for a problem that sweeps λ.  Its cells are the box's cells
-    of no width in t (:meth:`_Nodes.cell`: enclosed from the exact optima at their two ends, the
+    of no width in t (:meth:`BoxNodes.cell`: enclosed from the exact optima at their two ends, the
     facts pinched between them), every optimum from the one spectrum at that bandwidth where
     the bound has ``spectrum``.  The first cover puts optima at most _W_WIDTH apart in log λ; a
     refined cell is halved at a new optimum."""
 
     def __init__(self, problem, name, sense):
         self.name, self.sense = name, sense
-        self.t, over_t = _over_bandwidth(problem)
-        self._nodes = _Nodes(over_t, name, sense, shared=(self.t,))
+        self.t, over_t = over_bandwidth(problem)
+        self._nodes = BoxNodes(over_t, name, sense, shared=(self.t,))
 
     @property
     def solves(self):
@@ -174,62 +189,7 @@ class WeightNodes:
         return edges, lo, hi, np.ones(lo.size, dtype=bool)
 
 
-class WeightFolds:
-    """A validation loss (``mse``, ``mae``, ``error``) over the weight λ at one bandwidth, with no path: the
-    one-parameter search's criterion for folds (or a hold-out set) of a problem that sweeps λ
-    and whose bound has ``prediction_cell``.  Each fold's exact optima at the cells' ends come
-    from one spectrum of its kernel (as :class:`WeightNodes`), with their held-out predictions'
-    enclosures (``bound.prediction_node``); between them the bound encloses the predictions
-    over λ (``bound.prediction_cell``), and the losses are pooled over every held-out point."""
-
-    sense = "min"
-
-    def __init__(self, problems, X_vals, y_vals, criterion):
-        self.criterion = criterion
-        self._folds = []
-        for problem, X_val, y_val in zip(problems, X_vals, y_vals):
-            t, over_t = _over_bandwidth(problem)
-            # ("lml": the criterion whose facts at an optimum are the optimum alone, and log det)
-            self._folds.append((_Nodes(over_t, "lml", "min", shared=(t,)), t, X_val, np.asarray(y_val, dtype=float)))
-        self._count = sum(y.size for *_, y in self._folds)
-        self._points = {}  # (fold, lambda) -> the bound's PredictionNode
-
-    @property
-    def solves(self):
-        return sum(nodes.solves for nodes, *_ in self._folds)
-
-    def _node(self, k, w):
-        key = (k, float(w))
-        if key not in self._points:
-            nodes, t, X_val, _ = self._folds[k]
-            level = nodes.level(w)
-            level.optimum(t)
-            self._points[key] = level.problem.bound.prediction_node(t, level.cache, X_val)
-        return self._points[key]
-
-    def _pooled(self, enclosures):
-        """The pooled loss's ``(low, high)`` (J,) from each fold's predictions' ``(low, up)`` (m, J)."""
-        totals = [loss_totals(self.criterion, y, low, up) for (*_, y), (low, up) in zip(self._folds, enclosures)]
-        return sum(lo for lo, _ in totals) / self._count, sum(hi for _, hi in totals) / self._count
-
-    def cover(self, a, b):
-        """``(edges, low, high, certified)`` on ``[a, b]`` (a point where ``a == b``)."""
-        edges = _weight_cells(a, b)
-        if a == b:
-            lo, hi = self._pooled([(self._node(k, a).low[:, None], self._node(k, a).up[:, None])
-                                   for k in range(len(self._folds))])
-        else:
-            cells = []
-            for u, v in zip(edges[:-1], edges[1:]):
-                parts = [nodes.level(u).problem.bound.prediction_cell(self._node(k, u), self._node(k, v), t)
-                         for k, (nodes, t, *_) in enumerate(self._folds)]
-                low, high = self._pooled(parts)
-                cells.append((low.min(), high.max()))
-            lo, hi = np.array(cells).T
-        return edges, lo, hi, np.ones(lo.size, dtype=bool)
-
-
-def _over_bandwidth(problem):
+def over_bandwidth(problem):
     """``(t, problem over the bandwidth)``: a problem that sweeps λ at the bandwidth t, rebuilt
     from its options to sweep the bandwidth (at its λ), as the box's cells want it."""
     options = problem.options()
@@ -245,19 +205,19 @@ def _weight_cells(a, b):
     return _spaced(a, b, _W_WIDTH) if math.log(b / a) > _W_WIDTH * (1 + 1e-9) else np.array([a, log_mid(a, b), b])
 
 
-def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progress_bar, t0):
+def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progress_bar, t0, nodes=None):
     """Select ``(t, w)`` over ``bandwidths x weights`` by the closed-form criterion ``name``
-    (module docstring); ``(selection, sides, reason, spent)``: the result, the sides of the box
+    (module docstring), or by the criterion of ``nodes(shared)`` (a :class:`BoxNodes` or one
+    like it, e.g. :class:`~.folds.BoxFolds`' validation loss; ``shared`` the first grid's
+    bandwidths); ``(selection, sides, reason, spent)``: the result, the sides of the box
     where the criterion may be better beyond (:func:`at_sides`), why the search stopped short of
     ``tol`` (None if it did not) and whether ``max_solves`` was spent."""
     (t_lo, t_hi), (w_lo, w_hi) = bandwidths, weights
     ts = _spaced(t_lo, t_hi, _T_WIDTH)  # exact optima at each first weight, cells between them
     ws = _spaced(w_lo, w_hi, _W_WIDTH)
-    nodes = _Nodes(problem, name, sense, shared=ts)  # (every first weight wants the optima at ts)
-    for t in ts:
-        for w in ws:
-            nodes.level(w).optimum(t)
-    between = nodes.level(ws[0]).between
+    # (every first weight wants the optima at ts)
+    nodes = BoxNodes(problem, name, sense, shared=ts) if nodes is None else nodes(ts)
+    between = nodes.start(ts, ws)
     ts = np.exp(np.linspace(math.log(t_lo), math.log(t_hi), (ts.size - 1) * between + 1))
     ts[0], ts[-1] = t_lo, t_hi
     cells = np.array(_by_bandwidth([(a, b, c, d) for c, d in zip(ws[:-1], ws[1:]) for a, b in zip(ts[:-1], ts[1:])]))
@@ -285,7 +245,10 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
         new = _refine(nodes, cells[active], enclosed[active])
         cells = np.concatenate([cells[keep], np.array(new)])
         enclosed = np.concatenate([enclosed[keep], np.array([nodes.cell(*c) for c in new])])
-        nodes.keep(cells)
+        # the edges of the new cells alone: a cell that cannot win now seldom can later (only if
+        # the best upper bound rose), and an edge forgotten is computed again if wanted (n = 1000,
+        # 5-fold CV: all cells' edges took 2.6 GB)
+        nodes.keep(new)
         rounds += 1
     sides = at_sides(cells, hi, value[1], i, (t_lo, t_hi, w_lo, w_hi))
     if sense == "max":
@@ -294,8 +257,9 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
     t_edges, w_edges, LO, HI = _overlay(cells, lo, hi)
     return SurfaceSelection(t=t, w=w, weight=problem.bound.weight, value=(float(value[0]), float(value[1])),
                             delta=float(delta), criterion=name, tol=float(tol), t_edges=t_edges, w_edges=w_edges,
-                            lo=LO, hi=HI, exact_solves=nodes.solves, refinements=rounds, folds=0, cells=len(cells),
-                            wall_s=time.perf_counter() - t0, sense=sense), sides, reason, spent
+                            lo=LO, hi=HI, exact_solves=nodes.solves, refinements=rounds, folds=nodes.folds,
+                            cells=len(cells), wall_s=time.perf_counter() - t0, sense=sense, surfaces=False), \
+        sides, reason, spent
 
 
 def at_sides(cells, hi, value, chosen, box):
@@ -326,7 +290,7 @@ def _spaced(a, b, width):
 def _refine(nodes, cells, enclosed):
     """The halves of ``cells`` (rows ``(t1, t2, w1, w2)``), sorted by bandwidth: across λ where
     a cell's enclosure is more than _ACROSS times as wide as its λ edges' (``enclosed`` rows
-    ``(low, high, edge)``), else across t (:meth:`_Nodes.split`)."""
+    ``(low, high, edge)``), else across t (:meth:`BoxNodes.split`)."""
     across = (enclosed[:, 1] - enclosed[:, 0] > _ACROSS * enclosed[:, 2]) | ~(cells[:, 1] > cells[:, 0])
     new = []
     for (t1, t2, w1, w2), by_weight in zip(cells, across):

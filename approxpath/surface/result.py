@@ -203,12 +203,15 @@ class SurfaceSelection(SelectionResult):
         rectangle ``[t_edges[i], t_edges[i + 1]] x [w_edges[j], w_edges[j + 1]]``.
     exact_solves, refinements, folds, cells : int
         Exact solves (all folds), rounds of refinement, folds, cells of all folds' surfaces; for
-        a closed-form criterion (no folds, no surfaces: ``folds = 0``), the exact optima at the
-        cells' corners and the cells between them.
+        a closed-form criterion (no folds: ``folds = 0``) or cells with no path, the exact optima
+        at the cells' corners and the cells between them.
     wall_s : float
     sense : {"min", "max"}
         Whether the criterion is minimized (a validation loss, LOOCV, GCV) or maximized (the
         log marginal likelihood).
+    surfaces : bool
+        Whether each fold had its certified surface; False: cells between exact optima, with no
+        path (:attr:`runs`).
     """
 
     t: float
@@ -228,6 +231,7 @@ class SurfaceSelection(SelectionResult):
     cells: int = 0
     wall_s: float = 0.0
     sense: str = "min"
+    surfaces: bool = True
 
     kind = "certified"  # every rectangle's enclosure is rigorous (an uncovered cell's is the trivial one)
     _runs, _rival = "fold", "point of the box"
@@ -238,8 +242,16 @@ class SurfaceSelection(SelectionResult):
         every other point is worse than it."""
         return self.lo <= self.value[1] if self.sense == "min" else self.hi >= self.value[0]
 
+    @property
+    def runs(self):
+        """What was computed, for people: ``"5 folds"`` (a certified surface each), or ``"5 folds,
+        no path"`` (cells between exact optima; ``"no path"`` without folds)."""
+        if self.surfaces and self.folds:
+            return super()._scope()
+        return f"{self.folds} folds, " * (self.folds > 1) + "no path"
+
     def _scope(self):
-        return super()._scope() if self.folds else "no path: cells between exact optima"
+        return self.runs if self.surfaces and self.folds else f"{self.runs}: cells between exact optima"
 
     def _point(self):
         return f"t = {self.t:.6g}, {self.weight} = {self.w:.6g}"

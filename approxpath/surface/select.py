@@ -165,7 +165,9 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     problem : KernelProblem
         On the full training data, ``parameter="bandwidth"``, of a problem with cells
         (:class:`~approxpath.cells.CellBound`) and a ``prediction_enclosure``; or, without
-        ``cv`` and ``X_val``, one whose bound has ``box_enclosure`` (kernel ridge).
+        ``cv`` and ``X_val``, one whose bound has ``box_enclosure`` (kernel ridge).  Where the
+        bound has ``prediction_box`` (kernel ridge) a validation loss needs no surfaces either:
+        each fold's cells between exact optima (:class:`~.folds.BoxFolds`).
     criterion : str, optional
         A validation loss (``error``, ``mae``, ``mse``; with ``cv`` or ``X_val``), default the
         problem's first; or without them a closed-form criterion of the problem's bound (kernel
@@ -175,7 +177,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         As :func:`approxpath.selection.select` (one of ``cv`` or ``X_val, y_val`` for a
         validation loss).
     eps : float, optional
-        Gap of the first surfaces (absolute unless ``relative``); default
+        Gap of the first surfaces (absolute unless ``relative``; unused with no surfaces); default
         :data:`~approxpath.selection.search.DEFAULT_EPS` times ``null_objective()`` at the
         smallest weight.
     bandwidths, weights : (float, float)
@@ -216,12 +218,17 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     count("max_solves", max_solves)
     if not validation:
         criterion = default_criterion(problem, criterion, False, closed)
-        return _closed_form(problem, criterion, closed[criterion], (t_lo, t_hi), (w_lo, w_hi), tol, max_solves,
-                            strict, progress, t0)
+        return _no_path(problem, criterion, closed[criterion], (t_lo, t_hi), (w_lo, w_hi), tol, max_solves,
+                        strict, progress, t0)
     if not hasattr(problem.bound, "prediction_enclosure"):
         raise InputError(f"{problem.name} has no prediction_enclosure: its validation loss cannot be enclosed")
     criterion = default_criterion(problem, criterion, True, closed)
     problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion)
+    if hasattr(problem.bound, "prediction_box"):  # each fold's cells between exact optima, no surface
+        from .folds import BoxFolds
+
+        return _no_path(problem, criterion, "min", (t_lo, t_hi), (w_lo, w_hi), tol, max_solves, strict, progress, t0,
+                        lambda ts: BoxFolds(problems, X_vals, y_vals, criterion, shared=ts))
     if eps is None:
         base = problem.with_weight(w_lo)
         eps = DEFAULT_EPS * base.null_objective() if hasattr(base, "null_objective") else DEFAULT_EPS
@@ -280,13 +287,13 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     return _outcome(result, reason, spent, strict, sides)
 
 
-def _closed_form(problem, criterion, sense, bandwidths, weights, tol, max_solves, strict, progress, t0):
-    """A closed-form criterion over the box, from exact optima at the cells' corners
-    (:func:`~.nodes.select_box`)."""
+def _no_path(problem, criterion, sense, bandwidths, weights, tol, max_solves, strict, progress, t0, nodes=None):
+    """A closed-form criterion (or the validation loss of ``nodes``) over the box, from exact
+    optima at the cells' corners (:func:`~.nodes.select_box`)."""
     bar = delta_bar(progress, tol, f"select {problem.name} over two parameters", "first cells")
     try:
         result, sides, reason, spent = select_box(problem, criterion, sense, bandwidths, weights, tol, max_solves,
-                                                  bar, t0)
+                                                  bar, t0, nodes)
     finally:
         if bar is not None:
             bar.close()

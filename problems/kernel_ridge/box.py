@@ -39,7 +39,7 @@ from approxpath.selection.predictions import sqrt_up
 
 from .criteria import END_LEVEL, interval_facts, lml_bounds, node_pair, optimal_value, residual_box, residual_criterion
 
-__all__ = ["Edge", "PredictionNode", "box_enclosure", "edge", "prediction_cell", "prediction_node"]
+__all__ = ["Edge", "PredictionEdge", "box_enclosure", "edge", "prediction_box", "prediction_edge"]
 
 # Sub-intervals of a cell's [lambda_1, lambda_2] on which the facts are pinched by their monotone
 # parts (:func:`_pinched`): the LOOCV's residual and d_i both grow ~ lambda below the kernel's
@@ -129,57 +129,100 @@ def box_enclosure(bound, first, second):
 
 
 @dataclass(frozen=True)
-class PredictionNode:
-    """The exact optimum at one λ and bandwidth, for held-out predictions: its computed
-    coefficients ``c`` (n,), the RKHS distance ``radius`` within which the exact optimum's
-    function lies of :math:`f_c`, and the enclosures ``low``, ``up`` (m,) of the exact optimum's
-    predictions at the held-out points."""
+class PredictionEdge:
+    """The exact optima at one λ over the bandwidths ``[lo, hi]`` (a point where they agree), for
+    held-out predictions: the pair's coefficients ``ends`` (2, n) at ``lo`` and ``hi`` (linear
+    between them in t, :func:`.criteria.node_pair`), the RKHS distance ``radius`` within which
+    the exact optimum's function lies of the pair's at every t of the edge, and the enclosures
+    ``low``, ``up`` (m, J) of the exact optimum's predictions at the held-out points on J
+    sub-intervals of ``[lo, hi]``."""
 
     lam: float
-    c: np.ndarray
+    lo: float
+    hi: float
+    ends: np.ndarray
     radius: float
     low: np.ndarray
     up: np.ndarray
 
 
-def prediction_node(bound, tau, cache, X_new, rows=None):
-    """The :class:`PredictionNode` at the bandwidth ``tau`` and ``bound``'s λ, from the optimum
-    ``cache`` holds there (:func:`.criteria.node_pair`), its certified gap and the predictions'
-    enclosure (:mod:`.enclosure`: :math:`f^*` within :math:`\\sqrt{g/(2\\lambda)}` of :math:`f_c` in the RKHS,
-    :math:`a = \\lambda c`)."""
+def prediction_edge(bound, lo, hi, cache, X_new, span=None, rows=None):
+    """The :class:`PredictionEdge` of the bandwidths ``[lo, hi]`` at ``bound``'s λ, from the pair
+    of the optima at the ends of ``span`` (default ``(lo, hi)``) that ``cache`` holds
+    (:func:`.criteria.node_pair`; their derivatives where the edge has width), its certified gap
+    and the predictions' enclosure (:mod:`.enclosure`: :math:`f^*` within :math:`\\sqrt{g/(2\\lambda)}`
+    of the pair's :math:`f_c` in the RKHS, :math:`a = \\lambda c`)."""
     from .enclosure import prediction_enclosure
 
     lam = bound.sweep.weight
-    primal, dual = node_pair(bound, "lml", tau, tau, cache)  # (the level that wants the optimum alone)
-    gap = bound.gap(primal, dual, tau, tau)
-    _, low, up = prediction_enclosure(bound, primal, dual, gap, tau, tau, X_new, rows)
+    # (a point wants the optimum alone: the marginal likelihood's level of facts)
+    primal, dual = node_pair(bound, "lml" if lo == hi else "loocv", lo, hi, cache, span)
+    gap = bound.gap(primal, dual, lo, hi)
+    _, low, up = prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows)
     radius = sqrt_up(0.5 * gap / lam) * (1.0 + fp_margin(2, 1.0)) if np.isfinite(gap) else np.inf
-    return PredictionNode(lam, np.asarray(primal.c, dtype=float), radius, low[:, 0], up[:, 0])
+    if lo == hi:
+        ends = np.stack([primal.c, primal.c])
+    else:
+        anchor, direction = (np.asarray(q.c, dtype=float) for q in primal.points)
+        ends = np.stack([anchor, anchor + direction])  # (the roundings of this sum: _change's margin)
+    return PredictionEdge(lam, float(lo), float(hi), ends, radius, low, up)
 
 
-def prediction_cell(bound, first, second, tau):
-    """``(low, up)`` (m, :data:`_PARTS`): the exact optimum's predictions at the held-out points of
-    the :class:`PredictionNode` s ``first`` (at :math:`\\lambda_1`) and ``second`` (at :math:`\\lambda_2 \\ge
-    \\lambda_1`, the same bandwidth ``tau`` and points) for every λ of each of :data:`_PARTS`
-    sub-intervals of :math:`[\\lambda_1, \\lambda_2]`.
+def prediction_box(bound, first, second):
+    """``(low, up)`` (m, :data:`_PARTS` J): the exact optimum's predictions at the held-out points
+    of the :class:`PredictionEdge` s ``first`` (at :math:`\\lambda_1`) and ``second`` (at
+    :math:`\\lambda_2 \\ge \\lambda_1`, the same bandwidths ``[lo, hi]`` and points) at every
+    :math:`(t, \\lambda)` of the cell, on :data:`_PARTS` sub-intervals of :math:`[\\lambda_1,
+    \\lambda_2]` times the edges' J sub-intervals of ``[lo, hi]``.
 
-    With :math:`c^*(\\lambda) = V\\mathrm{diag}(1/(\\mu + \\lambda))V^\\top y`, the chord of :math:`1/(\\mu + \\lambda)`
-    misses it by at most :math:`s(\\lambda)` times its change across the cell (:func:`_share`), so
-    :math:`c^*(\\lambda) - ((1-\\phi)c^*_1 + \\phi c^*_2)` has the RKHS norm at most :math:`s(\\lambda)\\lVert
-    f^*_2 - f^*_1\\rVert_H \\le s(\\lambda)(\\lVert f_{c_2} - f_{c_1}\\rVert_H + r_1 + r_2)`, and a prediction
-    :math:`\\langle f, k_t(\\cdot, x)\\rangle_H` moves by at most that (:math:`k_t(x, x) = 1`)."""
+    At a fixed t, with :math:`c^*(\\lambda) = V\\mathrm{diag}(1/(\\mu + \\lambda))V^\\top y`, the chord of
+    :math:`1/(\\mu + \\lambda)` misses it by at most :math:`s(\\lambda)` times its change across the cell
+    (:func:`_share`), so the exact optimum's function is within :math:`s(\\lambda)\\lVert f^*(t, \\lambda_2)
+    - f^*(t, \\lambda_1)\\rVert_H` of :math:`(1-\\phi)f^*(t, \\lambda_1) + \\phi f^*(t, \\lambda_2)` in the
+    RKHS, and a prediction :math:`\\langle f, k_t(\\cdot, x)\\rangle_H` moves by at most that
+    (:math:`k_t(x, x) = 1`).  The change is at most :math:`\\lVert f_{d(t)}\\rVert_H + r_1 + r_2`,
+    :math:`d(t)` the difference of the edges' pairs (:func:`_change`); each edge's enclosure holds
+    its exact optimum's predictions at every t, so the chord's lie in their combination."""
     lam1, lam2 = first.lam, second.lam
-    if not lam1 <= lam2:
-        raise ValueError(f"prediction_cell: nodes at lam_1 <= lam_2; got {lam1!r} and {lam2!r}")
+    if not lam1 <= lam2 or (first.lo, first.hi) != (second.lo, second.hi) or first.low.shape != second.low.shape:
+        raise ValueError(f"prediction_box: edges over the same bandwidths and points at lam_1 <= lam_2; got "
+                         f"lam = {lam1!r} on {(first.lo, first.hi)} and {lam2!r} on {(second.lo, second.hi)}")
+    m, J = first.low.shape
     la, lb = _parts(lam1, lam2)
-    low, up = _chord_hull(lam1, lam2, la, lb, (first.low, first.up), (second.low, second.up))
-    d = first.c - second.c
-    K = bound.gram(tau)
-    spread = float(np.sum(np.abs(d))) ** 2  # |d|'|K||d| with |K| <= 1, for the roundings
-    norm2 = float(d @ (K @ d)) + (fp_margin(bound.n + 2, 1.0) + kernel_entry_error(bound.entry_terms)) * spread
-    change = (sqrt_up(max(norm2, 0.0)) + first.radius + second.radius) * (1.0 + fp_margin(4, 1.0))
+    low, up = _chord_hull(lam1, lam2, la, lb, (first.low.ravel(), first.up.ravel()),
+                          (second.low.ravel(), second.up.ravel()))  # (parts, m J)
+    change = (_change(bound, first, second) + first.radius + second.radius) * (1.0 + fp_margin(4, 1.0))
     move = (_share(la, lb, lam1, lam2) * change)[:, None] * (1.0 + 2 * UNIT_ROUNDOFF)
-    return (low - move).T, (up + move).T
+    low, up = (x.reshape(la.size, m, J).transpose(1, 0, 2).reshape(m, la.size * J) for x in (low - move, up + move))
+    return low, up
+
+
+def _change(bound, first, second):
+    """An upper bound of :math:`\\lVert f_{d(t)}\\rVert_H` at every t of the edges' ``[lo, hi]``,
+    :math:`d(t) = (1 - \\theta)d_{lo} + \\theta d_{hi}` the difference of their pairs.  With
+    :math:`K_t \\preceq cK_{hi}` (``bound.loewner_factor``: the kernel's spectral density),
+    :math:`d^\\top K_t d \\le c\\,d^\\top K_{hi}d`, convex in θ, so at most c times its larger value at
+    :math:`d_{lo}` and :math:`d_{hi}`.  Or entrywise: every :math:`e^{-tD_{ij}}` lies between its
+    values at ``hi`` and ``lo``, so :math:`d^\\top K_t d \\le p^\\top K_{lo}p + q^\\top K_{lo}q - 2p^\\top
+    K_{hi}q` with :math:`d = p - q`, :math:`p, q \\ge 0` (the products of one sign at their largest
+    entries, of opposite signs at their smallest): no cancellation survives it (sinc n = 200, a
+    cell at λ in [0.01, 0.025]: 157 against the spectral bound's 1.13 and the true 0.74), so it
+    serves only where no spectral bound is known (a precomputed D)."""
+    d = second.ends - first.ends  # (2, n): at lo and at hi
+    K_hi, factor = bound.gram(first.hi), bound.loewner_factor(first.lo, first.hi)
+    if np.isfinite(factor):
+        norm2 = float(np.max(np.sum(d * (d @ K_hi), axis=1))) * factor
+    else:
+        k, p, q = len(d), np.maximum(d, 0.0), np.maximum(-d, 0.0)
+        low_t, high_t = np.concatenate([p, q]) @ bound.gram(first.lo), q @ K_hi
+        norm2 = float(np.max(np.sum(p * low_t[:k] + q * low_t[k:] - 2.0 * p * high_t, axis=1)))
+    # the products' roundings and the kernel entries' (|K| <= 1), over (sum |d|)^2 at most
+    spread = float(np.max(np.sum(np.abs(d), axis=1))) ** 2
+    norm2 += (fp_margin(2 * bound.n + 8, 1.0) + kernel_entry_error(bound.entry_terms)) * spread
+    # the ends' own roundings (anchor + direction; the dual's a / lam against c): a few ulps of each
+    # coefficient, and a coefficient moves a function by at most its size in the RKHS (k(x, x) = 1)
+    ends = float(np.max(np.sum(np.abs(first.ends) + np.abs(second.ends), axis=1)))
+    return sqrt_up(max(norm2, 0.0)) + 8 * UNIT_ROUNDOFF * ends
 
 
 def _parts(lam1, lam2):

@@ -66,20 +66,21 @@ class ClosedFormSelection:
         if float(tau) not in cache:
             remember(cache, tau, point_facts(self, tau, slope=False, inverse=False, derivative=True), END_LEVEL["loocv"])
 
-    def prediction_node(self, tau, cache, X_new, rows=None):
-        """:func:`.box.prediction_node`: the exact optimum at ``tau`` and this λ (from ``cache``)
-        with its held-out predictions' enclosures."""
-        from .box import prediction_node
+    def prediction_edge(self, lo, hi, cache, X_new, span=None):
+        """:func:`.box.prediction_edge`: the exact optima over the bandwidths ``[lo, hi]`` (a point
+        where they agree) at this λ, from the optima ``cache`` holds at the ends of ``span``, with
+        their held-out predictions' enclosures."""
+        from .box import prediction_edge
 
-        return prediction_node(self, tau, cache, X_new, rows)
+        return prediction_edge(self, lo, hi, cache, X_new, span)
 
-    def prediction_cell(self, first, second, tau):
-        """:func:`.box.prediction_cell`: the held-out predictions between two
-        :meth:`prediction_node` s over λ (with it a validation loss over λ needs no path:
-        :class:`approxpath.surface.nodes.WeightFolds`)."""
-        from .box import prediction_cell
+    def prediction_box(self, first, second):
+        """:func:`.box.prediction_box`: the held-out predictions on the cell between two
+        :meth:`prediction_edge` s at two λ (with it a validation loss over λ, or over both λ and
+        the bandwidth, needs no path: :mod:`approxpath.surface.folds`)."""
+        from .box import prediction_box
 
-        return prediction_cell(self, first, second, tau)
+        return prediction_box(self, first, second)
 
     def node_cells(self, name):
         """Cells between two neighbouring exact optima in a selection by the criterion ``name``

@@ -1,0 +1,106 @@
+"""A validation loss (``mse``, ``mae``, ``error``) of folds or a hold-out set chosen over both the
+bandwidth and the weight, or over the weight alone, with no path (kernel ridge, whose bound has
+``prediction_edge`` and ``prediction_box``).
+
+Each fold tiles the box as the closed-form criteria do (:class:`~.nodes.BoxNodes`: exact optima at
+the cells' corners or predicted between them along t, the first grid's from one spectrum of the
+fold's kernel per bandwidth, the others from a Cholesky factor alone), the same cells in every fold.
+A cell's λ edges enclose the fold's held-out predictions at every t of the edge from its pair and
+gap bound (``bound.prediction_edge``); between them the bound encloses the predictions at every
+(t, λ) of the cell (``bound.prediction_box``: a chord in λ, with its distance bounded in the RKHS).
+The fold's total loss is enclosed on each part of the cell, and the folds' totals are pooled over
+every held-out point: the cross-validation loss of the exact optima lies in their sum at every
+point of the cell.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..selection.losses import loss_totals
+from ..selection.predictions import new_distances
+from .nodes import BoxNodes, WeightNodes, over_bandwidth
+
+__all__ = ["BoxFolds", "WeightFolds"]
+
+
+class BoxFolds:
+    """The nodes of :func:`~.nodes.select_box` for a validation loss: the folds' problems
+    (``parameter="bandwidth"``), their held-out rows ``X_vals``, ``y_vals``, the loss
+    ``criterion``, the bandwidths ``shared`` whose spectra give the first optima.  The same
+    methods as :class:`~.nodes.BoxNodes` (``start``, ``cell``, ``point``, ``split``, ``keep``,
+    ``solves``); the loss is smaller-is-better."""
+
+    sense = "min"
+
+    def __init__(self, problems, X_vals, y_vals, criterion, shared=()):
+        # ("loocv": the level of facts whose pairs move with the optima's derivatives, here with no
+        # inverse; every fold's spectra in the closed forms' budget)
+        self._folds = [(BoxNodes(p, "loocv", "min", shared, share=1 / len(problems), inverse=False), X_val,
+                        np.asarray(y_val, dtype=float)) for p, X_val, y_val in zip(problems, X_vals, y_vals)]
+        for p, X_val in zip(problems, X_vals):  # the held-out distances once, shared by every weight's bound
+            new_distances(p.bound, X_val)
+        self.criterion, self.folds = criterion, len(problems)
+        self._count = sum(y.size for *_, y in self._folds)
+        self._edges = {}  # (fold, t1, t2, w) -> the bound's PredictionEdge: neighbouring cells share them
+
+    @property
+    def solves(self):
+        return sum(nodes.solves for nodes, *_ in self._folds)
+
+    def start(self, ts, ws):
+        return max(nodes.start(ts, ws) for nodes, *_ in self._folds)
+
+    def _edge(self, k, t1, t2, w):
+        key = (k, float(t1), float(t2), float(w))
+        if key not in self._edges:
+            nodes, X_val, _ = self._folds[k]
+            level = nodes.level(w)
+            for t in (t1, t2):
+                level.optimum(t, predicted=True)  # (none where optima close around it predict it)
+            self._edges[key] = level.problem.bound.prediction_edge(t1, t2, level.cache, X_val, level.span(t1, t2))
+        return self._edges[key]
+
+    def _total(self, k, low, up):
+        """The fold ``k``'s total loss ``(low, high)`` over every column of its predictions' enclosures."""
+        lo, hi = loss_totals(self.criterion, self._folds[k][2], low, up)
+        return float(lo.min()), float(hi.max())
+
+    def cell(self, t1, t2, w1, w2):
+        """``(low, high, edge)``: the pooled loss on the cell and the width of its wider λ edge's own."""
+        cell, edges = np.zeros(2), np.zeros((2, 2))
+        for k, (nodes, *_) in enumerate(self._folds):
+            first, second = self._edge(k, t1, t2, w1), self._edge(k, t1, t2, w2)
+            cell += self._total(k, *nodes.level(w1).problem.bound.prediction_box(first, second))
+            edges += [self._total(k, e.low, e.up) for e in (first, second)]
+        return cell[0] / self._count, cell[1] / self._count, float(np.max(edges[:, 1] - edges[:, 0])) / self._count
+
+    def point(self, t, w):
+        """The pooled loss at the single point ``(t, w)``."""
+        total = np.zeros(2)
+        for k, (nodes, *_) in enumerate(self._folds):
+            nodes.level(w).optimum(t)
+            e = self._edge(k, t, t, w)
+            total += self._total(k, e.low, e.up)
+        return total[0] / self._count, total[1] / self._count
+
+    def split(self, t1, t2, w1, w2):
+        """Halve the cell across t in every fold (:meth:`~.nodes.BoxNodes.split`): the same point."""
+        return [nodes.split(t1, t2, w1, w2) for nodes, *_ in self._folds][0]
+
+    def keep(self, cells):
+        """Forget the edges no cell of ``cells`` (rows ``(t1, t2, w1, w2)``) has."""
+        wanted = {(float(a), float(b), float(w)) for a, b, c, d in cells for w in (c, d)}
+        self._edges = {key: v for key, v in self._edges.items() if key[1:] in wanted}
+
+
+class WeightFolds(WeightNodes):
+    """A validation loss over the weight λ at one bandwidth, with no path: the one-parameter
+    search's criterion (``cover``, as :class:`~.nodes.WeightNodes`) for folds (or a hold-out set)
+    of a problem that sweeps λ.  Its cells are :class:`BoxFolds`' cells of no width in t, every
+    fold's optima from one spectrum of its kernel at that bandwidth."""
+
+    def __init__(self, problems, X_vals, y_vals, criterion):
+        over = [over_bandwidth(p) for p in problems]
+        self.name, self.sense, self.t = criterion, "min", over[0][0]
+        self._nodes = BoxFolds([p for _, p in over], X_vals, y_vals, criterion, shared=(self.t,))
