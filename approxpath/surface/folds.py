@@ -61,28 +61,36 @@ class BoxFolds:
             self._edges[key] = level.problem.bound.prediction_edge(t1, t2, level.cache, X_val, level.span(t1, t2))
         return self._edges[key]
 
-    def _total(self, k, low, up):
-        """The fold ``k``'s total loss ``(low, high)`` over every column of its predictions' enclosures."""
-        lo, hi = loss_totals(self.criterion, self._folds[k][2], low, up)
-        return float(lo.min()), float(hi.max())
+    def _pooled(self, enclosures, edges):
+        """The pooled loss ``(low, high)`` over the cell from each fold's predictions' enclosures
+        ``(low, up)`` (m_k, columns) and the fold's λ ``edges`` there: summed over the folds column
+        by column where the columns are the same parts of the cell in every fold (the edges'
+        cuts agree: the envelopes' nodes are fixed positions of ``[lo, hi]``), else each fold's
+        extremes summed."""
+        totals = [loss_totals(self.criterion, y, low, up) for (*_, y), (low, up) in zip(self._folds, enclosures)]
+        cuts = [e.cuts for e in edges]
+        if all(np.array_equal(cuts[0], c) for c in cuts[1:]):
+            low, high = sum(lo for lo, _ in totals), sum(hi for _, hi in totals)
+            return float(low.min()) / self._count, float(high.max()) / self._count
+        return (sum(float(lo.min()) for lo, _ in totals) / self._count,
+                sum(float(hi.max()) for _, hi in totals) / self._count)
 
     def cell(self, t1, t2, w1, w2):
         """``(low, high, edge)``: the pooled loss on the cell and the width of its wider λ edge's own."""
-        cell, edges = np.zeros(2), np.zeros((2, 2))
-        for k, (nodes, *_) in enumerate(self._folds):
-            first, second = self._edge(k, t1, t2, w1), self._edge(k, t1, t2, w2)
-            cell += self._total(k, *nodes.level(w1).problem.bound.prediction_box(first, second))
-            edges += [self._total(k, e.low, e.up) for e in (first, second)]
-        return cell[0] / self._count, cell[1] / self._count, float(np.max(edges[:, 1] - edges[:, 0])) / self._count
+        firsts = [self._edge(k, t1, t2, w1) for k in range(self.folds)]
+        seconds = [self._edge(k, t1, t2, w2) for k in range(self.folds)]
+        boxes = [nodes.level(w1).problem.bound.prediction_box(a, b)
+                 for (nodes, *_), a, b in zip(self._folds, firsts, seconds)]
+        low, high = self._pooled(boxes, firsts)
+        sides = [self._pooled([(e.low, e.up) for e in side], side) for side in (firsts, seconds)]
+        return low, high, max(hi - lo for lo, hi in sides)
 
     def point(self, t, w):
         """The pooled loss at the single point ``(t, w)``."""
-        total = np.zeros(2)
-        for k, (nodes, *_) in enumerate(self._folds):
+        for nodes, *_ in self._folds:
             nodes.level(w).optimum(t)
-            e = self._edge(k, t, t, w)
-            total += self._total(k, e.low, e.up)
-        return total[0] / self._count, total[1] / self._count
+        edges = [self._edge(k, t, t, w) for k in range(self.folds)]
+        return self._pooled([(e.low, e.up) for e in edges], edges)
 
     def split(self, t1, t2, w1, w2):
         """Halve the cell across t in every fold (:meth:`~.nodes.BoxNodes.split`): the same point."""

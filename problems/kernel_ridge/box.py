@@ -134,8 +134,8 @@ class PredictionEdge:
     held-out predictions: the pair's coefficients ``ends`` (2, n) at ``lo`` and ``hi`` (linear
     between them in t, :func:`.criteria.node_pair`), the RKHS distance ``radius`` within which
     the exact optimum's function lies of the pair's at every t of the edge, and the enclosures
-    ``low``, ``up`` (m, J) of the exact optimum's predictions at the held-out points on J
-    sub-intervals of ``[lo, hi]``."""
+    ``low``, ``up`` (m, J) of the exact optimum's predictions at the held-out points on the J
+    sub-intervals of ``[lo, hi]`` between ``cuts`` (J + 1,)."""
 
     lam: float
     lo: float
@@ -144,6 +144,7 @@ class PredictionEdge:
     radius: float
     low: np.ndarray
     up: np.ndarray
+    cuts: np.ndarray
 
 
 def prediction_edge(bound, lo, hi, cache, X_new, span=None, rows=None):
@@ -158,14 +159,14 @@ def prediction_edge(bound, lo, hi, cache, X_new, span=None, rows=None):
     # (a point wants the optimum alone: the marginal likelihood's level of facts)
     primal, dual = node_pair(bound, "lml" if lo == hi else "loocv", lo, hi, cache, span)
     gap = bound.gap(primal, dual, lo, hi)
-    _, low, up = prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows)
+    cuts, low, up = prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows)
     radius = sqrt_up(0.5 * gap / lam) * (1.0 + fp_margin(2, 1.0)) if np.isfinite(gap) else np.inf
     if lo == hi:
         ends = np.stack([primal.c, primal.c])
     else:
         anchor, direction = (np.asarray(q.c, dtype=float) for q in primal.points)
         ends = np.stack([anchor, anchor + direction])  # (the roundings of this sum: _change's margin)
-    return PredictionEdge(lam, float(lo), float(hi), ends, radius, low, up)
+    return PredictionEdge(lam, float(lo), float(hi), ends, radius, low, up, cuts)
 
 
 def prediction_box(bound, first, second):
@@ -173,7 +174,8 @@ def prediction_box(bound, first, second):
     of the :class:`PredictionEdge` s ``first`` (at :math:`\\lambda_1`) and ``second`` (at
     :math:`\\lambda_2 \\ge \\lambda_1`, the same bandwidths ``[lo, hi]`` and points) at every
     :math:`(t, \\lambda)` of the cell, on :data:`_PARTS` sub-intervals of :math:`[\\lambda_1,
-    \\lambda_2]` times the edges' J sub-intervals of ``[lo, hi]``.
+    \\lambda_2]` (geometric, the same for every pair of edges at these λ) times the edges' J
+    sub-intervals of ``[lo, hi]`` (column p J + j: λ sub-interval p, t sub-interval j).
 
     At a fixed t, with :math:`c^*(\\lambda) = V\\mathrm{diag}(1/(\\mu + \\lambda))V^\\top y`, the chord of
     :math:`1/(\\mu + \\lambda)` misses it by at most :math:`s(\\lambda)` times its change across the cell
