@@ -211,16 +211,16 @@ def _change(bound, first, second):
     cell at λ in [0.01, 0.025]: 157 against the spectral bound's 1.13 and the true 0.74), so it
     serves only where no spectral bound is known (a precomputed D)."""
     d = second.ends - first.ends  # (2, n): at lo and at hi
+    # the products' roundings and the kernel entries' (|K| <= 1), over (sum |d|)^2 at most
+    spread = float(np.max(np.sum(np.abs(d), axis=1))) ** 2
+    rounding = (fp_margin(2 * bound.n + 8, 1.0) + kernel_entry_error(bound.entry_terms)) * spread
     K_hi, factor = bound.gram(first.hi), bound.loewner_factor(first.lo, first.hi)
-    if np.isfinite(factor):
-        norm2 = float(np.max(np.sum(d * (d @ K_hi), axis=1))) * factor
+    if np.isfinite(factor):  # (c times the exact d'K_hi d: its rounding scaled too, and the product's)
+        norm2 = (float(np.max(np.sum(d * (d @ K_hi), axis=1))) + rounding) * factor * (1.0 + 2 * UNIT_ROUNDOFF)
     else:
         k, p, q = len(d), np.maximum(d, 0.0), np.maximum(-d, 0.0)
         low_t, high_t = np.concatenate([p, q]) @ bound.gram(first.lo), q @ K_hi
-        norm2 = float(np.max(np.sum(p * low_t[:k] + q * low_t[k:] - 2.0 * p * high_t, axis=1)))
-    # the products' roundings and the kernel entries' (|K| <= 1), over (sum |d|)^2 at most
-    spread = float(np.max(np.sum(np.abs(d), axis=1))) ** 2
-    norm2 += (fp_margin(2 * bound.n + 8, 1.0) + kernel_entry_error(bound.entry_terms)) * spread
+        norm2 = float(np.max(np.sum(p * low_t[:k] + q * low_t[k:] - 2.0 * p * high_t, axis=1))) + rounding
     # the ends' own roundings (anchor + direction; the dual's a / lam against c): a few ulps of each
     # coefficient, and a coefficient moves a function by at most its size in the RKHS (k(x, x) = 1)
     ends = float(np.max(np.sum(np.abs(first.ends) + np.abs(second.ends), axis=1)))
