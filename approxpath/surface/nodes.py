@@ -205,15 +205,17 @@ def _weight_cells(a, b):
     return _spaced(a, b, _W_WIDTH) if math.log(b / a) > _W_WIDTH * (1 + 1e-9) else np.array([a, log_mid(a, b), b])
 
 
-def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progress_bar, t0, nodes=None):
+def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progress_bar, t0, nodes=None,
+               t_width=_T_WIDTH):
     """Select ``(t, w)`` over ``bandwidths x weights`` by the closed-form criterion ``name``
     (module docstring), or by the criterion of ``nodes(shared)`` (a :class:`BoxNodes` or one
     like it, e.g. :class:`~.folds.BoxFolds`' validation loss; ``shared`` the first grid's
-    bandwidths); ``(selection, sides, reason, spent)``: the result, the sides of the box
-    where the criterion may be better beyond (:func:`at_sides`), why the search stopped short of
-    ``tol`` (None if it did not) and whether ``max_solves`` was spent."""
+    bandwidths, at most ``t_width`` apart in log t); ``(selection, sides, reason, spent)``: the
+    result, the sides of the box where the criterion may be better beyond (:func:`at_sides`), why
+    the search stopped short of ``tol`` (None if it did not) and whether ``max_solves`` was
+    spent."""
     (t_lo, t_hi), (w_lo, w_hi) = bandwidths, weights
-    ts = _spaced(t_lo, t_hi, _T_WIDTH)  # exact optima at each first weight, cells between them
+    ts = _spaced(t_lo, t_hi, t_width)  # exact optima at each first weight, cells between them
     ws = _spaced(w_lo, w_hi, _W_WIDTH)
     # (every first weight wants the optima at ts)
     nodes = BoxNodes(problem, name, sense, shared=ts) if nodes is None else nodes(ts)

@@ -225,10 +225,10 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     criterion = default_criterion(problem, criterion, True, closed)
     problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion)
     if hasattr(problem.bound, "prediction_box"):  # each fold's cells between exact optima, no surface
-        from .folds import BoxFolds
+        from .folds import FOLD_T_WIDTH, BoxFolds
 
         return _no_path(problem, criterion, "min", (t_lo, t_hi), (w_lo, w_hi), tol, max_solves, strict, progress, t0,
-                        lambda ts: BoxFolds(problems, X_vals, y_vals, criterion, shared=ts))
+                        nodes=lambda ts: BoxFolds(problems, X_vals, y_vals, criterion, shared=ts), t_width=FOLD_T_WIDTH)
     if eps is None:
         base = problem.with_weight(w_lo)
         eps = DEFAULT_EPS * base.null_objective() if hasattr(base, "null_objective") else DEFAULT_EPS
@@ -287,13 +287,14 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     return _outcome(result, reason, spent, strict, sides)
 
 
-def _no_path(problem, criterion, sense, bandwidths, weights, tol, max_solves, strict, progress, t0, nodes=None):
-    """A closed-form criterion (or the validation loss of ``nodes``) over the box, from exact
-    optima at the cells' corners (:func:`~.nodes.select_box`)."""
+def _no_path(problem, criterion, sense, bandwidths, weights, tol, max_solves, strict, progress, t0, **box):
+    """A closed-form criterion (or the validation loss of ``box``'s ``nodes``, with its first
+    spacing ``t_width``) over the box, from exact optima at the cells' corners
+    (:func:`~.nodes.select_box`)."""
     bar = delta_bar(progress, tol, f"select {problem.name} over two parameters", "first cells")
     try:
         result, sides, reason, spent = select_box(problem, criterion, sense, bandwidths, weights, tol, max_solves,
-                                                  bar, t0, nodes)
+                                                  bar, t0, **box)
     finally:
         if bar is not None:
             bar.close()
