@@ -4,7 +4,8 @@ bandwidth and the weight, or over the weight alone, with no path (kernel ridge, 
 
 Each fold tiles the box as the closed-form criteria do (:class:`~.nodes.BoxNodes`: exact optima at
 the cells' corners or predicted between them along t, the first grid's from one spectrum of the
-fold's kernel per bandwidth, the others from a Cholesky factor alone), the same cells in every fold.
+fold's kernel per bandwidth, the others from a Cholesky factor alone; the first grid finer in t,
+:data:`FOLD_T_WIDTH`), the same cells in every fold.
 A cell's λ edges enclose the fold's held-out predictions at every t of the edge from its pair and
 gap bound (``bound.prediction_edge``); between them the bound encloses the predictions at every
 (t, λ) of the cell (``bound.prediction_box``: a chord in λ, with its distance bounded in the RKHS).
