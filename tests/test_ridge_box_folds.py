@@ -114,8 +114,8 @@ def test_cells_contain_every_prediction_and_the_loss_at_random_points(data, crit
         w2 = w1 * math.exp(rng.uniform(0.05, 1.0))
         low, high, _ = box.cell(t1, t2, w1, w2)
         widths.append(high - low)
-        enclosures = [problems[k].with_weight(w1).bound.prediction_box(box._edge(k, t1, t2, w1),
-                                                                        box._edge(k, t1, t2, w2))
+        enclosures = [problems[k].with_weight(w1).bound.prediction_box(box.edge(k, t1, t2, w1),
+                                                                        box.edge(k, t1, t2, w2))
                       for k in range(len(folds))]
         for _ in range(5):
             t, w = float(_log_uniform(rng, t1, t2)), float(_log_uniform(rng, w1, w2))

@@ -36,20 +36,22 @@ class BoxFolds:
     (``parameter="bandwidth"``), their held-out rows ``X_vals``, ``y_vals``, the loss
     ``criterion``, the bandwidths ``shared`` whose spectra give the first optima.  The same
     methods as :class:`~.nodes.BoxNodes` (``start``, ``cell``, ``point``, ``split``, ``keep``,
-    ``solves``); the loss is smaller-is-better."""
-
-    sense = "min"
+    ``solves``); the loss is smaller-is-better.  Each fold's :class:`~.nodes.BoxNodes` keeps its
+    edges, the bound's ``prediction_edge`` s of the fold's held-out rows."""
 
     def __init__(self, problems, X_vals, y_vals, criterion, shared=()):
-        # ("loocv": the level of facts whose pairs move with the optima's derivatives, here with no
-        # inverse; every fold's spectra in the closed forms' budget)
-        self._folds = [(BoxNodes(p, "loocv", "min", shared, share=1 / len(problems), inverse=False), X_val,
-                        np.asarray(y_val, dtype=float)) for p, X_val, y_val in zip(problems, X_vals, y_vals)]
-        for p, X_val in zip(problems, X_vals):  # the held-out distances once, shared by every weight's bound
-            new_distances(p.bound, X_val)
+        self._folds = []
+        for p, X_val, y_val in zip(problems, X_vals, y_vals):
+            new_distances(p.bound, X_val)  # the held-out distances once, shared by every weight's bound
+            # ("loocv": the level of facts whose pairs move with the optima's derivatives, here with no
+            # inverse; every fold's spectra in the closed forms' budget)
+            def make(bound, lo, hi, cache, span, X=X_val):
+                return bound.prediction_edge(lo, hi, cache, X, span)
+
+            nodes = BoxNodes(p, "loocv", "min", shared, share=1 / len(problems), inverse=False, make=make)
+            self._folds.append((nodes, X_val, np.asarray(y_val, dtype=float)))
         self.criterion, self.folds = criterion, len(problems)
         self._count = sum(y.size for *_, y in self._folds)
-        self._edges = {}  # (fold, t1, t2, w) -> the bound's PredictionEdge: neighbouring cells share them
 
     @property
     def solves(self):
@@ -58,15 +60,10 @@ class BoxFolds:
     def start(self, ts, ws):
         return max(nodes.start(ts, ws) for nodes, *_ in self._folds)
 
-    def _edge(self, k, t1, t2, w):
-        key = (k, float(t1), float(t2), float(w))
-        if key not in self._edges:
-            nodes, X_val, _ = self._folds[k]
-            level = nodes.level(w)
-            for t in (t1, t2):
-                level.optimum(t, predicted=True)  # (none where optima close around it predict it)
-            self._edges[key] = level.problem.bound.prediction_edge(t1, t2, level.cache, X_val, level.span(t1, t2))
-        return self._edges[key]
+    def edge(self, k, t1, t2, w):
+        """The fold ``k``'s :class:`~approxpath.problems.kernel_ridge.box.PredictionEdge` over
+        ``[t1, t2]`` at ``w`` (:meth:`~.nodes.BoxNodes.edge`)."""
+        return self._folds[k][0].edge(t1, t2, w)
 
     def _pooled(self, enclosures, edges):
         """The pooled loss ``(low, high)`` over the cell from each fold's predictions' enclosures
@@ -84,8 +81,8 @@ class BoxFolds:
 
     def cell(self, t1, t2, w1, w2):
         """``(low, high, edge)``: the pooled loss on the cell and the width of its wider λ edge's own."""
-        firsts = [self._edge(k, t1, t2, w1) for k in range(self.folds)]
-        seconds = [self._edge(k, t1, t2, w2) for k in range(self.folds)]
+        firsts = [self.edge(k, t1, t2, w1) for k in range(self.folds)]
+        seconds = [self.edge(k, t1, t2, w2) for k in range(self.folds)]
         boxes = [nodes.level(w1).problem.bound.prediction_box(a, b)
                  for (nodes, *_), a, b in zip(self._folds, firsts, seconds)]
         low, high = self._pooled(boxes, firsts)
@@ -96,7 +93,7 @@ class BoxFolds:
         """The pooled loss at the single point ``(t, w)``."""
         for nodes, *_ in self._folds:
             nodes.level(w).optimum(t)
-        edges = [self._edge(k, t, t, w) for k in range(self.folds)]
+        edges = [self.edge(k, t, t, w) for k in range(self.folds)]
         return self._pooled([(e.low, e.up) for e in edges], edges)
 
     def split(self, t1, t2, w1, w2):
@@ -104,9 +101,9 @@ class BoxFolds:
         return [nodes.split(t1, t2, w1, w2) for nodes, *_ in self._folds][0]
 
     def keep(self, cells):
-        """Forget the edges no cell of ``cells`` (rows ``(t1, t2, w1, w2)``) has."""
-        wanted = {(float(a), float(b), float(w)) for a, b, c, d in cells for w in (c, d)}
-        self._edges = {key: v for key, v in self._edges.items() if key[1:] in wanted}
+        """Forget the edges no cell of ``cells`` has, in every fold."""
+        for nodes, *_ in self._folds:
+            nodes.keep(cells)
 
 
 class WeightFolds(WeightNodes):

@@ -53,14 +53,16 @@ _MAX_CELLS = 200_000
 class BoxNodes:
     """The exact optima at each λ (a :class:`~approxpath.selection.nodes.NodeClosedForm` per λ:
     which points of its bandwidths are optima and which are predicted between them) and the λ
-    edges of the cells."""
+    edges of the cells: ``make(bound, t1, t2, cache, span)`` of the edge's level (default the
+    bound's ``box_edge`` for the criterion ``name``)."""
 
     folds = 0
 
-    def __init__(self, problem, name, sense, shared=(), share=1.0, inverse=True):
+    def __init__(self, problem, name, sense, shared=(), share=1.0, inverse=True, make=None):
         self.problem, self.name, self.sense = problem, name, sense
         self._levels = {}
-        self._edges = {}  # (t1, t2, w) -> the bound's box_edge: neighbouring cells share their edges
+        self._edges = {}  # (t1, t2, w) -> the edge ``make`` built: neighbouring cells share their edges
+        self._make = make or (lambda bound, *args: bound.box_edge(name, *args))
         # the kernel's spectrum at the bandwidths ``shared`` (where the bound has one), the last few
         # kept in ``share`` of _SPECTRA_BYTES; elsewhere, without ``inverse``, the optimum from the bound's
         # node_optimum (a Cholesky factor alone) where it has one
@@ -117,11 +119,12 @@ class BoxNodes:
     def cell(self, t1, t2, w1, w2):
         """``(low, high, edge)``: the criterion (oriented: smaller is better) on the cell and the
         width of its wider λ edge's own enclosure."""
-        first, second = self._edge(t1, t2, w1), self._edge(t1, t2, w2)
+        first, second = self.edge(t1, t2, w1), self.edge(t1, t2, w2)
         low, high = self._oriented(*self.level(w1).problem.bound.box_enclosure(first, second))
         return low, high, max(e.enclosure[1] - e.enclosure[0] for e in (first, second))
 
-    def _edge(self, t1, t2, w):
+    def edge(self, t1, t2, w):
+        """The λ edge over the bandwidths ``[t1, t2]`` at the weight ``w`` (kept until :meth:`keep`)."""
         key = (float(t1), float(t2), float(w))
         if key not in self._edges:
             level = self.level(w)
@@ -130,11 +133,11 @@ class BoxNodes:
                 # the kernel at each end, kept (one provider for every weight): the products of the
                 # edges over the same bandwidths at the other weights read it (cells come sorted by t)
                 level.problem.bound.gram(t)
-            self._edges[key] = level.problem.bound.box_edge(self.name, t1, t2, level.cache, level.span(t1, t2))
+            self._edges[key] = self._make(level.problem.bound, t1, t2, level.cache, level.span(t1, t2))
         return self._edges[key]
 
     def keep(self, cells):
-        """Forget the edges no cell of ``cells`` (rows ``(t1, t2, w1, w2)``) has (n-vectors each)."""
+        """Forget the edges no cell of ``cells`` (rows ``(t1, t2, w1, w2)``) has."""
         wanted = {(float(a), float(b), float(w)) for a, b, c, d in cells for w in (c, d)}
         self._edges = {k: v for k, v in self._edges.items() if k in wanted}
 
@@ -157,7 +160,7 @@ class BoxNodes:
     def point(self, t, w):
         """The criterion (oriented) at the single point ``(t, w)``."""
         self.level(w).optimum(t)
-        return self._oriented(*self._edge(t, t, w).enclosure)
+        return self._oriented(*self.edge(t, t, w).enclosure)
 
 
 class WeightNodes:
