@@ -267,3 +267,45 @@ def test_every_top_level_name_resolves_and_select_is_the_selection():
 
     assert all(getattr(approxpath, name) is not None for name in approxpath.__all__)
     assert approxpath.select is approxpath.selection.select and approxpath.Selection is approxpath.selection.Selection
+
+
+@pytest.mark.parametrize("n, k, positives", [(30, 3, 10), (47, 5, 9), (23, 4, 20), (12, 5, 3)])
+def test_integer_cv_gives_scikit_learns_folds_without_importing_it(n, k, positives):
+    from sklearn.model_selection import check_cv
+
+    from approxpath.selection.folds import fold_problems
+
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 2))
+    labels = np.where(rng.permutation(n) < positives, 1.0, -1.0)
+    svm = approxpath.get_problem("kernel_svm")(X, labels, c=1.0)
+    ridge = approxpath.get_problem("kernel_ridge")(X, X[:, 0], lam=LAM)
+    for problem, criterion, classifier in ((svm, "error", True), (ridge, "mse", False)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _, X_vals, y_vals = fold_problems(problem, k, None, None, None, criterion)
+            want = list(check_cv(k, problem.y, classifier=classifier).split(X, problem.y))
+        assert len(X_vals) == len(want) == k
+        for X_val, y_val, (_, test) in zip(X_vals, y_vals, want):
+            np.testing.assert_array_equal(X_val, X[test])
+            np.testing.assert_array_equal(y_val, problem.y[test])
+        # scikit-learn warns when a class has fewer points than folds; so do we, once
+        assert sum("fewer than cv" in str(w.message) for w in caught) == (classifier and n - positives < k or
+                                                                            classifier and positives < k)
+    with pytest.raises(approxpath.InputError, match="more than the points of every class"):
+        fold_problems(svm, n, None, None, None, "error")
+
+
+def test_integer_cv_needs_no_scikit_learn():
+    import subprocess
+    import sys
+
+    code = ("import sys, approxpath\n"
+            "from approxpath.data import make_classification\n"
+            "from approxpath.selection.folds import fold_problems\n"
+            "X, y = make_classification(n=20, d=2, seed=0)\n"
+            "p = approxpath.get_problem('kernel_svm')(X, y, c=1.0)\n"
+            "assert len(fold_problems(p, 4, None, None, None, 'error')[0]) == 4\n"
+            "print('sklearn' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -4,6 +4,9 @@ criterion asked for (checked against the problem's), for :func:`approxpath.selec
 
 from __future__ import annotations
 
+import numbers
+import warnings
+
 import numpy as np
 
 from ..errors import InputError
@@ -48,17 +51,54 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion):
                              f"got {X_val.shape} and {y_val.shape}")
         check_loss(criterion, y_val)
         return [problem], [X_val], [y_val]
-    try:
-        from sklearn.model_selection import check_cv
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("cross-validation needs scikit-learn: pip install 'approxpath[sklearn]'") from exc
-    splitter = check_cv(cv, y, classifier=criterion == "error")
-    folds = list(splitter.split(X, y, groups))
+    check_loss(criterion, y)
+    folds = _splits(cv, X, y, groups, classify=criterion == "error")
     if len(folds) < 2:
         raise InputError(f"cv must give at least 2 folds; got {len(folds)}")
-    check_loss(criterion, y)
     if problem.options().get("kernel") == "precomputed":  # X is D: a fold's D and D_new take its columns
         problems = [type(problem)(X[np.ix_(tr, tr)], y[tr], **problem.options()) for tr, _ in folds]
         return problems, [X[np.ix_(va, tr)] for tr, va in folds], [y[va] for _, va in folds]
     problems = [type(problem)(X[tr], y[tr], **problem.options()) for tr, _ in folds]
     return problems, [X[va] for _, va in folds], [y[va] for _, va in folds]
+
+
+def _splits(cv, X, y, groups, classify):
+    """The ``(train, test)`` index arrays of ``cv``.  An int k gives scikit-learn's
+    ``check_cv(k, y, classifier=classify)`` splits without importing it (a second of a small
+    selection's time): ``StratifiedKFold(k)`` for class labels, else ``KFold(k)``, neither
+    shuffled; anything else goes through ``check_cv``."""
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        k, n = int(cv), y.shape[0]
+        if not 2 <= k <= n:
+            raise InputError(f"cv must be from 2 folds to the number of points ({n}), or a splitter; got {k}")
+        if classify:
+            test = _stratified(k, y)
+        else:  # consecutive blocks, the first n % k one point longer
+            test = np.repeat(np.arange(k), np.full(k, n // k) + (np.arange(k) < n % k))
+        return [(np.flatnonzero(test != i), np.flatnonzero(test == i)) for i in range(k)]
+    try:
+        from sklearn.model_selection import check_cv
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("a cross-validation splitter needs scikit-learn: pip install 'approxpath[sklearn]' "
+                          "(or pass cv as an int)") from exc
+    return list(check_cv(cv, y, classifier=classify).split(X, y, groups))
+
+
+def _stratified(k, y):
+    """Each point's test fold as scikit-learn's ``StratifiedKFold(k)`` assigns it: the classes
+    in order of first appearance, the fold sizes of each class dealt round robin over the sorted
+    labels, and each class's points given to the folds in blocks, in their order."""
+    _, first, inverse = np.unique(y, return_index=True, return_inverse=True)
+    code = np.argsort(np.argsort(first))[inverse]  # classes numbered by first appearance
+    counts = np.bincount(code)
+    if np.all(counts < k):
+        raise InputError(f"cv={k} folds cannot be more than the points of every class ({counts.tolist()})")
+    if np.any(counts < k):
+        warnings.warn(f"the smallest class has {int(counts.min())} points, fewer than cv={k} folds", UserWarning,
+                      stacklevel=4)
+    ordered = np.sort(code)
+    share = np.array([np.bincount(ordered[i::k], minlength=counts.size) for i in range(k)])  # (k, classes)
+    test = np.empty(y.shape[0], dtype=int)
+    for c in range(counts.size):
+        test[code == c] = np.repeat(np.arange(k), share[:, c])
+    return test
