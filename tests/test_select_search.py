@@ -24,7 +24,7 @@ INTERVAL = (0.1, 10.0)
 def spied():
     """A selection whose search took both branches, with what its middle tests answered next to
     the width of the full point cover at the same t (every fold enclosed)."""
-    seen = {"chosen": 0, "stall": []}
+    seen = {"chosen": 0, "stall": [], "asks": []}
     step, wide_at = branch.Search.step, Validation.wide_at
 
     def spy_step(self, value, only=None):
@@ -33,11 +33,13 @@ def spied():
         seen["chosen"] += len(self.widths) - before
         return out
 
-    def spy_wide_at(self, t, a, b, width):
-        answer = wide_at(self, t, a, b, width)
-        _, lo, hi, _ = self.cover(t, t)
-        seen["stall"].append((answer, float(hi[0] - lo[0]), width))
-        return answer
+    def spy_wide_at(self, asks):
+        answers = wide_at(self, asks)
+        for answer, (t, _, _, width) in zip(answers, asks):
+            _, lo, hi, _ = self.cover(t, t)
+            seen["stall"].append((answer, float(hi[0] - lo[0]), width))
+        seen["asks"].append(len(asks))
+        return answers
 
     X, y = make_classification(n=45, d=2, seed=4)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
@@ -50,7 +52,8 @@ def spied():
 
 def test_stall_test_answers_as_the_full_point_cover(spied):
     *_, seen = spied
-    assert len(seen["stall"]) >= 10  # the test ran, with both answers
+    assert len(seen["stall"]) >= 10  # the test ran, with both answers, many cells in one call
+    assert max(seen["asks"]) > 1
     assert {answer for answer, _, _ in seen["stall"]} == {True, False}
     for answer, full, width in seen["stall"]:
         if abs(full - width) > 1e-9:  # (the full cover's width is padded by its rounding)

@@ -267,8 +267,8 @@ def test_svm_enclosures_through_the_product_cache_equal_fresh_ones():
 def test_svm_enclosures_of_many_intervals_at_once_equal_single_ones():
     """``prediction_enclosures`` of q disjoint intervals of a piece (one call) gives each
     interval's cover as ``prediction_enclosure`` alone does, up to the rounding of products of
-    another shape, and holds the exact optimum of an independent tight solve; intervals that
-    are points, or reversed, are refused."""
+    another shape, and holds the exact optimum of an independent tight solve; so do q points;
+    reversed intervals, and intervals mixed with points, are refused."""
     problem, interval, eps, Xv, _, _, exact = _svm_case()
     path = approxpath.approximate_path(problem, eps=eps, interval=interval)
     bound, rng = problem.bound, np.random.default_rng(5)
@@ -290,8 +290,21 @@ def test_svm_enclosures_of_many_intervals_at_once_equal_single_ones():
             f = exact(t)[rows]
             scale = _SOLVE_TOL * (1.0 + np.abs(f))
             assert np.all(low[:, i, j] - scale <= f) and np.all(f <= up[:, i, j] + scale), (lo[i], hi[i], t)
+        # q points of the piece: each point's cover as alone, holding the exact optimum
+        ts = np.sort(np.exp(rng.uniform(np.log(piece.lo), np.log(piece.hi), 4)))
+        edges, low, up = bound.prediction_enclosures(*args, ts, ts, Xv, rows=rows, signs=True)
+        assert edges.shape == (4, 2) and low.shape == up.shape == (rows.size, 4, 1)
+        for i, t in enumerate(ts):
+            one = bound.prediction_enclosure(*args, t, t, Xv, rows=rows, signs=True)
+            assert np.array_equal(edges[i], one[0]) and np.array_equal(one[0], [t, t])
+            assert np.allclose(low[:, i], one[1], rtol=1e-13, atol=1e-13)
+            assert np.allclose(up[:, i], one[2], rtol=1e-13, atol=1e-13)
+            f = exact(float(t))[rows]
+            scale = _SOLVE_TOL * (1.0 + np.abs(f))
+            assert np.all(low[:, i, 0] - scale <= f) and np.all(f <= up[:, i, 0] + scale), t
     piece = path.pieces[0]
     args = (piece.primal, piece.dual, piece.gap_bound)
-    for lo, hi in (([piece.lo], [piece.lo]), ([piece.hi], [piece.lo])):
-        with pytest.raises(approxpath.InputError, match="intervals lo < hi"):
+    mid = float(np.sqrt(piece.lo * piece.hi))
+    for lo, hi in (([piece.hi], [piece.lo]), ([piece.lo, mid], [mid, mid])):  # reversed; an interval and a point
+        with pytest.raises(approxpath.InputError, match="intervals lo < hi, or points"):
             bound.prediction_enclosures(*args, np.array(lo), np.array(hi), Xv)

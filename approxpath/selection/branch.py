@@ -97,11 +97,8 @@ class Search:
             tighten.append(chosen)
         width = self.hi[active] - self.lo[active]
         stalled = active[width >= _STALL * self.parent[active]]
-        for i in stalled:
-            if i in tighten:
-                continue
-            if self._wide_at_middle(i, 0.5 * (self.hi[i] - self.lo[i])):
-                tighten.append(i)
+        stalled = [i for i in stalled if i not in tighten]
+        tighten += [i for i, wide in zip(stalled, self._wide_at_middles(stalled)) if wide]
         split = np.setdiff1d(active, tighten)
         changed = self._tighten(tighten) if tighten else []
         parts = [(self.edges[i], self.edges[i + 1]) for i in split if self.edges[i + 1] > self.edges[i]]
@@ -112,17 +109,20 @@ class Search:
             self._replace(a, b, cover)
         return bool(changed or parts)
 
-    def _wide_at_middle(self, i, width):
-        """Whether the criterion's enclosure at the middle of cell ``i`` is ``width`` wide or
-        more (the criterion's :meth:`~.cover.Validation.wide_at` where it has one: it stops
-        enclosing folds once the answer is known)."""
-        a, b = self.edges[i], self.edges[i + 1]
-        t = log_mid(a, b)
+    def _wide_at_middles(self, cells):
+        """For each of ``cells``, whether the criterion's enclosure at its middle is at least half
+        as wide as the cell's (the criterion's :meth:`~.cover.Validation.wide_at` where it has
+        one: it stops enclosing folds once an answer is known, and asks for many points at once)."""
+        asks = [(log_mid(self.edges[i], self.edges[i + 1]), self.edges[i], self.edges[i + 1],
+                 0.5 * (self.hi[i] - self.lo[i])) for i in cells]
         wide_at = getattr(self.crit, "wide_at", None)
         if wide_at is not None:
-            return wide_at(t, a, b, width)
-        _, plo, phi, _ = self.crit.cover(t, t)
-        return float(phi[0] - plo[0]) >= width
+            return wide_at(asks) if asks else []
+        out = []
+        for t, _, _, width in asks:
+            _, plo, phi, _ = self.crit.cover(t, t)
+            out.append(float(phi[0] - plo[0]) >= width)
+        return out
 
     def _replace(self, a, b, cover):
         """Put ``cover``, the criterion's cover of ``[a, b]``, in place of the cells inside it."""

@@ -145,23 +145,28 @@ class Validation:
     def _enclose(self, k, piece, parts):
         """Enclosures of fold ``k``'s held-out predictions on ``parts``, ``[(s, e, rows), ...]``
         of one piece: a list of ``(edges, low, up, rows)``, ``low, up`` of the rows ``rows``.
-        Intervals ``s < e`` of a bandwidth piece go in one call where the bound takes many, on
-        the union of their rows (an enclosure of more points is as true)."""
+        The intervals ``s < e`` of a bandwidth piece go in one call where the bound takes many,
+        and so do its points, on the union of their rows (an enclosure of more points is as true)."""
         bound = self.tracks.problems[k].bound
         args = (piece.primal, piece.dual, piece.gap_bound)
-        if self._many and len(parts) > 1 and all(s < e for s, e, _ in parts):
-            rows = np.unique(np.concatenate([r for *_, r in parts]))
-            edges, low, up = bound.prediction_enclosures(*args, np.array([p[0] for p in parts]),
-                                                         np.array([p[1] for p in parts]), self.X_val[k], rows=rows,
-                                                         **self._options)
-            return [(edges[i], low[:, i], up[:, i], rows) for i in range(len(parts))]
-        out = []
-        for s, e, rows in parts:
-            if self._rows:
-                got = bound.prediction_enclosure(*args, s, e, self.X_val[k], rows=rows, **self._options)
-            else:
-                got = bound.prediction_enclosure(*args, s, e, self.X_val[k][rows], **self._options)
-            out.append((*got, rows))
+        out = [None] * len(parts)
+        for kind in ((i for i, p in enumerate(parts) if p[0] < p[1]), (i for i, p in enumerate(parts) if p[0] == p[1])):
+            idx = list(kind)
+            if self._many and len(idx) > 1:
+                rows = np.unique(np.concatenate([parts[i][2] for i in idx]))
+                edges, low, up = bound.prediction_enclosures(*args, np.array([parts[i][0] for i in idx]),
+                                                             np.array([parts[i][1] for i in idx]), self.X_val[k],
+                                                             rows=rows, **self._options)
+                for j, i in enumerate(idx):
+                    out[i] = (edges[j], low[:, j], up[:, j], rows)
+                continue
+            for i in idx:
+                s, e, rows = parts[i]
+                if self._rows:
+                    got = bound.prediction_enclosure(*args, s, e, self.X_val[k], rows=rows, **self._options)
+                else:
+                    got = bound.prediction_enclosure(*args, s, e, self.X_val[k][rows], **self._options)
+                out[i] = (*got, rows)
         return out
 
     def _folds(self, k, cells):
@@ -223,25 +228,35 @@ class Validation:
         folds = [self._folds(k, cells) for k in range(len(self.tracks))]
         return [merge_covers([f[c] for f in folds], [1.0 / self.total] * len(folds)) for c in range(len(cells))]
 
-    def wide_at(self, t, a, b, width):
-        """Whether the criterion's enclosure at ``t`` (a point of ``[a, b]``) is at least
-        ``width`` wide.  The folds are enclosed at ``t`` one at a time, the widest on ``[a, b]``
-        first, until the answer is known: a fold's width at ``t`` is at most its width on
-        ``[a, b]`` (what is known there holds at ``t``, and a loss's width grows with its
-        predictions' enclosures)."""
-        caps = np.zeros(len(self.known))
-        for k, known in enumerate(self.known):
-            lo, hi = loss_totals(self.name, self.y_val[k], *(v[:, None] for v in known.hull(a, b)))
-            caps[k] = float(hi[0] - lo[0]) / self.total
-        got, left = 0.0, float(caps.sum())
-        for k in np.argsort(-caps, kind="stable"):
-            if got >= width or got + left < width:
-                break
-            left -= caps[k]
-            if caps[k] > 0:
-                _, lo, hi, _ = self._fold(int(k), t, t)
-                got += float(hi[0] - lo[0]) / self.total
-        return got >= width
+    def wide_at(self, asks):
+        """For each ``(t, a, b, width)`` of ``asks``: whether the criterion's enclosure at ``t``
+        (a point of ``[a, b]``) is at least ``width`` wide.  Each ask encloses the folds at its
+        ``t`` one at a time, the widest on ``[a, b]`` first, until its answer is known: a fold's
+        width at ``t`` is at most its width on ``[a, b]`` (what is known there holds at ``t``, and
+        a loss's width grows with its predictions' enclosures).  The asks go in rounds, each
+        fold's points of a round covered together (:meth:`covers`)."""
+        caps = np.zeros((len(asks), len(self.known)))
+        for q, (_, a, b, _) in enumerate(asks):
+            for k, known in enumerate(self.known):
+                lo, hi = loss_totals(self.name, self.y_val[k], *(v[:, None] for v in known.hull(a, b)))
+                caps[q, k] = float(hi[0] - lo[0]) / self.total
+        order = np.argsort(-caps, axis=1, kind="stable")
+        got, left = np.zeros(len(asks)), caps.sum(axis=1)
+        done = np.zeros(len(asks), dtype=bool)
+        for r in range(len(self.known)):
+            wanted = {}  # fold: the asks enclosing it this round
+            for q, (t, _, _, width) in enumerate(asks):
+                if done[q] or got[q] >= width or got[q] + left[q] < width:
+                    done[q] = True
+                    continue
+                k = int(order[q, r])
+                left[q] -= caps[q, k]
+                if caps[q, k] > 0:
+                    wanted.setdefault(k, []).append(q)
+            for k, qs in wanted.items():
+                for q, (_, lo, hi, _) in zip(qs, self._folds(k, [(asks[q][0], asks[q][0]) for q in qs])):
+                    got[q] += float(hi[0] - lo[0]) / self.total
+        return [bool(g >= ask[3]) for g, ask in zip(got, asks)]
 
 
 class _Known:

@@ -123,7 +123,7 @@ def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
         Signed coefficients (p expansions in one kernel pass).
     lo, hi : float, or ndarray of shape (q,)
         Bandwidths, ``0 < lo <= hi``; arrays: q intervals at once, each with ``lo < hi`` (the
-        products at each distinct end computed once).
+        products at each distinct end computed once), or q points (``lo == hi``).
     entry_terms : int
         Rounded terms per distance (the number of features).
     n_terms : int
@@ -131,8 +131,8 @@ def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
 
     Returns
     -------
-    edges : ndarray of shape (J + 1,), or (q, J + 1)
-    low, up : ndarray of shape (m, J) or (m, p, J); (m, [p,] q, J) for q intervals
+    edges : ndarray of shape (J + 1,), or (q, J + 1) (J = 1 at points)
+    low, up : ndarray of shape (m, J) or (m, p, J); (m, [p,] q, J) for q intervals or points
         For every :math:`\\tau` of sub-interval j, :math:`S_\\tau` lies in ``[low[..., j], up[..., j]]``
         (of interval i: ``[low[..., i, j], up[..., i, j]]``).
     """
@@ -140,13 +140,15 @@ def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
     total = np.abs(c).sum(axis=0)  # (,) or (p,): the unit of the kernel entries' error
     if np.ndim(lo):  # per interval
         total = total[..., None]
-    elif hi == lo:
+    if np.all(np.equal(lo, hi)):  # a point, or q points: the sums there
         parts = np.stack([np.maximum(c, 0.0), np.maximum(-c, 0.0)], axis=-1)  # (n, [p,] 2)
         flat = parts.reshape(parts.shape[0], -1)
-        F = products(lo, flat)[0].reshape((-1,) + parts.shape[1:])
+        F = np.stack([products(x, flat)[0].reshape((-1,) + parts.shape[1:]) for x in np.atleast_1d(lo)],
+                     axis=-2)  # (m, [p,] q, 2)
+        F = F if np.ndim(lo) else F[..., 0, :]
         value, size = F[..., 0] - F[..., 1], F[..., 0] + F[..., 1]
         allowance = kernel_entry_error(entry_terms) * total + fp_margin(n_terms, 1.0) * size
-        return np.array([lo, lo]), (value - allowance)[..., None], (value + allowance)[..., None]
+        return np.stack([lo, hi], axis=-1), (value - allowance)[..., None], (value + allowance)[..., None]
     P, N = split_envelope(products, c, lo, hi)
     xs, low, up = difference_nodes(P, N)
     # kernel entries (per unit of |c|), then the sums and the polynomials' arithmetic
