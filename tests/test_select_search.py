@@ -119,3 +119,55 @@ def test_covers_of_many_cells_at_once_equal_one_cell_at_a_time():
                 assert np.allclose(g[2], ref[2], rtol=1e-12, atol=1e-12)
             edges = np.sort(np.concatenate([edges, np.sqrt(edges[:-1] * edges[1:])]))
     assert calls and max(calls) >= 2
+
+
+
+
+class _Piece:
+    def __init__(self, lo, hi, gap_bound):
+        self.lo, self.hi, self.gap_bound, self.interval = lo, hi, gap_bound, (lo, hi)
+
+
+class _Stalling:
+    """A criterion tightened by paths whose enclosure of a cell is its exact range, |log t| / 10
+    + 0.3, widened by the gap below and by at least ``jump`` above (a held-out prediction at 0
+    on every cell: no gap decides it)."""
+
+    sense = "min"
+
+    def __init__(self, jump):
+        self.jump, self.tracks, self.gap = jump, self, 0.1
+
+    def __len__(self):
+        return 1
+
+    def over(self, k, a, b):
+        return [(_Piece(a, b, self.gap), a, b)]
+
+    def replace(self, k, path):
+        self.gap = min(self.gap, path.gap_bound)
+
+    def cover(self, a, b):
+        cuts = np.array([a, b]) if a == b else np.array([a, np.sqrt(a * b), b])
+        lo, hi = [], []
+        for u, v in zip(cuts[:-1], cuts[1:]):
+            f = [abs(np.log(x)) / 10 + 0.3 for x in (u, v)]
+            lo.append((0.3 if u <= 1.0 <= v else min(f)) - self.gap)
+            hi.append(max(f) + max(self.gap, self.jump))
+        return cuts, np.array(lo), np.array(hi), np.ones(len(lo), dtype=bool)
+
+
+def test_a_choice_stalled_at_every_point_gives_up_with_its_cause():
+    """Where the chosen point's enclosure stops narrowing as the gaps shrink (a held-out
+    prediction at 0 there), the search halves its cell and chooses another point; where that
+    happens at every point it gives up after four, saying why (the gaps keep shrinking)."""
+    crit = _Stalling(0.02)
+    search = branch.Search(crit, 0.25, 4.0, 0.01, lambda jobs: [(k, _Piece(a, b, e)) for k, a, b, e in jobs])
+    t, value, delta = search.best()
+    steps = 0
+    while delta > 0.01 and steps < 60 and search.step(value):
+        t, value, delta = search.best()
+        steps += 1
+    assert delta > 0.01 and steps < 60 and search.moves == branch._MOVES
+    assert "stopped narrowing" in search.reason and "at 4 points in turn" in search.reason
+    assert crit.gap < 1e-6  # the gaps shrank all along

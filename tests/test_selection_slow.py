@@ -85,3 +85,21 @@ def test_regressor_cv5_reports_t_with_delta():
         total += float(np.sum((pred - y[va]) ** 2))
     assert s.value[0] - 1e-6 <= total / len(y) <= s.value[1] + 1e-6
 
+
+
+def test_select_moves_off_a_stalled_choice_on_heart():
+    """heart at a first eps of 3e-4 of the zero model's objective: the chosen point's
+    enclosure stopped narrowing there (two held-out predictions near 0 at t = 0.105) and the
+    search gave up at delta = 0.0185 (0.5.0); it now halves the cell, moves to another point
+    and reaches tol = 0.01, every piece certified, libSVM's 5-fold error at the choice inside
+    its enclosure."""
+    import approxpath
+    from approxpath.selection import select
+
+    if not (_common.LIBSVM_DIR / "heart_scale").is_file():
+        pytest.skip("the LIBSVM files are not available")
+    X, y = _common.load("heart_scale")
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=_common.C)
+    s = select(problem, cv=5, eps=3e-4 * problem.null_objective(), interval=_common.INTERVAL, tol=0.01)
+    assert s.kind == "certified" and s.reached and s.delta <= 0.01
+    assert s.value[0] - 1e-12 <= _libsvm_cv_error(X, problem.y, s.t) <= s.value[1] + 1e-12

@@ -6,8 +6,10 @@ bound is below ``U - tol`` ("active") is made finer (a cover of the cell: two ha
 that cannot help because the certified gap, not the cell's width, limits the enclosure, the
 folds' paths are recomputed there at a quarter of the pieces' gap bound (new exact solves): in
 the chosen cell when the chosen point's own enclosure is wider than ``tol / 2``, and where a
-halved cell kept most of its width and the enclosure at its middle point is as wide.  A
-criterion enclosed with no path (:class:`~.nodes.NodeClosedForm`) only halves.
+halved cell kept most of its width and the enclosure at its middle point is as wide.  Where
+the chosen point's enclosure stops narrowing as the gaps shrink (a held-out prediction near 0
+there), its cell is halved so that the next choice is another point, a few times before the
+search gives up.  A criterion enclosed with no path (:class:`~.nodes.NodeClosedForm`) only halves.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ _STALL = 0.7
 # which differ by at most the factor _SIMILAR (so that every gap shrinks by 2 at least).
 _TIGHTEN = 0.25
 _SIMILAR = 2.0
+# Where the chosen point's enclosure stalls (a held-out prediction there is near 0, whatever the
+# gap), its cell is halved so that the next choice is another point, this many times at most.
+_MOVES = 3
 
 
 def _oriented(sense, lo, hi):
@@ -45,6 +50,7 @@ class Search:
         self.refinements = 0
         self.widths = []  # the chosen point's enclosure width at each global tightening
         self.reason = None  # why the search stopped short of tol, if it did
+        self.moves = 0  # times the chosen point's enclosure stalled and its cell was halved
 
     def best(self):
         """``(t, (low, high), delta)`` in oriented units."""
@@ -78,7 +84,7 @@ class Search:
                 self._replace(a, b, self.crit.cover(a, b))
             return bool(ranges)
         width = value[1] - value[0]
-        tighten = []
+        tighten, moved = [], None
         if width > 0.5 * self.tol and only is None:
             # the gap limits the chosen point itself: tighten the chosen cell (the other active
             # cells are split or tightened below, as their own enclosures show), unless the last
@@ -88,18 +94,27 @@ class Search:
             t = log_mid(self.edges[chosen], self.edges[chosen + 1])
             gap = max(p.gap_bound for k in range(len(self.crit.tracks)) for p, _, _ in self.crit.tracks.over(k, t, t))
             self.widths.append((width, gap))
+            stalled = False
             if len(self.widths) >= 3:
                 (w0, g0), (w1, g1) = self.widths[-3], self.widths[-1]
-                if w1 > _STALL * w0 and g1 <= _TIGHTEN * g0:
-                    self.reason = (f"the criterion's enclosure at the chosen point stopped narrowing as the gaps did "
-                                   f"(width {w0:.4g} -> {w1:.4g} while the gap there went {g0:.3g} -> {g1:.3g})")
-                    return False
-            tighten.append(chosen)
+                stalled = w1 > _STALL * w0 and g1 <= _TIGHTEN * g0
+            if stalled:  # (a held-out prediction near 0 there, whatever the gap)
+                self.reason = (f"the criterion's enclosure at the chosen point stopped narrowing as the gaps did "
+                               f"(width {w0:.4g} -> {w1:.4g} while the gap there went {g0:.3g} -> {g1:.3g}), "
+                               f"at {self.moves + 1} point{'s' if self.moves else ''} in turn")
+            if stalled and self.moves == _MOVES:
+                return False
+            if stalled:  # halve the cell: the next choice is another point
+                self.moves += 1
+                self.widths.clear()
+                moved = chosen
+            else:
+                tighten.append(chosen)
         width = self.hi[active] - self.lo[active]
         stalled = active[width >= _STALL * self.parent[active]]
         stalled = [i for i in stalled if i not in tighten]
         tighten += [i for i, wide in zip(stalled, self._wide_at_middles(stalled)) if wide]
-        split = np.setdiff1d(active, tighten)
+        split = np.union1d(np.setdiff1d(active, tighten), [] if moved is None else [moved]).astype(int)
         changed = self._tighten(tighten) if tighten else []
         parts = [(self.edges[i], self.edges[i + 1]) for i in split if self.edges[i + 1] > self.edges[i]]
         parts = [p for p in parts if not any(a <= p[0] and p[1] <= b for a, b in changed)]

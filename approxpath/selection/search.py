@@ -271,12 +271,10 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t):
     if solves >= max_solves or (stuck and isinstance(stuck[0], BudgetExceededError)):
         return BudgetExceededError(f"{head}: the budget max_solves = {max_solves} is spent; raise max_solves, "
                                    f"or {tail}")
+    causes = [search.reason] if search.reason else []  # (the chosen point's stall first: it is the cause)
     if stuck:
-        why = f"the exact solves certify no smaller gap ({stuck[0]})"
-    elif search.reason:
-        why = search.reason
-    else:
-        why = "the search's refinement limits were reached"
+        causes.append(f"the exact solves certify no smaller gap ({stuck[0]})")
+    why = "; ".join(causes) or "the search's refinement limits were reached"
     return SelectionStalledError(f"{head} (of max_solves = {max_solves}): {why}; more exact solves do not narrow "
                                  f"it, so {tail}")
 
