@@ -94,21 +94,18 @@ class Search:
             t = log_mid(self.edges[chosen], self.edges[chosen + 1])
             gap = max(p.gap_bound for k in range(len(self.crit.tracks)) for p, _, _ in self.crit.tracks.over(k, t, t))
             self.widths.append((width, gap))
-            stalled = False
             if len(self.widths) >= 3:
                 (w0, g0), (w1, g1) = self.widths[-3], self.widths[-1]
-                stalled = w1 > _STALL * w0 and g1 <= _TIGHTEN * g0
-            if stalled:  # (a held-out prediction near 0 there, whatever the gap)
-                self.reason = (f"the criterion's enclosure at the chosen point stopped narrowing as the gaps did "
-                               f"(width {w0:.4g} -> {w1:.4g} while the gap there went {g0:.3g} -> {g1:.3g}), "
-                               f"at {self.moves + 1} point{'s' if self.moves else ''} in turn")
-            if stalled and self.moves == _MOVES:
-                return False
-            if stalled:  # halve the cell: the next choice is another point
-                self.moves += 1
-                self.widths.clear()
-                moved = chosen
-            else:
+                if w1 > _STALL * w0 and g1 <= _TIGHTEN * g0:  # (a held-out prediction near 0 there)
+                    self.reason = (f"the criterion's enclosure at the chosen point stopped narrowing as the gaps "
+                                   f"did (width {w0:.4g} -> {w1:.4g} while the gap there went {g0:.3g} -> "
+                                   f"{g1:.3g}), at {self.moves + 1} point{'s' if self.moves else ''} in turn")
+                    if self.moves == _MOVES:
+                        return False
+                    self.moves += 1  # halve the cell: the next choice is another point
+                    self.widths.clear()
+                    moved = chosen
+            if moved is None:
                 tighten.append(chosen)
         width = self.hi[active] - self.lo[active]
         stalled = active[width >= _STALL * self.parent[active]]

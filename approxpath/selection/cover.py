@@ -150,8 +150,9 @@ class Validation:
         bound = self.tracks.problems[k].bound
         args = (piece.primal, piece.dual, piece.gap_bound)
         out = [None] * len(parts)
-        for kind in ((i for i, p in enumerate(parts) if p[0] < p[1]), (i for i, p in enumerate(parts) if p[0] == p[1])):
-            idx = list(kind)
+        intervals = [i for i, (s, e, _) in enumerate(parts) if s < e]
+        points = [i for i, (s, e, _) in enumerate(parts) if s == e]
+        for idx in (intervals, points):
             if self._many and len(idx) > 1:
                 rows = np.unique(np.concatenate([parts[i][2] for i in idx]))
                 edges, low, up = bound.prediction_enclosures(*args, np.array([parts[i][0] for i in idx]),
@@ -245,7 +246,7 @@ class Validation:
         done = np.zeros(len(asks), dtype=bool)
         for r in range(len(self.known)):
             wanted = {}  # fold: the asks enclosing it this round
-            for q, (t, _, _, width) in enumerate(asks):
+            for q, (_, _, _, width) in enumerate(asks):
                 if done[q] or got[q] >= width or got[q] + left[q] < width:
                     done[q] = True
                     continue

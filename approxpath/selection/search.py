@@ -96,7 +96,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     cv : int or cross-validation splitter, optional
         As scikit-learn's ``cv`` (:func:`sklearn.model_selection.check_cv`: an int is a
         stratified k-fold for a classifier's labels, else k-fold, unshuffled, and needs no
-        scikit-learn; a splitter or an iterable of ``(train, test)`` index arrays).  The criterion is the pooled loss over all held-out points.
+        scikit-learn; a splitter or an iterable of ``(train, test)`` index arrays).  The
+        criterion is the pooled loss over all held-out points.
     X_val, y_val : ndarray, optional
         One hold-out set instead of ``cv`` (targets as the problem sees them: labels {-1, +1}).
     groups : array-like, optional
