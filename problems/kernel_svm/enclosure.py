@@ -43,9 +43,9 @@ from approxpath.selection.predictions import (combination_hull, cross_products, 
 
 __all__ = ["prediction_enclosure", "optimal_decisions"]
 
-# Entries of one sort of the order statistics (nodes x rows x band columns, 8 bytes each): many
-# nodes in one numpy call where the arrays are small (ionosphere: a few nodes x 70 x 100), one
-# node at a time where a node's array alone is this large (32 MB).
+# Entries of one selection of the order statistics (nodes x rows x band columns, 8 bytes each):
+# many nodes in one numpy call where the arrays are small (ionosphere: a few nodes x 70 x 100),
+# one node at a time where a node's array alone is this large (32 MB).
 _SORT_ENTRIES = 1 << 22
 # With a cache, the new points' products are kept for every row (a later call asks for other
 # rows) unless the call wants at most 1/_FEW_ROWS of them: those few are cheaper computed at
@@ -197,9 +197,13 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
             below = ~band & (Cs < second[side, js][:, None])  # outside the band and below: below first - S2
             g = np.where(band[:, None, :], Cs[:, None, :] + sign[side] * rho,
                          np.where(below, -np.inf, np.inf)[:, None, :])  # (J', r, c)
-            g.sort(axis=-1)
-            at = (q[side, js] + np.count_nonzero(below, axis=1))[:, None, None]  # (J', 1, 1)
-            lo_, hi_ = (np.take_along_axis(g, at + i, axis=-1)[..., 0].T for i in (0, 1))  # (r, J')
+            at = q[side, js] + np.count_nonzero(below, axis=1)  # (J',)
+            lo_, hi_ = np.empty((2, js.size, g.shape[1]))  # (J', r): the at-th and (at+1)-th smallest
+            for k in np.unique(at):  # a selection, not a sort (at a4a's size a sort was half the search)
+                same = at == k
+                part = np.partition(g[same], (k, k + 1), axis=-1)
+                lo_[same], hi_[same] = part[..., k], part[..., k + 1]
+            lo_, hi_ = lo_.T, hi_.T  # (r, J')
             value = 0.5 * (lo_ + hi_) if midpoint_bias else (hi_ if side else lo_)
             sub = np.ix_(rows, js)
             out[sub] = np.where(todo[sub], value, out[sub])
