@@ -46,7 +46,7 @@ __all__ = ["prediction_enclosure", "optimal_decisions"]
 # Entries of one selection of the order statistics (nodes x rows x band columns, 8 bytes each):
 # many nodes in one numpy call where the arrays are small (ionosphere: a few nodes x 70 x 100),
 # one node at a time where a node's array alone is this large (32 MB).
-_SORT_ENTRIES = 1 << 22
+_SELECT_ENTRIES = 1 << 22
 # With a cache, the new points' products are kept for every row (a later call asks for other
 # rows) unless the call wants at most 1/_FEW_ROWS of them: those few are cheaper computed at
 # each call (a search's later calls mostly want the few points whose sign is still open).
@@ -111,10 +111,10 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
     The term of x alone leaves the order statistics, and as :math:`0 \\le R\\rho_i \\le S =
     R\\sqrt 2` only the training points with :math:`c_i = y_i - m_{up,i}` (or :math:`y_i -
     m_{low,i}`) in :math:`[c_{(P)} - S, c_{(P+1)} + S]` can hold the P-th or the (P+1)-th
-    place: those below it count, those above do not, and the band alone is sorted (its size
+    place: those below it count, those above do not, and the band alone is searched (its size
     shrinks with R; the whole of it at a wide gap).  The order statistics of the :math:`c_i`
     alone bound the result within S: with ``signs``, a value whose sign those bounds leave
-    undecidable keeps them (the band is sorted only where a sign may be decided).
+    undecidable keeps them (the band is searched only where a sign may be decided).
 
     Parameters
     ----------
@@ -163,7 +163,7 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
     inside = (C >= (first - S2)[:, None]) & (C <= (second + S2)[:, None])  # (2, n, J): the bands
     q = p - 1 - np.count_nonzero(C < (first - S2)[:, None], axis=1)  # (2, J): band place of the P-th
     low, up = np.repeat(far[:1], m, axis=0), np.repeat(far[1:], m, axis=0)
-    if signs:  # sort where the sign is not decided by the bounds without the spread but may be with it
+    if signs:  # select where the sign is not decided by the bounds without the spread but may be with it
         known = (f_low + far[0] - pad > 0) | (f_up + far[1] + pad <= 0)
         may = (f_low + near[0] + pad > 0) | (f_up + near[1] - pad <= 0)
         todo = may & ~known  # (m, J)
@@ -173,7 +173,7 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
     if nodes.size == 0:
         return f_low + low - pad, f_up + up + pad
     # ||k_x - k_xi||_H (an upper bound) on the columns some band holds and the rows some node
-    # sorts: rho does not depend on j
+    # searches: rho does not depend on j
     cols, rows = np.flatnonzero(inside[:, :, nodes].any(axis=(0, 2))), np.flatnonzero(todo.any(axis=1))
     Ds = Dc[np.ix_(rows, cols)]
     t = np.broadcast_to(np.asarray(t, dtype=float), (J,))
@@ -184,10 +184,10 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
         rho = R * (np.sqrt(2.0 - 2.0 * k) * (1.0 + fp_margin(4, 1.0)))
         return rho if ts.size == 1 else rho[which]
 
-    # many nodes in one sort: a column outside node j's band is -inf below it (it counts among
-    # the smallest), +inf above; the P-th smallest is then at q + (columns below) of the sorted
-    # band (the same values as a selection within the band alone)
-    per = max(1, _SORT_ENTRIES // max(Ds.size, 1))
+    # many nodes in one selection: a column outside node j's band is -inf below it (it counts
+    # among the smallest), +inf above; the P-th smallest is then at q + (columns below) of the
+    # band in order (the same values as a selection within the band alone)
+    per = max(1, _SELECT_ENTRIES // max(Ds.size, 1))
     for a in range(0, nodes.size, per):
         js = nodes[a:a + per]
         rho = rho_at(js)
