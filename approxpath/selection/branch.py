@@ -109,7 +109,7 @@ class Search:
                 tighten.append(chosen)
         width = self.hi[active] - self.lo[active]
         stalled = active[width >= _STALL * self.parent[active]]
-        stalled = [i for i in stalled if i not in tighten]
+        stalled = [i for i in stalled if i not in tighten and i != moved]  # (a moved cell is halved)
         tighten += [i for i, wide in zip(stalled, self._wide_at_middles(stalled)) if wide]
         split = np.union1d(np.setdiff1d(active, tighten), [] if moved is None else [moved]).astype(int)
         changed = self._tighten(tighten) if tighten else []
