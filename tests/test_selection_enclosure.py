@@ -217,6 +217,34 @@ def test_svm_bias_order_statistics_over_a_band_against_all_training_points(R):
         assert np.array_equal(s_low > 0, low > 0) and np.array_equal(s_up <= 0, up <= 0)
 
 
+@pytest.mark.parametrize("midpoint", [True, False])
+def test_svm_sign_deciding_counts_against_a_full_sort(midpoint):
+    """With only signs wanted, counts against the mark replace the selection: the same signs are
+    decided as by the sorted values (marks on the values themselves, between two of them, and
+    with columns outside the band at -inf / +inf), and each bound returned lies between the mark
+    and the value it bounds."""
+    from approxpath.problems.kernel_svm.enclosure import _deciding
+
+    rng = np.random.default_rng(5)
+    J, r, c = 6, 40, 25
+    g = np.round(rng.normal(0.0, 1.0, (J, r, c)), 1)  # (rounded: ties among the values and the marks)
+    g[:, :, :3], g[:, :, -3:] = -np.inf, np.inf
+    at = rng.integers(3, c - 5, J)
+    srt = np.sort(g, axis=-1)
+    first, second = srt[np.arange(J), :, at], srt[np.arange(J), :, at + 1]  # (J, r): the at-th, (at+1)-th
+    picks = srt[np.arange(J)[:, None], np.arange(r)[None, :], rng.integers(3, c - 3, (J, r))]
+    for mark in (picks, picks + 0.05, 0.5 * (first + second), first, second):
+        for side in (0, 1):
+            value = 0.5 * (first + second) if midpoint else (second if side else first)
+            got = _deciding(g, at, mark, side, midpoint)
+            decided = value > mark if side == 0 else value <= mark
+            assert np.array_equal(~np.isnan(got), decided)
+            if side == 0:
+                assert np.all(got[decided] <= value[decided]) and np.all(got[decided] > mark[decided])
+            else:
+                assert np.all(got[decided] >= value[decided]) and np.all(got[decided] <= mark[decided])
+
+
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 def test_svm_enclosures_through_the_product_cache_equal_fresh_ones():
     """A search's calls (a piece, its halves, its quarters, points; changing row subsets) through

@@ -58,8 +58,9 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
     middle of the optimal biases; every optimal bias with ``midpoint_bias=False``) at the rows of
     ``X_new`` (only ``X_new[rows]`` when ``rows`` is given), for every :math:`\\tau \\in [lo, hi]`,
     given a primal whose gap is at most ``gap`` there (see the module docstring).  ``signs``:
-    only the signs are wanted (the 0-1 error), and a value whose sign no order statistic can
-    decide keeps the cheaper, wider enclosure (:func:`optimal_decisions`).  ``cache``: a
+    only the signs are wanted (the 0-1 error): a value whose sign is not decided keeps the
+    cheaper, wider enclosure, and a decided one may be bounded between the value and 0
+    (:func:`optimal_decisions`).  ``cache``: a
     :class:`~approxpath.compute.caches.ProductMemo` that keeps the kernel products at
     ``lo`` and ``hi`` for later calls with the same ``primal`` and ``X_new`` (the same numbers).
     ``lo``, ``hi`` arrays of shape (q,), each ``lo < hi`` on a bandwidth path: q intervals of
@@ -114,7 +115,10 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
     place: those below it count, those above do not, and the band alone is searched (its size
     shrinks with R; the whole of it at a wide gap).  The order statistics of the :math:`c_i`
     alone bound the result within S: with ``signs``, a value whose sign those bounds leave
-    undecidable keeps them (the band is searched only where a sign may be decided).
+    undecidable keeps them (the band is searched only where a sign may be decided), and in the
+    band counts against the value that would decide the sign replace the selection
+    (:func:`_deciding`: the same signs decided, a decided value bounded by the nearest band
+    value across that mark).
 
     Parameters
     ----------
@@ -191,13 +195,20 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
     for a in range(0, nodes.size, per):
         js = nodes[a:a + per]
         rho = rho_at(js)
+        g = np.empty(np.broadcast_shapes(rho.shape, (js.size, 1, 1)))  # (J', r, c), one buffer for both sides
         for side, out in ((0, low), (1, up)):
             Cs = C[side][np.ix_(cols, js)].T  # (J', c)
             band = inside[side][np.ix_(cols, js)].T
             below = ~band & (Cs < second[side, js][:, None])  # outside the band and below: below first - S2
-            g = np.where(band[:, None, :], Cs[:, None, :] + sign[side] * rho,
-                         np.where(below, -np.inf, np.inf)[:, None, :])  # (J', r, c)
+            (np.subtract if side == 0 else np.add)(Cs[:, None, :], rho, out=g)
+            np.copyto(g, np.where(below, -np.inf, np.inf)[:, None, :], where=~band[:, None, :])
             at = q[side, js] + np.count_nonzero(below, axis=1)  # (J',)
+            sub = np.ix_(rows, js)
+            if signs:  # counts against the value that decides the sign: no selection
+                mark = (pad - f_low if side == 0 else -f_up - pad)[sub].T  # (J', r)
+                value = _deciding(g, at, mark, side, midpoint_bias).T
+                out[sub] = np.where(todo[sub] & ~np.isnan(value), value, out[sub])
+                continue
             lo_, hi_ = np.empty((2, js.size, g.shape[1]))  # (J', r): the at-th and (at+1)-th smallest
             for k in np.unique(at):  # a selection, not a sort (at a4a's size a sort was half the search)
                 same = at == k
@@ -205,6 +216,38 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
                 lo_[same], hi_[same] = part[..., k], part[..., k + 1]
             lo_, hi_ = lo_.T, hi_.T  # (r, J')
             value = 0.5 * (lo_ + hi_) if midpoint_bias else (hi_ if side else lo_)
-            sub = np.ix_(rows, js)
             out[sub] = np.where(todo[sub], value, out[sub])
     return f_low + low - pad, f_up + up + pad
+
+
+def _deciding(g, at, mark, side, midpoint_bias):
+    """A bound of the order-statistic value that decides its sign, or NaN where none does.
+
+    ``g`` (J', r, c) holds the values whose ``at``-th and ``(at + 1)``-th smallest (0-based,
+    ``at`` of shape (J',)) make the value: their mean, or with ``midpoint_bias=False`` the first
+    (``side`` 0) or the second (``side`` 1).  ``mark`` (J', r): the value decides the sign when
+    it is above it (``side`` 0, a lower bound) or at most it (``side`` 1, an upper bound).  With
+    ``c`` values at most ``mark``, the at-th smallest is above it when ``c <= at`` (then the
+    smallest value above ``mark`` bounds it from below), the (at+1)-th is at most it when ``c >= at
+    + 2`` (the largest value at most ``mark`` bounds it from above), and when ``c == at + 1`` the
+    two are those values exactly.  So the signs decided are the selection's, without one; the
+    values nearest the mark are found only where a sign may be decided (a few of the rows).
+    """
+    le = g <= mark[..., None]
+    c = np.count_nonzero(le, axis=-1)
+    at = np.broadcast_to(at[:, None], c.shape)
+    # where the sign may be decided: c <= at (+ 1 for the mean) for a lower bound, c >= at + 2 (- 1)
+    may = c <= at + midpoint_bias if side == 0 else c >= at + 2 - midpoint_bias
+    value = np.full(c.shape, np.nan)
+    if not may.any():
+        return value
+    gs, ls, c, at, mark = g[may], le[may], c[may], at[may], mark[may]
+    over = np.min(np.where(ls, np.inf, gs), axis=-1)  # the smallest value above the mark
+    under = np.max(np.where(ls, gs, -np.inf), axis=-1)  # the largest at most the mark
+    got = np.where(c <= at, over, np.nan) if side == 0 else np.where(c >= at + 2, under, np.nan)
+    if midpoint_bias:  # the mark between the two: their mean, exactly
+        mean = 0.5 * (under + over)
+        decides = mean > mark if side == 0 else mean <= mark
+        got = np.where((c == at + 1) & decides, mean, got)
+    value[may] = got
+    return value
