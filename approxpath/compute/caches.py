@@ -30,8 +30,10 @@ PRODUCT_BYTES = 64 << 20
 _HISTOGRAMS = 16
 # ... and as many as fit in this many bytes (n x levels floats each): a selection's round moves
 # between a fold's pieces, each with its own columns (a2a select --cv 5, n = 1812 per fold, 28
-# levels: 963 histograms built keeping 16, 444 keeping 32, 332 keeping 40 or more, of 11,962 asked)
-_HISTOGRAM_BYTES = 32 << 20
+# levels: 963 histograms built keeping 16, 444 keeping 32, 332 keeping 40 or more, of 11,962
+# asked; a4a, n = 3825 per fold: 2,952 of 39,080 built keeping 37 (32 MB), 1,264 keeping 80, 786
+# at best; 64 MB keeps 74 a fold: 221 -> 201 s for 160 MB more at the peak, 1.74 GB)
+_HISTOGRAM_BYTES = 64 << 20
 
 
 def kept_kernels(n):
