@@ -56,6 +56,15 @@ def _svm_laplacian_case():
     return problem, (0.2, 8.0), 0.02, Xv, yv, "error", lambda t: _svm_predict(Xt, yt, t, 1.0, Xv, family="laplacian")
 
 
+def _svm_lattice_case():
+    rng = np.random.default_rng(8)
+    X = (rng.random((60, 6)) < 0.4).astype(float)  # binary features: distances on a lattice
+    y = np.where(X[:, 0] + X[:, 1] + 0.4 * rng.normal(size=60) > 0.8, 1.0, -1.0)
+    Xt, yt, Xv, yv = X[:40], y[:40], X[40:], y[40:]
+    problem = approxpath.get_problem("kernel_svm")(Xt, yt, c=1.0)
+    return problem, (0.05, 4.0), 0.02, Xv, yv, "error", lambda t: _svm_predict(Xt, yt, t, 1.0, Xv)
+
+
 def _klasso_case():
     X, y = make_sinc(n=40, noise=0.1, seed=3)
     Xt, yt, Xv, yv = X[:28], y[:28], X[28:], y[28:]
@@ -92,8 +101,9 @@ def _ridge_lam_case():
 
 
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
-@pytest.mark.parametrize("case", [_svm_case, _svm_c_case, _svm_laplacian_case, _klasso_case, _klasso_lam_case,
-                                  _ridge_case, _ridge_laplacian_case, _ridge_lam_case], ids=lambda c: c.__name__[1:-5])
+@pytest.mark.parametrize("case", [_svm_case, _svm_c_case, _svm_laplacian_case, _svm_lattice_case, _klasso_case,
+                                  _klasso_lam_case, _ridge_case, _ridge_laplacian_case, _ridge_lam_case],
+                         ids=lambda c: c.__name__[1:-5])
 def test_exact_optimum_inside_enclosure_at_30_random_parameters(case):
     problem, interval, eps, Xv, yv, loss, exact = case()
     path = approxpath.approximate_path(problem, eps=eps, interval=interval)
@@ -114,6 +124,28 @@ def test_exact_optimum_inside_enclosure_at_30_random_parameters(case):
         assert lo[0] <= value <= hi[0] * (1 + 1e-12)
         widths.append(float(np.max(up[:, j] - low[:, j])))
     assert np.all(np.isfinite(widths))
+
+
+def test_lattice_products_of_new_points_equal_the_exponentials():
+    """Held-out points on the training distances' lattice: their products go through one
+    histogram per coefficient vector, equal to the exponentials' to rounding at every x; a new
+    distance off the lattice (a real-valued point) leaves the exponentials in charge."""
+    from approxpath.selection.predictions import cross_products, lattice_products, new_distances, new_lattice
+
+    problem, _, _, Xv, _, _, _ = _svm_lattice_case()
+    bound, rng = problem.bound, np.random.default_rng(1)
+    levels, index = new_lattice(bound, Xv)
+    D = new_distances(bound, Xv)
+    assert np.array_equal(levels[index], D)
+    cols = np.sort(rng.choice(D.shape[1], 25, replace=False))
+    for C in (rng.random(25), rng.random((25, 3))):
+        got, ref = lattice_products(levels, index), cross_products(D)
+        for x in (0.1, 0.7, 3.0):
+            for a, b in zip(got(x, C, cols), ref(x, C, cols)):
+                assert a.shape == b.shape
+                np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-14)
+    off = Xv + 0.3 * rng.random(Xv.shape)
+    assert new_lattice(bound, off) is None
 
 
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")

@@ -28,8 +28,8 @@ from ..kernel_families import cross_distances
 from ..compute.kernels import gaussian
 from ..numerics import fp_margin, kernel_entry_error
 
-__all__ = ["combination_hull", "cross_products", "expansion_cover", "halves", "new_distances", "node_hull", "sqrt_up",
-           "widen", "CHAIN", "stacked_products"]
+__all__ = ["combination_hull", "cross_products", "expansion_cover", "halves", "lattice_products", "new_distances",
+           "new_lattice", "node_hull", "sqrt_up", "widen", "CHAIN", "stacked_products"]
 
 #: Dependent operations after the n-term sums of an envelope (coefficients, the difference,
 #: node values, lift): as in :mod:`approxpath.problems._regression` (``_CHAIN``, derived there).
@@ -56,6 +56,42 @@ def cross_products(Dc):
 
     return products
 
+
+def lattice_products(levels, index):
+    """:func:`cross_products` for distances on a lattice: ``levels[index]`` (index (m, n) of
+    uint8) are the distances, bit for bit.
+
+    A coefficient vector's sums per level (a histogram of shape (m, levels)) serve every ``x``:
+    the envelopes ask for the same coefficients at both ends of an interval, so one pass over
+    the index replaces an exponential of every entry at each end.  The entries are those of the
+    direct route (:math:`e^{-x d}`, :math:`d e`, :math:`(d e) d` per level), summed in another
+    order: a coefficient passes through its bin's sum and one product with the level's entry,
+    at most n + 1 roundings as in the direct n-term sum (see :func:`approxpath.compute.kernels._lattice`).
+    """
+    L = levels.size
+    last = {}  # the last coefficients (held, so that their identity is theirs) and their histogram
+
+    def products(x, C, cols=None):
+        C = np.asarray(C, dtype=float)
+        if last.get("C") is not C or last.get("cols") is not cols:
+            last.update(C=C, cols=cols, H=_level_sums(index if cols is None else index[:, cols], C, L))
+        E = gaussian(levels, float(x))
+        T = levels * E
+        out = last["H"] @ np.stack([E, T, T * levels], axis=1)  # (m, [p,] 3)
+        return out[..., 0], out[..., 1], out[..., 2]
+
+    return products
+
+
+def _level_sums(index, C, L):
+    """``H[i, (p,) k]``: the sum of ``C[j]`` over the columns j with ``index[i, j] == k``; ``index``
+    (m, k) of uint8, ``C`` (k,) or (k, p)."""
+    m, k = index.shape
+    bins = (index.astype(np.intp) + L * np.arange(m)[:, None]).ravel()  # (row, level) of every entry
+    cols = C.reshape(k, -1)
+    H = np.stack([np.bincount(bins, weights=np.broadcast_to(c, (m, k)).ravel(), minlength=m * L).reshape(m, L)
+                  for c in cols.T], axis=1)  # (m, p, L)
+    return H[:, 0] if C.ndim == 1 else H
 
 def stacked_products(*products):
     """One ``products(x, C, cols)`` callable from several (of the same coefficients): their
@@ -166,13 +202,35 @@ def new_distances(bound, X_new, rows=None):
 
     The distances of the last ``X_new`` are kept on the bound (a search asks for the same held-out
     points again and again; at a4a's size they take 0.2-0.5 s to compute); not pickled."""
-    held = getattr(bound, "_new_points", None)
-    if held is not None and held[0] is X_new:
-        D = held[1]
-    else:
-        D = cross_distances(X_new, bound.X, bound.family, bound.options["feature_weights"])
-        bound._new_points = (X_new, D)
+    D = _held(bound, X_new)["D"]
     return D if rows is None else D[rows]
+
+
+def new_lattice(bound, X_new):
+    """``(levels, index)`` of :func:`new_distances` on the lattice of the training distances
+    (``bound.kernels.lattice``: binary or integer features), ``levels[index]`` equal to them bit
+    for bit; None where the training distances have no lattice or a new distance is not on it.
+    Kept on the bound with the distances."""
+    held = _held(bound, X_new)
+    if "lattice" not in held:
+        lattice, held["lattice"] = getattr(bound.kernels, "lattice", None), None
+        if lattice is not None and held["D"].size:
+            levels, D = lattice[0], held["D"]
+            k = np.rint(D / (levels[1] if levels.size > 1 else 1.0))
+            if k.min() >= 0 and k.max() < levels.size:
+                index = k.astype(np.uint8)
+                if np.array_equal(levels[index], D):
+                    held["lattice"] = (levels, index)
+    return held["lattice"]
+
+
+def _held(bound, X_new):
+    """What the bound keeps of the last ``X_new``: its distances ``D``, and its ``lattice`` once asked."""
+    held = getattr(bound, "_new_points", None)
+    if held is None or held["X"] is not X_new:
+        held = bound._new_points = {"X": X_new,
+                                    "D": cross_distances(X_new, bound.X, bound.family, bound.options["feature_weights"])}
+    return held
 
 
 def combination_hull(ranges, low, up):

@@ -38,8 +38,8 @@ import numpy as np
 
 from approxpath.moving import is_moving, weight_ranges
 from approxpath.numerics import fp_margin, kernel_entry_error
-from approxpath.selection.predictions import (combination_hull, cross_products, expansion_cover, new_distances,
-                                             sqrt_up, stacked_products)
+from approxpath.selection.predictions import (combination_hull, cross_products, expansion_cover, lattice_products,
+                                             new_distances, new_lattice, sqrt_up, stacked_products)
 
 __all__ = ["prediction_enclosure", "optimal_decisions"]
 
@@ -79,11 +79,13 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
     d, n = bound.entry_terms, bound.n
     Dc = new_distances(bound, X_new, rows)  # (m, n)
-    cross, train = cross_products(Dc), bound.kernels.products
+    cross, train, lattice = cross_products(Dc), bound.kernels.products, new_lattice(bound, X_new)
+    if lattice is not None:  # (per coefficient vector one histogram over the levels, for both ends)
+        cross = lattice_products(lattice[0], lattice[1] if rows is None else lattice[1][rows])
     if cache is not None:
         train = cache.wrap(train, (primal, bound.kernels))
         D_all = new_distances(bound, X_new)
-        if Dc.shape[0] * _FEW_ROWS > D_all.shape[0]:  # every row's products once per bandwidth (rows change)
+        if lattice is None and Dc.shape[0] * _FEW_ROWS > D_all.shape[0]:  # every row's products once per bandwidth
             cross = cache.wrap(cross_products(D_all), (primal, D_all), rows)
     # the new points' and the training points' expansions in one cover (row by row the same
     # arithmetic and allowances as two)
