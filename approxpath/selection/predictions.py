@@ -93,6 +93,7 @@ def _level_sums(index, C, L):
                   for c in cols.T], axis=1)  # (m, p, L)
     return H[:, 0] if C.ndim == 1 else H
 
+
 def stacked_products(*products):
     """One ``products(x, C, cols)`` callable from several (of the same coefficients): their
     results stacked row-wise in the given order (one envelope of all the rows)."""
@@ -228,8 +229,8 @@ def _held(bound, X_new):
     """What the bound keeps of the last ``X_new``: its distances ``D``, and its ``lattice`` once asked."""
     held = getattr(bound, "_new_points", None)
     if held is None or held["X"] is not X_new:
-        held = bound._new_points = {"X": X_new,
-                                    "D": cross_distances(X_new, bound.X, bound.family, bound.options["feature_weights"])}
+        D = cross_distances(X_new, bound.X, bound.family, bound.options["feature_weights"])
+        held = bound._new_points = {"X": X_new, "D": D}
     return held
 
 

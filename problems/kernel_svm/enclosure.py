@@ -79,8 +79,10 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
     d, n = bound.entry_terms, bound.n
     Dc = new_distances(bound, X_new, rows)  # (m, n)
-    cross, train, lattice = cross_products(Dc), bound.kernels.products, new_lattice(bound, X_new)
-    if lattice is not None:  # (per coefficient vector one histogram over the levels, for both ends)
+    train, lattice = bound.kernels.products, new_lattice(bound, X_new)
+    if lattice is None:
+        cross = cross_products(Dc)
+    else:  # on the training lattice: one histogram over the levels per coefficient vector, for both ends
         cross = lattice_products(lattice[0], lattice[1] if rows is None else lattice[1][rows])
     if cache is not None:
         train = cache.wrap(train, (primal, bound.kernels))
