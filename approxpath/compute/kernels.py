@@ -18,8 +18,8 @@ import numpy as np
 
 from .parallelism import blas_threads, kernel_threads, parallel_map, threads
 
-__all__ = ["gaussian", "kernel_rows", "lattice_kernel", "Kernels", "threads", "product_step", "product_chunks",
-           "block_products"]
+__all__ = ["gaussian", "kernel_rows", "lattice_entries", "lattice_kernel", "Kernels", "threads", "product_step",
+           "product_chunks", "block_products"]
 
 
 # below this many entries threads cost more than they save
@@ -97,6 +97,15 @@ def lattice_kernel(lattice, t, out=None):
         np.take(values, index[a:a + _BLOCK], out=out[a:a + _BLOCK])
     return out
 
+
+def lattice_entries(levels, x, order=2):
+    """The entries of a product's terms at each distance level, shape (levels, order + 1):
+    :math:`e = e^{-x d}`, :math:`e d`, :math:`(e d) d` (the first ``order + 1``), as the direct
+    route computes them entry by entry (:func:`block_products`), bit for bit."""
+    W = [gaussian(levels, x)]
+    for _ in range(order):
+        W.append(W[-1] * levels)
+    return np.stack(W, axis=1)
 
 def kernel_rows(D, t, W, rows=None):
     """:math:`\\exp(-t D_{R,:})\\, W` without forming the (k, n) kernel rows: blocks of rows of
@@ -331,11 +340,7 @@ class Kernels:
         k, n = C2.shape[0], self.n
         step = product_step(n)
         if self.lattice is not None:
-            levels = self.lattice[0]
-            W = [gaussian(levels, x)]
-            for _ in range(order):
-                W.append(W[-1] * levels)  # (e * d) * d: the entries of the blocked route below
-            W = np.stack(W, axis=1)
+            W = lattice_entries(self.lattice[0], x, order)
             acc = np.stack([self._histogram(C2[:, c], rows, step) @ W for c in range(C2.shape[1])], axis=1)
             return tuple(acc[:, :, j].reshape((n,) + C.shape[1:]) for j in range(order + 1))
         cached = self._cached(x)

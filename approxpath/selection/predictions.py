@@ -25,7 +25,7 @@ import numpy as np
 
 from ..envelopes import difference_nodes, envelope_entry_error, split_envelope
 from ..kernel_families import cross_distances
-from ..compute.kernels import gaussian
+from ..compute.kernels import gaussian, lattice_entries
 from ..numerics import fp_margin, kernel_entry_error
 
 __all__ = ["combination_hull", "cross_products", "expansion_cover", "halves", "lattice_products", "new_distances",
@@ -75,9 +75,7 @@ def lattice_products(levels, index):
         C = np.asarray(C, dtype=float)
         if last.get("C") is not C or last.get("cols") is not cols:
             last.update(C=C, cols=cols, H=_level_sums(index if cols is None else index[:, cols], C, L))
-        E = gaussian(levels, float(x))
-        T = levels * E
-        out = last["H"] @ np.stack([E, T, T * levels], axis=1)  # (m, [p,] 3)
+        out = last["H"] @ lattice_entries(levels, float(x))  # (m, [p,] 3)
         return out[..., 0], out[..., 1], out[..., 2]
 
     return products
