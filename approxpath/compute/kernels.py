@@ -92,9 +92,11 @@ def lattice_kernel(lattice, t, out=None):
     values = gaussian(levels, t)
     out = np.empty(index.shape) if out is None else out
     # by blocks of rows: numpy casts the uint8 index to intp for ``take``, an n x n int64
-    # temporary in one call (a4a's folds: 117 MB each time)
+    # temporary in one call (a4a's folds: 117 MB each time); mode "clip" (every index is in
+    # range) writes into ``out`` directly, where the default "raise" goes through a buffer (4x
+    # slower: 0.8 against 3.2 ms a block of a4a)
     for a in range(0, index.shape[0], _BLOCK):
-        np.take(values, index[a:a + _BLOCK], out=out[a:a + _BLOCK])
+        np.take(values, index[a:a + _BLOCK], out=out[a:a + _BLOCK], mode="clip")
     return out
 
 

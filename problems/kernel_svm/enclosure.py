@@ -204,8 +204,8 @@ def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=Tr
             Cs = C[side][np.ix_(cols, js)].T  # (J', c)
             band = inside[side][np.ix_(cols, js)].T
             below = ~band & (Cs < second[side, js][:, None])  # outside the band and below: below first - S2
+            Cs = np.where(band, Cs, np.where(below, -np.inf, np.inf))  # (rho is finite: they stay infinite)
             (np.subtract if side == 0 else np.add)(Cs[:, None, :], rho, out=g)
-            np.copyto(g, np.where(below, -np.inf, np.inf)[:, None, :], where=~band[:, None, :])
             at = q[side, js] + np.count_nonzero(below, axis=1)  # (J',)
             sub = np.ix_(rows, js)
             if signs:  # counts against the value that decides the sign: no selection
