@@ -104,3 +104,22 @@ def test_which_binding_a_solve_uses(monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn.svm", sys.modules.get("sklearn.svm", object()))
     backend.libsvm_candidate(K, y, 1.0)
     assert used == [(big, backend.LIBSVM_TOL), (big, backend.LIBSVM_TOL)]
+
+
+@pytest.mark.skipif(not backend.official_available(), reason="needs the libsvm extra")
+def test_official_binding_imported_without_scipy_keeps_its_converters():
+    """The binding imported without scipy (a fresh process) solves from numpy arrays through its
+    own converters afterwards, loading scipy then, as if imported with it."""
+    import subprocess
+
+    code = ("import sys\nimport numpy as np\n"
+            "from approxpath.problems.kernel_svm.libsvm import _official\n"
+            "_official()\nbefore = 'scipy' in sys.modules\n"
+            "from libsvm.svmutil import svm_problem, svm_train, svm_predict\n"
+            "X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]); y = np.array([1.0, -1.0, 1.0, -1.0])\n"
+            "model = svm_train(svm_problem(y, X), '-q -t 0 -c 10')\n"
+            "labels = svm_predict(y, X, model, '-q')[0]\n"
+            "print(before, 'scipy.sparse' in sys.modules, labels)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split()[:2] == ["False", "True"]
+    assert out.split(None, 2)[2].strip() == "[1.0, -1.0, 1.0, -1.0]"

@@ -12,7 +12,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import SolverError
 from . import current_settings
@@ -97,6 +96,7 @@ def _scs_options(cfg):
 
 def _clarabel(qp, cfg):
     import clarabel
+    import scipy.sparse as sp  # (here: scipy's import is 0.1 s of a small command-line run)
 
     s = clarabel.DefaultSettings()
     s.verbose = False
@@ -126,6 +126,7 @@ def _scs_interrupted(result):
 
 
 def _scs(qp, cfg):
+    import scipy.sparse as sp
     import scs
 
     data = dict(A=sp.csc_matrix(qp.A), b=qp.b, c=qp.q)

@@ -4,8 +4,8 @@ an interior point on these dense QPs; tol 1e-7 leaves certified gaps of ~1e-8 re
 Two bindings of the same C++ solver, chosen per solve:
 
 * the LIBSVM authors' own (``libsvm-official``, the ``libsvm`` extra): a
-  ctypes binding that imports in ~0.1 s, so a command-line run does not pay for scikit-learn's
-  imports (~0.5 s);
+  ctypes binding that imports in ~6 ms (without scipy, see :func:`_official`), so a command-line
+  run does not pay for scikit-learn's imports (~0.5 s);
 * scikit-learn's ``SVC(kernel="precomputed")`` (the ``sklearn`` extra).
 
 Both run the same algorithm with the same settings (tolerance, 500 MB row cache, shrinking on,
@@ -119,9 +119,7 @@ def _official_fit(K, y, C, tol):
     put +1 first; labels ``-y`` make the original class -1 first in every case, so both solve
     the same problem with the points in the same order (and hence the same SMO iterations).
     """
-    from libsvm.svm import svm_node, svm_parameter, svm_problem
-    from libsvm.svmutil import svm_train
-
+    svm_node, svm_parameter, svm_problem, svm_train = _official()
     n = y.size
     problem = _precomputed_problem(svm_problem, svm_node, K, -y)
     param = svm_parameter(f"-s 0 -t 4 -c {float(C)!r} -e {float(tol)!r} -m {_LIBSVM_CACHE_MB} -q")
@@ -137,6 +135,39 @@ def _official_fit(K, y, C, tol):
     alpha[sv] = np.abs(coef)
     # decision f = sum_j coef_j K(x_j, .) - rho, positive for `first` (of -y): negate for y.
     return alpha, float(model.rho[0]) if first == 1 else -float(model.rho[0])
+
+
+class _Later:
+    """A module imported at its first attribute read (true in a test, as a module is)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(importlib.import_module(self._name), attr)
+
+
+def _official():
+    """``(svm_node, svm_parameter, svm_problem, svm_train)`` of the official binding, imported
+    without scipy where scipy is not loaded yet.
+
+    The binding imports scipy at its own import (~0.1 s, a quarter of a path's command line on
+    heart) only for its converters of numpy and sparse inputs, which this module does not use
+    (it builds the problem itself).  Its names ``scipy`` and ``sparse`` then refer to modules
+    imported at their first use, so the binding behaves as with scipy for any other caller."""
+    if "libsvm.svmutil" not in sys.modules and "scipy" not in sys.modules:
+        sys.modules["scipy"] = None  # the binding's ``import scipy`` fails, as without scipy
+        try:
+            import libsvm.svm
+            import libsvm.svmutil
+        finally:
+            del sys.modules["scipy"]
+        for module in (libsvm.svm, libsvm.svmutil):
+            module.scipy, module.sparse = _Later("scipy"), _Later("scipy.sparse")
+    from libsvm.svm import svm_node, svm_parameter, svm_problem
+    from libsvm.svmutil import svm_train
+
+    return svm_node, svm_parameter, svm_problem, svm_train
 
 
 def _precomputed_problem(svm_problem, svm_node, K, labels):

@@ -4,7 +4,6 @@ the dual QP for Clarabel/SCS (:meth:`SVMExactSolves.candidate`)."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from approxpath.errors import InputError
 from approxpath.solvers.conic import QP, solve_qp
@@ -27,6 +26,8 @@ class SVMExactSolves:
 
     def exact_qp(self, t):
         """The dual as a QP in Clarabel/SCS form: min 1/2 a'Qa - 1'a, y'a = 0, 0 <= a <= C."""
+        import scipy.sparse as sp  # (only a fallback's: not imported by every run)
+
         bw, C = self.sweep.at(t)
         n = self.n
         Q = self.gram(t) * np.outer(self.y, self.y)
