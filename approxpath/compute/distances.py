@@ -1,7 +1,7 @@
 """Distances between samples: the matrices :math:`D` of the kernels :math:`\\exp(-tD)`.
 
-Numpy only for whole matrices (the verifier and every command-line run compute them);
-``scipy.spatial.distance.cdist`` for distances to other points.
+Numpy loops for small matrices (the verifier and every command-line run compute them);
+``scipy.spatial.distance`` for large ones.
 """
 
 from __future__ import annotations
@@ -38,17 +38,23 @@ def pairwise(X, metric="sqeuclidean", weights=None):
 
         kw = {} if weights is None else {"w": np.asarray(weights, dtype=float)}
         return squareform(pdist(X, metric, **kw))
-    XT = np.ascontiguousarray(X.T)  # (d, n): each feature read contiguously
+    return _summed(X, X, metric, weights)
+
+
+def _summed(A, B, metric, weights):
+    """:func:`pairwise`'s sums between the rows of ``A`` (m, d) and of ``B`` (k, d) by a numpy
+    loop over the features (the terms and the order of ``pdist`` and ``cdist``)."""
+    BT = np.ascontiguousarray(B.T)  # (d, k): each feature read contiguously
     w = None if weights is None else np.asarray(weights, dtype=float)
-    n = X.shape[0]
-    out = np.zeros((n, n))
-    step = max(1, _DISTANCE_BLOCK // max(n, 1))
-    tmp = np.empty((min(step, n), n))
-    for a in range(0, n, step):
-        rows = slice(a, min(a + step, n))
+    m, k = A.shape[0], B.shape[0]
+    out = np.zeros((m, k))
+    step = max(1, _DISTANCE_BLOCK // max(k, 1))
+    tmp = np.empty((min(step, m), k))
+    for a in range(0, m, step):
+        rows = slice(a, min(a + step, m))
         t = tmp[:rows.stop - a]
-        for j in range(X.shape[1]):
-            np.subtract(X[rows, j, None], XT[j], out=t)
+        for j in range(A.shape[1]):
+            np.subtract(A[rows, j, None], BT[j], out=t)
             if metric == "cityblock":
                 np.abs(t, out=t)
             elif w is None:
@@ -74,11 +80,15 @@ def sq_distances(X):
 
 
 def cross_sq_distances(A, B):
-    """Squared Euclidean distances between the rows of ``A`` (m, d) and ``B`` (k, d): shape (m, k)
-    (``scipy.spatial.distance.cdist``: the entries of :func:`pairwise`)."""
-    from scipy.spatial.distance import cdist
+    """Squared Euclidean distances between the rows of ``A`` (m, d) and ``B`` (k, d): shape (m, k),
+    the entries of :func:`pairwise` (``scipy.spatial.distance.cdist``'s; by the same numpy loop
+    where it is small)."""
+    A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+    if A.shape[0] * B.shape[0] * A.shape[1] > _LOOP_MAX:
+        from scipy.spatial.distance import cdist
 
-    return cdist(np.asarray(A, dtype=float), np.asarray(B, dtype=float), "sqeuclidean")
+        return cdist(A, B, "sqeuclidean")
+    return _summed(A, B, "sqeuclidean", None)
 
 
 # Entries times features up to which :func:`pairwise` sums by a numpy loop rather than importing
