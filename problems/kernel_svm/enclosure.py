@@ -246,12 +246,19 @@ def _deciding(g, at, mark, side, midpoint_bias):
     if not may.any():
         return value
     gs, ls, c, at, mark = g[may], le[may], c[may], at[may], mark[may]
-    over = np.min(np.where(ls, np.inf, gs), axis=-1)  # the smallest value above the mark
-    under = np.max(np.where(ls, gs, -np.inf), axis=-1)  # the largest at most the mark
-    got = np.where(c <= at, over, np.nan) if side == 0 else np.where(c >= at + 2, under, np.nan)
-    if midpoint_bias:  # the mark between the two: their mean, exactly
-        mean = 0.5 * (under + over)
-        decides = mean > mark if side == 0 else mean <= mark
-        got = np.where((c == at + 1) & decides, mean, got)
+
+    def nearest(above, rows=slice(None)):  # the smallest value above the mark, or the largest at most it
+        if above:
+            return np.min(np.where(ls[rows], np.inf, gs[rows]), axis=-1)
+        return np.max(np.where(ls[rows], gs[rows], -np.inf), axis=-1)
+
+    bound = nearest(side == 0)  # the side's own bound: the smallest above (lower), the largest below (upper)
+    got = np.where(c <= at, bound, np.nan) if side == 0 else np.where(c >= at + 2, bound, np.nan)
+    tie = c == at + 1
+    if midpoint_bias and tie.any():  # the mark between the two: their mean, exactly
+        other = nearest(side == 1, tie)
+        mean = 0.5 * ((other + bound[tie]) if side == 0 else (bound[tie] + other))
+        decides = mean > mark[tie] if side == 0 else mean <= mark[tie]
+        got[tie] = np.where(decides, mean, got[tie])
     value[may] = got
     return value

@@ -55,9 +55,11 @@ def warm_smo(K, y, C, alpha, tol):
     a[a >= C * (1 - _SNAP)] = C
     a[a <= C * _SNAP] = 0.0
     diag = np.diag(K).copy()
+    unit = bool(np.all(diag == 1.0))  # (a gaussian kernel: diag[i] + diag is 2 exactly)
     yG = -y * (y * (K @ (y * a)) - 1.0)  # -y_t grad_t
     up = np.where(y > 0, a < C, a > 0)  # alpha_t may move to raise y_t alpha_t
     low = np.where(y > 0, a > 0, a < C)
+    b, quad, gain, pos = np.empty(n), np.empty(n), np.empty(n), np.empty(n, dtype=bool)
     it = 0
     while it < _ITERATIONS_PER_SAMPLE * n:
         i = int(np.argmax(np.where(up, yG, -np.inf)))
@@ -65,9 +67,16 @@ def warm_smo(K, y, C, alpha, tol):
         if m - np.min(np.where(low, yG, np.inf)) < tol:
             break
         Ki = K[i]
-        b = m - yG
-        quad = np.maximum(diag[i] + diag - 2.0 * Ki, _TAU)
-        j = int(np.argmin(np.where(low & (b > 0), -(b * b) / quad, np.inf)))
+        np.subtract(m, yG, out=b)
+        # the curvature diag_i + diag - 2 K_i, floored, in that order of operations
+        np.multiply(2.0, Ki, out=quad)
+        np.subtract(2.0 if unit else diag[i] + diag, quad, out=quad)
+        np.maximum(quad, _TAU, out=quad)
+        # the pair of largest gain b^2 / quad among the alpha that may fall (the first of ties)
+        np.multiply(b, b, out=gain)
+        np.divide(gain, quad, out=gain)
+        np.logical_and(low, np.greater(b, 0.0, out=pos), out=pos)
+        j = int(np.argmax(np.where(pos, gain, -np.inf)))
         ai, aj = _pair_update(a[i], a[j], y[i], y[j], -y[i] * yG[i], -y[j] * yG[j],
                               max(diag[i] + diag[j] - 2.0 * Ki[j], _TAU), C)
         di, dj = ai - a[i], aj - a[j]
