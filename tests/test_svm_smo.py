@@ -40,6 +40,23 @@ def test_warm_smo_reaches_the_tight_cvxpy_optimum(problem, start):
     assert 0 < iterations < 2 * p.n
 
 
+def test_warm_smo_with_a_diagonal_other_than_one_reaches_a_tight_qp_optimum(problem):
+    """A kernel whose diagonal is not all 1 (a precomputed distance with a nonzero diagonal) takes
+    the curvature's general form: its optimum against a tight CVXPY solve of that dual."""
+    import cvxpy as cp
+
+    p, rng = problem, np.random.default_rng(3)
+    K = p.gram(1.3) + np.diag(rng.uniform(0.0, 0.3, p.n))
+    alpha, _, _ = warm_smo(K, p.y, p.c, np.zeros(p.n), 1e-9)
+    a = cp.Variable(p.n)
+    L = np.linalg.cholesky(K + 1e-12 * np.eye(p.n)) * p.y[:, None]  # (y a)' K (y a) = ||L' a||^2
+    qp = cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.sum_squares(L.T @ a)), [a >= 0, a <= p.c, p.y @ a == 0])
+    solve_cvxpy(qp)
+    w = p.y * alpha
+    assert alpha.min() >= 0 and alpha.max() <= p.c and abs(math.fsum(w)) < 1e-12
+    assert float(alpha.sum() - 0.5 * w @ K @ w) == pytest.approx(qp.value, abs=1e-6)
+
+
 def test_a_solve_starts_from_the_nearest_solve_and_libsvm_from_zero(problem, monkeypatch):
     p = problem
     monkeypatch.setattr(solves, "SMO_MIN_N", 100)  # (n = 120 here)
