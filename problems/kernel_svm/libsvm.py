@@ -138,7 +138,7 @@ def _official_fit(K, y, C, tol):
 
 
 class _Later:
-    """A module imported at its first attribute read (true in a test, as a module is)."""
+    """A module imported at its first attribute read (truthy, as a module is)."""
 
     def __init__(self, name):
         self._name = name
