@@ -368,3 +368,31 @@ def test_svm_enclosures_of_many_intervals_at_once_equal_single_ones():
     for lo, hi in (([piece.hi], [piece.lo]), ([piece.lo, mid], [mid, mid])):  # reversed; an interval and a point
         with pytest.raises(approxpath.InputError, match="intervals lo < hi, or points"):
             bound.prediction_enclosures(*args, np.array(lo), np.array(hi), Xv)
+
+
+def test_combination_hull_is_the_interval_products_sum():
+    """Each weight's range times its term's enclosure, summed: the same numbers as the smallest
+    and largest of all four corner products (weights of both signs, zero, and point intervals),
+    and every combination sampled inside lies in the hull."""
+    from approxpath.numerics import fp_margin
+    from approxpath.selection.predictions import combination_hull
+
+    rng = np.random.default_rng(11)
+    m, K, J = 40, 3, 6
+    a, b = rng.normal(0.0, 1.0, (J, K)), rng.normal(0.0, 1.0, (J, K))
+    ranges = np.stack([np.minimum(a, b), np.maximum(a, b)], axis=-1)  # (J, K, 2)
+    ranges[0, 0] = 0.0
+    ranges[1, 1] = (-0.5, 0.25)
+    low = rng.normal(0.0, 10.0, (m, K, J))
+    up = low + rng.random((m, K, J)) * (rng.random((m, K, J)) > 0.2)  # some point intervals
+    got_lo, got_hi = combination_hull(ranges, low, up)
+    wl, wu = ranges[..., 0].T[None], ranges[..., 1].T[None]
+    corners = np.stack([wl * low, wl * up, wu * low, wu * up])
+    pad = fp_margin(2 * K + 2, 1.0) * np.abs(corners).max(axis=0).sum(axis=1)
+    np.testing.assert_array_equal(got_lo, corners.min(axis=0).sum(axis=1) - pad)
+    np.testing.assert_array_equal(got_hi, corners.max(axis=0).sum(axis=1) + pad)
+    for _ in range(200):
+        w = wl + rng.random(wl.shape) * (wu - wl)
+        f = low + rng.random(low.shape) * (up - low)
+        value = (w * f).sum(axis=1)
+        assert np.all(got_lo <= value) and np.all(value <= got_hi)

@@ -239,6 +239,11 @@ def combination_hull(ranges, low, up):
     the smallest and largest of the four corner products (a product of two intervals), summed,
     and widened by the rounding of the products and the sum."""
     wl, wu = ranges[..., 0].T[None], ranges[..., 1].T[None]  # (1, K, J)
-    corners = np.stack([wl * low, wl * up, wu * low, wu * up])
-    pad = fp_margin(2 * low.shape[1] + 2, 1.0) * np.abs(corners).max(axis=0).sum(axis=1)
-    return corners.min(axis=0).sum(axis=1) - pad, corners.max(axis=0).sum(axis=1) + pad
+    # with low <= up, w * low <= w * up for w >= 0 and the reverse for w < 0, rounded as well
+    # (rounding is monotone): each weight's smaller and larger corner is one product, picked by
+    # its sign, and the largest |corner| is max|w| max(|low|, |up|) (the same numbers as all four)
+    smallest = np.minimum(wl * np.where(wl >= 0, low, up), wu * np.where(wu >= 0, low, up))
+    largest = np.maximum(wl * np.where(wl >= 0, up, low), wu * np.where(wu >= 0, up, low))
+    size = np.maximum(np.abs(wl), np.abs(wu)) * np.maximum(np.abs(low), np.abs(up))
+    pad = fp_margin(2 * low.shape[1] + 2, 1.0) * size.sum(axis=1)
+    return smallest.sum(axis=1) - pad, largest.sum(axis=1) + pad
