@@ -109,6 +109,7 @@ def lattice_entries(levels, x, order=2):
         W.append(W[-1] * levels)
     return np.stack(W, axis=1)
 
+
 def kernel_rows(D, t, W, rows=None):
     """:math:`\\exp(-t D_{R,:})\\, W` without forming the (k, n) kernel rows: blocks of rows of
     ``D`` (at most 256 kB each: they stay in cache) exponentiated and multiplied at once, one

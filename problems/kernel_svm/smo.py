@@ -77,8 +77,7 @@ def warm_smo(K, y, C, alpha, tol):
         np.divide(gain, quad, out=gain)
         np.logical_and(low, np.greater(b, 0.0, out=pos), out=pos)
         j = int(np.argmax(np.where(pos, gain, -np.inf)))
-        ai, aj = _pair_update(a[i], a[j], y[i], y[j], -y[i] * yG[i], -y[j] * yG[j],
-                              max(diag[i] + diag[j] - 2.0 * Ki[j], _TAU), C)
+        ai, aj = _pair_update(a[i], a[j], y[i], y[j], -y[i] * yG[i], -y[j] * yG[j], float(quad[j]), C)
         di, dj = ai - a[i], aj - a[j]
         a[i], a[j] = ai, aj
         yG -= y[i] * di * Ki + y[j] * dj * K[j]
