@@ -7,7 +7,7 @@ import approxpath
 from approxpath import InputError
 from approxpath.errors import EpsilonTooSmallError
 
-from approxpath.testing import ToyProjection
+from approxpath.testing import ToyBound, ToyProjection
 
 
 @pytest.fixture
@@ -127,6 +127,60 @@ def test_interpolation_weights_are_weighed_to_the_problems_depth(toy, monkeypatc
     # to the next solve (once where the two coincide)
     assert 0 < counts[1] <= 4 * segments[1]
     assert counts[4] > counts[1]
+
+
+def _tries(monkeypatch):
+    """A list that grows by one for every piece the certifier tries."""
+    import approxpath.driver.certifier as certifier
+
+    tries, original = [], certifier.Certifier._try_piece
+
+    def spy(self, l, h, cands):
+        tries.append((l, h))
+        return original(self, l, h, cands)
+
+    monkeypatch.setattr(certifier.Certifier, "_try_piece", spy)
+    return tries
+
+
+def _covers(path, lo, hi):
+    ends = [(p.lo, p.hi) for p in path.pieces]
+    return ends[0][0] == lo and ends[-1][1] == hi and all(a[1] == b[0] for a, b in zip(ends, ends[1:]))
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("strategy", ["two-sided", "interpolate"])
+def test_marching_cover_is_eps_optimal_against_closed_form(toy, monkeypatch, order, strategy):
+    # a problem that states how its bound grows with a piece's width gets pieces sized from
+    # the last bound tried: they still cover the interval end to end, each within eps
+    monkeypatch.setattr(type(toy), "piece_bound_order", order, raising=False)
+    path = approxpath.approximate_path(toy, eps=0.05, interval=(0.1, 10.0), strategy=strategy)
+    assert path.certified and _covers(path, 0.1, 10.0)
+    for t in np.exp(np.random.default_rng(1).uniform(np.log(0.1), np.log(10.0), 200)):
+        sub = toy.primal_objective(path.primal(t), t) - toy.optimum(t)
+        assert -1e-9 <= sub <= min(0.05, path.gap_bound(t) + 1e-12)
+
+
+class _PaddedBound(ToyBound):
+    # the toy's bound on a piece plus 0.98 of eps = 0.5 (a valid, looser bound): every piece
+    # certified has a bound above the march's aim however narrow it is
+    def gap(self, primal, dual, lo, hi=None):
+        g = super().gap(primal, dual, lo, hi)
+        return g + 0.49 if hi is not None and hi > lo else g
+
+
+def test_marching_cover_never_shrinks_after_a_certified_piece(toy, monkeypatch):
+    # sized by the bound alone, each next piece would shrink (the bound is above the aim on
+    # every certified piece) until the pieces were a float wide: more than max_pieces.  The
+    # march grows a piece after a certified one whatever its bound, so it ends (4,392 pieces
+    # where halving needs 688: a bound that hides the width gives the march nothing to size
+    # pieces by; a problem states piece_bound_order only where its bound does not)
+    monkeypatch.setattr(ToyProjection, "Bound", _PaddedBound)
+    monkeypatch.setattr(ToyProjection, "piece_bound_order", 2, raising=False)
+    problem = ToyProjection(toy.X, toy.y)
+    path = approxpath.approximate_path(problem, eps=0.5, interval=(0.1, 10.0), strategy="two-sided",
+                                       max_pieces=20000)
+    assert path.certified and _covers(path, 0.1, 10.0)
 
 
 def test_paper_search_stops_at_the_first_crossing(toy, monkeypatch):
