@@ -126,3 +126,22 @@ def test_a_tighter_stored_bound_fails_and_says_whether_eps_holds(written, tmp_pa
     report = approxpath.verify(tamper(file, tmp_path / "tight.npz", tighten, True), X, y)
     assert not report.ok and len(report.failures) == 1
     assert "meets the eps target" in report.failures[0] and "0.0.9" in report.failures[0]
+
+
+def test_stored_bounds_survive_a_verifier_summing_in_another_order(tmp_path, monkeypatch):
+    """A gap bound is a difference of sums of the optimal value's size: a bound far below them
+    moves by their last bits where the verifier's BLAS sums in another order.  Stored bounds
+    are padded by 1e-9 of the target (eps = 0.05: 5e-11), so a verifier whose every bound is
+    2e-11 higher still re-proves them; padded by 1e-9 of the bound alone, the smallest bound
+    here (0.0074: 7.4e-12) would fail."""
+    from approxpath.testing import ToyBound, ToyProjection
+
+    rng = np.random.default_rng(5)
+    X, y = rng.standard_normal((20, 1)), rng.standard_normal(20)
+    path = approxpath.approximate_path(ToyProjection(X, y), eps=0.05, interval=(0.1, 10.0))
+    assert min(p.gap_bound for p in path.pieces) < 0.01  # a piece whose own-scale pad is < 1e-11
+    file = path.save(tmp_path / "toy.npz")
+    original = ToyBound.gap
+    monkeypatch.setattr(ToyBound, "gap", lambda self, *a, **k: original(self, *a, **k) + 2e-11)
+    report = approxpath.verify(file, X, y)
+    assert report.ok, report.failures[:1]

@@ -273,8 +273,8 @@ class Certifier:
                 screen = l != h and (self.known_gap is None or self.known_gap(p, d, l, h) is None)
                 failed = self._end_fails(p, d, l, h) if screen else None
                 if failed is None:
-                    bound_value = stored_bound(bound.gap(p, d, l, h))
                     goal = run.target((p, d), l, h)
+                    bound_value = stored_bound(bound.gap(p, d, l, h), goal)
                     if bound_value <= goal:
                         return PathPiece(l, h, p, d, float(bound_value), "certified", anchors), bound_value / goal
                     failed = bound_value / goal if goal > 0 else None
@@ -309,8 +309,9 @@ class Certifier:
         pts = [x for x, _ in claimed_on("sampled", l, h)]  # what verify re-checks
         top = -np.inf
         for x in pts[:1] + pts[-1:] + pts[1:-1]:
-            g = stored_bound(bound.gap(p, d, x))
-            if not g <= run.target((p, d), x, x):
+            goal = run.target((p, d), x, x)
+            g = stored_bound(bound.gap(p, d, x), goal)
+            if not g <= goal:
                 return None
             top = max(top, g)
         return float(top)
@@ -324,8 +325,10 @@ class Certifier:
         pts = [x for x, _ in claimed_on("sampled", l, h)]  # what verify re-checks
         for pair, anchors in cands(l, h):
             p, d = run.problem.restore(*pair, l, h)
-            g = max(stored_bound(bound.gap(p, d, x)) for x in pts)
-            ok = not bound.check(p, d, l, h) and all(g <= run.target((p, d), x, x) for x in pts)
+            goals = [run.target((p, d), x, x) for x in pts]
+            gaps = [stored_bound(bound.gap(p, d, x), goal) for x, goal in zip(pts, goals)]
+            g = max(gaps)
+            ok = not bound.check(p, d, l, h) and all(gx <= goal for gx, goal in zip(gaps, goals))
             if best is None or (ok, -g) > (best[0], -best[1]):
                 best = (ok, g, p, d, anchors)
         run.certify_s += time.perf_counter() - t0

@@ -169,7 +169,7 @@ def tile(engine, k, box, eps, relative, max_cells, finished):
                     run += [q[:3] for q in passed] + [(p, g, goal)]
                     passed = []
                     continue
-                cell = SurfaceCell(p.lo, p.hi, wl, wh, p.primal, p.dual, stored_bound(g) if g <= goal else g,
+                cell = SurfaceCell(p.lo, p.hi, wl, wh, p.primal, p.dual, stored_bound(g, goal) if g <= goal else g,
                                    "certified" if g <= goal else "uncovered", p.anchors)  # (uncovered: no pair,
                 if run and g <= goal and len(passed) < _BRIDGE:  # or no room left in the weight)
                     passed.append((p, g, goal, cell))
@@ -184,8 +184,8 @@ def tile(engine, k, box, eps, relative, max_cells, finished):
                 todo.append((wm, wh, run[0][0].lo, run[-1][0].hi, None))
                 if below is None:  # no cut found below which every cell holds: look again there
                     todo.append((wl, wm, run[0][0].lo, run[-1][0].hi, [q[0] for q in run]))
-                for (q, _, _), g in zip(run, below or ()):
-                    done(SurfaceCell(q.lo, q.hi, wl, wm, q.primal, q.dual, stored_bound(g), "certified", q.anchors))
+                for (q, _, goal), g in zip(run, below or ()):
+                    done(SurfaceCell(q.lo, q.hi, wl, wm, q.primal, q.dual, stored_bound(g, goal), "certified", q.anchors))
                 run = []
         if made + len(todo) > max_cells:
             raise BudgetExceededError(f"more than max_cells={max_cells} cells needed: use a larger eps"
