@@ -146,8 +146,8 @@ def test_crosscheck_confirms_exact_solutions(data, kw, ts):
 
 def test_marching_pieces_need_fewer_tries_than_halving(monkeypatch):
     # the moving pair's bound grows about linearly with the piece's width: pieces sized from
-    # the last bound (piece_bound_order = 1) need ~1.2 tries each where halving needs ~2
-    # (sinc, n = 60: 312 tries for 257 pieces against 426 for 217)
+    # the last bound (piece_bound_order = 1) need ~1.3 tries each where halving needs ~2
+    # (sinc, n = 60: 284 tries for 219 pieces against 426 for 217)
     import approxpath.driver.certifier as certifier
 
     X, y = make_sinc(n=60, outliers=0.1, seed=0)
@@ -161,4 +161,4 @@ def test_marching_pieces_need_fewer_tries_than_halving(monkeypatch):
         assert path.certified
         counts[order] = len(tries), len(path.pieces)
     assert counts[1][0] < 0.8 * counts[None][0]
-    assert counts[1][0] < 1.3 * counts[1][1] and counts[None][0] > 1.8 * counts[None][1]
+    assert counts[1][0] < 1.4 * counts[1][1] and counts[None][0] > 1.8 * counts[None][1]

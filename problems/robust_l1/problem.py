@@ -109,8 +109,8 @@ class RobustL1(KernelProblem):
     # absolute eps (n = 100 / 200, eps = 1 / 0.25: 15 / 30 / 17 / 33 -> 19 / 38 / 22 / 42).
     weighing_depth = 1
     # The moving pair's bound grows about linearly with its piece's width beyond its point gap
-    # (sinc, n = 1000, relative eps 1e-3: pieces sized for order 1 take 272 tries for 193
-    # pieces on four sub-intervals, for order 2 306 for 186, halving 376 for 194).
+    # (sinc, n = 1000, relative eps 1e-3, four sub-intervals: pieces sized for order 1 take
+    # 275 tries for 190 pieces, for order 2 304 for 183, halving 376 for 194).
     piece_bound_order = 1
 
     def weight_max(self):
