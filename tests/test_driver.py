@@ -129,20 +129,6 @@ def test_interpolation_weights_are_weighed_to_the_problems_depth(toy, monkeypatc
     assert counts[4] > counts[1]
 
 
-def _tries(monkeypatch):
-    """A list that grows by one for every piece the certifier tries."""
-    import approxpath.driver.certifier as certifier
-
-    tries, original = [], certifier.Certifier._try_piece
-
-    def spy(self, l, h, cands):
-        tries.append((l, h))
-        return original(self, l, h, cands)
-
-    monkeypatch.setattr(certifier.Certifier, "_try_piece", spy)
-    return tries
-
-
 def _covers(path, lo, hi):
     ends = [(p.lo, p.hi) for p in path.pieces]
     return ends[0][0] == lo and ends[-1][1] == hi and all(a[1] == b[0] for a, b in zip(ends, ends[1:]))
