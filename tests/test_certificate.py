@@ -145,3 +145,16 @@ def test_stored_bounds_survive_a_verifier_summing_in_another_order(tmp_path, mon
     monkeypatch.setattr(ToyBound, "gap", lambda self, *a, **k: original(self, *a, **k) + 2e-11)
     report = approxpath.verify(file, X, y)
     assert report.ok, report.failures[:1]
+
+
+@pytest.mark.parametrize("field", ["primal_b", "primal_w"])
+def test_a_scalar_field_stored_with_another_shape_is_refused_cleanly(written, tmp_path, field):
+    """A bias stored as an array where a number belongs (a forger's, or a damaged file's) fails
+    verification with a message, not an exception from inside the bound."""
+    path, file, X, y = written
+
+    def widen(a, m):
+        a[field] = np.stack([a[field], a[field]], axis=-1)
+
+    report = approxpath.verify(tamper(file, tmp_path / "wide.npz", widen, True), X, y)
+    assert not report.ok and report.failures

@@ -309,3 +309,17 @@ def test_verify_messages_show_numbers_not_numpy_reprs(cert, tmp_path):
     forged = tamper(file, tmp_path / "gap.npz", lambda a, m: a["hi"].__setitem__(0, a["hi"][0] * 1.01), rehash=True)
     report = approxpath.verify(forged, *make_sinc(n=30, seed=0))
     assert not report.ok and "do not meet" in str(report) and "np.float64" not in str(report)
+
+
+def test_a_klasso_offset_stored_as_an_array_is_refused_cleanly(cert, tmp_path):
+    """beta0 stored with an extra axis fails verification with a message, not an exception."""
+    file, data = cert
+
+    def widen(a, m):
+        a["primal_beta0"] = np.stack([a["primal_beta0"], a["primal_beta0"]], axis=-1)
+
+    from approxpath.data import load_data
+
+    X, y = load_data(data, "csv")
+    report = approxpath.verify(tamper(file, tmp_path / "wide.npz", widen, True), X, y)
+    assert not report.ok and report.failures

@@ -68,6 +68,8 @@ def _primal_errors(bound, primal, dual):
     points = primal.points if is_moving(primal) else (primal,)
     if any(np.asarray(p.w).shape != (bound.n,) for p in points):
         return [f"w must be {bound.n} numbers"]
+    if any(np.shape(p.b) != () for p in points):
+        return ["bias must be one number"]
     if not all(np.isfinite(float(p.b)) for p in points):
         return ["bias is not finite"]
     carry = [k for k, p in enumerate(points) if np.any(p.w)]

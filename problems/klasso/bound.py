@@ -63,7 +63,8 @@ class KLassoBound(RegressionBound):
             return ["the primal of klasso does not move on a bandwidth piece (its dual does)"]
         for p in primal.points if is_moving(primal) else (primal,):
             beta = np.asarray(p.beta, dtype=float)
-            if beta.shape != (self.n,) or not np.all(np.isfinite(beta)) or not np.isfinite(p.beta0):
+            if beta.shape != (self.n,) or not np.all(np.isfinite(beta)) or np.shape(p.beta0) != () \
+                    or not np.isfinite(p.beta0):
                 return [f"beta must be {self.n} finite numbers and beta0 finite"]
         points = dual.points if is_moving(dual) else (dual,)
         errors = []
