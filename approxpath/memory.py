@@ -102,8 +102,9 @@ def human(nbytes):
     return f"{int(nbytes)} B"
 
 
-def _dense_path_parts(n, backend):
-    """The parts of a dense path (stored distances, a kernel cache) in one process."""
+def _dense_path_parts(n, backend, processes=1):
+    """The parts of a dense path (stored distances, a kernel cache) in one of ``processes`` that
+    share the kernel caches' memory."""
     square = float(_ENTRY) * n * n
     cache = _libsvm_row_cache(n) if backend in _LIBSVM_CACHED else 0.0
     # the official binding's copy of the kernel (16 bytes an entry) up to the n it is used for
@@ -114,7 +115,7 @@ def _dense_path_parts(n, backend):
     # the KernelCache's own sizing rule, without its lattice exception (the lattice is not known
     # before the distances are); a new kernel overwrites the one it evicts, so no spare (n = 16000:
     # 2 kernels of 2 GB and the distances, 7.15 GiB peak with libSVM's cache and the libraries)
-    k = kept_kernels(n)
+    k = kept_kernels(n, processes)
     return (("distances", (_DISTANCES + _LATTICE) * square), (f"{k} kernels (cache)", k * square),
             (f"exact solver ({backend})", solver), ("libraries", _LIBRARIES))
 
@@ -220,7 +221,8 @@ def solve_kernel_fits(n, d):
 def path_bytes(problem, workers=1):
     """An :class:`Estimate` of the memory a path of ``problem`` needs: for a problem on a kernel
     :math:`\\exp(-tD)` (anything with ``kernels``), per process the distances, the kernel cache,
-    the exact solver's working set and the libraries; ``workers`` processes each build their own.
+    the exact solver's working set and the libraries; ``workers`` processes each build their own
+    (the kernel caches sharing one budget, :func:`~approxpath.compute.caches.share_budget`).
     Without whole kernels (:func:`kernels_mode`, a bound with ``blocked_ok``): the data, row
     blocks, the cached class sums, the pieces, libSVM's own kernel cache
     (:func:`libsvm_cache_bytes`) and, in the ``"distances"`` mode, the distances.
@@ -236,14 +238,14 @@ def path_bytes(problem, workers=1):
         return Estimate((("libraries", _LIBRARIES),))
     backend = problem.backends[0] if getattr(problem, "backends", ()) else "clarabel"
     mode = kernels_mode(n) if getattr(problem.bound, "blocked_ok", False) else "dense"
+    copies = 1 + (workers if workers > 1 else 0)
     if mode == "dense":
-        per_process = _dense_path_parts(n, backend)
+        per_process = _dense_path_parts(n, backend, copies)
     else:
         d, stored = int(problem.X.shape[1]), mode == "distances"
         per_process = ((_stored_distances(n) if stored else ()) + _blocked_fixed(n, d)
                        + (_solve_kernel(n) if stored and solve_kernel_fits(n, d) else
                           (("libSVM kernel cache", libsvm_cache_bytes(n, d, stored)),)))
-    copies = 1 + (workers if workers > 1 else 0)
     if copies == 1:
         return Estimate(per_process)
     return Estimate(tuple((f"{what} x {copies} processes", copies * b) for what, b in per_process))

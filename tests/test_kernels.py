@@ -162,6 +162,52 @@ def test_a_full_kernel_cache_overwrites_the_kernel_it_evicts(data):
     np.testing.assert_array_equal(fourth, np.exp(-0.4 * D))
 
 
+def test_processes_sharing_the_budget_keep_fewer_kernels_and_a_cache_shrinks_to_its_share(data, monkeypatch):
+    """kept_kernels against its arithmetic (the budget over the processes, between 2 and 12), and
+    a cache made before the budget is shared holds no more than its share after its next kernel."""
+    import approxpath.compute.caches as caches
+
+    _, D = data
+    n = D.shape[0]
+    monkeypatch.setattr(caches, "CACHE_BYTES", 6 * 8 * n * n)  # six kernels of these data
+    before = caches.share_budget(1)
+    try:
+        assert [caches.kept_kernels(n, p) for p in (1, 2, 3, 4, 100)] == [6, 3, 2, 2, 2]
+        assert caches.kept_kernels(1) == 12
+        cache = KernelCache(D)
+        for x in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6):
+            cache.get(x)
+        assert len(cache._store) == 6
+        assert caches.share_budget(2) == 1 and caches.kept_kernels(n) == 3
+        E = cache.get(0.7)
+        assert len(cache._store) == 3 and [cache._cached(x) is not None for x in (0.5, 0.6, 0.7)] == [True] * 3
+        np.testing.assert_array_equal(E, np.exp(-0.7 * D))
+        assert KernelCache(D, size=5).size == 5  # a size given is kept
+    finally:
+        caches.share_budget(before)
+
+
+def _kept_in_this_process(n):
+    import approxpath.compute.caches as caches
+
+    return caches.kept_kernels(n)
+
+
+def test_a_local_pool_shares_the_budget_with_its_owner_while_it_lives():
+    """pool() sets the share in its workers and in this process, and gives this one its own back."""
+    import approxpath.compute.caches as caches
+    from approxpath.driver import parallel
+
+    n = 4000  # 128 MB a kernel: 9 in the whole budget, 3 in a third of it
+    assert caches.kept_kernels(n) == 9
+    with parallel.pool(2, None) as p:
+        assert caches.kept_kernels(n) == 3
+        assert p.submit(_kept_in_this_process, n).result() == 3
+    assert caches.kept_kernels(n) == 9
+    with parallel.pool(2, None, sharers=2) as p:  # map_paths': its own process only waits
+        assert p.submit(_kept_in_this_process, n).result() == 4
+
+
 def test_the_plug_in_api_still_finds_everything_under_approxpath_kernels():
     """Kernels and their caches live in approxpath.compute since 0.5.0; code written for 0.4
     (plug-ins imported KernelCache and ProductMemo from approxpath.kernels) still finds them."""

@@ -15,10 +15,13 @@ import numpy as np
 
 from .kernels import Kernels
 
-__all__ = ["CACHE_BYTES", "PRODUCT_BYTES", "KernelCache", "ProductMemo", "kept_kernels"]
+__all__ = ["CACHE_BYTES", "PRODUCT_BYTES", "KernelCache", "ProductMemo", "kept_kernels", "share_budget"]
 
-#: Memory the kernel cache may use (bytes): 1.2 GB would keep six kernels of n = 4781 (real-valued features).
+#: Memory the kernel caches of one machine's processes may use (bytes): 1.2 GB would keep six
+#: kernels of n = 4781 (real-valued features) in one process; a local worker pool's processes
+#: share it (:func:`share_budget`).
 CACHE_BYTES = 1_200_000_000
+_SHARERS = [1]  # the processes this one shares CACHE_BYTES with, itself included
 # ... but no more than this many: a path revisits only the ends of the last few pieces
 _CACHE_MAX = 12
 #: Bytes of kernel products a search's :class:`ProductMemo` keeps: at n = 281 (ionosphere's folds)
@@ -36,10 +39,24 @@ _HISTOGRAMS = 16
 _HISTOGRAM_BYTES = 64 << 20
 
 
-def kept_kernels(n):
+def kept_kernels(n, processes=None):
     """Kernels of ``n`` samples a :class:`KernelCache` keeps on real-valued features: as many as
-    fit in :data:`CACHE_BYTES`, between 2 and 12."""
-    return int(min(_CACHE_MAX, max(2, CACHE_BYTES // max(8 * n * n, 1))))
+    fit in this process's share of :data:`CACHE_BYTES` (``processes`` sharing it; by default as
+    :func:`share_budget` last set), between 2 and 12."""
+    share = CACHE_BYTES // max(1, int(processes or _SHARERS[0]))
+    return int(min(_CACHE_MAX, max(2, share // max(8 * n * n, 1))))
+
+
+def share_budget(processes):
+    """Let ``processes`` processes of this machine (this one included) share
+    :data:`CACHE_BYTES`; returns the count it replaces.  A local worker pool sets it in each
+    worker (its initializer) and in the process that owns the pool while the pool lives (robust
+    l1's path at n = 4000 on two workers: 5.6-5.7 instead of 8.0 GB in its three processes, in
+    336-342 against 333 s; the SVM's at n = 4000: 7.2-7.3 instead of 8.3-9.7 s, its main
+    process 680 instead of 1430 MB).  The kernel caches built before shrink at their next new
+    kernel."""
+    before, _SHARERS[0] = _SHARERS[0], max(1, int(processes))
+    return before
 
 
 class KernelCache(Kernels):
@@ -56,20 +73,26 @@ class KernelCache(Kernels):
     D : ndarray of shape (n, n)
     size : int, optional
         Number of ``x`` kept (least recently used goes first); by default as many as fit in
-        :data:`CACHE_BYTES`, between 2 and 12, and 2 on a lattice.
+        this process's share of :data:`CACHE_BYTES` (:func:`kept_kernels`, read at each new
+        kernel), and 2 on a lattice.
     """
 
     def __init__(self, D, size=None):
         super().__init__(D)
-        # on a lattice products never read a cached kernel: keep two (an exact solve's and
-        # the one before); each kernel kept beyond them was a fresh allocation whose page
-        # faults the solves paid, ~0.1 s each at a4a's size (a4a path keeping 6: 9.4-9.9 s,
-        # peak 1.8 GiB; keeping 2: 8.1-8.5 s, 1.1 GiB)
-        self.size = size or (2 if self.lattice is not None else kept_kernels(self.n))
+        self._size = size
         self._store = {}
         self._histograms = OrderedDict()
         levels = 0 if self.lattice is None else self.lattice[0].size
         self._histograms_kept = max(_HISTOGRAMS, _HISTOGRAM_BYTES // max(8 * self.n * levels, 1))
+
+    @property
+    def size(self):
+        """The number of kernels kept."""
+        # on a lattice products never read a cached kernel: keep two (an exact solve's and
+        # the one before); each kernel kept beyond them was a fresh allocation whose page
+        # faults the solves paid, ~0.1 s each at a4a's size (a4a path keeping 6: 9.4-9.9 s,
+        # peak 1.8 GiB; keeping 2: 8.1-8.5 s, 1.1 GiB)
+        return self._size or (2 if self.lattice is not None else kept_kernels(self.n))
 
     def get(self, x):
         """:math:`E_x = \\exp(-xD)`, shape (n, n), kept for the next calls (read only)."""
@@ -77,7 +100,7 @@ class KernelCache(Kernels):
         E = self._store.pop(x, None)
         if E is None:
             buffer = None
-            if len(self._store) >= self.size:  # room first: the evicted kernel becomes the new one
+            while len(self._store) >= self.size:  # room first: the last evicted kernel becomes the new one
                 old = self._store.pop(next(iter(self._store)))
                 # reuse only what no caller still references (``old`` and getrefcount's own)
                 buffer = old if sys.getrefcount(old) <= 2 else None

@@ -358,23 +358,18 @@ def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **optio
     problems = list(problems)
     count("workers", workers)
     progress = options.pop("progress", False)  # one bar here, none in the workers
-    own = executor is None
-    if own:
-        from concurrent.futures import ProcessPoolExecutor
-
-        executor = ProcessPoolExecutor(max_workers=max(1, min(int(workers), len(problems))))
+    k = max(1, min(int(workers), len(problems)))
     bar = count_bar(progress, len(problems), "paths", "paths")
-    try:
-        futures = [executor.submit(parallel.path_in_worker, approximate_path, p, eps, interval, options)
-                   for p in problems]
-        results = []
-        for f in futures:
-            results.append(f.result())
+    with parallel.pool(k, executor, sharers=k) as p:  # this process only waits: k share the caches' memory
+        try:
+            futures = [p.submit(parallel.path_in_worker, approximate_path, q, eps, interval, options)
+                       for q in problems]
+            results = []
+            for f in futures:
+                results.append(f.result())
+                if bar is not None:
+                    bar.done()
+            return results
+        finally:
             if bar is not None:
-                bar.done()
-        return results
-    finally:
-        if bar is not None:
-            bar.close()
-        if own:
-            executor.shutdown()
+                bar.close()

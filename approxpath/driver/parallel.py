@@ -17,16 +17,25 @@ __all__ = ["pool", "single_threaded", "segment_in_worker", "chunks", "path_in_wo
 
 
 @contextmanager
-def pool(workers, executor, wanted=True):
-    """``executor`` if given, else a local process pool of ``workers`` (shut down on exit);
-    None when not ``wanted``."""
+def pool(workers, executor, wanted=True, sharers=None):
+    """``executor`` if given, else a local process pool of ``workers`` (shut down on exit) whose
+    processes and this one share the kernel caches' memory
+    (:func:`~approxpath.compute.caches.share_budget`: ``sharers`` processes, by default the
+    workers and this one, which keeps kernels meanwhile); None when not ``wanted``."""
     if not wanted or executor is not None:
         yield executor if wanted else None
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers) as p:
-        yield p
+    from ..compute.caches import share_budget
+
+    sharers = workers + 1 if sharers is None else sharers
+    before = share_budget(sharers)
+    try:
+        with ProcessPoolExecutor(max_workers=workers, initializer=share_budget, initargs=(sharers,)) as p:
+            yield p
+    finally:
+        share_budget(before)
 
 
 def single_threaded(fn, *args):
