@@ -362,14 +362,15 @@ def test_stale_temp_files_of_killed_writers_are_removed(tmp_path):
 
 
 def test_sigterm_cleans_up_and_keeps_the_checkpoint(tmp_path):
-    # a run of ~5 s on an idle machine, most of it after the first checkpoint: the signal lands
-    # mid-run even under load (n = 100 at eps 0.05 finished first now and then)
+    # a run of ~5 s on an idle machine, more than half of it after the first checkpoint (written
+    # after 2 s): the signal lands mid-run even under load (n = 100 at eps 0.05 finished first
+    # now and then; this set-up at eps 0.005 took 2.2 s once the paths got faster, and finished first)
     X, y = make_classification(n=400, d=3, seed=11)
     data = tmp_path / "d.csv"
     np.savetxt(data, np.column_stack([X, y]), delimiter=",")
     out = tmp_path / "cert.npz"
     proc = subprocess.Popen([sys.executable, "-m", "approxpath.cli", "path", "kernel_svm", "--data", str(data),
-                             "--c", "1", "--eps", "0.005", "--range", "2^-6", "2^8", "--no-progress", "--out", str(out)],
+                             "--c", "1", "--eps", "0.001", "--range", "2^-6", "2^8", "--no-progress", "--out", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     partial = tmp_path / "cert.npz.partial.npz"
     deadline = time.time() + 120
