@@ -5,6 +5,7 @@ problems' own certified gap (restore, then the bound's gap), including ill-condi
 import importlib.util
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 import approxpath
@@ -213,6 +214,44 @@ def test_robust_l1_warm_basis_equals_cold(data):
         assert float(y @ hot.u) == pytest.approx(float(y @ cold.u), rel=1e-9)
         assert _robust_relgap(problem, hot, t) <= EXACT
         warm = hot
+
+
+def test_robust_l1_lp_through_a_highslp_is_the_same_lp(data):
+    """A highspy without the numpy overload of passModel gets the LP through a HighsLp: the
+    same model (matrix, bounds, costs) and the same solution, bit for bit."""
+    highspy = pytest.importorskip("highspy")
+    from approxpath.solvers.lp import _pass_lp
+
+    class _OldHighs:  # passModel(HighsLp) only
+        def __init__(self, h):
+            self.h = h
+
+        def passModel(self, *args):
+            if len(args) != 1:
+                raise TypeError("incompatible function arguments")
+            return self.h.passModel(*args)
+
+    X, y = data
+    K = approxpath.get_problem("robust_l1")(X, y, lam=LAM).gram(0.7)
+    solved = []
+    for wrap in (lambda h: h, _OldHighs):
+        h = highspy.Highs()
+        h.silent()
+        _pass_lp(highspy, wrap(h), K, y, LAM)
+        lp = h.getLp()
+        h.run()
+        a = lp.a_matrix_
+        A = sp.csc_matrix((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)), shape=K.shape).toarray()
+        solved.append((A, np.asarray(lp.row_lower_), np.asarray(lp.row_upper_), np.asarray(lp.col_lower_),
+                       np.asarray(lp.col_upper_), np.asarray(lp.col_cost_),
+                       np.asarray(h.getSolution().col_value), np.asarray(h.getSolution().row_dual)))
+    # K itself, less the entries HiGHS drops as zeros (|a| <= its small_matrix_value, 1e-9)
+    np.testing.assert_array_equal(solved[0][0], np.where(np.abs(K) > 1e-9, K, 0.0))
+    np.testing.assert_array_equal(solved[0][5], -y)
+    assert np.all(solved[0][1] == -LAM) and np.all(solved[0][2] == LAM)
+    assert np.all(solved[0][3] == -1.0) and np.all(solved[0][4] == 1.0)
+    for a, b in zip(*solved):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_robust_l1_zero_targets_and_above_lambda_max(data):
