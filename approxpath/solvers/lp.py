@@ -132,7 +132,7 @@ def _quiet_highs(highspy):
 def _pass_lp(highspy, h, K, y, lam):
     """Give ``h`` the dual LP: min -y'u over -1 <= u <= 1, -lam <= K u <= lam, K column-wise
     (column j of K is its row j: K is symmetric).  From the numpy arrays directly where highspy
-    takes them (one copy: 0.5 s at n = 4000, against 1.7 s through a ``HighsLp``'s fields,
+    takes them (one copy: 0.5 s for a dense K at n = 4000, against 1.7 s through a ``HighsLp``'s fields,
     which pybind11 converts entry by entry); through a ``HighsLp`` where it does not."""
     n = y.size
     start = np.arange(0, n * n + 1, n, dtype=np.int32)
