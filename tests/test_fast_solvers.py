@@ -254,6 +254,33 @@ def test_robust_l1_lp_through_a_highslp_is_the_same_lp(data):
         np.testing.assert_array_equal(a, b)
 
 
+def test_robust_l1_lp_with_entries_highs_drops_is_passed_once(data):
+    """A kernel with entries below HiGHS's zero (1e-9) makes passModel warn, not fail: the LP
+    goes to HiGHS once, from the arrays, and the model is K less those entries."""
+    highspy = pytest.importorskip("highspy")
+    from approxpath.solvers.lp import _pass_lp
+
+    class _Counting:
+        def __init__(self, h):
+            self.h, self.calls = h, []
+
+        def passModel(self, *args):
+            self.calls.append(len(args))
+            return self.h.passModel(*args)
+
+    X, y = data
+    K = approxpath.get_problem("robust_l1")(X, y, lam=LAM).gram(200.0)
+    assert np.any(np.abs(K) <= 1e-9) and np.any(np.abs(K) > 1e-9)
+    h = highspy.Highs()
+    h.silent()
+    counting = _Counting(h)
+    _pass_lp(highspy, counting, K, y, LAM)
+    assert len(counting.calls) == 1 and counting.calls[0] > 1  # one call, the array overload
+    a = h.getLp().a_matrix_
+    A = sp.csc_matrix((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)), shape=K.shape).toarray()
+    np.testing.assert_array_equal(A, np.where(np.abs(K) > 1e-9, K, 0.0))
+
+
 def test_robust_l1_zero_targets_and_above_lambda_max(data):
     X, y = data
     problem = approxpath.get_problem("robust_l1")(X, y, lam=LAM)

@@ -142,7 +142,9 @@ def _pass_lp(highspy, h, K, y, lam):
     try:
         status = h.passModel(n, n, n * n, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize),
                              0.0, *ends, start, index, value, np.zeros(n, dtype=np.int32))  # all continuous
-        if status == highspy.HighsStatus.kOk:
+        # kWarning: HiGHS dropped entries of K at or below its small_matrix_value (1e-9) as zeros,
+        # the same model the HighsLp route gives; only kError means the overload failed
+        if status != highspy.HighsStatus.kError:
             return
     except TypeError:  # a highspy without this overload
         pass
