@@ -163,6 +163,18 @@ def _strict():
     return Accelerator(xps, xps.Device("device1"), xps.Device("CPU_DEVICE"), "array-api-strict")
 
 
+def _torch_cpu():
+    """PyTorch through array-api-compat on the CPU: the namespace a CUDA machine's PyTorch route
+    uses, with its own device objects and dtype rules."""
+    import array_api_compat.torch as xpt
+    import torch
+
+    return Accelerator(xpt, torch.device("cpu"), "cpu", "PyTorch on the CPU")
+
+
+_TORCH = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs PyTorch")
+
+
 def _perturbing(seed=0):
     """numpy through array-api-compat, with a device's documented rounding injected: every exp
     one ulp off (the CUDA maximum), in random directions, and matrix products summed in
@@ -192,11 +204,13 @@ def points():
 
 
 @needs_array_api
+@pytest.mark.parametrize("make", [_strict, pytest.param(_torch_cpu, marks=_TORCH)], ids=["array-api-strict", "pytorch"])
 @pytest.mark.parametrize("where", ["copied", "computed-once", "computed-per-pass"])
-def test_device_products_are_the_cpu_products_to_rounding(points, where, monkeypatch):
-    """array-api-strict on a device of its own (nothing crosses without an explicit copy); D
-    copied from the host, computed on the device and held, or computed at every pass (a device
-    without room for it); rows subsets too, in blocks smaller than the data (forced)."""
+def test_device_products_are_the_cpu_products_to_rounding(points, where, make, monkeypatch):
+    """array-api-strict on a device of its own (nothing crosses without an explicit copy), and
+    PyTorch where installed; D copied from the host, computed on the device and held, or
+    computed at every pass (a device without room for it); rows subsets too, in blocks smaller
+    than the data (forced)."""
     import dataclasses
 
     import approxpath.compute.device as device
@@ -205,7 +219,7 @@ def test_device_products_are_the_cpu_products_to_rounding(points, where, monkeyp
     monkeypatch.setattr(device, "_BLOCK_BYTES", 8 * 150 * 40)  # 40 rows per block
     base = Kernels(D) if where == "copied" else BlockedKernels(X)
     full = where == "computed-per-pass"
-    accelerator = dataclasses.replace(_strict(), free_bytes=lambda: 0.0) if full else _strict()
+    accelerator = dataclasses.replace(make(), free_bytes=lambda: 0.0) if full else make()
     C = np.random.default_rng(3).standard_normal((150, 2))
     rows = np.arange(1, 150, 3)
     dk = DeviceKernels(base, accelerator, X)
@@ -239,7 +253,8 @@ def test_the_allowances_cover_a_devices_documented_rounding(points):
 
 
 @needs_array_api
-@pytest.mark.parametrize("make", [_strict, lambda: _perturbing(1)], ids=["array-api-strict", "perturbed"])
+@pytest.mark.parametrize("make", [_strict, lambda: _perturbing(1), pytest.param(_torch_cpu, marks=_TORCH)],
+                         ids=["array-api-strict", "perturbed", "pytorch"])
 def test_a_device_path_certifies_and_verifies_with_numpy_alone(tmp_path, make):
     accelerator = make()
     X, y = make_classification(n=120, d=3, seed=3)
