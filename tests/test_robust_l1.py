@@ -70,6 +70,37 @@ def test_projection_equals_the_cvxpy_projection(data, tau):
     np.testing.assert_allclose(v, ref, atol=1e-5)
 
 
+@pytest.mark.parametrize("ta,tb", [(0.2, 0.5), (1.0, 3.0), (3.0, 10.0)])
+def test_free_projection_equals_the_cvxpy_least_distance_program(data, ta, tb):
+    """The continuation's projection of the interpolated dual, moving only the coordinates free
+    in either exact dual (rows added on demand, their products updated from the moved
+    coordinates alone), against CVXPY's least-distance program over those coordinates with
+    every row of K."""
+    import cvxpy as cp
+
+    from approxpath.problems.robust_l1.continuation import free_coordinates, free_projection
+
+    p = RobustL1(*data, lam=0.1)
+    (_, da), (_, db) = p.solve(ta), p.solve(tb)
+    m = float(np.sqrt(ta * tb))
+    u = 0.5 * (np.asarray(da.u) + np.asarray(db.u))
+    free = free_coordinates(da, db)
+    K = p.gram(m)
+    assert free.any() and np.abs(K @ u).max() > 0.1  # the interpolation violates rows: work to do
+    v = free_projection(p, u, free, m)
+    x = cp.Variable(int(free.sum()))  # the change of the free coordinates
+    moved = u + np.eye(u.size)[:, free] @ x
+    cp.Problem(cp.Minimize(cp.sum_squares(x)),
+               [cp.abs(moved) <= 1, cp.abs(K @ moved) <= 0.1]).solve(solver="CLARABEL", tol_gap_abs=1e-10,
+                                                                      tol_gap_rel=1e-10, tol_feas=1e-10)
+    ref = u + np.eye(u.size)[:, free] @ x.value
+    # rows far from their bound at u (outside the program's first rows) bind at the projection
+    assert np.any((np.abs(K @ u) < 0.9 * 0.1) & (np.abs(K @ ref) > 0.1 * (1 - 1e-6)))
+    np.testing.assert_array_equal(v[~free], u[~free])
+    np.testing.assert_allclose(v, ref, atol=1e-6)
+    assert np.abs(K @ v).max() <= 0.1 * (1 + 1e-9) and np.abs(v).max() <= 1 + 1e-12
+
+
 @pytest.mark.parametrize("kw,interval", [(dict(lam=0.1), (0.5, 2.0)),
                                          (dict(bandwidth=1.0, parameter="lam"), (0.01, 1.0))])
 def test_zero_targets(data, kw, interval):
