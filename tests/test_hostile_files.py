@@ -20,6 +20,7 @@ from approxpath.certificate.format import read_certificate
 from approxpath.cli import main
 from approxpath.data import load_data, make_classification, make_sinc
 from certificate_helpers import tamper
+from process_helpers import PEAK_KB
 
 
 def _path_cli(data, *extra):
@@ -246,11 +247,11 @@ def test_verify_checks_declared_sizes_before_decompressing(tmp_path):
     m = read_certificate(file)[0]["lo"].size
     bomb = _bomb(file, tmp_path / "bomb.npz", "dual_u", (m, 12_000_000))  # 96 MB per piece
     assert bomb.stat().st_size < 20e6
-    code = (
-        "import resource, json, approxpath\n"
+    code = PEAK_KB + (
+        "import json, approxpath\n"
         "from approxpath.data import make_sinc\n"
         f"report = approxpath.verify({str(bomb)!r}, *make_sinc(n=12, seed=0))\n"
-        "print(json.dumps([report.ok, list(report.failures), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))\n"
+        "print(json.dumps([report.ok, list(report.failures), peak_kb()]))\n"
     )
     ok, failures, peak_kb = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                                       check=True, timeout=300).stdout)

@@ -21,6 +21,7 @@ from approxpath.cli import main
 from approxpath.data import make_sinc
 from approxpath.testing import check_problem
 from certificate_helpers import tamper
+from process_helpers import PEAK_KB
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -194,11 +195,11 @@ def test_the_layout_is_bounded_by_the_data_not_by_the_file(cert, tmp_path):
     forged = _rewritten(file, tmp_path / "wide.npz", lambda m: m.update(n=wide, piece_kinds=["certified"] * pieces),
                         ("beta", (pieces, 5 * wide)))
     assert forged.stat().st_size < 2e6
-    code = ("import json, resource, approxpath, numpy as np\n"
-            "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    code = PEAK_KB + ("import json, approxpath, numpy as np\n"
+            "base = peak_kb()\n"
             f"X = np.loadtxt({str(data)!r}, delimiter=',')\n"
             f"report = approxpath.verify({str(forged)!r}, X[:, :-1], X[:, -1])\n"
-            "print(json.dumps([report.ok, list(report.failures), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base]))\n")
+            "print(json.dumps([report.ok, list(report.failures), peak_kb() - base]))\n")
     ok, failures, grown_kb = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                                        check=True, timeout=120).stdout)
     assert not ok and "meta 'n' = 6000 but the data have n = 30" in failures[0]

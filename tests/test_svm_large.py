@@ -17,6 +17,7 @@ from approxpath.data import make_classification
 from approxpath.kernel_families import distances, distances_sha256
 from approxpath.compute.kernels import Kernels
 from approxpath.memory import available_bytes, kernels_mode, path_bytes, verify_bytes
+from process_helpers import PEAK_KB
 
 KernelSVM = approxpath.get_problem("kernel_svm")
 
@@ -161,8 +162,8 @@ def _dense_candidate(problem, t):
     return libsvm_candidate(np.exp(-t * D), problem.y, 0.1)[1].alpha
 
 
-_MEASURE = """
-import json, resource, sys, warnings
+_MEASURE = PEAK_KB + """
+import json, sys, warnings
 import approxpath
 from approxpath.data import make_classification
 from approxpath.memory import path_bytes
@@ -172,7 +173,7 @@ X, y = make_classification(n=n, d=20, seed=0)
 problem = approxpath.get_problem("kernel_svm")(X, y, c=0.1)
 estimate = path_bytes(problem).total
 path = approxpath.approximate_path(problem, eps=0.125, interval=(2.0**-10, 2.0**10))
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0
+peak = peak_kb() * 1024.0
 print(json.dumps(dict(estimate=estimate, peak=peak, mode=problem.kernels.mode, certified=path.certified)))
 """
 
@@ -183,7 +184,8 @@ def test_the_memory_estimate_is_within_a_factor_of_the_peak(mode, monkeypatch):
     """The estimate against the peak resident memory of a path in a fresh process (n = 1500, a
     few seconds): within a factor of 2.5 either way, in each mode (the estimate counts the caches
     full and a long path's pieces; alone, it was 1.4 to 1.8 times the peak, but a child of the
-    whole test session once peaked at 335 MB where alone it takes 182 MB)."""
+    whole test session had peaked at 335 MB where alone it took 182 MB: it was reading the
+    session's peak, which a child inherits in ru_maxrss; it now reads its own)."""
     monkeypatch.delenv("APPROXPATH_MEMORY", raising=False)
     monkeypatch.setenv("APPROXPATH_KERNELS", mode)
     done = subprocess.run([sys.executable, "-c", _MEASURE, "1500"], capture_output=True, text=True, timeout=600)
