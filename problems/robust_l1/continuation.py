@@ -134,8 +134,12 @@ def free_projection(problem, u, free, tau):
     lam = problem.sweep.weight_floor(tau)
     K = problem.gram(tau)
     Ku = K @ u
-    R = R0 = np.flatnonzero(np.abs(Ku) >= _NEAR_ACTIVE * lam)
-    if not R.size:
+    # constraints by side, 2 j + 1 for (K v)_j <= bound_j and 2 j for -(K v)_j <= bound_j: a row
+    # near one bound enters with that side only (the other is ~2 lambda away), the other side
+    # only if the point found violates it
+    near = np.flatnonzero(np.abs(Ku) >= _NEAR_ACTIVE * lam)
+    S = S0 = 2 * near + (Ku[near] > 0)
+    if not S.size:
         return u
     v, eye = u, np.eye(Z.size)
     f = np.zeros(Z.size + 1)
@@ -145,13 +149,13 @@ def free_projection(problem, u, free, tau):
         if rounds == _ROUNDS:  # the rows keep growing: treat the program as infeasible
             if not strict:
                 break
-            strict, rounds, v, R = False, 0, u, R0
+            strict, rounds, v, S = False, 0, u, S0
         rounds += 1
+        R, sign = S // 2, np.where(S % 2 == 1, 1.0, -1.0)
         bound = np.full(R.size, lam) if strict else np.maximum(lam, np.abs(Ku[R]))
-        KRZ = K[np.ix_(R, Z)]
-        # G x <= h for the change x of u_Z: |(K u + K_RZ x)_R| <= bound, |u_Z + x| <= 1
-        G = np.vstack([KRZ, -KRZ, eye, -eye])
-        h = np.concatenate([bound - Ku[R], bound + Ku[R], 1.0 - u[Z], 1.0 + u[Z]])
+        # G x <= h for the change x of u_Z: sign (K u + K_RZ x)_R <= bound, |u_Z + x| <= 1
+        G = np.vstack([sign[:, None] * K[np.ix_(R, Z)], eye, -eye])
+        h = np.concatenate([bound - sign * Ku[R], 1.0 - u[Z], 1.0 + u[Z]])
         E = np.vstack([-G.T, -h[None, :]])
         try:
             w, _ = nnls(E, f, maxiter=_NNLS_ITERATIONS * G.shape[0])
@@ -163,17 +167,19 @@ def free_projection(problem, u, free, tau):
         if not res[-1] < -_FEASIBLE:
             if not strict:  # (cannot happen: x = 0 is feasible then)
                 break
-            strict, rounds, v, R = False, 0, u, R0  # ... then only keep them from getting worse
+            strict, rounds, v, S = False, 0, u, S0  # ... then only keep them from getting worse
             continue
         x = -res[:-1] / res[-1]
         v = u.copy()
         v[Z] += x
         limit = lam if strict else np.maximum(lam, np.abs(Ku))
         # K v = K u + K[:, Z] x: n |Z| products instead of n^2 (K is symmetric: its rows Z)
-        grown = np.union1d(R, np.flatnonzero(np.abs(Ku + x @ K[Z, :]) > limit))
-        if grown.size == R.size:
+        Kv = Ku + x @ K[Z, :]
+        over = np.flatnonzero(np.abs(Kv) > limit)
+        grown = np.union1d(S, 2 * over + (Kv[over] > 0))
+        if grown.size == S.size:
             break
-        R = grown
+        S = grown
     return v
 
 
