@@ -118,8 +118,8 @@ def free_projection(problem, u, free, tau):
     """The Euclidean projection of ``u`` onto :math:`\\{v: |v| \\le 1, \\lVert K_\\tau v\\rVert_\\infty \\le
     \\lambda\\}` moving only the ``free`` coordinates (the others, at their signs, stay): a
     least-distance program in |free| variables solved by NNLS (Lawson and Hanson, ch. 23),
-    with the rows of :math:`K_\\tau` near their bound (those violated at the result added, and
-    it re-solved); where the free coordinates cannot bring the violated rows down to
+    with the rows of :math:`K_\\tau` near a bound, by that side only (a side violated at the
+    result added, and it re-solved); where the free coordinates cannot bring the violated rows down to
     :math:`\\lambda` (far from the exact solves) it keeps every row at most where it is,
     :math:`|(K_\\tau v)_j| \\le \\max(\\lambda, |(K_\\tau u)_j|)`.  The interpolation of two exact duals violates the rows active in both at
     second order in the distance between them; moving the free coordinates alone restores
