@@ -216,6 +216,12 @@ def test_robust_l1_warm_basis_equals_cold(data):
         warm = hot
 
 
+def _lp_matrix(lp, shape):
+    """The constraint matrix HiGHS holds for ``lp`` (its column-wise arrays), dense."""
+    a = lp.a_matrix_
+    return sp.csc_matrix((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)), shape=shape).toarray()
+
+
 def test_robust_l1_lp_through_a_highslp_is_the_same_lp(data):
     """A highspy without the numpy overload of passModel gets the LP through a HighsLp: the
     same model (matrix, bounds, costs) and the same solution, bit for bit."""
@@ -240,9 +246,7 @@ def test_robust_l1_lp_through_a_highslp_is_the_same_lp(data):
         _pass_lp(highspy, wrap(h), K, y, LAM)
         lp = h.getLp()
         h.run()
-        a = lp.a_matrix_
-        A = sp.csc_matrix((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)), shape=K.shape).toarray()
-        solved.append((A, np.asarray(lp.row_lower_), np.asarray(lp.row_upper_), np.asarray(lp.col_lower_),
+        solved.append((_lp_matrix(lp, K.shape), np.asarray(lp.row_lower_), np.asarray(lp.row_upper_), np.asarray(lp.col_lower_),
                        np.asarray(lp.col_upper_), np.asarray(lp.col_cost_),
                        np.asarray(h.getSolution().col_value), np.asarray(h.getSolution().row_dual)))
     # K itself, less the entries HiGHS drops as zeros (|a| <= its small_matrix_value, 1e-9)
@@ -276,9 +280,7 @@ def test_robust_l1_lp_with_entries_highs_drops_is_passed_once(data):
     counting = _Counting(h)
     _pass_lp(highspy, counting, K, y, LAM)
     assert len(counting.calls) == 1 and counting.calls[0] > 1  # one call, the array overload
-    a = h.getLp().a_matrix_
-    A = sp.csc_matrix((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)), shape=K.shape).toarray()
-    np.testing.assert_array_equal(A, np.where(np.abs(K) > 1e-9, K, 0.0))
+    np.testing.assert_array_equal(_lp_matrix(h.getLp(), K.shape), np.where(np.abs(K) > 1e-9, K, 0.0))
 
 
 def test_robust_l1_zero_targets_and_above_lambda_max(data):
