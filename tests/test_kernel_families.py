@@ -259,3 +259,19 @@ def test_the_loewner_factor_bounds_the_kernel_at_a_smaller_bandwidth(family, wei
     x = np.linspace(0, 0.05, 6)[:, None]
     top = scipy.linalg.eigvalsh(np.exp(-(x - x.T) ** 2), np.exp(-4 * (x - x.T) ** 2))[-1]
     assert top > 1.2 and top <= loewner_factor("gaussian", x, None, 4.0)
+
+
+def test_distances_sha256_hashes_the_shape_and_the_float64_bytes():
+    """The digest of the array's own buffer: the sha256 of its shape's repr and its bytes, as
+    certificates have recorded it since 0.4.0 (a non-contiguous or integer input as its
+    contiguous float64 copy)."""
+    import hashlib
+
+    from approxpath.kernel_families import distances_sha256
+
+    D = np.arange(12.0).reshape(3, 4) ** 1.5
+    ref = hashlib.sha256(b"(3, 4)" + D.tobytes()).hexdigest()
+    assert distances_sha256(D) == ref
+    assert distances_sha256(np.asfortranarray(D)) == ref
+    assert distances_sha256(np.arange(6).reshape(2, 3)) == hashlib.sha256(
+        b"(2, 3)" + np.arange(6.0).reshape(2, 3).tobytes()).hexdigest()

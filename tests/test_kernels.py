@@ -247,3 +247,34 @@ def test_lattice_histograms_kept_within_their_bytes_and_equal_fresh_ones(monkeyp
         np.testing.assert_allclose(first[k][0], np.exp(-0.7 * D) @ columns[:, k], rtol=1e-12)
     cache.products(0.7, rng.random(60))  # a 21st: the oldest goes
     assert len(cache._histograms) == 20
+
+
+def test_matvec_is_the_product_and_the_same_bits_on_any_thread_count(monkeypatch):
+    """Blocks of rows (three of 256 and a last of 88 here), each a BLAS product: the product to
+    rounding, and the same bits on one thread as on two."""
+    from approxpath.compute.kernels import matvec
+
+    rng = np.random.default_rng(7)
+    M, v = rng.standard_normal((856, 700)), rng.standard_normal(700)
+    with threads(1):
+        one = matvec(M, v)
+    with threads(2):
+        two = matvec(M, v)
+    np.testing.assert_array_equal(one, two)
+    exact = np.array([np.sum(row * v, dtype=np.longdouble) for row in M], dtype=float)
+    bound = 700 * np.finfo(float).eps * (np.abs(M) @ np.abs(v))  # n u sum |m_ij v_j|: a dot product's error
+    assert np.all(np.abs(one - exact) <= bound) and one.shape == (856,)
+
+
+@pytest.mark.parametrize("where", [(10, 600), (300, 2), (599, 598)])
+def test_kernels_refuse_distances_asymmetric_in_one_entry_of_any_block(where):
+    """The symmetry check compares blocks of rows with the same columns on the kernel threads:
+    one entry changed in any block (the first, a middle one, the last) is found, and a NaN."""
+    X, _ = make_sinc(n=601, noise=0.1, seed=1)
+    D = sq_distances(X)
+    Kernels(D)  # symmetric: accepted
+    for value in (D[where] * (1 + 1e-15) + 1e-300, np.nan):
+        bad = D.copy()
+        bad[where] = value
+        with threads(2), pytest.raises(ValueError, match="symmetric distances"):
+            Kernels(bad)

@@ -100,7 +100,7 @@ class BlockedKernels(Kernels):
             step = max(1, _SUMMARY_ENTRIES // max(n, 1))
             for a in range(0, n, step):
                 R = np.ascontiguousarray(self.rows(slice(a, min(a + step, n))), dtype=float)
-                h.update(R.tobytes())
+                h.update(R)
                 finite = finite and bool(np.all(np.isfinite(R)))
                 top = max(top, float(np.max(R)) if R.size else 0.0)
             self._summary = (finite, top, h.hexdigest())

@@ -1,7 +1,7 @@
 """Distances between samples: the matrices :math:`D` of the kernels :math:`\\exp(-tD)`.
 
 Numpy loops for small matrices (the verifier and every command-line run compute them);
-``scipy.spatial.distance`` for large ones.
+``scipy.spatial.distance.cdist`` in row blocks on the kernel threads for large ones.
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ def pairwise(X, metric="sqeuclidean", weights=None):
     multiply-add (the same terms summed in the same order).  Small problems (up to
     :data:`_LOOP_MAX` entries times features: ionosphere, heart, diabetes) are summed by a numpy
     loop over the features, which saves ``scipy.spatial``'s import (~0.2 s of a command-line run
-    on ionosphere, whose loop takes ~10 ms); larger ones go to ``pdist`` (3-25x faster than the
-    loop: a1a 0.13 against 1.3 s, n = 4000 and d = 20 1.0 against 2.0 s).
+    on ionosphere, whose loop takes ~10 ms); larger ones go to ``cdist`` in row blocks on the
+    kernel threads (:func:`~approxpath.compute.parallelism.parallel_map`), each block written in
+    place: n = 16,000, d = 20 takes 1.4 s on one thread where ``squareform(pdist(X))`` takes
+    1.9-7.6 s (its condensed vector, then the copy into the square), and 0.75 s on two.
 
     Returns
     -------
@@ -34,11 +36,28 @@ def pairwise(X, metric="sqeuclidean", weights=None):
     X = np.asarray(X, dtype=float)
     X = X[:, None] if X.ndim == 1 else X
     if X.shape[0] ** 2 * X.shape[1] > _LOOP_MAX:
-        from scipy.spatial.distance import pdist, squareform
-
         kw = {} if weights is None else {"w": np.asarray(weights, dtype=float)}
-        return squareform(pdist(X, metric, **kw))
+        return _cdist_rows(X, X, metric, kw)
     return _summed(X, X, metric, weights)
+
+
+def _cdist_rows(A, B, metric, kw):
+    """``scipy.spatial.distance.cdist(A, B, metric, **kw)`` computed in blocks of rows on the
+    kernel threads (``cdist`` releases the GIL), each into its rows of one output: every entry
+    is computed alone, so the result is the same bits on any number of threads."""
+    from scipy.spatial.distance import cdist
+
+    from .parallelism import parallel_map
+
+    A, B = np.ascontiguousarray(A, dtype=float), np.ascontiguousarray(B, dtype=float)
+    out = np.empty((A.shape[0], B.shape[0]))
+
+    def block(a):
+        rows = slice(a, a + _CDIST_ROWS)
+        cdist(A[rows], B, metric, out=out[rows], **kw)
+
+    parallel_map(block, range(0, A.shape[0], _CDIST_ROWS))
+    return out
 
 
 def _summed(A, B, metric, weights):
@@ -85,15 +104,17 @@ def cross_sq_distances(A, B):
     where it is small)."""
     A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
     if A.shape[0] * B.shape[0] * A.shape[1] > _LOOP_MAX:
-        from scipy.spatial.distance import cdist
-
-        return cdist(A, B, "sqeuclidean")
+        return _cdist_rows(A, B, "sqeuclidean", {})
     return _summed(A, B, "sqeuclidean", None)
 
 
 # Entries times features up to which :func:`pairwise` sums by a numpy loop rather than importing
 # scipy.spatial (~0.2 s on an idle machine): the loop costs 3-10 ns per term (~0.05-0.15 s here)
 _LOOP_MAX = 1 << 24
+# Rows per block of :func:`_cdist_rows`, whatever the thread count (the same blocks on any): at
+# n = 16,000 a block is 32 MB, one C call long against its Python overhead, and 63 of them to
+# share among up to 16 threads
+_CDIST_ROWS = 256
 # Entries per block of :func:`pairwise` (rows x columns): the block's temporary (2 MB) stays
 # in cache while the features are summed into it (n = 4000, d = 20: blocks of 16, 64 and 256
 # rows took 3.2, 1.8 and 1.0 s)
