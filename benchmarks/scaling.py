@@ -25,9 +25,9 @@ exponential and the three products without the block temporaries, where those ar
 
 ``--device`` is the set-up for a machine with many cores and a CUDA GPU (PyTorch or CuPy,
 scikit-learn; no cvxpy or dask needed): passes at n = 16,000 on 1-16 threads and on the GPU at
-n = 16,000, 32,000 and 64,000; paths at n = 4000 on 2 and 16 threads and on the GPU (verified
-on the CPU), and at n = 16,000 on 16 threads and on the GPU; every step is skipped once the
-run has used its ``--budget`` seconds (default 450).  The script runs from a source tree without
+n = 16,000, 32,000 and 64,000; paths at n = 4000 and at n = 16,000 on 2 and 16 kernel threads,
+on 8 worker processes and on the GPU (its certificates verified on the CPU); every step is
+skipped once the run has used its ``--budget`` seconds (default 450).  The script runs from a source tree without
 installing approxpath (the repository is put on ``sys.path``); ``--wheels DIR`` adds the
 pure-Python wheels in DIR (``array-api-compat``) to it.
 """
@@ -106,7 +106,7 @@ def child(spec):
         options["executor"].close()
         cluster.close()
     print(json.dumps(dict(wall=wall, cpu=_cpu(), solves=path.exact_solves, pieces=len(path.pieces),
-                          certified=bool(path.certified))))
+                          solve_s=path.solve_s, certify_s=path.certify_s, certified=bool(path.certified))))
 
 
 def _run_child(spec, timeout, env=None):
@@ -261,6 +261,7 @@ def main(argv=None):
     if args.device:
         args.pass_n, args.device_n, args.threads = 16000, [16000, 32000, 64000], [c for c in ladder if c <= 16]
         args.path_n, args.n_jobs, args.gpu_paths, args.verify = [4000, 16000], [2, min(16, n_cores)], [4000, 16000], True
+        args.workers = [min(8, n_cores)]
         args.budget = args.budget or 450.0
     threads = args.threads or ladder
     device_ns = args.device_n if args.device_n is not None else [args.pass_n]
@@ -293,7 +294,8 @@ def main(argv=None):
               flush=True)
 
     print("\nCertified SVM paths (C = 0.1, eps = 0.125, t in [2^-10, 2^10], d = 20):\n")
-    print("| n | how | wall s | CPU s | exact solves | pieces | certified |\n|---|---|---|---|---|---|---|")
+    print("| n | how | wall s | CPU s | exact solves (s) | certifier s | pieces | certified |\n"
+          "|---|---|---|---|---|---|---|---|")
     plan = []
     for n in args.path_n:
         plan += [(n, "threads", k) for k in n_jobs]
@@ -306,7 +308,7 @@ def main(argv=None):
         label = ("GPU" if kind == "gpu" else f"{k} kernel thread{'s' if k > 1 else ''}" if kind == "threads"
                  else f"{k} worker processes" if kind == "workers" else f"Dask, {k} workers, split products")
         if left <= 5:
-            print(f"| {n} | {label} | skipped: out of time | | | | |", flush=True)
+            print(f"| {n} | {label} | skipped: out of time | | | | | |", flush=True)
             continue
         cert = str(out / f"gpu_{n}.npz") if out and kind == "gpu" else None
         if kind == "gpu" and args.verify and cert is None:
@@ -314,17 +316,17 @@ def main(argv=None):
         r = _run_child(dict(kind=kind, n=n, count=k, out=cert, wheels=args.wheels), left)
         results["paths"].append(dict(n=n, how=label, **r))
         if "error" in r:
-            print(f"| {n} | {label} | {r['error']} | | | | |", flush=True)
+            print(f"| {n} | {label} | {r['error']} | | | | | |", flush=True)
             continue
-        print(f"| {n} | {label} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['solves']} | {r['pieces']} | "
-              f"{'yes' if r['certified'] else 'no'} |", flush=True)
+        print(f"| {n} | {label} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['solves']} ({r['solve_s']:.1f}) | "
+              f"{r['certify_s']:.1f} | {r['pieces']} | {'yes' if r['certified'] else 'no'} |", flush=True)
         if kind == "gpu" and args.verify:
             left = deadline - time.perf_counter()
             v = _run_child(dict(kind="verify", n=n, file=cert, wheels=args.wheels), left,
                            env=dict(CUDA_VISIBLE_DEVICES=""))
             results["paths"].append(dict(n=n, how="verify the GPU certificate on the CPU", **v))
             what = v.get("error") or f"{'OK' if v['ok'] else 'FAILED'} in {v['wall']:.1f} s ({v['cpu']:.1f} CPU s)"
-            print(f"| {n} | verify the GPU path's certificate, no GPU | {what} | | | | |", flush=True)
+            print(f"| {n} | verify the GPU path's certificate, no GPU | {what} | | | | | |", flush=True)
     print(f"\n{time.perf_counter() - start:.0f} s in all; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if out:
         (out / "results.json").write_text(json.dumps(results, indent=1))
