@@ -299,10 +299,10 @@ def main(argv=None):
     plan = []
     for n in args.path_n:
         plan += [(n, "threads", k) for k in n_jobs]
+        if n in gpu_paths:  # before the workers: the GPU's row is the one a short budget must reach
+            plan.append((n, "gpu", None))
         plan += [(n, "workers", k) for k in args.workers]
         plan += [(n, "dask", k) for k in args.dask]
-        if n in gpu_paths:
-            plan.append((n, "gpu", None))
     for n, kind, k in plan:
         left = deadline - time.perf_counter()
         label = ("GPU" if kind == "gpu" else f"{k} kernel thread{'s' if k > 1 else ''}" if kind == "threads"
