@@ -42,11 +42,11 @@ def warm_smo(K, y, C, alpha, tol):
     :math:`i = \\arg\\max_{\\rm up} g` and a :math:`j` in low with :math:`g_j < g_i`, so a sample
     that may only move up with :math:`g_t < M = \\min_{\\rm low} g`, or only down with
     :math:`g_t > m = \\max_{\\rm up} g`, is not in the next pairs.  The iterations run on the
-    others (the free alpha and the violators: tens to hundreds of the n = 16,000 samples of a
-    warm start, where most alpha sit at a bound), reading their entries of two kernel rows;
-    every :data:`_ROUND` iterations, and when they are optimal among themselves, the gradient of
-    the rest is brought up to date from the alpha that moved and the set is chosen again.  The
-    result is optimal over all n samples to ``tol``.
+    others (the free alpha and the violators; in warm starts at n = 8000, where most alpha sit
+    at a bound, thousands in the first rounds and 150-300 in the last), reading their entries
+    of two kernel rows; every :data:`_ROUND` iterations, and when they are optimal among
+    themselves, the gradient of the rest is brought up to date from the alpha that moved and
+    the set is chosen again.  The result is optimal over all n samples to ``tol``.
 
     Parameters
     ----------
