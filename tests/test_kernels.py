@@ -278,3 +278,16 @@ def test_kernels_refuse_distances_asymmetric_in_one_entry_of_any_block(where):
         bad[where] = value
         with threads(2), pytest.raises(ValueError, match="symmetric distances"):
             Kernels(bad)
+
+
+def test_summary_by_blocks_is_the_whole_matrix_s():
+    """Whether every entry is finite, the largest entry and the sha256, computed by blocks of
+    rows on two threads: those of the whole matrix, with an infinite pair in the last block."""
+    from approxpath.kernel_families import distances_sha256
+
+    X, _ = make_sinc(n=601, noise=0.1, seed=2)
+    D = sq_distances(X)
+    with threads(2):
+        assert Kernels(D).summary() == (True, float(D.max()), distances_sha256(D))
+        D[590, 3] = D[3, 590] = np.inf
+        assert Kernels(D).summary() == (False, np.inf, distances_sha256(D))

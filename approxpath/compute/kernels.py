@@ -319,8 +319,12 @@ class Kernels:
         from ..kernel_families import distances_sha256
 
         if self._summary is None:
-            finite = bool(np.all(np.isfinite(self.D)))
-            self._summary = (finite, float(np.max(self.D)) if self.D.size else 0.0, distances_sha256(self.D))
+            D = self.D
+            parts = parallel_map(lambda b: (bool(np.all(np.isfinite(D[b]))), np.max(D[b])), _row_blocks(D.shape[0]),
+                                 threaded=D.size >= _THREADED_MIN) if D.size else []
+            # (by blocks on the kernel threads: 0.6 s in one piece at n = 16,000)
+            top = float(np.max([t for _, t in parts])) if parts else 0.0  # NaN if any block's is
+            self._summary = (all(f for f, _ in parts), top, distances_sha256(D))
         return self._summary
 
     def get(self, x, out=None):

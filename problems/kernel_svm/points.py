@@ -38,4 +38,4 @@ class SVMDual:
 
 def digest(a):
     """A key for the content of the array ``a`` (cache keys: equal arrays give equal keys)."""
-    return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).digest()
+    return hashlib.blake2b(np.ascontiguousarray(a), digest_size=16).digest()  # its bytes, not a copy of them
