@@ -27,9 +27,9 @@ exponential and the three products without the block temporaries, where those ar
 scikit-learn; no cvxpy or dask needed): passes at n = 16,000 on 1-16 threads and on the GPU at
 n = 16,000, 32,000 and 64,000; paths at n = 4000 and at n = 16,000 on 2 and 16 kernel threads,
 on 8 worker processes and on the GPU (its certificates verified on the CPU); every step is
-skipped once the run has used its ``--budget`` seconds (default 450).  The script runs from a source tree without
-installing approxpath (the repository is put on ``sys.path``); ``--wheels DIR`` adds the
-pure-Python wheels in DIR (``array-api-compat``) to it.
+skipped once the run has used its ``--budget`` seconds (default 450).  The script runs from a
+source tree without installing approxpath (the repository is put on ``sys.path``);
+``--wheels DIR`` adds the pure-Python wheels in DIR (``array-api-compat``) to it.
 """
 
 import argparse
