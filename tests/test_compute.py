@@ -233,6 +233,73 @@ def test_device_products_are_the_cpu_products_to_rounding(points, where, make, m
 
 
 @needs_array_api
+@pytest.mark.parametrize("make", [_strict, pytest.param(_torch_cpu, marks=_TORCH)], ids=["array-api-strict", "pytorch"])
+@pytest.mark.parametrize("where", ["copied", "computed-once", "computed-per-pass"])
+@pytest.mark.parametrize("family", ["gaussian", "laplacian"])
+def test_kernel_rows_on_a_device_are_the_kernels_entries(where, make, family):
+    """The entries a warm SMO reads on a device, at rows and columns in any order (and whole
+    rows): :math:`\\exp(-xD)` at those entries, with D copied, computed there and held, or
+    computed at every call."""
+    import dataclasses
+
+    from approxpath.compute.kernels import gaussian
+    from approxpath.kernel_families import distances
+
+    X = np.random.default_rng(4).standard_normal((90, 3))
+    D = distances(X, family, None)
+    full = where == "computed-per-pass"
+    accelerator = dataclasses.replace(make(), free_bytes=lambda: 0.0) if full else make()
+    base = Kernels(D) if where == "copied" else BlockedKernels(X, family)
+    dk = DeviceKernels(base, accelerator, X, family)
+    assert (dk._D is None) == full
+    K = gaussian(D, 0.8)
+    rows, cols = np.array([5, 0, 89, 5]), np.array([3, 88, 5, 0, 41])
+    np.testing.assert_allclose(dk.kernel_rows(0.8, rows, cols), K[np.ix_(rows, cols)], rtol=1e-14, atol=0)
+    np.testing.assert_allclose(dk.kernel_rows(0.8, rows[1:2]), K[rows[1:2]], rtol=1e-14, atol=0)
+    assert dk.kernel_rows(0.8, rows, cols).shape == (4, 5)
+
+
+@needs_array_api
+@pytest.mark.parametrize("make", [_strict, lambda: _perturbing(2)], ids=["array-api-strict", "perturbed"])
+def test_the_svms_exact_solves_run_on_the_device_without_a_host_kernel(tmp_path, make, monkeypatch):
+    """Above the SMO's size (lowered here) a device path's exact solves are SMO on the device's
+    kernel entries, the first from zero: no backend runs after it and the host never forms a
+    kernel; the path certifies, and its certificate verifies with numpy alone."""
+    from approxpath.compute.caches import KernelCache
+    from approxpath.problems.kernel_svm import solves
+
+    monkeypatch.setattr(solves, "SMO_MIN_N", 100)
+    X, y = make_classification(n=160, d=3, seed=5)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.5)
+    used, formed = [], []
+    real_candidate, real_get = type(problem).candidate, KernelCache.get
+    monkeypatch.setattr(type(problem), "candidate",
+                        lambda self, name, t, warm=None: (used.append(name), real_candidate(self, name, t, warm))[1])
+    monkeypatch.setattr(KernelCache, "get", lambda self, x: (formed.append(x), real_get(self, x))[1])
+    path = approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**3), device=make())
+    assert path.certified and path.exact_solves > 2
+    assert set(used) == {"smo"} and len(used) == path.exact_solves and formed == []
+    path.save(tmp_path / "device.npz")
+    assert approxpath.verify(tmp_path / "device.npz", X, y).ok
+
+
+@needs_array_api
+def test_distances_are_held_where_they_fit_with_the_work_space_to_spare(points):
+    """D is held on the device when it and the work space of a pass fit the free memory (an
+    80 GB D on a 141 GB GPU), else computed at every pass."""
+    import dataclasses
+
+    import approxpath.compute.device as device
+
+    X, D = points
+    need = 8.0 * D.size + device._WORK_BYTES
+    for free, held in ((need, True), (need - 1.0, False)):
+        dk = DeviceKernels(Kernels(D), dataclasses.replace(_strict(), free_bytes=lambda f=free: f), X)
+        assert (dk._D is not None) == held
+    assert 8.0 * 100_000**2 + device._WORK_BYTES < 141e9
+
+
+@needs_array_api
 def test_the_allowances_cover_a_devices_documented_rounding(points):
     """Products with every exp one ulp off and another summation order stay within what a
     bound allows for an n-term product (kernel_entry_error per unit of coefficient and

@@ -1,6 +1,7 @@
 """The SVM's warm-started SMO (problems/kernel_svm/smo.py): its optimum against a tight CVXPY
 solve of the dual, from a nearby solve and from zero, and its place first in the backends."""
 
+import importlib.util
 import math
 
 import numpy as np
@@ -140,3 +141,39 @@ def test_shrinking_iterates_on_few_samples_and_is_optimal_over_all(monkeypatch):
     decl = p.cvxpy_dual(t)
     solve_cvxpy(decl.problem)
     assert _dual_value(p, alpha, t) == pytest.approx(decl.problem.value, abs=1e-7)
+
+
+@pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("array_api_compat", "array_api_strict")),
+                    reason="needs array-api-compat and array-api-strict")
+@pytest.mark.parametrize("start", ["nearby", "zero"])
+def test_smo_on_a_devices_kernel_entries_reaches_the_tight_cvxpy_optimum(start, monkeypatch):
+    """SMO reading a device's kernel entries (array-api-strict on a device of its own) instead of
+    a kernel in memory: kernel blocks for small iterated sets and single rows for larger ones
+    (the size between them lowered to exercise both), the first gradient and the update of the
+    samples left out as device products.  Its optimum is a tight CVXPY solve's, and its KKT
+    violation, from a gradient computed anew on the host, is below the tolerance."""
+    import array_api_strict as xps
+
+    from approxpath.compute.device import Accelerator, DeviceKernels
+    from approxpath.problems.kernel_svm import smo
+
+    X, y = make_classification(n=400, d=5, seed=2)
+    p, t, tol = KernelSVM(X, y, c=1.0), 0.5, 1e-9
+    monkeypatch.setattr(smo, "_BLOCK_SIDE", 60)
+    device = DeviceKernels(p.bound.kernels, Accelerator(xps, xps.Device("device1"), xps.Device("CPU_DEVICE")), p.X)
+    reads = []
+    real = DeviceKernels.kernel_rows
+    monkeypatch.setattr(DeviceKernels, "kernel_rows", lambda self, x, rows, cols=None: (
+        reads.append(cols is None), real(self, x, rows, cols))[1])
+    alpha0 = p.solve(0.05)[1].alpha if start == "nearby" else np.zeros(p.n)
+    alpha, _, iterations = warm_smo(smo.ComputedKernel(device, t), p.y, p.c, alpha0, tol)
+    assert True in reads and False in reads  # rows and blocks both read
+    assert alpha.min() >= 0 and alpha.max() <= p.c and abs(math.fsum(p.y * alpha)) < 1e-12
+    g = -p.y * (p.y * (p.gram(t) @ (p.y * alpha)) - 1.0)
+    up = np.where(p.y > 0, alpha < p.c, alpha > 0)
+    low = np.where(p.y > 0, alpha > 0, alpha < p.c)
+    assert g[up].max() - g[low].min() < 2 * tol
+    decl = p.cvxpy_dual(t)
+    solve_cvxpy(decl.problem)
+    assert _dual_value(p, alpha, t) == pytest.approx(decl.problem.value, abs=1e-7)
+    assert 0 < iterations < 2 * p.n

@@ -4,8 +4,10 @@
 (:math:`E_x C`, :math:`(D\\circ E_x)C`, :math:`(D^2\\circ E_x)C` with :math:`E_x = \\exp(-xD)`)
 with the entrywise work and the matrix products on the device: blocks of rows of :math:`D`
 (held on the device, or computed there from the data) are exponentiated and multiplied in
-place, and only the (n, p) results come back.  Everything else (kernels for the exact solves,
-hashes, lattice histograms) is the CPU provider's.  The code uses the array API standard only
+place, and only the (n, p) results come back; :meth:`DeviceKernels.kernel_rows` gives the
+entries a warm SMO reads (the SVM's exact solves, without a whole kernel on the host).
+Everything else (whole kernels for the other solvers, hashes, lattice histograms) is the CPU
+provider's.  The code uses the array API standard only
 (through ``array-api-compat``), so the same lines run on numpy and ``array-api-strict`` in the
 tests.
 
@@ -48,8 +50,12 @@ __all__ = ["Accelerator", "DeviceKernels", "find_accelerator"]
 # Bytes of one block of rows on the device (each of its two buffers): large enough that a block's
 # products fill the device, small against its memory (n = 16,000: 2,097 rows; n = 100,000: 335)
 _BLOCK_BYTES = 1 << 28
-# Share of the device's free memory the held distances may take (the rest: blocks, libraries)
-_HOLD_SHARE = 0.5
+# Device memory kept free beside held distances: a pass holds at most four blocks at once (a
+# block of D taken by index, its exponential, the power of D times it, a product's operand:
+# 1 GiB) and the array libraries' pools and CUDA context a few hundred MB; 16 blocks leave 4x
+# that.  A share of the free memory instead (half, before) left n = 100,000 (80 GB) to be
+# computed anew at every pass on a 141 GB GPU.
+_WORK_BYTES = 16 * _BLOCK_BYTES
 
 
 @dataclass(frozen=True)
@@ -124,9 +130,9 @@ class DeviceKernels:
     ----------
     base : approxpath.compute.kernels.Kernels
         The CPU provider (dense, or without whole kernels): its distances, if it stores them,
-        are copied to the device where they take at most half of its free memory; else the
-        device computes :math:`D` from ``X``, ``family`` and ``weights``, once if it holds it
-        (n = 64,000: 33 GB), else block by block at every pass (n = 100,000 on a 141 GB GPU).
+        are copied to the device where they fit its free memory with :data:`_WORK_BYTES` to
+        spare; else the device computes :math:`D` from ``X``, ``family`` and ``weights``, once if it holds it
+        (n = 64,000: 33 GB), else block by block at every pass (n = 100,000 on an 80 GB GPU).
     accelerator : Accelerator
     X : ndarray of shape (n, d), optional
     family : str
@@ -141,7 +147,7 @@ class DeviceKernels:
         self._D = self._X = self._w = None
         stored = base.D if base.mode == "dense" else getattr(base, "_D", None)
         free = accelerator.free_bytes() if accelerator.free_bytes is not None else None
-        room = free is None or 8.0 * n * n <= _HOLD_SHARE * free
+        room = free is None or 8.0 * n * n + _WORK_BYTES <= free
         if stored is not None and room:
             self._D = accelerator.put(stored)
             return
@@ -157,18 +163,23 @@ class DeviceKernels:
     def __getattr__(self, name):  # kernels, columns, summary, hold, mode, lattice, n: the CPU provider's
         return getattr(self.base, name)
 
-    def _block(self, idx):
-        """Rows ``idx`` (a slice, or a device array of indices) of :math:`D` on the device."""
+    def _block(self, idx, cols=None):
+        """Rows ``idx`` (a slice, or a device array of indices) of :math:`D` on the device, at the
+        columns ``cols`` (a device array of indices; all if None)."""
         xp = self._xp
         if self._D is not None:
+            if cols is not None:  # the entries themselves, by flat index (not whole rows first)
+                flat = xp.reshape(idx, (-1, 1)) * self.base.n + xp.reshape(cols, (1, -1))
+                return xp.reshape(xp.take(xp.reshape(self._D, (-1,)), xp.reshape(flat, (-1,)), axis=0), flat.shape)
             return self._D[idx, :] if isinstance(idx, slice) else xp.take(self._D, idx, axis=0)
         X = self._X
         Xb = X[idx, :] if isinstance(idx, slice) else xp.take(X, idx, axis=0)
         if self.family == "precomputed":
-            return Xb
-        out = xp.zeros((Xb.shape[0], X.shape[0]), dtype=X.dtype, device=self.accelerator.device)
+            return Xb if cols is None else xp.take(Xb, cols, axis=1)
+        Xc = X if cols is None else xp.take(X, cols, axis=0)
+        out = xp.zeros((Xb.shape[0], Xc.shape[0]), dtype=X.dtype, device=self.accelerator.device)
         for j in range(X.shape[1]):  # the features in order, as pdist/cdist sum them
-            t = Xb[:, j:j + 1] - X[:, j]
+            t = Xb[:, j:j + 1] - Xc[:, j]
             if self.family == "laplacian":
                 t = xp.abs(t)
             elif self._w is None:
@@ -177,6 +188,15 @@ class DeviceKernels:
                 t = t * (self._w[j] * t)
             out = out + t
         return out
+
+    def kernel_rows(self, x, rows, cols=None):
+        """:math:`\\exp(-xD)` at the rows ``rows`` and the columns ``cols`` (all if None),
+        computed on the device (the same operations as :meth:`products`' entries): a numpy
+        array (len(rows), len(cols)).  What the SVM's SMO reads instead of a whole kernel."""
+        acc_ = self.accelerator
+        cols = None if cols is None else acc_.put(np.asarray(cols, dtype=np.int64))
+        Db = self._block(acc_.put(np.asarray(rows, dtype=np.int64)), cols)
+        return acc_.get(self._xp.exp(Db * (-float(x))))
 
     def products(self, x, C, rows=None, order=2):
         """As :meth:`approxpath.compute.kernels.Kernels.products` (the same quantities, rounded within

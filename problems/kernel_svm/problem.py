@@ -166,9 +166,10 @@ class KernelSVM(SVMExactSolves, SVMInterpolation, KernelProblem):
         return SVMDual(alpha=float(s.value) * alpha)
 
     def _Kv(self, v, tau):
-        """:math:`K_\\tau v` for ``v`` (n,): from the cached kernel, or in the blocked mode from
-        one blocked product (the same entries, summed block by block)."""
-        if self.bound.blocked:
+        """:math:`K_\\tau v` for ``v`` (n,): from the cached kernel, or in the blocked mode and
+        on a device (``kernel_rows``: no whole kernel there) from one kernel product (the same
+        entries, summed block by block)."""
+        if self.bound.blocked or hasattr(self.kernels, "kernel_rows"):
             return self.kernels.products(self.sweep.at(tau)[0], v, order=0)[0]
         return self.gram(tau) @ v
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from approxpath.compute.kernels import matvec
 
-__all__ = ["warm_smo"]
+__all__ = ["warm_smo", "ComputedKernel"]
 
 # Curvature floor of a working pair (libSVM's TAU).
 _TAU = 1e-12
@@ -32,6 +32,60 @@ _SNAP = 1e-9
 # n = 16,000 (326-1447 iterations), seconds a solve: 25 iterations a choice 0.09-0.17, 100
 # 0.09-0.21, 200 0.15-0.25, without shrinking 0.14-0.27 (the same alpha, up to rounding)
 _ROUND = 25
+# A set iterated on of at most this many samples gets its kernel block from a provider that
+# computes entries (:class:`ComputedKernel`, a GPU) in one call per round (8 MB); a larger one
+# one row per call: a round reads 2 x 25 rows, and a call costs a device round trip (tens of us)
+_BLOCK_SIDE = 1024
+
+
+class _InMemory:
+    """The kernel ``K`` (n, n) in memory, read by rows."""
+
+    def __init__(self, K):
+        self.K, self.diag = K, np.diag(K).copy()
+
+    def first(self, v):
+        """:math:`Kv` (on the kernel threads)."""
+        return matvec(self.K, v)
+
+    def combine(self, coef, idx):
+        """:math:`\\sum_r c_r K_{idx_r,:}`, shape (n,)."""
+        return coef @ self.K[idx]
+
+    def rows_of(self, A):
+        """``row(i)``: :math:`K_{A_i, A}`."""
+        K = self.K
+        return lambda i: K[A[i], A]
+
+
+class ComputedKernel:
+    """:math:`K = \\exp(-xD)` read from a provider that computes its entries where its products
+    run (:meth:`approxpath.compute.device.DeviceKernels.kernel_rows`, a GPU): no n x n kernel in
+    host memory.  Whole-vector products (the first gradient, the update of the samples left out)
+    are the provider's kernel products; the rows the iterations read come back one round's block
+    at a time (:data:`_BLOCK_SIDE`), else row by row.
+
+    Parameters
+    ----------
+    kernels : approxpath.compute.device.DeviceKernels
+    x : float
+        The bandwidth.
+    """
+
+    def __init__(self, kernels, x):
+        self.kernels, self.x = kernels, float(x)
+        self.diag = np.ones(kernels.n)  # exp(-x 0): every family's D has a zero diagonal
+
+    def first(self, v):
+        return self.kernels.products(self.x, v, order=0)[0]
+
+    def combine(self, coef, idx):
+        return self.kernels.products(self.x, coef, idx, order=0)[0]
+
+    def rows_of(self, A):
+        if A.size <= _BLOCK_SIDE:
+            return self.kernels.kernel_rows(self.x, A, A).__getitem__
+        return lambda i: self.kernels.kernel_rows(self.x, A[i:i + 1])[0, A]
 
 
 def warm_smo(K, y, C, alpha, tol):
@@ -50,8 +104,8 @@ def warm_smo(K, y, C, alpha, tol):
 
     Parameters
     ----------
-    K : ndarray of shape (n, n)
-        The kernel, symmetric (rows are read).
+    K : ndarray of shape (n, n) or ComputedKernel
+        The kernel, symmetric (rows are read), or where its entries are computed.
     y : ndarray of shape (n,)
         Labels in {-1, +1}.
     C : float
@@ -69,12 +123,13 @@ def warm_smo(K, y, C, alpha, tol):
     iterations : int
     """
     n = y.size
+    K = K if isinstance(K, ComputedKernel) else _InMemory(K)
     a = np.asarray(alpha, dtype=float).copy()
     a[a >= C * (1 - _SNAP)] = C
     a[a <= C * _SNAP] = 0.0
-    diag = np.diag(K).copy()
+    diag = K.diag
     unit = bool(np.all(diag == 1.0))  # (a gaussian kernel: diag[i] + diag is 2 exactly)
-    yG = -y * (y * matvec(K, y * a) - 1.0)  # -y_t grad_t (K read on the kernel threads)
+    yG = -y * (y * K.first(y * a) - 1.0)  # -y_t grad_t
     up = np.where(y > 0, a < C, a > 0)  # alpha_t may move to raise y_t alpha_t
     low = np.where(y > 0, a > 0, a < C)
     it, budget = 0, _ITERATIONS_PER_SAMPLE * n
@@ -84,7 +139,7 @@ def warm_smo(K, y, C, alpha, tol):
             break
         A = np.flatnonzero((up & (yG >= M)) | (low & (yG <= m)))  # the rest are not in the next pairs
         before = a[A]
-        done = _iterate(K, A, y, a, yG, up, low, diag, unit, C, tol, min(_ROUND, budget - it))
+        done = _iterate(K.rows_of(A), A, y, a, yG, up, low, diag, unit, C, tol, min(_ROUND, budget - it))
         if not done:  # (cannot happen: both extremes are in A)
             break
         it += done
@@ -93,7 +148,7 @@ def warm_smo(K, y, C, alpha, tol):
             rest = np.ones(n, dtype=bool)
             rest[A] = False
             moved = A[changed]
-            yG[rest] -= ((y[moved] * (a[moved] - before[changed])) @ K[moved])[rest]
+            yG[rest] -= K.combine(y[moved] * (a[moved] - before[changed]), moved)[rest]
     free = (a > 0) & (a < C)
     if free.any():
         b = float(np.mean(yG[free]))  # -mean(y grad) over the free alpha
@@ -107,10 +162,10 @@ def _extremes(yG, up, low):
     return float(np.max(np.where(up, yG, -np.inf))), float(np.min(np.where(low, yG, np.inf)))
 
 
-def _iterate(K, A, y, a, yG, up, low, diag, unit, C, tol, count):
-    """At most ``count`` SMO iterations on the samples ``A`` (indices), until they are optimal
-    among themselves to ``tol``: ``a``, ``yG``, ``up`` and ``low`` are updated at ``A`` in place.
-    Returns the number of iterations."""
+def _iterate(row, A, y, a, yG, up, low, diag, unit, C, tol, count):
+    """At most ``count`` SMO iterations on the samples ``A`` (indices), reading ``row(i)``
+    (:math:`K_{A_i, A}`), until they are optimal among themselves to ``tol``: ``a``, ``yG``,
+    ``up`` and ``low`` are updated at ``A`` in place.  Returns the number of iterations."""
     yA, aA, gA, upA, lowA = y[A], a[A], yG[A], up[A], low[A]
     dA = None if unit else diag[A]
     k = A.size
@@ -121,7 +176,7 @@ def _iterate(K, A, y, a, yG, up, low, diag, unit, C, tol, count):
         m = gA[i]
         if m - np.min(np.where(lowA, gA, np.inf)) < tol:
             break
-        Ki = K[A[i], A]
+        Ki = row(i)
         np.subtract(m, gA, out=b)
         # the curvature diag_i + diag - 2 K_i, floored, in that order of operations
         np.multiply(2.0, Ki, out=quad)
@@ -135,7 +190,7 @@ def _iterate(K, A, y, a, yG, up, low, diag, unit, C, tol, count):
         ai, aj = _pair_update(aA[i], aA[j], yA[i], yA[j], -yA[i] * gA[i], -yA[j] * gA[j], float(quad[j]), C)
         di, dj = ai - aA[i], aj - aA[j]
         aA[i], aA[j] = ai, aj
-        gA -= yA[i] * di * Ki + yA[j] * dj * K[A[j], A]
+        gA -= yA[i] * di * Ki + yA[j] * dj * row(j)
         for t in (i, j):
             upA[t] = aA[t] < C if yA[t] > 0 else aA[t] > 0
             lowA[t] = aA[t] > 0 if yA[t] > 0 else aA[t] < C

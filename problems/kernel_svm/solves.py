@@ -1,5 +1,5 @@
-"""Exact solves of the kernel SVM (search side): warm SMO on a kernel in memory, libSVM from zero,
-the dual QP for Clarabel/SCS (:meth:`SVMExactSolves.candidate`)."""
+"""Exact solves of the kernel SVM (search side): warm SMO on a kernel in memory or on a GPU's
+kernel entries, libSVM from zero, the dual QP for Clarabel/SCS (:meth:`SVMExactSolves.candidate`)."""
 
 from __future__ import annotations
 
@@ -63,17 +63,28 @@ class SVMExactSolves:
         return SVMPrimal(w=self.y * sol.x, b=float(sol.z[0])), SVMDual(alpha=sol.x)
 
     def _smo_candidate(self, t, warm):
-        """The ``smo`` backend; ``ValueError`` without a nearby solve, a kernel in memory, or more
-        than :data:`SMO_MIN_N` samples (the next backend then solves from zero)."""
+        """The ``smo`` backend; ``ValueError`` with at most :data:`SMO_MIN_N` samples, and on the
+        CPU without a nearby solve or a kernel in memory (the next backend then solves from
+        zero).  Where the kernel products run on a device that computes kernel entries
+        (``kernel_rows``: a GPU), SMO reads them there, from the nearby solve or from zero, and
+        no n x n kernel is formed on the host."""
         from approxpath.solvers import current_settings
 
-        if warm is None or self.n <= SMO_MIN_N:
-            raise ValueError(f"no nearby exact solve to start from, or n <= {SMO_MIN_N}")
+        from .smo import ComputedKernel
+
+        if self.n <= SMO_MIN_N:
+            raise ValueError(f"n <= {SMO_MIN_N}: libSVM from zero is faster")
         bw, C = self.sweep.at(t)
+        tight = current_settings().tight
+        if hasattr(self.kernels, "kernel_rows"):
+            start = np.zeros(self.n) if warm is None else warm[1].alpha
+            return self._smo(ComputedKernel(self.kernels, bw), C, start, tight=tight)
+        if warm is None:
+            raise ValueError("no nearby exact solve to start from")
         K = self.gram(t) if not self.bound.blocked else self._solve_kernel(bw)
         if K is None:
             raise ValueError("no kernel in memory")
-        return self._smo(K, C, warm[1].alpha, tight=current_settings().tight)
+        return self._smo(K, C, warm[1].alpha, tight=tight)
 
     def _smo(self, K, C, alpha, tight):
         """SMO in float64 (:mod:`.smo`) on the kernel ``K`` from ``alpha`` (made feasible at C:
