@@ -260,7 +260,8 @@ def test_kernel_rows_on_a_device_are_the_kernels_entries(where, make, family):
 
 
 @needs_array_api
-@pytest.mark.parametrize("make", [_strict, lambda: _perturbing(2)], ids=["array-api-strict", "perturbed"])
+@pytest.mark.parametrize("make", [_strict, lambda: _perturbing(2), pytest.param(_torch_cpu, marks=_TORCH)],
+                         ids=["array-api-strict", "perturbed", "pytorch"])
 def test_the_svms_exact_solves_run_on_the_device_without_a_host_kernel(tmp_path, make, monkeypatch):
     """Above the SMO's size (lowered here) a device path's exact solves are SMO on the device's
     kernel entries, the first from zero: no backend runs after it and the host never forms a
