@@ -7,6 +7,10 @@ change: started from the nearest solve's alpha, the same algorithm (libSVM's sec
 working set selection and two-variable update, Fan, Chen and Lin 2005) stops after a few
 hundred iterations (n = 4000: 60-530 instead of 1800-2100).  Its result is only a candidate:
 the exact solve accepts it by the gap approxpath certifies, else falls through to libSVM.
+
+The kernel is a matrix in memory, or :class:`ComputedKernel`: entries computed where the kernel
+products run (a GPU), read by blocks and rows, with no n x n kernel in host memory; there the
+first solve of a path starts from zero too.
 """
 
 from __future__ import annotations
