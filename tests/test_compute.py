@@ -285,6 +285,29 @@ def test_the_svms_exact_solves_run_on_the_device_without_a_host_kernel(tmp_path,
 
 
 @needs_array_api
+def test_a_laplacian_svm_without_whole_kernels_solves_on_the_device(tmp_path, monkeypatch):
+    """Without whole kernels on the host (the blocked mode, forced) the laplacian kernel has no
+    exact solver on the CPU (libSVM's own kernel is gaussian): the path stops at once with
+    libSVM's one-line refusal.  On a device SMO reads the kernel's entries there, and the path
+    certifies and verifies."""
+    from approxpath.problems.kernel_svm import solves
+
+    monkeypatch.setattr(solves, "SMO_MIN_N", 100)
+    monkeypatch.setenv("APPROXPATH_KERNELS", "blocked")
+    X, y = make_classification(n=160, d=3, seed=6)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.3, kernel="laplacian")
+    with pytest.warns(UserWarning, match="do not fit"):
+        with pytest.raises(InputError, match="needs the n x n kernel for libSVM"):
+            approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**2), device="cpu")
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.3, kernel="laplacian")
+    with pytest.warns(UserWarning, match="do not fit"):
+        path = approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**2), device=_strict())
+    assert problem.bound.kernels.mode == "blocked" and path.certified
+    path.save(tmp_path / "laplacian.npz")
+    assert approxpath.verify(tmp_path / "laplacian.npz", X, y).ok
+
+
+@needs_array_api
 def test_distances_are_held_where_they_fit_with_the_work_space_to_spare(points):
     """D is held on the device when it and the work space of a pass fit the free memory (an
     80 GB D on a 141 GB GPU), else computed at every pass."""

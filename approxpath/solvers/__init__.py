@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import SolverError
+from ..errors import InputError, SolverError
 from ..moving import value_at
 
 __all__ = ["EXACT_GAP", "SolveSettings", "settings", "current_settings", "solve_exact"]
@@ -99,15 +99,18 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None):
 
     Raises
     ------
+    InputError
+        When no backend produced a pair and one refused the problem as given (e.g. a kernel
+        that does not fit the memory budget): its message, the one thing to change.
     SolverError
         When no backend produced a pair at all.
     """
-    said, best = [], None
+    said, refused, best = [], [], None
     for last_round in (False, True):
         failed = []
         for name in names:
             for tight in (True,) if last_round else (False, True):
-                outcome = _attempt(problem, t, name, tight, time_limit, warm, enough, said)
+                outcome = _attempt(problem, t, name, tight, time_limit, warm, enough, said, refused)
                 if outcome[0] == "accepted":
                     return outcome[1]
                 if outcome[0] == "missed":
@@ -120,14 +123,18 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None):
         names = failed
     if best is not None:
         return best[1]
-    raise SolverError(f"{problem.name} at t = {t:.6g}: no solver produced a pair (" + "; ".join(said) + ")")
+    error = SolverError(f"{problem.name} at t = {t:.6g}: no solver produced a pair (" + "; ".join(said) + ")")
+    if refused:  # retrying elsewhere cannot help: say the first refusal alone
+        raise refused[0] from error
+    raise error
 
 
-def _attempt(problem, t, name, tight, time_limit, warm, enough, said):
+def _attempt(problem, t, name, tight, time_limit, warm, enough, said, refused):
     """One backend at one setting, from ``warm`` and then (if its pair misses the mark) from
     scratch: ``("accepted", pair)``, ``("missed", gap, pair)`` (the smaller gap), ``("failed",)``
     (an error or a non-finite gap; not when out of time), ``("out",)`` (out of time) or
-    ``("missing",)`` (not installed); each miss and failure is told in ``said``."""
+    ``("missing",)`` (not installed); each miss and failure is told in ``said``, and each
+    :class:`InputError` (the problem refused as given) kept in ``refused``."""
     missed = None
     # a warm start whose pair misses the mark is retried from scratch before the next (slower)
     # backend: robust_l1's HiGHS from a neighbour's basis left a gap of 3e-5 at n = 1000,
@@ -146,6 +153,8 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, said):
             raise
         except Exception as exc:  # a failing solver is one more reason to try the next
             said.append(f"{label}: {type(exc).__name__}: {exc}")
+            if isinstance(exc, InputError):
+                refused.append(exc)
             # out of time: tighter settings would be slower still
             return ("failed",) if time_limit is None or time.perf_counter() - t0 < time_limit else ("out",)
         if not np.isfinite(g):

@@ -122,4 +122,5 @@ class SVMExactSolves:
             return self.X * np.sqrt(np.asarray(self.feature_weights, dtype=float))
         raise InputError(f"kernel_svm with kernel={self.kernel!r} at n = {self.n} needs the n x n kernel for libSVM "
                          "(its own kernel is gaussian), which does not fit the memory budget: raise "
-                         "APPROXPATH_MEMORY (bytes), use fewer samples, or kernel='gaussian' / 'ard'")
+                         "APPROXPATH_MEMORY (bytes), use fewer samples, kernel='gaussian' / 'ard', or a GPU "
+                         "(device='gpu': SMO reads the kernel's entries there)")
