@@ -177,3 +177,27 @@ def test_smo_on_a_devices_kernel_entries_reaches_the_tight_cvxpy_optimum(start, 
     solve_cvxpy(decl.problem)
     assert _dual_value(p, alpha, t) == pytest.approx(decl.problem.value, abs=1e-7)
     assert 0 < iterations < 2 * p.n
+
+
+@pytest.mark.parametrize("C, t, kept", [(0.1, 2.0**-10, True), (0.1, 1.0, True), (10.0, 1.0, False)])
+def test_the_cold_start_is_feasible_and_kept_only_above_zeros_objective(C, t, kept):
+    """The start without a nearby solve: the smaller class at C, the larger at the same total,
+    kept where its dual objective (computed here from the kernel) is positive; SMO from it
+    reaches the optimum SMO reaches from zero, in fewer iterations at small C."""
+    from approxpath.problems.kernel_svm.smo import cold_start
+
+    X, y = make_classification(n=400, d=5, seed=4)
+    p = KernelSVM(X, y, c=C)
+    K = p.gram(t)
+    a = cold_start(K, p.y, C)
+    w = p.y * a
+    assert a.min() >= 0 and a.max() <= C and abs(math.fsum(w)) <= 1e-12 * C * p.n
+    assert (a.max() == C) == kept and (a.sum() - 0.5 * w @ K @ w > 0) == kept
+    if kept:
+        small = (p.y > 0) if (p.y > 0).sum() <= (p.y < 0).sum() else (p.y < 0)
+        assert np.all(a[small] == C)
+        np.testing.assert_allclose(a[~small], C * small.sum() / (~small).sum(), rtol=1e-15)
+        cold, _, it_cold = warm_smo(K, p.y, C, a, 1e-9)
+        zero, _, it_zero = warm_smo(K, p.y, C, np.zeros(p.n), 1e-9)
+        assert it_cold < it_zero
+        assert _dual_value(p, cold, t) == pytest.approx(_dual_value(p, zero, t), abs=1e-7)

@@ -66,19 +66,19 @@ class SVMExactSolves:
         """The ``smo`` backend; ``ValueError`` with at most :data:`SMO_MIN_N` samples, and on the
         CPU without a nearby solve or a kernel in memory (the next backend then solves from
         zero).  Where the kernel products run on a device that computes kernel entries
-        (``kernel_rows``: a GPU), SMO reads them there, from the nearby solve or from zero, and
-        no n x n kernel is formed on the host."""
+        (``kernel_rows``: a GPU), SMO reads them there, from the nearby solve or from
+        :func:`~.smo.cold_start`, and no n x n kernel is formed on the host."""
         from approxpath.solvers import current_settings
 
-        from .smo import ComputedKernel
+        from .smo import ComputedKernel, cold_start
 
         if self.n <= SMO_MIN_N:
             raise ValueError(f"n <= {SMO_MIN_N}: libSVM from zero is faster")
         bw, C = self.sweep.at(t)
         tight = current_settings().tight
         if hasattr(self.kernels, "kernel_rows"):
-            start = np.zeros(self.n) if warm is None else warm[1].alpha
-            return self._smo(ComputedKernel(self.kernels, bw), C, start, tight=tight)
+            K = ComputedKernel(self.kernels, bw)
+            return self._smo(K, C, cold_start(K, self.y, C) if warm is None else warm[1].alpha, tight=tight)
         if warm is None:
             raise ValueError("no nearby exact solve to start from")
         K = self.gram(t) if not self.bound.blocked else self._solve_kernel(bw)
