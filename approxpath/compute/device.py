@@ -7,9 +7,8 @@ with the entrywise work and the matrix products on the device: blocks of rows of
 place, and only the (n, p) results come back; :meth:`DeviceKernels.kernel_rows` gives the
 entries a warm SMO reads (the SVM's exact solves, without a whole kernel on the host).
 Everything else (whole kernels for the other solvers, hashes, lattice histograms) is the CPU
-provider's.  The code uses the array API standard only
-(through ``array-api-compat``), so the same lines run on numpy and ``array-api-strict`` in the
-tests.
+provider's.  The code uses the array API standard only (through ``array-api-compat``), so the
+same lines run on numpy and ``array-api-strict`` in the tests.
 
 Rounding.  The products are those of the CPU provider up to rounding, and the allowances the
 bounds already make cover the device's (no new allowance):
@@ -131,8 +130,9 @@ class DeviceKernels:
     base : approxpath.compute.kernels.Kernels
         The CPU provider (dense, or without whole kernels): its distances, if it stores them,
         are copied to the device where they fit its free memory with :data:`_WORK_BYTES` to
-        spare; else the device computes :math:`D` from ``X``, ``family`` and ``weights``, once if it holds it
-        (n = 64,000: 33 GB), else block by block at every pass (n = 100,000 on an 80 GB GPU).
+        spare; else the device computes :math:`D` from ``X``, ``family`` and ``weights``, once
+        if it holds it (n = 100,000: 80 GB on a 141 GB GPU), else block by block at every pass
+        (n = 100,000 on an 80 GB GPU).
     accelerator : Accelerator
     X : ndarray of shape (n, d), optional
     family : str
