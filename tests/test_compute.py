@@ -412,3 +412,42 @@ def test_a_path_is_the_same_on_one_thread_and_on_several(monkeypatch):
     assert one == three and paths[0].solve_points == paths[1].solve_points
     with pytest.raises(InputError, match="n_jobs"):
         approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=0.1), eps=0.125, n_jobs=0)
+
+
+def test_background_work_returns_its_value_raises_its_error_and_finishes_before_a_fork():
+    """``background``: the caller gets the value, or the exception in its own thread; a fork
+    waits for the work still running (checked in a forked child: its copy has finished)."""
+    import threading
+
+    release = threading.Event()
+    slow = th.background(lambda: (release.wait(10.0), "done")[1])
+    threading.Timer(0.3, release.set).start()
+    pid = os.fork()  # the parent's fork hook waits for `slow` first
+    if pid == 0:
+        os._exit(0 if slow._value == "done" else 1)  # (set before its thread ends)
+    assert os.waitpid(pid, 0)[1] == 0
+    assert slow.result() == "done"
+
+    def fails():
+        raise ValueError("in the background")
+
+    with pytest.raises(ValueError, match="in the background"):
+        th.background(fails).result()
+
+
+def test_the_distances_checks_come_first_and_their_sha256_after():
+    """``checks()`` (finite, largest) without waiting for the hash; ``summary()`` adds the
+    sha256 of D, the one :func:`distances_sha256` gives; the blocked mode, without D stored,
+    gives the same three from its own pass."""
+    from approxpath.kernel_families import distances_sha256
+
+    X = np.random.default_rng(11).standard_normal((70, 3))
+    D = sq_distances(X)
+    k = Kernels(D)
+    assert k.checks() == (True, float(D.max()))
+    assert k.summary() == (True, float(D.max()), distances_sha256(D))
+    b = BlockedKernels(X)
+    assert b.checks() == k.checks() and b.summary() == k.summary()
+    D2 = D.copy()
+    D2[3, 5] = D2[5, 3] = np.inf
+    assert Kernels(D2).checks()[0] is False

@@ -251,7 +251,7 @@ def _field_failures(meta, bound, arrays, t_lo, t_hi):
     if meta.get("parameter", bound.parameter) != bound.parameter:
         out.append(f"meta 'parameter' = {meta['parameter']!r} but the options say {bound.parameter!r}")
     kernels = getattr(bound, "kernels", None)
-    if kernels is not None and not kernels.summary()[0]:
+    if kernels is not None and not kernels.checks()[0]:
         out.append("the data's squared distances overflow double precision: no kernel bound holds on them")
     carried = embedded_data(arrays)
     if carried is not None and data_sha256(*carried) != meta.get("data_sha256"):

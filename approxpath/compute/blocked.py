@@ -63,7 +63,7 @@ class BlockedKernels(Kernels):
         self.X = np.asarray(X, dtype=float)
         self.family, self.weights = family, weights
         self.lattice = None
-        self._summary = None
+        self._checks = self._summary = self._sha256 = None
         self._D = D
         self.mode = "blocked" if D is None else "distances"
         self._held = None
@@ -87,6 +87,11 @@ class BlockedKernels(Kernels):
         if self.family == "precomputed":
             return self.X[idx]
         return cross_distances(self.X[idx], self.X, self.family, self.weights)
+
+    def checks(self):
+        """``(finite, largest)`` of :math:`D` (:meth:`Kernels.checks` where ``D`` is stored, else
+        from :meth:`summary`'s one pass)."""
+        return Kernels.checks(self) if self._D is not None else self.summary()[:2]
 
     def summary(self):
         """``(finite, largest, sha256)`` of :math:`D`, in one pass over its row blocks (the

@@ -16,7 +16,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from .parallelism import blas_threads, kernel_threads, parallel_map, threads
+from .parallelism import background, blas_threads, kernel_threads, parallel_map, threads
 
 __all__ = ["gaussian", "matvec", "kernel_rows", "lattice_entries", "lattice_kernel", "Kernels", "threads",
            "product_step", "product_chunks", "block_products"]
@@ -285,7 +285,7 @@ class Kernels:
             raise ValueError("Kernels needs symmetric distances (n, n)")  # products() relies on it
         self._D = D
         self.lattice = _lattice(D)
-        self._summary = None
+        self._checks = self._summary = self._sha256 = None
         if self.lattice is not None:
             # the levels and their uint8 index hold D exactly in an eighth of its memory (a4a's
             # five folds: 585 MB of distances): D is gathered again only where a caller reads it
@@ -312,14 +312,16 @@ class Kernels:
         """The rows ``idx`` of :math:`D` (a slice or integer indices): shape (k, n)."""
         return self.D[idx]
 
-    def summary(self):
-        """``(finite, largest, sha256)`` of :math:`D`: whether every entry is finite, the largest
-        entry, and :func:`~approxpath.kernel_families.distances_sha256` (computed once: ``D`` is
-        read only)."""
+    def checks(self):
+        """``(finite, largest)`` of :math:`D`: whether every entry is finite and the largest entry
+        (computed once, by blocks on the kernel threads: ``D`` is read only).  Starts its
+        :func:`~approxpath.kernel_families.distances_sha256` in the background
+        (:func:`~approxpath.compute.parallelism.background`), which :meth:`summary` collects."""
         from ..kernel_families import distances_sha256
 
-        if self._summary is None:
+        if self._checks is None:
             D = self.D
+            self._sha256 = background(distances_sha256, D)
 
             def block(b):
                 return bool(np.all(np.isfinite(D[b]))), np.max(D[b])
@@ -327,7 +329,15 @@ class Kernels:
             # by blocks on the kernel threads (in one piece: 0.6 s at n = 16,000)
             parts = parallel_map(block, _row_blocks(D.shape[0]), threaded=D.size >= _THREADED_MIN)
             top = float(np.max([t for _, t in parts])) if parts else 0.0  # NaN if any block's is
-            self._summary = (all(f for f, _ in parts), top, distances_sha256(D))
+            self._checks = (all(f for f, _ in parts), top)
+        return self._checks
+
+    def summary(self):
+        """``(finite, largest, sha256)`` of :math:`D`: :meth:`checks` and the sha256 of ``D``,
+        waited for (a path asks for it at its end, for its certificate)."""
+        if self._summary is None:
+            self._summary = (*self.checks(), self._sha256.result())
+            self._sha256 = None
         return self._summary
 
     def get(self, x, out=None):

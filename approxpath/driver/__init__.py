@@ -315,7 +315,7 @@ def _check_scale(problem):
     """:class:`InputError` when the squared distances between samples overflow double precision
     (features around 1e154): every kernel bound would be NaN or meaningless."""
     kernels = getattr(problem, "kernels", None)
-    if kernels is not None and not kernels.summary()[0]:
+    if kernels is not None and not kernels.checks()[0]:
         raise InputError(f"{problem.name}: squared distances between samples overflow double precision (features "
                          f"up to {float(np.max(np.abs(problem.X))):.3g}): scale the features (--preprocess "
                          "global-minmax, or approxpath.data.preprocess(X, 'global-minmax'))")

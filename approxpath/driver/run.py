@@ -87,7 +87,7 @@ def nan_cause(problem, lo, hi=None):
     hi = lo if hi is None else hi
     kernels = getattr(problem, "kernels", None)
     if kernels is not None:
-        top = kernels.summary()[1]
+        top = kernels.checks()[1]
         return (f"the largest squared distance between samples is {top:.3g} and t up to {hi:.3g}: the kernel's "
                 "derivatives t^k D^k overflow double precision; scale the features (--preprocess global-minmax, "
                 "or approxpath.data.preprocess(X, 'global-minmax')) or use a range of t that keeps t * max D near 1")
