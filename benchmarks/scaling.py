@@ -301,10 +301,12 @@ def main(argv=None):
     plan = []
     for n in sorted(set(args.path_n) | set(gpu_paths)):  # a GPU path at an n of its own: that row alone
         cpu = n in args.path_n
-        plan += [(n, "threads", k) for k in n_jobs] if cpu else []
+        if cpu:
+            plan += [(n, "threads", k) for k in n_jobs]
         if n in gpu_paths:  # before the workers: the GPU's row is the one a short budget must reach
             plan.append((n, "gpu", None))
-        plan += [(n, "workers", k) for k in args.workers] + [(n, "dask", k) for k in args.dask] if cpu else []
+        if cpu:
+            plan += [(n, "workers", k) for k in args.workers] + [(n, "dask", k) for k in args.dask]
     for n, kind, k in plan:
         left = deadline - time.perf_counter()
         label = ("GPU" if kind == "gpu" else f"{k} kernel thread{'s' if k > 1 else ''}" if kind == "threads"

@@ -424,7 +424,7 @@ def test_background_work_returns_its_value_raises_its_error_and_finishes_before_
     threading.Timer(0.3, release.set).start()
     pid = os.fork()  # the parent's fork hook waits for `slow` first
     if pid == 0:
-        os._exit(0 if slow._value == "done" else 1)  # (set before its thread ends)
+        os._exit(0 if slow.done() and slow.result() == "done" else 1)
     assert os.waitpid(pid, 0)[1] == 0
     assert slow.result() == "done"
 

@@ -29,6 +29,18 @@ def _dual_value(p, alpha, t):
     return float(alpha.sum() - 0.5 * w @ K @ w)
 
 
+def _assert_optimal_over_all(p, alpha, t, tol):
+    """``alpha``'s KKT violation, from a gradient computed anew, is below ``tol`` (twice, for
+    rounding), and its dual value is a tight CVXPY solve's."""
+    g = -p.y * (p.y * (p.gram(t) @ (p.y * alpha)) - 1.0)
+    up = np.where(p.y > 0, alpha < p.c, alpha > 0)
+    low = np.where(p.y > 0, alpha > 0, alpha < p.c)
+    assert g[up].max() - g[low].min() < 2 * tol
+    decl = p.cvxpy_dual(t)
+    solve_cvxpy(decl.problem)
+    assert _dual_value(p, alpha, t) == pytest.approx(decl.problem.value, abs=1e-7)
+
+
 @pytest.mark.parametrize("start", ["nearby", "zero"])
 def test_warm_smo_reaches_the_tight_cvxpy_optimum(problem, start):
     p, t = problem, 1.3
@@ -134,13 +146,7 @@ def test_shrinking_iterates_on_few_samples_and_is_optimal_over_all(monkeypatch):
     t, tol = 0.5, 1e-9
     alpha, _, iterations = warm_smo(p.gram(t), p.y, p.c, p.solve(0.05)[1].alpha, tol)
     assert len(sizes) > 2 and min(sizes) < p.n / 4 and iterations > smo._ROUND, (sizes, iterations)
-    g = -p.y * (p.y * (p.gram(t) @ (p.y * alpha)) - 1.0)
-    up = np.where(p.y > 0, alpha < p.c, alpha > 0)
-    low = np.where(p.y > 0, alpha > 0, alpha < p.c)
-    assert g[up].max() - g[low].min() < 2 * tol
-    decl = p.cvxpy_dual(t)
-    solve_cvxpy(decl.problem)
-    assert _dual_value(p, alpha, t) == pytest.approx(decl.problem.value, abs=1e-7)
+    _assert_optimal_over_all(p, alpha, t, tol)
 
 
 @pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("array_api_compat", "array_api_strict")),
@@ -169,13 +175,7 @@ def test_smo_on_a_devices_kernel_entries_reaches_the_tight_cvxpy_optimum(start, 
     alpha, _, iterations = warm_smo(smo.ComputedKernel(device, t), p.y, p.c, alpha0, tol)
     assert True in reads and False in reads  # rows and blocks both read
     assert alpha.min() >= 0 and alpha.max() <= p.c and abs(math.fsum(p.y * alpha)) < 1e-12
-    g = -p.y * (p.y * (p.gram(t) @ (p.y * alpha)) - 1.0)
-    up = np.where(p.y > 0, alpha < p.c, alpha > 0)
-    low = np.where(p.y > 0, alpha > 0, alpha < p.c)
-    assert g[up].max() - g[low].min() < 2 * tol
-    decl = p.cvxpy_dual(t)
-    solve_cvxpy(decl.problem)
-    assert _dual_value(p, alpha, t) == pytest.approx(decl.problem.value, abs=1e-7)
+    _assert_optimal_over_all(p, alpha, t, tol)
     assert 0 < iterations < 2 * p.n
 
 

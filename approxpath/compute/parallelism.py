@@ -233,46 +233,38 @@ def parallel_map(fn, items, threaded=True):
     return list(pool.map(fn, items))
 
 
-class _Background:
-    """``fn(*args)`` running on a thread of its own; :meth:`result` waits for it."""
-
-    def __init__(self, fn, args):
-        self._value = self._error = None
-        self._thread = threading.Thread(target=self._run, args=(fn, args), name="approxpath-background", daemon=True)
-        _PENDING.add(self)
-        self._thread.start()
-
-    def _run(self, fn, args):
-        try:
-            self._value = fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - raised again by result(), in the caller's thread
-            self._error = exc
-        finally:
-            _PENDING.discard(self)
-
-    def result(self):
-        """The value (or the exception) of ``fn(*args)``, once it has finished."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
-_PENDING = set()  # background work still running in this process
+_PENDING = set()  # futures of background work still running in this process
 
 
 def background(fn, *args):
     """Run ``fn(*args)`` on a thread of its own, for work that releases the GIL and whose result
     is needed later (the sha256 of the distances: 1.1 s at n = 16,000, wanted only for the
-    certificate at the end of a path).  Returns an object whose ``result()`` waits for it.  A
+    certificate at the end of a path).  Returns a :class:`concurrent.futures.Future`: its
+    ``result()`` waits for the value, or raises the exception in the caller's thread.  A
     process forks only once its background work has finished (a forked child has no such
     thread and would wait for ever)."""
-    return _Background(fn, args)
+    from concurrent.futures import Future
+
+    future = Future()
+
+    def run():
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - raised again by result(), in the caller's thread
+            future.set_exception(exc)
+        finally:
+            _PENDING.discard(future)
+
+    _PENDING.add(future)
+    threading.Thread(target=run, name="approxpath-background", daemon=True).start()
+    return future
 
 
 def _finish_background():
-    for job in list(_PENDING):
-        job._thread.join()
+    if _PENDING:  # (then concurrent.futures is imported already)
+        from concurrent.futures import wait
+
+        wait(list(_PENDING))
 
 
 os.register_at_fork(before=_finish_background)

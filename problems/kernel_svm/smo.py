@@ -92,6 +92,11 @@ class ComputedKernel:
         return lambda i: self.kernels.kernel_rows(self.x, A[i:i + 1])[0, A]
 
 
+def _access(K):
+    """``K`` as its reads: a :class:`ComputedKernel` as it is, a matrix through :class:`_InMemory`."""
+    return K if isinstance(K, ComputedKernel) else _InMemory(K)
+
+
 def warm_smo(K, y, C, alpha, tol):
     """Minimize :math:`\\tfrac12\\alpha^\\top Q\\alpha - 1^\\top\\alpha`, :math:`Q = yy^\\top\\circ K`,
     over :math:`0 \\le \\alpha \\le C` with :math:`y^\\top\\alpha` fixed, from ``alpha``.
@@ -127,7 +132,7 @@ def warm_smo(K, y, C, alpha, tol):
     iterations : int
     """
     n = y.size
-    K = K if isinstance(K, ComputedKernel) else _InMemory(K)
+    K = _access(K)
     a = np.asarray(alpha, dtype=float).copy()
     a[a >= C * (1 - _SNAP)] = C
     a[a <= C * _SNAP] = 0.0
@@ -181,7 +186,7 @@ def cold_start(K, y, C):
     -------
     ndarray of shape (n,)
     """
-    K = K if isinstance(K, ComputedKernel) else _InMemory(K)
+    K = _access(K)
     pos = y > 0
     small = pos if pos.sum() <= (~pos).sum() else ~pos
     if small.all() or not small.any():  # one class: only alpha = 0 is feasible
