@@ -10,7 +10,7 @@ and a piece :math:`[lo, hi]` of the path parameter:
 * :meth:`Bound.dual_floor` -- a lower bound of the dual objective over the piece, hence of the
   optimal value there (the denominator of a relative ε);
 
-and maps a pair to and from a certificate's per-piece arrays (:mod:`approxpath.moving`: a pair
+and maps a pair to and from a certificate's per-piece arrays (:mod:`approxpath.moving_layout`: a pair
 that moves with the parameter across its piece is a :class:`~approxpath.moving.Moving` point).  Numpy only: no solver, no search
 code, no cache (a search may hand a kernel provider with caches to a kernel problem's bound).
 
@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import kernel_families, moving
+from . import kernel_families, moving, moving_layout
 from .errors import InputError
 from .numerics import kernel_entry_error
 from .sweep import Sweep
@@ -106,7 +106,7 @@ class Bound(abc.ABC):
     Subclasses set the class attributes and implement :meth:`errors`, :meth:`gap` and
     :meth:`dual_floor`; the stored pair of a piece (fixed or moving points) is laid out in a
     certificate by :meth:`pieces_to_arrays` and :meth:`piece_from_arrays`, the one layout of
-    :mod:`approxpath.moving`.
+    :mod:`approxpath.moving_layout`.
 
     Attributes
     ----------
@@ -205,14 +205,14 @@ class Bound(abc.ABC):
     # -------------------------------------------------------------- the certificate layout
     def pieces_to_arrays(self, pairs):
         """The stored fields of pieces ``pairs`` (a list of ``(primal, dual, lo, hi)``) in the one
-        layout of :mod:`approxpath.moving` (:func:`~approxpath.moving.pack`): per side, every
+        layout of :mod:`approxpath.moving_layout` (:func:`~approxpath.moving_layout.pack`): per side, every
         field the points set, weights, count, degree and span."""
         out = {}
         for side, k in (("primal", 0), ("dual", 1)):
             stored = [pair[k] for pair in pairs]
             point_type = self.Primal if k == 0 else self.Dual
-            fields = moving.stored_fields(point_type, stored[0] if stored else None)
-            out.update(moving.pack(side, stored, fields, [(pair[2], pair[3]) for pair in pairs]))
+            fields = moving_layout.stored_fields(point_type, stored[0] if stored else None)
+            out.update(moving_layout.pack(side, stored, fields, [(pair[2], pair[3]) for pair in pairs]))
         return out
 
     def piece_from_arrays(self, arrays, lo, hi):
@@ -221,13 +221,13 @@ class Bound(abc.ABC):
         missing array, ``ValueError`` for a count, degree or padding outside the layout."""
         pair = []
         for side, point_type in (("primal", self.Primal), ("dual", self.Dual)):
-            fields = [f for f in moving.stored_fields(point_type) if f"{side}_{f}" in arrays]
+            fields = [f for f in moving_layout.stored_fields(point_type) if f"{side}_{f}" in arrays]
             required = [f.name for f in dataclasses.fields(point_type)
                         if f.compare and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
             for name in required:
                 if name not in fields:
                     raise KeyError(f"{side}_{name}")
-            pair.append(moving.unpack(side, arrays, point_type, fields, lo, hi))
+            pair.append(moving_layout.unpack(side, arrays, point_type, fields, lo, hi))
         return tuple(pair)
 
     def check(self, primal, dual, lo, hi):

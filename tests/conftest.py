@@ -1,8 +1,10 @@
 """Shared fixtures: the known-answer toy problem is registered for the whole session (so the
-conformance checks cover it), and every gap any test computes is checked against weak duality."""
+conformance checks cover it), every gap any test computes is checked against weak duality, and
+no test sees the data files another one read."""
 
 import functools
 import warnings
+from collections import OrderedDict
 
 import pytest
 
@@ -43,8 +45,11 @@ def check_weak_duality(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def weak_duality(monkeypatch):
-    """Every gap any test computes satisfies weak duality."""
+    """Every gap any test computes satisfies weak duality; and every test starts with no data
+    files remembered (:func:`approxpath.data.provenance` finds data by content: a file another
+    test read would otherwise name a test's in-memory data of the same content, by test order)."""
     check_weak_duality(monkeypatch)
+    monkeypatch.setattr("approxpath.data._PROVENANCE", OrderedDict())
     yield
 
 

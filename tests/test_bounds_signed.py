@@ -143,7 +143,7 @@ def test_lattice_products_equal_direct_products(values):
 
 def test_whole_lattice_kernels_gathered_by_blocks_of_rows():
     """More rows than one gathering block (and a caller's buffer): every entry is exp(-t D)."""
-    from approxpath.compute.kernels import lattice_kernel
+    from approxpath.compute.lattice import lattice_kernel
 
     rng = np.random.default_rng(7)
     levels = np.arange(12) * 0.25

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import approxpath
-from approxpath.moving import fingerprint
+from approxpath.moving_layout import fingerprint
 from approxpath import InputError
 from approxpath.compute.blocked import BlockedKernels
 from approxpath.data import make_classification

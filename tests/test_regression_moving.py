@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import approxpath
-from approxpath import moving
+from approxpath import moving, moving_layout
 from approxpath.data import make_sinc
 from approxpath.moving import Moving, is_moving, value_at
 from approxpath.problems.robust_l1.bound import RobustL1Bound, RobustL1Primal
@@ -116,7 +116,7 @@ def test_certificate_layout_round_trip(segment, data):
     verifier = RobustL1Bound(*data, lam=0.1)
     arrays = p.bound.pieces_to_arrays([(primal, dual, lo, hi)])
     p2, d2 = verifier.piece_from_arrays({k: v[0] for k, v in arrays.items()}, lo, hi)
-    assert moving.fingerprint(p2) == moving.fingerprint(primal) and moving.fingerprint(d2) == moving.fingerprint(dual)
+    assert moving_layout.fingerprint(p2) == moving_layout.fingerprint(primal) and moving_layout.fingerprint(d2) == moving_layout.fingerprint(dual)
     assert verifier.gap(p2, d2, lo, hi) == pytest.approx(p.bound.gap(primal, dual, lo, hi), rel=1e-12)
 
 

@@ -7,7 +7,8 @@ every entry is completely monotone in :math:`t`: every bound of the package rest
 :class:`Kernels` computes what a bound asks for (a kernel, or products with it and its
 derivatives in :math:`t`) from scratch, numpy only: the verifier uses it.
 :class:`~approxpath.compute.caches.KernelCache` adds the caches a path search needs (the last
-few kernels, histograms of coefficients over lattice distances).
+few kernels, histograms of coefficients over lattice distances); distances on a small lattice take
+the routes of :mod:`approxpath.compute.lattice`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from contextlib import nullcontext
 
 import numpy as np
 
+from .lattice import find_lattice, histogram, lattice_entries, lattice_kernel
 from .parallelism import background, blas_threads, kernel_threads, parallel_map, threads
 
-__all__ = ["gaussian", "matvec", "kernel_rows", "lattice_entries", "lattice_kernel", "Kernels", "threads",
+__all__ = ["gaussian", "matvec", "kernel_rows", "Kernels", "threads",
            "product_step", "product_chunks", "block_products"]
 
 
@@ -46,11 +48,6 @@ _PRODUCT_CHUNK_FINE = 8192
 # rows per block of the blocked elementwise work: blocks of D stay in cache between the
 # multiply and the exp
 _BLOCK = 256
-# Distances on a lattice q * {0, 1, ..., L} with L at most this (binary or integer features:
-# a1a-a4a have L = 28) are stored as uint8 level indices; products then go through histograms
-# of the coefficients over the levels (a1a: histogram of 4 columns 35 ms once, then 0.4 ms per
-# point instead of a 6-24 ms pass over D).
-_LEVELS_MAX = 255
 
 
 def _blocked(fn, out):
@@ -110,35 +107,6 @@ def gaussian(D, t, out=None):
         np.exp(out[rows], out=out[rows])
 
     return _blocked(fill, out)
-
-
-def lattice_kernel(lattice, t, out=None):
-    """:math:`\\exp(-t D)` of distances on a lattice (``(levels, index)``, ``levels[index] == D``
-    bit for bit: :attr:`Kernels.lattice`): one exponential per level, gathered (a2a: 24 against
-    64 ms).  Every entry is numpy's ``exp`` of the same product as in :func:`gaussian`, so the
-    same number wherever ``exp`` rounds a value the same in every position of an array (it does
-    on the machines measured); within one rounding of ``exp`` of it anywhere, which the kernel
-    entries' allowance (:func:`~approxpath.numerics.kernel_entry_error`) covers."""
-    levels, index = lattice
-    values = gaussian(levels, t)
-    out = np.empty(index.shape) if out is None else out
-    # by blocks of rows: numpy casts the uint8 index to intp for ``take``, an n x n int64
-    # temporary in one call (a4a's folds: 117 MB each time); mode "clip" (every index is in
-    # range) writes into ``out`` directly, where the default "raise" goes through a buffer (4x
-    # slower: 0.8 against 3.2 ms a block of a4a)
-    for a in range(0, index.shape[0], _BLOCK):
-        np.take(values, index[a:a + _BLOCK], out=out[a:a + _BLOCK], mode="clip")
-    return out
-
-
-def lattice_entries(levels, x, order=2):
-    """The entries of a product's terms at each distance level, shape (levels, order + 1):
-    :math:`e = e^{-x d}`, :math:`e d`, :math:`(e d) d` (the first ``order + 1``), as the direct
-    route computes them entry by entry (:func:`block_products`), bit for bit."""
-    W = [gaussian(levels, x)]
-    for _ in range(order):
-        W.append(W[-1] * levels)
-    return np.stack(W, axis=1)
 
 
 def kernel_rows(D, t, W, rows=None):
@@ -224,46 +192,6 @@ def block_products(Cb, Db, E, order, out=None, T=None):
     return out
 
 
-def _lattice(D):
-    """``(levels, index)`` with ``levels[index] == D`` bit for bit when every entry of ``D`` is
-    ``k q`` for integers ``0 <= k <= min(_LEVELS_MAX, n - 2)``, ``q`` a dyadic rational (binary,
-    integer or dyadic features); None otherwise, found in the first row for real-valued data.
-
-    Exact: ``D 2**j`` is integral for some ``j <= 10`` (a power of two scales exactly), ``q``
-    is the gcd of those integers over ``2**j``.  Fewer levels than rows, else a histogram is
-    no cheaper than a pass over ``D``.
-
-    Rounding: in a histogram product a coefficient passes through the sums of its bin, one
-    product with the level's kernel entry and the sum over the nonzero bins (adding a zero bin
-    is exact); each other nonzero bin holds at least one other coefficient, so that is at most
-    n + 1 roundings, as in the n-term sum of a direct product: the allowances of the bounds
-    (:func:`~approxpath.numerics.fp_margin` with n terms) hold unchanged.
-    """
-    n = D.shape[0]
-    top = min(_LEVELS_MAX, n - 2)
-    blocks = _row_blocks(n)
-    if top < 1:
-        return None
-    first = D[0]
-    scale = next((2.0**j for j in range(11) if np.array_equal(np.rint(first * 2.0**j), first * 2.0**j)), None)
-    g = 0
-    for b in blocks if scale is not None else ():
-        v = D[b] * scale
-        if v.max() > 2.0**40 or not np.array_equal(np.rint(v), v):
-            return None
-        g = np.gcd.reduce(v.astype(np.int64), axis=None, initial=g)
-    if not g:
-        return None
-    index = np.empty(D.shape, dtype=np.uint8)
-    for b in blocks:
-        k = (D[b] * scale).astype(np.int64) // g
-        if k.max() > top:
-            return None
-        index[b] = k
-    q = g / scale
-    return q * np.arange(int(index.max()) + 1, dtype=float), index
-
-
 class Kernels:
     """Kernels :math:`E_x = \\exp(-xD)` and products with them, computed from scratch.
 
@@ -284,7 +212,7 @@ class Kernels:
         if D.ndim != 2 or D.shape[0] != D.shape[1] or not _symmetric(D):
             raise ValueError("Kernels needs symmetric distances (n, n)")  # products() relies on it
         self._D = D
-        self.lattice = _lattice(D)
+        self.lattice = find_lattice(D)
         self._checks = self._summary = self._sha256 = None
         if self.lattice is not None:
             # the levels and their uint8 index hold D exactly in an eighth of its memory (a4a's
@@ -430,14 +358,4 @@ class Kernels:
 
     def _histogram_of(self, full, step):
         """:meth:`_histogram` of a column scattered to length n (computed, never stored here)."""
-        levels, index = self.lattice
-        n, L = index.shape[0], levels.size
-        H = np.zeros(L * n)
-        at = np.arange(n)
-        weighted = np.flatnonzero(full)
-        for a in range(0, weighted.size, step):
-            # by symmetry row j of the index holds D[i, j] for every i: bin (level, i)
-            js = weighted[a:a + step]
-            bins = (index[js].astype(np.intp) * n + at).ravel()
-            H += np.bincount(bins, weights=np.repeat(full[js], n), minlength=L * n)
-        return np.ascontiguousarray(H.reshape(L, n).T)
+        return histogram(self.lattice, full, step)

@@ -25,7 +25,8 @@ import numpy as np
 
 from ..envelopes import difference_nodes, envelope_entry_error, split_envelope
 from ..kernel_families import cross_distances
-from ..compute.kernels import gaussian, lattice_entries
+from ..compute.kernels import gaussian
+from ..compute.lattice import lattice_entries
 from ..numerics import fp_margin, kernel_entry_error
 
 __all__ = ["combination_hull", "cross_products", "expansion_cover", "halves", "lattice_products", "new_distances",
@@ -66,7 +67,7 @@ def lattice_products(levels, index):
     the index replaces an exponential of every entry at each end.  The entries are those of the
     direct route (:math:`e^{-x d}`, :math:`d e`, :math:`(d e) d` per level), summed in another
     order: a coefficient passes through its bin's sum and one product with the level's entry,
-    at most n + 1 roundings as in the direct n-term sum (see :func:`approxpath.compute.kernels._lattice`).
+    at most n + 1 roundings as in the direct n-term sum (see :func:`approxpath.compute.lattice.find_lattice`).
     """
     L = levels.size
     last = {}  # the last coefficients (held, so that their identity is theirs) and their histogram

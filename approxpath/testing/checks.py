@@ -16,7 +16,7 @@ from pathlib import Path as FsPath
 
 import numpy as np
 
-from .. import moving
+from .. import moving, moving_layout
 from ..certificate.claims import WEAK_DUALITY_TOL
 from ..moving import value_at
 
@@ -191,7 +191,7 @@ def check_arrays_round_trip(ex):
     arrays = problem.bound.pieces_to_arrays(pieces)
     for i, (primal, dual, lo, hi) in enumerate(pieces):
         p2, d2 = verifier.piece_from_arrays({k: v[i] for k, v in arrays.items()}, lo, hi)
-        assert moving.fingerprint(p2) == moving.fingerprint(primal) and moving.fingerprint(d2) == moving.fingerprint(dual)
+        assert moving_layout.fingerprint(p2) == moving_layout.fingerprint(primal) and moving_layout.fingerprint(d2) == moving_layout.fingerprint(dual)
         assert verifier.check(p2, d2, lo, hi) == []
         if problem.bound.interval_bound and lo < hi:
             _close(verifier.gap(p2, d2, lo, hi), problem.bound.gap(primal, dual, lo, hi), 1e-9, 1e-12)
