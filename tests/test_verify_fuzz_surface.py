@@ -20,8 +20,7 @@ import approxpath
 from approxpath.certificate.format import FORMAT_VERSION, KERNEL, read_certificate
 from approxpath.data import make_classification, make_sinc
 from approxpath.moving import Moving
-from test_verify_fuzz import _check_forgeries as _check_path_forgeries
-from test_verify_fuzz import _BAD_NUMBERS, _array_edits, _at, _first_of_each_kind, _forge, _moving_edits
+from forgery_helpers import BAD_NUMBERS, array_edits, check_forgeries, first_of_each_kind, forge, moving_edits, point_at
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -156,8 +155,8 @@ def _claim_is_true(file, X, y):
         for t, w in points:
             at = problem.with_weight(float(w))
             s = w / c if name in _GROWS else 1.0
-            p = at.primal_at(_at(primal, t), t)
-            q = at.dual_at(_scaled(_at(dual, t), s), t)
+            p = at.primal_at(point_at(primal, t), t)
+            q = at.dual_at(_scaled(point_at(dual, t), s), t)
             pv, dv = at.primal_objective(p, t), at.dual_objective(q, t)
             scale = 1.0 + abs(pv) + abs(dv)
             if at.primal_violation(p, t) > _SLACK * scale or at.dual_violation(q, t) > _SLACK * scale:
@@ -176,7 +175,7 @@ def _meta_edits(meta):
     for key, value in meta.items():
         if key == "content_sha256":
             continue
-        for label, bad in _BAD_NUMBERS.items():
+        for label, bad in BAD_NUMBERS.items():
             edits.append((f"meta {key}:{label}", lambda a, m, key=key, bad=bad: m.__setitem__(key, bad)))
         edits.append((f"meta {key}:missing", lambda a, m, key=key: m.pop(key)))
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -197,7 +196,7 @@ def _meta_edits(meta):
                        ("flat", [t0, t1, w0, w1])):
         edits.append((f"meta box:{label}", lambda a, m, box=box: m.__setitem__("box", box)))
     for opt in meta["options"]:
-        for label, bad in dict(_BAD_NUMBERS, other="dynamic").items():
+        for label, bad in dict(BAD_NUMBERS, other="dynamic").items():
             edits.append((f"option {opt}:{label}", lambda a, m, o=opt, b=bad: m["options"].__setitem__(o, b)))
         edits.append((f"option {opt}:missing", lambda a, m, o=opt: m["options"].pop(o)))
     edits += [("option weight:added", lambda a, m: m["options"].__setitem__(m["weight"], 1.0)),
@@ -235,16 +234,16 @@ def _cell_edits(arrays):
 
 def _edits_of(file):
     arrays, meta = read_certificate(file)
-    return _array_edits(arrays) + _meta_edits(meta) + _moving_edits(arrays) + _cell_edits(arrays)
+    return array_edits(arrays) + _meta_edits(meta) + moving_edits(arrays) + _cell_edits(arrays)
 
 
 def _check_forgeries(surfaces, tmp_path, case, select, at_least):
-    _check_path_forgeries(surfaces, tmp_path, case, select, at_least, edits_of=_edits_of, claim_is_true=_claim_is_true,
-                          what="surfaces")
+    check_forgeries(surfaces, tmp_path, case, select, at_least, edits_of=_edits_of, claim_is_true=_claim_is_true,
+                    what="surfaces")
 
 
 def _crafted_and_first(edits):
-    return [e for e in edits if e[0].startswith("cells:")] + _first_of_each_kind(edits)
+    return [e for e in edits if e[0].startswith("cells:")] + first_of_each_kind(edits)
 
 
 # The default run forges the surfaces of the two problems whose duals grow with the weight in
@@ -272,7 +271,7 @@ def test_a_corrupted_surface_is_refused(surfaces, tmp_path):
     for label, edit in _cell_edits(read_certificate(file)[0]):
         if label == "cells:removed":
             continue
-        report = approxpath.verify(_forge(file, tmp_path / "bad.npz", edit), X, y)
+        report = approxpath.verify(forge(file, tmp_path / "bad.npz", edit), X, y)
         assert not report.ok and report.unit == "cells", label
     raw = bytearray(open(file, "rb").read())
     raw[len(raw) // 2] ^= 0xFF
