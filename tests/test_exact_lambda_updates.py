@@ -111,9 +111,11 @@ def test_a_drifted_factor_is_refactored_and_the_rate_is_the_lu_rate():
 
 def test_duplicate_points_singular_system_and_ridge():
     """A copy of the first point to join: once both are active the reduced matrix is singular.
-    Without a ridge both versions stop there saying so (which copy joins first is a tie that
-    rounding decides), every solution returned before is certified; with a ridge they run to
-    the end and agree."""
+    Without a ridge both versions stop there saying so, every solution returned before is
+    certified; which copy joins when both could is a tie that rounding decides, so the versions
+    may part there (measured: the updated factor's pivot of the two copies was tiny and positive,
+    not zero, and that version ran to lam_min with points certify rejected, until it handed
+    such segments to LU); with a ridge they run to the end and agree."""
     X, y = wang_sinc(2)
     j0 = int(np.argmax(np.abs(gaussian(sq_distances(X), 1.0) @ (y - y.mean()))))
     X, y = np.vstack([X, X[j0:j0 + 1]]), np.concatenate([y, y[j0:j0 + 1]])
@@ -121,8 +123,10 @@ def test_duplicate_points_singular_system_and_ridge():
     up = _lambda_path(X, y, 1.0, factor="update")
     assert "singular" in up.stop_reason and "singular" in lu.stop_reason
     assert [(e.index, e.kind) for e in up.events[:7]] == [(e.index, e.kind) for e in lu.events[:7]]
-    assert {e.index for e in up.events[7:]} == {e.index for e in lu.events[7:]} == {j0, 50}
     for p in (lu, up):
+        last = p.events[-1]  # the second copy joins the first: the system is singular there
+        other = 50 if last.index == j0 else j0
+        assert last.kind == "joined" and last.index in (j0, 50) and p.signs[0][other] != 0
         assert certify(p, tol=1e-8, relative=True).ok
     lu = _lambda_path(X, y, 1.0, factor="lu", nu=1e-3)
     up = _lambda_path(X, y, 1.0, factor="update", nu=1e-3)

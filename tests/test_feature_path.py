@@ -18,17 +18,9 @@ from approxpath.exact.feature_path import (RESIDUALS, normalize_columns, plot_fe
                                            write_feature_path)
 from approxpath.exact.feature_path._kernels import make_kernel
 from approxpath.exact.feature_path._kkt import inner_solve
+from exact_helpers import cvxpy_inner, friedman1
 
 C_GAUSS = 1000.0  # alpha'K alpha <= C: ~0.3 ||Hy||^2 on the set below, a path with joins and leaves
-
-
-def friedman1(n, d, seed, raw=False):
-    """Friedman #1 (10 sin(pi x1 x2) + 20 (x3 - 1/2)^2 + 10 x4 + 5 x5) with d - 5 irrelevant
-    uniform features, no noise; columns centred and of unit norm as in the paper (unless raw)."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(size=(n, d))
-    y = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
-    return (X if raw else normalize_columns(X)), y
 
 
 @pytest.fixture(scope="module")
@@ -41,29 +33,6 @@ def gauss():
 def poly():
     X, y = friedman1(50, 8, 1)
     return feature_path(X, y, C=300.0, kernel="ard-polynomial", degree=4)
-
-
-def _cvxpy_inner(K, y, C):
-    """min ||y - K a - a0||^2 s.t. a'K a <= C by Clarabel, in the coordinates c = W^(1/2) Q'a of
-    K = Q W Q' (the constraint is ||c|| <= sqrt(C), the fit B c with B = Q W^(1/2); the tiny
-    eigenvalues of K near beta = 0 would make the a-form ill-posed for an interior-point solver):
-    (objective, fitted values, intercept, multiplier lambda of a'K a <= C)."""
-    import warnings
-
-    import cvxpy as cp
-
-    w, Q = np.linalg.eigh(0.5 * (K + K.T))
-    B = Q * np.sqrt(np.clip(w, 0.0, None))
-    c, a0 = cp.Variable(y.size), cp.Variable()
-    con = cp.norm(c) <= math.sqrt(C)
-    prob = cp.Problem(cp.Minimize(cp.sum_squares(y - B @ c - a0)), [con])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "optimal_inaccurate" at tolerances near the solver's floor
-        prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
-    assert prob.status in ("optimal", "optimal_inaccurate"), prob.status
-    # ||y - B c - a0||^2 + mu (||c|| - sqrt C): stationarity 2 lambda c = mu c / ||c|| with ||c|| = sqrt C
-    lam = float(np.ravel(con.dual_value)[0]) / (2 * math.sqrt(C))
-    return prob.value, B @ c.value + float(a0.value), float(a0.value), lam
 
 
 def test_every_point_certified_inner_gap_and_kkt(gauss, poly):
@@ -82,7 +51,7 @@ def test_twenty_points_match_an_independent_cvxpy_solve_at_fixed_beta(gauss):
     scale = float(np.sum((gauss.y - gauss.y.mean()) ** 2))
     for i in np.linspace(0, len(gauss) - 1, 20).astype(int):
         K = kern.at(gauss.beta[i]).K
-        opt, fit_ref, a0_ref, lam_ref = _cvxpy_inner(K, gauss.y, C_GAUSS)
+        opt, fit_ref, a0_ref, lam_ref = cvxpy_inner(K, gauss.y, C_GAUSS)
         check = gauss.report.checks[i]
         # our point's objective is the optimum; our certified dual bound lies below it
         assert abs(check.primal - opt) <= 1e-8 * scale
@@ -222,7 +191,7 @@ def test_inner_gap_bounds_the_suboptimality_of_any_feasible_point():
     kern = make_kernel("ard-gaussian", X)
     beta = np.array([4.0, 4.0, 1.0, 1.0, 0.5])
     K = kern.at(beta).K
-    opt, _, a0_ref, _ = _cvxpy_inner(K, y, 40.0)
+    opt, _, a0_ref, _ = cvxpy_inner(K, y, 40.0)
     a_ref, _, _ = inner_solve(K, y, 40.0)
     rng = np.random.default_rng(0)
     for scale in (1e-6, 1e-3, 1e-1):

@@ -12,7 +12,7 @@ from approxpath.exact import crosscheck_feature_path
 from approxpath.exact.feature_path import normalize_columns, read_feature_path
 from approxpath.export import read_table
 
-from test_feature_path import friedman1
+from exact_helpers import friedman1
 
 
 @pytest.fixture(scope="module")

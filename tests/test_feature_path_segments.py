@@ -16,7 +16,7 @@ from approxpath.exact.feature_path import certify_segments, feature_path
 from approxpath.exact.feature_path._kernels import make_kernel
 from approxpath.exact.feature_path.segments import _Segment
 
-from test_feature_path import _cvxpy_inner, friedman1
+from exact_helpers import cvxpy_inner, friedman1
 
 C = 300.0  # ~0.1 ||Hy||^2 on the set below: a short path with joins
 
@@ -74,7 +74,7 @@ def test_piece_bound_covers_the_pair_gap_at_every_s_and_cvxpy(path):
             s = 0.5 * (s0 + s1)
             alpha, alpha0 = primal(s)
             K = kern.at((1 - s) * path.beta[i] + s * path.beta[i + 1]).K
-            opt = _cvxpy_inner(K, path.y, path.C)[0]
+            opt = cvxpy_inner(K, path.y, path.C)[0]
             tol = 1e-7 * opt
             pobj = float(np.sum((path.y - K @ alpha - alpha0) ** 2))
             dual = 2 * u @ path.y - u @ u - 2 * math.sqrt(path.C * max(u @ K @ u, 0.0))

@@ -19,7 +19,7 @@ from approxpath.exact.feature_path import feature_path, plot_feature_path
 from approxpath.exact.feature_path._kernels import make_kernel
 from approxpath.exact.feature_path._kkt import inner_solve
 
-from test_feature_path import friedman1
+from exact_helpers import friedman1
 
 
 @pytest.fixture(scope="module")

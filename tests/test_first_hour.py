@@ -243,9 +243,9 @@ def test_the_same_certificate_for_every_worker_count_above_one(tmp_path):
         problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
         path = approxpath.approximate_path(problem, eps=0.2, interval=(2.0**-5, 2.0**6), workers=workers)
         files.append(path.save(tmp_path / f"w{workers}.npz"))
-    from test_reliability import _same_certificate
+    from certificate_helpers import same_certificate
 
-    _same_certificate(*files)
+    same_certificate(*files)
 
 
 # ---------------------------------------------------------------------------- 10. CLI consistency

@@ -12,17 +12,7 @@ import approxpath
 from approxpath import InputError
 from approxpath.data import make_classification
 from approxpath.certificate.format import read_certificate
-
-TIMING = {"wall_s", "solve_s", "certify_s", "content_sha256"}
-
-
-def _same_certificate(a, b):
-    (xa, ma), (xb, mb) = read_certificate(a), read_certificate(b)
-    assert sorted(xa) == sorted(xb)
-    for k in xa:
-        np.testing.assert_array_equal(xa[k], xb[k], err_msg=k)
-    assert {k: v for k, v in ma.items() if k not in TIMING} == {k: v for k, v in mb.items() if k not in TIMING}
-
+from certificate_helpers import same_certificate
 
 def test_same_inputs_same_path(tmp_path):
     X, y = make_classification(n=60, d=2, seed=7)
@@ -30,7 +20,7 @@ def test_same_inputs_same_path(tmp_path):
     for k in range(2):
         p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
         files.append(approxpath.approximate_path(p, eps=0.2, interval=(2.0**-5, 2.0**6)).save(tmp_path / f"{k}.npz"))
-    _same_certificate(*files)
+    same_certificate(*files)
 
 
 def test_resume_in_python_equals_uninterrupted(tmp_path, monkeypatch):
@@ -68,7 +58,7 @@ def test_resume_in_python_equals_uninterrupted(tmp_path, monkeypatch):
     path = approxpath.approximate_path(problem, eps=0.2, interval=(2.0**-5, 2.0**6), checkpoint=ckpt, resume=True)
     assert not ckpt.exists()
     assert len(solved) < path.exact_solves  # the stored solves were reused
-    _same_certificate(path.save(tmp_path / "resumed.npz"), ref)
+    same_certificate(path.save(tmp_path / "resumed.npz"), ref)
 
 
 def _cli(tmp_path, *extra):
@@ -100,7 +90,7 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
     assert not partial.exists()
     assert not [f for f in tmp_path.iterdir() if f.name.endswith(".tmp")]  # a temp file of the killed write is gone
     subprocess.run(_cli(tmp_path, "--out", str(ref)), check=True, capture_output=True)
-    _same_certificate(out, ref)
+    same_certificate(out, ref)
 
 
 def test_duplicate_points_are_fine(tmp_path):

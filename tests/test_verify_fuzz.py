@@ -27,9 +27,9 @@ from approxpath.certificate.format import FORMAT_VERSION, KERNEL, KINDS, read_ce
 from approxpath.data import make_classification, make_sinc
 from approxpath.moving import Moving
 from approxpath.testing import ToyProjection
-from certificate_helpers import elastic_net_example
-from forgery_helpers import (array_edits, check_forgeries, first_of_each_kind, forge, meta_edits, moving_edits,
-                             negative_bandwidths, point_at, verify_outcome, weak_pair_over_negative_bandwidths)
+from certificate_helpers import (array_edits, check_forgeries, elastic_net_example, first_of_each_kind, meta_edits,
+                                 moving_edits, negative_bandwidths, point_at, tamper, verify_outcome,
+                                 weak_pair_over_negative_bandwidths)
 
 # forged values overflow inside the bounds (verify then fails the claim): numpy's warnings are noise
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -182,7 +182,7 @@ def _claim_is_true(file, X, y):
 
 # ------------------------------------------------------------------------------ the forgeries
 def _edits_of(file):
-    """Every single-field forgery of a path certificate (:mod:`forgery_helpers`)."""
+    """Every single-field forgery of a path certificate (:mod:`certificate_helpers`)."""
     arrays, meta = read_certificate(file)
     return array_edits(arrays) + meta_edits(meta) + moving_edits(arrays)
 
@@ -210,7 +210,7 @@ def test_no_forgery_at_all_makes_a_false_claim_pass(certificates, tmp_path, case
 def test_the_negative_bandwidth_forgery_fails(certificates, tmp_path, forgery):
     for case in ("kernel_svm-bandwidth", "klasso-bandwidth", "kernel_svm-c"):
         file, X, y = certificates[case]
-        report = approxpath.verify(forge(file, tmp_path / "neg.npz", forgery), X, y)
+        report = approxpath.verify(tamper(file, tmp_path / "neg.npz", forgery, rehash=True), X, y)
         assert not report.ok and any("interval lower end must be > 0" in f for f in report.failures), report
 
 
@@ -227,7 +227,7 @@ def test_random_value_perturbations(certificates, tmp_path, case, data):
     def edit(ar, m):
         ar[key].reshape(-1)[index] = value
 
-    forged = forge(file, tmp_path / "rand.npz", edit)
+    forged = tamper(file, tmp_path / "rand.npz", edit, rehash=True)
     if verify_outcome(forged, X, y):
         assert _claim_is_true(forged, X, y), (case, key, index, value)
 
@@ -254,7 +254,7 @@ def test_option_domains_of_a_declared_problem_are_checked(certificates, tmp_path
     verified while its claim was 3,394 eps off): every option forgery is refused or true."""
     file, X, y = certificates["elastic_net_cvxpy"]
     _check_forgeries(certificates, tmp_path, "elastic_net_cvxpy", lambda edits: _option_domain_edits(file), 20)
-    forged = forge(file, tmp_path / "mix2.npz", lambda a, m: m["options"].__setitem__("mix", 2.0))
+    forged = tamper(file, tmp_path / "mix2.npz", lambda a, m: m["options"].__setitem__("mix", 2.0), rehash=True)
     report = approxpath.verify(forged, X, y)
     assert not report.ok and "mix must be strictly between 0 and 1" in report.failures[0]
 

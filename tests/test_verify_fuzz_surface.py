@@ -20,7 +20,8 @@ import approxpath
 from approxpath.certificate.format import FORMAT_VERSION, KERNEL, read_certificate
 from approxpath.data import make_classification, make_sinc
 from approxpath.moving import Moving
-from forgery_helpers import BAD_NUMBERS, array_edits, check_forgeries, first_of_each_kind, forge, moving_edits, point_at
+from certificate_helpers import (BAD_NUMBERS, array_edits, check_forgeries, first_of_each_kind, moving_edits, point_at,
+                                 tamper)
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -271,7 +272,7 @@ def test_a_corrupted_surface_is_refused(surfaces, tmp_path):
     for label, edit in _cell_edits(read_certificate(file)[0]):
         if label == "cells:removed":
             continue
-        report = approxpath.verify(forge(file, tmp_path / "bad.npz", edit), X, y)
+        report = approxpath.verify(tamper(file, tmp_path / "bad.npz", edit, rehash=True), X, y)
         assert not report.ok and report.unit == "cells", label
     raw = bytearray(open(file, "rb").read())
     raw[len(raw) // 2] ^= 0xFF

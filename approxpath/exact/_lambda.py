@@ -8,6 +8,7 @@ bordered system refactored by LU at every breakpoint (``factor="lu"``, kept for 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 
@@ -144,6 +145,20 @@ class _Validation:
         return delta if delta <= d else None
 
 
+def _copies(K):
+    """``c`` of shape (n,): ``c[j]`` is the first column of ``K`` (symmetric) identical to column
+    ``j`` bit for bit, None when every column is unique.  Two such copies in the active set make
+    the KKT system exactly singular (without a ridge); LU finds that as an exact zero pivot
+    (identical rows), the updated Cholesky factor only as a tiny positive one (measured: a path
+    run on to lam_min through it, with points certify rejected)."""
+    first, c = {}, np.arange(K.shape[0])
+    for j in range(K.shape[0]):  # row j is column j; a 16-byte digest keys it (equality checked)
+        i = first.setdefault(hashlib.blake2b(np.ascontiguousarray(K[j]), digest_size=16).digest(), j)
+        if i != j and np.array_equal(K[i], K[j]):
+            c[j] = i
+    return c if np.any(c != np.arange(K.shape[0])) else None
+
+
 class _Engine:
     """The moving rate of eq. (18), the slope ``a`` of g along a segment, and g after a step.
 
@@ -163,6 +178,7 @@ class _Engine:
         self.factor = factor
         self.lu_fallbacks = 0
         self.steps = 0
+        self.copy_of = _copies(K) if nu == 0 else None
         if factor == "update":
             n = K.shape[0]
             self.colmean = K.mean(axis=0)
@@ -195,6 +211,13 @@ class _Engine:
         coefficients and of the bias, the slope a of g (:math:`g(\\lambda - d) = g - d a`),
         the condition estimate and the linear solves it took."""
         act = np.flatnonzero(signs)
+        if self.copy_of is not None:
+            first, at = np.unique(self.copy_of[act], return_index=True)
+            if first.size < act.size:
+                j = int(np.setdiff1d(act, act[at])[0])
+                raise ExactPathError(f"points {int(self.copy_of[j])} and {j} are copies (identical kernel columns): "
+                                     "the KKT system of the active points is singular; add a ridge term nu > 0 "
+                                     "or remove the duplicate points")
         if self.factor == "update":
             if self.stale:
                 self._rebuild(act)
