@@ -41,10 +41,13 @@ def _assert_optimal_over_all(p, alpha, t, tol):
     assert _dual_value(p, alpha, t) == pytest.approx(decl.problem.value, abs=1e-7)
 
 
-@pytest.mark.parametrize("start", ["nearby", "zero"])
+@pytest.mark.parametrize("start", ["nearby", "zero", "cold"])
 def test_warm_smo_reaches_the_tight_cvxpy_optimum(problem, start):
+    from approxpath.problems.kernel_svm.smo import cold_start
+
     p, t = problem, 1.3
-    alpha0 = p.solve(1.0)[1].alpha if start == "nearby" else np.zeros(p.n)
+    alpha0 = {"nearby": lambda: p.solve(1.0)[1].alpha, "zero": lambda: np.zeros(p.n),
+              "cold": lambda: cold_start(p.gram(t), p.y, p.c)}[start]()
     alpha, b, iterations = warm_smo(p.gram(t), p.y, p.c, alpha0, 1e-9)
     assert alpha.min() >= 0 and alpha.max() <= p.c and abs(math.fsum(p.y * alpha)) < 1e-12
     decl = p.cvxpy_dual(t)
@@ -70,7 +73,8 @@ def test_warm_smo_with_a_diagonal_other_than_one_reaches_a_tight_qp_optimum(prob
     assert float(alpha.sum() - 0.5 * w @ K @ w) == pytest.approx(qp.value, abs=1e-6)
 
 
-def test_a_solve_starts_from_the_nearest_solve_and_libsvm_from_zero(problem, monkeypatch):
+def test_a_solve_starts_from_the_nearest_solve_or_from_the_cold_start(problem, monkeypatch):
+    """A path's first solve: SMO from :func:`cold_start` (no solve nearby); the next from it."""
     p = problem
     monkeypatch.setattr(solves, "SMO_MIN_N", 100)  # (n = 120 here)
     used = []
@@ -82,7 +86,8 @@ def test_a_solve_starts_from_the_nearest_solve_and_libsvm_from_zero(problem, mon
 
     monkeypatch.setattr(type(p), "candidate", spy)
     cold = p.solve(1.0)
-    assert used == [("smo", False), ("libsvm", False)]  # no start: SMO declines, libSVM from zero
+    assert used == [("smo", False)]  # no solve nearby: SMO from the cold start, accepted
+    assert p.bound.gap(*cold, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(cold[1], 1.0)))
     used.clear()
     pair = p.solve(1.2, warm=cold)
     assert used == [("smo", True)]

@@ -9,8 +9,8 @@ hundred iterations (n = 4000: 60-530 instead of 1800-2100).  Its result is only 
 the exact solve accepts it by the gap approxpath certifies, else falls through to libSVM.
 
 The kernel is a matrix in memory, or :class:`ComputedKernel`: entries computed where the kernel
-products run (a GPU), read by blocks and rows, with no n x n kernel in host memory; there the
-first solve of a path starts from :func:`cold_start`.
+products run (a GPU), read by blocks and rows, with no n x n kernel in host memory.  The first
+solve of a path, with no nearby solve, starts from :func:`cold_start`.
 """
 
 from __future__ import annotations
