@@ -134,6 +134,25 @@ def test_duplicate_points_singular_system_and_ridge():
     np.testing.assert_allclose(up.beta, lu.beta, rtol=0, atol=1e-10)
 
 
+def test_copies_are_found_bit_for_bit_and_named_in_pairs_of_active_points():
+    """Points 0, 3 and 5 equal, 2 a near copy of 0 (1e-6 apart): with 3 and 5 active the
+    refusal names those two (not the group's first, 0); 0 with 2 is no copy."""
+    from approxpath.exact._common import ExactPathError
+    from approxpath.exact._linalg import _copies, _refuse_copies
+
+    X, _ = wang_sinc(0)
+    X = X[:8].copy()
+    X[3] = X[5] = X[0]
+    X[2] = X[0] + 1e-6
+    K = gaussian(sq_distances(X), 1.0)
+    copy_of = _copies(K)
+    assert [int(c) for c in copy_of] == [0, 1, 2, 0, 4, 0, 6, 7]
+    assert _copies(K[np.ix_([0, 1, 2], [0, 1, 2])]) is None
+    with pytest.raises(ExactPathError, match="points 3 and 5 are copies"):
+        _refuse_copies(copy_of, np.array([1, 3, 5]))
+    _refuse_copies(copy_of, np.array([0, 1, 2, 4]))
+
+
 def test_cholesky_of_the_reduced_matrix_is_the_bordered_system():
     """The reduced matrix (centred kernel columns) gives the bordered system's solution: the
     elimination of the bias that the update version relies on."""

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LEVELS_MAX", "find_lattice", "lattice_kernel", "lattice_entries", "histogram"]
+__all__ = ["find_lattice", "lattice_kernel", "lattice_entries", "histogram"]
 
 # Distances on a lattice q * {0, 1, ..., L} with L at most this (binary or integer features:
 # a1a-a4a have L = 28) are stored as uint8 level indices; products then go through histograms
 # of the coefficients over the levels (a1a: histogram of 4 columns 35 ms once, then 0.4 ms per
 # point instead of a 6-24 ms pass over D).
-LEVELS_MAX = 255
+_LEVELS_MAX = 255
 # rows per block when reading D or gathering a kernel: a block's int64 temporaries stay small
 # (numpy casts a uint8 index to intp for ``take``: a whole a4a fold in one call is 117 MB)
 _ROWS = 256
@@ -33,7 +33,7 @@ def _exp_levels(levels, x):
 
 def find_lattice(D):
     """``(levels, index)`` with ``levels[index] == D`` bit for bit when every entry of ``D`` is
-    ``k q`` for integers ``0 <= k <= min(LEVELS_MAX, n - 2)``, ``q`` a dyadic rational (binary,
+    ``k q`` for integers ``0 <= k <= min(_LEVELS_MAX, n - 2)``, ``q`` a dyadic rational (binary,
     integer or dyadic features); None otherwise, found in the first row for real-valued data.
 
     Exact: ``D 2**j`` is integral for some ``j <= 10`` (a power of two scales exactly), ``q``
@@ -55,7 +55,7 @@ def find_lattice(D):
     (ndarray of shape (L + 1,), ndarray of uint8 of shape (n, n)) or None
     """
     n = D.shape[0]
-    top = min(LEVELS_MAX, n - 2)
+    top = min(_LEVELS_MAX, n - 2)
     blocks = [slice(a, min(a + _ROWS, n)) for a in range(0, n, _ROWS)]
     if top < 1:
         return None

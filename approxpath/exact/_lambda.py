@@ -8,7 +8,6 @@ bordered system refactored by LU at every breakpoint (``factor="lu"``, kept for 
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 
@@ -21,7 +20,7 @@ from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import is_real
 
 from ._common import (_EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive, _Data)
-from ._linalg import _ActiveFactor, _FactorBroken, _kkt_matrix, _solve
+from ._linalg import _ActiveFactor, _FactorBroken, _copies, _kkt_matrix, _refuse_copies, _solve
 
 __all__ = ["lambda_path"]
 
@@ -145,20 +144,6 @@ class _Validation:
         return delta if delta <= d else None
 
 
-def _copies(K):
-    """``c`` of shape (n,): ``c[j]`` is the first column of ``K`` (symmetric) identical to column
-    ``j`` bit for bit, None when every column is unique.  Two such copies in the active set make
-    the KKT system exactly singular (without a ridge); LU finds that as an exact zero pivot
-    (identical rows), the updated Cholesky factor only as a tiny positive one (measured: a path
-    run on to lam_min through it, with points certify rejected)."""
-    first, c = {}, np.arange(K.shape[0])
-    for j in range(K.shape[0]):  # row j is column j; a 16-byte digest keys it (equality checked)
-        i = first.setdefault(hashlib.blake2b(np.ascontiguousarray(K[j]), digest_size=16).digest(), j)
-        if i != j and np.array_equal(K[i], K[j]):
-            c[j] = i
-    return c if np.any(c != np.arange(K.shape[0])) else None
-
-
 class _Engine:
     """The moving rate of eq. (18), the slope ``a`` of g along a segment, and g after a step.
 
@@ -212,12 +197,7 @@ class _Engine:
         the condition estimate and the linear solves it took."""
         act = np.flatnonzero(signs)
         if self.copy_of is not None:
-            first, at = np.unique(self.copy_of[act], return_index=True)
-            if first.size < act.size:
-                j = int(np.setdiff1d(act, act[at])[0])
-                raise ExactPathError(f"points {int(self.copy_of[j])} and {j} are copies (identical kernel columns): "
-                                     "the KKT system of the active points is singular; add a ridge term nu > 0 "
-                                     "or remove the duplicate points")
+            _refuse_copies(self.copy_of, act)
         if self.factor == "update":
             if self.stale:
                 self._rebuild(act)

@@ -18,10 +18,15 @@ set borders :math:`H` by one row and column, a point leaving deletes one: the Ch
 forming and factoring the system afresh (Wang, Qin and Huang §3 name the
 Sherman–Morrison–Woodbury block up/down-dating; a factor is updated here instead of an inverse,
 which is the numerically stable form of the same idea).
+
+Without a ridge (:math:`\nu = 0`) two copies of a point among the active ones make either system
+exactly singular; they are found bit for bit in the kernel's columns (:func:`_copies`), not
+left to the rounding of a pivot.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 
@@ -65,6 +70,31 @@ def _solve(M, b):
     gecon = scipy.linalg.get_lapack_funcs("gecon", (lu,))
     rcond, _ = gecon(lu, float(np.abs(M).sum(axis=0).max()), norm="1")
     return x, (1.0 / rcond if rcond > 0 else math.inf)
+
+
+def _copies(K):
+    """``c`` of shape (n,): ``c[j]`` is the first column of ``K`` (symmetric) identical to column
+    ``j`` bit for bit; None when every column is unique.  Two such copies among the active points
+    make the KKT system exactly singular without a ridge: LU finds that as an exact zero pivot
+    (identical rows), an updated Cholesky factor only as a tiny positive one (measured: the
+    λ-path ran on through it to lam_min, with points certify rejected)."""
+    n = K.shape[0]
+    first, c = {}, np.arange(n)
+    for j in range(n):  # row j is column j, keyed by a 16-byte digest (equality checked)
+        i = first.setdefault(hashlib.blake2b(np.ascontiguousarray(K[j]), digest_size=16).digest(), j)
+        if i != j and np.array_equal(K[i], K[j]):
+            c[j] = i
+    return c if np.any(c != np.arange(n)) else None
+
+
+def _refuse_copies(copy_of, act):
+    """``ExactPathError`` naming two copies (:func:`_copies`) among the active points ``act``."""
+    labels, at = np.unique(copy_of[act], return_index=True)
+    if labels.size < act.size:
+        j = int(np.setdiff1d(act, act[at])[0])
+        i = int(act[at][np.searchsorted(labels, copy_of[j])])
+        raise ExactPathError(f"points {i} and {j} are copies (identical kernel columns): the KKT system of the "
+                             "active points is singular; add a ridge term nu > 0 or remove the duplicate points")
 
 
 class _FactorBroken(Exception):
