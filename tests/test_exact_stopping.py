@@ -119,3 +119,16 @@ def test_bad_stopping_rules_are_refused(kwargs, match):
     X, y = wang_sinc(0)
     with pytest.raises(InputError, match=match):
         lambda_path(X, y, 1.0, **kwargs)
+
+
+def test_the_kernel_path_stops_where_two_copies_of_a_point_are_active():
+    """A copy of point 0 (the λ-path start stops at copies too, so the start is CVXPY's): the
+    kernel path stops where both copies are active, naming them, and what it returned before is
+    certified."""
+    from approxpath.exact import kernel_path
+
+    X, y = wang_sinc(2)
+    X, y = np.vstack([X, X[:1]]), np.concatenate([y, y[:1]])
+    p = kernel_path(X, y, 0.05, (0.5, 4.0), start_solution="cvxpy")
+    assert "points 0 and 50 are copies" in p.stop_reason
+    assert certify(p, tol=1e-6).ok

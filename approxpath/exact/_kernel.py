@@ -14,7 +14,7 @@ from approxpath.numerics import weight_resolution
 from ._common import (_ACTIVE_REL, _EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive,
                       _Data, _g_slack)
 from ._lambda import lambda_path
-from ._linalg import _kkt_matrix, _solve
+from ._linalg import _copies, _kkt_matrix, _refuse_copies, _solve
 from ._screen import _Screen, _TaylorScreen
 
 __all__ = ["kernel_path"]
@@ -34,12 +34,15 @@ class _KernelTracer:
         self.solves = 0
         self.max_cond = 1.0
         self.screens = [] if self.taylor is None else [self.taylor]  # the screens used (their counters)
+        self.copy_of = _copies(data.D) if data.nu == 0 else None  # copies of D's rows: of K_t's columns at every t
 
     def solve(self, t, signs, beta, beta0):
         """Eq. (21): the solution at ``t`` for the active set and signs ``signs``, as the update
         of (beta, beta0) by :math:`A^{-1}b^a` (eqs. (20), (22)-(23))."""
         d = self.data
         act = np.flatnonzero(signs)
+        if self.copy_of is not None:
+            _refuse_copies(self.copy_of, act)
         KA = gaussian(d.D[:, act], t)
         M = _kkt_matrix(KA, d.nu)
         rhs = np.concatenate(([d.ybar], KA.T @ d.y - d.lam * signs[act]))

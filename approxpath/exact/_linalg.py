@@ -73,8 +73,9 @@ def _solve(M, b):
 
 
 def _copies(K):
-    """``c`` of shape (n,): ``c[j]`` is the first column of ``K`` (symmetric) identical to column
-    ``j`` bit for bit; None when every column is unique.  Two such copies among the active points
+    """``c`` of shape (n,): ``c[j]`` is the first column of ``K`` (symmetric: a kernel, or the
+    distances of every kernel of a path) identical to column ``j`` bit for bit; None when every
+    column is unique.  Two such copies among the active points
     make the KKT system exactly singular without a ridge: LU finds that as an exact zero pivot
     (identical rows), an updated Cholesky factor only as a tiny positive one (measured: the
     λ-path ran on through it to lam_min, with points certify rejected)."""
