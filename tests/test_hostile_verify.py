@@ -236,14 +236,17 @@ def test_an_archive_of_many_members_is_refused_before_its_directory_is_read(tmp_
 
 
 @pytest.mark.slow
-def test_100000_members_are_refused_in_a_second(tmp_path):
-    import time
+def test_100000_members_are_refused_before_the_directory_is_read(tmp_path, monkeypatch):
+    """0.4.1 parsed the whole directory first: 10 s here, 58 s on a loaded machine."""
+    import zipfile
+
+    def no_directory(*args, **kwargs):
+        raise AssertionError("the zip directory was parsed")
 
     many = _many_members(tmp_path / "many.npz", 100_000)
-    t0 = time.perf_counter()
+    monkeypatch.setattr(zipfile, "ZipFile", no_directory)
     report = approxpath.verify(many, *make_sinc(n=30, seed=0))
     assert not report.ok and "at least 65535 members" in report.failures[0]
-    assert time.perf_counter() - t0 < 5  # 0.4.1: 10 s here, 58 s on a loaded machine
 
 
 def _deep(depth):
