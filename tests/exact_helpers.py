@@ -10,6 +10,7 @@ from approxpath.data import make_sinc
 from approxpath.compute.distances import sq_distances
 from approxpath.compute.kernels import gaussian
 from approxpath.exact.feature_path import normalize_columns
+from reference_helpers import tight_solve
 
 
 def wang_sinc(seed=0):
@@ -26,9 +27,7 @@ def cvx_klasso(X, y, t, lam, nu=0.0):
     beta, beta0 = cp.Variable(y.size), cp.Variable()
     obj = 0.5 * cp.sum_squares(y - K @ beta - beta0) + lam * cp.norm1(beta) + 0.5 * nu * cp.sum_squares(beta)
     prob = cp.Problem(cp.Minimize(obj))
-    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
-    assert prob.status == cp.OPTIMAL
-    return prob.value, beta.value, float(beta0.value)
+    return tight_solve(prob), beta.value, float(beta0.value)
 
 
 def objective(X, y, t, lam, beta, beta0, nu=0.0):
@@ -50,28 +49,12 @@ def cvxpy_inner(K, y, C):
     K = Q W Q' (the constraint is ||c|| <= sqrt(C), the fit B c with B = Q W^(1/2); the tiny
     eigenvalues of K near beta = 0 would make the a-form ill-posed for an interior-point solver):
     (objective, fitted values, intercept, multiplier lambda of a'K a <= C)."""
-    import warnings
-
-    import cvxpy as cp
-
     w, Q = np.linalg.eigh(0.5 * (K + K.T))
     B = Q * np.sqrt(np.clip(w, 0.0, None))
     c, a0 = cp.Variable(y.size), cp.Variable()
     con = cp.norm(c) <= math.sqrt(C)
     prob = cp.Problem(cp.Minimize(cp.sum_squares(y - B @ c - a0)), [con])
-    # Clarabel stops short of 1e-10 on some of these problems (a SolverError, whatever the load:
-    # measured on an ARD segment's midpoint); each tolerance is far below the tests' 1e-7 of the
-    # optimum, and the last must be met
-    for tol in (1e-10, 1e-9, 1e-8):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "optimal_inaccurate" at tolerances near the solver's floor
-            try:
-                prob.solve(solver="CLARABEL", tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol)
-            except cp.error.SolverError:
-                continue
-        if prob.status == "optimal":
-            break
-    assert prob.status in ("optimal", "optimal_inaccurate"), prob.status
+    tight_solve(prob, 1e-10)
     # ||y - B c - a0||^2 + mu (||c|| - sqrt C): stationarity 2 lambda c = mu c / ||c|| with ||c|| = sqrt C
     lam = float(np.ravel(con.dual_value)[0]) / (2 * math.sqrt(C))
     return prob.value, B @ c.value + float(a0.value), float(a0.value), lam

@@ -4,14 +4,12 @@ independent tight CVXPY solve (written here, not the problem's own declarations)
 import cvxpy as cp
 import numpy as np
 
+from reference_helpers import tight_solve
+
 
 def kernel(A, B, t, family="gaussian"):
     diff = A[:, None, :] - B[None, :, :]
     return np.exp(-t * (np.abs(diff).sum(-1) if family == "laplacian" else (diff**2).sum(-1)))
-
-
-def tight(problem):
-    problem.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
 
 
 def svm_predict(X, y, t, C, Xv, midpoint=True, family="gaussian"):
@@ -21,7 +19,7 @@ def svm_predict(X, y, t, C, Xv, midpoint=True, family="gaussian"):
     K = kernel(X, X, t, family)
     n = len(y)
     w, b, xi = cp.Variable(n), cp.Variable(), cp.Variable(n)
-    tight(cp.Problem(cp.Minimize(0.5 * cp.quad_form(w, cp.psd_wrap(K)) + C * cp.sum(xi)),
+    tight_solve(cp.Problem(cp.Minimize(0.5 * cp.quad_form(w, cp.psd_wrap(K)) + C * cp.sum(xi)),
                      [cp.multiply(y, K @ w + b) >= 1 - xi, xi >= 0]))
     kinks = np.sort(y - K @ w.value)
     p = int(np.sum(y > 0))

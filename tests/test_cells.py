@@ -11,6 +11,7 @@ import pytest
 import approxpath
 from approxpath.cells import CellBound
 from approxpath.data import make_classification, make_sinc
+from reference_helpers import tight_solve
 
 cp = pytest.importorskip("cvxpy")
 
@@ -24,11 +25,6 @@ def _kernel(X, t):
     return np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1))
 
 
-def _tight(problem):
-    problem.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
-    return problem.value
-
-
 def _svm(X, y, t, C, primal, dual):
     K = _kernel(X, t)
     Kw = K @ primal.w
@@ -37,7 +33,7 @@ def _svm(X, y, t, C, primal, dual):
     D = a.sum() - 0.5 * (y * a) @ K @ (y * a)
     violation = max(-a.min(), a.max() - C, abs(y @ a)) / C
     q = cp.Variable(len(y))
-    opt = _tight(cp.Problem(cp.Maximize(cp.sum(q) - 0.5 * cp.quad_form(q, cp.psd_wrap(K * np.outer(y, y)))),
+    opt = tight_solve(cp.Problem(cp.Maximize(cp.sum(q) - 0.5 * cp.quad_form(q, cp.psd_wrap(K * np.outer(y, y)))),
                             [q >= 0, q <= C, y @ q == 0]))
     return P, D, violation, opt
 
@@ -50,7 +46,7 @@ def _klasso(X, y, t, lam, primal, dual):
     D = y @ u - 0.5 * u @ u
     violation = max(np.abs(K @ u).max() / lam - 1.0, abs(u.sum()))
     beta, beta0 = cp.Variable(len(y)), cp.Variable()
-    opt = _tight(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta - beta0) + lam * cp.norm1(beta))))
+    opt = tight_solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta - beta0) + lam * cp.norm1(beta))))
     return P, D, violation, opt
 
 
@@ -61,7 +57,7 @@ def _robust(X, y, t, lam, primal, dual):
     D = y @ u
     violation = max(np.abs(u).max() - 1.0, np.abs(K @ u).max() / lam - 1.0)
     beta = cp.Variable(len(y))
-    opt = _tight(cp.Problem(cp.Minimize(cp.norm1(y - K @ beta) + lam * cp.norm1(beta))))
+    opt = tight_solve(cp.Problem(cp.Minimize(cp.norm1(y - K @ beta) + lam * cp.norm1(beta))))
     return P, D, violation, opt
 
 

@@ -10,6 +10,7 @@ from approxpath.exact import ExactPathError, kernel_path, lambda_path
 from approxpath.compute.distances import sq_distances
 from approxpath.compute.kernels import gaussian
 from exact_helpers import cvx_klasso, objective, wang_sinc
+from reference_helpers import tight_solve
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +107,7 @@ def test_kernel_path_matches_cvxpy_at_random_sigma(wang, kpath):
         K = np.exp(-D / sigma)  # Wang's kernel, written in sigma
         beta, beta0 = cp.Variable(50), cp.Variable()
         prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta - beta0) + 0.1 * cp.norm1(beta)))
-        prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+        tight_solve(prob)
         assert p.valid
         assert objective(X, y, 1.0 / sigma, 0.1, p.beta, p.beta0) == pytest.approx(prob.value, rel=1e-7, abs=1e-9)
 

@@ -15,6 +15,7 @@ from approxpath.problems.klasso.bound import KLassoDual, KLassoPrimal
 from approxpath.problems.robust_l1.bound import RobustL1Dual, RobustL1Primal
 from approxpath.solvers.lasso import solve_klasso
 from approxpath.solvers.lp import LP_SOLVERS, solve_robust_l1
+from reference_helpers import tight_solve
 
 # what an exact solve must reach (Problem.solve's acceptance: EXACT_GAP relative)
 EXACT = 1e-7
@@ -22,7 +23,6 @@ LAM = 0.1
 # bandwidths: 0.01 and 0.05 make K_t nearly singular on sinc data (cond ~1e17), where
 # interior-point solves needed klasso's active-set polish; the rest span the usual path
 BANDWIDTHS = (0.01, 0.05, 0.3, 2.0, 25.0)
-CLARABEL_TIGHT = dict(tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def _klasso_cvxpy(K, y, lam):
     beta, beta0 = cp.Variable(y.size), cp.Variable()
     r = y - K @ beta - beta0
     prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(r) + lam * cp.norm1(beta)))
-    prob.solve(solver=cp.CLARABEL, **CLARABEL_TIGHT)
+    tight_solve(prob, 1e-10)
     return prob.value, y - K @ beta.value - beta0.value
 
 
@@ -46,7 +46,7 @@ def _robust_cvxpy(K, y, lam):
 
     beta = cp.Variable(y.size)
     prob = cp.Problem(cp.Minimize(cp.norm1(y - K @ beta) + lam * cp.norm1(beta)))
-    prob.solve(solver=cp.CLARABEL, **CLARABEL_TIGHT)
+    tight_solve(prob, 1e-10)
     return prob.value
 
 

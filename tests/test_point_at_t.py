@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import approxpath
+from reference_helpers import tight_solve
 
 cp = pytest.importorskip("cvxpy")
 datasets = pytest.importorskip("sklearn.datasets")
@@ -78,8 +79,7 @@ def _ridge_dual(X, y, point, bw, lam):
 
 # ------------------------------------------------------------------ independent tight optima
 def _tight(problem):
-    problem.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
-    return problem.value
+    return tight_solve(problem, 1e-10)
 
 
 def _svm_optimum(X, y, bw, c):

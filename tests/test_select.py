@@ -14,6 +14,7 @@ from approxpath.data import make_classification, make_sinc
 from approxpath.selection import Selection, select
 
 from selection_helpers import svm_cv_error
+from reference_helpers import tight_solve
 
 LAM = 0.1
 
@@ -194,7 +195,7 @@ def test_estimators_with_cv(sinc):
     # the model at best_t_: within best_gap_bound_ (<= eps_) of an independent tight optimum on all the data
     problem, primal = clf._best_model
     decl = problem.cvxpy_primal(clf.best_t_)
-    decl.problem.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    tight_solve(decl.problem, 1e-10)
     sub = problem.primal_objective(problem.primal_at(primal, clf.best_t_), clf.best_t_) - decl.problem.value
     assert problem.n == 30 and -1e-7 <= sub <= clf.best_gap_bound_ + 1e-7 and clf.best_gap_bound_ <= clf.eps_
     assert clf.path_.problem.n == 30 and clf.path_.certified  # computed now, on all the data

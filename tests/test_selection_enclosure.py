@@ -11,7 +11,8 @@ from approxpath.data import make_classification, make_sinc
 from approxpath.selection.losses import loss_totals
 from approxpath.selection.predictions import cross_products, expansion_cover
 
-from selection_helpers import kernel as _kernel, svm_predict as _svm_predict, tight as _tight
+from reference_helpers import tight_solve
+from selection_helpers import kernel as _kernel, svm_predict as _svm_predict
 
 # Independent solves reach ~1e-9; predictions of such a solve may sit this far outside.
 _SOLVE_TOL = 1e-6
@@ -25,7 +26,7 @@ def _klasso_predict(X, y, t, lam, Xv):
 
     K = _kernel(X, X, t)
     beta, beta0 = cp.Variable(len(y)), cp.Variable()
-    _tight(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta - beta0) + lam * cp.norm1(beta))))
+    tight_solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta - beta0) + lam * cp.norm1(beta))))
     return _kernel(Xv, X, t) @ beta.value + beta0.value
 
 

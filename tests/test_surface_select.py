@@ -10,6 +10,7 @@ import pytest
 import approxpath
 from approxpath import InputError
 from approxpath.data import make_classification
+from reference_helpers import tight_solve
 
 cp = pytest.importorskip("cvxpy")
 pytest.importorskip("sklearn")
@@ -30,9 +31,8 @@ def _exact_decisions(X, y, t, C, X_new):
     middle of the P-th and (P+1)-th smallest kinks y_i - f(x_i) (P positive labels)."""
     K = _kernel(X, X, t)
     a = cp.Variable(len(y))
-    cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.quad_form(a, cp.psd_wrap(K * np.outer(y, y)))),
-               [a >= 0, a <= C, y @ a == 0]).solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12,
-                                                   tol_feas=1e-12)
+    tight_solve(cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.quad_form(a, cp.psd_wrap(K * np.outer(y, y)))),
+                           [a >= 0, a <= C, y @ a == 0]), 1e-12)
     w = y * np.asarray(a.value)
     kinks = np.sort(y - K @ w)
     P = int(np.sum(y > 0))
