@@ -1,0 +1,249 @@
+"""Kernel products and the SVM's exact solves on a device through the array API, exercised with
+numpy, array-api-strict and PyTorch's CPU standing in for a GPU: the same numbers as the CPU
+provider within the stated allowances, paths that certify and verify with numpy alone."""
+
+import importlib.util
+import types
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import compute
+from approxpath.compute.blocked import BlockedKernels
+from approxpath.compute.device import Accelerator, DeviceKernels
+from approxpath.compute.distances import sq_distances
+from approxpath.compute.kernels import Kernels
+from approxpath.data import make_classification
+from approxpath.errors import InputError
+from approxpath.numerics import fp_margin, kernel_entry_error
+
+# the device backend's tests need the array API wrapper and the strict namespace (the test extra)
+_ARRAY_API = all(importlib.util.find_spec(m) for m in ("array_api_compat", "array_api_strict"))
+needs_array_api = pytest.mark.skipif(not _ARRAY_API, reason="needs array-api-compat and array-api-strict")
+
+
+def _strict():
+    """array-api-strict with a device of its own: nothing crosses to numpy without a copy."""
+    import array_api_strict as xps
+
+    return Accelerator(xps, xps.Device("device1"), xps.Device("CPU_DEVICE"), "array-api-strict")
+
+
+def _torch_cpu():
+    """PyTorch through array-api-compat on the CPU: the namespace a CUDA machine's PyTorch route
+    uses, with its own device objects and dtype rules."""
+    import array_api_compat.torch as xpt
+    import torch
+
+    return Accelerator(xpt, torch.device("cpu"), "cpu", "PyTorch on the CPU")
+
+
+_TORCH = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs PyTorch")
+
+
+def _perturbing(seed=0):
+    """numpy through array-api-compat, with a device's documented rounding injected: every exp
+    one ulp off (the CUDA maximum), in random directions, and matrix products summed in
+    reversed order (another order than numpy's BLAS)."""
+    import array_api_compat.numpy as xnp
+
+    rng = np.random.default_rng(seed)
+
+    def exp(a):
+        e = np.exp(a)
+        return np.where(rng.random(e.shape) < 0.5, np.nextafter(e, 0.0), np.nextafter(e, np.inf))
+
+    def matmul(A, B):
+        out = np.zeros((A.shape[0], B.shape[1]))
+        for j in range(A.shape[1] - 1, -1, -1):
+            out += A[:, j:j + 1] * B[j]
+        return out
+
+    names = {k: getattr(xnp, k) for k in dir(xnp) if not k.startswith("_")}
+    return Accelerator(types.SimpleNamespace(**dict(names, exp=exp, matmul=matmul)), "cpu", "cpu", "perturbed")
+
+
+@pytest.fixture(scope="module")
+def points():
+    X = np.random.default_rng(2).standard_normal((150, 3))
+    return X, sq_distances(X)
+
+
+@needs_array_api
+@pytest.mark.parametrize("make", [_strict, pytest.param(_torch_cpu, marks=_TORCH)], ids=["array-api-strict", "pytorch"])
+@pytest.mark.parametrize("where", ["copied", "computed-once", "computed-per-pass"])
+def test_device_products_are_the_cpu_products_to_rounding(points, where, make, monkeypatch):
+    """array-api-strict on a device of its own (nothing crosses without an explicit copy), and
+    PyTorch where installed; D copied from the host, computed on the device and held, or
+    computed at every pass (a device without room for it); rows subsets too, in blocks smaller
+    than the data (forced)."""
+    import dataclasses
+
+    import approxpath.compute.device as device
+
+    X, D = points
+    monkeypatch.setattr(device, "_BLOCK_BYTES", 8 * 150 * 40)  # 40 rows per block
+    base = Kernels(D) if where == "copied" else BlockedKernels(X)
+    full = where == "computed-per-pass"
+    accelerator = dataclasses.replace(make(), free_bytes=lambda: 0.0) if full else make()
+    C = np.random.default_rng(3).standard_normal((150, 2))
+    rows = np.arange(1, 150, 3)
+    dk = DeviceKernels(base, accelerator, X)
+    assert (dk._D is None) == full
+    for r in (None, rows):
+        c = C if r is None else C[r]
+        for j, (A, B) in enumerate(zip(dk.products(0.6, c, r), Kernels(D).products(0.6, c, r))):
+            np.testing.assert_allclose(A, B, rtol=1e-13, atol=1e-13 * np.abs(B).max())
+    one = dk.products(0.6, C[:, 0], order=0)
+    assert len(one) == 1 and one[0].shape == (150,)
+
+
+@needs_array_api
+@pytest.mark.parametrize("make", [_strict, pytest.param(_torch_cpu, marks=_TORCH)], ids=["array-api-strict", "pytorch"])
+@pytest.mark.parametrize("where", ["copied", "computed-once", "computed-per-pass"])
+@pytest.mark.parametrize("family", ["gaussian", "laplacian"])
+def test_kernel_rows_on_a_device_are_the_kernels_entries(where, make, family):
+    """The entries a warm SMO reads on a device, at rows and columns in any order (and whole
+    rows): :math:`\\exp(-xD)` at those entries, with D copied, computed there and held, or
+    computed at every call."""
+    import dataclasses
+
+    from approxpath.compute.kernels import gaussian
+    from approxpath.kernel_families import distances
+
+    X = np.random.default_rng(4).standard_normal((90, 3))
+    D = distances(X, family, None)
+    full = where == "computed-per-pass"
+    accelerator = dataclasses.replace(make(), free_bytes=lambda: 0.0) if full else make()
+    base = Kernels(D) if where == "copied" else BlockedKernels(X, family)
+    dk = DeviceKernels(base, accelerator, X, family)
+    assert (dk._D is None) == full
+    K = gaussian(D, 0.8)
+    rows, cols = np.array([5, 0, 89, 5]), np.array([3, 88, 5, 0, 41])
+    np.testing.assert_allclose(dk.kernel_rows(0.8, rows, cols), K[np.ix_(rows, cols)], rtol=1e-14, atol=0)
+    np.testing.assert_allclose(dk.kernel_rows(0.8, rows[1:2]), K[rows[1:2]], rtol=1e-14, atol=0)
+    assert dk.kernel_rows(0.8, rows, cols).shape == (4, 5)
+
+
+@needs_array_api
+@pytest.mark.parametrize("make", [_strict, lambda: _perturbing(2), pytest.param(_torch_cpu, marks=_TORCH)],
+                         ids=["array-api-strict", "perturbed", "pytorch"])
+def test_the_svms_exact_solves_run_on_the_device_without_a_host_kernel(tmp_path, make, monkeypatch):
+    """Above the SMO's size (lowered here) a device path's exact solves are SMO on the device's
+    kernel entries, the first from zero: no backend runs after it and the host never forms a
+    kernel; the path certifies, and its certificate verifies with numpy alone."""
+    from approxpath.compute.caches import KernelCache
+    from approxpath.problems.kernel_svm import solves
+
+    monkeypatch.setattr(solves, "SMO_MIN_N", 100)
+    X, y = make_classification(n=160, d=3, seed=5)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.5)
+    used, formed = [], []
+    real_candidate, real_get = type(problem).candidate, KernelCache.get
+    monkeypatch.setattr(type(problem), "candidate",
+                        lambda self, name, t, warm=None: (used.append(name), real_candidate(self, name, t, warm))[1])
+    monkeypatch.setattr(KernelCache, "get", lambda self, x: (formed.append(x), real_get(self, x))[1])
+    path = approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**3), device=make())
+    assert path.certified and path.exact_solves > 2
+    assert set(used) == {"smo"} and len(used) == path.exact_solves and formed == []
+    path.save(tmp_path / "device.npz")
+    assert approxpath.verify(tmp_path / "device.npz", X, y).ok
+
+
+@needs_array_api
+def test_a_laplacian_svm_without_whole_kernels_solves_on_the_device(tmp_path, monkeypatch):
+    """Without whole kernels on the host (the blocked mode, forced) the laplacian kernel has no
+    exact solver on the CPU (libSVM's own kernel is gaussian): the path stops at once with
+    libSVM's one-line refusal.  On a device SMO reads the kernel's entries there, and the path
+    certifies and verifies."""
+    from approxpath.problems.kernel_svm import solves
+
+    monkeypatch.setattr(solves, "SMO_MIN_N", 100)
+    monkeypatch.setenv("APPROXPATH_KERNELS", "blocked")
+    X, y = make_classification(n=160, d=3, seed=6)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.3, kernel="laplacian")
+    with pytest.warns(UserWarning, match="do not fit"):
+        with pytest.raises(InputError, match="needs the n x n kernel for libSVM"):
+            approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**2), device="cpu")
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.3, kernel="laplacian")
+    with pytest.warns(UserWarning, match="do not fit"):
+        path = approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**2), device=_strict())
+    assert problem.bound.kernels.mode == "blocked" and path.certified
+    path.save(tmp_path / "laplacian.npz")
+    assert approxpath.verify(tmp_path / "laplacian.npz", X, y).ok
+
+
+@needs_array_api
+def test_distances_are_held_where_they_fit_with_the_work_space_to_spare(points):
+    """D is held on the device when it and the work space of a pass fit the free memory (an
+    80 GB D on a 141 GB GPU), else computed at every pass."""
+    import dataclasses
+
+    import approxpath.compute.device as device
+
+    X, D = points
+    need = 8.0 * D.size + device._WORK_BYTES
+    for free, held in ((need, True), (need - 1.0, False)):
+        dk = DeviceKernels(Kernels(D), dataclasses.replace(_strict(), free_bytes=lambda f=free: f), X)
+        assert (dk._D is not None) == held
+    assert 8.0 * 100_000**2 + device._WORK_BYTES < 141e9
+
+
+@needs_array_api
+def test_the_allowances_cover_a_devices_documented_rounding(points):
+    """Products with every exp one ulp off and another summation order stay within what a
+    bound allows for an n-term product (kernel_entry_error per unit of coefficient and
+    fp_margin of the sum) of the exact products of the same D (in long double)."""
+    X, D = points
+    n, d = D.shape[0], X.shape[1]
+    C = np.random.default_rng(6).standard_normal((n, 2))
+    for seed in range(3):
+        got = DeviceKernels(Kernels(D), _perturbing(seed), X).products(1.7, C, order=0)[0]
+        E = np.exp(-np.longdouble(1.7) * D.astype(np.longdouble))
+        for c in range(C.shape[1]):
+            exact = (E * C[:, c].astype(np.longdouble)).sum(axis=1)
+            magnitude = np.abs(C[:, c]).sum()
+            allowance = kernel_entry_error(d) * magnitude + fp_margin(n, magnitude)
+            assert float(np.max(np.abs(got[:, c] - exact))) <= allowance
+            # the injection is felt: not the CPU's bits
+            assert not np.array_equal(got[:, c], Kernels(D).products(1.7, C, order=0)[0][:, c])
+
+
+@needs_array_api
+@pytest.mark.parametrize("make", [_strict, lambda: _perturbing(1), pytest.param(_torch_cpu, marks=_TORCH)],
+                         ids=["array-api-strict", "perturbed", "pytorch"])
+def test_a_device_path_certifies_and_verifies_with_numpy_alone(tmp_path, make):
+    accelerator = make()
+    X, y = make_classification(n=120, d=3, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.1)
+    path = approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**3), device=accelerator)
+    assert path.certified
+    path.save(tmp_path / "device.npz")
+    assert approxpath.verify(tmp_path / "device.npz", X, y).ok
+
+
+@needs_array_api
+def test_device_choice(monkeypatch):
+    import approxpath.compute.device as device
+
+    X, y = make_classification(n=40, d=2, seed=0)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.1)
+    monkeypatch.setattr(device, "find_accelerator", lambda: None)
+    with pytest.raises(InputError, match="device='gpu' needs"):
+        with compute.products_on(problem, device="gpu"):
+            pass
+    with pytest.raises(InputError, match="device must be one of"):
+        with compute.products_on(problem, device="tpu"):
+            pass
+    monkeypatch.setattr(device, "find_accelerator", _strict)
+    with compute.products_on(problem, device="auto") as kernels:  # below DEVICE_MIN_N: here
+        assert kernels is None
+    with compute.products_on(problem, device="gpu") as kernels:
+        assert isinstance(kernels, DeviceKernels) and problem.bound.kernels is kernels
+    assert not isinstance(problem.bound.kernels, DeviceKernels)
+    monkeypatch.setattr(compute, "DEVICE_MIN_N", 40)
+    with compute.products_on(problem, device="auto") as kernels:
+        assert isinstance(kernels, DeviceKernels)
+    with compute.products_on(problem, device="cpu") as kernels:
+        assert kernels is None
