@@ -69,7 +69,7 @@ class SVMExactSolves:
         kernel products run on a device that computes kernel entries (``kernel_rows``: a GPU),
         SMO reads them there, and no n x n kernel is formed on the host.  (The first solve at n =
         16,000, C = 0.1, t = 2^-10 on the CPU: 0.14-0.23 s from the cold start, 2.4 s by libSVM
-        from zero with scikit-learn's import; the same pair after restoration.)"""
+        from zero with scikit-learn's import; the same alpha.)"""
         from approxpath.solvers import current_settings
 
         from .smo import ComputedKernel, cold_start
