@@ -30,11 +30,12 @@ import numpy as np
 from ..errors import InputError
 from ..kernel_families import cross_distances
 from .kernels import Kernels
+from .parallelism import background, parallel_map
 
 __all__ = ["BlockedKernels"]
 
-# Rows of D per block of the one pass that checks and hashes the distances: 2**21 entries
-# (16 MB) per block, a few blocks at n = 16000, small against the libSVM cache.
+# Rows of D per block of the passes that check and hash the distances: 2**21 entries (16 MB)
+# per block, a few blocks at n = 16000, small against the libSVM cache.
 _SUMMARY_ENTRIES = 1 << 21
 
 
@@ -89,27 +90,36 @@ class BlockedKernels(Kernels):
         return cross_distances(self.X[idx], self.X, self.family, self.weights)
 
     def checks(self):
-        """``(finite, largest)`` of :math:`D` (:meth:`Kernels.checks` where ``D`` is stored, else
-        from :meth:`summary`'s one pass)."""
-        return Kernels.checks(self) if self._D is not None else self.summary()[:2]
-
-    def summary(self):
-        """``(finite, largest, sha256)`` of :math:`D`, in one pass over its row blocks (the
-        sha256 of the whole matrix, as :func:`~approxpath.kernel_families.distances_sha256`)."""
-        if self._summary is None and self._D is not None:
-            return Kernels.summary(self)
-        if self._summary is None:
+        """``(finite, largest)`` of :math:`D`: :meth:`Kernels.checks` where ``D`` is stored; else
+        from its row blocks computed on the kernel threads, while the sha256 of the same blocks,
+        computed again in order (as :func:`~approxpath.kernel_families.distances_sha256` hashes
+        the whole matrix), runs on a thread of its own
+        (:func:`~approxpath.compute.parallelism.background`) for :meth:`Kernels.summary` to
+        collect.  (One pass doing both, on the main thread before the path, was the serial part:
+        at n = 100,000 some 80 GB of distances hashed, ~1 minute.)"""
+        if self._D is not None:
+            return Kernels.checks(self)
+        if self._checks is None:
             n = self.n
-            h = hashlib.sha256(repr((n, n)).encode())
-            finite, top = True, 0.0
             step = max(1, _SUMMARY_ENTRIES // max(n, 1))
-            for a in range(0, n, step):
-                R = np.ascontiguousarray(self.rows(slice(a, min(a + step, n))), dtype=float)
-                h.update(R)
-                finite = finite and bool(np.all(np.isfinite(R)))
-                top = max(top, float(np.max(R)) if R.size else 0.0)
-            self._summary = (finite, top, h.hexdigest())
-        return self._summary
+            blocks = [slice(a, min(a + step, n)) for a in range(0, n, step)]
+            self._sha256 = background(self._sha256_of, blocks)
+
+            def block(b):
+                R = self.rows(b)
+                return bool(np.all(np.isfinite(R))), np.max(R)
+
+            parts = parallel_map(block, blocks)
+            top = float(np.max([t for _, t in parts])) if parts else 0.0  # NaN if any block's is
+            self._checks = (all(f for f, _ in parts), top)
+        return self._checks
+
+    def _sha256_of(self, blocks):
+        """The sha256 of :math:`D` from its row ``blocks`` in order."""
+        h = hashlib.sha256(repr((self.n, self.n)).encode())
+        for b in blocks:
+            h.update(np.ascontiguousarray(self.rows(b), dtype=float))
+        return h.hexdigest()
 
     def hold(self, x, E):
         """Let products at ``x`` read ``E`` :math:`= \\exp(-xD)` (n x n, formed by the caller with
