@@ -216,3 +216,11 @@ def test_the_distances_checks_come_first_and_their_sha256_after():
     D2 = D.copy()
     D2[3, 5] = D2[5, 3] = np.inf
     assert Kernels(D2).checks()[0] is False
+    X2 = X.copy()
+    X2[3, 1] = np.inf
+    with np.errstate(invalid="ignore"):  # inf - inf in the differences: NaN, which the check reports
+        assert BlockedKernels(X2).checks()[0] is False
+    b = BlockedKernels(np.vstack([X] * 40))  # 2,800 rows: several blocks, on the kernel threads
+    with compute.threads(2):
+        assert b.summary() == (True, float(sq_distances(np.vstack([X] * 40)).max()),
+                               distances_sha256(sq_distances(np.vstack([X] * 40))))
