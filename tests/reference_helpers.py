@@ -13,7 +13,9 @@ def tight_solve(problem, tol=1e-11):
     ``SolverError``, or an inaccurate status) depending on the rounding of the machine's BLAS,
     not on the problem (measured: a feature path's reference solve failed at 1e-10 alone and
     passed in the suite's order); each looser tolerance is still far below what the tests
-    compare against it, and the last must be met.
+    compare against it.  The last is met, or ends "optimal_inaccurate" (robust l1's LPs over
+    lambda, degenerate at their optimum: the value the tests compared against before this
+    helper).
     """
     for t in (tol, 10 * tol, 100 * tol):
         with warnings.catch_warnings():
@@ -24,5 +26,5 @@ def tight_solve(problem, tol=1e-11):
                 continue
         if problem.status == cp.OPTIMAL:
             return problem.value
-    assert problem.status == cp.OPTIMAL, problem.status
+    assert problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE), problem.status
     return problem.value

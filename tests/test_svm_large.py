@@ -185,14 +185,18 @@ def test_the_memory_estimate_is_within_a_factor_of_the_peak(mode, monkeypatch):
     few seconds): within a factor of 2.5 either way, in each mode (the estimate counts the caches
     full and a long path's pieces; alone, it was 1.4 to 1.8 times the peak, but a child of the
     whole test session had peaked at 335 MB where alone it took 182 MB: it was reading the
-    session's peak, which a child inherits in ru_maxrss; it now reads its own)."""
+    session's peak, which a child inherits in ru_maxrss; it now reads its own).  Above, by 3 in
+    the distances mode: its exact solves, the first one included, are SMO's on the one kernel
+    buffer, and libSVM, counted as their fallback with its library and cache, is never loaded
+    when SMO's candidates are accepted (the peak 150 MB when the first solve was libSVM's, 121 MB
+    since, against an estimate of 337 MB)."""
     monkeypatch.delenv("APPROXPATH_MEMORY", raising=False)
     monkeypatch.setenv("APPROXPATH_KERNELS", mode)
     done = subprocess.run([sys.executable, "-c", _MEASURE, "1500"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["mode"] == mode and got["certified"]
-    assert 1 / 2.5 <= got["estimate"] / got["peak"] <= 2.5, got
+    assert 1 / 2.5 <= got["estimate"] / got["peak"] <= (3.0 if mode == "distances" else 2.5), got
 
 
 def test_verify_estimate_without_whole_kernels(monkeypatch):
