@@ -19,7 +19,7 @@ forming and factoring the system afresh (Wang, Qin and Huang §3 name the
 Sherman–Morrison–Woodbury block up/down-dating; a factor is updated here instead of an inverse,
 which is the numerically stable form of the same idea).
 
-Without a ridge (:math:`\nu = 0`) two copies of a point among the active ones make either system
+Without a ridge (:math:`\\nu = 0`) two copies of a point among the active ones make either system
 exactly singular; they are found bit for bit in the kernel's columns (:func:`_copies`), not
 left to the rounding of a pivot.
 """
@@ -75,10 +75,10 @@ def _solve(M, b):
 def _copies(K):
     """``c`` of shape (n,): ``c[j]`` is the first column of ``K`` (symmetric: a kernel, or the
     distances of every kernel of a path) identical to column ``j`` bit for bit; None when every
-    column is unique.  Two such copies among the active points
-    make the KKT system exactly singular without a ridge: LU finds that as an exact zero pivot
-    (identical rows), an updated Cholesky factor only as a tiny positive one (measured: the
-    λ-path ran on through it to lam_min, with points certify rejected)."""
+    column is unique.  Two such copies among the active points make the KKT system exactly
+    singular without a ridge: LU finds that as an exact zero pivot (identical rows), an updated
+    Cholesky factor only as a tiny positive one (measured: the λ-path ran on through it to
+    lam_min, with points certify rejected)."""
     n = K.shape[0]
     first, c = {}, np.arange(n)
     for j in range(n):  # row j is column j, keyed by a 16-byte digest (equality checked)
