@@ -140,6 +140,25 @@ def array_edits(arrays):
     return edits
 
 
+#: Changes of a numeric meta field (label, change).
+NUMBER_CHANGES = (("x0.5", lambda v: v * 0.5), ("x2", lambda v: v * 2), ("+1", lambda v: v + 1),
+                  ("-1", lambda v: v - 1), ("negated", lambda v: -v))
+
+
+def meta_field_edits(key, value, changes=NUMBER_CHANGES):
+    """(label, edit) of the meta field ``key`` (holding ``value``) that every certificate's
+    fields get: each of :data:`BAD_NUMBERS`, missing, ``changes`` of a number, a flipped bool."""
+    edits = [(f"meta {key}:{label}", lambda a, m, key=key, bad=bad: m.__setitem__(key, bad))
+             for label, bad in BAD_NUMBERS.items()]
+    edits.append((f"meta {key}:missing", lambda a, m, key=key: m.pop(key)))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        for label, f in changes:
+            edits.append((f"meta {key}:{label}", lambda a, m, key=key, f=f: m.__setitem__(key, f(m[key]))))
+    if isinstance(value, bool):
+        edits.append((f"meta {key}:flipped", lambda a, m, key=key: m.__setitem__(key, not m[key])))
+    return edits
+
+
 def meta_edits(meta):
     """(label, edit) of every meta field (and of every option): values out of the domain,
     NaN/inf, other types, other valid values, missing, and a few fields added."""
@@ -147,15 +166,7 @@ def meta_edits(meta):
     for key, value in meta.items():
         if key == "content_sha256":
             continue
-        for label, bad in BAD_NUMBERS.items():
-            edits.append((f"meta {key}:{label}", lambda a, m, key=key, bad=bad: m.__setitem__(key, bad)))
-        edits.append((f"meta {key}:missing", lambda a, m, key=key: m.pop(key)))
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            for label, f in (("x0.5", lambda v: v * 0.5), ("x2", lambda v: v * 2), ("+1", lambda v: v + 1),
-                             ("-1", lambda v: v - 1), ("negated", lambda v: -v)):
-                edits.append((f"meta {key}:{label}", lambda a, m, key=key, f=f: m.__setitem__(key, f(m[key]))))
-        if isinstance(value, bool):
-            edits.append((f"meta {key}:flipped", lambda a, m, key=key: m.__setitem__(key, not m[key])))
+        edits += meta_field_edits(key, value)
         if isinstance(value, list):
             edits += [(f"meta {key}:reversed", lambda a, m, key=key: m.__setitem__(key, m[key][::-1])),
                       (f"meta {key}:drop last", lambda a, m, key=key: m.__setitem__(key, m[key][:-1])),

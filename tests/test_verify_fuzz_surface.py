@@ -20,8 +20,8 @@ import approxpath
 from approxpath.certificate.format import FORMAT_VERSION, KERNEL, read_certificate
 from approxpath.data import make_classification, make_sinc
 from approxpath.moving import Moving
-from certificate_helpers import (BAD_NUMBERS, array_edits, check_forgeries, first_of_each_kind, moving_edits, point_at,
-                                 tamper)
+from certificate_helpers import (BAD_NUMBERS, NUMBER_CHANGES, array_edits, check_forgeries, first_of_each_kind,
+                                 meta_field_edits, moving_edits, point_at, tamper)
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -176,15 +176,7 @@ def _meta_edits(meta):
     for key, value in meta.items():
         if key == "content_sha256":
             continue
-        for label, bad in BAD_NUMBERS.items():
-            edits.append((f"meta {key}:{label}", lambda a, m, key=key, bad=bad: m.__setitem__(key, bad)))
-        edits.append((f"meta {key}:missing", lambda a, m, key=key: m.pop(key)))
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            for label, f in (("x0.5", lambda v: v * 0.5), ("x2", lambda v: v * 2), ("+1", lambda v: v + 1),
-                             ("negated", lambda v: -v)):
-                edits.append((f"meta {key}:{label}", lambda a, m, key=key, f=f: m.__setitem__(key, f(m[key]))))
-        if isinstance(value, bool):
-            edits.append((f"meta {key}:flipped", lambda a, m, key=key: m.__setitem__(key, not m[key])))
+        edits += meta_field_edits(key, value, [c for c in NUMBER_CHANGES if c[0] != "-1"])
         if isinstance(value, str):
             for other in ("kernel_svm", "klasso", "robust_l1", "kernel_ridge", "path", "c", "lam", "bandwidth", ""):
                 if other != value:
