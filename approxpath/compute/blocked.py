@@ -23,12 +23,10 @@ Numpy and scipy only: the verifier uses it.
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from ..errors import InputError
-from ..kernel_families import cross_distances
+from ..kernel_families import cross_distances, distances_sha256
 from .kernels import Kernels
 from .parallelism import background, parallel_map
 
@@ -92,8 +90,8 @@ class BlockedKernels(Kernels):
     def checks(self):
         """``(finite, largest)`` of :math:`D`: :meth:`Kernels.checks` where ``D`` is stored; else
         from its row blocks computed on the kernel threads, while the sha256 of the same blocks,
-        computed again in order (as :func:`~approxpath.kernel_families.distances_sha256` hashes
-        the whole matrix), runs on a thread of its own
+        computed again and hashed in order (:func:`~approxpath.kernel_families.distances_sha256`),
+        runs on a thread of its own
         (:func:`~approxpath.compute.parallelism.background`) for :meth:`Kernels.summary` to
         collect.  (One pass doing both, on the main thread before the path, was the serial part:
         at n = 100,000 some 80 GB of distances hashed, ~1 minute.)"""
@@ -103,7 +101,7 @@ class BlockedKernels(Kernels):
             n = self.n
             step = max(1, _SUMMARY_ENTRIES // max(n, 1))
             blocks = [slice(a, min(a + step, n)) for a in range(0, n, step)]
-            self._sha256 = background(self._sha256_of, blocks)
+            self._sha256 = background(distances_sha256, (self.rows(b) for b in blocks), (n, n))
 
             def block(b):
                 R = self.rows(b)
@@ -113,13 +111,6 @@ class BlockedKernels(Kernels):
             top = float(np.max([t for _, t in parts])) if parts else 0.0  # NaN if any block's is
             self._checks = (all(f for f, _ in parts), top)
         return self._checks
-
-    def _sha256_of(self, blocks):
-        """The sha256 of :math:`D` from its row ``blocks`` in order."""
-        h = hashlib.sha256(repr((self.n, self.n)).encode())
-        for b in blocks:
-            h.update(np.ascontiguousarray(self.rows(b), dtype=float))
-        return h.hexdigest()
 
     def hold(self, x, E):
         """Let products at ``x`` read ``E`` :math:`= \\exp(-xD)` (n x n, formed by the caller with
