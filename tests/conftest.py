@@ -1,6 +1,7 @@
-"""Shared fixtures: the known-answer toy problem is registered for the whole session (so the
-conformance checks cover it), every gap any test computes is checked against weak duality, and
-no test sees the data files another one read."""
+"""Shared fixtures: the known-answer toy problem and the tests' plug-in problems
+(``plugin_problems``) are registered for the whole session, before any test file is collected
+(so the registry-wide tests cover the same problems in every file order), every gap any test
+computes is checked against weak duality, and no test sees the data files another one read."""
 
 import functools
 import warnings
@@ -11,7 +12,10 @@ import pytest
 from approxpath.registry import available_problems, get_problem, register
 from approxpath.testing import ToyProjection
 
-register(ToyProjection)
+from plugin_problems import PROBLEMS
+
+for _cls in (ToyProjection, *PROBLEMS):
+    register(_cls)
 
 #: Weak duality: no computed gap may be below -WEAK_DUALITY_TOL * scale.
 WEAK_DUALITY_TOL = 1e-9
@@ -85,3 +89,13 @@ def one_blas_thread():
 
     with blas_threads(1):
         yield
+
+
+def pytest_addoption(parser):
+    parser.addoption("--reverse-order", action="store_true",
+                     help="run the collected tests last to first (CI's check that no test leans on another's state)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--reverse-order"):
+        items.reverse()

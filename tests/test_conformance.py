@@ -26,3 +26,11 @@ def test_a_bound_that_lies_fails_the_battery(monkeypatch):
     monkeypatch.setattr(cls.Bound, "gap", lambda self, p, d, lo, hi=None: 0.0)
     with pytest.raises(AssertionError, match="verifies"):
         check_tampered_certificates_fail(examples_of(cls)[0])
+
+
+def test_the_tests_plug_ins_are_in_the_battery():
+    """The problems the tests declare as plug-ins are registered before collection, so the
+    battery above covers them whatever order the test files run in."""
+    from plugin_problems import PROBLEMS
+
+    assert {cls.name for cls in PROBLEMS} <= set(available_problems())

@@ -9,28 +9,19 @@ import pickle
 import cvxpy as cp
 import numpy as np
 import pytest
-from scipy.spatial.distance import pdist, squareform
 
 import approxpath
-from approxpath.bound import Option
 from approxpath.certificate import verify
 from approxpath.certificate.claims import claimed_on
 from approxpath.data import make_sinc
 from approxpath.driver import STRATEGIES
-from approxpath.testing import check_problem
 
 from certificate_helpers import elastic_net_example, tamper
+from plugin_problems import Lasso, ResidualSmoother, Smoother, regression
 
 sklearn_linear = pytest.importorskip("sklearn.linear_model")
 
 _example = elastic_net_example
-
-
-def _regression(n=40, d=6, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = X @ np.r_[1.5, -2.0, np.zeros(d - 3), 1.0] + 0.3 * rng.standard_normal(n)
-    return X, y
 
 
 def _sklearn_objective(X, y, lam, mix):
@@ -58,7 +49,7 @@ def test_elastic_net_path_is_sampled_and_eps_close_to_sklearn_at_50_random_lam(t
     certified; for this weight-form problem the claim holds between the sampled points too, which
     an independent solver checks at 50 random lambda."""
     ElasticNet = _example().ElasticNet
-    X, y = _regression()
+    X, y = regression()
     eps, interval = 1e-3, (1e-3, 1.0)
     problem = ElasticNet(X, y, mix=0.5)
     assert not problem.bound.interval_bound
@@ -76,32 +67,8 @@ def test_elastic_net_path_is_sampled_and_eps_close_to_sklearn_at_50_random_lam(t
     assert worst > 0.01 * eps  # the check has teeth
 
 
-class Lasso(approxpath.CvxpyProblem):
-    """The lasso over lam: its dual constraint ||X'u||_inf <= lam moves with lam (the
-    restoration scales u at each end of a piece)."""
-
-    name, parameters = "lasso_cvxpy", ("lam",)
-    variables, dual_variables, carried = ("beta",), ("u",), ("beta", "u")
-
-    @staticmethod
-    def declare(X, y, lam):
-        n, d = X.shape
-        beta, u = cp.Variable(d, name="beta"), cp.Variable(n, name="u")
-        primal = cp.Problem(cp.Minimize(cp.sum_squares(y - X @ beta) / (2 * n) + lam * cp.norm1(beta)))
-        dual = cp.Problem(cp.Maximize(y @ u - n / 2 * cp.sum_squares(u)), [cp.norm_inf(X.T @ u) <= lam])
-        return primal, dual
-
-    @classmethod
-    def examples(cls):
-        X, y = _regression(n=20, d=4, seed=3)
-        return [(cls(X, y), (0.01, 1.0), 0.01)]
-
-
-approxpath.register(Lasso)
-
-
 def test_lasso_with_a_moving_dual_constraint_is_eps_close_to_sklearn(tmp_path):
-    X, y = _regression(seed=1)
+    X, y = regression(seed=1)
     eps, interval = 1e-3, (1e-3, 1.0)
     problem = Lasso(X, y)
     path = approxpath.approximate_path(problem, eps=eps, interval=interval)
@@ -113,13 +80,9 @@ def test_lasso_with_a_moving_dual_constraint_is_eps_close_to_sklearn(tmp_path):
         assert -1e-9 <= f - _sklearn_objective(X, y, lam, 1.0) <= eps
 
 
-def test_a_cvxpy_problem_passes_the_conformance_battery():
-    assert check_problem(Lasso) > 0
-
-
 def test_forged_cvxpy_certificates_fail(tmp_path):
     ElasticNet = _example().ElasticNet
-    X, y = _regression(n=20, d=4, seed=3)
+    X, y = regression(n=20, d=4, seed=3)
     path = approxpath.approximate_path(ElasticNet(X, y), eps=1e-3, interval=(0.01, 1.0))
     cert = path.save(tmp_path / "enet.npz")
     for key in ("primal_beta", "dual_u"):
@@ -131,7 +94,7 @@ def test_forged_cvxpy_certificates_fail(tmp_path):
 
 def test_cvxpy_problems_pickle_and_run_in_workers(tmp_path):
     ElasticNet = _example().ElasticNet
-    X, y = _regression(n=20, d=4, seed=3)
+    X, y = regression(n=20, d=4, seed=3)
     problem = pickle.loads(pickle.dumps(ElasticNet(X, y, mix=0.3)))
     assert problem.mix == 0.3
     path = approxpath.approximate_path(problem, eps=1e-3, interval=(0.01, 1.0), strategy="grid", workers=2, chunks=2)
@@ -139,42 +102,6 @@ def test_cvxpy_problems_pickle_and_run_in_workers(tmp_path):
 
 
 # ---------------------------------------------------------------------------- bandwidth paths
-class Smoother(approxpath.CvxpyProblem):
-    """A kernel smoother with a ridge on its coefficients over the bandwidth: t inside exp(-tD)."""
-
-    name, parameters = "smoother_cvxpy", ("bandwidth",)
-    variables, dual_variables, carried = ("beta",), ("u",), ("beta", "u")
-    OPTIONS = dict(lam=Option("positive", default=0.1))
-
-    @staticmethod
-    def declare(X, y, t, lam):
-        K = cp.exp(-t * squareform(pdist(X, "sqeuclidean")))
-        beta, u = cp.Variable(len(y), name="beta"), cp.Variable(len(y), name="u")
-        primal = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta) + lam * cp.sum_squares(beta)))
-        dual = cp.Problem(cp.Maximize(y @ u - 0.5 * cp.sum_squares(u) - cp.sum_squares(K @ u) / (4 * lam)))
-        return primal, dual
-
-
-class ResidualSmoother(Smoother):
-    """The same problem with the residual as a variable whose constraint moves with t: the
-    primal is restored at each sampled point (beta carried up to a scale, r re-optimized)."""
-
-    name = "residual_smoother_cvxpy"
-    variables = ("beta", "r")
-
-    @staticmethod
-    def declare(X, y, t, lam):
-        K = cp.exp(-t * squareform(pdist(X, "sqeuclidean")))
-        beta, r, u = (cp.Variable(len(y), name=name) for name in ("beta", "r", "u"))
-        primal = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(r) + lam * cp.sum_squares(beta)), [r == y - K @ beta])
-        dual = cp.Problem(cp.Maximize(y @ u - 0.5 * cp.sum_squares(u) - cp.sum_squares(K @ u) / (4 * lam)))
-        return primal, dual
-
-
-approxpath.register(Smoother)
-approxpath.register(ResidualSmoother)
-
-
 def _smoother_optimum(X, y, t, lam):
     K = np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
     beta = np.linalg.solve(K.T @ K + 2 * lam * np.eye(len(y)), K.T @ y)

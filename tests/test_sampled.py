@@ -14,39 +14,12 @@ from approxpath.certificate.claims import SAMPLE_LEVELS, claimed_on
 from approxpath.cli import main
 from approxpath.data import make_sinc
 from approxpath.driver import STRATEGIES
-from approxpath.registry import register
-from approxpath.testing import ToyBound, ToyProjection, check_problem
+from approxpath.testing import ToyProjection
 
 from certificate_helpers import tamper
+from plugin_problems import SampledRidge, SampledToy
 
 KernelRidge = approxpath.get_problem("kernel_ridge")
-
-
-class SampledToyBound(ToyBound):
-    interval_bound = False
-
-
-class SampledToy(ToyProjection):
-    """The toy projection with its interval bound switched off."""
-
-    name = "toy_sampled"
-    Bound = SampledToyBound
-
-
-class SampledRidgeBound(KernelRidge.Bound):
-    name = "kernel_ridge_sampled"
-    interval_bound = False
-
-
-class SampledRidge(KernelRidge):
-    """Kernel ridge regression with its interval bound switched off."""
-
-    name = "kernel_ridge_sampled"
-    Bound = SampledRidgeBound
-
-
-register(SampledToy)
-register(SampledRidge)
 
 
 def _toy_data():
@@ -103,10 +76,6 @@ def test_sampled_pieces_claim_five_points_and_old_files_three():
     assert [x for x, _ in claimed_on("sampled", lo, hi)] == pytest.approx([1.0, 2.0, 4.0, 8.0, 16.0])
     assert [x for x, _ in claimed_on("sampled", lo, hi, levels=1)] == pytest.approx([1.0, 4.0, 16.0])
     assert claimed_on("certified", lo, hi) == [(lo, hi)]
-
-
-def test_bound_less_problem_passes_the_conformance_battery():
-    assert check_problem(SampledToy) > 0
 
 
 def _sampled_certificate(tmp_path):
