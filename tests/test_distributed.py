@@ -148,7 +148,7 @@ def test_split_products_add_the_product_chunks_as_kernels_does(client, monkeypat
 
 def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path, capsys, monkeypatch):
     """``--dask ADDRESS``: the products run on that cluster's workers (the path of
-    split_products=True: the blocked mode's pieces); a scheduler that does not answer is one line."""
+    split_products=True: the blocked mode's pieces); a scheduler that does not answer, or an address without a port, is one line."""
     import json
 
     from approxpath.cli import main
@@ -166,3 +166,6 @@ def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path
     monkeypatch.setattr("approxpath.cli.commands.DASK_TIMEOUT", 1)
     assert main([*args, "--dask", "tcp://127.0.0.1:9"]) != 0
     assert "no Dask scheduler answered at tcp://127.0.0.1:9" in capsys.readouterr().err
+    assert main([*args, "--dask", "schedulerhost"]) == 2
+    err = capsys.readouterr().err
+    assert "'schedulerhost' is not a scheduler address like tcp://host:8786" in err and err.count("\n") == 1

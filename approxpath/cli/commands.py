@@ -80,6 +80,8 @@ def _dask_client(address):
         return Client(address, timeout=DASK_TIMEOUT)
     except OSError as exc:
         raise InputError(f"--dask: no Dask scheduler answered at {address} ({exc})") from None
+    except ValueError as exc:  # distributed's address parser: no port, an unknown protocol
+        raise InputError(f"--dask: {address!r} is not a scheduler address like tcp://host:8786 ({exc})") from None
 
 
 def checkpoint_of(args):
