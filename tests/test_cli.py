@@ -112,3 +112,38 @@ def test_option_names_are_checked_by_the_problem_class():
         {"c": 0.5, "bias": "fixed"}
     with pytest.raises(InputError, match="c must be a positive"):
         problem_kwargs(svm, argparse.Namespace(**{**vars(args), "option": ["c=-1"]}))
+
+
+@pytest.mark.parametrize("module,command,args", [
+    ("commands", "cmd_path", ["path", "kernel_svm", "--c", "1", "--range", "0.5", "2", "--no-progress"]),
+    ("commands", "cmd_verify", ["verify"]),
+    ("select", "cmd_select", ["select", "kernel_svm", "--c", "1", "--cv", "3", "--range", "0.5", "2", "--tol", "0.2",
+                                  "--no-progress"]),
+    ("surface", "cmd_surface", ["surface", "kernel_svm", "--eps", "0.5", "--weights", "0.5", "2", "--range", "0.5",
+                                "2"]),
+    ("exact", "cmd_exact", ["exact", "klasso", "--parameter", "bandwidth", "--lam", "0.1", "--range", "1", "1.5"]),
+])
+def test_n_jobs_sets_the_kernel_threads_of_every_long_command(module, command, args, libsvm_file, sinc_csv, tmp_path,
+                                                              monkeypatch, capsys):
+    """``--n-jobs`` is the kernel threads while the command runs (joblib's convention; the
+    default otherwise), and a bad count is one line with exit 2 before any work."""
+    import importlib
+
+    from approxpath.compute import kernel_threads
+
+    monkeypatch.delenv("APPROXPATH_NUM_THREADS", raising=False)
+    cert = tmp_path / "c.npz"
+    assert main(["path", "kernel_svm", "--data", str(libsvm_file), "--c", "1", "--range", "0.5", "2", "--out",
+                 str(cert), "--no-progress"]) == 0
+    data = (["--data", str(sinc_csv), "--format", "csv"] if command == "cmd_exact" else
+            [str(cert)] if command == "cmd_verify" else ["--data", str(libsvm_file)])
+    mod = importlib.import_module(f"approxpath.cli.{module}")
+    real, seen = getattr(mod, command), []
+    monkeypatch.setattr(mod, command, lambda a: (seen.append(kernel_threads()), real(a))[1])
+    for flags, expected in ((["--n-jobs", "1"], 1), (["--n-jobs", "-1"], kernel_threads()), ([], kernel_threads())):
+        assert main([*args, *data, *flags]) in (0, 1)  # select may stop above --tol: still ran
+        assert seen.pop() == expected and not seen
+    capsys.readouterr()
+    assert main([*args, *data, "--n-jobs", "0"]) == 2 and not seen
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "approxpath: error: n_jobs must be a nonzero integer or None (-1: every core, -2: all but one); got 0"]

@@ -234,7 +234,12 @@ def main(argv=None):
                 args = build_parser(argv).parse_args(argv)
             except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
                 return exc.code
-            return args.func(args)
+            if getattr(args, "n_jobs", None) is None:
+                return args.func(args)
+            from ..compute.parallelism import threads
+
+            with threads(args.n_jobs):  # --n-jobs: every command's kernel work
+                return args.func(args)
     except (InputError, KeyError, ValueError, FileNotFoundError, EpsilonTooSmallError, BudgetExceededError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         return _error(f"error: {msg}", "usage")

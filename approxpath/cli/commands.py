@@ -12,7 +12,8 @@ from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs, data_format  # noqa: F401 (figures use them too)
 
-__all__ = ["COMMANDS", "load", "add_data_args", "add_path_args", "run_and_write", "checkpoint_of", "default_checkpoint"]
+__all__ = ["COMMANDS", "load", "add_data_args", "add_threads_arg", "add_path_args", "run_and_write", "checkpoint_of",
+           "default_checkpoint"]
 
 
 def load(args, meta=None):
@@ -33,6 +34,13 @@ def add_data_args(p, required=True):
                    help="feature scaling; global-minmax is the paper's (default none)")
 
 
+def add_threads_arg(p):
+    """``--n-jobs``: the command's kernel threads (:func:`approxpath.cli.main` runs the command
+    inside :func:`approxpath.compute.threads`)."""
+    p.add_argument("--n-jobs", type=int, default=None, metavar="N", help="threads of the kernel work (-1 every "
+                   "core, -2 all but one; default: APPROXPATH_NUM_THREADS or every core)")
+
+
 def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     from ..driver import STRATEGIES
 
@@ -49,8 +57,7 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--workers", type=int, default=1, help="local worker processes: they certify the segments between exact solves "
                    "(interpolate, two-sided) or compute chunks of the interval (paper, grid)")
-    p.add_argument("--n-jobs", type=int, default=None, metavar="N", help="threads of the kernel work (-1 every "
-                   "core, -2 all but one; default: APPROXPATH_NUM_THREADS or every core)")
+    add_threads_arg(p)
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"), help="where kernel products run: gpu "
                    "(CUDA with CuPy or PyTorch), cpu, or auto (a GPU when present and n >= 4096)")
     p.add_argument("--dask", default=None, metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786): its workers "
@@ -308,6 +315,7 @@ def _verify_args(p, cls, argv=()):
     p.add_argument("certificate", help="the .npz written by `approxpath path --out` or Path.save")
     add_data_args(p, required=False)
     _distances_arg(p)
+    add_threads_arg(p)
     p.set_defaults(data=None)
     p.description = ("Re-check a certificate with numpy only, on the data file it records (or --data, or the "
                      "data it carries). Prints what it certifies: problem, options, eps, interval, data sha256.")

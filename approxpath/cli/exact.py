@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..registry import get_problem
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs
-from .commands import add_data_args, load
+from .commands import add_data_args, add_threads_arg, load
 
 __all__ = ["COMMANDS"]
 
@@ -116,6 +116,7 @@ def cmd_crosscheck(args):
 def _exact_args(p, cls, argv=()):
     p.add_argument("problem", help="klasso")
     add_data_args(p)
+    add_threads_arg(p)
     p.add_argument("--parameter", choices=("lam", "bandwidth"), default="bandwidth",
                    help="lam: the lambda-path; bandwidth: the kernel path (default)")
     p.add_argument("--lam", type=parse_number, default=None,
@@ -150,6 +151,7 @@ def _exact_args(p, cls, argv=()):
 def _crosscheck_args(p, cls, argv=()):
     p.add_argument("problem", help="registered problem name (see `approxpath problems`)")
     add_data_args(p)
+    add_threads_arg(p)
     if cls is not None:
         add_problem_options(p, cls)
     p.add_argument("--path", required=True, help="npz or csv: t and the primal fields (klasso: beta, beta0)")

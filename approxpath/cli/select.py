@@ -9,7 +9,7 @@ import warnings
 
 from . import add_problem_options, parse_number
 from .checks import build_problem, check_outputs
-from .commands import add_data_args, load
+from .commands import add_data_args, add_threads_arg, load
 
 __all__ = ["COMMANDS"]
 
@@ -58,6 +58,7 @@ def cmd_select(args):
 def _select_args(p, cls, argv=()):
     p.add_argument("problem", help="registered problem name; `approxpath select PROBLEM --help` lists its options")
     add_data_args(p)
+    add_threads_arg(p)
     if cls is not None:
         add_problem_options(p, cls)
     p.add_argument("--criterion", default=None,

@@ -11,7 +11,7 @@ import warnings
 from ..errors import InputError
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs
-from .commands import add_data_args, load
+from .commands import add_data_args, add_threads_arg, load
 
 __all__ = ["COMMANDS", "select_over_two"]
 
@@ -81,6 +81,7 @@ def _surface_args(p, cls, argv=()):
     p.add_argument("problem", help="kernel_svm, klasso, robust_l1 or kernel_ridge; `approxpath surface PROBLEM "
                                    "--help` lists its options")
     add_data_args(p)
+    add_threads_arg(p)
     if cls is not None:
         add_problem_options(p, cls)
     p.add_argument("--eps", type=parse_number, required=True, help="admissible gap at every point of the box")
