@@ -147,3 +147,25 @@ def test_n_jobs_sets_the_kernel_threads_of_every_long_command(module, command, a
     assert main([*args, *data, "--n-jobs", "0"]) == 2 and not seen
     assert capsys.readouterr().err.strip().splitlines() == [
         "approxpath: error: n_jobs must be a nonzero integer or None (-1: every core, -2: all but one); got 0"]
+
+
+@pytest.mark.parametrize("args", [
+    ["path", "kernel_svm", "--c", "1", "--range", "0.5", "2", "--no-progress"],
+    ["select", "kernel_svm", "--c", "1", "--cv", "3", "--range", "0.5", "2", "--no-progress"],
+    ["surface", "kernel_svm", "--eps", "0.5", "--weights", "0.5", "2", "--range", "0.5", "2"],
+])
+def test_plot_without_matplotlib_is_refused_before_the_run(args, libsvm_file, tmp_path, monkeypatch, capsys):
+    """Without matplotlib, ``--plot`` is one line and exit 2 before any work (it was an
+    internal error after the whole run); the demo, whose figure is a default, skips it."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    out = tmp_path / "c.npz"
+    extra = ["--out", str(out)] if args[0] != "select" else []
+    assert main([*args, "--data", str(libsvm_file), "--plot", str(tmp_path / "f.png"), *extra]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "approxpath: error: --plot needs matplotlib: pip install 'approxpath[plot]' (or leave --plot out)"]
+    assert not out.exists() and not (tmp_path / "f.png").exists()
+    files = [str(tmp_path / name) for name in ("d.npz", "d.csv", "d.png")]
+    assert main(["demo", "--no-progress", "--out", files[0], "--data-out", files[1], "--plot", files[2]]) == 0
+    assert "install the plot extra" in capsys.readouterr().out and not (tmp_path / "d.png").exists()

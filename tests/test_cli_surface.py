@@ -40,3 +40,27 @@ def test_select_over_two_parameters(data, capsys):
 def test_over_names_the_problem_s_weight(data, capsys):
     assert main(["select", "kernel_svm", "--data", data, "--cv", "2", "--over", "lam,bandwidth"]) == 2
     assert "--over" in capsys.readouterr().err
+
+
+def test_the_surface_figure_shows_every_cell_and_solve(data, tmp_path, capsys):
+    """``surface --plot``: the figure file is written, and ``plot_surface`` draws one polygon
+    per certified cell coloured by its gap bound (the scale's top eps for an absolute eps) and
+    a dot per exact solve."""
+    pytest.importorskip("matplotlib")
+    from approxpath import load_surface
+    from approxpath.surface import plot_surface
+
+    out, fig_file = str(tmp_path / "s.npz"), tmp_path / "cells.png"
+    assert main(["surface", "kernel_svm", "--data", data, "--c", "0.5", "--eps", "0.5", "--range", "0.5", "2",
+                 "--weights", "0.5", "2", "--out", out, "--plot", str(fig_file), "--no-progress"]) == 0
+    assert f"figure written to {fig_file}" in capsys.readouterr().out
+    assert fig_file.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = np.loadtxt(data, delimiter=",")
+    surface = load_surface(out, table[:, :-1], table[:, -1])
+    assert surface.verified and surface.certified
+    ax = plot_surface(surface).axes[0]
+    (cells,) = ax.collections
+    assert len(cells.get_paths()) == len(surface.cells) and cells.get_clim() == (0.0, 0.5)
+    assert np.array_equal(cells.get_array(), [c.gap_bound for c in surface.cells])
+    (dots,) = ax.lines
+    assert len(dots.get_xdata()) == surface.exact_solves and ax.get_xscale() == ax.get_yscale() == "log"

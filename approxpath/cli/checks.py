@@ -20,13 +20,19 @@ _OUTPUTS = ("out", "checkpoint", "export", "plot", "data_out")
 _INPUTS = ("data", "val_data", "distances", "certificate", "path")
 
 
-def check_outputs(args, inputs=(), extra=()):
+def check_outputs(args, inputs=(), extra=(), plot_optional=False):
     """Refuse, before a long run, outputs that cannot be written: a directory, a device, a
     missing or read-only folder, an input file of the run (``--data``, ``--val-data``,
     ``--distances``, and ``inputs``), or the same file as another output (``extra``: more
     ``(flag, file)`` outputs, such as the default checkpoint); see
-    :func:`~approxpath.certificate.output.check_outputs`."""
+    :func:`~approxpath.certificate.output.check_outputs`.  A ``--plot`` without matplotlib
+    installed is refused too, unless the command skips its figure then (``plot_optional``)."""
+    import importlib.util
+
     from ..certificate.output import check_outputs as check
+
+    if getattr(args, "plot", None) and not plot_optional and importlib.util.find_spec("matplotlib") is None:
+        raise InputError("--plot needs matplotlib: pip install 'approxpath[plot]' (or leave --plot out)")
 
     given = []
     for name in _INPUTS:

@@ -264,7 +264,7 @@ def cmd_demo(args):
 
     from .datasets import write_data
 
-    check_outputs(args)  # --out, --plot and --data-out: three different files
+    check_outputs(args, plot_optional=True)  # --out, --plot and --data-out: three different files
     X, y = write_data("classification", args.data_out, 80, 0, d=2)
     problem = get_problem("kernel_svm")(X, y, c=1.0, bias="optimal")
     print(f"demo: kernel_svm on 80 seeded synthetic points (2 Gaussian classes, written to {args.data_out}), "

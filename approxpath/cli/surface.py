@@ -34,7 +34,8 @@ def cmd_surface(args):
     problem, fmt, prep = _problem(args, cls, args.weights)
     meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
     s = approximate_surface(problem, args.eps, tuple(args.weights), tuple(args.range) if args.range else None,
-                            relative=args.relative, max_solves=args.max_solves, progress=not args.json, meta=meta)
+                            relative=args.relative, max_solves=args.max_solves,
+                            progress=not (args.no_progress or args.json), meta=meta)
     if args.out:
         s.save(args.out)
     if args.json:
@@ -43,6 +44,13 @@ def cmd_surface(args):
         print(s.summary())
         if args.out:
             print(f"certificate written to {args.out} (check it: approxpath verify {args.out} --data {args.data})")
+    if args.plot:
+        from ..plotting import save_figure
+        from ..surface.figures import plot_surface
+
+        save_figure(plot_surface(s), args.plot)
+        if not args.json:
+            print(f"figure written to {args.plot}")
     return 0 if s.certified else 1
 
 
@@ -93,6 +101,9 @@ def _surface_args(p, cls, argv=()):
     p.add_argument("--max-solves", type=int, default=20_000, help="exact solves allowed (default 20000)")
     p.add_argument("--out", default=None, help="write the surface certificate (.npz) here")
     p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="save the figure of the cells coloured by their gap bounds (needs matplotlib)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_surface)
 
 

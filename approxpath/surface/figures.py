@@ -1,17 +1,73 @@
-"""The figure of a selection over two parameters (the ``plot`` extra: matplotlib, object API, no
-pyplot state): the criterion's enclosure over the box as a heat map, the chosen point and the
-region not yet excluded."""
+"""Figures over two parameters (the ``plot`` extra: matplotlib, object API, no pyplot state): a
+certified surface's cells coloured by their gap bounds with its exact solves, and a selection's
+criterion enclosure over the box as a heat map with the chosen point and the region not yet
+excluded."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_surface_selection"]
+__all__ = ["plot_surface", "plot_surface_selection"]
 
-# Okabe-Ito colours (as approxpath.plotting): the chosen point, the region not excluded.
-_CHOSEN, _REGION = "#D55E00", "#FFFFFF"
+# Okabe-Ito colours (as approxpath.plotting): the chosen point, the region not excluded, an
+# uncovered cell.
+_CHOSEN, _REGION, _UNCOVERED = "#D55E00", "#FFFFFF", "#D55E00"
 _LABELS = {"error": "cross-validation error", "mae": "mean absolute error", "mse": "mean squared error"}
 _WEIGHTS = {"c": "C", "lam": "lambda"}
+
+
+def plot_surface(surface, ax=None, title=None):
+    """Draw ``surface``'s cells over the box (log-log), each coloured by its gap bound (the bound
+    at every point of the cell, rounding included), uncovered cells in orange, and the exact
+    solves as dots.
+
+    Parameters
+    ----------
+    surface : Surface
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure otherwise.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.collections import PolyCollection
+
+    from ..plotting import figure_and_axes
+
+    fig, ax = figure_and_axes(ax, (6.4, 4.8))
+    s = surface
+    boxes = [[(c.t_lo, c.w_lo), (c.t_hi, c.w_lo), (c.t_hi, c.w_hi), (c.t_lo, c.w_hi)] for c in s.cells]
+    certified = np.array([c.kind == "certified" for c in s.cells])
+    gaps = np.array([c.gap_bound for c in s.cells], dtype=float)
+    cells = PolyCollection([b for b, ok in zip(boxes, certified) if ok], array=gaps[certified], cmap="viridis",
+                           edgecolors="white", linewidths=0.3)
+    # an absolute eps is the scale's top (every certified bound is below it); a relative eps
+    # bounds each cell's gap against its own optimal value, so the bounds set the scale
+    cells.set_clim(0.0, s.eps if not s.relative else float(gaps[certified].max()) if certified.any() else 1.0)
+    ax.add_collection(cells)
+    scale = f"absolute; eps = {s.eps:g} relative" if s.relative else f"eps = {s.eps:g}"
+    fig.colorbar(cells, ax=ax, label=f"gap bound on the cell ({scale})")
+    if not certified.all():
+        ax.add_collection(PolyCollection([b for b, ok in zip(boxes, certified) if not ok], facecolors=_UNCOVERED,
+                                         edgecolors="white", linewidths=0.3))
+        ax.fill([], [], color=_UNCOVERED, label=f"uncovered ({int((~certified).sum())} cells)")
+    if s.solve_points:
+        t, w = np.asarray(s.solve_points, dtype=float).T
+        ax.plot(t, w, ".", color="black", ms=3, label=f"exact solves ({s.exact_solves})")
+    (t0, t1), (w0, w1) = s.box
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(t0, t1)
+    ax.set_ylim(w0, w1)
+    ax.set_xlabel("bandwidth t")
+    ax.set_ylabel(_WEIGHTS.get(s.weight, s.weight))
+    ax.set_title(title or f"{s.meta.get('problem')}: {len(s.cells)} cells, "
+                          f"{'every one certified' if certified.all() else 'not all certified'}")
+    if s.solve_points or not certified.all():
+        ax.legend(loc="best", fontsize=8, framealpha=0.6)
+    return fig
 
 
 def plot_surface_selection(selection, ax=None, title=None, value=None):
