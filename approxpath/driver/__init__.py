@@ -104,8 +104,9 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     device : {"auto", "cpu", "gpu"}
         Where this process's kernel products run: ``"gpu"`` on a GPU (CuPy or PyTorch with CUDA,
         the ``gpu`` extra), ``"cpu"`` here, ``"auto"`` on a GPU when one is present and the
-        problem has at least :data:`approxpath.compute.DEVICE_MIN_N` samples.  Exact solves
-        stay on the CPU; the certificate is the same kind either way (verified with numpy alone).
+        problem has at least :data:`approxpath.compute.DEVICE_MIN_N` samples.  The SVM's exact
+        solves (SMO) read their kernel entries there too; the other solvers run on the CPU.  The
+        certificate is the same kind either way (verified with numpy alone).
     keep_checkpoint : bool
         Keep the checkpoint when the path is complete: the caller removes it
         (:func:`discard_checkpoint`) once the result is stored (the command line after writing
