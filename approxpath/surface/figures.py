@@ -16,6 +16,13 @@ _LABELS = {"error": "cross-validation error", "mae": "mean absolute error", "mse
 _WEIGHTS = {"c": "C", "lam": "lambda"}
 
 
+def _log2_axes(ax):
+    """Both axes in log base 2 (boxes are given in powers of 2, as grid.py's), ticks at powers
+    of 2 (base 10's minor labels collide on boxes of one or two decades)."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+
+
 def plot_surface(surface, ax=None, title=None):
     """Draw ``surface``'s cells over the box (log-log), each coloured by its gap bound (the bound
     at every point of the cell, rounding included), uncovered cells in orange, and the exact
@@ -57,8 +64,7 @@ def plot_surface(surface, ax=None, title=None):
         t, w = np.asarray(s.solve_points, dtype=float).T
         ax.plot(t, w, ".", color="black", ms=3, label=f"exact solves ({s.exact_solves})")
     (t0, t1), (w0, w1) = s.box
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    _log2_axes(ax)
     ax.set_xlim(t0, t1)
     ax.set_ylim(w0, w1)
     ax.set_xlabel("bandwidth t")
@@ -110,8 +116,7 @@ def plot_surface_selection(selection, ax=None, title=None, value=None):
     ax.plot([s.t], [s.w], marker="*", ms=12, color=_CHOSEN, mec="black", ls="none",
             label=f"chosen t = {s.t:.4g}, {_WEIGHTS.get(s.weight, s.weight)} = {s.w:.4g}")
     ax.plot([], [], color=_REGION, lw=1.0, label="not excluded (may be as good)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    _log2_axes(ax)
     ax.set_xlabel("bandwidth t")
     ax.set_ylabel(_WEIGHTS.get(s.weight, s.weight))
     ax.set_title(title or f"delta = {s.delta:.3g}: {s.runs}, {s.exact_solves} exact solves")
