@@ -91,6 +91,27 @@ def test_the_figure_draws(chosen):
 
     fig = plot_surface_selection(chosen[3])
     assert fig.axes and fig.axes[0].get_xscale() == "log"
+    s, ax = chosen[3], fig.axes[0]
+    dimmed = [c for c in ax.collections if np.ma.isMaskedArray(c.get_array()) and c.get_alpha() is not None]
+    assert len(dimmed) == 1 and np.array_equal(np.ma.getmaskarray(dimmed[0].get_array()).reshape(s.lo.shape),
+                                               s.undecided())
+
+
+def test_the_border_of_the_region_not_excluded_follows_the_rectangles():
+    """A single rectangle is outlined by its four sides, two side by side by six, a full grid by
+    the grid's border; nothing inside a region is drawn."""
+    from approxpath.surface.figures import _outline
+
+    x, y = np.array([1.0, 2.0, 4.0, 8.0]), np.array([1.0, 3.0, 9.0])
+    one = np.zeros((2, 3), dtype=bool)
+    one[1, 1] = True
+    assert sorted(map(sorted, _outline(one, x, y))) == sorted(map(sorted, [
+        [(2.0, 3.0), (2.0, 9.0)], [(4.0, 3.0), (4.0, 9.0)], [(2.0, 3.0), (4.0, 3.0)], [(2.0, 9.0), (4.0, 9.0)]]))
+    two = np.zeros((2, 3), dtype=bool)
+    two[0, :2] = True
+    assert len(_outline(two, x, y)) == 6
+    assert len(_outline(np.ones((2, 3), dtype=bool), x, y)) == 2 * (2 + 3)
+    assert _outline(np.zeros((2, 3), dtype=bool), x, y) == []
 
 
 def test_bad_input_is_refused():

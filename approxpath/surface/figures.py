@@ -12,6 +12,8 @@ __all__ = ["plot_surface", "plot_surface_selection"]
 # Okabe-Ito colours (as approxpath.plotting): the chosen point, the region not excluded, an
 # uncovered cell.
 _CHOSEN, _REGION, _UNCOVERED = "#D55E00", "#FFFFFF", "#D55E00"
+# Opacity of the white over the excluded rectangles: their colours stay readable beneath it.
+_DIM = 0.6
 _LABELS = {"error": "cross-validation error", "mae": "mean absolute error", "mse": "mean squared error"}
 _WEIGHTS = {"c": "C", "lam": "lambda"}
 
@@ -21,6 +23,24 @@ def _log2_axes(ax):
     of 2 (base 10's minor labels collide on boxes of one or two decades)."""
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
+
+
+def _outline(mask, x_edges, y_edges):
+    """The segments of the border of ``mask`` (W, T) on the grid ``x_edges`` (T + 1,) x
+    ``y_edges`` (W + 1,): every rectangle edge between a cell in the mask and one outside it (or
+    the grid's side), so that a single cell is outlined too."""
+    padded = np.pad(np.asarray(mask, dtype=bool), 1)
+    inner = padded[1:-1, 1:-1]
+    segments = []
+    for j, i in zip(*np.nonzero(inner & ~padded[1:-1, :-2])):  # left sides
+        segments.append([(x_edges[i], y_edges[j]), (x_edges[i], y_edges[j + 1])])
+    for j, i in zip(*np.nonzero(inner & ~padded[1:-1, 2:])):  # right sides
+        segments.append([(x_edges[i + 1], y_edges[j]), (x_edges[i + 1], y_edges[j + 1])])
+    for j, i in zip(*np.nonzero(inner & ~padded[:-2, 1:-1])):  # bottoms
+        segments.append([(x_edges[i], y_edges[j]), (x_edges[i + 1], y_edges[j])])
+    for j, i in zip(*np.nonzero(inner & ~padded[2:, 1:-1])):  # tops
+        segments.append([(x_edges[i], y_edges[j + 1]), (x_edges[i + 1], y_edges[j + 1])])
+    return segments
 
 
 def plot_surface(surface, ax=None, title=None):
@@ -78,8 +98,9 @@ def plot_surface(surface, ax=None, title=None):
 
 def plot_surface_selection(selection, ax=None, title=None, value=None):
     """Draw the enclosure of ``selection``'s criterion over the box (log-log) as a heat map,
-    the chosen point, and the outline of the rectangles not excluded (where a point may still
-    be at least as good as the chosen one: :meth:`~approxpath.surface.SurfaceSelection.undecided`).
+    the chosen point, the rectangles proven worse than it dimmed, and the border, along the
+    rectangles' edges, of those not excluded (where a point may still be at least as good as
+    the chosen one: :meth:`~approxpath.surface.SurfaceSelection.undecided`).
 
     Parameters
     ----------
@@ -109,13 +130,18 @@ def plot_surface_selection(selection, ax=None, title=None, value=None):
                          cmap="viridis", vmin=float(finite.min()) if finite.size else 0.0, vmax=top)
     fig.colorbar(mesh, ax=ax, label=f"{_LABELS.get(s.criterion, s.criterion)} ({'upper' if value == 'hi' else 'lower'} "
                                     "bound of the exact optimum's)")
-    tc = np.sqrt(s.t_edges[:-1] * s.t_edges[1:])
-    wc = np.sqrt(s.w_edges[:-1] * s.w_edges[1:])
-    if tc.size > 1 and wc.size > 1:
-        ax.contour(tc, wc, s.undecided().astype(float), levels=[0.5], colors=_REGION, linewidths=1.0)
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import ListedColormap
+
+    undecided = s.undecided()
+    # the rectangles proven worse than the choice, dimmed: what stays bright may still win
+    ax.pcolormesh(s.t_edges, s.w_edges, np.ma.masked_where(undecided, np.ones(undecided.shape)), shading="flat",
+                  cmap=ListedColormap([_REGION]), vmin=0.0, vmax=1.0, alpha=_DIM)
+    ax.add_collection(LineCollection(_outline(undecided, s.t_edges, s.w_edges), colors=_REGION, linewidths=1.0))
     ax.plot([s.t], [s.w], marker="*", ms=12, color=_CHOSEN, mec="black", ls="none",
             label=f"chosen t = {s.t:.4g}, {_WEIGHTS.get(s.weight, s.weight)} = {s.w:.4g}")
-    ax.plot([], [], color=_REGION, lw=1.0, label="not excluded (may be as good)")
+    ax.plot([], [], color=_REGION, lw=1.0, label="border of the region not excluded (may be as good)")
+    ax.fill([], [], color=_REGION, alpha=_DIM, ec="grey", label="proven worse than the choice (dimmed)")
     _log2_axes(ax)
     ax.set_xlabel("bandwidth t")
     ax.set_ylabel(_WEIGHTS.get(s.weight, s.weight))
