@@ -26,21 +26,19 @@ def _log2_axes(ax):
 
 
 def _outline(mask, x_edges, y_edges):
-    """The segments of the border of ``mask`` (W, T) on the grid ``x_edges`` (T + 1,) x
-    ``y_edges`` (W + 1,): every rectangle edge between a cell in the mask and one outside it (or
-    the grid's side), so that a single cell is outlined too."""
+    """The segments, shape (k, 2, 2), of the border of ``mask`` (W, T) on the grid ``x_edges``
+    (T + 1,) x ``y_edges`` (W + 1,): every rectangle edge between a cell in the mask and one
+    outside it (or the grid's side), so that a single cell is outlined too."""
     padded = np.pad(np.asarray(mask, dtype=bool), 1)
-    inner = padded[1:-1, 1:-1]
-    segments = []
-    for j, i in zip(*np.nonzero(inner & ~padded[1:-1, :-2])):  # left sides
-        segments.append([(x_edges[i], y_edges[j]), (x_edges[i], y_edges[j + 1])])
-    for j, i in zip(*np.nonzero(inner & ~padded[1:-1, 2:])):  # right sides
-        segments.append([(x_edges[i + 1], y_edges[j]), (x_edges[i + 1], y_edges[j + 1])])
-    for j, i in zip(*np.nonzero(inner & ~padded[:-2, 1:-1])):  # bottoms
-        segments.append([(x_edges[i], y_edges[j]), (x_edges[i + 1], y_edges[j])])
-    for j, i in zip(*np.nonzero(inner & ~padded[2:, 1:-1])):  # tops
-        segments.append([(x_edges[i], y_edges[j + 1]), (x_edges[i + 1], y_edges[j + 1])])
-    return segments
+    inside = padded[1:-1, 1:-1]
+    x, y = np.asarray(x_edges, dtype=float), np.asarray(y_edges, dtype=float)
+    parts = []
+    # (the neighbour, the segment's ends as offsets of (i, j): left, right, bottom and top sides)
+    for outside, (a, b, c, d) in ((padded[1:-1, :-2], (0, 0, 0, 1)), (padded[1:-1, 2:], (1, 0, 1, 1)),
+                                  (padded[:-2, 1:-1], (0, 0, 1, 0)), (padded[2:, 1:-1], (0, 1, 1, 1))):
+        j, i = np.nonzero(inside & ~outside)
+        parts.append(np.stack([np.stack([x[i + a], y[j + b]], -1), np.stack([x[i + c], y[j + d]], -1)], 1))
+    return np.concatenate(parts)
 
 
 def plot_surface(surface, ax=None, title=None):
