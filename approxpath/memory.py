@@ -34,8 +34,10 @@ _LATTICE = 1 / _ENTRY
 # (problems/kernel_svm/libsvm.py); a Cholesky solve factors one copy; a conic solve (CVXPY,
 # Clarabel, SCS) holds the quadratic form in sparse form (12 bytes per entry), its KKT system and
 # factor: measured 12 arrays' worth for klasso's Gram QP at n = 2000 (24 in all, 12 of them
-# the kernel cache), taken as the bound for every conic backend.  The SVM's warm SMO reads the
-# cached kernel and keeps O(n) vectors; its first solve (no neighbour yet) falls back to libSVM.
+# the kernel cache), taken as the bound for every conic backend.  The SVM's SMO reads the cached
+# kernel (in the blocked mode, entries computed from rows of the distances) and keeps O(n)
+# vectors; libSVM, its fallback, is counted with its cache (the safe side: it is not loaded
+# while SMO's candidates are accepted, the first solve's from the cold start included).
 _SOLVER = {"smo": 0.0, "libsvm": 0.0, "cholesky": 2.0}
 # backends whose estimate counts libSVM's row cache (SMO: its fallback)
 _LIBSVM_CACHED = ("smo", "libsvm")

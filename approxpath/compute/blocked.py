@@ -78,14 +78,13 @@ class BlockedKernels(Kernels):
         raise InputError(f"the blocked kernels (n = {self.n}) never store the {self.n} x {self.n} distances: "
                          "raise APPROXPATH_MEMORY (bytes) if the machine holds them")
 
-    def rows(self, idx):
+    def rows(self, idx, cols=None):
         """The rows ``idx`` of :math:`D` (a slice or integer indices), computed (or read, if
-        stored): shape (k, n)."""
-        if self._D is not None:
-            return self._D[idx]
-        if self.family == "precomputed":
-            return self.X[idx]
-        return cross_distances(self.X[idx], self.X, self.family, self.weights)
+        stored): shape (k, n); with ``cols`` (integer indices) only those columns, (k, len(cols))."""
+        if self._D is not None or self.family == "precomputed":
+            R = (self.X if self._D is None else self._D)[idx]
+            return R if cols is None else R[:, cols]
+        return cross_distances(self.X[idx], self.X if cols is None else self.X[cols], self.family, self.weights)
 
     def checks(self):
         """``(finite, largest)`` of :math:`D`: :meth:`Kernels.checks` where ``D`` is stored; else

@@ -9,7 +9,8 @@ hundred iterations (n = 4000: 60-530 instead of 1800-2100).  Its result is only 
 the exact solve accepts it by the gap approxpath certifies, else falls through to libSVM.
 
 The kernel is a matrix in memory, or :class:`ComputedKernel`: entries computed where the kernel
-products run (a GPU), read by blocks and rows, with no n x n kernel in host memory.  The first
+products run (a GPU), or from rows of the distances (the blocked mode), read by blocks and rows,
+with no n x n kernel in host memory.  The first
 solve of a path, with no nearby solve, starts from :func:`cold_start`.
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.compute.kernels import matvec
+from approxpath.compute.kernels import gaussian, matvec
 
 __all__ = ["warm_smo", "cold_start", "ComputedKernel"]
 
@@ -64,14 +65,16 @@ class _InMemory:
 
 class ComputedKernel:
     """:math:`K = \\exp(-xD)` read from a provider that computes its entries where its products
-    run (:meth:`approxpath.compute.device.DeviceKernels.kernel_rows`, a GPU): no n x n kernel in
-    host memory.  Whole-vector products (the first gradient, the update of the samples left out)
-    are the provider's kernel products; the rows the iterations read come back one round's block
-    at a time (:data:`_BLOCK_SIDE`), else row by row.
+    run (:meth:`approxpath.compute.device.DeviceKernels.kernel_rows`, a GPU), or else from its
+    rows of the distances (:meth:`approxpath.compute.blocked.BlockedKernels.rows`: the blocked
+    mode, where neither the kernel nor the distances are stored): no n x n kernel in host
+    memory.  Whole-vector products (the first gradient, the update of the samples left out) are
+    the provider's kernel products; the rows the iterations read come back one round's block at
+    a time (:data:`_BLOCK_SIDE`), else row by row.
 
     Parameters
     ----------
-    kernels : approxpath.compute.device.DeviceKernels
+    kernels : approxpath.compute.device.DeviceKernels or approxpath.compute.blocked.BlockedKernels
     x : float
         The bandwidth.
     """
@@ -79,6 +82,10 @@ class ComputedKernel:
     def __init__(self, kernels, x):
         self.kernels, self.x = kernels, float(x)
         self.diag = np.ones(kernels.n)  # exp(-x 0): every family's D has a zero diagonal
+        self._entries = getattr(kernels, "kernel_rows", None) or self._from_distances
+
+    def _from_distances(self, x, rows, cols=None):
+        return gaussian(self.kernels.rows(rows, cols), x)
 
     def first(self, v):
         return self.kernels.products(self.x, v, order=0)[0]
@@ -88,8 +95,8 @@ class ComputedKernel:
 
     def rows_of(self, A):
         if A.size <= _BLOCK_SIDE:
-            return self.kernels.kernel_rows(self.x, A, A).__getitem__
-        return lambda i: self.kernels.kernel_rows(self.x, A[i:i + 1])[0, A]
+            return self._entries(self.x, A, A).__getitem__
+        return lambda i: self._entries(self.x, A[i:i + 1])[0, A]
 
 
 def _access(K):
