@@ -154,24 +154,26 @@ def test_the_svms_exact_solves_run_on_the_device_without_a_host_kernel(tmp_path,
 @needs_array_api
 def test_a_laplacian_svm_without_whole_kernels_solves_on_the_device(tmp_path, monkeypatch):
     """Without whole kernels on the host (the blocked mode, forced) the laplacian kernel has no
-    exact solver on the CPU (libSVM's own kernel is gaussian): the path stops at once with
-    libSVM's one-line refusal.  On a device SMO reads the kernel's entries there, and the path
-    certifies and verifies."""
+    libSVM solve (libSVM's own kernel is gaussian): at most SMO_MIN_N samples, where SMO does
+    not run, the path stops at once with libSVM's one-line refusal.  Above, SMO reads the
+    kernel's entries, on the device or computed from rows of the distances on the CPU, and the
+    path certifies and verifies either way."""
     from approxpath.problems.kernel_svm import solves
 
-    monkeypatch.setattr(solves, "SMO_MIN_N", 100)
     monkeypatch.setenv("APPROXPATH_KERNELS", "blocked")
     X, y = make_classification(n=160, d=3, seed=6)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=0.3, kernel="laplacian")
     with pytest.warns(UserWarning, match="do not fit"):
         with pytest.raises(InputError, match="needs the n x n kernel for libSVM"):
             approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**2), device="cpu")
-    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.3, kernel="laplacian")
-    with pytest.warns(UserWarning, match="do not fit"):
-        path = approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**2), device=_strict())
-    assert problem.bound.kernels.mode == "blocked" and path.certified
-    path.save(tmp_path / "laplacian.npz")
-    assert approxpath.verify(tmp_path / "laplacian.npz", X, y).ok
+    monkeypatch.setattr(solves, "SMO_MIN_N", 100)
+    for device in ("cpu", _strict()):
+        problem = approxpath.get_problem("kernel_svm")(X, y, c=0.3, kernel="laplacian")
+        with pytest.warns(UserWarning, match="do not fit"):
+            path = approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**2), device=device)
+        assert problem.bound.kernels.mode == "blocked" and path.certified
+        path.save(tmp_path / "laplacian.npz")
+        assert approxpath.verify(tmp_path / "laplacian.npz", X, y).ok
 
 
 @needs_array_api
