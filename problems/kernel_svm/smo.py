@@ -9,9 +9,9 @@ hundred iterations (n = 4000: 60-530 instead of 1800-2100).  Its result is only 
 the exact solve accepts it by the gap approxpath certifies, else falls through to libSVM.
 
 The kernel is a matrix in memory, or :class:`ComputedKernel`: entries computed where the kernel
-products run (a GPU), or from rows of the distances (the blocked mode), read by blocks and rows,
-with no n x n kernel in host memory.  The first
-solve of a path, with no nearby solve, starts from :func:`cold_start`.
+products run (a GPU), or from rows of the distances (without whole kernels on the host), read by
+blocks and rows, with no n x n kernel in host memory.  The first solve of a path, with no nearby
+solve, starts from :func:`cold_start`.
 """
 
 from __future__ import annotations
@@ -66,9 +66,8 @@ class _InMemory:
 class ComputedKernel:
     """:math:`K = \\exp(-xD)` read from a provider that computes its entries where its products
     run (:meth:`approxpath.compute.device.DeviceKernels.kernel_rows`, a GPU), or else from its
-    rows of the distances (:meth:`approxpath.compute.blocked.BlockedKernels.rows`: the blocked
-    mode, where neither the kernel nor the distances are stored): no n x n kernel in host
-    memory.  Whole-vector products (the first gradient, the update of the samples left out) are
+    rows of the distances (:meth:`approxpath.compute.blocked.BlockedKernels.rows`: read where
+    they are stored, else computed from the data): no n x n kernel in host memory.  Whole-vector products (the first gradient, the update of the samples left out) are
     the provider's kernel products; the rows the iterations read come back one round's block at
     a time (:data:`_BLOCK_SIDE`), else row by row.
 

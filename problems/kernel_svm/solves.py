@@ -66,11 +66,11 @@ class SVMExactSolves:
         """The ``smo`` backend, from the nearby solve ``warm`` or (a path's first solve) from
         :func:`~.smo.cold_start`: ``ValueError`` with at most :data:`SMO_MIN_N` samples (the
         next backend then solves from zero).  Where the kernel products run on a device that
-        computes kernel entries (``kernel_rows``: a GPU), SMO reads them there; in the blocked
-        mode without room for the solve's kernel, from rows of the distances computed as it
-        reads them (:class:`~.smo.ComputedKernel`): no n x n kernel is formed on the host.  (The first solve at n =
-        16,000, C = 0.1, t = 2^-10 on the CPU: 0.14-0.23 s from the cold start, 2.4 s by libSVM
-        from zero with scikit-learn's import; the same alpha.)"""
+        computes kernel entries (``kernel_rows``: a GPU), SMO reads them there; without whole
+        kernels on the host and no room for the solve's kernel, from rows of the distances as it
+        reads them (:class:`~.smo.ComputedKernel`): no n x n kernel is formed on the host.  (The
+        first solve at n = 16,000, C = 0.1, t = 2^-10 on the CPU: 0.14-0.23 s from the cold
+        start, 2.4 s by libSVM from zero with scikit-learn's import; the same alpha.)"""
         from approxpath.solvers import current_settings
 
         from .smo import ComputedKernel, cold_start
@@ -82,7 +82,7 @@ class SVMExactSolves:
             K = ComputedKernel(self.kernels, bw)
         else:
             K = self.gram(t) if not self.bound.blocked else self._solve_kernel(bw)
-            if K is None:  # the blocked mode: the entries SMO reads computed from rows of the distances
+            if K is None:  # no kernel in memory: the entries SMO reads come from rows of the distances
                 K = ComputedKernel(self.kernels, bw)
         start = cold_start(K, self.y, C) if warm is None else warm[1].alpha
         return self._smo(K, C, start, tight=current_settings().tight)
