@@ -1,5 +1,6 @@
-"""Exact solves of the kernel SVM (search side): warm SMO on a kernel in memory or on a GPU's
-kernel entries, libSVM from zero, the dual QP for Clarabel/SCS (:meth:`SVMExactSolves.candidate`)."""
+"""Exact solves of the kernel SVM (search side): warm SMO on a kernel in memory, on a GPU's kernel
+entries or on entries from rows of the distances, libSVM from zero, the dual QP for Clarabel/SCS
+(:meth:`SVMExactSolves.candidate`)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ class SVMExactSolves:
 
     def candidate(self, backend, t, warm=None):
         """``smo``: SMO started from the nearest exact solve ``warm`` (:mod:`.smo`), on a kernel in
-        memory; ``libsvm``: libSVM from zero (on the kernel in memory, else on its own RBF), under
+        memory or its computed entries; ``libsvm``: libSVM from zero (on the kernel in memory, else on its own RBF), under
         tight settings taken on by float64 SMO; ``clarabel``/``scs``: the dual QP (:meth:`exact_qp`)."""
         if backend == "smo":
             return self._smo_candidate(t, warm)
