@@ -1,9 +1,9 @@
 """Certificates in the tests: forging them, shared by the verification tests (and the worked
 example of a CVXPY-declared problem, whose certificates they forge too), and comparing two
-(:func:`same_certificate`).  Edited copies of a file (:func:`tamper`), a stored point's value from the definition, the forgeries of every array, meta
-field and moving point of the hostile reviews of ``verify`` (paths and surfaces), and the loop that
-fails on any forged file ``verify`` accepts while its claim is false (the claim decided by a
-test's own reference)."""
+(:func:`same_certificate`).  Edited copies of a file (:func:`tamper`), a stored point's value
+from the definition, the forgeries of every array, meta field and moving point of the hostile
+reviews of ``verify`` (paths and surfaces), and the loop that fails on any forged file
+``verify`` accepts while its claim is false (the claim decided by a test's own reference)."""
 
 import importlib.util
 import json

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import InputError
 from ..kernel_families import cross_distances, distances_sha256
 from .kernels import Kernels
-from .parallelism import background, parallel_map
+from .parallelism import background
 
 __all__ = ["BlockedKernels"]
 
@@ -101,14 +101,7 @@ class BlockedKernels(Kernels):
             step = max(1, _SUMMARY_ENTRIES // max(n, 1))
             blocks = [slice(a, min(a + step, n)) for a in range(0, n, step)]
             self._sha256 = background(distances_sha256, (self.rows(b) for b in blocks), (n, n))
-
-            def block(b):
-                R = self.rows(b)
-                return bool(np.all(np.isfinite(R))), np.max(R)
-
-            parts = parallel_map(block, blocks)
-            top = float(np.max([t for _, t in parts])) if parts else 0.0  # NaN if any block's is
-            self._checks = (all(f for f, _ in parts), top)
+            self._checks = self._scan(self.rows, blocks)
         return self._checks
 
     def hold(self, x, E):

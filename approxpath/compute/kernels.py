@@ -250,15 +250,21 @@ class Kernels:
         if self._checks is None:
             D = self.D
             self._sha256 = background(distances_sha256, D)
-
-            def block(b):
-                return bool(np.all(np.isfinite(D[b]))), np.max(D[b])
-
             # by blocks on the kernel threads (in one piece: 0.6 s at n = 16,000)
-            parts = parallel_map(block, _row_blocks(D.shape[0]), threaded=D.size >= _THREADED_MIN)
-            top = float(np.max([t for _, t in parts])) if parts else 0.0  # NaN if any block's is
-            self._checks = (all(f for f, _ in parts), top)
+            self._checks = self._scan(D.__getitem__, _row_blocks(D.shape[0]), threaded=D.size >= _THREADED_MIN)
         return self._checks
+
+    @staticmethod
+    def _scan(read, blocks, threaded=True):
+        """``(finite, largest)`` over the row blocks ``read(b)`` of :math:`D`, ``b`` in
+        ``blocks``, on the kernel threads (where ``threaded``)."""
+        def block(b):
+            R = read(b)
+            return bool(np.all(np.isfinite(R))), np.max(R)
+
+        parts = parallel_map(block, blocks, threaded=threaded)
+        top = float(np.max([t for _, t in parts])) if parts else 0.0  # NaN if any block's is
+        return all(f for f, _ in parts), top
 
     def summary(self):
         """``(finite, largest, sha256)`` of :math:`D`: :meth:`checks` and the sha256 of ``D``,

@@ -67,9 +67,10 @@ class ComputedKernel:
     """:math:`K = \\exp(-xD)` read from a provider that computes its entries where its products
     run (:meth:`approxpath.compute.device.DeviceKernels.kernel_rows`, a GPU), or else from its
     rows of the distances (:meth:`approxpath.compute.blocked.BlockedKernels.rows`: read where
-    they are stored, else computed from the data): no n x n kernel in host memory.  Whole-vector products (the first gradient, the update of the samples left out) are
-    the provider's kernel products; the rows the iterations read come back one round's block at
-    a time (:data:`_BLOCK_SIDE`), else row by row.
+    they are stored, else computed from the data): no n x n kernel in host memory.
+    Whole-vector products (the first gradient, the update of the samples left out) are the
+    provider's kernel products; the rows the iterations read come back one round's block at a
+    time (:data:`_BLOCK_SIDE`), else row by row.
 
     Parameters
     ----------

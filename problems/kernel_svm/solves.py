@@ -39,8 +39,9 @@ class SVMExactSolves:
 
     def candidate(self, backend, t, warm=None):
         """``smo``: SMO started from the nearest exact solve ``warm`` (:mod:`.smo`), on a kernel in
-        memory or its computed entries; ``libsvm``: libSVM from zero (on the kernel in memory, else on its own RBF), under
-        tight settings taken on by float64 SMO; ``clarabel``/``scs``: the dual QP (:meth:`exact_qp`)."""
+        memory or its computed entries; ``libsvm``: libSVM from zero (on the kernel in memory,
+        else on its own RBF), under tight settings taken on by float64 SMO; ``clarabel``/``scs``:
+        the dual QP (:meth:`exact_qp`)."""
         if backend == "smo":
             return self._smo_candidate(t, warm)
         if backend == "libsvm":
