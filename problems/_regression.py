@@ -14,10 +14,10 @@ import numpy as np
 from approxpath.bound import KernelBound, Option
 from approxpath.envelopes import difference_nodes, envelope_entry_error, max_abs_difference, split_envelope
 from approxpath.compute.caches import ProductMemo
-from approxpath.numerics import fp_margin
+from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import real_targets
 
-__all__ = ["RegressionBound", "KernelEnclosures", "SAFETY", "CHAIN"]
+__all__ = ["RegressionBound", "KernelEnclosures", "SAFETY", "CHAIN", "combination_slack"]
 
 # The dual scale is chosen this much (relative) below the largest feasible one, so that a
 # verifier whose BLAS rounds the last bits differently still finds the stored dual feasible.
@@ -34,6 +34,21 @@ SAFETY = 1e-10
 # lift is at most 1/25 of the largest coefficient; computing it adds ~0.2 u): at most (n + 26)
 # u (|a| + magnitudes), below fp_margin(n + CHAIN, that) = 1.01 (n + 32) u (|a| + magnitudes).
 CHAIN = 16
+
+
+def combination_slack(U, w):
+    """How far a verifier's bound of :math:`\\lVert K\\,U w\\rVert_\\infty` for the stored points ``U``
+    (n, k) and stored weights ``w`` (k,) of a moving dual at an end of a lambda piece
+    (:meth:`RegressionBound.errors`) can exceed the bound computed here for the combination
+    ``d = U @ w`` as computed, per unit of ``w``'s scale: the verifier's allowance for the
+    combination, ``fp_margin(k, 1) |U||w|``; the rounding between its combination of the
+    scaled weights and the scaled ``d`` (a few u per entry: 8u, |K_ij| <= 1); and the sums of
+    :math:`K d` in another order, each within ``fp_margin(n, 1)`` of :math:`K|d|` (twice: this
+    one's and the verifier's).  Absolute, so it does not shrink with lambda as
+    :data:`SAFETY` does (robust_l1 and klasso lambda paths down to lambda = 1e-3 on 80 points
+    failed their own verification by 4e-14 with the relative margin alone)."""
+    mag = float((np.abs(U) @ np.abs(w)).sum())
+    return (fp_margin(U.shape[1], 1.0) + 8.0 * UNIT_ROUNDOFF) * mag + 2.0 * fp_margin(U.shape[0], 1.0) * mag
 
 
 class KernelEnclosures(KernelBound):

@@ -35,7 +35,7 @@ from approxpath.solvers import current_settings
 from approxpath.solvers.conic import solve_cvxpy, solve_qp
 from approxpath.solvers.lasso import solve_klasso
 
-from .._regression import SAFETY
+from .._regression import SAFETY, combination_slack
 from .bound import KLassoBound, KLassoDual, KLassoPrimal
 from .search import SearchBound
 from .solve import gram_qp, polish
@@ -268,7 +268,9 @@ class KLasso(KernelProblem):
             d = u + theta * v
             dd, yd = float(d @ d), float(self.y @ d)
             s = yd / dd if dd > 0 and yd > 0 else 0.0  # the maximizer of s y'd - s^2 ||d||^2 / 2
-            sup = self.bound.kernel_sup_norm(d, lam)
+            # (and the slack of a verifier's bound of the stored combination: absolute, it
+            # matters where lambda is small)
+            sup = self.bound.kernel_sup_norm(d, lam) + combination_slack(np.column_stack([u, v]), np.array([1.0, theta]))
             if s * sup > limit:
                 s = limit / sup
             scales.append(s)

@@ -35,7 +35,7 @@ from approxpath.solvers import current_settings
 from approxpath.solvers.conic import QP, solve_cvxpy, solve_qp
 from approxpath.solvers.lp import solve_robust_l1
 
-from .._regression import SAFETY
+from .._regression import SAFETY, combination_slack
 from .bound import RobustL1Bound, RobustL1Dual, RobustL1Primal
 from .continuation import SearchBound, free_coordinates, free_projection, interpolation_gaps, moving_restore
 
@@ -359,7 +359,8 @@ class RobustL1(KernelProblem):
         scales = []
         for e, lam in enumerate((lo, hi)):
             d = U @ W[:, e]
-            box, sup = float(np.max(np.abs(d))), self.bound.kernel_sup_norm(d, lam)
+            # (the sup with the slack of a verifier's bound of the stored combination)
+            box, sup = float(np.max(np.abs(d))), self.bound.kernel_sup_norm(d, lam) + combination_slack(U, W[:, e])
             scales.append(min(1.0, (1.0 - SAFETY) / box if box > 0 else 1.0, lam * (1.0 - SAFETY) / sup if sup > 0 else 1.0))
         points = tuple(RobustL1Dual(u=np.asarray(d.u, dtype=float)) for d in dual.points)
         return primal, Moving(points, W * np.array(scales), (lo, hi))
