@@ -85,8 +85,9 @@ class KernelProblem(Problem):
         low = self.sweep.weight if self.sweep.along_bandwidth else lo
         if low is not None and floor > 0 and low <= floor:
             where = f"{name} = {low:g}" if self.sweep.along_bandwidth else f"the interval's lower end {name} = {low:g}"
-            raise InputError(f"{self.name}: {where} is below {floor:.3g}, the rounding error of the loss's gradient: "
-                             f"in double precision the penalty cannot be told from 0 there; use {name} > {floor:.3g}")
+            raise InputError(f"{self.name}: {where} is below {floor:.3g}, the rounding error of the kernel computations "
+                             f"that set its scale: in double precision the penalty cannot be told from 0 there; "
+                             f"use {name} > {floor:.3g}")
 
     def default_interval(self):
         """Bandwidth: ``(2**-10, 2**10)``; weight: ``(1e-3 top, top)`` with ``top`` the given

@@ -51,6 +51,8 @@ def test_ctrl_c_stops_a_run_inside_scs():
 # ---------------------------------------------------------------------------- meaningless weights
 @pytest.mark.parametrize("argv", [["klasso", "--lam", "1e-300", "--range", "1", "4"],
                                   ["robust_l1", "--lam", "1e-300", "--range", "1", "4"],
+                                  ["kernel_ridge", "--lam", "1e-16", "--range", "1", "4"],
+                                  ["kernel_ridge", "--parameter", "lam", "--bandwidth", "1", "--range", "1e-300", "2"],
                                   ["klasso", "--parameter", "lam", "--bandwidth", "1", "--range", "1e-300", "2"]])
 def test_a_penalty_below_double_precision_is_refused_at_once(sinc_csv, capsys, monkeypatch, argv):
     """0.4.1: klasso at lam = 1e-300 sat at the interval's first end for over 25 minutes
@@ -178,3 +180,15 @@ def test_out_of_memory_blames_no_estimate(sinc_csv, tmp_path, capsys, monkeypatc
     assert main(["verify", str(cert)]) == 5
     err = capsys.readouterr().err
     assert "Unable to allocate 7.45 GiB" in err and "estimate" not in err
+
+
+def test_the_ridge_floor_is_the_kernel_s_rounding():
+    """kernel_ridge's floor is n e (e: one kernel entry's rounding): 1e-16 on 100 sinc points sat
+    at the first bandwidth for minutes; refused now, and a lambda above the floor is allowed."""
+    X, y = make_sinc(n=100, seed=0)
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=1e-16)
+    floor = problem.smallest_weight()
+    assert floor == 100 * problem.bound.entry_error and 1e-14 < floor < 1e-13
+    with pytest.raises(InputError, match="cannot be told from 0"):
+        approxpath.approximate_path(problem, eps=0.5, interval=(1.0, 4.0))
+    approxpath.get_problem("kernel_ridge")(X, y, lam=2 * floor).check_weights(1.0, 4.0)

@@ -74,6 +74,15 @@ class KernelRidge(KernelProblem):
         return [(cls(X, y, lam=0.1), (2.0**-3, 2.0**3), 0.05),
                 (cls(X, y, lam=0.1, bandwidth=1.0, parameter="lam"), (0.01, 1.0), 0.05)]
 
+    def smallest_weight(self):
+        """:math:`n e`, with :math:`e` the rounding error of one computed kernel entry
+        (``bound.entry_error``): the computed :math:`K_t` is within :math:`\\lVert\\Delta
+        K\\rVert_2 \\le \\lVert\\Delta K\\rVert_F \\le n e` of the exact one, so a ridge
+        :math:`\\lambda I` no larger is within the kernel's own rounding: the problem is
+        numerically the unpenalized interpolation, whose exact solves crawl or fail (a path at
+        lam = 1e-16 on 100 sinc points sat at its first bandwidth for minutes)."""
+        return self.n * self.bound.entry_error
+
     def null_objective(self):
         """The objective of the zero model (c = 0): ``||y||^2``, the unit of a scale-free eps."""
         return float(self.y @ self.y)
