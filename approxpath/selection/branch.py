@@ -44,6 +44,9 @@ class Search:
         self.crit, self.tol, self.solve = crit, tol, solve
         # a criterion enclosed from paths (tracks) can tighten them; one with no path only halves
         self.tightens = getattr(crit, "tracks", None) is not None
+        # whether a cell's [lo, hi] holds the criterion at every point of the cell (False for a
+        # sampled criterion: a cell's value is a sample at other points, no bound at the choice)
+        self.encloses = getattr(crit, "encloses", True)
         self.edges, lo_, hi_, self.cert = crit.cover(lo, hi)
         self.lo, self.hi = _oriented(crit.sense, lo_, hi_)
         self.parent = np.full(self.lo.size, np.inf)  # width of the cell each cell was refined from
@@ -53,12 +56,21 @@ class Search:
         self.moves = 0  # times the chosen point's enclosure stalled and its cell was halved
 
     def best(self):
-        """``(t, (low, high), delta)`` in oriented units."""
+        """``(t, (low, high), delta)`` in oriented units.
+
+        Where the criterion encloses, the point's enclosure at ``t`` and its cell's both hold the
+        criterion at ``t``: their intersection does too.  A sampled criterion's cell value is the
+        loss at other points of the cell (each fold's at the middle of its piece there), no bound
+        at ``t``: the value at ``t`` is the sample at ``t`` alone (``low == high`` up to the
+        rounding allowance)."""
         i = int(np.argmin(self.hi))
         t = log_mid(self.edges[i], self.edges[i + 1])
         _, plo, phi, _ = self.crit.cover(t, t)
         plo, phi = _oriented(self.crit.sense, plo, phi)
-        value = (max(float(plo[0]), float(self.lo[i])), min(float(phi[0]), float(self.hi[i])))
+        if self.encloses:
+            value = (max(float(plo[0]), float(self.lo[i])), min(float(phi[0]), float(self.hi[i])))
+        else:
+            value = (float(plo[0]), float(phi[0]))
         return t, value, value[1] - float(self.lo.min())
 
     def open_end(self, t, value):

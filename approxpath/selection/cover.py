@@ -340,6 +340,9 @@ class Sampled:
     of each cell: for problems without a prediction enclosure.  Never certified."""
 
     sense = "min"
+    # a cell's value is the sum of each fold's loss at the middle of its piece there: no bound
+    # on the loss at any other point of the cell (:meth:`.branch.Search.best`)
+    encloses = False
 
     def __init__(self, tracks, X_val, y_val, loss):
         self.tracks, self.X_val, self.y_val, self.name = tracks, list(X_val), list(y_val), loss

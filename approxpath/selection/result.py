@@ -49,7 +49,8 @@ class Selection(SelectionResult):
     t : float
         The chosen parameter.
     value : (float, float)
-        Enclosure of the exact optimum's criterion at ``t``.
+        Enclosure of the exact optimum's criterion at ``t``; for a sampled criterion, the loss
+        of the path's models at ``t`` (both ends, up to a rounding allowance).
     delta : float
         No parameter of the interval has a criterion better than the one at ``t`` by more than
         ``delta`` (``nan`` for a sampled criterion: nothing is proven).
@@ -90,6 +91,18 @@ class Selection(SelectionResult):
     folds: int = 1
     wall_s: float = 0.0
     paths: tuple = field(default=(), repr=False)
+
+    def __post_init__(self):
+        # an enclosure whose ends are reversed holds nothing: a fault of the search, not of the input
+        # (RuntimeError: the command line reports it as an internal error, not as bad input)
+        if self.value[0] > self.value[1]:
+            raise RuntimeError(f"Selection: value = [{self.value[0]!r}, {self.value[1]!r}] has its lower end "
+                             f"above its upper end")
+        bad = np.flatnonzero(np.asarray(self.lo) > np.asarray(self.hi))
+        if bad.size:
+            i = int(bad[0])
+            raise RuntimeError(f"Selection: {bad.size} cell(s) with lo > hi; first [{self.edges[i]:.6g}, "
+                             f"{self.edges[i + 1]:.6g}]: [{self.lo[i]!r}, {self.hi[i]!r}]")
 
     @property
     def runs(self):
