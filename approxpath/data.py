@@ -67,8 +67,12 @@ def load_data(path, format="libsvm", n_features=None):
     format : {"libsvm", "csv"}
         ``libsvm``: sparse ``label idx:val ...`` lines (indices from 1, or from 0 when a 0
         appears; ``#`` starts a comment). ``csv``: comma-separated numbers, one sample per row,
-        the target in the last column; a first line that is not numeric is taken as a header
-        (a UTF-8 byte-order mark is not part of it).
+        the target in the last column. The first non-blank line is a header when a cell of it
+        is not a number and none of those cells looks like a mistyped number (starts with a
+        digit, a sign and a digit or ``.``, or ``.`` and a digit, as ``1e``, ``0x1`` or
+        ``1.2.3``): a first row with such a cell is refused, not skipped as a header. Names
+        such as ``x1,x2,y`` or pandas' ``0,1,y`` make a header; a UTF-8 byte-order mark is not
+        part of it.
     n_features : int, optional
         LIBSVM only: the number of columns (the highest index present is used otherwise).
 
@@ -218,17 +222,58 @@ def _read_libsvm(text, file, n_features):
     return X, np.asarray(labels, dtype=float)
 
 
+# Spellings of non-finite numbers float accepts (any case, either sign).
+_NON_FINITE = frozenset(("nan", "inf", "infinity"))
+_DIGITS = frozenset("0123456789")
+
+
+def _looks_numeric(cell):
+    """Whether a stripped CSV cell is meant as a number, parsed or not: it starts with a digit, a
+    sign and a digit or ``.``, or ``.`` and a digit, or is a NaN/inf spelling float accepts."""
+    signed = cell[:1] in ("+", "-")
+    body = cell[1:] if signed else cell
+    if body.lower() in _NON_FINITE:
+        return True
+    if body[:1] == ".":
+        return signed or body[1:2] in _DIGITS  # ".x" may be a name, "-." is not
+    return body[:1] in _DIGITS  # not str.isdigit: "²x" is a name
+
+
+def _is_header(line, k, file):
+    """True when the first non-blank ``line`` (line ``k``) is a header, False when it is data.
+
+    A header holds names: a cell that fails to parse but looks like a number (``1e``, ``0x1``,
+    ``1.2.3``) is a typo in the first sample, which skipping as a header would silently drop,
+    so it is refused. Cells that parse (pandas writes ``0,1,y`` for integer-named columns) do
+    not make a line data by themselves.
+    """
+    cells = [c.strip() for c in line.split(",")]
+    cells[0] = cells[0].lstrip("\ufeff").strip()  # a byte-order mark is not data
+    bad = []
+    for j, cell in enumerate(cells, start=1):
+        try:
+            float(cell)
+        except ValueError:
+            bad.append((j, cell))
+    for j, cell in bad:
+        if _looks_numeric(cell):
+            shown = cell if len(cell) <= 40 else cell[:37] + "..."
+            raise InputError(f"{file!r}, line {k}, column {j}: {shown!r} is not a number (a header line holds "
+                             "names, not numbers); fix that cell")
+    return bool(bad)
+
+
 def _read_csv(text, file):
-    """``(X, y)`` of CSV text (the target last; an optional header line)."""
+    """``(X, y)`` of CSV text (the target last; an optional header line).
+
+    The first non-blank line is a header when a cell of it is not a number and no such cell
+    looks like a mistyped number (:func:`_is_header`, which refuses that line otherwise).
+    """
     lines = text.splitlines()
     first = next((k for k, line in enumerate(lines) if line.strip()), None)
     if first is None:
         raise InputError(f"{file!r} holds no samples (empty)")
-    try:
-        [float(v) for v in lines[first].split(",")]
-        skip = first
-    except ValueError:
-        skip = first + 1  # a header
+    skip = first + 1 if _is_header(lines[first], first + 1, file) else first
     body = lines[skip:]
     try:
         data = np.loadtxt(body, delimiter=",", ndmin=2, dtype=float)
