@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import sys
 import time
 
 import numpy as np
@@ -29,9 +31,41 @@ def _fixed_options(cls, args):
     return given
 
 
+# Stop reasons (``ExactPath.stop_reason``, their beginnings) that are what the user asked for:
+# the end of the range (lambda-path: lam_min, or lam_min >= lam_max), the landmark number, the
+# target accuracy, and --max-events where it was given.  Any other (a singular system, an active
+# set that cannot be resolved, the default event limit against runaway loops) leaves the path
+# short of what was asked for: exit status 4, the certified points computed still printed/written.
+_ASKED_FOR = {"lam": ("lam_min", "max_landmarks", "target_mse"), "bandwidth": ("end of range",)}
+
+
+def _short_of_request(path, args):
+    """Why ``path`` stopped before what the command line asked for, or None when it did not."""
+    reason = path.stop_reason or "no stop reason recorded"
+    asked = _ASKED_FOR[path.parameter] + (("max_events",) if args.max_events is not None else ())
+    both = re.fullmatch(r"increasing t: (.*); decreasing t: (.*)", reason, flags=re.S)  # kernel path: two directions
+    if all(part.startswith(asked) for part in (both.groups() if both else (reason,))):
+        return None
+    if args.max_events is None and "max_events" in reason:
+        reason += " (the default limit, 50 n events, against runaway loops: raise it with --max-events)"
+    return reason
+
+
+def _incomplete_line(path, args, reason):
+    """The one line on stderr of a path that stopped short (exit status 4)."""
+    if path.parameter == "lam":
+        where = f"it ends at lam = {path.t[0]:.6g}, above lam_min = {path.settings.get('lam_min', float('nan')):.6g}"
+    else:
+        lo, hi = path.settings.get("interval", (float("nan"), float("nan")))
+        where = f"it covers t in [{path.t[0]:.6g}, {path.t[-1]:.6g}], not [{lo:.6g}, {hi:.6g}]"
+    kept = f"; the {path.t.size} solutions computed up to there are " + (f"written to {args.out}" if args.out else
+                                                                          "checked and printed")
+    return f"approxpath: incomplete exact path: {where}: {reason}{kept}"
+
+
 def cmd_exact(args):
     """An exact path of the source papers, every returned solution certified."""
-    from ..exact import EXACT_PROBLEMS, certify, kernel_path, lambda_path, write_claimed
+    from ..exact import EXACT_PROBLEMS, ExactPathError, certify, kernel_path, lambda_path, write_claimed
     from ..validate import choice
 
     choice("problem for exact paths", args.problem, EXACT_PROBLEMS)
@@ -54,6 +88,9 @@ def cmd_exact(args):
             X_val = preprocess(X_val, prep)
         path = lambda_path(X, y, args.bandwidth, lam_min, max_events=args.max_events, max_landmarks=args.max_landmarks,
                            target_mse=args.target_mse, X_val=X_val, y_val=y_val, nu=args.ridge)
+        if hi is not None and hi < path.t[0] and _short_of_request(path, args):  # short, above the range asked for
+            raise ExactPathError(f"the lambda-path stopped at lam = {path.t[0]:.6g}, above the requested range "
+                                 f"[{lam_min:.6g}, {hi:.6g}]: {path.stop_reason}")
         if hi is not None and hi < path.t[-1]:
             path = path.restrict(path.t[0], hi)
     else:
@@ -66,6 +103,7 @@ def cmd_exact(args):
                            theta=args.theta, eps=args.breakpoint_tol, nu=args.ridge, marginal=args.marginal,
                            max_events=args.max_events)
     t1 = time.perf_counter()
+    short = _short_of_request(path, args)
     report = certify(path, tol=args.tol, relative=args.relative)
     t2 = time.perf_counter()
     if args.export:
@@ -81,7 +119,9 @@ def cmd_exact(args):
                       **({} if str(args.out).lower().endswith(".csv") else dict(arrays, meta=meta)))
     if args.json:
         out = report.to_json()  # ok, points, max_gap (at max_gap_t), max_relative_gap, segments, flagged
-        out.update(algorithm=path.algorithm, lam=path.lam, bandwidth=path.bandwidth, range=list(path.interval),
+        # ok: every returned solution certified and the path complete (ended where it was asked to)
+        out.update(ok=bool(report.ok and short is None), complete=short is None,
+                   algorithm=path.algorithm, lam=path.lam, bandwidth=path.bandwidth, range=list(path.interval),
                    events=len(path.events), breakpoints=int(path.breakpoints.size), linear_solves=path.linear_solves,
                    max_cond=path.max_cond if np.isfinite(path.max_cond) else None, stop_reason=path.stop_reason,
                    path_s=round(t1 - t0, 4), certify_s=round(t2 - t1, 4), wall_s=round(t2 - t0, 4))
@@ -91,7 +131,11 @@ def cmd_exact(args):
         print(report)
         if args.out:
             print(f"path written to {args.out}")
-    return 0 if report.ok else 1
+    if short is not None:
+        print(_incomplete_line(path, args, short), file=sys.stderr)
+    if not report.ok:
+        return 1
+    return 4 if short is not None else 0
 
 
 def cmd_crosscheck(args):

@@ -1,0 +1,198 @@
+"""`approxpath crosscheck --path FILE` on files that are not path files: one line on stderr naming
+the file and what is wrong with it, status 2 (3: a file that exists but cannot be read), never a
+traceback (0.5.0: exit 70 on a truncated or empty .npz or a single .npy array), never a numpy
+message about pickles or a codec, never a numpy warning."""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from approxpath.cli import main
+from approxpath.data import make_sinc
+from approxpath.exact import _claimed, read_claimed
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """``(folder, data file, a good .npz path file written by `exact`)``."""
+    root = tmp_path_factory.mktemp("crosscheck_files")
+    X, y = make_sinc(n=50, low=-3.0, high=3.0, noise=0.08, seed=0)
+    data = root / "sinc50.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    good = root / "lam.npz"
+    assert main(["exact", "klasso", "--data", str(data), "--format", "csv", "--parameter", "lam", "--bandwidth", "1",
+                 "--range", "1e-3", "2", "--out", str(good), "--json"]) == 0
+    return root, data, good
+
+
+def _crosscheck(data, path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a numpy warning would leak to the user: here it fails the run
+        return main(["crosscheck", "klasso", "--data", str(data), "--format", "csv", "--parameter", "lam",
+                     "--bandwidth", "1", "--path", str(path)])
+
+
+def _truncated(d, good):
+    (d / "trunc.npz").write_bytes(good.read_bytes()[:3000])
+    return d / "trunc.npz"
+
+
+def _empty_npz(d, good):
+    (d / "empty.npz").write_bytes(b"")
+    return d / "empty.npz"
+
+
+def _npy(d, good):
+    np.save(d / "arr.npy", np.arange(3))
+    return d / "arr.npy"
+
+
+def _folder(d, good):
+    (d / "folder.npz").mkdir(exist_ok=True)
+    return d / "folder.npz"
+
+
+def _random_npz(d, good):
+    (d / "rand.npz").write_bytes(np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8).tobytes())
+    return d / "rand.npz"
+
+
+def _csv_as_npz(d, good):
+    (d / "csv.npz").write_text("0.1,0.5\n0.2,0.7\n")
+    return d / "csv.npz"
+
+
+def _random_csv(d, good):
+    (d / "rand.csv").write_bytes(b"\xad" + np.random.default_rng(1).integers(0, 256, 4000, dtype=np.uint8).tobytes())
+    return d / "rand.csv"
+
+
+def _empty_csv(d, good):
+    (d / "empty.csv").write_text("")
+    return d / "empty.csv"
+
+
+def _header_only_csv(d, good):
+    (d / "header.csv").write_text("t,beta0\n")
+    return d / "header.csv"
+
+
+def _npz_as_csv(d, good):
+    (d / "zip.csv").write_bytes(good.read_bytes())
+    return d / "zip.csv"
+
+
+def _not_a_number_csv(d, good):
+    (d / "nan.csv").write_text("t,beta0\n0.5,0\n1,abc\n")
+    return d / "nan.csv"
+
+
+def _ragged_csv(d, good):
+    (d / "ragged.csv").write_text("t,beta0,beta[0]\n0.5,0,0\n1,2\n")
+    return d / "ragged.csv"
+
+
+def _mixed_columns_csv(d, good):
+    (d / "mixed.csv").write_text("t,beta,beta[0]\n0.5,0,0\n")  # 0.5.0: TypeError (None < int), exit 70
+    return d / "mixed.csv"
+
+
+def _objects(d, good):
+    np.savez(d / "obj.npz", t=np.array([1.0, 2.0], dtype=object))
+    return d / "obj.npz"
+
+
+def _bad_crc(d, good):
+    f = d / "crc.npz"
+    t = np.array([0.25, 0.5, 0.75])
+    np.savez(f, t=t, beta=np.zeros((3, 50)), beta0=np.zeros(3))  # stored, not compressed
+    raw = bytearray(f.read_bytes())
+    at = bytes(raw).index(t.tobytes())
+    raw[at] ^= 0xFF
+    f.write_bytes(bytes(raw))
+    return f
+
+
+def _cond_of_another_length(d, good):
+    np.savez(d / "cond.npz", t=np.arange(1.0, 4.0), beta=np.zeros((3, 50)), beta0=np.zeros(3), cond=np.ones(2))
+    return d / "cond.npz"
+
+
+def _fifo(d, good):
+    f = d / "fifo.npz"
+    if not f.exists():
+        os.mkfifo(f)
+    return f
+
+
+@pytest.mark.parametrize("make,match", [
+    (_truncated, "a damaged or truncated zip archive"),
+    (_empty_npz, "it is empty (0 bytes)"),
+    (_npy, "it holds one .npy array, not an .npz archive"),
+    (_folder, "it is a directory"),
+    (_random_npz, "it is not an .npz (zip) archive"),
+    (_csv_as_npz, "it is text, not an .npz (zip) archive (a CSV path file? its name must end in .csv)"),
+    (_random_csv, "line 1: not UTF-8 text (a binary file?)"),
+    (_empty_csv, "it is empty (no header line"),
+    (_header_only_csv, "it has a header but no rows"),
+    (_npz_as_csv, "it is a zip archive, not CSV text"),
+    (_not_a_number_csv, "line 3: 'abc' is not a number"),
+    (_ragged_csv, "line 3: 2 values but the header names 3 columns"),
+    (_mixed_columns_csv, "column 'beta' is repeated or also given as beta[i]"),
+    (_objects, "member 't.npy' holds Python objects"),
+    (_bad_crc, "member 't.npy' is damaged"),
+    (_cond_of_another_length, "array 'cond' must hold one number per point (3)"),
+    (_fifo, "it is not a regular file"),
+], ids=lambda v: getattr(v, "__name__", "")[1:] if callable(v) else "")
+def test_a_bad_path_file_is_one_line_and_status_2(files, capsys, make, match):
+    root, data, good = files
+    bad = make(root, good)
+    capsys.readouterr()
+    assert _crosscheck(data, bad) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("approxpath: error: "), err
+    assert repr(str(bad)) in err and match in err, err
+    for leak in ("Traceback", "pickled", "allow_pickle", "codec", "Warning", "internal error"):
+        assert leak not in err, err
+
+
+def test_a_path_file_that_cannot_be_read_is_status_3(files, capsys, monkeypatch):
+    root, data, good = files
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    (root / "denied.csv").write_text("t,beta0\n1,0\n")
+    monkeypatch.setattr(_claimed, "open", denied, raising=False)  # (root reads any file: chmod cannot say no)
+    for name in ("lam.npz", "denied.csv"):
+        capsys.readouterr()
+        assert _crosscheck(data, root / name) == 3
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"cannot read path file {str(root / name)!r}: Permission denied" in err, err
+
+
+def test_a_missing_path_file_still_says_so(files, capsys):
+    root, data, _ = files
+    assert _crosscheck(data, root / "missing.npz") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "path file" in err and "does not exist" in err
+
+
+def test_good_path_files_still_check(files, capsys):
+    """The npz `exact` wrote and its CSV form (a byte-order mark, blank and '#' lines allowed)."""
+    root, data, good = files
+    assert _crosscheck(data, good) == 0
+    arrays = read_claimed(good)
+    header = "t,beta0," + ",".join(f"beta[{i}]" for i in range(arrays["beta"].shape[1]))
+    rows = "\n".join(",".join(f"{v:.17g}" for v in (t, b0, *b))
+                     for t, b0, b in zip(arrays["t"], arrays["beta0"], arrays["beta"]))
+    csv = root / "lam.csv"
+    csv.write_text("\ufeff" + header + "\n\n# a comment\n" + rows + "\n", encoding="utf-8")
+    assert _crosscheck(data, csv) == 0
+    again = read_claimed(csv)
+    np.testing.assert_array_equal(again["beta"], arrays["beta"])
+    np.testing.assert_array_equal(again["t"], arrays["t"])
+    assert "OK" in capsys.readouterr().out
