@@ -169,3 +169,106 @@ def test_plot_without_matplotlib_is_refused_before_the_run(args, libsvm_file, tm
     files = [str(tmp_path / name) for name in ("d.npz", "d.csv", "d.png")]
     assert main(["demo", "--no-progress", "--out", files[0], "--data-out", files[1], "--plot", files[2]]) == 0
     assert "install the plot extra" in capsys.readouterr().out and not (tmp_path / "d.png").exists()
+
+
+_NOISY_RUN = """
+import os, sys
+import approxpath.cli as cli
+import approxpath.cli.commands as commands
+real = commands.load_data
+def noisy(*args, **kwargs):
+    os.write(1, b"ERROR: native noise\\n")  # as a solver's C code writes to the process's stdout
+    return real(*args, **kwargs)
+commands.load_data = noisy
+sys.argv = ["approxpath", *sys.argv[1:]]
+sys.exit(cli.main())
+"""
+
+
+def test_json_output_stays_one_document_when_native_code_prints(tmp_path):
+    """A solver's C code writing to file descriptor 1 ("ERROR: could not determine problem
+    status." from a failing solve) once came before the JSON on stdout, which then did not
+    parse; with ``--json`` such output goes to stderr."""
+    import subprocess
+    import sys
+
+    X, y = make_classification(n=30, seed=1)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    argv = ["path", "kernel_svm", "--data", str(data), "--eps", "0.5", "--range", "1", "2"]
+    done = subprocess.run([sys.executable, "-c", _NOISY_RUN, *argv, "--json"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["certified"] and "native noise" in done.stderr
+    plain = subprocess.run([sys.executable, "-c", _NOISY_RUN, *argv], capture_output=True, text=True, timeout=120)
+    assert "native noise" in plain.stdout  # without --json nothing is moved
+
+
+def test_warnings_are_one_line(tmp_path, capsys, monkeypatch):
+    """A warning on the command line is one ``approxpath: warning:`` line, not Python's file,
+    line number and source line."""
+    import warnings
+
+    import approxpath.cli.commands as commands
+
+    real = commands.load_data
+
+    def warns(*args, **kwargs):
+        warnings.warn("the data look odd", UserWarning)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(commands, "load_data", warns)
+    X, y = make_classification(n=30, seed=1)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    assert main(["path", "kernel_svm", "--data", str(data), "--eps", "0.5", "--range", "1", "2", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "approxpath: warning: the data look odd" in err
+    assert "UserWarning" not in err and ".py:" not in err
+
+
+@pytest.mark.parametrize("command", [["path", "kernel_svm", "--eps", "0.5", "--range", "1", "2"],
+                                     ["select", "kernel_svm", "--cv", "2", "--range", "1", "2"],
+                                     ["surface", "kernel_svm", "--eps", "0.5", "--weights", "1", "2", "--range", "1", "2"]])
+def test_a_figure_format_matplotlib_cannot_write_is_refused_first(tmp_path, capsys, command):
+    """``--plot p.xyz`` failed in matplotlib after the whole run (and after ``--out`` was written);
+    refused before any work now, one line, exit 2, nothing written."""
+    pytest.importorskip("matplotlib")
+    X, y = make_classification(n=30, seed=1)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    out = tmp_path / "c.npz"
+    argv = [*command[:2], "--data", str(data), *command[2:], "--plot", str(tmp_path / "p.xyz")]
+    argv += ["--out", str(out)] if command[0] != "select" else []
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "cannot write .xyz" in err and ".png" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_verify_refuses_requirements_no_certificate_can_meet(tmp_path, capsys):
+    """``verify --eps -1`` failed the certificate (exit 1) and ``--relative`` without ``--eps``
+    was ignored; both are usage errors now."""
+    cert = tmp_path / "none.npz"  # (refused before the file is read)
+    assert main(["verify", str(cert), "--eps", "-1"]) == 2
+    assert "--eps must be a positive" in capsys.readouterr().err
+    assert main(["verify", str(cert), "--relative"]) == 2
+    assert "--relative qualifies a required --eps" in capsys.readouterr().err
+
+
+def test_figure_solves_checks_every_input_before_the_first_path(tmp_path, capsys, monkeypatch):
+    """``figure solves --data A B`` ran A's paths before finding B missing (or an eps of 0)."""
+    import approxpath.driver as driver
+
+    def no_path(*args, **kwargs):
+        raise AssertionError("a path was computed")
+
+    monkeypatch.setattr(driver, "approximate_path", no_path)
+    X, y = make_classification(n=30, seed=1)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    base = ["figure", "solves", "--c", "0.1", "--range", "1", "4", "--data", str(data)]
+    assert main(base + [str(tmp_path / "none.csv"), "--eps", "1"]) == 2
+    assert "none.csv' does not exist" in capsys.readouterr().err
+    assert main(base + ["--eps", "1", "0"]) == 2
+    assert "--eps takes positive finite numbers" in capsys.readouterr().err

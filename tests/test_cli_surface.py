@@ -51,7 +51,7 @@ def test_the_surface_figure_shows_every_cell_and_solve(data, tmp_path, capsys):
     from approxpath.surface import plot_surface
 
     out, fig_file = str(tmp_path / "s.npz"), tmp_path / "cells.png"
-    assert main(["surface", "kernel_svm", "--data", data, "--c", "0.5", "--eps", "0.5", "--range", "0.5", "2",
+    assert main(["surface", "kernel_svm", "--data", data, "--eps", "0.5", "--range", "0.5", "2",
                  "--weights", "0.5", "2", "--out", out, "--plot", str(fig_file), "--no-progress"]) == 0
     assert f"figure written to {fig_file}" in capsys.readouterr().out
     assert fig_file.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -64,3 +64,45 @@ def test_the_surface_figure_shows_every_cell_and_solve(data, tmp_path, capsys):
     assert np.array_equal(cells.get_array(), [c.gap_bound for c in surface.cells])
     (dots,) = ax.lines
     assert len(dots.get_xdata()) == surface.exact_solves and ax.get_xscale() == ax.get_yscale() == "log"
+
+
+@pytest.mark.parametrize("over, target, given", [("c,bandwidth", "approxpath.surface.select_surface", None),
+                                                 ("c,bandwidth", "approxpath.surface.select_surface", "7"),
+                                                 ("bandwidth", "approxpath.selection.select", None),
+                                                 ("bandwidth", "approxpath.selection.select", "7")])
+def test_select_keeps_the_api_s_budget_unless_given(data, capsys, monkeypatch, over, target, given):
+    """Without ``--max-solves`` the command passes no budget, so ``select`` and
+    ``select_surface`` keep their own defaults (2000 and 20000: the command once gave both
+    parameters 2000, a tenth of the function's); with it, the number given."""
+    from approxpath.errors import InputError
+
+    seen = {}
+
+    def record(*args, **kwargs):
+        seen.update(kwargs)
+        raise InputError("recorded")
+
+    monkeypatch.setattr(target, record)
+    argv = ["select", "kernel_svm", "--data", data, "--cv", "2", "--over", over]
+    argv += ["--weights", "0.5", "2"] if over != "bandwidth" else []
+    assert main(argv + ([] if given is None else ["--max-solves", given])) == 2
+    assert "recorded" in capsys.readouterr().err
+    assert seen.get("max_solves") == (None if given is None else int(given))
+
+
+def test_weights_without_both_parameters_is_refused(data, capsys):
+    """``--weights`` over the bandwidth alone would be ignored (C is the problem's option there):
+    one line, exit 2, before any path runs."""
+    assert main(["select", "kernel_svm", "--data", data, "--cv", "2", "--weights", "0.5", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--weights" in err and "--over bandwidth,c" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", [["surface", "kernel_svm", "--eps", "0.5"],
+                                     ["select", "kernel_svm", "--cv", "2", "--over", "c,bandwidth"]])
+def test_the_weight_s_own_flag_is_refused_over_both_parameters(data, capsys, command):
+    """Over both parameters C is set cell by cell: ``--c 5`` was ignored without a word."""
+    assert main([*command[:2], "--data", data, *command[2:], "--weights", "0.5", "2", "--range", "0.5", "2",
+                 "--c", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "--c is set cell by cell" in err and len(err.strip().splitlines()) == 1

@@ -17,7 +17,8 @@ import argparse
 import json
 import re
 import sys
-from contextlib import contextmanager, suppress
+import warnings
+from contextlib import ExitStack, contextmanager, suppress
 
 from .. import __version__
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
@@ -214,6 +215,36 @@ def _sigterm_unwinds():
         os.close(w)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning on the command line: one line, ``approxpath: warning: ...`` (not Python's
+    file, line and source)."""
+    print(f"approxpath: warning: {message}", file=sys.stderr if file is None else file)
+
+
+@contextmanager
+def _stdout_for_results():
+    """While a command runs with ``--json``: what native code writes to the process's standard
+    output (a solver's own messages, e.g. SCS's or Clarabel's) goes to standard error, and only
+    what the command prints itself (``sys.stdout``) to standard output, so that it stays one
+    JSON document.  For the process's own command only (file descriptor 1 is the process's)."""
+    import io
+    import os
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    old = sys.stdout
+    sys.stdout = io.TextIOWrapper(io.FileIO(saved, "w", closefd=False), encoding=old.encoding or "utf-8",
+                                  line_buffering=True)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stdout = old
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _error(text, code):
     print(f"approxpath: {text}", file=sys.stderr)
     return EXIT_CODES[code]
@@ -227,18 +258,22 @@ def main(argv=None):
         from ..compute.allocator import keep_freed_memory
 
         keep_freed_memory()
+    process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        with _sigterm_unwinds():
+        with _sigterm_unwinds(), warnings.catch_warnings():
+            warnings.showwarning = _show_warning
             try:
                 args = build_parser(argv).parse_args(argv)
             except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
                 return exc.code
-            if getattr(args, "n_jobs", None) is None:
-                return args.func(args)
-            from ..compute.parallelism import threads
+            with ExitStack() as stack:
+                if process and getattr(args, "json", False):
+                    stack.enter_context(_stdout_for_results())
+                if getattr(args, "n_jobs", None) is not None:
+                    from ..compute.parallelism import threads
 
-            with threads(args.n_jobs):  # --n-jobs: every command's kernel work
+                    stack.enter_context(threads(args.n_jobs))  # --n-jobs: every command's kernel work
                 return args.func(args)
     except (InputError, KeyError, ValueError, FileNotFoundError, EpsilonTooSmallError, BudgetExceededError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

@@ -26,12 +26,17 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False):
     ``--distances``, and ``inputs``), or the same file as another output (``extra``: more
     ``(flag, file)`` outputs, such as the default checkpoint); see
     :func:`~approxpath.certificate.output.check_outputs`.  A ``--plot`` without matplotlib
-    installed is refused too, unless the command skips its figure then (``plot_optional``)."""
+    installed is refused too, unless the command skips its figure then (``plot_optional``), and
+    so is a ``--plot`` file whose extension matplotlib cannot write (found after the run, it
+    cost the run's figure and, in some commands, left the other outputs written)."""
     import importlib.util
+    from pathlib import Path
 
     from ..certificate.output import check_outputs as check
 
-    if getattr(args, "plot", None) and not plot_optional and importlib.util.find_spec("matplotlib") is None:
+    plot = getattr(args, "plot", None)
+    drawn = plot and importlib.util.find_spec("matplotlib") is not None
+    if plot and not drawn and not plot_optional:
         raise InputError("--plot needs matplotlib: pip install 'approxpath[plot]' (or leave --plot out)")
 
     given = []
@@ -40,6 +45,14 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False):
         given += value if isinstance(value, list) else [value]
     outputs = [(f"--{name.replace('_', '-')}", getattr(args, name, None)) for name in _OUTPUTS]
     check([*outputs, *extra], [v for v in (*given, *inputs) if isinstance(v, str)])
+    if drawn:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        kinds = FigureCanvasBase.get_supported_filetypes()
+        kind = Path(plot).suffix.lower().lstrip(".")
+        if kind and kind not in kinds:
+            raise InputError(f"--plot {plot}: matplotlib cannot write .{kind} files; use one of "
+                             f"{', '.join('.' + k for k in sorted(kinds))}")
 
 
 def as_flags(message, cls):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 
 from ..data import PREPROCESSING, data_sha256, load_data, preprocess
@@ -12,7 +13,7 @@ from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs, data_format  # noqa: F401 (figures use them too)
 
-__all__ = ["COMMANDS", "load", "add_data_args", "add_threads_arg", "add_path_args", "run_and_write", "checkpoint_of",
+__all__ = ["COMMANDS", "load", "add_data_args", "add_threads_arg", "budget", "add_path_args", "run_and_write", "checkpoint_of",
            "default_checkpoint"]
 
 
@@ -39,6 +40,13 @@ def add_threads_arg(p):
     inside :func:`approxpath.compute.threads`)."""
     p.add_argument("--n-jobs", type=int, default=None, metavar="N", help="threads of the kernel work (-1 every "
                    "core, -2 all but one; default: APPROXPATH_NUM_THREADS or every core)")
+
+
+def budget(args):
+    """``max_solves`` as a keyword argument where ``--max-solves`` was given; none otherwise, so
+    that the function called keeps its own default (``select``: 2000 over one parameter, 20000
+    over two)."""
+    return {} if args.max_solves is None else dict(max_solves=args.max_solves)
 
 
 def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
@@ -204,6 +212,10 @@ def cmd_verify(args):
     t0 = time.perf_counter()
     if args.interval is not None:
         check_interval_required(args.interval)
+    if args.relative and args.eps is None:
+        raise InputError("--relative qualifies a required --eps: give --eps E too (or leave --relative out)")
+    if args.eps is not None and not (args.eps > 0 and math.isfinite(args.eps)):
+        raise InputError(f"--eps must be a positive finite number (the eps the certificate must meet); got {args.eps!r}")
     required = dict(eps=args.eps, relative=args.relative, interval=args.interval, data_sha256=args.data_sha256)
     try:  # the meta alone first: what the data are and where; the arrays are read against them
         meta, names = read_meta(args.certificate)

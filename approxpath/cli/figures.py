@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
@@ -68,6 +69,12 @@ def _figure_solves(args):
     cls = get_problem(args.problem)
     kwargs = problem_kwargs(cls, args)
     check_outputs(args)
+    if not all(e > 0 and math.isfinite(e) for e in args.eps):
+        raise InputError(f"--eps takes positive finite numbers; got {' '.join(f'{e:g}' for e in args.eps)}")
+    for file in args.data:  # every file before the first path (a later one missing cost the earlier ones' runs)
+        if not FsPath(file).is_file():
+            raise InputError(f"data file {file!r} does not exist" if not FsPath(file).exists() else
+                             f"data file {file!r} is not a regular file")
     interval = tuple(args.range) if args.range else None
     counts = {}
     for file in args.data:
@@ -238,6 +245,7 @@ def _exact_path_args(q, cls, argv=()):
 def _figure_exact_path(args):
     from ..exact.figures import run
 
+    check_outputs(args)  # --plot and --export: writable, not --data, a figure format matplotlib writes
     return run(args)
 
 

@@ -9,12 +9,13 @@ import warnings
 
 from . import add_problem_options, parse_number
 from .checks import build_problem, check_outputs
-from .commands import add_data_args, add_threads_arg, load
+from .commands import add_data_args, add_threads_arg, budget, load
 
 __all__ = ["COMMANDS"]
 
 
 def cmd_select(args):
+    from ..errors import InputError
     from ..registry import get_problem
     from ..selection import select
 
@@ -22,19 +23,21 @@ def cmd_select(args):
     check_outputs(args, [args.data])  # before the data are read and the folds' paths run
     over = {v.strip() for v in args.over.split(",")}
     if over != {"bandwidth"}:
-        from ..errors import InputError
         from .surface import select_over_two
 
         if over != {"bandwidth", cls.Bound.weight}:
             raise InputError(f"--over takes bandwidth or bandwidth,{cls.Bound.weight} for {cls.name}; got {args.over!r}")
         return select_over_two(args, cls)
+    if args.weights is not None:  # (the weight is the problem's option here: --weights would be ignored)
+        raise InputError(f"--weights is the range of --{cls.Bound.weight} when both parameters are chosen "
+                         f"(--over bandwidth,{cls.Bound.weight}); over the bandwidth alone, set --{cls.Bound.weight}")
     X, y, fmt, prep = load(args)
     problem = build_problem(cls, X, y, args)
     interval = tuple(args.range) if args.range else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         s = select(problem, args.criterion, cv=args.cv, eps=args.eps, relative=args.relative, interval=interval,
-                   tol=args.tol, max_solves=args.max_solves, strict=False, workers=args.workers,
+                   tol=args.tol, strict=False, workers=args.workers, **budget(args),
                    progress=not (args.no_progress or args.json))
     if args.json:
         out = dict(problem=cls.name, parameter=problem.parameter, data_file=str(args.data),
@@ -72,7 +75,8 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
                    help="parameter interval, e.g. 2^-10 2^10 (default: the problem's)")
     p.add_argument("--tol", type=parse_number, default=0.01, help="stop when delta <= TOL (criterion units, default 0.01)")
-    p.add_argument("--max-solves", type=int, default=2000, help="exact solves allowed in all (default 2000)")
+    p.add_argument("--max-solves", type=int, default=None,
+                   help="exact solves allowed in all (default 2000 over the bandwidth, 20000 over both parameters)")
     p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (none with --json either)")
     p.add_argument("--over", default="bandwidth", help="the parameters to choose: bandwidth (default; the path's "

@@ -11,17 +11,21 @@ import warnings
 from ..errors import InputError
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs
-from .commands import add_data_args, add_threads_arg, load
+from .commands import add_data_args, add_threads_arg, budget, load
 
 __all__ = ["COMMANDS", "select_over_two"]
 
 
 def _problem(args, cls, weights):
-    """The problem on ``--data`` with its weight set to the range's lower end when not given
-    (a surface sets it per cell)."""
-    X, y, fmt, prep = load(args)
+    """The problem on ``--data`` with its weight set to the range's lower end (a surface sets
+    it per cell: the weight's own flag, which would be ignored, is refused)."""
     options = problem_kwargs(cls, args)
-    options.setdefault(cls.Bound.weight, weights[0])
+    weight = cls.Bound.weight
+    if options.get(weight) is not None:
+        raise InputError(f"--{weight} is set cell by cell over both parameters: give its range with --weights LO HI "
+                         f"(not --{weight})")
+    X, y, fmt, prep = load(args)
+    options[weight] = weights[0]
     return build_problem(cls, X, y, args, options), fmt, prep
 
 
@@ -66,7 +70,7 @@ def select_over_two(args, cls):
         warnings.simplefilter("always")
         s = select_surface(problem, args.criterion, cv=args.cv, eps=args.eps, relative=args.relative,
                            bandwidths=tuple(args.range) if args.range else None, weights=tuple(args.weights),
-                           tol=args.tol, max_solves=args.max_solves, strict=False,
+                           tol=args.tol, strict=False, **budget(args),
                            progress=not (args.no_progress or args.json))
     if args.json:
         print(json.dumps(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, **s.to_json())))
