@@ -117,3 +117,25 @@ def test_duplicated_points_with_a_ridge_reach_lam_min(data, capsys):
     rc = _exact(dup, "--parameter", "lam", "--bandwidth", "1", "--ridge", "1e-3", "--json")
     res = json.loads(capsys.readouterr().out.strip())
     assert res["complete"] is True and res["stop_reason"] == "lam_min" and rc == (0 if res["ok"] else 1)
+
+
+def test_the_path_says_it_failed(data):
+    """The command reads ``ExactPath.failed`` (set where the path could not continue), not the
+    wording of ``stop_reason``."""
+    from approxpath.data import load_data
+    from approxpath.exact import kernel_path, lambda_path
+
+    (sinc, dup) = data
+    X, y = load_data(dup, "csv")
+    assert lambda_path(X, y, 1.0, 1e-3).failed
+    assert kernel_path(X, y, 0.01, (0.5, 2.0), start_solution="cvxpy").failed
+    Xs, ys = load_data(sinc, "csv")
+    assert not lambda_path(Xs, ys, 1.0, 1e-2).failed and not kernel_path(Xs, ys, 0.1, (0.5, 2.0)).failed
+
+
+def test_the_exact_path_figure_of_a_failed_path_exits_4(data, capsys):
+    """``figure exact-path`` draws what was computed and says why it stops (it exited 0)."""
+    _, dup = data
+    capsys.readouterr()
+    assert main(["figure", "exact-path", "--data", str(dup), "--bandwidth", "1"]) == 4
+    assert "incomplete exact path: singular system" in capsys.readouterr().err

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import sys
 import time
 
@@ -31,24 +30,18 @@ def _fixed_options(cls, args):
     return given
 
 
-# Stop reasons (``ExactPath.stop_reason``, their beginnings) that are what the user asked for:
-# the end of the range (lambda-path: lam_min, or lam_min >= lam_max), the landmark number, the
-# target accuracy, and --max-events where it was given.  Any other (a singular system, an active
-# set that cannot be resolved, the default event limit against runaway loops) leaves the path
-# short of what was asked for: exit status 4, the certified points computed still printed/written.
-_ASKED_FOR = {"lam": ("lam_min", "max_landmarks", "target_mse"), "bandwidth": ("end of range",)}
-
-
 def _short_of_request(path, args):
-    """Why ``path`` stopped before what the command line asked for, or None when it did not."""
-    reason = path.stop_reason or "no stop reason recorded"
-    asked = _ASKED_FOR[path.parameter] + (("max_events",) if args.max_events is not None else ())
-    both = re.fullmatch(r"increasing t: (.*); decreasing t: (.*)", reason, flags=re.S)  # kernel path: two directions
-    if all(part.startswith(asked) for part in (both.groups() if both else (reason,))):
-        return None
-    if args.max_events is None and "max_events" in reason:
-        reason += " (the default limit, 50 n events, against runaway loops: raise it with --max-events)"
-    return reason
+    """Why ``path`` stopped before what the command line asked for, or None when it did not: it
+    could not continue (``ExactPath.failed``: a singular system, an active set it cannot
+    resolve), or it reached the default event limit, a guard against runaway loops rather than
+    a request (``--max-events`` given, that stop was asked for).  Exit status 4 then; the
+    certified points computed are still printed and written."""
+    if path.failed:
+        return path.stop_reason
+    limit = path.settings.get("max_events")
+    if args.max_events is None and limit is not None and len(path.events) >= limit:
+        return f"{path.stop_reason} (the default limit, 50 n events, against runaway loops: raise it with --max-events)"
+    return None
 
 
 def _incomplete_line(path, args, reason):
@@ -88,7 +81,8 @@ def cmd_exact(args):
             X_val = preprocess(X_val, prep)
         path = lambda_path(X, y, args.bandwidth, lam_min, max_events=args.max_events, max_landmarks=args.max_landmarks,
                            target_mse=args.target_mse, X_val=X_val, y_val=y_val, nu=args.ridge)
-        if hi is not None and hi < path.t[0] and _short_of_request(path, args):  # short, above the range asked for
+        short = _short_of_request(path, args)  # (before restrict, which keeps the range's events only)
+        if hi is not None and hi < path.t[0] and short:  # short, above the range asked for
             raise ExactPathError(f"the lambda-path stopped at lam = {path.t[0]:.6g}, above the requested range "
                                  f"[{lam_min:.6g}, {hi:.6g}]: {path.stop_reason}")
         if hi is not None and hi < path.t[-1]:
@@ -102,8 +96,8 @@ def cmd_exact(args):
         path = kernel_path(X, y, args.lam, (lo, hi), start=args.bandwidth, start_solution=args.start,
                            theta=args.theta, eps=args.breakpoint_tol, nu=args.ridge, marginal=args.marginal,
                            max_events=args.max_events)
+        short = _short_of_request(path, args)
     t1 = time.perf_counter()
-    short = _short_of_request(path, args)
     report = certify(path, tol=args.tol, relative=args.relative)
     t2 = time.perf_counter()
     if args.export:

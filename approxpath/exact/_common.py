@@ -153,6 +153,10 @@ class ExactPath:
     wall_s : float
     settings : dict
         The algorithm's settings (θ, ε, ν, ...).
+    failed : bool
+        True when the path stopped because it could not continue (a singular system, an active
+        set it cannot resolve): before what its stopping rules asked for (``stop_reason`` says
+        where and why).
     solution : callable
         ``t -> ExactPoint``; also available as ``path(t)``.
     X, y : ndarray
@@ -175,6 +179,7 @@ class ExactPath:
     stop_reason: str
     wall_s: float
     settings: dict = field(default_factory=dict)
+    failed: bool = False
     solution: Callable = field(default=None, repr=False)
     X: np.ndarray = field(default=None, repr=False)
     y: np.ndarray = field(default=None, repr=False)

@@ -30,6 +30,7 @@ class _KernelTracer:
         self.eps = eps
         self.marginal = marginal
         self.max_events = max_events
+        self.failed = False  # a direction stopped on an ExactPathError (ExactPath.failed)
         self.events = []
         self.solves = 0
         self.max_cond = 1.0
@@ -144,6 +145,7 @@ class _KernelTracer:
                 if len(self.events) >= self.max_events:
                     return points, f"max_events = {self.max_events} at t = {t:.6g}"
         except ExactPathError as exc:
+            self.failed = True
             return points, f"stopped at t = {t:.6g}: {exc}"
         return points, "end of range"
 
@@ -307,7 +309,7 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
         algorithm="kernel path (Wang, Yeung, Lochovsky)", parameter="bandwidth", lam=lam, bandwidth=None,
         t=ts, beta=betas, beta0=beta0s, signs=signs_pts, cond=np.array([p[4] for p in points]),
         events=tuple(tracer.events), linear=False, linear_solves=tracer.solves, max_cond=tracer.max_cond,
-        stop_reason=stop, wall_s=time.perf_counter() - t_start,
+        stop_reason=stop, wall_s=time.perf_counter() - t_start, failed=tracer.failed,
         settings=dict(lam=lam, interval=[lo, hi], start=t0, theta=float(theta), eps=float(eps), nu=data.nu,
                       marginal=marginal, screen=tracer.taylor is not None, max_events=max_events,
                       **_screen_stats(tracer.screens),

@@ -297,6 +297,7 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
     # a point is [lambda, beta, beta0, signs, cond]: the signs and the condition number of the
     # system of the segment below it (towards smaller lambda; the last point: the one above)
     points = [[max(lam, lam_min), beta.copy(), beta0, signs.copy(), 1.0]]
+    failed = False
     if lam <= lam_min:
         stop = f"lam_min >= lam_max = {lam:.6g}: beta = 0 on the whole range"
     elif max_events == 0:
@@ -317,7 +318,7 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
         try:
             act, rA, r0, a, cond, used = engine.rate(signs)  # moving rate, eq. (18)
         except ExactPathError as exc:
-            stop = f"singular system at lam = {lam:.6g}: {exc}"
+            stop, failed = f"singular system at lam = {lam:.6g}: {exc}", True
             break
         solves += used
         max_cond = max(max_cond, cond)
@@ -373,10 +374,10 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
         g = engine.g_after(g, d, a, data, beta, beta0, signs)
     return _result(data, K, bw, points, events, solves, max_cond, stop, t0, engine,
                    dict(bandwidth=bw, lam_min=lam_min, max_events=max_events, max_landmarks=max_landmarks,
-                        target_mse=target_mse, nu=data.nu, factor=factor))
+                        target_mse=target_mse, nu=data.nu, factor=factor), failed)
 
 
-def _result(data, K, bw, points, events, solves, max_cond, stop, t0, engine, settings):
+def _result(data, K, bw, points, events, solves, max_cond, stop, t0, engine, settings, failed=False):
     """The ExactPath of a traced λ-path (``points`` in decreasing λ)."""
     points.reverse()  # ascending lambda
     lam_pts = np.array([p[0] for p in points])
@@ -404,4 +405,4 @@ def _result(data, K, bw, points, events, solves, max_cond, stop, t0, engine, set
         algorithm="lambda-path (Wang, Qin, Huang)", parameter="lam", lam=None, bandwidth=bw,
         t=lam_pts, beta=betas, beta0=beta0s, signs=signs_pts, cond=conds, events=tuple(events), linear=True,
         linear_solves=solves, max_cond=max_cond, stop_reason=stop, wall_s=time.perf_counter() - t0,
-        settings=settings, solution=solution, X=data.X, y=data.y)
+        settings=settings, failed=failed, solution=solution, X=data.X, y=data.y)

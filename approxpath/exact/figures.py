@@ -208,11 +208,14 @@ def run(args):
         for what, f in (("figure", args.plot), ("table", args.export)):
             if f:
                 print(f"{what} written to {f}")
-    return 0 if report.ok else 1
+    if path.failed:  # it could not continue: the figure shows the part computed (exit status 4)
+        print(f"approxpath: incomplete exact path: {path.stop_reason}", file=sys.stderr)
+    return 1 if not report.ok else 4 if path.failed else 0
 
 
 def main(argv=None):
-    """``python -m approxpath.exact.figures``: exit 0 (certified), 1 (a point flagged), 2 (bad input)."""
+    """``python -m approxpath.exact.figures``: exit 0 (certified), 1 (a point flagged), 2 (bad input), 4 (the
+    path could not continue: the part computed is drawn)."""
     parser = add_arguments(argparse.ArgumentParser(prog="python -m approxpath.exact.figures",
                                                    description=run.__doc__.splitlines()[0]))
     args = parser.parse_args(argv)
