@@ -272,3 +272,15 @@ def test_figure_solves_checks_every_input_before_the_first_path(tmp_path, capsys
     assert "none.csv' does not exist" in capsys.readouterr().err
     assert main(base + ["--eps", "1", "0"]) == 2
     assert "--eps takes positive finite numbers" in capsys.readouterr().err
+
+
+def test_a_selection_s_advice_names_the_flags(tmp_path, capsys):
+    """``select`` stopped short said "raise max_solves ... or pass strict=False to keep this
+    result" (Python's words; the command keeps the result already)."""
+    X, y = make_classification(n=40, seed=1)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    assert main(["select", "kernel_svm", "--data", str(data), "--cv", "2", "--range", "1", "2", "--tol", "1e-9",
+                 "--max-solves", "8", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "--max-solves" in err and "--tol" in err and "strict=False" not in err

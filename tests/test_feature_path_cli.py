@@ -77,3 +77,13 @@ def test_features_missing_file_and_help(tmp_path, capsys):
 
         build_parser(["--help"]).parse_args(["--help"])
     assert "features" in capsys.readouterr().out
+
+
+def test_constant_targets_are_refused_by_name(tmp_path, capsys):
+    """Constant targets made the default C = 2 ||y - mean(y)||^2 zero, refused as "C must be a
+    positive finite number; got 0.0" although no --C was given."""
+    rng = np.random.default_rng(0)
+    data = tmp_path / "const.csv"
+    np.savetxt(data, np.column_stack([rng.normal(size=(20, 3)), np.ones(20)]), delimiter=",")
+    assert main(["features", str(data)]) == 2
+    assert "targets" in capsys.readouterr().err

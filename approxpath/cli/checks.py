@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..errors import InputError
 from . import problem_kwargs
 
-__all__ = ["data_format", "check_outputs", "as_flags", "build_problem"]
+__all__ = ["data_format", "check_outputs", "as_flags", "as_advice", "build_problem"]
 
 
 def data_format(file, given=None, recorded=None):
@@ -65,6 +65,18 @@ def as_flags(message, cls):
         message = re.sub(rf"(?<![\w-]){name}=(?=[\s;,)]|$)", flag, message)  # "lam=;" -> "--lam;"
         message = re.sub(rf"(?<![\w-]){name}=", f"{flag} ", message)  # "bandwidth=t" -> "--bandwidth t"
     return message
+
+
+def as_advice(message):
+    """A selection's message (``select``, ``select_surface``) with the command line's words: its
+    budget and tolerance as the flags ``--max-solves`` and ``--tol``, and without the advice to
+    pass ``strict=False`` (the command keeps the result reached and says so)."""
+    import re
+
+    message = re.sub(r",? or pass strict=False to keep this result", "", str(message))
+    message = re.sub(r"\braise max_solves or tol\b", "raise --max-solves or --tol", message)
+    message = re.sub(r"\braise max_solves\b", "raise --max-solves", message)
+    return re.sub(r"\braise tol\b", "raise --tol", message)
 
 
 def build_problem(cls, X, y, args, options=None):

@@ -51,6 +51,9 @@ def cmd_features(args):
     Xs = _scale(np.asarray(X, dtype=float), scaling)
     y = np.asarray(y, dtype=float)
     yc2 = float(np.sum((y - y.mean()) ** 2))
+    if args.C is None and not yc2 > 0:
+        raise InputError(f"the targets of {args.data!r} are all equal: --kappa sets C = KAPPA ||y - mean(y)||^2 = 0, "
+                         "and no feature explains a constant (give --C to run anyway)")
     C = args.C if args.C is not None else (2.0 if args.kappa is None else args.kappa) * yc2
     path = feature_path(Xs, y, C=C, kernel=args.kernel, degree=args.degree, d_max=args.d_max,
                         max_events=args.max_events, max_steps=args.max_steps, tol=args.tol, kkt_tol=args.kkt_tol)

@@ -8,7 +8,7 @@ import sys
 import warnings
 
 from . import add_problem_options, parse_number
-from .checks import build_problem, check_outputs
+from .checks import as_advice, build_problem, check_outputs
 from .commands import add_data_args, add_threads_arg, budget, load
 
 __all__ = ["COMMANDS"]
@@ -47,7 +47,7 @@ def cmd_select(args):
         print(problem.describe())
         print(s.summary())
     for w in caught:  # why delta > tol (the budget, or a stalled enclosure), a choice at an end of the range
-        print(f"approxpath: {w.message}", file=sys.stderr)
+        print(f"approxpath: {as_advice(w.message)}", file=sys.stderr)
     if args.plot:
         from ..plotting import save_figure
         from ..selection.figures import plot_selection

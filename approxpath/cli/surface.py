@@ -10,7 +10,7 @@ import warnings
 
 from ..errors import InputError
 from . import add_problem_options, parse_number, problem_kwargs
-from .checks import build_problem, check_outputs
+from .checks import as_advice, build_problem, check_outputs
 from .commands import add_data_args, add_threads_arg, budget, load
 
 __all__ = ["COMMANDS", "select_over_two"]
@@ -78,7 +78,7 @@ def select_over_two(args, cls):
         print(f"{problem.describe()}; over the bandwidth and {s.weight}")
         print(s.summary())
     for w in caught:  # stopped before delta <= tol
-        print(f"approxpath: {w.message}", file=sys.stderr)
+        print(f"approxpath: {as_advice(w.message)}", file=sys.stderr)
     if args.plot:
         from ..plotting import save_figure
         from ..surface.figures import plot_surface_selection
