@@ -139,3 +139,11 @@ def test_the_exact_path_figure_of_a_failed_path_exits_4(data, capsys):
     capsys.readouterr()
     assert main(["figure", "exact-path", "--data", str(dup), "--bandwidth", "1"]) == 4
     assert "incomplete exact path: singular system" in capsys.readouterr().err
+
+
+def test_a_reversed_range_is_one_line(data, capsys):
+    """``--range 2 1e-3`` said "[np.float64(2.0), 0.001] does not meet the path's range"."""
+    sinc, _ = data
+    capsys.readouterr()
+    assert _exact(sinc, "--parameter", "lam", "--bandwidth", "1", "--range", "2", "1e-3") == 2
+    assert "--range LO HI needs 0 < LO < HI" in capsys.readouterr().err

@@ -192,6 +192,12 @@ def test_the_data_command_writes_what_the_examples_use(tmp_path, monkeypatch, ca
     assert main(["path", "klasso", "--data", "sinc.csv", "--lam", "0.1", "--range", "2^-3", "2^5", "--eps", "0.05",
                  "--out", "k.npz", "--no-progress"]) == 0
     assert main(["verify", "k.npz"]) == 0
+    # an option of the other set was ignored without a word: refused now
+    capsys.readouterr()
+    assert main(["data", "sinc", "--out", "s2.csv", "--d", "5"]) == 2
+    assert "--d does not apply to the sinc set" in capsys.readouterr().err
+    assert main(["data", "classification", "--out", "c2.csv", "--noise", "3"]) == 2
+    assert "--noise does not apply" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------- 8. file modes

@@ -194,3 +194,13 @@ def test_a_large_grid_is_drawn_pooled_keeping_what_may_still_win():
     # every display cell is the best of rectangles that overlap it
     k = int(np.flatnonzero(bright[17])[0])
     assert t[1234] < drawn[k + 1] and t[1235] > drawn[k]
+
+
+def test_a_single_surface_s_spent_budget_does_not_mention_folds():
+    from approxpath.errors import BudgetExceededError
+
+    X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    with pytest.raises(BudgetExceededError, match=r"more than max_solves=3 exact solves needed: raise") as info:
+        approxpath.approximate_surface(problem, 0.01, relative=True, max_solves=3, **_BOX)
+    assert "fold" not in str(info.value)

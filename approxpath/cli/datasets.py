@@ -41,16 +41,23 @@ def write_data(name, out, n, seed, d=2, noise=0.1, outliers=0.0, fmt="csv"):
 def cmd_data(args):
     from ..validate import count
 
-    count("--n", args.n)
-    count("--d", args.d)
     from ..errors import InputError
 
+    # (an option of the other set would be ignored without a word)
+    foreign = {"sinc": [("--d", args.d)], "classification": [("--noise", args.noise), ("--outliers", args.outliers)]}
+    given = [flag for flag, value in foreign[args.set] if value is not None]
+    if given:
+        raise InputError(f"{' and '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to the {args.set} set")
+    d = 2 if args.d is None else args.d
+    noise = 0.1 if args.noise is None else args.noise
+    outliers = 0.0 if args.outliers is None else args.outliers
+    count("--n", args.n)
+    count("--d", d)
     if args.n < 2:
         raise InputError(f"--n must be at least 2; got {args.n}")
-    if not (args.noise >= 0 and 0 <= args.outliers <= 1):
-        raise InputError(f"--noise must be >= 0 and --outliers in [0, 1]; got {args.noise!r} and {args.outliers!r}")
-    X, y = write_data(args.set, args.out, args.n, args.seed, d=args.d, noise=args.noise, outliers=args.outliers,
-                      fmt=args.format)
+    if not (noise >= 0 and 0 <= outliers <= 1):
+        raise InputError(f"--noise must be >= 0 and --outliers in [0, 1]; got {noise!r} and {outliers!r}")
+    X, y = write_data(args.set, args.out, args.n, args.seed, d=d, noise=noise, outliers=outliers, fmt=args.format)
     fmt = "" if args.format == "libsvm" else " --format csv"
     print(f"{args.set}: {X.shape[0]} samples, {X.shape[1]} feature(s) written to {args.out} "
           f"(use it with --data {args.out}{fmt})")
@@ -64,10 +71,10 @@ def _data_args(p, cls, argv=()):
     p.add_argument("--out", required=True, help="file to write (CSV with a header line, the target last)")
     p.add_argument("--format", choices=("csv", "libsvm"), default="csv", help="file format (default csv)")
     p.add_argument("--n", type=int, default=100, help="number of samples (default 100)")
-    p.add_argument("--d", type=int, default=2, help="classification: number of features (default 2)")
+    p.add_argument("--d", type=int, default=None, help="classification: number of features (default 2)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--noise", type=parse_number, default=0.1, help="sinc: noise standard deviation (default 0.1)")
-    p.add_argument("--outliers", type=parse_number, default=0.0,
+    p.add_argument("--noise", type=parse_number, default=None, help="sinc: noise standard deviation (default 0.1)")
+    p.add_argument("--outliers", type=parse_number, default=None,
                    help="sinc: fraction of samples with gross errors (default 0)")
     p.set_defaults(func=cmd_data)
 

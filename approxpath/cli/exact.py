@@ -69,6 +69,8 @@ def cmd_exact(args):
     t0 = time.perf_counter()
     X, y, fmt, prep = load(args)
     lo, hi = args.range if args.range else (None, None)
+    if args.range and not (0 < lo < hi < float("inf")):
+        raise InputError(f"--range LO HI needs 0 < LO < HI < inf; got {lo:g} {hi:g}")
     if args.parameter == "lam":
         if args.bandwidth is None:
             raise InputError("the lambda path needs the fixed kernel: --bandwidth T (t of exp(-t||x-x'||^2))")

@@ -162,8 +162,9 @@ class Engine:
                       else "certified", tuple((a, float(w)) for a in p.anchors)) for p in pieces]
 
     def _spent(self):
-        return BudgetExceededError(f"more than max_solves={self.max_solves} exact solves needed (every fold's surface "
-                                   "together): raise max_solves, use a larger eps, or a smaller box")
+        which = " (every fold's surface together)" if len(self.problems) > 1 else ""
+        return BudgetExceededError(f"more than max_solves={self.max_solves} exact solves needed{which}: raise "
+                                   "max_solves, use a larger eps, or a smaller box")
 
     def cell_gap(self, k, piece, w_lo, w_hi):
         """The bound of ``piece``'s pair on the cell ``[piece.lo, piece.hi] x [w_lo, w_hi]``
