@@ -142,7 +142,7 @@ def _fifo(d, good):
     (_ragged_csv, "line 3: 2 values but the header names 3 columns"),
     (_mixed_columns_csv, "column 'beta' is repeated or also given as beta[i]"),
     (_objects, "member 't.npy' holds Python objects"),
-    (_bad_crc, "member 't.npy' is damaged"),
+    (_bad_crc, "member 't.npy' is no readable array (BadZipFile: Bad CRC-32"),
     (_cond_of_another_length, "array 'cond' must hold one number per point (3)"),
     (_fifo, "it is not a regular file"),
 ], ids=lambda v: getattr(v, "__name__", "")[1:] if callable(v) else "")

@@ -210,8 +210,8 @@ def test_verify_reads_no_member_beyond_the_meta_of_a_mismatched_file(cert, tmp_p
     file, data = cert
     forged = _rewritten(file, tmp_path / "n.npz", lambda m: m.update(n=31))
     read = []
-    real = fmt._read_member
-    monkeypatch.setattr(fmt, "_read_member", lambda zf, info: (read.append(info.filename), real(zf, info))[1])
+    real = fmt.read_member
+    monkeypatch.setattr(fmt, "read_member", lambda zf, info: (read.append(info.filename), real(zf, info))[1])
     report = approxpath.verify(forged, *make_sinc(n=30, seed=0))
     assert not report.ok and "but the data have n = 30" in report.failures[0]
     assert read == ["meta.npy"]

@@ -30,7 +30,7 @@ from ..validate import is_stored_count
 from .output import check_output, remove_stale_temps, write_npz  # noqa: F401 (the writing half of the format)
 
 __all__ = ["KINDS", "FORMAT_VERSION", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "check_output",
-           "remove_stale_temps", "read_certificate", "read_meta", "content_sha256"]
+           "remove_stale_temps", "read_certificate", "read_meta", "content_sha256", "npz_headers", "read_member"]
 
 #: Piece kinds: ``certified`` (bound valid for every t in the piece), ``sampled`` (gap checked
 #: at the piece's end points and middle only), ``uncovered`` (nothing reached eps there).
@@ -101,16 +101,21 @@ def _member_count(fh):
     return struct.unpack("<H", tail[at + 10:at + 12])[0]
 
 
-def _headers(zf, file):
-    """``{name: (shape, dtype, header bytes, zip info)}`` of every member, from the ``.npy``
-    headers alone (a few hundred bytes decompressed per member)."""
+def npz_headers(zf, file, fail=None):
+    """``{name: (shape, dtype, bytes, zip info)}`` of every member of the open ``.npz`` ``zf``,
+    from the ``.npy`` headers alone (a few hundred bytes decompressed per member): every member
+    one array, none repeated, none of Python objects (pickles are never loaded), its declared
+    size that of its header's shape and dtype.  ``fail(file, why)`` makes the error of a file
+    that is not that (by default: not a certificate); the one home of these checks, for
+    certificates and the other ``.npz`` files approxpath reads."""
+    fail = fail or _not_a_certificate
     out = {}
     if len(zf.infolist()) > _MAX_MEMBERS:
-        raise _not_a_certificate(file, f"{len(zf.infolist())} members (a certificate has at most {_MAX_MEMBERS})")
+        raise fail(file, f"{len(zf.infolist())} members (at most {_MAX_MEMBERS} are read)")
     for info in zf.infolist():
         name = info.filename
         if not name.endswith(".npy") or name[:-4] in out:
-            raise _not_a_certificate(file, f"member {name!r} is not one array of an .npz (or is repeated)")
+            raise fail(file, f"member {name!r} is not one array of an .npz (or is repeated)")
         try:
             with zf.open(info) as fh:
                 version = np.lib.format.read_magic(fh)
@@ -118,18 +123,19 @@ def _headers(zf, file):
                 shape, _, dtype = read(fh)
                 header = fh.tell()
         except Exception as exc:  # truncated, encrypted, not .npy, a bad compression stream
-            raise _not_a_certificate(file, f"member {name!r} is no readable array ({type(exc).__name__}: {exc})") from None
+            raise fail(file, f"member {name!r} is no readable array ({type(exc).__name__}: {exc})") from None
         if dtype.hasobject:
-            raise _not_a_certificate(file, f"member {name!r} holds Python objects (pickles are never loaded)")
+            raise fail(file, f"member {name!r} holds Python objects (pickles are never loaded)")
         size = math.prod(shape) * dtype.itemsize
         if info.file_size != header + size:
-            raise _not_a_certificate(file, f"member {name!r} declares {info.file_size} bytes but its header "
-                                     f"says shape {shape} of {dtype} ({header + size} bytes)")
+            raise fail(file, f"member {name!r} declares {info.file_size} bytes but its header "
+                       f"says shape {shape} of {dtype} ({header + size} bytes)")
         out[name[:-4]] = (shape, dtype, size, info)
     return out
 
 
-def _read_member(zf, info):
+def read_member(zf, info):
+    """The array of the member ``info`` of the open ``.npz`` ``zf`` (never a pickle)."""
     with zf.open(info) as fh:
         return np.lib.format.read_array(fh, allow_pickle=False)
 
@@ -221,7 +227,7 @@ def _meta_of(zf, heads, file):
         raise _not_a_certificate(file, f"'meta' must be JSON text of at most {limit} characters; got shape "
                                  f"{shape} of {dtype}")
     try:
-        meta = json.loads(str(_read_member(zf, info)))
+        meta = json.loads(str(read_member(zf, info)))
     except RecursionError:
         raise InputError(f"{str(file)!r}: 'meta' is nested deeper than {_META_DEPTH} levels") from None
     except ValueError as exc:
@@ -237,7 +243,7 @@ def read_meta(file):
     members, with nothing else decompressed (the checks of :func:`read_certificate` that need
     no layout).  For deciding how to verify a file before its arrays are read."""
     with _open_archive(file) as zf:
-        heads = _headers(zf, file)
+        heads = npz_headers(zf, file)
         return _meta_of(zf, heads, file), tuple(heads)
 
 
@@ -271,7 +277,7 @@ def read_certificate(file, layout=True, shape=None):
     from ..memory import Estimate, check_fits, verify_bytes
 
     with _open_archive(file) as zf:
-        heads = _headers(zf, file)
+        heads = npz_headers(zf, file)
         # nothing is decompressed before the whole fits in memory
         check_fits(Estimate((("stored arrays", float(sum(h[2] for h in heads.values()))),)), f"reading {str(file)!r}",
                    "read it on a machine with more memory")
@@ -286,7 +292,7 @@ def read_certificate(file, layout=True, shape=None):
             check_fits(verify_bytes(n, stored, _blocked_ok(meta.get("problem")), d), f"verifying {str(file)!r}",
                        "verify on a machine with more memory")
         try:
-            arrays = {k: _read_member(zf, h[3]) for k, h in heads.items()}
+            arrays = {k: read_member(zf, h[3]) for k, h in heads.items()}
         except Exception as exc:  # a bad CRC, a truncated stream
             raise _not_a_certificate(file, f"a damaged member ({type(exc).__name__}: {exc})") from None
     return arrays, meta

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import re
 import zipfile
 from pathlib import Path
@@ -61,6 +60,7 @@ def _is_text(head):
 def _read_npz(file):
     """The arrays of an ``.npz`` path file: every member a numpy array (never a pickle), the whole
     fitting in memory before anything is decompressed."""
+    from ..certificate.format import npz_headers, read_member
     from ..memory import Estimate, check_fits
 
     head = _head(file)
@@ -78,33 +78,13 @@ def _read_npz(file):
     except (zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
         raise _not_a_path_file(file, f"a damaged or truncated zip archive ({exc})") from None
     with zf:
-        members, total = {}, 0.0
-        for info in zf.infolist():
-            name = info.filename
-            if not name.endswith(".npy") or name[:-4] in members:
-                raise _not_a_path_file(file, f"member {name!r} is not one array of an .npz (or is repeated)")
-            try:
-                with zf.open(info) as fh:
-                    version = np.lib.format.read_magic(fh)
-                    read = (np.lib.format.read_array_header_1_0 if version == (1, 0) else
-                            np.lib.format.read_array_header_2_0)
-                    shape, _, dtype = read(fh)
-            except MemoryError:
-                raise
-            except Exception as exc:  # truncated, encrypted, not .npy, a bad compression stream
-                raise _not_a_path_file(file, f"member {name!r} is damaged or no .npy array ({type(exc).__name__}: "
-                                             f"{exc})") from None
-            if dtype.hasobject:
-                raise _not_a_path_file(file, f"member {name!r} holds Python objects (pickles are never loaded)")
-            members[name[:-4]] = info
-            total += float(math.prod(shape)) * dtype.itemsize
-        check_fits(Estimate((("the arrays of the path file", total),)), f"reading {str(file)!r}",
-                   "read it on a machine with more memory")
+        heads = npz_headers(zf, file, _not_a_path_file)  # (the certificates' checks of every member)
+        check_fits(Estimate((("the arrays of the path file", float(sum(h[2] for h in heads.values()))),)),
+                   f"reading {str(file)!r}", "read it on a machine with more memory")
         arrays = {}
-        for key, info in members.items():
+        for key, (_, _, _, info) in heads.items():
             try:
-                with zf.open(info) as fh:
-                    arrays[key] = np.lib.format.read_array(fh, allow_pickle=False)
+                arrays[key] = read_member(zf, info)
             except MemoryError:
                 raise
             except Exception as exc:  # a bad CRC, a truncated stream
