@@ -199,7 +199,11 @@ class Path(CertifiedResult):
 
     def objectives(self, t):
         """``(primal objective, dual objective)`` of the path's pair at ``t``: the upper and
-        lower bounds on the optimal value that the paper's Figure 2 draws."""
+        lower bounds on the optimal value that the paper's Figure 2 draws, as computed in
+        floating point (no rounding allowance: the certified statement is :meth:`gap_bound`,
+        which has one; where the objectives are differences of large terms, e.g. kernel ridge's
+        dual at lambda = 1e-6, their computed difference can exceed ``gap_bound`` by ~1e-5
+        relative while the exact gap stays below it)."""
         problem = self._need_problem()
         return problem.primal_objective(self.primal(t), t), problem.dual_objective(self.dual(t), t)
 
