@@ -147,3 +147,13 @@ def test_a_reversed_range_is_one_line(data, capsys):
     capsys.readouterr()
     assert _exact(sinc, "--parameter", "lam", "--bandwidth", "1", "--range", "2", "1e-3") == 2
     assert "--range LO HI needs 0 < LO < HI" in capsys.readouterr().err
+
+
+def test_the_exact_commands_advise_in_flags(data, capsys):
+    """Their advice said start_solution='cvxpy' and "pass X_val and y_val" (Python's words)."""
+    sinc, _ = data
+    capsys.readouterr()
+    assert _exact(sinc, "--parameter", "bandwidth", "--lam", "1e-12", "--range", "0.1", "10") == 4
+    assert "use --start cvxpy" in capsys.readouterr().err
+    assert main(["figure", "exact-path", "--data", str(sinc), "--target-mse", "0.01"]) == 2
+    assert "--target-mse needs validation data: --val-data" in capsys.readouterr().err

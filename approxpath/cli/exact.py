@@ -95,9 +95,12 @@ def cmd_exact(args):
         if lo is None:
             raise InputError("the bandwidth path needs its range of t: --range LO HI (e.g. 0.1 10 for Wang's "
                              "sigma from 10 to 0.1); --bandwidth T sets where it starts (default LO)")
-        path = kernel_path(X, y, args.lam, (lo, hi), start=args.bandwidth, start_solution=args.start,
-                           theta=args.theta, eps=args.breakpoint_tol, nu=args.ridge, marginal=args.marginal,
-                           max_events=args.max_events)
+        try:
+            path = kernel_path(X, y, args.lam, (lo, hi), start=args.bandwidth, start_solution=args.start,
+                               theta=args.theta, eps=args.breakpoint_tol, nu=args.ridge, marginal=args.marginal,
+                               max_events=args.max_events)
+        except ExactPathError as exc:  # (its advice in the command line's words)
+            raise ExactPathError(str(exc).replace("start_solution='cvxpy'", "--start cvxpy")) from None
         short = _short_of_request(path, args)
     t1 = time.perf_counter()
     report = certify(path, tol=args.tol, relative=args.relative)

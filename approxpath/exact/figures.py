@@ -175,6 +175,8 @@ def run(args):
     else:
         X, y = load_data(args.data, args.format)
         X_val, y_val = load_data(args.val_data, args.format) if args.val_data else (None, None)
+        if args.target_mse is not None and X_val is None:
+            raise InputError("--target-mse needs validation data: --val-data FILE (same format)")
     if args.parameter == "lam":
         lam_min = args.range[0] if args.range else None
         with_val = args.target_mse is not None
