@@ -272,6 +272,9 @@ def test_figure_solves_checks_every_input_before_the_first_path(tmp_path, capsys
     assert "none.csv' does not exist" in capsys.readouterr().err
     assert main(base + ["--eps", "1", "0"]) == 2
     assert "--eps takes positive finite numbers" in capsys.readouterr().err
+    # a problem's option named as its flag (it said "lam=")
+    assert main(["figure", "solves", "klasso", "--data", str(data), "--eps", "1", "--range", "1", "4"]) == 2
+    assert "--lam" in capsys.readouterr().err
 
 
 def test_a_selection_s_advice_names_the_flags(tmp_path, capsys):

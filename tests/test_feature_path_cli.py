@@ -87,3 +87,9 @@ def test_constant_targets_are_refused_by_name(tmp_path, capsys):
     np.savetxt(data, np.column_stack([rng.normal(size=(20, 3)), np.ones(20)]), delimiter=",")
     assert main(["features", str(data)]) == 2
     assert "targets" in capsys.readouterr().err
+
+
+def test_segment_pieces_is_named_as_its_flag(data_csv, capsys):
+    """``--segment-pieces 0`` said "max_pieces must be a positive integer"."""
+    assert main(["features", str(data_csv), "--segments", "--segment-pieces", "0"]) == 2
+    assert "--segment-pieces must be a positive integer" in capsys.readouterr().err

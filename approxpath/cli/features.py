@@ -44,6 +44,8 @@ def cmd_features(args):
     for flag, value in (("--C", args.C), ("--kappa", args.kappa), ("--segment-eps", args.segment_eps)):
         if value is not None:
             positive(flag, value)
+    if args.segment_pieces < 1:
+        raise InputError(f"--segment-pieces must be a positive integer; got {args.segment_pieces}")
     check_outputs(args)  # --out, --export, --plot: writable, not --data, not each other
     fmt = data_format(args.data, args.format)
     X, y = load_data(args.data, fmt, n_features=args.n_features)

@@ -79,7 +79,7 @@ def _figure_solves(args):
     counts = {}
     for file in args.data:
         X, y = load_data(file, data_format(file, args.format), n_features=args.n_features)
-        problem = cls(preprocess(X, args.preprocess or "none"), y, **kwargs)
+        problem = build_problem(cls, preprocess(X, args.preprocess or "none"), y, args, kwargs)
         for strategy in args.strategy:
             # one colour per file, one line style per strategy (plot_solves)
             label = (FsPath(file).name, strategy) if len(args.strategy) > 1 else FsPath(file).name
