@@ -91,5 +91,16 @@ def test_constant_targets_are_refused_by_name(tmp_path, capsys):
 
 def test_segment_pieces_is_named_as_its_flag(data_csv, capsys):
     """``--segment-pieces 0`` said "max_pieces must be a positive integer"."""
-    assert main(["features", str(data_csv), "--segments", "--segment-pieces", "0"]) == 2
+    assert main(["features", str(data_csv[0]), "--segments", "--segment-pieces", "0"]) == 2
     assert "--segment-pieces must be a positive integer" in capsys.readouterr().err
+
+
+def test_the_segments_show_progress(data_csv, capsys):
+    """``features --segments`` was silent for its tens of seconds: a bar over the segments on
+    stderr, none with --no-progress."""
+    pytest.importorskip("tqdm")
+    argv = ["features", str(data_csv[0]), "--segments", "--segment-pieces", "2"]
+    shown = main(argv)
+    assert "segments:" in capsys.readouterr().err
+    assert main(argv + ["--no-progress"]) == shown  # the same run, silent
+    assert "segments:" not in capsys.readouterr().err

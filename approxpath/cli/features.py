@@ -59,7 +59,8 @@ def cmd_features(args):
     C = args.C if args.C is not None else (2.0 if args.kappa is None else args.kappa) * yc2
     path = feature_path(Xs, y, C=C, kernel=args.kernel, degree=args.degree, d_max=args.d_max,
                         max_events=args.max_events, max_steps=args.max_steps, tol=args.tol, kkt_tol=args.kkt_tol)
-    segments = certify_segments(path, eps=args.segment_eps, max_pieces=args.segment_pieces) if args.segments else None
+    segments = certify_segments(path, eps=args.segment_eps, max_pieces=args.segment_pieces,
+                                progress=not (args.no_progress or args.json)) if args.segments else None
     if args.out:
         write_feature_path(path, args.out, data_file=str(args.data), format=fmt, scaling=scaling,
                            data_sha256=data_sha256(X, y))
@@ -128,6 +129,7 @@ def _features_args(p, cls=None, argv=()):
     p.add_argument("--plot", default=None, metavar="FILE", help="save beta and Jacobian calls against D "
                    "(needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar over the segments (none with --json either)")
     p.set_defaults(func=cmd_features)
 
 

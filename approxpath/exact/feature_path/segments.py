@@ -132,7 +132,7 @@ class SegmentReport:
 
 
 @managed
-def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None, solves=True):
+def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None, solves=True, progress=False):
     """Certify the inner kernel ridge problem along segments of a feature path.
 
     Parameters
@@ -149,6 +149,9 @@ def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None, solves=True
         Allow exact inner solves at the ends of short pieces (ARD-Gaussian).  Without them the
         pairs come from the path's own points only, so the report also checks the path's
         claimed solutions between its points.
+    progress : bool
+        A bar over the segments on stderr (the ``progress`` extra, tqdm; none without it): a
+        path of a few hundred points takes tens of seconds.
 
     Returns
     -------
@@ -161,6 +164,11 @@ def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None, solves=True
     scale = float(np.sum((y - y.mean()) ** 2))
     idx = range(len(path) - 1) if indices is None else [int(i) for i in indices]
     out = []
+    bar = None
+    if progress:
+        from approxpath.driver.progress import count_bar
+
+        bar = count_bar(True, len(idx), "segments", "segments")
     for i in idx:
         seg = _Segment(kern, y, path.C, path.beta[i], path.beta[i + 1], path.alpha[i], path.alpha[i + 1],
                        float(path.alpha0[i]), float(path.alpha0[i + 1]), solves=solves)
@@ -175,6 +183,10 @@ def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None, solves=True
         out.append(SegmentCheck(index=i, D=(float(path.D[i]), float(path.D[i + 1])), certified=bool(worst <= eps),
                                 max_gap=float(worst), pieces=done,
                                 mixed_sign=bool(np.any(delta > 0) and np.any(delta < 0))))
+        if bar is not None:
+            bar.done()
+    if bar is not None:
+        bar.close()
     return SegmentReport(eps=eps, max_pieces=max_pieces, segments=tuple(out), wall_s=time.perf_counter() - t0)
 
 
