@@ -18,6 +18,7 @@ __all__ = [
     "PREPROCESSING",
     "FORMATS",
     "load_data",
+    "read_text",
     "load_distances",
     "provenance",
     "preprocess",
@@ -52,6 +53,21 @@ def provenance(X):
     was read by :func:`load_data` and possibly :func:`preprocess`-ed since; else None."""
     got = _PROVENANCE.get(_key(X))
     return None if got is None else (dict(got[0]), got[1])
+
+
+def read_text(path, what, hint):
+    """The UTF-8 text of the file ``path`` (a byte-order mark is not part of it): ``OSError``
+    naming the ``what`` file when it cannot be read, :class:`InputError` naming the line of the
+    first byte that is not UTF-8, with ``hint`` (what the file should be)."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot read {what} file {str(path)!r}: {exc.strerror}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError(f"{str(path)!r}, line {line}: not UTF-8 text (a binary file?); {hint}") from None
 
 
 def load_data(path, format="libsvm", n_features=None):
@@ -91,15 +107,7 @@ def load_data(path, format="libsvm", n_features=None):
     if not path.is_file():
         raise FileNotFoundError(f"data file {str(path)!r} does not exist" if not path.exists()
                                 else f"data file {str(path)!r} is not a regular file")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise OSError(exc.errno, f"cannot read data file {str(path)!r}: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8-sig")  # a byte-order mark is not data
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError(f"{str(path)!r}, line {line}: not UTF-8 text (a binary file?); pass a {format} text file") from None
+    text = read_text(path, "data", f"pass a {format} text file")
     if format == "libsvm":
         if n_features is not None:
             from .validate import count

@@ -96,19 +96,12 @@ def _read_npz(file):
 def _read_csv(file):
     """The arrays of a ``.csv`` path file: a header ``t,name,name[0],...`` and one row of numbers
     per point."""
+    from ..data import read_text
+
     head = _head(file)
     if head[:4] in _ZIP_MAGIC:
         raise _not_a_path_file(file, "it is a zip archive, not CSV text (an .npz path file? its name must end in .npz)")
-    try:
-        raw = file.read_bytes()
-    except OSError as exc:
-        raise OSError(exc.errno, f"cannot read path file {str(file)!r}: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8-sig")  # a byte-order mark is not data
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError(f"{str(file)!r}, line {line}: not UTF-8 text (a binary file?); a CSV path file is a header "
-                         f"t,name,name[i],... and one row of numbers per point") from None
+    text = read_text(file, "path", "a CSV path file is a header t,name,name[i],... and one row of numbers per point")
     lines = [(i, ln) for i, ln in enumerate(text.splitlines(), start=1)
              if ln.strip() and not ln.lstrip().startswith("#")]  # blank lines and '#' comments skipped
     if not lines:
