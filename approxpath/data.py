@@ -90,7 +90,8 @@ def load_data(path, format="libsvm", n_features=None):
         such as ``x1,x2,y`` or pandas' ``0,1,y`` make a header; a UTF-8 byte-order mark is not
         part of it.
     n_features : int, optional
-        LIBSVM only: the number of columns (the highest index present is used otherwise).
+        LIBSVM: the number of columns (the highest index present is used otherwise). CSV: the
+        file's feature columns must be this many (a check; the columns give ``d`` anyway).
 
     Raises
     ------
@@ -98,7 +99,7 @@ def load_data(path, format="libsvm", n_features=None):
         No such file.
     InputError
         A line that is not of the format (the message names the file, the line and the fix),
-        or a LIBSVM index that would make a dense ``X`` larger than the memory available.
+        a CSV file whose feature columns are not ``n_features``, or a LIBSVM index that would make a dense ``X`` larger than the memory available.
     """
     from .validate import choice
 
@@ -108,14 +109,17 @@ def load_data(path, format="libsvm", n_features=None):
         raise FileNotFoundError(f"data file {str(path)!r} does not exist" if not path.exists()
                                 else f"data file {str(path)!r} is not a regular file")
     text = read_text(path, "data", f"pass a {format} text file")
-    if format == "libsvm":
-        if n_features is not None:
-            from .validate import count
+    if n_features is not None:
+        from .validate import count
 
-            count("n_features", n_features)
+        count("n_features", n_features)
+    if format == "libsvm":
         X, y = _read_libsvm(text, str(path), n_features)
     else:
         X, y = _read_csv(text, str(path))
+        if n_features is not None and n_features != X.shape[1]:
+            raise InputError(f"{str(path)!r} has {X.shape[1]} feature column(s) (the target is the last column), "
+                             f"not the {n_features} asked for; a CSV file's columns give the features")
     _remember(X, y, dict(data_file=str(path), format=format, preprocessing="none"))
     return X, y
 

@@ -113,8 +113,9 @@ class Problem(abc.ABC):
         return {k: v for k, v in self.bound.options.items() if v is not None}
 
     def describe(self):
-        """One line for summaries: problem, parameter and options."""
-        opts = "".join(f"; {k}={v!r}" for k, v in self.options().items() if k != "parameter")
+        """One line for summaries: problem, parameter and the options the path uses (not the
+        parameter's own fixed value, which the path replaces)."""
+        opts = "".join(f"; {k}={v!r}" for k, v in self.options().items() if k not in ("parameter", self.parameter))
         return f"{self.name} over {self.parameter} (n={self.n}{opts})"
 
     def default_interval(self):

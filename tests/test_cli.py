@@ -47,7 +47,13 @@ def test_path_summary_and_plot(libsvm_file, tmp_path, capsys):
     rc = main(["path", "kernel_svm", "--data", str(libsvm_file), "--c", "1", "--eps", "1",
                "--range", "0.5", "4", "--plot", str(png), "--no-progress"])
     assert rc == 0 and png.stat().st_size > 1000
-    assert "exact solves" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "exact solves" in out and "c=1.0" in out.splitlines()[0]
+    # over C, the fixed C the path replaces is not shown as an option of the run
+    assert main(["path", "kernel_svm", "--data", str(libsvm_file), "--parameter", "c", "--bandwidth", "1",
+                 "--eps", "1", "--range", "0.5", "4", "--no-progress"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.startswith("kernel_svm over c (") and "bandwidth=1.0" in head and "c=" not in head
 
 
 @pytest.mark.parametrize("argv,match", [

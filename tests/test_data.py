@@ -15,6 +15,19 @@ def test_csv_with_and_without_header(tmp_path):
         np.testing.assert_allclose(y2, y)
 
 
+def test_csv_checks_n_features(tmp_path):
+    from approxpath.errors import InputError
+
+    X, y = make_classification(n=10, d=2, seed=0)
+    f = tmp_path / "a.csv"
+    np.savetxt(f, np.column_stack([X, y]), delimiter=",")
+    np.testing.assert_allclose(load_data(f, "csv", n_features=2)[0], X)
+    with pytest.raises(InputError, match="has 2 feature column.* not the 3 asked for"):
+        load_data(f, "csv", n_features=3)
+    with pytest.raises(ValueError, match="n_features"):
+        load_data(f, "csv", n_features=0)
+
+
 def test_libsvm(tmp_path):
     from sklearn.datasets import dump_svmlight_file
 

@@ -138,6 +138,8 @@ def test_budget_and_bad_input(sinc):
     with pytest.raises(approxpath.BudgetExceededError, match="max_solves") as info:
         select(problem, "mse", cv=3, eps=0.1, interval=(0.2, 20.0), tol=1e-6, max_solves=20)
     assert isinstance(info.value.selection, Selection) and not info.value.selection.reached
+    with pytest.raises(approxpath.BudgetExceededError, match="max_solves = 1 is spent .the folds' first paths"):
+        select(problem, "mse", cv=3, eps=0.1, interval=(0.2, 20.0), tol=1e-6, max_solves=1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         s = select(problem, "mse", cv=3, eps=0.1, interval=(0.2, 20.0), tol=1e-6, max_solves=20, strict=False)
@@ -151,6 +153,9 @@ def test_budget_and_bad_input(sinc):
         select(problem, "lml", cv=3, eps=1e-3)
     with pytest.raises(approxpath.InputError, match="labels"):
         select(problem, "error", cv=3, eps=1e-3)
+    tiny = approxpath.get_problem("kernel_ridge")(X[:3], y[:3], lam=LAM)
+    with pytest.raises(approxpath.InputError, match=r"fold 1 of 2 trains on 1 point\(s\): need at least 2 .*fewer folds"):
+        select(tiny, "mse", cv=2, eps=1e-3)
 
 
 def test_stalled_enclosure_says_so_and_not_raise_max_solves():

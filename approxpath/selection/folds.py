@@ -55,11 +55,22 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion):
     folds = _splits(cv, X, y, groups, classify=criterion == "error")
     if len(folds) < 2:
         raise InputError(f"cv must give at least 2 folds; got {len(folds)}")
-    if problem.options().get("kernel") == "precomputed":  # X is D: a fold's D and D_new take its columns
-        problems = [type(problem)(X[np.ix_(tr, tr)], y[tr], **problem.options()) for tr, _ in folds]
+    precomputed = problem.options().get("kernel") == "precomputed"  # X is D: a fold's D and D_new take its columns
+    problems = [_fold_problem(problem, X[np.ix_(tr, tr)] if precomputed else X[tr], y[tr], k, len(folds))
+                for k, (tr, _) in enumerate(folds)]
+    if precomputed:
         return problems, [X[np.ix_(va, tr)] for tr, va in folds], [y[va] for _, va in folds]
-    problems = [type(problem)(X[tr], y[tr], **problem.options()) for tr, _ in folds]
     return problems, [X[va] for _, va in folds], [y[va] for _, va in folds]
+
+
+def _fold_problem(problem, X, y, k, folds):
+    """The problem on fold ``k``'s training data; bad data of a fold (too few points, a single
+    class) named as the fold's, not as the user's data."""
+    try:
+        return type(problem)(X, y, **problem.options())
+    except InputError as exc:
+        raise InputError(f"fold {k + 1} of {folds} trains on {y.shape[0]} point(s): {exc}; use fewer folds or "
+                         "more data") from None
 
 
 def _splits(cv, X, y, groups, classify):

@@ -118,7 +118,9 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     tol : float
         Stop when ``delta <= tol`` (criterion units).
     max_solves : int
-        Exact solves allowed in all (first paths included).
+        Exact solves allowed in all, first paths included. It is checked between rounds: the
+        folds' first paths, and a round of solves once started, run to their end, so a budget
+        smaller than they need is overspent by them (the error says so).
     strict : bool
         If the budget runs out before ``delta <= tol``: raise :class:`BudgetExceededError` (its
         ``selection`` attribute holds the result so far) or, when False, warn and return it.
@@ -270,7 +272,9 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t):
     head = f"select: delta = {delta:.4g} > tol = {tol:g} at t = {t:.6g} after {solves} exact solves"
     tail = f"raise tol to {delta:.2g} or more (the delta reached), or pass strict=False to keep this result"
     if solves >= max_solves or (stuck and isinstance(stuck[0], BudgetExceededError)):
-        return BudgetExceededError(f"{head}: the budget max_solves = {max_solves} is spent; raise max_solves, "
+        over = (" (the folds' first paths, and a round of solves once started, run to their end)"
+                if solves > max_solves else "")
+        return BudgetExceededError(f"{head}: the budget max_solves = {max_solves} is spent{over}; raise max_solves, "
                                    f"or {tail}")
     causes = [search.reason] if search.reason else []  # (the chosen point's stall first: it is the cause)
     if stuck:
