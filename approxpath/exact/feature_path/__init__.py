@@ -34,8 +34,8 @@ from ._kkt import System
 from .certify import RESIDUALS, STATEMENT, FeaturePathReport, PointCheck, crosscheck_feature_path
 from .io import read_feature_path, write_feature_path
 from .plot import plot_feature_path
-from .result import FeatureEvent, FeaturePath
-from .segments import SegmentCheck, SegmentReport, certify_segments
+from .result import FeatureEvent, FeaturePath, SegmentCheck, SegmentReport
+from .segments import certify_segments
 
 __all__ = [
     "KERNELS",

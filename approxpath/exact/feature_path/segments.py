@@ -55,8 +55,6 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from dataclasses import dataclass
-
 import numpy as np
 
 from approxpath.compute.parallelism import managed
@@ -65,70 +63,14 @@ from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, zero_sum
 from approxpath.validate import count, positive
 
 from ._kkt import inner_solve
+from .result import SegmentCheck, SegmentReport
 
-__all__ = ["SegmentCheck", "SegmentReport", "certify_segments"]
+__all__ = ["certify_segments"]
 
 # Pieces shorter than this (of a segment) may use exact solves at their ends: by then the
 # halving has brought the Taylor remainder below the interpolation's own error (measured on
 # Friedman #1: shorter thresholds certify fewer segments, longer ones solve for nothing).
 _SOLVE_BELOW = 1.0 / 16
-
-
-@dataclass(frozen=True)
-class SegmentCheck:
-    """The inner path between points ``index`` and ``index + 1``.
-
-    Attributes
-    ----------
-    index : int
-    D : tuple of float
-        :math:`\\lVert\\beta\\rVert_1` at both ends.
-    certified : bool
-        Every piece's gap bound is at most ε.
-    max_gap : float
-        The largest gap bound over the segment, relative to :math:`\\lVert y - \\bar y\\rVert^2`.
-    pieces : int
-        Pieces the segment was cut into.
-    mixed_sign : bool
-        δ has both signs (the kernel was split by sign).
-    """
-
-    index: int
-    D: tuple
-    certified: bool
-    max_gap: float
-    pieces: int
-    mixed_sign: bool
-
-
-@dataclass(frozen=True)
-class SegmentReport:
-    """Certified inner paths along the segments of a feature path (:func:`certify_segments`)."""
-
-    eps: float
-    max_pieces: int
-    segments: tuple
-    wall_s: float = 0.0
-
-    @property
-    def certified_fraction(self):
-        return float(np.mean([s.certified for s in self.segments])) if self.segments else math.nan
-
-    @property
-    def max_gap(self):
-        return max((s.max_gap for s in self.segments), default=math.nan)
-
-    @property
-    def uncertified(self):
-        return tuple(s.index for s in self.segments if not s.certified)
-
-    def __repr__(self):
-        return (f"SegmentReport({sum(s.certified for s in self.segments)} of {len(self.segments)} segments certified "
-                f"at eps {self.eps:g}, max gap bound {self.max_gap:.2g})")
-
-    def to_json(self):
-        return {"eps": self.eps, "segments": len(self.segments), "certified_fraction": self.certified_fraction,
-                "max_gap": self.max_gap, "uncertified": list(self.uncertified), "wall_s": round(self.wall_s, 4)}
 
 
 @managed
