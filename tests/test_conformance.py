@@ -1,11 +1,13 @@
 """The conformance battery (:mod:`approxpath.testing`) on every registered problem: a problem
 added to ``problems/`` (or through the entry point) is tested the moment it is registered."""
 
+import numpy as np
 import pytest
 
 from approxpath.registry import available_problems, get_problem
 from approxpath.testing import CHECKS, check_problem, parametrize_with_checks
-from approxpath.testing.checks import check_tampered_certificates_fail, examples_of
+from approxpath.testing.checks import (check_altered_pairs_are_refused_or_bounded, check_tampered_certificates_fail,
+                                      examples_of)
 
 
 @parametrize_with_checks([get_problem(name) for name in available_problems()])
@@ -26,6 +28,47 @@ def test_a_bound_that_lies_fails_the_battery(monkeypatch):
     monkeypatch.setattr(cls.Bound, "gap", lambda self, p, d, lo, hi=None: 0.0)
     with pytest.raises(AssertionError, match="verifies"):
         check_tampered_certificates_fail(examples_of(cls)[0])
+
+
+def _complete_squares(self, primal, dual, t):
+    """The toy's gap with its squares completed: exact wherever x and mu are complementary
+    (every pair a solve or a restoration makes), too small elsewhere."""
+    return 0.5 * float(np.sum((primal.x - t * self.c - dual.mu) ** 2))
+
+
+@pytest.mark.parametrize("attribute,broken,match", [
+    ("_gap", _complete_squares, "not a bound for every feasible pair"),
+    ("errors", lambda self, primal, dual, lo, hi: [], "misses a constraint"),
+])
+def test_a_bound_right_only_on_solved_pairs_fails_the_battery(monkeypatch, attribute, broken, match):
+    """A plug-in whose gap formula holds only at the pairs the driver makes, or whose errors()
+    forgets a constraint, passes every check that looks at solved pairs, and its verifier then
+    accepts a forged certificate; the check on altered pairs says so."""
+    cls = get_problem("toy_projection")
+    check_altered_pairs_are_refused_or_bounded(examples_of(cls)[0])  # the toy itself passes
+    monkeypatch.setattr(cls.Bound, attribute, broken)
+    with pytest.raises(AssertionError, match=match):
+        check_altered_pairs_are_refused_or_bounded(examples_of(cls)[0])
+
+
+def test_a_fast_backend_with_a_wrong_map_fails_the_battery(monkeypatch):
+    """A plug-in's own backend whose dual map is off by a factor: the general solvers after it
+    made every solve succeed, so only the backend-by-backend check sees it."""
+    from approxpath.testing import ToyProjection
+    from approxpath.testing.checks import check_exact_pair_is_optimal_and_feasible
+    from approxpath.testing.toy import ToyDual, ToyPrimal
+
+    def candidate(self, backend, t, warm=None):
+        if backend != "closed_form":
+            return ToyProjection.candidate(self, backend, t, warm)
+        return ToyPrimal(x=np.maximum(0.0, t * self.c)), ToyDual(mu=2.0 * np.maximum(0.0, -t * self.c))
+
+    monkeypatch.setattr(ToyProjection, "backends", ("closed_form", "clarabel", "scs"))
+    monkeypatch.setattr(ToyProjection, "candidate", candidate)
+    example = examples_of(ToyProjection)[0]
+    assert example.problem.solve(1.0) is not None  # the fallback hides it
+    with pytest.raises(AssertionError, match="backend 'closed_form' alone gives a pair with certified gap"):
+        check_exact_pair_is_optimal_and_feasible(example)
 
 
 def test_the_tests_plug_ins_are_in_the_battery():

@@ -395,9 +395,12 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
         except Exception as exc:
             failures.append(f"{where}: cannot rebuild its pair ({exc})")
             continue
-        bad, good = claim_failures(bound, primal, dual, k, float(lo[i]), float(hi[i]), float(stored[i]),
-                                   lambda a, b, d=dual: target(bound, d, a, b, eps_claim, relative_claim),
-                                   eps_claim, meta.get("library_version", "0.1 or earlier"), levels)
+        try:
+            bad, good = claim_failures(bound, primal, dual, k, float(lo[i]), float(hi[i]), float(stored[i]),
+                                       lambda a, b, d=dual: target(bound, d, a, b, eps_claim, relative_claim),
+                                       eps_claim, meta.get("library_version", "0.1 or earlier"), levels)
+        except Exception as exc:  # a pair the bound cannot evaluate is not verified; say why, go on
+            bad, good = [f"its bound cannot be evaluated ({type(exc).__name__}: {exc})"], []
         failures += [f"{where}: {e}" for e in bad]
         notes += [f"{where}: {e}" for e in good]
     ok = not failures

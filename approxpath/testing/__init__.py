@@ -14,8 +14,9 @@ or, in a pytest suite, one test per example and check::
 The checks (:data:`~approxpath.testing.checks.CHECKS`) run on each of ``MyProblem.examples()``:
 options and bound agree, exact solves are optimal and feasible, the numpy maps match the CVXPY
 declarations, a piece's bound dominates the gap inside it, arrays round-trip, the default path
-is certified and verifies, tampered certificates fail verification, and the vectorized
-interpolation guide (where present) matches the generic one.  :class:`ToyProjection` is a
+is certified and verifies, tampered certificates fail verification, altered pairs the bound
+accepts are feasible for the declarations and bounded, each backend alone makes an optimal pair,
+and the vectorized interpolation guide (where present) matches the generic one.  :class:`ToyProjection` is a
 known-answer problem (closed-form optimum) for testing drivers and strategies.
 """
 

@@ -65,6 +65,12 @@ def _weak_duality(problem, g, scale):
     assert g >= floor, f"gap {g!r} < {floor!r}: weak duality fails, the problem's dual is not a dual of its primal"
 
 
+def _feasible(problem, primal, dual, t, tol, what):
+    """``primal`` (completed) and ``dual`` violate the problem's constraints at ``t`` by at most ``tol``."""
+    for side, off in (("primal", problem.primal_violation(primal, t)), ("dual", problem.dual_violation(dual, t))):
+        assert off <= tol, f"{what} at {t:.6g}: its {side} violates the constraints by {off!r} > {tol:.3g}"
+
+
 def _close(a, b, rel, abs_):
     assert abs(a - b) <= abs_ + rel * abs(b), f"{a!r} != {b!r} (rel {rel}, abs {abs_})"
 
@@ -76,21 +82,34 @@ def check_options_match_the_bound(ex):
     cls = type(problem)
     names = {k for k, p in inspect.signature(cls.__init__).parameters.items() if p.kind is p.KEYWORD_ONLY}
     assert names == set(cls.Bound.OPTIONS) | {"parameter"}, (names, set(cls.Bound.OPTIONS))
-    assert problem.parameter in cls.Bound.parameters
+    assert problem.parameter in cls.Bound.parameters, f"parameter {problem.parameter!r} is not in Bound.parameters"
     again = cls(problem.X, problem.y, **problem.options())
-    assert again.options() == problem.options()
+    assert again.options() == problem.options(), f"rebuilt with {again.options()}, not {problem.options()}"
 
 
 def check_exact_pair_is_optimal_and_feasible(ex):
-    """The exact solve returns a feasible pair whose certified gap is tiny and nonnegative."""
+    """The exact solve returns a feasible pair whose certified gap is tiny and nonnegative; so
+    does each of the problem's backends alone, where it makes a pair (a fast backend with a
+    wrong map would otherwise hide behind the general solvers after it)."""
+    from ..errors import SolverError
+
     problem = ex.problem
+    t = _taus(ex.interval, 1, 0)[0]
+    for name in problem.backends:
+        try:
+            primal, dual = problem.solve(t, solver=name)
+        except SolverError:  # declined (outside its range, e.g. a size) or not installed
+            continue
+        g, scale = problem.bound.gap(primal, dual, t), _scale(problem, dual, t)
+        assert g <= 1e-6 * scale, (f"backend {name!r} alone gives a pair with certified gap {float(g)!r} at {t:.6g}: "
+                                   "its candidate's maps or its stopping rule are wrong")
     for t in _taus(ex.interval, 3, 0):
         primal, dual = problem.solve(t)
         full = problem.primal_at(primal, t)
         scale = _scale(problem, dual, t)
-        assert problem.primal_violation(full, t) <= 1e-9 * scale
-        assert problem.dual_violation(dual, t) <= 1e-9 * scale
-        assert problem.bound.check(primal, dual, t, t) == []
+        _feasible(problem, full, dual, t, 1e-9 * scale, "the exact solve's pair")
+        errors = problem.bound.check(primal, dual, t, t)
+        assert errors == [], f"the bound refuses the exact solve's pair at {t:.6g}: {errors}"
         g = problem.bound.gap(primal, dual, t)
         _weak_duality(problem, g, scale)
         assert g <= 1e-6 * scale, g
@@ -124,8 +143,7 @@ def check_restoration(ex):
         primal, dual = problem.restore(*pair, tau)
         full = problem.primal_at(primal, tau)
         scale = _scale(problem, dual, tau)
-        assert problem.primal_violation(full, tau) <= 1e-9 * scale
-        assert problem.dual_violation(dual, tau) <= 1e-9 * scale
+        _feasible(problem, full, dual, tau, 1e-9 * scale, "a restored pair")
         _weak_duality(problem, problem.bound.gap(primal, dual, tau), scale)
         if hasattr(problem, "cvxpy_restore_dual"):
             cvx_dual = problem.cvxpy_restore_dual(pair[1], tau)
@@ -149,16 +167,18 @@ def check_piece_bound_dominates_point_gaps(ex):
     edges = np.geomspace(max(lo, t0 / 1.5), min(hi, t0 * 1.5), 4)
     for a, b in zip(edges[:-1], edges[1:]):
         primal, dual = problem.restore(*pair, a, b)
-        assert bound.check(primal, dual, a, b) == []
+        errors = bound.check(primal, dual, a, b)
+        assert errors == [], f"the bound refuses the restored pair on [{a:.6g}, {b:.6g}]: {errors}"
         g = bound.gap(primal, dual, a, b)
         _weak_duality(problem, g, 0.0)  # a rigorous bound over a piece
         for tau in np.geomspace(a, b, 25):
-            assert problem.gap(primal, dual, tau) <= g
-            full = problem.primal_at(primal, tau)
-            assert problem.primal_violation(full, tau) <= 1e-12 * _scale(problem, pair[1], tau)
-            assert problem.dual_violation(dual, tau) <= 1e-12 * _scale(problem, pair[1], tau)
+            inside = float(problem.gap(primal, dual, tau))
+            assert inside <= g, f"the gap {inside!r} at {tau:.6g} exceeds the piece [{a:.6g}, {b:.6g}]'s bound {float(g)!r}"
+            _feasible(problem, problem.primal_at(primal, tau), dual, tau, 1e-12 * _scale(problem, pair[1], tau),
+                      "a piece's restored pair")
         taus = np.geomspace(a, b, 25)
-        assert bound.dual_floor(dual, a, b) <= min(problem.dual_objective(dual, tau) for tau in taus)
+        floor, least = bound.dual_floor(dual, a, b), min(problem.dual_objective(dual, tau) for tau in taus)
+        assert floor <= least, f"dual_floor {floor!r} on [{a:.6g}, {b:.6g}] exceeds the dual objective {least!r} there"
         m = float(np.sqrt(a * b))
         _close(bound.gap(primal, dual, m, m), problem.gap(primal, dual, m), 0.0, 1e-9 * _scale(problem, pair[1], m))
 
@@ -191,8 +211,10 @@ def check_arrays_round_trip(ex):
     arrays = problem.bound.pieces_to_arrays(pieces)
     for i, (primal, dual, lo, hi) in enumerate(pieces):
         p2, d2 = verifier.piece_from_arrays({k: v[i] for k, v in arrays.items()}, lo, hi)
-        assert moving_layout.fingerprint(p2) == moving_layout.fingerprint(primal) and moving_layout.fingerprint(d2) == moving_layout.fingerprint(dual)
-        assert verifier.check(p2, d2, lo, hi) == []
+        assert moving_layout.fingerprint(p2) == moving_layout.fingerprint(primal) and \
+            moving_layout.fingerprint(d2) == moving_layout.fingerprint(dual), f"piece {i} changes in the layout"
+        errors = verifier.check(p2, d2, lo, hi)
+        assert errors == [], f"the verifier's bound refuses piece {i} read back: {errors}"
         if problem.bound.interval_bound and lo < hi:
             _close(verifier.gap(p2, d2, lo, hi), problem.bound.gap(primal, dual, lo, hi), 1e-9, 1e-12)
 
@@ -216,7 +238,7 @@ def check_point_at_t_is_the_certified_point(ex):
         else:  # a sampled piece claims (and may hold values) only at its sampled points
             t = float(rng.choice([x for x, _ in claimed_on(piece.kind, piece.lo, piece.hi, SAMPLE_LEVELS)]))
         primal, dual = path.primal(t), path.dual(t)
-        assert not moving.is_moving(primal) and not moving.is_moving(dual)
+        assert not moving.is_moving(primal) and not moving.is_moving(dual), "path.primal(t) / path.dual(t) still move"
         upper, lower = path.objectives(t)
         scale = 1.0 + abs(lower)
         for decl, values, value in ((problem.cvxpy_primal(t), problem.primal_values(primal), upper),
@@ -224,11 +246,12 @@ def check_point_at_t_is_the_certified_point(ex):
             for name, var in decl.variables.items():
                 var.value = np.asarray(values[name], dtype=float).reshape(var.shape)
             _close(float(decl.problem.objective.value), value, 1e-9, 1e-9 * scale)
-            assert max((float(np.max(c.violation())) for c in decl.problem.constraints), default=0.0) <= 1e-9 * scale
-        assert problem.primal_violation(primal, t) <= 1e-9 * scale
-        assert problem.dual_violation(dual, t) <= 1e-9 * scale
+            off = max((float(np.max(c.violation())) for c in decl.problem.constraints), default=0.0)
+            assert off <= 1e-9 * scale, f"the point at {t:.6g} violates its declared constraints by {off:.3g}"
+        _feasible(problem, primal, dual, t, 1e-9 * scale, "the point at t")
         if piece.kind == "certified":
-            assert upper - lower <= piece.gap_bound * (1 + 1e-9) + 1e-12 * scale
+            assert upper - lower <= piece.gap_bound * (1 + 1e-9) + 1e-12 * scale, (
+                f"the gap {upper - lower!r} at {t:.6g} exceeds its piece's bound {piece.gap_bound!r}")
 
 
 def check_path_is_certified_and_verifies(ex):
@@ -239,11 +262,11 @@ def check_path_is_certified_and_verifies(ex):
 
     problem = ex.problem
     path = approximate_path(problem, eps=ex.eps, interval=ex.interval)
-    assert path.pieces[0].lo == ex.interval[0] and path.pieces[-1].hi == ex.interval[1]
-    assert all(a.hi == b.lo for a, b in zip(path.pieces[:-1], path.pieces[1:]))
+    assert path.pieces[0].lo == ex.interval[0] and path.pieces[-1].hi == ex.interval[1], "the pieces miss an end"
+    assert all(a.hi == b.lo for a, b in zip(path.pieces[:-1], path.pieces[1:])), "the pieces do not tile the interval"
     if problem.bound.interval_bound:
         assert path.certified, path.summary()
-    assert path.max_gap_bound <= ex.eps
+    assert path.max_gap_bound <= ex.eps, f"max gap bound {path.max_gap_bound!r} > eps {ex.eps!r}"
     with tempfile.TemporaryDirectory() as tmp:
         report = verify(path.save(FsPath(tmp) / "cert.npz"), problem.X, problem.y)
     assert report.ok, str(report)
@@ -283,6 +306,79 @@ def check_tampered_certificates_fail(ex):
             assert not report.ok, f"a certificate with a forged {key!r} verifies: {report}"
 
 
+# Alterations of a stored pair a forger may make: a rounding-sized change (the bound's own
+# allowances must cover it) and one large enough to move a gap by a visible amount.
+_ALTER_SIZES = (1e-7, 1e-2)
+
+
+def _alterations(arrays, rng):
+    """``(what, arrays)``: each float array of a piece's stored fields changed in turn -- scaled,
+    shifted up and down (all entries, and one), and with noise -- at each of ``_ALTER_SIZES``."""
+    for key, a in arrays.items():
+        if a.dtype.kind != "f" or not a.size:
+            continue
+        for size in _ALTER_SIZES:
+            step = size * (float(np.max(np.abs(a))) + 1.0)
+            one = np.zeros(a.shape)
+            one.flat[rng.integers(a.size)] = step
+            for what, b in (("scaled", a * (1.0 + size)), ("shifted up", a + step), ("shifted down", a - step),
+                            ("one entry up", a + one), ("one entry down", a - one),
+                            ("with noise", a + step * rng.standard_normal(a.shape))):
+                yield f"{key} {what} by {size:g}", dict(arrays, **{key: b})
+
+
+def _declared(decl, values):
+    """``(objective, largest constraint violation)`` of a CVXPY declaration at ``values``."""
+    for name, var in decl.variables.items():
+        var.value = np.asarray(values[name], dtype=float).reshape(var.shape)
+    violation = max((float(np.max(c.violation())) for c in decl.problem.constraints), default=0.0)
+    return float(decl.problem.objective.value), violation
+
+
+def check_altered_pairs_are_refused_or_bounded(ex):
+    """Negative check of the bound as a verifier uses it, on pairs no solver made: each piece's
+    stored fields (fixed, and moving where the bound bounds moving pairs) altered as a forger
+    could (:func:`_alterations`).  A pair the bound accepts (``Bound.check`` empty, a finite gap
+    bound that weak duality allows) must be feasible for the problem's CVXPY declarations at
+    points of the piece, and its gap there, computed from the declarations' objectives (not the
+    problem's numpy maps), at most the bound.  A bound that is exact only at optimal pairs, or a
+    feasibility check that misses a constraint, fails here."""
+    from ..certificate.claims import weak_duality_violation
+
+    problem, bound = ex.problem, ex.problem.bound
+    rng = np.random.default_rng(11)
+    for primal, dual, lo, hi in _pieces_of(ex):
+        arrays = {k: v[0] for k, v in bound.pieces_to_arrays([(primal, dual, lo, hi)]).items()}
+        taus = sorted({lo, hi, *_taus((lo, hi), 1, 12)}) if lo < hi else [lo]
+        for what, altered in _alterations(arrays, rng):
+            try:
+                p2, d2 = bound.piece_from_arrays(altered, lo, hi)
+            except (KeyError, ValueError):  # outside the layout: the verifier refuses it
+                continue
+            try:
+                if bound.check(p2, d2, lo, hi):
+                    continue
+                g = bound.gap(p2, d2, lo, hi) if lo < hi else bound.gap(p2, d2, lo)
+            except Exception as exc:  # a verifier must refuse a file, not fail on it
+                raise AssertionError(f"a pair with {what} on [{lo:.6g}, {hi:.6g}]: the bound raised "
+                                     f"{type(exc).__name__}: {exc} (errors() must refuse what gap() cannot bound)") from exc
+            if not np.isfinite(g) or weak_duality_violation(bound, g, d2, lo, hi):
+                continue
+            for tau in taus:
+                upper, p_off = _declared(problem.cvxpy_primal(tau),
+                                         problem.primal_values(problem.primal_at(value_at(p2, tau), tau)))
+                lower, d_off = _declared(problem.cvxpy_dual(tau),
+                                         problem.dual_values(problem.dual_at(value_at(d2, tau), tau)))
+                scale = 1.0 + abs(lower)
+                assert p_off <= 1e-9 * scale and d_off <= 1e-9 * scale, (
+                    f"a pair with {what} is accepted on [{lo:.6g}, {hi:.6g}] but violates the declared "
+                    f"{'primal' if p_off > d_off else 'dual'} constraints by {max(p_off, d_off):.3g} at {tau:.6g}: "
+                    "errors() misses a constraint")
+                assert upper - lower <= g + 1e-9 * scale, (
+                    f"a pair with {what} is accepted on [{lo:.6g}, {hi:.6g}] with gap bound {g:.12g}, but its declared "
+                    f"gap at {tau:.6g} is {upper - lower:.12g}: the bound is not a bound for every feasible pair")
+
+
 def check_interpolation_guide(ex):
     """A problem's own vectorized ``interpolation_gaps`` agrees with restoring each combination
     and taking its gap (:func:`~approxpath.problem.restored_gaps`) between two exact solves."""
@@ -304,4 +400,4 @@ def check_interpolation_guide(ex):
 CHECKS = (check_options_match_the_bound, check_exact_pair_is_optimal_and_feasible, check_declarations_agree_with_numpy,
           check_restoration, check_piece_bound_dominates_point_gaps, check_arrays_round_trip,
           check_path_is_certified_and_verifies, check_point_at_t_is_the_certified_point,
-          check_tampered_certificates_fail, check_interpolation_guide)
+          check_tampered_certificates_fail, check_altered_pairs_are_refused_or_bounded, check_interpolation_guide)

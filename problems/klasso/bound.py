@@ -216,7 +216,9 @@ class KLassoBound(RegressionBound):
 
     def gap(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
-        if not self.sweep.along_bandwidth and any(is_moving(x) and x.degree > 0 for x in (primal, dual)):
+        # (a moving primal of degree 0 too: a weighted constant point, which the scaled-dual
+        # bound below, reading a point's fields, does not take)
+        if not self.sweep.along_bandwidth and (is_moving(primal) or (is_moving(dual) and dual.degree > 0)):
             return lam_gap(self, primal, dual, lo, hi)
         U, W, err = parts(dual, "u", lo, hi) if is_moving(dual) and dual.degree > 0 else (None, np.ones((1, 1)), None)
         if W.shape[1] > 1 and hi > lo:
