@@ -360,6 +360,11 @@ def make_sinc(n=100, low=-4.0, high=4.0, noise=0.1, outliers=0.0, outlier_scale=
     X : ndarray of shape (n, 1)
     y : ndarray of shape (n,)
     """
+    from .validate import count, is_real
+
+    n = count("n", n)
+    if not (is_real(outliers) and 0.0 <= outliers <= 1.0):
+        raise InputError(f"outliers is a fraction of the points, from 0 to 1; got {outliers!r}")
     rng = np.random.default_rng(seed)
     x = np.sort(rng.uniform(low, high, n))
     y = np.sinc(x) + noise * rng.standard_normal(n)  # np.sinc is sin(pi x)/(pi x)
@@ -376,6 +381,9 @@ def make_classification(n=80, d=2, separation=1.0, seed=0):
 
     Returns ``X`` of shape (n, d) scaled into [0, 1] and ``y`` of shape (n,).
     """
+    from .validate import count
+
+    n, d = count("n", n), count("d", d)
     rng = np.random.default_rng(seed)
     y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     centers = np.zeros((n, d))

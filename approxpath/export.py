@@ -23,6 +23,7 @@ from pathlib import Path as _FsPath
 import numpy as np
 
 from .errors import InputError
+from .validate import check_validation
 from .compute.distances import cross_sq_distances, sq_distances
 
 __all__ = ["FORMATS", "exact_path_table", "export_table", "read_table"]
@@ -30,24 +31,6 @@ __all__ = ["FORMATS", "exact_path_table", "export_table", "read_table"]
 #: Table formats: comma-separated with a header row, or pgfplots' whitespace-separated columns.
 FORMATS = ("csv", "dat")
 _PIECE_COLUMNS = ("lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi")
-
-
-def _validation(X_val, y_val, d):
-    if (X_val is None) != (y_val is None):
-        raise InputError("validation data needs both X_val and y_val (or neither)")
-    if X_val is None:
-        return None, None
-    try:
-        X_val, y_val = np.asarray(X_val, dtype=float), np.asarray(y_val, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"X_val and y_val must be numeric arrays ({exc})") from None
-    X_val = X_val[:, None] if X_val.ndim == 1 else X_val
-    if X_val.ndim != 2 or y_val.ndim != 1 or X_val.shape != (y_val.size, d) or y_val.size == 0:
-        raise InputError(f"X_val must be (k, {d}) and y_val (k,) with the same k >= 1; got "
-                         f"{X_val.shape} and {y_val.shape}")
-    if not (np.all(np.isfinite(X_val)) and np.all(np.isfinite(y_val))):
-        raise InputError("X_val and y_val must be finite: clean or impute the validation data first")
-    return X_val, y_val
 
 
 def exact_path_table(path, *, report=None, X_val=None, y_val=None):
@@ -67,7 +50,7 @@ def exact_path_table(path, *, report=None, X_val=None, y_val=None):
     dict of str to ndarray of shape (points,)
     """
     X, y = path.X, path.y
-    X_val, y_val = _validation(X_val, y_val, X.shape[1])
+    X_val, y_val = check_validation(X_val, y_val, X.shape[1], optional=True)
     D = sq_distances(X)
     Dv = None if X_val is None else cross_sq_distances(X_val, X)
     k = path.t.size

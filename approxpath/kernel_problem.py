@@ -60,7 +60,17 @@ class KernelProblem(Problem):
     def cross_kernel(self, tau, X_new):
         """:math:`k_t(x, x_j)` for the rows ``x`` of ``X_new`` (m, d) and the training points:
         shape (m, n), at the bandwidth of ``tau``.  With ``kernel="precomputed"``, ``X_new`` is
-        the matrix :math:`D_{new}` (m, n) of distances from the new points to the training points."""
+        the matrix :math:`D_{new}` (m, n) of distances from the new points to the training points.
+        :class:`InputError` for a ``tau`` that is not positive, or ``X_new`` that is not finite
+        numbers with the training data's columns."""
+        from .validate import check_X, positive
+
+        positive(self.parameter, tau)
+        X_new = check_X(X_new)
+        if X_new.shape[1] != self.X.shape[1]:
+            what = "training points (D_new)" if self.kernel == "precomputed" else "features"
+            raise InputError(f"the new points have {X_new.shape[1]} columns; {self.name} was given "
+                             f"{self.X.shape[1]} {what}")
         D_new = cross_distances(X_new, self.X, self.kernel, self.feature_weights)
         return gaussian(D_new, self.sweep.at(tau)[0])
 

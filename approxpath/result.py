@@ -176,8 +176,12 @@ class Path(CertifiedResult):
         return [(p.lo, p.hi) for p in self.pieces if p.kind == "uncovered"]
 
     def piece_at(self, t):
-        """The piece containing ``t`` (the left one at a shared end point)."""
+        """The piece containing ``t`` (the left one at a shared end point): ``t`` one number."""
+        from .validate import is_real
+
         lo, hi = self.interval
+        if not is_real(t):
+            raise InputError(f"t must be one number (a point of the path's interval); got {t!r}")
         if not (lo <= t <= hi):
             raise ValueError(f"t = {t!r} is outside the path's interval [{lo!r}, {hi!r}]")
         k = bisect.bisect_left([p.hi for p in self.pieces], t)

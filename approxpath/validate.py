@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import InputError, did_you_mean
 
-__all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels", "choice", "positive",
+__all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels", "check_validation", "choice", "flag", "positive",
            "positive_range", "count", "finite_number", "check_gram_problem", "real_targets"]
 
 
@@ -84,6 +84,14 @@ def count(name, value):
     return int(value)
 
 
+def flag(name, value):
+    """``value`` as a bool, or :class:`InputError` unless it is one (``"no"`` or NaN would be
+    true in an ``if``: a silent change of meaning)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
 def choice(name, value, choices):
     """``value`` if it is one of ``choices``, else :class:`InputError` naming the closest."""
     if value not in choices:
@@ -138,6 +146,11 @@ def check_y(y):
     if y.dtype.kind in "f" and not np.all(np.isfinite(y)):
         bad = int(np.flatnonzero(~np.isfinite(y))[0])
         raise InputError(f"y contains NaN or inf (first at index {bad}): drop or impute those samples")
+    with np.errstate(over="ignore"):  # every objective holds ||y||^2 or its terms
+        overflows = y.dtype.kind in "f" and not np.isfinite(np.dot(y, y))
+    if overflows:
+        raise InputError(f"y's squares overflow double precision (largest |y| = {float(np.max(np.abs(y))):.3g}): "
+                         "scale the targets")
     return y
 
 
@@ -181,6 +194,32 @@ def check_X_y(X, y):
     if X.shape[0] < 2:
         raise InputError(f"need at least 2 samples, got {X.shape[0]}")
     return X, y
+
+
+def check_validation(X_val, y_val, d, optional=False):
+    """``(X_val, y_val)``: validation data as float arrays (m, d) and (m,), m >= 1, finite; a 1-D
+    ``X_val`` is one feature.  ``optional``: both may be None (returned as they are).
+    :class:`InputError` for one without the other, text, other shapes, or NaN/inf."""
+    if (X_val is None) != (y_val is None):
+        raise InputError("validation data needs both X_val and y_val (or neither)")
+    if X_val is None:
+        if optional:
+            return None, None
+        raise InputError("pass validation data X_val and y_val")
+    try:
+        X_val, y_val = np.asarray(X_val, dtype=float), np.asarray(y_val, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"X_val and y_val must be numeric arrays ({exc}); map class labels to numbers "
+                         "first") from None
+    X_val = X_val[:, None] if X_val.ndim == 1 else X_val
+    if X_val.ndim != 2 or y_val.ndim != 1 or X_val.shape != (y_val.size, d) or y_val.size == 0:
+        raise InputError(f"validation data must be X_val (m, {d}) and y_val (m,) with the same m >= 1; got "
+                         f"{X_val.shape} and {y_val.shape}")
+    for name, v in (("X_val", X_val), ("y_val", y_val)):
+        if not np.all(np.isfinite(v)):
+            raise InputError(f"{name} contains NaN or inf (first at flat index {int(np.flatnonzero(~np.isfinite(v))[0])}):"
+                             " clean or impute the validation data first")
+    return X_val, y_val
 
 
 def binary_labels(y, who="kernel_svm"):

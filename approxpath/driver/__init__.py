@@ -10,18 +10,20 @@ bound is at most the target.  :mod:`.parallel` runs segments or chunks in worker
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
 
 import numpy as np
 
 from .. import compute
+from ..compute.distributed import result
 from ..certificate.format import KERNEL
 from ..certificate.claims import SAMPLE_LEVELS
 from ..data import data_sha256
 from ..errors import InputError
 from ..result import Path
-from ..validate import count, is_real
+from ..validate import count, flag, is_real
 from . import parallel
 from .checkpoint import Checkpoint, discard_checkpoint
 from .progress import count_bar, path_bar
@@ -75,7 +77,8 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         segments between them as they come (worth it where certification is most of the
         work); with ``chunks`` or the other strategies the interval is split into ``chunks``
         (default ``workers``) pieces of equal width in log scale, computed concurrently and
-        merged into one path (each cut costs at most one extra exact solve).
+        merged into one path (each cut costs one extra exact solve with ``paper`` and ``grid``;
+        the adaptive strategies start their steps afresh in every chunk, at more cost).
     chunks : int, optional
         See ``workers``.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
@@ -132,6 +135,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     from ..memory import check_fits, path_bytes
 
     lo, hi = _check_args(problem, eps, interval)
+    relative = flag("relative", relative)
     solver = None if solver is None else tuple(problem.backend_names(solver))
     if strategy not in STRATEGIES:
         from ..validate import choice
@@ -307,8 +311,9 @@ def _notice_blocked(problem):
     if mode != "dense":
         have, what = available_bytes()
         how = "from the stored distances" if mode == "distances" else "with the distances recomputed block by block"
-        warnings.warn(f"{problem.name} with n = {problem.n}: the n x n kernels do not fit the {human(have)} available "
-                      f"under {what}; kernel products are computed {how} (slower)",
+        why = (f"APPROXPATH_KERNELS={mode} is set" if os.environ.get("APPROXPATH_KERNELS") else
+               f"the n x n kernels do not fit the {human(have)} available under {what}")
+        warnings.warn(f"{problem.name} with n = {problem.n}: {why}; kernel products are computed {how} (slower)",
                       stacklevel=3)
 
 
@@ -367,7 +372,7 @@ def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **optio
                        for q in problems]
             results = []
             for f in futures:
-                results.append(f.result())
+                results.append(result(f))
                 if bar is not None:
                     bar.done()
             return results

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..compute.parallelism import managed
 from ..errors import InputError
+from ..validate import check_validation
 from ..numerics import log_mid
 
 __all__ = ["CRITERIA", "SELECTIONS", "ValidationCurve", "evaluation_points", "validation_curve", "validation_loss"]
@@ -131,13 +132,7 @@ def validation_curve(path, X_val, y_val, criterion=None, selection="pieces", n_g
     criterion = problem.criteria[0] if criterion is None else criterion
     if criterion not in CRITERIA:
         raise InputError(f"unknown criterion {criterion!r}; choose one of {', '.join(CRITERIA)}")
-    X_val = np.asarray(X_val, dtype=float)
-    if X_val.ndim == 1:
-        X_val = X_val[:, None]
-    y_val = np.asarray(y_val, dtype=float)
-    if X_val.ndim != 2 or X_val.shape[1] != problem.X.shape[1] or y_val.shape != (X_val.shape[0],):
-        raise InputError(f"validation data must be X_val (m, {problem.X.shape[1]}) and y_val (m,); "
-                         f"got {X_val.shape} and {y_val.shape}")
+    X_val, y_val = check_validation(X_val, y_val, problem.X.shape[1])
     if criterion == "error" and not np.all(np.isin(y_val, (-1.0, 1.0))):
         raise InputError("criterion 'error' needs validation labels in {-1, +1}: map the classes first")
     ts = evaluation_points(path, selection, n_grid) if ts is None else np.sort(np.asarray(ts, dtype=float))

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from ..errors import InputError
+from ..validate import check_validation
 
 __all__ = ["default_criterion", "fold_problems"]
 
@@ -41,14 +42,7 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion):
     if X_val is not None:
         if cv is not None:
             raise InputError("pass cv or X_val/y_val, not both")
-        if y_val is None:
-            raise InputError("X_val was given without y_val: pass both")
-        X_val = np.asarray(X_val, dtype=float)
-        X_val = X_val[:, None] if X_val.ndim == 1 else X_val
-        y_val = np.asarray(y_val, dtype=float)
-        if X_val.shape[1:] != X.shape[1:] or y_val.shape != (X_val.shape[0],):
-            raise InputError(f"validation data must be X_val (m, {X.shape[1]}) and y_val (m,); "
-                             f"got {X_val.shape} and {y_val.shape}")
+        X_val, y_val = check_validation(X_val, y_val, X.shape[1])
         check_loss(criterion, y_val)
         return [problem], [X_val], [y_val]
     check_loss(criterion, y)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..compute.parallelism import managed
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
+from ..compute.distributed import result
 from ..driver.parallel import pool, single_threaded
 from ..driver.progress import delta_bar
 from .branch import Search
@@ -54,7 +55,7 @@ def _run_paths(problems, intervals, eps, seeds, executor, options):
     else:
         futures = [executor.submit(path_in_worker, _seeded_path, p, e, iv, dict(options, seeds=s))
                    for p, iv, e, s in zip(problems, intervals, eps, given)]
-        done = [f.result() for f in futures]
+        done = [result(f) for f in futures]
     for (_, found), s in zip(done, seeds):
         s.update(found)
     return [path for path, _ in done]
@@ -137,10 +138,15 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     -------
     Selection
     """
-    from ..validate import count, positive
+    from ..validate import count, flag, positive
 
     t0 = time.perf_counter()
+    _check_path_options(path_options)
+    relative = flag("relative", relative)
     if eps is None:
+        if relative:  # the default is absolute: a relative one would be silently dropped
+            raise InputError("a relative eps needs eps given (the default eps is absolute: 1e-3 of the zero "
+                             "model's objective)")
         if not hasattr(problem, "null_objective"):
             raise InputError(f"{problem.name} has no null_objective(): pass eps")
         eps = DEFAULT_EPS * problem.null_objective() or DEFAULT_EPS
@@ -263,6 +269,21 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
             raise exc
         warnings.warn(str(exc), stacklevel=3)
     return result
+
+
+def _check_path_options(options):
+    """``TypeError`` for a keyword neither :func:`select` nor :func:`approximate_path` takes (a
+    misspelled ``tol`` would otherwise be dropped where no path is computed)."""
+    import inspect
+
+    from ..driver import approximate_path
+    from ..errors import did_you_mean
+
+    names = {k for k, p in inspect.signature(approximate_path).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    mine = {k for k, p in inspect.signature(select).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    for key in options:
+        if key not in names - {"relative"}:
+            raise TypeError(f"select() got an unexpected keyword argument {key!r}{did_you_mean(key, names | mine)}")
 
 
 def _shortfall(search, stuck, solves, max_solves, delta, tol, t):

@@ -19,7 +19,7 @@ import time
 from ..driver.progress import count_bar
 from ..errors import BudgetExceededError, InputError
 from ..numerics import STORED_PAD, stored_bound
-from ..validate import count, is_real, positive_range
+from ..validate import count, flag, is_real, positive_range
 from .engine import Engine, cut_weight
 from .result import Surface, SurfaceCell
 
@@ -110,6 +110,7 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
     t_start = time.perf_counter()
     if not (is_real(eps) and math.isfinite(eps) and eps > 0):
         raise InputError(f"eps must be a positive finite number; got {eps!r}")
+    relative = flag("relative", relative)
     w_lo, w_hi = positive_range("weights", weights)
     t_lo, t_hi = positive_range("bandwidths", problem.default_interval() if bandwidths is None else bandwidths)
     problem.bound.check_interval(t_lo, t_hi)

@@ -200,7 +200,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     -------
     SurfaceSelection
     """
-    from ..validate import count, positive
+    from ..validate import count, flag, positive
 
     t0 = time.perf_counter()
     check_bandwidth_problem(problem)
@@ -215,6 +215,10 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     t_lo, t_hi = positive_range("bandwidths", problem.default_interval() if bandwidths is None else bandwidths)
     problem.bound.check_interval(t_lo, t_hi)
     tol = positive("tol", tol)
+    relative = flag("relative", relative)
+    if eps is None and relative:  # the default is absolute: a relative one would be silently dropped
+        raise InputError("a relative eps needs eps given (the default eps is absolute: 1e-3 of the zero model's "
+                         "objective)")
     count("max_solves", max_solves)
     if not validation:
         criterion = default_criterion(problem, criterion, False, closed)

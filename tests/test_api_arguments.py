@@ -1,0 +1,111 @@
+"""Python-API arguments that used to change the meaning of a call without a word, or fail deep
+inside numpy: each is refused at once with one line naming it."""
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath import InputError
+from approxpath.data import make_classification, make_sinc
+from approxpath.selection import validation_curve
+
+
+@pytest.fixture(scope="module")
+def ridge_path():
+    X, y = make_sinc(n=30, seed=0)
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=0.1)
+    return approxpath.approximate_path(problem, eps=0.5, interval=(0.25, 4.0))
+
+
+def _ridge():
+    X, y = make_sinc(n=30, seed=0)
+    return approxpath.get_problem("kernel_ridge")(X, y, lam=0.1)
+
+
+@pytest.mark.parametrize("value", ["no", "False", 0, 1, float("nan"), None])
+def test_relative_must_be_a_bool(value):
+    """``relative="no"`` was truthy: a relative eps where an absolute one was meant."""
+    kr = _ridge()
+    calls = [lambda: approxpath.approximate_path(kr, eps=0.5, interval=(0.25, 4.0), relative=value),
+             lambda: approxpath.select(kr, "mse", cv=3, eps=0.5, interval=(0.25, 4.0), relative=value),
+             lambda: approxpath.approximate_surface(kr, 0.5, weights=(0.05, 0.5), bandwidths=(0.5, 4.0),
+                                                    relative=value),
+             lambda: approxpath.select_surface(kr, "mse", cv=3, eps=0.5, weights=(0.05, 0.5), bandwidths=(0.5, 4.0),
+                                               relative=value)]
+    for call in calls:
+        with pytest.raises(InputError, match="relative must be True or False"):
+            call()
+
+
+def test_select_refuses_keywords_it_would_drop():
+    kr = _ridge()
+    with pytest.raises(TypeError, match=r"select\(\) got an unexpected keyword argument 'max_solve'.*'max_solves'"):
+        approxpath.select(kr, "mse", cv=3, interval=(0.25, 8.0), max_solve=1)
+    with pytest.raises(TypeError, match="'tolerance'"):
+        approxpath.select(kr, "mse", cv=3, interval=(0.25, 8.0), tolerance=1e-6)
+    for call in (lambda: approxpath.select(kr, "mse", cv=3, interval=(0.25, 8.0), relative=True),
+                 lambda: approxpath.select_surface(kr, "mse", cv=3, weights=(0.05, 0.5), bandwidths=(0.5, 4.0),
+                                                   relative=True)):
+        with pytest.raises(InputError, match="a relative eps needs eps given"):
+            call()
+
+
+def test_validation_data_must_be_finite_and_nonempty(ridge_path):
+    kr = _ridge()
+    Xv, yv = make_sinc(n=15, seed=1)
+    bad = yv.copy()
+    bad[3] = np.nan
+    calls = [lambda: approxpath.select(kr, "mse", X_val=Xv, y_val=bad, interval=(0.25, 8.0)),
+             lambda: approxpath.select_surface(kr, "mse", X_val=Xv, y_val=bad, weights=(0.05, 0.5),
+                                               bandwidths=(0.5, 4.0)),
+             lambda: validation_curve(ridge_path, Xv, bad)]
+    for call in calls:
+        with pytest.raises(InputError, match="y_val contains NaN or inf .first at flat index 3"):
+            call()
+    with pytest.raises(InputError, match="the same m >= 1"):
+        validation_curve(ridge_path, np.empty((0, 1)), np.empty(0))
+    with pytest.raises(InputError, match="map class labels to numbers"):
+        validation_curve(ridge_path, Xv, np.where(yv > 0, "a", "b"))
+
+
+def test_an_estimator_refuses_nan_validation_targets():
+    from approxpath.sklearn import KernelPathRegressor
+
+    X, y = make_sinc(n=40, seed=0)
+    Xv, yv = make_sinc(n=20, seed=1)
+    yv[0] = np.nan
+    with pytest.raises(InputError, match="y_val contains NaN"):
+        KernelPathRegressor(eps=0.1, t_range=(0.25, 4.0), random_state=0).fit(X, y, X_val=Xv, y_val=yv)
+
+
+def test_predictions_check_their_points_and_parameter(ridge_path):
+    problem, primal = ridge_path.problem, ridge_path.primal(1.0)
+    with pytest.raises(InputError, match="the new points have 5 columns; kernel_ridge was given 1 features"):
+        problem.predict(primal, 1.0, np.ones((3, 5)))
+    with pytest.raises(InputError, match="bandwidth must be a positive finite number; got -1.0"):
+        problem.predict(primal, -1.0, np.ones((2, 1)))
+    with pytest.raises(InputError, match="X contains NaN"):
+        problem.predict(primal, 1.0, np.array([[np.nan]]))
+    assert problem.predict(primal, 1.0, np.ones((2, 1))).shape == (2,)
+    for t in ("1", np.array([1.0, 2.0]), None):
+        for read in (ridge_path.objectives, ridge_path.primal, ridge_path.gap_bound):
+            with pytest.raises(InputError, match="t must be one number"):
+                read(t)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: make_sinc(n=-1), "n must be a positive integer"),
+    (lambda: make_sinc(n=10, outliers=2.0), "outliers is a fraction"),
+    (lambda: make_classification(n=10, d=0), "d must be a positive integer"),
+])
+def test_synthetic_data_arguments(call, match):
+    with pytest.raises(InputError, match=match):
+        call()
+
+
+def test_targets_whose_squares_overflow_are_refused_at_once():
+    """0.5.0 ran every solver for ~40 s on y * 1e200 before a SolverError listing them all."""
+    X, y = make_sinc(n=30, seed=0)
+    with pytest.raises(InputError, match="y's squares overflow double precision"):
+        approxpath.get_problem("kernel_ridge")(X, y * 1e200, lam=0.1)
+    approxpath.get_problem("kernel_ridge")(X, y * 1e100, lam=0.1)  # large but representable: accepted here
