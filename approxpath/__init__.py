@@ -29,7 +29,7 @@ _EXPORTS = {
     "available_problems": "registry", "get_problem": "registry", "get_bound": "registry", "register": "registry",
     "SolveSettings": "solvers",
     "InputError": "errors", "SolverError": "errors", "EpsilonTooSmallError": "errors",
-    "BudgetExceededError": "errors", "SelectionStalledError": "errors",
+    "BudgetExceededError": "errors", "SelectionStalledError": "errors", "ClusterError": "errors",
 }
 
 __all__ = sorted(_EXPORTS)

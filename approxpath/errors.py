@@ -14,6 +14,7 @@ __all__ = [
     "BudgetExceededError",
     "SelectionStalledError",
     "DuplicateProblemError",
+    "ClusterError",
     "did_you_mean",
 ]
 
@@ -24,6 +25,10 @@ class InputError(ValueError):
 
 class SolverError(RuntimeError):
     """No exact solver produced a usable point."""
+
+
+class ClusterError(RuntimeError):
+    """Work handed to a Dask cluster was lost: its workers died, or it has had none for a while."""
 
 
 class EpsilonTooSmallError(ValueError):

@@ -15,7 +15,7 @@ from approxpath.compute import parallelism as th
 from approxpath.compute.blocked import BlockedKernels
 from approxpath.compute.distances import sq_distances
 from approxpath.compute.kernels import Kernels
-from approxpath.data import make_classification
+from approxpath.data import make_classification, make_sinc
 from approxpath.errors import InputError
 
 def _blas_threads():
@@ -77,6 +77,14 @@ def test_the_kernel_threads_setting_and_its_environment_default(monkeypatch):
     monkeypatch.setenv("APPROXPATH_NUM_THREADS", "many")
     with pytest.raises(InputError, match="APPROXPATH_NUM_THREADS"):
         th.kernel_threads()
+    # refused when an entry point starts, also where no kernel pass would read it (0.5.0 ran
+    # small problems with the bad value and refused it only at the first pass of a large one)
+    X, y = make_sinc(n=20, seed=0)
+    for value in ("0", "many"):
+        monkeypatch.setenv("APPROXPATH_NUM_THREADS", value)
+        with pytest.raises(InputError, match="APPROXPATH_NUM_THREADS must be a nonzero integer"):
+            approxpath.approximate_path(approxpath.get_problem("kernel_ridge")(X, y, lam=0.1), eps=0.5,
+                                        interval=(0.5, 2.0))
 
 
 def test_entry_points_run_blas_on_one_thread_and_give_it_back():

@@ -169,3 +169,69 @@ def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path
     assert main([*args, "--dask", "schedulerhost"]) == 2
     err = capsys.readouterr().err
     assert "'schedulerhost' is not a scheduler address like tcp://host:8786" in err and err.count("\n") == 1
+
+
+def test_a_cluster_that_lost_its_work_or_workers_stops_the_run(monkeypatch):
+    """0.5.0 waited forever on a cluster whose workers were all gone, and reported work the
+    cluster cancelled as a memory refusal of the next backend; a string or a closed client
+    failed with an AttributeError."""
+    from concurrent.futures import CancelledError
+
+    from approxpath import ClusterError
+    from approxpath.compute import distributed as dist
+    from approxpath.compute.distributed import check_executor, result
+
+    class Client:
+        status = "running"
+
+        def __init__(self, workers):
+            self.workers = workers
+
+        def nthreads(self):
+            return self.workers
+
+        def submit(self, *args):  # pragma: no cover - never called
+            raise AssertionError
+
+    class Future:
+        def __init__(self, client, error):
+            self.client, self.error = client, error
+
+        def result(self, timeout=None):
+            raise self.error
+
+    monkeypatch.setattr(dist, "_POLL_S", 0.001)
+    monkeypatch.setattr(dist, "_NO_WORKERS_S", 0.05)
+    with pytest.raises(ClusterError, match="has had no workers for 0 s"):
+        result(Future(Client({}), TimeoutError()))
+    with pytest.raises(ClusterError, match="lost work of this run .FutureCancelledError"):
+        result(Future(Client({"w": 1}), distributed.client.FutureCancelledError("k", "gone")))
+    with pytest.raises(ClusterError, match="lost work of this run .CancelledError"):
+        result(Future(Client({"w": 1}), CancelledError()))
+    with pytest.raises(ZeroDivisionError):  # the task's own error, as it is
+        result(Future(Client({"w": 1}), ZeroDivisionError()))
+    closed = Client({"w": 1})
+    closed.status = "closed"
+    for bad, match in (("tcp://127.0.0.1:1", "executor must be a concurrent.futures executor"),
+                       (closed, "this Dask client is closed")):
+        with pytest.raises(InputError, match=match):
+            check_executor(bad)
+    X, y = _data(n=40, d=2)
+    with pytest.raises(InputError, match="executor must be"):
+        approxpath.approximate_path(KernelSVM(X, y, c=0.1), eps=0.5, interval=(0.5, 4.0), executor="tcp://127.0.0.1:1")
+
+
+def test_lost_work_is_not_a_backend_failure(monkeypatch):
+    """A backend whose certification lost its work on the cluster stops the solve (the next
+    backends would lose theirs too): not a SolverError listing them, nor another's refusal."""
+    from approxpath import ClusterError
+
+    X, y = _data(n=40, d=2)
+    problem = KernelSVM(X, y, c=0.1)
+
+    def lost(*args, **kwargs):
+        raise ClusterError("the Dask cluster lost work of this run")
+
+    monkeypatch.setattr(type(problem), "candidate", lost)
+    with pytest.raises(ClusterError, match="lost work"):
+        problem.solve(1.0)

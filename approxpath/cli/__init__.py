@@ -21,15 +21,16 @@ import warnings
 from contextlib import ExitStack, contextmanager, suppress
 
 from .. import __version__
-from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
+from ..errors import BudgetExceededError, ClusterError, EpsilonTooSmallError, InputError, SolverError
 
 __all__ = ["main", "build_parser", "parse_number", "EXIT_CODES"]
 
 #: Exit statuses of :func:`main`.
-EXIT_CODES = {"ok": 0, "failed": 1, "usage": 2, "io": 3, "solver": 4, "memory": 5, "internal": 70,
+EXIT_CODES = {"ok": 0, "failed": 1, "usage": 2, "io": 3, "solver": 4, "memory": 5, "cluster": 6, "internal": 70,
               "interrupted": 130, "terminated": 143}
 _EPILOG = ("exit status: 0 ok; 1 uncovered pieces or verification failed; 2 bad input or usage; "
            "3 a file cannot be read or written; 4 no exact solver produced a pair; 5 out of memory; "
+           "6 the Dask cluster lost the run's work; "
            "70 internal error (please report it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
 # Commands whose first positional argument names a problem (its options become flags).
 _PROBLEM_COMMANDS = ("path", "crosscheck", "select", "surface")
@@ -282,6 +283,8 @@ def main(argv=None):
         return _error(f"error: {exc}", "io")
     except SolverError as exc:
         return _error(f"solver failure: {exc}", "solver")
+    except ClusterError as exc:
+        return _error(f"error: {exc}", "cluster")
     except MemoryError as exc:  # the allocation numpy could not make, if it says (no estimate is blamed)
         said = f" ({exc})" if str(exc) else ""
         return _error(f"error: out of memory{said}: use fewer samples, fewer workers, or a machine with more memory",

@@ -29,22 +29,71 @@ certificate.  Search side: the verifier never imports this module.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from contextlib import contextmanager
 
 import numpy as np
 
 from .blocked import BlockedKernels
-from ..errors import InputError
+from ..errors import ClusterError, InputError
 from ..kernel_families import cross_distances
 from .kernels import block_products, gaussian, product_chunks, product_step, threads
 
-__all__ = ["SplitKernels", "split_products"]
+__all__ = ["SplitKernels", "split_products", "check_executor", "result"]
 
 # Product blocks per chunk of rows of D a worker holds, and per task at most: 32 blocks (512
 # rows at n >= 2048) keep a task's terms at 32 x (order + 1) x p x n floats (49 MB at n = 16000
 # with p = 4) while a product at n = 16000 still has 32 tasks to deal out.
 _CHUNK_BLOCKS = 32
+# A wait on a Dask future looks at its cluster this often, and gives up once the cluster has had
+# no workers this long: a nanny restarts a killed worker within seconds, and 30 s is also how long
+# the command line waits for a scheduler to answer; tasks of a cluster without workers would
+# otherwise wait forever.
+_POLL_S = 2.0
+_NO_WORKERS_S = 30.0
+
+
+def check_executor(executor):
+    """:class:`InputError` unless ``executor`` can take work: an object with ``submit`` (a
+    ``concurrent.futures`` executor, a ``dask.distributed.Client``) that is not a closed client."""
+    if not callable(getattr(executor, "submit", None)):
+        raise InputError(f"executor must be a concurrent.futures executor or a dask.distributed.Client (e.g. "
+                         f"Client('tcp://host:8786')); got {type(executor).__name__} {executor!r}")
+    if getattr(executor, "status", None) in ("closing", "closed"):
+        raise InputError("executor: this Dask client is closed; connect a new one (Client(address))")
+
+
+def result(future):
+    """``future.result()``; for a Dask future, :class:`ClusterError` instead of waiting forever
+    when its work is lost (its workers died: the future is cancelled, or a task killed workers)
+    or its cluster has had no workers for ``_NO_WORKERS_S`` (a process pool's lost worker breaks
+    the pool by itself).  The task's own exceptions are raised as they are."""
+    from concurrent.futures import CancelledError
+
+    client = getattr(future, "client", None)
+    if client is None or not callable(getattr(client, "nthreads", None)):
+        return future.result()
+    from distributed import KilledWorker
+
+    alone = None
+    while True:
+        try:
+            return future.result(timeout=_POLL_S)
+        except TimeoutError:
+            pass
+        except (CancelledError, KilledWorker) as exc:
+            raise ClusterError(f"the Dask cluster lost work of this run ({type(exc).__name__}: {exc}): its workers "
+                               "died; run again on workers that stay up, or without the cluster") from None
+        if getattr(client, "status", "running") in ("closing", "closed"):
+            raise ClusterError("the Dask client was closed during the run")
+        if client.nthreads():
+            alone = None
+        elif alone is None:
+            alone = time.monotonic()
+        elif time.monotonic() - alone >= _NO_WORKERS_S:
+            raise ClusterError(f"the Dask cluster has had no workers for {_NO_WORKERS_S:.0f} s: the run's tasks "
+                               "cannot run; start workers, or run without the cluster")
 
 
 class SplitKernels(BlockedKernels):
@@ -145,7 +194,7 @@ class SplitKernels(BlockedKernels):
             sums.append(total)
         acc = np.zeros((order + 1, p, n))
         for i, total in enumerate(sums):  # (the first sum is acc exactly: 0 + s = s)
-            acc = total.result() if i == 0 else acc + total.result()
+            acc = result(total) if i == 0 else acc + result(total)
         return tuple(m.T.reshape((n,) + C.shape[1:]) for m in acc)
 
     def _tasks(self, rows, run):
@@ -179,6 +228,7 @@ def split_products(problem, client):
     if not getattr(bound, "blocked_ok", False):
         raise InputError(f"split_products=True needs a problem whose bounds use kernel products only (kernel_svm); "
                          f"{problem.name} forms whole kernels")
+    check_executor(client)
     if not all(hasattr(client, name) for name in ("scatter", "submit", "run", "nthreads")):
         raise InputError("split_products=True needs executor=dask.distributed.Client(...) (its workers hold the rows "
                          f"of D); got {type(client).__name__}")

@@ -197,10 +197,12 @@ def managed(func):
     kernel threads having the cores (see the module).  A BLAS library loaded during the call
     (scipy's, with ``scipy.linalg``) is put on one thread at the next :func:`blas_threads` or
     managed call inside it; every library gets its setting back when the outermost managed call
-    returns."""
+    returns.  ``APPROXPATH_NUM_THREADS`` is checked when the call starts (a bad value refused
+    before any work, not at the first kernel pass of a large problem)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        _environment_default()
         with _Managed.scope():
             return func(*args, **kwargs)
 

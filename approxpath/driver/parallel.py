@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from ..compute.distributed import check_executor, result
 from ..compute.parallelism import worker_threads
 from ..data import data_sha256
 
@@ -23,6 +24,8 @@ def pool(workers, executor, wanted=True, sharers=None):
     (:func:`~approxpath.compute.caches.share_budget`: ``sharers`` processes, by default the
     workers and this one, which keeps kernels meanwhile); None when not ``wanted``."""
     if not wanted or executor is not None:
+        if wanted:
+            check_executor(executor)
         yield executor if wanted else None
         return
     from concurrent.futures import ProcessPoolExecutor
@@ -93,7 +96,7 @@ def chunks(run_chunk, problem, lo, hi, args, count, workers, executor, bar=None)
         futures = [p.submit(single_threaded, run_chunk, problem, a, b, *args) for a, b in zip(cuts[:-1], cuts[1:])]
         results = []
         for f in futures:
-            results.append(f.result())
+            results.append(result(f))
             if bar is not None:
                 bar.done()
     pieces, anchors = [], []

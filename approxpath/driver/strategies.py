@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 
+from ..compute.distributed import result
 from ..errors import SolverError
 from .certifier import Certifier
 
@@ -194,7 +195,7 @@ class TwoSided(Strategy):
         pieces = []
         while pending and (wait or pending[0][2].done()):
             a, b, future = pending.pop(0)
-            got, solves, solve_s, certify_s, failed = future.result()
+            got, solves, solve_s, certify_s, failed = result(future)
             pieces += got
             run.count(len(got))
             self.remote_solves += solves

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError, SolverError
+from ..errors import ClusterError, InputError, SolverError
 from ..moving import value_at
 
 __all__ = ["EXACT_GAP", "SolveSettings", "settings", "current_settings", "solve_exact"]
@@ -149,8 +149,8 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, said, refused):
         except ModuleNotFoundError as exc:  # an optional backend (libSVM: the sklearn extra)
             said.append(f"{name}: not installed ({exc})")
             return ("missing",)
-        except MemoryError:  # no other backend or point will fit either: stop the run, once
-            raise
+        except (MemoryError, ClusterError):  # no other backend or point will fit, or the cluster lost
+            raise  # the work of every backend's certification: stop the run, once
         except Exception as exc:  # a failing solver is one more reason to try the next
             said.append(f"{label}: {type(exc).__name__}: {exc}")
             if isinstance(exc, InputError):
