@@ -163,13 +163,13 @@ def test_a_laplacian_svm_without_whole_kernels_solves_on_the_device(tmp_path, mo
     monkeypatch.setenv("APPROXPATH_KERNELS", "blocked")
     X, y = make_classification(n=160, d=3, seed=6)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=0.3, kernel="laplacian")
-    with pytest.warns(UserWarning, match="do not fit"):
+    with pytest.warns(UserWarning, match="APPROXPATH_KERNELS=blocked is set"):
         with pytest.raises(InputError, match="needs the n x n kernel for libSVM"):
             approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**2), device="cpu")
     monkeypatch.setattr(solves, "SMO_MIN_N", 100)
     for device in ("cpu", _strict()):
         problem = approxpath.get_problem("kernel_svm")(X, y, c=0.3, kernel="laplacian")
-        with pytest.warns(UserWarning, match="do not fit"):
+        with pytest.warns(UserWarning, match="APPROXPATH_KERNELS=blocked is set"):
             path = approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**2), device=device)
         assert problem.bound.kernels.mode == "blocked" and path.certified
         path.save(tmp_path / "laplacian.npz")

@@ -76,7 +76,7 @@ def test_a_split_path_equals_the_blocked_path_and_verifies(client, monkeypatch, 
     X, y = _data(n=200)  # products of 2 blocks, one per worker (5 exact solves, 27 products)
     assert -(-200 // product_step(200)) == 2
     monkeypatch.setenv("APPROXPATH_KERNELS", "blocked")
-    with pytest.warns(UserWarning, match="do not fit"):
+    with pytest.warns(UserWarning, match="APPROXPATH_KERNELS=blocked is set"):
         blocked = _path(KernelSVM(X, y, c=0.1))
     monkeypatch.delenv("APPROXPATH_KERNELS")
     problem = KernelSVM(X, y, c=0.1)
