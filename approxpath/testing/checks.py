@@ -71,6 +71,14 @@ def _feasible(problem, primal, dual, t, tol, what):
         assert off <= tol, f"{what} at {t:.6g}: its {side} violates the constraints by {off!r} > {tol:.3g}"
 
 
+def _declared(decl, values):
+    """``(objective, largest constraint violation)`` of a CVXPY declaration at ``values``."""
+    for name, var in decl.variables.items():
+        var.value = np.asarray(values[name], dtype=float).reshape(var.shape)
+    violation = max((float(np.max(c.violation())) for c in decl.problem.constraints), default=0.0)
+    return float(decl.problem.objective.value), violation
+
+
 def _close(a, b, rel, abs_):
     assert abs(a - b) <= abs_ + rel * abs(b), f"{a!r} != {b!r} (rel {rel}, abs {abs_})"
 
@@ -126,9 +134,7 @@ def check_declarations_agree_with_numpy(ex):
         (problem.cvxpy_primal(t), problem.primal_values(full), problem.primal_objective(full, t)),
         (problem.cvxpy_dual(t), problem.dual_values(value_at(dual, t)), problem.dual_objective(dual, t)),
     ):
-        for name, var in decl.variables.items():
-            var.value = np.asarray(values[name], dtype=float).reshape(var.shape)
-        _close(decl.problem.objective.value, numpy_value, _REL, _REL)
+        _close(_declared(decl, values)[0], numpy_value, _REL, _REL)
     decl = problem.cvxpy_primal(t)
     decl.problem.solve(solver="CLARABEL")
     _close(decl.problem.value, problem.primal_objective(full, t), _REL, _REL)
@@ -243,10 +249,8 @@ def check_point_at_t_is_the_certified_point(ex):
         scale = 1.0 + abs(lower)
         for decl, values, value in ((problem.cvxpy_primal(t), problem.primal_values(primal), upper),
                                     (problem.cvxpy_dual(t), problem.dual_values(dual), lower)):
-            for name, var in decl.variables.items():
-                var.value = np.asarray(values[name], dtype=float).reshape(var.shape)
-            _close(float(decl.problem.objective.value), value, 1e-9, 1e-9 * scale)
-            off = max((float(np.max(c.violation())) for c in decl.problem.constraints), default=0.0)
+            declared, off = _declared(decl, values)
+            _close(declared, value, 1e-9, 1e-9 * scale)
             assert off <= 1e-9 * scale, f"the point at {t:.6g} violates its declared constraints by {off:.3g}"
         _feasible(problem, primal, dual, t, 1e-9 * scale, "the point at t")
         if piece.kind == "certified":
@@ -325,14 +329,6 @@ def _alterations(arrays, rng):
                             ("one entry up", a + one), ("one entry down", a - one),
                             ("with noise", a + step * rng.standard_normal(a.shape))):
                 yield f"{key} {what} by {size:g}", dict(arrays, **{key: b})
-
-
-def _declared(decl, values):
-    """``(objective, largest constraint violation)`` of a CVXPY declaration at ``values``."""
-    for name, var in decl.variables.items():
-        var.value = np.asarray(values[name], dtype=float).reshape(var.shape)
-    violation = max((float(np.max(c.violation())) for c in decl.problem.constraints), default=0.0)
-    return float(decl.problem.objective.value), violation
 
 
 def check_altered_pairs_are_refused_or_bounded(ex):
