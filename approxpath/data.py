@@ -99,7 +99,8 @@ def load_data(path, format="libsvm", n_features=None):
         No such file.
     InputError
         A line that is not of the format (the message names the file, the line and the fix),
-        a CSV file whose feature columns are not ``n_features``, or a LIBSVM index that would make a dense ``X`` larger than the memory available.
+        a CSV file whose feature columns are not ``n_features``, or a LIBSVM index that would
+        make a dense ``X`` larger than the memory available.
     """
     from .validate import choice
 

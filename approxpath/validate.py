@@ -13,7 +13,8 @@ import numpy as np
 
 from .errors import InputError, did_you_mean
 
-__all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels", "check_validation", "choice", "flag", "positive",
+__all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels",
+           "check_validation", "choice", "flag", "positive",
            "positive_range", "count", "finite_number", "check_gram_problem", "real_targets"]
 
 

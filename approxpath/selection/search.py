@@ -282,7 +282,7 @@ def _check_path_options(options):
     names = {k for k, p in inspect.signature(approximate_path).parameters.items() if p.kind is p.KEYWORD_ONLY}
     mine = {k for k, p in inspect.signature(select).parameters.items() if p.kind is p.KEYWORD_ONLY}
     for key in options:
-        if key not in names - {"relative"}:
+        if key not in names:
             raise TypeError(f"select() got an unexpected keyword argument {key!r}{did_you_mean(key, names | mine)}")
 
 
