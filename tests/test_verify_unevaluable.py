@@ -1,7 +1,7 @@
-"""A forged certificate whose pair a bound cannot evaluate is refused, not a crash of ``verify``:
-klasso's lambda bound read a moving primal of degree 0 (a weighted constant point, no solver
-makes one) as a point and raised AttributeError; and any bound that raises on a stored pair
-gives a failed report naming the piece."""
+"""Forged certificates that ``verify`` must handle: a pair its bound cannot evaluate is refused,
+not a crash (klasso's lambda bound read a moving primal of degree 0 -- a weighted constant point,
+no solver makes one -- as a point and raised AttributeError; any bound that raises on a stored
+pair gives a failed report naming the piece); and pieces weakened to "sampled" are noted."""
 
 import numpy as np
 
@@ -49,3 +49,25 @@ def test_a_bound_that_raises_fails_the_piece(tmp_path, monkeypatch):
     assert not report.ok and report.failures
     assert all("its bound cannot be evaluated (ZeroDivisionError: a forged field)" in f for f in report.failures)
     assert np.isfinite(report.max_gap_bound)
+
+
+def test_pieces_weakened_to_sampled_are_noted(tmp_path):
+    """A file whose certified pieces were relabelled "sampled" still states true claims (at its
+    sample points) and verifies, but approxpath never writes such pieces for a problem whose
+    bound holds on whole pieces: the report says so, and --require-certified refuses it."""
+    from approxpath.cli import main
+
+    X, y, cert = _klasso_lambda_certificate(tmp_path)
+
+    def weaken(arrays, meta):
+        arrays["kind"] = np.array(["sampled"] * arrays["kind"].size)
+        meta["piece_kinds"] = ["sampled"] * arrays["kind"].size
+
+    forged = tamper(cert, tmp_path / "sampled.npz", weaken, rehash=True)
+    report = approxpath.verify(forged, X, y)
+    assert report.ok and report.sampled > 0 and report.certified == 0
+    assert any("claim their gap only at sampled points" in n for n in report.notes), report.notes
+    assert not any("sampled points" in n for n in approxpath.verify(cert, X, y).notes)
+    np.savetxt(tmp_path / "d.csv", np.column_stack([X, y]), delimiter=",")
+    assert main(["verify", str(forged), "--data", str(tmp_path / "d.csv"), "--format", "csv",
+                 "--require-certified"]) == 1

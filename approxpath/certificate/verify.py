@@ -403,6 +403,9 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
             bad, good = [f"its bound cannot be evaluated ({type(exc).__name__}: {exc})"], []
         failures += [f"{where}: {e}" for e in bad]
         notes += [f"{where}: {e}" for e in good]
+    if bound.interval_bound and counts["sampled"]:  # approxpath writes such pieces certified
+        notes.append(f"{counts['sampled']} piece(s) claim their gap only at sampled points, although {bound.name}'s "
+                     "bound holds on whole pieces: a weakened file? --require-certified refuses it")
     ok = not failures
     return VerifyReport(ok, counts["certified"], counts["sampled"], counts["uncovered"], tuple(failures),
                         float(np.max(stored)), tuple(notes), claim, claims_hold=len(failures) == counts["uncovered"])
