@@ -14,7 +14,7 @@ import numpy as np
 from .errors import InputError, did_you_mean
 
 __all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels",
-           "check_validation", "choice", "flag", "positive",
+           "check_validation", "choice", "flag", "number_pair", "positive",
            "positive_range", "count", "finite_number", "check_gram_problem", "real_targets"]
 
 
@@ -65,14 +65,22 @@ def between(name, value, low, high):
     return v
 
 
+def number_pair(name, value, malformed=None):
+    """``value`` as floats ``(lo, hi)``, or :class:`InputError` (``malformed``: its message)
+    unless it is two real numbers (text such as ``"0.5"`` too: it is refused as ``eps`` is)."""
+    try:
+        lo, hi = value
+    except (TypeError, ValueError):
+        lo = hi = None
+    if not (is_real(lo) and is_real(hi)):
+        raise InputError(f"{malformed or f'{name} must be a pair (lo, hi) of numbers'}; got {value!r}")
+    return float(lo), float(hi)
+
+
 def positive_range(name, value, malformed=None):
     """``value`` as floats ``(lo, hi)``, or :class:`InputError` unless ``0 < lo < hi < inf``
     (``malformed``: the message when it is not a pair of numbers)."""
-    malformed = malformed or f"{name} must be a pair (lo, hi) of positive numbers"
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise InputError(f"{malformed}; got {value!r}") from None
+    lo, hi = number_pair(name, value, malformed or f"{name} must be a pair (lo, hi) of positive numbers")
     if not (0 < lo < hi < math.inf):
         raise InputError(f"{name} must satisfy 0 < lo < hi < inf; got {value!r}")
     return lo, hi

@@ -109,3 +109,15 @@ def test_targets_whose_squares_overflow_are_refused_at_once():
     with pytest.raises(InputError, match="y's squares overflow double precision"):
         approxpath.get_problem("kernel_ridge")(X, y * 1e200, lam=0.1)
     approxpath.get_problem("kernel_ridge")(X, y * 1e100, lam=0.1)  # large but representable: accepted here
+
+
+def test_an_interval_is_two_numbers_not_text():
+    """eps="0.5" was refused while interval=("0.25", "4") was read as numbers."""
+    kr = _ridge()
+    for call in (lambda: approxpath.approximate_path(kr, eps=0.5, interval=("0.25", "4")),
+                 lambda: approxpath.select(kr, "mse", cv=3, eps=0.5, interval=("0.25", "4")),
+                 lambda: approxpath.approximate_surface(kr, 0.5, weights=("0.05", "0.5"), bandwidths=(0.5, 4.0))):
+        with pytest.raises(InputError, match=r"must be a pair \(lo, hi\) of"):
+            call()
+    path = approxpath.approximate_path(kr, eps=0.5, interval=np.array([0.25, 4.0]))  # numpy numbers are numbers
+    assert path.interval == (0.25, 4.0)

@@ -23,7 +23,7 @@ from ..certificate.claims import SAMPLE_LEVELS
 from ..data import data_sha256
 from ..errors import InputError
 from ..result import Path
-from ..validate import count, flag, is_real
+from ..validate import count, flag, is_real, number_pair
 from . import parallel
 from .checkpoint import Checkpoint, discard_checkpoint
 from .progress import count_bar, path_bar
@@ -330,12 +330,7 @@ def _check_scale(problem):
 def _check_args(problem, eps, interval):
     if not (is_real(eps) and math.isfinite(eps) and eps > 0):
         raise InputError(f"eps must be a positive finite number; got {eps!r}")
-    if interval is None:
-        interval = problem.default_interval()
-    try:
-        lo, hi = (float(v) for v in interval)
-    except (TypeError, ValueError):
-        raise InputError(f"interval must be a pair (lo, hi) of numbers; got {interval!r}") from None
+    lo, hi = number_pair("interval", problem.default_interval() if interval is None else interval)
     problem.bound.check_interval(lo, hi)
     check_weights = getattr(problem, "check_weights", None)  # a weight below double precision's reach
     if check_weights is not None:

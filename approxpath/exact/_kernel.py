@@ -10,6 +10,7 @@ import numpy as np
 from approxpath.compute.parallelism import managed
 from approxpath.compute.kernels import gaussian, kernel_rows
 from approxpath.numerics import weight_resolution
+from approxpath.validate import positive_range
 
 from ._common import (_ACTIVE_REL, _EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive,
                       _Data, _g_slack)
@@ -234,12 +235,7 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
     """
     t_start = time.perf_counter()
     lam = _check_positive("lam", lam)
-    try:
-        lo, hi = (float(v) for v in interval)
-    except (TypeError, ValueError):
-        raise InputError(f"interval must be a pair (lo, hi) of bandwidths t; got {interval!r}") from None
-    if not (0 < lo < hi and math.isfinite(hi)):
-        raise InputError(f"interval must satisfy 0 < lo < hi < inf; got ({lo!r}, {hi!r})")
+    lo, hi = positive_range("interval", interval, "interval must be a pair (lo, hi) of bandwidths t")
     t0 = lo if start is None else float(start)
     if not lo <= t0 <= hi:
         raise InputError(f"start = {t0!r} must lie in the interval [{lo!r}, {hi!r}]")

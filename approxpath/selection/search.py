@@ -138,7 +138,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     -------
     Selection
     """
-    from ..validate import count, flag, positive
+    from ..validate import count, flag, number_pair, positive
 
     t0 = time.perf_counter()
     _check_path_options(path_options)
@@ -152,10 +152,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         eps = DEFAULT_EPS * problem.null_objective() or DEFAULT_EPS
         relative = False
     positive("eps", eps)
-    try:
-        lo, hi = (float(v) for v in (problem.default_interval() if interval is None else interval))
-    except (TypeError, ValueError):
-        raise InputError(f"interval must be a pair (lo, hi) of numbers; got {interval!r}") from None
+    lo, hi = number_pair("interval", problem.default_interval() if interval is None else interval)
     problem.bound.check_interval(lo, hi)
     tol = positive("tol", tol)
     max_solves = count("max_solves", max_solves)
