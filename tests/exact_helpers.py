@@ -20,6 +20,15 @@ def wang_sinc(seed=0):
     return X[train], y[train]
 
 
+def sinc_csv(file, rows=None):
+    """Write Wang et al.'s sinc set-up on 50 points (seed 0) to the CSV ``file`` (the target
+    last), its rows ``rows`` (default all); returns ``file``."""
+    X, y = make_sinc(n=50, low=-3.0, high=3.0, noise=0.08, seed=0)
+    table = np.column_stack([X, y])
+    np.savetxt(file, table if rows is None else table[rows], delimiter=",")
+    return file
+
+
 def cvx_klasso(X, y, t, lam, nu=0.0):
     """Independent tight solve of 1/2||y - K_t beta - beta0||^2 + lam ||beta||_1 (+ nu/2 ||beta||^2):
     (value, beta, beta0)."""

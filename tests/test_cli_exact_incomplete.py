@@ -10,20 +10,16 @@ import numpy as np
 import pytest
 
 from approxpath.cli import main
-from approxpath.data import make_sinc
 from approxpath.exact import read_claimed
+
+from exact_helpers import sinc_csv
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     """``(sinc50.csv, dup.csv)``: dup.csv is the first 20 rows of sinc50.csv twice."""
     root = tmp_path_factory.mktemp("exact_incomplete")
-    X, y = make_sinc(n=50, low=-3.0, high=3.0, noise=0.08, seed=0)
-    sinc = root / "sinc50.csv"
-    np.savetxt(sinc, np.column_stack([X, y]), delimiter=",")
-    dup = root / "dup.csv"
-    np.savetxt(dup, np.vstack([np.column_stack([X, y])[:20]] * 2), delimiter=",")
-    return sinc, dup
+    return sinc_csv(root / "sinc50.csv"), sinc_csv(root / "dup.csv", rows=np.tile(np.arange(20), 2))
 
 
 def _exact(data_file, *args):

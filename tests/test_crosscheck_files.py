@@ -10,17 +10,16 @@ import numpy as np
 import pytest
 
 from approxpath.cli import main
-from approxpath.data import make_sinc
 from approxpath.exact import _claimed, read_claimed
+
+from exact_helpers import sinc_csv
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """``(folder, data file, a good .npz path file written by `exact`)``."""
     root = tmp_path_factory.mktemp("crosscheck_files")
-    X, y = make_sinc(n=50, low=-3.0, high=3.0, noise=0.08, seed=0)
-    data = root / "sinc50.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    data = sinc_csv(root / "sinc50.csv")
     good = root / "lam.npz"
     assert main(["exact", "klasso", "--data", str(data), "--format", "csv", "--parameter", "lam", "--bandwidth", "1",
                  "--range", "1e-3", "2", "--out", str(good), "--json"]) == 0
@@ -34,14 +33,23 @@ def _crosscheck(data, path):
                      "--bandwidth", "1", "--path", str(path)])
 
 
+def _holding(name, content):
+    """A maker of the file ``name`` holding ``content`` (bytes, or text written as UTF-8)."""
+    def make(d, good):
+        (d / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+        return d / name
+
+    make.__name__ = f"_{name.replace('.', '_')}"
+    return make
+
+
+def _noise(seed):
+    return np.random.default_rng(seed).integers(0, 256, 4000, dtype=np.uint8).tobytes()
+
+
 def _truncated(d, good):
     (d / "trunc.npz").write_bytes(good.read_bytes()[:3000])
     return d / "trunc.npz"
-
-
-def _empty_npz(d, good):
-    (d / "empty.npz").write_bytes(b"")
-    return d / "empty.npz"
 
 
 def _npy(d, good):
@@ -54,49 +62,9 @@ def _folder(d, good):
     return d / "folder.npz"
 
 
-def _random_npz(d, good):
-    (d / "rand.npz").write_bytes(np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8).tobytes())
-    return d / "rand.npz"
-
-
-def _csv_as_npz(d, good):
-    (d / "csv.npz").write_text("0.1,0.5\n0.2,0.7\n")
-    return d / "csv.npz"
-
-
-def _random_csv(d, good):
-    (d / "rand.csv").write_bytes(b"\xad" + np.random.default_rng(1).integers(0, 256, 4000, dtype=np.uint8).tobytes())
-    return d / "rand.csv"
-
-
-def _empty_csv(d, good):
-    (d / "empty.csv").write_text("")
-    return d / "empty.csv"
-
-
-def _header_only_csv(d, good):
-    (d / "header.csv").write_text("t,beta0\n")
-    return d / "header.csv"
-
-
 def _npz_as_csv(d, good):
     (d / "zip.csv").write_bytes(good.read_bytes())
     return d / "zip.csv"
-
-
-def _not_a_number_csv(d, good):
-    (d / "nan.csv").write_text("t,beta0\n0.5,0\n1,abc\n")
-    return d / "nan.csv"
-
-
-def _ragged_csv(d, good):
-    (d / "ragged.csv").write_text("t,beta0,beta[0]\n0.5,0,0\n1,2\n")
-    return d / "ragged.csv"
-
-
-def _mixed_columns_csv(d, good):
-    (d / "mixed.csv").write_text("t,beta,beta[0]\n0.5,0,0\n")  # 0.5.0: TypeError (None < int), exit 70
-    return d / "mixed.csv"
 
 
 def _objects(d, good):
@@ -129,18 +97,19 @@ def _fifo(d, good):
 
 @pytest.mark.parametrize("make,match", [
     (_truncated, "a damaged or truncated zip archive"),
-    (_empty_npz, "it is empty (0 bytes)"),
+    (_holding("empty.npz", b""), "it is empty (0 bytes)"),
     (_npy, "it holds one .npy array, not an .npz archive"),
     (_folder, "it is a directory"),
-    (_random_npz, "it is not an .npz (zip) archive"),
-    (_csv_as_npz, "it is text, not an .npz (zip) archive (a CSV path file? its name must end in .csv)"),
-    (_random_csv, "line 1: not UTF-8 text (a binary file?)"),
-    (_empty_csv, "it is empty (no header line"),
-    (_header_only_csv, "it has a header but no rows"),
+    (_holding("rand.npz", _noise(0)), "it is not an .npz (zip) archive"),
+    (_holding("csv.npz", "0.1,0.5\n0.2,0.7\n"), "it is text, not an .npz (zip) archive (a CSV path file? its name must end in .csv)"),
+    (_holding("rand.csv", b"\xad" + _noise(1)), "line 1: not UTF-8 text (a binary file?)"),
+    (_holding("empty.csv", ""), "it is empty (no header line"),
+    (_holding("header.csv", "t,beta0\n"), "it has a header but no rows"),
     (_npz_as_csv, "it is a zip archive, not CSV text"),
-    (_not_a_number_csv, "line 3: 'abc' is not a number"),
-    (_ragged_csv, "line 3: 2 values but the header names 3 columns"),
-    (_mixed_columns_csv, "column 'beta' is repeated or also given as beta[i]"),
+    (_holding("nan.csv", "t,beta0\n0.5,0\n1,abc\n"), "line 3: 'abc' is not a number"),
+    (_holding("ragged.csv", "t,beta0,beta[0]\n0.5,0,0\n1,2\n"), "line 3: 2 values but the header names 3 columns"),
+    # 0.5.0: TypeError (None < int), exit 70
+    (_holding("mixed.csv", "t,beta,beta[0]\n0.5,0,0\n"), "column 'beta' is repeated or also given as beta[i]"),
     (_objects, "member 't.npy' holds Python objects"),
     (_bad_crc, "member 't.npy' is no readable array (BadZipFile: Bad CRC-32"),
     (_cond_of_another_length, "array 'cond' must hold one number per point (3)"),
