@@ -121,3 +121,37 @@ def test_an_interval_is_two_numbers_not_text():
             call()
     path = approxpath.approximate_path(kr, eps=0.5, interval=np.array([0.25, 4.0]))  # numpy numbers are numbers
     assert path.interval == (0.25, 4.0)
+
+
+@pytest.mark.parametrize("required, match", [
+    (dict(eps="0.5"), "eps must be a positive finite number"),        # raised TypeError deep inside
+    (dict(eps=float("nan")), "eps must be a positive finite number"),  # a "failed" verification
+    (dict(eps=-1.0), "eps must be a positive finite number"),
+    (dict(eps=0.5, relative="no"), "relative must be True or False"),  # read as relative
+    (dict(relative=True), "relative qualifies a required eps"),
+    (dict(interval=("0.25", "4")), r"interval must be a pair \(lo, hi\)"),  # read as numbers
+    (dict(interval=(4.0, 0.25)), "swap the ends"),
+    (dict(box=((4.0, 0.5), (0.05, 0.5))), "the required box must be"),  # required nothing
+    (dict(box=(("0.5", "4"), (0.05, 0.5))), "the required box must be"),  # raised TypeError
+    (dict(box=5), "the required box must be"),
+    (dict(data_sha256=5), "data_sha256 must be the data's sha256 as text"),
+])
+def test_what_verify_is_asked_to_require_is_well_formed(ridge_path, tmp_path, required, match):
+    """A malformed requirement is a usage error, not a failed (or a passed) verification."""
+    ridge_path.save(tmp_path / "path.npz")
+    X, y = make_sinc(n=30, seed=0)
+    with pytest.raises(InputError, match=match):
+        approxpath.verify(tmp_path / "path.npz", X, y, **required)
+    report = approxpath.verify(tmp_path / "path.npz", X, y, eps=0.5, relative=False, interval=(0.5, 2.0),
+                               data_sha256=ridge_path.meta["data_sha256"])
+    assert report.ok
+
+
+def test_a_surface_checks_its_required_box(tmp_path):
+    X, y = make_sinc(n=30, seed=0)
+    surface = approxpath.approximate_surface(_ridge(), 0.5, weights=(0.1, 1.0), bandwidths=(0.5, 2.0))
+    surface.save(tmp_path / "s.npz")
+    with pytest.raises(InputError, match="the required box must be"):
+        approxpath.verify(tmp_path / "s.npz", X, y, box=((2.0, 0.5), (0.1, 1.0)))
+    assert approxpath.verify(tmp_path / "s.npz", X, y, box=((0.5, 1.0), (0.1, 1.0))).ok
+    assert not approxpath.verify(tmp_path / "s.npz", X, y, box=((0.25, 1.0), (0.1, 1.0))).ok  # wider than its box

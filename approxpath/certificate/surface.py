@@ -176,7 +176,8 @@ def verify_surface(file, arrays, meta, X, y, *, eps=None, relative=False, box=No
         Counting cells; ``claim`` has ``box`` and ``weight``.
     """
     from ..cells import CellBound
-    from .verify import VerifyReport, _BadOptions, failed_report, kernel_failures, requirement_failures
+    from .requirements import requirement_failures
+    from .verify import VerifyReport, _BadOptions, failed_report, kernel_failures
 
     claim = {k: meta.get(k) for k in ("problem", "options", "eps", "relative", "box", "weight", "data_sha256", "n", "d")}
     claim.update(parameter=f"bandwidth and {meta['weight']}", data="as given")

@@ -22,13 +22,15 @@ from ..compute.parallelism import managed
 from ..data import data_sha256
 from ..errors import InputError
 from .claims import claim_failures, target
+from .requirements import check_requirements, requirement_failures
 from .fields import layout_errors
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, read_certificate
 from .legacy import upgrade
 from .surface import is_surface, surface_layout_errors, verify_surface
 
 __all__ = ["verify", "VerifyReport", "kernel_failures", "failed_report", "read_for_verify", "bound_from_meta",
-           "requirement_failures", "embedded_data", "check_interval_required", "DataMismatch"]
+           "embedded_data", "DataMismatch"]
+
 
 class _BadOptions(InputError):
     """The options a file records are outside the problem's domain."""
@@ -205,42 +207,6 @@ def _claim(meta, source=None):
     return claim
 
 
-def check_interval_required(interval):
-    """``(lo, hi)`` of an interval a caller requires, or :class:`InputError` unless it is two
-    finite numbers with ``lo <= hi`` (a reversed interval is contained in every interval: it
-    would require nothing)."""
-    try:
-        lo, hi = (float(v) for v in interval)
-    except (TypeError, ValueError):
-        raise InputError(f"the required interval must be two numbers (lo, hi); got {interval!r}") from None
-    if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
-        raise InputError(f"the required interval must satisfy lo <= hi, both finite; got [{lo!r}, {hi!r}]: "
-                         "swap the ends")
-    return lo, hi
-
-
-def requirement_failures(meta, eps=None, relative=False, interval=None, data_sha256=None):
-    """Why the claim of ``meta`` is weaker than required: ``eps`` (the claim's must be at most
-    this, and relative exactly when ``relative``), ``interval`` (the claim's must contain it),
-    ``data_sha256`` (must be it).  A list of messages (empty: the claim is strong enough)."""
-    out = []
-    if eps is not None:
-        if bool(meta["relative"]) != bool(relative):
-            kind = "relative" if meta["relative"] else "absolute"
-            out.append(f"required a{' relative' if relative else 'n absolute'} eps <= {eps:g}, but the certificate's "
-                       f"eps is {kind} ({meta['eps']:g})")
-        elif not meta["eps"] <= eps:
-            out.append(f"required eps <= {eps:g}, but the certificate claims only eps = {meta['eps']:g}")
-    if interval is not None:
-        lo, hi = check_interval_required(interval)
-        c_lo, c_hi = meta["interval"]
-        if not (c_lo <= lo and hi <= c_hi):
-            out.append(f"required the interval [{lo:.6g}, {hi:.6g}], but the certificate covers [{c_lo:.6g}, {c_hi:.6g}]")
-    if data_sha256 is not None and str(data_sha256).lower() != meta.get("data_sha256"):
-        out.append(f"required data sha256 {data_sha256}, but the certificate is for {meta.get('data_sha256')}")
-    return out
-
-
 def _field_failures(meta, bound, arrays, t_lo, t_hi):
     """The relations between fields (and with the data) that no single domain states."""
     out = []
@@ -310,10 +276,11 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
     ------
     InputError
         Data that are no data, that do not match the certificate (:class:`DataMismatch`), or
-        a required interval with ``lo > hi``.
+        a requirement that is not well formed (``eps`` not a positive number, ``relative`` not a
+        bool or without ``eps``, an interval or box side with ``lo > hi``, a hash that is not
+        text: :func:`~approxpath.certificate.requirements.check_requirements`).
     """
-    if interval is not None:  # a usage error before the file is read
-        check_interval_required(interval)
+    check_requirements(eps, relative, interval, data_sha256, box)  # a usage error before the file is read
     arrays, meta, malformed = read_for_verify(file, None if X is None or y is None else _shape_of(X, y))
     if malformed:
         if isinstance(meta, dict) and content_sha256(arrays, meta) != meta.get("content_sha256"):

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import math
 import time
 
 from ..data import PREPROCESSING, data_sha256, load_data, preprocess
@@ -207,15 +206,11 @@ def cmd_verify(args):
     from ..certificate.fields import meta_errors
     from ..certificate.format import DATA_FIELDS, read_meta
     from ..certificate.surface import is_surface, surface_meta_errors
-    from ..certificate.verify import DataMismatch, check_interval_required, failed_report, verify
+    from ..certificate.requirements import check_requirements
+    from ..certificate.verify import DataMismatch, failed_report, verify
 
     t0 = time.perf_counter()
-    if args.interval is not None:
-        check_interval_required(args.interval)
-    if args.relative and args.eps is None:
-        raise InputError("--relative qualifies a required --eps: give --eps E too (or leave --relative out)")
-    if args.eps is not None and not (args.eps > 0 and math.isfinite(args.eps)):
-        raise InputError(f"--eps must be a positive finite number (the eps the certificate must meet); got {args.eps!r}")
+    check_requirements(args.eps, args.relative, args.interval, args.data_sha256, flags=True)
     required = dict(eps=args.eps, relative=args.relative, interval=args.interval, data_sha256=args.data_sha256)
     try:  # the meta alone first: what the data are and where; the arrays are read against them
         meta, names = read_meta(args.certificate)
