@@ -293,3 +293,21 @@ def test_a_selection_s_advice_names_the_flags(tmp_path, capsys):
                  "--max-solves", "8", "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "--max-solves" in err and "--tol" in err and "strict=False" not in err
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["path", "kernel_svm", "--data", "x.csv", "--bais", "dynamic"],
+     "approxpath path: error: unrecognized arguments: --bais dynamic; did you mean '--bias'?"),
+    (["verify", "x.npz", "--epz", "1"], "approxpath verify: error: unrecognized arguments: --epz 1; did you mean '--eps'?"),
+    (["path", "kernel_svm", "--data", "x.csv", "extra"], "approxpath path: error: unrecognized arguments: extra"),
+    (["path", "kernel_svm", "--data", "x.csv", "--bias", "dynamc"],
+     "approxpath path: error: argument --bias: invalid choice: 'dynamc'"),
+    (["path", "kernel_svm", "--data", "x.csv", "--eps", "abc"], "approxpath path: error: argument --eps: not a finite"),
+    (["pth"], "approxpath: error: argument command: invalid choice: 'pth'"),
+])
+def test_a_usage_error_is_one_line_naming_the_closest_flag(argv, expected, capsys):
+    """argparse printed its usage block (3 to 19 lines) before the error, and no closest name."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(expected), err
+    assert err.rstrip().endswith("--help)")

@@ -1,6 +1,7 @@
 """plot_exact_path (coefficient paths with breakpoints, active-set size, MSE) and the one-command
 figures of Wang's sinc set-up, with their exported tables."""
 
+import json
 import sys
 
 import numpy as np
@@ -92,3 +93,18 @@ def test_one_command_each_writes_the_figure_and_a_table_that_re_reads(tmp_path, 
 def test_bad_command_input_exits_2(argv, match, capsys):
     assert main(argv) == 2
     assert match in capsys.readouterr().err
+
+
+def test_the_data_format_follows_the_file_name_as_in_every_command(tmp_path, capsys):
+    """A LIBSVM file was read as CSV ("... is not a number"): --format defaulted to csv here
+    alone; and 2^-5 was refused where every other command takes it."""
+    from approxpath.cli import main as cli
+
+    for name, fmt in (("s.txt", ["--format", "libsvm"]), ("s.csv", [])):
+        assert cli(["data", "sinc", "--n", "30", "--out", str(tmp_path / name), *fmt]) == 0
+    capsys.readouterr()
+    outs = []
+    for name in ("s.txt", "s.csv"):
+        assert cli(["figure", "exact-path", "--data", str(tmp_path / name), "--range", "2^-5", "1", "--json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0]["ok"] and outs[0]["points"] == outs[1]["points"] > 2

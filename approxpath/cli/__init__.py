@@ -21,7 +21,7 @@ import warnings
 from contextlib import ExitStack, contextmanager, suppress
 
 from .. import __version__
-from ..errors import BudgetExceededError, ClusterError, EpsilonTooSmallError, InputError, SolverError
+from ..errors import BudgetExceededError, ClusterError, EpsilonTooSmallError, InputError, SolverError, did_you_mean
 
 __all__ = ["main", "build_parser", "parse_number", "EXIT_CODES"]
 
@@ -121,6 +121,22 @@ def problem_kwargs(cls, args):
     return given
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are one line, ``approxpath CMD: error: ...`` (not
+    the usage block first), an unknown flag with the closest one of its command."""
+
+    command = None  # the root's: the parser of the command named on the line (its flags)
+
+    def error(self, message):
+        prog = self.prog
+        unknown = re.match(r"unrecognized arguments: ([^\s=]*)", message)
+        if unknown and self.command is not None:  # (argparse finds them at the root, after the command)
+            prog = self.command.prog
+            if unknown.group(1).startswith("-"):
+                message += did_you_mean(unknown.group(1), [f for a in self.command._actions for f in a.option_strings])
+        self.exit(2, f"{prog}: error: {message} (see {prog} --help)\n")
+
+
 def build_parser(argv=()):
     """The argument parser; the problem named in ``argv`` (if any) adds its option flags."""
     from . import commands, datasets, exact, features, figures
@@ -133,9 +149,8 @@ def build_parser(argv=()):
         from ..registry import get_problem
 
         cls = get_problem(name)  # KeyError names the close ones
-    parser = argparse.ArgumentParser(prog="approxpath", description="Certified eps-approximate solution paths.",
-                                     allow_abbrev=False,
-                                     epilog=_EPILOG)
+    parser = _Parser(prog="approxpath", description="Certified eps-approximate solution paths.", allow_abbrev=False,
+                     epilog=_EPILOG)
     parser.add_argument("--version", action="version", version=f"approxpath {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     # every command is listed; only the one named gets its arguments (and imports what they need)
@@ -144,6 +159,7 @@ def build_parser(argv=()):
         p = sub.add_parser(name, allow_abbrev=False, help=text)
         if argv and argv[0] == name:
             fill(p, cls, argv)
+            parser.command = p
     return parser
 
 

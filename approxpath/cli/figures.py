@@ -201,7 +201,8 @@ def _solves_args(q, cls, argv=()):
     from ..driver import STRATEGIES
     q.add_argument("problem", nargs="?", default="kernel_svm", help="registered problem (default kernel_svm)")
     q.add_argument("--data", nargs="+", required=True, metavar="FILE", help="data files, one line each")
-    q.add_argument("--format", choices=("libsvm", "csv"), default=None, help="data format (default libsvm)")
+    q.add_argument("--format", choices=("libsvm", "csv"), default=None,
+                   help="data format (default: csv for a .csv file, else libsvm)")
     q.add_argument("--n-features", type=int, default=None, help="LIBSVM: number of features")
     q.add_argument("--preprocess", choices=PREPROCESSING, default=None, help="feature scaling (default none)")
     if cls is not None:

@@ -54,6 +54,10 @@ class Checkpoint:
         self._last = None  # (time of the last write, its duration)
         self._pending = None  # (run, pieces, state) not yet written
         self._lock = _lock(self.file)
+        # what the search keeps beside an exact solve (a warm start), stored with it: a problem's
+        # ``anchor_state(pair)`` -> {name: array} and ``with_anchor_state(pair, t, state)``
+        kept = (getattr(problem, "anchor_state", None), getattr(problem, "with_anchor_state", None))
+        self._states = kept if all(kept) else None
         remove_stale_temps(self.file)
 
     def release(self):
@@ -92,6 +96,8 @@ class Checkpoint:
         if ts:
             for k, v in bound.pieces_to_arrays([(*solved[t], t, t) for t in ts]).items():
                 arrays[f"anchor__{k}"] = v
+            if self._states is not None:
+                arrays.update(_stacked_states([self._states[0](solved[t]) for t in ts]))
         if pieces:
             for k, v in pieces_to_arrays(bound, pieces).items():
                 arrays[f"piece__{k}"] = v
@@ -120,9 +126,12 @@ class Checkpoint:
         bound = self.problem.bound
         per = {k[len("anchor__"):]: v for k, v in arrays.items() if k.startswith("anchor__")}
         placed = set(meta.get("placed", arrays["anchor_t"].tolist()))  # files without the list: all
+        states = _unstacked_states(arrays)
         for i, t in enumerate(arrays["anchor_t"]):  # the later ones are taken when the replay asks for them
-            (run.anchors if float(t) in placed else run.stored)[float(t)] = \
-                bound.piece_from_arrays({k: v[i] for k, v in per.items()}, float(t), float(t))
+            pair = bound.piece_from_arrays({k: v[i] for k, v in per.items()}, float(t), float(t))
+            if self._states is not None:
+                pair = self._states[1](pair, float(t), states[i])
+            (run.anchors if float(t) in placed else run.stored)[float(t)] = pair
         stored = {k[len("piece__"):]: v for k, v in arrays.items() if k.startswith("piece__")}
         pieces = pieces_from_arrays(bound, stored) if stored else []
         for i, piece in enumerate(pieces):  # a resumed claim is re-proven, never trusted
@@ -143,6 +152,25 @@ class Checkpoint:
 # What a message about a checkpoint that cannot be resumed advises: never to delete the user's
 # file (it may be the only copy of a long run's work).
 _AFRESH = "keep it, and start a new run with another checkpoint (--checkpoint FILE, or another --out)"
+
+
+def _stacked_states(states):
+    """Arrays of the anchors' states (dicts of equal keys and shapes, or ``{}``): a mask
+    ``anchor_state`` of those that have one and each field stacked (zeros where none)."""
+    first = next((s for s in states if s), None)
+    out = {"anchor_state": np.array([bool(s) for s in states])}
+    for k, v in (first or {}).items():
+        v = np.asarray(v)
+        out[f"anchor_state__{k}"] = np.stack([np.asarray(s[k], dtype=v.dtype) if s else np.zeros_like(v) for s in states])
+    return out
+
+
+def _unstacked_states(arrays):
+    """Each anchor's state from :func:`_stacked_states`' arrays (``{}`` where none, and for a
+    file without them)."""
+    has = arrays.get("anchor_state", np.zeros(arrays["anchor_t"].size, dtype=bool))
+    fields = {k[len("anchor_state__"):]: v for k, v in arrays.items() if k.startswith("anchor_state__")}
+    return [{k: v[i] for k, v in fields.items()} if has[i] else {} for i in range(has.size)]
 
 
 def discard_checkpoint(file):

@@ -135,25 +135,28 @@ def plot_exact_path(path, *, X_val=None, y_val=None, ax=None):
 # ---------------------------------------------------------------------------- the command
 def add_arguments(p):
     """The options of ``approxpath figure exact-path`` (an ``argparse`` parser)."""
+    from ..cli import parse_number
     p.add_argument("--data", default=None, help="training data file (default: Wang's sinc set-up)")
-    p.add_argument("--format", choices=("libsvm", "csv"), default="csv", help="data format (default csv)")
+    p.add_argument("--format", choices=("libsvm", "csv"), default=None,
+                   help="data format (default: csv for a .csv file, else libsvm)")
+    p.add_argument("--n-features", type=int, default=None, help="LIBSVM: number of features")
     p.add_argument("--val-data", default=None, help="validation data file (same format)")
     p.add_argument("--seed", type=int, default=0, help="seed of Wang's sinc set-up (default 0)")
     p.add_argument("--parameter", choices=("lam", "bandwidth"), default="lam",
                    help="lam: the lambda-path at --bandwidth; bandwidth: the kernel path at --lam")
-    p.add_argument("--bandwidth", type=float, default=None,
+    p.add_argument("--bandwidth", type=parse_number, default=None,
                    help="t of exp(-t||x-x'||^2): the lambda-path's kernel (default 1), the kernel path's start")
-    p.add_argument("--lam", type=float, default=None, help="the kernel path's lambda (required there)")
-    p.add_argument("--range", type=float, nargs=2, metavar=("LO", "HI"), default=None,
+    p.add_argument("--lam", type=parse_number, default=None, help="the kernel path's lambda (required there)")
+    p.add_argument("--range", type=parse_number, nargs=2, metavar=("LO", "HI"), default=None,
                    help="lambda-path: stop at LO (lam_min); kernel path: the bandwidths (default 0.1 10)")
     p.add_argument("--max-landmarks", type=int, default=None, help="lambda-path: stop before the set exceeds K")
-    p.add_argument("--target-mse", type=float, default=None,
+    p.add_argument("--target-mse", type=parse_number, default=None,
                    help="lambda-path: stop where the validation MSE falls to M (needs validation data)")
     p.add_argument("--max-events", type=int, default=None, help="stop after this many events")
-    p.add_argument("--theta", type=float, default=0.95, help="kernel path: decay rate (default 0.95)")
-    p.add_argument("--breakpoint-tol", type=float, default=1e-6, help="kernel path: eps (default 1e-6)")
-    p.add_argument("--marginal", type=float, default=None, help="kernel path: the marginal-point speed-up xi")
-    p.add_argument("--ridge", type=float, default=0.0, help="ridge term nu (default 0)")
+    p.add_argument("--theta", type=parse_number, default=0.95, help="kernel path: decay rate (default 0.95)")
+    p.add_argument("--breakpoint-tol", type=parse_number, default=1e-6, help="kernel path: eps (default 1e-6)")
+    p.add_argument("--marginal", type=parse_number, default=None, help="kernel path: the marginal-point speed-up xi")
+    p.add_argument("--ridge", type=parse_number, default=0.0, help="ridge term nu (default 0)")
     p.add_argument("--plot", default=None, metavar="FILE", help="write the figure (png, pdf, svg)")
     p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")
     p.add_argument("--json", action="store_true", help="print one JSON line")
@@ -173,8 +176,11 @@ def run(args):
             raise InputError("--val-data goes with --data (Wang's sinc set-up brings its own validation half)")
         X, y, X_val, y_val = wang_sinc(args.seed)
     else:
-        X, y = load_data(args.data, args.format)
-        X_val, y_val = load_data(args.val_data, args.format) if args.val_data else (None, None)
+        from ..cli.checks import data_format
+
+        fmt = data_format(args.data, args.format)
+        X, y = load_data(args.data, fmt, n_features=args.n_features)
+        X_val, y_val = load_data(args.val_data, fmt, n_features=X.shape[1]) if args.val_data else (None, None)
         if args.target_mse is not None and X_val is None:
             raise InputError("--target-mse needs validation data: --val-data FILE (same format)")
     if args.parameter == "lam":

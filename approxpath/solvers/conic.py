@@ -167,7 +167,7 @@ def _cvxpy_scs(problem, kw):
     import cvxpy as cp
 
     data, chain, inverse = problem.get_problem_data(cp.SCS, solver_opts=kw)
-    result = chain.solve_via_data(problem, data, True, False, kw)
+    result = chain.solve_via_data(problem, data, False, False, kw)  # (no warm start: see solve_cvxpy)
     _scs_interrupted(result)
     problem.unpack_results(result, chain, inverse)
 
@@ -193,7 +193,9 @@ def solve_cvxpy(problem, backends=CONIC):
                 if solver == cp.SCS:
                     _cvxpy_scs(problem, kw)
                 else:
-                    problem.solve(solver=solver, **kw)
+                    # no warm start from the declaration's last solve: a solve's result depends on
+                    # its parameters alone (last bits too), so a resumed run equals an uninterrupted one
+                    problem.solve(solver=solver, warm_start=False, **kw)
         except Exception as exc:  # a solver crash is one more reason to try the next
             said.append(f"{name}: {type(exc).__name__}: {exc}")
             continue

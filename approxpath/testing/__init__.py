@@ -16,7 +16,8 @@ options and bound agree, exact solves are optimal and feasible, the numpy maps m
 declarations, a piece's bound dominates the gap inside it, arrays round-trip, the default path
 is certified and verifies, tampered certificates fail verification, altered pairs the bound
 accepts are feasible for the declarations and bounded, each backend alone makes an optimal pair,
-and the vectorized interpolation guide (where present) matches the generic one.  :class:`ToyProjection` is a
+the vectorized interpolation guide (where present) matches the generic one, and a run stopped
+half-way and resumed from its checkpoint gives the uninterrupted run's certificate.  :class:`ToyProjection` is a
 known-answer problem (closed-form optimum) for testing drivers and strategies.
 """
 

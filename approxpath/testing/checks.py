@@ -19,6 +19,7 @@ import numpy as np
 from .. import moving, moving_layout
 from ..certificate.claims import WEAK_DUALITY_TOL
 from ..moving import value_at
+from .runs import check_resumed_run_equals_uninterrupted
 
 __all__ = ["Example", "CHECKS", "examples_of"]
 
@@ -396,4 +397,5 @@ def check_interpolation_guide(ex):
 CHECKS = (check_options_match_the_bound, check_exact_pair_is_optimal_and_feasible, check_declarations_agree_with_numpy,
           check_restoration, check_piece_bound_dominates_point_gaps, check_arrays_round_trip,
           check_path_is_certified_and_verifies, check_point_at_t_is_the_certified_point,
-          check_tampered_certificates_fail, check_altered_pairs_are_refused_or_bounded, check_interpolation_guide)
+          check_tampered_certificates_fail, check_altered_pairs_are_refused_or_bounded, check_interpolation_guide,
+          check_resumed_run_equals_uninterrupted)

@@ -33,7 +33,7 @@ from approxpath.problem import Declaration, restored_gaps
 from approxpath.registry import register
 from approxpath.solvers import current_settings
 from approxpath.solvers.conic import QP, solve_cvxpy, solve_qp
-from approxpath.solvers.lp import solve_robust_l1
+from approxpath.solvers.lp import LPBasis, solve_robust_l1
 
 from .._regression import SAFETY, combination_slack
 from .bound import RobustL1Bound, RobustL1Dual, RobustL1Primal
@@ -223,6 +223,19 @@ class RobustL1(KernelProblem):
         return RobustL1Primal(beta=sol.x[:n].copy()), RobustL1Dual(u=sol.z[:n] - sol.z[n:2 * n])
 
     # -------------------------------------------------------------- numpy maps
+    def anchor_state(self, pair):
+        """What the search keeps beside an exact solve's pair and a checkpoint stores with it
+        (a resumed run then places the same solves and pieces): its simplex basis, the next
+        solves' warm start and the free coordinates of the moving duals.  ``{}`` without one."""
+        basis = getattr(pair[1], "basis", None)
+        return {} if basis is None else {"col_status": basis.col_status, "row_status": basis.row_status}
+
+    def with_anchor_state(self, pair, t, state):
+        """The exact solve's ``pair`` at ``t`` read from a checkpoint, with its
+        :meth:`anchor_state` back (and its parameter, as :meth:`restore` records it)."""
+        basis = LPBasis(*(np.asarray(state[k], dtype=np.int8) for k in ("col_status", "row_status"))) if state else None
+        return pair[0], replace(pair[1], basis=basis, tau=t)
+
     def dual_from_primal(self, primal, tau):
         """The optimality conditions read backwards: :math:`u_i = \\text{sign}(r_i)` where the
         residual :math:`r = y - K_\\tau\\beta` is nonzero, and on the points it interpolates
