@@ -193,7 +193,7 @@ class KLasso(KernelProblem):
             s = yu / uu  # maximizer of s y'u - s^2 ||u||^2 / 2
             sup = self.bound.kernel_sup_norm(u, lo, hi)
             limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
-            if s * sup > limit:
+            if not s * sup <= limit:  # (a NaN bound, t * D overflowing, scales to NaN: the run says why)
                 s = limit / sup
         return combine((KLassoDual(u=u),), [[float(s)]], (lo, hi))
 
@@ -271,7 +271,7 @@ class KLasso(KernelProblem):
             # (and the slack of a verifier's bound of the stored combination: absolute, it
             # matters where lambda is small)
             sup = self.bound.kernel_sup_norm(d, lam) + combination_slack(np.column_stack([u, v]), np.array([1.0, theta]))
-            if s * sup > limit:
+            if not s * sup <= limit:
                 s = limit / sup
             scales.append(s)
         W = np.array([[scales[0], scales[1]], [scales[0] * thetas[0], scales[1] * thetas[1]]])
