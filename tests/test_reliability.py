@@ -1,5 +1,6 @@
 """Interrupted runs, determinism, solver trouble, awkward inputs."""
 
+import re
 import signal
 import subprocess
 import sys
@@ -142,8 +143,10 @@ def test_solver_failures_leave_explicit_uncovered_intervals(monkeypatch, tmp_pat
         return real(self, name, t, warm)
 
     monkeypatch.setattr(Cls, "candidate", down_between_1_and_30)
-    with pytest.warns(UserWarning, match="no solver produced a pair"):
+    with pytest.warns(UserWarning, match="no solver produced a pair") as caught:
         path = approxpath.approximate_path(p, eps=0.05, interval=(2.0**-4, 2.0**8))
+    named = re.search(r"at \d+ point\(s\) \(([^)]*)\)", str(caught[0].message)).group(1)
+    assert all(1.0 <= float(t) <= 30.0 for t in named.replace(", ...", "").split(", "))  # the points are named
     assert not path.certified and path.uncovered()
     lo, hi = path.uncovered()[0][0], path.uncovered()[-1][1]
     assert 1.0 <= hi and lo <= 30.0  # the trouble is where the solver was down

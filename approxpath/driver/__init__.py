@@ -269,12 +269,17 @@ def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None
     chosen = _STRATEGY_CLASSES[strategy](run, submit)
     pieces = chosen(resumed)
     if run.failed:
-        warnings.warn(f"{problem.name}: no solver produced a pair at {len(run.failed)} point(s); "
+        failed = sorted(run.failed)
+        shown = ", ".join(f"{t:.6g}" for t in failed[:_NAMED_FAILURES]) + (", ..." if len(failed) > _NAMED_FAILURES else "")
+        warnings.warn(f"{problem.name}: no solver produced a pair at {len(failed)} point(s) ({shown}); "
                       "the regions around them may be uncovered (see path.uncovered())", stacklevel=3)
     if seeds is not None:
         seeds.update(run.anchors)
     return pieces, [t for t in run.anchors if t not in run.reused] + chosen.remote_solves, run.solve_s, run.certify_s
 
+
+# The solver failures a warning names (the rest are counted).
+_NAMED_FAILURES = 5
 
 # How the progress bar names a path parameter.
 _SHOWN = {"bandwidth": "t", "c": "C", "lam": "lam"}
