@@ -24,11 +24,12 @@ from approxpath.envelopes import split_envelope
 from approxpath.moving import Moving, value_at
 from approxpath.numerics import log_mid
 
-from .._regression import SAFETY
+from .._regression import SAFETY, combination_slack
 from .bound import RobustL1Bound, RobustL1Dual, RobustL1Primal
 from .moving import box_norm, moving_gaps
 
-__all__ = ["SearchBound", "free_coordinates", "free_projection", "moving_restore", "interpolation_gaps", "RATE_FACTORS"]
+__all__ = ["SearchBound", "free_coordinates", "free_projection", "moving_restore", "lambda_restore", "interpolation_gaps",
+           "RATE_FACTORS"]
 
 #: Drift rates tried per piece, in units of the natural one (the weight moving like log t),
 #: around 1: on the whole sinc path (n = 1000, relative eps 1e-3) 0 and 2, tried as well
@@ -234,6 +235,26 @@ def moving_restore(problem, primal, dual, lo, hi):
     if isinstance(bound, SearchBound):
         bound._chosen = (*pair, (lo, hi), best[0])
     return pair
+
+
+def lambda_restore(problem, primal, dual, lo, hi):
+    """The driver's interpolation of two exact solves on a piece of the lambda path (weights
+    linear in lambda): the primal as it is, the dual's weights scaled at each end of the
+    piece by the largest factor at most 1 that keeps it in the box and
+    :math:`\\lVert K u\\rVert_\\infty \\le \\lambda` there (feasibility at both ends is feasibility on
+    the piece: the constraints are convex in lambda and the dual linear)."""
+    U = np.column_stack([np.asarray(d.u, dtype=float) for d in dual.points])
+    W = dual.weights_at(np.array([lo, hi], dtype=float))  # (2, 2): the weights at the ends
+    scales = []
+    for e, lam in enumerate((lo, hi)):
+        d = U @ W[:, e]
+        # (the sup with the slack of a verifier's bound of the stored combination)
+        box, sup = float(np.max(np.abs(d))), problem.bound.kernel_sup_norm(d, lam) + combination_slack(U, W[:, e])
+        # (np.min: a NaN bound scales to NaN, and the run names the overflow; Python's min drops it)
+        scales.append(float(np.min([1.0, (1.0 - SAFETY) / box if box > 0 else 1.0,
+                                    lam * (1.0 - SAFETY) / sup if not sup <= 0 else 1.0])))
+    points = tuple(RobustL1Dual(u=np.asarray(d.u, dtype=float)) for d in dual.points)
+    return primal, Moving(points, W * np.array(scales), (lo, hi))
 
 
 def _drifting(rates, m, lo, hi):

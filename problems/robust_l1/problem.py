@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from approxpath.errors import SolverError
 from approxpath.kernel_problem import KernelProblem
-from approxpath.moving import Moving, is_moving, value_at
+from approxpath.moving import is_moving, value_at
 from approxpath.numerics import UNIT_ROUNDOFF, log_mid, weight_resolution
 from approxpath.problem import Declaration, restored_gaps
 from approxpath.registry import register
@@ -35,9 +35,10 @@ from approxpath.solvers import current_settings
 from approxpath.solvers.conic import QP, solve_cvxpy, solve_qp
 from approxpath.solvers.lp import LPBasis, solve_robust_l1
 
-from .._regression import SAFETY, combination_slack
+from .._regression import SAFETY
 from .bound import RobustL1Bound, RobustL1Dual, RobustL1Primal
-from .continuation import SearchBound, free_coordinates, free_projection, interpolation_gaps, moving_restore
+from .continuation import (SearchBound, free_coordinates, free_projection, interpolation_gaps, lambda_restore,
+                           moving_restore)
 
 __all__ = ["RobustL1"]
 
@@ -351,7 +352,7 @@ class RobustL1(KernelProblem):
         hi = lo if hi is None else hi
         if hi > lo and self.dual_restoration == "moving" and is_moving(dual) and len(dual.points) == 2:
             if not self.sweep.along_bandwidth:
-                return self._lambda_restore(primal, dual, lo, hi)
+                return lambda_restore(self, primal, dual, lo, hi)
             moved = moving_restore(self, primal, dual, lo, hi)
             if moved is not None:
                 return moved
@@ -360,23 +361,6 @@ class RobustL1(KernelProblem):
         restored = replace(self._restore_dual(dual, lo, hi), basis=getattr(dual, "basis", None),
                            tau=lo if hi == lo else None)
         return RobustL1Primal(beta=np.asarray(value_at(primal, lo).beta, dtype=float)), restored
-
-    def _lambda_restore(self, primal, dual, lo, hi):
-        """The driver's interpolation of two exact solves on a piece of the lambda path (weights
-        linear in lambda): the primal as it is, the dual's weights scaled at each end of the
-        piece by the largest factor at most 1 that keeps it in the box and
-        :math:`\\lVert K u\\rVert_\\infty \\le \\lambda` there (feasibility at both ends is feasibility on
-        the piece: the constraints are convex in lambda and the dual linear)."""
-        U = np.column_stack([np.asarray(d.u, dtype=float) for d in dual.points])
-        W = dual.weights_at(np.array([lo, hi], dtype=float))  # (2, 2): the weights at the ends
-        scales = []
-        for e, lam in enumerate((lo, hi)):
-            d = U @ W[:, e]
-            # (the sup with the slack of a verifier's bound of the stored combination)
-            box, sup = float(np.max(np.abs(d))), self.bound.kernel_sup_norm(d, lam) + combination_slack(U, W[:, e])
-            scales.append(min(1.0, (1.0 - SAFETY) / box if box > 0 else 1.0, lam * (1.0 - SAFETY) / sup if sup > 0 else 1.0))
-        points = tuple(RobustL1Dual(u=np.asarray(d.u, dtype=float)) for d in dual.points)
-        return primal, Moving(points, W * np.array(scales), (lo, hi))
 
     def interpolate(self, a, b, theta):
         """Convex combination of two fixed pairs (restore after); the dual keeps its parents (the
