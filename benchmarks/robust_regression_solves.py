@@ -55,7 +55,7 @@ def main(argv=None):
     fits = []
     for name in args.problem:
         cls = approxpath.get_problem(name)
-        restorations = [r for r in args.restoration or cls.DUAL_RESTORATIONS[:1] if r in cls.DUAL_RESTORATIONS]
+        restorations = [r for r in args.restoration or cls.Bound.DUAL_RESTORATIONS[:1] if r in cls.Bound.DUAL_RESTORATIONS]
         warm_up(name, lam=LAM)
         for n in args.n:
             X, y = make_sinc(n=n, low=-4.0, high=4.0, noise=0.1, outliers=0.1, seed=0)
