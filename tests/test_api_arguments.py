@@ -41,7 +41,7 @@ def test_select_refuses_keywords_it_would_drop():
     kr = _ridge()
     with pytest.raises(TypeError, match=r"select\(\) got an unexpected keyword argument 'max_solve'.*'max_solves'"):
         approxpath.select(kr, "mse", cv=3, interval=(0.25, 8.0), max_solve=1)
-    with pytest.raises(TypeError, match="'tolerance'"):
+    with pytest.raises(TypeError, match="'tolerance'; did you mean 'tol'"):  # (a prefix, not similar enough for difflib)
         approxpath.select(kr, "mse", cv=3, interval=(0.25, 8.0), tolerance=1e-6)
     for call in (lambda: approxpath.select(kr, "mse", cv=3, interval=(0.25, 8.0), relative=True),
                  lambda: approxpath.select_surface(kr, "mse", cv=3, weights=(0.05, 0.5), bandwidths=(0.5, 4.0),

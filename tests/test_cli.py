@@ -311,3 +311,9 @@ def test_a_usage_error_is_one_line_naming_the_closest_flag(argv, expected, capsy
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(expected), err
     assert err.rstrip().endswith("--help)")
+
+
+def test_a_flag_that_starts_like_one_names_it(capsys):
+    """difflib finds '--data' too unlike '--data-file' (and 'tol' unlike 'tolerance')."""
+    assert main(["verify", "x.npz", "--data-file", "d.csv"]) == 2
+    assert "did you mean '--data'?" in capsys.readouterr().err
