@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from ..errors import InputError
+from ..progress import count_bar
 from .fields import META_FIELDS, field_errors, number_array_errors
 from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, read_certificate
 
@@ -157,7 +158,8 @@ def _bound_at_box(meta, X, y):
     return bound_from_meta(dict(meta, options=options), X, y)
 
 
-def verify_surface(file, arrays, meta, X, y, *, eps=None, relative=False, box=None, interval=None, data_sha256=None):
+def verify_surface(file, arrays, meta, X, y, *, eps=None, relative=False, box=None, interval=None, data_sha256=None,
+                   progress=False):
     """Re-check the surface certificate ``file`` (already read: ``arrays``, ``meta``, whose
     layout :func:`surface_layout_errors` accepts) on the data ``X, y``.
 
@@ -236,7 +238,10 @@ def verify_surface(file, arrays, meta, X, y, *, eps=None, relative=False, box=No
     counts = dict.fromkeys(CELL_KINDS, 0)
     if tiling and any("outside the box" in f for f in tiling):
         return VerifyReport(False, 0, 0, 0, tuple(failures), float(np.max(stored)), tuple(notes), claim)
+    bar = count_bar(progress, m, "verify", "cells")
     for i in range(m):
+        if bar is not None and i:
+            bar.done()  # (the cells before i)
         k = str(kind[i])
         where = f"cell {i} [{t_lo[i]:.6g}, {t_hi[i]:.6g}] x [{w_lo[i]:.6g}, {w_hi[i]:.6g}]"
         if k not in CELL_KINDS:
@@ -268,6 +273,9 @@ def verify_surface(file, arrays, meta, X, y, *, eps=None, relative=False, box=No
             notes.append(f"{where}: stored gap bound {s:.6g} is looser than the recomputed {recomputed:.6g}")
         if not s <= goal:
             failures.append(f"{where}: stored gap bound {s:.6g} exceeds eps target {goal:.6g}")
+    if bar is not None:
+        bar.done()
+        bar.close()
     return VerifyReport(not failures, counts["certified"], 0, counts["uncovered"], tuple(failures),
                         float(np.max(stored)), tuple(notes), claim, claims_hold=len(failures) == counts["uncovered"],
                         unit="cells")

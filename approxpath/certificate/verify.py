@@ -21,6 +21,7 @@ import numpy as np
 from ..compute.parallelism import managed
 from ..data import data_sha256
 from ..errors import InputError
+from ..progress import count_bar
 from .claims import claim_failures, target
 from .requirements import check_requirements, requirement_failures
 from .fields import layout_errors
@@ -243,7 +244,8 @@ def _shape_of(X, y):
 
 
 @managed
-def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, data_sha256=None, box=None):
+def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, data_sha256=None, box=None,
+           progress=False):
     """Re-check the certificate ``file`` on the data ``X, y`` (preprocessed as recorded): a
     path's, or a surface's (:func:`~approxpath.certificate.surface.verify_surface`, counting cells).
 
@@ -267,6 +269,8 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
         Require the claim to be about the data with this hash.
     box : ((float, float), (float, float)), optional
         Require a surface's box to contain this one.
+    progress : bool
+        A bar over the pieces (or cells) on stderr (the ``progress`` extra, tqdm).
 
     Returns
     -------
@@ -295,6 +299,7 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
         source = "carried in the certificate"
     if is_surface(meta):
         report = verify_surface(file, arrays, meta, X, y, eps=eps, relative=relative, box=box, interval=interval,
+                                progress=progress,
                                 data_sha256=data_sha256)
         return replace(report, claim=dict(report.claim, data=source))
     claim = _claim(meta, source)
@@ -339,7 +344,10 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
     except ValueError as exc:
         return failed_report(f"cannot read its pairs ({exc})", *failures, claim=claim)
     per_piece = {k: v for k, v in pairs.items() if k not in PIECE_FIELDS and k not in DATA_FIELDS}
+    bar = count_bar(progress, m, "verify", "pieces")
     for i in range(m):
+        if bar is not None and i:
+            bar.done()  # (the pieces before i)
         k = str(kind[i])
         if k not in KINDS:
             failures.append(f"piece {i}: unknown kind {k!r}")
@@ -370,6 +378,9 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
             bad, good = [f"its bound cannot be evaluated ({type(exc).__name__}: {exc})"], []
         failures += [f"{where}: {e}" for e in bad]
         notes += [f"{where}: {e}" for e in good]
+    if bar is not None:
+        bar.done()
+        bar.close()
     if bound.interval_bound and counts["sampled"]:  # approxpath writes such pieces certified
         notes.append(f"{counts['sampled']} piece(s) claim their gap only at sampled points, although {bound.name}'s "
                      "bound holds on whole pieces: a weakened file? --require-certified refuses it")

@@ -211,7 +211,8 @@ def cmd_verify(args):
 
     t0 = time.perf_counter()
     check_requirements(args.eps, args.relative, args.interval, args.data_sha256, flags=True)
-    required = dict(eps=args.eps, relative=args.relative, interval=args.interval, data_sha256=args.data_sha256)
+    required = dict(eps=args.eps, relative=args.relative, interval=args.interval, data_sha256=args.data_sha256,
+                    progress=not (args.no_progress or args.json))
     try:  # the meta alone first: what the data are and where; the arrays are read against them
         meta, names = read_meta(args.certificate)
         malformed = surface_meta_errors(meta) if is_surface(meta) else meta_errors(meta)
@@ -335,6 +336,7 @@ def _verify_args(p, cls, argv=()):
     p.add_argument("--data-sha256", default=None, metavar="HEX",
                    help="fail unless the certificate is about the data with this sha256")
     p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar over the pieces")
     p.set_defaults(func=cmd_verify)
 
 

@@ -26,7 +26,7 @@ from ..result import Path
 from ..validate import count, flag, is_real, number_pair
 from . import parallel
 from .checkpoint import Checkpoint, discard_checkpoint
-from .progress import count_bar, path_bar
+from ..progress import count_bar, path_bar
 from .run import Budget, Run
 from .strategies import STRATEGIES as _STRATEGY_CLASSES
 

@@ -109,7 +109,7 @@ class Run:
     budget : Budget
     progress : object, optional
         With ``update_to(t)``: everything up to ``t`` is done (a
-        :class:`~approxpath.driver.progress.PathBar`).
+        :class:`~approxpath.progress.PathBar`).
     anchors : dict, optional
         Exact solves already made: parameter value -> pair.
     seeds : dict, optional

@@ -19,7 +19,7 @@ from ..compute.parallelism import managed
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..compute.distributed import result
 from ..driver.parallel import pool, single_threaded
-from ..driver.progress import delta_bar
+from ..progress import delta_bar
 from .branch import Search
 from .cover import ClosedForm, Sampled, Tracks, Validation
 from .folds import default_criterion, fold_problems

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..driver.progress import count_bar
+from ..progress import count_bar
 from ..errors import BudgetExceededError, InputError
 from ..numerics import STORED_PAD, stored_bound
 from ..validate import count, flag, is_real, positive_range

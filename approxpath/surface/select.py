@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from ..driver.progress import delta_bar
+from ..progress import delta_bar
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..numerics import log_mid
 from ..selection.losses import loss_totals

@@ -108,7 +108,7 @@ def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None, solves=True
     out = []
     bar = None
     if progress:
-        from approxpath.driver.progress import count_bar
+        from approxpath.progress import count_bar
 
         bar = count_bar(True, len(idx), "segments", "segments")
     for i in idx:
