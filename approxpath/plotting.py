@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from contextlib import contextmanager
 from pathlib import Path as _FsPath
 
@@ -22,7 +23,7 @@ from .compute.kernels import gaussian
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["plot_bounds", "plot_solves", "plot_validation", "plot_condition", "kernel_condition_numbers",
-           "save_figure", "figure_and_axes"]
+           "save_figure", "figure_and_axes", "parameter_label", "parameter_symbol"]
 
 # Colours of the Okabe-Ito palette (distinguishable with the common colour-vision deficiencies).
 _UPPER, _LOWER, _GAP, _EPS, _SOLVE = "#D55E00", "#0072B2", "#009E73", "#CC79A7", "black"
@@ -30,7 +31,12 @@ _KIND_COLOUR = {"sampled": "#E69F00", "uncovered": "#D55E00"}
 _RC = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8, "xtick.labelsize": 8,
        "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3, "grid.linewidth": 0.5,
        "axes.spines.top": False, "axes.spines.right": False, "legend.frameon": False}
-_KERNEL_LABEL = r"$k_t(x, x') = \exp(-t\,\|x - x'\|^2)$"
+# The kernel of each family (approxpath.kernel_families), for the bandwidth's axis label.
+_KERNEL_FORMULA = {"gaussian": r"\exp(-t\,\|x - x'\|^2)", "laplacian": r"\exp(-t\,\|x - x'\|_1)",
+                   "ard": r"\exp(-t\,\sum_k w_k (x_k - x'_k)^2)", "precomputed": r"\exp(-t\,D_{xx'})"}
+_SYMBOL = {"bandwidth": "$t$", "c": "$C$", "lam": r"$\lambda$"}
+# Characters of a title's line: wider titles widen a figure saved with a tight bounding box.
+_TITLE_WIDTH = 72
 
 
 class _Figures:
@@ -69,9 +75,57 @@ def _style():
         yield _Figures
 
 
-def _parameter_label(path_or_name):
-    name = path_or_name if isinstance(path_or_name, str) else path_or_name.problem.parameter
-    return {"bandwidth": f"bandwidth $t$ of {_KERNEL_LABEL}", "lam": r"$\lambda$", "c": "$C$"}.get(name, name)
+def parameter_symbol(name):
+    """The symbol of a path parameter in a figure (``$t$``, ``$C$``, ``$\\lambda$``; another name as it is)."""
+    return _SYMBOL.get(name, name)
+
+
+def parameter_label(path_or_name, kernel="gaussian"):
+    """The axis label of a path parameter (a name, or a path or problem: its parameter): the
+    bandwidth with its kernel's formula (``kernel``, or the problem's own), C or λ."""
+    if not isinstance(path_or_name, str):
+        problem = getattr(path_or_name, "problem", path_or_name)
+        kernel = problem.options().get("kernel") or kernel
+        path_or_name = problem.parameter
+    if path_or_name == "bandwidth":
+        return f"bandwidth $t$ of $k_t(x, x') = {_KERNEL_FORMULA.get(kernel, _KERNEL_FORMULA['gaussian'])}$"
+    return {"lam": r"$\lambda$", "c": "$C$"}.get(path_or_name, path_or_name)
+
+
+def _title_of(path):
+    """``problem on DATA (the options the path uses, not the swept one)`` and its ε, relative or not."""
+    where = f" on {_data_name(path)}" if _data_name(path) else ""
+    swept = path.problem.parameter
+    opts = ", ".join(f"{k}={v}" for k, v in path.problem.options().items() if k not in ("parameter", swept))
+    eps = f"$\\varepsilon$ = {path.eps:g}{' (relative)' if path.relative else ''}"
+    return textwrap.fill(f"{path.problem.name}{where} ({opts})", _TITLE_WIDTH, break_long_words=False), eps
+
+
+def _targets(path):
+    """Each piece's largest admissible gap bound: ε, or with a relative ε, ε times a lower bound
+    of the optimal value on the piece (what the certificate claims the bound is below)."""
+    from .certificate.claims import target
+
+    bound = path.problem.bound
+    return np.array([target(bound, p.dual, p.lo, p.hi, path.eps, path.relative) for p in path.pieces])
+
+
+def _gap_panel(ax, path, extra_top=0.0):
+    """The lower panel of a path's figure: the certified bound of every piece, the ε it is
+    below (per piece for a relative ε), pieces not certified shaded; returns the shading's
+    legend handles."""
+    edges = np.array([[p.lo, p.hi] for p in path.pieces]).ravel()
+    bounds = np.array([p.gap_bound for p in path.pieces])
+    certified = np.array([p.kind != "uncovered" for p in path.pieces])
+    ax.plot(edges, np.repeat(np.where(certified, bounds, np.nan), 2), color="0.2", lw=0.8, label="bound per piece")
+    targets = _targets(path)
+    label = r"$\varepsilon \times$ lower bound of the optimum" if path.relative else r"$\varepsilon$"
+    ax.plot(edges, np.repeat(targets, 2), color=_EPS, ls="--", lw=1.0, label=label)
+    extra = _shade_kinds(ax, path.pieces)
+    top = np.nanmax(np.concatenate([targets, np.where(certified, bounds, np.nan), [extra_top]]))
+    ax.set_ylim(0, 1.4 * top if top > 0 else 1.0)
+    ax.set_xlabel(parameter_label(path))
+    return extra
 
 
 def _data_name(path):
@@ -123,27 +177,20 @@ def plot_bounds(path, n_points=400, ax=None):
                     label=f"exact solves ({path.exact_solves})")
         ax.set_xscale("log")
         ax.set_ylabel("objective value")
-        where = f" on {_data_name(path)}" if _data_name(path) else ""
-        opts = ", ".join(f"{k}={v}" for k, v in path.problem.options().items() if k != "parameter")
+        head, eps = _title_of(path)
         status = "all certified" if path.certified else "NOT all certified"
-        ax.set_title(f"{path.problem.name}{where} ({opts}), strategy {path.strategy}\n$\\varepsilon$ = {path.eps:g}: "
-                     f"{path.exact_solves} exact solves, {len(path.pieces)} pieces, {status}")
+        ax.set_title(f"{head}, strategy {path.strategy}\n{eps}: {path.exact_solves} exact solves, "
+                     f"{len(path.pieces)} pieces, {status}")
         ax.legend(loc="best")
         if ax2 is None:
-            ax.set_xlabel(_parameter_label(path))
+            ax.set_xlabel(parameter_label(path))
         else:
-            ax2.plot(ts, up - low, color=_GAP, lw=0.9, label="gap of the path's pair")
-            edges = np.array([[p.lo, p.hi] for p in path.pieces]).ravel()
-            ax2.plot(edges, np.repeat([p.gap_bound for p in path.pieces], 2), color="0.2", lw=0.8,
-                     label="certified bound per piece")
-            ax2.axhline(path.eps, color=_EPS, ls="--", lw=1.0, label=r"$\varepsilon$")
-            extra = _shade_kinds(ax2, path.pieces)
-            ax2.set_ylim(0, 1.4 * max(path.eps, float(np.max(up - low))))
-            ax2.set_xlabel(_parameter_label(path))
+            ax2.plot(ts, up - low, color=_GAP, lw=0.9, label="gap of the pair")
+            shading = _gap_panel(ax2, path, float(np.max(up - low)))
+            handles = ax2.get_legend_handles_labels()[0] + shading
             ax2.set_ylabel("duality gap")
-            handles = ax2.get_legend_handles_labels()[0] + extra
-            ax2.legend(handles=handles, loc="upper center", ncol=len(handles))
-        fig.tight_layout()
+            ax2.legend(handles=handles, loc="upper center", ncol=min(3, len(handles)))
+            fig.tight_layout()  # (only a figure made here: a caller's axes keep their figure's layout)
     return fig
 
 
@@ -238,32 +285,27 @@ def plot_validation(curve, path=None, title=None):
             ax.fill_between(curve.t, curve.loss - curve.loss_error, curve.loss + curve.loss_error, color=_LOWER,
                             alpha=0.2, lw=0, label="certified error bar")
         ax.axvline(curve.best_t, color=_UPPER, ls="--", lw=1.0)
+        symbol = parameter_symbol(path.problem.parameter if path is not None else "bandwidth")
         ax.plot([curve.best_t], [curve.best_loss], "o", color=_UPPER, ms=5,
-                label=f"selected t = {curve.best_t:.4g}: {curve.criterion} {curve.best_loss:.4g}, "
+                label=f"selected {symbol} = {curve.best_t:.4g}: {curve.criterion} {curve.best_loss:.4g}, "
                       f"certified gap $\\leq$ {curve.best_gap_bound:.3g}")
         ax.set_xscale("log")
         ax.set_ylabel(label)
         ax.legend(loc="best")
         if title is None and path is not None:
-            where = f" on {_data_name(path)}" if _data_name(path) else ""
-            title = f"{path.problem.name}{where}: {label} along the $\\varepsilon$ = {path.eps:g} path"
+            head, eps = _title_of(path)
+            title = f"{head}:\n{label} along the {eps} path"
         if title:
             ax.set_title(title)
         if ax2 is None:
-            ax.set_xlabel(_parameter_label(path.problem.parameter if path is not None else "bandwidth"))
+            ax.set_xlabel(parameter_label(path if path is not None else "bandwidth"))
         else:
-            edges = np.array([[p.lo, p.hi] for p in path.pieces]).ravel()
-            ax2.plot(edges, np.repeat([p.gap_bound for p in path.pieces], 2), color="0.2", lw=0.8,
-                     label="certified gap bound")
-            ax2.axhline(path.eps, color=_EPS, ls="--", lw=1.0, label=r"$\varepsilon$")
+            shading = _gap_panel(ax2, path)
             sp = np.array(path.solve_points)
-            ax2.vlines(sp, 0, 0.25 * path.eps, color=_UPPER, lw=1.0, label=f"exact solves ({sp.size})")
-            extra = _shade_kinds(ax2, path.pieces)
-            ax2.set_ylim(0, 1.5 * path.eps)
+            ax2.vlines(sp, 0, 0.15 * ax2.get_ylim()[1], color=_UPPER, lw=1.0, label=f"exact solves ({sp.size})")
             ax2.set_ylabel("gap")
-            ax2.set_xlabel(_parameter_label(path))
-            handles = ax2.get_legend_handles_labels()[0] + extra
-            ax2.legend(handles=handles, loc="upper center", ncol=len(handles))
+            handles = ax2.get_legend_handles_labels()[0] + shading
+            ax2.legend(handles=handles, loc="upper center", ncol=min(4, len(handles)))
         fig.tight_layout()
     return fig
 
@@ -314,7 +356,7 @@ def plot_condition(ts, cond, n=None, d=None):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_ylim(0.5, top)
-        ax.set_xlabel(_parameter_label("bandwidth"))
+        ax.set_xlabel(parameter_label("bandwidth"))
         ax.set_ylabel("condition number")
         what = f"{n} points uniform in $[0,1]^{{{d}}}$" if n and d else "the data"
         ax.set_title(f"Condition number of the Gaussian kernel matrix: {what}")

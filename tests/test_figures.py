@@ -2,6 +2,7 @@
 PNG, and the numbers behind them are checked against independent references."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -127,3 +128,55 @@ def test_cli_figure_bad_input(capsys):
     assert main(["figure", "cond", "--range", "1", "0.5"]) == 2
     assert "0 < LO < HI" in capsys.readouterr().err
     assert main(["figure", "validation", "kernel_svm", "--validation-fraction", "0", "--data", "/nonexistent"]) == 2
+
+
+def test_a_relative_eps_is_drawn_per_piece_and_every_bound_is_below_it():
+    """0.5.0 drew a relative eps of 0.05 as a line at 0.05 on the axis of absolute gaps: every
+    certified bound (0.7-2.6) looked far above it."""
+    X, y = make_classification(n=60, d=2, seed=3)
+    path = approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.05, relative=True,
+                                       interval=(0.5, 8.0))
+    fig = plot_bounds(path)
+    lower = fig.axes[1]
+    lines = {line.get_label(): line for line in lower.get_lines()}
+    target = lines[r"$\varepsilon \times$ lower bound of the optimum"].get_ydata()[::2]
+    bound = lines["bound per piece"].get_ydata()[::2]
+    assert np.all(bound <= target) and np.all(target > 10 * path.eps)  # absolute targets, each above its bound
+    assert "(relative)" in fig.axes[0].get_title()
+    assert lower.get_ylim()[1] >= target.max()
+
+
+def test_labels_name_the_kernel_and_the_swept_parameter():
+    """The axis always said exp(-t||x - x'||^2) (a Laplacian kernel too), and a C path's title
+    showed the C it sweeps as a fixed option (c=1.0)."""
+    X, y = make_classification(n=40, d=2, seed=3)
+    lap = approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0, kernel="laplacian"), eps=0.5,
+                                      interval=(0.5, 4.0))
+    assert r"\|x - x'\|_1" in plot_bounds(lap).axes[1].get_xlabel()
+    c_path = approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0, parameter="c", bandwidth=1.0),
+                                         eps=0.5)
+    fig = plot_bounds(c_path)
+    assert "c=" not in fig.axes[0].get_title() and fig.axes[1].get_xlabel() == "$C$"
+
+
+def test_drawing_into_a_callers_axes_leaves_its_figure_layout_alone(svm_path):
+    """plot_bounds(path, ax=...) called tight_layout on the caller's figure (a warning, and its
+    layout engine replaced)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(layout="constrained")
+    axes = fig.subplots(1, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert plot_bounds(svm_path, ax=axes[0]) is fig
+    assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
+
+
+def test_a_selection_names_its_parameter():
+    from approxpath.selection import plot_selection
+
+    X, y = make_classification(n=40, d=2, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0, parameter="c", bandwidth=1.0)
+    s = approxpath.select(problem, cv=2, interval=(0.1, 1.0), tol=0.5, strict=False)
+    ax = plot_selection(s).axes[0]
+    assert ax.get_xlabel() == "$C$" and any(t.get_text().startswith("chosen $C$") for t in ax.get_legend().get_texts())

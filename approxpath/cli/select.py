@@ -52,7 +52,7 @@ def cmd_select(args):
         from ..plotting import save_figure
         from ..selection.figures import plot_selection
 
-        save_figure(plot_selection(s, parameter=problem.parameter), args.plot)
+        save_figure(plot_selection(s, parameter=problem), args.plot)
         if not args.json:
             print(f"figure written to {args.plot}")
     return 0 if (s.kind == "sampled" or s.reached) else 1

@@ -112,6 +112,9 @@ def plot_exact_path(path, *, X_val=None, y_val=None, ax=None):
     # point the set its solution was computed with, from there on
     axes[1].step(table["t"], table["active"], where="pre" if lam_path else "post", color=_ACTIVE)
     axes[1].set_ylabel("active-set size")
+    from matplotlib.ticker import MaxNLocator
+
+    axes[1].yaxis.set_major_locator(MaxNLocator(integer=True))  # (a count: no ticks at 2.5)
     if panels == 3:
         a2 = axes[2]
         a2.plot(table["t"], table["train_mse"], color=_TRAIN, label="training MSE")

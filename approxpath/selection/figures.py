@@ -13,7 +13,7 @@ _LABELS = {"error": "cross-validation error", "mae": "mean absolute error", "mse
            "loocv": "LOOCV", "gcv": "GCV", "lml": "log marginal likelihood"}
 
 
-def plot_selection(selection, ax=None, title=None, parameter="t"):
+def plot_selection(selection, ax=None, title=None, parameter=None):
     """Draw the enclosure band of ``selection`` (a :class:`~approxpath.selection.Selection`)
     along the parameter (log scale) with the chosen parameter, its value's enclosure and the
     band ``value ± delta`` that no parameter beats.
@@ -24,17 +24,23 @@ def plot_selection(selection, ax=None, title=None, parameter="t"):
     ax : matplotlib.axes.Axes, optional
         Where to draw; a new figure otherwise.
     title : str, optional
-    parameter : str
-        The axis label of the parameter.
+    parameter : str, optional
+        The parameter's name (``"bandwidth"``, ``"c"``, ``"lam"``: its symbol and axis label), the
+        problem (its parameter and kernel) or an axis label; by default the selection's paths'
+        parameter (the bandwidth without paths).
 
     Returns
     -------
     matplotlib.figure.Figure
     """
-    from ..plotting import figure_and_axes
+    from ..plotting import figure_and_axes, parameter_label, parameter_symbol
 
     fig, ax = figure_and_axes(ax, (6.4, 3.6))
     s = selection
+    if parameter is None:
+        parameter = s.paths[0] if s.paths else "bandwidth"
+    name = parameter if isinstance(parameter, str) else getattr(parameter, "problem", parameter).parameter
+    symbol = parameter_symbol(name)
     edges, lo, hi = np.asarray(s.edges), np.asarray(s.lo), np.asarray(s.hi)
     keep = np.isfinite(lo) & np.isfinite(hi)
     x = np.repeat(edges, 2)[1:-1]
@@ -45,19 +51,24 @@ def plot_selection(selection, ax=None, title=None, parameter="t"):
     ax.plot(x, np.repeat(np.where(keep, lo, np.nan), 2), color=_EDGE, lw=0.6)
     ax.plot(x, np.repeat(np.where(keep, hi, np.nan), 2), color=_EDGE, lw=0.6)
     ax.errorbar([s.t], [0.5 * (s.value[0] + s.value[1])], yerr=[[0.5 * (s.value[1] - s.value[0])]] * 2,
-                fmt="o", color=_CHOSEN, ms=4, capsize=3, label=f"chosen t = {s.t:.4g}")
+                fmt="o", color=_CHOSEN, ms=4, capsize=3, label=f"chosen {symbol} = {s.t:.4g}")
     if np.isfinite(s.delta):
         limit = s.value[1] - s.delta if s.sense == "min" else s.value[0] + s.delta
         ax.axhline(limit, color=_CHOSEN, lw=0.8, ls="--",
-                   label=f"no t {'below' if s.sense == 'min' else 'above'} (delta = {s.delta:.3g})")
+                   label=f"no {symbol} {'below' if s.sense == 'min' else 'above'} this line ($\\delta$ = {s.delta:.3g})")
     ax.set_xscale("log")
-    ax.set_xlabel(parameter)
+    ax.set_xlabel(parameter_label(parameter))
     ax.set_ylabel(_LABELS.get(s.criterion, s.criterion))
     finite = np.concatenate([lo[keep], hi[keep]])
     if finite.size:  # focus on the values near the best: far cells can be orders of magnitude off
         span = np.percentile(finite, [0, 90]) if s.sense == "min" else np.percentile(finite, [10, 100])
         pad = 0.05 * (span[1] - span[0] or 1.0)
         ax.set_ylim(span[0] - pad, span[1] + pad)
+        if finite.min() < span[0] - pad or finite.max() > span[1] + pad:  # say what the view leaves out
+            top = s.sense == "min"  # (the side where the view cuts)
+            ax.text(0.99, 0.99 if top else 0.01, f"values {'above the 90th' if top else 'below the 10th'} percentile "
+                    "are off the axis", transform=ax.transAxes, ha="right", va="top" if top else "bottom", fontsize=7,
+                    color="0.4")
     ax.set_title(title or f"{_LABELS.get(s.criterion, s.criterion)}: {s.runs}, {s.exact_solves} exact solves")
     ax.grid(True, alpha=0.3, lw=0.5)
     ax.legend(loc="best", fontsize=8, frameon=False)

@@ -260,7 +260,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                        hi=high, exact_solves=int(tracks.solves), refinements=search.refinements,
                        folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths))
     if not sampled and delta > tol:
-        exc = _shortfall(search, stuck, tracks.solves, max_solves, delta, tol, t)
+        exc = _shortfall(search, stuck, tracks.solves, max_solves, delta, tol, t, problem.parameter)
         exc.selection = result
         if strict:
             raise exc
@@ -283,11 +283,12 @@ def _check_path_options(options):
             raise TypeError(f"select() got an unexpected keyword argument {key!r}{did_you_mean(key, names | mine)}")
 
 
-def _shortfall(search, stuck, solves, max_solves, delta, tol, t):
+def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="bandwidth"):
     """The error saying why ``delta > tol``, with what would help: the budget ran out
     (:class:`BudgetExceededError`), or more solves cannot help (:class:`SelectionStalledError`:
     the criterion's enclosure stopped narrowing, or the exact solves certify no smaller gap)."""
-    head = f"select: delta = {delta:.4g} > tol = {tol:g} at t = {t:.6g} after {solves} exact solves"
+    name = {"bandwidth": "t"}.get(parameter, parameter)  # (the parameter as the summaries name it)
+    head = f"select: delta = {delta:.4g} > tol = {tol:g} at {name} = {t:.6g} after {solves} exact solves"
     tail = f"raise tol to {delta:.2g} or more (the delta reached), or pass strict=False to keep this result"
     if solves >= max_solves or (stuck and isinstance(stuck[0], BudgetExceededError)):
         over = (" (the folds' first paths, and a round of solves once started, run to their end)"
