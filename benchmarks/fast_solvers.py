@@ -76,7 +76,7 @@ def _fast(problem, t, warm):
 
 def _relgap(problem, pair, t):
     pair = problem.restore(*pair, t)
-    return problem.gap_bound(*pair, t) / (1.0 + abs(problem.dual_objective(pair[1], t)))
+    return problem.bound.gap(*pair, t) / (1.0 + abs(problem.dual_objective(pair[1], t)))
 
 
 def child(name, n, every, clarabel_points, start=0, count=None):
@@ -110,31 +110,23 @@ def child(name, n, every, clarabel_points, start=0, count=None):
     print(json.dumps(out))
 
 
-def _fast_class(base):
-    """``base`` whose exact solve is the fast solver warm-started from the nearest solved
-    bandwidth, Clarabel after it (a sketch of the recommended integration)."""
+def _general_class(base):
+    """``base`` without its fast backend (feature-sign search for klasso, HiGHS for robust_l1):
+    the general conic solvers alone, as before the fast backends (the built-in problems try the
+    fast one first, warm-started from the nearest exact solve)."""
 
-    class Fast(base):
-        exact_solvers = ("fast",) + tuple(base.exact_solvers)
+    class General(base):
+        backends = tuple(b for b in base.backends if b in ("clarabel", "scs"))
 
-        def _solve_with(self, name, t):
-            if name != "fast":
-                return super()._solve_with(name, t)
-            memo = self.__dict__.setdefault("_fast_memo", {})
-            warm = memo[min(memo, key=lambda s: abs(np.log(s / t)))] if memo else None
-            pair, sol = _fast(self, t, warm)
-            memo[t] = sol
-            return pair
-
-    return Fast
+    return General
 
 
 def path_child(name, n, fast):
     import approxpath
 
     problem = _problem(name, n)
-    if fast:
-        problem = _fast_class(type(problem))(problem.X, problem.y, lam=LAM)
+    if not fast:
+        problem = _general_class(type(problem))(problem.X, problem.y, lam=LAM)
     path = approxpath.approximate_path(problem, eps=EPS, interval=INTERVAL)
     print(json.dumps(dict(problem=name, n=n, fast=fast, solves=path.exact_solves, pieces=len(path.pieces),
                           certified=bool(path.certified), wall=path.wall_s, solve=path.solve_s,
@@ -160,7 +152,7 @@ def basis_table(n):
             anchor = problem.restore(problem.Primal(sol.beta), problem.Dual(sol.u), tau)
             carried = problem.restore(problem.Primal(basis_primal(K, y, sol.basis)),
                                       problem.Dual(basis_dual(K, LAM, sol.basis, sol.u)), tau)
-            cells.append(f"{problem.gap_bound(*anchor, tau):.3g} / {problem.gap_bound(*carried, tau):.2g}")
+            cells.append(f"{problem.bound.gap(*anchor, tau):.3g} / {problem.bound.gap(*carried, tau):.2g}")
         print(f"| {t:g} | {int((sol.basis.col_status == 1).sum())} | " + " | ".join(cells) + " |", flush=True)
 
 

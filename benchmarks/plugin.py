@@ -87,9 +87,9 @@ def families(repeat):
 
 def cvxpy(repeat):
     from elastic_net_cvxpy import ElasticNet
-    from test_cvxpy_problem import Lasso, Smoother, _regression
+    from plugin_problems import Lasso, Smoother, regression
 
-    X, y = _regression(n=60, d=8, seed=0)
+    X, y = regression(n=60, d=8, seed=0)
     Xs, ys = make_sinc(n=30, seed=2)
     cases = [("elastic net (CVXPY) over lam", ElasticNet(X, y, mix=0.5), dict(eps=1e-3, interval=(1e-3, 1.0))),
              ("lasso (CVXPY) over lam", Lasso(X, y), dict(eps=1e-3, interval=(1e-3, 1.0))),

@@ -46,7 +46,7 @@ def _child_path(n, cert, progress=False, dask_workers=0, dual_restoration="movin
 
     import approxpath
     from approxpath.data import make_classification
-    from approxpath.moving import fingerprint
+    from approxpath.moving_layout import fingerprint
 
     X, y = make_classification(n=n, d=D, seed=0)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=C, dual_restoration=dual_restoration)
