@@ -72,7 +72,7 @@ def cmd_features(args):
         from ..exact.feature_path import plot_feature_path
         from ..plotting import save_figure
 
-        save_figure(plot_feature_path(path), args.plot)
+        save_figure(plot_feature_path(path, segments=segments), args.plot)
     ok = path.report.ok and (segments is None or not segments.uncertified)
     if args.json:
         out = dict(path.report.to_json(), C=C, kappa=C / yc2 if yc2 > 0 else None, D_max=float(path.D.max()),

@@ -9,10 +9,11 @@ __all__ = ["plot_feature_path"]
 # Okabe-Ito colours (distinguishable with the common colour-vision deficiencies), then greys.
 _COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000",
             "#999999", "#666666")
+_FLAGGED = "#D55E00"
 _EVENT_MARK = {"joined": ("o", "E1: joins"), "left": ("x", "E2: leaves"), "start": ("s", "start")}
 
 
-def plot_feature_path(path, relevant=None, title=None, detail=None):
+def plot_feature_path(path, relevant=None, title=None, detail=None, segments=None):
     """β against D with the events marked, and the Jacobian calls against D.
 
     Parameters
@@ -25,12 +26,16 @@ def plot_feature_path(path, relevant=None, title=None, detail=None):
     detail : float, optional
         Add a panel with the part of the path at :math:`D \\le` ``detail``, magnified (the
         paper's Figure 3(b): where the path turns back and features leave).
+    segments : SegmentReport, optional
+        :func:`~approxpath.exact.feature_path.certify_segments`' result: the stretches of D
+        between points whose inner path is not certified are shaded.
 
     Returns
     -------
     matplotlib.figure.Figure
         (a) every :math:`\\beta_j` along the path against :math:`D = \\lVert\\beta\\rVert_1`,
-        events (E1 joins, E2 leaves) and the turns in D marked (the path may turn back in D);
+        events (E1 joins, E2 leaves) and the turns in D marked (the path may turn back in D),
+        points whose certificate is flagged marked on the D axis (red ticks);
         (b) with ``detail``, the same for :math:`D \\le` ``detail``; then the cumulative number
         of Jacobian evaluations against D.
     """
@@ -42,13 +47,13 @@ def plot_feature_path(path, relevant=None, title=None, detail=None):
     fig = Figure(figsize=(4.5 * panels, 3.6), layout="constrained")
     axes = fig.subplots(1, panels)
     ax, bx = axes[0], axes[-1]
-    _weights(ax, path, relevant)
+    _weights(ax, path, relevant, segments=segments)
     ax.set_title("(a) feature weights along the path")
     ax.legend(fontsize=7, ncol=2, frameon=False)
     if detail is not None:
         cx = axes[1]
         keep = path.D <= detail
-        _weights(cx, path, relevant, keep)
+        _weights(cx, path, relevant, keep, segments)
         cx.set_xlim(0.0, detail)
         top = float(path.beta[keep].max()) if keep.any() else 1.0
         cx.set_ylim(-0.03 * top, 1.05 * top)
@@ -64,9 +69,9 @@ def plot_feature_path(path, relevant=None, title=None, detail=None):
     return fig
 
 
-def _weights(ax, path, relevant, keep=None):
+def _weights(ax, path, relevant, keep=None, segments=None):
     """Draw every β_j against D on ``ax`` (points ``keep`` only, NaN elsewhere so that lines
-    break), the events and the turns in D."""
+    break), the events, the turns in D, the flagged points and the segments not certified."""
     d = path.beta.shape[1]
     solid = set(range(d)) if relevant is None else {int(j) for j in relevant}
     show = np.ones(len(path), dtype=bool) if keep is None else keep
@@ -87,5 +92,13 @@ def _weights(ax, path, relevant, keep=None):
         if show[i]:
             ax.axvline(path.D[i], color="grey", lw=0.7, ls=":", label=None if "turn" in seen else "turns in D")
             seen.add("turn")
+    flagged = np.flatnonzero(~np.asarray(path.certified, dtype=bool) & show)
+    if flagged.size:  # (a figure of a path with failures must not look like a clean one)
+        ax.plot(path.D[flagged], np.zeros(flagged.size), "|", color=_FLAGGED, ms=10, mew=1.5,
+                transform=ax.get_xaxis_transform(), clip_on=False, label=f"flagged points ({flagged.size})")
+    bad = [c for c in (segments.segments if segments is not None else ()) if not c.certified and show[c.index]]
+    for k, c in enumerate(bad):
+        ax.axvspan(min(c.D), max(c.D), color=_FLAGGED, alpha=0.15, lw=0,
+                   label=f"segments not certified ({len(bad)})" if k == 0 else None)
     ax.set_xlabel(r"$D = \|\beta\|_1$")
     ax.set_ylabel(r"$\beta_j$")
