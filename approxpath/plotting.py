@@ -219,7 +219,7 @@ def plot_solves(counts, title=None):
     with _style() as plt:
         fig, ax = plt.subplots(figsize=(6.4 if len(series) > 1 else 5.2, 4.0))
         all_x, hollow = [], False
-        for (group, ser), rows in zip(keys, counts.values()):
+        for i, ((group, ser), rows) in enumerate(zip(keys, counts.values())):
             rows = sorted(rows, key=lambda r: -r[0])
             eps, solves = np.array([r[:2] for r in rows], dtype=float).T
             certified = np.array([bool(r[2]) if len(r) > 2 else True for r in rows])
@@ -229,7 +229,9 @@ def plot_solves(counts, title=None):
             if x.size >= 2:
                 text += f" (slope {np.polyfit(np.log(x), np.log(solves), 1)[0]:.2f})"
             k, j = groups.index(group), series.index(ser)
-            style = dict(color=f"C{k}", marker=markers[(k if len(series) == 1 else j) % len(markers)], ms=4)
+            # markers shrink line after line: a line drawn over an equal one leaves it visible
+            size = 4.0 + 1.5 * min(len(keys) - 1 - i, 3)
+            style = dict(color=f"C{k}", marker=markers[(k if len(series) == 1 else j) % len(markers)], ms=size)
             ax.plot(x, solves, ls=styles[j % len(styles)], lw=1.2, label=text, **style)
             if not certified.all():
                 hollow = True
