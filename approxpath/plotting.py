@@ -89,7 +89,7 @@ def parameter_label(path_or_name, kernel="gaussian"):
         path_or_name = problem.parameter
     if path_or_name == "bandwidth":
         return f"bandwidth $t$ of $k_t(x, x') = {_KERNEL_FORMULA.get(kernel, _KERNEL_FORMULA['gaussian'])}$"
-    return {"lam": r"$\lambda$", "c": "$C$"}.get(path_or_name, path_or_name)
+    return parameter_symbol(path_or_name)
 
 
 def _title_of(path):

@@ -20,7 +20,6 @@ _DIM = 0.6
 # pooled into display cells of equal width in log scale (:func:`_pooled`).
 _DRAWN = 600
 _LABELS = {"error": "cross-validation error", "mae": "mean absolute error", "mse": "mean squared error"}
-_WEIGHTS = {"c": "$C$", "lam": r"$\lambda$"}
 # Above this many cells their white borders (thin cells turn into white stripes), and above this
 # many exact solves their dots, would cover the colours (a kernel ridge surface: 13,000 cells,
 # 8,500 solves): no borders, smaller dots then.
@@ -105,7 +104,7 @@ def plot_surface(surface, ax=None, title=None):
     """
     from matplotlib.collections import PolyCollection
 
-    from ..plotting import figure_and_axes, parameter_label
+    from ..plotting import figure_and_axes, parameter_label, parameter_symbol
 
     fig, ax = figure_and_axes(ax, (6.4, 4.8))
     s = surface
@@ -134,7 +133,7 @@ def plot_surface(surface, ax=None, title=None):
     ax.set_xlim(t0, t1)
     ax.set_ylim(w0, w1)
     ax.set_xlabel(parameter_label("bandwidth", (s.meta.get("options") or {}).get("kernel", "gaussian")))
-    ax.set_ylabel(_WEIGHTS.get(s.weight, s.weight))
+    ax.set_ylabel(parameter_symbol(s.weight))
     ax.set_title(title or f"{s.meta.get('problem')}: {len(s.cells)} cells, "
                           f"{'every one certified' if certified.all() else 'not all certified'}")
     if s.solve_points or not certified.all():
@@ -163,7 +162,7 @@ def plot_surface_selection(selection, ax=None, title=None, value=None):
     -------
     matplotlib.figure.Figure
     """
-    from ..plotting import figure_and_axes, parameter_label
+    from ..plotting import figure_and_axes, parameter_label, parameter_symbol
 
     fig, ax = figure_and_axes(ax, (6.4, 5.2))
     s = selection
@@ -193,14 +192,14 @@ def plot_surface_selection(selection, ax=None, title=None, value=None):
                   cmap=ListedColormap([_REGION]), vmin=0.0, vmax=1.0, alpha=_DIM)
     ax.add_collection(LineCollection(_outline(undecided, t_edges, w_edges), colors=_REGION, linewidths=1.0))
     ax.plot([np.log2(s.t)], [np.log2(s.w)], marker="*", ms=12, color=_CHOSEN, mec="black", ls="none", clip_on=False,
-            zorder=5, label=f"chosen $t$ = {s.t:.4g}, {_WEIGHTS.get(s.weight, s.weight)} = {s.w:.4g}")
+            zorder=5, label=f"chosen $t$ = {s.t:.4g}, {parameter_symbol(s.weight)} = {s.w:.4g}")
     ax.plot([], [], color=_REGION, lw=1.0, label="border of the region not excluded (may be as good)")
     ax.fill([], [], color=_REGION, alpha=_DIM, ec="grey", label="proven worse than the choice (dimmed)")
     _exponent_axes(ax)
     ax.set_xlim(t_edges[0], t_edges[-1])
     ax.set_ylim(w_edges[0], w_edges[-1])
     ax.set_xlabel(parameter_label("bandwidth"))
-    ax.set_ylabel(_WEIGHTS.get(s.weight, s.weight))
+    ax.set_ylabel(parameter_symbol(s.weight))
     ax.set_title(title or f"$\\delta$ = {s.delta:.3g}: {s.runs}, {s.exact_solves} exact solves")
     # below the axes: inside, it covered the chosen point (often at a side of the box)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=7, frameon=False)
