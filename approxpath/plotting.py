@@ -282,7 +282,8 @@ def plot_validation(curve, path=None, title=None):
             fig, ax = plt.subplots(figsize=(6.4, 3.6))
             ax2 = None
         label = _CRITERION_LABEL.get(curve.criterion, curve.criterion)
-        ax.plot(curve.t, curve.loss, color=_LOWER, lw=1.2, label=f"{label} of the path's model")
+        # (dots: the parameters evaluated, e.g. the pieces' middles; the line only joins them)
+        ax.plot(curve.t, curve.loss, color=_LOWER, lw=1.0, marker=".", ms=3, label=f"{label} of the path's model")
         if curve.loss_error is not None:
             ax.fill_between(curve.t, curve.loss - curve.loss_error, curve.loss + curve.loss_error, color=_LOWER,
                             alpha=0.2, lw=0, label="certified error bar")
