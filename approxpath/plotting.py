@@ -288,7 +288,7 @@ def plot_validation(curve, path=None, title=None):
             ax.fill_between(curve.t, curve.loss - curve.loss_error, curve.loss + curve.loss_error, color=_LOWER,
                             alpha=0.2, lw=0, label="certified error bar")
         ax.axvline(curve.best_t, color=_UPPER, ls="--", lw=1.0)
-        symbol = parameter_symbol(path.problem.parameter if path is not None else "bandwidth")
+        symbol = parameter_symbol(curve.parameter)
         ax.plot([curve.best_t], [curve.best_loss], "o", color=_UPPER, ms=5,
                 label=f"selected {symbol} = {curve.best_t:.4g}: {curve.criterion} {curve.best_loss:.4g}, "
                       f"certified gap $\\leq$ {curve.best_gap_bound:.3g}")
@@ -301,7 +301,7 @@ def plot_validation(curve, path=None, title=None):
         if title:
             ax.set_title(title)
         if ax2 is None:
-            ax.set_xlabel(parameter_label(path if path is not None else "bandwidth"))
+            ax.set_xlabel(parameter_label(path if path is not None else curve.parameter))
         else:
             shading = _gap_panel(ax2, path)
             sp = np.array(path.solve_points)

@@ -180,3 +180,18 @@ def test_a_selection_names_its_parameter():
     s = approxpath.select(problem, cv=2, interval=(0.1, 1.0), tol=0.5, strict=False)
     ax = plot_selection(s).axes[0]
     assert ax.get_xlabel() == "$C$" and any(t.get_text().startswith("chosen $C$") for t in ax.get_legend().get_texts())
+
+
+def test_a_validation_curve_over_lambda_is_labelled_lambda_without_its_path():
+    """plot_validation(curve) without the path labelled a λ curve "bandwidth t"."""
+    from approxpath.data import make_sinc
+
+    X, y = make_sinc(n=40, seed=0)
+    Xv, yv = make_sinc(n=40, seed=1)
+    path = approxpath.approximate_path(approxpath.get_problem("kernel_ridge")(X, y, bandwidth=1.0, parameter="lam"),
+                                       eps=0.1, interval=(0.01, 1.0))
+    curve = validation_curve(path, Xv, yv, criterion="mse")
+    assert curve.parameter == "lam"
+    ax = plot_validation(curve).axes[0]
+    assert ax.get_xlabel() == r"$\lambda$"
+    assert any(t.get_text().startswith(r"selected $\lambda$") for t in ax.get_legend().get_texts())

@@ -47,6 +47,8 @@ class ValidationCurve:
     loss_error : ndarray of shape (k,) or None
         Where known, a bound on the difference between ``loss`` and the loss of the exact
         optimum at ``t`` (e.g. LOOCV of kernel ridge regression).
+    parameter : str
+        The path's parameter (``"bandwidth"``, ``"c"``, ``"lam"``): what ``t`` is.
     """
 
     t: np.ndarray
@@ -55,6 +57,7 @@ class ValidationCurve:
     kind: np.ndarray
     criterion: str
     loss_error: np.ndarray = None
+    parameter: str = "bandwidth"
 
     @property
     def best_index(self):
@@ -139,4 +142,5 @@ def validation_curve(path, X_val, y_val, criterion=None, selection="pieces", n_g
     loss = np.array([validation_loss(criterion, y_val, problem.predict(path.primal(t), t, X_val)) for t in ts])
     pieces = [path.piece_at(t) for t in ts]
     return ValidationCurve(t=ts, loss=loss, gap_bound=np.array([p.gap_bound for p in pieces]),
-                           kind=np.array([p.kind for p in pieces]), criterion=criterion)
+                           kind=np.array([p.kind for p in pieces]), criterion=criterion,
+                           parameter=problem.parameter)
