@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["PathBar", "CountBar", "DeltaBar", "path_bar", "count_bar", "delta_bar"]
+__all__ = ["PathBar", "CountBar", "DeltaBar", "path_bar", "count_bar", "delta_bar", "shown_name"]
 
 # The bar advances in thousandths of the interval (log scale): fine enough for any terminal.
 _STEPS = 1000
+# How text for people (bars, the selection's messages) names a path parameter.
+_SHOWN = {"bandwidth": "t", "c": "C", "lam": "lam"}
+
+
+def shown_name(parameter):
+    """The name of a path parameter in text for people: ``t`` for the bandwidth, ``C``, ``lam``."""
+    return _SHOWN.get(parameter, parameter)
 
 
 def _tqdm(**kw):

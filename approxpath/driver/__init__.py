@@ -26,7 +26,7 @@ from ..result import Path
 from ..validate import count, flag, is_real, number_pair
 from . import parallel
 from .checkpoint import Checkpoint, discard_checkpoint
-from ..progress import count_bar, path_bar
+from ..progress import count_bar, path_bar, shown_name
 from .run import Budget, Run
 from .strategies import STRATEGIES as _STRATEGY_CLASSES
 
@@ -207,7 +207,7 @@ def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, 
                           inputs=inputs)
     bar = None
     try:
-        bar = path_bar(progress, lo, hi, problem.name, _SHOWN.get(problem.parameter, problem.parameter))
+        bar = path_bar(progress, lo, hi, problem.name, shown_name(problem.parameter))
         with parallel.pool(workers, executor, parallel_run) as p:
             if p is None:
                 found = run_chunk(problem, lo, hi, *args, bar, ckpt, resume, seeds=seeds)
@@ -270,7 +270,7 @@ def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None
     pieces = chosen(resumed)
     if run.failed:
         failed = sorted(run.failed)
-        shown = ", ".join(f"{t:.6g}" for t in failed[:_NAMED_FAILURES]) + (", ..." if len(failed) > _NAMED_FAILURES else "")
+        shown = ", ".join(f"{t:.6g}" for t in failed[:_NAMED_FAILURES]) + (", ..." if failed[_NAMED_FAILURES:] else "")
         warnings.warn(f"{problem.name}: no solver produced a pair at {len(failed)} point(s) ({shown}); "
                       "the regions around them may be uncovered (see path.uncovered())", stacklevel=3)
     if seeds is not None:
@@ -281,8 +281,6 @@ def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None
 # The solver failures a warning names (the rest are counted).
 _NAMED_FAILURES = 5
 
-# How the progress bar names a path parameter.
-_SHOWN = {"bandwidth": "t", "c": "C", "lam": "lam"}
 
 
 def _provenance(problem):

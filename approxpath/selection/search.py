@@ -19,7 +19,7 @@ from ..compute.parallelism import managed
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..compute.distributed import result
 from ..driver.parallel import pool, single_threaded
-from ..progress import delta_bar
+from ..progress import delta_bar, shown_name
 from .branch import Search
 from .cover import ClosedForm, Sampled, Tracks, Validation
 from .folds import default_criterion, fold_problems
@@ -287,8 +287,8 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
     """The error saying why ``delta > tol``, with what would help: the budget ran out
     (:class:`BudgetExceededError`), or more solves cannot help (:class:`SelectionStalledError`:
     the criterion's enclosure stopped narrowing, or the exact solves certify no smaller gap)."""
-    name = {"bandwidth": "t"}.get(parameter, parameter)  # (the parameter as the summaries name it)
-    head = f"select: delta = {delta:.4g} > tol = {tol:g} at {name} = {t:.6g} after {solves} exact solves"
+    head = (f"select: delta = {delta:.4g} > tol = {tol:g} at {shown_name(parameter)} = {t:.6g} after {solves} "
+            "exact solves")
     tail = f"raise tol to {delta:.2g} or more (the delta reached), or pass strict=False to keep this result"
     if solves >= max_solves or (stuck and isinstance(stuck[0], BudgetExceededError)):
         over = (" (the folds' first paths, and a round of solves once started, run to their end)"
@@ -311,7 +311,7 @@ def _warn_edge(search, value, t, lo, hi, parameter):
     edges, open_end = search.edges, search.open_end(t, value)
     for i, end, side, inside in ((0, lo, "lower", t <= edges[1]), (search.lo.size - 1, hi, "upper", t >= edges[-2])):
         if inside or i == open_end:
-            warnings.warn(f"select: the chosen {parameter} = {t:.6g} may be matched at the interval's {side} end "
-                          f"{end:.6g}: the criterion may be better beyond it; widen the interval past that end",
-                          stacklevel=3)
+            warnings.warn(f"select: the chosen {shown_name(parameter)} = {t:.6g} may be matched at the interval's "
+                          f"{side} end {end:.6g}: the criterion may be better beyond it; widen the interval past "
+                          "that end", stacklevel=3)
             return
