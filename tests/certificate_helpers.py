@@ -17,6 +17,7 @@ import approxpath
 from approxpath import InputError
 from approxpath.certificate.format import content_sha256, read_certificate
 from approxpath.moving import Moving
+from approxpath.testing.runs import certificate_differences
 
 
 def tamper(src, dst, edit, rehash):
@@ -32,18 +33,11 @@ def tamper(src, dst, edit, rehash):
     return dst
 
 
-#: Meta fields that differ between runs of the same path (times, and the hash that covers them).
-TIMING = {"wall_s", "solve_s", "certify_s", "content_sha256"}
-
-
 def same_certificate(a, b):
     """Assert that the certificate files ``a`` and ``b`` hold the same arrays bit for bit and the
-    same meta but for :data:`TIMING`."""
-    (xa, ma), (xb, mb) = read_certificate(a), read_certificate(b)
-    assert sorted(xa) == sorted(xb)
-    for k in xa:
-        np.testing.assert_array_equal(xa[k], xb[k], err_msg=k)
-    assert {k: v for k, v in ma.items() if k not in TIMING} == {k: v for k, v in mb.items() if k not in TIMING}
+    same meta but for :data:`~approxpath.testing.runs.TIMING`."""
+    differ = certificate_differences(a, b)
+    assert not differ, f"the certificates {a} and {b} differ in {differ}"
 
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "elastic_net_cvxpy.py"

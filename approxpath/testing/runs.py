@@ -7,10 +7,22 @@ from pathlib import Path as FsPath
 
 import numpy as np
 
-__all__ = ["check_resumed_run_equals_uninterrupted"]
+__all__ = ["check_resumed_run_equals_uninterrupted", "certificate_differences", "TIMING"]
 
-# What may differ between two runs' certificates: their timings (and the hash over them).
-_TIMING = ("wall_s", "solve_s", "certify_s", "content_sha256")
+#: Meta fields that differ between runs of the same path (times, and the hash that covers them).
+TIMING = frozenset({"wall_s", "solve_s", "certify_s", "content_sha256"})
+
+
+def certificate_differences(a, b):
+    """The arrays and meta fields (:data:`TIMING` aside) in which the certificate files ``a`` and
+    ``b`` differ, bit for bit (NaN equal to NaN); an array in one file only counts too."""
+    from ..certificate.format import read_certificate
+
+    (xa, ma), (xb, mb) = read_certificate(a), read_certificate(b)
+    differ = sorted(set(xa) ^ set(xb))
+    differ += [k for k in sorted(set(xa) & set(xb))
+               if not np.array_equal(xa[k], xb[k], equal_nan=xa[k].dtype.kind in "fc" and xb[k].dtype.kind in "fc")]
+    return differ + sorted(k for k in set(ma) | set(mb) if k not in TIMING and ma.get(k) != mb.get(k))
 
 
 def check_resumed_run_equals_uninterrupted(ex):
@@ -18,7 +30,6 @@ def check_resumed_run_equals_uninterrupted(ex):
     gives the uninterrupted run's certificate bit for bit: whatever the search keeps beside an
     exact solve and uses later (a warm start, a basis) is stored with it (``anchor_state`` and
     ``with_anchor_state``, where a problem has such state)."""
-    from ..certificate.format import read_certificate
     from ..driver import approximate_path
     from ..errors import BudgetExceededError
 
@@ -35,10 +46,7 @@ def check_resumed_run_equals_uninterrupted(ex):
             pass
         assert checkpoint.exists(), "a run stopped by its budget left no checkpoint"
         resumed = approximate_path(problem, eps=ex.eps, interval=ex.interval, checkpoint=checkpoint, resume=True)
-        (a, ma), (b, mb) = (read_certificate(p.save(FsPath(tmp) / f"{k}.npz")) for k, p in (("a", whole), ("b", resumed)))
-    assert sorted(a) == sorted(b), f"the resumed run's certificate has other arrays: {sorted(set(a) ^ set(b))}"
-    differ = [k for k in a if not np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind in "fc")]
-    differ += [k for k in ma if k not in _TIMING and ma[k] != mb.get(k)]
+        differ = certificate_differences(whole.save(FsPath(tmp) / "a.npz"), resumed.save(FsPath(tmp) / "b.npz"))
     assert not differ, (f"the resumed run differs from the uninterrupted one in {differ} ({resumed.exact_solves} "
                         f"against {whole.exact_solves} exact solves, {len(resumed.pieces)} against "
                         f"{len(whole.pieces)} pieces): state the search keeps beside an exact solve is lost "
