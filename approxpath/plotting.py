@@ -95,8 +95,7 @@ def parameter_label(path_or_name, kernel="gaussian"):
 def _title_of(path):
     """``problem on DATA (the options the path uses, not the swept one)`` and its ε, relative or not."""
     where = f" on {_data_name(path)}" if _data_name(path) else ""
-    swept = path.problem.parameter
-    opts = ", ".join(f"{k}={v}" for k, v in path.problem.options().items() if k not in ("parameter", swept))
+    opts = ", ".join(f"{k}={v}" for k, v in path.problem.path_options().items())
     eps = f"$\\varepsilon$ = {path.eps:g}{' (relative)' if path.relative else ''}"
     return textwrap.fill(f"{path.problem.name}{where} ({opts})", _TITLE_WIDTH, break_long_words=False), eps
 

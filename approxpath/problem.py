@@ -112,10 +112,14 @@ class Problem(abc.ABC):
         """Keyword arguments that rebuild this instance: ``type(p)(X, y, **p.options())``."""
         return {k: v for k, v in self.bound.options.items() if v is not None}
 
+    def path_options(self):
+        """The options a path over :attr:`parameter` uses: all but ``parameter`` and the
+        parameter's own fixed value (which the path replaces)."""
+        return {k: v for k, v in self.options().items() if k not in ("parameter", self.parameter)}
+
     def describe(self):
-        """One line for summaries: problem, parameter and the options the path uses (not the
-        parameter's own fixed value, which the path replaces)."""
-        opts = "".join(f"; {k}={v!r}" for k, v in self.options().items() if k not in ("parameter", self.parameter))
+        """One line for summaries: problem, parameter and the options the path uses."""
+        opts = "".join(f"; {k}={v!r}" for k, v in self.path_options().items())
         return f"{self.name} over {self.parameter} (n={self.n}{opts})"
 
     def default_interval(self):

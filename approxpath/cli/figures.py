@@ -97,7 +97,7 @@ def _figure_solves(args):
     if args.plot:
         from ..plotting import plot_solves
 
-        opts = ", ".join(f"{k}={v}" for k, v in problem.options().items() if k != "parameter")
+        opts = ", ".join(f"{k}={v}" for k, v in problem.path_options().items())
         lo, hi = interval or problem.default_interval()
         strategies = f", strategy {args.strategy[0]}" if len(args.strategy) == 1 else ""
         title = f"{args.problem} ({opts}), {problem.parameter} in [{_power_of_two(lo)}, {_power_of_two(hi)}]{strategies}"
