@@ -299,8 +299,7 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
         source = "carried in the certificate"
     if is_surface(meta):
         report = verify_surface(file, arrays, meta, X, y, eps=eps, relative=relative, box=box, interval=interval,
-                                progress=progress,
-                                data_sha256=data_sha256)
+                                data_sha256=data_sha256, progress=progress)
         return replace(report, claim=dict(report.claim, data=source))
     claim = _claim(meta, source)
     try:
