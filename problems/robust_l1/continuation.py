@@ -15,7 +15,6 @@ Where the simplex basis changes inside a piece neither is exact: such pieces sta
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import replace
 
 import numpy as np
@@ -42,12 +41,14 @@ _MEMO = 64
 
 
 class SearchBound(RobustL1Bound):
-    """:class:`RobustL1Bound` whose kernel products are memoized by content: the moving pairs
+    """:class:`RobustL1Bound` whose kernel products are memoized by content (the last
+    :data:`_MEMO` in its :class:`~approxpath.compute.caches.ProductMemo`): the moving pairs
     of one segment combine the same two exact solves, so each node of the segment is one kernel
     pass, shared by the pieces that end there, by the choice of a drift and by the bound of the
     chosen pair (the same values, bit for bit)."""
 
-    _transient = RobustL1Bound._transient + ("_memo", "_chosen")
+    _transient = RobustL1Bound._transient + ("_chosen",)
+    remembered = _MEMO
 
     def known_gap(self, primal, dual, lo, hi):
         """The bound of the pair :func:`moving_restore` just chose on the piece ``[lo, hi]``
@@ -62,27 +63,6 @@ class SearchBound(RobustL1Bound):
     def gap(self, primal, dual, lo, hi=None):
         known = self.known_gap(primal, dual, lo, hi)
         return super().gap(primal, dual, lo, hi) if known is None else known
-
-    def remembered_products(self):
-        memo = getattr(self, "_memo", None)
-        if memo is None:
-            memo = self._memo = OrderedDict()
-        products = self.kernels.products
-
-        def cached(x, C, cols=None, order=2):
-            C = np.ascontiguousarray(C, dtype=float)
-            key = (float(x), order, C.shape, hash(C.tobytes()), None if cols is None else hash(np.asarray(cols).tobytes()))
-            hit = memo.get(key)
-            if hit is not None and np.array_equal(hit[0], C) and (cols is None or np.array_equal(hit[1], cols)):
-                memo.move_to_end(key)
-                return hit[2]
-            out = products(x, C, cols, order)
-            memo[key] = (C, None if cols is None else np.array(cols), out)
-            if len(memo) > _MEMO:
-                memo.popitem(last=False)
-            return out
-
-        return cached
 
 
 # A dual coordinate below (1 - _FREE) times the largest is free (its residual is interpolated:
