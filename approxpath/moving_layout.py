@@ -99,8 +99,10 @@ def unpack(side, arrays, point_type, fields, lo, hi):
     if np.any(W[k:]) or np.any(W[:, m + 1:]) or any(v.shape[:1] != (K,) or np.any(v[k:]) for v in values.values()):
         raise ValueError(f"{side}: entries beyond the piece's {k} point(s) and degree {m} must be zeros")
     t0, t1 = float(span[0]), float(span[1])
-    if not (t0 <= lo and hi <= t1):  # (NaN fails too; a moving point's span is checked in full by Moving.errors)
-        raise ValueError(f"{side}: the span [{t0!r}, {t1!r}] does not contain the piece [{lo!r}, {hi!r}]")
+    if not (t0 <= lo and hi <= t1 and np.isfinite(t1 - t0)):  # (NaN fails too; a moving point's span is
+        # checked in full by Moving.errors)
+        raise ValueError(f"{side}: the span [{t0!r}, {t1!r}] does not contain the piece [{lo!r}, {hi!r}] "
+                         "or is not of finite width")
     points = tuple(point_type(**{name: (float(v[j]) if v.ndim == 1 else v[j]) for name, v in values.items()})
                    for j in range(k))
     weights = W[:k, :m + 1]

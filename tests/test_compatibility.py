@@ -76,7 +76,7 @@ def test_the_reviews_svm_forgery_of_a_0_4_1_file_fails(tmp_path):
 
     report = approxpath.verify(tamper(DATA / "kernel_svm_bandwidth_fixed_0_4_1.npz", tmp_path / "forged.npz",
                                       forge, True))
-    assert not report.ok and any("finite positive width" in f for f in report.failures), str(report)
+    assert not report.ok and any("finite" in f and "width" in f for f in report.failures), str(report)
 
 
 def test_a_0_3_2_certificate_loads_with_its_data():

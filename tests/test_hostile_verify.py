@@ -202,7 +202,7 @@ def test_the_layout_is_bounded_by_the_data_not_by_the_file(cert, tmp_path):
             "print(json.dumps([report.ok, list(report.failures), peak_kb() - base]))\n")
     ok, failures, grown_kb = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                                        check=True, timeout=120).stdout)
-    assert not ok and "meta 'n' = 6000 but the data have n = 30" in failures[0]
+    assert not ok and "the certificate is for data with n = 6000, but the data given have n = 30" in failures[0]
     assert grown_kb < 100_000  # 0.4.1: 240 MB more
 
 
@@ -213,7 +213,7 @@ def test_verify_reads_no_member_beyond_the_meta_of_a_mismatched_file(cert, tmp_p
     real = fmt.read_member
     monkeypatch.setattr(fmt, "read_member", lambda zf, info: (read.append(info.filename), real(zf, info))[1])
     report = approxpath.verify(forged, *make_sinc(n=30, seed=0))
-    assert not report.ok and "but the data have n = 30" in report.failures[0]
+    assert not report.ok and "but the data given have n = 30" in report.failures[0]
     assert read == ["meta.npy"]
 
 

@@ -45,6 +45,8 @@ META_FIELDS = {  # name -> (required, domain check, what the domain is)
     "data_sha256": (False, lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None,
                     "a sha256 in hex"),
     "content_sha256": (False, lambda v: isinstance(v, str), "a sha256 in hex"),
+    "distances_sha256": (False, lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None,
+                         "a sha256 in hex"),
     "preprocessing": (False, lambda v: v in ("none", "global-minmax"), "none or global-minmax"),
     "format": (False, lambda v: v in ("libsvm", "csv"), "libsvm or csv"),
     "data_file": (False, lambda v: v is None or isinstance(v, str), "a file name"),
@@ -94,7 +96,8 @@ def number_array_errors(key, a):
     float64, or NaN or inf in the data (``DATA_FIELDS``, which have no row per piece or cell).
     The checks a path's layout and a surface's share; empty when the rows may be checked."""
     if a.dtype != np.float64:
-        return [f"array {key!r} must be float64; got dtype {a.dtype}"]
+        return [f"array {key!r} must be float64 in the machine's byte order ({np.dtype(float).str!r}); got dtype "
+                f"{a.dtype.str!r}"]
     if key in DATA_FIELDS and not np.all(np.isfinite(a)):
         return [f"array {key!r} holds NaN or inf"]
     return []

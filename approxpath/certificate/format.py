@@ -29,7 +29,7 @@ from ..moving import MAX_DEGREE, MAX_POINTS
 from ..validate import is_stored_count
 from .output import check_output, remove_stale_temps, write_npz  # noqa: F401 (the writing half of the format)
 
-__all__ = ["KINDS", "FORMAT_VERSION", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "check_output",
+__all__ = ["KINDS", "FORMAT_VERSION", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "size_mismatches", "check_output",
            "remove_stale_temps", "read_certificate", "read_meta", "content_sha256", "npz_headers", "read_member"]
 
 #: Piece kinds: ``certified`` (bound valid for every t in the piece), ``sampled`` (gap checked
@@ -155,6 +155,13 @@ def _depth_errors(meta):
     return []
 
 
+def size_mismatches(meta, n, d):
+    """Why data with ``n`` samples and ``d`` features are not those ``meta`` records (its
+    ``n`` and ``d`` where it has them): a list of messages, empty when they agree."""
+    return [f"the certificate is for data with {key} = {meta[key]!r}, but the data given have {key} = {value} "
+            "(other data?)" for key, value in (("n", n), ("d", d)) if key in meta and meta[key] != value]
+
+
 def _size_errors(heads, meta, shape=None):
     """Members larger than the layout allows: ``m`` pieces (the rows of ``lo`` or the number of
     piece kinds in ``meta``, the larger) times ``n`` entries for a per-piece array, ``n`` times
@@ -163,10 +170,6 @@ def _size_errors(heads, meta, shape=None):
     shapes are checked after reading, by :func:`~approxpath.certificate.fields.layout_errors`."""
     n, d = meta.get("n"), meta.get("d")
     if shape is not None:
-        wrong = [f"meta {key!r} = {mine!r} but the data have {key} = {theirs}"
-                 for key, mine, theirs in (("n", n, shape[0]), ("d", d, shape[1])) if key in meta and mine != theirs]
-        if wrong:
-            return wrong
         n, d = shape
     if not (is_stored_count(n) and is_stored_count(d)):
         return []  # older files: the memory guard alone
@@ -227,7 +230,7 @@ def _meta_of(zf, heads, file):
         raise _not_a_certificate(file, f"'meta' must be JSON text of at most {limit} characters; got shape "
                                  f"{shape} of {dtype}")
     try:
-        meta = json.loads(str(read_member(zf, info)))
+        meta = json.loads(str(read_member(zf, info)), object_pairs_hook=_unique_keys)
     except RecursionError:
         raise InputError(f"{str(file)!r}: 'meta' is nested deeper than {_META_DEPTH} levels") from None
     except ValueError as exc:
@@ -236,6 +239,17 @@ def _meta_of(zf, heads, file):
     if errors:
         raise InputError(f"{str(file)!r}: {errors[0]}")
     return meta
+
+
+def _unique_keys(pairs):
+    """A JSON object's dict; ValueError for a key given twice (Python keeps the last value, other
+    readers the first: two claims in one file, and the content hash sees only one of them)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {twice!r} is given twice")
+    return out
 
 
 def read_meta(file):
@@ -284,6 +298,9 @@ def read_certificate(file, layout=True, shape=None):
         meta = _meta_of(zf, heads, file)
         stored = float(sum(h[2] for h in heads.values()))
         if layout and isinstance(meta, dict):
+            wrong = [] if shape is None else size_mismatches(meta, *shape)
+            if wrong:  # other data than the certificate's: not the file's fault
+                raise InputError(f"{str(file)!r}: {'; '.join(wrong)}")
             errors = _size_errors(heads, meta, shape)
             if errors:
                 raise _not_a_certificate(file, "; ".join(errors))

@@ -37,6 +37,8 @@ def upgrade(bound, arrays):
     ------
     KeyError
         An array the old layout needs is missing.
+    ValueError
+        An array of the wrong shape.
     """
     from ..bound import Bound
 
@@ -52,6 +54,14 @@ def upgrade(bound, arrays):
     return out
 
 
+def _scalar(row, key):
+    """The number ``row[key]`` (one per piece in the old layouts): ValueError for anything else."""
+    value = np.asarray(row[key], dtype=float)
+    if value.ndim:
+        raise ValueError(f"array {key!r} must hold one number per piece; got shape {value.shape} per piece")
+    return float(value)
+
+
 def _scaled(point, s, lo, hi):
     """``s * point`` (the point itself where ``s`` is 1)."""
     return point if s == 1.0 else Moving((point,), [[s]], (lo, hi))
@@ -61,8 +71,8 @@ def _svm(bound, row, lo, hi):
     y = bound.y
     P, D = bound.Primal, bound.Dual
     alpha = np.asarray(row["dual"], dtype=float)
-    b = float(row["bias"])
-    slope = float(row["bias_slope"]) if "bias_slope" in row else 0.0
+    b = _scalar(row, "bias")
+    slope = _scalar(row, "bias_slope") if "bias_slope" in row else 0.0
     fields = [np.asarray(row[k], dtype=float) for k in ("dual_b", "theta", "theta_at") if k in row]
     moving = len(fields) == 3 and any(np.any(f != 0) for f in fields)
     if not moving:
@@ -86,14 +96,14 @@ def _svm(bound, row, lo, hi):
 
 def _weight(row, side, lo, hi):
     """The old moving weight ``o + rho (t - a)`` of ``side`` at the piece's ends."""
-    o = float(row.get(f"{side}_offset", 0.0))
-    rate, at = float(row[f"{side}_rate"]), float(row[f"{side}_at"])
+    o = _scalar(row, f"{side}_offset") if f"{side}_offset" in row else 0.0
+    rate, at = _scalar(row, f"{side}_rate"), _scalar(row, f"{side}_at")
     return o + rate * (lo - at), o + rate * (hi - at)
 
 
 def _klasso(bound, row, lo, hi):
-    primal = bound.Primal(beta=np.asarray(row["beta"], dtype=float), beta0=float(row["beta0"]))
-    u, s = np.asarray(row["dual"], dtype=float), float(row["dual_scale"])
+    primal = bound.Primal(beta=np.asarray(row["beta"], dtype=float), beta0=_scalar(row, "beta0"))
+    u, s = np.asarray(row["dual"], dtype=float), _scalar(row, "dual_scale")
     slope = np.asarray(row["dual_slope"], dtype=float) if "dual_slope" in row else None
     if slope is None or not np.any(slope):
         return primal, _scaled(bound.Dual(u=u), s, lo, hi)
@@ -104,7 +114,7 @@ def _klasso(bound, row, lo, hi):
 
 def _robust(bound, row, lo, hi):
     beta, u = np.asarray(row["beta"], dtype=float), np.asarray(row["dual"], dtype=float)
-    s = float(row["dual_scale"]) if "dual_scale" in row else 1.0
+    s = _scalar(row, "dual_scale") if "dual_scale" in row else 1.0
     w = np.asarray(row["beta_slope"], dtype=float) if "beta_slope" in row else None
     v = np.asarray(row["dual_slope"], dtype=float) if "dual_slope" in row else None
     P, D = bound.Primal, bound.Dual
@@ -130,6 +140,8 @@ def _default(bound, row, lo, hi):
             if f.compare and key in row:
                 v = np.asarray(row[key], dtype=float)
                 kw[f.name] = float(v) if v.ndim == 0 else v
+            elif f.compare and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise KeyError(key)  # (verify: "certificate lacks array ...")
         return point_type(**kw)
 
     return build(bound.Primal, "primal"), build(bound.Dual, "dual")

@@ -4,6 +4,8 @@ claim falls short of one."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..errors import InputError
@@ -27,7 +29,7 @@ def check_requirements(eps=None, relative=False, interval=None, data_sha256=None
     """:class:`InputError` unless what a caller requires of a claim is well formed: ``eps`` a
     positive finite number, ``relative`` a bool that qualifies a given ``eps``, ``interval`` and
     each side of ``box`` ``((t_lo, t_hi), (w_lo, w_hi))`` as :func:`check_interval_required`,
-    ``data_sha256`` text.  A usage error, not a failed verification.  ``flags``: the messages
+    ``data_sha256`` 64 hex digits.  A usage error, not a failed verification.  ``flags``: the messages
     name the command line's flags (``--eps``)."""
     name = (lambda key: f"--{key.replace('_', '-')}") if flags else (lambda key: key)
     if eps is not None and not (is_real(eps) and 0 < float(eps) < np.inf):
@@ -46,8 +48,8 @@ def check_requirements(eps=None, relative=False, interval=None, data_sha256=None
             sides = []
         if len(sides) != 2:
             raise InputError(f"the required box must be ((t_lo, t_hi), (w_lo, w_hi)), finite, lo <= hi; got {box!r}")
-    if data_sha256 is not None and not isinstance(data_sha256, str):
-        raise InputError(f"{name('data_sha256')} must be the data's sha256 as text; got {data_sha256!r}")
+    if data_sha256 is not None and not (isinstance(data_sha256, str) and re.fullmatch(r"[0-9a-fA-F]{64}", data_sha256)):
+        raise InputError(f"{name('data_sha256')} must be the data's sha256, 64 hex digits; got {data_sha256!r}")
 
 
 def requirement_failures(meta, eps=None, relative=False, interval=None, data_sha256=None):

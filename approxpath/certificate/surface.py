@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InputError
 from ..progress import count_bar
 from .fields import META_FIELDS, field_errors, number_array_errors
-from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, read_certificate
+from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, read_certificate, size_mismatches
 
 __all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "is_surface", "surface_layout_errors", "surface_meta_errors",
            "tiling_errors", "verify_surface"]
@@ -43,7 +43,7 @@ CELL_KINDS = ("certified", "uncovered")
 
 # meta fields of a surface beyond those a path's certificate shares (format.py's domains)
 _SHARED = ("format_version", "problem", "options", "eps", "relative", "kernel", "n", "d", "data_sha256",
-           "content_sha256", "preprocessing", "format", "data_file", "library_version", "wall_s", "solve_s",
+           "distances_sha256", "content_sha256", "preprocessing", "format", "data_file", "library_version", "wall_s", "solve_s",
            "certify_s", "exact_solves")
 _OWN = {
     "surface_format": (True, lambda v: _int(v) and v >= 1, "a positive integer"),
@@ -127,14 +127,14 @@ def tiling_errors(t_lo, t_hi, w_lo, w_hi, box):
                            & (w_hi <= bw1)))
     if bad.size:
         i = int(bad[0])
-        return [f"{bad.size} cell(s) are empty or outside the box (first: cell {i}, t in [{t_lo[i]!r}, {t_hi[i]!r}], "
-                f"w in [{w_lo[i]!r}, {w_hi[i]!r}])"]
+        return [f"{bad.size} cell(s) are empty or outside the box (first: cell {i}, t in [{float(t_lo[i])!r}, {float(t_hi[i])!r}], "
+                f"w in [{float(w_lo[i])!r}, {float(w_hi[i])!r}])"]
     levels = np.unique(np.concatenate([w_lo, w_hi]))
     if levels[0] != bw0 or levels[-1] != bw1:
-        errors.append(f"the cells cover the weights [{levels[0]!r}, {levels[-1]!r}], not the box's [{bw0!r}, {bw1!r}]")
+        errors.append(f"the cells cover the weights [{float(levels[0])!r}, {float(levels[-1])!r}], not the box's [{bw0!r}, {bw1!r}]")
     order = np.argsort(t_lo, kind="stable")
     t_lo, t_hi, w_lo, w_hi = t_lo[order], t_hi[order], w_lo[order], w_hi[order]
-    for a, b in zip(levels[:-1], levels[1:]):
+    for a, b in zip(levels[:-1].tolist(), levels[1:].tolist()):
         span = (w_lo <= a) & (w_hi >= b)  # a cell meets the slab only by spanning it: its edges are levels
         lo, hi = t_lo[span], t_hi[span]
         if lo.size == 0 or lo[0] != bt0 or hi[-1] != bt1 or np.any(hi[:-1] != lo[1:]):
@@ -201,18 +201,14 @@ def verify_surface(file, arrays, meta, X, y, *, eps=None, relative=False, box=No
     except InputError as exc:
         return failed_report(f"meta 'box': {exc}", claim=claim)
     failures = requirement_failures(meta, eps, relative, None, data_sha256)
-    if interval is not None and box is None:
-        box = (interval, (bw0, bw1))
-    if box is not None:
-        (a0, a1), (b0, b1) = box
+    required = ([] if box is None else [box]) + ([] if interval is None else [(interval, (bw0, bw1))])
+    for (a0, a1), (b0, b1) in required:  # a box, and an interval of bandwidths: each must be covered
         if not (bt0 <= a0 and a1 <= bt1 and bw0 <= b0 and b1 <= bw1):
             failures.append(f"required the box [{a0:.6g}, {a1:.6g}] x [{b0:.6g}, {b1:.6g}], but the certificate covers "
                             f"[{bt0:.6g}, {bt1:.6g}] x [{bw0:.6g}, {bw1:.6g}]")
     kernel_bad, notes = kernel_failures(base, meta)
     failures += kernel_bad
-    for key, value in (("n", base.X.shape[0]), ("d", base.X.shape[1])):
-        if key in meta and meta[key] != value:
-            failures.append(f"meta {key!r} = {meta[key]!r} but the data have {key} = {value}")
+    failures += size_mismatches(meta, *base.X.shape)
     if content_sha256(arrays, meta) != meta.get("content_sha256"):
         failures.append("the file was modified after it was written (content sha256 differs)")
     t_lo, t_hi, w_lo, w_hi = (arrays[k] for k in ("t_lo", "t_hi", "w_lo", "w_hi"))
@@ -228,7 +224,7 @@ def verify_surface(file, arrays, meta, X, y, *, eps=None, relative=False, box=No
         a = arrays[key]
         bad = np.flatnonzero(~np.isnan(a) & ~((lo_ <= a) & (a <= hi_)))
         if bad.size:
-            failures.append(f"array {key!r}: cell {int(bad[0])}'s exact solve {a[bad[0]]!r} is outside the box")
+            failures.append(f"array {key!r}: cell {int(bad[0])}'s exact solve {float(a[bad[0]])!r} is outside the box")
     for p in meta.get("solve_points", []):
         if not (bt0 <= p[0] <= bt1 and bw0 <= p[1] <= bw1):
             failures.append(f"meta 'solve_points' has a point outside the box ({p!r})")

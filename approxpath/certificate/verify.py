@@ -25,7 +25,7 @@ from ..progress import count_bar
 from .claims import claim_failures, target
 from .requirements import check_requirements, requirement_failures
 from .fields import layout_errors
-from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, read_certificate
+from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, read_certificate, size_mismatches
 from .legacy import upgrade
 from .surface import is_surface, surface_layout_errors, verify_surface
 
@@ -98,7 +98,7 @@ def describe_claim(claim):
     else:
         lo, hi = claim["interval"]
         where = f"{claim.get('parameter')} in [{lo:.6g}, {hi:.6g}]"
-    out = [f"claim: {claim['problem']} over {where} ({opts}): gap <= {eps}"]
+    out = [f"claim: {claim['problem']} over {where}{f' ({opts})' if opts else ''}: gap <= {eps}"]
     if claim.get("data_sha256"):
         out.append(f"data: sha256 {claim['data_sha256']} (n = {claim.get('n')}, d = {claim.get('d')}; "
                    f"{claim.get('data', 'as given')})")
@@ -189,7 +189,9 @@ def check_data(meta, model):
     """``model`` (a bound or a problem, built on the data) if its preprocessed arrays are the
     ones the certificate ``meta`` was computed on (their sha256), else an :class:`InputError`."""
     digest = data_sha256(model.X, model.y)
-    if digest != meta.get("data_sha256"):
+    if meta.get("data_sha256") is None:
+        raise DataMismatch("the certificate records no 'data_sha256': no data can be checked against it")
+    if digest != meta["data_sha256"]:
         raise DataMismatch(
             "the data do not match the certificate (sha256 of the preprocessed arrays differs): "
             f"certificate {meta.get('data_sha256')}, data {digest}; check the file and --preprocess"
@@ -212,9 +214,7 @@ def _field_failures(meta, bound, arrays, t_lo, t_hi):
     """The relations between fields (and with the data) that no single domain states."""
     out = []
     n, d = bound.X.shape
-    for key, value in (("n", n), ("d", d)):
-        if key in meta and meta[key] != value:
-            out.append(f"meta {key!r} = {meta[key]!r} but the data have {key} = {value}")
+    out += size_mismatches(meta, n, d)
     if meta.get("parameter", bound.parameter) != bound.parameter:
         out.append(f"meta 'parameter' = {meta['parameter']!r} but the options say {bound.parameter!r}")
     kernels = getattr(bound, "kernels", None)
@@ -290,13 +290,22 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
         if isinstance(meta, dict) and content_sha256(arrays, meta) != meta.get("content_sha256"):
             malformed.append("the file was modified after it was written (content sha256 differs)")
         return failed_report(*malformed)
-    source = "as given"
-    if X is None or y is None:
-        carried = embedded_data(arrays)
-        if carried is None:
-            raise InputError(f"{str(file)!r} carries no data and none were given: pass X, y (the CLI: --data FILE)")
-        X, y = carried
-        source = "carried in the certificate"
+    if X is not None and y is not None:
+        return _verify_on(file, arrays, meta, X, y, "as given", eps, relative, interval, data_sha256, box, progress)
+    carried = embedded_data(arrays)
+    if carried is None:
+        raise InputError(f"{str(file)!r} carries no data and none were given: pass X, y (the CLI: --data FILE)")
+    source = "carried in the certificate"
+    try:  # the data are the file's: what is wrong with them is a failure of the file
+        return _verify_on(file, arrays, meta, *carried, source, eps, relative, interval, data_sha256, box, progress)
+    except DataMismatch:
+        return failed_report("the data the certificate carries do not match its data_sha256", claim=_claim(meta, source))
+    except InputError as exc:
+        return failed_report(f"the data the certificate carries: {exc}", claim=_claim(meta, source))
+
+
+def _verify_on(file, arrays, meta, X, y, source, eps, relative, interval, data_sha256, box, progress):
+    """:func:`verify` of a well-formed certificate on the data ``X, y`` (from ``source``)."""
     if is_surface(meta):
         report = verify_surface(file, arrays, meta, X, y, eps=eps, relative=relative, box=box, interval=interval,
                                 data_sha256=data_sha256, progress=progress)

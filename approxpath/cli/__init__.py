@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import warnings
@@ -178,7 +179,6 @@ def _term_watchdog(fd, done):
     """Wait on the signal wake-up pipe ``fd``; after a SIGTERM, give the main thread
     :data:`_TERM_GRACE` seconds to unwind, then exit with status 143 (the checkpoint saved at the
     last exact solve stays on disk)."""
-    import os
     import signal
 
     while not done.is_set():
@@ -197,7 +197,6 @@ def _sigterm_unwinds():
     """SIGTERM raises :class:`_Terminated` in the main thread; a watchdog thread (woken through
     :func:`signal.set_wakeup_fd`, which needs no GIL) ends the process if the main thread is held
     in native code for more than :data:`_TERM_GRACE` seconds."""
-    import os
     import signal
     import threading
 
@@ -245,7 +244,6 @@ def _stdout_for_results():
     what the command prints itself (``sys.stdout``) to standard output, so that it stays one
     JSON document.  For the process's own command only (file descriptor 1 is the process's)."""
     import io
-    import os
 
     sys.stdout.flush()
     saved = os.dup(1)
@@ -295,6 +293,10 @@ def main(argv=None):
     except (InputError, KeyError, ValueError, FileNotFoundError, EpsilonTooSmallError, BudgetExceededError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         return _error(f"error: {msg}", "usage")
+    except BrokenPipeError:  # the reader of the output has gone (``| head``): nothing left to say to it
+        if process:  # (and nothing for the interpreter to flush there at its exit)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_CODES["io"]
     except OSError as exc:  # a file that exists cannot be read, or the output cannot be written
         return _error(f"error: {exc}", "io")
     except SolverError as exc:

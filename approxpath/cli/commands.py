@@ -196,7 +196,8 @@ def _recorded_data_file(certificate, recorded, flag="--data"):
         if file.is_file():
             return str(file)
     where = " or ".join(repr(str(p)) for p in dict.fromkeys(tried))
-    raise FileNotFoundError(f"data file {recorded!r} recorded in the certificate does not exist (tried {where}): "
+    what = "is not a file" if any(p.exists() for p in tried) else "does not exist"
+    raise FileNotFoundError(f"data file {recorded!r} recorded in the certificate {what} (tried {where}): "
                             f"pass {flag} FILE")
 
 
@@ -220,7 +221,7 @@ def cmd_verify(args):
         meta, names, malformed = None, (), [str(exc)]
     if malformed:  # a file that is not a well-formed certificate fails verification
         report = failed_report(*malformed)
-    elif args.data is None and set(DATA_FIELDS) <= set(names):
+    elif args.data is None and set(DATA_FIELDS) & set(names):  # (carrying only one: verify says so)
         report = verify(args.certificate, **required)
     else:
         recorded_data = args.data is None
@@ -245,12 +246,13 @@ def cmd_verify(args):
             report = failed_report(str(exc))
         if report.claim:
             report = dc.replace(report, claim=dict(report.claim, data=source))
+    if args.require_certified and (report.sampled or report.uncovered):
+        report = dc.replace(report, ok=False, failures=report.failures + (
+            f"--require-certified: {report.sampled} sampled and {report.uncovered} uncovered {report.unit}",))
     if args.json:
         print(json.dumps(dict(report.to_json(), wall_s=round(time.perf_counter() - t0, 4))))
     else:
         print(report)
-    if args.require_certified and (report.sampled or report.uncovered):
-        return 1
     return 0 if report.ok else 1
 
 
