@@ -117,7 +117,9 @@ class Bound(abc.ABC):
     parameters : tuple of str
         Path parameters; the first is the default.  Every one is a positive scale.
     OPTIONS : dict of str to Option
-        Every constructor option of the problem (``parameter`` included) and its domain.
+        Every constructor option of the problem but ``parameter`` and its domain
+        (:meth:`check_options` adds ``parameter``: one of :attr:`parameters`, the first by
+        default).
     interval_bound : bool
         :meth:`gap` holds for every :math:`\\tau` of a piece; otherwise only at points, and
         pieces are "sampled".

@@ -59,6 +59,22 @@ def _has(expr, t):
     return any(p.id == t.id for p in expr.parameters())
 
 
+def _check_dcp(name, primal, dual):
+    """:class:`InputError` naming the declared problem (primal or dual) and its parts (the
+    objective, the k-th constraint) that break CVXPY's DCP rules (``is_dcp()``): no solver
+    takes it.  Not being DPP (``t / lam``, ``exp(-t D)``) is allowed: it only costs a
+    compilation at every solve."""
+    from .errors import InputError
+
+    for side, problem in (("primal", primal), ("dual", dual)):
+        if problem.is_dcp():
+            continue
+        parts = [("objective", problem.objective)] + [(f"constraint {k}", c) for k, c in enumerate(problem.constraints)]
+        where = ", ".join(what for what, part in parts if not part.is_dcp()) or "as a whole"
+        raise InputError(f"{name}: the declared {side} breaks CVXPY's DCP rules ({where}): CVXPY cannot prove it "
+                         f"convex as written, so no solver takes it (problem.is_dcp() is False)")
+
+
 class CvxpyBound(Bound):
     """The certificate side of a :class:`~approxpath.cvxpy_problem.CvxpyProblem` (one subclass per
     problem, made by it): numpy values of the user's CVXPY declarations.
@@ -114,6 +130,7 @@ class CvxpyBound(Bound):
         primal, dual = type(self).declare(self.X, self.y, t, **self.user_options)
         if not isinstance(primal.objective, cp.Minimize) or not isinstance(dual.objective, cp.Maximize):
             raise InputError(f"{self.name}: declare() returns (primal, dual) with cp.Minimize and cp.Maximize objectives")
+        _check_dcp(self.name, primal, dual)
         found = []
         for problem, names in ((primal, self.variables), (dual, self.dual_variables)):
             by_name = {v.name(): v for v in problem.variables()}

@@ -88,6 +88,26 @@ def _constructor(cls):
     return __init__
 
 
+def _makes_its_bound(cls):
+    """Whether ``cls`` gets its own Bound: it declares its problem, or it renames an inherited
+    declaration (a Bound bears its problem's name: the registry refuses another)."""
+    return "declare" in vars(cls) or ("name" in vars(cls) and hasattr(cls, "declare"))
+
+
+def _check_options(cls):
+    """:class:`InputError` unless ``cls.declare(X, y, t, **options)`` can be called with the
+    options of ``cls.OPTIONS`` by name (a name in one and not the other would fail at the first
+    solve, with Python's ``TypeError``)."""
+    from .errors import InputError
+
+    signature = inspect.signature(cls.declare)
+    try:
+        signature.bind(None, None, None, **dict.fromkeys(cls.OPTIONS))
+    except TypeError as exc:
+        raise InputError(f"{cls.__qualname__}: declare{signature} does not take the options of OPTIONS "
+                         f"({', '.join(cls.OPTIONS) or 'none'}) by name: {exc}") from None
+
+
 class CvxpyProblem(Problem):
     """Base of the problems declared in CVXPY only (see the module docstring).
 
@@ -115,14 +135,16 @@ class CvxpyProblem(Problem):
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
-        if "declare" not in vars(cls):
+        if not _makes_its_bound(cls):
             return
+        _check_options(cls)
         both = tuple(cls.variables) + tuple(cls.dual_variables)
         if len(set(both)) != len(both) or not set(cls.carried) <= set(both) or "at" in both:
             raise TypeError(f"{cls.__qualname__}: variable names must be distinct across the primal and the dual "
                             f"(and not 'at'), and carried ({cls.carried}) a subset of them ({both})")
         bound = type(f"{cls.__name__}Bound", (CvxpyBound,), dict(
-            name=cls.name, parameters=tuple(cls.parameters), OPTIONS=dict(cls.OPTIONS), declare=vars(cls)["declare"],
+            name=cls.name, parameters=tuple(cls.parameters), OPTIONS=dict(cls.OPTIONS),
+            declare=inspect.getattr_static(cls, "declare"),
             variables=tuple(cls.variables), dual_variables=tuple(cls.dual_variables), carried=tuple(cls.carried),
             __module__=cls.__module__, __qualname__=f"{cls.__qualname__}.Bound"))
         bound.Primal = _pair_type(cls, "Primal", cls.variables)

@@ -54,7 +54,10 @@ class Problem(abc.ABC):
     Attributes
     ----------
     name : str
-        Registry key, equal to the module name (``kernel_svm`` in ``problems/kernel_svm/``).
+        Registry key: the package's name for a built-in problem (``kernel_svm`` in
+        ``problems/kernel_svm/``), the entry point's name for a plug-in, and ``Bound.name``.
+        The registry refuses a class whose ``Bound`` has another name, and skips (with a
+        warning) an entry point named otherwise.
     Bound : type
         The certificate side (:class:`~approxpath.bound.Bound`).
     backends : tuple of str

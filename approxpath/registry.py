@@ -7,7 +7,15 @@ small one may be a single module.  :func:`get_bound` imports only the certificat
 built-in problem, so the verifier never loads search code.
 
 A name registered twice by two different classes is an error naming both sources; the same
-class registered again is ignored.
+class registered again is ignored.  A class is refused (``TypeError``) where it leaves a method
+of :class:`~approxpath.Problem` abstract or where its ``Bound`` has another ``name``: the module,
+the registry key and the class agree.
+
+An installed plug-in whose entry point cannot be loaded (its module or class is not there, its
+import fails, its name is not the class's ``name``, :func:`register` refuses the class) is
+skipped with a one-line warning naming the entry point, its distribution and the error; the
+other problems stay usable, and :func:`get_problem` of the skipped name raises an
+:class:`~approxpath.errors.InputError` saying why.
 
 :func:`get_problem` of a built-in name imports that problem alone (a command-line run does not
 pay for the other problems' imports, nor for the scan of the installed distributions' entry
@@ -19,8 +27,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import warnings
 
-from .errors import DuplicateProblemError, did_you_mean
+from .errors import DuplicateProblemError, InputError, did_you_mean
 
 __all__ = ["ENTRY_POINT_GROUP", "register", "get_problem", "get_bound", "available_problems"]
 
@@ -28,6 +37,7 @@ __all__ = ["ENTRY_POINT_GROUP", "register", "get_problem", "get_bound", "availab
 ENTRY_POINT_GROUP = "approxpath.problems"
 
 _REGISTRY: dict = {}  # name -> (class, source)
+_BROKEN: dict = {}  # entry-point name -> why it could not be loaded (the last full load's)
 _loaded = False
 
 
@@ -49,6 +59,13 @@ def register(cls=None, *, source=None):
         name = getattr(c, "name", None)
         if not isinstance(name, str) or not name:
             raise TypeError(f"{_source(c)} has no registry name (class attribute `name`)")
+        missing = sorted(getattr(c, "__abstractmethods__", ()))
+        if missing:
+            raise TypeError(f"{_source(c)} does not implement {', '.join(missing)} (required by approxpath.Problem)")
+        bound_name = getattr(getattr(c, "Bound", None), "name", None)
+        if bound_name != name:
+            raise TypeError(f"{_source(c)} is named {name!r} but its Bound is named {bound_name!r}: the registry "
+                            "key, the Problem's name and its Bound's name must agree")
         here = source or _source(c)
         if name in _REGISTRY:
             old, old_source = _REGISTRY[name]
@@ -86,17 +103,40 @@ def _load_builtin(name):
 
 
 def _load():
-    global _loaded
+    """Import every built-in problem and load every entry point; ``_loaded`` only once all are
+    (a plug-in claiming a registered name raises :class:`DuplicateProblemError`, again at the
+    next lookup).  An entry point that cannot be loaded is skipped (:func:`_load_entry_point`)."""
+    global _loaded, _BROKEN
     if _loaded:
         return
-    _loaded = True
     for name, ispkg in _builtin_modules():
         importlib.import_module(f"approxpath.problems.{name}" + (".problem" if ispkg else ""))
+    broken = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        obj = ep.load()
-        dist = getattr(ep, "dist", None)
-        where = f"entry point {ep.name!r} = {ep.value}" + (f" of {dist.name}" if dist else "")
-        register(obj, source=where)
+        why = _load_entry_point(ep)
+        if why:
+            broken[ep.name] = why
+            warnings.warn(f"skipped the plug-in problem {why}", stacklevel=3)
+    _BROKEN, _loaded = broken, True
+
+
+def _load_entry_point(ep):
+    """Register the class of the entry point ``ep``; None, or why it cannot be (one line naming
+    the entry point, its distribution and the error)."""
+    dist = getattr(ep, "dist", None)
+    where = f"entry point {ep.name!r} = {ep.value}" + (f" of {dist.name}" if dist else "")
+    try:
+        cls = ep.load()
+        name = getattr(cls, "name", None)
+        if name != ep.name:
+            return f"{where}: the entry point's name is {ep.name!r} but the class's name is {name!r} (they must agree)"
+        register(cls, source=where)
+    except DuplicateProblemError:
+        raise
+    except Exception as exc:  # a plug-in's own bug: not approxpath's, and not the other problems'
+        first = (str(exc).splitlines() or [""])[0]
+        return f"{where}: {type(exc).__name__}: {first}"
+    return None
 
 
 def available_problems():
@@ -112,11 +152,15 @@ def get_problem(name):
     ------
     KeyError
         Naming the closest registered names.
+    InputError
+        ``name`` is an installed plug-in's entry point that could not be loaded (saying why).
     """
     if name not in _REGISTRY and not _loaded:
         _load_builtin(name)
     if name not in _REGISTRY:
         _load()
+    if name in _BROKEN and name not in _REGISTRY:
+        raise InputError(f"problem {name!r} could not be loaded: {_BROKEN[name]}")
     try:
         return _REGISTRY[name][0]
     except KeyError:

@@ -95,8 +95,10 @@ class PathPiece:
         :meth:`Path.primal` and :meth:`Path.dual` (slacks and the like filled in there).
     gap_bound : float
         ``certified``: an upper bound on the duality gap valid for every τ in ``[lo, hi]``,
-        rounding included. ``sampled``: the largest gap at the sampled points (lo, middle,
-        hi) only. ``uncovered``: the same, and it exceeds eps.
+        rounding included. ``sampled``: the largest gap at the piece's sampled points only
+        (:func:`~approxpath.certificate.claims.sample_points`: five, lo, the quartiles and
+        the middle in log scale, and hi; three, the ends and the middle, in a file that records
+        no ``sample_levels``). ``uncovered``: the same, and it exceeds eps.
     kind : str
         One of :data:`KINDS`.
     anchors : tuple of float

@@ -63,6 +63,13 @@ class Smoother(approxpath.CvxpyProblem):
         dual = cp.Problem(cp.Maximize(y @ u - 0.5 * cp.sum_squares(u) - cp.sum_squares(K @ u) / (4 * lam)))
         return primal, dual
 
+    @classmethod
+    def examples(cls):
+        from approxpath.data import make_sinc
+
+        X, y = make_sinc(n=12, seed=2)
+        return [(cls(X, y, lam=0.1), (0.5, 8.0), 0.05)]
+
 
 class ResidualSmoother(Smoother):
     """The same problem with the residual as a variable whose constraint moves with t: the
@@ -81,6 +88,7 @@ class ResidualSmoother(Smoother):
 
 
 class SampledToyBound(ToyBound):
+    name = "toy_sampled"
     interval_bound = False
 
 

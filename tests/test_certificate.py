@@ -158,3 +158,11 @@ def test_a_scalar_field_stored_with_another_shape_is_refused_cleanly(written, tm
 
     report = approxpath.verify(tamper(file, tmp_path / "wide.npz", widen, True), X, y)
     assert not report.ok and report.failures
+
+
+@pytest.mark.parametrize("options,shown", [({"parameter": "lam"}, ""), ({"parameter": "lam", "c": 0.1}, " (c=0.1)")])
+def test_a_claim_without_options_prints_no_empty_parentheses(options, shown):
+    from approxpath.certificate.verify import describe_claim
+
+    claim = dict(problem="lasso_plug", options=options, eps=0.01, relative=False, interval=(0.1, 10.0), parameter="lam")
+    assert describe_claim(claim)[0] == f"claim: lasso_plug over lam in [0.1, 10]{shown}: gap <= eps = 0.01 (absolute)"

@@ -66,7 +66,9 @@ def _entry_point(name, cls):
 
 def test_plugin_found_by_name_without_listing_first(monkeypatch):
     """A name that is not built in scans the entry points (no earlier available_problems())."""
-    cls = type("Other", (registry.get_problem("kernel_svm"),), {"name": "late_plugin", "__module__": "x"})
+    base = registry.get_problem("kernel_svm")
+    bound = type("OtherBound", (base.Bound,), {"name": "late_plugin", "__module__": "x"})
+    cls = type("Other", (base,), {"name": "late_plugin", "Bound": bound, "__module__": "x"})
     monkeypatch.setattr(registry, "entry_points", lambda group: [_entry_point("late_plugin", cls)])
     monkeypatch.setattr(registry, "_loaded", False)
     monkeypatch.setattr(registry, "_REGISTRY", {})

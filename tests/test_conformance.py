@@ -99,3 +99,62 @@ def test_state_lost_on_resume_fails_the_battery(monkeypatch, lose):
     example = examples_of(cls)[0]
     with pytest.raises(AssertionError, match="lost on resume"):
         check_resumed_run_equals_uninterrupted(example)
+
+
+_NO_EXAMPLES = '''
+from approxpath.testing import ToyBound, ToyProjection, parametrize_with_checks
+
+
+class NoExamplesBound(ToyBound):
+    name = "toy_no_examples"
+
+
+class NoExamples(ToyProjection):
+    name = "toy_no_examples"
+    Bound = NoExamplesBound
+
+    @classmethod
+    def examples(cls):
+        return []
+
+
+@parametrize_with_checks([NoExamples])
+def test_conformance(example, check):
+    check(example)
+'''
+
+
+def test_parametrize_with_checks_fails_a_class_without_examples(tmp_path):
+    """A plug-in's suite whose class has no examples() was "1 skipped", exit status 0, with
+    nothing checked; it fails (check_problem's message)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_plugin_suite.py").write_text(_NO_EXAMPLES)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plugin_suite.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout + done.stderr
+    assert "toy_no_examples has no examples()" in done.stdout and "nothing to check" in done.stdout
+
+
+def test_an_exception_inside_a_check_becomes_an_assertion_naming_the_check(monkeypatch):
+    """A restore returning the pair swapped raised the solver's SolverError (after every backend's
+    retries) out of the battery; the battery's contract is an AssertionError naming the check,
+    the example and the exception, chained."""
+    from approxpath.errors import SolverError
+    from approxpath.testing import ToyProjection
+
+    restore = ToyProjection.restore
+    monkeypatch.setattr(ToyProjection, "restore", lambda self, p, d, lo, hi=None: restore(self, p, d, lo, hi)[::-1])
+    with pytest.raises(AssertionError, match=r"^check_exact_pair_is_optimal_and_feasible on toy_projection-t: "
+                                             r"SolverError: toy_projection at t = ") as err:
+        check_problem(ToyProjection)
+    assert isinstance(err.value.__cause__, SolverError)
+    # the same through parametrize_with_checks, whose ids still name the check
+    [param] = [p for p in parametrize_with_checks([ToyProjection]).args[1]
+               if p.id.endswith("-exact_pair_is_optimal_and_feasible")]
+    example, check = param.values
+    assert check.__name__ == "check_exact_pair_is_optimal_and_feasible"
+    with pytest.raises(AssertionError, match="^check_exact_pair_is_optimal_and_feasible on toy_projection-t: "
+                                             "SolverError"):
+        check(example)

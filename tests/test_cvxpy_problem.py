@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import approxpath
+from approxpath.bound import Option
 from approxpath.certificate import verify
 from approxpath.certificate.claims import claimed_on
 from approxpath.data import make_sinc
@@ -150,3 +151,78 @@ def test_declarations_with_unnamed_variables_or_wrong_senses_are_refused():
             @staticmethod
             def declare(X, y, t):
                 raise AssertionError
+
+
+def _nonneg_lasso(primal_penalty, dual_constraint):
+    """``declare`` of a nonnegative lasso over lam, its primal penalty and its dual constraint
+    given as functions of ``(w, lam)`` and ``(X'a, lam)``."""
+    def declare(X, y, lam):
+        n, d = X.shape
+        w, a = cp.Variable(d, name="w"), cp.Variable(n, name="a")
+        primal = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(X @ w - y) + primal_penalty(w, lam)), [w >= 0])
+        dual = cp.Problem(cp.Maximize(0.5 * float(y @ y) - 0.5 * cp.sum_squares(y - a)), [dual_constraint(X.T @ a, lam)])
+        return primal, dual
+
+    return staticmethod(declare)
+
+
+@pytest.mark.parametrize("primal_penalty,dual_constraint,side,part", [
+    (lambda w, lam: lam * cp.sum(cp.sqrt(w)), lambda z, lam: z <= lam, "primal", "objective"),
+    (lambda w, lam: lam * cp.sum(w), lambda z, lam: cp.sum_squares(z) >= lam, "dual", "constraint 0"),
+], ids=["concave-primal-objective", "convex-lower-bound-in-the-dual"])
+def test_a_declaration_that_is_not_dcp_is_refused_naming_the_side(primal_penalty, dual_constraint, side, part):
+    """A declaration CVXPY cannot solve (not DCP) was found at the first solve, as a SolverError
+    wrapping a DCPError that printed whole matrices; it is refused when the declaration is built."""
+    cls = type("NotConvex", (approxpath.CvxpyProblem,), dict(
+        name="not_convex_cvxpy", parameters=("lam",), variables=("w",), dual_variables=("a",), carried=("w", "a"),
+        declare=_nonneg_lasso(primal_penalty, dual_constraint)))
+    X, y = regression(n=10, d=3)
+    with pytest.raises(approxpath.InputError) as err:
+        cls(X, y)
+    message = str(err.value)
+    assert message.startswith(f"not_convex_cvxpy: the declared {side} breaks CVXPY's DCP rules ({part})")
+    assert "\n" not in message
+
+
+def test_a_declaration_that_is_dcp_but_not_dpp_is_accepted():
+    """Not DPP (a product of parameters) only costs a compilation per solve: still accepted."""
+    cls = type("NotDPP", (approxpath.CvxpyProblem,), dict(
+        name="not_dpp_cvxpy", parameters=("lam",), variables=("w",), dual_variables=("a",), carried=("w", "a"),
+        declare=_nonneg_lasso(lambda w, lam: (lam * lam / lam) * cp.sum(w), lambda z, lam: z <= lam)))
+    X, y = regression(n=10, d=3)
+    primal, dual = cls(X, y).solve(0.5)
+    assert np.all(primal.w >= 0)
+
+
+@pytest.mark.parametrize("options,match", [
+    (dict(scale=Option("positive", default=1.0)), r"declare\(X, y, lam, s\) does not take the options of OPTIONS "
+                                                  r"\(scale\) by name: missing a required argument: 's'"),
+    (dict(s=Option("positive", default=1.0), mix=Option("between", default=0.5, bounds=(0.0, 1.0))),
+     r"\(s, mix\) by name: got an unexpected keyword argument 'mix'"),
+], ids=["renamed", "extra"])
+def test_options_that_declare_does_not_take_are_refused_when_the_class_is_defined(options, match):
+    """OPTIONS naming what declare() does not take failed with Python's TypeError at the first solve."""
+    with pytest.raises(approxpath.InputError, match=match):
+        class WrongOption(approxpath.CvxpyProblem):
+            name, parameters = "wrong_option_cvxpy", ("lam",)
+            variables, dual_variables = ("w",), ("a",)
+            OPTIONS = options
+
+            @staticmethod
+            def declare(X, y, lam, s):
+                raise AssertionError  # never called
+
+
+def test_a_renamed_subclass_of_a_declared_problem_gets_a_bound_of_its_name(monkeypatch):
+    """The registry refuses a Problem whose Bound bears another name: a subclass that renames a
+    declared problem gets its own Bound (and pair types), the parent keeps its own."""
+    from approxpath import registry
+
+    class Renamed(Lasso):
+        name = "renamed_lasso_cvxpy"
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    assert registry.register(Renamed) is Renamed and Renamed.Bound.name == "renamed_lasso_cvxpy"
+    assert Lasso.Bound.name == "lasso_cvxpy" and Renamed.Primal is not Lasso.Primal
+    primal, dual = Renamed(*regression(n=10, d=3)).solve(0.5)
+    assert isinstance(primal, Renamed.Primal) and isinstance(dual, Renamed.Dual)

@@ -1,8 +1,10 @@
+import re
 import types
 
 import pytest
 
 from approxpath import registry
+from approxpath.errors import InputError
 from approxpath.problem import Problem
 from approxpath.registry import DuplicateProblemError, available_problems, get_problem, register
 
@@ -19,8 +21,10 @@ def test_unknown_name_suggests_the_closest():
 
 
 def _clone(name):
+    """A subclass of kernel_svm named ``name`` (its Bound too: the registry refuses other names)."""
     base = get_problem("kernel_svm")
-    return type("Other", (base,), {"name": name, "__module__": "somewhere.else"})
+    bound = type("OtherBound", (base.Bound,), {"name": name, "__module__": "somewhere.else"})
+    return type("Other", (base,), {"name": name, "Bound": bound, "__module__": "somewhere.else"})
 
 
 def test_duplicate_name_names_both_sources():
@@ -79,3 +83,103 @@ def test_unknown_choices_suggest_the_closest(name, options, hint):
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     with pytest.raises(InputError, match=hint):
         get_problem(name)(X, y, **options)
+
+
+# ---------------------------------------------------------------------------- broken plug-ins
+def _fresh_registry(monkeypatch, *eps):
+    """The registry as a fresh process sees it with the entry points ``eps`` installed."""
+    monkeypatch.setattr(registry, "entry_points", lambda group: list(eps) if group == registry.ENTRY_POINT_GROUP
+                        else [])
+    monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(registry, "_BROKEN", {})
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+
+def _entry_point(name, value, load):
+    return types.SimpleNamespace(name=name, value=value, load=load, dist=types.SimpleNamespace(name="pkg"))
+
+
+def _missing_dual_violation():
+    """The toy projection without its dual_violation (a plug-in author's slip)."""
+    from approxpath.testing import ToyProjection
+
+    ns = {k: v for k, v in vars(ToyProjection).items() if k not in ("dual_violation", "__dict__", "__weakref__")}
+    return type("NoDualViolation", (Problem,), dict(ns, name="no_dual_violation"))
+
+
+def _typo():
+    from importlib.metadata import EntryPoint
+
+    return EntryPoint("typo", "pkg.problm:Nope", registry.ENTRY_POINT_GROUP).load()  # no module pkg.problm
+
+
+@pytest.mark.parametrize("name,load,why", [
+    ("typo", _typo, "ModuleNotFoundError: No module named 'pkg'"),
+    ("lasso_ep", lambda: _clone("key_mismatch"), "the entry point's name is 'lasso_ep' but the class's name is "
+                                                  "'key_mismatch'"),
+    ("no_dual_violation", _missing_dual_violation, "TypeError: .*NoDualViolation does not implement dual_violation"),
+    ("svm_renamed", lambda: type("Renamed", (get_problem("kernel_svm"),), {"name": "svm_renamed"}),
+     "is named 'svm_renamed' but its Bound is named 'kernel_svm'"),
+], ids=["module-typo", "name-mismatch", "missing-method", "bound-name-mismatch"])
+def test_a_broken_plugin_is_skipped_with_one_warning_and_the_others_stay_usable(monkeypatch, name, load, why):
+    """F5/F6: a plug-in that cannot be loaded no longer breaks every lookup (the first one
+    raising, the next ones silently seeing a half-loaded registry): it is skipped with a
+    one-line warning naming the entry point, its distribution and the error; asking for it by
+    name says why it is not there."""
+    good = _clone("good_plugin")
+    _fresh_registry(monkeypatch, _entry_point(name, f"pkg.problem:{name}", load),
+                    _entry_point("good_plugin", "pkg.mod:Good", lambda: good))
+    with pytest.warns(UserWarning) as record:
+        names = available_problems()
+    assert "good_plugin" in names and "kernel_svm" in names
+    assert get_problem("good_plugin") is good and registry._loaded
+    [warning] = [str(w.message) for w in record]
+    assert "\n" not in warning and warning.startswith(f"skipped the plug-in problem entry point {name!r} = "
+                                                      f"pkg.problem:{name} of pkg: ")
+    assert re.search(why, warning), warning
+    assert name not in names
+    with pytest.raises(InputError, match=f"problem {name!r} could not be loaded: entry point") as err:
+        get_problem(name)
+    assert re.search(why, str(err.value)) and "\n" not in str(err.value)
+    assert available_problems() == names  # loaded once, completely
+
+
+def test_register_refuses_a_class_missing_a_method_naming_it():
+    with pytest.raises(TypeError, match=r"NoDualViolation does not implement dual_violation \(required by"):
+        register(_missing_dual_violation())
+
+
+def test_register_refuses_a_problem_whose_bound_has_another_name():
+    cls = type("Renamed", (get_problem("kernel_svm"),), {"name": "svm_renamed", "__module__": "pkg.problem"})
+    with pytest.raises(TypeError, match="pkg.problem.Renamed is named 'svm_renamed' but its Bound is named "
+                                        "'kernel_svm'"):
+        register(cls)
+    assert "svm_renamed" not in registry._REGISTRY
+
+
+def test_a_plugin_clash_is_reported_at_every_lookup_not_only_the_first(monkeypatch):
+    """The registry is not left half-loaded: a second lookup reports the clash again."""
+    ep = _entry_point("kernel_svm", "pkg.mod:Other", lambda: _clone("kernel_svm"))
+    _fresh_registry(monkeypatch, ep)
+    for _ in range(2):
+        with pytest.raises(DuplicateProblemError, match="entry point 'kernel_svm' = pkg.mod:Other of pkg"):
+            get_problem("third_party")
+        assert not registry._loaded
+
+
+def test_the_cli_names_the_broken_plugin_not_approxpath(monkeypatch, capsys, tmp_path):
+    from approxpath.cli import main
+
+    _fresh_registry(monkeypatch, _entry_point("typo", "pkg.problm:Nope", _typo))
+    assert main(["problems"]) == 0
+    out, err = capsys.readouterr()
+    assert "kernel_svm" in out and "internal error" not in err and "Traceback" not in err
+    assert err.splitlines() == ["approxpath: warning: skipped the plug-in problem entry point 'typo' = pkg.problm:Nope "
+                                "of pkg: ModuleNotFoundError: No module named 'pkg'"]
+    data = tmp_path / "train.csv"
+    data.write_text("1,2\n3,4\n")
+    assert main(["path", "typo", "--data", str(data), "--format", "csv"]) == 2
+    err = capsys.readouterr().err
+    assert "internal error" not in err and err.splitlines()[-1].startswith(
+        "approxpath: error: problem 'typo' could not be loaded: entry point 'typo' = pkg.problm:Nope of pkg: "
+        "ModuleNotFoundError")

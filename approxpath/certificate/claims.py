@@ -82,8 +82,11 @@ def weak_duality_violation(bound, gap, dual, lo, hi=None):
         if np.isfinite(floor) and gap >= -WEAK_DUALITY_TOL * (1.0 + abs(floor)):
             return None
     where = f"t = {lo:.6g}" if hi is None or hi == lo else f"[{lo:.6g}, {hi:.6g}]"
-    return (f"weak duality fails on {where}: the gap bound is {gap:.6g} < 0, so {bound.name}'s dual is not a "
-            "dual of its primal (for a declared problem: its declaration of the dual is wrong)")
+    said = f"weak duality fails on {where}: the gap bound is {gap:.6g} < 0"
+    if getattr(bound, "declare", None) is not None:  # a CVXPY-declared problem (CvxpyBound)
+        return f"{said}, so {bound.name}'s dual is not a dual of its primal (its declaration of the dual is wrong)"
+    return (f"{said}, so {bound.name}'s Bound is wrong: errors() accepts a pair that is not feasible (a dual "
+            "constraint it does not check?), or gap() is not a bound of the primal minus the dual objective")
 
 
 def claim_failures(bound, primal, dual, kind, lo, hi, stored, target_of, eps, version, levels=SAMPLE_LEVELS):

@@ -17,11 +17,15 @@ declarations, a piece's bound dominates the gap inside it, arrays round-trip, th
 is certified and verifies, tampered certificates fail verification, altered pairs the bound
 accepts are feasible for the declarations and bounded, each backend alone makes an optimal pair,
 the vectorized interpolation guide (where present) matches the generic one, and a run stopped
-half-way and resumed from its checkpoint gives the uninterrupted run's certificate.  :class:`ToyProjection` is a
-known-answer problem (closed-form optimum) for testing drivers and strategies.
+half-way and resumed from its checkpoint gives the uninterrupted run's certificate.  A failure is
+an ``AssertionError`` naming the check and the example (any other exception a check meets is
+turned into one, naming its type and first line); a class without examples fails.
+:class:`ToyProjection` is a known-answer problem (closed-form optimum) for testing drivers and strategies.
 """
 
 from __future__ import annotations
+
+import functools
 
 from .checks import CHECKS, Example, examples_of
 from .toy import ToyBound, ToyProjection
@@ -32,29 +36,24 @@ __all__ = ["check_problem", "parametrize_with_checks", "CHECKS", "Example", "Toy
 def check_problem(cls):
     """Run every check on every example of ``cls`` (registering ``cls`` if it is not yet: the
     verifier finds a problem's certificate side through the registry).  Raises
-    ``AssertionError`` naming the check and the example (or saying that ``cls`` has no
-    examples: nothing checked is no pass); returns the number of checks run."""
+    ``AssertionError`` naming the check and the example (any other exception inside a check
+    becomes one, naming the exception's type and first line, chained), or saying that ``cls``
+    has no examples (nothing checked is no pass) or that its ``examples()`` raised; returns the
+    number of checks run."""
     from ..registry import register
 
     register(cls)
-    examples = examples_of(cls)
-    if not examples:  # nothing checked is no pass
-        raise AssertionError(f"{cls.name} has no examples(): give at least one (problem, interval, eps), or the "
-                             "checks have nothing to check")
-    runs = 0
-    for example in examples:
-        for check in CHECKS:
-            try:
-                check(example)
-            except AssertionError as exc:
-                raise AssertionError(f"{check.__name__} on {example!r}: {exc}") from exc
-            runs += 1
-    return runs
+    cases = _cases(cls)
+    for _, example, check in cases:
+        check(example)
+    return len(cases)
 
 
 def parametrize_with_checks(classes):
     """A ``pytest.mark.parametrize`` decorator over ``(example, check)`` for every example of
-    every class in ``classes`` (registered first) and every check; ids name both."""
+    every class in ``classes`` (registered first) and every check; ids name both.  ``check``
+    raises as :func:`check_problem` does; a class without examples, or whose ``examples()``
+    raises, gets one case that fails saying so."""
     import pytest
 
     from ..registry import register
@@ -62,8 +61,50 @@ def parametrize_with_checks(classes):
     params = []
     for cls in classes:
         register(cls)
-        for k, example in enumerate(examples_of(cls)):
-            for check in CHECKS:
-                params.append(pytest.param(example, check, id=f"{cls.name}-{k}-{example.problem.parameter}-"
-                                                              f"{check.__name__[len('check_'):]}"))
+        for k, example, check in _cases(cls):
+            where = "examples" if k is None else f"{k}-{example.problem.parameter}"
+            params.append(pytest.param(example, check, id=f"{cls.name}-{where}-{check.__name__[len('check_'):]}"))
     return pytest.mark.parametrize("example, check", params)
+
+
+def _cases(cls):
+    """``[(k, example, check), ...]``: every check (:func:`_named`) on the ``k``-th example of
+    ``cls``, for every example; else one case ``(None, cls, check_examples)`` whose check fails
+    saying that ``cls`` has no examples, or that its ``examples()`` raised."""
+    try:
+        examples = examples_of(cls)
+    except Exception as exc:  # the class's mistake, reported as the battery reports one
+        return [(None, cls, _failing(f"{cls.name}.examples() raised {type(exc).__name__}: {_first_line(exc)}", exc))]
+    if not examples:  # nothing checked is no pass
+        return [(None, cls, _failing(f"{cls.name} has no examples(): give at least one (problem, interval, eps), "
+                                      "or the checks have nothing to check"))]
+    return [(k, example, _named(check)) for k, example in enumerate(examples) for check in CHECKS]
+
+
+def _failing(message, cause=None):
+    """A check that fails with ``message`` (chained to ``cause``) whatever it is given."""
+    def check_examples(_):
+        raise AssertionError(message) from cause
+
+    return check_examples
+
+
+def _named(check):
+    """``check`` raising ``AssertionError`` naming the check and the example; any other
+    exception raised inside it (a solver's, a map's) becomes one, naming its type and its
+    first line, chained."""
+    @functools.wraps(check)
+    def run(example):
+        try:
+            return check(example)
+        except AssertionError as exc:
+            raise AssertionError(f"{check.__name__} on {example!r}: {exc}") from exc
+        except Exception as exc:
+            raise AssertionError(f"{check.__name__} on {example!r}: {type(exc).__name__}: {_first_line(exc)}") from exc
+
+    return run
+
+
+def _first_line(exc):
+    """The first line of ``exc``'s message (a solver's may go on with whole matrices)."""
+    return (str(exc).splitlines() or [""])[0]
