@@ -211,11 +211,16 @@ class Bound(abc.ABC):
         field the points set, weights, count, degree and span."""
         out = {}
         for side, k in (("primal", 0), ("dual", 1)):
-            stored = [pair[k] for pair in pairs]
+            stored = [self.stored_point(side, pair[k], pair[2], pair[3]) for pair in pairs]
             point_type = self.Primal if k == 0 else self.Dual
             fields = moving_layout.stored_fields(point_type, stored[0] if stored else None)
             out.update(moving_layout.pack(side, stored, fields, [(pair[2], pair[3]) for pair in pairs]))
         return out
+
+    def stored_point(self, side, point, lo, hi):
+        """``point`` (of ``side``, on the piece ``[lo, hi]``) as :meth:`pieces_to_arrays` stores
+        it: itself (a bound whose pieces' points may differ in shape makes them alike here)."""
+        return point
 
     def piece_from_arrays(self, arrays, lo, hi):
         """Inverse of :meth:`pieces_to_arrays` for one piece (``arrays``: its rows): ``(primal,

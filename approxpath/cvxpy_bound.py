@@ -138,6 +138,11 @@ class CvxpyBound(Bound):
                 raise InputError(f"{self.name}: the declared variables are {sorted(v.name() for v in problem.variables())}"
                                  f", the class names {sorted(names)}: name each cp.Variable (name=...) as listed")
             found.append(by_name)
+        ignored = [side for side, problem in (("primal", primal), ("dual", dual)) if not _has(problem, t)]
+        if ignored:  # (its own cp.Parameter, or none: its values would not depend on the path's parameter)
+            raise InputError(f"{self.name}: declare() must use the parameter t it is given ({self.parameter!r}) in "
+                             f"both problems; the declared {' and '.join(ignored)} "
+                             f"{'do' if len(ignored) > 1 else 'does'} not")
         return Declared(t, primal, dual, *found)
 
     @property
@@ -205,6 +210,18 @@ class CvxpyBound(Bound):
             return None, bad
         problem = decl.primal if side == "primal" else decl.dual
         return float(problem.objective.value), self._excess(problem)
+
+    def stored_point(self, side, point, lo, hi):
+        """A point of a side that copies its variables, on a piece ``lo < hi``, as copies at every
+        one of the piece's :meth:`restore_points` (a point kept as it is, an exact solve's,
+        becomes that many equal copies): the same points, of one shape on every piece of a file.
+        At a point (``lo == hi``: a checkpoint's exact solves) it is stored as it is."""
+        if not self.copied[side] or getattr(point, "at", None) is not None or not lo < hi:
+            return point
+        at = np.asarray(self.restore_points(lo, hi), dtype=float)
+        values = {name: np.stack([np.asarray(getattr(point, name), dtype=float)] * at.size) if name in self.copied[side]
+                  else getattr(point, name) for name in (self.variables if side == "primal" else self.dual_variables)}
+        return type(point)(**values, at=at)
 
     def restore_points(self, lo, hi=None):
         """The points a pair restored for ``[lo, hi]`` is made for (its copies' ``at``): ``lo``, or

@@ -14,6 +14,7 @@ import approxpath
 from approxpath.bound import Option
 from approxpath.certificate import verify
 from approxpath.certificate.claims import claimed_on
+from approxpath.certificate.format import read_certificate
 from approxpath.data import make_sinc
 from approxpath.driver import STRATEGIES
 
@@ -226,3 +227,55 @@ def test_a_renamed_subclass_of_a_declared_problem_gets_a_bound_of_its_name(monke
     assert Lasso.Bound.name == "lasso_cvxpy" and Renamed.Primal is not Lasso.Primal
     primal, dual = Renamed(*regression(n=10, d=3)).solve(0.5)
     assert isinstance(primal, Renamed.Primal) and isinstance(dual, Renamed.Dual)
+
+
+def _own_lam(w, lam):
+    return cp.Parameter(pos=True, value=1.0) * cp.sum(w)  # not the path's lam
+
+
+@pytest.mark.parametrize("primal_penalty,dual_constraint,ignored", [
+    (_own_lam, lambda z, lam: z <= cp.Parameter(pos=True, value=1.0), "primal and dual do not"),
+    (lambda w, lam: lam * cp.sum(w), lambda z, lam: z <= 1.0, "dual does not"),
+], ids=["both", "dual"])
+def test_a_declaration_that_ignores_its_parameter_is_refused(primal_penalty, dual_constraint, ignored):
+    """A declaration of its own cp.Parameter made a path whose claim did not depend on lam: the
+    battery passed and verify said OK although the true gap at lam = 7.4 was 1.23 (eps 0.01)."""
+    cls = type("Ignores", (approxpath.CvxpyProblem,), dict(
+        name="ignores_cvxpy", parameters=("lam",), variables=("w",), dual_variables=("a",), carried=("w", "a"),
+        declare=_nonneg_lasso(primal_penalty, dual_constraint)))
+    X, y = regression(n=10, d=3)
+    with pytest.raises(approxpath.InputError, match=f"must use the parameter t it is given \\('lam'\\) in both "
+                                                    f"problems; the declared {ignored}"):
+        cls(X, y)
+
+
+def test_a_path_whose_primal_constraint_moves_saves_kept_and_restored_pieces_alike(tmp_path, monkeypatch):
+    """With lam in a primal constraint, a restored piece stores a copy per sampled point and a
+    piece kept as it is (an exact solve's pair) one point: Path.save failed on the mix (numpy's
+    'all input arrays must have the same shape').  Now the kept point is stored as equal copies."""
+    def declare(X, y, lam):
+        n, d = X.shape
+        w, a, mu = cp.Variable(d, name="w"), cp.Variable(n, name="a"), cp.Variable(nonneg=True, name="mu")
+        primal = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(X @ w - y)), [w >= 0, cp.sum(w) <= lam])
+        dual = cp.Problem(cp.Maximize(0.5 * float(y @ y) - 0.5 * cp.sum_squares(y - a) - mu * lam), [X.T @ a <= mu])
+        return primal, dual
+
+    cls = type("Budget", (approxpath.CvxpyProblem,), dict(
+        name="budget_cvxpy", parameters=("lam",), variables=("w",), dual_variables=("a", "mu"), carried=("w", "a"),
+        declare=staticmethod(declare)))
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((20, 4))
+    y = X @ np.array([1.0, 0.0, 0.5, 0.0]) + 0.1 * rng.standard_normal(20)
+    path = approxpath.approximate_path(cls(X, y), eps=0.05, interval=(0.05, 5.0))
+    kept = [p for p in path.pieces if p.primal.at is None]
+    assert kept and len(kept) < len(path.pieces)  # both kinds of piece
+    file = path.save(tmp_path / "budget.npz")
+    from approxpath import registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    registry.register(cls)
+    report = verify(file)
+    assert report.ok and report.sampled == len(path.pieces), str(report)
+    stored = read_certificate(file)[0]["primal_w"]
+    i = path.pieces.index(kept[0])
+    assert np.array_equal(stored[i, 0], np.stack([kept[0].primal.w] * stored.shape[2]))

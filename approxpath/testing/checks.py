@@ -209,7 +209,8 @@ def _pieces_of(ex):
 
 def check_arrays_round_trip(ex):
     """A piece's pair (fixed, and moving where the bound bounds moving pairs) survives the
-    certificate layout (``Bound.pieces_to_arrays``/``piece_from_arrays``) bit for bit, and the
+    certificate layout (``Bound.pieces_to_arrays``/``piece_from_arrays``) bit for bit (as
+    ``Bound.stored_point`` stores it), and the
     verifier's bound (built from the data and options alone) accepts it and recomputes the same
     gap bound."""
     problem = ex.problem
@@ -218,8 +219,9 @@ def check_arrays_round_trip(ex):
     arrays = problem.bound.pieces_to_arrays(pieces)
     for i, (primal, dual, lo, hi) in enumerate(pieces):
         p2, d2 = verifier.piece_from_arrays({k: v[i] for k, v in arrays.items()}, lo, hi)
-        assert moving_layout.fingerprint(p2) == moving_layout.fingerprint(primal) and \
-            moving_layout.fingerprint(d2) == moving_layout.fingerprint(dual), f"piece {i} changes in the layout"
+        sp, sd = (problem.bound.stored_point(side, x, lo, hi) for side, x in (("primal", primal), ("dual", dual)))
+        assert moving_layout.fingerprint(p2) == moving_layout.fingerprint(sp) and \
+            moving_layout.fingerprint(d2) == moving_layout.fingerprint(sd), f"piece {i} changes in the layout"
         errors = verifier.check(p2, d2, lo, hi)
         assert errors == [], f"the verifier's bound refuses piece {i} read back: {errors}"
         if problem.bound.interval_bound and lo < hi:
