@@ -5,17 +5,22 @@ bandwidth of the path (the ``sklearn`` extra)."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .driver import approximate_path
+from .errors import BudgetExceededError, InputError
 from .registry import get_problem
-from .selection import validation_curve
-from .validate import positive_range
+from .selection import DEFAULT_EPS, SELECTIONS, RangeWarning, select, validation_curve
+from .validate import choice, count, flag, is_count, is_real, positive, positive_range
 
-__all__ = ["EPS_FLOOR", "SPARSE", "T_RANGE", "KernelPathBase", "dense", "loss_tol"]
+__all__ = ["EPS_FLOOR", "SPARSE", "T_RANGE", "KernelPathBase", "dense", "fitting", "loss_tol"]
 
 # Default bandwidth range: from gamma / 2^6 to gamma * 2^3 around scikit-learn's
 # gamma="scale" = 1 / (n_features * X.var()).  The exact solves crowd at large t (narrow
@@ -40,6 +45,33 @@ def loss_tol(y, criterion):
 def dense(X):
     """``X`` as a dense float array (a scipy sparse matrix is densified)."""
     return X.toarray() if hasattr(X, "toarray") else X
+
+
+def fitting(fit):
+    """Decorator of the estimators' ``fit``: what an earlier fit left is removed first, and the
+    warnings of the fit are issued again at the caller's line (a choice at a side of the range
+    naming the estimator's parameters, :meth:`KernelPathBase._range_text`) once it ends; the
+    warnings of deprecation keep their own place."""
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        self._reset()
+        caught = []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                return fit(self, *args, **kwargs)
+        finally:
+            for w in caught:
+                if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+                elif isinstance(w.message, RangeWarning):
+                    warnings.warn(RangeWarning(self._range_text(w.message), w.message.choice, w.message.sides),
+                                  stacklevel=2)
+                else:
+                    warnings.warn(w.message, stacklevel=2)
+
+    return wrapper
 
 
 class KernelPathBase(BaseEstimator):
@@ -81,13 +113,50 @@ class KernelPathBase(BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
+    #: The names of the estimator's tolerance (the ``delta`` to reach) and of its weight's range.
+    _TOL, _RANGE = "cv_tol", None
+
+    def _reset(self):
+        """Remove what an earlier fit left: the fitted attributes (ending in ``_``) and the
+        path, deferred or computed, and the model at ``best_t_``."""
+        for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, key)
+        for key in ("_path", "_deferred_path", "_best_model"):
+            self.__dict__.pop(key, None)
+
     def _check_params(self):
-        if not (isinstance(self.eps, (int, float, np.floating)) and np.isfinite(self.eps) and self.eps > 0):
-            raise ValueError(f"eps must be a positive number (a fraction of the zero model's objective); got {self.eps!r}")
+        """:class:`~approxpath.errors.InputError` for a bad parameter, whatever the others are
+        (one that a fit does not use included)."""
+        positive("eps", self.eps)
         if self.t_range is not None:
             positive_range("t_range", self.t_range, "t_range must be a pair (lo, hi) of positive numbers or None")
-        if not (0 <= self.validation_fraction < 1):
-            raise ValueError(f"validation_fraction must be in [0, 1); got {self.validation_fraction!r}")
+        if self._RANGE is not None and getattr(self, self._RANGE) is not None:
+            positive_range(self._RANGE, getattr(self, self._RANGE))
+        fraction = self.validation_fraction
+        if not (is_real(fraction) and 0 <= fraction < 1):
+            raise InputError(f"validation_fraction must be a number in [0, 1); got {fraction!r}")
+        if getattr(self, self._TOL) is not None:
+            positive(self._TOL, getattr(self, self._TOL))
+        if self.max_solves is not None:
+            count("max_solves", self.max_solves)
+        if hasattr(self, "n_grid"):
+            choice("selection", self.selection, SELECTIONS)
+            if not (is_count(self.n_grid) and self.n_grid >= 2):
+                raise InputError(f"n_grid must be an integer >= 2; got {self.n_grid!r}")
+        self._check_run_params()
+
+    def _range_text(self, warning):
+        """A :class:`~approxpath.selection.RangeWarning`'s message naming the estimator's
+        ranges (``t_range``, ``C_range``, ``lam_range``)."""
+        names = [("t_range" if p == "bandwidth" else self._RANGE, side, end) for p, side, end in warning.sides]
+        ends = " and ".join(f"the {side} end of {name}, {end:.6g}" for name, side, end in names)
+        widen = " and ".join(dict.fromkeys(name for name, *_ in names))
+        return (f"{type(self).__name__}: {warning.choice} may be matched at {ends}: the criterion may be better "
+                f"beyond it; widen {widen} past it")
+
+    def _budget(self):
+        """``max_solves`` for a certified selection (none given: the selection's default)."""
+        return {} if self.max_solves is None else dict(max_solves=int(self.max_solves))
 
     def _split(self, X, y, X_val, y_val, stratify):
         if X_val is not None:
@@ -115,10 +184,7 @@ class KernelPathBase(BaseEstimator):
         -2 all but one; :func:`approxpath.compute.resolve`) and ``progress``."""
         from .compute import resolve
 
-        workers = resolve(self.n_jobs, default=1)
-        if not isinstance(self.progress, (bool, np.bool_)):
-            raise ValueError(f"progress must be True or False; got {self.progress!r}")
-        return workers, bool(self.progress)
+        return resolve(self.n_jobs, default=1), flag("progress", self.progress)
 
     def _fit(self, X, y, X_val, y_val, name, options, stratify=None):
         workers, progress = self._check_run_params()
@@ -127,7 +193,7 @@ class KernelPathBase(BaseEstimator):
         X_tr, y_tr, X_va, y_va = self._split(X, y, X_val, y_val, stratify)
         self._check_training_targets(y_tr)
         problem = get_problem(name)(X_tr, y_tr, **options)
-        self.t_range_ = self._t_range(X_tr)
+        self.t_range_ = self._t_range(problem)
         self.eps_ = self._eps(problem)
         self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
                                       progress=progress)
@@ -143,20 +209,14 @@ class KernelPathBase(BaseEstimator):
         """``cv=``, or a validation part ``X_val, y_val`` (kernel ridge), or a closed-form criterion
         (neither): the bandwidth with a certified criterion (within ``selection_.delta`` of the best
         over ``t_range_``, :func:`approxpath.selection.select`), then the model there on ``X, y``."""
-        from .selection import DEFAULT_EPS, select
-
         if self.cv is not None and (X_val is not None or y_val is not None):
             raise ValueError("cv= selects by cross-validation: do not pass X_val, y_val as well")
         self._check_training_targets(y)
         problem = get_problem(name)(X, y, **options)
-        self.t_range_ = self._t_range(X)
-        null, eps = problem.null_objective(), self._eps(problem)
-        # the folds' first paths at DEFAULT_EPS of the zero model's objective at most: enclosures
-        # from larger gaps decide little (the search refines where it matters)
-        first = min(eps, DEFAULT_EPS * null) if null > 0 else eps
-        self.selection_ = select(problem, self._criterion(), cv=self.cv, X_val=X_val, y_val=y_val, eps=first,
-                                 interval=self.t_range_, tol=self._tol(y), strict=False, workers=workers,
-                                 progress=progress)
+        self.t_range_ = self._t_range(problem)
+        self.selection_ = select(problem, self._criterion(), cv=self.cv, X_val=X_val, y_val=y_val,
+                                 eps=self._first_eps(problem), interval=self.t_range_, tol=self._tol(y), strict=False,
+                                 workers=workers, progress=progress, **self._budget())
         self._finish_choice(problem, workers, progress)
         return self
 
@@ -164,17 +224,34 @@ class KernelPathBase(BaseEstimator):
         """The bandwidth and the weight ``weight`` (``c``, ``lam``) chosen together over
         ``t_range_`` x ``weights`` (:func:`approxpath.select_surface`; by ``cv`` folds, the
         validation data ``X_val, y_val`` or a closed-form criterion), then the model at the
-        choice on all of ``X, y`` (``path_``: at the chosen weight).  Returns the weight."""
+        choice on all of ``X, y`` (``path_``: at the chosen weight).  Returns the weight.  The
+        selection runs in this process (``select_surface`` has no workers); ``n_jobs`` is for
+        ``path_``."""
         from .surface import select_surface
 
         workers, progress = self._check_run_params()
         problem = get_problem(name)(X, y, **options, **{weight: weights[0]})
-        self.t_range_ = self._t_range(X)
-        self.selection_ = select_surface(problem, criterion, cv=cv, X_val=X_val, y_val=y_val, bandwidths=self.t_range_,
-                                         weights=weights, tol=self._tol(y), strict=False, progress=progress)
+        self.t_range_ = self._t_range(problem)
+        try:
+            self.selection_ = select_surface(problem, criterion, cv=cv, X_val=X_val, y_val=y_val,
+                                             eps=self._first_eps(problem), bandwidths=self.t_range_, weights=weights,
+                                             tol=self._tol(y), strict=False, progress=progress, **self._budget())
+        except BudgetExceededError as exc:  # (strict=False: spent before the first choice)
+            budget = self.max_solves or inspect.signature(select_surface).parameters["max_solves"].default
+            raise BudgetExceededError(
+                f"{type(self).__name__}: the folds' first surfaces over t_range x {self._RANGE} need more than "
+                f"max_solves = {budget} exact solves, before any choice: raise max_solves, or narrow {self._RANGE} "
+                "or t_range") from exc
         chosen = self.selection_.w
         self._finish_choice(get_problem(name)(X, y, **options, **{weight: chosen}), workers, progress)
         return chosen
+
+    def _first_eps(self, problem):
+        """The gap of a selection's first paths (or surfaces): ``eps`` in the problem's units, at
+        most :data:`~approxpath.selection.DEFAULT_EPS` of the zero model's objective (enclosures
+        from larger gaps decide little; the search refines where it matters)."""
+        null, eps = problem.null_objective(), self._eps(problem)
+        return min(eps, DEFAULT_EPS * null) if null > 0 else eps
 
     def _eps(self, problem):
         """``eps`` (a fraction of the zero model's objective) in the problem's units."""
@@ -196,10 +273,17 @@ class KernelPathBase(BaseEstimator):
         """The ``delta`` a certified selection is to reach."""
         return self.cv_tol if self.cv_tol is not None else self._default_cv_tol(y)
 
-    def _t_range(self, X_tr):
+    def _t_range(self, problem):
+        """``t_range``, or the default around scikit-learn's ``gamma`` of the problem's data
+        (:class:`~approxpath.errors.InputError` where their squared distances overflow: scale the
+        features)."""
+        from .driver import _check_scale
+
+        _check_scale(problem)
         if self.t_range is None:
-            var = float(X_tr.var())
-            gamma = 1.0 / (X_tr.shape[1] * var) if var > 0 else 1.0
+            X = problem.X
+            var = float(X.var())
+            gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
             return (gamma * T_RANGE[0], gamma * T_RANGE[1])
         return tuple(float(v) for v in self.t_range)
 
@@ -214,11 +298,13 @@ class KernelPathBase(BaseEstimator):
         X = dense(validate_data(self, X, reset=False, accept_sparse=SPARSE))
         if t is None:
             t = self.best_t_
+        if not is_real(t):
+            raise InputError(f"t must be one number (a bandwidth of t_range_); got {t!r}")
         if t == self.best_t_ and getattr(self, "_best_model", None) is not None:
             problem, primal = self._best_model
             return problem.predict(primal, t, X)
         lo, hi = self.path_.interval
-        if not (np.isscalar(t) and lo <= t <= hi):
-            raise ValueError(f"t must be a number in the path's interval [{lo:.6g}, {hi:.6g}]; got {t!r}")
+        if not lo <= t <= hi:
+            raise InputError(f"t must be a number in the path's interval [{lo:.6g}, {hi:.6g}]; got {t!r}")
         t = float(t)
         return self.path_.problem.predict(self.path_.primal(t), t, X)

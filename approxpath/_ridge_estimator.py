@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
-from ._estimator_base import SPARSE, KernelPathBase, dense, loss_tol
-from .validate import positive_range
+from ._estimator_base import SPARSE, KernelPathBase, dense, fitting, loss_tol
+from .validate import choice, positive, positive_range
 
 __all__ = ["KernelPathRidge"]
 
@@ -51,7 +51,7 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         of the Gaussian process with covariance :math:`\\tilde K = K_t + \\lambda I`
         (maximized), or a validation loss.
     lam_range : (float, float), optional
-        With ``lam=None``: the range of λ (required).
+        With ``lam=None``: the range of λ (required; checked whatever ``lam`` is).
     tol : float, optional
         The ``delta`` to reach: default 1 % of the targets' variance (``loocv``, ``gcv``,
         ``mse``) or standard deviation (``mae``), 1 nat for ``lml``.
@@ -60,10 +60,17 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         objective ``sum(y**2)``; ``eps_`` is the absolute value.
     t_range : (float, float), optional
         As in :class:`KernelPathSVC`.
-    validation_fraction, random_state, cv, n_jobs, progress
+    validation_fraction, random_state, cv, progress
         As in :class:`KernelPathRegressor`, for ``mae`` and ``mse`` (``cv`` with a closed-form
         criterion is refused: it needs no folds); without ``cv`` the model is fitted on the part
         not split off.
+    n_jobs : int or None, default None
+        Worker processes for ``cv``'s folds (the choice is the same for every ``n_jobs``) and
+        for ``path_``; with ``lam=None`` the selection runs in this process and ``n_jobs``
+        serves ``path_`` only.
+    max_solves : int, optional
+        Exact solves allowed to the selection (default 2,000 over the bandwidth, 20,000 with
+        ``lam=None``): spent, it stops with the ``delta`` it reached and warns.
 
     Attributes
     ----------
@@ -91,8 +98,12 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
     True
     """
 
+    _TOL, _RANGE = "tol", "lam_range"
+
     def __init__(self, lam=0.1, criterion="loocv", lam_range=None, tol=None, eps=0.05, t_range=None,
-                 validation_fraction=0.25, random_state=None, cv=None, n_jobs=None, progress=False):
+                 validation_fraction=0.25, random_state=None, cv=None, n_jobs=None, progress=False,
+                 max_solves=None):
+        self.max_solves = max_solves
         self.lam = lam
         self.criterion = criterion
         self.lam_range = lam_range
@@ -110,9 +121,16 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
 
     def _tol(self, y):
         if self.tol is not None:
-            return self.tol  # checked by the selection
+            return self.tol
         return _LML_TOL if self.criterion == "lml" else loss_tol(y, self.criterion)
 
+    def _check_params(self):
+        choice("criterion", self.criterion, _CLOSED + _LOSSES)
+        if self.lam is not None:
+            positive("lam", self.lam)
+        super()._check_params()
+
+    @fitting
     def fit(self, X, y, X_val=None, y_val=None):
         """Choose the bandwidth (and λ with ``lam=None``) and fit the model there.
 
@@ -127,18 +145,13 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         -------
         self
         """
-        if self.criterion not in _CLOSED + _LOSSES:
-            raise ValueError(f"unknown criterion {self.criterion!r}; choose one of {', '.join(_CLOSED + _LOSSES)}")
+        self._check_params()
         closed = self.criterion in _CLOSED
         if closed and (self.cv is not None or X_val is not None or y_val is not None):
             raise ValueError(f"criterion={self.criterion!r} needs no validation data: drop cv, X_val and y_val "
                              "(or choose 'mae' or 'mse')")
-        self._check_params()
         X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True, accept_sparse=SPARSE)
         X, y = dense(X), np.asarray(y, dtype=float)
-        if self.lam is not None and not (isinstance(self.lam, (int, float, np.floating)) and np.isfinite(self.lam)
-                                         and self.lam > 0):
-            raise ValueError(f"lam must be a positive number or None; got {self.lam!r}")
         if not (closed or self.cv is not None):  # a validation part: the model on the rest
             X, y, X_val, y_val = self._split(X, y, X_val, y_val, None)
         if self.lam is None:

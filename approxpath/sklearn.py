@@ -25,9 +25,9 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
-from ._estimator_base import SPARSE, KernelPathBase, dense, loss_tol
+from ._estimator_base import SPARSE, KernelPathBase, dense, fitting, loss_tol
 from ._ridge_estimator import KernelPathRidge
-from .validate import positive_range
+from .validate import choice, positive, positive_range
 
 __all__ = ["KernelPathSVC", "KernelPathRegressor", "KernelPathRidge"]
 
@@ -49,7 +49,7 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         None: chosen with the bandwidth by ``cv`` over ``C_range`` (:func:`approxpath.select_surface`,
         certified within ``selection_.delta`` of the best of the whole box); ``best_C_`` is it.
     C_range : (float, float), optional
-        With ``C=None``: the range of C (required).
+        With ``C=None``: the range of C (required; checked whatever C is).
     bias : {"optimal", "dynamic", "fixed"}, default "optimal"
         Bias restoration along the path (see ``kernel_svm``).
     eps : float, default 0.01
@@ -76,13 +76,24 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         solve on all the data, and ``path_`` (on all the data) is computed when first read.
     cv_tol : float, optional
         The ``delta`` to reach with ``cv`` (default 0.02, two points in a hundred; a warning
-        says so if the search's budget ends first).
+        says so if the search's budget ends first).  Checked without ``cv`` too.
+    max_solves : int, optional
+        Exact solves allowed to the selection with ``cv`` (all folds together; default 2,000
+        over the bandwidth, 20,000 over the bandwidth and C): spent, the selection stops with
+        the ``delta`` it reached and warns, or, if spent before the folds' first surfaces
+        covered the box (``C=None``), raises ``BudgetExceededError``.  Unused without ``cv``.
     n_jobs : int or None, default None
         Worker processes for the path and, with ``cv``, the folds' paths (joblib's convention:
-        None is 1, -1 all cores).  With more than one the exact solves are placed ahead of the
-        workers' segments, so the path (and ``best_t_``) is the same for every ``n_jobs > 1``
-        but may use a few more exact solves than ``n_jobs=1`` (whose placement waits for each
-        segment); every piece is certified either way.
+        None is 1, -1 all cores); with ``C=None`` the folds' surfaces are computed in this
+        process and ``n_jobs`` serves ``path_`` only.  With more than one the exact solves are
+        placed ahead of the workers' segments, where ``n_jobs=1`` places each one after the
+        segment before it: the two place them at different bandwidths, so their paths differ
+        (the path is the same for every ``n_jobs > 1``, which may use a few more exact solves).
+        Every piece is certified within ``eps`` either way, but the models along the two paths
+        differ (each within ``eps`` of the optimum), so the bandwidth of the smallest validation
+        error, ``best_t_``, may differ between ``n_jobs=1`` and ``n_jobs > 1``: each is the
+        best piece of a certified path.  With ``cv`` the choice does not depend on ``n_jobs``
+        (each fold's paths are computed in one process, the folds shared among the workers).
     progress : bool, default False
         Show a progress bar (the ``progress`` extra, tqdm).
 
@@ -109,9 +120,12 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
     n_features_in_ : int
     """
 
+    _RANGE = "C_range"
+
     def __init__(self, C=1.0, bias="optimal", eps=0.01, t_range=None, selection="pieces", n_grid=100,
                  validation_fraction=0.25, random_state=None, n_jobs=None, progress=False, cv=None,
-                 cv_tol=None, C_range=None):
+                 cv_tol=None, C_range=None, max_solves=None):
+        self.max_solves = max_solves
         self.n_jobs = n_jobs
         self.progress = progress
         self.C = C
@@ -148,6 +162,12 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         if np.unique(y).size < 2:
             raise ValueError("the training part has only one class: pass more samples of each class or X_val, y_val")
 
+    def _check_params(self):
+        super()._check_params()
+        if self.C is not None:
+            positive("C", self.C)
+
+    @fitting
     def fit(self, X, y, X_val=None, y_val=None):
         """Compute the certified path on the training data and select the bandwidth.
 
@@ -177,7 +197,7 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         if self.C is None:
             return self._fit_both(X, yy, X_val, y_val)
         self.best_C_ = float(self.C)
-        return self._fit(X, yy, X_val, y_val, "kernel_svm", dict(c=self.C, bias=self.bias), stratify=yy)
+        return self._fit(X, yy, X_val, y_val, "kernel_svm", dict(c=self.best_C_, bias=self.bias), stratify=yy)
 
     def _fit_both(self, X, y, X_val, y_val):
         """``C=None``: C and the bandwidth chosen together by ``cv``."""
@@ -234,15 +254,22 @@ class KernelPathRegressor(RegressorMixin, KernelPathBase):
         As in :class:`KernelPathSVC`.
     criterion : {"mae", "mse"}, default "mae"
         Validation loss.
-    selection, n_grid, validation_fraction, random_state, n_jobs, progress
+    selection, n_grid, validation_fraction, random_state, progress
         As in :class:`KernelPathSVC` (the split is not stratified).
+    n_jobs : int or None, default None
+        As in :class:`KernelPathSVC`: without ``cv``, ``n_jobs=1`` and ``n_jobs > 1`` place the
+        exact solves differently, so their certified paths, and the ``best_t_`` chosen along
+        them, may differ (sinc, n = 60, the defaults: 0.71 and 0.77), each certified.
     cv : int, cross-validation splitter or iterable, optional
         As in :class:`KernelPathSVC` (an int is a k-fold); ``loss="robust_l1"`` has no
         enclosure of its optimum's predictions: its cross-validation curve is sampled
-        (``selection_.kind == "sampled"``, no ``delta``).
+        (``selection_.kind == "sampled"``, no ``delta``).  Costly: every fold's enclosures
+        need many exact solves (docs/selection.md).
     cv_tol : float, optional
         The ``delta`` to reach with ``cv``; default 1 % of the targets' variance (``mse``) or
         standard deviation (``mae``).
+    max_solves : int, optional
+        As in :class:`KernelPathSVC`.
 
     Attributes
     ----------
@@ -252,7 +279,8 @@ class KernelPathRegressor(RegressorMixin, KernelPathBase):
 
     def __init__(self, loss="klasso", lam=0.1, eps=0.05, t_range=None, criterion="mae", selection="pieces",
                  n_grid=100, validation_fraction=0.25, random_state=None, n_jobs=None, progress=False, cv=None,
-                 cv_tol=None):
+                 cv_tol=None, max_solves=None):
+        self.max_solves = max_solves
         self.n_jobs = n_jobs
         self.progress = progress
         self.loss = loss
@@ -273,6 +301,13 @@ class KernelPathRegressor(RegressorMixin, KernelPathBase):
     def _default_cv_tol(self, y):
         return loss_tol(y, self.criterion)
 
+    def _check_params(self):
+        choice("loss", self.loss, _LOSSES)
+        choice("criterion", self.criterion, ("mae", "mse"))
+        positive("lam", self.lam)
+        super()._check_params()
+
+    @fitting
     def fit(self, X, y, X_val=None, y_val=None):
         """Compute the certified path on the training data and select the bandwidth.
 
@@ -287,14 +322,10 @@ class KernelPathRegressor(RegressorMixin, KernelPathBase):
         -------
         self
         """
-        if self.loss not in _LOSSES:
-            raise ValueError(f"unknown loss {self.loss!r}; choose one of {', '.join(_LOSSES)}")
-        if self.criterion not in ("mae", "mse"):
-            raise ValueError(f"unknown criterion {self.criterion!r}; choose 'mae' or 'mse'")
         self._check_params()
         X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True, accept_sparse=SPARSE)
         X = dense(X)
-        return self._fit(X, np.asarray(y, dtype=float), X_val, y_val, self.loss, dict(lam=self.lam))
+        return self._fit(X, np.asarray(y, dtype=float), X_val, y_val, self.loss, dict(lam=float(self.lam)))
 
     def predict(self, X, t=None):
         """Predictions of the path's model at ``t`` (default ``best_t_``), shape (n_samples,)."""

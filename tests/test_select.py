@@ -181,8 +181,9 @@ def test_choice_at_the_interval_edge_warns():
     so; with the peak inside the interval it says nothing."""
     X, y = make_sinc(n=30, noise=0.1, seed=2)
     problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
-    with pytest.warns(UserWarning, match="upper end 0.4: the criterion may be better beyond it"):
+    with pytest.warns(UserWarning, match="upper end 0.4: the criterion may be better beyond it") as caught:
         select(problem, "lml", interval=(0.2, 0.4), tol=0.05)
+    assert [w.filename for w in caught] == [__file__]  # the caller's line (it was selection/search.py's)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         select(problem, "lml", interval=(0.05, 5.0), tol=0.05)
@@ -315,3 +316,14 @@ def test_integer_cv_needs_no_scikit_learn():
             "print('sklearn' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_cli_select_without_cv_names_the_flag(sinc_csv, capsys):
+    """Without --cv a problem with no closed-form criterion said "pass cv=5 (or X_val, y_val)":
+    Python's words."""
+    from approxpath.cli import main
+
+    for over in ([], ["--over", "lam,bandwidth", "--weights", "0.01", "1"]):
+        assert main(["select", "klasso", "--data", str(sinc_csv), "--format", "csv", *over]) == 2
+        err = capsys.readouterr().err
+        assert "pass --cv K (e.g. --cv 5)" in err and "cv=5" not in err and "X_val" not in err

@@ -155,3 +155,68 @@ def test_regressor_rejects_unknown_loss_and_criterion():
         KernelPathRegressor(loss="huber").fit(X, y)
     with pytest.raises(ValueError, match="unknown criterion"):
         KernelPathRegressor(criterion="r2").fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore:.*may be matched")
+def test_a_refit_leaves_nothing_of_the_earlier_fit():
+    """Refitted without cv, the classifier kept the earlier fit's selection_ (and its deferred
+    path): every fit removes what an earlier one left."""
+    X, y = make_classification(n=24, d=2, separation=1.5, seed=3)
+    clf = KernelPathSVC(t_range=(0.5, 2.0), cv=2, cv_tol=0.5).fit(X, y)
+    assert hasattr(clf, "selection_") and clf.validation_curve_ is None
+    clf.set_params(cv=None, random_state=0).fit(X, y)
+    assert not hasattr(clf, "selection_") and clf.validation_curve_ is not None
+    assert clf.path_.problem.n < 24  # the path of this fit (on the part not split off), not the deferred one
+
+
+@pytest.mark.filterwarnings("ignore:.*may be matched")
+def test_numpy_integers_are_numbers():
+    """np.int64(1) was refused as lam and eps ("must be a positive number"), so a grid search over
+    np.array([1, 2]) failed every fit."""
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = make_sinc(n=24, seed=0)
+    reg = KernelPathRegressor(lam=np.int64(1), eps=np.int64(1), t_range=(0.5, 2.0), random_state=0).fit(X, y)
+    assert reg.eps_ > 0
+    search = GridSearchCV(KernelPathRidge(t_range=(0.5, 2.0)), {"lam": np.array([1, 2])}, cv=2).fit(X, y)
+    assert search.best_params_["lam"] in (1, 2)
+    Xc, yc = make_classification(n=24, d=2, seed=0)
+    assert KernelPathSVC(C=np.int64(1), eps=np.int64(1), t_range=(0.5, 2.0), random_state=0).fit(Xc, yc).best_C_ == 1.0
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(validation_fraction="a"), r"validation_fraction must be a number in \[0, 1\); got 'a'"),
+    (dict(cv_tol=-5), "cv_tol must be a positive finite number; got -5"),  # without cv: checked all the same
+    (dict(C_range="junk"), "C_range must be a pair"),  # with a given C: checked all the same
+    (dict(max_solves=0), "max_solves must be a positive integer"),
+    (dict(n_grid=1), "n_grid must be an integer >= 2"),  # selection="pieces": checked all the same
+    (dict(selection="grids"), "unknown selection 'grids'"),
+    (dict(eps=True), "eps must be a number; got True"),
+    (dict(C="a"), "C must be a number"),
+    (dict(progress="yes"), "progress must be True or False"),
+])
+def test_every_parameter_is_checked_in_one_line(two_class, kwargs, match):
+    X, y = two_class
+    with pytest.raises(approxpath.InputError, match=match):
+        KernelPathSVC(**kwargs).fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore:.*may be matched")
+def test_predict_at_t_takes_one_number(two_class):
+    """t="a" raised TypeError ('<=' not supported) and, after a cv fit, an array "the truth value
+    of an array is ambiguous"."""
+    X, y = two_class
+    clf = KernelPathSVC(t_range=(0.5, 2.0), cv=2, cv_tol=0.5).fit(X[:24], y[:24])
+    for t in ("a", np.array([1.0, 2.0]), [1.0]):
+        with pytest.raises(approxpath.InputError, match="t must be one number"):
+            clf.predict(X, t=t)
+    assert clf.predict(X, t=np.float32(1.0)).shape == (X.shape[0],)
+
+
+def test_regressor_n_jobs_is_checked_and_max_solves_is_a_parameter():
+    X, y = make_sinc(n=20, seed=0)
+    assert KernelPathRegressor().get_params()["max_solves"] is None
+    with pytest.raises(approxpath.InputError, match="n_jobs"):
+        KernelPathRegressor(n_jobs=0).fit(X, y)
+    with pytest.raises(approxpath.InputError, match="unknown loss 'huber'"):
+        KernelPathRegressor(loss="huber", lam="a").fit(X, y)

@@ -108,7 +108,9 @@ def test_lam_none_by_a_validation_loss_chooses_both(sinc, cv):
     (dict(criterion="lml"), "val", "needs no validation data"),
     (dict(lam=None), {}, "lam_range"),
     (dict(lam=None, lam_range=(1, 0.1)), {}, "0 < lo < hi"),
-    (dict(lam=-1.0), {}, "lam must be a positive number"),
+    (dict(lam=-1.0), {}, "lam must be a positive finite number"),
+    (dict(lam_range="junk"), {}, "lam_range must be a pair"),  # with a given lam: checked all the same
+    (dict(tol=-1.0, criterion="lml"), {}, "tol must be a positive finite number"),
     (dict(criterion="r2"), {}, "unknown criterion 'r2'"),
     (dict(tol=0.0), {}, "tol"),
 ])
@@ -117,3 +119,29 @@ def test_bad_settings_are_refused_in_one_line(sinc, kw, fit_kw, message):
     extra = dict(X_val=X[:5], y_val=y[:5]) if fit_kw == "val" else {}
     with pytest.raises(ValueError, match=message):
         KernelPathRidge(**kw).fit(X, y, **extra)
+
+
+def test_features_too_large_for_double_precision_say_scale_them(sinc):
+    """Features of 1e200 made the default t_range (0, 0): "interval lower end must be > 0 ... got
+    0.0", about an interval the user never gave."""
+    from approxpath import InputError
+
+    X, y = sinc
+    with pytest.raises(InputError, match="overflow double precision .*: scale the features"):
+        KernelPathRidge().fit(X * 1e200, y)
+
+
+def test_a_choice_at_an_end_of_t_range_is_warned_at_the_fit_naming_t_range():
+    """The warning pointed at selection/search.py and said "widen the interval"."""
+    X, y = make_sinc(n=30, noise=0.1, seed=2)  # its log marginal likelihood peaks near t = 0.47
+    with pytest.warns(UserWarning, match=r"KernelPathRidge: the chosen t = .* may be matched at the upper end of "
+                                         r"t_range, 0.4: .*; widen t_range past it") as caught:
+        KernelPathRidge(lam=0.1, criterion="lml", t_range=(0.2, 0.4), tol=0.05).fit(X, y)
+    assert [w.filename for w in caught if "t_range" in str(w.message)] == [__file__]
+
+
+def test_lam_none_names_lam_range_at_a_side_of_the_box(sinc):
+    X, y = sinc
+    with pytest.warns(UserWarning, match=r"at the lower end of lam_range, 0.5.*; widen (t_range and )?lam_range") as caught:
+        KernelPathRidge(lam=None, lam_range=(0.5, 1.0), t_range=T_RANGE).fit(X, y)
+    assert all(w.filename == __file__ for w in caught)

@@ -153,6 +153,48 @@ def test_a_spent_budget_names_the_users_max_solves(budget):
         approxpath.select_surface(problem, cv=2, eps=0.01, relative=True, tol=0.4, max_solves=budget, **_BOX)
 
 
+def test_strict_false_cannot_return_before_the_first_surfaces_and_says_so():
+    """select_surface(strict=False) warns and returns when the budget is spent while refining;
+    spent while the first surfaces are built there is no choice: it raises, and says why."""
+    from approxpath.errors import BudgetExceededError
+
+    X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    with pytest.raises(BudgetExceededError, match=r"max_solves=5 .*raise max_solves.*while the first surfaces were "
+                                                  r"built: there is no choice yet, so strict=False has nothing"):
+        approxpath.select_surface(problem, cv=2, eps=0.01, relative=True, tol=0.4, max_solves=5, strict=False, **_BOX)
+
+
+def test_the_svc_passes_its_eps_and_budget_and_names_its_parameters(monkeypatch):
+    """KernelPathSVC(C=None) passed neither eps nor a budget to select_surface (it had no
+    max_solves); a budget spent before any choice names the estimator's parameters."""
+    import approxpath.surface
+    from approxpath.errors import BudgetExceededError
+    from approxpath.sklearn import KernelPathSVC
+
+    X, y = make_classification(n=24, d=2, separation=1.5, seed=3)
+    model = KernelPathSVC(C=None, C_range=(0.5, 2.0), t_range=(0.5, 2.0), cv=2, eps=1e-4, max_solves=5)
+    assert model.get_params()["max_solves"] == 5
+    with pytest.raises(BudgetExceededError, match=r"KernelPathSVC: .* max_solves = 5 .*: raise max_solves, or narrow "
+                                                  r"C_range or t_range"):
+        model.fit(X, y)
+    seen = {}
+
+    def spy(problem, criterion, **kw):
+        seen.update(kw, null=problem.null_objective())
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(approxpath.surface, "select_surface", spy)
+    with pytest.raises(RuntimeError, match="stop"):
+        model.fit(X, y)
+    assert seen["max_solves"] == 5 and seen["eps"] == pytest.approx(1e-4 * seen["null"])  # eps of C_range's start
+    seen.clear()
+    with pytest.raises(RuntimeError, match="stop"):
+        model.set_params(eps=0.5, max_solves=None).fit(X, y)
+    assert "max_solves" not in seen  # select_surface's default
+    assert seen["eps"] == pytest.approx(1e-3 * seen["null"])  # the first surfaces' gap: at most 1e-3 of it
+
+
 def test_a_budget_spent_while_refining_says_so_and_keeps_the_result(capsys):
     """... and its progress bar, closed by the error, shows the delta it reached."""
     from approxpath.errors import BudgetExceededError

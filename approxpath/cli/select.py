@@ -20,6 +20,9 @@ def cmd_select(args):
     from ..selection import select
 
     cls = get_problem(args.problem)
+    if args.cv is None and not getattr(cls.Bound, "CLOSED_FORM_CRITERIA", None):  # (the library says cv=5)
+        raise InputError(f"{cls.name} has no closed-form criterion: pass --cv K (e.g. --cv 5) to select by a "
+                         "cross-validation loss")
     check_outputs(args, [args.data])  # before the data are read and the folds' paths run
     over = {v.strip() for v in args.over.split(",")}
     if over != {"bandwidth"}:

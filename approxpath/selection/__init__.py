@@ -14,10 +14,10 @@ The derivations are in ``docs/certified-selection.md``.
 
 from .curve import CRITERIA, SELECTIONS, ValidationCurve, evaluation_points, validation_curve, validation_loss
 from .losses import LOSSES
-from .search import DEFAULT_EPS, Selection, select
+from .search import DEFAULT_EPS, RangeWarning, Selection, select
 
 __all__ = ["CRITERIA", "SELECTIONS", "ValidationCurve", "evaluation_points", "validation_curve", "validation_loss",
-           "LOSSES", "DEFAULT_EPS", "Selection", "select", "plot_selection"]
+           "LOSSES", "DEFAULT_EPS", "RangeWarning", "Selection", "select", "plot_selection"]
 
 
 def __getattr__(name):

@@ -26,7 +26,7 @@ from .folds import default_criterion, fold_problems
 from .nodes import BandwidthFolds, NodeClosedForm
 from .result import Selection
 
-__all__ = ["Selection", "select", "DEFAULT_EPS"]
+__all__ = ["Selection", "select", "DEFAULT_EPS", "RangeWarning"]
 
 #: Default ε of the first paths, relative to the zero model's objective: enclosures from gaps
 #: much larger than this are too wide to decide much (the search refines where it matters).
@@ -38,6 +38,18 @@ _END_ROUNDS = 8
 # Rounds of refinement and cells kept before the run stops with the δ it reached.
 _MAX_ROUNDS = 400
 _MAX_CELLS = 400_000
+
+
+class RangeWarning(UserWarning):
+    """The choice may be matched at a side of the range searched: the criterion may be better
+    beyond it.  Besides its message it says where, for callers that name the range otherwise
+    (the estimators' ``t_range``): ``choice``, the choice in words (``"the chosen t = 0.5"``),
+    and ``sides``, triples ``(parameter, "lower" or "upper", end)`` with the parameter
+    ``"bandwidth"`` (or the path's parameter) or the weight's name, and the end's value."""
+
+    def __init__(self, message, choice, sides):
+        super().__init__(message)
+        self.choice, self.sides = choice, tuple(sides)
 
 
 def _run_paths(problems, intervals, eps, seeds, executor, options):
@@ -264,7 +276,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         exc.selection = result
         if strict:
             raise exc
-        warnings.warn(str(exc), stacklevel=3)
+        warnings.warn(str(exc), stacklevel=4)  # (_select, select, its decorator: the caller's line)
     return result
 
 
@@ -311,7 +323,8 @@ def _warn_edge(search, value, t, lo, hi, parameter):
     edges, open_end = search.edges, search.open_end(t, value)
     for i, end, side, inside in ((0, lo, "lower", t <= edges[1]), (search.lo.size - 1, hi, "upper", t >= edges[-2])):
         if inside or i == open_end:
-            warnings.warn(f"select: the chosen {shown_name(parameter)} = {t:.6g} may be matched at the interval's "
-                          f"{side} end {end:.6g}: the criterion may be better beyond it; widen the interval past "
-                          "that end", stacklevel=3)
+            choice = f"the chosen {shown_name(parameter)} = {t:.6g}"
+            warnings.warn(RangeWarning(f"select: {choice} may be matched at the interval's {side} end {end:.6g}: the "
+                                       "criterion may be better beyond it; widen the interval past that end", choice,
+                                       [(parameter, side, end)]), stacklevel=5)  # (the caller of select's decorator)
             return
