@@ -134,7 +134,7 @@ def test_an_interval_is_two_numbers_not_text():
     (dict(box=((4.0, 0.5), (0.05, 0.5))), "the required box must be"),  # required nothing
     (dict(box=(("0.5", "4"), (0.05, 0.5))), "the required box must be"),  # raised TypeError
     (dict(box=5), "the required box must be"),
-    (dict(data_sha256=5), "data_sha256 must be the data's sha256 as text"),
+    (dict(data_sha256=5), "data_sha256 must be the data's sha256, 64 hex digits"),
 ])
 def test_what_verify_is_asked_to_require_is_well_formed(ridge_path, tmp_path, required, match):
     """A malformed requirement is a usage error, not a failed (or a passed) verification."""

@@ -317,3 +317,13 @@ def test_a_flag_that_starts_like_one_names_it(capsys):
     """difflib finds '--data' too unlike '--data-file' (and 'tol' unlike 'tolerance')."""
     assert main(["verify", "x.npz", "--data-file", "d.csv"]) == 2
     assert "did you mean '--data'?" in capsys.readouterr().err
+
+
+def test_a_selections_advice_names_the_flags():
+    """The command line said "widen the interval" where its flags are --range and --weights."""
+    from approxpath.cli.checks import as_advice
+
+    assert as_advice("...; widen the interval past that end").endswith("widen --range past that end")
+    assert as_advice("...; widen the box past it").endswith("widen --range or --weights past it")
+    assert as_advice("...: raise max_solves or tol, or pass strict=False to keep this result") == \
+        "...: raise --max-solves or --tol"

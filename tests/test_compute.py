@@ -85,6 +85,9 @@ def test_the_kernel_threads_setting_and_its_environment_default(monkeypatch):
         with pytest.raises(InputError, match="APPROXPATH_NUM_THREADS must be a nonzero integer"):
             approxpath.approximate_path(approxpath.get_problem("kernel_ridge")(X, y, lam=0.1), eps=0.5,
                                         interval=(0.5, 2.0))
+        with pytest.raises(InputError, match="APPROXPATH_NUM_THREADS must be a nonzero integer"):  # (0.5.0: ran)
+            approxpath.approximate_surface(approxpath.get_problem("kernel_ridge")(X, y, lam=0.1), 0.5, (0.05, 0.2),
+                                           (0.5, 2.0))
 
 
 def test_entry_points_run_blas_on_one_thread_and_give_it_back():

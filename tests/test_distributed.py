@@ -110,6 +110,9 @@ def test_split_products_refuse_what_they_cannot_do(client):
     ridge = approxpath.get_problem("kernel_ridge")(X, y, lam=1.0)
     with pytest.raises(InputError, match="kernel products only"):
         _path(ridge, executor=client, split_products=True)
+    laplacian = KernelSVM(X, y, c=0.1, kernel="laplacian")  # (0.5.0: a memory budget blamed at the first solve)
+    with pytest.raises(InputError, match="serves the gaussian and ard kernels"):
+        _path(laplacian, executor=client, split_products=True)
     with pytest.raises(InputError, match="precomputed"):
         SplitKernels(distances(X), "precomputed", None, client)
 
@@ -169,6 +172,18 @@ def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path
     assert main([*args, "--dask", "schedulerhost"]) == 2
     err = capsys.readouterr().err
     assert "'schedulerhost' is not a scheduler address like tcp://host:8786" in err and err.count("\n") == 1
+    assert main([*args, "--dask", "tcp://127.0.0.1:99999"]) == 2  # (0.5.0: 30 s of retries)
+    assert "Port out of range" in capsys.readouterr().err
+    import socket
+    import time
+
+    with socket.socket() as mute:  # accepts connections (the system's backlog), never answers: 0.5.0 waited for ever
+        mute.bind(("127.0.0.1", 0))
+        mute.listen()
+        t0 = time.monotonic()
+        assert main([*args, "--dask", f"tcp://127.0.0.1:{mute.getsockname()[1]}"]) == 2
+        assert time.monotonic() - t0 < 30
+    assert "no Dask scheduler answered" in capsys.readouterr().err
 
 
 def test_a_cluster_that_lost_its_work_or_workers_stops_the_run(monkeypatch):

@@ -72,3 +72,49 @@ def test_map_paths_over_a_grid_of_c(svm):
     serial = approxpath.approximate_path(problems[1], eps=0.5, interval=(0.5, 4.0))
     assert paths[1].exact_solves == serial.exact_solves  # same inputs, same path
     assert [(q.lo, q.hi) for q in paths[1].pieces] == [(q.lo, q.hi) for q in serial.pieces]
+
+
+@pytest.mark.parametrize("signal_name,code", [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_to_a_run_of_chunks_stops_it_and_its_workers_at_once(tmp_path, signal_name, code):
+    """``kill`` of the command (its process only) while workers computed chunks: it waited for
+    the chunks (48 s; the signal went to a thread of the pool, the main thread slept on its wait),
+    and the workers, keeping the command's SIGTERM handler, outlived it, deaf to ``kill``."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from approxpath.data import make_classification
+
+    X, y = make_classification(n=400, d=3, seed=11)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    proc = subprocess.Popen([sys.executable, "-m", "approxpath.cli", "path", "kernel_svm", "--data", str(data),
+                             "--c", "1", "--eps", "0.0005", "--range", "2^-10", "2^10", "--no-progress",
+                             "--workers", "2", "--strategy", "paper"], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def session():
+        out = subprocess.run(["ps", "-o", "pid=", "-s", str(proc.pid)], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+    deadline = time.time() + 120
+    while len(session()) < 3 and time.time() < deadline and proc.poll() is None:  # the command and 2 workers
+        time.sleep(0.05)
+    time.sleep(1.0)  # the chunks under way (each takes tens of seconds)
+    if proc.poll() is not None:
+        pytest.skip("the run finished before it could be signalled")
+    sent = time.time()
+    proc.send_signal(getattr(signal, signal_name))
+    try:
+        _, err = proc.communicate(timeout=60)
+        took = time.time() - sent
+        time.sleep(0.5)
+        left = session()
+    finally:
+        for pid in session():
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == code and "Traceback" not in err, err
+    assert took < 8, f"{took:.1f} s after the signal"  # (0.04 s on an idle machine)
+    assert not left, f"processes left: {left}"

@@ -182,6 +182,7 @@ def test_a_choice_that_may_be_matched_beyond_the_box_is_flagged(sinc):
     with pytest.warns(UserWarning, match="may be matched at the box's .*upper") as caught:
         s = approxpath.select_surface(problem, "gcv", bandwidths=(0.5, 4.0), weights=(0.01, 0.1), tol=0.005)
     assert "widen the box" in str(caught[0].message)
+    assert caught[0].filename == __file__  # the caller's line (not the library's)
     assert dense_criteria(X, y, 11.38, 0.2807)["gcv"] < s.value[0]
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -69,11 +69,13 @@ def as_flags(message, cls):
 
 def as_advice(message):
     """A selection's message (``select``, ``select_surface``) with the command line's words: its
-    budget and tolerance as the flags ``--max-solves`` and ``--tol``, and without the advice to
+    budget, tolerance and range as the flags ``--max-solves``, ``--tol`` and ``--range``, and without the advice to
     pass ``strict=False`` (the command keeps the result reached and says so)."""
     import re
 
     message = re.sub(r",? or pass strict=False to keep this result", "", str(message))
+    message = re.sub(r"\bwiden the box past", "widen --range or --weights past", message)
+    message = re.sub(r"\bwiden the interval past", "widen --range past", message)
     message = re.sub(r"\braise max_solves or tol\b", "raise --max-solves or --tol", message)
     message = re.sub(r"\braise max_solves\b", "raise --max-solves", message)
     return re.sub(r"\braise tol\b", "raise --tol", message)

@@ -90,12 +90,35 @@ def _dask_client(address):
         from dask.distributed import Client
     except ImportError:
         raise InputError("--dask needs dask.distributed (pip install 'approxpath[dask]')") from None
+    import threading
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(address if "://" in address else f"tcp://{address}").port  # a port beyond 65535: at once
+        got = []
+        # Dask's timeout covers the connection, not the handshake: a port that accepts and never
+        # answers as a scheduler (an HTTP server) would hold the command for ever
+        trying = threading.Thread(target=lambda: got.append(_connect(Client, address)), daemon=True)
+        trying.start()
+        trying.join(DASK_TIMEOUT + 5)
+    except ValueError as exc:  # a port out of range
+        raise InputError(f"--dask: {address!r} is not a scheduler address like tcp://host:8786 ({exc})") from None
+    if not got:
+        raise InputError(f"--dask: no Dask scheduler answered at {address} within {DASK_TIMEOUT} s (is it a "
+                         "scheduler's port?)")
+    if isinstance(got[0], ValueError):  # distributed's address parser: no port, an unknown protocol
+        raise InputError(f"--dask: {address!r} is not a scheduler address like tcp://host:8786 ({got[0]})")
+    if isinstance(got[0], Exception):
+        raise InputError(f"--dask: no Dask scheduler answered at {address} ({got[0]})")
+    return got[0]
+
+
+def _connect(Client, address):
+    """``Client(address)``, or why not: the address's error (ValueError), the connection's."""
     try:
         return Client(address, timeout=DASK_TIMEOUT)
-    except OSError as exc:
-        raise InputError(f"--dask: no Dask scheduler answered at {address} ({exc})") from None
-    except ValueError as exc:  # distributed's address parser: no port, an unknown protocol
-        raise InputError(f"--dask: {address!r} is not a scheduler address like tcp://host:8786 ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - said by _dask_client, in the caller's thread
+        return exc
 
 
 def checkpoint_of(args):

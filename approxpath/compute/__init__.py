@@ -84,7 +84,7 @@ def products_on(problem, client=None, device="auto"):
         accelerator = _device.find_accelerator()
         if accelerator is None and device == "gpu":
             raise InputError("device='gpu' needs a CUDA GPU with CuPy or PyTorch (pip install 'approxpath[gpu]'); "
-                             "none was found")
+                             "neither sees one (no CUDA device, or a CPU-only build)")
     if accelerator is None or not hasattr(bound, "kernels_from"):
         yield None
         return

@@ -51,6 +51,10 @@ _CHUNK_BLOCKS = 32
 # the command line waits for a scheduler to answer; tasks of a cluster without workers would
 # otherwise wait forever.
 _POLL_S = 2.0
+# A local future is waited for in steps this long: a signal the system delivers to another thread
+# (the pool's) runs its handler only when the main thread wakes (a plain wait slept until the task
+# ended: SIGTERM of a run of chunks took 48 s); the command line promises to stop within 1-2 s
+_WAIT_S = 0.5
 _NO_WORKERS_S = 30.0
 
 
@@ -65,14 +69,17 @@ def check_executor(executor):
 
 
 def result(future):
-    """``future.result()``; for a Dask future, :class:`ClusterError` instead of waiting forever
+    """``future.result()``, waited for in steps of ``_WAIT_S`` (interruptible); for a Dask
+    future, :class:`ClusterError` instead of waiting forever
     when its work is lost (its workers died: the future is cancelled, or a task killed workers)
     or its cluster has had no workers for ``_NO_WORKERS_S`` (a process pool's lost worker breaks
     the pool by itself).  The task's own exceptions are raised as they are."""
-    from concurrent.futures import CancelledError
+    from concurrent.futures import CancelledError, wait
 
     client = getattr(future, "client", None)
     if client is None or not callable(getattr(client, "nthreads", None)):
+        while not future.done():  # waits that end: a signal delivered to another thread of the
+            wait([future], timeout=_WAIT_S)  # process is handled here within _WAIT_S (Ctrl-C, SIGTERM)
         return future.result()
     from distributed import KilledWorker
 
@@ -228,6 +235,10 @@ def split_products(problem, client):
     if not getattr(bound, "blocked_ok", False):
         raise InputError(f"split_products=True needs a problem whose bounds use kernel products only (kernel_svm); "
                          f"{problem.name} forms whole kernels")
+    if bound.family not in ("gaussian", "ard"):  # (the exact solves then run on libSVM's own kernel)
+        raise InputError(f"split_products=True serves the gaussian and ard kernels: with the distances on the "
+                         f"workers the exact solves run on libSVM's own (gaussian) kernel; kernel={bound.family!r} "
+                         "needs its n x n kernel in this process: run it without split products (--dask)")
     check_executor(client)
     if not all(hasattr(client, name) for name in ("scatter", "submit", "run", "nthreads")):
         raise InputError("split_products=True needs executor=dask.distributed.Client(...) (its workers hold the rows "

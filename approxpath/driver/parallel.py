@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from ..compute.caches import share_budget
 from ..compute.distributed import check_executor, result
 from ..compute.parallelism import worker_threads
 from ..data import data_sha256
@@ -30,15 +31,32 @@ def pool(workers, executor, wanted=True, sharers=None):
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    from ..compute.caches import share_budget
-
     sharers = workers + 1 if sharers is None else sharers
     before = share_budget(sharers)
     try:
-        with ProcessPoolExecutor(max_workers=workers, initializer=share_budget, initargs=(sharers,)) as p:
-            yield p
+        with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(sharers,)) as p:
+            try:
+                yield p
+            except BaseException:  # interrupted, terminated, failed: the workers stop now, not after their tasks
+                # (Python 3.14: terminate_workers(); shutdown forgets the processes, so first)
+                for process in list((getattr(p, "_processes", None) or {}).values()):
+                    process.terminate()
+                p.shutdown(wait=False, cancel_futures=True)
+                raise
     finally:
         share_budget(before)
+
+
+def _start_worker(sharers):
+    """A worker process's start: the signals' default actions (a process forked from a command
+    would keep its SIGTERM handler, which a task catches: ``kill`` could not stop it; Ctrl-C is
+    its parent's to act on) and its share of the kernel caches' budget."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.set_wakeup_fd(-1)
+    share_budget(sharers)
 
 
 def single_threaded(fn, *args):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import time
 
+from ..compute.parallelism import managed, threads
 from ..progress import count_bar
 from ..errors import BudgetExceededError, InputError
 from ..numerics import STORED_PAD, stored_bound
@@ -76,8 +77,9 @@ def surface_meta(problem, meta=None):
     return info
 
 
+@managed
 def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=False, solver=None, max_solves=20_000,
-                        max_cells=200_000, progress=False, meta=None):
+                        max_cells=200_000, progress=False, meta=None, n_jobs=None):
     """Compute an ε-approximate solution surface of ``problem`` over the bandwidth and the weight.
 
     Parameters
@@ -102,6 +104,9 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
         A progress bar (tqdm) over the box's area.
     meta : dict, optional
         Extra provenance for the certificate.
+    n_jobs : int, optional
+        Threads of the kernel work, in joblib's convention (``-1``: every core; None: the
+        default, :func:`approxpath.compute.kernel_threads`); BLAS runs on one thread.
 
     Returns
     -------
@@ -132,7 +137,8 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
 
     cells = []
     try:
-        tile(engine, 0, ((t_lo, t_hi), (w_lo, w_hi)), eps, relative, max_cells, finished)
+        with threads(n_jobs):
+            tile(engine, 0, ((t_lo, t_hi), (w_lo, w_hi)), eps, relative, max_cells, finished)
     finally:
         if bar is not None:
             bar.close()

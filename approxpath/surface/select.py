@@ -22,12 +22,13 @@ import warnings
 
 import numpy as np
 
+from ..compute.parallelism import managed
 from ..progress import delta_bar
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..numerics import log_mid
 from ..selection.losses import loss_totals
 from ..selection.folds import default_criterion, fold_problems
-from ..selection.search import DEFAULT_EPS
+from ..selection.search import DEFAULT_EPS, RangeWarning
 from ..validate import positive_range
 from .build import tile
 from .engine import Engine, check_bandwidth_problem
@@ -154,6 +155,7 @@ def _refine(folds, engine, owners, active, relative, max_cells):
     return replaced
 
 
+@managed
 def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, eps=None,
                    bandwidths=None, weights=None, tol=0.01, relative=False, max_solves=20_000, strict=True,
                    solver=None, progress=False):
@@ -190,7 +192,9 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         If the search stops before ``delta <= tol``: raise :class:`BudgetExceededError` when
         ``max_solves`` was spent, :class:`SelectionStalledError` (its subclass) when more exact
         solves would not help (the ``selection`` attribute of either holds the result), or, when
-        False, warn and return it.
+        False, warn and return it.  A budget spent while the folds' first surfaces are built
+        raises :class:`BudgetExceededError` either way: until every fold's cells cover the box
+        there is no choice (no enclosure holds over the whole box) to return.
     solver : str, optional
     progress : bool
         A progress bar (the ``progress`` extra, tqdm) from the first δ down to ``tol``, with δ and
@@ -244,8 +248,12 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     box = ((t_lo, t_hi), (w_lo, w_hi))
     bar = delta_bar(progress, tol, f"select {problem.name} over two parameters", f"first surfaces ({len(folds)})")
     try:
-        for f in folds:
-            tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: f.add(cell, eps))
+        try:
+            for f in folds:
+                tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: f.add(cell, eps))
+        except BudgetExceededError as exc:  # a fold's cells do not cover the box: no choice, nothing to return
+            raise BudgetExceededError(f"{exc} (while the first surfaces were built: there is no choice yet, so "
+                                      "strict=False has nothing to return)") from exc
         rounds, reason, spent = 0, None, False
         while True:
             t_edges, w_edges = _grid(folds)
@@ -302,13 +310,15 @@ def _no_path(problem, criterion, sense, bandwidths, weights, tol, max_solves, st
     finally:
         if bar is not None:
             bar.close()
-    return _outcome(result, reason, spent, strict, sides)
+    return _outcome(result, reason, spent, strict, sides, depth=1)
 
 
-def _outcome(result, reason, spent, strict, sides):
+def _outcome(result, reason, spent, strict, sides, depth=0):
     """``result``, or why its δ is above ``tol``: raised (``strict``) or warned; and a warning
-    naming the box's ``sides`` where the criterion may be better beyond (:func:`_warn_sides`)."""
-    _warn_sides(result, sides)
+    naming the box's ``sides`` where the criterion may be better beyond (:func:`_warn_sides`).
+    ``depth``: the calls between :func:`select_surface` and this one (the warnings are the
+    caller's)."""
+    _warn_sides(result, sides, depth)
     if result.delta > result.tol:
         advice = "raise max_solves or tol, or choose over a smaller box" if spent else \
             "more exact solves do not narrow it: raise tol, or choose over a smaller box"
@@ -318,15 +328,19 @@ def _outcome(result, reason, spent, strict, sides):
             exc = (BudgetExceededError if spent else SelectionStalledError)(msg)
             exc.selection = result
             raise exc
-        warnings.warn(msg, stacklevel=3)
+        warnings.warn(msg, stacklevel=4 + depth)  # (this, select_surface, its decorator: the caller's line)
     return result
 
 
-def _warn_sides(s, sides):
+def _warn_sides(s, sides, depth=0):
     """Warn that the criterion may be better beyond the box's ``sides`` (:data:`~.nodes.SIDES`):
     where the chosen cell lies, or a cell is proven at least as good as the choice
     (:func:`~.nodes.at_sides`)."""
     if len(sides):
         names = " and ".join(side.replace("weight", s.weight) for side in sides)
-        warnings.warn(f"select: the choice (t = {s.t:.6g}, {s.weight} = {s.w:.6g}) may be matched at the box's "
-                      f"{names} side: the criterion may be better beyond it; widen the box past it", stacklevel=4)
+        choice = f"the choice (t = {s.t:.6g}, {s.weight} = {s.w:.6g})"
+        box = {"bandwidth": (s.t_edges[0], s.t_edges[-1]), "weight": (s.w_edges[0], s.w_edges[-1])}
+        ends = [(which.replace("weight", s.weight), end, float(box[which][end == "upper"]))
+                for end, which in (side.split() for side in sides)]
+        warnings.warn(RangeWarning(f"select: {choice} may be matched at the box's {names} side: the criterion may be "
+                                   "better beyond it; widen the box past it", choice, ends), stacklevel=5 + depth)
