@@ -16,11 +16,12 @@ import numpy as np
 
 from .. import moving
 from ..certificate.claims import claimed_on
+from ..errors import InputError
 from ..numerics import stored_bound
 from ..problem import convex_combination, restored_gaps
 from ..result import PathPiece
 
-__all__ = ["Certifier"]
+__all__ = ["Certifier", "BoundContradiction"]
 
 # Give up splitting a piece below this fraction of the interval (in log scale) and label it
 # "sampled" (or "uncovered"); 2**-30 is far below any piece a bound needs.
@@ -55,6 +56,16 @@ _PROBE = 1.05
 _SHRINK = (0.125, 0.7)
 
 
+# The audit of a plug-in's bound allows the numpy maps' own rounding: this share of 1 + |dual
+# objective| (the conformance battery allows 1e-12 and the declarations' comparisons 1e-9)
+_AUDIT_TOL = 1e-9
+
+
+class BoundContradiction(InputError):
+    """A problem's bound certified a piece whose pair, by the problem's own numpy objectives
+    and violations, has a larger gap or is infeasible: its ``Bound`` proves nothing."""
+
+
 class Certifier:
     """Pieces for a :class:`~approxpath.driver.run.Run` from its anchors.
 
@@ -87,6 +98,8 @@ class Certifier:
         self.weighed = {}  # (a, b, tau, around) -> best_theta's answer
         self.known_gap = getattr(run.bound, "known_gap", None)
         self.order = getattr(problem, "piece_bound_order", None)
+        # a plug-in's interval bound is audited (:meth:`_audit`); the built-in ones are tested here
+        self.audit = run.bound.interval_bound and not type(problem).__module__.startswith("approxpath.")
 
     def candidates(self, a, b, interpolate):
         """Candidate pairs for sub-pieces of [a, b] from the anchors at a and/or b.
@@ -177,8 +190,39 @@ class Certifier:
         # fail-fast covers give up once a sub-piece is 2**-_FAIL_DEPTH of the segment: an exact
         # solve is cheaper than splitting further
         resolution = (run.s(hi) - run.s(lo)) * 2.0**-_FAIL_DEPTH if fail_fast else _RESOLUTION * run.width
-        if self.order is not None:
-            return self._march(lo, hi, cands, fail_fast, resolution)
+        covered = (self._march if self.order is not None else self._halving)(lo, hi, cands, fail_fast, resolution)
+        if self.audit:
+            self._audit(covered[0])
+        return covered
+
+    def _audit(self, pieces):
+        """A plug-in's bound (not tested with approxpath) against its own numpy maps, on the first
+        certified piece of a cover, at its middle: the pair's gap there (primal minus dual
+        objective) at most the piece's bound, both sides feasible, and the bound's dual floor
+        on the piece at most the dual objective there, up to :data:`_AUDIT_TOL` of the dual
+        objective's scale; else :class:`BoundContradiction` (a bound that lies certifies
+        anything: ``errors()`` missing a constraint, ``gap()`` a term, a floor too high)."""
+        piece = next((p for p in pieces if p.kind == "certified" and p.lo < p.hi), None)
+        if piece is None:
+            return
+        problem, tau = self.run.problem, self.run.mid(piece.lo, piece.hi)
+        value = float(problem.dual_objective(piece.dual, tau))
+        tol = _AUDIT_TOL * (1.0 + abs(value))
+        inside = float(problem.gap(piece.primal, piece.dual, tau))
+        off = max(float(problem.primal_violation(problem.primal_at(piece.primal, tau), tau)),
+                  float(problem.dual_violation(piece.dual, tau)))
+        floor = float(self.run.bound.dual_floor(piece.dual, piece.lo, piece.hi))
+        if not (inside <= piece.gap_bound + tol and off <= tol and floor <= value + tol):
+            raise BoundContradiction(
+                f"{problem.name}'s Bound certified [{piece.lo:.6g}, {piece.hi:.6g}] with a gap bound of "
+                f"{piece.gap_bound:.6g} and a dual floor of {floor:.6g}, but at t = {tau:.6g} its own numpy maps give "
+                f"the pair a gap of {inside:.6g}, a constraint violation of {off:.3g} and a dual objective of "
+                f"{value:.6g}: its Bound is no bound (errors() misses a constraint, gap() a term, or dual_floor() is "
+                "above the dual); run approxpath.testing.check_problem on it")
+
+    def _halving(self, lo, hi, cands, fail_fast, resolution):
+        """:meth:`cover` by halving in log scale (problems without ``piece_bound_order``)."""
+        run = self.run
         pieces = []
         stack = [(lo, hi)]
         while stack:
