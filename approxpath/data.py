@@ -23,6 +23,7 @@ __all__ = [
     "provenance",
     "preprocess",
     "make_sinc",
+    "make_friedman1",
     "make_classification",
     "data_sha256",
 ]
@@ -375,6 +376,19 @@ def make_sinc(n=100, low=-4.0, high=4.0, noise=0.1, outliers=0.0, outlier_scale=
         u = rng.uniform(-1.0, 1.0, k)
         y[idx] = np.sinc(x[idx]) + outlier_scale * (u + np.sign(u))
     return x[:, None], y
+
+
+def make_friedman1(n=150, noise=0.0, seed=0):
+    """Friedman's first regression problem with five irrelevant features (the feature path's
+    test set): :math:`y = 10\sin(\pi x_1 x_2) + 20(x_3 - 1/2)^2 + 10x_4 + 5x_5 + \text{noise}`,
+    ``X`` of shape (n, 10) uniform on [0, 1], ``y`` of shape (n,); ``seed`` an int or a numpy
+    ``Generator`` (draws continue from it: a training, a validation and a test set)."""
+    from .validate import count
+
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(count("n", n), 10))
+    f = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
+    return X, f + noise * rng.standard_normal(n)
 
 
 def make_classification(n=80, d=2, separation=1.0, seed=0):

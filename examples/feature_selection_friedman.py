@@ -19,14 +19,8 @@ import time
 
 import numpy as np
 
+from approxpath.data import make_friedman1
 from approxpath.exact.feature_path import feature_path, normalize_columns, plot_feature_path
-
-
-def friedman1(n, noise, rng):
-    """Friedman #1 with 5 irrelevant uniform features: X (n, 10), y (n,)."""
-    X = rng.uniform(size=(n, 10))
-    f = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
-    return X, f + noise * rng.standard_normal(n)
 
 
 def main(argv=None):
@@ -39,9 +33,9 @@ def main(argv=None):
     parser.add_argument("--detail", type=float, default=None, help="also draw the path at D <= DETAIL magnified")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
-    X, y = friedman1(args.n, args.noise, rng)
-    Xval, yval = friedman1(100, args.noise, rng)
-    Xtest, ytest = friedman1(500, args.noise, rng)
+    X, y = make_friedman1(args.n, args.noise, rng)  # training, validation and test sets, drawn in turn
+    Xval, yval = make_friedman1(100, args.noise, rng)
+    Xtest, ytest = make_friedman1(500, args.noise, rng)
     # the paper's scaling: centred columns of unit norm (validation and test with the training's)
     Xs, Xval_s, Xtest_s = normalize_columns(X), normalize_columns(Xval, X), normalize_columns(Xtest, X)
     C = args.kappa * float(np.sum((y - y.mean()) ** 2))

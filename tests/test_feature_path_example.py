@@ -5,6 +5,8 @@ from pathlib import Path
 
 import numpy as np
 
+from approxpath.data import make_friedman1
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "feature_selection_friedman.py"
 
 
@@ -19,5 +21,5 @@ def test_feature_selection_example_runs_certifies_and_draws(tmp_path, capsys):
     assert path.report.ok and path.report.max_rel_gap <= 1e-8 and path.report.max_kkt <= 1e-6
     # the relevant features x1..x5 carry most of the selected point's budget
     assert path.beta[i, :5].sum() >= 0.8 * path.D[i]
-    assert out["test_mse"] < 0.5 * np.var(module.friedman1(500, 0.0, np.random.default_rng(1))[1])
+    assert out["test_mse"] < 0.5 * np.var(make_friedman1(500, 0.0, np.random.default_rng(1))[1])
     assert "selected by validation" in capsys.readouterr().out

@@ -15,7 +15,7 @@ import pytest
 
 import approxpath
 from approxpath.cli import main
-from approxpath.data import load_data, make_classification, make_sinc, preprocess
+from approxpath.data import load_data, make_classification, make_friedman1, make_sinc, preprocess
 from certificate_helpers import tamper
 
 
@@ -211,6 +211,11 @@ def test_the_data_command_writes_what_the_examples_use(tmp_path, monkeypatch, ca
     assert "--d does not apply to the sinc set" in capsys.readouterr().err
     assert main(["data", "classification", "--out", "c2.csv", "--noise", "3"]) == 2
     assert "--noise does not apply" in capsys.readouterr().err
+    # the feature path's set: its docs' example (on sinc, a set of one feature, it flagged points)
+    assert main(["data", "friedman1", "--out", "f.csv"]) == 0
+    X, y = load_data("f.csv", "csv")
+    assert X.shape == (100, 10) and np.array_equal(y, make_friedman1(n=100, seed=0)[1])
+    assert main(["features", "f.csv", "--json"]) == 0
 
 
 # ---------------------------------------------------------------------------- 8. file modes

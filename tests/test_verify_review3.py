@@ -173,3 +173,15 @@ def test_other_data_are_named_as_such(cert, tmp_path):
     report = approxpath.verify(file, X[:20], y[:20])
     assert not report.ok and "not a certificate" not in report.failures[0]
     assert "the certificate is for data with n = 30, but the data given have n = 20" in report.failures[0]
+
+
+def test_a_surface_whose_carried_data_are_not_its_own_fails_and_says_what_it_claimed(tmp_path):
+    X, y = make_classification(n=12, d=2, seed=1)
+    surface = approxpath.approximate_surface(approxpath.get_problem("kernel_svm")(X, y, c=1.0), 1.0, (0.5, 2.0),
+                                             (0.5, 2.0))
+    file = surface.save(tmp_path / "s.npz")
+    assert approxpath.verify(file).ok
+    forged = tamper(file, tmp_path / "y.npz", lambda a, m: a.__setitem__("data_y", -a["data_y"]), True)
+    report = approxpath.verify(forged)
+    assert not report.ok and report.claim["box"] == [[0.5, 2.0], [0.5, 2.0]]
+    assert "t in [0.5, 2] x c in [0.5, 2]" in str(report)  # (the path's claim format failed on it)

@@ -66,6 +66,9 @@ def meta_errors(meta):
     (the relations between fields and with the data are checked by ``verify``)."""
     if not isinstance(meta, dict):
         return [f"'meta' is not a JSON object but {type(meta).__name__}"]
+    if "format_version" not in meta and "algorithm" in meta:  # what ``approxpath exact --out`` writes
+        return ["an exact path's file (approxpath exact --out), not a certificate: check it with approxpath "
+                "crosscheck PROBLEM --data FILE --path FILE"]
     version = meta.get("format_version")
     if is_stored_count(version) and version > FORMAT_VERSION:
         return [f"written by a newer approxpath (format {version}); this version reads formats "

@@ -179,10 +179,9 @@ def verify_surface(file, arrays, meta, X, y, *, eps=None, relative=False, box=No
     """
     from ..cells import CellBound
     from .requirements import requirement_failures
-    from .verify import VerifyReport, _BadOptions, failed_report, kernel_failures
+    from .verify import VerifyReport, _BadOptions, claim_of, failed_report, kernel_failures
 
-    claim = {k: meta.get(k) for k in ("problem", "options", "eps", "relative", "box", "weight", "data_sha256", "n", "d")}
-    claim.update(parameter=f"bandwidth and {meta['weight']}", data="as given")
+    claim = claim_of(meta, "as given")
     try:
         base = _bound_at_box(meta, X, y)
     except _BadOptions as exc:

@@ -30,7 +30,7 @@ from .legacy import upgrade
 from .surface import is_surface, surface_layout_errors, verify_surface
 
 __all__ = ["verify", "VerifyReport", "kernel_failures", "failed_report", "read_for_verify", "bound_from_meta",
-           "embedded_data", "DataMismatch"]
+           "embedded_data", "DataMismatch", "claim_of"]
 
 
 class _BadOptions(InputError):
@@ -199,8 +199,13 @@ def check_data(meta, model):
     return model
 
 
-def _claim(meta, source=None):
-    """The claim a (well-formed) ``meta`` makes, as :attr:`VerifyReport.claim`."""
+def claim_of(meta, source=None):
+    """The claim a (well-formed) ``meta`` makes, a path's or a surface's, as
+    :attr:`VerifyReport.claim`."""
+    if is_surface(meta):
+        keys = ("problem", "options", "eps", "relative", "box", "weight", "data_sha256", "n", "d")
+        claim = dict({k: meta.get(k) for k in keys}, parameter=f"bandwidth and {meta['weight']}")
+        return claim if source is None else dict(claim, data=source)
     keys = ("problem", "parameter", "options", "eps", "relative", "interval", "data_sha256", "n", "d")
     claim = {k: meta.get(k) for k in keys}
     if claim["parameter"] is None and isinstance(meta.get("options"), dict):
@@ -299,9 +304,10 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
     try:  # the data are the file's: what is wrong with them is a failure of the file
         return _verify_on(file, arrays, meta, *carried, source, eps, relative, interval, data_sha256, box, progress)
     except DataMismatch:
-        return failed_report("the data the certificate carries do not match its data_sha256", claim=_claim(meta, source))
+        why = "the data the certificate carries do not match its data_sha256"
     except InputError as exc:
-        return failed_report(f"the data the certificate carries: {exc}", claim=_claim(meta, source))
+        why = f"the data the certificate carries: {exc}"
+    return failed_report(why, claim=claim_of(meta, source))
 
 
 def _verify_on(file, arrays, meta, X, y, source, eps, relative, interval, data_sha256, box, progress):
@@ -310,7 +316,7 @@ def _verify_on(file, arrays, meta, X, y, source, eps, relative, interval, data_s
         report = verify_surface(file, arrays, meta, X, y, eps=eps, relative=relative, box=box, interval=interval,
                                 data_sha256=data_sha256, progress=progress)
         return replace(report, claim=dict(report.claim, data=source))
-    claim = _claim(meta, source)
+    claim = claim_of(meta, source)
     try:
         bound = bound_from_meta(meta, X, y)
     except _BadOptions as exc:

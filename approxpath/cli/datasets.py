@@ -11,6 +11,7 @@ __all__ = ["COMMANDS", "write_data"]
 SETS = {
     "sinc": "noisy samples of sinc(x) on [-4, 4] (regression: klasso, robust_l1, kernel_ridge)",
     "classification": "two overlapping Gaussian classes labelled -1/+1, features in [0, 1] (kernel_svm)",
+    "friedman1": "Friedman #1, 5 relevant and 5 irrelevant features in [0, 1] (the feature path: features)",
 }
 
 
@@ -18,10 +19,12 @@ def write_data(name, out, n, seed, d=2, noise=0.1, outliers=0.0, fmt="csv"):
     """Write the data set ``name`` to ``out`` (CSV with a header line, the target last; or
     LIBSVM): ``(X, y)``."""
     from ..certificate.output import write_atomic
-    from ..data import make_classification, make_sinc
+    from ..data import make_classification, make_friedman1, make_sinc
 
     if name == "sinc":
         X, y = make_sinc(n=n, noise=noise, outliers=outliers, seed=seed)
+    elif name == "friedman1":
+        X, y = make_friedman1(n=n, noise=noise, seed=seed)
     else:
         X, y = make_classification(n=n, d=d, seed=seed)
 
@@ -44,12 +47,13 @@ def cmd_data(args):
     from ..errors import InputError
 
     # (an option of the other set would be ignored without a word)
-    foreign = {"sinc": [("--d", args.d)], "classification": [("--noise", args.noise), ("--outliers", args.outliers)]}
+    foreign = {"sinc": [("--d", args.d)], "classification": [("--noise", args.noise), ("--outliers", args.outliers)],
+               "friedman1": [("--d", args.d), ("--outliers", args.outliers)]}
     given = [flag for flag, value in foreign[args.set] if value is not None]
     if given:
         raise InputError(f"{' and '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to the {args.set} set")
     d = 2 if args.d is None else args.d
-    noise = 0.1 if args.noise is None else args.noise
+    noise = (0.0 if args.set == "friedman1" else 0.1) if args.noise is None else args.noise
     outliers = 0.0 if args.outliers is None else args.outliers
     count("--n", args.n)
     count("--d", d)
@@ -73,7 +77,7 @@ def _data_args(p, cls, argv=()):
     p.add_argument("--n", type=int, default=100, help="number of samples (default 100)")
     p.add_argument("--d", type=int, default=None, help="classification: number of features (default 2)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--noise", type=parse_number, default=None, help="sinc: noise standard deviation (default 0.1)")
+    p.add_argument("--noise", type=parse_number, default=None, help="sinc, friedman1: noise standard deviation (default 0.1; friedman1 0)")
     p.add_argument("--outliers", type=parse_number, default=None,
                    help="sinc: fraction of samples with gross errors (default 0)")
     p.set_defaults(func=cmd_data)

@@ -37,12 +37,13 @@ from approxpath.validate import is_count
 
 from ._claimed import read_claimed, write_claimed
 
-__all__ = ["Check", "CrossCheckReport", "certify", "crosscheck", "point_gap", "read_claimed", "write_claimed"]
+__all__ = ["Check", "CrossCheckReport", "certify", "crosscheck", "objective_scale", "point_gap", "read_claimed",
+           "write_claimed"]
 
 #: Interior parameter values per segment at which a claimed-linear segment is sampled.
 DEFAULT_SAMPLES = 8
 # A claimed primal counts as infeasible when its constraint violation exceeds this multiple of
-# 1 + |dual objective| (the threshold of the conformance suite: solver points repaired to
+# the objective's scale (objective_scale; the threshold of the conformance suite: solver points repaired to
 # feasibility satisfy it, a wrong point does not).
 _PRIMAL_FEAS_TOL = 1e-9
 
@@ -65,7 +66,7 @@ class Check:
     where : float
         Parameter value of ``gap`` (nan for a certified segment: the bound covers all of it).
     scale : float
-        :math:`1 + |\\text{dual objective}|` there (the unit of a relative tolerance).
+        The unit of a relative tolerance there (:func:`objective_scale`).
     status : str
         ``"certified"`` (a rigorous bound at the point or over the whole segment) or
         ``"sampled"`` (a segment checked at ``samples`` interior points only).
@@ -142,7 +143,7 @@ class CrossCheckReport:
 
     @property
     def max_relative_gap(self):
-        """Largest gap / (1 + |dual objective|) over the points."""
+        """Largest gap / the objective's scale (:func:`objective_scale`) over the points."""
         return max((c.gap / c.scale for c in self.points), default=float("nan"))
 
     @property
@@ -154,7 +155,7 @@ class CrossCheckReport:
     def __str__(self):
         p = self._worst(self.points)
         lines = [f"{'OK' if self.ok else 'FLAGGED'}: {len(self.points)} points of {self.problem} over "
-                 f"{self.parameter} checked, tolerance {self.tol:g}{' x (1 + |dual objective|)' if self.relative else ''}"]
+                 f"{self.parameter} checked, tolerance {self.tol:g}{' x the objective scale' if self.relative else ''}"]
         if p is not None:
             lines.append(f"  largest certified point gap {p.gap:.3g} (relative {p.gap / p.scale:.3g}) at t = {p.lo:.8g}"
                          f" (point {p.index})")
@@ -203,18 +204,29 @@ class CrossCheckReport:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
 
 
+def objective_scale(problem, dual_value):
+    """The unit of a relative tolerance: the larger of ``|dual_value|`` and the problem's zero
+    model's objective (``null_objective()``: klasso's ½‖y − ȳ‖²), which does not shrink with the
+    fit; without one, :math:`1 + |\\text{dual objective}|`.  Scale-free where the problem
+    has a zero model: data times 1e-5 once made a path of zeros pass ``--tol 1e-8 --relative``
+    (its gap, 5.6e-10, against 1 + a dual objective of ~1e-9)."""
+    null = getattr(problem, "null_objective", None)
+    zero = float(null()) if null is not None else 0.0
+    return max(abs(dual_value), zero) if zero > 0 else 1.0 + abs(dual_value)
+
+
 def point_gap(problem, primal, tau):
-    """Certified gap bound of a claimed ``primal`` at ``tau`` and the scale
-    :math:`1 + |\\text{dual objective}|`: ``(gap, scale, note)``; ``gap`` is ``inf`` with a
+    """Certified gap bound of a claimed ``primal`` at ``tau`` and the unit of a relative
+    tolerance there (:func:`objective_scale`): ``(gap, scale, note)``; ``gap`` is ``inf`` with a
     note when the point is infeasible or cannot be evaluated."""
     try:
         dual = problem.restore(primal, problem.dual_from_primal(primal, tau), tau)[1]  # the claimed primal as is
-        scale = 1.0 + abs(problem.dual_objective(value_at(dual, tau), tau))
+        scale = objective_scale(problem, problem.dual_objective(value_at(dual, tau), tau))
         violation = problem.primal_violation(problem.primal_at(primal, tau), tau)
         if not violation <= _PRIMAL_FEAS_TOL * scale:
             return math.inf, scale, f"primal infeasible by {violation:.3g}"
         gap = float(problem.bound.gap(primal, dual, tau))
-    except (ValueError, TypeError, FloatingPointError, np.linalg.LinAlgError) as exc:
+    except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:  # (1e308: an OverflowError)
         return math.inf, 1.0, f"cannot be evaluated: {exc}"
     if not math.isfinite(gap):
         return math.inf, scale, "non-finite gap"
@@ -259,6 +271,8 @@ def _primals(problem, arrays, k):
     for f in fields:
         if f.name not in arrays:
             continue
+        if np.iscomplexobj(arrays[f.name]):  # (numpy would drop the imaginary parts with a warning)
+            raise InputError(f"array {f.name!r} must hold real numbers; got {np.asarray(arrays[f.name]).dtype}")
         try:
             a = np.asarray(arrays[f.name], dtype=float)
         except (TypeError, ValueError) as exc:
@@ -291,7 +305,8 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
         names (``beta`` (k, n), ``beta0`` (k,) for ``klasso``).
     tol : float
         A point or segment is flagged when its gap exceeds ``tol`` (``relative``: ``tol``
-        times :math:`1 + |\\text{dual objective}|`).
+        times :func:`objective_scale`: the larger of the dual objective and the zero model's
+        objective).
     linear : bool
         The path is claimed to be linear in ``t`` between consecutive points (sorted by t):
         the segments are checked too, by the problem's rigorous segment bound if it has one
@@ -306,11 +321,15 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
     CrossCheckReport
     """
     t0 = time.perf_counter()
+    if np.iscomplexobj(t):
+        raise InputError(f"t must hold real numbers; got {np.asarray(t).dtype}")
     t = np.asarray(t, dtype=float).reshape(-1)
     if t.size == 0:
         raise InputError("the claimed path has no points (empty t)")
     if not np.all(np.isfinite(t)):
         raise InputError("t contains NaN or inf")
+    if not np.all(t > 0):
+        raise InputError(f"t must be positive (a path's parameter is a positive scale); got {float(t[~(t > 0)][0])!r}")
     if not (isinstance(tol, (int, float, np.floating)) and tol > 0):
         raise InputError(f"tol must be a positive number; got {tol!r}")
     if not is_count(samples):
@@ -330,38 +349,40 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
     def limit(scale):
         return tol * scale if relative else tol
 
-    checks = []
-    for i, (tau, primal) in enumerate(zip(t, primals)):
-        gap, scale, note = point_gap(problem, primal, float(tau))
-        checks.append(Check("point", i, float(tau), float(tau), gap, float(tau), scale, "certified",
-                            not gap <= limit(scale), note))
-    if linear:
-        thetas = np.arange(1, samples + 1) / (samples + 1)
-        segment_bound = getattr(problem, "segment_gap_bound", None)
-        interpolate = getattr(problem, "interpolate", convex_combination)
-        for i in range(t.size - 1):
-            lo, hi = float(t[i]), float(t[i + 1])
-            if not lo < hi:
-                continue
-            seg_scale = min(checks[i].scale, checks[i + 1].scale)
-            try:
-                bound = segment_bound(primals[i], primals[i + 1], lo, hi) if segment_bound else None
-            except (ValueError, TypeError, FloatingPointError, np.linalg.LinAlgError):
-                bound = None
-            if bound is not None:
-                bound = float(bound) if math.isfinite(bound) else math.inf
-                checks.append(Check("segment", i, lo, hi, bound, math.nan, seg_scale, "certified",
-                                    not bound <= limit(seg_scale)))
-                continue
-            ends = [(p, problem.dual_from_primal(p, tau)) for p, tau in ((primals[i], lo), (primals[i + 1], hi))]
-            worst = None
-            for th in thetas:
-                tau = float(lo + th * (hi - lo))
-                gap, scale, note = point_gap(problem, interpolate(ends[0], ends[1], th)[0], tau)
-                if worst is None or (not gap <= limit(scale), gap) > (worst[3], worst[0]):
-                    worst = (gap, tau, scale, not gap <= limit(scale), note)
-            gap, tau, scale, flagged, note = worst
-            checks.append(Check("segment", i, lo, hi, gap, tau, scale, "sampled", flagged, note))
+    # a huge claim (1e308) overflows on its way to the gap: a non-finite gap, flagged, not a warning
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        checks = []
+        for i, (tau, primal) in enumerate(zip(t, primals)):
+            gap, scale, note = point_gap(problem, primal, float(tau))
+            checks.append(Check("point", i, float(tau), float(tau), gap, float(tau), scale, "certified",
+                                not gap <= limit(scale), note))
+        if linear:
+            thetas = np.arange(1, samples + 1) / (samples + 1)
+            segment_bound = getattr(problem, "segment_gap_bound", None)
+            interpolate = getattr(problem, "interpolate", convex_combination)
+            for i in range(t.size - 1):
+                lo, hi = float(t[i]), float(t[i + 1])
+                if not lo < hi:
+                    continue
+                seg_scale = min(checks[i].scale, checks[i + 1].scale)
+                try:
+                    bound = segment_bound(primals[i], primals[i + 1], lo, hi) if segment_bound else None
+                except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError):
+                    bound = None
+                if bound is not None:
+                    bound = float(bound) if math.isfinite(bound) else math.inf
+                    checks.append(Check("segment", i, lo, hi, bound, math.nan, seg_scale, "certified",
+                                        not bound <= limit(seg_scale)))
+                    continue
+                ends = [(p, problem.dual_from_primal(p, tau)) for p, tau in ((primals[i], lo), (primals[i + 1], hi))]
+                worst = None
+                for th in thetas:
+                    tau = float(lo + th * (hi - lo))
+                    gap, scale, note = point_gap(problem, interpolate(ends[0], ends[1], th)[0], tau)
+                    if worst is None or (not gap <= limit(scale), gap) > (worst[3], worst[0]):
+                        worst = (gap, tau, scale, not gap <= limit(scale), note)
+                gap, tau, scale, flagged, note = worst
+                checks.append(Check("segment", i, lo, hi, gap, tau, scale, "sampled", flagged, note))
     return CrossCheckReport(problem.name, problem.parameter, float(tol), bool(relative), bool(linear), int(samples),
                             tuple(checks), cond, time.perf_counter() - t0)
 
@@ -376,8 +397,8 @@ def certify(path, *, tol=1e-6, relative=True, samples=DEFAULT_SAMPLES):
     path : ExactPath
         From :func:`approxpath.exact.lambda_path` or :func:`approxpath.exact.kernel_path`.
     tol : float
-        Flag points whose gap exceeds ``tol`` (times :math:`1 + |\text{dual objective}|`
-        when ``relative``, the default).
+        Flag points whose gap exceeds ``tol`` (times :func:`objective_scale` when
+        ``relative``, the default).
 
     Returns
     -------

@@ -192,6 +192,8 @@ def run(args):
         path = lambda_path(X, y, 1.0 if args.bandwidth is None else args.bandwidth, lam_min,
                            max_events=args.max_events, max_landmarks=args.max_landmarks, target_mse=args.target_mse,
                            X_val=X_val if with_val else None, y_val=y_val if with_val else None, nu=args.ridge)
+        if args.range and args.range[1] < path.t[-1]:  # HI cuts the output, as in ``approxpath exact``
+            path = path.restrict(path.t[0], args.range[1])
     else:
         if args.lam is None:
             raise InputError("the kernel path needs its fixed lambda: --lam L")
@@ -200,7 +202,7 @@ def run(args):
         path = kernel_path(X, y, args.lam, tuple(args.range) if args.range else (0.1, 10.0), start=args.bandwidth,
                            theta=args.theta, eps=args.breakpoint_tol, nu=args.ridge, marginal=args.marginal,
                            max_events=args.max_events)
-    report = certify(path)
+    report = certify(path, relative=False)  # (``approxpath exact``'s default tolerance: 1e-6, absolute)
     if args.plot:
         from ..plotting import save_figure
 
