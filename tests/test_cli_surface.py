@@ -35,6 +35,10 @@ def test_select_over_two_parameters(data, capsys):
     result = json.loads(capsys.readouterr().out)
     assert code == (0 if result["reached"] else 1)
     assert result["weight"] == "c" and 0.5 <= result["w"] <= 2 and 0.5 <= result["t"] <= 2
+    main(["select", "kernel_svm", "--data", data, "--cv", "2", "--over", "c,bandwidth", "--range", "0.5", "2",
+          "--weights", "0.5", "2", "--eps", "0.1", "--relative", "--tol", "0.5", "--no-progress"])
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.startswith("kernel_svm over the bandwidth and c (n=") and "c=" not in head  # (it showed c=0.5)
 
 
 def test_over_names_the_problem_s_weight(data, capsys):
