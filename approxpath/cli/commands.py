@@ -80,6 +80,8 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
 
 #: Seconds ``--dask`` waits for the scheduler to answer (Dask retries a refused connection).
 DASK_TIMEOUT = 30
+# ... and this much longer for its handshake, which Dask's timeout does not cover
+_HANDSHAKE_S = 5
 
 
 def _dask_client(address):
@@ -100,7 +102,7 @@ def _dask_client(address):
         # answers as a scheduler (an HTTP server) would hold the command for ever
         trying = threading.Thread(target=lambda: got.append(_connect(Client, address)), daemon=True)
         trying.start()
-        trying.join(DASK_TIMEOUT + 5)
+        trying.join(DASK_TIMEOUT + _HANDSHAKE_S)
     except ValueError as exc:  # a port out of range
         raise InputError(f"--dask: {address!r} is not a scheduler address like tcp://host:8786 ({exc})") from None
     if not got:
