@@ -16,6 +16,7 @@ __all__ = [
     "DuplicateProblemError",
     "ClusterError",
     "did_you_mean",
+    "brief",
 ]
 
 
@@ -60,3 +61,9 @@ def did_you_mean(value, choices, n=1):
     if not close and len(value.lstrip("-")) >= 3:
         close = [c for c in names if len(c.lstrip("-")) >= 3 and (value.startswith(c) or c.startswith(value))][:n]
     return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+
+
+def brief(exc):
+    """``"TypeName: the first line of its message"``: an exception from someone else's code (a
+    plug-in's, a solver's) in one line (their messages may go on with whole matrices)."""
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"

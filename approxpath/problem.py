@@ -120,10 +120,12 @@ class Problem(abc.ABC):
         parameter's own fixed value (which the path replaces)."""
         return {k: v for k, v in self.options().items() if k not in ("parameter", self.parameter)}
 
-    def describe(self):
-        """One line for summaries: problem, parameter and the options the path uses."""
-        opts = "".join(f"; {k}={v!r}" for k, v in self.path_options().items())
-        return f"{self.name} over {self.parameter} (n={self.n}{opts})"
+    def describe(self, chosen=None):
+        """One line for summaries: problem, parameter and the options the path uses; with
+        ``chosen``, an option chosen with the parameter (a surface's weight: left out of them)."""
+        opts = "".join(f"; {k}={v!r}" for k, v in self.path_options().items() if k != chosen)
+        over = self.parameter if chosen is None else f"the {self.parameter} and {chosen}"
+        return f"{self.name} over {over} (n={self.n}{opts})"
 
     def default_interval(self):
         """A sensible ``(lo, hi)`` for the path parameter."""

@@ -29,7 +29,7 @@ import importlib
 import pkgutil
 import warnings
 
-from .errors import DuplicateProblemError, InputError, did_you_mean
+from .errors import DuplicateProblemError, InputError, brief, did_you_mean
 
 __all__ = ["ENTRY_POINT_GROUP", "register", "get_problem", "get_bound", "available_problems"]
 
@@ -134,8 +134,7 @@ def _load_entry_point(ep):
     except DuplicateProblemError:
         raise
     except Exception as exc:  # a plug-in's own bug: not approxpath's, and not the other problems'
-        first = (str(exc).splitlines() or [""])[0]
-        return f"{where}: {type(exc).__name__}: {first}"
+        return f"{where}: {brief(exc)}"
     return None
 
 

@@ -75,8 +75,7 @@ def select_over_two(args, cls):
     if args.json:
         print(json.dumps(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, **s.to_json())))
     else:
-        opts = "".join(f"; {k}={v!r}" for k, v in problem.path_options().items() if k != s.weight)
-        print(f"{problem.name} over the bandwidth and {s.weight} (n={problem.n}{opts})")  # (the weight is chosen)
+        print(problem.describe(chosen=s.weight))
         print(s.summary())
     for w in caught:  # stopped before delta <= tol
         print(f"approxpath: {as_advice(w.message)}", file=sys.stderr)

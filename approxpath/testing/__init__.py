@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 
+from ..errors import brief
 from .checks import CHECKS, Example, examples_of
 from .toy import ToyBound, ToyProjection
 
@@ -74,7 +75,7 @@ def _cases(cls):
     try:
         examples = examples_of(cls)
     except Exception as exc:  # the class's mistake, reported as the battery reports one
-        return [(None, cls, _failing(f"{cls.name}.examples() raised {type(exc).__name__}: {_first_line(exc)}", exc))]
+        return [(None, cls, _failing(f"{cls.name}.examples() raised {brief(exc)}", exc))]
     if not examples:  # nothing checked is no pass
         return [(None, cls, _failing(f"{cls.name} has no examples(): give at least one (problem, interval, eps), "
                                       "or the checks have nothing to check"))]
@@ -100,11 +101,6 @@ def _named(check):
         except AssertionError as exc:
             raise AssertionError(f"{check.__name__} on {example!r}: {exc}") from exc
         except Exception as exc:
-            raise AssertionError(f"{check.__name__} on {example!r}: {type(exc).__name__}: {_first_line(exc)}") from exc
+            raise AssertionError(f"{check.__name__} on {example!r}: {brief(exc)}") from exc
 
     return run
-
-
-def _first_line(exc):
-    """The first line of ``exc``'s message (a solver's may go on with whole matrices)."""
-    return (str(exc).splitlines() or [""])[0]
