@@ -17,7 +17,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .driver import approximate_path
 from .errors import BudgetExceededError, InputError
 from .registry import get_problem
-from .selection import DEFAULT_EPS, SELECTIONS, RangeWarning, select, validation_curve
+from .selection import SELECTIONS, RangeWarning, select, validation_curve
+from .selection.search import default_eps
 from .validate import choice, count, flag, is_count, is_real, positive, positive_range
 
 __all__ = ["EPS_FLOOR", "SPARSE", "T_RANGE", "KernelPathBase", "dense", "fitting", "loss_tol"]
@@ -248,10 +249,9 @@ class KernelPathBase(BaseEstimator):
 
     def _first_eps(self, problem):
         """The gap of a selection's first paths (or surfaces): ``eps`` in the problem's units, at
-        most :data:`~approxpath.selection.DEFAULT_EPS` of the zero model's objective (enclosures
-        from larger gaps decide little; the search refines where it matters)."""
-        null, eps = problem.null_objective(), self._eps(problem)
-        return min(eps, DEFAULT_EPS * null) if null > 0 else eps
+        most :func:`~approxpath.selection.search.default_eps` (enclosures from larger gaps decide
+        little; the search refines where it matters)."""
+        return min(self._eps(problem), default_eps(problem))
 
     def _eps(self, problem):
         """``eps`` (a fraction of the zero model's objective) in the problem's units."""

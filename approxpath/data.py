@@ -379,7 +379,7 @@ def make_sinc(n=100, low=-4.0, high=4.0, noise=0.1, outliers=0.0, outlier_scale=
 
 
 def make_friedman1(n=150, noise=0.0, seed=0):
-    """Friedman's first regression problem with five irrelevant features (the feature path's
+    r"""Friedman's first regression problem with five irrelevant features (the feature path's
     test set): :math:`y = 10\sin(\pi x_1 x_2) + 20(x_3 - 1/2)^2 + 10x_4 + 5x_5 + \text{noise}`,
     ``X`` of shape (n, 10) uniform on [0, 1], ``y`` of shape (n,); ``seed`` an int or a numpy
     ``Generator`` (draws continue from it: a training, a validation and a test set)."""

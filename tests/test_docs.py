@@ -174,3 +174,16 @@ def test_a_command_line_of_the_docs_parses(argv, capsys):
         build_parser(argv).parse_args(argv)
     except SystemExit as stop:  # (--help and --version stop with 0)
         assert stop.code == 0, capsys.readouterr().err
+
+
+def test_the_sources_compile_without_warnings():
+    """No invalid escape in a docstring (``"\\text"`` is a tab and ``"\\lambda"`` a warning, an
+    error in a later Python): the math of every module reads as written."""
+    import warnings
+
+    files = [f for d in ("approxpath", "problems", "examples", "benchmarks", "tests") for f in (ROOT / d).rglob("*.py")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for f in files:
+            compile(f.read_text(), str(f), "exec")
+    assert len(files) > 100

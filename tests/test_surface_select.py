@@ -246,3 +246,30 @@ def test_a_single_surface_s_spent_budget_does_not_mention_folds():
     with pytest.raises(BudgetExceededError, match=r"more than max_solves=3 exact solves needed: raise") as info:
         approxpath.approximate_surface(problem, 0.01, relative=True, max_solves=3, **_BOX)
     assert "fold" not in str(info.value)
+
+
+def test_the_default_eps_has_one_home_and_holds_for_constant_targets():
+    """Without ``eps``, ``select`` and ``select_surface`` start from
+    ``default_eps``: 1e-3 of the zero model's objective, or 1e-3 where that objective is 0
+    (the surface used to start from eps = 0 and refuse it as if the user had passed it)."""
+    from approxpath.data import make_sinc
+    from approxpath.selection.search import DEFAULT_EPS, default_eps
+
+    X, y = make_sinc(n=30, seed=0)
+    klasso = approxpath.get_problem("klasso")
+    p = klasso(X, y, lam=0.1)
+    assert default_eps(p) == pytest.approx(DEFAULT_EPS * 0.5 * np.sum((y - y.mean()) ** 2))
+    flat = klasso(X, np.zeros(30), lam=0.1)
+    assert flat.null_objective() == 0 and default_eps(flat) == DEFAULT_EPS
+    with pytest.warns(approxpath.selection.RangeWarning, match=r"box's sides lower bandwidth \(0\.5\), .* and "
+                      r"upper lam \(0\.5\): .* beyond them; widen the box past them"):
+        s = approxpath.select_surface(flat, cv=3, bandwidths=(0.5, 2), weights=(0.05, 0.5))
+    assert s.value[0] == 0 and s.delta <= s.tol  # zero targets: the zero model predicts them exactly
+    with pytest.warns(approxpath.selection.RangeWarning):
+        assert approxpath.select(flat, cv=3, interval=(0.5, 2)).value[0] == 0
+
+    class _Unscaled:  # a problem with no zero model to take a fraction of
+        name = "unscaled"
+
+    with pytest.raises(InputError, match="unscaled has no null_objective\\(\\): pass eps"):
+        default_eps(_Unscaled())

@@ -26,11 +26,24 @@ from .folds import default_criterion, fold_problems
 from .nodes import BandwidthFolds, NodeClosedForm
 from .result import Selection
 
-__all__ = ["Selection", "select", "DEFAULT_EPS", "RangeWarning"]
+__all__ = ["Selection", "select", "DEFAULT_EPS", "RangeWarning", "default_eps"]
 
 #: Default ε of the first paths, relative to the zero model's objective: enclosures from gaps
 #: much larger than this are too wide to decide much (the search refines where it matters).
 DEFAULT_EPS = 1e-3
+
+
+def default_eps(problem):
+    """The absolute ε of a selection's first paths when none is given: :data:`DEFAULT_EPS`
+    times ``problem.null_objective()`` (the zero model's objective), or :data:`DEFAULT_EPS`
+    itself where that objective is 0 (constant targets: every scale is as good).
+
+    Raises :class:`~approxpath.errors.InputError` for a problem without ``null_objective()``
+    (no scale to take a fraction of: pass ``eps``).
+    """
+    if not hasattr(problem, "null_objective"):
+        raise InputError(f"{problem.name} has no null_objective(): pass eps")
+    return DEFAULT_EPS * float(problem.null_objective()) or DEFAULT_EPS
 
 # Refinements of an end cell that may match the choice, once δ <= tol, before the search warns
 # that the criterion may be better beyond that end (each halves it, or tightens its paths).
@@ -118,7 +131,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     eps : float, optional
         ε of the first paths (absolute, or relative with ``relative=True``); refinements use
         absolute values a quarter of the pieces' gap bounds they replace.  Default:
-        :data:`DEFAULT_EPS` times the problem's ``null_objective()`` (the zero model's objective).
+        :func:`default_eps` (:data:`DEFAULT_EPS` times the zero model's objective).
         Unused where the criterion needs no path (kernel ridge's: cells between exact optima):
         a closed-form criterion over the bandwidth of a problem whose bound has ``node_pair``, or
         over λ of one whose bound has ``box_enclosure``
@@ -159,9 +172,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         if relative:  # the default is absolute: a relative one would be silently dropped
             raise InputError("a relative eps needs eps given (the default eps is absolute: 1e-3 of the zero "
                              "model's objective)")
-        if not hasattr(problem, "null_objective"):
-            raise InputError(f"{problem.name} has no null_objective(): pass eps")
-        eps = DEFAULT_EPS * problem.null_objective() or DEFAULT_EPS
+        eps = default_eps(problem)
         relative = False
     positive("eps", eps)
     lo, hi = number_pair("interval", problem.default_interval() if interval is None else interval)

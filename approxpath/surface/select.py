@@ -28,7 +28,7 @@ from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, Sele
 from ..numerics import log_mid
 from ..selection.losses import loss_totals
 from ..selection.folds import default_criterion, fold_problems
-from ..selection.search import DEFAULT_EPS, RangeWarning
+from ..selection.search import RangeWarning, default_eps
 from ..validate import positive_range
 from .build import tile
 from .engine import Engine, check_bandwidth_problem
@@ -180,8 +180,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         validation loss).
     eps : float, optional
         Gap of the first surfaces (absolute unless ``relative``; unused with no surfaces); default
-        :data:`~approxpath.selection.search.DEFAULT_EPS` times ``null_objective()`` at the
-        smallest weight.
+        :func:`~approxpath.selection.search.default_eps` of the problem at the smallest weight.
     bandwidths, weights : (float, float)
         The box; bandwidths default to the problem's interval; ``weights`` is required.
     tol : float
@@ -238,8 +237,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         return _no_path(problem, criterion, "min", (t_lo, t_hi), (w_lo, w_hi), tol, max_solves, strict, progress, t0,
                         nodes=lambda ts: BoxFolds(problems, X_vals, y_vals, criterion, shared=ts), t_width=FOLD_T_WIDTH)
     if eps is None:
-        base = problem.with_weight(w_lo)
-        eps = DEFAULT_EPS * base.null_objective() if hasattr(base, "null_objective") else DEFAULT_EPS
+        eps = default_eps(problem.with_weight(w_lo))
         relative = False
     positive("eps", eps)
     engine = Engine(problems, solver, max_solves)
@@ -337,10 +335,12 @@ def _warn_sides(s, sides, depth=0):
     where the chosen cell lies, or a cell is proven at least as good as the choice
     (:func:`~.nodes.at_sides`)."""
     if len(sides):
-        names = " and ".join(side.replace("weight", s.weight) for side in sides)
         choice = f"the choice (t = {s.t:.6g}, {s.weight} = {s.w:.6g})"
         box = {"bandwidth": (s.t_edges[0], s.t_edges[-1]), "weight": (s.w_edges[0], s.w_edges[-1])}
         ends = [(which.replace("weight", s.weight), end, float(box[which][end == "upper"]))
                 for end, which in (side.split() for side in sides)]
-        warnings.warn(RangeWarning(f"select: {choice} may be matched at the box's {names} side: the criterion may be "
-                                   "better beyond it; widen the box past it", choice, ends), stacklevel=5 + depth)
+        named = [f"{end} {which} ({value:.6g})" for which, end, value in ends]
+        where = (f"{named[0]} side" if len(named) == 1 else f"sides {', '.join(named[:-1])} and {named[-1]}")
+        it = "it" if len(named) == 1 else "them"
+        warnings.warn(RangeWarning(f"select: {choice} may be matched at the box's {where}: the criterion may be "
+                                   f"better beyond {it}; widen the box past {it}", choice, ends), stacklevel=5 + depth)

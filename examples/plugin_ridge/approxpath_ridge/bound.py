@@ -1,4 +1,4 @@
-"""Certificate side of ridge regression over lambda (numpy only).
+r"""Certificate side of ridge regression over lambda (numpy only).
 
 .. math::
 
