@@ -33,7 +33,9 @@ class ClusterError(RuntimeError):
 
 
 class EpsilonTooSmallError(ValueError):
-    """ε is below the duality gap the exact solves themselves achieve."""
+    """ε is below the duality gap the exact solves themselves achieve.  Raised by a path's
+    driver with ``t`` (where), ``gap`` (the gap the exact solve there certifies) and ``allowed``
+    (the largest gap an exact solve there may have to carry the path) as attributes."""
 
 
 class BudgetExceededError(RuntimeError):

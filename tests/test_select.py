@@ -4,6 +4,7 @@ numpy solves of every fold, is inside its enclosure, and no t of a fine grid bea
 than delta."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -171,6 +172,10 @@ def test_stalled_enclosure_says_so_and_not_raise_max_solves():
     text = str(info.value)
     assert isinstance(info.value, approxpath.BudgetExceededError)  # what 0.4.1 raised: except clauses keep working
     assert "stopped narrowing" in text and "raise tol" in text and "raise max_solves" not in text
+    # the refinement's own eps is not advice to the user, who passed eps = 0.01
+    assert "use eps" not in text and "at 1 point" not in text
+    if "certify no smaller gap" in text:
+        assert re.search(r"the exact solve at t = [\d.]+ certifies [\d.e+-]+, where the refinement needed", text)
     s = info.value.selection
     assert s.exact_solves < 2000 and s.value[0] == 0.0 and s.value[1] >= 1 / 3 - 1e-12  # the point stays undecided
 

@@ -195,7 +195,9 @@ class Run:
                 f"relative=True measures eps against the optimal value, which is not proven positive at "
                 f"t = {t:.6g} (it is 0 for targets y that are all 0 or, for klasso, constant): use an absolute eps")
         if not g <= _ANCHOR_SHARE * goal:
-            raise EpsilonTooSmallError(f"eps = {self.eps:g} is too small: {self._too_small(g, goal, t)}")
+            exc = EpsilonTooSmallError(f"eps = {self.eps:g} is too small: {self._too_small(g, goal, t)}")
+            exc.t, exc.gap, exc.allowed = t, g, _ANCHOR_SHARE * goal  # (a selection words its own stop from them)
+            raise exc
         self.anchors[t] = pair
         if self.checkpoint is not None:
             self.checkpoint.save(self, *self._finished)

@@ -111,7 +111,7 @@ class Search:
                 if w1 > _STALL * w0 and g1 <= _TIGHTEN * g0:  # (a held-out prediction near 0 there)
                     self.reason = (f"the criterion's enclosure at the chosen point stopped narrowing as the gaps "
                                    f"did (width {w0:.4g} -> {w1:.4g} while the gap there went {g0:.3g} -> "
-                                   f"{g1:.3g}), at {self.moves + 1} point{'s' if self.moves else ''} in turn")
+                                   f"{g1:.3g})" + (f", at {self.moves + 1} points in turn" if self.moves else ""))
                     if self.moves == _MOVES:
                         return False
                     self.moves += 1  # halve the cell: the next choice is another point

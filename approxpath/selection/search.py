@@ -320,10 +320,20 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
                                    f"or {tail}")
     causes = [search.reason] if search.reason else []  # (the chosen point's stall first: it is the cause)
     if stuck:
-        causes.append(f"the exact solves certify no smaller gap ({stuck[0]})")
+        causes.append(_no_smaller_gap(stuck[0], parameter))
     why = "; ".join(causes) or "the search's refinement limits were reached"
     return SelectionStalledError(f"{head} (of max_solves = {max_solves}): {why}; more exact solves do not narrow "
                                  f"it, so {tail}")
+
+
+def _no_smaller_gap(exc, parameter):
+    """Why a refinement cannot tighten a path further: the gap the exact solve certifies where
+    the refinement needed less (not the driver's "use eps >= ..." advice: the ε it names is the
+    refinement's own, not one the user set)."""
+    if getattr(exc, "t", None) is None:
+        return f"the exact solves certify no smaller gap ({exc})"
+    return (f"the exact solves certify no smaller gap (the exact solve at {shown_name(parameter)} = {exc.t:.6g} "
+            f"certifies {exc.gap:.3g}, where the refinement needed {exc.allowed:.3g} or less)")
 
 
 def _warn_edge(search, value, t, lo, hi, parameter):
