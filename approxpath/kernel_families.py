@@ -182,7 +182,15 @@ def cnd_excess(D):
     row = D.mean(axis=1)
     C = D - row[:, None] - row[None, :] + row.mean()  # J D J for a symmetric D (its lower triangle is read)
     top = float(np.linalg.eigvalsh(C)[-1]) if D.shape[0] > 1 else 0.0
-    return top, _CND_TOL * float(np.linalg.norm(D))
+    return top, _CND_TOL * _frobenius(D)
+
+
+def _frobenius(D):
+    """:math:`\\lVert D\\rVert_F` without overflow or underflow: ``numpy.linalg.norm`` sums the
+    squares, which overflow to ``inf`` once the entries reach about 1e154 / n (the tolerance of
+    :func:`cnd_excess` was then ``inf`` and every D passed) and vanish below about 1e-154 / n."""
+    scale = float(np.max(np.abs(D))) if D.size else 0.0
+    return scale * float(np.linalg.norm(D / scale)) if scale > 0 else 0.0
 
 
 def check_cnd(D, who):

@@ -95,6 +95,13 @@ def test_segment_pieces_is_named_as_its_flag(data_csv, capsys):
     assert "--segment-pieces must be a positive integer" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("flag", [["--segment-eps", "0.1"], ["--segment-pieces", "8"]])
+def test_segment_options_without_segments_are_refused(data_csv, capsys, flag):
+    """``--segment-eps`` / ``--segment-pieces`` without ``--segments`` were silently unused."""
+    assert main(["features", str(data_csv[0]), *flag]) == 2
+    assert f"{flag[0]} sets how the segments are certified: it needs --segments" in capsys.readouterr().err
+
+
 def test_the_segments_show_progress(data_csv, capsys):
     """``features --segments`` was silent for its tens of seconds: a bar over the segments on
     stderr, none with --no-progress."""

@@ -17,6 +17,9 @@ __all__ = ["COMMANDS", "cmd_features"]
 #: Input scalings: the paper's (columns centred, unit Euclidean norm), by largest |x| (what the
 #: ARD-polynomial kernel needs, |x| <= 1), or none.
 SCALINGS = ("paper", "max-abs", "none")
+#: --segment-eps's default, a fraction of ||y - mean(y)||^2: looser than the function's 1e-3, so
+#: that a first look at the segments from the command line stays a matter of seconds.
+_SEGMENT_EPS = 1e-2
 
 
 def _scale(X, how):
@@ -44,7 +47,10 @@ def cmd_features(args):
     for flag, value in (("--C", args.C), ("--kappa", args.kappa), ("--segment-eps", args.segment_eps)):
         if value is not None:
             positive(flag, value)
-    if args.segment_pieces < 1:
+    for flag, value in (("--segment-eps", args.segment_eps), ("--segment-pieces", args.segment_pieces)):
+        if value is not None and not args.segments:  # (it would be silently unused)
+            raise InputError(f"{flag} sets how the segments are certified: it needs --segments")
+    if args.segment_pieces is not None and args.segment_pieces < 1:
         raise InputError(f"--segment-pieces must be a positive integer; got {args.segment_pieces}")
     check_outputs(args)  # --out, --export, --plot: writable, not --data, not each other
     fmt = data_format(args.data, args.format)
@@ -59,8 +65,10 @@ def cmd_features(args):
     C = args.C if args.C is not None else (2.0 if args.kappa is None else args.kappa) * yc2
     path = feature_path(Xs, y, C=C, kernel=args.kernel, degree=args.degree, d_max=args.d_max,
                         max_events=args.max_events, max_steps=args.max_steps, tol=args.tol, kkt_tol=args.kkt_tol)
-    segments = certify_segments(path, eps=args.segment_eps, max_pieces=args.segment_pieces,
-                                progress=not (args.no_progress or args.json)) if args.segments else None
+    given = {k: v for k, v in (("max_pieces", args.segment_pieces),) if v is not None}
+    eps = _SEGMENT_EPS if args.segment_eps is None else args.segment_eps
+    segments = certify_segments(path, eps=eps, **given, progress=not (args.no_progress or args.json)) \
+        if args.segments else None
     if args.out:
         write_feature_path(path, args.out, data_file=str(args.data), format=fmt, scaling=scaling,
                            data_sha256=data_sha256(X, y))
@@ -120,9 +128,10 @@ def _features_args(p, cls=None, argv=()):
     p.add_argument("--kkt-tol", type=parse_number, default=1e-6, help="flag KKT residuals above this (default 1e-6)")
     p.add_argument("--segments", action="store_true",
                    help="also certify the inner problem along the straight segment between consecutive points")
-    p.add_argument("--segment-eps", type=parse_number, default=1e-2,
-                   help="--segments: certified where the gap bound is <= EPS ||y - mean(y)||^2 (default 1e-2)")
-    p.add_argument("--segment-pieces", type=int, default=64,
+    p.add_argument("--segment-eps", type=parse_number, default=None,
+                   help="--segments: certified where the gap bound is <= EPS ||y - mean(y)||^2 "
+                   f"(default {_SEGMENT_EPS:g})")
+    p.add_argument("--segment-pieces", type=int, default=None,
                    help="--segments: pieces per segment at most (default 64)")
     p.add_argument("--out", default=None, help="write the path (.npz; re-check with crosscheck_feature_path)")
     p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")

@@ -142,6 +142,9 @@ def feature_path(X, y, *, C, kernel="ard-gaussian", degree=2, d_max=None, max_ev
     g_tol = positive("g_tol", g_tol)
     if not np.any(y != y[0]):
         raise InputError("y is constant: there is nothing to fit (the path needs y - mean(y) != 0)")
+    if not np.any(X != X[0]):  # (every column constant: the "C too large" of the start would mislead)
+        raise InputError(f"every feature of X is constant ({X.shape[1]} columns): the ARD kernel is the same constant "
+                         "matrix for every beta, so no feature can be selected; drop or fix the constant columns")
     kern = make_kernel(kernel, X, degree)
     system = System(kern, y, C)
     t0 = time.perf_counter()
