@@ -236,6 +236,13 @@ def test_command_line_families(tmp_path, capsys):
         assert capsys.readouterr().out.startswith("OK: ")
     assert main(["path", "kernel_svm", *common, "--kernel", "precomputed"]) == 2
     assert "--distances" in capsys.readouterr().err
+    # --preprocess scales features that D does not use: refused, not recorded as if applied
+    precomputed = ["--kernel", "precomputed", "--distances", str(tmp_path / "D.npy")]
+    assert main(["path", "kernel_svm", *common, *precomputed, "--preprocess", "global-minmax"]) == 2
+    assert "--preprocess global-minmax scales the features of --data" in capsys.readouterr().err
+    # a folder is no distances file
+    assert main(["path", "kernel_svm", *common, "--kernel", "precomputed", "--distances", str(tmp_path)]) == 2
+    assert "is not a regular file (a folder, a pipe or a device)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("family, weights", [("gaussian", None), ("laplacian", None), ("ard", [2.0, 0.0, 0.5])])

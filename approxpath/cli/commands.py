@@ -193,12 +193,20 @@ def _precomputed(kwargs, file):
     return None if file is None else load_distances(file)
 
 
+def _unused_preprocessing(D, prep):
+    """``--preprocess`` scales the features of ``--data``; with ``--distances`` they are not used."""
+    if D is not None and prep != "none":
+        raise InputError(f"--preprocess {prep} scales the features of --data, which --kernel precomputed does not use "
+                         "(D comes from --distances): scale before computing D, and drop --preprocess")
+
+
 def cmd_path(args):
     cls = get_problem(args.problem)
     check_outputs(args, extra=default_checkpoint(args))  # before the data are read and the run starts
     X, y, fmt, prep = load(args)
     kwargs = problem_kwargs(cls, args)
     D = _precomputed(kwargs, args.distances)
+    _unused_preprocessing(D, prep)
     problem = build_problem(cls, X if D is None else D, y, args, kwargs)
     meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
     if D is not None:
