@@ -75,7 +75,8 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--max-solves", type=int, default=10_000, help="stop past this many exact solves (default 10000)")
     p.add_argument("--max-pieces", type=int, default=200_000, help="stop past this many pieces (default 200000)")
     p.add_argument("--solve-time-limit", type=parse_number, default=None, metavar="SECONDS",
-                   help="per exact solver call (Clarabel, SCS); out of time = failed, the next solver is tried")
+                   help="per exact solver call (Clarabel, SCS, HiGHS, the feature-sign search); out of time = "
+                   "failed, the next solver is tried")
 
 
 #: Seconds ``--dask`` waits for the scheduler to answer (Dask retries a refused connection).

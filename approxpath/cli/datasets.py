@@ -84,4 +84,4 @@ def _data_args(p, cls, argv=()):
 
 
 #: The command ``data`` (merged by :func:`approxpath.cli.build_parser`).
-COMMANDS = {"data": ("write a seeded synthetic data set (sinc, classification) to a file", _data_args)}
+COMMANDS = {"data": ("write a seeded synthetic data set (sinc, classification, friedman1) to a file", _data_args)}

@@ -269,4 +269,5 @@ def _figure_args(p, cls, argv=()):
 
 
 #: The command ``figure`` (see :data:`approxpath.cli.commands.COMMANDS`).
-COMMANDS = {"figure": ("the paper's figures: cond (Fig. 1), solves (Fig. 3), validation (Fig. 4)", _figure_args)}
+COMMANDS = {"figure": ("figures: the paper's cond (Fig. 1), solves (Fig. 3), validation (Fig. 4); an exact path's "
+                       "(exact-path)", _figure_args)}
