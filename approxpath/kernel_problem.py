@@ -66,11 +66,15 @@ class KernelProblem(Problem):
         from .validate import check_X, positive
 
         positive(self.parameter, tau)
-        X_new = check_X(X_new)
+        precomputed = self.kernel == "precomputed"
+        X_new = check_X(X_new, "D_new" if precomputed else "X")
         if X_new.shape[1] != self.X.shape[1]:
-            what = "training points (D_new)" if self.kernel == "precomputed" else "features"
+            if precomputed:
+                raise InputError(f"D_new has {X_new.shape[1]} column(s), one per training point is needed "
+                                 f"({self.X.shape[1]}): the distances of m new points are an (m, "
+                                 f"{self.X.shape[1]}) array, of one point D_new[None, :]")
             raise InputError(f"the new points have {X_new.shape[1]} columns; {self.name} was given "
-                             f"{self.X.shape[1]} {what}")
+                             f"{self.X.shape[1]} features")
         D_new = cross_distances(X_new, self.X, self.kernel, self.feature_weights)
         return gaussian(D_new, self.sweep.at(tau)[0])
 

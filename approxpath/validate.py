@@ -109,34 +109,34 @@ def choice(name, value, choices):
     return value
 
 
-def check_X(X):
+def check_X(X, name="X"):
     """``X`` as a 2-D float array (a 1-D array is one feature; a scipy sparse matrix is densified:
     kernels are dense), or :class:`InputError` when it holds text, complex numbers or other
-    objects, or NaN/inf."""
+    objects, or NaN/inf; the messages call it ``name``."""
     if type(X).__module__.startswith("scipy.sparse") and hasattr(X, "toarray"):
         X = X.toarray()
     try:
         X = np.asarray(X)
     except ValueError as exc:  # ragged rows
-        raise InputError(f"X must be numeric: an (n_samples, n_features) array of real numbers ({exc})") from None
+        raise InputError(f"{name} must be numeric: an (n_samples, n_features) array of real numbers ({exc})") from None
     if X.dtype.kind == "c":
-        raise InputError(f"X must be numeric: real numbers, got complex values (dtype {X.dtype}); "
-                         "pass X.real if the imaginary parts are 0")
+        raise InputError(f"{name} must be numeric: real numbers, got complex values (dtype {X.dtype}); "
+                         f"pass {name}.real if the imaginary parts are 0")
     try:
         X = np.asarray(X, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"X must be numeric: an (n_samples, n_features) array of real numbers ({exc}); "
+        raise InputError(f"{name} must be numeric: an (n_samples, n_features) array of real numbers ({exc}); "
                          "convert or drop the non-numeric columns first") from None
     if X.ndim == 1:
         X = X[:, None]
     if X.ndim != 2:
-        raise InputError(f"X must be a 2-D array (n_samples, n_features); got shape {X.shape}")
+        raise InputError(f"{name} must be a 2-D array (n_samples, n_features); got shape {X.shape}")
     if X.shape[1] == 0:
-        raise InputError(f"X has no feature columns (shape {X.shape}): a data file of labels only? "
+        raise InputError(f"{name} has no feature columns (shape {X.shape}): a data file of labels only? "
                          "every sample needs its features")
     if not np.all(np.isfinite(X)):
         bad = np.argwhere(~np.isfinite(X))[0]
-        raise InputError(f"X contains NaN or inf (first at row {bad[0]}, column {bad[1]}): clean or impute the data first")
+        raise InputError(f"{name} contains NaN or inf (first at row {bad[0]}, column {bad[1]}): clean or impute the data first")
     return X
 
 
