@@ -22,7 +22,7 @@ from dataclasses import replace
 import numpy as np
 
 from approxpath.kernel_problem import KernelProblem
-from approxpath.moving import Moving, is_moving, value_at
+from approxpath.moving import Moving, coefficient_rounding, is_moving, value_at
 from approxpath.numerics import dyadic_quantum, fp_margin, log_mid
 from approxpath.problem import Declaration
 from approxpath.registry import register
@@ -240,7 +240,12 @@ class KernelSVM(SVMExactSolves, SVMInterpolation, KernelProblem):
         W = dual.restrict(lo, hi)
         W = np.maximum(W if W.shape[1] == 2 else np.repeat(W, 2, axis=1), 0.0)
         A = np.column_stack([np.asarray(d.alpha, dtype=float) for d in dual.points])
-        err = dual.allowance() if (lo, hi) != dual.span else np.zeros(len(dual.points))
+        # The verifier charges the returned weights' own allowance at both ends (box_errors), also
+        # where they are the stored ones: on a piece spanning decades of C the far point's share,
+        # u * max(alpha_b) ~ u * hi, exceeds _C_SAFETY * lo (C path [1e-10, 1e-3]: every
+        # certificate failed verification).  Scaling a column moves an allowance's steps by at most
+        # max |W|, so twice the allowance of W bounds that of the scaled weights.
+        err = 2.0 * coefficient_rounding(W) + (dual.allowance() if (lo, hi) != dual.span else 0.0)
         scales = []
         for e, C in ((0, lo), (1, hi)):
             top = float(np.max(A @ W[:, e] + fp_margin(2, 1.0) * (A @ W[:, e]) + A @ err))
