@@ -205,7 +205,8 @@ def test_relative_eps_needs_a_positive_optimum():
     X, y = make_sinc(n=20, seed=3)
     for name in ("klasso", "robust_l1"):
         p = approxpath.get_problem(name)(X, np.zeros_like(y), lam=0.1)
-        with pytest.raises(InputError, match="not proven positive"):
+        with pytest.raises(InputError, match=r"not proven positive at t = [\d.]+ \(the exact solve's dual objective "
+                           r"there, its proven lower bound, is -?0;"):
             approxpath.approximate_path(p, eps=0.05, interval=(0.5, 8.0), relative=True)
 
 
