@@ -48,3 +48,19 @@ def test_a_dual_floor_above_the_dual_stops_a_relative_run():
     high.Bound.dual_floor = lambda self, dual, lo, hi=None: 10 * base.Bound.dual_floor(self, dual, lo, hi) + 10
     with pytest.raises(BoundContradiction, match="dual_floor\\(\\) is above the dual"):
         approxpath.approximate_path(high(X, y, lam=0.1), eps=0.01, interval=(0.5, 4.0), relative=True)
+
+
+def test_a_bound_that_reads_the_gap_at_the_middle_only_stops_the_run():
+    """A piece bound that is the gap at the piece's middle (its curvature term left out) agrees
+    with the pair's gap there: an audit at the middle alone passed it, while the true gap was
+    larger elsewhere on the piece.  The audit reads the quartiles too."""
+    X, y = make_sinc(n=30, seed=0)
+    base = approxpath.get_problem("kernel_ridge")
+
+    def at_the_middle(self, primal, dual, lo, hi=None):
+        return base.Bound.gap(self, primal, dual, lo if hi is None else float(np.sqrt(lo * hi)))
+
+    middle = _ridge(at_the_middle)
+    problem = middle(X, y, lam=0.1)
+    with pytest.raises(BoundContradiction, match="audited_ridge's Bound certified .* but at t = .* a gap of"):
+        approxpath.approximate_path(problem, eps=0.05, interval=(0.5, 4.0))

@@ -197,21 +197,30 @@ class Certifier:
 
     def _audit(self, pieces):
         """A plug-in's bound (not tested with approxpath) against its own numpy maps, on the first
-        certified piece of a cover, at its middle: the pair's gap there (primal minus dual
-        objective) at most the piece's bound, both sides feasible, and the bound's dual floor
-        on the piece at most the dual objective there, up to :data:`_AUDIT_TOL` of the dual
-        objective's scale; else :class:`BoundContradiction` (a bound that lies certifies
-        anything: ``errors()`` missing a constraint, ``gap()`` a term, a floor too high)."""
+        certified piece of a cover, at its middle and quartiles (log scale: a bound read at the
+        middle or the ends with its curvature term left out agrees with the gap there, not
+        between): the pair's gap (primal minus dual objective) at most the piece's bound, both
+        sides feasible, and the bound's dual floor on the piece at most the dual objective, up
+        to :data:`_AUDIT_TOL` of the dual objective's scale; else :class:`BoundContradiction` (a
+        bound that lies certifies anything: ``errors()`` missing a constraint, ``gap()`` a term,
+        a floor too high)."""
         piece = next((p for p in pieces if p.kind == "certified" and p.lo < p.hi), None)
         if piece is None:
             return
-        problem, tau = self.run.problem, self.run.mid(piece.lo, piece.hi)
+        run = self.run
+        mid = run.mid(piece.lo, piece.hi)
+        floor = float(run.bound.dual_floor(piece.dual, piece.lo, piece.hi))
+        for tau in (run.mid(piece.lo, mid), mid, run.mid(mid, piece.hi)):
+            self._audit_at(piece, tau, floor)
+
+    def _audit_at(self, piece, tau, floor):
+        """:meth:`_audit` at one ``tau`` of ``piece`` (``floor``: the bound's dual floor on it)."""
+        problem = self.run.problem
         value = float(problem.dual_objective(piece.dual, tau))
         tol = _AUDIT_TOL * (1.0 + abs(value))
         inside = float(problem.gap(piece.primal, piece.dual, tau))
         off = max(float(problem.primal_violation(problem.primal_at(piece.primal, tau), tau)),
                   float(problem.dual_violation(piece.dual, tau)))
-        floor = float(self.run.bound.dual_floor(piece.dual, piece.lo, piece.hi))
         if not (inside <= piece.gap_bound + tol and off <= tol and floor <= value + tol):
             raise BoundContradiction(
                 f"{problem.name}'s Bound certified [{piece.lo:.6g}, {piece.hi:.6g}] with a gap bound of "
