@@ -33,7 +33,7 @@ from . import kernel_families, moving, moving_layout
 from .errors import InputError
 from .numerics import kernel_entry_error
 from .sweep import Sweep
-from .validate import between, check_X_y, choice, positive
+from .validate import between, check_X_y, choice, nonnegative_weights, positive
 
 __all__ = ["Option", "Bound", "KernelBound", "KERNEL_OPTIONS", "REQUIRED"]
 
@@ -82,33 +82,8 @@ class Option:
         if self.kind == "between":
             return between(name, value, *self.bounds)
         if self.kind == "weights":
-            return _weights(name, value)
+            return nonnegative_weights(name, value)
         return choice(name, value, self.choices)
-
-
-def _one_line(value):
-    """``repr(value)`` on one line (numpy wraps a long array's repr over several)."""
-    return " ".join(repr(value).split())
-
-
-def _weights(name, value):
-    """``value`` (a sequence of numbers, or text ``"1,0.5,2"``) as a tuple of finite nonnegative
-    floats, or :class:`InputError`."""
-    if isinstance(value, str):
-        value = [v for v in value.replace(",", " ").split() if v]
-    try:
-        items = np.asarray(value, dtype=object).reshape(-1)
-    except (TypeError, ValueError):
-        items = ()
-    if any(isinstance(v, (bool, np.bool_, complex, np.complexfloating)) for v in items):  # float() would take them
-        raise InputError(f"{name} must be real numbers, not True/False or complex values; got {_one_line(value)}")
-    try:
-        w = np.asarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a list of nonnegative numbers (e.g. 1,0.5,2); got {_one_line(value)}") from None
-    if w.size == 0 or not (np.all(np.isfinite(w)) and np.all(w >= 0)):
-        raise InputError(f"{name} must be a nonempty list of finite nonnegative numbers; got {_one_line(value)}")
-    return tuple(float(v) for v in w)
 
 
 class Bound(abc.ABC):

@@ -15,7 +15,7 @@ from .errors import InputError, did_you_mean
 
 __all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels",
            "check_validation", "choice", "flag", "number_pair", "positive",
-           "positive_range", "count", "finite_number", "check_gram_problem", "real_targets"]
+           "positive_range", "count", "finite_number", "check_gram_problem", "real_targets", "nonnegative_weights"]
 
 
 def is_real(value):
@@ -52,6 +52,31 @@ def positive(name, value):
     if not v > 0:
         raise InputError(f"{name} must be a positive finite number; got {value!r}")
     return v
+
+
+def _one_line(value):
+    """``repr(value)`` on one line (numpy wraps a long array's repr over several)."""
+    return " ".join(repr(value).split())
+
+
+def nonnegative_weights(name, value):
+    """``value`` (a sequence of numbers, or text ``"1,0.5,2"``) as a tuple of finite nonnegative
+    floats, or :class:`InputError`."""
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split() if v]
+    try:
+        items = np.asarray(value, dtype=object).reshape(-1)
+    except (TypeError, ValueError):
+        items = ()
+    if any(isinstance(v, (bool, np.bool_, complex, np.complexfloating)) for v in items):  # float() would take them
+        raise InputError(f"{name} must be real numbers, not True/False or complex values; got {_one_line(value)}")
+    try:
+        w = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a list of nonnegative numbers (e.g. 1,0.5,2); got {_one_line(value)}") from None
+    if w.size == 0 or not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+        raise InputError(f"{name} must be a nonempty list of finite nonnegative numbers; got {_one_line(value)}")
+    return tuple(float(v) for v in w)
 
 
 def between(name, value, low, high):
