@@ -196,7 +196,9 @@ class Path(CertifiedResult):
         return self._need_problem().primal_at(value_at(piece.primal, t), t)
 
     def dual(self, t):
-        """The path's dual point at ``t``: its fields are the values at ``t``."""
+        """The path's dual point at ``t``: its fields are the values at ``t``, computed in floating
+        point from exactly feasible stored points (a constraint may be off by its last bits, e.g.
+        an SVM's alpha_i above C by one ulp: the piece's bound allows for that rounding)."""
         return self._need_problem().dual_at(value_at(self.piece_at(t).dual, t), t)
 
     def gap_bound(self, t):
