@@ -146,8 +146,7 @@ def load_distances(path):
     if not path.is_file():
         raise FileNotFoundError(f"distances file {str(path)!r} does not exist" if not path.exists()
                                 else f"distances file {str(path)!r} is not a regular file (a folder, a pipe or a "
-                                "device): "
-                                "save D with numpy.save and pass that file")
+                                "device): save D with numpy.save and pass that file")
     try:
         with open(path, "rb") as fh:
             version = np.lib.format.read_magic(fh)

@@ -73,7 +73,8 @@ def nonnegative_weights(name, value):
     try:
         w = np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a list of nonnegative numbers (e.g. 1,0.5,2); got {_one_line(value)}") from None
+        raise InputError(f"{name} must be a list of nonnegative numbers (e.g. 1,0.5,2); "
+                         f"got {_one_line(value)}") from None
     if w.size == 0 or not (np.all(np.isfinite(w)) and np.all(w >= 0)):
         raise InputError(f"{name} must be a nonempty list of finite nonnegative numbers; got {_one_line(value)}")
     return tuple(float(v) for v in w)
@@ -161,7 +162,8 @@ def check_X(X, name="X"):
                          "every sample needs its features")
     if not np.all(np.isfinite(X)):
         bad = np.argwhere(~np.isfinite(X))[0]
-        raise InputError(f"{name} contains NaN or inf (first at row {bad[0]}, column {bad[1]}): clean or impute the data first")
+        raise InputError(f"{name} contains NaN or inf (first at row {bad[0]}, column {bad[1]}): clean or impute the "
+                         "data first")
     return X
 
 

@@ -65,10 +65,11 @@ def cmd_features(args):
     C = args.C if args.C is not None else (2.0 if args.kappa is None else args.kappa) * yc2
     path = feature_path(Xs, y, C=C, kernel=args.kernel, degree=args.degree, d_max=args.d_max,
                         max_events=args.max_events, max_steps=args.max_steps, tol=args.tol, kkt_tol=args.kkt_tol)
-    given = {k: v for k, v in (("max_pieces", args.segment_pieces),) if v is not None}
-    eps = _SEGMENT_EPS if args.segment_eps is None else args.segment_eps
-    segments = certify_segments(path, eps=eps, **given, progress=not (args.no_progress or args.json)) \
-        if args.segments else None
+    segments = None
+    if args.segments:
+        pieces = {} if args.segment_pieces is None else {"max_pieces": args.segment_pieces}
+        eps = _SEGMENT_EPS if args.segment_eps is None else args.segment_eps
+        segments = certify_segments(path, eps=eps, **pieces, progress=not (args.no_progress or args.json))
     if args.out:
         write_feature_path(path, args.out, data_file=str(args.data), format=fmt, scaling=scaling,
                            data_sha256=data_sha256(X, y))

@@ -193,8 +193,9 @@ class Run:
         if self.relative and not goal > 0:
             raise InputError(
                 f"relative=True measures eps against the optimal value, which is not proven positive at "
-                f"t = {t:.6g} (the exact solve's dual objective there, its proven lower bound, is {goal / self.eps:.3g}; "
-                "the optimum is 0 where the zero model is optimal, e.g. targets y all 0): use an absolute eps")
+                f"t = {t:.6g} (the exact solve's dual objective there, its proven lower bound, is "
+                f"{goal / self.eps:.3g}; the optimum is 0 where the zero model is optimal, e.g. targets y all 0): "
+                "use an absolute eps")
         if not g <= _ANCHOR_SHARE * goal:
             exc = EpsilonTooSmallError(f"eps = {self.eps:g} is too small: {self._too_small(g, goal, t)}")
             exc.t, exc.gap, exc.allowed = t, g, _ANCHOR_SHARE * goal  # (a selection words its own stop from them)

@@ -31,6 +31,12 @@ __all__ = ["Selection", "select", "DEFAULT_EPS", "RangeWarning", "default_eps"]
 #: Default ε of the first paths, relative to the zero model's objective: enclosures from gaps
 #: much larger than this are too wide to decide much (the search refines where it matters).
 DEFAULT_EPS = 1e-3
+# Refinements of an end cell that may match the choice, once δ <= tol, before the search warns
+# that the criterion may be better beyond that end (each halves it, or tightens its paths).
+_END_ROUNDS = 8
+# Rounds of refinement and cells kept before the run stops with the δ it reached.
+_MAX_ROUNDS = 400
+_MAX_CELLS = 400_000
 
 
 def default_eps(problem):
@@ -44,13 +50,6 @@ def default_eps(problem):
     if not hasattr(problem, "null_objective"):
         raise InputError(f"{problem.name} has no null_objective(): pass eps")
     return DEFAULT_EPS * float(problem.null_objective()) or DEFAULT_EPS
-
-# Refinements of an end cell that may match the choice, once δ <= tol, before the search warns
-# that the criterion may be better beyond that end (each halves it, or tightens its paths).
-_END_ROUNDS = 8
-# Rounds of refinement and cells kept before the run stops with the δ it reached.
-_MAX_ROUNDS = 400
-_MAX_CELLS = 400_000
 
 
 class RangeWarning(UserWarning):
