@@ -129,7 +129,8 @@ def export_table(obj, file, format=None, *, report=None, X_val=None, y_val=None)
             raise InputError("report, X_val and y_val add columns to an exact path's table, not to an approximate path's")
         cols = _piece_table(obj)
         what = (f"approxpath approximate path of {obj.meta.get('problem', '?')} over "
-                f"{obj.meta.get('parameter', '?')}: one row per piece, eps = {obj.eps:g}")
+                f"{obj.meta.get('parameter', '?')}: one row per piece, eps = {obj.eps:g}"
+                f"{' (relative)' if getattr(obj, 'relative', False) else ' (absolute)'}")
     elif hasattr(obj, "events") and hasattr(obj, "signs"):
         cols = exact_path_table(obj, report=report, X_val=X_val, y_val=y_val)
         fixed = f"bandwidth t = {obj.bandwidth:g}" if obj.parameter == "lam" else f"lam = {obj.lam:g}"

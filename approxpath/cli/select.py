@@ -43,7 +43,7 @@ def cmd_select(args):
                    tol=args.tol, strict=False, workers=args.workers, **budget(args),
                    progress=not (args.no_progress or args.json))
     if args.json:
-        out = dict(problem=cls.name, parameter=problem.parameter, data_file=str(args.data),
+        out = dict(problem=cls.name, data_file=str(args.data),
                    range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, **s.to_json())
         print(json.dumps(out))
     else:

@@ -83,7 +83,7 @@ def select_over_two(args, cls):
         from ..plotting import save_figure
         from ..surface.figures import plot_surface_selection
 
-        save_figure(plot_surface_selection(s), args.plot)
+        save_figure(plot_surface_selection(s, kernel=problem), args.plot)
         if not args.json:
             print(f"figure written to {args.plot}")
     return 0 if s.reached else 1

@@ -27,7 +27,8 @@ def plot_selection(selection, ax=None, title=None, parameter=None):
     parameter : str, optional
         The parameter's name (``"bandwidth"``, ``"c"``, ``"lam"``: its symbol and axis label), the
         problem (its parameter and kernel) or an axis label; by default the selection's paths'
-        parameter (the bandwidth without paths).
+        parameter, or without paths its ``parameter`` (the bandwidth then without a kernel's
+        formula: the selection does not record its kernel).
 
     Returns
     -------
@@ -38,7 +39,8 @@ def plot_selection(selection, ax=None, title=None, parameter=None):
     fig, ax = figure_and_axes(ax, (6.4, 3.6))
     s = selection
     if parameter is None:
-        parameter = s.paths[0] if s.paths else "bandwidth"
+        parameter = s.paths[0] if s.paths else s.parameter
+    unknown_kernel = parameter == "bandwidth" and not s.paths  # (the label claims no formula)
     name = parameter if isinstance(parameter, str) else getattr(parameter, "problem", parameter).parameter
     symbol = parameter_symbol(name)
     edges, lo, hi = np.asarray(s.edges), np.asarray(s.lo), np.asarray(s.hi)
@@ -57,7 +59,7 @@ def plot_selection(selection, ax=None, title=None, parameter=None):
         ax.axhline(limit, color=_CHOSEN, lw=0.8, ls="--",
                    label=f"no {symbol} {'below' if s.sense == 'min' else 'above'} this line ($\\delta$ = {s.delta:.3g})")
     ax.set_xscale("log")
-    ax.set_xlabel(parameter_label(parameter))
+    ax.set_xlabel("bandwidth $t$" if unknown_kernel else parameter_label(parameter))
     ax.set_ylabel(_LABELS.get(s.criterion, s.criterion))
     finite = np.concatenate([lo[keep], hi[keep]])
     if finite.size:  # focus on the values near the best: far cells can be orders of magnitude off

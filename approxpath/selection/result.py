@@ -74,6 +74,9 @@ class Selection(SelectionResult):
     paths : tuple of Path
         The first paths (one per fold), as computed before refinement; empty for a criterion
         enclosed with no path.
+    parameter : str
+        The parameter ``t`` is a value of: the problem's path parameter (``"bandwidth"``,
+        ``"c"``, ``"lam"``).
     """
 
     t: float
@@ -91,6 +94,7 @@ class Selection(SelectionResult):
     folds: int = 1
     wall_s: float = 0.0
     paths: tuple = field(default=(), repr=False)
+    parameter: str = "bandwidth"
 
     def __post_init__(self):
         # an enclosure whose ends are reversed holds nothing: a fault of the search, not of the input
@@ -115,9 +119,19 @@ class Selection(SelectionResult):
     def _scope(self):
         return self.runs if self.paths else f"{self.runs}: cells between exact optima"
 
+    @property
+    def _rival(self):
+        from ..progress import shown_name
+
+        return shown_name(self.parameter)
+
+    def _point(self):
+        return f"{self._rival} = {self.t:.6g}"
+
     def to_json(self):
         """A JSON-ready dict of the scalars."""
-        return dict(criterion=self.criterion, sense=self.sense, t=self.t, value=list(self.value),
+        return dict(criterion=self.criterion, sense=self.sense, parameter=self.parameter, t=self.t,
+                    value=list(self.value),
                     delta=None if np.isnan(self.delta) else self.delta, tol=self.tol, reached=self.reached,
                     kind=self.kind, folds=self.folds, exact_solves=self.exact_solves,
                     refinements=self.refinements, cells=int(self.lo.size), wall_s=round(self.wall_s, 4))

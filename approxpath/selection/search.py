@@ -280,7 +280,8 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                        delta=float("nan") if sampled else float(delta), criterion=criterion, sense=crit.sense,
                        tol=float(tol), kind="certified" if certified else "sampled", edges=search.edges, lo=low,
                        hi=high, exact_solves=int(tracks.solves), refinements=search.refinements,
-                       folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths))
+                       folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths),
+                       parameter=problem.parameter)
     if not sampled and delta > tol:
         exc = _shortfall(search, stuck, tracks.solves, max_solves, delta, tol, t, problem.parameter)
         exc.selection = result

@@ -141,7 +141,7 @@ def plot_surface(surface, ax=None, title=None):
     return fig
 
 
-def plot_surface_selection(selection, ax=None, title=None, value=None):
+def plot_surface_selection(selection, ax=None, title=None, value=None, kernel=None):
     """Draw the enclosure of ``selection``'s criterion over the box (log-log) as a heat map,
     the chosen point, the rectangles proven worse than it dimmed, and the border, along the
     rectangles' edges, of those not excluded (where a point may still be at least as good as
@@ -157,6 +157,17 @@ def plot_surface_selection(selection, ax=None, title=None, value=None):
         Which end of the enclosure the colours show; by default what is proven of every point:
         the upper bound of a criterion to minimize (at most that), the lower bound of one to
         maximize (at least that).
+    kernel : str or KernelProblem, optional
+        The kernel family (``"gaussian"``, ``"laplacian"``, ...) or the problem the selection was
+        made on, for the bandwidth's axis label (its kernel's formula); a selection does not
+        record its kernel, so without it the label names the bandwidth alone.
+
+    Notes
+    -----
+    The colour scale leaves out the 5 % of rectangles farthest on the worse side (above the 95th
+    percentile of a criterion to minimize, below the 5th of one to maximize: far corners would
+    wash out the colours near the best); they, and rectangles with no finite bound, take the end
+    colour on that side, and the colour bar's arrow says so.
 
     Returns
     -------
@@ -170,17 +181,24 @@ def plot_surface_selection(selection, ax=None, title=None, value=None):
         value = "hi" if s.sense == "min" else "lo"
     shown = np.asarray(s.hi if value == "hi" else s.lo, dtype=float)
     finite = shown[np.isfinite(shown)]
-    top = float(np.percentile(finite, 95)) if finite.size else 1.0  # far corners would wash out the colours
+    # far corners would wash out the colours: the scale stops at the 95th percentile of a criterion
+    # to minimize, at the 5th of one to maximize (the worse side), and the bar's arrow says so
+    worse_high = s.sense == "min"
+    if finite.size:
+        lo_c, hi_c = ((float(finite.min()), float(np.percentile(finite, 95))) if worse_high else
+                      (float(np.percentile(finite, 5)), float(finite.max())))
+    else:
+        lo_c, hi_c = 0.0, 1.0
+    worst = hi_c if worse_high else lo_c  # (a rectangle with no finite bound: the worse end)
     # a display cell shows the best bound proven in it, and is dimmed only where every rectangle
     # in it is excluded (a single rectangle that may still win stays visible)
     (t_edges, cols), (w_edges, rows) = _pooled(s.t_edges), _pooled(s.w_edges)
     best = np.minimum if s.sense == "min" else np.maximum
-    shown = _pool(np.where(np.isfinite(shown), shown, top), rows, cols, best)
+    shown = _pool(np.where(np.isfinite(shown), shown, worst), rows, cols, best)
     t_edges, w_edges = np.log2(t_edges), np.log2(w_edges)  # (drawn on exponent axes: _exponent_axes)
-    mesh = ax.pcolormesh(t_edges, w_edges, shown, shading="flat",
-                         cmap="viridis", vmin=float(finite.min()) if finite.size else 0.0, vmax=top)
-    # (extend: values beyond the 95th percentile take the end colour, and the bar says so)
-    fig.colorbar(mesh, ax=ax, extend="max",
+    mesh = ax.pcolormesh(t_edges, w_edges, shown, shading="flat", cmap="viridis", vmin=lo_c, vmax=hi_c)
+    # (extend: values beyond the percentile take the end colour, and the bar says so)
+    fig.colorbar(mesh, ax=ax, extend="max" if worse_high else "min",
                  label=f"{_LABELS.get(s.criterion, s.criterion)} ({'upper' if value == 'hi' else 'lower'} "
                        "bound of the exact optimum's)")
     from matplotlib.collections import LineCollection
@@ -198,7 +216,11 @@ def plot_surface_selection(selection, ax=None, title=None, value=None):
     _exponent_axes(ax)
     ax.set_xlim(t_edges[0], t_edges[-1])
     ax.set_ylim(w_edges[0], w_edges[-1])
-    ax.set_xlabel(parameter_label("bandwidth"))
+    if kernel is None:  # (the selection does not record its kernel: no formula claimed)
+        ax.set_xlabel("bandwidth $t$")
+    else:
+        kernel = kernel if isinstance(kernel, str) else kernel.options().get("kernel") or "gaussian"
+        ax.set_xlabel(parameter_label("bandwidth", kernel))
     ax.set_ylabel(parameter_symbol(s.weight))
     ax.set_title(title or f"$\\delta$ = {s.delta:.3g}: {s.runs}, {s.exact_solves} exact solves")
     # below the axes: inside, it covered the chosen point (often at a side of the box)

@@ -1,0 +1,124 @@
+"""Figures and exported tables against the result objects they come from (review of the
+figures and tables): what is drawn or written is what the result holds, and says what it is."""
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath.data import make_classification, make_sinc
+from approxpath.export import export_table, read_table
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+
+
+@pytest.fixture(scope="module")
+def relative_path():
+    X, y = make_classification(n=30, d=2, seed=0)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0, parameter="c", bandwidth=1.0)
+    return approxpath.approximate_path(problem, eps=0.05, relative=True, interval=(0.1, 10.0))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "dat"])
+def test_piece_table_rows_are_the_paths_pieces(relative_path, tmp_path, fmt):
+    path = relative_path
+    table = read_table(export_table(path, tmp_path / f"p.{fmt}"))
+    assert list(table) == ["lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi"]
+    for name in ("lo", "hi", "gap_bound"):
+        assert np.array_equal(table[name], [getattr(p, name) for p in path.pieces])
+    assert list(table["kind"]) == [p.kind for p in path.pieces]
+    assert np.array_equal(table["anchor_lo"], [p.anchors[0] for p in path.pieces])
+    assert np.array_equal(table["anchor_hi"], [p.anchors[-1] for p in path.pieces])
+
+
+def test_dat_comment_says_whether_eps_is_relative(relative_path, tmp_path):
+    """The .dat's comment line states the table's eps: a relative eps must not read as absolute."""
+    path = relative_path
+    first = export_table(path, tmp_path / "r.dat").read_text().splitlines()[0]
+    assert first.startswith("#") and f"eps = {path.eps:g} (relative)" in first
+    absolute = approxpath.approximate_path(path.problem, eps=0.5, interval=path.interval)
+    first = export_table(absolute, tmp_path / "a.dat").read_text().splitlines()[0]
+    assert f"eps = {absolute.eps:g} (absolute)" in first
+
+
+def _selection(sense, kernel_weight="lam"):
+    """A SurfaceSelection over a 6 x 8 grid: values near the best, one far corner 1000x off."""
+    from approxpath.surface.result import SurfaceSelection
+
+    rng = np.random.default_rng(1)
+    t_edges, w_edges = np.geomspace(0.125, 32, 9), np.geomspace(1e-3, 1, 7)
+    base = rng.uniform(0.0, 1.0, (6, 8))
+    if sense == "max":  # (a log marginal likelihood: highest best, far corner very low)
+        lo = 10.0 - base
+        lo[0, 0] = -3000.0
+        hi = lo + 0.05
+        j, i = np.unravel_index(np.argmax(hi), hi.shape)
+        value = (float(lo[j, i]), float(lo[j, i] + 0.01))
+    else:
+        hi = 1.0 + base
+        hi[0, 0] = 3000.0
+        lo = hi - 0.05
+        j, i = np.unravel_index(np.argmin(lo), lo.shape)
+        value = (float(hi[j, i] - 0.01), float(hi[j, i]))
+    t, w = float(np.sqrt(t_edges[i] * t_edges[i + 1])), float(np.sqrt(w_edges[j] * w_edges[j + 1]))
+    return SurfaceSelection(t=t, w=w, weight=kernel_weight, value=value, delta=0.1, criterion="lml" if sense == "max"
+                            else "mse", tol=0.01, t_edges=t_edges, w_edges=w_edges, lo=lo, hi=hi, sense=sense)
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_surface_selection_colours_resolve_the_values_near_the_best(sense):
+    """The colour scale cuts off the far values on the worse side: for a criterion to maximize
+    the far corner is the lowest, and the values near the best stay inside the scale."""
+    from approxpath.surface.figures import plot_surface_selection
+
+    s = _selection(sense)
+    fig = plot_surface_selection(s)
+    mesh = fig.axes[0].collections[0]
+    shown = s.hi if sense == "min" else s.lo
+    assert np.array_equal(np.asarray(mesh.get_array()).reshape(shown.shape), shown)
+    vmin, vmax = mesh.get_clim()
+    if sense == "min":
+        assert vmin == shown.min() and vmax == np.percentile(shown, 95)
+        assert mesh.colorbar.extend == "max"
+    else:
+        assert vmax == shown.max() and vmin == np.percentile(shown, 5)
+        assert mesh.colorbar.extend == "min"
+    undecided = s.undecided()
+    assert undecided.any()
+    # the rectangles that may still win are drawn with their own colours, not the clipped end's
+    assert np.all((shown[undecided] >= vmin) & (shown[undecided] <= vmax))
+
+
+def test_surface_selection_label_claims_no_other_kernel():
+    """The bandwidth's label gives the formula of the kernel the selection was made with (when
+    told), never the Gaussian's for another kernel."""
+    from approxpath.surface.figures import plot_surface_selection
+
+    X, y = make_sinc(n=20, seed=0)
+    problem = approxpath.get_problem("kernel_ridge")(X, y, kernel="laplacian")
+    s = _selection("min")
+    unknown = plot_surface_selection(s).axes[0].get_xlabel()
+    assert "bandwidth" in unknown and r"\|^2" not in unknown
+    told = plot_surface_selection(s, kernel=problem).axes[0].get_xlabel()
+    assert r"\|_1" in told and r"\|^2" not in told
+    assert r"\|_1" in plot_surface_selection(s, kernel="laplacian").axes[0].get_xlabel()
+
+
+def test_a_selection_over_lam_says_lam_in_its_summary_json_and_figure():
+    """A selection over λ (kernel ridge's closed-form criterion, no path) said "t = 0.477 ... no t
+    is better" and its figure's axis read "bandwidth t of exp(-t||x - x'||^2)"."""
+    from approxpath.plotting import parameter_symbol
+    from approxpath.selection import plot_selection, select
+
+    X, y = make_sinc(n=40, seed=0)
+    over_lam = approxpath.get_problem("kernel_ridge")(X, y, bandwidth=1.0, parameter="lam")
+    s = select(over_lam, criterion="loocv", interval=(1e-3, 1.0))
+    assert s.parameter == "lam" and s.to_json()["parameter"] == "lam" and not s.paths
+    assert f"lam = {s.t:.6g}" in s.summary() and "no lam is better" in s.summary() and "t =" not in s.summary()
+    assert plot_selection(s).axes[0].get_xlabel() == parameter_symbol("lam")
+    # over the bandwidth with no path, of a laplacian kernel: the label claims no kernel's formula
+    laplacian = approxpath.get_problem("kernel_ridge")(X, y, lam=0.1, kernel="laplacian")
+    s = select(laplacian, criterion="loocv", interval=(0.5, 2.0))
+    assert s.parameter == "bandwidth" and f"t = {s.t:.6g}" in s.summary()
+    assert plot_selection(s).axes[0].get_xlabel() == "bandwidth $t$"
+    assert plot_selection(s, parameter=laplacian).axes[0].get_xlabel().endswith(r"\|x - x'\|_1)$")
