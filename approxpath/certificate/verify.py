@@ -90,7 +90,8 @@ def describe_claim(claim):
     """Lines saying what a certificate claims (empty when nothing is known)."""
     if not claim.get("problem"):
         return []
-    opts = ", ".join(f"{k}={v!r}" for k, v in sorted(claim.get("options", {}).items()) if k != "parameter")
+    swept = ("parameter", claim.get("parameter"))  # (the path's own parameter: its value is the interval's)
+    opts = ", ".join(f"{k}={v!r}" for k, v in sorted(claim.get("options", {}).items()) if k not in swept)
     eps = f"eps = {claim['eps']:g} ({'relative to the optimal value' if claim['relative'] else 'absolute'})"
     if claim.get("box"):  # a surface
         (t0, t1), (w0, w1) = claim["box"]

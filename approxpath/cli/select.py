@@ -24,16 +24,24 @@ def cmd_select(args):
         raise InputError(f"{cls.name} has no closed-form criterion: pass --cv K (e.g. --cv 5) to select by a "
                          "cross-validation loss")
     check_outputs(args, [args.data])  # before the data are read and the folds' paths run
-    over = {v.strip() for v in args.over.split(",")}
-    if over != {"bandwidth"}:
+    weight, parameter = cls.Bound.weight, getattr(args, "opt_parameter", None) or "bandwidth"
+    over = {v.strip() for v in args.over.split(",")} if args.over else {parameter}
+    if over != {parameter}:
         from .surface import select_over_two
 
-        if over != {"bandwidth", cls.Bound.weight}:
-            raise InputError(f"--over takes bandwidth or bandwidth,{cls.Bound.weight} for {cls.name}; got {args.over!r}")
+        if over == {"bandwidth"}:  # (a path over the weight, --parameter WEIGHT, chooses the weight)
+            raise InputError(f"--over bandwidth chooses the bandwidth, but --parameter {parameter} makes {parameter} "
+                             f"the path's parameter: drop --parameter {parameter}, or pass --over {parameter}")
+        if over == {weight}:  # (the weight alone is a path over it, at a fixed bandwidth)
+            raise InputError(f"--over {weight} chooses {weight} alone: pass --parameter {weight} --bandwidth T")
+        if over != {"bandwidth", weight}:
+            raise InputError(f"--over takes {parameter} or bandwidth,{weight} for {cls.name}; got {args.over!r}")
         return select_over_two(args, cls)
     if args.weights is not None:  # (the weight is the problem's option here: --weights would be ignored)
-        raise InputError(f"--weights is the range of --{cls.Bound.weight} when both parameters are chosen "
-                         f"(--over bandwidth,{cls.Bound.weight}); over the bandwidth alone, set --{cls.Bound.weight}")
+        alone = (f"over the bandwidth alone, set --{weight}" if parameter == "bandwidth" else
+                 f"over {weight} alone (--parameter {weight}), give its range with --range")
+        raise InputError(f"--weights is the range of --{weight} when both parameters are chosen "
+                         f"(--over bandwidth,{weight}); {alone}")
     X, y, fmt, prep = load(args)
     problem = build_problem(cls, X, y, args)
     interval = tuple(args.range) if args.range else None
@@ -79,12 +87,12 @@ def _select_args(p, cls, argv=()):
                    help="parameter interval, e.g. 2^-10 2^10 (default: the problem's)")
     p.add_argument("--tol", type=parse_number, default=0.01, help="stop when delta <= TOL (criterion units, default 0.01)")
     p.add_argument("--max-solves", type=int, default=None,
-                   help="exact solves allowed in all (default 2000 over the bandwidth, 20000 over both parameters)")
+                   help="exact solves allowed in all (default 2000 over one parameter, 20000 over both)")
     p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (none with --json either)")
-    p.add_argument("--over", default="bandwidth", help="the parameters to choose: bandwidth (default; the path's "
-                   "parameter), or both, e.g. c,bandwidth (kernel_svm) or lam,bandwidth (needs --weights; --cv, "
-                   "or kernel_ridge's closed-form criterion)")
+    p.add_argument("--over", default=None, help="the parameters to choose: the path's parameter (default: "
+                   "bandwidth, or the weight with --parameter c|lam), or both, e.g. c,bandwidth (kernel_svm) or "
+                   "lam,bandwidth (needs --weights; --cv, or kernel_ridge's closed-form criterion)")
     p.add_argument("--weights", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
                    help="with --over WEIGHT,bandwidth: the weight's range, e.g. 2^-5 2^15")
     p.add_argument("--json", action="store_true", help="print one JSON line")

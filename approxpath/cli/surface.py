@@ -24,6 +24,10 @@ def _problem(args, cls, weights):
     if options.get(weight) is not None:
         raise InputError(f"--{weight} is set cell by cell over both parameters: give its range with --weights LO HI "
                          f"(not --{weight})")
+    if options.get("parameter", "bandwidth") != "bandwidth":  # (the library's message names parameter=)
+        fixed = " and --bandwidth" if options.get("bandwidth") is not None else ""
+        raise InputError(f"a surface sweeps the bandwidth (--range) and {weight} (--weights): drop --parameter "
+                         f"{options['parameter']}{fixed}")
     X, y, fmt, prep = load(args)
     options[weight] = weights[0]
     return build_problem(cls, X, y, args, options), fmt, prep

@@ -15,6 +15,7 @@ import numpy as np
 from ..certificate.claims import target, weak_duality_violation
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
 from ..numerics import STORED_PAD, log_mid
+from ..progress import shown_name
 
 __all__ = ["Budget", "Run", "NonFiniteBound", "WeakDualityError", "nan_cause"]
 
@@ -72,13 +73,18 @@ class _FiniteBound:
 
     def _checked(self, value, what, lo, hi):
         if value != value:
-            raise NonFiniteBound(f"{self._problem.name}: the {what} on {_where(lo, hi)} is NaN: "
+            raise NonFiniteBound(f"{self._problem.name}: the {what} on {_where(lo, hi, self._problem)} is NaN: "
                                  f"{nan_cause(self._problem, lo, hi)}")
         return value
 
 
-def _where(lo, hi):
-    return f"t = {lo:.6g}" if hi is None or hi == lo else f"[{lo:.6g}, {hi:.6g}]"
+def _where(lo, hi, problem=None):
+    return f"{_shown(problem)} = {lo:.6g}" if hi is None or hi == lo else f"[{lo:.6g}, {hi:.6g}]"
+
+
+def _shown(problem):
+    """The path parameter's name in messages: ``t`` (the bandwidth), ``C``, ``lam``."""
+    return shown_name(getattr(problem, "parameter", "bandwidth"))
 
 
 def nan_cause(problem, lo, hi=None):
@@ -193,7 +199,7 @@ class Run:
         if self.relative and not goal > 0:
             raise InputError(
                 f"relative=True measures eps against the optimal value, which is not proven positive at "
-                f"t = {t:.6g} (the exact solve's dual objective there, its proven lower bound, is "
+                f"{_shown(self.problem)} = {t:.6g} (the exact solve's dual objective there, its proven lower bound, is "
                 f"{goal / self.eps:.3g}; the optimum is 0 where the zero model is optimal, e.g. targets y all 0): "
                 "use an absolute eps")
         if not g <= _ANCHOR_SHARE * goal:
@@ -210,15 +216,16 @@ class Run:
 
     def _too_small(self, g, goal, t):
         """Why an exact solve with gap ``g`` cannot carry a path whose target there is ``goal``."""
+        at = f"the exact solve at {_shown(self.problem)} = {t:.6g}"
         if not self.relative:
-            return f"the exact solve at t = {t:.6g} only certifies a gap of {g:.3g}; use eps >= {g / _ANCHOR_SHARE:.3g}"
+            return f"{at} only certifies a gap of {g:.3g}; use eps >= {g / _ANCHOR_SHARE:.3g}"
         floor = goal / self.eps  # the proven lower bound of the optimal value there
         need = g / _ANCHOR_SHARE / floor
         if need >= 1:  # a relative eps of 100 % or more says nothing: the optimum is ~0 there
-            return (f"the exact solve at t = {t:.6g} certifies a gap of {g:.3g} while the optimal value is only "
+            return (f"{at} certifies a gap of {g:.3g} while the optimal value is only "
                     f"proven >= {floor:.3g} there (nearly 0), so no relative eps below 1 holds: use an absolute "
                     f"eps >= {g / _ANCHOR_SHARE:.3g}")
-        return (f"the exact solve at t = {t:.6g} only certifies a gap of {g:.3g} (relative {g / floor:.3g} of the "
+        return (f"{at} only certifies a gap of {g:.3g} (relative {g / floor:.3g} of the "
                 f"optimal value's lower bound {floor:.3g}); use eps >= {need:.3g}")
 
     def next_seed(self, a, b):
@@ -265,8 +272,8 @@ class Run:
         """Account for ``n`` more pieces; stop the run once there are more than max_pieces."""
         self.n_pieces += n
         if self.n_pieces > self.budget.max_pieces:
-            why = "" if self.relative else (" (an absolute eps on an objective that grows with t, e.g. the SVM "
-                                            "over C, needs relative=True)")
+            why = "" if self.relative else (f" (an absolute eps on an objective that grows with "
+                                            f"{_shown(self.problem)} needs relative=True, e.g. the SVM's over C)")
             fix = "use a larger eps" + ("" if self.relative else ", relative=True")
             raise BudgetExceededError(
                 f"more than max_pieces={self.budget.max_pieces} pieces needed on [{self.lo:.6g}, {self.hi:.6g}] "

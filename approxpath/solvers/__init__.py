@@ -123,7 +123,10 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None):
         names = failed
     if best is not None:
         return best[1]
-    error = SolverError(f"{problem.name} at t = {t:.6g}: no solver produced a pair (" + "; ".join(said) + ")")
+    from ..progress import shown_name
+
+    at = f"{shown_name(getattr(problem, 'parameter', 'bandwidth'))} = {t:.6g}"
+    error = SolverError(f"{problem.name} at {at}: no solver produced a pair (" + "; ".join(said) + ")")
     if refused:  # retrying elsewhere cannot help: say the first refusal alone
         raise refused[0] from error
     raise error
