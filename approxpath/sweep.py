@@ -39,7 +39,7 @@ class Sweep:
                 raise InputError("bandwidth= fixes t only for parameter="
                                  f"{self.weight_name!r}; the bandwidth path sweeps t")
         elif self.bandwidth is None:
-            raise InputError(f"parameter={self.parameter!r} needs a fixed positive bandwidth=t of exp(-t||x-x'||^2)")
+            raise InputError(f"parameter={self.parameter!r} needs a fixed positive bandwidth=t of the kernel exp(-t D)")
 
     @property
     def along_bandwidth(self):

@@ -108,3 +108,13 @@ def test_both_parameters_with_a_path_over_the_weight_say_the_flag(sinc_csv, caps
                  "2", "--weights", "0.01", "1", "--range", "0.5", "2", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "drop --parameter lam" in err and "parameter='bandwidth'" not in err
+
+
+def test_a_weight_path_without_its_bandwidth_names_no_single_kernel():
+    """The refusal quoted the Gaussian kernel's formula whatever the kernel family."""
+    from approxpath.data import make_sinc
+
+    X, y = make_sinc(n=10, seed=0)
+    for kernel in ("gaussian", "laplacian"):
+        with pytest.raises(InputError, match=r"needs a fixed positive bandwidth=t of the kernel exp\(-t D\)$"):
+            get_problem("klasso")(X, y, parameter="lam", kernel=kernel)
