@@ -77,7 +77,8 @@ def _data_args(p, cls, argv=()):
     p.add_argument("--n", type=int, default=100, help="number of samples (default 100)")
     p.add_argument("--d", type=int, default=None, help="classification: number of features (default 2)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--noise", type=parse_number, default=None, help="sinc, friedman1: noise standard deviation (default 0.1; friedman1 0)")
+    p.add_argument("--noise", type=parse_number, default=None,
+                   help="sinc, friedman1: noise standard deviation (default 0.1; friedman1 0)")
     p.add_argument("--outliers", type=parse_number, default=None,
                    help="sinc: fraction of samples with gross errors (default 0)")
     p.set_defaults(func=cmd_data)

@@ -156,6 +156,11 @@ def cmd_crosscheck(args):
     return 0 if report.ok else 1
 
 
+# --relative of exact and crosscheck (approxpath.exact.crosscheck.objective_scale)
+_RELATIVE_HELP = ("the tolerance is relative to the objective's scale (the larger of |dual objective| and the "
+                  "zero model's objective)")
+
+
 def _exact_args(p, cls, argv=()):
     p.add_argument("problem", help="klasso")
     add_data_args(p)
@@ -185,8 +190,7 @@ def _exact_args(p, cls, argv=()):
     p.add_argument("--val-data", default=None, metavar="FILE", help="validation data for --target-mse (same format)")
     p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")
     p.add_argument("--tol", type=parse_number, default=1e-6, help="flag solutions whose certified gap exceeds this")
-    p.add_argument("--relative", action="store_true", help="the tolerance is relative to the objective's scale (the larger of |dual objective| and the "
-                   "zero model's objective)")
+    p.add_argument("--relative", action="store_true", help=_RELATIVE_HELP)
     p.add_argument("--out", default=None, help="write the path (.npz, or .csv: t, beta0, beta[i])")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_exact)
@@ -200,8 +204,7 @@ def _crosscheck_args(p, cls, argv=()):
         add_problem_options(p, cls)
     p.add_argument("--path", required=True, help="npz or csv: t and the primal fields (klasso: beta, beta0)")
     p.add_argument("--tol", type=parse_number, default=1e-6, help="flag gaps above this (default 1e-6)")
-    p.add_argument("--relative", action="store_true", help="the tolerance is relative to the objective's scale (the larger of |dual objective| and the "
-                   "zero model's objective)")
+    p.add_argument("--relative", action="store_true", help=_RELATIVE_HELP)
     lin = p.add_mutually_exclusive_group()
     lin.add_argument("--linear", dest="linear", action="store_true", default=None,
                      help="the path is linear between its points: check the segments too (certified where the "

@@ -78,13 +78,8 @@ class _FiniteBound:
         return value
 
 
-def _where(lo, hi, problem=None):
-    return f"{_shown(problem)} = {lo:.6g}" if hi is None or hi == lo else f"[{lo:.6g}, {hi:.6g}]"
-
-
-def _shown(problem):
-    """The path parameter's name in messages: ``t`` (the bandwidth), ``C``, ``lam``."""
-    return shown_name(getattr(problem, "parameter", "bandwidth"))
+def _where(lo, hi, problem):
+    return f"{shown_name(problem.parameter)} = {lo:.6g}" if hi is None or hi == lo else f"[{lo:.6g}, {hi:.6g}]"
 
 
 def nan_cause(problem, lo, hi=None):
@@ -199,9 +194,9 @@ class Run:
         if self.relative and not goal > 0:
             raise InputError(
                 f"relative=True measures eps against the optimal value, which is not proven positive at "
-                f"{_shown(self.problem)} = {t:.6g} (the exact solve's dual objective there, its proven lower bound, is "
-                f"{goal / self.eps:.3g}; the optimum is 0 where the zero model is optimal, e.g. targets y all 0): "
-                "use an absolute eps")
+                f"{shown_name(self.problem.parameter)} = {t:.6g} (the exact solve's dual objective there, its "
+                f"proven lower bound, is {goal / self.eps:.3g}; the optimum is 0 where the zero model is optimal, "
+                "e.g. targets y all 0): use an absolute eps")
         if not g <= _ANCHOR_SHARE * goal:
             exc = EpsilonTooSmallError(f"eps = {self.eps:g} is too small: {self._too_small(g, goal, t)}")
             exc.t, exc.gap, exc.allowed = t, g, _ANCHOR_SHARE * goal  # (a selection words its own stop from them)
@@ -216,7 +211,7 @@ class Run:
 
     def _too_small(self, g, goal, t):
         """Why an exact solve with gap ``g`` cannot carry a path whose target there is ``goal``."""
-        at = f"the exact solve at {_shown(self.problem)} = {t:.6g}"
+        at = f"the exact solve at {shown_name(self.problem.parameter)} = {t:.6g}"
         if not self.relative:
             return f"{at} only certifies a gap of {g:.3g}; use eps >= {g / _ANCHOR_SHARE:.3g}"
         floor = goal / self.eps  # the proven lower bound of the optimal value there
@@ -272,8 +267,9 @@ class Run:
         """Account for ``n`` more pieces; stop the run once there are more than max_pieces."""
         self.n_pieces += n
         if self.n_pieces > self.budget.max_pieces:
-            why = "" if self.relative else (f" (an absolute eps on an objective that grows with "
-                                            f"{_shown(self.problem)} needs relative=True, e.g. the SVM's over C)")
+            grows = shown_name(self.problem.parameter)
+            why = "" if self.relative else (f" (an absolute eps on an objective that grows with {grows} needs "
+                                            "relative=True, e.g. the SVM's over C)")
             fix = "use a larger eps" + ("" if self.relative else ", relative=True")
             raise BudgetExceededError(
                 f"more than max_pieces={self.budget.max_pieces} pieces needed on [{self.lo:.6g}, {self.hi:.6g}] "

@@ -14,7 +14,7 @@ class SelectionResult:
     of frozen dataclasses, without fields): :attr:`reached` and the summary line."""
 
     _runs = "path"  # what a fold's computation is called in the summary
-    _rival = "t"  # what a claim is about
+    # ``_rival``: what a claim is about (a subclass's: the parameter's name, "point of the box")
 
     @property
     def reached(self):
@@ -22,7 +22,7 @@ class SelectionResult:
         return bool(self.delta <= self.tol)
 
     def _point(self):
-        return f"t = {self.t:.6g}"
+        return f"{self._rival} = {self.t:.6g}"
 
     def _scope(self):
         return f"{self.folds} {self._runs}{'s' if self.folds > 1 else ''}"
@@ -124,9 +124,6 @@ class Selection(SelectionResult):
         from ..progress import shown_name
 
         return shown_name(self.parameter)
-
-    def _point(self):
-        return f"{self._rival} = {self.t:.6g}"
 
     def to_json(self):
         """A JSON-ready dict of the scalars."""

@@ -125,7 +125,7 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None):
         return best[1]
     from ..progress import shown_name
 
-    at = f"{shown_name(getattr(problem, 'parameter', 'bandwidth'))} = {t:.6g}"
+    at = f"{shown_name(problem.parameter)} = {t:.6g}"
     error = SolverError(f"{problem.name} at {at}: no solver produced a pair (" + "; ".join(said) + ")")
     if refused:  # retrying elsewhere cannot help: say the first refusal alone
         raise refused[0] from error
