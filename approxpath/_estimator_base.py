@@ -15,7 +15,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .driver import approximate_path
-from .errors import BudgetExceededError, InputError
+from .errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from .registry import get_problem
 from .selection import SELECTIONS, RangeWarning, select, validation_curve
 from .selection.search import default_eps
@@ -91,8 +91,22 @@ class KernelPathBase(BaseEstimator):
             if "_deferred_path" not in self.__dict__:
                 raise AttributeError(f"{type(self).__name__} has no path_ before fit")
             problem, options = self._deferred_path
-            self._path = approximate_path(problem, **options)
+            self._path = self._certified_path(problem, **options)
         return self._path
+
+    def _certified_path(self, problem, **options):
+        """:func:`approximate_path` at ``eps_``, its :class:`EpsilonTooSmallError` in this
+        estimator's units (``eps``: a fraction of the zero model's objective), not the problem's."""
+        try:
+            return approximate_path(problem, **options)
+        except EpsilonTooSmallError as exc:
+            null, needed = problem.null_objective(), getattr(exc, "needed", None)
+            if not (null > 0 and needed is not None):
+                raise
+            raise EpsilonTooSmallError(
+                f"{type(self).__name__}: eps = {self.eps:g} (of the zero model's objective {null:.3g}, so a gap of "
+                f"{self.eps_:.3g}) is too small: at or next to the exact solve at t = {exc.t:.6g} the gap bound is "
+                f"{exc.gap:.3g}; use eps >= {needed / null:.3g}") from exc
 
     @path_.setter
     def path_(self, path):
@@ -196,8 +210,8 @@ class KernelPathBase(BaseEstimator):
         problem = get_problem(name)(X_tr, y_tr, **options)
         self.t_range_ = self._t_range(problem)
         self.eps_ = self._eps(problem)
-        self.path_ = approximate_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
-                                      progress=progress)
+        self.path_ = self._certified_path(problem, eps=self.eps_, interval=self.t_range_, workers=workers,
+                                          progress=progress)
         curve = validation_curve(self.path_, X_va, y_va, criterion=self._criterion(), selection=self.selection,
                                  n_grid=self.n_grid)
         self.validation_curve_ = curve

@@ -220,3 +220,16 @@ def test_regressor_n_jobs_is_checked_and_max_solves_is_a_parameter():
         KernelPathRegressor(n_jobs=0).fit(X, y)
     with pytest.raises(approxpath.InputError, match="unknown loss 'huber'"):
         KernelPathRegressor(loss="huber", lam="a").fit(X, y)
+
+
+def test_an_eps_too_small_is_told_in_the_estimators_units():
+    # y x 1e12 at lam = 0.1: the driver's advice "use eps >= 1.3e+24" was in the problem's units
+    # (a gap), while the estimator's eps is a fraction of the zero model's objective
+    X, y = make_sinc(n=60)
+    est = KernelPathRegressor(lam=0.1, eps=1e-9)
+    with pytest.raises(approxpath.EpsilonTooSmallError, match="KernelPathRegressor: eps = 1e-09") as info:
+        est.fit(X, 1e12 * y)
+    exc = info.value
+    needed = float(str(exc).rsplit("use eps >= ", 1)[1])
+    null = float(str(exc).split("zero model's objective ", 1)[1].split(",")[0])  # (of the training part)
+    assert needed == pytest.approx(exc.__cause__.needed / null, rel=1e-2) and 1e-9 < needed < 1.0

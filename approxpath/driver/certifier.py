@@ -29,6 +29,12 @@ _MIN_PIECE = 2.0**-30
 # ... and stop splitting a piece whose middle no anchor covers once it is below this fraction:
 # uncovered regions are then located to ~0.4 % of the interval without splitting them to dust.
 _RESOLUTION = 2.0**-8
+# ... and, below the resolution, split a piece only while halving cuts its best bound by at
+# least 1 - _PROGRESS (its ratio to the target): a bound with a floor that does not shrink with
+# the width (rounding allowances) above a target the point gaps meet would otherwise be halved
+# down to _MIN_PIECE, 2**22 pieces per resolution cell (an SVM C path at eps = 2e-11: its
+# bound's floor was 1.27 eps at every width; a bound of order p >= 1 halves its width term).
+_PROGRESS = 0.99
 # Interpolation weight: chosen on a grid of _THETA_GRID values, then refined once, at the
 # middles of the pieces of the first ``weighing_depth`` bisections of a segment and linear in
 # between (measured on ionosphere/heart/diabetes: ~10 % fewer exact solves than the linear
@@ -233,17 +239,17 @@ class Certifier:
         """:meth:`cover` by halving in log scale (problems without ``piece_bound_order``)."""
         run = self.run
         pieces = []
-        stack = [(lo, hi)]
+        stack = [(lo, hi, None)]
         while stack:
-            l, h = stack.pop()
-            piece = self._try_piece(l, h, cands)[0]
+            l, h, parent = stack.pop()
+            piece, ratio = self._try_piece(l, h, cands)
             if piece is not None:
                 pieces.append(piece)
                 run.count(1)
                 continue
-            if self._narrower(l, h, cands, fail_fast, resolution):
+            if self._narrower(l, h, cands, fail_fast, resolution, _stalled(ratio, parent)):
                 m = run.mid(l, h)
-                stack += [(m, h), (l, m)]
+                stack += [(m, h, ratio), (l, m, ratio)]
                 continue
             if fail_fast:
                 return pieces, l
@@ -263,6 +269,7 @@ class Certifier:
         # took 3,567 pieces and 35 exact solves for robust l1's n = 1000 path against 2,866
         # and 30: the pieces next to an exact solve are wide)
         x, w = lo, run.s(hi) - run.s(lo)
+        refused = None  # the ratio of the last refused try at x
         while x < hi:
             h = run.ahead(x, w)
             if run.s(hi) - run.s(h) < 0.25 * w:  # do not leave a sliver
@@ -273,23 +280,37 @@ class Certifier:
             if piece is not None:
                 pieces.append(piece)
                 run.count(1)
-                x = h
+                x, refused = h, None
                 w = width * (_GROW if aimed is None else float(np.clip(aimed, _PROBE, _GROW)))
                 continue
             w = width * (0.5 if aimed is None else float(np.clip(aimed, *_SHRINK)))
-            if self._narrower(x, h, cands, fail_fast, resolution):
+            stalled, refused = _stalled(ratio, refused), ratio
+            if self._narrower(x, h, cands, fail_fast, resolution, stalled):
                 continue
             if fail_fast:
                 return pieces, x
             pieces.append(self._sampled_piece(x, h, cands))
             run.count(1)
-            x = h
+            x, refused = h, None
         return pieces, None
 
-    def _narrower(self, l, h, cands, fail_fast, resolution):
+    def floor_ratio(self, l, cands):
+        """The best bound-to-target ratio of ``cands`` on the narrowest piece a cover tries from
+        ``l`` (:data:`_MIN_PIECE` of the interval), or None where one certifies it or none has a
+        bound there: above 1, no piece starting at ``l`` is ever certified (the bound's terms that
+        do not shrink with the width, its rounding allowances, exceed the target)."""
+        run = self.run
+        h = run.ahead(l, _MIN_PIECE * run.width)
+        if not (run.bound.interval_bound and l < h):  # (a sampled piece has no bound to compare)
+            return None
+        piece, ratio = self._try_piece(l, h, cands)
+        return None if piece is not None else ratio
+
+    def _narrower(self, l, h, cands, fail_fast, resolution, stalled=False):
         """Whether a narrower piece than the refused ``[l, h]`` is worth trying: it is wider
         than the resolution of the cover (in log scale) or, below it, a candidate is eps-good
-        at its middle.  In a fail-fast cover both must hold, and the candidate must be well
+        at its middle and the bound still shrinks with the width (not ``stalled``, see
+        :func:`_stalled`).  In a fail-fast cover both must hold, and the candidate must be well
         inside eps (:data:`_HOPELESS`): bounds shrink to the point gap as pieces shrink, so a
         middle already near eps means a new exact solve."""
         run = self.run
@@ -301,7 +322,7 @@ class Certifier:
             return width > resolution and self._any_point_ok(m, cands, _HOPELESS)
         # below the resolution, a piece whose middle no candidate covers is given up (sampled
         # or uncovered) rather than an uncoverable region split to dust
-        return width > resolution or self._any_point_ok(m, cands)
+        return width > resolution or (not stalled and self._any_point_ok(m, cands))
 
     def _any_point_ok(self, tau, cands, share=1.0):
         return any(self.run.point_ok(pair, tau, share) for pair, _ in cands(tau, tau))
@@ -385,3 +406,9 @@ class Certifier:
         run.certify_s += time.perf_counter() - t0
         ok, g, p, d, anchors = best
         return PathPiece(l, h, p, d, float(g), "sampled" if ok else "uncovered", anchors)
+
+
+def _stalled(ratio, before):
+    """Whether a refused piece's best bound-to-target ``ratio`` is not below :data:`_PROGRESS`
+    times ``before``, the ratio of the wider piece refused just before it (None: unknown)."""
+    return ratio is not None and before is not None and ratio >= _PROGRESS * before

@@ -199,7 +199,9 @@ class Run:
                 "e.g. targets y all 0): use an absolute eps")
         if not g <= _ANCHOR_SHARE * goal:
             exc = EpsilonTooSmallError(f"eps = {self.eps:g} is too small: {self._too_small(g, goal, t)}")
-            exc.t, exc.gap, exc.allowed = t, g, _ANCHOR_SHARE * goal  # (a selection words its own stop from them)
+            # (a selection and an estimator word their own stop from these; ``needed``: the
+            # absolute eps that would carry the solve)
+            exc.t, exc.gap, exc.allowed, exc.needed = t, g, _ANCHOR_SHARE * goal, g / _ANCHOR_SHARE
             raise exc
         self.anchors[t] = pair
         if self.checkpoint is not None:
@@ -222,6 +224,19 @@ class Run:
                     f"eps >= {g / _ANCHOR_SHARE:.3g}")
         return (f"{at} only certifies a gap of {g:.3g} (relative {g / floor:.3g} of the "
                 f"optimal value's lower bound {floor:.3g}); use eps >= {need:.3g}")
+
+    def below_floor(self, t, ratio):
+        """The :class:`EpsilonTooSmallError` where no piece next to the exact solve at ``t``,
+        however narrow, is certified: the best bound there is ``ratio`` times the target."""
+        need = ratio * self.eps / _ANCHOR_SHARE
+        exc = EpsilonTooSmallError(
+            f"{self._eps_text()} is too small: no piece next to the exact solve at "
+            f"{shown_name(self.problem.parameter)} = {t:.6g} is certified however narrow (the best bound there is "
+            f"{ratio:.3g} times the target: its rounding allowances do not shrink with the piece); use "
+            f"eps >= {need:.3g}")
+        goal = self.target(self.anchors[t], t, t)
+        exc.t, exc.gap, exc.allowed, exc.needed = t, ratio * goal, goal, ratio * goal / _ANCHOR_SHARE  # (as in exact)
+        return exc
 
     def next_seed(self, a, b):
         """The first seed in ``(a, b]``, or None."""

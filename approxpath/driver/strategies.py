@@ -53,6 +53,19 @@ class Strategy:
         self.certifier = Certifier(run)
         self.submit = submit
         self.remote_solves = []  # exact solves made by segment tasks elsewhere
+        self._floors = set()  # the exact solves whose narrowest piece was tried
+
+    def _refuse_below_floor(self, stuck, left, cands):
+        """:class:`EpsilonTooSmallError` where a cover of ``cands`` stopped at the exact solve
+        ``left`` it started from and no piece from there, however narrow, is certified (tried
+        once per exact solve): new solves between would be refused the same way, down to the
+        narrowest segment."""
+        if stuck != left or left in self._floors:
+            return
+        self._floors.add(left)
+        ratio = self.certifier.floor_ratio(left, cands)
+        if ratio is not None and ratio > 1.0:
+            raise self.run.below_floor(left, ratio)
 
     def __call__(self, resumed=None):
         """The pieces of the run's interval; ``resumed``: ``(state, pieces)`` of a checkpoint."""
@@ -125,8 +138,9 @@ class Grid(Strategy):
                 run.exact(t)
             pieces, run.n_pieces = [], 0  # a finer grid starts its pieces afresh
             for a, b in zip(ts[:-1], ts[1:]):
-                got, stuck = cert.cover(a, b, cert.candidates(a, b, interpolate=False),
-                                        fail_fast=(s_hi - s_lo) / k > _MIN_STEP * (s_hi - s_lo))
+                cands = cert.candidates(a, b, interpolate=False)
+                got, stuck = cert.cover(a, b, cands, fail_fast=(s_hi - s_lo) / k > _MIN_STEP * (s_hi - s_lo))
+                self._refuse_below_floor(stuck, a, cands)
                 if stuck is not None:
                     break
                 pieces += got
@@ -263,8 +277,10 @@ class TwoSided(Strategy):
         min_step = _MIN_STEP * run.width
         while start < b:
             too_small = run.s(right) - run.s(left) <= min_step
-            got, stuck = cert.cover(start, right, cert.candidates(left, right, interpolate), fail_fast=not too_small)
+            cands = cert.candidates(left, right, interpolate)
+            got, stuck = cert.cover(start, right, cands, fail_fast=not too_small)
             pieces += got
+            self._refuse_below_floor(stuck, left, cands)
             if stuck is None:
                 if start == left:
                     last = (left, right)

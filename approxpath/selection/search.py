@@ -332,8 +332,8 @@ def _no_smaller_gap(exc, parameter):
     refinement's own, not one the user set)."""
     if getattr(exc, "t", None) is None:
         return f"the exact solves certify no smaller gap ({exc})"
-    return (f"the exact solves certify no smaller gap (the exact solve at {shown_name(parameter)} = {exc.t:.6g} "
-            f"certifies {exc.gap:.3g}, where the refinement needed {exc.allowed:.3g} or less)")
+    return (f"the exact solves certify no smaller gap (at or next to the exact solve at {shown_name(parameter)} = "
+            f"{exc.t:.6g} the gap bound is {exc.gap:.3g}, where the refinement needed {exc.allowed:.3g} or less)")
 
 
 def _warn_edge(search, value, t, lo, hi, parameter):

@@ -1,0 +1,89 @@
+"""A bound whose terms do not shrink with a piece's width (rounding allowances) above eps.
+
+Where the point gaps meet eps but no piece, however narrow, can be certified, a path is refused
+at once with EpsilonTooSmallError (it used to add exact solves and halve pieces towards
+2**-30 of the interval until a budget ran out), and a cover that cannot add solves stops
+halving once the bound no longer shrinks: sampled pieces, not millions of them."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath.data import make_classification
+from approxpath.errors import EpsilonTooSmallError
+from approxpath.testing import ToyBound, ToyProjection
+
+_FLOOR = 1e-3  # the width-independent term every piece's bound carries (point gaps carry none)
+_RANGE = (0.5, 2.0)
+
+
+class _FlooredBound(ToyBound):
+    name = "toy_floored"
+
+    def gap(self, primal, dual, lo, hi=None):  # still a bound: the toy's plus a constant
+        g = super().gap(primal, dual, lo, hi)
+        return g + (_FLOOR if hi is not None and hi != lo else 0.0)
+
+
+class _Floored(ToyProjection):
+    name = "toy_floored"
+    Bound = _FlooredBound
+
+
+def _problem():
+    rng = np.random.default_rng(3)
+    return _Floored(rng.standard_normal((12, 1)), rng.standard_normal(12))
+
+
+@pytest.mark.parametrize("strategy", ["interpolate", "two-sided", "grid"])
+def test_eps_below_the_bounds_floor_is_refused_at_once(strategy):
+    # before: BudgetExceededError once the pieces' or the solves' budget was spent
+    with pytest.raises(EpsilonTooSmallError, match="however narrow") as info:
+        approxpath.approximate_path(_problem(), 0.5 * _FLOOR, _RANGE, strategy=strategy, max_solves=300,
+                                    max_pieces=3000)
+    exc = info.value
+    assert exc.gap > exc.allowed > 0 and _RANGE[0] <= exc.t <= _RANGE[1]
+    assert "use eps >= " in str(exc)
+    need = float(str(exc).rsplit("use eps >= ", 1)[1])
+    assert approxpath.approximate_path(_problem(), need, _RANGE).certified  # the eps it names is enough
+
+
+@pytest.mark.parametrize("strategy", ["interpolate", "two-sided", "grid", "paper"])
+def test_eps_above_the_floor_is_certified_and_holds(strategy):
+    problem = _problem()
+    path = approxpath.approximate_path(problem, 4 * _FLOOR, _RANGE, strategy=strategy)
+    assert path.certified
+    for t in np.geomspace(*_RANGE, 23):  # against the closed-form optimum
+        x = path.primal(t).x
+        assert x.min() >= 0
+        value = 0.5 * float(np.sum((x - t * problem.c) ** 2))
+        assert value - problem.optimum(t) <= 4 * _FLOOR * (1 + 1e-9)
+
+
+def test_a_cover_that_cannot_add_solves_stops_halving_once_the_bound_stalls():
+    # the paper's strategy covers between its solves without adding any: below eps's floor
+    # its pieces are sampled (checked at their points), not halved to 2**-30 of the interval
+    problem = _problem()
+    path = approxpath.approximate_path(problem, 0.5 * _FLOOR, _RANGE, strategy="paper", max_pieces=20_000)
+    kinds = {p.kind for p in path.pieces}
+    assert kinds == {"sampled"} and not path.certified  # before: BudgetExceededError (max_pieces)
+    for piece in path.pieces:  # a sampled piece's pair meets eps at its ends and middle
+        for t in (piece.lo, np.sqrt(piece.lo * piece.hi), piece.hi):
+            assert problem.gap(piece.primal, piece.dual, t) <= 0.5 * _FLOOR
+
+
+def test_a_selection_over_c_stops_where_the_paths_cannot_tighten():
+    # the cross-validated error over C at a fixed bandwidth: cells whose enclosure stays wide
+    # asked for ever smaller eps, down to 2e-11, below the SVM bound's rounding floor (~2.6e-11
+    # here), and the selection never returned; now it stops and says why
+    X, y = make_classification(n=60)
+    problem = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=1.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        chosen = approxpath.select(problem, cv=3, strict=False, max_pieces=20_000)
+    stalls = [str(w.message) for w in caught if "more exact solves do not narrow it" in str(w.message)]
+    assert chosen.parameter == "c" and 1e-3 <= chosen.t <= 1.0
+    assert chosen.exact_solves < 200
+    assert stalls and "next to the exact solve at C = " in stalls[0]
