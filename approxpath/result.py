@@ -179,13 +179,15 @@ class Path(CertifiedResult):
 
     def piece_at(self, t):
         """The piece containing ``t`` (the left one at a shared end point): ``t`` one number."""
+        from .progress import shown_name
         from .validate import is_real
 
         lo, hi = self.interval
+        name = shown_name(self.meta.get("parameter") or getattr(self.problem, "parameter", "bandwidth"))
         if not is_real(t):
-            raise InputError(f"t must be one number (a point of the path's interval); got {t!r}")
+            raise InputError(f"{name} must be one number (a point of the path's interval); got {t!r}")
         if not (lo <= t <= hi):
-            raise ValueError(f"t = {t!r} is outside the path's interval [{lo!r}, {hi!r}]")
+            raise ValueError(f"{name} = {t!r} is outside the path's interval [{lo!r}, {hi!r}]")
         k = bisect.bisect_left([p.hi for p in self.pieces], t)
         return self.pieces[min(k, len(self.pieces) - 1)]
 

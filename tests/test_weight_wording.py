@@ -118,3 +118,17 @@ def test_a_weight_path_without_its_bandwidth_names_no_single_kernel():
     for kernel in ("gaussian", "laplacian"):
         with pytest.raises(InputError, match=r"needs a fixed positive bandwidth=t of the kernel exp\(-t D\)$"):
             get_problem("klasso")(X, y, parameter="lam", kernel=kernel)
+
+
+def test_a_point_outside_the_path_names_the_weight(svm_over_c, tmp_path):
+    """``path.primal(5.0)`` on a path over C said "t = 5.0 is outside the path's interval"."""
+    path = approximate_path(svm_over_c, eps=0.1, interval=(0.1, 1.0))
+    with pytest.raises(ValueError, match=r"^C = 5.0 is outside the path's interval \[0.1, 1.0\]"):
+        path.primal(5.0)
+    with pytest.raises(InputError, match="^C must be one number"):
+        path.dual([0.5, 0.6])
+    path.save(tmp_path / "c.npz")
+    from approxpath import load_path
+
+    with pytest.raises(ValueError, match="^C = 5.0 is outside"):  # a loaded path: the parameter from its file
+        load_path(tmp_path / "c.npz").piece_at(5.0)

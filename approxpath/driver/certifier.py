@@ -18,6 +18,7 @@ from .. import moving
 from ..certificate.claims import claimed_on
 from ..errors import InputError
 from ..numerics import stored_bound
+from ..progress import shown_name
 from ..problem import convex_combination, restored_gaps
 from ..result import PathPiece
 
@@ -230,8 +231,8 @@ class Certifier:
         if not (inside <= piece.gap_bound + tol and off <= tol and floor <= value + tol):
             raise BoundContradiction(
                 f"{problem.name}'s Bound certified [{piece.lo:.6g}, {piece.hi:.6g}] with a gap bound of "
-                f"{piece.gap_bound:.6g} and a dual floor of {floor:.6g}, but at t = {tau:.6g} its own numpy maps give "
-                f"the pair a gap of {inside:.6g}, a constraint violation of {off:.3g} and a dual objective of "
+                f"{piece.gap_bound:.6g} and a dual floor of {floor:.6g}, but at {shown_name(problem.parameter)} = "
+                f"{tau:.6g} its own numpy maps give the pair a gap of {inside:.6g}, a constraint violation of {off:.3g} and a dual objective of "
                 f"{value:.6g}: its Bound is no bound (errors() misses a constraint, gap() a term, or dual_floor() is "
                 "above the dual); run approxpath.testing.check_problem on it")
 
