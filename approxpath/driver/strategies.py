@@ -55,12 +55,10 @@ class Strategy:
         self.remote_solves = []  # exact solves made by segment tasks elsewhere
         self._floors = set()  # the exact solves whose narrowest piece was tried
 
-    def _refuse_below_floor(self, stuck, left, cands):
-        """:class:`EpsilonTooSmallError` where a cover of ``cands`` stopped at the exact solve
-        ``left`` it started from and no piece from there, however narrow, is certified (tried
-        once per exact solve): new solves between would be refused the same way, down to the
-        narrowest segment."""
-        if stuck != left or left in self._floors:
+    def _refuse_below_floor(self, left, cands):
+        """:class:`EpsilonTooSmallError` where no piece next to the exact solve ``left``, however
+        narrow, is certified by ``cands`` (tried once per exact solve)."""
+        if left in self._floors:
             return
         self._floors.add(left)
         ratio = self.certifier.floor_ratio(left, cands)
@@ -140,7 +138,8 @@ class Grid(Strategy):
             for a, b in zip(ts[:-1], ts[1:]):
                 cands = cert.candidates(a, b, interpolate=False)
                 got, stuck = cert.cover(a, b, cands, fail_fast=(s_hi - s_lo) / k > _MIN_STEP * (s_hi - s_lo))
-                self._refuse_below_floor(stuck, a, cands)
+                if stuck == a:  # (a finer grid would not certify a piece next to a either)
+                    self._refuse_below_floor(a, cands)
                 if stuck is not None:
                     break
                 pieces += got
@@ -278,9 +277,13 @@ class TwoSided(Strategy):
         while start < b:
             too_small = run.s(right) - run.s(left) <= min_step
             cands = cert.candidates(left, right, interpolate)
+            if too_small and start == left:
+                # the narrowest segment, whose cover cannot add solves: where not even a piece next
+                # to left is certified (the bound's rounding allowances above eps), it would be
+                # halved into sampled pieces, and so would the next segment after one more solve
+                self._refuse_below_floor(left, cands)
             got, stuck = cert.cover(start, right, cands, fail_fast=not too_small)
             pieces += got
-            self._refuse_below_floor(stuck, left, cands)
             if stuck is None:
                 if start == left:
                     last = (left, right)
