@@ -52,6 +52,25 @@ def _dual_objective(K, y, alpha):
 
 
 @pytest.mark.skipif(not backend.official_available(), reason="needs the libsvm extra")
+def test_official_binding_reports_to_c_code_not_a_python_callback(monkeypatch):
+    """The binding's quiet print function is a Python callback: a SIGTERM landing in it printed
+    "Exception ignored ... Traceback" and the solve went on.  libSVM is handed a C function."""
+    import ctypes
+
+    import libsvm.svm
+
+    handed = []
+    original = libsvm.svm.libsvm.svm_set_print_string_function
+    monkeypatch.setattr(libsvm.svm.libsvm, "svm_set_print_string_function", lambda f: handed.append(f) or original(f))
+    K, y = _kernel(40, 1.0, seed=5, first=1.0)
+    alpha, _ = backend._official_fit(K, y, 1.0, backend.LIBSVM_TOL)
+    assert alpha.max() > 0 and handed
+    address = ctypes.cast(ctypes.CDLL(None).strlen, ctypes.c_void_p).value
+    assert ctypes.cast(handed[-1], ctypes.c_void_p).value == address  # what svm_train handed libSVM last
+    assert ctypes.cast(libsvm.svm.ctypes_print_null, ctypes.c_void_p).value != address
+
+
+@pytest.mark.skipif(not backend.official_available(), reason="needs the libsvm extra")
 @pytest.mark.parametrize("t,C", [(1.0, 10.0), (4.0, 2.0)])
 def test_official_binding_solves_the_dual(t, C):
     """Against CVXPY (Clarabel, tight): max 1'a - a'Qa/2, y'a = 0, 0 <= a <= C; the dual value
