@@ -155,14 +155,15 @@ class Problem(abc.ABC):
         return {f.name: getattr(dual, f.name) for f in dataclasses.fields(dual) if f.compare}
 
     # ------------------------------------------------------------------ exact solve
-    def solve(self, t, solver=None, time_limit=None, warm=None, enough=None):
+    def solve(self, t, solver=None, time_limit=None, warm=None, enough=None, need=None):
         """An optimal pair at ``t``, exactly feasible, accepted by our own certified gap
         (:func:`approxpath.solvers.solve_exact`: the backends in turn, each with tighter settings when its pair misses);
         ``warm``: an optimal pair nearby (the driver passes its nearest exact solve's);
-        ``enough(pair)``: a gap that also suffices (the driver's share of its target)."""
+        ``enough(pair)``: a gap that also suffices (the driver's share of its target);
+        ``need(pair)``: the largest gap the caller can use (the driver's anchor share)."""
         from .solvers import solve_exact
 
-        return solve_exact(self, t, self.backend_names(solver), time_limit, warm, enough)
+        return solve_exact(self, t, self.backend_names(solver), time_limit, warm, enough, need)
 
     def backend_names(self, solver=None):
         """``solver`` (a name or several; default :attr:`backends`) as a checked list."""

@@ -8,6 +8,7 @@ from approxpath import InputError
 from approxpath.errors import EpsilonTooSmallError
 
 from approxpath.testing import ToyBound, ToyProjection
+from approxpath.testing.toy import ToyDual, ToyPrimal
 
 
 @pytest.fixture
@@ -92,13 +93,38 @@ def test_unknown_strategy(toy):
 def test_eps_below_solver_precision(toy, monkeypatch):
     solve = ToyProjection.solve
 
-    def sloppy(self, t, solver=None, time_limit=None, warm=None, enough=None):
+    def sloppy(self, t, solver=None, time_limit=None, warm=None, enough=None, need=None):
         primal, dual = solve(self, t)
         return type(primal)(x=primal.x + 1e-3), dual
 
     monkeypatch.setattr(ToyProjection, "solve", sloppy)
     with pytest.raises(EpsilonTooSmallError, match="use eps >="):
         approxpath.approximate_path(toy, eps=1e-8, interval=(0.1, 1.0))
+
+
+def test_a_solve_at_the_solvers_mark_but_above_what_the_path_needs_is_tightened(toy, monkeypatch):
+    # a backend whose default settings leave a gap inside the EXACT_GAP mark (~5e-8 here, the
+    # mark ~1e-6) and whose tight settings are exact: a path at eps = 2e-8 needs its solves'
+    # gaps below 1e-8.  The pair at the mark was accepted, and the path refused
+    # (EpsilonTooSmallError); the tight try is now made.
+    from approxpath.solvers import current_settings
+
+    tried = []
+
+    def candidate(self, backend, t, warm=None):
+        tight = current_settings().tight
+        tried.append(tight)
+        primal = ToyPrimal(x=np.maximum(0.0, t * self.c) + (0.0 if tight else 1e-8))
+        return primal, ToyDual(mu=np.maximum(0.0, -t * self.c))
+
+    monkeypatch.setattr(ToyProjection, "candidate", candidate)
+    path = approxpath.approximate_path(toy, eps=2e-8, interval=(0.5, 0.6))
+    assert path.certified and True in tried
+    for t in np.linspace(0.5, 0.6, 11):  # against the closed form
+        assert toy.primal_objective(path.primal(t), t) - toy.optimum(t) <= 2e-8
+    tried.clear()
+    path = approxpath.approximate_path(toy, eps=1e-3, interval=(0.5, 0.6))  # loose: no tight try
+    assert path.certified and tried and True not in tried
 
 
 def test_interpolation_weights_are_weighed_to_the_problems_depth(toy, monkeypatch):

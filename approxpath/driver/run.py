@@ -188,7 +188,8 @@ class Run:
         else:
             t0 = time.perf_counter()
             pair = self.problem.solve(t, solver=self.solver, time_limit=self.budget.solve_time_limit,
-                                      warm=self.nearest(t), enough=lambda p: _EXACT_SHARE * self.target(p, t, t))
+                                      warm=self.nearest(t), enough=lambda p: _EXACT_SHARE * self.target(p, t, t),
+                                      need=lambda p: _ANCHOR_SHARE * self.target(p, t, t))
             self.solve_s += time.perf_counter() - t0
         g, goal = self.point(pair, t)
         if self.relative and not goal > 0:
