@@ -111,3 +111,16 @@ def test_the_segments_show_progress(data_csv, capsys):
     assert "segments:" in capsys.readouterr().err
     assert main(argv + ["--no-progress"]) == shown  # the same run, silent
     assert "segments:" not in capsys.readouterr().err
+
+
+def test_a_degenerate_start_at_a_huge_c_says_what_to_change(tmp_path, capsys):
+    # kappa = 1e8: the start was "degenerate" with nothing to change named
+    from approxpath.data import make_friedman1
+
+    X, y = make_friedman1(n=60)
+    f = tmp_path / "f.csv"
+    np.savetxt(f, np.column_stack([X, y]), delimiter=",")
+    assert main(["features", str(f), "--kappa", "1e8", "--no-progress"]) == 4
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "the start is degenerate (at C = " in err and "a smaller C" in err
+    assert main(["features", str(f), "--kappa", "2", "--max-events", "2", "--no-progress", "--json"]) == 0

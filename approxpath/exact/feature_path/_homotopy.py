@@ -220,7 +220,9 @@ class _Follower:
                 break
             b0 *= 0.1
         else:
-            raise _Stop(f"feature {i} leads at beta = 0 but not at beta_{i} = {b0:.3g}: the start is degenerate")
+            raise _Stop(f"feature {i} leads at beta = 0 but not at beta_{i} = {b0:.3g}: the start is degenerate (at "
+                        f"C = {sys.C:.3g} the constraint alpha'K alpha <= C binds with a multiplier of only {lam:.3g}; "
+                        "a smaller C, e.g. kappa = 2, may start)")
         p = self._newton(p, [i], [])  # polish the eigen-solution at fixed beta (square: F1 and F3)
         self.events.append(("start", i, 0))
         self._record(p, [i])
