@@ -62,7 +62,7 @@ def test_relative_eps_at_a_zero_optimum_names_the_weight():
 def test_solver_error_names_the_weight(svm_over_c, monkeypatch):
     import approxpath.solvers as solvers
 
-    def fail(problem, t, name, tight, time_limit, warm, enough, said, refused):
+    def fail(problem, t, name, tight, time_limit, warm, enough, need, said, refused):
         said.append(f"{name}: failed")
         return ("failed",)
 
