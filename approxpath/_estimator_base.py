@@ -147,6 +147,10 @@ class KernelPathBase(BaseEstimator):
             positive_range("t_range", self.t_range, "t_range must be a pair (lo, hi) of positive numbers or None")
         if self._RANGE is not None and getattr(self, self._RANGE) is not None:
             positive_range(self._RANGE, getattr(self, self._RANGE))
+            weight = self._RANGE[:-len("_range")]  # C_range: C; lam_range: lam
+            if getattr(self, weight) is not None:  # a range no fit reads, silently
+                raise InputError(f"{self._RANGE} is the range of {weight}=None, chosen with the bandwidth; got "
+                                 f"{weight}={getattr(self, weight)!r}: set {weight}=None or drop {self._RANGE}")
         fraction = self.validation_fraction
         if not (is_real(fraction) and 0 <= fraction < 1):
             raise InputError(f"validation_fraction must be a number in [0, 1); got {fraction!r}")

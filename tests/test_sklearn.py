@@ -233,3 +233,13 @@ def test_an_eps_too_small_is_told_in_the_estimators_units():
     needed = float(str(exc).rsplit("use eps >= ", 1)[1])
     null = float(str(exc).split("zero model's objective ", 1)[1].split(",")[0])  # (of the training part)
     assert needed == pytest.approx(exc.__cause__.needed / null, rel=1e-2) and 1e-9 < needed < 1.0
+
+
+@pytest.mark.parametrize("est", [KernelPathSVC(cv=3, C_range=(0.1, 10.0)),
+                                 KernelPathRidge(criterion="lml", lam_range=(1e-4, 1.0))], ids=["svc", "ridge"])
+def test_a_weight_range_with_a_fixed_weight_is_refused(est):
+    # it was silently unused: best_C_ = 1.0, best_lam_ = 0.1, whatever the range said
+    X, y = make_classification(n=40, seed=2)
+    weight = "C" if isinstance(est, KernelPathSVC) else "lam"
+    with pytest.raises(approxpath.InputError, match=f"^{weight}_range is the range of {weight}=None"):
+        est.fit(X, y)
