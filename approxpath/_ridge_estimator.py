@@ -32,7 +32,7 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
 
     (problem ``kernel_ridge``; the model of scikit-learn's ``KernelRidge(kernel="rbf",
     gamma=t, alpha=lam)``, without an intercept: center ``y`` whose mean is far from 0).
-    ``criterion="loocv"`` (the default), ``"gcv"`` or ``"lml"`` is a function of the exact
+    ``criterion="loocv"`` (the default without ``cv``), ``"gcv"`` or ``"lml"`` is a function of the exact
     optimum in closed form: the bandwidth is certified within ``selection_.delta`` of the best of
     the whole of ``t_range`` from exact optima alone, with no validation split and no path
     (:func:`approxpath.selection.select`); ``lam=None`` chooses λ over ``lam_range`` with it, the
@@ -45,11 +45,13 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
     ----------
     lam : float or None, default 0.1
         :math:`\\lambda`; None: chosen with the bandwidth over ``lam_range`` (``best_lam_``).
-    criterion : {"loocv", "gcv", "lml", "mae", "mse"}, default "loocv"
+    criterion : {"loocv", "gcv", "lml", "mae", "mse"} or None, default None
         Leave-one-out CV's mean squared error, generalized CV's, the log marginal likelihood
         :math:`-\\tfrac12 y^\\top \\tilde K^{-1} y - \\tfrac12 \\log\\det \\tilde K - \\tfrac n2 \\log 2\\pi`
         of the Gaussian process with covariance :math:`\\tilde K = K_t + \\lambda I`
-        (maximized), or a validation loss.
+        (maximized), or a validation loss.  None: ``"loocv"``, or ``"mse"`` with ``cv`` or
+        validation data ``X_val, y_val`` (as scikit-learn's ``RidgeCV``); ``criterion_`` is
+        the one used.
     lam_range : (float, float), optional
         With ``lam=None``: the range of λ (required; checked whatever ``lam`` is).
     tol : float, optional
@@ -62,8 +64,8 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         As in :class:`KernelPathSVC`.
     validation_fraction, random_state, cv, progress
         As in :class:`KernelPathRegressor`, for ``mae`` and ``mse`` (``cv`` with a closed-form
-        criterion is refused: it needs no folds); without ``cv`` the model is fitted on the part
-        not split off.
+        criterion is refused: it needs no folds; with ``criterion=None`` it means ``mse``); without
+        ``cv`` the model is fitted on the part not split off.
     n_jobs : int or None, default None
         Worker processes for ``cv``'s folds (the choice is the same for every ``n_jobs``) and
         for ``path_``; with ``lam=None`` the selection runs in this process and ``n_jobs``
@@ -76,6 +78,8 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
     ----------
     best_t_, best_lam_ : float
         The choice (``best_lam_`` is ``lam`` unless ``lam=None``).
+    criterion_ : str
+        The criterion used (``criterion``, or what None stands for).
     best_loss_ : float
         The middle of the criterion's enclosure at the choice; for ``lml`` its negative (the
         negative log marginal likelihood, a loss).
@@ -100,7 +104,7 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
 
     _TOL, _RANGE = "tol", "lam_range"
 
-    def __init__(self, lam=0.1, criterion="loocv", lam_range=None, tol=None, eps=0.05, t_range=None,
+    def __init__(self, lam=0.1, criterion=None, lam_range=None, tol=None, eps=0.05, t_range=None,
                  validation_fraction=0.25, random_state=None, cv=None, n_jobs=None, progress=False,
                  max_solves=None):
         self.max_solves = max_solves
@@ -117,15 +121,16 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         self.progress = progress
 
     def _criterion(self):
-        return self.criterion
+        return self.criterion_
 
     def _tol(self, y):
         if self.tol is not None:
             return self.tol
-        return _LML_TOL if self.criterion == "lml" else loss_tol(y, self.criterion)
+        return _LML_TOL if self.criterion_ == "lml" else loss_tol(y, self.criterion_)
 
     def _check_params(self):
-        choice("criterion", self.criterion, _CLOSED + _LOSSES)
+        if self.criterion is not None:
+            choice("criterion", self.criterion, _CLOSED + _LOSSES)
         if self.lam is not None:
             positive("lam", self.lam)
         super()._check_params()
@@ -146,17 +151,20 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         self
         """
         self._check_params()
-        closed = self.criterion in _CLOSED
-        if closed and (self.cv is not None or X_val is not None or y_val is not None):
-            raise ValueError(f"criterion={self.criterion!r} needs no validation data: drop cv, X_val and y_val "
+        validation = self.cv is not None or X_val is not None or y_val is not None
+        criterion = self.criterion if self.criterion is not None else ("mse" if validation else "loocv")
+        closed = criterion in _CLOSED
+        if closed and validation:
+            raise ValueError(f"criterion={criterion!r} needs no validation data: drop cv, X_val and y_val "
                              "(or choose 'mae' or 'mse')")
         X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True, accept_sparse=SPARSE)
+        self.criterion_ = criterion
         X, y = dense(X), np.asarray(y, dtype=float)
         if not (closed or self.cv is not None):  # a validation part: the model on the rest
             X, y, X_val, y_val = self._split(X, y, X_val, y_val, None)
         if self.lam is None:
             weights = positive_range("lam_range", self.lam_range, "lam=None needs lam_range=(lo, hi) of positive numbers")
-            self.best_lam_ = self._choose_both(X, y, "kernel_ridge", {}, "lam", weights, self.criterion, self.cv,
+            self.best_lam_ = self._choose_both(X, y, "kernel_ridge", {}, "lam", weights, self.criterion_, self.cv,
                                                X_val, y_val)
             return self
         self.best_lam_ = float(self.lam)

@@ -145,3 +145,17 @@ def test_lam_none_names_lam_range_at_a_side_of_the_box(sinc):
     with pytest.warns(UserWarning, match=r"at the lower end of lam_range, 0.5.*; widen (t_range and )?lam_range") as caught:
         KernelPathRidge(lam=None, lam_range=(0.5, 1.0), t_range=T_RANGE).fit(X, y)
     assert all(w.filename == __file__ for w in caught)
+
+
+def test_cv_without_a_criterion_means_mse_as_ridgecv():
+    # KernelPathRidge(cv=3) raised "criterion='loocv' needs no validation data": the default
+    # criterion is now loocv without validation data and mse with it (scikit-learn's RidgeCV)
+    X, y = make_sinc(n=60, noise=0.2, seed=0)
+    by_cv = KernelPathRidge(cv=3, t_range=(0.2, 5.0)).fit(X, y)
+    explicit = KernelPathRidge(criterion="mse", cv=3, t_range=(0.2, 5.0)).fit(X, y)
+    assert by_cv.criterion_ == "mse" and by_cv.best_t_ == explicit.best_t_
+    assert by_cv.selection_.value == explicit.selection_.value
+    plain = KernelPathRidge(t_range=(0.2, 5.0)).fit(X, y)
+    loocv = KernelPathRidge(criterion="loocv", t_range=(0.2, 5.0)).fit(X, y)
+    assert plain.criterion_ == "loocv" and plain.best_t_ == loocv.best_t_
+    assert KernelPathRidge().get_params()["criterion"] is None
