@@ -233,8 +233,9 @@ class Certifier:
                 f"{problem.name}'s Bound certified [{piece.lo:.6g}, {piece.hi:.6g}] with a gap bound of "
                 f"{piece.gap_bound:.6g} and a dual floor of {floor:.6g}, but at {shown_name(problem.parameter)} = "
                 f"{tau:.6g} its own numpy maps give the pair a gap of {inside:.6g}, a constraint violation of "
-                f"{off:.3g} and a dual objective of {value:.6g}: its Bound is no bound (errors() misses a constraint, gap() a term, or dual_floor() is "
-                "above the dual); run approxpath.testing.check_problem on it")
+                f"{off:.3g} and a dual objective of {value:.6g}: its Bound is no bound (errors() misses a "
+                "constraint, gap() a term, or dual_floor() is above the dual); run approxpath.testing.check_problem "
+                "on it")
 
     def _halving(self, lo, hi, cands, fail_fast, resolution):
         """:meth:`cover` by halving in log scale (problems without ``piece_bound_order``)."""

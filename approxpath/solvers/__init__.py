@@ -176,9 +176,10 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
         if enough is not None and g <= enough(pair):
             return ("accepted", pair)
         if g <= EXACT_GAP * (1.0 + abs(problem.dual_objective(value_at(pair[1], t), t))):
-            if need is None or g <= need(pair):
+            needed = None if need is None else need(pair)
+            if needed is None or g <= needed:
                 return ("accepted", pair)
-            said.append(f"{label}: gap {g:.3g}, above the {need(pair):.3g} needed")
+            said.append(f"{label}: gap {g:.3g}, above the {needed:.3g} needed")
             return ("short", g, pair)
         said.append(f"{label}: gap {g:.3g}")
         if missed is None or g < missed[1]:

@@ -22,6 +22,7 @@ certificate, which is recomputed from :math:`D`.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 import warnings
@@ -123,7 +124,7 @@ def _official_fit(K, y, C, tol):
     n = y.size
     problem = _precomputed_problem(svm_problem, svm_node, K, -y)
     param = svm_parameter(f"-s 0 -t 4 -c {float(C)!r} -e {float(tol)!r} -m {_LIBSVM_CACHE_MB} -q")
-    param.print_func = _silent_print(param.print_func)
+    param.print_func = _silent_print(type(param.print_func)) or param.print_func
     # The official build is OpenMP-parallel over the entries of a kernel row: on a busy machine
     # its spinning threads made an ionosphere path 10x slower, and one SMO step's row (n entries)
     # is too little work to share.  One thread, as scikit-learn's binding runs.
@@ -138,27 +139,22 @@ def _official_fit(K, y, C, tol):
     return alpha, float(model.rho[0]) if first == 1 else -float(model.rho[0])
 
 
-_SILENT = []  # the C no-op print function, made once (libSVM keeps the pointer)
-
-
-def _silent_print(fallback):
+@functools.cache  # one C function pointer per process (libSVM keeps it)
+def _silent_print(prototype):
     """A print function for libSVM that is C code: libc's ``strlen`` (reads the message, writes
-    nothing) as a ``void (*)(const char *)``, where the C library is reachable by name, else
-    ``fallback`` (the binding's own, a Python callback).
+    nothing) as a ``prototype`` (``void (*)(const char *)``), where the C library is reachable by
+    name, else None (the caller keeps the binding's own, a Python callback).
 
     libSVM reports progress through its print function during the solve; the binding's quiet
     one is a Python function called back from C, and a SIGTERM landing there raised inside the
     callback, which Python can only print ("Exception ignored ... Traceback") before the solve
     went on; C code has no Python frame to raise in."""
-    if not _SILENT:
-        import ctypes
+    import ctypes
 
-        try:
-            c_lib = ctypes.CDLL(None)  # the process's own symbols (POSIX)
-            _SILENT.append(ctypes.cast(c_lib.strlen, type(fallback)))
-        except (OSError, TypeError, AttributeError):  # pragma: no cover - no C library by name (Windows)
-            _SILENT.append(fallback)
-    return _SILENT[0]
+    try:
+        return ctypes.cast(ctypes.CDLL(None).strlen, prototype)  # the process's own symbols (POSIX)
+    except (OSError, TypeError, AttributeError):  # pragma: no cover - no C library by name (Windows)
+        return None
 
 
 class _Later:
