@@ -304,6 +304,10 @@ def test_a_selection_s_advice_names_the_flags(tmp_path, capsys):
      "approxpath path: error: argument --bias: invalid choice: 'dynamc'"),
     (["path", "kernel_svm", "--data", "x.csv", "--eps", "abc"], "approxpath path: error: argument --eps: not a finite"),
     (["pth"], "approxpath: error: argument command: invalid choice: 'pth'"),
+    (["path", "kernel_svm", "--data", "x.csv", "--kernel", "ard", "--feature-weights", "-1,2"],
+     "approxpath path: error: argument --feature-weights: expected one argument; write a value that starts with '-' "
+     "as --feature-weights=VALUE"),
+    (["path", "kernel_svm", "--data", "x.csv", "--eps"], "approxpath path: error: argument --eps: expected one argument ("),
 ])
 def test_a_usage_error_is_one_line_naming_the_closest_flag(argv, expected, capsys):
     """argparse printed its usage block (3 to 19 lines) before the error, and no closest name."""
@@ -327,3 +331,36 @@ def test_a_selections_advice_names_the_flags():
     assert as_advice("...; widen the box past it").endswith("widen --range or --weights past it")
     assert as_advice("...: raise max_solves or tol, or pass strict=False to keep this result") == \
         "...: raise --max-solves or --tol"
+
+
+def _status_with_the_reader_gone(argv):
+    """The exit status of ``approxpath ARGV | true``: the pipe's reader closes before the first write."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([sys.executable, "-m", "approxpath.cli", *argv], stdout=write, stderr=subprocess.PIPE,
+                              timeout=120).returncode
+    finally:
+        os.close(write)
+
+
+def test_a_reader_that_leaves_early_does_not_change_the_status(tmp_path):
+    """``approxpath path ... | head -1`` exited 3 (an output that cannot be written) after the run
+    had certified every piece and written its certificate; now a command runs on without its
+    reader and its status is its own: 0 for a certified path, 1 for a certificate that fails."""
+    X, y = make_classification(n=30, seed=1)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    cert = tmp_path / "cert.npz"
+    argv = ["path", "kernel_svm", "--data", str(data), "--eps", "0.5", "--range", "1", "2", "--no-progress"]
+    assert _status_with_the_reader_gone([*argv, "--out", str(cert)]) == 0
+    assert _status_with_the_reader_gone([*argv, "--json"]) == 0
+    assert _status_with_the_reader_gone(["verify", str(cert), "--no-progress"]) == 0
+    z = dict(np.load(cert))
+    z["dual_alpha"] = z["dual_alpha"] + 1e-3
+    np.savez(tmp_path / "bad.npz", **z)
+    assert _status_with_the_reader_gone(["verify", str(tmp_path / "bad.npz"), "--no-progress"]) == 1

@@ -127,6 +127,12 @@ class _Parser(argparse.ArgumentParser):
     the usage block first), an unknown flag with the closest one of its command."""
 
     command = None  # the root's: the parser of the command named on the line (its flags)
+    argv = ()  # the root's and its command's: the command line
+
+    def _dash_value_after(self, flag):
+        """Whether ``flag`` is followed on the line by a word that starts with '-'."""
+        argv = list(self.argv)
+        return any(a == flag and b.startswith("-") for a, b in zip(argv, argv[1:]))
 
     def error(self, message):
         prog = self.prog
@@ -135,6 +141,9 @@ class _Parser(argparse.ArgumentParser):
             prog = self.command.prog
             if unknown.group(1).startswith("-"):
                 message += did_you_mean(unknown.group(1), [f for a in self.command._actions for f in a.option_strings])
+        missing = re.match(r"argument (--[\w-]+)(?:/\S+)?: expected one argument", message)
+        if missing and self._dash_value_after(missing.group(1)):  # argparse reads "-1,2" as a flag
+            message += f"; write a value that starts with '-' as {missing.group(1)}=VALUE"
         self.exit(2, f"{prog}: error: {message} (see {prog} --help)\n")
 
 
@@ -152,6 +161,7 @@ def build_parser(argv=()):
         cls = get_problem(name)  # KeyError names the close ones
     parser = _Parser(prog="approxpath", description="Certified eps-approximate solution paths.", allow_abbrev=False,
                      epilog=_EPILOG)
+    parser.argv = tuple(argv)
     parser.add_argument("--version", action="version", version=f"approxpath {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     # every command is listed; only the one named gets its arguments (and imports what they need)
@@ -160,7 +170,7 @@ def build_parser(argv=()):
         p = sub.add_parser(name, allow_abbrev=False, help=text)
         if argv and argv[0] == name:
             fill(p, cls, argv)
-            parser.command = p
+            parser.command, p.argv = p, parser.argv
     return parser
 
 
@@ -260,6 +270,44 @@ def _stdout_for_results():
         os.close(saved)
 
 
+class _ReaderMayLeave:
+    """The process's standard output, once its reader has gone (``| head``), silently sent to
+    the null device: the command runs on and its status is its own, not a write failure."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _gone(self):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _reader_may_leave():
+    old = sys.stdout
+    sys.stdout = _ReaderMayLeave(old)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stdout = old
+
+
 def _error(text, code):
     print(f"approxpath: {text}", file=sys.stderr)
     return EXIT_CODES[code]
@@ -285,6 +333,8 @@ def main(argv=None):
             with ExitStack() as stack:
                 if process and getattr(args, "json", False):
                     stack.enter_context(_stdout_for_results())
+                if process:
+                    stack.enter_context(_reader_may_leave())
                 if getattr(args, "n_jobs", None) is not None:
                     from ..compute.parallelism import threads
 
@@ -293,7 +343,7 @@ def main(argv=None):
     except (InputError, KeyError, ValueError, FileNotFoundError, EpsilonTooSmallError, BudgetExceededError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         return _error(f"error: {msg}", "usage")
-    except BrokenPipeError:  # the reader of the output has gone (``| head``): nothing left to say to it
+    except BrokenPipeError:  # the reader has gone, found outside sys.stdout's writes: nothing left to say to it
         if process:  # (and nothing for the interpreter to flush there at its exit)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_CODES["io"]
