@@ -27,6 +27,14 @@ def svm_predict(X, y, t, C, Xv, midpoint=True, family="gaussian"):
     return kernel(Xv, X, t, family) @ w.value + bias
 
 
+def klasso_predict(X, y, t, lam, Xv):
+    """Predictions of the exact kLASSO optimum (a tight CVXPY solve) at the rows of ``Xv``."""
+    K = kernel(X, X, t)
+    beta, beta0 = cp.Variable(len(y)), cp.Variable()
+    tight_solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta - beta0) + lam * cp.norm1(beta))))
+    return kernel(Xv, X, t) @ beta.value + beta0.value
+
+
 def svm_cv_error(X, y, folds, t, C):
     """Pooled k-fold 0-1 error of the exact SVM optima (class +1 where the decision value is > 0),
     and the smallest |decision value| of a held-out point (how close a point is to undecidable)."""

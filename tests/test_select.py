@@ -332,3 +332,46 @@ def test_cli_select_without_cv_names_the_flag(sinc_csv, capsys):
         assert main(["select", "klasso", "--data", str(sinc_csv), "--format", "csv", *over]) == 2
         err = capsys.readouterr().err
         assert "pass --cv K (e.g. --cv 5)" in err and "cv=5" not in err and "X_val" not in err
+
+
+def test_a_delta_of_rounding_alone_is_said_so(ridge_selection):
+    """A delta of 1.4e-15 was printed as "better by more than delta = 1.443e-15"; a delta within
+    the rounding of the criterion's scale is now named as such, a larger one as before."""
+    from dataclasses import replace
+
+    s = ridge_selection
+    tiny = replace(s, delta=1.4e-15, value=(0.25, 0.25))
+    assert "is better (delta = 1.4e-15, the rounding of the enclosures)" in tiny.summary()
+    assert "better by more than" not in tiny.summary()
+    assert "better by more than delta = 0.02 " in replace(s, delta=0.02).summary()
+    assert "better by more than delta = 1e-12" in replace(s, delta=1e-12, value=(0.25, 0.25)).summary()
+
+
+def test_klasso_over_lam_by_cv_reaches_tol_within_delta_of_tight_solves():
+    """The kLASSO enclosure over λ covered a piece's interval as one cell, which a selection
+    could not split: δ stayed near the criterion's own size (0.138 here).  Its two halves, each
+    with its own smallest λ, reach tol; the chosen λ's enclosure and every sampled λ's pooled
+    3-fold MSE from tight CVXPY solves agree with the claim."""
+    from sklearn.model_selection import KFold
+
+    from selection_helpers import klasso_predict
+
+    X, y = make_sinc(n=40, noise=0.1, seed=3)
+    problem = approxpath.get_problem("klasso")(X, y, bandwidth=1.0, parameter="lam")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the choice may lie at an end of the interval)
+        s = select(problem, "mse", cv=3, interval=(0.003, 0.3), tol=0.01)
+    assert s.kind == "certified" and s.reached and s.parameter == "lam"
+    folds = list(KFold(3).split(X))
+
+    def cv_mse(lam):
+        return sum(float(np.sum((klasso_predict(X[tr], y[tr], 1.0, lam, X[va]) - y[va]) ** 2)) for tr, va in folds) / len(y)
+
+    slack = 1e-6  # the tight solves' accuracy in the pooled MSE
+    at = cv_mse(s.t)
+    assert s.value[0] - slack <= at <= s.value[1] + slack
+    for lam in np.geomspace(0.003, 0.3, 7):
+        value = cv_mse(lam)
+        i = min(int(np.searchsorted(s.edges, lam, side="right")) - 1, s.lo.size - 1)
+        assert s.lo[i] - slack <= value <= s.hi[i] + slack, lam
+        assert value + slack >= s.value[1] - s.delta, lam

@@ -171,3 +171,31 @@ def test_a_choice_stalled_at_every_point_gives_up_with_its_cause():
     assert delta > 0.01 and steps < 60 and search.moves == branch._MOVES
     assert "stopped narrowing" in search.reason and "at 4 points in turn" in search.reason
     assert crit.gap < 1e-6  # the gaps shrank all along
+
+
+class _Unsplittable(_Stalling):
+    """A criterion whose cover of a cell is that cell, as wide as ever, and narrow at its points
+    (as the SVM's cover over C was: one cell per piece): halving and tightening change nothing."""
+
+    def cover(self, a, b):
+        if a == b:
+            return np.array([a, b]), np.array([0.5]), np.array([0.5]), np.ones(1, dtype=bool)
+        return np.array([a, b]), np.array([0.0]), np.array([1.0]), np.ones(1, dtype=bool)
+
+
+@pytest.mark.parametrize("tracks", [True, False])
+def test_a_round_that_changes_nothing_ends_the_search(tracks):
+    """Cells that a cover can neither split nor narrow were replaced by themselves round after
+    round, each round counted as progress: a selection over C on 40 points ran its 400 rounds
+    (601 s).  Such a cover now marks its cells stalled once, and a round that changes nothing
+    ends the search."""
+    crit = _Unsplittable(0.0)
+    if not tracks:
+        crit.tracks = None
+    search = branch.Search(crit, 0.25, 4.0, 0.01, lambda jobs: [])
+    t, value, delta = search.best()
+    steps = 0
+    while search.step(value) and steps < 60:
+        t, value, delta = search.best()
+        steps += 1
+    assert steps <= 2 and delta > 0.01

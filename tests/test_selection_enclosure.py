@@ -11,23 +11,13 @@ from approxpath.data import make_classification, make_sinc
 from approxpath.selection.losses import loss_totals
 from approxpath.selection.predictions import cross_products, expansion_cover
 
-from reference_helpers import tight_solve
-from selection_helpers import kernel as _kernel, svm_predict as _svm_predict
+from selection_helpers import kernel as _kernel, klasso_predict as _klasso_predict, svm_predict as _svm_predict
 
 # Independent solves reach ~1e-9; predictions of such a solve may sit this far outside.
 _SOLVE_TOL = 1e-6
 
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
-
-
-def _klasso_predict(X, y, t, lam, Xv):
-    import cvxpy as cp
-
-    K = _kernel(X, X, t)
-    beta, beta0 = cp.Variable(len(y)), cp.Variable()
-    tight_solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - K @ beta - beta0) + lam * cp.norm1(beta))))
-    return _kernel(Xv, X, t) @ beta.value + beta0.value
 
 
 def _ridge_predict(X, y, t, lam, Xv, family="gaussian"):
@@ -116,6 +106,7 @@ def test_exact_optimum_inside_enclosure_at_30_random_parameters(case):
         edges, low, up = problem.bound.prediction_enclosure(piece.primal, piece.dual, piece.gap_bound,
                                                             piece.lo, piece.hi, Xv)
         assert edges[0] == piece.lo and edges[-1] == piece.hi and low.shape == up.shape == (len(yv), edges.size - 1)
+        assert edges.size == 3 or problem.parameter == "bandwidth" or problem.name == "kernel_ridge"  # (two halves)
         j = min(int(np.searchsorted(edges, t, side="right")) - 1, edges.size - 2)
         f = exact(t)
         scale = _SOLVE_TOL * (1.0 + np.abs(f))
@@ -325,12 +316,14 @@ def test_svm_enclosures_through_the_product_cache_equal_fresh_ones():
 
 
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
-def test_svm_enclosures_of_many_intervals_at_once_equal_single_ones():
+@pytest.mark.parametrize("case", [_svm_case, _svm_c_case], ids=["bandwidth", "c"])
+def test_svm_enclosures_of_many_intervals_at_once_equal_single_ones(case):
     """``prediction_enclosures`` of q disjoint intervals of a piece (one call) gives each
     interval's cover as ``prediction_enclosure`` alone does, up to the rounding of products of
     another shape, and holds the exact optimum of an independent tight solve; so do q points;
-    reversed intervals, and intervals mixed with points, are refused."""
-    problem, interval, eps, Xv, _, _, exact = _svm_case()
+    reversed intervals, and intervals mixed with points, are refused.  Over C, each interval's
+    cover is its two halves (a selection splits a cell through them)."""
+    problem, interval, eps, Xv, _, _, exact = case()
     path = approxpath.approximate_path(problem, eps=eps, interval=interval)
     bound, rng = problem.bound, np.random.default_rng(5)
     rows = np.arange(0, len(Xv), 2)
@@ -341,6 +334,7 @@ def test_svm_enclosures_of_many_intervals_at_once_equal_single_ones():
         args = (piece.primal, piece.dual, piece.gap_bound)
         edges, low, up = bound.prediction_enclosures(*args, lo, hi, Xv, rows=rows, signs=True)
         assert edges.shape[0] == 3 and low.shape == up.shape == (rows.size, 3, edges.shape[1] - 1)
+        assert problem.parameter == "bandwidth" or edges.shape[1] == 3
         for i in range(3):
             one = bound.prediction_enclosure(*args, lo[i], hi[i], Xv, rows=rows, signs=True)
             assert np.array_equal(edges[i], one[0])

@@ -92,9 +92,7 @@ class Search:
             return False
         if not self.tightens:  # cells between exact optima, no path: halve (NodeClosedForm decides where)
             ranges = [(self.edges[i], self.edges[i + 1]) for i in active if self.edges[i + 1] > self.edges[i]]
-            for a, b in ranges:
-                self._replace(a, b, self.crit.cover(a, b))
-            return bool(ranges)
+            return any([self._replace(a, b, self.crit.cover(a, b)) for a, b in ranges])
         width = value[1] - value[0]
         tighten, moved = [], None
         if width > 0.5 * self.tol and only is None:
@@ -129,9 +127,8 @@ class Search:
         parts = [p for p in parts if not any(a <= p[0] and p[1] <= b for a, b in changed)]
         ranges = changed + parts
         covers = getattr(self.crit, "covers", lambda cells: [self.crit.cover(a, b) for a, b in cells])(ranges)
-        for (a, b), cover in zip(ranges, covers):
-            self._replace(a, b, cover)
-        return bool(changed or parts)
+        news = [self._replace(a, b, cover) for (a, b), cover in zip(ranges, covers)]
+        return bool(changed) or any(news)
 
     def _wide_at_middles(self, cells):
         """For each of ``cells``, whether the criterion's enclosure at its middle is at least half
@@ -149,16 +146,26 @@ class Search:
         return out
 
     def _replace(self, a, b, cover):
-        """Put ``cover``, the criterion's cover of ``[a, b]``, in place of the cells inside it."""
+        """Put ``cover``, the criterion's cover of ``[a, b]``, in place of the cells inside it;
+        whether that changed them.  A cover that neither splits nor narrows the cells (as the
+        criterion of a parameter that is not the bandwidth may give) marks them stalled, a change
+        the first time only."""
         i, j = np.searchsorted(self.edges, a, side="left"), np.searchsorted(self.edges, b, side="left")
         old = float(np.max(self.hi[i:j] - self.lo[i:j])) if j > i else np.inf
         edges, lo, hi, cert = cover
         lo, hi = _oriented(self.crit.sense, lo, hi)
+        if (edges.size == j - i + 1 and np.array_equal(edges, self.edges[i:j + 1]) and np.all(lo <= self.lo[i:j])
+                and np.all(hi >= self.hi[i:j]) and np.array_equal(cert, self.cert[i:j])):
+            widths = self.hi[i:j] - self.lo[i:j]  # stalled now (only a tightening can narrow them)
+            fresh = not np.array_equal(self.parent[i:j], widths)
+            self.parent[i:j] = widths
+            return fresh
         self.edges = np.concatenate([self.edges[:i], edges, self.edges[j + 1:]])
         self.lo = np.concatenate([self.lo[:i], lo, self.lo[j:]])
         self.hi = np.concatenate([self.hi[:i], hi, self.hi[j:]])
         self.cert = np.concatenate([self.cert[:i], cert, self.cert[j:]])
         self.parent = np.concatenate([self.parent[:i], np.full(lo.size, old), self.parent[j:]])
+        return True
 
     def _tighten(self, cells):
         """Recompute the paths under ``cells`` at a smaller ε; the changed ranges."""

@@ -140,12 +140,12 @@ class Validation:
         if "cache" in takes:
             self._options["cache"] = ProductMemo(max_bytes=PRODUCT_BYTES)
         bound = tracks.problems[0].bound
-        self._many = self._rows and hasattr(bound, "prediction_enclosures") and bound.sweep.along_bandwidth
+        self._many = self._rows and hasattr(bound, "prediction_enclosures")
 
     def _enclose(self, k, piece, parts):
         """Enclosures of fold ``k``'s held-out predictions on ``parts``, ``[(s, e, rows), ...]``
         of one piece: a list of ``(edges, low, up, rows)``, ``low, up`` of the rows ``rows``.
-        The intervals ``s < e`` of a bandwidth piece go in one call where the bound takes many,
+        The intervals ``s < e`` of a piece go in one call where the bound takes many,
         and so do its points, on the union of their rows (an enclosure of more points is as true)."""
         bound = self.tracks.problems[k].bound
         args = (piece.primal, piece.dual, piece.gap_bound)

@@ -8,6 +8,10 @@ import numpy as np
 
 __all__ = ["Selection", "SelectionResult"]
 
+# A delta within this many units of double precision's resolution of the criterion's scale is
+# the rounding allowance of the enclosures' sums alone, and is said so (not "better by 1.4e-15").
+_ROUNDING = 64 * np.finfo(float).eps
+
 
 class SelectionResult:
     """What a :class:`Selection` and a :class:`~approxpath.surface.SurfaceSelection` share (a base
@@ -33,8 +37,12 @@ class SelectionResult:
     def summary(self):
         """One line for people."""
         best = "lowest" if self.sense == "min" else "highest"
-        claim = (f"no {self._rival} is better by more than delta = {self.delta:.4g}" if self.kind == "certified"
-                 else "sampled: nothing is proven between the sampled points")
+        if self.kind != "certified":
+            claim = "sampled: nothing is proven between the sampled points"
+        elif self.delta <= _ROUNDING * max(1.0, *np.abs(self.value)):
+            claim = f"no {self._rival} is better (delta = {self.delta:.2g}, the rounding of the enclosures)"
+        else:
+            claim = f"no {self._rival} is better by more than delta = {self.delta:.4g}"
         return (f"{self.criterion} ({best} is best, {self._scope()}): "
                 f"{self._point()}, value in [{self.value[0]:.6g}, {self.value[1]:.6g}]; {claim} "
                 f"(tol {self.tol:g}); {self._work()}, {self.wall_s:.2f} s")

@@ -64,22 +64,33 @@ class RangeWarning(UserWarning):
         self.choice, self.sides = choice, tuple(sides)
 
 
-def _run_paths(problems, intervals, eps, seeds, executor, options):
+def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None):
     """Paths of ``problems[k]`` over ``intervals[k]`` at ``eps[k]``, here or on ``executor``; each
     starts from the exact solves ``seeds[k]`` made before this call (the same here and in a
-    worker, so that both give the same paths) and adds its own to them after it."""
+    worker, so that both give the same paths) and adds its own to them after it.  With
+    ``refused`` (a list), a path refused with :class:`EpsilonTooSmallError` is None in the
+    result and ``(k, error)`` is appended there; without, the error is raised."""
     from ..driver.parallel import path_in_worker
+
+    def each(k, run):
+        try:
+            return run()
+        except EpsilonTooSmallError as exc:
+            if refused is None:
+                raise
+            refused.append((k, exc))
+            return None, {}
 
     given = [dict(s) for s in seeds]
     if executor is None:
         done = []
-        for p, iv, e, s in zip(problems, intervals, eps, given):
-            done.append(_seeded_path(p, e, iv, seeds=s, **options))
+        for k, (p, iv, e, s) in enumerate(zip(problems, intervals, eps, given)):
+            done.append(each(k, lambda: _seeded_path(p, e, iv, seeds=s, **options)))
             _release_kernels(p)
     else:
         futures = [executor.submit(path_in_worker, _seeded_path, p, e, iv, dict(options, seeds=s))
                    for p, iv, e, s in zip(problems, intervals, eps, given)]
-        done = [result(f) for f in futures]
+        done = [each(k, lambda f=f: result(f)) for k, f in enumerate(futures)]
     for (_, found), s in zip(done, seeds):
         s.update(found)
     return [path for path, _ in done]
@@ -147,8 +158,13 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         folds' first paths, and a round of solves once started, run to their end, so a budget
         smaller than they need is overspent by them (the error says so).
     strict : bool
-        If the budget runs out before ``delta <= tol``: raise :class:`BudgetExceededError` (its
-        ``selection`` attribute holds the result so far) or, when False, warn and return it.
+        If the search stops before ``delta <= tol``: raise :class:`BudgetExceededError` where the
+        budget ran out, :class:`SelectionStalledError` (a subclass) where more solves cannot
+        narrow it (no cell can be made finer; or a refinement was refused, as one asking a
+        fold's path for an ε below what its exact solves certify is, while the chosen point's
+        enclosure stopped narrowing as the gaps did); its ``selection`` attribute holds the
+        result so far.  When False, warn and return it.  A refused refinement alone leaves its
+        cells as they are while the search goes on with the others.
     workers, executor
         Local processes or an executor (a ``dask.distributed.Client``) for the folds' paths
         and their refinements.
@@ -230,21 +246,28 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         else:
             crit = Sampled(tracks, X_vals, y_vals, criterion)
 
-    stuck = []
+    stuck = []  # why refinements were refused: the budget (the search stops), or eps below the solves' floor
+    floors = []  # (fold, lo, hi, eps) of the refinements refused (the others go on)
+
+    def refused_before(k, a, b, e):  # a refinement inside a refused one, at no larger eps
+        return any(k == k_ and a_ <= a and b <= b_ and e <= e_ for k_, a_, b_, e_ in floors)
 
     def solve(jobs):
-        jobs = [j for j in jobs if tracks.solves < max_solves]
+        jobs = [j for j in jobs if tracks.solves < max_solves and not refused_before(*j)]
         if not jobs:
             return []
         refine = dict(path_options, relative=False, max_solves=max(2, max_solves - tracks.solves))
-        out = []
+        refused = []
         try:
             got = _run_paths([tracks.problems[k] for k, *_ in jobs], [(a, b) for _, a, b, _ in jobs],
-                             [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine)
-        except (EpsilonTooSmallError, BudgetExceededError) as exc:
+                             [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine, refused)
+        except BudgetExceededError as exc:
             stuck.append(exc)
-            return out
-        return [(k, path) for (k, *_), path in zip(jobs, got)]
+            return []
+        for i, exc in refused:
+            stuck.append(exc)
+            floors.append(jobs[i])
+        return [(k, path) for (k, *_), path in zip(jobs, got) if path is not None]
 
     sampled = isinstance(crit, Sampled)
 
@@ -255,7 +278,10 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         for _ in range(_MAX_ROUNDS):
             if bar is not None and not sampled:
                 bar.update(delta, tracks.solves)
-            if sampled or tracks.solves >= max_solves or search.lo.size > _MAX_CELLS or stuck:
+            # the budget is spent; or a refinement was refused (eps below what the exact solves
+            # certify) while the chosen point's enclosure stopped narrowing as the gaps did
+            over = any(isinstance(exc, BudgetExceededError) for exc in stuck) or (stuck and search.reason)
+            if sampled or tracks.solves >= max_solves or search.lo.size > _MAX_CELLS or over:
                 break
             if delta <= tol:
                 # an end cell that may match the choice is refined a little before the user is
@@ -313,14 +339,15 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
     head = (f"select: delta = {delta:.4g} > tol = {tol:g} at {shown_name(parameter)} = {t:.6g} after {solves} "
             "exact solves")
     tail = f"raise tol to {delta:.2g} or more (the delta reached), or pass strict=False to keep this result"
-    if solves >= max_solves or (stuck and isinstance(stuck[0], BudgetExceededError)):
+    floors = [exc for exc in stuck if isinstance(exc, EpsilonTooSmallError)]
+    if solves >= max_solves or len(floors) < len(stuck):
         over = (" (the folds' first paths, and a round of solves once started, run to their end)"
                 if solves > max_solves else "")
         return BudgetExceededError(f"{head}: the budget max_solves = {max_solves} is spent{over}; raise max_solves, "
                                    f"or {tail}")
     causes = [search.reason] if search.reason else []  # (the chosen point's stall first: it is the cause)
-    if stuck:
-        causes.append(_no_smaller_gap(stuck[0], parameter))
+    if floors:
+        causes.append(_no_smaller_gap(floors[0], parameter))
     why = "; ".join(causes) or "the search's refinement limits were reached"
     return SelectionStalledError(f"{head} (of max_solves = {max_solves}): {why}; more exact solves do not narrow "
                                  f"it, so {tail}")

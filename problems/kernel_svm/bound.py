@@ -206,17 +206,16 @@ class SVMBound(KernelBound):
         return prediction_enclosure(self, primal, gap_bound, lo, hi, X_new, rows=rows, signs=signs, cache=cache)
 
     def prediction_enclosures(self, primal, dual, gap_bound, lo, hi, X_new, rows=None, signs=False, cache=None):
-        """:meth:`prediction_enclosure` on q intervals of one bandwidth piece at once (``lo``,
+        """:meth:`prediction_enclosure` on q intervals of one piece at once (``lo``,
         ``hi`` of shape (q,), each ``lo < hi``), or at q points (``lo == hi``): ``edges``
         (q, J + 1), ``low, up`` (m, q, J), each interval's (point's) cover as
         :meth:`prediction_enclosure` gives it alone."""
         from .enclosure import prediction_enclosure
 
         lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
-        if not (self.sweep.along_bandwidth and lo.ndim == 1 and lo.shape == hi.shape
-                and (np.all(lo < hi) or np.all(lo == hi))):
+        if not (lo.ndim == 1 and lo.shape == hi.shape and (np.all(lo < hi) or np.all(lo == hi))):
             raise InputError("prediction_enclosures takes intervals lo < hi, or points lo == hi (arrays of one "
-                             "shape), of a bandwidth path")
+                             "shape)")
         return prediction_enclosure(self, primal, gap_bound, lo, hi, X_new, rows=rows, signs=signs, cache=cache)
 
     # -------------------------------------------------------------- gap bounds

@@ -92,19 +92,30 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
     # the new points' and the training points' expansions in one cover (row by row the same
     # arithmetic and allowances as two)
     edges, e_low, e_up = expansion_cover(stacked_products(cross, train), w, t_lo, t_hi, d, n)  # (m+n, K, [q,] J)
-    if not bound.sweep.along_bandwidth:  # one sub-interval: the piece's weights (C), not the bandwidth
-        edges = np.array([lo, hi], dtype=float)
+    if not bound.sweep.along_bandwidth:  # the kernel is fixed: the halves of [lo, hi] in C narrow only the
+        # ranges of the pair's weights (one expansion for every sub-interval), and let a selection split a cell
+        edges = _c_halves(lo, hi)
+        e_low, e_up = (np.repeat(v, edges[..., 1:].size, axis=-1) for v in (e_low, e_up))
     J = edges.shape[-1] - 1
     shape = e_low.shape[:2] + (-1,)  # q intervals' sub-intervals one after the other: (m + n, K, q J)
     ranges = weight_ranges(primal, edges)[1][:, keep]  # (q J, K, 2): each weight's range per sub-interval
     e_low, e_up = combination_hull(ranges, e_low.reshape(shape), e_up.reshape(shape))  # (m + n, q J)
     m = Dc.shape[0]
     f_low, f_up, m_low, m_up = e_low[:m], e_up[:m], e_low[m:], e_up[m:]
-    t = np.repeat(np.atleast_1d(t_hi), J)  # each sub-interval's interval's largest bandwidth
+    t = np.repeat(np.broadcast_to(t_hi, np.shape(lo)).ravel(), J)  # each sub-interval's interval's largest bandwidth
     low, up = optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias, signs)
     if np.ndim(lo):
         return edges, low.reshape(m, -1, J), up.reshape(m, -1, J)
     return edges, low, up
+
+
+def _c_halves(lo, hi):
+    """The sub-intervals of ``[lo, hi]`` in C (scalars, or q intervals ``lo < hi`` or q points):
+    its two halves in the log scale, a point alone; shape (3,) or (2,), or (q, 3) or (q, 2)."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    if np.all(lo == hi):
+        return np.stack([lo, hi], axis=-1)
+    return np.stack([lo, np.clip(np.exp(0.5 * (np.log(lo) + np.log(hi))), lo, hi), hi], axis=-1)
 
 
 def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=True, signs=False):

@@ -133,7 +133,17 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, lam
     """Enclosures of every exact optimum's predictions at the rows of ``X_new`` for every
     parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap`` there (see the module
     docstring): ``(edges (J + 1,), low (m, J), up (m, J))``; ``lam``: the smallest λ where it
-    must hold (default the piece's), at which the dual is feasible."""
+    must hold (default the piece's), at which the dual is feasible.  Over λ, an interval's two
+    halves (in log λ), each with its own smallest λ: a selection can split a cell."""
+    if not bound.sweep.along_bandwidth and hi > lo:
+        mid = log_mid(lo, hi)
+        halves = [_enclosure(bound, primal, dual, gap, a, b, X_new, rows, a if lam is None else max(lam, a))
+                  for a, b in ((lo, mid), (mid, hi))]
+        return (np.array([lo, mid, hi]), *(np.concatenate([h[i] for h in halves], axis=1) for i in (1, 2)))
+    return _enclosure(bound, primal, dual, gap, lo, hi, X_new, rows, lam)
+
+
+def _enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, lam=None):
     points = primal.points if is_moving(primal) else (primal,)  # a moving pair: its points' hull
     B = np.stack([np.asarray(q.beta, dtype=float) for q in points], axis=1)  # (n, K)
     b0 = np.array([float(q.beta0) for q in points])  # (K,)
