@@ -280,7 +280,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                 bar.update(delta, tracks.solves)
             # the budget is spent; or a refinement was refused (eps below what the exact solves
             # certify) while the chosen point's enclosure stopped narrowing as the gaps did
-            over = any(isinstance(exc, BudgetExceededError) for exc in stuck) or (stuck and search.reason)
+            over = any(isinstance(exc, BudgetExceededError) for exc in stuck) or (bool(stuck) and bool(search.reason))
             if sampled or tracks.solves >= max_solves or search.lo.size > _MAX_CELLS or over:
                 break
             if delta <= tol:

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from approxpath.moving import is_moving, weight_ranges
-from approxpath.numerics import fp_margin, kernel_entry_error
+from approxpath.numerics import fp_margin, kernel_entry_error, log_mid
 from approxpath.selection.predictions import (combination_hull, cross_products, expansion_cover, lattice_products,
                                              new_distances, new_lattice, sqrt_up, stacked_products)
 
@@ -115,7 +115,7 @@ def _c_halves(lo, hi):
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     if np.all(lo == hi):
         return np.stack([lo, hi], axis=-1)
-    return np.stack([lo, np.clip(np.exp(0.5 * (np.log(lo) + np.log(hi))), lo, hi), hi], axis=-1)
+    return np.stack([lo, log_mid(lo, hi), hi], axis=-1)
 
 
 def optimal_decisions(y, f_low, f_up, m_low, m_up, R, Dc, t, d, midpoint_bias=True, signs=False):
