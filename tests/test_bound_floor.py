@@ -91,6 +91,12 @@ def test_a_selection_over_c_goes_on_where_one_path_cannot_tighten():
         s = approxpath.select(problem, cv=3, tol=0.05, max_pieces=20_000)
     assert s.parameter == "c" and s.kind == "certified" and s.reached and s.delta <= 0.05
     assert s.exact_solves < 500
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool, warnings.catch_warnings():  # refusals come back from an executor too
+        warnings.simplefilter("ignore")
+        there = approxpath.select(problem, cv=3, tol=0.05, max_pieces=20_000, executor=pool)
+    assert (there.t, there.value, there.delta, there.exact_solves) == (s.t, s.value, s.delta, s.exact_solves)
     folds = list(StratifiedKFold(3).split(X, y))  # what check_cv(3) gives for labels
     for C in [s.t, *np.geomspace(1e-3, 1.0, 12)]:
         value, closest = svm_cv_error(X, y, folds, 1.0, C)
