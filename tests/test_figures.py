@@ -195,3 +195,24 @@ def test_a_validation_curve_over_lambda_is_labelled_lambda_without_its_path():
     ax = plot_validation(curve).axes[0]
     assert ax.get_xlabel() == r"$\lambda$"
     assert any(t.get_text().startswith(r"selected $\lambda$") for t in ax.get_legend().get_texts())
+
+
+def test_cells_with_no_finite_bound_are_shaded_and_named():
+    """Cells whose enclosure is not finite were left blank, unexplained; now each run of them is
+    one shaded span, named once in the legend."""
+    from dataclasses import replace
+
+    from approxpath.selection import plot_selection
+
+    X, y = make_classification(n=40, d=2, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0, parameter="c", bandwidth=1.0)
+    s = approxpath.select(problem, cv=2, interval=(0.1, 1.0), tol=0.5, strict=False)
+    edges = np.geomspace(0.1, 1.0, 6)
+    lo, hi = np.array([0.2, -np.inf, -np.inf, 0.3, -np.inf]), np.array([0.4, 0.5, 0.6, 0.5, np.inf])
+    ax = plot_selection(replace(s, edges=edges, lo=lo, hi=hi)).axes[0]
+    spans = [p for p in ax.patches if p.get_facecolor()[:3] == (0.85, 0.85, 0.85)]
+    assert len(spans) == 2  # cells 1-2 and cell 4
+    got = np.array(sorted((p.get_x(), p.get_x() + p.get_width()) for p in spans))
+    assert np.allclose(got, [(edges[1], edges[3]), (edges[4], edges[5])], rtol=1e-12)
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert texts.count("no finite bound (nothing proven)") == 1

@@ -8,7 +8,7 @@ import numpy as np
 __all__ = ["plot_selection"]
 
 # Okabe-Ito colours (as approxpath.plotting): the band, its edges, the chosen point.
-_BAND, _EDGE, _CHOSEN, _SAMPLED = "#56B4E9", "#0072B2", "#D55E00", "#E69F00"
+_BAND, _EDGE, _CHOSEN, _SAMPLED, _UNBOUNDED = "#56B4E9", "#0072B2", "#D55E00", "#E69F00", "0.85"
 _LABELS = {"error": "cross-validation error", "mae": "mean absolute error", "mse": "mean squared error",
            "loocv": "LOOCV", "gcv": "GCV", "lml": "log marginal likelihood"}
 
@@ -50,6 +50,9 @@ def plot_selection(selection, ax=None, title=None, parameter=None):
     ax.fill_between(x, np.repeat(np.where(keep, lo, np.nan), 2), np.repeat(np.where(keep, hi, np.nan), 2),
                     label="enclosure of the exact optimum's criterion" if s.kind == "certified" else "sampled values",
                     **band)
+    runs = np.flatnonzero(np.diff(np.concatenate([[0], (~keep).astype(int), [0]])))  # starts and ends of runs
+    for n, (a, b) in enumerate(zip(runs[::2], runs[1::2])):  # cells with no finite bound: nothing proven there
+        ax.axvspan(edges[a], edges[b], color=_UNBOUNDED, lw=0, label=None if n else "no finite bound (nothing proven)")
     ax.plot(x, np.repeat(np.where(keep, lo, np.nan), 2), color=_EDGE, lw=0.6)
     ax.plot(x, np.repeat(np.where(keep, hi, np.nan), 2), color=_EDGE, lw=0.6)
     ax.errorbar([s.t], [0.5 * (s.value[0] + s.value[1])], yerr=[[0.5 * (s.value[1] - s.value[0])]] * 2,
