@@ -144,6 +144,8 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, lam
 
 
 def _enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, lam=None):
+    """:func:`prediction_enclosure` of ``[lo, hi]`` as one sub-interval over λ (as many as the
+    bandwidth's nodes need over the bandwidth)."""
     points = primal.points if is_moving(primal) else (primal,)  # a moving pair: its points' hull
     B = np.stack([np.asarray(q.beta, dtype=float) for q in points], axis=1)  # (n, K)
     b0 = np.array([float(q.beta0) for q in points])  # (K,)
