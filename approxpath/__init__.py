@@ -9,7 +9,8 @@
 True
 
 The names below are imported on first use (``approxpath.verify`` does not load the solvers,
-and the command line starts without importing what a command does not need).
+and the command line starts without importing what a command does not need), and so are the
+submodules (``approxpath.data.make_classification`` after ``import approxpath``).
 """
 
 from importlib import import_module
@@ -38,6 +39,12 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name):
     module = _EXPORTS.get(name)
     if module is None:
+        if not name.startswith("_"):  # a submodule, imported on first use as well (approxpath.data, ...)
+            try:
+                return import_module(f".{name}", __name__)
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.{name}":  # (a dependency of the submodule is missing: say so)
+                    raise
         raise AttributeError(f"module 'approxpath' has no attribute {name!r}")
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value

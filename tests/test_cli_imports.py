@@ -86,3 +86,17 @@ def test_builtin_lookup_skips_the_scan(monkeypatch):
     assert list(registry._REGISTRY) == ["kernel_svm"] and not registry._loaded
     with pytest.raises(registry.DuplicateProblemError, match="entry point 'kernel_svm'"):
         registry.get_problem("klasso")
+
+
+def test_a_submodule_is_an_attribute_on_first_use():
+    """``import approxpath; approxpath.data.make_classification(...)`` raised AttributeError
+    unless ``approxpath.data`` had been imported; a submodule is now imported on first use (and
+    only then), an unknown name is still an AttributeError, and a submodule whose dependency is
+    missing says which."""
+    code = ("import sys, approxpath\nassert 'approxpath.data' not in sys.modules\n"
+            "X, y = approxpath.data.make_classification(n=6)\nassert X.shape == (6, 2)\n"
+            "assert not hasattr(approxpath, 'no_such_module') and not hasattr(approxpath, '_private')\n"
+            "sys.modules['sklearn'] = None  # (scikit-learn not installed, as the import system reads it)\n"
+            "try:\n    approxpath.sklearn\nexcept ModuleNotFoundError as exc:\n    print('missing', exc.name)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().startswith("missing sklearn")
