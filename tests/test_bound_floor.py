@@ -84,11 +84,16 @@ def test_a_selection_over_c_goes_on_where_one_path_cannot_tighten():
 
     from selection_helpers import svm_cv_error
 
+    from approxpath.selection import branch
+
     X, y = make_classification(n=60)
     problem = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=1.0)
-    with warnings.catch_warnings():
+    deltas, best = [], branch.Search.best
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as mp:
         warnings.simplefilter("ignore")  # (the choice may lie at the interval's lower end)
+        mp.setattr(branch.Search, "best", lambda self: deltas.append(best(self)[2]) or best(self))
         s = approxpath.select(problem, cv=3, tol=0.05, max_pieces=20_000)
+    assert len(deltas) > 2 and all(b <= a for a, b in zip(deltas, deltas[1:]))  # delta never grows
     assert s.parameter == "c" and s.kind == "certified" and s.reached and s.delta <= 0.05
     assert s.exact_solves < 500
     from concurrent.futures import ThreadPoolExecutor

@@ -375,3 +375,29 @@ def test_klasso_over_lam_by_cv_reaches_tol_within_delta_of_tight_solves():
         i = min(int(np.searchsorted(s.edges, lam, side="right")) - 1, s.lo.size - 1)
         assert s.lo[i] - slack <= value <= s.hi[i] + slack, lam
         assert value + slack >= s.value[1] - s.delta, lam
+
+
+def test_a_refinement_over_the_budget_left_says_so_and_the_others_are_kept():
+    """One refinement needing more exact solves than were left used to drop its whole round and
+    report "after 66 exact solves: the budget max_solves = 200 is spent", a contradiction on its
+    face; now the round's other paths are kept and the message says that one path ran out."""
+    X, y = make_classification(n=60, seed=1)
+    problem = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=3.0)
+    with pytest.raises(approxpath.BudgetExceededError) as info:
+        select(problem, cv=3, interval=(0.01, 10.0), max_solves=200)
+    text, s = str(info.value), info.value.selection
+    assert not isinstance(info.value, approxpath.SelectionStalledError)
+    left = int(re.search(r"needed more than the (\d+) exact solves left; they are not counted above", text).group(1))
+    # left = 200 - the solves before the round: more than those are counted, the round's others kept
+    assert 0 < left < 200 and s.exact_solves < 200 < s.exact_solves + left
+
+
+def test_the_tol_advised_is_never_below_delta():
+    """"delta = 0.01 > tol = 0.01 ... raise tol to 0.01" (delta 0.0100000000000016): the advice
+    could not help.  The tol named is two significant digits rounded up."""
+    from approxpath.selection.search import _two_digits_up
+
+    assert _two_digits_up(0.0100000000000016) == 0.011 and _two_digits_up(0.35) == 0.35
+    for x in np.random.default_rng(0).uniform(-16, 2, 200):
+        got = _two_digits_up(10.0**x)
+        assert got >= 10.0**x and got == float(f"{got:.2g}") and got <= 1.1 * 10.0**x + 1e-300

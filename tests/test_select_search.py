@@ -199,3 +199,35 @@ def test_a_round_that_changes_nothing_ends_the_search(tracks):
         t, value, delta = search.best()
         steps += 1
     assert steps <= 2 and delta > 0.01
+
+
+class _Coarse(_Unsplittable):
+    """Cells [a, b] as one cell of loose bounds, except a point's (0.5): a coarse cover, as the
+    pieces of tightened paths give, which knows less of a cell than its finer cells did."""
+
+    def cover(self, a, b):
+        if a == b:
+            return np.array([a, b]), np.array([0.5]), np.array([0.5]), np.ones(1, dtype=bool)
+        return np.array([a, b]), np.array([0.1]), np.array([0.9]), np.ones(1, dtype=bool)
+
+
+def test_a_coarser_cover_keeps_what_finer_cells_proved():
+    """A range re-covered from tightened paths (coarser cells than the search had refined) lost
+    the finer cells' bounds, and δ could grow between rounds (the helper of the search now
+    intersects both on the cells of both edge sets); an uncertified cover keeps the certified
+    cells' bounds and is not claimed certified where they were not."""
+    search = branch.Search(_Coarse(0.0), 0.25, 4.0, 0.01, lambda jobs: [])
+    search.edges = np.array([0.25, 0.5, 1.0, 2.0, 4.0])
+    search.lo, search.hi = np.array([0.2, 0.3, 0.4, 0.5]), np.array([0.25, 0.35, 0.45, 0.55])
+    search.cert, search.parent = np.array([True, True, False, True]), np.full(4, np.inf)
+    assert search._replace(0.5, 4.0, (np.array([0.5, 1.5, 4.0]), np.array([0.0, 0.42]), np.array([1.0, 0.5]),
+                                      np.array([True, True])))
+    assert np.array_equal(search.edges, [0.25, 0.5, 1.0, 1.5, 2.0, 4.0])
+    assert np.array_equal(search.lo, [0.2, 0.3, 0.0, 0.42, 0.5])  # cell 2 was not certified: the new one holds
+    assert np.array_equal(search.hi, [0.25, 0.35, 1.0, 0.5, 0.5])
+    assert search.cert.all()
+    before = (search.edges.copy(), search.lo.copy(), search.hi.copy())
+    loose = (np.array([0.5, 4.0]), np.array([0.0]), np.array([1.0]), np.array([False]))
+    search._replace(0.5, 4.0, loose)  # (marks the cells stalled, once)
+    assert not search._replace(0.5, 4.0, loose)
+    assert all(np.array_equal(x, y) for x, y in zip(before, (search.edges, search.lo, search.hi)))

@@ -146,14 +146,16 @@ class Search:
         return out
 
     def _replace(self, a, b, cover):
-        """Put ``cover``, the criterion's cover of ``[a, b]``, in place of the cells inside it;
-        whether that changed them.  A cover that neither splits nor narrows the cells (as the
-        criterion of a parameter that is not the bandwidth may give) marks them stalled, a change
-        the first time only."""
+        """Put ``cover``, the criterion's cover of ``[a, b]``, in place of the cells inside it,
+        keeping what they proved (:meth:`_kept`); whether that changed them.  A cover that neither
+        splits nor narrows the cells (as the criterion of a parameter that is not the bandwidth
+        may give) marks them stalled, a change the first time only."""
         i, j = np.searchsorted(self.edges, a, side="left"), np.searchsorted(self.edges, b, side="left")
         old = float(np.max(self.hi[i:j] - self.lo[i:j])) if j > i else np.inf
         edges, lo, hi, cert = cover
         lo, hi = _oriented(self.crit.sense, lo, hi)
+        if self.encloses and j > i:
+            edges, lo, hi, cert = self._kept(i, j, edges, lo, hi, cert)
         if (edges.size == j - i + 1 and np.array_equal(edges, self.edges[i:j + 1]) and np.all(lo <= self.lo[i:j])
                 and np.all(hi >= self.hi[i:j]) and np.array_equal(cert, self.cert[i:j])):
             widths = self.hi[i:j] - self.lo[i:j]  # stalled now (only a tightening can narrow them)
@@ -166,6 +168,25 @@ class Search:
         self.cert = np.concatenate([self.cert[:i], cert, self.cert[j:]])
         self.parent = np.concatenate([self.parent[:i], np.full(lo.size, old), self.parent[j:]])
         return True
+
+    def _kept(self, i, j, edges, lo, hi, cert):
+        """A new cover of cells ``i:j`` intersected with theirs on the cells of both edges: the
+        criterion at a point lies in both enclosures where both are certified (a coarser new
+        cover, from tightened paths, no longer undoes what finer cells proved; δ never grows).
+        A certified enclosure is kept where the other is not; edges not strictly increasing (a
+        point cell) leave the new cover as it is."""
+        own = self.edges[i:j + 1]
+        if np.any(np.diff(edges) <= 0) or np.any(np.diff(own) <= 0):
+            return edges, lo, hi, cert
+        both = np.union1d(edges, own)
+        mids = 0.5 * (both[:-1] + both[1:])
+        n = np.clip(np.searchsorted(edges, mids, side="right") - 1, 0, lo.size - 1)
+        o = np.clip(np.searchsorted(own, mids, side="right") - 1, 0, j - i - 1) + i
+        n_cert, o_cert = cert[n], self.cert[o]
+        # each side's bounds where it is certified (the other's where it is not, new where neither is)
+        lo_n, hi_n = np.where(n_cert | ~o_cert, lo[n], -np.inf), np.where(n_cert | ~o_cert, hi[n], np.inf)
+        lo_o, hi_o = np.where(o_cert, self.lo[o], -np.inf), np.where(o_cert, self.hi[o], np.inf)
+        return both, np.maximum(lo_n, lo_o), np.minimum(hi_n, hi_o), n_cert | o_cert
 
     def _tighten(self, cells):
         """Recompute the paths under ``cells`` at a smaller ε; the changed ranges."""

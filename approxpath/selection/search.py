@@ -68,14 +68,15 @@ def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None)
     """Paths of ``problems[k]`` over ``intervals[k]`` at ``eps[k]``, here or on ``executor``; each
     starts from the exact solves ``seeds[k]`` made before this call (the same here and in a
     worker, so that both give the same paths) and adds its own to them after it.  With
-    ``refused`` (a list), a path refused with :class:`EpsilonTooSmallError` is None in the
-    result and ``(k, error)`` is appended there; without, the error is raised."""
+    ``refused`` (a list), a path refused with :class:`EpsilonTooSmallError` or
+    :class:`BudgetExceededError` is None in the result and ``(k, error)`` is appended there (the
+    others are kept); without, the error is raised."""
     from ..driver.parallel import path_in_worker
 
     def each(k, run):
         try:
             return run()
-        except EpsilonTooSmallError as exc:
+        except (EpsilonTooSmallError, BudgetExceededError) as exc:
             if refused is None:
                 raise
             refused.append((k, exc))
@@ -258,15 +259,14 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
             return []
         refine = dict(path_options, relative=False, max_solves=max(2, max_solves - tracks.solves))
         refused = []
-        try:
-            got = _run_paths([tracks.problems[k] for k, *_ in jobs], [(a, b) for _, a, b, _ in jobs],
-                             [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine, refused)
-        except BudgetExceededError as exc:
-            stuck.append(exc)
-            return []
+        got = _run_paths([tracks.problems[k] for k, *_ in jobs], [(a, b) for _, a, b, _ in jobs],
+                         [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine, refused)
         for i, exc in refused:
             stuck.append(exc)
-            floors.append(jobs[i])
+            if isinstance(exc, BudgetExceededError):  # (its solves are lost: the search stops after this round)
+                exc.left = refine["max_solves"]
+            else:
+                floors.append(jobs[i])
         return [(k, path) for (k, *_), path in zip(jobs, got) if path is not None]
 
     sampled = isinstance(crit, Sampled)
@@ -338,11 +338,16 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
     the criterion's enclosure stopped narrowing, or the exact solves certify no smaller gap)."""
     head = (f"select: delta = {delta:.4g} > tol = {tol:g} at {shown_name(parameter)} = {t:.6g} after {solves} "
             "exact solves")
-    tail = f"raise tol to {delta:.2g} or more (the delta reached), or pass strict=False to keep this result"
+    tail = f"raise tol to {_two_digits_up(delta):g} or more (the delta reached), or pass strict=False to keep this result"
     floors = [exc for exc in stuck if isinstance(exc, EpsilonTooSmallError)]
     if solves >= max_solves or len(floors) < len(stuck):
-        over = (" (the folds' first paths, and a round of solves once started, run to their end)"
-                if solves > max_solves else "")
+        left = [exc.left for exc in stuck if isinstance(exc, BudgetExceededError)]
+        if solves < max_solves:  # (a refinement needed more than was left: its solves are not counted)
+            over = (f" (a refinement of one fold's path needed more than the {min(left)} exact solves left; they "
+                    "are not counted above)")
+        else:
+            over = (" (the folds' first paths, and a round of solves once started, run to their end)"
+                    if solves > max_solves else "")
         return BudgetExceededError(f"{head}: the budget max_solves = {max_solves} is spent{over}; raise max_solves, "
                                    f"or {tail}")
     causes = [search.reason] if search.reason else []  # (the chosen point's stall first: it is the cause)
@@ -351,6 +356,13 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
     why = "; ".join(causes) or "the search's refinement limits were reached"
     return SelectionStalledError(f"{head} (of max_solves = {max_solves}): {why}; more exact solves do not narrow "
                                  f"it, so {tail}")
+
+
+def _two_digits_up(x):
+    """``x`` to two significant digits, rounded up: a tol it names is never below ``x`` (a δ of
+    0.0100000000000016 is told 0.011, not 0.01)."""
+    shown = float(f"{x:.2g}")
+    return shown if shown >= x else float(f"{shown + 10.0 ** (np.floor(np.log10(x)) - 1):.2g}")
 
 
 def _no_smaller_gap(exc, parameter):
