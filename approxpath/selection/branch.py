@@ -10,6 +10,9 @@ halved cell kept most of its width and the enclosure at its middle point is as w
 the chosen point's enclosure stops narrowing as the gaps shrink (a held-out prediction near 0
 there), its cell is halved so that the next choice is another point, a few times before the
 search gives up.  A criterion enclosed with no path (:class:`~.nodes.NodeClosedForm`) only halves.
+A range covered again keeps what its cells proved (both covers hold the criterion of the exact
+optimum: they are intersected on the cells of both edge sets), so δ never grows; a round that
+changes nothing ends the search.
 """
 
 from __future__ import annotations
