@@ -338,7 +338,8 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
     the criterion's enclosure stopped narrowing, or the exact solves certify no smaller gap)."""
     head = (f"select: delta = {delta:.4g} > tol = {tol:g} at {shown_name(parameter)} = {t:.6g} after {solves} "
             "exact solves")
-    tail = f"raise tol to {_two_digits_up(delta):g} or more (the delta reached), or pass strict=False to keep this result"
+    tail = (f"raise tol to {_two_digits_up(delta):g} or more (the delta reached), or pass strict=False to keep "
+            "this result")
     floors = [exc for exc in stuck if isinstance(exc, EpsilonTooSmallError)]
     if solves >= max_solves or len(floors) < len(stuck):
         left = [exc.left for exc in stuck if isinstance(exc, BudgetExceededError)]
