@@ -231,3 +231,21 @@ def test_a_coarser_cover_keeps_what_finer_cells_proved():
     search._replace(0.5, 4.0, loose)  # (marks the cells stalled, once)
     assert not search._replace(0.5, 4.0, loose)
     assert all(np.array_equal(x, y) for x, y in zip(before, (search.edges, search.lo, search.hi)))
+
+
+def test_a_delta_of_the_error_is_a_count_over_the_points():
+    """The pooled 0-1 error of N held-out points takes the values k / N: δ = 0.0100000000000016
+    with N = 100 (the enclosures' rounding) kept a search with tol = 0.01 going for minutes; it is
+    the largest k / N not above δ, as a double not below k / N."""
+    from fractions import Fraction
+
+    assert branch._on_levels(0.0100000000000016, 100) == 0.01
+    assert branch._on_levels(1.4e-15, 60) == 0.0 and branch._on_levels(0.02, None) == 0.02
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        levels = int(rng.integers(1, 5000))
+        delta = float(rng.uniform(0, 1))
+        got = branch._on_levels(delta, levels)
+        k = int(Fraction(delta) * levels)  # floor, exactly
+        assert got <= delta and Fraction(got) >= Fraction(k, levels) and got == branch._on_levels(got, levels)
+        assert float(Fraction(k, levels)) <= got <= np.nextafter(float(Fraction(k, levels)), np.inf)

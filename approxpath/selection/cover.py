@@ -130,6 +130,8 @@ class Validation:
     def __init__(self, tracks, X_val, y_val, loss):
         self.tracks, self.X_val, self.y_val, self.name = tracks, list(X_val), list(y_val), loss
         self.total = float(sum(len(v) for v in self.y_val))
+        # the pooled 0-1 error takes only the values k / total: a δ can be snapped to them
+        self.levels = int(self.total) if loss == "error" else None
         self.known = [_Known(len(v)) for v in self.y_val]
         # what the problem's enclosure takes beyond the points (a plug-in's may take none),
         # checked once: rows= (a subset of the points), signs= (only the signs are wanted) and
@@ -347,6 +349,8 @@ class Sampled:
     def __init__(self, tracks, X_val, y_val, loss):
         self.tracks, self.X_val, self.y_val, self.name = tracks, list(X_val), list(y_val), loss
         self.total = float(sum(len(v) for v in self.y_val))
+        # the pooled 0-1 error takes only the values k / total: a δ can be snapped to them
+        self.levels = int(self.total) if loss == "error" else None
 
     def _fold(self, k, a, b):
         problem = self.tracks.problems[k]

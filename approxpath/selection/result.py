@@ -39,6 +39,8 @@ class SelectionResult:
         best = "lowest" if self.sense == "min" else "highest"
         if self.kind != "certified":
             claim = "sampled: nothing is proven between the sampled points"
+        elif self.delta == 0:
+            claim = f"no {self._rival} is better (delta = 0)"
         elif self.delta <= _ROUNDING * max(1.0, *np.abs(self.value)):
             claim = f"no {self._rival} is better (delta = {self.delta:.2g}, the rounding of the enclosures)"
         else:
