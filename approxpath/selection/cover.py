@@ -349,8 +349,6 @@ class Sampled:
     def __init__(self, tracks, X_val, y_val, loss):
         self.tracks, self.X_val, self.y_val, self.name = tracks, list(X_val), list(y_val), loss
         self.total = float(sum(len(v) for v in self.y_val))
-        # the pooled 0-1 error takes only the values k / total: a δ can be snapped to them
-        self.levels = int(self.total) if loss == "error" else None
 
     def _fold(self, k, a, b):
         problem = self.tracks.problems[k]
