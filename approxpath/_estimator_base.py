@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .driver import approximate_path
 from .errors import BudgetExceededError, EpsilonTooSmallError, InputError
+from .numerics import round_up
 from .registry import get_problem
 from .selection import SELECTIONS, RangeWarning, select, validation_curve
 from .selection.search import default_eps
@@ -106,7 +107,7 @@ class KernelPathBase(BaseEstimator):
             raise EpsilonTooSmallError(
                 f"{type(self).__name__}: eps = {self.eps:g} (of the zero model's objective {null:.3g}, so a gap of "
                 f"{self.eps_:.3g}) is too small: at or next to the exact solve at t = {exc.t:.6g} the gap bound is "
-                f"{exc.gap:.3g}; use eps >= {needed / null:.3g}") from exc
+                f"{exc.gap:.3g}; use eps >= {round_up(needed / null):.3g}") from exc
 
     @path_.setter
     def path_(self, path):

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 __all__ = ["UNIT_ROUNDOFF", "GRID_BITS", "STORED_PAD", "fp_margin", "kernel_entry_error", "stored_bound",
-           "dyadic_quantum", "zero_sum", "log_mid"]
+           "dyadic_quantum", "zero_sum", "log_mid", "round_up"]
 
 #: Unit roundoff of IEEE double precision (half the machine epsilon).
 UNIT_ROUNDOFF = 2.0**-53
@@ -123,3 +123,15 @@ def log_mid(lo, hi):
     # scalars, as the paths' hot loops call it (np.clip and np.ndim would make it 4x slower)
     m = float(np.exp(0.5 * (np.log(lo) + np.log(hi))))
     return min(max(m, lo), hi)
+
+
+def round_up(x, digits=3):
+    """``x > 0`` to ``digits`` significant digits, rounded up: a value an error message advises
+    (an eps, a tol) is never below the one it stands for, and prints as it is with ``.{digits}g``
+    (a gap needing eps >= 0.0100000000000016 is told 0.0101, not 0.01).  Other ``x`` as given."""
+    if not (math.isfinite(x) and x > 0):
+        return x
+    shown = float(f"{x:.{digits - 1}e}")
+    if shown >= x:
+        return shown
+    return float(f"{shown + 10.0 ** (math.floor(math.log10(shown)) - digits + 1):.{digits - 1}e}")

@@ -94,6 +94,24 @@ def test_eps_advice_for_a_relative_eps_near_a_zero_optimum():
     assert "use eps >= 0.5" in run._too_small(g=1e-3, goal=0.01 * 0.004, t=1.5)
 
 
+def test_the_eps_advised_is_never_below_the_eps_needed():
+    """"use eps >= X": X is the eps needed rounded *up* to three digits (rounded to nearest, an
+    eps needed of 0.012346 was told 0.0123, which the same solve refuses again)."""
+    from approxpath.driver.run import _ANCHOR_SHARE, Budget, Run
+    from approxpath.numerics import round_up
+
+    X, y = make_sinc(n=20, seed=0)
+    for relative in (False, True):
+        run = Run(approxpath.get_problem("klasso")(X, y, lam=0.1), 0.01, relative, 1.0, 2.0, None, Budget(10, 10, None))
+        for g in np.random.default_rng(1).uniform(1e-6, 1e-3, 50):
+            goal = 0.01 * 0.5  # (relative: the optimum proven >= 0.5)
+            need = g / _ANCHOR_SHARE / (0.5 if relative else 1.0)
+            told = float(run._too_small(g=g, goal=goal, t=1.5).rsplit("use eps >= ", 1)[1])
+            assert need <= told <= need * (1 + 1e-2) and told == float(f"{told:.3g}")
+    assert round_up(0.0123456) == 0.0124 and round_up(0.0123) == 0.0123 and round_up(9.999e-3) == 0.01
+    assert round_up(0.0) == 0.0 and round_up(np.inf) == np.inf
+
+
 def test_eps_true_is_refused():
     X, y = make_sinc(n=20, seed=0)
     with pytest.raises(InputError, match="eps"):

@@ -395,9 +395,9 @@ def test_a_refinement_over_the_budget_left_says_so_and_the_others_are_kept():
 def test_the_tol_advised_is_never_below_delta():
     """"delta = 0.01 > tol = 0.01 ... raise tol to 0.01" (delta 0.0100000000000016): the advice
     could not help.  The tol named is two significant digits rounded up."""
-    from approxpath.selection.search import _two_digits_up
+    from approxpath.numerics import round_up
 
-    assert _two_digits_up(0.0100000000000016) == 0.011 and _two_digits_up(0.35) == 0.35
+    assert round_up(0.0100000000000016, 2) == 0.011 and round_up(0.35, 2) == 0.35
     for x in np.random.default_rng(0).uniform(-16, 2, 200):
-        got = _two_digits_up(10.0**x)
+        got = round_up(10.0**x, 2)
         assert got >= 10.0**x and got == float(f"{got:.2g}") and got <= 1.1 * 10.0**x + 1e-300

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..certificate.claims import target, weak_duality_violation
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
-from ..numerics import STORED_PAD, log_mid
+from ..numerics import STORED_PAD, log_mid, round_up
 from ..progress import shown_name
 
 __all__ = ["Budget", "Run", "NonFiniteBound", "WeakDualityError", "nan_cause"]
@@ -216,15 +216,15 @@ class Run:
         """Why an exact solve with gap ``g`` cannot carry a path whose target there is ``goal``."""
         at = f"the exact solve at {shown_name(self.problem.parameter)} = {t:.6g}"
         if not self.relative:
-            return f"{at} only certifies a gap of {g:.3g}; use eps >= {g / _ANCHOR_SHARE:.3g}"
+            return f"{at} only certifies a gap of {g:.3g}; use eps >= {round_up(g / _ANCHOR_SHARE):.3g}"
         floor = goal / self.eps  # the proven lower bound of the optimal value there
         need = g / _ANCHOR_SHARE / floor
         if need >= 1:  # a relative eps of 100 % or more says nothing: the optimum is ~0 there
             return (f"{at} certifies a gap of {g:.3g} while the optimal value is only "
                     f"proven >= {floor:.3g} there (nearly 0), so no relative eps below 1 holds: use an absolute "
-                    f"eps >= {g / _ANCHOR_SHARE:.3g}")
+                    f"eps >= {round_up(g / _ANCHOR_SHARE):.3g}")
         return (f"{at} only certifies a gap of {g:.3g} (relative {g / floor:.3g} of the "
-                f"optimal value's lower bound {floor:.3g}); use eps >= {need:.3g}")
+                f"optimal value's lower bound {floor:.3g}); use eps >= {round_up(need):.3g}")
 
     def below_floor(self, t, ratio):
         """The :class:`EpsilonTooSmallError` where no piece next to the exact solve at ``t``,
@@ -234,7 +234,7 @@ class Run:
             f"{self._eps_text()} is too small: no piece next to the exact solve at "
             f"{shown_name(self.problem.parameter)} = {t:.6g} is certified however narrow (the best bound there is "
             f"{ratio:.3g} times the target: its rounding allowances do not shrink with the piece); use "
-            f"eps >= {need:.3g}")
+            f"eps >= {round_up(need):.3g}")
         goal = self.target(self.anchors[t], t, t)
         exc.t, exc.gap, exc.allowed, exc.needed = t, ratio * goal, goal, ratio * goal / _ANCHOR_SHARE  # (as in exact)
         return exc

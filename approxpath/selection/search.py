@@ -17,6 +17,7 @@ import numpy as np
 
 from ..compute.parallelism import managed
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
+from ..numerics import round_up
 from ..compute.distributed import result
 from ..driver.parallel import pool, single_threaded
 from ..progress import delta_bar, shown_name
@@ -338,7 +339,7 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
     the criterion's enclosure stopped narrowing, or the exact solves certify no smaller gap)."""
     head = (f"select: delta = {delta:.4g} > tol = {tol:g} at {shown_name(parameter)} = {t:.6g} after {solves} "
             "exact solves")
-    tail = (f"raise tol to {_two_digits_up(delta):g} or more (the delta reached), or pass strict=False to keep "
+    tail = (f"raise tol to {round_up(delta, 2):g} or more (the delta reached), or pass strict=False to keep "
             "this result")
     floors = [exc for exc in stuck if isinstance(exc, EpsilonTooSmallError)]
     if solves >= max_solves or len(floors) < len(stuck):
@@ -357,13 +358,6 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
     why = "; ".join(causes) or "the search's refinement limits were reached"
     return SelectionStalledError(f"{head} (of max_solves = {max_solves}): {why}; more exact solves do not narrow "
                                  f"it, so {tail}")
-
-
-def _two_digits_up(x):
-    """``x`` to two significant digits, rounded up: a tol it names is never below ``x`` (a δ of
-    0.0100000000000016 is told 0.011, not 0.01)."""
-    shown = float(f"{x:.2g}")
-    return shown if shown >= x else float(f"{shown + 10.0 ** (np.floor(np.log10(x)) - 1):.2g}")
 
 
 def _no_smaller_gap(exc, parameter):
