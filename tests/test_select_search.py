@@ -239,13 +239,15 @@ def test_a_delta_of_the_error_is_a_count_over_the_points():
     the largest k / N not above δ, as a double not below k / N."""
     from fractions import Fraction
 
-    assert branch._on_levels(0.0100000000000016, 100) == 0.01
-    assert branch._on_levels(1.4e-15, 60) == 0.0 and branch._on_levels(0.02, None) == 0.02
+    from approxpath.selection.losses import error_levels
+
+    assert error_levels(0.0100000000000016, 100) == 0.01
+    assert error_levels(1.4e-15, 60) == 0.0 and error_levels(0.02, None) == 0.02
     rng = np.random.default_rng(0)
     for _ in range(300):
         levels = int(rng.integers(1, 5000))
         delta = float(rng.uniform(0, 1))
-        got = branch._on_levels(delta, levels)
+        got = error_levels(delta, levels)
         k = int(Fraction(delta) * levels)  # floor, exactly
-        assert got <= delta and Fraction(got) >= Fraction(k, levels) and got == branch._on_levels(got, levels)
+        assert got <= delta and Fraction(got) >= Fraction(k, levels) and got == error_levels(got, levels)
         assert float(Fraction(k, levels)) <= got <= np.nextafter(float(Fraction(k, levels)), np.inf)

@@ -85,6 +85,47 @@ def test_the_choice_and_its_delta_are_consistent(chosen):
     assert "delta" in s.summary() and s.to_json()["weight"] == "c"
 
 
+def test_a_delta_of_the_error_is_a_count_over_the_held_out_points(chosen):
+    """The pooled 0-1 error of the 32 held-out points takes the values k / 32: δ is the largest
+    such value not above U - L (the enclosures' outward rounding kept it a few ulps above, so a
+    tol of k / N was never reached)."""
+    from fractions import Fraction
+
+    X, y, folds, s = chosen
+    k = round(s.delta * len(y))
+    assert float(Fraction(k, len(y))) <= s.delta <= np.nextafter(float(Fraction(k, len(y))), np.inf)
+    assert s.delta <= s.value[1] - float(s.lo.min()) < s.delta + 1e-12
+
+
+def test_a_refused_refinement_keeps_its_cells_while_the_others_go_on(monkeypatch):
+    """A fold's cells whose tiling at a smaller eps is refused (EpsilonTooSmallError: here faked
+    for every cell at C below 1, where the choice lies) stay as they are and are not tried again; the other cells are
+    still refined (the first refusal used to end the whole search)."""
+    import approxpath.surface.select as select_module
+    from approxpath.errors import EpsilonTooSmallError
+
+    calls, real = [], select_module.tile
+
+    def tile(engine, k, box, eps, *args):
+        refused = eps < 0.1 and box[1][1] <= 1.0
+        calls.append((k, box, refused))
+        if refused:
+            raise EpsilonTooSmallError("faked")
+        return real(engine, k, box, eps, *args)
+
+    monkeypatch.setattr(select_module, "tile", tile)
+    X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    with pytest.warns(UserWarning, match=r"max_solves = 500 was spent"):
+        s = approxpath.select_surface(problem, cv=2, eps=0.1, relative=True, tol=1e-3, strict=False, max_solves=500,
+                                      **_BOX)
+    first = next(i for i, c in enumerate(calls) if c[2])
+    assert any(not c[2] for c in calls[first + 1:])  # refinements after the first refusal
+    refused = [c[:2] for c in calls if c[2]]
+    assert len(refused) == len(set(refused))  # a refused cell is not tried again
+    assert s.refinements >= 2 and s.value[0] <= s.value[1]
+
+
 def test_the_figure_draws(chosen):
     pytest.importorskip("matplotlib")
     from approxpath.surface import plot_surface_selection

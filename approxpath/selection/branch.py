@@ -17,12 +17,10 @@ changes nothing ends the search.
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
-
 import numpy as np
 
 from ..numerics import log_mid
+from .losses import error_levels
 
 __all__ = ["Search"]
 
@@ -41,22 +39,6 @@ _MOVES = 3
 def _oriented(sense, lo, hi):
     """Bounds of the loss to minimize (the criterion, or minus it when it is maximized)."""
     return (lo, hi) if sense == "min" else (-hi, -lo)
-
-
-def _on_levels(delta, levels):
-    """``delta``, or where the criterion takes only the values ``k / levels`` (the 0-1 error of
-    ``levels`` held-out points: ``levels`` an integer) the largest such value not above it: two
-    values ``k / levels`` differ by a multiple of ``1 / levels``, so a difference at most
-    ``delta`` is at most ``floor(delta levels) / levels`` (computed exactly, rounded up to a
-    double).  The rounding allowances of the enclosures' sums no longer keep δ just above a
-    ``tol`` such as 0.01 with 100 points (δ = 0.0100000000000016)."""
-    if not levels or not np.isfinite(delta) or delta < 0:
-        return delta
-    k = math.floor(delta * levels)  # (delta * levels >= k exactly when it is computed >= k: rounding is monotone)
-    snapped = k / levels
-    while Fraction(snapped) < Fraction(k, int(levels)):
-        snapped = float(np.nextafter(snapped, np.inf))
-    return min(delta, snapped)
 
 
 class Search:
@@ -93,7 +75,7 @@ class Search:
             value = (max(float(plo[0]), float(self.lo[i])), min(float(phi[0]), float(self.hi[i])))
         else:
             value = (float(plo[0]), float(phi[0]))
-        return t, value, _on_levels(value[1] - float(self.lo.min()), getattr(self.crit, "levels", None))
+        return t, value, error_levels(value[1] - float(self.lo.min()), getattr(self.crit, "levels", None))
 
     def open_end(self, t, value):
         """The index of a cell at an end of the interval that may do at least as well as the

@@ -19,12 +19,15 @@ number.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 
 from ..errors import InputError
 from ..numerics import fp_margin
 
-__all__ = ["LOSSES", "loss_totals", "check_loss"]
+__all__ = ["LOSSES", "loss_totals", "check_loss", "error_levels"]
 
 #: Validation losses with enclosures (lower is better).
 LOSSES = ("error", "mae", "mse")
@@ -69,3 +72,19 @@ def loss_totals(criterion, y, low, up):
     # each term is one or two roundings off (a difference, a square), then an m-term sum
     pad = fp_margin(y.shape[0] + 3, 1.0) * hi
     return np.maximum(lo - pad, 0.0), hi + pad
+
+
+def error_levels(delta, levels):
+    """``delta``, or where the criterion takes only the values ``k / levels`` (the 0-1 error of
+    ``levels`` held-out points: ``levels`` an integer) the largest such value not above it: two
+    values ``k / levels`` differ by a multiple of ``1 / levels``, so a difference at most
+    ``delta`` is at most ``floor(delta levels) / levels`` (computed exactly, rounded up to a
+    double).  The rounding allowances of the enclosures' sums no longer keep δ just above a
+    ``tol`` such as 0.01 with 100 points (δ = 0.0100000000000016)."""
+    if not levels or not np.isfinite(delta) or delta < 0:
+        return delta
+    k = math.floor(delta * levels)  # (delta * levels >= k exactly when it is computed >= k: rounding is monotone)
+    snapped = k / levels
+    while Fraction(snapped) < Fraction(k, int(levels)):
+        snapped = float(np.nextafter(snapped, np.inf))
+    return min(delta, snapped)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..cells import CellBound
 from ..driver.run import Budget, Run
 from ..driver.strategies import STRATEGIES
-from ..errors import BudgetExceededError, InputError
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 
 __all__ = ["Engine", "Piece", "check_bandwidth_problem", "cut_weight"]
 
@@ -153,13 +153,20 @@ class Engine:
             if len(run.anchors) - len(run.reused) < left:
                 raise
             raise self._spent() from exc
+        except EpsilonTooSmallError:  # refused: its exact solves are still made, counted and kept
+            self._record(k, w, run)
+            raise
+        self._record(k, w, run)
+        pieces.sort(key=lambda p: p.lo)
+        return [Piece(p.lo, p.hi, p.primal, p.dual, float(w), p.gap_bound, "uncovered" if p.kind == "uncovered"
+                      else "certified", tuple((a, float(w)) for a in p.anchors)) for p in pieces]
+
+    def _record(self, k, w, run):
+        """Keep ``run``'s exact solves (problem ``k`` at the weight ``w``) and its times."""
         self.solve_s += run.solve_s
         self.certify_s += run.certify_s
         for t, pair in run.anchors.items():
             self.solves[k][(t, float(w))] = pair
-        pieces.sort(key=lambda p: p.lo)
-        return [Piece(p.lo, p.hi, p.primal, p.dual, float(w), p.gap_bound, "uncovered" if p.kind == "uncovered"
-                      else "certified", tuple((a, float(w)) for a in p.anchors)) for p in pieces]
 
     def _spent(self):
         which = " (every fold's surface together)" if len(self.problems) > 1 else ""

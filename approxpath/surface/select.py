@@ -9,9 +9,11 @@ the fold's validation loss.  The folds' cells are overlaid on the grid of every 
 rectangle lies in one cell of every fold): the pooled loss of the exact optima lies in
 ``[LO, HI]`` on every rectangle.  With ``U`` the smallest ``HI`` (the chosen rectangle; its
 middle is the chosen point) and ``L`` the smallest ``LO``, no point of the box has a loss below
-``U - δ``, ``δ = U - L``.  While ``δ > tol``, every fold's cells under a rectangle that may still
-beat ``U - tol`` are tiled again at a quarter of their eps (new exact solves), the most promising
-first.
+``U - δ``, ``δ = U - L`` (for the 0-1 error, a count over the held-out points: the largest ``k / N`` not
+above it).  While ``δ > tol``, every fold's cells under a rectangle that may still beat
+``U - tol`` are tiled again at a quarter of their eps (new exact solves), the most promising
+first; a cell whose tiling is refused (its exact solves certify no smaller gap) stays as it is
+and is not tiled again, while the others go on.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ..compute.parallelism import managed
 from ..progress import delta_bar
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..numerics import log_mid
-from ..selection.losses import loss_totals
+from ..selection.losses import error_levels, loss_totals
 from ..selection.folds import default_criterion, fold_problems
 from ..selection.search import RangeWarning, default_eps
 from ..validate import positive_range
@@ -55,11 +57,13 @@ class _Fold:
     def __init__(self, engine, k, X_val, y_val, loss):
         self.engine, self.k, self.X_val, self.y_val, self.loss = engine, k, X_val, y_val, loss
         self.cells, self.covers, self.levels = [], [], []  # levels: the eps each cell was tiled at
+        self.final = []  # per cell: tiling it again at a smaller eps was refused (EpsilonTooSmallError)
 
     def add(self, cell, level):
         self.cells.append(cell)
         self.covers.append(self._cover(cell))
         self.levels.append(level)
+        self.final.append(False)
 
     def _cover(self, cell):
         """``(edges, lo, hi)`` of the fold's loss total at every point of ``cell``."""
@@ -80,6 +84,7 @@ class _Fold:
         self.cells = [self.cells[i] for i in keep]
         self.covers = [self.covers[i] for i in keep]
         self.levels = [self.levels[i] for i in keep]
+        self.final = [self.final[i] for i in keep]
         for cell, level in new_cells:
             self.add(cell, level)
 
@@ -116,24 +121,38 @@ def _overlay(folds, t_edges, w_edges, total):
     return np.maximum(np.nextafter(LO / total, -np.inf), 0.0), np.nextafter(HI / total, np.inf), owners  # losses >= 0
 
 
-def _promising(LO, HI, limit, chosen):
-    """Mask of the rectangles to refine: those with ``LO < limit`` whose enclosure's middle is
-    among :data:`_PROMISING` of the lowest of them, and ``chosen``."""
-    active = LO < limit
+def _promising(LO, HI, limit, chosen, stuck):
+    """Mask of the rectangles to refine: those with ``LO < limit`` and not ``stuck`` (every
+    fold's cell there final) whose enclosure's middle is among :data:`_PROMISING` of the lowest
+    of them, and ``chosen`` unless stuck."""
+    active = (LO < limit) & ~stuck
     mid = 0.5 * (LO + np.minimum(HI, np.nanmax(np.where(np.isfinite(HI), HI, np.nan))))
     cut = np.quantile(mid[active], _PROMISING) if active.any() else -np.inf
     mask = active & (mid <= cut)
-    mask[chosen] = True
+    mask[chosen] = not stuck[chosen]
     return mask
 
 
-def _refine(folds, engine, owners, active, relative, max_cells):
+def _stuck(folds, owners, shape):
+    """Mask of the grid's rectangles under a final cell (:attr:`_Fold.final`) in every fold."""
+    stuck = np.ones(shape, dtype=bool)
+    for f, slices in zip(folds, owners):
+        free = np.zeros(shape, dtype=bool)
+        for (j0, j1, i0, i1), final in zip(slices, f.final):
+            free[j0:j1, i0:i1] |= not final
+        stuck &= ~free
+    return stuck
+
+
+def _refine(folds, engine, owners, active, relative, max_cells, refused):
     """Tile again, at :data:`_TIGHTEN` of the eps they were tiled at, every fold's cells that
     meet an active rectangle (consecutive cells of one weight band together); the number of
-    cells replaced."""
+    cells replaced.  A run whose tiling is refused (:class:`EpsilonTooSmallError`: its exact
+    solves certify no smaller gap) keeps its cells, marked final, and its error is appended to
+    ``refused``: the other runs go on."""
     replaced = 0
     for f, slices in zip(folds, owners):
-        hit = [i for i, (j0, j1, i0, i1) in enumerate(slices) if active[j0:j1, i0:i1].any()]
+        hit = [i for i, (j0, j1, i0, i1) in enumerate(slices) if active[j0:j1, i0:i1].any() and not f.final[i]]
         groups = {}
         for i in sorted(hit, key=lambda i: (f.cells[i].w_lo, f.cells[i].t_lo)):
             c = f.cells[i]
@@ -146,9 +165,16 @@ def _refine(folds, engine, owners, active, relative, max_cells):
         for (wl, wh), runs in groups.items():
             for run in runs:
                 idx = sorted({i for i, _ in run})
-                level = _TIGHTEN * min(f.levels[i] for i in idx)
-                tile(engine, f.k, ((run[0][1], run[-1][1]), (wl, wh)), level, relative, max_cells,
-                     lambda cell, lv=level: new.append((cell, lv)))
+                level, made = _TIGHTEN * min(f.levels[i] for i in idx), []
+                try:
+                    tile(engine, f.k, ((run[0][1], run[-1][1]), (wl, wh)), level, relative, max_cells,
+                         lambda cell, lv=level: made.append((cell, lv)))
+                except EpsilonTooSmallError as exc:
+                    refused.append(exc)
+                    for i in idx:
+                        f.final[i] = True
+                    continue
+                new += made
                 gone += idx
         f.replace(gone, new)  # (at once: the indices are the cells' before any replacement)
         replaced += len(gone)
@@ -252,13 +278,13 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         except BudgetExceededError as exc:  # a fold's cells do not cover the box: no choice, nothing to return
             raise BudgetExceededError(f"{exc} (while the first surfaces were built: there is no choice yet, so "
                                       "strict=False has nothing to return)") from exc
-        rounds, reason, spent = 0, None, False
+        rounds, reason, spent, refused = 0, None, False, []
         while True:
             t_edges, w_edges = _grid(folds)
             LO, HI, owners = _overlay(folds, t_edges, w_edges, total)
             j, i = np.unravel_index(int(np.argmin(HI)), HI.shape)
             U, L = float(HI[j, i]), float(LO.min())
-            delta = U - L
+            delta = error_levels(U - L, int(total) if criterion == "error" else None)
             if bar is not None:
                 bar.update(delta, engine.n_solves)
             if delta <= tol:
@@ -269,16 +295,16 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
             if max(len(f.cells) for f in folds) > _MAX_CELLS:
                 reason = f"a fold needed more than {_MAX_CELLS} cells"
                 break
+            before = len(refused)
             try:
-                changed = _refine(folds, engine, owners, _promising(LO, HI, U - tol, (j, i)), relative, _MAX_CELLS)
+                changed = _refine(folds, engine, owners, _promising(LO, HI, U - tol, (j, i), _stuck(folds, owners, LO.shape)), relative, _MAX_CELLS,
+                                  refused)
             except BudgetExceededError:
                 reason, spent = f"the budget max_solves = {max_solves} was spent", True
                 break
-            except EpsilonTooSmallError as exc:
-                reason = f"the exact solves certify no smaller gap ({exc})"
-                break
-            if not changed:
-                reason = "no cell could be made finer (every cell that may still win is at its limit)"
+            if not changed and len(refused) == before:  # (refused ones: the next round tries others)
+                reason = "no cell could be made finer (every cell that may still win is at its limit" + \
+                    (f"; the exact solves certify no smaller gap: {refused[0]})" if refused else ")")
                 break
             rounds += 1
     finally:
