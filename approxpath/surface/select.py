@@ -123,12 +123,15 @@ def _overlay(folds, t_edges, w_edges, total):
 
 def _promising(LO, HI, limit, chosen, stuck):
     """Mask of the rectangles to refine: those with ``LO < limit`` and not ``stuck`` (every
-    fold's cell there final) whose enclosure's middle is among :data:`_PROMISING` of the lowest
-    of them, and ``chosen`` unless stuck."""
+    fold's cell there final) whose enclosure's middle or whose lower bound is among
+    :data:`_PROMISING` of the lowest of them, and ``chosen`` unless stuck.  (By the middle
+    alone, the rectangles that hold the smallest lower bound, wide ones, were never refined,
+    and δ never fell below what they hold.)"""
     active = (LO < limit) & ~stuck
     mid = 0.5 * (LO + np.minimum(HI, np.nanmax(np.where(np.isfinite(HI), HI, np.nan))))
-    cut = np.quantile(mid[active], _PROMISING) if active.any() else -np.inf
-    mask = active & (mid <= cut)
+    mask = np.zeros(LO.shape, dtype=bool)
+    if active.any():
+        mask = active & ((mid <= np.quantile(mid[active], _PROMISING)) | (LO <= np.quantile(LO[active], _PROMISING)))
     mask[chosen] = not stuck[chosen]
     return mask
 
@@ -162,21 +165,23 @@ def _refine(folds, engine, owners, active, relative, max_cells, refused):
             else:
                 band.append([(i, c.t_lo), (i, c.t_hi)])
         gone, new = [], []
-        for (wl, wh), runs in groups.items():
-            for run in runs:
-                idx = sorted({i for i, _ in run})
-                level, made = _TIGHTEN * min(f.levels[i] for i in idx), []
-                try:
-                    tile(engine, f.k, ((run[0][1], run[-1][1]), (wl, wh)), level, relative, max_cells,
-                         lambda cell, lv=level: made.append((cell, lv)))
-                except EpsilonTooSmallError as exc:
-                    refused.append(exc)
-                    for i in idx:
-                        f.final[i] = True
-                    continue
-                new += made
-                gone += idx
-        f.replace(gone, new)  # (at once: the indices are the cells' before any replacement)
+        try:
+            for (wl, wh), runs in groups.items():
+                for run in runs:
+                    idx = sorted({i for i, _ in run})
+                    level, made = _TIGHTEN * min(f.levels[i] for i in idx), []
+                    try:
+                        tile(engine, f.k, ((run[0][1], run[-1][1]), (wl, wh)), level, relative, max_cells,
+                             lambda cell, lv=level: made.append((cell, lv)))
+                    except EpsilonTooSmallError as exc:
+                        refused.append(exc)
+                        for i in idx:
+                            f.final[i] = True
+                        continue
+                    new += made
+                    gone += idx
+        finally:  # (also when the budget runs out: the runs tiled again are kept)
+            f.replace(gone, new)  # (at once: the indices are the cells' before any replacement)
         replaced += len(gone)
     return replaced
 
@@ -287,7 +292,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
             delta = error_levels(U - L, int(total) if criterion == "error" else None)
             if bar is not None:
                 bar.update(delta, engine.n_solves)
-            if delta <= tol:
+            if delta <= tol or spent:
                 break
             if rounds >= _MAX_ROUNDS:
                 reason = f"the search stopped after {_MAX_ROUNDS} rounds of refinement"
@@ -297,11 +302,11 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
                 break
             before = len(refused)
             try:
-                changed = _refine(folds, engine, owners, _promising(LO, HI, U - tol, (j, i), _stuck(folds, owners, LO.shape)), relative, _MAX_CELLS,
-                                  refused)
-            except BudgetExceededError:
+                mask = _promising(LO, HI, U - tol, (j, i), _stuck(folds, owners, LO.shape))
+                changed = _refine(folds, engine, owners, mask, relative, _MAX_CELLS, refused)
+            except BudgetExceededError:  # (the round's runs done are kept: the overlay once more)
                 reason, spent = f"the budget max_solves = {max_solves} was spent", True
-                break
+                continue
             if not changed and len(refused) == before:  # (refused ones: the next round tries others)
                 reason = "no cell could be made finer (every cell that may still win is at its limit" + \
                     (f"; the exact solves certify no smaller gap: {refused[0]})" if refused else ")")
