@@ -82,11 +82,13 @@ def parameter_symbol(name):
 
 def parameter_label(path_or_name, kernel="gaussian"):
     """The axis label of a path parameter (a name, or a path or problem: its parameter): the
-    bandwidth with its kernel's formula (``kernel``, or the problem's own), C or λ."""
+    bandwidth with its kernel's formula (``kernel``: a name, or a problem: its own; a path's or
+    problem's own by default), C or λ."""
     if not isinstance(path_or_name, str):
         problem = getattr(path_or_name, "problem", path_or_name)
-        kernel = problem.options().get("kernel") or kernel
-        path_or_name = problem.parameter
+        kernel, path_or_name = problem, problem.parameter
+    if not isinstance(kernel, str):  # a problem: its own kernel
+        kernel = kernel.options().get("kernel") or "gaussian"
     if path_or_name == "bandwidth":
         return f"bandwidth $t$ of $k_t(x, x') = {_KERNEL_FORMULA.get(kernel, _KERNEL_FORMULA['gaussian'])}$"
     return parameter_symbol(path_or_name)

@@ -219,7 +219,6 @@ def plot_surface_selection(selection, ax=None, title=None, value=None, kernel=No
     if kernel is None:  # (the selection does not record its kernel: no formula claimed)
         ax.set_xlabel("bandwidth $t$")
     else:
-        kernel = kernel if isinstance(kernel, str) else kernel.options().get("kernel") or "gaussian"
         ax.set_xlabel(parameter_label("bandwidth", kernel))
     ax.set_ylabel(parameter_symbol(s.weight))
     ax.set_title(title or f"$\\delta$ = {s.delta:.3g}: {s.runs}, {s.exact_solves} exact solves")
