@@ -384,7 +384,7 @@ def test_a_refinement_over_the_budget_left_says_so_and_the_others_are_kept():
     X, y = make_classification(n=60, seed=1)
     problem = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=3.0)
     with pytest.raises(approxpath.BudgetExceededError) as info:
-        select(problem, cv=3, interval=(0.01, 10.0), max_solves=200)
+        select(problem, cv=3, interval=(0.001, 100.0), max_solves=200)
     text, s = str(info.value), info.value.selection
     assert not isinstance(info.value, approxpath.SelectionStalledError)
     left = int(re.search(r"needed more than the (\d+) exact solves left; they are not counted above", text).group(1))

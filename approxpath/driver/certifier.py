@@ -149,12 +149,13 @@ class Certifier:
                     # candidates do (measured on ionosphere) at a third of the cost of failures
                     width = (run.s(h) - run.s(l)) / (run.s(b) - run.s(a))
                     pair_a, pair_b = run.anchors[a], run.anchors[b]
+                    if self.moving_degree and l < h and self.linear_in_parameter:  # no weighing: the line
+                        thetas = tuple((x - a) / (b - a) for x in (l, run.t(m), h))
+                        return [(moving.interpolate(pair_a, pair_b, thetas, (l, run.t(m), h), self.moving_degree),
+                                 (a, b))]
                     theta = weight(pos, width, run.t(m), (l, h) if l < h else None)
                     if self.moving_degree and l < h:
-                        if self.linear_in_parameter:
-                            thetas = tuple((x - a) / (b - a) for x in (l, run.t(m), h))
-                        else:
-                            thetas = (profiled(position(l)), theta, profiled(position(h)))
+                        thetas = (profiled(position(l)), theta, profiled(position(h)))
                         pair = moving.interpolate(pair_a, pair_b, thetas, (l, run.t(m), h), self.moving_degree)
                         return [(pair, (a, b))]
                     return [(self.interpolate(pair_a, pair_b, theta), (a, b))]
