@@ -114,3 +114,39 @@ def test_a_selection_over_c_goes_on_where_one_path_cannot_tighten():
         assert s.lo[i] - 1e-15 <= value <= s.hi[i] + 1e-15, C
         assert value + 1e-15 >= s.value[1] - s.delta, C
         assert C != s.t or s.value[0] - 1e-15 <= value <= s.value[1] + 1e-15
+
+
+def test_a_refinement_past_its_own_cap_is_refused_alone():
+    """Pairs linear in C between exact solves are exact between the path's kinks, so a piece's
+    gap can be near the rounding of its solves; a refinement asking ¼ of it ran past all the
+    solves left (1,856 on ionosphere) and ended the search with δ = 0.051.  A refinement may now
+    take at most 8 times the exact solves its range had (64 at least); past that it is refused
+    alone, as one below the solves' floor is, and the search reaches tol.  Every cell holds the
+    error of independent tight solves."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from selection_helpers import svm_cv_error
+
+    from approxpath.selection import search
+
+    X, y = make_classification(n=60, seed=1)
+    problem = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=3.0)
+    rounds, run_paths = [], search._run_paths
+
+    def spy(*args):
+        rounds.append(args[6] if len(args) > 6 else [])  # (a round of refinements: its refused paths)
+        return run_paths(*args)
+
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as mp:
+        warnings.simplefilter("ignore")  # (the choice may lie at an end of the interval)
+        mp.setattr(search, "_run_paths", spy)
+        s = approxpath.select(problem, cv=3, interval=(1e-3, 100.0), max_solves=2000)
+    capped = [exc.cap for refused in rounds for _, exc in refused if getattr(exc, "cap", None) is not None]
+    assert capped and min(capped) >= 64 and s.reached and s.kind == "certified" and s.exact_solves < 2000
+    folds = list(StratifiedKFold(3).split(X, y))
+    for C in [s.t, *np.geomspace(1e-3, 100.0, 9)]:
+        value, closest = svm_cv_error(X, y, folds, 3.0, C)
+        if closest < 1e-6:  # a held-out point the reference's accuracy cannot classify
+            continue
+        i = min(int(np.searchsorted(s.edges, C, side="right")) - 1, s.lo.size - 1)
+        assert s.lo[i] - 1e-15 <= value <= s.hi[i] + 1e-15 and value + 1e-15 >= s.value[1] - s.delta, C

@@ -38,6 +38,12 @@ _END_ROUNDS = 8
 # Rounds of refinement and cells kept before the run stops with the δ it reached.
 _MAX_ROUNDS = 400
 _MAX_CELLS = 400_000
+# A refinement of one fold's range may take at most this many times the exact solves its path
+# had there (and at least _JOB_MIN); past that it is refused as one below the solves' floor is,
+# and the search goes on with the others.  (At ¼ of ε a path needs about twice the solves; one
+# asking ¼ of a gap already near the rounding of the solves ran past 1,800 exact solves on
+# ionosphere over C, and its budget error ended the search at δ = 0.051.)
+_JOB_GROWTH, _JOB_MIN = 8, 64
 
 
 def default_eps(problem):
@@ -65,13 +71,14 @@ class RangeWarning(UserWarning):
         self.choice, self.sides = choice, tuple(sides)
 
 
-def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None):
+def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None, budgets=None):
     """Paths of ``problems[k]`` over ``intervals[k]`` at ``eps[k]``, here or on ``executor``; each
     starts from the exact solves ``seeds[k]`` made before this call (the same here and in a
     worker, so that both give the same paths) and adds its own to them after it.  With
     ``refused`` (a list), a path refused with :class:`EpsilonTooSmallError` or
     :class:`BudgetExceededError` is None in the result and ``(k, error)`` is appended there (the
-    others are kept); without, the error is raised."""
+    others are kept); without, the error is raised.  ``budgets[k]``: path ``k``'s
+    ``max_solves`` (default the one of ``options``)."""
     from ..driver.parallel import path_in_worker
 
     def each(k, run):
@@ -84,14 +91,15 @@ def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None)
             return None, {}
 
     given = [dict(s) for s in seeds]
+    opts = [options if budgets is None else dict(options, max_solves=b) for b in budgets or [None] * len(problems)]
     if executor is None:
         done = []
         for k, (p, iv, e, s) in enumerate(zip(problems, intervals, eps, given)):
-            done.append(each(k, lambda: _seeded_path(p, e, iv, seeds=s, **options)))
+            done.append(each(k, lambda: _seeded_path(p, e, iv, seeds=s, **opts[k])))
             _release_kernels(p)
     else:
-        futures = [executor.submit(path_in_worker, _seeded_path, p, e, iv, dict(options, seeds=s))
-                   for p, iv, e, s in zip(problems, intervals, eps, given)]
+        futures = [executor.submit(path_in_worker, _seeded_path, p, e, iv, dict(o, seeds=s))
+                   for p, iv, e, s, o in zip(problems, intervals, eps, given, opts)]
         done = [each(k, lambda f=f: result(f)) for k, f in enumerate(futures)]
     for (_, found), s in zip(done, seeds):
         s.update(found)
@@ -165,8 +173,9 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         narrow it (no cell can be made finer; or a refinement was refused, as one asking a
         fold's path for an ε below what its exact solves certify is, while the chosen point's
         enclosure stopped narrowing as the gaps did); its ``selection`` attribute holds the
-        result so far.  When False, warn and return it.  A refused refinement alone leaves its
-        cells as they are while the search goes on with the others.
+        result so far.  When False, warn and return it.  A refused refinement alone (one that
+        needs more than 8 times the exact solves its range had is refused too) leaves its cells
+        as they are while the search goes on with the others.
     workers, executor
         Local processes or an executor (a ``dask.distributed.Client``) for the folds' paths
         and their refinements.
@@ -259,14 +268,18 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         if not jobs:
             return []
         refine = dict(path_options, relative=False, max_solves=max(2, max_solves - tracks.solves))
+        caps = [max(_JOB_MIN, _JOB_GROWTH * len({x for piece, _, _ in tracks.over(k, a, b) for x in piece.anchors}))
+                for k, a, b, _ in jobs]
+        budgets = [min(c, refine["max_solves"]) for c in caps]
         refused = []
         got = _run_paths([tracks.problems[k] for k, *_ in jobs], [(a, b) for _, a, b, _ in jobs],
-                         [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine, refused)
+                         [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine, refused, budgets)
         for i, exc in refused:
             stuck.append(exc)
-            if isinstance(exc, BudgetExceededError):  # (its solves are lost: the search stops after this round)
-                exc.left = refine["max_solves"]
-            else:
+            if isinstance(exc, BudgetExceededError) and budgets[i] < caps[i]:
+                exc.left = refine["max_solves"]  # (its solves are lost: the search stops after this round)
+            else:  # below the solves' floor, or past its own cap: refused alone
+                exc.cap = budgets[i] if isinstance(exc, BudgetExceededError) else None
                 floors.append(jobs[i])
         return [(k, path) for (k, *_), path in zip(jobs, got) if path is not None]
 
@@ -281,7 +294,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                 bar.update(delta, tracks.solves)
             # the budget is spent; or a refinement was refused (eps below what the exact solves
             # certify) while the chosen point's enclosure stopped narrowing as the gaps did
-            over = any(isinstance(exc, BudgetExceededError) for exc in stuck) or (bool(stuck) and bool(search.reason))
+            over = any(getattr(exc, "left", None) for exc in stuck) or (bool(stuck) and bool(search.reason))
             if sampled or tracks.solves >= max_solves or search.lo.size > _MAX_CELLS or over:
                 break
             if delta <= tol:
@@ -341,9 +354,9 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
             "exact solves")
     tail = (f"raise tol to {round_up(delta, 2):g} or more (the delta reached), or pass strict=False to keep "
             "this result")
-    floors = [exc for exc in stuck if isinstance(exc, EpsilonTooSmallError)]
+    floors = [exc for exc in stuck if getattr(exc, "left", None) is None]  # (refused alone)
     if solves >= max_solves or len(floors) < len(stuck):
-        left = [exc.left for exc in stuck if isinstance(exc, BudgetExceededError)]
+        left = [exc.left for exc in stuck if getattr(exc, "left", None) is not None]
         if solves < max_solves:  # (a refinement needed more than was left: its solves are not counted)
             over = (f" (a refinement of one fold's path needed more than the {min(left)} exact solves left; they "
                     "are not counted above)")
@@ -364,6 +377,9 @@ def _no_smaller_gap(exc, parameter):
     """Why a refinement cannot tighten a path further: the gap the exact solve certifies where
     the refinement needed less (not the driver's "use eps >= ..." advice: the ε it names is the
     refinement's own, not one the user set)."""
+    if getattr(exc, "cap", None) is not None:
+        return (f"a refinement of one fold's path needed more than {exc.cap} exact solves ({_JOB_GROWTH} times those "
+                "its range had): the gaps asked for are near what its exact solves certify")
     if getattr(exc, "t", None) is None:
         return f"the exact solves certify no smaller gap ({exc})"
     return (f"the exact solves certify no smaller gap (at or next to the exact solve at {shown_name(parameter)} = "
