@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import time
 
-from ..compute.distributed import result
 from .. import moving
+from ..compute.distributed import result
 from ..errors import SolverError
 from .certifier import Certifier
 

@@ -378,8 +378,9 @@ def _no_smaller_gap(exc, parameter):
     the refinement needed less (not the driver's "use eps >= ..." advice: the ε it names is the
     refinement's own, not one the user set)."""
     if getattr(exc, "cap", None) is not None:
-        return (f"a refinement of one fold's path needed more than {exc.cap} exact solves ({_JOB_GROWTH} times those "
-                "its range had): the gaps asked for are near what its exact solves certify")
+        return (f"a refinement of one fold's path needed more than {exc.cap} exact solves, the most one may take "
+                f"({_JOB_GROWTH} times those its range had, {_JOB_MIN} at least): the gaps it asked for are near what "
+                "its exact solves certify")
     if getattr(exc, "t", None) is None:
         return f"the exact solves certify no smaller gap ({exc})"
     return (f"the exact solves certify no smaller gap (at or next to the exact solve at {shown_name(parameter)} = "
