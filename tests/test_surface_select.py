@@ -116,7 +116,9 @@ def test_a_refused_refinement_keeps_its_cells_while_the_others_go_on(monkeypatch
     monkeypatch.setattr(select_module, "tile", tile)
     X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
-    with pytest.warns(UserWarning, match=r"max_solves = 500 was spent"):
+    # tol 1e-3 is below 1/32: the search ends on its budget, or where every cell that may still
+    # win is refused (which first depends on the last bits of the enclosures)
+    with pytest.warns(UserWarning, match=r"max_solves = 500 was spent|no cell could be made finer .*: faked"):
         s = approxpath.select_surface(problem, cv=2, eps=0.1, relative=True, tol=1e-3, strict=False, max_solves=500,
                                       **_BOX)
     first = next(i for i, c in enumerate(calls) if c[2])
