@@ -12,7 +12,7 @@ middle is the chosen point) and ``L`` the smallest ``LO``, no point of the box h
 ``U - δ``, ``δ = U - L`` (for the 0-1 error, a count over the held-out points: the largest ``k / N`` not
 above it).  While ``δ > tol``, every fold's cells under a rectangle that may still beat
 ``U - tol`` are tiled again at a quarter of their eps (new exact solves), the most promising
-first; a cell whose tiling is refused (its exact solves certify no smaller gap) stays as it is
+first (:func:`_promising`: the lowest middles and the lowest lower bounds); a cell whose tiling is refused (its exact solves certify no smaller gap) stays as it is
 and is not tiled again, while the others go on.
 """
 
