@@ -147,12 +147,10 @@ class Certifier:
                 if 0.0 < pos < 1.0:
                     # the combination alone: it certifies ~92 % of the pieces the three
                     # candidates do (measured on ionosphere) at a third of the cost of failures
+                    if self.moving_degree and l < h and self.linear_in_parameter:  # no weighing: the line
+                        return [(self.on_line(a, b, l, run.t(m), h), (a, b))]
                     width = (run.s(h) - run.s(l)) / (run.s(b) - run.s(a))
                     pair_a, pair_b = run.anchors[a], run.anchors[b]
-                    if self.moving_degree and l < h and self.linear_in_parameter:  # no weighing: the line
-                        thetas = tuple((x - a) / (b - a) for x in (l, run.t(m), h))
-                        return [(moving.interpolate(pair_a, pair_b, thetas, (l, run.t(m), h), self.moving_degree),
-                                 (a, b))]
                     theta = weight(pos, width, run.t(m), (l, h) if l < h else None)
                     if self.moving_degree and l < h:
                         thetas = (profiled(position(l)), theta, profiled(position(h)))
@@ -162,6 +160,13 @@ class Certifier:
             return out
 
         return cands
+
+    def on_line(self, a, b, lo, mid, hi):
+        """The moving pair on ``[lo, hi]`` (``mid`` between) of the anchors at ``a`` and ``b``
+        whose weight is linear in the parameter, ``(t - a) / (b - a)``: on a path over a weight,
+        where the exact optimum's dual is linear between the path's kinks."""
+        thetas = tuple((x - a) / (b - a) for x in (lo, mid, hi))
+        return moving.interpolate(self.run.anchors[a], self.run.anchors[b], thetas, (lo, mid, hi), self.moving_degree)
 
     def best_theta(self, a, b, tau, theta0, around=None):
         """``(weight, gap)``: the combination weight with the smallest point gap at ``tau``

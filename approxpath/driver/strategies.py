@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import time
 
-from .. import moving
 from ..compute.distributed import result
 from ..errors import SolverError
 from .certifier import Certifier
@@ -231,9 +230,7 @@ class TwoSided(Strategy):
                 # the pair the pieces get, its weights linear in the parameter (the guide's
                 # combinations have weights on a grid: off the line by up to 2**-9, they
                 # overestimated the gap 7,000-fold on an SVM's C path, and every step was short)
-                pair = moving.interpolate(run.anchors[a], run.anchors[b], (0.0, (m - a) / (b - a), 1.0), (a, m, b),
-                                          cert.moving_degree)
-                g = run.bound.gap(*run.problem.restore(*pair, m, m), m, m)
+                g = run.bound.gap(*run.problem.restore(*cert.on_line(a, b, a, m, b), m, m), m, m)
             elif cert.weighing_depth > 0:
                 g = cert.best_theta(a, b, m, 0.5, (a, b))[1]
             else:  # the weight is the position: the middle's

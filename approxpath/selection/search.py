@@ -91,7 +91,7 @@ def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None,
             return None, {}
 
     given = [dict(s) for s in seeds]
-    opts = [options if budgets is None else dict(options, max_solves=b) for b in budgets or [None] * len(problems)]
+    opts = [options] * len(problems) if budgets is None else [dict(options, max_solves=b) for b in budgets]
     if executor is None:
         done = []
         for k, (p, iv, e, s) in enumerate(zip(problems, intervals, eps, given)):
