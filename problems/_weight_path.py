@@ -54,10 +54,10 @@ def weight_path_bound(F_at, N_at, cuts, lo, hi, quadratic):
     Parameters
     ----------
     F_at : callable
-        ``F_at(x) -> (value, band)`` at the position ``x`` in [0, 1] of the piece: :math:`F` there
-        is within ``band`` of ``value``.
+        ``F_at(x) -> (values, bands)`` at the positions ``x`` (T,) in [0, 1] of the piece, each
+        of shape (T,): :math:`F` at ``x[j]`` is within ``bands[j]`` of ``values[j]``.
     N_at : callable
-        ``N_at(x) -> upper``: an upper bound of :math:`N` at the position ``x``.
+        ``N_at(x) -> upper`` (T,): upper bounds of :math:`N` at the positions ``x``.
     cuts : ndarray
         Positions of the kinks of :math:`N` (and of :math:`F` when it is piecewise linear).
     lo, hi : float
@@ -70,34 +70,30 @@ def weight_path_bound(F_at, N_at, cuts, lo, hi, quadratic):
         cuts = np.quantile(cuts, np.linspace(0.0, 1.0, _MAX_SPLITS))
     cuts = np.round(cuts * 2.0**_GRID_BITS) / 2.0**_GRID_BITS
     nodes = np.unique(np.concatenate([[0.0, 1.0], cuts]))
-    memo = {}
-
-    def at(x):
-        if x not in memo:
-            memo[x] = (*F_at(x), N_at(x))
-        return memo[x]
-
-    h, best = hi - lo, -np.inf
-    for a, b in zip(nodes[:-1], nodes[1:]):
-        (Fa, wa, Na), (Fb, wb, Nb) = at(a), at(b)
-        Ua, Ub = Fa + wa, Fb + wb
-        if quadratic:
-            Fc, wc, _ = at(0.5 * (a + b))  # (an exact middle: a and b are on the dyadic grid)
-            Uc = Fc + wc
-            q0, q1, q2 = Ua, -3 * Ua + 4 * Uc - Ub, 2 * Ua - 4 * Uc + 2 * Ub
-            extra, mag_F = (wa + wb) / 4, abs(Ua) + 4 * abs(Uc) + abs(Ub)
-        else:
-            q0, q1, q2 = Ua, Ub - Ua, 0.0
-            extra, mag_F = 0.0, abs(Ua) + abs(Ub)
-        la, lb = lo + a * h, lo + b * h  # the parameter at the sub-interval's ends
-        # F's polynomial plus tau(s) times N's chord, in s in [0, 1]: coefficients of 1, s, s^2
-        h0 = q0 + la * Na
-        h1 = q1 + la * (Nb - Na) + (lb - la) * Na
-        h2 = q2 + (lb - la) * (Nb - Na)
-        candidates = [h0, h0 + h1 + h2]
-        if h2 < 0 and 0 < -h1 / (2 * h2) < 1:
-            s = -h1 / (2 * h2)
-            candidates.append(h0 + h1 * s + h2 * s * s)
-        magnitude = mag_F + (abs(la) + abs(lb)) * (abs(Na) + abs(Nb))
-        best = max(best, max(candidates) + extra + fp_margin(24, magnitude))
-    return float(best)
+    a, b = nodes[:-1], nodes[1:]
+    # every node, and the middles (exact: a and b are on the dyadic grid), in one evaluation
+    xs = np.concatenate([nodes, 0.5 * (a + b)]) if quadratic else nodes
+    F, w = (np.asarray(v, dtype=float) for v in F_at(xs))
+    N = np.asarray(N_at(xs), dtype=float)
+    U, J = F + w, a.size
+    Ua, Ub, wa, wb, Na, Nb = U[:J], U[1:J + 1], w[:J], w[1:J + 1], N[:J], N[1:J + 1]
+    if quadratic:
+        Uc = U[J + 1:]
+        q0, q1, q2 = Ua, -3 * Ua + 4 * Uc - Ub, 2 * Ua - 4 * Uc + 2 * Ub
+        extra, mag_F = (wa + wb) / 4, np.abs(Ua) + 4 * np.abs(Uc) + np.abs(Ub)
+    else:
+        q0, q1, q2 = Ua, Ub - Ua, np.zeros(J)
+        extra, mag_F = np.zeros(J), np.abs(Ua) + np.abs(Ub)
+    h = hi - lo
+    la, lb = lo + a * h, lo + b * h  # the parameter at the sub-intervals' ends
+    # F's polynomial plus tau(s) times N's chord, in s in [0, 1]: coefficients of 1, s, s^2
+    h0 = q0 + la * Na
+    h1 = q1 + la * (Nb - Na) + (lb - la) * Na
+    h2 = q2 + (lb - la) * (Nb - Na)
+    top = np.maximum(h0, h0 + h1 + h2)
+    concave, s = h2 < 0, np.zeros(J)
+    s[concave] = -h1[concave] / (2 * h2[concave])
+    inside = concave & (s > 0) & (s < 1)  # a maximum at the vertex
+    top = np.maximum(top, np.where(inside, h0 + h1 * s + h2 * s * s, -np.inf))
+    magnitude = mag_F + (np.abs(la) + np.abs(lb)) * (np.abs(Na) + np.abs(Nb))
+    return float(np.max(top + extra + fp_margin(24, 1.0) * magnitude))

@@ -16,8 +16,6 @@ and piecewise linear (the bias linear in C too): the form
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from approxpath.moving import bernstein_at
@@ -30,15 +28,15 @@ __all__ = ["box_errors", "c_gap", "c_dual_floor"]
 
 
 def _combination(bound, dual, lo, hi, x):
-    """``(alpha, Kw)`` of the moving dual at the position ``x`` of ``[lo, hi]``, as computed (the
-    class sums of its two points at the fixed bandwidth, shared by every piece)."""
-    W = dual.restrict(lo, hi)
-    w = bernstein_at(W, x)
+    """``(alpha, Kw, w)`` of the moving dual at the positions ``x`` (T,) of ``[lo, hi]``, as
+    computed: ``alpha, Kw`` of shape (n, T) (from the class sums of its two points at the fixed
+    bandwidth, shared by every piece), the weights ``w`` (2, T)."""
+    w = bernstein_at(dual.restrict(lo, hi), np.asarray(x, dtype=float))
     A, B = (p.alpha for p in dual.points)
     # (any parameter of the C path maps to its one bandwidth: 1.0 keys the sums every piece shares)
     Sa, Sb = bound.pair_sums(A, B, 1.0)
-    Kw = w[0] * (Sa[0][:, 0] - Sa[0][:, 1]) + w[1] * (Sb[0][:, 0] - Sb[0][:, 1])
-    return w[0] * A + w[1] * B, Kw, w
+    Kw = np.outer(Sa[0][:, 0] - Sa[0][:, 1], w[0]) + np.outer(Sb[0][:, 0] - Sb[0][:, 1], w[1])
+    return np.outer(A, w[0]) + np.outer(B, w[1]), Kw, w
 
 
 def box_errors(bound, dual, lo, hi):
@@ -72,26 +70,25 @@ def c_gap(bound, primal, dual, lo, hi):
         coef = np.repeat(coef, 2)
 
     def F_at(x):
-        alpha, Kw, w = _combination(bound, dual, lo, hi, x)
-        value = float((y * alpha) @ Kw) - float(alpha.sum())
-        return value, bound._margin(a_sum * a_sum + a_sum) + weight_allowance(bound, dual, err, 0.0)
+        alpha, Kw, _ = _combination(bound, dual, lo, hi, x)
+        value = np.einsum("it,it->t", y[:, None] * alpha, Kw) - alpha.sum(axis=0)
+        return value, np.full(value.shape, bound._margin(a_sum * a_sum + a_sum) + weight_allowance(bound, dual, err, 0.0))
 
     def hinge_args(x):
-        alpha, Kw, w = _combination(bound, dual, lo, hi, x)
-        b = float(bernstein_at(coef, x))
-        return 1.0 - y * (Kw + b), b, w
+        _, Kw, w = _combination(bound, dual, lo, hi, x)
+        b = bernstein_at(coef, np.asarray(x, dtype=float))
+        return 1.0 - y[:, None] * (Kw + b), b, w
 
     def N_at(x):
         h, b, w = hinge_args(x)
         # a computed K w and b within delta of exact: the class sums' rounding and the kernel
         # entries' per unit of each point's sum, the weights' error, the bias's
-        delta = (float(np.abs(w) @ sums) * (fp_margin(n + 2, 1.0) + bound.entry_error) + float(err @ sums)
-                 + bias_err + fp_margin(4, 1.0 + a_sum + abs(b)))
-        total = float(np.maximum(h, 0.0).sum()) + n * delta
-        return total + fp_margin(n, total)
+        delta = (sums @ np.abs(w) * (fp_margin(n + 2, 1.0) + bound.entry_error) + float(err @ sums)
+                 + bias_err + fp_margin(4, 1.0) * (1.0 + a_sum + np.abs(b)))
+        total = np.maximum(h, 0.0).sum(axis=0) + n * delta
+        return total + fp_margin(n, 1.0) * total
 
-    return weight_path_bound(F_at, N_at, kinks(np.column_stack([hinge_args(0.0)[0], hinge_args(1.0)[0]])), lo, hi,
-                             quadratic=True)
+    return weight_path_bound(F_at, N_at, kinks(hinge_args([0.0, 1.0])[0]), lo, hi, quadratic=True)
 
 
 def c_dual_floor(bound, dual, lo, hi):
@@ -99,9 +96,6 @@ def c_dual_floor(bound, dual, lo, hi):
     on the C piece: concave in C (the weights linear), least at an end."""
     sums = np.array([float(np.sum(p.alpha)) for p in dual.points])
     a_sum = float(sums.sum())
-    out = math.inf
-    for x in (0.0, 1.0):
-        alpha, Kw, _ = _combination(bound, dual, lo, hi, x)
-        d = float(alpha.sum()) - 0.5 * float((bound.y * alpha) @ Kw)
-        out = min(out, d - bound._margin(a_sum * a_sum + a_sum) - weight_allowance(bound, dual, dual.allowance(), 0.0))
-    return out
+    alpha, Kw, _ = _combination(bound, dual, lo, hi, [0.0, 1.0])
+    d = alpha.sum(axis=0) - 0.5 * np.einsum("it,it->t", bound.y[:, None] * alpha, Kw)
+    return float(d.min()) - bound._margin(a_sum * a_sum + a_sum) - weight_allowance(bound, dual, dual.allowance(), 0.0)

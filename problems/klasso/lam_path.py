@@ -50,22 +50,24 @@ def lam_gap(bound, primal, dual, lo, hi):
     fit = K @ B + B0  # (n, Kp): K beta_k + beta0_k
 
     def F_at(x):
-        """F as computed at the position ``x`` of the piece and its rounding."""
+        """F as computed at the positions ``x`` (T,) of the piece and its rounding, each (T,)."""
         wp, wd = bernstein_at(Wp, x), bernstein_at(Wd, x)
-        r = y - fit @ wp
-        rho = dKB @ np.abs(wp) + np.abs(fit) @ ep + fp_margin(Wp.shape[0] + 1, 1.0) * (np.abs(y) + np.abs(fit) @ np.abs(wp))
+        r = y[:, None] - fit @ wp
+        rho = (dKB @ np.abs(wp) + (np.abs(fit) @ ep)[:, None]
+               + fp_margin(Wp.shape[0] + 1, 1.0) * (np.abs(y)[:, None] + np.abs(fit) @ np.abs(wp)))
         d = U @ wd
-        dd = fp_margin(Wd.shape[0], 1.0) * (np.abs(U) @ np.abs(wd)) + np.abs(U) @ ed
-        value = 0.5 * float(r @ r) - float(y @ d) + 0.5 * float(d @ d)
-        band = (float(np.abs(r) @ rho) + 0.5 * float(rho @ rho) + float((np.abs(y) + np.abs(d)) @ dd)
-                + 0.5 * float(dd @ dd)
-                + fp_margin(2 * n + 4, 0.5 * float(r @ r) + float(np.abs(y) @ np.abs(d)) + 0.5 * float(d @ d)))
+        dd = fp_margin(Wd.shape[0], 1.0) * (np.abs(U) @ np.abs(wd)) + (np.abs(U) @ ed)[:, None]
+        rr, dd2 = np.einsum("it,it->t", r, r), np.einsum("it,it->t", d, d)
+        value = 0.5 * rr - y @ d + 0.5 * dd2
+        band = (np.einsum("it,it->t", np.abs(r), rho) + 0.5 * np.einsum("it,it->t", rho, rho)
+                + np.einsum("it,it->t", np.abs(y)[:, None] + np.abs(d), dd) + 0.5 * np.einsum("it,it->t", dd, dd)
+                + fp_margin(2 * n + 4, 1.0) * (0.5 * rr + np.abs(y) @ np.abs(d) + 0.5 * dd2))
         return value, band
 
     def N_at(x):
-        """An upper bound of ||beta||_1 at the position ``x``."""
+        """Upper bounds of ||beta||_1 at the positions ``x`` (T,)."""
         wp = bernstein_at(Wp, x)
-        total = float(np.sum(np.abs(B @ wp) + fp_margin(Wp.shape[0], 1.0) * (aB @ np.abs(wp)) + aB @ ep))
-        return total + fp_margin(n, total)
+        total = np.sum(np.abs(B @ wp) + fp_margin(Wp.shape[0], 1.0) * (aB @ np.abs(wp)) + (aB @ ep)[:, None], axis=0)
+        return total + fp_margin(n, 1.0) * total
 
     return weight_path_bound(F_at, N_at, kinks(B @ Wp), lo, hi, quadratic=True)

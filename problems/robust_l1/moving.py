@@ -193,18 +193,19 @@ def lam_gap(bound, primal, dual, lo, hi):
 
     def F_at(x):
         wp, wd = bernstein_at(Wp, x), bernstein_at(Wd, x)
-        r = y - KB @ wp
-        rho = dKB @ np.abs(wp) + np.abs(KB) @ ep + fp_margin(Wp.shape[0] + 1, 1.0) * (np.abs(y) + np.abs(KB) @ np.abs(wp))
+        r = y[:, None] - KB @ wp
+        rho = (dKB @ np.abs(wp) + (np.abs(KB) @ ep)[:, None]
+               + fp_margin(Wp.shape[0] + 1, 1.0) * (np.abs(y)[:, None] + np.abs(KB) @ np.abs(wp)))
         d = U @ wd
-        dd = fp_margin(Wd.shape[0], 1.0) * (np.abs(U) @ np.abs(wd)) + np.abs(U) @ ed
-        value = float(np.abs(r).sum()) - float(y @ d)
-        band = float(rho.sum()) + float(np.abs(y) @ dd) + fp_margin(2 * n + 2, float(np.abs(r).sum()) + float(np.abs(y) @ np.abs(d)))
+        dd = fp_margin(Wd.shape[0], 1.0) * (np.abs(U) @ np.abs(wd)) + (np.abs(U) @ ed)[:, None]
+        value = np.abs(r).sum(axis=0) - y @ d
+        band = rho.sum(axis=0) + np.abs(y) @ dd + fp_margin(2 * n + 2, 1.0) * (np.abs(r).sum(axis=0) + np.abs(y) @ np.abs(d))
         return value, band
 
     def N_at(x):
         wp = bernstein_at(Wp, x)
-        total = float(np.sum(np.abs(B @ wp) + fp_margin(Wp.shape[0], 1.0) * (aB @ np.abs(wp)) + aB @ ep))
-        return total + fp_margin(n, total)
+        total = np.sum(np.abs(B @ wp) + fp_margin(Wp.shape[0], 1.0) * (aB @ np.abs(wp)) + (aB @ ep)[:, None], axis=0)
+        return total + fp_margin(n, 1.0) * total
 
     cuts = np.concatenate([kinks(B @ Wp), kinks(y[:, None] - KB @ Wp)])
     return weight_path_bound(F_at, N_at, cuts, lo, hi, quadratic=False)
