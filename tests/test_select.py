@@ -377,19 +377,30 @@ def test_klasso_over_lam_by_cv_reaches_tol_within_delta_of_tight_solves():
         assert value + slack >= s.value[1] - s.delta, lam
 
 
-def test_a_refinement_over_the_budget_left_says_so_and_the_others_are_kept():
+def test_a_refinement_over_the_budget_left_is_counted_and_the_others_are_kept(monkeypatch):
     """One refinement needing more exact solves than were left used to drop its whole round and
     report "after 66 exact solves: the budget max_solves = 200 is spent", a contradiction on its
-    face; now the round's other paths are kept and the message says that one path ran out."""
+    face; then its own solves went uncounted ("after 162 exact solves: ... needed more than the
+    49 exact solves left; they are not counted above").  Now every exact solve made is counted:
+    at least one per distinct (fold, C) solved, at most one per call of the problems' ``solve``."""
+    from approxpath.problem import Problem
+
+    points, calls, real = set(), [], Problem.solve
+
+    def counted(self, t, *args, **kw):
+        points.add((id(self), float(t)))
+        calls.append(t)
+        return real(self, t, *args, **kw)
+
+    monkeypatch.setattr(Problem, "solve", counted)
     X, y = make_classification(n=60, seed=1)
     problem = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=3.0)
     with pytest.raises(approxpath.BudgetExceededError) as info:
         select(problem, cv=3, interval=(0.001, 100.0), max_solves=200)
     text, s = str(info.value), info.value.selection
     assert not isinstance(info.value, approxpath.SelectionStalledError)
-    left = int(re.search(r"needed more than the (\d+) exact solves left; they are not counted above", text).group(1))
-    # left = 200 - the solves before the round: more than those are counted, the round's others kept
-    assert 0 < left < 200 and s.exact_solves < 200 < s.exact_solves + left
+    assert f"after {s.exact_solves} exact solves: the budget max_solves = 200 is spent" in text
+    assert 200 <= len(points) <= s.exact_solves <= len(calls)
 
 
 def test_the_tol_advised_is_never_below_delta():

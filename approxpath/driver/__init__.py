@@ -21,7 +21,7 @@ from ..compute.distributed import result
 from ..certificate.format import KERNEL
 from ..certificate.claims import SAMPLE_LEVELS
 from ..data import data_sha256
-from ..errors import InputError
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..result import Path
 from ..validate import count, flag, is_real, number_pair
 from . import parallel
@@ -267,7 +267,13 @@ def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None
                              "another checkpoint (--checkpoint FILE, or another --out)")
         resumed = checkpoint.load(run) if resume else None
     chosen = _STRATEGY_CLASSES[strategy](run, submit)
-    pieces = chosen(resumed)
+    try:
+        pieces = chosen(resumed)
+    except (EpsilonTooSmallError, BudgetExceededError) as exc:
+        # a refused run's own exact solves ``{t: pair}``: a caller that goes on (a selection)
+        # counts them and starts its later paths from them
+        exc.solves = {t: pair for t, pair in run.anchors.items() if t not in run.reused}
+        raise
     if run.failed:
         failed = sorted(run.failed)
         shown = ", ".join(f"{t:.6g}" for t in failed[:_NAMED_FAILURES]) + (", ..." if failed[_NAMED_FAILURES:] else "")

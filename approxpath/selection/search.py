@@ -77,8 +77,9 @@ def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None,
     worker, so that both give the same paths) and adds its own to them after it.  With
     ``refused`` (a list), a path refused with :class:`EpsilonTooSmallError` or
     :class:`BudgetExceededError` is None in the result and ``(k, error)`` is appended there (the
-    others are kept); without, the error is raised.  ``budgets[k]``: path ``k``'s
-    ``max_solves`` (default the one of ``options``)."""
+    others are kept; the exact solves it made, ``error.solves``, join the seeds all the same);
+    without, the error is raised.  ``budgets[k]``: path ``k``'s ``max_solves`` (default the one
+    of ``options``)."""
     from ..driver.parallel import path_in_worker
 
     def each(k, run):
@@ -88,7 +89,7 @@ def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None,
             if refused is None:
                 raise
             refused.append((k, exc))
-            return None, {}
+            return None, getattr(exc, "solves", {})
 
     given = [dict(s) for s in seeds]
     opts = [options] * len(problems) if budgets is None else [dict(options, max_solves=b) for b in budgets]
@@ -276,8 +277,9 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                          [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine, refused, budgets)
         for i, exc in refused:
             stuck.append(exc)
+            tracks.solves += len(getattr(exc, "solves", ()))  # (kept as seeds by _run_paths)
             if isinstance(exc, BudgetExceededError) and budgets[i] < caps[i]:
-                exc.left = refine["max_solves"]  # (its solves are lost: the search stops after this round)
+                exc.left = refine["max_solves"]  # (the search stops after this round)
             else:  # below the solves' floor, or past its own cap: refused alone
                 exc.cap = budgets[i] if isinstance(exc, BudgetExceededError) else None
                 floors.append(jobs[i])
@@ -357,9 +359,8 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
     floors = [exc for exc in stuck if getattr(exc, "left", None) is None]  # (refused alone)
     if solves >= max_solves or len(floors) < len(stuck):
         left = [exc.left for exc in stuck if getattr(exc, "left", None) is not None]
-        if solves < max_solves:  # (a refinement needed more than was left: its solves are not counted)
-            over = (f" (a refinement of one fold's path needed more than the {min(left)} exact solves left; they "
-                    "are not counted above)")
+        if solves < max_solves:  # (a refinement needed more than was left)
+            over = f" (a refinement of one fold's path needed more than the {min(left)} exact solves left)"
         else:
             over = (" (the folds' first paths, and a round of solves once started, run to their end)"
                     if solves > max_solves else "")
