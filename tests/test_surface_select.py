@@ -118,7 +118,7 @@ def test_a_refused_refinement_keeps_its_cells_while_the_others_go_on(monkeypatch
     problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     # tol 1e-3 is below 1/32: the search ends on its budget, or where every cell that may still
     # win is refused (which first depends on the last bits of the enclosures)
-    with pytest.warns(UserWarning, match=r"max_solves = 500 was spent|no cell could be made finer .*: faked"):
+    with pytest.warns(UserWarning, match=r"max_solves = 500 was spent|no cell could be made finer .*certify no smaller gap \(faked\)"):
         s = approxpath.select_surface(problem, cv=2, eps=0.1, relative=True, tol=1e-3, strict=False, max_solves=500,
                                       **_BOX)
     first = next(i for i, c in enumerate(calls) if c[2])
@@ -126,6 +126,20 @@ def test_a_refused_refinement_keeps_its_cells_while_the_others_go_on(monkeypatch
     refused = [c[:2] for c in calls if c[2]]
     assert len(refused) == len(set(refused))  # a refused cell is not tried again
     assert s.refinements >= 1 and s.value[0] <= s.value[1]
+
+
+def test_a_refusal_names_the_gap_the_solves_certify_not_the_drivers_eps_advice():
+    """Both searches say why a refinement is refused in one wording: the driver's "use eps >= ..."
+    names the refinement's own eps, not one the user set (the search over both parameters
+    quoted it)."""
+    from approxpath.errors import EpsilonTooSmallError
+    from approxpath.surface.select import no_smaller_gap
+
+    exc = EpsilonTooSmallError("kernel_svm: the exact solve at t = 0.5 certifies 1e-06; use eps >= 1.01e-06")
+    exc.t, exc.gap, exc.allowed = 0.5, 1e-6, 2.5e-7
+    text = no_smaller_gap(exc, "bandwidth")
+    assert "use eps" not in text
+    assert "exact solve at t = 0.5 the gap bound is 1e-06, where the refinement needed 2.5e-07 or less" in text
 
 
 def test_the_rectangles_holding_the_smallest_lower_bound_are_refined():

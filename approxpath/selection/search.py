@@ -368,16 +368,17 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
                                    f"or {tail}")
     causes = [search.reason] if search.reason else []  # (the chosen point's stall first: it is the cause)
     if floors:
-        causes.append(_no_smaller_gap(floors[0], parameter))
+        causes.append(no_smaller_gap(floors[0], parameter))
     why = "; ".join(causes) or "the search's refinement limits were reached"
     return SelectionStalledError(f"{head} (of max_solves = {max_solves}): {why}; more exact solves do not narrow "
                                  f"it, so {tail}")
 
 
-def _no_smaller_gap(exc, parameter):
+def no_smaller_gap(exc, parameter):
     """Why a refinement cannot tighten a path further: the gap the exact solve certifies where
     the refinement needed less (not the driver's "use eps >= ..." advice: the ε it names is the
-    refinement's own, not one the user set)."""
+    refinement's own, not one the user set).  Shared with the search over both parameters
+    (:mod:`approxpath.surface.select`)."""
     if getattr(exc, "cap", None) is not None:
         return (f"a refinement of one fold's path needed more than {exc.cap} exact solves, the most one may take "
                 f"({_JOB_GROWTH} times those its range had, {_JOB_MIN} at least): the gaps it asked for are near what "

@@ -30,7 +30,7 @@ from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, Sele
 from ..numerics import log_mid
 from ..selection.losses import error_levels, loss_totals
 from ..selection.folds import default_criterion, fold_problems
-from ..selection.search import RangeWarning, default_eps
+from ..selection.search import RangeWarning, default_eps, no_smaller_gap
 from ..validate import positive_range
 from .build import tile
 from .engine import Engine, check_bandwidth_problem
@@ -309,7 +309,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
                 continue
             if not changed and len(refused) == before:  # (refused ones: the next round tries others)
                 reason = "no cell could be made finer (every cell that may still win is at its limit" + \
-                    (f"; the exact solves certify no smaller gap: {refused[0]})" if refused else ")")
+                    (f"; {no_smaller_gap(refused[0], 'bandwidth')})" if refused else ")")
                 break
             rounds += 1
     finally:
