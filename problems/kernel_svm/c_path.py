@@ -72,7 +72,8 @@ def c_gap(bound, primal, dual, lo, hi):
     def F_at(x):
         alpha, Kw, _ = _combination(bound, dual, lo, hi, x)
         value = np.einsum("it,it->t", y[:, None] * alpha, Kw) - alpha.sum(axis=0)
-        return value, np.full(value.shape, bound._margin(a_sum * a_sum + a_sum) + weight_allowance(bound, dual, err, 0.0))
+        band = bound._margin(a_sum * a_sum + a_sum) + weight_allowance(bound, dual, err, 0.0)
+        return value, np.full(value.shape, band)
 
     def hinge_args(x):
         _, Kw, w = _combination(bound, dual, lo, hi, x)

@@ -199,7 +199,8 @@ def lam_gap(bound, primal, dual, lo, hi):
         d = U @ wd
         dd = fp_margin(Wd.shape[0], 1.0) * (np.abs(U) @ np.abs(wd)) + (np.abs(U) @ ed)[:, None]
         value = np.abs(r).sum(axis=0) - y @ d
-        band = rho.sum(axis=0) + np.abs(y) @ dd + fp_margin(2 * n + 2, 1.0) * (np.abs(r).sum(axis=0) + np.abs(y) @ np.abs(d))
+        band = (rho.sum(axis=0) + np.abs(y) @ dd
+                + fp_margin(2 * n + 2, 1.0) * (np.abs(r).sum(axis=0) + np.abs(y) @ np.abs(d)))
         return value, band
 
     def N_at(x):
