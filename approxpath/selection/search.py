@@ -49,7 +49,8 @@ _JOB_GROWTH, _JOB_MIN = 8, 64
 def default_eps(problem):
     """The absolute ε of a selection's first paths when none is given: :data:`DEFAULT_EPS`
     times ``problem.null_objective()`` (the zero model's objective), or :data:`DEFAULT_EPS`
-    itself where that objective is 0 (constant targets: every scale is as good).
+    itself where that objective is 0 (constant targets: every scale is as good).  (A path over
+    the weight takes :data:`DEFAULT_EPS` relative instead: :func:`select`.)
 
     Raises :class:`~approxpath.errors.InputError` for a problem without ``null_objective()``
     (no scale to take a fraction of: pass ``eps``).
@@ -152,7 +153,10 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     eps : float, optional
         ε of the first paths (absolute, or relative with ``relative=True``); refinements use
         absolute values a quarter of the pieces' gap bounds they replace.  Default:
-        :func:`default_eps` (:data:`DEFAULT_EPS` times the zero model's objective).
+        :func:`default_eps` (:data:`DEFAULT_EPS` times the zero model's objective); on a path
+        over the weight (C, λ), :data:`DEFAULT_EPS` relative (of the optimal value at each
+        weight: the SVM's objective grows with C, and the zero model's at the ``c`` option the
+        path replaces would set another scale for each ``c``).
         Unused where the criterion needs no path (kernel ridge's: cells between exact optima):
         a closed-form criterion over the bandwidth of a problem whose bound has ``node_pair``, or
         over λ of one whose bound has ``box_enclosure``
@@ -196,11 +200,14 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     _check_path_options(path_options)
     relative = flag("relative", relative)
     if eps is None:
-        if relative:  # the default is absolute: a relative one would be silently dropped
-            raise InputError("a relative eps needs eps given (the default eps is absolute: 1e-3 of the zero "
-                             "model's objective)")
-        eps = default_eps(problem)
-        relative = False
+        if relative:  # (a relative flag without its eps would be silently dropped or taken as the default)
+            raise InputError("a relative eps needs eps given (the default eps is 1e-3 of the zero model's "
+                             "objective, or 1e-3 relative on a path over the weight)")
+        eps, relative = default_eps(problem), False
+        # over the weight the objective's scale moves along the path (the SVM's C n): 1e-3 of the
+        # optimal value at each weight, not of the zero model's at the weight option it replaces
+        if problem.parameter == getattr(problem.bound, "weight", None) and problem.null_objective() > 0:
+            eps, relative = DEFAULT_EPS, True
     positive("eps", eps)
     lo, hi = number_pair("interval", problem.default_interval() if interval is None else interval)
     problem.bound.check_interval(lo, hi)
