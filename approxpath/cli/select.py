@@ -81,7 +81,8 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--cv", type=int, default=None, metavar="K",
                    help="K-fold cross-validation (stratified for labels); without it the problem's closed-form criterion")
     p.add_argument("--eps", type=parse_number, default=None, help="eps of the first paths (default: 1e-3 of the "
-                   "zero model's objective, 1e-3 relative over C or lam; unused where kernel_ridge needs no path: its closed-form criteria, its losses over lam)")
+                   "zero model's objective, 1e-3 relative over C or lam; unused where kernel_ridge needs no path: "
+                   "its closed-form criteria, its losses over lam)")
     p.add_argument("--relative", action="store_true", help="eps is relative to the optimal value")
     p.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
                    help="parameter interval, e.g. 2^-10 2^10 (default: the problem's)")
