@@ -395,8 +395,8 @@ def test_a_refinement_over_the_budget_left_is_counted_and_the_others_are_kept(mo
     monkeypatch.setattr(Problem, "solve", counted)
     X, y = make_classification(n=60, seed=1)
     problem = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=3.0)
-    with pytest.raises(approxpath.BudgetExceededError) as info:
-        select(problem, cv=3, interval=(0.001, 100.0), max_solves=200)
+    with pytest.raises(approxpath.BudgetExceededError) as info:  # (eps: the first paths of the refused case)
+        select(problem, cv=3, interval=(0.001, 100.0), eps=0.06, max_solves=200)
     text, s = str(info.value), info.value.selection
     assert not isinstance(info.value, approxpath.SelectionStalledError)
     assert f"after {s.exact_solves} exact solves: the budget max_solves = 200 is spent" in text
