@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from approxpath.moving import bernstein_at
 from approxpath.numerics import fp_margin
 
-__all__ = ["kinks", "weight_path_bound"]
+__all__ = ["kinks", "l1_upper", "weight_path_bound"]
 
 # At most this many sub-intervals per piece (the kinks, merged to quantiles beyond that): the
 # chords stay exact between true kinks; the bound holds for any subdivision.
@@ -46,6 +47,21 @@ def kinks(ends):
     ends = np.asarray(ends, dtype=float)
     change = np.flatnonzero(ends[:, 0] * ends[:, 1] < 0)
     return ends[change, 0] / (ends[change, 0] - ends[change, 1])
+
+
+def l1_upper(B, W, err):
+    """``N_at`` (:func:`weight_path_bound`) of :math:`N = \\lVert\\beta(x)\\rVert_1`, :math:`\\beta(x)
+    = \\sum_k w_k(x) B_{:k}` with the columns ``B`` (n, K), the weights' Bernstein coefficients
+    ``W`` (K, m + 1) and their error ``err`` (K,): upper bounds at the positions ``x`` (T,), the
+    combination's rounding, the weights' error and the n-term sum's included."""
+    aB = np.abs(B)
+
+    def N_at(x):
+        w = bernstein_at(W, x)
+        total = np.sum(np.abs(B @ w) + fp_margin(W.shape[0], 1.0) * (aB @ np.abs(w)) + (aB @ err)[:, None], axis=0)
+        return total + fp_margin(B.shape[0], 1.0) * total
+
+    return N_at
 
 
 def weight_path_bound(F_at, N_at, cuts, lo, hi, quadratic):

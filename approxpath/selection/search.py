@@ -206,7 +206,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         eps, relative = default_eps(problem), False
         # over the weight the objective's scale moves along the path (the SVM's C n): 1e-3 of the
         # optimal value at each weight, not of the zero model's at the weight option it replaces
-        if problem.parameter == getattr(problem.bound, "weight", None) and problem.null_objective() > 0:
+        sweep = getattr(problem.bound, "sweep", None)
+        if sweep is not None and not sweep.along_bandwidth and problem.null_objective() > 0:
             eps, relative = DEFAULT_EPS, True
     positive("eps", eps)
     lo, hi = number_pair("interval", problem.default_interval() if interval is None else interval)

@@ -24,7 +24,7 @@ import numpy as np
 from approxpath.moving import bernstein_at, columns, parts
 from approxpath.numerics import fp_margin
 
-from .._weight_path import kinks, weight_path_bound
+from .._weight_path import kinks, l1_upper, weight_path_bound
 
 __all__ = ["lam_gap", "weight_columns"]
 
@@ -64,10 +64,4 @@ def lam_gap(bound, primal, dual, lo, hi):
                 + fp_margin(2 * n + 4, 1.0) * (0.5 * rr + np.abs(y) @ np.abs(d) + 0.5 * dd2))
         return value, band
 
-    def N_at(x):
-        """Upper bounds of ||beta||_1 at the positions ``x`` (T,)."""
-        wp = bernstein_at(Wp, x)
-        total = np.sum(np.abs(B @ wp) + fp_margin(Wp.shape[0], 1.0) * (aB @ np.abs(wp)) + (aB @ ep)[:, None], axis=0)
-        return total + fp_margin(n, 1.0) * total
-
-    return weight_path_bound(F_at, N_at, kinks(B @ Wp), lo, hi, quadratic=True)
+    return weight_path_bound(F_at, l1_upper(B, Wp, ep), kinks(B @ Wp), lo, hi, quadratic=True)

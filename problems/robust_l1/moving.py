@@ -17,7 +17,7 @@ import numpy as np
 from approxpath.moving import bernstein_at, coefficient_rounding, parts
 from approxpath.numerics import fp_margin
 
-from .._weight_path import kinks, weight_path_bound
+from .._weight_path import kinks, l1_upper, weight_path_bound
 
 __all__ = ["anchored", "anchored_combinations", "box_norm", "dual_values", "lam_gap", "moving_gaps"]
 
@@ -203,10 +203,5 @@ def lam_gap(bound, primal, dual, lo, hi):
                 + fp_margin(2 * n + 2, 1.0) * (np.abs(r).sum(axis=0) + np.abs(y) @ np.abs(d)))
         return value, band
 
-    def N_at(x):
-        wp = bernstein_at(Wp, x)
-        total = np.sum(np.abs(B @ wp) + fp_margin(Wp.shape[0], 1.0) * (aB @ np.abs(wp)) + (aB @ ep)[:, None], axis=0)
-        return total + fp_margin(n, 1.0) * total
-
     cuts = np.concatenate([kinks(B @ Wp), kinks(y[:, None] - KB @ Wp)])
-    return weight_path_bound(F_at, N_at, cuts, lo, hi, quadratic=False)
+    return weight_path_bound(F_at, l1_upper(B, Wp, ep), cuts, lo, hi, quadratic=False)
