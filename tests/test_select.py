@@ -255,6 +255,31 @@ def test_cli_select(sinc_csv, tmp_path, capsys, sinc):
     assert main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--criterion", "aicc"]) == 2
 
 
+def test_cli_select_shuffle(sinc_csv, capsys, sinc):
+    """``--shuffle SEED``: the folds of ``KFold(5, shuffle=True, random_state=SEED)``, the seed in
+    the JSON; without ``--cv`` refused in the command line's words."""
+    from sklearn.model_selection import KFold
+
+    from approxpath.cli import main
+
+    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
+               "--shuffle", "3", "--criterion", "mse", "--range", "0.2", "20", "--tol", "0.005", "--json"])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert rc == 0 and out["reached"] and out["shuffle"] == 3
+    X, y = sinc
+    folds = list(KFold(5, shuffle=True, random_state=3).split(X))
+    at = _ridge_cv_mse(X, y, folds, out["t"])
+    assert out["value"][0] <= at <= out["value"][1]
+    assert min(_ridge_cv_mse(X, y, folds, t) for t in np.geomspace(0.2, 20.0, 200)) >= at - out["delta"] - 1e-12
+    unshuffled = list(KFold(5).split(X))
+    assert not out["value"][0] <= _ridge_cv_mse(X, y, unshuffled, out["t"]) <= out["value"][1]
+    for extra in (["--shuffle", "3"], ["--cv", "5", "--shuffle", "-2"]):
+        assert main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1",
+                     "--criterion", "mse" if "--cv" in extra else "loocv", *extra]) == 2
+        err = capsys.readouterr().err
+        assert ("pass --cv K" if "--cv" not in extra else "seed from 0") in err and "cv=" not in err
+
+
 def test_plot_selection(ridge_selection):
     from approxpath.selection import plot_selection
 
@@ -306,6 +331,47 @@ def test_integer_cv_gives_scikit_learns_folds_without_importing_it(n, k, positiv
         assert warned == (classifier and min(positives, n - positives) < k)
     with pytest.raises(approxpath.InputError, match="more than the points of every class"):
         fold_problems(svm, n, None, None, None, "error")
+
+
+@pytest.mark.parametrize("n, k, positives", [(30, 3, 10), (47, 5, 9), (23, 4, 20)])
+@pytest.mark.parametrize("seed", [0, 11, 2**32 - 1])
+@pytest.mark.filterwarnings("ignore:.*(fewer than cv|least populated class):UserWarning")
+def test_shuffle_gives_scikit_learns_shuffled_folds(n, k, positives, seed):
+    """``shuffle=seed`` with an int cv: the folds of ``KFold`` / ``StratifiedKFold(k,
+    shuffle=True, random_state=seed)``, each fold's points in their order."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    from approxpath.selection.folds import fold_problems
+
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 2))
+    labels = np.where(rng.permutation(n) < positives, 1.0, -1.0)
+    svm = approxpath.get_problem("kernel_svm")(X, labels, c=1.0)
+    ridge = approxpath.get_problem("kernel_ridge")(X, X[:, 0], lam=LAM)
+    for problem, criterion, splitter in ((svm, "error", StratifiedKFold), (ridge, "mse", KFold)):
+        _, X_vals, y_vals = fold_problems(problem, k, None, None, None, criterion, shuffle=seed)
+        want = list(splitter(k, shuffle=True, random_state=seed).split(X, problem.y))
+        assert len(X_vals) == len(want) == k
+        for X_val, y_val, (_, test) in zip(X_vals, y_vals, want):
+            np.testing.assert_array_equal(X_val, X[test])
+            np.testing.assert_array_equal(y_val, problem.y[test])
+        unshuffled = fold_problems(problem, k, None, None, None, criterion)[1]
+        assert any(not np.array_equal(a, b) for a, b in zip(X_vals, unshuffled))
+
+
+def test_shuffle_is_refused_where_it_would_be_ignored(sinc):
+    from sklearn.model_selection import KFold
+
+    X, y = sinc
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    for kw, match in [(dict(shuffle=1), "pass cv=K"), (dict(cv=KFold(3), shuffle=1), "shuffle the splitter itself"),
+                      (dict(X_val=X, y_val=y, shuffle=1), "X_val has none"), (dict(cv=3, shuffle=-1), "0 to 2..32 - 1"),
+                      (dict(cv=3, shuffle=0.5), "seed"), (dict(cv=3, shuffle=True), "seed")]:
+        with pytest.raises(approxpath.InputError, match=match):
+            select(problem, "mse" if "X_val" in kw or "cv" in kw else "loocv", eps=1e-3, interval=(0.2, 20.0), **kw)
+        with pytest.raises(approxpath.InputError, match=match):
+            approxpath.select_surface(problem, "mse" if "X_val" in kw or "cv" in kw else "loocv",
+                                      bandwidths=(0.2, 20.0), weights=(0.01, 1.0), **kw)
 
 
 def test_integer_cv_needs_no_scikit_learn():

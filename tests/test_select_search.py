@@ -251,3 +251,31 @@ def test_a_delta_of_the_error_is_a_count_over_the_points():
         k = int(Fraction(delta) * levels)  # floor, exactly
         assert got <= delta and Fraction(got) >= Fraction(k, levels) and got == error_levels(got, levels)
         assert float(Fraction(k, levels)) <= got <= np.nextafter(float(Fraction(k, levels)), np.inf)
+
+
+def test_middle_test_with_a_fold_not_yet_enclosed_on_the_cell():
+    """A fold with nothing known on a cell has an infinite cap: the caps left after it were
+    ``inf - inf`` (numpy's "invalid value encountered in scalar subtract" on a user's terminal,
+    and a nan that disabled the early answer).  Now the caps of the folds not yet enclosed are
+    summed: no warning, and the answers are those of every fold's width at the point."""
+    from approxpath.selection.cover import _Known
+
+    crit = Validation.__new__(Validation)
+    crit.name, crit.y_val, crit.total = "mae", [np.zeros(2)] * 3, 6.0
+    crit.known = [_Known(2) for _ in range(3)]
+    for k in (0, 1):  # folds 0 and 1 known on [1, 2]: each point's prediction within 0.5 of 0
+        crit.known[k].record(np.array([1.0, 2.0]), np.full((2, 1), -0.5), np.full((2, 1), 0.5), np.array([1.0, 2.0]))
+    at_point = {0: 0.6, 1: 0.3, 2: 0.9}  # each fold's loss width at the point (summed over its points)
+    calls = []
+
+    def folds(k, cells):
+        calls.append(k)
+        return [(np.array([t, t]), np.array([0.0]), np.array([at_point[k]]), np.array([True])) for t, _ in cells]
+
+    crit._folds = folds
+    full = sum(at_point.values()) / crit.total  # 0.3
+    asks = [(1.5, 1.0, 2.0, width) for width in (0.1, 0.25, 0.31, 5.0)]
+    with np.errstate(invalid="raise"):  # (inf - inf raises FloatingPointError here)
+        answers = crit.wide_at(asks)
+    assert answers == [w <= full for *_, w in asks] == [True, True, False, False]
+    assert calls[0] == 2  # the unknown fold (infinite cap) first

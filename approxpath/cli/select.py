@@ -23,6 +23,9 @@ def cmd_select(args):
     if args.cv is None and not getattr(cls.Bound, "CLOSED_FORM_CRITERIA", None):  # (the library says cv=5)
         raise InputError(f"{cls.name} has no closed-form criterion: pass --cv K (e.g. --cv 5) to select by a "
                          "cross-validation loss")
+    if args.shuffle is not None and (args.cv is None or not 0 <= args.shuffle < 2**32):
+        raise InputError("--shuffle SEED shuffles the points before --cv K splits them: pass --cv K"
+                         if args.cv is None else f"--shuffle takes a seed from 0 to 2^32 - 1; got {args.shuffle}")
     check_outputs(args, [args.data])  # before the data are read and the folds' paths run
     weight, parameter = cls.Bound.weight, getattr(args, "opt_parameter", None) or "bandwidth"
     over = {v.strip() for v in args.over.split(",")} if args.over else {parameter}
@@ -47,12 +50,12 @@ def cmd_select(args):
     interval = tuple(args.range) if args.range else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        s = select(problem, args.criterion, cv=args.cv, eps=args.eps, relative=args.relative, interval=interval,
-                   tol=args.tol, strict=False, workers=args.workers, **budget(args),
+        s = select(problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps, relative=args.relative,
+                   interval=interval, tol=args.tol, strict=False, workers=args.workers, **budget(args),
                    progress=not (args.no_progress or args.json))
     if args.json:
         out = dict(problem=cls.name, data_file=str(args.data),
-                   range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, **s.to_json())
+                   range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, shuffle=args.shuffle, **s.to_json())
         print(json.dumps(out))
     else:
         print(problem.describe())
@@ -80,6 +83,9 @@ def _select_args(p, cls, argv=()):
                         "loocv, gcv, lml); default: the problem's first")
     p.add_argument("--cv", type=int, default=None, metavar="K",
                    help="K-fold cross-validation (stratified for labels); without it the problem's closed-form criterion")
+    p.add_argument("--shuffle", type=int, default=None, metavar="SEED",
+                   help="shuffle the points before --cv splits them, as scikit-learn's KFold(K, shuffle=True, "
+                        "random_state=SEED) (default: folds of consecutive points, as in the file)")
     p.add_argument("--eps", type=parse_number, default=None, help="eps of the first paths (default: 1e-3 of the "
                    "zero model's objective, 1e-3 relative over C or lam; unused where kernel_ridge needs no path: "
                    "its closed-form criteria, its losses over lam)")

@@ -72,12 +72,14 @@ def select_over_two(args, cls):
     problem, _, _ = _problem(args, cls, args.weights)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        s = select_surface(problem, args.criterion, cv=args.cv, eps=args.eps, relative=args.relative,
-                           bandwidths=tuple(args.range) if args.range else None, weights=tuple(args.weights),
+        s = select_surface(problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps,
+                           relative=args.relative, bandwidths=tuple(args.range) if args.range else None,
+                           weights=tuple(args.weights),
                            tol=args.tol, strict=False, **budget(args),
                            progress=not (args.no_progress or args.json))
     if args.json:
-        print(json.dumps(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, **s.to_json())))
+        print(json.dumps(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, shuffle=args.shuffle,
+                              **s.to_json())))
     else:
         print(problem.describe(chosen=s.weight))
         print(s.summary())

@@ -253,7 +253,7 @@ class Validation:
                     done[q] = True
                     continue
                 k = int(order[q, r])
-                left[q] -= caps[q, k]
+                left[q] = caps[q, order[q, r + 1:]].sum()  # (not left - cap: inf - inf, a fold unknown, is nan)
                 if caps[q, k] > 0:
                     wanted.setdefault(k, []).append(q)
             for k, qs in wanted.items():

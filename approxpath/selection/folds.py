@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import InputError
 from ..validate import check_validation
 
-__all__ = ["default_criterion", "fold_problems"]
+__all__ = ["check_shuffle", "default_criterion", "fold_problems"]
 
 
 def default_criterion(problem, criterion, validation, closed):
@@ -33,9 +33,21 @@ def default_criterion(problem, criterion, validation, closed):
     return choice(f"{problem.name} criterion (without cv)", criterion or next(iter(closed)), tuple(closed))
 
 
-def fold_problems(problem, cv, X_val, y_val, groups, criterion):
+def check_shuffle(cv, X_val, shuffle):
+    """:class:`InputError` unless ``shuffle`` is None or a seed that an int ``cv`` uses."""
+    if shuffle is None:
+        return
+    if X_val is not None or not (isinstance(cv, numbers.Integral) and not isinstance(cv, bool)):
+        raise InputError("shuffle (a seed) shuffles the folds of an int cv; " + (
+            "a hold-out set X_val has none" if X_val is not None else "pass cv=K" if cv is None else
+            f"cv={cv!r} is not one: shuffle the splitter itself (e.g. KFold(5, shuffle=True, random_state=0))"))
+    _random_state(shuffle)
+
+
+def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
     """``(problems, X_vals, y_vals)``: the folds' problems and their held-out data (one hold-out
-    set ``X_val, y_val``, or the splits of ``cv``)."""
+    set ``X_val, y_val``, or the splits of ``cv``, shuffled by the seed ``shuffle`` when ``cv``
+    is an int)."""
     from .losses import check_loss
 
     X, y = problem.X, problem.y
@@ -46,7 +58,7 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion):
         check_loss(criterion, y_val)
         return [problem], [X_val], [y_val]
     check_loss(criterion, y)
-    folds = _splits(cv, X, y, groups, classify=criterion == "error")
+    folds = _splits(cv, X, y, groups, classify=criterion == "error", shuffle=shuffle)
     if len(folds) < 2:
         raise InputError(f"cv must give at least 2 folds; got {len(folds)}")
     precomputed = problem.options().get("kernel") == "precomputed"  # X is D: a fold's D and D_new take its columns
@@ -67,19 +79,25 @@ def _fold_problem(problem, X, y, k, folds):
                          "more data") from None
 
 
-def _splits(cv, X, y, groups, classify):
+def _splits(cv, X, y, groups, classify, shuffle=None):
     """The ``(train, test)`` index arrays of ``cv``.  An int k gives scikit-learn's
     ``check_cv(k, y, classifier=classify)`` splits without importing it (0.6 s of a small
-    selection's time): ``StratifiedKFold(k)`` for class labels, else ``KFold(k)``, neither
-    shuffled; anything else goes through ``check_cv``."""
+    selection's time): ``StratifiedKFold(k)`` for class labels, else ``KFold(k)``, unshuffled, or
+    with ``shuffle=True, random_state=shuffle`` where ``shuffle`` (a seed) is given; anything
+    else goes through ``check_cv``."""
     if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
         k, n = int(cv), y.shape[0]
         if not 2 <= k <= n:
             raise InputError(f"cv must be from 2 folds to the number of points ({n}), or a splitter; got {k}")
+        rng = None if shuffle is None else _random_state(shuffle)
         if classify:
-            test = _stratified(k, y)
-        else:  # consecutive blocks, the first n % k one point longer
-            test = np.repeat(np.arange(k), np.full(k, n // k) + (np.arange(k) < n % k))
+            test = _stratified(k, y, rng)
+        else:  # consecutive blocks (of the shuffled points), the first n % k one point longer
+            order = np.arange(n)
+            if rng is not None:
+                rng.shuffle(order)
+            test = np.empty(n, dtype=int)
+            test[order] = np.repeat(np.arange(k), np.full(k, n // k) + (np.arange(k) < n % k))
         return [(np.flatnonzero(test != i), np.flatnonzero(test == i)) for i in range(k)]
     try:
         from sklearn.model_selection import check_cv
@@ -89,10 +107,19 @@ def _splits(cv, X, y, groups, classify):
     return list(check_cv(cv, y, classifier=classify).split(X, y, groups))
 
 
-def _stratified(k, y):
+def _random_state(seed):
+    """numpy's legacy ``RandomState(seed)``: scikit-learn's ``random_state`` draws the shuffles of
+    its splitters from it, so a seed gives the same folds here and there."""
+    if not (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and 0 <= seed < 2**32):
+        raise InputError(f"shuffle must be a seed, an integer from 0 to 2**32 - 1; got {seed!r}")
+    return np.random.RandomState(int(seed))
+
+
+def _stratified(k, y, rng=None):
     """Each point's test fold as scikit-learn's ``StratifiedKFold(k)`` assigns it: the classes
     in order of first appearance, the fold sizes of each class dealt round robin over the sorted
-    labels, and each class's points given to the folds in blocks, in their order."""
+    labels, and each class's points given to the folds in blocks, in their order (with ``rng``,
+    ``shuffle=True``: each class's fold numbers shuffled by ``rng``, class by class)."""
     _, first, inverse = np.unique(y, return_index=True, return_inverse=True)
     code = np.argsort(np.argsort(first))[inverse]  # classes numbered by first appearance
     counts = np.bincount(code)
@@ -105,5 +132,8 @@ def _stratified(k, y):
     share = np.array([np.bincount(ordered[i::k], minlength=counts.size) for i in range(k)])  # (k, classes)
     test = np.empty(y.shape[0], dtype=int)
     for c in range(counts.size):
-        test[code == c] = np.repeat(np.arange(k), share[:, c])
+        own = np.repeat(np.arange(k), share[:, c])
+        if rng is not None:
+            rng.shuffle(own)
+        test[code == c] = own
     return test

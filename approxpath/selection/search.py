@@ -23,7 +23,7 @@ from ..driver.parallel import pool, single_threaded
 from ..progress import delta_bar, shown_name
 from .branch import Search
 from .cover import ClosedForm, Sampled, Tracks, Validation
-from .folds import default_criterion, fold_problems
+from .folds import check_shuffle, default_criterion, fold_problems
 from .nodes import BandwidthFolds, NodeClosedForm
 from .result import Selection
 
@@ -125,9 +125,9 @@ def _seeded_path(problem, eps, interval, seeds=None, **options):
 
 
 @managed
-def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, eps=None, interval=None,
-           tol=0.01, relative=False, max_solves=2_000, strict=True, workers=1, executor=None, progress=False,
-           **path_options):
+def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, shuffle=None, eps=None,
+           interval=None, tol=0.01, relative=False, max_solves=2_000, strict=True, workers=1, executor=None,
+           progress=False, **path_options):
     """Select the path parameter by a criterion of the exact optimum, with a guarantee.
 
     Parameters
@@ -150,6 +150,11 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         One hold-out set instead of ``cv`` (targets as the problem sees them: labels {-1, +1}).
     groups : array-like, optional
         Passed to the splitter.
+    shuffle : int, optional
+        With an int ``cv``, a seed: the points are shuffled before they are split, as by
+        ``KFold(cv, shuffle=True, random_state=shuffle)`` (``StratifiedKFold`` for labels; the
+        same folds).  Default None: the folds are blocks of consecutive points, so data sorted
+        by a feature (``make_sinc``'s, by x) give folds that each leave out one stretch of it.
     eps : float, optional
         ε of the first paths (absolute, or relative with ``relative=True``); refinements use
         absolute values a quarter of the pieces' gap bounds they replace.  Default:
@@ -218,9 +223,10 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     bound = problem.bound
     closed = getattr(bound, "CLOSED_FORM_CRITERIA", {})
     validation = cv is not None or X_val is not None
+    check_shuffle(cv, X_val, shuffle)
     criterion = default_criterion(problem, criterion, validation, closed)
     if validation:
-        problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion)
+        problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)
     else:
         problems, X_vals, y_vals = [problem], None, None
     options = dict(path_options, relative=relative)

@@ -29,7 +29,7 @@ from ..progress import delta_bar
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..numerics import log_mid
 from ..selection.losses import error_levels, loss_totals
-from ..selection.folds import default_criterion, fold_problems
+from ..selection.folds import check_shuffle, default_criterion, fold_problems
 from ..selection.search import RangeWarning, default_eps, no_smaller_gap
 from ..validate import positive_range
 from .build import tile
@@ -187,8 +187,8 @@ def _refine(folds, engine, owners, active, relative, max_cells, refused):
 
 
 @managed
-def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, eps=None,
-                   bandwidths=None, weights=None, tol=0.01, relative=False, max_solves=20_000, strict=True,
+def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, shuffle=None,
+                   eps=None, bandwidths=None, weights=None, tol=0.01, relative=False, max_solves=20_000, strict=True,
                    solver=None, progress=False):
     """Select the bandwidth and the weight (C, λ) by a validation loss or a closed-form criterion
     of the exact optimum, with a guarantee over the whole box.
@@ -206,7 +206,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         problem's first; or without them a closed-form criterion of the problem's bound (kernel
         ridge's ``loocv``, ``gcv``, ``lml``; default its first): enclosed on cells between
         exact optima at their corners, with no folds and no path (:func:`~.nodes.select_box`).
-    cv, X_val, y_val, groups
+    cv, X_val, y_val, groups, shuffle
         As :func:`approxpath.selection.select` (one of ``cv`` or ``X_val, y_val`` for a
         validation loss).
     eps : float, optional
@@ -240,6 +240,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     check_bandwidth_problem(problem)
     closed = getattr(problem.bound, "CLOSED_FORM_CRITERIA", {})
     validation = cv is not None or X_val is not None
+    check_shuffle(cv, X_val, shuffle)
     if not validation and not hasattr(problem.bound, "box_enclosure"):
         raise InputError(f"selection over two parameters of {problem.name} needs a validation loss: pass cv=5 (or "
                          "X_val, y_val)")
@@ -261,7 +262,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     if not hasattr(problem.bound, "prediction_enclosure"):
         raise InputError(f"{problem.name} has no prediction_enclosure: its validation loss cannot be enclosed")
     criterion = default_criterion(problem, criterion, True, closed)
-    problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion)
+    problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)
     if hasattr(problem.bound, "prediction_box"):  # each fold's cells between exact optima, no surface
         from .folds import FOLD_T_WIDTH, BoxFolds
 
