@@ -306,26 +306,36 @@ def test_every_top_level_name_resolves_and_select_is_the_selection():
     assert approxpath.select is approxpath.selection.select and approxpath.Selection is approxpath.selection.Selection
 
 
+def _fold_case(n, positives):
+    """``(X, svm, ridge)``: n random points, ``positives`` of them labelled +1 for the SVM."""
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 2))
+    labels = np.where(rng.permutation(n) < positives, 1.0, -1.0)
+    return X, approxpath.get_problem("kernel_svm")(X, labels, c=1.0), approxpath.get_problem("kernel_ridge")(
+        X, X[:, 0], lam=LAM)
+
+
+def _assert_folds(X_vals, y_vals, want, X, y):
+    """The held-out data are those of the ``(train, test)`` splits ``want``, in their order."""
+    assert len(X_vals) == len(y_vals) == len(want)
+    for X_val, y_val, (_, test) in zip(X_vals, y_vals, want):
+        np.testing.assert_array_equal(X_val, X[test])
+        np.testing.assert_array_equal(y_val, y[test])
+
+
 @pytest.mark.parametrize("n, k, positives", [(30, 3, 10), (47, 5, 9), (23, 4, 20), (12, 5, 3)])
 def test_integer_cv_gives_scikit_learns_folds_without_importing_it(n, k, positives):
     from sklearn.model_selection import check_cv
 
     from approxpath.selection.folds import fold_problems
 
-    rng = np.random.default_rng(n)
-    X = rng.normal(size=(n, 2))
-    labels = np.where(rng.permutation(n) < positives, 1.0, -1.0)
-    svm = approxpath.get_problem("kernel_svm")(X, labels, c=1.0)
-    ridge = approxpath.get_problem("kernel_ridge")(X, X[:, 0], lam=LAM)
+    X, svm, ridge = _fold_case(n, positives)
     for problem, criterion, classifier in ((svm, "error", True), (ridge, "mse", False)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             _, X_vals, y_vals = fold_problems(problem, k, None, None, None, criterion)
             want = list(check_cv(k, problem.y, classifier=classifier).split(X, problem.y))
-        assert len(X_vals) == len(want) == k
-        for X_val, y_val, (_, test) in zip(X_vals, y_vals, want):
-            np.testing.assert_array_equal(X_val, X[test])
-            np.testing.assert_array_equal(y_val, problem.y[test])
+        _assert_folds(X_vals, y_vals, want, X, problem.y)
         # scikit-learn warns when a class has fewer points than folds; so do we, once
         warned = sum("fewer than cv" in str(w.message) for w in caught)
         assert warned == (classifier and min(positives, n - positives) < k)
@@ -343,18 +353,11 @@ def test_shuffle_gives_scikit_learns_shuffled_folds(n, k, positives, seed):
 
     from approxpath.selection.folds import fold_problems
 
-    rng = np.random.default_rng(n)
-    X = rng.normal(size=(n, 2))
-    labels = np.where(rng.permutation(n) < positives, 1.0, -1.0)
-    svm = approxpath.get_problem("kernel_svm")(X, labels, c=1.0)
-    ridge = approxpath.get_problem("kernel_ridge")(X, X[:, 0], lam=LAM)
+    X, svm, ridge = _fold_case(n, positives)
     for problem, criterion, splitter in ((svm, "error", StratifiedKFold), (ridge, "mse", KFold)):
         _, X_vals, y_vals = fold_problems(problem, k, None, None, None, criterion, shuffle=seed)
         want = list(splitter(k, shuffle=True, random_state=seed).split(X, problem.y))
-        assert len(X_vals) == len(want) == k
-        for X_val, y_val, (_, test) in zip(X_vals, y_vals, want):
-            np.testing.assert_array_equal(X_val, X[test])
-            np.testing.assert_array_equal(y_val, problem.y[test])
+        _assert_folds(X_vals, y_vals, want, X, problem.y)
         unshuffled = fold_problems(problem, k, None, None, None, criterion)[1]
         assert any(not np.array_equal(a, b) for a, b in zip(X_vals, unshuffled))
 
