@@ -111,7 +111,7 @@ def _random_state(seed):
     """numpy's legacy ``RandomState(seed)``: scikit-learn's ``random_state`` draws the shuffles of
     its splitters from it, so a seed gives the same folds here and there."""
     if not (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and 0 <= seed < 2**32):
-        raise InputError(f"shuffle must be a seed, an integer from 0 to 2**32 - 1; got {seed!r}")
+        raise InputError(f"shuffle must be a seed from 0 to 2**32 - 1 (an integer); got {seed!r}")
     return np.random.RandomState(int(seed))
 
 
