@@ -370,11 +370,11 @@ def test_shuffle_is_refused_where_it_would_be_ignored(sinc):
     for kw, match in [(dict(shuffle=1), "pass cv=K"), (dict(cv=KFold(3), shuffle=1), "shuffle the splitter itself"),
                       (dict(X_val=X, y_val=y, shuffle=1), "X_val has none"), (dict(cv=3, shuffle=-1), "0 to 2..32 - 1"),
                       (dict(cv=3, shuffle=0.5), "seed"), (dict(cv=3, shuffle=True), "seed")]:
+        criterion = "mse" if "X_val" in kw or "cv" in kw else "loocv"
         with pytest.raises(approxpath.InputError, match=match):
-            select(problem, "mse" if "X_val" in kw or "cv" in kw else "loocv", eps=1e-3, interval=(0.2, 20.0), **kw)
+            select(problem, criterion, eps=1e-3, interval=(0.2, 20.0), **kw)
         with pytest.raises(approxpath.InputError, match=match):
-            approxpath.select_surface(problem, "mse" if "X_val" in kw or "cv" in kw else "loocv",
-                                      bandwidths=(0.2, 20.0), weights=(0.01, 1.0), **kw)
+            approxpath.select_surface(problem, criterion, bandwidths=(0.2, 20.0), weights=(0.01, 1.0), **kw)
 
 
 def test_integer_cv_needs_no_scikit_learn():

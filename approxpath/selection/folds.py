@@ -37,7 +37,7 @@ def check_shuffle(cv, X_val, shuffle):
     """:class:`InputError` unless ``shuffle`` is None or a seed that an int ``cv`` uses."""
     if shuffle is None:
         return
-    if X_val is not None or not (isinstance(cv, numbers.Integral) and not isinstance(cv, bool)):
+    if X_val is not None or not _int_cv(cv):
         raise InputError("shuffle (a seed) shuffles the folds of an int cv; " + (
             "a hold-out set X_val has none" if X_val is not None else "pass cv=K" if cv is None else
             f"cv={cv!r} is not one: shuffle the splitter itself (e.g. KFold(5, shuffle=True, random_state=0))"))
@@ -85,7 +85,7 @@ def _splits(cv, X, y, groups, classify, shuffle=None):
     selection's time): ``StratifiedKFold(k)`` for class labels, else ``KFold(k)``, unshuffled, or
     with ``shuffle=True, random_state=shuffle`` where ``shuffle`` (a seed) is given; anything
     else goes through ``check_cv``."""
-    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+    if _int_cv(cv):
         k, n = int(cv), y.shape[0]
         if not 2 <= k <= n:
             raise InputError(f"cv must be from 2 folds to the number of points ({n}), or a splitter; got {k}")
@@ -105,6 +105,11 @@ def _splits(cv, X, y, groups, classify, shuffle=None):
         raise ImportError("a cross-validation splitter needs scikit-learn: pip install 'approxpath[sklearn]' "
                           "(or pass cv as an int)") from exc
     return list(check_cv(cv, y, classifier=classify).split(X, y, groups))
+
+
+def _int_cv(cv):
+    """Whether ``cv`` is a number of folds (an int, not a bool), not a splitter."""
+    return isinstance(cv, numbers.Integral) and not isinstance(cv, bool)
 
 
 def _random_state(seed):
