@@ -298,7 +298,9 @@ def main(argv=None):
     print("\nCertified SVM paths (C = 0.1, eps = 0.125, t in [2^-10, 2^10], d = 20):\n")
     print("| n | how | wall s | CPU s | exact solves (s) | certifier s | pieces | certified |\n"
           "|---|---|---|---|---|---|---|---|")
-    plan = []
+    from approxpath.compute.device import find_accelerator
+
+    gpu_found, plan = find_accelerator() is not None, []
     for n in sorted(set(args.path_n) | set(gpu_paths)):  # a GPU path at an n of its own: that row alone
         cpu = n in args.path_n
         if cpu:
@@ -313,6 +315,9 @@ def main(argv=None):
                  else f"{k} worker processes" if kind == "workers" else f"Dask, {k} workers, split products")
         if left <= 5:
             print(f"| {n} | {label} | skipped: out of time | | | | | |", flush=True)
+            continue
+        if kind == "gpu" and not gpu_found:
+            print(f"| {n} | {label} | none found | | | | | |", flush=True)
             continue
         cert = str(out / f"gpu_{n}.npz") if out and kind == "gpu" else None
         if kind == "gpu" and args.verify and cert is None:

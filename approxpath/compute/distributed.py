@@ -22,8 +22,9 @@ product may round a last bit differently, within the allowances as for a verifie
 Per product, with ``k`` rows of coefficients and ``p`` columns, ``8 k (p + 1)`` bytes go to the
 workers (coefficients, row indices) and ``8 (order + 1) p n`` bytes hop from worker to worker
 once per task (the sum so far) and come back once; the rows of :math:`D` are never shipped after
-they are computed.  The exact solves stay in the calling process (libSVM on its own kernel, as
-in the blocked mode), and so does the one pass over :math:`D` that hashes it for the
+they are computed.  The exact solves stay in the calling process, as in the blocked mode (SMO
+reading kernel rows computed there from ``X``, its first gradient one product of the workers;
+libSVM on its own kernel), and so does the one pass over :math:`D` that hashes it for the
 certificate.  Search side: the verifier never imports this module.
 """
 
