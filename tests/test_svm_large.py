@@ -291,5 +291,6 @@ def test_warm_smo_runs_in_the_blocked_mode_where_libsvm_cannot(blocked):
     low = ((y > 0) & (a > 0)) | ((y < 0) & (a < C))
     assert G[up].max() - G[low].min() <= LIBSVM_TOL * (1 + 1e-9)
     assert np.all((a >= 0) & (a <= C)) and abs(math.fsum(y * a)) <= 1e-12
-    path = approxpath.approximate_path(problem, eps=0.125, interval=(2.0**-3, 2.0**3))
+    with pytest.warns(UserWarning, match="APPROXPATH_KERNELS=blocked is set"):
+        path = approxpath.approximate_path(problem, eps=0.125, interval=(2.0**-3, 2.0**3))
     assert path.certified and path.exact_solves > 1
