@@ -46,6 +46,10 @@ def test_resume_in_python_equals_uninterrupted(tmp_path, monkeypatch):
                                     interval=(2.0**-5, 2.0**6), checkpoint=ckpt)
     monkeypatch.setattr(TwoSided, "segment", real)
     assert ckpt.exists()
+    report = approxpath.verify(ckpt, X, y)  # a checkpoint is named as such, not as a certificate with gaps
+    assert not report.ok and report.failures == (
+        "the checkpoint of an unfinished run (--checkpoint, or OUT.partial.npz beside --out OUT), not a "
+        "certificate: finish the run (the same command with --resume), then verify what it writes",)
     with pytest.raises(InputError, match="interrupted run"):
         approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.2,
                                     interval=(2.0**-5, 2.0**6), checkpoint=ckpt)

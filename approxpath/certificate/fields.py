@@ -66,14 +66,27 @@ def meta_errors(meta):
     (the relations between fields and with the data are checked by ``verify``)."""
     if not isinstance(meta, dict):
         return [f"'meta' is not a JSON object but {type(meta).__name__}"]
-    if "format_version" not in meta and "algorithm" in meta:  # what ``approxpath exact --out`` writes
-        return ["an exact path's file (approxpath exact --out), not a certificate: check it with approxpath "
-                "crosscheck PROBLEM --data FILE --path FILE"]
+    other = _other_file(meta)
+    if other:
+        return [other]
     version = meta.get("format_version")
     if is_stored_count(version) and version > FORMAT_VERSION:
         return [f"written by a newer approxpath (format {version}); this version reads formats "
                 f"<= {FORMAT_VERSION}: upgrade approxpath to verify it"]
     return field_errors(meta, META_FIELDS)
+
+
+def _other_file(meta):
+    """Why the file of ``meta`` (a dict) is another of approxpath's files, not a certificate; or None."""
+    if "format_version" in meta:
+        return None
+    if "algorithm" in meta:  # what ``approxpath exact --out`` writes
+        return ("an exact path's file (approxpath exact --out), not a certificate: check it with approxpath "
+                "crosscheck PROBLEM --data FILE --path FILE")
+    if "run" in meta and "state" in meta:  # a run's checkpoint (OUT.partial.npz)
+        return ("the checkpoint of an unfinished run (--checkpoint, or OUT.partial.npz beside --out OUT), not a "
+                "certificate: finish the run (the same command with --resume), then verify what it writes")
+    return None
 
 
 def field_errors(meta, fields):
@@ -124,6 +137,8 @@ def layout_errors(arrays, meta):
         Empty when the layout is sound (the contents are checked by ``verify``).
     """
     errors = meta_errors(meta)
+    if isinstance(meta, dict) and _other_file(meta):  # (its arrays are not a certificate's either)
+        return errors
     missing = [k for k in PIECE_FIELDS if k not in arrays]
     errors += [f"certificate lacks array {k!r}" for k in missing]
     rows = [a.shape[0] for k, a in arrays.items() if a.ndim >= 1 and k not in DATA_FIELDS]
