@@ -289,6 +289,26 @@ def test_plot_selection(ridge_selection):
     assert any("chosen" in t.get_text() for t in ax.get_legend().get_texts())
 
 
+def test_the_selection_figures_legend_is_below_the_band_and_names_what_the_view_cuts(ridge_selection):
+    """The legend sits below the axes (a band filling the view left no place inside that hid
+    nothing), and a cell far above the rest, cut from the view, is said in its last line."""
+    import dataclasses
+
+    from approxpath.selection import plot_selection
+
+    s = ridge_selection
+    hi = np.array(s.hi, dtype=float)
+    hi[0] = 1e3 * np.abs(hi).max()
+    fig = plot_selection(dataclasses.replace(s, hi=hi))
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    legend, frame = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    assert legend.y1 < frame.y0
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert texts[-1] == "values above the 90th percentile are off the axis" and ax.get_ylim()[1] < hi[0]
+    assert not ax.texts  # nothing written over the band
+
+
 def test_folds_in_worker_processes_give_the_same_selection(sinc, ridge_selection):
     """The folds' paths and their refinements on two worker processes: the same paths, hence
     the same choice, value and delta as in one process."""
