@@ -87,6 +87,11 @@ def test_surface_selection_colours_resolve_the_values_near_the_best(sense):
     assert undecided.any()
     # the rectangles that may still win are drawn with their own colours, not the clipped end's
     assert np.all((shown[undecided] >= vmin) & (shown[undecided] <= vmax))
+    # the region's white border has a dark edge: visible on bright colours and in the legend on white
+    legend = fig.axes[0].get_legend()
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert any(t.startswith("border of the region") for t in texts)
+    assert [bool(line.get_path_effects()) for line in legend.get_lines() if line.get_color() == "#FFFFFF"] == [True]
 
 
 def test_surface_selection_label_claims_no_other_kernel():

@@ -203,15 +203,19 @@ def plot_surface_selection(selection, ax=None, title=None, value=None, kernel=No
                        "bound of the exact optimum's)")
     from matplotlib.collections import LineCollection
     from matplotlib.colors import ListedColormap
+    from matplotlib.patheffects import withStroke
 
     undecided = _pool(s.undecided(), rows, cols, np.logical_or)
     # the rectangles proven worse than the choice, dimmed: what stays bright may still win
     ax.pcolormesh(t_edges, w_edges, np.ma.masked_where(undecided, np.ones(undecided.shape)), shading="flat",
                   cmap=ListedColormap([_REGION]), vmin=0.0, vmax=1.0, alpha=_DIM)
-    ax.add_collection(LineCollection(_outline(undecided, t_edges, w_edges), colors=_REGION, linewidths=1.0))
+    # a light border with a dark edge: seen on the dark and the bright colours, and in the legend on white
+    edge = [withStroke(linewidth=2.2, foreground="0.25")]
+    ax.add_collection(LineCollection(_outline(undecided, t_edges, w_edges), colors=_REGION, linewidths=1.0,
+                                     path_effects=edge))
     ax.plot([np.log2(s.t)], [np.log2(s.w)], marker="*", ms=12, color=_CHOSEN, mec="black", ls="none", clip_on=False,
             zorder=5, label=f"chosen $t$ = {s.t:.4g}, {parameter_symbol(s.weight)} = {s.w:.4g}")
-    ax.plot([], [], color=_REGION, lw=1.0, label="border of the region not excluded (may be as good)")
+    ax.plot([], [], color=_REGION, lw=1.0, path_effects=edge, label="border of the region not excluded (may be as good)")
     ax.fill([], [], color=_REGION, alpha=_DIM, ec="grey", label="proven worse than the choice (dimmed)")
     _exponent_axes(ax)
     ax.set_xlim(t_edges[0], t_edges[-1])
