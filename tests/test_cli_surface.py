@@ -46,6 +46,16 @@ def test_over_names_the_problem_s_weight(data, capsys):
     assert "--over" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("extra", [["--workers", "2"], ["--dask", "tcp://127.0.0.1:9"]])
+def test_a_choice_over_both_refuses_the_folds_processes_it_would_not_use(data, capsys, extra):
+    """--workers and --dask run the folds' paths of a choice over one parameter; with --over
+    c,bandwidth they were ignored without a word."""
+    assert main(["select", "kernel_svm", "--data", data, "--cv", "2", "--over", "c,bandwidth", "--weights", "0.5",
+                 "2", *extra]) == 2
+    err = capsys.readouterr().err
+    assert "--workers and --dask run the folds' paths of a choice over one parameter" in err and err.count("\n") == 1
+
+
 def test_the_surface_figure_shows_every_cell_and_solve(data, tmp_path, capsys):
     """``surface --plot``: the figure file is written, and ``plot_surface`` draws one polygon
     per certified cell coloured by its gap bound (the scale's top eps for an absolute eps) and

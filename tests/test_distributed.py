@@ -221,6 +221,31 @@ def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path
     assert "no Dask scheduler answered" in capsys.readouterr().err
 
 
+def test_select_runs_the_folds_paths_on_a_schedulers_workers(client, tmp_path, capsys):
+    """``approxpath select --dask ADDRESS``: the folds' paths run on the cluster, and the choice,
+    its enclosure, δ and the exact solves are those of the same selection in one process."""
+    import json
+
+    from approxpath.cli import main
+
+    X, y = _data(n=60, d=3)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="a,b,c,y", comments="")
+    args = ["select", "kernel_svm", "--data", str(data), "--c", "1", "--cv", "3", "--range", "0.25", "4", "--tol",
+            "0.05", "--json"]
+    def finished(dask_scheduler):  # tasks the cluster has computed so far
+        return sum(entry.finish == "memory" for entry in dask_scheduler.transition_log)
+
+    before = client.run_on_scheduler(finished)
+    assert main([*args, "--dask", client.scheduler.address]) in (0, 1)
+    there = json.loads(capsys.readouterr().out)
+    assert client.run_on_scheduler(finished) >= before + 3  # (at least the 3 folds' first paths)
+    assert main(args) in (0, 1)
+    here = json.loads(capsys.readouterr().out)
+    assert [there[k] for k in ("t", "value", "delta", "exact_solves")] == [here[k] for k in ("t", "value", "delta",
+                                                                                             "exact_solves")]
+
+
 def test_a_cluster_that_lost_its_work_or_workers_stops_the_run(monkeypatch):
     """0.5.0 waited forever on a cluster whose workers were all gone, and reported work the
     cluster cancelled as a memory refusal of the next backend; a string or a closed client

@@ -13,7 +13,7 @@ from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs, data_format  # noqa: F401 (figures use them too)
 
 __all__ = ["COMMANDS", "load", "add_data_args", "add_threads_arg", "budget", "add_path_args", "run_and_write", "checkpoint_of",
-           "default_checkpoint"]
+           "default_checkpoint", "dask_client"]
 
 
 def load(args, meta=None):
@@ -85,7 +85,7 @@ DASK_TIMEOUT = 30
 _HANDSHAKE_S = 5
 
 
-def _dask_client(address):
+def dask_client(address):
     """A ``dask.distributed.Client`` connected to ``address`` (None: None)."""
     if address is None:
         return None
@@ -120,7 +120,7 @@ def _connect(Client, address):
     """``Client(address)``, or why not: the address's error (ValueError), the connection's."""
     try:
         return Client(address, timeout=DASK_TIMEOUT)
-    except Exception as exc:  # noqa: BLE001 - said by _dask_client, in the caller's thread
+    except Exception as exc:  # noqa: BLE001 - said by dask_client, in the caller's thread
         return exc
 
 
@@ -146,7 +146,7 @@ def run_and_write(problem, args, meta):
     checkpoint = checkpoint_of(args)
     if args.resume and checkpoint is None:
         raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
-    client = _dask_client(args.dask)
+    client = dask_client(args.dask)
     try:
         path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
                                 strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,

@@ -9,7 +9,7 @@ import warnings
 
 from . import add_problem_options, parse_number
 from .checks import as_advice, build_problem, check_outputs
-from .commands import add_data_args, add_threads_arg, budget, load
+from .commands import add_data_args, add_threads_arg, budget, dask_client, load
 
 __all__ = ["COMMANDS"]
 
@@ -31,6 +31,10 @@ def cmd_select(args):
     if over != {parameter}:
         from .surface import select_over_two
 
+        if args.workers != 1 or args.dask is not None:  # (the surface search has no paths to hand out)
+            raise InputError("--workers and --dask run the folds' paths of a choice over one parameter; a choice "
+                             f"over both (--over {args.over}) runs in this process: drop them")
+
         if over == {"bandwidth"}:  # (a path over the weight, --parameter WEIGHT, chooses the weight)
             raise InputError(f"--over bandwidth chooses the bandwidth, but --parameter {parameter} makes {parameter} "
                              f"the path's parameter: drop --parameter {parameter}, or pass --over {parameter}")
@@ -47,11 +51,16 @@ def cmd_select(args):
     X, y, fmt, prep = load(args)
     problem = build_problem(cls, X, y, args)
     interval = tuple(args.range) if args.range else None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        s = select(problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps, relative=args.relative,
-                   interval=interval, tol=args.tol, strict=False, workers=args.workers, **budget(args),
-                   progress=not (args.no_progress or args.json))
+    client = dask_client(args.dask)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            s = select(problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps,
+                       relative=args.relative, interval=interval, tol=args.tol, strict=False, workers=args.workers,
+                       executor=client, **budget(args), progress=not (args.no_progress or args.json))
+    finally:
+        if client is not None:
+            client.close()
     if args.json:
         out = dict(problem=cls.name, data_file=str(args.data),
                    range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, shuffle=args.shuffle, **s.to_json())
@@ -94,7 +103,10 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--tol", type=parse_number, default=0.01, help="stop when delta <= TOL (criterion units, default 0.01)")
     p.add_argument("--max-solves", type=int, default=None,
                    help="exact solves allowed in all (default 2000 over one parameter, 20000 over both)")
-    p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths")
+    p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths (none where the "
+                   "criterion needs no path)")
+    p.add_argument("--dask", default=None, metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786): its workers "
+                   "run the folds' paths")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (none with --json either)")
     p.add_argument("--over", default=None, help="the parameters to choose: the path's parameter (default: "
                    "bandwidth, or the weight with --parameter c|lam), or both, e.g. c,bandwidth (kernel_svm) or "
