@@ -244,6 +244,10 @@ def test_select_runs_the_folds_paths_on_a_schedulers_workers(client, tmp_path, c
     here = json.loads(capsys.readouterr().out)
     assert [there[k] for k in ("t", "value", "delta", "exact_solves")] == [here[k] for k in ("t", "value", "delta",
                                                                                              "exact_solves")]
+    for command in (args, ["path", *args[1:6], "--range", "0.25", "4"]):  # (path: the scheduler would be ignored)
+        assert main([*command, "--dask", client.scheduler.address, "--workers", "2"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--workers 2 both say where the work runs: pass one" in err
 
 
 def test_a_cluster_that_lost_its_work_or_workers_stops_the_run(monkeypatch):

@@ -85,10 +85,13 @@ DASK_TIMEOUT = 30
 _HANDSHAKE_S = 5
 
 
-def dask_client(address):
-    """A ``dask.distributed.Client`` connected to ``address`` (None: None)."""
+def dask_client(address, workers=1):
+    """A ``dask.distributed.Client`` connected to ``address`` (None: None); ``workers``: the
+    command's ``--workers``, which says where the same work runs."""
     if address is None:
         return None
+    if workers != 1:
+        raise InputError(f"--dask {address} and --workers {workers} both say where the work runs: pass one")
     try:
         from dask.distributed import Client
     except ImportError:
@@ -146,7 +149,7 @@ def run_and_write(problem, args, meta):
     checkpoint = checkpoint_of(args)
     if args.resume and checkpoint is None:
         raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
-    client = dask_client(args.dask)
+    client = dask_client(args.dask, args.workers)
     try:
         path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
                                 strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,

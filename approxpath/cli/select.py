@@ -51,7 +51,7 @@ def cmd_select(args):
     X, y, fmt, prep = load(args)
     problem = build_problem(cls, X, y, args)
     interval = tuple(args.range) if args.range else None
-    client = dask_client(args.dask)
+    client = dask_client(args.dask, args.workers)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
