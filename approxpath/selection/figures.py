@@ -9,7 +9,6 @@ __all__ = ["plot_selection"]
 
 # Okabe-Ito colours (as approxpath.plotting): the band, its edges, the chosen point.
 _BAND, _EDGE, _CHOSEN, _SAMPLED, _UNBOUNDED = "#56B4E9", "#0072B2", "#D55E00", "#E69F00", "0.85"
-_OFF_AXIS = "values {} percentile are off the axis"
 _LABELS = {"error": "cross-validation error", "mae": "mean absolute error", "mse": "mean squared error",
            "loocv": "LOOCV", "gcv": "GCV", "lml": "log marginal likelihood"}
 
@@ -65,19 +64,18 @@ def plot_selection(selection, ax=None, title=None, parameter=None):
     ax.set_xscale("log")
     ax.set_xlabel("bandwidth $t$" if unknown_kernel else parameter_label(parameter))
     ax.set_ylabel(_LABELS.get(s.criterion, s.criterion))
-    finite = np.concatenate([lo[keep], hi[keep]])
+    finite, cut = np.concatenate([lo[keep], hi[keep]]), None
     if finite.size:  # focus on the values near the best: far cells can be orders of magnitude off
         span = np.percentile(finite, [0, 90]) if s.sense == "min" else np.percentile(finite, [10, 100])
         pad = 0.05 * (span[1] - span[0] or 1.0)
         ax.set_ylim(span[0] - pad, span[1] + pad)
-        if finite.min() < span[0] - pad or finite.max() > span[1] + pad:  # say what the view leaves out (a
-            top = s.sense == "min"  # legend line without a mark: the side where the view cuts)
-            ax.plot([], [], " ", label=_OFF_AXIS.format("above the 90th" if top else "below the 10th"))
+        if finite.min() < span[0] - pad or finite.max() > span[1] + pad:  # say what the view leaves out
+            cut = "above the 90th" if s.sense == "min" else "below the 10th"  # (the side where the view cuts)
     ax.set_title(title or f"{_LABELS.get(s.criterion, s.criterion)}: {s.runs}, {s.exact_solves} exact solves")
     ax.grid(True, alpha=0.3, lw=0.5)
-    # below the axes: a band that fills the view leaves no place inside that hides nothing
     handles, labels = ax.get_legend_handles_labels()
-    last = sorted(range(len(labels)), key=lambda i: labels[i].endswith("off the axis"))  # (the note last)
-    ax.legend([handles[i] for i in last], [labels[i] for i in last], loc="upper center", bbox_to_anchor=(0.5, -0.17),
-              ncol=2, fontsize=8, frameon=False)
+    if cut:  # the last line of the legend, without a mark
+        handles, labels = [*handles, ax.plot([], [], " ")[0]], [*labels, f"values {cut} percentile are off the axis"]
+    # below the axes: a band that fills the view leaves no place inside that hides nothing
+    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2, fontsize=8, frameon=False)
     return fig
