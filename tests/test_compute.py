@@ -66,8 +66,37 @@ def _write(tmp_path, text):
     return path
 
 
+def _threads_in_a_worker():
+    import os
+
+    return os.environ.get("OMP_NUM_THREADS"), th.kernel_threads()
+
+
+def test_omp_num_threads_is_the_default_where_approxpath_s_own_is_unset(monkeypatch):
+    """joblib's process workers (scikit-learn's ``n_jobs``: GridSearchCV, cross_val_score) and
+    Dask's set OMP_NUM_THREADS to their share of the cores; 0.5.0 ran every core's kernel threads
+    in each of them (16 workers of 16 threads on 16 cores)."""
+    monkeypatch.delenv("APPROXPATH_NUM_THREADS", raising=False)
+    for value, expected in (("1", 1), ("2,1", min(2, th.cores())), ("999", th.cores()), ("", th.cores()),
+                            ("0", th.cores()), ("many", th.cores()), ("-1", th.cores())):
+        monkeypatch.setenv("OMP_NUM_THREADS", value)
+        assert th.kernel_threads() == expected, value  # (not our variable: what it cannot be is not refused)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    with compute.threads(2):
+        assert th.kernel_threads() == 2
+    monkeypatch.setenv("APPROXPATH_NUM_THREADS", "2")
+    assert th.kernel_threads() == 2
+    monkeypatch.delenv("APPROXPATH_NUM_THREADS")
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    joblib = pytest.importorskip("joblib")
+    with joblib.parallel_config(backend="loky", inner_max_num_threads=1):
+        got = joblib.Parallel(n_jobs=2)(joblib.delayed(_threads_in_a_worker)() for _ in range(2))
+    assert got == [("1", 1)] * 2
+
+
 def test_the_kernel_threads_setting_and_its_environment_default(monkeypatch):
     monkeypatch.delenv("APPROXPATH_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     assert th.kernel_threads() == th.cores()
     monkeypatch.setenv("APPROXPATH_NUM_THREADS", "3")
     assert th.kernel_threads() == 3

@@ -38,7 +38,7 @@ def add_threads_arg(p):
     """``--n-jobs``: the command's kernel threads (:func:`approxpath.cli.main` runs the command
     inside :func:`approxpath.compute.threads`)."""
     p.add_argument("--n-jobs", type=int, default=None, metavar="N", help="threads of the kernel work (-1 every "
-                   "core, -2 all but one; default: APPROXPATH_NUM_THREADS or every core)")
+                   "core, -2 all but one; default: APPROXPATH_NUM_THREADS, OMP_NUM_THREADS or every core)")
 
 
 def budget(args):

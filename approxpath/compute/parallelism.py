@@ -10,7 +10,8 @@ pass at n = 16,000 27x slower (its skinny products spread over its threads).
 
 The rule, applied by every entry point of the library (:func:`managed`): the kernel threads
 get the cores (:func:`kernel_threads`: the user's setting, else ``APPROXPATH_NUM_THREADS``,
-else :func:`cores`), and BLAS runs on one thread, inside our threaded passes and around them.
+else ``OMP_NUM_THREADS``, else :func:`cores`), and BLAS runs on one thread, inside our threaded
+passes and around them.
 Worker processes run one kernel thread (:func:`worker_threads`): their parallelism is the
 processes.
 
@@ -102,12 +103,24 @@ def _environment_default():
         raise InputError(f"APPROXPATH_NUM_THREADS must be a nonzero integer (-1: every core); got {value!r}") from None
 
 
+def _openmp_default():
+    """``OMP_NUM_THREADS`` (its first level, at most :func:`cores`), or None when unset or not a
+    positive count: the variable joblib's process workers (scikit-learn's ``n_jobs``) and Dask's
+    worker processes set to the cores each may use, which OpenMP code and PyTorch read too.  Not
+    approxpath's variable: a value it cannot read is left to its owners, not refused."""
+    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    return min(int(first), cores()) if first.isdigit() and int(first) > 0 else None
+
+
 def kernel_threads():
     """The kernel threads of the calling context: :func:`threads`' setting, else
-    ``APPROXPATH_NUM_THREADS``, else :func:`cores`."""
+    ``APPROXPATH_NUM_THREADS``, else ``OMP_NUM_THREADS`` (:func:`_openmp_default`), else
+    :func:`cores`."""
     count = _DEFAULT.get()
     if count is None:
         count = _environment_default()
+    if count is None:
+        count = _openmp_default()
     return cores() if count is None else count
 
 

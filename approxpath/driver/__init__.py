@@ -101,9 +101,9 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         (nothing to resume: a finished run removed it).
     n_jobs : int, optional
         Threads of this process's kernel work, in joblib's convention (``-1`` every core, ``-2``
-        all but one); None: ``APPROXPATH_NUM_THREADS`` or every core the process may use.  BLAS
-        runs on one thread meanwhile (:mod:`approxpath.compute.parallelism`).  Results do not depend
-        on it.
+        all but one); None: ``APPROXPATH_NUM_THREADS``, else ``OMP_NUM_THREADS``, else every core
+        the process may use.  BLAS runs on one thread meanwhile
+        (:mod:`approxpath.compute.parallelism`).  Results do not depend on it.
     device : {"auto", "cpu", "gpu"}
         Where this process's kernel products run: ``"gpu"`` on a GPU (CuPy or PyTorch with CUDA,
         the ``gpu`` extra), ``"cpu"`` here, ``"auto"`` on a GPU when one is present and the
