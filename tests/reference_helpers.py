@@ -1,8 +1,11 @@
-"""The tests' independent optima: a CVXPY problem solved by Clarabel at tight tolerances."""
+"""The tests' independent optima: a CVXPY problem solved by Clarabel at tight tolerances, and
+libSVM's optimality test of an SVM dual on a kernel formed in numpy."""
 
+import math
 import warnings
 
 import cvxpy as cp
+import numpy as np
 
 
 def tight_solve(problem, tol=1e-11):
@@ -28,3 +31,15 @@ def tight_solve(problem, tol=1e-11):
             return problem.value
     assert problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE), problem.status
     return problem.value
+
+
+def assert_svm_dual_optimal(K, y, C, alpha, tol):
+    """``alpha`` is optimal for the SVM dual on the kernel ``K`` (formed by the test) by libSVM's
+    own stopping rule: no pair violates the KKT conditions by more than ``tol`` (up to rounding),
+    inside the box ``[0, C]``, and ``y'alpha = 0`` to rounding (the restoration makes it exact)."""
+    a = alpha
+    G = -y * ((K * np.outer(y, y)) @ a - 1.0)
+    up = ((y > 0) & (a < C)) | ((y < 0) & (a > 0))
+    low = ((y > 0) & (a > 0)) | ((y < 0) & (a < C))
+    assert G[up].max() - G[low].min() <= tol * (1 + 1e-9)
+    assert np.all((a >= 0) & (a <= C)) and abs(math.fsum(y * a)) <= 1e-12

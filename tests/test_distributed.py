@@ -11,6 +11,7 @@ from approxpath.compute.blocked import BlockedKernels
 from approxpath.data import make_classification
 from approxpath.kernel_families import distances
 from approxpath.compute.kernels import Kernels, product_step
+from reference_helpers import assert_svm_dual_optimal
 
 distributed = pytest.importorskip("dask.distributed")
 from approxpath.compute.distributed import SplitKernels  # noqa: E402
@@ -102,8 +103,6 @@ def test_a_warm_smo_solve_sends_one_product_to_the_workers(client, monkeypatch):
     the rows of the alpha that moved here (a product on the cluster at every round of 25
     iterations made n = 1500's exact solves 35x slower).  The solve is the blocked mode's, bit
     for bit, and optimal on the kernel formed in numpy."""
-    import math
-
     from approxpath.compute.distributed import split_products
     from approxpath.problems.kernel_svm.libsvm import LIBSVM_TOL
     from approxpath.problems.kernel_svm.solves import SMO_MIN_N
@@ -122,12 +121,7 @@ def test_a_warm_smo_solve_sends_one_product_to_the_workers(client, monkeypatch):
         a = problem.candidate("smo", 0.5, warm)[1].alpha
     assert calls == [0.5]
     np.testing.assert_array_equal(a, want)
-    C = 0.1
-    G = -y * (np.exp(-0.5 * distances(X)) * np.outer(y, y) @ a - 1.0)
-    up = ((y > 0) & (a < C)) | ((y < 0) & (a > 0))
-    low = ((y > 0) & (a > 0)) | ((y < 0) & (a < C))
-    assert G[up].max() - G[low].min() <= LIBSVM_TOL * (1 + 1e-9)
-    assert np.all((a >= 0) & (a <= C)) and abs(math.fsum(y * a)) <= 1e-12
+    assert_svm_dual_optimal(np.exp(-0.5 * distances(X)), y, 0.1, a, LIBSVM_TOL)
 
 
 def test_split_products_refuse_what_they_cannot_do(client):

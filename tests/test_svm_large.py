@@ -18,6 +18,7 @@ from approxpath.kernel_families import distances, distances_sha256
 from approxpath.compute.kernels import Kernels
 from approxpath.memory import available_bytes, kernels_mode, path_bytes, verify_bytes
 from process_helpers import PEAK_KB
+from reference_helpers import assert_svm_dual_optimal
 
 KernelSVM = approxpath.get_problem("kernel_svm")
 
@@ -271,8 +272,6 @@ def test_warm_smo_runs_in_the_blocked_mode_where_libsvm_cannot(blocked):
     """Without a kernel in memory, SMO reads its entries from rows of the distances computed as
     it goes: a laplacian kernel (which libSVM's own kernels cannot compute) above SMO_MIN_N gets
     an optimal exact solve (checked on the whole kernel) and a certified path."""
-    import math
-
     from approxpath.problems.kernel_svm.libsvm import LIBSVM_TOL
     from approxpath.problems.kernel_svm.solves import SMO_MIN_N
 
@@ -282,15 +281,8 @@ def test_warm_smo_runs_in_the_blocked_mode_where_libsvm_cannot(blocked):
     with pytest.raises(InputError, match="laplacian"):
         problem.candidate("libsvm", 0.5)
     _, dual = problem.candidate("smo", 0.5)
-    # reference: optimality at the whole kernel formed in numpy, by libSVM's own stopping rule:
-    # no pair violates the KKT conditions by more than its tolerance, inside the box, y'a = 0 to
-    # rounding (the restoration makes it exact)
-    a, C = dual.alpha, 0.1
-    G = -y * (np.exp(-0.5 * distances(X, "laplacian")) * np.outer(y, y) @ a - 1.0)
-    up = ((y > 0) & (a < C)) | ((y < 0) & (a > 0))
-    low = ((y > 0) & (a > 0)) | ((y < 0) & (a < C))
-    assert G[up].max() - G[low].min() <= LIBSVM_TOL * (1 + 1e-9)
-    assert np.all((a >= 0) & (a <= C)) and abs(math.fsum(y * a)) <= 1e-12
+    # reference: optimality at the whole kernel formed in numpy, by libSVM's own stopping rule
+    assert_svm_dual_optimal(np.exp(-0.5 * distances(X, "laplacian")), y, 0.1, dual.alpha, LIBSVM_TOL)
     with pytest.warns(UserWarning, match="APPROXPATH_KERNELS=blocked is set"):
         path = approxpath.approximate_path(problem, eps=0.125, interval=(2.0**-3, 2.0**3))
     assert path.certified and path.exact_solves > 1
