@@ -72,7 +72,9 @@ _LIBSVM_CACHE_SLACK = 1.1
 # (blocks of 16 rows; kernel_svm: order 2, p = 4 columns for a dual's two parents: 0.75).  A
 # worker may run ahead of the chain by its whole share (n = 8000, 2 workers on a loaded machine:
 # peaks 0.58-0.62 GiB against 0.41 GiB for rows, libraries and 3 waiting tasks), so all of its
-# rows count.
+# rows count.  (Since the tasks add their blocks' terms as they go they hold running sums of
+# (order + 1) p n floats instead, far less; kept on the safe side until a worker's peak is
+# measured again.)
 _SPLIT_TERMS = 0.75
 
 

@@ -18,7 +18,7 @@ from approxpath.compute.distributed import SplitKernels  # noqa: E402
 
 KernelSVM = approxpath.get_problem("kernel_svm")
 
-# 300 samples: product blocks of 109 rows, so a product has 3 blocks dealt to 2 workers
+# 300 samples: product blocks of 109 rows, 3 blocks to a product in one run (of 2048 rows)
 _N = 300
 
 
@@ -36,13 +36,18 @@ def _data(n=_N, d=5, seed=0):
 
 
 @pytest.mark.parametrize("family,weights", [("gaussian", None), ("laplacian", None), ("ard", (1.0, 0.5, 2.0, 0.0, 3.0))])
-def test_split_products_equal_the_blocked_ones_bit_for_bit(client, family, weights):
+def test_split_products_equal_the_blocked_ones_bit_for_bit(client, monkeypatch, family, weights):
+    """Runs of 150 rows stand in for 2048 (so that a product has two, one chunk per worker); a
+    product over some rows cuts them where their blocks' rows change chunk."""
+    import approxpath.compute.kernels as kernels
+
+    monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", 150)
     X, _ = _data()
     assert -(-_N // product_step(_N)) == 3
     split, blocked = SplitKernels(X, family, weights, client), BlockedKernels(X, family, weights)
     D = distances(X, family, weights)
     dense = Kernels(D)
-    assert split.mode == "split" and len(split.workers) == 2 and split.chunk < _N
+    assert split.mode == "split" and len(split.workers) == 2 and split.chunk == 150
     rng = np.random.default_rng(1)
     some = np.sort(rng.choice(_N, 170, replace=False))  # blocks straddle the chunks
     shuffled = rng.permutation(_N)[:150]  # blocks whose rows lie anywhere
@@ -74,7 +79,7 @@ def _path(problem, **options):
 
 
 def test_a_split_path_equals_the_blocked_path_and_verifies(client, monkeypatch, tmp_path):
-    X, y = _data(n=200)  # products of 2 blocks, one per worker (5 exact solves, 27 products)
+    X, y = _data(n=200)  # products of 2 blocks, one run (5 exact solves, 27 products)
     assert -(-200 // product_step(200)) == 2
     monkeypatch.setenv("APPROXPATH_KERNELS", "blocked")
     with pytest.warns(UserWarning, match="APPROXPATH_KERNELS=blocked is set"):
@@ -240,6 +245,25 @@ def test_select_runs_the_folds_paths_on_a_schedulers_workers(client, tmp_path, c
         assert main([*command, "--dask", client.scheduler.address, "--workers", "2"]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "--workers 2 both say where the work runs: pass one" in err
+
+
+def test_workers_with_another_approxpath_are_refused_before_any_work(client, monkeypatch):
+    """A worker process imports its own approxpath: one of another version computed the
+    products of a split path (or a fold's path) with other code, and when a function was missing
+    there the exact solves failed over to a backend that refused with a misleading message."""
+    import approxpath.compute.distributed as dist
+
+    import re
+
+    dist.check_executor(client)  # the same version: accepted
+    theirs = re.escape(approxpath.__version__)
+    monkeypatch.setattr(approxpath, "__version__", "0.0.1")  # (this process only: the workers keep theirs)
+    X, y = _data(n=60, d=2)
+    for run in (lambda: _path(KernelSVM(X, y, c=0.1), executor=client, split_products=True),
+                lambda: approxpath.select(KernelSVM(X, y, c=1.0), cv=2, interval=(0.5, 2.0), executor=client)):
+        with pytest.raises(InputError, match=rf"the Dask worker tcp://\S+ runs {theirs}, this process approxpath "
+                                             r"0\.0\.1 \(2 of 2 workers differ\): install this version"):
+            run()
 
 
 def test_a_cluster_that_lost_its_work_or_workers_stops_the_run(monkeypatch):

@@ -4,15 +4,17 @@
 (:math:`E_x C`, :math:`(D\\circ E_x)C`, :math:`(D^2\\circ E_x)C` with :math:`E_x = \\exp(-xD)`)
 with the rows of :math:`D` held by the workers of a ``dask.distributed.Client``: the data ``X``
 is scattered to every worker once, and each worker computes and keeps its chunks of rows of
-:math:`D` (chunks of whole product blocks, dealt round-robin), so the cluster holds the n x n
-distances that one machine may not.  A product sends each task its rows' coefficients; the
-worker that holds the rows computes the terms :math:`C_b^\\top E_b`,
-:math:`C_b^\\top (D_b\\circ E_b)`, ... of each block b of rows
-(:func:`~approxpath.compute.kernels.block_products`, the blocks of
-:meth:`~approxpath.compute.kernels.Kernels.products`), and the terms are added in the order of the blocks
-by a chain of small tasks, each on the worker that holds its terms (the sum so far travels from
-worker to worker, never the terms), one chain per run of :func:`~approxpath.compute.kernels.product_chunks`
-(the runs' sums are added in order by the caller, as in one process).  The result is the single-process blocked mode's
+:math:`D` (dealt round-robin), so the cluster holds the n x n distances that one machine may
+not.  A chunk is one run of :func:`~approxpath.compute.kernels.product_chunks` over all n rows
+(2,048 rows, 1,024 above 8,192 samples): the rows whose block terms :math:`C_b^\\top E_b`,
+:math:`C_b^\\top (D_b\\circ E_b)`, ... (:func:`~approxpath.compute.kernels.block_products`, the
+blocks of :meth:`~approxpath.compute.kernels.Kernels.products`) one process sums from zero, block
+by block, before adding the runs' sums in order.  So a product over all rows is one task per
+run, on the worker that holds it, summing its blocks in that order, and the caller adds the
+runs' sums in order.  A product over some rows (coefficients of rows anywhere) cuts a run where
+its blocks' first rows change chunk, and the running sum of the run travels from task to task
+in the order of the blocks (a block's rows outside its task's chunk are computed from ``X``).
+The result is the single-process blocked mode's
 (:class:`~approxpath.compute.blocked.BlockedKernels`), bit for bit, whatever the number of
 workers or the order in which they finish: the same entries, the same terms, the same order of
 additions; certificates and rounding allowances are unchanged.  (Bit for bit on a cluster whose
@@ -20,9 +22,9 @@ workers run the same numpy and BLAS on the same kind of CPU; elsewhere a worker'
 product may round a last bit differently, within the allowances as for a verifier's own BLAS.)
 
 Per product, with ``k`` rows of coefficients and ``p`` columns, ``8 k (p + 1)`` bytes go to the
-workers (coefficients, row indices) and ``8 (order + 1) p n`` bytes hop from worker to worker
-once per task (the sum so far) and come back once; the rows of :math:`D` are never shipped after
-they are computed.  The exact solves stay in the calling process, as in the blocked mode (SMO
+workers (coefficients, row indices) and ``8 (order + 1) p n`` bytes come back per run (its sum),
+and hop once more per cut of a run (a product over some rows); the rows of :math:`D` are never
+shipped after they are computed.  The exact solves stay in the calling process, as in the blocked mode (SMO
 reading kernel rows computed there from ``X``, its first gradient one product of the workers;
 libSVM on its own kernel), and so does the one pass over :math:`D` that hashes it for the
 certificate.  Search side: the verifier never imports this module.
@@ -43,10 +45,6 @@ from .kernels import block_products, gaussian, product_chunks, product_step, thr
 
 __all__ = ["SplitKernels", "split_products", "check_executor", "result"]
 
-# Product blocks per chunk of rows of D a worker holds, and per task at most: 32 blocks (512
-# rows at n >= 2048) keep a task's terms at 32 x (order + 1) x p x n floats (49 MB at n = 16000
-# with p = 4) while a product at n = 16000 still has 32 tasks to deal out.
-_CHUNK_BLOCKS = 32
 # A wait on a Dask future looks at its cluster this often, and gives up once the cluster has had
 # no workers this long: a nanny restarts a killed worker within seconds, and 30 s is also how long
 # the command line waits for a scheduler to answer; tasks of a cluster without workers would
@@ -61,12 +59,25 @@ _NO_WORKERS_S = 30.0
 
 def check_executor(executor):
     """:class:`InputError` unless ``executor`` can take work: an object with ``submit`` (a
-    ``concurrent.futures`` executor, a ``dask.distributed.Client``) that is not a closed client."""
+    ``concurrent.futures`` executor, a ``dask.distributed.Client``) that is not a closed client,
+    and for a client, whose workers import this version of approxpath (a worker with another,
+    or without it, made a split path fail with a misleading refusal of the next backend)."""
     if not callable(getattr(executor, "submit", None)):
         raise InputError(f"executor must be a concurrent.futures executor or a dask.distributed.Client (e.g. "
                          f"Client('tcp://host:8786')); got {type(executor).__name__} {executor!r}")
     if getattr(executor, "status", None) in ("closing", "closed"):
         raise InputError("executor: this Dask client is closed; connect a new one (Client(address))")
+    if callable(getattr(executor, "run", None)):  # a Dask client: its workers run our code
+        from .. import __version__
+
+        found = executor.run(_version, on_error="return")
+        other = {w: v if isinstance(v, str) else f"no approxpath ({type(v).__name__}: {v})" for w, v in found.items()
+                 if v != __version__}
+        if other:
+            worker, version = sorted(other.items())[0]
+            raise InputError(f"executor: the Dask worker {worker} runs {version}, this process approxpath "
+                             f"{__version__} ({len(other)} of {len(found)} workers differ): install this version "
+                             "on the workers (their products and paths must be this version's)")
 
 
 def result(future):
@@ -128,7 +139,8 @@ class SplitKernels(BlockedKernels):
     workers : list of str
         The workers' addresses, in the order chunks are dealt to them.
     chunk : int
-        Rows of :math:`D` per chunk (a multiple of :func:`~approxpath.compute.kernels.product_step`).
+        Rows of :math:`D` per chunk: a run of :func:`~approxpath.compute.kernels.product_chunks`
+        over all rows.
 
     Raises
     ------
@@ -149,10 +161,9 @@ class SplitKernels(BlockedKernels):
             raise InputError("split kernel products need a Dask cluster with workers; this client has none")
         n, count = self.n, len(self.workers)
         self._step = product_step(n)
-        blocks = -(-n // self._step)
-        # at least two chunks per worker where there are enough blocks: the chain of additions
-        # then alternates between the workers instead of waiting for one worker's whole share
-        self.chunk = self._step * max(1, min(_CHUNK_BLOCKS, blocks // (2 * count)))
+        # (chunks of whole product blocks and at least two per worker, 0.5.0, made a product a
+        # chain of scheduler round trips: 20 of the certifier's 4-5 s at n = 4000 on 2 workers)
+        self.chunk = len(product_chunks(n)[0])
         starts = range(0, n, self.chunk)
         self._owners = [self.workers[c % count] for c in range(len(starts))]
         self._check_memory()
@@ -177,10 +188,10 @@ class SplitKernels(BlockedKernels):
 
     def products(self, x, C, rows=None, order=2):
         """As :meth:`approxpath.compute.kernels.Kernels.products` (the same numbers), computed by the
-        workers: one task per run of consecutive blocks whose first rows lie in one chunk and in
-        one of :func:`~approxpath.compute.kernels.product_chunks`, on the worker that holds the chunk; a
-        chain of additions in the order of the blocks per product chunk, and the chunks' sums
-        added in their order here."""
+        workers: per run of :func:`~approxpath.compute.kernels.product_chunks`, tasks of
+        consecutive blocks whose first rows lie in one chunk (one task for a product over all
+        rows), on the worker that holds the chunk, each adding its blocks' terms to the run's
+        running sum in their order; the runs' sums added in their order here."""
         C = np.asarray(C, dtype=float)
         rows = None if rows is None else np.asarray(rows)
         k, n = C.shape[0], self.n
@@ -196,9 +207,8 @@ class SplitKernels(BlockedKernels):
                 # the rows of C in C's own memory order (Fortran order stays Fortran order): a
                 # matrix product's last bits depend on its operands' order
                 Cab = np.array(C[a:b], order="K")
-                terms = self._client.submit(_terms, self._held[c], c * self.chunk, self._X, self.family,
+                total = self._client.submit(_accumulate, total, self._held[c], c * self.chunk, self._X, self.family,
                                             self.weights, x, Cab, first, idx, order, self._step, **where)
-                total = self._client.submit(_add, total, terms, **where)
             sums.append(total)
         acc = np.zeros((order + 1, p, n))
         for i, total in enumerate(sums):  # (the first sum is acc exactly: 0 + s = s)
@@ -259,6 +269,13 @@ def _aligned(a):
     return a if a.flags.aligned else a.copy(order="K")
 
 
+def _version():
+    """The approxpath version a Dask worker imports (:func:`check_executor`)."""
+    from .. import __version__
+
+    return __version__
+
+
 def _rows_of_D(X, a, b, family, weights):
     """Rows ``a:b`` of :math:`D` (a worker's chunk): ``cross_distances``, whose entries are those
     of the blocked mode's row blocks bit for bit."""
@@ -266,25 +283,27 @@ def _rows_of_D(X, a, b, family, weights):
     return cross_distances(X[a:b], X, family, weights)
 
 
-def _terms(held, start, X, family, weights, x, C, first, idx, order, step):
-    """The terms of one task's blocks, ndarray of shape (blocks, order + 1, p, n): block ``i``
-    is rows ``first + i step ...`` of :math:`D` (or ``idx[i step: ...]``), read from ``held``
-    (rows ``start ...``) where it lies in it, else computed from ``X``; ``C`` (m,) or (m, p)
-    holds their coefficients."""
+def _accumulate(total, held, start, X, family, weights, x, C, first, idx, order, step):
+    """``total`` (None: zeros), shape (order + 1, p, n), plus the terms of one task's blocks in
+    their order, as :meth:`~approxpath.compute.kernels.Kernels.products` adds a run's blocks:
+    block ``i`` is rows ``first + i step ...`` of :math:`D` (or ``idx[i step: ...]``), read from
+    ``held`` (rows ``start ...``) where it lies in it, else computed from ``X``; ``C`` (m,) or
+    (m, p) holds their coefficients."""
     held, X, C = _aligned(held), _aligned(X), _aligned(C)
     C2 = C[:, None] if C.ndim == 1 else C  # as Kernels.products: the same operands, the same bits
     m, n = C2.shape[0], X.shape[0]
-    out = np.empty((-(-m // step), order + 1, C2.shape[1], n))
-    # every block in the same three buffers: Dask starts worker processes with glibc's
+    acc = np.zeros((order + 1, C2.shape[1], n)) if total is None else _aligned(total).copy()
+    # every block in the same buffers: Dask starts worker processes with glibc's
     # MALLOC_TRIM_THRESHOLD_=65536, under which each fresh block-sized array is mapped and
     # faulted in anew (measured at n = 2000: a chunk's terms 10.1 ms in a worker against 3.5 ms
     # in a plain process; 5.3 against 3.0 ms with these buffers)
     Eb, Tb, Rb = (np.empty((min(step, m), n)) for _ in range(3))
+    out = np.empty_like(acc)
     # one kernel thread; BLAS as the worker has it (Dask's worker processes: one thread): a
     # threadpoolctl limit per task was measured at 9.5 ms, more than a chunk's terms (7.8 ms at
     # n = 4000, 512 rows), and the terms' small products do not use BLAS threads anyway
     with threads(1):
-        for i, a in enumerate(range(0, m, step)):
+        for a in range(0, m, step):
             if idx is None:
                 lo, hi = first + a - start, first + min(a + step, m) - start
                 Db = held[lo:hi] if hi <= held.shape[0] else cross_distances(X[lo + start:hi + start], X, family,
@@ -296,16 +315,8 @@ def _terms(held, start, X, family, weights, x, C, first, idx, order, step):
                       else cross_distances(X[local + start], X, family, weights))
             r = Db.shape[0]
             E = gaussian(Db, x, out=Eb[:r])
-            block_products(C2[a:a + step].T, Db, E, order, out=out[i], T=Tb[:r])
-    return out
-
-
-def _add(total, terms):
-    """``total`` (None: zeros) plus each block's terms in turn, as the blocked loop adds them."""
-    total = np.zeros(terms.shape[1:]) if total is None else total.copy()
-    for T in terms:
-        total += T
-    return total
+            acc += block_products(C2[a:a + step].T, Db, E, order, out=out, T=Tb[:r])
+    return acc
 
 
 def _worker_memory(dask_worker):
