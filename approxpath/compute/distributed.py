@@ -161,8 +161,8 @@ class SplitKernels(BlockedKernels):
             raise InputError("split kernel products need a Dask cluster with workers; this client has none")
         n, count = self.n, len(self.workers)
         self._step = product_step(n)
-        # (chunks of whole product blocks and at least two per worker, 0.5.0, made a product a
-        # chain of scheduler round trips: 20 of the certifier's 4-5 s at n = 4000 on 2 workers)
+        # (chunks of whole product blocks, at least two per worker, made a product a chain of
+        # scheduler round trips: at n = 4000 on 2 workers the certifier took 20 s, one process 4-5 s)
         self.chunk = len(product_chunks(n)[0])
         starts = range(0, n, self.chunk)
         self._owners = [self.workers[c % count] for c in range(len(starts))]
