@@ -63,6 +63,32 @@ def test_bad_workers(svm):
         approxpath.approximate_path(svm, eps=0.3, interval=(0.5, 2.0), workers=0)
 
 
+def test_workers_with_an_executor_are_refused(svm):
+    """The executor's own workers run the tasks: a count beside it would be ignored, so the pair
+    is refused before any work (paths, chunks, several paths, a selection)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    submitted = []
+
+    class Watched(ThreadPoolExecutor):
+        def submit(self, *args, **kwargs):
+            submitted.append(args[0])
+            return super().submit(*args, **kwargs)
+
+    runs = [lambda ex: approxpath.approximate_path(svm, eps=0.3, interval=(0.5, 2.0), workers=2, executor=ex),
+            lambda ex: approxpath.approximate_path(svm, eps=0.3, interval=(0.5, 2.0), workers=2, chunks=2,
+                                                   executor=ex),
+            lambda ex: approxpath.map_paths([svm, svm], eps=0.3, interval=(0.5, 2.0), workers=2, executor=ex),
+            lambda ex: approxpath.select(svm, cv=2, eps=0.1, interval=(0.5, 2.0), workers=2, executor=ex)]
+    with Watched(1) as ex:
+        for run in runs:
+            with pytest.raises(InputError, match=r"^workers=2 and executor: give one of them"):
+                run(ex)
+        assert submitted == []
+        path = approxpath.approximate_path(svm, eps=0.3, interval=(0.5, 2.0), workers=1, executor=ex)
+    assert path.certified and submitted  # one worker's count with an executor is the default
+
+
 def test_map_paths_over_a_grid_of_c(svm):
     Cls = type(svm)
     problems = [Cls(svm.X, svm.y, c=c) for c in (0.5, 1.0, 2.0)]

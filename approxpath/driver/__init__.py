@@ -83,7 +83,8 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         See ``workers``.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where to run the segments or chunks instead of a local process pool (anything with
-        ``submit(fn, *args)`` returning a future with ``.result()`` and ``.done()``).
+        ``submit(fn, *args)`` returning a future with ``.result()`` and ``.done()``); not with
+        ``workers > 1``, since the executor's own workers run the tasks.
     split_products : bool
         With ``executor`` a ``dask.distributed.Client``: the search runs in this process and the
         executor's workers compute the kernel products, each holding rows of the distances
@@ -357,7 +358,7 @@ def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **optio
     eps, interval, **options
         As for :func:`approximate_path` (the same for every problem).
     workers : int
-        Local processes (ignored when ``executor`` is given).
+        Local processes (not with ``executor``).
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
 
     Returns

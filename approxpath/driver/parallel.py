@@ -14,6 +14,7 @@ from ..compute.caches import share_budget
 from ..compute.distributed import check_executor, result
 from ..compute.parallelism import worker_threads
 from ..data import data_sha256
+from ..errors import InputError
 
 __all__ = ["pool", "single_threaded", "segment_in_worker", "chunks", "path_in_worker"]
 
@@ -23,7 +24,12 @@ def pool(workers, executor, wanted=True, sharers=None):
     """``executor`` if given, else a local process pool of ``workers`` (shut down on exit) whose
     processes and this one share the kernel caches' memory
     (:func:`~approxpath.compute.caches.share_budget`: ``sharers`` processes, by default the
-    workers and this one, which keeps kernels meanwhile); None when not ``wanted``."""
+    workers and this one, which keeps kernels meanwhile); None when not ``wanted``.  Both
+    ``workers > 1`` and ``executor`` are refused: the executor's own workers run the tasks, so
+    the count would be ignored."""
+    if executor is not None and workers > 1:
+        raise InputError(f"workers={workers} and executor: give one of them (the executor's own workers "
+                         "run the tasks)")
     if not wanted or executor is not None:
         if wanted:
             check_executor(executor)

@@ -188,7 +188,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         as they are while the search goes on with the others.
     workers, executor
         Local processes or an executor (a ``dask.distributed.Client``) for the folds' paths
-        and their refinements.
+        and their refinements (one of them: ``workers > 1`` with an executor is refused).
     progress : bool
         A progress bar (the ``progress`` extra, tqdm) from the first δ down to ``tol``, with δ and
         the exact solves so far.
