@@ -144,7 +144,7 @@ def test_split_products_refuse_what_they_cannot_do(client):
     with pytest.raises(InputError, match="kernel products only"):
         _path(ridge, executor=client, split_products=True)
     laplacian = KernelSVM(X, y, c=0.1, kernel="laplacian")  # (0.5.0: a memory budget blamed at the first solve)
-    with pytest.raises(InputError, match="serves the gaussian and ard kernels"):
+    with pytest.raises(InputError, match="serve the gaussian and ard kernels"):
         _path(laplacian, executor=client, split_products=True)
     with pytest.raises(InputError, match="precomputed"):
         SplitKernels(distances(X), "precomputed", None, client)
@@ -245,6 +245,44 @@ def test_select_runs_the_folds_paths_on_a_schedulers_workers(client, tmp_path, c
         assert main([*command, "--dask", client.scheduler.address, "--workers", "2"]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "--workers 2 both say where the work runs: pass one" in err
+
+
+def test_the_command_line_hands_segments_to_the_workers_where_products_cannot_split(client, tmp_path, capsys):
+    """``path --dask``: a problem whose kernel products cannot be split across the workers
+    (robust ℓ1 forms whole kernels; the SVM's laplacian kernel) has the segments between its
+    exact solves certified there: its pieces are those of ``executor=client`` in Python, and
+    they run on the cluster.  A checkpoint (one process's run) is refused with them."""
+    import json
+
+    from approxpath.cli import main
+    from approxpath.data import make_sinc
+
+    X, y = make_sinc(80, seed=1)
+    data = tmp_path / "s.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
+    args = ["path", "robust_l1", "--data", str(data), "--lam", "0.1", "--range", "0.5", "4", "--relative", "--eps",
+            "0.05", "--json", "--out", str(tmp_path / "r.npz"), "--dask", client.scheduler.address]
+    with distributed.get_task_stream(client) as stream:
+        assert main(args) == 0
+    there = json.loads(capsys.readouterr().out)
+    assert sum(str(task["key"]).startswith("segment_in_worker") for task in stream.data) >= 1
+    problem = approxpath.get_problem("robust_l1")(X, y, lam=0.1)
+    here = approxpath.approximate_path(problem, eps=0.05, relative=True, interval=(0.5, 4.0), executor=client)
+    assert (there["exact_solves"], there["pieces"]) == (here.exact_solves, len(here.pieces))
+    assert there["certified"] is True and approxpath.verify(tmp_path / "r.npz", X, y).ok
+    assert not (tmp_path / "r.npz.partial.npz").exists()
+    assert main([*args, "--checkpoint", str(tmp_path / "c.npz")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--workers and --dask hand robust_l1's segments to the workers" in err
+
+    Xc, yc = _data(n=60, d=3)
+    data = tmp_path / "c.csv"
+    np.savetxt(data, np.column_stack([Xc, yc]), delimiter=",", header="a,b,c,y", comments="")
+    with distributed.get_task_stream(client) as stream:
+        assert main(["path", "kernel_svm", "--data", str(data), "--c", "1", "--kernel", "laplacian", "--range", "0.25",
+                     "4", "--json", "--dask", client.scheduler.address]) == 0
+    assert json.loads(capsys.readouterr().out)["certified"] is True
+    assert sum(str(task["key"]).startswith("segment_in_worker") for task in stream.data) >= 1
 
 
 def test_workers_with_another_approxpath_are_refused_before_any_work(client, monkeypatch):

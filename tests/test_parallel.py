@@ -58,9 +58,21 @@ def test_dask_in_process_cluster(svm, tmp_path, chunks):
     _check(path, svm, tmp_path)
 
 
-def test_bad_workers(svm):
+def test_bad_workers(svm, tmp_path, capsys):
     with pytest.raises(InputError, match="workers"):
         approxpath.approximate_path(svm, eps=0.3, interval=(0.5, 2.0), workers=0)
+    with pytest.raises(InputError, match="checkpoints are per run"):  # (the pieces come back out of order)
+        approxpath.approximate_path(svm, eps=0.3, interval=(0.5, 2.0), workers=2, checkpoint=tmp_path / "c.npz")
+    from approxpath.cli import main
+
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([svm.X, svm.y]), delimiter=",", header="a,b,y", comments="")
+    for flag in ("--checkpoint", "--resume"):
+        args = ["path", "kernel_svm", "--data", str(data), "--range", "0.5", "2", "--workers", "2", flag]
+        assert main(args + ([str(tmp_path / "c.npz")] if flag == "--checkpoint" else ["--out", str(tmp_path / "o.npz")])) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--workers and --dask hand kernel_svm's segments to the workers" in err
+    assert not list(tmp_path.glob("*.npz"))
 
 
 def test_workers_with_an_executor_are_refused(svm):

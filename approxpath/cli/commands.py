@@ -68,7 +68,8 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"), help="where kernel products run: gpu "
                    "(CUDA with CuPy or PyTorch), cpu, or auto (a GPU when present and n >= 4096)")
     p.add_argument("--dask", default=None, metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786): its workers "
-                   "hold the distances and compute the kernel products (kernel_svm)")
+                   "hold the distances and compute the kernel products (kernel_svm, gaussian or ard), or certify "
+                   "the segments between exact solves (every other problem)")
     p.add_argument("--checkpoint", default=None, metavar="FILE",
                    help="write finished work here as the run goes (default with --out: OUT.partial.npz)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
@@ -143,10 +144,17 @@ def default_checkpoint(args):
 def run_and_write(problem, args, meta):
     """The path of ``problem`` as the flags of :func:`add_path_args` ask, with its certificate
     (``--out``) and table (``--export``) written; the checkpoint is removed only once they are."""
+    from ..compute.distributed import split_refusal
     from ..driver import approximate_path, discard_checkpoint
 
     interval = tuple(args.range) if args.range else None
-    checkpoint = checkpoint_of(args)
+    # workers certify the segments between exact solves: those of --workers, and --dask's where the
+    # problem's kernel products cannot be split across them (kernel_svm's can: the search stays here)
+    segments = args.workers > 1 or (args.dask is not None and split_refusal(problem) is not None)
+    if segments and (args.checkpoint is not None or args.resume):
+        raise InputError(f"--checkpoint and --resume are per run: --workers and --dask hand {problem.name}'s "
+                         "segments to the workers; drop them, or run in one process")
+    checkpoint = None if segments else checkpoint_of(args)
     if args.resume and checkpoint is None:
         raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
     client = dask_client(args.dask, args.workers)
@@ -156,7 +164,8 @@ def run_and_write(problem, args, meta):
                                 workers=args.workers, checkpoint=checkpoint, resume=args.resume,
                                 max_solves=args.max_solves, max_pieces=args.max_pieces,
                                 solve_time_limit=args.solve_time_limit, n_jobs=args.n_jobs, device=args.device,
-                                executor=client, split_products=client is not None, keep_checkpoint=True)
+                                executor=client, split_products=client is not None and not segments,
+                                keep_checkpoint=True)
     finally:
         if client is not None:
             client.close()

@@ -43,7 +43,7 @@ from ..errors import ClusterError, InputError
 from ..kernel_families import cross_distances
 from .kernels import block_products, gaussian, product_chunks, product_step, threads
 
-__all__ = ["SplitKernels", "split_products", "check_executor", "result"]
+__all__ = ["SplitKernels", "split_products", "split_refusal", "check_executor", "result"]
 
 # A wait on a Dask future looks at its cluster this often, and gives up once the cluster has had
 # no workers this long: a nanny restarts a killed worker within seconds, and 30 s is also how long
@@ -231,6 +231,21 @@ class SplitKernels(BlockedKernels):
         self._X, self._held = None, []
 
 
+def split_refusal(problem):
+    """Why the kernel products of ``problem`` cannot run on Dask workers holding rows of the
+    distances (:func:`split_products`), or None when they can: its bounds need kernel products
+    only (``blocked_ok``: ``kernel_svm``) and its kernel is gaussian or ard, since with the
+    distances on the workers the exact solves run on libSVM's own (gaussian) kernel."""
+    bound = problem.bound
+    if not getattr(bound, "blocked_ok", False):
+        return (f"{problem.name} forms whole kernels (split products serve bounds that need kernel products "
+                "only: kernel_svm)")
+    if bound.family not in ("gaussian", "ard"):
+        return (f"kernel={bound.family!r} needs its n x n kernel in this process (split products serve the "
+                "gaussian and ard kernels)")
+    return None
+
+
 @contextmanager
 def split_products(problem, client):
     """Inside the ``with`` block, the kernel products of ``problem`` run on the workers of
@@ -242,14 +257,11 @@ def split_products(problem, client):
         A problem whose bounds need kernel products only (``blocked_ok``: ``kernel_svm``).
     client : dask.distributed.Client
     """
+    refusal = split_refusal(problem)
+    if refusal is not None:
+        raise InputError(f"split_products=True: {refusal}; without it the executor's workers certify the "
+                         "segments between exact solves")
     bound = problem.bound
-    if not getattr(bound, "blocked_ok", False):
-        raise InputError(f"split_products=True needs a problem whose bounds use kernel products only (kernel_svm); "
-                         f"{problem.name} forms whole kernels")
-    if bound.family not in ("gaussian", "ard"):  # (the exact solves then run on libSVM's own kernel)
-        raise InputError(f"split_products=True serves the gaussian and ard kernels: with the distances on the "
-                         f"workers the exact solves run on libSVM's own (gaussian) kernel; kernel={bound.family!r} "
-                         "needs its n x n kernel in this process: run it without split products (--dask)")
     check_executor(client)
     if not all(hasattr(client, name) for name in ("scatter", "submit", "run", "nthreads")):
         raise InputError("split_products=True needs executor=dask.distributed.Client(...) (its workers hold the rows "
