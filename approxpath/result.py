@@ -138,7 +138,9 @@ class Path(CertifiedResult):
         Where they were made (sorted).
     strategy : str
     wall_s, solve_s, certify_s : float
-        Total wall time, time in exact solves, time computing gaps and bounds.
+        Total wall time, time in exact solves, time computing gaps and bounds (the last two
+        summed over the processes that did the work: with workers they may exceed ``wall_s``).
+        A run resumed from a checkpoint counts the interrupted runs' seconds too.
     meta : dict
         Provenance recorded in the certificate (data hash, preprocessing, ...).
     verified : bool

@@ -212,10 +212,13 @@ def test_the_data_command_writes_what_the_examples_use(tmp_path, monkeypatch, ca
     assert main(["data", "classification", "--out", "c2.csv", "--noise", "3"]) == 2
     assert "--noise does not apply" in capsys.readouterr().err
     # the feature path's set: its docs' example (on sinc, a set of one feature, it flagged points)
+    capsys.readouterr()
     assert main(["data", "friedman1", "--out", "f.csv"]) == 0
     X, y = load_data("f.csv", "csv")
     assert X.shape == (100, 10) and np.array_equal(y, make_friedman1(n=100, seed=0)[1])
-    assert main(["features", "f.csv", "--json"]) == 0
+    hint = capsys.readouterr().out.split("(use it with approxpath ")[1].rstrip(")\n").split()
+    assert hint == ["features", "f.csv", "--format", "csv"]  # the command it prints runs (it said --data f.csv)
+    assert main([*hint, "--json"]) == 0
 
 
 # ---------------------------------------------------------------------------- 8. file modes

@@ -41,10 +41,15 @@ def test_resume_in_python_equals_uninterrupted(tmp_path, monkeypatch):
         return real(self, a, b)
 
     monkeypatch.setattr(TwoSided, "segment", dying)
+    from approxpath.driver import certifier
+
+    fast = certifier.stored_bound  # the interrupted run's certification is slow: its seconds show in the resumed run
+    monkeypatch.setattr(certifier, "stored_bound", lambda *a: (time.sleep(0.02), fast(*a))[1])
     with pytest.raises(KeyboardInterrupt):
         approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.2,
                                     interval=(2.0**-5, 2.0**6), checkpoint=ckpt)
     monkeypatch.setattr(TwoSided, "segment", real)
+    monkeypatch.setattr(certifier, "stored_bound", fast)
     assert ckpt.exists()
     report = approxpath.verify(ckpt, X, y)  # a checkpoint is named as such, not as a certificate with gaps
     assert not report.ok and report.failures == (
@@ -63,6 +68,8 @@ def test_resume_in_python_equals_uninterrupted(tmp_path, monkeypatch):
     path = approxpath.approximate_path(problem, eps=0.2, interval=(2.0**-5, 2.0**6), checkpoint=ckpt, resume=True)
     assert not ckpt.exists()
     assert len(solved) < path.exact_solves  # the stored solves were reused
+    # its timings are the whole run's, both parts: one process's solves and certification within its wall time
+    assert path.certify_s > 0.1 and path.wall_s >= path.solve_s + path.certify_s
     same_certificate(path.save(tmp_path / "resumed.npz"), ref)
 
 

@@ -63,8 +63,8 @@ def cmd_data(args):
         raise InputError(f"--noise must be >= 0 and --outliers in [0, 1]; got {noise!r} and {outliers!r}")
     X, y = write_data(args.set, args.out, args.n, args.seed, d=d, noise=noise, outliers=outliers, fmt=args.format)
     fmt = "" if args.format == "libsvm" else " --format csv"
-    print(f"{args.set}: {X.shape[0]} samples, {X.shape[1]} feature(s) written to {args.out} "
-          f"(use it with --data {args.out}{fmt})")
+    use = f"approxpath features {args.out}{fmt}" if args.set == "friedman1" else f"--data {args.out}{fmt}"
+    print(f"{args.set}: {X.shape[0]} samples, {X.shape[1]} feature(s) written to {args.out} (use it with {use})")
     return 0
 
 
@@ -72,7 +72,8 @@ def _data_args(p, cls, argv=()):
     from . import parse_number
 
     p.add_argument("set", choices=tuple(SETS), help="; ".join(f"{k}: {v}" for k, v in SETS.items()))
-    p.add_argument("--out", required=True, help="file to write (CSV with a header line, the target last)")
+    p.add_argument("--out", required=True, help="file to write (CSV with a header line, the target last; or "
+                   "LIBSVM's format with --format libsvm)")
     p.add_argument("--format", choices=("csv", "libsvm"), default="csv", help="file format (default csv)")
     p.add_argument("--n", type=int, default=100, help="number of samples (default 100)")
     p.add_argument("--d", type=int, default=None, help="classification: number of features (default 2)")

@@ -173,11 +173,11 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
             n_chunks = int(chunks or workers)
             bar = count_bar(progress, n_chunks, f"{problem.name} ({n_chunks} chunks)", "chunks")
             try:
-                found = parallel.chunks(run_chunk, problem, lo, hi, args, n_chunks, workers, executor, bar)
+                found = (*parallel.chunks(run_chunk, problem, lo, hi, args, n_chunks, workers, executor, bar), 0.0)
             finally:
                 if bar is not None:
                     bar.close()
-        pieces, anchors, solve_s, certify_s = found
+        pieces, anchors, solve_s, certify_s, earlier_s = found
         pieces.sort(key=lambda p: p.lo)
         info = _path_meta(problem, meta)
     return Path(
@@ -189,7 +189,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         exact_solves=len(anchors),
         solve_points=tuple(sorted(anchors)),
         strategy=strategy,
-        wall_s=time.perf_counter() - t0,
+        wall_s=time.perf_counter() - t0 + earlier_s,  # (a resumed run: its timings are the whole run's)
         solve_s=solve_s,
         certify_s=certify_s,
         meta=info,
@@ -199,7 +199,8 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
 def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, checkpoint, resume, meta,
               keep_checkpoint=False, seeds=None):
     """One adaptive run driven from this process (its segments certified here, or by the pool's
-    workers), with its checkpoint and progress bar: ``(pieces, anchors, solve_s, certify_s)``."""
+    workers), with its checkpoint and progress bar: ``(pieces, anchors, solve_s, certify_s, earlier_s)``,
+    the last the wall seconds of the interrupted runs it resumes."""
     eps, relative, strategy = args[:3]
     ckpt = None
     if checkpoint is not None:
@@ -227,7 +228,7 @@ def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, 
             bar.close()
         if ckpt is not None:
             ckpt.release()
-    return found
+    return (*found, 0.0 if ckpt is None else ckpt.earlier_wall_s)
 
 
 def _path_meta(problem, meta):

@@ -52,6 +52,8 @@ class Checkpoint:
         self.key = dict(run_key, problem=problem.name, options=problem.options(),
                         data_sha256=data_sha256(problem.X, problem.y))
         self._last = None  # (time of the last write, its duration)
+        self._started = time.perf_counter()
+        self.earlier_wall_s = 0.0  # wall seconds of the runs this one resumes (:meth:`load`)
         self._pending = None  # (run, pieces, state) not yet written
         self._lock = _lock(self.file)
         # what the search keeps beside an exact solve (a warm start), stored with it: a problem's
@@ -102,7 +104,7 @@ class Checkpoint:
             for k, v in pieces_to_arrays(bound, pieces).items():
                 arrays[f"piece__{k}"] = v
         meta = dict(run=self.key, state=state, placed=placed, solve_s=run.solve_s, certify_s=run.certify_s,
-                    layout=FORMAT_VERSION)
+                    wall_s=self.earlier_wall_s + time.perf_counter() - self._started, layout=FORMAT_VERSION)
         write_npz(self.file, arrays, dict(meta, content_sha256=content_sha256(arrays, meta)), inputs=self.inputs,
                   compress=_COMPRESS)
 
@@ -140,6 +142,7 @@ class Checkpoint:
                 raise InputError(f"{self.file}: resumed piece {i} [{piece.lo:.6g}, {piece.hi:.6g}] does not re-prove "
                                  f"({why}): {_AFRESH}")
         run.solve_s, run.certify_s = meta.get("solve_s", 0.0), meta.get("certify_s", 0.0)
+        self.earlier_wall_s = float(meta.get("wall_s", 0.0))
         state = meta.get("state") or None
         return None if state is None else (state, pieces)
 
