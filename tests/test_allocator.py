@@ -57,3 +57,60 @@ def test_only_the_command_run_as_its_process_sets_it(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["approxpath", "--version"])
     assert cli.main(["--version"]) == 0 and calls == []  # called from Python: the caller's allocator
     assert cli.main() == 0 and calls == [1]
+
+
+# Dask's nanny starts its workers with MALLOC_TRIM_THRESHOLD_=65536 alone, which fixes glibc's mmap
+# threshold at 128 KiB: 1 MiB blocks (below numpy's huge-page advice, 4 MiB) are each mapped anew,
+# 256 faults of 4 KiB pages.  Prints the faults of 20 blocks before, inside and after a task's block.
+_TASK_CHURN = """
+import resource
+import numpy as np
+from approxpath.compute.allocator import task_memory
+
+def churn():
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        block = np.ones(131_072)
+        del block
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+outside = churn()
+with task_memory():
+    inside = churn()
+print(outside, inside, churn())
+"""
+
+
+@pytest.mark.skipif(not _GLIBC, reason="glibc's mallopt")
+def test_a_workers_task_reuses_freed_blocks_where_dask_fixed_the_threshold():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    out = subprocess.run([sys.executable, "-c", _TASK_CHURN], capture_output=True, text=True, check=True,
+                         env=dict(env, MALLOC_TRIM_THRESHOLD_="65536"))
+    outside, inside, after = map(int, out.stdout.split())
+    assert outside >= 20 * 200, outside  # each block mapped and faulted in anew
+    assert inside < outside / 4  # reused within the task
+    assert after >= 20 * 200  # the worker's own policy again after it
+
+
+def test_task_memory_changes_only_a_threshold_fixed_by_the_trim_variable(monkeypatch):
+    calls = []
+    monkeypatch.setattr(allocator, "_mallopt", lambda: lambda param, value: calls.append((param, value)) or 1)
+    monkeypatch.setattr(allocator, "_malloc_trim", lambda: calls.append("trim"))
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    with allocator.task_memory():  # glibc's dynamic threshold (a local pool's worker, a plain process)
+        pass
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "1048576")
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    with allocator.task_memory():  # a threshold of the user's own
+        pass
+    assert calls == []
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
+    with allocator.task_memory():  # Dask's workers: raised once for tasks that overlap, put back after the last
+        with allocator.task_memory():
+            assert calls == [(-3, 1 << 30), (-1, 1 << 28)]
+        assert len(calls) == 2
+    assert calls[2:] == [(-3, 128 * 1024), (-1, 65536), "trim"]
+    with pytest.raises(KeyError), allocator.task_memory():  # a task that fails puts it back too
+        raise KeyError
+    assert calls[-3:] == [(-3, 128 * 1024), (-1, 65536), "trim"] and allocator._TASKS["running"] == 0

@@ -13,14 +13,22 @@ The command line applies it at start (``approxpath`` commands own their process)
 call does not change its caller's allocator: a Python session gets the same by starting with
 glibc's own variables, e.g. ``MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=268435456``
 (docs/compute.md).
+
+A task on a worker process (a segment, a chunk, a fold's path) runs inside
+:func:`task_memory`: Dask's nanny starts its workers with ``MALLOC_TRIM_THRESHOLD_=65536``,
+which also fixes glibc's mmap threshold at 128 KiB, so that every temporary above it was mapped
+and faulted in anew: robust l1's segments at n = 1000 spent as much CPU in the system as in
+their own work, and took twice as long as on a local pool's workers.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
+from contextlib import contextmanager
 
-__all__ = ["keep_freed_memory"]
+__all__ = ["keep_freed_memory", "task_memory"]
 
 # mallopt's parameter numbers (glibc's malloc.h)
 _M_TRIM_THRESHOLD = -1
@@ -35,6 +43,22 @@ _MMAP_THRESHOLD = 1 << 30
 _TRIM_THRESHOLD = 1 << 28
 # glibc's variables for the same settings: a user's own choice wins
 _ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+# glibc's mmap threshold at start (DEFAULT_MMAP_THRESHOLD_MIN), where it stays once a threshold is
+# set (its dynamic raise is off): what task_memory puts back
+_GLIBC_MMAP_THRESHOLD = 128 * 1024
+_TASKS = {"running": 0, "lock": threading.Lock()}  # task_memory blocks running in this process
+
+
+def _mallopt():
+    """glibc's ``mallopt`` of this process, or None (not Linux, another C library)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None).mallopt  # the process's own C library
+    except (OSError, AttributeError):
+        return None
 
 
 def keep_freed_memory():
@@ -44,12 +68,47 @@ def keep_freed_memory():
     values, as musl's stub does), and when the user set glibc's ``MALLOC_MMAP_THRESHOLD_`` or
     ``MALLOC_TRIM_THRESHOLD_``.
     """
-    if not sys.platform.startswith("linux") or any(name in os.environ for name in _ENVIRONMENT):
+    mallopt = None if any(name in os.environ for name in _ENVIRONMENT) else _mallopt()
+    if mallopt is None:
         return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+
+
+def _malloc_trim():
+    """Give the free memory of glibc's heaps back to the system (``malloc_trim(0)``)."""
     import ctypes
 
     try:
-        mallopt = ctypes.CDLL(None).mallopt  # the process's own C library
+        ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):
-        return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+        pass
+
+
+@contextmanager
+def task_memory():
+    """Inside the ``with`` block (a task on a worker process), freed temporaries are reused as
+    :func:`keep_freed_memory` has them, where the process's environment fixed glibc's mmap
+    threshold at its 128 KiB by setting ``MALLOC_TRIM_THRESHOLD_`` alone (Dask's nanny does).
+    When the last such block of the process ends, both thresholds are put back and the free
+    memory given back to the system (``malloc_trim``): the worker's own policy, as it was.
+    Nothing changes elsewhere: without that variable, with ``MALLOC_MMAP_THRESHOLD_`` set, off
+    glibc."""
+    trim = os.environ.get("MALLOC_TRIM_THRESHOLD_", "") if "MALLOC_MMAP_THRESHOLD_" not in os.environ else ""
+    mallopt = _mallopt() if trim.isdigit() else None
+    if mallopt is None:
+        yield
+        return
+    with _TASKS["lock"]:
+        _TASKS["running"] += 1
+        if _TASKS["running"] == 1:
+            mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
+            mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
+    try:
+        yield
+    finally:
+        with _TASKS["lock"]:
+            _TASKS["running"] -= 1
+            if _TASKS["running"] == 0:  # the worker's policy again, and the memory it would have given back
+                mallopt(_M_MMAP_THRESHOLD, _GLIBC_MMAP_THRESHOLD)
+                mallopt(_M_TRIM_THRESHOLD, int(trim))
+                _malloc_trim()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from ..compute.allocator import task_memory
 from ..compute.caches import share_budget
 from ..compute.distributed import check_executor, result
 from ..compute.parallelism import worker_threads
@@ -71,6 +72,13 @@ def single_threaded(fn, *args):
         return fn(*args)
 
 
+def _task(fn, *args):
+    """``fn(*args)`` as a worker's task: single-threaded, with the worker's allocator keeping
+    freed temporaries (:func:`~approxpath.compute.allocator.task_memory`)."""
+    with task_memory():
+        return single_threaded(fn, *args)
+
+
 class _WarmProblem:
     """The last problem a worker process certified segments of, with its warm kernel cache:
     the segments of one path arrive one by one, each with a fresh copy of the same problem
@@ -100,7 +108,7 @@ def segment_in_worker(problem, settings, anchors, interpolate):
     run = Run(problem, eps, relative, lo, hi, solver, budget, anchors=anchors)
     strategy = (Interpolate if interpolate else TwoSided)(run)
     a, b = sorted(anchors)
-    pieces, _ = single_threaded(strategy.segment, a, b)
+    pieces, _ = _task(strategy.segment, a, b)
     return pieces, [t for t in run.anchors if t not in anchors], run.solve_s, run.certify_s, run.failed
 
 
@@ -117,7 +125,7 @@ def chunks(run_chunk, problem, lo, hi, args, count, workers, executor, bar=None)
     s_lo, s_hi = float(np.log(lo)), float(np.log(hi))
     cuts = [lo] + [float(np.exp(s_lo + k * (s_hi - s_lo) / count)) for k in range(1, count)] + [hi]
     with pool(min(workers, count), executor) as p:
-        futures = [p.submit(single_threaded, run_chunk, problem, a, b, *args) for a, b in zip(cuts[:-1], cuts[1:])]
+        futures = [p.submit(_task, run_chunk, problem, a, b, *args) for a, b in zip(cuts[:-1], cuts[1:])]
         results = []
         for f in futures:
             results.append(result(f))
@@ -132,4 +140,4 @@ def chunks(run_chunk, problem, lo, hi, args, count, workers, executor, bar=None)
 
 def path_in_worker(fn, problem, eps, interval, options):
     """``fn(problem, eps, interval, **options)`` single-threaded (a task of ``map_paths``)."""
-    return single_threaded(lambda: fn(problem, eps, interval, **options))
+    return _task(lambda: fn(problem, eps, interval, **options))
