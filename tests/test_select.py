@@ -517,3 +517,22 @@ def test_a_selection_over_c_does_not_depend_on_the_c_option_it_replaces():
     first, second = runs
     assert (first.exact_solves, first.t, first.delta) == (second.exact_solves, second.t, second.delta)
     assert np.array_equal(first.edges, second.edges)
+
+
+def test_workers_start_no_pool_where_the_criterion_needs_no_path(sinc, monkeypatch):
+    """Kernel ridge's LOOCV (and a validation loss over λ) are enclosed between exact optima: no
+    path to hand out, so ``workers`` starts no pool and takes no share of the caches' memory;
+    the choice is the one-process choice."""
+    import concurrent.futures
+
+    X, y = sinc
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    alone = select(problem, "loocv", interval=(0.2, 20.0), tol=0.01)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a process pool was started")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refused)
+    monkeypatch.setattr("approxpath.driver.parallel.share_budget", refused)
+    two = select(problem, "loocv", interval=(0.2, 20.0), tol=0.01, workers=2)
+    assert (two.t, two.delta, two.exact_solves) == (alone.t, alone.delta, alone.exact_solves)

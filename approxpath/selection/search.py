@@ -239,7 +239,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     bar = delta_bar(progress, tol, f"select {problem.name}",
                     "first cells" if no_path else f"first paths ({len(problems)})")
     try:
-        with pool(workers, executor, workers > 1 or executor is not None) as executor:  # one pool for every path
+        # one pool for every path; none where there is no path to hand out (nor its share of the caches)
+        with pool(workers, executor, (workers > 1 or executor is not None) and not no_path) as executor:
             return _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol,
                            max_solves, strict, executor, options, path_options, t0, bar, no_path)
     finally:
