@@ -101,6 +101,26 @@ def test_workers_with_an_executor_are_refused(svm):
     assert path.certified and submitted  # one worker's count with an executor is the default
 
 
+def test_chunks_default_to_what_an_executor_runs_at_once(svm, tmp_path):
+    """``paper`` and ``grid`` cut the interval into chunks: with an executor, as many as it runs at
+    once (one chunk on one worker before: no parallelism, without a word)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    submitted = []
+
+    class Watched(ThreadPoolExecutor):
+        def submit(self, *args, **kwargs):
+            submitted.append(args)
+            return super().submit(*args, **kwargs)
+
+    with Watched(3) as ex:
+        path = approxpath.approximate_path(svm, eps=0.3, interval=(2.0**-4, 2.0**6), strategy="paper", executor=ex)
+    assert len(submitted) == 3
+    _check(path, svm, tmp_path)
+    three = approxpath.approximate_path(svm, eps=0.3, interval=(2.0**-4, 2.0**6), strategy="paper", workers=3)
+    assert [(p.lo, p.hi) for p in path.pieces] == [(p.lo, p.hi) for p in three.pieces]  # the 3 chunks of workers=3
+
+
 def test_map_paths_over_a_grid_of_c(svm):
     Cls = type(svm)
     problems = [Cls(svm.X, svm.y, c=c) for c in (0.5, 1.0, 2.0)]

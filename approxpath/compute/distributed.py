@@ -43,7 +43,7 @@ from ..errors import ClusterError, InputError
 from ..kernel_families import cross_distances
 from .kernels import block_products, gaussian, product_chunks, product_step, threads
 
-__all__ = ["SplitKernels", "split_products", "split_refusal", "check_executor", "result"]
+__all__ = ["SplitKernels", "split_products", "split_refusal", "check_executor", "capacity", "result"]
 
 # A wait on a Dask future looks at its cluster this often, and gives up once the cluster has had
 # no workers this long: a nanny restarts a killed worker within seconds, and 30 s is also how long
@@ -78,6 +78,16 @@ def check_executor(executor):
             raise InputError(f"executor: the Dask worker {worker} runs {version}, this process approxpath "
                              f"{__version__} ({len(other)} of {len(found)} workers differ): install this version "
                              "on the workers (their products and paths must be this version's)")
+
+
+def capacity(executor):
+    """How many tasks ``executor`` runs at once: a Dask client's worker threads, a
+    ``concurrent.futures`` pool's workers, else 1."""
+    nthreads = getattr(executor, "nthreads", None)
+    if callable(nthreads):
+        return max(1, sum(nthreads().values()))
+    # (the standard library's pools keep their size there, and say it nowhere else)
+    return max(1, int(getattr(executor, "_max_workers", 1) or 1))
 
 
 def result(future):

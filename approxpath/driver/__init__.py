@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from .. import compute
-from ..compute.distributed import result
+from ..compute.distributed import capacity, result
 from ..certificate.format import KERNEL
 from ..certificate.claims import SAMPLE_LEVELS
 from ..data import data_sha256
@@ -80,7 +80,8 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         merged into one path (each cut costs one extra exact solve with ``paper`` and ``grid``;
         the adaptive strategies start their steps afresh in every chunk, at more cost).
     chunks : int, optional
-        See ``workers``.
+        See ``workers``; with ``executor`` and the ``paper`` or ``grid`` strategy, by default as
+        many as it runs at once (a Dask cluster's worker threads, a pool's workers).
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where to run the segments or chunks instead of a local process pool (anything with
         ``submit(fn, *args)`` returning a future with ``.result()`` and ``.done()``); not with
@@ -170,7 +171,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
             found = _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, checkpoint, resume, meta,
                               keep_checkpoint, None if parallel_run else seeds)
         else:
-            n_chunks = int(chunks or workers)
+            n_chunks = int(chunks or (workers if executor is None else capacity(executor)))
             bar = count_bar(progress, n_chunks, f"{problem.name} ({n_chunks} chunks)", "chunks")
             try:
                 found = (*parallel.chunks(run_chunk, problem, lo, hi, args, n_chunks, workers, executor, bar), 0.0)
