@@ -15,7 +15,7 @@ and what the condition number of K_t does to the exact path.
    KKT systems and the certified gap of each of its points, beside the approximate path's
    certified bound (lambda = 1e-3, relative eps = 1e-2) on [1e-3, 0.1], where the exact path
    for that lambda meets KKT condition numbers ~1e11 (it reaches t = 1e-3 with every point
-   certified; the figure marks where it would stop if an active set could not be resolved).
+   certified; had it stopped at an active set it could not resolve, the figure would mark where).
 
 Writes a PNG to ``--out`` and prints the numbers.
 

@@ -77,17 +77,24 @@ def test_omp_num_threads_is_the_default_where_approxpath_s_own_is_unset(monkeypa
     Dask's set OMP_NUM_THREADS to their share of the cores; 0.5.0 ran every core's kernel threads
     in each of them (16 workers of 16 threads on 16 cores)."""
     monkeypatch.delenv("APPROXPATH_NUM_THREADS", raising=False)
+    started = {}  # the process's starting environment, as _started_with reads it
+    monkeypatch.setattr(th, "_started_with", lambda name: started.get(name, ""))
     for value, expected in (("1", 1), ("2,1", min(2, th.cores())), ("999", th.cores()), ("", th.cores()),
                             ("0", th.cores()), ("many", th.cores()), ("-1", th.cores())):
-        monkeypatch.setenv("OMP_NUM_THREADS", value)
+        started["OMP_NUM_THREADS"] = value
         assert th.kernel_threads() == expected, value  # (not our variable: what it cannot be is not refused)
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    started["OMP_NUM_THREADS"] = "1"
     with compute.threads(2):
         assert th.kernel_threads() == 2
     monkeypatch.setenv("APPROXPATH_NUM_THREADS", "2")
     assert th.kernel_threads() == 2
     monkeypatch.delenv("APPROXPATH_NUM_THREADS")
-    monkeypatch.delenv("OMP_NUM_THREADS")
+    del started["OMP_NUM_THREADS"]
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # set after the start (Dask's LocalCluster does): not read
+    assert th.kernel_threads() == th.cores()
+    monkeypatch.undo()
+    monkeypatch.delenv("APPROXPATH_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     joblib = pytest.importorskip("joblib")
     with joblib.parallel_config(backend="loky", inner_max_num_threads=1):
         got = joblib.Parallel(n_jobs=2)(joblib.delayed(_threads_in_a_worker)() for _ in range(2))

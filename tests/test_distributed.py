@@ -129,6 +129,15 @@ def test_a_warm_smo_solve_sends_one_product_to_the_workers(client, monkeypatch):
     assert_svm_dual_optimal(np.exp(-0.5 * distances(X)), y, 0.1, a, LIBSVM_TOL)
 
 
+def test_a_closed_client_is_refused_in_one_line(tmp_path):
+    with distributed.Client(processes=False, n_workers=1, dashboard_address=None) as closed:
+        pass
+    X, y = _data(n=40)
+    for strategy in ("interpolate", "paper"):  # (paper counts the client's threads first)
+        with pytest.raises(InputError, match="this Dask client is closed"):
+            _path(KernelSVM(X, y, c=0.1), executor=closed, strategy=strategy)
+
+
 def test_split_products_refuse_what_they_cannot_do(client):
     X, y = _data(n=60)
     problem = KernelSVM(X, y, c=0.1)
@@ -273,7 +282,7 @@ def test_the_command_line_hands_segments_to_the_workers_where_products_cannot_sp
     assert not (tmp_path / "r.npz.partial.npz").exists()
     assert main([*args, "--checkpoint", str(tmp_path / "c.npz")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--workers and --dask hand robust_l1's segments to the workers" in err
+    assert err.count("\n") == 1 and "--dask hands robust_l1's segments to worker processes" in err
 
     Xc, yc = _data(n=60, d=3)
     data = tmp_path / "c.csv"
@@ -368,3 +377,35 @@ def test_lost_work_is_not_a_backend_failure(monkeypatch):
     monkeypatch.setattr(type(problem), "candidate", lost)
     with pytest.raises(ClusterError, match="lost work"):
         problem.solve(1.0)
+
+
+_CLUSTER_HERE = """
+import os
+from dask.distributed import Client, LocalCluster
+from approxpath.compute import kernel_threads
+
+if __name__ == "__main__":
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \\
+            Client(cluster) as client:
+        there = client.submit(kernel_threads).result()
+    print(os.environ.get("OMP_NUM_THREADS"), kernel_threads(), there)
+"""
+
+
+def test_a_local_cluster_leaves_its_creators_kernel_threads_as_they_were(tmp_path):
+    """Dask's LocalCluster sets OMP_NUM_THREADS=1 in the process that creates it (and leaves it):
+    that process's own paths keep every core; its workers, started with it, run one thread."""
+    import os
+    import subprocess
+    import sys
+
+    from approxpath.compute import cores
+
+    script = tmp_path / "cluster_here.py"
+    script.write_text(_CLUSTER_HERE)
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "APPROXPATH_NUM_THREADS")}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    leaked, here, there = out.stdout.split()
+    assert (here, there) == (str(cores()), "1")
+    assert leaked in ("1", "None")  # (1 where this Dask version leaves it set)

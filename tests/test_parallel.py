@@ -71,7 +71,7 @@ def test_bad_workers(svm, tmp_path, capsys):
         args = ["path", "kernel_svm", "--data", str(data), "--range", "0.5", "2", "--workers", "2", flag]
         assert main(args + ([str(tmp_path / "c.npz")] if flag == "--checkpoint" else ["--out", str(tmp_path / "o.npz")])) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "--workers and --dask hand kernel_svm's segments to the workers" in err
+        assert err.count("\n") == 1 and "--workers 2 hands kernel_svm's segments to worker processes" in err
     assert not list(tmp_path.glob("*.npz"))
 
 
@@ -90,7 +90,9 @@ def test_workers_with_an_executor_are_refused(svm):
     runs = [lambda ex: approxpath.approximate_path(svm, eps=0.3, interval=(0.5, 2.0), workers=2, executor=ex),
             lambda ex: approxpath.approximate_path(svm, eps=0.3, interval=(0.5, 2.0), workers=2, chunks=2,
                                                    executor=ex),
-            lambda ex: approxpath.map_paths([svm, svm], eps=0.3, interval=(0.5, 2.0), workers=2, executor=ex),
+            lambda ex: approxpath.approximate_path(svm, eps=0.3, interval=(0.5, 2.0), workers=2, strategy="paper",
+                                                   executor=ex),  # (one chunk: the executor runs one at once)
+            lambda ex: approxpath.map_paths([svm], eps=0.3, interval=(0.5, 2.0), workers=2, executor=ex),
             lambda ex: approxpath.select(svm, cv=2, eps=0.1, interval=(0.5, 2.0), workers=2, executor=ex)]
     with Watched(1) as ex:
         for run in runs:

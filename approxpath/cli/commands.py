@@ -69,7 +69,7 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
                    "(CUDA with CuPy or PyTorch), cpu, or auto (a GPU when present and n >= 4096)")
     p.add_argument("--dask", default=None, metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786): its workers "
                    "hold the distances and compute the kernel products (kernel_svm, gaussian or ard), or certify "
-                   "the segments between exact solves (every other problem)")
+                   "the segments between exact solves (every other problem; chunks with paper and grid)")
     p.add_argument("--checkpoint", default=None, metavar="FILE",
                    help="write finished work here as the run goes (default with --out: OUT.partial.npz)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
@@ -148,16 +148,23 @@ def run_and_write(problem, args, meta):
     from ..driver import approximate_path, discard_checkpoint
 
     interval = tuple(args.range) if args.range else None
-    # workers certify the segments between exact solves: those of --workers, and --dask's where the
-    # problem's kernel products cannot be split across them (kernel_svm's can: the search stays here)
-    segments = args.workers > 1 or (args.dask is not None and split_refusal(problem) is not None)
-    if segments and (args.checkpoint is not None or args.resume):
-        raise InputError(f"--checkpoint and --resume are per run: --workers and --dask hand {problem.name}'s "
-                         "segments to the workers; drop them, or run in one process")
+    client = dask_client(args.dask, args.workers)  # (--dask with --workers refused first: both say where)
+    # workers certify the segments between exact solves (chunks with paper and grid): those of
+    # --workers, and --dask's where the problem's kernel products cannot be split across them
+    # (kernel_svm's can: the search stays here)
+    segments = args.workers > 1 or (client is not None and split_refusal(problem) is not None)
     checkpoint = None if segments else checkpoint_of(args)
-    if args.resume and checkpoint is None:
-        raise InputError("--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)")
-    client = dask_client(args.dask, args.workers)
+    refusal = None
+    if segments and (args.checkpoint is not None or args.resume):
+        flag = f"--workers {args.workers}" if args.workers > 1 else "--dask"
+        refusal = (f"--checkpoint and --resume are per run: {flag} hands {problem.name}'s segments to worker "
+                   f"processes; run without {flag} to keep a checkpoint")
+    elif args.resume and checkpoint is None:
+        refusal = "--resume needs --checkpoint FILE or --out FILE (whose OUT.partial.npz it reads)"
+    if refusal is not None:
+        if client is not None:
+            client.close()
+        raise InputError(refusal)
     try:
         path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
                                 strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,

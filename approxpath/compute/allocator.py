@@ -14,7 +14,7 @@ call does not change its caller's allocator: a Python session gets the same by s
 glibc's own variables, e.g. ``MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=268435456``
 (docs/compute.md).
 
-A task on a worker process (a segment, a chunk, a fold's path) runs inside
+A task on a Dask worker (a segment, a chunk, a fold's path) runs inside
 :func:`task_memory`: Dask's nanny starts its workers with ``MALLOC_TRIM_THRESHOLD_=65536``,
 which also fixes glibc's mmap threshold at 128 KiB, so that every temporary above it was mapped
 and faulted in anew: robust l1's segments at n = 1000 spent as much CPU in the system as in
@@ -47,6 +47,17 @@ _ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
 # set (its dynamic raise is off): what task_memory puts back
 _GLIBC_MMAP_THRESHOLD = 128 * 1024
 _TASKS = {"running": 0, "lock": threading.Lock()}  # task_memory blocks running in this process
+# mallopt takes a C int
+_INT_MAX = 2**31 - 1
+
+
+def _forked():
+    """A process forked while a task ran starts with no task running, and an unlocked lock."""
+    _TASKS.update(running=0, lock=threading.Lock())
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
 
 
 def _mallopt():
@@ -74,6 +85,19 @@ def keep_freed_memory():
     return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
 
 
+def _on_dask_worker():
+    """Whether this thread runs a task of a Dask worker that a nanny started: its process is the
+    worker's, whose ``MALLOC_TRIM_THRESHOLD_`` the nanny set before glibc read it (a worker in a
+    caller's process, ``LocalCluster(processes=False)``, has none)."""
+    distributed = sys.modules.get("distributed")  # (a worker has imported it; nothing is imported here)
+    if distributed is None:
+        return False
+    try:
+        return bool(getattr(distributed.get_worker(), "nanny", None))
+    except ValueError:
+        return False
+
+
 def _malloc_trim():
     """Give the free memory of glibc's heaps back to the system (``malloc_trim(0)``)."""
     import ctypes
@@ -86,15 +110,17 @@ def _malloc_trim():
 
 @contextmanager
 def task_memory():
-    """Inside the ``with`` block (a task on a worker process), freed temporaries are reused as
-    :func:`keep_freed_memory` has them, where the process's environment fixed glibc's mmap
+    """Inside the ``with`` block (a task on a Dask worker), freed temporaries are reused as
+    :func:`keep_freed_memory` has them, where the worker's environment fixed glibc's mmap
     threshold at its 128 KiB by setting ``MALLOC_TRIM_THRESHOLD_`` alone (Dask's nanny does).
     When the last such block of the process ends, both thresholds are put back and the free
     memory given back to the system (``malloc_trim``): the worker's own policy, as it was.
-    Nothing changes elsewhere: without that variable, with ``MALLOC_MMAP_THRESHOLD_`` set, off
-    glibc."""
+    Nothing changes elsewhere: outside a Dask worker's task (a local pool's workers inherit the
+    command line's policy; a caller's process keeps its own), without that variable, with
+    ``MALLOC_MMAP_THRESHOLD_`` set, off glibc."""
     trim = os.environ.get("MALLOC_TRIM_THRESHOLD_", "") if "MALLOC_MMAP_THRESHOLD_" not in os.environ else ""
-    mallopt = _mallopt() if trim.isdigit() else None
+    pinned = trim.isascii() and trim.isdigit() and int(trim) <= _INT_MAX and _on_dask_worker()
+    mallopt = _mallopt() if pinned else None
     if mallopt is None:
         yield
         return

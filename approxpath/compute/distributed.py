@@ -84,8 +84,8 @@ def capacity(executor):
     """How many tasks ``executor`` runs at once: a Dask client's worker threads, a
     ``concurrent.futures`` pool's workers, else 1."""
     nthreads = getattr(executor, "nthreads", None)
-    if callable(nthreads):
-        return max(1, sum(nthreads().values()))
+    if callable(nthreads):  # (a closed client: 1, and check_executor refuses it before any work)
+        return 1 if getattr(executor, "status", None) in ("closing", "closed") else max(1, sum(nthreads().values()))
     # (the standard library's pools keep their size there, and say it nowhere else)
     return max(1, int(getattr(executor, "_max_workers", 1) or 1))
 

@@ -10,8 +10,8 @@ pass at n = 16,000 27x slower (its skinny products spread over its threads).
 
 The rule, applied by every entry point of the library (:func:`managed`): the kernel threads
 get the cores (:func:`kernel_threads`: the user's setting, else ``APPROXPATH_NUM_THREADS``,
-else ``OMP_NUM_THREADS``, else :func:`cores`), and BLAS runs on one thread, inside our threaded
-passes and around them.
+else ``OMP_NUM_THREADS`` as the process started with it, else :func:`cores`), and BLAS runs on
+one thread, inside our threaded passes and around them.
 Worker processes run one kernel thread (:func:`worker_threads`): their parallelism is the
 processes.
 
@@ -104,18 +104,33 @@ def _environment_default():
 
 
 def _openmp_default():
-    """``OMP_NUM_THREADS`` (its first level, at most :func:`cores`), or None when unset or not a
-    positive count: the variable joblib's process workers (scikit-learn's ``n_jobs``) and Dask's
-    worker processes set to the cores each may use, which OpenMP code and PyTorch read too.  Not
-    approxpath's variable: a value it cannot read is left to its owners, not refused."""
-    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    """``OMP_NUM_THREADS`` as the process started with it (its first level, at most
+    :func:`cores`), or None when unset or not a positive count: the variable joblib's process
+    workers (scikit-learn's ``n_jobs``) and Dask's worker processes start with, set to the cores
+    each may use, and which OpenMP and BLAS libraries read when they load.  A value set later is
+    not read, as it is not by them: Dask's ``LocalCluster`` sets it to 1 in the process that
+    creates it, which would have left that process's own paths on one thread.  Not approxpath's
+    variable: a value it cannot read is left to its owners, not refused."""
+    first = _started_with("OMP_NUM_THREADS").split(",")[0].strip()
     return min(int(first), cores()) if first.isdigit() and int(first) > 0 else None
+
+
+@functools.lru_cache(maxsize=None)
+def _started_with(name):
+    """The environment variable ``name`` as the process started with it ("" when unset): from
+    ``/proc/self/environ`` on Linux, else as it was when first asked."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            start = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
+    except OSError:
+        return os.environ.get(name, "")
+    return start.get(name.encode(), b"").decode(errors="replace")
 
 
 def kernel_threads():
     """The kernel threads of the calling context: :func:`threads`' setting, else
-    ``APPROXPATH_NUM_THREADS``, else ``OMP_NUM_THREADS`` (:func:`_openmp_default`), else
-    :func:`cores`."""
+    ``APPROXPATH_NUM_THREADS``, else ``OMP_NUM_THREADS`` as the process started with it
+    (:func:`_openmp_default`), else :func:`cores`."""
     count = _DEFAULT.get()
     if count is None:
         count = _environment_default()

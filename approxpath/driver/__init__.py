@@ -146,6 +146,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     count("workers", workers)
     if chunks is not None:
         count("chunks", chunks)
+    parallel.one_place(workers, executor)
     if split_products and (executor is None or workers > 1 or chunks is not None):
         raise InputError("split_products=True runs the search here and the kernel products on executor= (a Dask "
                          "client): give executor, without workers or chunks")
@@ -370,6 +371,7 @@ def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **optio
     """
     problems = list(problems)
     count("workers", workers)
+    parallel.one_place(workers, executor)
     progress = options.pop("progress", False)  # one bar here, none in the workers
     k = max(1, min(int(workers), len(problems)))
     bar = count_bar(progress, len(problems), "paths", "paths")

@@ -17,7 +17,15 @@ from ..compute.parallelism import worker_threads
 from ..data import data_sha256
 from ..errors import InputError
 
-__all__ = ["pool", "single_threaded", "segment_in_worker", "chunks", "path_in_worker"]
+__all__ = ["one_place", "pool", "single_threaded", "segment_in_worker", "chunks", "path_in_worker"]
+
+
+def one_place(workers, executor):
+    """:class:`InputError` for ``workers > 1`` beside an ``executor``: its own workers run the
+    tasks, so the count would be ignored."""
+    if executor is not None and workers > 1:
+        raise InputError(f"workers={workers} and executor: give one of them (the executor's own workers "
+                         "run the tasks)")
 
 
 @contextmanager
@@ -26,11 +34,8 @@ def pool(workers, executor, wanted=True, sharers=None):
     processes and this one share the kernel caches' memory
     (:func:`~approxpath.compute.caches.share_budget`: ``sharers`` processes, by default the
     workers and this one, which keeps kernels meanwhile); None when not ``wanted``.  Both
-    ``workers > 1`` and ``executor`` are refused: the executor's own workers run the tasks, so
-    the count would be ignored."""
-    if executor is not None and workers > 1:
-        raise InputError(f"workers={workers} and executor: give one of them (the executor's own workers "
-                         "run the tasks)")
+    ``workers > 1`` and ``executor`` are refused (:func:`one_place`)."""
+    one_place(workers, executor)
     if not wanted or executor is not None:
         if wanted:
             check_executor(executor)
