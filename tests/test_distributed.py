@@ -192,7 +192,7 @@ def test_split_products_add_the_product_chunks_as_kernels_does(client, monkeypat
 
 
 def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path, capsys, monkeypatch):
-    """``--dask ADDRESS``: the products run on that cluster's workers (the path of
+    """``--dask ADDRESS --split-products``: the products run on that cluster's workers (the path of
     split_products=True: the blocked mode's pieces); a scheduler that does not answer, or an address without a port, is one line."""
     import json
 
@@ -202,7 +202,8 @@ def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path
     data = tmp_path / "d.csv"
     np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="a,b,c,y", comments="")
     args = ["path", "kernel_svm", "--data", str(data), "--c", "0.1", "--range", "0.25", "4", "--json"]
-    assert main([*args, "--dask", client.scheduler.address, "--n-jobs", "1", "--out", str(tmp_path / "p.npz")]) == 0
+    assert main([*args, "--dask", client.scheduler.address, "--split-products", "--n-jobs", "1", "--out",
+                 str(tmp_path / "p.npz")]) == 0
     split = json.loads(capsys.readouterr().out)
     here = approxpath.approximate_path(KernelSVM(X, y, c=0.1), eps=0.125, interval=(0.25, 4.0), executor=client,
                                        split_products=True)
@@ -256,11 +257,11 @@ def test_select_runs_the_folds_paths_on_a_schedulers_workers(client, tmp_path, c
         assert err.count("\n") == 1 and "--workers 2 both say where the work runs: pass one" in err
 
 
-def test_the_command_line_hands_segments_to_the_workers_where_products_cannot_split(client, tmp_path, capsys):
-    """``path --dask``: a problem whose kernel products cannot be split across the workers
-    (robust ℓ1 forms whole kernels; the SVM's laplacian kernel) has the segments between its
-    exact solves certified there: its pieces are those of ``executor=client`` in Python, and
-    they run on the cluster.  A checkpoint (one process's run) is refused with them."""
+def test_the_command_line_hands_segments_to_the_workers(client, tmp_path, capsys):
+    """``path --dask``: the segments between exact solves are certified on the cluster's workers,
+    for every problem (robust ℓ1 here): the pieces of ``executor=client`` in Python.  A checkpoint
+    (one process's run) is refused with them, and so is ``--split-products`` where the products
+    cannot be split (robust ℓ1 forms whole kernels; the SVM's laplacian kernel) or without ``--dask``."""
     import json
 
     from approxpath.cli import main
@@ -283,15 +284,23 @@ def test_the_command_line_hands_segments_to_the_workers_where_products_cannot_sp
     assert main([*args, "--checkpoint", str(tmp_path / "c.npz")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--dask hands robust_l1's segments to worker processes" in err
+    assert main([*args, "--split-products"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--split-products cannot serve this path: robust_l1 forms whole kernels" in err
 
     Xc, yc = _data(n=60, d=3)
     data = tmp_path / "c.csv"
     np.savetxt(data, np.column_stack([Xc, yc]), delimiter=",", header="a,b,c,y", comments="")
+    svm = ["path", "kernel_svm", "--data", str(data), "--c", "1", "--range", "0.25", "4", "--json"]
     with distributed.get_task_stream(client) as stream:
-        assert main(["path", "kernel_svm", "--data", str(data), "--c", "1", "--kernel", "laplacian", "--range", "0.25",
-                     "4", "--json", "--dask", client.scheduler.address]) == 0
+        assert main([*svm, "--dask", client.scheduler.address]) == 0
     assert json.loads(capsys.readouterr().out)["certified"] is True
     assert sum(str(task["key"]).startswith("segment_in_worker") for task in stream.data) >= 1
+    for extra, words in ((["--kernel", "laplacian", "--dask", client.scheduler.address], "kernel='laplacian' needs"),
+                         ([], "--split-products needs --dask ADDRESS")):
+        assert main([*svm, *extra, "--split-products"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and words in err
 
 
 def test_workers_with_another_approxpath_are_refused_before_any_work(client, monkeypatch):

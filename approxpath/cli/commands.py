@@ -68,8 +68,10 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"), help="where kernel products run: gpu "
                    "(CUDA with CuPy or PyTorch), cpu, or auto (a GPU when present and n >= 4096)")
     p.add_argument("--dask", default=None, metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786): its workers "
-                   "hold the distances and compute the kernel products (kernel_svm, gaussian or ard), or certify "
-                   "the segments between exact solves (every other problem; chunks with paper and grid)")
+                   "certify the segments between exact solves (chunks with paper and grid), as --workers does")
+    p.add_argument("--split-products", action="store_true", help="with --dask: the workers hold rows of the "
+                   "distances and compute the kernel products while the search runs here, for distances that do "
+                   "not fit one machine (kernel_svm, gaussian or ard kernel)")
     p.add_argument("--checkpoint", default=None, metavar="FILE",
                    help="write finished work here as the run goes (default with --out: OUT.partial.npz)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
@@ -148,11 +150,14 @@ def run_and_write(problem, args, meta):
     from ..driver import approximate_path, discard_checkpoint
 
     interval = tuple(args.range) if args.range else None
+    if args.split_products and (args.dask is None or split_refusal(problem) is not None):
+        why = "needs --dask ADDRESS" if args.dask is None else f"cannot serve this path: {split_refusal(problem)}"
+        raise InputError(f"--split-products {why}; --dask alone hands the segments to the cluster's workers")
     client = dask_client(args.dask, args.workers)  # (--dask with --workers refused first: both say where)
     # workers certify the segments between exact solves (chunks with paper and grid): those of
-    # --workers, and --dask's where the problem's kernel products cannot be split across them
-    # (kernel_svm's can: the search stays here)
-    segments = args.workers > 1 or (client is not None and split_refusal(problem) is not None)
+    # --workers, and --dask's unless the workers hold the distances (--split-products: the search
+    # stays here)
+    segments = args.workers > 1 or (client is not None and not args.split_products)
     checkpoint = None if segments else checkpoint_of(args)
     refusal = None
     if segments and (args.checkpoint is not None or args.resume):
@@ -171,7 +176,7 @@ def run_and_write(problem, args, meta):
                                 workers=args.workers, checkpoint=checkpoint, resume=args.resume,
                                 max_solves=args.max_solves, max_pieces=args.max_pieces,
                                 solve_time_limit=args.solve_time_limit, n_jobs=args.n_jobs, device=args.device,
-                                executor=client, split_products=client is not None and not segments,
+                                executor=client, split_products=args.split_products,
                                 keep_checkpoint=True)
     finally:
         if client is not None:
