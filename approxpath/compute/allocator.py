@@ -23,6 +23,7 @@ their own work, and took twice as long as on a local pool's workers.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -60,16 +61,23 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked)
 
 
-def _mallopt():
-    """glibc's ``mallopt`` of this process, or None (not Linux, another C library)."""
+@functools.lru_cache(maxsize=None)
+def _libc(name):
+    """The function ``name`` of this process's own C library (``mallopt``, ``malloc_trim``), or
+    None (not Linux, a C library without it)."""
     if not sys.platform.startswith("linux"):
         return None
     import ctypes
 
     try:
-        return ctypes.CDLL(None).mallopt  # the process's own C library
+        return getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError):
         return None
+
+
+def _mallopt():
+    """glibc's ``mallopt``, or None."""
+    return _libc("mallopt")
 
 
 def keep_freed_memory():
@@ -100,12 +108,9 @@ def _on_dask_worker():
 
 def _malloc_trim():
     """Give the free memory of glibc's heaps back to the system (``malloc_trim(0)``)."""
-    import ctypes
-
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    trim = _libc("malloc_trim")
+    if trim is not None:
+        trim(0)
 
 
 @contextmanager
