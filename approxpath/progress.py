@@ -9,11 +9,15 @@ pieces' widths (no "clamping frac" warning, no negative time left).
 from __future__ import annotations
 
 import math
+import time
 
 __all__ = ["PathBar", "CountBar", "DeltaBar", "path_bar", "count_bar", "delta_bar", "shown_name"]
 
 # The bar advances in thousandths of the interval (log scale): fine enough for any terminal.
 _STEPS = 1000
+# A note of DeltaBar (what a selection computes between two values of delta) is drawn at most
+# this often (seconds): a cover notes every piece it encloses, thousands a round
+_NOTE_EVERY_S = 0.5
 # How text for people (bars, the selection's messages) names a path parameter.
 _SHOWN = {"bandwidth": "t", "c": "C", "lam": "lam"}
 
@@ -101,6 +105,7 @@ class DeltaBar:
 
     def __init__(self, tol, desc, start=""):
         self.tol, self.first, self._at = float(tol), None, 0
+        self._delta, self._noted = "", -math.inf  # the last delta's text; when a note was drawn
         self._bar = _tqdm(total=_STEPS, desc=desc, leave=True, unit=start,
                           bar_format="{desc}: {percentage:3.0f}%|{bar}| {unit} [{elapsed}]")
 
@@ -117,14 +122,27 @@ class DeltaBar:
         else:
             frac = math.log(self.first / delta) / math.log(self.first / self.tol)
         self._at = max(self._at, min(_STEPS, max(0, int(round(frac * _STEPS)))))
-        self._bar.unit = f"delta = {delta:.4g} (tol {self.tol:g}), {solves} exact solves"
+        self._bar.unit = self._delta = f"delta = {delta:.4g} (tol {self.tol:g}), {solves} exact solves"
         if self._at > self._bar.n:
             self._bar.update(self._at - self._bar.n)
         else:
             self._bar.refresh()
 
+    def note(self, text):
+        """Show ``text`` (what is being computed: the enclosures of a fold, minutes on a large
+        one) after the last δ, or instead of the start text before the first; the bar does not
+        move.  Drawn at most every :data:`_NOTE_EVERY_S` seconds."""
+        now = time.monotonic()
+        if self._bar is None or now - self._noted < _NOTE_EVERY_S:
+            return
+        self._noted = now
+        self._bar.unit = f"{self._delta}; {text}" if self._delta else text
+        self._bar.refresh()
+
     def close(self):
         if self._bar is not None:
+            if self._delta:  # the bar's last line: the last delta, not what ran before it
+                self._bar.unit = self._delta
             self._bar.close()
 
 

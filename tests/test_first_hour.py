@@ -87,6 +87,26 @@ def test_a_selection_shows_delta_down_to_tol(capsys):
     assert (shown.t, shown.delta, shown.exact_solves) == (quiet.t, quiet.delta, quiet.exact_solves)
 
 
+def test_a_selection_says_what_it_computes_before_delta_moves(capsys, monkeypatch):
+    """Between two values of delta the bar names what runs: the first paths done, then each
+    fold's held-out predictions piece by piece (minutes on a large fold: the bar stood still at
+    "first paths" before); the bar still ends on delta."""
+    from approxpath import progress
+
+    monkeypatch.setattr(progress, "_NOTE_EVERY_S", 0.0)
+    X, y = make_classification(n=40, d=2, seed=1)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    shown = approxpath.select(problem, cv=3, eps=0.2, interval=(0.1, 10.0), tol=0.05, progress=True)
+    lines = [line for line in capsys.readouterr().err.replace("\r", "\n").splitlines() if line.strip()]
+    first = [line for line in lines if "first paths done" in line]
+    assert first and "exact solves; enclosing the criterion" in first[0], lines
+    pieces = [line for line in lines if "held-out predictions of fold" in line]
+    assert any("fold 1/3: piece 1 of " in line for line in pieces), lines
+    assert any("fold 3/3: piece " in line for line in pieces), lines
+    assert lines.index(first[0]) < lines.index(pieces[0])
+    assert lines[-1].startswith("select kernel_svm: 100%") and f"delta = {shown.delta:.4g}" in lines[-1], lines[-1]
+
+
 def test_estimators_take_progress(capsys):
     from approxpath.sklearn import KernelPathSVC
 

@@ -126,6 +126,9 @@ class Validation:
     """
 
     sense = "min"
+    #: Called with a line of text for people after each piece's enclosures (the enclosures
+    #: of a round can take minutes): a progress bar's :meth:`~approxpath.progress.DeltaBar.note`.
+    progress = None
 
     def __init__(self, tracks, X_val, y_val, loss):
         self.tracks, self.X_val, self.y_val, self.name = tracks, list(X_val), list(y_val), loss
@@ -184,8 +187,10 @@ class Validation:
                 if rows.size:
                     todo.setdefault(id(piece), (piece, []))[1].append(((c, i), (s, e, rows)))
         got = {}
-        for piece, items in todo.values():
+        for j, (piece, items) in enumerate(todo.values(), start=1):
             got.update(zip((key for key, _ in items), self._enclose(k, piece, [part for _, part in items])))
+            if self.progress is not None:
+                self.progress(f"held-out predictions of fold {k + 1}/{len(self.tracks)}: piece {j} of {len(todo)}")
         out = []
         for c, over in enumerate(parts):
             pieces = []

@@ -266,12 +266,16 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
     else:
         paths = _run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), seeds, executor, options)
         tracks = Tracks(problems, paths)
+        if bar is not None:
+            bar.note(f"first paths done, {tracks.solves} exact solves; enclosing the criterion")
         if not validation:
             crit = ClosedForm(tracks, criterion, closed[criterion])
         elif hasattr(bound, "prediction_enclosure"):
             crit = Validation(tracks, X_vals, y_vals, criterion)
         else:
             crit = Sampled(tracks, X_vals, y_vals, criterion)
+        if bar is not None and hasattr(crit, "progress"):
+            crit.progress = bar.note
 
     stuck = []  # why refinements were refused: the budget (the search stops), or eps below the solves' floor
     floors = []  # (fold, lo, hi, eps) of the refinements refused (the others go on)
