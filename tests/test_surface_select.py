@@ -4,6 +4,8 @@ tight CVXPY solve of the SVM dual at random points of the box (the bias the midd
 biases' interval, as the enclosure's documented convention); the chosen point's enclosure and δ
 are consistent; the figure draws; bad input is refused."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -285,6 +287,23 @@ def test_a_budget_spent_while_refining_says_so_and_keeps_the_result(capsys):
     final = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
     assert final.startswith("select kernel_svm over two parameters:") and "100%" not in final, final
     assert f"delta = {kept.delta:.4g} (tol 0.01)" in final, final
+
+
+def test_the_bar_counts_the_first_surfaces_cells_before_the_first_delta(capsys, monkeypatch):
+    """Before the first delta the bar says which fold's first surface is built and how far it got
+    (minutes a fold on real data: it stood at "first surfaces" before)."""
+    from approxpath import progress
+
+    monkeypatch.setattr(progress, "_NOTE_EVERY_S", 0.0)
+    X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    approxpath.select_surface(problem, cv=2, eps=0.1, relative=True, tol=0.2, progress=True, **_BOX)
+    lines = [line for line in capsys.readouterr().err.replace("\r", "\n").splitlines() if line.strip()]
+    notes = [i for i, line in enumerate(lines) if "first surface of fold" in line]
+    first_delta = min(i for i, line in enumerate(lines) if "delta = " in line)
+    assert notes and max(notes) < first_delta, lines
+    assert re.search(r"first surface of fold 1/2: [1-9][0-9]* cells, [1-9][0-9]* exact solves", lines[notes[0]])
+    assert any("first surface of fold 2/2: " in lines[i] for i in notes), lines
 
 
 def test_a_large_grid_is_drawn_pooled_keeping_what_may_still_win():

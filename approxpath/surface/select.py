@@ -279,8 +279,14 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     bar = delta_bar(progress, tol, f"select {problem.name} over two parameters", f"first surfaces ({len(folds)})")
     try:
         try:
+            def add(cell, f):
+                f.add(cell, eps)
+                if bar is not None:  # (minutes a fold: say how far it got)
+                    bar.note(f"first surface of fold {f.k + 1}/{len(folds)}: {len(f.cells)} cells, "
+                             f"{engine.n_solves} exact solves")
+
             for f in folds:
-                tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: f.add(cell, eps))
+                tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: add(cell, f))
         except BudgetExceededError as exc:  # a fold's cells do not cover the box: no choice, nothing to return
             raise BudgetExceededError(f"{exc} (while the first surfaces were built: there is no choice yet, so "
                                       "strict=False has nothing to return)") from exc
