@@ -38,7 +38,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import qr, solve_triangular
 
 from approxpath.compute.parallelism import managed
 from approxpath.errors import InputError, SolverError
@@ -102,6 +101,8 @@ def _factor(K, A):
     M = np.empty((K.shape[0], A.size + 1))
     M[:, 0] = 1.0
     M[:, 1:] = K[A].T  # K is symmetric: gathering rows reads contiguous memory
+    from scipy.linalg import qr  # (here: `approxpath problems` lists klasso without scipy.linalg, ~0.2 s)
+
     Q, R = qr(M, mode="economic", check_finite=False)
     diag = np.abs(R.diagonal())
     return (Q, R) if diag.min() > _RANK_TOL * diag.max() else None
@@ -111,6 +112,8 @@ def _fit(Q, R, y, c):
     """The point of the optimality conditions :math:`M^\\top r = c`, :math:`r = y - Mz` with
     :math:`M = QR`: ``(z, r)``.  With :math:`R^\\top w = c`: :math:`Rz = Q^\\top y - w` and
     :math:`r = y - Q(Q^\\top y - w)` (accurate even when ``z`` is huge)."""
+    from scipy.linalg import solve_triangular
+
     w = solve_triangular(R, c, trans="T", check_finite=False)
     qy = Q.T @ y
     return solve_triangular(R, qy - w, check_finite=False), y - Q @ (qy - w)

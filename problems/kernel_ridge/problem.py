@@ -12,7 +12,6 @@ solves by one Cholesky factorization, restoration by the best scaling).  The cer
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from approxpath.kernel_problem import KernelProblem
 from approxpath.moving import Moving, is_moving, value_at
@@ -136,6 +135,8 @@ class KernelRidge(KernelProblem):
             return super().candidate(backend, t, warm)
         bw, lam = self.sweep.at(t)
         K = self.gram(t)
+        import scipy.linalg  # (here: `approxpath problems` lists the problem without it, ~0.2 s)
+
         c = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K + lam * np.eye(self.n)), self.y)
         # a = lam c (equal to y - K c at the optimum) leaves only the solve's residual in the gap,
         # ||(K + lam I) c - y||^2; a = y - K c would leave (1/lam) r'K r, far larger at small lam

@@ -13,7 +13,6 @@ takes active-set steps from several starting sets instead of trusting one thresh
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from approxpath.solvers.conic import QP
 
@@ -49,6 +48,8 @@ def gram_qp(K, y, lam):
     -------
     approxpath.solvers.conic.QP
     """
+    import scipy.sparse as sp  # (here: `approxpath problems` lists the problem without it)
+
     n = y.size
     k1 = K.sum(axis=0)
     G = np.zeros((n + 1, n + 1))

@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-import scipy.sparse as sp
 
 from approxpath.errors import SolverError
 from approxpath.kernel_problem import KernelProblem
@@ -198,6 +197,8 @@ class RobustL1(KernelProblem):
         ``u = z1 - z2`` is the dual point."""
         bw, lam = self.sweep.at(t)
         n = self.n
+        import scipy.sparse as sp  # (here: `approxpath problems` lists the problem without it)
+
         K = sp.csc_matrix(self.gram(t))
         eye, zero = sp.eye(n), sp.csc_matrix((n, n))
         A = sp.vstack([
