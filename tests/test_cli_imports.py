@@ -104,3 +104,19 @@ def test_a_submodule_is_an_attribute_on_first_use():
             "try:\n    approxpath.sklearn\nexcept ModuleNotFoundError as exc:\n    print('missing', exc.name)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().startswith("missing sklearn")
+
+
+def test_cli_exact_imports_no_scipy_optimize(tmp_path):
+    """``approxpath exact klasso`` needs scipy's linear algebra only: not scipy.optimize and what it
+    pulls in (scipy.spatial, scipy.sparse.linalg: ~0.15 s of a half-second command), which only the
+    feature path's inner ridge solve uses."""
+    from approxpath.data import make_sinc
+
+    X, y = make_sinc(30, noise=0.1, seed=0)
+    data = tmp_path / "sinc.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    rc, modules, _ = _modules_after(["exact", "klasso", "--data", str(data), "--format", "csv", "--parameter", "lam",
+                                     "--bandwidth", "1", "--range", "1e-2", "1", "--json"])
+    assert rc == 0
+    assert "scipy.linalg" in modules  # (the exact path's factorizations)
+    assert [m for m in modules if m.startswith(("scipy.optimize", "scipy.spatial"))] == []

@@ -33,7 +33,6 @@ import math
 
 import numpy as np
 import scipy.linalg
-import scipy.optimize
 
 from approxpath.errors import SolverError
 
@@ -175,7 +174,9 @@ def inner_solve(K, y, C):
         lo -= 5.0
         if lo < hi - 200:  # exp(-200): nothing left to find in double precision
             raise SolverError("inner kernel ridge solve: no multiplier found (the constraint is barely active)")
-    mu = scipy.optimize.brentq(excess, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
+    from scipy.optimize import brentq  # (here: `approxpath exact` and `crosscheck` need none of it, ~0.15 s)
+
+    mu = brentq(excess, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
     lam = math.exp(mu)
     alpha = Q @ (c / (w + lam))
     alpha -= alpha.mean()
