@@ -391,3 +391,29 @@ def test_combination_hull_is_the_interval_products_sum():
         f = low + rng.random(low.shape) * (up - low)
         value = (w * f).sum(axis=1)
         assert np.all(got_lo <= value) and np.all(value <= got_hi)
+
+
+@pytest.mark.parametrize("columns", [161, 40])
+def test_klasso_choice_of_a_is_the_best_ridge_solution_solved_directly(columns):
+    """kLASSO's ``a`` per point, chosen in the eigenbasis of M'M, has the smallest radius among
+    the 15 ridge solutions solved directly (``(M'M + mu I) z = phi``, ``a = M z``, the radius of
+    that ``a`` computed from it), up to the choice's rounding; with more columns than points
+    (M rank-deficient) as well."""
+    from approxpath.problems.klasso.enclosure import _RIDGES, _approximations
+
+    rng = np.random.default_rng(5)
+    x, xt = np.sort(rng.uniform(-4, 4, 160)), rng.uniform(-4, 4, 40)
+    xs = x[rng.choice(160, columns - 1, replace=False)]
+    M = np.column_stack([np.exp(-(x[:, None] - xs[None, :]) ** 2), np.ones(160)])
+    phi = np.vstack([np.exp(-(xs[:, None] - xt[None, :]) ** 2), np.ones(40)])
+    R, Delta, mean = 0.35, 56.0, 0.1
+
+    def radius(a):
+        e = phi - M.T @ a
+        return R * np.linalg.norm(a, axis=0) + Delta * np.abs(e[:-1]).max(axis=0) + np.abs(e[-1]) * (Delta + mean)
+
+    G = M.T @ M
+    direct = np.min([radius(M @ np.linalg.solve(G + mu * np.eye(columns), phi))
+                     for mu in _RIDGES * np.linalg.eigvalsh(G).max()], axis=0)
+    chosen = radius(_approximations(M, phi, R, Delta, mean))
+    assert np.all(chosen <= direct * (1 + 1e-6)) and np.all(chosen >= direct * (1 - 1e-6))

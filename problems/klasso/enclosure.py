@@ -64,24 +64,28 @@ def _approximations(M, phi, R, Delta, mean):
     """Per column of ``phi`` (k, m), the ``a`` (n, m) among the ridge solutions of
     :math:`M^\\top a = \\phi` (``M`` (n, k), last column the ones) whose radius
     :math:`R\\lVert a\\rVert + \\Delta\\lVert e_S\\rVert_\\infty + |e_0|(\\Delta + \\bar r)`,
-    :math:`e = \\phi - M^\\top a`, is smallest (as computed: a choice, not a bound)."""
-    G = M.T @ M
-    w, V = np.linalg.eigh(G)
+    :math:`e = \\phi - M^\\top a`, is smallest (as computed: a choice, not a bound).
+
+    In the eigenbasis :math:`G = M^\\top M = V\\,\\mathrm{diag}(w)\\,V^\\top` the ridge solution
+    is :math:`a = MVc` with :math:`c = V^\\top\\phi / (w + \\mu)`, so :math:`\\lVert a\\rVert^2 =
+    \\sum_i w_i c_i^2` and :math:`e = V (\\mu\\, V^\\top\\phi / (w + \\mu))`: one k x k product per
+    ridge weight, and ``a`` formed once, for the chosen ones."""
+    w, V = np.linalg.eigh(M.T @ M)
+    w = np.maximum(w, 0.0)
     Vp = V.T @ phi
     best, choice = None, None
     for mu in _RIDGES * max(float(w.max()), 1e-300):
-        z = V @ (Vp / (np.maximum(w, 0.0) + mu)[:, None])  # (G + mu I)^-1 phi
-        a = M @ z
-        e = phi - M.T @ a
-        radius = (R * np.sqrt(np.sum(a * a, axis=0)) + Delta * np.abs(e[:-1]).max(axis=0, initial=0.0)
+        c = Vp / (w + mu)[:, None]
+        e = V @ (mu * c)  # phi - M'a
+        radius = (R * np.sqrt(w @ (c * c)) + Delta * np.abs(e[:-1]).max(axis=0, initial=0.0)
                   + np.abs(e[-1]) * (Delta + mean))
         if best is None:
-            best, choice = radius, a
+            best, choice = radius, c
         else:
             better = radius < best
             best = np.where(better, radius, best)
-            choice = np.where(better[None, :], a, choice)
-    return choice
+            choice = np.where(better[None, :], c, choice)
+    return (M @ V) @ choice
 
 
 def _screened(bound, dual, R, lam, lo, hi):
