@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 
 from ..data import PREPROCESSING, data_sha256, load_data, preprocess
@@ -192,8 +193,32 @@ def run_and_write(problem, args, meta):
     return path
 
 
+# A run this long that kept one core busy is worth running in processes: each worker's start
+# (its imports, its own distances and kernels) costs a second or two, small against 20 s.
+_ONE_CORE_NOTE_S = 20.0
+# ... and "one core busy": process CPU time at most this many times the wall time (kernel
+# threads at work on two cores give ~1.6-2)
+_ONE_CORE_RATIO = 1.25
+
+
+def one_core_note(args, wall, cpu, usable):
+    """The line that tells a long one-process run, whose work stayed on one of ``usable`` cores
+    (``cpu`` seconds of CPU in ``wall`` seconds), that ``--workers`` would use them; or None."""
+    adaptive = args.strategy in ("interpolate", "two-sided")  # paper/grid: --workers cuts chunks
+    if (args.workers != 1 or args.dask is not None or not adaptive or usable < 2
+            or wall < _ONE_CORE_NOTE_S or cpu > _ONE_CORE_RATIO * wall):
+        return None
+    return (f"approxpath: this path kept one of {usable} cores busy for {wall:.0f} s; --workers {usable} "
+            f"certifies its segments in {usable} processes (the path of any --workers K > 1, every piece "
+            "certified as well)")
+
+
 def _run_path(problem, args, meta):
+    from ..compute.parallelism import cores
+
+    wall, cpu = time.perf_counter(), time.process_time()
     path = run_and_write(problem, args, meta)
+    note = one_core_note(args, time.perf_counter() - wall, time.process_time() - cpu, cores())
     if args.plot:
         from ..plotting import plot_bounds, save_figure
 
@@ -205,6 +230,8 @@ def _run_path(problem, args, meta):
         for what, file in (("certificate", args.out), ("table", args.export), ("figure", args.plot)):
             if file:
                 print(f"{what} written to {file}")
+        if note is not None:
+            print(note, file=sys.stderr)
     return 1 if path.uncovered() else 0
 
 
