@@ -319,6 +319,37 @@ def test_folds_in_worker_processes_give_the_same_selection(sinc, ridge_selection
                                                         ridge_selection.delta, ridge_selection.exact_solves)
 
 
+def test_held_out_enclosures_on_worker_processes_give_the_same_cells(monkeypatch):
+    """kLASSO over the bandwidth with a pool: its folds' held-out predictions are enclosed in
+    runs of pieces on the workers (a bound that keeps nothing between calls), and every cell's
+    enclosure, the choice and delta are those of one process, bit for bit."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from approxpath.selection import cover
+
+    class Counting(ProcessPoolExecutor):
+        tasks = []
+
+        def submit(self, fn, *args, **kwargs):
+            self.tasks.append(getattr(args[0], "__name__", None) if args else None)
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(cover, "_TASK_PIECES", 2)  # runs of 2 pieces: a small case hands out many
+    X, y = make_sinc(n=40, noise=0.1, seed=3)
+    problem = approxpath.get_problem("klasso")(X, y, lam=0.1)
+    run = dict(cv=2, interval=(0.5, 4.0), tol=0.01, max_solves=60, strict=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the budget ends the search before tol)
+        here = select(problem, "mae", **run)
+        with Counting(max_workers=2) as executor:
+            there = select(problem, "mae", executor=executor, **run)
+    assert Counting.tasks.count("_enclose_batch") >= 4
+    assert (there.t, there.value, there.delta, there.exact_solves) == (here.t, here.value, here.delta,
+                                                                       here.exact_solves)
+    for a, b in ((there.edges, here.edges), (there.lo, here.lo), (there.hi, here.hi)):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_every_top_level_name_resolves_and_select_is_the_selection():
     import approxpath.selection
 

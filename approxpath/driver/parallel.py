@@ -17,7 +17,8 @@ from ..compute.parallelism import worker_threads
 from ..data import data_sha256
 from ..errors import InputError
 
-__all__ = ["one_place", "pool", "single_threaded", "segment_in_worker", "chunks", "path_in_worker"]
+__all__ = ["one_place", "pool", "single_threaded", "segment_in_worker", "chunks", "path_in_worker",
+           "task_in_worker"]
 
 
 def one_place(workers, executor):
@@ -146,3 +147,8 @@ def chunks(run_chunk, problem, lo, hi, args, count, workers, executor, bar=None)
 def path_in_worker(fn, problem, eps, interval, options):
     """``fn(problem, eps, interval, **options)`` single-threaded (a task of ``map_paths``)."""
     return _task(lambda: fn(problem, eps, interval, **options))
+
+
+def task_in_worker(fn, *args):
+    """``fn(*args)`` as a worker's task (a selection's enclosures)."""
+    return _task(fn, *args)

@@ -32,6 +32,12 @@ from .predictions import halves
 
 __all__ = ["Tracks", "Validation", "ClosedForm", "Sampled", "merge_covers"]
 
+# Pieces per task where a selection's workers enclose a fold's held-out predictions: a task
+# carries the fold's problem (its data; the worker computes the distances again, ~1 ms at 500
+# points) and its pieces' pairs (~12 kB each), small against the enclosures (kLASSO on 160
+# points: ~4 ms a piece); a fold with fewer than two tasks' pieces is enclosed here
+_TASK_PIECES = 16
+
 
 class Tracks:
     """The current pieces of one path per fold, sorted and tiling the interval.
@@ -123,6 +129,8 @@ class Validation:
         Each fold's held-out points and targets (labels in {-1, +1} for ``error``).
     loss : str
         One of :data:`~approxpath.selection.losses.LOSSES`.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where runs of a fold's pieces are enclosed side by side (a selection's worker pool).
     """
 
     sense = "min"
@@ -130,8 +138,9 @@ class Validation:
     #: of a round can take minutes): a progress bar's :meth:`~approxpath.progress.DeltaBar.note`.
     progress = None
 
-    def __init__(self, tracks, X_val, y_val, loss):
+    def __init__(self, tracks, X_val, y_val, loss, executor=None):
         self.tracks, self.X_val, self.y_val, self.name = tracks, list(X_val), list(y_val), loss
+        self.executor = executor
         self.total = float(sum(len(v) for v in self.y_val))
         # the pooled 0-1 error takes only the values k / total: a δ can be snapped to them
         self.levels = int(self.total) if loss == "error" else None
@@ -147,33 +156,35 @@ class Validation:
         bound = tracks.problems[0].bound
         self._many = self._rows and hasattr(bound, "prediction_enclosures")
 
-    def _enclose(self, k, piece, parts):
-        """Enclosures of fold ``k``'s held-out predictions on ``parts``, ``[(s, e, rows), ...]``
-        of one piece: a list of ``(edges, low, up, rows)``, ``low, up`` of the rows ``rows``.
-        The intervals ``s < e`` of a piece go in one call where the bound takes many,
-        and so do its points, on the union of their rows (an enclosure of more points is as true)."""
+    def _enclose_all(self, k, todo):
+        """:func:`_enclose` of fold ``k``'s held-out predictions on every ``(piece, items)`` of
+        ``todo`` (items ``(key, part)``): a dict ``key: enclosure``.  With an executor (and a bound that keeps nothing between calls, no
+        ``cache=``), runs of :data:`_TASK_PIECES` pieces go to its workers, each with the fold's
+        problem: the same enclosures, bit for bit (neither the kernel products nor the small
+        algebra depend on the threads), computed side by side."""
+        todo = list(todo)
+        batches = [todo[i:i + _TASK_PIECES] for i in range(0, len(todo), _TASK_PIECES)]
+        handout = self.executor is not None and "cache" not in self._options and len(batches) > 1
+        args = (self.X_val[k], self._rows, self._many, self._options)
+        if handout:
+            from ..compute.distributed import result
+            from ..driver.parallel import task_in_worker
+
+            futures = [self.executor.submit(task_in_worker, _enclose_batch, self.tracks.problems[k], *args,
+                                            [(piece, [part for _, part in items]) for piece, items in batch])
+                       for batch in batches]
+        got, done = {}, 0
         bound = self.tracks.problems[k].bound
-        args = (piece.primal, piece.dual, piece.gap_bound)
-        out = [None] * len(parts)
-        intervals = [i for i, (s, e, _) in enumerate(parts) if s < e]
-        points = [i for i, (s, e, _) in enumerate(parts) if s == e]
-        for idx in (intervals, points):
-            if self._many and len(idx) > 1:
-                rows = np.unique(np.concatenate([parts[i][2] for i in idx]))
-                edges, low, up = bound.prediction_enclosures(*args, np.array([parts[i][0] for i in idx]),
-                                                             np.array([parts[i][1] for i in idx]), self.X_val[k],
-                                                             rows=rows, **self._options)
-                for j, i in enumerate(idx):
-                    out[i] = (edges[j], low[:, j], up[:, j], rows)
-                continue
-            for i in idx:
-                s, e, rows = parts[i]
-                if self._rows:
-                    got = bound.prediction_enclosure(*args, s, e, self.X_val[k], rows=rows, **self._options)
-                else:
-                    got = bound.prediction_enclosure(*args, s, e, self.X_val[k][rows], **self._options)
-                out[i] = (*got, rows)
-        return out
+        for b, batch in enumerate(batches):
+            outs = result(futures[b]) if handout else [_enclose(bound, piece, [part for _, part in items], *args)
+                                                      for piece, items in batch]
+            for (piece, items), out in zip(batch, outs):
+                got.update(zip((key for key, _ in items), out))
+                done += 1
+                if self.progress is not None:
+                    self.progress(f"held-out predictions of fold {k + 1}/{len(self.tracks)}: piece {done} of "
+                                  f"{len(todo)}")
+        return got
 
     def _folds(self, k, cells):
         """Fold ``k``'s covers of ``cells`` (disjoint intervals ``(a, b)``), in that order."""
@@ -186,11 +197,7 @@ class Validation:
                 rows = np.flatnonzero(~self._settled(*was[c, i]))
                 if rows.size:
                     todo.setdefault(id(piece), (piece, []))[1].append(((c, i), (s, e, rows)))
-        got = {}
-        for j, (piece, items) in enumerate(todo.values(), start=1):
-            got.update(zip((key for key, _ in items), self._enclose(k, piece, [part for _, part in items])))
-            if self.progress is not None:
-                self.progress(f"held-out predictions of fold {k + 1}/{len(self.tracks)}: piece {j} of {len(todo)}")
+        got = self._enclose_all(k, todo.values())
         out = []
         for c, over in enumerate(parts):
             pieces = []
@@ -265,6 +272,40 @@ class Validation:
                 for q, (_, lo, hi, _) in zip(qs, self._folds(k, [(asks[q][0], asks[q][0]) for q in qs])):
                     got[q] += float(hi[0] - lo[0]) / self.total
         return [bool(g >= ask[3]) for g, ask in zip(got, asks)]
+
+
+def _enclose(bound, piece, parts, X_val, rows_taken, many, options):
+    """Enclosures of held-out predictions at ``X_val`` on ``parts``, ``[(s, e, rows), ...]`` of
+    one piece: a list of ``(edges, low, up, rows)``, ``low, up`` of the rows ``rows``.  The
+    intervals ``s < e`` of a piece go in one call where the bound takes many (``many``), and so
+    do its points, on the union of their rows (an enclosure of more points is as true);
+    ``rows_taken``: the bound's enclosure takes ``rows=``; ``options``: its other keywords."""
+    args = (piece.primal, piece.dual, piece.gap_bound)
+    out = [None] * len(parts)
+    intervals = [i for i, (s, e, _) in enumerate(parts) if s < e]
+    points = [i for i, (s, e, _) in enumerate(parts) if s == e]
+    for idx in (intervals, points):
+        if many and len(idx) > 1:
+            rows = np.unique(np.concatenate([parts[i][2] for i in idx]))
+            edges, low, up = bound.prediction_enclosures(*args, np.array([parts[i][0] for i in idx]),
+                                                         np.array([parts[i][1] for i in idx]), X_val,
+                                                         rows=rows, **options)
+            for j, i in enumerate(idx):
+                out[i] = (edges[j], low[:, j], up[:, j], rows)
+            continue
+        for i in idx:
+            s, e, rows = parts[i]
+            if rows_taken:
+                got = bound.prediction_enclosure(*args, s, e, X_val, rows=rows, **options)
+            else:
+                got = bound.prediction_enclosure(*args, s, e, X_val[rows], **options)
+            out[i] = (*got, rows)
+    return out
+
+
+def _enclose_batch(problem, X_val, rows_taken, many, options, batch):
+    """:func:`_enclose` of each ``(piece, parts)`` of ``batch`` with ``problem``'s bound (a worker's task)."""
+    return [_enclose(problem.bound, piece, parts, X_val, rows_taken, many, options) for piece, parts in batch]
 
 
 class _Known:

@@ -271,7 +271,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         if not validation:
             crit = ClosedForm(tracks, criterion, closed[criterion])
         elif hasattr(bound, "prediction_enclosure"):
-            crit = Validation(tracks, X_vals, y_vals, criterion)
+            crit = Validation(tracks, X_vals, y_vals, criterion, executor=executor)
         else:
             crit = Sampled(tracks, X_vals, y_vals, criterion)
         if bar is not None and hasattr(crit, "progress"):
