@@ -344,22 +344,19 @@ def test_slow_tests_name_the_data_folder_variable():
 
 def test_a_long_one_core_path_says_workers_would_use_the_others(tmp_path, capsys, monkeypatch):
     """A path that kept one of several cores busy for long names --workers, on stderr after the
-    summary; a short run, a run with workers, a chunked strategy, one core, or a run whose kernel
-    threads used the cores, does not."""
-    import argparse
-
+    summary; a short run, one core, a run whose kernel threads used the cores, a run with
+    workers or with a chunked strategy (another path) does not."""
     from approxpath.cli import commands
 
-    def args(**kw):
-        return argparse.Namespace(**dict(dict(workers=1, dask=None, strategy="interpolate"), **kw))
-
-    line = commands.one_core_note(args(), 93.8, 94.4, 2)
-    assert line.startswith("approxpath: this path kept one of 2 cores busy for 94 s; --workers 2 ")
-    for quiet in (commands.one_core_note(args(), 12.0, 12.0, 2), commands.one_core_note(args(workers=2), 93.8, 94.4, 2),
-                  commands.one_core_note(args(dask="tcp://h:8786"), 93.8, 94.4, 2),
-                  commands.one_core_note(args(strategy="paper"), 93.8, 94.4, 2),
-                  commands.one_core_note(args(), 93.8, 94.4, 1), commands.one_core_note(args(), 93.8, 160.0, 2)):
-        assert quiet is None
+    monkeypatch.setattr("approxpath.compute.parallelism.cores", lambda: 2)
+    for now, said in (((93.8, 94.4), True), ((12.0, 12.0), False), ((93.8, 160.0), False)):
+        monkeypatch.setattr(commands, "clock", lambda now=now: now)
+        line = commands.one_core_note("path", (0.0, 0.0), "does it in {n} processes")
+        assert line == ("approxpath: this path kept one of 2 cores busy for 94 s; --workers 2 does it in 2 processes"
+                        if said else None)
+    monkeypatch.setattr("approxpath.compute.parallelism.cores", lambda: 1)
+    assert commands.one_core_note("path", (0.0, 0.0), "") is None
+    monkeypatch.undo()
     X, y = make_sinc(60, noise=0.1, seed=0)
     np.savetxt(tmp_path / "s.csv", np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
     run = ["path", "robust_l1", "--data", str(tmp_path / "s.csv"), "--lam", "0.1", "--range", "1", "2",
@@ -370,5 +367,7 @@ def test_a_long_one_core_path_says_workers_would_use_the_others(tmp_path, capsys
     assert main(run) == 0
     captured = capsys.readouterr()
     assert "exact solves" in captured.out and "--workers 4 certifies its segments in 4 processes" in captured.err
+    for other in (["--workers", "2"], ["--strategy", "paper"]):
+        assert main(run + other) == 0 and "busy" not in capsys.readouterr().err
     monkeypatch.setattr(commands, "_ONE_CORE_NOTE_S", 1e9)
     assert main(run) == 0 and "--workers" not in capsys.readouterr().err

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import approxpath
+from approxpath.cli import main
 from approxpath.data import make_classification, make_sinc
 from approxpath.selection import Selection, select
 
@@ -228,8 +229,6 @@ def sinc_csv(tmp_path, sinc):
 
 
 def test_cli_select(sinc_csv, tmp_path, capsys, sinc):
-    from approxpath.cli import main
-
     fig = tmp_path / "select.png"
     rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
                "--criterion", "mse", "--eps", "1e-4", "--range", "0.2", "20", "--tol", "0.005", "--json",
@@ -260,7 +259,6 @@ def test_cli_select_shuffle(sinc_csv, capsys, sinc):
     the JSON; without ``--cv`` refused in the command line's words."""
     from sklearn.model_selection import KFold
 
-    from approxpath.cli import main
 
     rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
                "--shuffle", "3", "--criterion", "mse", "--range", "0.2", "20", "--tol", "0.005", "--json"])
@@ -348,6 +346,26 @@ def test_held_out_enclosures_on_worker_processes_give_the_same_cells(monkeypatch
                                                                        here.exact_solves)
     for a, b in ((there.edges, here.edges), (there.lo, here.lo), (there.hi, here.hi)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_long_one_core_selection_names_workers_where_they_enclose(sinc_csv, tmp_path, capsys, monkeypatch):
+    """`select` names --workers after a long one-core run where the workers would take the
+    folds' paths and enclosures (kLASSO), not where the enclosures stay here (the SVM)."""
+    from approxpath.cli import commands
+
+    monkeypatch.setattr(commands, "_ONE_CORE_NOTE_S", 0.0)
+    monkeypatch.setattr(commands, "_ONE_CORE_RATIO", 1e9)
+    monkeypatch.setattr("approxpath.compute.parallelism.cores", lambda: 2)
+    klasso = ["select", "klasso", "--data", str(sinc_csv), "--lam", "0.1", "--cv", "2", "--criterion", "mae",
+              "--range", "0.5", "4", "--max-solves", "40", "--no-progress"]
+    main(klasso)
+    assert "--workers 2 runs the folds' paths and the enclosures" in capsys.readouterr().err
+    X, y = make_classification(n=40, d=2, seed=4)
+    np.savetxt(tmp_path / "c.csv", np.column_stack([X, y]), delimiter=",", header="a,b,y", comments="")
+    main(["select", "kernel_svm", "--data", str(tmp_path / "c.csv"), "--c", "1", "--cv", "2", "--range", "0.5", "4",
+          "--max-solves", "40", "--no-progress"])
+    captured = capsys.readouterr()
+    assert "delta" in captured.out and "busy" not in captured.err
 
 
 def test_every_top_level_name_resolves_and_select_is_the_selection():
@@ -446,7 +464,6 @@ def test_integer_cv_needs_no_scikit_learn():
 def test_cli_select_without_cv_names_the_flag(sinc_csv, capsys):
     """Without --cv a problem with no closed-form criterion said "pass cv=5 (or X_val, y_val)":
     Python's words."""
-    from approxpath.cli import main
 
     for over in ([], ["--over", "lam,bandwidth", "--weights", "0.01", "1"]):
         assert main(["select", "klasso", "--data", str(sinc_csv), "--format", "csv", *over]) == 2

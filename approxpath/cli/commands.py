@@ -201,24 +201,31 @@ _ONE_CORE_NOTE_S = 20.0
 _ONE_CORE_RATIO = 1.25
 
 
-def one_core_note(args, wall, cpu, usable):
-    """The line that tells a long one-process run, whose work stayed on one of ``usable`` cores
-    (``cpu`` seconds of CPU in ``wall`` seconds), that ``--workers`` would use them; or None."""
-    adaptive = args.strategy in ("interpolate", "two-sided")  # paper/grid: --workers cuts chunks
-    if (args.workers != 1 or args.dask is not None or not adaptive or usable < 2
-            or wall < _ONE_CORE_NOTE_S or cpu > _ONE_CORE_RATIO * wall):
+def one_core_note(what, start, does):
+    """The line that tells a long run of ``what`` begun at ``start`` (:func:`clock`), a command
+    that could have had ``--workers``, that its work stayed on one of the machine's cores and
+    what ``--workers N`` ``does`` (``{n}`` there: N); or None."""
+    from ..compute.parallelism import cores
+
+    (wall, cpu), n = (b - a for a, b in zip(start, clock())), cores()
+    if n < 2 or wall < _ONE_CORE_NOTE_S or cpu > _ONE_CORE_RATIO * wall:
         return None
-    return (f"approxpath: this path kept one of {usable} cores busy for {wall:.0f} s; --workers {usable} "
-            f"certifies its segments in {usable} processes (the path of any --workers K > 1, every piece "
-            "certified as well)")
+    return f"approxpath: this {what} kept one of {n} cores busy for {wall:.0f} s; --workers {n} {does.format(n=n)}"
+
+
+def clock():
+    """``(wall, cpu)`` seconds now, for :func:`one_core_note`."""
+    return time.perf_counter(), time.process_time()
 
 
 def _run_path(problem, args, meta):
-    from ..compute.parallelism import cores
-
-    wall, cpu = time.perf_counter(), time.process_time()
+    start = clock()
     path = run_and_write(problem, args, meta)
-    note = one_core_note(args, time.perf_counter() - wall, time.process_time() - cpu, cores())
+    note = None
+    # (paper and grid: --workers cuts the interval into chunks, another path)
+    if args.workers == 1 and args.dask is None and args.strategy in ("interpolate", "two-sided"):
+        note = one_core_note("path", start, "certifies its segments in {n} processes (the path of any --workers "
+                             "K > 1, every piece certified as well)")
     if args.plot:
         from ..plotting import plot_bounds, save_figure
 

@@ -9,7 +9,7 @@ import warnings
 
 from . import add_problem_options, parse_number
 from .checks import as_advice, build_problem, check_outputs
-from .commands import add_data_args, add_threads_arg, budget, dask_client, load
+from .commands import add_data_args, add_threads_arg, budget, clock, dask_client, load, one_core_note
 
 __all__ = ["COMMANDS"]
 
@@ -18,6 +18,7 @@ def cmd_select(args):
     from ..errors import InputError
     from ..registry import get_problem
     from ..selection import select
+    from ..selection.cover import enclosed_on_workers
 
     cls = get_problem(args.problem)
     if args.cv is None and not getattr(cls.Bound, "CLOSED_FORM_CRITERIA", None):  # (the library says cv=5)
@@ -52,6 +53,7 @@ def cmd_select(args):
     problem = build_problem(cls, X, y, args)
     interval = tuple(args.range) if args.range else None
     client = dask_client(args.dask, args.workers)
+    start = clock()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -70,6 +72,12 @@ def cmd_select(args):
         print(s.summary())
     for w in caught:  # why delta > tol (the budget, or a stalled enclosure), a choice at an end of the range
         print(f"approxpath: {as_advice(w.message)}", file=sys.stderr)
+    # (without paths, or with enclosures that stay here, the workers would have little to do)
+    if args.workers == 1 and args.dask is None and s.paths and enclosed_on_workers(problem.bound) and not args.json:
+        note = one_core_note("selection", start, "runs the folds' paths and the enclosures of their held-out "
+                             "predictions in {n} processes, with the same result")
+        if note is not None:
+            print(note, file=sys.stderr)
     if args.plot:
         from ..plotting import save_figure
         from ..selection.figures import plot_selection
@@ -103,10 +111,10 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--tol", type=parse_number, default=0.01, help="stop when delta <= TOL (criterion units, default 0.01)")
     p.add_argument("--max-solves", type=int, default=None,
                    help="exact solves allowed in all (default 2000 over one parameter, 20000 over both)")
-    p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths (none where the "
-                   "criterion needs no path)")
+    p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths and (klasso, "
+                   "kernel_ridge) the enclosures of their held-out predictions (none where the criterion needs no path)")
     p.add_argument("--dask", default=None, metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786): its workers "
-                   "run the folds' paths")
+                   "run the folds' paths and enclosures as --workers does")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (none with --json either)")
     p.add_argument("--over", default=None, help="the parameters to choose: the path's parameter (default: "
                    "bandwidth, or the weight with --parameter c|lam), or both, e.g. c,bandwidth (kernel_svm) or "

@@ -30,7 +30,7 @@ from ..numerics import fp_margin, log_mid
 from .losses import loss_totals
 from .predictions import halves
 
-__all__ = ["Tracks", "Validation", "ClosedForm", "Sampled", "merge_covers"]
+__all__ = ["Tracks", "Validation", "ClosedForm", "Sampled", "merge_covers", "enclosed_on_workers"]
 
 # Pieces per task where a selection's workers enclose a fold's held-out predictions: a task
 # carries the fold's problem (its data; the worker computes the distances again, ~1 ms at 500
@@ -104,6 +104,13 @@ def merge_covers(covers, weights=None):
     return edges, lo - pad * np.abs(lo), hi + pad * np.abs(hi), cert
 
 
+def enclosed_on_workers(bound):
+    """Whether a selection with workers encloses held-out predictions there with ``bound``: its
+    ``prediction_enclosure`` keeps nothing between calls (it takes no ``cache=``)."""
+    enclosure = getattr(bound, "prediction_enclosure", None)
+    return enclosure is not None and "cache" not in inspect.signature(enclosure).parameters
+
+
 def _concat(parts):
     """One cover from consecutive parts ``(edges, lo, hi, certified)`` of an interval."""
     if len(parts) == 1:
@@ -155,16 +162,17 @@ class Validation:
             self._options["cache"] = ProductMemo(max_bytes=PRODUCT_BYTES)
         bound = tracks.problems[0].bound
         self._many = self._rows and hasattr(bound, "prediction_enclosures")
+        self._handout = executor is not None and enclosed_on_workers(bound)
 
     def _enclose_all(self, k, todo):
         """:func:`_enclose` of fold ``k``'s held-out predictions on every ``(piece, items)`` of
-        ``todo`` (items ``(key, part)``): a dict ``key: enclosure``.  With an executor (and a bound that keeps nothing between calls, no
-        ``cache=``), runs of :data:`_TASK_PIECES` pieces go to its workers, each with the fold's
-        problem: the same enclosures, bit for bit (neither the kernel products nor the small
-        algebra depend on the threads), computed side by side."""
+        ``todo`` (items ``(key, part)``): a dict ``key: enclosure``.  With an executor (and
+        :func:`enclosed_on_workers`), runs of :data:`_TASK_PIECES` pieces go to its workers, each
+        with the fold's problem: the same enclosures, bit for bit (neither the kernel products
+        nor the small algebra depend on the threads), computed side by side."""
         todo = list(todo)
         batches = [todo[i:i + _TASK_PIECES] for i in range(0, len(todo), _TASK_PIECES)]
-        handout = self.executor is not None and "cache" not in self._options and len(batches) > 1
+        handout = self._handout and len(batches) > 1
         args = (self.X_val[k], self._rows, self._many, self._options)
         if handout:
             from ..compute.distributed import result
