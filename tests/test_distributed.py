@@ -1,6 +1,8 @@
 """Kernel products split across the workers of a Dask cluster (approxpath.compute.distributed): the same
 numbers as the single-process blocked mode, bit for bit, and the same path."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -8,7 +10,7 @@ import approxpath
 from approxpath.moving_layout import fingerprint
 from approxpath import InputError
 from approxpath.compute.blocked import BlockedKernels
-from approxpath.data import make_classification
+from approxpath.data import make_classification, make_sinc
 from approxpath.kernel_families import distances
 from approxpath.compute.kernels import Kernels, product_step
 from reference_helpers import assert_svm_dual_optimal
@@ -228,6 +230,25 @@ def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path
         assert main([*args, "--dask", f"tcp://127.0.0.1:{mute.getsockname()[1]}"]) == 2
         assert time.monotonic() - t0 < 30
     assert "no Dask scheduler answered" in capsys.readouterr().err
+
+
+def test_select_encloses_klasso_held_out_predictions_on_a_schedulers_workers(client, monkeypatch):
+    """kLASSO's held-out enclosures go to the cluster in runs of pieces (2 here, for a small
+    case): the cells, choice and δ of one process, bit for bit."""
+    from approxpath.selection import cover
+
+    monkeypatch.setattr(cover, "_TASK_PIECES", 2)
+    X, y = make_sinc(n=40, noise=0.1, seed=3)
+    problem = approxpath.get_problem("klasso")(X, y, lam=0.1)
+    run = dict(cv=2, interval=(0.5, 4.0), tol=0.01, max_solves=60, strict=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the budget ends the search before tol)
+        with distributed.get_task_stream(client) as stream:
+            there = approxpath.select(problem, "mae", executor=client, **run)
+        here = approxpath.select(problem, "mae", **run)
+    assert sum(str(task["key"]).startswith("task_in_worker") for task in stream.data) >= 4
+    assert (there.t, there.value, there.delta) == (here.t, here.value, here.delta)
+    np.testing.assert_array_equal(np.c_[there.lo, there.hi], np.c_[here.lo, here.hi])
 
 
 def test_select_runs_the_folds_paths_on_a_schedulers_workers(client, tmp_path, capsys):
