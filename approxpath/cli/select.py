@@ -111,8 +111,8 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--tol", type=parse_number, default=0.01, help="stop when delta <= TOL (criterion units, default 0.01)")
     p.add_argument("--max-solves", type=int, default=None,
                    help="exact solves allowed in all (default 2000 over one parameter, 20000 over both)")
-    p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths and (klasso, "
-                   "kernel_ridge) the enclosures of their held-out predictions (none where the criterion needs no path)")
+    p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths and (klasso) "
+                   "the enclosures of their held-out predictions (none where the criterion needs no path)")
     p.add_argument("--dask", default=None, metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786): its workers "
                    "run the folds' paths and enclosures as --workers does")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (none with --json either)")
