@@ -307,9 +307,10 @@ def test_the_selection_figures_legend_is_below_the_band_and_names_what_the_view_
     assert not ax.texts  # nothing written over the band
 
 
-def test_folds_in_worker_processes_give_the_same_selection(sinc, ridge_selection):
-    """The folds' paths and their refinements on two worker processes: the same paths, hence
-    the same choice, value and delta as in one process."""
+def test_workers_leave_a_selection_without_paths_as_it_is(sinc, ridge_selection):
+    """Kernel ridge's k-fold selection computes no path (its cells take their pairs from the
+    exact optima around them): workers=2 has nothing to run and gives the same choice, value
+    and delta (the folds' paths and enclosures on workers: the kLASSO tests below)."""
     X, y = sinc
     problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
     s = select(problem, "mse", cv=3, eps=1e-4, interval=(0.2, 20.0), tol=0.002, workers=2)
