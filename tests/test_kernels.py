@@ -115,6 +115,40 @@ def test_chunked_products_do_not_depend_on_the_threads(data, monkeypatch):
         np.testing.assert_allclose(A, (D**j * E) @ C, rtol=1e-12, atol=1e-12)
 
 
+def test_one_chunks_blocks_on_several_threads_add_up_in_the_order_of_one_pass(data, monkeypatch):
+    """Fewer chunks than threads (here one chunk of the 200 rows, or of 90 of them, in blocks of 20): the
+    blocks' terms are computed on the threads, a few blocks' worth stored at a time, and added
+    in the blocks' order: bit for bit the sum of :func:`block_products` block after block
+    (written out here), on 1, 2 and 3 threads, exponentiated or read from a stored kernel."""
+    _, D = data
+    n = D.shape[0]
+    monkeypatch.setattr(kernels, "_PRODUCT_BLOCK_BYTES", 8 * n * 20)  # blocks of 20 rows
+    step = kernels.product_step(n)
+    monkeypatch.setattr(kernels, "_THREADED_MIN", 1)
+    monkeypatch.setattr(kernels, "_WINDOW_BYTES", 8 * 3 * 2 * n * 5)  # five blocks' terms: several windows
+    tasks = []
+    monkeypatch.setattr(kernels, "parallel_map", lambda fn, items, threaded=True: tasks.append(len(items)) or
+                        __import__("approxpath.compute.parallelism", fromlist=["x"]).parallel_map(fn, items, threaded))
+    rng = np.random.default_rng(7)
+    stored = KernelCache(D)
+    stored.get(0.8)
+    for rows in (None, np.sort(rng.choice(n, 90, replace=False))):
+        C = rng.standard_normal((n if rows is None else rows.size, 2))
+        R = np.arange(n) if rows is None else rows
+        acc = np.zeros((3, 2, n))
+        for a in range(0, R.size, step):
+            Db = D[R[a:a + step]]
+            acc += kernels.block_products(C[a:a + step].T, Db, np.exp(-0.8 * Db), 2)
+        for source in (Kernels(D), stored):
+            for count in (1, 2, 3):
+                tasks.clear()
+                with threads(count):
+                    got = source.products(0.8, C, rows)
+                assert (max(tasks) > 1) == (count > 1)  # the blocks went to the threads
+                for j, A in enumerate(got):
+                    np.testing.assert_array_equal(A, acc[j].T)
+
+
 def test_blocks_of_fewer_rows_where_sixteen_would_not_fit(data, monkeypatch):
     """Where 16 rows of D would take more than _PRODUCT_BLOCK_MAX (n > 12288; forced here at
     n = 200): blocks of 8 to 15 rows, the products those of the explicit kernel to rounding."""

@@ -45,6 +45,9 @@ _PRODUCT_CHUNK = 2048
 # ... and half as many rows above this many, so that 16 cores have a chunk each at n = 16,000
 # (16 chunks instead of 8; products of at most this many rows keep their chunks bit for bit)
 _PRODUCT_CHUNK_FINE = 8192
+# the stored terms of a window of blocks computed side by side (_in_order): a few MB, so that
+# one window holds a whole chunk at n <= 1000 and stays small against the product's reads
+_WINDOW_BYTES = 1 << 23
 # rows per block of the blocked elementwise work: blocks of D stay in cache between the
 # multiply and the exp
 _BLOCK = 256
@@ -159,6 +162,20 @@ def product_chunks(k):
     ``k`` alone, so the result does not depend on how many threads or workers compute them."""
     size = _PRODUCT_CHUNK if k <= _PRODUCT_CHUNK_FINE else _PRODUCT_CHUNK // 2
     return [range(a, min(a + size, k)) for a in range(0, k, size)]
+
+
+def _in_order(run, blocks, shape, count):
+    """The sum of the blocks' terms (each of ``shape``) in the blocks' order, the same bits as
+    ``run(blocks)``, the terms computed by ``run(some, store)`` on ``count`` kernel threads, a
+    window of consecutive blocks at a time (its terms stored, at most :data:`_WINDOW_BYTES`)."""
+    per = max(1, min(-(-len(blocks) // count), _WINDOW_BYTES // (8 * count * int(np.prod(shape)))))
+    store, acc = np.empty((count * per,) + shape), np.zeros(shape)
+    for w in range(0, len(blocks), count * per):
+        window = blocks[w:w + count * per]
+        parallel_map(lambda i: run(window[i:i + per], store[i:i + per]), range(0, len(window), per))
+        for terms in store[:len(window)]:
+            acc += terms
+    return acc
 
 
 def block_products(Cb, Db, E, order, out=None, T=None):
@@ -328,29 +345,38 @@ class Kernels:
             W = lattice_entries(self.lattice[0], x, order)
             acc = np.stack([self._histogram(C2[:, c], rows, step) @ W for c in range(C2.shape[1])], axis=1)
             return tuple(acc[:, :, j].reshape((n,) + C.shape[1:]) for j in range(order + 1))
-        cached = self._cached(x)
+        cached, minus_x = self._cached(x), -float(x)
+        shape = (order + 1, C2.shape[1], n)
 
-        def part(chunk):  # the sums over the rows of one chunk, block by block
-            acc = np.zeros((order + 1, C2.shape[1], n))
+        def run(blocks, store=None):  # consecutive blocks' terms: summed in order, or each into its slot of store
             # every block in the same buffers: a fresh block-sized array each time was mapped and
             # faulted in anew (n = 8000: one pass 1.6 s against 0.86 s, much of it system time)
-            Eb, Tb, out = np.empty((step, n)), np.empty((step, n)), np.empty_like(acc)
-            for a in range(chunk.start, chunk.stop, step):
-                b = min(a + step, chunk.stop)
+            Eb, Tb = np.empty((step, n)), np.empty((step, n))
+            acc, out = (np.zeros(shape), np.empty(shape)) if store is None else (None, None)
+            for i, (a, b) in enumerate(blocks):
                 idx = slice(a, b) if rows is None else rows[a:b]
                 Db = self.rows(idx)
                 r = Db.shape[0]
-                # gaussian() on the block: the same entries as a cached kernel
-                E = cached[idx] if cached is not None else gaussian(Db, x, out=Eb[:r])
-                acc += block_products(C2[a:b].T, Db, E, order, out=out, T=Tb[:r])
+                # gaussian()'s two steps on the block (the same entries as a cached kernel), without
+                # its per-call work: that holds the GIL, which other threads' blocks wait for
+                E = cached[idx] if cached is not None else np.exp(np.multiply(Db, minus_x, out=Eb[:r]), out=Eb[:r])
+                terms = block_products(C2[a:b].T, Db, E, order, out=out if store is None else store[i], T=Tb[:r])
+                if store is None:
+                    acc += terms
             return acc
 
         # chunks of rows summed on the kernel threads, then added in their order: the chunks
         # depend on k only, so the sums do not depend on the number of threads (one chunk, the
-        # blocks' order of a single pass, up to _PRODUCT_CHUNK rows)
+        # blocks' order of a single pass, up to _PRODUCT_CHUNK rows); fewer chunks than threads:
+        # each chunk's blocks on all of them, their terms added in the same order
+        chunks = [[(a, min(a + step, c.stop)) for a in range(c.start, c.stop, step)] for c in product_chunks(k)]
+        count = kernel_threads() if k * n >= _THREADED_MIN else 1
         with blas_threads(1) if k * n >= _ONE_BLAS_MIN else nullcontext():
-            parts = parallel_map(part, product_chunks(k), threaded=k * n >= _THREADED_MIN)
-        acc = parts[0] if parts else np.zeros((order + 1, C2.shape[1], n))
+            if len(chunks) >= count:
+                parts = parallel_map(run, chunks, threaded=count > 1)
+            else:
+                parts = [_in_order(run, blocks, shape, count) for blocks in chunks]
+        acc = parts[0] if parts else np.zeros(shape)
         for more in parts[1:]:
             acc += more
         return tuple(m.T.reshape((n,) + C.shape[1:]) for m in acc)
