@@ -22,6 +22,8 @@ round by round; every path in a fresh process):
 ``--fused`` measures the ways one block pass could be written (on one thread): numpy with
 preallocated blocks (shipped), the same with numexpr's ``exp``, and a numba loop fusing the
 exponential and the three products without the block temporaries, where those are installed.
+``--wake`` measures how long a kernel thread takes to start a task after its core idled for a
+few milliseconds (what a pass of a few milliseconds split over threads pays each time).
 
 ``--device`` is the set-up for a machine with many cores and a CUDA GPU (PyTorch or CuPy,
 scikit-learn; no cvxpy or dask needed): passes at n = 16,000 on 1-16 threads and on the GPU at
@@ -177,6 +179,39 @@ def passes(n, thread_counts, device_ns, rounds, deadline):
     return rows
 
 
+def wake(rounds):
+    """Rows ``(idle ms, median ms, 90th percentile ms)``: after the main thread worked alone for
+    ``idle`` ms, how long the later of two 1 ms tasks on two kernel threads waited to start (a
+    core that idles may be put to sleep: a virtual machine's idle vCPU takes ~1 ms to wake)."""
+    import numpy as np
+
+    from approxpath import compute
+    from approxpath.compute.parallelism import parallel_map
+
+    a = np.random.default_rng(0).random(5000)
+
+    def busy(seconds):
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            np.exp(a)
+
+    def task(submitted):
+        started = time.perf_counter() - submitted
+        busy(1e-3)
+        return started
+
+    rows = []
+    with compute.threads(2):
+        for idle in (0.0, 0.5, 3.0, 20.0):
+            waits = []
+            for _ in range(rounds):
+                busy(idle / 1e3)
+                now = time.perf_counter()
+                waits.append(max(parallel_map(task, [now, now])))
+            rows.append((idle, 1e3 * statistics.median(waits), 1e3 * float(np.quantile(waits, 0.9))))
+    return rows
+
+
 def fused(n, rounds):
     """Rows ``(how, n, median s, differs from the shipped pass by (relative))`` of one pass
     (p = 4, order 2, all rows, one thread) written the ways the module docstring lists."""
@@ -238,6 +273,7 @@ def main(argv=None):
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--device", action="store_true", help="the 16-core + GPU set-up (<= 8 minutes)")
     ap.add_argument("--fused", action="store_true", help="only: one pass written with numpy, numexpr and numba")
+    ap.add_argument("--wake", action="store_true", help="only: how long a kernel thread waits to start after its core idled")
     ap.add_argument("--pass-n", type=int, default=4000)
     ap.add_argument("--threads", type=int, nargs="+", default=None, help="kernel threads of the passes (default 1 .. cores)")
     ap.add_argument("--device-n", type=int, nargs="*", default=None, help="GPU passes at these n (default --pass-n)")
@@ -287,6 +323,12 @@ def main(argv=None):
         print("| how | n | seconds | largest relative difference from the shipped pass |\n|---|---|---|---|")
         for how, n, s, diff in fused(args.pass_n, args.rounds):
             print(f"| {how} | {n} | {s:.3f} | {diff:.1e} |", flush=True)
+        return 0
+    if args.wake:
+        print(f"The later of two 1 ms tasks on two kernel threads, after the main thread worked alone ({args.rounds} times):\n")
+        print("| main thread alone before (ms) | wait to start, median (ms) | 90th percentile (ms) |\n|---|---|---|")
+        for idle, median, top in wake(args.rounds):
+            print(f"| {idle:g} | {median:.3f} | {top:.3f} |", flush=True)
         return 0
     print(f"One kernel pass (p = 4, order 2), median of {args.rounds}:\n")
     print("| where | n | seconds | speed-up over 1 thread |\n|---|---|---|---|")

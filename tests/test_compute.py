@@ -126,6 +126,56 @@ def test_the_kernel_threads_setting_and_its_environment_default(monkeypatch):
                                            (0.5, 2.0))
 
 
+def test_parallel_map_works_in_the_calling_thread_too_and_keeps_the_order():
+    """On k threads the caller is one of them (it takes items rather than wait); the results come
+    back in the items' order, the same as one thread's."""
+    import threading
+    import time
+
+    who = []
+
+    def slow(i):
+        who.append(threading.current_thread().name)
+        time.sleep(0.01)  # long enough that the caller and the helper each take an item
+        return i * i
+
+    with compute.threads(2):
+        assert th.parallel_map(slow, range(6)) == [i * i for i in range(6)]
+    assert threading.current_thread().name in who and any(w.startswith("approxpath-kernels") for w in who)
+    with compute.threads(3):
+        assert th.parallel_map(slow, iter(range(7))) == [i * i for i in range(7)]  # any iterable
+    with compute.threads(1):
+        who.clear()
+        assert th.parallel_map(slow, range(3)) == [0, 1, 4] and set(who) == {threading.current_thread().name}
+
+
+def test_parallel_map_raises_the_first_failure_once_every_thread_has_stopped():
+    """An item that raises: its exception (the first in the items' order among those that
+    failed) reaches the caller after no thread runs an item any more; the pool works on."""
+    import threading
+    import time
+
+    running, lock = [0], threading.Lock()
+
+    def item(i):
+        with lock:
+            running[0] += 1
+        try:
+            time.sleep(0.005)
+            if i in (2, 5):
+                raise ValueError(f"item {i}")
+            return i
+        finally:
+            with lock:
+                running[0] -= 1
+
+    with compute.threads(2):
+        with pytest.raises(ValueError, match="item 2"):
+            th.parallel_map(item, range(40))
+        assert running[0] == 0
+        assert th.parallel_map(lambda i: -i, range(5)) == [0, -1, -2, -3, -4]
+
+
 def test_entry_points_run_blas_on_one_thread_and_give_it_back():
     """Inside a managed call (every public entry point) each loaded BLAS runs one thread, also
     inside the threaded products; after the call each has its count back."""

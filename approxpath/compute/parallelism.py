@@ -34,7 +34,7 @@ __all__ = ["cores", "resolve", "threads", "kernel_threads", "blas_threads", "man
 
 _DEFAULT = contextvars.ContextVar("approxpath_kernel_threads", default=None)
 _POOL_NAME = "approxpath-kernels"
-_POOLS = {}  # (process id, thread count) -> ThreadPoolExecutor
+_POOLS = {}  # (process id, count of threads beside the caller) -> ThreadPoolExecutor
 
 
 @functools.lru_cache(maxsize=1)
@@ -247,20 +247,43 @@ def worker_threads():
 
 def parallel_map(fn, items, threaded=True):
     """``[fn(item) for item in items]``, on the kernel threads (:func:`kernel_threads`) when
-    ``threaded`` and there are several items.  The threads are kept for the next calls (a path
-    makes thousands: starting threads each time cost ~1 ms a call); a process forked from this
-    one starts its own.  Work inside a pool's thread stays there (waiting on the pool from it
-    could deadlock)."""
+    ``threaded`` and there are several items: the calling thread is one of them (it takes items
+    as the pool's threads do, rather than wait: an idle core can take ~1 ms to wake, as long as a
+    pass of a few milliseconds).  The threads are kept for the next calls (a path makes
+    thousands: starting threads each time cost ~1 ms a call); a process forked from this one
+    starts its own.  Work inside a pool's thread stays there (waiting on the pool from it could
+    deadlock).  The first exception raised, in the items' order, is raised again here once every
+    thread has stopped."""
+    items = list(items)
     count = min(kernel_threads(), len(items)) if threaded else 1
     if count < 2 or threading.current_thread().name.startswith(_POOL_NAME):
         return [fn(item) for item in items]
-    key = (os.getpid(), count)
+    key = (os.getpid(), count - 1)
     pool = _POOLS.get(key)
     if pool is None:
         from concurrent.futures import ThreadPoolExecutor
 
-        pool = _POOLS[key] = ThreadPoolExecutor(count, thread_name_prefix=_POOL_NAME)
-    return list(pool.map(fn, items))
+        pool = _POOLS[key] = ThreadPoolExecutor(count - 1, thread_name_prefix=_POOL_NAME)
+    results, errors, lock, left = [None] * len(items), {}, threading.Lock(), iter(range(len(items)))
+
+    def drain():  # items one after another, until none is left or one has failed
+        while not errors:
+            with lock:
+                i = next(left, None)
+            if i is None:
+                return
+            try:
+                results[i] = fn(items[i])
+            except BaseException as exc:  # noqa: BLE001 - raised again below, in the caller's thread
+                errors[i] = exc
+
+    helpers = [pool.submit(drain) for _ in range(count - 1)]
+    drain()
+    for helper in helpers:
+        helper.result()
+    if errors:
+        raise errors[min(errors)]
+    return results
 
 
 _PENDING = set()  # futures of background work still running in this process
