@@ -148,6 +148,14 @@ def test_parallel_map_works_in_the_calling_thread_too_and_keeps_the_order():
         who.clear()
         assert th.parallel_map(slow, range(3)) == [0, 1, 4] and set(who) == {threading.current_thread().name}
 
+    def nested(i):  # an item's own parallel_map runs in the item's thread, the caller's as a pool's
+        time.sleep(0.01)
+        return threading.current_thread().name, th.parallel_map(lambda j: threading.current_thread().name, range(3))
+
+    with compute.threads(2):
+        outer = th.parallel_map(nested, range(4))
+    assert all(inner == [name] * 3 for name, inner in outer) and len({name for name, _ in outer}) == 2
+
 
 def test_parallel_map_raises_the_first_failure_once_every_thread_has_stopped():
     """An item that raises: its exception (the first in the items' order among those that

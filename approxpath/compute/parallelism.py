@@ -35,6 +35,7 @@ __all__ = ["cores", "resolve", "threads", "kernel_threads", "blas_threads", "man
 _DEFAULT = contextvars.ContextVar("approxpath_kernel_threads", default=None)
 _POOL_NAME = "approxpath-kernels"
 _POOLS = {}  # (process id, count of threads beside the caller) -> ThreadPoolExecutor
+_INSIDE = threading.local()  # .items: this thread is running parallel_map's items
 
 
 @functools.lru_cache(maxsize=1)
@@ -251,12 +252,12 @@ def parallel_map(fn, items, threaded=True):
     as the pool's threads do, rather than wait: an idle core can take ~1 ms to wake, as long as a
     pass of a few milliseconds).  The threads are kept for the next calls (a path makes
     thousands: starting threads each time cost ~1 ms a call); a process forked from this one
-    starts its own.  Work inside a pool's thread stays there (waiting on the pool from it could
-    deadlock).  The first exception raised, in the items' order, is raised again here once every
-    thread has stopped."""
+    starts its own.  An item's own parallel work runs in its thread (a pool's thread waiting on
+    the pool could deadlock; the caller would wait for the other threads' items).  The first
+    exception raised, in the items' order, is raised again here once every thread has stopped."""
     items = list(items)
     count = min(kernel_threads(), len(items)) if threaded else 1
-    if count < 2 or threading.current_thread().name.startswith(_POOL_NAME):
+    if count < 2 or getattr(_INSIDE, "items", False):
         return [fn(item) for item in items]
     key = (os.getpid(), count - 1)
     pool = _POOLS.get(key)
@@ -267,15 +268,19 @@ def parallel_map(fn, items, threaded=True):
     results, errors, lock, left = [None] * len(items), {}, threading.Lock(), iter(range(len(items)))
 
     def drain():  # items one after another, until none is left or one has failed
-        while not errors:
-            with lock:
-                i = next(left, None)
-            if i is None:
-                return
-            try:
-                results[i] = fn(items[i])
-            except BaseException as exc:  # noqa: BLE001 - raised again below, in the caller's thread
-                errors[i] = exc
+        _INSIDE.items = True
+        try:
+            while not errors:
+                with lock:
+                    i = next(left, None)
+                if i is None:
+                    return
+                try:
+                    results[i] = fn(items[i])
+                except BaseException as exc:  # noqa: BLE001 - raised again below, in the caller's thread
+                    errors[i] = exc
+        finally:
+            _INSIDE.items = False
 
     helpers = [pool.submit(drain) for _ in range(count - 1)]
     drain()
