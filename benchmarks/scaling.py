@@ -29,8 +29,8 @@ few milliseconds (what a pass of a few milliseconds split over threads pays each
 scikit-learn; no cvxpy or dask needed): passes at n = 16,000 on 1-16 threads and on the GPU at
 n = 16,000, 32,000 and 64,000; paths at n = 4000 and at n = 16,000 on 2 and 16 kernel threads,
 on 8 worker processes and on the GPU, then at n = 64,000 on the GPU (its certificates verified
-on the CPU); every step is skipped once the run has used its ``--budget`` seconds (default
-450), and a step still running then is stopped.  The script runs from a
+on the CPU), after the ``--wake`` table; every step is skipped once the run has used its
+``--budget`` seconds (default 450), and a step still running then is stopped.  The script runs from a
 source tree without installing approxpath (the repository is put on ``sys.path``);
 ``--wheels DIR`` adds the pure-Python wheels in DIR (``array-api-compat``) to it.
 """
@@ -324,12 +324,16 @@ def main(argv=None):
         for how, n, s, diff in fused(args.pass_n, args.rounds):
             print(f"| {how} | {n} | {s:.3f} | {diff:.1e} |", flush=True)
         return 0
-    if args.wake:
-        print(f"The later of two 1 ms tasks on two kernel threads, after the main thread worked alone ({args.rounds} times):\n")
+    if args.wake or args.device:  # (the device's: 100 rounds, ~3 s)
+        rounds = 100 if args.device else args.rounds
+        print(f"The later of two 1 ms tasks on two kernel threads, after the main thread worked alone ({rounds} times):\n")
         print("| main thread alone before (ms) | wait to start, median (ms) | 90th percentile (ms) |\n|---|---|---|")
-        for idle, median, top in wake(args.rounds):
+        for idle, median, top in wake(rounds):
+            results.setdefault("wake", []).append(dict(idle_ms=idle, median_ms=median, p90_ms=top))
             print(f"| {idle:g} | {median:.3f} | {top:.3f} |", flush=True)
-        return 0
+        if args.wake:
+            return 0
+        print()
     print(f"One kernel pass (p = 4, order 2), median of {args.rounds}:\n")
     print("| where | n | seconds | speed-up over 1 thread |\n|---|---|---|---|")
     for what, n, s, up in passes(args.pass_n, threads, device_ns, args.rounds, deadline):
