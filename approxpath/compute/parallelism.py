@@ -284,8 +284,9 @@ def parallel_map(fn, items, threaded=True):
 
     helpers = [pool.submit(drain) for _ in range(count - 1)]
     drain()
-    for helper in helpers:
-        helper.result()
+    for helper in helpers:  # a helper not started yet has nothing left to do: not waited for
+        if not helper.cancel():
+            helper.result()
     if errors:
         raise errors[min(errors)]
     return results
