@@ -116,8 +116,8 @@ def test_chunked_products_do_not_depend_on_the_threads(data, monkeypatch):
 
 
 def test_one_chunks_blocks_on_several_threads_add_up_in_the_order_of_one_pass(data, monkeypatch):
-    """Fewer chunks than threads (here one chunk of the 200 rows, or of 90 of them, in blocks of 20): the
-    blocks' terms are computed on the threads, a few blocks' worth stored at a time, and added
+    """Fewer chunks than threads (here one chunk of the 200 rows, or of 90 of them, in blocks of
+    20): the blocks' terms are computed on the threads, a few blocks' worth stored at a time, and added
     in the blocks' order: bit for bit the sum of :func:`block_products` block after block
     (written out here), on 1, 2 and 3 threads, exponentiated or read from a stored kernel."""
     _, D = data
@@ -126,9 +126,9 @@ def test_one_chunks_blocks_on_several_threads_add_up_in_the_order_of_one_pass(da
     step = kernels.product_step(n)
     monkeypatch.setattr(kernels, "_THREADED_MIN", 1)
     monkeypatch.setattr(kernels, "_WINDOW_BYTES", 8 * 3 * 2 * n * 5)  # five blocks' terms: several windows
-    tasks = []
-    monkeypatch.setattr(kernels, "parallel_map", lambda fn, items, threaded=True: tasks.append(len(items)) or
-                        __import__("approxpath.compute.parallelism", fromlist=["x"]).parallel_map(fn, items, threaded))
+    tasks, parallel_map = [], kernels.parallel_map
+    monkeypatch.setattr(kernels, "parallel_map",
+                        lambda fn, items, threaded=True: tasks.append(len(items)) or parallel_map(fn, items, threaded))
     rng = np.random.default_rng(7)
     stored = KernelCache(D)
     stored.get(0.8)

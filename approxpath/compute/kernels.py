@@ -167,7 +167,8 @@ def product_chunks(k):
 def _in_order(run, blocks, shape, count):
     """The sum of the blocks' terms (each of ``shape``) in the blocks' order, the same bits as
     ``run(blocks)``, the terms computed by ``run(some, store)`` on ``count`` kernel threads, a
-    window of consecutive blocks at a time (its terms stored, at most :data:`_WINDOW_BYTES`)."""
+    window of consecutive blocks at a time (its terms stored: at most :data:`_WINDOW_BYTES`, or
+    one block a thread)."""
     per = max(1, min(-(-len(blocks) // count), _WINDOW_BYTES // (8 * count * int(np.prod(shape)))))
     store, acc = np.empty((count * per,) + shape), np.zeros(shape)
     for w in range(0, len(blocks), count * per):
