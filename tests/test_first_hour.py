@@ -349,11 +349,11 @@ def test_a_long_one_core_path_says_workers_would_use_the_others(tmp_path, capsys
     from approxpath.cli import commands
 
     monkeypatch.setattr("approxpath.compute.parallelism.cores", lambda: 2)
-    for now, said in (((93.8, 94.4), True), ((12.0, 12.0), False), ((93.8, 160.0), False)):
+    for now, said in (((93.8, 94.4), "1.0"), ((81.7, 103.4), "1.3"), ((12.0, 12.0), None), ((93.8, 160.0), None)):
         monkeypatch.setattr(commands, "clock", lambda now=now: now)
         line = commands.one_core_note("path", (0.0, 0.0), "does it in {n} processes")
-        assert line == ("approxpath: this path kept one of 2 cores busy for 94 s; --workers 2 does it in 2 processes"
-                        if said else None)
+        assert line == (f"approxpath: this path kept {said} of 2 cores busy for {now[0]:.0f} s; --workers 2 does it "
+                        "in 2 processes" if said else None)
     monkeypatch.setattr("approxpath.compute.parallelism.cores", lambda: 1)
     assert commands.one_core_note("path", (0.0, 0.0), "") is None
     monkeypatch.undo()
