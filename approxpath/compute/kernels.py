@@ -104,12 +104,14 @@ def gaussian(D, t, out=None):
     if D.ndim != 2:
         return np.exp(-float(t) * D)
     out = np.empty_like(D) if out is None else out
+    return _blocked(lambda rows: _exponentiate(D[rows], -float(t), out[rows]), out)
 
-    def fill(rows):
-        np.multiply(D[rows], -float(t), out=out[rows])
-        np.exp(out[rows], out=out[rows])
 
-    return _blocked(fill, out)
+def _exponentiate(D, minus_t, out):
+    """``out`` :math:`= \\exp(-tD)`, in the two steps every kernel entry is computed by (stored
+    kernels and products' blocks alike: the same bits); no per-call work beyond them (a product
+    calls it per block, on threads that wait for each other's GIL)."""
+    return np.exp(np.multiply(D, minus_t, out=out), out=out)
 
 
 def kernel_rows(D, t, W, rows=None):
@@ -358,9 +360,8 @@ class Kernels:
                 idx = slice(a, b) if rows is None else rows[a:b]
                 Db = self.rows(idx)
                 r = Db.shape[0]
-                # gaussian()'s two steps on the block (the same entries as a cached kernel), without
-                # its per-call work: that holds the GIL, which other threads' blocks wait for
-                E = cached[idx] if cached is not None else np.exp(np.multiply(Db, minus_x, out=Eb[:r]), out=Eb[:r])
+                # the same entries as a cached kernel
+                E = cached[idx] if cached is not None else _exponentiate(Db, minus_x, Eb[:r])
                 terms = block_products(C2[a:b].T, Db, E, order, out=out if store is None else store[i], T=Tb[:r])
                 if store is None:
                     acc += terms
