@@ -259,7 +259,6 @@ def test_cli_select_shuffle(sinc_csv, capsys, sinc):
     the JSON; without ``--cv`` refused in the command line's words."""
     from sklearn.model_selection import KFold
 
-
     rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
                "--shuffle", "3", "--criterion", "mse", "--range", "0.2", "20", "--tol", "0.005", "--json"])
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -465,7 +464,6 @@ def test_integer_cv_needs_no_scikit_learn():
 def test_cli_select_without_cv_names_the_flag(sinc_csv, capsys):
     """Without --cv a problem with no closed-form criterion said "pass cv=5 (or X_val, y_val)":
     Python's words."""
-
     for over in ([], ["--over", "lam,bandwidth", "--weights", "0.01", "1"]):
         assert main(["select", "klasso", "--data", str(sinc_csv), "--format", "csv", *over]) == 2
         err = capsys.readouterr().err
