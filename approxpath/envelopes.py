@@ -243,10 +243,16 @@ def _lifted_values(coef, nodes):
     second differences of ``coef``, so ``min p''`` is bounded by theirs: convex hull)."""
     basis, lift = nodes
     m = coef.shape[-1] - 1
+    # one matrix product for all the polynomials (a stack of small ones is ~4x slower)
+    values = (coef.reshape(-1, m + 1) @ basis).reshape(coef.shape[:-1] + basis.shape[1:])
     if m < 2:
-        return coef @ basis
+        return values
     second = m * (m - 1) * (coef[..., 2:] - 2 * coef[..., 1:-1] + coef[..., :-2])
-    return coef @ basis + np.maximum(0.0, -second.min(axis=-1))[..., None] * lift
+    low = second[..., 0]  # their least (a reduction over a short last axis is slow)
+    for k in range(1, m - 1):
+        low = np.minimum(low, second[..., k])
+    values += np.maximum(0.0, -low)[..., None] * lift
+    return values
 
 
 def _basis(s, degree=_DEGREE):
