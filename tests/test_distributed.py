@@ -211,8 +211,8 @@ def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path
                                        split_products=True)
     assert (split["exact_solves"], split["pieces"]) == (here.exact_solves, len(here.pieces))
     assert approxpath.verify(tmp_path / "p.npz", X, y).ok
-    monkeypatch.setattr("approxpath.cli.commands.DASK_TIMEOUT", 1)
-    monkeypatch.setattr("approxpath.cli.commands._HANDSHAKE_S", 0.5)
+    monkeypatch.setattr("approxpath.cli.running.DASK_TIMEOUT", 1)
+    monkeypatch.setattr("approxpath.cli.running._HANDSHAKE_S", 0.5)
     assert main([*args, "--dask", "tcp://127.0.0.1:9"]) != 0
     assert "no Dask scheduler answered at tcp://127.0.0.1:9" in capsys.readouterr().err
     assert main([*args, "--dask", "schedulerhost"]) == 2

@@ -346,28 +346,28 @@ def test_a_long_one_core_path_says_workers_would_use_the_others(tmp_path, capsys
     """A path that kept one of several cores busy for long names --workers, on stderr after the
     summary; a short run, one core, a run whose kernel threads used the cores, a run with
     workers or with a chunked strategy (another path) does not."""
-    from approxpath.cli import commands
+    from approxpath.cli import running
 
     monkeypatch.setattr("approxpath.compute.parallelism.cores", lambda: 2)
     for now, said in (((93.8, 94.4), "1.0"), ((81.7, 103.4), "1.3"), ((12.0, 12.0), None), ((93.8, 160.0), None)):
-        monkeypatch.setattr(commands, "clock", lambda now=now: now)
-        line = commands.one_core_note("path", (0.0, 0.0), "does it in {n} processes")
+        monkeypatch.setattr(running, "clock", lambda now=now: now)
+        line = running.one_core_note("path", (0.0, 0.0), "does it in {n} processes")
         assert line == (f"approxpath: this path kept {said} of 2 cores busy for {now[0]:.0f} s; --workers 2 does it "
                         "in 2 processes" if said else None)
     monkeypatch.setattr("approxpath.compute.parallelism.cores", lambda: 1)
-    assert commands.one_core_note("path", (0.0, 0.0), "") is None
+    assert running.one_core_note("path", (0.0, 0.0), "") is None
     monkeypatch.undo()
     X, y = make_sinc(60, noise=0.1, seed=0)
     np.savetxt(tmp_path / "s.csv", np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
     run = ["path", "robust_l1", "--data", str(tmp_path / "s.csv"), "--lam", "0.1", "--range", "1", "2",
            "--eps", "0.1", "--relative", "--no-progress"]
-    monkeypatch.setattr(commands, "_ONE_CORE_NOTE_S", 0.0)
-    monkeypatch.setattr(commands, "_ONE_CORE_RATIO", 1e9)
+    monkeypatch.setattr(running, "_ONE_CORE_NOTE_S", 0.0)
+    monkeypatch.setattr(running, "_ONE_CORE_RATIO", 1e9)
     monkeypatch.setattr("approxpath.compute.parallelism.cores", lambda: 4)
     assert main(run) == 0
     captured = capsys.readouterr()
     assert "exact solves" in captured.out and "--workers 4 certifies its segments in 4 processes" in captured.err
     for other in (["--workers", "2"], ["--strategy", "paper"]):
         assert main(run + other) == 0 and "busy" not in capsys.readouterr().err
-    monkeypatch.setattr(commands, "_ONE_CORE_NOTE_S", 1e9)
+    monkeypatch.setattr(running, "_ONE_CORE_NOTE_S", 1e9)
     assert main(run) == 0 and "--workers" not in capsys.readouterr().err

@@ -149,7 +149,7 @@ def test_a_read_only_folder_is_found_before_a_parallel_run(files, tmp_path, caps
         return real(path, flags, mode, **kw)
 
     monkeypatch.setattr(os, "open", refusing)
-    monkeypatch.setattr(commands, "run_and_write", lambda *a: pytest.fail("the run started"), raising=False)
+    monkeypatch.setattr(commands, "run_and_write", lambda *a: pytest.fail("the run started"))
     monkeypatch.setattr(approxpath.driver, "approximate_path", lambda *a, **k: pytest.fail("the run started"))
     try:
         capsys.readouterr()

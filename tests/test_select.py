@@ -351,10 +351,10 @@ def test_held_out_enclosures_on_worker_processes_give_the_same_cells(monkeypatch
 def test_a_long_one_core_selection_names_workers_where_they_enclose(sinc_csv, tmp_path, capsys, monkeypatch):
     """`select` names --workers after a long one-core run where the workers would take the
     folds' paths and enclosures (kLASSO), not where the enclosures stay here (the SVM)."""
-    from approxpath.cli import commands
+    from approxpath.cli import running
 
-    monkeypatch.setattr(commands, "_ONE_CORE_NOTE_S", 0.0)
-    monkeypatch.setattr(commands, "_ONE_CORE_RATIO", 1e9)
+    monkeypatch.setattr(running, "_ONE_CORE_NOTE_S", 0.0)
+    monkeypatch.setattr(running, "_ONE_CORE_RATIO", 1e9)
     monkeypatch.setattr("approxpath.compute.parallelism.cores", lambda: 2)
     klasso = ["select", "klasso", "--data", str(sinc_csv), "--lam", "0.1", "--cv", "2", "--criterion", "mae",
               "--range", "0.5", "4", "--max-solves", "40", "--no-progress"]

@@ -151,7 +151,7 @@ def _figure_validation(args):
     """Figure 4 (right): a validation loss along the path, and the selected parameter."""
     from ..selection import validation_curve
 
-    from .commands import default_checkpoint, run_and_write
+    from .running import default_checkpoint, run_and_write
 
     cls = get_problem(args.problem)
     _check_fraction(args)

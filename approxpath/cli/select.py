@@ -9,7 +9,8 @@ import warnings
 
 from . import add_problem_options, parse_number
 from .checks import as_advice, build_problem, check_outputs
-from .commands import add_data_args, add_threads_arg, budget, clock, dask_client, load, one_core_note
+from .commands import add_data_args, add_threads_arg, budget, load
+from .running import clock, dask_client, one_core_note
 
 __all__ = ["COMMANDS"]
 
