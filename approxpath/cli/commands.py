@@ -1,5 +1,5 @@
-"""The commands of :mod:`approxpath.cli` path, verify, problems and demo (exact paths:
-:mod:`.exact`; figures: :mod:`.figures`; data: :mod:`.datasets`)."""
+"""The commands of :mod:`approxpath.cli` path, verify, problems and demo (running a path:
+:mod:`.running`; exact paths: :mod:`.exact`; figures: :mod:`.figures`; data: :mod:`.datasets`)."""
 
 from __future__ import annotations
 
