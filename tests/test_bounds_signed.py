@@ -6,7 +6,8 @@ cancel."""
 import numpy as np
 import pytest
 
-from approxpath.envelopes import difference_nodes, hermite_lower, hermite_upper, max_abs_difference, split_envelope
+from approxpath.envelopes import (Envelope, difference_nodes, hermite_lower, hermite_upper, max_abs_difference,
+                                  split_envelope)
 from approxpath.compute.distances import sq_distances
 from approxpath.compute.caches import KernelCache
 from approxpath.compute.kernels import Kernels
@@ -86,6 +87,23 @@ def test_difference_nodes_enclose_dense_samples(seed, lo, hi):
         bare_up = _bernstein(hermite_upper(P) - hermite_lower(N), s)
         bare_low = _bernstein(hermite_lower(P) - hermite_upper(N), s)
         assert np.any(interp(bare_up) < true - tol) or np.any(interp(bare_low) > true + tol)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (0, 2), (4, 2, 3)])
+def test_difference_nodes_of_a_batch_are_those_of_each_sum(shape):
+    """Any shape of sums (a scalar, none, several axes) gives 19 nodes per sum, each sum's the
+    same as when it is bounded alone, to a few units in the last place of the sums' size (a
+    product with one row rounds in another order than one with many)."""
+    rng = np.random.default_rng(len(shape))
+    scales = (1.0, 0.9, -1.0, -0.8, 1.0, 0.7)  # f, f at hi, f', f' at hi, f'', f'' at hi
+    p_fields, n_fields = ([rng.random(shape) * s for s in scales] for _ in range(2))
+    xs, low, up = difference_nodes(Envelope(0.5, 0.6, *p_fields), Envelope(0.5, 0.6, *n_fields))
+    assert xs.shape == (19,) and low.shape == up.shape == shape + (19,)
+    for i in np.ndindex(shape):
+        _, one_low, one_up = difference_nodes(Envelope(0.5, 0.6, *(f[i] for f in p_fields)),
+                                              Envelope(0.5, 0.6, *(f[i] for f in n_fields)))
+        np.testing.assert_allclose(one_low, low[i], rtol=0, atol=1e-15)  # (sums of size ~1)
+        np.testing.assert_allclose(one_up, up[i], rtol=0, atol=1e-15)
 
 
 def test_kernel_products_against_explicit_matrices_and_the_cache():
