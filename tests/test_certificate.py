@@ -166,3 +166,23 @@ def test_a_claim_without_options_prints_no_empty_parentheses(options, shown):
 
     claim = dict(problem="lasso_plug", options=options, eps=0.01, relative=False, interval=(0.1, 10.0), parameter="lam")
     assert describe_claim(claim)[0] == f"claim: lasso_plug over lam in [0.1, 10]{shown}: gap <= eps = 0.01 (absolute)"
+
+
+def test_the_file_says_which_machine_made_it(written, tmp_path):
+    """meta["machine"] records this process's machine (the versions as installed, the BLAS it
+    loaded), verify shows it, and a value outside its domain fails with one line."""
+    from importlib import metadata
+
+    from threadpoolctl import threadpool_info
+
+    path, file, X, y = written
+    made = read_certificate(file)[1]["machine"]
+    assert f"numpy {metadata.version('numpy')}" in made["packages"] and f"scipy {metadata.version('scipy')}" in made["packages"]
+    blas = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert all(f"{lib['internal_api']} {lib['version']}" in made["blas"] for lib in blas)
+    report = approxpath.verify(file, X, y)
+    assert f"  made on: {made['processor']}; {made['system']}; {made['blas']}; {made['packages']}" in str(report).splitlines()
+    for bad in (5, {"blas": 5}, ["openblas"]):
+        forged = tamper(file, tmp_path / "machine.npz", lambda a, m, bad=bad: m.__setitem__("machine", bad), True)
+        report = approxpath.verify(forged, X, y)
+        assert not report.ok and f"meta 'machine' must be an object of strings; got {bad!r}" in report.failures

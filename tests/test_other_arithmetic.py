@@ -12,6 +12,8 @@ import sys
 import numpy as np
 import pytest
 
+from approxpath.certificate.format import read_certificate
+
 # every problem's moving pairs over the bandwidth (klasso, robust l1, the SVM) and kernel
 # ridge's Cholesky pairs, on seeded sets small enough for a few seconds each
 _CHILD = """
@@ -89,3 +91,7 @@ def test_certificates_verify_across_blas_kernels(tmp_path):
         return a.keys() == b.keys() and all(a[k].shape == b[k].shape and np.array_equal(a[k], b[k]) for k in a)
 
     assert not all(same(pieces("there", name), pieces("here", name)) for name in here["PATHS"])
+    # ... and each file says which kernels made it
+    for name in here["PATHS"]:
+        there, mine = (read_certificate(tmp_path / side / f"{name}.npz")[1]["machine"]["blas"] for side in ("there", "here"))
+        assert "Nehalem" in there and "Nehalem" not in mine, (there, mine)

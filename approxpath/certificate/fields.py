@@ -58,6 +58,8 @@ META_FIELDS = {  # name -> (required, domain check, what the domain is)
     "wall_s": (False, _seconds, "seconds"),
     "solve_s": (False, _seconds, "seconds"),
     "certify_s": (False, _seconds, "seconds"),
+    "machine": (False, lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str)
+                                                             for k, x in v.items()), "an object of strings"),
 }
 
 

@@ -54,7 +54,8 @@ class VerifyReport:
     ----------
     claim : dict
         What the file claims (and what was checked): problem, parameter, options, eps,
-        relative, interval, data_sha256, n, d and where the data came from (``data``).
+        relative, interval, data_sha256, n, d, where the data came from (``data``) and the
+        machine that computed the path (``machine``: provenance, not checked).
     """
 
     ok: bool
@@ -103,6 +104,9 @@ def describe_claim(claim):
     if claim.get("data_sha256"):
         out.append(f"data: sha256 {claim['data_sha256']} (n = {claim.get('n')}, d = {claim.get('d')}; "
                    f"{claim.get('data', 'as given')})")
+    made = claim.get("machine")
+    if made:  # (provenance: a path's last bits, so its pieces, depend on the BLAS kernels and packages)
+        out.append("made on: " + "; ".join(made[k] for k in ("processor", "system", "blas", "packages") if made.get(k)))
     return out
 
 
@@ -204,10 +208,10 @@ def claim_of(meta, source=None):
     """The claim a (well-formed) ``meta`` makes, a path's or a surface's, as
     :attr:`VerifyReport.claim`."""
     if is_surface(meta):
-        keys = ("problem", "options", "eps", "relative", "box", "weight", "data_sha256", "n", "d")
+        keys = ("problem", "options", "eps", "relative", "box", "weight", "data_sha256", "n", "d", "machine")
         claim = dict({k: meta.get(k) for k in keys}, parameter=f"bandwidth and {meta['weight']}")
         return claim if source is None else dict(claim, data=source)
-    keys = ("problem", "parameter", "options", "eps", "relative", "interval", "data_sha256", "n", "d")
+    keys = ("problem", "parameter", "options", "eps", "relative", "interval", "data_sha256", "n", "d", "machine")
     claim = {k: meta.get(k) for k in keys}
     if claim["parameter"] is None and isinstance(meta.get("options"), dict):
         claim["parameter"] = meta["options"].get("parameter")

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from .. import compute
+from .. import compute, machine
 from ..compute.distributed import capacity, result
 from ..certificate.format import KERNEL
 from ..certificate.claims import SAMPLE_LEVELS
@@ -235,7 +235,8 @@ def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, 
 
 def _path_meta(problem, meta):
     """What a certificate records about the run's inputs: the problem, its options and data, the
-    kernel's definition and the sha256 of D, the data file it came from, and ``meta``."""
+    kernel's definition and the sha256 of D, the data file it came from, the machine that
+    computes the path (:func:`approxpath.machine.describe`), and ``meta``."""
     info = dict(
         problem=problem.name,
         parameter=problem.parameter,
@@ -249,7 +250,7 @@ def _path_meta(problem, meta):
     )
     # the kernel family's definition and the sha256 of D; how many points a sampled piece claims
     info.update(getattr(problem.bound, "kernel_meta", dict)(), sample_levels=SAMPLE_LEVELS)
-    info.update(_provenance(problem))
+    info.update(_provenance(problem), machine=machine.describe())
     info.update(meta or {})
     return info
 
