@@ -36,15 +36,20 @@ def _same_events(a, b):
 
 
 @pytest.mark.parametrize("name,bw", WELL)
-def test_updates_match_the_lu_version_to_1e_10(sets, name, bw):
+def test_updates_match_the_lu_version_to_their_conditioning(sets, name, bw):
+    """Two backward-stable solvers of the same systems agree to cond u (times the solution's
+    size): that is the tolerance, not a fixed one.  Measured at most 0.031 of it with
+    OpenBLAS's SkylakeX, Haswell and Nehalem kernels; a fixed 1e-10 held on the first two and
+    failed on Nehalem's (wang0 at bandwidth 10: 1.19e-10, cond 4.8e7)."""
     X, y = sets[name]
     lu = _lambda_path(X, y, bw, factor="lu")
     up = _lambda_path(X, y, bw, factor="update")
     assert lu.max_cond <= 1e8 and up.stop_reason == lu.stop_reason == "lam_min"
     assert _same_events(lu, up) and len(up.events) > 10
-    np.testing.assert_allclose(up.t, lu.t, rtol=0, atol=1e-10)  # the breakpoints (lambda_max ~ 1-5)
-    np.testing.assert_allclose(up.beta, lu.beta, rtol=0, atol=1e-10)
-    np.testing.assert_allclose(up.beta0, lu.beta0, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(up.t, lu.t, rtol=0, atol=1e-10)  # the breakpoints (lambda_max ~ 1-5; at most 6e-13)
+    tol = lu.max_cond * 2.0**-53 * np.abs(lu.beta).max()
+    np.testing.assert_allclose(up.beta, lu.beta, rtol=0, atol=tol)
+    np.testing.assert_allclose(up.beta0, lu.beta0, rtol=0, atol=tol)
     assert up.settings["lu_fallbacks"] == 0
 
 
