@@ -327,3 +327,35 @@ def test_a_klasso_offset_stored_as_an_array_is_refused_cleanly(cert, tmp_path):
     X, y = load_data(data, "csv")
     report = approxpath.verify(tamper(file, tmp_path / "wide.npz", widen, True), X, y)
     assert not report.ok and report.failures
+
+
+def test_a_flipped_byte_in_any_member_fails_verify_cleanly(cert, capsys):
+    """A byte flipped anywhere in a member's compressed data: ``verify`` says the file is damaged
+    (exit 1, one line), or the content is unchanged (a bit the decompressor ignores) and it
+    verifies.  A bad CRC of ``meta`` left the reader as an internal error (exit 70)."""
+    import struct
+
+    file, data = cert
+    raw, (arrays, meta) = file.read_bytes(), read_certificate(file)
+    flipped = file.with_name("flipped.npz")
+    outcomes = set()
+    with zipfile.ZipFile(file) as z:
+        members = z.infolist()
+    for member in members:
+        name_len, extra_len = struct.unpack("<HH", raw[member.header_offset + 26:member.header_offset + 30])
+        start = member.header_offset + 30 + name_len + extra_len
+        for offset in np.linspace(0, member.compress_size - 1, 12).astype(int):
+            bad = bytearray(raw)
+            bad[start + offset] ^= 0xFF
+            flipped.write_bytes(bytes(bad))
+            code = main(["verify", str(flipped), "--data", str(data), "--no-progress"])
+            out = capsys.readouterr()
+            assert "Traceback" not in out.err and "internal error" not in out.err, (member.filename, offset, out.err)
+            if code == 0:  # the same content, bit for bit
+                again, again_meta = read_certificate(flipped)
+                assert again_meta == meta and again.keys() == arrays.keys()
+                assert all(np.array_equal(again[k], arrays[k]) for k in arrays)
+            else:
+                assert code == 1 and "is not a certificate" in out.out, (member.filename, offset, out.out)
+            outcomes.add(code)
+    assert 1 in outcomes

@@ -230,7 +230,13 @@ def _meta_of(zf, heads, file):
         raise _not_a_certificate(file, f"'meta' must be JSON text of at most {limit} characters; got shape "
                                  f"{shape} of {dtype}")
     try:
-        meta = json.loads(str(read_member(zf, info)), object_pairs_hook=_unique_keys)
+        text = str(read_member(zf, info))
+    except MemoryError:
+        raise
+    except Exception as exc:  # a bad CRC, a truncated or damaged stream (as for the arrays)
+        raise _not_a_certificate(file, f"a damaged member 'meta' ({type(exc).__name__}: {exc})") from None
+    try:
+        meta = json.loads(text, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise InputError(f"{str(file)!r}: 'meta' is nested deeper than {_META_DEPTH} levels") from None
     except ValueError as exc:
