@@ -155,3 +155,25 @@ def test_a_surface_checks_its_required_box(tmp_path):
         approxpath.verify(tmp_path / "s.npz", X, y, box=((2.0, 0.5), (0.1, 1.0)))
     assert approxpath.verify(tmp_path / "s.npz", X, y, box=((0.5, 1.0), (0.1, 1.0))).ok
     assert not approxpath.verify(tmp_path / "s.npz", X, y, box=((0.25, 1.0), (0.1, 1.0))).ok  # wider than its box
+
+
+@pytest.mark.parametrize("meta, match", [
+    ({"machine": "my laptop"}, "meta may not set 'machine': approxpath records it itself"),  # verify then failed
+    ({"problem": "kernel_svm"}, "meta may not set 'problem'"),  # a file that claimed another problem
+    ({"n": 5}, "meta may not set 'n'"),
+    ({"format": "xls"}, "meta 'format' must be libsvm or csv; got 'xls'"),
+    ({"run": object()}, "meta must be JSON"),  # raised TypeError when the path was saved, after the run
+    ({"run": float("nan")}, "meta must be JSON"),
+    ([("run", 1)], "meta must be a dict of provenance; got list"),
+])
+def test_meta_is_checked_before_the_run(meta, match):
+    """``meta=`` may add a caller's provenance and the data's origin, never replace a field
+    approxpath records (the certificate then failed ``verify``), and is refused before any solve."""
+    problem = approxpath.get_problem("klasso")(*make_sinc(n=30, seed=0), lam=0.1)
+    for run in (lambda: approxpath.approximate_path(problem, eps=0.2, interval=(1.0, 2.0), meta=meta),
+                lambda: approxpath.approximate_surface(problem, 0.2, (0.05, 0.5), (1.0, 2.0), meta=meta)):
+        with pytest.raises(InputError, match=match):
+            run()
+    path = approxpath.approximate_path(problem, eps=0.2, interval=(1.0, 2.0),
+                                       meta={"run": "figure 3", "data_file": None, "format": "csv"})
+    assert path.meta["run"] == "figure 3" and path.meta["problem"] == "klasso" and "machine" in path.meta

@@ -3,16 +3,19 @@ before it uses any of them (numpy only).  The file itself: :mod:`.format`."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
 import numpy as np
 
+from ..errors import InputError
 from ..kernel_families import DESCRIPTIONS
 from ..validate import is_real, is_stored_count
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS
 
-__all__ = ["META_FIELDS", "meta_errors", "field_errors", "layout_errors", "number_array_errors"]
+__all__ = ["META_FIELDS", "CALLER_FIELDS", "caller_meta", "meta_errors", "field_errors", "layout_errors",
+           "number_array_errors"]
 
 #: Per-piece arrays of text (the others, and every problem array, are float64).
 _TEXT_FIELDS = ("kind",)
@@ -61,6 +64,38 @@ META_FIELDS = {  # name -> (required, domain check, what the domain is)
     "machine": (False, lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str)
                                                              for k, x in v.items()), "an object of strings"),
 }
+
+
+#: The fields of :data:`META_FIELDS` a caller's ``meta=`` may set (where the data came from, as the
+#: command line records it); approxpath records the others itself.
+CALLER_FIELDS = ("data_file", "format", "preprocessing")
+
+
+def caller_meta(meta):
+    """``meta=`` of a path or surface run as a dict (None: empty), checked before the run: JSON
+    text, no field approxpath records itself (its value would replace the true one and the
+    file fail ``verify``), and the fields of :data:`CALLER_FIELDS` in their domains.
+
+    Raises
+    ------
+    InputError
+    """
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise InputError(f"meta must be a dict of provenance; got {type(meta).__name__}")
+    try:
+        json.dumps(meta, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"meta must be JSON (strings, finite numbers, lists, dicts): {exc}") from None
+    taken = [k for k in meta if k in META_FIELDS and k not in CALLER_FIELDS]
+    if taken:
+        raise InputError(f"meta may not set {taken[0]!r}: approxpath records it itself (give your own provenance "
+                         "under other keys)")
+    errors = field_errors(meta, {k: META_FIELDS[k] for k in CALLER_FIELDS})
+    if errors:
+        raise InputError(f"{errors[0]} (in meta=)")
+    return dict(meta)
 
 
 def meta_errors(meta):

@@ -20,6 +20,7 @@ from .. import compute, machine
 from ..compute.distributed import capacity, result
 from ..certificate.format import KERNEL
 from ..certificate.claims import SAMPLE_LEVELS
+from ..certificate.fields import caller_meta
 from ..data import data_sha256
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..result import Path
@@ -70,7 +71,9 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         Seconds per exact solver call (Clarabel, SCS); a solver out of time counts as failed
         and the next one is tried.  libSVM is bounded by an iteration cap instead.
     meta : dict, optional
-        Extra provenance for the certificate (data file, preprocessing, ...).
+        Extra provenance for the certificate (JSON): your own keys, and the data's ``data_file``,
+        ``format`` and ``preprocessing``; the fields approxpath records itself (``problem``,
+        ``n``, ``machine``, ...) are refused.
     workers : int
         Local worker processes.  With the adaptive strategies (``interpolate``,
         ``two-sided``) this process places the exact solves and the workers certify the
@@ -138,6 +141,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
 
     lo, hi = _check_args(problem, eps, interval)
     relative = flag("relative", relative)
+    meta = caller_meta(meta)
     solver = None if solver is None else tuple(problem.backend_names(solver))
     if strategy not in STRATEGIES:
         from ..validate import choice

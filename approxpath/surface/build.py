@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import time
 
+from ..certificate.fields import caller_meta
 from ..compute.parallelism import managed, threads
 from ..progress import count_bar
 from ..errors import BudgetExceededError, InputError
@@ -103,7 +104,8 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
     progress : bool
         A progress bar (tqdm) over the box's area.
     meta : dict, optional
-        Extra provenance for the certificate.
+        Extra provenance for the certificate, as for
+        :func:`~approxpath.driver.approximate_path`.
     n_jobs : int, optional
         Threads of the kernel work, in joblib's convention (``-1``: every core; None: the
         default, :func:`approxpath.compute.kernel_threads`); BLAS runs on one thread.
@@ -116,6 +118,7 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
     if not (is_real(eps) and math.isfinite(eps) and eps > 0):
         raise InputError(f"eps must be a positive finite number; got {eps!r}")
     relative = flag("relative", relative)
+    meta = caller_meta(meta)
     w_lo, w_hi = positive_range("weights", weights)
     t_lo, t_hi = positive_range("bandwidths", problem.default_interval() if bandwidths is None else bandwidths)
     problem.bound.check_interval(t_lo, t_hi)
