@@ -10,9 +10,15 @@ machine, processor, BLAS and packages made a file, so that two runs can be told 
 from __future__ import annotations
 
 import platform
+import sys
 from importlib import metadata
 
 __all__ = ["PACKAGES", "describe"]
+
+# the last description, by the number of modules loaded when it was made (a BLAS library is
+# loaded with a module: scipy's own OpenBLAS comes with scipy.linalg); finding the libraries
+# takes ~3 ms and the versions ~5 ms, per path otherwise
+_LAST = {}
 
 #: The packages whose versions change a path's numbers (kernels and bounds: numpy; the exact
 #: solves: scipy, HiGHS, Clarabel, SCS, libSVM through scikit-learn), recorded where installed.
@@ -30,6 +36,14 @@ def describe():
         loaded: implementation, version and the kernels it chose for this processor)
         and ``packages`` (the versions of :data:`PACKAGES` installed).
     """
+    modules = len(sys.modules)
+    if modules not in _LAST:
+        _LAST.clear()
+        _LAST[modules] = _describe()
+    return dict(_LAST[modules])
+
+
+def _describe():
     from threadpoolctl import threadpool_info
 
     blas = []
