@@ -35,6 +35,8 @@ def test_exact_lambda_path_then_crosscheck_then_corrupt(sinc_csv, tmp_path, caps
     assert res["events"] > 5 and res["max_gap"] < 1e-8 and res["range"] == [0.01, 2.0]
     arrays = read_claimed(out)
     assert arrays["beta"].shape == (arrays["t"].size, 50) and bool(arrays["linear"])
+    with np.load(out, allow_pickle=False) as f:  # the file says which machine made it
+        assert f"numpy {np.__version__}" in json.loads(str(f["meta"]))["machine"]["packages"]
     # the same file through the cross-check: points and (sampled) linear segments
     cc = ["crosscheck", "klasso", *data, "--lam", "0.1", "--bandwidth", "1", "--parameter", "lam"]
     assert main([*cc, "--path", str(out), "--tol", "1e-8", "--json"]) == 0

@@ -40,6 +40,7 @@ def test_features_writes_a_path_that_rechecks_and_a_table(data_csv, tmp_path, ca
     assert res["C"] == pytest.approx(0.5 * yc2, rel=1e-12)
     a = read_feature_path(out)
     assert a["meta"]["scaling"] == "paper" and a["meta"]["data_file"] == str(f)
+    assert f"numpy {np.__version__}" in a["meta"]["machine"]["packages"]  # which machine made it
     rep = crosscheck_feature_path(normalize_columns(X), y, a["D"], a["beta"], a["alpha"], a["alpha0"], C=res["C"])
     assert rep.ok and len(rep.checks) == res["points"]
     t = read_table(table)

@@ -110,10 +110,13 @@ def cmd_exact(args):
 
         export_table(path, args.export, report=report)
     if args.out:
+        from ..machine import describe
+
         arrays = path.to_arrays()
         meta = dict(problem="klasso", parameter=path.parameter, lam=path.lam, bandwidth=path.bandwidth,
                     algorithm=path.algorithm, settings=path.settings, stop_reason=path.stop_reason,
-                    data_file=str(args.data), format=fmt, preprocessing=prep, data_sha256=data_sha256(X, y))
+                    data_file=str(args.data), format=fmt, preprocessing=prep, data_sha256=data_sha256(X, y),
+                    machine=describe())
         write_claimed(args.out, arrays.pop("t"), {k: arrays.pop(k) for k in ("beta", "beta0")},
                       **({} if str(args.out).lower().endswith(".csv") else dict(arrays, meta=meta)))
     if args.json:

@@ -24,9 +24,13 @@ _REQUIRED = ("D", "beta", "alpha", "alpha0")
 
 def write_feature_path(path, file, **meta):
     """Write ``path`` (a FeaturePath) to ``file`` (.npz); ``meta`` adds JSON-able entries (data
-    file, scaling, ...) to the ``meta`` record."""
+    file, scaling, ...) to the ``meta`` record, which also says which machine wrote it
+    (:func:`approxpath.machine.describe`)."""
+    from ...machine import describe
+
     info = dict(kernel=path.kernel, degree=path.degree, C=path.C, stop_reason=path.stop_reason, steps=path.steps,
-                rejected=path.rejected, jacobian_calls=path.jacobian_calls, wall_s=path.wall_s, **meta)
+                rejected=path.rejected, jacobian_calls=path.jacobian_calls, wall_s=path.wall_s, machine=describe(),
+                **meta)
     arrays = dict(D=path.D, beta=path.beta, alpha=path.alpha, alpha0=path.alpha0, lam=path.lam, active=path.active,
                   jacobian_calls_at=path.jacobian_calls_at,
                   events=np.array([(e.index, e.feature, _KINDS.index(e.kind)) for e in path.events], dtype=np.int64))
