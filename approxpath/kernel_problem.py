@@ -44,7 +44,9 @@ class KernelProblem(Problem):
         data and kernel provider (:meth:`~approxpath.bound.KernelBound.with_weight`); the caches
         of its search start afresh (:meth:`__getstate__` says which)."""
         other = object.__new__(type(self))
-        state = dict(self.__getstate__())  # the state without the caches (a problem may drop them)
+        # the state without the caches (a problem may drop them; object has __getstate__ from 3.11)
+        getstate = getattr(type(self), "__getstate__", None)
+        state = dict(self.__dict__ if getstate is None else getstate(self))
         if hasattr(other, "__setstate__"):
             other.__setstate__(state)
         else:
