@@ -64,14 +64,17 @@ def _problem_named(argv):
 
 def _docs_of(cls):
     """``{option: first sentence of its description}`` from the numpydoc "Parameters" of ``cls``."""
-    doc = cls.__doc__ or ""
+    import inspect
+
+    # (indented as written until Python 3.12; 3.13 strips the common indentation when compiling)
+    doc = inspect.cleandoc(cls.__doc__ or "")
     out, name = {}, None
     for line in doc.splitlines():
-        m = re.match(r"^    (\w+) : (.*)$", line)
+        m = re.match(r"^(\w+) : (.*)$", line)
         if m:
             name = m.group(1)
             out[name] = ""
-        elif name and line.startswith("        ") and not out[name].endswith("."):
+        elif name and line.startswith("    ") and not out[name].endswith("."):
             out[name] = (out[name] + " " + line.strip()).strip()
     clean = {k: re.sub(r"\\\\?([A-Za-z]+)", r"\1", re.sub(r":math:`([^`]*)`|``([^`]*)``",
                                                        lambda m: m.group(1) or m.group(2), v)) for k, v in out.items()}
