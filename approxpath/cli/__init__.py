@@ -18,6 +18,7 @@ import json
 import os
 import re
 import sys
+import time
 import warnings
 from contextlib import ExitStack, contextmanager, suppress
 
@@ -186,19 +187,28 @@ class _Terminated(BaseException):
 # runs its handler only between bytecodes, and a native solve (HiGHS, Clarabel, LAPACK) that
 # releases the GIL may run for minutes first (robust_l1 at n = 4000: Clarabel never returned).
 _TERM_GRACE = 10.0
+# ... looking this often whether the main thread swallowed the exception (in a __del__)
+_RAISE_AGAIN_S = 0.05
 
 
-def _term_watchdog(fd, done):
+def _term_watchdog(fd, done, swallowed):
     """Wait on the signal wake-up pipe ``fd``; after a SIGTERM, give the main thread
     :data:`_TERM_GRACE` seconds to unwind, then exit with status 143 (the checkpoint saved at the
-    last exact solve stays on disk)."""
+    last exact solve stays on disk).  Where the main thread swallowed the exception (``swallowed``
+    set: it was raised inside a ``__del__``), raise it there again."""
+    import _thread
     import signal
 
     while not done.is_set():
         got = os.read(fd, 64)
         if done.is_set() or signal.SIGTERM not in got:
             continue
-        if not done.wait(_TERM_GRACE):
+        end = time.monotonic() + _TERM_GRACE
+        while not done.wait(max(0.0, min(_RAISE_AGAIN_S, end - time.monotonic()))) and time.monotonic() < end:
+            if swallowed.is_set():
+                swallowed.clear()
+                _thread.interrupt_main(signal.SIGTERM)
+        if not done.is_set():
             print(f"approxpath: terminated: native code (a solver, a linear-algebra call) held the run for "
                   f"{_TERM_GRACE:g} s after SIGTERM (a checkpoint, if any, keeps the work up to its last exact "
                   f"solve: --resume)", file=sys.stderr, flush=True)
@@ -220,21 +230,33 @@ def _sigterm_unwinds():
     def handler(signum, frame):
         raise _Terminated()
 
+    def unraisable(info, previous=sys.unraisablehook):
+        # raised inside a __del__ (or a callback), where Python prints it and goes on: the
+        # watchdog raises it again (a libSVM model's __del__ swallowed one, and the run went on
+        # until the grace ran out)
+        if isinstance(info.exc_value, _Terminated):
+            swallowed.set()
+        else:
+            previous(info)
+
     try:
         old = signal.signal(signal.SIGTERM, handler)
     except (ValueError, OSError):  # pragma: no cover - no signals here
         yield
         return
+    old_hook, sys.unraisablehook = sys.unraisablehook, unraisable
     r, w = os.pipe()
     os.set_blocking(w, False)
     old_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
-    done = threading.Event()
-    watchdog = threading.Thread(target=_term_watchdog, args=(r, done), daemon=True, name="approxpath-sigterm")
+    done, swallowed = threading.Event(), threading.Event()
+    watchdog = threading.Thread(target=_term_watchdog, args=(r, done, swallowed), daemon=True,
+                                name="approxpath-sigterm")
     watchdog.start()
     try:
         yield
     finally:
         done.set()
+        sys.unraisablehook = old_hook
         signal.set_wakeup_fd(old_fd)
         signal.signal(signal.SIGTERM, old)
         with suppress(BlockingIOError):  # (a pipe full of signal bytes wakes it as well)
