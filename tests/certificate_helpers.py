@@ -8,6 +8,7 @@ reviews of ``verify`` (paths and surfaces), and the loop that fails on any forge
 import importlib.util
 import json
 import math
+import struct
 import sys
 from pathlib import Path
 
@@ -31,6 +32,14 @@ def tamper(src, dst, edit, rehash):
         meta["content_sha256"] = content_sha256({k: np.asarray(v) for k, v in arrays.items()}, meta)
     np.savez(dst, meta=np.array(json.dumps(meta)), **arrays)
     return dst
+
+
+def member_data_start(raw, member):
+    """Where the (compressed) data of the zip member ``member`` (a ``ZipInfo``) begins in the
+    archive's bytes ``raw``: after its local header, whose name and extra field have the lengths
+    stored at bytes 26-29 of it."""
+    name_len, extra_len = struct.unpack("<HH", raw[member.header_offset + 26:member.header_offset + 30])
+    return member.header_offset + 30 + name_len + extra_len
 
 
 def same_certificate(a, b):

@@ -20,7 +20,7 @@ from approxpath.certificate.format import read_certificate
 from approxpath.cli import main
 from approxpath.data import make_sinc
 from approxpath.testing import check_problem
-from certificate_helpers import tamper
+from certificate_helpers import member_data_start, tamper
 from process_helpers import PEAK_KB
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -333,8 +333,6 @@ def test_a_flipped_byte_in_any_member_fails_verify_cleanly(cert, capsys):
     """A byte flipped anywhere in a member's compressed data: ``verify`` says the file is damaged
     (exit 1, one line), or the content is unchanged (a bit the decompressor ignores) and it
     verifies.  A bad CRC of ``meta`` left the reader as an internal error (exit 70)."""
-    import struct
-
     file, data = cert
     raw, (arrays, meta) = file.read_bytes(), read_certificate(file)
     flipped = file.with_name("flipped.npz")
@@ -342,8 +340,7 @@ def test_a_flipped_byte_in_any_member_fails_verify_cleanly(cert, capsys):
     with zipfile.ZipFile(file) as z:
         members = z.infolist()
     for member in members:
-        name_len, extra_len = struct.unpack("<HH", raw[member.header_offset + 26:member.header_offset + 30])
-        start = member.header_offset + 30 + name_len + extra_len
+        start = member_data_start(raw, member)
         for offset in np.linspace(0, member.compress_size - 1, 12).astype(int):
             bad = bytearray(raw)
             bad[start + offset] ^= 0xFF

@@ -12,7 +12,6 @@ scaled by ``w / w_lo`` for the problems whose cells let it grow with the weight
 """
 
 import math
-import struct
 import zipfile
 
 import numpy as np
@@ -23,7 +22,7 @@ from approxpath.certificate.format import FORMAT_VERSION, KERNEL, read_certifica
 from approxpath.data import make_classification, make_sinc
 from approxpath.moving import Moving
 from certificate_helpers import (BAD_NUMBERS, NUMBER_CHANGES, array_edits, check_forgeries, first_of_each_kind,
-                                 meta_field_edits, moving_edits, point_at, tamper)
+                                 member_data_start, meta_field_edits, moving_edits, point_at, tamper)
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -273,7 +272,6 @@ def test_a_corrupted_surface_is_refused(surfaces, tmp_path):
     with zipfile.ZipFile(file) as z:
         member = max(z.infolist(), key=lambda m: m.compress_size)
     raw = bytearray(open(file, "rb").read())
-    name_len, extra_len = struct.unpack("<HH", raw[member.header_offset + 26:member.header_offset + 30])
-    raw[member.header_offset + 30 + name_len + extra_len + member.compress_size // 2] ^= 0xFF
+    raw[member_data_start(raw, member) + member.compress_size // 2] ^= 0xFF
     (tmp_path / "flipped.npz").write_bytes(bytes(raw))
     assert not approxpath.verify(tmp_path / "flipped.npz", X, y).ok

@@ -204,7 +204,7 @@ def _term_watchdog(fd, done, swallowed):
         if done.is_set() or signal.SIGTERM not in got:
             continue
         end = time.monotonic() + _TERM_GRACE
-        while not done.wait(max(0.0, min(_RAISE_AGAIN_S, end - time.monotonic()))) and time.monotonic() < end:
+        while time.monotonic() < end and not done.wait(_RAISE_AGAIN_S):
             if swallowed.is_set():
                 swallowed.clear()
                 _thread.interrupt_main(signal.SIGTERM)
