@@ -18,16 +18,12 @@ from approxpath.data import make_classification
 from approxpath.errors import InputError
 from approxpath.numerics import fp_margin, kernel_entry_error
 
+from device_helpers import ARRAY_API, STRICT_DEVICES, needs_strict_devices, strict
+
 # the device backend's tests need the array API wrapper and the strict namespace (the test extra)
-_ARRAY_API = all(importlib.util.find_spec(m) for m in ("array_api_compat", "array_api_strict"))
-needs_array_api = pytest.mark.skipif(not _ARRAY_API, reason="needs array-api-compat and array-api-strict")
-
-
-def _strict():
-    """array-api-strict with a device of its own: nothing crosses to numpy without a copy."""
-    import array_api_strict as xps
-
-    return Accelerator(xps, xps.Device("device1"), xps.Device("CPU_DEVICE"), "array-api-strict")
+needs_array_api = pytest.mark.skipif(not ARRAY_API, reason="needs array-api-compat and array-api-strict")
+# array-api-strict on a device of its own, where its devices work (numpy >= 2)
+_STRICT = pytest.param(strict, marks=needs_strict_devices, id="array-api-strict")
 
 
 def _torch_cpu():
@@ -71,7 +67,7 @@ def points():
 
 
 @needs_array_api
-@pytest.mark.parametrize("make", [_strict, pytest.param(_torch_cpu, marks=_TORCH)], ids=["array-api-strict", "pytorch"])
+@pytest.mark.parametrize("make", [_STRICT, pytest.param(_torch_cpu, marks=_TORCH, id="pytorch")])
 @pytest.mark.parametrize("where", ["copied", "computed-once", "computed-per-pass"])
 def test_device_products_are_the_cpu_products_to_rounding(points, where, make, monkeypatch):
     """array-api-strict on a device of its own (nothing crosses without an explicit copy), and
@@ -100,7 +96,7 @@ def test_device_products_are_the_cpu_products_to_rounding(points, where, make, m
 
 
 @needs_array_api
-@pytest.mark.parametrize("make", [_strict, pytest.param(_torch_cpu, marks=_TORCH)], ids=["array-api-strict", "pytorch"])
+@pytest.mark.parametrize("make", [_STRICT, pytest.param(_torch_cpu, marks=_TORCH, id="pytorch")])
 @pytest.mark.parametrize("where", ["copied", "computed-once", "computed-per-pass"])
 @pytest.mark.parametrize("family", ["gaussian", "laplacian"])
 def test_kernel_rows_on_a_device_are_the_kernels_entries(where, make, family):
@@ -127,8 +123,8 @@ def test_kernel_rows_on_a_device_are_the_kernels_entries(where, make, family):
 
 
 @needs_array_api
-@pytest.mark.parametrize("make", [_strict, lambda: _perturbing(2), pytest.param(_torch_cpu, marks=_TORCH)],
-                         ids=["array-api-strict", "perturbed", "pytorch"])
+@pytest.mark.parametrize("make", [_STRICT, pytest.param(lambda: _perturbing(2), id="perturbed"),
+                                  pytest.param(_torch_cpu, marks=_TORCH, id="pytorch")])
 def test_the_svms_exact_solves_run_on_the_device_without_a_host_kernel(tmp_path, make, monkeypatch):
     """Above the SMO's size (lowered here) a device path's exact solves are SMO on the device's
     kernel entries, the first from zero: no backend runs after it and the host never forms a
@@ -167,7 +163,7 @@ def test_a_laplacian_svm_without_whole_kernels_solves_on_the_device(tmp_path, mo
         with pytest.raises(InputError, match="needs the n x n kernel for libSVM"):
             approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**2), device="cpu")
     monkeypatch.setattr(solves, "SMO_MIN_N", 100)
-    for device in ("cpu", _strict()):
+    for device in ("cpu", strict()) if STRICT_DEVICES else ("cpu",):
         problem = approxpath.get_problem("kernel_svm")(X, y, c=0.3, kernel="laplacian")
         with pytest.warns(UserWarning, match="APPROXPATH_KERNELS=blocked is set"):
             path = approxpath.approximate_path(problem, eps=0.125, interval=(2**-3, 2**2), device=device)
@@ -187,7 +183,7 @@ def test_distances_are_held_where_they_fit_with_the_work_space_to_spare(points):
     X, D = points
     need = 8.0 * D.size + device._WORK_BYTES
     for free, held in ((need, True), (need - 1.0, False)):
-        dk = DeviceKernels(Kernels(D), dataclasses.replace(_strict(), free_bytes=lambda f=free: f), X)
+        dk = DeviceKernels(Kernels(D), dataclasses.replace(strict(), free_bytes=lambda f=free: f), X)
         assert (dk._D is not None) == held
     assert 8.0 * 100_000**2 + device._WORK_BYTES < 141e9
 
@@ -213,8 +209,8 @@ def test_the_allowances_cover_a_devices_documented_rounding(points):
 
 
 @needs_array_api
-@pytest.mark.parametrize("make", [_strict, lambda: _perturbing(1), pytest.param(_torch_cpu, marks=_TORCH)],
-                         ids=["array-api-strict", "perturbed", "pytorch"])
+@pytest.mark.parametrize("make", [_STRICT, pytest.param(lambda: _perturbing(1), id="perturbed"),
+                                  pytest.param(_torch_cpu, marks=_TORCH, id="pytorch")])
 def test_a_device_path_certifies_and_verifies_with_numpy_alone(tmp_path, make):
     accelerator = make()
     X, y = make_classification(n=120, d=3, seed=3)
@@ -238,7 +234,7 @@ def test_device_choice(monkeypatch):
     with pytest.raises(InputError, match="device must be one of"):
         with compute.products_on(problem, device="tpu"):
             pass
-    monkeypatch.setattr(device, "find_accelerator", _strict)
+    monkeypatch.setattr(device, "find_accelerator", strict)
     with compute.products_on(problem, device="auto") as kernels:  # below DEVICE_MIN_N: here
         assert kernels is None
     with compute.products_on(problem, device="gpu") as kernels:

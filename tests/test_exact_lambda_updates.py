@@ -127,7 +127,14 @@ def test_duplicate_points_singular_system_and_ridge():
     lu = _lambda_path(X, y, 1.0, factor="lu")
     up = _lambda_path(X, y, 1.0, factor="update")
     assert "singular" in up.stop_reason and "singular" in lu.stop_reason
-    assert [(e.index, e.kind) for e in up.events[:7]] == [(e.index, e.kind) for e in lu.events[:7]]
+    # the two copies taken as one point, the same events up to the shorter path's last (a copy
+    # joining the other: numpy 2.4, 8 of 9 events, the versions' last two copies swapped; numpy
+    # 1.24 and scipy 1.10, the LU version's second copy joins at once, its second event)
+    def seen(e):
+        return ("a copy" if e.index in (j0, len(y) - 1) else e.index, e.kind)
+
+    k = min(len(up.events), len(lu.events)) - 1
+    assert k >= 1 and list(map(seen, up.events[:k])) == list(map(seen, lu.events[:k]))
     for p in (lu, up):
         last = p.events[-1]  # the second copy joins the first: the system is singular there
         other = 50 if last.index == j0 else j0

@@ -94,6 +94,7 @@ def test_a_selection_says_what_it_computes_before_delta_moves(capsys, monkeypatc
     from approxpath import progress
 
     monkeypatch.setattr(progress, "_NOTE_EVERY_S", 0.0)
+    monkeypatch.setenv("COLUMNS", "1000")  # tqdm < 4.68 cuts a bar to $COLUMNS where stderr is no terminal
     X, y = make_classification(n=40, d=2, seed=1)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     shown = approxpath.select(problem, cv=3, eps=0.2, interval=(0.1, 10.0), tol=0.05, progress=True)

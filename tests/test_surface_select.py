@@ -295,6 +295,7 @@ def test_the_bar_counts_the_first_surfaces_cells_before_the_first_delta(capsys, 
     from approxpath import progress
 
     monkeypatch.setattr(progress, "_NOTE_EVERY_S", 0.0)
+    monkeypatch.setenv("COLUMNS", "1000")  # tqdm < 4.68 cuts a bar to $COLUMNS where stderr is no terminal
     X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     approxpath.select_surface(problem, cv=2, eps=0.1, relative=True, tol=0.2, progress=True, **_BOX)

@@ -1,7 +1,6 @@
 """The SVM's warm-started SMO (problems/kernel_svm/smo.py): its optimum against a tight CVXPY
 solve of the dual, from a nearby solve and from zero, and its place first in the backends."""
 
-import importlib.util
 import math
 
 import numpy as np
@@ -13,6 +12,8 @@ from approxpath.problems.kernel_svm import solves
 from approxpath.problems.kernel_svm.smo import warm_smo
 from approxpath.solvers import EXACT_GAP
 from approxpath.solvers.conic import solve_cvxpy
+
+from device_helpers import needs_strict_devices, strict
 
 KernelSVM = approxpath.get_problem("kernel_svm")
 
@@ -154,8 +155,7 @@ def test_shrinking_iterates_on_few_samples_and_is_optimal_over_all(monkeypatch):
     _assert_optimal_over_all(p, alpha, t, tol)
 
 
-@pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("array_api_compat", "array_api_strict")),
-                    reason="needs array-api-compat and array-api-strict")
+@needs_strict_devices
 @pytest.mark.parametrize("start", ["nearby", "zero"])
 def test_smo_on_a_devices_kernel_entries_reaches_the_tight_cvxpy_optimum(start, monkeypatch):
     """SMO reading a device's kernel entries (array-api-strict on a device of its own) instead of
@@ -163,15 +163,13 @@ def test_smo_on_a_devices_kernel_entries_reaches_the_tight_cvxpy_optimum(start, 
     (the size between them lowered to exercise both), the first gradient and the update of the
     samples left out as device products.  Its optimum is a tight CVXPY solve's, and its KKT
     violation, from a gradient computed anew on the host, is below the tolerance."""
-    import array_api_strict as xps
-
-    from approxpath.compute.device import Accelerator, DeviceKernels
+    from approxpath.compute.device import DeviceKernels
     from approxpath.problems.kernel_svm import smo
 
     X, y = make_classification(n=400, d=5, seed=2)
     p, t, tol = KernelSVM(X, y, c=1.0), 0.5, 1e-9
     monkeypatch.setattr(smo, "_BLOCK_SIDE", 60)
-    device = DeviceKernels(p.bound.kernels, Accelerator(xps, xps.Device("device1"), xps.Device("CPU_DEVICE")), p.X)
+    device = DeviceKernels(p.bound.kernels, strict(), p.X)
     reads = []
     real = DeviceKernels.kernel_rows
     monkeypatch.setattr(DeviceKernels, "kernel_rows", lambda self, x, rows, cols=None: (
