@@ -40,8 +40,11 @@ def _data(n=_N, d=5, seed=0):
 @pytest.mark.parametrize("family,weights", [("gaussian", None), ("laplacian", None), ("ard", (1.0, 0.5, 2.0, 0.0, 3.0))])
 def test_split_products_equal_the_blocked_ones_bit_for_bit(client, monkeypatch, family, weights):
     """Runs of 150 rows stand in for 2048 (so that a product has two, one chunk per worker); a
-    product over some rows cuts them where their blocks' rows change chunk."""
+    product over some rows cuts them where their blocks' rows change chunk.  The products here
+    run with BLAS on one thread, as in every entry point of the library and in Dask's workers
+    (OpenBLAS 0.3.21, numpy 1.24's, rounds a one-column product differently on two threads)."""
     import approxpath.compute.kernels as kernels
+    from approxpath.compute.parallelism import blas_threads
 
     monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", 150)
     X, _ = _data()
@@ -54,23 +57,24 @@ def test_split_products_equal_the_blocked_ones_bit_for_bit(client, monkeypatch, 
     some = np.sort(rng.choice(_N, 170, replace=False))  # blocks straddle the chunks
     shuffled = rng.permutation(_N)[:150]  # blocks whose rows lie anywhere
     full = family == "gaussian"  # every layout and order once; the other families' distances once
-    for rows in (None, some, shuffled) if full else (some,):
-        k = _N if rows is None else rows.size
-        Cs = ((rng.random(k), rng.random((k, 4)), np.asfortranarray(rng.random((k, 2)))) if full
-              else (rng.random((k, 4)),))
-        for C in Cs:
-            for x, order in ((2.0**-5, 0), (0.7, 2), (2.0**4, 1)) if full else ((0.7, 2),):
-                got = split.products(x, C, rows, order)
-                assert len(got) == order + 1
-                for A, B, Z in zip(got, blocked.products(x, C, rows, order), dense.products(x, C, rows, order)):
-                    assert A.shape == B.shape == (_N,) + C.shape[1:]
-                    np.testing.assert_array_equal(A, B)
-                    np.testing.assert_array_equal(A, Z)
-                # independent reference: the kernel and its derivative matrices, formed explicitly
-                E = np.exp(-x * D)
-                cols = slice(None) if rows is None else rows
-                for j, A in enumerate(got):
-                    np.testing.assert_allclose(A, (D[:, cols] ** j * E[:, cols]) @ C, rtol=1e-12, atol=1e-13)
+    with blas_threads(1):
+        for rows in (None, some, shuffled) if full else (some,):
+            k = _N if rows is None else rows.size
+            Cs = ((rng.random(k), rng.random((k, 4)), np.asfortranarray(rng.random((k, 2)))) if full
+                  else (rng.random((k, 4)),))
+            for C in Cs:
+                for x, order in ((2.0**-5, 0), (0.7, 2), (2.0**4, 1)) if full else ((0.7, 2),):
+                    got = split.products(x, C, rows, order)
+                    assert len(got) == order + 1
+                    for A, B, Z in zip(got, blocked.products(x, C, rows, order), dense.products(x, C, rows, order)):
+                        assert A.shape == B.shape == (_N,) + C.shape[1:]
+                        np.testing.assert_array_equal(A, B)
+                        np.testing.assert_array_equal(A, Z)
+                    # independent reference: the kernel and its derivative matrices, formed explicitly
+                    E = np.exp(-x * D)
+                    cols = slice(None) if rows is None else rows
+                    for j, A in enumerate(got):
+                        np.testing.assert_allclose(A, (D[:, cols] ** j * E[:, cols]) @ C, rtol=1e-12, atol=1e-13)
     empty = split.products(0.5, np.zeros((0, 3)), np.zeros(0, dtype=int), order=1)
     assert [a.shape for a in empty] == [(_N, 3), (_N, 3)] and not any(a.any() for a in empty)
     split.close()

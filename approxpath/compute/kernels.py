@@ -327,7 +327,8 @@ class Kernels:
         otherwise).  By symmetry :math:`E_x[:, r]\\, C = (C^\\top E_x[r, :])^\\top`, the
         fast orientation of a product with few columns.  The entries and the sums are
         computed in a fixed order: results depend on nothing but the inputs (and the first
-        product not on ``order``).
+        product not on ``order``) where BLAS runs on one thread, as the library's entry points
+        run it (OpenBLAS 0.3.21 rounds a product with one column differently on two threads).
 
         Parameters
         ----------
