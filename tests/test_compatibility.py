@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import approxpath
+
 DATA = Path(__file__).resolve().parent / "data"
 
 # The data each 0.3.2 certificate was computed on, as stored in data_0_3_2.npz: the seeded sets
