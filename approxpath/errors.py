@@ -29,7 +29,8 @@ class SolverError(RuntimeError):
 
 
 class ClusterError(RuntimeError):
-    """Work handed to a Dask cluster was lost: its workers died, or it has had none for a while."""
+    """Work handed to other processes was lost: a worker process of ``workers=`` died, or a Dask
+    cluster's workers died, or it has had none for a while."""
 
 
 class EpsilonTooSmallError(ValueError):

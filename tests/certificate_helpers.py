@@ -53,14 +53,12 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "elastic_net_cvxpy.
 
 
 def elastic_net_example():
-    """The worked example ``examples/elastic_net_cvxpy.py`` as an importable module (it
-    registers ``ElasticNet``; workers unpickle its classes by name)."""
-    if "elastic_net_cvxpy" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("elastic_net_cvxpy", EXAMPLE)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["elastic_net_cvxpy"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["elastic_net_cvxpy"]
+    """The worked example ``examples/elastic_net_cvxpy.py`` as a module imported by its name from
+    ``sys.path`` (it registers ``ElasticNet``): workers unpickle its classes by that name, and a
+    worker started with 'spawn' or 'forkserver' (Python 3.14's default) imports it anew."""
+    if str(EXAMPLE.parent) not in sys.path:
+        sys.path.append(str(EXAMPLE.parent))
+    return importlib.import_module(EXAMPLE.stem)
 
 
 def point_at(point, tau):

@@ -178,3 +178,59 @@ def test_a_signal_to_a_run_of_chunks_stops_it_and_its_workers_at_once(tmp_path, 
     assert proc.returncode == code and "Traceback" not in err, err
     assert took < 8, f"{took:.1f} s after the signal"  # (0.04 s on an idle machine)
     assert not left, f"processes left: {left}"
+
+
+def test_a_worker_process_that_dies_is_a_clusters_lost_work():
+    """A pool whose worker ended abruptly (its task's process exited) is broken: one line, not
+    concurrent.futures' BrokenProcessPool (the command line's 'internal error', exit 70)."""
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    from approxpath.compute.distributed import result
+    from approxpath.errors import ClusterError
+
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        with pytest.raises(ClusterError, match="a worker process of this run died before returning its work"):
+            result(pool.submit(os._exit, 3))
+
+
+def test_a_killed_worker_ends_the_command_with_exit_6(tmp_path):
+    """SIGKILL of a --workers process (what the system's out-of-memory killer sends): the command
+    said 'internal error' with a traceback (exit 70); now one line, exit 6, and no process left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from approxpath.data import make_classification
+
+    X, y = make_classification(n=400, d=3, seed=11)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    proc = subprocess.Popen([sys.executable, "-m", "approxpath.cli", "path", "kernel_svm", "--data", str(data),
+                             "--c", "1", "--eps", "0.0005", "--range", "2^-10", "2^10", "--no-progress",
+                             "--workers", "2", "--strategy", "paper"], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def session():
+        out = subprocess.run(["ps", "-o", "pid=", "-s", str(proc.pid)], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+    deadline = time.time() + 120
+    while len(session()) < 3 and time.time() < deadline and proc.poll() is None:  # the command and 2 workers
+        time.sleep(0.05)
+    time.sleep(1.0)  # the chunks under way (each takes tens of seconds)
+    if proc.poll() is not None:
+        pytest.skip("the run finished before a worker could be killed")
+    try:
+        os.kill(max(p for p in session() if p != proc.pid), signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+        time.sleep(0.5)
+        left = session()
+    finally:
+        for pid in session():
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 6 and "Traceback" not in err, err
+    assert "a worker process of this run died before returning its work" in err and len(err.splitlines()) == 1, err
+    assert not left, f"processes left: {left}"

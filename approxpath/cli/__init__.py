@@ -32,7 +32,7 @@ EXIT_CODES = {"ok": 0, "failed": 1, "usage": 2, "io": 3, "solver": 4, "memory": 
               "interrupted": 130, "terminated": 143}
 _EPILOG = ("exit status: 0 ok; 1 uncovered pieces or verification failed; 2 bad input or usage; "
            "3 a file cannot be read or written; 4 no exact solver produced a pair; 5 out of memory; "
-           "6 the Dask cluster lost the run's work; "
+           "6 a worker process or the Dask cluster lost the run's work; "
            "70 internal error (please report it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
 # Commands whose first positional argument names a problem (its options become flags).
 _PROBLEM_COMMANDS = ("path", "crosscheck", "select", "surface")

@@ -91,18 +91,26 @@ def capacity(executor):
 
 
 def result(future):
-    """``future.result()``, waited for in steps of ``_WAIT_S`` (interruptible); for a Dask
-    future, :class:`ClusterError` instead of waiting forever
-    when its work is lost (its workers died: the future is cancelled, or a task killed workers)
-    or its cluster has had no workers for ``_NO_WORKERS_S`` (a process pool's lost worker breaks
-    the pool by itself).  The task's own exceptions are raised as they are."""
+    """``future.result()``, waited for in steps of ``_WAIT_S`` (interruptible), with
+    :class:`ClusterError` where its work is lost: a process pool's worker died (the pool is
+    broken), or for a Dask future, its workers died (the future is cancelled, or a task killed
+    workers) or its cluster has had no workers for ``_NO_WORKERS_S`` (instead of waiting
+    forever).  The task's own exceptions are raised as they are."""
     from concurrent.futures import CancelledError, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     client = getattr(future, "client", None)
     if client is None or not callable(getattr(client, "nthreads", None)):
         while not future.done():  # waits that end: a signal delivered to another thread of the
             wait([future], timeout=_WAIT_S)  # process is handled here within _WAIT_S (Ctrl-C, SIGTERM)
-        return future.result()
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            raise ClusterError(
+                "a worker process of this run died before returning its work: killed (by the system's "
+                "out-of-memory killer?) or unable to load the problem (where workers start with 'spawn' or "
+                "'forkserver', Python 3.14's default, a problem's class must be importable by its module's "
+                "name); run with fewer workers, or without them") from None
     from distributed import KilledWorker
 
     alone = None
