@@ -134,13 +134,10 @@ def test_map_paths_over_a_grid_of_c(svm):
     assert [(q.lo, q.hi) for q in paths[1].pieces] == [(q.lo, q.hi) for q in serial.pieces]
 
 
-@pytest.mark.parametrize("signal_name,code", [("SIGTERM", 143), ("SIGINT", 130)])
-def test_a_signal_to_a_run_of_chunks_stops_it_and_its_workers_at_once(tmp_path, signal_name, code):
-    """``kill`` of the command (its process only) while workers computed chunks: it waited for
-    the chunks (48 s; the signal went to a thread of the pool, the main thread slept on its wait),
-    and the workers, keeping the command's SIGTERM handler, outlived it, deaf to ``kill``."""
-    import os
-    import signal
+def _two_workers_at_work(tmp_path):
+    """``(proc, session)``: a long ``approxpath path`` command with ``--workers 2``, in a session of
+    its own, once it and its two workers are at work (skipped if it finished first), and a
+    function listing the session's processes."""
     import subprocess
     import sys
     import time
@@ -164,7 +161,20 @@ def test_a_signal_to_a_run_of_chunks_stops_it_and_its_workers_at_once(tmp_path, 
         time.sleep(0.05)
     time.sleep(1.0)  # the chunks under way (each takes tens of seconds)
     if proc.poll() is not None:
-        pytest.skip("the run finished before it could be signalled")
+        pytest.skip("the run finished before its workers were at work")
+    return proc, session
+
+
+@pytest.mark.parametrize("signal_name,code", [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_to_a_run_of_chunks_stops_it_and_its_workers_at_once(tmp_path, signal_name, code):
+    """``kill`` of the command (its process only) while workers computed chunks: it waited for
+    the chunks (48 s; the signal went to a thread of the pool, the main thread slept on its wait),
+    and the workers, keeping the command's SIGTERM handler, outlived it, deaf to ``kill``."""
+    import os
+    import signal
+    import time
+
+    proc, session = _two_workers_at_work(tmp_path)
     sent = time.time()
     proc.send_signal(getattr(signal, signal_name))
     try:
@@ -199,30 +209,9 @@ def test_a_killed_worker_ends_the_command_with_exit_6(tmp_path):
     said 'internal error' with a traceback (exit 70); now one line, exit 6, and no process left."""
     import os
     import signal
-    import subprocess
-    import sys
     import time
 
-    from approxpath.data import make_classification
-
-    X, y = make_classification(n=400, d=3, seed=11)
-    data = tmp_path / "d.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
-    proc = subprocess.Popen([sys.executable, "-m", "approxpath.cli", "path", "kernel_svm", "--data", str(data),
-                             "--c", "1", "--eps", "0.0005", "--range", "2^-10", "2^10", "--no-progress",
-                             "--workers", "2", "--strategy", "paper"], start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-    def session():
-        out = subprocess.run(["ps", "-o", "pid=", "-s", str(proc.pid)], capture_output=True, text=True).stdout
-        return [int(p) for p in out.split()]
-
-    deadline = time.time() + 120
-    while len(session()) < 3 and time.time() < deadline and proc.poll() is None:  # the command and 2 workers
-        time.sleep(0.05)
-    time.sleep(1.0)  # the chunks under way (each takes tens of seconds)
-    if proc.poll() is not None:
-        pytest.skip("the run finished before a worker could be killed")
+    proc, session = _two_workers_at_work(tmp_path)
     try:
         os.kill(max(p for p in session() if p != proc.pid), signal.SIGKILL)
         _, err = proc.communicate(timeout=60)
