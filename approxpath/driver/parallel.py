@@ -20,6 +20,12 @@ from ..errors import InputError
 __all__ = ["one_place", "pool", "single_threaded", "segment_in_worker", "chunks", "path_in_worker",
            "task_in_worker"]
 
+# An interrupted pool's manager thread is given this long to end (it does once its terminated
+# workers are reaped, in milliseconds) before the exception goes on: where it still ran at the
+# interpreter's exit, Python 3.10-3.11 woke it through a pipe it was closing, and a run stopped by
+# Ctrl-C printed "OSError: Bad file descriptor" with a traceback (seen once in CI, under load).
+_MANAGER_END_S = 2.0
+
 
 def one_place(workers, executor):
     """:class:`InputError` for ``workers > 1`` beside an ``executor``: its own workers run the
@@ -54,7 +60,10 @@ def pool(workers, executor, wanted=True, sharers=None):
                 # (Python 3.14: terminate_workers(); shutdown forgets the processes, so first)
                 for process in list((getattr(p, "_processes", None) or {}).values()):
                     process.terminate()
+                manager = getattr(p, "_executor_manager_thread", None)
                 p.shutdown(wait=False, cancel_futures=True)
+                if manager is not None:  # its end closes the pipe the interpreter's exit writes to
+                    manager.join(_MANAGER_END_S)
                 raise
     finally:
         share_budget(before)
