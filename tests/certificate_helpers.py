@@ -5,7 +5,7 @@ from the definition, the forgeries of every array, meta field and moving point o
 reviews of ``verify`` (paths and surfaces), and the loop that fails on any forged file
 ``verify`` accepts while its claim is false (the claim decided by a test's own reference)."""
 
-import importlib.util
+import importlib
 import json
 import math
 import struct

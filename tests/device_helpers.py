@@ -8,6 +8,7 @@ import pytest
 
 #: The array API wrapper and the strict namespace are installed (the test extra).
 ARRAY_API = all(importlib.util.find_spec(m) for m in ("array_api_compat", "array_api_strict"))
+needs_array_api = pytest.mark.skipif(not ARRAY_API, reason="needs array-api-compat and array-api-strict")
 
 #: array-api-strict copies between its devices with ``np.asarray(..., copy=True)``, which numpy
 #: has from 2.0 on (array-api-strict 2.6 on numpy 1.24: "asarray() got an unexpected keyword

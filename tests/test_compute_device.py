@@ -18,10 +18,8 @@ from approxpath.data import make_classification
 from approxpath.errors import InputError
 from approxpath.numerics import fp_margin, kernel_entry_error
 
-from device_helpers import ARRAY_API, STRICT_DEVICES, needs_strict_devices, strict
+from device_helpers import STRICT_DEVICES, needs_array_api, needs_strict_devices, strict
 
-# the device backend's tests need the array API wrapper and the strict namespace (the test extra)
-needs_array_api = pytest.mark.skipif(not ARRAY_API, reason="needs array-api-compat and array-api-strict")
 # array-api-strict on a device of its own, where its devices work (numpy >= 2)
 _STRICT = pytest.param(strict, marks=needs_strict_devices, id="array-api-strict")
 
