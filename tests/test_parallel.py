@@ -204,6 +204,52 @@ def test_a_worker_process_that_dies_is_a_clusters_lost_work():
             result(pool.submit(os._exit, 3))
 
 
+@pytest.mark.parametrize("line", range(1, 41))
+def test_an_interrupt_anywhere_in_the_wait_leaves_the_future_free(line):
+    """Ctrl-C while the command waits for a worker's result: with concurrent.futures.wait, an
+    interrupt just after it took the future's lock left the lock held (the pool's thread, which
+    takes it to fail the future, and with it the interpreter's exit, waited for ever: a --workers
+    run did not stop) or raised RuntimeError 'release unlocked lock'.  KeyboardInterrupt raised
+    at the ``line``-th line the wait runs (the standard library's modules included) must leave
+    the future's lock free and reach the caller as KeyboardInterrupt."""
+    import sys
+    import threading
+    from concurrent.futures import Future
+
+    from approxpath.compute.distributed import result
+
+    future = Future()
+    done = result(_finished(Future(), 0))  # (the wait's imports done before the lines are counted)
+    assert done == 0
+    count = [0]
+
+    def tracer(frame, event, arg):
+        if event == "line" and not frame.f_code.co_filename.startswith("<"):
+            count[0] += 1
+            if count[0] == line:
+                raise KeyboardInterrupt
+        return tracer
+
+    timer = threading.Timer(2.0, future.set_result, (1,))  # (an end, had no interrupt been raised)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sys.settrace(tracer)
+            result(future)
+    finally:
+        sys.settrace(None)
+        timer.cancel()
+    assert count[0] == line
+    assert future._condition.acquire(blocking=False)  # not held (by another thread) ...
+    future._condition.release()
+    assert not future._condition._is_owned()  # ... nor still by this one
+
+
+def _finished(future, value):
+    future.set_result(value)
+    return future
+
+
 def test_a_killed_worker_ends_the_command_with_exit_6(tmp_path):
     """SIGKILL of a --workers process (what the system's out-of-memory killer sends): the command
     said 'internal error' with a traceback (exit 70); now one line, exit 6, and no process left."""

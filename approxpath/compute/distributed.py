@@ -50,10 +50,16 @@ __all__ = ["SplitKernels", "split_products", "split_refusal", "check_executor", 
 # the command line waits for a scheduler to answer; tasks of a cluster without workers would
 # otherwise wait forever.
 _POLL_S = 2.0
-# A local future is waited for in steps this long: a signal the system delivers to another thread
-# (the pool's) runs its handler only when the main thread wakes (a plain wait slept until the task
-# ended: SIGTERM of a run of chunks took 48 s); the command line promises to stop within 1-2 s
-_WAIT_S = 0.5
+# A local future is polled in sleeps growing from _FIRST_WAIT_S (a short task's result at once)
+# to _WAIT_S: a signal the system delivers to another thread (the pool's) runs its handler only
+# when the main thread wakes (a plain wait slept until the task ended: SIGTERM of a run of chunks
+# took 48 s), and the poll reads the future's state without its lock. concurrent.futures.wait
+# takes that lock: a Ctrl-C landing just after it was taken left it held, the pool's thread, which
+# takes it to fail the future, waited for it for ever, and so did the interpreter's exit (a test
+# raises KeyboardInterrupt at every line of the wait); in Condition.wait, it raised "release
+# unlocked lock" instead.
+_FIRST_WAIT_S = 1e-4
+_WAIT_S = 0.05
 _NO_WORKERS_S = 30.0
 
 
@@ -91,18 +97,20 @@ def capacity(executor):
 
 
 def result(future):
-    """``future.result()``, waited for in steps of ``_WAIT_S`` (interruptible), with
+    """``future.result()``, polled every ``_WAIT_S`` at most (interruptible, no lock held), with
     :class:`ClusterError` where its work is lost: a process pool's worker died (the pool is
     broken), or for a Dask future, its workers died (the future is cancelled, or a task killed
     workers) or its cluster has had no workers for ``_NO_WORKERS_S`` (instead of waiting
     forever).  The task's own exceptions are raised as they are."""
-    from concurrent.futures import CancelledError, wait
+    from concurrent.futures import CancelledError
     from concurrent.futures.process import BrokenProcessPool
 
     client = getattr(future, "client", None)
     if client is None or not callable(getattr(client, "nthreads", None)):
-        while not future.done():  # waits that end: a signal delivered to another thread of the
-            wait([future], timeout=_WAIT_S)  # process is handled here within _WAIT_S (Ctrl-C, SIGTERM)
+        delay = _FIRST_WAIT_S
+        while not _done(future):
+            time.sleep(delay)
+            delay = min(2 * delay, _WAIT_S)
         try:
             return future.result()
         except BrokenProcessPool:
@@ -131,6 +139,17 @@ def result(future):
         elif time.monotonic() - alone >= _NO_WORKERS_S:
             raise ClusterError(f"the Dask cluster has had no workers for {_NO_WORKERS_S:.0f} s: the run's tasks "
                                "cannot run; start workers, or run without the cluster")
+
+
+def _done(future):
+    """Whether a local ``future`` is done, read without taking its lock where it is a
+    ``concurrent.futures.Future`` (why: the comment on ``_WAIT_S``); other futures' ``done()``."""
+    from concurrent.futures import _base
+
+    state = getattr(future, "_state", None)
+    if isinstance(future, _base.Future) and isinstance(state, str):
+        return state in (_base.FINISHED, _base.CANCELLED, _base.CANCELLED_AND_NOTIFIED)
+    return future.done()
 
 
 class SplitKernels(BlockedKernels):
