@@ -1,7 +1,8 @@
 """The search side of a robust l1 pair that moves with the bandwidth across a piece
 (:func:`moving_restore`), the projection of a dual on its free coordinates
 (:func:`free_projection`), the vectorized weight guide of ``dual_restoration="scaling"``
-(:func:`interpolation_gaps`) and a bound that memoizes kernel products (:class:`SearchBound`).
+(:func:`interpolation_gaps`) and the search's bound, which knows the chosen pair's
+(:class:`SearchBound`).
 
 Between two exact solves at :math:`t_a < t_b` the solution path is close to the combination
 :math:`(1 - \\theta)\\,z_a + \\theta z_b` with :math:`\\theta` moving like :math:`\\log t`.  A
@@ -34,24 +35,17 @@ __all__ = ["SearchBound", "free_coordinates", "free_projection", "moving_restore
 #: log t), around 1: on the sinc path (n = 1000, 10 % outliers, relative eps 1e-2) these five
 #: give 145 pieces, the natural rate alone 153, three (3/4 to 5/4) 147, seven (1/4 to 2) 145.
 RATE_FACTORS = np.array([0.5, 0.75, 1.0, 1.25, 1.5])
-# kernel products memoized (one entry: the three products at one point for one set of
-# coefficient columns): a piece's two ends for its primal and its dual, tried pieces' too
-_MEMO = 64
 
 
 class SearchBound(RobustL1Bound):
-    """:class:`RobustL1Bound` whose kernel products are memoized by content (the last
-    :data:`_MEMO` in its :class:`~approxpath.compute.caches.ProductMemo`): the pair
-    :func:`moving_restore` chooses on a piece is bounded again by the certifier (its feasibility,
-    its gap) with the same columns at the same points, one kernel pass per end and set of
-    columns (the same values, bit for bit)."""
+    """:class:`RobustL1Bound` that knows the bound of the pair :func:`moving_restore` just chose
+    (:meth:`known_gap`), so that the certifier does not compute it again."""
 
     _transient = RobustL1Bound._transient + ("_chosen",)
-    remembered = _MEMO
 
     def known_gap(self, primal, dual, lo, hi):
         """The bound of the pair :func:`moving_restore` just chose on the piece ``[lo, hi]``
-        (computed there with the other candidates, the same arithmetic per candidate); None for
+        (computed there with the other rates, the same arithmetic per candidate); None for
         any other pair or piece.  A caller need not screen such a pair at the piece's ends
         first: its bound costs nothing more."""
         chosen = getattr(self, "_chosen", None)
