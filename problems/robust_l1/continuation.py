@@ -63,9 +63,6 @@ class SearchBound(RobustL1Bound):
 # rounding (at +-1, or all scaled alike by the restoration, by 1 - 1e-10 or more), the free
 # ones further inside (sinc: 4e-3 and more from the box).
 _FREE = 1e-7
-# Rows within this fraction of lambda count as active at a projected point (the projection
-# leaves its active rows at lambda to ~1e-12)
-_ACTIVE = 1e-6
 # Rows of K u with |(K u)_j| at least this fraction of lambda enter the projection at once (a
 # row the projected point violates is added and it is re-solved, at most _ROUNDS times: one or
 # two are typical; the final scaling makes the point feasible in any case).
