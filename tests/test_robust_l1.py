@@ -141,6 +141,34 @@ def test_restored_dual_feasible_on_the_whole_piece(data, restoration):
     assert p.bound.errors(primal, RobustL1Dual(u=pair[1].u * 1.5), lo, hi)
 
 
+def test_moving_dual_is_the_secant_of_its_projections_at_the_piece_ends(data):
+    """Between two exact solves the moving dual runs, scaled by one s <= 1, from the interpolated
+    dual projected at the piece's lower end to its projection at the upper end (a tangent at the
+    middle, as before, misses both), and it is feasible at 200 bandwidths of the piece, checked
+    directly; its gap bound covers the point gaps there."""
+    from approxpath.moving import interpolate, value_at
+    from approxpath.problems.robust_l1.continuation import free_coordinates, free_projection
+
+    p = RobustL1(*data, lam=0.1)
+    ta, tb = 1.0, 1.3
+    a, b = p.solve(ta), p.solve(tb)
+    lo, hi = 1.1, 1.2
+    theta = [np.log(t / ta) / np.log(tb / ta) for t in (lo, np.sqrt(lo * hi), hi)]
+    primal, dual = interpolate(a, b, theta, (lo, np.sqrt(lo * hi), hi), 1)
+    moved_primal, moved = p.restore(primal, dual, lo, hi)
+    assert p.bound.errors(moved_primal, moved, lo, hi) == []
+    scale = float(moved.weights[0, 0])
+    assert 0.99 < scale <= 1.0
+    free = free_coordinates(a[1], b[1])
+    for t in (lo, hi):
+        end = free_projection(p, np.asarray(value_at(dual, t).u, dtype=float), free, t)
+        np.testing.assert_allclose(value_at(moved, t).u, scale * end, rtol=0, atol=1e-12)
+    gap = p.bound.gap(moved_primal, moved, lo, hi)
+    for t in np.geomspace(lo, hi, 200):
+        assert p.dual_violation(value_at(moved, t), t) == 0.0
+        assert p.gap(value_at(moved_primal, t), value_at(moved, t), t) <= gap
+
+
 def test_bound_dominates_and_is_tight_on_path_pieces(data):
     p = RobustL1(*data, lam=0.1)
     eps = 0.2
