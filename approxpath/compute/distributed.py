@@ -50,15 +50,17 @@ __all__ = ["SplitKernels", "split_products", "split_refusal", "check_executor", 
 # the command line waits for a scheduler to answer; tasks of a cluster without workers would
 # otherwise wait forever.
 _POLL_S = 2.0
-# A local future is polled in sleeps growing from _FIRST_WAIT_S (a short task's result at once)
-# to _WAIT_S: a signal the system delivers to another thread (the pool's) runs its handler only
-# when the main thread wakes (a plain wait slept until the task ended: SIGTERM of a run of chunks
-# took 48 s), and the poll reads the future's state without its lock. concurrent.futures.wait
-# takes that lock: a Ctrl-C landing just after it was taken left it held, the pool's thread, which
-# takes it to fail the future, waited for it for ever, and so did the interpreter's exit (a test
-# raises KeyboardInterrupt at every line of the wait); in Condition.wait, it raised "release
-# unlocked lock" instead.
+# A local future is polled in sleeps growing by _WAIT_GROWTH from _FIRST_WAIT_S to _WAIT_S (a
+# result is seen at most a quarter of the time waited, or 50 ms, after it came): a signal the
+# system delivers to another thread (the pool's) runs its handler only when the main thread wakes
+# (a plain wait slept until the task ended: SIGTERM of a run of chunks took 48 s), and the poll
+# reads the future's state without its lock. concurrent.futures.wait takes that lock: a Ctrl-C
+# landing just after it was taken left it held, the pool's thread, which takes it to fail the
+# future, waited for it for ever, and so did the interpreter's exit (a test raises
+# KeyboardInterrupt at every line of the wait); in Condition.wait, it raised "release unlocked
+# lock" instead.
 _FIRST_WAIT_S = 1e-4
+_WAIT_GROWTH = 1.25
 _WAIT_S = 0.05
 _NO_WORKERS_S = 30.0
 
@@ -110,7 +112,7 @@ def result(future):
         delay = _FIRST_WAIT_S
         while not _done(future):
             time.sleep(delay)
-            delay = min(2 * delay, _WAIT_S)
+            delay = min(_WAIT_GROWTH * delay, _WAIT_S)
         try:
             return future.result()
         except BrokenProcessPool:
