@@ -220,9 +220,9 @@ def test_an_interrupt_anywhere_in_the_wait_leaves_the_future_free(line):
 
     from approxpath.compute.distributed import result
 
-    future = Future()
-    done = result(_finished(Future(), 0))  # (the wait's imports done before the lines are counted)
-    assert done == 0
+    future, done = Future(), Future()
+    done.set_result(0)
+    assert result(done) == 0  # (the wait's imports done before the lines are counted)
     count = [0]
     wait_files = (os.path.join("compute", "distributed.py"), os.path.join("concurrent", "futures", "_base.py"),
                   "threading.py")
@@ -249,11 +249,6 @@ def test_an_interrupt_anywhere_in_the_wait_leaves_the_future_free(line):
     assert future._condition.acquire(blocking=False)  # not held (by another thread) ...
     future._condition.release()
     assert not future._condition._is_owned()  # ... nor still by this one
-
-
-def _finished(future, value):
-    future.set_result(value)
-    return future
 
 
 def test_a_killed_worker_ends_the_command_with_exit_6(tmp_path):

@@ -148,9 +148,8 @@ def _done(future):
     ``concurrent.futures.Future`` (why: the comment on ``_WAIT_S``); other futures' ``done()``."""
     from concurrent.futures import _base
 
-    state = getattr(future, "_state", None)
-    if isinstance(future, _base.Future) and isinstance(state, str):
-        return state in (_base.FINISHED, _base.CANCELLED, _base.CANCELLED_AND_NOTIFIED)
+    if isinstance(future, _base.Future):
+        return future._state in (_base.FINISHED, _base.CANCELLED, _base.CANCELLED_AND_NOTIFIED)
     return future.done()
 
 
