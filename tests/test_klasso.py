@@ -214,6 +214,10 @@ def test_point_sup_norm_of_a_combination_dominates_the_direct_one(sinc):
         direct = np.max(np.abs(np.exp(-x * p.D) @ (u + theta * v)))
         bound = p.bound.point_sup_norm(u, v, theta, x)
         assert direct <= bound <= direct * (1 + 1e-12)
+        # several weights at once: the same bounds, bit for bit
+        thetas = np.array([theta, -theta, 2.0])
+        np.testing.assert_array_equal(p.bound.point_sup_norm(u, v, thetas, x),
+                                      [p.bound.point_sup_norm(u, v, th, x) for th in thetas])
 
 
 def test_moving_sup_norm_pruning_is_exact(sinc):
@@ -253,11 +257,22 @@ def test_moving_dual_certifies_what_a_fixed_dual_cannot(sinc):
     carrier = moving.interpolate(a, b, (0.4, 0.5, 0.6), (lo, m, hi), 1)
     primal, dual = p.restore(*carrier, lo, hi)
     assert is_moving(dual) and dual.degree == 1 and all(math.fsum(q.u) == 0.0 for q in dual.points)
-    # the points are the exact solves' (u_a and u_b - u_a, on the zero-sum grid), the weight of
-    # the second at the piece's middle the interpolation's there (0.5)
-    np.testing.assert_array_equal(dual.points[0].u, _zero_sum(value_at(a[1], 1.0).u))
-    w = dual.weights_at(m)
-    assert w[1] / w[0] == pytest.approx(0.5, rel=1e-12)
+    # the points are the exact solves' (u_a and u_b - u_a, on the zero-sum grid); at the ends
+    # the dual is u_a + (theta + rho (t - m)) v with the interpolation's weight theta = 0.5 at
+    # the middle m and one drift rho across the piece
+    u, v = (q.u for q in dual.points)
+    np.testing.assert_array_equal(u, _zero_sum(value_at(a[1], 1.0).u))
+    (s_lo, w_lo), (s_hi, w_hi) = dual.weights_at(lo), dual.weights_at(hi)
+    rho = (w_hi / s_hi - w_lo / s_lo) / (hi - lo)
+    assert w_lo / s_lo - rho * (lo - m) == pytest.approx(0.5, rel=1e-12)
+    # and each end's scale is the best for that end alone (the maximizer of s y'd - s^2 |d|^2 / 2
+    # within |K_t s d|_inf <= lam), times one factor <= 1 that keeps the dual feasible on the piece
+    factors = []
+    for s, t in ((s_lo, lo), (s_hi, hi)):
+        d = u + (0.5 + rho * (t - m)) * v
+        best = min(p.y @ d / (d @ d), 0.1 / np.max(np.abs(np.exp(-t * p.D) @ d)))
+        factors.append(s / best)
+    assert factors[0] == pytest.approx(factors[1], rel=1e-9) and factors[0] <= 1.0
     fixed = p.restore(*p.interpolate(a, b, 0.5), lo, hi)
     moving_bound, fixed_bound = p.bound.gap(primal, dual, lo, hi), p.bound.gap(*fixed, lo, hi)
     assert moving_bound < 0.5 * fixed_bound

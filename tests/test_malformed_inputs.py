@@ -102,18 +102,19 @@ def _set(key, f):
     return lambda a, m: a.__setitem__(key, f(a[key]))
 
 
+# ("{n}": the certificate's number of pieces, "{m}": one fewer)
 MALFORMED = {
     "lo as strings": (_set("lo", lambda v: v.astype(str)), "array 'lo' must be float"),
-    "lo 3-D": (_set("lo", lambda v: v[:, None, None]), "array 'lo' has shape \\(12, 1, 1\\), expected \\(12,\\)"),
-    "gap_bound short": (_set("gap_bound", lambda v: v[:-1]), "array 'gap_bound' has shape \\(11,\\), expected \\(12,\\)"),
+    "lo 3-D": (_set("lo", lambda v: v[:, None, None]), "array 'lo' has shape \\({n}, 1, 1\\), expected \\({n},\\)"),
+    "gap_bound short": (_set("gap_bound", lambda v: v[:-1]), "array 'gap_bound' has shape \\({m},\\), expected \\({n},\\)"),
     "gap_bound as strings": (_set("gap_bound", lambda v: v.astype(str)), "array 'gap_bound' must be float"),
     "lo missing": (lambda a, m: a.pop("lo"), "certificate lacks array 'lo'"),
     "hi missing": (lambda a, m: a.pop("hi"), "certificate lacks array 'hi'"),
-    "lo short": (_set("lo", lambda v: v[:-1]), "array 'lo' has shape \\(11,\\), expected \\(12,\\)"),
-    "hi short": (_set("hi", lambda v: v[:-1]), "array 'hi' has shape \\(11,\\), expected \\(12,\\)"),
-    "kind short": (_set("kind", lambda v: v[:-1]), "array 'kind' has shape \\(11,\\), expected \\(12,\\)"),
+    "lo short": (_set("lo", lambda v: v[:-1]), "array 'lo' has shape \\({m},\\), expected \\({n},\\)"),
+    "hi short": (_set("hi", lambda v: v[:-1]), "array 'hi' has shape \\({m},\\), expected \\({n},\\)"),
+    "kind short": (_set("kind", lambda v: v[:-1]), "array 'kind' has shape \\({m},\\), expected \\({n},\\)"),
     "kind as numbers": (_set("kind", lambda v: np.zeros(v.size)), "array 'kind' must be text"),
-    "beta short": (_set("primal_beta", lambda v: v[:-1]), "array 'primal_beta' has 11 rows, expected 12"),
+    "beta short": (_set("primal_beta", lambda v: v[:-1]), "array 'primal_beta' has {m} rows, expected {n}"),
     "beta as strings": (_set("primal_beta", lambda v: v.astype(str)), "array 'primal_beta' must be float"),
     "beta missing": (lambda a, m: a.pop("primal_beta"), "certificate lacks array 'primal_beta'"),
     "format 99": (lambda a, m: m.__setitem__("format_version", 99),
@@ -128,6 +129,8 @@ MALFORMED = {
 def test_verify_fails_on_malformed_certificate(cert, tmp_path, capsys, what):
     root, file, X, y = cert
     edit, match = MALFORMED[what]
+    n = len(approxpath.load_path(file, X, y).pieces)
+    match = match.replace("{n}", str(n)).replace("{m}", str(n - 1))
     bad = _forge(file, tmp_path / "bad.npz", edit)
     report = approxpath.verify(bad, X, y)
     assert not report.ok

@@ -207,13 +207,18 @@ class KLasso(KernelProblem):
     def restore(self, primal, dual, lo, hi=None):
         """A pair feasible on ``[lo, hi]``; on a bandwidth piece a moving pair (the driver's
         interpolation :math:`(1 - \\theta(t)) z_a + \\theta(t) z_b` of two exact solves) becomes a
-        *moving* dual: :math:`u_a + (\\theta + \\rho (t - m))(u_b - u_a)`, scaled, with ``m`` the piece's
-        middle and :math:`\\theta` the interpolation's weight there, the rate :math:`\\rho` that gives
-        the smallest gap bound among the drifts :data:`_DRIFTS` across the piece (0 at a point),
-        and the largest scale feasible on the whole piece (:meth:`moving_sup_norms`); the primal
-        is the interpolation at ``m`` with the intercept refitted.  Its vectors are the same on
-        every piece between the two exact solves: their kernel products at a point are computed
-        once (:class:`.search.SearchBound`).
+        *moving* dual.  With ``m`` the piece's middle, :math:`\\theta` the interpolation's weight
+        there and a drift :math:`\\rho`, the direction at each end ``e`` is :math:`d_e = u_a +
+        (\\theta + \\rho (e - m))(u_b - u_a)`, scaled by the best scale for that end alone,
+        :math:`\\min(y^\\top d_e/\\lVert d_e\\rVert^2, \\lambda/\\lVert K_e d_e\\rVert_\\infty)`; the dual moves
+        linearly between the two scaled ends, scaled once more where the piece needs it to be
+        feasible throughout (:meth:`moving_sup_norms`).  Of the drifts :data:`_DRIFTS` across the
+        piece the one with the smallest gap bound is kept (rate 0 at a point); the primal is the
+        interpolation at ``m`` with the intercept refitted.  Its vectors are the same on every
+        piece between the two exact solves: their kernel products at a point are computed once
+        (:class:`.search.SearchBound`).  (One scale for the whole piece, limited by its worst
+        point, gave 1,040 pieces where the two ends' scales give 747: sinc, n = 1000, 10 %
+        outliers, lambda = 0.1, eps = 0.05, t in [2**-3, 2**5].)
 
         A fixed dual loses feasibility at first order as ``t`` moves (the rows where
         :math:`|K_t u| = \\lambda` drift), and its scaling costs a gap linear in the piece's
@@ -236,18 +241,22 @@ class KLasso(KernelProblem):
         if uu == 0.0 or yu <= 0.0 or not slope.any():
             return primal, self._restore_dual(value_at(dual, at), lo, hi)
         U = np.column_stack([u, slope])
+        limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
         if hi > lo:
             rates = _DRIFTS / (hi - lo)
-            unit = np.stack([np.ones((rates.size, 2)), np.stack([theta + rates * (lo - at), theta + rates * (hi - at)], 1)],
-                            axis=1)  # (r, 2, 2): u with the weight 1, the slope with theta + rho (t - m)
-            sups = self.bound.moving_sup_norms(U, unit, np.zeros((rates.size, 2)), lo, hi)
+            thetas = theta + rates[:, None] * (np.array([lo, hi]) - at)  # (r, 2): the slope's weight at the ends
+            d = u + thetas[..., None] * slope  # (r, 2, n): the dual's direction at each end
+            dd, yd = np.einsum("rei,rei->re", d, d), d @ self.y
+            sups = np.stack([self.bound.point_sup_norm(u, slope, thetas[:, e], x) for e, x in enumerate((lo, hi))], 1)
+            with np.errstate(divide="ignore", invalid="ignore"):  # (d = 0 or y'd <= 0 at an end: the scale 0 there)
+                ends = np.where((dd > 0) & (yd > 0), np.minimum(yd / dd, limit / sups), 0.0)
+            W = np.stack([ends, ends * thetas], axis=1)  # (r, 2, 2): each end's best feasible point, linear between
+            sups = self.bound.moving_sup_norms(U, W, np.zeros((rates.size, 2)), lo, hi)
+            with np.errstate(divide="ignore", invalid="ignore"):  # (a NaN bound scales to NaN: the run says why)
+                W = W * np.where(sups <= limit, 1.0, limit / sups)[:, None, None]
         else:  # a point (the driver's checks and guides): the combination at rate 0
-            unit = np.array([[[1.0], [theta]]])
-            sups = np.array([self.bound.point_sup_norm(u, slope, theta, lo)])
-        limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
-        with np.errstate(divide="ignore"):
-            scales = np.minimum(yu / uu, limit / sups)
-        W = scales[:, None, None] * unit
+            sup = self.bound.point_sup_norm(u, slope, theta, lo)
+            W = np.array([[[1.0], [theta]]]) * min(yu / uu, limit / sup)
         xs, sq, reg, _ = self.bound._primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
         values = self.bound.dual_values(U, W, np.zeros(W.shape[:2]), (xs - lo) / (hi - lo) if hi > lo else [0.0])[0]
         k = int(np.argmin((sq + reg - values).max(axis=1)))

@@ -66,12 +66,15 @@ class SearchBound(KLassoBound):
         at ``x`` use): the combination of the signed parts' sums, plus the kernel entries' error
         per unit of :math:`\\lVert u\\rVert_1 + |\\theta|\\lVert v\\rVert_1` and the rounding of the
         n-term sums and the few operations after them over the sums of the absolute values (as
-        :meth:`kernel_sup_norm` at a point)."""
+        :meth:`kernel_sup_norm` at a point).  ``theta``: a float, or an array (r,) for as many
+        bounds."""
         (pu, pv), (nu, nv) = (f.T for f in self.point_parts(u, v, x))
+        theta = np.asarray(theta, dtype=float)[..., None]
         Kc = (pu - nu) + theta * (pv - nv)
-        magnitude = (pu + nu) + abs(theta) * (pv + nv)
-        entry = self._entry_error(x, x) * (float(np.abs(u).sum()) + abs(theta) * float(np.abs(v).sum()))
-        return float(np.max(np.abs(Kc) + fp_margin(self.n + 8, 1.0) * magnitude)) + entry
+        magnitude = (pu + nu) + np.abs(theta) * (pv + nv)
+        entry = self._entry_error(x, x) * (float(np.abs(u).sum()) + np.abs(theta[..., 0]) * float(np.abs(v).sum()))
+        bound = np.max(np.abs(Kc) + fp_margin(self.n + 8, 1.0) * magnitude, axis=-1) + entry
+        return float(bound) if bound.ndim == 0 else bound
 
     def _primal_nodes(self, primal, lo, hi, lam):
         key = (lo, hi, lam)
