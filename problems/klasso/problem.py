@@ -255,8 +255,9 @@ class KLasso(KernelProblem):
             with np.errstate(divide="ignore", invalid="ignore"):  # (a NaN bound scales to NaN: the run says why)
                 W = W * np.where(sups <= limit, 1.0, limit / sups)[:, None, None]
         else:  # a point (the driver's checks and guides): the combination at rate 0
-            sup = self.bound.point_sup_norm(u, slope, theta, lo)
-            W = np.array([[[1.0], [theta]]]) * min(yu / uu, limit / sup)
+            with np.errstate(divide="ignore"):  # (np.minimum: a NaN bound stays NaN)
+                scale = np.minimum(yu / uu, limit / np.float64(self.bound.point_sup_norm(u, slope, theta, lo)))
+            W = np.array([[[1.0], [theta]]]) * scale
         xs, sq, reg, _ = self.bound._primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
         values = self.bound.dual_values(U, W, np.zeros(W.shape[:2]), (xs - lo) / (hi - lo) if hi > lo else [0.0])[0]
         k = int(np.argmin((sq + reg - values).max(axis=1)))
