@@ -47,6 +47,17 @@ __all__ = ["KLasso"]
 # drifts, 2**-6 and 2**-5, or steps of sqrt(2) certify the same pieces, give or take 2 %)
 _DRIFTS = np.array([0.0] + [2.0**-k for k in range(4, -1, -1)])
 
+
+def _best_scale(d, y, limit, sup):
+    """The best feasible scales of dual directions ``d`` (..., n): the maximizer
+    :math:`s = \\min(y^\\top d/\\lVert d\\rVert^2, \\text{limit}/\\text{sup})` of :math:`s\\,y^\\top d - s^2
+    \\lVert d\\rVert^2/2` subject to :math:`s\\,\\text{sup} \\le \\text{limit}` (``sup`` (...,): a bound
+    of :math:`\\lVert K d\\rVert_\\infty`), 0 where :math:`d = 0` or :math:`y^\\top d \\le 0`.  A NaN
+    bound gives NaN (np.minimum keeps it): the run then says why."""
+    dd, yd = np.einsum("...i,...i->...", d, d), d @ y
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((dd > 0) & (yd > 0), np.minimum(yd / dd, np.divide(limit, sup)), 0.0)
+
 @register
 class KLasso(KernelProblem):
     """Kernelized LASSO; path over the bandwidth ``t`` (fixed ``lam``) or over ``lam`` (fixed ``bandwidth``).
@@ -187,14 +198,8 @@ class KLasso(KernelProblem):
         parameter in ``[lo, hi]``: the point ``u`` with the constant weight ``s``."""
         hi = lo if hi is None else hi
         u = zero_sum(value_at(dual, lo).u)
-        uu, yu = float(u @ u), float(self.y @ u)
-        s = 0.0
-        if uu != 0.0 and yu > 0.0:
-            s = yu / uu  # maximizer of s y'u - s^2 ||u||^2 / 2
-            sup = self.bound.kernel_sup_norm(u, lo, hi)
-            limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
-            if not s * sup <= limit:  # (a NaN bound, t * D overflowing, scales to NaN: the run says why)
-                s = limit / sup
+        limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
+        s = _best_scale(u, self.y, limit, self.bound.kernel_sup_norm(u, lo, hi))
         return combine((KLassoDual(u=u),), [[float(s)]], (lo, hi))
 
     def _restore_primal(self, primal, dual, lo, hi=None):
@@ -246,17 +251,14 @@ class KLasso(KernelProblem):
             rates = _DRIFTS / (hi - lo)
             thetas = theta + rates[:, None] * (np.array([lo, hi]) - at)  # (r, 2): the slope's weight at the ends
             d = u + thetas[..., None] * slope  # (r, 2, n): the dual's direction at each end
-            dd, yd = np.einsum("rei,rei->re", d, d), d @ self.y
             sups = np.stack([self.bound.point_sup_norm(u, slope, thetas[:, e], x) for e, x in enumerate((lo, hi))], 1)
-            with np.errstate(divide="ignore", invalid="ignore"):  # (d = 0 or y'd <= 0 at an end: the scale 0 there)
-                ends = np.where((dd > 0) & (yd > 0), np.minimum(yd / dd, limit / sups), 0.0)
+            ends = _best_scale(d, self.y, limit, sups)
             W = np.stack([ends, ends * thetas], axis=1)  # (r, 2, 2): each end's best feasible point, linear between
             sups = self.bound.moving_sup_norms(U, W, np.zeros((rates.size, 2)), lo, hi)
             with np.errstate(divide="ignore", invalid="ignore"):  # (a NaN bound scales to NaN: the run says why)
                 W = W * np.where(sups <= limit, 1.0, limit / sups)[:, None, None]
         else:  # a point (the driver's checks and guides): the combination at rate 0
-            with np.errstate(divide="ignore"):  # (np.minimum: a NaN bound stays NaN)
-                scale = np.minimum(yu / uu, limit / np.float64(self.bound.point_sup_norm(u, slope, theta, lo)))
+            scale = _best_scale(w, self.y, limit, self.bound.point_sup_norm(u, slope, theta, lo))
             W = np.array([[[1.0], [theta]]]) * scale
         xs, sq, reg, _ = self.bound._primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
         values = self.bound.dual_values(U, W, np.zeros(W.shape[:2]), (xs - lo) / (hi - lo) if hi > lo else [0.0])[0]
@@ -272,19 +274,14 @@ class KLasso(KernelProblem):
         on the piece, :mod:`.lam_path`)."""
         u, v = self.bound.moving_basis(*dual.points)
         thetas = dual.weights_at(np.array([lo, hi], dtype=float))[1]  # the second solve's weight at the ends
-        limits = np.array([lo, hi]) * (1.0 - SAFETY)
-        scales = []
-        for theta, lam, limit in zip(thetas, (lo, hi), limits):
-            d = u + theta * v
-            dd, yd = float(d @ d), float(self.y @ d)
-            s = yd / dd if dd > 0 and yd > 0 else 0.0  # the maximizer of s y'd - s^2 ||d||^2 / 2
-            # (and the slack of a verifier's bound of the stored combination: absolute, it
-            # matters where lambda is small)
-            sup = self.bound.kernel_sup_norm(d, lam) + combination_slack(np.column_stack([u, v]), np.array([1.0, theta]))
-            if not s * sup <= limit:
-                s = limit / sup
-            scales.append(s)
-        W = np.array([[scales[0], scales[1]], [scales[0] * thetas[0], scales[1] * thetas[1]]])
+        d = u + thetas[:, None] * v  # (2, n): the dual's direction at each end
+        # each end's bound, and the slack of a verifier's bound of the stored combination
+        # (absolute: it matters where lambda is small)
+        sups = np.array([self.bound.kernel_sup_norm(d[e], lam) + combination_slack(np.column_stack([u, v]),
+                                                                                    np.array([1.0, thetas[e]]))
+                         for e, lam in enumerate((lo, hi))])
+        scales = _best_scale(d, self.y, np.array([lo, hi]) * (1.0 - SAFETY), sups)
+        W = np.stack([scales, scales * thetas])
         return primal, Moving((KLassoDual(u=u), KLassoDual(u=v)), W, (lo, hi))
 
     def interpolate(self, a, b, theta):
@@ -324,9 +321,7 @@ class KLasso(KernelProblem):
             KU, dual_mix = self.gram(tau) @ U, mix
         KU, U = KU @ dual_mix, U @ dual_mix
         uu, yu = np.einsum("ik,ik->k", U, U), self.y @ U
-        with np.errstate(divide="ignore", invalid="ignore"):  # as restore_dual: 0 where uu = 0 or yu <= 0
-            limit = self.sweep.weight_floor(tau) * (1.0 - SAFETY) / np.abs(KU).max(axis=0)
-            s = np.where((uu > 0) & (yu > 0), np.minimum(yu / uu, limit), 0.0)
+        s = _best_scale(U.T, self.y, self.sweep.weight_floor(tau) * (1.0 - SAFETY), np.abs(KU).max(axis=0))
         fit = self.y[:, None] - KB @ mix
         r = fit - fit.mean(axis=0)  # the refitted intercept
         primal = 0.5 * np.einsum("ik,ik->k", r, r) + lam * np.abs(B @ mix).sum(axis=0)
