@@ -58,6 +58,7 @@ def _best_scale(d, y, limit, sup):
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where((dd > 0) & (yd > 0), np.minimum(yd / dd, np.divide(limit, sup)), 0.0)
 
+
 @register
 class KLasso(KernelProblem):
     """Kernelized LASSO; path over the bandwidth ``t`` (fixed ``lam``) or over ``lam`` (fixed ``bandwidth``).
