@@ -33,7 +33,7 @@ _ITERATIONS_PER_SAMPLE = 2
 _SNAP = 1e-9
 # Iterations between choices of the samples iterated on (:func:`warm_smo`'s shrinking): each
 # choice brings the others' gradient up to date from the rows of the alpha that moved (at most
-# 50 here: ~1 ms at n = 16,000), and the set shrinks as the violation does.  Warm starts at
+# 50 here: ~0.3 ms at n = 16,000), and the set shrinks as the violation does.  Warm starts at
 # n = 16,000 (326-1447 iterations), seconds a solve: 25 iterations a choice 0.09-0.17, 100
 # 0.09-0.21, 200 0.15-0.25, without shrinking 0.14-0.27 (the same alpha, up to rounding)
 _ROUND = 25
@@ -54,8 +54,15 @@ class _InMemory:
         return matvec(self.K, v)
 
     def combine(self, coef, idx):
-        """:math:`\\sum_r c_r K_{idx_r,:}`, shape (n,)."""
-        return coef @ self.K[idx]
+        """:math:`\\sum_r c_r K_{idx_r,:}`, shape (n,): row after row into one vector (BLAS's
+        axpy reads each row where it is; 50 rows at n = 16,000: 0.27 ms, against 0.71 ms for
+        gathering them into a block first and multiplying)."""
+        from scipy.linalg.blas import daxpy
+
+        out = np.zeros(self.K.shape[1])
+        for c, i in zip(coef, idx):
+            out = daxpy(self.K[i], out, a=c)
+        return out
 
     def rows_of(self, A):
         """``row(i)``: :math:`K_{A_i, A}`."""
