@@ -78,7 +78,7 @@ class ComputedKernel:
     The first gradient is one of the provider's kernel products.  The update of the samples
     left out reads the rows of the alpha that moved (at most 50 a round): on a device it is a
     device product (n floats come back); from rows of the distances it is those rows' kernel,
-    computed here and multiplied as :class:`_InMemory` does, since a product of a provider whose
+    computed here as one block and multiplied, since a product of a provider whose
     rows live on Dask workers is a round trip to the cluster at every round (n = 1500 on two
     local workers: 37 s of exact solves instead of 1.1 s).  The rows the iterations read come
     back one round's block at a time (:data:`_BLOCK_SIDE`), else row by row.
