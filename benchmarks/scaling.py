@@ -27,9 +27,9 @@ few milliseconds (what a pass of a few milliseconds split over threads pays each
 
 ``--device`` is the set-up for a machine with many cores and a CUDA GPU (PyTorch or CuPy,
 scikit-learn; no cvxpy or dask needed): passes at n = 16,000 on 1-16 threads and on the GPU at
-n = 16,000, 32,000 and 64,000; paths at n = 4000 and at n = 16,000 on 2 and 16 kernel threads,
-on 8 worker processes and on the GPU, then at n = 64,000 on the GPU (its certificates verified
-on the CPU), after the ``--wake`` table; every step is skipped once the run has used its
+n = 16,000, 32,000 and 64,000; the path at n = 16,000 on the GPU (its certificate verified on
+the CPU), then on 16 and 8 kernel threads, then at n = 64,000 on the GPU, after the ``--wake``
+table and a line on the processor's topology; every step is skipped once the run has used its
 ``--budget`` seconds (default 450), and a step still running then is stopped.  The script runs from a
 source tree without installing approxpath (the repository is put on ``sys.path``);
 ``--wheels DIR`` adds the pure-Python wheels in DIR (``array-api-compat``) to it.
