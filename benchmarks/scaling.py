@@ -309,7 +309,7 @@ def main(argv=None):
         # and 8 worker processes are measured; the GPU rows at 16,000 and 64,000 and 8 kernel
         # threads are what the budget must reach)
         args.pass_n, args.device_n, args.threads = 16000, [16000, 32000, 64000], [c for c in ladder if c <= 16]
-        args.path_n, args.n_jobs, args.verify = [16000], [min(16, n_cores), min(8, n_cores)], True
+        args.path_n, args.n_jobs, args.verify = [16000], sorted({min(16, n_cores), min(8, n_cores)}, reverse=True), True
         args.gpu_paths = [16000, 64000]  # the last on the GPU alone, while the budget lasts
         args.workers = []
         args.budget = args.budget or 450.0
