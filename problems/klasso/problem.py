@@ -276,10 +276,10 @@ class KLasso(KernelProblem):
         u, v = self.bound.moving_basis(*dual.points)
         thetas = dual.weights_at(np.array([lo, hi], dtype=float))[1]  # the second solve's weight at the ends
         d = u + thetas[:, None] * v  # (2, n): the dual's direction at each end
+        UV = np.column_stack([u, v])
         # each end's bound, and the slack of a verifier's bound of the stored combination
         # (absolute: it matters where lambda is small)
-        sups = np.array([self.bound.kernel_sup_norm(d[e], lam) + combination_slack(np.column_stack([u, v]),
-                                                                                    np.array([1.0, thetas[e]]))
+        sups = np.array([self.bound.kernel_sup_norm(d[e], lam) + combination_slack(UV, np.array([1.0, thetas[e]]))
                          for e, lam in enumerate((lo, hi))])
         scales = _best_scale(d, self.y, np.array([lo, hi]) * (1.0 - SAFETY), sups)
         W = np.stack([scales, scales * thetas])
