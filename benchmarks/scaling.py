@@ -27,10 +27,12 @@ few milliseconds (what a pass of a few milliseconds split over threads pays each
 
 ``--device`` is the set-up for a machine with many cores and a CUDA GPU (PyTorch or CuPy,
 scikit-learn; no cvxpy or dask needed): passes at n = 16,000 on 1-16 threads and on the GPU at
-n = 16,000, 32,000 and 64,000; the path at n = 16,000 on the GPU (its certificate verified on
-the CPU), then on 16 and 8 kernel threads, then at n = 64,000 on the GPU, after the ``--wake``
-table and a line on the processor's topology; every step is skipped once the run has used its
-``--budget`` seconds (default 450), and a step still running then is stopped.  The script runs from a
+n = 16,000, 32,000, 64,000 and 100,000; the paths on the GPU at n = 16,000 and 100,000 (with the
+GPU provider's calls counted and timed), the verification of their certificates on the CPU
+(the one at 16,000 is left in ``--out`` to be verified on another machine too), then the path at
+n = 16,000 on 8 kernel threads, after the ``--wake`` table and a line on the processor's
+topology; every step is skipped once the run has used its ``--budget`` seconds (default 450),
+and a step still running then is stopped (a path's row then says how far its progress bar got).  The script runs from a
 source tree without installing approxpath (the repository is put on ``sys.path``);
 ``--wheels DIR`` adds the pure-Python wheels in DIR (``array-api-compat``) to it.
 """
@@ -109,8 +111,10 @@ def child(spec):
         options = dict(executor=Client(cluster), split_products=True, device="cpu")
     elif kind == "gpu":
         options = dict(device="gpu")
+        calls = _count_device_calls()
     t0 = time.perf_counter()
-    path = approxpath.approximate_path(problem, eps=EPS, interval=INTERVAL, **options)
+    # the bar on stderr: what a row stopped by the budget reports of how far it got
+    path = approxpath.approximate_path(problem, eps=EPS, interval=INTERVAL, progress=True, **options)
     wall = time.perf_counter() - t0
     if spec.get("out"):
         path.save(spec["out"])
@@ -118,7 +122,27 @@ def child(spec):
         options["executor"].close()
         cluster.close()
     print(json.dumps(dict(wall=wall, cpu=_cpu(), solves=path.exact_solves, pieces=len(path.pieces),
-                          solve_s=path.solve_s, certify_s=path.certify_s, certified=bool(path.certified))))
+                          solve_s=path.solve_s, certify_s=path.certify_s, certified=bool(path.certified),
+                          **({"device_calls": calls} if kind == "gpu" else {}))))
+
+
+def _count_device_calls():
+    """``{method: [calls, seconds]}`` of the GPU provider's two entry points in this process
+    (the SMO's kernel entries and the products, each with its transfers), filled as they run:
+    what a GPU path's time is made of besides the host's own work."""
+    from approxpath.compute.device import DeviceKernels
+
+    calls = {}
+    for name in ("kernel_rows", "products"):
+        def timed(self, *args, _method=getattr(DeviceKernels, name), _name=name, **kw):
+            t0 = time.perf_counter()
+            try:
+                return _method(self, *args, **kw)
+            finally:
+                c = calls.setdefault(_name, [0, 0.0])
+                c[0], c[1] = c[0] + 1, c[1] + time.perf_counter() - t0
+        setattr(DeviceKernels, name, timed)
+    return calls
 
 
 def _run_child(spec, timeout, env=None):
@@ -126,8 +150,12 @@ def _run_child(spec, timeout, env=None):
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=max(1.0, min(timeout, 1e6)),
                               env=dict(os.environ, **(env or {})))
-    except subprocess.TimeoutExpired:
-        return {"error": f"stopped after {timeout:.0f} s"}
+    except subprocess.TimeoutExpired as stopped:
+        bar = stopped.stderr.decode(errors="replace") if isinstance(stopped.stderr, bytes) else stopped.stderr or ""
+        reached = bar.replace("\n", "\r").split("\r")  # the progress bar's last state, if it drew one
+        last = next((line.split("|") for line in reversed(reached) if line.count("|") >= 2), None)
+        last = f"{last[0].strip()} {last[-1].strip()}" if last else ""  # the bar's text without its graphic
+        return {"error": f"stopped after {timeout:.0f} s" + (f" at: {last}" if last else "")}
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:120]}
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -185,7 +213,17 @@ def passes(n, thread_counts, device_ns, rounds, deadline):
         m = statistics.median(ts)
         rows.append((f"GPU ({accelerator.name})", m_n, m, base / m if base and m_n == n else None))
         del dk
+    _free_device()
     return rows
+
+
+def _free_device():
+    """Hand the device memory this process's array libraries keep pooled back to the device (the
+    distances at n = 100,000 are 80 GB: a path in the next process needs the room)."""
+    if "cupy" in sys.modules:
+        sys.modules["cupy"].get_default_memory_pool().free_all_blocks()
+    if "torch" in sys.modules and sys.modules["torch"].cuda.is_available():
+        sys.modules["torch"].cuda.empty_cache()
 
 
 def wake(rounds):
@@ -305,12 +343,14 @@ def main(argv=None):
     n_cores = cores()
     ladder = [c for c in (1, 2, 4, 8, 16, 32, 64) if c < n_cores] + [n_cores]
     if args.device:
-        # (2026-12-04, one lent run: n = 4000's rows, the two-thread path at n = 16,000 (271 s)
-        # and 8 worker processes are measured; the GPU rows at 16,000 and 64,000 and 8 kernel
-        # threads are what the budget must reach)
-        args.pass_n, args.device_n, args.threads = 16000, [16000, 32000, 64000], [c for c in ladder if c <= 16]
-        args.path_n, args.n_jobs, args.verify = [16000], sorted({min(16, n_cores), min(8, n_cores)}, reverse=True), True
-        args.gpu_paths = [16000, 64000]  # the last on the GPU alone, while the budget lasts
+        # (2026-12-04, one lent run: n = 4000's rows, the paths at n = 16,000 on 2 and 16 kernel
+        # threads and 8 worker processes are measured; the GPU paths at 16,000 and 100,000, then
+        # 8 kernel threads, are what the budget must reach.  The GPU certificate at 16,000
+        # (~6 MB) comes back in --out to be verified elsewhere; on this CPU only if time is left)
+        args.pass_n, args.threads = 16000, [c for c in ladder if c <= 16]
+        args.device_n = [16000, 32000, 64000, 100000]
+        args.path_n, args.n_jobs, args.verify = [16000], [min(8, n_cores)], True
+        args.gpu_paths = [16000, 100000]
         args.workers = []
         args.budget = args.budget or 450.0
     threads = args.threads or ladder
@@ -358,23 +398,34 @@ def main(argv=None):
           "|---|---|---|---|---|---|---|---|")
     from approxpath.compute.device import find_accelerator
 
-    gpu_found, plan = find_accelerator() is not None, []
-    # at each n the GPU's row first (the one a short budget must reach: a long CPU row before it
-    # took the budget of the first lent run), then the CPU's; an n on the GPU alone after them all
+    gpu_found = find_accelerator() is not None
+    # the GPU's rows first (the ones a short budget must reach: a long CPU row before them took
+    # the budget of the first lent run), then the verifications of their certificates, then the CPU's
+    plan = [(n, "gpu", None) for n in sorted(set(gpu_paths))]
+    plan += [(n, "verify", None) for n in sorted(set(gpu_paths))] if args.verify else []
     for n in sorted(set(args.path_n)):
-        plan += [(n, "gpu", None)] if n in gpu_paths else []
         plan += [(n, "threads", k) for k in n_jobs] + [(n, "workers", k) for k in args.workers]
         plan += [(n, "dask", k) for k in args.dask]
-    plan += [(n, "gpu", None) for n in sorted(set(gpu_paths) - set(args.path_n))]
+    certs = {}
     for n, kind, k in plan:
         left = deadline - time.perf_counter()
-        label = ("GPU" if kind == "gpu" else f"{k} kernel thread{'s' if k > 1 else ''}" if kind == "threads"
+        label = ("GPU" if kind == "gpu" else "verify the GPU path's certificate, no GPU" if kind == "verify"
+                 else f"{k} kernel thread{'s' if k > 1 else ''}" if kind == "threads"
                  else f"{k} worker processes" if kind == "workers" else f"Dask, {k} workers, split products")
+        if kind == "verify" and n not in certs:
+            continue  # (its GPU row did not finish)
         if left <= 5:
             print(f"| {n} | {label} | skipped: out of time | | | | | |", flush=True)
             continue
         if kind == "gpu" and not gpu_found:
             print(f"| {n} | {label} | none found | | | | | |", flush=True)
+            continue
+        if kind == "verify":
+            v = _run_child(dict(kind="verify", n=n, file=certs[n], wheels=args.wheels), left,
+                           env=dict(CUDA_VISIBLE_DEVICES=""))
+            results["paths"].append(dict(n=n, how=label, **v))
+            what = v.get("error") or f"{'OK' if v['ok'] else 'FAILED'} in {v['wall']:.1f} s ({v['cpu']:.1f} CPU s)"
+            print(f"| {n} | {label} | {what} | | | | | |", flush=True)
             continue
         cert = str(out / f"gpu_{n}.npz") if out and kind == "gpu" else None
         if kind == "gpu" and args.verify and cert is None:
@@ -384,15 +435,12 @@ def main(argv=None):
         if "error" in r:
             print(f"| {n} | {label} | {r['error']} | | | | | |", flush=True)
             continue
+        if cert:
+            certs[n] = cert
+        calls = "; ".join(f"{m} {c} calls {s:.1f} s" for m, (c, s) in r.get("device_calls", {}).items())
         print(f"| {n} | {label} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['solves']} ({r['solve_s']:.1f}) | "
-              f"{r['certify_s']:.1f} | {r['pieces']} | {'yes' if r['certified'] else 'no'} |", flush=True)
-        if kind == "gpu" and args.verify:
-            left = deadline - time.perf_counter()
-            v = _run_child(dict(kind="verify", n=n, file=cert, wheels=args.wheels), left,
-                           env=dict(CUDA_VISIBLE_DEVICES=""))
-            results["paths"].append(dict(n=n, how="verify the GPU certificate on the CPU", **v))
-            what = v.get("error") or f"{'OK' if v['ok'] else 'FAILED'} in {v['wall']:.1f} s ({v['cpu']:.1f} CPU s)"
-            print(f"| {n} | verify the GPU path's certificate, no GPU | {what} | | | | | |", flush=True)
+              f"{r['certify_s']:.1f}{f' (GPU: {calls})' if calls else ''} | {r['pieces']} | "
+              f"{'yes' if r['certified'] else 'no'} |", flush=True)
     print(f"\n{time.perf_counter() - start:.0f} s in all; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if out:
         (out / "results.json").write_text(json.dumps(results, indent=1))
