@@ -11,6 +11,7 @@ from threadpoolctl import threadpool_info
 
 import approxpath
 from approxpath import compute
+from approxpath.compute import blocked
 from approxpath.compute import parallelism as th
 from approxpath.compute.blocked import BlockedKernels
 from approxpath.compute.distances import sq_distances
@@ -305,8 +306,16 @@ def test_background_work_returns_its_value_raises_its_error_and_finishes_before_
         th.background(fails).result()
 
 
+def test_background_work_runs_with_the_callers_kernel_threads():
+    """The caller's ``threads(n)`` (a worker process's one thread, a user's ``n_jobs``) holds in
+    its background work too: a thread of its own starts in a copy of the caller's context."""
+    for count in (1, 3):
+        with th.threads(count):
+            assert th.background(th.kernel_threads).result() == count
+
+
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # the non-finite X below
-def test_the_distances_checks_come_first_and_their_sha256_after():
+def test_the_distances_checks_come_first_and_their_sha256_after(monkeypatch):
     """``checks()`` (finite, largest) without waiting for the hash; ``summary()`` adds the
     sha256 of D, the one :func:`distances_sha256` gives; the blocked mode, without D stored,
     gives the same three from its own pass."""
@@ -326,6 +335,9 @@ def test_the_distances_checks_come_first_and_their_sha256_after():
     X2[3, 1] = np.inf
     assert BlockedKernels(X2).checks()[0] is False  # inf - inf in the differences: NaN, reported
     b = BlockedKernels(np.vstack([X] * 40))  # 2,800 rows: several blocks, on the kernel threads
+    windows, parallel_map = [], blocked.parallel_map
+    monkeypatch.setattr(blocked, "parallel_map", lambda fn, items: windows.append(len(items)) or parallel_map(fn, items))
     with compute.threads(2):
         assert b.summary() == (True, float(sq_distances(np.vstack([X] * 40)).max()),
                                distances_sha256(sq_distances(np.vstack([X] * 40))))
+    assert windows == [2, 2]  # the hash's four blocks, two at a time on the two threads

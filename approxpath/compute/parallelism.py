@@ -315,7 +315,9 @@ def background(fn, *args):
             _PENDING.discard(future)
 
     _PENDING.add(future)
-    threading.Thread(target=run, name="approxpath-background", daemon=True).start()
+    # in the caller's context: its kernel threads setting (threads(n), a worker's one) holds there too
+    threading.Thread(target=contextvars.copy_context().run, args=(run,), name="approxpath-background",
+                     daemon=True).start()
     return future
 
 
