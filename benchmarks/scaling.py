@@ -28,9 +28,9 @@ few milliseconds (what a pass of a few milliseconds split over threads pays each
 ``--device`` is the set-up for a machine with many cores and a CUDA GPU (PyTorch or CuPy,
 scikit-learn; no cvxpy or dask needed): passes at n = 16,000 on 1-16 threads and on the GPU at
 n = 16,000, 32,000, 64,000 and 100,000; the paths on the GPU at n = 16,000 and 100,000 (with the
-GPU provider's calls counted and timed), the verification of their certificates on the CPU
-(the one at 16,000 is left in ``--out`` to be verified on another machine too), then the path at
-n = 16,000 on 8 kernel threads, after the ``--wake`` table and a line on the processor's
+GPU provider's calls counted and timed), the path at n = 16,000 on 8 kernel threads, then the
+verification of the GPU paths' certificates on the CPU (left in ``--out``: the one at 16,000 can
+be verified on another machine), after the ``--wake`` table and a line on the processor's
 topology; every step is skipped once the run has used its ``--budget`` seconds (default 450),
 and a step still running then is stopped (a path's row then says how far its progress bar got).  The script runs from a
 source tree without installing approxpath (the repository is put on ``sys.path``);
@@ -345,8 +345,8 @@ def main(argv=None):
     if args.device:
         # (2026-12-04, one lent run: n = 4000's rows, the paths at n = 16,000 on 2 and 16 kernel
         # threads and 8 worker processes are measured; the GPU paths at 16,000 and 100,000, then
-        # 8 kernel threads, are what the budget must reach.  The GPU certificate at 16,000
-        # (~6 MB) comes back in --out to be verified elsewhere; on this CPU only if time is left)
+        # 8 kernel threads, are what the budget must reach.  The GPU certificates are verified
+        # last, on this CPU, while time is left; the one at 16,000 also elsewhere, from --out)
         args.pass_n, args.threads = 16000, [c for c in ladder if c <= 16]
         args.device_n = [16000, 32000, 64000, 100000]
         args.path_n, args.n_jobs, args.verify = [16000], [min(8, n_cores)], True
@@ -400,12 +400,13 @@ def main(argv=None):
 
     gpu_found = find_accelerator() is not None
     # the GPU's rows first (the ones a short budget must reach: a long CPU row before them took
-    # the budget of the first lent run), then the verifications of their certificates, then the CPU's
+    # the budget of the first lent run), then the CPU's, then the verifications of the GPU's
+    # certificates (a certificate left in --out can be verified on another machine)
     plan = [(n, "gpu", None) for n in sorted(set(gpu_paths))]
-    plan += [(n, "verify", None) for n in sorted(set(gpu_paths))] if args.verify else []
     for n in sorted(set(args.path_n)):
         plan += [(n, "threads", k) for k in n_jobs] + [(n, "workers", k) for k in args.workers]
         plan += [(n, "dask", k) for k in args.dask]
+    plan += [(n, "verify", None) for n in sorted(set(gpu_paths))] if args.verify else []
     certs = {}
     for n, kind, k in plan:
         left = deadline - time.perf_counter()

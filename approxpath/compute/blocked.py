@@ -130,4 +130,3 @@ def _in_windows(read, blocks):
     count = kernel_threads()
     for a in range(0, len(blocks), count):
         yield from parallel_map(read, blocks[a:a + count])
-
