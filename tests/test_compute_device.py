@@ -243,3 +243,25 @@ def test_device_choice(monkeypatch):
         assert isinstance(kernels, DeviceKernels)
     with compute.products_on(problem, device="cpu") as kernels:
         assert kernels is None
+
+
+@needs_array_api
+def test_a_device_bound_is_stored_above_the_verifiers_recomputation():
+    """A bound from a device's products (another exp, another order of sums) and the verifier's
+    from numpy's differ by rounding: the device's adds the margins that cover the difference, so
+    its stored value is never below what the verifier recomputes -- also where the stored pad is
+    far below the rounding (level 0; on an H200 the pad relative to eps was exceeded)."""
+    from approxpath.numerics import stored_bound
+
+    X, y = make_classification(n=300, d=3, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=10.0)
+    verifier = approxpath.get_bound("kernel_svm")(X, y, c=10.0)
+    shortfalls = []
+    for t in (0.05, 0.4, 3.0, 20.0):
+        pair = problem.solve(t)
+        for seed in range(3):
+            with compute.products_on(problem, device=_perturbing(seed)):
+                for lo, hi in ((t, t), (t, 1.05 * t)):
+                    g = problem.bound.gap(*pair, lo, hi)
+                    shortfalls.append(verifier.gap(*pair, lo, hi) - stored_bound(g))
+    assert max(shortfalls) <= 0.0

@@ -172,3 +172,48 @@ def test_a_mix_bound_stays_above_the_verifiers_recomputation():
             assert p.bound.gap(primal, dual, lo, hi) >= p.bound.gap(primal, plain, lo, hi)
             checked += 1
     assert checked == 28
+
+
+def test_the_rounding_part_of_a_gap_is_what_separates_it_from_the_objectives():
+    """``gap - rounding`` at a point is the primal minus the dual objective, computed here from
+    the kernel directly; the rounding part is positive and, from a device's products, three
+    margins instead of one."""
+    X, y = make_classification(n=200, d=3, seed=5)
+    problem = KernelSVM(X, y, c=2.0)
+    t = 0.7
+    primal, dual = problem.solve(t)
+    K = np.exp(-t * ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2))
+    w = y * dual.alpha
+    Kw = K @ w
+    xi = np.maximum(0.0, 1.0 - y * (K @ primal.w + primal.b))
+    difference = (0.5 * w @ Kw + 2.0 * xi.sum()) - (dual.alpha.sum() - 0.5 * w @ Kw)
+    bound = problem.bound
+    margin = bound.rounding(primal, dual, t)
+    assert 0.0 < margin < 1e-6
+    assert bound.gap(primal, dual, t) - margin == pytest.approx(difference, abs=1e-9)
+
+    class _Elsewhere:  # products rounded elsewhere (a device), here the same numbers
+        rounded_elsewhere = True
+
+        def __getattr__(self, name):
+            return getattr(bound.kernels, name)
+
+    with bound.kernels_from(_Elsewhere()):
+        assert bound.rounding(primal, dual, t) == pytest.approx(3 * margin, rel=1e-12)
+
+
+def test_an_exact_solve_is_judged_without_the_rounding_allowance(monkeypatch):
+    """Where the bound's rounding allowance alone exceeds every mark (the SVM's at n = 100,000),
+    the first backend's pair is accepted by its gap less the allowance, not passed on to slower
+    backends (libSVM from zero, a dense QP) that cannot reduce it."""
+    from approxpath.problems.kernel_svm.bound import SVMBound
+
+    X, y = make_classification(n=120, d=3, seed=5)
+    problem = KernelSVM(X, y, c=0.5)
+    monkeypatch.setattr(SVMBound, "_margin", lambda self, magnitude: 1.0)
+    tried, candidate = [], problem.candidate
+    monkeypatch.setattr(problem, "candidate", lambda name, *a: tried.append(name) or candidate(name, *a))
+    primal, dual = problem.solve(1.0, enough=lambda pair: 1e-4)
+    assert tried == ["smo", "libsvm"]  # SMO declines n <= 1000; libSVM's pair is accepted
+    gap = problem.bound.gap(primal, dual, 1.0)
+    assert 1.0 < gap < 1.0 + 1e-4
