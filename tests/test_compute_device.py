@@ -97,11 +97,16 @@ def test_device_products_are_the_cpu_products_to_rounding(points, where, make, m
 @pytest.mark.parametrize("make", [_STRICT, pytest.param(_torch_cpu, marks=_TORCH, id="pytorch")])
 @pytest.mark.parametrize("where", ["copied", "computed-once", "computed-per-pass"])
 @pytest.mark.parametrize("family", ["gaussian", "laplacian"])
-def test_kernel_rows_on_a_device_are_the_kernels_entries(where, make, family):
+def test_kernel_rows_on_a_device_are_the_kernels_entries(where, make, family, monkeypatch):
     """The entries a warm SMO reads on a device, at rows and columns in any order (and whole
     rows): :math:`\\exp(-xD)` at those entries, with D copied, computed there and held, or
-    computed at every call."""
+    computed at every call; small reads where the host has D, from it."""
     import dataclasses
+
+    import approxpath.compute.device as device
+
+    limit = device._HOST_ENTRIES
+    monkeypatch.setattr(device, "_HOST_ENTRIES", 0)  # every read on the device first
 
     from approxpath.compute.kernels import gaussian
     from approxpath.kernel_families import distances
@@ -118,6 +123,14 @@ def test_kernel_rows_on_a_device_are_the_kernels_entries(where, make, family):
     np.testing.assert_allclose(dk.kernel_rows(0.8, rows, cols), K[np.ix_(rows, cols)], rtol=1e-14, atol=0)
     np.testing.assert_allclose(dk.kernel_rows(0.8, rows[1:2]), K[rows[1:2]], rtol=1e-14, atol=0)
     assert dk.kernel_rows(0.8, rows, cols).shape == (4, 5)
+    if where == "copied":  # small reads come from the host's D without a device round trip
+        monkeypatch.setattr(device, "_HOST_ENTRIES", limit)
+        dk.accelerator = None  # (any device access fails)
+        np.testing.assert_array_equal(dk.kernel_rows(0.8, rows[1:2]), K[rows[1:2]])
+        np.testing.assert_array_equal(dk.kernel_rows(0.8, rows, cols), K[np.ix_(rows, cols)])
+        assert device._HOST_ENTRIES >= 16000  # a row at n = 16,000
+        with pytest.raises(AttributeError):  # a read above the limit goes to the device
+            dk.kernel_rows(0.8, np.arange(90).repeat(device._HOST_ENTRIES // 90 // 90 + 1))
 
 
 @needs_array_api

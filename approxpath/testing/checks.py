@@ -122,6 +122,8 @@ def check_exact_pair_is_optimal_and_feasible(ex):
         g = problem.bound.gap(primal, dual, t)
         _weak_duality(problem, g, scale)
         assert g <= 1e-6 * scale, g
+        allowance = problem.bound.rounding(primal, dual, t)  # what exact solves are judged without
+        assert 0.0 <= allowance < np.inf, f"rounding part {allowance!r} of the gap at {t:.6g} is not finite and >= 0"
 
 
 def check_declarations_agree_with_numpy(ex):
