@@ -192,34 +192,39 @@ _RAISE_AGAIN_S = 0.05
 
 
 def _term_watchdog(fd, done, swallowed):
-    """Wait on the signal wake-up pipe ``fd``; after a SIGTERM, give the main thread
-    :data:`_TERM_GRACE` seconds to unwind, then exit with status 143 (the checkpoint saved at the
-    last exact solve stays on disk).  Where the main thread swallowed the exception (``swallowed``
-    set: it was raised inside a ``__del__``), raise it there again."""
+    """Wait on the signal wake-up pipe ``fd``; after a SIGTERM or SIGINT (Ctrl-C), give the main
+    thread :data:`_TERM_GRACE` seconds to unwind, then exit with status 143 or 130 (the checkpoint
+    saved at the last exact solve stays on disk).  Where the main thread swallowed the exception
+    (``swallowed`` set: it was raised inside a ``__del__``), raise it there again."""
     import _thread
     import signal
 
     while not done.is_set():
         got = os.read(fd, 64)
-        if done.is_set() or signal.SIGTERM not in got:
+        signum = next((s for s in (signal.SIGTERM, signal.SIGINT) if s in got), None)
+        if done.is_set() or signum is None:
             continue
         end = time.monotonic() + _TERM_GRACE
         while time.monotonic() < end and not done.wait(_RAISE_AGAIN_S):
             if swallowed.is_set():
                 swallowed.clear()
-                _thread.interrupt_main(signal.SIGTERM)
+                _thread.interrupt_main(signum)
         if not done.is_set():
-            print(f"approxpath: terminated: native code (a solver, a linear-algebra call) held the run for "
-                  f"{_TERM_GRACE:g} s after SIGTERM (a checkpoint, if any, keeps the work up to its last exact "
-                  f"solve: --resume)", file=sys.stderr, flush=True)
-            os._exit(EXIT_CODES["terminated"])
+            what = "terminated" if signum == signal.SIGTERM else "interrupted"
+            print(f"approxpath: {what}: native code (a solver, a linear-algebra call) held the run for "
+                  f"{_TERM_GRACE:g} s after {signal.Signals(signum).name} (a checkpoint, if any, keeps the work "
+                  f"up to its last exact solve: --resume)", file=sys.stderr, flush=True)
+            os._exit(EXIT_CODES[what])
 
 
 @contextmanager
 def _sigterm_unwinds():
-    """SIGTERM raises :class:`_Terminated` in the main thread; a watchdog thread (woken through
-    :func:`signal.set_wakeup_fd`, which needs no GIL) ends the process if the main thread is held
-    in native code for more than :data:`_TERM_GRACE` seconds."""
+    """SIGTERM raises :class:`_Terminated` in the main thread (SIGINT, as always,
+    KeyboardInterrupt); a watchdog thread (woken through :func:`signal.set_wakeup_fd`, which
+    needs no GIL) raises either again where a ``__del__`` swallowed it, and ends the process if the
+    main thread is held in native code for more than :data:`_TERM_GRACE` seconds.  (Ctrl-C of a
+    ``--workers`` run, under load in CI, landed in a finalizer and the run went on for more than
+    60 s.)"""
     import signal
     import threading
 
@@ -234,7 +239,7 @@ def _sigterm_unwinds():
         # raised inside a __del__ (or a callback), where Python prints it and goes on: the
         # watchdog raises it again (a libSVM model's __del__ swallowed one, and the run went on
         # until the grace ran out)
-        if isinstance(info.exc_value, _Terminated):
+        if isinstance(info.exc_value, (_Terminated, KeyboardInterrupt)):
             swallowed.set()
         else:
             previous(info)
