@@ -222,9 +222,7 @@ def _sigterm_unwinds():
     """SIGTERM raises :class:`_Terminated` in the main thread (SIGINT, as always,
     KeyboardInterrupt); a watchdog thread (woken through :func:`signal.set_wakeup_fd`, which
     needs no GIL) raises either again where a ``__del__`` swallowed it, and ends the process if the
-    main thread is held in native code for more than :data:`_TERM_GRACE` seconds.  (Ctrl-C of a
-    ``--workers`` run, under load in CI, landed in a finalizer and the run went on for more than
-    60 s.)"""
+    main thread is held in native code for more than :data:`_TERM_GRACE` seconds."""
     import signal
     import threading
 
