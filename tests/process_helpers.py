@@ -1,4 +1,6 @@
-"""Code for the child processes tests start to measure memory."""
+"""Code for the child processes tests start: their memory, their signals."""
+
+import signal
 
 #: Source of ``peak_kb()``, to prepend to a child's code: the child's own peak resident memory
 #: in KB.  Not ``getrusage``'s ``ru_maxrss``: a child started through vfork and exec (how
@@ -18,3 +20,9 @@ def peak_kb():
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak // 1024 if sys.platform == "darwin" else peak  # bytes there, KB on Linux
 '''
+
+
+def default_sigint():
+    """SIGINT's default action in a child (``preexec_fn``): a launcher that ignores it (a background
+    job of a non-interactive shell) passes SIG_IGN on, and Python then raises no KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -20,7 +20,7 @@ from approxpath import InputError
 from approxpath.certificate.format import read_certificate
 from approxpath.cli import main
 from approxpath.data import load_data, make_classification, make_sinc
-from process_helpers import PEAK_KB
+from process_helpers import PEAK_KB, default_sigint
 
 
 def _path_cli(data, *extra):
@@ -408,12 +408,6 @@ def test_sigterm_cleans_up_and_keeps_the_checkpoint(tmp_path):
     assert not [f for f in tmp_path.iterdir() if f.name.endswith(".tmp")]
 
 
-def _default_sigint():
-    """SIGINT's default action in a child: a launcher that ignores it (a background job of a
-    non-interactive shell) passes SIG_IGN on, and Python then raises no KeyboardInterrupt."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize("name,code,what", [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")])
 def test_a_signal_during_a_native_call_ends_the_process_after_the_grace(name, code, what):
     """Python runs a signal handler only between bytecodes; a native call that releases the GIL
@@ -426,7 +420,7 @@ def test_a_signal_during_a_native_call_ends_the_process_after_the_grace(name, co
               "    for _ in range(100):\n"
               "        np.linalg.eigvalsh(a)  # native, GIL released, deaf to signals: ~4 s each\n")
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, preexec_fn=_default_sigint)
+                            text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, preexec_fn=default_sigint)
     assert proc.stdout.readline().strip() == "start"
     time.sleep(0.3)
     proc.send_signal(getattr(signal, name))
@@ -464,6 +458,6 @@ def test_a_signal_swallowed_by_a_del_is_raised_again(name):
     ignored" and the run went on until the watchdog's 10 s grace: now it unwinds at once.  So does
     Ctrl-C's KeyboardInterrupt, which had no watchdog (the run went on to its end)."""
     done = subprocess.run([sys.executable, "-c", _HELD_IN_DEL, name], capture_output=True, text=True, timeout=60,
-                          preexec_fn=_default_sigint)
+                          preexec_fn=default_sigint)
     assert done.returncode == 0 and "Exception ignored" not in done.stderr, done.stderr[-2000:]
     assert float(done.stdout) < 2.0

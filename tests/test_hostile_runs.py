@@ -15,6 +15,7 @@ import approxpath
 from approxpath import InputError
 from approxpath.cli import main
 from approxpath.data import make_sinc
+from process_helpers import default_sigint
 
 
 # ---------------------------------------------------------------------------- Ctrl-C inside SCS
@@ -35,7 +36,7 @@ def test_ctrl_c_stops_a_run_inside_scs():
     """SCS catches SIGINT itself while it solves and returns "interrupted"; 0.4.1 took that for
     a failed solve and went on with the next points (still running 300 s after Ctrl-C)."""
     proc = subprocess.Popen([sys.executable, "-c", _SCS_RUN], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            text=True, preexec_fn=default_sigint)
     try:
         assert proc.stdout.readline().strip() == "solving"
         time.sleep(1.0)  # inside the first SCS solve

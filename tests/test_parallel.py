@@ -6,6 +6,7 @@ import pytest
 
 import approxpath
 from approxpath import InputError
+from process_helpers import default_sigint
 
 
 @pytest.fixture(scope="module")
@@ -134,14 +135,6 @@ def test_map_paths_over_a_grid_of_c(svm):
     assert [(q.lo, q.hi) for q in paths[1].pieces] == [(q.lo, q.hi) for q in serial.pieces]
 
 
-def _default_sigint():
-    """SIGINT's default action in a child (a launcher that ignores it, a background job of a
-    non-interactive shell, would pass SIG_IGN on, and Python then raises no KeyboardInterrupt)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _two_workers_at_work(tmp_path):
     """``(proc, session)``: a long ``approxpath path`` command with ``--workers 2``, in a session of
     its own, once it and its two workers are at work (skipped if it finished first), and a
@@ -159,7 +152,7 @@ def _two_workers_at_work(tmp_path):
                              "--c", "1", "--eps", "0.0005", "--range", "2^-10", "2^10", "--no-progress",
                              "--workers", "2", "--strategy", "paper"], start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_default_sigint)
+                            preexec_fn=default_sigint)
 
     def session():
         out = subprocess.run(["ps", "-o", "pid=", "-s", str(proc.pid)], capture_output=True, text=True).stdout

@@ -251,19 +251,17 @@ class SVMBound(KernelBound):
         # a point, or the C path: alpha, w, b and xi do not depend on C and the primal is affine
         # in C, so the gap is affine in C and its maximum on [lo, hi] is at an end point.
         gaps = [self._point_gap(primal, dual, tau, scale) for tau in sorted({lo, hi})]
-        return max(g for g, _ in gaps) + self._allowance(primal, dual, hi, scale) + max(r for _, r in gaps)
+        return max(g for g, _ in gaps) + self.rounding(primal, dual, hi, scale) + max(r for _, r in gaps)
 
-    def _allowance(self, primal, dual, t, scale=1.0):
-        """The rounding margins of a point gap at ``t`` (at the larger C of a C piece ending at ``t``)."""
+    def rounding(self, primal, dual, t, scale=1.0):
+        """The rounding margins of a point gap at ``t`` (at the larger C of a C piece ending at
+        ``t``), of the dual scaled by ``scale``."""
         C = self.sweep.at(t)[1]
         a_sum = sum(float(np.sum(d.alpha)) for d in (dual.points if is_moving(dual) else (dual,)))
         b = max(abs(float(p.b)) for p in (primal.points if is_moving(primal) else (primal,)))
         b *= float(np.abs(primal.weights).sum(axis=0).max()) if is_moving(primal) else 1.0
         mag = 0.5 * (1.0 + scale * scale) * a_sum ** 2 + C * self.n * (2.0 + b + a_sum) + scale * a_sum
         return self._margins(dual) * self._margin(mag)
-
-    def rounding(self, primal, dual, t):
-        return self._allowance(primal, dual, t)
 
     def _point_gap(self, primal, dual, tau, scale=1.0):
         """``(gap as computed, the weights' rounding)`` at ``tau``:
