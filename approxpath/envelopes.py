@@ -23,7 +23,7 @@ from math import comb
 
 import numpy as np
 
-from .numerics import kernel_entry_error
+from .numerics import block_sum, kernel_entry_error
 
 __all__ = [
     "Envelope",
@@ -70,9 +70,18 @@ class Envelope:
                 + 0.125 * w * w * (np.abs(self.d2f_lo) + np.abs(self.d2f_hi)))
 
     def combine(self, weights):
-        """The envelope of the weighted sums ``weights @ S`` (weights nonnegative, shape (m,))."""
-        return Envelope(self.lo, self.hi, *(weights @ getattr(self, f) if np.ndim(getattr(self, f)) else
-                                            np.sum(weights) * getattr(self, f) for f in _FIELDS))
+        """The envelope of the weighted sums ``weights @ S`` (weights nonnegative, shape (m,)),
+        each a :func:`~approxpath.numerics.block_sum` of the products (a rounding chain of
+        ``sum_chain(m)`` after them)."""
+        weights = np.asarray(weights, dtype=float)
+
+        def combined(F):
+            F = np.asarray(F, dtype=float)
+            if not F.ndim:
+                return block_sum(weights) * F
+            return block_sum(weights.reshape(weights.shape + (1,) * (F.ndim - 1)) * F)
+
+        return Envelope(self.lo, self.hi, *(combined(getattr(self, f)) for f in _FIELDS))
 
 
 _FIELDS = ("f_lo", "f_hi", "df_lo", "df_hi", "d2f_lo", "d2f_hi")
@@ -319,7 +328,7 @@ def max_hinge_sum(q, r, c, nodes=16):
     # (no row is dropped where its coefficients are <= 0: the bound stays continuous in the
     # data, so sums rounded differently, as a verifier's, move it by rounding only)
     total = (_lifted_values(q, _uniform_nodes(nodes, q.shape[-1] - 1))
-             + c * np.maximum(0.0, _lifted_values(r, _uniform_nodes(nodes, r.shape[-1] - 1))).sum(axis=0))
+             + c * block_sum(np.maximum(0.0, _lifted_values(r, _uniform_nodes(nodes, r.shape[-1] - 1)))))
     return float(total.max()), float(scale)
 
 

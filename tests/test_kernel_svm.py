@@ -192,11 +192,13 @@ def test_the_rounding_part_of_a_gap_is_what_separates_it_from_the_objectives():
     assert 0.0 < margin < 1e-6
     assert bound.gap(primal, dual, t) - margin == pytest.approx(difference, abs=1e-9)
 
+    base = bound.kernels
+
     class _Elsewhere:  # products rounded elsewhere (a device), here the same numbers
         rounded_elsewhere = True
 
         def __getattr__(self, name):
-            return getattr(bound.kernels, name)
+            return getattr(base, name)
 
     with bound.kernels_from(_Elsewhere()):
         assert bound.rounding(primal, dual, t) == pytest.approx(3 * margin, rel=1e-12)
@@ -210,7 +212,7 @@ def test_an_exact_solve_is_judged_without_the_rounding_allowance(monkeypatch):
 
     X, y = make_classification(n=120, d=3, seed=5)
     problem = KernelSVM(X, y, c=0.5)
-    monkeypatch.setattr(SVMBound, "_margin", lambda self, magnitude: 1.0)
+    monkeypatch.setattr(SVMBound, "_margin", lambda self, magnitude, dual: 1.0)
     tried, candidate = [], problem.candidate
     monkeypatch.setattr(problem, "candidate", lambda name, *a: tried.append(name) or candidate(name, *a))
     primal, dual = problem.solve(1.0, enough=lambda pair: 1e-4)

@@ -325,3 +325,60 @@ def test_summary_by_blocks_is_the_whole_matrix_s():
         assert Kernels(D).summary() == (True, float(D.max()), distances_sha256(D))
         D[590, 3] = D[3, 590] = np.inf
         assert Kernels(D).summary() == (False, np.inf, distances_sha256(D))
+
+
+@pytest.mark.parametrize("shape", [(1,), (256,), (257,), (1000,), (5000, 3), (3, 5000)])
+def test_block_sums_are_within_their_chains_rounding_of_the_exact_sums(shape):
+    """``block_sum`` against ``math.fsum`` (the correctly rounded sum): within ``sum_chain(n)``
+    roundings of the absolute sum, over either axis, whatever the padding of the last block."""
+    import math
+
+    from approxpath.numerics import block_sum, fp_margin, sum_chain
+
+    rng = np.random.default_rng(len(shape) + shape[0])
+    a = rng.standard_normal(shape) * 10.0 ** rng.uniform(-3.0, 3.0, shape)  # (magnitudes mixed)
+    axis = 0 if shape[0] >= shape[-1] else 1
+    got = np.atleast_1d(block_sum(a, axis=axis))
+    columns = a.T if axis == 0 else a
+    columns = columns.reshape(-1, a.shape[axis])
+    for value, terms in zip(got, columns):
+        n = terms.size
+        assert abs(value - math.fsum(terms)) <= fp_margin(sum_chain(n), np.abs(terms).sum())
+    assert sum_chain(100000) < 700 and sum_chain(200) == 200
+
+
+def test_a_products_terms_are_within_its_chains_rounding(data, monkeypatch):
+    """``product_chain`` bounds the roundings of every term of ``products`` (here blocks of 20
+    rows, chunks of 64: several blocks per chunk and several chunks): each product within
+    ``fp_margin(product_chain)`` of its terms' absolute sum, the terms summed exactly
+    (``math.fsum``) from the same kernel entries; the chain is below the n + 4 of any order at
+    n = 100,000, and a device's is at least its CPU provider's."""
+    import math
+
+    from approxpath.compute.device import DeviceKernels
+    from approxpath.numerics import fp_margin
+
+    _, D = data
+    n = D.shape[0]
+    monkeypatch.setattr(kernels, "_PRODUCT_BLOCK_BYTES", 8 * n * 20)
+    monkeypatch.setattr(kernels, "_PRODUCT_CHUNK", 64)
+    k = Kernels(D)
+    C = np.random.default_rng(3).standard_normal(n)
+    x = 0.7
+    E = gaussian(D, x)
+    got = k.products(x, C)
+    chain = k.product_chain()
+    assert chain < n
+    for j, M in enumerate(got):
+        T = D**j * E if j else E  # (the entries as products computes them: D once, twice)
+        if j == 2:
+            T = (D * E) * D
+        for i in range(0, n, 7):
+            terms = T[i] * C
+            assert abs(M[i] - math.fsum(terms)) <= fp_margin(chain, np.abs(terms).sum())
+    monkeypatch.undo()
+    big = type("Big", (), {"n": 100000, "lattice": None})()
+    assert Kernels.product_chain(big) < 1000
+    dk = DeviceKernels.__new__(DeviceKernels)
+    dk.base, dk._rows = k, 3
+    assert dk.product_chain() >= k.product_chain()

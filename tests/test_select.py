@@ -532,11 +532,11 @@ def test_a_refinement_over_the_budget_left_is_counted_and_the_others_are_kept(mo
     X, y = make_classification(n=60, seed=1)
     problem = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=3.0)
     with pytest.raises(approxpath.BudgetExceededError) as info:  # (eps: the first paths of the refused case)
-        select(problem, cv=3, interval=(0.001, 100.0), eps=0.06, max_solves=200)
+        select(problem, cv=3, interval=(0.001, 100.0), eps=0.06, max_solves=100)
     text, s = str(info.value), info.value.selection
     assert not isinstance(info.value, approxpath.SelectionStalledError)
-    assert f"after {s.exact_solves} exact solves: the budget max_solves = 200 is spent" in text
-    assert 200 <= len(points) <= s.exact_solves <= len(calls)
+    assert f"after {s.exact_solves} exact solves: the budget max_solves = 100 is spent" in text
+    assert 100 <= len(points) <= s.exact_solves <= len(calls)
 
 
 def test_the_tol_advised_is_never_below_delta():

@@ -57,11 +57,6 @@ _BLOCK_BYTES = 1 << 28
 # that.  A share of the free memory instead (half, before) left n = 100,000 (80 GB) to be
 # computed anew at every pass on a 141 GB GPU.
 _WORK_BYTES = 16 * _BLOCK_BYTES
-# Kernel entries a read computes from the host's copy of D rather than on the device, at most: a
-# device read costs a round trip (an H200, n = 16,000: 22,844 reads in 4.6 s, ~200 us each),
-# as long as ~130,000 host exp at ~1.5 ns (a row of 16,000 entries: 23 us here); the SMO's
-# single rows are below, its blocks of up to 1024 x 1024 entries (19 ms on the host) above.
-_HOST_ENTRIES = 1 << 17
 
 
 @dataclass(frozen=True)
@@ -158,7 +153,6 @@ class DeviceKernels:
         self._xp, self._rows = xp, max(1, _BLOCK_BYTES // (8 * n))
         self._D = self._X = self._w = None
         stored = base.D if base.mode == "dense" else getattr(base, "_D", None)
-        self._host = stored  # (a reference: the small reads of kernel_rows)
         free = accelerator.free_bytes() if accelerator.free_bytes is not None else None
         room = free is None or 8.0 * n * n + _WORK_BYTES <= free
         if stored is not None and room:
@@ -204,16 +198,20 @@ class DeviceKernels:
 
     def kernel_rows(self, x, rows, cols=None):
         """:math:`\\exp(-xD)` at the rows ``rows`` and the columns ``cols`` (all if None),
-        computed on the device (the same operations as :meth:`products`' entries), or from the
-        host's copy of D where it has one and the read is small (:data:`_HOST_ENTRIES`): a numpy
+        computed on the device (the same operations as :meth:`products`' entries): a numpy
         array (len(rows), len(cols)).  What the SVM's SMO reads instead of a whole kernel."""
-        if self._host is not None and len(rows) * (self.base.n if cols is None else len(cols)) <= _HOST_ENTRIES:
-            Db = self._host[np.asarray(rows, dtype=np.int64)]
-            return np.exp((Db if cols is None else Db[:, np.asarray(cols, dtype=np.int64)]) * (-float(x)))
         acc_ = self.accelerator
         cols = None if cols is None else acc_.put(np.asarray(cols, dtype=np.int64))
         Db = self._block(acc_.put(np.asarray(rows, dtype=np.int64)), cols)
         return acc_.get(self._xp.exp(Db * (-float(x))))
+
+    def product_chain(self):
+        """The most roundings a term of :meth:`products` undergoes: its product and D, D^2 factors
+        (3), a block's matrix product (its rows, in any order), the blocks' sums added in order;
+        or the CPU provider's, if longer (a verifier recomputes with it: a bound's allowance
+        covers both)."""
+        n = self.base.n
+        return max(min(n + 4, self._rows + 2 + -(-n // self._rows)), self.base.product_chain())
 
     def products(self, x, C, rows=None, order=2):
         """As :meth:`approxpath.compute.kernels.Kernels.products` (the same quantities, rounded within

@@ -256,6 +256,20 @@ class Kernels:
         """The number of samples."""
         return (self._D if self._D is not None else self.lattice[1]).shape[0]
 
+    def product_chain(self):
+        """The most roundings a term of :meth:`products` undergoes on these n samples, for any
+        k <= n coefficient rows and any number of threads (the Dask workers' split products add
+        the same blocks in the same order): its product and D, D^2 factors (3), a block's matrix
+        product (``product_step(n)`` rows, in any order), the blocks of a chunk added in order
+        (at most 2048 / step), the chunks' sums added in order (at most n / 1024).  Through a
+        lattice's histograms: bins of ``step`` rows added block after block (step + n / step),
+        then at most 256 levels' entries, each rounded 3 times, and their products (260).  At
+        most n + 4: k terms summed in any order are added at most k - 1 times."""
+        n, step = self.n, product_step(self.n)
+        if self.lattice is not None:
+            return min(n + 4, step + -(-n // step) + 260)
+        return min(n + 4, step + 2 + -(-_PRODUCT_CHUNK // step) + -(-n // (_PRODUCT_CHUNK // 2)))
+
     def rows(self, idx):
         """The rows ``idx`` of :math:`D` (a slice or integer indices): shape (k, n)."""
         return self.D[idx]

@@ -21,7 +21,7 @@ from approxpath.bound import KernelBound, Option
 from approxpath.errors import InputError
 from approxpath.envelopes import Envelope, bernstein_product, envelope_entry_error, hermite_lower, hermite_upper, max_hinge_sum
 from approxpath.moving import is_moving
-from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
+from approxpath.numerics import UNIT_ROUNDOFF, block_sum, fp_margin, sum_chain
 from approxpath.validate import binary_labels
 
 from .c_path import c_dual_floor, c_gap
@@ -36,6 +36,19 @@ BIAS_RULES = ("fixed", "dynamic", "optimal")
 #: Pairs of an interpolating bandwidth path: moving (:mod:`.moving`) or fixed on a piece (a
 #: search option, recorded so that versions before moving pairs refuse such a file).
 DUAL_RESTORATIONS = ("moving", "fixed")
+# Dependent roundings along any value a bound of this module computes, beyond the class sums'
+# chain (the provider's ``product_chain``: products with D and D^2 factors, sums in a known
+# structure) and one sum over the samples (``sum_chain(n)``: alpha' P, the hinge sum, alpha' K w,
+# each a ``block_sum``; a term rounded within gamma_a of its magnitude, then summed within
+# gamma_b, is within gamma_{a + b}).  The longest, a moving pair's quadratic term on a bandwidth
+# piece: the sums' signs and gathers into envelopes are exact; after the sum over the samples,
+# the Hermite coefficients (8) and their difference (1), the weights' Bernstein products f_a f_a
+# (9 terms, rounded weights, the products: 11) and with the quadratic term (30 terms: 32), the
+# three terms' sum (2), the factor of the quadratic term and the linear term (3), a node value
+# (10 terms; the basis values at k/16 exact) with its lift (6) and C times the hinge sum added
+# (1): 79 (a hinge argument's, 49, and a point gap's, 15, are shorter; a mix of cached sums or
+# moving points adds 3).  fp_margin adds 16.
+_CHAIN = 96
 # Kernel products use only the support vectors' kernel columns when they are fewer than this
 # share of n (gathering the rows costs a copy; a1a, n = 1605: all columns 4.2 ms, 0.8 of them
 # 4.0 ms, 0.9 of them 4.6 ms)
@@ -261,7 +274,7 @@ class SVMBound(KernelBound):
         b = max(abs(float(p.b)) for p in (primal.points if is_moving(primal) else (primal,)))
         b *= float(np.abs(primal.weights).sum(axis=0).max()) if is_moving(primal) else 1.0
         mag = 0.5 * (1.0 + scale * scale) * a_sum ** 2 + C * self.n * (2.0 + b + a_sum) + scale * a_sum
-        return self._margins(dual) * self._margin(mag)
+        return self._margin(mag, dual)
 
     def _point_gap(self, primal, dual, tau, scale=1.0):
         """``(gap as computed, the weights' rounding)`` at ``tau``:
@@ -272,12 +285,16 @@ class SVMBound(KernelBound):
         alpha, Kw, rounding = self.dual_at_point(dual, tau, scale)
         b, b_err = self.bias_at(primal, tau)
         xi = np.maximum(0.0, 1.0 - self.y * (Kw + b))
-        return (0.5 * (1.0 + scale * scale) * float((self.y * alpha) @ Kw) + C * float(xi.sum())
-                - scale * float(alpha.sum()), rounding + C * self.n * b_err)
+        return (0.5 * (1.0 + scale * scale) * float(block_sum(self.y * alpha * Kw)) + C * float(block_sum(xi))
+                - scale * float(block_sum(alpha)), rounding + C * self.n * b_err)
 
-    def _margin(self, magnitude):
-        """Rounding allowance of a bound whose terms are at most ``magnitude``."""
-        return fp_margin(8 * self.n, magnitude) + self.entry_error * magnitude
+    def _margin(self, magnitude, dual):
+        """Rounding allowance of a bound of ``dual`` whose terms are at most ``magnitude``: one
+        margin, or :meth:`_margins` of them where its sums were rounded otherwise than a
+        verifier's (every bound of a pair takes its allowance here, fixed or moving, point or
+        piece, bandwidth or C)."""
+        chain = self.kernels.product_chain() + sum_chain(self.n) + _CHAIN
+        return self._margins(dual) * (fp_margin(chain, magnitude) + self.entry_error * magnitude)
 
     def _class_envelopes(self, dual, lo, hi):
         """Envelopes of the class sums on [lo, hi].
@@ -325,16 +342,16 @@ class SVMBound(KernelBound):
         alpha = np.asarray(dual.alpha, dtype=float)
         half = 0.5 * scale * scale
         if not self.sweep.along_bandwidth or hi == lo:
-            d = -half * float((self.y * alpha) @ self.Kw(dual, lo)) + scale * float(np.sum(alpha))
+            d = -half * float(block_sum(self.y * alpha * self.Kw(dual, lo))) + scale * float(block_sum(alpha))
             mag = 2.0 * half * alpha.sum() ** 2 + scale * alpha.sum()
         else:
             # alpha' Q alpha = alpha'P - alpha'N is below the largest coefficient of its upper
             # polynomial (convex hull of the Bernstein coefficients)
             P, N, q = self._class_envelopes(dual, lo, hi)
-            d = scale * alpha.sum() - half * float(q.max()) - half * self._entry_allowance(alpha.sum(), 0.0, lo, hi)
+            d = scale * block_sum(alpha) - half * float(q.max()) - half * self._entry_allowance(alpha.sum(), 0.0, lo, hi)
             mag = (2.0 * half * (float(np.abs(q).max()) + float(alpha @ (P.magnitude() + N.magnitude())))
                    + scale * alpha.sum())
-        return d - self._margin(mag)
+        return d - self._margin(mag, dual)
 
     def _entry_allowance(self, a1, C, lo, hi, quad=1.0):
         """How far the kernel entries' rounding can move a piece's bound of
@@ -391,5 +408,5 @@ class SVMBound(KernelBound):
             + scale * alpha.sum()
             + C * self.n * bias_top  # the bias polynomial's coefficients, rounded
         )
-        return (best - scale * alpha.sum() + self._margins(dual) * self._margin(magnitude)
+        return (best - scale * block_sum(alpha) + self._margin(magnitude, dual)
                 + self._entry_allowance(alpha.sum(), C, lo, hi, quad) + C * self.n * bias_err)

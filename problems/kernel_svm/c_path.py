@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from approxpath.moving import bernstein_at
-from approxpath.numerics import fp_margin
+from approxpath.numerics import block_sum, fp_margin
 
 from .._weight_path import kinks, weight_path_bound
 from .moving import weight_allowance
@@ -71,8 +71,8 @@ def c_gap(bound, primal, dual, lo, hi):
 
     def F_at(x):
         alpha, Kw, _ = _combination(bound, dual, lo, hi, x)
-        value = np.einsum("it,it->t", y[:, None] * alpha, Kw) - alpha.sum(axis=0)
-        band = bound._margin(a_sum * a_sum + a_sum) + weight_allowance(bound, dual, err, 0.0)
+        value = block_sum(y[:, None] * alpha * Kw) - block_sum(alpha)
+        band = bound._margin(a_sum * a_sum + a_sum, dual) + weight_allowance(bound, dual, err, 0.0)
         return value, np.full(value.shape, band)
 
     def hinge_args(x):
@@ -84,7 +84,8 @@ def c_gap(bound, primal, dual, lo, hi):
         h, b, w = hinge_args(x)
         # a computed K w and b within delta of exact: the class sums' rounding and the kernel
         # entries' per unit of each point's sum, the weights' error, the bias's
-        delta = (sums @ np.abs(w) * (fp_margin(n + 2, 1.0) + bound.entry_error) + float(err @ sums)
+        delta = (sums @ np.abs(w) * bound._margins(dual) * (fp_margin(n + 2, 1.0) + bound.entry_error)
+                 + float(err @ sums)
                  + bias_err + fp_margin(4, 1.0) * (1.0 + a_sum + np.abs(b)))
         total = np.maximum(h, 0.0).sum(axis=0) + n * delta
         return total + fp_margin(n, 1.0) * total
@@ -98,5 +99,5 @@ def c_dual_floor(bound, dual, lo, hi):
     sums = np.array([float(np.sum(p.alpha)) for p in dual.points])
     a_sum = float(sums.sum())
     alpha, Kw, _ = _combination(bound, dual, lo, hi, [0.0, 1.0])
-    d = alpha.sum(axis=0) - 0.5 * np.einsum("it,it->t", bound.y[:, None] * alpha, Kw)
-    return float(d.min()) - bound._margin(a_sum * a_sum + a_sum) - weight_allowance(bound, dual, dual.allowance(), 0.0)
+    d = block_sum(alpha) - 0.5 * block_sum(bound.y[:, None] * alpha * Kw)
+    return float(d.min()) - bound._margin(a_sum * a_sum + a_sum, dual) - weight_allowance(bound, dual, dual.allowance(), 0.0)

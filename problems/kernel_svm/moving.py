@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from approxpath.envelopes import bernstein_product, hermite_lower, hermite_upper, max_hinge_sum
+from approxpath.numerics import block_sum
 
 __all__ = ["moving_bound", "moving_dual_floor", "weight_allowance"]
 
@@ -67,7 +68,7 @@ def _objective_terms(A, B, Pa, Na, Pb, Nb, fa, fb):
     q = (bernstein_product(bernstein_product(fa, fa), quad(Pa, Na, A))
          + 2.0 * bernstein_product(bernstein_product(fa, fb), quad(Pb, Nb, A))
          + bernstein_product(bernstein_product(fb, fb), quad(Pb, Nb, B)))
-    linear = bernstein_product(fa * A.sum() + fb * B.sum(), np.ones(q.size - fa.size + 1))  # raised to q's degree
+    linear = bernstein_product(fa * block_sum(A) + fb * block_sum(B), np.ones(q.size - fa.size + 1))  # raised to q's degree
     return q, linear
 
 
@@ -76,7 +77,7 @@ def _allowances(bound, dual, lo, hi, magnitude, C, err, scale):
     (the weights sum to at most 1 in every coefficient) and the weights' rounding, for the gap
     (``C`` the SVM's) or the dual objective alone (``C = 0``), of the dual scaled by ``scale``."""
     A, B = (p.alpha for p in dual.points)
-    return (bound._margin(magnitude) + bound._entry_allowance(max(A.sum(), B.sum()), C, lo, hi, 0.5 * (1.0 + scale * scale))
+    return (bound._margin(magnitude, dual) + bound._entry_allowance(max(A.sum(), B.sum()), C, lo, hi, 0.5 * (1.0 + scale * scale))
             + weight_allowance(bound, dual, err, C, scale))
 
 
@@ -118,9 +119,9 @@ def moving_dual_floor(bound, dual, lo, hi, scale=1.0):
     half = 0.5 * scale * scale
     if lo == hi:
         alpha, Kw, _ = bound.dual_at_point(dual, lo)
-        d = scale * alpha.sum() - half * float((bound.y * alpha) @ Kw)
+        d = scale * block_sum(alpha) - half * float(block_sum(bound.y * alpha * Kw))
         a_sum = A.sum() + B.sum()
-        return (d - bound._margin(2.0 * half * a_sum * a_sum + scale * a_sum)
+        return (d - bound._margin(2.0 * half * a_sum * a_sum + scale * a_sum, dual)
                 - weight_allowance(bound, dual, err, 0.0, scale))
     Pa, Na, Pb, Nb, fa, fb, err = _envelopes(bound, dual, lo, hi)
     q, linear = _objective_terms(A, B, Pa, Na, Pb, Nb, fa, fb)
