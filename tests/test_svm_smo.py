@@ -169,6 +169,7 @@ def test_smo_on_a_devices_kernel_entries_reaches_the_tight_cvxpy_optimum(start, 
     X, y = make_classification(n=400, d=5, seed=2)
     p, t, tol = KernelSVM(X, y, c=1.0), 0.5, 1e-9
     monkeypatch.setattr(smo, "_BLOCK_SIDE", 60)
+    monkeypatch.setattr(smo, "_LIKELY", 4)  # (few rows read ahead: single rows are read too)
     device = DeviceKernels(p.bound.kernels, strict(), p.X)
     reads = []
     real = DeviceKernels.kernel_rows
@@ -180,6 +181,34 @@ def test_smo_on_a_devices_kernel_entries_reaches_the_tight_cvxpy_optimum(start, 
     assert alpha.min() >= 0 and alpha.max() <= p.c and abs(math.fsum(p.y * alpha)) < 1e-12
     _assert_optimal_over_all(p, alpha, t, tol)
     assert 0 < iterations < 2 * p.n
+
+
+@needs_strict_devices
+def test_rows_read_ahead_give_the_iterations_of_rows_read_one_by_one(monkeypatch):
+    """The rows of a round's likeliest pairs (the largest violators on each side) read in one
+    device call at its start give the same iterations as every row read in a call of its own --
+    the same alpha, bias and iteration count, bit for bit -- in far fewer calls (each a round
+    trip to the device)."""
+    from approxpath.compute.device import DeviceKernels
+    from approxpath.problems.kernel_svm import smo
+
+    X, y = make_classification(n=400, d=5, seed=2)
+    p, t, tol = KernelSVM(X, y, c=1.0), 0.5, 1e-9
+    monkeypatch.setattr(smo, "_BLOCK_SIDE", 60)  # (single rows from 61 samples iterated on)
+    device = DeviceKernels(p.bound.kernels, strict(), p.X)
+    calls, real = [], DeviceKernels.kernel_rows
+    monkeypatch.setattr(DeviceKernels, "kernel_rows", lambda self, *args: (calls.append(1), real(self, *args))[1])
+    alpha0 = p.solve(0.05)[1].alpha
+    runs = []
+    for likely in (0, 16):
+        monkeypatch.setattr(smo, "_LIKELY", likely)
+        calls.clear()
+        runs.append((warm_smo(smo.ComputedKernel(device, t), p.y, p.c, alpha0, tol), len(calls)))
+    ((a0, b0, it0), n0), ((a1, b1, it1), n1) = runs
+    np.testing.assert_array_equal(a1, a0)
+    assert b1 == b0 and it1 == it0 > smo._ROUND
+    assert 2 * n1 < n0, (n0, n1)  # (158 calls against 50 when written)
+    _assert_optimal_over_all(p, a1, t, tol)
 
 
 @pytest.mark.parametrize("C, t, kept", [(0.1, 2.0**-10, True), (0.1, 1.0, True), (10.0, 1.0, False)])
