@@ -36,12 +36,19 @@ def _torch_cpu():
 _TORCH = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs PyTorch")
 
 
+def _numpy_device(name, **ops):
+    """numpy through array-api-compat as a device named ``name``, with the operations ``ops``
+    (``exp``, ``matmul``) in place of numpy's."""
+    import array_api_compat.numpy as xnp
+
+    names = {k: getattr(xnp, k) for k in dir(xnp) if not k.startswith("_")}
+    return Accelerator(types.SimpleNamespace(**dict(names, **ops)), "cpu", "cpu", name)
+
+
 def _perturbing(seed=0):
     """numpy through array-api-compat, with a device's documented rounding injected: every exp
     one ulp off (the CUDA maximum), in random directions, and matrix products summed in
     reversed order (another order than numpy's BLAS)."""
-    import array_api_compat.numpy as xnp
-
     rng = np.random.default_rng(seed)
 
     def exp(a):
@@ -54,21 +61,17 @@ def _perturbing(seed=0):
             out += A[:, j:j + 1] * B[j]
         return out
 
-    names = {k: getattr(xnp, k) for k in dir(xnp) if not k.startswith("_")}
-    return Accelerator(types.SimpleNamespace(**dict(names, exp=exp, matmul=matmul)), "cpu", "cpu", "perturbed")
+    return _numpy_device("perturbed", exp=exp, matmul=matmul)
 
 
 def _skewed(sign):
     """numpy through array-api-compat, every matrix product moved by half its rounding allowance
     (:math:`n u / 2` relative, n the terms summed: within any order's rounding) up (``sign``
     1) or down (-1): the most a bound can move by a device's sums, one way."""
-    import array_api_compat.numpy as xnp
-
     def matmul(A, B):
         return np.matmul(A, B) * (1.0 + sign * A.shape[-1] * 2.0**-54)
 
-    names = {k: getattr(xnp, k) for k in dir(xnp) if not k.startswith("_")}
-    return Accelerator(types.SimpleNamespace(**dict(names, matmul=matmul)), "cpu", "cpu", "skewed")
+    return _numpy_device("skewed", matmul=matmul)
 
 
 @pytest.fixture(scope="module")
