@@ -27,13 +27,15 @@ few milliseconds (what a pass of a few milliseconds split over threads pays each
 
 ``--device`` is the set-up for a machine with many cores and a CUDA GPU (PyTorch or CuPy,
 scikit-learn; no cvxpy or dask needed): passes at n = 16,000 on 1-16 threads and on the GPU at
-n = 16,000, 32,000, 64,000 and 100,000; the paths on the GPU at n = 16,000 and 100,000 (with the
-GPU provider's calls counted and timed), the path at n = 16,000 on 8 kernel threads, then the
+n = 16,000, 32,000, 64,000 and 100,000; the paths on the GPU at n = 16,000 (then again with the
+SMO's kernel rows read one by one, ``--single-rows``: its read-ahead against its absence) and
+100,000 (with the GPU provider's calls counted and timed), the path at n = 16,000 on 8 kernel
+threads, then the
 verification of the GPU paths' certificates on the CPU (left in ``--out``: the one at 16,000 can
 be verified on another machine), after the ``--wake`` table and a line on the processor's
 topology; every step is skipped once the run has used its ``--budget`` seconds (default 450),
-and a step still running then is stopped (a path's row then says how far its progress bar got).  The script runs from a
-source tree without installing approxpath (the repository is put on ``sys.path``);
+and a step still running then is stopped (a path's row then says how far its progress bar
+got).  The script runs from a source tree without installing approxpath (the repository is put on ``sys.path``);
 ``--wheels DIR`` adds the pure-Python wheels in DIR (``array-api-compat``) to it.
 """
 
@@ -112,6 +114,10 @@ def child(spec):
     elif kind == "gpu":
         options = dict(device="gpu")
         calls = _count_device_calls()
+        if spec.get("single_rows"):  # the SMO's rows one by one, as before its read-ahead (the lever measured)
+            from approxpath.problems.kernel_svm import smo
+
+            smo._LIKELY = 0
     t0 = time.perf_counter()
     # the bar on stderr: what a row stopped by the budget reports of how far it got
     path = approxpath.approximate_path(problem, eps=EPS, interval=INTERVAL, progress=True, **options)
@@ -330,6 +336,9 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, nargs="*", default=[], help="worker processes of the paths")
     ap.add_argument("--dask", type=int, nargs="*", default=[], help="Dask workers of split-product paths")
     ap.add_argument("--gpu-paths", type=int, nargs="*", default=None, help="GPU paths at these n (default --path-n)")
+    ap.add_argument("--single-rows", type=int, nargs="*", default=[],
+                    help="GPU paths at these n again, after the default one, with the SMO's kernel rows read "
+                         "one by one (without its read-ahead)")
     ap.add_argument("--verify", action="store_true", help="verify the GPU paths' certificates without a GPU")
     ap.add_argument("--budget", type=float, default=None, help="seconds after which the remaining steps are skipped")
     ap.add_argument("--out", default=None, help="folder for certificates and results.json")
@@ -352,7 +361,7 @@ def main(argv=None):
         args.pass_n, args.threads = 16000, [c for c in ladder if c <= 16]
         args.device_n = [16000, 32000, 64000, 100000]
         args.path_n, args.n_jobs, args.verify = [16000], [min(8, n_cores)], True
-        args.gpu_paths = [16000, 100000]
+        args.gpu_paths, args.single_rows = [16000, 100000], [16000]
         args.workers = []
         args.budget = args.budget or 450.0
     threads = args.threads or ladder
@@ -404,7 +413,10 @@ def main(argv=None):
     # the GPU's rows first (the ones a short budget must reach: a long CPU row before them took
     # the budget of the first lent run), then the CPU's, then the verifications of the GPU's
     # certificates (a certificate left in --out can be verified on another machine)
-    plan = [(n, "gpu", None) for n in sorted(set(gpu_paths))]
+    # (a GPU path with the rows one by one after the default one: the loans' round trips differed
+    # by 2x, so the read-ahead is measured against its absence in the same run)
+    plan = [(n, kind, None) for n in sorted(set(gpu_paths))
+            for kind in (("gpu", "rows") if n in args.single_rows else ("gpu",))]
     for n in sorted(set(args.path_n)):
         plan += [(n, "threads", k) for k in n_jobs] + [(n, "workers", k) for k in args.workers]
         plan += [(n, "dask", k) for k in args.dask]
@@ -412,7 +424,8 @@ def main(argv=None):
     certs = {}
     for n, kind, k in plan:
         left = deadline - time.perf_counter()
-        label = ("GPU" if kind == "gpu" else "verify the GPU path's certificate, no GPU" if kind == "verify"
+        label = ("GPU" if kind == "gpu" else "GPU, the SMO's rows one by one" if kind == "rows"
+                 else "verify the GPU path's certificate, no GPU" if kind == "verify"
                  else f"{k} kernel thread{'s' if k > 1 else ''}" if kind == "threads"
                  else f"{k} worker processes" if kind == "workers" else f"Dask, {k} workers, split products")
         if kind == "verify" and n not in certs:
@@ -420,7 +433,7 @@ def main(argv=None):
         if left <= 5:
             print(f"| {n} | {label} | skipped: out of time | | | | | |", flush=True)
             continue
-        if kind == "gpu" and not gpu_found:
+        if kind in ("gpu", "rows") and not gpu_found:
             print(f"| {n} | {label} | none found | | | | | |", flush=True)
             continue
         if kind == "verify":
@@ -433,7 +446,8 @@ def main(argv=None):
         cert = str(out / f"gpu_{n}.npz") if out and kind == "gpu" else None
         if kind == "gpu" and args.verify and cert is None:
             cert = f"/tmp/approxpath_scaling_gpu_{n}.npz"
-        r = _run_child(dict(kind=kind, n=n, count=k, out=cert, wheels=args.wheels), left)
+        r = _run_child(dict(kind="gpu" if kind == "rows" else kind, n=n, count=k, out=cert, wheels=args.wheels,
+                            single_rows=kind == "rows"), left)
         results["paths"].append(dict(n=n, how=label, **r))
         if "error" in r:
             print(f"| {n} | {label} | {r['error']} | | | | | |", flush=True)
