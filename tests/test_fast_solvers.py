@@ -216,6 +216,63 @@ def test_robust_l1_warm_basis_equals_cold(data):
         warm = hot
 
 
+
+def test_robust_l1_pool_reuses_one_highs_bit_for_bit(data):
+    """Solves through a HighsPool (one instance, reused) give what a new instance per solve
+    gives, bit for bit, along a warm chain; the pool pickles empty (a worker keeps its own)."""
+    pytest.importorskip("highspy")
+    import pickle
+
+    from approxpath.solvers.lp import HighsPool
+
+    X, y = data
+    problem = approxpath.get_problem("robust_l1")(X, y, lam=LAM)
+    pool, runs = HighsPool(), []
+    for given in (None, pool):
+        warm, out = None, []
+        for t in (0.3, 0.35, 0.5, 2.0, 0.4):
+            sol = solve_robust_l1(problem.gram(t), y, LAM, solver="highspy", warm=warm, pool=given)
+            out.append((sol.beta, sol.u, sol.basis.col_status, sol.basis.row_status, sol.iterations))
+            warm = sol.basis
+            assert len(pool) == (given is not None)  # the one instance, given back after each solve
+        runs.append(out)
+    for a, b in zip(*runs):
+        for x, z in zip(a, b):
+            np.testing.assert_array_equal(x, z)
+    assert len(pickle.loads(pickle.dumps(pool))) == 0 and len(pool) == 1
+    pool.clear()
+    assert len(pool) == 0
+
+
+def test_robust_l1_problem_keeps_its_highs_between_solves_and_releases_it(data):
+    """robust_l1's exact solves keep one HiGHS instance between them; the problem still pickles
+    (worker processes), without it, and ``release`` frees it."""
+    pytest.importorskip("highspy")
+    import pickle
+
+    X, y = data
+    problem = approxpath.get_problem("robust_l1")(X, y, lam=LAM)
+    first = problem.candidate("highs", 0.5)
+    problem.candidate("highs", 0.6, warm=first)
+    assert len(problem._highs) == 1
+    assert len(pickle.loads(pickle.dumps(problem))._highs) == 0
+    problem.release()
+    assert len(problem._highs) == 0
+
+
+def test_robust_l1_warm_basis_of_another_count_is_passed_as_alien(data):
+    """A warm basis without n basic variables (not one HiGHS gave) is checked and repaired by
+    HiGHS: the optimum of the cold solve."""
+    pytest.importorskip("highspy")
+    from approxpath.solvers.lp import LPBasis
+
+    X, y = data
+    K = approxpath.get_problem("robust_l1")(X, y, lam=LAM).gram(0.7)
+    cold = solve_robust_l1(K, y, LAM, solver="highspy")
+    odd = LPBasis(np.ones(y.size, dtype=np.int8), np.ones(y.size, dtype=np.int8))  # 2n basic
+    hot = solve_robust_l1(K, y, LAM, solver="highspy", warm=odd)
+    assert float(y @ hot.u) == pytest.approx(float(y @ cold.u), rel=1e-9)
+
 def _lp_matrix(lp, shape):
     """The constraint matrix HiGHS holds for ``lp`` (its column-wise arrays), dense."""
     a = lp.a_matrix_

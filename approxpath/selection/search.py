@@ -98,7 +98,7 @@ def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None,
         done = []
         for k, (p, iv, e, s) in enumerate(zip(problems, intervals, eps, given)):
             done.append(each(k, lambda: _seeded_path(p, e, iv, seeds=s, **opts[k])))
-            _release_kernels(p)
+            _release(p)
     else:
         futures = [executor.submit(path_in_worker, _seeded_path, p, e, iv, dict(o, seeds=s))
                    for p, iv, e, s, o in zip(problems, intervals, eps, given, opts)]
@@ -108,12 +108,14 @@ def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None,
     return [path for path, _ in done]
 
 
-def _release_kernels(problem):
-    """Free the kernels a fold's problem keeps (n x n each) until its next path: one fold's at a
-    time (a4a's folds keep 230 MB each otherwise)."""
-    release = getattr(getattr(problem.bound, "kernels", None), "release", None)
-    if release is not None:
-        release()
+def _release(problem):
+    """Free what a fold's problem keeps until its next path: its kernels (n x n each; a4a's folds
+    kept 230 MB each otherwise) and what its exact solves keep (its ``release``, e.g. robust_l1's
+    HiGHS instances): one fold's at a time."""
+    for release in (getattr(getattr(problem.bound, "kernels", None), "release", None),
+                    getattr(problem, "release", None)):
+        if release is not None:
+            release()
 
 
 def _seeded_path(problem, eps, interval, seeds=None, **options):

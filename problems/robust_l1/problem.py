@@ -32,7 +32,7 @@ from approxpath.problem import Declaration, restored_gaps
 from approxpath.registry import register
 from approxpath.solvers import current_settings
 from approxpath.solvers.conic import QP, solve_cvxpy, solve_qp
-from approxpath.solvers.lp import LPBasis, solve_robust_l1
+from approxpath.solvers.lp import HighsPool, LPBasis, solve_robust_l1
 
 from .._regression import SAFETY
 from .bound import RobustL1Bound, RobustL1Dual, RobustL1Primal
@@ -101,6 +101,13 @@ class RobustL1(KernelProblem):
                  kernel="gaussian", feature_weights=None):
         super().__init__(X, y, lam=lam, bandwidth=bandwidth, parameter=parameter, dual_restoration=dual_restoration,
                          kernel=kernel, feature_weights=feature_weights)
+        self._highs = HighsPool()  # the exact solves' HiGHS instances, kept between them
+
+    def release(self):
+        """Free what this problem keeps between exact solves (its idle HiGHS instances, each
+        holding an LP of the kernel's n^2 entries): a caller leaving it for a while (a
+        selection's folds, one path at a time)."""
+        self._highs.clear()
 
     # Each weight tried costs a projection (NNLS): weighing at the segment's middle only needs
     # the same exact solves as four levels at a third to a half of the time (sinc data, n =
@@ -218,7 +225,7 @@ class RobustL1(KernelProblem):
         if backend == "highs":
             sol = solve_robust_l1(self.gram(t), self.y, self.sweep.at(t)[1],
                                   warm=None if warm is None else warm[1].basis,
-                                  time_limit=current_settings().time_limit)
+                                  time_limit=current_settings().time_limit, pool=self._highs)
             return RobustL1Primal(beta=sol.beta), RobustL1Dual(u=sol.u, basis=sol.basis)
         sol = solve_qp(self.exact_qp(t), backend)
         n = self.n
