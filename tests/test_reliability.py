@@ -226,6 +226,31 @@ def test_a_warm_start_that_misses_the_mark_is_retried_cold_before_the_next_backe
     assert p.bound.gap(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
 
 
+
+def test_a_warm_start_that_fails_is_retried_cold_before_the_next_backend(monkeypatch):
+    """HiGHS from a basis of another bandwidth can stop without a point: the same backend is
+    tried from scratch before Clarabel, and its pair is optimal."""
+    from approxpath.data import make_sinc
+    from approxpath.errors import SolverError
+    from approxpath.solvers import EXACT_GAP
+
+    X, y = make_sinc(n=60, seed=1)
+    p = approxpath.get_problem("robust_l1")(X, y, lam=0.1, parameter="bandwidth")
+    warm = p.solve(0.8)
+    calls = []
+    real = type(p).candidate
+
+    def spy(self, name, t, start=None):
+        calls.append((name, start is not None))
+        if start is not None:
+            raise SolverError("highspy: no solution (Not Set)")
+        return real(self, name, t, start)
+
+    monkeypatch.setattr(type(p), "candidate", spy)
+    pair = p.solve(1.0, warm=warm)
+    assert calls == [("highs", True), ("highs", False)]
+    assert p.bound.gap(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
+
 def test_a_pair_that_serves_the_path_is_accepted_above_the_exact_mark(monkeypatch):
     """robust_l1 at n = 4000: HiGHS's vertex certifies just above EXACT_GAP while the next backend
     (an interior point on a dense LP) does not finish.  A pair whose gap is a small share of the

@@ -74,7 +74,7 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None, need
     first pair whose certified gap (``problem.bound.gap``), less the bound's rounding allowance
     (``problem.bound.rounding``: no solver reduces it), is at most :data:`EXACT_GAP` relative
     to the dual objective, or at most ``enough(pair)``.  A backend given ``warm`` whose pair misses
-    the mark is tried once more from scratch, and a backend whose pairs miss it is tried again
+    the mark, or which fails, is tried once more from scratch, and a backend whose pairs miss it is tried again
     with tighter settings (:class:`SolveSettings`) before the next backend: the first backend is
     the problem's fast one, the later ones general conic solvers (the kernel SVM at C = 2 - 32 on
     heart: libSVM at tol 1e-7 missed the mark at 30 % of the solves, where Clarabel took 64 ms and
@@ -143,8 +143,8 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None, need
 
 
 def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refused):
-    """One backend at one setting, from ``warm`` and then (if its pair misses the mark) from
-    scratch: ``("accepted", pair)``, ``("missed", gap, pair)`` (the smaller gap), ``("short",
+    """One backend at one setting, from ``warm`` and then (if its pair misses the mark or it
+    fails) from scratch: ``("accepted", pair)``, ``("missed", gap, pair)`` (the smaller gap), ``("short",
     gap, pair)`` (at the mark but above ``need``: not retried from scratch), ``("failed",)``
     (an error or a non-finite gap; not when out of time), ``("out",)`` (out of time) or
     ``("missing",)`` (not installed); each miss and failure is told in ``said``, and each
@@ -170,7 +170,14 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
             if isinstance(exc, InputError):
                 refused.append(exc)
             # out of time: tighter settings would be slower still
-            return ("failed",) if time_limit is None or time.perf_counter() - t0 < time_limit else ("out",)
+            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                return ("out",)
+            # a warm start that failed is retried from scratch as well: HiGHS from a basis of
+            # another bandwidth can stop without a point (sinc, n = 1500, robust l1: from
+            # t = 2 at t = 0.13, "no solution (Not Set)"; the cold solve is optimal)
+            if start is None or isinstance(exc, InputError):
+                return ("failed",)
+            continue
         if not np.isfinite(g):
             said.append(f"{label}: non-finite gap")
             return ("failed",)
