@@ -74,11 +74,11 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None, need
     first pair whose certified gap (``problem.bound.gap``), less the bound's rounding allowance
     (``problem.bound.rounding``: no solver reduces it), is at most :data:`EXACT_GAP` relative
     to the dual objective, or at most ``enough(pair)``.  A backend given ``warm`` whose pair misses
-    the mark, or which fails, is tried once more from scratch, and a backend whose pairs miss it is tried again
-    with tighter settings (:class:`SolveSettings`) before the next backend: the first backend is
-    the problem's fast one, the later ones general conic solvers (the kernel SVM at C = 2 - 32 on
-    heart: libSVM at tol 1e-7 missed the mark at 30 % of the solves, where Clarabel took 64 ms and
-    libSVM at 1e-9 a few).  Backends that failed are tried once more with tighter settings at the
+    the mark, or which stops without a point, is tried once more from scratch, and a backend
+    whose pairs miss it is tried again with tighter settings (:class:`SolveSettings`) before the
+    next backend: the first backend is the problem's fast one, the later ones general conic
+    solvers (the kernel SVM at C = 2 - 32 on heart: libSVM at tol 1e-7 missed the mark at 30 % of
+    the solves, where Clarabel took 64 ms and libSVM at 1e-9 a few).  Backends that failed are tried once more with tighter settings at the
     end; then the pair with the smallest gap is returned.
 
     Parameters
@@ -143,11 +143,11 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None, need
 
 
 def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refused):
-    """One backend at one setting, from ``warm`` and then (if its pair misses the mark or it
-    fails) from scratch: ``("accepted", pair)``, ``("missed", gap, pair)`` (the smaller gap), ``("short",
-    gap, pair)`` (at the mark but above ``need``: not retried from scratch), ``("failed",)``
-    (an error or a non-finite gap; not when out of time), ``("out",)`` (out of time) or
-    ``("missing",)`` (not installed); each miss and failure is told in ``said``, and each
+    """One backend at one setting, from ``warm`` and then (if its pair misses the mark, or the
+    solver stops without a point: :class:`SolverError`) from scratch: ``("accepted", pair)``,
+    ``("missed", gap, pair)`` (the smaller gap), ``("short", gap, pair)`` (at the mark but above
+    ``need``: not retried from scratch), ``("failed",)`` (an error or a non-finite gap; not when
+    out of time), ``("out",)`` (out of time) or ``("missing",)`` (not installed); each miss and failure is told in ``said``, and each
     :class:`InputError` (the problem refused as given) kept in ``refused``."""
     missed = None
     # a warm start whose pair misses the mark is retried from scratch before the next (slower)
@@ -172,10 +172,11 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
             # out of time: tighter settings would be slower still
             if time_limit is not None and time.perf_counter() - t0 >= time_limit:
                 return ("out",)
-            # a warm start that failed is retried from scratch as well: HiGHS from a basis of
-            # another bandwidth can stop without a point (sinc, n = 1500, robust l1: from
-            # t = 2 at t = 0.13, "no solution (Not Set)"; the cold solve is optimal)
-            if start is None or isinstance(exc, InputError):
+            # a warm start the solver ran without reaching a point is retried from scratch as
+            # well: HiGHS from a basis of another bandwidth can stop without one (sinc, n = 1500,
+            # robust l1: from t = 2 at t = 0.13, "no solution (Not Set)"; the cold solve is
+            # optimal).  Not a backend that declines (the SVM's SMO below 1,000 samples)
+            if start is None or not isinstance(exc, SolverError):
                 return ("failed",)
             continue
         if not np.isfinite(g):
