@@ -78,8 +78,9 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None, need
     whose pairs miss it is tried again with tighter settings (:class:`SolveSettings`) before the
     next backend: the first backend is the problem's fast one, the later ones general conic
     solvers (the kernel SVM at C = 2 - 32 on heart: libSVM at tol 1e-7 missed the mark at 30 % of
-    the solves, where Clarabel took 64 ms and libSVM at 1e-9 a few).  Backends that failed are tried once more with tighter settings at the
-    end; then the pair with the smallest gap is returned.
+    the solves, where Clarabel took 64 ms and libSVM at 1e-9 a few).  Backends that failed are
+    tried once more with tighter settings at the end; then the pair with the smallest gap is
+    returned.
 
     Parameters
     ----------
@@ -147,8 +148,9 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
     solver stops without a point: :class:`SolverError`) from scratch: ``("accepted", pair)``,
     ``("missed", gap, pair)`` (the smaller gap), ``("short", gap, pair)`` (at the mark but above
     ``need``: not retried from scratch), ``("failed",)`` (an error or a non-finite gap; not when
-    out of time), ``("out",)`` (out of time) or ``("missing",)`` (not installed); each miss and failure is told in ``said``, and each
-    :class:`InputError` (the problem refused as given) kept in ``refused``."""
+    out of time), ``("out",)`` (out of time) or ``("missing",)`` (not installed); each miss and
+    failure is told in ``said``, and each :class:`InputError` (the problem refused as given) kept
+    in ``refused``."""
     missed = None
     # a warm start whose pair misses the mark is retried from scratch before the next (slower)
     # backend: robust_l1's HiGHS from a neighbour's basis left a gap of 3e-5 at n = 1000,
