@@ -201,9 +201,10 @@ def test_inaccurate_solves_are_retried_with_tighter_settings(monkeypatch):
     assert p.bound.gap(*pair, 2.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 2.0)))
 
 
-def test_a_warm_start_that_misses_the_mark_is_retried_cold_before_the_next_backend(monkeypatch):
-    """robust_l1's HiGHS from a neighbour's basis can leave a gap above the acceptance mark where
-    the cold solve reaches it: the same backend is tried from scratch before Clarabel."""
+def _warm_start_spoiled(monkeypatch, spoil):
+    """robust_l1 solved at t = 1 from its solve at 0.8, its candidate from the warm start passed
+    through ``spoil(primal, dual)``: the backends called ``(name, warm)`` and whether the pair
+    returned is at the exact mark."""
     from approxpath.data import make_sinc
     from approxpath.solvers import EXACT_GAP
 
@@ -215,41 +216,33 @@ def test_a_warm_start_that_misses_the_mark_is_retried_cold_before_the_next_backe
 
     def spy(self, name, t, start=None):
         calls.append((name, start is not None))
-        primal, dual = real(self, name, t, start)
-        if start is not None:  # a warm solve stopped early: a pair far from optimal
-            primal = type(primal)(beta=0.5 * primal.beta)
-        return primal, dual
+        pair = real(self, name, t, start)
+        return spoil(*pair) if start is not None else pair
 
     monkeypatch.setattr(type(p), "candidate", spy)
     pair = p.solve(1.0, warm=warm)
-    assert calls == [("highs", True), ("highs", False)]
-    assert p.bound.gap(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
+    return calls, p.bound.gap(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
 
+
+def test_a_warm_start_that_misses_the_mark_is_retried_cold_before_the_next_backend(monkeypatch):
+    """robust_l1's HiGHS from a neighbour's basis can leave a gap above the acceptance mark where
+    the cold solve reaches it: the same backend is tried from scratch before Clarabel."""
+    # a warm solve stopped early: a pair far from optimal
+    calls, exact = _warm_start_spoiled(monkeypatch, lambda primal, dual: (type(primal)(beta=0.5 * primal.beta), dual))
+    assert calls == [("highs", True), ("highs", False)] and exact
 
 
 def test_a_warm_start_that_fails_is_retried_cold_before_the_next_backend(monkeypatch):
     """HiGHS from a basis of another bandwidth can stop without a point: the same backend is
     tried from scratch before Clarabel, and its pair is optimal."""
-    from approxpath.data import make_sinc
     from approxpath.errors import SolverError
-    from approxpath.solvers import EXACT_GAP
 
-    X, y = make_sinc(n=60, seed=1)
-    p = approxpath.get_problem("robust_l1")(X, y, lam=0.1, parameter="bandwidth")
-    warm = p.solve(0.8)
-    calls = []
-    real = type(p).candidate
+    def no_point(primal, dual):
+        raise SolverError("highspy: no solution (Not Set)")
 
-    def spy(self, name, t, start=None):
-        calls.append((name, start is not None))
-        if start is not None:
-            raise SolverError("highspy: no solution (Not Set)")
-        return real(self, name, t, start)
+    calls, exact = _warm_start_spoiled(monkeypatch, no_point)
+    assert calls == [("highs", True), ("highs", False)] and exact
 
-    monkeypatch.setattr(type(p), "candidate", spy)
-    pair = p.solve(1.0, warm=warm)
-    assert calls == [("highs", True), ("highs", False)]
-    assert p.bound.gap(*pair, 1.0) <= EXACT_GAP * (1 + abs(p.dual_objective(pair[1], 1.0)))
 
 def test_a_pair_that_serves_the_path_is_accepted_above_the_exact_mark(monkeypatch):
     """robust_l1 at n = 4000: HiGHS's vertex certifies just above EXACT_GAP while the next backend
