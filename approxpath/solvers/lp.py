@@ -215,8 +215,8 @@ def _highspy(K, y, lam, warm, time_limit, pool):
     import highspy
 
     try:  # (list.pop and append are atomic: solves side by side take different instances)
-        h = pool._idle.pop()
-    except (AttributeError, IndexError):  # no pool, or none idle
+        h = _new_highs(highspy) if pool is None else pool._idle.pop()
+    except IndexError:  # none idle
         h = _new_highs(highspy)
     try:
         return _run_highs(highspy, h, K, y, lam, warm, time_limit)
