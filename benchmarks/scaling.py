@@ -30,13 +30,13 @@ scikit-learn; no cvxpy or dask needed): passes at n = 16,000 on 1-16 threads and
 n = 16,000, 32,000, 64,000 and 100,000; the paths on the GPU at n = 16,000 (then again with the
 SMO's kernel rows read one by one, ``--single-rows``: its read-ahead against its absence) and
 100,000 (with the GPU provider's calls counted and timed), the path at n = 16,000 on 8 kernel
-threads, then the
-verification of the GPU paths' certificates on the CPU (left in ``--out``: the one at 16,000 can
-be verified on another machine), after the ``--wake`` table and a line on the processor's
-topology; every step is skipped once the run has used its ``--budget`` seconds (default 450),
-and a step still running then is stopped (a path's row then says how far its progress bar
-got).  The script runs from a source tree without installing approxpath (the repository is put on ``sys.path``);
-``--wheels DIR`` adds the pure-Python wheels in DIR (``array-api-compat``) to it.
+threads, then the verification of the GPU paths' certificates on the CPU (left in ``--out``:
+the one at 16,000 can be verified on another machine), after the ``--wake`` table and a line on
+the processor's topology; every step is skipped once the run has used its ``--budget`` seconds
+(default 450), and a step still running then is stopped (a path's row then says how far its
+progress bar got).  The script runs from a source tree without installing approxpath (the
+repository is put on ``sys.path``); ``--wheels DIR`` adds the pure-Python wheels in DIR
+(``array-api-compat``) to it.
 """
 
 import argparse
@@ -337,8 +337,8 @@ def main(argv=None):
     ap.add_argument("--dask", type=int, nargs="*", default=[], help="Dask workers of split-product paths")
     ap.add_argument("--gpu-paths", type=int, nargs="*", default=None, help="GPU paths at these n (default --path-n)")
     ap.add_argument("--single-rows", type=int, nargs="*", default=[],
-                    help="GPU paths at these n again, after the default one, with the SMO's kernel rows read "
-                         "one by one (without its read-ahead)")
+                    help="GPU paths of --gpu-paths at these n again, after the default one, with the SMO's "
+                         "kernel rows read one by one (without its read-ahead)")
     ap.add_argument("--verify", action="store_true", help="verify the GPU paths' certificates without a GPU")
     ap.add_argument("--budget", type=float, default=None, help="seconds after which the remaining steps are skipped")
     ap.add_argument("--out", default=None, help="folder for certificates and results.json")
