@@ -233,3 +233,18 @@ def test_the_cold_start_is_feasible_and_kept_only_above_zeros_objective(C, t, ke
         zero, _, it_zero = warm_smo(K, p.y, C, np.zeros(p.n), 1e-9)
         assert it_cold < it_zero
         assert _dual_value(p, cold, t) == pytest.approx(_dual_value(p, zero, t), abs=1e-7)
+
+
+def test_rows_read_ahead_are_of_samples_that_may_move():
+    """The read-ahead takes each side's extremes among the samples that may move that way, and
+    no others where a side has fewer than :data:`_LIKELY` of them."""
+    from approxpath.problems.kernel_svm.smo import _LIKELY, _likely
+
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal(500)
+    up, low = np.zeros(500, bool), np.ones(500, bool)
+    up[:10] = True
+    got = _likely(g, up, low)
+    bottom = np.argsort(g)[:_LIKELY]
+    np.testing.assert_array_equal(got, np.union1d(np.arange(10), bottom))
+    assert _likely(g, np.zeros(500, bool), np.zeros(500, bool)).size == 0

@@ -238,13 +238,16 @@ def cold_start(K, y, C):
 
 def _likely(g, up, low):
     """Positions of the :data:`_LIKELY` samples of largest :math:`g` that may move up and of
-    smallest that may move down (each side's extremes: the round's pairs start there)."""
+    smallest that may move down (each side's extremes: the round's pairs start there); a side
+    with fewer samples that may move gives only those."""
     k = min(_LIKELY, g.size - 1)
     if k <= 0:
         return np.empty(0, dtype=int)
-    top = np.argpartition(np.where(up, -g, np.inf), k)[:k]
-    bottom = np.argpartition(np.where(low, g, np.inf), k)[:k]
-    return np.union1d(top, bottom)
+    sides = []
+    for key in (np.where(up, -g, np.inf), np.where(low, g, np.inf)):
+        first = np.argpartition(key, k)[:k]
+        sides.append(first[key[first] < np.inf])
+    return np.union1d(*sides)
 
 
 def _extremes(yG, up, low):
