@@ -82,3 +82,30 @@ def test_cli_refuses_the_typo_with_one_line_and_exit_2(tmp_path, capsys, monkeyp
     err = captured.err.strip()
     assert "\n" not in err
     assert "'typo.csv', line 1, column 1: '1e' is not a number (a header line holds names, not numbers)" in err
+
+
+@pytest.mark.parametrize("first", ["1,NA,1", "0.1,-,1", "0.1,0.2,", "?,0.2,1", "0.1,n/a,1", '0.1,"",1'])
+def test_a_first_sample_with_a_gap_is_refused_not_dropped_as_a_header(tmp_path, first):
+    """``1,NA`` was taken for a header of numeric and 'NA' names: the first sample was dropped
+    silently, and the certificate (verify reads the same way) was of the other samples."""
+    f = tmp_path / "gap.csv"
+    f.write_text(first + "\n" + ROWS)
+    with pytest.raises(InputError, match=r"line 1: a cell is not a number .*; a CSV file needs numbers only"):
+        load_data(f, "csv")
+
+
+@pytest.mark.parametrize("header, names", [("a,b,c,d", 4), ("x,y", 2), ("1,2,3,y", 4)])
+def test_a_header_of_another_width_than_the_rows_is_refused(tmp_path, header, names):
+    f = tmp_path / "h.csv"
+    f.write_text("\n" + header + "\n\n" + ROWS)
+    with pytest.raises(InputError, match=rf"line 2: a header of {names} names over rows of 3 cells \(line 4\); give "
+                                         "every column one name, or drop the header line"):
+        load_data(f, "csv")
+
+
+def test_a_header_only_file_is_one_line(tmp_path, capsys, monkeypatch):
+    """numpy's "input contained no data" warning came before the error line."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "h.csv").write_text("x,y\n\n \n")
+    assert main(["path", "klasso", "--data", "h.csv", "--lam", "0.1", "--range", "1", "2"]) == 2
+    assert capsys.readouterr().err.strip() == "approxpath: error: 'h.csv' holds no samples (a header only)"

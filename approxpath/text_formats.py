@@ -1,0 +1,177 @@
+"""The text formats :func:`approxpath.data.load_data` reads: LIBSVM (sparse ``label idx:val``
+lines) and CSV (numbers, the target last, one optional header line), with errors naming the
+file, the line and the fix.  Numpy only: the verifier reads data through them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["read_libsvm", "read_csv"]
+
+
+def _bad_line(file, k, line, what, fix):
+    shown = line if len(line) <= 40 else line[:37] + "..."
+    return InputError(f"{file!r}, line {k}: {what} ({shown!r}); {fix}")
+
+
+def read_libsvm(text, file, n_features):
+    """``(X, y)`` of LIBSVM text; indices 1-based unless a 0 appears (as scikit-learn's reader)."""
+    from .memory import Estimate, check_fits
+
+    labels, rows, cols, vals = [], [], [], []
+    top, zero, widest = -1, False, (0, 0)
+    for k, line in enumerate(text.splitlines(), start=1):
+        body = line.split("#", 1)[0].strip()
+        if not body:
+            continue
+        tokens = body.split()
+        try:
+            label = float(tokens[0])
+        except ValueError:
+            hint = "a CSV file? pass --format csv (Python: format='csv')" if "," in tokens[0] else \
+                "a LIBSVM line is 'label index:value ...'"
+            raise _bad_line(file, k, line, "the label is not a number", hint) from None
+        if not np.isfinite(label):
+            raise _bad_line(file, k, line, "the label is NaN or inf", "drop or fix that sample")
+        seen = set()
+        for tok in tokens[1:]:
+            name, sep, value = tok.partition(":")
+            if name == "qid":
+                continue
+            if not sep or not name.isdigit():
+                raise _bad_line(file, k, line, f"{tok!r} is not index:value", "a LIBSVM line is 'label index:value ...'")
+            index = int(name)
+            if index >= 2**31:
+                raise _bad_line(file, k, line, f"feature index {index} is too large (>= 2^31)", "check the file")
+            try:
+                v = float(value)
+            except ValueError:
+                raise _bad_line(file, k, line, f"the value of feature {index} is not a number", "fix that entry") from None
+            if not np.isfinite(v):
+                raise _bad_line(file, k, line, f"the value of feature {index} is NaN or inf", "clean or impute it")
+            if index in seen:
+                raise _bad_line(file, k, line, f"feature index {index} appears twice", "keep one value per index")
+            seen.add(index)
+            zero |= index == 0
+            if index > top:
+                top, widest = index, (k, line)
+            rows.append(len(labels))
+            cols.append(index)
+            vals.append(v)
+        labels.append(label)
+    if not labels:
+        raise InputError(f"{file!r} holds no samples (empty, or only comments)")
+    shift = 0 if zero else 1
+    width = top + 1 - shift if top >= 0 else 0
+    if n_features is not None:
+        if n_features < width:
+            k, line = widest
+            raise _bad_line(file, k, line, f"feature index {top} exceeds n_features = {n_features}",
+                            "raise --n-features or check the file")
+        width = int(n_features)
+    n = len(labels)
+    where = f"{file!r}, line {widest[0]}: feature index {top}" if top >= 0 else repr(file)
+    check_fits(Estimate(((f"a dense X of {n} rows x {width} columns", 8.0 * n * width),)),
+               f"{where} makes a dense X that", "is the index right? approxpath works on dense features: "
+               "drop or re-number the unused ones")
+    X = np.zeros((n, width))
+    if vals:
+        X[np.asarray(rows), np.asarray(cols) - shift] = vals
+    return X, np.asarray(labels, dtype=float)
+
+
+# Spellings of non-finite numbers float accepts (any case, either sign).
+_NON_FINITE = frozenset(("nan", "inf", "infinity"))
+_DIGITS = frozenset("0123456789")
+
+
+def _looks_numeric(cell):
+    """Whether a stripped CSV cell is meant as a number, parsed or not: it starts with a digit, a
+    sign and a digit or ``.``, or ``.`` and a digit, or is a NaN/inf spelling float accepts."""
+    signed = cell[:1] in ("+", "-")
+    body = cell[1:] if signed else cell
+    if body.lower() in _NON_FINITE:
+        return True
+    if body[:1] == ".":
+        return signed or body[1:2] in _DIGITS  # ".x" may be a name, "-." is not
+    return body[:1] in _DIGITS  # not str.isdigit: "²x" is a name
+
+
+#: Cells that mark a missing value, not a column's name (compared in lower case, quotes removed):
+#: a first line whose only cells that are not numbers are these is a sample with a gap.
+_MISSING = frozenset(("", "na", "n/a", "null", "none", "?", "-", "--", "."))
+
+
+def _is_header(line, k, file):
+    """True when the first non-blank ``line`` (line ``k``) is a header, False when it is data.
+
+    A header holds names: a cell that fails to parse but looks like a number (``1e``, ``0x1``,
+    ``1.2.3``) is a typo in the first sample, which skipping as a header would silently drop,
+    so it is refused; a line whose cells are numbers and missing-value marks (``1,NA``,
+    ``1,-``, ``1,``) is a sample with a gap, data (refused as such), not a header. Cells that
+    parse (pandas writes ``0,1,y`` for integer-named columns) do not make a line data by
+    themselves.
+    """
+    cells = [c.strip() for c in line.split(",")]
+    cells[0] = cells[0].lstrip("\ufeff").strip()  # a byte-order mark is not data
+    bad = []
+    for j, cell in enumerate(cells, start=1):
+        try:
+            float(cell)
+        except ValueError:
+            bad.append((j, cell))
+    for j, cell in bad:
+        if _looks_numeric(cell):
+            shown = cell if len(cell) <= 40 else cell[:37] + "..."
+            raise InputError(f"{file!r}, line {k}, column {j}: {shown!r} is not a number (a header line holds "
+                             "names, not numbers); fix that cell")
+    return any(cell.strip("\"'").lower() not in _MISSING for _, cell in bad)
+
+
+def read_csv(text, file):
+    """``(X, y)`` of CSV text (the target last; an optional header line).
+
+    The first non-blank line is a header when a cell of it is not a number and no such cell
+    looks like a mistyped number (:func:`_is_header`, which refuses that line otherwise).
+    """
+    lines = text.splitlines()
+    first = next((k for k, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        raise InputError(f"{file!r} holds no samples (empty)")
+    skip = first + 1 if _is_header(lines[first], first + 1, file) else first
+    body = lines[skip:]
+    row = next((k for k in range(skip, len(lines)) if lines[k].strip()), None)
+    if row is None:
+        raise InputError(f"{file!r} holds no samples (a header only)")
+    if skip > first and lines[row].count(",") != lines[first].count(","):
+        names, cells = lines[first].count(",") + 1, lines[row].count(",") + 1
+        raise InputError(f"{file!r}, line {first + 1}: a header of {names} names over rows of {cells} cells (line "
+                         f"{row + 1}); give every column one name, or drop the header line")
+    try:
+        data = np.loadtxt(body, delimiter=",", ndmin=2, dtype=float)
+    except ValueError:
+        width = None
+        for k, line in enumerate(body, start=skip + 1):
+            if not line.strip():
+                continue
+            cells = line.split(",")
+            try:
+                [float(c) for c in cells]
+            except ValueError:
+                raise _bad_line(file, k, line, "a cell is not a number",
+                                "a CSV file needs numbers only (one optional header line)") from None
+            if width is not None and len(cells) != width:
+                raise _bad_line(file, k, line, f"{len(cells)} cells where the rows above have {width}",
+                                "give every row the same columns")
+            width = len(cells)
+        raise InputError(f"{file!r}: not a CSV file of numbers; a CSV file needs numbers only (one optional "
+                         "header line)") from None
+    if data.shape[1] < 2:
+        raise InputError(f"{file!r}: a CSV file needs feature columns and a last target column; got one column")
+    if not np.all(np.isfinite(data)):
+        k = int(np.argwhere(~np.isfinite(data))[0][0])
+        row = [line for line in body if line.strip()][k]
+        raise _bad_line(file, skip + 1 + body.index(row), row, "a cell is NaN or inf", "clean or impute the data first")
+    return data[:, :-1], data[:, -1]
