@@ -97,7 +97,8 @@ _SEARCH = ("cvxpy", "clarabel", "scs", "sklearn", "approxpath.driver", "approxpa
 
 
 # The problems' certificate-side modules (numpy only): what a verification may import.
-_CERTIFICATE_SIDE = ("bound", "moving", "c_path", "lam_path", "_regression", "_weight_path")
+_CERTIFICATE_SIDE = ("bound", "moving", "c_path", "lam_path", "_regression", "_weight_path", "points", "feasibility",
+                     "selecting")
 
 
 def test_verify_loads_no_solver_and_no_search_code():
@@ -119,6 +120,32 @@ def test_verify_loads_no_solver_and_no_search_code():
                   and m.rsplit(".", 1)[1] not in _CERTIFICATE_SIDE)]
     assert loaded == [], loaded
     assert "approxpath.problems.klasso.bound" in modules and "approxpath.problems.klasso.problem" not in modules
+
+
+@pytest.mark.parametrize("name, options, data", [
+    ("kernel_ridge", ["--lam", "0.1"], "sinc"), ("klasso", ["--lam", "0.1"], "sinc"),
+    ("robust_l1", ["--lam", "0.1"], "sinc"), ("kernel_svm", ["--c", "1"], "classification")])
+def test_every_built_in_problems_verification_loads_no_search_code(tmp_path, name, options, data):
+    """A kernel_ridge certificate with moving pairs at a relative eps loaded the driver and the
+    selection's search: its dual floor imports ``approxpath.selection.predictions`` (numpy only),
+    whose package imported the search at once."""
+    from approxpath.cli import main
+
+    csv, cert = tmp_path / "data.csv", tmp_path / "cert.npz"
+    assert main(["data", data, "--n", "40", "--out", str(csv)]) == 0
+    assert main(["path", name, "--data", str(csv), *options, "--eps", "0.01", "--relative", "--range", "0.25", "4",
+                 "--out", str(cert), "--no-progress"]) == 0
+    code = ("import sys, json\nfrom approxpath.cli import main\n"
+            f"rc = main(['verify', {str(cert)!r}, '--no-progress'])\nprint(json.dumps([rc, sorted(sys.modules)]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path).stdout
+    rc, modules = json.loads(out.splitlines()[-1])
+    assert rc == 0
+    loaded = [m for m in modules if m.split(".")[0] in ("cvxpy", "clarabel", "scs", "sklearn", "highspy")
+              or m.startswith(("approxpath.driver", "approxpath.solvers", "approxpath.selection.search"))
+              or m in ("approxpath.problem", "approxpath.kernel_problem")
+              or (m.startswith("approxpath.problems.") and m.count(".") == 3
+                  and m.rsplit(".", 1)[1] not in _CERTIFICATE_SIDE)]
+    assert loaded == [], loaded
 
 
 def test_cli_verify_loads_no_solver_and_no_search_code(tmp_path):

@@ -14,10 +14,14 @@ The derivations are in ``docs/certified-selection.md``.
 
 from .curve import CRITERIA, SELECTIONS, ValidationCurve, evaluation_points, validation_curve, validation_loss
 from .losses import LOSSES
-from .search import DEFAULT_EPS, RangeWarning, Selection, select
 
 __all__ = ["CRITERIA", "SELECTIONS", "ValidationCurve", "evaluation_points", "validation_curve", "validation_loss",
            "LOSSES", "DEFAULT_EPS", "RangeWarning", "Selection", "select", "plot_selection"]
+
+
+#: Names of :mod:`.search`, imported at their first use: the search reaches the driver and the
+#: solvers, and a verification imports :mod:`.predictions` (numpy only) through this package.
+_SEARCH_NAMES = ("DEFAULT_EPS", "RangeWarning", "Selection", "select")
 
 
 def __getattr__(name):
@@ -25,4 +29,8 @@ def __getattr__(name):
         from .figures import plot_selection
 
         return plot_selection
+    if name in _SEARCH_NAMES:
+        from . import search
+
+        return getattr(search, name)
     raise AttributeError(f"module 'approxpath.selection' has no attribute {name!r}")
