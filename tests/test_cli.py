@@ -178,12 +178,14 @@ def test_plot_without_matplotlib_is_refused_before_the_run(args, libsvm_file, tm
 
 
 _NOISY_RUN = """
-import os, sys
+import ctypes, os, sys
 import approxpath.cli as cli
 import approxpath.cli.commands as commands
 real = commands.load_data
 def noisy(*args, **kwargs):
     os.write(1, b"ERROR: native noise\\n")  # as a solver's C code writes to the process's stdout
+    print("ERROR: noise through Python")  # as SCS prints (PySys_WriteStdout: sys.stdout)
+    ctypes.CDLL(None).printf(b"ERROR: buffered noise\\n")  # C's stdio: buffered on a pipe until the exit
     return real(*args, **kwargs)
 commands.load_data = noisy
 sys.argv = ["approxpath", *sys.argv[1:]]
@@ -193,8 +195,9 @@ sys.exit(cli.main())
 
 def test_json_output_stays_one_document_when_native_code_prints(tmp_path):
     """A solver's C code writing to file descriptor 1 ("ERROR: could not determine problem
-    status." from a failing solve) once came before the JSON on stdout, which then did not
-    parse; with ``--json`` such output goes to stderr."""
+    status." from SCS, printed through ``sys.stdout``) once came before the JSON on stdout, which
+    then did not parse; with ``--json`` such output goes to stderr, the command's document alone
+    to stdout."""
     import subprocess
     import sys
 
@@ -205,7 +208,8 @@ def test_json_output_stays_one_document_when_native_code_prints(tmp_path):
     done = subprocess.run([sys.executable, "-c", _NOISY_RUN, *argv, "--json"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["certified"] and "native noise" in done.stderr
+    assert json.loads(done.stdout)["certified"]
+    assert all(f"ERROR: {noise}" in done.stderr for noise in ("native noise", "noise through Python", "buffered noise"))
     plain = subprocess.run([sys.executable, "-c", _NOISY_RUN, *argv], capture_output=True, text=True, timeout=120)
     assert "native noise" in plain.stdout  # without --json nothing is moved
 
@@ -364,3 +368,44 @@ def test_a_reader_that_leaves_early_does_not_change_the_status(tmp_path):
     z["dual_alpha"] = z["dual_alpha"] + 1e-3
     np.savez(tmp_path / "bad.npz", **z)
     assert _status_with_the_reader_gone(["verify", str(tmp_path / "bad.npz"), "--no-progress"]) == 1
+
+
+def test_misleading_errors_name_the_option_given(tmp_path, capsys, monkeypatch):
+    """Each once blamed something else: numpy's "expected non-negative integer" for --seed -1;
+    "got 0.0" for a range end that underflows; --kernel precomputed (not an option of verify)
+    for --distances on a gaussian certificate; an unreadable data file for --n-features."""
+    monkeypatch.chdir(tmp_path)
+
+    def error(argv):
+        assert main(argv) == 2
+        return capsys.readouterr().err.strip()
+
+    assert error(["data", "sinc", "--out", "s.csv", "--seed", "-1"]) == (
+        "approxpath: error: --seed must be a non-negative integer; got -1")
+    assert main(["data", "classification", "--out", "c.csv", "--n", "30"]) == 0
+    for low in ("2^-1100", "1e-400"):
+        assert f"argument --range: '{low}' is below the smallest positive double" in error(
+            ["path", "kernel_svm", "--data", "c.csv", "--range", low, "1"])
+    assert main(["path", "kernel_svm", "--data", "c.csv", "--eps", "0.5", "--range", "1", "2", "--out", "c.npz",
+                 "--no-progress"]) == 0
+    np.save("D.npy", np.zeros((30, 30)))
+    assert error(["verify", "c.npz", "--distances", "D.npy"]) == (
+        "approxpath: error: --distances is for a certificate of --kernel precomputed; this one's kernel is gaussian: "
+        "drop --distances")
+    assert error(["verify", "c.npz", "--n-features", "3"]).endswith(
+        "is not readable as csv data with --n-features 3: pass --data FILE or drop --n-features")
+
+
+@pytest.mark.parametrize("argv", [["select", "klasso", "--lam", "0.1", "--cv", "3"],
+                                  ["crosscheck", "klasso", "--lam", "0.1", "--path", "p.npz"],
+                                  ["surface", "klasso", "--weights", "0.1", "1", "--range", "1", "2", "--eps", "1"]])
+def test_a_precomputed_kernel_where_no_distances_are_taken_says_so(tmp_path, capsys, monkeypatch, argv):
+    """These commands list --kernel precomputed among the problem's options but take no
+    --distances: the problem said "takes the distance matrix D (n x n) as X; got shape (40, 1)"."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["data", "sinc", "--out", "s.csv", "--n", "20"]) == 0
+    capsys.readouterr()
+    assert main([*argv[:2], "--data", "s.csv", "--kernel", "precomputed", *argv[2:]]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "approxpath: error: --kernel precomputed takes D from --distances FILE.npy, an option of approxpath path and "
+        f"verify only; approxpath {argv[0]} needs the features (--data) and a kernel of them")

@@ -142,7 +142,7 @@ def test_a_reversed_range_is_one_line(data, capsys):
     sinc, _ = data
     capsys.readouterr()
     assert _exact(sinc, "--parameter", "lam", "--bandwidth", "1", "--range", "2", "1e-3") == 2
-    assert "--range LO HI needs 0 < LO < HI" in capsys.readouterr().err
+    assert "--range must satisfy 0 < lo < hi < inf; got [2.0, 0.001]" in capsys.readouterr().err
 
 
 def test_the_exact_commands_advise_in_flags(data, capsys):
@@ -153,3 +153,18 @@ def test_the_exact_commands_advise_in_flags(data, capsys):
     assert "use --start cvxpy" in capsys.readouterr().err
     assert main(["figure", "exact-path", "--data", str(sinc), "--target-mse", "0.01"]) == 2
     assert "--target-mse needs validation data: --val-data" in capsys.readouterr().err
+
+
+def test_a_restriction_outside_the_path_prints_plain_numbers():
+    """The message showed numpy's reprs (``np.float64(2.0)``) of the ends."""
+    from approxpath.errors import InputError
+    from approxpath.exact import lambda_path
+    from exact_helpers import wang_sinc
+
+    X, y = wang_sinc()
+    path = lambda_path(X, y, 1.0, 0.5)
+    top = float(path.t[-1])
+    with pytest.raises(InputError) as info:
+        path.restrict(2 * top, 3 * top)
+    assert "np." not in str(info.value) and f"[{2 * top:.6g}, {top:.6g}] does not meet the path's range [" in str(
+        info.value)

@@ -83,3 +83,14 @@ def test_solvers_out_of_time_exit_4_naming_them(sinc_csv, capsys):
     assert main(argv) == 4
     err = capsys.readouterr().err
     assert "solver failure" in err and "MaxTime" in err
+
+
+@pytest.mark.parametrize("problem, weight", [("klasso", "lam"), ("robust_l1", "lam"), ("kernel_ridge", "lam")])
+def test_a_weight_paths_own_weight_beside_its_range_is_refused(sinc_csv, capsys, problem, weight):
+    """``--parameter lam --lam 5 --range 0.1 1``: the 5 only sets the default range's top, and
+    was ignored without a word."""
+    assert main(["path", problem, "--data", str(sinc_csv), "--format", "csv", "--parameter", weight, "--bandwidth",
+                 "1", f"--{weight}", "5", "--range", "0.1", "1", "--no-progress"]) == 2
+    assert capsys.readouterr().err.strip() == (f"approxpath: error: --{weight} 5 is not used: the path runs over "
+                                               f"{weight} in --range 0.1 1; drop --{weight} (alone it sets the "
+                                               "range's top)")

@@ -4,6 +4,7 @@ traceback (0.5.0: exit 70 on a truncated or empty .npz or a single .npy array), 
 message about pickles or a codec, never a numpy warning."""
 
 import os
+import re
 import warnings
 
 import numpy as np
@@ -165,3 +166,18 @@ def test_good_path_files_still_check(files, capsys):
     np.testing.assert_array_equal(again["beta"], arrays["beta"])
     np.testing.assert_array_equal(again["t"], arrays["t"])
     assert "OK" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("options, match", [
+    (["--lam", "0.1"], r"'lam.npz' is a path over lam, not bandwidth: pass --parameter lam \(and its fixed value\)"),
+    (["--parameter", "lam", "--bandwidth", "2"], r"'lam.npz' is a path at bandwidth = 1, not 2: pass --bandwidth 1"),
+])
+def test_a_path_file_of_another_path_is_refused_not_read_as_this_one(files, capsys, monkeypatch, options, match):
+    """`exact --out` records its path's parameter and fixed value; crosscheck read a lambda path's
+    t as bandwidths (--lam 0.1, the default parameter) and flagged it with a gap of 30."""
+    root, data, good = files
+    monkeypatch.chdir(root)
+    assert main(["crosscheck", "klasso", "--data", str(data), "--format", "csv", *options, "--path", good.name]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("approxpath: error: ")
+    assert re.search(match, err), err

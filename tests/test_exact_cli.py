@@ -92,6 +92,16 @@ def test_crosscheck_kernel_svm_file(tmp_path, capsys):
     (["exact", "klasso", "--lam", "0.1"], "--range LO HI"),
     (["exact", "klasso", "--range", "0.1", "1"], "--lam L"),
     (["crosscheck", "klasso", "--lam", "0.1", "--path", "/nonexistent.npz"], "does not exist"),
+    # an option of the other path was ignored without a word
+    (["exact", "klasso", "--lam", "0.1", "--range", "1", "1.2", "--max-landmarks", "3", "--target-mse", "0.1"],
+     "error: --max-landmarks, --target-mse are for the lambda path only (--parameter lam); this is the kernel path"),
+    (["exact", "klasso", "--parameter", "lam", "--bandwidth", "1", "--range", "0.01", "1", "--theta", "0.9",
+      "--start", "cvxpy"], "error: --theta, --start are for the kernel path only (--parameter bandwidth); this is the "
+                           "lambda path"),
+    # the library's names (eps, theta) in the command line's
+    (["exact", "klasso", "--lam", "0.1", "--range", "1", "1.2", "--breakpoint-tol", "0"],
+     "error: --breakpoint-tol must lie in (0, 1 - theta); got 0.0"),
+    (["exact", "klasso", "--lam", "0.1", "--range", "1", "1.2", "--theta", "2"], "error: --theta must lie in (0, 1)"),
 ])
 def test_bad_input_exits_2_with_a_message(sinc_csv, capsys, argv, match):
     argv = argv[:2] + ["--data", str(sinc_csv), "--format", "csv"] + argv[2:]

@@ -48,6 +48,13 @@ def test_features_writes_a_path_that_rechecks_and_a_table(data_csv, tmp_path, ca
     np.testing.assert_array_equal(np.column_stack([t[f"beta{j + 1}"] for j in range(7)]), a["beta"])
     assert np.all(np.isnan(t["segment_gap"][-1:])) and np.all(t["segment_gap"][:-1] >= 0)
     assert int(np.sum(t["event"] != 0)) == 4 and set(t["event"].tolist()) <= {-1.0, 0.0, 1.0}
+    # verify, which checks certificates, says what the file is and how to re-check it (it listed
+    # seven missing meta fields and a kernel complaint)
+    assert main(["verify", str(out)]) == 1
+    said = capsys.readouterr().out.strip().splitlines()
+    assert said == ["FAILED: nothing was checked", "  - a feature path's file (approxpath features --out), not a "
+                    "certificate: re-check it in Python with approxpath.exact.crosscheck_feature_path on the arrays of "
+                    "approxpath.exact.feature_path.read_feature_path(FILE)"]
 
 
 def test_features_exit_status_one_when_flagged(data_csv, capsys):
@@ -125,3 +132,10 @@ def test_a_degenerate_start_at_a_huge_c_says_what_to_change(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "the start is degenerate (at C = " in err and "a smaller C" in err
     assert main(["features", str(f), "--kappa", "2", "--max-events", "2", "--no-progress", "--json"]) == 0
+
+
+def test_degree_without_the_polynomial_kernel_is_refused(data_csv, capsys):
+    """``--degree 3`` with the default ard-gaussian kernel was ignored without a word."""
+    assert main(["features", str(data_csv[0]), "--degree", "3"]) == 2
+    assert capsys.readouterr().err.strip() == ("approxpath: error: --degree is the power of --kernel ard-polynomial; "
+                                               "the ard-gaussian kernel has none")

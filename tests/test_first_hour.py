@@ -240,6 +240,12 @@ def test_the_data_command_writes_what_the_examples_use(tmp_path, monkeypatch, ca
     hint = capsys.readouterr().out.split("(use it with approxpath ")[1].rstrip(")\n").split()
     assert hint == ["features", "f.csv", "--format", "csv"]  # the command it prints runs (it said --data f.csv)
     assert main([*hint, "--json"]) == 0
+    # LIBSVM's format under a name read as CSV: the advice said "--data d.csv", which then failed
+    capsys.readouterr()
+    assert main(["data", "sinc", "--out", "d.csv", "--format", "libsvm", "--n", "30"]) == 0
+    hint = capsys.readouterr().out.split("(use it with ")[1].rstrip(")\n").split()
+    assert hint == ["--data", "d.csv", "--format", "libsvm"]
+    assert main(["path", "klasso", "--lam", "0.1", "--range", "1", "2", "--eps", "0.5", "--no-progress", *hint]) == 0
 
 
 # ---------------------------------------------------------------------------- 8. file modes

@@ -115,6 +115,18 @@ def test_resume_without_a_checkpoint_is_refused(files, tmp_path, capsys):
     assert "nothing to resume" in err and not (tmp_path / "cert.npz").exists()
 
 
+def test_a_certificate_given_as_the_checkpoint_is_named_as_such(files, tmp_path, capsys):
+    """A finished run's certificate as --checkpoint with --resume was "a checkpoint of another run"."""
+    data, _ = files
+    cert = tmp_path / "cert.npz"
+    assert main(_path(data, "--out", str(cert))) == 0
+    before = cert.read_bytes()
+    capsys.readouterr()
+    assert main(_path(data, "--checkpoint", str(cert), "--resume")) == 2
+    assert f"{cert} is a certificate (a finished run's output), not a checkpoint: keep it" in capsys.readouterr().err
+    assert cert.read_bytes() == before
+
+
 def test_one_run_at_a_time_on_a_checkpoint(files, tmp_path, capsys):
     """0.4.1: two runs on one --out shared the checkpoint with no lock."""
     from approxpath.driver.checkpoint import Checkpoint

@@ -1,6 +1,8 @@
 """The scikit-learn estimators: scikit-learn's own conformance checks, and model selection along
 the certified path against independent references."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -243,3 +245,22 @@ def test_a_weight_range_with_a_fixed_weight_is_refused(est):
     weight = "C" if isinstance(est, KernelPathSVC) else "lam"
     with pytest.raises(approxpath.InputError, match=f"^{weight}_range is the range of {weight}=None"):
         est.fit(X, y)
+
+
+@pytest.mark.parametrize("t_range, side", [((50.0, 100.0), "lower"), ((0.1, 1.0), "upper")])
+def test_a_choice_at_an_end_of_t_range_is_warned_about_without_cv(t_range, side):
+    """Without cv the choice at the first or last point evaluated was kept silently (t in
+    [50, 100]: the middle of the first piece, the validation error still falling towards 50)."""
+    X, y = make_classification(n=60, d=2, seed=0)
+    end = t_range[0] if side == "lower" else t_range[1]
+    with pytest.warns(approxpath.selection.RangeWarning,
+                      match=rf"KernelPathSVC: the chosen t = .* may be matched at the {side} end of t_range, {end:g}: "
+                            "the criterion may be better beyond it; widen t_range") as caught:
+        clf = KernelPathSVC(t_range=t_range, random_state=0).fit(X, y)
+    assert caught[0].filename == __file__  # at the line that called fit
+    curve = clf.validation_curve_
+    assert curve.best_index == (0 if side == "lower" else curve.t.size - 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a choice inside the range: no warning
+        inside = KernelPathSVC(t_range=(0.05, 20.0), random_state=0).fit(X, y)
+    assert 0 < inside.validation_curve_.best_index < inside.validation_curve_.t.size - 1

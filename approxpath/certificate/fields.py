@@ -120,6 +120,10 @@ def _other_file(meta):
     if "algorithm" in meta:  # what ``approxpath exact --out`` writes
         return ("an exact path's file (approxpath exact --out), not a certificate: check it with approxpath "
                 "crosscheck PROBLEM --data FILE --path FILE")
+    if "jacobian_calls" in meta and "steps" in meta:  # what ``approxpath features --out`` writes
+        return ("a feature path's file (approxpath features --out), not a certificate: re-check it in Python with "
+                "approxpath.exact.crosscheck_feature_path on the arrays of "
+                "approxpath.exact.feature_path.read_feature_path(FILE)")
     if "run" in meta and "state" in meta:  # a run's checkpoint (OUT.partial.npz)
         return ("the checkpoint of an unfinished run (--checkpoint, or OUT.partial.npz beside --out OUT), not a "
                 "certificate: finish the run (the same command with --resume), then verify what it writes")

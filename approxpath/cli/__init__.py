@@ -24,6 +24,7 @@ from contextlib import ExitStack, contextmanager, suppress
 
 from .. import __version__
 from ..errors import BudgetExceededError, ClusterError, EpsilonTooSmallError, InputError, SolverError, did_you_mean
+from .output import reader_may_leave, stdout_for_results
 
 __all__ = ["main", "build_parser", "parse_number", "EXIT_CODES"]
 
@@ -48,6 +49,9 @@ def parse_number(text):
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r} (use e.g. 0.5, 1e-3 or 2^-10)") from None
     if value != value or value in (float("inf"), float("-inf")):
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r} (use e.g. 0.5, 1e-3 or 2^-10)")
+    mantissa = (m.group(1) if m else str(text)).lower().split("e")[0]
+    if value == 0 and any(c in "123456789" for c in mantissa):  # 2^-1100, 1e-400: rounded to 0
+        raise argparse.ArgumentTypeError(f"{text!r} is below the smallest positive double (about 5e-324)")
     return value
 
 
@@ -275,67 +279,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"approxpath: warning: {message}", file=sys.stderr if file is None else file)
 
 
-@contextmanager
-def _stdout_for_results():
-    """While a command runs with ``--json``: what native code writes to the process's standard
-    output (a solver's own messages, e.g. SCS's or Clarabel's) goes to standard error, and only
-    what the command prints itself (``sys.stdout``) to standard output, so that it stays one
-    JSON document.  For the process's own command only (file descriptor 1 is the process's)."""
-    import io
-
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    old = sys.stdout
-    sys.stdout = io.TextIOWrapper(io.FileIO(saved, "w", closefd=False), encoding=old.encoding or "utf-8",
-                                  line_buffering=True)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stdout = old
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
-class _ReaderMayLeave:
-    """The process's standard output, once its reader has gone (``| head``), silently sent to
-    the null device: the command runs on and its status is its own, not a write failure."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def _gone(self):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
-
-    def write(self, text):
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError:
-            self._gone()
-            return len(text)
-
-    def flush(self):
-        try:
-            self._stream.flush()
-        except BrokenPipeError:
-            self._gone()
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-
-@contextmanager
-def _reader_may_leave():
-    old = sys.stdout
-    sys.stdout = _ReaderMayLeave(old)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stdout = old
-
-
 def _error(text, code):
     print(f"approxpath: {text}", file=sys.stderr)
     return EXIT_CODES[code]
@@ -360,9 +303,9 @@ def main(argv=None):
                 return exc.code
             with ExitStack() as stack:
                 if process and getattr(args, "json", False):
-                    stack.enter_context(_stdout_for_results())
+                    stack.enter_context(stdout_for_results())
                 if process:
-                    stack.enter_context(_reader_may_leave())
+                    stack.enter_context(reader_may_leave())
                 if getattr(args, "n_jobs", None) is not None:
                     from ..compute.parallelism import threads
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..errors import InputError
 from . import problem_kwargs
 
-__all__ = ["data_format", "check_outputs", "as_flags", "as_advice", "build_problem"]
+__all__ = ["data_format", "check_outputs", "as_flags", "as_advice", "check_seed", "build_problem"]
 
 
 def data_format(file, given=None, recorded=None):
@@ -81,9 +81,19 @@ def as_advice(message):
     return re.sub(r"\braise tol\b", "raise --tol", message)
 
 
+def check_seed(seed):
+    """``--seed`` is a non-negative integer (numpy's generators refuse others without naming it)."""
+    if seed < 0:
+        raise InputError(f"--seed must be a non-negative integer; got {seed}")
+
+
 def build_problem(cls, X, y, args, options=None):
     """``cls(X, y, **options)`` (default: the options given as flags), errors in flag spelling."""
+    options = problem_kwargs(cls, args) if options is None else options
+    if options.get("kernel") == "precomputed" and not hasattr(args, "distances"):
+        raise InputError(f"--kernel precomputed takes D from --distances FILE.npy, an option of approxpath path and "
+                         f"verify only; approxpath {args.command} needs the features (--data) and a kernel of them")
     try:
-        return cls(X, y, **(problem_kwargs(cls, args) if options is None else options))
+        return cls(X, y, **options)
     except InputError as exc:
         raise InputError(as_flags(str(exc), cls)) from None

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
@@ -12,6 +11,7 @@ from ..errors import InputError
 from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs, data_format  # noqa: F401 (figures use them too)
+from .output import emit_json
 from .running import clock, default_checkpoint, one_core_note, run_and_write
 
 __all__ = ["COMMANDS", "load", "add_data_args", "add_threads_arg", "budget", "add_path_args"]
@@ -96,7 +96,7 @@ def _run_path(problem, args, meta):
 
         save_figure(plot_bounds(path), args.plot)
     if args.json:
-        print(json.dumps(path.to_json()))
+        emit_json(path.to_json())
     else:
         print(path.summary())
         for what, file in (("certificate", args.out), ("table", args.export), ("figure", args.plot)):
@@ -132,6 +132,11 @@ def cmd_path(args):
     D = _precomputed(kwargs, args.distances)
     _unused_preprocessing(D, prep)
     problem = build_problem(cls, X if D is None else D, y, args, kwargs)
+    own = kwargs.get(problem.parameter)  # (a weight path's weight: the top of the default interval)
+    if own is not None and args.range is not None:
+        flag = f"--{problem.parameter.replace('_', '-')}"
+        raise InputError(f"{flag} {own:g} is not used: the path runs over {problem.parameter} in --range "
+                         f"{args.range[0]:g} {args.range[1]:g}; drop {flag} (alone it sets the range's top)")
     meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
     if D is not None:
         meta["distances_file"] = str(args.distances)
@@ -190,9 +195,14 @@ def cmd_verify(args):
             if not recorded_data:
                 raise
             # the file was named by the certificate, not by the user: say no more of its contents
+            given = "" if args.n_features is None else f" with --n-features {args.n_features}"
             raise InputError(f"the data file {args.data!r} the certificate records is not readable as "
-                             f"{data_format(args.data, args.format, meta.get('format'))} data: pass --data FILE") from None
+                             f"{data_format(args.data, args.format, meta.get('format'))} data{given}: pass --data FILE"
+                             + (" or drop --n-features" if given else "")) from None
         recorded = (meta.get("options") or {}).get("kernel")
+        if args.distances is not None and recorded != "precomputed":
+            raise InputError(f"--distances is for a certificate of --kernel precomputed; this one's kernel is "
+                             f"{recorded or 'the default'}: drop --distances")
         if args.distances is None and recorded == "precomputed":
             args.distances = _recorded_data_file(args.certificate, meta.get("distances_file"), "--distances")
         D = _precomputed({"kernel": recorded}, args.distances)
@@ -207,7 +217,7 @@ def cmd_verify(args):
         report = dc.replace(report, ok=False, failures=report.failures + (
             f"--require-certified: {report.sampled} sampled and {report.uncovered} uncovered {report.unit}",))
     if args.json:
-        print(json.dumps(dict(report.to_json(), wall_s=round(time.perf_counter() - t0, 4))))
+        emit_json(dict(report.to_json(), wall_s=round(time.perf_counter() - t0, 4)))
     else:
         print(report)
     return 0 if report.ok else 1

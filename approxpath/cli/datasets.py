@@ -45,6 +45,7 @@ def cmd_data(args):
     from ..validate import count
 
     from ..errors import InputError
+    from .checks import check_seed
 
     # (an option of the other set would be ignored without a word)
     foreign = {"sinc": [("--d", args.d)], "classification": [("--noise", args.noise), ("--outliers", args.outliers)],
@@ -57,12 +58,13 @@ def cmd_data(args):
     outliers = 0.0 if args.outliers is None else args.outliers
     count("--n", args.n)
     count("--d", d)
+    check_seed(args.seed)
     if args.n < 2:
         raise InputError(f"--n must be at least 2; got {args.n}")
     if not (noise >= 0 and 0 <= outliers <= 1):
         raise InputError(f"--noise must be >= 0 and --outliers in [0, 1]; got {noise!r} and {outliers!r}")
     X, y = write_data(args.set, args.out, args.n, args.seed, d=d, noise=noise, outliers=outliers, fmt=args.format)
-    fmt = "" if args.format == "libsvm" else " --format csv"
+    fmt = f" --format {args.format}"  # (a name ending in .csv is read as CSV, any other as LIBSVM)
     use = f"approxpath features {args.out}{fmt}" if args.set == "friedman1" else f"--data {args.out}{fmt}"
     print(f"{args.set}: {X.shape[0]} samples, {X.shape[1]} feature(s) written to {args.out} (use it with {use})")
     return 0

@@ -17,6 +17,7 @@ from ..registry import get_problem
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs
 from .commands import add_data_args, add_threads_arg, load
+from .output import emit_json
 
 __all__ = ["COMMANDS"]
 
@@ -28,6 +29,14 @@ def _fixed_options(cls, args):
     given = problem_kwargs(cls, args)
     given.pop(given.get("parameter", cls.Bound.parameters[0]), None)
     return given
+
+
+#: The paths of ``exact`` by ``--parameter``, and the options that only one of them reads (flag,
+#: argument name): given to the other, they would be ignored without a word.
+_PATHS = {"lam": "lambda path", "bandwidth": "kernel path"}
+_PATH_ONLY = {"lam": (("--max-landmarks", "max_landmarks"), ("--target-mse", "target_mse"), ("--val-data", "val_data")),
+              "bandwidth": (("--theta", "theta"), ("--breakpoint-tol", "breakpoint_tol"), ("--marginal", "marginal"),
+                            ("--start", "start"))}
 
 
 def _short_of_request(path, args):
@@ -59,7 +68,7 @@ def _incomplete_line(path, args, reason):
 def cmd_exact(args):
     """An exact path of the source papers, every returned solution certified."""
     from ..exact import EXACT_PROBLEMS, ExactPathError, certify, kernel_path, lambda_path, write_claimed
-    from ..validate import choice
+    from ..validate import choice, positive_range
 
     choice("problem for exact paths", args.problem, EXACT_PROBLEMS)
     if args.max_events is not None and args.max_events < 0:
@@ -68,9 +77,12 @@ def cmd_exact(args):
     check_outputs(args, [args.data])
     t0 = time.perf_counter()
     X, y, fmt, prep = load(args)
-    lo, hi = args.range if args.range else (None, None)
-    if args.range and not (0 < lo < hi < float("inf")):
-        raise InputError(f"--range LO HI needs 0 < LO < HI < inf; got {lo:g} {hi:g}")
+    lo, hi = positive_range("--range", args.range) if args.range else (None, None)
+    other = "bandwidth" if args.parameter == "lam" else "lam"
+    ignored = [flag for flag, name in _PATH_ONLY[other] if getattr(args, name) is not None]
+    if ignored:
+        raise InputError(f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} for the {_PATHS[other]} only "
+                         f"(--parameter {other}); this is the {_PATHS[args.parameter]}")
     if args.parameter == "lam":
         if args.bandwidth is None:
             raise InputError("the lambda path needs the fixed kernel: --bandwidth T (t of exp(-t||x-x'||^2))")
@@ -95,12 +107,14 @@ def cmd_exact(args):
         if lo is None:
             raise InputError("the bandwidth path needs its range of t: --range LO HI (e.g. 0.1 10 for Wang's "
                              "sigma from 10 to 0.1); --bandwidth T sets where it starts (default LO)")
+        given = dict(start_solution=args.start, theta=args.theta, eps=args.breakpoint_tol)  # (None: kernel_path's)
         try:
-            path = kernel_path(X, y, args.lam, (lo, hi), start=args.bandwidth, start_solution=args.start,
-                               theta=args.theta, eps=args.breakpoint_tol, nu=args.ridge, marginal=args.marginal,
-                               max_events=args.max_events)
-        except ExactPathError as exc:  # (its advice in the command line's words)
-            raise ExactPathError(str(exc).replace("start_solution='cvxpy'", "--start cvxpy")) from None
+            path = kernel_path(X, y, args.lam, (lo, hi), start=args.bandwidth, nu=args.ridge, marginal=args.marginal,
+                               max_events=args.max_events, **{k: v for k, v in given.items() if v is not None})
+        except (ExactPathError, InputError) as exc:  # (its advice and names in the command line's words)
+            said = str(exc).replace("start_solution='cvxpy'", "--start cvxpy")
+            said = said.replace("eps must", "--breakpoint-tol must").replace("theta must", "--theta must")
+            raise type(exc)(said) from None
         short = _short_of_request(path, args)
     t1 = time.perf_counter()
     report = certify(path, tol=args.tol, relative=args.relative)
@@ -127,7 +141,7 @@ def cmd_exact(args):
                    events=len(path.events), breakpoints=int(path.breakpoints.size), linear_solves=path.linear_solves,
                    max_cond=path.max_cond if np.isfinite(path.max_cond) else None, stop_reason=path.stop_reason,
                    path_s=round(t1 - t0, 4), certify_s=round(t2 - t1, 4), wall_s=round(t2 - t0, 4))
-        print(json.dumps(out))
+        emit_json(out)
     else:
         print(path.summary())
         print(report)
@@ -148,15 +162,42 @@ def cmd_crosscheck(args):
     X, y, _, _ = load(args)
     problem = build_problem(cls, X, y, args, _fixed_options(cls, args))
     arrays = read_claimed(args.path)
+    _check_same_path(arrays, problem, args.path)
     linear = bool(np.asarray(arrays.get("linear", False))) if args.linear is None else args.linear
     fields = [f.name for f in dataclasses.fields(problem.Primal)]
     report = crosscheck(problem, arrays["t"], {k: arrays[k] for k in fields if k in arrays}, tol=args.tol,
                         relative=args.relative, linear=linear, samples=args.samples, cond=arrays.get("cond"))
     if args.json:
-        print(json.dumps(report.to_json()))
+        emit_json(report.to_json())
     else:
         print(report)
     return 0 if report.ok else 1
+
+
+def _check_same_path(arrays, problem, file):
+    """:class:`InputError` when the file says (its ``meta``, as ``exact --out`` writes it) that it
+    is a path of another problem, over the other parameter, or at another fixed value than the
+    problem given: its ``t`` would be read as values of another path's parameter."""
+    if "meta" not in arrays:
+        return
+    try:
+        meta = json.loads(str(arrays["meta"]))
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict):
+        raise InputError(f"{str(file)!r}: its 'meta' is not a JSON object (as `approxpath exact --out` writes it)")
+    said = meta.get("problem", problem.name)
+    if said != problem.name:
+        raise InputError(f"{str(file)!r} is a path of {said}, not of {problem.name}: crosscheck it as {said}")
+    parameter = meta.get("parameter", problem.parameter)
+    if parameter != problem.parameter:
+        raise InputError(f"{str(file)!r} is a path over {parameter}, not {problem.parameter}: pass --parameter "
+                         f"{parameter} (and its fixed value) to crosscheck it")
+    for name in ("lam", "bandwidth"):
+        value, given = meta.get(name), getattr(problem, name, None)
+        if name != parameter and value is not None and given != value:
+            other = "" if given is None else f", not {given:g}"
+            raise InputError(f"{str(file)!r} is a path at {name} = {value:g}{other}: pass --{name} {value:g}")
 
 
 # --relative of exact and crosscheck (approxpath.exact.crosscheck.objective_scale)
@@ -176,14 +217,14 @@ def _exact_args(p, cls, argv=()):
                    help="lambda path: the fixed t of exp(-t||x-x'||^2); bandwidth path: where it starts (default LO)")
     p.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
                    help="lambda path: [lam_min, lam_max] (default [1e-3, 1] x lam_max); bandwidth path: the t range")
-    p.add_argument("--theta", type=parse_number, default=0.95, help="kernel path: decay rate of sigma (default 0.95)")
-    p.add_argument("--breakpoint-tol", type=parse_number, default=1e-6,
+    p.add_argument("--theta", type=parse_number, default=None, help="kernel path: decay rate of sigma (default 0.95)")
+    p.add_argument("--breakpoint-tol", type=parse_number, default=None,
                    help="kernel path: relative tolerance of a breakpoint (the paper's eps, default 1e-6)")
     p.add_argument("--ridge", type=parse_number, default=0.0, help="ridge term nu (default 0)")
     p.add_argument("--marginal", type=parse_number, default=None, metavar="XI",
                    help="kernel path: check only marginal points between events (|g_i| >= lam (1 - XI))")
-    p.add_argument("--start", choices=("lambda-path", "cvxpy"), default="lambda-path",
-                   help="kernel path: the exact start solution")
+    p.add_argument("--start", choices=("lambda-path", "cvxpy"), default=None,
+                   help="kernel path: the exact start solution (default lambda-path)")
     p.add_argument("--max-events", type=int, default=None,
                    help="stop at the breakpoint where this many events have occurred, those at the same breakpoint "
                         "included (0: the path's first point; default 50 n)")

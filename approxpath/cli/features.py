@@ -8,8 +8,6 @@ path cannot start (the bound C is not active: choose a smaller C).
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 __all__ = ["COMMANDS", "cmd_features"]
@@ -38,6 +36,7 @@ def cmd_features(args):
     from ..data import data_sha256, load_data
     from ..errors import InputError
     from ..exact.feature_path import certify_segments, feature_path, write_feature_path
+    from .output import emit_json
     from .checks import check_outputs, data_format
 
     from ..validate import positive
@@ -50,6 +49,8 @@ def cmd_features(args):
     for flag, value in (("--segment-eps", args.segment_eps), ("--segment-pieces", args.segment_pieces)):
         if value is not None and not args.segments:  # (it would be silently unused)
             raise InputError(f"{flag} sets how the segments are certified: it needs --segments")
+    if args.degree is not None and args.kernel != "ard-polynomial":  # (it would be silently unused)
+        raise InputError(f"--degree is the power of --kernel ard-polynomial; the {args.kernel} kernel has none")
     if args.segment_pieces is not None and args.segment_pieces < 1:
         raise InputError(f"--segment-pieces must be a positive integer; got {args.segment_pieces}")
     check_outputs(args)  # --out, --export, --plot: writable, not --data, not each other
@@ -63,8 +64,9 @@ def cmd_features(args):
         raise InputError(f"the targets of {args.data!r} are all equal: --kappa sets C = KAPPA ||y - mean(y)||^2 = 0, "
                          "and no feature explains a constant (give --C to run anyway)")
     C = args.C if args.C is not None else (2.0 if args.kappa is None else args.kappa) * yc2
-    path = feature_path(Xs, y, C=C, kernel=args.kernel, degree=args.degree, d_max=args.d_max,
-                        max_events=args.max_events, max_steps=args.max_steps, tol=args.tol, kkt_tol=args.kkt_tol)
+    power = {} if args.degree is None else dict(degree=args.degree)  # (none given: feature_path's)
+    path = feature_path(Xs, y, C=C, kernel=args.kernel, d_max=args.d_max, max_events=args.max_events,
+                        max_steps=args.max_steps, tol=args.tol, kkt_tol=args.kkt_tol, **power)
     segments = None
     if args.segments:
         pieces = {} if args.segment_pieces is None else {"max_pieces": args.segment_pieces}
@@ -89,7 +91,7 @@ def cmd_features(args):
                    final_active=list(path.selected(-1)), path_s=round(path.wall_s, 4), ok=ok)
         if segments is not None:
             out["segments"] = segments.to_json()
-        print(json.dumps(out))
+        emit_json(out)
     else:
         print(path.summary())
         if segments is not None:
@@ -117,7 +119,7 @@ def _features_args(p, cls=None, argv=()):
     p.add_argument("--kappa", type=parse_number, default=None,
                    help="C = KAPPA ||y - mean(y)||^2 instead of --C (default 2)")
     p.add_argument("--kernel", choices=KERNELS, default=KERNELS[0], help=f"default {KERNELS[0]}")
-    p.add_argument("--degree", type=int, default=2, help="ard-polynomial: the power (default 2)")
+    p.add_argument("--degree", type=int, default=None, help="ard-polynomial: the power (default 2)")
     p.add_argument("--scale", choices=SCALINGS, default=None,
                    help="input scaling: paper (centred, unit-norm columns; default for ard-gaussian), max-abs "
                         "(centred, largest |x| = 1; default for ard-polynomial) or none")
@@ -134,7 +136,8 @@ def _features_args(p, cls=None, argv=()):
                    f"(default {_SEGMENT_EPS:g})")
     p.add_argument("--segment-pieces", type=int, default=None,
                    help="--segments: pieces per segment at most (default 64)")
-    p.add_argument("--out", default=None, help="write the path (.npz; re-check with crosscheck_feature_path)")
+    p.add_argument("--out", default=None,
+                   help="write the path (.npz; re-check it in Python: approxpath.exact.crosscheck_feature_path)")
     p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")
     p.add_argument("--plot", default=None, metavar="FILE", help="save beta and Jacobian calls against D "
                    "(needs matplotlib)")

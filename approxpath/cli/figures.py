@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import json
+import argparse
 import math
+from pathlib import Path as FsPath
 
 import numpy as np
 
 from ..data import PREPROCESSING, load_data, make_classification, preprocess
 from ..errors import InputError
-from ..registry import get_problem
+from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
+from .checks import check_seed
 from .commands import add_data_args, add_path_args, build_problem, check_outputs, data_format, load
+from .output import emit_json
 
 __all__ = ["COMMANDS"]
 
@@ -30,6 +33,7 @@ def _figure_cond(args):
 
     from ..validate import count
 
+    check_seed(args.seed)
     count("--n", args.n)
     count("--d", args.d)
     count("--points", args.points)
@@ -43,7 +47,7 @@ def _figure_cond(args):
     ts = np.geomspace(lo, hi, args.points)
     cond = kernel_condition_numbers(X, ts)
     if args.json:
-        print(json.dumps(dict(n=args.n, d=args.d, seed=args.seed, t=ts.tolist(), cond=cond.tolist())))
+        emit_json(dict(n=args.n, d=args.d, seed=args.seed, t=ts.tolist(), cond=cond.tolist()))
     else:
         print(f"{'t':>10} {'cond(K_t)':>12}")
         step = max(1, ts.size // 12)
@@ -62,8 +66,6 @@ def _power_of_two(v):
 
 def _figure_solves(args):
     """Figure 3: exact solves of the path against 1/eps, one line per data file (and strategy)."""
-    from pathlib import Path as FsPath
-
     from ..driver import approximate_path
 
     cls = get_problem(args.problem)
@@ -93,7 +95,7 @@ def _figure_solves(args):
                           f"{'certified' if path.certified else 'NOT all certified'}  {path.wall_s:.1f} s", flush=True)
     if args.json:
         counts_json = {", ".join(np.atleast_1d(k)): [list(p) for p in v] for k, v in counts.items()}
-        print(json.dumps(dict(problem=args.problem, counts=counts_json)))
+        emit_json(dict(problem=args.problem, counts=counts_json))
     if args.plot:
         from ..plotting import plot_solves
 
@@ -123,28 +125,81 @@ def _check_fraction(args):
 
 
 def _validation_data(args, cls):
-    """(X, y, X_val, y_val, meta): files, a split of the training file, or the built-in sets."""
+    """(X, y, X_val, y_val, meta): files, a split of the training file, or the built-in sets.
+
+    ``meta`` records a data file only where the path's training data are that whole file; the
+    training part of a split, and the built-in sets, are carried in the certificate instead
+    (``Path.save`` embeds the data where no ``data_file`` is recorded), so that ``approxpath
+    verify`` re-checks the file as written; ``data_source`` says where they came from."""
     from ..data import make_sinc
 
     if args.data is None:
         if cls.criteria[0] == "error":
             X, y = make_classification(n=120, d=2, seed=0)
             X_val, y_val = make_classification(n=400, d=2, seed=1)
-            return X, y, X_val, y_val, dict(data_file="synthetic two-class (seeded)")
+            return X, y, X_val, y_val, dict(data_source="synthetic two-class (seeded)")
         # the paper's section 6.2: 100 points of sinc on [-4, 4] with noise and 10 % outliers;
         # validation: 400 fresh points of the same distribution without outliers
         X, y = make_sinc(n=100, noise=0.1, outliers=0.1, seed=0)
         X_val, y_val = make_sinc(n=400, noise=0.1, seed=1)
-        return X, y, X_val, y_val, dict(data_file="sinc, 10 % outliers (seeded)")
+        return X, y, X_val, y_val, dict(data_source="sinc, 10 % outliers (seeded)")
     X, y, fmt, prep = load(args)
-    meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
     if args.val_data is not None:
         X_val, y_val = load_data(args.val_data, fmt, n_features=args.n_features or X.shape[1])
-        return X, y, preprocess(X_val, prep), y_val, meta
+        return X, y, preprocess(X_val, prep), y_val, dict(data_file=str(args.data), format=fmt, preprocessing=prep)
+    return _split(X, y, args, dict(format=fmt, preprocessing=prep))
+
+
+# Samples the training part of a split keeps at least (a path's problem needs two).
+_MIN_TRAINING = 2
+
+
+def _split(X, y, args, meta):
+    """``--data`` split by ``--validation-fraction`` (seeded by ``--seed``): (X, y, X_val, y_val, meta)."""
     fraction = _DEFAULT_FRACTION if args.validation_fraction is None else args.validation_fraction
-    idx = np.random.default_rng(args.seed).permutation(X.shape[0])
-    k = int(np.ceil(fraction * X.shape[0]))
+    n = X.shape[0]
+    k = int(np.ceil(fraction * n))
+    if n - k < _MIN_TRAINING:
+        given = "" if args.validation_fraction is not None else " (the default)"
+        raise InputError(f"--validation-fraction {fraction:g}{given} leaves {n - k} of the {n} samples of --data for "
+                         f"training; it must leave at least {_MIN_TRAINING}: pass a smaller --validation-fraction, "
+                         "more data, or --val-data FILE")
+    idx = np.random.default_rng(args.seed).permutation(n)
+    meta = dict(meta, data_source=f"{args.data}: training part, {n - k} of {n} rows (--validation-fraction "
+                                  f"{fraction:g} --seed {args.seed})")
     return X[idx[k:]], y[idx[k:]], X[idx[:k]], y[idx[:k]], meta
+
+
+def _values_text(values, shown=5):
+    """``values`` (numbers) as ``0, 1, 2``: the first ``shown``, then ``...``."""
+    values = np.asarray(values, dtype=float)
+    more = ", ..." if values.size > shown else ""
+    return f"{', '.join(f'{v:g}' for v in values[:shown])}{more}"
+
+
+def _validation_targets(problem, y_val):
+    """``y_val`` as the problem sees its targets: a classifier's (``problem.labels``, its two
+    training classes) mapped as its training labels are (``labels[1]`` to +1, ``labels[0]`` to
+    -1, :func:`approxpath.validate.binary_labels`); :class:`InputError` for a label that is not a
+    training class (another class was counted as -1, silently)."""
+    labels = getattr(problem, "labels", None)
+    if labels is None:
+        return y_val
+    y_val = np.asarray(y_val)
+    found = np.unique(y_val)
+    if not np.all(np.isin(found, labels)):
+        raise InputError(f"the validation labels must be the training classes ({_values_text(labels)}); found "
+                         f"{found.size} value(s) ({_values_text(found)})")
+    return np.where(y_val == labels[1], 1.0, -1.0)
+
+
+def _check_validation_args(args):
+    """The options of ``figure validation`` checked before the data are read (``--n-grid``
+    whatever ``--selection``, as the estimators check ``n_grid``)."""
+    check_seed(args.seed)
+    _check_fraction(args)
+    if args.n_grid < 2:
+        raise InputError(f"--n-grid must be an integer >= 2; got {args.n_grid}")
 
 
 def _figure_validation(args):
@@ -154,14 +209,12 @@ def _figure_validation(args):
     from .running import default_checkpoint, run_and_write
 
     cls = get_problem(args.problem)
-    _check_fraction(args)
+    _check_validation_args(args)
     check_outputs(args, extra=default_checkpoint(args))
     X, y, X_val, y_val, meta = _validation_data(args, cls)
     problem = build_problem(cls, X, y, args)
     criterion = args.criterion or cls.criteria[0]
-    labels = getattr(problem, "labels", None)
-    if criterion == "error" and labels is not None:  # the problem's own label mapping (kernel_svm: -> +-1)
-        y_val = np.where(np.asarray(y_val) == labels[1], 1.0, -1.0)
+    y_val = _validation_targets(problem, y_val)  # (before the run)
     path = run_and_write(problem, args, meta)
     curve = validation_curve(path, X_val, y_val, criterion=criterion, selection=args.selection, n_grid=args.n_grid)
     summary = dict(problem=problem.name, criterion=criterion, best_t=curve.best_t, best_loss=curve.best_loss,
@@ -169,7 +222,7 @@ def _figure_validation(args):
                    exact_solves=path.exact_solves, pieces=len(path.pieces), certified=path.certified,
                    evaluated=int(curve.t.size))
     if args.json:
-        print(json.dumps(summary))
+        emit_json(summary)
     else:
         print(path.summary())
         print(f"selected {problem.parameter} = {curve.best_t:.6g}: {criterion} = {curve.best_loss:.4g} on "
@@ -197,17 +250,53 @@ def _cond_args(q, cls, argv=()):
     q.add_argument("--plot", default=None, metavar="FILE", help="save the figure (needs matplotlib)")
 
 
+# ``figure solves``'s usage line: the problem first, as the argument list reads it (``--data`` and
+# ``--eps`` take several values each: a problem name after them would be one of their values)
+_SOLVES_USAGE = ("%(prog)s [-h] [problem] --data FILE [FILE ...] [--format F] [--n-features N] [--preprocess P]\n"
+                 "           [problem options] [--eps EPS [EPS ...]] [--strategy S [S ...]] [--relative]\n"
+                 "           [--range LO HI] [--json] [--plot FILE]")
+
+
+def _problem_misplaced(text, flag):
+    """:class:`argparse.ArgumentTypeError` when ``text``, read as a value of ``flag``, is the name of
+    a registered problem (``figure solves --data F kernel_svm``), else None."""
+    if text not in available_problems():
+        return None
+    return argparse.ArgumentTypeError(f"{text!r} is a problem name, not a value of {flag}: put the problem name "
+                                      f"before --data (approxpath figure solves {text} --data FILE ...)")
+
+
+def _data_file(text):
+    """A value of ``figure solves --data``: a file name, not a problem name (unless such a file exists)."""
+    misplaced = _problem_misplaced(text, "--data")
+    if misplaced is not None and not FsPath(text).exists():
+        raise misplaced
+    return text
+
+
+def _eps_value(text):
+    """A value of ``figure solves --eps``: a number (:func:`parse_number`), not a problem name."""
+    misplaced = _problem_misplaced(text, "--eps")
+    if misplaced is not None:
+        raise misplaced
+    return parse_number(text)
+
+
 def _solves_args(q, cls, argv=()):
     from ..driver import STRATEGIES
-    q.add_argument("problem", nargs="?", default="kernel_svm", help="registered problem (default kernel_svm)")
-    q.add_argument("--data", nargs="+", required=True, metavar="FILE", help="data files, one line each")
+
+    q.usage = _SOLVES_USAGE
+    q.add_argument("problem", nargs="?", default="kernel_svm", help="registered problem (default kernel_svm); it "
+                   "goes before --data")
+    q.add_argument("--data", nargs="+", required=True, type=_data_file, metavar="FILE",
+                   help="data files, one line each")
     q.add_argument("--format", choices=("libsvm", "csv"), default=None,
                    help="data format (default: csv for a .csv file, else libsvm)")
     q.add_argument("--n-features", type=int, default=None, help="LIBSVM: number of features")
     q.add_argument("--preprocess", choices=PREPROCESSING, default=None, help="feature scaling (default none)")
     if cls is not None:
         add_problem_options(q, cls)
-    q.add_argument("--eps", nargs="+", type=parse_number, default=[4, 2, 1, 0.5, 0.25, 0.125],
+    q.add_argument("--eps", nargs="+", type=_eps_value, default=[4, 2, 1, 0.5, 0.25, 0.125],
                    help="eps values (default 4 2 1 0.5 0.25 0.125)")
     q.add_argument("--relative", action="store_true", help="eps is relative to the optimal value")
     q.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
@@ -245,7 +334,11 @@ def _exact_path_args(q, cls, argv=()):
 
 def _figure_exact_path(args):
     from ..exact.figures import run
+    from ..validate import positive_range
 
+    check_seed(args.seed)
+    if args.range is not None:  # (as ``approxpath exact``: 0 < LO < HI < inf, LO the lambda-path's end)
+        positive_range("--range", tuple(args.range))
     check_outputs(args)  # --plot and --export: writable, not --data, a figure format matplotlib writes
     return run(args)
 

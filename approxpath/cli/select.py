@@ -3,13 +3,13 @@ closed-form criterion) with a certified δ (:func:`approxpath.selection.select`)
 
 from __future__ import annotations
 
-import json
 import sys
 import warnings
 
 from . import add_problem_options, parse_number
 from .checks import as_advice, build_problem, check_outputs
 from .commands import add_data_args, add_threads_arg, budget, load
+from .output import emit_json
 from .running import clock, dask_client, one_core_note
 
 __all__ = ["COMMANDS"]
@@ -67,7 +67,7 @@ def cmd_select(args):
     if args.json:
         out = dict(problem=cls.name, data_file=str(args.data),
                    range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, shuffle=args.shuffle, **s.to_json())
-        print(json.dumps(out))
+        emit_json(out)
     else:
         print(problem.describe())
         print(s.summary())

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import warnings
 
@@ -12,13 +11,18 @@ from ..errors import InputError
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import as_advice, build_problem, check_outputs
 from .commands import add_data_args, add_threads_arg, budget, load
+from .output import emit_json
 
 __all__ = ["COMMANDS", "select_over_two"]
 
 
 def _problem(args, cls, weights):
     """The problem on ``--data`` with its weight set to the range's lower end (a surface sets
-    it per cell: the weight's own flag, which would be ignored, is refused)."""
+    it per cell: the weight's own flag, which would be ignored, is refused); ``--weights``
+    checked first (its errors name it, not the weight it sets)."""
+    from ..surface.engine import check_weight_range
+    from ..validate import positive_range
+
     options = problem_kwargs(cls, args)
     weight = cls.Bound.weight
     if options.get(weight) is not None:
@@ -28,9 +32,12 @@ def _problem(args, cls, weights):
         fixed = " and --bandwidth" if options.get("bandwidth") is not None else ""
         raise InputError(f"a surface sweeps the bandwidth (--range) and {weight} (--weights): drop --parameter "
                          f"{options['parameter']}{fixed}")
+    lo, hi = positive_range("--weights", weights)
     X, y, fmt, prep = load(args)
-    options[weight] = weights[0]
-    return build_problem(cls, X, y, args, options), fmt, prep
+    options[weight] = lo
+    problem = build_problem(cls, X, y, args, options)
+    check_weight_range(problem, "--weights", lo, hi)
+    return problem, fmt, prep
 
 
 def cmd_surface(args):
@@ -47,7 +54,7 @@ def cmd_surface(args):
     if args.out:
         s.save(args.out)
     if args.json:
-        print(json.dumps(dict(s.to_json(), out=args.out)))
+        emit_json(dict(s.to_json(), out=args.out))
     else:
         print(s.summary())
         if args.out:
@@ -78,8 +85,7 @@ def select_over_two(args, cls):
                            tol=args.tol, strict=False, **budget(args),
                            progress=not (args.no_progress or args.json))
     if args.json:
-        print(json.dumps(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, shuffle=args.shuffle,
-                              **s.to_json())))
+        emit_json(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, shuffle=args.shuffle, **s.to_json()))
     else:
         print(problem.describe(chosen=s.weight))
         print(s.summary())

@@ -51,6 +51,9 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     eps : float
         Admissible suboptimality: absolute (default, as in the paper), or relative to the
         optimal value with ``relative=True``.
+    relative : bool, default False
+        ``eps`` is relative: every piece's gap bound is at most ``eps`` times a lower bound of
+        the optimal value on the piece.
     interval : (float, float), optional
         Parameter range; the problem's default if omitted.
     strategy : str
@@ -68,8 +71,9 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         :class:`~approxpath.errors.BudgetExceededError` saying what to change (a piece stores a
         primal and a dual vector, so 200 000 pieces of n = 1000 take ~3 GB).
     solve_time_limit : float, optional
-        Seconds per exact solver call (Clarabel, SCS); a solver out of time counts as failed
-        and the next one is tried.  libSVM is bounded by an iteration cap instead.
+        Seconds per exact solver call (Clarabel, SCS, HiGHS, klasso's feature-sign search); a
+        solver out of time counts as failed and the next one is tried.  libSVM is bounded by an
+        iteration cap instead.
     meta : dict, optional
         Extra provenance for the certificate (JSON): your own keys, and the data's ``data_file``,
         ``format`` and ``preprocessing``; the fields approxpath records itself (``problem``,

@@ -117,6 +117,8 @@ class Checkpoint:
             arrays, meta = read_certificate(self.file, layout=False)
         except InputError as exc:  # truncated, empty or foreign files (read_certificate names the cause)
             raise InputError(f"{self.file} is not a readable checkpoint ({exc}): {_AFRESH}") from None
+        if isinstance(meta, dict) and "format_version" in meta and "run" not in meta:
+            raise InputError(f"{self.file} is a certificate (a finished run's output), not a checkpoint: {_AFRESH}")
         if not isinstance(meta, dict) or json.loads(json.dumps(self.key)) != meta.get("run"):
             raise InputError(f"{self.file} is a checkpoint of another run (problem, data, eps, interval or "
                              f"strategy differ): {_AFRESH}")

@@ -202,7 +202,8 @@ class ExactPath:
         at ``lo`` and ``hi`` (from the callable; their ``cond`` is nan: no system was solved)."""
         lo, hi = max(lo, self.t[0]), min(hi, self.t[-1])
         if not lo <= hi:
-            raise InputError(f"[{lo!r}, {hi!r}] does not meet the path's range [{self.t[0]!r}, {self.t[-1]!r}]")
+            raise InputError(f"[{float(lo):.6g}, {float(hi):.6g}] does not meet the path's range "
+                             f"[{float(self.t[0]):.6g}, {float(self.t[-1]):.6g}]")
         keep = (self.t > lo) & (self.t < hi)
         ends = [self(v) for v in sorted({lo, hi})]
         order = np.argsort(np.concatenate((self.t[keep], [p.t for p in ends])), kind="stable")

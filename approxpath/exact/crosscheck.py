@@ -307,6 +307,8 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
         A point or segment is flagged when its gap exceeds ``tol`` (``relative``: ``tol``
         times :func:`objective_scale`: the larger of the dual objective and the zero model's
         objective).
+    relative : bool, default False
+        ``tol`` is relative to the objective's scale (see ``tol``).
     linear : bool
         The path is claimed to be linear in ``t`` between consecutive points (sorted by t):
         the segments are checked too, by the problem's rigorous segment bound if it has one
@@ -399,6 +401,11 @@ def certify(path, *, tol=1e-6, relative=True, samples=DEFAULT_SAMPLES):
     tol : float
         Flag points whose gap exceeds ``tol`` (times :func:`objective_scale` when
         ``relative``, the default).
+    relative : bool, default True
+        ``tol`` is relative to the objective's scale (:func:`crosscheck`).
+    samples : int
+        Interior parameter values per segment where a linear path's segment is sampled
+        (:func:`crosscheck`).
 
     Returns
     -------

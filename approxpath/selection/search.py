@@ -175,6 +175,8 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         The problem's default if omitted.
     tol : float
         Stop when ``delta <= tol`` (criterion units).
+    relative : bool, default False
+        ``eps`` (given) is relative to the optimal value.
     max_solves : int
         Exact solves allowed in all, first paths included. It is checked between rounds: the
         folds' first paths, and a round of solves once started, run to their end, so a budget

@@ -19,7 +19,7 @@ from ..driver.run import Budget, Run
 from ..driver.strategies import STRATEGIES
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 
-__all__ = ["Engine", "Piece", "check_bandwidth_problem", "cut_weight"]
+__all__ = ["Engine", "Piece", "check_bandwidth_problem", "check_weight_range", "cut_weight"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -98,6 +98,17 @@ def check_bandwidth_problem(problem):
     if not problem.sweep.along_bandwidth:
         raise InputError(f"a surface sweeps the bandwidth and {problem.bound.weight}: build {problem.name} with "
                          "parameter='bandwidth' (its weight is set per cell)")
+
+
+def check_weight_range(problem, name, lo, hi):
+    """:class:`InputError` naming ``name`` (the caller's: ``weights``, ``--weights``) when the
+    range's lower end ``lo`` is at or below the weight double precision can tell from 0
+    (:meth:`~approxpath.kernel_problem.KernelProblem.check_weights` of ``problem`` at ``lo``):
+    refused at once, not after minutes of exact solves or cells with no bound."""
+    try:
+        problem.with_weight(lo).check_weights(lo, hi)
+    except InputError as exc:
+        raise InputError(f"{name} = ({lo:g}, {hi:g}): {exc}") from None
 
 
 class Engine:

@@ -33,7 +33,7 @@ from ..selection.folds import check_shuffle, default_criterion, fold_problems
 from ..selection.search import RangeWarning, default_eps, no_smaller_gap
 from ..validate import positive_range
 from .build import tile
-from .engine import Engine, check_bandwidth_problem
+from .engine import Engine, check_bandwidth_problem, check_weight_range
 from .nodes import at_sides, select_box
 from .result import SurfaceSelection
 
@@ -212,6 +212,8 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     eps : float, optional
         Gap of the first surfaces (absolute unless ``relative``; unused with no surfaces); default
         :func:`~approxpath.selection.search.default_eps` of the problem at the smallest weight.
+    relative : bool, default False
+        ``eps`` is relative to the optimal value.
     bandwidths, weights : (float, float)
         The box; bandwidths default to the problem's interval; ``weights`` is required.
     tol : float
@@ -247,6 +249,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     if weights is None:
         raise InputError(f"pass weights=(lo, hi): the range of {problem.bound.weight}")
     w_lo, w_hi = positive_range("weights", weights)
+    check_weight_range(problem, "weights", w_lo, w_hi)
     t_lo, t_hi = positive_range("bandwidths", problem.default_interval() if bandwidths is None else bandwidths)
     problem.bound.check_interval(t_lo, t_hi)
     tol = positive("tol", tol)
