@@ -583,3 +583,15 @@ def test_workers_start_no_pool_where_the_criterion_needs_no_path(sinc, monkeypat
     monkeypatch.setattr("approxpath.driver.parallel.share_budget", refused)
     two = select(problem, "loocv", interval=(0.2, 20.0), tol=0.01, workers=2)
     assert (two.t, two.delta, two.exact_solves) == (alone.t, alone.delta, alone.exact_solves)
+
+
+def test_a_class_of_one_sample_is_named_not_fewer_folds_advised():
+    """29 samples of one class and 1 of the other, cv=3: a fold without the one trains on one
+    class whatever the number of folds, and the advice was "use fewer folds"."""
+    X, _ = make_classification(n=30, d=2, seed=0)
+    y = np.ones(30)
+    y[7] = -1.0
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+    with pytest.raises(approxpath.InputError, match=r"trains on 20 point\(s\): .*; the class -1 of y has 1 sample: "
+                                                    r"give each class at least 2$"):
+        select(problem, "error", cv=3, eps=0.5, interval=(1.0, 2.0))

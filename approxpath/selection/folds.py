@@ -62,21 +62,24 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
     if len(folds) < 2:
         raise InputError(f"cv must give at least 2 folds; got {len(folds)}")
     precomputed = problem.options().get("kernel") == "precomputed"  # X is D: a fold's D and D_new take its columns
-    problems = [_fold_problem(problem, X[np.ix_(tr, tr)] if precomputed else X[tr], y[tr], k, len(folds))
+    fix = "use fewer folds or more data"
+    labels, counts = np.unique(y, return_counts=True)
+    if criterion == "error" and counts.min() < 2:  # (fewer folds cannot help: a fold without it has one class)
+        fix = f"the class {labels[counts.argmin()]:g} of y has 1 sample: give each class at least 2"
+    problems = [_fold_problem(problem, X[np.ix_(tr, tr)] if precomputed else X[tr], y[tr], k, len(folds), fix)
                 for k, (tr, _) in enumerate(folds)]
     if precomputed:
         return problems, [X[np.ix_(va, tr)] for tr, va in folds], [y[va] for _, va in folds]
     return problems, [X[va] for _, va in folds], [y[va] for _, va in folds]
 
 
-def _fold_problem(problem, X, y, k, folds):
+def _fold_problem(problem, X, y, k, folds, fix):
     """The problem on fold ``k``'s training data; bad data of a fold (too few points, a single
-    class) named as the fold's, not as the user's data."""
+    class) named as the fold's, not as the user's data, with ``fix``."""
     try:
         return type(problem)(X, y, **problem.options())
     except InputError as exc:
-        raise InputError(f"fold {k + 1} of {folds} trains on {y.shape[0]} point(s): {exc}; use fewer folds or "
-                         "more data") from None
+        raise InputError(f"fold {k + 1} of {folds} trains on {y.shape[0]} point(s): {exc}; {fix}") from None
 
 
 def _splits(cv, X, y, groups, classify, shuffle=None):
