@@ -78,6 +78,19 @@ def sinc_csv(tmp_path):
 
 
 @pytest.fixture
+def classes_csv(tmp_path):
+    """A CSV file of 24 seeded points of two classes labelled -1 and +1 (the label last)."""
+    import numpy as np
+
+    from approxpath.data import make_classification
+
+    X, y = make_classification(n=24, seed=3, separation=1.5)
+    file = tmp_path / "cls.csv"
+    np.savetxt(file, np.column_stack([X, y]), delimiter=",")
+    return str(file)
+
+
+@pytest.fixture
 def svm_data():
     from approxpath.data import make_classification
 

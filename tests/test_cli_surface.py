@@ -7,56 +7,47 @@ import numpy as np
 import pytest
 
 from approxpath.cli import main
-from approxpath.data import make_classification
 
 
-@pytest.fixture
-def data(tmp_path):
-    X, y = make_classification(n=24, seed=3, separation=1.5)
-    f = tmp_path / "cls.csv"
-    np.savetxt(f, np.column_stack([X, y]), delimiter=",")
-    return str(f)
-
-
-def test_surface_writes_a_certificate_that_verifies(data, tmp_path, capsys):
+def test_surface_writes_a_certificate_that_verifies(classes_csv, tmp_path, capsys):
     out = str(tmp_path / "s.npz")
-    assert main(["surface", "kernel_svm", "--data", data, "--eps", "0.1", "--relative", "--range", "0.5", "2",
+    assert main(["surface", "kernel_svm", "--data", classes_csv, "--eps", "0.1", "--relative", "--range", "0.5", "2",
                  "--weights", "0.5", "2", "--out", out, "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["certified"] and summary["weight"] == "c" and summary["cells"] >= 1
-    assert main(["verify", out, "--data", data]) == 0
+    assert main(["verify", out, "--data", classes_csv]) == 0
     assert "certified" in capsys.readouterr().out
 
 
-def test_select_over_two_parameters(data, capsys):
+def test_select_over_two_parameters(classes_csv, capsys):
     pytest.importorskip("sklearn")
-    code = main(["select", "kernel_svm", "--data", data, "--cv", "2", "--over", "c,bandwidth", "--range", "0.5", "2",
-                 "--weights", "0.5", "2", "--eps", "0.1", "--relative", "--tol", "0.5", "--json"])
+    code = main(["select", "kernel_svm", "--data", classes_csv, "--cv", "2", "--over", "c,bandwidth", "--range", "0.5",
+                 "2", "--weights", "0.5", "2", "--eps", "0.1", "--relative", "--tol", "0.5", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert code == (0 if result["reached"] else 1)
     assert result["weight"] == "c" and 0.5 <= result["w"] <= 2 and 0.5 <= result["t"] <= 2
-    main(["select", "kernel_svm", "--data", data, "--cv", "2", "--over", "c,bandwidth", "--range", "0.5", "2",
+    main(["select", "kernel_svm", "--data", classes_csv, "--cv", "2", "--over", "c,bandwidth", "--range", "0.5", "2",
           "--weights", "0.5", "2", "--eps", "0.1", "--relative", "--tol", "0.5", "--no-progress"])
     head = capsys.readouterr().out.splitlines()[0]
     assert head.startswith("kernel_svm over the bandwidth and c (n=") and "c=" not in head  # (it showed c=0.5)
 
 
-def test_over_names_the_problem_s_weight(data, capsys):
-    assert main(["select", "kernel_svm", "--data", data, "--cv", "2", "--over", "lam,bandwidth"]) == 2
+def test_over_names_the_problem_s_weight(classes_csv, capsys):
+    assert main(["select", "kernel_svm", "--data", classes_csv, "--cv", "2", "--over", "lam,bandwidth"]) == 2
     assert "--over" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("extra", [["--workers", "2"], ["--dask", "tcp://127.0.0.1:9"]])
-def test_a_choice_over_both_refuses_the_folds_processes_it_would_not_use(data, capsys, extra):
+def test_a_choice_over_both_refuses_the_folds_processes_it_would_not_use(classes_csv, capsys, extra):
     """--workers and --dask run the folds' paths of a choice over one parameter; with --over
     c,bandwidth they were ignored without a word."""
-    assert main(["select", "kernel_svm", "--data", data, "--cv", "2", "--over", "c,bandwidth", "--weights", "0.5",
-                 "2", *extra]) == 2
+    assert main(["select", "kernel_svm", "--data", classes_csv, "--cv", "2", "--over", "c,bandwidth", "--weights",
+                 "0.5", "2", *extra]) == 2
     err = capsys.readouterr().err
     assert "--workers and --dask run the folds' paths of a choice over one parameter" in err and err.count("\n") == 1
 
 
-def test_the_surface_figure_shows_every_cell_and_solve(data, tmp_path, capsys):
+def test_the_surface_figure_shows_every_cell_and_solve(classes_csv, tmp_path, capsys):
     """``surface --plot``: the figure file is written, and ``plot_surface`` draws one polygon
     per certified cell coloured by its gap bound (the scale's top eps for an absolute eps) and
     a dot per exact solve."""
@@ -65,11 +56,11 @@ def test_the_surface_figure_shows_every_cell_and_solve(data, tmp_path, capsys):
     from approxpath.surface import plot_surface
 
     out, fig_file = str(tmp_path / "s.npz"), tmp_path / "cells.png"
-    assert main(["surface", "kernel_svm", "--data", data, "--eps", "0.5", "--range", "0.5", "2",
+    assert main(["surface", "kernel_svm", "--data", classes_csv, "--eps", "0.5", "--range", "0.5", "2",
                  "--weights", "0.5", "2", "--out", out, "--plot", str(fig_file), "--no-progress"]) == 0
     assert f"figure written to {fig_file}" in capsys.readouterr().out
     assert fig_file.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    table = np.loadtxt(data, delimiter=",")
+    table = np.loadtxt(classes_csv, delimiter=",")
     surface = load_surface(out, table[:, :-1], table[:, -1])
     assert surface.verified and surface.certified
     ax = plot_surface(surface).axes[0]
@@ -84,7 +75,7 @@ def test_the_surface_figure_shows_every_cell_and_solve(data, tmp_path, capsys):
                                                  ("c,bandwidth", "approxpath.surface.select_surface", "7"),
                                                  ("bandwidth", "approxpath.selection.select", None),
                                                  ("bandwidth", "approxpath.selection.select", "7")])
-def test_select_keeps_the_api_s_budget_unless_given(data, capsys, monkeypatch, over, target, given):
+def test_select_keeps_the_api_s_budget_unless_given(classes_csv, capsys, monkeypatch, over, target, given):
     """Without ``--max-solves`` the command passes no budget, so ``select`` and
     ``select_surface`` keep their own defaults (2000 and 20000: the command once gave both
     parameters 2000, a tenth of the function's); with it, the number given."""
@@ -97,26 +88,26 @@ def test_select_keeps_the_api_s_budget_unless_given(data, capsys, monkeypatch, o
         raise InputError("recorded")
 
     monkeypatch.setattr(target, record)
-    argv = ["select", "kernel_svm", "--data", data, "--cv", "2", "--over", over]
+    argv = ["select", "kernel_svm", "--data", classes_csv, "--cv", "2", "--over", over]
     argv += ["--weights", "0.5", "2"] if over != "bandwidth" else []
     assert main(argv + ([] if given is None else ["--max-solves", given])) == 2
     assert "recorded" in capsys.readouterr().err
     assert seen.get("max_solves") == (None if given is None else int(given))
 
 
-def test_weights_without_both_parameters_is_refused(data, capsys):
+def test_weights_without_both_parameters_is_refused(classes_csv, capsys):
     """``--weights`` over the bandwidth alone would be ignored (C is the problem's option there):
     one line, exit 2, before any path runs."""
-    assert main(["select", "kernel_svm", "--data", data, "--cv", "2", "--weights", "0.5", "2"]) == 2
+    assert main(["select", "kernel_svm", "--data", classes_csv, "--cv", "2", "--weights", "0.5", "2"]) == 2
     err = capsys.readouterr().err
     assert "--weights" in err and "--over bandwidth,c" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("command", [["surface", "kernel_svm", "--eps", "0.5"],
                                      ["select", "kernel_svm", "--cv", "2", "--over", "c,bandwidth"]])
-def test_the_weight_s_own_flag_is_refused_over_both_parameters(data, capsys, command):
+def test_the_weight_s_own_flag_is_refused_over_both_parameters(classes_csv, capsys, command):
     """Over both parameters C is set cell by cell: ``--c 5`` was ignored without a word."""
-    assert main([*command[:2], "--data", data, *command[2:], "--weights", "0.5", "2", "--range", "0.5", "2",
+    assert main([*command[:2], "--data", classes_csv, *command[2:], "--weights", "0.5", "2", "--range", "0.5", "2",
                  "--c", "5"]) == 2
     err = capsys.readouterr().err
     assert "--c is set cell by cell" in err and len(err.strip().splitlines()) == 1

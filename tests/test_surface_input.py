@@ -10,7 +10,7 @@ import pytest
 
 import approxpath
 from approxpath.cli import main
-from approxpath.data import make_classification, make_sinc
+from approxpath.data import make_sinc
 from approxpath.driver.run import _ANCHOR_SHARE
 from approxpath.errors import EpsilonTooSmallError, InputError
 from approxpath.surface.build import _SHARE
@@ -29,14 +29,6 @@ def sinc():
 def sinc_csv(sinc, tmp_path):
     f = tmp_path / "sinc.csv"
     np.savetxt(f, np.column_stack(sinc), delimiter=",")
-    return str(f)
-
-
-@pytest.fixture
-def classes_csv(tmp_path):
-    X, y = make_classification(n=24, seed=3, separation=1.5)
-    f = tmp_path / "cls.csv"
-    np.savetxt(f, np.column_stack([X, y]), delimiter=",")
     return str(f)
 
 
