@@ -167,9 +167,18 @@ class Problem(abc.ABC):
 
     def backend_names(self, solver=None):
         """``solver`` (a name or several; default :attr:`backends`) as a checked list."""
+        from .errors import InputError
         from .validate import choice
 
-        names = [solver] if isinstance(solver, str) else list(solver or self.backends)
+        if solver is None:
+            return list(self.backends)
+        try:
+            names = [solver] if isinstance(solver, str) else list(solver)
+        except TypeError:  # (a number: list() of it failed deep inside the run)
+            names = []
+        if not names:
+            raise InputError(f"solver must be a name or a non-empty sequence of names ({', '.join(self.backends)}) for "
+                             f"{self.name}; got {solver!r}")
         return [choice(f"exact solver for {self.name}", name, self.backends) for name in names]
 
     def candidate(self, backend, t, warm=None):

@@ -179,8 +179,11 @@ class Path(CertifiedResult):
         """``(lo, hi)`` of every piece where nothing reached eps."""
         return [(p.lo, p.hi) for p in self.pieces if p.kind == "uncovered"]
 
-    def piece_at(self, t):
-        """The piece containing ``t`` (the left one at a shared end point): ``t`` one number."""
+    def _at(self, t):
+        """``(t, piece)``: ``t`` checked (one number of the path's interval) as a Python float, and
+        the piece containing it (the left one at a shared end point).  (A float32 ``t`` compared
+        with the pieces' ends rounded them to float32 under numpy 2's rules, and got the piece
+        before one that ends just below it.)"""
         from .progress import shown_name
         from .validate import is_real
 
@@ -188,22 +191,28 @@ class Path(CertifiedResult):
         name = shown_name(self.meta.get("parameter") or getattr(self.problem, "parameter", "bandwidth"))
         if not is_real(t):
             raise InputError(f"{name} must be one number (a point of the path's interval); got {t!r}")
+        t = float(t)
         if not (lo <= t <= hi):
-            raise ValueError(f"{name} = {t!r} is outside the path's interval [{lo!r}, {hi!r}]")
+            raise InputError(f"{name} = {t!r} is outside the path's interval [{lo!r}, {hi!r}]")
         k = bisect.bisect_left([p.hi for p in self.pieces], t)
-        return self.pieces[min(k, len(self.pieces) - 1)]
+        return t, self.pieces[min(k, len(self.pieces) - 1)]
+
+    def piece_at(self, t):
+        """The piece containing ``t`` (the left one at a shared end point): ``t`` one number."""
+        return self._at(t)[1]
 
     def primal(self, t):
         """The path's primal point at ``t``: its fields are the values at ``t`` (e.g. ``w``,
         ``b``, ``xi`` for ``kernel_svm``), those of the point the piece's bound speaks of."""
-        piece = self.piece_at(t)
+        t, piece = self._at(t)
         return self._need_problem().primal_at(value_at(piece.primal, t), t)
 
     def dual(self, t):
         """The path's dual point at ``t``: its fields are the values at ``t``, computed in floating
         point from exactly feasible stored points (a constraint may be off by its last bits, e.g.
         an SVM's alpha_i above C by one ulp: the piece's bound allows for that rounding)."""
-        return self._need_problem().dual_at(value_at(self.piece_at(t).dual, t), t)
+        t, piece = self._at(t)
+        return self._need_problem().dual_at(value_at(piece.dual, t), t)
 
     def gap_bound(self, t):
         """The bound of the piece containing ``t`` (a sampled value for sampled pieces)."""
@@ -216,7 +225,7 @@ class Path(CertifiedResult):
         which has one; where the objectives are differences of large terms, e.g. kernel ridge's
         dual at lambda = 1e-6, their computed difference can exceed ``gap_bound`` by ~1e-5
         relative while the exact gap stays below it)."""
-        problem = self._need_problem()
+        problem, t = self._need_problem(), self._at(t)[0]
         return problem.primal_objective(self.primal(t), t), problem.dual_objective(self.dual(t), t)
 
     def summary(self):
@@ -353,8 +362,11 @@ def load_path(file, X=None, y=None, verify=True):
         The file is not a readable, well-formed certificate (:func:`layout_errors`), or it does
         not verify.
     """
-    from .certificate.verify import embedded_data
+    from .certificate.verify import embedded_data, given_data
+    from .validate import flag
 
+    given_data(X, y)
+    verify = flag("verify", verify)
     arrays, meta = read_certificate(file)
     errors = layout_errors(arrays, meta)
     if errors:

@@ -15,7 +15,17 @@ from .errors import InputError, did_you_mean
 
 __all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels",
            "check_validation", "choice", "flag", "number_pair", "positive",
-           "positive_range", "count", "finite_number", "check_gram_problem", "real_targets", "nonnegative_weights"]
+           "positive_range", "count", "finite_number", "check_gram_problem", "real_targets", "nonnegative_weights",
+           "problem_instance"]
+
+
+def problem_instance(value, name="problem"):
+    """``value``, or :class:`InputError` unless it is a problem instance (it has a ``bound``):
+    a class, a registry name or None went deep into the run as an AttributeError."""
+    if isinstance(value, type) or not hasattr(value, "bound"):
+        make = f"{value.__name__}(X, y, ...)" if isinstance(value, type) else "approxpath.get_problem(name)(X, y, ...)"
+        raise InputError(f"{name} must be a problem instance, e.g. {make}; got {_one_line(value)}")
+    return value
 
 
 def is_real(value):

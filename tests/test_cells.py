@@ -137,3 +137,25 @@ def test_a_problem_without_cells_is_refused():
     X, y = make_sinc(n=12, seed=2)
     with pytest.raises(InputError, match="bounds no cells"):
         CellBound(ToyProjection(X, y).bound)
+
+
+def test_a_float32_point_gets_the_cell_and_the_pair_of_its_value():
+    """As a path's pieces: a float32 (t, w) compared with the cells' float64 edges rounded them,
+    and a point just past an edge could get the cell before it; a string or an array was a
+    TypeError or numpy's "truth value is ambiguous"."""
+    X, y = _data("sinc")
+    problem = approxpath.get_problem("klasso")(X, y, lam=0.1)
+    surface = approxpath.approximate_surface(problem, 0.02, weights=(0.05, 0.2), bandwidths=(0.5, 2.0))
+    for c in surface.cells:
+        t32 = np.nextafter(np.float32(c.t_hi), np.float32(10.0))
+        w32 = np.float32(np.sqrt(c.w_lo * c.w_hi))
+        t, w = float(t32), float(w32)
+        if not (t <= surface.box[0][1] and surface.box[1][0] <= w <= surface.box[1][1]):
+            continue
+        assert surface.cell_at(t32, w32) is surface.cell_at(t, w)
+        np.testing.assert_array_equal(surface.primal(t32, w32).beta, surface.primal(t, w).beta)
+    for bad in ("1", np.array([1.0, 1.5])):
+        with pytest.raises(approxpath.InputError, match="must be one number each"):
+            surface.cell_at(bad, 0.1)
+    with pytest.raises(approxpath.InputError, match="outside the surface's box"):
+        surface.gap_bound(3.0, 0.1)

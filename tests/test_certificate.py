@@ -82,6 +82,16 @@ def test_rejects_other_data(written):
         approxpath.verify(file, X + 1e-9, y)
 
 
+def test_x_or_y_alone_is_refused_not_ignored(written):
+    """A certificate carrying its data was checked on those when only X (or only y) was given:
+    the caller's other data were never compared."""
+    path, file, X, y = written
+    for args, missing in (((X + 1.0, None), "y"), ((None, -y), "X")):
+        for load in (approxpath.verify, approxpath.load_path):
+            with pytest.raises(approxpath.InputError, match=rf"^{missing} is missing: pass both X and y, or neither"):
+                load(file, *args)
+
+
 def test_load_path_round_trip(written, tmp_path):
     path, file, X, y = written
     loaded = approxpath.load_path(file, X, y)

@@ -1,5 +1,7 @@
 """The driver end to end on a problem with a closed-form optimal path, and its argument checks."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -303,3 +305,78 @@ def test_resume_reproves_the_stored_pieces(interrupted):
 def test_bad_counts(toy, kw, match):
     with pytest.raises(InputError, match=match):
         approxpath.approximate_path(toy, eps=0.5, interval=(0.1, 10.0), **kw)
+
+
+def test_a_float32_parameter_gets_the_piece_and_the_pair_of_its_value():
+    """A float32 t just past a piece's end got the piece before it: numpy 2 rounded the float64
+    ends to float32 to compare them, and the pair returned was evaluated outside the interval
+    its bound covers (at one end its computed gap exceeded the bound returned by 1.7e-10)."""
+    from approxpath.data import make_sinc
+
+    X, y = make_sinc(n=40, seed=0)
+    path = approxpath.approximate_path(approxpath.get_problem("klasso")(X, y, lam=0.1), eps=0.01, interval=(0.5, 4.0))
+    past = [np.nextafter(np.float32(p.hi), np.float32(10.0)) for p in path.pieces[:-1]]
+    assert all(float(t) > p.hi for t, p in zip(past, path.pieces))  # each just past its piece's end
+    for t32 in past:
+        t = float(t32)
+        assert path.piece_at(t32) is path.piece_at(t) and path.gap_bound(t32) == path.gap_bound(t)
+        np.testing.assert_array_equal(path.primal(t32).beta, path.primal(t).beta)
+        np.testing.assert_array_equal(path.dual(t32).u, path.dual(t).u)
+    with pytest.raises(InputError, match="outside the path's interval"):
+        path.primal(np.float32(4.5))
+
+
+@pytest.mark.parametrize("bad", [None, "klasso", "class"])
+def test_a_problem_that_is_not_an_instance_is_one_line(bad):
+    """A class, a registry name or None went into the run: AttributeError ('bound',
+    'default_interval') or TypeError (a method without self) from deep inside."""
+    from approxpath.exact import crosscheck
+
+    klass = approxpath.get_problem("klasso")
+    bad = klass if bad == "class" else bad
+    make = "KLasso(X, y, ...)" if bad is klass else "approxpath.get_problem(name)(X, y, ...)"
+    for run in (lambda: approxpath.approximate_path(bad, 0.1), lambda: approxpath.select(bad, cv=2),
+                lambda: approxpath.approximate_surface(bad, 0.1, weights=(0.1, 1.0)),
+                lambda: crosscheck(bad, [1.0], {})):
+        with pytest.raises(InputError, match=rf"^problem must be a problem instance, e\.g\. {re.escape(make)}; got "):
+            run()
+
+
+@pytest.mark.parametrize("solver", [3, (), []])
+def test_a_solver_that_names_none_is_one_line(solver):
+    """solver=3 was "TypeError: 'int' object is not iterable" from inside; an empty sequence
+    silently meant every backend."""
+    from approxpath.data import make_sinc
+
+    problem = approxpath.get_problem("klasso")(*make_sinc(n=20), lam=0.1)
+    with pytest.raises(InputError, match=r"^solver must be a name or a non-empty sequence of names \(feature_sign, "):
+        approxpath.approximate_path(problem, 0.1, interval=(1.0, 2.0), solver=solver)
+
+
+def test_a_folder_as_the_checkpoint_is_named(toy, tmp_path):
+    """checkpoint=a folder said "holds an interrupted run: resume it (--resume)"."""
+    with pytest.raises(InputError, match=rf"^the checkpoint {re.escape(str(tmp_path))} is a folder: name a file in it"):
+        approxpath.approximate_path(toy, eps=0.1, interval=(0.5, 2.0), checkpoint=tmp_path)
+
+
+def test_flags_and_names_that_were_accepted_silently_are_refused(tmp_path):
+    """Each was taken as true (a non-empty string, a nonzero number) or not checked at all."""
+    from approxpath.data import make_sinc
+    from approxpath.exact import crosscheck
+    from approxpath.surface import select_surface
+
+    X, y = make_sinc(n=20)
+    problem = approxpath.get_problem("klasso")(X, y, lam=0.1)
+    path = approxpath.approximate_path(problem, 0.2, interval=(1.0, 2.0))
+    file = path.save(tmp_path / "c.npz")
+    refused = [(lambda: approxpath.approximate_path(problem, 0.2, interval=(1.0, 2.0), progress="x"), "progress"),
+               (lambda: approxpath.select(problem, "mae", cv=2, strict="no"), "strict"),
+               (lambda: approxpath.load_path(file, verify="yes"), "verify"),
+               (lambda: crosscheck(problem, [1.0], {"beta": path.primal(1.0).beta[None],
+                                                    "beta0": [path.primal(1.0).beta0]}, relative="yes"), "relative"),
+               (lambda: select_surface(problem, "mae", cv=2, weights=(0.1, 1.0), strict=3), "strict")]
+    for run, name in refused:
+        with pytest.raises(InputError, match=rf"^{name} must be True or False"):
+            run()
+    with pytest.raises(InputError, match="unknown exact solver for klasso 'x'"):
+        select_surface(problem, "mae", cv=2, weights=(0.1, 1.0), solver="x")

@@ -4,6 +4,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+import approxpath
 from approxpath import InputError
 from approxpath.data import make_sinc
 from approxpath.exact import ExactPathError, kernel_path, lambda_path
@@ -172,3 +173,37 @@ def test_bad_input_is_refused(small):
         kernel_path(X, y, 0.1, (1.0, 2.0), start_solution=(np.ones(30), 0.0))
     with pytest.raises(ValueError, match="below"):
         lambda_path(X, y, 1.0, lam_min=0.5)(0.1)
+
+
+@pytest.mark.parametrize("path, kwargs, match", [
+    ("kernel", dict(max_events=-1), "max_events must be a non-negative integer"),
+    ("kernel", dict(screen="no"), "screen must be True or False"),
+    ("kernel", dict(start="x"), "start must be a positive finite number"),
+    ("kernel", dict(marginal="x"), r"marginal \(xi\) must lie in \(0, 1\)"),
+    ("kernel", dict(theta="x"), r"theta must lie in \(0, 1\)"),
+    ("lambda", dict(bandwidth=True), "bandwidth must be a positive finite number; got True"),
+    ("lambda", dict(nu="0"), "ridge nu must be >= 0 and finite"),
+])
+def test_bad_arguments_of_the_exact_paths_are_one_line(path, kwargs, match):
+    """Each ran (max_events=-1 stopped after one event; "no" screened; True was t = 1) or failed
+    deep inside (TypeError, numpy's "could not convert string to float")."""
+    X, y = wang_sinc()
+    with pytest.raises(InputError, match=match):
+        if path == "kernel":
+            kernel_path(X, y, 0.1, (1.0, 1.5), **kwargs)
+        else:
+            lambda_path(X, y, kwargs.pop("bandwidth", 1.0), 0.5, **kwargs)
+
+
+def test_bad_claims_and_condition_numbers_of_crosscheck_are_one_line():
+    """primals=None was a TypeError from list(); cond of another length an IndexError."""
+    from approxpath.exact import crosscheck
+
+    X, y = wang_sinc()
+    problem = approxpath.get_problem("klasso")(X, y, lam=0.1)
+    claims = {"beta": np.zeros((2, y.size)), "beta0": np.zeros(2)}
+    with pytest.raises(InputError, match="^primals must be the claimed solutions"):
+        crosscheck(problem, [1.0, 2.0], None)
+    for cond in ([1.0], "x"):
+        with pytest.raises(InputError, match=r"^cond must hold one number per point \(2\)"):
+            crosscheck(problem, [1.0, 2.0], claims, cond=cond)

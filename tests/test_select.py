@@ -595,3 +595,13 @@ def test_a_class_of_one_sample_is_named_not_fewer_folds_advised():
     with pytest.raises(approxpath.InputError, match=r"trains on 20 point\(s\): .*; the class -1 of y has 1 sample: "
                                                     r"give each class at least 2$"):
         select(problem, "error", cv=3, eps=0.5, interval=(1.0, 2.0))
+
+
+@pytest.mark.parametrize("cv", [2.5, "5", True])
+def test_a_cv_that_is_no_number_of_folds_nor_a_splitter_is_one_line(cv):
+    """scikit-learn answered with its own words ("n_splits=1" for True) or a TypeError."""
+    X, y = make_sinc(n=20, seed=0)
+    problem = approxpath.get_problem("klasso")(X, y, lam=0.1)
+    with pytest.raises(approxpath.InputError, match=r"^cv must be a number of folds \(an int >= 2\), a scikit-learn "
+                                                    r"splitter or an iterable of \(train, test\) index arrays; got "):
+        select(problem, "mae", cv=cv)

@@ -30,7 +30,7 @@ from .legacy import upgrade
 from .surface import is_surface, surface_layout_errors, verify_surface
 
 __all__ = ["verify", "VerifyReport", "kernel_failures", "failed_report", "read_for_verify", "bound_from_meta",
-           "embedded_data", "DataMismatch", "claim_of"]
+           "given_data", "embedded_data", "DataMismatch", "claim_of"]
 
 
 class _BadOptions(InputError):
@@ -156,6 +156,14 @@ def read_for_verify(file, shape=None):
     if is_surface(meta):
         return arrays, meta, surface_layout_errors(arrays, meta)
     return arrays, meta, layout_errors(arrays, meta)
+
+
+def given_data(X, y):
+    """:class:`InputError` unless both of ``X, y`` are given or neither (one alone was ignored:
+    the certificate was checked on its own data while the caller believed it was on theirs)."""
+    if (X is None) != (y is None):
+        raise InputError(f"{'y' if y is None else 'X'} is missing: pass both X and y, or neither (the data the "
+                         "certificate carries)")
 
 
 def embedded_data(arrays):
@@ -295,6 +303,7 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
         text: :func:`~approxpath.certificate.requirements.check_requirements`).
     """
     check_requirements(eps, relative, interval, data_sha256, box)  # a usage error before the file is read
+    given_data(X, y)
     arrays, meta, malformed = read_for_verify(file, None if X is None or y is None else _shape_of(X, y))
     if malformed:
         if isinstance(meta, dict) and content_sha256(arrays, meta) != meta.get("content_sha256"):

@@ -24,7 +24,7 @@ from ..certificate.fields import caller_meta
 from ..data import data_sha256
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..result import Path
-from ..validate import count, flag, is_real, number_pair
+from ..validate import count, flag, is_real, number_pair, problem_instance
 from . import parallel
 from .checkpoint import Checkpoint, discard_checkpoint
 from ..progress import count_bar, path_bar, shown_name
@@ -144,7 +144,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     from ..memory import check_fits, path_bytes
 
     lo, hi = _check_args(problem, eps, interval)
-    relative = flag("relative", relative)
+    relative, progress = flag("relative", relative), flag("progress", progress)
     meta = caller_meta(meta)
     solver = None if solver is None else tuple(problem.backend_names(solver))
     if strategy not in STRATEGIES:
@@ -276,8 +276,9 @@ def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None
             raise InputError(f"nothing to resume: the checkpoint {checkpoint.file} does not exist (a finished run "
                              "removes it): run without resume (--resume)")
         if not resume and checkpoint.file.exists():
-            raise InputError(f"{checkpoint.file} holds an interrupted run: resume it (--resume), or give this run "
-                             "another checkpoint (--checkpoint FILE, or another --out)")
+            raise InputError(f"{checkpoint.file} exists (an interrupted run's checkpoint, or another file): resume it "
+                             "(resume=True; --resume), or give this run another checkpoint file (checkpoint=FILE; "
+                             "--checkpoint FILE, or another --out)")
         resumed = checkpoint.load(run) if resume else None
     chosen = _STRATEGY_CLASSES[strategy](run, submit)
     try:
@@ -350,6 +351,7 @@ def _check_scale(problem):
 
 
 def _check_args(problem, eps, interval):
+    problem_instance(problem)
     if not (is_real(eps) and math.isfinite(eps) and eps > 0):
         raise InputError(f"eps must be a positive finite number; got {eps!r}")
     lo, hi = number_pair("interval", problem.default_interval() if interval is None else interval)

@@ -47,6 +47,8 @@ class Checkpoint:
 
     def __init__(self, file, problem, run_key, inputs=()):
         self.file = Path(file)
+        if self.file.is_dir():
+            raise InputError(f"the checkpoint {self.file} is a folder: name a file in it (e.g. {self.file / 'run.npz'})")
         self.problem = problem
         self.inputs = tuple(inputs)
         self.key = dict(run_key, problem=problem.name, options=problem.options(),

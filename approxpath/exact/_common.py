@@ -272,7 +272,7 @@ class _Data:
             raise InputError(f"X must be (n, d) and y (n,) with the same n; got {X.shape} and {y.shape}")
         if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
             raise InputError("X and y must be finite: clean or impute the data first")
-        if not (math.isfinite(nu) and nu >= 0):
+        if isinstance(nu, bool) or not (isinstance(nu, (int, float, np.floating)) and math.isfinite(nu) and nu >= 0):
             raise InputError(f"ridge nu must be >= 0 and finite; got {nu!r}")
         self.X = X
         self.D = sq_distances(X)
@@ -297,7 +297,17 @@ class _Data:
 
 
 def _check_positive(name, value):
-    if value is None or not (isinstance(value, (int, float, np.floating)) and math.isfinite(value) and value > 0):
+    if isinstance(value, bool) or value is None or not (isinstance(value, (int, float, np.floating))
+                                                        and math.isfinite(value) and value > 0):
         raise InputError(f"{name} must be a positive finite number; got {value!r}")
     return float(value)
+
+
+def _count_or_none(name, value):
+    """``value`` as a non-negative int, None stays None; ``InputError`` otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InputError(f"{name} must be a non-negative integer (or None: no limit); got {value!r}")
+    return int(value)
 

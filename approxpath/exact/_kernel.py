@@ -10,10 +10,10 @@ import numpy as np
 from approxpath.compute.parallelism import managed
 from approxpath.compute.kernels import gaussian, kernel_rows
 from approxpath.numerics import weight_resolution
-from approxpath.validate import positive_range
+from approxpath.validate import flag, is_real, positive_range
 
 from ._common import (_ACTIVE_REL, _EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive,
-                      _Data, _g_slack)
+                      _count_or_none, _Data, _g_slack)
 from ._lambda import lambda_path
 from ._linalg import _copies, _kkt_matrix, _refuse_copies, _solve
 from ._screen import _Screen, _TaylorScreen
@@ -236,21 +236,23 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
     t_start = time.perf_counter()
     lam = _check_positive("lam", lam)
     lo, hi = positive_range("interval", interval, "interval must be a pair (lo, hi) of bandwidths t")
-    t0 = lo if start is None else float(start)
+    t0 = lo if start is None else _check_positive("start", start)
     if not lo <= t0 <= hi:
         raise InputError(f"start = {t0!r} must lie in the interval [{lo!r}, {hi!r}]")
-    if not 0 < theta < 1:
+    if not (is_real(theta) and 0 < theta < 1):
         raise InputError(f"theta must lie in (0, 1); got {theta!r}")
-    if not 0 < eps < 1 - theta:
+    if not (is_real(eps) and 0 < eps < 1 - theta):
         raise InputError(f"eps must lie in (0, 1 - theta); got {eps!r}")
-    if marginal is not None and not 0 < marginal < 1:
+    screen = flag("screen", screen)
+    if marginal is not None and not (is_real(marginal) and 0 < marginal < 1):
         raise InputError(f"marginal (xi) must lie in (0, 1); got {marginal!r}")
     data = _Data(X, y, lam, nu)
     floor = weight_resolution(data.y - data.ybar)
     if lam <= floor:  # the same floor as the certified klasso path's (KernelProblem.check_weights)
         raise InputError(f"lam = {lam:g} is below {floor:.3g}, the rounding error of the loss's gradient: in double "
                          f"precision the penalty cannot be told from 0 there; use lam > {floor:.3g}")
-    max_events = _EVENTS_PER_POINT * data.n if max_events is None else int(max_events)
+    max_events = _count_or_none("max_events", max_events)
+    max_events = _EVENTS_PER_POINT * data.n if max_events is None else max_events
     tracer = _KernelTracer(data, float(theta), float(eps), marginal, max_events,
                            screen=bool(screen) and _TaylorScreen.fits(data.n))
 

@@ -19,7 +19,8 @@ from approxpath.compute.kernels import gaussian
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import is_real
 
-from ._common import (_EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive, _Data)
+from ._common import (_EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive,
+                      _count_or_none, _Data)
 from ._linalg import _ActiveFactor, _FactorBroken, _copies, _kkt_matrix, _refuse_copies, _solve
 
 __all__ = ["lambda_path"]
@@ -93,15 +94,6 @@ def lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmarks
     """
     return _lambda_path(X, y, bandwidth, lam_min, max_events=max_events, max_landmarks=max_landmarks,
                         target_mse=target_mse, X_val=X_val, y_val=y_val, nu=nu)
-
-
-def _count_or_none(name, value):
-    """``value`` as a non-negative int, None stays None; ``InputError`` otherwise."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise InputError(f"{name} must be a non-negative integer (or None: no limit); got {value!r}")
-    return int(value)
 
 
 class _Validation:

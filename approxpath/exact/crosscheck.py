@@ -33,7 +33,7 @@ from approxpath.compute.parallelism import managed
 from approxpath.errors import InputError
 from approxpath.moving import value_at
 from approxpath.problem import convex_combination
-from approxpath.validate import is_count
+from approxpath.validate import flag, is_count, problem_instance
 
 from ._claimed import read_claimed, write_claimed
 
@@ -323,6 +323,8 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
     CrossCheckReport
     """
     t0 = time.perf_counter()
+    problem_instance(problem)
+    relative, linear = flag("relative", relative), flag("linear", linear)
     if np.iscomplexobj(t):
         raise InputError(f"t must hold real numbers; got {np.asarray(t).dtype}")
     t = np.asarray(t, dtype=float).reshape(-1)
@@ -337,6 +339,9 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
     if not is_count(samples):
         raise InputError(f"samples must be a positive integer (interior points per linear segment, "
                          f"default {DEFAULT_SAMPLES}); got {samples!r}")
+    if primals is None or isinstance(primals, (str, bytes)):
+        raise InputError(f"primals must be the claimed solutions (a sequence of {problem.name}'s Primal, or a dict of "
+                         f"arrays with one row per point); got {primals!r}")
     if not isinstance(primals, dict):
         primals = list(primals)
         if len(primals) != t.size:
@@ -346,7 +351,10 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
     order = np.argsort(t, kind="stable")
     t, primals = t[order], [primals[i] for i in order]
     if cond is not None:
-        cond = np.asarray(cond, dtype=float)[order]
+        cond = np.asarray(cond)
+        if cond.dtype.kind not in "biuf" or cond.shape != (t.size,):
+            raise InputError(f"cond must hold one number per point ({t.size}); got shape {cond.shape} of {cond.dtype}")
+        cond = cond.astype(float)[order]
 
     def limit(scale):
         return tol * scale if relative else tol

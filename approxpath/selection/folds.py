@@ -102,6 +102,9 @@ def _splits(cv, X, y, groups, classify, shuffle=None):
             test = np.empty(n, dtype=int)
             test[order] = np.repeat(np.arange(k), np.full(k, n // k) + (np.arange(k) < n % k))
         return [(np.flatnonzero(test != i), np.flatnonzero(test == i)) for i in range(k)]
+    if isinstance(cv, (bool, str, numbers.Real)):  # (scikit-learn's words: "n_splits=1", or a TypeError)
+        raise InputError(f"cv must be a number of folds (an int >= 2), a scikit-learn splitter or an iterable of "
+                         f"(train, test) index arrays; got {cv!r}")
     try:
         from sklearn.model_selection import check_cv
     except ImportError as exc:  # pragma: no cover - depends on the environment

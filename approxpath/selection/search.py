@@ -203,11 +203,12 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     -------
     Selection
     """
-    from ..validate import count, flag, number_pair, positive
+    from ..validate import count, flag, number_pair, positive, problem_instance
 
     t0 = time.perf_counter()
+    problem_instance(problem)
     _check_path_options(path_options)
-    relative = flag("relative", relative)
+    relative, strict = flag("relative", relative), flag("strict", strict)
     if eps is None:
         if relative:  # (a relative flag without its eps would be silently dropped or taken as the default)
             raise InputError("a relative eps needs eps given (the default eps is 1e-3 of the zero model's "

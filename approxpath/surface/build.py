@@ -22,7 +22,7 @@ from ..compute.parallelism import managed, threads
 from ..progress import count_bar
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..numerics import STORED_PAD, round_up, stored_bound
-from ..validate import count, flag, is_real, positive_range
+from ..validate import count, flag, is_real, positive_range, problem_instance
 from .engine import Engine, check_weight_range, cut_weight
 from .result import Surface, SurfaceCell
 
@@ -136,6 +136,7 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
     Surface
     """
     t_start = time.perf_counter()
+    problem_instance(problem)
     if not (is_real(eps) and math.isfinite(eps) and eps > 0):
         raise InputError(f"eps must be a positive finite number; got {eps!r}")
     relative = flag("relative", relative)

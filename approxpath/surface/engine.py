@@ -18,6 +18,7 @@ from ..cells import CellBound
 from ..driver.run import Budget, Run
 from ..driver.strategies import STRATEGIES
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
+from ..validate import problem_instance
 
 __all__ = ["Engine", "Piece", "check_bandwidth_problem", "check_weight_range", "cut_weight"]
 
@@ -94,8 +95,9 @@ class _WarmRun(Run):
 
 
 def check_bandwidth_problem(problem):
-    """:class:`InputError` unless ``problem`` sweeps the bandwidth (a surface sets its weight)."""
-    if not problem.sweep.along_bandwidth:
+    """:class:`InputError` unless ``problem`` (a problem instance) sweeps the bandwidth (a surface
+    sets its weight)."""
+    if not problem_instance(problem).sweep.along_bandwidth:
         raise InputError(f"a surface sweeps the bandwidth and {problem.bound.weight}: build {problem.name} with "
                          "parameter='bandwidth' (its weight is set per cell)")
 

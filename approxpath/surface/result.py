@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..certificate.surface import CELL_FIELDS, CELL_KINDS, SURFACE, SURFACE_FORMAT, read_surface
+from ..errors import InputError
 from ..moving import combine, value_at
 from ..result import CertifiedResult, check_claims
 from ..selection.result import SelectionResult
@@ -111,30 +112,41 @@ class Surface(CertifiedResult):
         """The name of the weight option (``c``, ``lam``)."""
         return self.meta.get("weight")
 
-    def cell_at(self, t, w):
-        """A cell containing ``(t, w)`` (the first found where edges are shared)."""
+    def _at(self, t, w):
+        """``(t, w, cell)``: the point checked (two numbers of the box) as Python floats, and a
+        cell containing it (the first found where edges are shared; a float32 point compared
+        with the cells' edges would round them)."""
+        from ..validate import is_real
+
         (t0, t1), (w0, w1) = self.box
+        if not (is_real(t) and is_real(w)):
+            raise InputError(f"t and {self.weight} must be one number each (a point of the box); got {t!r}, {w!r}")
+        t, w = float(t), float(w)
         if not (t0 <= t <= t1 and w0 <= w <= w1):
-            raise ValueError(f"({t!r}, {w!r}) is outside the surface's box [{t0!r}, {t1!r}] x [{w0!r}, {w1!r}]")
+            raise InputError(f"({t!r}, {w!r}) is outside the surface's box [{t0!r}, {t1!r}] x [{w0!r}, {w1!r}]")
         for c in self.cells:
             if c.contains(t, w):
-                return c
+                return t, w, c
         raise ValueError(f"no cell contains ({t!r}, {w!r}): the cells do not tile the box")
+
+    def cell_at(self, t, w):
+        """A cell containing ``(t, w)`` (the first found where edges are shared)."""
+        return self._at(t, w)[2]
 
     def _problem_at(self, w):
         return self._need_problem().with_weight(w)
 
     def primal(self, t, w):
         """The surface's primal point at ``(t, w)`` (slacks and the like filled in there)."""
-        problem = self._problem_at(w)
-        return problem.primal_at(value_at(self.cell_at(t, w).primal, t), t)
+        t, w, cell = self._at(t, w)
+        return self._problem_at(w).primal_at(value_at(cell.primal, t), t)
 
     def dual(self, t, w):
         """The surface's dual point at ``(t, w)`` (the cell's dual there: scaled by ``w / w_lo``
         where it grows with the weight, :class:`~approxpath.cells.CellBound`)."""
         from ..cells import CellBound
 
-        cell = self.cell_at(t, w)
+        t, w, cell = self._at(t, w)
         scale = CellBound(self.problem.bound).dual_scale(w, cell.w_lo)
         point = value_at(combine([value_at(cell.dual, t)], [[scale]], (t, t)), t)
         return self._problem_at(w).dual_at(point, t)
@@ -145,6 +157,7 @@ class Surface(CertifiedResult):
 
     def objectives(self, t, w):
         """``(primal objective, dual objective)`` of the surface's pair at ``(t, w)``."""
+        t, w, _ = self._at(t, w)
         problem = self._problem_at(w)
         return problem.primal_objective(self.primal(t, w), t), problem.dual_objective(self.dual(t, w), t)
 
@@ -299,9 +312,10 @@ def load_surface(file, X=None, y=None, verify=True):
     InputError
         Not a well-formed surface certificate, or one that does not verify.
     """
-    from ..certificate.verify import check_data, embedded_data
+    from ..certificate.verify import check_data, embedded_data, given_data
     from ..registry import get_problem
 
+    given_data(X, y)
     arrays, meta = read_surface(file)
     if X is None and embedded_data(arrays) is not None:
         X, y = embedded_data(arrays)

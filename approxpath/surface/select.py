@@ -240,6 +240,9 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
 
     t0 = time.perf_counter()
     check_bandwidth_problem(problem)
+    strict = flag("strict", strict)
+    if solver is not None:
+        problem.backend_names(solver)  # (a name checked before the first solve, not at it)
     closed = getattr(problem.bound, "CLOSED_FORM_CRITERIA", {})
     validation = cv is not None or X_val is not None
     check_shuffle(cv, X_val, shuffle)
