@@ -362,12 +362,15 @@ def load_path(file, X=None, y=None, verify=True):
         The file is not a readable, well-formed certificate (:func:`layout_errors`), or it does
         not verify.
     """
+    from .certificate.surface import is_surface
     from .certificate.verify import embedded_data, given_data
     from .validate import flag
 
     given_data(X, y)
     verify = flag("verify", verify)
     arrays, meta = read_certificate(file)
+    if is_surface(meta):  # (its meta's errors as a path's would be listed otherwise)
+        raise InputError(f"{str(file)!r} is a surface certificate, not a path's: read it with approxpath.load_surface")
     errors = layout_errors(arrays, meta)
     if errors:
         raise InputError(f"{str(file)!r} is not a valid certificate: " + "; ".join(errors))

@@ -159,3 +159,16 @@ def test_a_float32_point_gets_the_cell_and_the_pair_of_its_value():
             surface.cell_at(bad, 0.1)
     with pytest.raises(approxpath.InputError, match="outside the surface's box"):
         surface.gap_bound(3.0, 0.1)
+
+
+def test_a_surface_certificate_given_to_load_path_is_named(tmp_path):
+    """load_path listed the surface's meta as a path's errors ("meta lacks 'interval'; ..."),
+    while load_surface of a path's certificate already named it."""
+    X, y = _data("sinc")
+    problem = approxpath.get_problem("klasso")(X, y, lam=0.1)
+    file = approxpath.approximate_surface(problem, 0.3, weights=(0.05, 0.1), bandwidths=(0.5, 1.0)).save(
+        tmp_path / "s.npz")
+    with pytest.raises(approxpath.InputError, match="is a surface certificate, not a path's: read it with "
+                                                    "approxpath.load_surface$"):
+        approxpath.load_path(file)
+    assert approxpath.load_surface(file).certified
