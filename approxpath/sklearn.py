@@ -27,7 +27,7 @@ from sklearn.utils.validation import validate_data
 
 from ._estimator_base import SPARSE, KernelPathBase, dense, fitting, loss_tol
 from ._ridge_estimator import KernelPathRidge
-from .validate import choice, positive, positive_range
+from .validate import as_training_labels, choice, positive, positive_range
 
 __all__ = ["KernelPathSVC", "KernelPathRegressor", "KernelPathRidge"]
 
@@ -153,10 +153,10 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
 
     def _encode(self, y):
         """Classes to the problem's labels -1 (``classes_[0]``) and +1 (``classes_[1]``)."""
-        unknown = ~np.isin(y, self.classes_)
-        if unknown.any():
-            raise ValueError(f"y_val contains labels not seen in y: {np.unique(y[unknown])[:5]}")
-        return np.where(y == self.classes_[1], 1.0, -1.0)
+        y_pm, unknown = as_training_labels(y, self.classes_)
+        if unknown.size:
+            raise ValueError(f"y_val contains labels not seen in y: {unknown[:5]}")
+        return y_pm
 
     def _check_training_targets(self, y):
         if np.unique(y).size < 2:

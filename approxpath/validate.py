@@ -16,7 +16,7 @@ from .errors import InputError, did_you_mean
 __all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels",
            "check_validation", "choice", "flag", "number_pair", "positive",
            "positive_range", "count", "finite_number", "check_gram_problem", "real_targets", "nonnegative_weights",
-           "problem_instance"]
+           "problem_instance", "as_training_labels"]
 
 
 def problem_instance(value, name="problem"):
@@ -285,7 +285,16 @@ def binary_labels(y, who="kernel_svm"):
         pass
     low, high = values.tolist()  # Python scalars: 0, not np.int64(0)
     warnings.warn(f"{who}: labels {low!r} -> -1 and {high!r} -> +1", stacklevel=4)
-    return values, np.where(y == values[1], 1.0, -1.0)
+    return values, as_training_labels(y, values)[0]
+
+
+def as_training_labels(y, labels):
+    """``(y_pm, unknown)``: ``y`` as -1/+1 floats by the two training classes ``labels`` (sorted,
+    as :func:`binary_labels` gives them: ``labels[1]`` to +1, anything else to -1), and the
+    values of ``y`` that are neither class (sorted; empty when there are none), for the caller
+    to refuse in its own words."""
+    y = np.asarray(y)
+    return np.where(y == labels[1], 1.0, -1.0), np.unique(y[~np.isin(y, labels)])
 
 
 def check_gram_problem(who, K, y, lam):

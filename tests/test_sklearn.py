@@ -264,3 +264,10 @@ def test_a_choice_at_an_end_of_t_range_is_warned_about_without_cv(t_range, side)
         warnings.simplefilter("error")  # a choice inside the range: no warning
         inside = KernelPathSVC(t_range=(0.05, 20.0), random_state=0).fit(X, y)
     assert 0 < inside.validation_curve_.best_index < inside.validation_curve_.t.size - 1
+
+
+def test_validation_labels_not_seen_in_training_are_refused(two_class):
+    X, y = two_class
+    y_val = np.array(["yes", "maybe", "no", "never"])
+    with pytest.raises(ValueError, match=r"^y_val contains labels not seen in y: \['maybe' 'never'\]$"):
+        KernelPathSVC(C=1.0, t_range=(0.5, 2.0)).fit(X, y, X_val=X[:4], y_val=y_val)

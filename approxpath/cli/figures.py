@@ -179,18 +179,20 @@ def _values_text(values, shown=5):
 
 def _validation_targets(problem, y_val):
     """``y_val`` as the problem sees its targets: a classifier's (``problem.labels``, its two
-    training classes) mapped as its training labels are (``labels[1]`` to +1, ``labels[0]`` to
-    -1, :func:`approxpath.validate.binary_labels`); :class:`InputError` for a label that is not a
-    training class (another class was counted as -1, silently)."""
+    training classes) mapped as its training labels are
+    (:func:`approxpath.validate.as_training_labels`); :class:`InputError` for a label that is not
+    a training class (another class was counted as -1, silently)."""
     labels = getattr(problem, "labels", None)
     if labels is None:
         return y_val
-    y_val = np.asarray(y_val)
-    found = np.unique(y_val)
-    if not np.all(np.isin(found, labels)):
+    from ..validate import as_training_labels
+
+    y_pm, unknown = as_training_labels(y_val, labels)
+    if unknown.size:
+        found = np.unique(y_val)
         raise InputError(f"the validation labels must be the training classes ({_values_text(labels)}); found "
                          f"{found.size} value(s) ({_values_text(found)})")
-    return np.where(y_val == labels[1], 1.0, -1.0)
+    return y_pm
 
 
 def _check_validation_args(args):

@@ -254,7 +254,7 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
     max_events = _count_or_none("max_events", max_events)
     max_events = _EVENTS_PER_POINT * data.n if max_events is None else max_events
     tracer = _KernelTracer(data, float(theta), float(eps), marginal, max_events,
-                           screen=bool(screen) and _TaylorScreen.fits(data.n))
+                           screen=screen and _TaylorScreen.fits(data.n))
 
     if isinstance(start_solution, str) and start_solution == "lambda-path":
         lp = lambda_path(X, y, t0, lam, nu=nu)
