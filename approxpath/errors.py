@@ -56,11 +56,12 @@ class DuplicateProblemError(ValueError):
 
 def did_you_mean(value, choices, n=1):
     """``"; did you mean 'x'?"`` naming the closest of ``choices`` to ``value`` (up to ``n`` of
-    them), or ``""`` when none is close: the tail of every unknown-name error.  Close: similar
+    them), or ``""`` when none is close: the tail of every unknown-name error.  Close: the same
+    name in other case (``C`` for ``c``, as scikit-learn spells it), else similar
     (:func:`difflib.get_close_matches`), else one name the start of the other (``tolerance``
     for ``tol``, ``--data-file`` for ``--data``; three characters past any dashes at least)."""
     value, names = str(value), [str(c) for c in choices]
-    close = difflib.get_close_matches(value, names, n=n)
+    close = [c for c in names if c.lower() == value.lower()][:n] or difflib.get_close_matches(value, names, n=n)
     if not close and len(value.lstrip("-")) >= 3:
         close = [c for c in names if len(c.lstrip("-")) >= 3 and (value.startswith(c) or c.startswith(value))][:n]
     return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""

@@ -16,7 +16,7 @@ from .errors import InputError, did_you_mean
 __all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels",
            "check_validation", "choice", "flag", "number_pair", "positive",
            "positive_range", "count", "finite_number", "check_gram_problem", "real_targets", "nonnegative_weights",
-           "problem_instance", "as_training_labels"]
+           "problem_instance", "as_training_labels", "file_name"]
 
 
 def problem_instance(value, name="problem"):
@@ -26,6 +26,18 @@ def problem_instance(value, name="problem"):
         make = f"{value.__name__}(X, y, ...)" if isinstance(value, type) else "approxpath.get_problem(name)(X, y, ...)"
         raise InputError(f"{name} must be a problem instance, e.g. {make}; got {_one_line(value)}")
     return value
+
+
+def file_name(what, value):
+    """``value`` as a :class:`~pathlib.Path`, or :class:`InputError` unless it is a non-empty
+    name: a str or an ``os.PathLike`` (``None``, a number or ``b"..."`` failed inside pathlib
+    with a TypeError; ``""`` is the current folder)."""
+    import os
+    from pathlib import Path
+
+    if not isinstance(value, (str, os.PathLike)) or not str(value):
+        raise InputError(f"{what} must be a file name (a non-empty str or path), e.g. 'cert.npz'; got {value!r}")
+    return Path(value)
 
 
 def is_real(value):

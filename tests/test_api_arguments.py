@@ -177,3 +177,30 @@ def test_meta_is_checked_before_the_run(meta, match):
     path = approxpath.approximate_path(problem, eps=0.2, interval=(1.0, 2.0),
                                        meta={"run": "figure 3", "data_file": None, "format": "csv"})
     assert path.meta["run"] == "figure 3" and path.meta["problem"] == "klasso" and "machine" in path.meta
+
+
+@pytest.mark.parametrize("seeds", ["x", [1.0, 2.0], 3, {"a": 1}])
+def test_seeds_must_be_a_dict_of_parameter_values(seeds):
+    """``seeds="x"`` (or a list of t) failed with ``AttributeError: 'str' object has no attribute 'items'``."""
+    problem = approxpath.get_problem("klasso")(*make_sinc(n=20, seed=0), lam=0.1)
+    with pytest.raises(InputError, match=r"seeds must be a dict \{parameter value: \(primal, dual\)\}"):
+        approxpath.approximate_path(problem, eps=0.2, interval=(1.0, 2.0), seeds=seeds)
+
+
+@pytest.mark.parametrize("file", [None, 3, "", b"cert.npz"])
+def test_save_needs_a_file_name(ridge_path, file):
+    """``path.save(None)`` raised pathlib's TypeError; ``save("")`` said "'.' is a directory"."""
+    with pytest.raises(InputError, match=r"an output file must be a file name \(a non-empty str or path\)"):
+        ridge_path.save(file)
+
+
+@pytest.mark.parametrize("call", [
+    lambda f: approxpath.verify(f),
+    lambda f: approxpath.load_path(f),
+    lambda f: approxpath.approximate_path(_ridge(), eps=0.5, interval=(0.25, 4.0), checkpoint=f),
+])
+@pytest.mark.parametrize("file", [3, b"cert.npz"])
+def test_files_read_need_a_file_name(call, file):
+    """A certificate or checkpoint given as a number or bytes raised pathlib's TypeError."""
+    with pytest.raises(InputError, match=r"must be a file name \(a non-empty str or path\)"):
+        call(file)

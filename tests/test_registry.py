@@ -73,6 +73,8 @@ def test_entry_point_duplicate_names_the_distribution(monkeypatch):
     ("klasso", dict(lam=0.1, dual_restoration="movin"), "did you mean 'moving'"),
     ("robust_l1", dict(lam=0.1, dual_restoration="projektion"), "did you mean 'projection'"),
     ("klasso", dict(lamb=0.1), "did you mean 'lam'"),
+    ("kernel_svm", dict(C=0.1), "did you mean 'c'"),  # scikit-learn's spelling: one letter, difflib finds none
+    ("klasso", dict(LAM=0.1), "did you mean 'lam'"),
 ])
 def test_unknown_choices_suggest_the_closest(name, options, hint):
     import numpy as np

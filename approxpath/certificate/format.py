@@ -20,13 +20,12 @@ from __future__ import annotations
 import json
 import math
 import zipfile
-from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
 from ..moving import MAX_DEGREE, MAX_POINTS
-from ..validate import is_stored_count
+from ..validate import file_name, is_stored_count
 from .output import check_output, remove_stale_temps, write_npz  # noqa: F401 (the writing half of the format)
 
 __all__ = ["KINDS", "FORMAT_VERSION", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "size_mismatches", "check_output",
@@ -197,7 +196,7 @@ def _size_errors(heads, meta, shape=None):
 def _open_archive(file):
     """The zip archive of the certificate ``file``, opened after the checks that need no parsing
     of its directory: a regular file, a zip's signature, at most :data:`_MAX_MEMBERS` members."""
-    path = Path(file)
+    path = file_name("a certificate", file)
     if not path.exists():
         raise FileNotFoundError(f"certificate {str(file)!r} does not exist")
     if not path.is_file():

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..validate import file_name
 
 __all__ = ["check_output", "check_outputs", "remove_stale_temps", "write_atomic", "write_npz"]
 
@@ -27,7 +28,7 @@ def check_output(file, inputs=()):
     """:class:`~approxpath.errors.InputError` unless ``file`` may receive a certificate: it is
     not a directory, a device, a pipe or a socket, and not one of the ``inputs`` (the data file);
     ``FileNotFoundError`` when its folder does not exist.  Call it before a long run."""
-    file = Path(file)
+    file = file_name("an output file", file)
     if file.exists():
         mode = os.stat(file).st_mode
         if stat.S_ISDIR(mode):
@@ -119,7 +120,7 @@ def write_atomic(file, write, inputs=(), durable=True):
         The folder cannot be written (full disk, read-only, no permission): the message names
         ``file``, not the temporary file.
     """
-    file = Path(file)
+    file = file_name("an output file", file)
     check_output(file, inputs)
     remove_stale_temps(file)
     tmp = file.parent / f".{file.name}.{os.getpid()}.tmp"

@@ -22,6 +22,7 @@ from ..compute.parallelism import managed
 from ..data import data_sha256
 from ..errors import InputError
 from ..progress import count_bar
+from ..validate import file_name
 from .claims import claim_failures, target
 from .requirements import check_requirements, requirement_failures
 from .fields import layout_errors
@@ -300,9 +301,11 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
         Data that are no data, that do not match the certificate (:class:`DataMismatch`), or
         a requirement that is not well formed (``eps`` not a positive number, ``relative`` not a
         bool or without ``eps``, an interval or box side with ``lo > hi``, a hash that is not
-        text: :func:`~approxpath.certificate.requirements.check_requirements`).
+        text: :func:`~approxpath.certificate.requirements.check_requirements`), or a ``file``
+        that is no file name (None, a number).
     """
     check_requirements(eps, relative, interval, data_sha256, box)  # a usage error before the file is read
+    file_name("the certificate", file)
     given_data(X, y)
     arrays, meta, malformed = read_for_verify(file, None if X is None or y is None else _shape_of(X, y))
     if malformed:

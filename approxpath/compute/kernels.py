@@ -102,7 +102,8 @@ def gaussian(D, t, out=None):
     """:math:`\\exp(-t D)` entrywise; ``D`` of shape (n, m), ``t > 0``."""
     D = np.asarray(D, dtype=float)
     if D.ndim != 2:
-        return np.exp(-float(t) * D)
+        with np.errstate(over="ignore"):  # -t D overflowing to -inf gives exp = 0, the true value's rounding
+            return np.exp(-float(t) * D)
     out = np.empty_like(D) if out is None else out
     return _blocked(lambda rows: _exponentiate(D[rows], -float(t), out[rows]), out)
 
@@ -110,8 +111,10 @@ def gaussian(D, t, out=None):
 def _exponentiate(D, minus_t, out):
     """``out`` :math:`= \\exp(-tD)`, in the two steps every kernel entry is computed by (stored
     kernels and products' blocks alike: the same bits); no per-call work beyond them (a product
-    calls it per block, on threads that wait for each other's GIL)."""
-    return np.exp(np.multiply(D, minus_t, out=out), out=out)
+    calls it per block, on threads that wait for each other's GIL). A product ``-tD`` that overflows
+    to -inf gives exp = 0, which is the true value's rounding: no warning."""
+    with np.errstate(over="ignore"):
+        return np.exp(np.multiply(D, minus_t, out=out), out=out)
 
 
 def kernel_rows(D, t, W, rows=None):

@@ -163,6 +163,9 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         raise InputError("checkpoints are per run: use them without workers/chunks/executor")
     if resume and checkpoint is None:
         raise InputError("resume=True needs the checkpoint file to resume from")
+    if seeds is not None and not (isinstance(seeds, dict) and all(is_real(t) for t in seeds)):
+        raise InputError("seeds must be a dict {parameter value: (primal, dual)}, e.g. the one an earlier run "
+                         f"filled, or None; got {type(seeds).__name__} {seeds!r:.60}")
     t0 = time.perf_counter()
     budget = Budget(count("max_solves", max_solves), count("max_pieces", max_pieces), solve_time_limit)
     if solve_time_limit is not None and not (is_real(solve_time_limit) and solve_time_limit > 0):

@@ -342,26 +342,29 @@ class Certifier:
         run, bound = self.run, self.run.bound
         t0 = time.perf_counter()
         ratio = None
+        # an overflow in a candidate, its restoration or its bound ends as inf (not <= the target) or NaN, which
+        # stops the run at the gap naming the cause (driver.run._FiniteBound): numpy's warnings would only precede it
         try:
-            for pair, anchors in cands(l, h):
-                p, d = run.problem.restore(*pair, l, h)
-                if not bound.interval_bound and l != h:
-                    g = self._sampled_gap(p, d, l, h)
-                    if g is not None:
-                        return PathPiece(l, h, p, d, g, "sampled", anchors), None
-                    continue
-                # a bound already at hand needs no screening at the ends
-                screen = l != h and (self.known_gap is None or self.known_gap(p, d, l, h) is None)
-                failed = self._end_fails(p, d, l, h) if screen else None
-                if failed is None:
-                    goal = run.target((p, d), l, h)
-                    bound_value = stored_bound(bound.gap(p, d, l, h), goal)
-                    if bound_value <= goal:
-                        return PathPiece(l, h, p, d, float(bound_value), "certified", anchors), bound_value / goal
-                    failed = bound_value / goal if goal > 0 else None
-                if failed is not None:
-                    ratio = failed if ratio is None else min(ratio, failed)
-            return None, ratio
+            with np.errstate(over="ignore", invalid="ignore"):
+                for pair, anchors in cands(l, h):
+                    p, d = run.problem.restore(*pair, l, h)
+                    if not bound.interval_bound and l != h:
+                        g = self._sampled_gap(p, d, l, h)
+                        if g is not None:
+                            return PathPiece(l, h, p, d, g, "sampled", anchors), None
+                        continue
+                    # a bound already at hand needs no screening at the ends
+                    screen = l != h and (self.known_gap is None or self.known_gap(p, d, l, h) is None)
+                    failed = self._end_fails(p, d, l, h) if screen else None
+                    if failed is None:
+                        goal = run.target((p, d), l, h)
+                        bound_value = stored_bound(bound.gap(p, d, l, h), goal)
+                        if bound_value <= goal:
+                            return PathPiece(l, h, p, d, float(bound_value), "certified", anchors), bound_value / goal
+                        failed = bound_value / goal if goal > 0 else None
+                    if failed is not None:
+                        ratio = failed if ratio is None else min(ratio, failed)
+                return None, ratio
         finally:
             run.certify_s += time.perf_counter() - t0
 

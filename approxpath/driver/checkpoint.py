@@ -27,6 +27,7 @@ from ..certificate.claims import claim_failures
 from ..data import data_sha256
 from ..errors import InputError
 from ..result import pieces_from_arrays, pieces_to_arrays
+from ..validate import file_name
 
 __all__ = ["Checkpoint", "EVERY", "discard_checkpoint"]
 
@@ -46,7 +47,7 @@ class Checkpoint:
     relative, interval, strategy): a checkpoint of another run is refused."""
 
     def __init__(self, file, problem, run_key, inputs=()):
-        self.file = Path(file)
+        self.file = file_name("the checkpoint", file)
         if self.file.is_dir():
             raise InputError(f"the checkpoint {self.file} is a folder: name a file in it (e.g. {self.file / 'run.npz'})")
         self.problem = problem

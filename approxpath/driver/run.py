@@ -62,14 +62,16 @@ class _FiniteBound:
         return getattr(self._bound, name)
 
     def gap(self, primal, dual, lo, hi=None):
-        g = self._checked(self._bound.gap(primal, dual, lo, hi), "gap bound", lo, hi)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow ends as inf (not <= eps) or NaN (stops)
+            g = self._checked(self._bound.gap(primal, dual, lo, hi), "gap bound", lo, hi)
         contradiction = weak_duality_violation(self._bound, g, dual, lo, hi)
         if contradiction:  # no eps can be met by a wrong dual's bounds: stop, naming the declaration
             raise WeakDualityError(f"{self._problem.name}: {contradiction}")
         return g
 
     def dual_floor(self, dual, lo, hi=None):
-        return self._checked(self._bound.dual_floor(dual, lo, hi), "lower bound of the optimal value", lo, hi)
+        with np.errstate(over="ignore", invalid="ignore"):  # as in gap: NaN stops the run, naming the cause
+            return self._checked(self._bound.dual_floor(dual, lo, hi), "lower bound of the optimal value", lo, hi)
 
     def _checked(self, value, what, lo, hi):
         if value != value:
@@ -142,8 +144,9 @@ class Run:
 
     @staticmethod
     def t(s):
-        """Inverse of :meth:`s`."""
-        return float(np.exp(s))
+        """Inverse of :meth:`s` (inf past the largest float: :meth:`ahead` clips it to the end)."""
+        with np.errstate(over="ignore"):
+            return float(np.exp(s))
 
     @staticmethod
     def mid(a, b):
