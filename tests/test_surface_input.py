@@ -46,7 +46,8 @@ def test_a_surface_s_eps_too_small_is_named_and_advised_in_the_caller_s_units(si
     with pytest.raises(EpsilonTooSmallError) as info:
         approxpath.approximate_surface(problem, _TINY, relative=relative, max_solves=50, **_BOX)
     text, exc = str(info.value), info.value
-    assert text.startswith(f"eps = {_TINY:g} is too small") and "5e-13" not in text
+    assert text.startswith(f"eps = {_TINY:g}{' relative' * relative} is too small for the bandwidth path at lam = ")
+    assert "5e-13" not in text
     advice = _advice(text)
     assert exc.allowed * advice / _TINY >= exc.gap  # the solve's allowance at the advised eps holds its gap
     assert exc.needed == pytest.approx(exc.gap / _ANCHOR_SHARE / _SHARE, rel=1e-12)  # (absolute, as the path's)

@@ -120,11 +120,17 @@ class Run:
         at a larger ε): used where a strategy asks for that point (:meth:`exact`, if the pair
         meets this run's target there; not counted as a solve of this run), and
         :meth:`next_seed` offers them as segment ends.
+    share : (float, str), optional
+        ``(s, what)``: this run is ``what`` (e.g. "the bandwidth path at lam = 0.5"), given the
+        share ``s`` of the caller's ε (``eps`` is ``s`` times it).  Messages about ε then name
+        and advise the caller's ε (every need is linear in ``eps``, absolute or relative).
     """
 
-    def __init__(self, problem, eps, relative, lo, hi, solver, budget, progress=None, anchors=None, seeds=None):
+    def __init__(self, problem, eps, relative, lo, hi, solver, budget, progress=None, anchors=None, seeds=None,
+                 share=(1.0, "")):
         self.problem, self.bound = problem, _FiniteBound(problem.bound, problem)
         self.eps, self.relative, self.lo, self.hi = eps, relative, lo, hi
+        self.share = share
         self.solver, self.budget, self.progress = solver, budget, progress
         self.anchors = dict(anchors or {})
         self.seeds = {t: pair for t, pair in (seeds or {}).items() if lo <= t <= hi and t not in self.anchors}
@@ -202,10 +208,10 @@ class Run:
                 f"proven lower bound, is {goal / self.eps:.3g}; the optimum is 0 where the zero model is optimal, "
                 "e.g. targets y all 0): use an absolute eps")
         if not g <= _ANCHOR_SHARE * goal:
-            exc = EpsilonTooSmallError(f"eps = {self.eps:g} is too small: {self._too_small(g, goal, t)}")
+            exc = EpsilonTooSmallError(f"{self._too_small_head()}: {self._too_small(g, goal, t)}")
             # (a selection and an estimator word their own stop from these; ``needed``: the
-            # absolute eps that would carry the solve)
-            exc.t, exc.gap, exc.allowed, exc.needed = t, g, _ANCHOR_SHARE * goal, g / _ANCHOR_SHARE
+            # absolute eps, of the caller's, that would carry the solve)
+            exc.t, exc.gap, exc.allowed, exc.needed = t, g, _ANCHOR_SHARE * goal, g / _ANCHOR_SHARE / self.share[0]
             raise exc
         self.anchors[t] = pair
         if self.checkpoint is not None:
@@ -215,31 +221,44 @@ class Run:
     def _eps_text(self):
         return f"eps = {self.eps:g}" + (" relative" if self.relative else "")
 
+    def _too_small_head(self):
+        """``"eps = 0.1 is too small"``, in the caller's ε (:attr:`share`)."""
+        s, what = self.share
+        if s == 1.0:
+            return f"{self._eps_text()} is too small"
+        return (f"eps = {self.eps / s:g}{' relative' if self.relative else ''} is too small for {what}, "
+                f"which gets {s:g} of it")
+
+    def _advise(self, need):
+        """``"eps >= x"``: the caller's ε that carries a need of ``need`` in this run's."""
+        return f"eps >= {round_up(need / self.share[0]):.3g}"
+
     def _too_small(self, g, goal, t):
         """Why an exact solve with gap ``g`` cannot carry a path whose target there is ``goal``."""
         at = f"the exact solve at {shown_name(self.problem.parameter)} = {t:.6g}"
         if not self.relative:
-            return f"{at} only certifies a gap of {g:.3g}; use eps >= {round_up(g / _ANCHOR_SHARE):.3g}"
+            return f"{at} only certifies a gap of {g:.3g}; use {self._advise(g / _ANCHOR_SHARE)}"
         floor = goal / self.eps  # the proven lower bound of the optimal value there
         need = g / _ANCHOR_SHARE / floor
         if need >= 1:  # a relative eps of 100 % or more says nothing: the optimum is ~0 there
             return (f"{at} certifies a gap of {g:.3g} while the optimal value is only "
                     f"proven >= {floor:.3g} there (nearly 0), so no relative eps below 1 holds: use an absolute "
-                    f"eps >= {round_up(g / _ANCHOR_SHARE):.3g}")
+                    f"{self._advise(g / _ANCHOR_SHARE)}")
         return (f"{at} only certifies a gap of {g:.3g} (relative {g / floor:.3g} of the "
-                f"optimal value's lower bound {floor:.3g}); use eps >= {round_up(need):.3g}")
+                f"optimal value's lower bound {floor:.3g}); use {self._advise(need)}")
 
     def below_floor(self, t, ratio):
         """The :class:`EpsilonTooSmallError` where no piece next to the exact solve at ``t``,
         however narrow, is certified: the best bound there is ``ratio`` times the target."""
         need = ratio * self.eps / _ANCHOR_SHARE
         exc = EpsilonTooSmallError(
-            f"{self._eps_text()} is too small: no piece next to the exact solve at "
+            f"{self._too_small_head()}: no piece next to the exact solve at "
             f"{shown_name(self.problem.parameter)} = {t:.6g} is certified however narrow (the best bound there is "
             f"{ratio:.3g} times the target: its rounding allowances do not shrink with the piece); use "
-            f"eps >= {round_up(need):.3g}")
+            f"{self._advise(need)}")
         goal = self.target(self.anchors[t], t, t)
-        exc.t, exc.gap, exc.allowed, exc.needed = t, ratio * goal, goal, ratio * goal / _ANCHOR_SHARE  # (as in exact)
+        exc.t, exc.gap, exc.allowed = t, ratio * goal, goal  # (as in exact)
+        exc.needed = ratio * goal / _ANCHOR_SHARE / self.share[0]
         return exc
 
     def next_seed(self, a, b):

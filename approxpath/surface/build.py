@@ -14,14 +14,13 @@ weight.
 from __future__ import annotations
 
 import math
-import re
 import time
 
 from ..certificate.fields import caller_meta
 from ..compute.parallelism import managed, threads
 from ..progress import count_bar
-from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
-from ..numerics import STORED_PAD, round_up, stored_bound
+from ..errors import BudgetExceededError, InputError
+from ..numerics import STORED_PAD, stored_bound
 from ..validate import count, flag, is_real, positive_range, problem_instance
 from .engine import Engine, check_weight_range, cut_weight
 from .result import Surface, SurfaceCell
@@ -63,23 +62,6 @@ def _cut(engine, k, run, wl, wh):
             return wm, gaps
         top = wm
     return wm, None
-
-
-def _in_surface_eps(exc, eps, weight, w):
-    """``exc``, the :class:`EpsilonTooSmallError` of a strip's path at the weight ``w`` (run at
-    :data:`_SHARE` of ``eps``), worded in ``eps``: the eps it names is ``eps``, and each advice
-    ``eps >= x`` becomes ``x / _SHARE`` (the path's needs are linear in its eps, absolute or
-    relative); its attributes kept (``needed``: the absolute eps, scaled the same)."""
-    head = re.escape(f"eps = {_SHARE * eps:g}")  # (the path's own wording: :meth:`Run.exact`, :meth:`Run.below_floor`)
-    text = re.sub(rf"^{head}( relative)? is too small", lambda m: f"eps = {eps:g}{m.group(1) or ''} is too small for "
-                  f"the bandwidth path at {weight} = {w:.6g}, which gets {_SHARE:g} of it", str(exc))
-    text = re.sub(r"eps >= ([0-9.]+(?:e[-+]?[0-9]+)?)",
-                  lambda m: f"eps >= {round_up(float(m.group(1)) / _SHARE):.3g}", text)
-    new = EpsilonTooSmallError(text)
-    new.__dict__.update(exc.__dict__)
-    if getattr(exc, "needed", None) is not None:
-        new.needed = exc.needed / _SHARE
-    return new
 
 
 def surface_meta(problem, meta=None):
@@ -192,10 +174,7 @@ def tile(engine, k, box, eps, relative, max_cells, finished):
     while todo:
         wl, wh, a, b, pieces = todo.pop()
         if pieces is None:
-            try:
-                pieces = engine.path(k, wl, a, b, _SHARE * eps, relative)
-            except EpsilonTooSmallError as exc:
-                raise _in_surface_eps(exc, eps, engine.problems[k].bound.weight, wl) from exc
+            pieces = engine.path(k, wl, a, b, eps, relative, share=_SHARE)
         run, passed = [], []  # the failing pieces of a run, and the passing ones since its last
         for p in pieces + [None]:  # (None closes the last run)
             if p is not None:

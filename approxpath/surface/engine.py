@@ -151,15 +151,17 @@ class Engine:
             found = self._at[k][w] = self.problems[k].with_weight(w)
         return found
 
-    def path(self, k, w, lo, hi, eps, relative=False):
+    def path(self, k, w, lo, hi, eps, relative=False, share=1.0):
         """The pieces of a certified bandwidth path of problem ``k`` at the weight ``w`` over
-        ``[lo, hi]`` with target ``eps`` (:class:`Piece`)."""
+        ``[lo, hi]`` with target ``share * eps`` (:class:`Piece`); an ε too small is named and
+        advised in ``eps`` (the caller's)."""
         left = self.max_solves - self.n_solves
         if left <= 0:
             raise self._spent()
         problem = self.problem_at(k, w)
-        run = _WarmRun(problem, eps, relative, lo, hi, self.solver, Budget(left, 200_000, None),
-                       solves=self.solves[k], weight=w)
+        what = f"the bandwidth path at {problem.bound.weight} = {w:.6g}"
+        run = _WarmRun(problem, share * eps, relative, lo, hi, self.solver, Budget(left, 200_000, None),
+                       solves=self.solves[k], weight=w, share=(share, what))
         try:
             pieces = STRATEGIES["interpolate"](run)(None)
         except BudgetExceededError as exc:  # the path's budget is what the engine has left
