@@ -329,10 +329,16 @@ class KernelBound(Bound):
         other.options = self.check_options({**self.options, self.weight: value})
         other.sweep = Sweep(self.parameter, self.weight, other.options.get("bandwidth"), other.options[self.weight])
         other._kernels = self.kernels
+        other._fresh_caches()
+        return other
+
+    def _fresh_caches(self):
+        """Every cache of :attr:`_transient` but the kernel provider and the held-out distances
+        emptied (each is rebuilt on use): what was computed from another weight's or another
+        provider's products is not used again."""
         for key in self._transient:
             if key not in ("_kernels", "_new_points"):
-                other.__dict__[key] = None
-        return other
+                self.__dict__[key] = None
 
     @property
     def family(self):
@@ -364,10 +370,12 @@ class KernelBound(Bound):
         """Kernel products from ``provider`` inside a ``with`` block (the same numbers computed
         elsewhere: :class:`approxpath.compute.distributed.SplitKernels`); the previous provider after it."""
         previous, self._kernels = self._kernels, provider
+        self._fresh_caches()  # (their values are the provider's: a device's are rounded otherwise)
         try:
             yield provider
         finally:
             self._kernels = previous
+            self._fresh_caches()
 
     @property
     def blocked(self):

@@ -14,7 +14,7 @@ import numpy as np
 from approxpath.bound import KernelBound, Option
 from approxpath.envelopes import difference_nodes, envelope_entry_error, max_abs_difference, split_envelope
 from approxpath.compute.caches import ProductMemo
-from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
+from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, margins_of
 from approxpath.validate import real_targets
 
 __all__ = ["RegressionBound", "KernelEnclosures", "SAFETY", "CHAIN", "combination_slack"]
@@ -95,11 +95,12 @@ class KernelEnclosures(KernelBound):
         if t_lo == t_hi:  # a point: |K c| itself, the summed magnitudes are K |c|
             K = self.gram(lo)
             return float(np.max(np.abs(K @ c) + entry + fp_margin(self.n, 1.0) * (K @ np.abs(c))))
-        P, N = split_envelope(self.remembered_products(), c, t_lo, t_hi)
+        products = self.remembered_products()
+        P, N = split_envelope(products, c, t_lo, t_hi)
         bound = max_abs_difference(P, N)
         # kernel entries (envelope_entry_error per unit of |c|), then the sums and the
-        # polynomials' arithmetic (CHAIN)
-        allowance = entry + fp_margin(self.n + CHAIN, 1.0) * (P.magnitude() + N.magnitude())
+        # polynomials' arithmetic (CHAIN); more margins for a device's products (margins_of)
+        allowance = margins_of(products) * (entry + fp_margin(self.n + CHAIN, 1.0) * (P.magnitude() + N.magnitude()))
         return float(np.max(bound + allowance))
 
     def _lines(self, C, W, err, lo, hi, envelopes=None):
@@ -112,14 +113,16 @@ class KernelEnclosures(KernelBound):
         from approxpath.moving import bernstein_at, coefficient_rounding
 
         C, W = np.asarray(C, dtype=float), np.asarray(W, dtype=float)
-        P, N = envelopes or split_envelope(self.remembered_products(), C, lo, hi)
+        products = self.remembered_products()
+        P, N = envelopes or split_envelope(products, C, lo, hi)
         xs, low, up = difference_nodes(P, N)  # (n, K, J + 1)
         w = bernstein_at(W, (xs - lo) / (hi - lo))  # (r, K, J + 1)
         mag = P.magnitude() + N.magnitude()  # (n, K)
         top = np.abs(w).max(axis=-1)  # (r, K)
         err = np.asarray(err, dtype=float) + coefficient_rounding(W)
         entry = self._entry_error(lo, hi) * (top @ np.abs(C).sum(axis=0))  # (r,)
-        allowance = entry[:, None] + fp_margin(self.n + CHAIN + 8, 1.0) * (top @ mag.T) + err @ mag.T
+        allowance = margins_of(products) * (entry[:, None] + fp_margin(self.n + CHAIN + 8, 1.0) * (top @ mag.T)) \
+            + err @ mag.T
         return xs, low, up, w, allowance
 
     @staticmethod
@@ -330,8 +333,9 @@ class KernelEnclosures(KernelBound):
         P, N = split_envelope(self.kernels.products, beta, t_lo, t_hi)
         xs, f_low, f_up = difference_nodes(P, N)  # enclose K_x beta
         # kernel entries (envelope_entry_error per unit of |beta|), then the sums and the
-        # polynomials' arithmetic (CHAIN)
-        allowance = entry + fp_margin(self.n + CHAIN, 1.0) * (np.abs(a) + P.magnitude() + N.magnitude())
+        # polynomials' arithmetic (CHAIN); more margins for a device's products (margins_of)
+        allowance = margins_of(self.kernels) * (entry + fp_margin(self.n + CHAIN, 1.0)
+                                                * (np.abs(a) + P.magnitude() + N.magnitude()))
         return xs, a[:, None] - f_up - allowance[:, None], a[:, None] - f_low + allowance[:, None]
 
 

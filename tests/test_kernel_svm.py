@@ -9,6 +9,7 @@ import approxpath
 from approxpath.moving import Moving, is_moving
 from approxpath import InputError
 from approxpath.data import make_classification
+from approxpath.numerics import ELSEWHERE_MARGINS
 from approxpath.problems.kernel_svm.repair import optimal_bias
 from approxpath.solvers.conic import solve_cvxpy
 
@@ -176,8 +177,8 @@ def test_a_mix_bound_stays_above_the_verifiers_recomputation():
 
 def test_the_rounding_part_of_a_gap_is_what_separates_it_from_the_objectives():
     """``gap - rounding`` at a point is the primal minus the dual objective, computed here from
-    the kernel directly; the rounding part is positive and, from a device's products, three
-    margins instead of one."""
+    the kernel directly; the rounding part is positive and, from a device's products,
+    ELSEWHERE_MARGINS margins instead of one."""
     X, y = make_classification(n=200, d=3, seed=5)
     problem = KernelSVM(X, y, c=2.0)
     t = 0.7
@@ -201,7 +202,7 @@ def test_the_rounding_part_of_a_gap_is_what_separates_it_from_the_objectives():
             return getattr(base, name)
 
     with bound.kernels_from(_Elsewhere()):
-        assert bound.rounding(primal, dual, t) == pytest.approx(3 * margin, rel=1e-12)
+        assert bound.rounding(primal, dual, t) == pytest.approx(ELSEWHERE_MARGINS * margin, rel=1e-12)
 
 
 def test_an_exact_solve_is_judged_without_the_rounding_allowance(monkeypatch):

@@ -13,6 +13,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..numerics import margins_of
 from .kernels import Kernels
 
 __all__ = ["CACHE_BYTES", "PRODUCT_BYTES", "KernelCache", "ProductMemo", "kept_kernels", "share_budget"]
@@ -161,6 +162,12 @@ class ProductMemo:
     def __len__(self):
         """The number of answers kept."""
         return len(self._memo)
+
+    @property
+    def rounded_elsewhere(self):
+        """Whether its answers are rounded otherwise than a verifier's numpy (those of a device's
+        ``products``): :func:`~approxpath.numerics.margins_of`."""
+        return margins_of(self.products) > 1
 
     def __call__(self, x, C, rows=None, order=2):
         return self._answer(self.products, (), x, C, rows, order)

@@ -27,7 +27,7 @@ from ..envelopes import difference_nodes, envelope_entry_error, split_envelope
 from ..kernel_families import cross_distances
 from ..compute.kernels import gaussian
 from ..compute.lattice import lattice_entries
-from ..numerics import fp_margin, kernel_entry_error
+from ..numerics import fp_margin, kernel_entry_error, margins_of
 
 __all__ = ["combination_hull", "cross_products", "expansion_cover", "halves", "lattice_products", "new_distances",
            "new_lattice", "node_hull", "sqrt_up", "widen", "CHAIN", "stacked_products"]
@@ -183,13 +183,14 @@ def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
                      axis=-2)  # (m, [p,] q, 2)
         F = F if np.ndim(lo) else F[..., 0, :]
         value, size = F[..., 0] - F[..., 1], F[..., 0] + F[..., 1]
-        allowance = kernel_entry_error(entry_terms) * total + fp_margin(n_terms, 1.0) * size
+        allowance = margins_of(products) * (kernel_entry_error(entry_terms) * total + fp_margin(n_terms, 1.0) * size)
         return np.stack([lo, hi], axis=-1), (value - allowance)[..., None], (value + allowance)[..., None]
     P, N = split_envelope(products, c, lo, hi)
     xs, low, up = difference_nodes(P, N)
-    # kernel entries (per unit of |c|), then the sums and the polynomials' arithmetic
-    allowance = (envelope_entry_error(lo, hi, entry_terms) * total
-                 + fp_margin(n_terms + CHAIN, 1.0) * (P.magnitude() + N.magnitude()))[..., None]
+    # kernel entries (per unit of |c|), then the sums and the polynomials' arithmetic; more
+    # margins for a device's products (margins_of)
+    allowance = margins_of(products) * (envelope_entry_error(lo, hi, entry_terms) * total
+                                        + fp_margin(n_terms + CHAIN, 1.0) * (P.magnitude() + N.magnitude()))[..., None]
     low, up = node_hull(low - allowance, up + allowance)
     return xs, low, up
 

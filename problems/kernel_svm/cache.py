@@ -9,27 +9,28 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from approxpath.numerics import ELSEWHERE_MARGINS, margins_of
+
 from .bound import SVMBound
 from .points import digest
 
 __all__ = ["CachedSVMBound"]
 
 # Class sums rounded otherwise than the direct products a verifier computes from the stored
-# alpha: a mix of two parents combined from the parents' (cached) sums, or products on a device
-# (another exp, another order of sums: ``rounded_elsewhere``).  Both bounds are within one
-# rounding margin m of the exact formula, so they differ by at most 2m: such a bound adds 3m
-# instead of m and stays above the verifier's (found by the stress benchmark for mixes: a
+# alpha -- a mix of two parents combined from the parents' (cached) sums, or products on a device
+# (another exp, another order of sums: ``rounded_elsewhere``) -- add ELSEWHERE_MARGINS rounding
+# margins instead of one (approxpath.numerics: found by the stress benchmark for mixes, a
 # recomputed bound 1.65535e-06 above the stored one by more than its 1e-9 pad; on an H200, n =
 # 16,000: 3 of 100 pieces recomputed ~1.5e-10 above the GPU's bound, over a pad of 1.25e-10).
-_MIX_MARGINS = 3
+
 # Kernel products alpha -> exp(-xD) alpha kept for this many (alphas, x) groups.
 _SUMS_CACHE = 512
 
 
 class CachedSVMBound(SVMBound):
     """:class:`SVMBound` with the caches of a search: class sums by (content of the group of
-    alphas, x), combined from the parents' for an exact mix (with :data:`_MIX_MARGINS`, as
-    for products on a device)."""
+    alphas, x), combined from the parents' for an exact mix (with
+    :data:`~approxpath.numerics.ELSEWHERE_MARGINS`, as for products on a device)."""
 
     _transient = SVMBound._transient + ("_cache",)
 
@@ -68,5 +69,4 @@ class CachedSVMBound(SVMBound):
         return super()._sums(dual, x, order)
 
     def _margins(self, dual):
-        elsewhere = getattr(dual, "mix", None) is not None or getattr(self.kernels, "rounded_elsewhere", False)
-        return _MIX_MARGINS if elsewhere else 1
+        return ELSEWHERE_MARGINS if getattr(dual, "mix", None) is not None else margins_of(self.kernels)
