@@ -93,3 +93,30 @@ def test_the_figure_cuts_the_lambda_path_at_the_ranges_upper_end(tmp_path, capsy
                  "--bandwidth", "1", "--range", "1e-3", "0.5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["range"][1] <= 0.5 and out["relative"] is False
+
+
+def test_a_path_that_stops_early_fails_a_required_interval(tiny, tmp_path, capsys):
+    """A path cut short (its last 20 points dropped) said only "OK: 97 points": the report now
+    names the interval its points cover, and ``interval=`` / ``--interval`` fail a shorter one."""
+    X, y, path = tiny
+    problem, arrays = path.problem(), path.primal_arrays()
+    whole = (float(path.t.min()), float(path.t.max()))
+    cut = {k: v[:-20] for k, v in arrays.items()}
+    short = crosscheck(problem, path.t[:-20], cut, tol=1e-6, interval=whole)
+    assert not short.ok and not short.flagged and short.short
+    assert short.interval == (whole[0], float(path.t[:-20].max()))
+    assert "not the required" in str(short) and "not the required" in short.to_json()["flagged"][0]
+    full = crosscheck(problem, path.t, arrays, tol=1e-6, interval=whole)
+    assert full.ok and full.to_json()["interval"] == list(whole), str(full)
+    assert crosscheck(problem, path.t, arrays, tol=1e-6).to_json()["required_interval"] is None
+    with pytest.raises(InputError, match="the required interval must satisfy lo <= hi"):
+        crosscheck(problem, path.t, arrays, interval=(whole[1], whole[0]))
+    data = tmp_path / "tiny.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    np.savez(tmp_path / "cut.npz", t=path.t[:-20], linear=True, **cut)
+    args = ["crosscheck", "klasso", "--data", str(data), "--format", "csv", "--parameter", "lam", "--bandwidth", "1",
+            "--path", str(tmp_path / "cut.npz")]
+    assert main(args) == 0
+    assert f"over lam in [{whole[0]:.8g}, " in capsys.readouterr().out
+    assert main(args + ["--interval", f"{whole[0]!r}", f"{whole[1]!r}"]) == 1
+    assert "not the required" in capsys.readouterr().out

@@ -166,7 +166,8 @@ def cmd_crosscheck(args):
     linear = bool(np.asarray(arrays.get("linear", False))) if args.linear is None else args.linear
     fields = [f.name for f in dataclasses.fields(problem.Primal)]
     report = crosscheck(problem, arrays["t"], {k: arrays[k] for k in fields if k in arrays}, tol=args.tol,
-                        relative=args.relative, linear=linear, samples=args.samples, cond=arrays.get("cond"))
+                        relative=args.relative, linear=linear, samples=args.samples, cond=arrays.get("cond"),
+                        interval=args.interval)
     if args.json:
         emit_json(report.to_json())
     else:
@@ -255,6 +256,8 @@ def _crosscheck_args(p, cls, argv=()):
                           "problem has a segment bound, e.g. klasso over lambda; else sampled)")
     lin.add_argument("--not-linear", dest="linear", action="store_false", help="check the points only")
     p.add_argument("--samples", type=int, default=8, help="interior samples per linear segment (default 8)")
+    p.add_argument("--interval", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="fail unless the points cover at least [LO, HI] (a path that stops early)")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_crosscheck)
 

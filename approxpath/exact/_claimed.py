@@ -143,8 +143,12 @@ def _read_csv(file):
             arrays[name] = data[:, cols[0][1]]
         else:
             idx = sorted(cols)
-            if [i for i, _ in idx] != list(range(len(idx))):
-                raise InputError(f"{str(file)!r}: columns {name}[i] must be numbered 0..{len(idx) - 1}")
+            numbers = [i for i, _ in idx]
+            if numbers != list(range(len(idx))):
+                repeated = sorted({i for i in numbers if numbers.count(i) > 1})
+                missing = sorted(set(range(max(numbers) + 1)) - set(numbers))
+                what = (f"{name}[{repeated[0]}] is repeated" if repeated else f"{name}[{missing[0]}] is missing")
+                raise InputError(f"{str(file)!r}: columns {name}[i] must be numbered 0, 1, 2, ... once each: {what}")
             arrays[name] = data[:, [c for _, c in idx]]
     return arrays
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
+from approxpath.certificate.requirements import check_interval_required
 from approxpath.compute.parallelism import managed
 from approxpath.errors import InputError
 from approxpath.moving import value_at
@@ -36,6 +36,7 @@ from approxpath.problem import convex_combination
 from approxpath.validate import flag, is_count, problem_instance
 
 from ._claimed import read_claimed, write_claimed
+from ._report import Check, CrossCheckReport
 
 __all__ = ["Check", "CrossCheckReport", "certify", "crosscheck", "objective_scale", "point_gap", "read_claimed",
            "write_claimed"]
@@ -46,162 +47,6 @@ DEFAULT_SAMPLES = 8
 # the objective's scale (objective_scale; the threshold of the conformance suite: solver points repaired to
 # feasibility satisfy it, a wrong point does not).
 _PRIMAL_FEAS_TOL = 1e-9
-
-
-@dataclass(frozen=True)
-class Check:
-    """One checked point or segment.
-
-    Attributes
-    ----------
-    kind : str
-        ``"point"`` or ``"segment"``.
-    index : int
-        The point (sorted by t), or the first point of the segment.
-    lo, hi : float
-        The parameter value (``lo == hi``) or the segment.
-    gap : float
-        Certified gap bound at the point; for a segment the bound over the whole segment
-        (certified) or the largest over its samples (sampled).
-    where : float
-        Parameter value of ``gap`` (nan for a certified segment: the bound covers all of it).
-    scale : float
-        The unit of a relative tolerance there (:func:`objective_scale`).
-    status : str
-        ``"certified"`` (a rigorous bound at the point or over the whole segment) or
-        ``"sampled"`` (a segment checked at ``samples`` interior points only).
-    flagged : bool
-        The gap exceeds the tolerance (or the point is infeasible / cannot be evaluated).
-    note : str
-        Why a point could not be certified, if so.
-    """
-
-    kind: str
-    index: int
-    lo: float
-    hi: float
-    gap: float
-    where: float
-    scale: float
-    status: str
-    flagged: bool
-    note: str = ""
-
-    def describe(self, tol, relative):
-        what = (f"point {self.index} at t = {self.lo:.8g}" if self.kind == "point"
-                else f"segment {self.index}-{self.index + 1} [{self.lo:.8g}, {self.hi:.8g}] ({self.status})")
-        limit = tol * self.scale if relative else tol
-        at = ("" if self.kind == "point" else " over the whole segment" if self.status == "certified"
-              else f" at t = {self.where:.8g}")
-        extra = f" ({self.note})" if self.note else ""
-        return f"{what}: gap {self.gap:.3g}{at} > tolerance {limit:.3g}{extra}"
-
-
-@dataclass(frozen=True)
-class CrossCheckReport:
-    """Outcome of :func:`crosscheck`.
-
-    ``ok`` is true when no point or segment is flagged.  ``cond`` (if given, e.g. by an exact
-    path) holds the condition numbers of the linear systems behind each point.
-    """
-
-    problem: str
-    parameter: str
-    tol: float
-    relative: bool
-    linear: bool
-    samples: int
-    checks: tuple
-    cond: np.ndarray = None
-    wall_s: float = 0.0
-
-    @property
-    def points(self):
-        return tuple(c for c in self.checks if c.kind == "point")
-
-    @property
-    def segments(self):
-        return tuple(c for c in self.checks if c.kind == "segment")
-
-    @property
-    def flagged(self):
-        return tuple(c for c in self.checks if c.flagged)
-
-    @property
-    def ok(self):
-        return not self.flagged
-
-    @staticmethod
-    def _worst(checks):
-        return max(checks, key=lambda c: (c.gap, c.gap / c.scale), default=None)
-
-    @property
-    def max_gap(self):
-        """Largest certified gap bound over the points."""
-        w = self._worst(self.points)
-        return float("nan") if w is None else w.gap
-
-    @property
-    def max_relative_gap(self):
-        """Largest gap / the objective's scale (:func:`objective_scale`) over the points."""
-        return max((c.gap / c.scale for c in self.points), default=float("nan"))
-
-    @property
-    def max_cond(self):
-        if self.cond is None or not np.any(np.isfinite(self.cond)):
-            return float("nan")
-        return float(np.nanmax(self.cond))
-
-    def __str__(self):
-        p = self._worst(self.points)
-        lines = [f"{'OK' if self.ok else 'FLAGGED'}: {len(self.points)} points of {self.problem} over "
-                 f"{self.parameter} checked, tolerance {self.tol:g}{' x the objective scale' if self.relative else ''}"]
-        if p is not None:
-            lines.append(f"  largest certified point gap {p.gap:.3g} (relative {p.gap / p.scale:.3g}) at t = {p.lo:.8g}"
-                         f" (point {p.index})")
-        s = self._worst(self.segments)
-        if s is not None:
-            cert = sum(c.status == "certified" for c in self.segments)
-            parts = [f"{cert} certified over their whole length"] if cert else []
-            if cert < len(self.segments):
-                parts.append(f"{len(self.segments) - cert} sampled at {self.samples} interior points "
-                             "(not certified between them)")
-            where = "" if s.status == "certified" else f" at t = {s.where:.8g}"
-            lines.append(f"  segments: {', '.join(parts)}; largest gap {s.gap:.3g}{where}")
-        elif not self.linear:
-            lines.append("  segments: not checked (the path is not claimed to be linear between points)")
-        if self.cond is not None:
-            k = int(np.nanargmax(self.cond)) if np.any(np.isfinite(self.cond)) else None
-            if k is not None:
-                lines.append(f"  largest condition number of the linear systems behind the points: "
-                             f"{self.max_cond:.3g} (point {k})")
-        lines += ["  - " + c.describe(self.tol, self.relative) for c in self.flagged]
-        return "\n".join(lines)
-
-    def to_json(self):
-        """A dict for one JSON line (non-finite numbers as ``None``)."""
-        p = self._worst(self.points)
-        s = self._worst(self.segments)
-        out = {
-            "problem": self.problem,
-            "parameter": self.parameter,
-            "ok": self.ok,
-            "points": len(self.points),
-            "segments": len(self.segments),
-            "segment_check": ("none" if not self.segments else
-                              "/".join(sorted({c.status for c in self.segments}))),
-            "tol": self.tol,
-            "relative": self.relative,
-            "max_gap": None if p is None else p.gap,
-            "max_relative_gap": None if p is None else self.max_relative_gap,
-            "max_gap_t": None if p is None else p.lo,
-            "max_segment_gap": None if s is None else s.gap,
-            "max_segment_gap_t": None if s is None else s.where,
-            "max_cond": self.max_cond,
-            "flagged": [c.describe(self.tol, self.relative) for c in self.flagged],
-            "wall_s": round(self.wall_s, 4),
-        }
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
 
 
 def objective_scale(problem, dual_value):
@@ -292,7 +137,8 @@ def _primals(problem, arrays, k):
 
 
 @managed
-def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, samples=DEFAULT_SAMPLES, cond=None):
+def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, samples=DEFAULT_SAMPLES, cond=None,
+               interval=None):
     """Certify claimed solutions of ``problem`` at parameter values ``t``.
 
     Parameters
@@ -317,6 +163,10 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
         Interior parameter values per segment where a segment is sampled (a positive integer).
     cond : array_like of shape (k,), optional
         Condition numbers behind the points, carried into the report.
+    interval : (float, float), optional
+        ``(lo, hi)`` the points must cover (the smallest t at most ``lo``, the largest at least
+        ``hi``): a path that stops early fails (:attr:`CrossCheckReport.short`) however small
+        its gaps.
 
     Returns
     -------
@@ -336,6 +186,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
         raise InputError(f"t must be positive (a path's parameter is a positive scale); got {float(t[~(t > 0)][0])!r}")
     if not (isinstance(tol, (int, float, np.floating)) and tol > 0):
         raise InputError(f"tol must be a positive number; got {tol!r}")
+    required = None if interval is None else check_interval_required(interval)
     if not is_count(samples):
         raise InputError(f"samples must be a positive integer (interior points per linear segment, "
                          f"default {DEFAULT_SAMPLES}); got {samples!r}")
@@ -394,7 +245,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
                 gap, tau, scale, flagged, note = worst
                 checks.append(Check("segment", i, lo, hi, gap, tau, scale, "sampled", flagged, note))
     return CrossCheckReport(problem.name, problem.parameter, float(tol), bool(relative), bool(linear), int(samples),
-                            tuple(checks), cond, time.perf_counter() - t0)
+                            tuple(checks), cond, time.perf_counter() - t0, required)
 
 
 @managed
