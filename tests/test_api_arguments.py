@@ -204,3 +204,39 @@ def test_files_read_need_a_file_name(call, file):
     """A certificate or checkpoint given as a number or bytes raised pathlib's TypeError."""
     with pytest.raises(InputError, match=r"must be a file name \(a non-empty str or path\)"):
         call(file)
+
+
+_I = np.arange(30)
+
+
+@pytest.mark.parametrize("cv, match", [
+    ([(_I[:20], np.array([20, 99])), (_I[10:], _I[:10])], "cv fold 1: test index 99 is not one of the 30 points"),
+    ([(_I[:20] * 1.0, _I[20:]), (_I[10:], _I[:10])], "cv fold 1: its training indices must be a nonempty 1-d array "
+                                                      "of integers; got shape \\(20,\\) of float64"),
+    ([(_I, _I[:10]), (_I, _I[10:])], "cv fold 1: point\\(s\\) 0, 1, 2, 3, 4 are both trained on and held out"),
+    ([(_I[:20], _I[:0]), (_I[10:], _I[:10])], "cv fold 1: its test indices must be a nonempty"),
+    ([(_I[:20], np.array([25, 25])), (_I[10:], _I[:10])], "cv fold 1: its test indices repeat a point"),
+    ([1, 2], "cv: cannot unpack"),
+])
+def test_explicit_folds_are_checked(cv, match):
+    """Folds given as index arrays went unchecked: an index out of range or a float index was
+    numpy's IndexError, and folds that train on their test points were accepted and certified
+    (the training loss, choosing the smallest lambda)."""
+    problem = approxpath.get_problem("kernel_ridge")(*make_sinc(n=30, seed=0), bandwidth=1.0, parameter="lam")
+    with pytest.raises(InputError, match=match):
+        approxpath.select(problem, "mse", cv=cv, interval=(1e-3, 1.0))
+    with pytest.raises(InputError, match=match):
+        approxpath.select_surface(approxpath.get_problem("kernel_ridge")(*make_sinc(n=30, seed=0), lam=0.1), "mse",
+                                  cv=cv, bandwidths=(0.5, 2.0), weights=(0.01, 0.1))
+
+
+@pytest.mark.parametrize("cv, criterion, need", [(3, "mse", "60 exact solves \\(5 bandwidths x 4 weights x 3 folds\\)"),
+                                                 (None, "loocv", "12 exact solves \\(3 bandwidths x 4 weights\\)")])
+def test_a_budget_below_the_first_grid_of_a_search_with_no_path_is_refused(cv, criterion, need):
+    """Kernel ridge's search over both parameters with no path made its first grid whatever
+    max_solves said (63 exact solves for max_solves=5) and returned as if within it."""
+    problem = approxpath.get_problem("kernel_ridge")(*make_sinc(n=40, seed=0), lam=0.1)
+    box = dict(weights=(0.01, 0.1), bandwidths=(1.0, 2.0), strict=False)
+    with pytest.raises(approxpath.BudgetExceededError, match=f"the first grid needs {need}, more than max_solves = 5"):
+        approxpath.select_surface(problem, criterion, cv=cv, max_solves=5, **box)
+    assert approxpath.select_surface(problem, criterion, cv=cv, max_solves=1000, **box).exact_solves <= 1000

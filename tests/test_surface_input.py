@@ -4,6 +4,7 @@ caller's units (not the share a strip's path gets), a weight range starting belo
 precision's reach, and a weight range that is not positive named as the option given."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -116,3 +117,16 @@ def test_the_library_names_its_weights_parameter(sinc):
                  lambda: approxpath.select_surface(problem, weights=(0, 1), cv=2)):
         with pytest.raises(InputError, match=r"^weights must satisfy 0 < lo < hi < inf"):
             call()
+
+
+@pytest.mark.parametrize("weights", [(0.01, 1e300), (1e9, 1e300)])
+def test_weights_up_to_the_largest_floats_end_on_the_budget_not_an_inf_weight(sinc, weights):
+    """A strip's cut at the geometric middle of weights whose product overflows was inf ("lam
+    must be a positive finite number; got inf", never given), after numpy's overflow warnings;
+    now the middle is taken in logs, bounds that overflow are inf (cut below) without a
+    warning, and such a box ends on the budget like any box too wide for it."""
+    problem = approxpath.get_problem("kernel_ridge")(*sinc, lam=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(approxpath.BudgetExceededError, match="more than max_solves=300"):
+            approxpath.approximate_surface(problem, 0.01, bandwidths=(1, 2), weights=weights, max_solves=300)

@@ -238,7 +238,7 @@ def test_strict_false_cannot_return_before_the_first_surfaces_and_says_so():
     X, y = make_classification(n=32, d=2, separation=1.5, seed=3)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     with pytest.raises(BudgetExceededError, match=r"max_solves=5 .*raise max_solves.*while the first surfaces were "
-                                                  r"built: there is no choice yet, so strict=False has nothing"):
+                                                  r"built: there is no choice yet to return\)"):
         approxpath.select_surface(problem, cv=2, eps=0.01, relative=True, tol=0.4, max_solves=5, strict=False, **_BOX)
 
 

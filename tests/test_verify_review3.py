@@ -185,3 +185,36 @@ def test_a_surface_whose_carried_data_are_not_its_own_fails_and_says_what_it_cla
     report = approxpath.verify(forged)
     assert not report.ok and report.claim["box"] == [[0.5, 2.0], [0.5, 2.0]]
     assert "t in [0.5, 2] x c in [0.5, 2]" in str(report)  # (the path's claim format failed on it)
+
+
+def test_the_verdict_does_not_give_the_certificates_hash_to_other_data(tmp_path, capsys):
+    """``verify cert --data one_class.csv`` printed ``data: sha256 <the certificate's> (...; from
+    one_class.csv ...)``, as if the file given had that hash (the data failed before their hash
+    was compared)."""
+    X, y = make_classification(n=30, seed=0)
+    data, other = tmp_path / "two.csv", tmp_path / "one_class.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    np.savetxt(other, np.column_stack([X, np.ones_like(y)]), delimiter=",")
+    path = approxpath.approximate_path(approxpath.get_problem("kernel_svm")(*load_data(data, "csv"), c=0.1), eps=0.5,
+                                       interval=(1.0, 4.0), meta={"data_file": str(data), "format": "csv"})
+    file = path.save(tmp_path / "c.npz")
+    assert main(["verify", str(file), "--data", str(other), "--format", "csv", "--no-progress"]) == 1
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("data:"))
+    recorded = json.loads(str(np.load(file)["meta"]))["data_sha256"]
+    assert f"sha256 {recorded} recorded" in line and f"checked against the data from {other}" in line
+
+
+def test_a_verdict_lists_the_first_failures_and_counts_the_rest(tmp_path):
+    """A forged surface printed every one of its 1,150 - 1,930 failing cells; the text now lists
+    20 and counts the rest, the JSON all of them."""
+    X, y = make_sinc(n=30, seed=0)
+    path = approxpath.approximate_path(approxpath.get_problem("klasso")(X, y, lam=0.1), eps=0.01,
+                                       interval=(0.25, 16.0))
+    file = path.save(tmp_path / "c.npz", embed_data=False)
+    forged = tamper(file, tmp_path / "forged.npz", lambda a, m: a.update(gap_bound=a["gap_bound"] * 0.5), True)
+    report = approxpath.verify(forged, X, y)
+    assert len(report.failures) > 20 and len(report.to_json()["failures"]) == len(report.failures)
+    listed = [ln for ln in str(report).splitlines() if ln.startswith("  - ")]
+    assert len(listed) == 21 and listed[:20] == [f"  - {f}" for f in report.failures[:20]]
+    assert listed[-1] == (f"  - ... and {len(report.failures) - 20} more failures (--json, or the report's failures, "
+                          "lists them all)")

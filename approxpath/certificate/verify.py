@@ -42,6 +42,11 @@ class DataMismatch(InputError):
     """The data given are not the data a certificate was computed on (its sha256 differs)."""
 
 
+# Failures a verdict lists as text (a forged file can fail at every one of thousands of cells;
+# the first ones say what is wrong, the JSON and the report hold them all).
+_LISTED = 20
+
+
 @dataclass(frozen=True)
 class VerifyReport:
     """Outcome of :func:`verify`.
@@ -78,7 +83,11 @@ class VerifyReport:
         else:
             head += "nothing was checked"
         lines = [head] + [f"  {line}" for line in describe_claim(self.claim)]
-        return "\n".join(lines + [f"  - {f}" for f in self.failures] + [f"  note: {n}" for n in self.notes])
+        shown = [f"  - {f}" for f in self.failures[:_LISTED]]
+        if len(self.failures) > _LISTED:
+            shown.append(f"  - ... and {len(self.failures) - _LISTED} more failures (--json, or the report's "
+                         "failures, lists them all)")
+        return "\n".join(lines + shown + [f"  note: {n}" for n in self.notes])
 
     def to_json(self):
         """The one-line JSON of ``approxpath verify --json``."""
@@ -103,8 +112,9 @@ def describe_claim(claim):
         where = f"{claim.get('parameter')} in [{lo:.6g}, {hi:.6g}]"
     out = [f"claim: {claim['problem']} over {where}{f' ({opts})' if opts else ''}: gap <= {eps}"]
     if claim.get("data_sha256"):
-        out.append(f"data: sha256 {claim['data_sha256']} (n = {claim.get('n')}, d = {claim.get('d')}; "
-                   f"{claim.get('data', 'as given')})")
+        # (the sha256 is the certificate's; the data it was checked against may be others)
+        out.append(f"data: sha256 {claim['data_sha256']} recorded (n = {claim.get('n')}, d = {claim.get('d')}); "
+                   f"checked against the data {claim.get('data', 'as given')}")
     made = claim.get("machine")
     if made:  # (provenance: a path's last bits, so its pieces, depend on the BLAS kernels and packages)
         out.append("made on: " + "; ".join(made[k] for k in ("processor", "system", "blas", "packages") if made.get(k)))

@@ -58,9 +58,7 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
         check_loss(criterion, y_val)
         return [problem], [X_val], [y_val]
     check_loss(criterion, y)
-    folds = _splits(cv, X, y, groups, classify=criterion == "error", shuffle=shuffle)
-    if len(folds) < 2:
-        raise InputError(f"cv must give at least 2 folds; got {len(folds)}")
+    folds = _checked(_splits(cv, X, y, groups, classify=criterion == "error", shuffle=shuffle), y.shape[0])
     precomputed = problem.options().get("kernel") == "precomputed"  # X is D: a fold's D and D_new take its columns
     fix = "use fewer folds or more data"
     labels, counts = np.unique(y, return_counts=True)
@@ -110,7 +108,41 @@ def _splits(cv, X, y, groups, classify, shuffle=None):
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("a cross-validation splitter needs scikit-learn: pip install 'approxpath[sklearn]' "
                           "(or pass cv as an int)") from exc
-    return list(check_cv(cv, y, classifier=classify).split(X, y, groups))
+    try:
+        return list(check_cv(cv, y, classifier=classify).split(X, y, groups))
+    except (TypeError, ValueError) as exc:  # an iterable of other things; a splitter refusing the data
+        raise InputError(f"cv: {exc} (cv must be a number of folds, a scikit-learn splitter or an iterable of "
+                         f"(train, test) index arrays; got {cv!r:.80})") from None
+
+
+def _checked(folds, n):
+    """``folds`` as ``(train, test)`` integer index arrays, or :class:`InputError` unless there
+    are at least 2 and each holds indices of the n points, both sides nonempty, without
+    repeats, and no point both trained on and held out (the held-out loss would be a training
+    loss, and a choice certified for it the fit's, not the validation's)."""
+    if len(folds) < 2:
+        raise InputError(f"cv must give at least 2 folds; got {len(folds)}")
+    out = []
+    for k, fold in enumerate(folds, start=1):
+        try:
+            train, test = (np.asarray(side) for side in fold)
+        except (TypeError, ValueError):
+            raise InputError(f"cv fold {k} must be a pair (train, test) of index arrays; got {fold!r:.80}") from None
+        for name, side in (("training", train), ("test", test)):
+            if side.ndim != 1 or side.dtype.kind not in "iu" or side.size == 0:
+                raise InputError(f"cv fold {k}: its {name} indices must be a nonempty 1-d array of integers; got "
+                                 f"shape {side.shape} of {side.dtype}")
+            if side.min() < 0 or side.max() >= n:
+                raise InputError(f"cv fold {k}: {name} index {int(side.min() if side.min() < 0 else side.max())} is "
+                                 f"not one of the {n} points (0 to {n - 1})")
+            if np.unique(side).size != side.size:
+                raise InputError(f"cv fold {k}: its {name} indices repeat a point")
+        both = np.intersect1d(train, test)
+        if both.size:
+            raise InputError(f"cv fold {k}: point(s) {', '.join(map(str, both[:5].tolist()))} are both trained on "
+                             "and held out: a fold's test points must be left out of its training")
+        out.append((train, test))
+    return out
 
 
 def _int_cv(cv):

@@ -20,7 +20,7 @@ from ..certificate.fields import caller_meta
 from ..compute.parallelism import managed, threads
 from ..progress import count_bar
 from ..errors import BudgetExceededError, InputError
-from ..numerics import STORED_PAD, stored_bound
+from ..numerics import STORED_PAD, log_mid, stored_bound
 from ..validate import count, flag, is_real, positive_range, problem_instance
 from .engine import Engine, check_weight_range, cut_weight
 from .result import Surface, SurfaceCell
@@ -53,10 +53,10 @@ def _cut(engine, k, run, wl, wh):
     ``[lo, hi] x [wl, wm]`` meet their goals, found by guesses (:func:`~.engine.cut_weight`)
     checked on the cells, each below the last, and their bounds there; ``gaps`` None when
     :data:`_TRIES` guesses did not find one (``wm``: the last guess)."""
-    top, gaps, wm = wh, [g for _, g, _ in run], math.sqrt(wl * wh)
+    top, gaps, wm = wh, [g for _, g, _ in run], log_mid(wl, wh)
     for _ in range(_TRIES):
         cuts = [cut_weight(wl, top, q.gap, g, _CUT * goal) for (q, _, goal), g in zip(run, gaps) if g > goal]
-        wm = min((c for c in cuts if c is not None), default=math.sqrt(wl * top))
+        wm = min((c for c in cuts if c is not None), default=log_mid(wl, top))
         gaps = [engine.cell_gap(k, q, wl, wm) for q, _, _ in run]
         if all(g <= goal for g, (_, _, goal) in zip(gaps, run)):
             return wm, gaps

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..cells import CellBound
 from ..driver.run import Budget, Run
 from ..driver.strategies import STRATEGIES
@@ -195,7 +197,10 @@ class Engine:
             return math.inf
         if w_hi == piece.w and w_lo == piece.w:
             return piece.gap
-        return self.cells[k].gap(piece.primal, piece.dual, piece.lo, piece.hi, w_lo, w_hi)
+        # a weight near the largest float overflows the bound: inf (or NaN) is never within a goal, and
+        # the strip is cut below it (numpy's warnings would only precede that)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self.cells[k].gap(piece.primal, piece.dual, piece.lo, piece.hi, w_lo, w_hi)
 
     def target(self, k, piece, w_lo, w_hi, eps, relative):
         """The target of the cell (:meth:`~approxpath.cells.CellBound.target`)."""

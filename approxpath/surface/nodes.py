@@ -23,6 +23,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..errors import BudgetExceededError
 from ..numerics import log_mid
 from ..selection.nodes import NodeClosedForm
 from .result import SurfaceSelection
@@ -222,6 +223,12 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
     ws = _spaced(w_lo, w_hi, _W_WIDTH)
     # (every first weight wants the optima at ts)
     nodes = BoxNodes(problem, name, sense, shared=ts) if nodes is None else nodes(ts)
+    first = ts.size * ws.size * max(1, nodes.folds)  # (the first grid's optima, before any is solved)
+    if first > max_solves:
+        folds = f" x {nodes.folds} folds" if nodes.folds else ""
+        raise BudgetExceededError(f"the first grid needs {first} exact solves ({ts.size} bandwidths x {ws.size} "
+                                  f"weights{folds}), more than max_solves = {max_solves}: raise max_solves or choose "
+                                  "over a smaller box")
     between = nodes.start(ts, ws)
     ts = np.exp(np.linspace(math.log(t_lo), math.log(t_hi), (ts.size - 1) * between + 1))
     ts[0], ts[-1] = t_lo, t_hi

@@ -226,7 +226,9 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         solves would not help (the ``selection`` attribute of either holds the result), or, when
         False, warn and return it.  A budget spent while the folds' first surfaces are built
         raises :class:`BudgetExceededError` either way: until every fold's cells cover the box
-        there is no choice (no enclosure holds over the whole box) to return.
+        there is no choice (no enclosure holds over the whole box) to return; so does a
+        closed-form search with no path whose first grid of exact optima alone needs more than
+        ``max_solves`` (before any is solved).
     solver : str, optional
     progress : bool
         A progress bar (the ``progress`` extra, tqdm) from the first δ down to ``tol``, with δ and
@@ -294,8 +296,8 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
             for f in folds:
                 tile(engine, f.k, box, eps, relative, _MAX_CELLS, lambda cell, f=f: add(cell, f))
         except BudgetExceededError as exc:  # a fold's cells do not cover the box: no choice, nothing to return
-            raise BudgetExceededError(f"{exc} (while the first surfaces were built: there is no choice yet, so "
-                                      "strict=False has nothing to return)") from exc
+            raise BudgetExceededError(f"{exc} (while the first surfaces were built: there is no choice yet to "
+                                      "return)") from exc
         rounds, reason, spent, refused = 0, None, False, []
         while True:
             t_edges, w_edges = _grid(folds)
