@@ -58,7 +58,7 @@ def _describe():
         "python": platform.python_version(),
         "system": f"{platform.system()} {platform.machine()}",
         "processor": _processor(),
-        "blas": "; ".join(blas) or "none found",
+        "blas": "; ".join(sorted(blas)) or "none found",  # (sorted: the libraries load in the order imports ran)
         "packages": ", ".join(f"{p} {v}" for p, v in ((p, _version(p)) for p in PACKAGES) if v),
     }
 

@@ -195,7 +195,11 @@ class Path(CertifiedResult):
         if not (lo <= t <= hi):
             raise InputError(f"{name} = {t!r} is outside the path's interval [{lo!r}, {hi!r}]")
         k = bisect.bisect_left([p.hi for p in self.pieces], t)
-        return t, self.pieces[min(k, len(self.pieces) - 1)]
+        piece = self.pieces[min(k, len(self.pieces) - 1)]
+        if not (piece.lo <= t <= piece.hi):  # (a file loaded unchecked may have a gap; its pair says nothing there)
+            raise InputError(f"{name} = {t!r} lies in no piece of the path (the next piece is [{piece.lo!r}, "
+                             f"{piece.hi!r}]): nothing is claimed there")
+        return t, piece
 
     def piece_at(self, t):
         """The piece containing ``t`` (the left one at a shared end point): ``t`` one number."""

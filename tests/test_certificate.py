@@ -190,6 +190,7 @@ def test_the_file_says_which_machine_made_it(written, tmp_path):
     assert f"numpy {metadata.version('numpy')}" in made["packages"] and f"scipy {metadata.version('scipy')}" in made["packages"]
     blas = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]
     assert all(f"{lib['internal_api']} {lib['version']}" in made["blas"] for lib in blas)
+    assert made["blas"].split("; ") == sorted(made["blas"].split("; "))  # (not the order the imports loaded them)
     report = approxpath.verify(file, X, y)
     assert f"  made on: {made['processor']}; {made['system']}; {made['blas']}; {made['packages']}" in str(report).splitlines()
     for bad in (5, {"blas": 5}, ["openblas"]):

@@ -444,3 +444,19 @@ def test_a_local_cluster_leaves_its_creators_kernel_threads_as_they_were(tmp_pat
     leaked, here, there = out.stdout.split()
     assert (here, there) == (str(cores()), "1")
     assert leaked in ("1", "None")  # (1 where this Dask version leaves it set)
+
+
+def test_a_client_closed_during_a_run_is_a_clusters_lost_work():
+    """A Dask client closed while a run handed it work raised Dask's ClosedClientError from
+    ``submit`` (or CommClosedError), not the documented ClusterError (exit 6)."""
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    from approxpath.compute.distributed import submit
+    from approxpath.errors import ClusterError
+
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+        client = Client(cluster)
+        client.close()
+        with pytest.raises(ClusterError, match="the Dask client or its scheduler went away during the run"):
+            submit(client, abs, -1)

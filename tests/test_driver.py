@@ -275,6 +275,58 @@ def _rewrite(ckpt, edit, rehash=True):
     write_npz(ckpt, arrays, dict(meta, content_sha256=content_sha256(arrays, meta)) if rehash else meta)
 
 
+def _rewrite_meta(ckpt, edit):
+    from approxpath.certificate.format import content_sha256, read_certificate, write_npz
+
+    arrays, meta = read_certificate(ckpt)
+    meta.pop("content_sha256")
+    edit(arrays, meta)
+    write_npz(ckpt, arrays, dict(meta, content_sha256=content_sha256(arrays, meta)))
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda a, m: m["state"].update(a=7.5), "its saved position 7.5 is not where its pieces end"),
+    (lambda a, m: m.update(state={"zz": 1}), "its saved state {'zz': 1} is not a position a and a step"),
+    (lambda a, m: m["state"].update(step=-1.0), "or its step is not positive"),
+    (lambda a, m: a.update({k: v[1:] for k, v in a.items() if k.startswith("piece__")}),
+     r"its pieces leave \[0.5, [\d.]+\] uncovered"),
+])
+def test_resume_refuses_a_position_its_pieces_do_not_reach(interrupted, edit, match):
+    """A checkpoint edited and re-hashed with its position moved (to 100, 1.0, 0.2) or pieces
+    deleted resumed to ``certified: True`` with part of the interval in no piece, where
+    ``gap_bound(t)`` then returned another piece's bound (robust_l1: suboptimality 503.7 at t =
+    10 against a claimed 0.0141)."""
+    ckpt, run = interrupted
+    _rewrite_meta(ckpt, edit)
+    with pytest.raises(InputError, match=match):
+        run(True)
+
+
+def test_an_edited_exact_solve_of_a_checkpoint_is_named_not_blamed_on_eps(interrupted):
+    """An exact solve of the checkpoint altered (and the file re-hashed) said "eps = 0.05 is too
+    small: ... use eps >= 161", blaming the user's eps for the file."""
+    ckpt, run = interrupted
+    _rewrite_meta(ckpt, lambda a, m: a.update({k: 3.0 * v for k, v in a.items() if k == "anchor__primal_beta"}))
+    with pytest.raises(InputError, match=r"the checkpoint's exact solve at t = [\d.]+ certifies a gap of .*: the file "
+                                         "was edited or damaged"):
+        run(True)
+
+
+def test_a_point_in_no_piece_is_refused_not_given_the_next_pieces_bound(interrupted):
+    """A path with a gap between pieces (a file loaded without verification) gave a point of the
+    gap the next piece's pair and bound."""
+    import dataclasses
+
+    ckpt, run = interrupted
+    path = run(True)
+    gap = dataclasses.replace(path, pieces=path.pieces[:2] + path.pieces[3:])
+    t = 0.5 * (path.pieces[2].lo + path.pieces[2].hi)
+    for query in (gap.gap_bound, gap.primal, gap.dual, gap.piece_at):
+        with pytest.raises(InputError, match="lies in no piece of the path"):
+            query(t)
+    assert path.gap_bound(t) == path.pieces[2].gap_bound
+
+
 def test_resume_reproves_the_stored_pieces(interrupted):
     """A checkpoint's pieces are claims like a certificate's: a forged one (hash recomputed)
     fails its re-proof, an edited one its hash; an intact one resumes."""

@@ -43,7 +43,7 @@ from ..errors import ClusterError, InputError
 from ..kernel_families import cross_distances
 from .kernels import block_products, gaussian, product_chunks, product_step, threads
 
-__all__ = ["SplitKernels", "split_products", "split_refusal", "check_executor", "capacity", "result"]
+__all__ = ["SplitKernels", "split_products", "split_refusal", "check_executor", "capacity", "submit", "result"]
 
 # A wait on a Dask future looks at its cluster this often, and gives up once the cluster has had
 # no workers this long: a nanny restarts a killed worker within seconds, and 30 s is also how long
@@ -98,6 +98,43 @@ def capacity(executor):
     return max(1, int(getattr(executor, "_max_workers", 1) or 1))
 
 
+# Why a process pool's work is lost (a worker died): said where a task is handed over and where
+# its result is read.
+_POOL_DIED = ("a worker process of this run died before returning its work: killed (by the system's out-of-memory "
+              "killer?) or unable to load the problem (where workers start with 'spawn' or 'forkserver', Python "
+              "3.14's default, a problem's class must be importable by its module's name); run with fewer "
+              "workers, or without them")
+
+
+def submit(executor, fn, *args):
+    """``executor.submit(fn, *args)``, with :class:`ClusterError` where the executor can take no
+    more work: a process pool broken by a worker's death or shut down, a Dask client closed or
+    its scheduler gone (each raised by ``submit`` itself, before :func:`result` could say it)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        future = executor.submit(fn, *args)
+    except BrokenProcessPool:
+        raise ClusterError(_POOL_DIED) from None
+    except RuntimeError as exc:  # (the standard library's pools: "cannot schedule new futures after shutdown")
+        if "shutdown" not in str(exc):
+            raise
+        raise ClusterError(f"the executor was shut down during the run ({exc})") from None
+    except Exception as exc:
+        if not callable(getattr(executor, "nthreads", None)):
+            raise
+        from distributed.client import ClosedClientError
+        from distributed.comm.core import CommClosedError
+
+        if not isinstance(exc, (ClosedClientError, CommClosedError)):
+            raise
+        raise ClusterError(f"the Dask client or its scheduler went away during the run ({type(exc).__name__}: "
+                           f"{' '.join(str(exc).split())})") from None
+    if hasattr(executor, "_processes"):  # a local process pool: result() watches its workers
+        future.approxpath_pool = executor
+    return future
+
+
 def result(future):
     """``future.result()``, polled every ``_WAIT_S`` at most (interruptible, no lock held), with
     :class:`ClusterError` where its work is lost: a process pool's worker died (the pool is
@@ -111,16 +148,14 @@ def result(future):
     if client is None or not callable(getattr(client, "nthreads", None)):
         delay = _FIRST_WAIT_S
         while not _done(future):
+            if _lost_worker(getattr(future, "approxpath_pool", None)):
+                raise ClusterError(_POOL_DIED)
             time.sleep(delay)
             delay = min(_WAIT_GROWTH * delay, _WAIT_S)
         try:
             return future.result()
         except BrokenProcessPool:
-            raise ClusterError(
-                "a worker process of this run died before returning its work: killed (by the system's "
-                "out-of-memory killer?) or unable to load the problem (where workers start with 'spawn' or "
-                "'forkserver', Python 3.14's default, a problem's class must be importable by its module's "
-                "name); run with fewer workers, or without them") from None
+            raise ClusterError(_POOL_DIED) from None
     from distributed import KilledWorker
 
     alone = None
@@ -141,6 +176,14 @@ def result(future):
         elif time.monotonic() - alone >= _NO_WORKERS_S:
             raise ClusterError(f"the Dask cluster has had no workers for {_NO_WORKERS_S:.0f} s: the run's tasks "
                                "cannot run; start workers, or run without the cluster")
+
+
+def _lost_worker(pool):
+    """Whether a worker of the local process ``pool`` has ended while the pool still counts it:
+    the pool finds that itself, except where the worker was killed while writing a result, which
+    leaves the pool reading it forever."""
+    processes = getattr(pool, "_processes", None) or {}
+    return any(process.exitcode is not None for process in list(processes.values()))
 
 
 def _done(future):

@@ -9,6 +9,7 @@ bound is at most the target.  :mod:`.parallel` runs segments or chunks in worker
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -17,7 +18,7 @@ import warnings
 import numpy as np
 
 from .. import compute, machine
-from ..compute.distributed import capacity, result
+from ..compute.distributed import capacity, result, submit
 from ..certificate.format import KERNEL
 from ..certificate.claims import SAMPLE_LEVELS
 from ..certificate.fields import caller_meta
@@ -227,7 +228,8 @@ def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, 
             if p is None:
                 found = run_chunk(problem, lo, hi, *args, bar, ckpt, resume, seeds=seeds)
             else:  # single-threaded here too: the workers need the cores (measured: 12 % faster)
-                found = parallel.single_threaded(run_chunk, problem, lo, hi, *args, bar, None, False, p.submit)
+                found = parallel.single_threaded(run_chunk, problem, lo, hi, *args, bar, None, False,
+                                                 functools.partial(submit, p))
         if ckpt is not None and keep_checkpoint:  # complete: it holds the whole run until the caller stores it
             ckpt.flush()
         elif ckpt is not None:
@@ -277,7 +279,7 @@ def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None
         run.checkpoint = checkpoint
         if resume and not checkpoint.file.exists():
             raise InputError(f"nothing to resume: the checkpoint {checkpoint.file} does not exist (a finished run "
-                             "removes it): run without resume (--resume)")
+                             "removes it): run without resume=True (the command line: without --resume)")
         if not resume and checkpoint.file.exists():
             raise InputError(f"{checkpoint.file} exists (an interrupted run's checkpoint, or another file): resume it "
                              "(resume=True; --resume), or give this run another checkpoint file (checkpoint=FILE; "
@@ -391,7 +393,7 @@ def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **optio
     bar = count_bar(progress, len(problems), "paths", "paths")
     with parallel.pool(k, executor, sharers=k) as p:  # this process only waits: k share the caches' memory
         try:
-            futures = [p.submit(parallel.path_in_worker, approximate_path, q, eps, interval, options)
+            futures = [submit(p, parallel.path_in_worker, approximate_path, q, eps, interval, options)
                        for q in problems]
             results = []
             for f in futures:

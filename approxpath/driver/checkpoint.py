@@ -16,6 +16,7 @@ checkpoint is refused at once.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from pathlib import Path
@@ -146,9 +147,12 @@ class Checkpoint:
             if why:
                 raise InputError(f"{self.file}: resumed piece {i} [{piece.lo:.6g}, {piece.hi:.6g}] does not re-prove "
                                  f"({why}): {_AFRESH}")
+        state = meta.get("state") or None
+        why = _position_error(run, pieces, state)
+        if why:  # (the sha256 finds accidents, not an edit that re-hashes the file)
+            raise InputError(f"{self.file}: {why}: {_AFRESH}")
         run.solve_s, run.certify_s = meta.get("solve_s", 0.0), meta.get("certify_s", 0.0)
         self.earlier_wall_s = float(meta.get("wall_s", 0.0))
-        state = meta.get("state") or None
         return None if state is None else (state, pieces)
 
     def remove(self):
@@ -227,6 +231,28 @@ def _unlock(lock):
     except OSError:
         pass
     os.close(fd)
+
+
+def _position_error(run, pieces, state):
+    """Why the stored ``pieces`` and the strategy's ``state`` (its position ``a`` and ``step``: the
+    search goes on from ``a``) are not a run stopped part-way, or None: the pieces must run
+    without a gap from the run's start, and ``a`` be where they end (else the resumed path would
+    leave ``[end, a]`` without pieces, or claim it twice)."""
+    pieces = sorted(pieces, key=lambda p: p.lo)
+    end = run.lo
+    for piece in pieces:
+        if piece.lo != end:
+            return f"its pieces leave [{end:.6g}, {piece.lo:.6g}] uncovered (or overlap there)"
+        end = piece.hi
+    if state is None:
+        return f"it holds pieces up to {end:.6g} but no position to go on from" if pieces else None
+    if not isinstance(state, dict) or not all(isinstance(state.get(k), (int, float)) and not isinstance(
+            state.get(k), bool) and math.isfinite(state.get(k)) for k in ("a", "step")):
+        return f"its saved state {state!r:.80} is not a position a and a step (numbers)"
+    if state["a"] != end or not state["step"] > 0:
+        return (f"its saved position {state['a']!r} is not where its pieces end ({end!r}), or its step is not "
+                "positive")
+    return None
 
 
 def _unproven(run, piece):

@@ -8,11 +8,12 @@ merged (:func:`chunks`).  Workers run with one BLAS and one kernel thread.
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 
 from ..compute.allocator import task_memory
 from ..compute.caches import share_budget
-from ..compute.distributed import check_executor, result
+from ..compute.distributed import check_executor, result, submit
 from ..compute.parallelism import worker_threads
 from ..data import data_sha256
 from ..errors import InputError
@@ -25,6 +26,11 @@ __all__ = ["one_place", "pool", "single_threaded", "segment_in_worker", "chunks"
 # interpreter's exit, Python 3.10-3.11 woke it through a pipe it was closing, and a run stopped by
 # Ctrl-C printed "OSError: Bad file descriptor" with a traceback (seen once in CI, under load).
 _MANAGER_END_S = 2.0
+
+
+# A worker looks this often whether the process that started it is still there (a second: a
+# dead parent's workers end within it; the look costs microseconds).
+_PARENT_CHECK_S = 1.0
 
 
 def one_place(workers, executor):
@@ -57,13 +63,23 @@ def pool(workers, executor, wanted=True, sharers=None):
             try:
                 yield p
             except BaseException:  # interrupted, terminated, failed: the workers stop now, not after their tasks
-                # (Python 3.14: terminate_workers(); shutdown forgets the processes, so first)
-                for process in list((getattr(p, "_processes", None) or {}).values()):
+                # (Python 3.14: terminate_workers(); shutdown forgets the processes and the results' pipe, so first)
+                processes = list((getattr(p, "_processes", None) or {}).values())
+                for process in processes:
                     process.terminate()
                 manager = getattr(p, "_executor_manager_thread", None)
+                results = getattr(p, "_result_queue", None)
                 p.shutdown(wait=False, cancel_futures=True)
                 if manager is not None:  # its end closes the pipe the interpreter's exit writes to
                     manager.join(_MANAGER_END_S)
+                    if manager.is_alive() and results is not None:
+                        # it reads a result a worker killed while writing it left half-written, and would
+                        # wait forever (and the interpreter's exit with it): with every worker gone, closing
+                        # this end of the results' pipe ends the read
+                        for process in processes:
+                            process.join(_MANAGER_END_S)
+                        results._writer.close()
+                        manager.join(_MANAGER_END_S)
                 raise
     finally:
         share_budget(before)
@@ -72,13 +88,25 @@ def pool(workers, executor, wanted=True, sharers=None):
 def _start_worker(sharers):
     """A worker process's start: the signals' default actions (a process forked from a command
     would keep its SIGTERM handler, which a task catches: ``kill`` could not stop it; Ctrl-C is
-    its parent's to act on) and its share of the kernel caches' budget."""
+    its parent's to act on), its share of the kernel caches' budget, and a watch on its parent:
+    a parent killed outright (SIGKILL, the out-of-memory killer) cannot stop its workers, which
+    would go on holding their kernels' memory; they end once it is gone."""
+    import os
     import signal
+    import threading
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.set_wakeup_fd(-1)
     share_budget(sharers)
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:  # (an orphan is given another parent)
+            time.sleep(_PARENT_CHECK_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="approxpath-parent-watch", daemon=True).start()
 
 
 def single_threaded(fn, *args):
@@ -140,7 +168,7 @@ def chunks(run_chunk, problem, lo, hi, args, count, workers, executor, bar=None)
     s_lo, s_hi = float(np.log(lo)), float(np.log(hi))
     cuts = [lo] + [float(np.exp(s_lo + k * (s_hi - s_lo) / count)) for k in range(1, count)] + [hi]
     with pool(min(workers, count), executor) as p:
-        futures = [p.submit(_task, run_chunk, problem, a, b, *args) for a, b in zip(cuts[:-1], cuts[1:])]
+        futures = [submit(p, _task, run_chunk, problem, a, b, *args) for a, b in zip(cuts[:-1], cuts[1:])]
         results = []
         for f in futures:
             results.append(result(f))

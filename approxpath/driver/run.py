@@ -192,7 +192,8 @@ class Run:
             raise BudgetExceededError(
                 f"more than max_solves={self.budget.max_solves} exact solves needed on [{self.lo:.6g}, {self.hi:.6g}] "
                 f"({self._eps_text()}): raise max_solves, {fix}, or a narrower interval")
-        if t in self.stored:  # an interrupted run solved here: the same pair, bit for bit
+        stored = t in self.stored
+        if stored:  # an interrupted run solved here: the same pair, bit for bit
             pair = self.stored.pop(t)
         else:
             t0 = time.perf_counter()
@@ -207,6 +208,10 @@ class Run:
                 f"{shown_name(self.problem.parameter)} = {t:.6g} (the exact solve's dual objective there, its "
                 f"proven lower bound, is {goal / self.eps:.3g}; the optimum is 0 where the zero model is optimal, "
                 "e.g. targets y all 0): use an absolute eps")
+        if not g <= _ANCHOR_SHARE * goal and stored:  # (it passed this check when it was made and saved)
+            raise InputError(f"the checkpoint's exact solve at {shown_name(self.problem.parameter)} = {t:.6g} "
+                             f"certifies a gap of {g:.3g}, above the {_ANCHOR_SHARE * goal:.3g} its run allows: "
+                             "the file was edited or damaged; start a new run with another checkpoint")
         if not g <= _ANCHOR_SHARE * goal:
             exc = EpsilonTooSmallError(f"{self._too_small_head()}: {self._too_small(g, goal, t)}")
             # (a selection and an estimator word their own stop from these; ``needed``: the

@@ -175,11 +175,11 @@ class Validation:
         handout = self._handout and len(batches) > 1
         args = (self.X_val[k], self._rows, self._many, self._options)
         if handout:
-            from ..compute.distributed import result
+            from ..compute.distributed import result, submit
             from ..driver.parallel import task_in_worker
 
-            futures = [self.executor.submit(task_in_worker, _enclose_batch, self.tracks.problems[k], *args,
-                                            [(piece, [part for _, part in items]) for piece, items in batch])
+            futures = [submit(self.executor, task_in_worker, _enclose_batch, self.tracks.problems[k], *args,
+                              [(piece, [part for _, part in items]) for piece, items in batch])
                        for batch in batches]
         got, done = {}, 0
         bound = self.tracks.problems[k].bound

@@ -18,7 +18,7 @@ import numpy as np
 from ..compute.parallelism import managed
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
 from ..numerics import round_up
-from ..compute.distributed import result
+from ..compute.distributed import result, submit
 from ..driver.parallel import pool, single_threaded
 from ..progress import delta_bar, shown_name
 from .branch import Search
@@ -100,7 +100,7 @@ def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None,
             done.append(each(k, lambda: _seeded_path(p, e, iv, seeds=s, **opts[k])))
             _release(p)
     else:
-        futures = [executor.submit(path_in_worker, _seeded_path, p, e, iv, dict(o, seeds=s))
+        futures = [submit(executor, path_in_worker, _seeded_path, p, e, iv, dict(o, seeds=s))
                    for p, iv, e, s, o in zip(problems, intervals, eps, given, opts)]
         done = [each(k, lambda f=f: result(f)) for k, f in enumerate(futures)]
     for (_, found), s in zip(done, seeds):
