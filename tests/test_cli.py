@@ -409,3 +409,16 @@ def test_a_precomputed_kernel_where_no_distances_are_taken_says_so(tmp_path, cap
     assert capsys.readouterr().err.strip() == (
         "approxpath: error: --kernel precomputed takes D from --distances FILE.npy, an option of approxpath path and "
         f"verify only; approxpath {argv[0]} needs the features (--data) and a kernel of them")
+
+
+def test_a_budget_spent_with_a_checkpoint_says_how_to_go_on(sinc_csv, tmp_path, capsys):
+    """The budget's error said nothing of the checkpoint it left; resuming with a larger budget
+    goes on from it."""
+    ckpt = tmp_path / "run.npz"
+    args = ["path", "klasso", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--range", "0.25", "16",
+            "--eps", "0.01", "--checkpoint", str(ckpt), "--no-progress"]
+    assert main(args + ["--max-solves", "3"]) == 2
+    err = capsys.readouterr().err
+    assert f"the checkpoint {ckpt} keeps the work so far: add --resume with a larger --max-solves" in err
+    assert err.count("\n") == 1 and ckpt.exists()
+    assert main(args + ["--max-solves", "500", "--resume"]) == 0

@@ -460,3 +460,42 @@ def test_a_client_closed_during_a_run_is_a_clusters_lost_work():
         client.close()
         with pytest.raises(ClusterError, match="the Dask client or its scheduler went away during the run"):
             submit(client, abs, -1)
+
+
+@pytest.mark.parametrize("reason, who", [("scheduler-connection-lost", "its scheduler went away"),
+                                         ("lost dependencies", "its workers died")])
+def test_lost_work_says_whether_the_scheduler_or_the_workers_went(reason, who):
+    """A scheduler killed under a --dask run was reported as "its workers died", on two lines
+    (Dask's message holds a newline), after ~35 lines of Dask's logged tracebacks."""
+    pytest.importorskip("distributed")
+    import types
+    from concurrent.futures import CancelledError
+
+    from approxpath.compute.distributed import result
+    from approxpath.errors import ClusterError
+
+    def cancelled(timeout=None):
+        raise CancelledError(f"task cancelled for reason: {reason}.\nPlease re-run your work.")
+
+    future = types.SimpleNamespace(client=types.SimpleNamespace(nthreads=lambda: {"w": 1}), result=cancelled)
+    with pytest.raises(ClusterError) as err:
+        result(future)
+    assert who in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_command_leaves_a_lost_cluster_to_its_one_line(monkeypatch):
+    """``--dask``: Dask's loggers (some set to their own levels by its configuration) are quiet
+    in the command, which says in one line what the cluster lost."""
+    pytest.importorskip("distributed")
+    import logging
+
+    from approxpath.cli import running
+
+    monkeypatch.setattr(running, "_connect", lambda Client, address: "a client")
+    levels = {n: logging.getLogger(n).level for n in ["distributed", "distributed.client"]}
+    try:
+        assert running.dask_client("tcp://127.0.0.1:8786") == "a client"
+        assert all(logging.getLogger(n).getEffectiveLevel() == logging.CRITICAL for n in levels)
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)

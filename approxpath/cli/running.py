@@ -5,8 +5,9 @@ one core busy (:func:`one_core_note`)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
-from ..errors import InputError
+from ..errors import BudgetExceededError, InputError
 
 __all__ = ["DASK_TIMEOUT", "dask_client", "checkpoint_of", "default_checkpoint", "run_and_write", "one_core_note",
            "clock"]
@@ -49,6 +50,12 @@ def dask_client(address, workers=1):
         raise InputError(f"--dask: {address!r} is not a scheduler address like tcp://host:8786 ({got[0]})")
     if isinstance(got[0], Exception):
         raise InputError(f"--dask: no Dask scheduler answered at {address} ({got[0]})")
+    import logging
+
+    # a scheduler or worker gone makes Dask log ~35 lines of tracebacks before the command's one line
+    # saying what was lost (ClusterError, exit 6): the command speaks for the cluster
+    for name in ["distributed", *[n for n in logging.root.manager.loggerDict if n.startswith("distributed.")]]:
+        logging.getLogger(name).setLevel(logging.CRITICAL)  # (Dask's configuration sets some children's levels)
     return got[0]
 
 
@@ -108,6 +115,11 @@ def run_and_write(problem, args, meta):
                                 solve_time_limit=args.solve_time_limit, n_jobs=args.n_jobs, device=args.device,
                                 executor=client, split_products=args.split_products,
                                 keep_checkpoint=True)
+    except BudgetExceededError as exc:  # its exact solves are kept: say so, and how to go on
+        if checkpoint is None or not Path(checkpoint).exists():
+            raise
+        raise BudgetExceededError(f"{exc}; the checkpoint {checkpoint} keeps the work so far: add --resume with a "
+                                  "larger --max-solves (or --max-pieces) to go on from it") from None
     finally:
         if client is not None:
             client.close()

@@ -165,8 +165,10 @@ def result(future):
         except TimeoutError:
             pass
         except (CancelledError, KilledWorker) as exc:
-            raise ClusterError(f"the Dask cluster lost work of this run ({type(exc).__name__}: {exc}): its workers "
-                               "died; run again on workers that stay up, or without the cluster") from None
+            who = "its scheduler went away" if "scheduler" in str(exc) else "its workers died"
+            raise ClusterError(f"the Dask cluster lost work of this run ({type(exc).__name__}: "
+                               f"{' '.join(str(exc).split())}): {who}; run again on a cluster that stays up, or "
+                               "without it") from None
         if getattr(client, "status", "running") in ("closing", "closed"):
             raise ClusterError("the Dask client was closed during the run")
         if client.nthreads():
