@@ -240,3 +240,13 @@ def test_a_budget_below_the_first_grid_of_a_search_with_no_path_is_refused(cv, c
     with pytest.raises(approxpath.BudgetExceededError, match=f"the first grid needs {need}, more than max_solves = 5"):
         approxpath.select_surface(problem, criterion, cv=cv, max_solves=5, **box)
     assert approxpath.select_surface(problem, criterion, cv=cv, max_solves=1000, **box).exact_solves <= 1000
+
+
+def test_boolean_masks_are_folds_too():
+    """Boolean masks of the points, accepted before the folds were checked, are their indices."""
+    problem = approxpath.get_problem("kernel_ridge")(*make_sinc(n=20, seed=0), lam=0.1)
+    half = np.arange(20) >= 10
+    masks = approxpath.select(problem, "mse", cv=[(half, ~half), (~half, half)], interval=(0.5, 4.0))
+    indices = approxpath.select(problem, "mse", cv=[(np.flatnonzero(half), np.flatnonzero(~half)),
+                                                    (np.flatnonzero(~half), np.flatnonzero(half))], interval=(0.5, 4.0))
+    assert masks.t == indices.t and masks.value == indices.value

@@ -386,3 +386,25 @@ def test_a_run_uses_the_provider_it_is_given_whatever_ran_before(name, monkeypat
         assert path.certified and (len(calls) > 0) == (device != "cpu")
         if device == "cpu":
             assert [p.gap_bound for p in path.pieces] == [p.gap_bound for p in fresh.pieces]
+
+
+def test_the_margins_follow_device_products_through_their_wrappers():
+    """A bound reading a device's products through a memo's or a stack's closure took one margin
+    (the closures hid the provider); every wrapper now says what it wraps."""
+    from approxpath.compute.caches import ProductMemo
+    from approxpath.numerics import ELSEWHERE_MARGINS, margins_of
+    from approxpath.selection.predictions import stacked_products
+
+    class Provider:
+        def __init__(self, elsewhere):
+            self.rounded_elsewhere = elsewhere
+
+        def products(self, x, C, cols=None):
+            return (C,)
+
+    device, cpu = Provider(True).products, Provider(False).products
+    memo = ProductMemo()
+    assert [margins_of(p) for p in (device, memo.wrap(device, ()), ProductMemo(device), stacked_products(cpu, device),
+                                    stacked_products(memo.wrap(device, ()), cpu))] == [ELSEWHERE_MARGINS] * 5
+    assert [margins_of(p) for p in (cpu, memo.wrap(cpu, ()), ProductMemo(cpu), stacked_products(cpu, cpu), None,
+                                    np.exp)] == [1] * 6

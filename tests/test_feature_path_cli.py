@@ -139,3 +139,33 @@ def test_degree_without_the_polynomial_kernel_is_refused(data_csv, capsys):
     assert main(["features", str(data_csv[0]), "--degree", "3"]) == 2
     assert capsys.readouterr().err.strip() == ("approxpath: error: --degree is the power of --kernel ard-polynomial; "
                                                "the ard-gaussian kernel has none")
+
+
+def test_a_duplicate_feature_ends_the_path_short_with_exit_4(tmp_path, capsys):
+    """A copy of a feature made the path singular at its first event: 1 point of a path that goes
+    to D = 18.9 without the copy, reported ``"ok": true``, exit 0."""
+    from approxpath.data import make_friedman1
+
+    X, y = make_friedman1(n=60, seed=1)
+    plain, data = tmp_path / "plain.csv", tmp_path / "dup.csv"
+    np.savetxt(plain, np.column_stack([X, y]), delimiter=",")
+    np.savetxt(data, np.column_stack([X, X[:, 3], y]), delimiter=",")
+    assert main(["features", str(plain), "--no-progress", "--json"]) == 0  # (without the copy)
+    assert json.loads(capsys.readouterr().out)["failed"] is False
+    assert main(["features", str(data), "--no-progress"]) == 4
+    out, err = capsys.readouterr()
+    assert err.startswith("approxpath: incomplete feature path: it ends at D = ") and err.count("\n") == 1
+    assert "the path is incomplete" in out
+    assert main(["features", str(data), "--no-progress", "--json"]) == 4
+    got = json.loads(capsys.readouterr().out)
+    assert got["ok"] is False and got["failed"] is True
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e-300])
+def test_the_papers_scaling_does_not_depend_on_a_columns_units(scale):
+    """A column times 1e160 had an infinite norm and became all zeros (never selected, exit 0);
+    times 1e-300 its squares underflowed and it was taken for a constant."""
+    X = np.random.default_rng(0).standard_normal((30, 4))
+    scaled = X.copy()
+    scaled[:, 2] *= scale
+    np.testing.assert_allclose(normalize_columns(scaled), normalize_columns(X), rtol=1e-13, atol=1e-15)

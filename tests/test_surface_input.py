@@ -47,7 +47,8 @@ def test_a_surface_s_eps_too_small_is_named_and_advised_in_the_caller_s_units(si
     with pytest.raises(EpsilonTooSmallError) as info:
         approxpath.approximate_surface(problem, _TINY, relative=relative, max_solves=50, **_BOX)
     text, exc = str(info.value), info.value
-    assert text.startswith(f"eps = {_TINY:g}{' relative' * relative} is too small for the bandwidth path at lam = ")
+    assert text.startswith(f"eps = {_TINY:g}{' relative' * relative} (the bandwidth path at lam = ")
+    assert " gets 0.5 of it) is too small: " in text
     assert "5e-13" not in text
     advice = _advice(text)
     assert exc.allowed * advice / _TINY >= exc.gap  # the solve's allowance at the advised eps holds its gap
@@ -64,7 +65,8 @@ def test_a_surface_s_eps_too_small_is_named_and_advised_in_the_caller_s_units(si
 
 def test_a_selection_s_first_surfaces_name_the_eps_given(sinc):
     problem = approxpath.get_problem("klasso")(*sinc, lam=1e-3)
-    with pytest.raises(EpsilonTooSmallError, match=rf"^eps = {_TINY:g} is too small") as info:
+    with pytest.raises(EpsilonTooSmallError, match=rf"^eps = {_TINY:g} \(the bandwidth path at lam = [\d.]+ gets 0.5 "
+                                                   r"of it\) is too small") as info:
         approxpath.select_surface(problem, cv=2, eps=_TINY, max_solves=50, **_BOX)
     assert info.value.allowed * _advice(str(info.value)) / _TINY >= info.value.gap
 
@@ -73,7 +75,8 @@ def test_the_command_names_and_advises_the_eps_given(sinc_csv, capsys):
     assert main(["surface", "klasso", "--data", sinc_csv, "--eps", f"{_TINY:g}", "--weights", "1e-3", "0.5",
                  "--range", "1", "4", "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"error: eps = {_TINY:g} is too small" in err and "5e-13" not in err
+    assert err.count("\n") == 1 and f"error: eps = {_TINY:g} (the bandwidth path at lam = " in err
+    assert "5e-13" not in err and ") is too small: " in err
 
 
 @pytest.mark.parametrize("name, eps", [("klasso", 0.13), ("kernel_ridge", 0.1), ("robust_l1", 0.1)])

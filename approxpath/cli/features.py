@@ -8,6 +8,8 @@ path cannot start (the bound C is not active: choose a smaller C).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 __all__ = ["COMMANDS", "cmd_features"]
@@ -85,10 +87,11 @@ def cmd_features(args):
 
         save_figure(plot_feature_path(path, segments=segments), args.plot)
     ok = path.report.ok and (segments is None or not segments.uncertified)
-    if args.json:
+    if args.json:  # (ok: every claim holds and the path is complete, as exact's)
         out = dict(path.report.to_json(), C=C, kappa=C / yc2 if yc2 > 0 else None, D_max=float(path.D.max()),
                    events=len(path.events) - 1, jacobian_calls=path.jacobian_calls, stop_reason=path.stop_reason,
-                   final_active=list(path.selected(-1)), path_s=round(path.wall_s, 4), ok=ok)
+                   final_active=list(path.selected(-1)), path_s=round(path.wall_s, 4), ok=ok and not path.failed,
+                   failed=path.failed)
         if segments is not None:
             out["segments"] = segments.to_json()
         emit_json(out)
@@ -100,7 +103,14 @@ def cmd_features(args):
         for name, file in (("path", args.out), ("table", args.export), ("figure", args.plot)):
             if file:
                 print(f"{name} written to {file}")
-    return 0 if ok else 1
+    if path.failed:  # (exit 4, as an exact path's that stopped short)
+        points = f"{len(path)} point{'s' * (len(path) != 1)}"
+        print(f"approxpath: incomplete feature path: it ends at D = {path.D[-1]:.6g} ({points}): {path.stop_reason}; "
+              "duplicate or nearly collinear features, or too few samples, make the path singular there",
+              file=sys.stderr)
+    if not ok:
+        return 1
+    return 4 if path.failed else 0
 
 
 def _features_args(p, cls=None, argv=()):

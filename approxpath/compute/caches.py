@@ -183,6 +183,7 @@ class ProductMemo:
             out = self._answer(products, owners, x, C, cols)
             return out if rows is None else tuple(a[rows] for a in out)
 
+        memoized.rounded_elsewhere = margins_of(products) > 1  # (what bounds of it add: margins_of)
         return memoized
 
     def _answer(self, products, owners, x, C, rows, *more):

@@ -130,8 +130,8 @@ def submit(executor, fn, *args):
             raise
         raise ClusterError(f"the Dask client or its scheduler went away during the run ({type(exc).__name__}: "
                            f"{' '.join(str(exc).split())})") from None
-    if hasattr(executor, "_processes"):  # a local process pool: result() watches its workers
-        future.approxpath_pool = executor
+    if getattr(executor, "approxpath_own", False):  # a pool of parallel.pool (never retires a worker):
+        future.approxpath_pool = executor  # result() watches its workers
     return future
 
 
@@ -181,11 +181,12 @@ def result(future):
 
 
 def _lost_worker(pool):
-    """Whether a worker of the local process ``pool`` has ended while the pool still counts it:
-    the pool finds that itself, except where the worker was killed while writing a result, which
-    leaves the pool reading it forever."""
+    """Whether a worker of the local process ``pool`` (one of ``parallel.pool``'s, whose workers
+    end only with it) has died while the pool still counts it: the pool finds that itself,
+    except where the worker was killed while writing a result, which leaves the pool reading it
+    forever.  (A pool with ``max_tasks_per_child`` retires workers with status 0: not a death.)"""
     processes = getattr(pool, "_processes", None) or {}
-    return any(process.exitcode is not None for process in list(processes.values()))
+    return any(process.exitcode not in (None, 0) for process in list(processes.values()))
 
 
 def _done(future):

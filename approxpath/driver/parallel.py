@@ -60,6 +60,7 @@ def pool(workers, executor, wanted=True, sharers=None):
     before = share_budget(sharers)
     try:
         with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(sharers,)) as p:
+            p.approxpath_own = True  # (its workers end only with it: compute.distributed.result watches them)
             try:
                 yield p
             except BaseException:  # interrupted, terminated, failed: the workers stop now, not after their tasks

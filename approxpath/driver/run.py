@@ -211,9 +211,10 @@ class Run:
         if not g <= _ANCHOR_SHARE * goal and stored:  # (it passed this check when it was made and saved)
             raise InputError(f"the checkpoint's exact solve at {shown_name(self.problem.parameter)} = {t:.6g} "
                              f"certifies a gap of {g:.3g}, above the {_ANCHOR_SHARE * goal:.3g} its run allows: "
-                             "the file was edited or damaged; start a new run with another checkpoint")
+                             "the file was edited or damaged, or its solve is rounded otherwise here (another "
+                             "machine or device); start a new run with another checkpoint")
         if not g <= _ANCHOR_SHARE * goal:
-            exc = EpsilonTooSmallError(f"{self._too_small_head()}: {self._too_small(g, goal, t)}")
+            exc = EpsilonTooSmallError(f"{self._eps_text()} is too small: {self._too_small(g, goal, t)}")
             # (a selection and an estimator word their own stop from these; ``needed``: the
             # absolute eps, of the caller's, that would carry the solve)
             exc.t, exc.gap, exc.allowed, exc.needed = t, g, _ANCHOR_SHARE * goal, g / _ANCHOR_SHARE / self.share[0]
@@ -224,15 +225,11 @@ class Run:
         return pair
 
     def _eps_text(self):
-        return f"eps = {self.eps:g}" + (" relative" if self.relative else "")
-
-    def _too_small_head(self):
-        """``"eps = 0.1 is too small"``, in the caller's ε (:attr:`share`)."""
+        """``"eps = 0.1"`` (``relative``), in the caller's ε: with a :attr:`share`, what gets which
+        share of it."""
         s, what = self.share
-        if s == 1.0:
-            return f"{self._eps_text()} is too small"
-        return (f"eps = {self.eps / s:g}{' relative' if self.relative else ''} is too small for {what}, "
-                f"which gets {s:g} of it")
+        text = f"eps = {self.eps / s:g}" + (" relative" if self.relative else "")
+        return text if s == 1.0 else f"{text} ({what} gets {s:g} of it)"
 
     def _advise(self, need):
         """``"eps >= x"``: the caller's ε that carries a need of ``need`` in this run's."""
@@ -257,7 +254,7 @@ class Run:
         however narrow, is certified: the best bound there is ``ratio`` times the target."""
         need = ratio * self.eps / _ANCHOR_SHARE
         exc = EpsilonTooSmallError(
-            f"{self._too_small_head()}: no piece next to the exact solve at "
+            f"{self._eps_text()} is too small: no piece next to the exact solve at "
             f"{shown_name(self.problem.parameter)} = {t:.6g} is certified however narrow (the best bound there is "
             f"{ratio:.3g} times the target: its rounding allowances do not shrink with the piece); use "
             f"{self._advise(need)}")

@@ -116,8 +116,9 @@ def _splits(cv, X, y, groups, classify, shuffle=None):
 
 
 def _checked(folds, n):
-    """``folds`` as ``(train, test)`` integer index arrays, or :class:`InputError` unless there
-    are at least 2 and each holds indices of the n points, both sides nonempty, without
+    """``folds`` as ``(train, test)`` integer index arrays (boolean masks of the n points taken
+    as their indices), or :class:`InputError` unless there are at least 2 and each holds indices
+    of the n points, both sides nonempty, without
     repeats, and no point both trained on and held out (the held-out loss would be a training
     loss, and a choice certified for it the fit's, not the validation's)."""
     if len(folds) < 2:
@@ -128,6 +129,9 @@ def _checked(folds, n):
             train, test = (np.asarray(side) for side in fold)
         except (TypeError, ValueError):
             raise InputError(f"cv fold {k} must be a pair (train, test) of index arrays; got {fold!r:.80}") from None
+        # (boolean masks of the n points, as some splitters and users give them: their indices)
+        train, test = (np.flatnonzero(side) if side.dtype == bool and side.shape == (n,) else side
+                       for side in (train, test))
         for name, side in (("training", train), ("test", test)):
             if side.ndim != 1 or side.dtype.kind not in "iu" or side.size == 0:
                 raise InputError(f"cv fold {k}: its {name} indices must be a nonempty 1-d array of integers; got "

@@ -95,12 +95,14 @@ def _level_sums(index, C, L):
 
 def stacked_products(*products):
     """One ``products(x, C, cols)`` callable from several (of the same coefficients): their
-    results stacked row-wise in the given order (one envelope of all the rows)."""
+    results stacked row-wise in the given order (one envelope of all the rows), rounded
+    elsewhere if any of them is (:func:`~approxpath.numerics.margins_of`)."""
 
     def stacked(x, C, cols=None):
         outs = [p(x, C, cols) for p in products]
         return tuple(np.concatenate(parts, axis=0) for parts in zip(*outs))
 
+    stacked.rounded_elsewhere = any(margins_of(p) > 1 for p in products)
     return stacked
 
 

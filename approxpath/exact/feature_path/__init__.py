@@ -77,7 +77,11 @@ def normalize_columns(X, reference=None):
     if X.ndim != 2 or R.ndim != 2 or X.shape[1] != R.shape[1]:
         raise InputError(f"X must be 2-D with the reference's columns; got shapes {X.shape} and {R.shape}")
     centre = R.mean(axis=0)
-    norm = np.linalg.norm(R - centre, axis=0)
+    # the norm of each column divided by its largest entry, times that entry: the squares of a column
+    # of 1e160 overflowed (its norm inf, the column all 0) and those of 1e-300 underflowed (a "constant")
+    top = np.max(np.abs(R - centre), axis=0)
+    top = np.where(top > 0, top, 1.0)
+    norm = top * np.linalg.norm((R - centre) / top, axis=0)
     return (X - centre) / np.where(norm > 0, norm, 1.0)
 
 
@@ -155,6 +159,7 @@ def feature_path(X, y, *, C, kernel="ard-gaussian", degree=2, d_max=None, max_ev
     events = tuple(FeatureEvent(index=int(i), D=float(D[i]), feature=int(j), kind=kind) for kind, j, i in run.events)
     path = FeaturePath(kernel=kernel, degree=int(degree), C=C, X=X, y=y, D=D, beta=beta, alpha=alpha, alpha0=alpha0,
                        lam=lam, active=active, events=events, jacobian_calls=system.jacobian_calls,
-                       jacobian_calls_at=calls.astype(int), stop_reason=run.stop_reason, steps=run.n_steps,
+                       jacobian_calls_at=calls.astype(int), stop_reason=run.stop_reason, failed=run.failed,
+                       steps=run.n_steps,
                        rejected=run.n_rejected, wall_s=wall)
     return dataclasses.replace(path, report=path.certify(tol=tol, kkt_tol=kkt_tol)) if certify else path

@@ -94,6 +94,7 @@ class _Follower:
         self.records = []
         self.events = []
         self.stop_reason = ""
+        self.failed = False  # stopped where the path could not go on (FeaturePath.failed)
         self.n_rejected = self.n_corrector = self.n_steps = 0
 
     # ------------------------------------------------------------------ helpers
@@ -264,7 +265,7 @@ class _Follower:
                     self.stop_reason = f"stationary: lambda * max_j q_j = {g:.3g} (g_tol reached)"
                     break
         except _Stop as stop:
-            self.stop_reason = str(stop)
+            self.stop_reason, self.failed = str(stop), True
         return self
 
     def _step(self, p, eq, var, tg, h, skip):

@@ -73,6 +73,10 @@ class FeaturePath:
     jacobian_calls_at : ndarray of shape (m,)
         Cumulative Jacobian evaluations up to every point (the paper's Figure 3(c)).
     stop_reason : str
+    failed : bool
+        The path stopped where it could not go on (a singular Jacobian at an event, a step size
+        that underflowed: duplicate or nearly collinear features, too few samples), before
+        ``d_max``: its points are certified, but it is incomplete.
     steps, rejected : int
         Accepted and rejected continuation steps.
     wall_s : float
@@ -96,6 +100,7 @@ class FeaturePath:
     jacobian_calls: int
     jacobian_calls_at: np.ndarray
     stop_reason: str
+    failed: bool = False
     steps: int = 0
     rejected: int = 0
     wall_s: float = 0.0
@@ -215,7 +220,8 @@ class FeaturePath:
                  f"  {len(self)} points, D from {self.D[0]:.4g} to {self.D[-1]:.4g} (largest {self.D.max():.4g}); "
                  f"{self.steps} steps ({self.rejected} rejected), {self.jacobian_calls} Jacobian calls, "
                  f"{self.wall_s:.2f} s",
-                 f"  stopped: {self.stop_reason}",
+                 f"  stopped: {self.stop_reason}" + (" -- the path is incomplete: it could not go on" if self.failed
+                                                     else ""),
                  f"  turns in D at {turns or 'none (D increases along the path)'}",
                  f"  events ({len(self.events) - 1} after the start):"]
         for e in self.events[:max_events]:
