@@ -112,7 +112,7 @@ def _fifo(d, good):
     # 0.5.0: TypeError (None < int), exit 70
     (_holding("mixed.csv", "t,beta,beta[0]\n0.5,0,0\n"), "column 'beta' is repeated or also given as beta[i]"),
     # (said "must be numbered 0..1", naming neither column)
-    (_holding("gap.csv", "t,beta0,beta[0],beta[2]\n0.5,0,0,0\n"), "numbered 0, 1, 2, ... once each: beta[1] is missing"),
+    (_holding("gap.csv", "t,beta0,beta[0],beta[2]\n0.5,0,0,0\n"), "0, 1, 2, ... once each: beta[1] is missing"),
     (_holding("twice.csv", "t,beta0,beta[0],beta[1],beta[1]\n0.5,0,0,0,0\n"), "once each: beta[1] is repeated"),
     (_objects, "member 't.npy' holds Python objects"),
     (_bad_crc, "member 't.npy' is no readable array (BadZipFile: Bad CRC-32"),

@@ -219,7 +219,8 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     tol : float
         Stop when ``delta <= tol`` (criterion units).
     max_solves : int
-        Exact solves allowed in all.
+        Exact solves allowed in all, checked between rounds: a round of refinements once started
+        runs to its end, so it may overspend a budget it starts below (as :func:`approxpath.select`'s).
     strict : bool
         If the search stops before ``delta <= tol``: raise :class:`BudgetExceededError` when
         ``max_solves`` was spent, :class:`SelectionStalledError` (its subclass) when more exact
