@@ -165,10 +165,10 @@ def envelope_entry_error(lo, hi, d):
     :math:`|\\alpha| \\le 1/2`, :math:`|\\beta| \\le 1/12`: it uses :math:`e^{-aD}` (error
     at most :func:`~approxpath.numerics.kernel_entry_error` per unit), :math:`D e^{-aD}` times
     at most :math:`w/2` and :math:`D^2 e^{-aD}` times at most :math:`w^2/12`.  With relative
-    errors :math:`(d+2)u` of :math:`D` and :math:`(d+3)u\\,aD + 2u` of :math:`e^{-aD}`, and
+    errors :math:`(d+2)u` of :math:`D` and :math:`(d+3)u\\,aD + 4u` of :math:`e^{-aD}`, and
     :math:`z^k e^{-z} \\le (k/e)^k`, :math:`D e^{-aD}` is within
-    :math:`((d+5)/e + 4(d+3)/e^2)\\,u/a \\le 3\\,\\text{kernel\\_entry\\_error}(d)/a` and
-    :math:`D^2 e^{-aD}` within :math:`((2d+7)4/e^2 + 27(d+3)/e^3)\\,u/a^2 \\le
+    :math:`((d+7)/e + 4(d+3)/e^2)\\,u/a \\le 3\\,\\text{kernel\\_entry\\_error}(d)/a` and
+    :math:`D^2 e^{-aD}` within :math:`((2d+10)4/e^2 + 27(d+3)/e^3)\\,u/a^2 \\le
     8\\,\\text{kernel\\_entry\\_error}(d)/a^2` of the exact values, for every ``d``.  So a
     coefficient is within ``kernel_entry_error(d) * (1 + 1.5 w / lo + (2/3) (w / lo)**2)``
     per unit of coefficient; the value returned, ``kernel_entry_error(d) * (1 + 3 w / lo +

@@ -204,9 +204,9 @@ def test_distances_are_held_where_they_fit_with_the_work_space_to_spare(points):
 
 @pytest.mark.skipif(np.finfo(np.longdouble).nmant <= 52, reason="no extended precision for the exact values")
 def test_numpys_exp_is_within_the_ulp_the_kernel_entry_error_allows():
-    """kernel_entry_error takes 2u relative, 1 ulp anywhere in a binade, for numpy's exp (a
-    device's 1.5 ulp is covered by its extra margins): measured against long double on 3 M
-    arguments over the whole range a kernel entry's exponent takes (~0.7 ulp at most here)."""
+    """kernel_entry_error takes 4u relative, 2 ulp anywhere in a binade, for exp: measured
+    against long double on 3 M arguments over the whole range a kernel entry's exponent takes
+    (numpy 2: 0.69 ulp at most; numpy 1.24's SIMD exp: 1.49 ulp, above the 1 ulp allowed before)."""
     rng = np.random.default_rng(0)
     for low in (-745.0, -50.0, -1.0):
         z = rng.uniform(low, 0.0, 10**6)
@@ -214,7 +214,7 @@ def test_numpys_exp_is_within_the_ulp_the_kernel_entry_error_allows():
         normal = got >= np.finfo(float).tiny  # (a subnormal result has fewer digits: ulps say nothing there)
         exact = np.exp(z[normal].astype(np.longdouble))
         ulps = np.abs(got[normal].astype(np.longdouble) - exact) / np.spacing(got[normal]).astype(np.longdouble)
-        assert float(ulps.max()) <= 1.0
+        assert float(ulps.max()) <= 2.0
 
 
 @needs_array_api
@@ -364,7 +364,7 @@ def test_a_regression_bound_from_device_products_is_stored_above_the_verifiers(n
     assert max(shortfalls) <= 0.0
 
 
-@needs_array_api
+@needs_strict_devices
 @pytest.mark.parametrize("name", ["klasso", "kernel_svm"])
 def test_a_run_uses_the_provider_it_is_given_whatever_ran_before(name, monkeypatch):
     """The regression bounds kept the provider of their first run in their memo of products, and

@@ -15,11 +15,10 @@ Rounding.  The products are those of the CPU provider up to rounding:
 * ``exp``: the CUDA C Programming Guide states a maximum error of 1 ulp for double precision
   ``exp`` (its table of double-precision standard library functions; CuPy's and PyTorch's
   float64 ``exp`` call it), measured from the correctly rounded result: at most 1.5 ulp from the
-  exact value, :math:`3u` relative (:math:`u = 2^{-53}`; an ulp of a result in
-  :math:`[2^e, 2^{e+1})` is :math:`2^{e-52}`), one :math:`u` more than the ``exp`` term of
-  :func:`~approxpath.numerics.kernel_entry_error` (numpy's, within 1 ulp).  The vendor's
-  figures come from extensive, not exhaustive, tests: the verifier's recomputation on the CPU
-  is what a certificate rests on.  The product :math:`-x D_{ij}` is one IEEE multiplication,
+  exact value (:math:`u = 2^{-53}`; an ulp of a result in :math:`[2^e, 2^{e+1})` is
+  :math:`2^{e-52}`), within the 2 ulp, :math:`4u` relative, of the ``exp`` term of
+  :func:`~approxpath.numerics.kernel_entry_error`.  The vendor's figures come from extensive,
+  not exhaustive, tests: the verifier's recomputation on the CPU is what a certificate rests on.  The product :math:`-x D_{ij}` is one IEEE multiplication,
   correctly rounded on the device as on the CPU (no addition for a fused multiply-add to
   contract).
 * matrix products: cuBLAS sums in its own order (blocked, split over threads) and may use fused
@@ -33,10 +32,9 @@ Rounding.  The products are those of the CPU provider up to rounding:
   roundings of exact.
 
 A certificate is recomputed by the verifier from the data with numpy alone: a GPU-made one
-verifies on a machine without a GPU.  The verifier's bound is within the allowance m of the
-exact bound and the device's within m plus its ``exp``'s extra :math:`u` per unit of
-coefficient (which m exceeds), so they may differ by 3m: a bound computed from device products
-adds :data:`~approxpath.numerics.ELSEWHERE_MARGINS` = 4 margins instead of one
+verifies on a machine without a GPU.  Both computations are within the allowance m of the
+exact bound, so they may differ by 2m: a bound computed from device products adds
+:data:`~approxpath.numerics.ELSEWHERE_MARGINS` = 3 margins instead of one
 (:attr:`DeviceKernels.rounded_elsewhere`, :func:`~approxpath.numerics.margins_of`;
 :data:`~approxpath.numerics.STORED_PAD`, made for last bits of sums in another order, was
 exceeded on an H200: 3 of 100 pieces at n = 16,000).
