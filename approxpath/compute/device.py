@@ -18,9 +18,9 @@ Rounding.  The products are those of the CPU provider up to rounding:
   exact value (:math:`u = 2^{-53}`; an ulp of a result in :math:`[2^e, 2^{e+1})` is
   :math:`2^{e-52}`), within the 2 ulp, :math:`4u` relative, of the ``exp`` term of
   :func:`~approxpath.numerics.kernel_entry_error`.  The vendor's figures come from extensive,
-  not exhaustive, tests: the verifier's recomputation on the CPU is what a certificate rests on.  The product :math:`-x D_{ij}` is one IEEE multiplication,
-  correctly rounded on the device as on the CPU (no addition for a fused multiply-add to
-  contract).
+  not exhaustive, tests: the verifier's recomputation on the CPU is what a certificate rests on.
+  The product :math:`-x D_{ij}` is one IEEE multiplication, correctly rounded on the device as
+  on the CPU (no addition for a fused multiply-add to contract).
 * matrix products: cuBLAS sums in its own order (blocked, split over threads) and may use fused
   multiply-adds.  A sum of m products computed in any order, with or without FMA, is within
   :math:`\\gamma_m \\sum_i |a_i b_i|` of the exact sum (Higham, *Accuracy and Stability of

@@ -28,7 +28,7 @@ from ..certificate.claims import claim_failures
 from ..data import data_sha256
 from ..errors import InputError
 from ..result import pieces_from_arrays, pieces_to_arrays
-from ..validate import file_name
+from ..validate import file_name, is_real
 
 __all__ = ["Checkpoint", "EVERY", "discard_checkpoint"]
 
@@ -246,8 +246,7 @@ def _position_error(run, pieces, state):
         end = piece.hi
     if state is None:
         return f"it holds pieces up to {end:.6g} but no position to go on from" if pieces else None
-    if not isinstance(state, dict) or not all(isinstance(state.get(k), (int, float)) and not isinstance(
-            state.get(k), bool) and math.isfinite(state.get(k)) for k in ("a", "step")):
+    if not isinstance(state, dict) or not all(is_real(state.get(k)) and math.isfinite(state[k]) for k in ("a", "step")):
         return f"its saved state {state!r:.80} is not a position a and a step (numbers)"
     if state["a"] != end or not state["step"] > 0:
         return (f"its saved position {state['a']!r} is not where its pieces end ({end!r}), or its step is not "

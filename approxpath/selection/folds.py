@@ -118,9 +118,9 @@ def _splits(cv, X, y, groups, classify, shuffle=None):
 def _checked(folds, n):
     """``folds`` as ``(train, test)`` integer index arrays (boolean masks of the n points taken
     as their indices), or :class:`InputError` unless there are at least 2 and each holds indices
-    of the n points, both sides nonempty, without
-    repeats, and no point both trained on and held out (the held-out loss would be a training
-    loss, and a choice certified for it the fit's, not the validation's)."""
+    of the n points, both sides nonempty, without repeats, and no point both trained on and held
+    out (the held-out loss would be a training loss, and a choice certified for it the fit's, not
+    the validation's)."""
     if len(folds) < 2:
         raise InputError(f"cv must give at least 2 folds; got {len(folds)}")
     out = []
