@@ -14,7 +14,7 @@ import numpy as np
 
 from .moving import MAX_DEGREE, MAX_POINTS, Moving, constant
 
-__all__ = ["stored_fields", "pack", "unpack", "fingerprint"]
+__all__ = ["stored_fields", "pack", "unpack", "fingerprint", "one_number"]
 
 
 def stored_fields(point_type, example=None):
@@ -85,7 +85,7 @@ def unpack(side, arrays, point_type, fields, lo, hi):
         point too, are part of what a certificate claims.
     """
     W = np.asarray(arrays[f"{side}_weights"], dtype=float)
-    count, degree = float(arrays[f"{side}_count"]), float(arrays[f"{side}_degree"])
+    count, degree = one_number(arrays, f"{side}_count"), one_number(arrays, f"{side}_degree")
     span = np.asarray(arrays[f"{side}_span"], dtype=float)
     if W.ndim != 2 or span.shape != (2,):
         raise ValueError(f"{side}: weights must be (points, degree + 1) and the span 2 numbers per piece")
@@ -109,6 +109,15 @@ def unpack(side, arrays, point_type, fields, lo, hi):
     if k == 1 and m == 0 and weights[0, 0] == 1.0:
         return points[0]
     return Moving(points, weights, (t0, t1))
+
+
+def one_number(row, key):
+    """The number ``row[key]`` (a piece's row of an array of one number per piece): ValueError
+    for anything else, e.g. a row of shape (1,) that ``float`` would take."""
+    value = np.asarray(row[key], dtype=float)
+    if value.ndim:
+        raise ValueError(f"array {key!r} must hold one number per piece; got shape {value.shape} per piece")
+    return float(value)
 
 
 def fingerprint(x):

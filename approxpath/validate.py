@@ -7,6 +7,7 @@ argument, what was given and the fix.  Numpy only (the verifier uses them).
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -85,7 +86,10 @@ def nonnegative_weights(name, value):
     """``value`` (a sequence of numbers, or text ``"1,0.5,2"``) as a tuple of finite nonnegative
     floats, or :class:`InputError`."""
     if isinstance(value, str):
-        value = [v for v in value.replace(",", " ").split() if v]
+        items = re.split(r"\s*,\s*|\s+", value.strip()) if value.strip() else []
+        if "" in items:  # ("1,,3": two numbers read, where three were meant)
+            raise InputError(f"{name} has an empty entry: {value!r} (write e.g. 1,0.5,2)")
+        value = items
     try:
         items = np.asarray(value, dtype=object).reshape(-1)
     except (TypeError, ValueError):

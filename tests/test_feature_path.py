@@ -232,6 +232,8 @@ def test_bad_input_is_one_clear_error():
         feature_path(X, y, C=-1.0)
     with pytest.raises(InputError, match="degree"):
         feature_path(X, y, C=10.0, kernel="ard-polynomial", degree=0)
+    with pytest.raises(InputError, match="degree is the power of the ard-polynomial kernel; the ard-gaussian kernel"):
+        feature_path(X, y, C=10.0, degree=7)  # (ignored before: a path of the Gaussian kernel came back)
     with pytest.raises(InputError, match=r"\|x\| <= 1"):
         feature_path(10 * X, y, C=10.0, kernel="ard-polynomial")
     with pytest.raises(InputError, match="constant"):

@@ -108,6 +108,9 @@ def test_bad_precomputed_distances_and_weights_are_refused():
         Ridge(X, y, lam=0.1, kernel="ard", feature_weights=(1.0, 2.0, 3.0))
     with pytest.raises(InputError, match="nonnegative"):
         Ridge(X, y, lam=0.1, kernel="ard", feature_weights="1,-2")
+    with pytest.raises(InputError, match="feature_weights has an empty entry: '1,,3'"):  # (read as 2 weights before)
+        Ridge(np.column_stack([X, X[:, 0]]), y, lam=0.1, kernel="ard", feature_weights="1,,3")
+    assert Ridge(X, y, lam=0.1, kernel="ard", feature_weights=" 1, 0.5 ").feature_weights == (1.0, 0.5)
     with pytest.raises(InputError, match="unknown kernel"):
         Ridge(X, y, lam=0.1, kernel="polynomial")
 

@@ -4,6 +4,7 @@ shape, stored fields outside their domains, carried data that are not the file's
 that say why they fail."""
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,19 @@ def test_an_old_format_number_per_piece_with_an_extra_axis_fails_cleanly(tmp_pat
     capsys.readouterr()
     assert main(["verify", str(forged)]) == 1
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key", ["primal_count", "dual_degree"])
+def test_a_count_or_degree_with_an_extra_axis_fails(cert, tmp_path, key):
+    """A moving point's count or degree stored as (pieces, 1): verify took each row of shape (1,)
+    as its number (numpy's deprecated conversion, a DeprecationWarning) and passed the file."""
+    file, X, y = cert
+    forged = tamper(file, tmp_path / "axis.npz", lambda a, m: a.__setitem__(key, a[key][:, None]), True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        report = approxpath.verify(forged, X, y)
+    assert not report.ok and f"array {key!r} must hold one number per piece; got shape (1,)" in " ".join(
+        report.failures)
 
 
 def test_an_old_format_pair_missing_a_field_names_it(tmp_path):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..moving import Moving, affine_weights
+from ..moving_layout import one_number
 from .format import DATA_FIELDS, PIECE_FIELDS
 
 __all__ = ["upgrade"]
@@ -54,14 +55,6 @@ def upgrade(bound, arrays):
     return out
 
 
-def _scalar(row, key):
-    """The number ``row[key]`` (one per piece in the old layouts): ValueError for anything else."""
-    value = np.asarray(row[key], dtype=float)
-    if value.ndim:
-        raise ValueError(f"array {key!r} must hold one number per piece; got shape {value.shape} per piece")
-    return float(value)
-
-
 def _scaled(point, s, lo, hi):
     """``s * point`` (the point itself where ``s`` is 1)."""
     return point if s == 1.0 else Moving((point,), [[s]], (lo, hi))
@@ -71,8 +64,8 @@ def _svm(bound, row, lo, hi):
     y = bound.y
     P, D = bound.Primal, bound.Dual
     alpha = np.asarray(row["dual"], dtype=float)
-    b = _scalar(row, "bias")
-    slope = _scalar(row, "bias_slope") if "bias_slope" in row else 0.0
+    b = one_number(row, "bias")
+    slope = one_number(row, "bias_slope") if "bias_slope" in row else 0.0
     fields = [np.asarray(row[k], dtype=float) for k in ("dual_b", "theta", "theta_at") if k in row]
     moving = len(fields) == 3 and any(np.any(f != 0) for f in fields)
     if not moving:
@@ -96,14 +89,14 @@ def _svm(bound, row, lo, hi):
 
 def _weight(row, side, lo, hi):
     """The old moving weight ``o + rho (t - a)`` of ``side`` at the piece's ends."""
-    o = _scalar(row, f"{side}_offset") if f"{side}_offset" in row else 0.0
-    rate, at = _scalar(row, f"{side}_rate"), _scalar(row, f"{side}_at")
+    o = one_number(row, f"{side}_offset") if f"{side}_offset" in row else 0.0
+    rate, at = one_number(row, f"{side}_rate"), one_number(row, f"{side}_at")
     return o + rate * (lo - at), o + rate * (hi - at)
 
 
 def _klasso(bound, row, lo, hi):
-    primal = bound.Primal(beta=np.asarray(row["beta"], dtype=float), beta0=_scalar(row, "beta0"))
-    u, s = np.asarray(row["dual"], dtype=float), _scalar(row, "dual_scale")
+    primal = bound.Primal(beta=np.asarray(row["beta"], dtype=float), beta0=one_number(row, "beta0"))
+    u, s = np.asarray(row["dual"], dtype=float), one_number(row, "dual_scale")
     slope = np.asarray(row["dual_slope"], dtype=float) if "dual_slope" in row else None
     if slope is None or not np.any(slope):
         return primal, _scaled(bound.Dual(u=u), s, lo, hi)
@@ -114,7 +107,7 @@ def _klasso(bound, row, lo, hi):
 
 def _robust(bound, row, lo, hi):
     beta, u = np.asarray(row["beta"], dtype=float), np.asarray(row["dual"], dtype=float)
-    s = _scalar(row, "dual_scale") if "dual_scale" in row else 1.0
+    s = one_number(row, "dual_scale") if "dual_scale" in row else 1.0
     w = np.asarray(row["beta_slope"], dtype=float) if "beta_slope" in row else None
     v = np.asarray(row["dual_slope"], dtype=float) if "dual_slope" in row else None
     P, D = bound.Primal, bound.Dual

@@ -64,12 +64,12 @@ def pool(workers, executor, wanted=True, sharers=None):
             try:
                 yield p
             except BaseException:  # interrupted, terminated, failed: the workers stop now, not after their tasks
-                # (Python 3.14: terminate_workers(); shutdown forgets the processes and the results' pipe, so first)
+                # (Python 3.14: terminate_workers(); shutdown forgets the processes and the queues, so first)
                 processes = list((getattr(p, "_processes", None) or {}).values())
                 for process in processes:
                     process.terminate()
                 manager = getattr(p, "_executor_manager_thread", None)
-                results = getattr(p, "_result_queue", None)
+                results, calls = getattr(p, "_result_queue", None), getattr(p, "_call_queue", None)
                 p.shutdown(wait=False, cancel_futures=True)
                 if manager is not None:  # its end closes the pipe the interpreter's exit writes to
                     manager.join(_MANAGER_END_S)
@@ -80,6 +80,11 @@ def pool(workers, executor, wanted=True, sharers=None):
                         for process in processes:
                             process.join(_MANAGER_END_S)
                         results._writer.close()
+                        # Python 3.10 (3.11 does it itself, CPython gh-94777): a broken pool's thread waits for
+                        # the tasks' queue to write a task no worker is left to read (a pipe full), and would
+                        # wait forever; with this, the last reader, closed, the write fails and the wait ends
+                        if calls is not None:
+                            calls._reader.close()
                         manager.join(_MANAGER_END_S)
                 raise
     finally:

@@ -86,7 +86,7 @@ def normalize_columns(X, reference=None):
 
 
 @managed
-def feature_path(X, y, *, C, kernel="ard-gaussian", degree=2, d_max=None, max_events=None, max_steps=2000,
+def feature_path(X, y, *, C, kernel="ard-gaussian", degree=None, d_max=None, max_events=None, max_steps=2000,
                  g_tol=1e-8, certify=True, tol=1e-8, kkt_tol=1e-6):
     """Follow the L1KR feature-selection path of problem (1) from D ≈ 0.
 
@@ -104,8 +104,8 @@ def feature_path(X, y, *, C, kernel="ard-gaussian", degree=2, d_max=None, max_ev
     kernel : {"ard-gaussian", "ard-polynomial"}
         :math:`\\exp(-\\sum_k\\beta_k(x_k - z_k)^2)` or
         :math:`(1 + \\sum_k\\beta_k x_k z_k/(1 + \\sum_k\\beta_k))^m`.
-    degree : int
-        m of the ARD-polynomial kernel.
+    degree : int, optional
+        m of the ARD-polynomial kernel (default 2); the ARD-Gaussian kernel has none.
     d_max : float, optional
         Stop when :math:`\\lVert\\beta\\rVert_1` reaches ``d_max`` (the last point is there).
     max_events : int, optional
@@ -139,6 +139,9 @@ def feature_path(X, y, *, C, kernel="ard-gaussian", degree=2, d_max=None, max_ev
     y = np.asarray(y, dtype=float)
     if kernel not in KERNELS:
         raise InputError(f"unknown kernel {kernel!r}: use one of {', '.join(KERNELS)}")
+    if degree is not None and kernel != "ard-polynomial":  # (it would be silently unused)
+        raise InputError(f"degree is the power of the ard-polynomial kernel; the {kernel} kernel has none")
+    degree = 2 if degree is None else degree  # (the paper's quadratic ARD kernel)
     C = positive("C", C)
     d_max = None if d_max is None else positive("d_max", d_max)
     max_events = None if max_events is None else count("max_events", max_events)
