@@ -33,8 +33,9 @@ from .bound import Bound
 __all__ = ["CvxpyBound", "FEASIBILITY_TOL", "ROUNDING"]
 
 #: A constraint counts as satisfied when its violation (CVXPY's ``violation()``) is at most this
-#: times 1 + the largest absolute value of its sides: restorations solve to Clarabel's feasibility
-#: tolerance 1e-10 relative to the data's scale, 100x below this.
+#: times 1 + the absolute value of its sides, entry by entry (a cone's: the largest of its sides):
+#: restorations solve to Clarabel's feasibility tolerance 1e-10 relative to the data's scale,
+#: 100x below this.
 FEASIBILITY_TOL = 1e-8
 #: Allowance for the rounding of CVXPY's evaluation of the objectives, times 1 + |f| + |d|
 #: (2.3e-10, 2**21 units of roundoff): a sum of m terms is off by at most ~m u times the sum of
@@ -53,6 +54,20 @@ class Declared:
     dual: Any
     primal_vars: dict
     dual_vars: dict
+
+
+def _scale(constraint, shape):
+    """1 + the absolute values of ``constraint``'s sides, entry by entry where they have its
+    violation's ``shape`` (an elementwise constraint: each entry is held to its own size, not to
+    the largest, which let one entry of 1e9 excuse a 100 % violation of an entry of 10), else
+    their largest (a cone: its violation is a norm of all of them)."""
+    sides = [np.abs(np.asarray(a.value, dtype=float)) for a in constraint.args if a.size]
+    if not sides:
+        return 1.0
+    try:
+        return 1.0 + np.maximum.reduce([np.broadcast_to(v, shape) for v in sides])
+    except ValueError:  # (sides of other shapes)
+        return 1.0 + max(float(np.max(v)) for v in sides)
 
 
 def _has(expr, t):
@@ -196,8 +211,8 @@ class CvxpyBound(Bound):
         """The largest constraint violation beyond :data:`FEASIBILITY_TOL` (<= 0: feasible)."""
         worst = -np.inf
         for c in problem.constraints:
-            size = max((float(np.max(np.abs(a.value))) for a in c.args if a.size), default=0.0)
-            worst = max(worst, float(np.max(c.violation())) - FEASIBILITY_TOL * (1.0 + size))
+            violation = np.asarray(c.violation(), dtype=float)
+            worst = max(worst, float(np.max(violation - FEASIBILITY_TOL * _scale(c, violation.shape))))
         return worst
 
     def side_at(self, side, point, tau):

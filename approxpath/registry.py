@@ -6,21 +6,24 @@ certificate side) and a ``problem`` module (the search side, which registers the
 small one may be a single module.  :func:`get_bound` imports only the certificate side of a
 built-in problem, so the verifier never loads search code.
 
-A name registered twice by two different classes is an error naming both sources; the same
-class registered again is ignored.  A class is refused (``TypeError``) where it leaves a method
+A name registered twice by two different classes is an error naming both sources (a built-in
+problem's name too, before that problem is imported); the same class registered again is
+ignored, and a class of the same module and name replaces the one before (a notebook's cell
+run again).  A class is refused (``TypeError``) where it leaves a method
 of :class:`~approxpath.Problem` abstract or where its ``Bound`` has another ``name``: the module,
 the registry key and the class agree.
 
 An installed plug-in whose entry point cannot be loaded (its module or class is not there, its
-import fails, its name is not the class's ``name``, :func:`register` refuses the class) is
-skipped with a one-line warning naming the entry point, its distribution and the error; the
-other problems stay usable, and :func:`get_problem` of the skipped name raises an
+import fails, its name is not the class's ``name``, :func:`register` refuses the class, the name
+is a built-in's, or another installed entry point claims it too) is skipped with a one-line
+warning naming the entry point, its distribution and the error; the other problems stay usable,
+and :func:`get_problem` of the skipped name (unless a built-in's) raises an
 :class:`~approxpath.errors.InputError` saying why.
 
 :func:`get_problem` of a built-in name imports that problem alone (a command-line run does not
 pay for the other problems' imports, nor for the scan of the installed distributions' entry
-points, 50-100 ms): a plug-in that registers a built-in's name is reported by
-:func:`available_problems` (``approxpath problems``) and by any lookup of another name.
+points, 50-100 ms): a plug-in claiming a built-in's name is told of by :func:`available_problems`
+(``approxpath problems``) and by any lookup of another name, and the built-in is used.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import warnings
+from collections import Counter
 
 from .errors import DuplicateProblemError, InputError, brief, did_you_mean
 
@@ -67,9 +71,14 @@ def register(cls=None, *, source=None):
             raise TypeError(f"{_source(c)} is named {name!r} but its Bound is named {bound_name!r}: the registry "
                             "key, the Problem's name and its Bound's name must agree")
         here = source or _source(c)
+        if name not in _REGISTRY and not c.__module__.startswith("approxpath.problems."):
+            _load_builtin(name)  # (a built-in's name is taken before its problem is imported)
         if name in _REGISTRY:
             old, old_source = _REGISTRY[name]
             if old is c:
+                return c
+            if old_source == here == _source(c) and not here.startswith("approxpath.problems."):
+                _REGISTRY[name] = (c, here)  # the same class defined again (a notebook's cell run again)
                 return c
             raise DuplicateProblemError(
                 f"problem name {name!r} is registered twice: by {old_source} and by {here}"
@@ -103,17 +112,22 @@ def _load_builtin(name):
 
 
 def _load():
-    """Import every built-in problem and load every entry point; ``_loaded`` only once all are
-    (a plug-in claiming a registered name raises :class:`DuplicateProblemError`, again at the
-    next lookup).  An entry point that cannot be loaded is skipped (:func:`_load_entry_point`)."""
+    """Import every built-in problem and load every entry point, once.  An entry point that
+    cannot be loaded, or whose name another claims too, is skipped (:func:`_load_entry_point`)."""
     global _loaded, _BROKEN
     if _loaded:
         return
     for name, ispkg in _builtin_modules():
         importlib.import_module(f"approxpath.problems.{name}" + (".problem" if ispkg else ""))
     broken = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        why = _load_entry_point(ep)
+    found = list(entry_points(group=ENTRY_POINT_GROUP))
+    claims = Counter(ep.name for ep in found)
+    for ep in found:
+        if claims[ep.name] > 1:  # (which one a lookup got would depend on the order of installation)
+            why = (f"{_where(ep)}: {claims[ep.name]} installed entry points claim the name {ep.name!r} "
+                   "(uninstall all but one)")
+        else:
+            why = _load_entry_point(ep)
         if why:
             broken[ep.name] = why
             warnings.warn(f"skipped the plug-in problem {why}", stacklevel=3)
@@ -123,19 +137,24 @@ def _load():
 def _load_entry_point(ep):
     """Register the class of the entry point ``ep``; None, or why it cannot be (one line naming
     the entry point, its distribution and the error)."""
-    dist = getattr(ep, "dist", None)
-    where = f"entry point {ep.name!r} = {ep.value}" + (f" of {dist.name}" if dist else "")
+    where = _where(ep)
     try:
         cls = ep.load()
         name = getattr(cls, "name", None)
         if name != ep.name:
             return f"{where}: the entry point's name is {ep.name!r} but the class's name is {name!r} (they must agree)"
         register(cls, source=where)
-    except DuplicateProblemError:
-        raise
-    except Exception as exc:  # a plug-in's own bug: not approxpath's, and not the other problems'
+    except DuplicateProblemError as exc:  # (a built-in's name, or one registered in this process: that one stays)
+        return f"{where}: {exc}"
+    except (Exception, SystemExit) as exc:  # a plug-in's own bug: not approxpath's, and not the other problems'
         return f"{where}: {brief(exc)}"
     return None
+
+
+def _where(ep):
+    """The entry point ``ep`` named for a warning: its name, value and distribution."""
+    dist = getattr(ep, "dist", None)
+    return f"entry point {ep.name!r} = {ep.value}" + (f" of {dist.name}" if dist else "")
 
 
 def available_problems():

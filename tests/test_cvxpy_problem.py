@@ -279,3 +279,33 @@ def test_a_path_whose_primal_constraint_moves_saves_kept_and_restored_pieces_ali
     stored = read_certificate(file)[0]["primal_w"]
     i = path.pieces.index(kept[0])
     assert np.array_equal(stored[i, 0], np.stack([kept[0].primal.w] * stored.shape[2]))
+
+
+def test_one_large_entry_does_not_excuse_the_others_violation():
+    """The feasibility tolerance was 1e-8 times the largest entry of a constraint's sides: with one
+    feature weighted 1e8, a dual violating every other entry of |X'u| <= lam w by 100 % passed
+    ``errors`` (and a primal 14.6 above the optimum read a gap of 0.001); honest runs stopped with
+    "the declaration of the dual is wrong" (the kept dual's gap came out negative)."""
+    weights = np.array([1e8, 1.0, 1.0, 1.0])
+
+    class WeightedLasso(approxpath.CvxpyProblem):
+        name, parameters = "weighted_lasso_cvxpy", ("lam",)
+        variables, dual_variables, carried = ("beta",), ("u",), ("beta", "u")
+
+        @staticmethod
+        def declare(X, y, lam):
+            beta, u = cp.Variable(X.shape[1], name="beta"), cp.Variable(len(y), name="u")
+            primal = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - X @ beta) + lam * (weights @ cp.abs(beta))))
+            dual = cp.Problem(cp.Maximize(y @ u - 0.5 * cp.sum_squares(u)), [cp.abs(X.T @ u) <= lam * weights])
+            return primal, dual
+
+    X, y = regression(n=20, d=4, seed=3)
+    problem, lam = WeightedLasso(X, y), 1.0
+    primal, dual = problem.solve(lam)
+    assert problem.bound.errors(primal, dual, lam, lam) == []
+    ratio = np.abs(X.T @ y)[1:] / (lam * weights[1:])
+    assert ratio.max() > 2  # (u = y: the loss's maximizer, far outside the constraint)
+    twice = problem.Dual(u=y * 2.0 / ratio.max())  # |X'u|_j up to 2 lam w_j on the entries of weight 1
+    assert np.abs(X.T @ twice.u)[0] < lam * weights[0]
+    errors = problem.bound.errors(primal, twice, lam, lam)
+    assert errors and errors[0].startswith("dual infeasible at 1: a constraint is violated by"), errors

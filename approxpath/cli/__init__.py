@@ -118,10 +118,14 @@ def problem_kwargs(cls, args):
     """The constructor options given on the command line (only those set), their names and
     domains checked before any data is loaded."""
     given = {k[len("opt_"):]: v for k, v in vars(args).items() if k.startswith("opt_") and v is not None}
+    flags = set(given)
     for item in args.option or []:
         key, sep, value = item.partition("=")
         if not sep:
             raise InputError(f"--option expects KEY=VALUE; got {item!r}")
+        if key in given:  # (the later would be taken without a word)
+            first = f"--{key.replace('_', '-')}" if key in flags else f"--option {key}=..."
+            raise InputError(f"{first} and --option {item} both set {key!r}: give it once")
         try:
             given[key] = json.loads(value)
         except ValueError:

@@ -89,8 +89,8 @@ def _run_path(problem, args, meta):
     note = None
     # (paper and grid: --workers cuts the interval into chunks, another path)
     if args.workers == 1 and args.dask is None and args.strategy in ("interpolate", "two-sided"):
-        note = one_core_note("path", start, "certifies its segments in {n} processes (the path of any --workers "
-                             "K > 1, every piece certified as well)")
+        note = one_core_note("path", start, "certifies its segments in {n} processes (the same pieces and bounds "
+                             "for any --workers K > 1)")
     if args.plot:
         from ..plotting import plot_bounds, save_figure
 

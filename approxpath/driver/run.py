@@ -16,6 +16,7 @@ from ..certificate.claims import target, weak_duality_violation
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
 from ..numerics import STORED_PAD, log_mid, round_up
 from ..progress import shown_name
+from ..solvers import EXACT_GAP, at_exact_mark
 
 __all__ = ["Budget", "Run", "NonFiniteBound", "WeakDualityError", "nan_cause"]
 
@@ -41,7 +42,8 @@ class Budget:
 
 class WeakDualityError(InputError):
     """A gap bound came out negative: the problem's dual is not a dual of its primal (a wrong
-    declaration), so none of its gap bounds proves anything."""
+    declaration), or its restoration returns pairs its bound refuses as infeasible, so none of
+    its gap bounds proves anything."""
 
 
 class NonFiniteBound(InputError):
@@ -66,6 +68,11 @@ class _FiniteBound:
             g = self._checked(self._bound.gap(primal, dual, lo, hi), "gap bound", lo, hi)
         contradiction = weak_duality_violation(self._bound, g, dual, lo, hi)
         if contradiction:  # no eps can be met by a wrong dual's bounds: stop, naming the declaration
+            refused = self._bound.errors(primal, dual, lo, lo if hi is None else hi)
+            if refused:  # (the driver reads a restored pair's gap alone: errors() is asked here, once it matters)
+                raise WeakDualityError(f"{self._problem.name}: the gap bound on {_where(lo, hi, self._problem)} is "
+                                       f"{g:.6g} < 0 for a pair its Bound's errors() refuses ({refused[0]}): its "
+                                       "restore() returns pairs that are not feasible")
             raise WeakDualityError(f"{self._problem.name}: {contradiction}")
         return g
 
@@ -214,7 +221,12 @@ class Run:
                              "the file was edited or damaged, or its solve is rounded otherwise here (another "
                              "machine or device); start a new run with another checkpoint")
         if not g <= _ANCHOR_SHARE * goal:
-            exc = EpsilonTooSmallError(f"{self._eps_text()} is too small: {self._too_small(g, goal, t)}")
+            why = self._too_small(g, goal, t)
+            if not at_exact_mark(self.problem, pair, t, g):  # (no eps makes it optimal: say what else might)
+                why += (f" (the best pair the solvers found there is not optimal: its gap is above {EXACT_GAP:g} of "
+                        "the objective, as a solver stopping short or a dual that is not the problem's tight dual "
+                        "leaves it)")
+            exc = EpsilonTooSmallError(f"{self._eps_text()} is too small: {why}")
             # (a selection and an estimator word their own stop from these; ``needed``: the
             # absolute eps, of the caller's, that would carry the solve)
             exc.t, exc.gap, exc.allowed, exc.needed = t, g, _ANCHOR_SHARE * goal, g / _ANCHOR_SHARE / self.share[0]

@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import ClusterError, InputError, SolverError
 from ..moving import value_at
 
-__all__ = ["EXACT_GAP", "SolveSettings", "settings", "current_settings", "solve_exact"]
+__all__ = ["EXACT_GAP", "SolveSettings", "settings", "current_settings", "solve_exact", "at_exact_mark"]
 
 #: An exact solve is accepted when its certified gap is at most this times (1 + |dual objective|);
 #: interior-point solves with tolerances 1e-10 reach ~1e-9, libSVM with tol 1e-7 ~1e-8.
@@ -143,6 +143,15 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None, need
     raise error
 
 
+def at_exact_mark(problem, pair, t, g):
+    """Whether ``pair``, of gap ``g`` at ``t``, is an optimal pair by the solvers' mark: its gap
+    less the bound's rounding allowance (which no solver reduces; the SVM's at n = 100,000:
+    ~1.8e-2, over every mark; 0 for a bound that does not tell it apart) at most
+    :data:`EXACT_GAP` relative to the dual objective."""
+    net = g - problem.bound.rounding(*pair, t)
+    return net <= EXACT_GAP * (1.0 + abs(problem.dual_objective(value_at(pair[1], t), t)))
+
+
 def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refused):
     """One backend at one setting, from ``warm`` and then (if its pair misses the mark, or the
     solver stops without a point: :class:`SolverError`) from scratch: ``("accepted", pair)``,
@@ -184,17 +193,19 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
         if not np.isfinite(g):
             said.append(f"{label}: non-finite gap")
             return ("failed",)
-        # judged without the bound's rounding allowance, which no solver reduces (the SVM's at
-        # n = 100,000: ~1.8e-2, over every mark; 0 for a bound that does not tell it apart)
-        net = g - problem.bound.rounding(*pair, t)
-        if enough is not None and net <= enough(pair):
+        # judged without the bound's rounding allowance, which no solver reduces (at_exact_mark)
+        if enough is not None and g - problem.bound.rounding(*pair, t) <= enough(pair):
             return ("accepted", pair)
-        if net <= EXACT_GAP * (1.0 + abs(problem.dual_objective(value_at(pair[1], t), t))):
+        if at_exact_mark(problem, pair, t, g):
             needed = None if need is None else need(pair)
             if needed is None or g <= needed:
                 return ("accepted", pair)
             said.append(f"{label}: gap {g:.3g}, above the {needed:.3g} needed")
             return ("short", g, pair)
+        refused = problem.bound.errors(*pair, t, t)  # (asked of a miss alone: a kept pair's pieces are checked)
+        if refused:  # its gap proves nothing: not an "eps too small" floor
+            said.append(f"{label}: restore() returned a pair its bound refuses ({refused[0]})")
+            return ("failed",)
         said.append(f"{label}: gap {g:.3g}")
         if missed is None or g < missed[1]:
             missed = ("missed", g, pair)
