@@ -59,6 +59,9 @@ def test_path_summary_and_plot(libsvm_file, tmp_path, capsys):
 @pytest.mark.parametrize("argv,match", [
     (["path", "kernel_svn"], "did you mean 'kernel_svm'"),
     (["path", "kernel_svm", "--option", "gama=1"], "unknown option 'gama'"),
+    # a keyword set twice: the later was taken without a word
+    (["path", "kernel_svm", "--c", "0.5", "--option", "c=2"], "--c and --option c=2 both set 'c': give it once"),
+    (["path", "kernel_svm", "--option", "c=1", "--option", "c=2"], "--option c=... and --option c=2 both set 'c'"),
     (["path", "kernel_svm", "--eps", "0"], "eps must be"),
     (["path", "kernel_svm", "--range", "4", "1"], "lo < hi"),
     (["path", "kernel_svm", "--bias", "median"], "invalid choice: 'median'"),

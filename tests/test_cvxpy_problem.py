@@ -309,3 +309,44 @@ def test_one_large_entry_does_not_excuse_the_others_violation():
     assert np.abs(X.T @ twice.u)[0] < lam * weights[0]
     errors = problem.bound.errors(primal, twice, lam, lam)
     assert errors and errors[0].startswith("dual infeasible at 1: a constraint is violated by"), errors
+
+
+def test_an_exact_solve_that_is_not_optimal_is_said_so_with_eps_too_small():
+    """A dual declared valid but not tight (its excess term doubled) left exact solves with gaps
+    far from 0, and "eps is too small" sent the user after eps alone (0.01, 0.0176, 0.0308, ...)."""
+    from approxpath.errors import EpsilonTooSmallError
+
+    class LooseNet(_example().ElasticNet):
+        name = "loose_net_cvxpy"
+
+        @staticmethod
+        def declare(X, y, lam, mix):
+            primal, dual = _example().ElasticNet.declare(X, y, lam, mix)
+            u = dual.variables()[0]
+            n = len(y)
+            excess = cp.sum_squares(cp.pos(cp.abs(X.T @ u) - lam * mix)) / (lam * (1 - mix))  # (twice the tight term)
+            return primal, cp.Problem(cp.Maximize(y @ u - n / 2 * cp.sum_squares(u) - excess))
+
+    X, y = regression(n=20, d=4, seed=3)
+    with pytest.raises(EpsilonTooSmallError, match="not optimal: its gap is above 1e-07 of the objective, as a "
+                                                   "solver stopping short or a dual that is not the problem's tight"):
+        approxpath.approximate_path(LooseNet(X, y, mix=0.5), eps=1e-4, interval=(0.05, 1.0))
+
+
+@pytest.mark.infeasible_pairs
+def test_a_restoration_that_returns_infeasible_pairs_is_named():
+    """A plug-in's restore() returning w - 1e-3 (infeasible) was told "errors() accepts a pair that
+    is not feasible" (its errors() refused it) or "eps is too small" (the gap of an infeasible pair)."""
+    from approxpath.driver.run import WeakDualityError
+    from approxpath.testing import ToyProjection
+    from approxpath.testing.toy import ToyPrimal
+
+    class BadRestore(ToyProjection):
+        def restore(self, primal, dual, lo, hi=None):
+            p, d = super().restore(primal, dual, lo, hi)
+            return ToyPrimal(x=p.x - 0.5), d
+
+    (problem, interval, eps), = ToyProjection.examples()
+    with pytest.raises(WeakDualityError, match=r"< 0 for a pair its Bound's errors\(\) refuses \(x has a negative "
+                                               r"entry\): its restore\(\) returns pairs that are not feasible"):
+        approxpath.approximate_path(BadRestore(problem.X, problem.y), eps=eps, interval=interval)
