@@ -26,7 +26,7 @@ from .errors import InputError
 from .validate import check_validation
 from .compute.distances import cross_sq_distances, sq_distances
 
-__all__ = ["FORMATS", "exact_path_table", "export_table", "read_table"]
+__all__ = ["FORMATS", "exact_path_table", "export_table", "read_table", "table_format"]
 
 #: Table formats: comma-separated with a header row, or pgfplots' whitespace-separated columns.
 FORMATS = ("csv", "dat")
@@ -89,9 +89,14 @@ def _piece_table(path):
                 anchor_hi=np.array([p.anchors[-1] if p.anchors else np.nan for p in pieces], dtype=float))
 
 
-def _format_of(file, format):
+def table_format(file, format=None, flag="file"):
+    """The table format of ``file``: ``format`` if given, else its suffix's (``csv`` without
+    one, or ``.txt``); :class:`InputError` for another (``t.xyz`` and ``t.tsv`` were written as
+    comma-separated values without a word), naming ``flag``."""
     if format is None:
         suffix = _FsPath(file).suffix.lower().lstrip(".")
+        if suffix and suffix not in (*FORMATS, "txt"):
+            raise InputError(f"{flag} {file}: a table is written as .csv (or .txt) or .dat (pgfplots), not .{suffix}")
         format = suffix if suffix in FORMATS else "csv"
     if format not in FORMATS:
         raise InputError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
@@ -114,7 +119,8 @@ def export_table(obj, file, format=None, *, report=None, X_val=None, y_val=None)
         or an approximate one (:func:`approxpath.approximate_path`, :func:`approxpath.load_path`).
     file : str or path-like
     format : {"csv", "dat"}, optional
-        Default: from the file's suffix (``.dat``), else ``csv``.
+        Default: from the file's suffix (``.dat``; ``.csv``, ``.txt`` or none: ``csv``; another
+        is refused).
     report, X_val, y_val
         Exact paths only: extra columns (see :func:`exact_path_table`).
 
@@ -123,14 +129,15 @@ def export_table(obj, file, format=None, *, report=None, X_val=None, y_val=None)
     pathlib.Path
         The file written (atomically: a temporary file renamed over it).
     """
-    format = _format_of(file, format)
+    format = table_format(file, format)
     if hasattr(obj, "pieces"):
         if report is not None or X_val is not None or y_val is not None:
             raise InputError("report, X_val and y_val add columns to an exact path's table, not to an approximate path's")
         cols = _piece_table(obj)
         what = (f"approxpath approximate path of {obj.meta.get('problem', '?')} over "
                 f"{obj.meta.get('parameter', '?')}: one row per piece, eps = {obj.eps:g}"
-                f"{' (relative)' if getattr(obj, 'relative', False) else ' (absolute)'}")
+                f"{' (relative)' if getattr(obj, 'relative', False) else ' (absolute)'}"
+                + ("" if getattr(obj, "verified", True) else "; UNVERIFIED: the kinds and bounds are the file's claims"))
     elif hasattr(obj, "events") and hasattr(obj, "signs"):
         cols = exact_path_table(obj, report=report, X_val=X_val, y_val=y_val)
         fixed = f"bandwidth t = {obj.bandwidth:g}" if obj.parameter == "lam" else f"lam = {obj.lam:g}"

@@ -57,20 +57,32 @@ def figure_and_axes(ax=None, figsize=(6.4, 4.8)):
     ``figsize`` inches with one axes (matplotlib's object API; pyplot is not touched)."""
     if ax is not None:
         return ax.figure, ax
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
-    fig = Figure(figsize=figsize, layout="constrained")
+    fig = new_figure(figsize)
     return fig, fig.add_subplot()
+
+
+def new_figure(figsize):
+    """A new constrained-layout figure of ``figsize`` inches (matplotlib's object API), or
+    ImportError saying how to install matplotlib."""
+    need_matplotlib()
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize, layout="constrained")
+
+
+def need_matplotlib():
+    """``matplotlib``, or ImportError saying how to install it (before a figure's first import
+    of a submodule, which would name that submodule alone)."""
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
+    return matplotlib
 
 
 @contextmanager
 def _style():
-    try:
-        import matplotlib
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
+    matplotlib = need_matplotlib()
     with matplotlib.rc_context(_RC):
         yield _Figures
 
@@ -118,7 +130,9 @@ def _gap_panel(ax, path, extra_top=0.0):
     edges = np.array([[p.lo, p.hi] for p in path.pieces]).ravel()
     bounds = np.array([p.gap_bound for p in path.pieces])
     certified = np.array([p.kind != "uncovered" for p in path.pieces])
-    ax.plot(edges, np.repeat(np.where(certified, bounds, np.nan), 2), color="0.2", lw=0.8, label="bound per piece")
+    sampled = any(p.kind == "sampled" for p in path.pieces)
+    proven = "bound (or sampled gap) per piece" if sampled else "bound per piece"
+    ax.plot(edges, np.repeat(np.where(certified, bounds, np.nan), 2), color="0.2", lw=0.8, label=proven)
     targets = _targets(path)
     label = r"$\varepsilon \times$ lower bound of the optimum" if path.relative else r"$\varepsilon$"
     ax.plot(edges, np.repeat(targets, 2), color=_EPS, ls="--", lw=1.0, label=label)
@@ -179,7 +193,8 @@ def plot_bounds(path, n_points=400, ax=None):
         ax.set_xscale("log")
         ax.set_ylabel("objective value")
         head, eps = _title_of(path)
-        status = "all certified" if path.certified else "NOT all certified"
+        status = ("all certified" if path.certified else "NOT all certified" if path.verified
+                  else "UNVERIFIED (loaded with verify=False)")
         ax.set_title(f"{head}, strategy {path.strategy}\n{eps}: {path.exact_solves} exact solves, "
                      f"{len(path.pieces)} pieces, {status}")
         ax.legend(loc="best")
@@ -228,7 +243,8 @@ def plot_solves(counts, title=None):
             all_x.append(x)
             text = group if ser is None else f"{group}, {ser}"
             if x.size >= 2:
-                text += f" (slope {np.polyfit(np.log(x), np.log(solves), 1)[0]:.2f})"
+                slope = np.polyfit(np.log(x), np.log(solves), 1)[0]
+                text += f" (slope {slope:.2f})" if abs(slope) >= 0.005 else " (slope 0)"  # (not "-0.00")
             k, j = groups.index(group), series.index(ser)
             # markers shrink line after line: a line drawn over an equal one leaves it visible
             size = 4.0 + 1.5 * min(len(keys) - 1 - i, 3)

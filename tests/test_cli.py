@@ -62,6 +62,9 @@ def test_path_summary_and_plot(libsvm_file, tmp_path, capsys):
     # a keyword set twice: the later was taken without a word
     (["path", "kernel_svm", "--c", "0.5", "--option", "c=2"], "--c and --option c=2 both set 'c': give it once"),
     (["path", "kernel_svm", "--option", "c=1", "--option", "c=2"], "--option c=... and --option c=2 both set 'c'"),
+    # an output named for another format: an npz certificate named .csv, a CSV table named .tsv
+    (["path", "kernel_svm", "--out", "cert.csv"], "--out cert.csv: the file is written as .npz; name it so"),
+    (["path", "kernel_svm", "--export", "t.tsv"], "--export t.tsv: a table is written as .csv (or .txt) or .dat"),
     (["path", "kernel_svm", "--eps", "0"], "eps must be"),
     (["path", "kernel_svm", "--range", "4", "1"], "lo < hi"),
     (["path", "kernel_svm", "--bias", "median"], "invalid choice: 'median'"),
@@ -425,3 +428,40 @@ def test_a_budget_spent_with_a_checkpoint_says_how_to_go_on(sinc_csv, tmp_path, 
     assert f"the checkpoint {ckpt} keeps the work so far: add --resume with a larger --max-solves" in err
     assert err.count("\n") == 1 and ckpt.exists()
     assert main(args + ["--max-solves", "500", "--resume"]) == 0
+
+
+def test_a_pgf_figure_without_its_tex_is_refused_first(tmp_path, capsys, monkeypatch):
+    """``--plot p.pgf`` without a TeX install: a 32-frame traceback after the run (exit 70, the
+    certificate and table written); now one line before any work."""
+    pytest.importorskip("matplotlib")
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    X, y = make_classification(n=30, seed=1)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    out = tmp_path / "c.npz"
+    assert main(["path", "kernel_svm", "--data", str(data), "--out", str(out), "--plot", str(tmp_path / "p.pgf")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("approxpath: error: --plot ") and "matplotlib writes .pgf files through" in err, err
+    assert len(err.splitlines()) == 1 and not out.exists()
+
+
+def test_json_has_no_infinity_and_figure_exact_path_writes_it_to_stdout(tmp_path, capsys):
+    """An uncovered piece's bound (inf) was written as Infinity, which JSON readers refuse; ``figure
+    exact-path --json`` printed its document to standard error."""
+    import json
+
+    from approxpath.cli.output import emit_json
+
+    emit_json({"max_gap_bound": float("inf"), "cells": [1.0, float("nan"), {"g": -np.inf}], "n": 3})
+    line = capsys.readouterr().out
+    assert json.loads(line) == {"max_gap_bound": None, "cells": [1.0, None, {"g": None}], "n": 3}
+    from approxpath.data import make_sinc
+
+    data = tmp_path / "sinc.csv"
+    np.savetxt(data, np.column_stack(make_sinc(n=30, seed=0)), delimiter=",")
+    assert main(["figure", "exact-path", "--data", str(data), "--parameter", "bandwidth", "--lam", "0.1", "--range",
+                 "0.5", "2", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["algorithm"] and "{" not in err

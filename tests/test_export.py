@@ -87,6 +87,10 @@ def test_format_from_the_suffix_and_bad_input(data, lam_path, tmp_path):
     assert read_table(tmp_path / "x.txt")["t"].size == read_table(tmp_path / "x.dat")["t"].size == lam_path.t.size
     with pytest.raises(InputError, match="format"):
         export_table(lam_path, tmp_path / "x.csv", format="xlsx")
+    with pytest.raises(InputError, match=r"x.tsv: a table is written as .csv \(or .txt\) or .dat \(pgfplots\), not "
+                                         r".tsv"):  # (comma-separated before, without a word)
+        export_table(lam_path, tmp_path / "x.tsv")
+    assert not (tmp_path / "x.tsv").exists()
     with pytest.raises(InputError, match="exact path"):
         export_table({"t": [1.0]}, tmp_path / "x.csv")
     other = lambda_path(*data, 2.0)

@@ -316,3 +316,17 @@ def test_friedman1_paper_setting_test_mse_within_factor_2_of_table_1():
     test = float(np.mean((path.predict(normalize_columns(X[300:], X[:200]), i) - y[300:]) ** 2))
     assert path.certified[i] and test <= 0.04
     assert path.beta[i, :5].sum() >= 0.95 * path.D[i]
+
+
+def test_the_summary_and_the_table_number_features_as_the_figure_does():
+    """The summary said "feature 3 start" and the table's event_feature 1 (Python's indices) beside
+    the columns beta1 ... betad and the figure's x1 ... xd, which count from 1."""
+    X, y = friedman1(40, 10, 0)
+    path = feature_path(normalize_columns(X), y, C=2.0 * np.sum((y - y.mean()) ** 2), max_events=2)
+    first, joined = path.events[0], path.events[1]
+    summary = path.summary()
+    assert f"x{first.feature + 1} start   active now [x{first.feature + 1}]" in summary, summary
+    _, cols = path.table_columns()
+    assert cols["event_feature"][joined.index] == joined.feature + 1
+    assert cols[f"beta{joined.feature + 1}"][joined.index - 1] == 0 < cols[f"beta{joined.feature + 1}"][-1]
+    assert cols["event_feature"][0] == 0 and np.count_nonzero(cols["event_feature"]) == len(path.events) - 1

@@ -127,3 +127,45 @@ def test_a_selection_over_lam_says_lam_in_its_summary_json_and_figure():
     assert s.parameter == "bandwidth" and f"t = {s.t:.6g}" in s.summary()
     assert plot_selection(s).axes[0].get_xlabel() == "bandwidth $t$"
     assert plot_selection(s, parameter=laplacian).axes[0].get_xlabel().endswith(r"\|x - x'\|_1)$")
+
+
+def test_every_figure_without_matplotlib_says_how_to_install_it(monkeypatch):
+    """``plot_surface`` and ``plot_exact_path`` raised ModuleNotFoundError for a submodule
+    (``matplotlib.collections``, ``matplotlib.figure``) without the install hint the others give."""
+    import sys
+
+    import approxpath
+    from approxpath.data import make_sinc
+    from approxpath.exact import kernel_path
+    from approxpath.exact.figures import plot_exact_path
+    from approxpath.plotting import plot_bounds
+    from approxpath.surface.figures import plot_surface
+
+    X, y = make_sinc(n=12, seed=0)
+    ridge = approxpath.get_problem("kernel_ridge")(X, y, lam=0.1)
+    surface = approxpath.approximate_surface(ridge, eps=0.1, weights=(0.05, 0.2), bandwidths=(0.5, 2.0))
+    path = approxpath.approximate_path(ridge, eps=0.1, interval=(0.5, 2.0))
+    exact = kernel_path(X, y, 0.1, (0.5, 2.0))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    for plot, what in ((plot_surface, surface), (plot_exact_path, exact), (plot_bounds, path)):
+        with pytest.raises(ImportError, match=r"^plots need matplotlib: pip install 'approxpath\[plot\]'$"):
+            plot(what)
+
+
+def test_a_path_loaded_unverified_says_so_in_its_figure_and_table(tmp_path):
+    """``load_path(..., verify=False)``: the figure's title said "NOT all certified" and the
+    table wrote kind=certified, neither saying that nothing was checked."""
+    import approxpath
+    from approxpath.data import make_sinc
+    from approxpath.export import export_table
+    from approxpath.plotting import plot_bounds
+
+    X, y = make_sinc(n=12, seed=0)
+    path = approxpath.approximate_path(approxpath.get_problem("kernel_ridge")(X, y, lam=0.1), eps=0.1,
+                                       interval=(0.5, 2.0))
+    file = path.save(tmp_path / "c.npz")
+    loaded = approxpath.load_path(file, X, y, verify=False)
+    assert "UNVERIFIED (loaded with verify=False)" in plot_bounds(loaded).axes[0].get_title()
+    assert "all certified" in plot_bounds(approxpath.load_path(file, X, y)).axes[0].get_title()
+    head = export_table(loaded, tmp_path / "t.dat").read_text().splitlines()[0]  # (a .dat table has a comment line)
+    assert "UNVERIFIED: the kinds and bounds are the file's claims" in head, head

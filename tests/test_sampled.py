@@ -122,3 +122,20 @@ def test_the_command_line_says_sampled(tmp_path, capsys):
     assert main(["problems"]) == 0
     line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("kernel_ridge_sampled"))
     assert "sampled" in line
+
+
+def test_a_surface_of_a_bound_that_holds_at_points_only_is_refused_and_its_file_fails(tmp_path):
+    """The surface engine turned the bandwidth paths' sampled pieces into certified cells (490
+    "certified" cells, ``surface.certified`` True) and verify passed the file: a cell's bound
+    extends a piece's, which such a bound does not prove."""
+    Xs, ys = make_sinc(n=20, seed=2)
+    box = dict(eps=0.05, weights=(0.05, 0.2), bandwidths=(0.5, 2.0))
+    with pytest.raises(approxpath.InputError, match="kernel_ridge_sampled bounds no cells of the bandwidth and a "
+                                                    "weight: its bound holds at points only"):
+        approxpath.approximate_surface(SampledRidge(Xs, ys, lam=0.1), **box)
+    honest = approxpath.approximate_surface(KernelRidge(Xs, ys, lam=0.1), **box).save(tmp_path / "s.npz")
+    assert verify(honest, Xs, ys).ok
+    forged = tamper(honest, tmp_path / "renamed.npz", lambda a, m: m.__setitem__("problem", "kernel_ridge_sampled"),
+                    rehash=True)
+    report = verify(forged, Xs, ys)
+    assert not report.ok and "its bound holds at points only" in report.failures[0]

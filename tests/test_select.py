@@ -284,6 +284,11 @@ def test_plot_selection(ridge_selection):
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and "squared" in ax.get_ylabel()
     assert any("chosen" in t.get_text() for t in ax.get_legend().get_texts())
+    assert "sampled" not in ax.get_title()
+    import dataclasses  # a sampled criterion's figure says so in its title (it did only in its legend)
+
+    sampled = plot_selection(dataclasses.replace(ridge_selection, kind="sampled")).axes[0]
+    assert sampled.get_title().endswith("; sampled: nothing proven between the samples")
 
 
 def test_the_selection_figures_legend_is_below_the_band_and_names_what_the_view_cuts(ridge_selection):

@@ -20,7 +20,7 @@ _OUTPUTS = ("out", "checkpoint", "export", "plot", "data_out")
 _INPUTS = ("data", "val_data", "distances", "certificate", "path")
 
 
-def check_outputs(args, inputs=(), extra=(), plot_optional=False):
+def check_outputs(args, inputs=(), extra=(), plot_optional=False, out_suffixes=(".npz",)):
     """Refuse, before a long run, outputs that cannot be written: a directory, a device, a
     missing or read-only folder, an input file of the run (``--data``, ``--val-data``,
     ``--distances``, and ``inputs``), or the same file as another output (``extra``: more
@@ -28,11 +28,21 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False):
     :func:`~approxpath.certificate.output.check_outputs`.  A ``--plot`` without matplotlib
     installed is refused too, unless the command skips its figure then (``plot_optional``), and
     so is a ``--plot`` file whose extension matplotlib cannot write (found after the run, it
-    cost the run's figure and, in some commands, left the other outputs written)."""
+    cost the run's figure and, in some commands, left the other outputs written); an ``--out``
+    named with a suffix not in ``out_suffixes`` (a certificate named ``.csv`` was an npz file)
+    and an ``--export`` table's suffix neither ``.csv`` nor ``.dat`` too."""
     import importlib.util
     from pathlib import Path
 
     from ..certificate.output import check_outputs as check
+
+    out = getattr(args, "out", None)
+    if out and Path(out).suffix and Path(out).suffix.lower() not in out_suffixes:
+        raise InputError(f"--out {out}: the file is written as {' or '.join(out_suffixes)}; name it so")
+    if getattr(args, "export", None):
+        from ..export import table_format
+
+        table_format(args.export, flag="--export")
 
     plot = getattr(args, "plot", None)
     drawn = plot and importlib.util.find_spec("matplotlib") is not None
@@ -53,6 +63,15 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False):
         if kind and kind not in kinds:
             raise InputError(f"--plot {plot}: matplotlib cannot write .{kind} files; use one of "
                              f"{', '.join('.' + k for k in sorted(kinds))}")
+        if kind == "pgf":  # (matplotlib measures the text with TeX: without it, a traceback after the run)
+            import shutil
+
+            import matplotlib
+
+            tex = matplotlib.rcParams["pgf.texsystem"]
+            if shutil.which(tex) is None:
+                raise InputError(f"--plot {plot}: matplotlib writes .pgf files through {tex}, which is not "
+                                 "installed; use .pdf or .svg")
 
 
 def as_flags(message, cls):

@@ -74,7 +74,7 @@ def cmd_exact(args):
     if args.max_events is not None and args.max_events < 0:
         raise InputError(f"--max-events must be a nonnegative integer (0: the path's first point only); "
                          f"got {args.max_events}")
-    check_outputs(args, [args.data])
+    check_outputs(args, [args.data], out_suffixes=(".npz", ".csv"))
     t0 = time.perf_counter()
     X, y, fmt, prep = load(args)
     lo, hi = positive_range("--range", args.range) if args.range else (None, None)
@@ -145,8 +145,9 @@ def cmd_exact(args):
     else:
         print(path.summary())
         print(report)
-        if args.out:
-            print(f"path written to {args.out}")
+        for what, file in (("path", args.out), ("table", args.export)):
+            if file:
+                print(f"{what} written to {file}")
     if short is not None:
         print(_incomplete_line(path, args, short), file=sys.stderr)
     if not report.ok:

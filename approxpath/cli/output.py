@@ -18,8 +18,21 @@ _results = None
 
 
 def emit_json(document):
-    """Print ``--json``'s document: the one thing a command writes to standard output then."""
-    print(json.dumps(document), file=_results or sys.stdout)
+    """Print ``--json``'s document: the one thing a command writes to standard output then.  A
+    number that is not finite (an uncovered piece's bound: inf) is written as null: JSON has no
+    Infinity or NaN (Python's ``json`` would write them, and other readers refuse the line)."""
+    print(json.dumps(_finite(document), allow_nan=False), file=_results or sys.stdout)
+
+
+def _finite(value):
+    """``value`` with every float that is not finite, at any depth, replaced by None."""
+    if isinstance(value, float):
+        return value if value - value == 0.0 else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 @contextmanager

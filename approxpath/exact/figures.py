@@ -18,7 +18,6 @@ Without ``--data`` the data are Wang's sinc set-up (:func:`wang_sinc`): 100 poin
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import numpy as np
@@ -83,9 +82,9 @@ def plot_exact_path(path, *, X_val=None, y_val=None, ax=None):
     table = exact_path_table(path, X_val=X_val, y_val=y_val)
     panels = 3 if "val_mse" in table else 2
     if ax is None:
-        from matplotlib.figure import Figure
+        from ..plotting import new_figure
 
-        fig = Figure(figsize=(6.4, 2.0 + 1.6 * panels), layout="constrained")
+        fig = new_figure((6.4, 2.0 + 1.6 * panels))
         axes = fig.subplots(panels, 1, sharex=True)
     else:
         axes = list(ax)
@@ -170,6 +169,7 @@ def run(args):
     """Compute, certify, draw and export one exact path; 0 when every point is certified, else 1."""
     from approxpath.export import export_table
 
+    from ..cli.output import emit_json
     from ._kernel import kernel_path
     from ._lambda import lambda_path
     from .crosscheck import certify
@@ -214,7 +214,7 @@ def run(args):
         out.update(algorithm=path.algorithm, range=list(path.interval), events=len(path.events),
                    breakpoints=int(path.breakpoints.size), stop_reason=path.stop_reason, plot=args.plot,
                    export=args.export)
-        print(json.dumps(out))
+        emit_json(out)
     else:
         print(path.summary())
         print(report)

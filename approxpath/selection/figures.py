@@ -71,7 +71,8 @@ def plot_selection(selection, ax=None, title=None, parameter=None):
         ax.set_ylim(span[0] - pad, span[1] + pad)
         if finite.min() < span[0] - pad or finite.max() > span[1] + pad:  # say what the view leaves out
             cut = "above the 90th" if s.sense == "min" else "below the 10th"  # (the side where the view cuts)
-    ax.set_title(title or f"{_LABELS.get(s.criterion, s.criterion)}: {s.runs}, {s.exact_solves} exact solves")
+    proof = "" if s.kind == "certified" else "; sampled: nothing proven between the samples"
+    ax.set_title(title or f"{_LABELS.get(s.criterion, s.criterion)}: {s.runs}, {s.exact_solves} exact solves{proof}")
     ax.grid(True, alpha=0.3, lw=0.5)
     handles, labels = ax.get_legend_handles_labels()
     if cut:  # the last line of the legend, without a mark

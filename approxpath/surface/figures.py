@@ -102,9 +102,10 @@ def plot_surface(surface, ax=None, title=None):
     -------
     matplotlib.figure.Figure
     """
-    from matplotlib.collections import PolyCollection
+    from ..plotting import figure_and_axes, need_matplotlib, parameter_label, parameter_symbol
 
-    from ..plotting import figure_and_axes, parameter_label, parameter_symbol
+    need_matplotlib()
+    from matplotlib.collections import PolyCollection
 
     fig, ax = figure_and_axes(ax, (6.4, 4.8))
     s = surface

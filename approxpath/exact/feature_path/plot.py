@@ -39,12 +39,10 @@ def plot_feature_path(path, relevant=None, title=None, detail=None, segments=Non
         (b) with ``detail``, the same for :math:`D \\le` ``detail``; then the cumulative number
         of Jacobian evaluations against D.
     """
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
+    from ...plotting import new_figure
+
     panels = 2 if detail is None else 3
-    fig = Figure(figsize=(4.5 * panels, 3.6), layout="constrained")
+    fig = new_figure((4.5 * panels, 3.6))
     axes = fig.subplots(1, panels)
     ax, bx = axes[0], axes[-1]
     _weights(ax, path, relevant, segments=segments)

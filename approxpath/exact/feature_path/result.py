@@ -190,14 +190,15 @@ class FeaturePath:
     def table_columns(self, segments=None):
         """``(description, columns)`` of the per-point table (:func:`approxpath.export.export_table`):
         ``point``, ``D``, ``lam``, ``alpha0``, ``active`` (count), ``event_feature`` (the feature
-        joining or leaving there, -1 none), ``event`` (1 joined, -1 left, 0 none),
+        joining or leaving there, numbered from 1 as the ``beta`` columns: 4 is ``x4``, ``beta4``;
+        0 none), ``event`` (1 joined, -1 left, 0 none),
         ``jacobian_calls``; ``rel_gap``, ``kkt`` with a report; ``segment_gap`` (the bound of the
         segment to the next point, NaN at the last) with a :class:`SegmentReport`; then
         ``beta1`` ... ``betad``."""
         m = len(self)
-        feat, kind = np.full(m, -1.0), np.zeros(m)
+        feat, kind = np.zeros(m), np.zeros(m)
         for e in self.events[1:]:
-            feat[e.index], kind[e.index] = e.feature, 1.0 if e.kind == "joined" else -1.0
+            feat[e.index], kind[e.index] = e.feature + 1, 1.0 if e.kind == "joined" else -1.0
         cols = dict(point=np.arange(m, dtype=float), D=self.D, lam=self.lam, alpha0=self.alpha0,
                     active=self.active.sum(axis=1).astype(float), event_feature=feat, event=kind,
                     jacobian_calls=self.jacobian_calls_at.astype(float))
@@ -225,11 +226,12 @@ class FeaturePath:
                  f"  turns in D at {turns or 'none (D increases along the path)'}",
                  f"  events ({len(self.events) - 1} after the start):"]
         for e in self.events[:max_events]:
-            lines.append(f"    point {e.index:5d}  D = {e.D:10.5g}  feature {e.feature:3d} {e.kind:6s}  active now "
-                         f"{list(self.selected(e.index))}")
+            lines.append(f"    point {e.index:5d}  D = {e.D:10.5g}  {_named(e.feature):>4s} {e.kind:6s}  active now "
+                         f"{_names(self.selected(e.index))}")
         if len(self.events) > max_events:
             lines.append(f"    ... {len(self.events) - max_events} more")
-        lines.append(f"  final active set {list(self.selected(-1))}")
+        lines.append(f"  final active set {_names(self.selected(-1))} (features numbered from 1, as in the figures and "
+                     "tables; Python's indices are one less)")
         if self.report is None:
             lines.append("  not certified (certify=False); call .certify()")
         else:
@@ -312,3 +314,13 @@ class SegmentReport:
     def to_json(self):
         return {"eps": self.eps, "segments": len(self.segments), "certified_fraction": self.certified_fraction,
                 "max_gap": self.max_gap, "uncertified": list(self.uncertified), "wall_s": round(self.wall_s, 4)}
+
+
+def _named(j):
+    """Feature ``j`` (a column index) as the summary, the figures and the tables name it: x(j+1)."""
+    return f"x{j + 1}"
+
+
+def _names(columns):
+    """``"[x2, x4]"``: the features of ``columns`` (indices) by name."""
+    return "[" + ", ".join(_named(j) for j in columns) + "]"
