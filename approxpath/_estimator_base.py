@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import warnings
 
 import numpy as np
@@ -70,6 +71,8 @@ def fitting(fit):
                 elif isinstance(w.message, RangeWarning):
                     warnings.warn(RangeWarning(self._range_text(w.message), w.message.choice, w.message.sides),
                                   stacklevel=2)
+                elif str(w.message).startswith("select: delta = "):  # (a selection's shortfall, kept: strict=False)
+                    warnings.warn(self._shortfall_text(str(w.message)), w.category, stacklevel=2)
                 else:
                     warnings.warn(w.message, stacklevel=2)
 
@@ -143,7 +146,9 @@ class KernelPathBase(BaseEstimator):
     def _check_params(self):
         """:class:`~approxpath.errors.InputError` for a bad parameter, whatever the others are
         (one that a fit does not use included)."""
-        positive("eps", self.eps)
+        if positive("eps", self.eps) >= 1:  # (the zero model is within 100 % of its own objective: nothing proven)
+            raise InputError(f"eps is a fraction of the zero model's objective and must be below 1 (the zero model "
+                             f"itself is within it); got {self.eps!r}")
         if self.t_range is not None:
             positive_range("t_range", self.t_range, "t_range must be a pair (lo, hi) of positive numbers or None")
         if self._RANGE is not None and getattr(self, self._RANGE) is not None:
@@ -173,6 +178,13 @@ class KernelPathBase(BaseEstimator):
         widen = " and ".join(dict.fromkeys(name for name, *_ in names))
         return (f"{type(self).__name__}: {warning.choice} may be matched at {ends}: the criterion may be better "
                 f"beyond it; widen {widen} past it")
+
+    def _shortfall_text(self, message):
+        """A selection's "delta > tol" message naming the estimator and its tolerance parameter
+        (``cv_tol``), without the advice to pass ``strict=False`` (the estimator keeps the result)."""
+        message = re.sub(r",? or pass strict=False to keep this result", "", message)
+        message = re.sub(r"^select:", f"{type(self).__name__}:", message)
+        return re.sub(r"\btol\b(?= [=t])", self._TOL, message)  # ("tol = 0.01", "raise tol to 0.16")
 
     def _budget(self):
         """``max_solves`` for a certified selection (none given: the selection's default)."""
@@ -315,7 +327,15 @@ class KernelPathBase(BaseEstimator):
         pass
 
     def _encode(self, y):
-        return np.asarray(y, dtype=float)
+        """``y_val`` as targets: finite numbers, one per sample of ``X_val`` (ValueError otherwise)."""
+        y = np.asarray(y)
+        if y.dtype.kind not in "biuf" or y.ndim != 1:
+            raise ValueError(f"y_val must be one number per sample of X_val; got an array of {y.dtype} and shape "
+                             f"{y.shape}")
+        y = y.astype(float)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y_val contains NaN or infinity")
+        return y
 
     def _decision(self, X, t):
         check_is_fitted(self)

@@ -18,7 +18,7 @@ import numpy as np
 
 __all__ = ["UNIT_ROUNDOFF", "GRID_BITS", "STORED_PAD", "SUM_BLOCK", "ELSEWHERE_MARGINS", "fp_margin",
            "margins_of", "block_sum", "sum_chain", "kernel_entry_error", "stored_bound", "dyadic_quantum", "zero_sum",
-           "log_mid", "round_up"]
+           "log_mid", "log_width", "round_up"]
 
 #: Unit roundoff of IEEE double precision (half the machine epsilon).
 UNIT_ROUNDOFF = 2.0**-53
@@ -168,6 +168,12 @@ def zero_sum(u):
         m[idx] -= step
         excess = int(m.sum())
     return m.astype(float) * q
+
+
+def log_width(lo, hi):
+    """``log(hi / lo)``, the width of ``[lo, hi]`` in log scale, as ``log hi - log lo`` (the
+    ratio overflows for ends such as 1e-200 and 1e200)."""
+    return math.log(hi) - math.log(lo)
 
 
 def log_mid(lo, hi):

@@ -82,6 +82,8 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         over the bandwidth, 20,000 over the bandwidth and C): spent, the selection stops with
         the ``delta`` it reached and warns, or, if spent before the folds' first surfaces
         covered the box (``C=None``), raises ``BudgetExceededError``.  Unused without ``cv``.
+        Checked between rounds of solves: the folds' first paths and a round once started run
+        to their end, so a run may exceed it (small data with the default ``eps``: ~1.5x).
     n_jobs : int or None, default None
         Worker processes for the path and, with ``cv``, the folds' paths (joblib's convention:
         None is 1, -1 all cores); with ``C=None`` the folds' surfaces are computed in this

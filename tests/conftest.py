@@ -26,7 +26,7 @@ def _checked(method, dual_objective):
     def wrapper(self, primal, dual, lo, *args, **kw):
         g = method(self, primal, dual, lo, *args, **kw)
         scale = 1.0 + abs(dual_objective(self, dual, lo))
-        assert g >= -WEAK_DUALITY_TOL * scale, (
+        assert g != g or g >= -WEAK_DUALITY_TOL * scale, (  # (NaN is no number below 0: NonFiniteBound's to stop)
             f"{type(self).__name__}.{method.__name__} = {g!r} violates weak duality (scale {scale:.3g})")
         return g
 

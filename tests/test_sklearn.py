@@ -174,16 +174,16 @@ def test_a_refit_leaves_nothing_of_the_earlier_fit():
 @pytest.mark.filterwarnings("ignore:.*may be matched")
 def test_numpy_integers_are_numbers():
     """np.int64(1) was refused as lam and eps ("must be a positive number"), so a grid search over
-    np.array([1, 2]) failed every fit."""
+    np.array([1, 2]) failed every fit (eps, a fraction below 1, is now a numpy float here)."""
     from sklearn.model_selection import GridSearchCV
 
     X, y = make_sinc(n=24, seed=0)
-    reg = KernelPathRegressor(lam=np.int64(1), eps=np.int64(1), t_range=(0.5, 2.0), random_state=0).fit(X, y)
+    reg = KernelPathRegressor(lam=np.int64(1), eps=np.float32(0.5), t_range=(0.5, 2.0), random_state=0).fit(X, y)
     assert reg.eps_ > 0
     search = GridSearchCV(KernelPathRidge(t_range=(0.5, 2.0)), {"lam": np.array([1, 2])}, cv=2).fit(X, y)
     assert search.best_params_["lam"] in (1, 2)
     Xc, yc = make_classification(n=24, d=2, seed=0)
-    assert KernelPathSVC(C=np.int64(1), eps=np.int64(1), t_range=(0.5, 2.0), random_state=0).fit(Xc, yc).best_C_ == 1.0
+    assert KernelPathSVC(C=np.int64(1), eps=np.float32(0.5), t_range=(0.5, 2.0), random_state=0).fit(Xc, yc).best_C_ == 1.0
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -194,6 +194,7 @@ def test_numpy_integers_are_numbers():
     (dict(n_grid=1), "n_grid must be an integer >= 2"),  # selection="pieces": checked all the same
     (dict(selection="grids"), "unknown selection 'grids'"),
     (dict(eps=True), "eps must be a number; got True"),
+    (dict(eps=100), "eps is a fraction of the zero model's objective and must be below 1"),  # (certified 3080 > 60)
     (dict(C="a"), "C must be a number"),
     (dict(progress="yes"), "progress must be True or False"),
 ])
@@ -271,3 +272,42 @@ def test_validation_labels_not_seen_in_training_are_refused(two_class):
     y_val = np.array(["yes", "maybe", "no", "never"])
     with pytest.raises(ValueError, match=r"^y_val contains labels not seen in y: \['maybe' 'never'\]$"):
         KernelPathSVC(C=1.0, t_range=(0.5, 2.0)).fit(X, y, X_val=X[:4], y_val=y_val)
+
+
+def test_a_selection_short_of_cv_tol_names_cv_tol_not_select_s_words():
+    """The warning said "delta = 0.15 > tol = 0.001 ... raise tol to 0.16 ..., or pass strict=False
+    to keep this result": neither ``tol`` nor ``strict`` is a parameter of the estimator."""
+    X, y = make_classification(n=60, seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        KernelPathSVC(cv=3, max_solves=20, cv_tol=0.001).fit(X, y)
+    short = [str(w.message) for w in caught if "delta = " in str(w.message)]
+    assert len(short) == 1 and short[0].startswith("KernelPathSVC: delta = "), short
+    assert "> cv_tol = 0.001" in short[0] and "raise cv_tol to " in short[0] and "strict" not in short[0], short
+
+
+def test_a_t_range_of_extreme_ends_stops_in_one_line_without_overflow_warnings():
+    """``t_range=(1e-200, 1e200)``: OverflowError from the ratio of its ends (a traceback), then
+    numpy's overflow warnings from bounds at t = 1e200; now the logs of the ends, and the bounds'
+    overflow stops the search naming its cause, as a path's does."""
+    from approxpath.driver.run import NonFiniteBound
+
+    X, y = make_sinc(n=20, seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(NonFiniteBound, match="kernel_ridge: the criterion's bounds on .* are NaN: the largest "
+                                                 "squared distance between samples is"):
+            KernelPathRidge(t_range=(1e-200, 1e200), max_solves=300).fit(X, y)
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("y_val, match", [
+    (["a"] * 10, "y_val must be one number per sample of X_val; got an array of <U1"),
+    (np.ones((10, 2)), r"shape \(10, 2\)"),
+    ([np.nan] + [0.0] * 9, "y_val contains NaN or infinity"),
+])
+def test_regression_validation_targets_are_checked(y_val, match):
+    """``fit(X, y, X_val, ["a"] * 10)``: numpy's "could not convert string to float" from inside."""
+    X, y = make_sinc(n=30, seed=0)
+    with pytest.raises(ValueError, match=match):
+        KernelPathRegressor().fit(X, y, X[:10], y_val)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..errors import InputError
-from ..numerics import log_mid
+from ..numerics import log_mid, log_width
 from .losses import loss_totals
 
 __all__ = ["BandwidthFolds", "NodeClosedForm"]
@@ -59,7 +59,7 @@ class NodeClosedForm:
             self.optimum(a)
             edges, lo, hi = np.array([a, a]), *map(np.atleast_1d, self.enclose(a, a))
         else:
-            k = math.ceil(math.log(b / a) / _NODE_WIDTH)
+            k = math.ceil(log_width(a, b) / _NODE_WIDTH)
             if k > 2:  # the first cover: optima no further apart than _NODE_WIDTH, cells between them
                 nodes, m, predicted = np.exp(np.linspace(math.log(a), math.log(b), k + 1)), self.between, False
             else:  # a refined cell: halves, at a predicted point or at an optimum
@@ -96,14 +96,14 @@ class NodeClosedForm:
     def _apart(self, a, b):
         """The log distance between the optima around ``[a, b]`` (inf without one on a side)."""
         left, right = self._around(a, b)
-        return math.inf if left is None or right is None else math.log(right / left)
+        return math.inf if left is None or right is None else log_width(left, right)
 
     def predicts(self, a, b):
         """Whether the refined cell ``[a, b]`` is split at a predicted point (class docstring)."""
         span = self._apart(a, b)
         # (the 1e-9: the first optima are _NODE_WIDTH apart up to the rounding of exp)
         return (self.between > 1 and span <= _NODE_WIDTH * (1 + 1e-9)
-                and math.log(b / a) * _PREDICTED_SPLITS > span * (1 + 1e-9))
+                and log_width(a, b) * _PREDICTED_SPLITS > span * (1 + 1e-9))
 
     def optimum(self, x, predicted=False):
         """Compute the exact optimum at ``x`` unless it is known, or (``predicted``) ``x`` lies
@@ -129,8 +129,15 @@ class NodeClosedForm:
         """The criterion's enclosure ``(low, high)`` on the cell ``[u, v]``."""
         bound = self.problem.bound
         pair, span = self.pair(u, v)
-        gap = bound.gap(*pair, u, v)
-        return bound.criterion_enclosure(self.name, *pair, gap, u, v, self.cache, span)
+        with np.errstate(over="ignore", invalid="ignore"):  # (an overflow ends as inf, or NaN: stopped, as paths do)
+            gap = bound.gap(*pair, u, v)
+            low, high = bound.criterion_enclosure(self.name, *pair, gap, u, v, self.cache, span)
+        if gap != gap or np.any(np.isnan(low)) or np.any(np.isnan(high)):
+            from ..driver.run import NonFiniteBound, nan_cause
+
+            raise NonFiniteBound(f"{self.problem.name}: the criterion's bounds on [{u:.6g}, {v:.6g}] are NaN: "
+                                 f"{nan_cause(self.problem, u, v)}")
+        return low, high
 
 
 class _FoldNodes(NodeClosedForm):

@@ -10,6 +10,7 @@ paths, their refinements at new exact solves, the end cells, the result and why 
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 
@@ -378,8 +379,8 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
     the criterion's enclosure stopped narrowing, or the exact solves certify no smaller gap)."""
     head = (f"select: delta = {delta:.4g} > tol = {tol:g} at {shown_name(parameter)} = {t:.6g} after {solves} "
             "exact solves")
-    tail = (f"raise tol to {round_up(delta, 2):g} or more (the delta reached), or pass strict=False to keep "
-            "this result")
+    tail = (f"raise tol to {round_up(delta, 2):g} or more (the delta reached), or " if math.isfinite(delta) else "")
+    tail += "pass strict=False to keep this result"  # (an unbounded delta: no tol helps)
     floors = [exc for exc in stuck if getattr(exc, "left", None) is None]  # (refused alone)
     if solves >= max_solves or len(floors) < len(stuck):
         left = [exc.left for exc in stuck if getattr(exc, "left", None) is not None]

@@ -20,7 +20,7 @@ from ..certificate.fields import caller_meta
 from ..compute.parallelism import managed, threads
 from ..progress import count_bar
 from ..errors import BudgetExceededError, InputError
-from ..numerics import STORED_PAD, log_mid, stored_bound
+from ..numerics import STORED_PAD, log_mid, log_width, stored_bound
 from ..validate import count, flag, is_real, positive_range, problem_instance
 from .engine import Engine, check_weight_range, cut_weight
 from .result import Surface, SurfaceCell
@@ -132,7 +132,7 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
     engine.cells[0].at(w_lo)  # (the weights' domain checked before any solve)
     engine.cells[0].at(w_hi)
     check_weight_range(problem, "weights", w_lo, w_hi)
-    area = math.log(t_hi / t_lo) * math.log(w_hi / w_lo)
+    area = log_width(t_lo, t_hi) * log_width(w_lo, w_hi)
     bar = count_bar(progress, _STEPS, f"{problem.name} surface", "thousandths of the box")
     done = [0.0, 0]
 

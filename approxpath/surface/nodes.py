@@ -24,7 +24,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..errors import BudgetExceededError
-from ..numerics import log_mid
+from ..numerics import log_mid, log_width
 from ..selection.nodes import NodeClosedForm
 from .result import SurfaceSelection
 
@@ -153,7 +153,7 @@ class BoxNodes:
             if not level.predicts(t1, t2):
                 level.optimum(m)
                 left, right = level.span(t1, t2)
-                if math.log(t2 / t1) * _NARROW < math.log(right / left):
+                if log_width(t1, t2) * _NARROW < log_width(left, right):
                     level.optimum(t1)
                     level.optimum(t2)
         return m
@@ -206,7 +206,7 @@ def _weight_cells(a, b):
     _W_WIDTH apart in log λ (the first cover), else the halves (a refined cell), else the point."""
     if a == b:
         return np.array([a, a])
-    return _spaced(a, b, _W_WIDTH) if math.log(b / a) > _W_WIDTH * (1 + 1e-9) else np.array([a, log_mid(a, b), b])
+    return _spaced(a, b, _W_WIDTH) if log_width(a, b) > _W_WIDTH * (1 + 1e-9) else np.array([a, log_mid(a, b), b])
 
 
 def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progress_bar, t0, nodes=None,
@@ -298,7 +298,7 @@ def _by_bandwidth(cells):
 
 def _spaced(a, b, width):
     """Points from ``a`` to ``b`` (exactly) at most ``width`` apart in log scale, evenly."""
-    k = max(1, math.ceil(math.log(b / a) / width))
+    k = max(1, math.ceil(log_width(a, b) / width))
     x = np.exp(np.linspace(math.log(a), math.log(b), k + 1))
     x[0], x[-1] = a, b
     return x
