@@ -327,15 +327,8 @@ class KernelPathBase(BaseEstimator):
         pass
 
     def _encode(self, y):
-        """``y_val`` as targets: finite numbers, one per sample of ``X_val`` (ValueError otherwise)."""
-        y = np.asarray(y)
-        if y.dtype.kind not in "biuf" or y.ndim != 1:
-            raise ValueError(f"y_val must be one number per sample of X_val; got an array of {y.dtype} and shape "
-                             f"{y.shape}")
-        y = y.astype(float)
-        if not np.all(np.isfinite(y)):
-            raise ValueError("y_val contains NaN or infinity")
-        return y
+        """``y_val`` as it is: the selection checks it with the validation data (numbers, finite)."""
+        return np.asarray(y)
 
     def _decision(self, X, t):
         check_is_fitted(self)

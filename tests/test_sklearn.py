@@ -302,9 +302,10 @@ def test_a_t_range_of_extreme_ends_stops_in_one_line_without_overflow_warnings()
 
 
 @pytest.mark.parametrize("y_val, match", [
-    (["a"] * 10, "y_val must be one number per sample of X_val; got an array of <U1"),
-    (np.ones((10, 2)), r"shape \(10, 2\)"),
-    ([np.nan] + [0.0] * 9, "y_val contains NaN or infinity"),
+    (["a"] * 10, "X_val and y_val must be numeric arrays"),
+    (np.ones((10, 2)), r"validation data must be X_val \(m, 1\) and y_val \(m,\) with the same m >= 1; got \(10, 1\) "
+                       r"and \(10, 2\)"),
+    ([np.nan] + [0.0] * 9, "y_val contains NaN or inf"),
 ])
 def test_regression_validation_targets_are_checked(y_val, match):
     """``fit(X, y, X_val, ["a"] * 10)``: numpy's "could not convert string to float" from inside."""

@@ -36,14 +36,6 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False, out_suffixes=(
 
     from ..certificate.output import check_outputs as check
 
-    out = getattr(args, "out", None)
-    if out and Path(out).suffix and Path(out).suffix.lower() not in out_suffixes:
-        raise InputError(f"--out {out}: the file is written as {' or '.join(out_suffixes)}; name it so")
-    if getattr(args, "export", None):
-        from ..export import table_format
-
-        table_format(args.export, flag="--export")
-
     plot = getattr(args, "plot", None)
     drawn = plot and importlib.util.find_spec("matplotlib") is not None
     if plot and not drawn and not plot_optional:
@@ -55,6 +47,13 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False, out_suffixes=(
         given += value if isinstance(value, list) else [value]
     outputs = [(f"--{name.replace('_', '-')}", getattr(args, name, None)) for name in _OUTPUTS]
     check([*outputs, *extra], [v for v in (*given, *inputs) if isinstance(v, str)])
+    out = getattr(args, "out", None)
+    if out and Path(out).suffix and Path(out).suffix.lower() not in out_suffixes:
+        raise InputError(f"--out {out}: the file is written as {' or '.join(out_suffixes)}; name it so")
+    if getattr(args, "export", None):
+        from ..export import table_format
+
+        table_format(args.export, flag="--export")
     if drawn:
         from matplotlib.backend_bases import FigureCanvasBase
 
