@@ -110,7 +110,8 @@ class KernelPathBase(BaseEstimator):
             raise EpsilonTooSmallError(
                 f"{type(self).__name__}: eps = {self.eps:g} (of the zero model's objective {null:.3g}, so a gap of "
                 f"{self.eps_:.3g}) is too small: at or next to the exact solve at t = {exc.t:.6g} the gap bound is "
-                f"{exc.gap:.3g}; use eps >= {round_up(needed / null):.3g}") from exc
+                f"{exc.gap:.3g}; " + (f"use eps >= {round_up(needed / null):.3g}" if needed < null else
+                                      "no eps below 1 carries it (the zero model's objective is that small)")) from exc
 
     @path_.setter
     def path_(self, path):
@@ -182,9 +183,9 @@ class KernelPathBase(BaseEstimator):
     def _shortfall_text(self, message):
         """A selection's "delta > tol" message naming the estimator and its tolerance parameter
         (``cv_tol``), without the advice to pass ``strict=False`` (the estimator keeps the result)."""
-        message = re.sub(r",? or pass strict=False to keep this result", "", message)
+        message = re.sub(r",? (?:or|so) pass strict=False to keep this result", "", message)
         message = re.sub(r"^select:", f"{type(self).__name__}:", message)
-        return re.sub(r"\btol\b(?= [=t])", self._TOL, message)  # ("tol = 0.01", "raise tol to 0.16")
+        return re.sub(r"\btol\b(?=[ ,])", self._TOL, message)  # ("tol = 0.01", "raise tol to 0.16", "or tol, ")
 
     def _budget(self):
         """``max_solves`` for a certified selection (none given: the selection's default)."""

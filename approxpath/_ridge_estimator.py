@@ -58,8 +58,8 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         The ``delta`` to reach: default 1 % of the targets' variance (``loocv``, ``gcv``,
         ``mse``) or standard deviation (``mae``), 1 nat for ``lml``.
     eps : float, default 0.05
-        Admissible suboptimality of the path (``path_``), as a fraction of the zero model's
-        objective ``sum(y**2)``; ``eps_`` is the absolute value.
+        Admissible suboptimality of the path (``path_``), as a fraction (below 1) of the zero
+        model's objective ``sum(y**2)``; ``eps_`` is the absolute value.
     t_range : (float, float), optional
         As in :class:`KernelPathSVC`.
     validation_fraction, random_state, cv, progress

@@ -64,7 +64,7 @@ class CellBound:
             raise InputError(f"cells need the bandwidth path's bound; got parameter={bound.parameter!r}")
         if not bound.interval_bound:  # (a cell's bound extends a piece's: one that holds at points proves no cell)
             raise InputError(f"{bound.name} bounds no cells of the bandwidth and a weight: its bound holds at points "
-                             "only (interval_bound False), so no piece's, and no cell's, is proven")
+                             "only (its pieces are sampled), so no piece's, and no cell's, is proven")
         self.base = bound
         self.scaled = hasattr(bound, "scaled_gap") and hasattr(bound, "scaled_dual_floor")
         self.increasing = bool(getattr(bound, "weight_increasing", False)) and not self.scaled

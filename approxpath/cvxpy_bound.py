@@ -33,7 +33,7 @@ from .bound import Bound
 __all__ = ["CvxpyBound", "FEASIBILITY_TOL", "ROUNDING"]
 
 #: A constraint counts as satisfied when its violation (CVXPY's ``violation()``) is at most this
-#: times 1 + the absolute value of its sides, entry by entry (a cone's: the largest of its sides):
+#: times 1 + the size of its sides, entry by entry (a cone's: the largest; :func:`_scale`):
 #: restorations solve to Clarabel's feasibility tolerance 1e-10 relative to the data's scale,
 #: 100x below this.
 FEASIBILITY_TOL = 1e-8
@@ -57,17 +57,34 @@ class Declared:
 
 
 def _scale(constraint, shape):
-    """1 + the absolute values of ``constraint``'s sides, entry by entry where they have its
-    violation's ``shape`` (an elementwise constraint: each entry is held to its own size, not to
-    the largest, which let one entry of 1e9 excuse a 100 % violation of an entry of 10), else
-    their largest (a cone: its violation is a norm of all of them)."""
-    sides = [np.abs(np.asarray(a.value, dtype=float)) for a in constraint.args if a.size]
+    """1 + the size of ``constraint``'s sides, entry by entry where they have its violation's
+    ``shape`` (an elementwise constraint: each entry held to its own size, not to the largest,
+    which let one entry of 1e9 excuse a 100 % violation of an entry of 10), else their largest
+    (a cone: its violation is a norm of all of them).  An entry's size is the larger of its value
+    and of its terms before they cancel, ``sum_j |d side_i / d x_j| |x_j|`` (:func:`_terms`): a
+    solver's point is feasible to its tolerance relative to those."""
+    sides = [np.maximum(np.abs(np.asarray(a.value, dtype=float)), _terms(a)) for a in constraint.args if a.size]
     if not sides:
         return 1.0
     try:
         return 1.0 + np.maximum.reduce([np.broadcast_to(v, shape) for v in sides])
     except ValueError:  # (sides of other shapes)
         return 1.0 + max(float(np.max(v)) for v in sides)
+
+
+def _terms(expr):
+    """``sum_j |d expr_i / d x_j| |x_j|`` over the variables ``x`` at their values (CVXPY's
+    ``grad``), in ``expr``'s shape; 0 where CVXPY gives no gradient (the value alone then)."""
+    try:
+        grads = expr.grad or {}
+    except NotImplementedError:  # (atoms without one: norm_inf, ...)
+        return 0.0
+    total = np.zeros(expr.size)
+    for var, grad in grads.items():
+        if grad is None:
+            return 0.0
+        total += np.asarray(abs(grad).T @ np.abs(np.ravel(var.value, order="F"))).ravel()
+    return total.reshape(expr.shape, order="F")
 
 
 def _has(expr, t):

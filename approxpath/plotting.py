@@ -55,10 +55,8 @@ class _Figures:
 def figure_and_axes(ax=None, figsize=(6.4, 4.8)):
     """``(figure, axes)``: ``ax`` and its figure, or a new constrained-layout figure of
     ``figsize`` inches with one axes (matplotlib's object API; pyplot is not touched)."""
-    if ax is not None:
-        return ax.figure, ax
-    fig = new_figure(figsize)
-    return fig, fig.add_subplot()
+    fig = ax.figure if ax is not None else new_figure(figsize)
+    return fig, ax if ax is not None else fig.add_subplot()
 
 
 def new_figure(figsize):

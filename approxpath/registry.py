@@ -23,7 +23,7 @@ and :func:`get_problem` of the skipped name (unless a built-in's) raises an
 :func:`get_problem` of a built-in name imports that problem alone (a command-line run does not
 pay for the other problems' imports, nor for the scan of the installed distributions' entry
 points, 50-100 ms): a plug-in claiming a built-in's name is told of by :func:`available_problems`
-(``approxpath problems``) and by any lookup of another name, and the built-in is used.
+(``approxpath problems``) and by a lookup of a name that is not built in, and the built-in is used.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def _load():
         importlib.import_module(f"approxpath.problems.{name}" + (".problem" if ispkg else ""))
     broken = {}
     found = list(entry_points(group=ENTRY_POINT_GROUP))
-    claims = Counter(ep.name for ep in found)
+    claims = Counter(name for name, _ in {(ep.name, ep.value) for ep in found})  # (one class installed twice: one)
     for ep in found:
         if claims[ep.name] > 1:  # (which one a lookup got would depend on the order of installation)
             why = (f"{_where(ep)}: {claims[ep.name]} installed entry points claim the name {ep.name!r} "

@@ -53,9 +53,9 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
     bias : {"optimal", "dynamic", "fixed"}, default "optimal"
         Bias restoration along the path (see ``kernel_svm``).
     eps : float, default 0.01
-        Admissible suboptimality of the training objective at every t, as a fraction of the
-        objective of the zero model (``C * n_train``): scale-free; ``eps_`` is the absolute
-        value used (the paper's eps).
+        Admissible suboptimality of the training objective at every t, as a fraction (below 1)
+        of the objective of the zero model (``C * n_train``): scale-free; ``eps_`` is the
+        absolute value used (the paper's eps).
     t_range : (float, float), optional
         Bandwidth interval.  Default: ``gamma / 64`` to ``8 * gamma`` with scikit-learn's
         ``gamma = 1 / (n_features * X.var())``.
@@ -248,7 +248,7 @@ class KernelPathRegressor(RegressorMixin, KernelPathBase):
         at ``lam=0.1`` is ``y`` at ``1e-5``, a nearly unregularized and ill-conditioned fit whose
         exact solves take seconds).
     eps : float, default 0.05
-        Admissible suboptimality, as a fraction of the zero model's objective
+        Admissible suboptimality, as a fraction (below 1) of the zero model's objective
         (``0.5 * sum((y - mean y)^2)`` for klasso, ``sum |y|`` for robust_l1); ``eps_`` is the
         absolute value used.  (Larger than the classifier's default: the regression paths need
         more exact solves per unit of eps, and each solve costs more.)

@@ -350,3 +350,35 @@ def test_a_restoration_that_returns_infeasible_pairs_is_named():
     with pytest.raises(WeakDualityError, match=r"< 0 for a pair its Bound's errors\(\) refuses \(x has a negative "
                                                r"entry\): its restore\(\) returns pairs that are not feasible"):
         approxpath.approximate_path(BadRestore(problem.X, problem.y), eps=eps, interval=interval)
+
+
+def test_an_entry_near_zero_is_held_to_its_terms_not_to_its_value():
+    """Per entry, X'u <= v with both sides near 0 was held to 1e-8 absolute, while a solver is
+    feasible to its tolerance relative to the terms X_ij u_i that cancel there (features of
+    scale 4e3): every exact solve of this honest non-negative ridge failed."""
+
+    class NonNegativeRidge(approxpath.CvxpyProblem):
+        name, parameters = "nonnegative_ridge_cvxpy", ("lam",)
+        variables, dual_variables, carried = ("beta",), ("u", "v"), ("beta", "u", "v")
+
+        @staticmethod
+        def declare(X, y, lam):
+            beta = cp.Variable(X.shape[1], name="beta")
+            u, v = cp.Variable(len(y), name="u"), cp.Variable(X.shape[1], name="v")
+            primal = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - X @ beta) + lam / 2 * cp.sum_squares(beta)),
+                                [beta >= 0])
+            dual = cp.Problem(cp.Maximize(y @ u - 0.5 * cp.sum_squares(u) - cp.sum_squares(v) / (2 * lam)),
+                              [X.T @ u <= v, v >= 0])
+            return primal, dual
+
+    rng = np.random.default_rng(0)
+    for _ in range(3):  # (the third draw: scale 4.33e3)
+        scale = 10.0 ** rng.uniform(0, 4)
+        X = rng.standard_normal((40, 10)) * scale
+        y = X @ np.r_[rng.uniform(0, 2, 4), np.zeros(6)] - X[:, 5] + rng.standard_normal(40) * scale
+    problem = NonNegativeRidge(X, y)
+    primal, dual = problem.solve(1.0)
+    assert problem.bound.errors(primal, dual, 1.0, 1.0) == []
+    assert 0 <= problem.bound.gap(primal, dual, 1.0) <= 1e-8 * problem.primal_objective(primal, 1.0)
+    path = approxpath.approximate_path(problem, eps=1e-3, relative=True, interval=(1.0, 100.0))
+    assert path.uncovered() == []

@@ -286,7 +286,8 @@ def test_a_selection_short_of_cv_tol_names_cv_tol_not_select_s_words():
     assert "> cv_tol = 0.001" in short[0] and "raise cv_tol to " in short[0] and "strict" not in short[0], short
 
 
-def test_a_t_range_of_extreme_ends_stops_in_one_line_without_overflow_warnings():
+@pytest.mark.parametrize("cv", [None, 3])  # (leave-one-out's cells, and the folds': "certified" with delta NaN)
+def test_a_t_range_of_extreme_ends_stops_in_one_line_without_overflow_warnings(cv):
     """``t_range=(1e-200, 1e200)``: OverflowError from the ratio of its ends (a traceback), then
     numpy's overflow warnings from bounds at t = 1e200; now the logs of the ends, and the bounds'
     overflow stops the search naming its cause, as a path's does."""
@@ -297,7 +298,7 @@ def test_a_t_range_of_extreme_ends_stops_in_one_line_without_overflow_warnings()
         warnings.simplefilter("always")
         with pytest.raises(NonFiniteBound, match="kernel_ridge: the criterion's bounds on .* are NaN: the largest "
                                                  "squared distance between samples is"):
-            KernelPathRidge(t_range=(1e-200, 1e200), max_solves=300).fit(X, y)
+            KernelPathRidge(t_range=(1e-200, 1e200), max_solves=300, cv=cv).fit(X, y)
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
 
 
@@ -308,7 +309,8 @@ def test_a_t_range_of_extreme_ends_stops_in_one_line_without_overflow_warnings()
     ([np.nan] + [0.0] * 9, "y_val contains NaN or inf"),
 ])
 def test_regression_validation_targets_are_checked(y_val, match):
-    """``fit(X, y, X_val, ["a"] * 10)``: numpy's "could not convert string to float" from inside."""
+    """``fit(X, y, X_val, ["a"] * 10)``: numpy's "could not convert string to float" from inside
+    (two columns and NaN: guards of the same one-line check, which they met before too)."""
     X, y = make_sinc(n=30, seed=0)
     with pytest.raises(ValueError, match=match):
         KernelPathRegressor().fit(X, y, X[:10], y_val)

@@ -129,15 +129,20 @@ class NodeClosedForm:
         """The criterion's enclosure ``(low, high)`` on the cell ``[u, v]``."""
         bound = self.problem.bound
         pair, span = self.pair(u, v)
-        with np.errstate(over="ignore", invalid="ignore"):  # (an overflow ends as inf, or NaN: stopped, as paths do)
+        with np.errstate(over="ignore", invalid="ignore"):  # (an overflow ends as inf, or NaN: _finite stops it)
             gap = bound.gap(*pair, u, v)
-            low, high = bound.criterion_enclosure(self.name, *pair, gap, u, v, self.cache, span)
-        if gap != gap or np.any(np.isnan(low)) or np.any(np.isnan(high)):
+            return self._finite(bound.criterion_enclosure(self.name, *pair, gap, u, v, self.cache, span), gap, u, v)
+
+    def _finite(self, enclosure, gap, u, v):
+        """``enclosure`` (low, high) of the cell ``[u, v]``, or :class:`NonFiniteBound` naming the
+        cause where it or ``gap`` is NaN (a bandwidth such as 1e200 overflows the bounds: NaN
+        compares false with every tolerance, and a search would take it for a delta met)."""
+        if gap != gap or np.any(np.isnan(enclosure[0])) or np.any(np.isnan(enclosure[1])):
             from ..driver.run import NonFiniteBound, nan_cause
 
             raise NonFiniteBound(f"{self.problem.name}: the criterion's bounds on [{u:.6g}, {v:.6g}] are NaN: "
                                  f"{nan_cause(self.problem, u, v)}")
-        return low, high
+        return enclosure
 
 
 class _FoldNodes(NodeClosedForm):
@@ -157,10 +162,11 @@ class _FoldNodes(NodeClosedForm):
     def enclose(self, u, v):
         bound = self.problem.bound
         pair, _ = self.pair(u, v)
-        gap = bound.gap(*pair, u, v)
-        _, low, up = bound.prediction_enclosure(*pair, gap, u, v, self.X_val)
-        lo, hi = loss_totals(self.criterion, self.y_val, low, up)
-        return float(lo.min()), float(hi.max())
+        with np.errstate(over="ignore", invalid="ignore"):  # (as NodeClosedForm.enclose)
+            gap = bound.gap(*pair, u, v)
+            _, low, up = bound.prediction_enclosure(*pair, gap, u, v, self.X_val)
+            lo, hi = loss_totals(self.criterion, self.y_val, low, up)
+        return self._finite((float(lo.min()), float(hi.max())), gap, u, v)
 
 
 class BandwidthFolds:

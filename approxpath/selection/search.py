@@ -349,7 +349,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                        hi=high, exact_solves=int(tracks.solves), refinements=search.refinements,
                        folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths),
                        parameter=problem.parameter)
-    if not sampled and delta > tol:
+    if not sampled and not delta <= tol:  # (NaN is no delta met)
         exc = _shortfall(search, stuck, tracks.solves, max_solves, delta, tol, t, problem.parameter)
         exc.selection = result
         if strict:

@@ -202,9 +202,9 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
                 return ("accepted", pair)
             said.append(f"{label}: gap {g:.3g}, above the {needed:.3g} needed")
             return ("short", g, pair)
-        refused = problem.bound.errors(*pair, t, t)  # (asked of a miss alone: a kept pair's pieces are checked)
-        if refused:  # its gap proves nothing: not an "eps too small" floor
-            said.append(f"{label}: restore() returned a pair its bound refuses ({refused[0]})")
+        infeasible = problem.bound.errors(*pair, t, t)  # (asked of a miss alone: a kept pair's pieces are checked)
+        if infeasible:  # its gap proves nothing: not an "eps too small" floor
+            said.append(f"{label}: restore() returned a pair its bound refuses ({infeasible[0]})")
             return ("failed",)
         said.append(f"{label}: gap {g:.3g}")
         if missed is None or g < missed[1]:

@@ -138,7 +138,7 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
 
     def finished(cell):
         cells.append(cell)
-        done[0] += math.log(cell.t_hi / cell.t_lo) * math.log(cell.w_hi / cell.w_lo) / area
+        done[0] += log_width(cell.t_lo, cell.t_hi) * log_width(cell.w_lo, cell.w_hi) / area
         if bar is not None and int(done[0] * _STEPS) > done[1]:
             bar.done(int(done[0] * _STEPS) - done[1])
             done[1] = int(done[0] * _STEPS)

@@ -364,7 +364,7 @@ def _outcome(result, reason, spent, strict, sides, depth=0):
     ``depth``: the calls between :func:`select_surface` and this one (the warnings are the
     caller's)."""
     _warn_sides(result, sides, depth)
-    if result.delta > result.tol:
+    if not result.delta <= result.tol:  # (NaN is no delta met)
         advice = "raise max_solves or tol, or choose over a smaller box" if spent else \
             "more exact solves do not narrow it: raise tol, or choose over a smaller box"
         msg = (f"select: delta = {result.delta:.4g} > tol = {result.tol:g} at ({result.t:.6g}, {result.w:.6g}): "

@@ -231,7 +231,7 @@ class FeaturePath:
         if len(self.events) > max_events:
             lines.append(f"    ... {len(self.events) - max_events} more")
         lines.append(f"  final active set {_names(self.selected(-1))} (features numbered from 1, as in the figures and "
-                     "tables; Python's indices are one less)")
+                     "tables)")
         if self.report is None:
             lines.append("  not certified (certify=False); call .certify()")
         else:
