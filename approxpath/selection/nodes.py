@@ -129,11 +129,11 @@ class NodeClosedForm:
         """The criterion's enclosure ``(low, high)`` on the cell ``[u, v]``."""
         bound = self.problem.bound
         pair, span = self.pair(u, v)
-        with np.errstate(over="ignore", invalid="ignore"):  # (an overflow ends as inf, or NaN: _finite stops it)
+        with np.errstate(over="ignore", invalid="ignore"):  # (an overflow ends as inf, or NaN: _checked stops it)
             gap = bound.gap(*pair, u, v)
-            return self._finite(bound.criterion_enclosure(self.name, *pair, gap, u, v, self.cache, span), gap, u, v)
+            return self._checked(bound.criterion_enclosure(self.name, *pair, gap, u, v, self.cache, span), gap, u, v)
 
-    def _finite(self, enclosure, gap, u, v):
+    def _checked(self, enclosure, gap, u, v):
         """``enclosure`` (low, high) of the cell ``[u, v]``, or :class:`NonFiniteBound` naming the
         cause where it or ``gap`` is NaN (a bandwidth such as 1e200 overflows the bounds: NaN
         compares false with every tolerance, and a search would take it for a delta met)."""
@@ -166,7 +166,7 @@ class _FoldNodes(NodeClosedForm):
             gap = bound.gap(*pair, u, v)
             _, low, up = bound.prediction_enclosure(*pair, gap, u, v, self.X_val)
             lo, hi = loss_totals(self.criterion, self.y_val, low, up)
-        return self._finite((float(lo.min()), float(hi.max())), gap, u, v)
+        return self._checked((float(lo.min()), float(hi.max())), gap, u, v)
 
 
 class BandwidthFolds:
