@@ -139,7 +139,7 @@ def cmd_exact(args):
         out.update(ok=bool(report.ok and short is None), complete=short is None,
                    algorithm=path.algorithm, lam=path.lam, bandwidth=path.bandwidth, range=list(path.interval),
                    events=len(path.events), breakpoints=int(path.breakpoints.size), linear_solves=path.linear_solves,
-                   max_cond=path.max_cond if np.isfinite(path.max_cond) else None, stop_reason=path.stop_reason,
+                   max_cond=float(path.max_cond), stop_reason=path.stop_reason,  # (inf: null, by emit_json)
                    path_s=round(t1 - t0, 4), certify_s=round(t2 - t1, 4), wall_s=round(t2 - t0, 4))
         emit_json(out)
     else:
