@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 import warnings
 
 import numpy as np
@@ -19,7 +18,7 @@ from .driver import approximate_path
 from .errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from .numerics import round_up
 from .registry import get_problem
-from .selection import SELECTIONS, RangeWarning, select, validation_curve
+from .selection import SELECTIONS, RangeWarning, ShortfallWarning, select, validation_curve
 from .selection.search import default_eps
 from .validate import choice, count, flag, is_count, is_real, positive, positive_range
 
@@ -53,8 +52,8 @@ def dense(X):
 def fitting(fit):
     """Decorator of the estimators' ``fit``: what an earlier fit left is removed first, and the
     warnings of the fit are issued again at the caller's line (a choice at a side of the range
-    naming the estimator's parameters, :meth:`KernelPathBase._range_text`) once it ends; the
-    warnings of deprecation keep their own place."""
+    and a selection's shortfall naming the estimator's parameters) once it ends; the warnings of
+    deprecation keep their own place."""
 
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):
@@ -69,10 +68,11 @@ def fitting(fit):
                 if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
                 elif isinstance(w.message, RangeWarning):
-                    warnings.warn(RangeWarning(self._range_text(w.message), w.message.choice, w.message.sides),
-                                  stacklevel=2)
-                elif str(w.message).startswith("select: delta = "):  # (a selection's shortfall, kept: strict=False)
-                    warnings.warn(self._shortfall_text(str(w.message)), w.category, stacklevel=2)
+                    text = w.message.text(type(self).__name__, self._range_name)
+                    warnings.warn(RangeWarning(text, w.message.choice, w.message.sides), stacklevel=2)
+                elif isinstance(w.message, ShortfallWarning):  # (a selection's shortfall, kept: strict=False)
+                    warnings.warn(w.message.renamed(who=type(self).__name__, tol=self._TOL,
+                                                    smaller=f"narrow {self._RANGE} or t_range"), stacklevel=2)
                 else:
                     warnings.warn(w.message, stacklevel=2)
 
@@ -171,21 +171,10 @@ class KernelPathBase(BaseEstimator):
                 raise InputError(f"n_grid must be an integer >= 2; got {self.n_grid!r}")
         self._check_run_params()
 
-    def _range_text(self, warning):
-        """A :class:`~approxpath.selection.RangeWarning`'s message naming the estimator's
-        ranges (``t_range``, ``C_range``, ``lam_range``)."""
-        names = [("t_range" if p == "bandwidth" else self._RANGE, side, end) for p, side, end in warning.sides]
-        ends = " and ".join(f"the {side} end of {name}, {end:.6g}" for name, side, end in names)
-        widen = " and ".join(dict.fromkeys(name for name, *_ in names))
-        return (f"{type(self).__name__}: {warning.choice} may be matched at {ends}: the criterion may be better "
-                f"beyond it; widen {widen} past it")
-
-    def _shortfall_text(self, message):
-        """A selection's "delta > tol" message naming the estimator and its tolerance parameter
-        (``cv_tol``), without the advice to pass ``strict=False`` (the estimator keeps the result)."""
-        message = re.sub(r",? (?:or|so) pass strict=False to keep this result", "", message)
-        message = re.sub(r"^select:", f"{type(self).__name__}:", message)
-        return re.sub(r"\btol\b(?=[ ,])", self._TOL, message)  # ("tol = 0.01", "raise tol to 0.16", "or tol, ")
+    def _range_name(self, parameter):
+        """The estimator's name of the range searched over ``parameter`` (``t_range``, ``C_range``,
+        ``lam_range``)."""
+        return "t_range" if parameter == "bandwidth" else self._RANGE
 
     def _budget(self):
         """``max_solves`` for a certified selection (none given: the selection's default)."""

@@ -334,13 +334,26 @@ def test_a_flag_that_starts_like_one_names_it(capsys):
 
 
 def test_a_selections_advice_names_the_flags():
-    """The command line said "widen the interval" where its flags are --range and --weights."""
+    """The command line said "widen the interval" where its flags are --range and --weights,
+    and "raise max_solves or tol" where they are --max-solves and --tol."""
     from approxpath.cli.checks import as_advice
+    from approxpath.selection import RangeWarning, ShortfallWarning
 
-    assert as_advice("...; widen the interval past that end").endswith("widen --range past that end")
-    assert as_advice("...; widen the box past it").endswith("widen --range or --weights past it")
-    assert as_advice("...: raise max_solves or tol, or pass strict=False to keep this result") == \
-        "...: raise --max-solves or --tol"
+    edge = RangeWarning("select: ...", "the chosen t = 2", [("bandwidth", "upper", 2.0)])
+    assert as_advice(edge).endswith("at the upper end of --range, 2: the criterion may be better beyond it; widen "
+                                    "--range past it")
+    box = RangeWarning("select: ...", "the choice", [("bandwidth", "lower", 0.5), ("c", "upper", 8.0)])
+    assert as_advice(box, box=True).endswith("at the lower end of --range, 0.5 and the upper end of --weights, 8: the "
+                                             "criterion may be better beyond them; widen --range and --weights past "
+                                             "them")
+    assert as_advice(box).endswith("widen --range past them")  # (select over C: --range is C's)
+    short = ShortfallWarning("{who}: delta = 1 > {tol} = 0.1: {why}; raise {max_solves} or {tol}, or {smaller}",
+                             1.0, 0.1, True, why="spent {braces}")
+    assert str(short) == ("select: delta = 1 > tol = 0.1: spent {braces}; raise max_solves or tol, or choose over a "
+                          "smaller box")
+    assert as_advice(short) == ("select: delta = 1 > --tol = 0.1: spent {braces}; raise --max-solves or --tol, or "
+                                "choose a smaller --range or --weights")
+    assert as_advice(UserWarning("other")) == "other"
 
 
 def _status_with_the_reader_gone(argv):

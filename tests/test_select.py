@@ -140,12 +140,15 @@ def test_budget_and_bad_input(sinc):
     with pytest.raises(approxpath.BudgetExceededError, match="max_solves") as info:
         select(problem, "mse", cv=3, eps=0.1, interval=(0.2, 20.0), tol=1e-6, max_solves=20)
     assert isinstance(info.value.selection, Selection) and not info.value.selection.reached
+    assert str(info.value).endswith("; strict=False returns this result with a warning"), info.value
     with pytest.raises(approxpath.BudgetExceededError, match="max_solves = 1 is spent .the folds' first paths"):
         select(problem, "mse", cv=3, eps=0.1, interval=(0.2, 20.0), tol=1e-6, max_solves=1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         s = select(problem, "mse", cv=3, eps=0.1, interval=(0.2, 20.0), tol=1e-6, max_solves=20, strict=False)
-    assert not s.reached and any("delta" in str(w.message) for w in caught)
+    short = [w.message for w in caught if isinstance(w.message, approxpath.selection.ShortfallWarning)]
+    assert not s.reached and len(short) == 1 and short[0].spent and short[0].delta == s.delta and short[0].tol == 1e-6
+    assert str(short[0]) == str(info.value).removesuffix("; strict=False returns this result with a warning")
     for kw, match in [(dict(tol=0.0), "tol"), (dict(tol=-1.0), "tol"), (dict(cv=3, X_val=X, y_val=y), "not both"),
                       (dict(cv=1), "folds|n_splits"), (dict(X_val=X), "y_val"), (dict(max_solves=0), "max_solves"),
                       (dict(X_val=X[:, :0], y_val=y), "X_val")]:
@@ -250,7 +253,7 @@ def test_cli_select(sinc_csv, tmp_path, capsys, sinc):
     rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
                "--criterion", "mse", "--range", "0.2", "20", "--tol", "1e-9", "--max-solves", "15"])
     captured = capsys.readouterr()
-    assert rc == 1 and "max_solves" in captured.err
+    assert rc == 1 and "the budget --max-solves = 15 is spent" in captured.err, captured.err
     assert main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--criterion", "aicc"]) == 2
 
 

@@ -283,6 +283,7 @@ def test_a_selection_short_of_cv_tol_names_cv_tol_not_select_s_words():
         KernelPathSVC(cv=3, max_solves=20, cv_tol=0.001).fit(X, y)
     short = [str(w.message) for w in caught if "delta = " in str(w.message)]
     assert len(short) == 1 and short[0].startswith("KernelPathSVC: delta = "), short
+    assert [w.category for w in caught if "delta = " in str(w.message)] == [approxpath.selection.ShortfallWarning]
     assert "> cv_tol = 0.001" in short[0] and "raise cv_tol to " in short[0] and "strict" not in short[0], short
 
 

@@ -5,6 +5,7 @@ biases' interval, as the enclosure's documented convention); the chosen point's 
 are consistent; the figure draws; bad input is refused."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -368,3 +369,24 @@ def test_the_default_eps_has_one_home_and_holds_for_constant_targets():
 
     with pytest.raises(InputError, match="unscaled has no null_objective\\(\\): pass eps"):
         default_eps(_Unscaled())
+
+
+def test_the_svc_names_its_parameters_in_a_shortfall(monkeypatch):
+    """The estimator reworded select_surface's "raise max_solves or tol, or choose over a
+    smaller box" by pattern, leaving "tol" (not a parameter of it) and "a smaller box"."""
+    import approxpath.surface
+    from approxpath.selection import ShortfallWarning
+    from approxpath.sklearn import KernelPathSVC
+
+    def spy(problem, criterion, **kw):
+        warnings.warn(ShortfallWarning("{who}: delta = 0.2 > {tol} = 0.05: {why}; raise {max_solves} or {tol}, or "
+                                       "{smaller}", 0.2, 0.05, True, why="spent"))
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(approxpath.surface, "select_surface", spy)
+    X, y = make_classification(n=24, d=2, separation=1.5, seed=3)
+    with pytest.warns(ShortfallWarning) as caught, pytest.raises(RuntimeError, match="stop"):
+        KernelPathSVC(C=None, C_range=(0.5, 2.0), t_range=(0.5, 2.0), cv=2).fit(X, y)
+    assert [str(w.message) for w in caught] == ["KernelPathSVC: delta = 0.2 > cv_tol = 0.05: spent; raise max_solves "
+                                                "or cv_tol, or narrow C_range or t_range"]
+    assert caught[0].filename == __file__  # (the caller's line)

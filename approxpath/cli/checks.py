@@ -85,18 +85,17 @@ def as_flags(message, cls):
     return message
 
 
-def as_advice(message):
-    """A selection's message (``select``, ``select_surface``) with the command line's words: its
-    budget, tolerance and range as the flags ``--max-solves``, ``--tol`` and ``--range``, and without the advice to
-    pass ``strict=False`` (the command keeps the result reached and says so)."""
-    import re
+def as_advice(message, box=False):
+    """A selection's warning (``select``, ``select_surface`` with ``box``) in the command line's
+    words: its budget and tolerance as ``--max-solves`` and ``--tol``, the range searched as
+    ``--range`` (a box's weights: ``--weights``); any other warning as it is."""
+    from ..selection.advice import RangeWarning, ShortfallWarning
 
-    message = re.sub(r",? or pass strict=False to keep this result", "", str(message))
-    message = re.sub(r"\bwiden the box past", "widen --range or --weights past", message)
-    message = re.sub(r"\bwiden the interval past", "widen --range past", message)
-    message = re.sub(r"\braise max_solves or tol\b", "raise --max-solves or --tol", message)
-    message = re.sub(r"\braise max_solves\b", "raise --max-solves", message)
-    return re.sub(r"\braise tol\b", "raise --tol", message)
+    if isinstance(message, ShortfallWarning):
+        return message.text(tol="--tol", max_solves="--max-solves", smaller="choose a smaller --range or --weights")
+    if isinstance(message, RangeWarning):
+        return message.text("select", lambda name: "--range" if not box or name == "bandwidth" else "--weights")
+    return str(message)
 
 
 def check_seed(seed):

@@ -90,7 +90,7 @@ def select_over_two(args, cls):
         print(problem.describe(chosen=s.weight))
         print(s.summary())
     for w in caught:  # stopped before delta <= tol
-        print(f"approxpath: {as_advice(w.message)}", file=sys.stderr)
+        print(f"approxpath: {as_advice(w.message, box=True)}", file=sys.stderr)
     if args.plot:
         from ..plotting import save_figure
         from ..surface.figures import plot_surface_selection

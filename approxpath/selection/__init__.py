@@ -13,15 +13,16 @@ The derivations are in ``docs/certified-selection.md``.
 """
 
 from .curve import CRITERIA, SELECTIONS, ValidationCurve, evaluation_points, validation_curve, validation_loss
+from .advice import RangeWarning, ShortfallWarning
 from .losses import LOSSES
 
 __all__ = ["CRITERIA", "SELECTIONS", "ValidationCurve", "evaluation_points", "validation_curve", "validation_loss",
-           "LOSSES", "DEFAULT_EPS", "RangeWarning", "Selection", "select", "plot_selection"]
+           "LOSSES", "DEFAULT_EPS", "RangeWarning", "ShortfallWarning", "Selection", "select", "plot_selection"]
 
 
 #: Names of :mod:`.search`, imported at their first use: the search reaches the driver and the
 #: solvers, and a verification imports :mod:`.predictions` (numpy only) through this package.
-_SEARCH_NAMES = ("DEFAULT_EPS", "RangeWarning", "Selection", "select")
+_SEARCH_NAMES = ("DEFAULT_EPS", "Selection", "select")
 
 
 def __getattr__(name):

@@ -17,18 +17,19 @@ import warnings
 import numpy as np
 
 from ..compute.parallelism import managed
-from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..numerics import round_up
 from ..compute.distributed import result, submit
 from ..driver.parallel import pool, single_threaded
 from ..progress import delta_bar, shown_name
+from .advice import RangeWarning, ShortfallWarning
 from .branch import Search
 from .cover import ClosedForm, Sampled, Tracks, Validation
 from .folds import check_shuffle, default_criterion, fold_problems
 from .nodes import BandwidthFolds, NodeClosedForm
 from .result import Selection
 
-__all__ = ["Selection", "select", "DEFAULT_EPS", "RangeWarning", "default_eps"]
+__all__ = ["Selection", "select", "DEFAULT_EPS", "RangeWarning", "ShortfallWarning", "default_eps"]
 
 #: Default ε of the first paths, relative to the zero model's objective: enclosures from gaps
 #: much larger than this are too wide to decide much (the search refines where it matters).
@@ -59,18 +60,6 @@ def default_eps(problem):
     if not hasattr(problem, "null_objective"):
         raise InputError(f"{problem.name} has no null_objective(): pass eps")
     return DEFAULT_EPS * float(problem.null_objective()) or DEFAULT_EPS
-
-
-class RangeWarning(UserWarning):
-    """The choice may be matched at a side of the range searched: the criterion may be better
-    beyond it.  Besides its message it says where, for callers that name the range otherwise
-    (the estimators' ``t_range``): ``choice``, the choice in words (``"the chosen t = 0.5"``),
-    and ``sides``, triples ``(parameter, "lower" or "upper", end)`` with the parameter
-    ``"bandwidth"`` (or the path's parameter) or the weight's name, and the end's value."""
-
-    def __init__(self, message, choice, sides):
-        super().__init__(message)
-        self.choice, self.sides = choice, tuple(sides)
 
 
 def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None, budgets=None):
@@ -188,9 +177,10 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         narrow it (no cell can be made finer; or a refinement was refused, as one asking a
         fold's path for an ε below what its exact solves certify is, while the chosen point's
         enclosure stopped narrowing as the gaps did); its ``selection`` attribute holds the
-        result so far.  When False, warn and return it.  A refused refinement alone (one that
-        needs more than 8 times the exact solves its range had is refused too) leaves its cells
-        as they are while the search goes on with the others.
+        result so far.  When False, warn (a :class:`.ShortfallWarning`) and return it.  A
+        refused refinement alone (one that needs more than 8 times the exact solves its range
+        had is refused too) leaves its cells as they are while the search goes on with the
+        others.
     workers, executor
         Local processes or an executor (a ``dask.distributed.Client``) for the folds' paths
         and their refinements (one of them: ``workers > 1`` with an executor is refused).
@@ -350,11 +340,10 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                        folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths),
                        parameter=problem.parameter)
     if not sampled and not delta <= tol:  # (NaN is no delta met)
-        exc = _shortfall(search, stuck, tracks.solves, max_solves, delta, tol, t, problem.parameter)
-        exc.selection = result
+        short = _shortfall(search, stuck, tracks.solves, max_solves, delta, tol, t, problem.parameter)
         if strict:
-            raise exc
-        warnings.warn(str(exc), stacklevel=4)  # (_select, select, its decorator: the caller's line)
+            raise short.error(result)
+        warnings.warn(short, stacklevel=4)  # (_select, select, its decorator: the caller's line)
     return result
 
 
@@ -374,13 +363,13 @@ def _check_path_options(options):
 
 
 def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="bandwidth"):
-    """The error saying why ``delta > tol``, with what would help: the budget ran out
-    (:class:`BudgetExceededError`), or more solves cannot help (:class:`SelectionStalledError`:
-    the criterion's enclosure stopped narrowing, or the exact solves certify no smaller gap)."""
-    head = (f"select: delta = {delta:.4g} > tol = {tol:g} at {shown_name(parameter)} = {t:.6g} after {solves} "
+    """The :class:`.ShortfallWarning` saying why ``delta > tol``, with what would help: the
+    budget ran out, or more solves cannot help (the criterion's enclosure stopped narrowing, or
+    the exact solves certify no smaller gap)."""
+    head = (f"{{who}}: delta = {delta:.4g} > {{tol}} = {tol:g} at {shown_name(parameter)} = {t:.6g} after {solves} "
             "exact solves")
-    tail = (f"raise tol to {round_up(delta, 2):g} or more (the delta reached), or " if math.isfinite(delta) else "")
-    tail += "pass strict=False to keep this result"  # (an unbounded delta: no tol helps)
+    raise_tol = (f"raise {{tol}} to {round_up(delta, 2):g} or more (the delta reached)" if math.isfinite(delta)
+                 else "")  # (an unbounded delta: no tol helps)
     floors = [exc for exc in stuck if getattr(exc, "left", None) is None]  # (refused alone)
     if solves >= max_solves or len(floors) < len(stuck):
         left = [exc.left for exc in stuck if getattr(exc, "left", None) is not None]
@@ -389,14 +378,14 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
         else:
             over = (" (the folds' first paths, and a round of solves once started, run to their end)"
                     if solves > max_solves else "")
-        return BudgetExceededError(f"{head}: the budget max_solves = {max_solves} is spent{over}; raise max_solves, "
-                                   f"or {tail}")
+        return ShortfallWarning(f"{head}: the budget {{max_solves}} = {max_solves} is spent{{over}}; raise "
+                                f"{{max_solves}}{', or ' if raise_tol else ''}{raise_tol}", delta, tol, True, over=over)
     causes = [search.reason] if search.reason else []  # (the chosen point's stall first: it is the cause)
     if floors:
         causes.append(no_smaller_gap(floors[0], parameter))
     why = "; ".join(causes) or "the search's refinement limits were reached"
-    return SelectionStalledError(f"{head} (of max_solves = {max_solves}): {why}; more exact solves do not narrow "
-                                 f"it, so {tail}")
+    return ShortfallWarning(f"{head} (of {{max_solves}} = {max_solves}): {{why}}; more exact solves do not narrow it"
+                            f"{', so ' if raise_tol else ''}{raise_tol}", delta, tol, False, why=why)
 
 
 def no_smaller_gap(exc, parameter):

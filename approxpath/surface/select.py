@@ -26,11 +26,12 @@ import numpy as np
 
 from ..compute.parallelism import managed
 from ..progress import delta_bar
-from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionStalledError
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..numerics import log_mid
 from ..selection.losses import error_levels, loss_totals
 from ..selection.folds import check_shuffle, default_criterion, fold_problems
-from ..selection.search import RangeWarning, default_eps, no_smaller_gap
+from ..selection.advice import RangeWarning, ShortfallWarning
+from ..selection.search import default_eps, no_smaller_gap
 from ..validate import positive_range
 from .build import tile
 from .engine import Engine, check_bandwidth_problem, check_weight_range
@@ -225,9 +226,10 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         If the search stops before ``delta <= tol``: raise :class:`BudgetExceededError` when
         ``max_solves`` was spent, :class:`SelectionStalledError` (its subclass) when more exact
         solves would not help (the ``selection`` attribute of either holds the result), or, when
-        False, warn and return it.  A budget spent while the folds' first surfaces are built
-        raises :class:`BudgetExceededError` either way: until every fold's cells cover the box
-        there is no choice (no enclosure holds over the whole box) to return; so does a
+        False, warn (a :class:`~approxpath.selection.ShortfallWarning`) and return it.  A budget
+        spent while the folds' first surfaces are built raises :class:`BudgetExceededError`
+        either way: until every fold's cells cover the box there is no choice (no enclosure
+        holds over the whole box) to return; so does a
         closed-form search with no path whose first grid of exact optima alone needs more than
         ``max_solves`` (before any is solved).
     solver : str, optional
@@ -365,15 +367,13 @@ def _outcome(result, reason, spent, strict, sides, depth=0):
     caller's)."""
     _warn_sides(result, sides, depth)
     if not result.delta <= result.tol:  # (NaN is no delta met)
-        advice = "raise max_solves or tol, or choose over a smaller box" if spent else \
-            "more exact solves do not narrow it: raise tol, or choose over a smaller box"
-        msg = (f"select: delta = {result.delta:.4g} > tol = {result.tol:g} at ({result.t:.6g}, {result.w:.6g}): "
-               f"{reason}; {advice}")
+        advice = "raise {max_solves} or {tol}, or {smaller}" if spent else \
+            "more exact solves do not narrow it: raise {tol}, or {smaller}"
+        short = ShortfallWarning(f"{{who}}: delta = {result.delta:.4g} > {{tol}} = {result.tol:g} at ({result.t:.6g}, "
+                                 f"{result.w:.6g}): {{why}}; {advice}", result.delta, result.tol, spent, why=reason)
         if strict:
-            exc = (BudgetExceededError if spent else SelectionStalledError)(msg)
-            exc.selection = result
-            raise exc
-        warnings.warn(msg, stacklevel=4 + depth)  # (this, select_surface, its decorator: the caller's line)
+            raise short.error(result)
+        warnings.warn(short, stacklevel=4 + depth)  # (this, select_surface, its decorator: the caller's line)
     return result
 
 

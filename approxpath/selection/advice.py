@@ -1,0 +1,80 @@
+"""The warnings a selection ends with, in the words of whoever asked for it.
+
+:func:`~approxpath.selection.select` and :func:`~approxpath.surface.select_surface` say in their
+own keywords (``tol``, ``max_solves``, the interval or the box) why a choice may fall short of
+what was asked.  An estimator (``cv_tol``, ``t_range``) or the command line (``--tol``,
+``--range``) asks the same warning for its text in its own names (:meth:`ShortfallWarning.text`,
+:meth:`RangeWarning.text`) rather than rewording the message.
+"""
+
+from __future__ import annotations
+
+from ..errors import BudgetExceededError, SelectionStalledError
+
+__all__ = ["RangeWarning", "ShortfallWarning"]
+
+
+class RangeWarning(UserWarning):
+    """The choice may be matched at a side of the range searched: the criterion may be better
+    beyond it.  Besides its message it says where, for callers that name the range otherwise
+    (:meth:`text`): ``choice``, the choice in words (``"the chosen t = 0.5"``), and ``sides``,
+    triples ``(parameter, "lower" or "upper", end)`` with the parameter ``"bandwidth"`` (or the
+    path's parameter) or the weight's name, and the end's value."""
+
+    def __init__(self, message, choice, sides):
+        super().__init__(message)
+        self.choice, self.sides = choice, tuple(sides)
+
+    def text(self, who, name):
+        """The message said by ``who`` (``"KernelPathSVC"``) with ``name(parameter)`` for the
+        range searched over that parameter (``"t_range"``, ``"--weights"``)."""
+        names = [(name(parameter), side, end) for parameter, side, end in self.sides]
+        ends = " and ".join(f"the {side} end of {range_name}, {end:.6g}" for range_name, side, end in names)
+        widen = " and ".join(dict.fromkeys(range_name for range_name, *_ in names))
+        it = "it" if len(names) == 1 else "them"
+        return f"{who}: {self.choice} may be matched at {ends}: the criterion may be better beyond {it}; widen " \
+               f"{widen} past {it}"
+
+
+class ShortfallWarning(UserWarning):
+    """A selection stopped with ``delta > tol`` and returned its result (``strict=False``).
+
+    Attributes
+    ----------
+    delta, tol : float
+        The δ reached (NaN or inf when no bound holds) and the one asked for.
+    spent : bool
+        The budget ``max_solves`` ran out (more of it may help); False: more exact solves do not
+        narrow δ.
+    template, fields, names
+        The message with the places of the caller's names (``{who}``, ``{tol}``,
+        ``{max_solves}``, ``{smaller}``), the values of its own, and the names it is said with
+        (:meth:`text`, :meth:`renamed`).
+    """
+
+    _NAMES = dict(who="select", tol="tol", max_solves="max_solves", smaller="choose over a smaller box")
+
+    def __init__(self, template, delta, tol, spent, names=None, **fields):
+        self.template, self.fields, self.names = template, fields, {**self._NAMES, **(names or {})}
+        self.delta, self.tol, self.spent = float(delta), float(tol), bool(spent)
+        super().__init__(self.text())
+
+    def text(self, **names):
+        """The message with the caller's ``names``: ``who`` says it, ``tol`` and ``max_solves``
+        are its tolerance and budget, ``smaller`` the advice to search a smaller region (over
+        two parameters); those not given as this warning's (``select``'s by default)."""
+        return self.template.format(**{**self.names, **names}, **self.fields)
+
+    def renamed(self, **names):
+        """The same warning said with ``names`` (:meth:`text`)."""
+        return ShortfallWarning(self.template, self.delta, self.tol, self.spent, {**self.names, **names},
+                                **self.fields)
+
+    def error(self, selection):
+        """The same stop raised (``strict``): :class:`~approxpath.errors.BudgetExceededError` when
+        the budget ran out, :class:`~approxpath.errors.SelectionStalledError` (its subclass)
+        when more exact solves do not help; ``selection`` (the result reached) travels with it."""
+        exc = (BudgetExceededError if self.spent else SelectionStalledError)(
+            f"{self.text()}; strict=False returns this result with a warning")
+        exc.selection = selection
+        return exc
