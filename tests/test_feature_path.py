@@ -253,6 +253,10 @@ def test_bad_input_is_one_clear_error():
         args[k] = bad
         with pytest.raises(InputError, match=pattern):
             crosscheck_feature_path(X, y, *args, C=10.0)
+    # a degree with the Gaussian kernel was silently unused (the path's own certify passes none)
+    with pytest.raises(InputError, match="^degree is the power of the ard-polynomial kernel; the ard-gaussian kernel "
+                                         "has none$"):
+        crosscheck_feature_path(X, y, *good, C=10.0, degree=3)
 
 
 def test_figure_is_built_with_the_object_api(gauss):

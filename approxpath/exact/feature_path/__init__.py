@@ -29,7 +29,7 @@ from approxpath.errors import InputError
 from approxpath.validate import check_X_y, count, positive
 
 from ._homotopy import follow
-from ._kernels import KERNELS, make_kernel
+from ._kernels import KERNELS, kernel_degree, make_kernel
 from ._kkt import System
 from .certify import RESIDUALS, STATEMENT, FeaturePathReport, PointCheck, crosscheck_feature_path
 from .io import read_feature_path, write_feature_path
@@ -139,9 +139,7 @@ def feature_path(X, y, *, C, kernel="ard-gaussian", degree=None, d_max=None, max
     y = np.asarray(y, dtype=float)
     if kernel not in KERNELS:
         raise InputError(f"unknown kernel {kernel!r}: use one of {', '.join(KERNELS)}")
-    if degree is not None and kernel != "ard-polynomial":  # (it would be silently unused)
-        raise InputError(f"degree is the power of the ard-polynomial kernel; the {kernel} kernel has none")
-    degree = 2 if degree is None else degree  # (the paper's quadratic ARD kernel)
+    degree = kernel_degree(kernel, degree)
     C = positive("C", C)
     d_max = None if d_max is None else positive("d_max", d_max)
     max_events = None if max_events is None else count("max_events", max_events)

@@ -25,10 +25,19 @@ import numpy as np
 from approxpath.errors import InputError
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, kernel_entry_error
 
-__all__ = ["KERNELS", "make_kernel"]
+__all__ = ["KERNELS", "make_kernel", "kernel_degree"]
 
 #: Kernel names accepted by :func:`make_kernel`.
 KERNELS = ("ard-gaussian", "ard-polynomial")
+
+
+def kernel_degree(kernel, degree):
+    """The power m of ``kernel``: ``degree`` for the ARD-polynomial kernel (2, the paper's
+    quadratic kernel, when None); a degree given with the ARD-Gaussian kernel, which has none,
+    is refused (it would be silently unused)."""
+    if degree is not None and kernel != "ard-polynomial":
+        raise InputError(f"degree is the power of the ard-polynomial kernel; the {kernel} kernel has none")
+    return 2 if degree is None else degree
 
 
 def make_kernel(name, X, degree=2):

@@ -64,7 +64,7 @@ from approxpath.errors import InputError
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, zero_sum
 from approxpath.validate import check_X_y, positive
 
-from ._kernels import KERNELS, make_kernel
+from ._kernels import KERNELS, kernel_degree, make_kernel
 
 __all__ = ["PointCheck", "FeaturePathReport", "crosscheck_feature_path", "check_point", "STATEMENT"]
 
@@ -307,7 +307,7 @@ def _kkt_residuals(ev, eK, y, yc, C, D, beta, alpha, alpha0):
 
 
 @managed
-def crosscheck_feature_path(X, y, D, beta, alpha, alpha0, *, C, kernel="ard-gaussian", degree=2, tol=1e-8,
+def crosscheck_feature_path(X, y, D, beta, alpha, alpha0, *, C, kernel="ard-gaussian", degree=None, tol=1e-8,
                             kkt_tol=1e-6):
     """Certify a feature path computed anywhere (arrays), point by point.
 
@@ -327,8 +327,8 @@ def crosscheck_feature_path(X, y, D, beta, alpha, alpha0, *, C, kernel="ard-gaus
     C : float
         The bound of :math:`\\alpha^\\top K\\alpha \\le C`.
     kernel : {"ard-gaussian", "ard-polynomial"}
-    degree : int
-        The power m of the ARD-polynomial kernel.
+    degree : int, optional
+        The power m of the ARD-polynomial kernel (default 2); the ARD-Gaussian kernel has none.
     tol : float
         A point is flagged when its inner gap exceeds ``tol`` times :math:`\\lVert Hy\\rVert^2`.
     kkt_tol : float
@@ -345,6 +345,7 @@ def crosscheck_feature_path(X, y, D, beta, alpha, alpha0, *, C, kernel="ard-gaus
     tol, kkt_tol = positive("tol", tol), positive("kkt_tol", kkt_tol)
     if kernel not in KERNELS:
         raise InputError(f"unknown kernel {kernel!r}: use one of {', '.join(KERNELS)}")
+    degree = kernel_degree(kernel, degree)
     n, d = X.shape
     D = _rows("D", D, None, 1)
     m = D.shape[0]
