@@ -20,6 +20,7 @@ __all__ = [
     "PREPROCESSING",
     "FORMATS",
     "load_data",
+    "load_train_validation",
     "read_text",
     "load_distances",
     "provenance",
@@ -88,12 +89,13 @@ def load_data(path, format="libsvm", n_features=None):
         appears; ``#`` starts a comment). ``csv``: comma-separated numbers, one sample per row,
         the target in the last column. The first non-blank line is a header when a cell of it
         is a name: not a number, nor a missing-value mark (``NA``, ``-``, ``?``, an empty
-        cell: ``1,NA`` is a sample with a gap, refused), and none of its cells looks like a
+        cell: ``1,NA`` is a sample with a gap, refused), none of its cells looks like a
         mistyped number (starts with a digit, a sign and a digit or ``.``, or ``.`` and a
-        digit, as ``1e``, ``0x1`` or ``1.2.3``): a first row with such a cell is refused, not
-        skipped as a header. Names such as ``x1,x2,y`` or pandas' ``0,1,y`` make a header,
-        which must name as many columns as the rows hold; a UTF-8 byte-order mark is not part
-        of it.
+        digit, as ``1e``, ``0x1`` or ``1.2.3``) and its numbers, if any, are the positions of
+        their columns from 0 (pandas' ``0,1,y``); a first row that is neither is refused, not
+        skipped as a header (``1,2,yes``). Names such as ``x1,x2,y`` make a header, which must
+        name as many columns as the rows hold; a UTF-8 byte-order mark is not part of it. No
+        comments: a ``#`` is refused.
     n_features : int, optional
         LIBSVM: the number of columns (the highest index present is used otherwise). CSV: the
         file's feature columns must be this many (a check; the columns give ``d`` anyway).
@@ -107,6 +109,27 @@ def load_data(path, format="libsvm", n_features=None):
         a CSV file whose feature columns are not ``n_features``, or a LIBSVM index that would
         make a dense ``X`` larger than the memory available.
     """
+    X, y, _ = _read(path, format, n_features)
+    return X, y
+
+
+def load_train_validation(path, val_path, format="libsvm", n_features=None):
+    """Read a training file and its validation file alike: ``(X, y, X_val, y_val)``.
+
+    As :func:`load_data` reads each, except that the validation file follows the training
+    file: its LIBSVM indices count from 0 exactly when the training file's do (read alone, a
+    validation file without an index 0 would count from 1 and shift every column of a
+    0-based set; an index 0 in the validation file of a 1-based training file is refused), and
+    it has the training file's columns (``n_features``, else the training file's).
+    """
+    X, y, zero = _read(path, format, n_features)
+    X_val, y_val, _ = _read(val_path, format, n_features or X.shape[1], zero)
+    return X, y, X_val, y_val
+
+
+def _read(path, format, n_features, zero_based="auto"):
+    """:func:`load_data`'s ``(X, y)`` and whether LIBSVM indices counted from 0 (``zero_based``:
+    :func:`~approxpath.text_formats.read_libsvm`'s)."""
     from .validate import choice
 
     path = Path(path)
@@ -119,15 +142,16 @@ def load_data(path, format="libsvm", n_features=None):
         from .validate import count
 
         count("n_features", n_features)
+    zero = False
     if format == "libsvm":
-        X, y = read_libsvm(text, str(path), n_features)
+        X, y, zero = read_libsvm(text, str(path), n_features, zero_based)
     else:
         X, y = read_csv(text, str(path))
         if n_features is not None and n_features != X.shape[1]:
             raise InputError(f"{str(path)!r} has {X.shape[1]} feature column(s) (the target is the last column), "
                              f"not the {n_features} asked for; a CSV file's columns give the features")
     _remember(X, y, dict(data_file=str(path), format=format, preprocessing="none"))
-    return X, y
+    return X, y, zero
 
 
 def load_distances(path):
@@ -169,7 +193,7 @@ def load_distances(path):
         raise InputError(f"{str(path)!r} is not a numpy .npy file of D ({exc}): save D with numpy.save") from None
 
 
-def preprocess(X, method="none"):
+def preprocess(X, method="none", like=None):
     """Scale features.
 
     ``global-minmax`` is the scaling of the paper's own code:
@@ -177,6 +201,9 @@ def preprocess(X, method="none"):
     geometry (and hence the bandwidth axis) is only rescaled, never distorted per feature.
     The result of scaling an ``X`` read by :func:`load_data` remembers the file and the method
     (:func:`provenance`), which a certificate then records.
+
+    ``like`` (the training features, as read): take the minimum and the range from it, not
+    from ``X`` -- validation data are scaled as the data the model was trained on.
     """
     from .validate import choice
 
@@ -184,9 +211,11 @@ def preprocess(X, method="none"):
     X = np.asarray(X, dtype=float)
     if method == "none":
         return X
-    source = provenance(X)
-    shifted = X - X.min()
-    top = shifted.max()
+    source = provenance(X) if like is None else None
+    ref = X if like is None else np.asarray(like, dtype=float)
+    low = ref.min()
+    shifted = X - low
+    top = (shifted if like is None else ref - low).max()
     out = shifted / top if top > 0 else shifted
     if source is not None and source[0]["preprocessing"] == "none":  # remembered: the file and this step
         _remember(out, source[1], dict(source[0], preprocessing=method))

@@ -16,12 +16,14 @@ def _bad_line(file, k, line, what, fix):
     return InputError(f"{file!r}, line {k}: {what} ({shown!r}); {fix}")
 
 
-def read_libsvm(text, file, n_features):
-    """``(X, y)`` of LIBSVM text; indices 1-based unless a 0 appears (as scikit-learn's reader)."""
+def read_libsvm(text, file, n_features, zero_based="auto"):
+    """``(X, y, zero_based)`` of LIBSVM text; indices 1-based unless a 0 appears (as
+    scikit-learn's reader: ``zero_based="auto"``) or ``zero_based`` is True (False: an index 0
+    is refused).  The third item says which was used."""
     from .memory import Estimate, check_fits
 
     labels, rows, cols, vals = [], [], [], []
-    top, zero, widest = -1, False, (0, 0)
+    top, first_zero, widest = -1, None, (0, 0)
     for k, line in enumerate(text.splitlines(), start=1):
         body = line.split("#", 1)[0].strip()
         if not body:
@@ -40,7 +42,7 @@ def read_libsvm(text, file, n_features):
             name, sep, value = tok.partition(":")
             if name == "qid":
                 continue
-            if not sep or not name.isdigit():
+            if not sep or not (name.isascii() and name.isdigit()):  # ("²" and "١" are digits to str)
                 raise _bad_line(file, k, line, f"{tok!r} is not index:value", "a LIBSVM line is 'label index:value ...'")
             index = int(name)
             if index >= 2**31:
@@ -54,7 +56,8 @@ def read_libsvm(text, file, n_features):
             if index in seen:
                 raise _bad_line(file, k, line, f"feature index {index} appears twice", "keep one value per index")
             seen.add(index)
-            zero |= index == 0
+            if index == 0 and first_zero is None:
+                first_zero = (k, line)
             if index > top:
                 top, widest = index, (k, line)
             rows.append(len(labels))
@@ -63,6 +66,10 @@ def read_libsvm(text, file, n_features):
         labels.append(label)
     if not labels:
         raise InputError(f"{file!r} holds no samples (empty, or only comments)")
+    if zero_based is False and first_zero is not None:
+        raise _bad_line(file, *first_zero, "feature index 0 where indices count from 1 (as the training file's do)",
+                        "number this file's features as the training file's")
+    zero = first_zero is not None if zero_based == "auto" else bool(zero_based)
     shift = 0 if zero else 1
     width = top + 1 - shift if top >= 0 else 0
     if n_features is not None:
@@ -79,7 +86,7 @@ def read_libsvm(text, file, n_features):
     X = np.zeros((n, width))
     if vals:
         X[np.asarray(rows), np.asarray(cols) - shift] = vals
-    return X, np.asarray(labels, dtype=float)
+    return X, np.asarray(labels, dtype=float), zero
 
 
 # Spellings of non-finite numbers float accepts (any case, either sign).
@@ -110,16 +117,17 @@ def _is_header(line, k, file):
     A header holds names: a cell that fails to parse but looks like a number (``1e``, ``0x1``,
     ``1.2.3``) is a typo in the first sample, which skipping as a header would silently drop,
     so it is refused; a line whose cells are numbers and missing-value marks (``1,NA``,
-    ``1,-``, ``1,``) is a sample with a gap, data (refused as such), not a header. Cells that
-    parse (pandas writes ``0,1,y`` for integer-named columns) do not make a line data by
-    themselves.
+    ``1,-``, ``1,``) is a sample with a gap, data (refused as such), not a header.  A line of
+    names and numbers is refused (``1,2,yes``, ``1,#N/A,1``: a sample with a typo, which
+    skipping would drop), unless its numbers are the positions of their columns from 0, as
+    pandas names integer-named columns (``0,1,y``).
     """
     cells = [c.strip() for c in line.split(",")]
     cells[0] = cells[0].lstrip("\ufeff").strip()  # a byte-order mark is not data
-    bad = []
+    bad, numbers = [], []
     for j, cell in enumerate(cells, start=1):
         try:
-            float(cell)
+            numbers.append((j, float(cell)))
         except ValueError:
             bad.append((j, cell))
     for j, cell in bad:
@@ -127,16 +135,26 @@ def _is_header(line, k, file):
             shown = cell if len(cell) <= 40 else cell[:37] + "..."
             raise InputError(f"{file!r}, line {k}, column {j}: {shown!r} is not a number (a header line holds "
                              "names, not numbers); fix that cell")
-    return any(cell.strip("\"'").lower() not in _MISSING for _, cell in bad)
+    names = [cell for _, cell in bad if cell.strip("\"'").lower() not in _MISSING]
+    if names and any(value != j - 1 for j, value in numbers):  # (pandas names columns 0, 1, ... by position)
+        raise _bad_line(file, k, line, "numbers and names on the first line",
+                        "a header line holds names only (pandas' 0,1,...,y is one) and a sample numbers only: fix "
+                        "that line")
+    return bool(names)
 
 
 def read_csv(text, file):
     """``(X, y)`` of CSV text (the target last; an optional header line).
 
     The first non-blank line is a header when a cell of it is not a number and no such cell
-    looks like a mistyped number (:func:`_is_header`, which refuses that line otherwise).
+    looks like a mistyped number (:func:`_is_header`, which refuses that line otherwise).  No
+    comments: a ``#`` is refused.
     """
     lines = text.splitlines()
+    if "#" in text:  # (numpy's reader would drop what follows it, silently: a row, or the cells after a typo)
+        k, line = next((k, line) for k, line in enumerate(lines, start=1) if "#" in line)
+        raise _bad_line(file, k, line, "a '#' (a comment?)", "a CSV file holds numbers and one optional header "
+                        "line of names, no comments: remove it")
     first = next((k for k, line in enumerate(lines) if line.strip()), None)
     if first is None:
         raise InputError(f"{file!r} holds no samples (empty)")

@@ -94,7 +94,7 @@ def test_a_first_sample_with_a_gap_is_refused_not_dropped_as_a_header(tmp_path, 
         load_data(f, "csv")
 
 
-@pytest.mark.parametrize("header, names", [("a,b,c,d", 4), ("x,y", 2), ("1,2,3,y", 4)])
+@pytest.mark.parametrize("header, names", [("a,b,c,d", 4), ("x,y", 2), ("0,1,2,y", 4)])
 def test_a_header_of_another_width_than_the_rows_is_refused(tmp_path, header, names):
     f = tmp_path / "h.csv"
     f.write_text("\n" + header + "\n\n" + ROWS)
@@ -109,3 +109,27 @@ def test_a_header_only_file_is_one_line(tmp_path, capsys, monkeypatch):
     (tmp_path / "h.csv").write_text("x,y\n\n \n")
     assert main(["path", "klasso", "--data", "h.csv", "--lam", "0.1", "--range", "1", "2"]) == 2
     assert capsys.readouterr().err.strip() == "approxpath: error: 'h.csv' holds no samples (a header only)"
+
+
+@pytest.mark.parametrize("first", ["1,missing,1", "1,2,yes", '"1",2,1', "x,2,y", "0,2,y"])
+def test_names_beside_numbers_on_line_1_are_refused_not_dropped(tmp_path, first):
+    """``1,missing,1`` (a sample with a gap written as a word) was taken as a header and the
+    sample dropped, silently; pandas' ``0,1,y`` (numbers at their columns' positions) stays a
+    header (above)."""
+    f = tmp_path / "mixed.csv"
+    f.write_text(first + "\n" + ROWS)
+    with pytest.raises(InputError, match=r"line 1: numbers and names on the first line .*a header line holds names "
+                                         r"only") as err:
+        load_data(f, "csv")
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("text, line", [("# my data\n" + ROWS, 1), (ROWS + "#0.4,0.4,1\n" + ROWS, 4),
+                                        (ROWS + "0.4,0.4,1 # checked\n", 4), ("0.1,0.2,-1#,9\n" + ROWS, 1)])
+def test_a_comment_is_refused_naming_its_line(tmp_path, text, line):
+    """numpy's reader dropped a commented row, and the cells after a '#' typo (``-1#,9`` read as
+    ``-1``); a first-line comment was called "a header of 1 names"."""
+    f = tmp_path / "c.csv"
+    f.write_text(text)
+    with pytest.raises(InputError, match=rf"line {line}: a '#' \(a comment\?\) .*no comments"):
+        load_data(f, "csv")

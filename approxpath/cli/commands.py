@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ..data import PREPROCESSING, data_sha256, load_data, preprocess
+from ..data import PREPROCESSING, data_sha256, load_data, load_train_validation, preprocess
 from ..errors import InputError
 from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
@@ -24,6 +24,16 @@ def load(args, meta=None):
     prep = args.preprocess or (meta or {}).get("preprocessing") or "none"
     X, y = load_data(args.data, fmt, n_features=args.n_features)
     return preprocess(X, prep), y, fmt, prep
+
+
+def load_with_validation(args):
+    """``(X, y, X_val, y_val, format, preprocessing)``: ``--data`` as :func:`load` gives it and
+    ``--val-data`` read like it (:func:`~approxpath.data.load_train_validation`) and scaled with
+    its scaling (``--preprocess``: the training data's minimum and range, not its own)."""
+    fmt = data_format(args.data, args.format)
+    prep = getattr(args, "preprocess", None) or "none"
+    X, y, X_val, y_val = load_train_validation(args.data, args.val_data, fmt, n_features=args.n_features)
+    return preprocess(X, prep), y, preprocess(X_val, prep, like=X), y_val, fmt, prep
 
 
 def add_data_args(p, required=True):

@@ -11,12 +11,12 @@ import time
 
 import numpy as np
 
-from ..data import data_sha256, load_data, preprocess
+from ..data import data_sha256
 from ..errors import InputError
 from ..registry import get_problem
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs
-from .commands import add_data_args, add_threads_arg, load
+from .commands import add_data_args, add_threads_arg, load, load_with_validation
 from .output import emit_json
 
 __all__ = ["COMMANDS"]
@@ -76,7 +76,10 @@ def cmd_exact(args):
                          f"got {args.max_events}")
     check_outputs(args, [args.data], out_suffixes=(".npz", ".csv"))
     t0 = time.perf_counter()
-    X, y, fmt, prep = load(args)
+    if args.target_mse is not None and args.val_data is not None:  # (read like --data, scaled with its scaling)
+        X, y, X_val, y_val, fmt, prep = load_with_validation(args)
+    else:
+        (X, y, fmt, prep), X_val, y_val = load(args), None, None
     lo, hi = positive_range("--range", args.range) if args.range else (None, None)
     other = "bandwidth" if args.parameter == "lam" else "lam"
     ignored = [flag for flag, name in _PATH_ONLY[other] if getattr(args, name) is not None]
@@ -87,12 +90,8 @@ def cmd_exact(args):
         if args.bandwidth is None:
             raise InputError("the lambda path needs the fixed kernel: --bandwidth T (t of exp(-t||x-x'||^2))")
         lam_min = lo if lo is not None else args.lam  # --lam alone: the end of the path
-        X_val = y_val = None
-        if args.target_mse is not None:
-            if args.val_data is None:
-                raise InputError("--target-mse needs validation data: --val-data FILE (same format)")
-            X_val, y_val = load_data(args.val_data, fmt, n_features=args.n_features or X.shape[1])
-            X_val = preprocess(X_val, prep)
+        if args.target_mse is not None and args.val_data is None:
+            raise InputError("--target-mse needs validation data: --val-data FILE (same format)")
         path = lambda_path(X, y, args.bandwidth, lam_min, max_events=args.max_events, max_landmarks=args.max_landmarks,
                            target_mse=args.target_mse, X_val=X_val, y_val=y_val, nu=args.ridge)
         short = _short_of_request(path, args)  # (before restrict, which keeps the range's events only)

@@ -13,7 +13,8 @@ from ..errors import InputError
 from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import check_seed
-from .commands import add_data_args, add_path_args, build_problem, check_outputs, data_format, load
+from .commands import (add_data_args, add_path_args, build_problem, check_outputs, data_format, load,
+                       load_with_validation)
 from .output import emit_json
 
 __all__ = ["COMMANDS"]
@@ -143,10 +144,10 @@ def _validation_data(args, cls):
         X, y = make_sinc(n=100, noise=0.1, outliers=0.1, seed=0)
         X_val, y_val = make_sinc(n=400, noise=0.1, seed=1)
         return X, y, X_val, y_val, dict(data_source="sinc, 10 % outliers (seeded)")
+    if args.val_data is not None:  # (read like --data, scaled with its scaling)
+        X, y, X_val, y_val, fmt, prep = load_with_validation(args)
+        return X, y, X_val, y_val, dict(data_file=str(args.data), format=fmt, preprocessing=prep)
     X, y, fmt, prep = load(args)
-    if args.val_data is not None:
-        X_val, y_val = load_data(args.val_data, fmt, n_features=args.n_features or X.shape[1])
-        return X, y, preprocess(X_val, prep), y_val, dict(data_file=str(args.data), format=fmt, preprocessing=prep)
     return _split(X, y, args, dict(format=fmt, preprocessing=prep))
 
 

@@ -23,7 +23,7 @@ import sys
 import numpy as np
 
 from approxpath import errors
-from approxpath.data import load_data, make_sinc
+from approxpath.data import load_data, load_train_validation, make_sinc
 
 from ._common import InputError
 
@@ -182,8 +182,10 @@ def run(args):
         from ..cli.checks import data_format
 
         fmt = data_format(args.data, args.format)
-        X, y = load_data(args.data, fmt, n_features=args.n_features)
-        X_val, y_val = load_data(args.val_data, fmt, n_features=X.shape[1]) if args.val_data else (None, None)
+        if args.val_data is not None:  # (read like --data)
+            X, y, X_val, y_val = load_train_validation(args.data, args.val_data, fmt, n_features=args.n_features)
+        else:
+            (X, y), X_val, y_val = load_data(args.data, fmt, n_features=args.n_features), None, None
         if args.target_mse is not None and X_val is None:
             raise InputError("--target-mse needs validation data: --val-data FILE (same format)")
     if args.parameter == "lam":
