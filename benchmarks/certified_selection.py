@@ -152,7 +152,7 @@ def klasso(tols, n):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="one tol per case")
     ap.add_argument("--figures", default=None, metavar="DIR", help="write the figures here")
     args = ap.parse_args(argv)

@@ -36,7 +36,7 @@ def _run(X, y, eps, folder, mode):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100, help="samples of sinc (default 100)")
     parser.add_argument("--eps", type=float, default=0.01, help="absolute eps (default 0.01)")
     parser.add_argument("--repeats", type=int, default=5, help="runs of each variant (default 5)")

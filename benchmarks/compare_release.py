@@ -162,7 +162,7 @@ def _ratio(a, b, key="wall"):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", default=os.environ.get("APPROXPATH_BASE_PYTHON"),
                     help="the previous release's Python (its venv's bin/python); env APPROXPATH_BASE_PYTHON")
     ap.add_argument("--base-label", default="0.4.1", help="the previous release's column heading (default 0.4.1)")

@@ -107,7 +107,7 @@ SECTIONS = ("paths", "updates", "marginal")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--eps", type=float, nargs="+", default=[1e-2, 1e-3], help="eps of the approximate paths")
     parser.add_argument("--strategy", default=approxpath.STRATEGIES[0], help="driver strategy of the approximate paths")
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS),

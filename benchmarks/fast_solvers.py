@@ -168,7 +168,7 @@ def _med(xs):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problem", nargs="+", default=["klasso", "robust_l1"], choices=("klasso", "robust_l1"))
     parser.add_argument("--n", type=int, nargs="+", default=[100, 400, 1000, 4000])
     parser.add_argument("--every", type=int, default=1, help="use every k-th bandwidth of the sequence")

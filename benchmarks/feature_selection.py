@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 
+from approxpath.errors import InputError
 from approxpath.exact.feature_path import certify_segments, feature_path, normalize_columns
 
 try:
@@ -99,7 +100,7 @@ def krr_baseline(Xtr, ytr, Xval, yval, Xte, yte):
     return float(np.mean((np.exp(-t * Dt) @ a + mu - yte) ** 2))
 
 
-def select(Xtr, ytr, Xval, yval, kappas, kernel="ard-gaussian", degree=3):
+def select(Xtr, ytr, Xval, yval, kappas, kernel="ard-gaussian", degree=None):
     """Paths for every C = kappa ||y - ybar||^2; the certified (path, index) with the least
     validation MSE, and the statistics of all paths (``lam_ratio``: the largest lambda / max
     lambda among a path's flagged points, 0 if none)."""
@@ -108,6 +109,8 @@ def select(Xtr, ytr, Xval, yval, kappas, kernel="ard-gaussian", degree=3):
     for kappa in kappas:
         try:
             p = feature_path(Xtr, ytr, C=kappa * yc2, kernel=kernel, degree=degree, max_steps=MAX_STEPS)
+        except InputError:  # (a wrong call, the same for every C: not a failure of one C)
+            raise
         except Exception as exc:  # report and go on: one C failing must not hide the others
             stats.append(dict(kappa=kappa, error=str(exc)))
             continue
@@ -121,6 +124,8 @@ def select(Xtr, ytr, Xval, yval, kappas, kernel="ard-gaussian", degree=3):
                           flagged=len(flagged), lam_ratio=lam_ratio))
         if best is None or m[i] < best[0]:
             best = (m[i], p, i)
+    if best is None:
+        raise SystemExit("no C gave a path: " + "; ".join(f"kappa {st['kappa']:g}: {st['error']}" for st in stats))
     return best, stats
 
 
@@ -346,7 +351,7 @@ def run_diabetes(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=10, help="random trials per Friedman setting (paper: 30; 0: "
                         "Diabetes only)")
     parser.add_argument("--sets", type=int, nargs="*", default=[1, 2, 3], choices=[1, 2, 3])

@@ -81,7 +81,7 @@ def _seconds(fn, repeat=5):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=1000)
     p.add_argument("--points", type=int, default=2001, help="the fine grid of log t (odd)")
     args = p.parse_args()

@@ -68,10 +68,13 @@ def _run(problem, interval, eps, folder):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", help="names of the rows to run (substrings)")
     ap.add_argument("--k", type=int, default=1, help="repeats per version (median wall)")
     args = ap.parse_args()
+    unmatched = [s for s in args.only or () if not any(s in name for name in CASES)]
+    if unmatched:
+        ap.error(f"--only {' '.join(unmatched)} matches no row (rows: {', '.join(CASES)})")
     print(json.dumps({"machine": machine()}))
     with tempfile.TemporaryDirectory() as folder:
         for name, (problem_name, data, options, fixed, interval, eps) in CASES.items():

@@ -106,7 +106,7 @@ def cvxpy(repeat):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", nargs="+", default=["sampled", "families", "cvxpy"])
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)

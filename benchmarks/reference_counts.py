@@ -16,7 +16,7 @@ from _common import C, EPS_GRID, INTERVAL, REFERENCE, load, machine, within
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", nargs="+", default=["ionosphere_scale"])
     ap.add_argument("--eps", nargs="+", type=float, default=list(EPS_GRID))
     args = ap.parse_args(argv)

@@ -36,7 +36,7 @@ def fitted_exponent(eps, solves):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problem", nargs="+", default=["robust_l1"], choices=("robust_l1", "klasso"))
     parser.add_argument("--n", type=int, nargs="+", default=[100])
     parser.add_argument("--eps", type=float, nargs="+", default=list(EPS))

@@ -322,7 +322,7 @@ def fused(n, rounds):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--device", action="store_true", help="the 16-core + GPU set-up (<= 8 minutes)")
     ap.add_argument("--fused", action="store_true", help="only: one pass written with numpy, numexpr and numba")

@@ -63,7 +63,7 @@ def _run(problem, lo, hi, eps, args, queue):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--eps", nargs="+", type=float, default=[1e-2, 1e-3, 1e-5])
     ap.add_argument("--n", type=int, default=60)
     # a path that needs more exact solves than this is reported as an error, not waited for

@@ -64,7 +64,7 @@ def _cells(wrong, delta):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data")
     parser.add_argument("--log2c", type=float, nargs=2, default=(1.0, 3.0))
     parser.add_argument("--log2g", type=float, nargs=2, default=(-7.0, -5.0))

@@ -79,7 +79,7 @@ def _approxpath(X, y, folds, limit, box_c, box_gamma):
 def main():
     from sklearn.model_selection import StratifiedKFold
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("datasets", nargs="+")
     parser.add_argument("--limit", type=int, default=900, help="seconds allowed to approxpath per data set")
     parser.add_argument("--log2c", nargs=2, type=int, default=BOX_C, help="a smaller box: log2 C from, to")

@@ -153,7 +153,7 @@ def _timed(args, env):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, nargs="+", default=[4000, 8000, 16000])
     parser.add_argument("--memory", help="APPROXPATH_MEMORY for the runs (bytes, e.g. 8e9)")
     parser.add_argument("--kernels", choices=("dense", "distances", "blocked"), help="APPROXPATH_KERNELS for the runs")

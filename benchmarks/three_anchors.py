@@ -49,7 +49,7 @@ def _gaps(D, y, alphas, W, t):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000)
     args = parser.parse_args()
     X, y = make_classification(n=args.n, d=20, seed=0)

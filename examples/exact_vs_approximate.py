@@ -83,7 +83,7 @@ def part_conditioning(n, lams, t_lo, approx_hi, eps_rel):
         exact[lam] = (path, report)
     approx = approxpath.approximate_path(KLasso(X, y, lam=lams[-1], parameter="bandwidth"), eps=eps_rel,
                                          interval=(t_lo, approx_hi), relative=True)
-    return dict(ts=ts, cond_K=cond_K, exact=exact, approx=approx, eps=eps_rel, approx_lam=lams[-1])
+    return dict(ts=ts, cond_K=cond_K, exact=exact, approx=approx, eps=eps_rel, approx_lam=lams[-1], n=n)
 
 
 def plot(sinc, cond, out):
@@ -105,7 +105,7 @@ def plot(sinc, cond, out):
     ax.legend(fontsize=8)
 
     ax = axes[0, 1]
-    ax.loglog(cond["ts"], cond["cond_K"], "o-", ms=3, label="cond(K_t), 100 points in [0,1]^10")
+    ax.loglog(cond["ts"], cond["cond_K"], "o-", ms=3, label=f"cond(K_t), {cond['n']} points in [0,1]^10")
     ax.axhline(1 / UNIT_ROUNDOFF, color="r", ls=":", lw=1, label="1/u (double precision)")
     ax.set_title("Giesen et al., Figure 1: condition number of the Gaussian kernel matrix", fontsize=9)
     ax.set_xlabel("t")

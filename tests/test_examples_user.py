@@ -1,6 +1,7 @@
 """Smoke tests of the user-side examples: they run, report and write their figure."""
 
 import runpy
+import warnings
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,10 @@ pytest.importorskip("matplotlib")
 def test_sklearn_select_bandwidth(tmp_path, capsys):
     main = runpy.run_path(str(EXAMPLES / "sklearn_select_bandwidth.py"), run_name="example")["main"]
     png = tmp_path / "validation.png"
-    assert main(["--plot", str(png)]) == 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["--plot", str(png)]) == 0
+    assert not [w for w in caught if issubclass(w.category, UserWarning)], [str(w.message) for w in caught]
     text = capsys.readouterr().out
     assert text.count("certified: True") == 2 and "test accuracy" in text and png.stat().st_size > 20_000
     assert "KernelPathRidge(lam=None): loocv" in text and "no point of the box is better by more than" in text
