@@ -94,8 +94,9 @@ def load_data(path, format="libsvm", n_features=None):
         digit, as ``1e``, ``0x1`` or ``1.2.3``) and its numbers, if any, are the positions of
         their columns from 0 (pandas' ``0,1,y``); a first row that is neither is refused, not
         skipped as a header (``1,2,yes``). Names such as ``x1,x2,y`` make a header, which must
-        name as many columns as the rows hold; a UTF-8 byte-order mark is not part of it. No
-        comments: a ``#`` is refused.
+        name as many columns as the rows hold; a UTF-8 byte-order mark is not part of it. A
+        line that starts with ``#`` is a comment (``numpy.savetxt``'s header); a ``#`` inside a
+        line is refused.
     n_features : int, optional
         LIBSVM: the number of columns (the highest index present is used otherwise). CSV: the
         file's feature columns must be this many (a check; the columns give ``d`` anyway).
@@ -213,6 +214,8 @@ def preprocess(X, method="none", like=None):
         return X
     source = provenance(X) if like is None else None
     ref = X if like is None else np.asarray(like, dtype=float)
+    if like is not None and not (ref.size and np.all(np.isfinite(ref))):
+        raise InputError("like (the training features whose scaling X takes) must be non-empty and finite")
     low = ref.min()
     shifted = X - low
     top = (shifted if like is None else ref - low).max()

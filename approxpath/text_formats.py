@@ -138,8 +138,8 @@ def _is_header(line, k, file):
     names = [cell for _, cell in bad if cell.strip("\"'").lower() not in _MISSING]
     if names and any(value != j - 1 for j, value in numbers):  # (pandas names columns 0, 1, ... by position)
         raise _bad_line(file, k, line, "numbers and names on the first line",
-                        "a header line holds names only (pandas' 0,1,...,y is one) and a sample numbers only: fix "
-                        "that line")
+                        "a header line holds names only (pandas' 0,1,...,y is one: write with index=False) and a "
+                        "sample numbers only: fix that line")
     return bool(names)
 
 
@@ -147,14 +147,17 @@ def read_csv(text, file):
     """``(X, y)`` of CSV text (the target last; an optional header line).
 
     The first non-blank line is a header when a cell of it is not a number and no such cell
-    looks like a mistyped number (:func:`_is_header`, which refuses that line otherwise).  No
-    comments: a ``#`` is refused.
+    looks like a mistyped number (:func:`_is_header`, which refuses that line otherwise).  A
+    line that starts with ``#`` is a comment; a ``#`` inside a line is refused.
     """
     lines = text.splitlines()
-    if "#" in text:  # (numpy's reader would drop what follows it, silently: a row, or the cells after a typo)
-        k, line = next((k, line) for k, line in enumerate(lines, start=1) if "#" in line)
-        raise _bad_line(file, k, line, "a '#' (a comment?)", "a CSV file holds numbers and one optional header "
-                        "line of names, no comments: remove it")
+    if "#" in text:  # lines that start with '#' are comments (numpy's savetxt writes its header so)
+        for k, line in enumerate(lines):
+            if line.lstrip("\ufeff \t").startswith("#"):
+                lines[k] = ""  # (blank: the lines keep their numbers)
+            elif "#" in line:  # (numpy's reader would drop the rest of the line, silently: `-1#,9` read as -1)
+                raise _bad_line(file, k + 1, line, "a '#' inside a line", "a comment takes a line of its own, "
+                                "starting with '#'")
     first = next((k for k, line in enumerate(lines) if line.strip()), None)
     if first is None:
         raise InputError(f"{file!r} holds no samples (empty)")

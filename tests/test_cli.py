@@ -348,12 +348,17 @@ def test_a_selections_advice_names_the_flags():
                                              "them")
     assert as_advice(box).endswith("widen --range past them")  # (select over C: --range is C's)
     short = ShortfallWarning("{who}: delta = 1 > {tol} = 0.1: {why}; raise {max_solves} or {tol}, or {smaller}",
-                             1.0, 0.1, True, why="spent {braces}")
+                             1.0, 0.1, True, dict(why="spent {braces}"))
     assert str(short) == ("select: delta = 1 > tol = 0.1: spent {braces}; raise max_solves or tol, or choose over a "
                           "smaller box")
     assert as_advice(short) == ("select: delta = 1 > --tol = 0.1: spent {braces}; raise --max-solves or --tol, or "
                                 "choose a smaller --range or --weights")
     assert as_advice(UserWarning("other")) == "other"
+    import pickle  # (scikit-learn's workers send warnings back pickled: they failed to unpickle)
+
+    for w in (edge, box, short, short.renamed(tol="cv_tol")):
+        back = pickle.loads(pickle.dumps(w))
+        assert type(back) is type(w) and str(back) == str(w) and vars(back) == vars(w)
 
 
 def _status_with_the_reader_gone(argv):

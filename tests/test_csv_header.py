@@ -124,12 +124,22 @@ def test_names_beside_numbers_on_line_1_are_refused_not_dropped(tmp_path, first)
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("text, line", [("# my data\n" + ROWS, 1), (ROWS + "#0.4,0.4,1\n" + ROWS, 4),
-                                        (ROWS + "0.4,0.4,1 # checked\n", 4), ("0.1,0.2,-1#,9\n" + ROWS, 1)])
-def test_a_comment_is_refused_naming_its_line(tmp_path, text, line):
-    """numpy's reader dropped a commented row, and the cells after a '#' typo (``-1#,9`` read as
-    ``-1``); a first-line comment was called "a header of 1 names"."""
+@pytest.mark.parametrize("text, line", [(ROWS + "0.4,0.4,1 # checked\n", 4), ("0.1,0.2,-1#,9\n" + ROWS, 1)])
+def test_a_hash_inside_a_line_is_refused_naming_its_line(tmp_path, text, line):
+    """numpy's reader dropped the cells after a '#' typo (``-1#,9`` read as ``-1``)."""
     f = tmp_path / "c.csv"
     f.write_text(text)
-    with pytest.raises(InputError, match=rf"line {line}: a '#' \(a comment\?\) .*no comments"):
+    with pytest.raises(InputError, match=rf"line {line}: a '#' inside a line .*a comment takes a line of its own"):
         load_data(f, "csv")
+
+
+def test_comment_lines_are_skipped_and_savetxt_headers_read(tmp_path):
+    """``np.savetxt(..., header="x1,x2,y")`` writes ``# x1,x2,y``: a comment, as numpy reads it."""
+    f = tmp_path / "c.csv"
+    data = np.array([[0.3, 0.1, -1], [0.5, 0.6, 1], [0.2, 0.3, -1]])
+    np.savetxt(f, data, delimiter=",", header="x1,x2,y")
+    assert f.read_text().startswith("# x1,x2,y\n")
+    X, y = load_data(f, "csv")
+    np.testing.assert_array_equal(np.column_stack([X, y]), data)
+    f.write_text("\ufeff# made by hand\n" + ROWS + "  # a note\n" + ROWS)
+    assert load_data(f, "csv")[0].shape == (6, 2)

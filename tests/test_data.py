@@ -109,6 +109,11 @@ def test_validation_data_are_scaled_as_the_training_data():
     V = np.array([[2.0, 2.0], [0.0, 9.0]])
     np.testing.assert_allclose(preprocess(V, "global-minmax", like=X), (V + 1.0) / 6.0)
     np.testing.assert_array_equal(preprocess(X, "global-minmax", like=X), preprocess(X, "global-minmax"))
+    from approxpath.errors import InputError
+
+    for bad in (np.empty((0, 2)), np.array([[np.nan, 1.0]])):
+        with pytest.raises(InputError, match="^like .* must be non-empty and finite$"):
+            preprocess(V, "global-minmax", like=bad)
 
 
 def test_the_command_line_reads_and_scales_val_data_as_data(tmp_path):

@@ -291,13 +291,28 @@ def test_file_round_trip_and_crosscheck_from_file(gauss, tmp_path):
     assert [tuple(e) for e in data["events"]] == [(e.index, e.feature, ("start", "joined", "left").index(e.kind))
                                                   for e in gauss.events]
     rep = crosscheck_feature_path(gauss.X, gauss.y, data["D"], data["beta"], data["alpha"], data["alpha0"],
-                                  C=data["meta"]["C"], kernel=data["meta"]["kernel"])
+                                  C=data["meta"]["C"], kernel=data["meta"]["kernel"], degree=data["meta"]["degree"])
     assert rep.ok and np.array_equal(rep.rel_gap, data["rel_gap"])
+    assert gauss.degree is None and data["meta"]["degree"] is None  # (the Gaussian has none: it stored 2)
     np.savez(tmp_path / "bad.npz", D=data["D"])
     with pytest.raises(InputError, match="lacks"):
         read_feature_path(tmp_path / "bad.npz")
     with pytest.raises(InputError, match="does not exist"):
         read_feature_path(tmp_path / "none.npz")
+
+
+def test_an_old_file_s_degree_of_a_gaussian_path_reads_as_none(gauss, tmp_path):
+    """Files before 0.5.0 stored degree 2 for the Gaussian kernel, which crosscheck_feature_path
+    now refuses with it."""
+    import json
+
+    f = tmp_path / "old.npz"
+    write_feature_path(gauss, f)
+    with np.load(f) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["meta"] = np.array(json.dumps(dict(json.loads(str(arrays["meta"])), degree=2)))
+    np.savez(f, **arrays)
+    assert read_feature_path(f)["meta"]["degree"] is None
 
 
 def test_residual_names_are_stable():

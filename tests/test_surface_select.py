@@ -380,7 +380,7 @@ def test_the_svc_names_its_parameters_in_a_shortfall(monkeypatch):
 
     def spy(problem, criterion, **kw):
         warnings.warn(ShortfallWarning("{who}: delta = 0.2 > {tol} = 0.05: {why}; raise {max_solves} or {tol}, or "
-                                       "{smaller}", 0.2, 0.05, True, why="spent"))
+                                       "{smaller}", 0.2, 0.05, True, dict(why="spent")))
         raise RuntimeError("stop")
 
     monkeypatch.setattr(approxpath.surface, "select_surface", spy)

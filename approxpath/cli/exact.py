@@ -76,16 +76,16 @@ def cmd_exact(args):
                          f"got {args.max_events}")
     check_outputs(args, [args.data], out_suffixes=(".npz", ".csv"))
     t0 = time.perf_counter()
-    if args.target_mse is not None and args.val_data is not None:  # (read like --data, scaled with its scaling)
-        X, y, X_val, y_val, fmt, prep = load_with_validation(args)
-    else:
-        (X, y, fmt, prep), X_val, y_val = load(args), None, None
     lo, hi = positive_range("--range", args.range) if args.range else (None, None)
     other = "bandwidth" if args.parameter == "lam" else "lam"
     ignored = [flag for flag, name in _PATH_ONLY[other] if getattr(args, name) is not None]
     if ignored:
         raise InputError(f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} for the {_PATHS[other]} only "
                          f"(--parameter {other}); this is the {_PATHS[args.parameter]}")
+    if args.target_mse is not None and args.val_data is not None:  # (read like --data, scaled with its scaling)
+        X, y, X_val, y_val, fmt, prep = load_with_validation(args)
+    else:
+        (X, y, fmt, prep), X_val, y_val = load(args), None, None
     if args.parameter == "lam":
         if args.bandwidth is None:
             raise InputError("the lambda path needs the fixed kernel: --bandwidth T (t of exp(-t||x-x'||^2))")

@@ -25,6 +25,9 @@ class RangeWarning(UserWarning):
         super().__init__(message)
         self.choice, self.sides = choice, tuple(sides)
 
+    def __reduce__(self):  # (pickled as made: a worker's warning reaches its caller whole)
+        return type(self), (str(self), self.choice, self.sides)
+
     def text(self, who, name):
         """The message said by ``who`` (``"KernelPathSVC"``) with ``name(parameter)`` for the
         range searched over that parameter (``"t_range"``, ``"--weights"``)."""
@@ -54,10 +57,13 @@ class ShortfallWarning(UserWarning):
 
     _NAMES = dict(who="select", tol="tol", max_solves="max_solves", smaller="choose over a smaller box")
 
-    def __init__(self, template, delta, tol, spent, names=None, **fields):
-        self.template, self.fields, self.names = template, fields, {**self._NAMES, **(names or {})}
+    def __init__(self, template, delta, tol, spent, fields=None, names=None):
+        self.template, self.fields, self.names = template, dict(fields or {}), {**self._NAMES, **(names or {})}
         self.delta, self.tol, self.spent = float(delta), float(tol), bool(spent)
         super().__init__(self.text())
+
+    def __reduce__(self):  # (pickled as made: a worker's warning reaches its caller whole)
+        return type(self), (self.template, self.delta, self.tol, self.spent, self.fields, self.names)
 
     def text(self, **names):
         """The message with the caller's ``names``: ``who`` says it, ``tol`` and ``max_solves``
@@ -67,8 +73,7 @@ class ShortfallWarning(UserWarning):
 
     def renamed(self, **names):
         """The same warning said with ``names`` (:meth:`text`)."""
-        return ShortfallWarning(self.template, self.delta, self.tol, self.spent, {**self.names, **names},
-                                **self.fields)
+        return ShortfallWarning(self.template, self.delta, self.tol, self.spent, self.fields, {**self.names, **names})
 
     def error(self, selection):
         """The same stop raised (``strict``): :class:`~approxpath.errors.BudgetExceededError` when

@@ -366,10 +366,10 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
     """The :class:`.ShortfallWarning` saying why ``delta > tol``, with what would help: the
     budget ran out, or more solves cannot help (the criterion's enclosure stopped narrowing, or
     the exact solves certify no smaller gap)."""
-    head = (f"{{who}}: delta = {delta:.4g} > {{tol}} = {tol:g} at {shown_name(parameter)} = {t:.6g} after {solves} "
-            "exact solves")
+    head = f"{{who}}: delta = {delta:.4g} > {{tol}} = {tol:g} at {{name}} = {t:.6g} after {solves} exact solves"
     raise_tol = (f"raise {{tol}} to {round_up(delta, 2):g} or more (the delta reached)" if math.isfinite(delta)
                  else "")  # (an unbounded delta: no tol helps)
+    fields = dict(name=shown_name(parameter))  # (a plug-in's parameter name: a field, not part of the template)
     floors = [exc for exc in stuck if getattr(exc, "left", None) is None]  # (refused alone)
     if solves >= max_solves or len(floors) < len(stuck):
         left = [exc.left for exc in stuck if getattr(exc, "left", None) is not None]
@@ -379,13 +379,14 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
             over = (" (the folds' first paths, and a round of solves once started, run to their end)"
                     if solves > max_solves else "")
         return ShortfallWarning(f"{head}: the budget {{max_solves}} = {max_solves} is spent{{over}}; raise "
-                                f"{{max_solves}}{', or ' if raise_tol else ''}{raise_tol}", delta, tol, True, over=over)
+                                f"{{max_solves}}{', or ' if raise_tol else ''}{raise_tol}", delta, tol, True,
+                                dict(fields, over=over))
     causes = [search.reason] if search.reason else []  # (the chosen point's stall first: it is the cause)
     if floors:
         causes.append(no_smaller_gap(floors[0], parameter))
     why = "; ".join(causes) or "the search's refinement limits were reached"
     return ShortfallWarning(f"{head} (of {{max_solves}} = {max_solves}): {{why}}; more exact solves do not narrow it"
-                            f"{', so ' if raise_tol else ''}{raise_tol}", delta, tol, False, why=why)
+                            f"{', so ' if raise_tol else ''}{raise_tol}", delta, tol, False, dict(fields, why=why))
 
 
 def no_smaller_gap(exc, parameter):

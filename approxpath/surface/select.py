@@ -370,7 +370,8 @@ def _outcome(result, reason, spent, strict, sides, depth=0):
         advice = "raise {max_solves} or {tol}, or {smaller}" if spent else \
             "more exact solves do not narrow it: raise {tol}, or {smaller}"
         short = ShortfallWarning(f"{{who}}: delta = {result.delta:.4g} > {{tol}} = {result.tol:g} at ({result.t:.6g}, "
-                                 f"{result.w:.6g}): {{why}}; {advice}", result.delta, result.tol, spent, why=reason)
+                                 f"{result.w:.6g}): {{why}}; {advice}", result.delta, result.tol, spent,
+                                 dict(why=reason))
         if strict:
             raise short.error(result)
         warnings.warn(short, stacklevel=4 + depth)  # (this, select_surface, its decorator: the caller's line)

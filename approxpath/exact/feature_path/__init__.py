@@ -140,6 +140,7 @@ def feature_path(X, y, *, C, kernel="ard-gaussian", degree=None, d_max=None, max
     if kernel not in KERNELS:
         raise InputError(f"unknown kernel {kernel!r}: use one of {', '.join(KERNELS)}")
     degree = kernel_degree(kernel, degree)
+    kern_degree = int(degree) if kernel == "ard-polynomial" else None  # (stored: the Gaussian has none)
     C = positive("C", C)
     d_max = None if d_max is None else positive("d_max", d_max)
     max_events = None if max_events is None else count("max_events", max_events)
@@ -158,7 +159,7 @@ def feature_path(X, y, *, C, kernel="ard-gaussian", degree=None, d_max=None, max
     alpha, beta, lam, alpha0, active, calls = (np.array(v) for v in zip(*run.records))
     D = beta.sum(axis=1)
     events = tuple(FeatureEvent(index=int(i), D=float(D[i]), feature=int(j), kind=kind) for kind, j, i in run.events)
-    path = FeaturePath(kernel=kernel, degree=int(degree), C=C, X=X, y=y, D=D, beta=beta, alpha=alpha, alpha0=alpha0,
+    path = FeaturePath(kernel=kernel, degree=kern_degree, C=C, X=X, y=y, D=D, beta=beta, alpha=alpha, alpha0=alpha0,
                        lam=lam, active=active, events=events, jacobian_calls=system.jacobian_calls,
                        jacobian_calls_at=calls.astype(int), stop_reason=run.stop_reason, failed=run.failed,
                        steps=run.n_steps,

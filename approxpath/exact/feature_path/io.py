@@ -64,4 +64,6 @@ def read_feature_path(file):
         raise InputError(f"{str(file)!r} lacks the array(s) {', '.join(missing)} (a feature path needs "
                          f"{', '.join(_REQUIRED)})")
     out["meta"] = json.loads(str(out["meta"])) if "meta" in out else {}
+    if out["meta"].get("kernel") == "ard-gaussian":  # (files before 0.5.0 stored degree 2 for it)
+        out["meta"]["degree"] = None
     return out

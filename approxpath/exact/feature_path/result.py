@@ -50,8 +50,8 @@ class FeaturePath:
     ----------
     kernel : str
         ``"ard-gaussian"`` or ``"ard-polynomial"``.
-    degree : int
-        The power of the ARD-polynomial kernel (unused for the Gaussian).
+    degree : int or None
+        The power of the ARD-polynomial kernel (None for the Gaussian, which has none).
     C : float
         The bound of :math:`\\alpha^\\top K(\\beta)\\alpha \\le C`.
     X : ndarray of shape (n, d)
@@ -86,7 +86,7 @@ class FeaturePath:
     """
 
     kernel: str
-    degree: int
+    degree: int | None
     C: float
     X: np.ndarray
     y: np.ndarray
@@ -177,9 +177,8 @@ class FeaturePath:
 
     def certify(self, tol=1e-8, kkt_tol=1e-6):
         """The certificates of every point (:func:`crosscheck_feature_path` on this path)."""
-        degree = self.degree if self.kernel == "ard-polynomial" else None  # (stored for the Gaussian too)
         return crosscheck_feature_path(self.X, self.y, self.D, self.beta, self.alpha, self.alpha0, C=self.C,
-                                       kernel=self.kernel, degree=degree, tol=tol, kkt_tol=kkt_tol)
+                                       kernel=self.kernel, degree=self.degree, tol=tol, kkt_tol=kkt_tol)
 
     def certify_segments(self, eps=1e-3, max_pieces=64):
         """The inner problem certified along the segments between points
