@@ -33,6 +33,7 @@ import hashlib
 import numpy as np
 
 from .errors import InputError
+from .numerics import UNIT_ROUNDOFF
 from .compute.distances import cross_sq_distances, pairwise, sq_distances
 
 __all__ = ["FAMILIES", "DESCRIPTIONS", "distances", "cross_distances", "entry_terms", "check_weights",
@@ -51,11 +52,16 @@ DESCRIPTIONS = {
 }
 
 # A precomputed D counts as conditionally negative definite when the largest eigenvalue of JDJ is
-# at most this multiple of ||D||_F.  An exactly CND matrix whose entries were rounded by k units
-# of roundoff has ||J E J||_2 <= ||E||_F <= k u ||D||_F, and a symmetric eigensolver adds a few
-# n u ||JDJ||_2 <= n u ||D||_F: 2**-36 (1.5e-11) covers k + n up to 10**5, and is far below
-# the indefiniteness of a D that is not CND (the tests' examples: 1e-2 to 1 relative).
-_CND_TOL = 2.0**-36
+# at most _CND_UNITS * (n + 4) units of roundoff times ||D||_F: the eigensolver's own error (a
+# modest multiple of n u ||JDJ||_2 <= n u ||D||_F) and forming JDJ (4 roundings an entry).  The
+# certificates take D as given, so a D whose JDJ has a positive eigenvalue in exact arithmetic
+# makes exp(-tD) indefinite and the SVM's and kernel ridge's objectives unbounded below: only the
+# eigensolver's error is allowed.  Distances computed from differences (scipy's cdist, pdist)
+# measured 0.17 n u ||D||_F at most (n = 20 - 2000, d = 1 - 20); 4 leaves a margin of 20.  (It
+# was 2**-36 = 1.4e5 u, which let a D perturbed by 1e-12 pass and certify a path of a kernel
+# ridge with no minimum; distances as ||x||^2 + ||z||^2 - 2x.z of points away from the origin
+# reach 250 n u and are refused now: they are not CND.)
+_CND_UNITS = 4
 
 
 def check_weights(weights, d):
@@ -174,15 +180,15 @@ def loewner_factor(family, X, weights, ratio):
 
 def cnd_excess(D):
     """``(lambda_max, tol)``: the largest eigenvalue of :math:`JDJ` (:math:`J = I -
-    \\mathbf 1\\mathbf 1^\\top/n`) and the tolerance it is compared with (:data:`_CND_TOL`
-    :math:`\\lVert D\\rVert_F`).  All symmetric eigenvalues, :math:`O(n^3)`: 0.01 s at
+    \\mathbf 1\\mathbf 1^\\top/n`) and the tolerance it is compared with (:data:`_CND_UNITS`
+    :math:`(n + 4)\\,u\\,\\lVert D\\rVert_F`).  All symmetric eigenvalues, :math:`O(n^3)`: 0.01 s at
     n = 351, 0.2 s at n = 1000 on one core (measured; a BLAS with threads on a busy machine can
     take far longer)."""
     D = np.asarray(D, dtype=float)
     row = D.mean(axis=1)
     C = D - row[:, None] - row[None, :] + row.mean()  # J D J for a symmetric D (its lower triangle is read)
     top = float(np.linalg.eigvalsh(C)[-1]) if D.shape[0] > 1 else 0.0
-    return top, _CND_TOL * _frobenius(D)
+    return top, _CND_UNITS * (D.shape[0] + 4) * UNIT_ROUNDOFF * _frobenius(D)
 
 
 def _frobenius(D):
@@ -199,8 +205,10 @@ def check_cnd(D, who):
     top, tol = cnd_excess(D)
     if top > tol:
         raise InputError(f"{who} needs exp(-tD) positive semidefinite, but the precomputed D is not conditionally "
-                         f"negative definite (J D J has the eigenvalue {top:.3g} > {tol:.3g}): use a Euclidean, "
-                         "squared Euclidean or l1 distance, or a problem that does not need it (klasso, robust_l1)")
+                         f"negative definite (J D J has the eigenvalue {top:.3g} > {tol:.3g}, the eigensolver's "
+                         "error): use a Euclidean, squared Euclidean or l1 distance computed from the differences "
+                         "(scipy.spatial.distance.cdist; ||x||^2 + ||z||^2 - 2x.z loses more than that to "
+                         "cancellation), or a problem that does not need it (klasso, robust_l1)")
 
 
 def distances_sha256(D, shape=None):

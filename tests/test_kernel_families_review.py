@@ -182,3 +182,28 @@ def test_the_feature_path_refuses_inputs_whose_features_are_all_constant(tmp_pat
     X = np.column_stack([np.ones(12), rng.uniform(-0.3, 0.3, 12)])
     path = feature_path(X, y, C=0.5 * float(np.sum((y - y.mean()) ** 2)), max_steps=20)
     assert path.report.ok and path.events[0].feature == 1
+
+
+def test_a_D_off_cnd_by_more_than_the_eigensolver_error_is_refused():
+    """The tolerance was 2**-36 ||D||_F: a squared-distance D perturbed by 1e-12 of its largest
+    entry along a centred direction v with X'v = 0 (v'Dv = 0 before, > 0 after: not CND, so
+    exp(-tD) is indefinite and kernel ridge has no minimum) passed, and its path was certified."""
+    from scipy.linalg import null_space
+    from scipy.spatial.distance import cdist
+
+    from approxpath.kernel_families import cnd_excess
+
+    X = np.random.default_rng(3).normal(size=(20, 2))
+    D0 = cdist(X, X, "sqeuclidean")
+    v = null_space(np.vstack([np.ones(20), X.T]))[:, 0]  # 1'v = 0 and X'v = 0: v'D0v = 0 exactly
+    P = np.outer(v, v)
+    np.fill_diagonal(P, 0.0)
+    D = D0 + 1e-12 * D0.max() * P
+    D = np.maximum(0.5 * (D + D.T), 0.0)
+    assert v @ D @ v > 1e3 * abs(v @ D0 @ v)  # (the perturbation's 1e-13, far above D0's rounding)
+    top, tol = cnd_excess(D)
+    assert 2.0**-36 * np.linalg.norm(D) > top > tol  # (passed before, refused now)
+    y = np.sin(X[:, 0])
+    with pytest.raises(InputError, match="not conditionally negative definite .*computed from the differences"):
+        G("kernel_ridge")(D, y, lam=0.1, kernel="precomputed")
+    assert cnd_excess(D0)[0] <= cnd_excess(D0)[1]  # the same D unperturbed: accepted
