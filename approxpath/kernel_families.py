@@ -58,7 +58,7 @@ DESCRIPTIONS = {
 # makes exp(-tD) indefinite and the SVM's and kernel ridge's objectives unbounded below: only the
 # eigensolver's error is allowed.  Distances computed from differences (scipy's cdist, pdist)
 # measured 0.17 n u ||D||_F at most (n = 20 - 2000, d = 1 - 20); 4 leaves a margin of 20.  (It
-# was 2**-36 = 1.4e5 u, which let a D perturbed by 1e-12 pass and certify a path of a kernel
+# was 2**-36 = 1.3e5 u, which let a D perturbed by 1e-12 pass and certify a path of a kernel
 # ridge with no minimum; distances as ||x||^2 + ||z||^2 - 2x.z of points away from the origin
 # reach 250 n u and are refused now: they are not CND.)
 _CND_UNITS = 4

@@ -432,3 +432,16 @@ def test_flags_and_names_that_were_accepted_silently_are_refused(tmp_path):
             run()
     with pytest.raises(InputError, match="unknown exact solver for klasso 'x'"):
         select_surface(problem, "mae", cv=2, weights=(0.1, 1.0), solver="x")
+
+
+def test_pieces_above_eps_are_warned_at_the_caller_s_line():
+    """The paper strategy's rule left 87 of 1,599 robust l1 pieces above eps with no Python
+    warning (only the summary and path.uncovered() said so)."""
+    from approxpath.data import make_sinc
+
+    X, y = make_sinc(n=40, outliers=0.1, seed=1)
+    problem = approxpath.get_problem("robust_l1")(X, y, lam=0.1)
+    with pytest.warns(UserWarning, match=r"^robust_l1: \d+ of \d+ pieces exceed eps \(uncovered, the first") as got:
+        path = approxpath.approximate_path(problem, eps=0.1, interval=(2**-4, 2**5), strategy="paper")
+    assert path.uncovered() and got[0].filename == __file__
+    assert str(len(path.uncovered())) in str(got[0].message)

@@ -193,6 +193,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
                     bar.close()
         pieces, anchors, solve_s, certify_s, earlier_s = found
         pieces.sort(key=lambda p: p.lo)
+        _warn_uncovered(problem, pieces)
         info = _path_meta(problem, meta)
     return Path(
         problem=problem,
@@ -244,6 +245,17 @@ def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, 
         if ckpt is not None:
             ckpt.release()
     return (*found, 0.0 if ckpt is None else ckpt.earlier_wall_s)
+
+
+def _warn_uncovered(problem, pieces):
+    """Warn, at the caller's line, when pieces exceed ε (``uncovered``: the ``paper`` strategy's
+    rule, or a solver that failed there): the path is returned, its summary names them, and its
+    certificate fails ``verify``."""
+    bad = [p for p in pieces if p.kind == "uncovered"]
+    if bad:
+        warnings.warn(f"{problem.name}: {len(bad)} of {len(pieces)} pieces exceed eps (uncovered, the first "
+                      f"[{bad[0].lo:.6g}, {bad[0].hi:.6g}]): see path.uncovered(); a certificate of this path fails "
+                      "verify", stacklevel=4)  # (this, approximate_path, its decorator: the caller's line)
 
 
 def _path_meta(problem, meta):
