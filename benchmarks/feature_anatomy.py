@@ -142,3 +142,8 @@ def run_anatomy(args):
               f"{max(r['differ'] for r in rs):.1%} | "
               f"{np.mean([r['D_max'] for r in rs]):.3g} | {np.mean([r['jac10'] for r in rs]):.0%} | "
               f"{np.mean([r['mse'] for r in rs]):.3g} |")
+
+
+if __name__ == "__main__":  # (a module of feature_selection.py: it printed nothing and exited 0)
+    raise SystemExit("feature_anatomy.py is run through feature_selection.py: "
+                     "python benchmarks/feature_selection.py --anatomy KAPPA ...")

@@ -323,7 +323,8 @@ def main(argv=None):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_CODES["io"]
     except OSError as exc:  # a file that exists cannot be read, or the output cannot be written
-        return _error(f"error: {exc}", "io")
+        said = str(exc) if not exc.strerror else exc.strerror + (f": {exc.filename!r}" if exc.filename else "")
+        return _error(f"error: {said}", "io")  # (not "[Errno 5] ...": the errno is for programs, not readers)
     except SolverError as exc:
         return _error(f"solver failure: {exc}", "solver")
     except ClusterError as exc:
