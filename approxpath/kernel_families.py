@@ -28,6 +28,8 @@ Numpy and scipy only: the verifier imports this module.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 
 import numpy as np
@@ -37,7 +39,8 @@ from .numerics import UNIT_ROUNDOFF
 from .compute.distances import cross_sq_distances, pairwise, sq_distances
 
 __all__ = ["FAMILIES", "DESCRIPTIONS", "distances", "cross_distances", "entry_terms", "check_weights",
-           "check_precomputed", "cnd_excess", "check_cnd", "distances_sha256", "loewner_factor"]
+           "check_precomputed", "cnd_excess", "check_cnd", "submatrices_of_checked", "distances_sha256",
+           "loewner_factor"]
 
 #: The kernel families, the default first.
 FAMILIES = ("gaussian", "laplacian", "ard", "precomputed")
@@ -62,6 +65,8 @@ DESCRIPTIONS = {
 # ridge with no minimum; distances as ||x||^2 + ||z||^2 - 2x.z of points away from the origin
 # reach 250 n u and are refused now: they are not CND.)
 _CND_UNITS = 4
+# True while a checked D's principal submatrices are built (submatrices_of_checked).
+_SUBMATRIX = contextvars.ContextVar("approxpath_cnd_submatrix", default=False)
 
 
 def check_weights(weights, d):
@@ -199,9 +204,25 @@ def _frobenius(D):
     return scale * float(np.linalg.norm(D / scale)) if scale > 0 else 0.0
 
 
+@contextlib.contextmanager
+def submatrices_of_checked():
+    """Problems built inside take a principal submatrix of a D that passed :func:`check_cnd`
+    (a fold's training rows and columns) and do not check it again: it is conditionally
+    negative definite as the whole is (:math:`v^\\top D_S v = v^\\top D v` for :math:`v` zero off
+    the subset), while its own tolerance, of a smaller n and norm, could refuse it."""
+    token = _SUBMATRIX.set(True)
+    try:
+        yield
+    finally:
+        _SUBMATRIX.reset(token)
+
+
 def check_cnd(D, who):
     """:class:`InputError` unless the precomputed ``D`` is conditionally negative definite (so
-    that :math:`\\exp(-tD) \\succeq 0` for every :math:`t > 0`, which ``who`` needs)."""
+    that :math:`\\exp(-tD) \\succeq 0` for every :math:`t > 0`, which ``who`` needs); not
+    checked within :func:`submatrices_of_checked`."""
+    if _SUBMATRIX.get():
+        return
     top, tol = cnd_excess(D)
     if top > tol:
         raise InputError(f"{who} needs exp(-tD) positive semidefinite, but the precomputed D is not conditionally "

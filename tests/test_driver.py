@@ -441,7 +441,8 @@ def test_pieces_above_eps_are_warned_at_the_caller_s_line():
 
     X, y = make_sinc(n=40, outliers=0.1, seed=1)
     problem = approxpath.get_problem("robust_l1")(X, y, lam=0.1)
-    with pytest.warns(UserWarning, match=r"^robust_l1: \d+ of \d+ pieces exceed eps \(uncovered, the first") as got:
+    with pytest.warns(approxpath.driver.UncoveredWarning, match=r"^robust_l1: \d+ of \d+ pieces exceed eps "
+                                                                r"\(uncovered, the first") as got:
         path = approxpath.approximate_path(problem, eps=0.1, interval=(2**-4, 2**5), strategy="paper")
     assert path.uncovered() and got[0].filename == __file__
     assert str(len(path.uncovered())) in str(got[0].message)

@@ -207,3 +207,22 @@ def test_a_D_off_cnd_by_more_than_the_eigensolver_error_is_refused():
     with pytest.raises(InputError, match="not conditionally negative definite .*computed from the differences"):
         G("kernel_ridge")(D, y, lam=0.1, kernel="precomputed")
     assert cnd_excess(D0)[0] <= cnd_excess(D0)[1]  # the same D unperturbed: accepted
+
+
+def test_a_fold_s_principal_submatrix_of_an_accepted_D_is_not_checked_again(monkeypatch):
+    """A fold's D was checked with its own, smaller tolerance (its n and norm): a D accepted whole
+    was refused in a fold during select ("use fewer folds or more data").  A principal submatrix
+    of a conditionally negative definite D is one: the folds take the whole's check."""
+    from scipy.spatial.distance import cdist
+
+    import approxpath.kernel_families as kf
+    from approxpath.selection.folds import fold_problems
+
+    X, y = make_sinc(n=30, seed=2)
+    problem = G("kernel_ridge")(cdist(X, X, "sqeuclidean"), y, lam=0.1, kernel="precomputed")
+    monkeypatch.setattr(kf, "cnd_excess", lambda D: (1.0, 0.0))  # (any D checked now is refused)
+    with pytest.raises(InputError, match="not conditionally negative definite"):
+        G("kernel_ridge")(cdist(X, X, "sqeuclidean"), y, lam=0.1, kernel="precomputed")
+    problems, D_vals, _ = fold_problems(problem, 3, None, None, None, "mse")
+    assert len(problems) == 3 and all(p.X.shape == (20, 20) for p in problems)
+    assert kf._SUBMATRIX.get() is False  # (the context ended with the folds)

@@ -283,6 +283,14 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"approxpath: warning: {message}", file=sys.stderr if file is None else file)
 
 
+def _os_text(exc):
+    """An error's message; an ``OSError``'s without its errno ("[Errno 5] ..." is for programs,
+    not readers), with the file it names."""
+    if not (isinstance(exc, OSError) and exc.strerror):
+        return str(exc)
+    return exc.strerror + (f": {exc.filename!r}" if exc.filename else "")
+
+
 def _error(text, code):
     print(f"approxpath: {text}", file=sys.stderr)
     return EXIT_CODES[code]
@@ -316,15 +324,14 @@ def main(argv=None):
                     stack.enter_context(threads(args.n_jobs))  # --n-jobs: every command's kernel work
                 return args.func(args)
     except (InputError, KeyError, ValueError, FileNotFoundError, EpsilonTooSmallError, BudgetExceededError) as exc:
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else _os_text(exc)
         return _error(f"error: {msg}", "usage")
     except BrokenPipeError:  # the reader has gone, found outside sys.stdout's writes: nothing left to say to it
         if process:  # (and nothing for the interpreter to flush there at its exit)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_CODES["io"]
     except OSError as exc:  # a file that exists cannot be read, or the output cannot be written
-        said = str(exc) if not exc.strerror else exc.strerror + (f": {exc.filename!r}" if exc.filename else "")
-        return _error(f"error: {said}", "io")  # (not "[Errno 5] ...": the errno is for programs, not readers)
+        return _error(f"error: {_os_text(exc)}", "io")
     except SolverError as exc:
         return _error(f"solver failure: {exc}", "solver")
     except ClusterError as exc:

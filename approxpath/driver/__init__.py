@@ -32,7 +32,12 @@ from ..progress import count_bar, path_bar, shown_name
 from .run import Budget, Run
 from .strategies import STRATEGIES as _STRATEGY_CLASSES
 
-__all__ = ["approximate_path", "map_paths", "discard_checkpoint", "STRATEGIES"]
+__all__ = ["approximate_path", "map_paths", "discard_checkpoint", "STRATEGIES", "UncoveredWarning"]
+
+class UncoveredWarning(UserWarning):
+    """Pieces of the path returned exceed ε (``uncovered``): :meth:`Path.uncovered` lists them,
+    and its certificate fails ``verify``."""
+
 
 #: Strategy names accepted by :func:`approximate_path`; the first is the default.
 STRATEGIES = tuple(_STRATEGY_CLASSES)
@@ -248,14 +253,15 @@ def _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, 
 
 
 def _warn_uncovered(problem, pieces):
-    """Warn, at the caller's line, when pieces exceed ε (``uncovered``: the ``paper`` strategy's
-    rule, or a solver that failed there): the path is returned, its summary names them, and its
-    certificate fails ``verify``."""
+    """An :class:`UncoveredWarning`, at the caller's line, when pieces exceed ε (the ``paper``
+    strategy's rule, or a solver that failed there): the path is returned, its summary names
+    them, and its certificate fails ``verify``."""
     bad = [p for p in pieces if p.kind == "uncovered"]
     if bad:
-        warnings.warn(f"{problem.name}: {len(bad)} of {len(pieces)} pieces exceed eps (uncovered, the first "
-                      f"[{bad[0].lo:.6g}, {bad[0].hi:.6g}]): see path.uncovered(); a certificate of this path fails "
-                      "verify", stacklevel=4)  # (this, approximate_path, its decorator: the caller's line)
+        warnings.warn(UncoveredWarning(f"{problem.name}: {len(bad)} of {len(pieces)} pieces exceed eps (uncovered, the "
+                                       f"first [{bad[0].lo:.6g}, {bad[0].hi:.6g}]): path.uncovered() lists them; a "
+                                       "certificate of this path fails verify"),
+                      stacklevel=4)  # (this, approximate_path, its decorator: the caller's line)
 
 
 def _path_meta(problem, meta):

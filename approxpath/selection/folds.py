@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from ..errors import InputError
+from ..kernel_families import submatrices_of_checked
 from ..validate import check_validation
 
 __all__ = ["check_shuffle", "default_criterion", "fold_problems"]
@@ -64,8 +65,9 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
     labels, counts = np.unique(y, return_counts=True)
     if criterion == "error" and counts.min() < 2:  # (fewer folds cannot help: a fold without it has one class)
         fix = f"the class {labels[counts.argmin()]:g} of y has 1 sample: give each class at least 2"
-    problems = [_fold_problem(problem, X[np.ix_(tr, tr)] if precomputed else X[tr], y[tr], k, len(folds), fix)
-                for k, (tr, _) in enumerate(folds)]
+    with submatrices_of_checked():  # (a fold's D is a principal submatrix of the one the problem checked)
+        problems = [_fold_problem(problem, X[np.ix_(tr, tr)] if precomputed else X[tr], y[tr], k, len(folds), fix)
+                    for k, (tr, _) in enumerate(folds)]
     if precomputed:
         return problems, [X[np.ix_(va, tr)] for tr, va in folds], [y[va] for _, va in folds]
     return problems, [X[va] for _, va in folds], [y[va] for _, va in folds]
