@@ -59,11 +59,11 @@ DESCRIPTIONS = {
 # modest multiple of n u ||JDJ||_2 <= n u ||D||_F) and forming JDJ (4 roundings an entry).  The
 # certificates take D as given, so a D whose JDJ has a positive eigenvalue in exact arithmetic
 # makes exp(-tD) indefinite and the SVM's and kernel ridge's objectives unbounded below: only the
-# eigensolver's error is allowed.  Distances computed from differences (scipy's cdist, pdist)
-# measured 0.17 n u ||D||_F at most (n = 20 - 2000, d = 1 - 20); 4 leaves a margin of 20.  (It
-# was 2**-36 = 1.3e5 u, which let a D perturbed by 1e-12 pass and certify a path of a kernel
-# ridge with no minimum; distances as ||x||^2 + ||z||^2 - 2x.z of points away from the origin
-# reach 250 n u and are refused now: they are not CND.)
+# eigensolver's error is allowed.  Distances computed from differences (scipy's cdist, pdist;
+# scikit-learn's pairwise_distances) measured 0.17 n u ||D||_F at most (n = 20 - 2000, d = 1 - 50);
+# 4 leaves a margin of 20.  (It was 2**-36 = 1.3e5 u, which let a D perturbed by 1e-12 pass and
+# certify a path of a kernel ridge with no minimum; distances as ||x||^2 + ||z||^2 - 2x.z of points
+# away from the origin reach 250 n u and are refused now: they are not CND.)
 _CND_UNITS = 4
 # True while a checked D's principal submatrices are built (submatrices_of_checked).
 _SUBMATRIX = contextvars.ContextVar("approxpath_cnd_submatrix", default=False)

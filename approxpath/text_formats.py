@@ -118,7 +118,7 @@ def _is_header(line, k, file):
     ``1.2.3``) is a typo in the first sample, which skipping as a header would silently drop,
     so it is refused; a line whose cells are numbers and missing-value marks (``1,NA``,
     ``1,-``, ``1,``) is a sample with a gap, data (refused as such), not a header.  A line of
-    names and numbers is refused (``1,2,yes``, ``1,#N/A,1``: a sample with a typo, which
+    names and numbers is refused (``1,2,yes``, ``1,missing,1``: a sample with a typo, which
     skipping would drop), unless its numbers are the positions of their columns from 0, as
     pandas names integer-named columns (``0,1,y``).
     """

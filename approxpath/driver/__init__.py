@@ -34,6 +34,7 @@ from .strategies import STRATEGIES as _STRATEGY_CLASSES
 
 __all__ = ["approximate_path", "map_paths", "discard_checkpoint", "STRATEGIES", "UncoveredWarning"]
 
+
 class UncoveredWarning(UserWarning):
     """Pieces of the path returned exceed ε (``uncovered``): :meth:`Path.uncovered` lists them,
     and its certificate fails ``verify``."""
