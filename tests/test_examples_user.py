@@ -19,7 +19,8 @@ def test_sklearn_select_bandwidth(tmp_path, capsys):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert main(["--plot", str(png)]) == 0
-    assert not [w for w in caught if issubclass(w.category, UserWarning)], [str(w.message) for w in caught]
+    ours = [str(w.message) for w in caught if w.category.__module__.startswith("approxpath")]
+    assert not ours, ours  # (a RangeWarning said the choice sat at the range's end; others' deprecations aside)
     text = capsys.readouterr().out
     assert text.count("certified: True") == 2 and "test accuracy" in text and png.stat().st_size > 20_000
     assert "KernelPathRidge(lam=None): loocv" in text and "no point of the box is better by more than" in text
