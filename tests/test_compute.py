@@ -209,28 +209,31 @@ def test_entry_points_run_blas_on_one_thread_and_give_it_back():
     assert _blas_threads() == before
 
 
-def test_a_blas_loaded_during_a_managed_call_gets_one_thread_too():
-    """scipy's own OpenBLAS is loaded with scipy.linalg, often after an entry point began: the
-    next blas_threads call inside puts it on one thread for the rest of the call."""
-    code = """
+@pytest.mark.parametrize("trigger", ["with blas_threads(1):\n        pass", "parallel_map(abs, [1])"])
+def test_a_blas_loaded_during_a_managed_call_gets_one_thread_too(trigger):
+    """scipy's own OpenBLAS is loaded with scipy.linalg, often after an entry point began (the
+    kernel ridge's exact solve imports it): the next blas_threads call or kernel pass inside
+    puts it on one thread for the rest of the call."""
+    code = f"""
 import numpy
 from threadpoolctl import threadpool_info
-from approxpath.compute.parallelism import blas_threads, managed
+from approxpath.compute.parallelism import blas_threads, managed, parallel_map
 def counts():
     return sorted(l["num_threads"] for l in threadpool_info() if l["user_api"] == "blas")
 @managed
 def run():
     import scipy.linalg
-    with blas_threads(1):
-        pass
-    return counts()
-inside = run()
-print(inside, len(counts()))
+    before = counts()
+    {trigger}
+    return before, counts()
+before, inside = run()
+print(before, inside, len(counts()))
 """
     env = dict(os.environ, OPENBLAS_NUM_THREADS="2")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
-    inside, libraries = out.rsplit(" ", 1)
-    assert set(eval(inside)) == {1} and len(eval(inside)) == int(libraries)
+    before, inside, libraries = out.rsplit("] ", 2)
+    assert 2 in eval(before + "]")  # scipy's BLAS on its two threads until the trigger
+    assert set(eval(inside + "]")) == {1} and len(eval(inside + "]")) == int(libraries)
 
 
 def test_products_are_the_same_on_any_number_of_threads(monkeypatch):
