@@ -303,9 +303,9 @@ class KernelPathBase(BaseEstimator):
         """``t_range``, or the default around scikit-learn's ``gamma`` of the problem's data
         (:class:`~approxpath.errors.InputError` where their squared distances overflow: scale the
         features)."""
-        from .driver import _check_scale
+        from .driver import check_scale
 
-        _check_scale(problem)
+        check_scale(problem)
         if self.t_range is None:
             X = problem.X
             var = float(X.var())

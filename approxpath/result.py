@@ -38,7 +38,9 @@ class CertifiedResult:
         """The largest ``gap_bound`` of the parts."""
         return max(p.gap_bound for p in getattr(self, self._parts))
 
-    def _need_problem(self):
+    def require_problem(self):
+        """The problem this result was computed for; ``RuntimeError`` when it was loaded from a
+        file without its data (what needs the problem: predictions, curves, continuing it)."""
         if self.problem is None:
             raise RuntimeError(f"this {self._noun} was loaded without its data: pass X and y to load_{self._noun}")
         return self.problem
@@ -50,7 +52,7 @@ class CertifiedResult:
     def _write(self, file, arrays, embed_data, fields, head=()):
         """Write ``arrays`` (the data added when ``embed_data``; by default when no data file is
         recorded) with :attr:`meta` updated by ``head``, the versions and ``fields`` (in order)."""
-        problem = self._need_problem()
+        problem = self.require_problem()
         meta = dict(self.meta)
         if embed_data is None:
             embed_data = not meta.get("data_file")
@@ -209,14 +211,14 @@ class Path(CertifiedResult):
         """The path's primal point at ``t``: its fields are the values at ``t`` (e.g. ``w``,
         ``b``, ``xi`` for ``kernel_svm``), those of the point the piece's bound speaks of."""
         t, piece = self._at(t)
-        return self._need_problem().primal_at(value_at(piece.primal, t), t)
+        return self.require_problem().primal_at(value_at(piece.primal, t), t)
 
     def dual(self, t):
         """The path's dual point at ``t``: its fields are the values at ``t``, computed in floating
         point from exactly feasible stored points (a constraint may be off by its last bits, e.g.
         an SVM's alpha_i above C by one ulp: the piece's bound allows for that rounding)."""
         t, piece = self._at(t)
-        return self._need_problem().dual_at(value_at(piece.dual, t), t)
+        return self.require_problem().dual_at(value_at(piece.dual, t), t)
 
     def gap_bound(self, t):
         """The bound of the piece containing ``t`` (a sampled value for sampled pieces)."""
@@ -229,7 +231,7 @@ class Path(CertifiedResult):
         which has one; where the objectives are differences of large terms, e.g. kernel ridge's
         dual at lambda = 1e-6, their computed difference can exceed ``gap_bound`` by ~1e-5
         relative while the exact gap stays below it)."""
-        problem, t = self._need_problem(), self._at(t)[0]
+        problem, t = self.require_problem(), self._at(t)[0]
         return problem.primal_objective(self.primal(t), t), problem.dual_objective(self.dual(t), t)
 
     def summary(self):
@@ -284,7 +286,7 @@ class Path(CertifiedResult):
             only when the path records no data file (data built in Python rather than read by
             :func:`~approxpath.data.load_data`): every certificate can then be re-checked as is.
         """
-        arrays = pieces_to_arrays(self._need_problem().bound, self.pieces)
+        arrays = pieces_to_arrays(self.require_problem().bound, self.pieces)
         return self._write(file, arrays, embed_data, dict(
             eps=self.eps, relative=self.relative, interval=list(self.interval), strategy=self.strategy,
             exact_solves=self.exact_solves, solve_points=list(self.solve_points),

@@ -78,7 +78,7 @@ def test_the_default_event_limit_is_not_a_complete_path(data, capsys, monkeypatc
     from approxpath.exact import _lambda
 
     sinc, _ = data
-    monkeypatch.setattr(_lambda, "_EVENTS_PER_POINT", 0.1)  # 5 events for n = 50
+    monkeypatch.setattr(_lambda, "EVENTS_PER_POINT", 0.1)  # 5 events for n = 50
     capsys.readouterr()
     assert _exact(sinc, "--parameter", "lam", "--bandwidth", "1", "--json") == 4
     out, err = capsys.readouterr()

@@ -8,7 +8,7 @@ import scipy.linalg
 from approxpath.data import make_sinc
 from approxpath.exact import certify
 from approxpath.exact._lambda import _Engine, _lambda_path
-from approxpath.exact._linalg import _ActiveFactor, _kkt_matrix, _solve
+from approxpath.exact._linalg import ActiveFactor, kkt_matrix, kkt_solve
 from approxpath.compute.distances import sq_distances
 from approxpath.compute.kernels import gaussian
 from exact_helpers import wang_sinc
@@ -71,7 +71,7 @@ def test_factor_updates_equal_a_fresh_factorization():
     K = gaussian(sq_distances(X), 0.5)
     KcT = np.ascontiguousarray((K - K.mean(axis=0)).T)
     nu = 1e-4
-    f = _ActiveFactor(KcT, nu)
+    f = ActiveFactor(KcT, nu)
     rng = np.random.default_rng(0)
     active = []
     for step in range(60):  # joins and leaves in random order, as along a path
@@ -105,7 +105,7 @@ def test_a_drifted_factor_is_refactored_and_the_rate_is_the_lu_rate():
     engine.active.R[1, 3] *= 1 + 1e-6  # an update that lost accuracy
     act, rA, r0, a, cond, solves = engine.rate(signs)
     assert engine.active.refactors == 1 and solves == 2
-    rate, _ = _solve(_kkt_matrix(K[:, act], 0.0), np.concatenate(([0.0], signs[act].astype(float))))
+    rate, _ = kkt_solve(kkt_matrix(K[:, act], 0.0), np.concatenate(([0.0], signs[act].astype(float))))
     np.testing.assert_allclose(rA, rate[1:], rtol=1e-10)
     assert r0 == pytest.approx(rate[0], rel=1e-10)
     np.testing.assert_allclose(a, K @ (K[:, act] @ rA + r0), rtol=1e-10, atol=1e-12)
@@ -151,19 +151,19 @@ def test_copies_are_found_bit_for_bit_and_named_in_pairs_of_active_points():
     """Points 0, 3 and 5 equal, 2 a near copy of 0 (1e-6 apart): with 3 and 5 active the
     refusal names those two (not the group's first, 0); 0 with 2 is no copy."""
     from approxpath.exact._common import ExactPathError
-    from approxpath.exact._linalg import _copies, _refuse_copies
+    from approxpath.exact._linalg import column_copies, refuse_copies
 
     X, _ = wang_sinc(0)
     X = X[:8].copy()
     X[3] = X[5] = X[0]
     X[2] = X[0] + 1e-6
     K = gaussian(sq_distances(X), 1.0)
-    copy_of = _copies(K)
+    copy_of = column_copies(K)
     assert [int(c) for c in copy_of] == [0, 1, 2, 0, 4, 0, 6, 7]
-    assert _copies(K[np.ix_([0, 1, 2], [0, 1, 2])]) is None
+    assert column_copies(K[np.ix_([0, 1, 2], [0, 1, 2])]) is None
     with pytest.raises(ExactPathError, match="points 3 and 5 are copies"):
-        _refuse_copies(copy_of, np.array([1, 3, 5]))
-    _refuse_copies(copy_of, np.array([0, 1, 2, 4]))
+        refuse_copies(copy_of, np.array([1, 3, 5]))
+    refuse_copies(copy_of, np.array([0, 1, 2, 4]))
 
 
 def test_cholesky_of_the_reduced_matrix_is_the_bordered_system():
@@ -176,6 +176,6 @@ def test_cholesky_of_the_reduced_matrix_is_the_bordered_system():
     nu = 1e-3
     Kc = K - K.mean(axis=0)
     x = scipy.linalg.solve(Kc[:, act].T @ Kc[:, act] + nu * np.eye(4), s, assume_a="pos")
-    rate, _ = _solve(_kkt_matrix(K[:, act], nu), np.concatenate(([0.0], s)))
+    rate, _ = kkt_solve(kkt_matrix(K[:, act], nu), np.concatenate(([0.0], s)))
     np.testing.assert_allclose(x, rate[1:], rtol=1e-9)
     assert -K[:, act].mean(axis=0) @ x == pytest.approx(rate[0], rel=1e-9)

@@ -8,9 +8,9 @@ import pytest
 
 from approxpath.data import make_sinc
 from approxpath.exact import certify, kernel_path
-from approxpath.exact._common import _Data
+from approxpath.exact._common import PathData
 from approxpath.exact._kernel import _KernelTracer
-from approxpath.exact._screen import _Screen, _TaylorScreen
+from approxpath.exact._screen import Screen, TaylorScreen
 from approxpath.compute.kernels import gaussian
 
 XIS = (0.01, 0.1, 0.3, 0.5)
@@ -66,7 +66,7 @@ def _middle_solution():
     lam = 0.1
     path = kernel_path(X, y, lam, (0.3, 3.0))
     k = path.t.size // 2
-    return _Data(X, y, lam, 0.0), lam, (path.t[k], path.beta[k], path.beta0[k], path.signs[k])
+    return PathData(X, y, lam, 0.0), lam, (path.t[k], path.beta[k], path.beta0[k], path.signs[k])
 
 
 @pytest.mark.parametrize("up", [True, False])
@@ -75,7 +75,7 @@ def test_screen_bound_dominates_the_change_of_g(up):
     screen does not check satisfies (13), and the bound dominates |g_i(t') - g_i(t0)| for
     every row (g computed here in full, independently of the screen)."""
     data, lam, (t0, beta, beta0, signs) = _middle_solution()
-    screen = _Screen(data, 0.01, 0.95, up)
+    screen = Screen(data, 0.01, 0.95, up)
     screen.reset(t0, beta, beta0, signs)
     tracer = _KernelTracer(data, 0.95, 1e-6, None, 100)
     act = np.flatnonzero(signs)
@@ -105,7 +105,7 @@ def test_taylor_screen_bounds_g_at_trials_around_its_centre(up):
     data, lam, (t0, beta, beta0, signs) = _middle_solution()
     tracer = _KernelTracer(data, 0.95, 1e-6, None, 100)
     act = np.flatnonzero(signs)
-    screen = _TaylorScreen(data)
+    screen = TaylorScreen(data)
     screen.reset(t0, beta, beta0, signs)
     cleared_somewhere = False
     for step in (1.0 + 1e-6, 1.0005, 1.005, 1.02, 1.0526, 1.099):
@@ -130,8 +130,8 @@ def test_taylor_screen_moves_its_centre_when_the_remainder_grows():
     """A trial beyond the reach (or where three terms leave too large a remainder) becomes the
     centre; its rows are then decided from e^{-tD} itself (the first term, no remainder)."""
     X, y = make_sinc(n=40, seed=1)
-    data = _Data(X, y, 0.1, 0.0)
-    screen = _TaylorScreen(data)
+    data = PathData(X, y, 0.1, 0.0)
+    screen = TaylorScreen(data)
     screen.reset(1.0, None, None, np.zeros(40, np.int8))
     r = np.random.default_rng(0).standard_normal(40) * 0.05
     screen.rows(1.0, r)
@@ -153,7 +153,7 @@ def test_a_point_joining_and_leaving_inside_the_window_records_both_events():
     path = kernel_path(X, y, lam, (0.5, 0.6))
     k = path.t.size // 2
     t, beta, beta0, signs = path.t[k], path.beta[k], path.beta0[k], path.signs[k]
-    data = _Data(X, y, lam, 0.0)
+    data = PathData(X, y, lam, 0.0)
     act = np.flatnonzero(signs)
     g = gaussian(data.D, t) @ data.residual(gaussian(data.D[:, act], t), beta[act], beta0)
     inactive = np.flatnonzero(signs == 0)

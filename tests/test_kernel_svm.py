@@ -213,7 +213,7 @@ def test_an_exact_solve_is_judged_without_the_rounding_allowance(monkeypatch):
 
     X, y = make_classification(n=120, d=3, seed=5)
     problem = KernelSVM(X, y, c=0.5)
-    monkeypatch.setattr(SVMBound, "_margin", lambda self, magnitude, dual: 1.0)
+    monkeypatch.setattr(SVMBound, "rounding_margin", lambda self, magnitude, dual: 1.0)
     tried, candidate = [], problem.candidate
     monkeypatch.setattr(problem, "candidate", lambda name, *a: tried.append(name) or candidate(name, *a))
     primal, dual = problem.solve(1.0, enough=lambda pair: 1e-4)

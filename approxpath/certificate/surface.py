@@ -148,12 +148,12 @@ def tiling_errors(t_lo, t_hi, w_lo, w_hi, box):
 
 def _bound_at_box(meta, X, y):
     """The problem's certificate side at the box's smallest weight, on ``X, y`` checked against
-    the recorded hash; the options outside their domain raise ``_BadOptions``."""
-    from .verify import _BadOptions, bound_from_meta
+    the recorded hash; the options outside their domain raise ``BadOptions``."""
+    from .verify import BadOptions, bound_from_meta
 
     options = dict(meta["options"])
     if meta["weight"] in options:
-        raise _BadOptions(f"options: a surface's options exclude its weight {meta['weight']!r} (set per cell)")
+        raise BadOptions(f"options: a surface's options exclude its weight {meta['weight']!r} (set per cell)")
     options[meta["weight"]] = meta["box"][1][0]
     return bound_from_meta(dict(meta, options=options), X, y)
 
@@ -179,12 +179,12 @@ def verify_surface(file, arrays, meta, X, y, *, eps=None, relative=False, box=No
     """
     from ..cells import CellBound
     from .requirements import requirement_failures
-    from .verify import VerifyReport, _BadOptions, claim_of, failed_report, kernel_failures
+    from .verify import VerifyReport, BadOptions, claim_of, failed_report, kernel_failures
 
     claim = claim_of(meta, "as given")
     try:
         base = _bound_at_box(meta, X, y)
-    except _BadOptions as exc:
+    except BadOptions as exc:
         return failed_report(str(exc), claim=claim)
     try:
         cells = CellBound(base)

@@ -34,7 +34,7 @@ __all__ = ["verify", "VerifyReport", "kernel_failures", "failed_report", "read_f
            "given_data", "embedded_data", "DataMismatch", "claim_of"]
 
 
-class _BadOptions(InputError):
+class BadOptions(InputError):
     """The options a file records are outside the problem's domain."""
 
 
@@ -201,11 +201,11 @@ def bound_from_meta(meta, X, y):
     try:
         cls = get_bound(meta["problem"])
     except KeyError as exc:
-        raise _BadOptions(exc.args[0]) from None
+        raise BadOptions(exc.args[0]) from None
     try:
         bound = cls(X, y, **meta["options"])
     except InputError as exc:
-        raise _BadOptions(f"options: {exc}") from None
+        raise BadOptions(f"options: {exc}") from None
     return check_data(meta, bound)
 
 
@@ -346,7 +346,7 @@ def _verify_on(file, arrays, meta, X, y, source, eps, relative, interval, data_s
     claim = claim_of(meta, source)
     try:
         bound = bound_from_meta(meta, X, y)
-    except _BadOptions as exc:
+    except BadOptions as exc:
         return failed_report(str(exc), claim=claim)
     t_lo, t_hi = (float(v) for v in meta["interval"])
     try:

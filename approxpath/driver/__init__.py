@@ -185,7 +185,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     with compute.threads(n_jobs), compute.products_on(problem, executor if split_products else None, device):
         if not split_products:
             _notice_blocked(problem)
-        _check_scale(problem)
+        check_scale(problem)
         if not parallel_run or (chunks is None and _STRATEGY_CLASSES[strategy].adaptive):
             found = _run_here(problem, lo, hi, args, progress, workers, executor, parallel_run, checkpoint, resume, meta,
                               keep_checkpoint, None if parallel_run else seeds)
@@ -200,7 +200,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         pieces, anchors, solve_s, certify_s, earlier_s = found
         pieces.sort(key=lambda p: p.lo)
         _warn_uncovered(problem, pieces)
-        info = _path_meta(problem, meta)
+        info = path_meta(problem, meta)
     return Path(
         problem=problem,
         eps=float(eps),
@@ -265,7 +265,7 @@ def _warn_uncovered(problem, pieces):
                       stacklevel=4)  # (this, approximate_path, its decorator: the caller's line)
 
 
-def _path_meta(problem, meta):
+def path_meta(problem, meta):
     """What a certificate records about the run's inputs: the problem, its options and data, the
     kernel's definition and the sha256 of D, the data file it came from, the machine that
     computes the path (:func:`approxpath.machine.describe`), and ``meta``."""
@@ -364,7 +364,7 @@ def _notice_blocked(problem):
                       stacklevel=3)
 
 
-def _check_scale(problem):
+def check_scale(problem):
     """:class:`InputError` when the squared distances between samples overflow double precision
     (features around 1e154): every kernel bound would be NaN or meaningless."""
     kernels = getattr(problem, "kernels", None)

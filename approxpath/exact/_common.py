@@ -53,14 +53,14 @@ __all__ = ["Event", "ExactPoint", "ExactPath", "ExactPathError"]
 
 # Validity of (13): |g_i| <= lam (1 + _KKT_REL) + rounding of g.  A real crossing found by the
 # kernel path's refinement to eps = 1e-6 violates (13) by ~1e-6 lam, far above 1e-10 lam; the
-# rounding of one entry of g = K r is at most n u ||r||_1 (|K_ij| <= 1), see _g_slack.
+# rounding of one entry of g = K r is at most n u ||r||_1 (|K_ij| <= 1), see g_slack.
 _KKT_REL = 1e-10
 # A start solution from a solver: beta_i counts as active when |beta_i| exceeds this fraction of
 # max |beta| (interior-point solutions leave ~1e-9 relative on zero coefficients).
-_ACTIVE_REL = 1e-6
+ACTIVE_REL = 1e-6
 # Default limit on events: Wang et al. saw 0.5n - 5n events along kernel paths; 50n is far above
 # any path seen and only stops runaway loops.
-_EVENTS_PER_POINT = 50
+EVENTS_PER_POINT = 50
 
 
 class ExactPathError(SolverError):
@@ -247,7 +247,7 @@ class ExactPath:
 
 
 
-def _g_slack(lam, r):
+def g_slack(lam, r):
     """Tolerance of the check |g_i| <= lam: relative 1e-10 plus the rounding of g = K r."""
     return _KKT_REL * lam + 2.0 * r.size * UNIT_ROUNDOFF * float(np.abs(r).sum())
 
@@ -260,7 +260,7 @@ def _kkt_residual(g, beta, signs, lam, nu):
     return float(res.max() / lam) if lam > 0 else float(res.max())
 
 
-class _Data:
+class PathData:
     """Distances, targets and the fixed settings shared by both algorithms."""
 
     def __init__(self, X, y, lam, nu):
@@ -290,20 +290,20 @@ class _Data:
         act = np.flatnonzero(signs)
         r = self.residual(K[:, act], beta[act], beta0)
         g = K @ r
-        inactive_ok = np.all(np.abs(g[signs == 0]) <= lam + _g_slack(lam, r))
+        inactive_ok = np.all(np.abs(g[signs == 0]) <= lam + g_slack(lam, r))
         sign_ok = np.all(signs[act] * beta[act] >= 0)  # beta_i = 0 with g_i = s_i lam is optimal
         return ExactPoint(t, beta, float(beta0), signs, bool(inactive_ok and sign_ok),
                           _kkt_residual(g, beta, signs, lam, self.nu))
 
 
-def _check_positive(name, value):
+def check_positive(name, value):
     if isinstance(value, bool) or value is None or not (isinstance(value, (int, float, np.floating))
                                                         and math.isfinite(value) and value > 0):
         raise InputError(f"{name} must be a positive finite number; got {value!r}")
     return float(value)
 
 
-def _count_or_none(name, value):
+def count_or_none(name, value):
     """``value`` as a non-negative int, None stays None; ``InputError`` otherwise."""
     if value is None:
         return None

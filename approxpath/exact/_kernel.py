@@ -12,11 +12,11 @@ from approxpath.compute.kernels import gaussian, kernel_rows
 from approxpath.numerics import weight_resolution
 from approxpath.validate import flag, is_real, positive_range
 
-from ._common import (_ACTIVE_REL, _EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive,
-                      _count_or_none, _Data, _g_slack)
+from ._common import (ACTIVE_REL, EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, check_positive,
+                      count_or_none, PathData, g_slack)
 from ._lambda import lambda_path
-from ._linalg import _copies, _kkt_matrix, _refuse_copies, _solve
-from ._screen import _Screen, _TaylorScreen
+from ._linalg import column_copies, kkt_matrix, refuse_copies, kkt_solve
+from ._screen import Screen, TaylorScreen
 
 __all__ = ["kernel_path"]
 
@@ -26,7 +26,7 @@ class _KernelTracer:
 
     def __init__(self, data, theta, eps, marginal, max_events, screen=True):
         self.data = data
-        self.taylor = _TaylorScreen(data) if screen and marginal is None else None  # both directions'
+        self.taylor = TaylorScreen(data) if screen and marginal is None else None  # both directions'
         self.theta = theta
         self.eps = eps
         self.marginal = marginal
@@ -36,7 +36,8 @@ class _KernelTracer:
         self.solves = 0
         self.max_cond = 1.0
         self.screens = [] if self.taylor is None else [self.taylor]  # the screens used (their counters)
-        self.copy_of = _copies(data.D) if data.nu == 0 else None  # copies of D's rows: of K_t's columns at every t
+        # copies of D's rows: of K_t's columns at every t
+        self.copy_of = column_copies(data.D) if data.nu == 0 else None
 
     def solve(self, t, signs, beta, beta0):
         """Eq. (21): the solution at ``t`` for the active set and signs ``signs``, as the update
@@ -44,12 +45,12 @@ class _KernelTracer:
         d = self.data
         act = np.flatnonzero(signs)
         if self.copy_of is not None:
-            _refuse_copies(self.copy_of, act)
+            refuse_copies(self.copy_of, act)
         KA = gaussian(d.D[:, act], t)
-        M = _kkt_matrix(KA, d.nu)
+        M = kkt_matrix(KA, d.nu)
         rhs = np.concatenate(([d.ybar], KA.T @ d.y - d.lam * signs[act]))
         prev = np.concatenate(([beta0], beta[act]))
-        delta, cond = _solve(M, rhs - M @ prev)
+        delta, cond = kkt_solve(M, rhs - M @ prev)
         self.solves += 1
         self.max_cond = max(self.max_cond, cond)
         new = np.zeros(d.n)
@@ -67,7 +68,7 @@ class _KernelTracer:
         r = d.residual(KA, beta[act], beta0)
         idx, move = (np.flatnonzero(signs == 0), False) if screen is None else screen.rows(t, r)
         g_idx = kernel_rows(d.D, t, r, idx)  # the rows idx of K_t r, without forming them
-        bad = np.abs(g_idx) > d.lam + _g_slack(d.lam, r)
+        bad = np.abs(g_idx) > d.lam + g_slack(d.lam, r)
         leave = [int(i) for i in act[signs[act] * beta[act] < 0]]
         join = [(int(i), 1 if gi > 0 else -1) for i, gi in zip(idx[bad], g_idx[bad])]
         return leave, join, move
@@ -114,7 +115,7 @@ class _KernelTracer:
         points = []
         screen = None
         if self.marginal is not None:
-            screen = _Screen(self.data, self.marginal, self.theta, up)
+            screen = Screen(self.data, self.marginal, self.theta, up)
             self.screens.append(screen)
         else:
             screen = self.taylor
@@ -154,7 +155,7 @@ class _KernelTracer:
         """Active set and signs of a solver's solution at ``t``, re-solved exactly by eq. (21)."""
         beta = np.asarray(beta, dtype=float)
         top = float(np.abs(beta).max(initial=0.0))
-        signs = np.where(np.abs(beta) > _ACTIVE_REL * top, np.sign(beta), 0).astype(np.int8)
+        signs = np.where(np.abs(beta) > ACTIVE_REL * top, np.sign(beta), 0).astype(np.int8)
         beta = np.where(signs != 0, beta, 0.0)
         b, b0, cond, KA = self.solve(t, signs, beta, float(beta0))
         leave, join, _ = self.violations(t, b, b0, signs, KA)
@@ -234,9 +235,9 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
         exact solution for its active set), ``linear`` is False.
     """
     t_start = time.perf_counter()
-    lam = _check_positive("lam", lam)
+    lam = check_positive("lam", lam)
     lo, hi = positive_range("interval", interval, "interval must be a pair (lo, hi) of bandwidths t")
-    t0 = lo if start is None else _check_positive("start", start)
+    t0 = lo if start is None else check_positive("start", start)
     if not lo <= t0 <= hi:
         raise InputError(f"start = {t0!r} must lie in the interval [{lo!r}, {hi!r}]")
     if not (is_real(theta) and 0 < theta < 1):
@@ -246,15 +247,15 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
     screen = flag("screen", screen)
     if marginal is not None and not (is_real(marginal) and 0 < marginal < 1):
         raise InputError(f"marginal (xi) must lie in (0, 1); got {marginal!r}")
-    data = _Data(X, y, lam, nu)
+    data = PathData(X, y, lam, nu)
     floor = weight_resolution(data.y - data.ybar)
     if lam <= floor:  # the same floor as the certified klasso path's (KernelProblem.check_weights)
         raise InputError(f"lam = {lam:g} is below {floor:.3g}, the rounding error of the loss's gradient: in double "
                          f"precision the penalty cannot be told from 0 there; use lam > {floor:.3g}")
-    max_events = _count_or_none("max_events", max_events)
-    max_events = _EVENTS_PER_POINT * data.n if max_events is None else max_events
+    max_events = count_or_none("max_events", max_events)
+    max_events = EVENTS_PER_POINT * data.n if max_events is None else max_events
     tracer = _KernelTracer(data, float(theta), float(eps), marginal, max_events,
-                           screen=screen and _TaylorScreen.fits(data.n))
+                           screen=screen and TaylorScreen.fits(data.n))
 
     if isinstance(start_solution, str) and start_solution == "lambda-path":
         lp = lambda_path(X, y, t0, lam, nu=nu)

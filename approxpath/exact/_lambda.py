@@ -19,9 +19,9 @@ from approxpath.compute.kernels import gaussian
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from approxpath.validate import is_real
 
-from ._common import (_EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, _check_positive,
-                      _count_or_none, _Data)
-from ._linalg import _ActiveFactor, _FactorBroken, _copies, _kkt_matrix, _refuse_copies, _solve
+from ._common import (EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, check_positive,
+                      count_or_none, PathData)
+from ._linalg import ActiveFactor, FactorBroken, column_copies, kkt_matrix, refuse_copies, kkt_solve
 
 __all__ = ["lambda_path"]
 
@@ -155,7 +155,7 @@ class _Engine:
         self.factor = factor
         self.lu_fallbacks = 0
         self.steps = 0
-        self.copy_of = _copies(K) if nu == 0 else None
+        self.copy_of = column_copies(K) if nu == 0 else None
         if factor == "update":
             n = K.shape[0]
             self.colmean = K.mean(axis=0)
@@ -163,14 +163,14 @@ class _Engine:
             self.k1 = K.sum(axis=1)
             self.KK = np.empty((n, n))  # rows of K^2 = K'K, filled when a point first joins
             self.have = np.zeros(n, dtype=bool)
-            self.active = _ActiveFactor(self.KcT, nu)
+            self.active = ActiveFactor(self.KcT, nu)
             self.stale = False  # the factor missed an update (rebuilt at the next rate)
 
     def joined(self, j):
         if self.factor == "update" and not self.stale:
             try:
                 self.active.append(j)
-            except _FactorBroken:
+            except FactorBroken:
                 self._refactor_or_stale()
 
     def left(self, i):
@@ -180,7 +180,7 @@ class _Engine:
     def _refactor_or_stale(self):
         try:
             self.active.refactor()
-        except _FactorBroken:
+        except FactorBroken:
             self.stale = True
 
     def rate(self, signs):
@@ -189,7 +189,7 @@ class _Engine:
         the condition estimate and the linear solves it took."""
         act = np.flatnonzero(signs)
         if self.copy_of is not None:
-            _refuse_copies(self.copy_of, act)
+            refuse_copies(self.copy_of, act)
         if self.factor == "update":
             if self.stale:
                 self._rebuild(act)
@@ -203,13 +203,13 @@ class _Engine:
                 return act, rA, r0, self.KK[act].T @ rA + r0 * self.k1, cond, used
         c = np.concatenate(([0.0], signs[act].astype(float)))
         KA = self.K[:, act]
-        rate, cond = _solve(_kkt_matrix(KA, self.nu), c)
+        rate, cond = kkt_solve(kkt_matrix(KA, self.nu), c)
         return act, rate[1:], float(rate[0]), self.K @ (KA @ rate[1:] + rate[0]), cond, 1
 
     def _rebuild(self, act):
         """A fresh factor of the active points ``act``: every one joins (a bordering that breaks
         is refactored with the point in it, or leaves the factor stale: LU decides then)."""
-        self.active = _ActiveFactor(self.KcT, self.nu)
+        self.active = ActiveFactor(self.KcT, self.nu)
         self.stale = False
         for j in act:
             self.joined(j)
@@ -230,7 +230,7 @@ class _Engine:
                 try:
                     f.refactor()
                     continue
-                except _FactorBroken:
+                except FactorBroken:
                     pass
             break
         self.stale = True  # rebuilt at the next breakpoint; this segment's rate comes from LU
@@ -255,16 +255,16 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
     t0 = time.perf_counter()
     if factor not in FACTORS:
         raise InputError(f"factor must be one of {FACTORS}; got {factor!r}")
-    bw = _check_positive("bandwidth", bandwidth)
-    data = _Data(X, y, None, nu)
+    bw = check_positive("bandwidth", bandwidth)
+    data = PathData(X, y, None, nu)
     n = data.n
     K = gaussian(data.D, bw)
-    max_events = _count_or_none("max_events", max_events)
-    max_events = _EVENTS_PER_POINT * n if max_events is None else max_events
-    max_landmarks = _count_or_none("max_landmarks", max_landmarks)
+    max_events = count_or_none("max_events", max_events)
+    max_events = EVENTS_PER_POINT * n if max_events is None else max_events
+    max_landmarks = count_or_none("max_landmarks", max_landmarks)
     val = None
     if target_mse is not None:
-        target_mse = _check_positive("target_mse", target_mse)
+        target_mse = check_positive("target_mse", target_mse)
         if X_val is None or y_val is None:
             raise InputError("target_mse needs validation data: pass X_val and y_val")
         val = _Validation(data.X, X_val, y_val, bw, target_mse)

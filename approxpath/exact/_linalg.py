@@ -20,7 +20,7 @@ Sherman–Morrison–Woodbury block up/down-dating; a factor is updated here ins
 which is the numerically stable form of the same idea).
 
 Without a ridge (:math:`\\nu = 0`) two copies of a point among the active ones make either system
-exactly singular; they are found bit for bit in the kernel's columns (:func:`_copies`), not
+exactly singular; they are found bit for bit in the kernel's columns (:func:`column_copies`), not
 left to the rounding of a pivot.
 """
 
@@ -40,7 +40,7 @@ __all__ = []
 _TRTRS = scipy.linalg.lapack.dtrtrs
 
 
-def _kkt_matrix(KA, nu):
+def kkt_matrix(KA, nu):
     """The papers' matrix :math:`[1, \\mathbf 1^\\top K_A/n; K_A^\\top\\mathbf 1, K_A^\\top K_A + \\nu I]`."""
     n, m = KA.shape
     col = KA.sum(axis=0)
@@ -54,7 +54,7 @@ def _kkt_matrix(KA, nu):
     return M
 
 
-def _solve(M, b):
+def kkt_solve(M, b):
     """``M^{-1} b`` by LU with partial pivoting, and the 1-norm condition number of ``M``
     estimated by LAPACK (``gecon``) from the same factors; ``ExactPathError`` when ``M`` is
     singular or the solution is not finite."""
@@ -72,7 +72,7 @@ def _solve(M, b):
     return x, (1.0 / rcond if rcond > 0 else math.inf)
 
 
-def _copies(K):
+def column_copies(K):
     """``c`` of shape (n,): ``c[j]`` is the first column of ``K`` (symmetric: a kernel, or the
     distances of every kernel of a path) identical to column ``j`` bit for bit; None when every
     column is unique.  Two such copies among the active points make the KKT system exactly
@@ -88,8 +88,8 @@ def _copies(K):
     return c if np.any(c != np.arange(n)) else None
 
 
-def _refuse_copies(copy_of, act):
-    """``ExactPathError`` naming two copies (:func:`_copies`) among the active points ``act``."""
+def refuse_copies(copy_of, act):
+    """``ExactPathError`` naming two copies (:func:`column_copies`) among the active points ``act``."""
     labels, at = np.unique(copy_of[act], return_index=True)
     if labels.size < act.size:
         j = int(np.setdiff1d(act, act[at])[0])
@@ -98,11 +98,11 @@ def _refuse_copies(copy_of, act):
                              "active points is singular; add a ridge term nu > 0 or remove the duplicate points")
 
 
-class _FactorBroken(Exception):
+class FactorBroken(Exception):
     """The updated factor cannot represent :math:`H` (not numerically positive definite)."""
 
 
-class _ActiveFactor:
+class ActiveFactor:
     """:math:`H = \\tilde K_{\\mathcal A}^\\top\\tilde K_{\\mathcal A} + \\nu I = R^\\top R` for
     the active points in the order they joined, bordered and deleted one point at a time.
 
@@ -140,7 +140,7 @@ class _ActiveFactor:
 
     def append(self, j):
         """Border :math:`H` with point ``j``: :math:`R \\leftarrow [R, w; 0, \\rho]` with
-        :math:`R^\\top w = h`, :math:`\\rho = \\sqrt{\\eta - w^\\top w}`; ``_FactorBroken`` when
+        :math:`R^\\top w = h`, :math:`\\rho = \\sqrt{\\eta - w^\\top w}`; ``FactorBroken`` when
         :math:`\\eta - w^\\top w` is not positive (the refactorization or LU decides then)."""
         kj = self.KcT[j]
         h = self.KcT[self.order] @ kj if self.order else np.empty(0)
@@ -159,7 +159,7 @@ class _ActiveFactor:
         else:
             w, rho2 = h, eta
         if not rho2 > 0:
-            raise _FactorBroken(f"bordering by point {j} leaves {rho2:.3g} on the diagonal")
+            raise FactorBroken(f"bordering by point {j} leaves {rho2:.3g} on the diagonal")
         R[:m, m] = w
         R[m, m] = math.sqrt(rho2)
         self.updates += 1
@@ -179,7 +179,7 @@ class _ActiveFactor:
         self.updates += 1
 
     def refactor(self):
-        """Cholesky of ``H`` from scratch; ``_FactorBroken`` if it is not numerically positive definite."""
+        """Cholesky of ``H`` from scratch; ``FactorBroken`` if it is not numerically positive definite."""
         self.refactors += 1
         self.updates = 0
         if not self.order:
@@ -188,7 +188,7 @@ class _ActiveFactor:
         try:
             self.R = np.asfortranarray(scipy.linalg.cholesky(self.H, lower=False, check_finite=False))
         except np.linalg.LinAlgError as exc:
-            raise _FactorBroken(str(exc)) from None
+            raise FactorBroken(str(exc)) from None
 
     def solve(self, b):
         """:math:`H^{-1}b` (``b`` in the order of ``order``) by two triangular solves (LAPACK's

@@ -29,7 +29,7 @@ solution when the bound could not clear more than half of the inactive rows outs
 marginal set (computing g in full there costs about one full check and tightens the bound
 again).
 
-:class:`_TaylorScreen` (the default screen) needs no reference solution: by Taylor's theorem in t
+:class:`TaylorScreen` (the default screen) needs no reference solution: by Taylor's theorem in t
 around a centre :math:`t_c`, with :math:`h = t' - t_c`, :math:`E = e^{-t_c D}` and m terms,
 
 .. math::
@@ -72,12 +72,12 @@ _TERMS = 3
 _TERMS_BYTES = 256 * 2**20
 
 
-class _Screen:
+class Screen:
     """The rows of condition (13) to check explicitly at a trial bandwidth.
 
     Parameters
     ----------
-    data : _Data
+    data : PathData
         Distances ``D`` (n, n), targets, λ.
     xi : float
         The paper's marginal threshold ξ in (0, 1).
@@ -147,13 +147,13 @@ class _Screen:
         return np.sort(idx), 2 * unsafe.size > self.out.size
 
 
-class _TaylorScreen:
+class TaylorScreen:
     """The rows of condition (13) to check explicitly at a trial bandwidth, from Taylor's
     expansion of :math:`g = K_t r` in t around a centre (see the module's docstring).
 
     Parameters
     ----------
-    data : _Data
+    data : PathData
         Distances ``D`` (n, n), targets, λ.
     """
 

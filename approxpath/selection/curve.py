@@ -131,7 +131,7 @@ def validation_curve(path, X_val, y_val, criterion=None, selection="pieces", n_g
     -------
     ValidationCurve
     """
-    problem = path._need_problem()
+    problem = path.require_problem()
     criterion = problem.criteria[0] if criterion is None else criterion
     if criterion not in CRITERIA:
         raise InputError(f"unknown criterion {criterion!r}; choose one of {', '.join(CRITERIA)}")

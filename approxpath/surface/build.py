@@ -66,10 +66,10 @@ def _cut(engine, k, run, wl, wh):
 
 def surface_meta(problem, meta=None):
     """What a surface certificate records about its inputs: the problem, its options without the
-    weight, the weight's name, the kernel and the data (as a path's, :func:`approxpath.driver._path_meta`)."""
-    from ..driver import _path_meta
+    weight, the weight's name, the kernel and the data (as a path's, :func:`approxpath.driver.path_meta`)."""
+    from ..driver import path_meta
 
-    info = _path_meta(problem, meta)
+    info = path_meta(problem, meta)
     weight = problem.bound.weight
     info["options"] = {k: v for k, v in info["options"].items() if k != weight}
     for key in ("parameter", "scale", "sample_levels"):  # a path's: a surface has its box instead

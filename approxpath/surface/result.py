@@ -134,7 +134,7 @@ class Surface(CertifiedResult):
         return self._at(t, w)[2]
 
     def _problem_at(self, w):
-        return self._need_problem().with_weight(w)
+        return self.require_problem().with_weight(w)
 
     def primal(self, t, w):
         """The surface's primal point at ``(t, w)`` (slacks and the like filled in there)."""
@@ -184,7 +184,7 @@ class Surface(CertifiedResult):
     def save(self, file, embed_data=None):
         """Write the surface certificate (``.npz``) atomically (as :meth:`approxpath.Path.save`);
         ``embed_data``: store the data (default: when no data file is recorded)."""
-        arrays = cells_to_arrays(self._need_problem().bound, self.cells)
+        arrays = cells_to_arrays(self.require_problem().bound, self.cells)
         return self._write(file, arrays, embed_data, dict(
             eps=self.eps, relative=self.relative, box=[list(map(float, r)) for r in self.box],
             cell_kinds=[c.kind for c in self.cells], exact_solves=self.exact_solves,

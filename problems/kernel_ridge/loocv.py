@@ -67,7 +67,7 @@ def loocv_curve(path, ts=None, selection="pieces", n_grid=100):
         ``criterion="loocv"``; ``loss_error[k]`` bounds ``|loss[k] - loocv(problem, t[k])|``
         (from the certified gap; ``inf`` where the piece is not certified).
     """
-    problem = path._need_problem()
+    problem = path.require_problem()
     if problem.name != "kernel_ridge":
         raise ValueError(f"loocv_curve needs a kernel_ridge path; got {problem.name}")
     ts = evaluation_points(path, selection, n_grid) if ts is None else np.sort(np.asarray(ts, dtype=float))

@@ -107,7 +107,7 @@ class SVMBound(KernelBound):
     c = property(lambda self: self.options["c"])
 
     # -------------------------------------------------------------- class sums
-    def _group_sums(self, alphas, x, order=2):
+    def group_sums(self, alphas, x, order=2):
         """Class sums of each array of ``alphas`` at ``x`` and their first ``order`` derivatives
         in ``x``: one tuple per array, ``S[k][:, 0] = d^k/dx^k exp(-xD) (alpha on the positive
         class)``, ``S[k][:, 1]`` the same over the negative class.  The arrays share one pass
@@ -128,23 +128,23 @@ class SVMBound(KernelBound):
         return [tuple(M[:, 2 * k:2 * k + 2] for M in sums) for k in range(len(alphas))]
 
     def pair_sums(self, alpha_a, alpha_b, x):
-        """:meth:`_group_sums` of the two duals of a moving pair, the last few kept (consecutive
+        """:meth:`group_sums` of the two duals of a moving pair, the last few kept (consecutive
         pieces of a path share them: a verification computes each node once)."""
         if self._recent is None:  # after unpickling
             self._recent = OrderedDict()
         key = (digest(alpha_a), digest(alpha_b), float(x))
         hit = self._recent.get(key)
         if hit is None:
-            hit = self._recent[key] = self._group_sums((alpha_a, alpha_b), x)
+            hit = self._recent[key] = self.group_sums((alpha_a, alpha_b), x)
             while len(self._recent) > _RECENT:
                 self._recent.popitem(last=False)
         return hit
 
     def _sums(self, dual, x, order=2):
-        """:meth:`_group_sums` of ``dual.alpha`` alone, the first ``order + 1``."""
-        return self._group_sums((dual.alpha,), x, order)[0]
+        """:meth:`group_sums` of ``dual.alpha`` alone, the first ``order + 1``."""
+        return self.group_sums((dual.alpha,), x, order)[0]
 
-    def _margins(self, dual):
+    def margin_count(self, dual):
         """How many rounding margins a bound of ``dual`` adds (1; a search adds more where it
         combines cached products)."""
         return 1
@@ -274,7 +274,7 @@ class SVMBound(KernelBound):
         b = max(abs(float(p.b)) for p in (primal.points if is_moving(primal) else (primal,)))
         b *= float(np.abs(primal.weights).sum(axis=0).max()) if is_moving(primal) else 1.0
         mag = 0.5 * (1.0 + scale * scale) * a_sum ** 2 + C * self.n * (2.0 + b + a_sum) + scale * a_sum
-        return self._margin(mag, dual)
+        return self.rounding_margin(mag, dual)
 
     def _point_gap(self, primal, dual, tau, scale=1.0):
         """``(gap as computed, the weights' rounding)`` at ``tau``:
@@ -288,13 +288,13 @@ class SVMBound(KernelBound):
         return (0.5 * (1.0 + scale * scale) * float(block_sum(self.y * alpha * Kw)) + C * float(block_sum(xi))
                 - scale * float(block_sum(alpha)), rounding + C * self.n * b_err)
 
-    def _margin(self, magnitude, dual):
+    def rounding_margin(self, magnitude, dual):
         """Rounding allowance of a bound of ``dual`` whose terms are at most ``magnitude``: one
-        margin, or :meth:`_margins` of them where its sums were rounded otherwise than a
+        margin, or :meth:`margin_count` of them where its sums were rounded otherwise than a
         verifier's (every bound of a pair takes its allowance here, fixed or moving, point or
         piece, bandwidth or C)."""
         chain = self.kernels.product_chain() + sum_chain(self.n) + _CHAIN
-        return self._margins(dual) * (fp_margin(chain, magnitude) + self.entry_error * magnitude)
+        return self.margin_count(dual) * (fp_margin(chain, magnitude) + self.entry_error * magnitude)
 
     def _class_envelopes(self, dual, lo, hi):
         """Envelopes of the class sums on [lo, hi].
@@ -313,7 +313,7 @@ class SVMBound(KernelBound):
     def class_envelopes(self, S_lo, S_hi, lo, hi):
         """``(P, N)``: the :class:`~approxpath.envelopes.Envelope` of each row's sum over its own
         class and over the other class on ``[lo, hi]``, from one dual's class sums and their
-        derivatives at the two ends (:meth:`_group_sums`)."""
+        derivatives at the two ends (:meth:`group_sums`)."""
         rows = np.arange(self.n)
         same = np.where(self.y > 0, 0, 1)
 
@@ -348,19 +348,19 @@ class SVMBound(KernelBound):
             # alpha' Q alpha = alpha'P - alpha'N is below the largest coefficient of its upper
             # polynomial (convex hull of the Bernstein coefficients)
             P, N, q = self._class_envelopes(dual, lo, hi)
-            d = scale * block_sum(alpha) - half * float(q.max()) - half * self._entry_allowance(alpha.sum(), 0.0, lo, hi)
+            d = scale * block_sum(alpha) - half * float(q.max()) - half * self.entry_allowance(alpha.sum(), 0.0, lo, hi)
             mag = (2.0 * half * (float(np.abs(q).max()) + float(alpha @ (P.magnitude() + N.magnitude())))
                    + scale * alpha.sum())
-        return d - self._margin(mag, dual)
+        return d - self.rounding_margin(mag, dual)
 
-    def _entry_allowance(self, a1, C, lo, hi, quad=1.0):
+    def entry_allowance(self, a1, C, lo, hi, quad=1.0):
         """How far the kernel entries' rounding can move a piece's bound of
         :math:`\\alpha^\\top Q \\alpha + C \\sum_i \\max(0, r_i)`, with ``a1`` :math:`= 1^\\top\\alpha`.
 
         Every Bernstein coefficient of a class sum's polynomials is off by at most
         :func:`~approxpath.envelopes.envelope_entry_error` per unit of the coefficients summed
         (whatever the entries' size: at large t the computed sums, and the magnitudes of
-        :meth:`_margin`, can be far below :math:`1^\\top\\alpha`, and the derivative entries
+        :meth:`rounding_margin`, can be far below :math:`1^\\top\\alpha`, and the derivative entries
         carry factors w/lo), so the quadratic term's by that times ``a1**2`` and each hinge
         argument's by that times ``a1``; node values move by at most 1.04 times a
         coefficient's error (convex combinations plus the lift, see
@@ -408,5 +408,5 @@ class SVMBound(KernelBound):
             + scale * alpha.sum()
             + C * self.n * bias_top  # the bias polynomial's coefficients, rounded
         )
-        return (best - scale * block_sum(alpha) + self._margin(magnitude, dual)
-                + self._entry_allowance(alpha.sum(), C, lo, hi, quad) + C * self.n * bias_err)
+        return (best - scale * block_sum(alpha) + self.rounding_margin(magnitude, dual)
+                + self.entry_allowance(alpha.sum(), C, lo, hi, quad) + C * self.n * bias_err)

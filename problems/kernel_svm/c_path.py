@@ -72,7 +72,7 @@ def c_gap(bound, primal, dual, lo, hi):
     def F_at(x):
         alpha, Kw, _ = _combination(bound, dual, lo, hi, x)
         value = block_sum(y[:, None] * alpha * Kw) - block_sum(alpha)
-        band = bound._margin(a_sum * a_sum + a_sum, dual) + weight_allowance(bound, dual, err, 0.0)
+        band = bound.rounding_margin(a_sum * a_sum + a_sum, dual) + weight_allowance(bound, dual, err, 0.0)
         return value, np.full(value.shape, band)
 
     def hinge_args(x):
@@ -84,7 +84,7 @@ def c_gap(bound, primal, dual, lo, hi):
         h, b, w = hinge_args(x)
         # a computed K w and b within delta of exact: the class sums' rounding and the kernel
         # entries' per unit of each point's sum, the weights' error, the bias's
-        delta = (sums @ np.abs(w) * bound._margins(dual) * (fp_margin(n + 2, 1.0) + bound.entry_error)
+        delta = (sums @ np.abs(w) * bound.margin_count(dual) * (fp_margin(n + 2, 1.0) + bound.entry_error)
                  + float(err @ sums)
                  + bias_err + fp_margin(4, 1.0) * (1.0 + a_sum + np.abs(b)))
         total = np.maximum(h, 0.0).sum(axis=0) + n * delta
@@ -100,4 +100,5 @@ def c_dual_floor(bound, dual, lo, hi):
     a_sum = float(sums.sum())
     alpha, Kw, _ = _combination(bound, dual, lo, hi, [0.0, 1.0])
     d = block_sum(alpha) - 0.5 * block_sum(bound.y[:, None] * alpha * Kw)
-    return float(d.min()) - bound._margin(a_sum * a_sum + a_sum, dual) - weight_allowance(bound, dual, dual.allowance(), 0.0)
+    return (float(d.min()) - bound.rounding_margin(a_sum * a_sum + a_sum, dual)
+            - weight_allowance(bound, dual, dual.allowance(), 0.0))

@@ -52,21 +52,21 @@ class CachedSVMBound(SVMBound):
             cache.popitem(last=False)
         return value
 
-    def _group_sums(self, alphas, x, order=2):
+    def group_sums(self, alphas, x, order=2):
         # kept with the order computed (an exact solve's point gap needs the sums alone: a pass
         # of a third of the work); a higher order is computed afresh, the sums the same bits
         key = ("sums", tuple(map(digest, alphas)), float(x))
-        hit = self.remember(key, lambda: super(CachedSVMBound, self)._group_sums(alphas, x, order))
+        hit = self.remember(key, lambda: super(CachedSVMBound, self).group_sums(alphas, x, order))
         if len(hit[0]) <= order:
-            hit = self._cache[key] = super()._group_sums(alphas, x, order)
+            hit = self._cache[key] = super().group_sums(alphas, x, order)
         return [S[: order + 1] for S in hit]
 
     def _sums(self, dual, x, order=2):
         if dual.mix is not None:
             aa, ab, th = dual.mix
-            pa, pb = self._group_sums((aa, ab), x)
+            pa, pb = self.group_sums((aa, ab), x)
             return tuple((1.0 - th) * Sa + th * Sb for Sa, Sb in zip(pa[: order + 1], pb[: order + 1]))
         return super()._sums(dual, x, order)
 
-    def _margins(self, dual):
+    def margin_count(self, dual):
         return ELSEWHERE_MARGINS if getattr(dual, "mix", None) is not None else margins_of(self.kernels)

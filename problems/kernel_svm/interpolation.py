@@ -60,7 +60,7 @@ class SVMInterpolation:
         if around is not None and around[0] < around[1]:
             ma, mb = self._Kw_between(alphas, tau, *around)
         else:
-            ma, mb = (F[:, 0] - F[:, 1] for F, *_ in self.bound._group_sums(alphas, tau))
+            ma, mb = (F[:, 0] - F[:, 1] for F, *_ in self.bound.group_sums(alphas, tau))
         th = np.asarray(thetas, dtype=float)
         M = np.outer(ma, 1 - th) + np.outer(mb, th)  # K w_theta, one column per theta
         quad = (1 - th) ** 2 * (wa @ ma) + 2 * th * (1 - th) * (wa @ mb) + th**2 * (wb @ mb)
@@ -100,7 +100,7 @@ class SVMInterpolation:
             weights = bernstein_values(_hermite_middle(), [(tau - lo) / width])[:, 0] * np.array(
                 [1.0, 1.0, width, width, width * width, width * width])
             out = []
-            for S_lo, S_hi in zip(self.bound._group_sums(alphas, lo), self.bound._group_sums(alphas, hi)):
+            for S_lo, S_hi in zip(self.bound.group_sums(alphas, lo), self.bound.group_sums(alphas, hi)):
                 data = (S_lo[0], S_hi[0], S_lo[1], S_hi[1], S_lo[2], S_hi[2])  # the Envelope order
                 F = sum(w * x for w, x in zip(weights, data))
                 out.append(F[:, 0] - F[:, 1])

@@ -77,7 +77,8 @@ def _allowances(bound, dual, lo, hi, magnitude, C, err, scale):
     (the weights sum to at most 1 in every coefficient) and the weights' rounding, for the gap
     (``C`` the SVM's) or the dual objective alone (``C = 0``), of the dual scaled by ``scale``."""
     A, B = (p.alpha for p in dual.points)
-    return (bound._margin(magnitude, dual) + bound._entry_allowance(max(A.sum(), B.sum()), C, lo, hi, 0.5 * (1.0 + scale * scale))
+    return (bound.rounding_margin(magnitude, dual)
+            + bound.entry_allowance(max(A.sum(), B.sum()), C, lo, hi, 0.5 * (1.0 + scale * scale))
             + weight_allowance(bound, dual, err, C, scale))
 
 
@@ -121,7 +122,7 @@ def moving_dual_floor(bound, dual, lo, hi, scale=1.0):
         alpha, Kw, _ = bound.dual_at_point(dual, lo)
         d = scale * block_sum(alpha) - half * float(block_sum(bound.y * alpha * Kw))
         a_sum = A.sum() + B.sum()
-        return (d - bound._margin(2.0 * half * a_sum * a_sum + scale * a_sum, dual)
+        return (d - bound.rounding_margin(2.0 * half * a_sum * a_sum + scale * a_sum, dual)
                 - weight_allowance(bound, dual, err, 0.0, scale))
     Pa, Na, Pb, Nb, fa, fb, err = _envelopes(bound, dual, lo, hi)
     q, linear = _objective_terms(A, B, Pa, Na, Pb, Nb, fa, fb)

@@ -183,7 +183,7 @@ class KLassoBound(RegressionBound):
         U, W, err = self._scaled_parts(dual, lo, hi, base)
         lam = self.sweep.weight
         if W.shape[1] > 1 and hi > lo:  # as gap(): the primal convex between nodes, the dual concave
-            xs, sq, reg, margin = self._primal_nodes(primal, lo, hi, lam)
+            xs, sq, reg, margin = self.primal_nodes(primal, lo, hi, lam)
             d, d_margin = self.dual_values(U, W[None], err[None], (xs - lo) / (hi - lo))
             gap = sq + reg - d[0]
             return float(gap.max()) + margin + float(d_margin[0]) + fp_margin(2, float(np.abs(gap).max() + np.abs(d).max()))
@@ -197,7 +197,7 @@ class KLassoBound(RegressionBound):
         values, margin = self.dual_values(U, W[None], err[None], [0.0, 1.0] if W.shape[1] > 1 else [0.0])
         return float(values.min() - margin[0])
 
-    def _primal_nodes(self, primal, lo, hi, lam):
+    def primal_nodes(self, primal, lo, hi, lam):
         """``(xs, sq, reg, margin)``: the primal objective on the piece ``[lo, hi]`` at ``lam`` is
         at most ``sq + reg`` at the nodes ``xs`` and convex between them (rounding: ``margin``
         on top): with the residual enclosures of :meth:`residual_envelopes`,
@@ -210,8 +210,8 @@ class KLassoBound(RegressionBound):
 
     def _primal_upper(self, primal, lo, hi, lam):
         """Upper bound of the primal objective on the piece ``[lo, hi]`` at ``lam``, rounding
-        included (:meth:`_primal_nodes`, maximized over the nodes)."""
-        xs, sq, reg, margin = self._primal_nodes(primal, lo, hi, lam)
+        included (:meth:`primal_nodes`, maximized over the nodes)."""
+        xs, sq, reg, margin = self.primal_nodes(primal, lo, hi, lam)
         return float(sq.max()) + reg + margin
 
     def gap(self, primal, dual, lo, hi=None):
@@ -224,7 +224,7 @@ class KLassoBound(RegressionBound):
         if W.shape[1] > 1 and hi > lo:
             # the primal bound is convex between the nodes and the moving dual's objective
             # concave in t: their difference is largest at a node
-            xs, sq, reg, margin = self._primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
+            xs, sq, reg, margin = self.primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
             d, d_margin = self.dual_values(U, W[None], err[None], (xs - lo) / (hi - lo))
             gap = sq + reg - d[0]
             return float(gap.max()) + margin + float(d_margin[0]) + fp_margin(2, float(np.abs(gap).max() + np.abs(d).max()))

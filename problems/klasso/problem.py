@@ -261,7 +261,7 @@ class KLasso(KernelProblem):
         else:  # a point (the driver's checks and guides): the combination at rate 0
             scale = _best_scale(w, self.y, limit, self.bound.point_sup_norm(u, slope, theta, lo))
             W = np.array([[[1.0], [theta]]]) * scale
-        xs, sq, reg, _ = self.bound._primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
+        xs, sq, reg, _ = self.bound.primal_nodes(primal, lo, hi, self.sweep.at(hi)[1])
         values = self.bound.dual_values(U, W, np.zeros(W.shape[:2]), (xs - lo) / (hi - lo) if hi > lo else [0.0])[0]
         k = int(np.argmin((sq + reg - values).max(axis=1)))
         return primal, combine((KLassoDual(u=u), KLassoDual(u=slope)), W[k], (lo, hi))

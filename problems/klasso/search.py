@@ -76,12 +76,12 @@ class SearchBound(KLassoBound):
         bound = np.max(np.abs(Kc) + fp_margin(self.n + 8, 1.0) * magnitude, axis=-1) + entry
         return float(bound) if bound.ndim == 0 else bound
 
-    def _primal_nodes(self, primal, lo, hi, lam):
+    def primal_nodes(self, primal, lo, hi, lam):
         key = (lo, hi, lam)
         memo = getattr(self, "_memo", None)  # the primal itself is kept, so identity cannot be reused
         if memo is not None and memo[0] is primal and memo[1] == key:
             return memo[2]
-        out = super()._primal_nodes(primal, lo, hi, lam)
+        out = super().primal_nodes(primal, lo, hi, lam)
         if hi > lo:  # (the point checks in between are cheap and would evict it)
             self._memo = (primal, key, out)
         return out

@@ -62,6 +62,7 @@ from approxpath.errors import SolverError
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, zero_sum
 from approxpath.validate import count, positive
 
+from ._kernels import make_kernel
 from ._kkt import inner_solve
 from .result import SegmentCheck, SegmentReport
 
@@ -101,7 +102,7 @@ def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None, solves=True
     """
     t0 = time.perf_counter()
     eps, max_pieces = positive("eps", eps), count("max_pieces", max_pieces)
-    kern = path._kern()
+    kern = make_kernel(path.kernel, path.X, path.degree)
     y = path.y
     scale = float(np.sum((y - y.mean()) ** 2))
     idx = range(len(path) - 1) if indices is None else [int(i) for i in indices]
