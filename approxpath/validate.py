@@ -193,6 +193,13 @@ def check_X(X, name="X"):
     return X
 
 
+# The largest |y| must be at least this: its square (every objective holds ||y||^2 or its terms)
+# then stays a normal number by a factor 1/u, room for the gaps below it, so that roundoff is
+# relative, as the bounds' allowances assume (subnormal y^2 made klasso's bound fall a few
+# subnormal steps below zero: y ~ 1e-159)
+_SMALLEST_Y = float(np.sqrt(np.finfo(float).tiny / np.finfo(float).eps))
+
+
 def check_y(y):
     """``y`` as a 1-D array, checked entry by entry where numpy's dtype does not tell: no None,
     no complex numbers, not numbers and text mixed (a list such as ``['a', 1]`` becomes text in
@@ -213,6 +220,9 @@ def check_y(y):
     if overflows:
         raise InputError(f"y's squares overflow double precision (largest |y| = {float(np.max(np.abs(y))):.3g}): "
                          "scale the targets")
+    top = float(np.max(np.abs(y))) if y.dtype.kind in "f" and y.size else 0.0
+    if 0.0 < top < _SMALLEST_Y:
+        raise InputError(f"y's squares underflow double precision (largest |y| = {top:.3g}): scale the targets")
     return y
 
 

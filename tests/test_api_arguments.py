@@ -111,6 +111,20 @@ def test_targets_whose_squares_overflow_are_refused_at_once():
     approxpath.get_problem("kernel_ridge")(X, y * 1e100, lam=0.1)  # large but representable: accepted here
 
 
+
+@pytest.mark.parametrize("name", ["klasso", "robust_l1", "kernel_ridge"])
+def test_targets_whose_squares_underflow_are_refused_at_once(name):
+    """klasso on y * 1e-159 (squares subnormal) stopped with a WeakDualityError blaming its own
+    bound (a gap bound of -1e-323); all-zero targets and tiny but normal squares stay accepted."""
+    X, y = make_sinc(n=20, outliers=0.1, seed=9)
+    with pytest.raises(InputError, match="y's squares underflow double precision"):
+        approxpath.get_problem(name)(X, y * 1e-159, lam=0.1)
+    problem = approxpath.get_problem(name)(X, y * 1e-100, lam=1e-101)
+    if name == "klasso":  # certified as on y itself
+        path = approxpath.approximate_path(problem, eps=0.5, relative=True, interval=(0.5, 5))
+        assert path.certified
+    approxpath.get_problem(name)(X, 0.0 * y, lam=0.1)
+
 def test_an_interval_is_two_numbers_not_text():
     """eps="0.5" was refused while interval=("0.25", "4") was read as numbers."""
     kr = _ridge()

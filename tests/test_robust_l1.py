@@ -220,3 +220,26 @@ def test_marching_pieces_need_fewer_tries_than_halving(monkeypatch):
         counts[order] = len(tries), len(path.pieces)
     assert counts[1][0] < 0.8 * counts[None][0]
     assert counts[1][0] < 1.4 * counts[1][1] and counts[None][0] > 1.8 * counts[None][1]
+
+
+
+@pytest.mark.parametrize("scale, kw, interval", [
+    (1e-12, dict(lam=0.1), (0.5, 5.0)),  # tiny targets: the LP's reduced costs within HiGHS's absolute tolerance
+    (1e6, dict(lam=0.1), (0.5, 5.0)),
+    (1.0, dict(lam=1e-4, bandwidth=1.0, parameter="lam"), (1e-6, 1e-4)),  # rows |K u| <= lam near the tolerance
+])
+def test_the_exact_solves_certify_whatever_the_scale(scale, kw, interval):
+    """The exact solves are scaled by powers of two: y * 1e-12 stopped with EpsilonTooSmallError
+    at relative 1e-3 (a relative gap of 0.12), lambda = 1e-6 too (7e-4), where y itself
+    certifies.  The path's values are within 1e-3 of a tight CVXPY optimum of the unscaled data,
+    scaled (the objective is homogeneous in y and beta at a fixed lambda)."""
+    X, y = make_sinc(n=30, outliers=0.1, seed=6)
+    problem = approxpath.get_problem("robust_l1")(X, y * scale, **kw)
+    path = approxpath.approximate_path(problem, eps=1e-3, relative=True, interval=interval)
+    assert path.certified
+    unscaled = approxpath.get_problem("robust_l1")(X, y, **kw)
+    for tau in np.geomspace(*interval, 4):
+        optimum = scale * tight_solve(unscaled.cvxpy_primal(tau).problem)
+        value = problem.primal_objective(path.primal(tau), tau)
+        assert problem.primal_violation(path.primal(tau), tau) == 0.0
+        assert value - optimum <= 1e-3 * optimum + 1e-7 * scale

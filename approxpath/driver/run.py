@@ -331,7 +331,7 @@ class Run:
     def advance(self, a, b):
         """Report everything up to ``b`` as done to the progress bar (``[a, b]`` was the last part)."""
         if self.progress is not None:
-            self.progress.update_to(b)
+            self.progress.update_to(b, self.n_pieces, len(self.anchors) - len(self.reused))
 
     def save(self, pieces, state):
         """Write the finished work to the checkpoint (if any): the strategy's ``pieces`` and

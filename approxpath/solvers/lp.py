@@ -293,10 +293,22 @@ def solve_robust_l1(K, y, lam, *, warm=None, solver=None, time_limit=None, pool=
     if solver not in LP_SOLVERS:
         raise InputError(f"unknown LP solver {solver!r} (choose one of {', '.join(LP_SOLVERS)})")
     limit = _time_limit(time_limit)
+    # The solvers' tolerances are absolute (1e-10): the LP is scaled by powers of two (exact), u
+    # unchanged, beta scaled back.  y to its largest entry in [0.5, 1): at y * 1e-12 the reduced
+    # costs were within the tolerance at a poor vertex (a relative gap of 0.12, where y itself
+    # gives 1e-9).  The rows |K u| <= lam to lam in [0.5, 1) where lam is outside [2^-10, 2^10]
+    # (inside, 1e-10 is within 1e-7 of lam, and a path's solves stay as they were): at lam =
+    # 1e-6 a row 1e-10 past its bound left a gap of 7e-4 of the optimum.
+    exponent = int(np.frexp(np.max(np.abs(y)))[1]) if y.size else 0
+    y = np.ldexp(y, -exponent)
+    rows = int(np.frexp(lam)[1]) if not 2.0**-10 <= lam <= 2.0**10 else 0
+    if rows:
+        K, lam = np.ldexp(K, -rows), float(np.ldexp(lam, -rows))
     if solver == "highspy":
         beta, u, basis, iterations, status = _highspy(K, y, lam, warm, limit, pool)
     else:
         beta, u, basis, iterations, status = _scipy(K, y, lam, limit)
+    beta = np.ldexp(beta, exponent - rows)
     if not (np.all(np.isfinite(beta)) and np.all(np.isfinite(u))):
         raise SolverError(f"{solver}: non-finite point ({status})")
     return LPSolution(beta=beta, u=np.clip(u, -1.0, 1.0), basis=basis, iterations=iterations, status=status,
