@@ -122,6 +122,21 @@ def load_train_validation(path, val_path, format="libsvm", n_features=None):
     validation file without an index 0 would count from 1 and shift every column of a
     0-based set; an index 0 in the validation file of a 1-based training file is refused), and
     it has the training file's columns (``n_features``, else the training file's).
+
+    Parameters
+    ----------
+    path, val_path : str or path-like
+        The training and the validation file.
+    format : {"libsvm", "csv"}, default "libsvm"
+    n_features : int, optional
+        Columns of both (LIBSVM); default the training file's largest index.
+
+    Returns
+    -------
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+    X_val : ndarray of shape (m, d)
+    y_val : ndarray of shape (m,)
     """
     X, y, zero = _read(path, format, n_features)
     X_val, y_val, _ = _read(val_path, format, n_features or X.shape[1], zero)
@@ -203,8 +218,17 @@ def preprocess(X, method="none", like=None):
     The result of scaling an ``X`` read by :func:`load_data` remembers the file and the method
     (:func:`provenance`), which a certificate then records.
 
-    ``like`` (the training features, as read): take the minimum and the range from it, not
-    from ``X`` -- validation data are scaled as the data the model was trained on.
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    method : {"none", "global-minmax"}, default "none"
+    like : ndarray of shape (m, d), optional
+        The training features, as read: the minimum and the range are taken from it, not from
+        ``X`` (validation data are scaled as the data the model was trained on).
+
+    Returns
+    -------
+    ndarray of shape (n, d)
     """
     from .validate import choice
 
@@ -266,9 +290,22 @@ def make_sinc(n=100, low=-4.0, high=4.0, noise=0.1, outliers=0.0, outlier_scale=
 
 def make_friedman1(n=150, noise=0.0, seed=0):
     r"""Friedman's first regression problem with five irrelevant features (the feature path's
-    test set): :math:`y = 10\sin(\pi x_1 x_2) + 20(x_3 - 1/2)^2 + 10x_4 + 5x_5 + \text{noise}`,
-    ``X`` of shape (n, 10) uniform on [0, 1], ``y`` of shape (n,); ``seed`` an int or a numpy
-    ``Generator`` (draws continue from it: a training, a validation and a test set)."""
+    test set): :math:`y = 10\sin(\pi x_1 x_2) + 20(x_3 - 1/2)^2 + 10x_4 + 5x_5 + \text{noise}`.
+
+    Parameters
+    ----------
+    n : int, default 150
+    noise : float, default 0.0
+        Standard deviation of the Gaussian noise.
+    seed : int or numpy.random.Generator, default 0
+        A ``Generator``'s draws continue from it (a training, a validation and a test set).
+
+    Returns
+    -------
+    X : ndarray of shape (n, 10)
+        Uniform on [0, 1].
+    y : ndarray of shape (n,)
+    """
     from .validate import count
 
     rng = np.random.default_rng(seed)
@@ -280,7 +317,23 @@ def make_friedman1(n=150, noise=0.0, seed=0):
 def make_classification(n=80, d=2, separation=1.0, seed=0):
     """Two overlapping Gaussian classes labelled -1 and +1 (the demo's built-in data).
 
-    Returns ``X`` of shape (n, d) scaled into [0, 1] and ``y`` of shape (n,).
+    Parameters
+    ----------
+    n : int, default 80
+        Samples, alternately +1 and -1.
+    d : int, default 2
+        Features.
+    separation : float, default 1.0
+        Distance between the class means along the first feature, in units of the classes'
+        standard deviation (1).
+    seed : int, default 0
+
+    Returns
+    -------
+    X : ndarray of shape (n, d)
+        Scaled into [0, 1].
+    y : ndarray of shape (n,)
+        Labels -1.0 and +1.0.
     """
     from .validate import count
 

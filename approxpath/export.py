@@ -30,7 +30,6 @@ __all__ = ["FORMATS", "exact_path_table", "export_table", "read_table", "table_f
 
 #: Table formats: comma-separated with a header row, or pgfplots' whitespace-separated columns.
 FORMATS = ("csv", "dat")
-_PIECE_COLUMNS = ("lo", "hi", "gap_bound", "kind", "anchor_lo", "anchor_hi")
 
 
 def exact_path_table(path, *, report=None, X_val=None, y_val=None):
@@ -91,8 +90,26 @@ def _piece_table(path):
 
 def table_format(file, format=None, flag="file"):
     """The table format of ``file``: ``format`` if given, else its suffix's (``csv`` without
-    one, or ``.txt``); :class:`InputError` for another (``t.xyz`` and ``t.tsv`` were written as
-    comma-separated values without a word), naming ``flag``."""
+    one, or ``.txt``).
+
+    Parameters
+    ----------
+    file : str or path-like
+    format : {"csv", "dat"}, optional
+    flag : str, default "file"
+        What the error calls the file (a command-line flag).
+
+    Returns
+    -------
+    str
+        ``"csv"`` or ``"dat"``.
+
+    Raises
+    ------
+    InputError
+        Another suffix or format (``t.xyz`` and ``t.tsv`` were written as comma-separated values
+        without a word).
+    """
     if format is None:
         suffix = _FsPath(file).suffix.lower().lstrip(".")
         if suffix and suffix not in (*FORMATS, "txt"):

@@ -165,14 +165,17 @@ def _stored_distances(n):
     return (("distances", _DISTANCES * _ENTRY * n * n),)
 
 
-def kernels_mode(n, search=True):
-    """How a kernel bound on ``n`` samples that can do without whole kernels gets its kernel
-    products, given the memory available (:func:`available_bytes`, ``APPROXPATH_MEMORY``
-    included): ``"dense"`` (stored distances and, in a search, cached kernels) when the dense
-    mode's arrays fit (a path's with the libSVM backend if ``search``, else a verification's),
-    else ``"distances"`` (the distances stored, no kernel) when those fit with libSVM's smallest
-    cache, else ``"blocked"`` (nothing n x n: :class:`~approxpath.compute.blocked.BlockedKernels`).
-    The environment variable ``APPROXPATH_KERNELS`` (one of the three) overrides the choice."""
+def kernels_mode(n, search=True, blocked_ok=True):
+    """How a kernel bound on ``n`` samples gets its kernel products: ``"dense"`` for one that
+    needs whole kernels (not ``blocked_ok``); for one that can do without them, given the memory
+    available (:func:`available_bytes`, ``APPROXPATH_MEMORY`` included): ``"dense"`` (stored
+    distances and, in a search, cached kernels) when the dense mode's arrays fit (a path's with
+    the libSVM backend if ``search``, else a verification's), else ``"distances"`` (the
+    distances stored, no kernel) when those fit with libSVM's smallest cache, else
+    ``"blocked"`` (nothing n x n: :class:`~approxpath.compute.blocked.BlockedKernels`).  The
+    environment variable ``APPROXPATH_KERNELS`` (one of the three) overrides the choice."""
+    if not blocked_ok:
+        return "dense"
     forced = os.environ.get("APPROXPATH_KERNELS")
     if forced:
         if forced not in KERNEL_MODES:
@@ -242,7 +245,7 @@ def path_bytes(problem, workers=1):
     if not hasattr(type(problem), "kernels"):
         return Estimate((("libraries", _LIBRARIES),))
     backend = problem.backends[0] if getattr(problem, "backends", ()) else "clarabel"
-    mode = kernels_mode(n) if getattr(problem.bound, "blocked_ok", False) else "dense"
+    mode = kernels_mode(n, blocked_ok=getattr(problem.bound, "blocked_ok", False))
     copies = 1 + (workers if workers > 1 else 0)
     if mode == "dense":
         per_process = _dense_path_parts(n, backend, copies)
@@ -264,7 +267,7 @@ def verify_bytes(n, stored_bytes, blocked_ok=False, d=0):
     features) where that does not fit (:func:`kernels_mode`), the arrays, the data, row blocks
     and (mode ``"distances"``) the distances."""
     arrays = (("certificate arrays", float(stored_bytes)),)
-    mode = kernels_mode(n, search=False) if blocked_ok else "dense"
+    mode = kernels_mode(n, search=False, blocked_ok=blocked_ok)
     if mode == "dense":
         return Estimate(arrays + _dense_verify_parts(n))
     return Estimate(arrays + (_stored_distances(n) if mode == "distances" else ()) + _verify_blocked(n, d))

@@ -250,7 +250,19 @@ def _at_parameter(f):
 
 def convex_combination(a, b, theta):
     """``(1 - theta) a + theta b`` of two pairs, field by field (fields that are None are left
-    out): the interpolation of a problem without its own ``interpolate`` (restore it after)."""
+    out): the interpolation of a problem without its own ``interpolate`` (restore it after).
+
+    Parameters
+    ----------
+    a, b : (Primal, Dual)
+        Two pairs of the same problem (dataclasses of arrays and numbers).
+    theta : float
+        In [0, 1]: 0 gives ``a``, 1 gives ``b``.
+
+    Returns
+    -------
+    (Primal, Dual)
+    """
     def mix(u, v):
         return type(u)(**{
             f.name: (1.0 - theta) * np.asarray(getattr(u, f.name)) + theta * np.asarray(getattr(v, f.name))

@@ -64,6 +64,10 @@ class KernelEnclosures(KernelBound):
     remembered = 8
     _transient = KernelBound._transient + ("_product_memo",)
 
+    def __init__(self, X, y, **options):
+        super().__init__(X, y, **options)
+        self.y = real_targets(self.name, self.y)  # regression targets: real numbers, not labels
+
     def _entry_error(self, t_lo, t_hi):
         return envelope_entry_error(t_lo, t_hi, self.entry_terms)
 
@@ -367,6 +371,9 @@ class RegressionBound(KernelEnclosures):
                            dual_restoration=Option("choice", cls.DUAL_RESTORATIONS, cls.DUAL_RESTORATIONS[0]))
         super().__init_subclass__(**kw)  # after: KernelBound adds the kernel options
 
-    def __init__(self, X, y, **options):
-        super().__init__(X, y, **options)
-        self.y = real_targets(self.name, self.y)
+    @property
+    def moving_degrees(self):
+        """Scaled points (degree 0) on either path; with ``dual_restoration="moving"`` pairs
+        moving linearly in the bandwidth or in lambda."""
+        degree = 1 if self.options["dual_restoration"] == "moving" else 0
+        return {"bandwidth": degree, "lam": degree}

@@ -120,6 +120,28 @@ def test_crosscheck_flags_one_corrupted_coefficient(lam_path):
     assert [c.index for c in crosscheck(problem, lam_path.t, arrays_b0, tol=1e-8, relative=True).flagged] == [0]
 
 
+
+def test_a_segment_bound_that_fails_leaves_the_segment_sampled_and_says_why(lam_path, monkeypatch):
+    """A numerical failure of the problem's segment bound: the segment is sampled, its note says
+    why; a bug in it (TypeError) is raised, not hidden as a sampled segment."""
+    problem = lam_path.problem()
+    arrays = lam_path.primal_arrays()
+
+    def fails(self, *args):
+        raise np.linalg.LinAlgError("singular")
+
+    monkeypatch.setattr(type(problem), "segment_gap_bound", fails)
+    report = crosscheck(problem, lam_path.t, arrays, tol=1e-8, relative=True, linear=True)
+    assert report.segments and all(c.status == "sampled" for c in report.segments)
+    assert all(c.note.startswith("segment bound failed (LinAlgError: singular); sampled") for c in report.segments)
+
+    def bug(self, *args):
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(type(problem), "segment_gap_bound", bug)
+    with pytest.raises(TypeError, match="a bug"):
+        crosscheck(problem, lam_path.t, arrays, tol=1e-8, relative=True, linear=True)
+
 def test_lambda_path_segments_are_certified(wang):
     X, y = wang
     report = certify(lambda_path(X, y, 1.0, lam_min=1e-3), tol=1e-8, relative=True)

@@ -14,19 +14,20 @@ from ..kernel_families import DESCRIPTIONS
 from ..validate import is_real, is_stored_count
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS
 
-__all__ = ["META_FIELDS", "CALLER_FIELDS", "caller_meta", "meta_errors", "field_errors", "layout_errors",
-           "number_array_errors"]
+__all__ = ["META_FIELDS", "CALLER_FIELDS", "finite_number", "caller_meta", "meta_errors", "field_errors",
+           "layout_errors", "number_array_errors"]
 
 #: Per-piece arrays of text (the others, and every problem array, are float64).
 _TEXT_FIELDS = ("kind",)
 
 
-def _finite(v):
+def finite_number(v):
+    """A real number (not a bool) that is finite."""
     return is_real(v) and math.isfinite(v)
 
 
 def _seconds(v):
-    return _finite(v) and v >= 0
+    return finite_number(v) and v >= 0
 
 
 #: Every field a certificate's ``meta`` may have, with its domain (``required``: fields without
@@ -35,9 +36,9 @@ META_FIELDS = {  # name -> (required, domain check, what the domain is)
     "format_version": (True, lambda v: is_stored_count(v) and v >= 1, "a positive integer"),
     "problem": (True, lambda v: isinstance(v, str) and v != "", "a problem name"),
     "options": (True, lambda v: isinstance(v, dict), "an object of options"),
-    "eps": (True, lambda v: _finite(v) and v > 0, "a positive finite number"),
+    "eps": (True, lambda v: finite_number(v) and v > 0, "a positive finite number"),
     "relative": (True, lambda v: isinstance(v, bool), "true or false"),
-    "interval": (True, lambda v: isinstance(v, list) and len(v) == 2 and all(_finite(x) for x in v),
+    "interval": (True, lambda v: isinstance(v, list) and len(v) == 2 and all(finite_number(x) for x in v),
                  "a pair [lo, hi] of finite numbers"),
     "piece_kinds": (False, lambda v: isinstance(v, list) and all(k in KINDS for k in v), "a list of piece kinds"),
     "parameter": (False, lambda v: isinstance(v, str), "a parameter name"),
@@ -57,7 +58,8 @@ META_FIELDS = {  # name -> (required, domain check, what the domain is)
     "library_version": (False, lambda v: isinstance(v, str), "a version"),
     "strategy": (False, lambda v: isinstance(v, str), "a strategy name"),
     "exact_solves": (False, is_stored_count, "a count"),
-    "solve_points": (False, lambda v: isinstance(v, list) and all(_finite(x) for x in v), "a list of finite numbers"),
+    "solve_points": (False, lambda v: isinstance(v, list) and all(finite_number(x) for x in v),
+                     "a list of finite numbers"),
     "wall_s": (False, _seconds, "seconds"),
     "solve_s": (False, _seconds, "seconds"),
     "certify_s": (False, _seconds, "seconds"),

@@ -20,13 +20,11 @@ the target.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..errors import InputError
 from ..progress import count_bar
-from .fields import META_FIELDS, field_errors, number_array_errors
+from .fields import META_FIELDS, field_errors, finite_number, number_array_errors
 from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, read_certificate, size_mismatches
 
 __all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "is_surface", "surface_layout_errors", "surface_meta_errors",
@@ -49,11 +47,11 @@ _OWN = {
     "surface_format": (True, lambda v: _int(v) and v >= 1, "a positive integer"),
     "weight": (True, lambda v: isinstance(v, str) and v != "", "the name of the weight option"),
     "box": (True, lambda v: isinstance(v, list) and len(v) == 2 and all(
-        isinstance(r, list) and len(r) == 2 and all(_finite(x) for x in r) for r in v),
+        isinstance(r, list) and len(r) == 2 and all(finite_number(x) for x in r) for r in v),
         "[[t_lo, t_hi], [w_lo, w_hi]] of finite numbers"),
     "cell_kinds": (False, lambda v: isinstance(v, list) and all(k in CELL_KINDS for k in v), "a list of cell kinds"),
     "solve_points": (False, lambda v: isinstance(v, list) and all(
-        isinstance(p, list) and len(p) == 2 and all(_finite(x) for x in p) for p in v), "a list of [t, w] pairs"),
+        isinstance(p, list) and len(p) == 2 and all(finite_number(x) for x in p) for p in v), "a list of [t, w] pairs"),
 }
 # A stored bound above the recomputed one by more than this share of (bound + eps) is noted
 # (a weaker claim, still proven; as for paths).
@@ -62,10 +60,6 @@ _INFLATION = 1e-3
 
 def _int(v):
     return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _finite(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def is_surface(meta):
@@ -158,10 +152,10 @@ def _bound_at_box(meta, X, y):
     return bound_from_meta(dict(meta, options=options), X, y)
 
 
-def verify_surface(file, arrays, meta, X, y, *, eps=None, relative=False, box=None, interval=None, data_sha256=None,
+def verify_surface(arrays, meta, X, y, *, eps=None, relative=False, box=None, interval=None, data_sha256=None,
                    progress=False):
-    """Re-check the surface certificate ``file`` (already read: ``arrays``, ``meta``, whose
-    layout :func:`surface_layout_errors` accepts) on the data ``X, y``.
+    """Re-check a surface certificate already read (``arrays``, ``meta``, whose layout
+    :func:`surface_layout_errors` accepts) on the data ``X, y``.
 
     Parameters
     ----------

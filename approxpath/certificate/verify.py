@@ -323,13 +323,13 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
             malformed.append("the file was modified after it was written (content sha256 differs)")
         return failed_report(*malformed)
     if X is not None and y is not None:
-        return _verify_on(file, arrays, meta, X, y, "as given", eps, relative, interval, data_sha256, box, progress)
+        return _verify_on(arrays, meta, X, y, "as given", eps, relative, interval, data_sha256, box, progress)
     carried = embedded_data(arrays)
     if carried is None:
         raise InputError(f"{str(file)!r} carries no data and none were given: pass X, y (the CLI: --data FILE)")
     source = "carried in the certificate"
     try:  # the data are the file's: what is wrong with them is a failure of the file
-        return _verify_on(file, arrays, meta, *carried, source, eps, relative, interval, data_sha256, box, progress)
+        return _verify_on(arrays, meta, *carried, source, eps, relative, interval, data_sha256, box, progress)
     except DataMismatch:
         why = "the data the certificate carries do not match its data_sha256"
     except InputError as exc:
@@ -337,10 +337,10 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
     return failed_report(why, claim=claim_of(meta, source))
 
 
-def _verify_on(file, arrays, meta, X, y, source, eps, relative, interval, data_sha256, box, progress):
+def _verify_on(arrays, meta, X, y, source, eps, relative, interval, data_sha256, box, progress):
     """:func:`verify` of a well-formed certificate on the data ``X, y`` (from ``source``)."""
     if is_surface(meta):
-        report = verify_surface(file, arrays, meta, X, y, eps=eps, relative=relative, box=box, interval=interval,
+        report = verify_surface(arrays, meta, X, y, eps=eps, relative=relative, box=box, interval=interval,
                                 data_sha256=data_sha256, progress=progress)
         return replace(report, claim=dict(report.claim, data=source))
     claim = claim_of(meta, source)

@@ -32,7 +32,7 @@ def provider(X, family, weights, distances, *, search=False, blocked_ok=False):
     :func:`products_on` may hand a bound another provider for a run."""
     from ..memory import kernels_mode
 
-    mode = kernels_mode(X.shape[0], search) if blocked_ok else "dense"
+    mode = kernels_mode(X.shape[0], search, blocked_ok)
     if mode != "dense":
         from .blocked import BlockedKernels
 

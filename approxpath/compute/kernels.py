@@ -158,6 +158,7 @@ def product_step(n):
     """Rows of :math:`D` per block of :meth:`Kernels.products` on ``n`` samples (a block's partial
     sums are added in this order: :mod:`approxpath.compute.distributed` cuts its tasks at these blocks)."""
     rows = _PRODUCT_BLOCK_BYTES // (8 * n)
+    # at least 16 rows a block, 8 to 15 where 16 rows would pass _PRODUCT_BLOCK_MAX (measured there)
     return rows if rows >= 16 else max(8, min(16, _PRODUCT_BLOCK_MAX // (8 * n)))
 
 

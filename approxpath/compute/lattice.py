@@ -60,10 +60,13 @@ def find_lattice(D):
     if top < 1:
         return None
     first = D[0]
+    # j <= 10: features on a grid of 1/32 or coarser (squared differences: 2**-10); finer grids
+    # are real-valued data in practice, and the search stops early
     scale = next((2.0**j for j in range(11) if np.array_equal(np.rint(first * 2.0**j), first * 2.0**j)), None)
     g = 0
     for b in blocks if scale is not None else ():
         v = D[b] * scale
+        # (2**40: well inside the integers float64 and int64 hold exactly, 2**53 and 2**63)
         if v.max() > 2.0**40 or not np.array_equal(np.rint(v), v):
             return None
         g = np.gcd.reduce(v.astype(np.int64), axis=None, initial=g)

@@ -42,11 +42,14 @@ class UncoveredWarning(UserWarning):
 
 #: Strategy names accepted by :func:`approximate_path`; the first is the default.
 STRATEGIES = tuple(_STRATEGY_CLASSES)
+# a path's default budgets: far above what a path needs (tens to a few thousand solves and
+# pieces), low enough that a run that cannot meet its ε stops with BudgetExceededError
+MAX_SOLVES, MAX_PIECES = 10_000, 200_000
 
 
 @compute.managed
 def approximate_path(problem, eps, interval=None, *, relative=False, strategy="interpolate", solver=None,
-                     progress=False, max_solves=10_000, max_pieces=200_000, solve_time_limit=None, meta=None,
+                     progress=False, max_solves=MAX_SOLVES, max_pieces=MAX_PIECES, solve_time_limit=None, meta=None,
                      workers=1, chunks=None, executor=None, split_products=False, checkpoint=None, resume=False,
                      n_jobs=None, device="auto", keep_checkpoint=False, seeds=None):
     """Compute an ε-approximate path of ``problem`` over ``interval``.
@@ -354,7 +357,7 @@ def _notice_blocked(problem):
     (:func:`approxpath.memory.kernels_mode`: its n x n kernels do not fit the memory)."""
     from ..memory import available_bytes, human, kernels_mode
 
-    mode = kernels_mode(problem.n) if getattr(problem.bound, "blocked_ok", False) else "dense"
+    mode = kernels_mode(problem.n, blocked_ok=getattr(problem.bound, "blocked_ok", False))
     if mode != "dense":
         have, what = available_bytes()
         how = "from the stored distances" if mode == "distances" else "with the distances recomputed block by block"

@@ -291,7 +291,7 @@ class Certifier:
                 x, refused = h, None
                 w = width * (_GROW if aimed is None else float(np.clip(aimed, _PROBE, _GROW)))
                 continue
-            w = width * (0.5 if aimed is None else float(np.clip(aimed, *_SHRINK)))
+            w = width * (0.5 if aimed is None else float(np.clip(aimed, *_SHRINK)))  # (no aim: halve)
             stalled, refused = _stalled(ratio, refused), ratio
             if self._narrower(x, h, cands, fail_fast, resolution, stalled):
                 continue

@@ -36,7 +36,8 @@ class Check:
     flagged : bool
         The gap exceeds the tolerance (or the point is infeasible / cannot be evaluated).
     note : str
-        Why a point could not be certified, if so.
+        Why a point could not be certified, if so; for a sampled segment of a problem with a
+        segment bound, why that bound failed.
     """
 
     kind: str

@@ -226,10 +226,11 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
                 if not lo < hi:
                     continue
                 seg_scale = min(checks[i].scale, checks[i + 1].scale)
+                failed = None  # why the problem's segment bound gave none (a numerical failure: sampled instead)
                 try:
                     bound = segment_bound(primals[i], primals[i + 1], lo, hi) if segment_bound else None
-                except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError):
-                    bound = None
+                except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+                    bound, failed = None, f"segment bound failed ({type(exc).__name__}: {exc}); sampled"
                 if bound is not None:
                     bound = float(bound) if math.isfinite(bound) else math.inf
                     checks.append(Check("segment", i, lo, hi, bound, math.nan, seg_scale, "certified",
@@ -243,6 +244,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
                     if worst is None or (not gap <= limit(scale), gap) > (worst[3], worst[0]):
                         worst = (gap, tau, scale, not gap <= limit(scale), note)
                 gap, tau, scale, flagged, note = worst
+                note = "; ".join(filter(None, (failed, note)))
                 checks.append(Check("segment", i, lo, hi, gap, tau, scale, "sampled", flagged, note))
     return CrossCheckReport(problem.name, problem.parameter, float(tol), bool(relative), bool(linear), int(samples),
                             tuple(checks), cond, time.perf_counter() - t0, required)

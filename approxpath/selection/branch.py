@@ -22,7 +22,7 @@ import numpy as np
 from ..numerics import log_mid
 from .losses import error_levels
 
-__all__ = ["Search"]
+__all__ = ["Search", "oriented"]
 
 # A refined cell whose enclosure kept more than this share of its parent's width "stalled";
 # if the enclosure at its middle point is at least half as wide, its gap is the limit.
@@ -36,7 +36,7 @@ _SIMILAR = 2.0
 _MOVES = 3
 
 
-def _oriented(sense, lo, hi):
+def oriented(sense, lo, hi):
     """Bounds of the loss to minimize (the criterion, or minus it when it is maximized)."""
     return (lo, hi) if sense == "min" else (-hi, -lo)
 
@@ -52,7 +52,7 @@ class Search:
         # sampled criterion: a cell's value is a sample at other points, no bound at the choice)
         self.encloses = getattr(crit, "encloses", True)
         self.edges, lo_, hi_, self.cert = crit.cover(lo, hi)
-        self.lo, self.hi = _oriented(crit.sense, lo_, hi_)
+        self.lo, self.hi = oriented(crit.sense, lo_, hi_)
         self.parent = np.full(self.lo.size, np.inf)  # width of the cell each cell was refined from
         self.refinements = 0
         self.widths = []  # the chosen point's enclosure width at each global tightening
@@ -70,7 +70,7 @@ class Search:
         i = int(np.argmin(self.hi))
         t = log_mid(self.edges[i], self.edges[i + 1])
         _, plo, phi, _ = self.crit.cover(t, t)
-        plo, phi = _oriented(self.crit.sense, plo, phi)
+        plo, phi = oriented(self.crit.sense, plo, phi)
         if self.encloses:
             value = (max(float(plo[0]), float(self.lo[i])), min(float(phi[0]), float(self.hi[i])))
         else:
@@ -157,7 +157,7 @@ class Search:
         i, j = np.searchsorted(self.edges, a, side="left"), np.searchsorted(self.edges, b, side="left")
         old = float(np.max(self.hi[i:j] - self.lo[i:j])) if j > i else np.inf
         edges, lo, hi, cert = cover
-        lo, hi = _oriented(self.crit.sense, lo, hi)
+        lo, hi = oriented(self.crit.sense, lo, hi)
         if self.encloses and j > i:
             edges, lo, hi, cert = self._kept(i, j, edges, lo, hi, cert)
         if (edges.size == j - i + 1 and np.array_equal(edges, self.edges[i:j + 1]) and np.all(lo <= self.lo[i:j])

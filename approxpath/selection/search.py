@@ -23,7 +23,7 @@ from ..compute.distributed import result, submit
 from ..driver.parallel import pool, single_threaded
 from ..progress import delta_bar, shown_name
 from .advice import RangeWarning, ShortfallWarning
-from .branch import Search
+from .branch import Search, oriented
 from .cover import ClosedForm, Sampled, Tracks, Validation
 from .folds import check_shuffle, default_criterion, fold_problems
 from .nodes import BandwidthFolds, NodeClosedForm
@@ -332,9 +332,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
     search, t, value, delta = single_threaded(run)
     if not sampled:
         _warn_edge(search, value, t, lo, hi, problem.parameter)
-    if crit.sense == "max":
-        value = (-value[1], -value[0])
-    low, high = (search.lo, search.hi) if crit.sense == "min" else (-search.hi, -search.lo)
+    value, (low, high) = oriented(crit.sense, *value), oriented(crit.sense, search.lo, search.hi)
     certified = not sampled and bool(np.all(search.cert))
     result = Selection(t=float(t), value=(float(value[0]), float(value[1])),
                        delta=float("nan") if sampled else float(delta), criterion=criterion, sense=crit.sense,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cells import CellBound
+from ..driver import MAX_PIECES
 from ..driver.run import Budget, Run
 from ..driver.strategies import STRATEGIES
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
@@ -162,7 +163,7 @@ class Engine:
             raise self._spent()
         problem = self.problem_at(k, w)
         what = f"the bandwidth path at {problem.bound.weight} = {w:.6g}"
-        run = _WarmRun(problem, share * eps, relative, lo, hi, self.solver, Budget(left, 200_000, None),
+        run = _WarmRun(problem, share * eps, relative, lo, hi, self.solver, Budget(left, MAX_PIECES, None),
                        solves=self.solves[k], weight=w, share=(share, what))
         try:
             pieces = STRATEGIES["interpolate"](run)(None)

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import BudgetExceededError
 from ..numerics import log_mid, log_width
+from ..selection.branch import oriented
 from ..selection.nodes import NodeClosedForm
 from .result import SurfaceSelection
 
@@ -114,14 +115,11 @@ class BoxNodes:
     def solves(self):
         return sum(level.solves for level in self._levels.values())
 
-    def _oriented(self, low, high):
-        return (low, high) if self.sense == "min" else (-high, -low)
-
     def cell(self, t1, t2, w1, w2):
         """``(low, high, edge)``: the criterion (oriented: smaller is better) on the cell and the
         width of its wider λ edge's own enclosure."""
         first, second = self.edge(t1, t2, w1), self.edge(t1, t2, w2)
-        low, high = self._oriented(*self.level(w1).problem.bound.box_enclosure(first, second))
+        low, high = oriented(self.sense, *self.level(w1).problem.bound.box_enclosure(first, second))
         return low, high, max(e.enclosure[1] - e.enclosure[0] for e in (first, second))
 
     def edge(self, t1, t2, w):
@@ -161,7 +159,7 @@ class BoxNodes:
     def point(self, t, w):
         """The criterion (oriented) at the single point ``(t, w)``."""
         self.level(w).optimum(t)
-        return self._oriented(*self.edge(t, t, w).enclosure)
+        return oriented(self.sense, *self.edge(t, t, w).enclosure)
 
 
 class WeightNodes:
@@ -188,8 +186,7 @@ class WeightNodes:
             lo, hi = np.array([self._nodes.point(self.t, a)]).T
         else:
             lo, hi, _ = np.array([self._nodes.cell(self.t, self.t, u, v) for u, v in zip(edges[:-1], edges[1:])]).T
-        if self.sense == "max":  # the nodes' values are oriented: smaller is better
-            lo, hi = -hi, -lo
+        lo, hi = oriented(self.sense, lo, hi)  # back from the nodes' orientation (smaller is better)
         return edges, lo, hi, np.ones(lo.size, dtype=bool)
 
 
@@ -268,9 +265,7 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
         nodes.keep(new)
         rounds += 1
     sides = at_sides(cells, hi, value[1], i, (t_lo, t_hi, w_lo, w_hi))
-    if sense == "max":
-        value = (-value[1], -value[0])
-        lo, hi = -hi, -lo
+    value, (lo, hi) = oriented(sense, *value), oriented(sense, lo, hi)
     t_edges, w_edges, LO, HI = _overlay(cells, lo, hi)
     return SurfaceSelection(t=t, w=w, weight=problem.bound.weight, value=(float(value[0]), float(value[1])),
                             delta=float(delta), criterion=name, tol=float(tol), t_edges=t_edges, w_edges=w_edges,

@@ -307,6 +307,21 @@ def load_surface(file, X=None, y=None, verify=True):
     """Read a surface certificate written by :meth:`Surface.save` (as :func:`approxpath.load_path`:
     verified first when the data are given or carried; else unverified, without a problem).
 
+    Parameters
+    ----------
+    file : str or path-like
+        The ``.npz`` surface certificate.
+    X : ndarray of shape (n, d), optional
+        The data it was computed on (with ``y``); else the data the file carries, if any.
+    y : ndarray of shape (n,), optional
+    verify : bool, default True
+        Verify before loading (:func:`approxpath.verify`); False loads unverified
+        (``verified`` False, nothing reported as certified).
+
+    Returns
+    -------
+    Surface
+
     Raises
     ------
     InputError

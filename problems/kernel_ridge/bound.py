@@ -37,7 +37,6 @@ import numpy as np
 from approxpath.bound import Option
 from approxpath.moving import bernstein_at, coefficient_rounding, is_moving, parts
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
-from approxpath.validate import real_targets
 
 from .._regression import CHAIN, KernelEnclosures
 from .selecting import ClosedFormSelection
@@ -76,10 +75,6 @@ class RidgeBound(ClosedFormSelection, KernelEnclosures):
     # term does not depend on it; the dual objective's -a'K_t a/lam is concave in lam; no
     # constraints.
     weight_convex = True
-
-    def __init__(self, X, y, **options):
-        super().__init__(X, y, **options)
-        self.y = real_targets(self.name, self.y)
 
     def errors(self, primal, dual, lo, hi):
         errors = []

@@ -22,7 +22,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from approxpath.errors import InputError
 from approxpath.selection import ValidationCurve, evaluation_points
+
+from .problem import KernelRidge
 
 __all__ = ["loocv", "loocv_curve"]
 
@@ -68,8 +71,8 @@ def loocv_curve(path, ts=None, selection="pieces", n_grid=100):
         (from the certified gap; ``inf`` where the piece is not certified).
     """
     problem = path.require_problem()
-    if problem.name != "kernel_ridge":
-        raise ValueError(f"loocv_curve needs a kernel_ridge path; got {problem.name}")
+    if not isinstance(problem, KernelRidge):
+        raise InputError(f"loocv_curve needs a kernel_ridge path; got {problem.name}")
     ts = evaluation_points(path, selection, n_grid) if ts is None else np.sort(np.asarray(ts, dtype=float))
     loss, err, bound, kind = [], [], [], []
     for t in ts:

@@ -39,7 +39,7 @@ def _combination(bound, dual, lo, hi, x):
     return np.outer(A, w[0]) + np.outer(B, w[1]), Kw, w
 
 
-def box_errors(bound, dual, lo, hi):
+def box_errors(dual, lo, hi):
     """Why the moving dual leaves :math:`[0, C]` somewhere on the C piece ``[lo, hi]`` (a list):
     nonnegative weights, and at both ends :math:`\\alpha(C) \\le C`, rigorously (the combination's
     rounding and the weights' included)."""

@@ -50,7 +50,7 @@ def pair_errors(bound, primal, dual, lo, hi):
     if errors:
         return errors
     if c_moving:
-        errors += box_errors(bound, dual, lo, hi)
+        errors += box_errors(dual, lo, hi)
     elif is_moving(dual):
         W = dual.weights
         if W.min() < 0:

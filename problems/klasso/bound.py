@@ -51,13 +51,6 @@ class KLassoBound(RegressionBound):
     Dual = KLassoDual
     DUAL_RESTORATIONS = ("moving", "scaling")
 
-    @property
-    def moving_degrees(self):
-        """Scaled duals (degree 0) on either path; with ``dual_restoration="moving"`` duals
-        moving linearly in the bandwidth, and pairs moving linearly in lambda (:mod:`.lam_path`)."""
-        degree = 1 if self.options["dual_restoration"] == "moving" else 0
-        return {"bandwidth": degree, "lam": degree}
-
     def errors(self, primal, dual, lo, hi):
         if is_moving(primal) and self.sweep.along_bandwidth:
             return ["the primal of klasso does not move on a bandwidth piece (its dual does)"]

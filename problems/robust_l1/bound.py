@@ -59,13 +59,6 @@ class RobustL1Bound(RegressionBound):
     Dual = RobustL1Dual
     DUAL_RESTORATIONS = ("moving", "projection", "scaling")
 
-    @property
-    def moving_degrees(self):
-        """Scaled points (degree 0) on either path; with ``dual_restoration="moving"`` pairs
-        moving linearly in the bandwidth or in lambda."""
-        degree = 1 if self.options["dual_restoration"] == "moving" else 0
-        return {"bandwidth": degree, "lam": degree}
-
     def errors(self, primal, dual, lo, hi):
         for side, point, name in (("beta", primal, "beta"), ("u", dual, "u")):
             for p in point.points if is_moving(point) else (point,):

@@ -219,7 +219,7 @@ class _Follower:
             p = sys.point(alpha, beta, lam)
             if np.argmax(p.q) == i:  # feature i still leads: no event between 0 and b0
                 break
-            b0 *= 0.1
+            b0 *= 0.1  # a decade closer to beta = 0, where feature i leads (_START_SHRINKS decades at most)
         else:
             raise _Stop(f"feature {i} leads at beta = 0 but not at beta_{i} = {b0:.3g}: the start is degenerate (at "
                         f"C = {sys.C:.3g} the constraint alpha'K alpha <= C binds with a multiplier of only {lam:.3g}; "
@@ -331,7 +331,7 @@ class _Follower:
         b, fb = h, mon[0]
         best = best_lo = None
         side = 0
-        for _ in range(60):
+        for _ in range(60):  # regula falsi with bisection: 60 halvings reach 1e-18 of h, below the stop below
             c = b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)
             if not (a < c < b):
                 c = 0.5 * (a + b)
@@ -359,7 +359,7 @@ class _Follower:
                     return best_lo
             if abs(fb) <= _LOCATE_TOL:
                 return best
-            if b - a <= 1e-15 * h:
+            if b - a <= 1e-15 * h:  # the bracket at a few units of roundoff of the step: nothing left to locate
                 break
         return best if best is not None else best_lo
 

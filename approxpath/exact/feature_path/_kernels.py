@@ -99,7 +99,15 @@ class _ArdGaussian:
         return np.exp(-E)
 
 
-class _GaussianAt:
+class _KernelAt:
+    """What the kernels at one β share: the first derivatives' products from :meth:`first`."""
+
+    def first_vectors(self, alpha, feats):
+        """:math:`\\partial_k K\\alpha` for the features ``feats``, shape (len(feats), n)."""
+        return np.stack([self.first(k) @ alpha for k in feats]) if len(feats) else np.zeros((0, alpha.size))
+
+
+class _GaussianAt(_KernelAt):
     """The ARD-Gaussian kernel at one β."""
 
     def __init__(self, kern, beta):
@@ -119,10 +127,6 @@ class _GaussianAt:
     def second(self, k, l):
         """:math:`\\partial_k \\partial_l K = -D_l \\odot \\partial_k K`."""
         return -self.kern.dist(l) * self.first(k)
-
-    def first_vectors(self, alpha, feats):
-        """:math:`\\partial_k K\\alpha` for the features ``feats``, shape (len(feats), n)."""
-        return np.stack([self.first(k) @ alpha for k in feats]) if len(feats) else np.zeros((0, alpha.size))
 
     def second_forms(self, alpha, rows, cols):
         """:math:`\\alpha^\\top \\partial_k\\partial_l K\\alpha` for k in ``rows``, l in
@@ -200,7 +204,7 @@ class _ArdPolynomial:
         return (1.0 + S) ** self.degree
 
 
-class _PolynomialAt:
+class _PolynomialAt(_KernelAt):
     """The ARD-polynomial kernel at one β."""
 
     def __init__(self, kern, beta):
@@ -227,9 +231,6 @@ class _PolynomialAt:
     def second(self, k, l):
         dk, dl = self._ds(k), self._ds(l)
         return self.G2 * dk * dl - self.G1 * (dk + dl) / self.B1
-
-    def first_vectors(self, alpha, feats):
-        return np.stack([self.first(k) @ alpha for k in feats]) if len(feats) else np.zeros((0, alpha.size))
 
     def second_forms(self, alpha, rows, cols):
         """:math:`\\alpha^\\top \\partial_k\\partial_l K\\alpha` (rows x cols): with

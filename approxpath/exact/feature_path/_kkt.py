@@ -168,14 +168,16 @@ def inner_solve(K, y, C):
         lam = math.exp(mu)
         return math.log(np.sum(w * c**2 / (w + lam) ** 2)) - math.log(C)
 
-    hi = 0.5 * math.log(max(np.sum(w * c**2) / C, 1e-300)) + 0.01  # phi(lam) <= sum w c^2 / lam^2 < C
-    lo = hi - 5.0
+    # phi(lam) <= sum w c^2 / lam^2 < C there (0.01 past that point; 1e-300 keeps the log finite)
+    hi = 0.5 * math.log(max(np.sum(w * c**2) / C, 1e-300)) + 0.01
+    lo = hi - 5.0  # steps of a factor e^5 ~ 150 in lambda down to a sign change
     while excess(lo) < 0:
         lo -= 5.0
         if lo < hi - 200:  # exp(-200): nothing left to find in double precision
             raise SolverError("inner kernel ridge solve: no multiplier found (the constraint is barely active)")
     from scipy.optimize import brentq  # (here: `approxpath exact` and `crosscheck` need none of it, ~0.15 s)
 
+    # log lambda to the last bits (brentq's smallest rtol); 200 iterations: far more than it takes
     mu = brentq(excess, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
     lam = math.exp(mu)
     alpha = Q @ (c / (w + lam))

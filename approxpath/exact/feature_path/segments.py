@@ -142,7 +142,7 @@ class _Segment:
         self.alphas, self.a0 = (np.asarray(alpha_a, float), np.asarray(alpha_b, float)), (a0_a, a0_b)
         self._K = {}
         self.delta = None
-        if kern.name == "ard-gaussian":
+        if hasattr(kern, "dist"):  # the Gaussian, exp(-sum_k beta_k D_k): Delta = sum_k delta_k D_k
             d = self.ends[1] - self.ends[0]
             feats = np.flatnonzero(d)
             n = y.size
