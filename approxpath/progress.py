@@ -51,7 +51,7 @@ class PathBar:
         self.lo, self.hi, self.parameter = lo, hi, parameter
         self._s_lo, self._width = math.log(lo), math.log(hi) - math.log(lo)
         self.reached = lo
-        self.counts = ""  # ", 1,234 pieces, 56 solves" once known: narrow pieces move the value slowly
+        self.counts = ""  # ", 56 exact solves" once known: where pieces are narrow the value moves slowly
         # the parameter reached is shown through the bar's "unit" field (tqdm's postfix would
         # prepend a comma)
         self._bar = _tqdm(total=_STEPS, desc=desc, leave=True,
@@ -62,14 +62,14 @@ class PathBar:
         if self._bar is not None:
             self._bar.unit = f"{self.parameter} = {self.reached:.4g} of [{self.lo:.4g}, {self.hi:.4g}]{self.counts}"
 
-    def update_to(self, t, pieces=None, solves=None):
-        """Everything up to ``t`` is done (a ``t`` below the last one is ignored), in ``pieces``
-        pieces and ``solves`` exact solves so far where given."""
+    def update_to(self, t, solves=None):
+        """Everything up to ``t`` is done (a ``t`` below the last one is ignored), with ``solves``
+        exact solves so far where given."""
         if not t > self.reached:
             return
         self.reached = min(float(t), self.hi)
-        if pieces is not None:
-            self.counts = f", {pieces:,} pieces, {solves:,} solves"
+        if solves is not None:
+            self.counts = f", {solves:,} exact solves"
         if self._bar is None:
             return
         frac = (math.log(self.reached) - self._s_lo) / self._width if self._width > 0 else 1.0

@@ -111,7 +111,6 @@ def test_targets_whose_squares_overflow_are_refused_at_once():
     approxpath.get_problem("kernel_ridge")(X, y * 1e100, lam=0.1)  # large but representable: accepted here
 
 
-
 @pytest.mark.parametrize("name", ["klasso", "robust_l1", "kernel_ridge"])
 def test_targets_whose_squares_underflow_are_refused_at_once(name):
     """klasso on y * 1e-159 (squares subnormal) stopped with a WeakDualityError blaming its own

@@ -120,7 +120,6 @@ def test_crosscheck_flags_one_corrupted_coefficient(lam_path):
     assert [c.index for c in crosscheck(problem, lam_path.t, arrays_b0, tol=1e-8, relative=True).flagged] == [0]
 
 
-
 def test_a_segment_bound_that_fails_leaves_the_segment_sampled_and_says_why(lam_path, monkeypatch):
     """A numerical failure of the problem's segment bound: the segment is sampled, its note says
     why; a bug in it (TypeError) is raised, not hidden as a sampled segment."""

@@ -36,8 +36,13 @@ def _crossings(trees):
     where = _definitions(trees)
     for path, tree in trees.items():
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level:  # the package's own modules
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("approxpath")):
                 yield from (f"{path}:{node.lineno} imports {a.name}" for a in node.names if _private(a.name))
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                  and node.func.id in ("getattr", "hasattr") and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+                  and isinstance(node.args[1].value, str) and where.get(node.args[1].value)
+                  and path not in where[node.args[1].value]):
+                yield f"{path}:{node.lineno} reads {ast.unparse(node)}"
             elif (isinstance(node, ast.Attribute) and _private(node.attr) and where.get(node.attr)
                   and path not in where[node.attr]
                   and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
@@ -52,5 +57,7 @@ def test_no_module_reaches_another_modules_private_names():
 
 def test_the_check_finds_a_crossing():
     trees = {"a.py": ast.parse("def _helper():\n    pass\n"),
-             "b.py": ast.parse("from .a import _helper\nimport a\na._helper()\n")}
-    assert list(_crossings(trees)) == ["b.py:1 imports _helper", "b.py:3 reads a._helper"]
+             "b.py": ast.parse("from .a import _helper\nimport a\na._helper()\ngetattr(a, '_helper', None)\n"
+                               "from approxpath.a import _helper\n")}
+    assert set(_crossings(trees)) == {"b.py:1 imports _helper", "b.py:3 reads a._helper",
+                                      "b.py:4 reads getattr(a, '_helper', None)", "b.py:5 imports _helper"}

@@ -222,7 +222,6 @@ def test_marching_pieces_need_fewer_tries_than_halving(monkeypatch):
     assert counts[1][0] < 1.4 * counts[1][1] and counts[None][0] > 1.8 * counts[None][1]
 
 
-
 @pytest.mark.parametrize("scale, kw, interval", [
     (1e-12, dict(lam=0.1), (0.5, 5.0)),  # tiny targets: the LP's reduced costs within HiGHS's absolute tolerance
     (1e6, dict(lam=0.1), (0.5, 5.0)),

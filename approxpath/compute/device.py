@@ -155,7 +155,7 @@ class DeviceKernels:
         xp, n = accelerator.xp, base.n
         self._xp, self._rows = xp, max(1, _BLOCK_BYTES // (8 * n))
         self._D = self._X = self._w = None
-        stored = base.D if base.mode == "dense" else getattr(base, "_D", None)
+        stored = None if base.mode == "blocked" else base.D  # (blocked: never stored)
         free = accelerator.free_bytes() if accelerator.free_bytes is not None else None
         room = free is None or 8.0 * n * n + _WORK_BYTES <= free
         if stored is not None and room:

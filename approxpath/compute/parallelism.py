@@ -225,9 +225,10 @@ def managed(func):
     """Decorator of the library's entry points: ``func`` runs with BLAS on one thread, the
     kernel threads having the cores (see the module).  A BLAS library loaded during the call
     (scipy's, with ``scipy.linalg``) is put on one thread at the next kernel pass
-    (:func:`parallel_map`), :func:`blas_threads` or managed call inside it; every library gets its setting back when the outermost managed call
-    returns.  ``APPROXPATH_NUM_THREADS`` is checked when the call starts (a bad value refused
-    before any work, not at the first kernel pass of a large problem)."""
+    (:func:`parallel_map`), :func:`blas_threads` or managed call inside it; every library gets
+    its setting back when the outermost managed call returns.  ``APPROXPATH_NUM_THREADS`` is
+    checked when the call starts (a bad value refused before any work, not at the first kernel
+    pass of a large problem)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):

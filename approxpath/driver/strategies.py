@@ -212,6 +212,7 @@ class TwoSided(Strategy):
             pieces += got
             run.count(len(got))
             self.remote_solves += solves
+            run.remote_solves += len(solves)
             run.solve_s += solve_s
             run.certify_s += certify_s
             run.failed.update(failed)
