@@ -40,8 +40,8 @@ def _crossings(trees):
                 yield from (f"{path}:{node.lineno} imports {a.name}" for a in node.names if _private(a.name))
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                   and node.func.id in ("getattr", "hasattr") and len(node.args) > 1
-                  and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) and where.get(node.args[1].value)
-                  and path not in where[node.args[1].value]):
+                  and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                  and where.get(node.args[1].value) and path not in where[node.args[1].value]):
                 yield f"{path}:{node.lineno} reads {ast.unparse(node)}"
             elif (isinstance(node, ast.Attribute) and _private(node.attr) and where.get(node.attr)
                   and path not in where[node.attr]
