@@ -142,7 +142,8 @@ def stored_bound(bound, level=0.0):
     below them moves by *their* last bits where a verifier's BLAS sums in another order (robust
     l1, n = 1000: 7.8e-13 on a bound of 1.3e-5 beside an optimal value of 372, 6e-8 of the
     bound), and the target is within a factor eps of them."""
-    # (+1e-300: a zero bound becomes positive, so the stored bound is strictly above an exact zero gap)
+    # (+1e-300: the pad where bound and level are 0, whose recomputation elsewhere can come out a few
+    # subnormal steps above 0)
     return float(bound + STORED_PAD * max(abs(bound), abs(level)) + 1e-300)
 
 
