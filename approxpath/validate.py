@@ -215,12 +215,11 @@ def check_y(y):
     if y.dtype.kind in "f" and not np.all(np.isfinite(y)):
         bad = int(np.flatnonzero(~np.isfinite(y))[0])
         raise InputError(f"y contains NaN or inf (first at index {bad}): drop or impute those samples")
+    top = float(np.max(np.abs(y))) if y.dtype.kind in "f" and y.size else 0.0
     with np.errstate(over="ignore"):  # every objective holds ||y||^2 or its terms
         overflows = y.dtype.kind in "f" and not np.isfinite(np.dot(y, y))
     if overflows:
-        raise InputError(f"y's squares overflow double precision (largest |y| = {float(np.max(np.abs(y))):.3g}): "
-                         "scale the targets")
-    top = float(np.max(np.abs(y))) if y.dtype.kind in "f" and y.size else 0.0
+        raise InputError(f"y's squares overflow double precision (largest |y| = {top:.3g}): scale the targets")
     if 0.0 < top < _SMALLEST_Y:
         raise InputError(f"y's squares underflow double precision (largest |y| = {top:.3g}): scale the targets")
     return y

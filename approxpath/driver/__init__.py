@@ -322,7 +322,7 @@ def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None
                       "the regions around them may be uncovered (see path.uncovered())", stacklevel=3)
     if seeds is not None:
         seeds.update(run.anchors)
-    return pieces, [t for t in run.anchors if t not in run.reused] + chosen.remote_solves, run.solve_s, run.certify_s
+    return pieces, [t for t in run.anchors if t not in run.reused] + run.remote_solves, run.solve_s, run.certify_s
 
 
 # The solver failures a warning names (the rest are counted).

@@ -142,7 +142,7 @@ class Run:
         self.anchors = dict(anchors or {})
         self.seeds = {t: pair for t, pair in (seeds or {}).items() if lo <= t <= hi and t not in self.anchors}
         self.reused = set()  # seeds taken as anchors (not solves of this run)
-        self.remote_solves = 0  # exact solves made by segment tasks elsewhere (workers), so far
+        self.remote_solves = []  # where segment tasks elsewhere (workers) made exact solves, so far
         self.stored = {}  # t -> pair of an interrupted run's exact solve (a checkpoint), used when asked for
         self.failed = {}  # t -> why no solver produced a pair there
         self.solve_s = self.certify_s = 0.0
@@ -332,7 +332,7 @@ class Run:
     def advance(self, a, b):
         """Report everything up to ``b`` as done to the progress bar (``[a, b]`` was the last part)."""
         if self.progress is not None:
-            self.progress.update_to(b, len(self.anchors) - len(self.reused) + self.remote_solves)
+            self.progress.update_to(b, len(self.anchors) - len(self.reused) + len(self.remote_solves))
 
     def save(self, pieces, state):
         """Write the finished work to the checkpoint (if any): the strategy's ``pieces`` and

@@ -52,7 +52,6 @@ class Strategy:
         self.run = run
         self.certifier = Certifier(run)
         self.submit = submit
-        self.remote_solves = []  # exact solves made by segment tasks elsewhere
         self._floors = set()  # the exact solves whose narrowest piece was tried
 
     def _refuse_below_floor(self, left, cands):
@@ -211,8 +210,7 @@ class TwoSided(Strategy):
             got, solves, solve_s, certify_s, failed = result(future)
             pieces += got
             run.count(len(got))
-            self.remote_solves += solves
-            run.remote_solves += len(solves)
+            run.remote_solves += solves
             run.solve_s += solve_s
             run.certify_s += certify_s
             run.failed.update(failed)
