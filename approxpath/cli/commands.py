@@ -60,7 +60,7 @@ def budget(args):
 
 
 def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
-    from ..driver import STRATEGIES
+    from ..driver import MAX_PIECES, MAX_SOLVES, STRATEGIES
 
     p.add_argument("--eps", type=parse_number, default=0.125, help="admissible suboptimality (default 0.125)")
     p.add_argument("--relative", action="store_true", help="eps is relative to the optimal value")
@@ -86,8 +86,9 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--checkpoint", default=None, metavar="FILE",
                    help="write finished work here as the run goes (default with --out: OUT.partial.npz)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
-    p.add_argument("--max-solves", type=int, default=10_000, help="stop past this many exact solves (default 10000)")
-    p.add_argument("--max-pieces", type=int, default=200_000, help="stop past this many pieces (default 200000)")
+    p.add_argument("--max-solves", type=int, default=MAX_SOLVES,
+                   help=f"stop past this many exact solves (default {MAX_SOLVES})")
+    p.add_argument("--max-pieces", type=int, default=MAX_PIECES, help=f"stop past this many pieces (default {MAX_PIECES})")
     p.add_argument("--solve-time-limit", type=parse_number, default=None, metavar="SECONDS",
                    help="per exact solver call (Clarabel, SCS, HiGHS, the feature-sign search); out of time = "
                    "failed, the next solver is tried")

@@ -128,11 +128,15 @@ def submit(executor, fn, *args):
         # (a closed client raises ClosedClientError, or before distributed 2024 a plain Exception)
         if not (getattr(executor, "status", "running") in ("closing", "closed") or isinstance(exc, CommClosedError)):
             raise
-        raise ClusterError(f"the Dask client or its scheduler went away during the run ({type(exc).__name__}: "
-                           f"{' '.join(str(exc).split())})") from None
+        raise ClusterError(f"the Dask client or its scheduler went away during the run ({_flat(exc)})") from None
     if getattr(executor, "approxpath_own", False):  # a pool of parallel.pool (never retires a worker):
         future.approxpath_pool = executor  # result() watches its workers
     return future
+
+
+def _flat(exc):
+    """``"TypeName: its message"`` on one line (Dask's messages span lines)."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
 def result(future):
@@ -166,9 +170,8 @@ def result(future):
             pass
         except (CancelledError, KilledWorker) as exc:
             who = "its scheduler went away" if "scheduler" in str(exc) else "its workers died"
-            raise ClusterError(f"the Dask cluster lost work of this run ({type(exc).__name__}: "
-                               f"{' '.join(str(exc).split())}): {who}; run again on a cluster that stays up, or "
-                               "without it") from None
+            raise ClusterError(f"the Dask cluster lost work of this run ({_flat(exc)}): {who}; run again on a "
+                               "cluster that stays up, or without it") from None
         if getattr(client, "status", "running") in ("closing", "closed"):
             raise ClusterError("the Dask client was closed during the run")
         if client.nthreads():
