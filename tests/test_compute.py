@@ -316,6 +316,22 @@ def test_background_work_runs_with_the_callers_kernel_threads():
             assert th.background(th.kernel_threads).result() == count
 
 
+def test_clarabel_runs_on_one_thread_whatever_the_kernel_threads():
+    """Clarabel's own threads (rayon's, 0.10 and later) are the exact solvers' one thread
+    (``SOLVER_THREADS``), whatever ``n_jobs`` says: its points then do not depend on the thread
+    count (at n = 600 they differed in the last bits between one and two threads), and a forked
+    worker has no pool of the parent's to wait for."""
+    import clarabel
+
+    from approxpath.solvers import SolveSettings
+    from approxpath.solvers.conic import _clarabel_options
+
+    has_threads = hasattr(clarabel.DefaultSettings(), "max_threads")
+    for count in (1, 3):
+        with th.threads(count):
+            assert _clarabel_options(SolveSettings()).get("max_threads") == (1 if has_threads else None)
+
+
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # the non-finite X below
 def test_the_distances_checks_come_first_and_their_sha256_after(monkeypatch):
     """``checks()`` (finite, largest) without waiting for the hash; ``summary()`` adds the

@@ -366,3 +366,28 @@ def test_a_users_pool_that_retires_its_workers_is_not_a_lost_worker():
     with ProcessPoolExecutor(2, max_tasks_per_child=1) as pool:
         paths = approxpath.map_paths(problems, eps=0.5, interval=(1.0, 1.5), relative=True, executor=pool)
     assert all(p.certified for p in paths)
+
+
+def test_clarabels_solves_in_a_worker_process_do_not_wait_for_the_parents_threads(tmp_path):
+    """Clarabel (0.10 and later) factors on rayon's threads; a worker forked from a process whose
+    solves started them has none: its first solve large enough to run in parallel (the SVM at
+    n = 200, when scikit-learn and libSVM are not installed) waited forever.  Clarabel now runs on
+    one thread (``max_threads``: compute.parallelism.SOLVER_THREADS): the path ends and certifies."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import approxpath
+        from approxpath.data import make_classification
+
+        X, y = make_classification(n=200, d=2, seed=0)
+        problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
+        approxpath.approximate_path(problem, eps=0.5, interval=(2.0**-6, 2.0**8), solver=["clarabel"])  # (threads)
+        path = approxpath.approximate_path(problem, eps=0.05, interval=(2.0**-6, 2.0**8), workers=2,
+                                           solver=["clarabel"])
+        print(path.certified, approxpath.verify(path.save({str(tmp_path / "c.npz")!r}), X, y).ok)
+    """)
+    # (~6 s; the old code waited forever)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["True", "True"], done

@@ -7,12 +7,14 @@ non-optimal status or a non-finite point raises :class:`~approxpath.errors.Solve
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..compute.parallelism import SOLVER_THREADS
 from ..errors import SolverError
 from . import current_settings
 
@@ -82,7 +84,16 @@ def _clarabel_options(cfg):
         out.update(max_iter=_CLARABEL_TIGHT_ITERS, iterative_refinement_max_iter=_CLARABEL_TIGHT_REFINE)
     if cfg.time_limit is not None:
         out["time_limit"] = float(cfg.time_limit)
+    if _clarabel_has_threads():  # (Clarabel 0.10 and later: faer's factorization on rayon's threads)
+        out["max_threads"] = SOLVER_THREADS
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _clarabel_has_threads():
+    import clarabel
+
+    return hasattr(clarabel.DefaultSettings(), "max_threads")
 
 
 def _scs_options(cfg):

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from approxpath.compute.parallelism import SOLVER_THREADS
 from approxpath.errors import InputError, SolverError
 from approxpath.validate import check_gram_problem
 
@@ -187,9 +188,8 @@ def _new_highs(highspy):
     """A silent ``highspy.Highs`` with the options every solve here uses."""
     h = _quiet_highs(highspy)
     h.setOptionValue("solver", "simplex")
-    # one thread: the dense LP's simplex gains nothing from HiGHS's parallel dual simplex on
-    # two shared cores, and the path driver may run several solves side by side
-    h.setOptionValue("threads", 1)
+    # (the dense LP's simplex gained nothing from HiGHS's parallel dual simplex on two shared cores)
+    h.setOptionValue("threads", SOLVER_THREADS)
     # feasibility tolerances at HiGHS's smallest (default 1e-7): with the default, a vertex at
     # sinc n = 1000 (10 % outliers), t = 0.292 certified a gap of 2.6e-4 against the acceptance
     # mark 3.9e-5, and Clarabel (51 s, failed) and SCS (37 s) were tried after it; with 1e-10, 2.4e-7
