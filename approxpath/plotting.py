@@ -23,7 +23,7 @@ from .compute.kernels import gaussian
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["plot_bounds", "plot_solves", "plot_validation", "plot_condition", "kernel_condition_numbers",
-           "save_figure", "figure_and_axes", "parameter_label", "parameter_symbol"]
+           "save_figure", "figure_and_axes", "parameter_label", "parameter_symbol", "need_matplotlib"]
 
 # Colours of the Okabe-Ito palette (distinguishable with the common colour-vision deficiencies).
 _UPPER, _LOWER, _GAP, _EPS, _SOLVE = "#D55E00", "#0072B2", "#009E73", "#CC79A7", "black"

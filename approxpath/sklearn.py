@@ -21,7 +21,12 @@ True
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import ClassifierMixin, RegressorMixin
+
+try:
+    from sklearn.base import ClassifierMixin, RegressorMixin
+except ModuleNotFoundError as exc:
+    raise ModuleNotFoundError("approxpath.sklearn needs scikit-learn: pip install 'approxpath[sklearn]'",
+                              name="sklearn") from exc
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 

@@ -10,6 +10,8 @@ D <= DETAIL magnified, Jacobian calls against D) to ``--out``.
 
     python examples/feature_selection_friedman.py [--out FILE] [--n 150] [--kappa 2] [--noise 0]
         [--seed 0] [--detail DETAIL]
+
+Needs matplotlib for its figure: pip install 'approxpath[plot]'.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from approxpath.data import make_friedman1
 from approxpath.exact.feature_path import feature_path, normalize_columns, plot_feature_path
+from approxpath.plotting import need_matplotlib
 
 
 def main(argv=None):
@@ -32,6 +35,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--detail", type=float, default=None, help="also draw the path at D <= DETAIL magnified")
     args = parser.parse_args(argv)
+    need_matplotlib()  # (the figure needs the plot extra: said now, not after the run)
     rng = np.random.default_rng(args.seed)
     X, y = make_friedman1(args.n, args.noise, rng)  # training, validation and test sets, drawn in turn
     Xval, yval = make_friedman1(100, args.noise, rng)

@@ -7,12 +7,15 @@ fast leave-one-out cross-validation statistic (Bindel's closed form) of the path
 piece with its certified error bar, the selected t, and the exact LOOCV there.  Then t and lambda
 chosen together by the exact optimum's LOOCV, certified within delta of every point of the box
 (no path: cells between exact optima).
+
+The figures (--plot, --plot-box) need matplotlib: pip install 'approxpath[plot]'.
 """
 
 import argparse
 
 import approxpath
 from approxpath.data import make_sinc
+from approxpath.plotting import need_matplotlib
 from approxpath.problems.kernel_ridge.loocv import loocv, loocv_curve
 
 
@@ -23,6 +26,8 @@ def main(argv=None):
     ap.add_argument("--plot-box", default=None, metavar="FILE", help="save the LOOCV enclosure over (t, lambda)")
     ap.add_argument("--box-tol", type=float, default=0.005, help="delta to reach over (t, lambda) (default 0.005)")
     args = ap.parse_args(argv)
+    if args.plot or args.plot_box:
+        need_matplotlib()  # (said now, not after the run)
     X, y = make_sinc(n=60, noise=0.1, seed=0)
     problem = approxpath.get_problem("kernel_ridge")(X, y, lam=0.1)
     path = approxpath.approximate_path(problem, eps=args.eps, interval=(0.05, 20.0))

@@ -14,6 +14,8 @@ the validation MSE and the number of landmarks (nonzero beta) are tracked along 
 Writes a PNG (best fit per bandwidth, validation MSE vs lambda, landmarks vs lambda) to ``--out``.
 
     python examples/klasso_sinc.py [--out FILE] [--eps 1e-3] [--quick]
+
+Needs matplotlib for its figure: pip install 'approxpath[plot]'.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 
 import approxpath
 from approxpath.data import make_sinc
+from approxpath.plotting import need_matplotlib, save_figure
 
 BANDWIDTHS = (0.1, 1.0, 10.0)
 LAM_MIN = 1e-4  # Wang et al. stop the lambda path at 1e-4
@@ -36,6 +39,7 @@ def main(argv=None):
     parser.add_argument("--eps", type=float, default=1e-3, help="admissible suboptimality (default 1e-3)")
     parser.add_argument("--quick", action="store_true", help="eps = 0.02 and lambda >= 0.003 (seconds)")
     args = parser.parse_args(argv)
+    need_matplotlib()  # (the figure needs the plot extra: said now, not after the run)
     eps, lam_min = (2e-2, 3e-3) if args.quick else (args.eps, LAM_MIN)
 
     X, y = make_sinc(n=100, low=-3.0, high=3.0, noise=0.08, seed=0)
@@ -60,12 +64,10 @@ def main(argv=None):
         results.append((t, problem, path, lams, mse, landmarks, k))
     print(f"wall {time.perf_counter() - t0:.1f} s")
 
-    import matplotlib
+    from matplotlib.figure import Figure  # matplotlib's object API: no global backend or pyplot state
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 4.6))
+    fig = Figure(figsize=(15, 4.6))
+    ax, ax2, ax3 = fig.subplots(1, 3)
     grid = np.linspace(-3, 3, 600)
     ax.plot(grid, np.sinc(grid), "k--", lw=1, label="sinc(x)")
     ax.plot(X[train, 0], y[train], ".", color="0.3", ms=6, label="training (50)")
@@ -92,8 +94,7 @@ def main(argv=None):
     ax3.set_title("nonzero beta of the paths' (eps-optimal) points")
     ax3.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(args.out, dpi=120)
-    plt.close(fig)
+    save_figure(fig, args.out)
     print(f"figure written to {args.out}")
     return 0 if all(r[2].certified for r in results) else 1
 

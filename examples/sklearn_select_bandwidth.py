@@ -9,6 +9,8 @@ validation loss along the path and reports it with the certified gap of the sele
 Then kernel ridge regression chooses its bandwidth and lambda together by leave-one-out
 cross-validation of the whole data, certified over the whole box (no validation split, no path).
 Seeded synthetic data only (runs in seconds, no downloads).
+
+Needs scikit-learn: pip install 'approxpath[sklearn]' (and matplotlib for --plot: 'approxpath[plot]').
 """
 
 import argparse
@@ -16,6 +18,7 @@ import argparse
 import numpy as np
 
 from approxpath.data import make_classification, make_sinc
+from approxpath.plotting import need_matplotlib
 from approxpath.sklearn import KernelPathRegressor, KernelPathRidge, KernelPathSVC
 
 
@@ -23,6 +26,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--plot", default=None, metavar="FILE", help="save the classifier's validation curve")
     args = ap.parse_args(argv)
+    if args.plot:
+        need_matplotlib()  # (said now, not after the run)
 
     X, y = make_classification(n=200, d=2, seed=0)
     X_test, y_test = make_classification(n=1000, d=2, seed=1)

@@ -168,7 +168,8 @@ def test_n_jobs_sets_the_kernel_threads_of_every_long_command(module, command, a
 ])
 def test_plot_without_matplotlib_is_refused_before_the_run(args, libsvm_file, tmp_path, monkeypatch, capsys):
     """Without matplotlib, ``--plot`` is one line and exit 2 before any work (it was an
-    internal error after the whole run); the demo, whose figure is a default, skips it."""
+    internal error after the whole run); the demo skips its default figure with a note, and
+    refuses a ``--plot`` given as the other commands do (it skipped that one too)."""
     import sys
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
@@ -179,8 +180,12 @@ def test_plot_without_matplotlib_is_refused_before_the_run(args, libsvm_file, tm
         "approxpath: error: --plot needs matplotlib: pip install 'approxpath[plot]' (or leave --plot out)"]
     assert not out.exists() and not (tmp_path / "f.png").exists()
     files = [str(tmp_path / name) for name in ("d.npz", "d.csv", "d.png")]
-    assert main(["demo", "--no-progress", "--out", files[0], "--data-out", files[1], "--plot", files[2]]) == 0
-    assert "install the plot extra" in capsys.readouterr().out and not (tmp_path / "d.png").exists()
+    assert main(["demo", "--no-progress", "--out", files[0], "--data-out", files[1], "--plot", files[2]]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "approxpath: error: --plot needs matplotlib: pip install 'approxpath[plot]' (or leave --plot out)"]
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--no-progress", "--out", files[0], "--data-out", files[1]]) == 0
+    assert "install the plot extra" in capsys.readouterr().out and not (tmp_path / "demo_bounds.png").exists()
 
 
 _NOISY_RUN = """

@@ -103,9 +103,9 @@ def test_a_submodule_is_an_attribute_on_first_use():
             "X, y = approxpath.data.make_classification(n=6)\nassert X.shape == (6, 2)\n"
             "assert not hasattr(approxpath, 'no_such_module') and not hasattr(approxpath, '_private')\n"
             "sys.modules['sklearn'] = None  # (scikit-learn not installed, as the import system reads it)\n"
-            "try:\n    approxpath.sklearn\nexcept ModuleNotFoundError as exc:\n    print('missing', exc.name)\n")
+            "try:\n    approxpath.sklearn\nexcept ModuleNotFoundError as exc:\n    print('missing', exc.name, exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().startswith("missing sklearn")
+    assert out.strip() == "missing sklearn approxpath.sklearn needs scikit-learn: pip install 'approxpath[sklearn]'"
 
 
 def test_cli_exact_imports_no_scipy_optimize(tmp_path):

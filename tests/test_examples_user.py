@@ -35,3 +35,24 @@ def test_kernel_ridge_loocv_example(tmp_path, capsys):
     assert "LOOCV along the path" in text and "certified" in text and png.stat().st_size > 20_000
     assert "certified choice of (t, lam) by LOOCV" in text and "no point of the box is better by more than" in text
     assert box.stat().st_size > 20_000
+
+
+@pytest.mark.parametrize("example, args", [
+    ("klasso_sinc.py", ["--quick"]),
+    ("robust_regression_bandwidth.py", []),
+    ("exact_vs_approximate.py", []),
+    ("feature_selection_friedman.py", []),
+    ("kernel_ridge_loocv.py", ["--plot", "f.png"]),
+    ("sklearn_select_bandwidth.py", ["--plot", "f.png"]),
+])
+def test_an_example_without_matplotlib_says_so_before_its_work(example, args, tmp_path, monkeypatch, capsys):
+    """Without the plot extra an example whose figure is asked for stops at once, naming the
+    extra (four of them ended in a traceback of matplotlib's import after their whole run)."""
+    import sys
+
+    main = runpy.run_path(str(EXAMPLES / example), run_name="example")["main"]
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ImportError, match=r"^plots need matplotlib: pip install 'approxpath\[plot\]'$"):
+        main(args)
+    assert capsys.readouterr().out == "" and list(tmp_path.iterdir()) == []

@@ -246,13 +246,18 @@ def cmd_problems(args):
     return 0
 
 
+_DEMO_FIGURE = "demo_bounds.png"
+
+
 def cmd_demo(args):
     """A certified SVM bandwidth path on seeded synthetic data, in seconds."""
     from ..driver import approximate_path
 
     from .datasets import write_data
 
-    check_outputs(args, plot_optional=True)  # --out, --plot and --data-out: three different files
+    asked = args.plot is not None  # (a figure asked for is refused without matplotlib; the default one skipped)
+    args.plot = args.plot if asked else _DEMO_FIGURE
+    check_outputs(args, plot_optional=not asked)  # --out, --plot and --data-out: three different files
     X, y = write_data("classification", args.data_out, 80, 0, d=2)
     problem = get_problem("kernel_svm")(X, y, c=1.0, bias="optimal")
     print(f"demo: kernel_svm on 80 seeded synthetic points (2 Gaussian classes, written to {args.data_out}), "
@@ -329,8 +334,8 @@ def _demo_args(p, cls, argv=()):
     p.add_argument("--out", default="demo_certificate.npz", help="certificate file (default demo_certificate.npz)")
     p.add_argument("--data-out", default="demo_data.csv", help="where the synthetic data are written "
                    "(default demo_data.csv)")
-    p.add_argument("--plot", default="demo_bounds.png", help="figure of the bounds (default demo_bounds.png; "
-                   "needs matplotlib)")
+    p.add_argument("--plot", default=None, help=f"figure of the bounds (default {_DEMO_FIGURE}, skipped without "
+                   "matplotlib)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_demo)
 

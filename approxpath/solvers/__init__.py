@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextvars
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -173,6 +174,7 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
             g = problem.bound.gap(*pair, t)
         except ModuleNotFoundError as exc:  # an optional backend (libSVM: the sklearn extra)
             said.append(f"{name}: not installed ({exc})")
+            _tell_missing(problem, name, exc)
             return ("missing",)
         except (MemoryError, ClusterError):  # no other backend or point will fit, or the cluster lost
             raise  # the work of every backend's certification: stop the run, once
@@ -210,3 +212,15 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
         if missed is None or g < missed[1]:
             missed = ("missed", g, pair)
     return missed
+
+
+_TOLD = set()  # (problem name, backend) whose absence this process has told (a forked worker inherits it)
+
+
+def _tell_missing(problem, name, exc):
+    """A warning, once per process and backend, that an optional backend is not installed: the
+    next one solves in its place, often far slower (the SVM's libSVM: Clarabel took 10-30x as long)."""
+    if (problem.name, name) not in _TOLD:
+        _TOLD.add((problem.name, name))
+        warnings.warn(f"{problem.name}: exact solver {name!r} not installed ({exc}); the next one solves in its "
+                      "place", stacklevel=2)

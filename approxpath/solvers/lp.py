@@ -14,7 +14,7 @@ convention for the minimization of :math:`-y^\\top u`, :math:`\\beta = -` (row d
 
 Two routes:
 
-* ``"highspy"`` (the ``highspy`` package, an optional extra): dual simplex, warm-started
+* ``"highspy"`` (the ``highspy`` package, which recent CVXPY releases install): dual simplex, warm-started
   from the basis of a neighbouring solve (:class:`LPBasis`; the basis stays a valid start when
   ``K`` changes: HiGHS refactors it and repairs infeasibility with a few pivots);
 * ``"scipy"`` (always installed): the same LP through ``scipy.optimize.linprog`` (HiGHS's

@@ -59,6 +59,11 @@ _OFFICIAL_MAX_N = 1000
 _OFFICIAL_COLD_MAX_N = 3200
 
 
+# Neither binding installed (the SVM's exact solves on 100-1000 points then took 10-30x as long on Clarabel)
+_MISSING = ("pip install 'approxpath[libsvm]' or 'approxpath[sklearn]'; without it the SVM's exact solves run on "
+            "Clarabel, 10-30x slower")
+
+
 def official_available():
     """True when the LIBSVM authors' binding (``libsvm-official``, the ``libsvm`` extra) is installed."""
     return importlib.util.find_spec("libsvm") is not None
@@ -73,8 +78,10 @@ def libsvm_candidate(K, y, C):
     """
     tol = LIBSVM_TIGHT_TOL if current_settings().tight else LIBSVM_TOL
     cold = y.size <= _OFFICIAL_COLD_MAX_N and "sklearn.svm" not in sys.modules
-    official = official_available() and (y.size <= _OFFICIAL_MAX_N or cold
-                                         or importlib.util.find_spec("sklearn") is None)
+    no_sklearn = importlib.util.find_spec("sklearn") is None
+    if no_sklearn and not official_available():
+        raise ModuleNotFoundError(_MISSING, name="sklearn")
+    official = official_available() and (y.size <= _OFFICIAL_MAX_N or cold or no_sklearn)
     if official:
         alpha, b = _official_fit(K, y, C, tol)
     else:
@@ -98,8 +105,11 @@ def libsvm_rbf_candidate(X, y, C, gamma, stored=False):
 def _sklearn_fit(data, y, C, tol, kernel="precomputed", cache_size=_LIBSVM_CACHE_MB, **options):
     """``(alpha (n,), b)`` from scikit-learn's binding on ``data`` (the kernel, or the points
     for libSVM's own ``kernel``)."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.svm import SVC
+    try:
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.svm import SVC
+    except ModuleNotFoundError as exc:  # (libSVM on its own kernel: scikit-learn's binding alone)
+        raise ModuleNotFoundError("pip install 'approxpath[sklearn]'", name="sklearn") from exc
 
     model = SVC(C=C, kernel=kernel, tol=tol, cache_size=cache_size, max_iter=_LIBSVM_MAX_ITER, **options)
     with warnings.catch_warnings():  # stopped at the cap: the certified gap judges the point
