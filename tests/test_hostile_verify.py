@@ -356,3 +356,15 @@ def test_a_flipped_byte_in_any_member_fails_verify_cleanly(cert, capsys):
                 assert code == 1 and "is not a certificate" in out.out, (member.filename, offset, out.out)
             outcomes.add(code)
     assert 1 in outcomes
+
+
+@pytest.mark.parametrize("end, factor", [("lo", 1.01), ("hi", 0.99)])
+def test_pieces_short_of_the_interval_are_refused(cert, tmp_path, end, factor):
+    """A careful forger's shorter path (the first piece starting inside the interval, or the last
+    ending inside it; the hash recomputed, every piece still certified): the pieces no longer
+    cover [t_lo, t_hi], which nothing but the coverage check sees."""
+    file, data = cert
+    k = 0 if end == "lo" else -1
+    forged = tamper(file, tmp_path / "short.npz", lambda a, m: a[end].__setitem__(k, a[end][k] * factor), rehash=True)
+    report = approxpath.verify(forged, *make_sinc(n=30, seed=0))
+    assert not report.ok and [f for f in report.failures if f.startswith("pieces cover [")], report.failures

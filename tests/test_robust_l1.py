@@ -169,6 +169,31 @@ def test_moving_dual_is_the_secant_of_its_projections_at_the_piece_ends(data):
         assert p.gap(value_at(moved_primal, t), value_at(moved, t), t) <= gap
 
 
+def test_a_moving_duals_floor_is_its_least_objective_and_u_past_one_is_refused(data):
+    """The floor of a moving dual's objective y'u(t) on its piece (linear in t: least at an end) is
+    at most the objective at every t of the piece and within rounding of the smaller end's (the
+    ends differ here, so a floor from the larger end fails); a dual with one |u_i| of 1 + 1e-9 is
+    refused (a slack of 1e-6 in the box check would let it through)."""
+    from approxpath.moving import interpolate, value_at
+
+    p = RobustL1(*data, lam=0.1)
+    ta, tb = 1.0, 1.3
+    a, b = p.solve(ta), p.solve(tb)
+    lo, hi = 1.05, 1.25
+    theta = [np.log(t / ta) / np.log(tb / ta) for t in (lo, np.sqrt(lo * hi), hi)]
+    _, moved = p.restore(*interpolate(a, b, theta, (lo, np.sqrt(lo * hi), hi), 1), lo, hi)
+    objectives = [p.dual_objective(value_at(moved, t), t) for t in np.geomspace(lo, hi, 101)]
+    floor = p.bound.dual_floor(moved, lo, hi)
+    assert abs(objectives[0] - objectives[-1]) > 1e-6
+    assert floor <= min(objectives) and floor >= min(objectives[0], objectives[-1]) - 1e-9
+    primal, dual = p.restore(*a, ta, ta)
+    assert p.bound.errors(primal, dual, ta, ta) == []
+    u = np.asarray(dual.u, dtype=float).copy()
+    i = int(np.argmax(np.abs(u)))
+    u[i] = np.sign(u[i]) * (1.0 + 1e-9)
+    assert any(e.startswith("|u| exceeds 1") for e in p.bound.errors(primal, RobustL1Dual(u=u), ta, ta))
+
+
 def test_bound_dominates_and_is_tight_on_path_pieces(data):
     p = RobustL1(*data, lam=0.1)
     eps = 0.2
