@@ -224,3 +224,20 @@ def test_a_hundredfold_smaller_eps_over_c_adds_solves_near_the_kinks_only(tmp_pa
         solve_cvxpy(decl.problem)
         upper, lower = p.primal_objective(tight.primal(C), C), p.dual_objective(tight.dual(C), C)
         assert lower - 1e-7 <= decl.problem.value <= upper + 1e-7 and upper - lower <= 1e-7, C
+
+
+def test_a_c_moving_dual_is_checked_against_the_box_at_both_ends_of_its_piece():
+    """A dual moving linearly in C stays in [0, C] on a C piece iff it does at both ends (each
+    alpha_i(C) - C is linear).  A piece's own dual is accepted on it; carried below its lower end
+    (to half of it), where its entries at the box C of the piece exceed the smaller C, it is
+    refused naming that end — the upper end alone would accept it."""
+    from approxpath.moving import is_moving
+
+    X, y = make_classification(n=40, seed=2)
+    p = KernelSVM(X, y, parameter="c", bandwidth=1.0)
+    path = approxpath.approximate_path(p, 0.01, (1.0, 4.0))
+    piece = next(q for q in path.pieces if is_moving(q.dual) and q.hi > q.lo)
+    assert p.bound.errors(piece.primal, piece.dual, piece.lo, piece.hi) == []
+    low = piece.lo / 2
+    errors = p.bound.errors(piece.primal, piece.dual, low, piece.hi)
+    assert any(e.startswith(f"the moving dual exceeds C = {low:.17g}") for e in errors), errors
