@@ -172,3 +172,36 @@ def test_a_surface_certificate_given_to_load_path_is_named(tmp_path):
                                                     "approxpath.load_surface$"):
         approxpath.load_path(file)
     assert approxpath.load_surface(file).certified
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+@pytest.mark.parametrize("case", list(_CASES))
+def test_a_cell_accepts_only_pairs_feasible_across_it_and_bounds_their_gap_at_both_weights(case):
+    """Exact pairs of either weight end, on the cell of the two weights at one bandwidth: a pair
+    the cell's check accepts is feasible at every weight of it (the dual scaled where it grows),
+    its gap P - D (this file's numpy references) is below the cell's bound and its dual objective
+    above the cell's floor.  A pair optimal at the upper weight has its largest gap at the lower
+    one (kernel ridge: a bound read at the upper end alone misses it); the other problems' duals
+    there leave the lower weight's feasible set (a check at the upper weight alone accepts them)."""
+    from approxpath.moving import combine, value_at
+
+    name, kind, options, (w_lo, w_hi), _, _, reference = _CASES[case]
+    X, y = _data(kind)
+    problem = approxpath.get_problem(name)(X, y, **options)
+    cells, t = CellBound(problem.bound), 1.0
+    accepted = 0
+    for w_exact in (w_lo, w_hi):
+        exact = problem.with_weight(w_exact)
+        primal, dual = exact.restore(*exact.solve(t), t, t)
+        if cells.check(primal, dual, t, t, w_lo, w_hi):
+            # (its dual's bound is the upper weight: alpha up to C, |K u| up to lambda; ridge's dual is free)
+            assert w_exact == w_hi and case != "kernel_ridge"
+            continue
+        accepted += 1
+        gap, floor = cells.gap(primal, dual, t, t, w_lo, w_hi), cells.dual_floor(dual, t, t, w_lo, w_hi)
+        for w in np.geomspace(w_lo, w_hi, 5):
+            at = problem.with_weight(w)
+            scaled = value_at(combine([value_at(dual, t)], [[cells.dual_scale(w, w_lo)]], (t, t)), t)
+            P, D, violation = reference(X, problem.y, t, w, at.primal_at(primal, t), at.dual_at(scaled, t))[:3]
+            assert violation <= 1e-12 and P - D <= gap and D >= floor, (case, w_exact, w, violation, P - D, gap, D, floor)
+    assert accepted == (2 if case == "kernel_ridge" else 1)
