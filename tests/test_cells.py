@@ -203,5 +203,6 @@ def test_a_cell_accepts_only_pairs_feasible_across_it_and_bounds_their_gap_at_bo
             at = problem.with_weight(w)
             scaled = value_at(combine([value_at(dual, t)], [[cells.dual_scale(w, w_lo)]], (t, t)), t)
             P, D, violation = reference(X, problem.y, t, w, at.primal_at(primal, t), at.dual_at(scaled, t))[:3]
-            assert violation <= 1e-12 and P - D <= gap and D >= floor, (case, w_exact, w, violation, P - D, gap, D, floor)
+            assert violation <= 1e-12 and P - D <= gap and D >= floor, (case, w_exact, w, violation, P - D, gap,
+                                                                        D, floor)
     assert accepted == (2 if case == "kernel_ridge" else 1)
