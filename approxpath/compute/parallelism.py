@@ -33,11 +33,12 @@ __all__ = ["cores", "resolve", "threads", "kernel_threads", "blas_threads", "man
            "parallel_map", "background", "SOLVER_THREADS"]
 
 #: The threads of the exact solvers' own pools (Clarabel's factorization on rayon, HiGHS's
-#: simplex): one.  Their parallel factorizations gained little here (Clarabel on the SVM's dual at
-#: n = 1200: 0.88-0.97 s on two threads, 0.90-1.19 s on one); on one thread a solver's point does
-#: not depend on the machine's cores or on ``n_jobs`` (on rayon's threads Clarabel's differed in
-#: the last bits from n = 600 on), and a worker process forked after the first solves has no pool
-#: to wait for (Clarabel's first parallel factorization waited forever there).
+#: simplex): one.  Their parallel factorizations gained nothing here (Clarabel on the SVM's dual at
+#: n = 1200: 1.21-1.33 s on one thread, 1.03-1.37 s on two, whose CPU time was their wall time:
+#: docs/benchmarks.md); on one thread a solver's point does not depend on the machine's cores or
+#: on ``n_jobs`` (on rayon's threads Clarabel's differed in the last bits from n = 600 on), and a
+#: worker process forked after the first solves has no pool to wait for (Clarabel's first
+#: parallel factorization waited forever there).
 SOLVER_THREADS = 1
 
 _DEFAULT = contextvars.ContextVar("approxpath_kernel_threads", default=None)
