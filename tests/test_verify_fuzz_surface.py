@@ -275,3 +275,19 @@ def test_a_corrupted_surface_is_refused(surfaces, tmp_path):
     raw[member_data_start(raw, member) + member.compress_size // 2] ^= 0xFF
     (tmp_path / "flipped.npz").write_bytes(bytes(raw))
     assert not approxpath.verify(tmp_path / "flipped.npz", X, y).ok
+
+
+@pytest.mark.parametrize("second, tiles", [
+    ((2.0, 4.0), True),  # the slab's two cells meet end to end
+    ((2.5, 4.0), False),  # a gap of bandwidths no cell covers
+    ((1.5, 4.0), False),  # two cells over the same bandwidths
+])
+def test_the_cells_of_a_slab_must_meet_end_to_end(second, tiles):
+    """The tiling check by hand: a box [1, 4] x [1, 2] split in two cells over the bandwidths.
+    A gap between them (no certificate for t in (2, 2.5)) or an overlap is refused, although the
+    first cell starts at the box's smallest bandwidth and the last ends at its largest."""
+    from approxpath.certificate.surface import tiling_errors
+
+    t_lo, t_hi = np.array([1.0, second[0]]), np.array([2.0, second[1]])
+    errors = tiling_errors(t_lo, t_hi, np.array([1.0, 1.0]), np.array([2.0, 2.0]), ((1.0, 4.0), (1.0, 2.0)))
+    assert (errors == []) if tiles else (len(errors) == 1 and "do not tile the bandwidths" in errors[0]), errors
