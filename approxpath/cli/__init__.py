@@ -309,6 +309,10 @@ def main(argv=None):
     try:
         with _sigterm_unwinds(), warnings.catch_warnings():
             warnings.showwarning = _show_warning
+            # other libraries' deprecations are for their callers' developers, not for a command's reader (they
+            # show only where filters were changed: pyparsing's, at matplotlib 3.6's first import under pytest)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", PendingDeprecationWarning)
             try:
                 args = build_parser(argv).parse_args(argv)
             except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
