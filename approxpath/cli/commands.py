@@ -88,7 +88,8 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from its checkpoint")
     p.add_argument("--max-solves", type=int, default=MAX_SOLVES,
                    help=f"stop past this many exact solves (default {MAX_SOLVES})")
-    p.add_argument("--max-pieces", type=int, default=MAX_PIECES, help=f"stop past this many pieces (default {MAX_PIECES})")
+    p.add_argument("--max-pieces", type=int, default=MAX_PIECES,
+                   help=f"stop past this many pieces (default {MAX_PIECES})")
     p.add_argument("--solve-time-limit", type=parse_number, default=None, metavar="SECONDS",
                    help="per exact solver call (Clarabel, SCS, HiGHS, the feature-sign search); out of time = "
                    "failed, the next solver is tried")
