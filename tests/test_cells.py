@@ -206,3 +206,32 @@ def test_a_cell_accepts_only_pairs_feasible_across_it_and_bounds_their_gap_at_bo
             assert violation <= 1e-12 and P - D <= gap and D >= floor, (case, w_exact, w, violation, P - D, gap,
                                                                         D, floor)
     assert accepted == (2 if case == "kernel_ridge" else 1)
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+@pytest.mark.parametrize("case", ["klasso", "kernel_ridge"])
+def test_a_growing_dual_optimal_at_the_upper_weight_is_bounded_at_the_lower_one(case):
+    """The exact pair of the upper weight, its dual stored scaled by w_lo / w_hi so that the cell
+    grows it back to the optimum there: the gap at the upper weight is ~0 and the largest is at
+    the lower one, which the cell's bound must cover (a bound read at the upper weight alone
+    misses it).  (The SVM's w is y * alpha: its primal would shrink with the dual.)"""
+    from approxpath.moving import Moving, combine, is_moving, value_at
+
+    name, kind, options, (w_lo, w_hi), _, _, reference = _CASES[case]
+    X, y = _data(kind)
+    problem = approxpath.get_problem(name)(X, y, **options)
+    cells, t = CellBound(problem.bound), 1.0
+    assert cells.scaled
+    exact = problem.with_weight(w_hi)
+    primal, dual = exact.restore(*exact.solve(t), t, t)
+    r = w_lo / w_hi
+    stored = Moving(dual.points, dual.weights * r, dual.span) if is_moving(dual) else combine([dual], [[r]], (t, t))
+    assert cells.check(primal, stored, t, t, w_lo, w_hi) == []
+    gap = cells.gap(primal, stored, t, t, w_lo, w_hi)
+    ends = []
+    for w in (w_lo, w_hi):
+        scaled = value_at(combine([value_at(stored, t)], [[cells.dual_scale(w, w_lo)]], (t, t)), t)
+        at = problem.with_weight(w)
+        P, D = reference(X, problem.y, t, w, at.primal_at(primal, t), at.dual_at(scaled, t))[:2]
+        ends.append(P - D)
+    assert ends[1] < 1e-3 * ends[0] and ends[0] <= gap, (case, ends, gap)

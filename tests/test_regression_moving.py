@@ -107,6 +107,26 @@ def test_scaled_up_moving_dual_is_rejected(segment):
     assert p.bound.check(primal, nan, lo, hi)
 
 
+def test_weights_of_a_degree_the_bound_does_not_bound_are_refused(segment):
+    """The same moving pair with its weights raised to degree 2 (Bernstein degree elevation: the
+    same values at every bandwidth, so feasible) is refused by check(): the bound's arithmetic is
+    proven for weights of degree 1 only."""
+    p, a, b = segment
+    lo, hi = 1.05, 1.12
+    primal, dual = _moving_pair(p, a, b, 0.5, lo, hi)
+    assert p.bound.moving_degrees["bandwidth"] == 1 and dual.degree == primal.degree == 1
+
+    def raised(x):
+        W = x.weights
+        return Moving(x.points, np.column_stack([W[:, 0], 0.5 * (W[:, 0] + W[:, 1]), W[:, 1]]), x.span)
+
+    primal2, dual2 = raised(primal), raised(dual)
+    for tau in np.linspace(lo, hi, 7):
+        np.testing.assert_allclose(value_at(dual2, tau).u, value_at(dual, tau).u, rtol=0, atol=1e-14)
+    errors = p.bound.check(primal2, dual2, lo, hi)
+    assert any("weights have degree 2; robust_l1 bounds degree <= 1" in e for e in errors), errors
+
+
 def test_certificate_layout_round_trip(segment, data):
     """A moving pair survives the layout bit for bit; the verifier's bound (fresh, no memo)
     gives the search's gap (to rounding: the search bounds several candidates at once)."""
