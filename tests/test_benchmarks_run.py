@@ -23,6 +23,7 @@ RUNS = {
     "lml_floor": ["--n", "100", "--points", "201"],
     "checkpoint_cost": ["--n", "60", "--eps", "0.05", "--repeats", "1"],
     "feature_selection": ["--trials", "1", "--sets", "1", "--settings", "clean", "--kappa", "8", "--diabetes-folds", "0"],
+    "svm_large_c": ["--n", "60", "--c", "2000", "--eps", "0.1", "--solves-n", "60"],
     "scaling": ["--pass-n", "200", "--threads", "1", "--rounds", "1", "--path-n", "200", "--n-jobs", "1",
                 "--out", "scaling"],
 }

@@ -220,3 +220,33 @@ def test_an_exact_solve_is_judged_without_the_rounding_allowance(monkeypatch):
     assert tried == ["smo", "libsvm"]  # SMO declines n <= 1000; libSVM's pair is accepted
     gap = problem.bound.gap(primal, dual, 1.0)
     assert 1.0 < gap < 1.0 + 1e-4
+
+
+@pytest.mark.parametrize("parameter", ["bandwidth", "c"])
+def test_from_a_large_c_the_interior_point_solves_first(monkeypatch, parameter):
+    """libSVM's single-precision kernel cannot reach the solvers' mark at large C, and SMO's
+    iterations grow with C: from INTERIOR_FIRST_C on, Clarabel is tried first (its pair against
+    a tight CVXPY optimum of the dual written here); below, the fast chain; a solver the caller
+    names is kept."""
+    import cvxpy
+
+    from approxpath.problems.kernel_svm.solves import INTERIOR_FIRST_C
+    from reference_helpers import tight_solve
+
+    X, y = make_classification(n=80, d=3, seed=2)
+    C = 2.0 * INTERIOR_FIRST_C
+    problem = KernelSVM(X, y, c=C, **({"bandwidth": 1.0, "parameter": "c"} if parameter == "c" else {}))
+    t = C if parameter == "c" else 1.0
+    tried, candidate = [], problem.candidate
+    monkeypatch.setattr(problem, "candidate", lambda name, *a: tried.append(name) or candidate(name, *a))
+    primal, dual = problem.solve(t)
+    assert tried[0] == "clarabel", tried
+    K = problem.gram(t)
+    q = cvxpy.Variable(len(y))
+    opt = tight_solve(cvxpy.Problem(cvxpy.Maximize(cvxpy.sum(q) - 0.5 * cvxpy.quad_form(
+        q, cvxpy.psd_wrap(K * np.outer(y, y)))), [q >= 0, q <= C, y @ q == 0]))
+    assert abs(problem.dual_objective(dual, t) - opt) <= 1e-6 * abs(opt)
+    assert problem.bound.gap(primal, dual, t) <= 1e-6 * abs(opt)
+    tried.clear()
+    problem.solve(t / 4 if parameter == "c" else t, solver=None if parameter == "c" else ["libsvm"])
+    assert tried[0] == ("smo" if parameter == "c" else "libsvm"), tried  # C / 4 < INTERIOR_FIRST_C; or named
