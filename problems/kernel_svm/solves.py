@@ -23,7 +23,7 @@ SMO_MIN_N = 1000
 #: first.  libSVM's single-precision kernel leaves a certified gap of ~1e-8 C relative (above the
 #: solvers' 1e-7 mark from C ~ 10; its float64 polish reaches the mark up to C ~ 100) and SMO's
 #: iterations grow with C, while Clarabel's do not: three solves (t = 0.25, 1, 4), libSVM's chain
-#: against Clarabel first, n = 200-2000: even at C = 300, 2-3.5x faster at 1000, 4-10x at 3000.
+#: against Clarabel first, n = 200-2000: even at C = 300, 2.0-3.6x faster at 1000, 4.4-9.7x at 3000.
 INTERIOR_FIRST_C = 1000.0
 #: ... up to this many samples: its dense QP holds ~12 arrays of n^2 entries (384 MB here, beside a
 #: path's kernel caches of several), and its time grows like n^3 (n = 4000, C = 1000, t = 1:
