@@ -201,6 +201,23 @@ def test_robust_l1_matches_cvxpy_and_certifies(data, t, solver):
     assert _robust_relgap(problem, sol, t) <= EXACT
 
 
+@pytest.mark.parametrize("solver", _lp_solvers())
+@pytest.mark.parametrize("lam", [2e-3, 1e-2])
+def test_robust_l1_at_a_small_lambda_meets_the_mark(solver, lam):
+    """Between lam = 2^-10 and ~0.03 HiGHS's vertex on the unscaled rows certified ~1e-6 of the
+    optimum at most bandwidths (sinc, n = 100), and every such solve went on to Clarabel; the rows
+    scaled to lam in [0.5, 1) meet it with room (~1e-9; unscaled 1e-7 - 2e-6 here), and the
+    optimal value agrees with a tight CVXPY solve."""
+    X, y = make_sinc(n=100, noise=0.1, outliers=0.1, seed=0)
+    problem = approxpath.get_problem("robust_l1")(X, y, lam=lam)
+    for t in (0.5, 2.0, 8.0):
+        K = problem.gram(t)
+        sol = solve_robust_l1(K, y, lam, solver=solver)
+        assert _robust_relgap(problem, sol, t) <= EXACT / 10, t
+        primal = float(np.abs(y - K @ sol.beta).sum() + lam * np.abs(sol.beta).sum())
+        assert primal == pytest.approx(_robust_cvxpy(K, y, lam), rel=1e-7)
+
+
 def test_robust_l1_warm_basis_equals_cold(data):
     pytest.importorskip("highspy")
     X, y = data

@@ -42,6 +42,12 @@ __all__ = ["HighsPool", "LPBasis", "LPSolution", "solve_robust_l1", "basis_dual"
 
 #: Routes of :func:`solve_robust_l1`, in the order ``solver=None`` tries them.
 LP_SOLVERS = ("highspy", "scipy")
+# The LP's rows |K u| <= lam are scaled to lam in [0.5, 1) below this lam (y scaled to [0.5, 1)).
+# Unscaled, HiGHS's vertex missed the exact solves' 1e-7 mark (relative gaps ~1e-6) at lam = 2e-3
+# and 1e-2 at 18 and 11 of 25 bandwidths (sinc, n = 100; n = 400, lam = 0.01: 7 of 9), each then
+# solved by Clarabel (seconds to a minute at n = 1000); scaled, at none.  From lam = 0.03 on none
+# missed unscaled, and paths at lam >= 2^-4 (the usual 0.1) keep their solves bit for bit.
+_ROWS_BELOW = 2.0**-4
 
 # HiGHS basis status codes (``highspy.HighsBasisStatus``), stored as plain integers
 _AT_LOWER, _BASIC, _AT_UPPER = 0, 1, 2
@@ -296,15 +302,14 @@ def solve_robust_l1(K, y, lam, *, warm=None, solver=None, time_limit=None, pool=
     # The solvers' tolerances are absolute (1e-10): the LP is scaled by powers of two (exact), u
     # unchanged, beta scaled back.  y to its largest entry in [0.5, 1): at y * 1e-12 the reduced
     # costs were within the tolerance at a poor vertex (a relative gap of 0.12, where y itself
-    # gives 1e-9).  The rows |K u| <= lam to lam in [0.5, 1) where lam is below 2^-10 (above it
-    # 1e-10 is within 1e-7 of lam, and a path's solves stay as they were): at lam = 1e-6 a row
-    # 1e-10 past its bound left a gap of 7e-4 of the optimum.  By 2^20 at most (K's entries up to
-    # 1e6): by 2^30 or 2^40 HiGHS's simplex ended "Unknown" at lam = 1e-13 (relative gap 0.84;
+    # gives 1e-9).  The rows |K u| <= lam to lam in [0.5, 1) where lam is below _ROWS_BELOW: at
+    # lam = 1e-6 a row 1e-10 past its bound left a gap of 7e-4 of the optimum.  By 2^20 at most
+    # (K's entries up to 1e6): by 2^30 or 2^40 HiGHS's simplex ended "Unknown" at lam = 1e-13 (relative gap 0.84;
     # 0.01 by 2^20, 0.999 unscaled; HiGHS refuses entries above 1e15).  Not the rows at a large
     # lam: HiGHS drops matrix entries below 1e-9, and K's would fall there.
     exponent = int(np.frexp(np.max(np.abs(y)))[1]) if y.size else 0
     y = np.ldexp(y, -exponent)
-    rows = max(int(np.frexp(lam)[1]), -20) if lam < 2.0**-10 else 0
+    rows = max(int(np.frexp(lam)[1]), -20) if lam < _ROWS_BELOW else 0
     if rows:
         K, lam = np.ldexp(K, -rows), float(np.ldexp(lam, -rows))
     if solver == "highspy":
