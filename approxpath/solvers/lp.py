@@ -304,9 +304,9 @@ def solve_robust_l1(K, y, lam, *, warm=None, solver=None, time_limit=None, pool=
     # costs were within the tolerance at a poor vertex (a relative gap of 0.12, where y itself
     # gives 1e-9).  The rows |K u| <= lam to lam in [0.5, 1) where lam is below _ROWS_BELOW: at
     # lam = 1e-6 a row 1e-10 past its bound left a gap of 7e-4 of the optimum.  By 2^20 at most
-    # (K's entries up to 1e6): by 2^30 or 2^40 HiGHS's simplex ended "Unknown" at lam = 1e-13 (relative gap 0.84;
-    # 0.01 by 2^20, 0.999 unscaled; HiGHS refuses entries above 1e15).  Not the rows at a large
-    # lam: HiGHS drops matrix entries below 1e-9, and K's would fall there.
+    # (K's entries up to 1e6): by 2^30 or 2^40 HiGHS's simplex ended "Unknown" at lam = 1e-13
+    # (relative gap 0.84; 0.01 by 2^20, 0.999 unscaled; HiGHS refuses entries above 1e15).  Not the
+    # rows at a large lam: HiGHS drops matrix entries below 1e-9, and K's would fall there.
     exponent = int(np.frexp(np.max(np.abs(y)))[1]) if y.size else 0
     y = np.ldexp(y, -exponent)
     rows = max(int(np.frexp(lam)[1]), -20) if lam < _ROWS_BELOW else 0

@@ -32,8 +32,8 @@ INTERIOR_FIRST_MAX_N = 2000
 
 
 class SVMExactSolves:
-    """The exact-solve capabilities of :class:`~.problem.KernelSVM` (a mixin): ``exact_qp``,
-    ``candidate`` and the kernel buffer of the exact solves."""
+    """The exact-solve capabilities of :class:`~.problem.KernelSVM` (a mixin): ``solve`` (the
+    backends' order), ``exact_qp``, ``candidate`` and the kernel buffer of the exact solves."""
 
     def solve(self, t, solver=None, **options):
         """:meth:`approxpath.Problem.solve`, the backends in the order that suits C at ``t`` when
