@@ -33,6 +33,15 @@ def tight_solve(problem, tol=1e-11):
     return problem.value
 
 
+def svm_dual_optimum(K, y, C, tol=1e-11):
+    """The SVM dual max 1'a - a'Qa / 2, Q = yy' * K, over 0 <= a <= C, y'a = 0, solved by
+    :func:`tight_solve` at ``tol``: ``(value, alpha)``."""
+    a = cp.Variable(y.size)
+    value = tight_solve(cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.quad_form(a, cp.psd_wrap(K * np.outer(y, y)))),
+                                   [a >= 0, a <= C, y @ a == 0]), tol)
+    return value, np.asarray(a.value)
+
+
 def assert_svm_dual_optimal(K, y, C, alpha, tol):
     """``alpha`` is optimal for the SVM dual on the kernel ``K`` (formed by the test) by libSVM's
     own stopping rule: no pair violates the KKT conditions by more than ``tol`` (up to rounding),

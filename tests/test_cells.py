@@ -11,7 +11,8 @@ import pytest
 import approxpath
 from approxpath.cells import CellBound
 from approxpath.data import make_classification, make_sinc
-from reference_helpers import tight_solve
+from approxpath.moving import Moving, combine, is_moving, value_at
+from reference_helpers import svm_dual_optimum, tight_solve
 
 cp = pytest.importorskip("cvxpy")
 
@@ -32,10 +33,7 @@ def _svm(X, y, t, C, primal, dual):
     a = dual.alpha
     D = a.sum() - 0.5 * (y * a) @ K @ (y * a)
     violation = max(-a.min(), a.max() - C, abs(y @ a)) / C
-    q = cp.Variable(len(y))
-    opt = tight_solve(cp.Problem(cp.Maximize(cp.sum(q) - 0.5 * cp.quad_form(q, cp.psd_wrap(K * np.outer(y, y)))),
-                            [q >= 0, q <= C, y @ q == 0]))
-    return P, D, violation, opt
+    return P, D, violation, svm_dual_optimum(K, y, C)[0]
 
 
 def _klasso(X, y, t, lam, primal, dual):
@@ -78,6 +76,11 @@ _CASES = {
     "robust_l1": ("robust_l1", "sinc", dict(lam=0.1), (0.08, 0.15), (0.5, 1.5), 0.3, _robust),
     "kernel_ridge": ("kernel_ridge", "sinc", dict(lam=0.1), (0.05, 0.3), (0.3, 3.0), 0.01, _ridge),
 }
+
+
+def _grown(cells, dual, t, w, w_lo):
+    """The plain dual a cell starting at ``w_lo`` holds at the weight ``w`` (bandwidth ``t``)."""
+    return value_at(combine([value_at(dual, t)], [[cells.dual_scale(w, w_lo)]], (t, t)), t)
 
 
 def _data(kind):
@@ -183,8 +186,6 @@ def test_a_cell_accepts_only_pairs_feasible_across_it_and_bounds_their_gap_at_bo
     above the cell's floor.  A pair optimal at the upper weight has its largest gap at the lower
     one (kernel ridge: a bound read at the upper end alone misses it); the other problems' duals
     there leave the lower weight's feasible set (a check at the upper weight alone accepts them)."""
-    from approxpath.moving import combine, value_at
-
     name, kind, options, (w_lo, w_hi), _, _, reference = _CASES[case]
     X, y = _data(kind)
     problem = approxpath.get_problem(name)(X, y, **options)
@@ -201,8 +202,8 @@ def test_a_cell_accepts_only_pairs_feasible_across_it_and_bounds_their_gap_at_bo
         gap, floor = cells.gap(primal, dual, t, t, w_lo, w_hi), cells.dual_floor(dual, t, t, w_lo, w_hi)
         for w in np.geomspace(w_lo, w_hi, 5):
             at = problem.with_weight(w)
-            scaled = value_at(combine([value_at(dual, t)], [[cells.dual_scale(w, w_lo)]], (t, t)), t)
-            P, D, violation = reference(X, problem.y, t, w, at.primal_at(primal, t), at.dual_at(scaled, t))[:3]
+            P, D, violation = reference(X, problem.y, t, w, at.primal_at(primal, t),
+                                        at.dual_at(_grown(cells, dual, t, w, w_lo), t))[:3]
             assert violation <= 1e-12 and P - D <= gap and D >= floor, (case, w_exact, w, violation, P - D, gap,
                                                                         D, floor)
     assert accepted == (2 if case == "kernel_ridge" else 1)
@@ -215,8 +216,6 @@ def test_a_growing_dual_optimal_at_the_upper_weight_is_bounded_at_the_lower_one(
     grows it back to the optimum there: the gap at the upper weight is ~0 and the largest is at
     the lower one, which the cell's bound must cover (a bound read at the upper weight alone
     misses it).  (The SVM's w is y * alpha: its primal would shrink with the dual.)"""
-    from approxpath.moving import Moving, combine, is_moving, value_at
-
     name, kind, options, (w_lo, w_hi), _, _, reference = _CASES[case]
     X, y = _data(kind)
     problem = approxpath.get_problem(name)(X, y, **options)
@@ -230,8 +229,8 @@ def test_a_growing_dual_optimal_at_the_upper_weight_is_bounded_at_the_lower_one(
     gap = cells.gap(primal, stored, t, t, w_lo, w_hi)
     ends = []
     for w in (w_lo, w_hi):
-        scaled = value_at(combine([value_at(stored, t)], [[cells.dual_scale(w, w_lo)]], (t, t)), t)
         at = problem.with_weight(w)
-        P, D = reference(X, problem.y, t, w, at.primal_at(primal, t), at.dual_at(scaled, t))[:2]
+        P, D = reference(X, problem.y, t, w, at.primal_at(primal, t),
+                         at.dual_at(_grown(cells, stored, t, w, w_lo), t))[:2]
         ends.append(P - D)
     assert ends[1] < 1e-3 * ends[0] and ends[0] <= gap, (case, ends, gap)

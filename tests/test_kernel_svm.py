@@ -228,10 +228,8 @@ def test_from_a_large_c_the_interior_point_solves_first(monkeypatch, parameter):
     iterations grow with C: from INTERIOR_FIRST_C on, Clarabel is tried first (its pair against
     a tight CVXPY optimum of the dual written here); below, the fast chain; a solver the caller
     names is kept."""
-    import cvxpy
-
     from approxpath.problems.kernel_svm.solves import INTERIOR_FIRST_C
-    from reference_helpers import tight_solve
+    from reference_helpers import svm_dual_optimum
 
     X, y = make_classification(n=80, d=3, seed=2)
     C = 2.0 * INTERIOR_FIRST_C
@@ -241,10 +239,7 @@ def test_from_a_large_c_the_interior_point_solves_first(monkeypatch, parameter):
     monkeypatch.setattr(problem, "candidate", lambda name, *a: tried.append(name) or candidate(name, *a))
     primal, dual = problem.solve(t)
     assert tried[0] == "clarabel", tried
-    K = problem.gram(t)
-    q = cvxpy.Variable(len(y))
-    opt = tight_solve(cvxpy.Problem(cvxpy.Maximize(cvxpy.sum(q) - 0.5 * cvxpy.quad_form(
-        q, cvxpy.psd_wrap(K * np.outer(y, y)))), [q >= 0, q <= C, y @ q == 0]))
+    opt = svm_dual_optimum(problem.gram(t), y, C)[0]
     assert abs(problem.dual_objective(dual, t) - opt) <= 1e-6 * abs(opt)
     assert problem.bound.gap(primal, dual, t) <= 1e-6 * abs(opt)
     tried.clear()

@@ -37,6 +37,14 @@ def _instance(fraction):
     return k, a_star, SVMPrimal(w=np.array([a, -a]), b=0.0), SVMDual(alpha=np.array([a, a]))
 
 
+def _assert_reached(low, up):
+    """The enclosures (2, 1) hold the optimum's values +1 and -1, the upper end of the first and the
+    lower end of the second at them (attained: the radius cannot shrink)."""
+    f = np.array([1.0, -1.0])
+    assert np.all(low[:, 0] <= f) and np.all(f <= up[:, 0])
+    assert up[0, 0] - 1.0 <= _TIGHT and -1.0 - low[1, 0] >= -_TIGHT
+
+
 def test_the_instance_is_what_its_closed_form_says():
     k, a_star, primal, dual = _instance(0.9)
     problem = approxpath.get_problem("kernel_svm")(_X, _Y, c=a_star)
@@ -54,9 +62,7 @@ def test_a_pairs_enclosure_reaches_the_optimum_exactly(fraction):
     gap = problem.bound.gap(primal, dual, _T, _T)
     assert gap == pytest.approx(2.0 * (1.0 - k) * ((1.0 - fraction) * a_star) ** 2, rel=1e-9)
     _, low, up = prediction_enclosure(problem.bound, primal, gap, _T, _T, _X)
-    f = np.array([1.0, -1.0])
-    assert np.all(low[:, 0] <= f) and np.all(f <= up[:, 0])
-    assert up[0, 0] - 1.0 <= _TIGHT and -1.0 - low[1, 0] >= -_TIGHT  # attained: the radius cannot shrink
+    _assert_reached(low, up)
 
 
 def test_a_cells_enclosure_reaches_the_optimum_exactly():
@@ -71,6 +77,4 @@ def test_a_cells_enclosure_reaches_the_optimum_exactly():
     excess = (1.0 - k) * (0.9 * a_star) ** 2 + c_hi * hinge - a_star  # P - P* at c_hi (P* = a* there too)
     _, low, up = CellBound(problem.bound).prediction_enclosure(primal, dual, excess * (1 + 1e-12), _T, _T,
                                                                a_star, c_hi, _X)
-    f = np.array([1.0, -1.0])
-    assert np.all(low[:, 0] <= f) and np.all(f <= up[:, 0])
-    assert up[0, 0] - 1.0 <= _TIGHT and -1.0 - low[1, 0] >= -_TIGHT
+    _assert_reached(low, up)
