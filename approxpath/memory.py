@@ -108,14 +108,21 @@ def human(nbytes):
     return f"{int(nbytes)} B"
 
 
-def _dense_path_parts(n, backend, processes=1):
-    """The parts of a dense path (stored distances, a kernel cache) in one of ``processes`` that
-    share the kernel caches' memory."""
+def _solver_bytes(n, backend):
+    """The working set of an exact solve by ``backend`` beyond the cached kernel it reads."""
     square = float(_ENTRY) * n * n
     cache = _libsvm_row_cache(n) if backend in _LIBSVM_CACHED else 0.0
     # the official binding's copy of the kernel (16 bytes an entry) up to the n it is used for
     cache += 16.0 * n * n if backend in _LIBSVM_CACHED and n <= _OFFICIAL_NODES_MAX_N else 0.0
-    solver = _SOLVER.get(backend, _SOLVER_CONIC) * square + cache
+    return _SOLVER.get(backend, _SOLVER_CONIC) * square + cache
+
+
+def _dense_path_parts(n, backends, processes=1):
+    """The parts of a dense path (stored distances, a kernel cache) in one of ``processes`` that
+    share the kernel caches' memory; the exact solver's is the largest of ``backends`` (those
+    the solves may try first: one is loaded at a time, the others' memory returned)."""
+    square = float(_ENTRY) * n * n
+    solver = max(_solver_bytes(n, name) for name in backends)
     from .compute.caches import kept_kernels
 
     # the KernelCache's own sizing rule, without its lattice exception (the lattice is not known
@@ -123,7 +130,7 @@ def _dense_path_parts(n, backend, processes=1):
     # 2 kernels of 2 GB and the distances, 7.15 GiB peak with libSVM's cache and the libraries)
     k = kept_kernels(n, processes)
     return (("distances", (_DISTANCES + _LATTICE) * square), (f"{k} kernels (cache)", k * square),
-            (f"exact solver ({backend})", solver), ("libraries", _LIBRARIES))
+            (f"exact solver ({', '.join(backends)})", solver), ("libraries", _LIBRARIES))
 
 
 def _dense_verify_parts(n):
@@ -183,7 +190,7 @@ def kernels_mode(n, search=True, blocked_ok=True):
         return forced
     n = int(n)
     have = available_bytes()[0]
-    dense = _dense_path_parts(n, "libsvm") if search else _dense_verify_parts(n)
+    dense = _dense_path_parts(n, ("libsvm",)) if search else _dense_verify_parts(n)
     if _fits(Estimate(dense).total, have):
         return "dense"
     rest = (_blocked_fixed(n, 0) + (("libSVM kernel cache", min(_LIBSVM_CACHE_MIN, 4.0 * n * n)),) if search
@@ -229,7 +236,9 @@ def solve_kernel_fits(n, d):
 def path_bytes(problem, workers=1):
     """An :class:`Estimate` of the memory a path of ``problem`` needs: for a problem on a kernel
     :math:`\\exp(-tD)` (anything with ``kernels``), per process the distances, the kernel cache,
-    the exact solver's working set and the libraries; ``workers`` processes each build their own
+    the exact solver's working set (the largest of the backends a solve tries first: the
+    problem's ``first_backends`` where it has them, else the first of its ``backends``) and the
+    libraries; ``workers`` processes each build their own
     (the kernel caches sharing one budget, :func:`~approxpath.compute.caches.share_budget`).
     Without whole kernels (:func:`kernels_mode`, a bound with ``blocked_ok``): the data, row
     blocks, the cached class sums, the pieces, libSVM's own kernel cache
@@ -244,11 +253,12 @@ def path_bytes(problem, workers=1):
     n = int(problem.n)
     if not hasattr(type(problem), "kernels"):
         return Estimate((("libraries", _LIBRARIES),))
-    backend = problem.backends[0] if getattr(problem, "backends", ()) else "clarabel"
+    # the backends a solve may try first (their fallbacks run only where these miss)
+    first = getattr(problem, "first_backends", None) or tuple(getattr(problem, "backends", ()))[:1] or ("clarabel",)
     mode = kernels_mode(n, blocked_ok=getattr(problem.bound, "blocked_ok", False))
     copies = 1 + (workers if workers > 1 else 0)
     if mode == "dense":
-        per_process = _dense_path_parts(n, backend, copies)
+        per_process = _dense_path_parts(n, first, copies)
     else:
         d, stored = int(problem.X.shape[1]), mode == "distances"
         per_process = ((_stored_distances(n) if stored else ()) + _blocked_fixed(n, d)

@@ -257,6 +257,28 @@ def test_the_dense_estimate_counts_no_conic_working_set_for_warm_smo(monkeypatch
     assert 7.5e9 < estimate.total < 9e9, estimate.describe()
 
 
+def test_the_dense_estimate_counts_the_interior_point_where_solves_try_it_first(monkeypatch):
+    """From INTERIOR_FIRST_C on (up to INTERIOR_FIRST_MAX_N samples) the SVM's exact solves try
+    Clarabel first: the estimate counts its dense QP (12 kernels' worth) instead of SMO's nothing;
+    on a C path at any C (its interval may reach there); not above INTERIOR_FIRST_MAX_N."""
+    from approxpath.problems.kernel_svm.solves import INTERIOR_FIRST_C, INTERIOR_FIRST_MAX_N
+
+    monkeypatch.setenv("APPROXPATH_MEMORY", "1e12")
+    monkeypatch.setenv("APPROXPATH_KERNELS", "dense")
+
+    def solver_part(n, C, **options):
+        X, y = make_classification(n=n, d=2, seed=0)
+        parts = dict(path_bytes(KernelSVM(X, y, c=C, **options)).parts)
+        return {what: b for what, b in parts.items() if what.startswith("exact solver")}
+
+    n = INTERIOR_FIRST_MAX_N // 2
+    assert solver_part(n, 2 * INTERIOR_FIRST_C) == {"exact solver (smo, clarabel)": 12 * 8.0 * n * n}
+    # below: libSVM's row cache, its fallback's (the whole float32 kernel + 10 %), and the binding's copy
+    assert solver_part(n, INTERIOR_FIRST_C / 2) == {"exact solver (smo)": 1.1 * 4.0 * n * n + 16.0 * n * n}
+    assert solver_part(n, 1.0, parameter="c", bandwidth=1.0) == {"exact solver (smo, clarabel)": 12 * 8.0 * n * n}
+    assert list(solver_part(INTERIOR_FIRST_MAX_N + 1, 2 * INTERIOR_FIRST_C)) == ["exact solver (smo)"]
+
+
 @pytest.mark.parametrize("family", ["gaussian", "laplacian"])
 def test_blocked_rows_of_chosen_columns_are_the_distances_entries(family):
     X, _ = _data(n=60)

@@ -39,9 +39,20 @@ class SVMExactSolves:
         """:meth:`approxpath.Problem.solve`, the backends in the order that suits C at ``t`` when
         ``solver`` is not given: :attr:`backends`, or Clarabel first from :data:`INTERIOR_FIRST_C`
         on (up to :data:`INTERIOR_FIRST_MAX_N` samples)."""
-        if solver is None and self.n <= INTERIOR_FIRST_MAX_N and self.sweep.at(t)[1] >= INTERIOR_FIRST_C:
+        if solver is None and self._interior_first(self.sweep.at(t)[1]):
             solver = ["clarabel"] + [name for name in self.backends if name != "clarabel"]
         return super().solve(t, solver, **options)
+
+    def _interior_first(self, C):
+        return self.n <= INTERIOR_FIRST_MAX_N and C >= INTERIOR_FIRST_C
+
+    @property
+    def first_backends(self):
+        """The backends an exact solve may try first, whose working sets a path's memory estimate
+        counts (:func:`approxpath.memory.path_bytes`): :attr:`backends`' first, and Clarabel where C
+        may reach :data:`INTERIOR_FIRST_C` (on a C path: any, its interval is not known here)."""
+        top = self.sweep.weight if self.sweep.along_bandwidth else np.inf
+        return (self.backends[0],) + (("clarabel",) if self._interior_first(top) else ())
 
     def exact_qp(self, t):
         """The dual as a QP in Clarabel/SCS form: min 1/2 a'Qa - 1'a, y'a = 0, 0 <= a <= C."""
