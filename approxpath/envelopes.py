@@ -175,6 +175,22 @@ def envelope_entry_error(lo, hi, d):
     (w / lo)**2)``, is larger.  The polynomial of the exact entries differs from the computed
     one by a polynomial with such coefficients, so by at most as much anywhere on the piece
     (convex hull).
+
+    Parameters
+    ----------
+    lo, hi : float, or ndarray of shape (q,)
+        The piece's ends in the kernel parameter :math:`x` of :math:`e^{-xD}`, ``0 < lo <= hi``
+        (``lo = 0`` only where ``hi == lo``); arrays: q pieces.
+    d : int
+        The rounded terms per distance entry (the argument of
+        :func:`~approxpath.numerics.kernel_entry_error`: the number of features for squared
+        Euclidean distances).
+
+    Returns
+    -------
+    float, or ndarray of shape (q,)
+        :math:`\\kappa(d)\\,(1 + 3r + r^2)` with :math:`r = (hi - lo)/lo` (0 where ``hi == lo``) and
+        :math:`\\kappa` = :func:`~approxpath.numerics.kernel_entry_error`.
     """
     if np.ndim(lo):  # q intervals: one value each
         r = np.where(hi > lo, (hi - lo) / np.where(hi > lo, lo, 1.0), 0.0)
@@ -270,7 +286,20 @@ def _basis(s, degree=_DEGREE):
 
 def bernstein_values(coef, s):
     """Values (..., k) at the points ``s`` (k,) of [0, 1] of the polynomials with Bernstein
-    coefficients ``coef`` (..., m + 1)."""
+    coefficients ``coef`` (..., m + 1).
+
+    Parameters
+    ----------
+    coef : ndarray of shape (..., m + 1)
+        Bernstein coefficients of degree ``m``, one polynomial per leading index.
+    s : array_like of shape (k,)
+        Points of [0, 1].
+
+    Returns
+    -------
+    ndarray of shape (..., k)
+        :math:`\\sum_{j=0}^{m} c_j \\binom{m}{j} s^j (1 - s)^{m-j}` at each point.
+    """
     return coef @ _basis(np.asarray(s, dtype=float), coef.shape[-1] - 1)
 
 
@@ -278,7 +307,20 @@ def bernstein_product(a, b):
     """Bernstein coefficients (..., m + k + 1) of the product of the polynomials with
     coefficients ``a`` (..., m + 1) and ``b`` (..., k + 1) (broadcast):
     :math:`c_l = \\sum_{i + j = l} \\binom{m}{i}\\binom{k}{j} / \\binom{m + k}{l}\\, a_i b_j`, a convex
-    combination of the products :math:`a_i b_j` (the weights of each :math:`c_l` sum to 1)."""
+    combination of the products :math:`a_i b_j` (the weights of each :math:`c_l` sum to 1).
+
+    Parameters
+    ----------
+    a : array_like of shape (..., m + 1)
+        Bernstein coefficients of degree ``m`` on [0, 1].
+    b : array_like of shape (..., k + 1)
+        Bernstein coefficients of degree ``k`` on [0, 1]; the leading axes broadcast with ``a``'s.
+
+    Returns
+    -------
+    ndarray of shape (..., m + k + 1)
+        The coefficients :math:`c_l` of the product (degree m + k), the leading axes broadcast.
+    """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     m, k = a.shape[-1] - 1, b.shape[-1] - 1
     outer = a[..., :, None] * b[..., None, :]  # the products a_i b_j, (..., m + 1, k + 1)
@@ -381,6 +423,18 @@ def max_abs_difference(P, N):
     nodes (both interpolants are linear between nodes, so their extremes are at nodes).  Every
     value is a combination of Bernstein coefficients with weights of sum 1 + O(u) plus a lift
     of at most 10/256 of the largest (1/25), and every coefficient is at most
-    :meth:`Envelope.magnitude` of ``P`` plus that of ``N``."""
+    :meth:`Envelope.magnitude` of ``P`` plus that of ``N``.
+
+    Parameters
+    ----------
+    P, N : Envelope
+        As for :func:`difference_nodes`: nonnegative exponential sums on the same piece (arrays
+        of shape (...)), or on q pieces (arrays of shape (..., q)).
+
+    Returns
+    -------
+    ndarray of shape (...), or (..., q)
+        The bound of :math:`\\max |P - N|` per sum (and piece).
+    """
     _, low, up = difference_nodes(P, N)
     return np.maximum(up, -low).max(axis=-1)

@@ -71,7 +71,19 @@ _SUBMATRIX = contextvars.ContextVar("approxpath_cnd_submatrix", default=False)
 
 def check_weights(weights, d):
     """``weights`` as a float array of shape (d,), or :class:`InputError` unless they are ``d``
-    finite nonnegative numbers, not all zero."""
+    finite nonnegative numbers, not all zero.
+
+    Parameters
+    ----------
+    weights : array_like
+        The feature weights :math:`w_k` of ``kernel="ard"``, ``d`` numbers (in any shape: flattened).
+    d : int
+        The number of features (columns of ``X``).
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
     w = np.asarray(weights, dtype=float).reshape(-1)
     if w.shape != (d,):
         raise InputError(f"feature_weights must have one weight per feature ({d}); got {w.size}")
@@ -83,7 +95,20 @@ def check_weights(weights, d):
 
 def check_precomputed(D, what="D"):
     """``D`` (n, n) checked: finite, nonnegative, exactly symmetric with an exactly zero diagonal;
-    :class:`InputError` naming the first violation and the fix."""
+    :class:`InputError` naming the first violation and the fix.
+
+    Parameters
+    ----------
+    D : array_like of shape (n, n)
+        A precomputed distance matrix (the ``X`` of ``kernel="precomputed"``).
+    what : str, default "D"
+        How the messages name ``D``.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        ``D`` as a float64 array (``D`` itself where it is one).
+    """
     D = np.asarray(D, dtype=float)
     if D.ndim != 2 or D.shape[0] != D.shape[1]:
         raise InputError(f"kernel='precomputed' takes the distance matrix D (n x n) as X; got shape {D.shape}")
@@ -108,6 +133,19 @@ def distances(X, family="gaussian", weights=None):
     ``gaussian``: :func:`~approxpath.compute.distances.sq_distances`; ``laplacian`` and ``ard``:
     :func:`~approxpath.compute.distances.pairwise` (``cityblock``; ``sqeuclidean`` with weights ``w``);
     ``precomputed``: ``X`` itself, checked (:func:`check_precomputed`).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        The samples; with ``family="precomputed"`` the matrix :math:`D` (n, n) itself.
+    family : str, default "gaussian"
+        One of :data:`FAMILIES`; :class:`InputError` for another.
+    weights : array_like of shape (d,), optional
+        The feature weights :math:`w_k` (:func:`check_weights`); read only by ``ard``.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
     """
     if family == "gaussian":
         return sq_distances(X)
@@ -126,7 +164,26 @@ def distances(X, family="gaussian", weights=None):
 def cross_distances(X_new, X, family="gaussian", weights=None):
     """:math:`D` between the rows of ``X_new`` (m, d) and of ``X`` (n, d): shape (m, n).  For a
     precomputed kernel ``X_new`` is that matrix (the distances of m new points to the n
-    training points), checked: finite, nonnegative, n columns."""
+    training points), checked: finite, nonnegative, n columns.
+
+    Parameters
+    ----------
+    X_new : array_like of shape (m, d)
+        The new points (shape (m,): one feature); with ``family="precomputed"`` the distances
+        :math:`D_{new}` (m, n).
+    X : array_like of shape (n, d)
+        The training points; with ``family="precomputed"`` the (n, n) :math:`D` (only its
+        number of rows is read).
+    family : str, default "gaussian"
+        One of :data:`FAMILIES`; :class:`InputError` for another.
+    weights : array_like of shape (d,), optional
+        The feature weights :math:`w_k` (:func:`check_weights`); read only by ``ard``.
+
+    Returns
+    -------
+    ndarray of shape (m, n)
+        :math:`D_{new}`: the family's distance from each new point to each training point.
+    """
     X_new = np.asarray(X_new, dtype=float)
     if family == "precomputed":
         n = np.asarray(X).shape[0]
@@ -160,6 +217,17 @@ def entry_terms(family, d):
     (scipy computes each term as ``w * diff * diff``: four roundings, then the sum:
     :math:`(d + 3)u`).  ``precomputed``: 0 (``D`` is exact data; the allowance then covers
     :math:`2u` that nothing uses).
+
+    Parameters
+    ----------
+    family : str
+        One of :data:`FAMILIES`.
+    d : int
+        The number of features (columns of ``X``).
+
+    Returns
+    -------
+    int
     """
     return {"gaussian": d, "laplacian": d, "ard": d + 1, "precomputed": 0}[family]
 
@@ -174,7 +242,25 @@ def loewner_factor(family, X, weights, ratio):
     :math:`p_t/p_{t'} \\le (t'/t)^{d/2}`: c = ``ratio`` :sup:`d/2`; ``ard`` the same with d the features
     of positive weight; ``laplacian``, a product over the features of :math:`t/(\\pi(t^2 +
     \\omega_k^2))`, each ratio at most :math:`t'/t`: c = ``ratio`` :sup:`d`.  ``precomputed``: ``inf``
-    (nothing is known of its D).  Rounded up."""
+    (nothing is known of its D).  Rounded up.
+
+    Parameters
+    ----------
+    family : str
+        One of :data:`FAMILIES`.
+    X : array_like of shape (n, d)
+        The samples (only the number of features d is read, by ``gaussian`` and ``laplacian``).
+    weights : array_like of shape (d,), or None
+        The feature weights of ``ard`` (only the number of nonzero ones is read); None otherwise.
+    ratio : float
+        The largest :math:`t'/t` covered, at least 1 (a piece's ``hi / lo`` in the bandwidth).
+
+    Returns
+    -------
+    float
+        ``ratio`` :sup:`d/2` (``ard``: d the positive weights) or ``ratio`` :sup:`d` (``laplacian``)
+        times :math:`1 + 2^{-40}`; ``inf`` for ``precomputed`` (or where the power overflows).
+    """
     if family == "precomputed":
         return np.inf
     d = np.count_nonzero(weights) if family == "ard" else np.shape(X)[1]
@@ -220,7 +306,19 @@ def submatrices_of_checked():
 def check_cnd(D, who):
     """:class:`InputError` unless the precomputed ``D`` is conditionally negative definite (so
     that :math:`\\exp(-tD) \\succeq 0` for every :math:`t > 0`, which ``who`` needs); not
-    checked within :func:`submatrices_of_checked`."""
+    checked within :func:`submatrices_of_checked`.
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, n)
+        The precomputed distances, symmetric (:func:`check_precomputed`).
+    who : str
+        The problem that needs :math:`\\exp(-tD) \\succeq 0`, named in the message.
+
+    Returns
+    -------
+    None
+    """
     if _SUBMATRIX.get():
         return
     top, tol = cnd_excess(D)
@@ -235,7 +333,21 @@ def check_cnd(D, who):
 def distances_sha256(D, shape=None):
     """sha256 of the matrix ``D`` (its shape and its float64 bytes); ``D`` may instead be its
     row blocks in order (an iterable of arrays, computed as they are hashed) with the whole
-    matrix's ``shape``."""
+    matrix's ``shape``.
+
+    Parameters
+    ----------
+    D : array_like of shape (n, m), or iterable of ndarray
+        The matrix, or its row blocks in order (each of shape (r, m)).
+    shape : tuple of int, optional
+        The whole matrix's shape; required with row blocks (None: ``D``'s own).
+
+    Returns
+    -------
+    str
+        The 64 hexadecimal digits of the sha256 of ``repr(tuple(shape))`` followed by the float64
+        bytes of ``D`` in row-major order.
+    """
     if shape is None:
         D = np.ascontiguousarray(D, dtype=float)
         shape, D = D.shape, (D,)

@@ -155,7 +155,21 @@ class Moving:
 def bernstein_at(W, s):
     """Values of the polynomials with Bernstein coefficients ``W`` (..., m + 1) at the positions
     ``s`` (a number, or an array of shape (T,)) of [0, 1]: shape (...) or (..., T), as computed
-    by de Casteljau's steps (within :func:`coefficient_rounding` of the exact values)."""
+    by de Casteljau's steps (within :func:`coefficient_rounding` of the exact values).
+
+    Parameters
+    ----------
+    W : array_like of shape (..., m + 1)
+        Bernstein coefficients of degree ``m`` on [0, 1], one polynomial per leading index (a
+        :class:`Moving` point's ``weights`` (K, m + 1), or their :meth:`Moving.restrict`).
+    s : float, or array_like of shape (T,)
+        Positions in [0, 1] (:math:`s = (t - t_0)/(t_1 - t_0)` for a path parameter :math:`t`).
+
+    Returns
+    -------
+    ndarray of shape (...), or (..., T)
+        :math:`\\sum_{j=0}^{m} W_{\\cdot j} \\binom{m}{j} s^j (1 - s)^{m-j}` at each position.
+    """
     W = np.asarray(W, dtype=float)
     s = np.asarray(s, dtype=float)
     if W.shape[-1] == 1:
@@ -225,18 +239,37 @@ def is_moving(x):
 
 
 def value_at(x, t):
-    """The plain point at ``t`` of a stored point ``x`` (a fixed point is its own value)."""
+    """The plain point at ``t`` (float) of a stored point ``x``: a fixed point (an instance of a
+    problem's ``Primal`` or ``Dual`` dataclass) is its own value; a :class:`Moving` one gives
+    :meth:`Moving.value`, every field :math:`\\sum_k w_k(t)\\, p_k` (``t`` clipped to its span)."""
     return x.value(t) if isinstance(x, Moving) else x
 
 
 def constant(point, lo, hi):
-    """``point`` as a moving point with the constant weight 1 on ``[lo, hi]`` (degree 0)."""
+    """A fixed ``point`` as a :class:`Moving` one with the constant weight 1 on the span
+    ``[lo, hi]`` (degree 0: ``Moving((point,), [[1.0]], (lo, hi))``); a moving one as it is."""
     return point if isinstance(point, Moving) else Moving((point,), np.ones((1, 1)), (lo, hi))
 
 
 def combine(points, weights, span):
     """:class:`Moving` of ``points`` (fixed points) with ``weights`` (K, m + 1) on ``span``; the
-    plain point itself where one point has the constant weight 1 (the same value at every t)."""
+    plain point itself where one point has the constant weight 1 (the same value at every t).
+
+    Parameters
+    ----------
+    points : sequence of K points
+        Fixed points, instances of one ``Primal`` or ``Dual`` dataclass.
+    weights : array_like of shape (K, m + 1)
+        Bernstein coefficients of each point's weight on ``span`` (a 1-d array is one row).
+    span : (float, float)
+        :math:`(t_0, t_1)`, the interval of the path parameter the weights are given on.
+
+    Returns
+    -------
+    Moving, or point
+        :math:`\\sum_k w_k(t)\\, p_k`; ``points[0]`` where it is the only point and every
+        coefficient of its weight is 1.
+    """
     weights = np.atleast_2d(np.asarray(weights, dtype=float))
     if len(points) == 1 and np.all(weights == 1.0):
         return points[0]
@@ -296,7 +329,21 @@ def affine_weights(theta):
 
 def columns(point, name):
     """The field ``name`` of a stored point's points (itself for a fixed point) as the columns of
-    one array: shape (n, K), (1, K) for a scalar field."""
+    one array: shape (n, K), (1, K) for a scalar field.
+
+    Parameters
+    ----------
+    point : point or Moving
+        A stored point: fixed (one point, K = 1) or :class:`Moving` (its K points).
+    name : str
+        A field of the points' dataclass holding an array of shape (n,) or a number (set, not
+        None, on every point).
+
+    Returns
+    -------
+    ndarray of shape (n, K), or (1, K)
+        Column ``k`` is the field of point ``k``, as floats.
+    """
     points = point.points if is_moving(point) else (point,)
     return np.column_stack([np.atleast_1d(np.asarray(getattr(p, name), dtype=float)) for p in points])
 
@@ -307,7 +354,33 @@ def parts(point, name, lo, hi, linear=False, rounded=False):
     (K,) (0 on the whole span; a fixed point: itself with the constant weight 1, exact).
     ``linear``: weights of degree 0 raised to degree 1 (the same constant twice), for bounds that
     take weights of degree 1; ``rounded``: ``err`` also covers a weight's value computed at a
-    position of the piece (:func:`coefficient_rounding`; a fixed point's weight 1 is exact)."""
+    position of the piece (:func:`coefficient_rounding`; a fixed point's weight 1 is exact).
+
+    Parameters
+    ----------
+    point : point or Moving
+        A stored point: fixed, or :class:`Moving` with K points and weights of degree ``m``.
+    name : str
+        The field taken (:func:`columns`).
+    lo, hi : float
+        The piece, in the path parameter (inside a moving point's span; ``lo == hi``: one
+        parameter).
+    linear : bool, default False
+        Raise weights of degree 0 to degree 1.
+    rounded : bool, default False
+        Add the rounding of a weight's value computed at a position of the piece to ``err``.
+
+    Returns
+    -------
+    V : ndarray of shape (n, K), or (1, K)
+        :func:`columns` of ``name``.
+    W : ndarray of shape (K, m + 1)
+        The weights' Bernstein coefficients on ``[lo, hi]`` (:meth:`Moving.restrict`; degree 0
+        raised to 1 with ``linear``); a fixed point: ones of shape (1, 1), or (1, 2) with ``linear``.
+    err : ndarray of shape (K,)
+        How far each row of ``W`` (with ``rounded``, also a weight's computed value) can be from
+        the exact one; zeros where exact.
+    """
     V = columns(point, name)
     if not is_moving(point):
         W, err = np.ones((1, 1)), np.zeros(1)
@@ -325,7 +398,24 @@ def weight_ranges(point, edges):
     ``[edges[j], edges[j + 1]]`` (inside the span), a rigorous ``[min, max]`` of each weight there,
     shape (J, K, 2): the convex hull of the weight's coefficients on the sub-interval
     (:meth:`Moving.restrict`), widened by their rounding.  A fixed point: itself, weight 1.
-    ``edges`` of shape (q, J' + 1): the sub-intervals of q covers, row after row (J = q J')."""
+    ``edges`` of shape (q, J' + 1): the sub-intervals of q covers, row after row (J = q J').
+
+    Parameters
+    ----------
+    point : point or Moving
+        A stored point: fixed, or :class:`Moving` with K points.
+    edges : array_like of shape (J + 1,), or (q, J' + 1)
+        Ends of consecutive sub-intervals in the path parameter, increasing along the last axis,
+        inside the span of a moving ``point``.
+
+    Returns
+    -------
+    points : tuple
+        The K stored points (``(point,)`` for a fixed point, K = 1).
+    ranges : ndarray of shape (J, K, 2)
+        ``ranges[j, k]``: a lower and an upper bound of the weight :math:`w_k(t)` for every
+        :math:`t` of sub-interval ``j`` (``[1, 1]`` for a fixed point).
+    """
     edges = np.asarray(edges, dtype=float)
     s_lo, s_hi = edges[..., :-1].ravel(), edges[..., 1:].ravel()  # (J,): every sub-interval's ends
     if not isinstance(point, Moving):

@@ -20,7 +20,21 @@ __all__ = ["stored_fields", "pack", "unpack", "fingerprint", "one_number"]
 def stored_fields(point_type, example=None):
     """The fields of ``point_type`` a certificate stores: every compare field that is set on
     ``example`` (a point of the path; the fields it leaves None, e.g. slacks filled in at each
-    parameter, are not stored)."""
+    parameter, are not stored).
+
+    Parameters
+    ----------
+    point_type : type
+        A problem's ``Primal`` or ``Dual`` dataclass.
+    example : point or Moving, optional
+        A stored point of the path (fixed, or :class:`Moving`: its first point is read); None:
+        every compare field.
+
+    Returns
+    -------
+    list of str
+        The field names, in the dataclass's order.
+    """
     names = [f.name for f in dataclasses.fields(point_type) if f.compare]
     if example is None:
         return names
@@ -75,6 +89,27 @@ def unpack(side, arrays, point_type, fields, lo, hi):
     """Inverse of :func:`pack` for one piece (``arrays``: that piece's rows): the fixed point
     (one point, the constant weight 1) or the :class:`Moving` point.
 
+    Parameters
+    ----------
+    side : str
+        ``"primal"`` or ``"dual"``: the prefix of the arrays read.
+    arrays : dict of ndarray
+        The piece's row of each array of the layout: ``{side}_weights`` (K, M + 1),
+        ``{side}_count`` and ``{side}_degree`` (numbers), ``{side}_span`` (2,) and
+        ``{side}_{field}`` (K, ...) for each of ``fields``.
+    point_type : type
+        The dataclass of the side's points (the problem's ``Primal`` or ``Dual``).
+    fields : sequence of str
+        The fields stored (:func:`stored_fields`).
+    lo, hi : float
+        The piece, which the stored span must contain.
+
+    Returns
+    -------
+    point or Moving
+        An instance of ``point_type`` where the piece holds one point with the constant weight 1,
+        else a :class:`Moving` point of its ``count`` points and weights (count, degree + 1).
+
     Raises
     ------
     KeyError
@@ -113,7 +148,19 @@ def unpack(side, arrays, point_type, fields, lo, hi):
 
 def one_number(row, key):
     """The number ``row[key]`` (a piece's row of an array of one number per piece): ValueError
-    for anything else, e.g. a row of shape (1,) that ``float`` would take."""
+    for anything else, e.g. a row of shape (1,) that ``float`` would take.
+
+    Parameters
+    ----------
+    row : mapping of str to array_like
+        One piece's row of each array of a certificate (the array indexed at the piece).
+    key : str
+        The array's name.
+
+    Returns
+    -------
+    float
+    """
     value = np.asarray(row[key], dtype=float)
     if value.ndim:
         raise ValueError(f"array {key!r} must hold one number per piece; got shape {value.shape} per piece")

@@ -43,6 +43,18 @@ def fp_margin(n_ops, magnitude):
     0.01`.  ``n_ops`` is the longest chain of dependent operations in a bound and
     ``magnitude`` dominates the absolute values of everything summed along it; 16 more
     operations cover the few steps after the sums.
+
+    Parameters
+    ----------
+    n_ops : int
+        The longest chain of dependent rounded operations in the bound (``m`` above).
+    magnitude : float
+        A nonnegative bound of :math:`\\sum_i |x_i|` over everything summed along that chain.
+
+    Returns
+    -------
+    float
+        :math:`1.01\\,(n_{ops} + 16)\\,u\\,\\mathrm{magnitude}`, :math:`u` = :data:`UNIT_ROUNDOFF`.
     """
     return 1.01 * (n_ops + 16) * UNIT_ROUNDOFF * float(magnitude)
 
@@ -141,7 +153,20 @@ def stored_bound(bound, level=0.0):
     optimal value).  A gap bound is a difference of sums of the optimal value's size, so one far
     below them moves by *their* last bits where a verifier's BLAS sums in another order (robust
     l1, n = 1000: 7.8e-13 on a bound of 1.3e-5 beside an optimal value of 372, 6e-8 of the
-    bound), and the target is within a factor eps of them."""
+    bound), and the target is within a factor eps of them.
+
+    Parameters
+    ----------
+    bound : float
+        The gap bound as computed (rounding allowances included).
+    level : float, default 0.0
+        The target the bound is measured against (eps, or eps times the optimal value).
+
+    Returns
+    -------
+    float
+        :math:`\\mathrm{bound} + \\mathrm{STORED\\_PAD} \\max(|\\mathrm{bound}|, |\\mathrm{level}|) + 10^{-300}`.
+    """
     # (+1e-300: the pad where bound and level are 0, whose recomputation elsewhere can come out a few
     # subnormal steps above 0)
     return float(bound + STORED_PAD * max(abs(bound), abs(level)) + 1e-300)
@@ -174,14 +199,37 @@ def zero_sum(u):
 
 def log_width(lo, hi):
     """``log(hi / lo)``, the width of ``[lo, hi]`` in log scale, as ``log hi - log lo`` (the
-    ratio overflows for ends such as 1e-200 and 1e200)."""
+    ratio overflows for ends such as 1e-200 and 1e200).
+
+    Parameters
+    ----------
+    lo, hi : float
+        The interval's ends, ``0 < lo <= hi`` (numbers, not arrays: ``math.log``).
+
+    Returns
+    -------
+    float
+        :math:`\\log hi - \\log lo \\ge 0`.
+    """
     return math.log(hi) - math.log(lo)
 
 
 def log_mid(lo, hi):
     """The middle of ``[lo, hi]`` in the log scale every path parameter is searched in (the
     geometric mean, computed as ``exp((log lo + log hi) / 2)``), clipped into ``[lo, hi]``: a
-    float, or an array of the middles of arrays ``lo``, ``hi``."""
+    float, or an array of the middles of arrays ``lo``, ``hi``.
+
+    Parameters
+    ----------
+    lo, hi : float, or ndarray of shape (q,)
+        The ends, ``0 < lo <= hi``; arrays (or one array and one number, broadcast): q intervals.
+
+    Returns
+    -------
+    float, or ndarray of shape (q,)
+        :math:`\\sqrt{lo \\cdot hi}` as computed, clipped into ``[lo, hi]`` (a float where the
+        result has no axis).
+    """
     if isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray):
         m = np.clip(np.exp(0.5 * (np.log(lo) + np.log(hi))), lo, hi)
         return float(m) if m.ndim == 0 else m
@@ -193,7 +241,21 @@ def log_mid(lo, hi):
 def round_up(x, digits=3):
     """``x > 0`` to ``digits`` significant digits, rounded up: a value an error message advises
     (an eps, a tol) is never below the one it stands for, and prints as it is with ``.{digits}g``
-    (a gap needing eps >= 0.0100000000000016 is told 0.0101, not 0.01).  Other ``x`` as given."""
+    (a gap needing eps >= 0.0100000000000016 is told 0.0101, not 0.01).  Other ``x`` as given.
+
+    Parameters
+    ----------
+    x : float
+        The value to advise; only a finite ``x > 0`` is rounded.
+    digits : int, default 3
+        Significant digits kept, at least 1.
+
+    Returns
+    -------
+    float
+        The smallest number of ``digits`` significant digits at least ``x``; ``x`` itself where
+        it is not finite and positive.
+    """
     if not (math.isfinite(x) and x > 0):
         return x
     shown = float(f"{x:.{digits - 1}e}")

@@ -29,6 +29,16 @@ def pairwise(X, metric="sqeuclidean", weights=None):
     place: n = 16,000, d = 20 takes 1.4 s on one thread where ``squareform(pdist(X))`` takes
     1.9-7.6 s (its condensed vector, then the copy into the square), and 0.75 s on two.
 
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        The samples, one per row (shape (n,): one feature).
+    metric : {"sqeuclidean", "cityblock"}, default "sqeuclidean"
+        The distance (scipy's name for it).
+    weights : array_like of shape (d,), optional
+        Nonnegative feature weights :math:`w_j` of ``"sqeuclidean"`` (``kernel="ard"``); None:
+        unweighted.
+
     Returns
     -------
     D : ndarray of shape (n, n)
@@ -101,7 +111,20 @@ def sq_distances(X):
 def cross_sq_distances(A, B):
     """Squared Euclidean distances between the rows of ``A`` (m, d) and ``B`` (k, d): shape (m, k),
     the entries of :func:`pairwise` (``scipy.spatial.distance.cdist``'s; by the same numpy loop
-    where it is small)."""
+    where it is small).
+
+    Parameters
+    ----------
+    A : array_like of shape (m, d)
+        Samples, one per row.
+    B : array_like of shape (k, d)
+        Samples, one per row, with the same d features.
+
+    Returns
+    -------
+    ndarray of shape (m, k)
+        :math:`D_{ij} = \\sum_l (a_{il} - b_{jl})^2`.
+    """
     A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
     if A.shape[0] * B.shape[0] * A.shape[1] > _LOOP_MAX:
         return _cdist_rows(A, B, "sqeuclidean", {})

@@ -77,6 +77,13 @@ def matvec(M, v):
     speed, not the arithmetic's), once per exact solve of the SVM; the blocks do not depend on
     the thread count, so neither do the bits.
 
+    Parameters
+    ----------
+    M : ndarray of shape (n, m)
+        The matrix, read by blocks of rows (the SVM's: its kernel :math:`K_t`, (n, n)).
+    v : ndarray of shape (m,)
+        The vector.
+
     Returns
     -------
     ndarray of shape (n,)
@@ -99,7 +106,24 @@ def _symmetric(D):
 
 
 def gaussian(D, t, out=None):
-    """:math:`\\exp(-t D)` entrywise; ``D`` of shape (n, m), ``t > 0``."""
+    """:math:`\\exp(-t D)` entrywise; ``D`` of shape (n, m), ``t > 0``.
+
+    Parameters
+    ----------
+    D : array_like of shape (n, m)
+        Distances, entrywise nonnegative (an array of another number of axes is exponentiated in
+        one call, ``out`` unused).
+    t : float
+        The kernel parameter, ``t > 0``.
+    out : ndarray of shape (n, m), optional
+        A float64 array the kernel is written into (by blocks of rows, threaded); a new one if
+        None.
+
+    Returns
+    -------
+    ndarray of the shape of ``D``
+        :math:`e^{-tD_{ij}}` per entry (``out`` where it is given).
+    """
     D = np.asarray(D, dtype=float)
     if D.ndim != 2:
         with np.errstate(over="ignore"):  # -t D overflowing to -inf gives exp = 0, the true value's rounding

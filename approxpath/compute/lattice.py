@@ -90,9 +90,19 @@ def lattice_kernel(lattice, t, out=None):
     does on the machines measured); within one rounding of ``exp`` of it anywhere, which the
     kernel entries' allowance (:func:`~approxpath.numerics.kernel_entry_error`) covers.
 
+    Parameters
+    ----------
+    lattice : (ndarray of shape (L + 1,), ndarray of uint8 of shape (n, n))
+        ``(levels, index)`` of :func:`find_lattice`: the distance levels and each entry's level.
+    t : float
+        The kernel parameter, ``t > 0``.
+    out : ndarray of shape (n, n), optional
+        A float64 array the kernel is written into; a new one if None.
+
     Returns
     -------
     ndarray of shape (n, n)
+        :math:`e^{-t\\,\\mathrm{levels}[\\mathrm{index}_{ij}]}` per entry (``out`` where it is given).
     """
     levels, index = lattice
     values = _exp_levels(levels, t)
@@ -109,7 +119,23 @@ def lattice_entries(levels, x, order=2):
     """The entries of a product's terms at each distance level, shape (levels, order + 1):
     :math:`e = e^{-x d}`, :math:`e d`, :math:`(e d) d` (the first ``order + 1``), as the direct
     route computes them entry by entry (:func:`~approxpath.compute.kernels.block_products`),
-    bit for bit."""
+    bit for bit.
+
+    Parameters
+    ----------
+    levels : ndarray of shape (L + 1,)
+        The distance levels :math:`d_k` (the first array of :func:`find_lattice`'s result).
+    x : float
+        The kernel parameter of :math:`E_x = \\exp(-xD)`.
+    order : {0, 1, 2}, default 2
+        The highest power of :math:`d` taken.
+
+    Returns
+    -------
+    ndarray of shape (L + 1, order + 1)
+        Row ``k``: :math:`e^{-x d_k}`, :math:`e^{-x d_k} d_k`, :math:`(e^{-x d_k} d_k) d_k`, the
+        first ``order + 1``.
+    """
     W = [_exp_levels(levels, x)]
     for _ in range(order):
         W.append(W[-1] * levels)
@@ -119,7 +145,23 @@ def lattice_entries(levels, x, order=2):
 def histogram(lattice, full, step):
     """``H`` of shape (n, levels): ``H[i, k]`` is the sum of ``full[j]`` over the ``j`` with
     ``D[i, j] = levels[k]``; ``full`` of shape (n,), its nonzero entries binned ``step`` rows
-    at a time."""
+    at a time.
+
+    Parameters
+    ----------
+    lattice : (ndarray of shape (L + 1,), ndarray of uint8 of shape (n, n))
+        ``(levels, index)`` of :func:`find_lattice` for a symmetric :math:`D`.
+    full : ndarray of shape (n,)
+        Coefficients, one per column of :math:`D` (zeros where a column is not weighted).
+    step : int
+        Nonzero coefficients binned per ``bincount`` call, at least 1
+        (:func:`~approxpath.compute.kernels.product_step`).
+
+    Returns
+    -------
+    ndarray of shape (n, L + 1)
+        C-contiguous; :math:`H_{ik} = \\sum_{j:\\, D_{ij} = d_k} \\mathrm{full}_j`.
+    """
     levels, index = lattice
     n, L = index.shape[0], levels.size
     H = np.zeros(L * n)
