@@ -174,10 +174,8 @@ def cross_distances(X_new, X, family="gaussian", weights=None):
     X : array_like of shape (n, d)
         The training points; with ``family="precomputed"`` the (n, n) :math:`D` (only its
         number of rows is read).
-    family : str, default "gaussian"
-        One of :data:`FAMILIES`; :class:`InputError` for another.
-    weights : array_like of shape (d,), optional
-        The feature weights :math:`w_k` (:func:`check_weights`); read only by ``ard``.
+    family, weights
+        As for :func:`distances`.
 
     Returns
     -------
