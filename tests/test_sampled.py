@@ -17,6 +17,7 @@ from approxpath.driver import STRATEGIES
 from approxpath.testing import ToyProjection
 
 from certificate_helpers import tamper
+import plugin_problems
 from plugin_problems import SampledRidge, SampledToy
 
 KernelRidge = approxpath.get_problem("kernel_ridge")
@@ -139,3 +140,29 @@ def test_a_surface_of_a_bound_that_holds_at_points_only_is_refused_and_its_file_
                     rehash=True)
     report = verify(forged, Xs, ys)
     assert not report.ok and "its bound holds at points only" in report.failures[0]
+
+
+class _RipplingBound(plugin_problems.SampledToyBound):
+    # a valid, looser bound: the toy's gap plus two crests of 0.02 (two fifths of eps) over
+    # [0.1, 3], at a quarter and three quarters of it in ln t, 0 at its ends and its middle
+    def _gap(self, primal, dual, t):
+        return super()._gap(primal, dual, t) + 0.01 * (1.0 - np.cos(4.0 * np.pi * np.log(t / 0.1) / np.log(30.0)))
+
+
+class _Rippling(SampledToy):
+    Bound = _RipplingBound
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_sampled_piece_stores_the_largest_gap_of_all_its_sampled_points(strategy):
+    """Where the gap peaks inside a piece, the stored gap is the largest at every sampled point
+    (what verify re-checks), not at the ends alone."""
+    X, y = _toy_data()
+    problem = _Rippling(X, 0.01 * y)  # the toy's own gaps far below the crests
+    path = approxpath.approximate_path(problem, eps=0.05, interval=(0.1, 3.0), strategy=strategy)
+    inside = 0
+    for piece in path.pieces:
+        gaps = [problem.bound.gap(piece.primal, piece.dual, x) for x, _ in claimed_on("sampled", piece.lo, piece.hi)]
+        assert piece.kind == "sampled" and max(gaps) <= piece.gap_bound <= 0.05
+        inside += max(gaps[1:-1]) > max(gaps[0], gaps[-1]) + 1e-3
+    assert inside >= 1  # a piece whose ends alone would understate its gap
