@@ -223,12 +223,14 @@ def test_an_exact_solve_is_judged_without_the_rounding_allowance(monkeypatch):
 
 
 @pytest.mark.parametrize("parameter", ["bandwidth", "c"])
-def test_from_a_large_c_the_interior_point_solves_first(monkeypatch, parameter):
-    """libSVM's single-precision kernel cannot reach the solvers' mark at large C, and SMO's
-    iterations grow with C: from INTERIOR_FIRST_C on, Clarabel is tried first (its pair against
-    a tight CVXPY optimum of the dual written here); below, the fast chain; a solver the caller
-    names is kept."""
-    from approxpath.problems.kernel_svm.solves import INTERIOR_FIRST_C
+def test_from_a_large_c_solves_after_one_that_reached_the_interior_point_try_it_first(monkeypatch, parameter):
+    """libSVM's single-precision kernel cannot reach the solvers' mark at large C, and where the
+    classes overlap SMO's iterations grow with C: from INTERIOR_FIRST_C on, a solve started from
+    one that reached Clarabel tries Clarabel first (its pair against a tight CVXPY optimum of the
+    dual written here), for RETRY_CHAIN * C / INTERIOR_FIRST_C solves in a row, then libSVM's
+    chain again; below INTERIOR_FIRST_C, from no solve or one of libSVM's, and with a solver the
+    caller names, the chain."""
+    from approxpath.problems.kernel_svm.solves import INTERIOR_FIRST_C, RETRY_CHAIN
     from reference_helpers import svm_dual_optimum
 
     X, y = make_classification(n=80, d=3, seed=2)
@@ -237,11 +239,66 @@ def test_from_a_large_c_the_interior_point_solves_first(monkeypatch, parameter):
     t = C if parameter == "c" else 1.0
     tried, candidate = [], problem.candidate
     monkeypatch.setattr(problem, "candidate", lambda name, *a: tried.append(name) or candidate(name, *a))
-    primal, dual = problem.solve(t)
-    assert tried[0] == "clarabel", tried
+
+    def first(warm_streak, at=t, **options):
+        tried.clear()
+        warm = None if warm_streak is None else (None, replace(problem.solve(at / 2)[1], interior=warm_streak))
+        tried.clear()
+        pair = problem.solve(at, warm=warm, **options)
+        return tried[0], pair
+
+    name, (primal, dual) = first(1)
+    assert name == "clarabel" and dual.interior == 2, (tried, dual.interior)
     opt = svm_dual_optimum(problem.gram(t), y, C)[0]
     assert abs(problem.dual_objective(dual, t) - opt) <= 1e-6 * abs(opt)
     assert problem.bound.gap(primal, dual, t) <= 1e-6 * abs(opt)
-    tried.clear()
-    problem.solve(t / 4 if parameter == "c" else t, solver=None if parameter == "c" else ["libsvm"])
-    assert tried[0] == ("smo" if parameter == "c" else "libsvm"), tried  # C / 4 < INTERIOR_FIRST_C; or named
+    retry = RETRY_CHAIN * C / INTERIOR_FIRST_C
+    assert first(int(retry) - 1)[0] == "clarabel"
+    chain = "smo"  # (the chain's first: it declines n <= 1000, then libSVM)
+    for streak in (None, 0, int(retry)):  # no solve nearby, one of libSVM's, the streak's end
+        assert first(streak)[0] == chain
+    assert first(1, solver=["libsvm", "clarabel"])[0] == "libsvm"
+    if parameter == "c":
+        assert first(1, at=C / 4)[0] == chain  # below INTERIOR_FIRST_C
+    # a chain that reaches the interior point starts a new streak
+    def missing(name, *a):
+        tried.append(name)
+        if name != "clarabel":
+            raise ValueError(f"{name} missed")
+        return candidate(name, *a)
+
+    monkeypatch.setattr(problem, "candidate", missing)
+    name, (_, dual) = first(int(retry))
+    assert name == chain and tried[-1] == "clarabel" and dual.interior == 1, tried
+
+
+def test_a_resumed_run_at_a_large_c_orders_its_solves_as_the_uninterrupted_one():
+    """Which backend a solve tries first depends on the solve it starts from (SVMDual.interior):
+    a checkpoint stores it (anchor_state), so the resumed run's certificate is the same bit for
+    bit; the pickled dual (sent to worker processes) keeps it too."""
+    import pickle
+    from types import SimpleNamespace
+
+    from approxpath.problems.kernel_svm.solves import INTERIOR_FIRST_C
+    from approxpath.testing.runs import check_resumed_run_equals_uninterrupted
+
+    X, y = make_classification(n=60, d=2, seed=4)
+    problem = KernelSVM(X, y, c=4.0 * INTERIOR_FIRST_C)
+    streaks, solve, candidate = [], problem.solve, problem.candidate
+
+    def chain(name, t, *a):
+        """libSVM's chain misses below t = 1 and above makes a pair other than Clarabel's."""
+        if name == "clarabel":
+            return candidate(name, t, *a)
+        if t < 1.0:
+            raise ValueError(f"{name} missed")
+        primal, dual = candidate("clarabel", t)
+        problem._interior_tries -= 1  # (not an interior point's pair: another one, accepted)
+        return primal, replace(dual, alpha=dual.alpha * (1.0 - 1e-6))  # (other bits once on the grid)
+
+    problem.candidate = chain
+    problem.solve = lambda *a, **k: (lambda pair: streaks.append(pair[1].interior) or pair)(solve(*a, **k))
+    check_resumed_run_equals_uninterrupted(SimpleNamespace(problem=problem, eps=5.0, interval=(0.5, 2.0)))
+    assert max(streaks) >= 2, streaks  # solves that went to Clarabel first, from one that reached it
+    dual = replace(problem.solve(1.0)[1], interior=3)
+    assert pickle.loads(pickle.dumps(dual)).interior == 3

@@ -26,14 +26,17 @@ class SVMDual:
 
     ``mix`` (not part of the certificate) records that ``alpha`` equals
     ``(1 - theta) alpha_a + theta alpha_b`` *exactly*, as ``(alpha_a, alpha_b, theta)``, so a
-    search computes kernel products of ``alpha`` as combinations of the parents'.
+    search computes kernel products of ``alpha`` as combinations of the parents'.  ``interior``
+    (neither) records that the exact solve that made it reached an interior point (Clarabel,
+    SCS): the next solves started from it try that first (``KernelSVM.solve``).
     """
 
     alpha: np.ndarray
     mix: tuple = field(default=None, compare=False, repr=False)
+    interior: int = field(default=0, compare=False, repr=False)
 
     def __reduce__(self):  # the parents in ``mix`` are a cache: do not ship them
-        return (SVMDual, (self.alpha, None))
+        return (SVMDual, (self.alpha, None, self.interior))
 
 
 def digest(a):

@@ -4,6 +4,8 @@ entries or on entries from rows of the distances, libSVM from zero, the dual QP 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from approxpath.errors import InputError
@@ -11,7 +13,7 @@ from approxpath.solvers.conic import QP, solve_qp
 
 from .points import SVMDual, SVMPrimal
 
-__all__ = ["SVMExactSolves", "SMO_MIN_N", "INTERIOR_FIRST_C", "INTERIOR_FIRST_MAX_N"]
+__all__ = ["SVMExactSolves", "SMO_MIN_N", "INTERIOR_FIRST_C", "INTERIOR_FIRST_MAX_N", "RETRY_CHAIN"]
 
 #: Warm SMO only above this many samples: below, libSVM's official binding from zero is faster
 #: (the solves of a path: ionosphere, n = 351, 0.034 s against 0.093; diabetes, n = 768, 0.12
@@ -19,29 +21,57 @@ __all__ = ["SVMExactSolves", "SMO_MIN_N", "INTERIOR_FIRST_C", "INTERIOR_FIRST_MA
 #: takes 1.6-5.3x as long on synthetic data (n = 2000-16000, most alpha at C), 0.69-0.90x on the
 #: LIBSVM a-sets (n = 2265-4781).
 SMO_MIN_N = 1000
-#: From this C on (and up to :data:`INTERIOR_FIRST_MAX_N` samples) the interior point is tried
-#: first.  libSVM's single-precision kernel leaves a certified gap of ~1e-8 C relative (above the
-#: solvers' 1e-7 mark from C ~ 10; its float64 polish reaches the mark up to C ~ 100) and SMO's
-#: iterations grow with C, while Clarabel's do not: three solves (t = 0.25, 1, 4), libSVM's chain
-#: against Clarabel first, n = 200-2000: even at C = 300, 2.0-3.6x faster at 1000, 4.4-9.7x at 3000.
+#: From this C on (and up to :data:`INTERIOR_FIRST_MAX_N` samples), an exact solve started from
+#: one that reached the interior point (Clarabel, SCS: libSVM's chain missed there, or it went
+#: first) tries it first.  libSVM's single-precision kernel leaves a certified gap of ~1e-8 C
+#: relative (above the solvers' 1e-7 mark from C ~ 10; its float64 polish reaches the mark up to
+#: C ~ 100), and where the classes overlap SMO's iterations grow with C, while Clarabel's do not:
+#: bandwidth paths at C = 1000, relative eps 1e-2, Clarabel first against libSVM's chain: synthetic
+#: n = 200 4.3x faster, diabetes 2.3x; where they barely overlap (heart, ionosphere) libSVM's
+#: chain is 1.6x and 3.2x faster, and its first solve keeps it.
 INTERIOR_FIRST_C = 1000.0
 #: ... up to this many samples: its dense QP holds ~12 arrays of n^2 entries (384 MB here, beside a
 #: path's kernel caches of several), and its time grows like n^3 (n = 4000, C = 1000, t = 1:
 #: Clarabel 24.7 s and a 1.3 GB process, libSVM's chain 37.8 s: 1.5x, against 2.0-2.3x at n = 2000).
 INTERIOR_FIRST_MAX_N = 2000
+#: A streak of solves that try Clarabel first lasts this many times C / INTERIOR_FIRST_C solves,
+#: then libSVM's chain is tried again: a wasted try costs more as C grows (its iterations), so the
+#: tries thin out with C (4: heart at C = 1000, where the chain misses at one solve in six, 15.9 s
+#: against 21.2 s for the chain alone; synthetic n = 200 at C = 10^4, where it always misses, 9.5 s
+#: against 5.4 s for Clarabel first at every solve).
+RETRY_CHAIN = 4
 
 
 class SVMExactSolves:
     """The exact-solve capabilities of :class:`~.problem.KernelSVM` (a mixin): ``solve`` (the
     backends' order), ``exact_qp``, ``candidate`` and the kernel buffer of the exact solves."""
 
+    _interior_tries = 0  # the interior-point candidates made so far (:meth:`solve` reads it)
+
     def solve(self, t, solver=None, **options):
         """:meth:`approxpath.Problem.solve`, the backends in the order that suits C at ``t`` when
         ``solver`` is not given: :attr:`backends`, or Clarabel first from :data:`INTERIOR_FIRST_C`
-        on (up to :data:`INTERIOR_FIRST_MAX_N` samples)."""
-        if solver is None and self._interior_first(self.sweep.at(t)[1]):
+        on (up to :data:`INTERIOR_FIRST_MAX_N` samples) where the nearby solve ``warm`` reached
+        it.  The dual returned records whether this solve did (``SVMDual.interior``)."""
+        warm = options.get("warm")
+        streak = 0 if warm is None else getattr(warm[1], "interior", 0)
+        C = self.sweep.at(t)[1]
+        first = solver is None and self._interior_first(C) and 1 <= streak < RETRY_CHAIN * C / INTERIOR_FIRST_C
+        if first:
             solver = ["clarabel"] + [name for name in self.backends if name != "clarabel"]
-        return super().solve(t, solver, **options)
+        before = self._interior_tries
+        primal, dual = super().solve(t, solver, **options)
+        reached = self._interior_tries > before
+        return primal, replace(dual, interior=streak + 1 if first else int(reached))
+
+    def anchor_state(self, pair):
+        """What a checkpoint stores beside an exact solve (the search's :meth:`solve` order reads
+        it): whether it reached the interior point; ``{}`` where it did not."""
+        return {"interior": np.array(pair[1].interior)} if pair[1].interior else {}
+
+    def with_anchor_state(self, pair, t, state):
+        """The exact solve's ``pair`` read from a checkpoint, with its :meth:`anchor_state` back."""
+        return pair[0], replace(pair[1], interior=int(state.get("interior", 0)))
 
     def _interior_first(self, C):
         return self.n <= INTERIOR_FIRST_MAX_N and C >= INTERIOR_FIRST_C
@@ -89,6 +119,7 @@ class SVMExactSolves:
             # stalls at 1e-7 - 1e-6 of the objective at C = 8 - 32 (heart) whatever its tolerance;
             # float64 SMO from there reaches 1e-9 - 1e-8 in 10 - 430 iterations (2 - 25 ms)
             return self._smo(K, C, pair[1].alpha, tight=True)
+        self._interior_tries += 1
         sol = solve_qp(self.exact_qp(t), backend)
         # Stationarity Qa - 1 + z0 y - z_lo + z_hi = 0 makes z0 the primal bias b.
         return SVMPrimal(w=self.y * sol.x, b=float(sol.z[0])), SVMDual(alpha=sol.x)
@@ -156,3 +187,4 @@ class SVMExactSolves:
                          "(its own kernel is gaussian), which does not fit the memory budget: raise "
                          "APPROXPATH_MEMORY (bytes), use fewer samples, kernel='gaussian' / 'ard', or a GPU "
                          "(device='gpu': SMO reads the kernel's entries there)")
+
