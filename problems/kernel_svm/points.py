@@ -27,8 +27,9 @@ class SVMDual:
     ``mix`` (not part of the certificate) records that ``alpha`` equals
     ``(1 - theta) alpha_a + theta alpha_b`` *exactly*, as ``(alpha_a, alpha_b, theta)``, so a
     search computes kernel products of ``alpha`` as combinations of the parents'.  ``interior``
-    (neither) records that the exact solve that made it reached an interior point (Clarabel,
-    SCS): the next solves started from it try that first (``KernelSVM.solve``).
+    (neither) counts the exact solves in a row, ending with the one that made it, that reached an
+    interior point (Clarabel, SCS; 0 where libSVM's chain answered): the next solves started from
+    it try that first while the streak is short (``KernelSVM.solve``).
     """
 
     alpha: np.ndarray

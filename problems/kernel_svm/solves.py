@@ -51,8 +51,10 @@ class SVMExactSolves:
     def solve(self, t, solver=None, **options):
         """:meth:`approxpath.Problem.solve`, the backends in the order that suits C at ``t`` when
         ``solver`` is not given: :attr:`backends`, or Clarabel first from :data:`INTERIOR_FIRST_C`
-        on (up to :data:`INTERIOR_FIRST_MAX_N` samples) where the nearby solve ``warm`` reached
-        it.  The dual returned records whether this solve did (``SVMDual.interior``)."""
+        on (up to :data:`INTERIOR_FIRST_MAX_N` samples) where the nearby solve ``warm`` ends a
+        streak of solves that reached it shorter than :data:`RETRY_CHAIN` times C / 1000.  The
+        dual returned carries this solve's streak (``SVMDual.interior``: 0 where libSVM's chain
+        answered)."""
         warm = options.get("warm")
         streak = 0 if warm is None else getattr(warm[1], "interior", 0)
         C = self.sweep.at(t)[1]
@@ -66,7 +68,7 @@ class SVMExactSolves:
 
     def anchor_state(self, pair):
         """What a checkpoint stores beside an exact solve (the search's :meth:`solve` order reads
-        it): whether it reached the interior point; ``{}`` where it did not."""
+        it): its streak of solves that reached the interior point; ``{}`` where it has none."""
         return {"interior": np.array(pair[1].interior)} if pair[1].interior else {}
 
     def with_anchor_state(self, pair, t, state):
@@ -187,4 +189,3 @@ class SVMExactSolves:
                          "(its own kernel is gaussian), which does not fit the memory budget: raise "
                          "APPROXPATH_MEMORY (bytes), use fewer samples, kernel='gaussian' / 'ard', or a GPU "
                          "(device='gpu': SMO reads the kernel's entries there)")
-
