@@ -260,6 +260,7 @@ def test_from_a_large_c_solves_after_one_that_reached_the_interior_point_try_it_
     assert first(1, solver=["libsvm", "clarabel"])[0] == "libsvm"
     if parameter == "c":
         assert first(1, at=C / 4)[0] == chain  # below INTERIOR_FIRST_C
+
     # a chain that reaches the interior point starts a new streak
     def missing(name, *a):
         tried.append(name)
