@@ -36,9 +36,9 @@ INTERIOR_FIRST_C = 1000.0
 INTERIOR_FIRST_MAX_N = 2000
 #: A streak of solves that try Clarabel first lasts this many times C / INTERIOR_FIRST_C solves,
 #: then libSVM's chain is tried again: a wasted try costs more as C grows (its iterations), so the
-#: tries thin out with C (4: heart at C = 1000, where the chain misses at one solve in six, 15.9 s
-#: against 21.2 s for the chain alone; synthetic n = 200 at C = 10^4, where it always misses, 9.5 s
-#: against 5.4 s for Clarabel first at every solve).
+#: tries thin out with C (4: heart at C = 1000, where the chain misses at one solve in six, 15.3 s
+#: against 17.1 s for the chain alone; synthetic n = 200 at C = 10^4, where it always misses, 9.6 s
+#: against 5.0 s for Clarabel first at every solve).
 RETRY_CHAIN = 4
 
 
