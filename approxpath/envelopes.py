@@ -233,6 +233,19 @@ def hermite_lower(E):
     The Hermite interpolant of :math:`S, S'` at ``lo`` and :math:`S, S', S''` at ``hi``
     leaves :math:`S(x) - H(x) = S^{(5)}(\\xi)/5!\\,(x - lo)^2 (x - hi)^3 \\ge 0`
     (:math:`S^{(5)} \\le 0`): a lower bound exact at both ends, off by :math:`O(w^5)`.
+
+    Parameters
+    ----------
+    E : Envelope
+        Values and first two derivatives at ``lo`` and ``hi`` (arrays of shape (...)); the second
+        derivative at ``lo`` is not used.
+
+    Returns
+    -------
+    ndarray of shape (..., 6)
+        The quartic's Bernstein coefficients on :math:`s = (x - lo)/w \\in [0, 1]`, :math:`w = hi - lo`,
+        :math:`[f_0,\\ f_0 + w f'_0/4,\\ f_1 - w f'_1/2 + w^2 f''_1/12,\\ f_1 - w f'_1/4,\\ f_1]`,
+        raised to degree 5 (:math:`c_j = (j/5)\\, q_{j-1} + (1 - j/5)\\, q_j`).
     """
     w = E.hi - E.lo
     a, b, d = w * E.df_lo, w * E.df_hi, w * w * E.d2f_hi

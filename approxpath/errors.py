@@ -59,7 +59,22 @@ def did_you_mean(value, choices, n=1):
     them), or ``""`` when none is close: the tail of every unknown-name error.  Close: the same
     name in other case (``C`` for ``c``, as scikit-learn spells it), else similar
     (:func:`difflib.get_close_matches`), else one name the start of the other (``tolerance``
-    for ``tol``, ``--data-file`` for ``--data``; three characters past any dashes at least)."""
+    for ``tol``, ``--data-file`` for ``--data``; three characters past any dashes at least).
+
+    Parameters
+    ----------
+    value : object
+        The unknown name (compared as ``str``).
+    choices : iterable
+        The known names (compared as ``str``).
+    n : int, default 1
+        How many close names to give at most.
+
+    Returns
+    -------
+    str
+        ``"; did you mean 'x'?"`` (``'x' or 'y'`` for several), or ``""``.
+    """
     value, names = str(value), [str(c) for c in choices]
     close = [c for c in names if c.lower() == value.lower()][:n] or difflib.get_close_matches(value, names, n=n)
     if not close and len(value.lstrip("-")) >= 3:
@@ -69,5 +84,15 @@ def did_you_mean(value, choices, n=1):
 
 def brief(exc):
     """``"TypeName: the first line of its message"``: an exception from someone else's code (a
-    plug-in's, a solver's) in one line (their messages may go on with whole matrices)."""
+    plug-in's, a solver's) in one line (their messages may go on with whole matrices).
+
+    Parameters
+    ----------
+    exc : BaseException
+
+    Returns
+    -------
+    str
+        The exception's type name and the first line of ``str(exc)`` (empty for no message).
+    """
     return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"

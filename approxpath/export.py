@@ -180,10 +180,24 @@ def export_table(obj, file, format=None, *, report=None, X_val=None, y_val=None)
 def read_table(file):
     """Read a table written by :func:`export_table` (either format).
 
+    Blank lines and lines starting with ``#`` are skipped; the first other line is the header,
+    comma-separated if it holds a comma (``csv``), else whitespace-separated (``dat``).
+
+    Parameters
+    ----------
+    file : str or Path
+
     Returns
     -------
     dict of str to ndarray
         One array per column, float where every entry is a number, else str (``kind``).
+
+    Raises
+    ------
+    FileNotFoundError
+        ``file`` is not a file.
+    InputError
+        No header row, or a row whose number of entries is not the header's.
     """
     file = _FsPath(file)
     if not file.is_file():

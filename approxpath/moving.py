@@ -178,9 +178,9 @@ def bernstein_at(W, s):
 
 
 def coefficient_rounding(W):
-    """Shape (...): how far a value of the polynomials ``W`` (..., m + 1) computed at a position
-    of [0, 1] (:func:`bernstein_at`, :meth:`Moving.weights_at`), or a coefficient on a
-    sub-interval (:meth:`Moving.restrict`), can be from the exact one.
+    """How far a value of the polynomials ``W`` computed at a position of [0, 1]
+    (:func:`bernstein_at`, :meth:`Moving.weights_at`), or a coefficient on a sub-interval
+    (:meth:`Moving.restrict`), can be from the exact one.
 
     A position :math:`s = (t - t_0)/(t_1 - t_0)` in [0, 1] is computed within :math:`3.01u`
     (two subtractions and a quotient, relative; exact where a result is subnormal); the
@@ -189,7 +189,19 @@ def coefficient_rounding(W):
     :math:`3.01\\,m\\,u \\max_j|W_{j+1} - W_j|`.  De Casteljau's ``m`` levels of
     :math:`(1 - s)a + sb` (three roundings each, :math:`1 - s` included) stay within
     :math:`\\gamma_{3m} \\sum_j |W_j| B_j(s) \\le 3.01\\,m\\,u \\max_j|W_j|` of the value at the
-    computed positions (Farouki and Rajan).  Degree 0: exact."""
+    computed positions (Farouki and Rajan).  Degree 0: exact.
+
+    Parameters
+    ----------
+    W : array_like of shape (..., m + 1)
+        Bernstein coefficients of degree ``m``, one polynomial per leading index.
+
+    Returns
+    -------
+    ndarray of shape (...)
+        :math:`3.02\\,m\\,u\\,(\\max_j |W_j| + \\max_j |W_{j+1} - W_j|)` (the two terms above, with
+        3.02 for 3.01); zeros for ``m = 0``.
+    """
     W = np.asarray(W, dtype=float)
     m = W.shape[-1] - 1
     if m == 0:
@@ -234,20 +246,53 @@ def _combine_fields(points, weights):
 
 
 def is_moving(x):
-    """Whether ``x`` (a stored point of a piece) is a :class:`Moving` point."""
+    """Whether ``x`` (a stored point of a piece) is a :class:`Moving` point.
+
+    Parameters
+    ----------
+    x : point or Moving
+
+    Returns
+    -------
+    bool
+    """
     return isinstance(x, Moving)
 
 
 def value_at(x, t):
-    """The plain point at ``t`` (float) of a stored point ``x``: a fixed point (an instance of a
-    problem's ``Primal`` or ``Dual`` dataclass) is its own value; a :class:`Moving` one gives
-    :meth:`Moving.value`, every field :math:`\\sum_k w_k(t)\\, p_k` (``t`` clipped to its span)."""
+    """The plain point at ``t`` of a stored point ``x``.
+
+    Parameters
+    ----------
+    x : point or Moving
+        A fixed point (an instance of a problem's ``Primal`` or ``Dual`` dataclass) or a
+        :class:`Moving` one.
+    t : float
+
+    Returns
+    -------
+    point
+        A fixed ``x`` itself; for a :class:`Moving` one, :meth:`Moving.value`: every field
+        :math:`\\sum_k w_k(t)\\, p_k` (``t`` clipped to its span), an instance of the points' class.
+    """
     return x.value(t) if isinstance(x, Moving) else x
 
 
 def constant(point, lo, hi):
     """A fixed ``point`` as a :class:`Moving` one with the constant weight 1 on the span
-    ``[lo, hi]`` (degree 0: ``Moving((point,), [[1.0]], (lo, hi))``); a moving one as it is."""
+    ``[lo, hi]``; a moving one as it is.
+
+    Parameters
+    ----------
+    point : point or Moving
+    lo, hi : float
+        The span.
+
+    Returns
+    -------
+    Moving
+        ``Moving((point,), [[1.0]], (lo, hi))`` (degree 0), or ``point`` where it is moving.
+    """
     return point if isinstance(point, Moving) else Moving((point,), np.ones((1, 1)), (lo, hi))
 
 
@@ -314,11 +359,23 @@ def interpolate(pair_a, pair_b, thetas, ts, degree):
 
 
 def affine_weights(theta):
-    """The weights ``[1 - theta, theta]`` (2, m + 1) of a combination of two points from the
-    coefficients ``theta`` (m + 1,) of the second one's: ``1 - theta`` rounded down coefficient by
-    coefficient (the largest float at most the exact value), so that each column sums to at most
-    1 exactly (a combination of feasible points with nonnegative weights summing to at most 1
-    stays in a convex feasible set that holds 0)."""
+    """The weights ``[1 - theta, theta]`` of a combination of two points from the coefficients
+    ``theta`` of the second one's: ``1 - theta`` rounded down coefficient by coefficient (the
+    largest float at most the exact value), so that each column sums to at most 1 exactly (a
+    combination of feasible points with nonnegative weights summing to at most 1 stays in a
+    convex feasible set that holds 0).
+
+    Parameters
+    ----------
+    theta : array_like of shape (m + 1,)
+        Bernstein coefficients of the second point's weight.
+
+    Returns
+    -------
+    ndarray of shape (2, m + 1)
+        Row 0: ``1 - theta`` (stepped one float down where the rounded difference plus ``theta``
+        tests above 1 with :func:`math.fsum`); row 1: ``theta``.
+    """
     theta = np.asarray(theta, dtype=float)
     first = []
     for c in theta:

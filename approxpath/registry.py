@@ -54,6 +54,29 @@ def register(cls=None, *, source=None):
 
     Usable as a class decorator.  ``source`` names where the class came from (for the
     duplicate-name error); it defaults to the class's module path.
+
+    Parameters
+    ----------
+    cls : type, optional
+        The class; omitted, ``register(source=...)`` returns the decorator.
+    source : str, optional
+        Where the class came from (default ``module.QualName``).
+
+    Returns
+    -------
+    type or callable
+        ``cls`` (registered, or already registered: the same class again, or a non-built-in class
+        of the same source defined again, which replaces the one before); the decorator without
+        ``cls``.
+
+    Raises
+    ------
+    TypeError
+        ``cls`` is not a :class:`~approxpath.Problem` subclass, has no ``name``, leaves an abstract
+        method unimplemented, or its ``Bound`` has another ``name``.
+    DuplicateProblemError
+        Another class holds ``cls.name`` (a built-in's name included: its problem is imported
+        first).
     """
     from .problem import Problem
 
@@ -166,6 +189,19 @@ def available_problems():
 def get_problem(name):
     """The problem class registered as ``name``.
 
+    A built-in name imports that problem alone; another name loads every built-in problem and
+    installed entry point first.
+
+    Parameters
+    ----------
+    name : str
+        The registry name (``"kernel_svm"``).
+
+    Returns
+    -------
+    type
+        The :class:`~approxpath.Problem` subclass.
+
     Raises
     ------
     KeyError
@@ -191,6 +227,21 @@ def get_bound(name):
 
     For a built-in problem only its ``bound`` module is imported (no search code, no solver);
     for a registered or plug-in problem, ``get_problem(name).Bound``.
+
+    Parameters
+    ----------
+    name : str
+        The registry name.
+
+    Returns
+    -------
+    type
+        The :class:`~approxpath.bound.Bound` subclass whose ``name`` is ``name``.
+
+    Raises
+    ------
+    KeyError, InputError
+        As :func:`get_problem` (a name that is not a built-in package's).
     """
     if (name, True) in _builtin_modules():
         from .bound import Bound

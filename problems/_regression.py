@@ -38,15 +38,31 @@ CHAIN = 16
 
 def combination_slack(U, w):
     """How far a verifier's bound of :math:`\\lVert K\\,U w\\rVert_\\infty` for the stored points ``U``
-    (n, k) and stored weights ``w`` (k,) of a moving dual at an end of a lambda piece
+    and stored weights ``w`` of a moving dual at an end of a lambda piece
     (:meth:`RegressionBound.errors`) can exceed the bound computed here for the combination
-    ``d = U @ w`` as computed, per unit of ``w``'s scale: the verifier's allowance for the
-    combination, ``fp_margin(k, 1) |U||w|``; the rounding between its combination of the
-    scaled weights and the scaled ``d`` (a few u per entry: 8u, |K_ij| <= 1); and the sums of
-    :math:`K d` in another order, each within ``fp_margin(n, 1)`` of :math:`K|d|` (twice: this
-    one's and the verifier's).  Absolute, so it does not shrink with lambda as
-    :data:`SAFETY` does (robust_l1 and klasso lambda paths down to lambda = 1e-3 on 80 points
-    failed their own verification by 4e-14 with the relative margin alone)."""
+    ``d = U @ w`` as computed, per unit of ``w``'s scale.
+
+    It covers the verifier's allowance for the combination, ``fp_margin(k, 1) |U||w|``; the
+    rounding between its combination of the scaled weights and the scaled ``d`` (a few u per
+    entry: 8u, |K_ij| <= 1); and the sums of :math:`K d` in another order, each within
+    ``fp_margin(n, 1)`` of :math:`K|d|` (twice: this one's and the verifier's).  Absolute, so it
+    does not shrink with lambda as :data:`SAFETY` does (robust_l1 and klasso lambda paths down
+    to lambda = 1e-3 on 80 points failed their own verification by 4e-14 with the relative
+    margin alone).
+
+    Parameters
+    ----------
+    U : ndarray of shape (n, k)
+        The dual's stored points (columns).
+    w : ndarray of shape (k,)
+        Their weights at the end of the piece, before the scaling that makes the dual feasible.
+
+    Returns
+    -------
+    float
+        :math:`(\\mathrm{fp\\_margin}(k, 1) + 8u + 2\\,\\mathrm{fp\\_margin}(n, 1))\\,\\mathbf 1^\\top|U||w|`,
+        to be added to :meth:`KernelEnclosures.kernel_sup_norm` of ``d`` (it scales with ``w``).
+    """
     mag = float((np.abs(U) @ np.abs(w)).sum())
     return (fp_margin(U.shape[1], 1.0) + 8.0 * UNIT_ROUNDOFF) * mag + 2.0 * fp_margin(U.shape[0], 1.0) * mag
 

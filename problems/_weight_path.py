@@ -42,8 +42,20 @@ _GRID_BITS = 20
 
 
 def kinks(ends):
-    """Positions in [0, 1] where the linear functions with values ``ends`` (m, 2) at the piece's
-    ends change sign (where a hinge or an absolute value has its kink)."""
+    """Positions in [0, 1] where the linear functions with values ``ends`` at the piece's ends
+    change sign (where a hinge or an absolute value has its kink).
+
+    Parameters
+    ----------
+    ends : array_like of shape (m, 2)
+        Each function's values at the piece's two ends (positions 0 and 1).
+
+    Returns
+    -------
+    ndarray of shape (c,)
+        :math:`e_0/(e_0 - e_1)` for the c rows whose ends have strictly opposite signs (a zero
+        at an end is no kink), in row order.
+    """
     ends = np.asarray(ends, dtype=float)
     change = np.flatnonzero(ends[:, 0] * ends[:, 1] < 0)
     return ends[change, 0] / (ends[change, 0] - ends[change, 1])
@@ -51,9 +63,27 @@ def kinks(ends):
 
 def l1_upper(B, W, err):
     """``N_at`` (:func:`weight_path_bound`) of :math:`N = \\lVert\\beta(x)\\rVert_1`, :math:`\\beta(x)
-    = \\sum_k w_k(x) B_{:k}` with the columns ``B`` (n, K), the weights' Bernstein coefficients
-    ``W`` (K, m + 1) and their error ``err`` (K,): upper bounds at the positions ``x`` (T,), the
-    combination's rounding, the weights' error and the n-term sum's included."""
+    = \\sum_k w_k(x) B_{:k}`: upper bounds at the positions ``x`` (T,), the combination's
+    rounding, the weights' error and the n-term sum's included.
+
+    Parameters
+    ----------
+    B : ndarray of shape (n, K)
+        The points (columns).
+    W : ndarray of shape (K, m + 1)
+        The weights' Bernstein coefficients on the piece.
+    err : ndarray of shape (K,)
+        How far a weight computed from ``W`` at a position may be from the exact one
+        (:func:`~approxpath.moving.parts` with ``rounded``).
+
+    Returns
+    -------
+    callable
+        ``N_at(x)``: for positions ``x`` of shape (T,) in [0, 1], with :math:`w` =
+        :func:`~approxpath.moving.bernstein_at` ``(W, x)``, the sums over i of
+        :math:`|Bw|_i + \\mathrm{fp\\_margin}(K, 1)(|B||w|)_i + (|B|\\,\\mathrm{err})_i`, times
+        :math:`1 + \\mathrm{fp\\_margin}(n, 1)`: shape (T,).
+    """
     aB = np.abs(B)
 
     def N_at(x):

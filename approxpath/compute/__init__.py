@@ -28,8 +28,32 @@ def provider(X, family, weights, distances, *, search=False, blocked_ok=False):
     if ``search``), or, for a bound that needs kernel products only (``blocked_ok``) when the
     dense arrays do not fit the memory (:func:`approxpath.memory.kernels_mode`),
     :class:`~approxpath.compute.blocked.BlockedKernels` (the distances stored if they fit, else
-    computed block by block).  ``distances()`` computes :math:`D` (n, n) when needed.
-    :func:`products_on` may hand a bound another provider for a run."""
+    computed block by block).  :func:`products_on` may hand a bound another provider for a run.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The data (with ``family="precomputed"``: :math:`D` itself); a dense provider reads only n.
+    family : str
+        The kernel family (:mod:`approxpath.kernel_families`), for a blocked provider.
+    weights : sequence of float, or None
+        The feature weights of ``family="ard"``, for a blocked provider.
+    distances : callable
+        ``distances()`` computes :math:`D` (n, n); called only when the provider stores it (modes
+        ``"dense"`` and ``"distances"``).
+    search : bool, default False
+        A path search's provider (with the caches); the dense mode is then judged by a path's
+        memory estimate, else by a verification's.
+    blocked_ok : bool, default False
+        The bound needs kernel products only (else the mode is always ``"dense"``).
+
+    Returns
+    -------
+    Kernels
+        :class:`~approxpath.compute.caches.KernelCache` (dense, ``search``), :class:`Kernels`
+        (dense) or :class:`~approxpath.compute.blocked.BlockedKernels` (modes ``"distances"``,
+        ``"blocked"``).
+    """
     from ..memory import kernels_mode
 
     mode = kernels_mode(X.shape[0], search, blocked_ok)
@@ -61,6 +85,28 @@ def products_on(problem, client=None, device="auto"):
       the kernels do not fit the memory).
 
     A problem without a kernel is left as it is.
+
+    Parameters
+    ----------
+    problem : approxpath.Problem
+    client : dask.distributed.Client, optional
+        Split the products across its workers.
+    device : {"auto", "cpu", "gpu"} or Accelerator, default "auto"
+        One of :data:`DEVICES` (None: ``"auto"``), or an
+        :class:`~approxpath.compute.device.Accelerator` to use as given.
+
+    Yields
+    ------
+    SplitKernels, DeviceKernels or None
+        The provider the products run on inside the block; None where they stay here (or
+        ``problem`` has no kernel).
+
+    Raises
+    ------
+    InputError
+        ``device`` neither one of :data:`DEVICES` nor an accelerator (an object with ``xp``); a
+        ``client`` with ``device="gpu"`` or an accelerator; ``device="gpu"`` for a problem with a
+        kernel where no GPU is found.
     """
     from ..errors import InputError
 

@@ -156,6 +156,11 @@ def _read_csv(file):
 def read_claimed(file):
     """Arrays of a claimed path from ``.npz`` or ``.csv`` (see the module docstring).
 
+    Parameters
+    ----------
+    file : str or Path
+        Read as CSV where its name ends in ``.csv`` (any case), else as ``.npz``.
+
     Returns
     -------
     dict
@@ -169,7 +174,8 @@ def read_claimed(file):
     InputError
         Not a path file (the message names the file and what is wrong with it): a folder, an
         empty, truncated or damaged file, not an ``.npz`` archive / not UTF-8 CSV text, a bad
-        header, a row that is not numbers, no array ``t``.
+        header, a row that is not numbers, no array ``t``, a ``t`` not of real numbers, a
+        ``cond`` not of one number per point, a ``linear`` not one number.
     OSError
         The file exists but cannot be read.
     """
@@ -191,7 +197,30 @@ def read_claimed(file):
 
 def write_claimed(file, t, arrays, **extra):
     """Write a claimed path: ``.csv`` (``t`` and ``arrays``) or ``.npz`` (also ``extra``),
-    atomically (:func:`~approxpath.certificate.output.write_atomic`)."""
+    atomically (:func:`~approxpath.certificate.output.write_atomic`).
+
+    Parameters
+    ----------
+    file : str or Path
+        CSV where its name ends in ``.csv`` (any case), else ``.npz`` (compressed).
+    t : array_like of shape (k,)
+        The parameter values.
+    arrays : dict of array_like
+        Per field, shape (k,) or (k, m): a CSV column ``name``, or columns ``name[0]`` to
+        ``name[m-1]`` (written ``%.17g``).
+    **extra
+        More ``.npz`` members (ignored for CSV); a dict is stored as its JSON text.
+
+    Returns
+    -------
+    Path
+        ``file``.
+
+    Raises
+    ------
+    InputError, FileNotFoundError, OSError
+        As for :func:`~approxpath.certificate.output.write_atomic`.
+    """
     from ..certificate.output import write_atomic
 
     file = Path(file)

@@ -37,7 +37,20 @@ _MOVES = 3
 
 
 def oriented(sense, lo, hi):
-    """Bounds of the loss to minimize (the criterion, or minus it when it is maximized)."""
+    """Bounds of the loss to minimize (the criterion, or minus it when it is maximized).
+
+    Parameters
+    ----------
+    sense : str
+        ``"min"``; any other value (``"max"``) negates.
+    lo, hi : float or ndarray
+        Bounds of the criterion.
+
+    Returns
+    -------
+    lo, hi : float or ndarray
+        ``(lo, hi)``, or ``(-hi, -lo)`` for a maximized criterion.
+    """
     return (lo, hi) if sense == "min" else (-hi, -lo)
 
 

@@ -85,7 +85,24 @@ class Tracks:
 
 def merge_covers(covers, weights=None):
     """One cover from per-track covers of the same interval: cells on the union of the edges,
-    values summed (times ``weights``), certified where all are."""
+    values summed (times ``weights``), certified where all are.
+
+    Parameters
+    ----------
+    covers : list of (ndarray, ndarray, ndarray, ndarray)
+        Per track ``(edges, lo, hi, certified)``: edges of shape (k_j + 1,), the others (k_j,).
+    weights : sequence of float, optional
+        Per cover; 1 if omitted.
+
+    Returns
+    -------
+    edges : ndarray of shape (k + 1,)
+        The sorted union of the edges (one repeated point where they all are that point).
+    lo, hi : ndarray of shape (k,)
+        :math:`\\sum_j w_j` of each cover's value on the cell holding the cell's middle, moved
+        outward by :func:`~approxpath.numerics.fp_margin` ``(2 len(covers), 1)`` times its magnitude.
+    certified : ndarray of bool, shape (k,)
+    """
     edges = np.unique(np.concatenate([c[0] for c in covers]))
     if edges.size == 1:
         edges = np.array([edges[0], edges[0]])
@@ -106,7 +123,18 @@ def merge_covers(covers, weights=None):
 
 def enclosed_on_workers(bound):
     """Whether a selection with workers encloses held-out predictions there with ``bound``: its
-    ``prediction_enclosure`` keeps nothing between calls (it takes no ``cache=``)."""
+    ``prediction_enclosure`` keeps nothing between calls (it takes no ``cache=``).
+
+    Parameters
+    ----------
+    bound : Bound
+        A problem's certificate side.
+
+    Returns
+    -------
+    bool
+        False also where ``bound`` has no ``prediction_enclosure``.
+    """
     enclosure = getattr(bound, "prediction_enclosure", None)
     return enclosure is not None and "cache" not in inspect.signature(enclosure).parameters
 

@@ -54,8 +54,19 @@ def default_eps(problem):
     itself where that objective is 0 (constant targets: every scale is as good).  (A path over
     the weight takes :data:`DEFAULT_EPS` relative instead: :func:`select`.)
 
-    Raises :class:`~approxpath.errors.InputError` for a problem without ``null_objective()``
-    (no scale to take a fraction of: pass ``eps``).
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    float
+        ``DEFAULT_EPS * problem.null_objective()``, or ``DEFAULT_EPS`` where that is 0.
+
+    Raises
+    ------
+    InputError
+        A problem without ``null_objective()`` (no scale to take a fraction of: pass ``eps``).
     """
     if not hasattr(problem, "null_objective"):
         raise InputError(f"{problem.name} has no null_objective(): pass eps")

@@ -155,13 +155,21 @@ _BACKENDS = {"clarabel": _clarabel, "scs": _scs}
 def solve_qp(qp, backend):
     """Solve ``qp`` with ``backend`` (one of :data:`CONIC`) under :func:`current_settings`.
 
-    Returns a :class:`QPSolution` when the backend reports optimality (in the tight round of
-    :class:`~approxpath.solvers.SolveSettings`: any finite point).
+    Parameters
+    ----------
+    qp : QP
+    backend : {"clarabel", "scs"}
+
+    Returns
+    -------
+    QPSolution
+        When the backend reports optimality and its point is finite (in the tight round of
+        :class:`~approxpath.solvers.SolveSettings`: any finite point).
 
     Raises
     ------
     SolverError
-        Saying what the backend reported.
+        Saying what the backend reported (its status), when it returns no such point.
     """
     cfg = current_settings()
     t0 = time.perf_counter()
@@ -186,6 +194,18 @@ def _cvxpy_scs(problem, kw):
 def solve_cvxpy(problem, backends=CONIC):
     """Solve a ``cvxpy.Problem`` with the first of ``backends`` that reports optimality (in the
     tight round: also an inaccurate optimum), under :func:`current_settings`; returns its name.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        Solved in place (no warm start): its variables hold the point.
+    backends : sequence of {"clarabel", "scs"}, default CONIC
+        Tried in order; a backend that raises or reports another status is passed over.
+
+    Returns
+    -------
+    str
+        The name of the backend that solved it.
 
     Raises
     ------

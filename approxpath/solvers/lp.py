@@ -373,7 +373,23 @@ def basis_primal(K, y, basis):
     the active rows ``R`` that keep the fit exact on the basic columns ``F``
     (:math:`(y - K\\beta)_F = 0`, the optimality condition of an interior :math:`u_j`):
     :math:`K_{FR}\\,\\beta_R = y_F`, :math:`\\beta = 0` elsewhere.  The companion of
-    :func:`basis_dual` (see there); None when :math:`K_{FR}` is singular."""
+    :func:`basis_dual` (see there); None when :math:`K_{FR}` is singular.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The kernel at the new bandwidth.
+    y : array_like of shape (n,)
+        The targets.
+    basis : LPBasis
+        From :func:`solve_robust_l1` (``"highspy"``).
+
+    Returns
+    -------
+    ndarray of shape (n,), or None
+        :math:`\\beta`; None where :math:`K_{FR}` is singular or not square (:math:`|R| \\ne |F|`),
+        or :math:`\\beta` is not finite.
+    """
     K = np.asarray(K, dtype=float)
     F = np.flatnonzero(basis.col_status == _BASIC)
     R = np.flatnonzero((basis.row_status == _AT_LOWER) | (basis.row_status == _AT_UPPER))

@@ -73,9 +73,32 @@ class Edge:
 
 def edge(bound, name, lo, hi, cache, span=None):
     """The :class:`Edge` of the bandwidths ``[lo, hi]`` at ``bound``'s λ, from the exact optima
-    at the ends of ``span`` around it (default ``(lo, hi)``; the pair and the facts as
-    :func:`.criteria.node_pair` and :func:`.criteria.criterion_enclosure` take them; ``cache``:
-    the bound's point factorizations, a dict)."""
+    at the ends of ``span`` around it (the pair and the facts as :func:`.criteria.node_pair` and
+    :func:`.criteria.criterion_enclosure` take them).
+
+    Parameters
+    ----------
+    bound : RidgeBound
+        On a bandwidth path (λ fixed: ``bound.sweep.weight``).
+    name : str
+        The criterion, a key of :data:`.criteria.CLOSED_FORM`.
+    lo, hi : float
+        The edge's bandwidths, ``lo <= hi``.
+    cache : dict
+        The bound's point factorizations (:func:`.facts.cached_facts`), filled as needed.
+    span : tuple of float, optional
+        ``(a, b)``, ``a <= lo <= hi <= b``: where the optima and the facts are taken; default
+        ``(lo, hi)``.
+
+    Returns
+    -------
+    Edge
+        The pair's gap bound on ``[lo, hi]`` and :func:`.criteria.interval_facts` over ``span``;
+        where the gap bound is finite also, for ``"lml"``, :math:`P^*`'s enclosure ``value``
+        (:func:`.criteria.optimal_value`) and the enclosure of :func:`.criteria.lml_bounds`, else
+        the residual's box (:func:`.criteria.residual_box`) and the enclosure of
+        :func:`.criteria.residual_criterion` (the ball's radius :math:`\\sqrt{gap}`).
+    """
     lam, n = bound.sweep.weight, bound.n
     span = (lo, hi) if span is None else span
     pair = node_pair(bound, name, lo, hi, cache, span)
@@ -96,7 +119,25 @@ def box_enclosure(bound, first, second):
     """``(low, high)``: the criterion of the exact optimum at every point of the cell between
     the edges ``first`` (at :math:`\\lambda_1`) and ``second`` (at :math:`\\lambda_2 \\ge \\lambda_1`,
     the same bandwidths), both of ``bound``'s data (module docstring): the hull of its
-    enclosures on :data:`_PARTS` sub-intervals of :math:`[\\lambda_1, \\lambda_2]`."""
+    enclosures on :data:`_PARTS` sub-intervals of :math:`[\\lambda_1, \\lambda_2]`.
+
+    Parameters
+    ----------
+    bound : RidgeBound
+        The data the edges were computed on (its ``n`` and ``y``).
+    first, second : Edge
+        :func:`edge` s of one criterion at :math:`\\lambda_1 \\le \\lambda_2`.
+
+    Returns
+    -------
+    low, high : float
+        ``(-inf, inf)`` where either edge's gap bound is not finite.
+
+    Raises
+    ------
+    ValueError
+        The edges are of different criteria, or ``first.lam > second.lam``.
+    """
     lam1, lam2 = first.lam, second.lam
     if not lam1 <= lam2 or first.name != second.name:
         raise ValueError(f"box_enclosure: edges of one criterion at lam_1 <= lam_2; got {first.name} at {lam1!r} and "
@@ -149,10 +190,35 @@ class PredictionEdge:
 
 def prediction_edge(bound, lo, hi, cache, X_new, span=None, rows=None):
     """The :class:`PredictionEdge` of the bandwidths ``[lo, hi]`` at ``bound``'s λ, from the pair
-    of the optima at the ends of ``span`` (default ``(lo, hi)``) that ``cache`` holds
-    (:func:`.criteria.node_pair`; their derivatives where the edge has width), its certified gap
-    and the predictions' enclosure (:mod:`.enclosure`: :math:`f^*` within :math:`\\sqrt{g/(2\\lambda)}`
-    of the pair's :math:`f_c` in the RKHS, :math:`a = \\lambda c`)."""
+    of the optima at the ends of ``span`` that ``cache`` holds (:func:`.criteria.node_pair`;
+    their derivatives where the edge has width), its certified gap and the predictions'
+    enclosure (:mod:`.enclosure`: :math:`f^*` within :math:`\\sqrt{g/(2\\lambda)}` of the pair's
+    :math:`f_c` in the RKHS, :math:`a = \\lambda c`).
+
+    Parameters
+    ----------
+    bound : RidgeBound
+        On a bandwidth path (λ fixed: ``bound.sweep.weight``).
+    lo, hi : float
+        The edge's bandwidths, ``lo <= hi`` (a point where they agree).
+    cache : dict
+        The bound's point factorizations (:func:`.facts.cached_facts`), filled as needed.
+    X_new : ndarray of shape (m, d)
+        The held-out points (with ``kernel="precomputed"``, their distances
+        :func:`~approxpath.selection.predictions.new_distances` reads).
+    span : tuple of float, optional
+        ``(a, b)``, ``a <= lo <= hi <= b``: where the optima are taken; default ``(lo, hi)``.
+    rows : ndarray of int, optional
+        Only these rows of ``X_new`` (then m is their number).
+
+    Returns
+    -------
+    PredictionEdge
+        Its ``radius`` :math:`\\sqrt{g/(2\\lambda)}` rounded up (inf where the gap bound is not
+        finite); ``ends`` the pair's coefficients at ``lo`` and ``hi`` (the anchor and the anchor
+        plus the direction; the point's twice where ``lo == hi``); ``low``, ``up`` (m, J) and
+        ``cuts`` (J + 1,) from :func:`.enclosure.prediction_enclosure`.
+    """
     from .enclosure import prediction_enclosure
 
     lam = bound.sweep.weight
@@ -170,8 +236,8 @@ def prediction_edge(bound, lo, hi, cache, X_new, span=None, rows=None):
 
 
 def prediction_box(bound, first, second):
-    """``(low, up)`` (m, :data:`_PARTS` J): the exact optimum's predictions at the held-out points
-    of the :class:`PredictionEdge` s ``first`` (at :math:`\\lambda_1`) and ``second`` (at
+    """``(low, up)``: the exact optimum's predictions at the held-out points of the
+    :class:`PredictionEdge` s ``first`` (at :math:`\\lambda_1`) and ``second`` (at
     :math:`\\lambda_2 \\ge \\lambda_1`, the same bandwidths ``[lo, hi]`` and points) at every
     :math:`(t, \\lambda)` of the cell, on :data:`_PARTS` sub-intervals of :math:`[\\lambda_1,
     \\lambda_2]` (geometric, the same for every pair of edges at these λ) times the edges' J
@@ -184,7 +250,26 @@ def prediction_box(bound, first, second):
     RKHS, and a prediction :math:`\\langle f, k_t(\\cdot, x)\\rangle_H` moves by at most that
     (:math:`k_t(x, x) = 1`).  The change is at most :math:`\\lVert f_{d(t)}\\rVert_H + r_1 + r_2`,
     :math:`d(t)` the difference of the edges' pairs (:func:`_change`); each edge's enclosure holds
-    its exact optimum's predictions at every t, so the chord's lie in their combination."""
+    its exact optimum's predictions at every t, so the chord's lie in their combination.
+
+    Parameters
+    ----------
+    bound : RidgeBound
+        The data the edges were computed on (its kernel at ``[lo, hi]``).
+    first, second : PredictionEdge
+        :func:`prediction_edge` s over the same ``[lo, hi]`` and points at :math:`\\lambda_1 \\le
+        \\lambda_2`.
+
+    Returns
+    -------
+    low, up : ndarray of shape (m, P J)
+        P = :data:`_PARTS` (1 where :math:`\\lambda_1 = \\lambda_2`).
+
+    Raises
+    ------
+    ValueError
+        The edges' ``[lo, hi]`` or their enclosures' shapes differ, or ``first.lam > second.lam``.
+    """
     lam1, lam2 = first.lam, second.lam
     if not lam1 <= lam2 or (first.lo, first.hi) != (second.lo, second.hi) or first.low.shape != second.low.shape:
         raise ValueError(f"prediction_box: edges over the same bandwidths and points at lam_1 <= lam_2; got "

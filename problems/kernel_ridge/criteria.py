@@ -106,7 +106,33 @@ def node_pair(bound, name, lo, hi, cache, span=None):
     and the direction :math:`c_{hi} - c_{lo}` (weights 1 and :math:`\\theta`), not as the two
     ends: the enclosures of :math:`K_t c(t)` combine each point's expansion with its weight's
     range on a sub-interval, and two optima that nearly cancel (weights :math:`1 - \\theta,
-    \\theta`) left a floor of 0.12 per entry at n = 1000 however narrow the cell."""
+    \\theta`) left a floor of 0.12 per entry at n = 1000 however narrow the cell.
+
+    Parameters
+    ----------
+    bound : RidgeBound
+        On a bandwidth path (λ fixed: ``bound.sweep.weight``).
+    name : str
+        The criterion, a key of :data:`END_LEVEL`: the level of facts factorized at the ends.
+    lo, hi : float
+        The interval, ``lo <= hi``.
+    cache : dict
+        Point factorizations (:func:`.facts.cached_facts`), filled as needed.
+    span : tuple of float, optional
+        ``(a, b)``, ``a <= lo <= hi <= b``; default ``(lo, hi)``.
+
+    Returns
+    -------
+    primal, dual : RidgePrimal, RidgeDual, or Moving
+        A fixed pair at ``lo == hi``; else two :class:`~approxpath.moving.Moving` on ``(lo, hi)``
+        with the points (anchor, direction) and the weights' Bernstein coefficients
+        ``[[1, 1], [0, 1]]``.
+
+    Raises
+    ------
+    InputError
+        No factorization at an end of ``span`` is certified (λ too small for n).
+    """
     from approxpath.moving import Moving
 
     from .bound import RidgeDual, RidgePrimal
@@ -146,8 +172,28 @@ def interval_facts(bound, lo, hi, cache, level=1):
     """Enclosures over ``[lo, hi]`` of :math:`\\lambda d_i` (n,), :math:`\\lambda T` and
     :math:`\\log\\det` (each a ``(low, high)`` pair) from the facts at the two ends: all three are
     monotone along either path (module docstring), so the ends of any interval around the cell
-    serve as well (a ``span`` of :func:`criterion_enclosure`); ``level`` as
-    :func:`.facts.cached_facts` (0: only :math:`\\log\\det` is wanted, the others are then ``(0, inf)``)."""
+    serve as well (a ``span`` of :func:`criterion_enclosure`).
+
+    Parameters
+    ----------
+    bound : RidgeBound
+    lo, hi : float
+        The interval in the path parameter (bandwidths, or λ on the λ path).
+    cache : dict or None
+        Point factorizations (:func:`.facts.cached_facts`; None: computed, not kept).
+    level : int, default 1
+        As :func:`.facts.cached_facts` (0: only :math:`\\log\\det` is wanted, the others are then
+        ``(0, inf)``).
+
+    Returns
+    -------
+    ld_i : tuple of two ndarray of shape (n,)
+        :math:`\\lambda d_i`'s low and high.
+    l_tr : tuple of two float
+        :math:`\\lambda T`'s.
+    logdet : tuple of two float
+        :math:`\\log\\det\\tilde K`'s.
+    """
     fa, fb = cached_facts(bound, lo, cache, level), cached_facts(bound, hi, cache, level)
     if not bound.sweep.along_bandwidth:
         # lambda d_i and lambda tr increase with lambda, log det increases
@@ -196,9 +242,23 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span):
 
 def lml_bounds(n, q, ld, padded=True):
     """``(low, high)``: the log marginal likelihood :math:`-\\tfrac12 y^\\top\\tilde K^{-1}y -
-    \\tfrac12\\log\\det\\tilde K - \\tfrac n2\\log 2\\pi` from :math:`y^\\top\\tilde K^{-1}y = P^*/\\lambda` in
-    ``q`` and :math:`\\log\\det\\tilde K` in ``ld`` (``(low, high)`` pairs); ``padded``: widened by
-    :data:`PAD` for the few operations here."""
+    \\tfrac12\\log\\det\\tilde K - \\tfrac n2\\log 2\\pi` from enclosures of its two terms.
+
+    Parameters
+    ----------
+    n : int
+        The number of training points.
+    q : tuple of two float
+        ``(low, high)`` of :math:`y^\\top\\tilde K^{-1}y = P^*/\\lambda`.
+    ld : tuple of two float
+        ``(low, high)`` of :math:`\\log\\det\\tilde K`.
+    padded : bool, default True
+        Widen the result by :data:`PAD` of its magnitudes, for the few operations here.
+
+    Returns
+    -------
+    low, high : float
+    """
     const = 0.5 * n * math.log(2.0 * math.pi)
     low = -0.5 * float(q[1]) - 0.5 * float(ld[1]) - const
     high = -0.5 * float(q[0]) - 0.5 * float(ld[0]) - const
@@ -213,7 +273,25 @@ def _padded(low, high):
 
 def optimal_value(bound, primal, dual, lo, hi):
     """``(low, high)``: :math:`P^*` at every bandwidth of ``[lo, hi]``, between the pair's dual
-    floor and its primal value there."""
+    floor and its primal value there.
+
+    Parameters
+    ----------
+    bound : RidgeBound
+        On a bandwidth path (λ fixed: ``bound.sweep.weight``).
+    primal : RidgePrimal or Moving
+    dual : RidgeDual or Moving
+    lo, hi : float
+        The bandwidths, ``lo <= hi``.
+
+    Returns
+    -------
+    low : float
+        ``bound.dual_floor`` on the piece, at least 0.
+    high : float
+        :math:`\\lambda\\,c^\\top K_t c + \\lVert y - K_t c\\rVert^2` bounded above from
+        :func:`residual_box`, widened by ``fp_margin(n + 2, 1)`` relative.
+    """
     lam, n = bound.sweep.weight, bound.n
     primal_cover = dual_cover = None
     if hi > lo and is_moving(dual):
@@ -279,8 +357,25 @@ def _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache):
 def residual_box(bound, primal, lo, hi, cover=None):
     """Entrywise bounds of :math:`y - K_t c(t)` and an upper bound of :math:`c(t)^\\top K_t c(t)`
     over the piece, for the stored primal (fixed, or moving: every point's expansion enclosed,
-    combined with the weights' ranges, :func:`~approxpath.selection.predictions.combination_hull`);
-    ``cover``: that expansion cover when the caller computed it already (a bandwidth piece)."""
+    combined with the weights' ranges, :func:`~approxpath.selection.predictions.combination_hull`).
+
+    Parameters
+    ----------
+    bound : RidgeBound
+    primal : RidgePrimal or Moving
+    lo, hi : float
+        The piece in the path parameter.
+    cover : tuple, optional
+        The :func:`~approxpath.selection.predictions.expansion_cover` of the primal's points on
+        the piece, when the caller computed it already (a bandwidth piece).
+
+    Returns
+    -------
+    r_lo, r_hi : ndarray of shape (n,)
+        :math:`y - K_t c(t)` entrywise, rounding included.
+    cKc : float
+        :math:`\\ge c(t)^\\top K_t c(t)` on the piece.
+    """
     t_lo, t_hi = bound.sweep.bandwidths(lo, hi)
     C = columns(primal, "c")
     # (the bound's memo of products: a gap bound of the same pair on the same piece took them already)
@@ -304,10 +399,36 @@ def residual_box(bound, primal, lo, hi, cover=None):
 
 
 def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None, span=None):
-    """An enclosure ``(low, high)`` of the criterion ``name`` (one of :data:`CLOSED_FORM`) of
-    the exact optimum for every parameter of ``[lo, hi]``, given the piece's pair and its gap
-    bound there (see the module docstring).  ``cache`` (a dict) keeps point factorizations;
-    ``span``: an interval around ``[lo, hi]`` whose ends' facts to use (default ``(lo, hi)``)."""
+    """An enclosure ``(low, high)`` of the criterion ``name`` of the exact optimum for every
+    parameter of ``[lo, hi]``, given the piece's pair and its gap bound there (see the module
+    docstring).
+
+    Parameters
+    ----------
+    bound : RidgeBound
+    name : str
+        One of :data:`CLOSED_FORM`.
+    primal : RidgePrimal or Moving
+    dual : RidgeDual or Moving
+    gap : float
+        The pair's gap bound on ``[lo, hi]``.
+    lo, hi : float
+        The piece in the path parameter.
+    cache : dict, optional
+        Keeps point factorizations (:func:`.facts.cached_facts`).
+    span : tuple of float, optional
+        An interval around ``[lo, hi]`` whose ends' facts to use; default ``(lo, hi)``.
+
+    Returns
+    -------
+    low, high : float
+        ``(-inf, inf)`` where ``gap`` is not finite.
+
+    Raises
+    ------
+    KeyError
+        ``name`` is not one of :data:`CLOSED_FORM`.
+    """
     span = (lo, hi) if span is None else span
     if name not in CLOSED_FORM:
         raise KeyError(f"kernel_ridge has no closed-form criterion {name!r}; choose one of {', '.join(CLOSED_FORM)}")
@@ -329,10 +450,31 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None, span
 
 
 def residual_criterion(name, n, r_lo, r_hi, ball, ld_i, l_tr):
-    """LOOCV or GCV (``name``) enclosed from :math:`\\rho^*` in the box ``[r_lo, r_hi]`` (n,) plus
+    """LOOCV or GCV (``name``) enclosed from :math:`\\rho^*` in the box ``[r_lo, r_hi]`` plus
     the 2-norm ball of radius ``ball``, :math:`\\lambda d_i` in ``ld_i`` and :math:`\\lambda T` in
-    ``l_tr`` (``(low, high)`` pairs).  Row by row for arrays of shape (m, n) (``l_tr``'s of
-    shape (m,)): then the ``(low, high)`` arrays of shape (m,)."""
+    ``l_tr``.  Row by row for arrays of shape (m, n).
+
+    Parameters
+    ----------
+    name : str
+        ``"loocv"``; any other name is taken as GCV.
+    n : int
+        The number of training points.
+    r_lo, r_hi : ndarray of shape (n,) or (m, n)
+        The box of :math:`\\rho^*`.
+    ball : float, or ndarray of shape (m,)
+        The radius of the 2-norm ball added to the box.
+    ld_i : tuple of two ndarray of shape (n,) or (m, n)
+        ``(low, high)`` of :math:`\\lambda d_i` (LOOCV).
+    l_tr : tuple of two float, or of two ndarray of shape (m,)
+        ``(low, high)`` of :math:`\\lambda T` (GCV).
+
+    Returns
+    -------
+    low, high : float, or ndarray of shape (m,)
+        Widened by :data:`PAD` and ``fp_margin(n, 1)`` relative; ``(0, inf)`` where the lower
+        bound of a :math:`\\lambda d_i` (LOOCV) or of :math:`\\lambda T` (GCV) is not positive.
+    """
     rows = np.ndim(r_lo) == 2
     r_lo, r_hi = np.atleast_2d(r_lo), np.atleast_2d(r_hi)
     big = np.maximum(r_lo * r_lo, r_hi * r_hi)

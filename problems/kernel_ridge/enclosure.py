@@ -27,7 +27,7 @@ __all__ = ["prediction_enclosure"]
 
 def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, weight_range=None):
     """Enclosures of the exact optimum's predictions at the rows of ``X_new`` for every
-    :math:`\\tau \\in [lo, hi]` (see the module docstring): ``(edges (J + 1,), low (m, J), up (m, J))``.
+    :math:`\\tau \\in [lo, hi]` (see the module docstring).
 
     On a bandwidth piece λ is the bound's; on the λ path every λ of the piece ``[lo, hi]``, where
     the pair is held fixed: the midpoint :math:`\\tfrac12(f_c + f_a/\\lambda)` takes :math:`1/\\lambda` in
@@ -37,6 +37,30 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, wei
     (``RidgeBound.scaled_gap``): at λ it is :math:`(\\lambda/\\lambda_{lo})\\,a`, so
     :math:`f_{a(\\lambda)/\\lambda} = f_{a/\\lambda_{lo}}` is the same at every λ and the radius is largest
     at :math:`\\lambda_{lo}`: the enclosure at :math:`\\lambda_{lo}` holds on the whole cell.
+
+    Parameters
+    ----------
+    bound : RidgeBound
+    primal : RidgePrimal or Moving
+    dual : RidgeDual or Moving
+    gap : float
+        The pair's gap bound on the piece (not finite: unbounded enclosures).
+    lo, hi : float
+        The piece in the path parameter.
+    X_new : ndarray of shape (m, d)
+        The new points (with ``kernel="precomputed"``, their distances
+        :func:`~approxpath.selection.predictions.new_distances` reads).
+    rows : ndarray of int, optional
+        Only these rows of ``X_new`` (then m is their number).
+    weight_range : tuple of float, optional
+        ``(λ_lo, λ_hi)`` of a cell; only ``λ_lo`` is read.
+
+    Returns
+    -------
+    edges : ndarray of shape (J + 1,)
+        The sub-intervals' ends: the node sub-intervals on a bandwidth piece, ``[lo, hi]`` on the
+        λ path.
+    low, up : ndarray of shape (m, J)
     """
     if weight_range is not None:
         lam_lo = lam_hi = float(weight_range[0])

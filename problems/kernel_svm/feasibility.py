@@ -39,7 +39,26 @@ def pair_errors(bound, primal, dual, lo, hi):
     summing to at most 1 (``math.fsum``), so that :math:`\\alpha(\\tau)` is a combination of
     feasible duals with nonnegative weights summing to at most 1 at every :math:`\\tau` of the
     span (convex hull; 0 is feasible); the primal's ``w`` equal to :math:`y\\circ\\alpha(\\tau)`
-    exactly (:func:`_primal_errors`); the bias finite."""
+    exactly (:func:`_primal_errors`); the bias finite.
+
+    A dual moving in C (the C path) instead has its points only nonnegative and exactly
+    zero-sum, and the combination's box checked at the piece's ends (:func:`.c_path.box_errors`).
+
+    Parameters
+    ----------
+    bound : SVMBound
+    primal : SVMPrimal or Moving
+    dual : SVMDual or Moving
+    lo, hi : float
+        The piece in the path parameter; C is ``bound.sweep.weight_floor(lo)`` (a C path:
+        ``lo``).
+
+    Returns
+    -------
+    list of str
+        The reasons, empty where the pair is feasible; the duals' own errors alone where there
+        are any.
+    """
     C = bound.sweep.weight_floor(lo)
     duals = dual.points if is_moving(dual) else (dual,)
     c_moving = is_moving(dual) and not bound.sweep.along_bandwidth

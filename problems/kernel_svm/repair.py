@@ -14,7 +14,24 @@ _FREE_TOL = 1e-6
 
 
 def balance_down(m, target):
-    """Nonnegative integers ``<= m`` elementwise that sum to ``target <= m.sum()`` exactly."""
+    """Nonnegative integers ``<= m`` elementwise that sum to ``target <= m.sum()`` exactly.
+
+    Each entry is first scaled down in proportion (rounded down), then units are added where the
+    most room is left (the first entries on ties), or taken from the largest where the rounding
+    overshot, until the sum is ``target``.
+
+    Parameters
+    ----------
+    m : ndarray of int of shape (k,)
+        Nonnegative counts.
+    target : int
+        The sum wanted, ``0 <= target``.
+
+    Returns
+    -------
+    ndarray of int of shape (k,)
+        A copy of ``m`` where ``target >= m.sum()``.
+    """
     total = int(m.sum())
     if target >= total:
         return m.copy()
@@ -41,8 +58,19 @@ def optimal_bias(m, y):
     Term i has its kink at :math:`k_i = y_i - m_i`; the slope of the sum at ``b`` is the
     number of negatives with :math:`k_i < b` minus the number of positives with
     :math:`k_i > b`, i.e. (kinks below ``b``) minus (positives): it turns nonnegative at the
-    P-th smallest kink, P the number of positives.  ``m`` of shape (n,) or (n, k) (one
-    minimizer per column).
+    P-th smallest kink, P the number of positives.
+
+    Parameters
+    ----------
+    m : ndarray of shape (n,) or (n, k)
+        Decision values without the bias (one set per column).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+
+    Returns
+    -------
+    float, or ndarray of shape (k,)
+        The P-th smallest kink (one minimizer per column; P at least 1).
     """
     p = max(1, int(np.count_nonzero(y > 0)))  # two classes: p >= 1 anyway
     kinks = (y if m.ndim == 1 else y[:, None]) - m
@@ -50,6 +78,17 @@ def optimal_bias(m, y):
 
 
 def free_vectors(alpha, C):
-    """Which entries of ``alpha`` (any shape) are free support vectors: inside (0, C) by more
-    than 1e-6 C."""
+    """Which entries of ``alpha`` are free support vectors: inside (0, C) by more than 1e-6 C.
+
+    Parameters
+    ----------
+    alpha : ndarray
+        Any shape.
+    C : float, or ndarray broadcasting with ``alpha``
+
+    Returns
+    -------
+    ndarray of bool
+        The shape of ``alpha``.
+    """
     return (alpha > _FREE_TOL * C) & (alpha < (1 - _FREE_TOL) * C)

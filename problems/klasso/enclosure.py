@@ -136,9 +136,36 @@ def _residual_sup(bound, A, S, Dt, t_lo, t_hi):
 def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, lam=None):
     """Enclosures of every exact optimum's predictions at the rows of ``X_new`` for every
     parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap`` there (see the module
-    docstring): ``(edges (J + 1,), low (m, J), up (m, J))``; ``lam``: the smallest λ where it
-    must hold (default the piece's), at which the dual is feasible.  Over λ, an interval's two
-    halves (in log λ), each with its own smallest λ: a selection can split a cell."""
+    docstring).  Over λ, an interval's two halves (in log λ), each with its own smallest λ: a
+    selection can split a cell.
+
+    Parameters
+    ----------
+    bound : KLassoBound
+    primal : KLassoPrimal or Moving
+        Its points' ``beta`` and ``beta0`` (a moving primal: their hull with its weights' ranges).
+    dual : KLassoDual or Moving
+        Feasible at ``lam`` (the screening's :math:`u`).
+    gap : float
+        The pair's gap bound on the piece (not finite: unbounded enclosures).
+    lo, hi : float
+        The piece in the path parameter.
+    X_new : ndarray of shape (m, d)
+        The new points (with ``kernel="precomputed"``, their distances
+        :func:`~approxpath.selection.predictions.new_distances` reads).
+    rows : ndarray of int, optional
+        Only these rows of ``X_new`` (then m is their number).
+    lam : float, optional
+        The smallest λ where it must hold (default the piece's), at which the dual is feasible;
+        over λ, each half's smallest λ where that is larger.
+
+    Returns
+    -------
+    edges : ndarray of shape (J + 1,)
+        The node sub-intervals' ends on a bandwidth piece; ``[lo, mid, hi]`` over λ (the log
+        middle; ``[lo, hi]`` at a point).
+    low, up : ndarray of shape (m, J)
+    """
     if not bound.sweep.along_bandwidth and hi > lo:
         mid = log_mid(lo, hi)
         halves = [_enclosure(bound, primal, dual, gap, a, b, X_new, rows, a if lam is None else max(lam, a))

@@ -71,7 +71,25 @@ def polish(K, y, lam, beta):
 
     The steps drop a coefficient whose sign disagrees or add the most violated constraint,
     starting from the sets :math:`|K r| \\ge \\lambda(1 - 10^{-k})` (signs of :math:`K r`) and
-    from the supports :math:`|\\beta| > 10^{-k}\\max|\\beta|` (signs of :math:`\\beta`), k = 2..6.
+    from the supports :math:`|\\beta| > 10^{-k}\\max|\\beta|` (signs of :math:`\\beta`), k = 2..6
+    (:math:`r` the solver's residual, centred: with its best intercept), at most 4 steps from
+    each distinct active set (the later start's signs where two share one); a singular system
+    ends a start's steps.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The kernel.
+    y : ndarray of shape (n,)
+    lam : float
+    beta : ndarray of shape (n,)
+        The solver's coefficients (not modified).
+
+    Returns
+    -------
+    list of tuple
+        ``(beta, u)`` pairs: first the solver's (a copy, inactive remnants zeroed; ``u`` None),
+        then each :func:`kkt_point` ``(beta, r)`` of the steps.
     """
     n = y.size
     beta = beta.copy()

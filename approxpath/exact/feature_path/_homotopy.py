@@ -412,6 +412,34 @@ def follow(system, *, d_max=None, max_events=None, max_steps=2000, g_tol=1e-8):
 
     BLAS runs on one thread: the factorizations are small (n + p + 1) and many; multithreaded
     Householder QR was measured 30x slower than one thread at n = 200 on the shared 2-core
-    machine (107 vs 3 ms), and not faster on an idle one."""
+    machine (107 vs 3 ms), and not faster on an idle one.
+
+    Parameters
+    ----------
+    system : System
+        The KKT system (:class:`~approxpath.exact.feature_path._kkt.System`): kernel, ``y``, ``C``.
+    d_max : float, optional
+        Stop where :math:`D = \\lVert\\beta\\rVert_1` reaches it (the last point is there).
+    max_events : int, optional
+        Stop after this many events after the start.
+    max_steps : int, optional
+        Stop after this many continuation steps.
+    g_tol : float, optional
+        Stop where :math:`\\lambda\\eta \\le` ``g_tol`` :math:`\\lVert y - \\bar y\\rVert^2`.  The path also
+        ends where :math:`\\eta` reaches 0.
+
+    Returns
+    -------
+    _Follower
+        Its ``records`` (per point ``(alpha, beta, lam, alpha0, active mask, Jacobian calls so far)``),
+        ``events`` (``(kind, feature, record index)``, kind ``"start"``, ``"joined"`` or ``"left"``),
+        ``stop_reason``, ``failed`` (stopped where the path could not go on; the records up to there
+        kept), ``n_steps``, ``n_rejected``, ``n_corrector``.
+
+    Raises
+    ------
+    SolverError
+        The path cannot start (for one, ``C`` too large for the constraint to be active).
+    """
     with blas_threads(1):
         return _Follower(system, d_max, max_events, max_steps, g_tol).run()

@@ -138,10 +138,21 @@ def inner_solve(K, y, C):
     :math:`\\alpha^\\top K\\alpha = \\sum_k \\Lambda_k c_k^2/(\\Lambda_k + \\lambda)^2`, decreasing
     in λ: one root (Brent's method on :math:`\\log\\lambda`).
 
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The kernel matrix (symmetric positive semidefinite; :math:`HKH` is symmetrized and its
+        negative eigenvalues clipped to 0).
+    y : array_like of shape (n,)
+    C : float
+        The budget, > 0.
+
     Returns
     -------
-    alpha : ndarray (n,)
+    alpha : ndarray of shape (n,)
+        With :math:`\\mathbf 1^\\top\\alpha = 0`.
     alpha0 : float
+        :math:`\\operatorname{mean}(y - K\\alpha)`.
     lam : float
         The multiplier of the constraint (> 0).
 
@@ -149,7 +160,8 @@ def inner_solve(K, y, C):
     ------
     SolverError
         When the constraint cannot be active (C at least the :math:`K`-norm of the
-        least-squares fit): the path of (5) needs λ > 0.
+        least-squares fit): the path of (5) needs λ > 0; or no multiplier is found above
+        :math:`e^{-200}` times the largest one searched (a constraint barely active).
     """
     y = np.asarray(y, dtype=float)
     yc = y - y.mean()
