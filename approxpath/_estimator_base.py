@@ -38,40 +38,17 @@ SPARSE = ("csr", "csc", "coo")
 
 def loss_tol(y, criterion):
     """Default ``delta`` of a selection by a regression loss: 1 % of what predicting the mean
-    costs.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n,)
-        The training targets.
-    criterion : str
-        The selection's criterion: ``"mae"``, or a squared-error one (``"mse"``, ``"loocv"``,
-        ``"gcv"``).
-
-    Returns
-    -------
-    float
-        ``0.01`` times the targets' standard deviation (``mae``) or variance (``mse`` and the
-        squared-error criteria); :data:`EPS_FLOOR` for constant targets.
-    """
+    costs, the targets' variance (``mse`` and the squared-error criteria, ``loocv`` and ``gcv``)
+    or standard deviation (``mae``); :data:`EPS_FLOOR` for constant targets.  ``y``: the training
+    targets, shape (n,)."""
     spread = float(np.std(y)) if criterion == "mae" else float(np.var(y))
     return 0.01 * spread if spread > 0 else EPS_FLOOR
 
 
 def dense(X):
-    """``X`` as a dense float array (a scipy sparse matrix is densified).
-
-    Parameters
-    ----------
-    X : ndarray or scipy sparse matrix of shape (n, d)
-        Validated features (float already: the callers pass :func:`~sklearn.utils.validation.validate_data`'s
-        output).
-
-    Returns
-    -------
-    ndarray of shape (n, d)
-        ``X.toarray()`` for a sparse matrix, else ``X`` itself (not copied nor converted).
-    """
+    """``X`` as a dense float array (a scipy sparse matrix is densified): ``X.toarray()``, else
+    ``X`` (n, d) itself, not copied nor converted (the callers pass float already,
+    :func:`~sklearn.utils.validation.validate_data`'s output)."""
     return X.toarray() if hasattr(X, "toarray") else X
 
 
@@ -79,18 +56,8 @@ def fitting(fit):
     """Decorator of the estimators' ``fit``: what an earlier fit left is removed first, and the
     warnings of the fit are issued again at the caller's line (a choice at a side of the range
     and a selection's shortfall naming the estimator's parameters) once it ends; the warnings of
-    deprecation keep their own place.
-
-    Parameters
-    ----------
-    fit : callable
-        The estimator's ``fit(self, *args, **kwargs)``.
-
-    Returns
-    -------
-    callable
-        The wrapped ``fit``: it calls ``self._reset()``, then ``fit``, and returns what ``fit`` returns.
-    """
+    deprecation keep their own place.  The wrapper calls ``self._reset()``, then ``fit``, and
+    returns what ``fit`` returns."""
 
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):

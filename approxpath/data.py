@@ -52,49 +52,20 @@ def _remember(X, y, info):
 
 
 def provenance(X):
-    """Where the features ``X`` came from, when ``X`` (by content) was read by :func:`load_data`
-    and possibly :func:`preprocess`-ed since.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Features, found by a sha256 of their shape and float64 bytes among the last 32 arrays
-        read or preprocessed.
-
-    Returns
-    -------
-    (info, y) : (dict, ndarray of shape (n,)), or None
-        ``info``: a copy of ``data_file``, ``format`` and ``preprocessing``; ``y``: the targets
-        read with them.  None for features read otherwise.
-    """
+    """Where the features ``X`` came from: ``(info, y)`` with ``info`` a dict (``data_file``,
+    ``format``, ``preprocessing``) and ``y`` the targets read with them, when ``X`` (by content)
+    was read by :func:`load_data` and possibly :func:`preprocess`-ed since; else None.  ``X``
+    (n, d) is found by a sha256 of its shape and float64 bytes among the last 32 arrays read or
+    preprocessed; ``info`` is a copy; ``y`` is of shape (n,)."""
     got = _PROVENANCE.get(_key(X))
     return None if got is None else (dict(got[0]), got[1])
 
 
 def read_text(path, what, hint):
-    """The UTF-8 text of the file ``path`` (a byte-order mark is not part of it).
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    what : str
-        What the file is, in the error (``"data"``: "cannot read data file ...").
-    hint : str
-        What the file should be, in the error of a file that is not UTF-8.
-
-    Returns
-    -------
-    str
-        The file's text decoded as ``utf-8-sig``.
-
-    Raises
-    ------
-    OSError
-        The file cannot be read (the error's errno, naming the ``what`` file).
-    InputError
-        A byte that is not UTF-8 (the message names its line, with ``hint``).
-    """
+    """The UTF-8 text of the file ``path`` (a byte-order mark is not part of it): ``OSError``
+    naming the ``what`` file when it cannot be read, :class:`InputError` naming the line of the
+    first byte that is not UTF-8, with ``hint`` (what the file should be).  Decoded as
+    ``utf-8-sig``; the ``OSError`` keeps its errno (``what="data"``: "cannot read data file ...")."""
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -206,17 +177,9 @@ def load_distances(path):
     """The matrix :math:`D` (n, n) of ``kernel="precomputed"`` from a numpy ``.npy`` file.
 
     Only a regular file is opened (a pipe or a device would block or never end), its header is
-    read before anything else and the array must fit in memory.
-
-    Parameters
-    ----------
-    path : str or path-like
-        A file written by :func:`numpy.save` (no pickles).
-
-    Returns
-    -------
-    ndarray of shape (n, n)
-        ``D`` as float64 (the file's 2-D shape: squareness is not checked here).
+    read before anything else and the array must fit in memory.  The file is one written by
+    :func:`numpy.save` (no pickles); ``D`` comes back as float64, of the file's 2-D shape
+    (squareness is not checked here).
 
     Raises
     ------
@@ -389,18 +352,8 @@ def make_classification(n=80, d=2, separation=1.0, seed=0):
 
 
 def data_sha256(X, y):
-    """sha256 of the (preprocessed) arrays as C-ordered float64 bytes, shapes included.
-
-    Parameters
-    ----------
-    X : array_like of shape (n, d)
-    y : array_like of shape (n,)
-
-    Returns
-    -------
-    str
-        The hex digest of ``repr(X.shape)``, ``X``'s bytes, ``repr(y.shape)`` and ``y``'s bytes.
-    """
+    """sha256 of the (preprocessed) arrays as C-ordered float64 bytes, shapes included: the hex
+    digest of ``repr(X.shape)``, ``X``'s bytes, ``repr(y.shape)`` and ``y``'s bytes (``X`` (n, d), ``y`` (n,))."""
     h = hashlib.sha256()
     for a in (np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)):
         h.update(repr(a.shape).encode())

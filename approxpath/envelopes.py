@@ -237,8 +237,7 @@ def hermite_lower(E):
     Parameters
     ----------
     E : Envelope
-        Values and first two derivatives at ``lo`` and ``hi`` (arrays of shape (...)); the second
-        derivative at ``lo`` is not used.
+        Values and first two derivatives at ``lo`` and ``hi`` (shape (...)); the second at ``lo`` is not used.
 
     Returns
     -------

@@ -60,21 +60,7 @@ def did_you_mean(value, choices, n=1):
     name in other case (``C`` for ``c``, as scikit-learn spells it), else similar
     (:func:`difflib.get_close_matches`), else one name the start of the other (``tolerance``
     for ``tol``, ``--data-file`` for ``--data``; three characters past any dashes at least).
-
-    Parameters
-    ----------
-    value : object
-        The unknown name (compared as ``str``).
-    choices : iterable
-        The known names (compared as ``str``).
-    n : int, default 1
-        How many close names to give at most.
-
-    Returns
-    -------
-    str
-        ``"; did you mean 'x'?"`` (``'x' or 'y'`` for several), or ``""``.
-    """
+    Names are compared as ``str``; several read ``'x' or 'y'``."""
     value, names = str(value), [str(c) for c in choices]
     close = [c for c in names if c.lower() == value.lower()][:n] or difflib.get_close_matches(value, names, n=n)
     if not close and len(value.lstrip("-")) >= 3:
@@ -84,15 +70,6 @@ def did_you_mean(value, choices, n=1):
 
 def brief(exc):
     """``"TypeName: the first line of its message"``: an exception from someone else's code (a
-    plug-in's, a solver's) in one line (their messages may go on with whole matrices).
-
-    Parameters
-    ----------
-    exc : BaseException
-
-    Returns
-    -------
-    str
-        The exception's type name and the first line of ``str(exc)`` (empty for no message).
-    """
+    plug-in's, a solver's) in one line (their messages may go on with whole matrices); nothing
+    follows the colon for an empty message."""
     return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"

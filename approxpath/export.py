@@ -183,10 +183,6 @@ def read_table(file):
     Blank lines and lines starting with ``#`` are skipped; the first other line is the header,
     comma-separated if it holds a comma (``csv``), else whitespace-separated (``dat``).
 
-    Parameters
-    ----------
-    file : str or Path
-
     Returns
     -------
     dict of str to ndarray

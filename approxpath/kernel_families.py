@@ -269,23 +269,15 @@ def loewner_factor(family, X, weights, ratio):
 
 def cnd_excess(D):
     """``(lambda_max, tol)``: the largest eigenvalue of :math:`JDJ` (:math:`J = I -
-    \\mathbf 1\\mathbf 1^\\top/n`) and the tolerance it is compared with (:data:`_CND_UNITS`
-    :math:`(n + 4)\\,u\\,\\lVert D\\rVert_F`).  All symmetric eigenvalues, :math:`O(n^3)`: 0.01 s at
-    n = 351, 0.2 s at n = 1000 on one core (measured; a BLAS with threads on a busy machine can
-    take far longer).
+    \\mathbf 1\\mathbf 1^\\top/n`; 0 for ``n <= 1``) and the tolerance it is compared with (:data:`_CND_UNITS`
+    :math:`(n + 4)\\,u\\,\\lVert D\\rVert_F`, the norm computed without overflow or underflow).  All symmetric
+    eigenvalues, :math:`O(n^3)`: 0.01 s at n = 351, 0.2 s at n = 1000 on one core (measured; a BLAS with threads on
+    a busy machine can take far longer).
 
     Parameters
     ----------
     D : array_like of shape (n, n)
         Symmetric distances (:math:`JDJ` is formed from the row means; its lower triangle is read).
-
-    Returns
-    -------
-    lambda_max : float
-        0 for ``n <= 1``.
-    tol : float
-        :data:`_CND_UNITS` :math:`(n + 4)\\,u\\,\\lVert D\\rVert_F`, the norm computed without overflow or
-        underflow.
     """
     D = np.asarray(D, dtype=float)
     row = D.mean(axis=1)

@@ -101,18 +101,8 @@ class Estimate:
 
 
 def human(nbytes):
-    """``nbytes`` as ``"1.5 GB"`` (decimal units, as ``free -h --si``).
-
-    Parameters
-    ----------
-    nbytes : float
-
-    Returns
-    -------
-    str
-        Three significant digits in the largest of TB, GB, MB and kB not above ``nbytes``, else
-        whole bytes (``"512 B"``).
-    """
+    """``nbytes`` as ``"1.5 GB"`` (decimal units, as ``free -h --si``): three significant digits in the largest
+    of TB, GB, MB and kB not above ``nbytes``, else whole bytes (``"512 B"``)."""
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if nbytes >= size:
             return f"{nbytes / size:.3g} {unit}"
@@ -165,23 +155,9 @@ def _blocked_fixed(n, d):
 
 def split_worker_bytes(rows, n, d):
     """An :class:`Estimate` of what one Dask worker of split kernel products holds
-    (:mod:`approxpath.compute.distributed`): its ``rows`` rows of :math:`D` (``n`` columns), the terms of
-    its tasks waiting for the running sum (at most all of its rows' terms), the data (``d``
-    features), row blocks and the libraries.
-
-    Parameters
-    ----------
-    rows : int
-        Rows of :math:`D` the worker holds.
-    n, d : int
-        Samples and features.
-
-    Returns
-    -------
-    Estimate
-        ``8 rows n`` bytes of rows, 0.75 times that of waiting terms, ``8 n d`` of data,
-        ``2 * 8 * 2**21`` of row blocks and 150 MB of libraries.
-    """
+    (:mod:`approxpath.compute.distributed`): its ``rows`` rows of :math:`D` (``n`` columns; ``8 rows n`` bytes), the
+    terms of its tasks waiting for the running sum (at most all of its rows' terms; 0.75 times the rows' bytes),
+    the data (``d`` features; ``8 n d``), row blocks (``2 * 8 * 2**21``) and the libraries (150 MB)."""
     share = float(_ENTRY) * rows * n
     return Estimate((("rows of the distances", share), ("waiting terms", _SPLIT_TERMS * share),
                      ("data", float(_ENTRY) * n * d), ("row blocks", 2.0 * _ENTRY * (1 << 21)),
@@ -205,27 +181,8 @@ def kernels_mode(n, search=True, blocked_ok=True):
     the libSVM backend if ``search``, else a verification's), else ``"distances"`` (the
     distances stored, no kernel) when those fit with libSVM's smallest cache, else
     ``"blocked"`` (nothing n x n: :class:`~approxpath.compute.blocked.BlockedKernels`).  The
-    environment variable ``APPROXPATH_KERNELS`` (one of the three) overrides the choice.
-
-    Parameters
-    ----------
-    n : int
-        Samples.
-    search : bool, default True
-        A path search (judged by a path's dense arrays with libSVM), else a verification.
-    blocked_ok : bool, default True
-        The bound can do without whole kernels (else ``"dense"``, whatever the memory).
-
-    Returns
-    -------
-    str
-        One of :data:`KERNEL_MODES`.
-
-    Raises
-    ------
-    InputError
-        ``APPROXPATH_KERNELS`` set to anything else (read only where ``blocked_ok``).
-    """
+    environment variable ``APPROXPATH_KERNELS`` (one of the three, :data:`KERNEL_MODES`; read only where
+    ``blocked_ok``) overrides the choice; any other value is refused (:class:`InputError`)."""
     if not blocked_ok:
         return "dense"
     forced = os.environ.get("APPROXPATH_KERNELS")
@@ -246,23 +203,10 @@ def kernels_mode(n, search=True, blocked_ok=True):
 def libsvm_cache_bytes(n, d, stored=False):
     """The kernel cache libSVM gets without whole kernels (bytes): its whole kernel (float32) if
     the budget allows, else half of what the budget leaves beyond :func:`_blocked_fixed` (and
-    the distances if ``stored``) but at least 100 MB.
-
-    Parameters
-    ----------
-    n, d : int
-        Samples and features.
-    stored : bool, default False
-        The distances are stored (mode ``"distances"``).
-
-    Returns
-    -------
-    float
-        ``min(W, max(100e6, (0.9 A - F) / 2))`` with ``W = 1.1 * 4 n^2`` (the whole kernel and
-        10 % for its bookkeeping), ``A`` the available bytes (:func:`available_bytes`) and ``F``
-        the fixed parts; ``W`` where ``A`` is unknown.  Never more than ``W``: below 100 MB for a
-        small n.
-    """
+    the distances if ``stored``, mode ``"distances"``) but at least 100 MB, on ``n`` samples and ``d`` features:
+    ``min(W, max(100e6, (0.9 A - F) / 2))`` with ``W = 1.1 * 4 n^2`` (the whole kernel and 10 % for its
+    bookkeeping), ``A`` the available bytes (:func:`available_bytes`; ``W`` where ``A`` is unknown) and ``F`` the
+    fixed parts.  Never more than ``W``: below 100 MB for a small n."""
     whole = _LIBSVM_CACHE_SLACK * 4.0 * n * n
     have = available_bytes()[0]
     if have is None:
@@ -288,19 +232,8 @@ def solve_kernel_fits(n, d):
     """Whether a path in the ``"distances"`` mode also holds one kernel :math:`\\exp(-tD)` (n x n)
     for its exact solves, formed anew at each solve: libSVM then reads its entries instead of
     computing its own from the features (n = 8000, 20 features: 0.6-0.9 against 1.5-3.1 CPU s a
-    solve).
-
-    Parameters
-    ----------
-    n, d : int
-        Samples and features.
-
-    Returns
-    -------
-    bool
-        Whether the distances, the fixed parts of :func:`_blocked_fixed`, the kernel and libSVM's
-        row cache on it take at most 90 % of the available bytes (True where unknown).
-    """
+    solve): whether the distances, the fixed parts of :func:`_blocked_fixed` (``d`` features), the kernel and
+    libSVM's row cache on it take at most 90 % of the available bytes (True where unknown)."""
     have = available_bytes()[0]
     parts = _stored_distances(n) + _blocked_fixed(n, d) + _solve_kernel(n)
     return _fits(Estimate(parts).total, have)
@@ -348,23 +281,7 @@ def verify_bytes(n, stored_bytes, blocked_ok=False, d=0):
     kernel (the bounds use products with blocks of it, the point gaps of some problems a whole
     kernel); for a problem whose bound needs no whole kernel (``blocked_ok``, on ``d``
     features) where that does not fit (:func:`kernels_mode`), the arrays, the data, row blocks
-    and (mode ``"distances"``) the distances.
-
-    Parameters
-    ----------
-    n : int
-        Samples.
-    stored_bytes : float
-        Bytes of the certificate's arrays.
-    blocked_ok : bool, default False
-        The problem's bound needs kernel products only.
-    d : int, default 0
-        Features (the data's bytes in the modes without whole kernels).
-
-    Returns
-    -------
-    Estimate
-    """
+    and (mode ``"distances"``) the distances."""
     arrays = (("certificate arrays", float(stored_bytes)),)
     mode = kernels_mode(n, search=False, blocked_ok=blocked_ok)
     if mode == "dense":

@@ -199,8 +199,7 @@ def coefficient_rounding(W):
     Returns
     -------
     ndarray of shape (...)
-        :math:`3.02\\,m\\,u\\,(\\max_j |W_j| + \\max_j |W_{j+1} - W_j|)` (the two terms above, with
-        3.02 for 3.01); zeros for ``m = 0``.
+        :math:`3.02\\,m\\,u\\,(\\max_j |W_j| + \\max_j |W_{j+1} - W_j|)` (the terms above, 3.02 for 3.01); 0 at m = 0.
     """
     W = np.asarray(W, dtype=float)
     m = W.shape[-1] - 1
@@ -246,53 +245,21 @@ def _combine_fields(points, weights):
 
 
 def is_moving(x):
-    """Whether ``x`` (a stored point of a piece) is a :class:`Moving` point.
-
-    Parameters
-    ----------
-    x : point or Moving
-
-    Returns
-    -------
-    bool
-    """
+    """Whether ``x`` (a stored point of a piece) is a :class:`Moving` point."""
     return isinstance(x, Moving)
 
 
 def value_at(x, t):
-    """The plain point at ``t`` of a stored point ``x``.
-
-    Parameters
-    ----------
-    x : point or Moving
-        A fixed point (an instance of a problem's ``Primal`` or ``Dual`` dataclass) or a
-        :class:`Moving` one.
-    t : float
-
-    Returns
-    -------
-    point
-        A fixed ``x`` itself; for a :class:`Moving` one, :meth:`Moving.value`: every field
-        :math:`\\sum_k w_k(t)\\, p_k` (``t`` clipped to its span), an instance of the points' class.
-    """
+    """The plain point at ``t`` (float) of a stored point ``x``: a fixed point (an instance of a
+    problem's ``Primal`` or ``Dual`` dataclass) is its own value; a :class:`Moving` one gives
+    :meth:`Moving.value`, every field :math:`\\sum_k w_k(t)\\, p_k` (``t`` clipped to its span), an instance of
+    the points' class."""
     return x.value(t) if isinstance(x, Moving) else x
 
 
 def constant(point, lo, hi):
     """A fixed ``point`` as a :class:`Moving` one with the constant weight 1 on the span
-    ``[lo, hi]``; a moving one as it is.
-
-    Parameters
-    ----------
-    point : point or Moving
-    lo, hi : float
-        The span.
-
-    Returns
-    -------
-    Moving
-        ``Moving((point,), [[1.0]], (lo, hi))`` (degree 0), or ``point`` where it is moving.
-    """
+    ``[lo, hi]`` (degree 0: ``Moving((point,), [[1.0]], (lo, hi))``); a moving one as it is."""
     return point if isinstance(point, Moving) else Moving((point,), np.ones((1, 1)), (lo, hi))
 
 
@@ -373,8 +340,8 @@ def affine_weights(theta):
     Returns
     -------
     ndarray of shape (2, m + 1)
-        Row 0: ``1 - theta`` (stepped one float down where the rounded difference plus ``theta``
-        tests above 1 with :func:`math.fsum`); row 1: ``theta``.
+        ``[1 - theta, theta]``, ``1 - theta`` stepped one float down where it plus ``theta`` tests above 1
+        (:func:`math.fsum`).
     """
     theta = np.asarray(theta, dtype=float)
     first = []

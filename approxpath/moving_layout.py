@@ -169,19 +169,9 @@ def one_number(row, key):
 
 def fingerprint(x):
     """The bytes of a stored point (fixed or moving): equal points give equal bytes (a piece's
-    part of a path's fingerprint).
-
-    Parameters
-    ----------
-    x : point or Moving
-        A fixed point is taken as a :class:`Moving` of weight ``[[1.0]]`` on the span (0, 1).
-
-    Returns
-    -------
-    bytes
-        The weights' and the span's bytes, then each point's stored fields in order as float64
-        (``b"-"`` for a field that is None).
-    """
+    part of a path's fingerprint).  The weights' and the span's bytes, then each point's stored fields in order as
+    float64 (``b"-"`` for a field that is None); a fixed point is taken as a :class:`Moving` of weight ``[[1.0]]``
+    on the span (0, 1)."""
     m = x if isinstance(x, Moving) else Moving((x,), np.ones((1, 1)), (0.0, 1.0))
     parts = [m.weights.tobytes(), np.asarray(m.span).tobytes()]
     for p in m.points:

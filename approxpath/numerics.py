@@ -72,18 +72,8 @@ ELSEWHERE_MARGINS = 3
 def margins_of(products):
     """How many rounding margins a bound computed from ``products`` adds: :data:`ELSEWHERE_MARGINS`
     where they are rounded otherwise than the verifier's numpy (the provider, or the owner of the
-    bound method ``products``, says ``rounded_elsewhere``: a device), else 1.
-
-    Parameters
-    ----------
-    products : object
-        A kernel provider, or its bound method ``products``.
-
-    Returns
-    -------
-    int
-        :data:`ELSEWHERE_MARGINS` (3) or 1.
-    """
+    bound method ``products``, says ``rounded_elsewhere``: a device), else 1.  ``products``: a kernel provider,
+    or its bound method ``products``."""
     owner = getattr(products, "__self__", products)
     return ELSEWHERE_MARGINS if getattr(owner, "rounded_elsewhere", False) else 1
 
@@ -119,17 +109,8 @@ def block_sum(a, axis=0):
 
 
 def sum_chain(n):
-    """The most additions a term of :func:`block_sum` over ``n`` terms undergoes.
-
-    Parameters
-    ----------
-    n : int
-
-    Returns
-    -------
-    int
-        ``n`` for ``n <= SUM_BLOCK``, else ``SUM_BLOCK + ceil(n / SUM_BLOCK)``.
-    """
+    """The most additions a term of :func:`block_sum` over ``n`` terms undergoes: ``n`` for ``n <= SUM_BLOCK``,
+    else ``SUM_BLOCK + ceil(n / SUM_BLOCK)``."""
     return n if n <= SUM_BLOCK else SUM_BLOCK + -(-n // SUM_BLOCK)
 
 
@@ -194,36 +175,15 @@ def stored_bound(bound, level=0.0):
 
 
 def dyadic_quantum(top):
-    """The grid step ``2**(floor(log2 top) - GRID_BITS)`` for values of magnitude at most ``top > 0``.
-
-    Parameters
-    ----------
-    top : float
-        Positive.
-
-    Returns
-    -------
-    float
-        A power of two, :data:`GRID_BITS` binades below ``top``'s.
-    """
+    """The grid step ``2**(floor(log2 top) - GRID_BITS)`` for values of magnitude at most ``top > 0``."""
     return 2.0 ** (math.floor(math.log2(top)) - GRID_BITS)
 
 
 def zero_sum(u):
-    """``u`` minus its mean, rounded to the dyadic grid of its largest entry so that its sum is
-    exactly 0 (one grid step taken off the entries pointing the excess's way, largest first).
-    NaN becomes 0.
-
-    Parameters
-    ----------
-    u : array_like of shape (n,)
-
-    Returns
-    -------
-    ndarray of shape (n,)
-        Integer multiples of :func:`dyadic_quantum` of the largest absolute entry of ``u`` minus
-        its mean; zeros where that is 0.
-    """
+    """``u`` (n,) minus its mean, rounded to the dyadic grid of its largest entry so that its
+    sum is exactly 0 (one grid step taken off the entries pointing the excess's way, largest
+    first).  NaN becomes 0.  Returns shape (n,): integer multiples of :func:`dyadic_quantum` of the largest absolute
+    entry of ``u`` minus its mean (zeros where that is 0)."""
     u = np.nan_to_num(np.asarray(u, dtype=float))
     u = u - u.mean()
     top = float(np.max(np.abs(u))) if u.size else 0.0

@@ -54,25 +54,8 @@ class _Figures:
 
 def figure_and_axes(ax=None, figsize=(6.4, 4.8)):
     """``(figure, axes)``: ``ax`` and its figure, or a new constrained-layout figure of
-    ``figsize`` inches with one axes (matplotlib's object API; pyplot is not touched).
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes, optional
-        The axes to draw into; a new figure if omitted.
-    figsize : (float, float), default (6.4, 4.8)
-        The new figure's width and height in inches (unused with ``ax``).
-
-    Returns
-    -------
-    figure : matplotlib.figure.Figure
-    axes : matplotlib.axes.Axes
-
-    Raises
-    ------
-    ImportError
-        No ``ax`` and matplotlib not installed (the message says how to install it).
-    """
+    ``figsize`` inches with one axes (matplotlib's object API; pyplot is not touched).  Without
+    ``ax``, ``ImportError`` where matplotlib is not installed (the message says how to install it)."""
     fig = ax.figure if ax is not None else new_figure(figsize)
     return fig, ax if ax is not None else fig.add_subplot()
 
@@ -104,43 +87,19 @@ def _style():
 
 
 def parameter_symbol(name):
-    """The symbol of a path parameter in a figure (``$t$``, ``$C$``, ``$\\lambda$``; another name as it is).
-
-    Parameters
-    ----------
-    name : str
-        The parameter: ``"bandwidth"``, ``"c"``, ``"lam"`` or another.
-
-    Returns
-    -------
-    str
-        Matplotlib mathtext, or ``name`` itself.
-    """
+    """The symbol of a path parameter in a figure (``$t$``, ``$C$``, ``$\\lambda$``; another name as it is):
+    matplotlib mathtext for ``"bandwidth"``, ``"c"`` and ``"lam"``."""
     return _SYMBOL.get(name, name)
 
 
 def parameter_label(path_or_name, kernel="gaussian"):
     """The axis label of a path parameter (a name, or a path or problem: its parameter): the
     bandwidth with its kernel's formula (``kernel``: a name, or a problem: its own; a path's or
-    problem's own by default), C or λ.
-
-    Parameters
-    ----------
-    path_or_name : str, Path or problem
-        The parameter's name, or a path (its ``problem``'s parameter) or a problem (its
-        ``parameter``).
-    kernel : str or problem, default "gaussian"
-        The kernel family named in the bandwidth's label (``"gaussian"``, ``"laplacian"``,
-        ``"ard"``, ``"precomputed"``; another is drawn as the Gaussian), or a problem: its
-        ``kernel`` option (Gaussian without one).  With a path or problem as ``path_or_name``,
-        its problem's kernel is used, whatever ``kernel`` says.
-
-    Returns
-    -------
-    str
-        ``bandwidth $t$ of $k_t(x, x') = ...$`` for the bandwidth, else
-        :func:`parameter_symbol` of the parameter.
-    """
+    problem's own by default), C or λ.  The kernel families: ``"gaussian"``, ``"laplacian"``,
+    ``"ard"``, ``"precomputed"`` (another, or a problem without a ``kernel`` option, is drawn as
+    the Gaussian); a path or problem as ``path_or_name`` has its own kernel used, whatever
+    ``kernel`` says.  The bandwidth's label is ``bandwidth $t$ of $k_t(x, x') = ...$``, another
+    parameter's its :func:`parameter_symbol`."""
     if not isinstance(path_or_name, str):
         problem = getattr(path_or_name, "problem", path_or_name)
         kernel, path_or_name = problem, problem.parameter
@@ -433,22 +392,9 @@ def plot_condition(ts, cond, n=None, d=None):
 def save_figure(fig, file):
     """Write ``fig`` to ``file`` (format from the extension; atomically, never over a device or a
     directory); a figure of pyplot's (drawn into an ``ax`` the caller made with pyplot) is
-    closed there.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        Saved at 150 dpi with a tight bounding box.
-    file : str or path-like
-        The target; its lowercase suffix is the format (matplotlib's default, png, without one).
-        Written by :func:`~approxpath.certificate.output.write_atomic` (its errors: a directory, a
-        device, a missing or read-only folder).
-
-    Returns
-    -------
-    str or path-like
-        ``file``, as given.
-    """
+    closed there.  Saved at 150 dpi with a tight bounding box; the format is the lowercase suffix
+    (matplotlib's default, png, without one); :func:`~approxpath.certificate.output.write_atomic`
+    refuses a directory, a device, a missing or read-only folder.  Returns ``file`` as given."""
     import sys
 
     from pathlib import Path

@@ -274,25 +274,10 @@ def convex_combination(a, b, theta):
 
 def restored_gaps(problem, a, b, thetas, tau):
     """Point gaps at ``tau`` (as computed) of the restored combinations of the pairs ``a`` and
-    ``b`` for each of ``thetas``: the guide for choosing a combination of a problem without
+    ``b`` for each of ``thetas`` (k,): the guide for choosing a combination of a problem without
     its own vectorized ``interpolation_gaps`` (the chosen pair is restored and bounded after).
-
-    Parameters
-    ----------
-    problem : approxpath.Problem
-        Its ``interpolate(a, b, theta)`` combines the pairs, else :func:`convex_combination`.
-    a, b : (Primal, Dual)
-        Two pairs of the problem.
-    thetas : sequence of float of length k
-        Weights of ``b``.
-    tau : float
-        The parameter value the combinations are restored and their gaps taken at.
-
-    Returns
-    -------
-    ndarray of shape (k,)
-        ``problem.gap`` of ``problem.restore`` of each combination.
-    """
+    Shape (k,): ``problem.gap`` of ``problem.restore`` at ``tau`` of each combination, with ``theta`` the weight of
+    ``b`` (``problem.interpolate(a, b, theta)``, else :func:`convex_combination`)."""
     interpolate = getattr(problem, "interpolate", None) or convex_combination
     out = []
     for th in thetas:

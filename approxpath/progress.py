@@ -23,17 +23,8 @@ _SHOWN = {"bandwidth": "t", "c": "C", "lam": "lam"}
 
 
 def shown_name(parameter):
-    """The name of a path parameter in text for people: ``t`` for the bandwidth, ``C``, ``lam``.
-
-    Parameters
-    ----------
-    parameter : str
-        ``"bandwidth"``, ``"c"``, ``"lam"`` or another name (returned as it is).
-
-    Returns
-    -------
-    str
-    """
+    """The name of a path parameter in text for people: ``t`` for the bandwidth, ``C``, ``lam``
+    (another name as it is)."""
     return _SHOWN.get(parameter, parameter)
 
 
@@ -161,19 +152,7 @@ class DeltaBar:
 
 
 def path_bar(enabled, lo, hi, desc, parameter="t"):
-    """A :class:`PathBar`, or None when not ``enabled`` (or tqdm is not installed).
-
-    Parameters
-    ----------
-    enabled : bool
-        Whether to show a bar.
-    lo, hi, desc, parameter
-        As for :class:`PathBar` (``parameter`` as :func:`shown_name` gives it, default ``"t"``).
-
-    Returns
-    -------
-    PathBar or None
-    """
+    """A :class:`PathBar`, or None when not ``enabled`` (or tqdm is not installed)."""
     if not enabled:
         return None
     bar = PathBar(lo, hi, desc, parameter)
@@ -181,23 +160,8 @@ def path_bar(enabled, lo, hi, desc, parameter="t"):
 
 
 def count_bar(enabled, total, desc, unit):
-    """A :class:`CountBar`, or None when not ``enabled`` (or tqdm is not installed).
-
-    Parameters
-    ----------
-    enabled : bool
-        Whether to show a bar.
-    total : int
-        The number of tasks.
-    desc : str
-        The bar's label.
-    unit : str
-        What a task is, plural (``"chunks"``, ``"pieces"``), shown after the count.
-
-    Returns
-    -------
-    CountBar or None
-    """
+    """A :class:`CountBar`, or None when not ``enabled`` (or tqdm is not installed).  ``unit``: what
+    a task is, plural (``"chunks"``, ``"pieces"``), shown after the count; ``desc``: the bar's label."""
     if not enabled:
         return None
     bar = CountBar(total, desc, unit)
@@ -205,23 +169,7 @@ def count_bar(enabled, total, desc, unit):
 
 
 def delta_bar(enabled, tol, desc, start=""):
-    """A :class:`DeltaBar`, or None when not ``enabled`` (or tqdm is not installed).
-
-    Parameters
-    ----------
-    enabled : bool
-        Whether to show a bar.
-    tol : float
-        The δ the selection stops at: the bar's end.
-    desc : str
-        The bar's label.
-    start : str, default ""
-        What is being computed, shown until the first δ.
-
-    Returns
-    -------
-    DeltaBar or None
-    """
+    """A :class:`DeltaBar`, or None when not ``enabled`` (or tqdm is not installed)."""
     if not enabled:
         return None
     bar = DeltaBar(tol, desc, start)

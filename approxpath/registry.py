@@ -52,31 +52,17 @@ def _source(cls):
 def register(cls=None, *, source=None):
     """Register a :class:`~approxpath.Problem` subclass under ``cls.name``.
 
-    Usable as a class decorator.  ``source`` names where the class came from (for the
-    duplicate-name error); it defaults to the class's module path.
-
-    Parameters
-    ----------
-    cls : type, optional
-        The class; omitted, ``register(source=...)`` returns the decorator.
-    source : str, optional
-        Where the class came from (default ``module.QualName``).
-
-    Returns
-    -------
-    type or callable
-        ``cls`` (registered, or already registered: the same class again, or a non-built-in class
-        of the same source defined again, which replaces the one before); the decorator without
-        ``cls``.
+    Usable as a class decorator (without ``cls``, ``register(source=...)`` returns one).
+    ``source`` names where the class came from (for the duplicate-name error); it defaults to the
+    class's module path (``module.QualName``).  Returns ``cls``; the same class again, or a
+    non-built-in class of the same source defined again (it replaces the one before), is no error.
 
     Raises
     ------
     TypeError
-        ``cls`` is not a :class:`~approxpath.Problem` subclass, has no ``name``, leaves an abstract
-        method unimplemented, or its ``Bound`` has another ``name``.
+        Not a :class:`~approxpath.Problem` subclass; no ``name``, an abstract method left, a ``Bound`` named otherwise.
     DuplicateProblemError
-        Another class holds ``cls.name`` (a built-in's name included: its problem is imported
-        first).
+        Another class holds ``cls.name`` (a built-in's name too: its problem is imported first).
     """
     from .problem import Problem
 
@@ -192,16 +178,6 @@ def get_problem(name):
     A built-in name imports that problem alone; another name loads every built-in problem and
     installed entry point first.
 
-    Parameters
-    ----------
-    name : str
-        The registry name (``"kernel_svm"``).
-
-    Returns
-    -------
-    type
-        The :class:`~approxpath.Problem` subclass.
-
     Raises
     ------
     KeyError
@@ -226,22 +202,8 @@ def get_bound(name):
     """The certificate side (:class:`~approxpath.bound.Bound` subclass) of problem ``name``.
 
     For a built-in problem only its ``bound`` module is imported (no search code, no solver);
-    for a registered or plug-in problem, ``get_problem(name).Bound``.
-
-    Parameters
-    ----------
-    name : str
-        The registry name.
-
-    Returns
-    -------
-    type
-        The :class:`~approxpath.bound.Bound` subclass whose ``name`` is ``name``.
-
-    Raises
-    ------
-    KeyError, InputError
-        As :func:`get_problem` (a name that is not a built-in package's).
+    for a registered or plug-in problem, ``get_problem(name).Bound`` (and :func:`get_problem`'s
+    ``KeyError`` or :class:`InputError`).
     """
     if (name, True) in _builtin_modules():
         from .bound import Bound

@@ -66,13 +66,7 @@ class CertifiedResult:
 
 
 def check_claims(file, X, y):
-    """Verify the certificate ``file`` on the data ``X, y`` (:func:`approxpath.verify`).
-
-    Parameters
-    ----------
-    file : str or Path
-    X : ndarray of shape (n, d)
-    y : ndarray of shape (n,)
+    """Verify the certificate ``file`` on the data ``X, y`` (:func:`approxpath.verify`), of shapes (n, d), (n,).
 
     Raises
     ------
@@ -301,20 +295,9 @@ class Path(CertifiedResult):
 
 
 def pieces_to_arrays(bound, pieces):
-    """The certificate arrays of ``pieces``: the common per-piece fields and the problem's pair
-    arrays (``bound.pieces_to_arrays``).
-
-    Parameters
-    ----------
-    bound : Bound
-        The problem's bound (its ``pieces_to_arrays`` gets ``(primal, dual, lo, hi)`` per piece).
-    pieces : sequence of PathPiece
-
-    Returns
-    -------
-    dict of str to ndarray
-        The bound's arrays and, one entry per piece, ``lo``, ``hi``, ``gap_bound``, ``kind``,
-        ``anchor_lo`` and ``anchor_hi`` (the first and last anchor; NaN for a piece without).
+    """The certificate arrays of ``pieces``: the common per-piece fields (one entry per piece: ``lo``, ``hi``,
+    ``gap_bound``, ``kind``, ``anchor_lo`` and ``anchor_hi``, the first and last anchor, NaN for a piece without)
+    and the problem's pair arrays (``bound.pieces_to_arrays``, given ``(primal, dual, lo, hi)`` per piece).
 
     Raises
     ------
@@ -337,24 +320,11 @@ def pieces_to_arrays(bound, pieces):
 
 
 def pieces_from_arrays(bound, arrays, version=FORMAT_VERSION):
-    """Inverse of :func:`pieces_to_arrays` (pairs are None without a bound).
-
-    Parameters
-    ----------
-    bound : Bound or None
-        Reads each piece's pair (``bound.piece_from_arrays``); None: pairs are None.
-    arrays : mapping of str to ndarray
-        A certificate's arrays (the data's, ``data_X`` and ``data_y``, are not read).
-    version : int, default FORMAT_VERSION
-        The file's format (older layouts are read through
-        :func:`~approxpath.certificate.legacy.upgrade`, where a bound is given).
-
-    Returns
-    -------
-    list of PathPiece
-        One per entry of ``lo``; anchors ``()`` where ``anchor_lo`` is NaN, one where both are
-        equal, else both.
-    """
+    """Inverse of :func:`pieces_to_arrays` (pairs are None without a bound, else read by
+    ``bound.piece_from_arrays``; ``data_X`` and ``data_y`` are not read): one :class:`PathPiece` per entry of
+    ``lo``, with anchors ``()`` where ``anchor_lo`` is NaN, one where both are equal, else both.  ``version``: the
+    file's format (older layouts are read through :func:`~approxpath.certificate.legacy.upgrade`, where a bound is
+    given)."""
     if bound is not None and version < FORMAT_VERSION:
         arrays = upgrade(bound, arrays)
     per_piece = {k: v for k, v in arrays.items() if k not in PIECE_FIELDS and k not in DATA_FIELDS}

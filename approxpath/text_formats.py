@@ -21,35 +21,13 @@ def read_libsvm(text, file, n_features, zero_based="auto"):
     scikit-learn's reader: ``zero_based="auto"``) or ``zero_based`` is True (False: an index 0
     is refused).  The third item says which was used.
 
-    A line is ``label index:value ...`` (``#`` starts a comment; ``qid:...`` is skipped).
-
-    Parameters
-    ----------
-    text : str
-        The file's text.
-    file : str
-        The file's name, for the errors.
-    n_features : int or None
-        The number of columns (at least the highest index's); None: the highest index's.
-    zero_based : {"auto", True, False}, default "auto"
-        Whether indices count from 0 (``"auto"``: where an index 0 appears).
-
-    Returns
-    -------
-    X : ndarray of shape (n, d)
-        Dense; entries not in the file are 0.
-    y : ndarray of shape (n,)
-        The labels.
-    zero_based : bool
-        Whether the indices counted from 0.
-
-    Raises
-    ------
-    InputError
-        A line that is not of the format (a label or value that is not a finite number, a token
-        that is not ``index:value``, an index of 2^31 or more or given twice in a line), an index
-        0 with ``zero_based=False``, an index beyond ``n_features``, no samples, or a dense ``X``
-        larger than the memory available; each names the file and the line.
+    A line is ``label index:value ...`` (``#`` starts a comment; ``qid:...`` is skipped).  ``X``
+    (n, d) is dense (entries not in the file are 0), ``d = n_features`` (at least the highest
+    index's; None: the highest index's); ``y`` (n,): the labels.  :class:`InputError`, naming
+    ``file`` and the line, for a line not of the format (a label or value that is not a finite
+    number, a token that is not ``index:value``, an index of 2^31 or more or given twice in a
+    line), an index 0 with ``zero_based=False``, an index beyond ``n_features``, no samples, or a
+    dense ``X`` larger than the memory available.
     """
     from .memory import Estimate, check_fits
 
@@ -179,29 +157,11 @@ def read_csv(text, file):
 
     The first non-blank line is a header when a cell of it is not a number and no such cell
     looks like a mistyped number (:func:`_is_header`, which refuses that line otherwise).  A
-    line that starts with ``#`` is a comment; a ``#`` inside a line is refused.
-
-    Parameters
-    ----------
-    text : str
-        The file's text.
-    file : str
-        The file's name, for the errors.
-
-    Returns
-    -------
-    X : ndarray of shape (n, d)
-        The columns but the last.
-    y : ndarray of shape (n,)
-        The last column.
-
-    Raises
-    ------
-    InputError
-        A ``#`` inside a line; no samples (an empty file, a header only); a header whose names do
-        not match the rows' cells; a cell that is not a number, or NaN or inf; rows of unequal
-        length; fewer than two columns; a first line of numbers and names (each error names the
-        file, and the line where it can).
+    line that starts with ``#`` is a comment; a ``#`` inside a line is refused.  ``X`` (n, d):
+    the columns but the last; ``y`` (n,): the last.  :class:`InputError` (naming ``file``, and the
+    line where it can) also for no samples (an empty file, a header only), a header whose names
+    do not match the rows' cells, a cell that is not a number, or NaN or inf, rows of unequal
+    length, fewer than two columns, or a first line of numbers and names.
     """
     lines = text.splitlines()
     if "#" in text:  # lines that start with '#' are comments (numpy's savetxt writes its header so)

@@ -22,25 +22,8 @@ __all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "chec
 
 def problem_instance(value, name="problem"):
     """``value``, or :class:`InputError` unless it is a problem instance (it has a ``bound``):
-    a class, a registry name or None went deep into the run as an AttributeError.
-
-    Parameters
-    ----------
-    value : object
-        The argument (an instance of a problem class: it has a ``bound``).
-    name : str, default "problem"
-        The argument's name in the message.
-
-    Returns
-    -------
-    object
-        ``value``.
-
-    Raises
-    ------
-    InputError
-        A class (the message shows ``Cls(X, y, ...)``) or anything without a ``bound``.
-    """
+    a class, a registry name or None went deep into the run as an AttributeError.  For a class
+    the message shows ``Cls(X, y, ...)``."""
     if isinstance(value, type) or not hasattr(value, "bound"):
         make = f"{value.__name__}(X, y, ...)" if isinstance(value, type) else "approxpath.get_problem(name)(X, y, ...)"
         raise InputError(f"{name} must be a problem instance, e.g. {make}; got {_one_line(value)}")
@@ -50,24 +33,8 @@ def problem_instance(value, name="problem"):
 def file_name(what, value):
     """``value`` as a :class:`~pathlib.Path`, or :class:`InputError` unless it is a non-empty
     name: a str or an ``os.PathLike`` (``None``, a number or ``b"..."`` failed inside pathlib
-    with a TypeError; ``""`` is the current folder).
-
-    Parameters
-    ----------
-    what : str
-        What the file is, in the message (``"an output file"``).
-    value : object
-        The argument.
-
-    Returns
-    -------
-    pathlib.Path
-
-    Raises
-    ------
-    InputError
-        Not a str or ``os.PathLike``, or an empty name.
-    """
+    with a TypeError; ``""`` is the current folder).  ``what``: the file in the message, e.g.
+    ``"an output file"``."""
     import os
     from pathlib import Path
 
@@ -78,16 +45,7 @@ def file_name(what, value):
 
 def is_real(value):
     """True for a real number: Python or numpy int or float, or a 0-d numeric array (not a bool).
-
-    Parameters
-    ----------
-    value : object
-
-    Returns
-    -------
-    bool
-        NaN and inf are real numbers here (:func:`finite_number` refuses them).
-    """
+    NaN and inf are real numbers here (:func:`finite_number` refuses them)."""
     if isinstance(value, np.ndarray):
         return value.ndim == 0 and value.dtype.kind in "iuf"
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
@@ -95,80 +53,27 @@ def is_real(value):
 
 def is_count(value):
     """True for a positive integer, Python or numpy (bool is an int subclass: ``workers=True``
-    is a mistake, not 1).
-
-    Parameters
-    ----------
-    value : object
-
-    Returns
-    -------
-    bool
-        Whether ``value`` is an int or ``numpy.integer`` (not a bool) and ``value >= 1``.
-    """
+    is a mistake, not 1)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
 
 
 def is_stored_count(value):
     """True for a count as JSON stores it (a certificate's ``meta``): a Python int >= 0, not a
-    bool.
-
-    Parameters
-    ----------
-    value : object
-
-    Returns
-    -------
-    bool
-    """
+    bool."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def finite_number(name, value, what="a finite number"):
-    """``value`` as a float, or :class:`InputError` unless it is a finite real number.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name in the message.
-    value : object
-        The argument (:func:`is_real`).
-    what : str, default "a finite number"
-        What the message says ``value`` must be.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    InputError
-        ``value`` is not a real number, or is NaN or inf.
-    """
+    """``value`` as a float, or :class:`InputError` unless it is a finite real number
+    (:func:`is_real`; NaN and inf refused).  ``what``: what the message says it must be."""
     if not (is_real(value) and math.isfinite(float(value))):
         raise InputError(f"{name} must be {what}; got {value!r}")
     return float(value)
 
 
 def positive(name, value):
-    """``value`` as a float, or :class:`InputError` unless it is a positive finite number.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name in the message.
-    value : object
-        The argument (:func:`is_real`).
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    InputError
-        Not a real number (the message names its type), NaN, inf, or ``value <= 0``.
-    """
+    """``value`` as a float, or :class:`InputError` unless it is a positive finite number (NaN,
+    inf and ``value <= 0`` refused; for a value that is not a real number the message names its type)."""
     if not is_real(value):
         raise InputError(f"{name} must be a number; got {value!r} ({type(value).__name__}): pass e.g. {name}=0.1")
     v = finite_number(name, value, "a positive finite number")
@@ -184,25 +89,9 @@ def _one_line(value):
 
 def nonnegative_weights(name, value):
     """``value`` (a sequence of numbers, or text ``"1,0.5,2"``) as a tuple of finite nonnegative
-    floats, or :class:`InputError`.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name in the message.
-    value : sequence of float, array_like or str
-        The weights; text is split at commas or whitespace; an array is flattened.
-
-    Returns
-    -------
-    tuple of float
-
-    Raises
-    ------
-    InputError
-        An empty entry in the text (``"1,,3"``), a bool or complex entry, an entry that is not a
-        number, no entries, or an entry that is negative, NaN or inf.
-    """
+    floats, or :class:`InputError`.  Text is split at commas or whitespace; an array is flattened.
+    Refused: an empty entry in the text (``"1,,3"``), a bool or complex entry, an entry that is not
+    a number, no entries, or an entry that is negative, NaN or inf."""
     if isinstance(value, str):
         items = re.split(r"\s*,\s*|\s+", value.strip()) if value.strip() else []
         if "" in items:  # ("1,,3": two numbers read, where three were meant)
@@ -238,25 +127,7 @@ def between(name, value, low, high):
 def number_pair(name, value, malformed=None):
     """``value`` as floats ``(lo, hi)``, or :class:`InputError` (``malformed``: its message)
     unless it is two real numbers (text such as ``"0.5"`` too: it is refused as ``eps`` is).
-
-    Parameters
-    ----------
-    name : str
-        The argument's name in the message.
-    value : object
-        The argument: a pair of real numbers (:func:`is_real`).
-    malformed : str, optional
-        The message (before ``; got ...``); default ``"NAME must be a pair (lo, hi) of numbers"``.
-
-    Returns
-    -------
-    lo, hi : float
-
-    Raises
-    ------
-    InputError
-        ``value`` does not unpack into two real numbers.
-    """
+    ``malformed`` defaults to ``"NAME must be a pair (lo, hi) of numbers"`` (``; got ...`` follows)."""
     try:
         lo, hi = value
     except (TypeError, ValueError):
@@ -268,26 +139,8 @@ def number_pair(name, value, malformed=None):
 
 def positive_range(name, value, malformed=None):
     """``value`` as floats ``(lo, hi)``, or :class:`InputError` unless ``0 < lo < hi < inf``
-    (``malformed``: the message when it is not a pair of numbers).
-
-    Parameters
-    ----------
-    name : str
-        The argument's name in the message.
-    value : object
-        The argument: a pair of numbers.
-    malformed : str, optional
-        As for :func:`number_pair`; default ``"NAME must be a pair (lo, hi) of positive numbers"``.
-
-    Returns
-    -------
-    lo, hi : float
-
-    Raises
-    ------
-    InputError
-        Not a pair of real numbers, or not ``0 < lo < hi < inf`` (NaN included).
-    """
+    (``malformed``: the message when it is not a pair of numbers, default ``"NAME must be a pair
+    (lo, hi) of positive numbers"``; NaN is refused)."""
     lo, hi = number_pair(name, value, malformed or f"{name} must be a pair (lo, hi) of positive numbers")
     if not (0 < lo < hi < math.inf):
         raise InputError(f"{name} must satisfy 0 < lo < hi < inf; got {value!r}")
@@ -295,24 +148,7 @@ def positive_range(name, value, malformed=None):
 
 
 def count(name, value):
-    """``value`` as an int, or :class:`InputError` unless it is a positive integer.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name in the message.
-    value : object
-        The argument (:func:`is_count`).
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    InputError
-        Not an int or ``numpy.integer`` of at least 1 (a bool included).
-    """
+    """``value`` as an int, or :class:`InputError` unless it is a positive integer (:func:`is_count`)."""
     if not is_count(value):
         raise InputError(f"{name} must be a positive integer; got {value!r}")
     return int(value)
@@ -320,51 +156,15 @@ def count(name, value):
 
 def flag(name, value):
     """``value`` as a bool, or :class:`InputError` unless it is one (``"no"`` or NaN would be
-    true in an ``if``: a silent change of meaning).
-
-    Parameters
-    ----------
-    name : str
-        The argument's name in the message.
-    value : object
-        The argument: a bool or ``numpy.bool_``.
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    InputError
-        Anything else (0 and 1 included).
-    """
+    true in an ``if``: a silent change of meaning).  A ``numpy.bool_`` is one; 0 and 1 are not."""
     if not isinstance(value, (bool, np.bool_)):
         raise InputError(f"{name} must be True or False; got {value!r}")
     return bool(value)
 
 
 def choice(name, value, choices):
-    """``value`` if it is one of ``choices``, else :class:`InputError` naming the closest.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name in the message.
-    value : object
-        The argument.
-    choices : sequence
-        The values allowed (listed in the message).
-
-    Returns
-    -------
-    object
-        ``value``.
-
-    Raises
-    ------
-    InputError
-        ``value not in choices`` (the closest named by :func:`~approxpath.errors.did_you_mean`).
-    """
+    """``value`` if it is one of ``choices``, else :class:`InputError` naming the closest
+    (:func:`~approxpath.errors.did_you_mean`) and listing ``choices``."""
     if value not in choices:
         raise InputError(f"unknown {name} {value!r}{did_you_mean(value, choices)} (choose one of "
                          f"{', '.join(map(str, choices))})")
@@ -374,26 +174,9 @@ def choice(name, value, choices):
 def check_X(X, name="X"):
     """``X`` as a 2-D float array (a 1-D array is one feature; a scipy sparse matrix is densified:
     kernels are dense), or :class:`InputError` when it holds text, complex numbers or other
-    objects, or NaN/inf; the messages call it ``name``.
-
-    Parameters
-    ----------
-    X : array_like of shape (n, d) or (n,), or scipy sparse matrix
-        The features.
-    name : str, default "X"
-        Its name in the messages.
-
-    Returns
-    -------
-    ndarray of shape (n, d)
-        Float; ``(n, 1)`` for a 1-D ``X``.
-
-    Raises
-    ------
-    InputError
-        Ragged rows, complex values, entries that are not numbers, more than 2 dimensions, no
-        feature columns, or NaN/inf (the message names the first one's row and column).
-    """
+    objects, or NaN/inf; the messages call it ``name``.  Shapes: ``X`` (n, d) or (n,), returned
+    as (n, d) or (n, 1).  Also refused: ragged rows, more than 2 dimensions, no feature columns;
+    the NaN/inf message names the first one's row and column."""
     if type(X).__module__.startswith("scipy.sparse") and hasattr(X, "toarray"):
         X = X.toarray()
     try:
@@ -432,25 +215,10 @@ _SMALLEST_Y = float(np.sqrt(np.finfo(float).tiny / np.finfo(float).eps))
 def check_y(y):
     """``y`` as a 1-D array, checked entry by entry where numpy's dtype does not tell: no None,
     no complex numbers, not numbers and text mixed (a list such as ``['a', 1]`` becomes text in
-    numpy), no NaN/inf.  Object arrays of numbers come back as float.
-
-    Parameters
-    ----------
-    y : array_like of shape (n,)
-        Targets or class labels (numbers, or text).
-
-    Returns
-    -------
-    ndarray of shape (n,)
-        ``numpy.asarray(y)``: float for a list or object array of numbers, text for labels.
-
-    Raises
-    ------
-    InputError
-        Not 1-D; complex values; None, a value neither number nor text, or both kinds mixed;
-        NaN/inf; float targets whose squares overflow, or underflow (a nonzero largest :math:`|y|` below
-        :math:`\\sqrt{\\text{tiny}/\\varepsilon}`, about 1e-146).
-    """
+    numpy), no NaN/inf.  Object arrays of numbers come back as float.  ``y``: shape (n,), targets
+    or class labels (numbers, or text).  :class:`InputError` also when ``y`` is not 1-D, or for
+    float targets whose squares overflow, or underflow (a nonzero largest :math:`|y|` below
+    :math:`\\sqrt{\\text{tiny}/\\varepsilon}`, about 1e-146)."""
     given, y = y, np.asarray(y)
     if y.ndim != 1:
         raise InputError(f"y must be a 1-D array of length n_samples; got shape {y.shape}")
@@ -474,25 +242,7 @@ def check_y(y):
 
 def real_targets(who, y):
     """``y`` (checked by :func:`check_y`) as a float array, or :class:`InputError` naming the
-    problem ``who`` where the targets are not numbers (class labels given to a regression).
-
-    Parameters
-    ----------
-    who : str
-        The problem's name in the message.
-    y : ndarray of shape (n,)
-        The targets, checked by :func:`check_y`.
-
-    Returns
-    -------
-    ndarray of shape (n,)
-        Float.
-
-    Raises
-    ------
-    InputError
-        ``y`` does not convert to float (text labels).
-    """
+    problem ``who`` where the targets are not numbers (class labels given to a regression)."""
     try:
         return np.asarray(y, dtype=float)
     except (TypeError, ValueError):
@@ -523,24 +273,9 @@ def _entries(given):
 
 
 def check_X_y(X, y):
-    """``(X, y)`` checked (:func:`check_X`, :func:`check_y`) and of matching length, n >= 2.
-
-    Parameters
-    ----------
-    X : array_like of shape (n, d) or (n,), or scipy sparse matrix
-    y : array_like of shape (n,)
-
-    Returns
-    -------
-    X : ndarray of shape (n, d)
-    y : ndarray of shape (n,)
-
-    Raises
-    ------
-    InputError
-        As :func:`check_X` and :func:`check_y`; rows of ``X`` and entries of ``y`` differ in
-        number; fewer than 2 samples.
-    """
+    """``(X, y)`` checked (:func:`check_X`, :func:`check_y`) and of matching length, n >= 2:
+    arrays (n, d) and (n,), or :class:`InputError` (as those two, rows of ``X`` and entries of
+    ``y`` that differ in number, or fewer than 2 samples)."""
     X, y = check_X(X), check_y(y)
     if X.shape[0] != y.shape[0]:
         raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries: pass one target per row of X")
@@ -551,29 +286,9 @@ def check_X_y(X, y):
 
 def check_validation(X_val, y_val, d, optional=False):
     """``(X_val, y_val)``: validation data as float arrays (m, d) and (m,), m >= 1, finite; a 1-D
-    ``X_val`` is one feature.  ``optional``: both may be None (returned as they are).
-    :class:`InputError` for one without the other, text, other shapes, or NaN/inf.
-
-    Parameters
-    ----------
-    X_val : array_like of shape (m, d) or (m,), or None
-    y_val : array_like of shape (m,), or None
-    d : int
-        The training features' number of columns.
-    optional : bool, default False
-        Whether both may be None.
-
-    Returns
-    -------
-    X_val : ndarray of shape (m, d), or None
-    y_val : ndarray of shape (m,), or None
-
-    Raises
-    ------
-    InputError
-        One of the two without the other; neither where not ``optional``; entries that are not
-        numbers; other shapes or ``m = 0``; NaN/inf.
-    """
+    ``X_val`` is one feature (``d``: the training features' number of columns).  ``optional``:
+    both may be None (returned as they are).  :class:`InputError` for one without the other,
+    neither where not ``optional``, text, other shapes, or NaN/inf."""
     if (X_val is None) != (y_val is None):
         raise InputError("validation data needs both X_val and y_val (or neither)")
     if X_val is None:
@@ -600,31 +315,9 @@ def binary_labels(y, who="kernel_svm"):
     """``(labels, y_pm)``: the two classes of ``y`` (sorted) and ``y`` as -1/+1 floats.
 
     ``{-1, +1}`` is used as is; any other two labels are mapped to -1 (the smaller) and +1 (the
-    larger) with a warning.  :class:`InputError` unless there are exactly two classes.
-
-    Parameters
-    ----------
-    y : array_like of shape (n,)
-        Class labels (numbers or text).
-    who : str, default "kernel_svm"
-        The problem's name in the message and the warning.
-
-    Returns
-    -------
-    labels : ndarray of shape (2,)
-        ``numpy.unique(y)``.
-    y_pm : ndarray of shape (n,)
-        -1.0 for ``labels[0]``, +1.0 for ``labels[1]``.
-
-    Raises
-    ------
-    InputError
-        ``y`` has not exactly two distinct values.
-
-    Warns
-    -----
-    UserWarning
-        Labels other than -1 and +1 (the message says which became -1 and which +1).
+    larger) with a warning.  :class:`InputError` unless there are exactly two classes.  Shapes:
+    ``y`` and ``y_pm`` (n,), ``labels = numpy.unique(y)`` (2,).  ``who``: the problem's name in the
+    message and in the warning (a ``UserWarning`` that says which label became -1 and which +1).
     """
     values = np.unique(y)
     if values.size != 2:
@@ -644,22 +337,7 @@ def as_training_labels(y, labels):
     """``(y_pm, unknown)``: ``y`` as -1/+1 floats by the two training classes ``labels`` (sorted,
     as :func:`binary_labels` gives them: ``labels[1]`` to +1, anything else to -1), and the
     values of ``y`` that are neither class (sorted; empty when there are none), for the caller
-    to refuse in its own words.
-
-    Parameters
-    ----------
-    y : array_like of shape (m,)
-        Labels.
-    labels : ndarray of shape (2,)
-        The training classes, sorted.
-
-    Returns
-    -------
-    y_pm : ndarray of shape (m,)
-        +1.0 where ``y == labels[1]``, else -1.0.
-    unknown : ndarray
-        The sorted distinct values of ``y`` not in ``labels``.
-    """
+    to refuse in its own words.  Shapes: ``y`` and ``y_pm`` (m,), ``labels`` (2,)."""
     y = np.asarray(y)
     return np.where(y == labels[1], 1.0, -1.0), np.unique(y[~np.isin(y, labels)])
 
@@ -667,31 +345,7 @@ def as_training_labels(y, labels):
 def check_gram_problem(who, K, y, lam):
     """``(K, y, lam)`` of a problem on a Gram matrix, as float arrays (n, n), (n,) and a float,
     or :class:`InputError` naming ``who`` unless K is square, y matches, both are finite and
-    ``lam`` is a positive finite number.
-
-    Parameters
-    ----------
-    who : str
-        The problem's name in the messages.
-    K : array_like of shape (n, n)
-        The Gram matrix.
-    y : array_like of shape (n,)
-        The targets.
-    lam : float
-        The regularization weight.
-
-    Returns
-    -------
-    K : ndarray of shape (n, n)
-    y : ndarray of shape (n,)
-    lam : float
-
-    Raises
-    ------
-    InputError
-        ``K`` not square or ``y`` not of its length; NaN/inf in ``K`` or ``y``; ``lam`` not a
-        positive finite real number (this message names ``lam``, not ``who``).
-    """
+    ``lam`` is a positive finite number (that message names ``lam``, not ``who``)."""
     K = np.asarray(K, dtype=float)
     y = np.asarray(y, dtype=float)
     if K.ndim != 2 or K.shape[0] != K.shape[1] or y.shape != (K.shape[0],):

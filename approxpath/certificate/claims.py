@@ -37,29 +37,9 @@ def target(bound, dual, lo, hi, eps, relative, pad=0.0):
     """The largest gap bound a piece ``[lo, hi]`` may claim: ``eps``, or with ``relative``
     ``eps`` times a lower bound of the optimal value on the piece (``bound.dual_floor``), made
     ``pad`` smaller (relative) -- the driver aims ``STORED_PAD`` below what a verifier whose
-    BLAS rounds the last bits differently recomputes.
-
-    Parameters
-    ----------
-    bound : Bound
-        The problem's :class:`~approxpath.bound.Bound`; only its ``dual_floor`` is used, with ``relative``.
-    dual : object
-        The piece's dual point (a point or a :class:`~approxpath.moving.Moving` one).
-    lo, hi : float
-        The piece (``lo == hi``: a point).
-    eps : float
-        The tolerance of the claim.
-    relative : bool
-        Whether ``eps`` is relative to the optimal value.
-    pad : float, optional
-        Relative reduction of a relative target (absolute targets are not padded).
-
-    Returns
-    -------
-    float
-        ``eps``; with ``relative``, :math:`\\epsilon \\max(0, f)\\,(1 - \\mathrm{pad})` with
-        :math:`f` = ``bound.dual_floor(dual, lo, hi)``.
-    """
+    BLAS rounds the last bits differently recomputes: :math:`\\epsilon \\max(0, f)\\,(1 - \\mathrm{pad})`
+    with :math:`f` = ``bound.dual_floor(dual, lo, hi)``, ``dual`` the piece's dual point (or a
+    :class:`~approxpath.moving.Moving` one); ``lo == hi``: a point."""
     if not relative:
         return eps
     return eps * max(0.0, bound.dual_floor(dual, lo, hi)) * (1 - pad)
@@ -77,44 +57,16 @@ def claimed_on(kind, lo, hi, levels=SAMPLE_LEVELS):
     """Where a piece of ``kind`` claims its gap bound: ``[(lo, hi)]`` for a certified piece (the
     whole of it), the points ``(x, x)`` of ``levels`` bisections in log scale
     (:func:`~approxpath.numerics.log_mid`, the driver's middle) for a sampled one: its ends and
-    ``2**levels - 1`` interior points, increasing.
-
-    Parameters
-    ----------
-    kind : str
-        ``"certified"``; any other kind is treated as sampled.
-    lo, hi : float
-        The piece.
-    levels : int, optional
-        The number of bisections of a sampled piece (:func:`sample_points`).
-
-    Returns
-    -------
-    list of (float, float)
-        ``[(lo, hi)]``, or the distinct sample points ``(x, x)`` in increasing order (fewer than
-        ``2**levels + 1`` where a point repeats).
-    """
+    ``2**levels - 1`` interior points, increasing.  Any ``kind`` but ``"certified"`` is sampled; a
+    point that repeats (:func:`sample_points`) is listed once."""
     if kind == "certified":
         return [(lo, hi)]
     return [(x, x) for x in sorted(set(sample_points(lo, hi, levels)))]
 
 
 def sample_points(lo, hi, levels=SAMPLE_LEVELS):
-    """The ``2**levels + 1`` points of ``levels`` bisections of ``[lo, hi]`` in log scale, in
-    order (a point repeats where a piece is too narrow to bisect in floating point).
-
-    Parameters
-    ----------
-    lo, hi : float
-        The piece, ``0 < lo <= hi`` (:func:`~approxpath.numerics.log_mid` takes the middles).
-    levels : int, optional
-        The number of bisections.
-
-    Returns
-    -------
-    list of float
-        ``2**levels + 1`` points from ``lo`` to ``hi``.
-    """
+    """The ``2**levels + 1`` points of ``levels`` bisections of ``[lo, hi]`` (``0 < lo <= hi``) in
+    log scale, in order (a point repeats where a piece is too narrow to bisect in floating point)."""
     pts = [lo, hi]
     for _ in range(levels):
         pts = [x for a, b in zip(pts[:-1], pts[1:]) for x in (a, log_mid(a, b))] + [hi]
@@ -122,30 +74,11 @@ def sample_points(lo, hi, levels=SAMPLE_LEVELS):
 
 
 def weak_duality_violation(bound, gap, dual, lo, hi=None):
-    """Why ``gap`` (``bound.gap`` of a pair with dual ``dual`` on ``[lo, hi]``) contradicts weak
-    duality, or None: a rigorous bound (``bound.interval_bound``) below 0, another below
-    ``-WEAK_DUALITY_TOL (1 + |dual objective|)``.  A negative gap means the problem's dual is not
-    a dual of its primal (a wrong declaration), or a bound that is not rigorous.
-
-    Parameters
-    ----------
-    bound : Bound
-        The problem's :class:`~approxpath.bound.Bound` (``interval_bound``, ``dual_floor``, ``name``).
-    gap : float
-        The gap bound of the pair at ``lo`` or on ``[lo, hi]``.
-    dual : object
-        The pair's dual point (for ``bound.dual_floor``).
-    lo : float
-    hi : float, optional
-        The end of the piece; None (or ``lo``): the point ``lo``.
-
-    Returns
-    -------
-    str or None
-        The message (blaming the CVXPY declaration of the dual for a declared problem, the
-        ``Bound`` otherwise), or None where ``gap`` is not negative beyond the tolerance (a NaN
-        gap is not).
-    """
+    """Why ``gap`` (``bound.gap`` of a pair with dual ``dual`` on ``[lo, hi]``; ``hi`` None: the point
+    ``lo``) contradicts weak duality, or None: a rigorous bound (``bound.interval_bound``) below 0, another
+    below ``-WEAK_DUALITY_TOL (1 + |dual objective|)`` (a NaN gap does neither).  A negative gap means the
+    problem's dual is not a dual of its primal (a wrong declaration), or a bound that is not rigorous: the
+    message blames the CVXPY declaration of the dual for a declared problem, the ``Bound`` otherwise."""
     if not gap < 0:
         return None
     if not bound.interval_bound:
@@ -167,37 +100,15 @@ def claim_failures(bound, primal, dual, kind, lo, hi, stored, target_of, eps, ve
     ours by more than rounding).  ``version`` wrote the stored bound (named when only the stored
     number fails); ``levels``: the sampling of sampled pieces (:func:`claimed_on`).
 
-    Parameters
-    ----------
-    bound : Bound
-        The problem's :class:`~approxpath.bound.Bound`.
-    primal, dual : object
-        The piece's pair (points or :class:`~approxpath.moving.Moving` ones).
-    kind : str
-        ``"certified"`` or ``"sampled"``.
-    lo, hi : float
-        The piece.
-    stored : float
-        The gap bound the piece stores.
-    target_of : callable
-        ``target_of(a, b)``: the largest bound that may be claimed on ``[a, b]`` (:func:`target`).
-    eps : float
-        The tolerance; sets the scale of a note, :math:`10^{-3}` of ``|recomputed| + eps``.
-    version : str
-        The approxpath version that wrote ``stored``.
-    levels : int, optional
-        The number of bisections of a sampled piece.
-
     Returns
     -------
     failures : list of str
-        Empty when the claim holds.  A certified piece of a bound without ``interval_bound``
-        fails at once, and infeasibility (``bound.check``) stops before any gap is recomputed;
-        otherwise, per claimed point or interval, a weak-duality violation, a recomputed gap
-        above ``stored`` (or NaN), and ``stored`` above the target.
+        Empty when the claim holds.  A certified piece of a bound without ``interval_bound`` fails at once;
+        infeasibility (``bound.check``) stops before any gap is recomputed; otherwise, per claimed point or
+        interval: a weak-duality violation, a recomputed gap above ``stored`` (or NaN), ``stored`` above the target.
     notes : list of str
-        For a certified piece: where ``stored`` is looser than the recomputed bound by more
-        than the share above.
+        Certified pieces only: ``stored`` looser than the recomputed bound by more than
+        :math:`10^{-3}` of ``|recomputed| + eps``.
     """
     if kind == "certified" and lo != hi and not bound.interval_bound:
         return [f"{bound.name} has no bound valid on a whole piece: its pieces are sampled, not certified"], []

@@ -22,17 +22,7 @@ _TEXT_FIELDS = ("kind",)
 
 
 def finite_number(v):
-    """A real number (not a bool) that is finite.
-
-    Parameters
-    ----------
-    v : object
-
-    Returns
-    -------
-    bool
-        Whether ``v`` is a real number (:func:`~approxpath.validate.is_real`) and finite.
-    """
+    """A real number (not a bool; :func:`~approxpath.validate.is_real`) that is finite."""
     return is_real(v) and math.isfinite(v)
 
 
@@ -86,23 +76,13 @@ CALLER_FIELDS = ("data_file", "format", "preprocessing")
 def caller_meta(meta):
     """``meta=`` of a path or surface run as a dict (None: empty), checked before the run: JSON
     text, no field approxpath records itself (its value would replace the true one and the
-    file fail ``verify``), and the fields of :data:`CALLER_FIELDS` in their domains.
-
-    Parameters
-    ----------
-    meta : dict or None
-        The caller's provenance.
-
-    Returns
-    -------
-    dict
-        A shallow copy of ``meta`` (``{}`` for None).
+    file fail ``verify``), and the fields of :data:`CALLER_FIELDS` in their domains.  Returns a
+    shallow copy.
 
     Raises
     ------
     InputError
-        ``meta`` is not a dict or not JSON (finite numbers only), sets a field of
-        :data:`META_FIELDS` outside :data:`CALLER_FIELDS`, or a caller field outside its domain.
+        ``meta`` not a dict or not JSON (finite numbers only), or a field that fails a check above.
     """
     if meta is None:
         return {}
@@ -124,21 +104,11 @@ def caller_meta(meta):
 
 def meta_errors(meta):
     """What is wrong with the fields of a certificate's ``meta``, each against its domain
-    (the relations between fields and with the data are checked by ``verify``).
-
-    Parameters
-    ----------
-    meta : object
-        The decoded ``meta`` of a file (a dict when well formed).
-
-    Returns
-    -------
-    list of str
-        Empty when every field is in its domain.  Checks stop at the first of: ``meta`` not a
-        dict, the file another of approxpath's files (an exact or feature path, a checkpoint), a
-        ``format_version`` above :data:`~approxpath.certificate.format.FORMAT_VERSION`; then
-        :func:`field_errors` against :data:`META_FIELDS`.
-    """
+    (the relations between fields and with the data are checked by ``verify``); empty when all
+    hold.  Checks stop at the first of: ``meta`` not a dict, the file another of approxpath's files
+    (an exact or feature path, a checkpoint), a ``format_version`` above
+    :data:`~approxpath.certificate.format.FORMAT_VERSION`; then :func:`field_errors` against
+    :data:`META_FIELDS`."""
     if not isinstance(meta, dict):
         return [f"'meta' is not a JSON object but {type(meta).__name__}"]
     other = _other_file(meta)
@@ -171,21 +141,9 @@ def _other_file(meta):
 def field_errors(meta, fields):
     """What is wrong with ``meta`` against ``fields`` (:data:`META_FIELDS`' layout: name ->
     (required, domain check, what the domain is)), and whether ``solve_points`` lists one point
-    per exact solve: the check a path's and a surface's meta share.
-
-    Parameters
-    ----------
-    meta : dict
-    fields : dict
-        ``name -> (required, check, what)``: whether the field is required, a predicate of its
-        value, and the domain in words.
-
-    Returns
-    -------
-    list of str
-        A message per missing required field and per value outside its domain; only when there
-        are none, a ``solve_points`` whose length differs from ``exact_solves``.
-    """
+    per exact solve: the check a path's and a surface's meta share.  A message per missing required
+    field and per value outside its domain; only when there are none, a ``solve_points`` length other
+    than ``exact_solves``."""
     errors = []
     for key, (required, ok, what) in fields.items():
         if key not in meta:
@@ -203,20 +161,8 @@ def field_errors(meta, fields):
 def number_array_errors(key, a):
     """What is wrong with a stored array of numbers whatever its rows: a dtype other than
     float64, or NaN or inf in the data (``DATA_FIELDS``, which have no row per piece or cell).
-    The checks a path's layout and a surface's share; empty when the rows may be checked.
-
-    Parameters
-    ----------
-    key : str
-        The array's name in the file.
-    a : ndarray
-        The array as read.
-
-    Returns
-    -------
-    list of str
-        At most one message.
-    """
+    The checks a path's layout and a surface's share; at most one message, none when the rows
+    may be checked."""
     if a.dtype != np.float64:
         return [f"array {key!r} must be float64 in the machine's byte order ({np.dtype(float).str!r}); got dtype "
                 f"{a.dtype.str!r}"]

@@ -63,22 +63,9 @@ _MAX_MEMBERS = 256
 
 
 def content_sha256(arrays, meta):
-    """sha256 over a certificate's arrays (in name order) and its ``meta`` (canonical JSON,
-    without the ``content_sha256`` entry itself): any edit of any field changes it.
-
-    Parameters
-    ----------
-    arrays : dict of ndarray
-        The file's arrays by name; an entry ``"meta"`` is skipped.  Each contributes its name,
-        dtype, shape and bytes.
-    meta : dict
-        The file's ``meta`` (JSON with sorted keys).
-
-    Returns
-    -------
-    str
-        The sha256 in hex (64 characters).
-    """
+    """sha256 (hex) over a certificate's arrays (in name order, each its name, dtype, shape and bytes;
+    an entry ``"meta"`` skipped) and its ``meta`` (canonical JSON with sorted keys, without the
+    ``content_sha256`` entry itself): any edit of any field changes it."""
     import hashlib
 
     h = hashlib.sha256()
@@ -120,30 +107,14 @@ def npz_headers(zf, file, fail=None):
     one array, none repeated, none of Python objects (pickles are never loaded), its declared
     size that of its header's shape and dtype.  ``fail(file, why)`` makes the error of a file
     that is not that (by default: not a certificate); the one home of these checks, for
-    certificates and the other ``.npz`` files approxpath reads.
-
-    Parameters
-    ----------
-    zf : zipfile.ZipFile
-        The open archive.
-    file : str or Path
-        Its name, for the messages.
-    fail : callable, optional
-        ``fail(file, why)`` returns the exception to raise.
-
-    Returns
-    -------
-    dict
-        ``{name: (shape, dtype, bytes, info)}`` by member name without ``.npy``: the header's shape
-        (tuple) and dtype, the size of the data in bytes (the header excluded) and the
-        :class:`zipfile.ZipInfo`.
+    certificates and the other ``.npz`` files approxpath reads.  Names lack ``.npy``; shape is a
+    tuple, bytes the data's size (header excluded), the info a :class:`zipfile.ZipInfo`.
 
     Raises
     ------
     InputError
-        (By default; else what ``fail`` makes.)  More than 256 members, a member that is not one
-        ``.npy`` or is repeated, an unreadable header, Python objects, or a declared size other
-        than the header's.
+        (Or what ``fail`` makes.)  Over 256 members, a member not one ``.npy`` or repeated, an
+        unreadable header, Python objects, or a declared size other than the header's.
     """
     fail = fail or _not_a_certificate
     out = {}
@@ -172,18 +143,8 @@ def npz_headers(zf, file, fail=None):
 
 
 def read_member(zf, info):
-    """The array of the member ``info`` of the open ``.npz`` ``zf`` (never a pickle).
-
-    Parameters
-    ----------
-    zf : zipfile.ZipFile
-    info : zipfile.ZipInfo
-        A member of ``zf`` (as :func:`npz_headers` lists it).
-
-    Returns
-    -------
-    ndarray
-    """
+    """The array of the member ``info`` (as :func:`npz_headers` lists it) of the open ``.npz``
+    ``zf`` (never a pickle)."""
     with zf.open(info) as fh:
         return np.lib.format.read_array(fh, allow_pickle=False)
 
@@ -205,20 +166,7 @@ def _depth_errors(meta):
 
 def size_mismatches(meta, n, d):
     """Why data with ``n`` samples and ``d`` features are not those ``meta`` records (its
-    ``n`` and ``d`` where it has them): a list of messages, empty when they agree.
-
-    Parameters
-    ----------
-    meta : dict
-        A certificate's ``meta``.
-    n, d : int
-        The shape of the data given.
-
-    Returns
-    -------
-    list of str
-        One message per recorded ``n`` or ``d`` that differs.
-    """
+    ``n`` and ``d`` where it has them): a list of messages, one per differing value, empty when they agree."""
     return [f"the certificate is for data with {key} = {meta[key]!r}, but the data given have {key} = {value} "
             "(other data?)" for key, value in (("n", n), ("d", d)) if key in meta and meta[key] != value]
 
@@ -320,28 +268,18 @@ def _unique_keys(pairs):
 
 
 def read_meta(file):
-    """``(meta, names)``: the parsed ``meta`` of a certificate file and the names of its other
-    members, with nothing else decompressed (the checks of :func:`read_certificate` that need
-    no layout).  For deciding how to verify a file before its arrays are read.
-
-    Parameters
-    ----------
-    file : str or Path
-
-    Returns
-    -------
-    meta : object
-        The parsed JSON (a dict for a certificate).
-    names : tuple of str
-        The names of the other members (without ``.npy``).
+    """``(meta, names)``: the parsed ``meta`` of a certificate file (a dict for a certificate) and the
+    names of its other members (without ``.npy``), with nothing else decompressed (the checks of
+    :func:`read_certificate` that need no layout).  For deciding how to verify a file before its
+    arrays are read.
 
     Raises
     ------
     FileNotFoundError
         No such file.
     InputError
-        The file is no ``.npz`` (or a damaged one), has no JSON ``meta`` within its limits, or
-        members that :func:`npz_headers` refuses.
+        No ``.npz`` (or a damaged one), no JSON ``meta`` within its limits, or members that
+        :func:`npz_headers` refuses.
     """
     with _open_archive(file) as zf:
         heads = npz_headers(zf, file)

@@ -32,22 +32,11 @@ __all__ = ["upgrade"]
 
 def upgrade(bound, arrays):
     """The arrays of a certificate of format 1 or 2 with the pairs in the layout of format 3
-    (the per-piece fields ``lo``, ``hi``, ... and the data kept as they are).
-
-    Parameters
-    ----------
-    bound : Bound
-        The problem's :class:`~approxpath.bound.Bound`; its ``name`` picks the old layout
-        (``kernel_svm``, ``klasso``, ``robust_l1``, else ``primal_<field>`` and ``dual_<field>``).
-    arrays : dict of ndarray
-        The file's arrays, one row per piece.
-
-    Returns
-    -------
-    dict of ndarray
-        A new dict: the old pair arrays replaced by ``bound.pieces_to_arrays`` of the pairs read;
-        ``arrays`` itself where the bound's class overrides ``pieces_to_arrays`` (a layout of its
-        own, as CVXPY-declared problems have).
+    (the per-piece fields ``lo``, ``hi``, ... and the data kept as they are): a new dict, the old
+    pair arrays (one row per piece, the layout picked by ``bound.name``: ``kernel_svm``, ``klasso``,
+    ``robust_l1``, else ``primal_<field>`` and ``dual_<field>``) replaced by ``bound.pieces_to_arrays``
+    of the pairs read; ``arrays`` itself where the bound's class overrides ``pieces_to_arrays`` (a
+    layout of its own, as CVXPY-declared problems have).
 
     Raises
     ------

@@ -26,25 +26,10 @@ _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.tmp$")
 
 def check_output(file, inputs=()):
     """:class:`~approxpath.errors.InputError` unless ``file`` may receive a certificate: it is
-    not a directory, a device, a pipe or a socket, and not one of the ``inputs`` (the data file);
-    ``FileNotFoundError`` when its folder does not exist.  Call it before a long run.
-
-    Parameters
-    ----------
-    file : str or Path
-        The output file (it need not exist).
-    inputs : iterable of str or Path, optional
-        Files it must not be (None entries and files that do not exist are skipped).
-
-    Raises
-    ------
-    InputError
-        ``file`` is no file name, is a directory or not a regular file, or is one of ``inputs``.
-    FileNotFoundError
-        Its folder does not exist.
-    OSError
-        Its folder does not take a new file (read-only, full, no permission); the message names ``file``.
-    """
+    not a directory, a device, a pipe or a socket, and not one of the ``inputs`` (the data file;
+    None entries and files that do not exist are skipped); ``FileNotFoundError`` when its folder
+    does not exist, ``OSError`` naming ``file`` when its folder takes no new file (read-only, full,
+    no permission).  Call it before a long run."""
     file = file_name("an output file", file)
     if file.exists():
         mode = os.stat(file).st_mode
@@ -79,22 +64,9 @@ def _probe(file):
 def check_outputs(outputs, inputs=()):
     """:func:`check_output` of every file of ``outputs`` (None entries skipped) against every
     one of ``inputs``, and no two outputs the same file: every output of a run refuses every
-    input and every other output (``--out`` is not ``--export``, the data, or ``D``).
-
-    Parameters
-    ----------
-    outputs : iterable of (str, str or Path or None)
-        ``(name, file)``: the name (a flag, e.g. ``"--out"``) names the file in messages.
-    inputs : iterable of str or Path, optional
-        As for :func:`check_output`.
-
-    Raises
-    ------
-    InputError
-        As for :func:`check_output`, or two outputs are the same file (after resolving links).
-    FileNotFoundError, OSError
-        As for :func:`check_output`.
-    """
+    input and every other output (``--out`` is not ``--export``, the data, or ``D``).  ``outputs``
+    holds ``(name, file)`` pairs, the name (a flag, e.g. ``"--out"``) naming the file in messages;
+    two outputs that are one file after resolving links are an ``InputError``."""
     seen = {}
     for name, file in outputs:
         if file is None:
@@ -120,19 +92,8 @@ def _pid_alive(pid):
 
 def remove_stale_temps(file):
     """Remove the temporary files that killed writers of ``file`` left behind (their process is
-    gone); returns how many.
-
-    Parameters
-    ----------
-    file : str or Path
-        The target; its temporary files are ``.<name>.<pid>.tmp`` in its folder.
-
-    Returns
-    -------
-    int
-        The number removed (0 where the folder cannot be listed; a file that cannot be removed
-        is skipped).
-    """
+    gone; ``.<name>.<pid>.tmp`` in its folder); returns how many (0 where the folder cannot be
+    listed; a file that cannot be removed is skipped)."""
     file = Path(file)
     removed = 0
     try:
@@ -153,24 +114,9 @@ def remove_stale_temps(file):
 def write_atomic(file, write, inputs=(), durable=True):
     """Write ``file`` atomically: ``write(fh)`` fills a temporary file (binary) in the same folder
     (created with the permissions of the umask, like any new file; an existing target's
-    permissions are kept), flushed to disk with ``durable``, then renamed over the target:
-    never a half-written file, never a device, a directory or an input (:func:`check_output`).
-
-    Parameters
-    ----------
-    file : str or Path
-        The target.
-    write : callable
-        ``write(fh)`` writes the contents to the binary file object ``fh``.
-    inputs : iterable of str or Path, optional
-        Files ``file`` must not be (:func:`check_output`).
-    durable : bool, optional
-        ``os.fsync`` the temporary file before the rename.
-
-    Returns
-    -------
-    Path
-        ``file``.
+    permissions are kept), flushed to disk (``os.fsync``) with ``durable``, then renamed over the
+    target: never a half-written file, never a device, a directory or an input (:func:`check_output`).
+    Returns ``file`` as a ``Path``.
 
     Raises
     ------
@@ -209,31 +155,10 @@ def write_atomic(file, write, inputs=(), durable=True):
 
 
 def write_npz(file, arrays, meta, inputs=(), durable=True, compress=True):
-    """Write ``arrays`` and ``meta`` (JSON) to ``file`` atomically (:func:`write_atomic`),
-    compressed with ``compress``.
-
-    Parameters
-    ----------
-    file : str or Path
-    arrays : dict of ndarray
-        The members by name (none may be named ``meta``).
-    meta : dict
-        Stored as the member ``meta``: JSON text with sorted keys in a 0-d array.
-    inputs, durable
-        As for :func:`write_atomic`.
-    compress : bool, optional
-        ``np.savez_compressed`` rather than ``np.savez``.
-
-    Returns
-    -------
-    Path
-        ``file``.
-
-    Raises
-    ------
-    InputError, FileNotFoundError, OSError
-        As for :func:`write_atomic`.
-    """
+    """Write ``arrays`` and ``meta`` (JSON) to ``file`` atomically (:func:`write_atomic`, whose
+    ``inputs``, ``durable``, return and errors these are), compressed with ``compress``
+    (``np.savez_compressed``, else ``np.savez``).  ``meta`` is the member ``meta``: JSON text with
+    sorted keys in a 0-d array (no array may be named ``meta``)."""
     def write(fh):
         save = np.savez_compressed if compress else np.savez
         save(fh, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)

@@ -16,22 +16,8 @@ __all__ = ["check_interval_required", "check_requirements", "requirement_failure
 
 def check_interval_required(interval):
     """``(lo, hi)`` of an interval a caller requires, or :class:`InputError` unless it is two
-    finite numbers with ``lo <= hi`` (a reversed interval is contained in every interval: it
-    would require nothing).
-
-    Parameters
-    ----------
-    interval : (float, float)
-
-    Returns
-    -------
-    lo, hi : float
-
-    Raises
-    ------
-    InputError
-        ``interval`` is not two real numbers, not both finite, or ``lo > hi``.
-    """
+    finite real numbers with ``lo <= hi`` (a reversed interval is contained in every interval: it
+    would require nothing)."""
     lo, hi = number_pair("the required interval", interval)
     if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
         raise InputError(f"the required interval must satisfy lo <= hi, both finite; got [{lo!r}, {hi!r}]: "
@@ -43,25 +29,8 @@ def check_requirements(eps=None, relative=False, interval=None, data_sha256=None
     """:class:`InputError` unless what a caller requires of a claim is well formed: ``eps`` a
     positive finite number, ``relative`` a bool that qualifies a given ``eps``, ``interval`` and
     each side of ``box`` ``((t_lo, t_hi), (w_lo, w_hi))`` as :func:`check_interval_required`,
-    ``data_sha256`` 64 hex digits.  A usage error, not a failed verification.  ``flags``: the messages
-    name the command line's flags (``--eps``).
-
-    Parameters
-    ----------
-    eps : float, optional
-    relative : bool, optional
-        True only with ``eps``.
-    interval : (float, float), optional
-    data_sha256 : str, optional
-        Either case of hex digits.
-    box : ((float, float), (float, float)), optional
-    flags : bool, optional
-
-    Raises
-    ------
-    InputError
-        A requirement that is not well formed.
-    """
+    ``data_sha256`` 64 hex digits (either case).  A usage error, not a failed verification.
+    ``flags``: the messages name the command line's flags (``--eps``)."""
     name = (lambda key: f"--{key.replace('_', '-')}") if flags else (lambda key: key)
     if eps is not None and not (is_real(eps) and 0 < float(eps) < np.inf):
         raise InputError(f"{name('eps')} must be a positive finite number (the eps the certificate must meet); "
@@ -86,27 +55,8 @@ def check_requirements(eps=None, relative=False, interval=None, data_sha256=None
 def requirement_failures(meta, eps=None, relative=False, interval=None, data_sha256=None):
     """Why the claim of ``meta`` is weaker than required: ``eps`` (the claim's must be at most
     this, and relative exactly when ``relative``), ``interval`` (the claim's must contain it),
-    ``data_sha256`` (must be it).  A list of messages (empty: the claim is strong enough).
-
-    Parameters
-    ----------
-    meta : dict
-        The certificate's ``meta`` (``eps``, ``relative``, ``interval`` and, if any, ``data_sha256``).
-    eps : float, optional
-    relative : bool, optional
-    interval : (float, float), optional
-    data_sha256 : str, optional
-        Compared in lower case.
-
-    Returns
-    -------
-    list of str
-
-    Raises
-    ------
-    InputError
-        ``interval`` is malformed (:func:`check_interval_required`).
-    """
+    ``data_sha256`` (must be it, compared in lower case).  A list of messages (empty: the claim is
+    strong enough); a malformed ``interval`` raises as in :func:`check_interval_required`."""
     out = []
     if eps is not None:
         if bool(meta["relative"]) != bool(relative):

@@ -63,37 +63,16 @@ def _int(v):
 
 
 def is_surface(meta):
-    """Whether a certificate's ``meta`` marks a surface.
-
-    Parameters
-    ----------
-    meta : object
-        The parsed ``meta`` of a file.
-
-    Returns
-    -------
-    bool
-        Whether ``meta`` is a dict with ``certificate`` equal to :data:`SURFACE`.
-    """
+    """Whether a certificate's ``meta`` (any parsed JSON) marks a surface: a dict whose
+    ``certificate`` is :data:`SURFACE`."""
     return isinstance(meta, dict) and meta.get("certificate") == SURFACE
 
 
 def surface_meta_errors(meta):
     """What is wrong with a surface file's ``meta``, each field against its domain.
-
-    Parameters
-    ----------
-    meta : dict
-        A ``meta`` that :func:`is_surface` accepts.
-
-    Returns
-    -------
-    list of str
-        Empty when ``meta`` is sound.  A ``surface_format`` above :data:`SURFACE_FORMAT` alone;
-        else the shared fields (as a path's) and the surface's own against their domains, and,
-        only when those hold, a ``format_version`` other than
-        :data:`~approxpath.certificate.format.FORMAT_VERSION`.
-    """
+    Empty when sound.  A ``surface_format`` above :data:`SURFACE_FORMAT` alone; else the shared fields
+    (as a path's) and the surface's own against their domains, and, only when those hold, a
+    ``format_version`` other than :data:`~approxpath.certificate.format.FORMAT_VERSION`."""
     if _int(meta.get("surface_format")) and meta["surface_format"] > SURFACE_FORMAT:
         return [f"written by a newer approxpath (surface format {meta['surface_format']}); this version reads "
                 f"surface formats <= {SURFACE_FORMAT}: upgrade approxpath to verify it"]
@@ -107,22 +86,11 @@ def surface_meta_errors(meta):
 def surface_layout_errors(arrays, meta):
     """What makes a surface file unusable before any of it is used: ``meta`` fields outside
     their domains, missing arrays, wrong dtypes or shapes, NaN or inf where a number is claimed.
-    A list of messages (empty when the layout is sound).
-
-    Parameters
-    ----------
-    arrays : dict of ndarray
-    meta : dict
-        As read by :func:`~approxpath.certificate.format.read_certificate` (``meta`` a surface's).
-
-    Returns
-    -------
-    list of str
-        :func:`surface_meta_errors`, then the arrays': every array of :data:`CELL_FIELDS` present,
-        ``t_lo`` of one axis (checks stop here without it), ``kind`` text, the others float64
-        with one row per cell (the data excepted), no NaN in ``gap_bound``, no inf in the
-        ``anchor_*`` arrays (NaN: no exact solve), neither elsewhere; both data arrays or none.
-    """
+    A list of messages (empty when the layout is sound): :func:`surface_meta_errors`, then the
+    arrays': every array of :data:`CELL_FIELDS` present, ``t_lo`` of one axis (checks stop here
+    without it), ``kind`` text, the others float64 with one row per cell (the data excepted), no NaN
+    in ``gap_bound``, no inf in the ``anchor_*`` arrays (NaN: no exact solve), neither elsewhere;
+    both data arrays or none."""
     errors = surface_meta_errors(meta)
     errors += [f"surface lacks array {k!r}" for k in CELL_FIELDS if k not in arrays]
     if "t_lo" not in arrays or arrays["t_lo"].ndim != 1:
@@ -155,21 +123,9 @@ def tiling_errors(t_lo, t_hi, w_lo, w_hi, box):
     of positive size inside the box, and in every slab between consecutive weights among the
     cells' edges, the cells spanning it meet end to end from the box's smallest bandwidth to its
     largest (no gap, no overlap; comparisons of the stored numbers only).  Empty when they do.
-
-    Parameters
-    ----------
-    t_lo, t_hi, w_lo, w_hi : ndarray of shape (m,)
-        The cells' ends, ``m >= 1``.
-    box : ((float, float), (float, float))
-        ``((t_lo, t_hi), (w_lo, w_hi))``.
-
-    Returns
-    -------
-    list of str
-        One message for the cells that are empty or outside the box (nothing else is then
-        checked); else weights not spanning the box's, and a message per slab that the cells
-        do not tile (at most 5, then a note that more are not listed).
-    """
+    The cells' ends ``t_lo, t_hi, w_lo, w_hi`` have shape ``(m,)``, ``m >= 1``.  Cells empty or
+    outside the box give one message and stop the checks; else weights not spanning the box's, and
+    a message per slab not tiled (at most 5, then a note that more are not listed)."""
     (bt0, bt1), (bw0, bw1) = box
     errors = []
     bad = np.flatnonzero(~((bt0 <= t_lo) & (t_lo < t_hi) & (t_hi <= bt1) & (bw0 <= w_lo) & (w_lo < w_hi)

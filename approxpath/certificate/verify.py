@@ -132,20 +132,8 @@ def kernel_failures(bound, meta):
     (``distances_sha256``, from 0.4.0) must match for a precomputed :math:`D` (data); a computed
     :math:`D` whose last bits differ from the writer's (another scipy, another summation order)
     is only noted, since every bound allows for the rounding of :math:`D`.  Files without the
-    fields (0.3.2 and older) are gaussian and have nothing to compare.
-
-    Parameters
-    ----------
-    bound : Bound
-        The certificate side built from the file's options; a bound without ``kernel_meta``
-        has no kernel to compare.
-    meta : dict
-        The file's ``meta``.
-
-    Returns
-    -------
-    failures, notes : list of str
-    """
+    fields (0.3.2 and older) are gaussian and have nothing to compare, nor has a ``bound`` without
+    ``kernel_meta``."""
     describe = getattr(bound, "kernel_meta", None)
     if describe is None or ("kernel" not in meta and "distances_sha256" not in meta):
         return [], []
@@ -164,20 +152,9 @@ def kernel_failures(bound, meta):
 
 
 def failed_report(*failures, claim=None):
-    """The :class:`VerifyReport` of a file that cannot be checked at all (unreadable, malformed).
-
-    Parameters
-    ----------
-    *failures : str
-        Why.
-    claim : dict, optional
-        What the file claims (:func:`claim_of`); ``{}`` if omitted.
-
-    Returns
-    -------
-    VerifyReport
-        Not ``ok``, nothing counted, ``max_gap_bound`` NaN.
-    """
+    """The :class:`VerifyReport` of a file that cannot be checked at all (unreadable, malformed):
+    not ``ok``, nothing counted, ``max_gap_bound`` NaN, ``failures`` the reasons, ``claim`` as
+    :func:`claim_of` (``{}`` if omitted)."""
     return VerifyReport(False, 0, 0, 0, tuple(failures), float("nan"), claim=claim or {})
 
 
@@ -185,27 +162,10 @@ def read_for_verify(file, shape=None):
     """``(arrays, meta, failures)``: the certificate ``file`` and why it cannot be verified at all
     (unreadable, or :func:`~approxpath.certificate.fields.layout_errors`; empty when it can be).
     ``shape``: ``(n, d)`` of the data it will be verified on, which bound its layout
-    (:func:`~approxpath.certificate.format.read_certificate`).
-
-    Parameters
-    ----------
-    file : str or Path
-    shape : (int, int), optional
-
-    Returns
-    -------
-    arrays : dict of ndarray or None
-    meta : dict or None
-        Both None where the file cannot be read (an :class:`InputError` of reading).
-    failures : list of str
-        The reading error, or the layout errors of a surface
-        (:func:`~approxpath.certificate.surface.surface_layout_errors`) or a path.
-
-    Raises
-    ------
-    FileNotFoundError
-        No such file (not caught here).
-    """
+    (:func:`~approxpath.certificate.format.read_certificate`).  ``arrays`` and ``meta`` are None
+    where the file cannot be read (the :class:`InputError` of reading is the failure); else the
+    failures are a surface's (:func:`~approxpath.certificate.surface.surface_layout_errors`) or a
+    path's layout errors.  A missing file's ``FileNotFoundError`` is not caught."""
     try:
         arrays, meta = read_certificate(file, shape=shape)
     except InputError as exc:
@@ -217,55 +177,24 @@ def read_for_verify(file, shape=None):
 
 def given_data(X, y):
     """:class:`InputError` unless both of ``X, y`` are given or neither (one alone was ignored:
-    the certificate was checked on its own data while the caller believed it was on theirs).
-
-    Parameters
-    ----------
-    X, y : array_like or None
-
-    Raises
-    ------
-    InputError
-        Exactly one of ``X, y`` is None.
-    """
+    the certificate was checked on its own data while the caller believed it was on theirs)."""
     if (X is None) != (y is None):
         raise InputError(f"{'y' if y is None else 'X'} is missing: pass both X and y, or neither (the data the "
                          "certificate carries)")
 
 
 def embedded_data(arrays):
-    """``(X, y)`` a certificate carries (``data_X``, ``data_y``), or None.
-
-    Parameters
-    ----------
-    arrays : dict of ndarray or None
-        The file's arrays.
-
-    Returns
-    -------
-    (ndarray of shape (n, d), ndarray of shape (n,)) or None
-        None where ``arrays`` is None or lacks either array.
-    """
+    """``(X, y)`` a certificate carries (``data_X`` of shape ``(n, d)``, ``data_y`` of shape
+    ``(n,)``), or None (also where ``arrays`` is None)."""
     if arrays is None or not set(DATA_FIELDS) <= set(arrays):
         return None
     return arrays["data_X"], arrays["data_y"]
 
 
 def bound_from_meta(meta, X, y):
-    """The certificate side of the file's problem on data ``X, y`` (checked against the stored
-    hash), with the file's options.
-
-    Parameters
-    ----------
-    meta : dict
-        The file's ``meta`` (``problem``, ``options``, ``data_sha256``).
-    X, y : array_like
-        The data (checked by :func:`~approxpath.validate.check_X_y`).
-
-    Returns
-    -------
-    Bound
-        An instance of the problem's :class:`~approxpath.bound.Bound`.
+    """The certificate side of the file's problem on data ``X, y`` (checked by
+    :func:`~approxpath.validate.check_X_y` and against the stored hash), with the file's options:
+    an instance of the problem's :class:`~approxpath.bound.Bound`.
 
     Raises
     ------
@@ -306,22 +235,10 @@ def check_data(meta, model):
 
 def claim_of(meta, source=None):
     """The claim a (well-formed) ``meta`` makes, a path's or a surface's, as
-    :attr:`VerifyReport.claim`.
-
-    Parameters
-    ----------
-    meta : dict
-    source : str, optional
-        Where the data came from (``claim["data"]``); not set if omitted.
-
-    Returns
-    -------
-    dict
-        A path's ``problem``, ``parameter`` (from the options where ``meta`` lacks it),
-        ``options``, ``eps``, ``relative``, ``interval``, ``data_sha256``, ``n``, ``d`` and
-        ``machine`` (None where missing); a surface's ``box`` and ``weight`` instead of the
-        interval, its ``parameter`` ``"bandwidth and <weight>"``.
-    """
+    :attr:`VerifyReport.claim`: a path's ``problem``, ``parameter`` (from the options where ``meta``
+    lacks it), ``options``, ``eps``, ``relative``, ``interval``, ``data_sha256``, ``n``, ``d`` and
+    ``machine`` (None where missing); a surface's ``box`` and ``weight`` instead of the interval, its
+    ``parameter`` ``"bandwidth and <weight>"``; ``source`` (if given) as ``claim["data"]``."""
     if is_surface(meta):
         keys = ("problem", "options", "eps", "relative", "box", "weight", "data_sha256", "n", "d", "machine")
         claim = dict({k: meta.get(k) for k in keys}, parameter=f"bandwidth and {meta['weight']}")

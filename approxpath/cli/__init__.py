@@ -41,24 +41,10 @@ _PROBLEM_FIGURES = ("solves", "validation")
 
 
 def parse_number(text):
-    """A float from ``0.1``, ``1e-3`` or a power ``2^-10`` (also ``2**-10``); finite.
-
-    Parameters
-    ----------
-    text : str
-        A number, or ``BASE^EXP`` / ``BASE**EXP`` (spaces allowed around the operator).
-
-    Returns
-    -------
-    float
-        ``float(text)``, or ``BASE ** EXP``.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        Where ``text`` is not a number, overflows, is not finite, or is a nonzero number that
-        rounds to 0 (below the smallest positive double, about 5e-324: ``2^-1100``, ``1e-400``).
-    """
+    """A float from ``0.1``, ``1e-3`` or a power ``2^-10`` (also ``2**-10``); finite.  Spaces are
+    allowed around the operator.  :class:`argparse.ArgumentTypeError` where ``text`` is not a number,
+    overflows, is not finite, or is a nonzero number that rounds to 0 (below the smallest positive
+    double, about 5e-324: ``2^-1100``, ``1e-400``)."""
     m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(?:\^|\*\*)\s*([0-9.eE+-]+)\s*", str(text))
     try:
         value = float(m.group(1)) ** float(m.group(2)) if m else float(text)
@@ -178,21 +164,11 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(argv=()):
     """The argument parser; the problem named in ``argv`` (if any) adds its option flags.
-
-    Parameters
-    ----------
-    argv : sequence of str, default ()
-        The command line (without the program's name).  Every command is listed, but only the
-        one ``argv[0]`` names gets its arguments; the problem it names (the first positional
-        after ``path``, ``crosscheck``, ``select``, ``surface`` or ``figure solves|validation``)
-        adds its option flags, and an unknown one raises :func:`~approxpath.registry.get_problem`'s
-        ``KeyError``.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The root parser (its usage errors are one line, an unknown flag with the closest one).
-    """
+    ``argv``: the command line without the program's name.  Every command is listed, but only the
+    one ``argv[0]`` names gets its arguments; the problem is the first positional after ``path``,
+    ``crosscheck``, ``select``, ``surface`` or ``figure solves|validation`` (an unknown one raises
+    :func:`~approxpath.registry.get_problem`'s ``KeyError``).  The root parser's usage errors are
+    one line, an unknown flag with the closest one."""
     from . import commands, datasets, exact, features, figures
     from . import select as select_command
     from . import surface as surface_command
@@ -329,25 +305,15 @@ def _error(text, code):
 
 
 def main(argv=None):
-    """Run the command line; returns the exit status (see :data:`EXIT_CODES`).
-
-    Parameters
-    ----------
-    argv : sequence of str, optional
-        The arguments (without the program's name).  None: run as the process's command, on
-        ``sys.argv[1:]``; it first sets the process's allocator policy
-        (:func:`~approxpath.compute.allocator.keep_freed_memory`); with ``--json`` only the
-        document reaches standard output (:func:`~approxpath.cli.output.stdout_for_results`), and
-        the output's reader may leave early (:func:`~approxpath.cli.output.reader_may_leave`).
-
-    Returns
-    -------
-    int
-        The exit status: the command's own, or argparse's for ``--help``, ``--version`` and a usage
-        error; each error is printed as one line ``approxpath: ...`` to standard error and mapped
-        to its status (bad input 2, a file 3, a solver 4, memory 5, the cluster 6, interrupted 130,
-        terminated 143; any other exception is a bug: the traceback and 70).
-    """
+    """Run the command line; returns the exit status (see :data:`EXIT_CODES`).  Run as the
+    process's command (``argv`` None: on ``sys.argv[1:]``) it first sets the process's allocator
+    policy (:func:`~approxpath.compute.allocator.keep_freed_memory`); then with ``--json`` only the
+    document reaches standard output (:func:`~approxpath.cli.output.stdout_for_results`), and the
+    output's reader may leave early (:func:`~approxpath.cli.output.reader_may_leave`).  The status
+    is the command's own, or argparse's for ``--help``, ``--version`` and a usage error; each error
+    is one line ``approxpath: ...`` on standard error, mapped to its status (bad input 2, a file 3,
+    a solver 4, memory 5, the cluster 6, interrupted 130, terminated 143; any other exception is a
+    bug: the traceback and 70)."""
     if argv is None:
         from ..compute.allocator import keep_freed_memory
 

@@ -10,23 +10,8 @@ __all__ = ["data_format", "check_outputs", "as_flags", "as_advice", "check_seed"
 
 
 def data_format(file, given=None, recorded=None):
-    """The format of a data file: as given, else as a certificate records it, else ``csv`` for a
-    ``.csv`` name and ``libsvm`` otherwise.
-
-    Parameters
-    ----------
-    file : str or path-like
-        The data file.
-    given : str, optional
-        The format given on the command line (``--format``).
-    recorded : str, optional
-        The format a certificate records for its data.
-
-    Returns
-    -------
-    str
-        The first of ``given`` and ``recorded`` set, else ``"csv"`` or ``"libsvm"`` by the name.
-    """
+    """The format of a data file: as given (``--format``), else as a certificate records it, else
+    ``csv`` for a ``.csv`` name and ``libsvm`` otherwise."""
     return given or recorded or ("csv" if str(file).lower().endswith(".csv") else "libsvm")
 
 
@@ -45,33 +30,11 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False, out_suffixes=(
     so is a ``--plot`` file whose extension matplotlib cannot write (found after the run, it
     cost the run's figure and, in some commands, left the other outputs written); an ``--out``
     named with a suffix not in ``out_suffixes`` (a certificate named ``.csv`` was an npz file)
-    and an ``--export`` table's suffix neither ``.csv`` nor ``.dat`` too.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line; its outputs are ``out``, ``checkpoint``, ``export``, ``plot``
-        and ``data_out``, its inputs ``data``, ``val_data``, ``distances``, ``certificate`` and
-        ``path`` (each a name or a list of names; those it lacks are skipped).
-    inputs : sequence of str, default ()
-        More input files no output may be.
-    extra : sequence of (str, str), default ()
-        More ``(flag, file)`` outputs (a ``file`` None is skipped).
-    plot_optional : bool, default False
-        Whether the command skips its figure without matplotlib (else ``--plot`` is refused).
-    out_suffixes : tuple of str, default (".npz",)
-        The lowercase suffixes an ``--out`` with a suffix may have.
-
-    Raises
-    ------
-    InputError
-        An output refused as above (a ``.pgf`` ``--plot`` also where matplotlib's TeX system is
-        not installed).
-    FileNotFoundError
-        An output's folder does not exist.
-    OSError
-        An output's folder does not take a new file (read-only, full, no permission).
-    """
+    and an ``--export`` table's suffix neither ``.csv`` nor ``.dat`` too.  :class:`InputError` for
+    those (a ``.pgf`` ``--plot`` also without matplotlib's TeX system), ``FileNotFoundError`` for a
+    missing folder, ``OSError`` for one that takes no new file (read-only, full, no permission).
+    The outputs and inputs of ``args`` are ``_OUTPUTS`` and ``_INPUTS`` (those it lacks, and an
+    ``extra`` file None, are skipped); ``out_suffixes`` are lowercase."""
     import importlib.util
     from pathlib import Path
 
@@ -116,21 +79,8 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False, out_suffixes=(
 
 def as_flags(message, cls):
     """``message`` with the Python spelling of the options of ``cls`` (``lam=``) as the command
-    line's (``--lam``).
-
-    Parameters
-    ----------
-    message : str
-        An error message.
-    cls : type
-        The problem class; its ``Bound.OPTIONS`` and ``parameter`` are the options rewritten.
-
-    Returns
-    -------
-    str
-        ``message`` with ``NAME=`` as ``--NAME`` before a space, ``;``, ``,``, ``)`` or the end
-        and ``--NAME `` before a value (``bandwidth=t`` as ``--bandwidth t``); underscores as dashes.
-    """
+    line's (``--lam``): those of ``cls.Bound.OPTIONS`` and ``parameter``, underscores as dashes,
+    ``bandwidth=t`` as ``--bandwidth t``."""
     import re
 
     for name in [*cls.Bound.OPTIONS, "parameter"]:
@@ -143,22 +93,8 @@ def as_flags(message, cls):
 def as_advice(message, box=False):
     """A selection's warning (``select``, ``select_surface`` with ``box``) in the command line's
     words: its budget and tolerance as ``--max-solves`` and ``--tol``, the range searched as
-    ``--range`` (a box's weights: ``--weights``); any other warning as it is.
-
-    Parameters
-    ----------
-    message : Warning
-        The warning (a :class:`~approxpath.selection.advice.ShortfallWarning`, a
-        :class:`~approxpath.selection.advice.RangeWarning` or any other).
-    box : bool, default False
-        Whether it is ``select_surface``'s: a range warning names ``--range`` for the bandwidth
-        and ``--weights`` for the other parameter.
-
-    Returns
-    -------
-    str
-        The warning's text.
-    """
+    ``--range`` (a box's weights: ``--weights``, the bandwidth's still ``--range``); any other
+    warning as it is."""
     from ..selection.advice import RangeWarning, ShortfallWarning
 
     if isinstance(message, ShortfallWarning):
@@ -169,49 +105,18 @@ def as_advice(message, box=False):
 
 
 def check_seed(seed):
-    """``--seed`` is a non-negative integer (numpy's generators refuse others without naming it).
-
-    Parameters
-    ----------
-    seed : int
-        The ``--seed`` given.
-
-    Raises
-    ------
-    InputError
-        ``seed < 0``.
-    """
+    """``--seed`` is a non-negative integer (numpy's generators refuse others without naming it);
+    :class:`InputError` otherwise."""
     if seed < 0:
         raise InputError(f"--seed must be a non-negative integer; got {seed}")
 
 
 def build_problem(cls, X, y, args, options=None):
     """``cls(X, y, **options)`` (default: the options given as flags), errors in flag spelling.
-
-    Parameters
-    ----------
-    cls : type
-        The problem class.
-    X : ndarray of shape (n, d), or (n, n)
-        The features, or the squared distances ``D`` (``--kernel precomputed``).
-    y : ndarray of shape (n,)
-        The targets or labels.
-    args : argparse.Namespace
-        The parsed command line (its ``opt_*`` flags and ``--option KEY=VALUE``).
-    options : dict, optional
-        The constructor's options; default :func:`~approxpath.cli.problem_kwargs` of ``args``.
-
-    Returns
-    -------
-    object
-        The problem, an instance of ``cls``.
-
-    Raises
-    ------
-    InputError
-        ``kernel="precomputed"`` in a command without ``--distances``, or the problem's own
-        :class:`~approxpath.errors.InputError`, its options spelled as flags (:func:`as_flags`).
-    """
+    ``X``: the features (n, d), or the squared distances ``D`` (n, n) of ``--kernel precomputed``
+    (an :class:`InputError` in a command without ``--distances``); ``y`` (n,); the flags: ``args``'
+    ``opt_*`` and ``--option KEY=VALUE`` (:func:`~approxpath.cli.problem_kwargs`).  The problem's
+    own :class:`InputError` is raised again with its options spelled as flags (:func:`as_flags`)."""
     options = problem_kwargs(cls, args) if options is None else options
     if options.get("kernel") == "precomputed" and not hasattr(args, "distances"):
         raise InputError(f"--kernel precomputed takes D from --distances FILE.npy, an option of approxpath path and "

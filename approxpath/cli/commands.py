@@ -26,14 +26,12 @@ def load(args, meta=None):
     args : argparse.Namespace
         The parsed command line: ``data``, ``format``, ``n_features`` and ``preprocess``.
     meta : dict, optional
-        A certificate's metadata: its ``"format"`` and ``"preprocessing"``, where the command
-        line gives none.
+        A certificate's metadata: its ``"format"`` and ``"preprocessing"``.
 
     Returns
     -------
     X : ndarray of shape (n, d)
-        The features read (:func:`~approxpath.data.load_data`), scaled by
-        :func:`~approxpath.data.preprocess`.
+        Read by :func:`~approxpath.data.load_data`, scaled by :func:`~approxpath.data.preprocess`.
     y : ndarray of shape (n,)
     format : str
         ``"libsvm"`` or ``"csv"`` (:func:`~approxpath.cli.checks.data_format`).
@@ -57,15 +55,8 @@ def load_with_validation(args):
 
 
 def add_data_args(p, required=True):
-    """Add the data flags ``--data``, ``--format``, ``--n-features`` and ``--preprocess`` (read by :func:`load`).
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-    required : bool, default True
-        Whether ``--data`` must be given.
-    """
+    """Add the data flags ``--data`` (needed where ``required``), ``--format``, ``--n-features`` and
+    ``--preprocess`` (read by :func:`load`) to the command's parser ``p``."""
     p.add_argument("--data", required=required, help="data file")
     p.add_argument("--format", choices=("libsvm", "csv"), default=None,
                    help="data format (default: csv for a .csv file, else libsvm)")
@@ -76,14 +67,8 @@ def add_data_args(p, required=True):
 
 def add_threads_arg(p):
     """``--n-jobs``: the command's kernel threads (:func:`approxpath.cli.main` runs the command
-    inside :func:`approxpath.compute.threads`).
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser; ``--n-jobs N`` is an int, default None (``APPROXPATH_NUM_THREADS``,
-        ``OMP_NUM_THREADS`` or every core; -1 every core, -2 all but one).
-    """
+    inside :func:`approxpath.compute.threads`); an int, default None (``APPROXPATH_NUM_THREADS``,
+    ``OMP_NUM_THREADS`` or every core; -1 every core, -2 all but one)."""
     p.add_argument("--n-jobs", type=int, default=None, metavar="N", help="threads of the kernel work (-1 every "
                    "core, -2 all but one; default: APPROXPATH_NUM_THREADS, OMP_NUM_THREADS or every core)")
 
@@ -91,34 +76,16 @@ def add_threads_arg(p):
 def budget(args):
     """``max_solves`` as a keyword argument where ``--max-solves`` was given; none otherwise, so
     that the function called keeps its own default (``select``: 2000 over one parameter, 20000
-    over two).
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line (its ``max_solves``).
-
-    Returns
-    -------
-    dict
-        ``{"max_solves": args.max_solves}``, or ``{}`` where it is None.
-    """
+    over two)."""
     return {} if args.max_solves is None else dict(max_solves=args.max_solves)
 
 
 def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
-    """Add the flags of a path run: ``--eps``, ``--relative``, ``--range``, ``--strategy``, the outputs (``--out``,
-    ``--export``, ``--json``, ``--plot``, ``--checkpoint``, ``--resume``), the workers (``--workers``, ``--n-jobs``,
-    ``--device``, ``--dask``, ``--split-products``), the limits (``--max-solves``, ``--max-pieces``,
-    ``--solve-time-limit``) and ``--no-progress``.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-    plot_help : str, default "save the bounds figure (needs matplotlib)"
-        The help text of ``--plot``.
-    """
+    """Add the flags of a path run to the command's parser ``p``: ``--eps``, ``--relative``, ``--range``,
+    ``--strategy``, the outputs (``--out``, ``--export``, ``--json``, ``--plot``, whose help text is
+    ``plot_help``, ``--checkpoint``, ``--resume``), the workers (``--workers``, ``--n-jobs``, ``--device``,
+    ``--dask``, ``--split-products``), the limits (``--max-solves``, ``--max-pieces``,
+    ``--solve-time-limit``) and ``--no-progress``."""
     from ..driver import MAX_PIECES, MAX_SOLVES, STRATEGIES
 
     p.add_argument("--eps", type=parse_number, default=0.125, help="admissible suboptimality (default 0.125)")

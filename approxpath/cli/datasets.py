@@ -17,33 +17,23 @@ SETS = {
 
 def write_data(name, out, n, seed, d=2, noise=0.1, outliers=0.0, fmt="csv"):
     """Write the data set ``name`` to ``out`` (CSV with a header line, the target last; or
-    LIBSVM): ``(X, y)``.
+    LIBSVM): ``(X, y)``, arrays (n, d) and (n,).
 
     Parameters
     ----------
     name : {"sinc", "classification", "friedman1"}
         The set (:data:`SETS`); any other name writes ``classification``.
     out : str or path-like
-        The file, written atomically (:func:`~approxpath.certificate.output.write_atomic`).
-    n : int
-        The number of samples.
-    seed : int
-        The generator's seed.
+        Written atomically (:func:`~approxpath.certificate.output.write_atomic`).
+    n, seed : int
+        The number of samples and the generator's seed.
     d : int, default 2
         ``classification``'s number of features (``sinc`` has 1, ``friedman1`` 10).
-    noise : float, default 0.1
-        The noise of ``sinc`` and ``friedman1``.
-    outliers : float, default 0.0
-        ``sinc``'s fraction of outliers.
+    noise, outliers : float, default 0.1 and 0.0
+        The noise of ``sinc`` and ``friedman1``; ``sinc``'s fraction of outliers.
     fmt : {"csv", "libsvm"}, default "csv"
-        ``csv``: a header line ``x1,...,xd,y`` and one sample per row; else LIBSVM lines
-        ``y j:v ...`` (indices from 1, zero entries left out); numbers in ``%.17g``.
-
-    Returns
-    -------
-    X : ndarray of shape (n, d)
-    y : ndarray of shape (n,)
-        The data written.
+        A header line ``x1,...,xd,y`` and a sample per row, or LIBSVM lines ``y j:v ...`` (indices
+        from 1, zero entries left out); numbers in ``%.17g``.
     """
     from ..certificate.output import write_atomic
     from ..data import make_classification, make_friedman1, make_sinc

@@ -38,27 +38,16 @@ def cmd_features(args):
     """Run ``approxpath features``: read and scale the data, follow and certify the feature path
     (:func:`~approxpath.exact.feature_path.feature_path`; with ``--segments`` also
     :func:`~approxpath.exact.feature_path.certify_segments`), write ``--out``, ``--export`` and
-    ``--plot``, and print the summary or ``--json``'s document.
+    ``--plot``, and print the summary or ``--json``'s document.  Without ``--C``,
+    :math:`C = \\kappa \\|y - \\bar y\\|^2` with ``--kappa`` (default 2).
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line (the flags of the ``features`` command).  Without ``--C``,
-        :math:`C = \\kappa \\|y - \\bar y\\|^2` with ``--kappa`` (default 2).
-
-    Returns
-    -------
-    int
-        The exit status: 1 where the path's report is not ok (a claim flagged) or, with
-        ``--segments``, a segment is uncertified; else 4 where the path stopped short; else 0.
-
-    Raises
-    ------
-    InputError
-        ``--C`` and ``--kappa`` both given; ``--C``, ``--kappa`` or ``--segment-eps`` not positive;
-        ``--segment-eps`` or ``--segment-pieces`` without ``--segments``; ``--degree`` with another
-        kernel than ``ard-polynomial``; ``--segment-pieces`` below 1; constant targets without
-        ``--C``; and the outputs :func:`~approxpath.cli.checks.check_outputs` refuses.
+    Returns the exit status: 1 where the path's report is not ok (a claim flagged) or, with
+    ``--segments``, a segment is uncertified; else 4 where the path stopped short; else 0.
+    :class:`~approxpath.errors.InputError` for ``--C`` and ``--kappa`` both given; ``--C``, ``--kappa``
+    or ``--segment-eps`` not positive; ``--segment-eps`` or ``--segment-pieces`` without
+    ``--segments``; ``--degree`` with another kernel than ``ard-polynomial``; ``--segment-pieces``
+    below 1; constant targets without ``--C``; and the outputs
+    :func:`~approxpath.cli.checks.check_outputs` refuses.
     """
     from ..data import data_sha256, load_data
     from ..errors import InputError

@@ -20,19 +20,9 @@ _results = None
 def emit_json(document):
     """Print ``--json``'s document: the one thing a command writes to standard output then.  A
     number that is not finite (an uncovered piece's bound: inf) is written as null: JSON has no
-    Infinity or NaN (Python's ``json`` would write them, and other readers refuse the line).
-
-    Parameters
-    ----------
-    document : dict
-        JSON-serializable; its floats that are not finite, at any depth of dicts, lists and
-        tuples, are written as null.
-
-    Notes
-    -----
-    Written as one line to the process's standard output while its command runs with
-    ``--json`` (:func:`stdout_for_results`), else to ``sys.stdout``.
-    """
+    Infinity or NaN (Python's ``json`` would write them, and other readers refuse the line); so at
+    any depth of dicts, lists and tuples.  One line, to the process's standard output while its
+    command runs with ``--json`` (:func:`stdout_for_results`), else to ``sys.stdout``."""
     print(json.dumps(_finite(document), allow_nan=False), file=_results or sys.stdout)
 
 

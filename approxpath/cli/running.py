@@ -21,27 +21,12 @@ _HANDSHAKE_S = 5
 
 def dask_client(address, workers=1):
     """A ``dask.distributed.Client`` connected to ``address`` (None: None); ``workers``: the
-    command's ``--workers``, which says where the same work runs.
-
-    Parameters
-    ----------
-    address : str or None
-        ``--dask``: the scheduler's address (``tcp://host:8786``; ``host:port`` is read as tcp).
-    workers : int, default 1
-        ``--workers``; anything but 1 is refused with an address.
-
-    Returns
-    -------
-    dask.distributed.Client or None
-        Connected within :data:`DASK_TIMEOUT` seconds (plus 5 for the handshake); the
-        ``distributed`` loggers are set to CRITICAL (a lost worker is said in one line).
-
-    Raises
-    ------
-    InputError
-        ``workers != 1``, dask.distributed not installed, an address that is not a scheduler's
-        (a port out of range, no port, an unknown protocol), or no scheduler answering in time.
-    """
+    command's ``--workers``, which says where the same work runs.  ``address``: ``--dask``, the
+    scheduler's (``tcp://host:8786``; ``host:port`` is read as tcp), connected within
+    :data:`DASK_TIMEOUT` seconds (plus 5 for the handshake); the ``distributed`` loggers are set to
+    CRITICAL (a lost worker is said in one line).  :class:`InputError` for ``workers != 1``,
+    dask.distributed not installed, an address that is not a scheduler's (a port out of range, no
+    port, an unknown protocol), or no scheduler answering in time."""
     if address is None:
         return None
     if workers != 1:
@@ -88,18 +73,7 @@ def _connect(Client, address):
 
 
 def checkpoint_of(args):
-    """The checkpoint of a run: ``--checkpoint``, else with ``--out`` (one worker) ``OUT.partial.npz``.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line: ``checkpoint``, ``out`` and ``workers``.
-
-    Returns
-    -------
-    str or None
-        The file, or None (no ``--checkpoint``, and no ``--out`` or ``--workers`` above 1).
-    """
+    """The checkpoint of a run: ``--checkpoint``, else with ``--out`` (one worker) ``OUT.partial.npz``, else None."""
     if args.checkpoint is not None:
         return args.checkpoint
     return f"{args.out}.partial.npz" if args.out and args.workers == 1 else None
@@ -107,52 +81,21 @@ def checkpoint_of(args):
 
 def default_checkpoint(args):
     """``[(name, file)]`` of the checkpoint a run makes without ``--checkpoint`` (an output to
-    check with the others), or ``[]``.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        As for :func:`checkpoint_of`.
-
-    Returns
-    -------
-    list of (str, str or None)
-        ``[]`` with ``--checkpoint`` (checked as an output already), else
-        ``[("the checkpoint of --out", checkpoint_of(args))]``, whose file is None where the run
-        makes none (:func:`~approxpath.cli.checks.check_outputs` skips it).
-    """
+    check with the others), or ``[]`` (with ``--checkpoint``, checked as an output already); the
+    file is None where the run makes none (:func:`~approxpath.cli.checks.check_outputs` skips it)."""
     return [] if args.checkpoint is not None else [("the checkpoint of --out", checkpoint_of(args))]
 
 
 def run_and_write(problem, args, meta):
     """The path of ``problem`` as the flags of :func:`~approxpath.cli.commands.add_path_args` ask,
     with its certificate (``--out``) and table (``--export``) written; the checkpoint is removed
-    only once they are.
-
-    Parameters
-    ----------
-    problem : Problem
-        A registered problem's instance.
-    args : argparse.Namespace
-        The parsed command line (the flags of :func:`~approxpath.cli.commands.add_path_args`).
-    meta : dict or None
-        The metadata the certificate records (the data file, its format, the preprocessing).
-
-    Returns
-    -------
-    Path
-        :func:`~approxpath.driver.approximate_path`'s result.
-
-    Raises
-    ------
-    InputError
-        ``--split-products`` without ``--dask`` or for a path it cannot serve; ``--checkpoint`` or
-        ``--resume`` where the segments go to workers (``--workers`` above 1, ``--dask``);
-        ``--resume`` without a checkpoint; and :func:`dask_client`'s refusals.
-    BudgetExceededError
-        ``--max-solves`` or ``--max-pieces`` reached; where a checkpoint keeps the work, the
-        message says to go on with ``--resume``.
-    """
+    only once they are.  Returns :func:`~approxpath.driver.approximate_path`'s result; ``meta``:
+    what the certificate records (the data file, its format, the preprocessing).  :class:`InputError`
+    for ``--split-products`` without ``--dask`` or for a path it cannot serve, ``--checkpoint`` or
+    ``--resume`` where the segments go to workers (``--workers`` above 1, ``--dask``), ``--resume``
+    without a checkpoint, and :func:`dask_client`'s refusals; :class:`BudgetExceededError` at
+    ``--max-solves`` or ``--max-pieces`` (its message says to go on with ``--resume`` where a
+    checkpoint keeps the work)."""
     from ..compute.distributed import split_refusal
     from ..driver import approximate_path, discard_checkpoint
 
@@ -218,23 +161,8 @@ def one_core_note(what, start, does):
     """The line that tells a long run of ``what`` begun at ``start`` (:func:`clock`), a command
     that could have had ``--workers``, that its work kept about one of the machine's cores busy
     (how many on average: CPU over wall time) and what ``--workers N`` ``does`` (``{n}`` there:
-    N); or None.
-
-    Parameters
-    ----------
-    what : str
-        The run's name in the line (``"path"``).
-    start : (float, float)
-        :func:`clock` at the run's start.
-    does : str
-        What ``--workers N`` does, a format string in ``{n}``.
-
-    Returns
-    -------
-    str or None
-        The line, with N the machine's cores; None with fewer than 2 cores, a run shorter than
-        20 s, or CPU time above 1.35 times the wall time (more than about one core busy).
-    """
+    N, the machine's cores); or None: with fewer than 2 cores, a run shorter than 20 s, or CPU
+    time above 1.35 times the wall time (more than about one core busy)."""
     from ..compute.parallelism import cores
 
     (wall, cpu), n = (b - a for a, b in zip(start, clock())), cores()

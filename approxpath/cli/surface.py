@@ -71,29 +71,12 @@ def cmd_surface(args):
 
 def select_over_two(args, cls):
     """``approxpath select ... --over c,bandwidth``: both parameters by k-fold CV (or, without
-    ``--cv``, by a closed-form criterion of the problem: kernel ridge's).
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line of ``approxpath select`` (``--weights LO HI``: the weight's
-        range; ``--range``: the bandwidths').
-    cls : type
-        The problem class.
-
-    Returns
-    -------
-    int
-        The exit status: 0 where the selection reached ``delta <= tol``, else 1 (its warnings
-        printed to standard error as :func:`~approxpath.cli.checks.as_advice` words them).
-
-    Raises
-    ------
-    InputError
-        No ``--weights``; the weight's own flag, or a ``--parameter`` other than the bandwidth;
-        a ``--weights`` range that is not positive, or whose lower end double precision cannot
-        tell from 0.
-    """
+    ``--cv``, by a closed-form criterion of the problem: kernel ridge's).  ``--weights LO HI``: the
+    weight's range; ``--range``: the bandwidths'.  Returns the exit status: 0 where the selection
+    reached ``delta <= tol``, else 1 (its warnings printed to standard error as
+    :func:`~approxpath.cli.checks.as_advice` words them).  :class:`InputError` for no ``--weights``,
+    the weight's own flag, a ``--parameter`` other than the bandwidth, or a ``--weights`` range that
+    is not positive or whose lower end double precision cannot tell from 0."""
     from ..surface import select_surface
 
     if args.weights is None:

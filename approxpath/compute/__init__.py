@@ -33,26 +33,14 @@ def provider(X, family, weights, distances, *, search=False, blocked_ok=False):
     Parameters
     ----------
     X : ndarray of shape (n, d)
-        The data (with ``family="precomputed"``: :math:`D` itself); a dense provider reads only n.
-    family : str
-        The kernel family (:mod:`approxpath.kernel_families`), for a blocked provider.
-    weights : sequence of float, or None
-        The feature weights of ``family="ard"``, for a blocked provider.
+        The data (:math:`D` itself with ``family="precomputed"``); a dense provider reads only n.
+    family, weights : str, sequence of float or None
+        The kernel family (:mod:`approxpath.kernel_families`) and ``"ard"``'s feature weights, for a blocked provider.
     distances : callable
-        ``distances()`` computes :math:`D` (n, n); called only when the provider stores it (modes
-        ``"dense"`` and ``"distances"``).
-    search : bool, default False
-        A path search's provider (with the caches); the dense mode is then judged by a path's
-        memory estimate, else by a verification's.
-    blocked_ok : bool, default False
-        The bound needs kernel products only (else the mode is always ``"dense"``).
-
-    Returns
-    -------
-    Kernels
-        :class:`~approxpath.compute.caches.KernelCache` (dense, ``search``), :class:`Kernels`
-        (dense) or :class:`~approxpath.compute.blocked.BlockedKernels` (modes ``"distances"``,
-        ``"blocked"``).
+        ``distances()`` computes :math:`D` (n, n); called only where it is stored (modes ``"dense"``, ``"distances"``).
+    search, blocked_ok : bool, default False
+        A path search's provider (dense mode judged by a path's memory estimate, else a verification's);
+        the bound needs kernel products only (else the mode is always ``"dense"``).
     """
     from ..memory import kernels_mode
 
@@ -84,29 +72,15 @@ def products_on(problem, client=None, device="auto"):
     * else here, on the kernel threads (the provider the bound builds: dense, or blocked where
       the kernels do not fit the memory).
 
-    A problem without a kernel is left as it is.
-
-    Parameters
-    ----------
-    problem : approxpath.Problem
-    client : dask.distributed.Client, optional
-        Split the products across its workers.
-    device : {"auto", "cpu", "gpu"} or Accelerator, default "auto"
-        One of :data:`DEVICES` (None: ``"auto"``), or an
-        :class:`~approxpath.compute.device.Accelerator` to use as given.
-
-    Yields
-    ------
-    SplitKernels, DeviceKernels or None
-        The provider the products run on inside the block; None where they stay here (or
-        ``problem`` has no kernel).
+    A problem without a kernel is left as it is.  ``device`` is one of :data:`DEVICES` (None: ``"auto"``) or an
+    accelerator; the block gets the provider the products run on (:class:`~approxpath.compute.distributed.SplitKernels`,
+    :class:`~approxpath.compute.device.DeviceKernels`), or None where they stay here (or there is no kernel).
 
     Raises
     ------
     InputError
-        ``device`` neither one of :data:`DEVICES` nor an accelerator (an object with ``xp``); a
-        ``client`` with ``device="gpu"`` or an accelerator; ``device="gpu"`` for a problem with a
-        kernel where no GPU is found.
+        ``device`` not in :data:`DEVICES` nor an accelerator (an object with ``xp``); a ``client`` with
+        ``device="gpu"`` or an accelerator; ``device="gpu"`` for a problem with a kernel where no GPU is found.
     """
     from ..errors import InputError
 

@@ -42,42 +42,21 @@ _HISTOGRAM_BYTES = 64 << 20
 
 def kept_kernels(n, processes=None):
     """Kernels of ``n`` samples a :class:`KernelCache` keeps on real-valued features: as many as
-    fit in this process's share of :data:`CACHE_BYTES`, between 2 and 12.
-
-    Parameters
-    ----------
-    n : int
-        Samples (a kernel is 8 n^2 bytes).
-    processes : int, optional
-        The processes sharing :data:`CACHE_BYTES`; by default as :func:`share_budget` last set.
-
-    Returns
-    -------
-    int
-        ``min(12, max(2, (CACHE_BYTES // processes) // (8 n^2)))``.
-    """
+    fit in this process's share of :data:`CACHE_BYTES` (``processes`` sharing it; by default as
+    :func:`share_budget` last set), between 2 and 12: ``min(12, max(2, (CACHE_BYTES // processes) // (8 n^2)))``
+    (a kernel is 8 n^2 bytes)."""
     share = CACHE_BYTES // max(1, int(processes or _SHARERS[0]))
     return int(min(_CACHE_MAX, max(2, share // max(8 * n * n, 1))))
 
 
 def share_budget(processes):
-    """Let ``processes`` processes of this machine (this one included) share
-    :data:`CACHE_BYTES`.  A local worker pool sets it in each worker (its initializer) and in
-    the process that owns the pool while the pool lives (robust l1's path at n = 4000 on two
-    workers: 5.6-5.7 instead of 8.0 GB in its three processes, in 336-342 against 333 s; the
-    SVM's at n = 4000: 7.2-7.3 instead of 8.3-9.7 s, its main process 680 instead of 1430 MB).
-    The kernel caches built before shrink at their next new kernel.
-
-    Parameters
-    ----------
-    processes : int
-        The processes sharing the budget (at least 1 is taken).
-
-    Returns
-    -------
-    int
-        The count it replaces (to restore it with).
-    """
+    """Let ``processes`` processes of this machine (this one included; at least 1 is taken) share
+    :data:`CACHE_BYTES`; returns the count it replaces (to restore it with).  A local worker pool
+    sets it in each worker (its initializer) and in the process that owns the pool while the pool
+    lives (robust l1's path at n = 4000 on two workers: 5.6-5.7 instead of 8.0 GB in its three
+    processes, in 336-342 against 333 s; the SVM's at n = 4000: 7.2-7.3 instead of 8.3-9.7 s, its
+    main process 680 instead of 1430 MB).  The kernel caches built before shrink at their next new
+    kernel."""
     before, _SHARERS[0] = _SHARERS[0], max(1, int(processes))
     return before
 

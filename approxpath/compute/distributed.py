@@ -69,20 +69,8 @@ def check_executor(executor):
     """:class:`InputError` unless ``executor`` can take work: an object with ``submit`` (a
     ``concurrent.futures`` executor, a ``dask.distributed.Client``) that is not a closed client,
     and for a client, whose workers import this version of approxpath (a worker with another,
-    or without it, made a split path fail with a misleading refusal of the next backend).
-
-    Parameters
-    ----------
-    executor : concurrent.futures.Executor or dask.distributed.Client
-        Anything else is refused; a client (an object with ``run``) has its workers asked for
-        their version.
-
-    Raises
-    ------
-    InputError
-        No callable ``submit``; a closing or closed client; a client with a worker whose
-        approxpath is another version or missing (the first such worker named).
-    """
+    or without it, made a split path fail with a misleading refusal of the next backend; the first such worker is
+    named).  A client is an object with ``run`` (its workers are asked for their version); a closing one is refused."""
     if not callable(getattr(executor, "submit", None)):
         raise InputError(f"executor must be a concurrent.futures executor or a dask.distributed.Client (e.g. "
                          f"Client('tcp://host:8786')); got {type(executor).__name__} {executor!r}")
@@ -102,19 +90,8 @@ def check_executor(executor):
 
 
 def capacity(executor):
-    """How many tasks ``executor`` runs at once: a Dask client's worker threads, a
-    ``concurrent.futures`` pool's workers, else 1.
-
-    Parameters
-    ----------
-    executor : concurrent.futures.Executor or dask.distributed.Client
-
-    Returns
-    -------
-    int
-        At least 1: the sum of a client's ``nthreads()`` (1 for a closing or closed client), a
-        pool's ``_max_workers``, else 1.
-    """
+    """How many tasks ``executor`` runs at once (at least 1): a Dask client's worker threads (the sum of its
+    ``nthreads()``; 1 once it is closing or closed), a ``concurrent.futures`` pool's workers, else 1."""
     nthreads = getattr(executor, "nthreads", None)
     if callable(nthreads):  # (a closed client: 1, and check_executor refuses it before any work)
         return 1 if getattr(executor, "status", None) in ("closing", "closed") else max(1, sum(nthreads().values()))
@@ -133,27 +110,10 @@ _POOL_DIED = ("a worker process of this run died before returning its work: kill
 def submit(executor, fn, *args):
     """``executor.submit(fn, *args)``, with :class:`ClusterError` where the executor can take no
     more work: a process pool broken by a worker's death or shut down, a Dask client closed or
-    its scheduler gone (each raised by ``submit`` itself, before :func:`result` could say it).
-
-    Parameters
-    ----------
-    executor : concurrent.futures.Executor or dask.distributed.Client
-    fn : callable
-        The task (picklable for a process pool or a cluster).
-    *args
-        Its arguments.
-
-    Returns
-    -------
-    concurrent.futures.Future or distributed.Future
-        The task's future; for a pool of :func:`approxpath.driver.parallel.pool` (one with
-        ``approxpath_own``), with ``approxpath_pool`` set to it: :func:`result` watches its workers.
-
-    Raises
-    ------
-    ClusterError
-        As above.  Other exceptions of ``submit`` are raised as they are.
-    """
+    its scheduler gone (each raised by ``submit`` itself, before :func:`result` could say it); its other exceptions
+    are raised as they are.  ``fn`` is picklable for a process pool or a cluster.  The future of a pool of
+    :func:`approxpath.driver.parallel.pool` (``approxpath_own``) has ``approxpath_pool`` set to it: :func:`result`
+    watches its workers."""
     from concurrent.futures.process import BrokenProcessPool
 
     try:
@@ -184,31 +144,13 @@ def _flat(exc):
 
 
 def result(future):
-    """``future.result()``, polled every ``_WAIT_S`` at most (interruptible, no lock held), with
+    """``future.result()`` (``future`` as :func:`submit` returns it), polled every ``_WAIT_S`` at most
+    (interruptible, no lock held; a Dask future ``_POLL_S`` at a time, its client looked at in between), with
     :class:`ClusterError` where its work is lost: a process pool's worker died (the pool is
-    broken), or for a Dask future, its workers died (the future is cancelled, or a task killed
-    workers) or its cluster has had no workers for ``_NO_WORKERS_S`` (instead of waiting
-    forever).  The task's own exceptions are raised as they are.
-
-    A Dask future is waited for ``_POLL_S`` at a time instead, its client looked at in between.
-
-    Parameters
-    ----------
-    future : concurrent.futures.Future or distributed.Future
-        As :func:`submit` returns it.
-
-    Returns
-    -------
-    object
-        The task's value.
-
-    Raises
-    ------
-    ClusterError
-        A process pool broken, or a worker of a :func:`approxpath.driver.parallel.pool` pool dead
-        (a nonzero exit code); a Dask future cancelled or its worker killed, its client closed
-        during the wait, or its cluster without workers for ``_NO_WORKERS_S``.
-    """
+    broken, or a worker of a :func:`approxpath.driver.parallel.pool` pool exited nonzero), or for a Dask future,
+    its workers died (the future is cancelled, or a task killed workers), its client closed during the wait, or
+    its cluster has had no workers for ``_NO_WORKERS_S`` (instead of waiting
+    forever).  The task's own exceptions are raised as they are."""
     from concurrent.futures import CancelledError
     from concurrent.futures.process import BrokenProcessPool
 
@@ -384,19 +326,9 @@ class SplitKernels(BlockedKernels):
 
 def split_refusal(problem):
     """Why the kernel products of ``problem`` cannot run on Dask workers holding rows of the
-    distances (:func:`split_products`), or None when they can: its bounds need kernel products
-    only (``blocked_ok``: ``kernel_svm``) and its kernel is gaussian or ard, since with the
-    distances on the workers the exact solves run on libSVM's own (gaussian) kernel.
-
-    Parameters
-    ----------
-    problem : approxpath.Problem
-
-    Returns
-    -------
-    str or None
-        The reason, a phrase naming the problem or its kernel; None when nothing stands in the way.
-    """
+    distances (:func:`split_products`; a phrase naming the problem or its kernel), or None when they can: its bounds
+    need kernel products only (``blocked_ok``: ``kernel_svm``) and its kernel is gaussian or ard, since with the
+    distances on the workers the exact solves run on libSVM's own (gaussian) kernel."""
     bound = problem.bound
     if not getattr(bound, "blocked_ok", False):
         return (f"{problem.name} forms whole kernels (split products serve bounds that need kernel products "

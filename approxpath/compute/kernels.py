@@ -180,19 +180,9 @@ def kernel_rows(D, t, W, rows=None):
 
 def product_step(n):
     """Rows of :math:`D` per block of :meth:`Kernels.products` on ``n`` samples (a block's partial
-    sums are added in this order: :mod:`approxpath.compute.distributed` cuts its tasks at these blocks).
-
-    Parameters
-    ----------
-    n : int
-        Samples (a row of :math:`D` is 8 n bytes).
-
-    Returns
-    -------
-    int
-        The rows that fit in ``_PRODUCT_BLOCK_BYTES`` (2**18 bytes) where they are at least 16,
-        else those that fit in ``_PRODUCT_BLOCK_MAX`` (3 * 2**19 bytes), clipped to 8 to 16.
-    """
+    sums are added in this order: :mod:`approxpath.compute.distributed` cuts its tasks at these blocks): the rows
+    (8 n bytes each) that fit in ``_PRODUCT_BLOCK_BYTES`` (2**18 bytes) where they are at least 16, else those that
+    fit in ``_PRODUCT_BLOCK_MAX`` (3 * 2**19 bytes), clipped to 8 to 16."""
     rows = _PRODUCT_BLOCK_BYTES // (8 * n)
     # at least 16 rows a block, 8 to 15 where 16 rows would pass _PRODUCT_BLOCK_MAX (measured there)
     return rows if rows >= 16 else max(8, min(16, _PRODUCT_BLOCK_MAX // (8 * n)))
@@ -201,19 +191,8 @@ def product_step(n):
 def product_chunks(k):
     """The runs of coefficient rows (ranges of ``range(k)``) that :meth:`Kernels.products` sums
     separately, block by block from zero, before adding the runs' sums in order: they depend on
-    ``k`` alone, so the result does not depend on how many threads or workers compute them.
-
-    Parameters
-    ----------
-    k : int
-        Rows of coefficients.
-
-    Returns
-    -------
-    list of range
-        Consecutive runs of 2,048 rows (1,024 where ``k`` > 8,192), the last one shorter; empty
-        for ``k = 0``.
-    """
+    ``k`` alone, so the result does not depend on how many threads or workers compute them.  Consecutive runs of
+    2,048 rows (1,024 where ``k`` > 8,192), the last one shorter; none for ``k = 0``."""
     size = _PRODUCT_CHUNK if k <= _PRODUCT_CHUNK_FINE else _PRODUCT_CHUNK // 2
     return [range(a, min(a + size, k)) for a in range(0, k, size)]
 

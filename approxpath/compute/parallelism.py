@@ -82,20 +82,9 @@ def _cgroup_quota():
 
 def resolve(n_jobs, default=None):
     """A thread (or process) count from ``n_jobs`` in joblib's convention: a positive integer as
-    given, ``-1`` every core (:func:`cores`), ``-k`` all but ``k - 1`` (at least 1), ``None``
-    ``default`` (a count, or :func:`cores` when that is None too).
-
-    Parameters
-    ----------
-    n_jobs : int or None
-        A nonzero integer (anything with ``__index__`` but a bool), or None.
-    default : int, optional
-        The count for ``n_jobs=None`` (taken as it is); :func:`cores` if None.
-
-    Returns
-    -------
-    int
-        ``n_jobs`` if positive, ``max(1, cores() + 1 + n_jobs)`` if negative.
+    given, ``-1`` every core (:func:`cores`), ``-k`` all but ``k - 1`` (at least 1: ``max(1, cores() + 1 + n_jobs)``),
+    ``None`` ``default`` (a count, taken as it is, or :func:`cores` when that is None too).  An integer is anything
+    with ``__index__`` but a bool.
 
     Raises
     ------
@@ -163,20 +152,9 @@ def kernel_threads():
 
 @contextmanager
 def threads(n_jobs):
-    """Run the kernel work of a ``with`` block on :func:`resolve` ``(n_jobs)`` threads
-    (``None``: the default).
-
-    Parameters
-    ----------
-    n_jobs : int or None
-        As for :func:`resolve` (refused as there, before the block); None: :func:`kernel_threads`'
-        default (``APPROXPATH_NUM_THREADS``, ``OMP_NUM_THREADS``, :func:`cores`).
-
-    Yields
-    ------
-    None
-        The setting holds in the block's context (a context variable) and is reset after it.
-    """
+    """Run the kernel work of a ``with`` block on :func:`resolve` ``(n_jobs)`` threads (a bad ``n_jobs`` refused
+    before the block; ``None``: the default of :func:`kernel_threads`: ``APPROXPATH_NUM_THREADS``,
+    ``OMP_NUM_THREADS``, :func:`cores`).  The setting holds in the block's context (a context variable), reset after."""
     token = _DEFAULT.set(None if n_jobs is None else resolve(n_jobs))
     try:
         yield
@@ -243,21 +221,9 @@ class _Managed:
 @contextmanager
 def blas_threads(count=1, openmp=False):
     """The BLAS libraries loaded in the process (and with ``openmp`` the OpenMP runtimes) on
-    ``count`` threads inside the ``with`` block; their settings before it after it.  Inside a
-    :func:`managed` call the BLAS libraries loaded since its last look are first put on one
-    thread (for the rest of that call).
-
-    Parameters
-    ----------
-    count : int, default 1
-        Threads (threadpoolctl's ``limits``).
-    openmp : bool, default False
-        Limit the OpenMP runtimes too.
-
-    Yields
-    ------
-    None
-    """
+    ``count`` threads (threadpoolctl's ``limits``) inside the ``with`` block; their settings before it after it.
+    Inside a :func:`managed` call the BLAS libraries loaded since its last look are first put on one
+    thread (for the rest of that call)."""
     _Managed.pin()
     controller = _Controller.get()
     with controller.limit(limits=count, user_api="blas"):
@@ -274,19 +240,8 @@ def managed(func):
     (scipy's, with ``scipy.linalg``) is put on one thread at the next kernel pass
     (:func:`parallel_map`), :func:`blas_threads` or managed call inside it; every library gets
     its setting back when the outermost managed call returns.  ``APPROXPATH_NUM_THREADS`` is
-    checked when the call starts (a bad value refused before any work, not at the first kernel
-    pass of a large problem).
-
-    Parameters
-    ----------
-    func : callable
-
-    Returns
-    -------
-    callable
-        The wrapper (:func:`functools.wraps` of ``func``); it raises :class:`InputError` for a bad
-        ``APPROXPATH_NUM_THREADS``.
-    """
+    checked when the call starts (a bad value refused with :class:`InputError` before any work, not at the first
+    kernel pass of a large problem).  The wrapper is :func:`functools.wraps` of ``func``."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -307,28 +262,13 @@ def worker_threads():
 
 def parallel_map(fn, items, threaded=True):
     """``[fn(item) for item in items]``, on the kernel threads (:func:`kernel_threads`) when
-    ``threaded`` and there are several items: the calling thread is one of them (it takes items
-    as the pool's threads do, rather than wait: an idle core can take ~1 ms to wake, as long as a
-    pass of a few milliseconds).  The threads are kept for the next calls (a path makes
+    ``threaded`` (else in the calling thread) and there are several items: the calling thread is one
+    of them (it takes items as the pool's threads do, rather than wait: an idle core can take ~1 ms
+    to wake, as long as a pass of a few milliseconds).  The threads are kept for the next calls (a path makes
     thousands: starting threads each time cost ~1 ms a call); a process forked from this one
     starts its own.  An item's own parallel work runs in its thread (a pool's thread waiting on
     the pool could deadlock; the caller would wait for the other threads' items).  The first
-    exception raised, in the items' order, is raised again here once every thread has stopped.
-
-    Parameters
-    ----------
-    fn : callable
-        ``fn(item)``.
-    items : iterable
-        Read into a list first.
-    threaded : bool, default True
-        False: one after another in the calling thread.
-
-    Returns
-    -------
-    list
-        ``fn(item)`` per item, in the items' order.
-    """
+    exception raised, in the items' order, is raised again here once every thread has stopped."""
     items = list(items)
     # a BLAS library loaded since the last look (scipy's, at a lazy `import scipy.linalg`) on one
     # thread before the pass: its idle threads would spin beside ours (kernel ridge at n = 1000:
@@ -376,21 +316,10 @@ _PENDING = set()  # futures of background work still running in this process
 def background(fn, *args):
     """Run ``fn(*args)`` on a thread of its own, for work that releases the GIL and whose result
     is needed later (the sha256 of the distances: 1.1 s at n = 16,000, wanted only for the
-    certificate at the end of a path).  A process forks only once its background work has
-    finished (a forked child has no such thread and would wait for ever).  The thread runs in
-    the caller's context (its kernel threads setting holds there too).
-
-    Parameters
-    ----------
-    fn : callable
-    *args
-        Its arguments.
-
-    Returns
-    -------
-    concurrent.futures.Future
-        Its ``result()`` waits for the value, or raises the exception in the caller's thread.
-    """
+    certificate at the end of a path), in the caller's context (its kernel threads setting holds there too).
+    Returns a :class:`concurrent.futures.Future`: its ``result()`` waits for the value, or raises the exception in
+    the caller's thread.  A process forks only once its background work has finished (a forked child has no such
+    thread and would wait for ever)."""
     from concurrent.futures import Future
 
     future = Future()

@@ -188,14 +188,8 @@ def _unstacked_states(arrays):
 def discard_checkpoint(file):
     """Delete the checkpoint ``file`` and the temporary files of killed writers of it: the run is
     complete and its result stored (see ``keep_checkpoint`` of
-    :func:`~approxpath.driver.approximate_path`).
-
-    Parameters
-    ----------
-    file : str or Path
-        The checkpoint (nothing to delete where it does not exist; its temporary files
-        ``.<name>.<pid>.tmp`` are removed still).
-    """
+    :func:`~approxpath.driver.approximate_path`).  A missing ``file`` is no error: its temporary files
+    ``.<name>.<pid>.tmp`` are removed still."""
     file = Path(file)
     if file.exists():
         file.unlink()

@@ -35,19 +35,7 @@ _PARENT_CHECK_S = 1.0
 
 def one_place(workers, executor):
     """:class:`InputError` for ``workers > 1`` beside an ``executor``: its own workers run the
-    tasks, so the count would be ignored.
-
-    Parameters
-    ----------
-    workers : int
-        Local worker processes asked for.
-    executor : concurrent.futures.Executor or dask.distributed.Client, or None
-
-    Raises
-    ------
-    InputError
-        ``workers > 1`` with an ``executor``.
-    """
+    tasks, so the count would be ignored."""
     if executor is not None and workers > 1:
         raise InputError(f"workers={workers} and executor: give one of them (the executor's own workers "
                          "run the tasks)")
@@ -55,34 +43,13 @@ def one_place(workers, executor):
 
 @contextmanager
 def pool(workers, executor, wanted=True, sharers=None):
-    """``executor`` if given, else a local process pool of ``workers`` (shut down on exit) whose
-    processes and this one share the kernel caches' memory
+    """``executor`` if given (checked by :func:`~approxpath.compute.distributed.check_executor`), else a local
+    ``ProcessPoolExecutor`` of ``workers`` (shut down on exit; its workers terminated at once where the block raises)
+    whose processes and this one share the kernel caches' memory
     (:func:`~approxpath.compute.caches.share_budget`: ``sharers`` processes, by default the
-    workers and this one, which keeps kernels meanwhile); None when not ``wanted``.  Both
-    ``workers > 1`` and ``executor`` are refused (:func:`one_place`).
-
-    Parameters
-    ----------
-    workers : int
-        Processes of the local pool (used without an ``executor``).
-    executor : concurrent.futures.Executor or dask.distributed.Client, or None
-        Used as given (checked by :func:`~approxpath.compute.distributed.check_executor`).
-    wanted : bool, default True
-    sharers : int, optional
-        Processes sharing the kernel caches' budget while the local pool lives; by default
-        ``workers + 1``.  The count before is restored on exit.
-
-    Yields
-    ------
-    concurrent.futures.Executor, dask.distributed.Client or None
-        The executor, the local ``ProcessPoolExecutor`` (its workers terminated at once where
-        the block raises), or None.
-
-    Raises
-    ------
-    InputError
-        ``workers > 1`` with an ``executor``, or an executor that cannot take work.
-    """
+    workers and this one, which keeps kernels meanwhile; the count before is restored on exit); None when not
+    ``wanted``.  Both ``workers > 1`` and ``executor`` are refused (:func:`one_place`), as is an executor that
+    cannot take work (:class:`InputError`)."""
     one_place(workers, executor)
     if not wanted or executor is not None:
         if wanted:
@@ -151,19 +118,7 @@ def _start_worker(sharers):
 
 
 def single_threaded(fn, *args):
-    """``fn(*args)`` with one BLAS thread and one kernel thread, so that workers do not compete.
-
-    Parameters
-    ----------
-    fn : callable
-    *args
-        Its arguments.
-
-    Returns
-    -------
-    object
-        ``fn(*args)``.
-    """
+    """``fn(*args)`` with one BLAS thread and one kernel thread, so that workers do not compete."""
     with worker_threads():
         return fn(*args)
 
@@ -194,25 +149,13 @@ class _WarmProblem:
 def segment_in_worker(problem, settings, anchors, interpolate):
     """Certify the segment between the two exact solves ``anchors`` (a worker's task).
 
-    Parameters
-    ----------
-    problem : approxpath.Problem
-        A copy of the run's problem; the worker's last one of the same class, options and data
-        hash is used instead (with its warm kernel cache).
-    settings : tuple
-        ``(eps, relative, lo, hi, solver, budget)`` of the run (as :class:`~approxpath.driver.run.Run`
-        takes them).
-    anchors : dict of float to (primal, dual)
-        The two exact solves, by parameter value: the segment's ends.
-    interpolate : bool
-        Cover with the ``Interpolate`` strategy's pairs, else ``TwoSided``'s.
+    ``settings``: the run's ``(eps, relative, lo, hi, solver, budget)`` (as :class:`~approxpath.driver.run.Run` takes
+    them); ``anchors``: ``{t: (primal, dual)}`` at the segment's ends; ``interpolate``: cover with ``Interpolate``'s
+    pairs, else ``TwoSided``'s.  The worker's last problem of the same class, options and data hash (with its warm
+    kernel cache) stands in for the copy ``problem``.
 
-    Returns
-    -------
-    (pieces, solves, solve_s, certify_s, failed)
-        The segment's pieces (list of :class:`~approxpath.result.PathPiece`), the new exact-solve
-        points (list of float), the seconds of exact solves and of certification, and the points
-        where no solver produced a pair (dict of float to str: why).
+    Returns ``(pieces, new exact-solve points, solve_s, certify_s, failed)``: :class:`~approxpath.result.PathPiece`
+    list, floats, seconds, and the points where no solver produced a pair (dict of float to str: why).
     """
     from .run import Run
     from .strategies import Interpolate, TwoSided
@@ -227,37 +170,14 @@ def segment_in_worker(problem, settings, anchors, interpolate):
 
 
 def chunks(run_chunk, problem, lo, hi, args, count, workers, executor, bar=None):
-    """Chunks of equal width in log scale, computed concurrently by ``run_chunk(problem, a, b,
-    *args)`` and merged: ``(pieces, exact-solve points, solve_s, certify_s)``; ``bar`` (with
-    ``done()``, optional) counts the finished chunks (the workers draw none).
+    """``count`` chunks of ``[lo, hi]`` (``0 < lo < hi``) of equal width in log scale, computed concurrently (on
+    ``executor``, else on at most ``count`` local ``workers``) by ``run_chunk(problem, a, b, *args)``
+    (:func:`approxpath.driver.run_chunk`, which returns the same four for ``[a, b]``) and merged in their order:
+    ``(pieces, exact-solve points, solve_s, certify_s)``, the seconds summed; ``bar`` (with
+    ``done()``, optional) counts the finished chunks, in their order (the workers draw none).
 
-    Neighbouring chunks both solve at their common cut (one extra solve per cut); every chunk's
-    pieces are certified on their own, so the union is a valid path.
-
-    Parameters
-    ----------
-    run_chunk : callable
-        ``run_chunk(problem, a, b, *args)`` returns ``(pieces, exact-solve points, solve_s,
-        certify_s)`` of ``[a, b]`` (:func:`approxpath.driver.run_chunk`); a worker's task.
-    problem : approxpath.Problem
-    lo, hi : float
-        The interval, ``0 < lo < hi``.
-    args : tuple
-        ``run_chunk``'s further arguments.
-    count : int
-        Chunks.
-    workers : int
-        Local worker processes without an ``executor`` (at most ``count`` started).
-    executor : concurrent.futures.Executor or dask.distributed.Client, or None
-    bar : object, optional
-        With ``done()``, called once per chunk finished, in the chunks' order.
-
-    Returns
-    -------
-    (pieces, anchors, solve_s, certify_s)
-        The chunks' pieces in their order (list), their exact-solve points (list of float; a cut
-        solved by both neighbours is there twice: it was solved twice) and the sums of their
-        seconds.
+    Neighbouring chunks both solve at their common cut (one extra solve per cut; the cut is listed twice); every
+    chunk's pieces are certified on their own, so the union is a valid path.
     """
     import numpy as np
 
@@ -278,38 +198,12 @@ def chunks(run_chunk, problem, lo, hi, args, count, workers, executor, bar=None)
 
 
 def path_in_worker(fn, problem, eps, interval, options):
-    """``fn(problem, eps, interval, **options)`` single-threaded (a task of ``map_paths``).
-
-    Parameters
-    ----------
-    fn : callable
-        :func:`approxpath.approximate_path` or a function with its first three arguments.
-    problem : approxpath.Problem
-    eps : float
-    interval : (float, float)
-    options : dict
-        ``fn``'s keyword arguments.
-
-    Returns
-    -------
-    object
-        ``fn``'s value (:func:`~approxpath.approximate_path`'s :class:`~approxpath.result.Path`).
-    """
+    """``fn(problem, eps, interval, **options)`` single-threaded (a task of ``map_paths``; ``fn``:
+    :func:`approxpath.approximate_path`, or a function with its first three arguments)."""
     return _task(lambda: fn(problem, eps, interval, **options))
 
 
 def task_in_worker(fn, *args):
     """``fn(*args)`` as a worker's task (a selection's enclosures): single-threaded, with the
-    worker's allocator keeping freed temporaries (:func:`~approxpath.compute.allocator.task_memory`).
-
-    Parameters
-    ----------
-    fn, *args
-        As for :func:`single_threaded`.
-
-    Returns
-    -------
-    object
-        ``fn(*args)``.
-    """
+    worker's allocator keeping freed temporaries (:func:`~approxpath.compute.allocator.task_memory`)."""
     return _task(fn, *args)

@@ -93,20 +93,9 @@ def _where(lo, hi, problem):
 
 def nan_cause(problem, lo, hi=None):
     """Why bounds come out NaN, in the user's terms: the squared distances (the features' scale)
-    or their products with the parameter overflow double precision.
-
-    Parameters
-    ----------
-    problem : approxpath.Problem
-        A problem with ``kernels`` gets the largest squared distance of its data named.
-    lo, hi : float
-        Where the bound was computed (``hi`` None: the point ``lo``); ``hi`` is named.
-
-    Returns
-    -------
-    str
-        The cause and what to change (scale the features, or narrow the parameter's range).
-    """
+    or their products with the parameter overflow double precision: the cause and what to change (scale the
+    features, or narrow the parameter's range), naming ``hi`` (None: the point ``lo``) and, for a problem with
+    ``kernels``, the largest squared distance of its data."""
     hi = lo if hi is None else hi
     kernels = getattr(problem, "kernels", None)
     if kernels is not None:

@@ -154,12 +154,8 @@ def _read_csv(file):
 
 
 def read_claimed(file):
-    """Arrays of a claimed path from ``.npz`` or ``.csv`` (see the module docstring).
-
-    Parameters
-    ----------
-    file : str or Path
-        Read as CSV where its name ends in ``.csv`` (any case), else as ``.npz``.
+    """Arrays of a claimed path from ``.npz`` or ``.csv`` (a name ending in ``.csv``, any case; see the
+    module docstring).
 
     Returns
     -------
@@ -174,8 +170,8 @@ def read_claimed(file):
     InputError
         Not a path file (the message names the file and what is wrong with it): a folder, an
         empty, truncated or damaged file, not an ``.npz`` archive / not UTF-8 CSV text, a bad
-        header, a row that is not numbers, no array ``t``, a ``t`` not of real numbers, a
-        ``cond`` not of one number per point, a ``linear`` not one number.
+        header, a row that is not numbers, no array ``t``, a ``t`` not of real numbers, a ``cond``
+        not of one number per point, a ``linear`` not one number.
     OSError
         The file exists but cannot be read.
     """
@@ -197,30 +193,10 @@ def read_claimed(file):
 
 def write_claimed(file, t, arrays, **extra):
     """Write a claimed path: ``.csv`` (``t`` and ``arrays``) or ``.npz`` (also ``extra``),
-    atomically (:func:`~approxpath.certificate.output.write_atomic`).
-
-    Parameters
-    ----------
-    file : str or Path
-        CSV where its name ends in ``.csv`` (any case), else ``.npz`` (compressed).
-    t : array_like of shape (k,)
-        The parameter values.
-    arrays : dict of array_like
-        Per field, shape (k,) or (k, m): a CSV column ``name``, or columns ``name[0]`` to
-        ``name[m-1]`` (written ``%.17g``).
-    **extra
-        More ``.npz`` members (ignored for CSV); a dict is stored as its JSON text.
-
-    Returns
-    -------
-    Path
-        ``file``.
-
-    Raises
-    ------
-    InputError, FileNotFoundError, OSError
-        As for :func:`~approxpath.certificate.output.write_atomic`.
-    """
+    atomically (:func:`~approxpath.certificate.output.write_atomic`, whose return and errors these
+    are).  CSV where the name ends in ``.csv`` (any case), else compressed ``.npz``.  ``t`` has shape
+    ``(k,)``, each of ``arrays`` ``(k,)`` or ``(k, m)``: a CSV column ``name``, or columns ``name[0]`` to
+    ``name[m-1]`` (written ``%.17g``); an ``extra`` dict is stored as its JSON text."""
     from ..certificate.output import write_atomic
 
     file = Path(file)

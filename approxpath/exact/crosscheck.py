@@ -52,22 +52,10 @@ _PRIMAL_FEAS_TOL = 1e-9
 def objective_scale(problem, dual_value):
     """The unit of a relative tolerance: the larger of ``|dual_value|`` and the problem's zero
     model's objective (``null_objective()``: klasso's ½‖y − ȳ‖²), which does not shrink with the
-    fit; without one, :math:`1 + |\\text{dual objective}|`.  Scale-free where the problem
+    fit; without one, :math:`1 + |\\text{dual objective}|`.  That is :math:`\\max(|d|, z)` where
+    :math:`z > 0`, else :math:`1 + |d|`.  Scale-free where the problem
     has a zero model: data times 1e-5 once made a path of zeros pass ``--tol 1e-8 --relative``
-    (its gap, 5.6e-10, against 1 + a dual objective of ~1e-9).
-
-    Parameters
-    ----------
-    problem : Problem
-        Its ``null_objective()``, where it has one, gives :math:`z` below.
-    dual_value : float
-        A dual objective value :math:`d`.
-
-    Returns
-    -------
-    float
-        :math:`\\max(|d|, z)` where :math:`z > 0`, else :math:`1 + |d|`.
-    """
+    (its gap, 5.6e-10, against 1 + a dual objective of ~1e-9)."""
     null = getattr(problem, "null_objective", None)
     zero = float(null()) if null is not None else 0.0
     return max(abs(dual_value), zero) if zero > 0 else 1.0 + abs(dual_value)
@@ -76,27 +64,11 @@ def objective_scale(problem, dual_value):
 def point_gap(problem, primal, tau):
     """Certified gap bound of a claimed ``primal`` at ``tau`` and the unit of a relative
     tolerance there (:func:`objective_scale`): ``(gap, scale, note)``; ``gap`` is ``inf`` with a
-    note when the point is infeasible or cannot be evaluated.
-
-    Parameters
-    ----------
-    problem : Problem
-    primal : Problem.Primal
-        The claimed point, used as given (its dual: ``dual_from_primal`` made feasible by ``restore``).
-    tau : float
-        The parameter value.
-
-    Returns
-    -------
-    gap : float
-        ``problem.bound.gap`` of the pair; ``inf`` where the primal's violation exceeds
-        :math:`10^{-9}` ``scale`` (or is NaN), the gap is not finite, or evaluating raised a
-        ``ValueError``, ``TypeError``, ``ArithmeticError`` or ``LinAlgError``.
-    scale : float
-        :func:`objective_scale` of the dual objective at ``tau`` (1.0 where evaluating raised).
-    note : str
-        Why ``gap`` is ``inf``; ``""`` otherwise.
-    """
+    note when the point is infeasible or cannot be evaluated: a violation above :math:`10^{-9}`
+    ``scale`` (or NaN), a gap not finite, or a ``ValueError``, ``TypeError``, ``ArithmeticError`` or
+    ``LinAlgError`` while evaluating (``scale`` then 1.0); else ``gap`` is ``problem.bound.gap`` and
+    ``note`` is ``""``.  ``primal`` is used as given, its dual ``dual_from_primal`` made feasible by
+    ``restore``."""
     try:
         dual = problem.restore(primal, problem.dual_from_primal(primal, tau), tau)[1]  # the claimed primal as is
         scale = objective_scale(problem, problem.dual_objective(value_at(dual, tau), tau))

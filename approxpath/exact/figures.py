@@ -41,20 +41,8 @@ def wang_sinc(seed=0):
     """Wang et al.'s sinc set-up: ``(X_train, y_train, X_val, y_val)``, 50 points each.
 
     100 points with x uniform on [-3, 3] and y = sin(πx)/(πx) + N(0, 0.08²) (Wang, Yeung and
-    Lochovsky §5), split at random into halves (the seeded permutation ``seed``).
-
-    Parameters
-    ----------
-    seed : int, optional
-        Seeds both the data (:func:`~approxpath.data.make_sinc`) and the split.
-
-    Returns
-    -------
-    X_train : ndarray of shape (50, 1)
-    y_train : ndarray of shape (50,)
-    X_val : ndarray of shape (50, 1)
-    y_val : ndarray of shape (50,)
-    """
+    Lochovsky §5), split at random into halves (the seeded permutation ``seed``, which also seeds
+    :func:`~approxpath.data.make_sinc`): ``X_*`` of shape (50, 1), ``y_*`` of shape (50,)."""
     X, y = make_sinc(n=100, low=-3.0, high=3.0, noise=0.08, seed=seed)
     perm = np.random.default_rng(seed).permutation(100)
     return X[perm[:50]], y[perm[:50]], X[perm[50:]], y[perm[50:]]
@@ -149,18 +137,8 @@ def plot_exact_path(path, *, X_val=None, y_val=None, ax=None):
 
 # ---------------------------------------------------------------------------- the command
 def add_arguments(p):
-    """The options of ``approxpath figure exact-path`` (an ``argparse`` parser).
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        Gets the options (``--data``, ``--parameter``, ``--range``, ``--plot``, ``--export``, ...).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        ``p``.
-    """
+    """The options of ``approxpath figure exact-path`` (an ``argparse`` parser): ``--data``,
+    ``--parameter``, ``--range``, ``--plot``, ``--export``, ... added to ``p``, which is returned."""
     from ..cli import parse_number
     p.add_argument("--data", default=None, help="training data file (default: Wang's sinc set-up)")
     p.add_argument("--format", choices=("libsvm", "csv"), default=None,
@@ -192,16 +170,8 @@ def add_arguments(p):
 def run(args):
     """Compute, certify, draw and export one exact path; 0 when every point is certified, else 1.
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The options of :func:`add_arguments`.
-
-    Returns
-    -------
-    int
-        1 where a point is not certified; else 4 where the path could not continue (the part
-        computed is drawn, and stderr says why); else 0.
+    Where none is flagged but the path could not continue, 4 (the part computed is drawn, and stderr
+    says why).  ``args``: the options of :func:`add_arguments`.
 
     Raises
     ------
@@ -273,19 +243,8 @@ def run(args):
 
 def main(argv=None):
     """``python -m approxpath.exact.figures``: exit 0 (certified), 1 (a point flagged), 2 (bad input), 4 (the
-    path could not continue: the part computed is drawn).
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        The arguments; ``sys.argv[1:]`` if omitted.
-
-    Returns
-    -------
-    int
-        The exit status (:func:`run`'s, or 2 for an :class:`InputError` or a missing file, with
-        the message on stderr).
-    """
+    path could not continue: the part computed is drawn).  ``argv``: ``sys.argv[1:]`` if omitted; 2 is
+    for an :class:`InputError` or a missing file, with the message on stderr."""
     parser = add_arguments(argparse.ArgumentParser(prog="python -m approxpath.exact.figures",
                                                    description=run.__doc__.splitlines()[0]))
     args = parser.parse_args(argv)

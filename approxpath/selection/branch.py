@@ -37,20 +37,8 @@ _MOVES = 3
 
 
 def oriented(sense, lo, hi):
-    """Bounds of the loss to minimize (the criterion, or minus it when it is maximized).
-
-    Parameters
-    ----------
-    sense : str
-        ``"min"``; any other value (``"max"``) negates.
-    lo, hi : float or ndarray
-        Bounds of the criterion.
-
-    Returns
-    -------
-    lo, hi : float or ndarray
-        ``(lo, hi)``, or ``(-hi, -lo)`` for a maximized criterion.
-    """
+    """Bounds of the loss to minimize (the criterion, or minus it when it is maximized): ``(lo, hi)``
+    where ``sense`` is ``"min"``, else (``"max"``) ``(-hi, -lo)``; floats or arrays."""
     return (lo, hi) if sense == "min" else (-hi, -lo)
 
 

@@ -85,14 +85,12 @@ class Tracks:
 
 def merge_covers(covers, weights=None):
     """One cover from per-track covers of the same interval: cells on the union of the edges,
-    values summed (times ``weights``), certified where all are.
+    values summed (times ``weights``, 1 if omitted), certified where all are.
 
     Parameters
     ----------
     covers : list of (ndarray, ndarray, ndarray, ndarray)
         Per track ``(edges, lo, hi, certified)``: edges of shape (k_j + 1,), the others (k_j,).
-    weights : sequence of float, optional
-        Per cover; 1 if omitted.
 
     Returns
     -------
@@ -123,18 +121,8 @@ def merge_covers(covers, weights=None):
 
 def enclosed_on_workers(bound):
     """Whether a selection with workers encloses held-out predictions there with ``bound``: its
-    ``prediction_enclosure`` keeps nothing between calls (it takes no ``cache=``).
-
-    Parameters
-    ----------
-    bound : Bound
-        A problem's certificate side.
-
-    Returns
-    -------
-    bool
-        False also where ``bound`` has no ``prediction_enclosure``.
-    """
+    ``prediction_enclosure`` keeps nothing between calls (it takes no ``cache=``); False also
+    where ``bound`` has none."""
     enclosure = getattr(bound, "prediction_enclosure", None)
     return enclosure is not None and "cache" not in inspect.signature(enclosure).parameters
 

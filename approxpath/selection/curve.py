@@ -84,19 +84,8 @@ class ValidationCurve:
 
 def evaluation_points(path, selection="pieces", n_grid=100):
     """Parameter values at which to evaluate a loss: the middle of every piece of ``path`` (in
-    log scale) or ``n_grid`` evenly spaced values (in log scale) over its interval.
-
-    Parameters
-    ----------
-    path : Path
-    selection : {"pieces", "grid"}, optional
-    n_grid : int, optional
-        The number of grid values, at least 2 (``"grid"`` only).
-
-    Returns
-    -------
-    ndarray
-        Of shape (pieces,), or (n_grid,) from ``lo`` to ``hi`` (clipped into the interval).
+    log scale) or ``n_grid`` evenly spaced values (in log scale) over its interval: shape
+    (pieces,), or (n_grid,) from ``lo`` to ``hi`` (clipped into the interval).
 
     Raises
     ------
@@ -115,20 +104,9 @@ def evaluation_points(path, selection="pieces", n_grid=100):
 
 
 def validation_loss(criterion, y_true, f):
-    """The loss ``criterion`` (one of :data:`CRITERIA`) of predictions ``f`` against ``y_true``.
-
-    Parameters
-    ----------
-    criterion : str
-    y_true : array_like of shape (m,)
-        Targets; labels in {-1, +1} for ``"error"``.
-    f : ndarray of shape (m,)
-        Predictions (decision values for ``"error"``: the class is +1 where ``f > 0``, else -1).
-
-    Returns
-    -------
-    float
-        The mean of the misclassifications, absolute errors or squared errors.
+    """The loss ``criterion`` (one of :data:`CRITERIA`) of predictions ``f`` against ``y_true``, both
+    of shape (m,): the mean of the misclassifications (``"error"``: labels in {-1, +1}, the class
+    +1 where ``f > 0``, else -1), absolute errors or squared errors.
 
     Raises
     ------

@@ -18,29 +18,14 @@ __all__ = ["check_shuffle", "default_criterion", "fold_problems"]
 
 def default_criterion(problem, criterion, validation, closed):
     """The criterion to use: ``criterion`` checked (a validation loss with ``validation``, else one
-    of the problem's closed forms ``closed``), or the problem's default.
-
-    Parameters
-    ----------
-    problem : Problem
-        Its ``criteria[0]`` is the default validation loss.
-    criterion : str or None
-        The criterion asked for; None: the default (the first of ``closed`` without validation).
-    validation : bool
-        Whether there is held-out data (``cv`` or ``X_val``).
-    closed : dict
-        The problem's closed-form criteria by name (its bound's ``CLOSED_FORM_CRITERIA``).
-
-    Returns
-    -------
-    str
-        One of :data:`~approxpath.selection.losses.LOSSES` with ``validation``, else a key of ``closed``.
+    of the problem's closed forms ``closed``), or the problem's default.  ``validation``: there is
+    held-out data (``cv`` or ``X_val``); ``closed``: the bound's ``CLOSED_FORM_CRITERIA`` by name; the
+    default (None) is ``problem.criteria[0]`` with validation, else the first of ``closed``.
 
     Raises
     ------
     InputError
-        A closed-form criterion with ``validation``, an unknown criterion, or no validation
-        and no closed form.
+        A closed-form criterion with ``validation``, an unknown criterion, or no validation and no closed form.
     """
     from ..validate import choice
 
@@ -58,21 +43,8 @@ def default_criterion(problem, criterion, validation, closed):
 
 
 def check_shuffle(cv, X_val, shuffle):
-    """:class:`InputError` unless ``shuffle`` is None or a seed that an int ``cv`` uses.
-
-    Parameters
-    ----------
-    cv : int, splitter, iterable or None
-    X_val : array_like or None
-        A hold-out set, which has no folds to shuffle.
-    shuffle : int or None
-        The seed, from 0 to 2**32 - 1.
-
-    Raises
-    ------
-    InputError
-        ``shuffle`` given with ``X_val`` or a ``cv`` that is not an int, or not such a seed.
-    """
+    """:class:`InputError` unless ``shuffle`` is None or a seed (0 to 2**32 - 1) that an int ``cv`` uses
+    (a hold-out set ``X_val`` has no folds to shuffle)."""
     if shuffle is None:
         return
     if X_val is not None or not _int_cv(cv):
@@ -85,41 +57,18 @@ def check_shuffle(cv, X_val, shuffle):
 def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
     """``(problems, X_vals, y_vals)``: the folds' problems and their held-out data (one hold-out
     set ``X_val, y_val``, or the splits of ``cv``, shuffled by the seed ``shuffle`` when ``cv``
-    is an int).
-
-    Parameters
-    ----------
-    problem : Problem
-        On the whole data; each fold's problem has its options.
-    cv : int, splitter, iterable of (train, test) or None
-        Folds: an int k (``StratifiedKFold(k)`` splits for ``criterion="error"``, else ``KFold(k)``,
-        without scikit-learn), a scikit-learn splitter, or index arrays (or boolean masks).
-    X_val : array_like of shape (m, d) or None
-    y_val : array_like of shape (m,) or None
-        A hold-out set instead of ``cv``.
-    groups : array_like or None
-        For a splitter's ``split``.
-    criterion : str
-        The validation loss (checked against the targets by
-        :func:`~approxpath.selection.losses.check_loss`).
-    shuffle : int, optional
-        The seed of an int ``cv``'s shuffle.
-
-    Returns
-    -------
-    problems : list of Problem
-        One per fold (``[problem]`` for a hold-out set).
-    X_vals : list of ndarray
-        Each fold's held-out points; with ``kernel="precomputed"``, the rows of the held-out
-        points and the columns of the fold's training points.
-    y_vals : list of ndarray
+    is an int).  ``cv``: an int k (``StratifiedKFold(k)`` splits for ``criterion="error"``, else
+    ``KFold(k)``, without scikit-learn), a scikit-learn splitter (``groups`` for its ``split``), or
+    ``(train, test)`` index arrays (or boolean masks).  A fold's problem has the options of ``problem``
+    (``[problem]`` for a hold-out set, ``X_val`` (m, d), ``y_val`` (m,)); with ``kernel="precomputed"``,
+    ``X_vals`` holds the rows of the held-out points and the columns of the fold's training points.
+    ``criterion`` is checked against the targets (:func:`~approxpath.selection.losses.check_loss`).
 
     Raises
     ------
     InputError
-        Both ``cv`` and ``X_val``, bad hold-out data or loss, bad folds (fewer than 2, indices
-        outside the data, repeated, a point trained on and held out), or a fold whose training
-        data the problem refuses.
+        Both ``cv`` and ``X_val``, bad hold-out data or loss, bad folds (fewer than 2, indices outside the data,
+        repeated, a point trained on and held out), or a fold whose training data the problem refuses.
     ImportError
         A ``cv`` that is not an int without scikit-learn.
     """

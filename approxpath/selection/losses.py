@@ -34,19 +34,8 @@ LOSSES = ("error", "mae", "mse")
 
 
 def check_loss(criterion, y_val):
-    """:class:`InputError` unless ``criterion`` is one of :data:`LOSSES` and fits ``y_val``.
-
-    Parameters
-    ----------
-    criterion : str
-    y_val : array_like of shape (m,)
-        The targets; labels in {-1, +1} for ``"error"``.
-
-    Raises
-    ------
-    InputError
-        An unknown ``criterion``, or ``"error"`` with labels other than -1 and +1.
-    """
+    """:class:`InputError` unless ``criterion`` is one of :data:`LOSSES` and fits ``y_val`` (the targets,
+    shape (m,): labels in {-1, +1} for ``"error"``)."""
     if criterion not in LOSSES:
         raise InputError(f"unknown validation loss {criterion!r}; choose one of {', '.join(LOSSES)}")
     if criterion == "error" and not np.all(np.isin(y_val, (-1.0, 1.0))):
@@ -92,21 +81,8 @@ def error_levels(delta, levels):
     values ``k / levels`` differ by a multiple of ``1 / levels``, so a difference at most
     ``delta`` is at most ``floor(delta levels) / levels`` (computed exactly, rounded up to a
     double).  The rounding allowances of the enclosures' sums no longer keep δ just above a
-    ``tol`` such as 0.01 with 100 points (δ = 0.0100000000000016).
-
-    Parameters
-    ----------
-    delta : float
-        A difference of the criterion's values.
-    levels : int or None
-        The number of held-out points of a 0-1 error; None (or 0): any value.
-
-    Returns
-    -------
-    float
-        ``delta`` where ``levels`` is not given or ``delta`` is negative or not finite; else
-        the smaller of ``delta`` and :math:`\\lfloor \\delta\\,\\mathrm{levels} \\rfloor / \\mathrm{levels}`.
-    """
+    ``tol`` such as 0.01 with 100 points (δ = 0.0100000000000016).  ``delta`` itself where ``levels``
+    is None (or 0) or ``delta`` is negative or not finite."""
     if not levels or not np.isfinite(delta) or delta < 0:
         return delta
     k = math.floor(delta * levels)  # (delta * levels >= k exactly when it is computed >= k: rounding is monotone)

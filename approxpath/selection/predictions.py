@@ -41,19 +41,10 @@ def cross_products(Dc):
     """The ``products(x, C, cols)`` callable of :func:`~approxpath.envelopes.envelope` for the
     rectangular distances ``Dc`` (m, n) between new points and the training points.
 
-    Parameters
-    ----------
-    Dc : array_like of shape (m, n)
-
-    Returns
-    -------
-    callable
-        ``products(x, C, cols=None)``: :math:`(E C, (D \\circ E) C, (D^2 \\circ E) C)` with
-        :math:`E = \\exp(-x D_c)` restricted to the columns ``cols`` (all if None), each of shape
-        (m,) or (m, p) for ``C`` of shape (k,) or (k, p); the entries are those of
-        :func:`~approxpath.compute.kernels.gaussian` (so
-        :func:`~approxpath.envelopes.envelope_entry_error` covers them as it covers the
-        training kernel's).
+    Returns :math:`(E C, (D \\circ E) C, (D^2 \\circ E) C)` with :math:`E = \\exp(-x D_c)`
+    restricted to the columns ``cols`` (all if None), each of shape (m,) or (m, p) for ``C`` of shape
+    (k,) or (k, p); the entries are those of :func:`~approxpath.compute.kernels.gaussian` (so
+    :func:`~approxpath.envelopes.envelope_entry_error` covers them as it covers the training kernel's).
     """
     Dc = np.asarray(Dc, dtype=float)
 
@@ -68,8 +59,8 @@ def cross_products(Dc):
 
 
 def lattice_products(levels, index):
-    """:func:`cross_products` for distances on a lattice: ``levels[index]`` (index (m, n) of
-    uint8) are the distances, bit for bit.
+    """:func:`cross_products` for distances on a lattice: ``levels[index]`` (``levels`` (L,), index
+    (m, n) of uint8) are the distances, bit for bit.
 
     A coefficient vector's sums per level (a histogram of shape (m, levels)) serve every ``x``:
     the envelopes ask for the same coefficients at both ends of an interval, so one pass over
@@ -77,20 +68,8 @@ def lattice_products(levels, index):
     direct route (:math:`e^{-x d}`, :math:`d e`, :math:`(d e) d` per level), summed in another
     order: a coefficient passes through its bin's sum and one product with the level's entry,
     at most n + 1 roundings as in the direct n-term sum (see :func:`approxpath.compute.lattice.find_lattice`).
-
-    Parameters
-    ----------
-    levels : ndarray of shape (L,)
-        The distance levels.
-    index : ndarray of uint8, shape (m, n)
-        Each distance's level.
-
-    Returns
-    -------
-    callable
-        ``products(x, C, cols=None)`` as for :func:`cross_products`.  The histogram of the last
-        ``C`` and ``cols`` is kept, recognized by identity (``is``): a caller must not change a
-        ``C`` in place between calls.
+    The histogram of the last ``C`` and ``cols`` is kept, recognized by identity (``is``): a caller
+    must not change a ``C`` in place between calls.
     """
     L = levels.size
     last = {}  # the last coefficients (held, so that their identity is theirs) and their histogram
@@ -131,53 +110,23 @@ def stacked_products(*products):
 
 def sqrt_up(value):
     """An upper bound of :math:`\\sqrt{\\max(0, value)}`: the rounded root moved up two ulps
-    (``np.sqrt`` is correctly rounded, so one would do; the second covers a caller's product).
-
-    Parameters
-    ----------
-    value : float
-
-    Returns
-    -------
-    float
-    """
+    (``np.sqrt`` is correctly rounded, so one would do; the second covers a caller's product)."""
     r = math.sqrt(max(0.0, float(value)))
     return math.nextafter(math.nextafter(r, math.inf), math.inf)
 
 
 def widen(low, up, magnitude, ops=8):
     """``(low, up)`` moved apart by the rounding allowance of ``ops`` dependent operations on
-    numbers of at most ``magnitude`` (the few steps after the rigorous parts).
-
-    Parameters
-    ----------
-    low, up : float or ndarray
-    magnitude : float
-    ops : int, optional
-
-    Returns
-    -------
-    low, up : float or ndarray
-        Each moved by :func:`~approxpath.numerics.fp_margin` ``(ops, magnitude)``.
-    """
+    numbers of at most ``magnitude`` (the few steps after the rigorous parts): each by
+    :func:`~approxpath.numerics.fp_margin` ``(ops, magnitude)``."""
     pad = fp_margin(ops, magnitude)
     return low - pad, up + pad
 
 
 def node_hull(low, up):
     """Per node sub-interval, the hull of the two ends: ``(..., K)`` node values of piecewise
-    linear bounds to ``(..., K - 1)`` sub-interval constants (a point, K = 1, stays).
-
-    Parameters
-    ----------
-    low, up : ndarray of shape (..., K)
-        Lower and upper bounds at the K nodes.
-
-    Returns
-    -------
-    low, up : ndarray of shape (..., K - 1), or the inputs where K = 1
-        The smaller of the two ends' ``low`` and the larger of their ``up``.
-    """
+    linear bounds to ``(..., K - 1)`` sub-interval constants (a point, K = 1, stays): the smaller
+    of the two ends' ``low``, the larger of their ``up``."""
     if low.shape[-1] == 1:
         return low, up
     return np.minimum(low[..., :-1], low[..., 1:]), np.maximum(up[..., :-1], up[..., 1:])
@@ -187,12 +136,6 @@ def halves(edges, *pairs):
     """Two cells from a finer cover: for each ``(low, up)`` of ``pairs`` (shape (..., J)), the
     hulls left and right of the edge of ``edges`` (J + 1,) nearest the middle; a cover of at
     most two cells is returned as it is.
-
-    Parameters
-    ----------
-    edges : ndarray of shape (J + 1,)
-    *pairs : (ndarray, ndarray)
-        ``(low, up)`` of shape (..., J) each.
 
     Returns
     -------
@@ -261,23 +204,13 @@ def expansion_cover(products, c, lo, hi, entry_terms, n_terms):
 def new_distances(bound, X_new, rows=None):
     """The kernel family's distances :math:`D` (m, n) of the rows of ``X_new`` to the training
     points of ``bound`` (a :class:`~approxpath.bound.KernelBound`; one feature: a column; with
-    ``kernel="precomputed"``, ``X_new`` is that matrix); only the rows ``rows`` when given.  A
-    computed entry is within the relative error the training distances have (``bound.entry_terms``).
+    ``kernel="precomputed"``, ``X_new`` is that matrix); only the rows ``rows`` when given
+    (``(len(rows), n)``).  A computed entry is within the relative error the training distances
+    have (``bound.entry_terms``).
 
     The distances of the last ``X_new`` are kept on the bound (a search asks for the same held-out
-    points again and again; at a4a's size they take 0.2-0.5 s to compute); not pickled.
-
-    Parameters
-    ----------
-    bound : KernelBound
-    X_new : ndarray of shape (m, d), or (m, n) with ``kernel="precomputed"``
-        Recognized by identity (``is``) for the kept distances: not to be changed in place.
-    rows : array_like of int, optional
-
-    Returns
-    -------
-    ndarray of shape (m, n), or (len(rows), n)
-    """
+    points again and again; at a4a's size they take 0.2-0.5 s to compute); not pickled.  ``X_new``
+    is recognized by identity (``is``): not to be changed in place."""
     D = _held(bound, X_new)["D"]
     return D if rows is None else D[rows]
 
@@ -285,20 +218,9 @@ def new_distances(bound, X_new, rows=None):
 def new_lattice(bound, X_new):
     """``(levels, index)`` of :func:`new_distances` on the lattice of the training distances
     (``bound.kernels.lattice``: binary or integer features), ``levels[index]`` equal to them bit
-    for bit; None where the training distances have no lattice or a new distance is not on it.
-    Kept on the bound with the distances.
-
-    Parameters
-    ----------
-    bound : KernelBound
-    X_new : ndarray
-        As for :func:`new_distances`.
-
-    Returns
-    -------
-    (ndarray of shape (L,), ndarray of uint8, shape (m, n)) or None
-        ``(levels, index)``; None also for no new points (m = 0).
-    """
+    for bit (``levels`` (L,), ``index`` (m, n) of uint8); None where the training distances have no
+    lattice, a new distance is not on it, or there are no new points (m = 0).
+    Kept on the bound with the distances."""
     held = _held(bound, X_new)
     if "lattice" not in held:
         lattice, held["lattice"] = getattr(bound.kernels, "lattice", None), None
@@ -324,23 +246,11 @@ def _held(bound, X_new):
 def combination_hull(ranges, low, up):
     """Enclosures ``(low, up)`` (m, J) of :math:`\\sum_k w_k f_k` on each sub-interval ``j``,
     given each weight's range ``ranges[j, k]`` (:func:`approxpath.moving.weight_ranges`, shape
-    (J, K, 2)) and each :math:`f_k` in ``[low[:, k, j], up[:, k, j]]`` (shape (m, K, J)): per term
-    the smallest and largest of the four corner products (a product of two intervals), summed,
-    and widened by the rounding of the products and the sum.
-
-    Parameters
-    ----------
-    ranges : ndarray of shape (J, K, 2)
-        ``ranges[j, k]``: the smallest and largest :math:`w_k` on sub-interval j.
-    low, up : ndarray of shape (m, K, J)
-        Enclosures of the :math:`f_k`, ``low <= up``.
-
-    Returns
-    -------
-    low, up : ndarray of shape (m, J)
-        Each widened by :func:`~approxpath.numerics.fp_margin` ``(2K + 2, 1)`` times
-        :math:`\\sum_k \\max|w_k| \\max(|low_k|, |up_k|)`.
-    """
+    (J, K, 2)) and each :math:`f_k` in ``[low[:, k, j], up[:, k, j]]`` (shape (m, K, J), ``low <= up``):
+    per term the smallest and largest of the four corner products (a product of two intervals),
+    summed, and widened by the rounding of the products and the sum:
+    :func:`~approxpath.numerics.fp_margin` ``(2K + 2, 1)`` times
+    :math:`\\sum_k \\max|w_k| \\max(|low_k|, |up_k|)`."""
     wl, wu = ranges[..., 0].T[None], ranges[..., 1].T[None]  # (1, K, J)
     # with low <= up, w * low <= w * up for w >= 0 and the reverse for w < 0, rounded as well
     # (rounding is monotone): each weight's smaller and larger corner is one product, picked by

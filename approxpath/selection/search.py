@@ -54,15 +54,6 @@ def default_eps(problem):
     itself where that objective is 0 (constant targets: every scale is as good).  (A path over
     the weight takes :data:`DEFAULT_EPS` relative instead: :func:`select`.)
 
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    float
-        ``DEFAULT_EPS * problem.null_objective()``, or ``DEFAULT_EPS`` where that is 0.
-
     Raises
     ------
     InputError

@@ -61,17 +61,8 @@ def current_settings():
 
 @contextmanager
 def settings(value):
-    """Run the exact solves of a ``with`` block under ``value`` (a :class:`SolveSettings`).
-
-    Parameters
-    ----------
-    value : SolveSettings
-
-    Yields
-    ------
-    SolveSettings
-        ``value`` (:func:`current_settings` inside the block; the settings before after it).
-    """
+    """Run the exact solves of a ``with`` block under ``value`` (a :class:`SolveSettings`): it is yielded, and is
+    :func:`current_settings` inside the block; the settings before are back after it."""
     token = _SETTINGS.set(value)
     try:
         yield value
@@ -158,23 +149,10 @@ def at_exact_mark(problem, pair, t, g):
     """Whether ``pair``, of gap ``g`` at ``t``, is an optimal pair by the solvers' mark: its gap
     less the bound's rounding allowance (which no solver reduces; the SVM's at n = 100,000:
     ~1.8e-2, over every mark; 0 for a bound that does not tell it apart) at most
-    :data:`EXACT_GAP` relative to the dual objective.
-
-    Parameters
-    ----------
-    problem : approxpath.Problem
-    pair : (primal, dual)
-        Each side fixed or :class:`~approxpath.moving.Moving` (the dual's value at ``t`` is taken).
-    t : float
-    g : float
-        The pair's certified gap at ``t``.
-
-    Returns
-    -------
-    bool
-        :math:`g - \\mathrm{rounding} \\le \\mathrm{EXACT\\_GAP}\\,(1 + |\\mathrm{dual\\ objective}|)`,
-        ``rounding`` = ``problem.bound.rounding(*pair, t)``.
-    """
+    :data:`EXACT_GAP` relative to the dual objective:
+    :math:`g - \\mathrm{rounding} \\le \\mathrm{EXACT\\_GAP}\\,(1 + |\\mathrm{dual\\ objective}|)`, ``rounding`` =
+    ``problem.bound.rounding(*pair, t)``, ``g`` the pair's certified gap at ``t``; each side of ``pair`` is fixed or
+    :class:`~approxpath.moving.Moving` (the dual's value at ``t`` is taken)."""
     net = g - problem.bound.rounding(*pair, t)
     return net <= EXACT_GAP * (1.0 + abs(problem.dual_objective(value_at(pair[1], t), t)))
 

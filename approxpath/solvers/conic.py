@@ -155,16 +155,8 @@ _BACKENDS = {"clarabel": _clarabel, "scs": _scs}
 def solve_qp(qp, backend):
     """Solve ``qp`` with ``backend`` (one of :data:`CONIC`) under :func:`current_settings`.
 
-    Parameters
-    ----------
-    qp : QP
-    backend : {"clarabel", "scs"}
-
-    Returns
-    -------
-    QPSolution
-        When the backend reports optimality and its point is finite (in the tight round of
-        :class:`~approxpath.solvers.SolveSettings`: any finite point).
+    Returns a :class:`QPSolution` when the backend reports optimality and its point is finite (in the tight round
+    of :class:`~approxpath.solvers.SolveSettings`: any finite point).
 
     Raises
     ------
@@ -193,19 +185,9 @@ def _cvxpy_scs(problem, kw):
 
 def solve_cvxpy(problem, backends=CONIC):
     """Solve a ``cvxpy.Problem`` with the first of ``backends`` that reports optimality (in the
-    tight round: also an inaccurate optimum), under :func:`current_settings`; returns its name.
-
-    Parameters
-    ----------
-    problem : cvxpy.Problem
-        Solved in place (no warm start): its variables hold the point.
-    backends : sequence of {"clarabel", "scs"}, default CONIC
-        Tried in order; a backend that raises or reports another status is passed over.
-
-    Returns
-    -------
-    str
-        The name of the backend that solved it.
+    tight round: also an inaccurate optimum), under :func:`current_settings`; returns its name.  The
+    backends are tried in order (one that raises or reports another status is passed over); the problem is solved
+    in place (no warm start): its variables hold the point.
 
     Raises
     ------

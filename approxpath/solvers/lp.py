@@ -377,18 +377,14 @@ def basis_primal(K, y, basis):
 
     Parameters
     ----------
-    K : ndarray of shape (n, n)
-        The kernel at the new bandwidth.
-    y : array_like of shape (n,)
-        The targets.
+    K, y : ndarray (n, n), array_like (n,)
+        The kernel at the new bandwidth, the targets.
     basis : LPBasis
         From :func:`solve_robust_l1` (``"highspy"``).
 
     Returns
     -------
-    ndarray of shape (n,), or None
-        :math:`\\beta`; None where :math:`K_{FR}` is singular or not square (:math:`|R| \\ne |F|`),
-        or :math:`\\beta` is not finite.
+    ndarray (n,), or None where :math:`K_{FR}` is singular or not square (:math:`|R| \\ne |F|`), or not finite.
     """
     K = np.asarray(K, dtype=float)
     F = np.flatnonzero(basis.col_status == _BASIC)

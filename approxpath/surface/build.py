@@ -66,21 +66,10 @@ def _cut(engine, k, run, wl, wh):
 
 def surface_meta(problem, meta=None):
     """What a surface certificate records about its inputs: the problem, its options without the
-    weight, the weight's name, the kernel and the data (as a path's, :func:`approxpath.driver.path_meta`).
-
-    Parameters
-    ----------
-    problem : KernelProblem
-        Over the bandwidth, on a bound with a ``weight``.
-    meta : dict, optional
-        The caller's provenance (checked by :func:`~approxpath.certificate.fields.caller_meta`), added.
-
-    Returns
-    -------
-    dict
-        :func:`~approxpath.driver.path_meta`'s fields less ``parameter``, ``scale`` and
-        ``sample_levels``, ``options`` less the weight, and ``weight``.
-    """
+    weight, the weight's name, the kernel and the data (as a path's, :func:`approxpath.driver.path_meta`):
+    its fields less ``parameter``, ``scale`` and ``sample_levels``, ``options`` less the weight, and
+    ``weight``, with the caller's ``meta`` added (checked by :func:`~approxpath.certificate.fields.caller_meta`).
+    ``problem`` is over the bandwidth, on a bound with a ``weight``."""
     from ..driver import path_meta
 
     info = path_meta(problem, meta)
@@ -175,26 +164,10 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
 def tile(engine, k, box, eps, relative, max_cells, finished):
     """Tile ``box`` ``((t_lo, t_hi), (w_lo, w_hi))`` with cells of problem ``k`` of ``engine``
     meeting ``eps`` (certified) or, where nothing did, uncovered; each handed to ``finished``
-    as it is made.  Returns the number of cells made.
-
-    Parameters
-    ----------
-    engine : Engine
-        The folds' problems, solves and paths (:class:`~approxpath.surface.engine.Engine`).
-    k : int
-        The problem of ``engine``.
-    box : ((float, float), (float, float))
-    eps : float
-    relative : bool
-        Whether ``eps`` is relative to the optimal value.
-    max_cells : int
-        The most cells made and still to make.
-    finished : callable
-        ``finished(cell)`` with each :class:`~approxpath.surface.result.SurfaceCell`.
-
-    Returns
-    -------
-    int
+    as it is made.  Returns the number of cells made.  ``engine``: the folds' problems, solves
+    and paths (:class:`~approxpath.surface.engine.Engine`); ``relative``: ``eps`` relative to the
+    optimal value; ``max_cells``: the most cells made and still to make; ``finished(cell)`` gets each
+    :class:`~approxpath.surface.result.SurfaceCell`.
 
     Raises
     ------

@@ -68,22 +68,9 @@ def cut_weight(w_lo, w_hi, g_lo, g_hi, goal):
     :math:`g_{lo} + (g_{hi} - g_{lo})\\,((w - w_{lo})/(w_{hi} - w_{lo}))^2` reaches it (a pair
     optimal at ``w_lo`` has a gap quadratic in the weight when its dual grows with the weight,
     linear when it is held fixed: the caller checks the guess and cuts again below it).  None
-    when ``g_lo >= goal``.
-
-    Parameters
-    ----------
-    w_lo, w_hi : float
-        The cell's weights, ``w_lo < w_hi``.
-    g_lo, g_hi : float
-        Its bound at ``w_lo`` and at ``w_hi``.
-    goal : float
-
-    Returns
-    -------
-    float or None
-        :math:`w_{lo} + (w_{hi} - w_{lo}) \\sqrt{(goal - g_{lo}) / (g_{hi} - g_{lo})}`; None unless
-        ``g_hi > goal > g_lo`` with ``g_hi`` finite, or where the root rounds to an end.
-    """
+    when ``g_lo >= goal``.  That is :math:`w_{lo} + (w_{hi} - w_{lo}) \\sqrt{(goal - g_{lo}) / (g_{hi} - g_{lo})}`
+    (``w_lo < w_hi``); None unless ``g_hi > goal > g_lo`` with ``g_hi`` finite, or where the root rounds
+    to an end."""
     if not (g_hi > goal > g_lo) or not math.isfinite(g_hi):
         return None
     w = w_lo + (w_hi - w_lo) * math.sqrt((goal - g_lo) / (g_hi - g_lo))
@@ -114,17 +101,7 @@ class _WarmRun(Run):
 
 def check_bandwidth_problem(problem):
     """:class:`InputError` unless ``problem`` (a problem instance) sweeps the bandwidth (a surface
-    sets its weight).
-
-    Parameters
-    ----------
-    problem : KernelProblem
-
-    Raises
-    ------
-    InputError
-        ``problem`` is no problem instance, or its parameter is not the bandwidth.
-    """
+    sets its weight)."""
     if not problem_instance(problem).sweep.along_bandwidth:
         raise InputError(f"a surface sweeps the bandwidth and {problem.bound.weight}: build {problem.name} with "
                          "parameter='bandwidth' (its weight is set per cell)")
@@ -134,21 +111,9 @@ def check_weight_range(problem, name, lo, hi):
     """:class:`InputError` naming ``name`` (the caller's: ``weights``, ``--weights``) when the
     range's lower end ``lo`` is at or below the weight double precision can tell from 0
     (:meth:`~approxpath.kernel_problem.KernelProblem.check_weights` of ``problem`` at ``lo``):
-    refused at once, not after minutes of exact solves or cells with no bound.
-
-    Parameters
-    ----------
-    problem : KernelProblem
-        A bandwidth-path problem (:meth:`~approxpath.kernel_problem.KernelProblem.with_weight`).
-    name : str
-    lo, hi : float
-        The weight's range.
-
-    Raises
-    ------
-    InputError
-        The message starts with ``name`` and the range.
-    """
+    refused at once, not after minutes of exact solves or cells with no bound.  The message starts
+    with ``name`` and the range ``lo, hi``; ``problem`` is a bandwidth-path problem
+    (:meth:`~approxpath.kernel_problem.KernelProblem.with_weight`)."""
     try:
         problem.with_weight(lo).check_weights(lo, hi)
     except InputError as exc:

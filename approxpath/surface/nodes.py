@@ -192,20 +192,8 @@ class WeightNodes:
 
 def over_bandwidth(problem):
     """``(t, problem over the bandwidth)``: a problem that sweeps λ at the bandwidth t, rebuilt
-    from its options to sweep the bandwidth (at its λ), as the box's cells want it.
-
-    Parameters
-    ----------
-    problem : KernelProblem
-        Over λ; its options hold ``bandwidth``.
-
-    Returns
-    -------
-    t : float
-        Its bandwidth.
-    problem : KernelProblem
-        A new problem of the same class on the same data with ``parameter="bandwidth"``.
-    """
+    from its options to sweep the bandwidth (at its λ), as the box's cells want it: a new problem of
+    the same class on the same data with ``parameter="bandwidth"``."""
     options = problem.options()
     t = float(options.pop("bandwidth"))
     return t, type(problem)(problem.X, problem.y, **dict(options, parameter="bandwidth"))
@@ -229,37 +217,12 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
     the search stopped short of ``tol`` (None if it did not) and whether ``max_solves`` was
     spent.
 
-    Parameters
-    ----------
-    problem : KernelProblem
-        Over λ (:class:`BoxNodes`), its bound with ``box_edge`` and ``box_enclosure``.
-    name : str
-        The closed-form criterion.
-    sense : {"min", "max"}
-        Whether the criterion is minimized or maximized.
-    bandwidths, weights : (float, float)
-        The box's sides.
-    tol : float
-        The δ to reach.
-    max_solves : int
-        The exact solves allowed (the first grid's included).
-    progress_bar : DeltaBar or None
-        Updated with δ and the solves after each round (:func:`~approxpath.progress.delta_bar`).
-    t0 : float
-        ``time.perf_counter()`` at the caller's start (the result's ``wall_s``).
-    nodes : callable, optional
-        ``nodes(shared)``: the criterion's nodes (:class:`BoxNodes` of ``name`` if omitted).
-    t_width : float, optional
-        The first grid's largest spacing in log t.
-
-    Returns
-    -------
-    selection : SurfaceSelection
-        Its value and enclosures in the criterion's own orientation.
-    sides : list of str
-        A subset of :data:`SIDES`.
-    reason : str or None
-    spent : bool
+    ``problem`` is over λ, its bound with ``box_edge`` and ``box_enclosure``; ``sense`` is ``"min"`` or
+    ``"max"``; ``bandwidths, weights`` are the box's sides ``(lo, hi)``; ``max_solves`` counts the first
+    grid's solves; ``progress_bar`` (or None) gets δ and the solves after each round
+    (:func:`~approxpath.progress.delta_bar`); ``t0`` is ``time.perf_counter()`` at the caller's start
+    (for ``wall_s``); ``nodes`` defaults to :class:`BoxNodes` of ``name``.  The selection's value and
+    enclosures are in the criterion's own orientation; ``sides`` is a subset of :data:`SIDES`.
 
     Raises
     ------
@@ -329,25 +292,8 @@ def at_sides(cells, hi, value, chosen, box):
     """The sides of ``box = (t_lo, t_hi, w_lo, w_hi)`` (:data:`SIDES`) where the criterion may be
     better beyond: the chosen cell ``cells[chosen]`` lies there, or a cell there is proven at least
     as good as the choice (its upper bound ``hi`` at most ``value``, the choice's; oriented: smaller
-    is better).  ``cells``: rows ``(t1, t2, w1, w2)``.
-
-    Parameters
-    ----------
-    cells : ndarray of shape (k, 4)
-    hi : array_like of shape (k,)
-        The cells' upper bounds, oriented.
-    value : float
-        The choice's upper bound, oriented.
-    chosen : int
-        The chosen cell's row.
-    box : (float, float, float, float)
-
-    Returns
-    -------
-    list of str
-        The sides, in the order of :data:`SIDES`, that the chosen cell or a cell with
-        ``hi <= value`` touches.
-    """
+    is better).  ``cells``: rows ``(t1, t2, w1, w2)``, shape (k, 4); ``hi``: shape (k,).  The
+    sides are listed in the order of :data:`SIDES`."""
     t_lo, t_hi, w_lo, w_hi = box
     on = np.column_stack([cells[:, 0] <= t_lo, cells[:, 1] >= t_hi, cells[:, 2] <= w_lo, cells[:, 3] >= w_hi])
     flagged = on[chosen] | np.any(on & (np.asarray(hi) <= value)[:, None], axis=0)

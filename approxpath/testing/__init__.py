@@ -54,20 +54,10 @@ def parametrize_with_checks(classes):
     """A ``pytest.mark.parametrize`` decorator over ``(example, check)`` for every example of
     every class in ``classes`` (registered first) and every check; ids name both.  ``check``
     raises as :func:`check_problem` does; a class without examples, or whose ``examples()``
-    raises, gets one case that fails saying so.
-
-    Parameters
-    ----------
-    classes : iterable of type
-        :class:`~approxpath.Problem` subclasses, each registered (:func:`~approxpath.registry.register`).
-
-    Returns
-    -------
-    pytest.MarkDecorator
-        ``pytest.mark.parametrize("example, check", ...)``: one :class:`Example` per example and one
-        check of :data:`CHECKS` per case, with ids ``NAME-K-PARAMETER-CHECK`` (``K``: the example's
-        index; ``NAME-examples-examples`` for the failing case).
-    """
+    raises, gets one case that fails saying so.  ``classes``: :class:`~approxpath.Problem`
+    subclasses (:func:`~approxpath.registry.register`).  One :class:`Example` and one check of
+    :data:`CHECKS` per case; ids ``NAME-K-PARAMETER-CHECK`` (``K``: the example's index;
+    ``NAME-examples-examples`` for the failing case)."""
     import pytest
 
     from ..registry import register

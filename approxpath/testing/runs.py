@@ -15,20 +15,11 @@ TIMING = frozenset({"wall_s", "solve_s", "certify_s", "content_sha256"})
 
 def certificate_differences(a, b):
     """The arrays and meta fields (:data:`TIMING` aside) in which the certificate files ``a`` and
-    ``b`` differ, bit for bit (NaN equal to NaN); an array in one file only counts too.
-
-    Parameters
-    ----------
-    a, b : str or path-like
-        Certificate files (:func:`~approxpath.certificate.format.read_certificate`).
-
-    Returns
-    -------
-    list of str
-        The sorted names of the arrays in one file only, then of the arrays in both that differ
-        (:func:`numpy.array_equal`; NaN equal to NaN for float and complex arrays), then of the
-        meta fields that differ or are in one file only.
-    """
+    ``b`` differ, bit for bit (NaN equal to NaN); an array in one file only counts too.  A list of
+    names: the arrays in one file only, then those in both that differ (:func:`numpy.array_equal`,
+    NaN equal to NaN for float and complex arrays), then the meta fields that differ or are in
+    one file only, each part sorted (files read by
+    :func:`~approxpath.certificate.format.read_certificate`)."""
     from ..certificate.format import read_certificate
 
     (xa, ma), (xb, mb) = read_certificate(a), read_certificate(b)
@@ -42,20 +33,10 @@ def check_resumed_run_equals_uninterrupted(ex):
     """A run stopped half-way (its budget of exact solves spent) and resumed from its checkpoint
     gives the uninterrupted run's certificate bit for bit: whatever the search keeps beside an
     exact solve and uses later (a warm start, a basis) is stored with it (``anchor_state`` and
-    ``with_anchor_state``, where a problem has such state).
-
-    Parameters
-    ----------
-    ex : Example
-        The problem, interval and eps of the run; a run of fewer than 3 exact solves is not
-        checked.  The stopped run's budget is half the uninterrupted run's exact solves.
-
-    Raises
-    ------
-    AssertionError
-        No checkpoint after the stopped run, or the resumed run's certificate differs
-        (:func:`certificate_differences`, naming the fields).
-    """
+    ``with_anchor_state``, where a problem has such state).  ``ex``: the :class:`Example` (problem,
+    interval, eps); a run of fewer than 3 exact solves is not checked; the stopped run's budget is
+    half the uninterrupted run's exact solves.  ``AssertionError`` when the stopped run left no
+    checkpoint or the certificates differ (:func:`certificate_differences`, naming the fields)."""
     from ..driver import approximate_path
     from ..errors import BudgetExceededError
 

@@ -414,27 +414,14 @@ def follow(system, *, d_max=None, max_events=None, max_steps=2000, g_tol=1e-8):
     Householder QR was measured 30x slower than one thread at n = 200 on the shared 2-core
     machine (107 vs 3 ms), and not faster on an idle one.
 
-    Parameters
-    ----------
-    system : System
-        The KKT system (:class:`~approxpath.exact.feature_path._kkt.System`): kernel, ``y``, ``C``.
-    d_max : float, optional
-        Stop where :math:`D = \\lVert\\beta\\rVert_1` reaches it (the last point is there).
-    max_events : int, optional
-        Stop after this many events after the start.
-    max_steps : int, optional
-        Stop after this many continuation steps.
-    g_tol : float, optional
-        Stop where :math:`\\lambda\\eta \\le` ``g_tol`` :math:`\\lVert y - \\bar y\\rVert^2`.  The path also
-        ends where :math:`\\eta` reaches 0.
-
-    Returns
-    -------
-    _Follower
-        Its ``records`` (per point ``(alpha, beta, lam, alpha0, active mask, Jacobian calls so far)``),
-        ``events`` (``(kind, feature, record index)``, kind ``"start"``, ``"joined"`` or ``"left"``),
-        ``stop_reason``, ``failed`` (stopped where the path could not go on; the records up to there
-        kept), ``n_steps``, ``n_rejected``, ``n_corrector``.
+    ``system`` is the KKT system (:class:`~approxpath.exact.feature_path._kkt.System`: kernel, ``y``,
+    ``C``).  The path stops where :math:`D = \\lVert\\beta\\rVert_1` reaches ``d_max`` (the last point is
+    there), after ``max_events`` events after the start or ``max_steps`` continuation steps, where
+    :math:`\\lambda\\eta \\le` ``g_tol`` :math:`\\lVert y - \\bar y\\rVert^2`, or where :math:`\\eta` reaches 0.
+    The follower has ``records`` (per point ``(alpha, beta, lam, alpha0, active mask, Jacobian calls so
+    far)``), ``events`` (``(kind, feature, record index)``, kind ``"start"``, ``"joined"`` or ``"left"``),
+    ``stop_reason``, ``failed`` (stopped where the path could not go on; the records up to there kept),
+    ``n_steps``, ``n_rejected``, ``n_corrector``.
 
     Raises
     ------

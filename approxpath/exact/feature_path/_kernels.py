@@ -33,51 +33,23 @@ KERNELS = ("ard-gaussian", "ard-polynomial")
 
 def kernel_degree(kernel, degree):
     """The power m of ``kernel``: ``degree`` for the ARD-polynomial kernel (2, the paper's
-    quadratic kernel, when None); a degree given with the ARD-Gaussian kernel, which has none,
-    is refused (it would be silently unused).
-
-    Parameters
-    ----------
-    kernel : str
-        The kernel's name.
-    degree : int or None
-
-    Returns
-    -------
-    int
-        ``degree``, or 2 where it is None (not checked here: :func:`make_kernel` checks it).
-
-    Raises
-    ------
-    InputError
-        A ``degree`` given with a kernel other than ``"ard-polynomial"``.
-    """
+    quadratic kernel, when None; not checked here: :func:`make_kernel` checks it); a degree given
+    with the ARD-Gaussian kernel, which has none, is refused with :class:`InputError` (it would be
+    silently unused)."""
     if degree is not None and kernel != "ard-polynomial":
         raise InputError(f"degree is the power of the ard-polynomial kernel; the {kernel} kernel has none")
     return 2 if degree is None else degree
 
 
 def make_kernel(name, X, degree=2):
-    """The kernel ``name`` (one of :data:`KERNELS`) on training inputs ``X`` (n, d).
-
-    Parameters
-    ----------
-    name : str
-        ``"ard-gaussian"`` or ``"ard-polynomial"``.
-    X : array_like of shape (n, d)
-    degree : int, optional
-        The power m of the ARD-polynomial kernel (unused by the ARD-Gaussian one).
-
-    Returns
-    -------
-    object
-        The kernel on ``X``: its ``at(beta)`` evaluates it at one β (module docstring).
+    """The kernel ``name`` (one of :data:`KERNELS`: ``"ard-gaussian"``, ``"ard-polynomial"``) on training
+    inputs ``X`` (n, d), of power m = ``degree`` if ARD-polynomial: its ``at(beta)`` evaluates it at one
+    β (module docstring).
 
     Raises
     ------
     InputError
-        An unknown ``name``, or for the ARD-polynomial kernel a ``degree`` that is not a
-        positive integer.
+        An unknown ``name``, or for the ARD-polynomial kernel a ``degree`` that is not a positive integer.
     """
     if name == "ard-gaussian":
         return _ArdGaussian(X)

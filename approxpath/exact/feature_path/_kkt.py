@@ -141,8 +141,7 @@ def inner_solve(K, y, C):
     Parameters
     ----------
     K : ndarray of shape (n, n)
-        The kernel matrix (symmetric positive semidefinite; :math:`HKH` is symmetrized and its
-        negative eigenvalues clipped to 0).
+        Symmetric PSD (:math:`HKH` is symmetrized and its negative eigenvalues clipped to 0).
     y : array_like of shape (n,)
     C : float
         The budget, > 0.

@@ -190,32 +190,11 @@ class FeaturePathReport:
 def check_point(kern, y, C, D, beta, alpha, alpha0, *, index=0, tol=1e-8, kkt_tol=1e-6):
     """The certificates of one point (see the module docstring); ``kern`` from ``make_kernel``.
 
-    Parameters
-    ----------
-    kern : object
-        The kernel on the training inputs (:func:`~approxpath.exact.feature_path._kernels.make_kernel`).
-    y : ndarray of shape (n,)
-    C : float
-        The budget of :math:`\\alpha^\\top K\\alpha \\le C`.
-    D : float
-        The point's claimed :math:`\\lVert\\beta\\rVert_1`.
-    beta : ndarray of shape (d,)
-        The feature weights; the active set is where ``beta > 0``.
-    alpha : ndarray of shape (n,)
-    alpha0 : float
-        The intercept.
-    index : int, optional
-        The point's row in the path (recorded).
-    tol : float, optional
-        Largest inner gap relative to :math:`\\lVert y - \\bar y\\rVert^2` (absolute where that is 0).
-    kkt_tol : float, optional
-        Largest KKT residual.
-
-    Returns
-    -------
-    PointCheck
-        ``flagged`` where the relative gap exceeds ``tol`` or a residual ``kkt_tol`` (NaN too),
-        each named in ``reasons``.
+    ``y`` and ``alpha`` have shape ``(n,)``, ``beta`` ``(d,)`` (the active set where ``beta > 0``); ``C`` is
+    the budget of :math:`\\alpha^\\top K\\alpha \\le C`, ``D`` the point's claimed :math:`\\lVert\\beta\\rVert_1`,
+    ``alpha0`` the intercept, ``index`` the point's row in the path (recorded).  The :class:`PointCheck` is
+    ``flagged`` where the inner gap relative to :math:`\\lVert y - \\bar y\\rVert^2` (absolute where that is 0)
+    exceeds ``tol`` or a KKT residual ``kkt_tol`` (NaN too), each named in ``reasons``.
     """
     yc = y - y.mean()
     scale = float(yc @ yc)

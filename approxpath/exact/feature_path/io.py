@@ -25,22 +25,9 @@ _REQUIRED = ("D", "beta", "alpha", "alpha0")
 def write_feature_path(path, file, **meta):
     """Write ``path`` (a FeaturePath) to ``file`` (.npz); ``meta`` adds JSON-able entries (data
     file, scaling, ...) to the ``meta`` record, which also says which machine wrote it
-    (:func:`approxpath.machine.describe`).
-
-    Parameters
-    ----------
-    path : FeaturePath
-        Its arrays (module docstring), and ``rel_gap``, ``kkt`` where it has a ``report``.
-    file : str or Path
-        Written atomically (:func:`~approxpath.certificate.output.write_atomic`), compressed.
-    **meta
-        Added to the ``meta`` record (keys other than the ones written from ``path``).
-
-    Raises
-    ------
-    InputError, FileNotFoundError, OSError
-        As for :func:`~approxpath.certificate.output.write_atomic`.
-    """
+    (:func:`approxpath.machine.describe`).  The arrays (module docstring; ``rel_gap`` and ``kkt``
+    where the path has a ``report``) are written compressed and atomically
+    (:func:`~approxpath.certificate.output.write_atomic`, whose errors these are)."""
     from ...machine import describe
 
     info = dict(kernel=path.kernel, degree=path.degree, C=path.C, stop_reason=path.stop_reason, steps=path.steps,
@@ -58,23 +45,14 @@ def write_feature_path(path, file, **meta):
 
 
 def read_feature_path(file):
-    """The arrays of a feature-path file as a dict (``meta`` decoded to a dict; ``{}`` if absent).
-
-    Parameters
-    ----------
-    file : str or Path
-
-    Returns
-    -------
-    dict
-        Every array by name (no pickles) and ``meta``; the ``degree`` of an ``ard-gaussian`` path's
-        ``meta`` is None (files before 0.5.0 stored 2).
+    """The arrays of a feature-path file as a dict (``meta`` decoded to a dict; ``{}`` if absent; no
+    pickles); the ``degree`` of an ``ard-gaussian`` path is None (files before 0.5.0 stored 2).
 
     Raises
     ------
     InputError
-        When the file does not exist (or is not a regular file), is not an npz file, or lacks
-        ``D``, ``beta``, ``alpha`` or ``alpha0``.
+        When the file does not exist (or is not a regular file), is not an npz file, or lacks ``D``,
+        ``beta``, ``alpha`` or ``alpha0``.
     """
     file = Path(file)
     if not file.is_file():
