@@ -42,19 +42,13 @@ _GRID_BITS = 20
 
 
 def kinks(ends):
-    """Positions in [0, 1] where the linear functions with values ``ends`` at the piece's ends
-    change sign (where a hinge or an absolute value has its kink).
-
-    Parameters
-    ----------
-    ends : array_like of shape (m, 2)
-        Each function's values at the piece's two ends (positions 0 and 1).
+    """Positions in [0, 1] where the linear functions with values ``ends`` (m, 2) at the piece's
+    ends (positions 0 and 1) change sign (where a hinge or an absolute value has its kink).
 
     Returns
     -------
     ndarray of shape (c,)
-        :math:`e_0/(e_0 - e_1)` for the c rows whose ends have strictly opposite signs (a zero
-        at an end is no kink), in row order.
+        :math:`e_0/(e_0 - e_1)` for the c rows whose ends have strictly opposite signs (a zero: no kink), in row order.
     """
     ends = np.asarray(ends, dtype=float)
     change = np.flatnonzero(ends[:, 0] * ends[:, 1] < 0)
@@ -73,16 +67,14 @@ def l1_upper(B, W, err):
     W : ndarray of shape (K, m + 1)
         The weights' Bernstein coefficients on the piece.
     err : ndarray of shape (K,)
-        How far a weight computed from ``W`` at a position may be from the exact one
-        (:func:`~approxpath.moving.parts` with ``rounded``).
+        How far a weight computed from ``W`` may be from the exact one (:func:`~approxpath.moving.parts`, ``rounded``).
 
     Returns
     -------
     callable
-        ``N_at(x)``: for positions ``x`` of shape (T,) in [0, 1], with :math:`w` =
-        :func:`~approxpath.moving.bernstein_at` ``(W, x)``, the sums over i of
-        :math:`|Bw|_i + \\mathrm{fp\\_margin}(K, 1)(|B||w|)_i + (|B|\\,\\mathrm{err})_i`, times
-        :math:`1 + \\mathrm{fp\\_margin}(n, 1)`: shape (T,).
+        ``N_at(x)``, ``x`` (T,) in [0, 1] -> (T,): with :math:`w` = :func:`~approxpath.moving.bernstein_at` ``(W, x)``,
+        :math:`\\sum_i (|Bw| + \\mathrm{fp\\_margin}(K, 1)|B||w| + |B|\\,\\mathrm{err})_i` times
+        :math:`1 + \\mathrm{fp\\_margin}(n, 1)`.
     """
     aB = np.abs(B)
 

@@ -72,32 +72,19 @@ class Edge:
 
 
 def edge(bound, name, lo, hi, cache, span=None):
-    """The :class:`Edge` of the bandwidths ``[lo, hi]`` at ``bound``'s λ, from the exact optima
-    at the ends of ``span`` around it (the pair and the facts as :func:`.criteria.node_pair` and
-    :func:`.criteria.criterion_enclosure` take them).
-
-    Parameters
-    ----------
-    bound : RidgeBound
-        On a bandwidth path (λ fixed: ``bound.sweep.weight``).
-    name : str
-        The criterion, a key of :data:`.criteria.CLOSED_FORM`.
-    lo, hi : float
-        The edge's bandwidths, ``lo <= hi``.
-    cache : dict
-        The bound's point factorizations (:func:`.facts.cached_facts`), filled as needed.
-    span : tuple of float, optional
-        ``(a, b)``, ``a <= lo <= hi <= b``: where the optima and the facts are taken; default
-        ``(lo, hi)``.
+    """The :class:`Edge` of the bandwidths ``[lo, hi]`` at ``bound``'s λ (``bound.sweep.weight``, fixed on its
+    bandwidth path), from the exact optima at the ends of ``span`` ``(a, b)`` around it (``a <= lo <= hi <= b``,
+    default ``(lo, hi)``; the pair and the facts as :func:`.criteria.node_pair` and
+    :func:`.criteria.criterion_enclosure` take them; ``name``: the criterion, a key of :data:`.criteria.CLOSED_FORM`;
+    ``cache``: the bound's point factorizations, a dict (:func:`.facts.cached_facts`), filled as needed).
 
     Returns
     -------
     Edge
-        The pair's gap bound on ``[lo, hi]`` and :func:`.criteria.interval_facts` over ``span``;
-        where the gap bound is finite also, for ``"lml"``, :math:`P^*`'s enclosure ``value``
-        (:func:`.criteria.optimal_value`) and the enclosure of :func:`.criteria.lml_bounds`, else
-        the residual's box (:func:`.criteria.residual_box`) and the enclosure of
-        :func:`.criteria.residual_criterion` (the ball's radius :math:`\\sqrt{gap}`).
+        The pair's gap bound and ``facts`` (:func:`.criteria.interval_facts` over ``span``); where the gap bound is
+        finite also, for ``"lml"``, :math:`P^*`'s enclosure ``value`` (:func:`.criteria.optimal_value`) and
+        :func:`.criteria.lml_bounds`, else the ``residual``'s box (:func:`.criteria.residual_box`) and
+        :func:`.criteria.residual_criterion` (the ball's radius :math:`\\sqrt{gap}`) as its ``enclosure``.
     """
     lam, n = bound.sweep.weight, bound.n
     span = (lo, hi) if span is None else span
@@ -119,19 +106,8 @@ def box_enclosure(bound, first, second):
     """``(low, high)``: the criterion of the exact optimum at every point of the cell between
     the edges ``first`` (at :math:`\\lambda_1`) and ``second`` (at :math:`\\lambda_2 \\ge \\lambda_1`,
     the same bandwidths), both of ``bound``'s data (module docstring): the hull of its
-    enclosures on :data:`_PARTS` sub-intervals of :math:`[\\lambda_1, \\lambda_2]`.
-
-    Parameters
-    ----------
-    bound : RidgeBound
-        The data the edges were computed on (its ``n`` and ``y``).
-    first, second : Edge
-        :func:`edge` s of one criterion at :math:`\\lambda_1 \\le \\lambda_2`.
-
-    Returns
-    -------
-    low, high : float
-        ``(-inf, inf)`` where either edge's gap bound is not finite.
+    enclosures on :data:`_PARTS` sub-intervals of :math:`[\\lambda_1, \\lambda_2]`; ``(-inf, inf)``
+    where either edge's gap bound is not finite.
 
     Raises
     ------
@@ -189,35 +165,20 @@ class PredictionEdge:
 
 
 def prediction_edge(bound, lo, hi, cache, X_new, span=None, rows=None):
-    """The :class:`PredictionEdge` of the bandwidths ``[lo, hi]`` at ``bound``'s λ, from the pair
-    of the optima at the ends of ``span`` that ``cache`` holds (:func:`.criteria.node_pair`;
-    their derivatives where the edge has width), its certified gap and the predictions'
-    enclosure (:mod:`.enclosure`: :math:`f^*` within :math:`\\sqrt{g/(2\\lambda)}` of the pair's
-    :math:`f_c` in the RKHS, :math:`a = \\lambda c`).
-
-    Parameters
-    ----------
-    bound : RidgeBound
-        On a bandwidth path (λ fixed: ``bound.sweep.weight``).
-    lo, hi : float
-        The edge's bandwidths, ``lo <= hi`` (a point where they agree).
-    cache : dict
-        The bound's point factorizations (:func:`.facts.cached_facts`), filled as needed.
-    X_new : ndarray of shape (m, d)
-        The held-out points (with ``kernel="precomputed"``, their distances
-        :func:`~approxpath.selection.predictions.new_distances` reads).
-    span : tuple of float, optional
-        ``(a, b)``, ``a <= lo <= hi <= b``: where the optima are taken; default ``(lo, hi)``.
-    rows : ndarray of int, optional
-        Only these rows of ``X_new`` (then m is their number).
+    """The :class:`PredictionEdge` of the bandwidths ``[lo, hi]`` (a point where they agree) at ``bound``'s λ
+    (``bound.sweep.weight``, fixed on its bandwidth path), from the pair of the optima at the ends of ``span``
+    (default ``(lo, hi)``; as in :func:`edge`) that ``cache`` holds (:func:`.criteria.node_pair`; their derivatives
+    where the edge has width), its certified gap and the predictions' enclosure (:mod:`.enclosure`: :math:`f^*`
+    within :math:`\\sqrt{g/(2\\lambda)}` of the pair's :math:`f_c` in the RKHS, :math:`a = \\lambda c`) at the held-out
+    points ``X_new`` (m, d) (with ``kernel="precomputed"``, their distances
+    :func:`~approxpath.selection.predictions.new_distances` reads), or at its ``rows`` only (then m is their number).
 
     Returns
     -------
     PredictionEdge
-        Its ``radius`` :math:`\\sqrt{g/(2\\lambda)}` rounded up (inf where the gap bound is not
-        finite); ``ends`` the pair's coefficients at ``lo`` and ``hi`` (the anchor and the anchor
-        plus the direction; the point's twice where ``lo == hi``); ``low``, ``up`` (m, J) and
-        ``cuts`` (J + 1,) from :func:`.enclosure.prediction_enclosure`.
+        Its ``radius`` :math:`\\sqrt{g/(2\\lambda)}` rounded up (inf where the gap bound is not finite); ``ends`` the
+        pair's coefficients at ``lo`` and ``hi`` (the anchor and the anchor plus the direction; the point's twice where
+        ``lo == hi``); ``low``, ``up`` (m, J) and ``cuts`` (J + 1,) from :func:`.enclosure.prediction_enclosure`.
     """
     from .enclosure import prediction_enclosure
 
@@ -236,11 +197,11 @@ def prediction_edge(bound, lo, hi, cache, X_new, span=None, rows=None):
 
 
 def prediction_box(bound, first, second):
-    """``(low, up)``: the exact optimum's predictions at the held-out points of the
-    :class:`PredictionEdge` s ``first`` (at :math:`\\lambda_1`) and ``second`` (at
-    :math:`\\lambda_2 \\ge \\lambda_1`, the same bandwidths ``[lo, hi]`` and points) at every
-    :math:`(t, \\lambda)` of the cell, on :data:`_PARTS` sub-intervals of :math:`[\\lambda_1,
-    \\lambda_2]` (geometric, the same for every pair of edges at these λ) times the edges' J
+    """``(low, up)`` (m, P J, P = :data:`_PARTS`, 1 where :math:`\\lambda_1 = \\lambda_2`): the exact optimum's
+    predictions at the held-out points of the :class:`PredictionEdge` s ``first`` (at :math:`\\lambda_1`) and
+    ``second`` (at :math:`\\lambda_2 \\ge \\lambda_1`, the same bandwidths ``[lo, hi]`` and points; both of ``bound``'s
+    data, its kernel at ``[lo, hi]``) at every :math:`(t, \\lambda)` of the cell, on :data:`_PARTS` sub-intervals of
+    :math:`[\\lambda_1, \\lambda_2]` (geometric, the same for every pair of edges at these λ) times the edges' J
     sub-intervals of ``[lo, hi]`` (column p J + j: λ sub-interval p, t sub-interval j).
 
     At a fixed t, with :math:`c^*(\\lambda) = V\\mathrm{diag}(1/(\\mu + \\lambda))V^\\top y`, the chord of
@@ -251,19 +212,6 @@ def prediction_box(bound, first, second):
     (:math:`k_t(x, x) = 1`).  The change is at most :math:`\\lVert f_{d(t)}\\rVert_H + r_1 + r_2`,
     :math:`d(t)` the difference of the edges' pairs (:func:`_change`); each edge's enclosure holds
     its exact optimum's predictions at every t, so the chord's lie in their combination.
-
-    Parameters
-    ----------
-    bound : RidgeBound
-        The data the edges were computed on (its kernel at ``[lo, hi]``).
-    first, second : PredictionEdge
-        :func:`prediction_edge` s over the same ``[lo, hi]`` and points at :math:`\\lambda_1 \\le
-        \\lambda_2`.
-
-    Returns
-    -------
-    low, up : ndarray of shape (m, P J)
-        P = :data:`_PARTS` (1 where :math:`\\lambda_1 = \\lambda_2`).
 
     Raises
     ------

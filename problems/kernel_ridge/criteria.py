@@ -97,6 +97,8 @@ def node_pair(bound, name, lo, hi, cache, span=None):
     :math:`dc/dt = \\tilde K^{-1}(D\\circ K_t)c` at ``a`` and ``b`` there (a prediction, not an
     optimum: the pair's gap bound certifies whatever it is; the linear one where the
     factorizations took no derivative, as for the marginal likelihood's log det alone).
+    ``bound`` is on a bandwidth path (λ fixed: ``bound.sweep.weight``), ``name`` a key of
+    :data:`END_LEVEL` (the level of facts factorized at the ends), ``cache`` a dict, filled as needed.
 
     Its gap over the interval is fourth order in the width (:mod:`.bound`) plus the square of the
     prediction's error, eighth order in the width of ``span``: a span split at Hermite points
@@ -108,25 +110,11 @@ def node_pair(bound, name, lo, hi, cache, span=None):
     range on a sub-interval, and two optima that nearly cancel (weights :math:`1 - \\theta,
     \\theta`) left a floor of 0.12 per entry at n = 1000 however narrow the cell.
 
-    Parameters
-    ----------
-    bound : RidgeBound
-        On a bandwidth path (λ fixed: ``bound.sweep.weight``).
-    name : str
-        The criterion, a key of :data:`END_LEVEL`: the level of facts factorized at the ends.
-    lo, hi : float
-        The interval, ``lo <= hi``.
-    cache : dict
-        Point factorizations (:func:`.facts.cached_facts`), filled as needed.
-    span : tuple of float, optional
-        ``(a, b)``, ``a <= lo <= hi <= b``; default ``(lo, hi)``.
-
     Returns
     -------
     primal, dual : RidgePrimal, RidgeDual, or Moving
-        A fixed pair at ``lo == hi``; else two :class:`~approxpath.moving.Moving` on ``(lo, hi)``
-        with the points (anchor, direction) and the weights' Bernstein coefficients
-        ``[[1, 1], [0, 1]]``.
+        A fixed pair at ``lo == hi``; else two :class:`~approxpath.moving.Moving` on ``(lo, hi)`` with the points
+        (anchor, direction) and the weights' Bernstein coefficients ``[[1, 1], [0, 1]]``.
 
     Raises
     ------
@@ -172,28 +160,10 @@ def interval_facts(bound, lo, hi, cache, level=1):
     """Enclosures over ``[lo, hi]`` of :math:`\\lambda d_i` (n,), :math:`\\lambda T` and
     :math:`\\log\\det` (each a ``(low, high)`` pair) from the facts at the two ends: all three are
     monotone along either path (module docstring), so the ends of any interval around the cell
-    serve as well (a ``span`` of :func:`criterion_enclosure`).
-
-    Parameters
-    ----------
-    bound : RidgeBound
-    lo, hi : float
-        The interval in the path parameter (bandwidths, or λ on the λ path).
-    cache : dict or None
-        Point factorizations (:func:`.facts.cached_facts`; None: computed, not kept).
-    level : int, default 1
-        As :func:`.facts.cached_facts` (0: only :math:`\\log\\det` is wanted, the others are then
-        ``(0, inf)``).
-
-    Returns
-    -------
-    ld_i : tuple of two ndarray of shape (n,)
-        :math:`\\lambda d_i`'s low and high.
-    l_tr : tuple of two float
-        :math:`\\lambda T`'s.
-    logdet : tuple of two float
-        :math:`\\log\\det\\tilde K`'s.
-    """
+    serve as well (a ``span`` of :func:`criterion_enclosure`); ``level`` as
+    :func:`.facts.cached_facts` (0: only :math:`\\log\\det` is wanted, the others are then ``(0, inf)``).
+    ``lo, hi`` in the path parameter (bandwidths, or λ on the λ path); ``cache``: a dict of point
+    factorizations, or None (computed, not kept)."""
     fa, fb = cached_facts(bound, lo, cache, level), cached_facts(bound, hi, cache, level)
     if not bound.sweep.along_bandwidth:
         # lambda d_i and lambda tr increase with lambda, log det increases
@@ -242,23 +212,9 @@ def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span):
 
 def lml_bounds(n, q, ld, padded=True):
     """``(low, high)``: the log marginal likelihood :math:`-\\tfrac12 y^\\top\\tilde K^{-1}y -
-    \\tfrac12\\log\\det\\tilde K - \\tfrac n2\\log 2\\pi` from enclosures of its two terms.
-
-    Parameters
-    ----------
-    n : int
-        The number of training points.
-    q : tuple of two float
-        ``(low, high)`` of :math:`y^\\top\\tilde K^{-1}y = P^*/\\lambda`.
-    ld : tuple of two float
-        ``(low, high)`` of :math:`\\log\\det\\tilde K`.
-    padded : bool, default True
-        Widen the result by :data:`PAD` of its magnitudes, for the few operations here.
-
-    Returns
-    -------
-    low, high : float
-    """
+    \\tfrac12\\log\\det\\tilde K - \\tfrac n2\\log 2\\pi` (n training points) from :math:`y^\\top\\tilde
+    K^{-1}y = P^*/\\lambda` in ``q`` and :math:`\\log\\det\\tilde K` in ``ld`` (``(low, high)`` pairs);
+    ``padded``: widened by :data:`PAD` of its magnitudes for the few operations here."""
     const = 0.5 * n * math.log(2.0 * math.pi)
     low = -0.5 * float(q[1]) - 0.5 * float(ld[1]) - const
     high = -0.5 * float(q[0]) - 0.5 * float(ld[0]) - const
@@ -272,25 +228,14 @@ def _padded(low, high):
 
 
 def optimal_value(bound, primal, dual, lo, hi):
-    """``(low, high)``: :math:`P^*` at every bandwidth of ``[lo, hi]``, between the pair's dual
-    floor and its primal value there.
-
-    Parameters
-    ----------
-    bound : RidgeBound
-        On a bandwidth path (λ fixed: ``bound.sweep.weight``).
-    primal : RidgePrimal or Moving
-    dual : RidgeDual or Moving
-    lo, hi : float
-        The bandwidths, ``lo <= hi``.
+    """``(low, high)``: :math:`P^*` at every bandwidth of ``[lo, hi]`` (``lo <= hi``, λ fixed: ``bound.sweep.weight``),
+    between the pair's dual floor and its primal value there.
 
     Returns
     -------
-    low : float
-        ``bound.dual_floor`` on the piece, at least 0.
-    high : float
-        :math:`\\lambda\\,c^\\top K_t c + \\lVert y - K_t c\\rVert^2` bounded above from
-        :func:`residual_box`, widened by ``fp_margin(n + 2, 1)`` relative.
+    low, high : float
+        ``bound.dual_floor`` on the piece, at least 0; :math:`\\lambda\\,c^\\top K_t c + \\lVert y - K_t c\\rVert^2`
+        bounded above from :func:`residual_box`, widened by ``fp_margin(n + 2, 1)`` relative.
     """
     lam, n = bound.sweep.weight, bound.n
     primal_cover = dual_cover = None
@@ -356,18 +301,10 @@ def _lml_taylor(bound, primal, dual, gap, m, s, beta, M, cache):
 
 def residual_box(bound, primal, lo, hi, cover=None):
     """Entrywise bounds of :math:`y - K_t c(t)` and an upper bound of :math:`c(t)^\\top K_t c(t)`
-    over the piece, for the stored primal (fixed, or moving: every point's expansion enclosed,
-    combined with the weights' ranges, :func:`~approxpath.selection.predictions.combination_hull`).
-
-    Parameters
-    ----------
-    bound : RidgeBound
-    primal : RidgePrimal or Moving
-    lo, hi : float
-        The piece in the path parameter.
-    cover : tuple, optional
-        The :func:`~approxpath.selection.predictions.expansion_cover` of the primal's points on
-        the piece, when the caller computed it already (a bandwidth piece).
+    over the piece ``[lo, hi]`` (in the path parameter), for the stored primal (fixed, or moving: every point's
+    expansion enclosed, combined with the weights' ranges, :func:`~approxpath.selection.predictions.combination_hull`);
+    ``cover``: that expansion cover (:func:`~approxpath.selection.predictions.expansion_cover` of the primal's
+    points on the piece) when the caller computed it already (a bandwidth piece).
 
     Returns
     -------
@@ -399,30 +336,11 @@ def residual_box(bound, primal, lo, hi, cover=None):
 
 
 def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None, span=None):
-    """An enclosure ``(low, high)`` of the criterion ``name`` of the exact optimum for every
-    parameter of ``[lo, hi]``, given the piece's pair and its gap bound there (see the module
-    docstring).
-
-    Parameters
-    ----------
-    bound : RidgeBound
-    name : str
-        One of :data:`CLOSED_FORM`.
-    primal : RidgePrimal or Moving
-    dual : RidgeDual or Moving
-    gap : float
-        The pair's gap bound on ``[lo, hi]``.
-    lo, hi : float
-        The piece in the path parameter.
-    cache : dict, optional
-        Keeps point factorizations (:func:`.facts.cached_facts`).
-    span : tuple of float, optional
-        An interval around ``[lo, hi]`` whose ends' facts to use; default ``(lo, hi)``.
-
-    Returns
-    -------
-    low, high : float
-        ``(-inf, inf)`` where ``gap`` is not finite.
+    """An enclosure ``(low, high)`` of the criterion ``name`` (one of :data:`CLOSED_FORM`) of
+    the exact optimum for every parameter of ``[lo, hi]``, given the piece's pair and its gap
+    bound ``gap`` there (see the module docstring; ``(-inf, inf)`` where ``gap`` is not finite).
+    ``cache`` (a dict) keeps point factorizations (:func:`.facts.cached_facts`); ``span``: an
+    interval around ``[lo, hi]`` whose ends' facts to use (default ``(lo, hi)``).
 
     Raises
     ------
@@ -450,31 +368,12 @@ def criterion_enclosure(bound, name, primal, dual, gap, lo, hi, cache=None, span
 
 
 def residual_criterion(name, n, r_lo, r_hi, ball, ld_i, l_tr):
-    """LOOCV or GCV (``name``) enclosed from :math:`\\rho^*` in the box ``[r_lo, r_hi]`` plus
-    the 2-norm ball of radius ``ball``, :math:`\\lambda d_i` in ``ld_i`` and :math:`\\lambda T` in
-    ``l_tr``.  Row by row for arrays of shape (m, n).
-
-    Parameters
-    ----------
-    name : str
-        ``"loocv"``; any other name is taken as GCV.
-    n : int
-        The number of training points.
-    r_lo, r_hi : ndarray of shape (n,) or (m, n)
-        The box of :math:`\\rho^*`.
-    ball : float, or ndarray of shape (m,)
-        The radius of the 2-norm ball added to the box.
-    ld_i : tuple of two ndarray of shape (n,) or (m, n)
-        ``(low, high)`` of :math:`\\lambda d_i` (LOOCV).
-    l_tr : tuple of two float, or of two ndarray of shape (m,)
-        ``(low, high)`` of :math:`\\lambda T` (GCV).
-
-    Returns
-    -------
-    low, high : float, or ndarray of shape (m,)
-        Widened by :data:`PAD` and ``fp_margin(n, 1)`` relative; ``(0, inf)`` where the lower
-        bound of a :math:`\\lambda d_i` (LOOCV) or of :math:`\\lambda T` (GCV) is not positive.
-    """
+    """LOOCV or GCV (``name``: ``"loocv"``, any other is GCV) enclosed from :math:`\\rho^*` in the box
+    ``[r_lo, r_hi]`` (n,) plus the 2-norm ball of radius ``ball``, :math:`\\lambda d_i` in ``ld_i`` and
+    :math:`\\lambda T` in ``l_tr`` (``(low, high)`` pairs), n training points.  Row by row for arrays of
+    shape (m, n) (``l_tr``'s and ``ball`` of shape (m,)): then the ``(low, high)`` arrays of shape (m,).
+    Widened by :data:`PAD` and ``fp_margin(n, 1)`` relative; ``(0, inf)`` where the lower bound of a
+    :math:`\\lambda d_i` (LOOCV) or of :math:`\\lambda T` (GCV) is not positive."""
     rows = np.ndim(r_lo) == 2
     r_lo, r_hi = np.atleast_2d(r_lo), np.atleast_2d(r_hi)
     big = np.maximum(r_lo * r_lo, r_hi * r_hi)

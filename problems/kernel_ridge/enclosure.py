@@ -27,7 +27,8 @@ __all__ = ["prediction_enclosure"]
 
 def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, weight_range=None):
     """Enclosures of the exact optimum's predictions at the rows of ``X_new`` for every
-    :math:`\\tau \\in [lo, hi]` (see the module docstring).
+    :math:`\\tau \\in [lo, hi]` (see the module docstring): ``(edges (J + 1,), low (m, J), up (m, J))``, ``edges``
+    the sub-intervals' ends (the node sub-intervals on a bandwidth piece, ``[lo, hi]`` on the λ path).
 
     On a bandwidth piece λ is the bound's; on the λ path every λ of the piece ``[lo, hi]``, where
     the pair is held fixed: the midpoint :math:`\\tfrac12(f_c + f_a/\\lambda)` takes :math:`1/\\lambda` in
@@ -41,8 +42,7 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, wei
     Parameters
     ----------
     bound : RidgeBound
-    primal : RidgePrimal or Moving
-    dual : RidgeDual or Moving
+    primal, dual : RidgePrimal and RidgeDual, or Moving
     gap : float
         The pair's gap bound on the piece (not finite: unbounded enclosures).
     lo, hi : float
@@ -52,15 +52,8 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, wei
         :func:`~approxpath.selection.predictions.new_distances` reads).
     rows : ndarray of int, optional
         Only these rows of ``X_new`` (then m is their number).
-    weight_range : tuple of float, optional
-        ``(λ_lo, λ_hi)`` of a cell; only ``λ_lo`` is read.
-
-    Returns
-    -------
-    edges : ndarray of shape (J + 1,)
-        The sub-intervals' ends: the node sub-intervals on a bandwidth piece, ``[lo, hi]`` on the
-        λ path.
-    low, up : ndarray of shape (m, J)
+    weight_range : (λ_lo, λ_hi), optional
+        A cell's; only ``λ_lo`` is read.
     """
     if weight_range is not None:
         lam_lo = lam_hi = float(weight_range[0])

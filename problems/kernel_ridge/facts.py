@@ -76,19 +76,18 @@ def point_facts(bound, tau, slope=True, inverse=True, derivative=None):
     slope : bool, default True
         Also enclose :math:`\\tfrac{d}{dt}\\log\\det\\tilde K_t` (bandwidth path only; needs ``inverse``).
     inverse : bool, default True
-        Enclose the inverse's diagonal and trace; without it only :math:`\\log\\det` and the
-        optimum (the Cholesky factor alone: no inverse, no slope).
+        Enclose the inverse's diagonal and trace; without it only :math:`\\log\\det` and the optimum (the Cholesky
+        factor alone: no inverse, no slope).
     derivative : bool, optional
-        Also the optimum's derivative along the bandwidth (two triangular solves; bandwidth path
-        only); default: ``inverse``.
+        Also the optimum's derivative along the bandwidth (two triangular solves; bandwidth path only); default
+        ``inverse``.
 
     Returns
     -------
     Facts
-        Those not asked for stay uninformative (trace ``(0, inf)``, diagonal 0 to inf; slope
-        None, or ``(-inf, inf)`` without ``inverse``).  Everything uninformative and ``solution``
-        None where the factorization fails or its error is not certified below λ/2, or, with
-        ``inverse``, where the inverse fails or is not certified.
+        Those not asked for stay uninformative (trace ``(0, inf)``, diagonal 0 to inf; slope None, or ``(-inf, inf)``
+        without ``inverse``).  Everything uninformative and ``solution`` None where the factorization fails or its
+        error is not certified below λ/2, or, with ``inverse``, where the inverse fails or is not certified.
     """
     # one BLAS thread: OpenBLAS's threads on matrices of a few dozen rows spin (dpotri at n = 60:
     # 0.2 s with two threads against 30 us with one)
@@ -243,22 +242,10 @@ class Spectrum:
 
 
 def spectrum(bound, tau, eigh=np.linalg.eigh):
-    """The :class:`Spectrum` of :math:`K_t` at the path parameter ``tau`` (one ``eigh`` and two
-    products: about three Cholesky factorizations' work, once for every λ), with one BLAS thread.
-
-    Parameters
-    ----------
-    bound : RidgeBound
-    tau : float
-        The path parameter (its bandwidth's kernel, ``bound.gram(tau)``).
-    eigh : callable, default numpy.linalg.eigh
-        ``eigh(K)`` returns the eigenvalues (ascending) and eigenvectors; the bounds hold for
-        whatever it returns.
-
-    Returns
-    -------
-    Spectrum
-    """
+    """The :class:`Spectrum` of :math:`K_t` (``bound.gram(tau)``) at the path parameter ``tau`` (one ``eigh`` and two
+    products: about three Cholesky factorizations' work, once for every λ), with one BLAS thread.  ``eigh(K)``
+    (default :func:`numpy.linalg.eigh`) returns the eigenvalues (ascending) and eigenvectors; the bounds hold for
+    whatever it returns."""
     with blas_threads(1):  # (as point_facts)
         n = bound.n
         K = bound.gram(tau)
@@ -279,7 +266,8 @@ def spectrum(bound, tau, eigh=np.linalg.eigh):
 def spectral_facts(bound, tau, spec):
     """:class:`Facts` (the inverse's diagonal and trace, log det, the optimum and its derivative
     along the bandwidth; no slope) of :math:`\\tilde K = K_t + \\lambda I` at ``bound``'s λ from the
-    :class:`Spectrum` ``spec`` of :math:`K_t`, in O(n²).
+    :class:`Spectrum` ``spec`` of :math:`K_t` (:func:`spectrum` at ``tau``, not checked; λ is
+    ``bound.sweep.at(tau)[1]``), in O(n²); the derivative None off the bandwidth path.
 
     With :math:`X = V(M + \\lambda)^{-1}V^\\top`, :math:`K = VMV^\\top + F` and :math:`V^\\top V = I - H`:
     :math:`S = I - \\tilde KX = (I - VV^\\top) + VMH(M + \\lambda)^{-1}V^\\top - FX`, so
@@ -289,21 +277,7 @@ def spectral_facts(bound, tau, spec):
     \\sqrt n\\lVert S\\rVert_F/\\lambda`.  The eigenvalues: Ostrowski's theorem puts those of :math:`VMV^\\top`
     at :math:`\\theta_k\\mu_k`, :math:`\\theta_k \\in [1 - h, 1 + h]`, and Weyl's those of K within f of them
     (both in sorted order), so :math:`\\log\\det\\tilde K` lies between :math:`\\sum_k\\log(\\max(\\mu_k(1 - h) - f,
-    0) + \\lambda)` and :math:`\\sum_k\\log(\\mu_k(1 + h) + f + \\lambda)`.
-
-    Parameters
-    ----------
-    bound : RidgeBound
-    tau : float
-        The path parameter; λ is ``bound.sweep.at(tau)[1]``.
-    spec : Spectrum
-        :func:`spectrum` of the kernel at ``tau`` (not checked).
-
-    Returns
-    -------
-    Facts
-        ``slope`` None; ``derivative`` None off the bandwidth path.
-    """
+    0) + \\lambda)` and :math:`\\sum_k\\log(\\mu_k(1 + h) + f + \\lambda)`."""
     n, lam = bound.n, bound.sweep.at(tau)[1]
     mu, h, f = spec.mu, spec.h, spec.f
     inv = 1.0 / (mu + lam)
@@ -334,39 +308,16 @@ def _nothing(n):
 
 
 def remember(cache, tau, facts, level=1):
-    """Keep ``facts`` at ``tau`` in ``cache`` as :func:`cached_facts` keeps its own, replacing
-    any there.
-
-    Parameters
-    ----------
-    cache : dict
-    tau : float
-    facts : Facts
-    level : int, default 1
-        As :func:`cached_facts`'s: what ``facts`` hold.
-    """
+    """Keep ``facts`` at ``tau`` in ``cache`` as :func:`cached_facts` keeps its own, replacing any there
+    (``level`` as there: what they hold)."""
     cache[float(tau)] = (level, facts)
 
 
 def cached_facts(bound, tau, cache, level=2):
-    """:func:`point_facts` at ``tau`` up to ``level``, from ``cache`` when it holds them at that
-    level or above.
-
-    Parameters
-    ----------
-    bound : RidgeBound
-    tau : float
-        The path parameter.
-    cache : dict or None
-        ``{tau: (level, Facts)}``: computed facts are put there (the oldest entry dropped at
-        4096 entries); None: computed, not kept.
-    level : int, default 2
-        0: log det (and the optimum), 1: and the inverse's diagonal and trace, 2: and the slope.
-
-    Returns
-    -------
-    Facts
-    """
+    """:func:`point_facts` at ``tau`` up to ``level`` (0: log det and the optimum, 1: and the inverse's diagonal and
+    trace, 2: and the slope), from ``cache`` when it holds them at that level or above.  ``cache``: a dict
+    ``{tau: (level, Facts)}`` that computed facts are put in (the oldest entry dropped at 4096 entries), or None
+    (computed, not kept)."""
     key = float(tau)
     if cache is None:
         return point_facts(bound, key, slope=level >= 2, inverse=level >= 1)

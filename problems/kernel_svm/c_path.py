@@ -40,24 +40,11 @@ def _combination(bound, dual, lo, hi, x):
 
 
 def box_errors(dual, lo, hi):
-    """Why the moving dual leaves :math:`[0, C]` somewhere on the C piece ``[lo, hi]``:
-    nonnegative weights, and at both ends :math:`\\alpha(C) \\le C`, rigorously (the combination's
-    rounding and the weights' included).  Its points are taken as nonnegative (checked by the
-    caller, :func:`.feasibility.pair_errors`).
-
-    Parameters
-    ----------
-    dual : Moving
-        Two points with weights of degree at most 1 in C.
-    lo, hi : float
-        The piece's ends in C.
-
-    Returns
-    -------
-    list of str
-        Empty where the dual stays in the box; else one message (the points or the degree, a
-        negative weight coefficient) or one per end where :math:`\\alpha(C) \\le C` may fail.
-    """
+    """Why the moving dual (two points with weights of degree at most 1 in C) leaves :math:`[0, C]` somewhere on the
+    C piece ``[lo, hi]`` (a list of str, empty where it stays in the box): nonnegative weights, and at both ends
+    :math:`\\alpha(C) \\le C`, rigorously (the combination's rounding and the weights' included); one message for
+    the points or the degree, or a negative weight coefficient, else one per end where :math:`\\alpha(C) \\le C` may
+    fail.  Its points are taken as nonnegative (checked by the caller, :func:`.feasibility.pair_errors`)."""
     if len(dual.points) != 2 or dual.degree > 1:
         return ["a dual moving in C combines two points with weights linear in C"]
     if dual.weights.min() < 0:
@@ -75,25 +62,9 @@ def box_errors(dual, lo, hi):
 
 def c_gap(bound, primal, dual, lo, hi):
     """A rigorous upper bound of the gap of a pair moving linearly in C at every C of ``[lo, hi]``
-    (see the module docstring).
-
-    Parameters
-    ----------
-    bound : SVMBound
-        On the C path (the bandwidth fixed).
-    primal : SVMPrimal or Moving
-        Read for its bias (``bound.bias_coefficients``; degree 0 raised to 1).
-    dual : Moving
-        Two points with weights linear in C.
-    lo, hi : float
-        The piece's ends in C.
-
-    Returns
-    -------
-    float
-        :func:`.._weight_path.weight_path_bound` of :math:`F` (quadratic) and the hinge sum
-        :math:`N`, split at the hinges' kinks.
-    """
+    (see the module docstring): :func:`.._weight_path.weight_path_bound` of :math:`F` (quadratic) and the hinge sum
+    :math:`N`, split at the hinges' kinks.  ``bound`` on the C path (the bandwidth fixed); ``dual``: two points with
+    weights linear in C; ``primal`` read for its bias (``bound.bias_coefficients``; degree 0 raised to 1)."""
     n, y = bound.n, bound.y
     sums = np.array([float(np.sum(p.alpha)) for p in dual.points])
     a_sum = float(sums.sum())
@@ -128,23 +99,9 @@ def c_gap(bound, primal, dual, lo, hi):
 
 def c_dual_floor(bound, dual, lo, hi):
     """A lower bound of the moving dual's objective :math:`1^\\top\\alpha - \\tfrac12\\alpha^\\top Q\\alpha`
-    on the C piece: concave in C (the weights linear), least at an end.
-
-    Parameters
-    ----------
-    bound : SVMBound
-        On the C path (the bandwidth fixed).
-    dual : Moving
-        Two points with weights linear in C.
-    lo, hi : float
-        The piece's ends in C.
-
-    Returns
-    -------
-    float
-        The smaller of the objective's values at the ends as computed, less the rounding
-        (``bound.rounding_margin``) and :func:`.moving.weight_allowance` with C = 0.
-    """
+    on the C piece ``[lo, hi]`` (``bound`` on the C path, ``dual`` two points with weights linear in C): concave in C
+    (the weights linear), least at an end: the smaller of its values at the ends as computed, less the rounding
+    (``bound.rounding_margin``) and :func:`.moving.weight_allowance` with C = 0."""
     sums = np.array([float(np.sum(p.alpha)) for p in dual.points])
     a_sum = float(sums.sum())
     alpha, Kw, _ = _combination(bound, dual, lo, hi, [0.0, 1.0])

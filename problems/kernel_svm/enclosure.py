@@ -63,28 +63,26 @@ def prediction_enclosure(bound, primal, gap, lo, hi, X_new, midpoint_bias=True, 
     ----------
     bound : SVMBound
     primal : SVMPrimal or Moving
-        Its ``w`` (points with a nonzero ``w``; a moving primal: combined with its weights'
-        ranges); the dual is not needed (:math:`w = y\\circ\\alpha`).
+        Its ``w`` (points with a nonzero ``w``; a moving primal: combined with its weights' ranges); the dual is not
+        needed (:math:`w = y\\circ\\alpha`).
     gap : float
         The pair's gap bound on the piece (not finite: unbounded enclosures).
     lo, hi : float, or ndarray of shape (q,)
-        The piece in the path parameter; arrays, each ``lo < hi`` on a bandwidth path: q
-        intervals of the piece at once (one call's overhead for all; each interval's cover as
-        alone).  On the C path the sub-intervals are the halves of ``[lo, hi]`` in log C.
+        The piece in the path parameter; arrays, each ``lo < hi`` on a bandwidth path: q intervals of the piece at
+        once (one call's overhead for all; each interval's cover as alone).  On the C path the sub-intervals are the
+        halves of ``[lo, hi]`` in log C.
     X_new : ndarray of shape (m, d)
         The new points (with ``kernel="precomputed"``, their distances
         :func:`~approxpath.selection.predictions.new_distances` reads).
     midpoint_bias : bool, default True
-        The optimum's bias the middle of the optimal biases, else every optimal bias.
     rows : ndarray of int, optional
         Only ``X_new[rows]`` (then m is their number).
     signs : bool, default False
-        Only the signs are wanted (the 0-1 error): a value whose sign is not decided keeps the
-        cheaper, wider enclosure, and a decided one may be bounded between the value and 0
-        (:func:`optimal_decisions`).
+        Only the signs are wanted (the 0-1 error): a value whose sign is not decided keeps the cheaper, wider
+        enclosure, and a decided one may be bounded between the value and 0 (:func:`optimal_decisions`).
     cache : ProductMemo, optional
-        A :class:`~approxpath.compute.caches.ProductMemo` that keeps the kernel products at
-        ``lo`` and ``hi`` for later calls with the same ``primal`` and ``X_new`` (the same numbers).
+        Keeps the kernel products at ``lo`` and ``hi`` for later calls with the same ``primal`` and ``X_new`` (the
+        same numbers; :class:`~approxpath.compute.caches.ProductMemo`).
 
     Returns
     -------

@@ -47,17 +47,14 @@ def pair_errors(bound, primal, dual, lo, hi):
     Parameters
     ----------
     bound : SVMBound
-    primal : SVMPrimal or Moving
-    dual : SVMDual or Moving
+    primal, dual : SVMPrimal and SVMDual, or Moving
     lo, hi : float
-        The piece in the path parameter; C is ``bound.sweep.weight_floor(lo)`` (a C path:
-        ``lo``).
+        The piece in the path parameter; C is ``bound.sweep.weight_floor(lo)`` (a C path: ``lo``).
 
     Returns
     -------
     list of str
-        The reasons, empty where the pair is feasible; the duals' own errors alone where there
-        are any.
+        The reasons, empty where the pair is feasible; the duals' own errors alone where there are any.
     """
     C = bound.sweep.weight_floor(lo)
     duals = dual.points if is_moving(dual) else (dual,)

@@ -70,29 +70,14 @@ def official_available():
 
 
 def libsvm_candidate(K, y, C):
-    """``(SVMPrimal, SVMDual)`` from libSVM on a precomputed kernel (not yet exactly feasible:
-    the problem restores it).
+    """``(SVMPrimal, SVMDual)`` from libSVM on the kernel ``K`` (n, n), labels ``y`` in {-1, +1},
+    box ``C`` (not yet exactly feasible: the problem restores it): ``w = y * alpha`` and libSVM's
+    bias (``xi`` None), ``alpha`` (n,).
 
     The official binding when installed and n <= 1000, or n <= 3200 while scikit-learn is not
     imported (or it is not installed); scikit-learn's otherwise; the two give the same bits.
     The tolerance is :data:`LIBSVM_TIGHT_TOL` in a tight round
     (:func:`approxpath.solvers.current_settings`), else :data:`LIBSVM_TOL`.
-
-    Parameters
-    ----------
-    K : ndarray of shape (n, n)
-        The kernel.
-    y : ndarray of shape (n,)
-        Labels in {-1, +1}.
-    C : float
-        The box.
-
-    Returns
-    -------
-    primal : SVMPrimal
-        ``w = y * alpha`` and libSVM's bias (``xi`` None).
-    dual : SVMDual
-        ``alpha`` (n,).
 
     Raises
     ------
@@ -114,28 +99,11 @@ def libsvm_candidate(K, y, C):
 
 def libsvm_rbf_candidate(X, y, C, gamma, stored=False):
     """``(SVMPrimal, SVMDual)`` from scikit-learn's libSVM on its own kernel
-    :math:`\\exp(-\\gamma\\lVert x_i - x_j\\rVert^2)` of the rows of ``X``, with the kernel cache
-    :func:`~approxpath.memory.libsvm_cache_bytes` allows (in MiB, libSVM's unit; at least 1).
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        The training points.
-    y : ndarray of shape (n,)
-        Labels in {-1, +1}.
-    C : float
-        The box.
-    gamma : float
-        The kernel's :math:`\\gamma` (the bandwidth t).
-    stored : bool, default False
-        The distances are held besides (less memory for the cache).
-
-    Returns
-    -------
-    primal : SVMPrimal
-        ``w = y * alpha`` and libSVM's bias (``xi`` None).
-    dual : SVMDual
-        ``alpha`` (n,), not yet exactly feasible.
+    :math:`\\exp(-\\gamma\\lVert x_i - x_j\\rVert^2)` (:math:`\\gamma` the bandwidth t) of the rows of ``X``
+    (n, d), labels ``y`` in {-1, +1}, box ``C``, with the kernel cache
+    :func:`~approxpath.memory.libsvm_cache_bytes` allows (in MiB, libSVM's unit; at least 1;
+    ``stored``: the distances are held besides, less memory for the cache): ``w = y * alpha`` and
+    libSVM's bias (``xi`` None), ``alpha`` (n,), not yet exactly feasible.
 
     Raises
     ------

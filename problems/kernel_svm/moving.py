@@ -39,25 +39,13 @@ def weight_allowance(bound, dual, err, C=None, scale=1.0):
     1^\\top\\alpha_b`, so at most :math:`1^\\top\\alpha_k\\,(2\\,a + Cn + 1)` with ``a`` the sum of both
     duals' sums (widened by 1.01 for the second-order terms).  With the dual scaled by ``scale``
     (``SVMBound.scaled_gap``) the quadratic term is times :math:`\\tfrac12(1 + s^2)` and the linear
-    one times ``s``.
-
-    Parameters
-    ----------
-    bound : SVMBound
-    dual : Moving
-        Its points' sums :math:`1^\\top\\alpha_k` are read.
-    err : ndarray of shape (K,)
-        How far each weight may be from exact (:meth:`~approxpath.moving.Moving.allowance`).
-    C : float, optional
-        The SVM's C (default ``bound.c``); 0 for the dual objective alone.
-    scale : float, default 1
-        The dual's scale ``s``.
+    one times ``s``.  ``err`` (K,): as :meth:`~approxpath.moving.Moving.allowance`; ``C`` default ``bound.c``.
 
     Returns
     -------
     float
-        :math:`1.01\\,(\\sum_k \\mathrm{err}_k a_k)\\,((1 + s^2)\\,a + Cn + s)`, :math:`a_k =
-        1^\\top\\alpha_k`, :math:`a = \\sum_k a_k`.
+        :math:`1.01\\,(\\sum_k \\mathrm{err}_k a_k)\\,((1 + s^2)\\,a + Cn + s)`, :math:`a_k = 1^\\top\\alpha_k`,
+        :math:`a = \\sum_k a_k`.
     """
     C = bound.c if C is None else C
     sums = np.array([float(np.sum(p.alpha)) for p in dual.points])
@@ -112,26 +100,10 @@ def moving_bound(bound, primal, dual, lo, hi, scale=1.0):
     maximum over the piece is bounded at 17 nodes with a curvature lift
     (:func:`~approxpath.envelopes.max_hinge_sum`).  With the dual scaled by ``scale``
     (``SVMBound.scaled_gap``) :math:`q` enters times :math:`\\tfrac12(1 + s^2)` and
-    :math:`1^\\top\\alpha` times ``s``.
-
-    Parameters
-    ----------
-    bound : SVMBound
-        On a bandwidth path.
-    primal : SVMPrimal or Moving
-        Read for its bias polynomial (``bound.bias_polynomial``).
-    dual : Moving
-        Two points :math:`\\alpha_a, \\alpha_b` with their weight polynomials.
-    lo, hi : float
-        The bandwidths, ``lo < hi``.
-    scale : float, default 1
-        The dual's scale ``s``.
-
-    Returns
-    -------
-    float
-        The bound of :func:`~approxpath.envelopes.max_hinge_sum` plus the rounding, the kernel
-        entries' and the weights' allowances and ``C n`` times the bias's rounding.
+    :math:`1^\\top\\alpha` times ``s``.  ``bound`` on a bandwidth path; ``primal`` read for its bias
+    polynomial (``bound.bias_polynomial``); ``dual``: two points :math:`\\alpha_a, \\alpha_b` with their weight
+    polynomials.  The bound is :func:`~approxpath.envelopes.max_hinge_sum`'s plus the rounding, the kernel
+    entries' and the weights' allowances and ``C n`` times the bias's rounding.
     """
     (A, B), C, y = (p.alpha for p in dual.points), bound.c, bound.y
     quad = 0.5 * (1.0 + scale * scale)
@@ -152,23 +124,9 @@ def moving_dual_floor(bound, dual, lo, hi, scale=1.0):
     """Lower bound of the moving dual's objective :math:`1^\\top\\alpha - \\tfrac12\\alpha^\\top
     Q\\alpha` on ``[lo, hi]``: the smallest Bernstein coefficient of ``linear - q/2`` (convex
     hull), less half the entries' allowance and the rounding; at a point, its value there.  With
-    ``scale`` s: the objective of the dual scaled by s, ``s linear - s^2 q / 2``.
-
-    Parameters
-    ----------
-    bound : SVMBound
-    dual : Moving
-        Two points with their weight polynomials.
-    lo, hi : float
-        The piece's bandwidths, ``lo <= hi``; where they agree, a point of either path.
-    scale : float, default 1
-        The dual's scale ``s``.
-
-    Returns
-    -------
-    float
-        The bound above, in both cases also less :func:`weight_allowance` with C = 0.
-    """
+    ``scale`` s: the objective of the dual scaled by s, ``s linear - s^2 q / 2``.  In both cases also
+    less :func:`weight_allowance` with C = 0.  ``dual``: two points with their weight polynomials;
+    ``lo <= hi`` the piece's bandwidths (where they agree, a point of either path)."""
     A, B = (p.alpha for p in dual.points)
     err = dual.allowance()
     half = 0.5 * scale * scale

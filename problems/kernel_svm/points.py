@@ -41,16 +41,6 @@ class SVMDual:
 
 
 def digest(a):
-    """A key for the content of the array ``a`` (cache keys: equal arrays give equal keys).
-
-    Parameters
-    ----------
-    a : ndarray
-        Hashed by its bytes alone (C order), not its shape or dtype.
-
-    Returns
-    -------
-    bytes
-        Its 16-byte BLAKE2b digest.
-    """
+    """A key for the content of the array ``a`` (cache keys: equal arrays give equal keys): the 16-byte
+    BLAKE2b digest of its bytes alone (C order), not of its shape or dtype."""
     return hashlib.blake2b(np.ascontiguousarray(a), digest_size=16).digest()  # its bytes, not a copy of them

@@ -14,24 +14,12 @@ _FREE_TOL = 1e-6
 
 
 def balance_down(m, target):
-    """Nonnegative integers ``<= m`` elementwise that sum to ``target <= m.sum()`` exactly.
+    """Nonnegative integers ``<= m`` (k,) elementwise that sum to ``target <= m.sum()`` exactly (``m``
+    nonnegative counts, ``0 <= target``; a copy of ``m`` where ``target >= m.sum()``).
 
     Each entry is first scaled down in proportion (rounded down), then units are added where the
     most room is left (the first entries on ties), or taken from the largest where the rounding
-    overshot, until the sum is ``target``.
-
-    Parameters
-    ----------
-    m : ndarray of int of shape (k,)
-        Nonnegative counts.
-    target : int
-        The sum wanted, ``0 <= target``.
-
-    Returns
-    -------
-    ndarray of int of shape (k,)
-        A copy of ``m`` where ``target >= m.sum()``.
-    """
+    overshot, until the sum is ``target``."""
     total = int(m.sum())
     if target >= total:
         return m.copy()
@@ -58,7 +46,7 @@ def optimal_bias(m, y):
     Term i has its kink at :math:`k_i = y_i - m_i`; the slope of the sum at ``b`` is the
     number of negatives with :math:`k_i < b` minus the number of positives with
     :math:`k_i > b`, i.e. (kinks below ``b``) minus (positives): it turns nonnegative at the
-    P-th smallest kink, P the number of positives.
+    P-th smallest kink, P the number of positives (at least 1).
 
     Parameters
     ----------
@@ -70,7 +58,7 @@ def optimal_bias(m, y):
     Returns
     -------
     float, or ndarray of shape (k,)
-        The P-th smallest kink (one minimizer per column; P at least 1).
+        The P-th smallest kink (one minimizer per column).
     """
     p = max(1, int(np.count_nonzero(y > 0)))  # two classes: p >= 1 anyway
     kinks = (y if m.ndim == 1 else y[:, None]) - m
@@ -78,17 +66,6 @@ def optimal_bias(m, y):
 
 
 def free_vectors(alpha, C):
-    """Which entries of ``alpha`` are free support vectors: inside (0, C) by more than 1e-6 C.
-
-    Parameters
-    ----------
-    alpha : ndarray
-        Any shape.
-    C : float, or ndarray broadcasting with ``alpha``
-
-    Returns
-    -------
-    ndarray of bool
-        The shape of ``alpha``.
-    """
+    """Which entries of ``alpha`` (any shape) are free support vectors: inside (0, C) by more
+    than 1e-6 C (``C`` a float or an array broadcasting with ``alpha``): a bool array of ``alpha``'s shape."""
     return (alpha > _FREE_TOL * C) & (alpha < (1 - _FREE_TOL) * C)

@@ -136,8 +136,9 @@ def _residual_sup(bound, A, S, Dt, t_lo, t_hi):
 def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, lam=None):
     """Enclosures of every exact optimum's predictions at the rows of ``X_new`` for every
     parameter of ``[lo, hi]``, given a pair whose gap is at most ``gap`` there (see the module
-    docstring).  Over λ, an interval's two halves (in log λ), each with its own smallest λ: a
-    selection can split a cell.
+    docstring): ``(edges (J + 1,), low (m, J), up (m, J))``, ``edges`` the node sub-intervals' ends on
+    a bandwidth piece.  Over λ, an interval's two halves (in log λ), each with its own smallest λ: a
+    selection can split a cell (``edges`` ``[lo, mid, hi]``, the log middle; ``[lo, hi]`` at a point).
 
     Parameters
     ----------
@@ -158,13 +159,6 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, lam
     lam : float, optional
         The smallest λ where it must hold (default the piece's), at which the dual is feasible;
         over λ, each half's smallest λ where that is larger.
-
-    Returns
-    -------
-    edges : ndarray of shape (J + 1,)
-        The node sub-intervals' ends on a bandwidth piece; ``[lo, mid, hi]`` over λ (the log
-        middle; ``[lo, hi]`` at a point).
-    low, up : ndarray of shape (m, J)
     """
     if not bound.sweep.along_bandwidth and hi > lo:
         mid = log_mid(lo, hi)

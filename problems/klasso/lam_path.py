@@ -30,51 +30,27 @@ __all__ = ["lam_gap", "weight_columns"]
 
 
 def weight_columns(point, lo, hi, names):
-    """``(columns, W, err)`` of a stored point with weights of degree <= 1 (a fixed point:
-    itself with the constant weight 1) on ``[lo, hi]``.
-
-    Parameters
-    ----------
-    point : point or Moving
-        A stored point.
-    lo, hi : float
-        The piece, inside a moving point's span.
-    names : sequence of str
-        The fields taken (:func:`~approxpath.moving.columns`); the weights are read with the first.
-
-    Returns
-    -------
-    columns : list of ndarray of shape (n, K)
-        One per name (a scalar field: (1, K)).
-    W : ndarray of shape (K, 2)
-        The weights' Bernstein coefficients on ``[lo, hi]`` (degree 0 raised to 1).
-    err : ndarray of shape (K,)
-        How far a weight computed at a position of the piece is from exact.
-    """
+    """``(columns (n, K) per field name, W (K, 2) on [lo, hi], err (K,))`` of a stored point
+    with weights of degree <= 1 (a fixed point: itself with the constant weight 1); ``err``
+    bounds how far a weight computed at a position of the piece is from exact.  ``names``: the
+    fields (:func:`~approxpath.moving.columns`; a scalar field's: (1, K)), the weights read with the
+    first; ``[lo, hi]`` inside a moving point's span; ``W`` the weights' Bernstein coefficients
+    (degree 0 raised to 1)."""
     _, W, err = parts(point, names[0], lo, hi, linear=True, rounded=True)
     return [columns(point, f) for f in names], W, err
 
 
 def lam_gap(bound, primal, dual, lo, hi):
-    """A rigorous upper bound of the gap of a pair moving linearly in lambda (either side; the
-    other fixed) at every lambda of ``[lo, hi]`` (see the module docstring).
-
-    Parameters
-    ----------
-    bound : KLassoBound
-        On the lambda path (the bandwidth fixed).
-    primal : KLassoPrimal or Moving
-    dual : KLassoDual or Moving
-        Weights of degree at most 1 in lambda.
-    lo, hi : float
-        The piece's ends in lambda.
+    """A rigorous upper bound of the gap of a pair moving linearly in lambda (either side, with
+    weights of degree at most 1; the other fixed) at every lambda of ``[lo, hi]`` (see the module
+    docstring), ``bound`` on the lambda path (the bandwidth fixed).
 
     Returns
     -------
     float
         :func:`.._weight_path.weight_path_bound` of :math:`F` (quadratic) and
-        :math:`N = \\lVert\\beta(\\lambda)\\rVert_1` (:func:`.._weight_path.l1_upper`), split where a
-        coefficient changes sign.
+        :math:`N = \\lVert\\beta(\\lambda)\\rVert_1` (:func:`.._weight_path.l1_upper`), split where a coefficient
+        changes sign.
     """
     y, n = bound.y, bound.n
     (B, B0), Wp, ep = weight_columns(primal, lo, hi, ("beta", "beta0"))

@@ -88,8 +88,7 @@ def polish(K, y, lam, beta):
     Returns
     -------
     list of tuple
-        ``(beta, u)`` pairs: first the solver's (a copy, inactive remnants zeroed; ``u`` None),
-        then each :func:`kkt_point` ``(beta, r)`` of the steps.
+        ``(beta, u)``: first the solver's (a copy), then each :func:`kkt_point` ``(beta, r)`` of the steps.
     """
     n = y.size
     beta = beta.copy()

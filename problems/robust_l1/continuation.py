@@ -98,23 +98,10 @@ def free_projection(problem, u, free, tau):
     n = 100: the same gaps, 0.3-0.5 ms instead of 10-20 ms) where scaling all coordinates loses
     ~5x more.  Feasibility on a piece is made rigorous afterwards by scaling.
 
-    Parameters
-    ----------
-    problem : RobustL1
-        Its kernel at ``tau`` and λ (``sweep.weight_floor(tau)``).
-    u : ndarray of shape (n,)
-        The dual point.
-    free : ndarray of bool of shape (n,)
-        The coordinates that may move (:func:`free_coordinates`).
-    tau : float
-        The path parameter.
-
-    Returns
-    -------
-    ndarray of shape (n,)
-        The projection as computed (not certified: rows the free coordinates cannot bring down
-        stay above λ); ``u`` itself where no coordinate is free or no row is near a bound; the
-        last point found where NNLS stops at its iteration limit.
+    ``u``, ``free`` (:func:`free_coordinates`) of shape (n,); ``problem``'s kernel at ``tau`` and λ
+    (``sweep.weight_floor(tau)``).  Returns the projection (n,) as computed (not certified: rows the free
+    coordinates cannot bring down stay above λ); ``u`` itself where no coordinate is free or no row is near a
+    bound; the last point found where NNLS stops at its iteration limit.
     """
     from scipy.optimize import nnls
 
@@ -184,24 +171,11 @@ def moving_restore(problem, primal, dual, lo, hi):
     weight moving like :math:`\\log t`, as the strategy interpolates), the one with the smallest gap
     bound, and the largest scale ``s <= 1`` feasible on the whole piece (box and
     :math:`\\lVert K_t u(t)\\rVert_\\infty \\le \\lambda`, rigorous).  None where the pair is not an
-    interpolation of two exact solves.
+    interpolation of two exact solves (a dual point without ``tau``, its solve's bandwidth, or both with the same).
 
-    Parameters
-    ----------
-    problem : RobustL1
-        On a bandwidth path; where its bound is a :class:`SearchBound` the chosen pair's gap
-        bound is recorded there (:meth:`SearchBound.known_gap`).
-    primal, dual : Moving
-        The interpolation of two exact solves (two points each; the duals' ``tau`` their
-        solves' bandwidths).
-    lo, hi : float
-        The piece's bandwidths, ``lo < hi``.
-
-    Returns
-    -------
-    tuple of Moving, or None
-        ``(primal, dual)``, each two points (the value at ``m`` and the direction) with weights
-        of degree 1 on ``(lo, hi)``; None where a dual point has no ``tau`` or both have the same.
+    Returns ``(primal, dual)``, each two points (the value at ``m`` and the direction) with weights of degree 1
+    on ``(lo, hi)``, ``lo < hi``.  Where ``problem``'s bound is a :class:`SearchBound` the chosen pair's gap bound
+    is recorded there (:meth:`SearchBound.known_gap`).
     """
     (pa, pb), (da, db) = primal.points, dual.points
     if len(dual.points) != 2 or da.tau is None or db.tau is None or da.tau == db.tau:
@@ -241,25 +215,9 @@ def lambda_restore(problem, primal, dual, lo, hi):
     Each factor is the least of 1, ``(1 - SAFETY) / max|d|`` and ``lam (1 - SAFETY) / sup``,
     ``d`` the combination at that end and ``sup`` its
     :meth:`~problems._regression.KernelEnclosures.kernel_sup_norm` plus
-    :func:`~problems._regression.combination_slack` (a NaN bound gives a NaN factor).
-
-    Parameters
-    ----------
-    problem : RobustL1
-        On the lambda path.
-    primal : RobustL1Primal or Moving
-        Returned as it is.
-    dual : Moving
-        The interpolation's dual (its points' ``u``, weights linear in lambda).
-    lo, hi : float
-        The piece's ends in lambda.
-
-    Returns
-    -------
-    primal : RobustL1Primal or Moving
-    dual : Moving
-        The dual's points with their weights at ``lo`` and ``hi`` scaled, as degree-1
-        coefficients on ``(lo, hi)``.
+    :func:`~problems._regression.combination_slack` (a NaN bound gives a NaN factor).  Returns ``(primal,
+    dual)``, the dual a :class:`~approxpath.moving.Moving` of the same points with their weights at ``lo`` and
+    ``hi`` scaled, as degree-1 coefficients on ``(lo, hi)``.
     """
     U = np.column_stack([np.asarray(d.u, dtype=float) for d in dual.points])
     W = dual.weights_at(np.array([lo, hi], dtype=float))  # (2, 2): the weights at the ends
@@ -287,23 +245,15 @@ def interpolation_gaps(problem, a, b, thetas, tau):
     """Point gaps at ``tau`` (as computed, no rounding allowance) of the combinations
     :math:`(1 - \\theta) z_a + \\theta z_b` of the exact pairs ``a`` and ``b`` for each of
     ``thetas`` (k,), each dual scaled feasible at ``tau``: two kernel products per side, then
-    O(n) per weight (the generic guide restores each weight: a kernel product each).
-
-    Parameters
-    ----------
-    problem : RobustL1
-    a, b : tuple
-        The exact ``(primal, dual)`` pairs (fixed or moving: their values at ``tau``).
-    thetas : array_like of shape (k,)
-    tau : float
-        The path parameter.
+    O(n) per weight (the generic guide restores each weight: a kernel product each).  ``a``, ``b``:
+    ``(primal, dual)`` pairs, fixed or moving (their values at ``tau``).
 
     Returns
     -------
     ndarray of shape (k,)
-        :math:`\\lVert y - K\\beta\\rVert_1 + \\lambda\\lVert\\beta\\rVert_1 - s\\,y^\\top u` of each
-        combination, ``s`` the largest scale at most 1 with :math:`\\lVert su\\rVert_\\infty \\le 1`
-        and :math:`\\lVert K su\\rVert_\\infty \\le \\lambda(1 - \\mathrm{SAFETY})` (0 where not finite).
+        :math:`\\lVert y - K\\beta\\rVert_1 + \\lambda\\lVert\\beta\\rVert_1 - s\\,y^\\top u` of each combination, ``s``
+        the largest scale at most 1 with :math:`\\lVert su\\rVert_\\infty \\le 1` and :math:`\\lVert K su\\rVert_\\infty
+        \\le \\lambda(1 - \\mathrm{SAFETY})` (0 where not finite).
     """
     lam = problem.sweep.at(tau)[1]
     th = np.asarray(thetas, dtype=float)

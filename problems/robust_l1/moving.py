@@ -32,15 +32,10 @@ def box_norm(U, W, err):
     U : ndarray of shape (n, K)
         The points (columns).
     W : ndarray of shape (K, m + 1) or (r, K, m + 1)
-        The weights' Bernstein coefficients on the piece; three dimensions: r candidates at once
-        (a search's candidate rates: one product per end for all of them).
+        The weights' Bernstein coefficients on the piece; (r, K, m + 1): the r bounds at once, shape (r,) (a search's
+        candidate rates: one product per end for all of them).
     err : ndarray of shape (K,), or (r, K)
-        How far the exact weights may be from ``W`` (not read for one point with a constant
-        weight: :math:`|s|\\max|u|`, one rounding).
-
-    Returns
-    -------
-    float, or ndarray of shape (r,)
+        The weights' error (not read for one point with a constant weight: :math:`|s|\\max|u|`, one rounding).
     """
     U, W = np.asarray(U, dtype=float), np.asarray(W, dtype=float)
     if W.ndim == 3:
@@ -60,20 +55,10 @@ def box_norm(U, W, err):
 
 
 def anchored(w):
-    """Whether the weights ``w`` at the nodes are an anchor and a direction: two points, the
-    first with a weight >= 0 at every node of every candidate (the pairs
+    """Whether the weights ``w`` (r, K, J + 1) at the nodes are an anchor and a direction: two
+    points, the first with a weight >= 0 at every node of every candidate (the pairs
     :func:`.continuation.moving_restore` builds: the anchor's weight 1 or the dual's scale, the
-    direction's :math:`\\rho (t - m)`).
-
-    Parameters
-    ----------
-    w : ndarray of shape (r, K, J + 1)
-        r candidates' weights of K points at J + 1 nodes.
-
-    Returns
-    -------
-    bool
-    """
+    direction's :math:`\\rho (t - m)`)."""
     return w.shape[1] == 2 and bool(np.all(w[:, 0] >= 0))
 
 
@@ -143,28 +128,10 @@ def anchored_combinations(w, low, up, ends=False):
 
 
 def dual_values(y, U, W, err, positions):
-    """The dual objective :math:`y^\\top \\sum_k w_k u_k` of candidates of weights ``W`` at the
-    ``positions`` of the piece, with rounding allowances (the dot products, the combination and
-    the weights' error ``err`` plus their evaluation).
-
-    Parameters
-    ----------
-    y : ndarray of shape (n,)
-    U : ndarray of shape (n, K)
-        The dual's points (columns).
-    W : ndarray of shape (r, K, m + 1)
-        r candidates' weights (Bernstein coefficients on the piece).
-    err : ndarray of shape (r, K)
-        How far the exact weights may be from ``W``.
-    positions : array_like of shape (T,)
-        In [0, 1].
-
-    Returns
-    -------
-    values : ndarray of shape (r, T)
-    margin : ndarray of shape (r,)
-        One allowance per candidate, for all its positions.
-    """
+    """The dual objective :math:`y^\\top \\sum_k w_k u_k` (the columns of ``U`` (n, K)) of candidates of weights ``W``
+    (r, K, m + 1) at the ``positions`` (T,) in [0, 1] of the piece: values (r, T) and rounding allowances (r,),
+    one per candidate for all its positions (the dot products, the combination and the weights' error
+    ``err`` (r, K) plus their evaluation)."""
     W = np.asarray(W, dtype=float)
     w = bernstein_at(W, np.asarray(positions, dtype=float))  # (r, K, T)
     yU, yaU = y @ U, np.abs(y) @ np.abs(U)
@@ -222,25 +189,10 @@ def moving_gaps(bound, B, Wp, errp, U, Wd, errd, lo, hi, loss=None):
 
 def lam_gap(bound, primal, dual, lo, hi):
     """A rigorous upper bound of the gap of a pair moving linearly in lambda (the lambda path: the
-    kernel fixed) at every lambda of ``[lo, hi]``: :math:`F = \\lVert y - K\\beta(\\lambda)\\rVert_1 -
-    y^\\top u(\\lambda)` is convex and piecewise linear (kinks where a residual changes sign) and
-    :math:`N = \\lVert\\beta(\\lambda)\\rVert_1` too: the form of :func:`.._weight_path.weight_path_bound`.
-
-    Parameters
-    ----------
-    bound : RobustL1Bound
-        On the lambda path (the bandwidth fixed).
-    primal : RobustL1Primal or Moving
-    dual : RobustL1Dual or Moving
-        Weights of degree at most 1 in lambda.
-    lo, hi : float
-        The piece's ends in lambda.
-
-    Returns
-    -------
-    float
-        Split at the kinks of :math:`N` and of the residuals.
-    """
+    kernel fixed; weights of degree at most 1) at every lambda of ``[lo, hi]``: :math:`F = \\lVert y -
+    K\\beta(\\lambda)\\rVert_1 - y^\\top u(\\lambda)` is convex and piecewise linear (kinks where a residual
+    changes sign) and :math:`N = \\lVert\\beta(\\lambda)\\rVert_1` too: the form of
+    :func:`.._weight_path.weight_path_bound`, split at the kinks of :math:`N` and of the residuals."""
     y, n = bound.y, bound.n
     B, Wp, ep = parts(primal, "beta", lo, hi, linear=True, rounded=True)
     U, Wd, ed = parts(dual, "u", lo, hi, linear=True, rounded=True)
