@@ -106,12 +106,14 @@ def test_an_old_format_pair_missing_a_field_names_it(tmp_path):
     assert not report.ok and "certificate lacks array 'dual_a'" in " ".join(report.failures)
 
 
-def test_a_fixed_point_of_infinite_span_and_a_distances_hash_that_is_none_fail(cert, tmp_path):
+def test_a_fixed_point_of_infinite_span_and_a_distances_hash_that_is_none_fail(sinc_csv, tmp_path):
     """The format page's domains: a span of finite width, a sha256 in hex (both passed before)."""
-    file, X, y = cert
+    X, y = load_data(sinc_csv, "csv")
+    problem = approxpath.get_problem("klasso")(X, y, lam=0.1, dual_restoration="scaling")
+    file = approxpath.approximate_path(problem, eps=0.2, interval=(1.0, 4.0)).save(tmp_path / "c.npz", embed_data=False)
     assert approxpath.verify(file, X, y).ok
     fixed = np.flatnonzero(read_certificate(file)[0]["primal_count"] == 1)
-    assert fixed.size  # klasso's primal is fixed on its pieces
+    assert fixed.size  # with the scaling restoration klasso's primal is fixed on its pieces
 
     def widen(a, m):
         a["primal_span"][fixed[0]] = [-1e308, 1e308]

@@ -1,6 +1,7 @@
 """Certificate side of the kernelized LASSO (numpy only: what ``approxpath verify`` builds).
 
-A stored piece is :math:`(\\beta, \\beta_0)` and a dual :math:`d = \\sum_k w_k(\\tau)\\, u_k` with
+A stored piece is a primal :math:`(\\beta, \\beta_0)` (on a bandwidth piece it may move:
+:math:`\\sum_k w_k(\\tau)(\\beta_k, \\beta_{0k})` with weights linear in :math:`\\tau`) and a dual :math:`d = \\sum_k w_k(\\tau)\\, u_k` with
 :math:`\\mathbf 1^\\top u_k = 0` exactly: a fixed :math:`u` (weight 1), a scaled one :math:`s\\,u`
 (constant weight ``s``) or, on a bandwidth piece, a *moving* dual whose weights are linear in
 :math:`\\tau` (:class:`~approxpath.moving.Moving`).  For every :math:`\\tau` of the piece the dual is
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from approxpath.moving import bernstein_at, coefficient_rounding, is_moving, parts
+from approxpath.moving import bernstein_at, coefficient_rounding, columns, is_moving, parts
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 
 from .._regression import RegressionBound
@@ -52,8 +53,8 @@ class KLassoBound(RegressionBound):
     DUAL_RESTORATIONS = ("moving", "scaling")
 
     def errors(self, primal, dual, lo, hi):
-        if is_moving(primal) and self.sweep.along_bandwidth:
-            return ["the primal of klasso does not move on a bandwidth piece (its dual does)"]
+        if is_moving(primal) and self.sweep.along_bandwidth and not hi > lo:
+            return ["a moving primal needs a piece wider than one bandwidth"]
         for p in primal.points if is_moving(primal) else (primal,):
             beta = np.asarray(p.beta, dtype=float)
             if beta.shape != (self.n,) or not np.all(np.isfinite(beta)) or np.shape(p.beta0) != () \
@@ -175,6 +176,11 @@ class KLassoBound(RegressionBound):
         :math:`(\\lambda - base)\\lVert\\beta\\rVert_1`."""
         U, W, err = self._scaled_parts(dual, lo, hi, base)
         lam = self.sweep.weight
+        if is_moving(primal) and hi > lo:
+            return self._moving_primal_gap(primal, U, W if W.shape[1] > 1 else np.repeat(W, 2, axis=1), err, lo, hi, lam)
+        slack = None
+        if is_moving(primal):
+            primal, slack = self._point_of(primal, lo)
         if W.shape[1] > 1 and hi > lo:  # as gap(): the primal convex between nodes, the dual concave
             xs, sq, reg, margin = self.primal_nodes(primal, lo, hi, lam)
             d, d_margin = self.dual_values(U, W[None], err[None], (xs - lo) / (hi - lo))
@@ -182,6 +188,8 @@ class KLassoBound(RegressionBound):
             return float(gap.max()) + margin + float(d_margin[0]) + fp_margin(2, float(np.abs(gap).max() + np.abs(d).max()))
         d, d_margin = self.dual_values(U, W[None], err[None], [0.0])
         p = self._primal_upper(primal, lo, hi, lam)
+        if slack is not None:
+            p += slack(p)
         return p - float(d[0, 0]) + float(d_margin[0]) + fp_margin(2, abs(p) + abs(float(d[0, 0])))
 
     def scaled_dual_floor(self, dual, lo, hi, base):
@@ -207,12 +215,71 @@ class KLassoBound(RegressionBound):
         xs, sq, reg, margin = self.primal_nodes(primal, lo, hi, lam)
         return float(sq.max()) + reg + margin
 
+    def moving_primal_ends(self, primal, lo, hi, lam):
+        """``(xs, top, margin)``: on a bandwidth piece ``lo < hi``, the objective of a moving
+        primal :math:`\\beta(t) = \\sum_k w_k(t)\\beta_k`, :math:`\\beta_0(t) = \\sum_k w_k(t)\\beta_{0k}`
+        (weights linear in ``t``) is, on the sub-interval between the nodes ``xs[j]`` and
+        ``xs[j + 1]`` (J + 1,), at most a convex function whose values at the two ends are
+        ``top[j]`` (J, 2), less the rounding ``margin`` of the sums.
+
+        :meth:`_combinations` bounds :math:`(K_t\\beta(t))_i` there by a line plus a curvature
+        term from above and from below (each the larger, the smaller, of the choices' end values,
+        which the chord of the choices' largest end values dominates), widened by the rounding
+        allowance of :meth:`_lines`; :math:`\\beta_0(t)` is linear.  So :math:`r_i(t) = y_i -
+        \\beta_0(t) - (K_t\\beta(t))_i` lies between two lines, :math:`r_i^2` below the larger of their
+        squares (convex), and :math:`\\lambda\\lVert\\beta(t)\\rVert_1` is convex: the sum is largest at
+        an end of the sub-interval, where the values are computed and widened by the weights'
+        error (:func:`~approxpath.moving.coefficient_rounding`) and their rounding.
+        """
+        B, W, err = parts(primal, "beta", lo, hi, linear=True)
+        c = columns(primal, "beta0")[0]  # (K,): the points' intercepts
+        xs, low, up, w, allowance = self._lines(B, W[None], err[None], lo, hi)
+        _, _, e_up, e_low, b_up, b_low = self._combinations(w, low, up, ends=True)
+        upper = e_up[0] + (b_up[0] + allowance[0][:, None])[..., None]  # (n, J, 2)
+        lower = e_low[0] - (b_low[0] + allowance[0][:, None])[..., None]
+        w = w[0]  # (K, J + 1): the weights at the nodes, each within E of exact
+        E = np.asarray(err, dtype=float) + coefficient_rounding(W)
+        b0 = c @ w
+        b0_err = float(E @ np.abs(c)) + fp_margin(c.size, float(np.abs(c) @ np.abs(w).max(axis=1)))
+        b0 = np.stack([b0[:-1], b0[1:]], axis=-1)  # (J, 2): at each sub-interval's ends
+        y = self.y[:, None, None]
+        R = np.maximum(np.abs(y - b0 - lower), np.abs(y - b0 - upper))  # |r_i| at the ends
+        R = R + b0_err + fp_margin(4, 1.0) * (np.abs(y) + np.abs(b0) + np.maximum(np.abs(upper), np.abs(lower)))
+        aB = np.abs(B)
+        l1 = np.abs(B @ w).sum(axis=0) + float(E @ aB.sum(axis=0)) + fp_margin(self.n + c.size, 1.0) * (aB @ np.abs(w)).sum(axis=0)
+        top = 0.5 * (R * R).sum(axis=0) + lam * np.stack([l1[:-1], l1[1:]], axis=-1)
+        return xs, top, fp_margin(self.n + 4, float(top.max()))
+
+    def _point_of(self, primal, x):
+        """``(point, slack)``: a moving primal's value at the bandwidth ``x`` as computed, and how
+        much more the exact combination's objective can be there:
+        :math:`\\lVert\\tilde r\\rVert\\rho + \\rho^2/2 + \\lambda e` with :math:`e` the bound of
+        :math:`\\lVert\\delta\\beta\\rVert_1`, :math:`\\rho = \\sqrt n\\,(e + |\\delta\\beta_0|)` (entries of
+        :math:`K_x` are at most 1), :math:`\\lVert\\tilde r\\rVert \\le \\sqrt{2P}`, returned as a
+        function of the computed point's objective bound ``P``."""
+        B, W, err = parts(primal, "beta", x, x)
+        w, E = W[:, 0], np.asarray(err, dtype=float) + coefficient_rounding(W)
+        c = columns(primal, "beta0")[0]
+        aB, K = np.abs(B), c.size
+        e = float(E @ aB.sum(axis=0)) + fp_margin(self.n + K, float((aB @ np.abs(w)).sum()))
+        e0 = float(E @ np.abs(c)) + fp_margin(K, float(np.abs(c) @ np.abs(w)))
+        rho = math.sqrt(self.n) * (e + e0)
+        lam = self.sweep.weight
+        point = KLassoPrimal(beta=B @ w, beta0=float(c @ w))
+        return point, lambda P: 1.01 * (math.sqrt(2.0 * max(P, 0.0)) * rho + 0.5 * rho * rho + lam * e)
+
     def gap(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
         # (a moving primal of degree 0 too: a weighted constant point, which the scaled-dual
         # bound below, reading a point's fields, does not take)
         if not self.sweep.along_bandwidth and (is_moving(primal) or (is_moving(dual) and dual.degree > 0)):
             return lam_gap(self, primal, dual, lo, hi)
+        if is_moving(primal) and hi > lo:  # the primal moves with the bandwidth
+            U, W, err = parts(dual, "u", lo, hi, linear=True)
+            return self._moving_primal_gap(primal, U, W, err, lo, hi, self.sweep.weight)
+        slack = None
+        if is_moving(primal):  # at a point: its value there, and the rounding of that value
+            primal, slack = self._point_of(primal, lo)
         U, W, err = parts(dual, "u", lo, hi) if is_moving(dual) and dual.degree > 0 else (None, np.ones((1, 1)), None)
         if W.shape[1] > 1 and hi > lo:
             # the primal bound is convex between the nodes and the moving dual's objective
@@ -228,4 +295,16 @@ class KLassoBound(RegressionBound):
             d, margin = self.dual_values(U, W[None], err[None], [0.0])
             scaled = float(d[0, 0]), float(margin[0])
         p = self._primal_upper(primal, lo, hi, self.sweep.at(hi)[1])
+        if slack is not None:
+            p += slack(p)
         return p - scaled[0] + scaled[1]
+
+    def _moving_primal_gap(self, primal, U, W, err, lo, hi, lam):
+        """The gap bound on ``[lo, hi]`` of a moving primal (:meth:`moving_primal_ends`) and the
+        dual :math:`\\sum_k w_k u_k` (``U`` (n, K), ``W`` (K, 2), ``err`` (K,)), whose objective is
+        concave in ``t``: on each sub-interval the difference is convex, largest at an end."""
+        xs, top, margin = self.moving_primal_ends(primal, lo, hi, lam)
+        d, d_margin = self.dual_values(U, W[None], err[None], (xs - lo) / (hi - lo))
+        d = np.stack([d[0, :-1], d[0, 1:]], axis=-1)
+        gap = top - d
+        return float(gap.max()) + margin + float(d_margin[0]) + fp_margin(2, float(np.abs(top).max() + np.abs(d).max()))

@@ -33,7 +33,7 @@ class SearchBound(KLassoBound):
     piece's primal node values (:meth:`KLasso.restore` chooses a drift with them and the
     driver's bound of the same pair on the same piece follows)."""
 
-    _transient = KLassoBound._transient + ("_memo", "_bases")
+    _transient = KLassoBound._transient + ("_memo", "_bases", "_ends")
     remembered = _MEMO
 
     def moving_basis(self, da, db):
@@ -84,4 +84,13 @@ class SearchBound(KLassoBound):
         out = super().primal_nodes(primal, lo, hi, lam)
         if hi > lo:  # (the point checks in between are cheap and would evict it)
             self._memo = (primal, key, out)
+        return out
+
+    def moving_primal_ends(self, primal, lo, hi, lam):
+        key = (lo, hi, lam)  # (as primal_nodes: restore's choice of a drift, then the driver's bound)
+        memo = getattr(self, "_ends", None)
+        if memo is not None and memo[0] is primal and memo[1] == key:
+            return memo[2]
+        out = super().moving_primal_ends(primal, lo, hi, lam)
+        self._ends = (primal, key, out)
         return out
