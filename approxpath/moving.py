@@ -347,7 +347,8 @@ def affine_weights(theta):
     first = []
     for c in theta:
         x = 1.0 - float(c)
-        first.append(math.nextafter(x, -math.inf) if math.fsum([x, float(c)]) > 1.0 else x)
+        # (the exact sum's sign: fsum([x, c]) rounds an excess below half an ulp of 1 back to 1.0)
+        first.append(math.nextafter(x, -math.inf) if math.fsum([x, float(c), -1.0]) > 0.0 else x)
     return np.stack([np.array(first), theta])
 
 

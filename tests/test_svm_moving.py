@@ -122,6 +122,8 @@ def _alpha_b(p, pb, how):
 @pytest.mark.parametrize("change, message", [
     (dict(W=[[1.01, 0.5, 0.5], [-0.01, 0.5, 0.5]]), "negative"),
     (dict(W=[[0.5, 0.5, 0.5], [0.5, 0.5 + 2.0**-40, 0.5]]), "sum to more than 1"),
+    # 1 + 2**-54 exactly: fsum of the column alone rounds it to 1.0
+    (dict(W=[[0.5, 1.0, 0.5], [0.5, 2.0**-54, 0.5]]), "sum to more than 1"),
     (dict(W=[[0.5, 0.5], [0.5, 0.5]]), "same span, degree and weights"),
     (dict(span=(0.65, 1.1)), "not inside"),
     (dict(span=(-1.5e308, 1.5e308)), "finite positive width"),
@@ -241,3 +243,17 @@ def test_a_c_moving_dual_is_checked_against_the_box_at_both_ends_of_its_piece():
     low = piece.lo / 2
     errors = p.bound.errors(piece.primal, piece.dual, low, piece.hi)
     assert any(e.startswith(f"the moving dual exceeds C = {low:.17g}") for e in errors), errors
+
+
+def test_affine_weights_sum_to_at_most_one_exactly():
+    """Every column of ``affine_weights`` sums to at most 1 in exact arithmetic (fractions), and
+    ``1 - theta`` is the largest float that does: for random weights in [0, 1], tiny ones and
+    halves (a sum that rounds to 1.0 but exceeds it by 2**-54 was let through before)."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(0)
+    theta = np.concatenate([rng.uniform(0.0, 1.0, 3000), [0.0, 1.0, 2.0**-54, 2.0**-60, 0.1, 0.3, 0.5]])
+    W = moving.affine_weights(theta)
+    for x, c in W.T:
+        assert Fraction(x) + Fraction(c) <= 1
+        assert Fraction(math.nextafter(x, math.inf)) + Fraction(c) > 1

@@ -71,7 +71,7 @@ def pair_errors(bound, primal, dual, lo, hi):
         W = dual.weights
         if W.min() < 0:
             errors.append(f"a weight of the moving dual has a negative coefficient ({W.min():.3g})")
-        if any(math.fsum(col) > 1.0 for col in W.T):
+        if any(math.fsum([*col, -1.0]) > 0.0 for col in W.T):  # exactly (fsum(col) rounds to 1.0)
             errors.append("the moving dual's weights sum to more than 1 (a coefficient column)")
     return errors + _primal_errors(bound, primal, dual)
 
