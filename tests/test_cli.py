@@ -21,6 +21,16 @@ def libsvm_file(tmp_path):
 def test_parse_number():
     assert parse_number("2^-10") == 2.0**-10 and parse_number("2**3") == 8.0
     assert parse_number("1e-3") == 1e-3 and parse_number("0.5") == 0.5
+    # a power's sign is outside it, as in mathematics; float("-2") ** 0.5 was a complex number
+    assert parse_number("-2^0.5") == -(2.0**0.5) and parse_number("-2^2") == -4.0 and parse_number("+2^3") == 8.0
+
+
+def test_negative_power_is_refused_in_words(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("x,y\n" + "".join(f"{i / 10},{i % 3}\n" for i in range(12)))
+    assert main(["path", "klasso", "--data", str(data), "--lam=-2^0.5", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "-1.414" in err and "j)" not in err
 
 
 def test_path_json_verify_and_tamper(libsvm_file, tmp_path, capsys):

@@ -45,14 +45,15 @@ def parse_number(text):
     allowed around the operator.  :class:`argparse.ArgumentTypeError` where ``text`` is not a number,
     overflows, is not finite, or is a nonzero number that rounds to 0 (below the smallest positive
     double, about 5e-324: ``2^-1100``, ``1e-400``)."""
-    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(?:\^|\*\*)\s*([0-9.eE+-]+)\s*", str(text))
+    # a power's sign is outside it, -2^2 = -(2^2) as in mathematics (float("-2") ** 0.5 is complex)
+    m = re.fullmatch(r"\s*([+-]?)\s*([0-9.eE]+(?:[eE][+-]?[0-9]+)?)\s*(?:\^|\*\*)\s*([0-9.eE+-]+)\s*", str(text))
     try:
-        value = float(m.group(1)) ** float(m.group(2)) if m else float(text)
+        value = (-1.0 if m.group(1) == "-" else 1.0) * float(m.group(2)) ** float(m.group(3)) if m else float(text)
     except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r} (use e.g. 0.5, 1e-3 or 2^-10)") from None
     if value != value or value in (float("inf"), float("-inf")):
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r} (use e.g. 0.5, 1e-3 or 2^-10)")
-    mantissa = (m.group(1) if m else str(text)).lower().split("e")[0]
+    mantissa = (m.group(2) if m else str(text)).lower().split("e")[0]
     if value == 0 and any(c in "123456789" for c in mantissa):  # 2^-1100, 1e-400: rounded to 0
         raise argparse.ArgumentTypeError(f"{text!r} is below the smallest positive double (about 5e-324)")
     return value
