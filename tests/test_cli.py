@@ -25,6 +25,40 @@ def test_parse_number():
     assert parse_number("-2^0.5") == -(2.0**0.5) and parse_number("-2^2") == -4.0 and parse_number("+2^3") == 8.0
 
 
+def test_n_features_is_recorded_and_verify_reads_the_data_with_it(libsvm_file, tmp_path):
+    """A LIBSVM file read with --n-features (the a-series' convention): the certificate records it,
+    and a plain ``verify`` reads the file as the run did (it failed on d before)."""
+    cert = tmp_path / "nf.npz"
+    assert main(["path", "kernel_svm", "--data", str(libsvm_file), "--n-features", "7", "--c", "1", "--eps", "0.5",
+                 "--range", "2^-1", "2^2", "--out", str(cert), "--no-progress"]) == 0
+    with np.load(cert) as z:
+        meta = json.loads(str(z["meta"]))
+    assert meta["n_features"] == 7 and meta["d"] == 7
+    assert main(["verify", str(cert), "--no-progress"]) == 0
+
+
+def test_verify_reads_the_recorded_file_whose_data_match(tmp_path, monkeypatch, capsys):
+    """A file of the recorded name in the current folder with other data does not hide the one
+    next to the certificate; where no candidate matches, the message names the file read."""
+    from approxpath.data import make_classification
+
+    sub, other = tmp_path / "sub", tmp_path / "other"
+    sub.mkdir(), other.mkdir()
+    for folder, n, seed in ((sub, 40, 3), (other, 30, 0)):
+        X, y = make_classification(n=n, d=2, seed=seed)
+        np.savetxt(folder / "d.csv", np.column_stack([X, y]), delimiter=",", header="a,b,y", comments="")
+    monkeypatch.chdir(sub)
+    assert main(["path", "kernel_svm", "--data", "d.csv", "--c", "0.1", "--eps", "0.5", "--range", "0.5", "8",
+                 "--out", "c.npz", "--no-progress"]) == 0
+    monkeypatch.chdir(other)
+    capsys.readouterr()
+    assert main(["verify", "../sub/c.npz", "--no-progress"]) == 0
+    assert "../sub/d.csv" in capsys.readouterr().out
+    (sub / "d.csv").unlink()
+    assert main(["verify", "../sub/c.npz", "--no-progress"]) == 1
+    assert "the data were read from 'd.csv', the file the certificate records" in capsys.readouterr().out
+
+
 def test_negative_power_is_refused_in_words(tmp_path, capsys):
     data = tmp_path / "d.csv"
     data.write_text("x,y\n" + "".join(f"{i / 10},{i % 3}\n" for i in range(12)))

@@ -54,6 +54,7 @@ META_FIELDS = {  # name -> (required, domain check, what the domain is)
     "preprocessing": (False, lambda v: v in ("none", "global-minmax"), "none or global-minmax"),
     "format": (False, lambda v: v in ("libsvm", "csv"), "libsvm or csv"),
     "data_file": (False, lambda v: v is None or isinstance(v, str), "a file name"),
+    "n_features": (False, lambda v: is_stored_count(v) and v >= 1, "a positive integer (LIBSVM's --n-features)"),
     "scale": (False, lambda v: v == "log", "log"),
     "library_version": (False, lambda v: isinstance(v, str), "a version"),
     "strategy": (False, lambda v: isinstance(v, str), "a strategy name"),
@@ -70,7 +71,7 @@ META_FIELDS = {  # name -> (required, domain check, what the domain is)
 
 #: The fields of :data:`META_FIELDS` a caller's ``meta=`` may set (where the data came from, as the
 #: command line records it); approxpath records the others itself.
-CALLER_FIELDS = ("data_file", "format", "preprocessing")
+CALLER_FIELDS = ("data_file", "format", "preprocessing", "n_features")
 
 
 def caller_meta(meta):

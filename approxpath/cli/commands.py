@@ -14,7 +14,7 @@ from .checks import build_problem, check_outputs, data_format  # noqa: F401 (fig
 from .output import emit_json
 from .running import clock, default_checkpoint, one_core_note, run_and_write
 
-__all__ = ["COMMANDS", "load", "add_data_args", "add_threads_arg", "budget", "add_path_args"]
+__all__ = ["COMMANDS", "load", "data_meta", "add_data_args", "add_threads_arg", "budget", "add_path_args"]
 
 
 def load(args, meta=None):
@@ -40,8 +40,18 @@ def load(args, meta=None):
     """
     fmt = data_format(args.data, args.format, (meta or {}).get("format"))
     prep = args.preprocess or (meta or {}).get("preprocessing") or "none"
-    X, y = load_data(args.data, fmt, n_features=args.n_features)
+    n_features = args.n_features if args.n_features is not None else (meta or {}).get("n_features")
+    X, y = load_data(args.data, fmt, n_features=n_features)
     return preprocess(X, prep), y, fmt, prep
+
+
+def data_meta(args, fmt, prep):
+    """What a certificate records of where its data came from: ``--data``, its format, the
+    preprocessing and ``--n-features`` where given (``verify`` reads the file again with them)."""
+    meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
+    if getattr(args, "n_features", None) is not None:
+        meta["n_features"] = int(args.n_features)
+    return meta
 
 
 def load_with_validation(args):
@@ -175,7 +185,7 @@ def cmd_path(args):
         flag = f"--{problem.parameter.replace('_', '-')}"
         raise InputError(f"{flag} {own:g} is not used: the path runs over {problem.parameter} in --range "
                          f"{args.range[0]:g} {args.range[1]:g}; drop {flag} (alone it sets the range's top)")
-    meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
+    meta = data_meta(args, fmt, prep)
     if D is not None:
         meta["distances_file"] = str(args.distances)
     return _run_path(problem, args, meta)
@@ -185,6 +195,12 @@ def _recorded_data_file(certificate, recorded, flag="--data"):
     """The data file a certificate records: as written, or, when that relative path does not
     exist from the current folder, relative to the certificate's folder (where ``path --out``
     may have been run from)."""
+    return _recorded_data_files(certificate, recorded, flag)[0]
+
+
+def _recorded_data_files(certificate, recorded, flag="--data"):
+    """The files the data file a certificate records may be, those that exist, in the order of
+    :func:`_recorded_data_file` (at least one, else :class:`FileNotFoundError`)."""
     from pathlib import Path as FsPath
 
     if not isinstance(recorded, str) or not recorded:
@@ -192,9 +208,9 @@ def _recorded_data_file(certificate, recorded, flag="--data"):
     tried = [FsPath(recorded)]
     if not tried[0].is_absolute():
         tried.append(FsPath(certificate).parent / recorded)
-    for file in tried:
-        if file.is_file():
-            return str(file)
+    found = list(dict.fromkeys(str(file) for file in tried if file.is_file()))
+    if found:
+        return found
     where = " or ".join(repr(str(p)) for p in dict.fromkeys(tried))
     what = "is not a file" if any(p.exists() for p in tried) else "does not exist"
     raise FileNotFoundError(f"data file {recorded!r} recorded in the certificate {what} (tried {where}): "
@@ -225,18 +241,26 @@ def cmd_verify(args):
         report = verify(args.certificate, **required)
     else:
         recorded_data = args.data is None
-        if recorded_data:
-            args.data = _recorded_data_file(args.certificate, meta.get("data_file"))
-        try:
-            X, y, fmt, prep = load(args, meta)
-        except InputError:
-            if not recorded_data:
-                raise
+        candidates = _recorded_data_files(args.certificate, meta.get("data_file")) if recorded_data else [args.data]
+        loaded = None
+        for args.data in candidates:  # the first whose data are the certificate's, else the first read
+            try:
+                got = load(args, meta)
+            except InputError:
+                if not recorded_data:
+                    raise
+                continue
+            loaded = loaded or (args.data, got)
+            if data_sha256(*got[:2]) == meta.get("data_sha256"):
+                loaded = (args.data, got)
+                break
+        if loaded is None:
             # the file was named by the certificate, not by the user: say no more of its contents
             given = "" if args.n_features is None else f" with --n-features {args.n_features}"
             raise InputError(f"the data file {args.data!r} the certificate records is not readable as "
                              f"{data_format(args.data, args.format, meta.get('format'))} data{given}: pass --data FILE"
-                             + (" or drop --n-features" if given else "")) from None
+                             + (" or drop --n-features" if given else ""))
+        args.data, (X, y, fmt, prep) = loaded
         recorded = (meta.get("options") or {}).get("kernel")
         if args.distances is not None and recorded != "precomputed":
             raise InputError(f"--distances is for a certificate of --kernel precomputed; this one's kernel is "
@@ -248,9 +272,12 @@ def cmd_verify(args):
         try:
             report = verify(args.certificate, X if D is None else D, y, **required)
         except DataMismatch as exc:  # a claim about other data: not verified here (status 1, not a usage error)
-            report = failed_report(str(exc))
+            report = failed_report(f"{exc} (data {source})")
         if report.claim:
             report = dc.replace(report, claim=dict(report.claim, data=source))
+        elif recorded_data and not report.ok:  # (the "data given" of the messages were not given by the user)
+            report = dc.replace(report, failures=report.failures + (
+                f"the data were read from {args.data!r}, the file the certificate records: pass --data FILE",))
     if args.require_certified and (report.sampled or report.uncovered):
         report = dc.replace(report, ok=False, failures=report.failures + (
             f"--require-certified: {report.sampled} sampled and {report.uncovered} uncovered {report.unit}",))

@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..registry import get_problem
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs
-from .commands import add_data_args, add_threads_arg, load, load_with_validation
+from .commands import add_data_args, add_threads_arg, data_meta, load, load_with_validation
 from .output import emit_json
 
 __all__ = ["COMMANDS"]
@@ -128,7 +128,7 @@ def cmd_exact(args):
         arrays = path.to_arrays()
         meta = dict(problem="klasso", parameter=path.parameter, lam=path.lam, bandwidth=path.bandwidth,
                     algorithm=path.algorithm, settings=path.settings, stop_reason=path.stop_reason,
-                    data_file=str(args.data), format=fmt, preprocessing=prep, data_sha256=data_sha256(X, y),
+                    **data_meta(args, fmt, prep), data_sha256=data_sha256(X, y),
                     machine=describe())
         write_claimed(args.out, arrays.pop("t"), {k: arrays.pop(k) for k in ("beta", "beta0")},
                       **({} if str(args.out).lower().endswith(".csv") else dict(arrays, meta=meta)))

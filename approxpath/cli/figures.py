@@ -13,8 +13,8 @@ from ..errors import InputError
 from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import check_seed
-from .commands import (add_data_args, add_path_args, build_problem, check_outputs, data_format, load,
-                       load_with_validation)
+from .commands import (add_data_args, add_path_args, build_problem, check_outputs, data_format, data_meta,
+                       load, load_with_validation)
 from .output import emit_json
 
 __all__ = ["COMMANDS"]
@@ -146,7 +146,7 @@ def _validation_data(args, cls):
         return X, y, X_val, y_val, dict(data_source="sinc, 10 % outliers (seeded)")
     if args.val_data is not None:  # (read like --data, scaled with its scaling)
         X, y, X_val, y_val, fmt, prep = load_with_validation(args)
-        return X, y, X_val, y_val, dict(data_file=str(args.data), format=fmt, preprocessing=prep)
+        return X, y, X_val, y_val, data_meta(args, fmt, prep)
     X, y, fmt, prep = load(args)
     return _split(X, y, args, dict(format=fmt, preprocessing=prep))
 

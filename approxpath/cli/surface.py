@@ -10,7 +10,7 @@ import warnings
 from ..errors import InputError
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import as_advice, build_problem, check_outputs
-from .commands import add_data_args, add_threads_arg, budget, load
+from .commands import add_data_args, add_threads_arg, budget, data_meta, load
 from .output import emit_json
 
 __all__ = ["COMMANDS", "select_over_two"]
@@ -47,7 +47,7 @@ def cmd_surface(args):
     cls = get_problem(args.problem)
     check_outputs(args, [args.data])
     problem, fmt, prep = _problem(args, cls, args.weights)
-    meta = dict(data_file=str(args.data), format=fmt, preprocessing=prep)
+    meta = data_meta(args, fmt, prep)
     s = approximate_surface(problem, args.eps, tuple(args.weights), tuple(args.range) if args.range else None,
                             relative=args.relative, max_solves=args.max_solves,
                             progress=not (args.no_progress or args.json), meta=meta)
