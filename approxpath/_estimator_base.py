@@ -226,11 +226,11 @@ class KernelPathBase(BaseEstimator):
         curve = validation_curve(self.path_, X_va, y_va, criterion=self._criterion(), selection=self.selection,
                                  n_grid=self.n_grid)
         self.validation_curve_ = curve
-        last = curve.t.size - 1
-        if last > 0 and curve.best_index in (0, last):  # the loss may keep falling past that end
+        sides = curve.edge_sides()
+        if sides:  # the loss may keep falling past that end
             choice = f"the chosen t = {curve.best_t:.6g}"
-            side = ("lower", self.t_range_[0]) if curve.best_index == 0 else ("upper", self.t_range_[1])
-            warnings.warn(RangeWarning(choice, choice, [("bandwidth",) + side]))
+            ends = dict(lower=self.t_range_[0], upper=self.t_range_[1])
+            warnings.warn(RangeWarning(choice, choice, [("bandwidth", side, ends[side]) for side in sides]))
         self.best_t_ = curve.best_t
         self.best_loss_ = curve.best_loss
         self.best_gap_bound_ = curve.best_gap_bound

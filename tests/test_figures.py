@@ -124,6 +124,38 @@ def test_cli_figure_validation_builtin_sinc(tmp_path, capsys):
     assert "selected bandwidth" in out and "mae" in out and png.stat().st_size > 5000
 
 
+def test_cli_figure_validation_warns_at_the_range_end(capsys):
+    """A choice in the last piece of the range gets the edge warning select and the estimators give."""
+    argv = ["figure", "validation", "robust_l1", "--lam", "0.1", "--eps", "1", "--range", "2^-3", "2^-2", "--no-progress"]
+    assert main(argv) == 0
+    assert "may be matched at the upper end of --range, 0.25" in capsys.readouterr().err
+
+
+def test_edge_sides_count_ties():
+    """Ties go to the smallest t, so a tie at the upper end is not the best index, but it is an edge."""
+    from approxpath.selection.curve import ValidationCurve
+
+    def curve(loss):
+        k = len(loss)
+        return ValidationCurve(np.arange(1.0, k + 1), np.array(loss), np.zeros(k), np.array(["certified"] * k), "error")
+
+    assert curve([0.4, 0.3, 0.3]).edge_sides() == ["upper"]
+    assert curve([0.3, 0.4, 0.3]).edge_sides() == ["lower", "upper"]
+    assert curve([0.4, 0.3, 0.5]).edge_sides() == []
+    assert curve([0.3]).edge_sides() == []
+
+
+def test_estimator_warns_of_a_tie_at_the_upper_end():
+    from approxpath.selection import RangeWarning
+    from approxpath.sklearn import KernelPathSVC
+
+    X, y = make_classification(n=60, d=2, seed=0)
+    with pytest.warns(RangeWarning, match="upper end of t_range, 8"):
+        clf = KernelPathSVC(C=1.0, eps=0.1, t_range=(0.5, 8), random_state=0).fit(X, y)
+    loss = clf.validation_curve_.loss
+    assert loss[-1] == loss.min() and clf.validation_curve_.best_index < loss.size - 1
+
+
 def test_cli_figure_bad_input(capsys):
     assert main(["figure", "cond", "--range", "1", "0.5"]) == 2
     assert "0 < LO < HI" in capsys.readouterr().err

@@ -220,6 +220,17 @@ def _figure_validation(args):
     y_val = _validation_targets(problem, y_val)  # (before the run)
     path = run_and_write(problem, args, meta)
     curve = validation_curve(path, X_val, y_val, criterion=criterion, selection=args.selection, n_grid=args.n_grid)
+    sides = curve.edge_sides()
+    if sides:  # (as select and the estimators warn)
+        import warnings
+
+        from ..selection import RangeWarning
+
+        choice = f"the selected {problem.parameter} = {curve.best_t:.6g}"
+        ends = dict(zip(("lower", "upper"), path.interval))
+        sides = [(problem.parameter, side, ends[side]) for side in sides]
+        text = RangeWarning(choice, choice, sides).text("figure validation", lambda parameter: "--range")
+        warnings.warn(RangeWarning(text, choice, sides))
     summary = dict(problem=problem.name, criterion=criterion, best_t=curve.best_t, best_loss=curve.best_loss,
                    best_gap_bound=curve.best_gap_bound, best_kind=curve.best_kind, eps=path.eps,
                    exact_solves=path.exact_solves, pieces=len(path.pieces), certified=path.certified,

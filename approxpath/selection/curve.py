@@ -81,6 +81,14 @@ class ValidationCurve:
     def best_kind(self):
         return str(self.kind[self.best_index])
 
+    def edge_sides(self):
+        """The ends of the curve (``"lower"``, ``"upper"``) whose loss equals the best one, ties
+        included: the loss may keep falling past such an end (the best index alone misses a tie
+        at the upper end, since ties go to the smallest ``t``)."""
+        if self.t.size < 2:
+            return []
+        return [side for side, i in (("lower", 0), ("upper", -1)) if self.loss[i] <= self.best_loss]
+
 
 def evaluation_points(path, selection="pieces", n_grid=100):
     """Parameter values at which to evaluate a loss: the middle of every piece of ``path`` (in
