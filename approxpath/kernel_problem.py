@@ -12,6 +12,8 @@ come once from :data:`~approxpath.bound.KERNEL_OPTIONS`.
 
 from __future__ import annotations
 
+import math
+
 from .errors import InputError
 from .kernel_families import cross_distances
 from .compute.kernels import gaussian
@@ -92,12 +94,22 @@ class KernelProblem(Problem):
         says where, e.g. :func:`approxpath.numerics.weight_resolution`)."""
         return 0.0
 
+    def largest_weight(self):
+        """The weight (C, λ) above which the problem's bounds leave double precision (inf: no
+        such weight)."""
+        return math.inf
+
     def check_weights(self, lo, hi):
         """:class:`InputError` when the path's weight -- the fixed one of a bandwidth path, the
-        lower end ``lo`` of a weight path -- is at or below :meth:`smallest_weight`: refused at
-        once, not after minutes of exact solves that cannot succeed."""
-        floor = self.smallest_weight()
+        lower end ``lo`` of a weight path -- is at or below :meth:`smallest_weight`, or the fixed
+        weight or the upper end ``hi`` above :meth:`largest_weight`: refused at once, not after
+        minutes of exact solves that cannot succeed."""
+        floor, ceiling = self.smallest_weight(), self.largest_weight()
         name = self.sweep.weight_name
+        top = self.sweep.weight if self.sweep.along_bandwidth else hi
+        if top is not None and top > ceiling:
+            raise InputError(f"{self.name}: {name} = {top:g} is above {ceiling:.3g}, where the certificate's bounds "
+                             f"(of the order of ({name} n)^2) leave double precision; use {name} <= {ceiling:.3g}")
         low = self.sweep.weight if self.sweep.along_bandwidth else lo
         if low is not None and floor > 0 and low <= floor:
             where = f"{name} = {low:g}" if self.sweep.along_bandwidth else f"the interval's lower end {name} = {low:g}"

@@ -304,3 +304,15 @@ def test_a_resumed_run_at_a_large_c_orders_its_solves_as_the_uninterrupted_one()
     assert max(streaks) >= 2, streaks  # solves that went to Clarabel first, from one that reached it
     dual = replace(problem.solve(1.0)[1], interior=3)
     assert pickle.loads(pickle.dumps(dual)).interior == 3
+
+
+def test_a_c_beyond_double_precision_is_refused_before_any_solve():
+    """C n above 2**500: the bounds' magnitudes, ~(C n)^2, would leave double precision (C ~ 1e300
+    hung in the exact solvers); refused at once, on a bandwidth path and at a C path's top."""
+    X, y = make_classification(n=40, d=2, seed=0)
+    SVM = approxpath.get_problem("kernel_svm")
+    with pytest.raises(InputError, match=r"c = 1e\+300 is above 8\.18e\+148"):
+        approxpath.approximate_path(SVM(X, y, c=1e300), eps=0.5, interval=(0.5, 8.0))
+    with pytest.raises(InputError, match="use c <= 8.18e"):
+        approxpath.approximate_path(SVM(X, y, bandwidth=1.0, parameter="c"), eps=0.5, interval=(1.0, 1e200))
+    SVM(X, y, c=2.0**500 / 40).check_weights(0.5, 8.0)  # the edge itself is allowed

@@ -87,6 +87,12 @@ class KernelSVM(SVMExactSolves, SVMInterpolation, KernelProblem):
         self._grid_cache = OrderedDict()
         self._kernel_buffer = None
 
+    def largest_weight(self):
+        """C n <= 2**500: the bounds' magnitudes, of the order of (C n)^2 times a few n (the
+        rounding allowances' sums), stay below double precision's 2**1024 (above, a path ended in
+        NaN bounds, or hung in the exact solvers from C ~ 1e290 on)."""
+        return 2.0**500 / self.n
+
     def make_bound(self, X, y, options):
         return CachedSVMBound(X, y, cache=True, **options)
 
