@@ -11,6 +11,7 @@ from approxpath.moving import value_at
 from approxpath import InputError
 from approxpath.data import make_classification, make_sinc
 from approxpath.exact import certify, crosscheck, kernel_path, lambda_path, read_claimed, write_claimed
+from approxpath.problems.klasso.restore import scaled_dual
 from exact_helpers import wang_sinc
 
 KLasso = approxpath.get_problem("klasso")
@@ -166,8 +167,8 @@ def test_klasso_segment_bound_dominates_the_gap_along_the_segment(lam_path):
         pa = problem.Primal(ba, float(lam_path.beta0[k]))
         pb = problem.Primal(bb, float(lam_path.beta0[k + 1]) + 0.01 * rng.standard_normal())
         bound = problem.segment_gap_bound(pa, pb, lo, hi)
-        da = problem._restore_dual(problem.dual_from_primal(pa, lo), lo)
-        db = problem._restore_dual(problem.dual_from_primal(pb, hi), hi)
+        da = scaled_dual(problem, problem.dual_from_primal(pa, lo), lo)
+        db = scaled_dual(problem, problem.dual_from_primal(pb, hi), hi)
         for th in np.linspace(0.0, 1.0, 41):
             lam = lo + th * (hi - lo)
             x = problem.interpolate((pa, da), (pb, db), th)[0]

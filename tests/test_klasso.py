@@ -10,6 +10,7 @@ from approxpath.compute.kernels import gaussian
 from approxpath.moving import Moving, is_moving, value_at
 from approxpath.numerics import zero_sum as _zero_sum
 from approxpath.problems.klasso.bound import KLassoDual, KLassoPrimal
+from approxpath.problems.klasso.restore import scaled_dual
 from regression_helpers import bound_slack_on_pieces, check_against_cvxpy
 
 KLasso = approxpath.get_problem("klasso")
@@ -93,7 +94,7 @@ def test_exact_pair_kkt_and_dual_from_primal(sinc):
     # rounding of two computations (the solver's u and y - K beta - beta0), each put on the
     # grid of 2**-42 of its largest entry (a value near a grid point may round either way:
     # 2.8e-14 apart with numpy 2.5 on Python 3.13, the same bits with numpy 2.4)
-    again = p._restore_dual(p.dual_from_primal(primal, t), t)
+    again = scaled_dual(p, p.dual_from_primal(primal, t), t)
     np.testing.assert_allclose(_scaled(again)[1], u0, rtol=0, atol=1e-12 * np.abs(u0).max())
     assert _scaled(again)[0] == pytest.approx(s, rel=1e-12)
 

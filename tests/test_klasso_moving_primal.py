@@ -10,6 +10,7 @@ from approxpath import moving
 from approxpath.data import make_sinc
 from approxpath.moving import Moving, is_moving, value_at
 from approxpath.problems.klasso.bound import KLassoPrimal
+from approxpath.problems.klasso.restore import middle_primal
 from approxpath.solvers.conic import solve_cvxpy
 
 KLasso = approxpath.get_problem("klasso")
@@ -66,7 +67,7 @@ def test_moving_primal_bound_is_below_a_fixed_primals(segment):
     """Where the solution moves, the primal that moves with the bandwidth gets a smaller bound than
     the interpolation held at the piece's middle (the restoration before), with the same dual."""
     p, primal, dual, lo, hi = _piece(segment, 0.5, 0.03)
-    fixed = p._restore_primal(value_at(primal, lo), dual, lo, hi)
+    fixed = middle_primal(p, value_at(primal, lo), dual, lo, hi)
     assert p.bound.gap(primal, dual, lo, hi) < 0.5 * p.bound.gap(fixed, dual, lo, hi)
 
 
@@ -82,7 +83,8 @@ def test_moving_primal_ends_dominate_dense_sampling(segment, lam):
     for trial in range(4):
         beta_a, slope = rng.normal(0, 50, p.n), rng.normal(0, 20, p.n)
         weights = np.array([[1.0, 1.0], rng.uniform(-5.0, 5.0, 2)])
-        points = (KLassoPrimal(beta=beta_a, beta0=float(rng.normal())), KLassoPrimal(beta=slope, beta0=float(rng.normal())))
+        points = (KLassoPrimal(beta=beta_a, beta0=float(rng.normal())),
+                  KLassoPrimal(beta=slope, beta0=float(rng.normal())))
         primal = Moving(points, weights, (lo, hi))
         xs, top, margin = p.bound.moving_primal_ends(primal, lo, hi, lam)
         for tau in np.linspace(lo, hi, 400):

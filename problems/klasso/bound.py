@@ -1,8 +1,8 @@
 """Certificate side of the kernelized LASSO (numpy only: what ``approxpath verify`` builds).
 
 A stored piece is a primal :math:`(\\beta, \\beta_0)` (on a bandwidth piece it may move:
-:math:`\\sum_k w_k(\\tau)(\\beta_k, \\beta_{0k})` with weights linear in :math:`\\tau`) and a dual :math:`d = \\sum_k w_k(\\tau)\\, u_k` with
-:math:`\\mathbf 1^\\top u_k = 0` exactly: a fixed :math:`u` (weight 1), a scaled one :math:`s\\,u`
+:math:`\\sum_k w_k(\\tau)(\\beta_k, \\beta_{0k})` with weights linear in :math:`\\tau`) and a dual
+:math:`d = \\sum_k w_k(\\tau)\\, u_k` with :math:`\\mathbf 1^\\top u_k = 0` exactly: a fixed :math:`u` (weight 1), a scaled one :math:`s\\,u`
 (constant weight ``s``) or, on a bandwidth piece, a *moving* dual whose weights are linear in
 :math:`\\tau` (:class:`~approxpath.moving.Moving`).  For every :math:`\\tau` of the piece the dual is
 feasible (:math:`\\max_\\tau\\lVert K_\\tau d\\rVert_\\infty \\le \\lambda`, rigorous) and the gap
@@ -177,7 +177,8 @@ class KLassoBound(RegressionBound):
         U, W, err = self._scaled_parts(dual, lo, hi, base)
         lam = self.sweep.weight
         if is_moving(primal) and hi > lo:
-            return self._moving_primal_gap(primal, U, W if W.shape[1] > 1 else np.repeat(W, 2, axis=1), err, lo, hi, lam)
+            W = W if W.shape[1] > 1 else np.repeat(W, 2, axis=1)  # (a constant weight as a line)
+            return self._moving_primal_gap(primal, U, W, err, lo, hi, lam)
         slack = None
         if is_moving(primal):
             primal, slack = self._point_of(primal, lo)
@@ -246,7 +247,8 @@ class KLassoBound(RegressionBound):
         R = np.maximum(np.abs(y - b0 - lower), np.abs(y - b0 - upper))  # |r_i| at the ends
         R = R + b0_err + fp_margin(4, 1.0) * (np.abs(y) + np.abs(b0) + np.maximum(np.abs(upper), np.abs(lower)))
         aB = np.abs(B)
-        l1 = np.abs(B @ w).sum(axis=0) + float(E @ aB.sum(axis=0)) + fp_margin(self.n + c.size, 1.0) * (aB @ np.abs(w)).sum(axis=0)
+        l1 = (np.abs(B @ w).sum(axis=0) + float(E @ aB.sum(axis=0))
+              + fp_margin(self.n + c.size, 1.0) * (aB @ np.abs(w)).sum(axis=0))
         top = 0.5 * (R * R).sum(axis=0) + lam * np.stack([l1[:-1], l1[1:]], axis=-1)
         return xs, top, fp_margin(self.n + 4, float(top.max()))
 

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from approxpath.kernel_problem import KernelProblem
-from approxpath.moving import Moving, combine, is_moving, value_at
+from approxpath.moving import is_moving, value_at
 from approxpath.numerics import fp_margin, log_mid, weight_resolution, zero_sum
 from approxpath.problem import Declaration
 from approxpath.registry import register
@@ -36,29 +36,13 @@ from approxpath.solvers import current_settings
 from approxpath.solvers.conic import solve_cvxpy, solve_qp
 from approxpath.solvers.lasso import solve_klasso
 
-from .._regression import SAFETY, combination_slack
+from .._regression import SAFETY
 from .bound import KLassoBound, KLassoDual, KLassoPrimal
+from .restore import bandwidth_restore, best_scale, lambda_restore, middle_primal, scaled_dual
 from .search import SearchBound
 from .solve import gram_qp, polish
 
 __all__ = ["KLasso"]
-
-# How far the combination weight of an interpolated dual may move across a bandwidth piece
-# (:meth:`KLasso.restore` keeps the best): 0 (a fixed dual) and 2**-4 .. 1 (sinc, n = 100: smaller
-# drifts, 2**-6 and 2**-5, or steps of sqrt(2) certify the same pieces, give or take 2 %)
-_DRIFTS = np.array([0.0] + [2.0**-k for k in range(4, -1, -1)])
-
-
-def _best_scale(d, y, limit, sup):
-    """The best feasible scales of dual directions ``d`` (..., n): the maximizer
-    :math:`s = \\min(y^\\top d/\\lVert d\\rVert^2, \\text{limit}/\\text{sup})` of :math:`s\\,y^\\top d - s^2
-    \\lVert d\\rVert^2/2` subject to :math:`s\\,\\text{sup} \\le \\text{limit}` (``sup`` (...,): a bound
-    of :math:`\\lVert K d\\rVert_\\infty`), 0 where :math:`d = 0` or :math:`y^\\top d \\le 0`.  A NaN
-    bound gives NaN (np.minimum keeps it): the run then says why."""
-    dd, yd = np.einsum("...i,...i->...", d, d), d @ y
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where((dd > 0) & (yd > 0), np.minimum(yd / dd, np.divide(limit, sup)), 0.0)
-
 
 @register
 class KLasso(KernelProblem):
@@ -181,9 +165,9 @@ class KLasso(KernelProblem):
         beta = solve_qp(self.exact_qp(t), backend).x[: self.n].copy()
         best = None
         for cand, u in polish(K, self.y, lam, beta):
-            primal = self._restore_primal(KLassoPrimal(beta=cand, beta0=0.0), None, t)
+            primal = middle_primal(self, KLassoPrimal(beta=cand, beta0=0.0), None, t)
             dual = self.dual_from_primal(primal, t) if u is None else KLassoDual(u=u)
-            pair = (primal, self._restore_dual(dual, t))
+            pair = (primal, scaled_dual(self, dual, t))
             gap = self.bound.gap(*pair, t)
             if best is None or gap < best[0]:
                 best = (gap, pair)
@@ -195,45 +179,6 @@ class KLasso(KernelProblem):
         r = self.y - self.gram(tau) @ np.asarray(primal.beta, dtype=float) - float(primal.beta0)
         return KLassoDual(u=r)
 
-    def _restore_dual(self, dual, lo, hi=None):
-        """Best scaling :math:`s\\,u` of ``u`` (put on the zero-sum grid) feasible for every
-        parameter in ``[lo, hi]``: the point ``u`` with the constant weight ``s``."""
-        hi = lo if hi is None else hi
-        u = zero_sum(value_at(dual, lo).u)
-        limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
-        s = _best_scale(u, self.y, limit, self.bound.kernel_sup_norm(u, lo, hi))
-        return combine((KLassoDual(u=u),), [[float(s)]], (lo, hi))
-
-    def _restore_primal(self, primal, dual, lo, hi=None):
-        hi = lo if hi is None else hi
-        beta = np.asarray(value_at(primal, log_mid(lo, hi)).beta, dtype=float)
-        S = np.flatnonzero(beta)
-        fit = self.y - self.kernels.columns(self.sweep.at(log_mid(lo, hi))[0], S) @ beta[S]
-        return KLassoPrimal(beta=beta, beta0=float(np.mean(fit)))
-
-    def _moving_primal(self, primal, lo, hi):
-        """The driver's interpolated primal moving on the bandwidth piece ``[lo, hi]``:
-        :math:`\\beta(t) = \\beta_a + \\theta(t)(\\beta_b - \\beta_a)` with :math:`\\theta` the
-        interpolation's weight of ``b`` at the piece's ends (linear between), and
-        :math:`\\beta_0(t)` refitted, :math:`\\text{mean}(y - K_t\\beta(t))`, at both ends (linear
-        between: across a segment of sinc, n = 100, lambda = 1e-3, the refitted intercept moves
-        from 4.33 to 2.18, linearly to 3 digits).  None where :math:`\\theta` is the same at both
-        ends."""
-        theta = primal.restrict(lo, hi)[1]
-        theta = (float(theta[0]), float(theta[-1]))
-        if not theta[1] != theta[0]:
-            return None
-        beta_a, beta_b = (np.asarray(p.beta, dtype=float) for p in primal.points)
-        slope = beta_b - beta_a
-        fits = []
-        for x, th in zip((lo, hi), theta):
-            beta = beta_a + th * slope
-            S = np.flatnonzero(beta)
-            fits.append(float(np.mean(self.y - self.kernels.columns(self.sweep.at(x)[0], S) @ beta[S])))
-        rate = (fits[1] - fits[0]) / (theta[1] - theta[0])
-        points = (KLassoPrimal(beta=beta_a, beta0=fits[0] - theta[0] * rate), KLassoPrimal(beta=slope, beta0=rate))
-        return Moving(points, np.array([[1.0, 1.0], theta]), (lo, hi))
-
     def restore(self, primal, dual, lo, hi=None):
         """A pair feasible on ``[lo, hi]``; on a bandwidth piece a moving pair (the driver's
         interpolation :math:`(1 - \\theta(t)) z_a + \\theta(t) z_b` of two exact solves) becomes a
@@ -242,13 +187,13 @@ class KLasso(KernelProblem):
         (\\theta + \\rho (e - m))(u_b - u_a)`, scaled by the best scale for that end alone,
         :math:`\\min(y^\\top d_e/\\lVert d_e\\rVert^2, \\lambda/\\lVert K_e d_e\\rVert_\\infty)`; the dual moves
         linearly between the two scaled ends, scaled once more where the piece needs it to be
-        feasible throughout (:meth:`moving_sup_norms`).  Of the drifts :data:`_DRIFTS` across the
+        feasible throughout (:meth:`moving_sup_norms`).  Of the drifts :data:`.restore.DRIFTS` across the
         piece the one with the smallest gap bound is kept (rate 0 at a point); the primal moves too
-        (:meth:`_moving_primal`; at a point, or where the weight does not move, the
+        (:func:`.restore.moving_primal`; at a point, or where the weight does not move, the
         interpolation at ``m`` with the intercept refitted: a fixed primal's objective drifts at
-        first order as ``t`` moves, and at lambda = 1e-3 it split each segment into ~24 pieces).  Its vectors are the same on every
-        piece between the two exact solves: their kernel products at a point are computed once
-        (:class:`.search.SearchBound`).  (One scale for the whole piece, limited by its worst
+        first order as ``t`` moves, and at lambda = 1e-3 it split each segment into ~24 pieces).
+        Its vectors are the same on every piece between the two exact solves: their kernel
+        products at a point are computed once (:class:`.search.SearchBound`).  (One scale for the whole piece, limited by its worst
         point, gave 1,040 pieces where the two ends' scales give 747: sinc, n = 1000, 10 %
         outliers, lambda = 0.1, eps = 0.05, t in [2**-3, 2**5].)
 
@@ -260,64 +205,11 @@ class KLasso(KernelProblem):
         """
         hi = lo if hi is None else hi
         if not (is_moving(dual) and dual.degree >= 1 and len(dual.points) == 2):
-            dual = self._restore_dual(dual, lo, hi)
-            return self._restore_primal(primal, dual, lo, hi), dual
+            dual = scaled_dual(self, dual, lo, hi)
+            return middle_primal(self, primal, dual, lo, hi), dual
         if not self.sweep.along_bandwidth:
-            return self._lambda_restore(primal, dual, lo, hi)
-        moving = self._moving_primal(primal, lo, hi) if hi > lo and is_moving(primal) and primal.degree >= 1 \
-            and len(primal.points) == 2 else None
-        primal = moving or self._restore_primal(primal, dual, lo, hi)
-        at = log_mid(lo, hi)
-        u, slope = self.bound.moving_basis(*dual.points)
-        theta = float(dual.weights_at(at)[1])  # the weight of the second solve at the middle
-        w = u + theta * slope  # the dual at the piece's middle
-        uu, yu = float(w @ w), float(self.y @ w)
-        if uu == 0.0 or yu <= 0.0 or not slope.any():
-            return primal, self._restore_dual(value_at(dual, at), lo, hi)
-        U = np.column_stack([u, slope])
-        limit = self.sweep.weight_floor(lo) * (1.0 - SAFETY)
-        if hi > lo:
-            rates = _DRIFTS / (hi - lo)
-            thetas = theta + rates[:, None] * (np.array([lo, hi]) - at)  # (r, 2): the slope's weight at the ends
-            d = u + thetas[..., None] * slope  # (r, 2, n): the dual's direction at each end
-            sups = np.stack([self.bound.point_sup_norm(u, slope, thetas[:, e], x) for e, x in enumerate((lo, hi))], 1)
-            ends = _best_scale(d, self.y, limit, sups)
-            W = np.stack([ends, ends * thetas], axis=1)  # (r, 2, 2): each end's best feasible point, linear between
-            sups = self.bound.moving_sup_norms(U, W, np.zeros((rates.size, 2)), lo, hi)
-            with np.errstate(divide="ignore", invalid="ignore"):  # (a NaN bound scales to NaN: the run says why)
-                W = W * np.where(sups <= limit, 1.0, limit / sups)[:, None, None]
-        else:  # a point (the driver's checks and guides): the combination at rate 0
-            scale = _best_scale(w, self.y, limit, self.bound.point_sup_norm(u, slope, theta, lo))
-            W = np.array([[[1.0], [theta]]]) * scale
-        lam = self.sweep.at(hi)[1]
-        if moving is not None:  # the primal's bound at both ends of each sub-interval
-            xs, top, _ = self.bound.moving_primal_ends(moving, lo, hi, lam)
-            values = self.bound.dual_values(U, W, np.zeros(W.shape[:2]), (xs - lo) / (hi - lo))[0]
-            k = int(np.argmin((top - np.stack([values[:, :-1], values[:, 1:]], axis=-1)).max(axis=(1, 2))))
-        else:
-            xs, sq, reg, _ = self.bound.primal_nodes(primal, lo, hi, lam)
-            values = self.bound.dual_values(U, W, np.zeros(W.shape[:2]), (xs - lo) / (hi - lo) if hi > lo else [0.0])[0]
-            k = int(np.argmin((sq + reg - values).max(axis=1)))
-        return primal, combine((KLassoDual(u=u), KLassoDual(u=slope)), W[k], (lo, hi))
-
-    def _lambda_restore(self, primal, dual, lo, hi):
-        """A pair of the driver's interpolation that moves linearly in lambda (the lambda path):
-        the primal as it is (:math:`(\\beta, \\beta_0)(\\lambda)`, the two solves' with weights linear in
-        lambda: the exact path on a segment without breakpoints), the dual :math:`u_a + \\theta(\\lambda)
-        (u_b - u_a)` on the zero-sum grid, scaled at each end of the piece by the best scale
-        feasible there (the weights stay linear in lambda; feasibility at both ends is feasibility
-        on the piece, :mod:`.lam_path`)."""
-        u, v = self.bound.moving_basis(*dual.points)
-        thetas = dual.weights_at(np.array([lo, hi], dtype=float))[1]  # the second solve's weight at the ends
-        d = u + thetas[:, None] * v  # (2, n): the dual's direction at each end
-        UV = np.column_stack([u, v])
-        # each end's bound, and the slack of a verifier's bound of the stored combination
-        # (absolute: it matters where lambda is small)
-        sups = np.array([self.bound.kernel_sup_norm(d[e], lam) + combination_slack(UV, np.array([1.0, thetas[e]]))
-                         for e, lam in enumerate((lo, hi))])
-        scales = _best_scale(d, self.y, np.array([lo, hi]) * (1.0 - SAFETY), sups)
-        W = np.stack([scales, scales * thetas])
-        return primal, Moving((KLassoDual(u=u), KLassoDual(u=v)), W, (lo, hi))
+            return lambda_restore(self, primal, dual, lo, hi)
+        return bandwidth_restore(self, primal, dual, lo, hi)
 
     def interpolate(self, a, b, theta):
         """Convex combination of the pairs at their values (restore after)."""
@@ -356,7 +248,7 @@ class KLasso(KernelProblem):
             KU, dual_mix = self.gram(tau) @ U, mix
         KU, U = KU @ dual_mix, U @ dual_mix
         uu, yu = np.einsum("ik,ik->k", U, U), self.y @ U
-        s = _best_scale(U.T, self.y, self.sweep.weight_floor(tau) * (1.0 - SAFETY), np.abs(KU).max(axis=0))
+        s = best_scale(U.T, self.y, self.sweep.weight_floor(tau) * (1.0 - SAFETY), np.abs(KU).max(axis=0))
         fit = self.y[:, None] - KB @ mix
         r = fit - fit.mean(axis=0)  # the refitted intercept
         primal = 0.5 * np.einsum("ik,ik->k", r, r) + lam * np.abs(B @ mix).sum(axis=0)
@@ -384,7 +276,7 @@ class KLasso(KernelProblem):
             mids.append(0.5 * (low[:, 0] + up[:, 0]))
             rads.append(float(np.linalg.norm(0.5 * (up[:, 0] - low[:, 0]))) * (1 + fp_margin(self.n, 1.0)))
             norms.append(float(np.abs(beta).sum()))
-            d = self._restore_dual(self.dual_from_primal(primal, lam), lam)
+            d = scaled_dual(self, self.dual_from_primal(primal, lam), lam)
             duals.append(np.asarray(value_at(d, lam).u, dtype=float))
         (ma, mb), (p, q), (na, nb) = mids, duals, norms
         dl, dn = hi - lo, nb - na
