@@ -59,6 +59,17 @@ def test_verify_reads_the_recorded_file_whose_data_match(tmp_path, monkeypatch, 
     assert "the data were read from 'd.csv', the file the certificate records" in capsys.readouterr().out
 
 
+def test_data_is_written_as_data_reads_it_and_a_checkpoint_is_an_npz(tmp_path, monkeypatch, capsys):
+    """``data --out s.txt`` wrote CSV, which ``--data s.txt`` reads as LIBSVM; a checkpoint named
+    ``.csv`` was an npz archive."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["data", "sinc", "--n", "30", "--out", "s.txt"]) == 0
+    assert "--format libsvm" in capsys.readouterr().out and open("s.txt").readline().split()[1].startswith("1:")
+    assert main(["path", "klasso", "--data", "s.txt", "--lam", "0.1", "--range", "1", "2", "--no-progress"]) == 0
+    assert main(["path", "klasso", "--data", "s.txt", "--lam", "0.1", "--checkpoint", "c.csv", "--no-progress"]) == 2
+    assert "a checkpoint is written as .npz" in capsys.readouterr().err
+
+
 def test_negative_power_is_refused_in_words(tmp_path, capsys):
     data = tmp_path / "d.csv"
     data.write_text("x,y\n" + "".join(f"{i / 10},{i % 3}\n" for i in range(12)))

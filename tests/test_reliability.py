@@ -136,8 +136,12 @@ def test_no_solver_at_all_is_a_clear_error(monkeypatch):
     X, y = make_classification(n=30, d=2, seed=3)
     p = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     monkeypatch.setattr(type(p), "candidate", lambda self, name, t, warm=None: (_ for _ in ()).throw(RuntimeError("down")))
-    with pytest.raises(approxpath.SolverError, match="libsvm: RuntimeError: down.*clarabel: RuntimeError: down"):
-        p.solve(1.0)
+    with pytest.raises(approxpath.SolverError, match=r"\(smo, .*libsvm, .*clarabel, .*: RuntimeError: down\)$"):
+        p.solve(1.0)  # one message, said once after every backend (and retry) that said it
+    with pytest.raises(approxpath.SolverError) as caught:
+        approxpath.approximate_path(p, eps=0.5, interval=(0.5, 4.0))
+    text = str(caught.value)  # the first point's reasons, then the other points (not all reasons again)
+    assert text.count("RuntimeError: down") == 1 and re.search(r"the same or alike at \d+ more point\(s\), ", text)
 
 
 def test_solver_failures_leave_explicit_uncovered_intervals(monkeypatch, tmp_path):

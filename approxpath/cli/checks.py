@@ -29,7 +29,8 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False, out_suffixes=(
     installed is refused too, unless the command skips its figure then (``plot_optional``), and
     so is a ``--plot`` file whose extension matplotlib cannot write (found after the run, it
     cost the run's figure and, in some commands, left the other outputs written); an ``--out``
-    named with a suffix not in ``out_suffixes`` (a certificate named ``.csv`` was an npz file)
+    named with a suffix not in ``out_suffixes`` (a certificate named ``.csv`` was an npz file), a
+    ``--checkpoint`` with a suffix other than ``.npz``
     and an ``--export`` table's suffix neither ``.csv`` nor ``.dat`` too.  :class:`InputError` for
     those (a ``.pgf`` ``--plot`` also without matplotlib's TeX system), ``FileNotFoundError`` for a
     missing folder, ``OSError`` for one that takes no new file (read-only, full, no permission).
@@ -54,6 +55,9 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False, out_suffixes=(
     out = getattr(args, "out", None)
     if out and Path(out).suffix and Path(out).suffix.lower() not in out_suffixes:
         raise InputError(f"--out {out}: the file is written as {' or '.join(out_suffixes)}; name it so")
+    checkpoint = getattr(args, "checkpoint", None)
+    if checkpoint and Path(checkpoint).suffix and Path(checkpoint).suffix.lower() != ".npz":
+        raise InputError(f"--checkpoint {checkpoint}: a checkpoint is written as .npz; name it so")
     if getattr(args, "export", None):
         from ..export import table_format
 

@@ -80,8 +80,11 @@ def cmd_data(args):
         raise InputError(f"--n must be at least 2; got {args.n}")
     if not (noise >= 0 and 0 <= outliers <= 1):
         raise InputError(f"--noise must be >= 0 and --outliers in [0, 1]; got {noise!r} and {outliers!r}")
+    from .checks import data_format
+
+    args.format = data_format(args.out, args.format)  # (written as --data FILE will read it)
     X, y = write_data(args.set, args.out, args.n, args.seed, d=d, noise=noise, outliers=outliers, fmt=args.format)
-    fmt = f" --format {args.format}"  # (a name ending in .csv is read as CSV, any other as LIBSVM)
+    fmt = f" --format {args.format}"
     use = f"approxpath features {args.out}{fmt}" if args.set == "friedman1" else f"--data {args.out}{fmt}"
     print(f"{args.set}: {X.shape[0]} samples, {X.shape[1]} feature(s) written to {args.out} (use it with {use})")
     return 0
@@ -93,7 +96,8 @@ def _data_args(p, cls, argv=()):
     p.add_argument("set", choices=tuple(SETS), help="; ".join(f"{k}: {v}" for k, v in SETS.items()))
     p.add_argument("--out", required=True, help="file to write (CSV with a header line, the target last; or "
                    "LIBSVM's format with --format libsvm)")
-    p.add_argument("--format", choices=("csv", "libsvm"), default="csv", help="file format (default csv)")
+    p.add_argument("--format", choices=("csv", "libsvm"), default=None,
+                   help="file format (default: csv for a name ending in .csv, else libsvm, as --data reads it)")
     p.add_argument("--n", type=int, default=100, help="number of samples (default 100)")
     p.add_argument("--d", type=int, default=None, help="classification: number of features (default 2)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -139,7 +139,7 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None, need
     from ..progress import shown_name
 
     at = f"{shown_name(problem.parameter)} = {t:.6g}"
-    error = SolverError(f"{problem.name} at {at}: no solver produced a pair (" + "; ".join(said) + ")")
+    error = SolverError(f"{problem.name} at {at}: no solver produced a pair ({_grouped(said)})")
     if refused:  # retrying elsewhere cannot help: say the first refusal alone
         raise refused[0] from error
     raise error
@@ -228,3 +228,13 @@ def _tell_missing(problem, name, exc):
         _TOLD.add((problem.name, name))
         warnings.warn(f"{problem.name}: exact solver {name!r} not installed ({exc}); the next one solves in its "
                       "place", stacklevel=2)
+
+
+def _grouped(said):
+    """The backends' messages ``"label: what"`` each said once, after every label that said it
+    (a backend's tight retry usually fails as its first try did)."""
+    labels = {}
+    for line in said:
+        label, _, what = line.partition(": ")
+        labels.setdefault(what, []).append(label)
+    return "; ".join(f"{', '.join(names)}: {what}" for what, names in labels.items())

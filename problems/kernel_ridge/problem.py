@@ -31,7 +31,7 @@ def _best_scale(num, den):
 
 @register
 class KernelRidge(KernelProblem):
-    """Kernel ridge regression with a Gaussian kernel; path over the bandwidth ``t`` or ``lam``.
+    """Kernel ridge regression with a kernel exp(-tD); path over the bandwidth ``t`` or ``lam``.
 
     Parameters
     ----------

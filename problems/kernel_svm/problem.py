@@ -43,7 +43,7 @@ _C_SAFETY = 1e-12
 
 @register
 class KernelSVM(SVMExactSolves, SVMInterpolation, KernelProblem):
-    """Hinge-loss SVM with a Gaussian kernel; path over the bandwidth ``t`` or over ``C``.
+    """Hinge-loss SVM with a kernel exp(-tD); path over the bandwidth ``t`` or over ``C``.
 
     Parameters
     ----------
