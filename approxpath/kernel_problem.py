@@ -109,7 +109,7 @@ class KernelProblem(Problem):
         top = self.sweep.weight if self.sweep.along_bandwidth else hi
         if top is not None and top > ceiling:
             raise InputError(f"{self.name}: {name} = {top:g} is above {ceiling:.3g}, where the certificate's bounds "
-                             f"(of the order of ({name} n)^2) leave double precision; use {name} <= {ceiling:.3g}")
+                             f"leave double precision; use {name} <= {ceiling:.3g}")
         low = self.sweep.weight if self.sweep.along_bandwidth else lo
         if low is not None and floor > 0 and low <= floor:
             where = f"{name} = {low:g}" if self.sweep.along_bandwidth else f"the interval's lower end {name} = {low:g}"

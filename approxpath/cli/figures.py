@@ -228,9 +228,9 @@ def _figure_validation(args):
 
         choice = f"the selected {problem.parameter} = {curve.best_t:.6g}"
         ends = dict(zip(("lower", "upper"), path.interval))
-        sides = [(problem.parameter, side, ends[side]) for side in sides]
-        text = RangeWarning(choice, choice, sides).text("figure validation", lambda parameter: "--range")
-        warnings.warn(RangeWarning(text, choice, sides))
+        where = [(problem.parameter, side, ends[side]) for side in sides]
+        text = RangeWarning(choice, choice, where).text("figure validation", lambda parameter: "--range")
+        warnings.warn(RangeWarning(text, choice, where))
     summary = dict(problem=problem.name, criterion=criterion, best_t=curve.best_t, best_loss=curve.best_loss,
                    best_gap_bound=curve.best_gap_bound, best_kind=curve.best_kind, eps=path.eps,
                    exact_solves=path.exact_solves, pieces=len(path.pieces), certified=path.certified,

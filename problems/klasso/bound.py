@@ -2,10 +2,11 @@
 
 A stored piece is a primal :math:`(\\beta, \\beta_0)` (on a bandwidth piece it may move:
 :math:`\\sum_k w_k(\\tau)(\\beta_k, \\beta_{0k})` with weights linear in :math:`\\tau`) and a dual
-:math:`d = \\sum_k w_k(\\tau)\\, u_k` with :math:`\\mathbf 1^\\top u_k = 0` exactly: a fixed :math:`u` (weight 1), a scaled one :math:`s\\,u`
-(constant weight ``s``) or, on a bandwidth piece, a *moving* dual whose weights are linear in
-:math:`\\tau` (:class:`~approxpath.moving.Moving`).  For every :math:`\\tau` of the piece the dual is
-feasible (:math:`\\max_\\tau\\lVert K_\\tau d\\rVert_\\infty \\le \\lambda`, rigorous) and the gap
+:math:`d = \\sum_k w_k(\\tau)\\, u_k` with :math:`\\mathbf 1^\\top u_k = 0` exactly: a fixed
+:math:`u` (weight 1), a scaled one :math:`s\\,u` (constant weight ``s``) or, on a bandwidth
+piece, a *moving* dual whose weights are linear in :math:`\\tau`
+(:class:`~approxpath.moving.Moving`).  For every :math:`\\tau` of the piece the dual is feasible
+(:math:`\\max_\\tau\\lVert K_\\tau d\\rVert_\\infty \\le \\lambda`, rigorous) and the gap
 :math:`\\tfrac12\\lVert y - K_\\tau\\beta - \\beta_0\\rVert^2 + \\lambda\\lVert\\beta\\rVert_1 -
 (y^\\top d - \\tfrac12\\lVert d\\rVert^2)` is bounded over the piece from the residuals' Hermite
 enclosures.
