@@ -6,7 +6,7 @@ exact solves, pieces and certification seconds from its JSON), then ``approxpath
 certificate from the same tree.  Prints one Markdown row per set-up and tree: the median of
 ``--rounds`` runs.
 
-    python benchmarks/klasso_primal.py [--before DIR] [--rounds 2] [--n 100 1000]
+    python benchmarks/klasso_primal.py [--before DIR] [--rounds 2] [--n 100 1000] [--setups 0 1 2]
 
 ``DIR`` is a source tree: ``git archive <commit> | tar -x -C DIR``, then
 ``ln -s ../problems DIR/approxpath/problems`` (the layout the package installs).
@@ -47,6 +47,7 @@ def main():
     p.add_argument("--before", help="a source tree to compare with")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--n", type=int, nargs="+", default=[100, 1000])
+    p.add_argument("--setups", type=int, nargs="+", default=list(range(len(SETUPS))), help="indices into SETUPS")
     args = p.parse_args()
     trees = [("this checkout", None)] + ([("before", str(Path(args.before).resolve()))] if args.before else [])
     work = Path(tempfile.mkdtemp(prefix="klasso_primal_"))
@@ -55,7 +56,7 @@ def main():
     for n in args.n:
         data = work / f"sinc{n}.csv"
         _run(["data", "sinc", "--n", str(n), "--outliers", "0.1", "--seed", "0", "--out", str(data)], None, work)
-        for lam, eps, relative in SETUPS:
+        for lam, eps, relative in (SETUPS[i] for i in args.setups):
             runs = {label: [] for label, _ in trees}
             for r in range(args.rounds):
                 for label, source in trees:

@@ -169,7 +169,8 @@ class TwoSided(Strategy):
             first = run.first_solvable(a, run.t(run.s(a) + step)) or run.first_solvable(a, run.hi)
             if first is None:
                 others = sorted(run.failed)[1:]  # (the first point's reasons; the others' points)
-                more = f"; the same or alike at {len(others)} more point(s), {', '.join(f'{t:.6g}' for t in others)}"
+                named = ", ".join(f"{t:.6g}" for t in others[:5]) + (", ..." if others[5:] else "")
+                more = f"; the same or alike at {len(others)} more point(s), {named}"
                 raise SolverError(f"no exact solve succeeded anywhere in [{run.lo:.6g}, {run.hi:.6g}]: "
                                   + run.failed[min(run.failed)] + (more if others else ""))
             pieces += cert.cover(a, first, cert.candidates(a, first, interpolate))[0]
