@@ -34,6 +34,28 @@ def check_against_cvxpy(problem, path, interval, eps, seed, primal_type):
         assert problem.primal_objective(point, t) - decl.problem.value <= eps + 1e-7
 
 
+def check_piece_against_cvxpy(problem, primal, dual, lo, hi, taus, tol, feasible=True):
+    """At each of ``taus`` (inside ``[lo, hi]``): the pair's dual objective is at most a tight CVXPY
+    optimum of the primal declaration and its primal objective at least (to ``tol``), the piece's
+    bound covers the primal's distance to that optimum and the computed gap, and (``feasible``)
+    the dual's value is feasible in numpy.  Returns the piece's bound."""
+    from approxpath.moving import value_at
+
+    bound = problem.bound.gap(primal, dual, lo, hi)
+    for tau in taus:
+        decl = problem.cvxpy_primal(tau)
+        solve_cvxpy(decl.problem)
+        opt = decl.problem.value
+        if feasible:
+            assert problem.dual_violation(value_at(dual, tau), tau) == 0.0
+        pv = problem.primal_objective(value_at(primal, tau), tau)
+        dv = problem.dual_objective(value_at(dual, tau), tau)
+        assert dv <= opt + tol <= pv + 2 * tol
+        assert bound >= pv - opt - tol
+        assert bound >= pv - dv >= 0.0
+    return bound
+
+
 def bound_slack_on_pieces(problem, path, samples=40):
     """On every piece the gap sampled at ``samples`` points stays below the piece's bound;
     returns the bound minus the sampled maximum, per piece."""

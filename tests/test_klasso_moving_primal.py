@@ -11,7 +11,7 @@ from approxpath.data import make_sinc
 from approxpath.moving import Moving, is_moving, value_at
 from approxpath.problems.klasso.bound import KLassoPrimal
 from approxpath.problems.klasso.restore import middle_primal
-from approxpath.solvers.conic import solve_cvxpy
+from regression_helpers import check_piece_against_cvxpy
 
 KLasso = approxpath.get_problem("klasso")
 
@@ -48,17 +48,12 @@ def test_moving_primal_against_tight_cvxpy(segment, theta, width):
     optimum, and the bound at a point is the computed gap there (to rounding)."""
     p, primal, dual, lo, hi = _piece(segment, theta, width)
     assert p.bound.check(primal, dual, lo, hi) == []
-    bound = p.bound.gap(primal, dual, lo, hi)
     rng = np.random.default_rng(int(theta * 100))
-    for tau in np.concatenate([[lo, hi], rng.uniform(lo, hi, 6)]):
-        decl = p.cvxpy_primal(tau)
-        solve_cvxpy(decl.problem)
-        opt = decl.problem.value
+    taus = np.concatenate([[lo, hi], rng.uniform(lo, hi, 6)])
+    check_piece_against_cvxpy(p, primal, dual, lo, hi, taus, 1e-7)
+    for tau in taus:
         pv = p.primal_objective(value_at(primal, tau), tau)
         dv = p.dual_objective(value_at(dual, tau), tau)
-        assert dv <= opt + 1e-7 <= pv + 2e-7
-        assert bound >= pv - opt - 1e-7
-        assert bound >= pv - dv >= 0.0
         at = p.bound.gap(primal, dual, tau, tau)  # the point's value and the rounding of it
         assert pv - dv <= at <= pv - dv + 1e-9 * (1.0 + abs(pv))
 

@@ -10,7 +10,7 @@ from approxpath import moving, moving_layout
 from approxpath.data import make_sinc
 from approxpath.moving import Moving, is_moving, value_at
 from approxpath.problems.robust_l1.bound import RobustL1Bound, RobustL1Primal
-from approxpath.solvers.conic import solve_cvxpy
+from regression_helpers import check_piece_against_cvxpy
 
 RobustL1 = approxpath.get_problem("robust_l1")
 
@@ -51,18 +51,8 @@ def test_moving_pair_against_tight_cvxpy(segment, theta, width):
     lo, hi = m * (1 - width / 2), m * (1 + width / 2)
     primal, dual = _moving_pair(p, a, b, theta, lo, hi)
     assert p.bound.check(primal, dual, lo, hi) == []
-    bound = p.bound.gap(primal, dual, lo, hi)
     rng = np.random.default_rng(int(theta * 100))
-    for tau in np.concatenate([[lo, hi], rng.uniform(lo, hi, 6)]):
-        assert p.dual_violation(value_at(dual, tau), tau) == 0.0
-        decl = p.cvxpy_primal(tau)
-        solve_cvxpy(decl.problem)
-        opt = decl.problem.value
-        primal_value = p.primal_objective(value_at(primal, tau), tau)
-        dual_value = p.dual_objective(value_at(dual, tau), tau)
-        assert dual_value <= opt + 1e-6 <= primal_value + 2e-6
-        assert bound >= primal_value - opt - 1e-6
-        assert bound >= primal_value - dual_value >= 0.0
+    check_piece_against_cvxpy(p, primal, dual, lo, hi, np.concatenate([[lo, hi], rng.uniform(lo, hi, 6)]), 1e-6)
 
 
 def test_moving_residual_bounds_dominate_dense_sampling(segment):

@@ -39,21 +39,9 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, wei
     :math:`f_{a(\\lambda)/\\lambda} = f_{a/\\lambda_{lo}}` is the same at every λ and the radius is largest
     at :math:`\\lambda_{lo}`: the enclosure at :math:`\\lambda_{lo}` holds on the whole cell.
 
-    Parameters
-    ----------
-    bound : RidgeBound
-    primal, dual : RidgePrimal and RidgeDual, or Moving
-    gap : float
-        The pair's gap bound on the piece (not finite: unbounded enclosures).
-    lo, hi : float
-        The piece in the path parameter.
-    X_new : ndarray of shape (m, d)
-        The new points (with ``kernel="precomputed"``, their distances
-        :func:`~approxpath.selection.predictions.new_distances` reads).
-    rows : ndarray of int, optional
-        Only these rows of ``X_new`` (then m is their number).
-    weight_range : (λ_lo, λ_hi), optional
-        A cell's; only ``λ_lo`` is read.
+    The parameters are those of :func:`approxpath.problems.klasso.enclosure.prediction_enclosure`
+    (``bound`` a ``RidgeBound``, the pair's points ``RidgePrimal`` and ``RidgeDual``), with
+    ``weight_range`` ``(λ_lo, λ_hi)`` instead of ``lam``: a cell's, of which only ``λ_lo`` is read.
     """
     if weight_range is not None:
         lam_lo = lam_hi = float(weight_range[0])
