@@ -3,6 +3,7 @@ independently (the npz through crosscheck_feature_path, the table against the pa
 exit statuses."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -62,6 +63,10 @@ def test_features_exit_status_one_when_flagged(data_csv, capsys):
     # an inner gap of 1e-30 ||Hy||^2 cannot be certified in double precision: every point flagged
     assert main(["features", str(f), "--max-events", "1", "--tol", "1e-30", "--json"]) == 1
     assert not _json(capsys)["ok"]
+    # the text summary names the first flagged points and why
+    assert main(["features", str(f), "--max-events", "1", "--tol", "1e-30"]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"    point 0 \(D = [0-9.e+-]+\): inner gap .*\n    point 1 ", out) and "more (their indices" in out
 
 
 @pytest.mark.parametrize("argv, code, words", [

@@ -613,3 +613,17 @@ def test_a_cv_that_is_no_number_of_folds_nor_a_splitter_is_one_line(cv):
     with pytest.raises(approxpath.InputError, match=r"^cv must be a number of folds \(an int >= 2\), a scikit-learn "
                                                     r"splitter or an iterable of \(train, test\) index arrays; got "):
         select(problem, "mae", cv=cv)
+
+
+def test_json_carries_the_edge_warning(tmp_path, capsys):
+    """A script that reads --json alone sees what standard error says of the choice."""
+    X, y = make_sinc(n=50, noise=0.1, seed=0)
+    data = tmp_path / "s.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
+    assert main(["select", "kernel_ridge", "--data", str(data), "--lam", "0.1", "--criterion", "loocv",
+                 "--range", "0.5", "4", "--json"]) in (0, 1)
+    captured = capsys.readouterr()
+    out = json.loads(captured.out.strip().splitlines()[-1])
+    assert any("may be matched at the lower end of --range" in w for w in out["warnings"])
+    assert [line for line in captured.err.splitlines() if line.startswith("approxpath: ")] == \
+        [f"approxpath: {w}" for w in out["warnings"]]

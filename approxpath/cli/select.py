@@ -67,6 +67,8 @@ def cmd_select(args):
     if args.json:
         out = dict(problem=cls.name, data_file=str(args.data),
                    range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, shuffle=args.shuffle, **s.to_json())
+        # what stderr says too, for a script that reads the JSON alone (a choice at an end of the range)
+        out["warnings"] = [as_advice(w.message) for w in caught]
         emit_json(out)
     else:
         print(problem.describe())

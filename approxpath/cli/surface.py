@@ -90,7 +90,8 @@ def select_over_two(args, cls):
                            tol=args.tol, strict=False, **budget(args),
                            progress=not (args.no_progress or args.json))
     if args.json:
-        emit_json(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, shuffle=args.shuffle, **s.to_json()))
+        emit_json(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, shuffle=args.shuffle, **s.to_json(),
+                       warnings=[as_advice(w.message, box=True) for w in caught]))  # (what stderr says too)
     else:
         print(problem.describe(chosen=s.weight))
         print(s.summary())

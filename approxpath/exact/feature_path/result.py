@@ -239,6 +239,10 @@ class FeaturePath:
             lines.append(f"  certificates: {'all points pass' if r.ok else f'{len(r.flagged)} points flagged'} "
                          f"(inner gap <= {r.tol:g} x ||Hy||^2: largest {r.max_rel_gap:.2g}; KKT residual <= "
                          f"{r.kkt_tol:g}: largest {r.max_kkt:.2g})")
+            flagged = [c for c in r.checks if c.flagged]  # which points, and why (the first few)
+            lines += [f"    point {c.index} (D = {c.D:.6g}): {'; '.join(c.reasons)}" for c in flagged[:3]]
+            if flagged[3:]:
+                lines.append(f"    ... and {len(flagged) - 3} more (their indices: report.flagged, --json's flagged)")
             lines.append("  " + STATEMENT)
         return "\n".join(lines)
 
