@@ -226,11 +226,9 @@ class KernelPathBase(BaseEstimator):
         curve = validation_curve(self.path_, X_va, y_va, criterion=self._criterion(), selection=self.selection,
                                  n_grid=self.n_grid)
         self.validation_curve_ = curve
-        sides = curve.edge_sides()
-        if sides:  # the loss may keep falling past that end
-            choice = f"the chosen t = {curve.best_t:.6g}"
-            ends = dict(lower=self.t_range_[0], upper=self.t_range_[1])
-            warnings.warn(RangeWarning(choice, choice, [("bandwidth", side, ends[side]) for side in sides]))
+        edge = curve.range_warning(f"the chosen t = {curve.best_t:.6g}", self.t_range_)
+        if edge is not None:  # the loss may keep falling past that end
+            warnings.warn(edge)
         self.best_t_ = curve.best_t
         self.best_loss_ = curve.best_loss
         self.best_gap_bound_ = curve.best_gap_bound

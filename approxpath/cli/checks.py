@@ -94,17 +94,17 @@ def as_flags(message, cls):
     return message
 
 
-def as_advice(message, box=False):
-    """A selection's warning (``select``, ``select_surface`` with ``box``) in the command line's
-    words: its budget and tolerance as ``--max-solves`` and ``--tol``, the range searched as
-    ``--range`` (a box's weights: ``--weights``, the bandwidth's still ``--range``); any other
-    warning as it is."""
+def as_advice(message, box=False, who="select"):
+    """A selection's warning (``select``, ``select_surface`` with ``box``; said by ``who``) in the
+    command line's words: its budget and tolerance as ``--max-solves`` and ``--tol``, the range
+    searched as ``--range`` (a box's weights: ``--weights``, the bandwidth's still ``--range``);
+    any other warning as it is."""
     from ..selection.advice import RangeWarning, ShortfallWarning
 
     if isinstance(message, ShortfallWarning):
         return message.text(tol="--tol", max_solves="--max-solves", smaller="choose a smaller --range or --weights")
     if isinstance(message, RangeWarning):
-        return message.text("select", lambda name: "--range" if not box or name == "bandwidth" else "--weights")
+        return message.text(who, lambda name: "--range" if not box or name == "bandwidth" else "--weights")
     return str(message)
 
 

@@ -62,7 +62,7 @@ def cmd_data(args):
     from ..validate import count
 
     from ..errors import InputError
-    from .checks import check_seed
+    from .checks import check_seed, data_format
 
     # (an option of the other set would be ignored without a word)
     foreign = {"sinc": [("--d", args.d)], "classification": [("--noise", args.noise), ("--outliers", args.outliers)],
@@ -80,8 +80,6 @@ def cmd_data(args):
         raise InputError(f"--n must be at least 2; got {args.n}")
     if not (noise >= 0 and 0 <= outliers <= 1):
         raise InputError(f"--noise must be >= 0 and --outliers in [0, 1]; got {noise!r} and {outliers!r}")
-    from .checks import data_format
-
     args.format = data_format(args.out, args.format)  # (written as --data FILE will read it)
     X, y = write_data(args.set, args.out, args.n, args.seed, d=d, noise=noise, outliers=outliers, fmt=args.format)
     fmt = f" --format {args.format}"

@@ -12,7 +12,7 @@ from ..data import PREPROCESSING, load_data, make_classification, preprocess
 from ..errors import InputError
 from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
-from .checks import check_seed
+from .checks import as_advice, check_seed
 from .commands import (add_data_args, add_path_args, build_problem, check_outputs, data_format, data_meta,
                        load, load_with_validation)
 from .output import emit_json
@@ -220,17 +220,11 @@ def _figure_validation(args):
     y_val = _validation_targets(problem, y_val)  # (before the run)
     path = run_and_write(problem, args, meta)
     curve = validation_curve(path, X_val, y_val, criterion=criterion, selection=args.selection, n_grid=args.n_grid)
-    sides = curve.edge_sides()
-    if sides:  # (as select and the estimators warn)
+    edge = curve.range_warning(f"the selected {problem.parameter} = {curve.best_t:.6g}", path.interval)
+    if edge is not None:  # (as select and the estimators warn)
         import warnings
 
-        from ..selection import RangeWarning
-
-        choice = f"the selected {problem.parameter} = {curve.best_t:.6g}"
-        ends = dict(zip(("lower", "upper"), path.interval))
-        where = [(problem.parameter, side, ends[side]) for side in sides]
-        text = RangeWarning(choice, choice, where).text("figure validation", lambda parameter: "--range")
-        warnings.warn(RangeWarning(text, choice, where))
+        warnings.warn(as_advice(edge, who="figure validation"))
     summary = dict(problem=problem.name, criterion=criterion, best_t=curve.best_t, best_loss=curve.best_loss,
                    best_gap_bound=curve.best_gap_bound, best_kind=curve.best_kind, eps=path.eps,
                    exact_solves=path.exact_solves, pieces=len(path.pieces), certified=path.certified,

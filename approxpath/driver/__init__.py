@@ -316,18 +316,12 @@ def run_chunk(problem, lo, hi, eps, relative, strategy, solver, budget, bar=None
         exc.solves = {t: pair for t, pair in run.anchors.items() if t not in run.reused}
         raise
     if run.failed:
-        failed = sorted(run.failed)
-        shown = ", ".join(f"{t:.6g}" for t in failed[:_NAMED_FAILURES]) + (", ..." if failed[_NAMED_FAILURES:] else "")
-        warnings.warn(f"{problem.name}: no solver produced a pair at {len(failed)} point(s) ({shown}); "
-                      "the regions around them may be uncovered (see path.uncovered())", stacklevel=3)
+        warnings.warn(f"{problem.name}: no solver produced a pair at {len(run.failed)} point(s) "
+                      f"({run.failures_named()}); the regions around them may be uncovered (see path.uncovered())",
+                      stacklevel=3)
     if seeds is not None:
         seeds.update(run.anchors)
     return pieces, [t for t in run.anchors if t not in run.reused] + run.remote_solves, run.solve_s, run.certify_s
-
-
-# The solver failures a warning names (the rest are counted).
-_NAMED_FAILURES = 5
-
 
 
 def _provenance(problem):

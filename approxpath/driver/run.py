@@ -29,6 +29,8 @@ _ANCHOR_SHARE = 0.5
 # An exact solve is accepted once its gap is this fraction of the target at its point, even above
 # the solvers' EXACT_GAP mark: it then takes at most 0.1 % of eps from the pieces around it.
 _EXACT_SHARE = 1e-3
+# The points where no solver produced a pair that a message names (the rest are counted).
+_NAMED_FAILURES = 5
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,12 @@ class Run:
         self.n_pieces = 0  # pieces made so far (against budget.max_pieces)
         self.checkpoint = None  # a Checkpoint, or None
         self._finished = ([], {}, [])  # the strategy's pieces, state and exact solves at its last save
+
+    def failures_named(self, skip=0):
+        """The points where no solver produced a pair, in order and less the first ``skip``, as a
+        message names them: the first :data:`_NAMED_FAILURES`, then "..."."""
+        ts = sorted(self.failed)[skip:]
+        return ", ".join(f"{t:.6g}" for t in ts[:_NAMED_FAILURES]) + (", ..." if ts[_NAMED_FAILURES:] else "")
 
     # -------------------------------------------------------------- the log scale
     @staticmethod

@@ -168,9 +168,8 @@ class TwoSided(Strategy):
         if run.solvable(a) is None:  # no solver works at lo: start at the first point that does
             first = run.first_solvable(a, run.t(run.s(a) + step)) or run.first_solvable(a, run.hi)
             if first is None:
-                others = sorted(run.failed)[1:]  # (the first point's reasons; the others' points)
-                named = ", ".join(f"{t:.6g}" for t in others[:5]) + (", ..." if others[5:] else "")
-                more = f"; the same or alike at {len(others)} more point(s), {named}"
+                others = len(run.failed) - 1  # (the first point's reasons; the others' points)
+                more = f"; the same or alike at {others} more point(s), {run.failures_named(skip=1)}"
                 raise SolverError(f"no exact solve succeeded anywhere in [{run.lo:.6g}, {run.hi:.6g}]: "
                                   + run.failed[min(run.failed)] + (more if others else ""))
             pieces += cert.cover(a, first, cert.candidates(a, first, interpolate))[0]

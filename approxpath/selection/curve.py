@@ -17,6 +17,7 @@ from ..compute.parallelism import managed
 from ..errors import InputError
 from ..validate import check_validation
 from ..numerics import log_mid
+from .advice import RangeWarning
 
 __all__ = ["CRITERIA", "SELECTIONS", "ValidationCurve", "evaluation_points", "validation_curve", "validation_loss"]
 
@@ -88,6 +89,13 @@ class ValidationCurve:
         if self.t.size < 2:
             return []
         return [side for side, i in (("lower", 0), ("upper", -1)) if self.loss[i] <= self.best_loss]
+
+    def range_warning(self, choice, interval):
+        """A :class:`~.advice.RangeWarning` naming ``choice`` (the choice in words) and the ends of
+        ``interval`` (lo, hi) at :meth:`edge_sides`, or None where there are none."""
+        ends = dict(zip(("lower", "upper"), interval))
+        sides = [(self.parameter, side, ends[side]) for side in self.edge_sides()]
+        return RangeWarning(choice, choice, sides) if sides else None
 
 
 def evaluation_points(path, selection="pieces", n_grid=100):

@@ -180,9 +180,6 @@ class KLassoBound(RegressionBound):
         if is_moving(primal) and hi > lo:
             W = W if W.shape[1] > 1 else np.repeat(W, 2, axis=1)  # (a constant weight as a line)
             return self._moving_primal_gap(primal, U, W, err, lo, hi, lam)
-        slack = None
-        if is_moving(primal):
-            primal, slack = self._point_of(primal, lo)
         if W.shape[1] > 1 and hi > lo:  # as gap(): the primal convex between nodes, the dual concave
             xs, sq, reg, margin = self.primal_nodes(primal, lo, hi, lam)
             d, d_margin = self.dual_values(U, W[None], err[None], (xs - lo) / (hi - lo))
@@ -190,8 +187,6 @@ class KLassoBound(RegressionBound):
             return float(gap.max()) + margin + float(d_margin[0]) + fp_margin(2, float(np.abs(gap).max() + np.abs(d).max()))
         d, d_margin = self.dual_values(U, W[None], err[None], [0.0])
         p = self._primal_upper(primal, lo, hi, lam)
-        if slack is not None:
-            p += slack(p)
         return p - float(d[0, 0]) + float(d_margin[0]) + fp_margin(2, abs(p) + abs(float(d[0, 0])))
 
     def scaled_dual_floor(self, dual, lo, hi, base):
@@ -213,7 +208,15 @@ class KLassoBound(RegressionBound):
 
     def _primal_upper(self, primal, lo, hi, lam):
         """Upper bound of the primal objective on the piece ``[lo, hi]`` at ``lam``, rounding
-        included (:meth:`primal_nodes`, maximized over the nodes)."""
+        included (:meth:`primal_nodes`, maximized over the nodes).  A moving primal (only at a
+        point here: its pieces are bounded by :meth:`moving_primal_ends`) is its value there as
+        computed, and the objective of the exact combination is at most
+        :math:`P + \\lVert\\tilde r\\rVert\\rho + \\rho^2/2 + \\lambda e` (:meth:`_point_of`), with
+        :math:`\\lVert\\tilde r\\rVert \\le \\sqrt{2P}` for the computed point's bound :math:`P`."""
+        if is_moving(primal):
+            point, rho, e = self._point_of(primal, lo)
+            p = self._primal_upper(point, lo, hi, lam)
+            return p + 1.01 * (math.sqrt(2.0 * max(p, 0.0)) * rho + 0.5 * rho * rho + lam * e)
         xs, sq, reg, margin = self.primal_nodes(primal, lo, hi, lam)
         return float(sq.max()) + reg + margin
 
@@ -254,22 +257,17 @@ class KLassoBound(RegressionBound):
         return xs, top, fp_margin(self.n + 4, float(top.max()))
 
     def _point_of(self, primal, x):
-        """``(point, slack)``: a moving primal's value at the bandwidth ``x`` as computed, and how
-        much more the exact combination's objective can be there:
-        :math:`\\lVert\\tilde r\\rVert\\rho + \\rho^2/2 + \\lambda e` with :math:`e` the bound of
-        :math:`\\lVert\\delta\\beta\\rVert_1`, :math:`\\rho = \\sqrt n\\,(e + |\\delta\\beta_0|)` (entries of
-        :math:`K_x` are at most 1), :math:`\\lVert\\tilde r\\rVert \\le \\sqrt{2P}`, returned as a
-        function of the computed point's objective bound ``P``."""
+        """``(point, rho, e)``: a moving primal's value at the bandwidth ``x`` as computed, ``e`` a
+        bound of :math:`\\lVert\\delta\\beta\\rVert_1` (the computed against the exact combination)
+        and :math:`\\rho = \\sqrt n\\,(e + |\\delta\\beta_0|)`, a bound of the residual's change
+        :math:`\\lVert\\delta r\\rVert` (entries of :math:`K_x` are at most 1)."""
         B, W, err = parts(primal, "beta", x, x)
         w, E = W[:, 0], np.asarray(err, dtype=float) + coefficient_rounding(W)
         c = columns(primal, "beta0")[0]
         aB, K = np.abs(B), c.size
         e = float(E @ aB.sum(axis=0)) + fp_margin(self.n + K, float((aB @ np.abs(w)).sum()))
         e0 = float(E @ np.abs(c)) + fp_margin(K, float(np.abs(c) @ np.abs(w)))
-        rho = math.sqrt(self.n) * (e + e0)
-        lam = self.sweep.weight
-        point = KLassoPrimal(beta=B @ w, beta0=float(c @ w))
-        return point, lambda P: 1.01 * (math.sqrt(2.0 * max(P, 0.0)) * rho + 0.5 * rho * rho + lam * e)
+        return KLassoPrimal(beta=B @ w, beta0=float(c @ w)), math.sqrt(self.n) * (e + e0), e
 
     def gap(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
@@ -280,9 +278,6 @@ class KLassoBound(RegressionBound):
         if is_moving(primal) and hi > lo:  # the primal moves with the bandwidth
             U, W, err = parts(dual, "u", lo, hi, linear=True)
             return self._moving_primal_gap(primal, U, W, err, lo, hi, self.sweep.weight)
-        slack = None
-        if is_moving(primal):  # at a point: its value there, and the rounding of that value
-            primal, slack = self._point_of(primal, lo)
         U, W, err = parts(dual, "u", lo, hi) if is_moving(dual) and dual.degree > 0 else (None, np.ones((1, 1)), None)
         if W.shape[1] > 1 and hi > lo:
             # the primal bound is convex between the nodes and the moving dual's objective
@@ -298,8 +293,6 @@ class KLassoBound(RegressionBound):
             d, margin = self.dual_values(U, W[None], err[None], [0.0])
             scaled = float(d[0, 0]), float(margin[0])
         p = self._primal_upper(primal, lo, hi, self.sweep.at(hi)[1])
-        if slack is not None:
-            p += slack(p)
         return p - scaled[0] + scaled[1]
 
     def _moving_primal_gap(self, primal, U, W, err, lo, hi, lam):

@@ -187,14 +187,14 @@ class KLasso(KernelProblem):
         (\\theta + \\rho (e - m))(u_b - u_a)`, scaled by the best scale for that end alone,
         :math:`\\min(y^\\top d_e/\\lVert d_e\\rVert^2, \\lambda/\\lVert K_e d_e\\rVert_\\infty)`; the dual moves
         linearly between the two scaled ends, scaled once more where the piece needs it to be
-        feasible throughout (:meth:`moving_sup_norms`).  Of the drifts :data:`.restore.DRIFTS` across the
-        piece the one with the smallest gap bound is kept (rate 0 at a point); the primal moves too
-        (:func:`.restore.moving_primal`; at a point, or where the weight does not move, the
-        interpolation at ``m`` with the intercept refitted: a fixed primal's objective drifts at
-        first order as ``t`` moves, and at lambda = 1e-3 it split each segment into ~24 pieces).
-        Its vectors are the same on every piece between the two exact solves: their kernel
-        products at a point are computed once (:class:`.search.SearchBound`).  (One scale for the whole piece, limited by its worst
-        point, gave 1,040 pieces where the two ends' scales give 747: sinc, n = 1000, 10 %
+        feasible throughout (:meth:`moving_sup_norms`).  Of the drifts :data:`.restore.DRIFTS`
+        across the piece the one with the smallest gap bound is kept (rate 0 at a point); the
+        primal moves too (:func:`.restore.moving_primal`; at a point, or where the weight does not
+        move, the interpolation at ``m`` with the intercept refitted: a fixed primal's objective
+        drifts at first order as ``t`` moves, and at lambda = 1e-3 it split each segment into ~24
+        pieces).  Its vectors are the same on every piece between the two exact solves: their
+        kernel products at a point are computed once (:class:`.search.SearchBound`).  (One scale
+        for the whole piece, limited by its worst point, gave 1,040 pieces where the two ends' scales give 747: sinc, n = 1000, 10 %
         outliers, lambda = 0.1, eps = 0.05, t in [2**-3, 2**5].)
 
         A fixed dual loses feasibility at first order as ``t`` moves (the rows where

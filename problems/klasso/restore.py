@@ -51,9 +51,14 @@ def middle_primal(problem, primal, dual, lo, hi=None):
     read)."""
     hi = lo if hi is None else hi
     beta = np.asarray(value_at(primal, log_mid(lo, hi)).beta, dtype=float)
+    return KLassoPrimal(beta=beta, beta0=_intercept(problem, beta, log_mid(lo, hi)))
+
+
+def _intercept(problem, beta, x):
+    """The intercept refitted to ``beta`` (n,) at the path parameter ``x``: :math:`\\text{mean}(y -
+    K_x\\beta)`, from the kernel's columns of the nonzero entries."""
     S = np.flatnonzero(beta)
-    fit = problem.y - problem.kernels.columns(problem.sweep.at(log_mid(lo, hi))[0], S) @ beta[S]
-    return KLassoPrimal(beta=beta, beta0=float(np.mean(fit)))
+    return float(np.mean(problem.y - problem.kernels.columns(problem.sweep.at(x)[0], S) @ beta[S]))
 
 
 def moving_primal(problem, primal, lo, hi):
@@ -70,11 +75,7 @@ def moving_primal(problem, primal, lo, hi):
         return None
     beta_a, beta_b = (np.asarray(p.beta, dtype=float) for p in primal.points)
     slope = beta_b - beta_a
-    fits = []
-    for x, th in zip((lo, hi), theta):
-        beta = beta_a + th * slope
-        S = np.flatnonzero(beta)
-        fits.append(float(np.mean(problem.y - problem.kernels.columns(problem.sweep.at(x)[0], S) @ beta[S])))
+    fits = [_intercept(problem, beta_a + th * slope, x) for x, th in zip((lo, hi), theta)]
     rate = (fits[1] - fits[0]) / (theta[1] - theta[0])
     points = (KLassoPrimal(beta=beta_a, beta0=fits[0] - theta[0] * rate), KLassoPrimal(beta=slope, beta0=rate))
     return Moving(points, np.array([[1.0, 1.0], theta]), (lo, hi))

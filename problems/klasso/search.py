@@ -77,20 +77,20 @@ class SearchBound(KLassoBound):
         return float(bound) if bound.ndim == 0 else bound
 
     def primal_nodes(self, primal, lo, hi, lam):
-        key = (lo, hi, lam)
-        memo = getattr(self, "_memo", None)  # the primal itself is kept, so identity cannot be reused
-        if memo is not None and memo[0] is primal and memo[1] == key:
-            return memo[2]
-        out = super().primal_nodes(primal, lo, hi, lam)
-        if hi > lo:  # (the point checks in between are cheap and would evict it)
-            self._memo = (primal, key, out)
-        return out
+        return self._last("_memo", super().primal_nodes, primal, lo, hi, lam)
 
     def moving_primal_ends(self, primal, lo, hi, lam):
-        key = (lo, hi, lam)  # (as primal_nodes: restore's choice of a drift, then the driver's bound)
-        memo = getattr(self, "_ends", None)
+        return self._last("_ends", super().moving_primal_ends, primal, lo, hi, lam)
+
+    def _last(self, name, compute, primal, lo, hi, lam):
+        """``compute(primal, lo, hi, lam)``, remembered in the attribute ``name`` for the last
+        piece's primal (by identity: the primal itself is kept, so its id cannot be reused):
+        restore's choice of a drift, then the driver's bound of the same pair on the same piece."""
+        key = (lo, hi, lam)
+        memo = getattr(self, name, None)
         if memo is not None and memo[0] is primal and memo[1] == key:
             return memo[2]
-        out = super().moving_primal_ends(primal, lo, hi, lam)
-        self._ends = (primal, key, out)
+        out = compute(primal, lo, hi, lam)
+        if hi > lo:  # (the point checks in between are cheap and would evict it)
+            setattr(self, name, (primal, key, out))
         return out
