@@ -299,6 +299,11 @@ def test_file_round_trip_and_crosscheck_from_file(gauss, tmp_path):
         read_feature_path(tmp_path / "bad.npz")
     with pytest.raises(InputError, match="does not exist"):
         read_feature_path(tmp_path / "none.npz")
+    arrays = {k: data[k] for k in ("D", "beta", "alpha", "alpha0")}
+    for meta, match in (("{not json", "meta is not JSON"), ("[1, 2]", "meta is a JSON list")):
+        np.savez(tmp_path / "bad_meta.npz", meta=np.array(meta), **arrays)
+        with pytest.raises(InputError, match=match):
+            read_feature_path(tmp_path / "bad_meta.npz")
 
 
 def test_an_old_file_s_degree_of_a_gaussian_path_reads_as_none(gauss, tmp_path):

@@ -65,6 +65,29 @@ def test_enclosures_on_the_lambda_path():
             assert low <= value <= high, (name, lam)
 
 
+@pytest.mark.parametrize("over", ["lam", "bandwidth"])
+def test_interval_facts_enclose_the_exact_products_of_the_end_facts(over):
+    """λ d_i and λ tr over a cell: each end's enclosure times its λ, rounded outward, holds the exact
+    product (fractions) of the facts at the ends; one rounding to nearest missed it in about half the entries."""
+    from fractions import Fraction
+
+    from approxpath.problems.kernel_ridge.criteria import interval_facts
+
+    X, y = make_sinc(n=30, noise=0.1, seed=7)
+    keyword = dict(lam=1.0, bandwidth=1.5, parameter="lam") if over == "lam" else dict(lam=0.37)
+    bound = approxpath.get_problem("kernel_ridge")(X, y, **keyword).bound
+    lo, hi = (0.013, 0.71) if over == "lam" else (0.3, 2.9)
+    cache = {}
+    (d_lo, d_hi), (tr_lo, tr_hi), _ = interval_facts(bound, lo, hi, cache)
+    fa, fb = cache[lo][1], cache[hi][1]  # the facts it factorized at the ends
+    s_lo, s_hi = (Fraction(lo), Fraction(hi)) if over == "lam" else (Fraction(0.37),) * 2
+    low, high = (fb, fa) if over == "bandwidth" else (fa, fb)
+    assert all(Fraction(float(v)) <= s_lo * Fraction(float(x)) for v, x in zip(d_lo, low.diag_lo))
+    assert all(Fraction(float(v)) >= s_hi * Fraction(float(x)) for v, x in zip(d_hi, high.diag_hi))
+    assert Fraction(float(tr_lo)) <= s_lo * Fraction(float(low.trace[0]))
+    assert Fraction(float(tr_hi)) >= s_hi * Fraction(float(high.trace[1]))
+
+
 def test_point_facts_against_dense_linear_algebra(ridge_path):
     X, y, problem, _ = ridge_path
     for t in (0.2, 2.0, 15.0):

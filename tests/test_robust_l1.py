@@ -167,6 +167,10 @@ def test_moving_dual_is_the_secant_of_its_projections_at_the_piece_ends(data):
     for t in np.geomspace(lo, hi, 200):
         assert p.dual_violation(value_at(moved, t), t) == 0.0
         assert p.gap(value_at(moved_primal, t), value_at(moved, t), t) <= gap
+    # a fixed primal beside the moving dual is not an interpolation of two solves: restored as a fixed pair
+    fixed_primal, restored = p.restore(value_at(primal, lo), dual, lo, hi)
+    assert p.bound.errors(fixed_primal, restored, lo, hi) == []
+    assert p.dual_violation(value_at(restored, hi), hi) == 0.0
 
 
 def test_a_moving_duals_floor_is_its_least_objective_and_u_past_one_is_refused(data):

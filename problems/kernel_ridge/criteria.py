@@ -167,13 +167,23 @@ def interval_facts(bound, lo, hi, cache, level=1):
     fa, fb = cached_facts(bound, lo, cache, level), cached_facts(bound, hi, cache, level)
     if not bound.sweep.along_bandwidth:
         # lambda d_i and lambda tr increase with lambda, log det increases
-        return ((lo * fa.diag_lo, hi * fb.diag_hi), (lo * fa.trace[0], hi * fb.trace[1]),
+        return ((_down(lo, fa.diag_lo), _up(hi, fb.diag_hi)), (_down(lo, fa.trace[0]), _up(hi, fb.trace[1])),
                 (fa.logdet[0], fb.logdet[1]))
     lam = bound.sweep.weight
-    # d_i and tr decrease with the bandwidth, log det increases (a lambda times each, one rounding)
-    up, down = 1.0 + 2 * UNIT_ROUNDOFF, 1.0 - 2 * UNIT_ROUNDOFF
-    return ((lam * fb.diag_lo * down, lam * fa.diag_hi * up), (lam * fb.trace[0] * down, lam * fa.trace[1] * up),
+    # d_i and tr decrease with the bandwidth, log det increases
+    return ((_down(lam, fb.diag_lo), _up(lam, fa.diag_hi)), (_down(lam, fb.trace[0]), _up(lam, fa.trace[1])),
             (fa.logdet[0], fb.logdet[1]))
+
+
+def _down(s, x):
+    """A lower bound of the exact product ``s * x``: one rounding to nearest is within half a spacing,
+    so the next float toward minus infinity is below it (either sign, subnormals too)."""
+    return np.nextafter(s * x, -np.inf)
+
+
+def _up(s, x):
+    """An upper bound of the exact product ``s * x`` (:func:`_down`)."""
+    return np.nextafter(s * x, np.inf)
 
 
 def _lml_bandwidth(bound, primal, dual, gap, lo, hi, cache, span):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.moving import Moving, value_at
+from approxpath.moving import Moving, is_moving, value_at
 from approxpath.numerics import log_mid
 
 from .._regression import SAFETY, combination_slack
@@ -171,14 +171,17 @@ def moving_restore(problem, primal, dual, lo, hi):
     weight moving like :math:`\\log t`, as the strategy interpolates), the one with the smallest gap
     bound, and the largest scale ``s <= 1`` feasible on the whole piece (box and
     :math:`\\lVert K_t u(t)\\rVert_\\infty \\le \\lambda`, rigorous).  None where the pair is not an
-    interpolation of two exact solves (a dual point without ``tau``, its solve's bandwidth, or both with the same).
+    interpolation of two exact solves (not two moving points each, a dual point without ``tau``, its solve's
+    bandwidth, or both with the same).
 
     Returns ``(primal, dual)``, each two points (the value at ``m`` and the direction) with weights of degree 1
     on ``(lo, hi)``, ``lo < hi``.  Where ``problem``'s bound is a :class:`SearchBound` the chosen pair's gap bound
     is recorded there (:meth:`SearchBound.known_gap`).
     """
+    if not (is_moving(primal) and is_moving(dual) and len(primal.points) == len(dual.points) == 2):
+        return None
     (pa, pb), (da, db) = primal.points, dual.points
-    if len(dual.points) != 2 or da.tau is None or db.tau is None or da.tau == db.tau:
+    if da.tau is None or db.tau is None or da.tau == db.tau:
         return None
     bound = problem.bound
     m = log_mid(lo, hi)

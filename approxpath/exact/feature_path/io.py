@@ -51,8 +51,8 @@ def read_feature_path(file):
     Raises
     ------
     InputError
-        When the file does not exist (or is not a regular file), is not an npz file, or lacks ``D``,
-        ``beta``, ``alpha`` or ``alpha0``.
+        When the file does not exist (or is not a regular file), is not an npz file, lacks ``D``,
+        ``beta``, ``alpha`` or ``alpha0``, or its ``meta`` is not a JSON object.
     """
     file = Path(file)
     if not file.is_file():
@@ -66,7 +66,12 @@ def read_feature_path(file):
     if missing:
         raise InputError(f"{str(file)!r} lacks the array(s) {', '.join(missing)} (a feature path needs "
                          f"{', '.join(_REQUIRED)})")
-    out["meta"] = json.loads(str(out["meta"])) if "meta" in out else {}
+    try:
+        out["meta"] = json.loads(str(out["meta"])) if "meta" in out else {}
+    except ValueError as exc:
+        raise InputError(f"{str(file)!r}: its meta is not JSON ({exc})") from None
+    if not isinstance(out["meta"], dict):
+        raise InputError(f"{str(file)!r}: its meta is a JSON {type(out['meta']).__name__}, not an object")
     if out["meta"].get("kernel") == "ard-gaussian":  # (files before 0.5.0 stored degree 2 for it)
         out["meta"]["degree"] = None
     return out
