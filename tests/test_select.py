@@ -439,6 +439,36 @@ def test_shuffle_gives_scikit_learns_shuffled_folds(n, k, positives, seed):
         assert any(not np.array_equal(a, b) for a, b in zip(X_vals, unshuffled))
 
 
+def test_unshuffled_folds_of_sorted_points_warn_of_extrapolation(sinc):
+    """make_sinc's points are sorted by x: unshuffled blocks each hold out one stretch of it.  Shuffled
+    folds, a splitter, unsorted points and a sorted binary feature say nothing."""
+    import warnings
+
+    from sklearn.model_selection import KFold
+
+    from approxpath.selection.folds import fold_problems
+
+    X, y = sinc
+    sorted_ = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    order = np.random.default_rng(0).permutation(y.size)
+    binary = np.column_stack([X[order], np.arange(y.size) >= y.size // 2])  # (a 0/1 column in order)
+    mixed = approxpath.get_problem("kernel_ridge")(binary, y[order], lam=LAM)
+    for problem, kw, warned in ((sorted_, dict(cv=5), True), (sorted_, dict(cv=5, shuffle=0), False),
+                                (sorted_, dict(cv=KFold(5)), False), (mixed, dict(cv=5), False)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fold_problems(problem, kw["cv"], None, None, None, "mse", shuffle=kw.get("shuffle"))
+        said = [str(w.message) for w in caught if "extrapolation" in str(w.message)]
+        assert len(said) == int(warned), (kw, said)
+    assert "sorted by feature 1" in str(_sorted_warning(sorted_))
+
+
+def _sorted_warning(problem):
+    with pytest.warns(UserWarning, match="shuffle=SEED, --shuffle SEED") as caught:
+        select(problem, "mse", cv=3, interval=(0.2, 20.0), tol=1.0)
+    return next(w.message for w in caught if "extrapolation" in str(w.message))
+
+
 def test_shuffle_is_refused_where_it_would_be_ignored(sinc):
     from sklearn.model_selection import KFold
 

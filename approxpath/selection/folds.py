@@ -84,6 +84,8 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
     check_loss(criterion, y)
     folds = _checked(_splits(cv, X, y, groups, classify=criterion == "error", shuffle=shuffle), y.shape[0])
     precomputed = problem.options().get("kernel") == "precomputed"  # X is D: a fold's D and D_new take its columns
+    if _int_cv(cv) and shuffle is None and not precomputed:
+        _warn_sorted(X, int(cv))
     fix = "use fewer folds or more data"
     labels, counts = np.unique(y, return_counts=True)
     if criterion == "error" and counts.min() < 2:  # (fewer folds cannot help: a fold without it has one class)
@@ -94,6 +96,21 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
     if precomputed:
         return problems, [X[np.ix_(va, tr)] for tr, va in folds], [y[va] for _, va in folds]
     return problems, [X[va] for _, va in folds], [y[va] for _, va in folds]
+
+
+def _warn_sorted(X, k):
+    """Warn where a feature of ``X`` (n, d) is sorted and takes many values (at least half as many as there are
+    points: a binary feature sorted by chance does not count): unshuffled folds, blocks of consecutive points,
+    then each hold out one stretch of it, and the criterion measures extrapolation, not prediction."""
+    n = X.shape[0]
+    for j in range(X.shape[1]):
+        steps = np.diff(X[:, j])
+        if (np.all(steps >= 0) or np.all(steps <= 0)) and np.unique(X[:, j]).size >= max(2 * k, n / 2):
+            warnings.warn(f"the points are sorted by feature {j + 1} and the {k} folds are blocks of consecutive "
+                          "points: each holds out one stretch of it, so the criterion measures extrapolation; "
+                          "shuffle them (shuffle=SEED, --shuffle SEED, or a splitter such as KFold(5, shuffle=True, "
+                          "random_state=0))", UserWarning, stacklevel=4)
+            return
 
 
 def _fold_problem(problem, X, y, k, folds, fix):
