@@ -102,9 +102,16 @@ def nan_cause(problem, lo, hi=None):
     kernels = getattr(problem, "kernels", None)
     if kernels is not None:
         top = kernels.checks()[1]
-        return (f"the largest squared distance between samples is {top:.3g} and t up to {hi:.3g}: the kernel's "
-                "derivatives t^k D^k overflow double precision; scale the features (--preprocess global-minmax, "
-                "or approxpath.data.preprocess(X, 'global-minmax')) or use a range of t that keeps t * max D near 1")
+        head = (f"the largest squared distance between samples is {top:.3g} and t up to {hi:.3g}: the kernel's "
+                "derivatives t^k D^k overflow double precision; ")
+        range_ = "use a range of t that keeps t * max D near 1"
+        # features in [0, 1] (global-minmax) have squared distances up to d: scaling cannot lower a D already
+        # at or below that (nor a precomputed D, which has no features)
+        X = getattr(problem, "X", None)
+        if problem.options().get("kernel") == "precomputed" or X is None or top <= X.shape[1]:
+            return head + range_
+        return (head + "scale the features (--preprocess global-minmax, or approxpath.data.preprocess(X, "
+                f"'global-minmax')) or {range_}")
     return "the data's scale or the parameter's range overflows double precision: rescale the data or narrow the range"
 
 
