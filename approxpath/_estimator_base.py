@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import warnings
 
 import numpy as np
@@ -57,11 +58,15 @@ def fitting(fit):
     warnings of the fit are issued again at the caller's line (a choice at a side of the range
     and a selection's shortfall naming the estimator's parameters) once it ends; the warnings of
     deprecation keep their own place.  The wrapper calls ``self._reset()``, then ``fit``, and
-    returns what ``fit`` returns."""
+    returns what ``fit`` returns.  A fit outside the main thread (joblib's threading backend, a
+    threaded scheduler) keeps the warnings as they are said: ``catch_warnings`` swaps process-wide
+    state, and fits overlapping in threads restored it out of order, silencing every later warning."""
 
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):
         self._reset()
+        if threading.current_thread() is not threading.main_thread():
+            return fit(self, *args, **kwargs)
         caught = []
         try:
             with warnings.catch_warnings(record=True) as caught:
@@ -90,6 +95,17 @@ class KernelPathBase(BaseEstimator):
     exact solve there (its gap certified at that point, ``best_gap_bound_``), and ``path_`` is
     computed at its first use (reading it, or predicting at another ``t``).
     """
+
+    def __dir__(self):
+        """The attributes, without ``path_`` while it is deferred: listing them (scikit-learn's HTML
+        display of a fitted estimator, ``inspect.getmembers``, tab completion) reads each one, and
+        reading ``path_`` computes the whole path."""
+        names = object.__dir__(self)  # (scikit-learn's __dir__ keeps the names hasattr finds: it reads them all)
+        if "_deferred_path" in self.__dict__ and "_path" not in self.__dict__:
+            names = [name for name in names if name != "path_"]
+        with warnings.catch_warnings():  # then scikit-learn's filter (its methods hidden by available_if)
+            warnings.filterwarnings("ignore", category=FutureWarning)
+            return [name for name in names if hasattr(self, name)]
 
     @property
     def path_(self):

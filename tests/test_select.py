@@ -3,6 +3,7 @@ the CLI's select and the figure: the chosen t's criterion, computed independentl
 numpy solves of every fold, is inside its enclosure, and no t of a fine grid beats it by more
 than delta."""
 
+import inspect
 import json
 import re
 import warnings
@@ -199,6 +200,29 @@ def test_choice_at_the_interval_edge_warns():
     assert not [w for w in caught if "end" in str(w.message)]
 
 
+def test_fits_in_threads_leave_the_warning_filters_as_they_were():
+    """Each fit caught its warnings with catch_warnings (process-wide state): fits overlapping in
+    joblib's threads restored it out of order, and every later warning of the process was silenced."""
+    import joblib
+    from sklearn.model_selection import cross_val_score
+
+    from approxpath.sklearn import KernelPathSVC
+
+    X, y = make_classification(n=60, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        filters, show = list(warnings.filters), warnings._showwarnmsg_impl
+        for _ in range(3):  # (the old fits' restores went out of order in every one of 3 tries)
+            with joblib.parallel_backend("threading", n_jobs=2):
+                cross_val_score(KernelPathSVC(t_range=(0.1, 4.0), random_state=0, eps=0.2), X, y, cv=8)
+        # (compared as text: a library may add a filter again, compiled, as joblib does "__main__"'s)
+        assert _filters(warnings.filters) == _filters(filters) and warnings._showwarnmsg_impl is show
+
+
+def _filters(filters):
+    return {tuple(getattr(f, "pattern", f) for f in entry) for entry in filters}
+
+
 def test_estimators_with_cv(sinc):
     from approxpath.sklearn import KernelPathRegressor, KernelPathSVC
 
@@ -207,6 +231,8 @@ def test_estimators_with_cv(sinc):
     assert clf.selection_.reached and clf.best_t_ == clf.selection_.t
     assert set(clf.predict(X)) <= set(clf.classes_) and clf.validation_curve_ is None
     assert "_path" not in vars(clf)  # choosing and predicting at best_t_ computed no path
+    # nor does displaying it (scikit-learn's HTML repr lists the fitted attributes with inspect.getmembers)
+    assert "best_t_" in dict(inspect.getmembers(clf)) and clf._repr_html_() and "_path" not in vars(clf)
     # the model at best_t_: within best_gap_bound_ (<= eps_) of an independent tight optimum on all the data
     problem, primal = clf._best_model
     decl = problem.cvxpy_primal(clf.best_t_)
