@@ -26,6 +26,7 @@ def test_select_over_two_parameters(classes_csv, capsys):
     result = json.loads(capsys.readouterr().out)
     assert code == (0 if result["reached"] else 1)
     assert result["weight"] == "c" and 0.5 <= result["w"] <= 2 and 0.5 <= result["t"] <= 2
+    assert result["sense"] == "min"  # (as over one parameter: lml's is "max")
     main(["select", "kernel_svm", "--data", classes_csv, "--cv", "2", "--over", "c,bandwidth", "--range", "0.5", "2",
           "--weights", "0.5", "2", "--eps", "0.1", "--relative", "--tol", "0.5", "--no-progress"])
     head = capsys.readouterr().out.splitlines()[0]

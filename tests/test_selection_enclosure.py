@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import approxpath
+from approxpath import InputError
 from approxpath.data import make_classification, make_sinc
 from approxpath.selection.losses import loss_totals
 from approxpath.selection.predictions import cross_products, expansion_cover
@@ -417,3 +418,13 @@ def test_klasso_choice_of_a_is_the_best_ridge_solution_solved_directly(columns):
                      for mu in _RIDGES * np.linalg.eigvalsh(G).max()], axis=0)
     chosen = radius(_approximations(M, phi, R, Delta, mean))
     assert np.all(chosen <= direct * (1 + 1e-6)) and np.all(chosen >= direct * (1 - 1e-6))
+
+
+def test_the_error_loss_on_real_targets_says_to_use_a_regression_loss():
+    """It said "needs labels in {-1, +1}: map the classes first" for a regression's targets."""
+    from approxpath.selection.losses import check_loss
+
+    with pytest.raises(InputError, match="take more than two values; use mae or mse"):
+        check_loss("error", np.linspace(-1.0, 1.0, 7))
+    with pytest.raises(InputError, match="map the classes first"):
+        check_loss("error", np.array([0.0, 1.0, 1.0]))

@@ -94,6 +94,23 @@ def test_a_weight_range_below_double_precision_is_refused_at_once(sinc, name, ep
                                   cv=None if name == "kernel_ridge" else 2)  # (kernel_ridge: its closed forms)
 
 
+def test_a_weight_range_past_double_precision_stops_naming_it_not_certified(sinc, sinc_csv, capsys):
+    """λ up to 1e155: kernel_ridge's LOOCV bounds came out NaN; the search ran to its budget and
+    reported λ = 6e154 as "certified" with delta NaN (LOOCV 0.101, against 0.023 inside the range)."""
+    from approxpath.driver.run import NonFiniteBound
+
+    path_over_lam = approxpath.get_problem("kernel_ridge")(*sinc, lam=1.0, bandwidth=1.8, parameter="lam")
+    with pytest.raises(NonFiniteBound, match=r"NaN over lam in \[1, 1e\+155\]: lam up to 1e\+155 overflows"):
+        approxpath.select(path_over_lam, "loocv", interval=(1.0, 1e155), strict=False)
+    problem = approxpath.get_problem("kernel_ridge")(*sinc, lam=0.5)
+    with pytest.raises(NonFiniteBound, match=r"NaN over t in \[1, 2\] x lam in \[1, 1e\+160\]: .* narrow the box"):
+        approxpath.select_surface(problem, "loocv", bandwidths=(1.0, 2.0), weights=(1.0, 1e160), strict=False)
+    assert main(["select", "kernel_ridge", "--data", sinc_csv, "--criterion", "loocv", "--over", "lam,bandwidth",
+                 "--weights", "1", "1e160", "--range", "1", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "came out NaN" in err
+
+
 def test_the_command_refuses_a_weight_range_below_double_precision(sinc_csv, capsys):
     assert main(["surface", "kernel_ridge", "--data", sinc_csv, "--eps", "0.1", "--weights", "1e-300", "0.5",
                  "--range", "1", "4", "--no-progress"]) == 2

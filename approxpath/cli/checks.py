@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..errors import InputError
 from . import problem_kwargs
 
-__all__ = ["data_format", "check_outputs", "as_flags", "as_advice", "check_seed", "build_problem"]
+__all__ = ["data_format", "check_outputs", "as_flags", "as_advice", "said_once", "check_seed", "build_problem"]
 
 
 def data_format(file, given=None, recorded=None):
@@ -106,6 +106,12 @@ def as_advice(message, box=False, who="select"):
     if isinstance(message, RangeWarning):
         return message.text(who, lambda name: "--range" if not box or name == "bandwidth" else "--weights")
     return str(message)
+
+
+def said_once(caught):
+    """The recorded warnings ``caught`` with each message once, in the order first said (numpy's
+    overflow warnings of a bound, recorded with ``"always"``, came by the hundred thousand)."""
+    return list({str(w.message): w for w in caught}.values())
 
 
 def check_seed(seed):

@@ -7,7 +7,7 @@ import sys
 import warnings
 
 from . import add_problem_options, parse_number
-from .checks import as_advice, build_problem, check_outputs
+from .checks import as_advice, build_problem, check_outputs, said_once
 from .commands import add_data_args, add_threads_arg, budget, load
 from .output import emit_json
 from .running import clock, dask_client, one_core_note
@@ -64,6 +64,7 @@ def cmd_select(args):
     finally:
         if client is not None:
             client.close()
+    caught = said_once(caught)
     if args.json:
         out = dict(problem=cls.name, data_file=str(args.data),
                    range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, shuffle=args.shuffle, **s.to_json())

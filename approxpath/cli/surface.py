@@ -9,7 +9,7 @@ import warnings
 
 from ..errors import InputError
 from . import add_problem_options, parse_number, problem_kwargs
-from .checks import as_advice, build_problem, check_outputs
+from .checks import as_advice, build_problem, check_outputs, said_once
 from .commands import add_data_args, add_threads_arg, budget, data_meta, load
 from .output import emit_json
 
@@ -89,6 +89,7 @@ def select_over_two(args, cls):
                            weights=tuple(args.weights),
                            tol=args.tol, strict=False, **budget(args),
                            progress=not (args.no_progress or args.json))
+    caught = said_once(caught)
     if args.json:
         emit_json(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, shuffle=args.shuffle, **s.to_json(),
                        warnings=[as_advice(w.message, box=True) for w in caught]))  # (what stderr says too)

@@ -18,7 +18,7 @@ from ..numerics import STORED_PAD, log_mid, round_up
 from ..progress import shown_name
 from ..solvers import EXACT_GAP, at_exact_mark
 
-__all__ = ["Budget", "Run", "NonFiniteBound", "WeakDualityError", "nan_cause"]
+__all__ = ["Budget", "Run", "NonFiniteBound", "WeakDualityError", "finite_delta", "nan_cause"]
 
 # Where every solver fails at a point, this many other points are tried before a region is
 # left uncovered.
@@ -100,6 +100,9 @@ def nan_cause(problem, lo, hi=None):
     ``kernels``, the largest squared distance of its data."""
     hi = lo if hi is None else hi
     kernels = getattr(problem, "kernels", None)
+    if kernels is not None and problem.parameter != "bandwidth":  # (a path over a weight: its size overflows)
+        return (f"{shown_name(problem.parameter)} up to {hi:.3g} overflows double precision in the bounds; "
+                "narrow its range")
     if kernels is not None:
         top = kernels.checks()[1]
         head = (f"the largest squared distance between samples is {top:.3g} and t up to {hi:.3g}: the kernel's "
@@ -113,6 +116,22 @@ def nan_cause(problem, lo, hi=None):
         return (head + "scale the features (--preprocess global-minmax, or approxpath.data.preprocess(X, "
                 f"'global-minmax')) or {range_}")
     return "the data's scale or the parameter's range overflows double precision: rescale the data or narrow the range"
+
+
+def finite_delta(delta, problem, searched):
+    """``delta``, a selection's δ, or :class:`NonFiniteBound` naming the cause where it is NaN (its
+    bounds came out NaN): NaN compares false with every tolerance, so the search would run to its
+    budget and report a choice with no bound.  ``searched``: ``{parameter: (lo, hi)}``, the ranges
+    searched ("bandwidth" or a weight's name; one for a selection over the path's parameter, two
+    over a box)."""
+    if delta == delta:
+        return delta
+    where = " x ".join(f"{shown_name(name)} in [{a:.6g}, {b:.6g}]" for name, (a, b) in searched.items())
+    if len(searched) == 1:
+        cause = nan_cause(problem, *next(iter(searched.values())))
+    else:
+        cause = "a bandwidth or weight that large overflows double precision in the bounds; narrow the box"
+    raise NonFiniteBound(f"{problem.name}: the criterion's bounds came out NaN over {where}: {cause}")
 
 
 class Run:

@@ -39,6 +39,9 @@ def check_loss(criterion, y_val):
     if criterion not in LOSSES:
         raise InputError(f"unknown validation loss {criterion!r}; choose one of {', '.join(LOSSES)}")
     if criterion == "error" and not np.all(np.isin(y_val, (-1.0, 1.0))):
+        if np.unique(y_val).size > 2:  # (real targets: a regression's, where error has no meaning)
+            raise InputError("criterion 'error' is the 0-1 loss of classes in {-1, +1}: the targets here take more "
+                             "than two values; use mae or mse")
         raise InputError("criterion 'error' needs labels in {-1, +1}: map the classes first")
 
 

@@ -21,6 +21,7 @@ from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..numerics import round_up
 from ..compute.distributed import result, submit
 from ..driver.parallel import pool, single_threaded
+from ..driver.run import finite_delta
 from ..progress import delta_bar, shown_name
 from .advice import RangeWarning, ShortfallWarning
 from .branch import Search, oriented
@@ -307,9 +308,13 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
 
     sampled = isinstance(crit, Sampled)
 
+    def best(search):
+        t, value, delta = search.best()
+        return t, value, finite_delta(delta, problem, {problem.parameter: (lo, hi)})
+
     def run():  # small dense algebra: one BLAS thread (two threads on small matrices spin: 100x slower)
         search = Search(crit, lo, hi, tol, solve)
-        t, value, delta = search.best()
+        t, value, delta = best(search)
         ends = 0
         for _ in range(_MAX_ROUNDS):
             if bar is not None and not sampled:
@@ -328,7 +333,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                 ends += 1
             elif not search.step(value):
                 break
-            t, value, delta = search.best()
+            t, value, delta = best(search)
         return search, t, value, delta
 
     search, t, value, delta = single_threaded(run)

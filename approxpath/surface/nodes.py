@@ -23,6 +23,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..driver.run import finite_delta
 from ..errors import BudgetExceededError
 from ..numerics import log_mid, log_width
 from ..selection.branch import oriented
@@ -252,7 +253,8 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
         t, w = log_mid(cells[i, 0], cells[i, 1]), log_mid(cells[i, 2], cells[i, 3])
         plo, phi = nodes.point(t, w)
         value = (max(plo, lo[i]), min(phi, hi[i]))
-        delta = value[1] - float(lo.min())
+        delta = finite_delta(value[1] - float(lo.min()), problem,
+                             {"bandwidth": (t_lo, t_hi), problem.bound.weight: (w_lo, w_hi)})
         if progress_bar is not None:
             progress_bar.update(delta, nodes.solves)
         if delta <= tol:

@@ -274,7 +274,8 @@ class SurfaceSelection(SelectionResult):
 
     def to_json(self):
         """A JSON-ready dict of the scalars."""
-        return dict(criterion=self.criterion, t=self.t, weight=self.weight, w=self.w, value=list(self.value),
+        return dict(criterion=self.criterion, sense=self.sense, t=self.t, weight=self.weight, w=self.w,
+                    value=list(self.value),
                     delta=self.delta, tol=self.tol, reached=self.reached, kind=self.kind, folds=self.folds,
                     exact_solves=self.exact_solves, refinements=self.refinements, cells=self.cells,
                     box=[[float(self.t_edges[0]), float(self.t_edges[-1])],

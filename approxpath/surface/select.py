@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 from ..compute.parallelism import managed
+from ..driver.run import finite_delta
 from ..progress import delta_bar
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..numerics import log_mid
@@ -307,7 +308,8 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
             LO, HI, owners = _overlay(folds, t_edges, w_edges, total)
             j, i = np.unravel_index(int(np.argmin(HI)), HI.shape)
             U, L = float(HI[j, i]), float(LO.min())
-            delta = error_levels(U - L, int(total) if criterion == "error" else None)
+            delta = finite_delta(error_levels(U - L, int(total) if criterion == "error" else None), problem,
+                                 {"bandwidth": box[0], problem.bound.weight: box[1]})
             if bar is not None:
                 bar.update(delta, engine.n_solves)
             if delta <= tol or spent:
