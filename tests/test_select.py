@@ -157,7 +157,7 @@ def test_budget_and_bad_input(sinc):
             select(problem, "mse", eps=1e-3, interval=(0.2, 20.0), **kw)
     with pytest.raises(approxpath.InputError, match="whole data"):
         select(problem, "lml", cv=3, eps=1e-3)
-    with pytest.raises(approxpath.InputError, match="labels"):
+    with pytest.raises(approxpath.InputError, match="0-1 loss of classes .* use mae or mse"):
         select(problem, "error", cv=3, eps=1e-3)
     tiny = approxpath.get_problem("kernel_ridge")(X[:3], y[:3], lam=LAM)
     with pytest.raises(approxpath.InputError, match=r"fold 1 of 2 trains on 1 point\(s\): need at least 2 .*fewer folds"):
