@@ -203,7 +203,8 @@ class KernelPathBase(BaseEstimator):
     def _split(self, X, y, X_val, y_val, stratify):
         if X_val is not None:
             if y_val is None:
-                raise ValueError("X_val was given without y_val: pass both or neither")
+                raise ValueError("X_val was given without y_val: pass both or neither (fit(X, y, X_val, y_val) takes "
+                                 "no sample weights: a third argument is X_val)")
             X_val = dense(validate_data(self, X_val, reset=False, accept_sparse=SPARSE))
             return X, y, X_val, self._encode(np.asarray(y_val))
         if y_val is not None:

@@ -46,7 +46,7 @@ def test_select_refuses_keywords_it_would_drop():
     for call in (lambda: approxpath.select(kr, "mse", cv=3, interval=(0.25, 8.0), relative=True),
                  lambda: approxpath.select_surface(kr, "mse", cv=3, weights=(0.05, 0.5), bandwidths=(0.5, 4.0),
                                                    relative=True)):
-        with pytest.raises(InputError, match="a relative eps needs eps given"):
+        with pytest.raises(InputError, match="relative=True needs eps= as well"):
             call()
 
 

@@ -123,11 +123,11 @@ def test_path_summary_and_plot(libsvm_file, tmp_path, capsys):
     (["path", "kernel_svm", "--eps", "0"], "eps must be"),
     (["path", "kernel_svm", "--range", "4", "1"], "lo < hi"),
     (["path", "kernel_svm", "--bias", "median"], "invalid choice: 'median'"),
-    (["path", "kernel_svm", "--max-pieces", "0"], "max_pieces must be"),
-    (["path", "kernel_svm", "--solve-time-limit", "-1"], "solve_time_limit must be"),
+    (["path", "kernel_svm", "--max-pieces", "0"], "--max-pieces must be"),
+    (["path", "kernel_svm", "--solve-time-limit", "-1"], "--solve-time-limit must be"),
     # past a budget: exit 2 with what to change, no certificate claimed
-    (["path", "kernel_svm", "--eps", "0.01", "--max-pieces", "3", "--no-progress"], "relative=True"),
-    (["path", "kernel_svm", "--eps", "0.01", "--max-solves", "2", "--no-progress"], "more than max_solves=2"),
+    (["path", "kernel_svm", "--eps", "0.01", "--max-pieces", "3", "--no-progress"], "--relative"),
+    (["path", "kernel_svm", "--eps", "0.01", "--max-solves", "2", "--no-progress"], "more than --max-solves = 2"),
 ])
 def test_bad_input_exits_2_with_a_message(libsvm_file, capsys, argv, match):
     argv = argv[:2] + ["--data", str(libsvm_file)] + argv[2:]
@@ -213,7 +213,7 @@ def test_n_jobs_sets_the_kernel_threads_of_every_long_command(module, command, a
     capsys.readouterr()
     assert main([*args, *data, "--n-jobs", "0"]) == 2 and not seen
     assert capsys.readouterr().err.strip().splitlines() == [
-        "approxpath: error: n_jobs must be a nonzero integer or None (-1: every core, -2: all but one); got 0"]
+        "approxpath: error: --n-jobs must be a nonzero integer or None (-1: every core, -2: all but one); got 0"]
 
 
 @pytest.mark.parametrize("args", [
@@ -395,7 +395,8 @@ def test_a_flag_that_starts_like_one_names_it(capsys):
 
 def test_a_selections_advice_names_the_flags():
     """The command line said "widen the interval" where its flags are --range and --weights,
-    and "raise max_solves or tol" where they are --max-solves and --tol."""
+    and "raise max_solves or tol" where they are --max-solves and --tol; ends that differ past 6
+    digits read alike (both "0.1")."""
     from approxpath.cli.checks import as_advice
     from approxpath.selection import RangeWarning, ShortfallWarning
 
@@ -407,6 +408,8 @@ def test_a_selections_advice_names_the_flags():
                                              "criterion may be better beyond them; widen --range and --weights past "
                                              "them")
     assert as_advice(box).endswith("widen --range past them")  # (select over C: --range is C's)
+    near = RangeWarning("select: ...", "the choice", [("c", "lower", 0.1), ("c", "upper", 0.1000001)])
+    assert "the lower end of --weights, 0.1 and the upper end of --weights, 0.1000001:" in as_advice(near, box=True)
     short = ShortfallWarning("{who}: delta = 1 > {tol} = 0.1: {why}; raise {max_solves} or {tol}, or {smaller}",
                              1.0, 0.1, True, dict(why="spent {braces}"))
     assert str(short) == ("select: delta = 1 > tol = 0.1: spent {braces}; raise max_solves or tol, or choose over a "

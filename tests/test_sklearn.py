@@ -315,3 +315,12 @@ def test_regression_validation_targets_are_checked(y_val, match):
     X, y = make_sinc(n=30, seed=0)
     with pytest.raises(ValueError, match=match):
         KernelPathRegressor().fit(X, y, X[:10], y_val)
+
+
+def test_a_third_argument_is_said_to_be_x_val_not_sample_weights():
+    """``fit(X, y, sample_weight)`` (scikit-learn's third argument elsewhere) bound the weights to
+    ``X_val`` and said only that ``y_val`` was missing."""
+    X, y = make_sinc(n=30, seed=0)
+    with pytest.raises(ValueError, match=r"X_val was given without y_val: .* takes no sample weights: a third "
+                                         r"argument is X_val"):
+        KernelPathRegressor().fit(X, y, np.ones(30))

@@ -343,8 +343,10 @@ def main(argv=None):
                     stack.enter_context(threads(args.n_jobs))  # --n-jobs: every command's kernel work
                 return args.func(args)
     except (InputError, KeyError, ValueError, FileNotFoundError, EpsilonTooSmallError, BudgetExceededError) as exc:
+        from .checks import as_flags
+
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else _os_text(exc)
-        return _error(f"error: {msg}", "usage")
+        return _error(f"error: {as_flags(str(msg))}", "usage")
     except BrokenPipeError:  # the reader has gone, found outside sys.stdout's writes: nothing left to say to it
         if process:  # (and nothing for the interpreter to flush there at its exit)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

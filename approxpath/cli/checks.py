@@ -81,14 +81,31 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False, out_suffixes=(
                                  "installed; use .pdf or .svg")
 
 
-def as_flags(message, cls):
-    """``message`` with the Python spelling of the options of ``cls`` (``lam=``) as the command
-    line's (``--lam``): those of ``cls.Bound.OPTIONS`` and ``parameter``, underscores as dashes,
-    ``bandwidth=t`` as ``--bandwidth t``."""
+#: The driver's and the selections' options the command line also takes, said bare in advice
+#: ("raise max_solves") as well as with a value.
+_RUN_OPTIONS = ("max_solves", "max_pieces", "solve_time_limit", "n_jobs")
+#: Python phrases of the library's errors and the command line's words for them: what is only a
+#: keyword there (``max_cells``: the command line keeps its default) is left out of the advice.
+_PHRASES = {"relative=True": "--relative", "cv/X_val": "--cv", "interval must satisfy": "--range must satisfy",
+            "bandwidths must satisfy": "--range must satisfy", ", or raise max_cells": "",
+            "choose over a smaller box": "choose a smaller --range or --weights", "eps must be": "--eps must be"}
+
+
+def as_flags(message, cls=None):
+    """``message`` with the Python spelling of options (``lam=``) as the command line's (``--lam``):
+    those of ``cls.Bound.OPTIONS`` (a problem class, if given) and ``parameter``, ``eps`` and the
+    driver's budgets (also bare: ``raise max_solves``), underscores as dashes, ``bandwidth=t`` as
+    ``--bandwidth t`` (a budget's value: ``--max-solves = 5``), and a few phrases (:data:`_PHRASES`)."""
     import re
 
-    for name in [*cls.Bound.OPTIONS, "parameter"]:
+    for phrase, words in _PHRASES.items():
+        message = re.sub(("(?<![\\w-])" if phrase[0].isalpha() else "") + re.escape(phrase), words, message)
+    for name in [*(cls.Bound.OPTIONS if cls is not None else ()), "parameter", "eps", *_RUN_OPTIONS]:
         flag = f"--{name.replace('_', '-')}"
+        if name in _RUN_OPTIONS:  # "max_solves=5 exact solves", "raise max_solves"
+            message = re.sub(rf"(?<![\w-]){name} ?= ?", f"{flag} = ", message)
+            message = re.sub(rf"(?<![\w-]){name}(?!\w)", flag, message)
+            continue
         message = re.sub(rf"(?<![\w-]){name}=(?=[\s;,)]|$)", flag, message)  # "lam=;" -> "--lam;"
         message = re.sub(rf"(?<![\w-]){name}=", f"{flag} ", message)  # "bandwidth=t" -> "--bandwidth t"
     return message

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from ..errors import BudgetExceededError, SelectionStalledError
 
-__all__ = ["RangeWarning", "ShortfallWarning"]
+__all__ = ["RangeWarning", "ShortfallWarning", "said_apart"]
+
+
+def said_apart(values):
+    """The numbers ``values`` as text, in 6 significant digits, or all in full (the shortest text
+    that reads back as the float) where two different ones would read alike: a range's ends 1 and
+    1.0000001 were both "1"."""
+    short = [f"{v:.6g}" for v in values]
+    return short if len(set(short)) == len(set(values)) else [repr(float(v)) for v in values]
 
 
 class RangeWarning(UserWarning):
@@ -32,7 +40,8 @@ class RangeWarning(UserWarning):
         """The message said by ``who`` (``"KernelPathSVC"``) with ``name(parameter)`` for the
         range searched over that parameter (``"t_range"``, ``"--weights"``)."""
         names = [(name(parameter), side, end) for parameter, side, end in self.sides]
-        ends = " and ".join(f"the {side} end of {range_name}, {end:.6g}" for range_name, side, end in names)
+        ends = " and ".join(f"the {side} end of {range_name}, {end}"
+                            for (range_name, side, _), end in zip(names, said_apart([e for *_, e in names])))
         widen = " and ".join(dict.fromkeys(range_name for range_name, *_ in names))
         it = "it" if len(names) == 1 else "them"
         return f"{who}: {self.choice} may be matched at {ends}: the criterion may be better beyond {it}; widen " \

@@ -208,7 +208,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     relative, strict = flag("relative", relative), flag("strict", strict)
     if eps is None:
         if relative:  # (a relative flag without its eps would be silently dropped or taken as the default)
-            raise InputError("a relative eps needs eps given (the default eps is 1e-3 of the zero model's "
+            raise InputError("relative=True needs eps= as well (the default eps is 1e-3 of the zero model's "
                              "objective, or 1e-3 relative on a path over the weight)")
         eps, relative = default_eps(problem), False
         # over the weight the objective's scale moves along the path (the SVM's C n): 1e-3 of the

@@ -215,8 +215,8 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
     like it, e.g. :class:`~.folds.BoxFolds`' validation loss; ``shared`` the first grid's
     bandwidths, at most ``t_width`` apart in log t); ``(selection, sides, reason, spent)``: the
     result, the sides of the box where the criterion may be better beyond (:func:`at_sides`), why
-    the search stopped short of ``tol`` (None if it did not) and whether ``max_solves`` was
-    spent.
+    the search stopped short of ``tol`` (None if it did not or the budget ran out) and the budget
+    ``max_solves`` where it was spent (False otherwise).
 
     ``problem`` is over λ, its bound with ``box_edge`` and ``box_enclosure``; ``sense`` is ``"min"`` or
     ``"max"``; ``bandwidths, weights`` are the box's sides ``(lo, hi)``; ``max_solves`` counts the first
@@ -260,7 +260,7 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
         if delta <= tol:
             break
         if nodes.solves >= max_solves:
-            reason, spent = f"the budget max_solves = {max_solves} was spent", True
+            spent = max_solves
             break
         if rounds >= _MAX_ROUNDS or len(cells) > _MAX_CELLS:
             reason = f"the search's refinement limits were reached ({rounds} rounds, {len(cells)} cells)"

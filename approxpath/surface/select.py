@@ -31,7 +31,7 @@ from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..numerics import log_mid
 from ..selection.losses import error_levels, loss_totals
 from ..selection.folds import check_shuffle, default_criterion, fold_problems
-from ..selection.advice import RangeWarning, ShortfallWarning
+from ..selection.advice import RangeWarning, ShortfallWarning, said_apart
 from ..selection.search import default_eps, no_smaller_gap
 from ..validate import positive_range
 from .build import tile
@@ -263,8 +263,10 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     problem.bound.check_interval(t_lo, t_hi)
     tol = positive("tol", tol)
     relative = flag("relative", relative)
-    if eps is None and relative:  # the default is absolute: a relative one would be silently dropped
-        raise InputError("a relative eps needs eps given (the default eps is absolute: 1e-3 of the zero model's "
+    if eps is not None:  # (checked where the closed forms need no path as well: never silently unused)
+        positive("eps", eps)
+    elif relative:  # the default is absolute: a relative one would be silently dropped
+        raise InputError("relative=True needs eps= as well (the default eps is absolute: 1e-3 of the zero model's "
                          "objective)")
     count("max_solves", max_solves)
     if not validation:
@@ -283,7 +285,6 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     if eps is None:
         eps = default_eps(problem.with_weight(w_lo))
         relative = False
-    positive("eps", eps)
     engine = Engine(problems, solver, max_solves)
     folds = [_Fold(engine, k, X_vals[k], y_vals[k], criterion) for k in range(len(problems))]
     total = float(sum(len(v) for v in y_vals))
@@ -325,7 +326,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
                 mask = _promising(LO, HI, U - tol, (j, i), _stuck(folds, owners, LO.shape))
                 changed = _refine(folds, engine, owners, mask, relative, _MAX_CELLS, refused)
             except BudgetExceededError:  # (the round's runs done are kept: the overlay once more)
-                reason, spent = f"the budget max_solves = {max_solves} was spent", True
+                spent = max_solves
                 continue
             if not changed and len(refused) == before:  # (refused ones: the next round tries others)
                 reason = "no cell could be made finer (every cell that may still win is at its limit" + \
@@ -369,11 +370,10 @@ def _outcome(result, reason, spent, strict, sides, depth=0):
     caller's)."""
     _warn_sides(result, sides, depth)
     if not result.delta <= result.tol:  # (NaN is no delta met)
-        advice = "raise {max_solves} or {tol}, or {smaller}" if spent else \
-            "more exact solves do not narrow it: raise {tol}, or {smaller}"
+        advice = f"the budget {{max_solves}} = {spent} was spent; raise {{max_solves}} or {{tol}}, or {{smaller}}" \
+            if spent else "{why}; more exact solves do not narrow it: raise {tol}, or {smaller}"
         short = ShortfallWarning(f"{{who}}: delta = {result.delta:.4g} > {{tol}} = {result.tol:g} at ({result.t:.6g}, "
-                                 f"{result.w:.6g}): {{why}}; {advice}", result.delta, result.tol, spent,
-                                 dict(why=reason))
+                                 f"{result.w:.6g}): {advice}", result.delta, result.tol, bool(spent), dict(why=reason))
         if strict:
             raise short.error(result)
         warnings.warn(short, stacklevel=4 + depth)  # (this, select_surface, its decorator: the caller's line)
@@ -389,7 +389,7 @@ def _warn_sides(s, sides, depth=0):
         box = {"bandwidth": (s.t_edges[0], s.t_edges[-1]), "weight": (s.w_edges[0], s.w_edges[-1])}
         ends = [(which.replace("weight", s.weight), end, float(box[which][end == "upper"]))
                 for end, which in (side.split() for side in sides)]
-        named = [f"{end} {which} ({value:.6g})" for which, end, value in ends]
+        named = [f"{end} {which} ({value})" for (which, end, _), value in zip(ends, said_apart([e for *_, e in ends]))]
         where = (f"{named[0]} side" if len(named) == 1 else f"sides {', '.join(named[:-1])} and {named[-1]}")
         it = "it" if len(named) == 1 else "them"
         warnings.warn(RangeWarning(f"select: {choice} may be matched at the box's {where}: the criterion may be "
