@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import train_test_split
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .driver import approximate_path
 from .errors import BudgetExceededError, EpsilonTooSmallError, InputError
@@ -206,7 +206,10 @@ class KernelPathBase(BaseEstimator):
                 raise ValueError("X_val was given without y_val: pass both or neither (fit(X, y, X_val, y_val) takes "
                                  "no sample weights: a third argument is X_val)")
             X_val = dense(validate_data(self, X_val, reset=False, accept_sparse=SPARSE))
-            return X, y, X_val, self._encode(np.asarray(y_val))
+            y_val = np.asarray(y_val)
+            if y_val.ndim == 2 and y_val.shape[1] == 1:  # a column: flattened with a warning, as y is
+                y_val = column_or_1d(y_val, warn=True)
+            return X, y, X_val, self._encode(y_val)
         if y_val is not None:
             raise ValueError("y_val was given without X_val: pass both or neither")
         if self.validation_fraction == 0:

@@ -324,3 +324,16 @@ def test_a_third_argument_is_said_to_be_x_val_not_sample_weights():
     with pytest.raises(ValueError, match=r"X_val was given without y_val: .* takes no sample weights: a third "
                                          r"argument is X_val"):
         KernelPathRegressor().fit(X, y, np.ones(30))
+
+
+def test_a_column_of_validation_targets_is_flattened_as_y_is():
+    """``y_val`` of shape (m, 1) was refused where ``y`` of shape (n, 1) is flattened with
+    scikit-learn's DataConversionWarning; now both are, to the same fit."""
+    from sklearn.exceptions import DataConversionWarning
+
+    X, y = make_sinc(n=30, seed=0)
+    flat = KernelPathRegressor(t_range=(0.5, 2.0)).fit(X, y, X_val=X[:10], y_val=y[:10])
+    with pytest.warns(DataConversionWarning):
+        column = KernelPathRegressor(t_range=(0.5, 2.0)).fit(X, y, X_val=X[:10], y_val=y[:10, None])
+    assert column.best_t_ == flat.best_t_
+    np.testing.assert_array_equal(column.predict(X), flat.predict(X))
