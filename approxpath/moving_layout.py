@@ -14,7 +14,7 @@ import numpy as np
 
 from .moving import MAX_DEGREE, MAX_POINTS, Moving, constant
 
-__all__ = ["stored_fields", "pack", "unpack", "fingerprint", "one_number"]
+__all__ = ["stored_fields", "array_names", "pack", "unpack", "fingerprint", "one_number"]
 
 
 def stored_fields(point_type, example=None):
@@ -40,6 +40,16 @@ def stored_fields(point_type, example=None):
         return names
     first = example.points[0] if isinstance(example, Moving) else example
     return [name for name in names if getattr(first, name) is not None]
+
+
+#: The arrays of a side's layout besides its points' fields (:func:`pack`).
+_LAYOUT = ("weights", "count", "degree", "span")
+
+
+def array_names(side, point_type):
+    """Every array name under which :func:`pack` may store one side (``"primal"`` or ``"dual"``)
+    of points of ``point_type``: its compare fields and the layout's own arrays (set of str)."""
+    return {f"{side}_{name}" for name in (*stored_fields(point_type), *_LAYOUT)}
 
 
 def pack(side, stored, fields, pieces):

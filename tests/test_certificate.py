@@ -108,6 +108,25 @@ def test_load_path_round_trip(written, tmp_path):
         bare.primal(1.0)
 
 
+@pytest.mark.parametrize("name", ["zzz", "dual_extra", "primal_weight"])
+def test_an_array_no_check_reads_is_refused(written, tmp_path, name):
+    """An array the layout does not define (one row per piece, the hash recomputed) was accepted
+    without a word: content in a certificate that nothing checked."""
+    path, file, X, y = written
+    extra = tamper(file, tmp_path / "extra.npz", lambda a, m: a.__setitem__(name, np.ones(len(path.pieces))), True)
+    report = approxpath.verify(extra, X, y)
+    assert not report.ok and report.failures == (
+        f"array {name!r} is no field of a kernel_svm certificate: nothing would check it",)
+
+
+def test_meta_s_copy_of_the_kinds_may_be_left_out(written, tmp_path):
+    """``piece_kinds`` repeats the ``kind`` array (provenance: verify needs only the claim's
+    fields); a file without it was refused as if the two differed."""
+    path, file, X, y = written
+    report = approxpath.verify(tamper(file, tmp_path / "bare.npz", lambda a, m: m.pop("piece_kinds"), True), X, y)
+    assert report.ok and report.certified == len(path.pieces)
+
+
 def test_a_looser_stored_bound_is_a_true_claim(written, tmp_path):
     """A certificate written with a less tight bound (an older version of the library: stored
     bounds above ours but below eps) still proves what it claims: OK, with a note."""

@@ -291,3 +291,14 @@ def test_the_cells_of_a_slab_must_meet_end_to_end(second, tiles):
     t_lo, t_hi = np.array([1.0, second[0]]), np.array([2.0, second[1]])
     errors = tiling_errors(t_lo, t_hi, np.array([1.0, 1.0]), np.array([2.0, 2.0]), ((1.0, 4.0), (1.0, 2.0)))
     assert (errors == []) if tiles else (len(errors) == 1 and "do not tile the bandwidths" in errors[0]), errors
+
+
+@pytest.mark.parametrize("name", ["klasso", "kernel_ridge"])
+def test_a_surface_s_array_no_check_reads_is_refused(surfaces, tmp_path, name):
+    """As a path's: an array of one row per cell that no field of the problem's pairs names."""
+    file, X, y = surfaces[name]
+    cells = read_certificate(file)[0]["t_lo"].size
+    extra = tamper(file, tmp_path / "extra.npz", lambda a, m: a.__setitem__("primal_extra", np.zeros(cells)), True)
+    report = approxpath.verify(extra, X, y)
+    assert not report.ok and f"array 'primal_extra' is no field of a {name} certificate: nothing would check it" in \
+        report.failures

@@ -11,11 +11,12 @@ import numpy as np
 
 from ..errors import InputError
 from ..kernel_families import DESCRIPTIONS
+from ..moving_layout import array_names
 from ..validate import is_real, is_stored_count
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS
 
 __all__ = ["META_FIELDS", "CALLER_FIELDS", "finite_number", "caller_meta", "meta_errors", "field_errors",
-           "layout_errors", "number_array_errors"]
+           "layout_errors", "number_array_errors", "unknown_arrays"]
 
 #: Per-piece arrays of text (the others, and every problem array, are float64).
 _TEXT_FIELDS = ("kind",)
@@ -228,3 +229,12 @@ def layout_errors(arrays, meta):
     if any(k in arrays for k in DATA_FIELDS) and isinstance(meta, dict) and meta.get("format_version") == 1:
         errors.append("a certificate of format 1 carries no data arrays")
     return errors
+
+
+def unknown_arrays(per_piece, bound):
+    """Messages for the arrays of ``per_piece`` (name -> array: a certificate's arrays but its
+    pieces' or cells' and its data) under which no pair of ``bound``'s problem is stored
+    (:func:`~approxpath.moving_layout.array_names`): content no check would read."""
+    known = array_names("primal", bound.Primal) | array_names("dual", bound.Dual)
+    return [f"array {k!r} is no field of a {bound.name} certificate: nothing would check it" for k in sorted(per_piece)
+            if k not in known]

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..progress import count_bar
-from .fields import META_FIELDS, field_errors, finite_number, number_array_errors
+from .fields import META_FIELDS, field_errors, finite_number, number_array_errors, unknown_arrays
 from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, read_certificate, size_mismatches
 
 __all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "is_surface", "surface_layout_errors", "surface_meta_errors",
@@ -235,6 +235,7 @@ def verify_surface(arrays, meta, X, y, *, eps=None, relative=False, box=None, in
             break
     eps_claim, relative_claim = float(meta["eps"]), bool(meta["relative"])
     per_cell = {k: v for k, v in arrays.items() if k not in CELL_FIELDS and k not in DATA_FIELDS}
+    failures += unknown_arrays(per_cell, base)
     counts = dict.fromkeys(CELL_KINDS, 0)
     if tiling and any("outside the box" in f for f in tiling):
         return VerifyReport(False, 0, 0, 0, tuple(failures), float(np.max(stored)), tuple(notes), claim)

@@ -25,7 +25,7 @@ from ..progress import count_bar
 from ..validate import file_name
 from .claims import claim_failures, target
 from .requirements import check_requirements, requirement_failures
-from .fields import layout_errors
+from .fields import layout_errors, unknown_arrays
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, read_certificate, size_mismatches
 from .legacy import upgrade
 from .surface import is_surface, surface_layout_errors, verify_surface
@@ -387,7 +387,7 @@ def _verify_on(arrays, meta, X, y, source, eps, relative, interval, data_sha256,
         failures.append(f"pieces {k} and {k + 1} do not meet: hi = {float(hi[k])!r}, next lo = {float(lo[k + 1])!r}")
     for k in np.flatnonzero(~(lo <= hi)):
         failures.append(f"piece {k}: lo = {float(lo[k])!r} > hi = {float(hi[k])!r}")
-    if list(map(str, kind)) != list(meta.get("piece_kinds", [])):
+    if "piece_kinds" in meta and list(map(str, kind)) != meta["piece_kinds"]:  # (provenance: may be left out)
         failures.append("the kinds in 'meta' differ from the 'kind' array")
     counts = dict.fromkeys(KINDS, 0)
     try:  # files of formats 1 and 2 store each problem's pairs in its own older layout
@@ -398,6 +398,8 @@ def _verify_on(arrays, meta, X, y, source, eps, relative, interval, data_sha256,
     except ValueError as exc:
         return failed_report(f"cannot read its pairs ({exc})", *failures, claim=claim)
     per_piece = {k: v for k, v in pairs.items() if k not in PIECE_FIELDS and k not in DATA_FIELDS}
+    if meta["format_version"] == FORMAT_VERSION:  # (older layouts keep arrays their upgrade leaves unread)
+        failures += unknown_arrays(per_piece, bound)
     bar = count_bar(progress, m, "verify", "pieces")
     for i in range(m):
         if bar is not None and i:
