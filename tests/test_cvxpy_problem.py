@@ -329,7 +329,7 @@ def test_an_exact_solve_that_is_not_optimal_is_said_so_with_eps_too_small():
 
     X, y = regression(n=20, d=4, seed=3)
     with pytest.raises(EpsilonTooSmallError, match="not optimal: its gap is above 1e-07 of the objective, as a "
-                                                   "solver stopping short or a dual that is not the problem's tight"):
+                                                   "solver stopping short, a dual that is not the problem's tight"):
         approxpath.approximate_path(LooseNet(X, y, mix=0.5), eps=1e-4, interval=(0.05, 1.0))
 
 
@@ -386,3 +386,13 @@ def test_an_entry_near_zero_is_held_to_its_terms_not_to_its_value():
     assert problem.bound.errors(problem.Primal(beta=np.zeros(10)), problem.Dual(u=u, v=v), 1.0, 1.0) == []
     v[0] = -1e-2  # (v >= 0 violated by 1e-2: its terms are its value, 1e-2, so it is held to ~1e-8)
     assert problem.bound.errors(problem.Primal(beta=np.zeros(10)), problem.Dual(u=u, v=v), 1.0, 1.0)
+
+
+def test_select_on_a_declared_problem_without_predict_says_so():
+    """It raised AttributeError ('criteria'; with a criterion given, 'sweep')."""
+    ElasticNet = _example().ElasticNet
+    X, y = regression()
+    for criterion in (None, "mse"):
+        with pytest.raises(approxpath.InputError, match="elastic_net_cvxpy has no predict\\(\\): a validation loss "
+                                                        "needs the model's predictions"):
+            approxpath.select(ElasticNet(X, y, mix=0.5), criterion, cv=3, eps=1e-3, interval=(1e-2, 1.0))

@@ -96,3 +96,33 @@ def test_cli_runs_the_plugin(plugin, tmp_path, capsys):
     assert main(["path", "ridge", "--data", str(f), "--format", "csv", "--eps", "0.05",
                  "--range", "1e-3", "1e3", "--out", str(cert), "--no-progress"]) == 0
     assert main(["verify", str(cert), "--require-certified"]) == 0
+
+
+def test_select_chooses_a_plugin_s_parameter_sampled(plugin, tmp_path, capsys):
+    """``select`` on a plug-in (a bound sweeping no kernel) raised AttributeError ('sweep', and
+    on the command line the class's 'weight'); it chooses λ by the folds' loss of the path's
+    models at each piece's middle, a sampled choice whose value is the folds' pooled MSE there
+    (held against the closed-form optimum of each fold: the models are ε-close)."""
+    from approxpath.cli import main
+
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((40, 3))
+    y = X @ [1.0, -2.0, 0.5] + 0.3 * rng.standard_normal(40)
+    s = approxpath.select(plugin(X, y), cv=4, eps=1e-3, interval=(1e-2, 1e2))
+    assert s.kind == "sampled" and np.isnan(s.delta) and 1e-2 <= s.t <= 1e2
+    sq = 0.0
+    for k in range(4):  # (unshuffled: blocks of 10 points)
+        test = np.arange(10 * k, 10 * k + 10)
+        train = np.setdiff1d(np.arange(40), test)
+        w = np.linalg.solve(X[train].T @ X[train] + s.t * np.eye(3), X[train].T @ y[train])
+        sq += np.sum((X[test] @ w - y[test]) ** 2)
+    assert abs(s.value[1] - sq / 40) <= 1e-3 * sq / 40
+    f = tmp_path / "train.csv"
+    np.savetxt(f, np.column_stack([X, y]), delimiter=",")
+    data = ["--data", str(f), "--format", "csv", "--cv", "4", "--range", "1e-2", "1e2", "--no-progress"]
+    assert main(["select", "ridge", *data, "--eps", "1e-3"]) == 0
+    assert "sampled" in capsys.readouterr().out
+    assert main(["select", "ridge", *data]) == 2
+    assert capsys.readouterr().err == "approxpath: error: ridge has no null_objective(): pass --eps\n"
+    assert main(["select", "ridge", *data, "--eps", "1e-3", "--over", "lam,bandwidth", "--weights", "1", "2"]) == 2
+    assert "ridge's path has one parameter, which select chooses: drop them" in capsys.readouterr().err

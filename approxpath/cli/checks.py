@@ -89,7 +89,8 @@ _RUN_OPTIONS = ("max_solves", "max_pieces", "solve_time_limit", "n_jobs")
 _PHRASES = {"relative=True": "--relative", "cv/X_val": "--cv", "eps must be": "--eps must be",
             "interval must satisfy lo < hi": "--range must satisfy lo < hi",  # (the path's; verify's below)
             "the required interval must": "--interval must", "bandwidths must satisfy": "--range must satisfy",
-            ", or raise max_cells": "", "choose over a smaller box": "choose a smaller --range or --weights"}
+            ", or raise max_cells": "", "choose over a smaller box": "choose a smaller --range or --weights",
+            "null_objective(): pass eps": "null_objective(): pass --eps"}
 
 
 def as_flags(message, cls=None):

@@ -291,12 +291,14 @@ def cmd_verify(args):
 def cmd_problems(args):
     import re
 
-    for name in available_problems():
+    names = available_problems()
+    wide = max(14, *map(len, names))  # (the columns line up past a plug-in's long name)
+    for name in names:
         cls = get_problem(name)
         doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
         doc = re.sub(r":math:`([^`]*)`|``([^`]*)``", lambda m: m.group(1) or m.group(2), doc)
         bound = "interval bound" if cls.Bound.interval_bound else "point gaps only (sampled)"
-        print(f"{name:14s} parameters: {', '.join(cls.Bound.parameters):18s} {bound:28s} {doc}")
+        print(f"{name:{wide}s} parameters: {', '.join(cls.Bound.parameters):18s} {bound:28s} {doc}")
     return 0
 
 

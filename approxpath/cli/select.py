@@ -28,7 +28,10 @@ def cmd_select(args):
     if args.shuffle is not None and args.cv is None:
         raise InputError("--shuffle SEED shuffles the points before --cv K splits them: pass --cv K")
     check_outputs(args, [args.data])  # before the data are read and the folds' paths run
-    weight, parameter = cls.Bound.weight, getattr(args, "opt_parameter", None) or "bandwidth"
+    weight, parameter = getattr(cls.Bound, "weight", None), getattr(args, "opt_parameter", None) or "bandwidth"
+    if weight is None and (args.over or args.weights is not None):  # (a plug-in's bound sweeping no kernel)
+        raise InputError(f"--over and --weights choose a kernel problem's bandwidth and weight; {cls.name}'s path has "
+                         "one parameter, which select chooses: drop them")
     over = {v.strip() for v in args.over.split(",")} if args.over else {parameter}
     if over != {parameter}:
         from .surface import select_over_two

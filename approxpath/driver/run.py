@@ -261,8 +261,8 @@ class Run:
             why = self._too_small(g, goal, t)
             if not at_exact_mark(self.problem, pair, t, g):  # (no eps makes it optimal: say what else might)
                 why += (f" (the best pair the solvers found there is not optimal: its gap is above {EXACT_GAP:g} of "
-                        "the objective, as a solver stopping short or a dual that is not the problem's tight dual "
-                        "leaves it)")
+                        "the objective, as a solver stopping short, a dual that is not the problem's tight dual, "
+                        "or a restore() that moves an optimal pair away from the optimum leaves it)")
             exc = EpsilonTooSmallError(f"{self._eps_text()} is too small: {why}")
             # (a selection and an estimator word their own stop from these; ``needed``: the
             # absolute eps, of the caller's, that would carry the solve)

@@ -32,6 +32,10 @@ def default_criterion(problem, criterion, validation, closed):
     if validation:
         from .losses import LOSSES
 
+        if not hasattr(problem, "predict"):
+            raise InputError(f"{problem.name} has no predict(): a validation loss needs the model's predictions")
+        if criterion is None and not getattr(problem, "criteria", None):
+            raise InputError(f"{problem.name} names no criteria: pass criterion= one of {', '.join(LOSSES)}")
         criterion = problem.criteria[0] if criterion is None else criterion
         if criterion in closed:
             raise InputError(f"criterion {criterion!r} is a criterion of the whole data: drop cv/X_val")

@@ -234,7 +234,10 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     options = dict(path_options, relative=relative)
     # no path where the bound encloses the criterion between exact optima: a closed-form one or a
     # validation loss, over the bandwidth (pairs from the optima's factorizations) or over λ
-    if bound.sweep.along_bandwidth:
+    sweep = getattr(bound, "sweep", None)
+    if sweep is None:  # a plug-in's bound that sweeps no kernel parameter: its paths, a sampled loss
+        no_path = False
+    elif sweep.along_bandwidth:
         no_path = hasattr(bound, "node_pair") and (not validation or hasattr(bound, "prediction_enclosure"))
     else:
         no_path = hasattr(bound, "prediction_box" if validation else "box_enclosure")
