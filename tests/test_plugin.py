@@ -126,3 +126,20 @@ def test_select_chooses_a_plugin_s_parameter_sampled(plugin, tmp_path, capsys):
     assert capsys.readouterr().err == "approxpath: error: ridge has no null_objective(): pass --eps\n"
     assert main(["select", "ridge", *data, "--eps", "1e-3", "--over", "lam,bandwidth", "--weights", "1", "2"]) == 2
     assert "ridge's path has one parameter, which select chooses: drop them" in capsys.readouterr().err
+
+
+def test_a_surface_of_a_plugin_is_refused_in_one_line(plugin, tmp_path, capsys):
+    """Both surfaces' entry points raised AttributeError ('sweep') on a problem with one parameter."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((20, 2))
+    problem = plugin(X, X @ [1.0, 2.0])
+    for run in (lambda: approxpath.select_surface(problem, cv=3, weights=(0.1, 1.0)),
+                lambda: approxpath.approximate_surface(problem, 0.1, (0.1, 1.0), (0.5, 2.0))):
+        with pytest.raises(approxpath.InputError, match="ridge has one path parameter: use approximate_path or"):
+            run()
+    from approxpath.cli import main
+
+    f = tmp_path / "train.csv"
+    np.savetxt(f, np.column_stack([X, X @ [1.0, 2.0]]), delimiter=",")
+    assert main(["surface", "ridge", "--data", str(f), "--format", "csv", "--eps", "0.1", "--weights", "0.1", "1"]) == 2
+    assert capsys.readouterr().err.endswith("ridge has one path parameter: use approxpath path or select\n")

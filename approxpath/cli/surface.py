@@ -24,7 +24,10 @@ def _problem(args, cls, weights):
     from ..validate import positive_range
 
     options = problem_kwargs(cls, args)
-    weight = cls.Bound.weight
+    weight = getattr(cls.Bound, "weight", None)
+    if weight is None:  # (a plug-in's bound that sweeps no kernel parameter)
+        raise InputError(f"a surface sweeps a kernel problem's bandwidth and weight; {cls.name} has one path "
+                         "parameter: use approxpath path or select")
     if options.get(weight) is not None:
         raise InputError(f"--{weight} is set cell by cell over both parameters: give its range with --weights LO HI "
                          f"(not --{weight})")

@@ -101,8 +101,11 @@ class _WarmRun(Run):
 
 def check_bandwidth_problem(problem):
     """:class:`InputError` unless ``problem`` (a problem instance) sweeps the bandwidth (a surface
-    sets its weight)."""
-    if not problem_instance(problem).sweep.along_bandwidth:
+    sets its weight): a kernel problem's (a plug-in's bound may sweep no kernel parameter)."""
+    if getattr(problem_instance(problem), "sweep", None) is None:
+        raise InputError(f"a surface sweeps a kernel problem's bandwidth and weight; {problem.name} has one path "
+                         "parameter: use approximate_path or select")
+    if not problem.sweep.along_bandwidth:
         raise InputError(f"a surface sweeps the bandwidth and {problem.bound.weight}: build {problem.name} with "
                          "parameter='bandwidth' (its weight is set per cell)")
 
