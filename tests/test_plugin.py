@@ -143,3 +143,11 @@ def test_a_surface_of_a_plugin_is_refused_in_one_line(plugin, tmp_path, capsys):
     np.savetxt(f, np.column_stack([X, X @ [1.0, 2.0]]), delimiter=",")
     assert main(["surface", "ridge", "--data", str(f), "--format", "csv", "--eps", "0.1", "--weights", "0.1", "1"]) == 2
     assert capsys.readouterr().err.endswith("ridge has one path parameter: use approxpath path or select\n")
+
+
+def test_a_plugin_without_criteria_is_asked_for_one(plugin):
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((20, 2))
+    bare = type("Bare", (plugin,), {"criteria": ()})(X, X @ [1.0, 2.0])
+    with pytest.raises(approxpath.InputError, match="ridge names no criteria: pass criterion= one of error, mae, mse"):
+        approxpath.select(bare, cv=2, eps=1e-3, interval=(0.1, 1.0))

@@ -95,14 +95,14 @@ _PHRASES = {"relative=True": "--relative", "cv/X_val": "--cv", "eps must be": "-
 
 def as_flags(message, cls=None):
     """``message`` with the Python spelling of options (``lam=``) as the command line's (``--lam``):
-    those of ``cls.Bound.OPTIONS`` (a problem class, if given) and ``parameter``, ``eps`` and the
+    those of ``cls.Bound.OPTIONS`` (a problem class, if given), ``parameter``, ``eps``, ``criterion``, the
     driver's budgets (also bare: ``raise max_solves``), underscores as dashes, ``bandwidth=t`` as
     ``--bandwidth t`` (a budget's value: ``--max-solves = 5``), and a few phrases (:data:`_PHRASES`)."""
     import re
 
     for phrase, words in _PHRASES.items():
         message = re.sub(("(?<![\\w-])" if phrase[0].isalpha() else "") + re.escape(phrase), words, message)
-    for name in [*(cls.Bound.OPTIONS if cls is not None else ()), "parameter", "eps", *_RUN_OPTIONS]:
+    for name in [*(cls.Bound.OPTIONS if cls is not None else ()), "parameter", "eps", "criterion", *_RUN_OPTIONS]:
         flag = f"--{name.replace('_', '-')}"
         if name in _RUN_OPTIONS:  # "max_solves=5 exact solves", "raise max_solves"
             message = re.sub(rf"(?<![\w-]){name} ?= ?", f"{flag} = ", message)

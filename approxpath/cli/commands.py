@@ -292,7 +292,7 @@ def cmd_problems(args):
     import re
 
     names = available_problems()
-    wide = max(14, *map(len, names))  # (the columns line up past a plug-in's long name)
+    wide = max([14, *map(len, names)])  # (the columns line up past a plug-in's long name)
     for name in names:
         cls = get_problem(name)
         doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
