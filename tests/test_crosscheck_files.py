@@ -184,3 +184,19 @@ def test_a_path_file_of_another_path_is_refused_not_read_as_this_one(files, caps
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith("approxpath: error: ")
     assert re.search(match, err), err
+
+
+def test_a_claimed_nan_and_a_meta_value_that_is_no_number_are_named(files, capsys):
+    """NaN said "array 'beta' contains NaN or inf" without the row; a meta 'bandwidth' of "1"
+    said "Unknown format code 'g' for object of type 'str'"."""
+    root, data, good = files
+    arrays = dict(np.load(good))
+    beta = arrays["beta"].copy()
+    beta[2, 3] = np.nan
+    np.savez(root / "nan.npz", **dict(arrays, beta=beta))
+    assert _crosscheck(data, root / "nan.npz") == 2
+    assert "array 'beta' contains NaN or inf (first at row 2, as given)" in capsys.readouterr().err
+    np.savez(root / "meta.npz", **dict(arrays, meta='{"problem": "klasso", "parameter": "lam", "bandwidth": "1"}'))
+    assert _crosscheck(data, root / "meta.npz") == 2
+    assert capsys.readouterr().err == (f"approxpath: error: {str(root / 'meta.npz')!r}: its meta's 'bandwidth' must be "
+                                       "a finite number; got '1'\n")

@@ -190,7 +190,13 @@ def test_crosscheck_flags_a_corrupted_kernel_path(kernel_paths):
     k = int(np.argmax(np.abs(path.signs).sum(axis=1)))
     j = int(np.flatnonzero(path.signs[k])[0])
     bad = crosscheck(path.problem(), path.t, _corrupt(path.primal_arrays(), k, j, 1e-4), tol=1e-6, relative=True)
-    assert [c.index for c in bad.flagged] == [k]
+    assert [c.index for c in bad.flagged] == [k] and bad.flagged[0].rows == ()
+    # given in decreasing t (a homotopy's order), the flagged point names its row as given too
+    down = {name: a[::-1] for name, a in _corrupt(path.primal_arrays(), k, j, 1e-4).items()}
+    back = crosscheck(path.problem(), path.t[::-1], down, tol=1e-6, relative=True)
+    row = len(path.t) - 1 - k
+    assert [(c.index, c.rows) for c in back.flagged] == [(k, (row,))]
+    assert back.flagged[0].describe(1e-6, True).startswith(f"point {k} (row {row} as given) at t = ")
 
 
 @pytest.mark.parametrize("suffix", [".npz", ".csv"])
@@ -220,6 +226,30 @@ def test_crosscheck_refuses_malformed_input(lam_path, tmp_path):
     np.savez(tmp_path / "no_t.npz", beta=lam_path.beta)
     with pytest.raises(InputError, match="no array 't'"):
         read_claimed(tmp_path / "no_t.npz")
+
+
+@pytest.mark.parametrize("parameter", ["c", "bandwidth"])
+def test_crosscheck_bounds_the_claimed_svm_w_not_its_restored_dual_s(parameter):
+    """The SVM's gap reads w = y∘alpha from the dual, and the cross-check's dual is the claimed w
+    restored (clipped, balanced, and over C rescaled): a claimed w times 1.001, or divided by C
+    (the alpha-in-[0, 1] convention), passed with the gap of the exact optimum (7.9e-10 against a
+    true suboptimality of 0.03 and 290).  Now each point's bound is at least its suboptimality
+    against the exact solve's primal (a lower bound of the true one)."""
+    X, y = make_classification(n=30, d=2, seed=3)
+    options = dict(bandwidth=0.5, parameter="c") if parameter == "c" else dict(c=1.0)
+    problem = approxpath.get_problem("kernel_svm")(X, y, **options)
+    ts = np.geomspace(0.25, 4.0, 5)
+    sols = [problem.solve(t)[0] for t in ts]
+    w, b = np.array([s.w for s in sols]), np.array([s.b for s in sols])
+    assert crosscheck(problem, ts, {"w": w, "b": b}, tol=1e-6, relative=True).ok
+    weights = ts if parameter == "c" else np.ones_like(ts)
+    for claimed in (w * 1.001, w / weights[:, None] if parameter == "c" else w * 0.999):
+        report = crosscheck(problem, ts, {"w": claimed, "b": b}, tol=1e-6, relative=True)
+        assert not report.ok
+        for check, t, c, s in zip(report.points, ts, claimed, sols):
+            above = problem.primal_objective(problem.primal_at(type(s)(w=c, b=s.b), t), t) - \
+                problem.primal_objective(problem.primal_at(s, t), t)
+            assert check.gap >= above
 
 
 def test_crosscheck_is_generic_kernel_svm():

@@ -14,6 +14,7 @@ import numpy as np
 from ..data import data_sha256
 from ..errors import InputError
 from ..registry import get_problem
+from ..validate import finite_number
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs
 from .commands import add_data_args, add_threads_arg, data_meta, load, load_with_validation
@@ -196,6 +197,8 @@ def _check_same_path(arrays, problem, file):
                          f"{parameter} (and its fixed value) to crosscheck it")
     for name in ("lam", "bandwidth"):
         value, given = meta.get(name), getattr(problem, name, None)
+        if value is not None:  # (as exact --out writes it: a number)
+            finite_number(f"{str(file)!r}: its meta's {name!r}", value)
         if name != parameter and value is not None and given != value:
             other = "" if given is None else f", not {given:g}"
             raise InputError(f"{str(file)!r} is a path at {name} = {value:g}{other}: pass --{name} {value:g}")

@@ -38,6 +38,9 @@ class Check:
     note : str
         Why a point could not be certified, if so; for a sampled segment of a problem with a
         segment bound, why that bound failed.
+    rows : tuple of int
+        The point's row in the claimed path as given (a segment's: both ends'), where the rows
+        were not in the order of t (a homotopy's λ decreasing); empty otherwise.
     """
 
     kind: str
@@ -50,10 +53,12 @@ class Check:
     status: str
     flagged: bool
     note: str = ""
+    rows: tuple = ()
 
     def describe(self, tol, relative):
-        what = (f"point {self.index} at t = {self.lo:.8g}" if self.kind == "point"
-                else f"segment {self.index}-{self.index + 1} [{self.lo:.8g}, {self.hi:.8g}] ({self.status})")
+        given = f" (row {' and '.join(map(str, self.rows))} as given)" if self.rows else ""
+        what = (f"point {self.index}{given} at t = {self.lo:.8g}" if self.kind == "point"
+                else f"segment {self.index}-{self.index + 1}{given} [{self.lo:.8g}, {self.hi:.8g}] ({self.status})")
         limit = tol * self.scale if relative else tol
         at = ("" if self.kind == "point" else " over the whole segment" if self.status == "certified"
               else f" at t = {self.where:.8g}")

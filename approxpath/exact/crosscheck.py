@@ -66,9 +66,10 @@ def point_gap(problem, primal, tau):
     tolerance there (:func:`objective_scale`): ``(gap, scale, note)``; ``gap`` is ``inf`` with a
     note when the point is infeasible or cannot be evaluated: a violation above :math:`10^{-9}`
     ``scale`` (or NaN), a gap not finite, or a ``ValueError``, ``TypeError``, ``ArithmeticError`` or
-    ``LinAlgError`` while evaluating (``scale`` then 1.0); else ``gap`` is ``problem.bound.gap`` and
-    ``note`` is ``""``.  ``primal`` is used as given, its dual ``dual_from_primal`` made feasible by
-    ``restore``."""
+    ``LinAlgError`` while evaluating (``scale`` then 1.0); else ``gap`` is ``problem.bound.gap``
+    (plus its ``claimed_excess`` where the bound has one: the SVM's reads :math:`w = y\\circ\\alpha` from
+    the dual) and ``note`` is ``""``.  ``primal`` is used as given, its dual ``dual_from_primal``
+    made feasible by ``restore``."""
     try:
         dual = problem.restore(primal, problem.dual_from_primal(primal, tau), tau)[1]  # the claimed primal as is
         scale = objective_scale(problem, problem.dual_objective(value_at(dual, tau), tau))
@@ -76,6 +77,8 @@ def point_gap(problem, primal, tau):
         if not violation <= _PRIMAL_FEAS_TOL * scale:
             return math.inf, scale, f"primal infeasible by {violation:.3g}"
         gap = float(problem.bound.gap(primal, dual, tau))
+        excess = getattr(problem.bound, "claimed_excess", None)  # (a bound that reads part of the primal from the dual)
+        gap += 0.0 if excess is None else float(excess(primal, dual, tau))
     except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:  # (1e308: an OverflowError)
         return math.inf, 1.0, f"cannot be evaluated: {exc}"
     if not math.isfinite(gap):
@@ -135,7 +138,8 @@ def _primals(problem, arrays, k):
             raise InputError(f"array {f.name!r} must be (points x n) with n = {problem.n} samples of the data; "
                              f"got shape {a.shape}")
         if not np.all(np.isfinite(a)):
-            raise InputError(f"array {f.name!r} contains NaN or inf")
+            row = int(np.argwhere(~np.isfinite(a))[0][0])
+            raise InputError(f"array {f.name!r} contains NaN or inf (first at row {row}, as given)")
         cols[f.name] = a
     return [problem.Primal(**{name: (float(a[i]) if a.ndim == 1 else a[i]) for name, a in cols.items()})
             for i in range(k)]
@@ -186,7 +190,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
     if t.size == 0:
         raise InputError("the claimed path has no points (empty t)")
     if not np.all(np.isfinite(t)):
-        raise InputError("t contains NaN or inf")
+        raise InputError(f"t contains NaN or inf (first at row {int(np.flatnonzero(~np.isfinite(t))[0])})")
     if not np.all(t > 0):
         raise InputError(f"t must be positive (a path's parameter is a positive scale); got {float(t[~(t > 0)][0])!r}")
     if not (isinstance(tol, (int, float, np.floating)) and tol > 0):
@@ -215,13 +219,16 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
     def limit(scale):
         return tol * scale if relative else tol
 
+    def rows(*i):  # the rows as given, where sorting by t moved them
+        return () if np.array_equal(order, np.arange(t.size)) else tuple(int(order[k]) for k in i)
+
     # a huge claim (1e308) overflows on its way to the gap: a non-finite gap, flagged, not a warning
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         checks = []
         for i, (tau, primal) in enumerate(zip(t, primals)):
             gap, scale, note = point_gap(problem, primal, float(tau))
             checks.append(Check("point", i, float(tau), float(tau), gap, float(tau), scale, "certified",
-                                not gap <= limit(scale), note))
+                                not gap <= limit(scale), note, rows(i)))
         if linear:
             thetas = np.arange(1, samples + 1) / (samples + 1)
             segment_bound = getattr(problem, "segment_gap_bound", None)
@@ -239,7 +246,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
                 if bound is not None:
                     bound = float(bound) if math.isfinite(bound) else math.inf
                     checks.append(Check("segment", i, lo, hi, bound, math.nan, seg_scale, "certified",
-                                        not bound <= limit(seg_scale)))
+                                        not bound <= limit(seg_scale), "", rows(i, i + 1)))
                     continue
                 ends = [(p, problem.dual_from_primal(p, tau)) for p, tau in ((primals[i], lo), (primals[i + 1], hi))]
                 worst = None
@@ -250,7 +257,7 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
                         worst = (gap, tau, scale, not gap <= limit(scale), note)
                 gap, tau, scale, flagged, note = worst
                 note = "; ".join(filter(None, (failed, note)))
-                checks.append(Check("segment", i, lo, hi, gap, tau, scale, "sampled", flagged, note))
+                checks.append(Check("segment", i, lo, hi, gap, tau, scale, "sampled", flagged, note, rows(i, i + 1)))
     return CrossCheckReport(problem.name, problem.parameter, float(tol), bool(relative), bool(linear), int(samples),
                             tuple(checks), cond, time.perf_counter() - t0, required)
 

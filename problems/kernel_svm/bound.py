@@ -288,6 +288,25 @@ class SVMBound(KernelBound):
         return (0.5 * (1.0 + scale * scale) * float(block_sum(self.y * alpha * Kw)) + C * float(block_sum(xi))
                 - scale * float(block_sum(alpha)), rounding + C * self.n * b_err)
 
+    def claimed_excess(self, primal, dual, tau):
+        """How far the objective of a claimed point ``primal`` :math:`(w, b)` at ``tau`` may exceed
+        that of :math:`(y\\circ\\alpha, b)`, the primal :meth:`gap` reads from ``dual`` (a fixed
+        :math:`\\alpha`; a stored pair has :math:`w = y\\circ\\alpha`, which :meth:`errors` checks, but
+        a cross-check's claimed :math:`w` is not made from its restored dual): the two objectives'
+        difference as computed, at least 0, plus their rounding (entries of :math:`K` at most 1,
+        so :math:`|w|^\\top K|w| \\le \\lVert w\\rVert_1^2`)."""
+        C = self.sweep.at(tau)[1]
+        b = float(primal.b)
+
+        def objective(w):
+            Kw = self.Kw(SVMDual(alpha=self.y * w), tau)
+            return 0.5 * float(block_sum(w * Kw)) + C * float(block_sum(np.maximum(0.0, 1.0 - self.y * (Kw + b))))
+
+        claimed, read = np.asarray(primal.w, dtype=float), self.y * np.asarray(dual.alpha, dtype=float)
+        a, c = float(np.abs(claimed).sum()), float(np.abs(read).sum())
+        magnitude = 0.5 * (a * a + c * c) + C * self.n * (2.0 + 2.0 * abs(b) + a + c)
+        return max(0.0, objective(claimed) - objective(read)) + 2.0 * self.rounding_margin(magnitude, dual)
+
     def rounding_margin(self, magnitude, dual):
         """Rounding allowance of a bound of ``dual`` whose terms are at most ``magnitude``: one
         margin, or :meth:`margin_count` of them where its sums were rounded otherwise than a
