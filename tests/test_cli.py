@@ -213,7 +213,7 @@ def test_n_jobs_sets_the_kernel_threads_of_every_long_command(module, command, a
     capsys.readouterr()
     assert main([*args, *data, "--n-jobs", "0"]) == 2 and not seen
     assert capsys.readouterr().err.strip().splitlines() == [
-        "approxpath: error: --n-jobs must be a nonzero integer or None (-1: every core, -2: all but one); got 0"]
+        "approxpath: error: --n-jobs must be a nonzero integer (-1: every core, -2: all but one); got 0"]
 
 
 @pytest.mark.parametrize("args", [
@@ -559,3 +559,35 @@ def test_recorded_warnings_are_said_once_each_in_order():
         for text in ("overflow", "edge", "overflow", "overflow", "budget"):
             warnings.warn(text, RuntimeWarning)
     assert [str(w.message) for w in said_once(caught)] == ["overflow", "edge", "budget"]
+
+
+@pytest.mark.parametrize("command, module, kept", [
+    ("path", "commands", " (a checkpoint, if any, keeps the finished work: --resume)"),
+    ("select", "select", ""),  # (it advised --resume, which select does not take)
+])
+def test_an_interrupt_advises_resume_only_where_a_command_takes_it(monkeypatch, capsys, libsvm_file, command,
+                                                                   module, kept):
+    import importlib
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib.import_module(f"approxpath.cli.{module}"), f"cmd_{command}", interrupted)
+    folds = ["--cv", "2"] if command == "select" else []
+    assert main([command, "kernel_svm", "--data", str(libsvm_file), *folds]) == 130
+    assert capsys.readouterr().err == f"approxpath: interrupted{kept}\n"
+
+
+def test_a_cluster_s_lost_work_names_the_checkpoint_where_the_command_takes_one(monkeypatch, capsys, libsvm_file):
+    """A path whose cluster died said only "run again on a cluster that stays up": its checkpoint
+    (OUT.partial.npz) kept the finished work."""
+    from approxpath import ClusterError
+    from approxpath.cli import commands
+
+    def lost(args):
+        raise ClusterError("the Dask cluster lost work of this run")
+
+    monkeypatch.setattr(commands, "cmd_path", lost)
+    assert main(["path", "kernel_svm", "--data", str(libsvm_file)]) == 6
+    assert capsys.readouterr().err == ("approxpath: error: the Dask cluster lost work of this run (a checkpoint, if "
+                                       "any, keeps the finished work: --resume)\n")

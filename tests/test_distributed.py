@@ -234,6 +234,26 @@ def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path
         assert main([*args, "--dask", f"tcp://127.0.0.1:{mute.getsockname()[1]}"]) == 2
         assert time.monotonic() - t0 < 30
     assert "no Dask scheduler answered" in capsys.readouterr().err
+    import threading
+
+    with socket.socket() as web:  # an HTTP server's reply: it said "no Dask scheduler answered (Unable to
+        web.bind(("127.0.0.1", 0))  # allocate 3.07 EiB for an array ...)", a memory problem to the reader
+        web.listen()
+
+        def reply():
+            for _ in range(8):  # (Dask may connect more than once)
+                try:
+                    conn, _ = web.accept()
+                except OSError:
+                    return
+                with conn:
+                    conn.recv(65536)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+        threading.Thread(target=reply, daemon=True).start()
+        assert main([*args, "--dask", f"tcp://127.0.0.1:{web.getsockname()[1]}"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a Dask scheduler (its reply could not be read as one: " in err and "allocate" not in err
 
 
 def test_select_encloses_klasso_held_out_predictions_on_a_schedulers_workers(client, monkeypatch):

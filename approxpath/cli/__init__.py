@@ -321,6 +321,7 @@ def main(argv=None):
         keep_freed_memory()
     process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
+    kept = ""  # what an interrupted command keeps: a checkpoint where it takes one (path)
     try:
         with _sigterm_unwinds(), warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -332,6 +333,8 @@ def main(argv=None):
                 args = build_parser(argv).parse_args(argv)
             except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
                 return exc.code
+            if hasattr(args, "resume"):
+                kept = " (a checkpoint, if any, keeps the finished work: --resume)"
             with ExitStack() as stack:
                 if process and getattr(args, "json", False):
                     stack.enter_context(stdout_for_results())
@@ -356,15 +359,15 @@ def main(argv=None):
     except SolverError as exc:
         return _error(f"solver failure: {exc}", "solver")
     except ClusterError as exc:
-        return _error(f"error: {exc}", "cluster")
+        return _error(f"error: {exc}{kept}", "cluster")
     except MemoryError as exc:  # the allocation numpy could not make, if it says (no estimate is blamed)
         said = f" ({exc})" if str(exc) else ""
         return _error(f"error: out of memory{said}: use fewer samples, fewer workers, or a machine with more memory",
                       "memory")
     except KeyboardInterrupt:
-        return _error("interrupted (a checkpoint, if any, keeps the finished work: --resume)", "interrupted")
+        return _error(f"interrupted{kept}", "interrupted")
     except _Terminated:
-        return _error("terminated (a checkpoint, if any, keeps the finished work: --resume)", "terminated")
+        return _error(f"terminated{kept}", "terminated")
     except Exception:  # a bug: say so, with the traceback, and do not look like a failed verification
         import traceback
 

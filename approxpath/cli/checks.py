@@ -90,7 +90,8 @@ _PHRASES = {"relative=True": "--relative", "cv/X_val": "--cv", "eps must be": "-
             "interval must satisfy lo < hi": "--range must satisfy lo < hi",  # (the path's; verify's below)
             "the required interval must": "--interval must", "bandwidths must satisfy": "--range must satisfy",
             ", or raise max_cells": "", "choose over a smaller box": "choose a smaller --range or --weights",
-            "null_objective(): pass eps": "null_objective(): pass --eps"}
+            "null_objective(): pass eps": "null_objective(): pass --eps",
+            "a nonzero integer or None": "a nonzero integer", "seconds or None": "seconds"}  # (None: no flag)
 
 
 def as_flags(message, cls=None):

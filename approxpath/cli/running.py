@@ -53,8 +53,11 @@ def dask_client(address, workers=1):
                          "scheduler's port?)")
     if isinstance(got[0], ValueError):  # distributed's address parser: no port, an unknown protocol
         raise InputError(f"--dask: {address!r} is not a scheduler address like tcp://host:8786 ({got[0]})")
-    if isinstance(got[0], Exception):
+    if isinstance(got[0], (OSError, TimeoutError)):  # (refused, unreachable, unknown host)
         raise InputError(f"--dask: no Dask scheduler answered at {address} ({got[0]})")
+    if isinstance(got[0], Exception):  # the reply was no Dask message (an HTTP server: "unable to allocate 3 EiB")
+        raise InputError(f"--dask: what answered at {address} is not a Dask scheduler (its reply could not be read "
+                         f"as one: {type(got[0]).__name__})")
     import logging
 
     # a scheduler or worker gone makes Dask log ~35 lines of tracebacks before the command's one line

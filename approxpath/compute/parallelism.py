@@ -240,12 +240,13 @@ def managed(func):
     (scipy's, with ``scipy.linalg``) is put on one thread at the next kernel pass
     (:func:`parallel_map`), :func:`blas_threads` or managed call inside it; every library gets
     its setting back when the outermost managed call returns.  ``APPROXPATH_NUM_THREADS`` is
-    checked when the call starts (a bad value refused with :class:`InputError` before any work, not at the first
-    kernel pass of a large problem).  The wrapper is :func:`functools.wraps` of ``func``."""
+    checked when the call starts unless :func:`threads` set the count (a bad value refused with
+    :class:`InputError` before any work, not at the first kernel pass of a large problem).  The wrapper is :func:`functools.wraps` of ``func``."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        _environment_default()
+        if _DEFAULT.get() is None:  # (a setting given, --n-jobs or threads(), is read before the variable)
+            _environment_default()
         with _Managed.scope():
             return func(*args, **kwargs)
 

@@ -123,9 +123,11 @@ class Checkpoint:
             raise InputError(f"{self.file} is not a readable checkpoint ({exc}): {_AFRESH}") from None
         if isinstance(meta, dict) and "format_version" in meta and "run" not in meta:
             raise InputError(f"{self.file} is a certificate (a finished run's output), not a checkpoint: {_AFRESH}")
-        if not isinstance(meta, dict) or json.loads(json.dumps(self.key)) != meta.get("run"):
-            raise InputError(f"{self.file} is a checkpoint of another run (problem, data, eps, interval or "
-                             f"strategy differ): {_AFRESH}")
+        key, saved = json.loads(json.dumps(self.key)), meta.get("run") if isinstance(meta, dict) else None
+        if key != saved:
+            differ = [k for k in key if k in saved and key[k] != saved[k]] if isinstance(saved, dict) else []
+            said = " and ".join(differ) if differ else "problem, options, data, eps, interval or strategy"
+            raise InputError(f"{self.file} is a checkpoint of another run (they differ in {said}): {_AFRESH}")
         if content_sha256(arrays, meta) != meta.get("content_sha256"):
             raise InputError(f"{self.file} was modified after it was written (content sha256 differs): {_AFRESH}")
         if meta.get("layout") != FORMAT_VERSION:
