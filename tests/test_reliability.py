@@ -61,7 +61,7 @@ def test_resume_in_python_equals_uninterrupted(tmp_path, monkeypatch):
     with pytest.raises(InputError, match=r"a checkpoint of another run \(they differ in eps\)"):
         approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=1.0), eps=0.3,
                                     interval=(2.0**-5, 2.0**6), checkpoint=ckpt, resume=True)
-    with pytest.raises(InputError, match=r"a checkpoint of another run \(they differ in options\)"):  # (it named no options)
+    with pytest.raises(InputError, match=r"a checkpoint of another run \(they differ in options\)"):  # (unnamed)
         approxpath.approximate_path(approxpath.get_problem("kernel_svm")(X, y, c=0.5), eps=0.2,
                                     interval=(2.0**-5, 2.0**6), checkpoint=ckpt, resume=True)
     solved = []

@@ -241,7 +241,8 @@ def managed(func):
     (:func:`parallel_map`), :func:`blas_threads` or managed call inside it; every library gets
     its setting back when the outermost managed call returns.  ``APPROXPATH_NUM_THREADS`` is
     checked when the call starts unless :func:`threads` set the count (a bad value refused with
-    :class:`InputError` before any work, not at the first kernel pass of a large problem).  The wrapper is :func:`functools.wraps` of ``func``."""
+    :class:`InputError` before any work, not at the first kernel pass of a large problem).  The
+    wrapper is :func:`functools.wraps` of ``func``."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
