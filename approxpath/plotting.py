@@ -164,6 +164,26 @@ def _shade_kinds(ax, pieces):
     return list(seen.values())
 
 
+def _piecewise_objectives(path, n_points):
+    """``(ts, up, low)``: the objectives of each piece's own pair at its two ends and at the points
+    of ``n_points`` log-spaced ones inside it, pieces apart by NaN (a line drawn across a piece end
+    joins two pairs: from a large gap at the end of one piece down to the next one's, it passed
+    above the next piece's bound).  Piece ends are where the pairs change, so every end is drawn
+    from both sides."""
+    from .moving import value_at
+
+    problem = path.require_problem()
+    grid = np.geomspace(*path.interval, n_points)
+    ts, up, low = [], [], []
+    for p in path.pieces:
+        for t in (p.lo, *grid[(grid > p.lo) & (grid < p.hi)], p.hi):
+            ts.append(t)
+            up.append(problem.primal_objective(problem.primal_at(value_at(p.primal, t), t), t))
+            low.append(problem.dual_objective(problem.dual_at(value_at(p.dual, t), t), t))
+        ts, up, low = ts + [np.nan], up + [np.nan], low + [np.nan]
+    return np.array(ts), np.array(up), np.array(low)
+
+
 def plot_bounds(path, n_points=400, ax=None):
     """Upper (primal) and lower (dual) bounds on the optimal value along the path, with the
     exact-solve points (the paper's Figure 2); below, the gap of the path's pair, the
@@ -179,10 +199,7 @@ def plot_bounds(path, n_points=400, ax=None):
     ax : matplotlib Axes, optional
         Draw only the top panel into it.
     """
-    lo, hi = path.interval
-    grid = np.geomspace(lo, hi, n_points)
-    ts = np.unique(np.concatenate([grid, [p.lo for p in path.pieces], [hi]]))
-    up, low = np.array([path.objectives(t) for t in ts]).T
+    ts, up, low = _piecewise_objectives(path, n_points)
     with _style() as plt:
         if ax is None:
             fig, (ax, ax2) = plt.subplots(2, 1, figsize=(6.4, 5.2), sharex=True, height_ratios=(3, 2))
@@ -206,7 +223,7 @@ def plot_bounds(path, n_points=400, ax=None):
             ax.set_xlabel(parameter_label(path))
         else:
             ax2.plot(ts, up - low, color=_GAP, lw=0.9, label="gap of the pair")
-            shading = _gap_panel(ax2, path, float(np.max(up - low)))
+            shading = _gap_panel(ax2, path, float(np.nanmax(up - low)))
             handles = ax2.get_legend_handles_labels()[0] + shading
             ax2.set_ylabel("duality gap")
             ax2.legend(handles=handles, loc="upper center", ncol=min(3, len(handles)))

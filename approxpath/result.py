@@ -221,7 +221,8 @@ class Path(CertifiedResult):
         return self.require_problem().dual_at(value_at(piece.dual, t), t)
 
     def gap_bound(self, t):
-        """The bound of the piece containing ``t`` (a sampled value for sampled pieces)."""
+        """The bound of the piece containing ``t`` (for a sampled piece the largest gap at its
+        sampled points; for an uncovered one the same, above its target: no bound over the piece)."""
         return self.piece_at(t).gap_bound
 
     def objectives(self, t):

@@ -250,3 +250,23 @@ def test_cells_with_no_finite_bound_are_shaded_and_named():
     assert np.allclose(got, [(edges[1], edges[3]), (edges[4], edges[5])], rtol=1e-12)
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
     assert texts.count("no finite bound (nothing proven)") == 1
+
+
+def test_the_gap_drawn_on_a_piece_stays_below_that_piece_s_bound():
+    """The gap was sampled across piece ends and joined by straight lines: from a large gap at the
+    end of one piece down into the next, the line passed above the next piece's bound (robust l1
+    with outliers: 0.69 drawn over a piece bounded by 0.091).  Each piece is drawn from its own pair."""
+    from approxpath.data import make_sinc
+
+    X, y = make_sinc(n=60, noise=0.1, outliers=0.1, seed=0)
+    path = approxpath.approximate_path(approxpath.get_problem("robust_l1")(X, y, lam=0.1), eps=1.0,
+                                       interval=(2.0**-3, 2.0**5))
+    fig = plot_bounds(path)
+    line = next(x for x in fig.axes[1].get_lines() if x.get_label() == "gap of the pair")
+    t, g = np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+    drawn = 0
+    for k in np.flatnonzero(np.isfinite(g[:-1]) & np.isfinite(g[1:])):  # every segment of the line
+        piece = path.piece_at(float(np.sqrt(t[k] * t[k + 1])))
+        assert max(g[k], g[k + 1]) <= piece.gap_bound * (1 + 1e-9), (t[k], t[k + 1])
+        drawn += 1
+    assert drawn > 300 and len(path.pieces) > 10

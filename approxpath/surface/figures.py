@@ -137,8 +137,8 @@ def plot_surface(surface, ax=None, title=None):
     ax.set_ylabel(parameter_symbol(s.weight))
     ax.set_title(title or f"{s.meta.get('problem')}: {len(s.cells)} cells, "
                           f"{'every one certified' if certified.all() else 'not all certified'}")
-    if s.solve_points or not certified.all():
-        ax.legend(loc="best", fontsize=8, framealpha=0.6)
+    if s.solve_points or not certified.all():  # (below the axes: the cells fill them, a legend inside hid some)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=7, frameon=False)
     return fig
 
 
