@@ -126,7 +126,6 @@ def test_the_weight_s_own_flag_is_refused_over_both_parameters(classes_csv, caps
      "more than --max-solves = 1 exact solves needed on [0.000976562, 1024] (eps = 0.001 relative): raise "
      "--max-solves, use a larger eps, or a narrower interval"),
     (["path", "klasso", "--lam", "0.1", "--range", "2", "1"], "--range must satisfy lo < hi"),
-    (["verify", "CERT", "--interval", "2", "1"], "--interval must satisfy lo <= hi"),  # (not --range: verify's flag)
     # the closed forms need no path, and took any --eps without a word
     (["select", "kernel_ridge", "--criterion", "loocv", "--over", "lam,bandwidth", "--weights", "0.1", "1", "--eps",
       "-5"], "--eps must be a positive finite number; got -5.0"),
@@ -135,16 +134,21 @@ def test_errors_name_the_flags_not_the_python_keywords(sinc_csv, capsys, command
     """The library's errors said max_solves=, relative=True, cv/X_val or bandwidths on the
     command line, whose words are --max-solves, --relative, --cv and --range; an --eps unused by
     the closed forms is checked as well."""
-    if "CERT" in command:
-        cert = str(sinc_csv) + ".npz"
-        assert main(["path", "klasso", "--lam", "0.1", "--range", "1", "2", "--data", str(sinc_csv), "--format", "csv",
-                     "--out", cert, "--no-progress"]) == 0
-        command, _ = [cert if c == "CERT" else c for c in command], capsys.readouterr()
-    quiet = [] if command[0] == "verify" else ["--no-progress"]
-    assert main([*command, "--data", str(sinc_csv), "--format", "csv", *quiet]) == 2
+    assert main([*command, "--data", str(sinc_csv), "--format", "csv", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1
     assert not any(word in err for word in ("max_solves", "relative=", "X_val", "bandwidths must", "eps="))
+
+
+def test_verify_s_interval_is_named_as_its_own_flag(sinc_csv, tmp_path, capsys):
+    """verify's required interval is --interval (the path's wording would have said --range)."""
+    cert = str(tmp_path / "c.npz")
+    assert main(["path", "klasso", "--lam", "0.1", "--range", "1", "2", "--data", str(sinc_csv), "--format", "csv",
+                 "--out", cert, "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["verify", cert, "--interval", "2", "1", "--data", str(sinc_csv), "--format", "csv"]) == 2
+    err = capsys.readouterr().err
+    assert "--interval must satisfy lo <= hi" in err and err.count("\n") == 1
 
 
 def test_a_shortfall_over_both_parameters_names_the_budget_s_flag(sinc_csv, capsys):

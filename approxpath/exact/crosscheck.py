@@ -219,8 +219,10 @@ def crosscheck(problem, t, primals, *, tol=1e-6, relative=False, linear=False, s
     def limit(scale):
         return tol * scale if relative else tol
 
+    moved = not np.array_equal(order, np.arange(t.size))
+
     def rows(*i):  # the rows as given, where sorting by t moved them
-        return () if np.array_equal(order, np.arange(t.size)) else tuple(int(order[k]) for k in i)
+        return tuple(int(order[k]) for k in i) if moved else ()
 
     # a huge claim (1e308) overflows on its way to the gap: a non-finite gap, flagged, not a warning
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
