@@ -23,7 +23,8 @@ from .compute.kernels import gaussian
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["plot_bounds", "plot_solves", "plot_validation", "plot_condition", "kernel_condition_numbers",
-           "save_figure", "figure_and_axes", "parameter_label", "parameter_symbol", "need_matplotlib"]
+           "save_figure", "figure_and_axes", "parameter_label", "parameter_symbol", "need_matplotlib",
+           "data_name"]
 
 # Colours of the Okabe-Ito palette (distinguishable with the common colour-vision deficiencies).
 _UPPER, _LOWER, _GAP, _EPS, _SOLVE = "#D55E00", "#0072B2", "#009E73", "#CC79A7", "black"
@@ -37,6 +38,7 @@ _KERNEL_FORMULA = {"gaussian": r"\exp(-t\,\|x - x'\|^2)", "laplacian": r"\exp(-t
 _SYMBOL = {"bandwidth": "$t$", "c": "$C$", "lam": r"$\lambda$"}
 # Characters of a title's line: wider titles widen a figure saved with a tight bounding box.
 _TITLE_WIDTH = 72
+_LOG_SPAN = 30  # relative ε per piece that differ by more than this factor: the gap axis is logarithmic
 
 
 class _Figures:
@@ -112,7 +114,7 @@ def parameter_label(path_or_name, kernel="gaussian"):
 
 def _title_of(path):
     """``problem on DATA (the options the path uses, not the swept one)`` and its ε, relative or not."""
-    where = f" on {_data_name(path)}" if _data_name(path) else ""
+    where = f" on {data_name(path)}" if data_name(path) else ""
     opts = ", ".join(f"{k}={v}" for k, v in path.problem.path_options().items())
     eps = f"$\\varepsilon$ = {path.eps:g}{' (relative)' if path.relative else ''}"
     return textwrap.fill(f"{path.problem.name}{where} ({opts})", _TITLE_WIDTH, break_long_words=False), eps
@@ -129,8 +131,8 @@ def _targets(path):
 
 def _gap_panel(ax, path, extra_top=0.0):
     """The lower panel of a path's figure: the certified bound of every piece, the ε it is
-    below (per piece for a relative ε), pieces not certified shaded; returns the shading's
-    legend handles."""
+    below (per piece for a relative ε; on a log axis when those ε span more than ``_LOG_SPAN``),
+    pieces not certified shaded; returns the shading's legend handles."""
     edges = np.array([[p.lo, p.hi] for p in path.pieces]).ravel()
     bounds = np.array([p.gap_bound for p in path.pieces])
     certified = np.array([p.kind != "uncovered" for p in path.pieces])
@@ -142,13 +144,20 @@ def _gap_panel(ax, path, extra_top=0.0):
     ax.plot(edges, np.repeat(targets, 2), color=_EPS, ls="--", lw=1.0, label=label)
     extra = _shade_kinds(ax, path.pieces)
     top = np.nanmax(np.concatenate([targets, np.where(certified, bounds, np.nan), [extra_top]]))
-    ax.set_ylim(0, 1.4 * top if top > 0 else 1.0)
+    low = np.min(targets[targets > 0], initial=np.inf)
+    if path.relative and top > _LOG_SPAN * low:  # a relative ε that spans decades: small pieces would lie flat
+        ax.set_yscale("log")
+        ax.set_ylim(low / 100, 30 * top)  # (gaps two decades below the smallest ε; a decade and a half for the legend)
+    else:
+        ax.set_ylim(0, 1.4 * top if top > 0 else 1.0)
     ax.set_xlabel(parameter_label(path))
     return extra
 
 
-def _data_name(path):
-    f = path.meta.get("data_file")
+def data_name(result):
+    """The name of the data file a path or surface was computed on (its ``meta["data_file"]``
+    without the folders), or None."""
+    f = result.meta.get("data_file")
     return _FsPath(f).name if f else None
 
 

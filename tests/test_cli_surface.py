@@ -2,6 +2,7 @@
 verifies (``approxpath verify``), the selection prints its delta, bad ``--over`` is a usage error."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -65,6 +66,7 @@ def test_the_surface_figure_shows_every_cell_and_solve(classes_csv, tmp_path, ca
     surface = load_surface(out, table[:, :-1], table[:, -1])
     assert surface.verified and surface.certified
     ax = plot_surface(surface).axes[0]
+    assert ax.get_title().startswith(f"kernel_svm on {os.path.basename(classes_csv)}: ")
     (cells,) = ax.collections
     assert len(cells.get_paths()) == len(surface.cells) and cells.get_clim() == (0.0, 0.5)
     assert np.array_equal(cells.get_array(), [c.gap_bound for c in surface.cells])

@@ -178,6 +178,19 @@ def test_a_relative_eps_is_drawn_per_piece_and_every_bound_is_below_it():
     assert lower.get_ylim()[1] >= target.max()
 
 
+def test_a_relative_eps_spanning_decades_is_drawn_on_a_log_axis():
+    """On a linear axis the pieces of a relative-eps C path at small C (eps times an optimum
+    ~1000 times smaller) lay flat on zero."""
+    X, y = make_classification(n=40, d=2, seed=3)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0, parameter="c", bandwidth=1.0)
+    path = approxpath.approximate_path(problem, eps=0.1, relative=True, interval=(0.01, 10.0))
+    lower = plot_bounds(path).axes[1]
+    target = {line.get_label(): line for line in lower.get_lines()}[
+        r"$\varepsilon \times$ lower bound of the optimum"].get_ydata()
+    assert target.max() > 100 * target.min() > 0
+    assert lower.get_yscale() == "log" and lower.get_ylim()[0] < target.min() and lower.get_ylim()[1] >= target.max()
+
+
 def test_labels_name_the_kernel_and_the_swept_parameter():
     """The axis always said exp(-t||x - x'||^2) (a Laplacian kernel too), and a C path's title
     showed the C it sweeps as a fixed option (c=1.0)."""

@@ -257,6 +257,18 @@ def sinc_csv(tmp_path, sinc):
     return f
 
 
+def test_cli_select_figure_names_the_problem_and_the_data(sinc_csv, tmp_path, monkeypatch):
+    """A selection's figure said which criterion and folds but not which problem or data file."""
+    pytest.importorskip("matplotlib")
+    import approxpath.plotting
+
+    titles = []
+    monkeypatch.setattr(approxpath.plotting, "save_figure", lambda fig, file: titles.append(fig.axes[0].get_title()))
+    assert main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1",
+                 "--criterion", "lml", "--range", "0.2", "20", "--tol", "0.05", "--plot", str(tmp_path / "f.png")]) == 0
+    assert titles[0].startswith("kernel_ridge on sinc.csv\n") and "exact solves" in titles[0]
+
+
 def test_cli_select(sinc_csv, tmp_path, capsys, sinc):
     fig = tmp_path / "select.png"
     rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",

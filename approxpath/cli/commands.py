@@ -14,7 +14,22 @@ from .checks import build_problem, check_outputs, data_format  # noqa: F401 (fig
 from .output import emit_json
 from .running import clock, default_checkpoint, one_core_note, run_and_write
 
-__all__ = ["COMMANDS", "load", "data_meta", "add_data_args", "add_threads_arg", "budget", "add_path_args"]
+__all__ = ["COMMANDS", "load", "data_meta", "add_data_args", "add_threads_arg", "budget", "add_path_args",
+           "save_plot"]
+
+
+def save_plot(fig, args, head=None):
+    """Save ``fig`` to ``--plot`` (and say so, but under ``--json``); ``head``: a first line put
+    above the title of its first axes (the problem and the data file, which a selection's own
+    title cannot know)."""
+    from ..plotting import save_figure
+
+    if head:
+        ax = fig.axes[0]
+        ax.set_title(f"{head}\n{ax.get_title()}")
+    save_figure(fig, args.plot)
+    if not args.json:
+        print(f"figure written to {args.plot}")
 
 
 def load(args, meta=None):

@@ -14,18 +14,10 @@ from ..registry import available_problems, get_problem
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import as_advice, check_seed
 from .commands import (add_data_args, add_path_args, build_problem, check_outputs, data_format, data_meta,
-                       load, load_with_validation)
+                       load, load_with_validation, save_plot)
 from .output import emit_json
 
 __all__ = ["COMMANDS"]
-
-
-def _save_plot(fig, args):
-    from ..plotting import save_figure
-
-    save_figure(fig, args.plot)
-    if not args.json:
-        print(f"figure written to {args.plot}")
 
 
 def _figure_cond(args):
@@ -55,7 +47,7 @@ def _figure_cond(args):
         for t, c in zip(ts[::step], cond[::step]):
             print(f"{t:10.4g} {c:12.4g}")
     if args.plot:
-        _save_plot(plot_condition(ts, cond, n=args.n, d=args.d), args)
+        save_plot(plot_condition(ts, cond, n=args.n, d=args.d), args)
     return 0
 
 
@@ -104,7 +96,7 @@ def _figure_solves(args):
         lo, hi = interval or problem.default_interval()
         strategies = f", strategy {args.strategy[0]}" if len(args.strategy) == 1 else ""
         title = f"{args.problem} ({opts}), {problem.parameter} in [{_power_of_two(lo)}, {_power_of_two(hi)}]{strategies}"
-        _save_plot(plot_solves(counts, title=title), args)
+        save_plot(plot_solves(counts, title=title), args)
     return 0
 
 
@@ -238,7 +230,7 @@ def _figure_validation(args):
     if args.plot:
         from ..plotting import plot_validation
 
-        _save_plot(plot_validation(curve, path), args)
+        save_plot(plot_validation(curve, path), args)
     return 1 if path.uncovered() else 0
 
 

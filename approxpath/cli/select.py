@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import sys
 import warnings
+from pathlib import Path as FsPath
 
 from . import add_problem_options, parse_number
 from .checks import as_advice, build_problem, check_outputs, said_once
-from .commands import add_data_args, add_threads_arg, budget, load
+from .commands import add_data_args, add_threads_arg, budget, load, save_plot
 from .output import emit_json
 from .running import clock, dask_client, one_core_note
 
@@ -86,12 +87,9 @@ def cmd_select(args):
         if note is not None:
             print(note, file=sys.stderr)
     if args.plot:
-        from ..plotting import save_figure
         from ..selection.figures import plot_selection
 
-        save_figure(plot_selection(s, parameter=problem), args.plot)
-        if not args.json:
-            print(f"figure written to {args.plot}")
+        save_plot(plot_selection(s, parameter=problem), args, head=f"{cls.name} on {FsPath(args.data).name}")
     return 0 if (s.kind == "sampled" or s.reached) else 1
 
 

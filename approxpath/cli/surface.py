@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import sys
 import warnings
+from pathlib import Path as FsPath
 
 from ..errors import InputError
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import as_advice, build_problem, check_outputs, said_once
-from .commands import add_data_args, add_threads_arg, budget, data_meta, load
+from .commands import add_data_args, add_threads_arg, budget, data_meta, load, save_plot
 from .output import emit_json
 
 __all__ = ["COMMANDS", "select_over_two"]
@@ -63,12 +64,9 @@ def cmd_surface(args):
         if args.out:
             print(f"certificate written to {args.out} (check it: approxpath verify {args.out} --data {args.data})")
     if args.plot:
-        from ..plotting import save_figure
         from ..surface.figures import plot_surface
 
-        save_figure(plot_surface(s), args.plot)
-        if not args.json:
-            print(f"figure written to {args.plot}")
+        save_plot(plot_surface(s), args)
     return 0 if s.certified else 1
 
 
@@ -102,12 +100,9 @@ def select_over_two(args, cls):
     for w in caught:  # stopped before delta <= tol
         print(f"approxpath: {as_advice(w.message, box=True)}", file=sys.stderr)
     if args.plot:
-        from ..plotting import save_figure
         from ..surface.figures import plot_surface_selection
 
-        save_figure(plot_surface_selection(s, kernel=problem), args.plot)
-        if not args.json:
-            print(f"figure written to {args.plot}")
+        save_plot(plot_surface_selection(s, kernel=problem), args, head=f"{cls.name} on {FsPath(args.data).name}")
     return 0 if s.reached else 1
 
 

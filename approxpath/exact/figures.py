@@ -131,7 +131,7 @@ def plot_exact_path(path, *, X_val=None, y_val=None, ax=None):
     if lam_path:
         axes[0].invert_xaxis()  # shared: the path runs from lambda_max (left) down to lam_min (right)
     axes[-1].set_xlabel(r"$\lambda$ (log scale)" if lam_path else
-                        r"bandwidth $t$ of $\exp(-t\|x - x'\|^2)$, $\sigma = 1/t$ (log scale)")
+                        r"bandwidth $t$ of $\exp(-t\|x - x'\|^2)$, the papers' $\sigma = 1/t$ (log scale)")
     return fig
 
 

@@ -102,7 +102,7 @@ def plot_surface(surface, ax=None, title=None):
     -------
     matplotlib.figure.Figure
     """
-    from ..plotting import figure_and_axes, need_matplotlib, parameter_label, parameter_symbol
+    from ..plotting import data_name, figure_and_axes, need_matplotlib, parameter_label, parameter_symbol
 
     need_matplotlib()
     from matplotlib.collections import PolyCollection
@@ -135,7 +135,8 @@ def plot_surface(surface, ax=None, title=None):
     ax.set_ylim(w0, w1)
     ax.set_xlabel(parameter_label("bandwidth", (s.meta.get("options") or {}).get("kernel", "gaussian")))
     ax.set_ylabel(parameter_symbol(s.weight))
-    ax.set_title(title or f"{s.meta.get('problem')}: {len(s.cells)} cells, "
+    where = f" on {data_name(s)}" if data_name(s) else ""
+    ax.set_title(title or f"{s.meta.get('problem')}{where}: {len(s.cells)} cells, "
                           f"{'every one certified' if certified.all() else 'not all certified'}")
     if s.solve_points or not certified.all():  # (below the axes: the cells fill them, a legend inside hid some)
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=7, frameon=False)
