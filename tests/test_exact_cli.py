@@ -131,3 +131,18 @@ def test_exports_and_the_exact_path_figure_from_the_cli(sinc_csv, tmp_path, caps
     png, exported = tmp_path / "exact.png", tmp_path / "exact.csv"
     assert main(["figure", "exact-path", "--plot", str(png), "--export", str(exported), "--json"]) == 0
     assert png.stat().st_size > 10_000 and read_table(exported)["t"].size > 5
+
+
+def test_a_constant_target_names_lambda_max_zero(tmp_path, capsys):
+    """Constant y: lambda_max = 0 and the default end 1e-3 lambda_max = 0; the command said
+    "t must be positive ... got 0.0" (the certification of a path at lambda = 0)."""
+    data = tmp_path / "const.csv"
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    np.savetxt(data, np.column_stack([X, np.full(20, 5.0)]), delimiter=",")
+    assert main(["exact", "klasso", "--data", str(data), "--format", "csv", "--parameter", "lam",
+                 "--bandwidth", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "lambda_max = 0 (y is constant" in err and "--lam L or --range LO HI" in err and err.count("\n") == 1
+    assert main(["exact", "klasso", "--data", str(data), "--format", "csv", "--parameter", "lam",
+                 "--bandwidth", "1", "--lam", "0.1", "--json"]) == 0
+    assert _last_json(capsys)["ok"]

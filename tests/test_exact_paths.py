@@ -57,6 +57,52 @@ def test_lambda_path_is_linear_and_kkt_holds_at_breakpoints(small, lam_path):
     np.testing.assert_allclose(lam_path(mid).beta, 0.5 * (lam_path.beta[k] + lam_path.beta[k + 1]))
 
 
+def test_a_point_that_left_may_join_again_on_the_other_side():
+    """A point that left with sign s was barred from joining on either side during the next
+    segment: its g crossed -s lambda unseen, and 11 of 100 random paths were wrong (KKT residual
+    0.48 lambda) with ``failed`` False.  Only the side it left on is barred now."""
+    from approxpath.exact import certify
+
+    rng = np.random.default_rng(1079)
+    n, d = int(rng.integers(10, 60)), int(rng.integers(1, 4))
+    X, y, bw = rng.normal(size=(n, d)), rng.normal(size=n), float(10 ** rng.uniform(-1, 1))
+    path = lambda_path(X, y, bw)
+    left = {e.index: e.sign for e in path.events if e.kind == "left"}
+    assert any(e.kind == "joined" and left.get(e.index) == -e.sign for e in path.events)
+    for lam in (0.006, 0.0015, 0.0012):  # below the point's second join, on the other side
+        ref, _, _ = cvx_klasso(X, y, bw, lam)
+        p = path(lam)
+        assert p.valid and objective(X, y, bw, lam, p.beta, p.beta0) == pytest.approx(ref, rel=1e-7, abs=1e-9)
+    for seed in range(1000, 1060):  # (6 of these 60 were wrong)
+        rng = np.random.default_rng(seed)
+        n, d = int(rng.integers(10, 60)), int(rng.integers(1, 4))
+        X, y, bw = rng.normal(size=(n, d)), rng.normal(size=n), float(10 ** rng.uniform(-1, 1))
+        assert certify(lambda_path(X, y, bw)).ok, seed
+
+
+def test_a_lambda_path_that_cycles_at_one_lambda_stops_as_singular():
+    """Down to lam_min = 1e-12 the active set of sinc n = 50 saturates (condition number 2e18):
+    points joined and left in turn at one lambda, 2,217 times, until the 50 n event limit, and
+    the path said ``failed`` False."""
+    X, y = make_sinc(n=50, low=-3.0, high=3.0, noise=0.08, seed=0)
+    path = lambda_path(X, y, 1.0, lam_min=1e-12)
+    at_end = [e for e in path.events if e.t == path.t[0]]
+    assert path.failed and "would join or leave a third time at this lambda" in path.stop_reason
+    assert "use a larger lam_min or a ridge term nu > 0" in path.stop_reason
+    assert len(at_end) <= 5 and len(path.events) < 400 and path.t[0] > 1e-12
+
+
+def test_a_kernel_path_at_a_saturated_active_set_says_so():
+    """n = 9: the active set reaches every point at a swap near t = 0.596 and the event cannot be
+    resolved; the message blamed rounding and advised a larger eps or nu > 0, neither of which helps."""
+    rng = np.random.default_rng(57)
+    n, d = int(rng.integers(8, 30)), int(rng.integers(1, 4))
+    X, y, lam = rng.normal(size=(n, d)), rng.normal(size=n), float(10 ** rng.uniform(-2, 0))
+    path = kernel_path(X, y, lam, (0.05, 3.0))
+    assert path.failed and f"of the {n} points: this algorithm cannot resolve" in path.stop_reason
+    assert "use the approximate path" in path.stop_reason and "rounding" not in path.stop_reason
+
+
 def test_lambda_max_closed_form_and_lambda_convention(small, lam_path):
     """lambda_max = ||K (y - ybar)||_inf: for lam >= lambda_max the optimum is beta = 0.  With the
     papers' scaling this equals the klasso objective's (no factor 2, no 1/n)."""

@@ -95,6 +95,9 @@ def cmd_exact(args):
             raise InputError("--target-mse needs validation data: --val-data FILE (same format)")
         path = lambda_path(X, y, args.bandwidth, lam_min, max_events=args.max_events, max_landmarks=args.max_landmarks,
                            target_mse=args.target_mse, X_val=X_val, y_val=y_val, nu=args.ridge)
+        if path.t[0] == 0.0:  # (no lower end given, and the default 1e-3 lambda_max is 0)
+            raise InputError("lambda_max = 0 (y is constant, or the kernel's columns are all alike): beta = 0 is "
+                             "optimal for every lambda > 0; give the path's lower end: --lam L or --range LO HI")
         short = _short_of_request(path, args)  # (before restrict, which keeps the range's events only)
         if hi is not None and hi < path.t[0] and short:  # short, above the range asked for
             raise ExactPathError(f"the lambda-path stopped at lam = {path.t[0]:.6g}, above the requested range "
@@ -230,8 +233,9 @@ def _exact_args(p, cls, argv=()):
     p.add_argument("--start", choices=("lambda-path", "cvxpy"), default=None,
                    help="kernel path: the exact start solution (default lambda-path)")
     p.add_argument("--max-events", type=int, default=None,
-                   help="stop at the breakpoint where this many events have occurred, those at the same breakpoint "
-                        "included (0: the path's first point; default 50 n)")
+                   help="record at most this many events, those at one breakpoint included: the lambda path ends "
+                        "where the next one would be, the kernel path at the last one (0: the path's first point; "
+                        "default 50 n)")
     p.add_argument("--max-landmarks", type=int, default=None, help="lambda path: stop before the active set exceeds K")
     p.add_argument("--target-mse", type=parse_number, default=None, metavar="M",
                    help="lambda path: stop where the validation MSE (--val-data) falls to M")

@@ -83,9 +83,16 @@ class _KernelTracer:
         means the signs of near-zero coefficients are rounding noise (the system's condition
         number ``cond`` times u exceeds the change across the window): ``ExactPathError``."""
         signs, beta = signs.copy(), beta.copy()
-        changes = {}
+        changes, most = {}, np.count_nonzero(signs)
         for _ in range(2 * self.data.n + 2):  # every point changes at most twice
             third = [i for i in set(leave) | {j for j, _ in join} if changes.get(i, 0) >= 2]
+            most = max(most, np.count_nonzero(signs))
+            if third and most >= self.data.n - 1:  # (a swap at a saturated active set: rounding is not the cause)
+                raise ExactPathError(
+                    f"point {min(third)} would join or leave a third time at t = {t_fail:.8g}, where the active set "
+                    f"reaches {most} of the {self.data.n} points: this algorithm cannot resolve an event with all "
+                    "points but at most one active; use the approximate path (approximate_path, or approxpath path "
+                    "klasso)")
             if third:
                 raise ExactPathError(
                     f"point {min(third)} would join or leave a third time within the refinement window at "
@@ -222,7 +229,7 @@ def kernel_path(X, y, lam, interval, *, start=None, start_solution="lambda-path"
         Between events, clear the inactive points that a bound on :math:`g_i` (Taylor's theorem
         in t, from terms stored at a centre that moves along; see :mod:`approxpath.exact._screen`)
         shows cannot violate (13), and check only the others with their kernel rows (the
-        default, for n up to 3,268: its terms take 24 n² bytes).  False checks every inactive
+        default, for n up to 3,344: its terms take 24 n² bytes).  False checks every inactive
         point at every trial (the reference the screen is tested against: the events and
         solutions are the same).  A given ``marginal`` uses the marginal-point screen instead.
     max_events : int, optional

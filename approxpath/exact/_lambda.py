@@ -305,7 +305,8 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
         events.append(Event(lam, j, "joined", int(signs[j])))
         engine.joined(j)
         points[-1][3:] = [signs.copy(), np.nan]
-        just_joined, just_left = {j}, set()
+        just_joined, just_left = {j}, {}
+    changes = {}  # events of each point at the current lambda (a point changes at most twice there)
     while stop is None:
         try:
             act, rA, r0, a, cond, used = engine.rate(signs)  # moving rate, eq. (18)
@@ -321,12 +322,13 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
         d_leave = np.full(act.size, np.inf)
         d_leave[toward] = np.abs(beta[act][toward]) / np.abs(rA[toward])
         # "an inactive |g_j| reaches lambda", eq. (22): g_j - d a_j = +-(lam - d)
+        # (a point that just left has |g_i| = lam on the side it left: it may join again on the
+        # other side within this segment, not at once on its own)
         inact = np.flatnonzero(signs == 0)
-        inact = inact[~np.isin(inact, list(just_left))]
         d_join = np.full((2, inact.size), np.inf)
         for row, sgn in enumerate((1.0, -1.0)):
             den = 1.0 - sgn * a[inact]
-            ok = den > 0
+            ok = (den > 0) & ~np.isin(inact, [i for i, side in just_left.items() if side == sgn])
             d_join[row, ok] = np.maximum(lam - sgn * g[inact][ok], 0.0) / den[ok]
         d_l = d_leave.min(initial=np.inf)
         d_j = d_join.min(initial=np.inf)
@@ -347,21 +349,31 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
         if stop is not None:
             points.append([lam, beta.copy(), beta0, signs.copy(), cond])
             break
-        just_joined, just_left = set(), set()
+        just_joined, just_left = set(), {}
+        changes = changes if d == 0 else {}
         if d_l <= d_j:
             i = int(act[int(np.argmin(d_leave))])
+        else:
+            row, k = np.unravel_index(int(np.argmin(d_join)), d_join.shape)
+            i = int(inact[k])
+        changes[i] = changes.get(i, 0) + 1
+        if changes[i] > 2:  # joining and leaving in turn at one lambda: the system cannot tell the signs
+            stop, failed = (f"singular system at lam = {lam:.6g}: point {i} would join or leave a third time at "
+                            f"this lambda (KKT system condition number {cond:.2g}: the signs of near-zero "
+                            "coefficients are likely rounding noise); use a larger lam_min or a ridge term nu > 0"), True
+            points.append([lam, beta.copy(), beta0, signs.copy(), cond])
+            break
+        if d_l <= d_j:
             events.append(Event(lam, i, "left", int(signs[i])))
+            just_left = {i: float(signs[i])}
             beta[i] = 0.0
             signs[i] = 0
             engine.left(i)
-            just_left = {i}
         else:
-            row, k = np.unravel_index(int(np.argmin(d_join)), d_join.shape)
-            j = int(inact[k])
-            signs[j] = 1 if row == 0 else -1
-            events.append(Event(lam, j, "joined", int(signs[j])))
-            engine.joined(j)
-            just_joined = {j}
+            signs[i] = 1 if row == 0 else -1
+            events.append(Event(lam, i, "joined", int(signs[i])))
+            engine.joined(i)
+            just_joined = {i}
         points.append([lam, beta.copy(), beta0, signs.copy(), np.nan])
         g = engine.g_after(g, d, a, data, beta, beta0, signs)
     return _result(data, K, bw, points, events, solves, max_cond, stop, t0, engine,

@@ -164,8 +164,8 @@ class CrossCheckReport:
         if self.cond is not None:
             k = int(np.nanargmax(self.cond)) if np.any(np.isfinite(self.cond)) else None
             if k is not None:
-                lines.append(f"  largest condition number of the linear systems behind the points: "
-                             f"{self.max_cond:.3g} (point {k})")
+                lines.append(f"  largest condition number of the linear systems behind the points, as the path "
+                             f"states it (not checked): {self.max_cond:.3g} (point {k})")
         lines += ["  - " + c.describe(self.tol, self.relative) for c in self.flagged]
         if self.short:
             lines.append(f"  - {self._shortfall()}")

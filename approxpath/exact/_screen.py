@@ -67,7 +67,7 @@ _REACH = 0.1
 # At most three terms (k = 0, 1, 2): the remainder (3|h|/(e t))^3/6 is 3e-5 of ||r||_1 at the
 # default theta's first step (h/t = 0.053) and 4e-10 at h/t = 1e-3.
 _TERMS = 3
-# The terms are stored only while they take at most this many bytes (n = 3,268); beyond it the
+# The terms are stored only while they take at most this many bytes (n = 3,344); beyond it the
 # kernel path checks every inactive row (or uses the marginal-point screen when asked).
 _TERMS_BYTES = 256 * 2**20
 
