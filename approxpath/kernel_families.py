@@ -270,7 +270,9 @@ def loewner_factor(family, X, weights, ratio):
 def cnd_excess(D):
     """``(lambda_max, tol)``: the largest eigenvalue of :math:`JDJ` (:math:`J = I -
     \\mathbf 1\\mathbf 1^\\top/n`; 0 for ``n <= 1``) and the tolerance it is compared with (:data:`_CND_UNITS`
-    :math:`(n + 4)\\,u\\,\\lVert D\\rVert_F`, the norm computed without overflow or underflow).  All symmetric
+    :math:`(n + 4)\\,u\\,\\lVert D\\rVert_F`), both computed on D scaled by its largest entry (no overflow or
+    underflow: unscaled, the squares of ``numpy.linalg.norm`` overflowed to ``inf`` from entries ~1e154 / n, and
+    every D passed).  All symmetric
     eigenvalues, :math:`O(n^3)`: 0.01 s at n = 351, 0.2 s at n = 1000 on one core (measured; a BLAS with threads on
     a busy machine can take far longer).
 
@@ -280,18 +282,15 @@ def cnd_excess(D):
         Symmetric distances (:math:`JDJ` is formed from the row means; its lower triangle is read).
     """
     D = np.asarray(D, dtype=float)
-    row = D.mean(axis=1)
-    C = D - row[:, None] - row[None, :] + row.mean()  # J D J for a symmetric D (its lower triangle is read)
-    top = float(np.linalg.eigvalsh(C)[-1]) if D.shape[0] > 1 else 0.0
-    return top, _CND_UNITS * (D.shape[0] + 4) * UNIT_ROUNDOFF * _frobenius(D)
-
-
-def _frobenius(D):
-    """:math:`\\lVert D\\rVert_F` without overflow or underflow: ``numpy.linalg.norm`` sums the
-    squares, which overflow to ``inf`` once the entries reach about 1e154 / n (the tolerance of
-    :func:`cnd_excess` was then ``inf`` and every D passed) and vanish below about 1e-154 / n."""
     scale = float(np.max(np.abs(D))) if D.size else 0.0
-    return scale * float(np.linalg.norm(D / scale)) if scale > 0 else 0.0
+    if not scale > 0 or D.shape[0] <= 1:
+        return 0.0, 0.0
+    S = D / scale  # (the row means of D itself overflow once n max(D) passes 1.8e308)
+    row = S.mean(axis=1)
+    C = S - row[:, None] - row[None, :] + row.mean()  # J S J for a symmetric S (its lower triangle is read)
+    top = float(np.linalg.eigvalsh(C)[-1])
+    with np.errstate(over="ignore"):  # (only where top / max(D) >= 1 / (4n): far above the tolerance, refused)
+        return top * scale, _CND_UNITS * (D.shape[0] + 4) * UNIT_ROUNDOFF * float(np.linalg.norm(S)) * scale
 
 
 @contextlib.contextmanager

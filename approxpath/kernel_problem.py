@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .errors import InputError
 from .kernel_families import cross_distances
 from .compute.kernels import gaussian
@@ -71,6 +73,9 @@ class KernelProblem(Problem):
 
         positive(self.parameter, tau)
         precomputed = self.kernel == "precomputed"
+        if precomputed and np.ndim(X_new) == 1 and np.size(X_new) == self.X.shape[1] > 1:
+            raise InputError(f"D_new is 1-D ({np.size(X_new)} entries): the distances of one new point are the "
+                             "(1, n) array D_new[None, :]")
         X_new = check_X(X_new, "D_new" if precomputed else "X")
         if X_new.shape[1] != self.X.shape[1]:
             if precomputed:

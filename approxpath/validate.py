@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import InputError, did_you_mean
 
-__all__ = ["is_real", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels",
+__all__ = ["is_real", "is_finite", "is_count", "is_stored_count", "check_X", "check_y", "check_X_y", "binary_labels",
            "check_validation", "choice", "flag", "number_pair", "positive",
            "positive_range", "count", "finite_number", "check_gram_problem", "real_targets", "nonnegative_weights",
            "problem_instance", "as_training_labels", "file_name"]
@@ -63,10 +63,25 @@ def is_stored_count(value):
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+def _float(value):
+    """``float(value)`` of a real number, ±inf for a Python int beyond double precision (float()
+    raises OverflowError there)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def is_finite(value):
+    """True for a finite real number (:func:`is_real`; a Python int beyond double precision is not
+    finite here: float() of it raises OverflowError)."""
+    return is_real(value) and math.isfinite(_float(value))
+
+
 def finite_number(name, value, what="a finite number"):
     """``value`` as a float, or :class:`InputError` unless it is a finite real number
     (:func:`is_real`; NaN and inf refused).  ``what``: what the message says it must be."""
-    if not (is_real(value) and math.isfinite(float(value))):
+    if not is_finite(value):
         raise InputError(f"{name} must be {what}; got {value!r}")
     return float(value)
 
@@ -105,6 +120,8 @@ def nonnegative_weights(name, value):
         raise InputError(f"{name} must be real numbers, not True/False or complex values; got {_one_line(value)}")
     try:
         w = np.asarray(value, dtype=float).reshape(-1)
+    except OverflowError:  # (an int beyond double precision)
+        w = np.array([np.inf])
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a list of nonnegative numbers (e.g. 1,0.5,2); "
                          f"got {_one_line(value)}") from None
@@ -134,7 +151,7 @@ def number_pair(name, value, malformed=None):
         lo = hi = None
     if not (is_real(lo) and is_real(hi)):
         raise InputError(f"{malformed or f'{name} must be a pair (lo, hi) of numbers'}; got {value!r}")
-    return float(lo), float(hi)
+    return _float(lo), _float(hi)
 
 
 def positive_range(name, value, malformed=None):
@@ -188,7 +205,7 @@ def check_X(X, name="X"):
                          f"pass {name}.real if the imaginary parts are 0")
     try:
         X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"{name} must be numeric: an (n_samples, n_features) array of real numbers ({exc}); "
                          "convert or drop the non-numeric columns first") from None
     if X.ndim == 1:
@@ -245,7 +262,7 @@ def real_targets(who, y):
     problem ``who`` where the targets are not numbers (class labels given to a regression)."""
     try:
         return np.asarray(y, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(f"{who} needs real targets y; got dtype {np.asarray(y).dtype}") from None
 
 
@@ -297,7 +314,7 @@ def check_validation(X_val, y_val, d, optional=False):
         raise InputError("pass validation data X_val and y_val")
     try:
         X_val, y_val = np.asarray(X_val, dtype=float), np.asarray(y_val, dtype=float)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"X_val and y_val must be numeric arrays ({exc}); map class labels to numbers "
                          "first") from None
     X_val = X_val[:, None] if X_val.ndim == 1 else X_val
@@ -326,7 +343,7 @@ def binary_labels(y, who="kernel_svm"):
     try:
         if set(values.astype(float).tolist()) == {-1.0, 1.0}:
             return values, np.asarray(y, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         pass
     low, high = values.tolist()  # Python scalars: 0, not np.int64(0)
     warnings.warn(f"{who}: labels {low!r} -> -1 and {high!r} -> +1", stacklevel=4)

@@ -226,7 +226,7 @@ def test_the_certificate_records_the_family_and_verify_compares_it(tmp_path):
 
 def test_precomputed_predictions_name_d_new():
     """A NaN in D_new was "X contains NaN"; one point's distances as a 1-D array was "the new
-    points have 1 columns"."""
+    points have 1 columns" (and then "D_new has 1 column(s)", although it has 20 entries)."""
     X, y = make_classification(n=20, d=2, seed=1)
     D = np.sqrt(_sq(X, X))
     problem = G("kernel_svm")(D, y, c=1.0, kernel="precomputed")
@@ -235,8 +235,8 @@ def test_precomputed_predictions_name_d_new():
     bad[0, 1] = np.nan
     with pytest.raises(InputError, match=r"^D_new contains NaN or inf \(first at row 0, column 1\)"):
         problem.predict(primal, 1.0, bad)
-    with pytest.raises(InputError, match=r"D_new has 1 column\(s\), one per training point is needed \(20\).*"
-                       r"of one point D_new\[None, :\]"):
+    with pytest.raises(InputError, match=r"D_new is 1-D \(20 entries\): the distances of one new point are the "
+                       r"\(1, n\) array D_new\[None, :\]"):
         problem.predict(primal, 1.0, D[0])
     # as D_new[None, :] the point gets the decision value of the model, sum_j w_j exp(-t D_j) + b
     f = np.exp(-1.0 * D[0]) @ primal.w + primal.b

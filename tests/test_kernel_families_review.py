@@ -226,3 +226,38 @@ def test_a_fold_s_principal_submatrix_of_an_accepted_D_is_not_checked_again(monk
     problems, D_vals, _ = fold_problems(problem, 3, None, None, None, "mse")
     assert len(problems) == 3 and all(p.X.shape == (20, 20) for p in problems)
     assert kf._SUBMATRIX.get() is False  # (the context ended with the folds)
+
+
+def test_the_cnd_check_takes_d_near_the_largest_double():
+    """D scaled to 1e307 at n = 30: its row means overflowed and the eigensolver failed
+    ("Eigenvalues did not converge" as a traceback); it is checked on D scaled by its largest entry."""
+    from scipy.spatial.distance import cdist
+
+    from approxpath.kernel_families import cnd_excess
+
+    X = np.random.default_rng(0).uniform(size=(30, 3))
+    D = cdist(X, X) / cdist(X, X).max() * 1e307
+    top, tol = cnd_excess(D)
+    assert np.isfinite(tol) and top <= tol
+    y = np.where(X[:, 0] > 0.5, 1.0, -1.0)
+    assert G("kernel_svm")(D, y, c=1.0, kernel="precomputed").kernel == "precomputed"
+    D[0, 1] = D[1, 0] = 0.01 * D[0, 1]  # (no longer a distance: not CND)
+    with pytest.raises(InputError, match="not conditionally negative definite"):
+        G("kernel_svm")(D, y, c=1.0, kernel="precomputed")
+
+
+def test_overflowing_ard_distances_name_the_weights_and_a_1d_d_new_its_shape():
+    """Weights of 1e308 on features in [0, 1] overflow D: the message said to min-max scale the
+    features (already scaled).  A 1-D D_new of n entries was "1 column(s)"."""
+    from scipy.spatial.distance import cdist
+
+    X = np.random.default_rng(0).uniform(size=(30, 5))
+    y = np.where(X[:, 0] > 0.5, 1.0, -1.0)
+    problem = G("kernel_svm")(X, y, c=1.0, kernel="ard", feature_weights=(1e308,) * 5)
+    with pytest.raises(InputError, match="feature weights up to 1e[+]308.*use smaller feature_weights"):
+        approxpath.approximate_path(problem, eps=0.1)
+    D = cdist(X, X, "cityblock")
+    ridge = G("kernel_ridge")(D, X[:, 0], lam=0.1, kernel="precomputed")
+    with pytest.raises(InputError, match=r"D_new is 1-D \(30 entries\).*D_new\[None, :\]"):
+        ridge.cross_kernel(1.0, D[0])
+    assert ridge.cross_kernel(1.0, D[0][None, :]).shape == (1, 30)

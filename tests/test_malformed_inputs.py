@@ -253,3 +253,18 @@ def test_csv_with_text_cells(tmp_path, capsys):
         approxpath.data.load_data(tmp_path / "d.csv", "csv")
     assert main(["path", "klasso", "--data", str(tmp_path / "d.csv"), "--format", "csv", "--lam", "0.1"]) == 2
     assert "not a number" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- numbers beyond double precision
+@pytest.mark.parametrize("call, match", [
+    (lambda P, X, y: P(X, y, c=10**400), "c must be a positive finite number"),
+    (lambda P, X, y: P(X, y, c=1.0, kernel="ard", feature_weights=(10**400, 1)), "finite nonnegative numbers"),
+    (lambda P, X, y: P(np.array([[10**400, 1]] * 20, dtype=object), y, c=1.0), "X must be numeric"),
+    (lambda P, X, y: approxpath.approximate_path(P(X, y, c=1.0), eps=10**400), "eps"),
+    (lambda P, X, y: approxpath.approximate_path(P(X, y, c=1.0), eps=0.1, interval=(1, 10**400)), "interval"),
+])
+def test_a_python_int_beyond_double_precision_is_an_input_error(call, match):
+    """float() of such an int raises OverflowError, which escaped as a traceback."""
+    X, y = make_classification(n=20, d=2, seed=0)
+    with pytest.raises(InputError, match=match):
+        call(approxpath.get_problem("kernel_svm"), X, y)

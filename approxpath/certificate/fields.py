@@ -4,7 +4,6 @@ before it uses any of them (numpy only).  The file itself: :mod:`.format`."""
 from __future__ import annotations
 
 import json
-import math
 import re
 
 import numpy as np
@@ -12,7 +11,7 @@ import numpy as np
 from ..errors import InputError
 from ..kernel_families import DESCRIPTIONS
 from ..moving_layout import array_names
-from ..validate import is_real, is_stored_count
+from ..validate import is_finite, is_stored_count
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS
 
 __all__ = ["META_FIELDS", "CALLER_FIELDS", "finite_number", "caller_meta", "meta_errors", "field_errors",
@@ -24,7 +23,7 @@ _TEXT_FIELDS = ("kind",)
 
 def finite_number(v):
     """A real number (not a bool; :func:`~approxpath.validate.is_real`) that is finite."""
-    return is_real(v) and math.isfinite(v)
+    return is_finite(v)
 
 
 def _seconds(v):

@@ -10,7 +10,6 @@ bound is at most the target.  :mod:`.parallel` runs segments or chunks in worker
 from __future__ import annotations
 
 import functools
-import math
 import os
 import time
 import warnings
@@ -25,7 +24,7 @@ from ..certificate.fields import caller_meta
 from ..data import data_sha256
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..result import Path
-from ..validate import count, flag, is_real, number_pair, problem_instance
+from ..validate import count, flag, is_finite, is_real, number_pair, problem_instance
 from . import parallel
 from .checkpoint import Checkpoint, discard_checkpoint
 from ..progress import count_bar, path_bar, shown_name
@@ -362,18 +361,23 @@ def _notice_blocked(problem):
 
 
 def check_scale(problem):
-    """:class:`InputError` when the squared distances between samples overflow double precision
-    (features around 1e154): every kernel bound would be NaN or meaningless."""
+    """:class:`InputError` when the distances between samples overflow double precision (features
+    around 1e154, or feature weights that large): every kernel bound would be NaN or meaningless."""
     kernels = getattr(problem, "kernels", None)
     if kernels is not None and not kernels.checks()[0]:
-        raise InputError(f"{problem.name}: squared distances between samples overflow double precision (features "
+        weights = getattr(problem, "feature_weights", None)
+        if weights is not None and max(weights) > 1.0:  # (ard: the weights can be the cause)
+            raise InputError(f"{problem.name}: the distances between samples overflow double precision (feature "
+                             f"weights up to {max(weights):.3g}, features up to {float(np.max(np.abs(problem.X))):.3g}):"
+                             " use smaller feature_weights, or scale the features")
+        raise InputError(f"{problem.name}: the distances between samples overflow double precision (features "
                          f"up to {float(np.max(np.abs(problem.X))):.3g}): scale the features (--preprocess "
                          "global-minmax, or approxpath.data.preprocess(X, 'global-minmax'))")
 
 
 def _check_args(problem, eps, interval):
     problem_instance(problem)
-    if not (is_real(eps) and math.isfinite(eps) and eps > 0):
+    if not (is_finite(eps) and eps > 0):
         raise InputError(f"eps must be a positive finite number; got {eps!r}")
     lo, hi = number_pair("interval", problem.default_interval() if interval is None else interval)
     problem.bound.check_interval(lo, hi)

@@ -17,7 +17,7 @@ from approxpath.compute.parallelism import managed
 from approxpath.compute.distances import cross_sq_distances
 from approxpath.compute.kernels import gaussian
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
-from approxpath.validate import is_real
+from approxpath.validate import is_finite
 
 from ._common import (EVENTS_PER_POINT, Event, ExactPath, ExactPathError, InputError, check_positive,
                       count_or_none, PathData)
@@ -279,7 +279,7 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
     if lam <= fp_margin(2 * n, np.abs(data.y).sum() + np.abs(data.y - beta0).sum() + n * abs(beta0)):
         lam = 0.0
     lam_min = 1e-3 * lam if lam_min is None else lam_min
-    if not (is_real(lam_min) and math.isfinite(lam_min) and lam_min >= 0):
+    if not (is_finite(lam_min) and lam_min >= 0):
         raise InputError(f"lam_min must be >= 0 and finite; got {lam_min!r}")
     lam_min = float(lam_min)
     signs = np.zeros(n, dtype=np.int8)

@@ -13,7 +13,6 @@ weight.
 
 from __future__ import annotations
 
-import math
 import time
 
 from ..certificate.fields import caller_meta
@@ -21,7 +20,7 @@ from ..compute.parallelism import managed, threads
 from ..progress import count_bar
 from ..errors import BudgetExceededError, InputError
 from ..numerics import STORED_PAD, log_mid, log_width, stored_bound
-from ..validate import count, flag, is_real, positive_range, problem_instance
+from ..validate import count, flag, is_finite, positive_range, problem_instance
 from .engine import Engine, check_weight_range, cut_weight
 from .result import Surface, SurfaceCell
 
@@ -122,7 +121,7 @@ def approximate_surface(problem, eps, weights, bandwidths=None, *, relative=Fals
     """
     t_start = time.perf_counter()
     problem_instance(problem)
-    if not (is_real(eps) and math.isfinite(eps) and eps > 0):
+    if not (is_finite(eps) and eps > 0):
         raise InputError(f"eps must be a positive finite number; got {eps!r}")
     relative = flag("relative", relative)
     meta = caller_meta(meta)
