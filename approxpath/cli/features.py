@@ -77,8 +77,8 @@ def cmd_features(args):
     y = np.asarray(y, dtype=float)
     yc2 = float(np.sum((y - y.mean()) ** 2))
     if args.C is None and not yc2 > 0:
-        raise InputError(f"the targets of {args.data!r} are all equal: --kappa sets C = KAPPA ||y - mean(y)||^2 = 0, "
-                         "and no feature explains a constant (give --C to run anyway)")
+        raise InputError(f"the targets of {args.data!r} are all equal: no feature explains a constant, and there is "
+                         "no path to follow")
     C = args.C if args.C is not None else (2.0 if args.kappa is None else args.kappa) * yc2
     power = {} if args.degree is None else dict(degree=args.degree)  # (none given: feature_path's)
     path = feature_path(Xs, y, C=C, kernel=args.kernel, d_max=args.d_max, max_events=args.max_events,
@@ -89,8 +89,9 @@ def cmd_features(args):
         eps = _SEGMENT_EPS if args.segment_eps is None else args.segment_eps
         segments = certify_segments(path, eps=eps, **pieces, progress=not (args.no_progress or args.json))
     if args.out:
+        checked = {} if segments is None else {"segments": segments.to_json()}
         write_feature_path(path, args.out, data_file=str(args.data), format=fmt, scaling=scaling,
-                           data_sha256=data_sha256(X, y))
+                           data_sha256=data_sha256(X, y), **checked)
     if args.export:
         from ..export import export_table
 
@@ -119,9 +120,10 @@ def cmd_features(args):
                 print(f"{name} written to {file}")
     if path.failed:  # (exit 4, as an exact path's that stopped short)
         points = f"{len(path)} point{'s' * (len(path) != 1)}"
-        print(f"approxpath: incomplete feature path: it ends at D = {path.D[-1]:.6g} ({points}): {path.stop_reason}; "
-              "duplicate or nearly collinear features, or too few samples, make the path singular there",
-              file=sys.stderr)
+        cause = ("; duplicate or nearly collinear features, or too few samples, make the path singular there"
+                 if "singular" in path.stop_reason else "")
+        print(f"approxpath: incomplete feature path: it ends at D = {path.D[-1]:.6g} ({points}): {path.stop_reason}"
+              f"{cause}", file=sys.stderr)
     if not ok:
         return 1
     return 4 if path.failed else 0

@@ -115,7 +115,9 @@ def feature_path(X, y, *, C, kernel="ard-gaussian", degree=None, d_max=None, max
     g_tol : float
         Stop when :math:`\\lambda\\eta = \\max_j(-\\partial L/\\partial\\beta_j)` falls below
         ``g_tol`` times :math:`\\lVert y - \\bar y\\rVert^2` (the paper's end: a stationary point
-        of the problem without the ℓ1 budget).  The path also ends where η crosses 0.
+        of the problem without the ℓ1 budget); for the ARD-Gaussian kernel times the largest
+        centred column's squared norm too (1 in the paper's scaling: the end does not depend on
+        the features' units).  The path also ends where η crosses 0.
     certify : bool
         Certify every point (:func:`crosscheck_feature_path`) into ``result.report``.
     tol, kkt_tol : float
@@ -148,6 +150,12 @@ def feature_path(X, y, *, C, kernel="ard-gaussian", degree=None, d_max=None, max
     g_tol = positive("g_tol", g_tol)
     if not np.any(y != y[0]):
         raise InputError("y is constant: there is nothing to fit (the path needs y - mean(y) != 0)")
+    if C < np.finfo(float).tiny:  # (subnormal: C's digits are lost, and its square root underflows)
+        raise InputError(f"C must be at least {np.finfo(float).tiny:.3g} (a normal double); got {C!r}")
+    with np.errstate(over="ignore"):  # the certificates' dual holds C times the squared residuals
+        if not np.isfinite(C * float(np.sum((y - y.mean()) ** 2))):
+            raise InputError(f"C ||y - mean(y)||^2 overflows double precision (C = {C:.3g}, largest |y| = "
+                             f"{float(np.max(np.abs(y))):.3g}): scale the targets, and C with their square")
     if not np.any(X != X[0]):  # (every column constant: the "C too large" of the start would mislead)
         raise InputError(f"every feature of X is constant ({X.shape[1]} columns): the ARD kernel is the same constant "
                          "matrix for every beta, so no feature can be selected; drop or fix the constant columns")

@@ -63,6 +63,12 @@ _REFRESH_AFTER = 2
 # Limits of the step (scaled arc length): the largest keeps every variable's relative change
 # per step moderate so that two events rarely fall into one step.
 _H_MIN, _H_MAX, _H0 = 1e-12, 0.25, 1e-3
+# A stalled path stalls because the budget stops binding where the K-norm of the least-squares fit
+# at its beta is within this fraction of C (lambda -> 0 there; measured: 1.000005 C at kappa = 100).
+# lambda itself cannot tell: regular paths at C = 2 ||Hy||^2 pass lambda = 3e-8
+_UNBOUND_SHARE = 1e-3
+# Eigenvalues of H K H below this fraction of the largest are the null space of the fit's K-norm
+_FIT_RCOND = 1e-13
 # Step of the probes after E2 (scaled arc length).
 _H_PROBE = 1e-4
 # Event location: |monitor| below this ends the search (relative units), or 60 iterations.
@@ -261,12 +267,23 @@ class _Follower:
                         self.stop_reason = f"max_events = {self.max_events} reached"
                         break
                 g = p.lam * p.eta(eq)
-                if g <= self.g_tol * float(self.sys.yc @ self.sys.yc):
+                if g <= self.g_tol * float(self.sys.yc @ self.sys.yc) * self.sys.kern.gradient_unit:
                     self.stop_reason = f"stationary: lambda * max_j q_j = {g:.3g} (g_tol reached)"
                     break
         except _Stop as stop:
             self.stop_reason, self.failed = str(stop), True
         return self
+
+    def _budget_unbound(self, p):
+        """Whether the least-squares fit at ``p.beta`` has a K-norm of at least C (1 - _UNBOUND_SHARE):
+        alpha'K alpha <= C then barely binds and lambda -> 0 (one symmetric eigendecomposition)."""
+        K = p.ev.K
+        M = K - K.mean(axis=0)
+        M = M - M.mean(axis=1)[:, None]  # H K H
+        w, Q = np.linalg.eigh(0.5 * (M + M.T))
+        keep = w > _FIT_RCOND * w[-1]
+        c = Q[:, keep].T @ self.sys.yc
+        return float(np.sum(c * c / w[keep])) >= (1.0 - _UNBOUND_SHARE) * self.sys.C
 
     def _step(self, p, eq, var, tg, h, skip):
         """One accepted step from ``p``: (new h, (point, tangent there, event or None))."""
@@ -284,6 +301,10 @@ class _Follower:
                 tg = dict(tg, curv=None)
                 if fails == _REFRESH_AFTER:
                     tg = self._tangent(p, eq, var, prev=tg["v"])
+            if h < _H_MIN and self._budget_unbound(p):
+                raise _Stop(f"step size underflow at D = {p.beta.sum():.6g}, where lambda = {p.lam:.2g}: the budget "
+                            "alpha'K alpha <= C barely binds there (the least-squares fit's K-norm reaches C); a "
+                            "smaller C keeps it binding")
             if h < _H_MIN:
                 raise _Stop(f"step size underflow at D = {p.beta.sum():.6g} (the path is singular there)")
             fails += 1

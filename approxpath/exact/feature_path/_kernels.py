@@ -73,6 +73,11 @@ class _ArdGaussian:
         self._Xc = self.X - self.X.mean(axis=0)
         self._D = {}
         self._stacked = (None, None)
+        # dL/dbeta_k scales as the squares of the features (beta_k D_k is what the kernel sees): the
+        # end test lambda*eta <= g_tol ||Hy||^2 is taken in units of the largest centred column's
+        # squared norm (1 in the paper's scaling), so that it does not depend on the features' units
+        norms = np.sum(self._Xc**2, axis=0)
+        self.gradient_unit = float(norms.max()) if norms.size and norms.max() > 0 else 1.0
 
     @property
     def d(self):
@@ -195,6 +200,7 @@ class _ArdPolynomial:
     def __init__(self, X, degree):
         self.X = np.asarray(X, dtype=float)
         self.degree = degree
+        self.gradient_unit = 1.0  # (|x| <= 1: the features' units are fixed)
         if not np.all(np.abs(self.X) <= 1.0):
             # |s| <= max x^2 sum(beta)/(1 + sum(beta)) < 1 keeps 1 + s > 0: the kernel is then
             # smooth and positive for every beta >= 0

@@ -93,7 +93,9 @@ class PointCheck:
         Upper bound on the inner duality gap, and it divided by :math:`\\lVert Hy\\rVert^2` (the
         loss of the constant predictor).
     primal, dual : float
-        The inner objective at the (feasible) claimed point, and the dual lower bound.
+        The inner objective at the (feasible) claimed point, and the dual objective of the dual
+        point, both as computed in floating point (not bounds: the rigorous quantity is ``gap``,
+        which adds their rounding).
     shrink : float
         :math:`1 - s` for the factor s applied to α to make it provably feasible (0 if it was).
     lam : float

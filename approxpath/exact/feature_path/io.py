@@ -4,7 +4,9 @@ Arrays: ``D`` (m,), ``beta`` (m, d), ``alpha`` (m, n), ``alpha0`` (m,) — all t
 :func:`~approxpath.exact.feature_path.crosscheck_feature_path` needs — and, when written from a
 :class:`FeaturePath`, ``lam`` (m,), ``active`` (m, d), ``jacobian_calls_at`` (m,), ``events``
 (k, 3: point index, feature, kind 0 start / 1 joined / 2 left), ``rel_gap`` and ``kkt`` (m,, the
-certificates, if any) and ``meta`` (a JSON string: kernel, degree, C, stop reason, counts).
+certificates, if any) and ``meta`` (a JSON string: kernel, degree, C, stop reason, counts,
+``points_certified``; from the command line also the data file and, with ``--segments``, the
+segments' report).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ def write_feature_path(path, file, **meta):
                   events=np.array([(e.index, e.feature, _KINDS.index(e.kind)) for e in path.events], dtype=np.int64))
     if path.report is not None:
         arrays.update(rel_gap=path.report.rel_gap, kkt=path.report.kkt)
-        info.update(certified=path.report.ok, tol=path.report.tol, kkt_tol=path.report.kkt_tol)
+        # (every point's inner problem and KKT conditions; the segments, where checked, come in meta)
+        info.update(points_certified=path.report.ok, tol=path.report.tol, kkt_tol=path.report.kkt_tol)
     from ...certificate.output import write_atomic
 
     write_atomic(file, lambda fh: np.savez_compressed(fh, meta=np.array(json.dumps(info)), **arrays))

@@ -90,7 +90,9 @@ def _weights(ax, path, relevant, keep=None, segments=None):
         if show[i]:
             ax.axvline(path.D[i], color="grey", lw=0.7, ls=":", label=None if "turn" in seen else "turns in D")
             seen.add("turn")
-    flagged = np.flatnonzero(~np.asarray(path.certified, dtype=bool) & show)
+    flagged = np.flatnonzero(~path.certified & show) if path.certified is not None else np.array([], dtype=int)
+    if path.certified is None:  # (computed with certify=False: nothing was checked, nothing failed)
+        ax.plot([], [], " ", label="points not checked (certify=False)")
     if flagged.size:  # (a figure of a path with failures must not look like a clean one)
         ax.plot(path.D[flagged], np.zeros(flagged.size), "|", color=_FLAGGED, ms=10, mew=1.5,
                 transform=ax.get_xaxis_transform(), clip_on=False, label=f"flagged points ({flagged.size})")

@@ -16,6 +16,9 @@ from .certify import STATEMENT, crosscheck_feature_path
 
 __all__ = ["FeatureEvent", "FeaturePath", "SegmentCheck", "SegmentReport"]
 
+#: Turns in D the summary lists (the rest are counted; ``FeaturePath.turns`` has them all).
+_SHOWN_TURNS = 20
+
 
 @dataclass(frozen=True)
 class FeatureEvent:
@@ -111,7 +114,7 @@ class FeaturePath:
 
     def __repr__(self):
         cert = ("not certified" if self.report is None else
-                "certified" if self.report.ok else f"{len(self.report.flagged)} points flagged")
+                "every point certified" if self.report.ok else f"{len(self.report.flagged)} points flagged")
         return (f"FeaturePath({self.kernel}, C={self.C:g}, {len(self)} points, D in [{self.D.min():.3g}, "
                 f"{self.D.max():.3g}], {len(self.events) - 1} events, {self.jacobian_calls} Jacobian calls, {cert})")
 
@@ -216,7 +219,10 @@ class FeaturePath:
         """A few lines: settings, extent, events, the certificates and what they mean."""
         n, d = self.X.shape
         kern = self.kernel + (f" (degree {self.degree})" if self.kernel == "ard-polynomial" else "")
-        turns = ", ".join(f"{self.D[i]:.4g} ({'back' if self.D[i + 1] < self.D[i] else 'forward'})" for i in self.turns)
+        turns = ", ".join(f"{self.D[i]:.4g} ({'back' if self.D[i + 1] < self.D[i] else 'forward'})"
+                          for i in self.turns[:_SHOWN_TURNS])
+        if len(self.turns) > _SHOWN_TURNS:  # (a path that oscillates at one D turns there by the thousand)
+            turns += f" and {len(self.turns) - _SHOWN_TURNS} more (path.turns)"
         lines = [f"feature path (L1KR): {kern}, C = {self.C:g}, n = {n}, d = {d}",
                  f"  {len(self)} points, D from {self.D[0]:.4g} to {self.D[-1]:.4g} (largest {self.D.max():.4g}); "
                  f"{self.steps} steps ({self.rejected} rejected), {self.jacobian_calls} Jacobian calls, "

@@ -55,10 +55,11 @@ from __future__ import annotations
 import heapq
 import math
 import time
+
 import numpy as np
 
 from approxpath.compute.parallelism import managed
-from approxpath.errors import SolverError
+from approxpath.errors import InputError, SolverError
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin, zero_sum
 from approxpath.validate import count, positive
 
@@ -105,7 +106,7 @@ def certify_segments(path, *, eps=1e-3, max_pieces=64, indices=None, solves=True
     kern = make_kernel(path.kernel, path.X, path.degree)
     y = path.y
     scale = float(np.sum((y - y.mean()) ** 2))
-    idx = range(len(path) - 1) if indices is None else [int(i) for i in indices]
+    idx = range(len(path) - 1) if indices is None else [_segment_index(i, len(path) - 1) for i in indices]
     out = []
     bar = None
     if progress:
@@ -359,3 +360,12 @@ def _quad_up(v, Klo, Khi):
     q = float(vp @ (Khi @ vp) + vm @ (Khi @ vm) - 2.0 * (vp @ (Klo @ vm)))
     mag = float(np.abs(v) @ (np.abs(Khi) @ np.abs(v))) + float(np.abs(v) @ (np.abs(Klo) @ np.abs(v)))
     return max(q, 0.0) + fp_margin(2 * v.size + 4, mag)
+
+
+def _segment_index(i, segments):
+    """``i`` as a segment index (0 to ``segments`` - 1: segment i joins points i and i + 1), or
+    :class:`InputError` (a negative index ran from the last point to the first)."""
+    if not (isinstance(i, (int, np.integer)) and not isinstance(i, bool) and 0 <= i < segments):
+        raise InputError(f"indices must be segment indices, integers from 0 to {segments - 1} (segment i joins "
+                         f"points i and i + 1); got {i!r}")
+    return int(i)
