@@ -139,9 +139,12 @@ class KernelPathBase(BaseEstimator):
 
     def _defer_path(self, problem, workers, progress):
         """After a choice by ``cv``: the model at ``best_t_`` from one exact solve on all of the
-        data, restored and its gap bounded at that point; ``path_`` left for its first read."""
+        data, restored (the problem's ``optimum_model`` where it has one: the model whose criterion
+        the choice enclosed) and its gap bounded at that point; ``path_`` left for its first read."""
         t = self.best_t_
         primal, dual = problem.restore(*problem.solve(t), t)
+        optimum = getattr(problem, "optimum_model", None)  # (the model whose criterion the choice enclosed)
+        primal = primal if optimum is None else optimum(primal, t)
         self.best_gap_bound_ = float(problem.bound.gap(primal, dual, t))
         self.__dict__.pop("_path", None)
         self._deferred_path = (problem, dict(eps=self.eps_, interval=self.t_range_, workers=workers,
@@ -178,6 +181,10 @@ class KernelPathBase(BaseEstimator):
             if getattr(self, weight) is not None:  # a range no fit reads, silently
                 raise InputError(f"{self._RANGE} is the range of {weight}=None, chosen with the bandwidth; got "
                                  f"{weight}={getattr(self, weight)!r}: set {weight}=None or drop {self._RANGE}")
+        seed = self.random_state
+        if not (seed is None or isinstance(seed, np.random.RandomState)
+                or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and 0 <= seed < 2**32)):
+            raise InputError(f"random_state must be None, an int in [0, 2**32) or a numpy RandomState; got {seed!r}")
         fraction = self.validation_fraction
         if not (is_real(fraction) and 0 <= fraction < 1):
             raise InputError(f"validation_fraction must be a number in [0, 1); got {fraction!r}")
@@ -332,6 +339,9 @@ class KernelPathBase(BaseEstimator):
             X = problem.X
             var = float(X.var())
             gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+            if not np.isfinite(gamma * T_RANGE[1]):  # (features ~1e-160: their variance is subnormal)
+                raise InputError(f"the features' variance {var:.3g} is too small for the default t_range (1 / "
+                                 "(n_features Var X) overflows): scale the features, or give t_range")
             return (gamma * T_RANGE[0], gamma * T_RANGE[1])
         return tuple(float(v) for v in self.t_range)
 

@@ -113,7 +113,8 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
     best_t_ : float
         Selected bandwidth; ties go to the smallest t (the smoothest model).
     best_loss_ : float
-        Validation error rate at ``best_t_``.
+        Validation error rate at ``best_t_``; with ``cv``, the middle of the enclosure of the
+        exact optimum's pooled cross-validated error there.
     best_gap_bound_ : float
         Certified bound on the duality gap (hence the suboptimality) at ``best_t_``.
     validation_curve_ : approxpath.selection.ValidationCurve

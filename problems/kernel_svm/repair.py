@@ -65,6 +65,17 @@ def optimal_bias(m, y):
     return np.partition(kinks, p - 1, axis=0)[p - 1]
 
 
+def midpoint_bias(m, y):
+    """The middle of the optimal biases of the decision values ``m`` (n,) without bias, labels ``y``
+    (n,) in {-1, +1}: :math:`\\tfrac12(k_{(P)} + k_{(P+1)})` of the kinks :math:`k_i = y_i - m_i`,
+    P the number of positives (the minimizers of the hinge sum are :math:`[k_{(P)}, k_{(P+1)}]`,
+    :func:`optimal_bias` takes the left end); libSVM's choice, and *the* exact optimum's bias for
+    the selection's criteria (:mod:`.enclosure`)."""
+    p = max(1, int(np.count_nonzero(y > 0)))
+    low, high = np.partition(y - m, (p - 1, p))[[p - 1, p]]
+    return 0.5 * (float(low) + float(high))
+
+
 def free_vectors(alpha, C):
     """Which entries of ``alpha`` (any shape) are free support vectors: inside (0, C) by more
     than 1e-6 C (``C`` a float or an array broadcasting with ``alpha``): a bool array of ``alpha``'s shape."""
