@@ -245,6 +245,27 @@ def test_a_c_moving_dual_is_checked_against_the_box_at_both_ends_of_its_piece():
     assert any(e.startswith(f"the moving dual exceeds C = {low:.17g}") for e in errors), errors
 
 
+def test_a_c_moving_dual_s_weights_sum_to_at_most_one():
+    """The allowances for the weights' rounding take 1'alpha(C) <= the points' sums, i.e. weights
+    summing to at most 1; on the C path only the box was checked.  Points / 2**30 with weights
+    * 2**30 have the same values at every C and passed, with a smaller bound (the allowances
+    shrink with the points' sums): now refused."""
+    from approxpath.moving import Moving, is_moving
+    from approxpath.problems.kernel_svm.points import SVMDual, SVMPrimal
+
+    X, y = make_classification(n=40, seed=2)
+    p = KernelSVM(X, y, parameter="c", bandwidth=1.0)
+    path = approxpath.approximate_path(p, 0.01, (1.0, 4.0))
+    piece = next(q for q in path.pieces if is_moving(q.dual) and q.hi > q.lo)
+    k = 2.0**30
+    dual = Moving(tuple(SVMDual(alpha=d.alpha / k) for d in piece.dual.points), piece.dual.weights * k,
+                  piece.dual.span)
+    primal = Moving(tuple(SVMPrimal(w=q.w / k, b=q.b / k) for q in piece.primal.points), piece.primal.weights * k,
+                    piece.primal.span)
+    assert "the moving dual's weights sum to more than 1 (a coefficient column)" in p.bound.errors(
+        primal, dual, piece.lo, piece.hi)
+
+
 def test_affine_weights_sum_to_at_most_one_exactly():
     """Every column of ``affine_weights`` sums to at most 1 in exact arithmetic (fractions), and
     ``1 - theta`` is the largest float that does: for random weights in [0, 1], tiny ones and

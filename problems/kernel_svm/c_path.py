@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.moving import bernstein_at
+from approxpath.moving import bernstein_at, coefficient_rounding
 from approxpath.numerics import block_sum, fp_margin
 
 from .._weight_path import kinks, weight_path_bound
@@ -68,7 +68,9 @@ def c_gap(bound, primal, dual, lo, hi):
     n, y = bound.n, bound.y
     sums = np.array([float(np.sum(p.alpha)) for p in dual.points])
     a_sum = float(sums.sum())
-    err = dual.allowance()
+    # the weights at the positions x are computed from their coefficients on the piece (each within
+    # allowance() of exact), by de Casteljau's steps at a computed position (coefficient_rounding)
+    err = dual.allowance() + coefficient_rounding(dual.restrict(lo, hi))
     coef, bias_err = bound.bias_coefficients(primal, lo, hi)
     if coef.size == 1:
         coef = np.repeat(coef, 2)

@@ -42,7 +42,9 @@ def pair_errors(bound, primal, dual, lo, hi):
     exactly (:func:`_primal_errors`); the bias finite.
 
     A dual moving in C (the C path) instead has its points only nonnegative and exactly
-    zero-sum, and the combination's box checked at the piece's ends (:func:`.c_path.box_errors`).
+    zero-sum, and the combination's box checked at the piece's ends (:func:`.c_path.box_errors`);
+    its weights' coefficient columns too sum to at most 1 (the allowances for the weights'
+    rounding bound :math:`1^\\top\\alpha(C)` by the points' sums).
 
     Parameters
     ----------
@@ -67,9 +69,9 @@ def pair_errors(bound, primal, dual, lo, hi):
         return errors
     if c_moving:
         errors += box_errors(dual, lo, hi)
-    elif is_moving(dual):
+    if is_moving(dual):  # (the allowances of the weights' rounding take 1'alpha(tau) <= sum_k 1'alpha_k)
         W = dual.weights
-        if W.min() < 0:
+        if W.min() < 0 and not c_moving:  # (box_errors names a negative weight of the C path)
             errors.append(f"a weight of the moving dual has a negative coefficient ({W.min():.3g})")
         if any(math.fsum([*col, -1.0]) > 0.0 for col in W.T):  # exactly (fsum(col) rounds to 1.0)
             errors.append("the moving dual's weights sum to more than 1 (a coefficient column)")
