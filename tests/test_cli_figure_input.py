@@ -133,10 +133,13 @@ def test_exact_path_range_is_checked_as_exact_checks_it(sinc_csv, capsys, monkey
     assert "np.float64" not in err
 
 
-def test_validation_n_grid_is_checked_whatever_the_selection(cls_csv, capsys, no_run):
-    for selection in ("pieces", "grid"):
-        _refused(capsys, ["figure", "validation", "kernel_svm", "--data", cls_csv, "--selection", selection,
-                          "--n-grid", "0", *_SVM_RUN], "--n-grid must be an integer >= 2; got 0")
+def test_validation_n_grid_is_checked_and_refused_without_a_grid(cls_csv, capsys, no_run):
+    """A bad --n-grid was refused whatever --selection; one given without --selection grid was
+    ignored (86 pieces evaluated): it is refused now."""
+    _refused(capsys, ["figure", "validation", "kernel_svm", "--data", cls_csv, "--selection", "grid",
+                      "--n-grid", "0", *_SVM_RUN], "--n-grid must be an integer >= 2; got 0")
+    _refused(capsys, ["figure", "validation", "kernel_svm", "--data", cls_csv, "--selection", "pieces",
+                      "--n-grid", "20", *_SVM_RUN], "--n-grid sets the grid of --selection grid")
 
 
 def test_a_validation_fraction_that_leaves_no_training_part(cls_csv, capsys, no_run):

@@ -87,7 +87,8 @@ def test_one_command_each_writes_the_figure_and_a_table_that_re_reads(tmp_path, 
 
 @pytest.mark.parametrize("argv,match", [
     (["--parameter", "bandwidth"], "--lam L"),
-    (["--parameter", "bandwidth", "--lam", "0.1", "--target-mse", "0.01"], "lambda-path"),
+    (["--parameter", "bandwidth", "--lam", "0.1", "--target-mse", "0.01"], "--target-mse is for the lambda path only"),
+    (["--parameter", "lam", "--theta", "0.5"], "--theta is for the kernel path only"),
     (["--max-landmarks", "-1"], "max_landmarks"),
     (["--val-data", "x.csv"], "--val-data goes with --data"),
 ])

@@ -118,7 +118,7 @@ def test_cli_figure_validation_builtin_sinc(tmp_path, capsys):
     """Without --data: the paper's robust regression set-up (Figure 4, right)."""
     png = tmp_path / "val.png"
     argv = ["figure", "validation", "robust_l1", "--lam", "0.1", "--eps", "2", "--range", "0.5", "2",
-            "--n-grid", "20", "--plot", str(png), "--no-progress"]
+            "--selection", "grid", "--n-grid", "20", "--plot", str(png), "--no-progress"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "selected bandwidth" in out and "mae" in out and png.stat().st_size > 5000

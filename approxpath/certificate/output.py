@@ -24,17 +24,25 @@ __all__ = ["check_output", "check_outputs", "remove_stale_temps", "write_atomic"
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.tmp$")
 
 
-def check_output(file, inputs=()):
+#: A file name to suggest in a directory named as an output, by the flag that named it.
+_EXAMPLES = {"--plot": "figure.png", "--export": "table.csv", "--data-out": "data.csv", "--checkpoint": "run.npz"}
+
+
+def check_output(file, inputs=(), name=None, example=None):
     """:class:`~approxpath.errors.InputError` unless ``file`` may receive a certificate: it is
     not a directory, a device, a pipe or a socket, and not one of the ``inputs`` (the data file;
     None entries and files that do not exist are skipped); ``FileNotFoundError`` when its folder
     does not exist, ``OSError`` naming ``file`` when its folder takes no new file (read-only, full,
-    no permission).  Call it before a long run."""
+    no permission).  ``name``: the flag that named ``file`` (messages name it); ``example``: a file
+    name to suggest in a directory (default by ``name``: a figure, a table, a certificate).  Call it
+    before a long run."""
     file = file_name("an output file", file)
     if file.exists():
         mode = os.stat(file).st_mode
         if stat.S_ISDIR(mode):
-            raise InputError(f"output {str(file)!r} is a directory: name a file, e.g. {str(file / 'cert.npz')!r}")
+            example = file / (example or _EXAMPLES.get(name, "cert.npz"))
+            raise InputError(f"{name or 'output'} {str(file)!r} is a directory: name a file in it, e.g. "
+                             f"{str(example)!r}")
         if not stat.S_ISREG(mode):
             raise InputError(f"output {str(file)!r} is not a regular file (a device, pipe or socket): "
                              "refusing to replace it; name a new file")
@@ -71,7 +79,7 @@ def check_outputs(outputs, inputs=()):
     for name, file in outputs:
         if file is None:
             continue
-        check_output(file, inputs)
+        check_output(file, inputs, name)
         key = os.path.realpath(file)
         if key in seen:
             raise InputError(f"{name} and {seen[key]} name the same file {str(file)!r}: give each output its own name")

@@ -31,8 +31,10 @@ __all__ = ["main", "build_parser", "parse_number", "EXIT_CODES"]
 #: Exit statuses of :func:`main`.
 EXIT_CODES = {"ok": 0, "failed": 1, "usage": 2, "io": 3, "solver": 4, "memory": 5, "cluster": 6, "internal": 70,
               "interrupted": 130, "terminated": 143}
-_EPILOG = ("exit status: 0 ok; 1 uncovered pieces or verification failed; 2 bad input or usage; "
-           "3 a file cannot be read or written; 4 no exact solver produced a pair; 5 out of memory; "
+_EPILOG = ("exit status: 0 ok; 1 a result short of what was asked (uncovered pieces or cells, a failed "
+           "verification, a flagged point or segment, a choice above --tol); 2 bad input or usage; "
+           "3 a file cannot be read or written; 4 no exact solver produced a pair, or an exact or feature path "
+           "stopped where it could not go on; 5 out of memory; "
            "6 a worker process or the Dask cluster lost the run's work; "
            "70 internal error (please report it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
 # Commands whose first positional argument names a problem (its options become flags).

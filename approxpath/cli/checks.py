@@ -91,7 +91,8 @@ _PHRASES = {"relative=True": "--relative", "cv/X_val": "--cv", "eps must be": "-
             "the required interval must": "--interval must", "bandwidths must satisfy": "--range must satisfy",
             ", or raise max_cells": "", "choose over a smaller box": "choose a smaller --range or --weights",
             "null_objective(): pass eps": "null_objective(): pass --eps",
-            "a nonzero integer or None": "a nonzero integer", "seconds or None": "seconds"}  # (None: no flag)
+            "a nonzero integer or None": "a nonzero integer", "seconds or None": "seconds",  # (None: no flag)
+            "run without resume=True (the command line: without --resume)": "run without --resume"}
 
 
 def as_flags(message, cls=None):

@@ -120,7 +120,8 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--strategy", default=STRATEGIES[0], choices=STRATEGIES, help="where the exact solves go "
                    f"(default {STRATEGIES[0]})")
     p.add_argument("--out", default=None, help="write the certificate (.npz) here")
-    p.add_argument("--export", default=None, metavar="FILE", help="write the per-piece table (.csv or .dat)")
+    p.add_argument("--export", default=None, metavar="FILE",
+                   help="write the per-piece table (.csv, .txt (as .csv) or .dat)")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")
     p.add_argument("--plot", default=None, metavar="FILE", help=plot_help)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -323,12 +324,14 @@ _DEMO_FIGURE = "demo_bounds.png"
 def cmd_demo(args):
     """A certified SVM bandwidth path on seeded synthetic data, in seconds."""
     from ..driver import approximate_path
+    from ..validate import positive
 
     from .datasets import write_data
 
     asked = args.plot is not None  # (a figure asked for is refused without matplotlib; the default one skipped)
     args.plot = args.plot if asked else _DEMO_FIGURE
     check_outputs(args, plot_optional=not asked)  # --out, --plot and --data-out: three different files
+    positive("eps", args.eps)  # (before the banner: a usage error prints nothing on standard output)
     X, y = write_data("classification", args.data_out, 80, 0, d=2)
     problem = get_problem("kernel_svm")(X, y, c=1.0, bias="optimal")
     print(f"demo: kernel_svm on 80 seeded synthetic points (2 Gaussian classes, written to {args.data_out}), "

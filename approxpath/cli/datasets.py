@@ -59,6 +59,7 @@ def write_data(name, out, n, seed, d=2, noise=0.1, outliers=0.0, fmt="csv"):
 
 
 def cmd_data(args):
+    from ..certificate.output import check_output
     from ..validate import count
 
     from ..errors import InputError
@@ -81,6 +82,7 @@ def cmd_data(args):
     if not (noise >= 0 and 0 <= outliers <= 1):
         raise InputError(f"--noise must be >= 0 and --outliers in [0, 1]; got {noise!r} and {outliers!r}")
     args.format = data_format(args.out, args.format)  # (written as --data FILE will read it)
+    check_output(args.out, name="--out", example="data.csv")
     X, y = write_data(args.set, args.out, args.n, args.seed, d=d, noise=noise, outliers=outliers, fmt=args.format)
     fmt = f" --format {args.format}"
     use = f"approxpath features {args.out}{fmt}" if args.set == "friedman1" else f"--data {args.out}{fmt}"

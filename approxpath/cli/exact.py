@@ -40,6 +40,17 @@ _PATH_ONLY = {"lam": (("--max-landmarks", "max_landmarks"), ("--target-mse", "ta
                             ("--start", "start"))}
 
 
+def check_path_flags(args, shared=()):
+    """:class:`InputError` for a flag of the other exact path than ``--parameter``'s (``exact`` and
+    ``figure exact-path``: it would be ignored without a word); ``shared``: argument names both
+    paths use there (the figure's ``val_data``)."""
+    other = "bandwidth" if args.parameter == "lam" else "lam"
+    ignored = [flag for flag, name in _PATH_ONLY[other] if name not in shared and getattr(args, name, None) is not None]
+    if ignored:
+        raise InputError(f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} for the {_PATHS[other]} only "
+                         f"(--parameter {other}); this is the {_PATHS[args.parameter]}")
+
+
 def _short_of_request(path, args):
     """Why ``path`` stopped before what the command line asked for, or None when it did not: it
     could not continue (``ExactPath.failed``: a singular system, an active set it cannot
@@ -78,11 +89,7 @@ def cmd_exact(args):
     check_outputs(args, [args.data], out_suffixes=(".npz", ".csv"))
     t0 = time.perf_counter()
     lo, hi = positive_range("--range", args.range) if args.range else (None, None)
-    other = "bandwidth" if args.parameter == "lam" else "lam"
-    ignored = [flag for flag, name in _PATH_ONLY[other] if getattr(args, name) is not None]
-    if ignored:
-        raise InputError(f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} for the {_PATHS[other]} only "
-                         f"(--parameter {other}); this is the {_PATHS[args.parameter]}")
+    check_path_flags(args)
     if args.target_mse is not None and args.val_data is not None:  # (read like --data, scaled with its scaling)
         X, y, X_val, y_val, fmt, prep = load_with_validation(args)
     else:
@@ -161,6 +168,7 @@ def cmd_exact(args):
 def cmd_crosscheck(args):
     """Certify an exact path computed anywhere: gaps at its points (and along claimed-linear segments)."""
     from ..exact import crosscheck, read_claimed
+    from ..exact.crosscheck import DEFAULT_SAMPLES
 
     cls = get_problem(args.problem)
     X, y, _, _ = load(args)
@@ -168,9 +176,13 @@ def cmd_crosscheck(args):
     arrays = read_claimed(args.path)
     _check_same_path(arrays, problem, args.path)
     linear = bool(np.asarray(arrays.get("linear", False))) if args.linear is None else args.linear
+    if args.samples is not None and not linear:  # (it would be ignored without a word)
+        raise InputError("--samples samples the segments of a path claimed linear between its points; this path is "
+                         "checked at its points only (--not-linear, or a file that does not say linear)")
     fields = [f.name for f in dataclasses.fields(problem.Primal)]
+    samples = DEFAULT_SAMPLES if args.samples is None else args.samples
     report = crosscheck(problem, arrays["t"], {k: arrays[k] for k in fields if k in arrays}, tol=args.tol,
-                        relative=args.relative, linear=linear, samples=args.samples, cond=arrays.get("cond"),
+                        relative=args.relative, linear=linear, samples=samples, cond=arrays.get("cond"),
                         interval=args.interval)
     if args.json:
         emit_json(report.to_json())
@@ -217,7 +229,7 @@ def _exact_args(p, cls, argv=()):
     add_data_args(p)
     add_threads_arg(p)
     p.add_argument("--parameter", choices=("lam", "bandwidth"), default="bandwidth",
-                   help="lam: the lambda-path; bandwidth: the kernel path (default)")
+                   help="lam: the lambda-path; bandwidth: the kernel path (default bandwidth)")
     p.add_argument("--lam", type=parse_number, default=None,
                    help="bandwidth path: the fixed lambda; lambda path: where it ends (if no --range)")
     p.add_argument("--bandwidth", type=parse_number, default=None,
@@ -240,10 +252,11 @@ def _exact_args(p, cls, argv=()):
     p.add_argument("--target-mse", type=parse_number, default=None, metavar="M",
                    help="lambda path: stop where the validation MSE (--val-data) falls to M")
     p.add_argument("--val-data", default=None, metavar="FILE", help="validation data for --target-mse (same format)")
-    p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")
+    p.add_argument("--export", default=None, metavar="FILE",
+                   help="write the per-point table (.csv, .txt (as .csv) or .dat)")
     p.add_argument("--tol", type=parse_number, default=1e-6, help="flag solutions whose certified gap exceeds this")
     p.add_argument("--relative", action="store_true", help=_RELATIVE_HELP)
-    p.add_argument("--out", default=None, help="write the path (.npz, or .csv: t, beta0, beta[i])")
+    p.add_argument("--out", default=None, help="write the path (.npz, or .csv: t, beta[0..n-1], beta0)")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_exact)
 
@@ -262,7 +275,8 @@ def _crosscheck_args(p, cls, argv=()):
                      help="the path is linear between its points: check the segments too (certified where the "
                           "problem has a segment bound, e.g. klasso over lambda; else sampled)")
     lin.add_argument("--not-linear", dest="linear", action="store_false", help="check the points only")
-    p.add_argument("--samples", type=int, default=8, help="interior samples per linear segment (default 8)")
+    p.add_argument("--samples", type=int, default=None,
+                   help="interior samples per linear segment (default 8; a path checked --not-linear has none)")
     p.add_argument("--interval", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
                    help="fail unless the points cover at least [LO, HI] (a path that stops early)")
     p.add_argument("--json", action="store_true", help="print one JSON line")

@@ -164,7 +164,8 @@ def _features_args(p, cls=None, argv=()):
                    help="--segments: pieces per segment at most (default 64)")
     p.add_argument("--out", default=None,
                    help="write the path (.npz; re-check it in Python: approxpath.exact.crosscheck_feature_path)")
-    p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")
+    p.add_argument("--export", default=None, metavar="FILE",
+                   help="write the per-point table (.csv, .txt (as .csv) or .dat)")
     p.add_argument("--plot", default=None, metavar="FILE", help="save beta and Jacobian calls against D "
                    "(needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")

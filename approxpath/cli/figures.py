@@ -19,6 +19,8 @@ from .output import emit_json
 
 __all__ = ["COMMANDS"]
 
+_N_GRID = 400  # figure validation's grid (--selection grid): fine enough to see the curve's steps
+
 
 def _figure_cond(args):
     """Figure 1: cond(K_t) of n uniform points in [0, 1]^d."""
@@ -189,10 +191,18 @@ def _validation_targets(problem, y_val):
 
 
 def _check_validation_args(args):
-    """The options of ``figure validation`` checked before the data are read (``--n-grid``
-    whatever ``--selection``, as the estimators check ``n_grid``)."""
+    """The options of ``figure validation`` checked before the data are read; ``--n-grid`` without
+    ``--selection grid`` and ``--seed`` without a split of ``--data`` are refused (they would be
+    ignored), and their defaults (400, 0) set."""
+    if args.seed is not None and (args.data is None or args.val_data is not None):
+        raise InputError("--seed seeds the split of --data into training and validation data: it goes with --data "
+                         "and without --val-data")
+    args.seed = 0 if args.seed is None else args.seed
     check_seed(args.seed)
     _check_fraction(args)
+    if args.n_grid is not None and args.selection != "grid":
+        raise InputError(f"--n-grid sets the grid of --selection grid; this is --selection {args.selection}")
+    args.n_grid = _N_GRID if args.n_grid is None else args.n_grid
     if args.n_grid < 2:
         raise InputError(f"--n-grid must be an integer >= 2; got {args.n_grid}")
 
@@ -315,12 +325,12 @@ def _validation_args(q, cls, argv=()):
     q.add_argument("--val-data", default=None, metavar="FILE", help="validation file (same format)")
     q.add_argument("--validation-fraction", type=parse_number, default=None,
                    help=f"without --val-data: share of --data held out, in (0, 1) (default {_DEFAULT_FRACTION})")
-    q.add_argument("--seed", type=int, default=0, help="seed of the split")
+    q.add_argument("--seed", type=int, default=None, help="seed of the split of --data (default 0)")
     q.add_argument("--criterion", choices=CRITERIA, default=None, help="loss (default: the problem's first)")
     q.add_argument("--selection", choices=SELECTIONS, default="pieces",
                    help="evaluate at the middle of every piece (default, as validation_curve and the estimators) "
                         "or on a grid of --n-grid points")
-    q.add_argument("--n-grid", type=int, default=400, help="with --selection grid: grid size (default 400)")
+    q.add_argument("--n-grid", type=int, default=None, help=f"with --selection grid: grid size (default {_N_GRID})")
     if cls is not None:
         add_problem_options(q, cls)
     add_path_args(q, plot_help="save the figure (needs matplotlib)")

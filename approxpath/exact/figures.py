@@ -147,7 +147,7 @@ def add_arguments(p):
     p.add_argument("--val-data", default=None, help="validation data file (same format)")
     p.add_argument("--seed", type=int, default=0, help="seed of Wang's sinc set-up (default 0)")
     p.add_argument("--parameter", choices=("lam", "bandwidth"), default="lam",
-                   help="lam: the lambda-path at --bandwidth; bandwidth: the kernel path at --lam")
+                   help="lam: the lambda-path at --bandwidth (default lam); bandwidth: the kernel path at --lam")
     p.add_argument("--bandwidth", type=parse_number, default=None,
                    help="t of exp(-t||x-x'||^2): the lambda-path's kernel (default 1), the kernel path's start")
     p.add_argument("--lam", type=parse_number, default=None, help="the kernel path's lambda (required there)")
@@ -157,12 +157,13 @@ def add_arguments(p):
     p.add_argument("--target-mse", type=parse_number, default=None,
                    help="lambda-path: stop where the validation MSE falls to M (needs validation data)")
     p.add_argument("--max-events", type=int, default=None, help="stop after this many events")
-    p.add_argument("--theta", type=parse_number, default=0.95, help="kernel path: decay rate (default 0.95)")
-    p.add_argument("--breakpoint-tol", type=parse_number, default=1e-6, help="kernel path: eps (default 1e-6)")
+    p.add_argument("--theta", type=parse_number, default=None, help="kernel path: decay rate (default 0.95)")
+    p.add_argument("--breakpoint-tol", type=parse_number, default=None, help="kernel path: eps (default 1e-6)")
     p.add_argument("--marginal", type=parse_number, default=None, help="kernel path: the marginal-point speed-up xi")
     p.add_argument("--ridge", type=parse_number, default=0.0, help="ridge term nu (default 0)")
     p.add_argument("--plot", default=None, metavar="FILE", help="write the figure (png, pdf, svg)")
-    p.add_argument("--export", default=None, metavar="FILE", help="write the per-point table (.csv or .dat)")
+    p.add_argument("--export", default=None, metavar="FILE",
+                   help="write the per-point table (.csv, .txt (as .csv) or .dat)")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     return p
 
@@ -182,6 +183,7 @@ def run(args):
     """
     from approxpath.export import export_table
 
+    from ..cli.exact import check_path_flags
     from ..cli.output import emit_json
     from ._kernel import kernel_path
     from ._lambda import lambda_path
@@ -201,6 +203,7 @@ def run(args):
             (X, y), X_val, y_val = load_data(args.data, fmt, n_features=args.n_features), None, None
         if args.target_mse is not None and X_val is None:
             raise InputError("--target-mse needs validation data: --val-data FILE (same format)")
+    check_path_flags(args, shared=("val_data",))  # (the validation MSE is drawn along either path)
     if args.parameter == "lam":
         lam_min = args.range[0] if args.range else None
         with_val = args.target_mse is not None
@@ -212,11 +215,9 @@ def run(args):
     else:
         if args.lam is None:
             raise InputError("the kernel path needs its fixed lambda: --lam L")
-        if args.max_landmarks is not None or args.target_mse is not None:
-            raise InputError("--max-landmarks and --target-mse stop the lambda-path (--parameter lam) only")
+        given = {k: v for k, v in dict(theta=args.theta, eps=args.breakpoint_tol).items() if v is not None}
         path = kernel_path(X, y, args.lam, tuple(args.range) if args.range else (0.1, 10.0), start=args.bandwidth,
-                           theta=args.theta, eps=args.breakpoint_tol, nu=args.ridge, marginal=args.marginal,
-                           max_events=args.max_events)
+                           nu=args.ridge, marginal=args.marginal, max_events=args.max_events, **given)
     report = certify(path, relative=False)  # (``approxpath exact``'s default tolerance: 1e-6, absolute)
     if args.plot:
         from ..plotting import save_figure
@@ -225,8 +226,9 @@ def run(args):
     if args.export:
         export_table(path, args.export, report=report, X_val=X_val, y_val=y_val)
     if args.json:
-        out = report.to_json()
-        out.update(algorithm=path.algorithm, range=list(path.interval), events=len(path.events),
+        out = report.to_json()  # (ok: every point certified and the path complete, as exact's)
+        out.update(ok=bool(report.ok and not path.failed), complete=not path.failed,
+                   algorithm=path.algorithm, range=list(path.interval), events=len(path.events),
                    breakpoints=int(path.breakpoints.size), stop_reason=path.stop_reason, plot=args.plot,
                    export=args.export)
         emit_json(out)
