@@ -8,6 +8,7 @@ verifier uses it).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -165,7 +166,13 @@ def split_worker_bytes(rows, n, d):
 
 
 def _verify_blocked(n, d):
-    return (("data", float(_ENTRY) * n * d), ("row blocks", 2.0 * _ENTRY * (1 << 21)), ("libraries", _LIBRARIES / 3))
+    # row blocks: two, and two more per kernel thread (each thread's block and its window; measured:
+    # 142 MB at one thread, 178 at two, 250 at four, up to 360 at eight and 363 at sixteen, where
+    # two blocks in all were counted)
+    from .compute.parallelism import kernel_threads
+
+    blocks = 2.0 * (1 + kernel_threads())
+    return (("data", float(_ENTRY) * n * d), ("row blocks", blocks * _ENTRY * (1 << 21)), ("libraries", _LIBRARIES / 3))
 
 
 def _stored_distances(n):
@@ -337,9 +344,12 @@ def _override():
     if not value:
         return None
     try:
-        return float(value), "APPROXPATH_MEMORY"
+        budget = float(value)
     except ValueError:
-        raise InputError(f"APPROXPATH_MEMORY must be a number of bytes (e.g. 8e9); got {value!r}") from None
+        budget = math.nan
+    if not 0 < budget < math.inf:  # (0, negatives and NaN were taken as a budget or ignored without a word)
+        raise InputError(f"APPROXPATH_MEMORY must be a positive finite number of bytes (e.g. 8e9); got {value!r}")
+    return budget, "APPROXPATH_MEMORY"
 
 
 def available_bytes():
@@ -370,4 +380,4 @@ def check_fits(estimate, task, fix, available=None):
     if have is None or estimate.total <= _HEADROOM * have:
         return
     raise InputError(f"{task} needs about {human(estimate.total)} of memory ({estimate.describe()}), more than "
-                     f"the {human(max(have, 0.0))} available under {what}: {fix}")
+                     f"{_HEADROOM:.0%} of the {human(max(have, 0.0))} available under {what}: {fix}")

@@ -268,3 +268,14 @@ def test_a_python_int_beyond_double_precision_is_an_input_error(call, match):
     X, y = make_classification(n=20, d=2, seed=0)
     with pytest.raises(InputError, match=match):
         call(approxpath.get_problem("kernel_svm"), X, y)
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf", "1e400", "abc"])
+def test_a_memory_budget_that_is_no_positive_number_is_refused(value, monkeypatch, capsys, tmp_path):
+    """-1 and 0 were taken as budgets ("more than the 0 B available"), nan and inf ignored."""
+    monkeypatch.setenv("APPROXPATH_MEMORY", value)
+    X, y = make_sinc(n=20, seed=0)
+    data = tmp_path / "s.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    assert main(["path", "klasso", "--data", str(data), "--lam", "0.1", "--no-progress"]) == 2
+    assert "APPROXPATH_MEMORY must be a positive finite number of bytes" in capsys.readouterr().err
