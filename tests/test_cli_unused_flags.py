@@ -67,7 +67,8 @@ def test_data_and_demo_check_their_arguments_before_they_print(tmp_path, capsys)
     folder = tmp_path / "adir"
     folder.mkdir()
     assert main(["data", "sinc", "--out", str(folder)]) == 2
-    assert f"--out '{folder}' is a directory: name a file in it, e.g. '{folder / 'data.csv'}'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"--out '{folder}' is a directory: name a file in it, e.g. '{folder / 'data.csv'}'" in err
     assert main(["demo", "--eps", "-1", "--no-progress", "--data-out", str(tmp_path / "d.csv"),
                  "--out", str(tmp_path / "c.npz")]) == 2
     captured = capsys.readouterr()

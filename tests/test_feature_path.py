@@ -287,7 +287,8 @@ def test_file_round_trip_and_crosscheck_from_file(gauss, tmp_path):
     f = tmp_path / "fp.npz"
     write_feature_path(gauss, f, data_file="friedman1")
     data = read_feature_path(f)
-    assert data["meta"]["kernel"] == "ard-gaussian" and data["meta"]["C"] == C_GAUSS and data["meta"]["points_certified"]
+    meta = data["meta"]
+    assert meta["kernel"] == "ard-gaussian" and meta["C"] == C_GAUSS and meta["points_certified"]
     assert [tuple(e) for e in data["events"]] == [(e.index, e.feature, ("start", "joined", "left").index(e.kind))
                                                   for e in gauss.events]
     rep = crosscheck_feature_path(gauss.X, gauss.y, data["D"], data["beta"], data["alpha"], data["alpha0"],

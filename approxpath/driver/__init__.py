@@ -367,9 +367,10 @@ def check_scale(problem):
     if kernels is not None and not kernels.checks()[0]:
         weights = getattr(problem, "feature_weights", None)
         if weights is not None and max(weights) > 1.0:  # (ard: the weights can be the cause)
+            top = float(np.max(np.abs(problem.X)))
             raise InputError(f"{problem.name}: the distances between samples overflow double precision (feature "
-                             f"weights up to {max(weights):.3g}, features up to {float(np.max(np.abs(problem.X))):.3g}):"
-                             " use smaller feature_weights, or scale the features")
+                             f"weights up to {max(weights):.3g}, features up to {top:.3g}): use smaller "
+                             "feature_weights, or scale the features")
         raise InputError(f"{problem.name}: the distances between samples overflow double precision (features "
                          f"up to {float(np.max(np.abs(problem.X))):.3g}): scale the features (--preprocess "
                          "global-minmax, or approxpath.data.preprocess(X, 'global-minmax'))")

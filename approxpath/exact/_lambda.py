@@ -358,9 +358,10 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
             i = int(inact[k])
         changes[i] = changes.get(i, 0) + 1
         if changes[i] > 2:  # joining and leaving in turn at one lambda: the system cannot tell the signs
-            stop, failed = (f"singular system at lam = {lam:.6g}: point {i} would join or leave a third time at "
-                            f"this lambda (KKT system condition number {cond:.2g}: the signs of near-zero "
-                            "coefficients are likely rounding noise); use a larger lam_min or a ridge term nu > 0"), True
+            stop = (f"singular system at lam = {lam:.6g}: point {i} would join or leave a third time at this "
+                    f"lambda (KKT system condition number {cond:.2g}: the signs of near-zero coefficients are "
+                    "likely rounding noise); use a larger lam_min or a ridge term nu > 0")
+            failed = True
             points.append([lam, beta.copy(), beta0, signs.copy(), cond])
             break
         if d_l <= d_j:
