@@ -89,7 +89,8 @@ def test_a_lambda_path_that_cycles_at_one_lambda_stops_as_singular():
     at_end = [e for e in path.events if e.t == path.t[0]]
     assert path.failed and "would join or leave a third time at this lambda" in path.stop_reason
     assert "use a larger lam_min or a ridge term nu > 0" in path.stop_reason
-    assert len(at_end) <= 5 and len(path.events) < 400 and path.t[0] > 1e-12
+    per_point = [sum(e.index == i for e in at_end) for i in {e.index for e in at_end}]
+    assert max(per_point) <= 2 and len(path.events) < 400 and path.t[0] > 1e-12  # (each point: at most twice)
 
 
 def test_a_kernel_path_at_a_saturated_active_set_says_so():
