@@ -351,7 +351,8 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
             break
         just_joined, just_left = set(), {}
         changes = changes if d == 0 else {}
-        if d_l <= d_j:
+        leaving = d_l <= d_j  # a tie is taken as a leave
+        if leaving:
             i = int(act[int(np.argmin(d_leave))])
         else:
             row, k = np.unravel_index(int(np.argmin(d_join)), d_join.shape)
@@ -364,7 +365,7 @@ def _lambda_path(X, y, bandwidth, lam_min=None, *, max_events=None, max_landmark
             failed = True
             points.append([lam, beta.copy(), beta0, signs.copy(), cond])
             break
-        if d_l <= d_j:
+        if leaving:
             events.append(Event(lam, i, "left", int(signs[i])))
             just_left = {i: float(signs[i])}
             beta[i] = 0.0
