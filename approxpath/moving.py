@@ -34,7 +34,7 @@ import numpy as np
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["Moving", "bernstein_at", "coefficient_rounding", "is_moving", "value_at", "constant", "combine", "interpolate", "affine_weights",
-           "weight_ranges", "columns", "parts", "MAX_POINTS", "MAX_DEGREE"]
+           "cap_columns", "weight_ranges", "columns", "parts", "MAX_POINTS", "MAX_DEGREE"]
 
 #: At most this many stored points per moving point, and weights of at most this degree (the
 #: built-in problems use 2 points with degree-1 weights and 3 with degree 2; a file may not ask a
@@ -327,10 +327,10 @@ def interpolate(pair_a, pair_b, thetas, ts, degree):
 
 def affine_weights(theta):
     """The weights ``[1 - theta, theta]`` of a combination of two points from the coefficients
-    ``theta`` of the second one's: ``1 - theta`` rounded down coefficient by coefficient (the
-    largest float at most the exact value), so that each column sums to at most 1 exactly (a
-    combination of feasible points with nonnegative weights summing to at most 1 stays in a
-    convex feasible set that holds 0).
+    ``theta`` of the second one's: ``1 - theta`` rounded down coefficient by coefficient
+    (:func:`cap_columns`), so that each column sums to at most 1 exactly (a combination of
+    feasible points with nonnegative weights summing to at most 1 stays in a convex feasible set
+    that holds 0).
 
     Parameters
     ----------
@@ -340,16 +340,37 @@ def affine_weights(theta):
     Returns
     -------
     ndarray of shape (2, m + 1)
-        ``[1 - theta, theta]``, ``1 - theta`` stepped one float down where it plus ``theta`` tests above 1
-        (:func:`math.fsum`).
+        ``[1 - theta, theta]``, ``1 - theta`` stepped one float down where it plus ``theta`` tests above 1.
     """
     theta = np.asarray(theta, dtype=float)
-    first = []
-    for c in theta:
-        x = 1.0 - float(c)
-        # (the exact sum's sign: fsum([x, c]) rounds an excess below half an ulp of 1 back to 1.0)
-        first.append(math.nextafter(x, -math.inf) if math.fsum([x, float(c), -1.0]) > 0.0 else x)
-    return np.stack([np.array(first), theta])
+    return cap_columns(np.stack([1.0 - theta, theta]), row=0)
+
+
+def cap_columns(W, row=None):
+    """``W`` with every column summing to at most 1 in exact arithmetic: an entry of a column
+    whose exact sum (:func:`math.fsum`) exceeds 1 stepped one float down at a time (entry ``row``,
+    else the column's largest) until it does not.  Smaller nonnegative weights keep a combination
+    of feasible points in a convex feasible set that holds 0.
+
+    Parameters
+    ----------
+    W : ndarray of shape (K, m)
+        Nonnegative weights, a column per node or end.
+    row : int, optional
+        The entry to step down (default: each column's largest).
+
+    Returns
+    -------
+    ndarray of shape (K, m)
+        A copy of ``W``, capped.
+    """
+    W = np.array(W, dtype=float)
+    for e in range(W.shape[1]):
+        # (fsum gives the exact sum's sign: an excess below half an ulp of 1 rounds back to 1.0 in a float sum)
+        while math.fsum([*W[:, e], -1.0]) > 0.0:
+            k = int(np.argmax(W[:, e])) if row is None else row
+            W[k, e] = math.nextafter(W[k, e], -math.inf)
+    return W
 
 
 def columns(point, name):

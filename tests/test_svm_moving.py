@@ -278,3 +278,25 @@ def test_affine_weights_sum_to_at_most_one_exactly():
     for x, c in W.T:
         assert Fraction(x) + Fraction(c) <= 1
         assert Fraction(math.nextafter(x, math.inf)) + Fraction(c) > 1
+
+
+def test_cap_columns_sums_to_at_most_one_exactly_stepping_the_largest():
+    """``cap_columns`` leaves each column of three weights summing to at most 1 in exact arithmetic
+    (fractions) and changes only the largest entry of a column, by a few floats at most; columns
+    within 1 are unchanged."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(1)
+    W = rng.dirichlet(np.ones(3), size=2000).T  # float sums within a few ulps of 1, above or below
+    capped = moving.cap_columns(W)
+    changed = 0
+    for before, after in zip(W.T, capped.T):
+        assert sum(map(Fraction, after)) <= 1
+        moved = np.flatnonzero(before != after)
+        if sum(map(Fraction, before)) <= 1:
+            assert moved.size == 0
+        else:
+            changed += 1
+            assert moved.tolist() == [int(np.argmax(before))]
+            assert before[moved[0]] - after[moved[0]] <= 4 * np.spacing(before[moved[0]])
+    assert changed > 100  # the test sees columns above 1

@@ -22,7 +22,7 @@ from dataclasses import replace
 import numpy as np
 
 from approxpath.kernel_problem import KernelProblem
-from approxpath.moving import Moving, coefficient_rounding, is_moving, value_at
+from approxpath.moving import Moving, cap_columns, coefficient_rounding, is_moving, value_at
 from approxpath.numerics import dyadic_quantum, fp_margin, log_mid
 from approxpath.problem import Declaration
 from approxpath.registry import register
@@ -257,12 +257,8 @@ class KernelSVM(SVMExactSolves, SVMInterpolation, KernelProblem):
             top = float(np.max(A @ W[:, e] + fp_margin(2, 1.0) * (A @ W[:, e]) + A @ err))
             limit = C * (1.0 - _C_SAFETY)
             scales.append(limit / top if top > limit else 1.0)
-        W = W * np.array(scales)
-        for e in range(W.shape[1]):  # each column sums to at most 1 exactly (restrict's blossoms can round above)
-            while math.fsum([*W[:, e], -1.0]) > 0.0:  # (a smaller weight keeps the combination in the box)
-                k = int(np.argmax(W[:, e]))
-                W[k, e] = math.nextafter(W[k, e], -math.inf)
-        return Moving(dual.points, W, (lo, hi))
+        # each column sums to at most 1 exactly (restrict's blossoms can round above)
+        return Moving(dual.points, cap_columns(W * np.array(scales)), (lo, hi))
 
     def _rule_bias(self, primal, alpha, Kw, C, tau):
         """The bias rule's ``b`` at the path parameter ``tau``, given the dual ``alpha`` and
