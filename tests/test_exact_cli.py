@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from approxpath.cli import main
-from approxpath.data import make_classification
+from approxpath.data import make_classification, make_sinc
 from approxpath.exact import read_claimed, write_claimed
 from exact_helpers import wang_sinc
 
@@ -146,3 +146,31 @@ def test_a_constant_target_names_lambda_max_zero(tmp_path, capsys):
     assert main(["exact", "klasso", "--data", str(data), "--format", "csv", "--parameter", "lam",
                  "--bandwidth", "1", "--lam", "0.1", "--json"]) == 0
     assert _last_json(capsys)["ok"]
+
+
+@pytest.mark.parametrize("parameter, what, arrays", [("lam", "lambda-path", 8), ("bandwidth", "kernel path", 16)])
+def test_exact_paths_are_refused_before_their_arrays_when_memory_is_short(parameter, what, arrays, monkeypatch,
+                                                                        capsys, tmp_path):
+    """An exact path that would not fit is refused before its n x n arrays exist, naming the
+    estimate: 8 (lambda-path) or 16 (kernel path) arrays of n^2 floats, measured; it fits a
+    budget above that."""
+    from approxpath.exact import kernel_path, lambda_path
+    from approxpath.errors import InputError
+    from approxpath.memory import exact_bytes
+
+    n = 400
+    X, y = make_sinc(n=n, seed=0)
+    assert exact_bytes(n, parameter).parts[0][1] == arrays * 8.0 * n * n
+    budget = exact_bytes(n, parameter).total / 0.9
+    monkeypatch.setenv("APPROXPATH_MEMORY", str(0.99 * budget))
+    data = tmp_path / "s.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    fixed = (["--bandwidth", "1", "--range", "0.5", "1"] if parameter == "lam"
+             else ["--lam", "0.1", "--range", "1", "1.01"])
+    assert main(["exact", "klasso", "--data", str(data), "--parameter", parameter, *fixed]) == 2
+    assert f"the exact {what} with n = {n} needs about" in capsys.readouterr().err
+    run = (lambda: lambda_path(X, y, 1.0, 0.5)) if parameter == "lam" else (lambda: kernel_path(X, y, 0.1, (1.0, 1.01)))
+    with pytest.raises(InputError, match=f"the {what}'s n x n arrays"):
+        run()
+    monkeypatch.setenv("APPROXPATH_MEMORY", str(1.01 * budget))
+    assert run().t.size >= 2
