@@ -61,11 +61,16 @@ def _fresh(fn, *args):
         return pool.submit(fn, *args).result()
 
 
+def _span(lo, hi):
+    """``"1.1"`` or ``"1.1-2.0"``: a stored range of times (or of their ratios)."""
+    return f"{lo:.1f}" if lo == hi else f"{lo:.1f}-{hi:.1f}"
+
+
 def section_datasets(names):
     print("### Paper settings, eps = 0.125, each data set in a fresh process (timed after a warm-up path on "
           "24 points: imports excluded)\n")
-    print("(reference wall s: the paper's code, measured once on another day and stored in _common.REFERENCE_WALL; "
-          "it is not run here)\n")
+    print("(reference wall s: the paper's code, whole process, the range of its runs on another day, stored in "
+          "_common.REFERENCE_WALL; it is not run here)\n")
     print("| data | n | exact solves | pieces | certified | wall s | exact solves s | certification share "
           "| peak RSS MiB | reference wall s (stored) | reference / ours | `paper` strategy wall s | default / paper |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -73,7 +78,7 @@ def section_datasets(names):
         r = _fresh(_path_job, name, "interpolate", EPS, None, 1, 0)
         ref = REFERENCE_WALL.get(name)
         paper = _fresh(_path_job, name, "paper", EPS, None, 1, 0) if r["n"] <= 2500 else None
-        ref_cells = (f"{ref}", f"{ref / r['wall']:.1f}x") if ref else ("–", "–")
+        ref_cells = (_span(*ref), _span(*(x / r["wall"] for x in ref)) + "x") if ref else ("–", "–")
         paper_cells = (f"{paper['wall']:.2f}", f"{r['wall'] / paper['wall']:.2f}") if paper else ("–", "–")
         print(f"| {name} | {r['n']} | {r['solves']} | {r['pieces']} | {'yes' if r['certified'] else 'NO'} "
               f"| {r['wall']:.2f} | {r['solve']:.2f} | {r['certify'] / r['wall']:.0%} | {r['rss']:.0f} "
