@@ -73,5 +73,5 @@ def machine():
 
 
 def within(count, ref, share=0.2, slack=2):
-    """The acceptance rule of the core issue: within 20 % or +-2 of the reference."""
+    """The acceptance rule of the reference counts: within 20 % or +-2 of the reference."""
     return abs(count - ref) <= max(share * ref, slack)

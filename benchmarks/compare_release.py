@@ -192,8 +192,9 @@ def main(argv=None):
     np.savetxt(scratch / "sinc.csv", np.column_stack([X, y]), delimiter=",")
 
     names = list(versions) + (["paper"] if args.paper else [])
-    print("| figure | " + " | ".join(names) + " | " + " | ".join(f"main / {v}" for v in names[1:]) + " |")
-    print("|---|" + "---|" * (2 * len(names) - 1))
+    head = ["figure", *names, *(f"main / {v}" for v in names[1:])]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
     results = {}
     for fig, (kind, how) in figures(scratch).items():
         if args.only and not any(fig == o or fig.startswith(o) for o in args.only):
@@ -223,7 +224,7 @@ def main(argv=None):
             a, b = runs["main"][0], runs[names[1]][0]
             same = (a.get("solves"), a.get("pieces")) == (b.get("solves"), b.get("pieces"))
             ratios[0] += " (same solves and pieces)" if same else " (solves or pieces differ)"
-        print(f"| {fig} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |", flush=True)
+        print("| " + " | ".join([fig, *cells, *ratios]) + " |", flush=True)
     if "cli klasso sinc" in results and "cli klasso sinc --out" in results:
         over = {v: _ratio(results["cli klasso sinc --out"][v], results["cli klasso sinc"][v]) for v in versions}
         print("\n--out overhead (whole process with / without): " + ", ".join(f"{v} {r}" for v, r in over.items()))

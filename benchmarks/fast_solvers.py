@@ -4,12 +4,12 @@ QP / the primal LP, klasso's active-set polish, restoration and our gap) against
 solvers of ``approxpath.solvers.lasso`` / ``approxpath.solvers.lp``, cold and warm-started
 from the previous bandwidth's solution, each followed by the same restoration and gap.
 
-The bandwidths are the exact-solve points of 0.3.2 paths on the issue's set-up (sinc data,
+The bandwidths are the exact-solve points of 0.3.2 paths on the set-up of docs/benchmarks.md (sinc data,
 10 % outliers, lambda = 0.1, t in [2^-3, 2^5], eps = 0.05: klasso at n = 400, 71 points;
 robust_l1 at n = 100, 72 points), walked in increasing order (a path's nearest anchor is the
 natural warm start).  Every (problem, n) runs in its own process, which reports its peak
 resident memory.  ``--paths N ...`` also runs whole paths at those n with the fast solvers
-wired in by a subclass (the integration the report recommends) next to 0.3.2's;
+wired in by a subclass next to 0.3.2's;
 ``--basis N`` prints how a robust_l1 pair carried by its simplex basis degrades with the
 distance from its anchor, against the anchor's own pair.
 

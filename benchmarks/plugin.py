@@ -7,8 +7,8 @@ problems declared only in CVXPY.
   off, against the same problems certified, on every strategy (pieces, exact solves, wall).
 * ``families``: paths of the kernel problems with the gaussian, laplacian and precomputed
   kernels (ionosphere for the SVM when the LIBSVM files are there, else synthetic data).
-* ``cvxpy``: the worked CVXPY elastic net and lasso over lambda (certified) and a kernel smoother
-  over the bandwidth (sampled), against the built-in klasso/kernel ridge where comparable.
+* ``cvxpy``: the worked CVXPY elastic net and lasso over lambda and a kernel smoother over the
+  bandwidth (every piece sampled), against the built-in klasso/kernel ridge where comparable.
 
 Wall times are medians of ``--repeat`` runs, interleaved; read them as ratios within one table.
 """

@@ -89,6 +89,8 @@ def main(argv=None):
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="regression_speed_"))
     workdir.mkdir(parents=True, exist_ok=True)
     base = args.base if args.base and Path(args.base).exists() else None
+    if args.base and base is None:
+        print(f"(no base version: {args.base} does not exist; pass --base to compare)", flush=True)
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           f"workdir {workdir}", flush=True)
     print("| problem | n | version | exact solves | pieces | wall s | CPU s | solves s | certification s "

@@ -21,8 +21,8 @@ parameter, the certified delta, and the criterion at the choice computed here af
   ``git archive <commit> | tar -x -C DIR``, then ``ln -s ../problems DIR/approxpath/problems``,
   the layout the package installs), interleaved with the others.
 * ``--box``: LIBSVM's tools/grid.py box (log2 C in -5..15 step 2, log2 gamma in 3..-15 step -2)
-  through GridSearchCV on the same folds (:func:`box_rows`, where the certified 2-D selection
-  joins once it exists).
+  through GridSearchCV on the same folds (:func:`box_rows`; the certified 2-D selection over
+  that box is ``benchmarks/surface_vs_grid.py``'s).
 """
 
 import argparse
@@ -215,8 +215,8 @@ def svm_rows(names, k, timeout, points=(30, 100), before=None):
 
 
 def box_rows(names, k, timeout):
-    """The grid.py box: GridSearchCV over its 110 (C, gamma) on the same folds.  The certified
-    2-D selection joins here as a second method once it exists."""
+    """The grid.py box: GridSearchCV over its 110 (C, gamma) on the same folds (the certified
+    2-D selection over it: ``benchmarks/surface_vs_grid.py``)."""
     print("| data | method | wall s | CPU s | C | gamma | CV error (own) |")
     print("|---|---|---|---|---|---|---|")
     for name in names:

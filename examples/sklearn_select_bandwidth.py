@@ -31,8 +31,8 @@ def main(argv=None):
 
     X, y = make_classification(n=200, d=2, seed=0)
     X_test, y_test = make_classification(n=1000, d=2, seed=1)
-    # (the automatic range starts at t = 0.35, where the validation error is already at its lowest:
-    # the estimator would warn that a smaller t might do as well; this range holds the whole valley)
+    # (the automatic range starts at t = 0.35 and its choice lies near that end, so the estimator
+    # would warn that a smaller t might do as well; this range holds the whole valley)
     clf = KernelPathSVC(C=1.0, t_range=(2**-6, 2**6), random_state=0).fit(X, y)
     path = clf.path_
     print(f"KernelPathSVC: path over t in [{clf.t_range_[0]:.3g}, {clf.t_range_[1]:.3g}] with eps = {clf.eps_:g}: "
