@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .errors import InputError
 
-__all__ = ["Estimate", "path_bytes", "verify_bytes", "exact_bytes", "available_bytes", "check_fits", "human",
+__all__ = ["Estimate", "path_bytes", "verify_bytes", "exact_bytes", "check_problem_fits", "available_bytes", "check_fits", "human",
            "kernels_mode", "KERNEL_MODES", "libsvm_cache_bytes", "split_worker_bytes", "solve_kernel_fits"]
 
 #: Bytes of one dense n x n float64 array, in units of which the parts below are counted.
@@ -286,6 +286,14 @@ def path_bytes(problem, workers=1):
     if copies == 1:
         return Estimate(per_process)
     return Estimate(tuple((f"{what} x {copies} processes", copies * b) for what, b in per_process))
+
+
+def check_problem_fits(problem, workers=1):
+    """:func:`check_fits` of :func:`path_bytes`: what a path, a surface or a selection without
+    paths (their exact optima, cached kernels and distances are a path's) needs of ``problem``'s
+    data, refused with the estimate before anything large is allocated."""
+    check_fits(path_bytes(problem, workers), f"{problem.name} with n = {problem.n}",
+               "use fewer samples, fewer workers, or a machine with more memory")
 
 
 def exact_bytes(n, parameter):

@@ -150,7 +150,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         (:func:`approxpath.memory.path_bytes`, checked before anything large is allocated), or a
         bound that comes out NaN (the data's scale or the range overflow double precision).
     """
-    from ..memory import check_fits, path_bytes
+    from ..memory import check_problem_fits
 
     lo, hi = _check_args(problem, eps, interval)
     relative, progress = flag("relative", relative), flag("progress", progress)
@@ -179,8 +179,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
     budget = Budget(count("max_solves", max_solves), count("max_pieces", max_pieces), solve_time_limit)
     if solve_time_limit is not None and not (is_real(solve_time_limit) and solve_time_limit > 0):
         raise InputError(f"solve_time_limit must be a positive number of seconds or None; got {solve_time_limit!r}")
-    check_fits(path_bytes(problem, workers if executor is None else 1), f"{problem.name} with n = {problem.n}",
-               "use fewer samples, fewer workers, or a machine with more memory")
+    check_problem_fits(problem, workers if executor is None else 1)
     args = (float(eps), bool(relative), strategy, solver, budget)
     # the kernel products run where compute.products_on decides (the Dask workers with split_products,
     # a GPU) until the certificate's meta is made

@@ -241,6 +241,10 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         no_path = hasattr(bound, "node_pair") and (not validation or hasattr(bound, "prediction_enclosure"))
     else:
         no_path = hasattr(bound, "prediction_box" if validation else "box_enclosure")
+    if no_path:  # (the paths check their own)
+        from ..memory import check_problem_fits
+
+        check_problem_fits(problem)
     bar = delta_bar(progress, tol, f"select {problem.name}",
                     "first cells" if no_path else f"first paths ({len(problems)})")
     try:

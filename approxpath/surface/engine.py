@@ -141,6 +141,9 @@ class Engine:
         self.problems = list(problems)
         for p in self.problems:
             check_bandwidth_problem(p)
+        from ..memory import check_problem_fits
+
+        check_problem_fits(max(self.problems, key=lambda p: p.n))  # (the folds' paths, one at a time)
         self.solver = None if solver is None else tuple(self.problems[0].backend_names(solver))
         self.max_solves = int(max_solves)
         self._at = [{} for _ in self.problems]

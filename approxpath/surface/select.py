@@ -353,6 +353,9 @@ def _no_path(problem, criterion, sense, bandwidths, weights, tol, max_solves, st
     """A closed-form criterion (or the validation loss of ``box``'s ``nodes``, with its first
     spacing ``t_width``) over the box, from exact optima at the cells' corners
     (:func:`~.nodes.select_box`)."""
+    from ..memory import check_problem_fits
+
+    check_problem_fits(problem)
     bar = delta_bar(progress, tol, f"select {problem.name} over two parameters", "first cells")
     try:
         result, sides, reason, spent = select_box(problem, criterion, sense, bandwidths, weights, tol, max_solves,
