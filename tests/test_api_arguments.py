@@ -66,6 +66,9 @@ def test_validation_data_must_be_finite_and_nonempty(ridge_path):
         validation_curve(ridge_path, np.empty((0, 1)), np.empty(0))
     with pytest.raises(InputError, match="map class labels to numbers"):
         validation_curve(ridge_path, Xv, np.where(yv > 0, "a", "b"))
+    for ts in ([], [1.0, np.nan]):  # (an empty list crashed in best_t)
+        with pytest.raises(InputError, match="ts must hold at least one finite parameter value"):
+            validation_curve(ridge_path, Xv, yv, ts=ts)
 
 
 def test_an_estimator_refuses_nan_validation_targets():

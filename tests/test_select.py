@@ -522,6 +522,17 @@ def test_shuffle_is_refused_where_it_would_be_ignored(sinc):
             approxpath.select_surface(problem, criterion, bandwidths=(0.2, 20.0), weights=(0.01, 1.0), **kw)
 
 
+def test_a_hold_out_half_is_refused_not_ignored(sinc):
+    """A y_val without X_val (or the reverse) was ignored: the closed-form LOOCV ran instead."""
+    X, y = sinc
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    for kw, alone in [(dict(y_val=y), "y_val"), (dict(X_val=X), "X_val")]:
+        with pytest.raises(approxpath.InputError, match=f"pass X_val and y_val together \\(got {alone} alone\\)"):
+            select(problem, eps=1e-3, interval=(0.2, 20.0), **kw)
+        with pytest.raises(approxpath.InputError, match=f"got {alone} alone"):
+            approxpath.select_surface(problem, bandwidths=(0.2, 20.0), weights=(0.01, 1.0), **kw)
+
+
 def test_integer_cv_needs_no_scikit_learn():
     import subprocess
     import sys

@@ -103,7 +103,7 @@ def _select_args(p, cls, argv=()):
                    help="error, mae, mse (with --cv) or a closed-form criterion of the problem (kernel_ridge: "
                         "loocv, gcv, lml); default: the problem's first")
     p.add_argument("--cv", type=int, default=None, metavar="K",
-                   help="K-fold cross-validation (stratified for labels); without it the problem's closed-form criterion")
+                   help="K-fold cross-validation (stratified for the 0-1 error); without it the problem's closed-form criterion")
     p.add_argument("--shuffle", type=int, default=None, metavar="SEED",
                    help="shuffle the points before --cv splits them, as scikit-learn's KFold(K, shuffle=True, "
                         "random_state=SEED) (default: folds of consecutive points, as in the file)")

@@ -169,7 +169,12 @@ def validation_curve(path, X_val, y_val, criterion=None, selection="pieces", n_g
     X_val, y_val = check_validation(X_val, y_val, problem.X.shape[1])
     if criterion == "error" and not np.all(np.isin(y_val, (-1.0, 1.0))):
         raise InputError("criterion 'error' needs validation labels in {-1, +1}: map the classes first")
-    ts = evaluation_points(path, selection, n_grid) if ts is None else np.sort(np.asarray(ts, dtype=float))
+    if ts is None:
+        ts = evaluation_points(path, selection, n_grid)
+    else:
+        ts = np.sort(np.asarray(ts, dtype=float).ravel())
+        if ts.size == 0 or not np.all(np.isfinite(ts)):
+            raise InputError(f"ts must hold at least one finite parameter value; got {ts.size} values")
     loss = np.array([validation_loss(criterion, y_val, problem.predict(path.primal(t), t, X_val)) for t in ts])
     pieces = [path.piece_at(t) for t in ts]
     return ValidationCurve(t=ts, loss=loss, gap_bound=np.array([p.gap_bound for p in pieces]),

@@ -13,7 +13,7 @@ from ..errors import InputError
 from ..kernel_families import submatrices_of_checked
 from ..validate import check_validation
 
-__all__ = ["check_shuffle", "default_criterion", "fold_problems"]
+__all__ = ["check_shuffle", "default_criterion", "fold_problems", "validation_given"]
 
 
 def default_criterion(problem, criterion, validation, closed):
@@ -56,6 +56,16 @@ def check_shuffle(cv, X_val, shuffle):
             "a hold-out set X_val has none" if X_val is not None else "pass cv=K" if cv is None else
             f"cv={cv!r} is not one: shuffle the splitter itself (e.g. KFold(5, shuffle=True, random_state=0))"))
     _random_state(shuffle)
+
+
+def validation_given(cv, X_val, y_val, shuffle):
+    """Whether the criterion is a validation loss (``cv`` or a hold-out set), after
+    :class:`InputError` where ``X_val`` and ``y_val`` do not come together (a ``y_val`` alone
+    would be ignored) or :func:`check_shuffle` refuses ``shuffle``."""
+    if (X_val is None) != (y_val is None):
+        raise InputError(f"pass X_val and y_val together (got {'y_val' if X_val is None else 'X_val'} alone)")
+    check_shuffle(cv, X_val, shuffle)
+    return cv is not None or X_val is not None
 
 
 def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):

@@ -63,7 +63,8 @@ class Selection(SelectionResult):
         of the path's models at ``t`` (both ends, up to a rounding allowance).
     delta : float
         No parameter of the interval has a criterion better than the one at ``t`` by more than
-        ``delta`` (``nan`` for a sampled criterion: nothing is proven).
+        ``delta``: to minimize, every one has at least ``value[0] - delta`` (``nan`` for a
+        sampled criterion: nothing is proven).
     criterion : str
     sense : {"min", "max"}
     tol : float

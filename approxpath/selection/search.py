@@ -26,7 +26,7 @@ from ..progress import delta_bar, shown_name
 from .advice import RangeWarning, ShortfallWarning
 from .branch import Search, oriented
 from .cover import ClosedForm, Sampled, Tracks, Validation
-from .folds import check_shuffle, default_criterion, fold_problems
+from .folds import default_criterion, fold_problems, validation_given
 from .nodes import BandwidthFolds, NodeClosedForm
 from .result import Selection
 
@@ -224,8 +224,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     count("workers", workers)
     bound = problem.bound
     closed = getattr(bound, "CLOSED_FORM_CRITERIA", {})
-    validation = cv is not None or X_val is not None
-    check_shuffle(cv, X_val, shuffle)
+    validation = validation_given(cv, X_val, y_val, shuffle)
     criterion = default_criterion(problem, criterion, validation, closed)
     if validation:
         problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)

@@ -30,7 +30,7 @@ from ..progress import delta_bar
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..numerics import log_mid
 from ..selection.losses import error_levels, loss_totals
-from ..selection.folds import check_shuffle, default_criterion, fold_problems
+from ..selection.folds import default_criterion, fold_problems, validation_given
 from ..selection.advice import RangeWarning, ShortfallWarning, said_apart
 from ..selection.search import default_eps, no_smaller_gap
 from ..validate import positive_range
@@ -250,8 +250,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     if solver is not None:
         problem.backend_names(solver)  # (a name checked before the first solve, not at it)
     closed = getattr(problem.bound, "CLOSED_FORM_CRITERIA", {})
-    validation = cv is not None or X_val is not None
-    check_shuffle(cv, X_val, shuffle)
+    validation = validation_given(cv, X_val, y_val, shuffle)
     if not validation and not hasattr(problem.bound, "box_enclosure"):
         raise InputError(f"selection over two parameters of {problem.name} needs a validation loss: pass cv=5 (or "
                          "X_val, y_val)")
