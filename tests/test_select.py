@@ -626,6 +626,17 @@ def test_a_refinement_over_the_budget_left_is_counted_and_the_others_are_kept(mo
     assert 100 <= len(points) <= s.exact_solves <= len(calls)
 
 
+def test_a_rounds_refinements_share_the_budget_left():
+    """Each refinement of a round was given all the solves left, so a round of several spent
+    several times the budget: max_solves = 800 ended after 2,461 exact solves.  Now they share
+    what is left (the smallest caps first): the search ends near the budget."""
+    X, y = make_classification(n=32, d=3, seed=104, separation=1.0997925932155512)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=5.24, bias="fixed")
+    with pytest.warns(approxpath.selection.ShortfallWarning, match="the budget max_solves = 800 is spent"):
+        s = select(problem, cv=3, interval=(0.1, 100.0), tol=0.02, strict=False, max_solves=800)
+    assert 800 <= s.exact_solves <= 1000
+
+
 def test_the_tol_advised_is_never_below_delta():
     """"delta = 0.01 > tol = 0.01 ... raise tol to 0.01" (delta 0.0100000000000016): the advice
     could not help.  The tol named is two significant digits rounded up."""

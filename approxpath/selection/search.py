@@ -298,13 +298,15 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         refine = dict(path_options, relative=False, max_solves=max(2, max_solves - tracks.solves))
         caps = [max(_JOB_MIN, _JOB_GROWTH * len({x for piece, _, _ in tracks.over(k, a, b) for x in piece.anchors}))
                 for k, a, b, _ in jobs]
-        budgets = [min(c, refine["max_solves"]) for c in caps]
+        budgets = _shares(caps, refine["max_solves"])
         refused = []
         got = _run_paths([tracks.problems[k] for k, *_ in jobs], [(a, b) for _, a, b, _ in jobs],
                          [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine, refused, budgets)
         for i, exc in refused:
-            stuck.append(exc)
             tracks.solves += len(getattr(exc, "solves", ()))  # (kept as seeds by _run_paths)
+            if isinstance(exc, BudgetExceededError) and budgets[i] < min(caps[i], refine["max_solves"]):
+                continue  # its share of the round ran out, not the budget: the next round asks again, seeded
+            stuck.append(exc)
             if isinstance(exc, BudgetExceededError) and budgets[i] < caps[i]:
                 exc.left = refine["max_solves"]  # (the search stops after this round)
             else:  # below the solves' floor, or past its own cap: refused alone
@@ -359,6 +361,18 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
             raise short.error(result)
         warnings.warn(short, stacklevel=4)  # (_select, select, its decorator: the caller's line)
     return result
+
+
+def _shares(caps, left):
+    """Exact-solve budgets of one round's refinements: the ``left`` solves shared out, the
+    smallest caps first (each at most its cap, and an equal share of what the smaller ones left;
+    at least 2, a path's two ends), so that a round spends about what is left, not that for
+    each of its refinements."""
+    out, rest = [0] * len(caps), int(left)
+    for j, i in enumerate(sorted(range(len(caps)), key=caps.__getitem__)):
+        out[i] = min(caps[i], max(2, rest // (len(caps) - j)))
+        rest = max(rest - out[i], 0)
+    return out
 
 
 def _check_path_options(options):
