@@ -637,6 +637,19 @@ def test_a_rounds_refinements_share_the_budget_left():
     assert 800 <= s.exact_solves <= 1000
 
 
+def test_a_refinement_stuck_next_to_an_exact_solve_is_not_covered_backwards():
+    """A C path at C ~ 1e-10 with eps ~ 5e-21 (a refinement's) got stuck a few floats before the
+    exact solve ending its segment; the next solve went to the middle of the whole segment,
+    below where it was stuck, and the cover ran from 2.49e-10 back to 1.61e-10: a
+    WeakDualityError blaming the SVM's restoration.  Now the selection ends with the floor
+    named."""
+    X, y = make_classification(n=30, seed=0)
+    problem = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=1.0)
+    with pytest.warns(approxpath.selection.ShortfallWarning, match="the exact solves certify no smaller gap"):
+        s = select(problem, cv=3, interval=(1e-12, 1e-9), strict=False)
+    assert s.kind == "certified" and 0.0 <= s.value[0] <= s.value[1] <= 1.0
+
+
 def test_the_tol_advised_is_never_below_delta():
     """"delta = 0.01 > tol = 0.01 ... raise tol to 0.01" (delta 0.0100000000000016): the advice
     could not help.  The tol named is two significant digits rounded up."""

@@ -297,9 +297,11 @@ class TwoSided(Strategy):
                 right = min((x for x in run.anchors if right < x <= b), default=b)
                 continue
             m = run.mid(stuck, right)
-            if not stuck < m < right:
-                m = run.mid(left, right)
-            if run.solvable(m) is None:  # nothing solves there: cover what we can, mark the rest
+            if not stuck < m < right:  # a few floats apart: the log middle rounds to an end
+                m = stuck + 0.5 * (right - stuck)
+            # no float between them (the middle of [left, right] would lie below stuck: a reversed
+            # cover), or nothing solves there: cover what we can, mark the rest
+            if not stuck < m < right or run.solvable(m) is None:
                 pieces += cert.cover(stuck, right, cert.candidates(left, right, interpolate))[0]
                 start = left = right
                 right = min((x for x in run.anchors if right < x <= b), default=b)
