@@ -78,7 +78,8 @@ def fitting(fit):
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
                 elif isinstance(w.message, RangeWarning):
                     text = w.message.text(type(self).__name__, self._range_name)
-                    warnings.warn(RangeWarning(text, w.message.choice, w.message.sides), stacklevel=2)
+                    warnings.warn(RangeWarning(text, w.message.choice, w.message.sides, w.message.undecided),
+                                  stacklevel=2)
                 elif isinstance(w.message, ShortfallWarning):  # (a selection's shortfall, kept: strict=False)
                     warnings.warn(w.message.renamed(who=type(self).__name__, tol=self._TOL,
                                                     smaller=f"narrow {self._RANGE} or t_range"), stacklevel=2)

@@ -417,9 +417,15 @@ def test_a_selections_advice_names_the_flags():
     assert as_advice(short) == ("select: delta = 1 > --tol = 0.1: spent {braces}; raise --max-solves or --tol, or "
                                 "choose a smaller --range or --weights")
     assert as_advice(UserWarning("other")) == "other"
+    # an end left undecided (held-out points no exact solve settles): widening would not help
+    undecided = RangeWarning("select: ...", "the chosen t = 2", [("bandwidth", "upper", 1024.0)], undecided=True)
+    assert as_advice(undecided).endswith("at the upper end of --range, 1024, where the exact solves leave the "
+                                         "criterion undecided: a better value there or beyond it is not ruled out, "
+                                         "and a wider --range would not decide it; narrow --range to leave that end "
+                                         "out if it is of no interest")
     import pickle  # (scikit-learn's workers send warnings back pickled: they failed to unpickle)
 
-    for w in (edge, box, short, short.renamed(tol="cv_tol")):
+    for w in (edge, box, undecided, short, short.renamed(tol="cv_tol")):
         back = pickle.loads(pickle.dumps(w))
         assert type(back) is type(w) and str(back) == str(w) and vars(back) == vars(w)
 

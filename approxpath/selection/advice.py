@@ -27,14 +27,16 @@ class RangeWarning(UserWarning):
     beyond it.  Besides its message it says where, for callers that name the range otherwise
     (:meth:`text`): ``choice``, the choice in words (``"the chosen t = 0.5"``), and ``sides``,
     triples ``(parameter, "lower" or "upper", end)`` with the parameter ``"bandwidth"`` (or the
-    path's parameter) or the weight's name, and the end's value."""
+    path's parameter) or the weight's name, and the end's value; ``undecided``: the criterion is
+    left undecided at that end (its cell there is wider than the δ reached: held-out predictions
+    that no exact solve settles), so a wider range would not decide it either."""
 
-    def __init__(self, message, choice, sides):
+    def __init__(self, message, choice, sides, undecided=False):
         super().__init__(message)
-        self.choice, self.sides = choice, tuple(sides)
+        self.choice, self.sides, self.undecided = choice, tuple(sides), bool(undecided)
 
     def __reduce__(self):  # (pickled as made: a worker's warning reaches its caller whole)
-        return type(self), (str(self), self.choice, self.sides)
+        return type(self), (str(self), self.choice, self.sides, self.undecided)
 
     def text(self, who, name):
         """The message said by ``who`` (``"KernelPathSVC"``) with ``name(parameter)`` for the
@@ -44,6 +46,10 @@ class RangeWarning(UserWarning):
                             for (range_name, side, _), end in zip(names, said_apart([e for *_, e in names])))
         widen = " and ".join(dict.fromkeys(range_name for range_name, *_ in names))
         it = "it" if len(names) == 1 else "them"
+        if self.undecided:
+            return f"{who}: {self.choice} may be matched at {ends}, where the exact solves leave the criterion " \
+                   f"undecided: a better value there or beyond {it} is not ruled out, and a wider {widen} would not " \
+                   f"decide it; narrow {widen} to leave that end out if it is of no interest"
         return f"{who}: {self.choice} may be matched at {ends}: the criterion may be better beyond {it}; widen " \
                f"{widen} past {it}"
 

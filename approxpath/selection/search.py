@@ -346,7 +346,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
 
     search, t, value, delta = single_threaded(run)
     if not sampled:
-        _warn_edge(search, value, t, lo, hi, problem.parameter)
+        _warn_edge(search, value, delta, t, lo, hi, problem.parameter)
     value, (low, high) = oriented(crit.sense, *value), oriented(crit.sense, search.lo, search.hi)
     certified = not sampled and bool(np.all(search.cert))
     result = Selection(t=float(t), value=(float(value[0]), float(value[1])),
@@ -432,16 +432,22 @@ def no_smaller_gap(exc, parameter):
             f"{exc.t:.6g} the gap bound is {exc.gap:.3g}, where the refinement needed {exc.allowed:.3g} or less)")
 
 
-def _warn_edge(search, value, t, lo, hi, parameter):
+def _warn_edge(search, value, delta, t, lo, hi, parameter):
     """Warn when the choice lies in a cell at an end of the interval, or that cell may do at
     least as well as the choice can (:meth:`.branch.Search.open_end`, after the search refined it): the
-    criterion may keep improving beyond that end.  (An end cell that only overlaps the choice's
-    enclosure is within delta like any other and is not worth a warning.)"""
+    criterion may keep improving beyond that end; or, where that cell is wider than both δ and
+    tol (what no exact solve settled), that it is undecided there.  (An end cell that only
+    overlaps the choice's enclosure is within delta like any other and is not worth a warning.)"""
     edges, open_end = search.edges, search.open_end(t, value)
     for i, end, side, inside in ((0, lo, "lower", t <= edges[1]), (search.lo.size - 1, hi, "upper", t >= edges[-2])):
         if inside or i == open_end:
             choice = f"the chosen {shown_name(parameter)} = {t:.6g}"
-            warnings.warn(RangeWarning(f"select: {choice} may be matched at the interval's {side} end {end:.6g}: the "
-                                       "criterion may be better beyond it; widen the interval past that end", choice,
-                                       [(parameter, side, end)]), stacklevel=5)  # (the caller of select's decorator)
+            undecided = not inside and search.hi[i] - search.lo[i] > max(delta, search.tol)
+            why = ("where the exact solves leave the criterion undecided: a better value there or beyond it is not "
+                   "ruled out, and a wider interval would not decide it; narrow the interval to leave that end out if "
+                   "it is of no interest") if undecided else \
+                ": the criterion may be better beyond it; widen the interval past that end"
+            warnings.warn(RangeWarning(f"select: {choice} may be matched at the interval's {side} end {end:.6g}"
+                                       f"{', ' if undecided else ''}{why}", choice, [(parameter, side, end)], undecided),
+                          stacklevel=5)  # (the caller of select's decorator)
             return
