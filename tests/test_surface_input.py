@@ -109,6 +109,11 @@ def test_a_weight_range_past_double_precision_stops_naming_it_not_certified(sinc
                  "--weights", "1", "1e160", "--range", "1", "2", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "came out NaN" in err
+    # lam from 1e200: the rounding of K + lam I squared raised OverflowError (a traceback, exit 70)
+    for kw in (dict(), dict(cv=3, shuffle=0)):
+        with pytest.raises(NonFiniteBound, match=r"lam in \[1e\+200, 1e\+201\]: .* narrow the box"):
+            approxpath.select_surface(problem, "mse" if kw else "loocv", bandwidths=(0.5, 2.0), weights=(1e200, 1e201),
+                                      **kw)
 
 
 def test_the_command_refuses_a_weight_range_below_double_precision(sinc_csv, capsys):
