@@ -160,3 +160,15 @@ def test_a_refinement_past_its_own_cap_is_refused_alone():
             continue
         i = min(int(np.searchsorted(s.edges, C, side="right")) - 1, s.lo.size - 1)
         assert s.lo[i] - 1e-15 <= value <= s.hi[i] + 1e-15 and value + 1e-15 >= s.value[1] - s.delta, C
+
+
+def test_a_floor_that_no_eps_meets_gives_no_eps_to_use():
+    """Identical points (a constant kernel) whose exact solve at t = 0.5 lies in K's null space
+    (c = 0, as optimal as y / lam there): no piece next to it met a relative eps, and the error
+    advised "use eps >= inf"."""
+    problem = approxpath.get_problem("kernel_ridge")(np.full((4, 1), 0.5), np.array([1.0, -1.0, 1.0, -1.0]),
+                                                     lam=0.127168)
+    with pytest.raises(EpsilonTooSmallError, match="relative cannot be met: no piece next to the exact "
+                                                              "solve at t = 0.5 is certified however narrow") as info:
+        approxpath.approximate_path(problem, 0.025, interval=(0.5, 2.0), relative=True)
+    assert "inf" not in str(info.value)

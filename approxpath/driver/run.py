@@ -302,11 +302,12 @@ class Run:
         """The :class:`EpsilonTooSmallError` where no piece next to the exact solve at ``t``,
         however narrow, is certified: the best bound there is ``ratio`` times the target."""
         need = ratio * self.eps / _ANCHOR_SHARE
+        at = f"no piece next to the exact solve at {shown_name(self.problem.parameter)} = {t:.6g} is certified"
         exc = EpsilonTooSmallError(
-            f"{self._eps_text()} is too small: no piece next to the exact solve at "
-            f"{shown_name(self.problem.parameter)} = {t:.6g} is certified however narrow (the best bound there is "
-            f"{ratio:.3g} times the target: its rounding allowances do not shrink with the piece); use "
-            f"{self._advise(need)}")
+            f"{self._eps_text()} is too small: {at} however narrow (the best bound there is {ratio:.3g} times the "
+            f"target: its rounding allowances do not shrink with the piece); use {self._advise(need)}"
+            if math.isfinite(need) else  # (a target of 0: no eps of this kind can be met there)
+            f"{self._eps_text()} cannot be met: {at} however narrow (its target there is 0 or its bound not finite)")
         goal = self.target(self.anchors[t], t, t)
         exc.t, exc.gap, exc.allowed = t, ratio * goal, goal  # (as in exact)
         exc.needed = ratio * goal / _ANCHOR_SHARE / self.share[0]
