@@ -18,6 +18,14 @@ def test_surface_writes_a_certificate_that_verifies(classes_csv, tmp_path, capsy
     assert summary["certified"] and summary["weight"] == "c" and summary["cells"] >= 1
     assert main(["verify", out, "--data", classes_csv]) == 0
     assert "certified" in capsys.readouterr().out
+    # a box required of it: --interval (the bandwidths) with --weights; a wider weight range fails
+    assert main(["verify", out, "--data", classes_csv, "--interval", "0.5", "2", "--weights", "0.5", "2"]) == 0
+    capsys.readouterr()
+    assert main(["verify", out, "--data", classes_csv, "--interval", "0.5", "2", "--weights", "0.5", "4"]) == 1
+    assert "required the box [0.5, 2] x [0.5, 4], but the certificate covers [0.5, 2] x [0.5, 2]" in \
+        capsys.readouterr().out
+    assert main(["verify", out, "--data", classes_csv, "--weights", "0.5", "2"]) == 2
+    assert "--weights LO HI requires a surface's weights; give its bandwidths too" in capsys.readouterr().err
 
 
 def test_select_over_two_parameters(classes_csv, capsys):
@@ -151,6 +159,10 @@ def test_verify_s_interval_is_named_as_its_own_flag(sinc_csv, tmp_path, capsys):
     assert main(["verify", cert, "--interval", "2", "1", "--data", str(sinc_csv), "--format", "csv"]) == 2
     err = capsys.readouterr().err
     assert "--interval must satisfy lo <= hi" in err and err.count("\n") == 1
+    # a box of both parameters required of a path is not met (it was ignored: OK)
+    assert main(["verify", cert, "--interval", "1", "2", "--weights", "0.05", "0.2", "--data", str(sinc_csv),
+                 "--format", "csv", "--no-progress"]) == 1
+    assert "required a box of both parameters, but the certificate is a path over bandwidth" in capsys.readouterr().out
 
 
 def test_a_shortfall_over_both_parameters_names_the_budget_s_flag(sinc_csv, capsys):
@@ -160,3 +172,10 @@ def test_a_shortfall_over_both_parameters_names_the_budget_s_flag(sinc_csv, caps
                  "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "the budget --max-solves = 330 was spent; raise --max-solves or --tol" in err and "max_solves" not in err
+
+
+def test_over_naming_a_parameter_twice_is_refused(sinc_csv, capsys):
+    """--over lam,bandwidth,bandwidth ran as lam,bandwidth; bandwidth,bandwidth gave a --weights message."""
+    for over in ("lam,bandwidth,bandwidth", "bandwidth,bandwidth"):
+        assert main(["select", "kernel_ridge", "--data", str(sinc_csv), "--over", over, "--weights", "1e-2", "1"]) == 2
+        assert f"--over names a parameter twice ({over})" in capsys.readouterr().err

@@ -107,6 +107,17 @@ def test_surface_selection_label_claims_no_other_kernel():
     told = plot_surface_selection(s, kernel=problem).axes[0].get_xlabel()
     assert r"\|_1" in told and r"\|^2" not in told
     assert r"\|_1" in plot_surface_selection(s, kernel="laplacian").axes[0].get_xlabel()
+    # arguments it cannot draw: one line each (kernel=3 raised AttributeError; "bogus" drew the Gaussian's label)
+    from approxpath.errors import InputError
+    from approxpath.surface.figures import plot_surface
+
+    for kw, match in ((dict(kernel=3), "kernel must be one of gaussian"), (dict(kernel="bogus"), "got 'bogus'"),
+                      (dict(value="mid"), "value must be 'hi' or 'lo'")):
+        with pytest.raises(InputError, match=match):
+            plot_surface_selection(s, **kw)
+    with pytest.raises(InputError, match="plot_surface draws a Surface .* got SurfaceSelection .draw a "
+                                         "SurfaceSelection with plot_surface_selection"):
+        plot_surface(s)
 
 
 def test_a_selection_over_lam_says_lam_in_its_summary_json_and_figure():

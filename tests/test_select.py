@@ -499,6 +499,13 @@ def test_unshuffled_folds_of_sorted_points_warn_of_extrapolation(sinc):
         said = [str(w.message) for w in caught if "extrapolation" in str(w.message)]
         assert len(said) == int(warned), (kw, said)
     assert "sorted by feature 1" in str(_sorted_warning(sorted_))
+    for run in (lambda: select(sorted_, "mse", cv=3, interval=(0.2, 20.0), tol=1.0),
+                lambda: approxpath.select_surface(sorted_, "mse", cv=3, bandwidths=(0.5, 2.0), weights=(0.05, 0.2),
+                                                  tol=1.0)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run()
+        assert [w.filename for w in caught if "extrapolation" in str(w.message)] == [__file__]  # (the caller's line)
 
 
 def _sorted_warning(problem):

@@ -155,3 +155,10 @@ def test_weights_up_to_the_largest_floats_end_on_the_budget_not_an_inf_weight(si
         warnings.simplefilter("error")
         with pytest.raises(approxpath.BudgetExceededError, match="more than max_solves=300"):
             approxpath.approximate_surface(problem, 0.01, bandwidths=(1, 2), weights=weights, max_solves=300)
+
+
+def test_a_problem_without_enclosed_predictions_is_refused_in_plain_words(sinc):
+    problem = approxpath.get_problem("robust_l1")(*sinc, lam=0.1)
+    with pytest.raises(InputError, match="robust_l1 cannot be selected over two parameters by a validation loss: "
+                                         "its bound encloses no predictions"):
+        approxpath.select_surface(problem, cv=3, shuffle=0, bandwidths=(0.5, 2.0), weights=(0.05, 0.5))

@@ -373,6 +373,9 @@ def _verify_on(arrays, meta, X, y, source, eps, relative, interval, data_sha256,
     relative_claim = bool(meta["relative"])
     lo, hi, stored, kind = arrays["lo"], arrays["hi"], arrays["gap_bound"], arrays["kind"]
     failures = requirement_failures(meta, eps, relative, interval, data_sha256)
+    if box is not None:  # (a path covers one parameter: a box required of it is not met, never ignored)
+        over = meta.get("parameter", "bandwidth")
+        failures.append(f"required a box of both parameters, but the certificate is a path over {over}, not a surface")
     failures += _field_failures(meta, bound, arrays, t_lo, t_hi)
     kernel_bad, notes = kernel_failures(bound, meta)
     failures += kernel_bad

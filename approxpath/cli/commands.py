@@ -243,8 +243,13 @@ def cmd_verify(args):
     from ..certificate.verify import DataMismatch, failed_report, verify
 
     t0 = time.perf_counter()
-    check_requirements(args.eps, args.relative, args.interval, args.data_sha256, flags=True)
-    required = dict(eps=args.eps, relative=args.relative, interval=args.interval, data_sha256=args.data_sha256,
+    if args.weights is not None and args.interval is None:
+        raise InputError("--weights LO HI requires a surface's weights; give its bandwidths too (--interval LO HI): "
+                         "together they are the box it must cover")
+    box = None if args.weights is None else (args.interval, args.weights)
+    interval = args.interval if box is None else None
+    check_requirements(args.eps, args.relative, interval, args.data_sha256, box, flags=True)
+    required = dict(eps=args.eps, relative=args.relative, interval=interval, data_sha256=args.data_sha256, box=box,
                     progress=not (args.no_progress or args.json))
     try:  # the meta alone first: what the data are and where; the arrays are read against them
         meta, names = read_meta(args.certificate)
@@ -379,7 +384,8 @@ def _distances_arg(p):
 
 
 def _verify_args(p, cls, argv=()):
-    p.add_argument("certificate", help="the .npz written by `approxpath path --out` or Path.save")
+    p.add_argument("certificate", help="the .npz written by `approxpath path --out` or `approxpath surface --out` "
+                                       "(or Path.save, Surface.save)")
     add_data_args(p, required=False)
     _distances_arg(p)
     add_threads_arg(p)
@@ -391,7 +397,9 @@ def _verify_args(p, cls, argv=()):
                    help="fail unless the certificate claims at least this eps (its eps <= EPS)")
     p.add_argument("--relative", action="store_true", help="with --eps: the required eps is relative")
     p.add_argument("--interval", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
-                   help="fail unless the certificate covers at least [LO, HI]")
+                   help="fail unless the certificate covers at least [LO, HI] (a surface: of the bandwidth)")
+    p.add_argument("--weights", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
+                   help="a surface: fail unless its box covers at least --interval x [LO, HI] (C or lambda)")
     p.add_argument("--data-sha256", default=None, metavar="HEX",
                    help="fail unless the certificate is about the data with this sha256")
     p.add_argument("--json", action="store_true", help="print one JSON line")

@@ -33,7 +33,11 @@ def cmd_select(args):
     if weight is None and (args.over or args.weights is not None):  # (a plug-in's bound sweeping no kernel)
         raise InputError(f"--over and --weights choose a kernel problem's bandwidth and weight; {cls.name}'s path has "
                          "one parameter, which select chooses: drop them")
-    over = {v.strip() for v in args.over.split(",")} if args.over else {parameter}
+    named = [v.strip() for v in args.over.split(",")] if args.over else [parameter]
+    if len(set(named)) < len(named):
+        raise InputError(f"--over names a parameter twice ({args.over}): name each once, e.g. --over "
+                         f"{weight or 'lam'},bandwidth")
+    over = set(named)
     if over != {parameter}:
         from .surface import select_over_two
 

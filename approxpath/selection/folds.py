@@ -123,7 +123,7 @@ def _warn_sorted(X, k):
             warnings.warn(f"the points are sorted by feature {j + 1} and the {k} folds are blocks of consecutive "
                           "points: each holds out one stretch of it, so the criterion measures extrapolation; "
                           "shuffle them (shuffle=SEED, --shuffle SEED, or a splitter such as KFold(5, shuffle=True, "
-                          "random_state=0))", UserWarning, stacklevel=4)
+                          "random_state=0))", UserWarning, stacklevel=5)  # (select's or select_surface's caller)
             return
 
 

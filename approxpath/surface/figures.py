@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["plot_surface", "plot_surface_selection"]
 
 # Okabe-Ito colours (as approxpath.plotting): the chosen point, the region not excluded, an
@@ -86,6 +88,15 @@ def _outline(mask, x_edges, y_edges):
     return np.concatenate(parts)
 
 
+def _drawn(obj, cls, function, makers, other):
+    """:class:`InputError` unless ``obj`` is a ``cls`` (what ``makers`` return), naming ``other``
+    for the other kind of result."""
+    if not isinstance(obj, cls):
+        hint = f" (draw a {type(obj).__name__} with {other})" if type(obj).__name__ in ("Surface", "SurfaceSelection") \
+            else ""
+        raise InputError(f"{function} draws a {cls.__name__} ({makers}); got {type(obj).__name__}{hint}")
+
+
 def plot_surface(surface, ax=None, title=None):
     """Draw ``surface``'s cells over the box (log-log), each coloured by its gap bound (the bound
     at every point of the cell, rounding included), uncovered cells in orange, and the exact
@@ -103,7 +114,9 @@ def plot_surface(surface, ax=None, title=None):
     matplotlib.figure.Figure
     """
     from ..plotting import data_name, figure_and_axes, need_matplotlib, parameter_label, parameter_symbol
+    from .result import Surface
 
+    _drawn(surface, Surface, "plot_surface", "approximate_surface or load_surface", "plot_surface_selection")
     need_matplotlib()
     from matplotlib.collections import PolyCollection
 
@@ -175,8 +188,16 @@ def plot_surface_selection(selection, ax=None, title=None, value=None, kernel=No
     -------
     matplotlib.figure.Figure
     """
+    from ..kernel_families import FAMILIES
     from ..plotting import figure_and_axes, parameter_label, parameter_symbol
+    from .result import SurfaceSelection
 
+    _drawn(selection, SurfaceSelection, "plot_surface_selection", "select_surface", "plot_surface")
+    if value not in (None, "hi", "lo"):
+        raise InputError(f"value must be 'hi' or 'lo' (which end of the enclosure to colour); got {value!r}")
+    if not (kernel is None or (isinstance(kernel, str) and kernel in FAMILIES) or hasattr(kernel, "options")):
+        raise InputError(f"kernel must be one of {', '.join(FAMILIES)} or the problem the selection was made on; "
+                         f"got {kernel!r:.60}")
     fig, ax = figure_and_axes(ax, (6.4, 5.2))
     s = selection
     if value is None:

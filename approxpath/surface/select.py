@@ -273,7 +273,9 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         return _no_path(problem, criterion, closed[criterion], (t_lo, t_hi), (w_lo, w_hi), tol, max_solves,
                         strict, progress, t0)
     if not hasattr(problem.bound, "prediction_enclosure"):
-        raise InputError(f"{problem.name} has no prediction_enclosure: its validation loss cannot be enclosed")
+        raise InputError(f"{problem.name} cannot be selected over two parameters by a validation loss: its bound "
+                         "encloses no predictions (no prediction_enclosure; kernel_svm, klasso and kernel_ridge have "
+                         "one); choose over one parameter, where its loss is sampled")
     criterion = default_criterion(problem, criterion, True, closed)
     problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)
     if hasattr(problem.bound, "prediction_box"):  # each fold's cells between exact optima, no surface
