@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from .errors import InputError
 
-__all__ = ["Estimate", "path_bytes", "verify_bytes", "exact_bytes", "check_problem_fits", "available_bytes", "check_fits", "human",
-           "kernels_mode", "KERNEL_MODES", "libsvm_cache_bytes", "split_worker_bytes", "solve_kernel_fits"]
+__all__ = ["Estimate", "path_bytes", "verify_bytes", "exact_bytes", "check_problem_fits", "available_bytes",
+           "check_fits", "human", "kernels_mode", "KERNEL_MODES", "libsvm_cache_bytes", "split_worker_bytes",
+           "solve_kernel_fits"]
 
 #: Bytes of one dense n x n float64 array, in units of which the parts below are counted.
 _ENTRY = 8

@@ -34,8 +34,9 @@ REFERENCE = {
 }
 # wall seconds of the paper's code at eps = 0.125, dynamic bias, whole process: the range of its
 # runs, rebuilt with -O3, serial, on the 2-core machine of docs/benchmarks.md (2026-11-24; the
-# benchmarks print them as stored, they do not run that code).  An older build's times taken on a
-# loaded machine (20 s for ionosphere) were 10-20x these.
+# benchmarks print them as stored, they do not run that code; the ranges of the reference code's
+# run that day).  An older build's times taken on a loaded machine were 10-28x these on
+# ionosphere, heart and diabetes (20, 14, 86 s), and below them on a1a-a3a (27, 41, 110 s).
 REFERENCE_WALL = {"ionosphere_scale": (1.1, 2.0), "heart_scale": (0.5, 1.0), "diabetes_scale": (7.0, 10.0),
                   "a1a": (38.0, 50.0), "a2a": (121.0, 121.0), "a3a": (459.0, 459.0)}
 

@@ -421,7 +421,7 @@ def test_a_selections_advice_names_the_flags():
     undecided = RangeWarning("select: ...", "the chosen t = 2", [("bandwidth", "upper", 1024.0)], undecided=True)
     assert as_advice(undecided).endswith("at the upper end of --range, 1024, where the exact solves leave the "
                                          "criterion undecided: a better value there or beyond it is not ruled out, "
-                                         "and a wider --range would not decide it; narrow --range to leave that end "
+                                         "and widening --range would not decide it; narrow --range to leave that end "
                                          "out if it is of no interest")
     import pickle  # (scikit-learn's workers send warnings back pickled: they failed to unpickle)
 

@@ -191,7 +191,8 @@ def test_choice_at_the_interval_edge_warns():
     so; with the peak inside the interval it says nothing."""
     X, y = make_sinc(n=30, noise=0.1, seed=2)
     problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
-    with pytest.warns(UserWarning, match="upper end 0.4: the criterion may be better beyond it") as caught:
+    with pytest.warns(UserWarning, match="upper end of the interval, 0.4: the criterion may be better beyond "
+                                         "it") as caught:
         select(problem, "lml", interval=(0.2, 0.4), tol=0.05)
     assert [w.filename for w in caught] == [__file__]  # the caller's line (it was selection/search.py's)
     with warnings.catch_warnings(record=True) as caught:
@@ -640,7 +641,10 @@ def test_a_rounds_refinements_share_the_budget_left():
     X, y = make_classification(n=32, d=3, seed=104, separation=1.0997925932155512)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=5.24, bias="fixed")
     with pytest.warns(approxpath.selection.ShortfallWarning, match="the budget max_solves = 800 is spent"):
-        s = select(problem, cv=3, interval=(0.1, 100.0), tol=0.02, strict=False, max_solves=800)
+        # (an end left undecided when the budget ran out: more solves may decide it, so "widen", not "undecided")
+        with pytest.warns(approxpath.selection.RangeWarning, match="upper end of the interval, 100: the criterion "
+                                                                   "may be better beyond it; widen the interval"):
+            s = select(problem, cv=3, interval=(0.1, 100.0), tol=0.02, strict=False, max_solves=800)
     assert 800 <= s.exact_solves <= 1000
 
 
@@ -653,7 +657,9 @@ def test_a_refinement_stuck_next_to_an_exact_solve_is_not_covered_backwards():
     X, y = make_classification(n=30, seed=0)
     problem = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=1.0)
     with pytest.warns(approxpath.selection.ShortfallWarning, match="the exact solves certify no smaller gap"):
-        s = select(problem, cv=3, interval=(1e-12, 1e-9), strict=False)
+        with pytest.warns(approxpath.selection.RangeWarning, match="lower end of the interval, 1e-12, where the exact "
+                                                                   "solves leave the criterion undecided"):
+            s = select(problem, cv=3, interval=(1e-12, 1e-9), strict=False)
     assert s.kind == "certified" and 0.0 <= s.value[0] <= s.value[1] <= 1.0
 
 

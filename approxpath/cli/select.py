@@ -36,7 +36,7 @@ def cmd_select(args):
     named = [v.strip() for v in args.over.split(",")] if args.over else [parameter]
     if len(set(named)) < len(named):
         raise InputError(f"--over names a parameter twice ({args.over}): name each once, e.g. --over "
-                         f"{weight or 'lam'},bandwidth")
+                         f"{weight},bandwidth")
     over = set(named)
     if over != {parameter}:
         from .surface import select_over_two
@@ -107,7 +107,8 @@ def _select_args(p, cls, argv=()):
                    help="error, mae, mse (with --cv) or a closed-form criterion of the problem (kernel_ridge: "
                         "loocv, gcv, lml); default: the problem's first")
     p.add_argument("--cv", type=int, default=None, metavar="K",
-                   help="K-fold cross-validation (stratified for the 0-1 error); without it the problem's closed-form criterion")
+                   help="K-fold cross-validation (stratified for the 0-1 error); without it the problem's "
+                        "closed-form criterion")
     p.add_argument("--shuffle", type=int, default=None, metavar="SEED",
                    help="shuffle the points before --cv splits them, as scikit-learn's KFold(K, shuffle=True, "
                         "random_state=SEED) (default: folds of consecutive points, as in the file)")

@@ -233,9 +233,11 @@ class Run:
                 return seed
         if len(self.anchors) - len(self.reused) >= self.budget.max_solves:
             fix = "use a larger eps" + ("" if self.relative else " or relative=True")
-            raise BudgetExceededError(
+            exc = BudgetExceededError(
                 f"more than max_solves={self.budget.max_solves} exact solves needed on [{self.lo:.6g}, {self.hi:.6g}] "
                 f"({self._eps_text()}): raise max_solves, {fix}, or a narrower interval")
+            exc.limit = "max_solves"  # (a selection shares its solves among paths: max_pieces is another stop)
+            raise exc
         stored = t in self.stored
         if stored:  # an interrupted run solved here: the same pair, bit for bit
             pair = self.stored.pop(t)

@@ -9,9 +9,12 @@ what was asked.  An estimator (``cv_tol``, ``t_range``) or the command line (``-
 
 from __future__ import annotations
 
-from ..errors import BudgetExceededError, SelectionStalledError
+import warnings
 
-__all__ = ["RangeWarning", "ShortfallWarning", "said_apart"]
+from ..errors import BudgetExceededError, SelectionStalledError
+from ..progress import shown_name
+
+__all__ = ["RangeWarning", "ShortfallWarning", "said_apart", "warn_edge"]
 
 
 def said_apart(values):
@@ -28,8 +31,9 @@ class RangeWarning(UserWarning):
     (:meth:`text`): ``choice``, the choice in words (``"the chosen t = 0.5"``), and ``sides``,
     triples ``(parameter, "lower" or "upper", end)`` with the parameter ``"bandwidth"`` (or the
     path's parameter) or the weight's name, and the end's value; ``undecided``: the criterion is
-    left undecided at that end (its cell there is wider than the δ reached: held-out predictions
-    that no exact solve settles), so a wider range would not decide it either."""
+    left undecided at that end (its cell there is wider than both the δ reached and the
+    tolerance, and more exact solves settled no more of it), so a wider range would not decide
+    it either."""
 
     def __init__(self, message, choice, sides, undecided=False):
         super().__init__(message)
@@ -48,7 +52,7 @@ class RangeWarning(UserWarning):
         it = "it" if len(names) == 1 else "them"
         if self.undecided:
             return f"{who}: {self.choice} may be matched at {ends}, where the exact solves leave the criterion " \
-                   f"undecided: a better value there or beyond {it} is not ruled out, and a wider {widen} would not " \
+                   f"undecided: a better value there or beyond {it} is not ruled out, and widening {widen} would not " \
                    f"decide it; narrow {widen} to leave that end out if it is of no interest"
         return f"{who}: {self.choice} may be matched at {ends}: the criterion may be better beyond {it}; widen " \
                f"{widen} past {it}"
@@ -98,3 +102,21 @@ class ShortfallWarning(UserWarning):
             f"{self.text()}; strict=False returns this result with a warning")
         exc.selection = selection
         return exc
+
+
+def warn_edge(search, value, delta, t, lo, hi, parameter, spent):
+    """Warn when the choice lies in a cell at an end of the interval, or that cell may do at
+    least as well as the choice can (:meth:`.branch.Search.open_end`, after the search refined it): the
+    criterion may keep improving beyond that end; or, where that cell is wider than both δ and
+    tol while the budget was not ``spent`` (exact solves that settle no more), that the
+    criterion is undecided there.  (An end cell that only overlaps the choice's enclosure is
+    within delta like any other and is not worth a warning.)"""
+    edges, open_end = search.edges, search.open_end(t, value)
+    for i, end, side, inside in ((0, lo, "lower", t <= edges[1]), (search.lo.size - 1, hi, "upper", t >= edges[-2])):
+        if inside or i == open_end:
+            undecided = not (inside or spent) and search.hi[i] - search.lo[i] > max(delta, search.tol)
+            said = RangeWarning("", f"the chosen {shown_name(parameter)} = {t:.6g}", [(parameter, side, end)],
+                                undecided)
+            warnings.warn(RangeWarning(said.text("select", lambda _: "the interval"), said.choice, said.sides,
+                                       undecided), stacklevel=5)  # (the caller of select's decorator)
+            return

@@ -23,7 +23,7 @@ from ..compute.distributed import result, submit
 from ..driver.parallel import pool, single_threaded
 from ..driver.run import finite_delta
 from ..progress import delta_bar, shown_name
-from .advice import RangeWarning, ShortfallWarning
+from .advice import RangeWarning, ShortfallWarning, warn_edge
 from .branch import Search, oriented
 from .cover import ClosedForm, Sampled, Tracks, Validation
 from .folds import default_criterion, fold_problems, validation_given
@@ -293,26 +293,37 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
 
     def solve(jobs):
         jobs = [j for j in jobs if tracks.solves < max_solves and not refused_before(*j)]
-        if not jobs:
-            return []
-        refine = dict(path_options, relative=False, max_solves=max(2, max_solves - tracks.solves))
-        caps = [max(_JOB_MIN, _JOB_GROWTH * len({x for piece, _, _ in tracks.over(k, a, b) for x in piece.anchors}))
-                for k, a, b, _ in jobs]
-        budgets = _shares(caps, refine["max_solves"])
-        refused = []
-        got = _run_paths([tracks.problems[k] for k, *_ in jobs], [(a, b) for _, a, b, _ in jobs],
-                         [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine, refused, budgets)
-        for i, exc in refused:
-            tracks.solves += len(getattr(exc, "solves", ()))  # (kept as seeds by _run_paths)
-            if isinstance(exc, BudgetExceededError) and budgets[i] < min(caps[i], refine["max_solves"]):
-                continue  # its share of the round ran out, not the budget: the next round asks again, seeded
-            stuck.append(exc)
-            if isinstance(exc, BudgetExceededError) and budgets[i] < caps[i]:
-                exc.left = refine["max_solves"]  # (the search stops after this round)
-            else:  # below the solves' floor, or past its own cap: refused alone
-                exc.cap = budgets[i] if isinstance(exc, BudgetExceededError) else None
-                floors.append(jobs[i])
-        return [(k, path) for (k, *_), path in zip(jobs, got) if path is not None]
+        done, spent = [], 0  # (the paths' solves are counted when the search takes them)
+        while jobs:  # a refinement whose share ran out runs again on what the others left
+            refine = dict(path_options, relative=False, max_solves=max(2, max_solves - tracks.solves - spent))
+            caps = [max(_JOB_MIN, _JOB_GROWTH * len({x for piece, _, _ in tracks.over(k, a, b) for x in piece.anchors}))
+                    for k, a, b, _ in jobs]
+            budgets = _shares(caps, refine["max_solves"])
+            refused = []
+            got = _run_paths([tracks.problems[k] for k, *_ in jobs], [(a, b) for _, a, b, _ in jobs],
+                             [e for *_, e in jobs], [seeds[k] for k, *_ in jobs], executor, refine, refused, budgets)
+            done += [(k, path) for (k, *_), path in zip(jobs, got) if path is not None]
+            spent += sum(path.exact_solves for path in got if path is not None)
+            short = []
+            for i, exc in refused:
+                tracks.solves += len(getattr(exc, "solves", ()))  # (kept as seeds by _run_paths)
+                solves_out = isinstance(exc, BudgetExceededError) and getattr(exc, "limit", None) == "max_solves"
+                if solves_out and budgets[i] < min(caps[i], refine["max_solves"]):
+                    short.append((jobs[i], exc))  # its share ran out, not the budget
+                    continue
+                stuck.append(exc)
+                if solves_out and budgets[i] < caps[i]:
+                    exc.left = refine["max_solves"]  # (the search stops after this round)
+                else:  # below the solves' floor, past its own cap, or past max_pieces: refused alone
+                    exc.cap = budgets[i] if solves_out else None
+                    floors.append(jobs[i])
+            jobs = [job for job, _ in short]
+            if jobs and tracks.solves + spent >= max_solves:  # nothing left for them: the search stops
+                for _, exc in short:
+                    exc.left = refine["max_solves"]
+                    stuck.append(exc)
+                jobs = []
+        return done
 
     sampled = isinstance(crit, Sampled)
 
@@ -346,7 +357,8 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
 
     search, t, value, delta = single_threaded(run)
     if not sampled:
-        _warn_edge(search, value, delta, t, lo, hi, problem.parameter)
+        spent = tracks.solves >= max_solves or any(getattr(exc, "left", None) for exc in stuck)
+        warn_edge(search, value, delta, t, lo, hi, problem.parameter, spent)
     value, (low, high) = oriented(crit.sense, *value), oriented(crit.sense, search.lo, search.hi)
     certified = not sampled and bool(np.all(search.cert))
     result = Selection(t=float(t), value=(float(value[0]), float(value[1])),
@@ -430,24 +442,3 @@ def no_smaller_gap(exc, parameter):
         return f"the exact solves certify no smaller gap ({exc})"
     return (f"the exact solves certify no smaller gap (at or next to the exact solve at {shown_name(parameter)} = "
             f"{exc.t:.6g} the gap bound is {exc.gap:.3g}, where the refinement needed {exc.allowed:.3g} or less)")
-
-
-def _warn_edge(search, value, delta, t, lo, hi, parameter):
-    """Warn when the choice lies in a cell at an end of the interval, or that cell may do at
-    least as well as the choice can (:meth:`.branch.Search.open_end`, after the search refined it): the
-    criterion may keep improving beyond that end; or, where that cell is wider than both δ and
-    tol (what no exact solve settled), that it is undecided there.  (An end cell that only
-    overlaps the choice's enclosure is within delta like any other and is not worth a warning.)"""
-    edges, open_end = search.edges, search.open_end(t, value)
-    for i, end, side, inside in ((0, lo, "lower", t <= edges[1]), (search.lo.size - 1, hi, "upper", t >= edges[-2])):
-        if inside or i == open_end:
-            choice = f"the chosen {shown_name(parameter)} = {t:.6g}"
-            undecided = not inside and search.hi[i] - search.lo[i] > max(delta, search.tol)
-            why = ("where the exact solves leave the criterion undecided: a better value there or beyond it is not "
-                   "ruled out, and a wider interval would not decide it; narrow the interval to leave that end out if "
-                   "it is of no interest") if undecided else \
-                ": the criterion may be better beyond it; widen the interval past that end"
-            warnings.warn(RangeWarning(f"select: {choice} may be matched at the interval's {side} end {end:.6g}"
-                                       f"{', ' if undecided else ''}{why}", choice, [(parameter, side, end)], undecided),
-                          stacklevel=5)  # (the caller of select's decorator)
-            return

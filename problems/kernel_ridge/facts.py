@@ -102,8 +102,10 @@ def _point_facts(bound, tau, slope, inverse, with_derivative):
     K = bound.gram(tau)
     A = K + lam * np.eye(n)
     # |A - exact| entrywise: the kernel entries off the diagonal (exp(0) = 1 is exact), 1 + lam once rounded on it
-    # (hypot: a float's ** 2 raises OverflowError for lam ~ 1e200, where the sum itself is far from overflowing)
-    F = math.hypot(math.sqrt(n * (n - 1)) * kernel_entry_error(d), math.sqrt(n) * UNIT_ROUNDOFF * (1.0 + lam))
+    # (hypot: a float's ** 2 raises OverflowError for lam ~ 1e200, where F itself is far from overflowing;
+    # times 1 + 8u: at least the sum of squares' value, which it may round up to 2 ulps below)
+    F = math.hypot(math.sqrt(n * (n - 1)) * kernel_entry_error(d), math.sqrt(n) * UNIT_ROUNDOFF * (1.0 + lam)) \
+        * (1.0 + 8.0 * UNIT_ROUNDOFF)
     g = fp_margin(n + 1, 1.0)  # gamma_{n+1} of a computed product, residual or Cholesky factor
     try:
         cf = scipy.linalg.cho_factor(A, lower=True)
