@@ -504,6 +504,33 @@ def test_lost_work_says_whether_the_scheduler_or_the_workers_went(reason, who):
     assert who in str(err.value) and "\n" not in str(err.value)
 
 
+def test_a_closed_stream_or_client_under_a_wait_is_a_clusters_lost_work():
+    """A scheduler killed during a wait raised CommClosedError (an OSError: the command line
+    exited 3, "a file cannot be read or written"); a client closed during a run had its futures
+    cancelled and "its workers died" blamed."""
+    pytest.importorskip("distributed")
+    import types
+    from concurrent.futures import CancelledError
+
+    from distributed.comm.core import CommClosedError
+
+    from approxpath.compute.distributed import result
+    from approxpath.errors import ClusterError
+
+    def closed_stream(timeout=None):
+        raise CommClosedError("in <TCP (closed) ConnectionPool.gather>: Stream is closed")
+
+    def cancelled(timeout=None):
+        raise CancelledError("task cancelled for reason: unknown.")
+
+    running = types.SimpleNamespace(nthreads=lambda: {"w": 1}, status="running")
+    with pytest.raises(ClusterError, match="CommClosedError: .*: its scheduler went away"):
+        result(types.SimpleNamespace(client=running, result=closed_stream))
+    gone = types.SimpleNamespace(nthreads=lambda: {"w": 1}, status="closed")
+    with pytest.raises(ClusterError, match="^the Dask client was closed during the run$"):
+        result(types.SimpleNamespace(client=gone, result=cancelled))
+
+
 def test_the_command_leaves_a_lost_cluster_to_its_one_line(monkeypatch):
     """``--dask``: Dask's loggers (some set to their own levels by its configuration) are quiet
     in the command, which says in one line what the cluster lost."""

@@ -107,8 +107,9 @@ _POOL_DIED = ("a worker process of this run died before returning its work: kill
               "workers, or without them")
 
 
-def submit(executor, fn, *args):
-    """``executor.submit(fn, *args)``, with :class:`ClusterError` where the executor can take no
+def submit(executor, fn, *args, **options):
+    """``executor.submit(fn, *args, **options)`` (``options``: a Dask client's, such as
+    ``workers``), with :class:`ClusterError` where the executor can take no
     more work: a process pool broken by a worker's death or shut down, a Dask client closed or
     its scheduler gone (each raised by ``submit`` itself, before :func:`result` could say it); its other exceptions
     are raised as they are.  ``fn`` is picklable for a process pool or a cluster.  The future of a pool of
@@ -117,7 +118,7 @@ def submit(executor, fn, *args):
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        future = executor.submit(fn, *args)
+        future = executor.submit(fn, *args, **options)
     except BrokenProcessPool:
         raise ClusterError(_POOL_DIED) from None
     except RuntimeError as exc:  # (the standard library's pools: "cannot schedule new futures after shutdown")
@@ -167,6 +168,10 @@ def result(future):
         except BrokenProcessPool:
             raise ClusterError(_POOL_DIED) from None
     from distributed import KilledWorker
+    from distributed.comm.core import CommClosedError
+
+    def closed():
+        return getattr(client, "status", "running") in ("closing", "closed")
 
     alone = None
     while True:
@@ -175,12 +180,22 @@ def result(future):
         except TimeoutError:
             pass
         except (CancelledError, KilledWorker) as exc:
+            if closed():  # (the client's own futures are cancelled as it closes)
+                raise ClusterError("the Dask client was closed during the run") from None
             who = "its scheduler went away" if "scheduler" in str(exc) else "its workers died"
             raise ClusterError(f"the Dask cluster lost work of this run ({_flat(exc)}): {who}; run again on a "
                                "cluster that stays up, or without it") from None
-        if getattr(client, "status", "running") in ("closing", "closed"):
+        except CommClosedError as exc:  # (an OSError: the command line would call it a file's)
+            raise ClusterError(f"the Dask cluster lost work of this run ({_flat(exc)}): its scheduler went away; "
+                               "run again on a cluster that stays up, or without it") from None
+        if closed():
             raise ClusterError("the Dask client was closed during the run")
-        if client.nthreads():
+        try:
+            workers = client.nthreads()
+        except (CommClosedError, OSError) as exc:
+            raise ClusterError(f"the Dask cluster lost work of this run ({_flat(exc)}): its scheduler went away; "
+                               "run again on a cluster that stays up, or without it") from None
+        if workers:
             alone = None
         elif alone is None:
             alone = time.monotonic()
@@ -300,8 +315,8 @@ class SplitKernels(BlockedKernels):
                 # the rows of C in C's own memory order (Fortran order stays Fortran order): a
                 # matrix product's last bits depend on its operands' order
                 Cab = np.array(C[a:b], order="K")
-                total = self._client.submit(_accumulate, total, self._held[c], c * self.chunk, self._X, self.family,
-                                            self.weights, x, Cab, first, idx, order, self._step, **where)
+                total = submit(self._client, _accumulate, total, self._held[c], c * self.chunk, self._X, self.family,
+                               self.weights, x, Cab, first, idx, order, self._step, **where)
             sums.append(total)
         acc = np.zeros((order + 1, p, n))
         for i, total in enumerate(sums):  # (the first sum is acc exactly: 0 + s = s)

@@ -78,7 +78,10 @@ def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None,
 
     def each(k, run):
         try:
-            return run()
+            got = run()
+            if isinstance(got, Exception):  # (a worker's refusal, returned: see _refusal_returned)
+                raise got
+            return got
         except (EpsilonTooSmallError, BudgetExceededError) as exc:
             if refused is None:
                 raise
@@ -93,7 +96,7 @@ def _run_paths(problems, intervals, eps, seeds, executor, options, refused=None,
             done.append(each(k, lambda: _seeded_path(p, e, iv, seeds=s, **opts[k])))
             _release(p)
     else:
-        futures = [submit(executor, path_in_worker, _seeded_path, p, e, iv, dict(o, seeds=s))
+        futures = [submit(executor, path_in_worker, _refusal_returned, p, e, iv, dict(o, seeds=s))
                    for p, iv, e, s, o in zip(problems, intervals, eps, given, opts)]
         done = [each(k, lambda f=f: result(f)) for k, f in enumerate(futures)]
     for (_, found), s in zip(done, seeds):
@@ -120,6 +123,17 @@ def _seeded_path(problem, eps, interval, seeds=None, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UncoveredWarning)
         return approximate_path(problem, eps, interval, seeds=seeds, **options), seeds
+
+
+def _refusal_returned(problem, eps, interval, seeds=None, **options):
+    """:func:`_seeded_path` in a worker, its refusal (:class:`EpsilonTooSmallError`,
+    :class:`BudgetExceededError`) returned rather than raised: a Dask worker logs a task that
+    raises as a failed computation, with its traceback, though the search takes the refusal in
+    its stride."""
+    try:
+        return _seeded_path(problem, eps, interval, seeds, **options)
+    except (EpsilonTooSmallError, BudgetExceededError) as exc:
+        return exc
 
 
 @managed
