@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from .errors import InputError
 
-__all__ = ["Estimate", "path_bytes", "verify_bytes", "exact_bytes", "check_problem_fits", "available_bytes",
-           "check_fits", "human", "kernels_mode", "KERNEL_MODES", "libsvm_cache_bytes", "split_worker_bytes",
-           "solve_kernel_fits"]
+__all__ = ["Estimate", "path_bytes", "verify_bytes", "exact_bytes", "check_exact_fits", "check_problem_fits",
+           "available_bytes", "check_fits", "human", "kernels_mode", "KERNEL_MODES", "libsvm_cache_bytes",
+           "split_worker_bytes", "solve_kernel_fits"]
 
 #: Bytes of one dense n x n float64 array, in units of which the parts below are counted.
 _ENTRY = 8
@@ -83,7 +83,7 @@ _SPLIT_TERMS = 0.75
 # lambda-path (the distances, the kernel, the factor and its updates) and 14-15.5 for the
 # kernel path (the kernel and its derivatives in t, the bordered systems); the libraries 50-60 MB
 # (no conic solver is imported), counted as the others' 300 MB.
-_EXACT_ARRAYS = {"lam": 8.0, "bandwidth": 16.0}
+_EXACT_ARRAYS = {"lam": ("lambda-path", 8.0), "bandwidth": ("kernel path", 16.0)}
 
 
 @dataclass(frozen=True)
@@ -301,10 +301,15 @@ def exact_bytes(n, parameter):
     """An :class:`Estimate` of the memory of an exact kLASSO path (:mod:`approxpath.exact`) on
     ``n`` samples over ``parameter`` (``"lam"``: the lambda-path; ``"bandwidth"``: the kernel
     path)."""
-    square = float(_ENTRY) * n * n
-    what = "lambda-path" if parameter == "lam" else "kernel path"
-    return Estimate(((f"the {what}'s n x n arrays", _EXACT_ARRAYS[parameter] * square),
-                     ("libraries", _LIBRARIES)))
+    what, arrays = _EXACT_ARRAYS[parameter]
+    return Estimate(((f"the {what}'s n x n arrays", arrays * float(_ENTRY) * n * n), ("libraries", _LIBRARIES)))
+
+
+def check_exact_fits(n, parameter):
+    """:func:`check_fits` of :func:`exact_bytes`: an exact kLASSO path refused with its estimate
+    before its n x n arrays exist."""
+    check_fits(exact_bytes(n, parameter), f"the exact {_EXACT_ARRAYS[parameter][0]} with n = {n}",
+               "use fewer samples or a machine with more memory")
 
 
 def verify_bytes(n, stored_bytes, blocked_ok=False, d=0):

@@ -274,11 +274,9 @@ class PathData:
             raise InputError("X and y must be finite: clean or impute the data first")
         if isinstance(nu, bool) or not (isinstance(nu, (int, float, np.floating)) and math.isfinite(nu) and nu >= 0):
             raise InputError(f"ridge nu must be >= 0 and finite; got {nu!r}")
-        from ..memory import check_fits, exact_bytes
+        from ..memory import check_exact_fits
 
-        check_fits(exact_bytes(y.size, "lam" if lam is None else "bandwidth"),
-                   f"the exact {'lambda-path' if lam is None else 'kernel path'} with n = {y.size}",
-                   "use fewer samples or a machine with more memory")
+        check_exact_fits(y.size, "lam" if lam is None else "bandwidth")
         self.X = X
         self.D = sq_distances(X)
         self.y = y

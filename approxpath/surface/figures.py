@@ -88,12 +88,11 @@ def _outline(mask, x_edges, y_edges):
     return np.concatenate(parts)
 
 
-def _drawn(obj, cls, function, makers, other):
-    """:class:`InputError` unless ``obj`` is a ``cls`` (what ``makers`` return), naming ``other``
-    for the other kind of result."""
+def _drawn(obj, cls, function, makers, other_cls, other):
+    """:class:`InputError` unless ``obj`` is a ``cls`` (what ``makers`` return), naming the
+    function ``other`` that draws an ``other_cls``."""
     if not isinstance(obj, cls):
-        hint = f" (draw a {type(obj).__name__} with {other})" if type(obj).__name__ in ("Surface", "SurfaceSelection") \
-            else ""
+        hint = f" (draw a {other_cls.__name__} with {other})" if isinstance(obj, other_cls) else ""
         raise InputError(f"{function} draws a {cls.__name__} ({makers}); got {type(obj).__name__}{hint}")
 
 
@@ -114,9 +113,10 @@ def plot_surface(surface, ax=None, title=None):
     matplotlib.figure.Figure
     """
     from ..plotting import data_name, figure_and_axes, need_matplotlib, parameter_label, parameter_symbol
-    from .result import Surface
+    from .result import Surface, SurfaceSelection
 
-    _drawn(surface, Surface, "plot_surface", "approximate_surface or load_surface", "plot_surface_selection")
+    _drawn(surface, Surface, "plot_surface", "approximate_surface or load_surface", SurfaceSelection,
+           "plot_surface_selection")
     need_matplotlib()
     from matplotlib.collections import PolyCollection
 
@@ -190,9 +190,9 @@ def plot_surface_selection(selection, ax=None, title=None, value=None, kernel=No
     """
     from ..kernel_families import FAMILIES
     from ..plotting import figure_and_axes, parameter_label, parameter_symbol
-    from .result import SurfaceSelection
+    from .result import Surface, SurfaceSelection
 
-    _drawn(selection, SurfaceSelection, "plot_surface_selection", "select_surface", "plot_surface")
+    _drawn(selection, SurfaceSelection, "plot_surface_selection", "select_surface", Surface, "plot_surface")
     if value not in (None, "hi", "lo"):
         raise InputError(f"value must be 'hi' or 'lo' (which end of the enclosure to colour); got {value!r}")
     if not (kernel is None or (isinstance(kernel, str) and kernel in FAMILIES) or hasattr(kernel, "options")):
