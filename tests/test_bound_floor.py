@@ -130,11 +130,11 @@ def test_a_refinement_past_its_own_cap_is_refused_alone():
 
     from approxpath.numerics import sum_chain
     from approxpath.problems.kernel_svm import bound as svm_bound, c_path
-    from approxpath.selection import search
+    from approxpath.selection import refine
 
     X, y = make_classification(n=60, seed=1)
     problem = approxpath.get_problem("kernel_svm")(X, y, parameter="c", bandwidth=3.0)
-    rounds, run_paths = [], search._run_paths
+    rounds, run_paths = [], refine.run_paths
 
     def spy(*args):
         rounds.append(args[6] if len(args) > 6 else [])  # (a round of refinements: its refused paths)
@@ -142,7 +142,7 @@ def test_a_refinement_past_its_own_cap_is_refused_alone():
 
     with warnings.catch_warnings(), pytest.MonkeyPatch.context() as mp:
         warnings.simplefilter("ignore")  # (the choice may lie at an end of the interval)
-        mp.setattr(search, "_run_paths", spy)
+        mp.setattr(refine, "run_paths", spy)
         # the SVM's rounding allowance as it was when this was found (8n operations; the solves'
         # floor is where the gaps of these pieces end up)
         mp.setattr(svm_bound, "_CHAIN", 8 * problem.n - problem.bound.kernels.product_chain() - sum_chain(problem.n))

@@ -141,7 +141,8 @@ def test_every_built_in_problems_verification_loads_no_search_code(tmp_path, nam
     rc, modules = json.loads(out.splitlines()[-1])
     assert rc == 0
     loaded = [m for m in modules if m.split(".")[0] in ("cvxpy", "clarabel", "scs", "sklearn", "highspy")
-              or m.startswith(("approxpath.driver", "approxpath.solvers", "approxpath.selection.search"))
+              or m.startswith(("approxpath.driver", "approxpath.solvers", "approxpath.selection.search",
+                               "approxpath.selection.refine"))
               or m in ("approxpath.problem", "approxpath.kernel_problem")
               or (m.startswith("approxpath.problems.") and m.count(".") == 3
                   and m.rsplit(".", 1)[1] not in _CERTIFICATE_SIDE)]

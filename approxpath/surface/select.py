@@ -32,7 +32,8 @@ from ..numerics import log_mid
 from ..selection.losses import error_levels, loss_totals
 from ..selection.folds import default_criterion, fold_problems, validation_given
 from ..selection.advice import RangeWarning, ShortfallWarning, said_apart
-from ..selection.search import default_eps, no_smaller_gap
+from ..selection.refine import no_smaller_gap
+from ..selection.search import default_eps
 from ..validate import positive_range
 from .build import tile
 from .engine import Engine, check_bandwidth_problem, check_weight_range
