@@ -44,3 +44,23 @@ def svm_cv_error(X, y, folds, t, C):
         wrong += int(np.sum(np.where(f > 0, 1.0, -1.0) != y[va]))
         closest = min(closest, float(np.min(np.abs(f))))
     return wrong / len(y), closest
+
+
+def cells_hold_cv_error(s, X, y, folds, points, fixed):
+    """Check a selection over the SVM's bandwidth (at C = ``fixed``) or over C (at bandwidth
+    ``fixed``) against :func:`svm_cv_error`: at each of ``points`` the exact k-fold 0-1 error lies
+    in its cell's enclosure and not below the chosen value by more than delta (the chosen point's:
+    in its enclosure).  A point with a held-out decision value within 1e-6 of 0 is skipped (the
+    reference's accuracy cannot classify it).  Returns the number of points checked."""
+    checked = 0
+    for p in points:
+        t, C = (p, fixed) if s.parameter == "bandwidth" else (fixed, p)
+        value, closest = svm_cv_error(X, y, folds, float(t), C)
+        if closest < 1e-6:
+            continue
+        i = min(int(np.searchsorted(s.edges, p, side="right")) - 1, s.lo.size - 1)
+        assert s.lo[i] - 1e-15 <= value <= s.hi[i] + 1e-15, p
+        assert value + 1e-15 >= s.value[1] - s.delta, p
+        assert p != s.t or s.value[0] - 1e-15 <= value <= s.value[1] + 1e-15, p
+        checked += 1
+    return checked
