@@ -22,8 +22,8 @@ _JOB_GROWTH, _JOB_MIN = 8, 64
 
 class Refinements:
     """The search's ``solve``: called with a round's refinements ``[(fold, lo, hi, eps), ...]``,
-    their paths ``[(fold, path), ...]`` (the refused left out), each starting from its fold's
-    exact solves ``seeds[fold]``.  The round shares the solves left of ``max_solves``
+    it returns their paths ``[(fold, path), ...]`` (the refused left out), each started from its
+    fold's exact solves ``seeds[fold]``.  The round shares the solves left of ``max_solves``
     (:func:`_shares`, each at most its cap: :data:`_JOB_GROWTH` times the exact solves its range
     had); one whose share ran out runs again on what the others left.
 
