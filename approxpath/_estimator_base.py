@@ -19,7 +19,7 @@ from .driver import approximate_path
 from .errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from .numerics import round_up
 from .registry import get_problem
-from .selection import SELECTIONS, RangeWarning, ShortfallWarning, select, validation_curve
+from .selection import SELECTIONS, RangeWarning, ShortfallWarning, SortedFoldsWarning, select, validation_curve
 from .selection.search import default_eps
 from .validate import choice, count, flag, is_count, is_real, positive, positive_range
 
@@ -80,6 +80,9 @@ def fitting(fit):
                     text = w.message.text(type(self).__name__, self._range_name)
                     warnings.warn(RangeWarning(text, w.message.choice, w.message.sides, w.message.undecided),
                                   stacklevel=2)
+                elif isinstance(w.message, SortedFoldsWarning):  # (no shuffle=: a splitter shuffles)
+                    how = f"a shuffled splitter as cv, e.g. KFold({w.message.k}, shuffle=True, random_state=0)"
+                    warnings.warn(SortedFoldsWarning(w.message.feature, w.message.k, how), stacklevel=2)
                 elif isinstance(w.message, ShortfallWarning):  # (a selection's shortfall, kept: strict=False)
                     warnings.warn(w.message.renamed(who=type(self).__name__, tol=self._TOL,
                                                     smaller=f"narrow {self._RANGE} or t_range"), stacklevel=2)
@@ -121,9 +124,20 @@ class KernelPathBase(BaseEstimator):
 
     def _certified_path(self, problem, **options):
         """:func:`approximate_path` at ``eps_``, its :class:`EpsilonTooSmallError` in this
-        estimator's units (``eps``: a fraction of the zero model's objective), not the problem's."""
+        estimator's units (``eps``: a fraction of the zero model's objective), not the problem's,
+        and its :class:`BudgetExceededError` in this estimator's parameters (a path's budget is
+        not ``max_solves``, which is the selection's)."""
         try:
             return approximate_path(problem, **options)
+        except BudgetExceededError as exc:
+            lo, hi = options["interval"]
+            what = {"max_solves": "exact solves", "max_pieces": "pieces"}.get(getattr(exc, "limit", None))
+            if what is None:
+                raise
+            raise BudgetExceededError(
+                f"{type(self).__name__}: the path over t_range = [{lo:.6g}, {hi:.6g}] at eps = {self.eps:g} (a gap of "
+                f"{self.eps_:.3g}) needs more than the {exc.allowed} {what} a path may take: use a larger eps or a "
+                "narrower t_range") from exc
         except EpsilonTooSmallError as exc:
             null, needed = problem.null_objective(), getattr(exc, "needed", None)
             if not (null > 0 and needed is not None):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from approxpath.cli import main, parse_number
-from approxpath.data import make_classification
+from approxpath.data import make_classification, make_sinc
 
 
 @pytest.fixture
@@ -365,6 +365,21 @@ def test_a_selection_s_advice_names_the_flags(tmp_path, capsys):
     assert "--max-solves" in err and "--tol" in err and "strict=False" not in err
 
 
+def test_sorted_points_are_told_to_shuffle_with_the_flag(tmp_path, capsys):
+    """The warning of unshuffled folds of sorted points said "shuffle=SEED, --shuffle SEED, or a
+    splitter": the command line's way alone is --shuffle; with it, no warning."""
+    X, y = make_sinc(n=40, seed=0)
+    data = tmp_path / "s.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    argv = ["select", "kernel_ridge", "--data", str(data), "--format", "csv", "--criterion", "mse", "--cv", "3",
+            "--range", "0.5", "2", "--tol", "1", "--no-progress"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "sorted by feature 1" in err and "shuffle them (--shuffle SEED)" in err and "shuffle=" not in err
+    assert main(argv + ["--shuffle", "0"]) == 0
+    assert "sorted by feature" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, expected", [
     (["path", "kernel_svm", "--data", "x.csv", "--bais", "dynamic"],
      "approxpath path: error: unrecognized arguments: --bais dynamic; did you mean '--bias'?"),
@@ -544,7 +559,6 @@ def test_json_has_no_infinity_and_figure_exact_path_writes_it_to_stdout(tmp_path
     emit_json({"max_gap_bound": float("inf"), "cells": [1.0, float("nan"), {"g": -np.inf}], "n": 3})
     line = capsys.readouterr().out
     assert json.loads(line) == {"max_gap_bound": None, "cells": [1.0, None, {"g": None}], "n": 3}
-    from approxpath.data import make_sinc
 
     data = tmp_path / "sinc.csv"
     np.savetxt(data, np.column_stack(make_sinc(n=30, seed=0)), delimiter=",")

@@ -504,9 +504,31 @@ def test_unshuffled_folds_of_sorted_points_warn_of_extrapolation(sinc):
 
 
 def _sorted_warning(problem):
-    with pytest.warns(UserWarning, match="shuffle=SEED, --shuffle SEED") as caught:
+    with pytest.warns(approxpath.selection.SortedFoldsWarning, match="shuffle=SEED, or a splitter") as caught:
         select(problem, "mse", cv=3, interval=(0.2, 20.0), tol=1.0)
     return next(w.message for w in caught if "extrapolation" in str(w.message))
+
+
+def test_a_splitter_that_needs_groups_says_how_to_give_them(sinc):
+    """GroupKFold without groups was refused in scikit-learn's words alone ("The 'groups'
+    parameter should not be None"): the error now names groups= and the splits as cv (an
+    estimator's fit takes no groups).  With groups, the folds are GroupKFold's own."""
+    from sklearn.model_selection import GroupKFold
+
+    from approxpath.selection.folds import fold_problems
+    from approxpath.sklearn import KernelPathRidge
+
+    X, y = sinc
+    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
+    groups = np.arange(y.size) % 4
+    for run in (lambda: select(problem, "mse", cv=GroupKFold(3), interval=(0.5, 2.0), tol=1.0),
+                lambda: KernelPathRidge(cv=GroupKFold(3)).fit(X, y)):
+        with pytest.raises(approxpath.InputError, match=r"^cv=GroupKFold\(.*needs groups: pass groups=, or its "
+                                                        r"splits as cv .*cv=list\(splitter.split\(X, y, groups\)\)"):
+            run()
+    _, X_vals, _ = fold_problems(problem, GroupKFold(3), None, None, groups, "mse")
+    want = [X[test] for _, test in GroupKFold(3).split(X, y, groups)]
+    assert len(X_vals) == 3 and all(np.array_equal(a, b) for a, b in zip(X_vals, want))
 
 
 def test_shuffle_is_refused_where_it_would_be_ignored(sinc):

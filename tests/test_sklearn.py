@@ -241,6 +241,48 @@ def test_an_eps_too_small_is_told_in_the_estimators_units():
     assert needed == pytest.approx(exc.__cause__.needed / null, rel=1e-2) and 1e-9 < needed < 1.0
 
 
+@pytest.mark.parametrize("limit", ["max_solves", "max_pieces"])
+def test_a_path_past_its_budget_is_told_in_the_estimators_parameters(limit):
+    """Without cv the estimator's max_solves is unused (a selection's), yet a path past the
+    driver's own budget said "more than max_solves=10000 ...: raise max_solves, ... relative=True"
+    (neither is the estimator's); it now names eps and t_range.  The driver's default budget is
+    lowered here so that the run is short."""
+    from approxpath.driver import approximate_path
+
+    X, y = make_classification(n=40, seed=0)
+    est = KernelPathSVC(eps=1e-6, max_solves=50)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(approximate_path.__wrapped__.__kwdefaults__, limit, 3)
+        with pytest.raises(approxpath.BudgetExceededError) as info:
+            est.fit(X, y)
+    text, what = str(info.value), "exact solves" if limit == "max_solves" else "pieces"
+    assert text.startswith("KernelPathSVC: the path over t_range = [") and "at eps = 1e-06" in text
+    assert f"needs more than the 3 {what} a path may take: use a larger eps or a narrower t_range" in text
+    assert "max_solves" not in text and "relative" not in text
+    assert info.value.__cause__.limit == limit and info.value.__cause__.allowed == 3
+
+
+def test_sorted_points_are_told_to_shuffle_with_a_splitter():
+    """The warning of unshuffled folds of sorted points advised shuffle=SEED or --shuffle SEED,
+    neither an estimator's: an estimator names a shuffled splitter as cv; the folds it warns of
+    are those that a shuffled KFold does not warn of."""
+    from sklearn.model_selection import KFold
+
+    from approxpath.selection import SortedFoldsWarning
+
+    X, y = make_sinc(n=60, seed=0)
+    with pytest.warns(SortedFoldsWarning) as caught:
+        KernelPathRidge(cv=5).fit(X, y)
+    said = [w for w in caught if isinstance(w.message, SortedFoldsWarning)]
+    assert len(said) == 1 and said[0].filename == __file__
+    text = str(said[0].message)
+    assert "sorted by feature 1" in text and "cv, e.g. KFold(5, shuffle=True, random_state=0)" in text
+    assert "shuffle=SEED" not in text and "--shuffle" not in text
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SortedFoldsWarning)
+        KernelPathRidge(cv=KFold(5, shuffle=True, random_state=0)).fit(X, y)
+
+
 @pytest.mark.parametrize("est", [KernelPathSVC(cv=3, C_range=(0.1, 10.0)),
                                  KernelPathRidge(criterion="lml", lam_range=(1e-4, 1.0))], ids=["svc", "ridge"])
 def test_a_weight_range_with_a_fixed_weight_is_refused(est):

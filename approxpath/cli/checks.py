@@ -118,10 +118,12 @@ def as_flags(message, cls=None):
 def as_advice(message, box=False, who="select"):
     """A selection's warning (``select``, ``select_surface`` with ``box``; said by ``who``) in the
     command line's words: its budget and tolerance as ``--max-solves`` and ``--tol``, the range
-    searched as ``--range`` (a box's weights: ``--weights``, the bandwidth's still ``--range``);
-    any other warning as it is."""
-    from ..selection.advice import RangeWarning, ShortfallWarning
+    searched as ``--range`` (a box's weights: ``--weights``, the bandwidth's still ``--range``),
+    unshuffled folds of sorted points shuffled by ``--shuffle``; any other warning as it is."""
+    from ..selection.advice import RangeWarning, ShortfallWarning, SortedFoldsWarning
 
+    if isinstance(message, SortedFoldsWarning):
+        return message.text("--shuffle SEED")
     if isinstance(message, ShortfallWarning):
         return message.text(tol="--tol", max_solves="--max-solves", smaller="choose a smaller --range or --weights")
     if isinstance(message, RangeWarning):

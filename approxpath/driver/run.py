@@ -236,7 +236,8 @@ class Run:
             exc = BudgetExceededError(
                 f"more than max_solves={self.budget.max_solves} exact solves needed on [{self.lo:.6g}, {self.hi:.6g}] "
                 f"({self._eps_text()}): raise max_solves, {fix}, or a narrower interval")
-            exc.limit = "max_solves"  # (a selection shares its solves among paths: max_pieces is another stop)
+            # (a selection shares its solves among paths: max_pieces is another stop)
+            exc.limit, exc.allowed = "max_solves", self.budget.max_solves
             raise exc
         stored = t in self.stored
         if stored:  # an interrupted run solved here: the same pair, bit for bit
@@ -363,10 +364,12 @@ class Run:
             why = "" if self.relative else (f" (an absolute eps on an objective that grows with {grows} needs "
                                             "relative=True, e.g. the SVM's over C)")
             fix = "use a larger eps" + ("" if self.relative else ", relative=True")
-            raise BudgetExceededError(
+            exc = BudgetExceededError(
                 f"more than max_pieces={self.budget.max_pieces} pieces needed on [{self.lo:.6g}, {self.hi:.6g}] "
                 f"({self._eps_text()}): the gap moves faster than eps allows{why}; {fix}, "
                 "a narrower interval, or raise max_pieces")
+            exc.limit, exc.allowed = "max_pieces", self.budget.max_pieces
+            raise exc
 
     def advance(self, a, b):
         """Report everything up to ``b`` as done to the progress bar (``[a, b]`` was the last part)."""

@@ -13,11 +13,12 @@ The derivations are in ``docs/certified-selection.md``.
 """
 
 from .curve import CRITERIA, SELECTIONS, ValidationCurve, evaluation_points, validation_curve, validation_loss
-from .advice import RangeWarning, ShortfallWarning
+from .advice import RangeWarning, ShortfallWarning, SortedFoldsWarning
 from .losses import LOSSES
 
 __all__ = ["CRITERIA", "SELECTIONS", "ValidationCurve", "evaluation_points", "validation_curve", "validation_loss",
-           "LOSSES", "DEFAULT_EPS", "RangeWarning", "ShortfallWarning", "Selection", "select", "plot_selection"]
+           "LOSSES", "DEFAULT_EPS", "RangeWarning", "ShortfallWarning", "SortedFoldsWarning", "Selection", "select",
+           "plot_selection"]
 
 
 #: Names of :mod:`.search`, imported at their first use: the search reaches the driver and the

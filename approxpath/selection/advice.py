@@ -14,7 +14,7 @@ import warnings
 from ..errors import BudgetExceededError, SelectionStalledError
 from ..progress import shown_name
 
-__all__ = ["RangeWarning", "ShortfallWarning", "said_apart", "warn_edge"]
+__all__ = ["RangeWarning", "ShortfallWarning", "SortedFoldsWarning", "said_apart", "warn_edge"]
 
 
 def said_apart(values):
@@ -23,6 +23,26 @@ def said_apart(values):
     1.0000001 were both "1"."""
     short = [f"{v:.6g}" for v in values]
     return short if len(set(short)) == len(set(values)) else [repr(float(v)) for v in values]
+
+
+class SortedFoldsWarning(UserWarning):
+    """The points are sorted by feature ``feature`` (counted from 1) and the ``k`` unshuffled
+    folds are blocks of consecutive points: each holds out one stretch of it, so the criterion
+    measures extrapolation.  The message names ``how`` to shuffle them; :meth:`text` says it with
+    a caller's own way (an estimator's ``cv`` splitter, the command line's ``--shuffle``)."""
+
+    def __init__(self, feature, k, how="shuffle=SEED, or a splitter such as KFold(5, shuffle=True, random_state=0)"):
+        self.feature, self.k, self.how = int(feature), int(k), how
+        super().__init__(self.text(how))
+
+    def __reduce__(self):  # (pickled as made)
+        return type(self), (self.feature, self.k, self.how)
+
+    def text(self, how):
+        """The message with ``how`` as the way to shuffle the points."""
+        return (f"the points are sorted by feature {self.feature} and the {self.k} folds are blocks of consecutive "
+                f"points: each holds out one stretch of it, so the criterion measures extrapolation; shuffle them "
+                f"({how})")
 
 
 class RangeWarning(UserWarning):

@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import InputError
 from ..kernel_families import submatrices_of_checked
 from ..validate import check_validation
+from .advice import SortedFoldsWarning
 
 __all__ = ["check_shuffle", "default_criterion", "fold_problems", "validation_given"]
 
@@ -120,10 +121,7 @@ def _warn_sorted(X, k):
     for j in range(X.shape[1]):
         steps = np.diff(X[:, j])
         if (np.all(steps >= 0) or np.all(steps <= 0)) and np.unique(X[:, j]).size >= max(2 * k, n / 2):
-            warnings.warn(f"the points are sorted by feature {j + 1} and the {k} folds are blocks of consecutive "
-                          "points: each holds out one stretch of it, so the criterion measures extrapolation; "
-                          "shuffle them (shuffle=SEED, --shuffle SEED, or a splitter such as KFold(5, shuffle=True, "
-                          "random_state=0))", UserWarning, stacklevel=5)  # (select's or select_surface's caller)
+            warnings.warn(SortedFoldsWarning(j + 1, k), stacklevel=5)  # (select's or select_surface's caller)
             return
 
 
@@ -167,6 +165,9 @@ def _splits(cv, X, y, groups, classify, shuffle=None):
     try:
         return list(check_cv(cv, y, classifier=classify).split(X, y, groups))
     except (TypeError, ValueError) as exc:  # an iterable of other things; a splitter refusing the data
+        if groups is None and "groups" in str(exc):  # (scikit-learn's "The 'groups' parameter should not be None")
+            raise InputError(f"cv={cv!r:.80} needs groups: pass groups=, or its splits as cv (an estimator's fit "
+                             "takes no groups): cv=list(splitter.split(X, y, groups))") from None
         raise InputError(f"cv: {exc} (cv must be a number of folds, a scikit-learn splitter or an iterable of "
                          f"(train, test) index arrays; got {cv!r:.80})") from None
 
