@@ -232,8 +232,9 @@ def test_cells_that_never_narrow_are_left_and_the_search_stops():
     stops (δ stays what they allow: nothing was dropped)."""
     search, value, delta, done = _searched(_Undecided(1.0), 3 * branch._DEPTH)
     assert done <= branch._DEPTH + 2 and search.lo.size < 2 ** (branch._DEPTH + 3)
-    cells, a, b, times = search.parked
+    cells, a, b, times, lo_run, hi_run = search.parked
     assert times == branch._DEPTH and cells > 0 and 1.5 < a <= 3.0 and 2.0 <= b < 4.0
+    assert lo_run <= a and b <= hi_run and 1.5 < lo_run and hi_run < 4.0  # (the undecided run around them)
     assert search.lo.min() == 0.0 and delta == pytest.approx(value[1])  # the undecided cells still count
     outside = (search.edges[1:] < 2.0) | (search.edges[:-1] > 3.0)
     assert np.all(search.depth[outside] < branch._DEPTH)
@@ -268,6 +269,15 @@ def test_a_selection_where_predictions_are_near_zero_ends_saying_where():
     message = str([w.message for w in got if isinstance(w.message, ShortfallWarning)][0])
     a, b = (float(v) for v in re.search(r"cells between t = (\S+) and (\S+) did not", message).groups())
     assert interval[0] <= a < b <= interval[1] and s.delta > 0.01 and s.edges.size < 20_000
+    lo_run, hi_run = (float(v) for v in re.search(r"reach from t = (\S+) to (\S+);", message).groups())
+    assert interval[0] <= lo_run <= a and b <= hi_run <= interval[1]
+    # the cells from lo_run to the first parked one, and from the last to hi_run, may still beat the
+    # choice; those just outside the stretch cannot (or it ends at the interval's end)
+    undecided = s.lo < s.value[1] - 0.01
+    i, j = (int(np.argmin(np.abs(s.edges - v))) for v in (lo_run, hi_run))
+    first, last = (int(np.argmin(np.abs(s.edges - v))) for v in (a, b))
+    assert np.all(undecided[i:first + 1]) and np.all(undecided[last - 1:j])
+    assert (i == 0 or not undecided[i - 1]) and (j == s.lo.size or not undecided[j])
     folds = list(StratifiedKFold(5).split(X, problem.y))
     ts = np.exp(np.random.default_rng(3).uniform(*np.log(interval), 12))
     assert cells_hold_cv_error(s, X, problem.y, folds, ts, 0.1) >= 6

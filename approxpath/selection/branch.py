@@ -64,7 +64,8 @@ class Search:
         self.parent = np.full(self.lo.size, np.inf)  # width of the cell each cell was refined from
         # refinements in a row that left each cell at least _STALL of ``base`` wide (its width when the run began)
         self.depth, self.base = np.zeros(self.lo.size, dtype=int), self.hi - self.lo
-        self.parked = None  # (cells, lo, hi, _DEPTH) of the cells left as they are at _DEPTH, if any
+        # (cells, lo, hi, _DEPTH, run_lo, run_hi) of the cells left at _DEPTH and of the undecided run around them
+        self.parked = None
         self.refinements = 0
         self.widths = []  # the chosen point's enclosure width at each global tightening
         self.reason = None  # why the search stopped short of tol, if it did
@@ -109,7 +110,13 @@ class Search:
         deep, self.parked = self.depth[active] >= _DEPTH, None
         if np.any(deep):
             cells = active[deep]
-            self.parked = (cells.size, float(self.edges[cells[0]]), float(self.edges[cells[-1] + 1]), _DEPTH)
+            # the run of cells that may still beat the choice around them (leaving out the parked
+            # cells alone moves the stall to the interval's new end)
+            settled = np.flatnonzero(self.lo >= value[1] - self.tol)
+            left, right = settled[settled < cells[0]], settled[settled > cells[-1]]
+            run = (left[-1] + 1 if left.size else 0, right[0] if right.size else self.lo.size)
+            self.parked = (cells.size, float(self.edges[cells[0]]), float(self.edges[cells[-1] + 1]), _DEPTH,
+                           float(self.edges[run[0]]), float(self.edges[run[1]]))
             active = active[~deep]
             if only is None and self.lo[cells].min() <= self.lo.min():  # they hold δ: no refinement raises L
                 return False
