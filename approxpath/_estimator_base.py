@@ -134,10 +134,12 @@ class KernelPathBase(BaseEstimator):
             what = {"max_solves": "exact solves", "max_pieces": "pieces"}.get(getattr(exc, "limit", None))
             if what is None:
                 raise
-            raise BudgetExceededError(
+            said = BudgetExceededError(
                 f"{type(self).__name__}: the path over t_range = [{lo:.6g}, {hi:.6g}] at eps = {self.eps:g} (a gap of "
                 f"{self.eps_:.3g}) needs more than the {exc.allowed} {what} a path may take: use a larger eps or a "
-                "narrower t_range") from exc
+                "narrower t_range")
+            said.limit, said.allowed = exc.limit, exc.allowed
+            raise said from exc
         except EpsilonTooSmallError as exc:
             null, needed = problem.null_objective(), getattr(exc, "needed", None)
             if not (null > 0 and needed is not None):

@@ -31,9 +31,10 @@ class SortedFoldsWarning(UserWarning):
     measures extrapolation.  The message names ``how`` to shuffle them; :meth:`text` says it with
     a caller's own way (an estimator's ``cv`` splitter, the command line's ``--shuffle``)."""
 
-    def __init__(self, feature, k, how="shuffle=SEED, or a splitter such as KFold(5, shuffle=True, random_state=0)"):
-        self.feature, self.k, self.how = int(feature), int(k), how
-        super().__init__(self.text(how))
+    def __init__(self, feature, k, how=None):
+        self.feature, self.k = int(feature), int(k)
+        self.how = how or f"shuffle=SEED, or a splitter such as KFold({self.k}, shuffle=True, random_state=0)"
+        super().__init__(self.text(self.how))
 
     def __reduce__(self):  # (pickled as made)
         return type(self), (self.feature, self.k, self.how)

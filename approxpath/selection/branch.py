@@ -64,8 +64,7 @@ class Search:
         self.parent = np.full(self.lo.size, np.inf)  # width of the cell each cell was refined from
         # refinements in a row that left each cell at least _STALL of ``base`` wide (its width when the run began)
         self.depth, self.base = np.zeros(self.lo.size, dtype=int), self.hi - self.lo
-        # (cells, lo, hi, _DEPTH, run_lo, run_hi) of the cells left at _DEPTH and of the undecided run around them
-        self.parked = None
+        self.parked = None  # where the cells left at _DEPTH lie, when they stopped the search (:meth:`_parked`)
         self.refinements = 0
         self.widths = []  # the chosen point's enclosure width at each global tightening
         self.reason = None  # why the search stopped short of tol, if it did
@@ -110,15 +109,10 @@ class Search:
         deep, self.parked = self.depth[active] >= _DEPTH, None
         if np.any(deep):
             cells = active[deep]
-            # the run of cells that may still beat the choice around them (leaving out the parked
-            # cells alone moves the stall to the interval's new end)
-            settled = np.flatnonzero(self.lo >= value[1] - self.tol)
-            left, right = settled[settled < cells[0]], settled[settled > cells[-1]]
-            run = (left[-1] + 1 if left.size else 0, right[0] if right.size else self.lo.size)
-            self.parked = (cells.size, float(self.edges[cells[0]]), float(self.edges[cells[-1] + 1]), _DEPTH,
-                           float(self.edges[run[0]]), float(self.edges[run[1]]))
             active = active[~deep]
-            if only is None and self.lo[cells].min() <= self.lo.min():  # they hold δ: no refinement raises L
+            # they hold δ (no refinement raises L), or nothing else is left: the search stops on them
+            if active.size == 0 or (only is None and self.lo[cells].min() <= self.lo.min()):
+                self.parked = self._parked(cells, value)
                 return False
         if active.size == 0:
             return False
@@ -177,6 +171,16 @@ class Search:
             out.append(float(phi[0] - plo[0]) >= width)
         return out
 
+    def _parked(self, cells, value):
+        """:attr:`parked` of the parked ``cells``: ``(count, lo, hi, _DEPTH, run_lo, run_hi)``,
+        where they lie and the run of cells that may still beat ``value[1] - tol`` around them
+        (leaving out the parked cells alone moves the stall to the interval's new end)."""
+        settled = np.flatnonzero(self.lo >= value[1] - self.tol)
+        left, right = settled[settled < cells[0]], settled[settled > cells[-1]]
+        run = (left[-1] + 1 if left.size else 0, right[0] if right.size else self.lo.size)
+        return (cells.size, float(self.edges[cells[0]]), float(self.edges[cells[-1] + 1]), _DEPTH,
+                float(self.edges[run[0]]), float(self.edges[run[1]]))
+
     def _replace(self, a, b, cover):
         """Put ``cover``, the criterion's cover of ``[a, b]``, in place of the cells inside it,
         keeping what they proved (:meth:`_kept`); whether that changed them.  A cover that neither
@@ -194,27 +198,31 @@ class Search:
             fresh = not np.array_equal(self.parent[i:j], widths)
             self.parent[i:j] = widths
             return fresh
+        depth, base = self._lineage(i, j, edges, hi - lo)  # (from the cells replaced: before they are)
         self.edges = np.concatenate([self.edges[:i], edges, self.edges[j + 1:]])
         self.lo = np.concatenate([self.lo[:i], lo, self.lo[j:]])
         self.hi = np.concatenate([self.hi[:i], hi, self.hi[j:]])
         self.cert = np.concatenate([self.cert[:i], cert, self.cert[j:]])
         self.parent = np.concatenate([self.parent[:i], np.full(lo.size, old), self.parent[j:]])
-        depth, base = self._lineage(i, j, edges, hi - lo)
         self.depth = np.concatenate([self.depth[:i], depth, self.depth[j:]])
         self.base = np.concatenate([self.base[:i], base, self.base[j:]])
         return True
 
     def _lineage(self, i, j, edges, widths):
-        """``depth, base`` of new cells (``edges``, their ``widths``) in place of cells ``i:j``:
-        each new cell's from the old cell holding its middle — its width narrowed below
-        :data:`_STALL` of that cell's ``base``: depth 0 and its own width as base; else one
-        more refinement without narrowing."""
+        """``depth, base`` of new cells (``edges``, their ``widths``) in place of cells ``i:j``
+        (called before they are replaced): each new cell's from the old cell holding its middle —
+        its width narrowed below :data:`_STALL` of that cell's ``base`` (or none left): depth 0
+        and its own width as base; the old cell again, as it was (a range covered again around
+        it): unchanged; else one more refinement without narrowing."""
         if j <= i:
             return np.zeros(widths.size, dtype=int), widths
         mids = 0.5 * (edges[:-1] + edges[1:])
         o = np.clip(np.searchsorted(self.edges[i:j + 1], mids, side="right") - 1, 0, j - i - 1) + i
-        narrowed = widths < _STALL * self.base[o]
-        return np.where(narrowed, 0, self.depth[o] + 1), np.where(narrowed, widths, self.base[o])
+        narrowed = (widths < _STALL * self.base[o]) | (widths <= 0)
+        same = ((edges[:-1] == self.edges[o]) & (edges[1:] == self.edges[o + 1])
+                & (widths == self.hi[o] - self.lo[o]))
+        depth = np.where(narrowed, 0, np.where(same, self.depth[o], self.depth[o] + 1))
+        return depth, np.where(narrowed, widths, self.base[o])
 
     def _kept(self, i, j, edges, lo, hi, cert):
         """A new cover of cells ``i:j`` intersected with theirs on the cells of both edges: the

@@ -25,7 +25,7 @@ class Refinements:
     it returns their paths ``[(fold, path), ...]`` (the refused left out), each started from its
     fold's exact solves ``seeds[fold]``.  The round shares the solves left of ``max_solves``
     (:func:`_shares`, each at most its cap: :data:`_JOB_GROWTH` times the exact solves its range
-    had); one whose share ran out runs again on what the others left.
+    had, :data:`_JOB_MIN` at least); one whose share ran out runs again on what the others left.
 
     Attributes
     ----------

@@ -28,7 +28,8 @@ from .branch import Search, oriented
 from .cover import ClosedForm, Sampled, Tracks, Validation
 from .folds import default_criterion, fold_problems, validation_given
 from .nodes import BandwidthFolds, NodeClosedForm
-from .refine import Refinements, no_smaller_gap, run_paths
+from . import refine
+from .refine import Refinements, no_smaller_gap
 from .result import Selection
 
 __all__ = ["Selection", "select", "DEFAULT_EPS", "RangeWarning", "ShortfallWarning", "default_eps"]
@@ -210,7 +211,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
             over = NodeClosedForm if bound.sweep.along_bandwidth else WeightNodes
             crit = tracks = over(problem, criterion, closed[criterion])
     else:
-        paths = run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), seeds, executor, options)
+        paths = refine.run_paths(problems, [(lo, hi)] * len(problems), [eps] * len(problems), seeds, executor, options)
         tracks = Tracks(problems, paths)
         if bar is not None:
             bar.note(f"first paths done, {tracks.solves} exact solves; enclosing the criterion")
