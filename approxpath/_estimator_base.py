@@ -136,9 +136,9 @@ class KernelPathBase(BaseEstimator):
                 raise
             said = BudgetExceededError(
                 f"{type(self).__name__}: the path over t_range = [{lo:.6g}, {hi:.6g}] at eps = {self.eps:g} (a gap of "
-                f"{self.eps_:.3g}) needs more than the {exc.allowed} {what} a path may take: use a larger eps or a "
+                f"{self.eps_:.3g}) needs more than the {exc.budget} {what} a path may take: use a larger eps or a "
                 "narrower t_range")
-            said.limit, said.allowed = exc.limit, exc.allowed
+            said.limit, said.budget = exc.limit, exc.budget
             raise said from exc
         except EpsilonTooSmallError as exc:
             null, needed = problem.null_objective(), getattr(exc, "needed", None)

@@ -259,7 +259,7 @@ def test_a_path_past_its_budget_is_told_in_the_estimators_parameters(limit):
     assert text.startswith("KernelPathSVC: the path over t_range = [") and "at eps = 1e-06" in text
     assert f"needs more than the 3 {what} a path may take: use a larger eps or a narrower t_range" in text
     assert "max_solves" not in text and "relative" not in text
-    assert info.value.limit == info.value.__cause__.limit == limit and info.value.allowed == 3
+    assert info.value.limit == info.value.__cause__.limit == limit and info.value.budget == 3
 
 
 def test_sorted_points_are_told_to_shuffle_with_a_splitter():

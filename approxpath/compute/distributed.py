@@ -173,6 +173,10 @@ def result(future):
     def closed():
         return getattr(client, "status", "running") in ("closing", "closed")
 
+    def lost(exc, who="its scheduler went away"):
+        return ClusterError(f"the Dask cluster lost work of this run ({_flat(exc)}): {who}; run again on a cluster "
+                            "that stays up, or without it")
+
     alone = None
     while True:
         try:
@@ -182,19 +186,15 @@ def result(future):
         except (CancelledError, KilledWorker) as exc:
             if closed():  # (the client's own futures are cancelled as it closes)
                 raise ClusterError("the Dask client was closed during the run") from None
-            who = "its scheduler went away" if "scheduler" in str(exc) else "its workers died"
-            raise ClusterError(f"the Dask cluster lost work of this run ({_flat(exc)}): {who}; run again on a "
-                               "cluster that stays up, or without it") from None
+            raise lost(exc, "its scheduler went away" if "scheduler" in str(exc) else "its workers died") from None
         except CommClosedError as exc:  # (an OSError: the command line would call it a file's)
-            raise ClusterError(f"the Dask cluster lost work of this run ({_flat(exc)}): its scheduler went away; "
-                               "run again on a cluster that stays up, or without it") from None
+            raise lost(exc) from None
         if closed():
             raise ClusterError("the Dask client was closed during the run")
         try:
             workers = client.nthreads()
         except (CommClosedError, OSError) as exc:
-            raise ClusterError(f"the Dask cluster lost work of this run ({_flat(exc)}): its scheduler went away; "
-                               "run again on a cluster that stays up, or without it") from None
+            raise lost(exc) from None
         if workers:
             alone = None
         elif alone is None:

@@ -237,7 +237,7 @@ class Run:
                 f"more than max_solves={self.budget.max_solves} exact solves needed on [{self.lo:.6g}, {self.hi:.6g}] "
                 f"({self._eps_text()}): raise max_solves, {fix}, or a narrower interval")
             # (a selection shares its solves among paths: max_pieces is another stop)
-            exc.limit, exc.allowed = "max_solves", self.budget.max_solves
+            exc.limit, exc.budget = "max_solves", self.budget.max_solves
             raise exc
         stored = t in self.stored
         if stored:  # an interrupted run solved here: the same pair, bit for bit
@@ -368,7 +368,7 @@ class Run:
                 f"more than max_pieces={self.budget.max_pieces} pieces needed on [{self.lo:.6g}, {self.hi:.6g}] "
                 f"({self._eps_text()}): the gap moves faster than eps allows{why}; {fix}, "
                 "a narrower interval, or raise max_pieces")
-            exc.limit, exc.allowed = "max_pieces", self.budget.max_pieces
+            exc.limit, exc.budget = "max_pieces", self.budget.max_pieces
             raise exc
 
     def advance(self, a, b):

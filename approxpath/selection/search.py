@@ -29,7 +29,6 @@ from .cover import ClosedForm, Sampled, Tracks, Validation
 from .folds import default_criterion, fold_problems, validation_given
 from .nodes import BandwidthFolds, NodeClosedForm
 from . import refine
-from .refine import Refinements, no_smaller_gap
 from .result import Selection
 
 __all__ = ["Selection", "select", "DEFAULT_EPS", "RangeWarning", "ShortfallWarning", "default_eps"]
@@ -224,7 +223,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         if bar is not None and hasattr(crit, "progress"):
             crit.progress = bar.note
 
-    solve = Refinements(tracks, seeds, executor, path_options, max_solves)
+    solve = refine.Refinements(tracks, seeds, executor, path_options, max_solves)
     stuck = solve.stuck
 
     sampled = isinstance(crit, Sampled)
@@ -321,7 +320,7 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
                       f"may still beat the choice reach from {name} = {lo_run:.6g} to {hi_run:.6g}; an interval "
                       "without that stretch may avoid it")
     if floors:
-        causes.append(no_smaller_gap(floors[0], parameter))
+        causes.append(refine.no_smaller_gap(floors[0], parameter))
     why = "; ".join(causes) or "the search's refinement limits were reached"
     return ShortfallWarning(f"{head} (of {{max_solves}} = {max_solves}): {{why}}; more exact solves do not narrow it"
                             f"{', so ' if raise_tol else ''}{raise_tol}", delta, tol, False, dict(fields, why=why))
