@@ -85,7 +85,8 @@ def fitting(fit):
                     warnings.warn(SortedFoldsWarning(w.message.feature, w.message.k, how), stacklevel=2)
                 elif isinstance(w.message, ShortfallWarning):  # (a selection's shortfall, kept: strict=False)
                     warnings.warn(w.message.renamed(who=type(self).__name__, tol=self._TOL,
-                                                    smaller=f"narrow {self._RANGE} or t_range"), stacklevel=2)
+                                                    smaller=f"narrow {self._RANGE} or t_range",
+                                                    interval="a t_range"), stacklevel=2)
                 else:
                     warnings.warn(w.message, stacklevel=2)
 

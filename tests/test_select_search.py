@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 import approxpath
+from approxpath.cli.checks import as_advice
 from approxpath.data import make_classification
+from approxpath.numerics import round_up
 from approxpath.selection import branch
 from approxpath.selection import select
 from approxpath.selection.cover import Validation
@@ -284,7 +286,14 @@ def test_a_selection_where_predictions_are_near_zero_ends_saying_where():
     interval = (2**7.5, 2**8.5)
     with pytest.warns(ShortfallWarning, match=f"refined {branch._DEPTH} times in a row") as got:
         s = select(problem, cv=3, interval=interval, tol=0.01, strict=False)
-    message = str([w.message for w in got if isinstance(w.message, ShortfallWarning)][0])
+    said = [w.message for w in got if isinstance(w.message, ShortfallWarning)][0]
+    message = str(said)
+    assert "; an interval without that stretch may avoid it; " in message
+    assert message.endswith(f"; more exact solves do not narrow it, so raise tol to {round_up(s.delta, 2):g} or more "
+                            "(the delta reached)")
+    # said in an estimator's and the command line's names for the range searched
+    assert "; a t_range without that stretch may" in str(said.renamed(interval="a t_range"))
+    assert "; a --range without that stretch may" in as_advice(said)
     a, b = (float(v) for v in re.search(r"cells between t = (\S+) and (\S+) did not", message).groups())
     assert interval[0] <= a < b <= interval[1] and s.delta > 0.01 and s.edges.size < 20_000
     lo_run, hi_run = (float(v) for v in re.search(r"reach from t = (\S+) to (\S+);", message).groups())

@@ -125,7 +125,8 @@ def as_advice(message, box=False, who="select"):
     if isinstance(message, SortedFoldsWarning):
         return message.text("--shuffle SEED")
     if isinstance(message, ShortfallWarning):
-        return message.text(tol="--tol", max_solves="--max-solves", smaller="choose a smaller --range or --weights")
+        return message.text(tol="--tol", max_solves="--max-solves", smaller="choose a smaller --range or --weights",
+                            interval="a --range")
     if isinstance(message, RangeWarning):
         return message.text(who, lambda name: "--range" if not box or name == "bandwidth" else "--weights")
     return str(message)

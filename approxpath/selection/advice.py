@@ -91,11 +91,12 @@ class ShortfallWarning(UserWarning):
         narrow δ.
     template, fields, names
         The message with the places of the caller's names (``{who}``, ``{tol}``,
-        ``{max_solves}``, ``{smaller}``), the values of its own, and the names it is said with
-        (:meth:`text`, :meth:`renamed`).
+        ``{max_solves}``, ``{smaller}``, ``{interval}``), the values of its own, and the names it
+        is said with (:meth:`text`, :meth:`renamed`).
     """
 
-    _NAMES = dict(who="select", tol="tol", max_solves="max_solves", smaller="choose over a smaller box")
+    _NAMES = dict(who="select", tol="tol", max_solves="max_solves", smaller="choose over a smaller box",
+                  interval="an interval")
 
     def __init__(self, template, delta, tol, spent, fields=None, names=None):
         self.template, self.fields, self.names = template, dict(fields or {}), {**self._NAMES, **(names or {})}
@@ -108,7 +109,8 @@ class ShortfallWarning(UserWarning):
     def text(self, **names):
         """The message with the caller's ``names``: ``who`` says it, ``tol`` and ``max_solves``
         are its tolerance and budget, ``smaller`` the advice to search a smaller region (over
-        two parameters); those not given as this warning's (``select``'s by default)."""
+        two parameters), ``interval`` a range searched over one (``"a t_range"``); those not given
+        as this warning's (``select``'s by default)."""
         return self.template.format(**{**self.names, **names}, **self.fields)
 
     def renamed(self, **names):

@@ -310,17 +310,19 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
         return ShortfallWarning(f"{head}: the budget {{max_solves}} = {max_solves} is spent{{over}}; raise "
                                 f"{{max_solves}}{', or ' if raise_tol else ''}{raise_tol}", delta, tol, True,
                                 dict(fields, over=over))
-    causes = [search.reason] if search.reason else []  # (the chosen point's stall first: it is the cause)
+    def said(text):  # (a cause's own text in the template, braces kept as they are)
+        return text.replace("{", "{{").replace("}", "}}")
+
+    causes = [said(search.reason)] if search.reason else []  # (the chosen point's stall first: it is the cause)
     if search.parked is not None:
         cells, a, b, times, lo_run, hi_run = search.parked
-        name = fields["name"]
-        causes.append(f"the criterion's enclosure on {cells} cells between {name} = {a:.6g} and {b:.6g} did not "
+        causes.append(f"the criterion's enclosure on {cells} cells between {{name}} = {a:.6g} and {b:.6g} did not "
                       f"narrow as they were refined {times} times in a row (the criterion may jump there, or need far "
                       "narrower cells: for the 0-1 error, held-out predictions near 0), and the cells around them that "
-                      f"may still beat the choice reach from {name} = {lo_run:.6g} to {hi_run:.6g}; an interval "
+                      f"may still beat the choice reach from {{name}} = {lo_run:.6g} to {hi_run:.6g}; {{interval}} "
                       "without that stretch may avoid it")
     if floors:
-        causes.append(refine.no_smaller_gap(floors[0], parameter))
+        causes.append(said(refine.no_smaller_gap(floors[0], parameter)))
     why = "; ".join(causes) or "the search's refinement limits were reached"
-    return ShortfallWarning(f"{head} (of {{max_solves}} = {max_solves}): {{why}}; more exact solves do not narrow it"
-                            f"{', so ' if raise_tol else ''}{raise_tol}", delta, tol, False, dict(fields, why=why))
+    return ShortfallWarning(f"{head} (of {{max_solves}} = {max_solves}): {why}; more exact solves do not narrow it"
+                            f"{', so ' if raise_tol else ''}{raise_tol}", delta, tol, False, fields)
