@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .numerics import UNIT_ROUNDOFF
+from .bernstein import affine_weights, bernstein_at, casteljau, coefficient_rounding
 
-__all__ = ["Moving", "bernstein_at", "coefficient_rounding", "is_moving", "value_at", "constant", "combine", "interpolate", "affine_weights",
-           "cap_columns", "weight_ranges", "columns", "parts", "MAX_POINTS", "MAX_DEGREE"]
+__all__ = ["Moving", "is_moving", "value_at", "constant", "combine", "interpolate", "weight_ranges", "columns", "parts",
+           "MAX_POINTS", "MAX_DEGREE"]
 
 #: At most this many stored points per moving point, and weights of at most this degree (the
 #: built-in problems use 2 points with degree-1 weights and 3 with degree 2; a file may not ask a
@@ -92,7 +92,7 @@ class Moving:
     def allowance(self):
         """Shape (K,): how far a weight computed by :meth:`weights_at`, or a coefficient by
         :meth:`restrict`, can be from the exact one, for any ``t`` of the span
-        (:func:`coefficient_rounding`)."""
+        (:func:`~approxpath.bernstein.coefficient_rounding`)."""
         return coefficient_rounding(self.weights)
 
     def restrict(self, lo, hi):
@@ -105,7 +105,7 @@ class Moving:
             return self.weights.copy()
         m = self.degree
         s_lo, s_hi = self._positions(lo), self._positions(hi)
-        cols = [_casteljau(self.weights, [s_lo] * (m - j) + [s_hi] * j) for j in range(m + 1)]
+        cols = [casteljau(self.weights, [s_lo] * (m - j) + [s_hi] * j) for j in range(m + 1)]
         return np.stack(cols, axis=-1) if cols else self.weights.copy()
 
     def value(self, t):
@@ -150,77 +150,6 @@ class Moving:
             elif not all(np.all(np.isfinite(a)) for a in arrays):
                 errors.append(f"field {name!r} is not finite on every point")
         return errors
-
-
-def bernstein_at(W, s):
-    """Values of the polynomials with Bernstein coefficients ``W`` (..., m + 1) at the positions
-    ``s`` (a number, or an array of shape (T,)) of [0, 1]: shape (...) or (..., T), as computed
-    by de Casteljau's steps (within :func:`coefficient_rounding` of the exact values).
-
-    Parameters
-    ----------
-    W : array_like of shape (..., m + 1)
-        Bernstein coefficients of degree ``m`` on [0, 1], one polynomial per leading index (a
-        :class:`Moving` point's ``weights`` (K, m + 1), or their :meth:`Moving.restrict`).
-    s : float, or array_like of shape (T,)
-        Positions in [0, 1] (:math:`s = (t - t_0)/(t_1 - t_0)` for a path parameter :math:`t`).
-
-    Returns
-    -------
-    ndarray of shape (...), or (..., T)
-        :math:`\\sum_{j=0}^{m} W_{\\cdot j} \\binom{m}{j} s^j (1 - s)^{m-j}` at each position.
-    """
-    W = np.asarray(W, dtype=float)
-    s = np.asarray(s, dtype=float)
-    if W.shape[-1] == 1:
-        return W[..., 0].reshape(W.shape[:-1] + (1,) * s.ndim) * np.ones(s.shape)
-    return _casteljau(W, [s] * (W.shape[-1] - 1))
-
-
-def coefficient_rounding(W):
-    """How far a value of the polynomials ``W`` computed at a position of [0, 1]
-    (:func:`bernstein_at`, :meth:`Moving.weights_at`), or a coefficient on a sub-interval
-    (:meth:`Moving.restrict`), can be from the exact one.
-
-    A position :math:`s = (t - t_0)/(t_1 - t_0)` in [0, 1] is computed within :math:`3.01u`
-    (two subtractions and a quotient, relative; exact where a result is subnormal); the
-    polynomial's derivative in :math:`s` (or the blossom's in each of its ``m`` arguments, times
-    ``m``) is at most :math:`m \\max_j |W_{j+1} - W_j|`, so the positions move it by at most
-    :math:`3.01\\,m\\,u \\max_j|W_{j+1} - W_j|`.  De Casteljau's ``m`` levels of
-    :math:`(1 - s)a + sb` (three roundings each, :math:`1 - s` included) stay within
-    :math:`\\gamma_{3m} \\sum_j |W_j| B_j(s) \\le 3.01\\,m\\,u \\max_j|W_j|` of the value at the
-    computed positions (Farouki and Rajan).  Degree 0: exact.
-
-    Parameters
-    ----------
-    W : array_like of shape (..., m + 1)
-        Bernstein coefficients of degree ``m``, one polynomial per leading index.
-
-    Returns
-    -------
-    ndarray of shape (...)
-        :math:`3.02\\,m\\,u\\,(\\max_j |W_j| + \\max_j |W_{j+1} - W_j|)` (the terms above, 3.02 for 3.01); 0 at m = 0.
-    """
-    W = np.asarray(W, dtype=float)
-    m = W.shape[-1] - 1
-    if m == 0:
-        return np.zeros(W.shape[:-1])
-    steps = np.abs(np.diff(W, axis=-1)).max(axis=-1)
-    return 3.02 * m * UNIT_ROUNDOFF * (np.abs(W).max(axis=-1) + steps)
-
-
-def _casteljau(W, positions):
-    """De Casteljau's steps at ``positions`` (each a number or an array of shape (T,)) on the
-    coefficients ``W`` (..., m + 1): after ``len(positions)`` levels, the first coefficient (one
-    value per polynomial, per T)."""
-    c = np.asarray(W, dtype=float)
-    shape = np.broadcast(*positions).shape if positions else ()
-    c = c.reshape(c.shape + (1,) * len(shape)) * np.ones(shape)
-    axis = c.ndim - len(shape) - 1  # the coefficients' axis
-    for s in positions:
-        lead, tail = [slice(None)] * axis, [slice(None)] * len(shape)
-        c = (1.0 - s) * c[tuple(lead + [slice(None, -1)] + tail)] + s * c[tuple(lead + [slice(1, None)] + tail)]
-    return c[tuple([slice(None)] * axis + [0])]
 
 
 def _field_names(point):
@@ -325,54 +254,6 @@ def interpolate(pair_a, pair_b, thetas, ts, degree):
     return tuple(Moving((value_at(a, t0), value_at(b, t0)), weights, (t0, t2)) for a, b in zip(pair_a, pair_b))
 
 
-def affine_weights(theta):
-    """The weights ``[1 - theta, theta]`` of a combination of two points from the coefficients
-    ``theta`` of the second one's: ``1 - theta`` rounded down coefficient by coefficient
-    (:func:`cap_columns`), so that each column sums to at most 1 exactly (a combination of
-    feasible points with nonnegative weights summing to at most 1 stays in a convex feasible set
-    that holds 0).
-
-    Parameters
-    ----------
-    theta : array_like of shape (m + 1,)
-        Bernstein coefficients of the second point's weight.
-
-    Returns
-    -------
-    ndarray of shape (2, m + 1)
-        ``[1 - theta, theta]``, ``1 - theta`` stepped one float down where it plus ``theta`` tests above 1.
-    """
-    theta = np.asarray(theta, dtype=float)
-    return cap_columns(np.stack([1.0 - theta, theta]), row=0)
-
-
-def cap_columns(W, row=None):
-    """``W`` with every column summing to at most 1 in exact arithmetic: an entry of a column
-    whose exact sum (:func:`math.fsum`) exceeds 1 stepped one float down at a time (entry ``row``,
-    else the column's largest) until it does not.  Smaller nonnegative weights keep a combination
-    of feasible points in a convex feasible set that holds 0.
-
-    Parameters
-    ----------
-    W : ndarray of shape (K, m)
-        Nonnegative weights, a column per node or end.
-    row : int, optional
-        The entry to step down (default: each column's largest).
-
-    Returns
-    -------
-    ndarray of shape (K, m)
-        A copy of ``W``, capped.
-    """
-    W = np.array(W, dtype=float)
-    for e in range(W.shape[1]):
-        # (fsum gives the exact sum's sign: an excess below half an ulp of 1 rounds back to 1.0 in a float sum)
-        while math.fsum([*W[:, e], -1.0]) > 0.0:
-            k = int(np.argmax(W[:, e])) if row is None else row
-            W[k, e] = math.nextafter(W[k, e], -math.inf)
-    return W
-
-
 def columns(point, name):
     """The field ``name`` of a stored point's points (itself for a fixed point) as the columns of
     one array: shape (n, K), (1, K) for a scalar field.
@@ -400,7 +281,7 @@ def parts(point, name, lo, hi, linear=False, rounded=False):
     (K,) (0 on the whole span; a fixed point: itself with the constant weight 1, exact).
     ``linear``: weights of degree 0 raised to degree 1 (the same constant twice), for bounds that
     take weights of degree 1; ``rounded``: ``err`` also covers a weight's value computed at a
-    position of the piece (:func:`coefficient_rounding`; a fixed point's weight 1 is exact).
+    position of the piece (:func:`~approxpath.bernstein.coefficient_rounding`; a fixed point's weight 1 is exact).
 
     Parameters
     ----------
@@ -471,6 +352,6 @@ def weight_ranges(point, edges):
     # (m - i positions of its left end, i of its right one), the same arithmetic per entry
     m = point.degree
     s_lo, s_hi = point._positions(s_lo), point._positions(s_hi)
-    W = np.stack([_casteljau(point.weights, [s_lo] * (m - i) + [s_hi] * i) for i in range(m + 1)], axis=-1)
+    W = np.stack([casteljau(point.weights, [s_lo] * (m - i) + [s_hi] * i) for i in range(m + 1)], axis=-1)
     W = np.broadcast_to(W.reshape(len(point.points), -1, m + 1), (len(point.points), s_lo.size, m + 1))
     return point.points, np.stack([W.min(axis=-1) - err, W.max(axis=-1) + err], axis=-1).transpose(1, 0, 2)

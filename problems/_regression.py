@@ -130,7 +130,7 @@ class KernelEnclosures(KernelBound):
         and ``allowance`` (r, n) the rounding: the kernel entries (per unit of coefficient), the
         sums and the polynomials' arithmetic (``CHAIN``), the few operations of
         :meth:`_combinations` and the weights' error ``err`` plus their evaluation."""
-        from approxpath.moving import bernstein_at, coefficient_rounding
+        from approxpath.bernstein import bernstein_at, coefficient_rounding
 
         C, W = np.asarray(C, dtype=float), np.asarray(W, dtype=float)
         products = self.remembered_products()

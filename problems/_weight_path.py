@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.moving import bernstein_at
+from approxpath.bernstein import bernstein_at
 from approxpath.numerics import fp_margin
 
 __all__ = ["kinks", "l1_upper", "weight_path_bound"]
@@ -72,8 +72,8 @@ def l1_upper(B, W, err):
     Returns
     -------
     callable
-        ``N_at(x)``, ``x`` (T,) in [0, 1] -> (T,): with :math:`w` = :func:`~approxpath.moving.bernstein_at` ``(W, x)``,
-        :math:`\\sum_i (|Bw| + \\mathrm{fp\\_margin}(K, 1)|B||w| + |B|\\,\\mathrm{err})_i` times
+        ``N_at(x)``, ``x`` (T,) in [0, 1] -> (T,): with :math:`w` =
+        :func:`~approxpath.bernstein.bernstein_at` ``(W, x)``, :math:`\\sum_i (|Bw| + \\mathrm{fp\\_margin}(K, 1)|B||w| + |B|\\,\\mathrm{err})_i` times
         :math:`1 + \\mathrm{fp\\_margin}(n, 1)`.
     """
     aB = np.abs(B)

@@ -8,7 +8,8 @@ import pytest
 import approxpath
 from approxpath import moving
 from approxpath.data import make_sinc
-from approxpath.moving import bernstein_at, is_moving, value_at
+from approxpath.bernstein import bernstein_at
+from approxpath.moving import is_moving, value_at
 from approxpath.problems._regression import KernelEnclosures
 from approxpath.problems.robust_l1 import bound as bound_module
 from approxpath.problems.robust_l1.bound import RobustL1Bound

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import approxpath
-from approxpath import moving
+from approxpath import bernstein, moving
 from approxpath.data import make_classification
 from approxpath.moving import Moving, is_moving, value_at
 from approxpath.solvers.conic import solve_cvxpy
@@ -274,7 +274,7 @@ def test_affine_weights_sum_to_at_most_one_exactly():
 
     rng = np.random.default_rng(0)
     theta = np.concatenate([rng.uniform(0.0, 1.0, 3000), [0.0, 1.0, 2.0**-54, 2.0**-60, 0.1, 0.3, 0.5]])
-    W = moving.affine_weights(theta)
+    W = bernstein.affine_weights(theta)
     for x, c in W.T:
         assert Fraction(x) + Fraction(c) <= 1
         assert Fraction(math.nextafter(x, math.inf)) + Fraction(c) > 1
@@ -288,7 +288,7 @@ def test_cap_columns_sums_to_at_most_one_exactly_stepping_the_largest():
 
     rng = np.random.default_rng(1)
     W = rng.dirichlet(np.ones(3), size=2000).T  # float sums within a few ulps of 1, above or below
-    capped = moving.cap_columns(W)
+    capped = bernstein.cap_columns(W)
     changed = 0
     for before, after in zip(W.T, capped.T):
         assert sum(map(Fraction, after)) <= 1

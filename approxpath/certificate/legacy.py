@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..moving import Moving, affine_weights
+from ..bernstein import affine_weights
+from ..moving import Moving
 from ..moving_layout import one_number
 from .format import DATA_FIELDS, PIECE_FIELDS
 

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from approxpath.bound import Option
-from approxpath.moving import bernstein_at, coefficient_rounding, is_moving, parts
+from approxpath.bernstein import bernstein_at, coefficient_rounding
+from approxpath.moving import is_moving, parts
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 
 from .._regression import CHAIN, KernelEnclosures

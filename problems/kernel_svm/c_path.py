@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.moving import bernstein_at, coefficient_rounding
+from approxpath.bernstein import bernstein_at, coefficient_rounding
 from approxpath.numerics import block_sum, fp_margin
 
 from .._weight_path import kinks, weight_path_bound

@@ -22,7 +22,8 @@ from dataclasses import replace
 import numpy as np
 
 from approxpath.kernel_problem import KernelProblem
-from approxpath.moving import Moving, cap_columns, coefficient_rounding, is_moving, value_at
+from approxpath.bernstein import cap_columns, coefficient_rounding
+from approxpath.moving import Moving, is_moving, value_at
 from approxpath.numerics import dyadic_quantum, fp_margin, log_mid
 from approxpath.problem import Declaration
 from approxpath.registry import register

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from approxpath.moving import bernstein_at, coefficient_rounding, columns, is_moving, parts
+from approxpath.bernstein import bernstein_at, coefficient_rounding
+from approxpath.moving import columns, is_moving, parts
 from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 
 from .._regression import RegressionBound
@@ -119,7 +120,7 @@ class KLassoBound(RegressionBound):
         ``positions`` (T,) of the piece, and their rounding allowances: values (r, T), margins
         (r,).  With ``G = U'U``, :math:`\\sum_k w_k\\, y^\\top u_k - \\tfrac12 \\sum_{kl} w_k w_l G_{kl}`;
         the allowance covers the dot products, the few operations after them and the weights'
-        error ``err`` (r, K) plus their evaluation (:func:`~approxpath.moving.coefficient_rounding`),
+        error ``err`` (r, K) plus their evaluation (:func:`~approxpath.bernstein.coefficient_rounding`),
         times the largest derivative in a weight."""
         W = np.asarray(W, dtype=float)
         w = bernstein_at(W, np.asarray(positions, dtype=float))  # (r, K, T)
@@ -234,7 +235,7 @@ class KLassoBound(RegressionBound):
         \\beta_0(t) - (K_t\\beta(t))_i` lies between two lines, :math:`r_i^2` below the larger of their
         squares (convex), and :math:`\\lambda\\lVert\\beta(t)\\rVert_1` is convex: the sum is largest at
         an end of the sub-interval, where the values are computed and widened by the weights'
-        error (:func:`~approxpath.moving.coefficient_rounding`) and their rounding.
+        error (:func:`~approxpath.bernstein.coefficient_rounding`) and their rounding.
         """
         B, W, err = parts(primal, "beta", lo, hi, linear=True)
         c = columns(primal, "beta0")[0]  # (K,): the points' intercepts

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.moving import bernstein_at, columns, parts
+from approxpath.bernstein import bernstein_at
+from approxpath.moving import columns, parts
 from approxpath.numerics import fp_margin
 
 from .._weight_path import kinks, l1_upper, weight_path_bound

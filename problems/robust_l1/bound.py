@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from approxpath.moving import coefficient_rounding, is_moving, parts
+from approxpath.bernstein import coefficient_rounding
+from approxpath.moving import is_moving, parts
 from approxpath.numerics import fp_margin
 
 from .._regression import RegressionBound

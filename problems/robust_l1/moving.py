@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.moving import bernstein_at, coefficient_rounding, parts
+from approxpath.bernstein import bernstein_at, coefficient_rounding
+from approxpath.moving import parts
 from approxpath.numerics import fp_margin
 
 from .._weight_path import kinks, l1_upper, weight_path_bound

@@ -1,0 +1,143 @@
+"""Polynomials in Bernstein form on [0, 1], in floating point with their rounding stated: the
+weights of a moving point (:mod:`approxpath.moving`; numpy only, the verifier imports it).
+
+A polynomial of degree :math:`m` with coefficients :math:`W_0, \\dots, W_m` is
+
+.. math::
+
+    w(s) = \\sum_{j=0}^{m} W_j \\binom{m}{j} s^j (1 - s)^{m-j}, \\qquad s \\in [0, 1];
+
+its values and its coefficients on a sub-interval come from de Casteljau's steps
+(:func:`casteljau`), within :func:`coefficient_rounding` of exact; :func:`cap_columns` makes
+weights of a combination sum to at most 1 exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .numerics import UNIT_ROUNDOFF
+
+__all__ = ["affine_weights", "bernstein_at", "cap_columns", "casteljau", "coefficient_rounding"]
+
+
+def bernstein_at(W, s):
+    """Values of the polynomials with Bernstein coefficients ``W`` (..., m + 1) at the positions
+    ``s`` (a number, or an array of shape (T,)) of [0, 1]: shape (...) or (..., T), as computed
+    by de Casteljau's steps (within :func:`coefficient_rounding` of the exact values).
+
+    Parameters
+    ----------
+    W : array_like of shape (..., m + 1)
+        Bernstein coefficients of degree ``m`` on [0, 1], one polynomial per leading index (a
+        :class:`~approxpath.moving.Moving` point's ``weights`` (K, m + 1), or their
+        :meth:`~approxpath.moving.Moving.restrict`).
+    s : float, or array_like of shape (T,)
+        Positions in [0, 1] (:math:`s = (t - t_0)/(t_1 - t_0)` for a path parameter :math:`t`).
+
+    Returns
+    -------
+    ndarray of shape (...), or (..., T)
+        :math:`\\sum_{j=0}^{m} W_{\\cdot j} \\binom{m}{j} s^j (1 - s)^{m-j}` at each position.
+    """
+    W = np.asarray(W, dtype=float)
+    s = np.asarray(s, dtype=float)
+    if W.shape[-1] == 1:
+        return W[..., 0].reshape(W.shape[:-1] + (1,) * s.ndim) * np.ones(s.shape)
+    return casteljau(W, [s] * (W.shape[-1] - 1))
+
+
+def coefficient_rounding(W):
+    """How far a value of the polynomials ``W`` computed at a position of [0, 1]
+    (:func:`bernstein_at`, :meth:`~approxpath.moving.Moving.weights_at`), or a coefficient on a
+    sub-interval (:meth:`~approxpath.moving.Moving.restrict`), can be from the exact one.
+
+    A position :math:`s = (t - t_0)/(t_1 - t_0)` in [0, 1] is computed within :math:`3.01u`
+    (two subtractions and a quotient, relative; exact where a result is subnormal); the
+    polynomial's derivative in :math:`s` (or the blossom's in each of its ``m`` arguments, times
+    ``m``) is at most :math:`m \\max_j |W_{j+1} - W_j|`, so the positions move it by at most
+    :math:`3.01\\,m\\,u \\max_j|W_{j+1} - W_j|`.  De Casteljau's ``m`` levels of
+    :math:`(1 - s)a + sb` (three roundings each, :math:`1 - s` included) stay within
+    :math:`\\gamma_{3m} \\sum_j |W_j| B_j(s) \\le 3.01\\,m\\,u \\max_j|W_j|` of the value at the
+    computed positions (Farouki and Rajan).  Degree 0: exact.
+
+    Parameters
+    ----------
+    W : array_like of shape (..., m + 1)
+        Bernstein coefficients of degree ``m``, one polynomial per leading index.
+
+    Returns
+    -------
+    ndarray of shape (...)
+        :math:`3.02\\,m\\,u\\,(\\max_j |W_j| + \\max_j |W_{j+1} - W_j|)` (the terms above, 3.02 for 3.01); 0 at m = 0.
+    """
+    W = np.asarray(W, dtype=float)
+    m = W.shape[-1] - 1
+    if m == 0:
+        return np.zeros(W.shape[:-1])
+    steps = np.abs(np.diff(W, axis=-1)).max(axis=-1)
+    return 3.02 * m * UNIT_ROUNDOFF * (np.abs(W).max(axis=-1) + steps)
+
+
+def casteljau(W, positions):
+    """De Casteljau's steps at ``positions`` (each a number or an array of shape (T,)) on the
+    coefficients ``W`` (..., m + 1): after ``len(positions)`` levels, the first coefficient (one
+    value per polynomial, per T)."""
+    c = np.asarray(W, dtype=float)
+    shape = np.broadcast(*positions).shape if positions else ()
+    c = c.reshape(c.shape + (1,) * len(shape)) * np.ones(shape)
+    axis = c.ndim - len(shape) - 1  # the coefficients' axis
+    for s in positions:
+        lead, tail = [slice(None)] * axis, [slice(None)] * len(shape)
+        c = (1.0 - s) * c[tuple(lead + [slice(None, -1)] + tail)] + s * c[tuple(lead + [slice(1, None)] + tail)]
+    return c[tuple([slice(None)] * axis + [0])]
+
+
+def affine_weights(theta):
+    """The weights ``[1 - theta, theta]`` of a combination of two points from the coefficients
+    ``theta`` of the second one's: ``1 - theta`` rounded down coefficient by coefficient
+    (:func:`cap_columns`), so that each column sums to at most 1 exactly (a combination of
+    feasible points with nonnegative weights summing to at most 1 stays in a convex feasible set
+    that holds 0).
+
+    Parameters
+    ----------
+    theta : array_like of shape (m + 1,)
+        Bernstein coefficients of the second point's weight.
+
+    Returns
+    -------
+    ndarray of shape (2, m + 1)
+        ``[1 - theta, theta]``, ``1 - theta`` stepped one float down where it plus ``theta`` tests above 1.
+    """
+    theta = np.asarray(theta, dtype=float)
+    return cap_columns(np.stack([1.0 - theta, theta]), row=0)
+
+
+def cap_columns(W, row=None):
+    """``W`` with every column summing to at most 1 in exact arithmetic: an entry of a column
+    whose exact sum (:func:`math.fsum`) exceeds 1 stepped one float down at a time (entry ``row``,
+    else the column's largest) until it does not.  Smaller nonnegative weights keep a combination
+    of feasible points in a convex feasible set that holds 0.
+
+    Parameters
+    ----------
+    W : ndarray of shape (K, m)
+        Nonnegative weights, a column per node or end.
+    row : int, optional
+        The entry to step down (default: each column's largest).
+
+    Returns
+    -------
+    ndarray of shape (K, m)
+        A copy of ``W``, capped.
+    """
+    W = np.array(W, dtype=float)
+    for e in range(W.shape[1]):
+        # (fsum gives the exact sum's sign: an excess below half an ulp of 1 rounds back to 1.0 in a float sum)
+        while math.fsum([*W[:, e], -1.0]) > 0.0:
+            k = int(np.argmax(W[:, e])) if row is None else row
+            W[k, e] = math.nextafter(W[k, e], -math.inf)
+    return W
