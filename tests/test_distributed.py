@@ -353,7 +353,7 @@ def test_workers_with_another_approxpath_are_refused_before_any_work(client, mon
     """A worker process imports its own approxpath: one of another version computed the
     products of a split path (or a fold's path) with other code, and when a function was missing
     there the exact solves failed over to a backend that refused with a misleading message."""
-    import approxpath.compute.distributed as dist
+    import approxpath.compute.executors as dist
 
     import re
 
@@ -375,8 +375,8 @@ def test_a_cluster_that_lost_its_work_or_workers_stops_the_run(monkeypatch):
     from concurrent.futures import CancelledError
 
     from approxpath import ClusterError
-    from approxpath.compute import distributed as dist
-    from approxpath.compute.distributed import check_executor, result
+    from approxpath.compute import executors as dist
+    from approxpath.compute.executors import check_executor, result
 
     class Client:
         status = "running"
@@ -473,7 +473,7 @@ def test_a_client_closed_during_a_run_is_a_clusters_lost_work():
     pytest.importorskip("distributed")
     from distributed import Client, LocalCluster
 
-    from approxpath.compute.distributed import submit
+    from approxpath.compute.executors import submit
     from approxpath.errors import ClusterError
 
     with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
@@ -492,7 +492,7 @@ def test_lost_work_says_whether_the_scheduler_or_the_workers_went(reason, who):
     import types
     from concurrent.futures import CancelledError
 
-    from approxpath.compute.distributed import result
+    from approxpath.compute.executors import result
     from approxpath.errors import ClusterError
 
     def cancelled(timeout=None):
@@ -514,7 +514,7 @@ def test_a_closed_stream_or_client_under_a_wait_is_a_clusters_lost_work():
 
     from distributed.comm.core import CommClosedError
 
-    from approxpath.compute.distributed import result
+    from approxpath.compute.executors import result
     from approxpath.errors import ClusterError
 
     def closed_stream(timeout=None):

@@ -199,7 +199,7 @@ def test_a_worker_process_that_dies_is_a_clusters_lost_work():
     import os
     from concurrent.futures import ProcessPoolExecutor
 
-    from approxpath.compute.distributed import result
+    from approxpath.compute.executors import result
     from approxpath.errors import ClusterError
 
     with ProcessPoolExecutor(max_workers=1) as pool:
@@ -221,13 +221,13 @@ def test_an_interrupt_anywhere_in_the_wait_leaves_the_future_free(line):
     import threading
     from concurrent.futures import Future
 
-    from approxpath.compute.distributed import result
+    from approxpath.compute.executors import result
 
     future, done = Future(), Future()
     done.set_result(0)
     assert result(done) == 0  # (the wait's imports done before the lines are counted)
     count = [0]
-    wait_files = (os.path.join("compute", "distributed.py"), os.path.join("concurrent", "futures", "_base.py"),
+    wait_files = (os.path.join("compute", "executors.py"), os.path.join("concurrent", "futures", "_base.py"),
                   "threading.py")
 
     def tracer(frame, event, arg):  # (the wait's lines only: not a finalizer run meanwhile, which swallows it)
@@ -306,7 +306,7 @@ def test_handing_work_to_a_pool_that_cannot_take_it_is_a_clusters_lost_work():
     import os
     from concurrent.futures import ProcessPoolExecutor
 
-    from approxpath.compute.distributed import result, submit
+    from approxpath.compute.executors import result, submit
     from approxpath.errors import ClusterError
 
     with ProcessPoolExecutor(max_workers=1) as pool:
@@ -331,7 +331,7 @@ def test_a_worker_killed_while_writing_its_result_does_not_hang_the_run():
 
     code = textwrap.dedent("""
         import os, signal, struct, time
-        from approxpath.compute.distributed import result, submit
+        from approxpath.compute.executors import result, submit
         from approxpath.driver.parallel import pool
         from approxpath.errors import ClusterError
 

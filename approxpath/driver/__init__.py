@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from .. import compute, machine
-from ..compute.distributed import capacity, result, submit
+from ..compute.executors import capacity, result, submit
 from ..certificate.format import KERNEL
 from ..certificate.claims import SAMPLE_LEVELS
 from ..certificate.fields import caller_meta

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 from ..compute.allocator import task_memory
 from ..compute.caches import share_budget
-from ..compute.distributed import check_executor, result, submit
+from ..compute.executors import check_executor, result, submit
 from ..compute.parallelism import worker_threads
 from ..data import data_sha256
 from ..errors import InputError
@@ -43,7 +43,7 @@ def one_place(workers, executor):
 
 @contextmanager
 def pool(workers, executor, wanted=True, sharers=None):
-    """``executor`` if given (checked by :func:`~approxpath.compute.distributed.check_executor`), else a local
+    """``executor`` if given (checked by :func:`~approxpath.compute.executors.check_executor`), else a local
     ``ProcessPoolExecutor`` of ``workers`` (shut down on exit; its workers terminated at once where the block raises)
     whose processes and this one share the kernel caches' memory
     (:func:`~approxpath.compute.caches.share_budget`: ``sharers`` processes, by default the
@@ -62,7 +62,7 @@ def pool(workers, executor, wanted=True, sharers=None):
     before = share_budget(sharers)
     try:
         with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(sharers,)) as p:
-            p.approxpath_own = True  # (its workers end only with it: compute.distributed.result watches them)
+            p.approxpath_own = True  # (its workers end only with it: compute.executors.result watches them)
             try:
                 yield p
             except BaseException:  # interrupted, terminated, failed: the workers stop now, not after their tasks

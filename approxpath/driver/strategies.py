@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..compute.distributed import result
+from ..compute.executors import result
 from ..errors import SolverError
 from .certifier import Certifier
 

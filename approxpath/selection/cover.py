@@ -191,7 +191,7 @@ class Validation:
         handout = self._handout and len(batches) > 1
         args = (self.X_val[k], self._rows, self._many, self._options)
         if handout:
-            from ..compute.distributed import result, submit
+            from ..compute.executors import result, submit
             from ..driver.parallel import task_in_worker
 
             futures = [submit(self.executor, task_in_worker, _enclose_batch, self.tracks.problems[k], *args,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..compute.distributed import result, submit
+from ..compute.executors import result, submit
 from ..errors import BudgetExceededError, EpsilonTooSmallError
 from ..progress import shown_name
 
