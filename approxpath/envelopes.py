@@ -11,18 +11,17 @@ A difference :math:`f = P - N` of two such sums (a kernel times a signed vector)
 the polynomials ``hermite_lower(P) - hermite_upper(N)`` and ``hermite_upper(P) -
 hermite_lower(N)``; :func:`difference_nodes` turns them into piecewise linear bounds through
 equally spaced nodes (values lifted by a curvature term between the nodes), and
-:func:`max_abs_difference` bounds :math:`\\max |f|` with them.  :func:`max_hinge_sum` maximizes
-a gap assembled from such polynomials (a polynomial plus hinges of polynomials) over the piece.
+:func:`max_abs_difference` bounds :math:`\\max |f|` with them
+(:func:`~approxpath.bernstein.max_hinge_sum` maximizes a gap assembled from such polynomials).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from math import comb
 
 import numpy as np
 
+from .bernstein import lifted_values, node_set
 from .numerics import block_sum, kernel_entry_error
 
 __all__ = [
@@ -34,9 +33,6 @@ __all__ = [
     "envelope_entry_error",
     "hermite_upper",
     "hermite_lower",
-    "bernstein_values",
-    "bernstein_product",
-    "max_hinge_sum",
 ]
 
 
@@ -258,139 +254,11 @@ def _stack(cols):
     return np.stack(np.broadcast_arrays(*cols), axis=-1)
 
 
-def _node_set(s, degree=_DEGREE):
-    """Bernstein basis values of ``degree`` (degree + 1, k) at the nodes ``s`` (k,) of [0, 1], and
-    ``h^2/8`` per node with ``h`` the longer of its two neighbouring gaps."""
-    gaps = np.diff(s)
-    return _basis(s, degree), np.maximum(np.r_[0.0, gaps], np.r_[gaps, 0.0]) ** 2 / 8
-
-
-@lru_cache
-def _uniform_nodes(m, degree=_DEGREE):
-    """:func:`_node_set` of the ``m + 1`` nodes ``k/m`` (exact in binary for a power of two)."""
-    return _node_set(np.arange(m + 1) / m, degree)
-
-
-def _lifted_values(coef, nodes):
-    """Values at the nodes of ``nodes`` (a :func:`_node_set` of the coefficients' degree) of
-    polynomials with Bernstein coefficients ``coef`` (..., m + 1), each plus
-    ``h^2/8 max(0, -min p'')``, which lifts the interpolant between two nodes above the
-    polynomial there: :math:`p(s) - L(s) = -\\tfrac12 p''(\\xi)(s - s_k)(s_{k+1} - s)`
-    (:math:`p''` is m(m - 1) times the polynomial of degree m - 2 whose coefficients are the
-    second differences of ``coef``, so ``min p''`` is bounded by theirs: convex hull)."""
-    basis, lift = nodes
-    m = coef.shape[-1] - 1
-    # one matrix product for all the polynomials (a stack of small ones is ~4x slower)
-    values = (coef.reshape(-1, m + 1) @ basis).reshape(coef.shape[:-1] + basis.shape[1:])
-    if m < 2:
-        return values
-    second = m * (m - 1) * (coef[..., 2:] - 2 * coef[..., 1:-1] + coef[..., :-2])
-    low = second[..., 0]  # their least (a reduction over a short last axis is slow)
-    for k in range(1, m - 1):
-        low = np.minimum(low, second[..., k])
-    values += np.maximum(0.0, -low)[..., None] * lift
-    return values
-
-
-def _basis(s, degree=_DEGREE):
-    return np.array([comb(degree, j) * s**j * (1 - s) ** (degree - j) for j in range(degree + 1)])
-
-
-def bernstein_values(coef, s):
-    """Values (..., k) at the points ``s`` (k,) of [0, 1] of the polynomials with Bernstein
-    coefficients ``coef`` (..., m + 1).
-
-    Parameters
-    ----------
-    coef : ndarray of shape (..., m + 1)
-        Bernstein coefficients of degree ``m``, one polynomial per leading index.
-    s : array_like of shape (k,)
-        Points of [0, 1].
-
-    Returns
-    -------
-    ndarray of shape (..., k)
-        :math:`\\sum_{j=0}^{m} c_j \\binom{m}{j} s^j (1 - s)^{m-j}` at each point.
-    """
-    return coef @ _basis(np.asarray(s, dtype=float), coef.shape[-1] - 1)
-
-
-def bernstein_product(a, b):
-    """Bernstein coefficients (..., m + k + 1) of the product of the polynomials with
-    coefficients ``a`` (..., m + 1) and ``b`` (..., k + 1) (broadcast):
-    :math:`c_l = \\sum_{i + j = l} \\binom{m}{i}\\binom{k}{j} / \\binom{m + k}{l}\\, a_i b_j`, a convex
-    combination of the products :math:`a_i b_j` (the weights of each :math:`c_l` sum to 1).
-
-    Parameters
-    ----------
-    a : array_like of shape (..., m + 1)
-        Bernstein coefficients of degree ``m`` on [0, 1].
-    b : array_like of shape (..., k + 1)
-        Bernstein coefficients of degree ``k`` on [0, 1]; the leading axes broadcast with ``a``'s.
-
-    Returns
-    -------
-    ndarray of shape (..., m + k + 1)
-        The coefficients :math:`c_l` of the product (degree m + k), the leading axes broadcast.
-    """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    m, k = a.shape[-1] - 1, b.shape[-1] - 1
-    outer = a[..., :, None] * b[..., None, :]  # the products a_i b_j, (..., m + 1, k + 1)
-    return outer.reshape(outer.shape[:-2] + ((m + 1) * (k + 1),)) @ _product_weights(m, k)
-
-
-@lru_cache
-def _product_weights(m, k):
-    """The weights of :func:`bernstein_product`, ((m + 1)(k + 1), m + k + 1): row (i, j) holds
-    :math:`\binom{m}{i}\binom{k}{j} / \binom{m + k}{i + j}` in column i + j (read only)."""
-    W = np.zeros((m + 1, k + 1, m + k + 1))
-    for i in range(m + 1):
-        for j in range(k + 1):
-            W[i, j, i + j] = comb(m, i) * comb(k, j) / comb(m + k, i + j)
-    W = W.reshape((m + 1) * (k + 1), m + k + 1)
-    W.flags.writeable = False
-    return W
-
-
-def max_hinge_sum(q, r, c, nodes=16):
-    """Upper bound of :math:`\\max_{s \\in [0, 1]}\\; q(s) + c \\sum_i \\max(0, r_i(s))`.
-
-    Between two nodes each polynomial is below its interpolant lifted by
-    ``h^2/8 max(0, -min p'')`` (:func:`_lifted_values`); the lifted sum is convex between the
-    nodes (a line plus hinges of lines), so its maximum over each is at a node.
-
-    Parameters
-    ----------
-    q : ndarray of shape (m + 1,)
-        Bernstein coefficients of :math:`q` (degree m; 5 for a fixed SVM pair).
-    r : ndarray of shape (n, k + 1)
-        Bernstein coefficients of the :math:`r_i` (degree k).
-    c : float
-        Nonnegative weight.
-    nodes : int
-        Number of sub-intervals (a power of two keeps the nodes exact).
-
-    Returns
-    -------
-    best : float
-        The bound (as computed).
-    scale : float
-        The magnitude a rounding allowance must cover: the largest absolute coefficients of
-        ``q`` and of every ``c r_i``, summed.
-    """
-    scale = np.abs(q).max() + c * float(np.abs(r).max(axis=1).sum())
-    # (no row is dropped where its coefficients are <= 0: the bound stays continuous in the
-    # data, so sums rounded differently, as a verifier's, move it by rounding only)
-    total = (_lifted_values(q, _uniform_nodes(nodes, q.shape[-1] - 1))
-             + c * block_sum(np.maximum(0.0, _lifted_values(r, _uniform_nodes(nodes, r.shape[-1] - 1)))))
-    return float(total.max()), float(scale)
-
-
 # Nodes of difference_nodes on s in [0, 1]: k/16, and 2**-12 from each end, so that the end
 # nodes, where a bound on a path piece is usually largest, carry a curvature term 2**-16 times
 # that of the others (the term scales with the square of the neighbouring gaps).
 _DIFFERENCE_NODES = np.concatenate(([0.0, 2.0**-12], np.arange(1, 16) / 16, [1 - 2.0**-12, 1.0]))
-_DIFFERENCE_SET = _node_set(_DIFFERENCE_NODES)
+_DIFFERENCE_SET = node_set(_DIFFERENCE_NODES, _DEGREE)
 
 
 def difference_nodes(P, N):
@@ -399,7 +267,7 @@ def difference_nodes(P, N):
 
     :math:`f` lies between the quintics ``hermite_lower(P) - hermite_upper(N)`` and
     ``hermite_upper(P) - hermite_lower(N)``.  The upper one is lifted by
-    :math:`h^2/8 \\max(0, -\\min p'')` (:func:`_lifted_values`; ``h`` the longer gap next to
+    :math:`h^2/8 \\max(0, -\\min p'')` (:func:`~approxpath.bernstein.lifted_values`; ``h`` the longer gap next to
     the node), so that its interpolant between two nodes stays above it; the lower one is
     lowered by the mirror term :math:`h^2/8 \\max(0, \\max p'')`.  The nodes are ``lo + s (hi
     - lo)`` for ``s = k/16`` and ``s = 2**-12, 1 - 2**-12``: the curvature term is
@@ -421,8 +289,8 @@ def difference_nodes(P, N):
     low, up : ndarray of shape (..., 19), or (..., q, 19)
         The linear interpolants of ``low`` and ``up`` through ``xs`` enclose :math:`f`.
     """
-    up = _lifted_values(hermite_upper(P) - hermite_lower(N), _DIFFERENCE_SET)
-    low = -_lifted_values(hermite_upper(N) - hermite_lower(P), _DIFFERENCE_SET)
+    up = lifted_values(hermite_upper(P) - hermite_lower(N), _DIFFERENCE_SET)
+    low = -lifted_values(hermite_upper(N) - hermite_lower(P), _DIFFERENCE_SET)
     lo, hi = np.asarray(P.lo, dtype=float)[..., None], np.asarray(P.hi, dtype=float)
     xs = lo + _DIFFERENCE_NODES * (hi[..., None] - lo)
     xs[..., -1] = hi

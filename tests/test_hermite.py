@@ -7,7 +7,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from approxpath.envelopes import Envelope, hermite_lower, hermite_upper, max_hinge_sum
+from approxpath.bernstein import max_hinge_sum
+from approxpath.envelopes import Envelope, hermite_lower, hermite_upper
 
 
 def _sum_and_derivatives(c, d, x):
@@ -94,13 +95,13 @@ def test_max_hinge_sum_catches_a_peak_between_nodes():
 @pytest.mark.parametrize("shapes", [((3,), (3,)), ((6,), (5,)), ((3,), (7, 6)), ((7, 3), (7, 6)), ((4, 1, 2), (3, 4))])
 def test_bernstein_product_is_the_product_of_the_polynomials(shapes):
     """The product's coefficients, evaluated, are a(s) b(s) (closed form: both polynomials
-    evaluated at 101 points of [0, 1]), broadcast over the leading axes."""
-    from approxpath.envelopes import bernstein_product, bernstein_values
+    evaluated at 101 points of [0, 1] by de Casteljau's steps), broadcast over the leading axes."""
+    from approxpath.bernstein import bernstein_at, bernstein_product
 
     rng = np.random.default_rng(len(shapes[0]) + shapes[1][-1])
     a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
     c = bernstein_product(a, b)
     assert c.shape == np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + (a.shape[-1] + b.shape[-1] - 1,)
     s = np.linspace(0.0, 1.0, 101)
-    np.testing.assert_allclose(bernstein_values(c, s), bernstein_values(a, s) * bernstein_values(b, s), rtol=1e-12,
+    np.testing.assert_allclose(bernstein_at(c, s), bernstein_at(a, s) * bernstein_at(b, s), rtol=1e-12,
                                atol=1e-12)

@@ -19,7 +19,8 @@ import numpy as np
 
 from approxpath.bound import KernelBound, Option
 from approxpath.errors import InputError
-from approxpath.envelopes import Envelope, bernstein_product, envelope_entry_error, hermite_lower, hermite_upper, max_hinge_sum
+from approxpath.bernstein import bernstein_product, max_hinge_sum
+from approxpath.envelopes import Envelope, envelope_entry_error, hermite_lower, hermite_upper
 from approxpath.moving import is_moving
 from approxpath.numerics import UNIT_ROUNDOFF, block_sum, fp_margin, sum_chain
 from approxpath.validate import binary_labels
@@ -383,7 +384,7 @@ class SVMBound(KernelBound):
         carry factors w/lo), so the quadratic term's by that times ``a1**2`` and each hinge
         argument's by that times ``a1``; node values move by at most 1.04 times a
         coefficient's error (convex combinations plus the lift, see
-        :func:`~approxpath.envelopes.max_hinge_sum`).  ``quad`` multiplies the quadratic term
+        :func:`~approxpath.bernstein.max_hinge_sum`).  ``quad`` multiplies the quadratic term
         (:meth:`scaled_gap`).
         """
         return 1.05 * envelope_entry_error(lo, hi, self.entry_terms) * a1 * (quad * a1 + C * self.n)
@@ -407,7 +408,7 @@ class SVMBound(KernelBound):
         :math:`q`, each margin :math:`m_i = P_i - N_i` above a quintic, so each hinge argument
         :math:`1 - y_i b(x) - m_i` is below a quintic :math:`r_i` (the bias polynomial raised to
         degree 5), and :math:`q + C \\sum_i \\max(0, r_i) - 1^\\top\\alpha` is maximized over the piece
-        (:func:`~approxpath.envelopes.max_hinge_sum`).  Off by :math:`O(w^5)` where chords and
+        (:func:`~approxpath.bernstein.max_hinge_sum`).  Off by :math:`O(w^5)` where chords and
         tangents are off by :math:`O(w^2)` (ionosphere, eps = 0.125: the bound is ~1 % above
         the largest of 17 sampled gaps where chords and tangents were 2x; 70 -> 31 pieces).
         With the dual scaled by ``scale`` (:meth:`scaled_gap`) :math:`q` enters times

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxpath.envelopes import bernstein_product, hermite_lower, hermite_upper, max_hinge_sum
+from approxpath.bernstein import bernstein_product, max_hinge_sum
+from approxpath.envelopes import hermite_lower, hermite_upper
 from approxpath.numerics import block_sum
 
 __all__ = ["moving_bound", "moving_dual_floor", "weight_allowance"]
@@ -98,11 +99,11 @@ def moving_bound(bound, primal, dual, lo, hi, scale=1.0):
     y_i(K_\\tau w)_i` is below a polynomial :math:`r_i` (the bias polynomial raised to its degree)
     and the rest of the gap below :math:`q - 1^\\top\\alpha` (:func:`_objective_terms`); their
     maximum over the piece is bounded at 17 nodes with a curvature lift
-    (:func:`~approxpath.envelopes.max_hinge_sum`).  With the dual scaled by ``scale``
+    (:func:`~approxpath.bernstein.max_hinge_sum`).  With the dual scaled by ``scale``
     (``SVMBound.scaled_gap``) :math:`q` enters times :math:`\\tfrac12(1 + s^2)` and
     :math:`1^\\top\\alpha` times ``s``.  ``bound`` on a bandwidth path; ``primal`` read for its bias
     polynomial (``bound.bias_polynomial``); ``dual``: two points :math:`\\alpha_a, \\alpha_b` with their weight
-    polynomials.  The bound is :func:`~approxpath.envelopes.max_hinge_sum`'s plus the rounding, the kernel
+    polynomials.  The bound is :func:`~approxpath.bernstein.max_hinge_sum`'s plus the rounding, the kernel
     entries' and the weights' allowances and ``C n`` times the bias's rounding.
     """
     (A, B), C, y = (p.alpha for p in dual.points), bound.c, bound.y
