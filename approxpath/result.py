@@ -351,7 +351,7 @@ def _version():
 
 def problem_from_meta(meta, X, y):
     """Rebuild the certificate's problem on data ``X, y`` (checked against the stored hash)."""
-    from .certificate.verify import check_data
+    from .certificate.inputs import check_data
     from .registry import get_problem
 
     return check_data(meta, get_problem(meta["problem"])(X, y, **meta["options"]))
@@ -380,7 +380,7 @@ def load_path(file, X=None, y=None, verify=True):
         not verify.
     """
     from .certificate.surface import is_surface
-    from .certificate.verify import embedded_data, given_data
+    from .certificate.inputs import embedded_data, given_data
     from .validate import flag
 
     given_data(X, y)

@@ -26,6 +26,7 @@ from ..errors import InputError
 from ..progress import count_bar
 from .fields import META_FIELDS, field_errors, finite_number, number_array_errors, unknown_arrays
 from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, read_certificate, size_mismatches
+from .inputs import BadOptions, bound_from_meta, kernel_failures
 
 __all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "is_surface", "surface_layout_errors", "surface_meta_errors",
            "tiling_errors", "verify_surface"]
@@ -154,8 +155,6 @@ def tiling_errors(t_lo, t_hi, w_lo, w_hi, box):
 def _bound_at_box(meta, X, y):
     """The problem's certificate side at the box's smallest weight, on ``X, y`` checked against
     the recorded hash; the options outside their domain raise ``BadOptions``."""
-    from .verify import BadOptions, bound_from_meta
-
     options = dict(meta["options"])
     if meta["weight"] in options:
         raise BadOptions(f"options: a surface's options exclude its weight {meta['weight']!r} (set per cell)")
@@ -184,7 +183,7 @@ def verify_surface(arrays, meta, X, y, *, eps=None, relative=False, box=None, in
     """
     from ..cells import CellBound
     from .requirements import requirement_failures
-    from .verify import VerifyReport, BadOptions, claim_of, failed_report, kernel_failures
+    from .verify import VerifyReport, claim_of, failed_report
 
     claim = claim_of(meta, "as given")
     try:

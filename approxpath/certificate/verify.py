@@ -26,20 +26,12 @@ from ..validate import file_name
 from .claims import claim_failures, target
 from .requirements import check_requirements, requirement_failures
 from .fields import layout_errors, unknown_arrays
+from .inputs import BadOptions, DataMismatch, bound_from_meta, embedded_data, given_data, kernel_failures, shape_of
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, read_certificate, size_mismatches
 from .legacy import upgrade
 from .surface import is_surface, surface_layout_errors, verify_surface
 
-__all__ = ["verify", "VerifyReport", "kernel_failures", "failed_report", "read_for_verify", "bound_from_meta",
-           "given_data", "embedded_data", "DataMismatch", "claim_of"]
-
-
-class BadOptions(InputError):
-    """The options a file records are outside the problem's domain."""
-
-
-class DataMismatch(InputError):
-    """The data given are not the data a certificate was computed on (its sha256 differs)."""
+__all__ = ["verify", "VerifyReport", "failed_report", "read_for_verify", "claim_of", "describe_claim"]
 
 
 # Failures a verdict lists as text (a forged file can fail at every one of thousands of cells;
@@ -126,31 +118,6 @@ def describe_claim(claim):
 _MAX_LEVELS = 8
 
 
-def kernel_failures(bound, meta):
-    """``(failures, notes)`` of the kernel a file records against the one its options build here:
-    the family's definition (``kernel``) must match, and the sha256 of :math:`D`
-    (``distances_sha256``, from 0.4.0) must match for a precomputed :math:`D` (data); a computed
-    :math:`D` whose last bits differ from the writer's (another scipy, another summation order)
-    is only noted, since every bound allows for the rounding of :math:`D`.  Files without the
-    fields (0.3.2 and older) are gaussian and have nothing to compare, nor has a ``bound`` without
-    ``kernel_meta``."""
-    describe = getattr(bound, "kernel_meta", None)
-    if describe is None or ("kernel" not in meta and "distances_sha256" not in meta):
-        return [], []
-    mine = describe()
-    failures, notes = [], []
-    if "kernel" in meta and meta["kernel"] != mine["kernel"]:
-        failures.append(f"the file's kernel {meta['kernel']!r} is not the one its options build ({mine['kernel']!r})")
-    recorded = meta.get("distances_sha256")
-    if recorded is not None and recorded != mine["distances_sha256"]:
-        if bound.family == "precomputed":
-            failures.append("the precomputed D differs from the one the certificate was written with (sha256)")
-        else:
-            notes.append(f"the {bound.family} distances computed here differ in their last bits from the writer's "
-                         "(sha256); the bounds allow for that rounding")
-    return failures, notes
-
-
 def failed_report(*failures, claim=None):
     """The :class:`VerifyReport` of a file that cannot be checked at all (unreadable, malformed):
     not ``ok``, nothing counted, ``max_gap_bound`` NaN, ``failures`` the reasons, ``claim`` as
@@ -173,64 +140,6 @@ def read_for_verify(file, shape=None):
     if is_surface(meta):
         return arrays, meta, surface_layout_errors(arrays, meta)
     return arrays, meta, layout_errors(arrays, meta)
-
-
-def given_data(X, y):
-    """:class:`InputError` unless both of ``X, y`` are given or neither (one alone was ignored:
-    the certificate was checked on its own data while the caller believed it was on theirs)."""
-    if (X is None) != (y is None):
-        raise InputError(f"{'y' if y is None else 'X'} is missing: pass both X and y, or neither (the data the "
-                         "certificate carries)")
-
-
-def embedded_data(arrays):
-    """``(X, y)`` a certificate carries (``data_X`` of shape ``(n, d)``, ``data_y`` of shape
-    ``(n,)``), or None (also where ``arrays`` is None)."""
-    if arrays is None or not set(DATA_FIELDS) <= set(arrays):
-        return None
-    return arrays["data_X"], arrays["data_y"]
-
-
-def bound_from_meta(meta, X, y):
-    """The certificate side of the file's problem on data ``X, y`` (checked by
-    :func:`~approxpath.validate.check_X_y` and against the stored hash), with the file's options:
-    an instance of the problem's :class:`~approxpath.bound.Bound`.
-
-    Raises
-    ------
-    InputError
-        Bad data, an unknown problem, options outside their domains (a failure of the file, not
-        of the data: the message starts with "options"), or data that do not match the file.
-        The unknown problem and the options raise ``BadOptions``, the data that do not match
-        (or a file without ``data_sha256``) :class:`DataMismatch`: both subclasses.
-    """
-    from ..registry import get_bound
-    from ..validate import check_X_y
-
-    X, y = check_X_y(X, y)
-    try:
-        cls = get_bound(meta["problem"])
-    except KeyError as exc:
-        raise BadOptions(exc.args[0]) from None
-    try:
-        bound = cls(X, y, **meta["options"])
-    except InputError as exc:
-        raise BadOptions(f"options: {exc}") from None
-    return check_data(meta, bound)
-
-
-def check_data(meta, model):
-    """``model`` (a bound or a problem, built on the data) if its preprocessed arrays are the
-    ones the certificate ``meta`` was computed on (their sha256), else an :class:`InputError`."""
-    digest = data_sha256(model.X, model.y)
-    if meta.get("data_sha256") is None:
-        raise DataMismatch("the certificate records no 'data_sha256': no data can be checked against it")
-    if digest != meta["data_sha256"]:
-        raise DataMismatch(
-            "the data do not match the certificate (sha256 of the preprocessed arrays differs): "
-            f"certificate {meta.get('data_sha256')}, data {digest}; check the file and --preprocess"
-        )
-    return model
 
 
 def claim_of(meta, source=None):
@@ -274,15 +183,6 @@ def _field_failures(meta, bound, arrays, t_lo, t_hi):
         if bad.size:
             out.append(f"array {key!r}: piece {int(bad[0])}'s exact solve {float(a[bad[0]])!r} is outside the interval")
     return out
-
-
-def _shape_of(X, y):
-    """``(n, d)`` of the data ``X, y`` as :func:`~approxpath.validate.check_X_y` makes them
-    (:class:`InputError` for data that are no data)."""
-    from ..validate import check_X_y
-
-    X, y = check_X_y(X, y)
-    return X.shape
 
 
 @managed
@@ -330,7 +230,7 @@ def verify(file, X=None, y=None, *, eps=None, relative=False, interval=None, dat
     check_requirements(eps, relative, interval, data_sha256, box)  # a usage error before the file is read
     file_name("the certificate", file)
     given_data(X, y)
-    arrays, meta, malformed = read_for_verify(file, None if X is None or y is None else _shape_of(X, y))
+    arrays, meta, malformed = read_for_verify(file, None if X is None or y is None else shape_of(X, y))
     if malformed:
         if isinstance(meta, dict) and content_sha256(arrays, meta) != meta.get("content_sha256"):
             malformed.append("the file was modified after it was written (content sha256 differs)")

@@ -240,7 +240,8 @@ def cmd_verify(args):
     from ..certificate.format import DATA_FIELDS, read_meta
     from ..certificate.surface import is_surface, surface_meta_errors
     from ..certificate.requirements import check_requirements
-    from ..certificate.verify import DataMismatch, failed_report, verify
+    from ..certificate.inputs import DataMismatch
+    from ..certificate.verify import failed_report, verify
 
     t0 = time.perf_counter()
     if args.weights is not None and args.interval is None:

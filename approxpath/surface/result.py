@@ -328,7 +328,7 @@ def load_surface(file, X=None, y=None, verify=True):
     InputError
         Not a well-formed surface certificate, or one that does not verify.
     """
-    from ..certificate.verify import check_data, embedded_data, given_data
+    from ..certificate.inputs import check_data, embedded_data, given_data
     from ..registry import get_problem
 
     given_data(X, y)
