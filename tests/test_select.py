@@ -4,7 +4,6 @@ numpy solves of every fold, is inside its enclosure, and no t of a fine grid bea
 than delta."""
 
 import inspect
-import json
 import re
 import warnings
 
@@ -12,28 +11,16 @@ import numpy as np
 import pytest
 
 import approxpath
-from approxpath.cli import main
 from approxpath.data import make_classification, make_sinc
 from approxpath.selection import Selection, select
 
-from selection_helpers import cells_hold_cv_error, svm_cv_error
+from selection_helpers import cells_hold_cv_error, ridge_cv_mse, svm_cv_error
 from reference_helpers import tight_solve
 
 LAM = 0.1
 
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
-
-
-def _ridge_cv_mse(X, y, folds, t, lam=LAM):
-    """Pooled k-fold MSE of the exact kernel ridge optima (numpy's dense solver)."""
-    total = 0.0
-    for tr, va in folds:
-        K = np.exp(-t * ((X[tr][:, None, :] - X[tr][None, :, :]) ** 2).sum(-1))
-        c = np.linalg.solve(K + lam * np.eye(len(tr)), y[tr])
-        Kv = np.exp(-t * ((X[va][:, None, :] - X[tr][None, :, :]) ** 2).sum(-1))
-        total += float(np.sum((Kv @ c - y[va]) ** 2))
-    return total / len(y)
 
 
 @pytest.fixture(scope="module")
@@ -55,29 +42,16 @@ def test_cv_selection_is_certified_against_dense_folds(sinc, ridge_selection):
     s = ridge_selection
     assert isinstance(s, Selection) and s.kind == "certified" and s.reached and s.folds == 3
     folds = list(KFold(3).split(X))  # check_cv(3) for real targets: unshuffled k-fold
-    at = _ridge_cv_mse(X, y, folds, s.t)
+    at = ridge_cv_mse(X, y, folds, s.t, LAM)
     assert s.value[0] <= at <= s.value[1]
     grid = np.geomspace(0.2, 20.0, 400)
-    assert min(_ridge_cv_mse(X, y, folds, t) for t in grid) >= at - s.delta - 1e-12
+    assert min(ridge_cv_mse(X, y, folds, t, LAM) for t in grid) >= at - s.delta - 1e-12
     # the cover: contiguous cells over the interval, each enclosing the dense curve
     assert s.edges[0] == 0.2 and s.edges[-1] == 20.0 and np.all(np.diff(s.edges) >= 0)
     for t in grid[::40]:
         i = min(int(np.searchsorted(s.edges, t, side="right")) - 1, s.lo.size - 1)
-        assert s.lo[i] - 1e-12 <= _ridge_cv_mse(X, y, folds, t) <= s.hi[i] + 1e-12
+        assert s.lo[i] - 1e-12 <= ridge_cv_mse(X, y, folds, t, LAM) <= s.hi[i] + 1e-12
     assert s.to_json()["delta"] == s.delta and "delta" in s.summary()
-
-
-def test_splitter_objects_holdout_and_classification():
-    from sklearn.model_selection import KFold
-
-    X, y = make_classification(n=40, d=2, seed=1)
-    svm = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
-    s = select(svm, cv=KFold(3, shuffle=True, random_state=0), eps=0.01, interval=(0.1, 10.0), tol=0.05)
-    assert s.criterion == "error" and s.reached and s.kind == "certified"
-    # a hold-out set: one fold
-    problem = approxpath.get_problem("kernel_svm")(X[:30], y[:30], c=1.0)
-    h = select(problem, X_val=X[30:], y_val=svm.y[30:], eps=0.01, interval=(0.1, 10.0), tol=0.11, max_solves=300)
-    assert h.folds == 1 and h.delta <= 0.11 and 0.0 <= h.value[0] <= h.value[1] <= 1.0
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +91,7 @@ def test_precomputed_distances_folds_by_rows_and_columns(sinc):
     problem = approxpath.get_problem("kernel_ridge")(D, y, lam=LAM, kernel="precomputed")
     s = select(problem, "mse", cv=3, eps=1e-4, interval=(0.2, 20.0), tol=0.01)
     assert s.kind == "certified" and s.reached and s.folds == 3
-    at = _ridge_cv_mse(X, y, list(KFold(3).split(X)), s.t)
+    at = ridge_cv_mse(X, y, list(KFold(3).split(X)), s.t, LAM)
     assert s.value[0] <= at <= s.value[1]
 
 
@@ -244,75 +218,6 @@ def test_estimators_with_cv(sinc):
     assert reg.selection_.kind == "sampled" and reg.predict(Xr).shape == (30,)
 
 
-@pytest.fixture
-def sinc_csv(tmp_path, sinc):
-    X, y = sinc
-    f = tmp_path / "sinc.csv"
-    np.savetxt(f, np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
-    return f
-
-
-def test_cli_select_figure_names_the_problem_and_the_data(sinc_csv, tmp_path, monkeypatch):
-    """A selection's figure said which criterion and folds but not which problem or data file."""
-    pytest.importorskip("matplotlib")
-    import approxpath.plotting
-
-    titles = []
-    monkeypatch.setattr(approxpath.plotting, "save_figure", lambda fig, file: titles.append(fig.axes[0].get_title()))
-    assert main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1",
-                 "--criterion", "lml", "--range", "0.2", "20", "--tol", "0.05", "--plot", str(tmp_path / "f.png")]) == 0
-    assert titles[0].startswith("kernel_ridge on sinc.csv\n") and "exact solves" in titles[0]
-
-
-def test_cli_select(sinc_csv, tmp_path, capsys, sinc):
-    fig = tmp_path / "select.png"
-    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
-               "--criterion", "mse", "--eps", "1e-4", "--range", "0.2", "20", "--tol", "0.005", "--json",
-               "--plot", str(fig)])
-    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert rc == 0 and out["reached"] and out["kind"] == "certified" and out["folds"] == 5
-    assert out["problem"] == "kernel_ridge" and out["range"] == [0.2, 20.0] and fig.stat().st_size > 0
-    X, y = sinc
-    from sklearn.model_selection import KFold
-
-    folds = list(KFold(5).split(X))
-    at = _ridge_cv_mse(X, y, folds, out["t"])
-    assert out["value"][0] <= at <= out["value"][1] and out["delta"] <= 0.005
-    assert min(_ridge_cv_mse(X, y, folds, t) for t in np.geomspace(0.2, 20.0, 200)) >= at - out["delta"] - 1e-12
-    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1",
-               "--criterion", "lml", "--range", "0.2", "20", "--tol", "0.05"])
-    text = capsys.readouterr().out
-    assert rc == 0 and "lml" in text and "delta" in text
-    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
-               "--criterion", "mse", "--range", "0.2", "20", "--tol", "1e-9", "--max-solves", "15"])
-    captured = capsys.readouterr()
-    assert rc == 1 and "the budget --max-solves = 15 is spent" in captured.err, captured.err
-    assert main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--criterion", "aicc"]) == 2
-
-
-def test_cli_select_shuffle(sinc_csv, capsys, sinc):
-    """``--shuffle SEED``: the folds of ``KFold(5, shuffle=True, random_state=SEED)``, the seed in
-    the JSON; without ``--cv`` refused in the command line's words."""
-    from sklearn.model_selection import KFold
-
-    rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1", "--cv", "5",
-               "--shuffle", "3", "--criterion", "mse", "--range", "0.2", "20", "--tol", "0.005", "--json"])
-    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert rc == 0 and out["reached"] and out["shuffle"] == 3
-    X, y = sinc
-    folds = list(KFold(5, shuffle=True, random_state=3).split(X))
-    at = _ridge_cv_mse(X, y, folds, out["t"])
-    assert out["value"][0] <= at <= out["value"][1]
-    assert min(_ridge_cv_mse(X, y, folds, t) for t in np.geomspace(0.2, 20.0, 200)) >= at - out["delta"] - 1e-12
-    unshuffled = list(KFold(5).split(X))
-    assert not out["value"][0] <= _ridge_cv_mse(X, y, unshuffled, out["t"]) <= out["value"][1]
-    for extra in (["--shuffle", "3"], ["--cv", "5", "--shuffle", "-2"]):
-        assert main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1",
-                     "--criterion", "mse" if "--cv" in extra else "loocv", *extra]) == 2
-        err = capsys.readouterr().err
-        assert ("pass --cv K" if "--cv" not in extra else "seed from 0") in err and "cv=" not in err
-
-
 def test_plot_selection(ridge_selection):
     from approxpath.selection import plot_selection
 
@@ -389,196 +294,11 @@ def test_held_out_enclosures_on_worker_processes_give_the_same_cells(monkeypatch
         np.testing.assert_array_equal(a, b)
 
 
-def test_a_long_one_core_selection_names_workers_where_they_enclose(sinc_csv, tmp_path, capsys, monkeypatch):
-    """`select` names --workers after a long one-core run where the workers would take the
-    folds' paths and enclosures (kLASSO), not where the enclosures stay here (the SVM)."""
-    from approxpath.cli import running
-
-    monkeypatch.setattr(running, "_ONE_CORE_NOTE_S", 0.0)
-    monkeypatch.setattr(running, "_ONE_CORE_RATIO", 1e9)
-    monkeypatch.setattr("approxpath.compute.parallelism.cores", lambda: 2)
-    klasso = ["select", "klasso", "--data", str(sinc_csv), "--lam", "0.1", "--cv", "2", "--criterion", "mae",
-              "--range", "0.5", "4", "--max-solves", "40", "--no-progress"]
-    main(klasso)
-    assert "--workers 2 runs the folds' paths and the enclosures" in capsys.readouterr().err
-    X, y = make_classification(n=40, d=2, seed=4)
-    np.savetxt(tmp_path / "c.csv", np.column_stack([X, y]), delimiter=",", header="a,b,y", comments="")
-    main(["select", "kernel_svm", "--data", str(tmp_path / "c.csv"), "--c", "1", "--cv", "2", "--range", "0.5", "4",
-          "--max-solves", "40", "--no-progress"])
-    captured = capsys.readouterr()
-    assert "delta" in captured.out and "busy" not in captured.err
-
-
 def test_every_top_level_name_resolves_and_select_is_the_selection():
     import approxpath.selection
 
     assert all(getattr(approxpath, name) is not None for name in approxpath.__all__)
     assert approxpath.select is approxpath.selection.select and approxpath.Selection is approxpath.selection.Selection
-
-
-def _fold_case(n, positives):
-    """``(X, svm, ridge)``: n random points, ``positives`` of them labelled +1 for the SVM."""
-    rng = np.random.default_rng(n)
-    X = rng.normal(size=(n, 2))
-    labels = np.where(rng.permutation(n) < positives, 1.0, -1.0)
-    return X, approxpath.get_problem("kernel_svm")(X, labels, c=1.0), approxpath.get_problem("kernel_ridge")(
-        X, X[:, 0], lam=LAM)
-
-
-def _assert_folds(X_vals, y_vals, want, X, y):
-    """The held-out data are those of the ``(train, test)`` splits ``want``, in their order."""
-    assert len(X_vals) == len(y_vals) == len(want)
-    for X_val, y_val, (_, test) in zip(X_vals, y_vals, want):
-        np.testing.assert_array_equal(X_val, X[test])
-        np.testing.assert_array_equal(y_val, y[test])
-
-
-@pytest.mark.parametrize("n, k, positives", [(30, 3, 10), (47, 5, 9), (23, 4, 20), (12, 5, 3)])
-def test_integer_cv_gives_scikit_learns_folds_without_importing_it(n, k, positives):
-    from sklearn.model_selection import check_cv
-
-    from approxpath.selection.folds import fold_problems
-
-    X, svm, ridge = _fold_case(n, positives)
-    for problem, criterion, classifier in ((svm, "error", True), (ridge, "mse", False)):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            _, X_vals, y_vals = fold_problems(problem, k, None, None, None, criterion)
-            want = list(check_cv(k, problem.y, classifier=classifier).split(X, problem.y))
-        _assert_folds(X_vals, y_vals, want, X, problem.y)
-        # scikit-learn warns when a class has fewer points than folds; so do we, once
-        warned = sum("fewer than cv" in str(w.message) for w in caught)
-        assert warned == (classifier and min(positives, n - positives) < k)
-    with pytest.raises(approxpath.InputError, match="more than the points of every class"):
-        fold_problems(svm, n, None, None, None, "error")
-
-
-@pytest.mark.parametrize("n, k, positives", [(30, 3, 10), (47, 5, 9), (23, 4, 20)])
-@pytest.mark.parametrize("seed", [0, 11, 2**32 - 1])
-@pytest.mark.filterwarnings("ignore:.*(fewer than cv|least populated class):UserWarning")
-def test_shuffle_gives_scikit_learns_shuffled_folds(n, k, positives, seed):
-    """``shuffle=seed`` with an int cv: the folds of ``KFold`` / ``StratifiedKFold(k,
-    shuffle=True, random_state=seed)``, each fold's points in their order."""
-    from sklearn.model_selection import KFold, StratifiedKFold
-
-    from approxpath.selection.folds import fold_problems
-
-    X, svm, ridge = _fold_case(n, positives)
-    for problem, criterion, splitter in ((svm, "error", StratifiedKFold), (ridge, "mse", KFold)):
-        _, X_vals, y_vals = fold_problems(problem, k, None, None, None, criterion, shuffle=seed)
-        want = list(splitter(k, shuffle=True, random_state=seed).split(X, problem.y))
-        _assert_folds(X_vals, y_vals, want, X, problem.y)
-        unshuffled = fold_problems(problem, k, None, None, None, criterion)[1]
-        assert any(not np.array_equal(a, b) for a, b in zip(X_vals, unshuffled))
-
-
-def test_unshuffled_folds_of_sorted_points_warn_of_extrapolation(sinc):
-    """make_sinc's points are sorted by x: unshuffled blocks each hold out one stretch of it.  Shuffled
-    folds, a splitter, unsorted points and a sorted binary feature say nothing."""
-    import warnings
-
-    from sklearn.model_selection import KFold
-
-    from approxpath.selection.folds import fold_problems
-
-    X, y = sinc
-    sorted_ = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
-    order = np.random.default_rng(0).permutation(y.size)
-    binary = np.column_stack([X[order], np.arange(y.size) >= y.size // 2])  # (a 0/1 column in order)
-    mixed = approxpath.get_problem("kernel_ridge")(binary, y[order], lam=LAM)
-    for problem, kw, warned in ((sorted_, dict(cv=5), True), (sorted_, dict(cv=5, shuffle=0), False),
-                                (sorted_, dict(cv=KFold(5)), False), (mixed, dict(cv=5), False)):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            fold_problems(problem, kw["cv"], None, None, None, "mse", shuffle=kw.get("shuffle"))
-        said = [str(w.message) for w in caught if "extrapolation" in str(w.message)]
-        assert len(said) == int(warned), (kw, said)
-    assert "sorted by feature 1" in str(_sorted_warning(sorted_))
-    for run in (lambda: select(sorted_, "mse", cv=3, interval=(0.2, 20.0), tol=1.0),
-                lambda: approxpath.select_surface(sorted_, "mse", cv=3, bandwidths=(0.5, 2.0), weights=(0.05, 0.2),
-                                                  tol=1.0)):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            run()
-        assert [w.filename for w in caught if "extrapolation" in str(w.message)] == [__file__]  # (the caller's line)
-
-
-def _sorted_warning(problem):
-    with pytest.warns(approxpath.selection.SortedFoldsWarning, match="shuffle=SEED, or a splitter") as caught:
-        select(problem, "mse", cv=3, interval=(0.2, 20.0), tol=1.0)
-    return next(w.message for w in caught if "extrapolation" in str(w.message))
-
-
-def test_a_splitter_that_needs_groups_says_how_to_give_them(sinc):
-    """GroupKFold without groups was refused in scikit-learn's words alone ("The 'groups'
-    parameter should not be None"): the error now names groups= and the splits as cv (an
-    estimator's fit takes no groups).  With groups, the folds are GroupKFold's own."""
-    from sklearn.model_selection import GroupKFold
-
-    from approxpath.selection.folds import fold_problems
-    from approxpath.sklearn import KernelPathRidge
-
-    X, y = sinc
-    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
-    groups = np.arange(y.size) % 4
-    for run in (lambda: select(problem, "mse", cv=GroupKFold(3), interval=(0.5, 2.0), tol=1.0),
-                lambda: KernelPathRidge(cv=GroupKFold(3)).fit(X, y)):
-        with pytest.raises(approxpath.InputError, match=r"^cv=GroupKFold\(.*needs groups: pass groups=, or its "
-                                                        r"splits as cv .*cv=list\(splitter.split\(X, y, groups\)\)"):
-            run()
-    _, X_vals, _ = fold_problems(problem, GroupKFold(3), None, None, groups, "mse")
-    want = [X[test] for _, test in GroupKFold(3).split(X, y, groups)]
-    assert len(X_vals) == 3 and all(np.array_equal(a, b) for a, b in zip(X_vals, want))
-
-
-def test_shuffle_is_refused_where_it_would_be_ignored(sinc):
-    from sklearn.model_selection import KFold
-
-    X, y = sinc
-    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
-    for kw, match in [(dict(shuffle=1), "pass cv=K"), (dict(cv=KFold(3), shuffle=1), "shuffle the splitter itself"),
-                      (dict(X_val=X, y_val=y, shuffle=1), "X_val has none"), (dict(cv=3, shuffle=-1), "0 to 2..32 - 1"),
-                      (dict(cv=3, shuffle=0.5), "seed"), (dict(cv=3, shuffle=True), "seed")]:
-        criterion = "mse" if "X_val" in kw or "cv" in kw else "loocv"
-        with pytest.raises(approxpath.InputError, match=match):
-            select(problem, criterion, eps=1e-3, interval=(0.2, 20.0), **kw)
-        with pytest.raises(approxpath.InputError, match=match):
-            approxpath.select_surface(problem, criterion, bandwidths=(0.2, 20.0), weights=(0.01, 1.0), **kw)
-
-
-def test_a_hold_out_half_is_refused_not_ignored(sinc):
-    """A y_val without X_val (or the reverse) was ignored: the closed-form LOOCV ran instead."""
-    X, y = sinc
-    problem = approxpath.get_problem("kernel_ridge")(X, y, lam=LAM)
-    for kw, alone in [(dict(y_val=y), "y_val"), (dict(X_val=X), "X_val")]:
-        with pytest.raises(approxpath.InputError, match=f"pass X_val and y_val together \\(got {alone} alone\\)"):
-            select(problem, eps=1e-3, interval=(0.2, 20.0), **kw)
-        with pytest.raises(approxpath.InputError, match=f"got {alone} alone"):
-            approxpath.select_surface(problem, bandwidths=(0.2, 20.0), weights=(0.01, 1.0), **kw)
-
-
-def test_integer_cv_needs_no_scikit_learn():
-    import subprocess
-    import sys
-
-    code = ("import sys, approxpath\n"
-            "from approxpath.data import make_classification\n"
-            "from approxpath.selection.folds import fold_problems\n"
-            "X, y = make_classification(n=20, d=2, seed=0)\n"
-            "p = approxpath.get_problem('kernel_svm')(X, y, c=1.0)\n"
-            "assert len(fold_problems(p, 4, None, None, None, 'error')[0]) == 4\n"
-            "print('sklearn' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "False"
-
-
-def test_cli_select_without_cv_names_the_flag(sinc_csv, capsys):
-    """Without --cv a problem with no closed-form criterion said "pass cv=5 (or X_val, y_val)":
-    Python's words."""
-    for over in ([], ["--over", "lam,bandwidth", "--weights", "0.01", "1"]):
-        assert main(["select", "klasso", "--data", str(sinc_csv), "--format", "csv", *over]) == 2
-        err = capsys.readouterr().err
-        assert "pass --cv K (e.g. --cv 5)" in err and "cv=5" not in err and "X_val" not in err
 
 
 def test_a_delta_of_rounding_alone_is_said_so(ridge_selection):
@@ -725,37 +445,3 @@ def test_workers_start_no_pool_where_the_criterion_needs_no_path(sinc, monkeypat
     assert (two.t, two.delta, two.exact_solves) == (alone.t, alone.delta, alone.exact_solves)
 
 
-def test_a_class_of_one_sample_is_named_not_fewer_folds_advised():
-    """29 samples of one class and 1 of the other, cv=3: a fold without the one trains on one
-    class whatever the number of folds, and the advice was "use fewer folds"."""
-    X, _ = make_classification(n=30, d=2, seed=0)
-    y = np.ones(30)
-    y[7] = -1.0
-    problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
-    with pytest.raises(approxpath.InputError, match=r"trains on 20 point\(s\): .*; the class -1 of y has 1 sample: "
-                                                    r"give each class at least 2$"):
-        select(problem, "error", cv=3, eps=0.5, interval=(1.0, 2.0))
-
-
-@pytest.mark.parametrize("cv", [2.5, "5", True])
-def test_a_cv_that_is_no_number_of_folds_nor_a_splitter_is_one_line(cv):
-    """scikit-learn answered with its own words ("n_splits=1" for True) or a TypeError."""
-    X, y = make_sinc(n=20, seed=0)
-    problem = approxpath.get_problem("klasso")(X, y, lam=0.1)
-    with pytest.raises(approxpath.InputError, match=r"^cv must be a number of folds \(an int >= 2\), a scikit-learn "
-                                                    r"splitter or an iterable of \(train, test\) index arrays; got "):
-        select(problem, "mae", cv=cv)
-
-
-def test_json_carries_the_edge_warning(tmp_path, capsys):
-    """A script that reads --json alone sees what standard error says of the choice."""
-    X, y = make_sinc(n=50, noise=0.1, seed=0)
-    data = tmp_path / "s.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
-    assert main(["select", "kernel_ridge", "--data", str(data), "--lam", "0.1", "--criterion", "loocv",
-                 "--range", "0.5", "4", "--json"]) in (0, 1)
-    captured = capsys.readouterr()
-    out = json.loads(captured.out.strip().splitlines()[-1])
-    assert any("may be matched at the lower end of --range" in w for w in out["warnings"])
-    assert [line for line in captured.err.splitlines() if line.startswith("approxpath: ")] == \
-        [f"approxpath: {w}" for w in out["warnings"]]
