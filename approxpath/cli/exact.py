@@ -254,7 +254,8 @@ def _exact_args(p, cls, argv=()):
     p.add_argument("--val-data", default=None, metavar="FILE", help="validation data for --target-mse (same format)")
     p.add_argument("--export", default=None, metavar="FILE",
                    help="write the per-point table (.csv, .txt (as .csv) or .dat)")
-    p.add_argument("--tol", type=parse_number, default=1e-6, help="flag solutions whose certified gap exceeds this")
+    p.add_argument("--tol", type=parse_number, default=1e-6,
+                   help="flag solutions whose certified gap exceeds this (default 1e-6)")
     p.add_argument("--relative", action="store_true", help=_RELATIVE_HELP)
     p.add_argument("--out", default=None, help="write the path (.npz, or .csv: t, beta[0..n-1], beta0)")
     p.add_argument("--json", action="store_true", help="print one JSON line")

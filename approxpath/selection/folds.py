@@ -230,8 +230,9 @@ def _stratified(k, y, rng=None):
     if np.all(counts < k):
         raise InputError(f"cv={k} folds cannot be more than the points of every class ({counts.tolist()})")
     if np.any(counts < k):
-        warnings.warn(f"the smallest class has {int(counts.min())} points, fewer than cv={k} folds", UserWarning,
-                      stacklevel=4)
+        least = int(counts.min())
+        warnings.warn(f"the smallest class has {least} point{'s' if least > 1 else ''}, fewer than cv={k} folds",
+                      UserWarning, stacklevel=4)
     ordered = np.sort(code)
     share = np.array([np.bincount(ordered[i::k], minlength=counts.size) for i in range(k)])  # (k, classes)
     test = np.empty(y.shape[0], dtype=int)
