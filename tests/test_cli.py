@@ -440,7 +440,9 @@ def test_a_selections_advice_names_the_flags():
                                          "out if it is of no interest")
     import pickle  # (scikit-learn's workers send warnings back pickled: they failed to unpickle)
 
-    for w in (edge, box, undecided, short, short.renamed(tol="cv_tol")):
+    from approxpath.selection import SortedFoldsWarning
+
+    for w in (edge, box, undecided, short, short.renamed(tol="cv_tol"), SortedFoldsWarning(1, 5, "a custom way")):
         back = pickle.loads(pickle.dumps(w))
         assert type(back) is type(w) and str(back) == str(w) and vars(back) == vars(w)
 

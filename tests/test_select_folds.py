@@ -127,7 +127,9 @@ def test_unshuffled_folds_of_sorted_points_warn_of_extrapolation(sinc):
 
 
 def _sorted_warning(problem):
-    with pytest.warns(approxpath.selection.SortedFoldsWarning, match="shuffle=SEED, or a splitter") as caught:
+    # (the default advice names the folds' own number: 3)
+    with pytest.warns(approxpath.selection.SortedFoldsWarning, match=r"the 3 folds are blocks .*\(shuffle=SEED, or a "
+                      r"splitter such as KFold\(3, shuffle=True, random_state=0\)\)$") as caught:
         select(problem, "mse", cv=3, interval=(0.2, 20.0), tol=1.0)
     return next(w.message for w in caught if "extrapolation" in str(w.message))
 
@@ -204,7 +206,8 @@ def test_a_class_of_one_sample_is_named_not_fewer_folds_advised():
     problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
     with pytest.raises(approxpath.InputError, match=r"trains on 20 point\(s\): .*; the class -1 of y has 1 sample: "
                                                     r"give each class at least 2$"):
-        select(problem, "error", cv=3, eps=0.5, interval=(1.0, 2.0))
+        with pytest.warns(UserWarning, match=r"^the smallest class has 1 point, fewer than cv=3 folds$"):
+            select(problem, "error", cv=3, eps=0.5, interval=(1.0, 2.0))
 
 
 @pytest.mark.parametrize("cv", [2.5, "5", True])

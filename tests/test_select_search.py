@@ -14,6 +14,7 @@ from approxpath.cli.checks import as_advice
 from approxpath.data import make_classification
 from approxpath.numerics import round_up
 from approxpath.selection import branch
+from approxpath.selection import search as search_module
 from approxpath.selection import select
 from approxpath.selection.cover import Validation
 
@@ -168,6 +169,30 @@ def test_a_choice_stalled_at_every_point_gives_up_with_its_cause():
     assert crit.gap < 1e-6  # the gaps shrank all along
 
 
+@pytest.mark.parametrize("gap", [None, 0.01])
+def test_a_stall_that_ended_is_no_cause(gap):
+    """The chosen point's stall was kept once the search had moved on and the enclosure narrowed
+    again: the first refusal of a refinement anywhere then stopped the search (a stall and a
+    refusal together) and the warning gave the old stall as its cause.  The next point's
+    enclosure narrows below tol / 2 at once, or (its gaps wider: ``gap``) as its gaps do."""
+    crit = _Stalling(0.02)
+    search = branch.Search(crit, 0.25, 4.0, 1e-4, lambda jobs: [(k, _Piece(a, b, e)) for k, a, b, e in jobs])
+    t, value, delta = search.best()
+    while search.moves == 0 and search.step(value):
+        t, value, delta = search.best()
+    assert search.moves == 1 and "stopped narrowing" in search.reason
+    crit.jump, crit.gap = 0.0, crit.gap if gap is None else gap  # no held-out prediction at 0 any more
+    steps, judged = 0, []
+    while delta > 1e-4 and steps < 60 and search.step(value):
+        t, value, delta = search.best()
+        judged.append((search.reason is None, len(search.widths)))
+        steps += 1
+    assert delta <= 1e-4 and search.moves == 1 and search.reason is None
+    cleared = next(w for none, w in judged if none)
+    # cleared once its enclosure was narrow (after the one tightening it had), or as it narrowed in 3 tightenings
+    assert cleared == (1 if gap is None else 3)
+
+
 class _Unsplittable(_Stalling):
     """A criterion whose cover of a cell is that cell, as wide as ever, and narrow at its points
     (as the SVM's cover over C was: one cell per piece): halving and tightening change nothing."""
@@ -237,6 +262,14 @@ def test_cells_that_never_narrow_are_left_and_the_search_stops():
     cells, a, b, times, lo_run, hi_run = search.parked
     assert times == branch._DEPTH and cells > 0 and 1.5 < a <= 3.0 and 2.0 <= b < 4.0
     assert lo_run <= a and b <= hi_run and 1.5 < lo_run and hi_run < 4.0  # (the undecided run around them)
+    # the run is every cell that may still beat the choice around them, and no more: its neighbours are settled
+    open_ = search.lo < value[1] - 0.01
+    i, j = np.searchsorted(search.edges, [lo_run, hi_run])
+    assert search.edges[i] == lo_run and search.edges[j] == hi_run and np.all(open_[i:j])
+    assert (i == 0 or not open_[i - 1]) and (j == open_.size or not open_[j])
+    said = str(search_module._shortfall(search, [], 10, 2000, delta, 0.01, 2.0))
+    assert f"on {cells} cells between t = {a:.6g} and {b:.6g} did not narrow" in said
+    assert cells == np.count_nonzero(search.depth >= branch._DEPTH)
     assert search.lo.min() == 0.0 and delta == pytest.approx(value[1])  # the undecided cells still count
     outside = (search.edges[1:] < 2.0) | (search.edges[:-1] > 3.0)
     assert np.all(search.depth[outside] < branch._DEPTH)
@@ -258,6 +291,11 @@ def test_a_cover_of_several_cells_counts_each_cell_from_its_own():
              np.array([0.3, 0.3, 0.32, 0.32, 0.4]), np.ones(5, dtype=bool))  # cell [1, 2] halved and narrowed
     assert search._replace(0.25, 4.0, again)
     assert search.depth.tolist() == [6, 6, 0, 0, 1]  # (the cells covered as they were keep their count)
+    for k in range(3):  # the last cell covered again on its own edges, 1 % narrower each time: not narrowing
+        w = 0.1 * 0.99 ** (k + 1)
+        assert search._replace(2.0, 4.0, (np.array([2.0, 4.0]), np.array([0.35 - w / 2]), np.array([0.35 + w / 2]),
+                                          np.ones(1, dtype=bool)))
+    assert search.depth.tolist() == [6, 6, 0, 0, 4]
 
 
 def test_cells_that_narrow_slowly_are_refined_to_tol():

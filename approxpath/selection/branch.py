@@ -67,7 +67,7 @@ class Search:
         self.parked = None  # where the cells left at _DEPTH lie, when they stopped the search (:meth:`_parked`)
         self.refinements = 0
         self.widths = []  # the chosen point's enclosure width at each global tightening
-        self.reason = None  # why the search stopped short of tol, if it did
+        self.reason = None  # why the chosen point's enclosure stopped narrowing, while it has not narrowed since
         self.moves = 0  # times the chosen point's enclosure stalled and its cell was halved
 
     def best(self):
@@ -141,8 +141,12 @@ class Search:
                     self.moves += 1  # halve the cell: the next choice is another point
                     self.widths.clear()
                     moved = chosen
+                elif w1 <= _STALL * w0:  # the chosen point narrows again: an earlier stall is no cause
+                    self.reason = None
             if moved is None:
                 tighten.append(chosen)
+        elif only is None:  # the chosen point's enclosure is narrow: an earlier stall is no cause
+            self.reason = None
         width = self.hi[active] - self.lo[active]
         stalled = active[width >= _STALL * self.parent[active]]
         stalled = [i for i in stalled if i not in tighten and i != moved]  # (a moved cell is halved)
