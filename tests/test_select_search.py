@@ -426,3 +426,25 @@ def test_middle_test_with_a_fold_not_yet_enclosed_on_the_cell():
         answers = crit.wide_at(asks)
     assert answers == [w <= full for *_, w in asks] == [True, True, False, False]
     assert calls[0] == 2  # the unknown fold (infinite cap) first
+
+
+def test_a_rounds_budget_is_shared_smallest_caps_first():
+    """Each refinement gets at most its cap and an equal share of what the smaller caps left,
+    whatever the order of the refinements (so the round spends about the solves left)."""
+    from approxpath.selection import refine
+
+    assert refine._shares([64, 64, 1000], 600) == [64, 64, 472]
+    assert refine._shares([1000, 64, 64], 600) == [472, 64, 64]
+    assert refine._shares([64, 64, 64], 10) == [3, 3, 4]  # (floor shares: the last takes what is left)
+    assert refine._shares([64], 1) == [2]  # (a path's two ends at least)
+
+
+def test_a_refinement_past_its_cap_says_the_cap_and_how_it_is_set():
+    from approxpath.errors import BudgetExceededError
+    from approxpath.selection import refine
+
+    exc = BudgetExceededError("more than 512 exact solves")
+    exc.cap = 512
+    said = refine.no_smaller_gap(exc, "bandwidth")
+    assert said.startswith("a refinement of one fold's path needed more than 512 exact solves, the most one may take "
+                           f"({refine._JOB_GROWTH} times those its range had, {refine._JOB_MIN} at least)")
