@@ -25,7 +25,7 @@ import numpy as np
 
 from .numerics import UNIT_ROUNDOFF, block_sum
 
-__all__ = ["affine_weights", "bernstein_at", "bernstein_product", "cap_columns", "casteljau", "coefficient_rounding",
+__all__ = ["affine_weights", "bernstein_at", "bernstein_product", "bernstein_values", "cap_columns", "casteljau", "coefficient_rounding",
            "lifted_values", "max_hinge_sum", "node_set"]
 
 
@@ -186,6 +186,26 @@ def lifted_values(coef, nodes):
 def _basis(s, degree):
     """The Bernstein basis polynomials of ``degree`` at ``s`` (k,): shape (degree + 1, k)."""
     return np.array([math.comb(degree, j) * s**j * (1 - s) ** (degree - j) for j in range(degree + 1)])
+
+
+def bernstein_values(coef, s):
+    """Values (..., k) at the points ``s`` (k,) of [0, 1] of the polynomials with Bernstein
+    coefficients ``coef`` (..., m + 1), by one product with the basis matrix: estimates, with no
+    stated rounding (:func:`bernstein_at` gives values within :func:`coefficient_rounding`).
+
+    Parameters
+    ----------
+    coef : ndarray of shape (..., m + 1)
+        Bernstein coefficients of degree ``m``, one polynomial per leading index.
+    s : array_like of shape (k,)
+        Points of [0, 1].
+
+    Returns
+    -------
+    ndarray of shape (..., k)
+        :math:`\\sum_{j=0}^{m} c_j \\binom{m}{j} s^j (1 - s)^{m-j}` at each point.
+    """
+    return coef @ _basis(np.asarray(s, dtype=float), coef.shape[-1] - 1)
 
 
 def bernstein_product(a, b):

@@ -66,12 +66,12 @@ def cells_hold_cv_error(s, X, y, folds, points, fixed):
     return checked
 
 
-def ridge_cv_mse(X, y, folds, t, lam):
-    """Pooled k-fold MSE of the exact kernel ridge optima (numpy's dense solver)."""
+def ridge_cv_loss(X, y, folds, t, lam, criterion="mse"):
+    """Pooled k-fold MSE (or MAE: ``criterion="mae"``) of the exact kernel ridge optima (numpy's
+    dense solver)."""
     total = 0.0
     for tr, va in folds:
-        K = np.exp(-t * ((X[tr][:, None, :] - X[tr][None, :, :]) ** 2).sum(-1))
-        c = np.linalg.solve(K + lam * np.eye(len(tr)), y[tr])
-        Kv = np.exp(-t * ((X[va][:, None, :] - X[tr][None, :, :]) ** 2).sum(-1))
-        total += float(np.sum((Kv @ c - y[va]) ** 2))
+        c = np.linalg.solve(kernel(X[tr], X[tr], t) + lam * np.eye(len(tr)), y[tr])
+        r = kernel(X[va], X[tr], t) @ c - y[va]
+        total += float(np.sum(r * r if criterion == "mse" else np.abs(r)))
     return total / len(y)

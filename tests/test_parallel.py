@@ -391,3 +391,33 @@ def test_clarabels_solves_in_a_worker_process_do_not_wait_for_the_parents_thread
     # (~6 s; the old code waited forever)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.split() == ["True", "True"], done
+
+
+def test_a_dask_worker_without_this_versions_modules_is_said_to_run_another_approxpath():
+    """A worker asked for its version loads the asking function from this version's module: an
+    older approxpath has no such module (or function) and was said to run no approxpath."""
+    from approxpath import InputError
+    from approxpath.compute.executors import check_executor
+
+    class Client:  # (what check_executor reads of a dask.distributed.Client)
+        status = "running"
+
+        def __init__(self, answer):
+            self.answer = answer
+
+        def submit(self, *args):  # pragma: no cover - never called
+            raise AssertionError
+
+        def run(self, fn, on_error):
+            return {"tcp://w1": approxpath.__version__, "tcp://w2": self.answer}
+
+    older = ModuleNotFoundError("No module named 'approxpath.compute.executors'", name="approxpath.compute.executors")
+    none = ModuleNotFoundError("No module named 'approxpath'", name="approxpath")
+    for answer, said in ((older, "another approxpath, without this version's approxpath.compute.executors "
+                                 r"\(ModuleNotFoundError: No module named 'approxpath.compute.executors'\)"),
+                         (AttributeError("module has no attribute '_version'"), "another approxpath, without"),
+                         (none, r"no approxpath \(ModuleNotFoundError: No module named 'approxpath'\)"),
+                         ("0.4.1", "0.4.1")):
+        with pytest.raises(InputError, match=rf"the Dask worker tcp://w2 runs {said}.* \(1 of 2 workers differ\)"):
+            check_executor(Client(answer))
+    check_executor(Client(approxpath.__version__))

@@ -15,6 +15,7 @@ from approxpath.selection import select
 from approxpath.selection.nodes import NodeClosedForm
 
 from ridge_helpers import dense_criteria, gram
+from selection_helpers import ridge_cv_loss
 
 LAM = 0.05
 
@@ -320,18 +321,6 @@ def test_lambda_is_chosen_with_no_path_within_delta_of_a_dense_grid(name, tol):
     assert sign * at <= min(grid) + s.delta + 1e-12 and s.delta <= tol
 
 
-def _dense_fold_loss(X, y, folds, t, lam, criterion):
-    """The pooled k-fold loss of the exact optima (numpy solves)."""
-    total = 0.0
-    for train, test in folds:
-        K = gram(X[train], t)
-        c = np.linalg.solve(K + lam * np.eye(len(train)), y[train])
-        K_new = np.exp(-t * ((X[test][:, None, :] - X[train][None, :, :]) ** 2).sum(-1))
-        r = y[test] - K_new @ c
-        total += float(np.sum(r * r if criterion == "mse" else np.abs(r)))
-    return total / len(y)
-
-
 @pytest.mark.parametrize("criterion", ["mse", "mae"])
 def test_lambda_by_kfold_with_no_path_within_delta_of_dense_folds(criterion):
     """k-fold CV over lambda at a fixed bandwidth: every fold's exact optima at the cells' ends
@@ -344,9 +333,9 @@ def test_lambda_by_kfold_with_no_path_within_delta_of_dense_folds(criterion):
     over_lam = approxpath.get_problem("kernel_ridge")(X, y, bandwidth=0.8, parameter="lam")
     s = select(over_lam, criterion, cv=folds, interval=(1e-3, 1.0), tol=2e-3)
     assert s.kind == "certified" and s.paths == () and "3 folds, no path" in s.summary() and s.folds == 3
-    at = _dense_fold_loss(X, y, folds, 0.8, s.t, criterion)
+    at = ridge_cv_loss(X, y, folds, 0.8, s.t, criterion)
     assert s.value[0] - 1e-9 <= at <= s.value[1] + 1e-9
-    grid = [_dense_fold_loss(X, y, folds, 0.8, lam, criterion) for lam in np.geomspace(1e-3, 1.0, 120)]
+    grid = [ridge_cv_loss(X, y, folds, 0.8, lam, criterion) for lam in np.geomspace(1e-3, 1.0, 120)]
     assert at <= min(grid) + s.delta + 1e-12 and s.delta <= 2e-3
 
 
@@ -363,9 +352,9 @@ def test_bandwidth_by_kfold_with_no_path_within_delta_of_dense_folds(criterion):
     problem = approxpath.get_problem("kernel_ridge")(X, y, lam=0.05)
     s = select(problem, criterion, cv=folds, interval=(0.1, 20.0), tol=2e-3)
     assert s.kind == "certified" and s.paths == () and "3 folds, no path" in s.summary() and s.folds == 3
-    at = _dense_fold_loss(X, y, folds, s.t, 0.05, criterion)
+    at = ridge_cv_loss(X, y, folds, s.t, 0.05, criterion)
     assert s.value[0] - 1e-9 <= at <= s.value[1] + 1e-9
-    grid = [_dense_fold_loss(X, y, folds, t, 0.05, criterion) for t in np.geomspace(0.1, 20.0, 120)]
+    grid = [ridge_cv_loss(X, y, folds, t, 0.05, criterion) for t in np.geomspace(0.1, 20.0, 120)]
     assert at <= min(grid) + s.delta + 1e-12 and s.delta <= 2e-3
 
 
@@ -377,10 +366,10 @@ def test_a_hold_out_set_with_no_path_within_delta_of_dense_values(over):
     ridge = approxpath.get_problem("kernel_ridge")
     if over == "lam":
         problem, interval = ridge(X[train], y[train], bandwidth=0.8, parameter="lam"), (1e-3, 1.0)
-        exact = lambda x: _dense_fold_loss(X, y, [(train, test)], 0.8, x, "mse") * 60 / 20  # noqa: E731
+        exact = lambda x: ridge_cv_loss(X, y, [(train, test)], 0.8, x, "mse") * 60 / 20  # noqa: E731
     else:
         problem, interval = ridge(X[train], y[train], lam=0.05), (0.1, 20.0)
-        exact = lambda x: _dense_fold_loss(X, y, [(train, test)], x, 0.05, "mse") * 60 / 20  # noqa: E731
+        exact = lambda x: ridge_cv_loss(X, y, [(train, test)], x, 0.05, "mse") * 60 / 20  # noqa: E731
     s = select(problem, "mse", X_val=X[test], y_val=y[test], interval=interval, tol=1e-3)
     assert s.paths == () and s.value[0] - 1e-9 <= exact(s.t) <= s.value[1] + 1e-9
     assert exact(s.t) <= min(exact(x) for x in np.geomspace(*interval, 150)) + s.delta + 1e-12

@@ -10,7 +10,7 @@ import pytest
 from approxpath.cli import main
 from approxpath.data import make_classification, make_sinc
 
-from selection_helpers import ridge_cv_mse
+from selection_helpers import ridge_cv_loss
 
 LAM = 0.1
 
@@ -55,9 +55,9 @@ def test_cli_select(sinc_csv, tmp_path, capsys, sinc):
     from sklearn.model_selection import KFold
 
     folds = list(KFold(5).split(X))
-    at = ridge_cv_mse(X, y, folds, out["t"], LAM)
+    at = ridge_cv_loss(X, y, folds, out["t"], LAM)
     assert out["value"][0] <= at <= out["value"][1] and out["delta"] <= 0.005
-    assert min(ridge_cv_mse(X, y, folds, t, LAM) for t in np.geomspace(0.2, 20.0, 200)) >= at - out["delta"] - 1e-12
+    assert min(ridge_cv_loss(X, y, folds, t, LAM) for t in np.geomspace(0.2, 20.0, 200)) >= at - out["delta"] - 1e-12
     rc = main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1",
                "--criterion", "lml", "--range", "0.2", "20", "--tol", "0.05"])
     text = capsys.readouterr().out
@@ -80,11 +80,11 @@ def test_cli_select_shuffle(sinc_csv, capsys, sinc):
     assert rc == 0 and out["reached"] and out["shuffle"] == 3
     X, y = sinc
     folds = list(KFold(5, shuffle=True, random_state=3).split(X))
-    at = ridge_cv_mse(X, y, folds, out["t"], LAM)
+    at = ridge_cv_loss(X, y, folds, out["t"], LAM)
     assert out["value"][0] <= at <= out["value"][1]
-    assert min(ridge_cv_mse(X, y, folds, t, LAM) for t in np.geomspace(0.2, 20.0, 200)) >= at - out["delta"] - 1e-12
+    assert min(ridge_cv_loss(X, y, folds, t, LAM) for t in np.geomspace(0.2, 20.0, 200)) >= at - out["delta"] - 1e-12
     unshuffled = list(KFold(5).split(X))
-    assert not out["value"][0] <= ridge_cv_mse(X, y, unshuffled, out["t"], LAM) <= out["value"][1]
+    assert not out["value"][0] <= ridge_cv_loss(X, y, unshuffled, out["t"], LAM) <= out["value"][1]
     for extra in (["--shuffle", "3"], ["--cv", "5", "--shuffle", "-2"]):
         assert main(["select", "kernel_ridge", "--data", str(sinc_csv), "--format", "csv", "--lam", "0.1",
                      "--criterion", "mse" if "--cv" in extra else "loocv", *extra]) == 2

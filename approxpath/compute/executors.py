@@ -53,8 +53,7 @@ def check_executor(executor):
         from .. import __version__
 
         found = executor.run(_version, on_error="return")
-        other = {w: v if isinstance(v, str) else f"no approxpath ({type(v).__name__}: {v})" for w, v in found.items()
-                 if v != __version__}
+        other = {w: _said_version(v) for w, v in found.items() if v != __version__}
         if other:
             worker, version = sorted(other.items())[0]
             raise InputError(f"executor: the Dask worker {worker} runs {version}, this process approxpath "
@@ -194,6 +193,17 @@ def _done(future):
     if isinstance(future, _base.Future):
         return future._state in (_base.FINISHED, _base.CANCELLED, _base.CANCELLED_AND_NOTIFIED)
     return future.done()
+
+
+def _said_version(answer):
+    """A worker's answer to :func:`_version` in words: its version, or no approxpath, or one
+    without this version's modules (older: it cannot load :func:`_version` from its module)."""
+    if isinstance(answer, str):
+        return answer
+    why = f"{type(answer).__name__}: {answer}"
+    if (isinstance(answer, ImportError) and answer.name != "approxpath") or isinstance(answer, AttributeError):
+        return f"another approxpath, without this version's {__name__} ({why})"
+    return f"no approxpath ({why})"
 
 
 def _version():

@@ -45,9 +45,9 @@ class SelectionResult:
             claim = f"no {self._rival} is better (delta = {self.delta:.2g}, the rounding of the enclosures)"
         else:
             claim = f"no {self._rival} is better by more than delta = {self.delta:.4g}"
-        # (a sampled value is the path's model's loss, no enclosure of the exact optimum's)
-        value = (f"value in [{self.value[0]:.6g}, {self.value[1]:.6g}]" if self.kind == "certified"
-                 else f"its model's value {self.value[1]:.6g}")
+        # (a sampled criterion's value is the path's model's loss, no enclosure of the exact optimum's)
+        value = (f"its model's value {self.value[1]:.6g}" if self.kind != "certified" and np.isnan(self.delta)
+                 else f"value in [{self.value[0]:.6g}, {self.value[1]:.6g}]")
         return (f"{self.criterion} ({best} is best, {self._scope()}): {self._point()}, {value}; {claim} "
                 f"(tol {self.tol:g}); {self._work()}, {self.wall_s:.2f} s")
 

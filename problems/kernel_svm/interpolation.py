@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from approxpath.bernstein import bernstein_at
+from approxpath.bernstein import bernstein_values
 from approxpath.envelopes import Envelope, hermite_lower, hermite_upper
 from approxpath.numerics import dyadic_quantum
 from approxpath.problem import restored_gaps
@@ -98,7 +98,7 @@ class SVMInterpolation:
             # the enclosure is linear in the six end values: its middle at tau weighs them by
             # the middle of the two polynomials of unit data (derivatives in units of the piece)
             width = hi - lo
-            weights = bernstein_at(_hermite_middle(), (tau - lo) / width) * np.array(
+            weights = bernstein_values(_hermite_middle(), [(tau - lo) / width])[:, 0] * np.array(
                 [1.0, 1.0, width, width, width * width, width * width])
             out = []
             for S_lo, S_hi in zip(self.bound.group_sums(alphas, lo), self.bound.group_sums(alphas, hi)):
