@@ -25,8 +25,8 @@ import numpy as np
 
 from .numerics import UNIT_ROUNDOFF, block_sum
 
-__all__ = ["affine_weights", "bernstein_at", "bernstein_product", "bernstein_values", "cap_columns", "casteljau", "coefficient_rounding",
-           "lifted_values", "max_hinge_sum", "node_set"]
+__all__ = ["affine_weights", "bernstein_at", "bernstein_product", "bernstein_values", "cap_columns", "casteljau",
+           "coefficient_rounding", "lifted_values", "max_hinge_sum", "node_set"]
 
 
 def bernstein_at(W, s):

@@ -73,7 +73,8 @@ def l1_upper(B, W, err):
     -------
     callable
         ``N_at(x)``, ``x`` (T,) in [0, 1] -> (T,): with :math:`w` =
-        :func:`~approxpath.bernstein.bernstein_at` ``(W, x)``, :math:`\\sum_i (|Bw| + \\mathrm{fp\\_margin}(K, 1)|B||w| + |B|\\,\\mathrm{err})_i` times
+        :func:`~approxpath.bernstein.bernstein_at` ``(W, x)``,
+        :math:`\\sum_i (|Bw| + \\mathrm{fp\\_margin}(K, 1)|B||w| + |B|\\,\\mathrm{err})_i` times
         :math:`1 + \\mathrm{fp\\_margin}(n, 1)`.
     """
     aB = np.abs(B)
