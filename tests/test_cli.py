@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from approxpath.cli import main, parse_number
-from approxpath.data import make_classification, make_sinc
+from approxpath.data import make_classification
 
 
 @pytest.fixture
@@ -243,66 +243,6 @@ def test_plot_without_matplotlib_is_refused_before_the_run(args, libsvm_file, tm
     assert "install the plot extra" in capsys.readouterr().out and not (tmp_path / "demo_bounds.png").exists()
 
 
-_NOISY_RUN = """
-import ctypes, os, sys
-import approxpath.cli as cli
-import approxpath.cli.commands as commands
-real = commands.load_data
-def noisy(*args, **kwargs):
-    os.write(1, b"ERROR: native noise\\n")  # as a solver's C code writes to the process's stdout
-    print("ERROR: noise through Python")  # as SCS prints (PySys_WriteStdout: sys.stdout)
-    ctypes.CDLL(None).printf(b"ERROR: buffered noise\\n")  # C's stdio: buffered on a pipe until the exit
-    return real(*args, **kwargs)
-commands.load_data = noisy
-sys.argv = ["approxpath", *sys.argv[1:]]
-sys.exit(cli.main())
-"""
-
-
-def test_json_output_stays_one_document_when_native_code_prints(tmp_path):
-    """A solver's C code writing to file descriptor 1 ("ERROR: could not determine problem
-    status." from SCS, printed through ``sys.stdout``) once came before the JSON on stdout, which
-    then did not parse; with ``--json`` such output goes to stderr, the command's document alone
-    to stdout."""
-    import subprocess
-    import sys
-
-    X, y = make_classification(n=30, seed=1)
-    data = tmp_path / "d.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
-    argv = ["path", "kernel_svm", "--data", str(data), "--eps", "0.5", "--range", "1", "2"]
-    done = subprocess.run([sys.executable, "-c", _NOISY_RUN, *argv, "--json"], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["certified"]
-    assert all(f"ERROR: {noise}" in done.stderr for noise in ("native noise", "noise through Python", "buffered noise"))
-    plain = subprocess.run([sys.executable, "-c", _NOISY_RUN, *argv], capture_output=True, text=True, timeout=120)
-    assert "native noise" in plain.stdout  # without --json nothing is moved
-
-
-def test_warnings_are_one_line(tmp_path, capsys, monkeypatch):
-    """A warning on the command line is one ``approxpath: warning:`` line, not Python's file,
-    line number and source line."""
-    import warnings
-
-    import approxpath.cli.commands as commands
-
-    real = commands.load_data
-
-    def warns(*args, **kwargs):
-        warnings.warn("the data look odd", UserWarning)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(commands, "load_data", warns)
-    X, y = make_classification(n=30, seed=1)
-    data = tmp_path / "d.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
-    assert main(["path", "kernel_svm", "--data", str(data), "--eps", "0.5", "--range", "1", "2", "--no-progress"]) == 0
-    err = capsys.readouterr().err
-    assert "approxpath: warning: the data look odd" in err
-    assert "UserWarning" not in err and ".py:" not in err
-
-
 @pytest.mark.parametrize("command", [["path", "kernel_svm", "--eps", "0.5", "--range", "1", "2"],
                                      ["select", "kernel_svm", "--cv", "2", "--range", "1", "2"],
                                      ["surface", "kernel_svm", "--eps", "0.5", "--weights", "1", "2", "--range", "1", "2"]])
@@ -353,159 +293,6 @@ def test_figure_solves_checks_every_input_before_the_first_path(tmp_path, capsys
     assert "--lam" in capsys.readouterr().err
 
 
-def test_a_selection_s_advice_names_the_flags(tmp_path, capsys):
-    """``select`` stopped short said "raise max_solves ... or pass strict=False to keep this
-    result" (Python's words; the command keeps the result already)."""
-    X, y = make_classification(n=40, seed=1)
-    data = tmp_path / "d.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
-    assert main(["select", "kernel_svm", "--data", str(data), "--cv", "2", "--range", "1", "2", "--tol", "1e-9",
-                 "--max-solves", "8", "--no-progress"]) == 1
-    err = capsys.readouterr().err
-    assert "--max-solves" in err and "--tol" in err and "strict=False" not in err
-
-
-def test_sorted_points_are_told_to_shuffle_with_the_flag(tmp_path, capsys):
-    """The warning of unshuffled folds of sorted points said "shuffle=SEED, --shuffle SEED, or a
-    splitter": the command line's way alone is --shuffle; with it, no warning."""
-    X, y = make_sinc(n=40, seed=0)
-    data = tmp_path / "s.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
-    argv = ["select", "kernel_ridge", "--data", str(data), "--format", "csv", "--criterion", "mse", "--cv", "3",
-            "--range", "0.5", "2", "--tol", "1", "--no-progress"]
-    assert main(argv) == 0
-    err = capsys.readouterr().err
-    assert "sorted by feature 1" in err and "shuffle them (--shuffle SEED)" in err and "shuffle=" not in err
-    assert main(argv + ["--shuffle", "0"]) == 0
-    assert "sorted by feature" not in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("argv, expected", [
-    (["path", "kernel_svm", "--data", "x.csv", "--bais", "dynamic"],
-     "approxpath path: error: unrecognized arguments: --bais dynamic; did you mean '--bias'?"),
-    (["verify", "x.npz", "--epz", "1"], "approxpath verify: error: unrecognized arguments: --epz 1; did you mean '--eps'?"),
-    (["path", "kernel_svm", "--data", "x.csv", "extra"], "approxpath path: error: unrecognized arguments: extra"),
-    (["path", "kernel_svm", "--data", "x.csv", "--bias", "dynamc"],
-     "approxpath path: error: argument --bias: invalid choice: 'dynamc'"),
-    (["path", "kernel_svm", "--data", "x.csv", "--eps", "abc"], "approxpath path: error: argument --eps: not a finite"),
-    (["pth"], "approxpath: error: argument command: invalid choice: 'pth'"),
-    (["path", "kernel_svm", "--data", "x.csv", "--kernel", "ard", "--feature-weights", "-1,2"],
-     "approxpath path: error: argument --feature-weights: expected one argument; write a value that starts with '-' "
-     "as --feature-weights=VALUE"),
-    (["path", "kernel_svm", "--data", "x.csv", "--eps"], "approxpath path: error: argument --eps: expected one argument ("),
-])
-def test_a_usage_error_is_one_line_naming_the_closest_flag(argv, expected, capsys):
-    """argparse printed its usage block (3 to 19 lines) before the error, and no closest name."""
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(expected), err
-    assert err.rstrip().endswith("--help)")
-
-
-def test_a_flag_that_starts_like_one_names_it(capsys):
-    """difflib finds '--data' too unlike '--data-file' (and 'tol' unlike 'tolerance')."""
-    assert main(["verify", "x.npz", "--data-file", "d.csv"]) == 2
-    assert "did you mean '--data'?" in capsys.readouterr().err
-
-
-def test_a_selections_advice_names_the_flags():
-    """The command line said "widen the interval" where its flags are --range and --weights,
-    and "raise max_solves or tol" where they are --max-solves and --tol; ends that differ past 6
-    digits read alike (both "0.1")."""
-    from approxpath.cli.checks import as_advice
-    from approxpath.selection import RangeWarning, ShortfallWarning
-
-    edge = RangeWarning("select: ...", "the chosen t = 2", [("bandwidth", "upper", 2.0)])
-    assert as_advice(edge).endswith("at the upper end of --range, 2: the criterion may be better beyond it; widen "
-                                    "--range past it")
-    box = RangeWarning("select: ...", "the choice", [("bandwidth", "lower", 0.5), ("c", "upper", 8.0)])
-    assert as_advice(box, box=True).endswith("at the lower end of --range, 0.5 and the upper end of --weights, 8: the "
-                                             "criterion may be better beyond them; widen --range and --weights past "
-                                             "them")
-    assert as_advice(box).endswith("widen --range past them")  # (select over C: --range is C's)
-    near = RangeWarning("select: ...", "the choice", [("c", "lower", 0.1), ("c", "upper", 0.1000001)])
-    assert "the lower end of --weights, 0.1 and the upper end of --weights, 0.1000001:" in as_advice(near, box=True)
-    short = ShortfallWarning("{who}: delta = 1 > {tol} = 0.1: {why}; raise {max_solves} or {tol}, or {smaller}",
-                             1.0, 0.1, True, dict(why="spent {braces}"))
-    assert str(short) == ("select: delta = 1 > tol = 0.1: spent {braces}; raise max_solves or tol, or choose over a "
-                          "smaller box")
-    assert as_advice(short) == ("select: delta = 1 > --tol = 0.1: spent {braces}; raise --max-solves or --tol, or "
-                                "choose a smaller --range or --weights")
-    assert as_advice(UserWarning("other")) == "other"
-    # an end left undecided (held-out points no exact solve settles): widening would not help
-    undecided = RangeWarning("select: ...", "the chosen t = 2", [("bandwidth", "upper", 1024.0)], undecided=True)
-    assert as_advice(undecided).endswith("at the upper end of --range, 1024, where the exact solves leave the "
-                                         "criterion undecided: a better value there or beyond it is not ruled out, "
-                                         "and widening --range would not decide it; narrow --range to leave that end "
-                                         "out if it is of no interest")
-    import pickle  # (scikit-learn's workers send warnings back pickled: they failed to unpickle)
-
-    from approxpath.selection import SortedFoldsWarning
-
-    for w in (edge, box, undecided, short, short.renamed(tol="cv_tol"), SortedFoldsWarning(1, 5, "a custom way")):
-        back = pickle.loads(pickle.dumps(w))
-        assert type(back) is type(w) and str(back) == str(w) and vars(back) == vars(w)
-
-
-def _status_with_the_reader_gone(argv):
-    """The exit status of ``approxpath ARGV | true``: the pipe's reader closes before the first write."""
-    import os
-    import subprocess
-    import sys
-
-    read, write = os.pipe()
-    os.close(read)
-    try:
-        return subprocess.run([sys.executable, "-m", "approxpath.cli", *argv], stdout=write, stderr=subprocess.PIPE,
-                              timeout=120).returncode
-    finally:
-        os.close(write)
-
-
-def test_a_reader_that_leaves_early_does_not_change_the_status(tmp_path):
-    """``approxpath path ... | head -1`` exited 3 (an output that cannot be written) after the run
-    had certified every piece and written its certificate; now a command runs on without its
-    reader and its status is its own: 0 for a certified path, 1 for a certificate that fails."""
-    X, y = make_classification(n=30, seed=1)
-    data = tmp_path / "d.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
-    cert = tmp_path / "cert.npz"
-    argv = ["path", "kernel_svm", "--data", str(data), "--eps", "0.5", "--range", "1", "2", "--no-progress"]
-    assert _status_with_the_reader_gone([*argv, "--out", str(cert)]) == 0
-    assert _status_with_the_reader_gone([*argv, "--json"]) == 0
-    assert _status_with_the_reader_gone(["verify", str(cert), "--no-progress"]) == 0
-    z = dict(np.load(cert))
-    z["dual_alpha"] = z["dual_alpha"] + 1e-3
-    np.savez(tmp_path / "bad.npz", **z)
-    assert _status_with_the_reader_gone(["verify", str(tmp_path / "bad.npz"), "--no-progress"]) == 1
-
-
-def test_misleading_errors_name_the_option_given(tmp_path, capsys, monkeypatch):
-    """Each once blamed something else: numpy's "expected non-negative integer" for --seed -1;
-    "got 0.0" for a range end that underflows; --kernel precomputed (not an option of verify)
-    for --distances on a gaussian certificate; an unreadable data file for --n-features."""
-    monkeypatch.chdir(tmp_path)
-
-    def error(argv):
-        assert main(argv) == 2
-        return capsys.readouterr().err.strip()
-
-    assert error(["data", "sinc", "--out", "s.csv", "--seed", "-1"]) == (
-        "approxpath: error: --seed must be a non-negative integer; got -1")
-    assert main(["data", "classification", "--out", "c.csv", "--n", "30"]) == 0
-    for low in ("2^-1100", "1e-400"):
-        assert f"argument --range: '{low}' is below the smallest positive double" in error(
-            ["path", "kernel_svm", "--data", "c.csv", "--range", low, "1"])
-    assert main(["path", "kernel_svm", "--data", "c.csv", "--eps", "0.5", "--range", "1", "2", "--out", "c.npz",
-                 "--no-progress"]) == 0
-    np.save("D.npy", np.zeros((30, 30)))
-    assert error(["verify", "c.npz", "--distances", "D.npy"]) == (
-        "approxpath: error: --distances is for a certificate of --kernel precomputed; this one's kernel is gaussian: "
-        "drop --distances")
-    assert error(["verify", "c.npz", "--n-features", "3"]).endswith(
-        "is not readable as csv data with --n-features 3: pass --data FILE or drop --n-features")
-
-
 @pytest.mark.parametrize("argv", [["select", "klasso", "--lam", "0.1", "--cv", "3"],
                                   ["crosscheck", "klasso", "--lam", "0.1", "--path", "p.npz"],
                                   ["surface", "klasso", "--weights", "0.1", "1", "--range", "1", "2", "--eps", "1"]])
@@ -549,38 +336,6 @@ def test_a_pgf_figure_without_its_tex_is_refused_first(tmp_path, capsys, monkeyp
     err = capsys.readouterr().err.strip()
     assert err.startswith("approxpath: error: --plot ") and "matplotlib writes .pgf files through" in err, err
     assert len(err.splitlines()) == 1 and not out.exists()
-
-
-def test_json_has_no_infinity_and_figure_exact_path_writes_it_to_stdout(tmp_path, capsys):
-    """An uncovered piece's bound (inf) was written as Infinity, which JSON readers refuse; ``figure
-    exact-path --json`` printed its document to standard error."""
-    import json
-
-    from approxpath.cli.output import emit_json
-
-    emit_json({"max_gap_bound": float("inf"), "cells": [1.0, float("nan"), {"g": -np.inf}], "n": 3})
-    line = capsys.readouterr().out
-    assert json.loads(line) == {"max_gap_bound": None, "cells": [1.0, None, {"g": None}], "n": 3}
-
-    data = tmp_path / "sinc.csv"
-    np.savetxt(data, np.column_stack(make_sinc(n=30, seed=0)), delimiter=",")
-    assert main(["figure", "exact-path", "--data", str(data), "--parameter", "bandwidth", "--lam", "0.1", "--range",
-                 "0.5", "2", "--json"]) == 0
-    out, err = capsys.readouterr()
-    assert json.loads(out)["algorithm"] and "{" not in err
-
-
-def test_recorded_warnings_are_said_once_each_in_order():
-    """numpy's overflow warnings, recorded with "always", reached select's JSON 262,818 times."""
-    import warnings
-
-    from approxpath.cli.checks import said_once
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for text in ("overflow", "edge", "overflow", "overflow", "budget"):
-            warnings.warn(text, RuntimeWarning)
-    assert [str(w.message) for w in said_once(caught)] == ["overflow", "edge", "budget"]
 
 
 @pytest.mark.parametrize("command, module, kept", [
