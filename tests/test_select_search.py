@@ -223,21 +223,21 @@ def test_a_round_that_changes_nothing_ends_the_search(tracks):
 
 class _Undecided(_Unsplittable):
     """Halved covers of |log t| / 10 + 0.3 whose width shrinks as ``width ** power`` (0.3: by
-    19 % per halving; 1: Lipschitz), and on cells meeting ``stretch`` [0, 1] however narrow
-    (held-out predictions at 0 there: no cell decides them)."""
+    19 % per halving; 1: Lipschitz), and on cells meeting a stretch ``(a, b, low)`` of
+    ``stretches`` [low, 1] however narrow (held-out predictions at 0 there: no cell decides them)."""
 
-    def __init__(self, power, stretch=(2.0, 3.0)):
+    def __init__(self, power, stretches=((2.0, 3.0, 0.0),)):
         super().__init__(0.0)
-        self.power, self.stretch, self.tracks = power, stretch, None
+        self.power, self.stretches, self.tracks = power, stretches, None
 
     def cover(self, a, b):
         cuts = np.array([a, b]) if a == b else np.array([a, np.sqrt(a * b), b])
         f = np.abs(np.log(np.sqrt(cuts[:-1] * cuts[1:]))) / 10 + 0.3
         spread = 0.2 * np.log(cuts[1:] / cuts[:-1]) ** self.power
         lo, hi = f - spread, f + spread
-        if self.stretch is not None:
-            undecided = (cuts[1:] >= self.stretch[0]) & (cuts[:-1] <= self.stretch[1])
-            lo, hi = np.where(undecided, 0.0, lo), np.where(undecided, 1.0, hi)
+        for start, end, low in self.stretches:
+            undecided = (cuts[1:] >= start) & (cuts[:-1] <= end)
+            lo, hi = np.where(undecided, low, lo), np.where(undecided, 1.0, hi)
         return cuts, lo, hi, np.ones(f.size, dtype=bool)
 
 
@@ -259,8 +259,8 @@ def test_cells_that_never_narrow_are_left_and_the_search_stops():
     stops (δ stays what they allow: nothing was dropped)."""
     search, value, delta, done = _searched(_Undecided(1.0), 3 * branch._DEPTH)
     assert done <= branch._DEPTH + 2 and search.lo.size < 2 ** (branch._DEPTH + 3)
-    cells, a, b, times, lo_run, hi_run = search.parked
-    assert times == branch._DEPTH and cells > 0 and 1.5 < a <= 3.0 and 2.0 <= b < 4.0
+    cells, a, b, times, lo_run, hi_run, stretches = search.parked
+    assert times == branch._DEPTH and cells > 0 and 1.5 < a <= 3.0 and 2.0 <= b < 4.0 and stretches == 1
     assert lo_run <= a and b <= hi_run and 1.5 < lo_run and hi_run < 4.0  # (the undecided run around them)
     # the run is every cell that may still beat the choice around them, and no more: its neighbours are settled
     open_ = search.lo < value[1] - 0.01
@@ -273,6 +273,22 @@ def test_cells_that_never_narrow_are_left_and_the_search_stops():
     assert search.lo.min() == 0.0 and delta == pytest.approx(value[1])  # the undecided cells still count
     outside = (search.edges[1:] < 2.0) | (search.edges[:-1] > 3.0)
     assert np.all(search.depth[outside] < branch._DEPTH)
+
+
+def test_parked_cells_in_two_stretches_are_said_so():
+    """Parked cells in two stretches were said as "N cells between" the first and the last (t =
+    0.3 to 3 here, though the cells between them narrow as they are refined): the message says
+    how many stretches they form."""
+    crit = _Undecided(1.0, stretches=((0.3, 0.4, 0.05), (2.0, 3.0, 0.0)))
+    search, value, delta, done = _searched(crit, 3 * branch._DEPTH)
+    cells, a, b, times, lo_run, hi_run, stretches = search.parked
+    deep = search.depth >= branch._DEPTH
+    middles = np.sqrt(search.edges[:-1] * search.edges[1:])
+    assert cells == np.count_nonzero(deep) and stretches == 2 and np.all(search.depth[(middles > 0.5) & (middles < 1.5)]
+                                                                         < branch._DEPTH)
+    assert 0.25 < a < 0.4 and 2.0 < b < 4.0 and lo_run <= a and b <= hi_run
+    said = str(search_module._shortfall(search, [], 10, 2000, delta, 0.01, 2.0))
+    assert f"on {cells} cells in 2 stretches between t = {a:.6g} and {b:.6g} did not narrow" in said
 
 
 def test_a_cover_of_several_cells_counts_each_cell_from_its_own():
@@ -302,7 +318,7 @@ def test_cells_that_narrow_slowly_are_refined_to_tol():
     """A cover narrowing by 19 % per halving (below 0.7 of its width every second one) needs
     about 18 halvings at the minimum: it is refined as long as it narrows, no cell is left, and
     δ reaches tol."""
-    search, value, delta, done = _searched(_Undecided(0.3, stretch=None), 200)
+    search, value, delta, done = _searched(_Undecided(0.3, stretches=()), 200)
     assert delta <= 0.01 and search.parked is None and search.depth.max() < branch._DEPTH
     assert np.log2(np.diff(np.log(search.edges)).max() / np.diff(np.log(search.edges)).min()) > branch._DEPTH
 
@@ -332,7 +348,7 @@ def test_a_selection_where_predictions_are_near_zero_ends_saying_where():
     # said in an estimator's and the command line's names for the range searched
     assert "; a t_range without that stretch may" in str(said.renamed(interval="a t_range"))
     assert "; a --range without that stretch may" in as_advice(said)
-    a, b = (float(v) for v in re.search(r"cells between t = (\S+) and (\S+) did not", message).groups())
+    a, b = (float(v) for v in re.search(r"cells in \d+ stretches between t = (\S+) and (\S+) did not", message).groups())
     assert interval[0] <= a < b <= interval[1] and s.delta > 0.01 and s.edges.size < 20_000
     lo_run, hi_run = (float(v) for v in re.search(r"reach from t = (\S+) to (\S+);", message).groups())
     assert interval[0] <= lo_run <= a and b <= hi_run <= interval[1]

@@ -176,14 +176,16 @@ class Search:
         return out
 
     def _parked(self, cells, value):
-        """:attr:`parked` of the parked ``cells``: ``(count, lo, hi, _DEPTH, run_lo, run_hi)``,
-        where they lie and the run of cells that may still beat ``value[1] - tol`` around them
-        (leaving out the parked cells alone moves the stall to the interval's new end)."""
+        """:attr:`parked` of the parked ``cells``: ``(count, lo, hi, _DEPTH, run_lo, run_hi,
+        stretches)``, where they lie, the run of cells that may still beat ``value[1] - tol`` around
+        them (leaving out the parked cells alone moves the stall to the interval's new end) and the
+        number of stretches of adjacent cells they form."""
+        cells = np.sort(cells)
         settled = np.flatnonzero(self.lo >= value[1] - self.tol)
         left, right = settled[settled < cells[0]], settled[settled > cells[-1]]
         run = (left[-1] + 1 if left.size else 0, right[0] if right.size else self.lo.size)
         return (cells.size, float(self.edges[cells[0]]), float(self.edges[cells[-1] + 1]), _DEPTH,
-                float(self.edges[run[0]]), float(self.edges[run[1]]))
+                float(self.edges[run[0]]), float(self.edges[run[1]]), 1 + int(np.count_nonzero(np.diff(cells) > 1)))
 
     def _replace(self, a, b, cover):
         """Put ``cover``, the criterion's cover of ``[a, b]``, in place of the cells inside it,

@@ -315,12 +315,13 @@ def _shortfall(search, stuck, solves, max_solves, delta, tol, t, parameter="band
 
     causes = [said(search.reason)] if search.reason else []  # (the chosen point's stall first: it is the cause)
     if search.parked is not None:
-        cells, a, b, times, lo_run, hi_run = search.parked
-        causes.append(f"the criterion's enclosure on {cells} cells between {{name}} = {a:.6g} and {b:.6g} did not "
-                      f"narrow as they were refined {times} times in a row (the criterion may jump there, or need far "
-                      "narrower cells: for the 0-1 error, held-out predictions near 0), and the cells around them that "
-                      f"may still beat the choice reach from {{name}} = {lo_run:.6g} to {hi_run:.6g}; {{interval}} "
-                      "without that stretch may avoid it")
+        cells, a, b, times, lo_run, hi_run, stretches = search.parked
+        where = f"in {stretches} stretches " if stretches > 1 else ""  # (cells that narrow lie between them)
+        causes.append(f"the criterion's enclosure on {cells} cells {where}between {{name}} = {a:.6g} and {b:.6g} did "
+                      f"not narrow as they were refined {times} times in a row (the criterion may jump there, or need "
+                      "far narrower cells: for the 0-1 error, held-out predictions near 0), and the cells around them "
+                      f"that may still beat the choice reach from {{name}} = {lo_run:.6g} to {hi_run:.6g}; "
+                      f"{{interval}} without that stretch may avoid it")
     if floors:
         causes.append(said(refine.no_smaller_gap(floors[0], parameter)))
     why = "; ".join(causes) or "the search's refinement limits were reached"
