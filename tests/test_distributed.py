@@ -260,9 +260,9 @@ def test_the_command_line_points_a_path_at_a_schedulers_address(client, tmp_path
 def test_select_encloses_klasso_held_out_predictions_on_a_schedulers_workers(client, monkeypatch):
     """kLASSO's held-out enclosures go to the cluster in runs of pieces (2 here, for a small
     case): the cells, choice and δ of one process, bit for bit."""
-    from approxpath.selection import cover
+    from approxpath.selection import validation
 
-    monkeypatch.setattr(cover, "_TASK_PIECES", 2)
+    monkeypatch.setattr(validation, "_TASK_PIECES", 2)
     X, y = make_sinc(n=40, noise=0.1, seed=3)
     problem = approxpath.get_problem("klasso")(X, y, lam=0.1)
     run = dict(cv=2, interval=(0.5, 4.0), tol=0.01, max_solves=60, strict=False)

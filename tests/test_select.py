@@ -272,7 +272,7 @@ def test_held_out_enclosures_on_worker_processes_give_the_same_cells(monkeypatch
     enclosure, the choice and delta are those of one process, bit for bit."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from approxpath.selection import cover
+    from approxpath.selection import validation
 
     class Counting(ProcessPoolExecutor):
         tasks = []
@@ -281,7 +281,7 @@ def test_held_out_enclosures_on_worker_processes_give_the_same_cells(monkeypatch
             self.tasks.append(getattr(args[0], "__name__", None) if args else None)
             return super().submit(fn, *args, **kwargs)
 
-    monkeypatch.setattr(cover, "_TASK_PIECES", 2)  # runs of 2 pieces: a small case hands out many
+    monkeypatch.setattr(validation, "_TASK_PIECES", 2)  # runs of 2 pieces: a small case hands out many
     X, y = make_sinc(n=40, noise=0.1, seed=3)
     problem = approxpath.get_problem("klasso")(X, y, lam=0.1)
     run = dict(cv=2, interval=(0.5, 4.0), tol=0.01, max_solves=60, strict=False)

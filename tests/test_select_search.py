@@ -16,7 +16,7 @@ from approxpath.numerics import round_up
 from approxpath.selection import branch
 from approxpath.selection import search as search_module
 from approxpath.selection import select
-from approxpath.selection.cover import Validation
+from approxpath.selection.validation import Validation
 
 from selection_helpers import cells_hold_cv_error, svm_cv_error
 
@@ -421,7 +421,7 @@ def test_middle_test_with_a_fold_not_yet_enclosed_on_the_cell():
     ``inf - inf`` (numpy's "invalid value encountered in scalar subtract" on a user's terminal,
     and a nan that disabled the early answer).  Now the caps of the folds not yet enclosed are
     summed: no warning, and the answers are those of every fold's width at the point."""
-    from approxpath.selection.cover import _Known
+    from approxpath.selection.validation import _Known
 
     crit = Validation.__new__(Validation)
     crit.name, crit.y_val, crit.total = "mae", [np.zeros(2)] * 3, 6.0

@@ -20,7 +20,7 @@ def cmd_select(args):
     from ..errors import InputError
     from ..registry import get_problem
     from ..selection import select
-    from ..selection.cover import enclosed_on_workers
+    from ..selection.validation import enclosed_on_workers
 
     cls = get_problem(args.problem)
     if args.cv is None and not getattr(cls.Bound, "CLOSED_FORM_CRITERIA", None):  # (the library says cv=5)

@@ -162,7 +162,7 @@ class Search:
 
     def _wide_at_middles(self, cells):
         """For each of ``cells``, whether the criterion's enclosure at its middle is at least half
-        as wide as the cell's (the criterion's :meth:`~.cover.Validation.wide_at` where it has
+        as wide as the cell's (the criterion's :meth:`~.validation.Validation.wide_at` where it has
         one: it stops enclosing folds once an answer is known, and asks for many points at once)."""
         asks = [(log_mid(self.edges[i], self.edges[i + 1]), self.edges[i], self.edges[i + 1],
                  0.5 * (self.hi[i] - self.lo[i])) for i in cells]

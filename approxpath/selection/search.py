@@ -25,9 +25,10 @@ from ..driver.run import finite_delta
 from ..progress import delta_bar, shown_name
 from .advice import RangeWarning, ShortfallWarning, warn_edge
 from .branch import Search, oriented
-from .cover import ClosedForm, Sampled, Tracks, Validation
+from .cover import ClosedForm, Sampled, Tracks
 from .folds import default_criterion, fold_problems, validation_given
 from .nodes import BandwidthFolds, NodeClosedForm
+from .validation import Validation
 from . import refine
 from .result import Selection
 

@@ -53,7 +53,7 @@ __all__ = ["prediction_enclosure"]
 
 # The approximations are chosen once per half of a piece: the node sub-intervals 0-8 and 9-17
 # (the 19 nodes of approxpath.envelopes.difference_nodes put s = 1/2 at node 9); a search
-# keeps halves of pieces as its cells anyway (approxpath.selection.cover).
+# keeps halves of pieces as its cells anyway (approxpath.selection.validation).
 _GROUPS = (slice(0, 9), slice(9, None))
 # Ridge weights tried for the approximation a (relative to the largest eigenvalue of M'M):
 # 1 down to 1e-14, a decade apart (the radius's terms trade off along them).
