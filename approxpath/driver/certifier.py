@@ -304,12 +304,13 @@ class Certifier:
 
     def floor_ratio(self, l, cands):
         """The best bound-to-target ratio of ``cands`` on the narrowest piece a cover tries from
-        ``l`` (:data:`_MIN_PIECE` of the interval), or None where one certifies it or none has a
-        bound there: above 1, no piece starting at ``l`` is ever certified (the bound's terms that
-        do not shrink with the width, its rounding allowances, exceed the target)."""
+        ``l`` (:data:`_MIN_PIECE` of the interval; a sampled piece's: its sampled points' gaps), or
+        None where one certifies it or none has a bound there: above 1, no piece starting at ``l``
+        is ever certified (the bound's terms that do not shrink with the width, its rounding
+        allowances, exceed the target; or the pairs restored on pieces are not the point's)."""
         run = self.run
         h = run.ahead(l, _MIN_PIECE * run.width)
-        if not (run.bound.interval_bound and l < h):  # (a sampled piece has no bound to compare)
+        if not l < h:
             return None
         piece, ratio = self._try_piece(l, h, cands)
         return None if piece is not None else ratio
@@ -338,7 +339,8 @@ class Certifier:
     def _try_piece(self, l, h, cands):
         """``(piece or None, ratio)``: the first candidate whose bound meets the target on
         ``[l, h]``, and the smallest ratio of a bound to its target (a point gap's where the
-        pair already fails at an end of the piece; None for a sampled piece)."""
+        pair already fails at an end of the piece; for a sampled piece, the largest of its sampled
+        points' gaps to their targets, inf where the pair is infeasible on it)."""
         run, bound = self.run, self.run.bound
         t0 = time.perf_counter()
         ratio = None
@@ -349,9 +351,10 @@ class Certifier:
                 for pair, anchors in cands(l, h):
                     p, d = run.problem.restore(*pair, l, h)
                     if not bound.interval_bound and l != h:
-                        g = self._sampled_gap(p, d, l, h)
+                        g, failed = self._sampled_gap(p, d, l, h)
                         if g is not None:
                             return PathPiece(l, h, p, d, g, "sampled", anchors), None
+                        ratio = failed if ratio is None else min(ratio, failed)
                         continue
                     # a bound already at hand needs no screening at the ends
                     screen = l != h and (self.known_gap is None or self.known_gap(p, d, l, h) is None)
@@ -383,21 +386,22 @@ class Certifier:
         return None
 
     def _sampled_gap(self, p, d, l, h):
-        """The stored gap of a sampled piece [l, h] holding the pair ``(p, d)``: the largest gap
-        at the piece's sampled points (the ends first), or None where the pair is infeasible at
-        them or a gap exceeds the target there."""
+        """``(gap, None)``: the stored gap of a sampled piece [l, h] holding the pair ``(p, d)``,
+        the largest gap at the piece's sampled points (the ends first); or ``(None, ratio)`` where
+        a gap exceeds its target there (the first such gap's ratio to its target) or the pair is
+        infeasible on the piece (inf)."""
         run, bound = self.run, self.run.bound
         if bound.check(p, d, l, h):
-            return None
+            return None, float("inf")
         pts = [x for x, _ in claimed_on("sampled", l, h)]  # what verify re-checks
         top = -np.inf
         for x in pts[:1] + pts[-1:] + pts[1:-1]:
             goal = run.target((p, d), x, x)
             g = stored_bound(bound.gap(p, d, x), goal)
             if not g <= goal:
-                return None
+                return None, g / goal if goal > 0 else float("inf")
             top = max(top, g)
-        return float(top)
+        return float(top), None
 
     def _sampled_piece(self, l, h, cands):
         """Best candidate by the gaps at the piece's sampled points with the pair fixed on the

@@ -262,11 +262,14 @@ class Run:
                              "machine or device); start a new run with another checkpoint")
         if not g <= _ANCHOR_SHARE * goal:
             why = self._too_small(g, goal, t)
-            if not at_exact_mark(self.problem, pair, t, g):  # (no eps makes it optimal: say what else might)
+            if not math.isfinite(g):  # (no eps helps: say what makes a gap bound infinite)
+                why = self._not_finite(pair, g, t)
+            elif not at_exact_mark(self.problem, pair, t, g):  # (no eps makes it optimal: say what else might)
                 why += (f" (the best pair the solvers found there is not optimal: its gap is above {EXACT_GAP:g} of "
                         "the objective, as a solver stopping short, a dual that is not the problem's tight dual, "
                         "or a restore() that moves an optimal pair away from the optimum leaves it)")
-            exc = EpsilonTooSmallError(f"{self._eps_text()} is too small: {why}")
+            exc = EpsilonTooSmallError(f"{self._eps_text()} {'is too small' if math.isfinite(g) else 'cannot be met'}: "
+                                       f"{why}")
             # (a selection and an estimator word their own stop from these; ``needed``: the
             # absolute eps, of the caller's, that would carry the solve)
             exc.t, exc.gap, exc.allowed, exc.needed = t, g, _ANCHOR_SHARE * goal, g / _ANCHOR_SHARE / self.share[0]
@@ -275,6 +278,16 @@ class Run:
         if self.checkpoint is not None:
             self.checkpoint.save(self, *self._finished)
         return pair
+
+    def _not_finite(self, pair, g, t):
+        """Why the exact solve's ``pair`` at ``t`` has the gap bound ``g`` (inf or NaN): the pair
+        restored there is infeasible (the first of the Bound's ``check`` messages), or the Bound's
+        ``gap`` is not finite on a feasible pair."""
+        name, errors = self.problem.name, self.bound.check(*self.problem.restore(*pair, t), t, t)
+        cause = (f"{name}'s restore() leaves it infeasible there ({errors[0]})" if errors else
+                 f"{name}'s Bound.gap() is not finite on it (the pair is feasible by the Bound's errors())")
+        return (f"the exact solve's pair at {shown_name(self.problem.parameter)} = {t:.6g} has a gap bound of {g}: "
+                f"{cause}; no eps helps (approxpath.testing.check_problem tests a problem's maps)")
 
     def _eps_text(self):
         """``"eps = 0.1"`` (``relative``), in the caller's ε: with a :attr:`share`, what gets which
@@ -306,11 +319,20 @@ class Run:
         however narrow, is certified: the best bound there is ``ratio`` times the target."""
         need = ratio * self.eps / _ANCHOR_SHARE
         at = f"no piece next to the exact solve at {shown_name(self.problem.parameter)} = {t:.6g} is certified"
-        exc = EpsilonTooSmallError(
-            f"{self._eps_text()} is too small: {at} however narrow (the best bound there is {ratio:.3g} times the "
-            f"target: its rounding allowances do not shrink with the piece); use {self._advise(need)}"
-            if math.isfinite(need) else  # (a target of 0: no eps of this kind can be met there)
-            f"{self._eps_text()} cannot be met: {at} however narrow (its target there is 0 or its bound not finite)")
+        restored = (f"the pairs {self.problem.name}'s restore() gives on pieces do not tend to the exact solve's own "
+                    "as the pieces narrow (approxpath.testing.check_problem tests restorations)")
+        if not math.isfinite(need):  # (a target of 0, or pairs infeasible on pieces: no eps helps)
+            why = (f"{self._eps_text()} cannot be met: {at} however narrow (its target there is 0, or the pairs "
+                   f"restored on pieces next to it are infeasible or their bound is not finite: {restored})")
+        elif self.bound.interval_bound:
+            why = (f"{self._eps_text()} is too small: {at} however narrow (the best bound there is {ratio:.3g} times "
+                   "the target: its rounding allowances do not shrink with the piece, or, in a plug-in's problem, "
+                   f"{restored}); use {self._advise(need)}")
+        else:  # (sampled pieces: their gaps at points, no allowance for a piece's width)
+            why = (f"{self._eps_text()} is too small: {at} however narrow (the pairs restored on pieces next to it "
+                   f"have gaps {ratio:.3g} times the target at the pieces' sampled points, while the exact solve's "
+                   f"own pair meets it: {restored}); use {self._advise(need)}")
+        exc = EpsilonTooSmallError(why)
         goal = self.target(self.anchors[t], t, t)
         exc.t, exc.gap, exc.allowed = t, ratio * goal, goal  # (as in exact)
         exc.needed = ratio * goal / _ANCHOR_SHARE / self.share[0]
