@@ -64,3 +64,14 @@ def test_a_bound_that_reads_the_gap_at_the_middle_only_stops_the_run():
     problem = middle(X, y, lam=0.1)
     with pytest.raises(BoundContradiction, match="audited_ridge's Bound certified .* but at t = .* a gap of"):
         approxpath.approximate_path(problem, eps=0.05, interval=(0.5, 4.0))
+
+
+def test_a_bound_that_is_a_share_of_the_true_one_stops_the_run():
+    """A piece bound of 0.8 times the true one (QA: wrong only outside the examples' interval, so
+    the battery passed it, and verify said OK of a path 1.6 eps from optimal) is below the pair's
+    gap where the gap peaks on the piece, often at an end: the audit reads the ends too."""
+    X, y = make_sinc(n=30, seed=0)
+    base = approxpath.get_problem("kernel_ridge")
+    share = _ridge(lambda self, primal, dual, lo, hi=None: 0.8 * base.Bound.gap(self, primal, dual, lo, hi))
+    with pytest.raises(BoundContradiction, match="audited_ridge's Bound certified .* but at t = .* a gap of"):
+        approxpath.approximate_path(share(X, y, lam=0.1), eps=0.05, interval=(0.5, 4.0))

@@ -210,9 +210,10 @@ class Certifier:
 
     def _audit(self, pieces):
         """A plug-in's bound (not tested with approxpath) against its own numpy maps, on the first
-        certified piece of a cover, at its middle and quartiles (log scale: a bound read at the
-        middle or the ends with its curvature term left out agrees with the gap there, not
-        between): the pair's gap (primal minus dual objective) at most the piece's bound, both
+        certified piece of a cover, at its ends, middle and quartiles (log scale: a bound read at
+        the middle or the ends with its curvature term left out agrees with the gap there, not
+        between; one that is a share of the true bound is below the gap where the gap peaks,
+        often an end): the pair's gap (primal minus dual objective) at most the piece's bound, both
         sides feasible, and the bound's dual floor on the piece at most the dual objective, up
         to :data:`_AUDIT_TOL` of the dual objective's scale; else :class:`BoundContradiction` (a
         bound that lies certifies anything: ``errors()`` missing a constraint, ``gap()`` a term,
@@ -223,7 +224,7 @@ class Certifier:
         run = self.run
         mid = run.mid(piece.lo, piece.hi)
         floor = float(run.bound.dual_floor(piece.dual, piece.lo, piece.hi))
-        for tau in (run.mid(piece.lo, mid), mid, run.mid(mid, piece.hi)):
+        for tau in (piece.lo, run.mid(piece.lo, mid), mid, run.mid(mid, piece.hi), piece.hi):
             self._audit_at(piece, tau, floor)
 
     def _audit_at(self, piece, tau, floor):
@@ -240,8 +241,9 @@ class Certifier:
                 f"{piece.gap_bound:.6g} and a dual floor of {floor:.6g}, but at {shown_name(problem.parameter)} = "
                 f"{tau:.6g} its own numpy maps give the pair a gap of {inside:.6g}, a constraint violation of "
                 f"{off:.3g} and a dual objective of {value:.6g}: its Bound is no bound (errors() misses a "
-                "constraint, gap() a term, or dual_floor() is above the dual); run approxpath.testing.check_problem "
-                "on it")
+                f"constraint, gap() a term, or dual_floor() is above the dual); run approxpath.testing.check_problem "
+                f"on it with an example whose interval holds {shown_name(problem.parameter)} = {tau:.6g} (the battery "
+                "checks a bound on its examples' intervals only)")
 
     def _halving(self, lo, hi, cands, fail_fast, resolution):
         """:meth:`cover` by halving in log scale (problems without ``piece_bound_order``)."""
