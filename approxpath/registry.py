@@ -35,7 +35,7 @@ from collections import Counter
 
 from .errors import DuplicateProblemError, InputError, brief, did_you_mean
 
-__all__ = ["ENTRY_POINT_GROUP", "register", "get_problem", "get_bound", "available_problems"]
+__all__ = ["ENTRY_POINT_GROUP", "register", "get_problem", "get_bound", "available_problems", "plugin_modules"]
 
 #: Entry-point group through which third-party packages add problems.
 ENTRY_POINT_GROUP = "approxpath.problems"
@@ -79,6 +79,9 @@ def register(cls=None, *, source=None):
         if bound_name != name:
             raise TypeError(f"{_source(c)} is named {name!r} but its Bound is named {bound_name!r}: the registry "
                             "key, the Problem's name and its Bound's name must agree")
+        missing = sorted(getattr(c.Bound, "__abstractmethods__", ()))
+        if missing:  # (it would fail at the first path, as approxpath's own error)
+            raise TypeError(f"{_source(c.Bound)} does not implement {', '.join(missing)} (required by approxpath.Bound)")
         here = source or _source(c)
         if name not in _REGISTRY and not c.__module__.startswith("approxpath.problems."):
             _load_builtin(name)  # (a built-in's name is taken before its problem is imported)
@@ -133,8 +136,9 @@ def _load():
     claims = Counter(name for name, _ in {(ep.name, ep.value) for ep in found})  # (one class installed twice: one)
     for ep in found:
         if claims[ep.name] > 1:  # (which one a lookup got would depend on the order of installation)
-            why = (f"{_where(ep)}: {claims[ep.name]} installed entry points claim the name {ep.name!r} "
-                   "(uninstall all but one)")
+            others = sorted({_where(e) for e in found if e.name == ep.name} - {_where(ep)})
+            why = (f"{_where(ep)}: {claims[ep.name]} installed entry points claim the name {ep.name!r}, this one and "
+                   f"{'; '.join(others)} (uninstall all but one)")
         else:
             why = _load_entry_point(ep)
         if why:
@@ -149,6 +153,8 @@ def _load_entry_point(ep):
     where = _where(ep)
     try:
         cls = ep.load()
+        if not isinstance(cls, type):  # (a module, a function: "the class's name is None" said nothing)
+            return f"{where}: it loads {type(cls).__name__} {getattr(cls, '__name__', cls)!r}, not a class (give module:Class)"
         name = getattr(cls, "name", None)
         if name != ep.name:
             return f"{where}: the entry point's name is {ep.name!r} but the class's name is {name!r} (they must agree)"
@@ -164,6 +170,12 @@ def _where(ep):
     """The entry point ``ep`` named for a warning: its name, value and distribution."""
     dist = getattr(ep, "dist", None)
     return f"entry point {ep.name!r} = {ep.value}" + (f" of {dist.name}" if dist else "")
+
+
+def plugin_modules():
+    """The top-level module names of the registered problems that are not built in (a plug-in's
+    package, or ``__main__`` for a class a script registered): where their own code runs."""
+    return {cls.__module__.split(".")[0] for cls, _ in _REGISTRY.values() if not cls.__module__.startswith("approxpath.")}
 
 
 def available_problems():

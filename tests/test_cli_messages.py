@@ -163,3 +163,32 @@ def test_recorded_warnings_are_said_once_each_in_order():
         for text in ("overflow", "edge", "overflow", "overflow", "budget"):
             warnings.warn(text, RuntimeWarning)
     assert [str(w.message) for w in said_once(caught)] == ["overflow", "edge", "budget"]
+
+
+class _Raising:
+    """A plug-in's objective with a bug (a shape slip raises ValueError, another RuntimeError)."""
+
+    error = ValueError
+
+    def primal_objective(self, primal, tau):
+        raise self.error("matmul: Input operand 1 has a mismatch in its core dimension 0")
+
+
+@pytest.mark.parametrize("error", [ValueError, RuntimeError])
+def test_a_plugins_own_bug_is_said_to_be_the_plugins_where(error, tmp_path, capsys, monkeypatch):
+    """A plug-in's ValueError was "approxpath: error: matmul: ..." with the status of bad input,
+    and any other of its errors "internal error in approxpath: please report it": both now name
+    the plug-in's code, file and line, with the status of a bug (70)."""
+    from approxpath import registry
+    from approxpath.testing import ToyBound, ToyProjection
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    bound = type("BuggyBound", (ToyBound,), dict(name="buggy_objective", __module__=__name__))
+    registry.register(type("Buggy", (_Raising, ToyProjection), dict(name="buggy_objective", Bound=bound, error=error,
+                                                                     __module__=__name__)))
+    X, y = make_sinc(n=12, seed=0)
+    np.savetxt(tmp_path / "d.csv", np.column_stack([X, y]), delimiter=",")
+    status = main(["path", "buggy_objective", "--data", str(tmp_path / "d.csv"), "--format", "csv", "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert status == 70 and err.startswith("approxpath: error in a plug-in problem's own code (test_cli_messages.py:")
+    assert f", in primal_objective): {error.__name__}: matmul: Input operand 1" in err and "approxpath 0" not in err

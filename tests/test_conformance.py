@@ -152,21 +152,76 @@ def test_parametrize_with_checks_fails_a_class_without_examples(tmp_path):
 def test_an_exception_inside_a_check_becomes_an_assertion_naming_the_check(monkeypatch):
     """A restore returning the pair swapped raised the solver's SolverError (after every backend's
     retries) out of the battery; the battery's contract is an AssertionError naming the check,
-    the example and the exception, chained."""
-    from approxpath.errors import SolverError
+    the example and the exception, chained (here a violation map that raises)."""
     from approxpath.testing import ToyProjection
 
-    restore = ToyProjection.restore
-    monkeypatch.setattr(ToyProjection, "restore", lambda self, p, d, lo, hi=None: restore(self, p, d, lo, hi)[::-1])
+    def broken(self, primal, tau):
+        raise RuntimeError("no violation map here")
+
+    monkeypatch.setattr(ToyProjection, "primal_violation", broken)
     with pytest.raises(AssertionError, match=r"^check_exact_pair_is_optimal_and_feasible on toy_projection-t: "
-                                             r"SolverError: toy_projection at t = ") as err:
+                                             r"RuntimeError: no violation map here") as err:
         check_problem(ToyProjection)
-    assert isinstance(err.value.__cause__, SolverError)
+    assert isinstance(err.value.__cause__, RuntimeError)
     # the same through parametrize_with_checks, whose ids still name the check
     [param] = [p for p in parametrize_with_checks([ToyProjection]).args[1]
                if p.id.endswith("-exact_pair_is_optimal_and_feasible")]
     example, check = param.values
     assert check.__name__ == "check_exact_pair_is_optimal_and_feasible"
     with pytest.raises(AssertionError, match="^check_exact_pair_is_optimal_and_feasible on toy_projection-t: "
-                                             "SolverError"):
+                                             "RuntimeError"):
         check(example)
+
+
+@pytest.mark.parametrize("swapped", [False, True], ids=["raises", "refused"])
+def test_a_backend_that_raises_or_whose_pairs_are_refused_fails_the_battery(monkeypatch, swapped):
+    """A plug-in's fast backend that raised (QA: an AttributeError in its closed form) was taken
+    as declining and skipped, as was one whose every pair the exact solve refused (restore()
+    swapping the pair): the general solvers after it made the path.  A backend declines with
+    SolverError; anything else fails the battery, naming the backend."""
+    from approxpath.errors import SolverError
+    from approxpath.testing import ToyProjection
+    from approxpath.testing.checks import check_exact_pair_is_optimal_and_feasible
+
+    original = ToyProjection.candidate
+
+    def candidate(self, backend, t, warm=None):
+        if backend == "declines":
+            raise SolverError("not for this size")
+        if backend == "closed_form" and not swapped:
+            raise AttributeError("'Toy' object has no attribute 'c_'")
+        pair = original(self, "clarabel", t, warm)
+        return pair[::-1] if swapped and backend == "closed_form" else pair
+
+    monkeypatch.setattr(ToyProjection, "backends", ("declines", "closed_form", "clarabel"))
+    monkeypatch.setattr(ToyProjection, "candidate", candidate)
+    example = examples_of(ToyProjection)[0]
+    match = ("backend 'closed_form' makes a pair at .* that no exact solve accepts: toy_projection at t = " if swapped
+             else "backend 'closed_form' raises AttributeError: 'Toy' object has no attribute 'c_' at .*: a backend "
+                  "that does not solve a problem declines with approxpath.errors.SolverError")
+    with pytest.raises(AssertionError, match=match):
+        check_exact_pair_is_optimal_and_feasible(example)
+
+@pytest.mark.parametrize("shift,match", [
+    (1.0, "restore\\(\\) on a piece does not tend to its pair at a point as the piece narrows"),
+    (-1e-6, "the pair restored on \\[.*\\] at .*: its primal violates the constraints"),
+], ids=["away", "infeasible"])
+def test_a_restoration_wrong_on_pieces_only_fails_the_battery(monkeypatch, shift, match):
+    """check_restoration looked at pairs restored at points only: a plug-in's restore() that moved
+    the pair on pieces (QA: a path then split pieces to dust) or left it infeasible there passed
+    it.  Pieces are checked too: feasible at their ends and middle, tending to the point's pair."""
+    from approxpath.testing import ToyProjection
+    from approxpath.testing.checks import check_restoration
+    from approxpath.testing.toy import ToyPrimal
+
+    example = examples_of(ToyProjection)[0]
+    check_restoration(example)  # the toy itself passes
+    restore = ToyProjection.restore
+
+    def on_pieces(self, primal, dual, lo, hi=None):
+        p, d = restore(self, primal, dual, lo, hi)
+        return (p if hi is None or hi == lo else ToyPrimal(x=p.x + shift)), d
+
+    monkeypatch.setattr(ToyProjection, "restore", on_pieces)
+    with pytest.raises(AssertionError, match=match):
+        check_restoration(example)

@@ -115,6 +115,17 @@ def _missing_dual_violation():
     return type("NoDualViolation", (Problem,), dict(ns, name="no_dual_violation"))
 
 
+def _bound_without_dual_floor():
+    """The toy projection whose Bound lacks dual_floor: it was registered and listed, and its first
+    path failed as "internal error in approxpath: please report it" (exit 70)."""
+    from approxpath.bound import Bound
+    from approxpath.testing import ToyBound, ToyProjection
+
+    ns = {k: v for k, v in vars(ToyBound).items() if k not in ("dual_floor", "__dict__", "__weakref__")}
+    bound = type("NoFloorBound", (Bound,), dict(ns, name="bound_no_floor"))
+    return type("NoFloor", (ToyProjection,), dict(name="bound_no_floor", Bound=bound))
+
+
 def _typo():
     from importlib.metadata import EntryPoint
 
@@ -128,7 +139,10 @@ def _typo():
     ("no_dual_violation", _missing_dual_violation, "TypeError: .*NoDualViolation does not implement dual_violation"),
     ("svm_renamed", lambda: type("Renamed", (get_problem("kernel_svm"),), {"name": "svm_renamed"}),
      "is named 'svm_renamed' but its Bound is named 'kernel_svm'"),
-], ids=["module-typo", "name-mismatch", "missing-method", "bound-name-mismatch"])
+    ("bound_no_floor", _bound_without_dual_floor, "TypeError: .*NoFloorBound does not implement dual_floor "
+                                                  "\\(required by approxpath.Bound\\)"),
+    ("a_module", lambda: types, "it loads module 'types', not a class \\(give module:Class\\)"),
+], ids=["module-typo", "name-mismatch", "missing-method", "bound-name-mismatch", "bound-missing-method", "module"])
 def test_a_broken_plugin_is_skipped_with_one_warning_and_the_others_stay_usable(monkeypatch, name, load, why):
     """F5/F6: a plug-in that cannot be loaded no longer breaks every lookup (the first one
     raising, the next ones silently seeing a half-loaded registry): it is skipped with a
@@ -175,9 +189,10 @@ def test_two_entry_points_of_one_name_are_both_skipped_and_the_others_stay(monke
     with pytest.warns(UserWarning, match="2 installed entry points claim the name 'twin'"):
         assert get_problem("third_party") is other
     assert "twin" not in available_problems()
-    with pytest.raises(InputError, match="problem 'twin' could not be loaded: entry point 'twin' = .* 2 installed "
-                                         "entry points claim the name 'twin' \\(uninstall all but one\\)"):
-        get_problem("twin")
+    with pytest.raises(InputError, match="problem 'twin' could not be loaded: entry point 'twin' = b.mod:Twin of pkg: "
+                                         "2 installed entry points claim the name 'twin', this one and entry point "
+                                         "'twin' = a.mod:Twin of pkg \\(uninstall all but one\\)"):
+        get_problem("twin")  # (both named: the error named only the one it was raised for)
 
 
 def test_registering_a_builtins_name_before_that_problem_is_imported_is_refused():

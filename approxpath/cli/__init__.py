@@ -23,7 +23,8 @@ import warnings
 from contextlib import ExitStack, contextmanager, suppress
 
 from .. import __version__
-from ..errors import BudgetExceededError, ClusterError, EpsilonTooSmallError, InputError, SolverError, did_you_mean
+from ..errors import (BudgetExceededError, ClusterError, EpsilonTooSmallError, InputError, SolverError, brief,
+                      did_you_mean)
 from .output import reader_may_leave, stdout_for_results
 
 __all__ = ["main", "build_parser", "parse_number", "EXIT_CODES"]
@@ -302,6 +303,21 @@ def _os_text(exc):
     return exc.strerror + (f": {exc.filename!r}" if exc.filename else "")
 
 
+def _plugin_site(exc):
+    """``"qabad/clash.py:57, in primal_objective"``: the innermost frame of ``exc``'s traceback in a
+    registered plug-in problem's own code, or None (approxpath's, or a library's)."""
+    from ..registry import plugin_modules
+
+    mine, site = plugin_modules(), None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__", "").split(".")[0] in mine:
+            code = tb.tb_frame.f_code
+            site = f"{os.path.basename(code.co_filename)}:{tb.tb_lineno}, in {code.co_name}"
+        tb = tb.tb_next
+    return site
+
+
 def _error(text, code):
     print(f"approxpath: {text}", file=sys.stderr)
     return EXIT_CODES[code]
@@ -350,6 +366,10 @@ def main(argv=None):
     except (InputError, KeyError, ValueError, FileNotFoundError, EpsilonTooSmallError, BudgetExceededError) as exc:
         from .checks import as_flags
 
+        site = None if isinstance(exc, (InputError, EpsilonTooSmallError, BudgetExceededError)) else _plugin_site(exc)
+        if site is not None:  # (a plug-in's bug, not the caller's input)
+            return _error(f"error in a plug-in problem's own code ({site}): {brief(exc)}", "internal")
+
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else _os_text(exc)
         return _error(f"error: {as_flags(str(msg))}", "usage")
     except BrokenPipeError:  # the reader has gone, found outside sys.stdout's writes: nothing left to say to it
@@ -370,10 +390,14 @@ def main(argv=None):
         return _error(f"interrupted{kept}", "interrupted")
     except _Terminated:
         return _error(f"terminated{kept}", "terminated")
-    except Exception:  # a bug: say so, with the traceback, and do not look like a failed verification
+    except Exception as exc:  # a bug: say so, with the traceback, and do not look like a failed verification
         import traceback
 
         traceback.print_exc()
+        site = _plugin_site(exc)
+        if site is not None:
+            return _error(f"error in a plug-in problem's own code ({site}): {brief(exc)}; report it to the plug-in's "
+                          "authors with the traceback above", "internal")
         return _error(f"internal error in approxpath {__version__}: please report it with the traceback above",
                       "internal")
 

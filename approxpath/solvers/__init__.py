@@ -192,7 +192,7 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
             # a warm start the solver ran without reaching a point is retried from scratch as
             # well: HiGHS from a basis of another bandwidth can stop without one (sinc, n = 1500,
             # robust l1: from t = 2 at t = 0.13, "no solution (Not Set)"; the cold solve is
-            # optimal).  Not a backend that declines (the SVM's SMO below 1,000 samples)
+            # optimal).  (A backend that declines, the SVM's SMO below 1,000 samples, declines again at once)
             if start is None or not isinstance(exc, SolverError):
                 return ("failed",)
             continue

@@ -28,6 +28,10 @@ _REL = 1e-6
 # Restoration declarations are often projections whose optimal value is ~0: an interior point
 # method resolves such a point only to ~sqrt(tol) ~ 1e-5, so maps agree to that.
 _REL_MAP = 1e-5
+# A pair restored on a piece 2e-6 wide (relative) has a gap at the piece's middle within this
+# share of 1 + |dual objective| of the pair restored there alone (the gap's change over such a
+# width is ~1e-6 of its derivative; a restoration wrong on pieces is off by far more)
+_TENDS = 1e-4
 # Weak duality: no computed gap may be below -_WEAK * (1 + |dual objective|), and no rigorous
 # bound (a problem with ``interval_bound``) below 0: verify's tolerance, one definition.
 _WEAK = WEAK_DUALITY_TOL
@@ -90,7 +94,10 @@ def check_options_match_the_bound(ex):
     problem = ex.problem
     cls = type(problem)
     names = {k for k, p in inspect.signature(cls.__init__).parameters.items() if p.kind is p.KEYWORD_ONLY}
-    assert names == set(cls.Bound.OPTIONS) | {"parameter"}, (names, set(cls.Bound.OPTIONS))
+    want = set(cls.Bound.OPTIONS) | {"parameter"}
+    extra, lacking = sorted(names - want), sorted(want - names)
+    assert not (extra or lacking), (f"the constructor's keyword-only options are not Bound.OPTIONS plus 'parameter': "
+                                    f"{extra} not in Bound.OPTIONS, {lacking} not in the constructor")
     assert problem.parameter in cls.Bound.parameters, f"parameter {problem.parameter!r} is not in Bound.parameters"
     again = cls(problem.X, problem.y, **problem.options())
     assert again.options() == problem.options(), f"rebuilt with {again.options()}, not {problem.options()}"
@@ -99,16 +106,26 @@ def check_options_match_the_bound(ex):
 def check_exact_pair_is_optimal_and_feasible(ex):
     """The exact solve returns a feasible pair whose certified gap is tiny and nonnegative; so
     does each of the problem's backends alone, where it makes a pair (a fast backend with a
-    wrong map would otherwise hide behind the general solvers after it)."""
-    from ..errors import SolverError
+    wrong map would otherwise hide behind the general solvers after it), and one that raises
+    declines with :class:`~approxpath.errors.SolverError` (another error is a bug the general
+    solvers would hide as well)."""
+    from ..errors import SolverError, brief
 
     problem = ex.problem
     t = _taus(ex.interval, 1, 0)[0]
     for name in problem.backends:
         try:
             primal, dual = problem.solve(t, solver=name)
-        except SolverError:  # declined (outside its range, e.g. a size) or not installed
-            continue
+        except SolverError as refused:
+            try:
+                problem.candidate(name, t)
+            except (SolverError, ModuleNotFoundError):  # declined (outside its range, e.g. a size) or not installed
+                continue
+            except Exception as exc:
+                raise AssertionError(f"backend {name!r} raises {brief(exc)} at {t:.6g}: a backend that does not solve "
+                                     "a problem declines with approxpath.errors.SolverError") from exc
+            raise AssertionError(f"backend {name!r} makes a pair at {t:.6g} that no exact solve accepts: "
+                                 f"{refused}") from refused
         g, scale = problem.bound.gap(primal, dual, t), _scale(problem, dual, t)
         assert g <= 1e-6 * scale, (f"backend {name!r} alone gives a pair with certified gap {float(g)!r} at {t:.6g}: "
                                    "its candidate's maps or its stopping rule are wrong")
@@ -145,9 +162,25 @@ def check_declarations_agree_with_numpy(ex):
 
 def check_restoration(ex):
     """Restored pairs are feasible, the gap satisfies weak duality, and (where the problem
-    declares its restoration in CVXPY) the numpy maps reach the declared optimum."""
+    declares its restoration in CVXPY) the numpy maps reach the declared optimum; restored on a
+    piece ``[t / (1 + r), t (1 + r)]``, a pair is feasible at the piece's ends and middle, and as
+    the piece narrows (``r = 1e-6``) its gap at ``t`` tends to the gap of the pair restored at ``t``
+    (within ``_TENDS`` of the dual objective's scale: a restoration wrong on pieces only is found
+    here, not by a path split to dust)."""
     problem = ex.problem
     pair = problem.solve(_taus(ex.interval, 1, 2)[0])
+    t = _taus(ex.interval, 1, 5)[0]
+    scale, point = _scale(problem, pair[1], t), problem.gap(*problem.restore(*pair, t), t)
+    for r in (0.1, 1e-6):
+        a, b = t / (1 + r), t * (1 + r)
+        primal, dual = problem.restore(*pair, a, b)
+        for tau in (a, t, b):
+            _feasible(problem, problem.primal_at(primal, tau), dual, tau, 1e-9 * scale,
+                      f"the pair restored on [{a:.6g}, {b:.6g}]")
+    narrow = problem.gap(primal, dual, t)
+    assert narrow <= point + _TENDS * scale, (
+        f"the pair restored on [{a:.8g}, {b:.8g}] has a gap of {narrow!r} at {t:.8g}, the pair restored at {t:.8g} "
+        f"alone {point!r}: restore() on a piece does not tend to its pair at a point as the piece narrows")
     for tau in _taus(ex.interval, 3, 3):
         primal, dual = problem.restore(*pair, tau)
         full = problem.primal_at(primal, tau)

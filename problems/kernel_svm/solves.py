@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from approxpath.errors import InputError
+from approxpath.errors import InputError, SolverError
 from approxpath.solvers.conic import QP, solve_qp
 
 from .points import SVMDual, SVMPrimal
@@ -128,8 +128,8 @@ class SVMExactSolves:
 
     def _smo_candidate(self, t, warm):
         """The ``smo`` backend, from the nearby solve ``warm`` or (a path's first solve) from
-        :func:`~.smo.cold_start`: ``ValueError`` with at most :data:`SMO_MIN_N` samples (the
-        next backend then solves from zero).  Where the kernel products run on a device that
+        :func:`~.smo.cold_start`; it declines (:class:`~approxpath.errors.SolverError`) with at most
+        :data:`SMO_MIN_N` samples (the next backend then solves from zero).  Where the kernel products run on a device that
         computes kernel entries (``kernel_rows``: a GPU), SMO reads them there; without whole
         kernels on the host and no room for the solve's kernel, from rows of the distances as it
         reads them (:class:`~.smo.ComputedKernel`): no n x n kernel is formed on the host.  (The
@@ -140,7 +140,7 @@ class SVMExactSolves:
         from .smo import ComputedKernel, cold_start
 
         if self.n <= SMO_MIN_N:
-            raise ValueError(f"n <= {SMO_MIN_N}: libSVM from zero is faster")
+            raise SolverError(f"n <= {SMO_MIN_N}: libSVM from zero is faster")
         bw, C = self.sweep.at(t)
         if hasattr(self.kernels, "kernel_rows"):
             K = ComputedKernel(self.kernels, bw)
