@@ -128,9 +128,17 @@ def claim_failures(bound, primal, dual, kind, lo, hi, stored, target_of, eps, ve
             # written by another version's tighter bound is not a forgery)
             holds = f"; this version's bound meets the eps target {goal:.6g}, the stored number is not re-proven " \
                 f"(written by approxpath {version})" if recomputed <= goal else ""
-            failures.append(f"recomputed gap bound {recomputed:.6g} on [{a:.6g}, {b:.6g}] exceeds the stored {stored:.6g}{holds}")
+            mine, theirs = _apart(recomputed, stored)
+            failures.append(f"recomputed gap bound {mine} on [{a:.6g}, {b:.6g}] exceeds the stored {theirs}{holds}")
         elif kind == "certified" and not stored <= recomputed + _INFLATION * (abs(recomputed) + eps):
             notes.append(f"stored gap bound {stored:.6g} is looser than the recomputed {recomputed:.6g}")
         if not stored <= goal:
-            failures.append(f"stored gap bound {stored:.6g} exceeds eps target {goal:.6g}")
+            failures.append("stored gap bound {} exceeds eps target {}".format(*_apart(stored, goal)))
     return failures, notes
+
+
+def _apart(a, b):
+    """``a, b`` as text to 6 digits, or to every digit where 6 show them equal (a stored bound one
+    float above its target read "0.5 exceeds eps target 0.5")."""
+    short = f"{a:.6g}", f"{b:.6g}"
+    return short if short[0] != short[1] else (repr(float(a)), repr(float(b)))

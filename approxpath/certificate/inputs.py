@@ -63,6 +63,10 @@ def bound_from_meta(meta, X, y):
         cls = get_bound(meta["problem"])
     except KeyError as exc:
         raise BadOptions(exc.args[0]) from None
+    unknown = sorted(set(meta["options"]) - set(cls.OPTIONS) - {"parameter"})
+    if unknown:  # (a keyword of the constructor that is no option, "X" or "cache": a crash, or unchecked)
+        raise BadOptions(f"options: {unknown[0]!r} is not an option of {meta['problem']} (its options: "
+                         f"{', '.join(sorted(cls.OPTIONS) + ['parameter'])})")
     try:
         bound = cls(X, y, **meta["options"])
     except InputError as exc:
