@@ -81,7 +81,8 @@ def register(cls=None, *, source=None):
                             "key, the Problem's name and its Bound's name must agree")
         missing = sorted(getattr(c.Bound, "__abstractmethods__", ()))
         if missing:  # (it would fail at the first path, as approxpath's own error)
-            raise TypeError(f"{_source(c.Bound)} does not implement {', '.join(missing)} (required by approxpath.Bound)")
+            raise TypeError(f"{_source(c.Bound)} does not implement {', '.join(missing)} "
+                            "(required by approxpath.Bound)")
         here = source or _source(c)
         if name not in _REGISTRY and not c.__module__.startswith("approxpath.problems."):
             _load_builtin(name)  # (a built-in's name is taken before its problem is imported)
@@ -154,7 +155,8 @@ def _load_entry_point(ep):
     try:
         cls = ep.load()
         if not isinstance(cls, type):  # (a module, a function: "the class's name is None" said nothing)
-            return f"{where}: it loads {type(cls).__name__} {getattr(cls, '__name__', cls)!r}, not a class (give module:Class)"
+            what = f"{type(cls).__name__} {getattr(cls, '__name__', cls)!r}"
+            return f"{where}: it loads {what}, not a class (give module:Class)"
         name = getattr(cls, "name", None)
         if name != ep.name:
             return f"{where}: the entry point's name is {ep.name!r} but the class's name is {name!r} (they must agree)"
@@ -175,7 +177,8 @@ def _where(ep):
 def plugin_modules():
     """The top-level module names of the registered problems that are not built in (a plug-in's
     package, or ``__main__`` for a class a script registered): where their own code runs."""
-    return {cls.__module__.split(".")[0] for cls, _ in _REGISTRY.values() if not cls.__module__.startswith("approxpath.")}
+    return {cls.__module__.split(".")[0] for cls, _ in _REGISTRY.values()
+            if not cls.__module__.startswith("approxpath.")}
 
 
 def available_problems():

@@ -348,7 +348,8 @@ def test_a_selection_where_predictions_are_near_zero_ends_saying_where():
     # said in an estimator's and the command line's names for the range searched
     assert "; a t_range without that stretch may" in str(said.renamed(interval="a t_range"))
     assert "; a --range without that stretch may" in as_advice(said)
-    a, b = (float(v) for v in re.search(r"cells in \d+ stretches between t = (\S+) and (\S+) did not", message).groups())
+    a, b = (float(v) for v in re.search(r"cells in \d+ stretches between t = (\S+) and (\S+) did not",
+                                        message).groups())
     assert interval[0] <= a < b <= interval[1] and s.delta > 0.01 and s.edges.size < 20_000
     lo_run, hi_run = (float(v) for v in re.search(r"reach from t = (\S+) to (\S+);", message).groups())
     assert interval[0] <= lo_run <= a and b <= hi_run <= interval[1]
