@@ -132,9 +132,10 @@ class SVMExactSolves:
         most :data:`SMO_MIN_N` samples (the next backend then solves from zero).  Where the kernel
         products run on a device that computes kernel entries (``kernel_rows``: a GPU), SMO reads
         them there; without whole kernels on the host and no room for the solve's kernel, from
-        rows of the distances as it reads them (:class:`~.smo.ComputedKernel`): no n x n kernel is formed on the host.  (The
-        first solve at n = 16,000, C = 0.1, t = 2^-10 on the CPU: 0.14-0.23 s from the cold
-        start, 2.4 s by libSVM from zero with scikit-learn's import; the same alpha.)"""
+        rows of the distances as it reads them (:class:`~.smo.ComputedKernel`): no n x n kernel is
+        formed on the host.  (The first solve at n = 16,000, C = 0.1, t = 2^-10 on the CPU:
+        0.14-0.23 s from the cold start, 2.4 s by libSVM from zero with scikit-learn's import; the
+        same alpha.)"""
         from approxpath.solvers import current_settings
 
         from .smo import ComputedKernel, cold_start
