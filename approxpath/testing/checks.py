@@ -163,17 +163,18 @@ def check_declarations_agree_with_numpy(ex):
 def check_restoration(ex):
     """Restored pairs are feasible, the gap satisfies weak duality, and (where the problem
     declares its restoration in CVXPY) the numpy maps reach the declared optimum; restored on a
-    piece ``[t / (1 + r), t (1 + r)]``, a pair is feasible at the piece's ends and middle, and as
-    the piece narrows (``r = 1e-6``) its gap at ``t`` tends to the gap of the pair restored at ``t``
-    (within ``_TENDS`` of the dual objective's scale: a restoration wrong on pieces only is found
-    here, not by a path split to dust)."""
+    piece ``[t / (1 + r), t (1 + r)]``, the exact solve's pair at ``t`` is feasible at the piece's
+    ends and middle, and as the piece narrows (``r = 1e-6``) its gap at ``t`` tends to that of the
+    pair restored at ``t`` alone (within ``_TENDS`` of the dual objective's scale: a restoration
+    wrong on pieces only is found here, not by a path split to dust)."""
     problem = ex.problem
     pair = problem.solve(_taus(ex.interval, 1, 2)[0])
     t = _taus(ex.interval, 1, 5)[0]
-    scale, point = _scale(problem, pair[1], t), problem.gap(*problem.restore(*pair, t), t)
+    exact = problem.solve(t)
+    scale, point = _scale(problem, exact[1], t), problem.gap(*problem.restore(*exact, t), t)
     for r in (0.1, 1e-6):
         a, b = t / (1 + r), t * (1 + r)
-        primal, dual = problem.restore(*pair, a, b)
+        primal, dual = problem.restore(*exact, a, b)
         for tau in (a, t, b):
             _feasible(problem, problem.primal_at(primal, tau), dual, tau, 1e-9 * scale,
                       f"the pair restored on [{a:.6g}, {b:.6g}]")
