@@ -171,14 +171,19 @@ class _Raising:
     error = ValueError
 
     def primal_objective(self, primal, tau):
+        if self.error is None:  # approxpath's own error, called from the plug-in's code
+            from approxpath.numerics import log_mid
+
+            return log_mid("a", tau)
         raise self.error("matmul: Input operand 1 has a mismatch in its core dimension 0")
 
 
-@pytest.mark.parametrize("error", [ValueError, RuntimeError])
+@pytest.mark.parametrize("error", [ValueError, RuntimeError, None])
 def test_a_plugins_own_bug_is_said_to_be_the_plugins_where(error, tmp_path, capsys, monkeypatch):
-    """A plug-in's ValueError was "approxpath: error: matmul: ..." with the status of bad input,
-    and any other of its errors "internal error in approxpath: please report it": both now name
-    the plug-in's code, file and line, with the status of a bug (70)."""
+    """A plug-in's ValueError was "approxpath: error: matmul: ..." (bad input, its check or its
+    slip), and any other of its errors "internal error in approxpath: please report it": both now
+    name the plug-in's code, file, line and function (the status of bad input, 2, and of a bug, 70);
+    approxpath's own error under a plug-in's frame is still approxpath's."""
     from approxpath import registry
     from approxpath.testing import ToyBound, ToyProjection
 
@@ -190,5 +195,11 @@ def test_a_plugins_own_bug_is_said_to_be_the_plugins_where(error, tmp_path, caps
     np.savetxt(tmp_path / "d.csv", np.column_stack([X, y]), delimiter=",")
     status = main(["path", "buggy_objective", "--data", str(tmp_path / "d.csv"), "--format", "csv", "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert status == 70 and err.startswith("approxpath: error in a plug-in problem's own code (test_cli_messages.py:")
-    assert f", in primal_objective): {error.__name__}: matmul: Input operand 1" in err and "approxpath 0" not in err
+    if error is None:
+        assert status == 70 and err.startswith("approxpath: internal error in approxpath ")
+    elif error is ValueError:
+        assert status == 2 and err.startswith("approxpath: error: ValueError: matmul: Input operand 1 has a mismatch")
+        assert err.endswith(", in primal_objective)") and "(raised in a plug-in problem's own code, test_cli" in err
+    else:
+        assert status == 70 and err.startswith("approxpath: error in a plug-in problem's own code (test_cli_messages")
+        assert f", in primal_objective): {error.__name__}: matmul: Input operand 1" in err and "approxpath 0" not in err

@@ -175,7 +175,7 @@ def test_an_exception_inside_a_check_becomes_an_assertion_naming_the_check(monke
 
 @pytest.mark.parametrize("swapped", [False, True], ids=["raises", "refused"])
 def test_a_backend_that_raises_or_whose_pairs_are_refused_fails_the_battery(monkeypatch, swapped):
-    """A plug-in's fast backend that raised (QA: an AttributeError in its closed form) was taken
+    """A plug-in's fast backend that raised (a plug-in of a review: an AttributeError in its closed form) was taken
     as declining and skipped, as was one whose every pair the exact solve refused (restore()
     swapping the pair): the general solvers after it made the path.  A backend declines with
     SolverError; anything else fails the battery, naming the backend."""
@@ -202,13 +202,14 @@ def test_a_backend_that_raises_or_whose_pairs_are_refused_fails_the_battery(monk
     with pytest.raises(AssertionError, match=match):
         check_exact_pair_is_optimal_and_feasible(example)
 
+
 @pytest.mark.parametrize("shift,match", [
     (1.0, "restore\\(\\) on a piece does not tend to its pair at a point as the piece narrows"),
     (-1e-6, "the pair restored on \\[.*\\] at .*: its primal violates the constraints"),
 ], ids=["away", "infeasible"])
 def test_a_restoration_wrong_on_pieces_only_fails_the_battery(monkeypatch, shift, match):
     """check_restoration looked at pairs restored at points only: a plug-in's restore() that moved
-    the pair on pieces (QA: a path then split pieces to dust) or left it infeasible there passed
+    the pair on pieces (a path then split pieces to dust) or left it infeasible there passed
     it.  Pieces are checked too: feasible at their ends and middle, tending to the point's pair."""
     from approxpath.testing import ToyProjection
     from approxpath.testing.checks import check_restoration

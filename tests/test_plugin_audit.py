@@ -40,7 +40,7 @@ def test_a_true_bound_passes_the_audit_and_certifies_as_the_built_in_one():
 
 
 def test_a_dual_floor_above_the_dual_stops_a_relative_run():
-    """A floor above the optimum makes a relative target too loose (QA: true relative gap 0.0174
+    """A floor above the optimum makes a relative target too loose (a plug-in of a review: true relative gap 0.0174
     certified at 0.01)."""
     X, y = make_sinc(n=30, seed=0)
     base = approxpath.get_problem("kernel_ridge")
@@ -67,7 +67,7 @@ def test_a_bound_that_reads_the_gap_at_the_middle_only_stops_the_run():
 
 
 def test_a_bound_that_is_a_share_of_the_true_one_stops_the_run():
-    """A piece bound of 0.8 times the true one (QA: wrong only outside the examples' interval, so
+    """A piece bound of 0.8 times the true one (a plug-in of a review: wrong only outside the examples' interval, so
     the battery passed it, and verify said OK of a path 1.6 eps from optimal) is below the pair's
     gap where the gap peaks on the piece, often at an end: the audit reads the ends too."""
     X, y = make_sinc(n=30, seed=0)

@@ -304,16 +304,20 @@ def _os_text(exc):
 
 
 def _plugin_site(exc):
-    """``"qabad/clash.py:57, in primal_objective"``: the innermost frame of ``exc``'s traceback in a
-    registered plug-in problem's own code, or None (approxpath's, or a library's)."""
+    """``"problem.py:57, in primal_objective"``: where ``exc`` was raised in a registered plug-in
+    problem's own code (its innermost frame of approxpath's or a plug-in's is the plug-in's: a
+    library it called may lie below), or None (approxpath's own, or no plug-in's)."""
     from ..registry import plugin_modules
 
     mine, site = plugin_modules(), None
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_globals.get("__name__", "").split(".")[0] in mine:
+        top = tb.tb_frame.f_globals.get("__name__", "").split(".")[0]
+        if top in mine:
             code = tb.tb_frame.f_code
             site = f"{os.path.basename(code.co_filename)}:{tb.tb_lineno}, in {code.co_name}"
+        elif top == "approxpath":  # (approxpath's code below the plug-in's: not the plug-in's error)
+            site = None
         tb = tb.tb_next
     return site
 
@@ -367,8 +371,8 @@ def main(argv=None):
         from .checks import as_flags
 
         site = None if isinstance(exc, (InputError, EpsilonTooSmallError, BudgetExceededError)) else _plugin_site(exc)
-        if site is not None:  # (a plug-in's bug, not the caller's input)
-            return _error(f"error in a plug-in problem's own code ({site}): {brief(exc)}", "internal")
+        if site is not None:  # (a plug-in's check of its input, or its bug: where, for its author)
+            return _error(f"error: {brief(exc)} (raised in a plug-in problem's own code, {site})", "usage")
 
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else _os_text(exc)
         return _error(f"error: {as_flags(str(msg))}", "usage")

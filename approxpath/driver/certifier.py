@@ -389,21 +389,20 @@ class Certifier:
 
     def _sampled_gap(self, p, d, l, h):
         """``(gap, None)``: the stored gap of a sampled piece [l, h] holding the pair ``(p, d)``,
-        the largest gap at the piece's sampled points (the ends first); or ``(None, ratio)`` where
-        a gap exceeds its target there (the first such gap's ratio to its target) or the pair is
-        infeasible on the piece (inf)."""
+        the largest gap at the piece's sampled points; or ``(None, ratio)`` where a gap exceeds its
+        target there (the largest gap-to-target ratio of its points) or the pair is infeasible on
+        the piece (inf)."""
         run, bound = self.run, self.run.bound
         if bound.check(p, d, l, h):
             return None, float("inf")
-        pts = [x for x, _ in claimed_on("sampled", l, h)]  # what verify re-checks
-        top = -np.inf
-        for x in pts[:1] + pts[-1:] + pts[1:-1]:
+        top, worst = -np.inf, 0.0
+        for x, _ in claimed_on("sampled", l, h):  # what verify re-checks
             goal = run.target((p, d), x, x)
             g = stored_bound(bound.gap(p, d, x), goal)
-            if not g <= goal:
-                return None, g / goal if goal > 0 else float("inf")
             top = max(top, g)
-        return float(top), None
+            if not g <= goal:
+                worst = max(worst, g / goal if goal > 0 else float("inf"))
+        return (float(top), None) if worst == 0.0 else (None, worst)
 
     def _sampled_piece(self, l, h, cands):
         """Best candidate by the gaps at the piece's sampled points with the pair fixed on the

@@ -319,19 +319,22 @@ class Run:
         however narrow, is certified: the best bound there is ``ratio`` times the target."""
         need = ratio * self.eps / _ANCHOR_SHARE
         at = f"no piece next to the exact solve at {shown_name(self.problem.parameter)} = {t:.6g} is certified"
-        restored = (f"the pairs {self.problem.name}'s restore() gives on pieces do not tend to the exact solve's own "
-                    "as the pieces narrow (approxpath.testing.check_problem tests restorations)")
+        # (a plug-in's restoration may be the cause; a built-in's is tested with approxpath)
+        plugin = not type(self.problem).__module__.startswith("approxpath.")
+        restored = (f"the pairs {self.problem.name}'s restore() gives on pieces may not tend to the exact solve's "
+                    "own as the pieces narrow (approxpath.testing.check_problem tests restorations)")
         if not math.isfinite(need):  # (a target of 0, or pairs infeasible on pieces: no eps helps)
             why = (f"{self._eps_text()} cannot be met: {at} however narrow (its target there is 0, or the pairs "
-                   f"restored on pieces next to it are infeasible or their bound is not finite: {restored})")
+                   "restored on pieces next to it are infeasible or their bound is not finite"
+                   f"{'; ' + restored if plugin else ''})")
         elif self.bound.interval_bound:
             why = (f"{self._eps_text()} is too small: {at} however narrow (the best bound there is {ratio:.3g} times "
-                   "the target: its rounding allowances do not shrink with the piece, or, in a plug-in's problem, "
-                   f"{restored}); use {self._advise(need)}")
+                   "the target: its rounding allowances do not shrink with the piece"
+                   f"{', or ' + restored if plugin else ''}); use {self._advise(need)}")
         else:  # (sampled pieces: their gaps at points, no allowance for a piece's width)
             why = (f"{self._eps_text()} is too small: {at} however narrow (the pairs restored on pieces next to it "
                    f"have gaps {ratio:.3g} times the target at the pieces' sampled points, while the exact solve's "
-                   f"own pair meets it: {restored}); use {self._advise(need)}")
+                   f"own pair meets it{': ' + restored if plugin else ''}); use {self._advise(need)}")
         exc = EpsilonTooSmallError(why)
         goal = self.target(self.anchors[t], t, t)
         exc.t, exc.gap, exc.allowed = t, ratio * goal, goal  # (as in exact)

@@ -172,8 +172,8 @@ def check_restoration(ex):
     t = _taus(ex.interval, 1, 5)[0]
     exact = problem.solve(t)
     scale, point = _scale(problem, exact[1], t), problem.gap(*problem.restore(*exact, t), t)
-    for r in (0.1, 1e-6):
-        a, b = t / (1 + r), t * (1 + r)
+    for r in (0.1, 1e-6):  # (inside the example's interval: a parameter may have a bounded domain)
+        a, b = max(t / (1 + r), ex.interval[0]), min(t * (1 + r), ex.interval[1])
         primal, dual = problem.restore(*exact, a, b)
         for tau in (a, t, b):
             _feasible(problem, problem.primal_at(primal, tau), dual, tau, 1e-9 * scale,
