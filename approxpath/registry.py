@@ -35,7 +35,8 @@ from collections import Counter
 
 from .errors import DuplicateProblemError, InputError, brief, did_you_mean
 
-__all__ = ["ENTRY_POINT_GROUP", "register", "get_problem", "get_bound", "available_problems", "plugin_modules"]
+__all__ = ["ENTRY_POINT_GROUP", "register", "get_problem", "get_bound", "available_problems", "built_in",
+           "plugin_modules"]
 
 #: Entry-point group through which third-party packages add problems.
 ENTRY_POINT_GROUP = "approxpath.problems"
@@ -174,11 +175,16 @@ def _where(ep):
     return f"entry point {ep.name!r} = {ep.value}" + (f" of {dist.name}" if dist else "")
 
 
+def built_in(cls):
+    """Whether the problem class ``cls`` is approxpath's own (its problems, those of
+    :mod:`approxpath.testing`), tested with approxpath: not a plug-in's."""
+    return cls.__module__.startswith("approxpath.")
+
+
 def plugin_modules():
     """The top-level module names of the registered problems that are not built in (a plug-in's
     package, or ``__main__`` for a class a script registered): where their own code runs."""
-    return {cls.__module__.split(".")[0] for cls, _ in _REGISTRY.values()
-            if not cls.__module__.startswith("approxpath.")}
+    return {cls.__module__.split(".")[0] for cls, _ in _REGISTRY.values() if not built_in(cls)}
 
 
 def available_problems():

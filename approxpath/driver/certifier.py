@@ -20,6 +20,7 @@ from ..errors import InputError
 from ..numerics import stored_bound
 from ..progress import shown_name
 from ..problem import convex_combination, restored_gaps
+from ..registry import built_in
 from ..result import PathPiece
 
 __all__ = ["Certifier", "BoundContradiction"]
@@ -106,7 +107,7 @@ class Certifier:
         self.known_gap = getattr(run.bound, "known_gap", None)
         self.order = getattr(problem, "piece_bound_order", None)
         # a plug-in's interval bound is audited (:meth:`_audit`); the built-in ones are tested here
-        self.audit = run.bound.interval_bound and not type(problem).__module__.startswith("approxpath.")
+        self.audit = run.bound.interval_bound and not built_in(type(problem))
 
     def candidates(self, a, b, interpolate):
         """Candidate pairs for sub-pieces of [a, b] from the anchors at a and/or b.

@@ -16,6 +16,7 @@ from ..certificate.claims import target, weak_duality_violation
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SolverError
 from ..numerics import STORED_PAD, log_mid, round_up
 from ..progress import shown_name
+from ..registry import built_in
 from ..solvers import EXACT_GAP, at_exact_mark
 
 __all__ = ["Budget", "Run", "NonFiniteBound", "WeakDualityError", "finite_delta", "nan_cause"]
@@ -320,7 +321,7 @@ class Run:
         need = ratio * self.eps / _ANCHOR_SHARE
         at = f"no piece next to the exact solve at {shown_name(self.problem.parameter)} = {t:.6g} is certified"
         # (a plug-in's restoration may be the cause; a built-in's is tested with approxpath)
-        plugin = not type(self.problem).__module__.startswith("approxpath.")
+        plugin = not built_in(type(self.problem))
         restored = (f"the pairs {self.problem.name}'s restore() gives on pieces may not tend to the exact solve's "
                     "own as the pieces narrow (approxpath.testing.check_problem tests restorations)")
         if not math.isfinite(need):  # (a target of 0, or pairs infeasible on pieces: no eps helps)
