@@ -203,3 +203,29 @@ def test_a_plugins_own_bug_is_said_to_be_the_plugins_where(error, tmp_path, caps
     else:
         assert status == 70 and err.startswith("approxpath: error in a plug-in problem's own code (test_cli_messages")
         assert f", in primal_objective): {error.__name__}: matmul: Input operand 1" in err and "approxpath 0" not in err
+
+
+class _GapRaising:
+    """A plug-in bound whose gap has a bug."""
+
+    def gap(self, primal, dual, tau):
+        raise RuntimeError("operands could not be broadcast together with shapes (12,) (11,)")
+
+
+def test_a_plugin_bounds_raising_gap_is_its_bug_not_a_solver_failure(tmp_path, capsys, monkeypatch):
+    """A plug-in's Bound.gap that raised read "solver failure: no exact solve succeeded anywhere in
+    [0.1, 10]: ... RuntimeError: ..." (status 4), as if each backend had failed at each point: it is
+    the plug-in's bug, named with its site (status 70), at the first exact solve."""
+    from approxpath import registry
+    from approxpath.testing import ToyBound, ToyProjection
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    bound = type("GapBound", (_GapRaising, ToyBound), dict(name="buggy_gap", __module__=__name__))
+    registry.register(type("BuggyGap", (ToyProjection,), dict(name="buggy_gap", Bound=bound, __module__=__name__)))
+    X, y = make_sinc(n=12, seed=0)
+    np.savetxt(tmp_path / "d.csv", np.column_stack([X, y]), delimiter=",")
+    status = main(["path", "buggy_gap", "--data", str(tmp_path / "d.csv"), "--format", "csv", "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert status == 70 and err.startswith("approxpath: error in a plug-in problem's own code (test_cli_messages.py:")
+    assert err.endswith(", in gap): RuntimeError: operands could not be broadcast together with shapes (12,) (11,); "
+                        "report it to the plug-in's authors with the traceback above")

@@ -175,7 +175,6 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
         try:
             with settings(SolveSettings(time_limit, tight)):
                 pair = problem.restore(*problem.candidate(name, t, start), t)
-            g = problem.bound.gap(*pair, t)
         except ModuleNotFoundError as exc:  # an optional backend (libSVM: the sklearn extra)
             said.append(f"{name}: not installed ({exc})")
             _tell_missing(problem, name, exc)
@@ -196,6 +195,9 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
             if start is None or not isinstance(exc, SolverError):
                 return ("failed",)
             continue
+        # outside the solver's try: a bound's arithmetic that raises is a bug (its own, or a plug-in's), not a
+        # solver's failure to try the next backend on (it read "no exact solve succeeded anywhere" for each point)
+        g = problem.bound.gap(*pair, t)
         if not np.isfinite(g):
             said.append(f"{label}: non-finite gap")
             return ("failed",)
