@@ -183,7 +183,7 @@ def test_option_names_are_checked_by_the_problem_class():
 
 @pytest.mark.parametrize("module,command,args", [
     ("commands", "cmd_path", ["path", "kernel_svm", "--c", "1", "--range", "0.5", "2", "--no-progress"]),
-    ("commands", "cmd_verify", ["verify"]),
+    ("verify", "cmd_verify", ["verify"]),
     ("select", "cmd_select", ["select", "kernel_svm", "--c", "1", "--cv", "3", "--range", "0.5", "2", "--tol", "0.2",
                                   "--no-progress"]),
     ("surface", "cmd_surface", ["surface", "kernel_svm", "--eps", "0.5", "--weights", "0.5", "2", "--range", "0.5",

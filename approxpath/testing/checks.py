@@ -10,16 +10,15 @@ certificates that must fail once tampered with.
 from __future__ import annotations
 
 import inspect
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path as FsPath
 
 import numpy as np
 
 from .. import moving, moving_layout
 from ..certificate.claims import WEAK_DUALITY_TOL
 from ..moving import value_at
-from .runs import check_resumed_run_equals_uninterrupted
+from .runs import (check_path_is_certified_and_verifies, check_resumed_run_equals_uninterrupted,
+                   check_tampered_certificates_fail)
 
 __all__ = ["Example", "CHECKS", "examples_of"]
 
@@ -295,58 +294,6 @@ def check_point_at_t_is_the_certified_point(ex):
         if piece.kind == "certified":
             assert upper - lower <= piece.gap_bound * (1 + 1e-9) + 1e-12 * scale, (
                 f"the gap {upper - lower!r} at {t:.6g} exceeds its piece's bound {piece.gap_bound!r}")
-
-
-def check_path_is_certified_and_verifies(ex):
-    """The default strategy tiles the interval; with a piece bound every piece is certified;
-    the certificate verifies."""
-    from ..certificate import verify
-    from ..driver import approximate_path
-
-    problem = ex.problem
-    path = approximate_path(problem, eps=ex.eps, interval=ex.interval)
-    assert path.pieces[0].lo == ex.interval[0] and path.pieces[-1].hi == ex.interval[1], "the pieces miss an end"
-    assert all(a.hi == b.lo for a, b in zip(path.pieces[:-1], path.pieces[1:])), "the pieces do not tile the interval"
-    if problem.bound.interval_bound:
-        assert path.certified, path.summary()
-    assert path.max_gap_bound <= ex.eps, f"max gap bound {path.max_gap_bound!r} > eps {ex.eps!r}"
-    with tempfile.TemporaryDirectory() as tmp:
-        report = verify(path.save(FsPath(tmp) / "cert.npz"), problem.X, problem.y)
-    assert report.ok, str(report)
-
-
-def check_tampered_certificates_fail(ex):
-    """Negative check: a certificate whose stored pair is changed (each problem array in turn,
-    scaled and shifted; every moving piece's weights, span and points together; a span whose
-    width overflows; its content hash recomputed so that only the math can catch it), or whose
-    stored gap bounds are lowered, fails verification."""
-    from ..certificate import verify
-    from ..certificate.format import PIECE_FIELDS, content_sha256, read_certificate, write_npz
-    from ..driver import approximate_path
-
-    problem = ex.problem
-    path = approximate_path(problem, eps=ex.eps, interval=ex.interval)
-    with tempfile.TemporaryDirectory() as tmp:
-        arrays, meta = read_certificate(path.save(FsPath(tmp) / "cert.npz"))
-        forgeries = {"gap_bound": dict(arrays, gap_bound=arrays["gap_bound"] * 0.5 - 1e-3)}
-        for key, a in arrays.items():
-            if key not in PIECE_FIELDS and a.dtype.kind == "f" and np.any(a):
-                forgeries[key] = dict(arrays, **{key: a * 1.7 + 0.3 * (np.abs(a).max() + 1.0)})
-        for side in ("primal", "dual"):
-            degree = arrays.get(f"{side}_degree")
-            moving_rows = np.flatnonzero(degree > 0) if degree is not None else np.array([], dtype=int)
-            if moving_rows.size:
-                span = arrays[f"{side}_span"].copy()
-                span[moving_rows] = [-1.5e308, 1.5e308]  # finite ends whose difference overflows
-                forgeries[f"{side}_span overflow"] = dict(arrays, **{f"{side}_span": span})
-                weights = arrays[f"{side}_weights"].copy()
-                weights[moving_rows] *= -3.0  # every moving weight at once
-                forgeries[f"{side} moving weights"] = dict(arrays, **{f"{side}_weights": weights})
-        for key, forged in forgeries.items():
-            forged_meta = dict(meta, content_sha256=content_sha256(forged, meta))
-            file = write_npz(FsPath(tmp) / f"forged-{key}.npz", forged, forged_meta)
-            report = verify(file, problem.X, problem.y)
-            assert not report.ok, f"a certificate with a forged {key!r} verifies: {report}"
 
 
 # Alterations of a stored pair a forger may make: a rounding-sized change (the bound's own
