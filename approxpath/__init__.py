@@ -20,7 +20,7 @@ __version__ = "0.5.0"
 # public name -> module that defines it
 _EXPORTS = {
     "approximate_path": "driver", "map_paths": "driver", "STRATEGIES": "driver",
-    "Path": "result", "PathPiece": "result", "load_path": "result",
+    "Path": "result", "PathPiece": "result", "load_path": "path_file",
     "approximate_surface": "surface", "Surface": "surface", "load_surface": "surface", "select_surface": "surface",
     "SurfaceSelection": "surface", "select": "selection", "Selection": "selection",
     "verify": "certificate", "VerifyReport": "certificate",

@@ -23,7 +23,7 @@ from .selection import SELECTIONS, RangeWarning, ShortfallWarning, SortedFoldsWa
 from .selection.search import default_eps
 from .validate import choice, count, flag, is_count, is_real, positive, positive_range
 
-__all__ = ["EPS_FLOOR", "SPARSE", "T_RANGE", "KernelPathBase", "dense", "fitting", "loss_tol"]
+__all__ = ["EPS_FLOOR", "SPARSE", "T_RANGE", "KernelPathBase", "dense", "fitting"]
 
 # Default bandwidth range: from gamma / 2^6 to gamma * 2^3 around scikit-learn's
 # gamma="scale" = 1 / (n_features * X.var()).  The exact solves crowd at large t (narrow
@@ -35,15 +35,6 @@ T_RANGE = (2.0**-6, 2.0**3)
 EPS_FLOOR = 1e-6
 # Sparse formats accepted (and densified: the kernel exp(-tD) is dense whatever X is).
 SPARSE = ("csr", "csc", "coo")
-
-
-def loss_tol(y, criterion):
-    """Default ``delta`` of a selection by a regression loss: 1 % of what predicting the mean
-    costs, the targets' variance (``mse`` and the squared-error criteria, ``loocv`` and ``gcv``)
-    or standard deviation (``mae``); :data:`EPS_FLOOR` for constant targets.  ``y``: the training
-    targets, shape (n,)."""
-    spread = float(np.std(y)) if criterion == "mae" else float(np.var(y))
-    return 0.01 * spread if spread > 0 else EPS_FLOOR
 
 
 def dense(X):

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
-from ._estimator_base import SPARSE, KernelPathBase, dense, fitting, loss_tol
+from ._estimator_base import SPARSE, KernelPathBase, dense, fitting
 from .validate import choice, positive, positive_range
 
 __all__ = ["KernelPathRidge"]
@@ -126,7 +126,9 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
     def _tol(self, y):
         if self.tol is not None:
             return self.tol
-        return _LML_TOL if self.criterion_ == "lml" else loss_tol(y, self.criterion_)
+        from .selection.losses import default_tol
+
+        return _LML_TOL if self.criterion_ == "lml" else default_tol(self.criterion_, y)
 
     def _check_params(self):
         if self.criterion is not None:

@@ -30,7 +30,7 @@ except ModuleNotFoundError as exc:
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
-from ._estimator_base import SPARSE, KernelPathBase, dense, fitting, loss_tol
+from ._estimator_base import SPARSE, KernelPathBase, dense, fitting
 from ._ridge_estimator import KernelPathRidge
 from .validate import as_training_labels, choice, positive, positive_range
 
@@ -307,7 +307,9 @@ class KernelPathRegressor(RegressorMixin, KernelPathBase):
         return self.criterion
 
     def _default_cv_tol(self, y):
-        return loss_tol(y, self.criterion)
+        from .selection.losses import default_tol
+
+        return default_tol(self.criterion, y)
 
     def _check_params(self):
         choice("loss", self.loss, _LOSSES)

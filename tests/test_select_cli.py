@@ -127,9 +127,12 @@ def test_json_carries_the_edge_warning(tmp_path, capsys):
     data = tmp_path / "s.csv"
     np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="x,y", comments="")
     assert main(["select", "kernel_ridge", "--data", str(data), "--lam", "0.1", "--criterion", "loocv",
-                 "--range", "0.5", "4", "--json"]) in (0, 1)
+                 "--range", "0.5", "4", "--tol", "0.01", "--json"]) in (0, 1)
     captured = capsys.readouterr()
     out = json.loads(captured.out.strip().splitlines()[-1])
     assert any("may be matched at the lower end of --range" in w for w in out["warnings"])
+    # the fixed λ, the kernel and the scaling a paper's reader needs (the choice is of the bandwidth alone)
+    assert (out["options"], out["preprocess"], out["cv"], out["tol"]) == ({"lam": 0.1, "kernel": "gaussian"}, "none",
+                                                                          None, 0.01)
     assert [line for line in captured.err.splitlines() if line.startswith("approxpath: ")] == \
         [f"approxpath: {w}" for w in out["warnings"]]

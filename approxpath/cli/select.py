@@ -74,8 +74,10 @@ def cmd_select(args):
             client.close()
     caught = said_once(caught)
     if args.json:
-        out = dict(problem=cls.name, data_file=str(args.data),
-                   range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, shuffle=args.shuffle, **s.to_json())
+        # the options held fixed (a paper's reader needs the C or λ of a bandwidth's choice) and the data's scaling
+        out = dict(problem=cls.name, data_file=str(args.data), preprocess=prep, options=problem.path_options(),
+                   range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, cv=args.cv, shuffle=args.shuffle,
+                   **s.to_json())
         # what stderr says too, for a script that reads the JSON alone (a choice at an end of the range)
         out["warnings"] = [as_advice(w.message) for w in caught]
         emit_json(out)
@@ -118,7 +120,9 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--relative", action="store_true", help="eps is relative to the optimal value")
     p.add_argument("--range", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
                    help="parameter interval, e.g. 2^-10 2^10 (default: the problem's)")
-    p.add_argument("--tol", type=parse_number, default=0.01, help="stop when delta <= TOL (criterion units, default 0.01)")
+    p.add_argument("--tol", type=parse_number, default=None,
+                   help="stop when delta <= TOL, in the criterion's units (default: 0.01 for error and lml, 1%% of "
+                        "the targets' variance for mse, loocv and gcv, of their standard deviation for mae)")
     p.add_argument("--max-solves", type=int, default=None,
                    help="exact solves allowed in all (default 2000 over one parameter, 20000 over both)")
     p.add_argument("--workers", type=int, default=1, help="local processes for the folds' paths and (klasso) "

@@ -82,7 +82,7 @@ def select_over_two(args, cls):
 
     if args.weights is None:
         raise InputError(f"--over {args.over} needs --weights LO HI (the range of --{cls.Bound.weight})")
-    problem, _, _ = _problem(args, cls, args.weights)
+    problem, _, prep = _problem(args, cls, args.weights)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         s = select_surface(problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps,
@@ -92,7 +92,9 @@ def select_over_two(args, cls):
                            progress=not (args.no_progress or args.json))
     caught = said_once(caught)
     if args.json:
-        emit_json(dict(problem=cls.name, data_file=str(args.data), eps=args.eps, shuffle=args.shuffle, **s.to_json(),
+        fixed = {k: v for k, v in problem.path_options().items() if k != cls.Bound.weight}  # (the weight is chosen)
+        emit_json(dict(problem=cls.name, data_file=str(args.data), preprocess=prep, options=fixed, eps=args.eps,
+                       cv=args.cv, shuffle=args.shuffle, **s.to_json(),
                        warnings=[as_advice(w.message, box=True) for w in caught]))  # (what stderr says too)
     else:
         print(problem.describe(chosen=s.weight))

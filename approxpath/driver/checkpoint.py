@@ -27,7 +27,7 @@ from ..certificate.format import FORMAT_VERSION, content_sha256, read_certificat
 from ..certificate.claims import claim_failures
 from ..data import data_sha256
 from ..errors import InputError
-from ..result import pieces_from_arrays, pieces_to_arrays
+from ..path_file import pieces_from_arrays, pieces_to_arrays
 from ..validate import file_name, is_real
 
 __all__ = ["Checkpoint", "EVERY", "discard_checkpoint"]

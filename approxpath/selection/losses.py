@@ -27,10 +27,21 @@ import numpy as np
 from ..errors import InputError
 from ..numerics import fp_margin
 
-__all__ = ["LOSSES", "loss_totals", "check_loss", "error_levels"]
+__all__ = ["LOSSES", "loss_totals", "check_loss", "error_levels", "default_tol"]
 
 #: Validation losses with enclosures (lower is better).
 LOSSES = ("error", "mae", "mse")
+
+# A selection's default tol is this share of a criterion's own scale: an error rate's (1), the
+# nats of a log likelihood's (a likelihood ratio of 1.01), what predicting the targets' mean costs
+# (a squared loss: their variance; the absolute loss: their standard deviation)
+_TOL_SHARE = 0.01
+# ... and this where the targets are constant (that cost is 0: the model predicting them is
+# optimal, and its exact solves reach losses of ~1e-9)
+_CONSTANT_TOL = 1e-6
+# criteria in the targets' squared units (the mean squared held-out, leave-one-out or
+# generalized cross-validation residual) and in their units
+_SQUARED, _LINEAR = ("mse", "loocv", "gcv"), ("mae",)
 
 
 def check_loss(criterion, y_val):
@@ -93,3 +104,17 @@ def error_levels(delta, levels):
     while Fraction(snapped) < Fraction(k, int(levels)):
         snapped = float(np.nextafter(snapped, np.inf))
     return min(delta, snapped)
+
+
+def default_tol(criterion, y):
+    """A selection's ``tol`` where none is given: 1 % of the criterion's scale.  That is 0.01 for
+    the 0-1 error and the log marginal likelihood (a rate, nats); for a regression loss, 1 % of
+    what predicting the targets' mean costs: their variance (``mse``, ``loocv``, ``gcv``) or
+    standard deviation (``mae``), 1e-6 for constant targets.  A fixed 0.01 was meaningless for
+    targets of small scale (targets in ±0.01: 0.01 is 660 times their variance, and a "certified"
+    choice 3.3 times the best MSE met it).  ``y``: the training targets, shape (n,)."""
+    if criterion not in _SQUARED + _LINEAR:
+        return _TOL_SHARE
+    y = np.asarray(y, dtype=float)
+    spread = float(np.std(y)) if criterion in _LINEAR else float(np.var(y))
+    return _TOL_SHARE * spread if spread > 0 else _CONSTANT_TOL

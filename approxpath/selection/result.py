@@ -48,8 +48,9 @@ class SelectionResult:
         # (a sampled criterion's value is the path's model's loss, no enclosure of the exact optimum's)
         value = (f"its model's value {self.value[1]:.6g}" if self.kind != "certified" and np.isnan(self.delta)
                  else f"value in [{self.value[0]:.6g}, {self.value[1]:.6g}]")
-        return (f"{self.criterion} ({best} is best, {self._scope()}): {self._point()}, {value}; {claim} "
-                f"(tol {self.tol:g}); {self._work()}, {self.wall_s:.2f} s")
+        tol = f" (tol {self.tol:g})" if self.kind == "certified" else ""  # (a sampled search reaches for none)
+        return (f"{self.criterion} ({best} is best, {self._scope()}): {self._point()}, {value}; {claim}{tol}; "
+                f"{self._work()}, {self.wall_s:.2f} s")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from .advice import RangeWarning, ShortfallWarning, warn_edge
 from .branch import Search, oriented
 from .cover import ClosedForm, Sampled, Tracks
 from .folds import default_criterion, fold_problems, validation_given
+from .losses import default_tol
 from .nodes import BandwidthFolds, NodeClosedForm
 from .validation import Validation
 from . import refine
@@ -63,7 +64,7 @@ def default_eps(problem):
 
 @managed
 def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, shuffle=None, eps=None,
-           interval=None, tol=0.01, relative=False, max_solves=2_000, strict=True, workers=1, executor=None,
+           interval=None, tol=None, relative=False, max_solves=2_000, strict=True, workers=1, executor=None,
            progress=False, **path_options):
     """Select the path parameter by a criterion of the exact optimum, with a guarantee.
 
@@ -108,8 +109,11 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         (:class:`~approxpath.surface.folds.WeightFolds`).
     interval : (float, float), optional
         The problem's default if omitted.
-    tol : float
-        Stop when ``delta <= tol`` (criterion units).
+    tol : float, optional
+        Stop when ``delta <= tol`` (criterion units).  Default
+        (:func:`~approxpath.selection.losses.default_tol`): 0.01 for the 0-1 error and the log
+        marginal likelihood, 1 % of the targets' variance for ``mse``, ``loocv`` and ``gcv``, of
+        their standard deviation for ``mae``.
     relative : bool, default False
         ``eps`` (given) is relative to the optimal value.
     max_solves : int
@@ -158,13 +162,15 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     positive("eps", eps)
     lo, hi = number_pair("interval", problem.default_interval() if interval is None else interval)
     problem.bound.check_interval(lo, hi)
-    tol = positive("tol", tol)
+    if tol is not None:
+        positive("tol", tol)
     max_solves = count("max_solves", max_solves)
     count("workers", workers)
     bound = problem.bound
     closed = getattr(bound, "CLOSED_FORM_CRITERIA", {})
     validation = validation_given(cv, X_val, y_val, shuffle)
     criterion = default_criterion(problem, criterion, validation, closed)
+    tol = default_tol(criterion, problem.y) if tol is None else float(tol)
     if validation:
         problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)
     else:

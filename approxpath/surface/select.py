@@ -29,7 +29,7 @@ from ..driver.run import finite_delta
 from ..progress import delta_bar
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from ..numerics import log_mid
-from ..selection.losses import error_levels, loss_totals
+from ..selection.losses import default_tol, error_levels, loss_totals
 from ..selection.folds import default_criterion, fold_problems, validation_given
 from ..selection.advice import RangeWarning, ShortfallWarning, said_apart
 from ..selection.refine import no_smaller_gap
@@ -191,7 +191,7 @@ def _refine(folds, engine, owners, active, relative, max_cells, refused):
 
 @managed
 def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=None, shuffle=None,
-                   eps=None, bandwidths=None, weights=None, tol=0.01, relative=False, max_solves=20_000, strict=True,
+                   eps=None, bandwidths=None, weights=None, tol=None, relative=False, max_solves=20_000, strict=True,
                    solver=None, progress=False):
     """Select the bandwidth and the weight (C, λ) by a validation loss or a closed-form criterion
     of the exact optimum, with a guarantee over the whole box.
@@ -219,8 +219,9 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         ``eps`` is relative to the optimal value.
     bandwidths, weights : (float, float)
         The box; bandwidths default to the problem's interval; ``weights`` is required.
-    tol : float
-        Stop when ``delta <= tol`` (criterion units).
+    tol : float, optional
+        Stop when ``delta <= tol`` (criterion units; default as :func:`~approxpath.selection.select`'s,
+        :func:`~approxpath.selection.losses.default_tol`).
     max_solves : int
         Exact solves allowed in all, checked between rounds: a round of refinements once started
         runs to its end, so it may overspend a budget it starts below (as :func:`approxpath.select`'s).
@@ -261,7 +262,8 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     check_weight_range(problem, "weights", w_lo, w_hi)
     t_lo, t_hi = positive_range("bandwidths", problem.default_interval() if bandwidths is None else bandwidths)
     problem.bound.check_interval(t_lo, t_hi)
-    tol = positive("tol", tol)
+    if tol is not None:
+        positive("tol", tol)
     relative = flag("relative", relative)
     if eps is not None:  # (checked where the closed forms need no path as well: never silently unused)
         positive("eps", eps)
@@ -271,6 +273,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     count("max_solves", max_solves)
     if not validation:
         criterion = default_criterion(problem, criterion, False, closed)
+        tol = default_tol(criterion, problem.y) if tol is None else float(tol)
         return _no_path(problem, criterion, closed[criterion], (t_lo, t_hi), (w_lo, w_hi), tol, max_solves,
                         strict, progress, t0)
     if not hasattr(problem.bound, "prediction_enclosure"):
@@ -278,6 +281,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
                          "encloses no predictions (no prediction_enclosure; kernel_svm, klasso and kernel_ridge have "
                          "one); choose over one parameter, where its loss is sampled")
     criterion = default_criterion(problem, criterion, True, closed)
+    tol = default_tol(criterion, problem.y) if tol is None else float(tol)
     problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)
     if hasattr(problem.bound, "prediction_box"):  # each fold's cells between exact optima, no surface
         from .folds import FOLD_T_WIDTH, BoxFolds
