@@ -236,3 +236,20 @@ def test_an_infinite_gap_at_an_exact_solve_is_named_not_an_eps_of_inf():
     assert said.startswith("eps = 0.05 cannot be met: the exact solve's pair at t = 0.1 has a gap bound of inf: "
                            "toy_projection's restore() leaves it infeasible there (mu has a negative entry)")
     assert "no eps helps" in said and "eps >=" not in said
+
+
+def test_relative_eps_at_a_pair_the_solvers_left_short_says_so(monkeypatch):
+    """The SVM at C = 1e10 (libSVM at its iteration limit) read "not proven positive ... e.g.
+    targets y all 0": a pair whose dual objective is 0 because it is far from optimal, not
+    because the optimum is 0, is named as such (the optimum here is positive)."""
+    from approxpath.errors import InputError
+
+    rng = np.random.default_rng(0)
+    toy = ToyProjection(rng.standard_normal((8, 1)), rng.standard_normal(8))
+    zeros = (ToyPrimal(x=np.zeros(8)), ToyDual(mu=np.zeros(8)))  # dual objective 0, gap 0.5 |t c|^2
+    monkeypatch.setattr(toy, "solve", lambda t, **kw: zeros)
+    assert toy.optimum(1.0) > 0
+    with pytest.raises(InputError, match=r"not proven positive at t = 1 \(the best pair the solvers found there is "
+                       r"not optimal: its gap bound is [\d.]+, and the exact solve's dual objective there, its proven "
+                       r"lower bound, is 0\): use an absolute eps"):
+        approxpath.approximate_path(toy, eps=0.05, interval=(1.0, 2.0), relative=True)

@@ -251,11 +251,13 @@ class Run:
             self.solve_s += time.perf_counter() - t0
         g, goal = self.point(pair, t)
         if self.relative and not goal > 0:
-            raise InputError(
-                f"relative=True measures eps against the optimal value, which is not proven positive at "
-                f"{shown_name(self.problem.parameter)} = {t:.6g} (the exact solve's dual objective there, its "
-                f"proven lower bound, is {goal / self.eps:.3g}; the optimum is 0 where the zero model is optimal, "
-                "e.g. targets y all 0): use an absolute eps")
+            lower = f"the exact solve's dual objective there, its proven lower bound, is {goal / self.eps:.3g}"
+            # (a solver stopping short, libSVM at its iteration limit at C = 1e10, read as targets all 0)
+            why = (f"{lower}; the optimum is 0 where the zero model is optimal, e.g. targets y all 0"
+                   if at_exact_mark(self.problem, pair, t, g) else
+                   f"the best pair the solvers found there is not optimal: its gap bound is {g:.3g}, and {lower}")
+            raise InputError(f"relative=True measures eps against the optimal value, which is not proven positive "
+                             f"at {shown_name(self.problem.parameter)} = {t:.6g} ({why}): use an absolute eps")
         if not g <= _ANCHOR_SHARE * goal and stored:  # (it passed this check when it was made and saved)
             raise InputError(f"the checkpoint's exact solve at {shown_name(self.problem.parameter)} = {t:.6g} "
                              f"certifies a gap of {g:.3g}, above the {_ANCHOR_SHARE * goal:.3g} its run allows: "
