@@ -24,7 +24,7 @@ from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["plot_bounds", "plot_solves", "plot_validation", "plot_condition", "kernel_condition_numbers",
            "save_figure", "figure_and_axes", "parameter_label", "parameter_symbol", "need_matplotlib",
-           "data_name"]
+           "data_name", "log_x"]
 
 # Colours of the Okabe-Ito palette (distinguishable with the common colour-vision deficiencies).
 _UPPER, _LOWER, _GAP, _EPS, _SOLVE = "#D55E00", "#0072B2", "#009E73", "#CC79A7", "black"
@@ -79,6 +79,21 @@ def need_matplotlib():
     except ImportError as exc:
         raise ImportError("plots need matplotlib: pip install 'approxpath[plot]'") from exc
     return matplotlib
+
+
+def log_x(ax):
+    """A log-scale x axis labelled with plain numbers ("0.3", "2", "1e-06"), its labelled minor
+    ticks chosen as matplotlib's: its "3×10⁻¹" and "4×10⁻¹" overlapped on ranges of one or two
+    decades (a path or a selection over [0.25, 8])."""
+    from matplotlib.ticker import LogFormatter
+
+    class _Plain(LogFormatter):
+        def __call__(self, x, pos=None):
+            return f"{x:g}" if super().__call__(x, pos) else ""
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(_Plain())
+    ax.xaxis.set_minor_formatter(_Plain(labelOnlyBase=False))
 
 
 @contextmanager
@@ -220,7 +235,7 @@ def plot_bounds(path, n_points=400, ax=None):
         if sp.size:
             ax.plot(sp, [path.objectives(t)[0] for t in sp], "o", color=_SOLVE, ms=3,
                     label=f"exact solves ({path.exact_solves})")
-        ax.set_xscale("log")
+        log_x(ax)
         ax.set_ylabel("objective value")
         head, eps = _title_of(path)
         status = ("all certified" if path.certified else "NOT all certified" if path.verified
@@ -339,7 +354,7 @@ def plot_validation(curve, path=None, title=None):
         ax.plot([curve.best_t], [curve.best_loss], "o", color=_UPPER, ms=5,
                 label=f"selected {symbol} = {curve.best_t:.4g}: {curve.criterion} {curve.best_loss:.4g}, "
                       f"certified gap $\\leq$ {curve.best_gap_bound:.3g}")
-        ax.set_xscale("log")
+        log_x(ax)
         ax.set_ylabel(label)
         ax.legend(loc="best")
         if title is None and path is not None:

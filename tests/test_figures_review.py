@@ -180,3 +180,43 @@ def test_a_path_loaded_unverified_says_so_in_its_figure_and_table(tmp_path):
     assert "all certified" in plot_bounds(approxpath.load_path(file, X, y)).axes[0].get_title()
     head = export_table(loaded, tmp_path / "t.dat").read_text().splitlines()[0]  # (a .dat table has a comment line)
     assert "UNVERIFIED: the kinds and bounds are the file's claims" in head, head
+
+
+def test_log_parameter_axes_label_their_ticks_as_plain_numbers_that_do_not_collide():
+    """Over [0.25, 8] matplotlib labelled minor ticks "3×10⁻¹" and "4×10⁻¹", drawn over each other
+    (a path's bounds, a selection, an exact path): now "0.3", "0.4", each in its own room."""
+    from matplotlib.figure import Figure
+
+    from approxpath.plotting import log_x
+
+    fig = Figure(figsize=(6.4, 2.0))
+    ax = fig.add_subplot()
+    ax.plot([0.25, 8.0], [0.0, 1.0])
+    log_x(ax)
+    fig.canvas.draw()
+    shown = [(t.get_text(), t.get_window_extent()) for t in ax.get_xticklabels(minor=False) + ax.get_xticklabels(
+        minor=True) if t.get_text() and 0.25 <= t.get_position()[0] <= 8.0]
+    assert {"0.3", "0.4", "1", "2", "4"} <= {text for text, _ in shown} and all("10" not in text for text, _ in shown)
+    boxes = sorted((box.x0, box.x1) for _, box in shown)
+    assert all(a1 < b0 for (_, a1), (b0, _) in zip(boxes, boxes[1:])), boxes
+
+
+def test_a_sampled_selection_is_drawn_as_its_legend_says():
+    """robust_l1's sampled choice showed a tan "sampled values" patch in the legend while its
+    values were drawn as a blue line (a fill between equal ends draws nothing)."""
+    from matplotlib.colors import to_hex
+
+    from approxpath.data import make_sinc
+    from approxpath.selection import plot_selection, select
+
+    X, y = make_sinc(n=30, seed=0)
+    s = select(approxpath.get_problem("robust_l1")(X, y, lam=0.1), "mae", cv=2, shuffle=0, interval=(0.5, 2.0))
+    assert s.kind == "sampled"
+    ax = plot_selection(s).axes[0]
+    lines = {line.get_label(): to_hex(line.get_color()) for line in ax.get_lines()}
+    from matplotlib.collections import PolyCollection
+
+    assert lines["the path's models' values (sampled)"] == "#e69f00"
+    assert not [c for c in ax.collections if isinstance(c, PolyCollection)]  # (no band: nothing is enclosed)
+    assert [t.get_text() for t in ax.get_legend().get_texts()][0] == "the path's models' values (sampled)"
+    assert "(tol" not in s.summary()  # (a sampled search reaches for no tol)

@@ -80,6 +80,8 @@ def plot_exact_path(path, *, X_val=None, y_val=None, ax=None):
     """
     from approxpath.export import exact_path_table
 
+    from ..plotting import log_x
+
     table = exact_path_table(path, X_val=X_val, y_val=y_val)
     panels = 3 if "val_mse" in table else 2
     if ax is None:
@@ -126,7 +128,7 @@ def plot_exact_path(path, *, X_val=None, y_val=None, ax=None):
         a2.set_yscale("log")
         a2.legend(frameon=False, fontsize=8)
     for a in axes:
-        a.set_xscale("log")
+        log_x(a)
         a.grid(True, alpha=0.3, lw=0.5)
     if lam_path:
         axes[0].invert_xaxis()  # shared: the path runs from lambda_max (left) down to lam_min (right)

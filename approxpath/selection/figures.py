@@ -34,7 +34,7 @@ def plot_selection(selection, ax=None, title=None, parameter=None):
     -------
     matplotlib.figure.Figure
     """
-    from ..plotting import figure_and_axes, parameter_label, parameter_symbol
+    from ..plotting import figure_and_axes, log_x, parameter_label, parameter_symbol
 
     fig, ax = figure_and_axes(ax, (6.4, 4.2))
     s = selection
@@ -46,22 +46,24 @@ def plot_selection(selection, ax=None, title=None, parameter=None):
     edges, lo, hi = np.asarray(s.edges), np.asarray(s.lo), np.asarray(s.hi)
     keep = np.isfinite(lo) & np.isfinite(hi)
     x = np.repeat(edges, 2)[1:-1]
-    band = dict(color=_BAND if s.kind == "certified" else _SAMPLED, alpha=0.45, lw=0, step=None)
-    ax.fill_between(x, np.repeat(np.where(keep, lo, np.nan), 2), np.repeat(np.where(keep, hi, np.nan), 2),
-                    label="enclosure of the exact optimum's criterion" if s.kind == "certified" else "sampled values",
-                    **band)
+    certified = s.kind == "certified"
+    if certified:  # (a sampled selection's cells hold one value each: a line, in its own colour, says so)
+        ax.fill_between(x, np.repeat(np.where(keep, lo, np.nan), 2), np.repeat(np.where(keep, hi, np.nan), 2),
+                        label="enclosure of the exact optimum's criterion", color=_BAND, alpha=0.45, lw=0)
     runs = np.flatnonzero(np.diff(np.concatenate([[0], (~keep).astype(int), [0]])))  # starts and ends of runs
     for n, (a, b) in enumerate(zip(runs[::2], runs[1::2])):  # cells with no finite bound: nothing proven there
         ax.axvspan(edges[a], edges[b], color=_UNBOUNDED, lw=0, label=None if n else "no finite bound (nothing proven)")
-    ax.plot(x, np.repeat(np.where(keep, lo, np.nan), 2), color=_EDGE, lw=0.6)
-    ax.plot(x, np.repeat(np.where(keep, hi, np.nan), 2), color=_EDGE, lw=0.6)
+    edge = dict(color=_EDGE, lw=0.6) if certified else dict(color=_SAMPLED, lw=1.2)
+    ax.plot(x, np.repeat(np.where(keep, lo, np.nan), 2),
+            label=None if certified else "the path's models' values (sampled)", **edge)
+    ax.plot(x, np.repeat(np.where(keep, hi, np.nan), 2), **edge)
     ax.errorbar([s.t], [0.5 * (s.value[0] + s.value[1])], yerr=[[0.5 * (s.value[1] - s.value[0])]] * 2,
                 fmt="o", color=_CHOSEN, ms=4, capsize=3, label=f"chosen {symbol} = {s.t:.4g}")
     if np.isfinite(s.delta):
         limit = s.value[1] - s.delta if s.sense == "min" else s.value[0] + s.delta
         ax.axhline(limit, color=_CHOSEN, lw=0.8, ls="--",
                    label=f"no {symbol} {'below' if s.sense == 'min' else 'above'} this line ($\\delta$ = {s.delta:.3g})")
-    ax.set_xscale("log")
+    log_x(ax)
     ax.set_xlabel("bandwidth $t$" if unknown_kernel else parameter_label(parameter))
     ax.set_ylabel(_LABELS.get(s.criterion, s.criterion))
     finite, cut = np.concatenate([lo[keep], hi[keep]]), None
@@ -71,7 +73,7 @@ def plot_selection(selection, ax=None, title=None, parameter=None):
         ax.set_ylim(span[0] - pad, span[1] + pad)
         if finite.min() < span[0] - pad or finite.max() > span[1] + pad:  # say what the view leaves out
             cut = "above the 90th" if s.sense == "min" else "below the 10th"  # (the side where the view cuts)
-    proof = "" if s.kind == "certified" else "; sampled: nothing proven between the samples"
+    proof = "" if certified else "; sampled: nothing proven between the samples"
     ax.set_title(title or f"{_LABELS.get(s.criterion, s.criterion)}: {s.runs}, {s.exact_solves} exact solves{proof}")
     ax.grid(True, alpha=0.3, lw=0.5)
     handles, labels = ax.get_legend_handles_labels()
