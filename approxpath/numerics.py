@@ -18,7 +18,7 @@ import numpy as np
 
 __all__ = ["UNIT_ROUNDOFF", "GRID_BITS", "STORED_PAD", "SUM_BLOCK", "ELSEWHERE_MARGINS", "fp_margin",
            "margins_of", "block_sum", "sum_chain", "kernel_entry_error", "stored_bound", "dyadic_quantum", "zero_sum",
-           "log_mid", "log_width", "round_up"]
+           "log_mid", "log_width", "round_up", "difference_up"]
 
 #: Unit roundoff of IEEE double precision (half the machine epsilon).
 UNIT_ROUNDOFF = 2.0**-53
@@ -265,3 +265,26 @@ def round_up(x, digits=3):
     if shown >= x:
         return shown
     return float(f"{shown + 10.0 ** (math.floor(math.log10(shown)) - digits + 1):.{digits - 1}e}")
+
+
+def difference_up(u, l):
+    """``u - l`` rounded up: the float nearest ``u - l``, or the next one above where that was
+    below the exact difference (found by Knuth's TwoSum, exactly).  A selection's δ is such a
+    difference; rounded to nearest it could be half an ulp below what was proven (``u = 1 + 2**-52``,
+    ``l = 3 * 2**-54``: ``1.0``).  Infinite and NaN differences as computed.
+
+    Parameters
+    ----------
+    u, l : float
+
+    Returns
+    -------
+    float
+    """
+    u, l = float(u), float(l)
+    d = u - l
+    if not math.isfinite(d):
+        return d
+    b = d - u  # TwoSum of u and -l: d + err == u - l exactly
+    err = (u - (d - b)) + (-l - b)
+    return math.nextafter(d, math.inf) if err > 0 else d

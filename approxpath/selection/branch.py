@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numerics import log_mid
+from ..numerics import difference_up, log_mid
 from .losses import error_levels
 
 __all__ = ["Search", "oriented"]
@@ -86,7 +86,7 @@ class Search:
             value = (max(float(plo[0]), float(self.lo[i])), min(float(phi[0]), float(self.hi[i])))
         else:
             value = (float(plo[0]), float(phi[0]))
-        return t, value, error_levels(value[1] - float(self.lo.min()), getattr(self.crit, "levels", None))
+        return t, value, error_levels(difference_up(value[1], self.lo.min()), getattr(self.crit, "levels", None))
 
     def open_end(self, t, value):
         """The index of a cell at an end of the interval that may do at least as well as the

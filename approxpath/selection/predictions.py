@@ -30,7 +30,7 @@ from ..compute.lattice import lattice_entries
 from ..numerics import fp_margin, kernel_entry_error, margins_of
 
 __all__ = ["combination_hull", "cross_products", "expansion_cover", "halves", "lattice_products", "new_distances",
-           "new_lattice", "node_hull", "sqrt_up", "widen", "CHAIN", "stacked_products"]
+           "new_lattice", "node_hull", "sqrt_up", "CHAIN", "stacked_products"]
 
 #: Dependent operations after the n-term sums of an envelope (coefficients, the difference,
 #: node values, lift): as in :mod:`approxpath.problems._regression` (``_CHAIN``, derived there).
@@ -113,14 +113,6 @@ def sqrt_up(value):
     (``np.sqrt`` is correctly rounded, so one would do; the second covers a caller's product)."""
     r = math.sqrt(max(0.0, float(value)))
     return math.nextafter(math.nextafter(r, math.inf), math.inf)
-
-
-def widen(low, up, magnitude, ops=8):
-    """``(low, up)`` moved apart by the rounding allowance of ``ops`` dependent operations on
-    numbers of at most ``magnitude`` (the few steps after the rigorous parts): each by
-    :func:`~approxpath.numerics.fp_margin` ``(ops, magnitude)``."""
-    pad = fp_margin(ops, magnitude)
-    return low - pad, up + pad
 
 
 def node_hull(low, up):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..selection.losses import loss_totals
+from ..selection.losses import loss_totals, pooled
 from ..selection.predictions import new_distances
 from .nodes import BoxNodes, WeightNodes, over_bandwidth
 
@@ -75,9 +75,10 @@ class BoxFolds:
         cuts = [e.cuts for e in edges]
         if all(np.array_equal(cuts[0], c) for c in cuts[1:]):
             low, high = sum(lo for lo, _ in totals), sum(hi for _, hi in totals)
-            return float(low.min()) / self._count, float(high.max()) / self._count
-        return (sum(float(lo.min()) for lo, _ in totals) / self._count,
-                sum(float(hi.max()) for _, hi in totals) / self._count)
+            low, high = float(low.min()), float(high.max())
+        else:
+            low, high = sum(float(lo.min()) for lo, _ in totals), sum(float(hi.max()) for _, hi in totals)
+        return tuple(float(v) for v in pooled(low, high, self._count, len(totals)))  # (rounded outwards)
 
     def cell(self, t1, t2, w1, w2):
         """``(low, high, edge)``: the pooled loss on the cell and the width of its wider λ edge's own."""

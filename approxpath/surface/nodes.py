@@ -25,7 +25,7 @@ import numpy as np
 
 from ..driver.run import finite_delta
 from ..errors import BudgetExceededError
-from ..numerics import log_mid, log_width
+from ..numerics import difference_up, log_mid, log_width
 from ..selection.branch import oriented
 from ..selection.nodes import NodeClosedForm
 from .result import SurfaceSelection
@@ -253,7 +253,7 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
         t, w = log_mid(cells[i, 0], cells[i, 1]), log_mid(cells[i, 2], cells[i, 3])
         plo, phi = nodes.point(t, w)
         value = (max(plo, lo[i]), min(phi, hi[i]))
-        delta = finite_delta(value[1] - float(lo.min()), problem,
+        delta = finite_delta(difference_up(value[1], lo.min()), problem,
                              {"bandwidth": (t_lo, t_hi), problem.bound.weight: (w_lo, w_hi)})
         if progress_bar is not None:
             progress_bar.update(delta, nodes.solves)

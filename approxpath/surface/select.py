@@ -28,8 +28,8 @@ from ..compute.parallelism import managed
 from ..driver.run import finite_delta
 from ..progress import delta_bar
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
-from ..numerics import log_mid
-from ..selection.losses import default_tol, error_levels, loss_totals
+from ..numerics import difference_up, log_mid
+from ..selection.losses import default_tol, error_levels, loss_totals, pooled
 from ..selection.folds import default_criterion, fold_problems, validation_given
 from ..selection.advice import RangeWarning, ShortfallWarning, said_apart
 from ..selection.refine import no_smaller_gap
@@ -119,9 +119,8 @@ def _overlay(folds, t_edges, w_edges, total):
         owners.append(slices)
     if not np.all(covered == len(folds)):  # a rectangle missed or counted twice would make a false claim
         raise RuntimeError("internal error: the folds' cells do not tile the box")
-    # pooled: the sum of the totals over all held-out points, divided by their number (rounded
-    # outwards: the totals are exact integers for the error, rounded sums otherwise)
-    return np.maximum(np.nextafter(LO / total, -np.inf), 0.0), np.nextafter(HI / total, np.inf), owners  # losses >= 0
+    # pooled: the sum of the totals over all held-out points, divided by their number (rounded outwards)
+    return (*pooled(LO, HI, total, len(folds)), owners)
 
 
 def _promising(LO, HI, limit, chosen, stuck):
@@ -315,7 +314,8 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
             LO, HI, owners = _overlay(folds, t_edges, w_edges, total)
             j, i = np.unravel_index(int(np.argmin(HI)), HI.shape)
             U, L = float(HI[j, i]), float(LO.min())
-            delta = finite_delta(error_levels(U - L, int(total) if criterion == "error" else None), problem,
+            levels = int(total) if criterion == "error" else None  # (an error rate takes the values k / total)
+            delta = finite_delta(error_levels(difference_up(U, L), levels), problem,
                                  {"bandwidth": box[0], problem.bound.weight: box[1]})
             if bar is not None:
                 bar.update(delta, engine.n_solves)
