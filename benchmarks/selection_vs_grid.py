@@ -111,7 +111,7 @@ def _child(spec):
         out = StringIO()
         with redirect_stdout(out):
             rc = main(["select", "kernel_ridge", "--data", spec["csv"], "--format", "csv", "--lam", str(RIDGE_LAM),
-                       "--criterion", spec["criterion"], "--range", "2^-3", "2^5", "--json"])
+                       "--criterion", spec["criterion"], "--range", "2^-3", "2^5", "--tol", "0.01", "--json"])
         got = json.loads(out.getvalue().strip().splitlines()[-1])
         return dict(t=got["t"], delta=got["delta"], value=got["value"], solves=got["exact_solves"], rc=rc)
     raise SystemExit(f"unknown method {kind!r}")
