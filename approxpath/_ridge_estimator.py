@@ -9,6 +9,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
 from ._estimator_base import SPARSE, KernelPathBase, dense, fitting
+from .selection.losses import default_tol
 from .validate import choice, positive, positive_range
 
 __all__ = ["KernelPathRidge"]
@@ -126,8 +127,6 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
     def _tol(self, y):
         if self.tol is not None:
             return self.tol
-        from .selection.losses import default_tol
-
         return _LML_TOL if self.criterion_ == "lml" else default_tol(self.criterion_, y)
 
     def _check_params(self):

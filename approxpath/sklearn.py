@@ -31,6 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import validate_data
 
 from ._estimator_base import SPARSE, KernelPathBase, dense, fitting
+from .selection.losses import default_tol
 from ._ridge_estimator import KernelPathRidge
 from .validate import as_training_labels, choice, positive, positive_range
 
@@ -307,8 +308,6 @@ class KernelPathRegressor(RegressorMixin, KernelPathBase):
         return self.criterion
 
     def _default_cv_tol(self, y):
-        from .selection.losses import default_tol
-
         return default_tol(self.criterion, y)
 
     def _check_params(self):
