@@ -196,7 +196,8 @@ def test_log_parameter_axes_label_their_ticks_as_plain_numbers_that_do_not_colli
     fig.canvas.draw()
     shown = [(t.get_text(), t.get_window_extent()) for t in ax.get_xticklabels(minor=False) + ax.get_xticklabels(
         minor=True) if t.get_text() and 0.25 <= t.get_position()[0] <= 8.0]
-    assert {"0.3", "0.4", "1", "2", "4"} <= {text for text, _ in shown} and all("10" not in text for text, _ in shown)
+    # (which minor ticks are labelled is matplotlib's choice: 3.11 labels 0.3, 0.4, 0.6, 2, 3, 4, 6 here, 3.6 none)
+    assert "1" in {text for text, _ in shown} and all(text.replace(".", "").isdigit() for text, _ in shown), shown
     boxes = sorted((box.x0, box.x1) for _, box in shown)
     assert all(a1 < b0 for (_, a1), (b0, _) in zip(boxes, boxes[1:])), boxes
 
