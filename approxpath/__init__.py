@@ -31,6 +31,7 @@ _EXPORTS = {
     "SolveSettings": "solvers",
     "InputError": "errors", "SolverError": "errors", "EpsilonTooSmallError": "errors",
     "BudgetExceededError": "errors", "SelectionStalledError": "errors", "ClusterError": "errors",
+    "SelectionInterrupted": "errors",
 }
 
 __all__ = sorted(_EXPORTS)

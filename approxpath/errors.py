@@ -13,6 +13,7 @@ __all__ = [
     "EpsilonTooSmallError",
     "BudgetExceededError",
     "SelectionStalledError",
+    "SelectionInterrupted",
     "DuplicateProblemError",
     "ClusterError",
     "did_you_mean",
@@ -48,6 +49,21 @@ class SelectionStalledError(BudgetExceededError):
     narrowing as the gaps did, or the exact solves certify no smaller gap (more solves do not
     help; ``selection`` holds the result reached).  A :class:`BudgetExceededError`, as a
     selection that stops short of ``tol`` was before it had its own cause."""
+
+
+class SelectionInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or ``KeyboardInterrupt``) stopped a selection once its search had begun:
+    ``selection`` holds the choice at the last round it finished, with the δ proven there (a
+    :class:`~approxpath.Selection` or :class:`~approxpath.SurfaceSelection`, usually short of
+    ``tol``).  A ``KeyboardInterrupt``, so code that stops on Ctrl-C still stops."""
+
+    def __init__(self, selection):
+        self.selection = selection
+        super().__init__(f"interrupted after {selection.exact_solves} exact solves; the choice so far: "
+                         f"{selection.summary()}")
+
+    def __reduce__(self):  # (pickled as made)
+        return type(self), (self.selection,)
 
 
 class DuplicateProblemError(ValueError):

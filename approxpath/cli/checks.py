@@ -6,7 +6,8 @@ from __future__ import annotations
 from ..errors import InputError
 from . import problem_kwargs
 
-__all__ = ["data_format", "check_outputs", "as_flags", "as_advice", "said_once", "check_seed", "build_problem"]
+__all__ = ["data_format", "check_outputs", "as_flags", "as_advice", "said_once", "selecting", "interrupted",
+           "check_seed", "build_problem"]
 
 
 def data_format(file, given=None, recorded=None):
@@ -136,6 +137,34 @@ def said_once(caught):
     """The recorded warnings ``caught`` with each message once, in the order first said (numpy's
     overflow warnings of a bound, recorded with ``"always"``, came by the hundred thousand)."""
     return list({str(w.message): w for w in caught}.values())
+
+
+def selecting(call):
+    """``(selection, warnings, stopped)`` of a selection ``call()``: its result and the warnings it
+    gave (:func:`said_once`); on Ctrl-C once its search began
+    (:class:`~approxpath.errors.SelectionInterrupted`), the choice of its last finished round and
+    ``stopped`` True (:func:`interrupted` says so)."""
+    import warnings
+
+    from ..errors import SelectionInterrupted
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            s, stopped = call(), False
+        except SelectionInterrupted as exc:
+            s, stopped = exc.selection, True
+    return s, said_once(caught), stopped
+
+
+def interrupted(s):
+    """Say on standard error that the selection ``s`` printed is an interrupted search's last
+    finished round; the exit status of an interruption (130)."""
+    import sys
+
+    print(f"approxpath: interrupted after {s.exact_solves} exact solves: the choice printed is the search's last "
+          f"finished round (delta = {s.delta:.4g}, tol {s.tol:g})", file=sys.stderr)
+    return 130
 
 
 def check_seed(seed):

@@ -4,11 +4,10 @@ closed-form criterion) with a certified δ (:func:`approxpath.selection.select`)
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path as FsPath
 
 from . import add_problem_options, parse_number
-from .checks import as_advice, build_problem, check_outputs, said_once
+from .checks import as_advice, build_problem, check_outputs, interrupted, selecting
 from .commands import add_data_args, add_threads_arg, budget, load, save_plot
 from .output import emit_json
 from .running import clock, dask_client, one_core_note
@@ -64,15 +63,13 @@ def cmd_select(args):
     client = dask_client(args.dask, args.workers)
     start = clock()
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            s = select(problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps,
-                       relative=args.relative, interval=interval, tol=args.tol, strict=False, workers=args.workers,
-                       executor=client, **budget(args), progress=not (args.no_progress or args.json))
+        s, caught, stopped = selecting(lambda: select(
+            problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps, relative=args.relative,
+            interval=interval, tol=args.tol, strict=False, workers=args.workers, executor=client, **budget(args),
+            progress=not (args.no_progress or args.json)))
     finally:
         if client is not None:
             client.close()
-    caught = said_once(caught)
     if args.json:
         # the options held fixed (a paper's reader needs the C or λ of a bandwidth's choice) and the data's scaling
         out = dict(problem=cls.name, data_file=str(args.data), preprocess=prep, options=problem.path_options(),
@@ -80,12 +77,14 @@ def cmd_select(args):
                    **s.to_json())
         # what stderr says too, for a script that reads the JSON alone (a choice at an end of the range)
         out["warnings"] = [as_advice(w.message) for w in caught]
-        emit_json(out)
+        emit_json(dict(out, interrupted=True) if stopped else out)
     else:
         print(problem.describe())
         print(s.summary())
     for w in caught:  # why delta > tol (the budget, or a stalled enclosure), a choice at an end of the range
         print(f"approxpath: {as_advice(w.message)}", file=sys.stderr)
+    if stopped:  # (no figure: Ctrl-C asked for an end)
+        return interrupted(s)
     # (without paths, or with enclosures that stay here, the workers would have little to do)
     if args.workers == 1 and args.dask is None and s.paths and enclosed_on_workers(problem.bound) and not args.json:
         note = one_core_note("selection", start, "runs the folds' paths and the enclosures of their held-out "

@@ -5,12 +5,11 @@
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path as FsPath
 
 from ..errors import InputError
 from . import add_problem_options, parse_number, problem_kwargs
-from .checks import as_advice, build_problem, check_outputs, said_once
+from .checks import as_advice, build_problem, check_outputs, interrupted, selecting
 from .commands import add_data_args, add_threads_arg, budget, data_meta, load, save_plot
 from .output import emit_json
 
@@ -83,24 +82,23 @@ def select_over_two(args, cls):
     if args.weights is None:
         raise InputError(f"--over {args.over} needs --weights LO HI (the range of --{cls.Bound.weight})")
     problem, _, prep = _problem(args, cls, args.weights)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        s = select_surface(problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps,
-                           relative=args.relative, bandwidths=tuple(args.range) if args.range else None,
-                           weights=tuple(args.weights),
-                           tol=args.tol, strict=False, **budget(args),
-                           progress=not (args.no_progress or args.json))
-    caught = said_once(caught)
+    s, caught, stopped = selecting(lambda: select_surface(
+        problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps, relative=args.relative,
+        bandwidths=tuple(args.range) if args.range else None, weights=tuple(args.weights), tol=args.tol,
+        strict=False, **budget(args), progress=not (args.no_progress or args.json)))
     if args.json:
         fixed = {k: v for k, v in problem.path_options().items() if k != cls.Bound.weight}  # (the weight is chosen)
         emit_json(dict(problem=cls.name, data_file=str(args.data), preprocess=prep, options=fixed, eps=args.eps,
                        cv=args.cv, shuffle=args.shuffle, **s.to_json(),
-                       warnings=[as_advice(w.message, box=True) for w in caught]))  # (what stderr says too)
+                       warnings=[as_advice(w.message, box=True) for w in caught],  # (what stderr says too)
+                       **({"interrupted": True} if stopped else {})))
     else:
         print(problem.describe(chosen=s.weight))
         print(s.summary())
     for w in caught:  # stopped before delta <= tol
         print(f"approxpath: {as_advice(w.message, box=True)}", file=sys.stderr)
+    if stopped:  # (no figure: Ctrl-C asked for an end)
+        return interrupted(s)
     if args.plot:
         from ..surface.figures import plot_surface_selection
 

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from ..compute.parallelism import managed
-from ..errors import InputError
+from ..errors import InputError, SelectionInterrupted
 from ..numerics import round_up
 from ..driver.parallel import pool, single_threaded
 from ..driver.run import finite_delta
@@ -142,6 +142,13 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     Returns
     -------
     Selection
+
+    Raises
+    ------
+    SelectionInterrupted
+        On Ctrl-C once the search has begun (the folds' first paths are done): a
+        ``KeyboardInterrupt`` whose ``selection`` is the choice at the last round finished, with
+        the δ proven there.
     """
     from ..validate import count, flag, number_pair, positive, problem_instance
 
@@ -239,48 +246,65 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         t, value, delta = search.best()
         return t, value, finite_delta(delta, problem, {problem.parameter: (lo, hi)})
 
+    def made(state):  # the Selection of a finished round's ``state`` (:func:`_kept`)
+        edges, lo_, hi_, cert, refinements, t, value, delta = state
+        value, (low, high) = oriented(crit.sense, *value), oriented(crit.sense, lo_, hi_)
+        certified = not sampled and bool(np.all(cert))
+        return Selection(t=float(t), value=(float(value[0]), float(value[1])),
+                         delta=float("nan") if sampled else float(delta), criterion=criterion, sense=crit.sense,
+                         tol=float(tol), kind="certified" if certified else "sampled", edges=edges, lo=low,
+                         hi=high, exact_solves=int(tracks.solves), refinements=refinements,
+                         folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths),
+                         parameter=problem.parameter)
+
     def run():  # small dense algebra: one BLAS thread (two threads on small matrices spin: 100x slower)
         search = Search(crit, lo, hi, tol, solve)
         t, value, delta = best(search)
-        ends = 0
-        for _ in range(_MAX_ROUNDS):
-            if bar is not None and not sampled:
-                bar.update(delta, tracks.solves)
-            # the budget is spent; or a refinement was refused (eps below what the exact solves
-            # certify) while the chosen point's enclosure stopped narrowing as the gaps did
-            over = any(getattr(exc, "left", None) for exc in stuck) or (bool(stuck) and bool(search.reason))
-            if sampled or tracks.solves >= max_solves or search.lo.size > _MAX_CELLS or over:
-                break
-            if delta <= tol:
-                # an end cell that may match the choice is refined a little before the user is
-                # told to widen the interval: most such warnings came from loose wide end cells
-                end = search.open_end(t, value)
-                if end is None or ends == _END_ROUNDS or not search.step(value, only=[end]):
+        state, ends = _kept(search, t, value, delta), 0
+        try:
+            for _ in range(_MAX_ROUNDS):
+                if bar is not None and not sampled:
+                    bar.update(delta, tracks.solves)
+                # the budget is spent; or a refinement was refused (eps below what the exact solves
+                # certify) while the chosen point's enclosure stopped narrowing as the gaps did
+                over = any(getattr(exc, "left", None) for exc in stuck) or (bool(stuck) and bool(search.reason))
+                if sampled or tracks.solves >= max_solves or search.lo.size > _MAX_CELLS or over:
                     break
-                ends += 1
-            elif not search.step(value):
-                break
-            t, value, delta = best(search)
-        return search, t, value, delta
+                if delta <= tol:
+                    # an end cell that may match the choice is refined a little before the user is
+                    # told to widen the interval: most such warnings came from loose wide end cells
+                    end = search.open_end(t, value)
+                    if end is None or ends == _END_ROUNDS or not search.step(value, only=[end]):
+                        break
+                    ends += 1
+                elif not search.step(value):
+                    break
+                t, value, delta = best(search)
+                state = _kept(search, t, value, delta)
+        except KeyboardInterrupt as exc:  # (mid-round, the cells may be half replaced: the last whole round's)
+            raise SelectionInterrupted(made(state)) from exc
+        return search, state
 
-    search, t, value, delta = single_threaded(run)
+    search, state = single_threaded(run)
+    t, value, delta = state[-3:]
     if not sampled:
         spent = tracks.solves >= max_solves or any(getattr(exc, "left", None) for exc in stuck)
         warn_edge(search, value, delta, t, lo, hi, problem.parameter, spent)
-    value, (low, high) = oriented(crit.sense, *value), oriented(crit.sense, search.lo, search.hi)
-    certified = not sampled and bool(np.all(search.cert))
-    result = Selection(t=float(t), value=(float(value[0]), float(value[1])),
-                       delta=float("nan") if sampled else float(delta), criterion=criterion, sense=crit.sense,
-                       tol=float(tol), kind="certified" if certified else "sampled", edges=search.edges, lo=low,
-                       hi=high, exact_solves=int(tracks.solves), refinements=search.refinements,
-                       folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths),
-                       parameter=problem.parameter)
+    result = made(state)
     if not sampled and not delta <= tol:  # (NaN is no delta met)
         short = _shortfall(search, stuck, tracks.solves, max_solves, delta, tol, t, problem.parameter)
         if strict:
             raise short.error(result)
         warnings.warn(short, stacklevel=4)  # (_select, select, its decorator: the caller's line)
     return result
+
+
+def _kept(search, t, value, delta):
+    """A finished round of ``search``, copied (the next round replaces its cells in place): its
+    cells' edges, oriented bounds and certified flags, its refinements, the choice ``t``, its
+    enclosure ``value`` and ``delta``."""
+    return (np.array(search.edges, dtype=float), search.lo.copy(), search.hi.copy(), np.array(search.cert, dtype=bool),
+            search.refinements, t, value, delta)
 
 
 def _check_path_options(options):

@@ -24,7 +24,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..driver.run import finite_delta
-from ..errors import BudgetExceededError
+from ..errors import BudgetExceededError, SelectionInterrupted
 from ..numerics import difference_up, log_mid, log_width
 from ..selection.branch import oriented
 from ..selection.nodes import NodeClosedForm
@@ -229,6 +229,8 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
     ------
     BudgetExceededError
         The first grid alone needs more than ``max_solves`` exact solves.
+    SelectionInterrupted
+        On ``KeyboardInterrupt`` after the first grid's round: the selection of the last round finished.
     """
     (t_lo, t_hi), (w_lo, w_hi) = bandwidths, weights
     ts = _spaced(t_lo, t_hi, t_width)  # exact optima at each first weight, cells between them
@@ -246,48 +248,59 @@ def select_box(problem, name, sense, bandwidths, weights, tol, max_solves, progr
     ts[0], ts[-1] = t_lo, t_hi
     cells = np.array(_by_bandwidth([(a, b, c, d) for c, d in zip(ws[:-1], ws[1:]) for a, b in zip(ts[:-1], ts[1:])]))
     enclosed = np.array([nodes.cell(*cell) for cell in cells])
-    rounds, reason, spent = 0, None, False
-    while True:
-        lo, hi, edge = enclosed.T
-        i = int(np.argmin(hi))
-        t, w = log_mid(cells[i, 0], cells[i, 1]), log_mid(cells[i, 2], cells[i, 3])
-        plo, phi = nodes.point(t, w)
-        value = (max(plo, lo[i]), min(phi, hi[i]))
-        delta = finite_delta(difference_up(value[1], lo.min()), problem,
-                             {"bandwidth": (t_lo, t_hi), problem.bound.weight: (w_lo, w_hi)})
-        if progress_bar is not None:
-            progress_bar.update(delta, nodes.solves)
-        if delta <= tol:
-            break
-        if nodes.solves >= max_solves:
-            spent = max_solves
-            break
-        if rounds >= _MAX_ROUNDS or len(cells) > _MAX_CELLS:
-            reason = f"the search's refinement limits were reached ({rounds} rounds, {len(cells)} cells)"
-            break
-        active = np.flatnonzero(lo < value[1] - tol)
-        keep = np.setdiff1d(np.arange(len(cells)), active)
-        new, parents = _refine(nodes, cells[active], enclosed[active])
-        fresh = np.array([nodes.cell(*c) for c in new])
-        # a half lies in its cell, whose enclosure holds on it as well: keep the intersection (a
-        # half's own enclosure can be wider, and delta rose from 0.061 to 0.107 between rounds)
-        parent = enclosed[active][parents]
-        fresh[:, 0], fresh[:, 1] = np.maximum(fresh[:, 0], parent[:, 0]), np.minimum(fresh[:, 1], parent[:, 1])
-        cells = np.concatenate([cells[keep], np.array(new)])
-        enclosed = np.concatenate([enclosed[keep], fresh])
-        # the edges of the new cells alone: a cell that cannot win now seldom can later (only if
-        # the best upper bound rose), and an edge forgotten is computed again if wanted (n = 1000,
-        # 5-fold CV: all cells' edges took 2.6 GB)
-        nodes.keep(new)
-        rounds += 1
-    sides = at_sides(cells, hi, value[1], i, (t_lo, t_hi, w_lo, w_hi))
-    value, (lo, hi) = oriented(sense, *value), oriented(sense, lo, hi)
-    t_edges, w_edges, LO, HI = _overlay(cells, lo, hi)
-    return SurfaceSelection(t=t, w=w, weight=problem.bound.weight, value=(float(value[0]), float(value[1])),
-                            delta=float(delta), criterion=name, tol=float(tol), t_edges=t_edges, w_edges=w_edges,
-                            lo=LO, hi=HI, exact_solves=nodes.solves, refinements=rounds, folds=nodes.folds,
-                            cells=len(cells), wall_s=time.perf_counter() - t0, sense=sense, surfaces=False), \
-        sides, reason, spent
+    rounds, reason, spent, state = 0, None, False, None
+
+    def made(state):  # the SurfaceSelection of a finished round's state
+        cells, enclosed, _, t, w, value, delta, rounds = state
+        value, (lo, hi) = oriented(sense, *value), oriented(sense, *enclosed.T[:2])
+        t_edges, w_edges, LO, HI = _overlay(cells, lo, hi)
+        return SurfaceSelection(t=t, w=w, weight=problem.bound.weight, value=(float(value[0]), float(value[1])),
+                                delta=float(delta), criterion=name, tol=float(tol), t_edges=t_edges, w_edges=w_edges,
+                                lo=LO, hi=HI, exact_solves=nodes.solves, refinements=rounds, folds=nodes.folds,
+                                cells=len(cells), wall_s=time.perf_counter() - t0, sense=sense, surfaces=False)
+
+    try:
+        while True:
+            lo, hi, edge = enclosed.T
+            i = int(np.argmin(hi))
+            t, w = log_mid(cells[i, 0], cells[i, 1]), log_mid(cells[i, 2], cells[i, 3])
+            plo, phi = nodes.point(t, w)
+            value = (max(plo, lo[i]), min(phi, hi[i]))
+            delta = finite_delta(difference_up(value[1], lo.min()), problem,
+                                 {"bandwidth": (t_lo, t_hi), problem.bound.weight: (w_lo, w_hi)})
+            state = (cells, enclosed, i, t, w, value, delta, rounds)  # (each round makes new arrays)
+            if progress_bar is not None:
+                progress_bar.update(delta, nodes.solves)
+            if delta <= tol:
+                break
+            if nodes.solves >= max_solves:
+                spent = max_solves
+                break
+            if rounds >= _MAX_ROUNDS or len(cells) > _MAX_CELLS:
+                reason = f"the search's refinement limits were reached ({rounds} rounds, {len(cells)} cells)"
+                break
+            active = np.flatnonzero(lo < value[1] - tol)
+            keep = np.setdiff1d(np.arange(len(cells)), active)
+            new, parents = _refine(nodes, cells[active], enclosed[active])
+            fresh = np.array([nodes.cell(*c) for c in new])
+            # a half lies in its cell, whose enclosure holds on it as well: keep the intersection (a
+            # half's own enclosure can be wider, and delta rose from 0.061 to 0.107 between rounds)
+            parent = enclosed[active][parents]
+            fresh[:, 0], fresh[:, 1] = np.maximum(fresh[:, 0], parent[:, 0]), np.minimum(fresh[:, 1], parent[:, 1])
+            cells = np.concatenate([cells[keep], np.array(new)])
+            enclosed = np.concatenate([enclosed[keep], fresh])
+            # the edges of the new cells alone: a cell that cannot win now seldom can later (only if
+            # the best upper bound rose), and an edge forgotten is computed again if wanted (n = 1000,
+            # 5-fold CV: all cells' edges took 2.6 GB)
+            nodes.keep(new)
+            rounds += 1
+    except KeyboardInterrupt as exc:
+        if state is None:
+            raise
+        raise SelectionInterrupted(made(state)) from exc
+    cells, enclosed, i, t, w, value, delta, rounds = state
+    sides = at_sides(cells, enclosed[:, 1], value[1], i, (t_lo, t_hi, w_lo, w_hi))
+    return made(state), sides, reason, spent
 
 
 def at_sides(cells, hi, value, chosen, box):

@@ -27,7 +27,7 @@ import numpy as np
 from ..compute.parallelism import managed
 from ..driver.run import finite_delta
 from ..progress import delta_bar
-from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
+from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionInterrupted
 from ..numerics import difference_up, log_mid
 from ..selection.losses import default_tol, error_levels, loss_totals, pooled
 from ..selection.folds import default_criterion, fold_problems, validation_given
@@ -242,6 +242,13 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     Returns
     -------
     SurfaceSelection
+
+    Raises
+    ------
+    SelectionInterrupted
+        On Ctrl-C once the search has begun (the first surfaces or the first grid are done): a
+        ``KeyboardInterrupt`` whose ``selection`` is the choice at the last round finished, with
+        the δ proven there.
     """
     from ..validate import count, flag, positive
 
@@ -308,51 +315,66 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         except BudgetExceededError as exc:  # a fold's cells do not cover the box: no choice, nothing to return
             raise BudgetExceededError(f"{exc} (while the first surfaces were built: there is no choice yet to "
                                       "return)") from exc
-        rounds, reason, spent, refused = 0, None, False, []
-        while True:
-            t_edges, w_edges = _grid(folds)
-            LO, HI, owners = _overlay(folds, t_edges, w_edges, total)
-            j, i = np.unravel_index(int(np.argmin(HI)), HI.shape)
-            U, L = float(HI[j, i]), float(LO.min())
-            levels = int(total) if criterion == "error" else None  # (an error rate takes the values k / total)
-            delta = finite_delta(error_levels(difference_up(U, L), levels), problem,
-                                 {"bandwidth": box[0], problem.bound.weight: box[1]})
-            if bar is not None:
-                bar.update(delta, engine.n_solves)
-            if delta <= tol or spent:
-                break
-            if rounds >= _MAX_ROUNDS:
-                reason = f"the search stopped after {_MAX_ROUNDS} rounds of refinement"
-                break
-            if max(len(f.cells) for f in folds) > _MAX_CELLS:
-                reason = f"a fold needed more than {_MAX_CELLS} cells"
-                break
-            before = len(refused)
-            try:
-                mask = _promising(LO, HI, U - tol, (j, i), _stuck(folds, owners, LO.shape))
-                changed = _refine(folds, engine, owners, mask, relative, _MAX_CELLS, refused)
-            except BudgetExceededError:  # (the round's runs done are kept: the overlay once more)
-                spent = max_solves
-                continue
-            if not changed and len(refused) == before:  # (refused ones: the next round tries others)
-                reason = "no cell could be made finer (every cell that may still win is at its limit" + \
-                    (f"; {no_smaller_gap(refused[0], 'bandwidth')})" if refused else ")")
-                break
-            rounds += 1
+        rounds, reason, spent, refused, state = 0, None, False, [], None
+        try:
+            while True:
+                t_edges, w_edges = _grid(folds)
+                LO, HI, owners = _overlay(folds, t_edges, w_edges, total)
+                j, i = np.unravel_index(int(np.argmin(HI)), HI.shape)
+                U, L = float(HI[j, i]), float(LO.min())
+                levels = int(total) if criterion == "error" else None  # (an error rate takes the values k / total)
+                delta = finite_delta(error_levels(difference_up(U, L), levels), problem,
+                                     {"bandwidth": box[0], problem.bound.weight: box[1]})
+                state = (t_edges, w_edges, LO, HI, (j, i), delta, rounds)  # (a round's arrays: new each round)
+                if bar is not None:
+                    bar.update(delta, engine.n_solves)
+                if delta <= tol or spent:
+                    break
+                if rounds >= _MAX_ROUNDS:
+                    reason = f"the search stopped after {_MAX_ROUNDS} rounds of refinement"
+                    break
+                if max(len(f.cells) for f in folds) > _MAX_CELLS:
+                    reason = f"a fold needed more than {_MAX_CELLS} cells"
+                    break
+                before = len(refused)
+                try:
+                    mask = _promising(LO, HI, U - tol, (j, i), _stuck(folds, owners, LO.shape))
+                    changed = _refine(folds, engine, owners, mask, relative, _MAX_CELLS, refused)
+                except BudgetExceededError:  # (the round's runs done are kept: the overlay once more)
+                    spent = max_solves
+                    continue
+                if not changed and len(refused) == before:  # (refused ones: the next round tries others)
+                    reason = "no cell could be made finer (every cell that may still win is at its limit" + \
+                        (f"; {no_smaller_gap(refused[0], 'bandwidth')})" if refused else ")")
+                    break
+                rounds += 1
+        except KeyboardInterrupt as exc:
+            if state is None:
+                raise
+            raise SelectionInterrupted(_made(state, problem, criterion, tol, engine, folds, t0)) from exc
     finally:
         if bar is not None:
             bar.close()
-    result = SurfaceSelection(
-        t=log_mid(t_edges[i], t_edges[i + 1]), w=log_mid(w_edges[j], w_edges[j + 1]), weight=problem.bound.weight,
-        value=(float(LO[j, i]), U), delta=delta, criterion=criterion, tol=float(tol),
-        t_edges=t_edges, w_edges=w_edges, lo=LO, hi=HI,
-        exact_solves=engine.n_solves, refinements=rounds, folds=len(problems), cells=sum(len(f.cells) for f in folds),
-        wall_s=time.perf_counter() - t0)
+    result = _made(state, problem, criterion, tol, engine, folds, t0)
+    t_edges, w_edges, _, HI, (j, i), _, _ = state
     # the grid's rectangles as cells, oriented as the loss is (smaller is better)
     T, W = np.meshgrid(np.arange(t_edges.size - 1), np.arange(w_edges.size - 1))
     rects = np.column_stack([t_edges[T.ravel()], t_edges[T.ravel() + 1], w_edges[W.ravel()], w_edges[W.ravel() + 1]])
-    sides = at_sides(rects, HI.ravel(), U, j * (t_edges.size - 1) + i, (t_edges[0], t_edges[-1], w_edges[0], w_edges[-1]))
+    sides = at_sides(rects, HI.ravel(), result.value[1], j * (t_edges.size - 1) + i,
+                     (t_edges[0], t_edges[-1], w_edges[0], w_edges[-1]))
     return _outcome(result, reason, spent, strict, sides)
+
+
+def _made(state, problem, criterion, tol, engine, folds, t0):
+    """The :class:`SurfaceSelection` of a finished round's ``state``: its grid's edges, the
+    rectangles' bounds ``LO``, ``HI`` (shape (w cells, t cells)), the chosen rectangle ``(j, i)``,
+    δ and the rounds so far."""
+    t_edges, w_edges, LO, HI, (j, i), delta, rounds = state
+    return SurfaceSelection(
+        t=log_mid(t_edges[i], t_edges[i + 1]), w=log_mid(w_edges[j], w_edges[j + 1]), weight=problem.bound.weight,
+        value=(float(LO[j, i]), float(HI[j, i])), delta=delta, criterion=criterion, tol=float(tol),
+        t_edges=t_edges, w_edges=w_edges, lo=LO, hi=HI, exact_solves=engine.n_solves, refinements=rounds,
+        folds=len(folds), cells=sum(len(f.cells) for f in folds), wall_s=time.perf_counter() - t0)
 
 
 def _no_path(problem, criterion, sense, bandwidths, weights, tol, max_solves, strict, progress, t0, **box):
