@@ -14,7 +14,7 @@ import warnings
 from ..errors import BudgetExceededError, SelectionStalledError
 from ..progress import shown_name
 
-__all__ = ["RangeWarning", "ShortfallWarning", "SortedFoldsWarning", "said_apart", "warn_edge"]
+__all__ = ["RangeWarning", "ShortfallWarning", "SortedFoldsWarning", "said_apart", "warn_edge", "surface_outcome"]
 
 
 def said_apart(values):
@@ -143,3 +143,36 @@ def warn_edge(search, value, delta, t, lo, hi, parameter, spent):
             warnings.warn(RangeWarning(said.text("select", lambda _: "the interval"), said.choice, said.sides,
                                        undecided), stacklevel=5)  # (the caller of select's decorator)
             return
+
+
+def surface_outcome(result, reason, spent, strict, sides, depth=0):
+    """``result``, or why its δ is above ``tol``: raised (``strict``) or warned; and a warning
+    naming the box's ``sides`` where the criterion may be better beyond (:func:`_warn_sides`).
+    ``depth``: the calls between :func:`~approxpath.surface.select_surface` and this one (the
+    warnings are the caller's)."""
+    _warn_sides(result, sides, depth)
+    if not result.delta <= result.tol:  # (NaN is no delta met)
+        advice = f"the budget {{max_solves}} = {spent} was spent; raise {{max_solves}} or {{tol}}, or {{smaller}}" \
+            if spent else "{why}; more exact solves do not narrow it: raise {tol}, or {smaller}"
+        short = ShortfallWarning(f"{{who}}: delta = {result.delta:.4g} > {{tol}} = {result.tol:g} at ({result.t:.6g}, "
+                                 f"{result.w:.6g}): {advice}", result.delta, result.tol, bool(spent), dict(why=reason))
+        if strict:
+            raise short.error(result)
+        warnings.warn(short, stacklevel=4 + depth)  # (this, select_surface, its decorator: the caller's line)
+    return result
+
+
+def _warn_sides(s, sides, depth=0):
+    """Warn that the criterion may be better beyond the box's ``sides`` (:data:`approxpath.surface.nodes.SIDES`):
+    where the chosen cell lies, or a cell is proven at least as good as the choice
+    (:func:`approxpath.surface.nodes.at_sides`)."""
+    if len(sides):
+        choice = f"the choice (t = {s.t:.6g}, {s.weight} = {s.w:.6g})"
+        box = {"bandwidth": (s.t_edges[0], s.t_edges[-1]), "weight": (s.w_edges[0], s.w_edges[-1])}
+        ends = [(which.replace("weight", s.weight), end, float(box[which][end == "upper"]))
+                for end, which in (side.split() for side in sides)]
+        named = [f"{end} {which} ({value})" for (which, end, _), value in zip(ends, said_apart([e for *_, e in ends]))]
+        where = (f"{named[0]} side" if len(named) == 1 else f"sides {', '.join(named[:-1])} and {named[-1]}")
+        it = "it" if len(named) == 1 else "them"
+        warnings.warn(RangeWarning(f"select: {choice} may be matched at the box's {where}: the criterion may be "
+                                   f"better beyond {it}; widen the box past {it}", choice, ends), stacklevel=5 + depth)

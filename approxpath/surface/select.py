@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 
 import numpy as np
 
@@ -31,7 +30,7 @@ from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, Sele
 from ..numerics import difference_up, log_mid
 from ..selection.losses import default_tol, error_levels, loss_totals, pooled
 from ..selection.folds import default_criterion, fold_problems, validation_given
-from ..selection.advice import RangeWarning, ShortfallWarning, said_apart
+from ..selection.advice import surface_outcome
 from ..selection.refine import no_smaller_gap
 from ..selection.search import default_eps
 from ..validate import positive_range
@@ -362,7 +361,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     rects = np.column_stack([t_edges[T.ravel()], t_edges[T.ravel() + 1], w_edges[W.ravel()], w_edges[W.ravel() + 1]])
     sides = at_sides(rects, HI.ravel(), result.value[1], j * (t_edges.size - 1) + i,
                      (t_edges[0], t_edges[-1], w_edges[0], w_edges[-1]))
-    return _outcome(result, reason, spent, strict, sides)
+    return surface_outcome(result, reason, spent, strict, sides)
 
 
 def _made(state, problem, criterion, tol, engine, folds, t0):
@@ -391,37 +390,4 @@ def _no_path(problem, criterion, sense, bandwidths, weights, tol, max_solves, st
     finally:
         if bar is not None:
             bar.close()
-    return _outcome(result, reason, spent, strict, sides, depth=1)
-
-
-def _outcome(result, reason, spent, strict, sides, depth=0):
-    """``result``, or why its δ is above ``tol``: raised (``strict``) or warned; and a warning
-    naming the box's ``sides`` where the criterion may be better beyond (:func:`_warn_sides`).
-    ``depth``: the calls between :func:`select_surface` and this one (the warnings are the
-    caller's)."""
-    _warn_sides(result, sides, depth)
-    if not result.delta <= result.tol:  # (NaN is no delta met)
-        advice = f"the budget {{max_solves}} = {spent} was spent; raise {{max_solves}} or {{tol}}, or {{smaller}}" \
-            if spent else "{why}; more exact solves do not narrow it: raise {tol}, or {smaller}"
-        short = ShortfallWarning(f"{{who}}: delta = {result.delta:.4g} > {{tol}} = {result.tol:g} at ({result.t:.6g}, "
-                                 f"{result.w:.6g}): {advice}", result.delta, result.tol, bool(spent), dict(why=reason))
-        if strict:
-            raise short.error(result)
-        warnings.warn(short, stacklevel=4 + depth)  # (this, select_surface, its decorator: the caller's line)
-    return result
-
-
-def _warn_sides(s, sides, depth=0):
-    """Warn that the criterion may be better beyond the box's ``sides`` (:data:`~.nodes.SIDES`):
-    where the chosen cell lies, or a cell is proven at least as good as the choice
-    (:func:`~.nodes.at_sides`)."""
-    if len(sides):
-        choice = f"the choice (t = {s.t:.6g}, {s.weight} = {s.w:.6g})"
-        box = {"bandwidth": (s.t_edges[0], s.t_edges[-1]), "weight": (s.w_edges[0], s.w_edges[-1])}
-        ends = [(which.replace("weight", s.weight), end, float(box[which][end == "upper"]))
-                for end, which in (side.split() for side in sides)]
-        named = [f"{end} {which} ({value})" for (which, end, _), value in zip(ends, said_apart([e for *_, e in ends]))]
-        where = (f"{named[0]} side" if len(named) == 1 else f"sides {', '.join(named[:-1])} and {named[-1]}")
-        it = "it" if len(named) == 1 else "them"
-        warnings.warn(RangeWarning(f"select: {choice} may be matched at the box's {where}: the criterion may be "
-                                   f"better beyond {it}; widen the box past {it}", choice, ends), stacklevel=5 + depth)
+    return surface_outcome(result, reason, spent, strict, sides, depth=1)
