@@ -24,7 +24,7 @@ _N_GRID = 400  # figure validation's grid (--selection grid): fine enough to see
 
 def _figure_cond(args):
     """Figure 1: cond(K_t) of n uniform points in [0, 1]^d."""
-    from ..plotting import kernel_condition_numbers, plot_condition
+    from ..paper_figures import kernel_condition_numbers, plot_condition
 
     from ..validate import count
 
@@ -92,7 +92,7 @@ def _figure_solves(args):
         counts_json = {", ".join(np.atleast_1d(k)): [list(p) for p in v] for k, v in counts.items()}
         emit_json(dict(problem=args.problem, counts=counts_json))
     if args.plot:
-        from ..plotting import plot_solves
+        from ..paper_figures import plot_solves
 
         opts = ", ".join(f"{k}={v}" for k, v in problem.path_options().items())
         lo, hi = interval or problem.default_interval()
