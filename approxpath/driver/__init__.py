@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from .. import compute, machine
-from ..compute.executors import capacity, result, submit
+from ..compute.executors import capacity, submit
 from ..certificate.format import KERNEL
 from ..certificate.claims import SAMPLE_LEVELS
 from ..certificate.fields import caller_meta
@@ -27,6 +27,7 @@ from ..result import Path
 from ..validate import count, flag, is_finite, is_real, number_pair, problem_instance
 from . import parallel
 from .checkpoint import Checkpoint, discard_checkpoint
+from .parallel import map_paths
 from ..progress import count_bar, path_bar, shown_name
 from .run import Budget, Run
 from .strategies import STRATEGIES as _STRATEGY_CLASSES
@@ -385,42 +386,3 @@ def _check_args(problem, eps, interval):
     if check_weights is not None:
         check_weights(lo, hi)
     return lo, hi
-
-
-def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **options):
-    """Paths of several problems (a grid of fixed options: several C or lambda, cross-validation
-    folds, ...) computed concurrently, one per task.
-
-    Parameters
-    ----------
-    problems : sequence of Problem
-    eps, interval, **options
-        As for :func:`approximate_path` (the same for every problem).
-    workers : int
-        Local processes (not with ``executor``).
-    executor : concurrent.futures.Executor or dask.distributed.Client, optional
-
-    Returns
-    -------
-    list of Path
-        In the order of ``problems``.
-    """
-    problems = list(problems)
-    count("workers", workers)
-    parallel.one_place(workers, executor)
-    progress = options.pop("progress", False)  # one bar here, none in the workers
-    k = max(1, min(int(workers), len(problems)))
-    bar = count_bar(progress, len(problems), "paths", "paths")
-    with parallel.pool(k, executor, sharers=k) as p:  # this process only waits: k share the caches' memory
-        try:
-            futures = [submit(p, parallel.path_in_worker, approximate_path, q, eps, interval, options)
-                       for q in problems]
-            results = []
-            for f in futures:
-                results.append(result(f))
-                if bar is not None:
-                    bar.done()
-            return results
-        finally:
-            if bar is not None:
-                bar.close()

@@ -19,7 +19,7 @@ from ..data import data_sha256
 from ..errors import InputError
 
 __all__ = ["one_place", "pool", "single_threaded", "segment_in_worker", "chunks", "path_in_worker",
-           "task_in_worker"]
+           "task_in_worker", "map_paths"]
 
 # An interrupted pool's manager thread is given this long to end (it does once its terminated
 # workers are reaped, in milliseconds) before the exception goes on: where it still ran at the
@@ -207,3 +207,46 @@ def task_in_worker(fn, *args):
     """``fn(*args)`` as a worker's task (a selection's enclosures): single-threaded, with the
     worker's allocator keeping freed temporaries (:func:`~approxpath.compute.allocator.task_memory`)."""
     return _task(fn, *args)
+
+
+def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **options):
+    """Paths of several problems (a grid of fixed options: several C or lambda, cross-validation
+    folds, ...) computed concurrently, one per task.
+
+    Parameters
+    ----------
+    problems : sequence of Problem
+    eps, interval, **options
+        As for :func:`~approxpath.approximate_path` (the same for every problem).
+    workers : int
+        Local processes (not with ``executor``).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+
+    Returns
+    -------
+    list of Path
+        In the order of ``problems``.
+    """
+    from ..progress import count_bar
+    from ..validate import count
+    from . import approximate_path
+
+    problems = list(problems)
+    count("workers", workers)
+    one_place(workers, executor)
+    progress = options.pop("progress", False)  # one bar here, none in the workers
+    k = max(1, min(int(workers), len(problems)))
+    bar = count_bar(progress, len(problems), "paths", "paths")
+    with pool(k, executor, sharers=k) as p:  # this process only waits: k share the caches' memory
+        try:
+            futures = [submit(p, path_in_worker, approximate_path, q, eps, interval, options)
+                       for q in problems]
+            results = []
+            for f in futures:
+                results.append(result(f))
+                if bar is not None:
+                    bar.done()
+            return results
+        finally:
+            if bar is not None:
+                bar.close()
