@@ -181,8 +181,11 @@ def _refine(folds, engine, owners, active, relative, max_cells, refused):
                         continue
                     new += made
                     gone += idx
-        finally:  # (also when the budget runs out: the runs tiled again are kept)
-            f.replace(gone, new)  # (at once: the indices are the cells' before any replacement)
+        except Exception:  # (the budget ran out: the runs tiled again are kept)
+            f.replace(gone, new)
+            raise
+        # (not on Ctrl-C: the new cells' held-out enclosures took up to 10 s, for a round then dropped)
+        f.replace(gone, new)  # (at once: the indices are the cells' before any replacement)
         replaced += len(gone)
     return replaced
 
@@ -324,7 +327,8 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
                 levels = int(total) if criterion == "error" else None  # (an error rate takes the values k / total)
                 delta = finite_delta(error_levels(difference_up(U, L), levels), problem,
                                      {"bandwidth": box[0], problem.bound.weight: box[1]})
-                state = (t_edges, w_edges, LO, HI, (j, i), delta, rounds)  # (a round's arrays: new each round)
+                state = (t_edges, w_edges, LO, HI, (j, i), delta, rounds,  # (a round's arrays: new each round)
+                         sum(len(f.cells) for f in folds))
                 if bar is not None:
                     bar.update(delta, engine.n_solves)
                 if delta <= tol or spent:
@@ -355,7 +359,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         if bar is not None:
             bar.close()
     result = _made(state, problem, criterion, tol, engine, folds, t0)
-    t_edges, w_edges, _, HI, (j, i), _, _ = state
+    t_edges, w_edges, _, HI, (j, i), *_ = state
     # the grid's rectangles as cells, oriented as the loss is (smaller is better)
     T, W = np.meshgrid(np.arange(t_edges.size - 1), np.arange(w_edges.size - 1))
     rects = np.column_stack([t_edges[T.ravel()], t_edges[T.ravel() + 1], w_edges[W.ravel()], w_edges[W.ravel() + 1]])
@@ -367,13 +371,13 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
 def _made(state, problem, criterion, tol, engine, folds, t0):
     """The :class:`SurfaceSelection` of a finished round's ``state``: its grid's edges, the
     rectangles' bounds ``LO``, ``HI`` (shape (w cells, t cells)), the chosen rectangle ``(j, i)``,
-    δ and the rounds so far."""
-    t_edges, w_edges, LO, HI, (j, i), delta, rounds = state
+    δ, the rounds so far and the folds' cells then."""
+    t_edges, w_edges, LO, HI, (j, i), delta, rounds, cells = state
     return SurfaceSelection(
         t=log_mid(t_edges[i], t_edges[i + 1]), w=log_mid(w_edges[j], w_edges[j + 1]), weight=problem.bound.weight,
         value=(float(LO[j, i]), float(HI[j, i])), delta=delta, criterion=criterion, tol=float(tol),
         t_edges=t_edges, w_edges=w_edges, lo=LO, hi=HI, exact_solves=engine.n_solves, refinements=rounds,
-        folds=len(folds), cells=sum(len(f.cells) for f in folds), wall_s=time.perf_counter() - t0)
+        folds=len(folds), cells=cells, wall_s=time.perf_counter() - t0)
 
 
 def _no_path(problem, criterion, sense, bandwidths, weights, tol, max_solves, strict, progress, t0, **box):
