@@ -4,7 +4,7 @@ files (before a long run), and errors in the command line's spelling of an optio
 from __future__ import annotations
 
 from ..errors import InputError
-from . import problem_kwargs
+from . import EXIT_CODES, problem_kwargs
 
 __all__ = ["data_format", "check_outputs", "as_flags", "as_advice", "said_once", "selecting", "interrupted",
            "check_seed", "build_problem"]
@@ -159,12 +159,12 @@ def selecting(call):
 
 def interrupted(s):
     """Say on standard error that the selection ``s`` printed is an interrupted search's last
-    finished round; the exit status of an interruption (130)."""
+    finished round; the exit status of an interruption (130, as for any Ctrl-C)."""
     import sys
 
     print(f"approxpath: interrupted after {s.exact_solves} exact solves: the choice printed is the search's last "
           f"finished round (delta = {s.delta:.4g}, tol {s.tol:g})", file=sys.stderr)
-    return 130
+    return EXIT_CODES["interrupted"]
 
 
 def check_seed(seed):

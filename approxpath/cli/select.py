@@ -77,7 +77,9 @@ def cmd_select(args):
                    **s.to_json())
         # what stderr says too, for a script that reads the JSON alone (a choice at an end of the range)
         out["warnings"] = [as_advice(w.message) for w in caught]
-        emit_json(dict(out, interrupted=True) if stopped else out)
+        if stopped:
+            out["interrupted"] = True
+        emit_json(out)
     else:
         print(problem.describe())
         print(s.summary())
