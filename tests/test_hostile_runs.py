@@ -22,7 +22,11 @@ from process_helpers import default_sigint
 _SCS_RUN = """
 import sys, scs, approxpath
 from approxpath.data import make_sinc
-iterate = scs.SCS.solve
+init, iterate = scs.SCS.__init__, scs.SCS.solve
+
+
+def endless(self, data, cone, **settings):  # iterates until interrupted (no tolerance is met, no limit)
+    init(self, data, cone, **dict(settings, eps_abs=1e-300, eps_rel=1e-300, max_iters=10**9, time_limit_secs=0))
 
 
 def announced(self, *args, **kwargs):  # says when SCS's iterations begin (its setup is over)
@@ -30,9 +34,9 @@ def announced(self, *args, **kwargs):  # says when SCS's iterations begin (its s
     return iterate(self, *args, **kwargs)
 
 
-scs.SCS.solve = announced
+scs.SCS.__init__, scs.SCS.solve = endless, announced
 problem = approxpath.get_problem("klasso")(*make_sinc(n=30, seed=0), lam=1e-9)
-try:  # one SCS solve of this problem takes ~15 s (its kernel is ill-conditioned at this lambda)
+try:
     approxpath.approximate_path(problem, eps=0.1, interval=(1.0, 4.0), solver="scs")
 except KeyboardInterrupt:
     sys.exit(130)
@@ -43,16 +47,17 @@ sys.exit(0)
 def test_ctrl_c_stops_a_run_inside_scs():
     """SCS catches SIGINT itself while it iterates and returns "interrupted"; 0.4.1 took that for
     a failed solve and went on with the next points (still running 300 s after Ctrl-C).  The
-    signal is sent once SCS iterates: a SIGINT during SCS's setup (``scs.SCS(...)``, its
-    factorization) is taken by SCS's handler and dropped, by SCS, whoever calls it (a CI run that
-    sent it 1 s after the run began, under load, timed out)."""
+    signal lands in SCS's iterations: each solve here iterates until interrupted, and the signal
+    is sent once the first one has begun.  (A SIGINT during SCS's setup, ``scs.SCS(...)``, is
+    taken by SCS's handler and dropped, by SCS; and a solve of this problem can end in 0.8 s: a
+    CI run that signalled 1 s after the run began, under load, timed out.)"""
     proc = subprocess.Popen([sys.executable, "-c", _SCS_RUN], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, preexec_fn=default_sigint)
     try:
         assert proc.stdout.readline().strip() == "solving"
-        time.sleep(1.0)  # inside the first SCS solve's iterations
+        time.sleep(0.5)  # inside the first SCS solve's iterations, which go on until interrupted
         proc.send_signal(signal.SIGINT)
-        # exits with 130 (a run going on to its next solves would still run: 15 s a solve)
+        # exits with 130 (a run going on to its next solves would never end: each iterates until interrupted)
         assert proc.wait(timeout=120) == 130
     finally:
         if proc.poll() is None:

@@ -189,7 +189,7 @@ def test_a_signal_to_a_run_of_chunks_stops_it_and_its_workers_at_once(tmp_path, 
         for pid in session():
             os.kill(pid, signal.SIGKILL)
     assert proc.returncode == code and "Traceback" not in err, err
-    assert took < 8, f"{took:.1f} s after the signal"  # (0.04 s on an idle machine)
+    assert took < 30, f"{took:.1f} s after the signal"  # (0.04 s idle, 0.1 s loaded; the defect took 48 s)
     assert not left, f"processes left: {left}"
 
 
