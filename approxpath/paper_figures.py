@@ -67,7 +67,8 @@ def plot_solves(counts, title=None):
                 hollow = True
                 ax.plot(x[~certified], solves[~certified], ls="none", mfc="white", **style)
         if hollow:
-            ax.plot([], [], ls="none", marker="o", ms=4, mfc="white", mec="0.3", label="hollow: not every piece certified")
+            ax.plot([], [], ls="none", marker="o", ms=4, mfc="white", mec="0.3",
+                    label="hollow: not every piece certified")
         if all_x:
             x = np.unique(np.concatenate(all_x))
             top = max(r[1] for rows in counts.values() for r in rows)
