@@ -92,8 +92,9 @@ def load_path(file, X=None, y=None, verify=True):
         The file is not a readable, well-formed certificate (:func:`layout_errors`), or it does
         not verify.
     """
-    from .certificate.surface import is_surface
     from .certificate.inputs import embedded_data, given_data
+    from .certificate.selection import is_selection
+    from .certificate.surface import is_surface
     from .validate import flag
 
     given_data(X, y)
@@ -101,6 +102,8 @@ def load_path(file, X=None, y=None, verify=True):
     arrays, meta = read_certificate(file)
     if is_surface(meta):  # (its meta's errors as a path's would be listed otherwise)
         raise InputError(f"{str(file)!r} is a surface certificate, not a path's: read it with approxpath.load_surface")
+    if is_selection(meta):
+        raise InputError(f"{str(file)!r} is a selection's certificate, not a path's: check it with approxpath.verify")
     errors = layout_errors(arrays, meta)
     if errors:
         raise InputError(f"{str(file)!r} is not a valid certificate: " + "; ".join(errors))

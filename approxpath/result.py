@@ -46,8 +46,14 @@ class CertifiedResult:
                 f"{self.certify_s:.2f} s)")
 
     def _write(self, file, arrays, embed_data, fields, head=()):
-        """Write ``arrays`` (the data added when ``embed_data``; by default when no data file is
-        recorded) with :attr:`meta` updated by ``head``, the versions and ``fields`` (in order)."""
+        """Write :meth:`_contents` of these arguments."""
+        arrays, meta = self._contents(arrays, embed_data, fields, head)
+        return write_npz(file, arrays, meta, inputs=[meta.get("data_file")] if meta.get("data_file") else [])
+
+    def _contents(self, arrays, embed_data, fields, head=()):
+        """``(arrays, meta)`` of a certificate: ``arrays`` (the data added when ``embed_data``; by default
+        when no data file is recorded) with :attr:`meta` updated by ``head``, the versions and ``fields``
+        (in order), and the content's hash."""
         problem = self.require_problem()
         meta = dict(self.meta)
         if embed_data is None:
@@ -58,7 +64,7 @@ class CertifiedResult:
         meta.update(format_version=FORMAT_VERSION, library_version=_version())  # whose bounds wrote gap_bound
         meta.update(fields)
         meta["content_sha256"] = content_sha256(arrays, meta)
-        return write_npz(file, arrays, meta, inputs=[meta.get("data_file")] if meta.get("data_file") else [])
+        return arrays, meta
 
 
 def check_claims(file, X, y):
@@ -283,14 +289,24 @@ class Path(CertifiedResult):
             only when the path records no data file (data built in Python rather than read by
             :func:`~approxpath.data.load_data`): every certificate can then be re-checked as is.
         """
+        arrays, fields = self._fields()
+        return self._write(file, arrays, embed_data, fields)
+
+    def certificate(self, embed_data=False):
+        """``(arrays, meta)``: the contents of the certificate :meth:`save` writes (``embed_data``: with the
+        data, by default without), each array by name and ``meta`` a JSON-ready dict."""
+        arrays, fields = self._fields()
+        return self._contents(arrays, embed_data, fields)
+
+    def _fields(self):  # (the arrays and the fields of meta :meth:`save` writes)
         from .path_file import pieces_to_arrays
 
         arrays = pieces_to_arrays(self.require_problem().bound, self.pieces)
-        return self._write(file, arrays, embed_data, dict(
+        return arrays, dict(
             eps=self.eps, relative=self.relative, interval=list(self.interval), strategy=self.strategy,
             exact_solves=self.exact_solves, solve_points=list(self.solve_points),
             piece_kinds=[p.kind for p in self.pieces], wall_s=self.wall_s, solve_s=self.solve_s,
-            certify_s=self.certify_s))
+            certify_s=self.certify_s)
 
 
 def _version():

@@ -223,7 +223,7 @@ def test_a_fold_s_principal_submatrix_of_an_accepted_D_is_not_checked_again(monk
     monkeypatch.setattr(kf, "cnd_excess", lambda D: (1.0, 0.0))  # (any D checked now is refused)
     with pytest.raises(InputError, match="not conditionally negative definite"):
         G("kernel_ridge")(cdist(X, X, "sqeuclidean"), y, lam=0.1, kernel="precomputed")
-    problems, D_vals, _ = fold_problems(problem, 3, None, None, None, "mse")
+    problems, D_vals, _, _ = fold_problems(problem, 3, None, None, None, "mse")
     assert len(problems) == 3 and all(p.X.shape == (20, 20) for p in problems)
     assert kf._SUBMATRIX.get() is False  # (the context ended with the folds)
 

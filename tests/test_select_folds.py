@@ -66,7 +66,7 @@ def test_integer_cv_gives_scikit_learns_folds_without_importing_it(n, k, positiv
     for problem, criterion, classifier in ((svm, "error", True), (ridge, "mse", False)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            _, X_vals, y_vals = fold_problems(problem, k, None, None, None, criterion)
+            _, X_vals, y_vals, _ = fold_problems(problem, k, None, None, None, criterion)
             want = list(check_cv(k, problem.y, classifier=classifier).split(X, problem.y))
         _assert_folds(X_vals, y_vals, want, X, problem.y)
         # scikit-learn warns when a class has fewer points than folds; so do we, once
@@ -88,7 +88,7 @@ def test_shuffle_gives_scikit_learns_shuffled_folds(n, k, positives, seed):
 
     X, svm, ridge = _fold_case(n, positives)
     for problem, criterion, splitter in ((svm, "error", StratifiedKFold), (ridge, "mse", KFold)):
-        _, X_vals, y_vals = fold_problems(problem, k, None, None, None, criterion, shuffle=seed)
+        _, X_vals, y_vals, _ = fold_problems(problem, k, None, None, None, criterion, shuffle=seed)
         want = list(splitter(k, shuffle=True, random_state=seed).split(X, problem.y))
         _assert_folds(X_vals, y_vals, want, X, problem.y)
         unshuffled = fold_problems(problem, k, None, None, None, criterion)[1]
@@ -151,7 +151,7 @@ def test_a_splitter_that_needs_groups_says_how_to_give_them(sinc):
         with pytest.raises(approxpath.InputError, match=r"^cv=GroupKFold\(.*needs groups: pass groups=, or its "
                                                         r"splits as cv .*cv=list\(splitter.split\(X, y, groups\)\)"):
             run()
-    _, X_vals, _ = fold_problems(problem, GroupKFold(3), None, None, groups, "mse")
+    _, X_vals, _, _ = fold_problems(problem, GroupKFold(3), None, None, groups, "mse")
     want = [X[test] for _, test in GroupKFold(3).split(X, y, groups)]
     assert len(X_vals) == 3 and all(np.array_equal(a, b) for a, b in zip(X_vals, want))
 

@@ -91,7 +91,7 @@ def test_covers_of_many_cells_at_once_equal_one_cell_at_a_time():
 
     X, y = make_classification(n=60, d=2, seed=6)
     problem = approxpath.get_problem("kernel_svm")(X, y, c=1.0)
-    problems, X_vals, y_vals = fold_problems(problem, 3, None, None, None, "error")
+    problems, X_vals, y_vals, _ = fold_problems(problem, 3, None, None, None, "error")
     paths = [approxpath.approximate_path(p, eps=0.05, interval=INTERVAL) for p in problems]
     together, alone = (Validation(Tracks(problems, paths), X_vals, y_vals, "error") for _ in range(2))
     bound_type = type(problems[0].bound)

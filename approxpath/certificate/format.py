@@ -28,7 +28,7 @@ from ..moving import MAX_DEGREE, MAX_POINTS
 from ..validate import file_name, is_stored_count
 from .output import check_output, remove_stale_temps, write_npz  # noqa: F401 (the writing half of the format)
 
-__all__ = ["KINDS", "FORMAT_VERSION", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "size_mismatches", "check_output",
+__all__ = ["KINDS", "FORMAT_VERSION", "MAX_MEMBERS", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "size_mismatches", "check_output",
            "remove_stale_temps", "read_certificate", "read_meta", "content_sha256", "npz_headers", "read_member"]
 
 #: Piece kinds: ``certified`` (bound valid for every t in the piece), ``sampled`` (gap checked
@@ -57,9 +57,11 @@ _META_CHARS_PER_PIECE = 256
 _META_DEPTH = 32
 # Members of an archive at most: a certificate has 6 piece arrays, a problem's own (up to ~20, a
 # CVXPY-declared problem one per variable and side), 2 data arrays and 'meta'; a checkpoint the
-# problem's arrays twice.  256 is far above any of them; the count is read from the archive's
-# last record before its directory is parsed (100,000 members took 58 s to refuse in 0.4.1).
-_MAX_MEMBERS = 256
+# problem's arrays twice; a selection those of a path per fold (17 for the SVM's) and 5 more.
+# 2,048 holds a selection of 100 folds; the count is read from the archive's last record before
+# its directory is parsed (100,000 members took 58 s to refuse in 0.4.1).
+#: Members of a certificate's archive at most.
+MAX_MEMBERS = 2048
 
 
 def content_sha256(arrays, meta):
@@ -118,8 +120,8 @@ def npz_headers(zf, file, fail=None):
     """
     fail = fail or _not_a_certificate
     out = {}
-    if len(zf.infolist()) > _MAX_MEMBERS:
-        raise fail(file, f"{len(zf.infolist())} members (at most {_MAX_MEMBERS} are read)")
+    if len(zf.infolist()) > MAX_MEMBERS:
+        raise fail(file, f"{len(zf.infolist())} members (at most {MAX_MEMBERS} are read)")
     for info in zf.infolist():
         name = info.filename
         if not name.endswith(".npy") or name[:-4] in out:
@@ -205,7 +207,7 @@ def _size_errors(heads, meta, shape=None):
 
 def _open_archive(file):
     """The zip archive of the certificate ``file``, opened after the checks that need no parsing
-    of its directory: a regular file, a zip's signature, at most :data:`_MAX_MEMBERS` members."""
+    of its directory: a regular file, a zip's signature, at most :data:`MAX_MEMBERS` members."""
     path = file_name("a certificate", file)
     if not path.exists():
         raise FileNotFoundError(f"certificate {str(file)!r} does not exist")
@@ -218,9 +220,9 @@ def _open_archive(file):
         text = head.decode("latin-1")
         hint = " (a data file? pass it with --data)" if text and all(c.isprintable() or c.isspace() for c in text) else ""
         raise _not_a_certificate(file, f"not a zip archive{hint}")
-    if count is not None and count > _MAX_MEMBERS:
+    if count is not None and count > MAX_MEMBERS:
         more = "at least " if count == 0xFFFF else ""
-        raise _not_a_certificate(file, f"{more}{count} members (a certificate has at most {_MAX_MEMBERS})")
+        raise _not_a_certificate(file, f"{more}{count} members (a certificate has at most {MAX_MEMBERS})")
     try:
         return zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:

@@ -29,9 +29,10 @@ from .fields import layout_errors, unknown_arrays
 from .inputs import BadOptions, DataMismatch, bound_from_meta, embedded_data, given_data, kernel_failures, shape_of
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, read_certificate, size_mismatches
 from .legacy import upgrade
+from .selection import is_selection, selection_layout_errors, verify_selection
 from .surface import is_surface, surface_layout_errors, verify_surface
 
-__all__ = ["verify", "VerifyReport", "failed_report", "read_for_verify", "claim_of", "describe_claim"]
+__all__ = ["verify", "verify_path", "VerifyReport", "failed_report", "read_for_verify", "claim_of", "describe_claim"]
 
 
 # Failures a verdict lists as text (a forged file can fail at every one of thousands of cells;
@@ -95,6 +96,12 @@ def describe_claim(claim):
         return []
     swept = ("parameter", claim.get("parameter"))  # (the path's own parameter: its value is the interval's)
     opts = ", ".join(f"{k}={v!r}" for k, v in sorted(claim.get("options", {}).items()) if k not in swept)
+    if "criterion" in claim:  # a selection
+        (lo, hi), (v0, v1), name = claim["interval"], claim["value"], claim.get("parameter")
+        out = [f"claim: {claim['problem']}{f' ({opts})' if opts else ''}, {claim['folds']}-fold "
+               f"{claim['criterion']} of the exact optima: at {name} = {claim['t']:.6g} in [{v0:.6g}, {v1:.6g}]; no {name} in "
+               f"[{lo:.6g}, {hi:.6g}] is better by more than delta = {claim['delta']:.4g}"]
+        return out + _provenance(claim)
     eps = f"eps = {claim['eps']:g} ({'relative to the optimal value' if claim['relative'] else 'absolute'})"
     if claim.get("box"):  # a surface
         (t0, t1), (w0, w1) = claim["box"]
@@ -102,7 +109,12 @@ def describe_claim(claim):
     else:
         lo, hi = claim["interval"]
         where = f"{claim.get('parameter')} in [{lo:.6g}, {hi:.6g}]"
-    out = [f"claim: {claim['problem']} over {where}{f' ({opts})' if opts else ''}: gap <= {eps}"]
+    return [f"claim: {claim['problem']} over {where}{f' ({opts})' if opts else ''}: gap <= {eps}"] + _provenance(claim)
+
+
+def _provenance(claim):
+    """Lines on the data a claim is about and the machine that made it."""
+    out = []
     if claim.get("data_sha256"):
         # (the sha256 is the certificate's; the data it was checked against may be others)
         out.append(f"data: sha256 {claim['data_sha256']} recorded (n = {claim.get('n')}, d = {claim.get('d')}); "
@@ -139,6 +151,8 @@ def read_for_verify(file, shape=None):
         return None, None, [str(exc)]
     if is_surface(meta):
         return arrays, meta, surface_layout_errors(arrays, meta)
+    if is_selection(meta):
+        return arrays, meta, selection_layout_errors(arrays, meta)
     return arrays, meta, layout_errors(arrays, meta)
 
 
@@ -153,6 +167,11 @@ def claim_of(meta, source=None):
         claim = dict({k: meta.get(k) for k in keys}, parameter=f"bandwidth and {meta['weight']}")
         return claim if source is None else dict(claim, data=source)
     keys = ("problem", "parameter", "options", "eps", "relative", "interval", "data_sha256", "n", "d", "machine")
+    if is_selection(meta):  # (a δ instead of an eps)
+        keys = keys[:3] + ("interval", "criterion", "t", "value", "delta", "data_sha256", "n", "d", "machine")
+        claim = dict({k: meta.get(k) for k in keys}, folds=len(meta["folds"]) if isinstance(meta.get("folds"), list)
+                     else None)
+        return claim if source is None else dict(claim, data=source)
     claim = {k: meta.get(k) for k in keys}
     if claim["parameter"] is None and isinstance(meta.get("options"), dict):
         claim["parameter"] = meta["options"].get("parameter")
@@ -256,6 +275,17 @@ def _verify_on(arrays, meta, X, y, source, eps, relative, interval, data_sha256,
         report = verify_surface(arrays, meta, X, y, eps=eps, relative=relative, box=box, interval=interval,
                                 data_sha256=data_sha256, progress=progress)
         return replace(report, claim=dict(report.claim, data=source))
+    if is_selection(meta):
+        return verify_selection(arrays, meta, X, y, source=source, eps=eps, relative=relative, interval=interval,
+                                data_sha256=data_sha256, box=box)
+    return verify_path(arrays, meta, X, y, source, eps, relative, interval, data_sha256, box, progress)
+
+
+def verify_path(arrays, meta, X, y, source, eps=None, relative=False, interval=None, data_sha256=None, box=None,
+                progress=False):
+    """:func:`verify` of a path's certificate already read (``arrays``, ``meta``, whose layout
+    :func:`~approxpath.certificate.fields.layout_errors` accepts) on the data ``X, y`` (from ``source``,
+    said in the report)."""
     claim = claim_of(meta, source)
     try:
         bound = bound_from_meta(meta, X, y)

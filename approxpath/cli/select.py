@@ -19,6 +19,7 @@ def cmd_select(args):
     from ..errors import InputError
     from ..registry import get_problem
     from ..selection import select
+    from ..selection.search import certificate_refusal
     from ..selection.validation import enclosed_on_workers
 
     cls = get_problem(args.problem)
@@ -40,6 +41,9 @@ def cmd_select(args):
     if over != {parameter}:
         from .surface import select_over_two
 
+        if args.out:  # (a choice over both writes no file yet)
+            raise InputError(f"--out writes the certificate of a choice over one parameter; a choice over both "
+                             f"(--over {args.over}) has none: drop --out")
         if args.workers != 1 or args.dask is not None:  # (the surface search has no paths to hand out)
             raise InputError("--workers and --dask run the folds' paths of a choice over one parameter; a choice "
                              f"over both (--over {args.over}) runs in this process: drop them")
@@ -59,6 +63,9 @@ def cmd_select(args):
                          f"(--over bandwidth,{weight}); {alone}")
     X, y, fmt, prep = load(args)
     problem = build_problem(cls, X, y, args)
+    refused = certificate_refusal(problem, args.cv) if args.out else None
+    if refused:
+        raise InputError(f"--out: {refused}")
     interval = tuple(args.range) if args.range else None
     client = dask_client(args.dask, args.workers)
     start = clock()
@@ -70,6 +77,8 @@ def cmd_select(args):
     finally:
         if client is not None:
             client.close()
+    # (an interrupted run writes no file: Ctrl-C asked for an end, and enclosing every cell again takes a while)
+    written = s.save(args.out) if args.out and not stopped else None
     if args.json:
         # the options held fixed (a paper's reader needs the C or λ of a bandwidth's choice) and the data's scaling
         out = dict(problem=cls.name, data_file=str(args.data), preprocess=prep, options=problem.path_options(),
@@ -79,10 +88,15 @@ def cmd_select(args):
         out["warnings"] = [as_advice(w.message) for w in caught]
         if stopped:
             out["interrupted"] = True
+        if written is not None:
+            out["certificate"] = dict(written, out=args.out)
         emit_json(out)
     else:
         print(problem.describe())
         print(s.summary())
+        if written is not None:
+            print(f"certificate written to {args.out}: delta = {written['delta']:.4g} (check it: approxpath verify "
+                  f"{args.out} --data {args.data})")
     for w in caught:  # why delta > tol (the budget, or a stalled enclosure), a choice at an end of the range
         print(f"approxpath: {as_advice(w.message)}", file=sys.stderr)
     if stopped:  # (no figure: Ctrl-C asked for an end)
@@ -138,6 +152,8 @@ def _select_args(p, cls, argv=()):
                    help="with --over WEIGHT,bandwidth: the weight's range, e.g. 2^-5 2^15")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.add_argument("--plot", default=None, metavar="FILE", help="save the criterion's enclosure band (needs matplotlib)")
+    p.add_argument("--out", default=None, metavar="FILE", help="write the choice's certificate (.npz; with --cv): "
+                   "the folds, their paths and the criterion's cells, for approxpath verify FILE")
     p.set_defaults(func=cmd_select)
 
 

@@ -46,6 +46,7 @@ def cmd_verify(args):
 
     from ..certificate.fields import meta_errors
     from ..certificate.format import DATA_FIELDS, read_meta
+    from ..certificate.selection import is_selection, selection_meta_errors
     from ..certificate.surface import is_surface, surface_meta_errors
     from ..certificate.requirements import check_requirements
     from ..certificate.inputs import DataMismatch
@@ -62,7 +63,8 @@ def cmd_verify(args):
                     progress=not (args.no_progress or args.json))
     try:  # the meta alone first: what the data are and where; the arrays are read against them
         meta, names = read_meta(args.certificate)
-        malformed = surface_meta_errors(meta) if is_surface(meta) else meta_errors(meta)
+        malformed = (surface_meta_errors(meta) if is_surface(meta) else selection_meta_errors(meta)
+                     if is_selection(meta) else meta_errors(meta))
     except InputError as exc:
         meta, names, malformed = None, (), [str(exc)]
     if malformed:  # a file that is not a well-formed certificate fails verification
@@ -119,8 +121,8 @@ def cmd_verify(args):
 
 
 def verify_args(p, cls, argv=()):
-    p.add_argument("certificate", help="the .npz written by `approxpath path --out` or `approxpath surface --out` "
-                                       "(or Path.save, Surface.save)")
+    p.add_argument("certificate", help="the .npz written by `approxpath path --out`, `approxpath surface --out` or "
+                                       "`approxpath select --out` (or Path.save, Surface.save, Selection.save)")
     add_data_args(p, required=False)
     distances_arg(p)
     add_threads_arg(p)

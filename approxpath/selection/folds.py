@@ -70,10 +70,10 @@ def validation_given(cv, X_val, y_val, shuffle):
 
 
 def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
-    """``(problems, X_vals, y_vals)``: the folds' problems and their held-out data (one hold-out
-    set ``X_val, y_val``, or the splits of ``cv``, shuffled by the seed ``shuffle`` when ``cv``
-    is an int).  ``cv``: an int k (``StratifiedKFold(k)`` splits for ``criterion="error"``, else
-    ``KFold(k)``, without scikit-learn), a scikit-learn splitter (``groups`` for its ``split``), or
+    """``(problems, X_vals, y_vals, splits)``: the folds' problems and their held-out data (one hold-out
+    set ``X_val, y_val``: ``splits`` None; or the splits ``(train, test)`` (index arrays) of ``cv``,
+    shuffled by the seed ``shuffle`` when ``cv`` is an int).  ``cv``: an int k (``StratifiedKFold(k)``
+    splits for ``criterion="error"``, else ``KFold(k)``, without scikit-learn), a scikit-learn splitter (``groups`` for its ``split``), or
     ``(train, test)`` index arrays (or boolean masks).  A fold's problem has the options of ``problem``
     (``[problem]`` for a hold-out set, ``X_val`` (m, d), ``y_val`` (m,)); with ``kernel="precomputed"``,
     ``X_vals`` holds the rows of the held-out points and the columns of the fold's training points.
@@ -95,7 +95,7 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
             raise InputError("pass cv or X_val/y_val, not both")
         X_val, y_val = check_validation(X_val, y_val, X.shape[1])
         check_loss(criterion, y_val)
-        return [problem], [X_val], [y_val]
+        return [problem], [X_val], [y_val], None
     check_loss(criterion, y)
     folds = _checked(_splits(cv, X, y, groups, classify=criterion == "error", shuffle=shuffle), y.shape[0])
     precomputed = problem.options().get("kernel") == "precomputed"  # X is D: a fold's D and D_new take its columns
@@ -109,8 +109,8 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
         problems = [_fold_problem(problem, X[np.ix_(tr, tr)] if precomputed else X[tr], y[tr], k, len(folds), fix)
                     for k, (tr, _) in enumerate(folds)]
     if precomputed:
-        return problems, [X[np.ix_(va, tr)] for tr, va in folds], [y[va] for _, va in folds]
-    return problems, [X[va] for _, va in folds], [y[va] for _, va in folds]
+        return problems, [X[np.ix_(va, tr)] for tr, va in folds], [y[va] for _, va in folds], folds
+    return problems, [X[va] for _, va in folds], [y[va] for _, va in folds], folds
 
 
 def _warn_sorted(X, k):
@@ -173,7 +173,7 @@ def _splits(cv, X, y, groups, classify, shuffle=None):
 
 
 def _checked(folds, n):
-    """``folds`` as ``(train, test)`` integer index arrays (boolean masks of the n points taken
+    """``folds`` as ``(train, test)`` sorted integer index arrays (boolean masks of the n points taken
     as their indices), or :class:`InputError` unless there are at least 2 and each holds indices
     of the n points, both sides nonempty, without repeats, and no point both trained on and held
     out (the held-out loss would be a training loss, and a choice certified for it the fit's, not
@@ -202,7 +202,7 @@ def _checked(folds, n):
         if both.size:
             raise InputError(f"cv fold {k}: point(s) {', '.join(map(str, both[:5].tolist()))} are both trained on "
                              "and held out: a fold's test points must be left out of its training")
-        out.append((train, test))
+        out.append((np.sort(train), np.sort(test)))  # (in order: a fold's problem is that of the data's rows)
     return out
 
 

@@ -91,6 +91,10 @@ class Selection(SelectionResult):
     parameter : str
         The parameter ``t`` is a value of: the problem's path parameter (``"bandwidth"``,
         ``"c"``, ``"lam"``).
+    proof : SelectionProof or None
+        What :meth:`save` writes: the folds and their paths' pieces when the search ended (None
+        where there is no file to write: a hold-out set, a criterion of the whole data or one
+        enclosed with no path, a sampled criterion).
     """
 
     t: float
@@ -109,6 +113,7 @@ class Selection(SelectionResult):
     wall_s: float = 0.0
     paths: tuple = field(default=(), repr=False)
     parameter: str = "bandwidth"
+    proof: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         # an enclosure whose ends are reversed holds nothing: a fault of the search, not of the input
@@ -121,6 +126,35 @@ class Selection(SelectionResult):
             i = int(bad[0])
             raise RuntimeError(f"Selection: {bad.size} cell(s) with lo > hi; first [{self.edges[i]:.6g}, "
                              f"{self.edges[i + 1]:.6g}]: [{self.lo[i]!r}, {self.hi[i]!r}]")
+
+    def save(self, file, embed_data=None):
+        """Write the selection's certificate (``.npz``) atomically: the data's folds, each fold's
+        path, the cells with the criterion's enclosures and the choice with its δ, all re-proven by
+        ``approxpath verify FILE`` with numpy alone.  The file's enclosures come from the final
+        pieces of the folds' paths, computed again on the final cells, so its δ may differ from
+        :attr:`delta` either way (the search kept what earlier versions of the paths proved, on cells
+        enclosed when they were made); the returned claim and :func:`approxpath.verify` say the file's.
+
+        Parameters
+        ----------
+        file : str or Path
+        embed_data : bool, optional
+            Store the data (default: when no data file is recorded), so that verifying needs
+            nothing else.
+
+        Returns
+        -------
+        dict
+            The file's claims: ``t``, ``value``, ``delta``.
+
+        Raises
+        ------
+        InputError
+            A selection with no certificate (:attr:`proof` is None: says why).
+        """
+        from ..certificate.selection import write_selection
+
+        return write_selection(self, file, embed_data)
 
     @property
     def runs(self):

@@ -29,6 +29,7 @@ from .cover import ClosedForm, Sampled, Tracks
 from .folds import default_criterion, fold_problems, validation_given
 from .losses import default_tol
 from .nodes import BandwidthFolds, NodeClosedForm
+from .proof import SelectionProof
 from .validation import Validation
 from . import refine
 from .result import Selection
@@ -179,19 +180,13 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     criterion = default_criterion(problem, criterion, validation, closed)
     tol = default_tol(criterion, problem.y) if tol is None else float(tol)
     if validation:
-        problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)
+        problems, X_vals, y_vals, splits = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)
     else:
-        problems, X_vals, y_vals = [problem], None, None
+        problems, X_vals, y_vals, splits = [problem], None, None, None
     options = dict(path_options, relative=relative)
     # no path where the bound encloses the criterion between exact optima: a closed-form one or a
     # validation loss, over the bandwidth (pairs from the optima's factorizations) or over λ
-    sweep = getattr(bound, "sweep", None)
-    if sweep is None:  # a plug-in's bound that sweeps no kernel parameter: its paths, a sampled loss
-        no_path = False
-    elif sweep.along_bandwidth:
-        no_path = hasattr(bound, "node_pair") and (not validation or hasattr(bound, "prediction_enclosure"))
-    else:
-        no_path = hasattr(bound, "prediction_box" if validation else "box_enclosure")
+    no_path = _without_paths(bound, validation)
     if no_path:  # (the paths check their own)
         from ..memory import check_problem_fits
 
@@ -202,14 +197,14 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
         # one pool for every path; none where there is no path to hand out (nor its share of the caches)
         with pool(workers, executor, (workers > 1 or executor is not None) and not no_path) as executor:
             return _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol,
-                           max_solves, strict, executor, options, path_options, t0, bar, no_path)
+                           max_solves, strict, executor, options, path_options, t0, bar, no_path, splits)
     finally:
         if bar is not None:
             bar.close()
 
 
 def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, eps, lo, hi, tol, max_solves,
-            strict, executor, options, path_options, t0, bar, no_path):
+            strict, executor, options, path_options, t0, bar, no_path, splits):
     bound = problem.bound
     seeds = [{} for _ in problems]  # every exact solve of each fold, reused by its refinements
     paths = []
@@ -241,6 +236,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
     stuck = solve.stuck
 
     sampled = isinstance(crit, Sampled)
+    certified_folds = isinstance(crit, Validation)
 
     def best(search):
         t, value, delta = search.best()
@@ -255,7 +251,13 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                          tol=float(tol), kind="certified" if certified else "sampled", edges=edges, lo=low,
                          hi=high, exact_solves=int(tracks.solves), refinements=refinements,
                          folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths),
-                         parameter=problem.parameter)
+                         parameter=problem.parameter, proof=proof())
+
+    def proof():  # what a certificate file is made of: k folds enclosed from their paths' pieces
+        if not (certified_folds and splits is not None):
+            return None
+        return SelectionProof(problem, tuple(problems), tuple(splits), tuple(X_vals), tuple(y_vals), tuple(paths),
+                              tuple(tuple(p) for p in tracks.pieces))
 
     def run():  # small dense algebra: one BLAS thread (two threads on small matrices spin: 100x slower)
         search = Search(crit, lo, hi, tol, solve)
@@ -297,6 +299,36 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
             raise short.error(result)
         warnings.warn(short, stacklevel=4)  # (_select, select, its decorator: the caller's line)
     return result
+
+
+# Folds a certificate file holds at most: 2,048 arrays (the archive's limit) of up to 20 per fold.
+_FILED_FOLDS = 100
+
+
+def _without_paths(bound, validation):
+    """Whether :func:`select` encloses the criterion with ``bound`` (a problem's) between exact optima,
+    with no path (``validation``: a validation loss, else a closed-form criterion)."""
+    sweep = getattr(bound, "sweep", None)
+    if sweep is None:  # a plug-in's bound that sweeps no kernel parameter: its paths, a sampled loss
+        return False
+    if sweep.along_bandwidth:
+        return hasattr(bound, "node_pair") and (not validation or hasattr(bound, "prediction_enclosure"))
+    return hasattr(bound, "prediction_box" if validation else "box_enclosure")
+
+
+def certificate_refusal(problem, cv):
+    """Why :meth:`Selection.save` will have no file to write for a selection of ``problem`` with
+    ``cv`` (None: a criterion of the whole data), or None where it will (a k-fold validation loss
+    enclosed from the folds' paths): for the command line's ``--out``, before a run."""
+    if cv is None:
+        return "a certificate file is written for a k-fold selection: pass --cv K"
+    if isinstance(cv, int) and cv > _FILED_FOLDS:
+        return f"a certificate file holds {_FILED_FOLDS} folds at most: pass --cv {_FILED_FOLDS} or fewer"
+    if _without_paths(problem.bound, True):
+        return f"{problem.name} chooses without paths here (cells between exact optima), and has no certificate file"
+    if not hasattr(problem.bound, "prediction_enclosure"):
+        return f"{problem.name}'s criterion is sampled (no enclosure of the exact optimum's): nothing to certify"
+    return None
 
 
 def _kept(search, t, value, delta):

@@ -290,7 +290,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
                          "one); choose over one parameter, where its loss is sampled")
     criterion = default_criterion(problem, criterion, True, closed)
     tol = default_tol(criterion, problem.y) if tol is None else float(tol)
-    problems, X_vals, y_vals = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)
+    problems, X_vals, y_vals, _ = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)
     if hasattr(problem.bound, "prediction_box"):  # each fold's cells between exact optima, no surface
         from .folds import FOLD_T_WIDTH, BoxFolds
 

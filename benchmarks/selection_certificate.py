@@ -1,0 +1,62 @@
+"""The certificate of a certified choice: what writing it and verifying it cost beside the search,
+and its δ beside the search's.
+
+    APPROXPATH_LIBSVM_DIR=/path/to/libsvm python benchmarks/selection_certificate.py [--quick]
+
+Cases: the SVM's 5-fold error on heart and ionosphere (global min-max scaling) over the bandwidth
+(C = 1 and C = 0.1, t in [2^-10, 2^10]) and over C (bandwidth 1), kLASSO's 5-fold MSE on sinc
+(n = 200, shuffled folds) over the bandwidth; ``--quick``: heart and sinc only.  Each row: the
+search's wall seconds, δ, exact solves and cells; ``Selection.save``'s seconds, the file's size and
+δ; ``approxpath.verify``'s seconds and verdict (in this process, one after the other).
+"""
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import approxpath
+from approxpath.data import make_sinc
+from approxpath.selection import select
+
+from _common import load, machine
+
+
+def _case(name, problem, **kw):
+    s = select(problem, strict=False, **kw)
+    with tempfile.TemporaryDirectory() as folder:
+        file = Path(folder) / "choice.npz"
+        start = time.perf_counter()
+        claim = s.save(file)
+        wrote = time.perf_counter() - start
+        start = time.perf_counter()
+        report = approxpath.verify(file, problem.X, problem.y)
+        checked = time.perf_counter() - start
+        size = os.path.getsize(file) / 2**20
+    print(f"| {name} | {s.wall_s:.1f} | {s.delta:.4g} | {s.exact_solves} | {s.lo.size} | {wrote:.1f} | {size:.1f} | "
+          f"{claim['delta']:.4g} | {checked:.1f} | {'OK' if report.ok else 'FAILED'} |", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="heart and sinc only")
+    args = parser.parse_args()
+    print(machine())
+    print("| case | search s | search δ | exact solves | cells | save s | file MiB | file δ | verify s | verdict |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    svm = approxpath.get_problem("kernel_svm")
+    for data in ("heart_scale",) + (() if args.quick else ("ionosphere_scale",)):
+        X, y = load(data)
+        _case(f"{data}, bandwidth (C = 1)", svm(X, y, c=1.0), cv=5, interval=(2.0**-10, 2.0**10), tol=0.01)
+        _case(f"{data}, C in [0.001, 1] (t = 1)", svm(X, y, bandwidth=1.0, parameter="c"), cv=5,
+              interval=(0.001, 1.0), tol=0.01)
+        if not args.quick:
+            _case(f"{data}, bandwidth (C = 0.1)", svm(X, y, c=0.1), cv=5, interval=(2.0**-10, 2.0**10), tol=0.01)
+    X, y = make_sinc(n=200, noise=0.2, seed=0)
+    _case("sinc n = 200, klasso bandwidth (lam = 0.1), MSE", approxpath.get_problem("klasso")(X, y, lam=0.1),
+          criterion="mse", cv=5, shuffle=0, interval=(0.25, 16.0))
+
+
+if __name__ == "__main__":
+    main()
