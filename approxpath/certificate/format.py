@@ -28,8 +28,9 @@ from ..moving import MAX_DEGREE, MAX_POINTS
 from ..validate import file_name, is_stored_count
 from .output import check_output, remove_stale_temps, write_npz  # noqa: F401 (the writing half of the format)
 
-__all__ = ["KINDS", "FORMAT_VERSION", "MAX_MEMBERS", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz", "size_mismatches", "check_output",
-           "remove_stale_temps", "read_certificate", "read_meta", "content_sha256", "npz_headers", "read_member"]
+__all__ = ["KINDS", "FORMAT_VERSION", "MAX_MEMBERS", "KERNEL", "PIECE_FIELDS", "DATA_FIELDS", "write_npz",
+           "size_mismatches", "check_output", "remove_stale_temps", "read_certificate", "read_meta", "content_sha256",
+           "npz_headers", "read_member"]
 
 #: Piece kinds: ``certified`` (bound valid for every t in the piece), ``sampled`` (gap checked
 #: at the piece's end points and middle only), ``uncovered`` (nothing reached eps there).

@@ -90,7 +90,7 @@ def selection_certificate(selection, embed_data=None):
     from .. import __version__
 
     proof = selection.proof
-    if proof is None:
+    if proof is None or selection.kind != "certified":  # (uncertified pieces: their folds' paths prove nothing)
         raise _no_file(selection)
     problem, loss = proof.problem, selection.criterion
     n = problem.X.shape[0]

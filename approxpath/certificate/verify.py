@@ -99,8 +99,8 @@ def describe_claim(claim):
     if "criterion" in claim:  # a selection
         (lo, hi), (v0, v1), name = claim["interval"], claim["value"], claim.get("parameter")
         out = [f"claim: {claim['problem']}{f' ({opts})' if opts else ''}, {claim['folds']}-fold "
-               f"{claim['criterion']} of the exact optima: at {name} = {claim['t']:.6g} in [{v0:.6g}, {v1:.6g}]; no {name} in "
-               f"[{lo:.6g}, {hi:.6g}] is better by more than delta = {claim['delta']:.4g}"]
+               f"{claim['criterion']} of the exact optima: at {name} = {claim['t']:.6g} in [{v0:.6g}, {v1:.6g}]; "
+               f"no {name} in [{lo:.6g}, {hi:.6g}] is better by more than delta = {claim['delta']:.4g}"]
         return out + _provenance(claim)
     eps = f"eps = {claim['eps']:g} ({'relative to the optimal value' if claim['relative'] else 'absolute'})"
     if claim.get("box"):  # a surface

@@ -73,10 +73,11 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
     """``(problems, X_vals, y_vals, splits)``: the folds' problems and their held-out data (one hold-out
     set ``X_val, y_val``: ``splits`` None; or the splits ``(train, test)`` (index arrays) of ``cv``,
     shuffled by the seed ``shuffle`` when ``cv`` is an int).  ``cv``: an int k (``StratifiedKFold(k)``
-    splits for ``criterion="error"``, else ``KFold(k)``, without scikit-learn), a scikit-learn splitter (``groups`` for its ``split``), or
-    ``(train, test)`` index arrays (or boolean masks).  A fold's problem has the options of ``problem``
-    (``[problem]`` for a hold-out set, ``X_val`` (m, d), ``y_val`` (m,)); with ``kernel="precomputed"``,
-    ``X_vals`` holds the rows of the held-out points and the columns of the fold's training points.
+    splits for ``criterion="error"``, else ``KFold(k)``, without scikit-learn), a scikit-learn splitter
+    (``groups`` for its ``split``), or ``(train, test)`` index arrays (or boolean masks).  A fold's problem
+    has the options of ``problem`` (``[problem]`` for a hold-out set, ``X_val`` (m, d), ``y_val`` (m,));
+    with ``kernel="precomputed"``, ``X_vals`` holds the rows of the held-out points and the columns of the
+    fold's training points.
     ``criterion`` is checked against the targets (:func:`~approxpath.selection.losses.check_loss`).
 
     Raises
