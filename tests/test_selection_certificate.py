@@ -198,3 +198,47 @@ def test_verifying_a_selection_imports_no_search_and_no_solver(svm_file):
             "'approxpath.solvers'))]\nprint(bad)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_a_precomputed_kernel_is_checked_whole_as_the_search_checked_it():
+    """D is checked whole (the search checks it so, and its folds' D are principal submatrices); with two
+    folds the blocks between them are held-out rows only, which only that check covers."""
+    X, y = make_classification(n=45, d=2, seed=4)
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    problem = approxpath.get_problem("kernel_svm")(D, y, c=1.0, kernel="precomputed")
+    s = select(problem, cv=3, eps=0.05, interval=(0.1, 10.0), tol=0.05, strict=False)
+    arrays, meta = selection_certificate(s)
+    assert verify_selection(arrays, meta, D, problem.y).ok
+    s2 = select(problem, cv=2, eps=0.05, interval=(0.1, 10.0), tol=0.2, strict=False)
+    arrays, meta = selection_certificate(s2, embed_data=True)
+    forged = np.array(arrays["data_X"])
+    a, b = np.flatnonzero(arrays["test"][0]), np.flatnonzero(arrays["test"][1])
+    forged[np.ix_(a, b)] *= 3.0  # (no longer symmetric: no kernel's distances)
+    from approxpath.data import data_sha256
+
+    arrays = dict(arrays, data_X=forged)
+    meta = dict(meta, data_sha256=data_sha256(forged, arrays["data_y"]))
+    meta["content_sha256"] = content_sha256(arrays, meta)
+    report = verify_selection(arrays, meta, forged, arrays["data_y"])
+    assert not report.ok and "symmetric" in report.failures[0]
+
+
+def test_the_data_carried_and_their_size_are_checked(svm_file, tmp_path):
+    X, y, _, file, _ = svm_file
+    cases = [(lambda a, m: a["data_X"].__imul__(2.0), "the data the certificate carries do not match"),
+             (lambda a, m: m.update(d=99), "d = 99")]
+    for edit, says in cases:
+        report = approxpath.verify(_forged(file, tmp_path / "bad.npz", edit), X, y)
+        assert not report.ok and any(says in f for f in report.failures), report.failures
+
+
+def test_halving_stops_where_the_choice_itself_keeps_delta_high(svm_file):
+    """A choice whose own enclosure keeps δ above the search's: halving cells cannot help, and stops
+    after a round that leaves as many cells short (it went on to ~160,000 cells)."""
+    import dataclasses
+
+    *_, s, _, _ = svm_file
+    moved = dataclasses.replace(s, t=10.0)  # (an end of the interval, far from the choice)
+    arrays, meta = selection_certificate(moved)
+    assert arrays["edges"].size <= 2 * np.unique(s.edges).size and meta["delta"] > s.delta
+    assert verify_selection(arrays, meta, s.proof.problem.X, s.proof.problem.y).ok

@@ -151,7 +151,8 @@ def field_errors(meta, fields):
             if required:
                 errors.append(f"meta lacks {key!r}")
         elif not ok(meta[key]):
-            errors.append(f"meta {key!r} must be {what}; got {meta[key]!r}")
+            got = repr(meta[key])  # (a long value, such as a list of the folds' meta, cut short)
+            errors.append(f"meta {key!r} must be {what}; got {got if len(got) <= 200 else got[:200] + ' ...'}")
     if not errors and "solve_points" in meta and "exact_solves" in meta \
             and len(meta["solve_points"]) != meta["exact_solves"]:
         errors.append(f"meta 'solve_points' lists {len(meta['solve_points'])} points for "

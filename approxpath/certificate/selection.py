@@ -19,20 +19,22 @@ recomputes and that they prove ``delta``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
 
+from ..data import data_sha256 as data_sha256_of
 from ..errors import InputError
 from ..selection.losses import LOSSES, check_loss
 from ..selection.proof import claims, delta_of, stored_claims
 from .fields import META_FIELDS, field_errors, finite_number, layout_errors, number_array_errors
-from .format import DATA_FIELDS, FORMAT_VERSION, MAX_MEMBERS, content_sha256, write_npz
-from .inputs import bound_from_meta, check_data
+from .format import DATA_FIELDS, FORMAT_VERSION, MAX_MEMBERS, content_sha256, size_mismatches, write_npz
+from .inputs import bound_from_meta, check_data, embedded_data
 
-__all__ = ["SELECTION", "SELECTION_FORMAT", "SELECTION_FIELDS", "is_selection", "selection_certificate",
+__all__ = ["SELECTION", "SELECTION_FORMAT", "SELECTION_FIELDS", "MAX_CELLS", "is_selection", "selection_certificate",
            "write_selection", "selection_meta_errors", "selection_layout_errors", "fold_arrays", "verify_selection"]
 
 #: The value of ``meta["certificate"]`` that marks a selection.
@@ -41,6 +43,10 @@ SELECTION = "selection"
 SELECTION_FORMAT = 1
 #: Arrays of a selection besides the folds' and the data.
 SELECTION_FIELDS = ("train", "test", "edges", "cell_lo", "cell_hi")
+
+#: Cells a selection's file holds at most: the search stops past 400,000 and a file halves at most
+#: as many again (a forged file of millions would make verify enclose each of them).
+MAX_CELLS = 1_000_000
 
 _FOLD = re.compile(r"fold(0|[1-9][0-9]*)\.(.+)")
 _SHARED = ("format_version", "problem", "options", "interval", "parameter", "kernel", "n", "d", "data_sha256",
@@ -197,6 +203,8 @@ def selection_layout_errors(arrays, meta):
         errors += number_array_errors(key, a)
         if a.dtype == np.float64 and (a.ndim != 1 or not np.all(np.isfinite(a))):
             errors.append(f"array {key!r} must be finite numbers in one dimension; got shape {a.shape}")
+    if not errors and edges.size > MAX_CELLS + 1:
+        errors.append(f"'edges' has {edges.size} entries: a selection has {MAX_CELLS} cells at most")
     if not errors and (edges.size < 2 or lo.shape != (edges.size - 1,) or hi.shape != lo.shape):
         errors.append(f"'edges' has {edges.size} entries: 'cell_lo' and 'cell_hi' must have one fewer each (one "
                       f"per cell); got {lo.shape} and {hi.shape}")
@@ -243,15 +251,17 @@ def verify_selection(arrays, meta, X, y, *, source="as given", eps=None, relativ
     InputError
         Data that do not match the file (:class:`~approxpath.certificate.inputs.DataMismatch`).
     """
-    from ..path_file import pieces_from_arrays
     from ..validate import check_X_y
     from .requirements import requirement_failures
-    from .verify import VerifyReport, claim_of, failed_report, verify_path
+    from .verify import VerifyReport, claim_of, failed_report
 
     claim = claim_of(meta, source)
     X, y = check_X_y(X, y)
     check_data(meta, SimpleNamespace(X=X, y=y))
-    failures = requirement_failures(meta, None, False, interval, data_sha256)
+    failures = requirement_failures(meta, None, False, interval, data_sha256) + size_mismatches(meta, *X.shape)
+    carried = embedded_data(arrays)
+    if carried is not None and data_sha256_of(*carried) != meta["data_sha256"]:
+        failures.append("the data the certificate carries do not match its data_sha256")
     try:
         check_loss(meta["criterion"], y)
     except InputError as exc:
@@ -267,6 +277,11 @@ def verify_selection(arrays, meta, X, y, *, source="as given", eps=None, relativ
     if train.shape[1] != X.shape[0] or (precomputed and X.shape[0] != X.shape[1]):
         return failed_report(f"the folds' masks have {train.shape[1]} columns, for {X.shape[0]} points of data "
                              f"of shape {X.shape}", *failures, claim=claim)
+    if precomputed:  # D itself, as the problem checks it (a fold's D and held-out rows are parts of it)
+        try:
+            bound_from_meta(meta, X, y)
+        except InputError as exc:
+            return failed_report(f"the data: {exc}", *failures, claim=claim)
     if np.any(train & test):
         first = int(np.flatnonzero(np.any(train & test, axis=1))[0])
         failures.append(f"fold {first + 1} trains on a point it holds out")
@@ -281,40 +296,56 @@ def verify_selection(arrays, meta, X, y, *, source="as given", eps=None, relativ
         failures.append(f"the choice t = {meta['t']!r} is outside the interval [{t_lo!r}, {t_hi!r}]")
     if failures:
         return failed_report(*failures, claim=claim)
-    bounds, pieces, X_vals, y_vals, notes, counted, top = [], [], [], [], [], 0, -np.inf
-    for k, fold_meta in enumerate(meta["folds"]):
-        tr, te = np.flatnonzero(train[k]), np.flatnonzero(test[k])
-        X_tr = X[np.ix_(tr, tr)] if precomputed else X[tr]
-        X_vals.append(X[np.ix_(te, tr)] if precomputed else X[te])
-        y_vals.append(y[te])
-        same = {key: fold_meta.get(key) for key in ("problem", "options", "interval")}
-        if same != {key: meta[key] for key in same}:
-            failures.append(f"fold {k + 1}: its path's problem, options or interval differ from the selection's")
-            continue
-        arrays_k = fold_arrays(arrays, k)
-        try:
-            report = verify_path(arrays_k, fold_meta, X_tr, y[tr], f"fold {k + 1}'s training points")
-        except InputError as exc:  # (the fold's records, not the caller's data, are at fault: they matched)
-            failures.append(f"fold {k + 1}: its path was not computed on the fold's training points ({exc})")
-            continue
-        failures += [f"fold {k + 1}: {f}" for f in report.failures]
-        notes += [f"fold {k + 1}: {f}" for f in report.notes]
-        if report.sampled or report.uncovered:
-            failures.append(f"fold {k + 1}: {report.sampled + report.uncovered} of its path's pieces are not "
-                            "certified: the criterion is not enclosed there")
-        counted, top = counted + report.certified, max(top, report.max_gap_bound)
-        if report.ok:
-            try:
-                bound = bound_from_meta(fold_meta, X_tr, y[tr])
-                pieces.append(pieces_from_arrays(bound, arrays_k))  # (format 3: the arrays verify_path checked)
-            except Exception as exc:  # (verify_path read them: a failure here is no claim proven)
-                failures.append(f"fold {k + 1}: its pieces cannot be read again ({type(exc).__name__}: {exc})")
-                continue
-            bounds.append(bound)
+    folds = _fold_checks(arrays, meta, X, y, precomputed)
+    failures += folds[0]
     if not failures:
-        failures = _claim_failures(arrays, meta, bounds, pieces, X_vals, y_vals)
-    return VerifyReport(not failures, counted, 0, 0, tuple(failures), float(top), tuple(notes), claim,
+        failures = _claim_failures(arrays, meta, *folds[1:5])
+    return VerifyReport(not failures, folds[6], 0, 0, tuple(failures), folds[7], tuple(folds[5]), claim,
                         claims_hold=not failures, unit="pieces of the folds' paths")
+
+
+def _fold_checks(arrays, meta, X, y, precomputed):
+    """Each fold's path verified on its training points, its pieces read: ``(failures, bounds, pieces,
+    X_vals, y_vals, notes, certified pieces, largest gap bound)``.  A precomputed D (checked whole) is
+    not checked again fold by fold: a fold's is a principal submatrix of it
+    (:func:`~approxpath.kernel_families.submatrices_of_checked`)."""
+    from ..kernel_families import submatrices_of_checked
+    from ..path_file import pieces_from_arrays
+    from .verify import verify_path
+
+    train, test = arrays["train"], arrays["test"]
+    failures, bounds, pieces, X_vals, y_vals, notes, counted, top = [], [], [], [], [], [], 0, -np.inf
+    with submatrices_of_checked() if precomputed else contextlib.nullcontext():
+        for k, fold_meta in enumerate(meta["folds"]):
+            tr, te = np.flatnonzero(train[k]), np.flatnonzero(test[k])
+            X_tr = X[np.ix_(tr, tr)] if precomputed else X[tr]
+            X_vals.append(X[np.ix_(te, tr)] if precomputed else X[te])
+            y_vals.append(y[te])
+            same = {key: fold_meta.get(key) for key in ("problem", "options", "interval")}
+            if same != {key: meta[key] for key in same}:
+                failures.append(f"fold {k + 1}: its path's problem, options or interval differ from the selection's")
+                continue
+            arrays_k = fold_arrays(arrays, k)
+            try:
+                report = verify_path(arrays_k, fold_meta, X_tr, y[tr], f"fold {k + 1}'s training points")
+            except InputError as exc:  # (the fold's records, not the caller's data, are at fault: they matched)
+                failures.append(f"fold {k + 1}: its path was not computed on the fold's training points ({exc})")
+                continue
+            failures += [f"fold {k + 1}: {f}" for f in report.failures]
+            notes += [f"fold {k + 1}: {f}" for f in report.notes]
+            if report.sampled or report.uncovered:
+                failures.append(f"fold {k + 1}: {report.sampled + report.uncovered} of its path's pieces are not "
+                                "certified: the criterion is not enclosed there")
+            counted, top = counted + report.certified, max(top, report.max_gap_bound)
+            if report.ok:
+                try:
+                    bound = bound_from_meta(fold_meta, X_tr, y[tr])
+                    pieces.append(pieces_from_arrays(bound, arrays_k))  # (format 3: the arrays verify_path checked)
+                except Exception as exc:  # (verify_path read them: a failure here is no claim proven)
+                    failures.append(f"fold {k + 1}: its pieces cannot be read again ({type(exc).__name__}: {exc})")
+                    continue
+                bounds.append(bound)
+    return failures, bounds, pieces, X_vals, y_vals, notes, counted, float(top)
 
 
 def _claim_failures(arrays, meta, bounds, pieces, X_vals, y_vals):
@@ -328,8 +359,8 @@ def _claim_failures(arrays, meta, bounds, pieces, X_vals, y_vals):
     out = []
     bad = np.flatnonzero(~((lo <= got_lo) & (got_hi <= hi)))
     for i in bad[:_NAMED]:
-        out.append(f"cell {i} [{edges[i]:.6g}, {edges[i + 1]:.6g}]: the stored enclosure [{lo[i]!r}, {hi[i]!r}] "
-                   f"does not contain the recomputed [{got_lo[i]!r}, {got_hi[i]!r}]")
+        out.append(f"cell {i} [{edges[i]:.6g}, {edges[i + 1]:.6g}]: the stored enclosure [{float(lo[i])!r}, "
+                   f"{float(hi[i])!r}] does not contain the recomputed [{float(got_lo[i])!r}, {float(got_hi[i])!r}]")
     if bad.size > _NAMED:
         out.append(f"... and {bad.size - _NAMED} more cells whose stored enclosure does not contain the recomputed")
     value = meta["value"]

@@ -132,7 +132,8 @@ def claims(bounds, pieces, X_vals, y_vals, loss, edges, t, goal=float("nan")):
     the last pieces alone, a few of them prove less until they are narrower (a 5-fold SVM error on 80
     points: δ = 0 in the search, 1/80 on its 908 cells, 0 again with 13 cells more).  With a finite
     ``goal`` (the search's δ), every cell that keeps δ above it is halved (in log scale) and its
-    halves enclosed, :data:`_ROUNDS` times at most (no new exact solve).
+    halves enclosed, :data:`_ROUNDS` times at most (no new exact solve), while each round leaves
+    fewer such cells and the cells at most double.
 
     Parameters
     ----------
@@ -163,9 +164,14 @@ def claims(bounds, pieces, X_vals, y_vals, loss, edges, t, goal=float("nan")):
     lo, hi = _pooled(*folds, edges)
     point = _point(*folds, t)
     value = _at(point, edges, lo, hi, t)
+    cells, before = edges.size - 1, np.inf
     for _ in range(_ROUNDS if np.isfinite(goal) else 0):
         near = np.flatnonzero(lo < value[1] - goal)  # (only these can keep δ above goal)
         short = near[[delta_of(value, lo[i:i + 1], loss, total) > goal for i in near]]
+        # halving helps where it leaves fewer such cells each round (not where the value at t is the cause)
+        if short.size >= before or edges.size + short.size > 2 * cells + 1:
+            break
+        before = short.size
         new = np.union1d(edges, [log_mid(edges[i], edges[i + 1]) for i in short])
         if new.size == edges.size:  # (none, or cells too narrow to halve)
             break
