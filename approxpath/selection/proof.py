@@ -87,8 +87,8 @@ def fold_cover(bound, pieces, X_val, y_val, loss, edges, only=None):
     """
     cells = edges.size - 1
     lo, hi = np.full(cells, np.inf), np.full(cells, -np.inf)
-    takes = inspect.signature(bound.prediction_enclosure).parameters
-    options = {"signs": True} if loss == "error" and "signs" in takes else {}  # (only the signs count)
+    options = _options(bound, loss)
+    # (one call for one cell too: a cell's numbers are then the same whichever cells go with it)
     many = getattr(bound, "prediction_enclosures", None)
     for p in pieces:
         first = max(int(np.searchsorted(edges, p.lo, side="right")) - 1, 0)
@@ -100,7 +100,7 @@ def fold_cover(bound, pieces, X_val, y_val, loss, edges, only=None):
         args = (p.primal, p.dual, p.gap_bound)
         for b in range(0, idx.size, _BATCH):
             part = slice(b, b + _BATCH)
-            if many is not None and idx[part].size > 1:
+            if many is not None:
                 _, low, up = many(*args, s[part], e[part], X_val, **options)  # (m, q, J)
                 m, q, parts = low.shape
                 tl, th = loss_totals(loss, y_val, low.reshape(m, q * parts), up.reshape(m, q * parts))
@@ -114,12 +114,17 @@ def fold_cover(bound, pieces, X_val, y_val, loss, edges, only=None):
     return lo, hi
 
 
+def _options(bound, loss):
+    """The keywords of ``bound``'s enclosure for ``loss``: ``signs=True`` for the 0-1 error where it takes
+    it (only the signs count)."""
+    takes = inspect.signature(bound.prediction_enclosure).parameters
+    return {"signs": True} if loss == "error" and "signs" in takes else {}
+
+
 def _point_totals(bound, pieces, X_val, y_val, loss, t):
     """Bounds of one fold's summed held-out loss at ``t``, from the first piece holding it."""
     p = next(p for p in pieces if p.lo <= t <= p.hi)
-    takes = inspect.signature(bound.prediction_enclosure).parameters
-    options = {"signs": True} if loss == "error" and "signs" in takes else {}
-    _, low, up = bound.prediction_enclosure(p.primal, p.dual, p.gap_bound, t, t, X_val, **options)
+    _, low, up = bound.prediction_enclosure(p.primal, p.dual, p.gap_bound, t, t, X_val, **_options(bound, loss))
     tl, th = loss_totals(loss, y_val, low, up)
     return float(tl.min()), float(th.max())
 
