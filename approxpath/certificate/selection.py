@@ -10,8 +10,9 @@ options, ``parameter``, ``interval``, the data's hash and size, ``criterion``, `
 the choice ``t``, ``value`` ``[lo, hi]`` (the exact optimum's criterion at ``t``) and ``delta`` (no
 parameter of the interval has a criterion below ``value[0] - delta``).
 
-:func:`verify_selection` checks every field against its domain, that the folds are disjoint splits of
-the data, each fold's path as a path certificate on its training points (every piece certified), then
+:func:`verify_selection` checks every field against its domain, that the folds split the data (each
+point held out by one fold, trained on by the others), each fold's path as a path certificate on its
+training points (every piece certified), then
 encloses the criterion again on every cell and at ``t`` from those pieces
 (:func:`approxpath.selection.proof.claims`) and checks that the stored enclosures contain what it
 recomputes and that they prove ``delta``.
