@@ -119,7 +119,7 @@ def selection_certificate(selection, embed_data=None):
         train[j, tr], test[j, te] = True, True
     arrays = dict(train=train, test=test, edges=edges, cell_lo=lo, cell_hi=hi)
     folds = []
-    for j, (path, pieces) in enumerate(zip(proof.paths, proof.pieces)):
+    for j, (path, pieces) in enumerate(zip(selection.paths, proof.pieces)):  # (the first paths' records)
         anchors = tuple(sorted({a for p in pieces for a in p.anchors}))
         # a tightened path's pieces claim their own gap bounds, below the first path's eps (absolute);
         # a relative eps is a bound of another piece's optimal value: the fold claims the largest gap

@@ -45,8 +45,6 @@ class SelectionProof:
         Each fold's training and held-out indices into the data.
     X_vals, y_vals : tuple of ndarray
         The held-out points of each fold.
-    paths : tuple of Path
-        The first paths (their records: options, data, machine).
     pieces : tuple of tuple of PathPiece
         Each fold's pieces when the search ended (those of its tightened paths in place of the
         first ones), tiling the interval.
@@ -57,7 +55,6 @@ class SelectionProof:
     splits: tuple = field(repr=False)
     X_vals: tuple = field(repr=False)
     y_vals: tuple = field(repr=False)
-    paths: tuple = field(repr=False)
     pieces: tuple = field(repr=False)
 
 

@@ -256,7 +256,7 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
     def proof():  # what a certificate file is made of: k folds enclosed from their paths' pieces
         if not (certified_folds and splits is not None):
             return None
-        return SelectionProof(problem, tuple(problems), tuple(splits), tuple(X_vals), tuple(y_vals), tuple(paths),
+        return SelectionProof(problem, tuple(problems), tuple(splits), tuple(X_vals), tuple(y_vals),
                               tuple(tuple(p) for p in tracks.pieces))
 
     def run():  # small dense algebra: one BLAS thread (two threads on small matrices spin: 100x slower)
