@@ -14,8 +14,8 @@ from ..data import data_sha256
 from ..errors import InputError
 from .format import DATA_FIELDS
 
-__all__ = ["BadOptions", "DataMismatch", "bound_from_meta", "check_data", "embedded_data", "given_data",
-           "kernel_failures", "shape_of"]
+__all__ = ["BadOptions", "DataMismatch", "bound_from_meta", "carried_data_failures", "check_data", "embedded_data",
+           "given_data", "kernel_failures", "shape_of"]
 
 
 class BadOptions(InputError):
@@ -40,6 +40,15 @@ def embedded_data(arrays):
     if arrays is None or not set(DATA_FIELDS) <= set(arrays):
         return None
     return arrays["data_X"], arrays["data_y"]
+
+
+def carried_data_failures(arrays, meta):
+    """``["the data the certificate carries do not match its data_sha256"]`` where the data it
+    carries (:func:`embedded_data`) are not those of ``meta["data_sha256"]``, else ``[]``."""
+    carried = embedded_data(arrays)
+    if carried is not None and data_sha256(*carried) != meta.get("data_sha256"):
+        return ["the data the certificate carries do not match its data_sha256"]
+    return []
 
 
 def bound_from_meta(meta, X, y):

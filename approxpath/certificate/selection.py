@@ -27,13 +27,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..data import data_sha256 as data_sha256_of
 from ..errors import InputError
 from ..selection.losses import LOSSES, check_loss
-from ..selection.proof import claims, delta_of, stored_claims
+from ..selection.proof import claims, delta_of, held_out, stored_claims
 from .fields import META_FIELDS, field_errors, finite_number, layout_errors, number_array_errors
 from .format import DATA_FIELDS, FORMAT_VERSION, MAX_MEMBERS, content_sha256, size_mismatches, write_npz
-from .inputs import bound_from_meta, check_data, embedded_data
+from .inputs import bound_from_meta, carried_data_failures, check_data
 
 __all__ = ["SELECTION", "SELECTION_FORMAT", "SELECTION_FIELDS", "MAX_CELLS", "is_selection", "selection_certificate",
            "write_selection", "selection_meta_errors", "selection_layout_errors", "fold_arrays", "verify_selection"]
@@ -100,23 +99,18 @@ def selection_certificate(selection, embed_data=None):
     if proof is None or selection.kind != "certified":  # (uncertified pieces: their folds' paths prove nothing)
         raise _no_file(selection)
     problem, loss = proof.problem, selection.criterion
-    n = problem.X.shape[0]
-    held = np.zeros(n, dtype=int)
-    for tr, te in proof.splits:
-        held[te] += 1
-    if np.any(held != 1) or any(tr.size + te.size != n for tr, te in proof.splits):
-        raise InputError("this selection has no certificate file: its folds do not split the data (each point held "
-                         "out by one fold and trained on by the others), as a k-fold splitter's do")
+    k, n = len(proof.splits), problem.X.shape[0]
+    train, test = np.zeros((k, n), dtype=bool), np.zeros((k, n), dtype=bool)
+    for j, (tr, te) in enumerate(proof.splits):
+        train[j, tr], test[j, te] = True, True
+    unsplit = _split_failures(train, test)
+    if unsplit:
+        raise InputError(f"this selection has no certificate file: {unsplit[0]}, as a k-fold splitter's folds do")
     edges = np.unique(np.asarray(selection.edges, dtype=float))  # (a point cell adds nothing its neighbours lack)
     bounds = [p.bound for p in proof.problems]
     edges, lo, hi, value, _ = claims(bounds, proof.pieces, proof.X_vals, proof.y_vals, loss, edges, selection.t,
                                      selection.delta)
-    total = float(sum(len(v) for v in proof.y_vals))
-    lo, hi, value, delta = stored_claims(lo, hi, value, loss, total)
-    k = len(proof.splits)
-    train, test = np.zeros((k, n), dtype=bool), np.zeros((k, n), dtype=bool)
-    for j, (tr, te) in enumerate(proof.splits):
-        train[j, tr], test[j, te] = True, True
+    lo, hi, value, delta = stored_claims(lo, hi, value, loss, held_out(proof.y_vals))
     arrays = dict(train=train, test=test, edges=edges, cell_lo=lo, cell_hi=hi)
     folds = []
     for j, (path, pieces) in enumerate(zip(selection.paths, proof.pieces)):  # (the first paths' records)
@@ -259,10 +253,8 @@ def verify_selection(arrays, meta, X, y, *, source="as given", eps=None, relativ
     claim = claim_of(meta, source)
     X, y = check_X_y(X, y)
     check_data(meta, SimpleNamespace(X=X, y=y))
-    failures = requirement_failures(meta, None, False, interval, data_sha256) + size_mismatches(meta, *X.shape)
-    carried = embedded_data(arrays)
-    if carried is not None and data_sha256_of(*carried) != meta["data_sha256"]:
-        failures.append("the data the certificate carries do not match its data_sha256")
+    failures = (requirement_failures(meta, None, False, interval, data_sha256) + size_mismatches(meta, *X.shape)
+                + carried_data_failures(arrays, meta))
     try:
         check_loss(meta["criterion"], y)
     except InputError as exc:
@@ -283,14 +275,7 @@ def verify_selection(arrays, meta, X, y, *, source="as given", eps=None, relativ
             bound_from_meta(meta, X, y)
         except InputError as exc:
             return failed_report(f"the data: {exc}", *failures, claim=claim)
-    if np.any(train & test):
-        first = int(np.flatnonzero(np.any(train & test, axis=1))[0])
-        failures.append(f"fold {first + 1} trains on a point it holds out")
-    elif not (np.all(test.sum(axis=0) == 1) and np.array_equal(train, ~test)):
-        failures.append("the folds do not split the data: each point must be held out by one fold and trained on by "
-                        "the others")
-    if not (np.all(train.sum(axis=1) >= 2) and np.all(test.any(axis=1))):
-        failures.append("every fold must train on 2 points at least and hold out 1")
+    failures += _split_failures(train, test)
     if not (edges[0] == t_lo and edges[-1] == t_hi and np.all(np.diff(edges) > 0)):
         failures.append(f"the cells' edges must increase from {t_lo!r} to {t_hi!r} (the interval)")
     if not t_lo <= meta["t"] <= t_hi:
@@ -303,6 +288,22 @@ def verify_selection(arrays, meta, X, y, *, source="as given", eps=None, relativ
         failures = _claim_failures(arrays, meta, *folds[1:5])
     return VerifyReport(not failures, folds[6], 0, 0, tuple(failures), folds[7], tuple(folds[5]), claim,
                         claims_hold=not failures, unit="pieces of the folds' paths")
+
+
+def _split_failures(train, test):
+    """Why the folds' masks ``train``, ``test`` (k, n) are not a split of the data: each point held out
+    by one fold and trained on by the others, each fold training on 2 points at least and holding out
+    1; empty when they are."""
+    out = []
+    if np.any(train & test):
+        first = int(np.flatnonzero(np.any(train & test, axis=1))[0])
+        out.append(f"fold {first + 1} trains on a point it holds out")
+    elif not (np.all(test.sum(axis=0) == 1) and np.array_equal(train, ~test)):
+        out.append("the folds do not split the data: each point must be held out by one fold and trained on by "
+                   "the others")
+    if not (np.all(train.sum(axis=1) >= 2) and np.all(test.any(axis=1))):
+        out.append("every fold must train on 2 points at least and hold out 1")
+    return out
 
 
 def _fold_checks(arrays, meta, X, y, precomputed):
@@ -367,8 +368,7 @@ def _claim_failures(arrays, meta, bounds, pieces, X_vals, y_vals):
     value = meta["value"]
     if not (value[0] <= got[0] and got[1] <= value[1]):
         out.append(f"at t = {meta['t']!r} the stored value {value!r} does not contain the recomputed {list(got)!r}")
-    total = float(sum(len(v) for v in y_vals))
-    proven = delta_of(value, lo, loss, total)
+    proven = delta_of(value, lo, loss, held_out(y_vals))
     if not meta["delta"] >= proven:
         out.append(f"delta = {meta['delta']!r}, but the cells prove only {proven!r}")
     return out

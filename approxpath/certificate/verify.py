@@ -19,14 +19,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..compute.parallelism import managed
-from ..data import data_sha256
 from ..errors import InputError
 from ..progress import count_bar
 from ..validate import file_name
 from .claims import claim_failures, target
 from .requirements import check_requirements, requirement_failures
 from .fields import layout_errors, unknown_arrays
-from .inputs import BadOptions, DataMismatch, bound_from_meta, embedded_data, given_data, kernel_failures, shape_of
+from .inputs import (BadOptions, DataMismatch, bound_from_meta, carried_data_failures, embedded_data, given_data,
+                     kernel_failures, shape_of)
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, read_certificate, size_mismatches
 from .legacy import upgrade
 from .selection import is_selection, selection_layout_errors, verify_selection
@@ -190,9 +190,7 @@ def _field_failures(meta, bound, arrays, t_lo, t_hi):
     kernels = getattr(bound, "kernels", None)
     if kernels is not None and not kernels.checks()[0]:
         out.append("the data's squared distances overflow double precision: no kernel bound holds on them")
-    carried = embedded_data(arrays)
-    if carried is not None and data_sha256(*carried) != meta.get("data_sha256"):
-        out.append("the data the certificate carries do not match its data_sha256")
+    out += carried_data_failures(arrays, meta)
     outside = [x for x in meta.get("solve_points", []) if not t_lo <= x <= t_hi]
     if outside:
         out.append(f"meta 'solve_points' has {len(outside)} point(s) outside the interval (first {outside[0]!r})")

@@ -21,7 +21,7 @@ from ..numerics import STORED_PAD, difference_up, log_mid
 from .cover import merge_covers
 from .losses import error_levels, loss_totals
 
-__all__ = ["SelectionProof", "fold_cover", "claims", "delta_of", "stored_claims"]
+__all__ = ["SelectionProof", "fold_cover", "claims", "delta_of", "held_out", "stored_claims"]
 
 # Times :func:`claims` halves the cells that keep a file's δ above the search's (as the search
 # refines a cell 10 times in a row at most before it leaves it as it is).
@@ -162,7 +162,7 @@ def claims(bounds, pieces, X_vals, y_vals, loss, edges, t, goal=float("nan")):
         ``value[1] - min(lo)`` rounded up; for the 0-1 error the largest multiple of ``1/N`` not
         above it (``N`` held-out points): no parameter's criterion is below ``value[0] - delta``.
     """
-    folds, total = (bounds, pieces, X_vals, y_vals, loss), _total(y_vals)
+    folds, total = (bounds, pieces, X_vals, y_vals, loss), held_out(y_vals)
     lo, hi = _pooled(*folds, edges)
     point = _point(*folds, t)
     value = _at(point, edges, lo, hi, t)
@@ -187,7 +187,8 @@ def claims(bounds, pieces, X_vals, y_vals, loss, edges, t, goal=float("nan")):
     return edges, lo, hi, value, delta_of(value, lo, loss, total)
 
 
-def _total(y_vals):
+def held_out(y_vals):
+    """The number of held-out points of all folds (``y_vals``: each fold's targets), a float."""
     return float(sum(len(v) for v in y_vals))
 
 
@@ -199,7 +200,7 @@ def _pooled(bounds, pieces, X_vals, y_vals, loss, edges, only=None):
         for lo, hi in covers:
             lo[out], hi[out] = 0.0, 0.0
     every = np.ones(edges.size - 1, dtype=bool)
-    _, lo, hi, _ = merge_covers([(edges, lo, hi, every) for lo, hi in covers], [1.0 / _total(y_vals)] * len(covers))
+    _, lo, hi, _ = merge_covers([(edges, lo, hi, every) for lo, hi in covers], [1.0 / held_out(y_vals)] * len(covers))
     return lo, hi
 
 
@@ -207,7 +208,7 @@ def _point(bounds, pieces, X_vals, y_vals, loss, t):
     """The pooled loss's ``(lo, hi)`` at ``t``."""
     points = [_point_totals(bounds[k], pieces[k], X_vals[k], y_vals[k], loss, t) for k in range(len(bounds))]
     _, plo, phi, _ = merge_covers([(np.array([t, t]), np.array([a]), np.array([b]), np.ones(1, dtype=bool))
-                                   for a, b in points], [1.0 / _total(y_vals)] * len(points))
+                                   for a, b in points], [1.0 / held_out(y_vals)] * len(points))
     return float(plo[0]), float(phi[0])
 
 
