@@ -94,6 +94,7 @@ def load_path(file, X=None, y=None, verify=True):
     """
     from .certificate.inputs import embedded_data, given_data
     from .certificate.selection import is_selection
+    from .certificate.surface_selection import is_surface_selection
     from .certificate.surface import is_surface
     from .validate import flag
 
@@ -102,7 +103,7 @@ def load_path(file, X=None, y=None, verify=True):
     arrays, meta = read_certificate(file)
     if is_surface(meta):  # (its meta's errors as a path's would be listed otherwise)
         raise InputError(f"{str(file)!r} is a surface certificate, not a path's: read it with approxpath.load_surface")
-    if is_selection(meta):
+    if is_selection(meta) or is_surface_selection(meta):
         raise InputError(f"{str(file)!r} is a selection's certificate, not a path's: check it with approxpath.verify")
     errors = layout_errors(arrays, meta)
     if errors:

@@ -20,53 +20,37 @@ recomputes and that they prove ``delta``.
 
 from __future__ import annotations
 
-import contextlib
-import re
 from dataclasses import replace
-from types import SimpleNamespace
 
 import numpy as np
 
 from ..errors import InputError
-from ..selection.losses import LOSSES, check_loss
+from ..selection.losses import LOSSES
 from ..selection.proof import claims, delta_of, held_out, stored_claims
-from .fields import META_FIELDS, field_errors, finite_number, layout_errors, number_array_errors
-from .format import DATA_FIELDS, FORMAT_VERSION, MAX_MEMBERS, content_sha256, size_mismatches, write_npz
-from .inputs import bound_from_meta, carried_data_failures, check_data
+from .fields import META_FIELDS, layout_errors, number_array_errors
+from .folds import (CLAIM_FIELDS, MASKS, choice_layout_errors, choice_meta_errors, data_failures, fold_checks,
+                    fold_masks, split_failures)
+from .format import FORMAT_VERSION, MAX_MEMBERS, content_sha256, write_npz
+from .inputs import bound_from_meta
 
 __all__ = ["SELECTION", "SELECTION_FORMAT", "SELECTION_FIELDS", "MAX_CELLS", "is_selection", "selection_certificate",
-           "write_selection", "selection_meta_errors", "selection_layout_errors", "fold_arrays", "verify_selection"]
+           "write_selection", "selection_meta_errors", "selection_layout_errors", "verify_selection"]
 
 #: The value of ``meta["certificate"]`` that marks a selection.
 SELECTION = "selection"
 #: Newest selection layout this version reads and writes.
 SELECTION_FORMAT = 1
 #: Arrays of a selection besides the folds' and the data.
-SELECTION_FIELDS = ("train", "test", "edges", "cell_lo", "cell_hi")
+SELECTION_FIELDS = (*MASKS, "edges", "cell_lo", "cell_hi")
 
 #: Cells a selection's file holds at most: the search stops past 400,000 and a file halves at most
 #: as many again (a forged file of millions would make verify enclose each of them).
 MAX_CELLS = 1_000_000
 
-_FOLD = re.compile(r"fold(0|[1-9][0-9]*)\.(.+)")
-_SHARED = ("format_version", "problem", "options", "interval", "parameter", "kernel", "n", "d", "data_sha256",
-           "distances_sha256", "content_sha256", "preprocessing", "format", "data_file", "library_version", "wall_s",
-           "exact_solves", "machine")
 _OWN = {
-    "selection_format": (True, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
-                         "a positive integer"),
-    "criterion": (True, lambda v: v in LOSSES, f"a validation loss ({', '.join(LOSSES)})"),
-    "sense": (True, lambda v: v == "min", "min (a loss)"),
-    "t": (True, finite_number, "a finite number"),
-    "value": (True, lambda v: isinstance(v, list) and len(v) == 2 and all(finite_number(x) for x in v)
-              and v[0] <= v[1], "[lo, hi], finite, lo <= hi"),
-    "delta": (True, lambda v: finite_number(v) and v >= 0, "a finite number >= 0"),
-    "tol": (False, lambda v: finite_number(v) and v > 0, "a positive finite number"),
-    "search_delta": (False, lambda v: v is None or finite_number(v), "a finite number or null"),
-    "folds": (True, lambda v: isinstance(v, list) and len(v) >= 2 and all(isinstance(m, dict) for m in v),
-              "a list of the folds' path meta (2 at least)"),
-    # (required here: the masks' width and the claim's wording rest on them)
-    "n": (True, META_FIELDS["n"][1], META_FIELDS["n"][2]),
+    **CLAIM_FIELDS,
+    "interval": META_FIELDS["interval"],
+    # (required here: the claim's wording rests on it)
     "parameter": (True, META_FIELDS["parameter"][1], META_FIELDS["parameter"][2]),
 }
 
@@ -99,11 +83,8 @@ def selection_certificate(selection, embed_data=None):
     if proof is None or selection.kind != "certified":  # (uncertified pieces: their folds' paths prove nothing)
         raise _no_file(selection)
     problem, loss = proof.problem, selection.criterion
-    k, n = len(proof.splits), problem.X.shape[0]
-    train, test = np.zeros((k, n), dtype=bool), np.zeros((k, n), dtype=bool)
-    for j, (tr, te) in enumerate(proof.splits):
-        train[j, tr], test[j, te] = True, True
-    unsplit = _split_failures(train, test)
+    train, test = fold_masks(proof.splits, problem.X.shape[0])
+    unsplit = split_failures(train, test)
     if unsplit:
         raise InputError(f"this selection has no certificate file: {unsplit[0]}, as a k-fold splitter's folds do")
     edges = np.unique(np.asarray(selection.edges, dtype=float))  # (a point cell adds nothing its neighbours lack)
@@ -148,33 +129,13 @@ def write_selection(selection, file, embed_data=None):
 
 
 # ------------------------------------------------------------------------------ reading
-def fold_arrays(arrays, k):
-    """Fold ``k``'s path certificate arrays (``fold<k>.<name>`` as ``<name>``)."""
-    head = f"fold{k}."
-    return {key[len(head):]: v for key, v in arrays.items() if key.startswith(head)}
-
-
 def selection_meta_errors(meta):
-    """What is wrong with a selection file's ``meta`` (a dict), each field against its domain: a
-    ``selection_format`` above :data:`SELECTION_FORMAT` alone; else the fields, then a
-    ``format_version`` (the folds' pairs' layout) other than the one this version writes."""
-    if isinstance(meta.get("selection_format"), int) and meta["selection_format"] > SELECTION_FORMAT:
-        return [f"written by a newer approxpath (selection format {meta['selection_format']}); this version reads "
-                f"selection formats <= {SELECTION_FORMAT}: upgrade approxpath to verify it"]
-    errors = field_errors(meta, {**{key: META_FIELDS[key] for key in _SHARED}, **_OWN})
-    if errors:
-        return errors
-    if meta["format_version"] != FORMAT_VERSION:
-        errors.append(f"meta 'format_version' must be {FORMAT_VERSION} in a selection; got {meta['format_version']!r}")
-    if meta["parameter"] != meta["options"].get("parameter", "bandwidth"):
+    """What is wrong with a selection file's ``meta`` (a dict), each field against its domain
+    (:func:`~approxpath.certificate.folds.choice_meta_errors`), and its parameter against its options."""
+    errors = choice_meta_errors(meta, _OWN, SELECTION_FORMAT, "a selection")
+    if not errors and meta["parameter"] != meta["options"].get("parameter", "bandwidth"):
         errors.append(f"meta 'parameter' = {meta['parameter']!r} but the options say "
                       f"{meta['options'].get('parameter', 'bandwidth')!r}")
-    for j, fold in enumerate(meta["folds"]):  # (the folds' pairs are read in the layout this version writes)
-        if fold.get("format_version") != FORMAT_VERSION:
-            errors.append(f"fold {j + 1}: meta 'format_version' must be {FORMAT_VERSION} in a selection; got "
-                          f"{fold.get('format_version')!r}")
-        if fold.get("kernel") != meta.get("kernel"):
-            errors.append(f"fold {j + 1}: meta 'kernel' differs from the selection's")
     return errors
 
 
@@ -188,11 +149,6 @@ def selection_layout_errors(arrays, meta):
     errors = [f"selection lacks array {key!r}" for key in SELECTION_FIELDS if key not in arrays]
     if errors:
         return errors
-    k, n = len(meta["folds"]), meta.get("n")
-    for key in ("train", "test"):
-        a = arrays[key]
-        if a.dtype != bool or a.ndim != 2 or a.shape[0] != k or (n is not None and a.shape[1] != n):
-            errors.append(f"array {key!r} must be booleans of shape ({k}, n = {n}); got {a.dtype} {a.shape}")
     edges, lo, hi = arrays["edges"], arrays["cell_lo"], arrays["cell_hi"]
     for key, a in (("edges", edges), ("cell_lo", lo), ("cell_hi", hi)):
         errors += number_array_errors(key, a)
@@ -203,18 +159,7 @@ def selection_layout_errors(arrays, meta):
     if not errors and (edges.size < 2 or lo.shape != (edges.size - 1,) or hi.shape != lo.shape):
         errors.append(f"'edges' has {edges.size} entries: 'cell_lo' and 'cell_hi' must have one fewer each (one "
                       f"per cell); got {lo.shape} and {hi.shape}")
-    for key in DATA_FIELDS:
-        if key in arrays:
-            errors += number_array_errors(key, arrays[key])
-    if any(key in arrays for key in DATA_FIELDS) and not set(DATA_FIELDS) <= set(arrays):
-        errors.append(f"a selection carrying its data needs both {' and '.join(DATA_FIELDS)}")
-    for key in arrays:
-        match = _FOLD.fullmatch(key)
-        if key not in SELECTION_FIELDS and key not in DATA_FIELDS and not (match and int(match[1]) < k):
-            errors.append(f"unknown array {key!r} (a selection of {k} folds stores fold0. to fold{k - 1}.)")
-    for j, fold_meta in enumerate(meta["folds"]):
-        errors += [f"fold {j + 1}: {e}" for e in layout_errors(fold_arrays(arrays, j), fold_meta)]
-    return errors
+    return errors + choice_layout_errors(arrays, meta, SELECTION_FIELDS, layout_errors)
 
 
 # ------------------------------------------------------------------------------ verifying
@@ -246,108 +191,38 @@ def verify_selection(arrays, meta, X, y, *, source="as given", eps=None, relativ
     InputError
         Data that do not match the file (:class:`~approxpath.certificate.inputs.DataMismatch`).
     """
+    from ..path_file import pieces_from_arrays
     from ..validate import check_X_y
     from .requirements import requirement_failures
-    from .verify import VerifyReport, claim_of, failed_report
+    from .verify import VerifyReport, claim_of, failed_report, verify_path
 
     claim = claim_of(meta, source)
     X, y = check_X_y(X, y)
-    check_data(meta, SimpleNamespace(X=X, y=y))
-    failures = (requirement_failures(meta, None, False, interval, data_sha256) + size_mismatches(meta, *X.shape)
-                + carried_data_failures(arrays, meta))
-    try:
-        check_loss(meta["criterion"], y)
-    except InputError as exc:
-        failures.append(f"meta 'criterion': {exc}")
+    failures, fatal = data_failures(arrays, meta, X, y, data_sha256)
+    if fatal:
+        return failed_report(*failures, claim=claim)
+    failures += requirement_failures(meta, interval=interval)
     if eps is not None or box is not None:
         failures.append("required " + ("an eps" if eps is not None else "a box") + ", but the certificate is a "
                         "selection: it claims a delta (its folds' paths claim their own gap bounds)")
-    if content_sha256(arrays, meta) != meta.get("content_sha256"):
-        failures.append("the file was modified after it was written (content sha256 differs)")
-    train, test, edges = arrays["train"], arrays["test"], arrays["edges"]
-    t_lo, t_hi = meta["interval"]
-    precomputed = meta["options"].get("kernel") == "precomputed"  # (X is D: a fold takes its rows and columns)
-    if train.shape[1] != X.shape[0] or (precomputed and X.shape[0] != X.shape[1]):
-        return failed_report(f"the folds' masks have {train.shape[1]} columns, for {X.shape[0]} points of data "
-                             f"of shape {X.shape}", *failures, claim=claim)
-    if precomputed:  # D itself, as the problem checks it (a fold's D and held-out rows are parts of it)
-        try:
-            bound_from_meta(meta, X, y)
-        except InputError as exc:
-            return failed_report(f"the data: {exc}", *failures, claim=claim)
-    failures += _split_failures(train, test)
+    edges, (t_lo, t_hi) = arrays["edges"], meta["interval"]
     if not (edges[0] == t_lo and edges[-1] == t_hi and np.all(np.diff(edges) > 0)):
         failures.append(f"the cells' edges must increase from {t_lo!r} to {t_hi!r} (the interval)")
     if not t_lo <= meta["t"] <= t_hi:
         failures.append(f"the choice t = {meta['t']!r} is outside the interval [{t_lo!r}, {t_hi!r}]")
     if failures:
         return failed_report(*failures, claim=claim)
-    folds = _fold_checks(arrays, meta, X, y, precomputed)
-    failures += folds[0]
+
+    def read(arrays_k, fold_meta, X_tr, y_tr):  # (format 3: the arrays verify_path checked)
+        bound = bound_from_meta(fold_meta, X_tr, y_tr)
+        return bound, pieces_from_arrays(bound, arrays_k)
+
+    failures, got, X_vals, y_vals, notes, counted, top = fold_checks(
+        arrays, meta, X, y, ("problem", "options", "interval"), verify_path, read)
     if not failures:
-        failures = _claim_failures(arrays, meta, *folds[1:5])
-    return VerifyReport(not failures, folds[6], 0, 0, tuple(failures), folds[7], tuple(folds[5]), claim,
+        failures = _claim_failures(arrays, meta, [b for b, _ in got], [p for _, p in got], X_vals, y_vals)
+    return VerifyReport(not failures, counted, 0, 0, tuple(failures), top, tuple(notes), claim,
                         claims_hold=not failures, unit="pieces of the folds' paths")
-
-
-def _split_failures(train, test):
-    """Why the folds' masks ``train``, ``test`` (k, n) are not a split of the data: each point held out
-    by one fold and trained on by the others, each fold training on 2 points at least and holding out
-    1; empty when they are."""
-    out = []
-    if np.any(train & test):
-        first = int(np.flatnonzero(np.any(train & test, axis=1))[0])
-        out.append(f"fold {first + 1} trains on a point it holds out")
-    elif not (np.all(test.sum(axis=0) == 1) and np.array_equal(train, ~test)):
-        out.append("the folds do not split the data: each point must be held out by one fold and trained on by "
-                   "the others")
-    if not (np.all(train.sum(axis=1) >= 2) and np.all(test.any(axis=1))):
-        out.append("every fold must train on 2 points at least and hold out 1")
-    return out
-
-
-def _fold_checks(arrays, meta, X, y, precomputed):
-    """Each fold's path verified on its training points, its pieces read: ``(failures, bounds, pieces,
-    X_vals, y_vals, notes, certified pieces, largest gap bound)``.  A precomputed D (checked whole) is
-    not checked again fold by fold: a fold's is a principal submatrix of it
-    (:func:`~approxpath.kernel_families.submatrices_of_checked`)."""
-    from ..kernel_families import submatrices_of_checked
-    from ..path_file import pieces_from_arrays
-    from .verify import verify_path
-
-    train, test = arrays["train"], arrays["test"]
-    failures, bounds, pieces, X_vals, y_vals, notes, counted, top = [], [], [], [], [], [], 0, -np.inf
-    with submatrices_of_checked() if precomputed else contextlib.nullcontext():
-        for k, fold_meta in enumerate(meta["folds"]):
-            tr, te = np.flatnonzero(train[k]), np.flatnonzero(test[k])
-            X_tr = X[np.ix_(tr, tr)] if precomputed else X[tr]
-            X_vals.append(X[np.ix_(te, tr)] if precomputed else X[te])
-            y_vals.append(y[te])
-            same = {key: fold_meta.get(key) for key in ("problem", "options", "interval")}
-            if same != {key: meta[key] for key in same}:
-                failures.append(f"fold {k + 1}: its path's problem, options or interval differ from the selection's")
-                continue
-            arrays_k = fold_arrays(arrays, k)
-            try:
-                report = verify_path(arrays_k, fold_meta, X_tr, y[tr], f"fold {k + 1}'s training points")
-            except InputError as exc:  # (the fold's records, not the caller's data, are at fault: they matched)
-                failures.append(f"fold {k + 1}: its path was not computed on the fold's training points ({exc})")
-                continue
-            failures += [f"fold {k + 1}: {f}" for f in report.failures]
-            notes += [f"fold {k + 1}: {f}" for f in report.notes]
-            if report.sampled or report.uncovered:
-                failures.append(f"fold {k + 1}: {report.sampled + report.uncovered} of its path's pieces are not "
-                                "certified: the criterion is not enclosed there")
-            counted, top = counted + report.certified, max(top, report.max_gap_bound)
-            if report.ok:
-                try:
-                    bound = bound_from_meta(fold_meta, X_tr, y[tr])
-                    pieces.append(pieces_from_arrays(bound, arrays_k))  # (format 3: the arrays verify_path checked)
-                except Exception as exc:  # (verify_path read them: a failure here is no claim proven)
-                    failures.append(f"fold {k + 1}: its pieces cannot be read again ({type(exc).__name__}: {exc})")
-                    continue
-                bounds.append(bound)
-    return failures, bounds, pieces, X_vals, y_vals, notes, counted, float(top)
 
 
 def _claim_failures(arrays, meta, bounds, pieces, X_vals, y_vals):

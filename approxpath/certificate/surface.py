@@ -28,8 +28,9 @@ from .fields import META_FIELDS, field_errors, finite_number, number_array_error
 from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, read_certificate, size_mismatches
 from .inputs import BadOptions, bound_from_meta, kernel_failures
 
-__all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "is_surface", "surface_layout_errors", "surface_meta_errors",
-           "tiling_errors", "verify_surface"]
+__all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "BOX_FIELDS", "is_surface", "surface_layout_errors",
+           "surface_meta_errors", "tiling_errors", "box_requirement_failures", "bound_at_box", "pair_arrays",
+           "verify_surface"]
 
 #: The value of ``meta["certificate"]`` that marks a surface.
 SURFACE = "surface"
@@ -54,6 +55,8 @@ _OWN = {
     "solve_points": (False, lambda v: isinstance(v, list) and all(
         isinstance(p, list) and len(p) == 2 and all(finite_number(x) for x in p) for p in v), "a list of [t, w] pairs"),
 }
+#: The ``meta`` fields of the box a surface (and a choice over both parameters) covers.
+BOX_FIELDS = {key: _OWN[key] for key in ("weight", "box")}
 # A stored bound above the recomputed one by more than this share of (bound + eps) is noted
 # (a weaker claim, still proven; as for paths).
 _INFLATION = 1e-3
@@ -152,7 +155,7 @@ def tiling_errors(t_lo, t_hi, w_lo, w_hi, box):
     return errors
 
 
-def _bound_at_box(meta, X, y):
+def bound_at_box(meta, X, y):
     """The problem's certificate side at the box's smallest weight, on ``X, y`` checked against
     the recorded hash; the options outside their domain raise ``BadOptions``."""
     options = dict(meta["options"])
@@ -160,6 +163,24 @@ def _bound_at_box(meta, X, y):
         raise BadOptions(f"options: a surface's options exclude its weight {meta['weight']!r} (set per cell)")
     options[meta["weight"]] = meta["box"][1][0]
     return bound_from_meta(dict(meta, options=options), X, y)
+
+
+def box_requirement_failures(claimed, box=None, interval=None):
+    """Why the box ``claimed`` ``[[t_lo, t_hi], [w_lo, w_hi]]`` does not cover a required ``box`` or
+    ``interval`` of bandwidths (empty when it does, or nothing is required)."""
+    (bt0, bt1), (bw0, bw1) = claimed
+    required = ([] if box is None else [box]) + ([] if interval is None else [(interval, (bw0, bw1))])
+    out = []
+    for (a0, a1), (b0, b1) in required:  # a box, and an interval of bandwidths: each must be covered
+        if not (bt0 <= a0 and a1 <= bt1 and bw0 <= b0 and b1 <= bw1):
+            out.append(f"required the box [{a0:.6g}, {a1:.6g}] x [{b0:.6g}, {b1:.6g}], but the certificate covers "
+                       f"[{bt0:.6g}, {bt1:.6g}] x [{bw0:.6g}, {bw1:.6g}]")
+    return out
+
+
+def pair_arrays(arrays):
+    """The arrays of a surface's pairs: neither the cells' own fields nor the data."""
+    return {key: v for key, v in arrays.items() if key not in CELL_FIELDS and key not in DATA_FIELDS}
 
 
 def verify_surface(arrays, meta, X, y, *, eps=None, relative=False, box=None, interval=None, data_sha256=None,
@@ -187,7 +208,7 @@ def verify_surface(arrays, meta, X, y, *, eps=None, relative=False, box=None, in
 
     claim = claim_of(meta, "as given")
     try:
-        base = _bound_at_box(meta, X, y)
+        base = bound_at_box(meta, X, y)
     except BadOptions as exc:
         return failed_report(str(exc), claim=claim)
     try:
@@ -203,12 +224,8 @@ def verify_surface(arrays, meta, X, y, *, eps=None, relative=False, box=None, in
         base.check_interval(bw0, bw1)
     except InputError as exc:
         return failed_report(f"meta 'box': {exc}", claim=claim)
-    failures = requirement_failures(meta, eps, relative, None, data_sha256)
-    required = ([] if box is None else [box]) + ([] if interval is None else [(interval, (bw0, bw1))])
-    for (a0, a1), (b0, b1) in required:  # a box, and an interval of bandwidths: each must be covered
-        if not (bt0 <= a0 and a1 <= bt1 and bw0 <= b0 and b1 <= bw1):
-            failures.append(f"required the box [{a0:.6g}, {a1:.6g}] x [{b0:.6g}, {b1:.6g}], but the certificate covers "
-                            f"[{bt0:.6g}, {bt1:.6g}] x [{bw0:.6g}, {bw1:.6g}]")
+    failures = requirement_failures(meta, eps, relative, None, data_sha256) + box_requirement_failures(
+        meta["box"], box, interval)
     kernel_bad, notes = kernel_failures(base, meta)
     failures += kernel_bad
     failures += size_mismatches(meta, *base.X.shape)
@@ -233,7 +250,7 @@ def verify_surface(arrays, meta, X, y, *, eps=None, relative=False, box=None, in
             failures.append(f"meta 'solve_points' has a point outside the box ({p!r})")
             break
     eps_claim, relative_claim = float(meta["eps"]), bool(meta["relative"])
-    per_cell = {k: v for k, v in arrays.items() if k not in CELL_FIELDS and k not in DATA_FIELDS}
+    per_cell = pair_arrays(arrays)
     failures += unknown_arrays(per_cell, base)
     counts = dict.fromkeys(CELL_KINDS, 0)
     if tiling and any("outside the box" in f for f in tiling):

@@ -24,15 +24,18 @@ from ..progress import count_bar
 from ..validate import file_name
 from .claims import claim_failures, target
 from .requirements import check_requirements, requirement_failures
-from .fields import layout_errors, unknown_arrays
+from .fields import layout_errors, meta_errors, unknown_arrays
 from .inputs import (BadOptions, DataMismatch, bound_from_meta, carried_data_failures, embedded_data, given_data,
                      kernel_failures, shape_of)
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS, content_sha256, read_certificate, size_mismatches
 from .legacy import upgrade
-from .selection import is_selection, selection_layout_errors, verify_selection
-from .surface import is_surface, surface_layout_errors, verify_surface
+from .selection import is_selection, selection_layout_errors, selection_meta_errors, verify_selection
+from .surface import is_surface, surface_layout_errors, surface_meta_errors, verify_surface
+from .surface_selection import (is_surface_selection, surface_selection_layout_errors, surface_selection_meta_errors,
+                                verify_surface_selection)
 
-__all__ = ["verify", "verify_path", "VerifyReport", "failed_report", "read_for_verify", "claim_of", "describe_claim"]
+__all__ = ["verify", "verify_path", "VerifyReport", "failed_report", "read_for_verify", "any_meta_errors", "claim_of",
+           "describe_claim"]
 
 
 # Failures a verdict lists as text (a forged file can fail at every one of thousands of cells;
@@ -96,11 +99,17 @@ def describe_claim(claim):
         return []
     swept = ("parameter", claim.get("parameter"))  # (the path's own parameter: its value is the interval's)
     opts = ", ".join(f"{k}={v!r}" for k, v in sorted(claim.get("options", {}).items()) if k not in swept)
-    if "criterion" in claim:  # a selection
-        (lo, hi), (v0, v1), name = claim["interval"], claim["value"], claim.get("parameter")
+    if "criterion" in claim:  # a choice
+        (v0, v1), name, weight = claim["value"], claim.get("parameter"), claim.get("weight")
+        if claim.get("box"):  # of both parameters
+            (t0, t1), (w0, w1) = claim["box"]
+            at, rival = f"t = {claim['t']:.6g}, {weight} = {claim['w']:.6g}", "point"
+            where = f"t in [{t0:.6g}, {t1:.6g}] x {weight} in [{w0:.6g}, {w1:.6g}]"
+        else:
+            at, rival, where = f"{name} = {claim['t']:.6g}", name, f"[{claim['interval'][0]:.6g}, {claim['interval'][1]:.6g}]"
         out = [f"claim: {claim['problem']}{f' ({opts})' if opts else ''}, {claim['folds']}-fold "
-               f"{claim['criterion']} of the exact optima: at {name} = {claim['t']:.6g} in [{v0:.6g}, {v1:.6g}]; "
-               f"no {name} in [{lo:.6g}, {hi:.6g}] is better by more than delta = {claim['delta']:.4g}"]
+               f"{claim['criterion']} of the exact optima: at {at} in [{v0:.6g}, {v1:.6g}]; "
+               f"no {rival} in {where} is better by more than delta = {claim['delta']:.4g}"]
         return out + _provenance(claim)
     eps = f"eps = {claim['eps']:g} ({'relative to the optimal value' if claim['relative'] else 'absolute'})"
     if claim.get("box"):  # a surface
@@ -153,28 +162,37 @@ def read_for_verify(file, shape=None):
         return arrays, meta, surface_layout_errors(arrays, meta)
     if is_selection(meta):
         return arrays, meta, selection_layout_errors(arrays, meta)
+    if is_surface_selection(meta):
+        return arrays, meta, surface_selection_layout_errors(arrays, meta)
     return arrays, meta, layout_errors(arrays, meta)
 
 
+def any_meta_errors(meta):
+    """What is wrong with a certificate's ``meta``, each field against its domain, as the kind it says it
+    is (a surface's, a choice's over one or both parameters, else a path's); empty when sound."""
+    errors = (surface_meta_errors if is_surface(meta) else selection_meta_errors if is_selection(meta) else
+              surface_selection_meta_errors if is_surface_selection(meta) else meta_errors)
+    return errors(meta)
+
+
 def claim_of(meta, source=None):
-    """The claim a (well-formed) ``meta`` makes, a path's or a surface's, as
-    :attr:`VerifyReport.claim`: a path's ``problem``, ``parameter`` (from the options where ``meta``
-    lacks it), ``options``, ``eps``, ``relative``, ``interval``, ``data_sha256``, ``n``, ``d`` and
-    ``machine`` (None where missing); a surface's ``box`` and ``weight`` instead of the interval, its
-    ``parameter`` ``"bandwidth and <weight>"``; ``source`` (if given) as ``claim["data"]``."""
-    if is_surface(meta):
-        keys = ("problem", "options", "eps", "relative", "box", "weight", "data_sha256", "n", "d", "machine")
-        claim = dict({k: meta.get(k) for k in keys}, parameter=f"bandwidth and {meta['weight']}")
-        return claim if source is None else dict(claim, data=source)
-    keys = ("problem", "parameter", "options", "eps", "relative", "interval", "data_sha256", "n", "d", "machine")
-    if is_selection(meta):  # (a δ instead of an eps)
-        keys = keys[:3] + ("interval", "criterion", "t", "value", "delta", "data_sha256", "n", "d", "machine")
-        claim = dict({k: meta.get(k) for k in keys}, folds=len(meta["folds"]) if isinstance(meta.get("folds"), list)
-                     else None)
-        return claim if source is None else dict(claim, data=source)
-    claim = {k: meta.get(k) for k in keys}
-    if claim["parameter"] is None and isinstance(meta.get("options"), dict):
+    """The claim a (well-formed) ``meta`` makes, as :attr:`VerifyReport.claim`: a path's ``problem``,
+    ``parameter`` (from the options where ``meta`` lacks it), ``options``, ``eps``, ``relative``,
+    ``interval``, ``data_sha256``, ``n``, ``d`` and ``machine`` (None where missing); a surface's ``box``
+    and ``weight`` instead of the interval, its ``parameter`` ``"bandwidth and <weight>"``; a choice's
+    ``criterion``, ``t`` (and ``w`` over both parameters), ``value``, ``delta`` and ``folds`` instead of
+    the eps; ``source`` (if given) as ``claim["data"]``."""
+    two = is_surface(meta) or is_surface_selection(meta)
+    choice = is_selection(meta) or is_surface_selection(meta)
+    where = ("box", "weight") if two else ("parameter", "interval")
+    own = ("criterion", "t") + ("w",) * two + ("value", "delta") if choice else ("eps", "relative")
+    claim = {k: meta.get(k) for k in ("problem", "options") + where + own + ("data_sha256", "n", "d", "machine")}
+    if two:
+        claim["parameter"] = f"bandwidth and {meta['weight']}"
+    elif claim["parameter"] is None and isinstance(meta.get("options"), dict):
         claim["parameter"] = meta["options"].get("parameter")
+    if choice:
+        claim["folds"] = len(meta["folds"]) if isinstance(meta.get("folds"), list) else None
     if source is not None:
         claim["data"] = source
     return claim
@@ -276,6 +294,9 @@ def _verify_on(arrays, meta, X, y, source, eps, relative, interval, data_sha256,
     if is_selection(meta):
         return verify_selection(arrays, meta, X, y, source=source, eps=eps, relative=relative, interval=interval,
                                 data_sha256=data_sha256, box=box)
+    if is_surface_selection(meta):
+        return verify_surface_selection(arrays, meta, X, y, source=source, eps=eps, relative=relative,
+                                        interval=interval, data_sha256=data_sha256, box=box)
     return verify_path(arrays, meta, X, y, source, eps, relative, interval, data_sha256, box, progress)
 
 

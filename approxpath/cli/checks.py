@@ -157,6 +157,12 @@ def selecting(call):
     return s, said_once(caught), stopped
 
 
+def written_note(args, written):
+    """The line saying where a choice's certificate went (``written``: its claim) and how to check it."""
+    return (f"certificate written to {args.out}: delta = {written['delta']:.4g} (check it: approxpath verify "
+            f"{args.out} --data {args.data})")
+
+
 def interrupted(s):
     """Say on standard error that the selection ``s`` printed is an interrupted search's last
     finished round; the exit status of an interruption (130, as for any Ctrl-C)."""

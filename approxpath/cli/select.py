@@ -7,7 +7,7 @@ import sys
 from pathlib import Path as FsPath
 
 from . import add_problem_options, parse_number
-from .checks import as_advice, build_problem, check_outputs, interrupted, selecting
+from .checks import as_advice, build_problem, check_outputs, interrupted, selecting, written_note
 from .commands import add_data_args, add_threads_arg, budget, load, save_plot
 from .output import emit_json
 from .running import clock, dask_client, one_core_note
@@ -41,9 +41,6 @@ def cmd_select(args):
     if over != {parameter}:
         from .surface import select_over_two
 
-        if args.out:  # (a choice over both writes no file yet)
-            raise InputError(f"--out writes the certificate of a choice over one parameter; a choice over both "
-                             f"(--over {args.over}) has none: drop --out")
         if args.workers != 1 or args.dask is not None:  # (the surface search has no paths to hand out)
             raise InputError("--workers and --dask run the folds' paths of a choice over one parameter; a choice "
                              f"over both (--over {args.over}) runs in this process: drop them")
@@ -95,8 +92,7 @@ def cmd_select(args):
         print(problem.describe())
         print(s.summary())
         if written is not None:
-            print(f"certificate written to {args.out}: delta = {written['delta']:.4g} (check it: approxpath verify "
-                  f"{args.out} --data {args.data})")
+            print(written_note(args, written))
     for w in caught:  # why delta > tol (the budget, or a stalled enclosure), a choice at an end of the range
         print(f"approxpath: {as_advice(w.message)}", file=sys.stderr)
     if stopped:  # (no figure: Ctrl-C asked for an end)

@@ -9,7 +9,7 @@ from pathlib import Path as FsPath
 
 from ..errors import InputError
 from . import add_problem_options, parse_number, problem_kwargs
-from .checks import as_advice, build_problem, check_outputs, interrupted, selecting
+from .checks import as_advice, build_problem, check_outputs, interrupted, selecting, written_note
 from .commands import add_data_args, add_threads_arg, budget, data_meta, load, save_plot
 from .output import emit_json
 
@@ -77,24 +77,32 @@ def select_over_two(args, cls):
     :func:`~approxpath.cli.checks.as_advice` words them).  :class:`InputError` for no ``--weights``,
     the weight's own flag, a ``--parameter`` other than the bandwidth, or a ``--weights`` range that
     is not positive or whose lower end double precision cannot tell from 0."""
+    from ..selection.search import certificate_refusal
     from ..surface import select_surface
 
     if args.weights is None:
         raise InputError(f"--over {args.over} needs --weights LO HI (the range of --{cls.Bound.weight})")
     problem, _, prep = _problem(args, cls, args.weights)
+    refused = certificate_refusal(problem, args.cv, both=True) if args.out else None
+    if refused:
+        raise InputError(f"--out: {refused}")
     s, caught, stopped = selecting(lambda: select_surface(
         problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps, relative=args.relative,
         bandwidths=tuple(args.range) if args.range else None, weights=tuple(args.weights), tol=args.tol,
         strict=False, **budget(args), progress=not (args.no_progress or args.json)))
+    written = s.save(args.out) if args.out and not stopped else None  # (none for an interrupted run, as over one)
     if args.json:
         fixed = {k: v for k, v in problem.path_options().items() if k != cls.Bound.weight}  # (the weight is chosen)
         emit_json(dict(problem=cls.name, data_file=str(args.data), preprocess=prep, options=fixed, eps=args.eps,
                        cv=args.cv, shuffle=args.shuffle, **s.to_json(),
                        warnings=[as_advice(w.message, box=True) for w in caught],  # (what stderr says too)
-                       **({"interrupted": True} if stopped else {})))
+                       **({"interrupted": True} if stopped else {}),
+                       **({} if written is None else {"certificate": dict(written, out=args.out)})))
     else:
         print(problem.describe(chosen=s.weight))
         print(s.summary())
+        if written is not None:
+            print(written_note(args, written))
     for w in caught:  # stopped before delta <= tol
         print(f"approxpath: {as_advice(w.message, box=True)}", file=sys.stderr)
     if stopped:  # (no figure: Ctrl-C asked for an end)

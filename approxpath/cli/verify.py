@@ -44,13 +44,10 @@ def _recorded_data_files(certificate, recorded, flag="--data"):
 def cmd_verify(args):
     import dataclasses as dc
 
-    from ..certificate.fields import meta_errors
     from ..certificate.format import DATA_FIELDS, read_meta
-    from ..certificate.selection import is_selection, selection_meta_errors
-    from ..certificate.surface import is_surface, surface_meta_errors
     from ..certificate.requirements import check_requirements
     from ..certificate.inputs import DataMismatch
-    from ..certificate.verify import failed_report, verify
+    from ..certificate.verify import any_meta_errors, failed_report, verify
 
     t0 = time.perf_counter()
     if args.weights is not None and args.interval is None:
@@ -63,8 +60,7 @@ def cmd_verify(args):
                     progress=not (args.no_progress or args.json))
     try:  # the meta alone first: what the data are and where; the arrays are read against them
         meta, names = read_meta(args.certificate)
-        malformed = (surface_meta_errors(meta) if is_surface(meta) else selection_meta_errors(meta)
-                     if is_selection(meta) else meta_errors(meta))
+        malformed = any_meta_errors(meta)
     except InputError as exc:
         meta, names, malformed = None, (), [str(exc)]
     if malformed:  # a file that is not a well-formed certificate fails verification

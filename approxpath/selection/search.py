@@ -316,16 +316,18 @@ def _without_paths(bound, validation):
     return hasattr(bound, "prediction_box" if validation else "box_enclosure")
 
 
-def certificate_refusal(problem, cv):
-    """Why :meth:`Selection.save` will have no file to write for a selection of ``problem`` with
-    ``cv`` (None: a criterion of the whole data), or None where it will (a k-fold validation loss
-    enclosed from the folds' paths): for the command line's ``--out``, before a run."""
+def certificate_refusal(problem, cv, both=False):
+    """Why :meth:`Selection.save` (``both``: :meth:`~approxpath.surface.SurfaceSelection.save`) will have
+    no file to write for a choice of ``problem`` with ``cv`` (None: a criterion of the whole data), or
+    None where it will (a k-fold validation loss enclosed from the folds' paths or surfaces): for the
+    command line's ``--out``, before a run."""
     if cv is None:
         return "a certificate file is written for a k-fold selection: pass --cv K"
     if isinstance(cv, int) and cv > _FILED_FOLDS:
         return f"a certificate file holds {_FILED_FOLDS} folds at most: pass --cv {_FILED_FOLDS} or fewer"
-    if _without_paths(problem.bound, True):
-        return f"{problem.name} chooses without paths here (cells between exact optima), and has no certificate file"
+    if hasattr(problem.bound, "prediction_box") if both else _without_paths(problem.bound, True):
+        return (f"{problem.name} chooses without {'surfaces' if both else 'paths'} here (cells between exact optima), "
+                "and has no certificate file")
     if not hasattr(problem.bound, "prediction_enclosure"):
         return f"{problem.name}'s criterion is sampled (no enclosure of the exact optimum's): nothing to certify"
     return None

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..certificate.surface import CELL_FIELDS, CELL_KINDS, SURFACE, SURFACE_FORMAT, read_surface
+from ..certificate.surface import CELL_FIELDS, CELL_KINDS, SURFACE, SURFACE_FORMAT, pair_arrays, read_surface
 from ..errors import InputError
 from ..moving import combine, value_at
 from ..result import CertifiedResult, check_claims
@@ -184,12 +184,22 @@ class Surface(CertifiedResult):
     def save(self, file, embed_data=None):
         """Write the surface certificate (``.npz``) atomically (as :meth:`approxpath.Path.save`);
         ``embed_data``: store the data (default: when no data file is recorded)."""
+        arrays, fields, head = self._fields()
+        return self._write(file, arrays, embed_data, fields, head)
+
+    def certificate(self, embed_data=False):
+        """``(arrays, meta)``: the contents of the certificate :meth:`save` writes (``embed_data``: with the
+        data, by default without)."""
+        arrays, fields, head = self._fields()
+        return self._contents(arrays, embed_data, fields, head)
+
+    def _fields(self):  # (the arrays, the fields of meta and its head :meth:`save` writes)
         arrays = cells_to_arrays(self.require_problem().bound, self.cells)
-        return self._write(file, arrays, embed_data, dict(
+        return arrays, dict(
             eps=self.eps, relative=self.relative, box=[list(map(float, r)) for r in self.box],
             cell_kinds=[c.kind for c in self.cells], exact_solves=self.exact_solves,
             solve_points=[list(p) for p in self.solve_points], wall_s=self.wall_s, solve_s=self.solve_s,
-            certify_s=self.certify_s), head=dict(certificate=SURFACE, surface_format=SURFACE_FORMAT))
+            certify_s=self.certify_s), dict(certificate=SURFACE, surface_format=SURFACE_FORMAT)
 
 
 @dataclass(frozen=True)
@@ -225,6 +235,10 @@ class SurfaceSelection(SelectionResult):
     surfaces : bool
         Whether each fold had its certified surface; False: cells between exact optima, with no
         path (:attr:`runs`).
+    proof : SurfaceProof or None
+        What its certificate file (:meth:`save`) is made of: a k-fold choice by a validation loss,
+        from the folds' surfaces (:class:`~approxpath.selection.surface_proof.SurfaceProof`); None for
+        the others.
     """
 
     t: float
@@ -245,9 +259,35 @@ class SurfaceSelection(SelectionResult):
     wall_s: float = 0.0
     sense: str = "min"
     surfaces: bool = True
+    proof: object = field(default=None, repr=False, compare=False)
 
     kind = "certified"  # every rectangle's enclosure is rigorous (an uncovered cell's is the trivial one)
     _runs, _rival = "fold", "point of the box"
+
+    def save(self, file, embed_data=None):
+        """Write the certificate of this choice (``.npz``) atomically: each fold's surface and the
+        claim, which ``approxpath verify FILE`` re-proves with numpy alone (as
+        :meth:`approxpath.selection.Selection.save`).
+
+        Parameters
+        ----------
+        file : str or Path
+        embed_data : bool, optional
+            Store the data (default: when no data file is recorded).
+
+        Returns
+        -------
+        dict
+            The file's claims: ``t``, ``w``, ``value``, ``delta``.
+
+        Raises
+        ------
+        InputError
+            A choice with no certificate (:attr:`proof` is None: says why).
+        """
+        from ..certificate.surface_selection import write_surface_selection
+
+        return write_surface_selection(self, file, embed_data)
 
     def undecided(self):
         """Mask (W, T) of the rectangles not excluded: where some point may still have a loss at
@@ -342,7 +382,7 @@ def load_surface(file, X=None, y=None, verify=True):
         if verify:
             check_claims(file, X, y)
     bound = problem.bound if problem is not None else None
-    per_cell = {k: v for k, v in arrays.items() if k not in CELL_FIELDS and not k.startswith("data_")}
+    per_cell = pair_arrays(arrays)
     cells = []
     for i in range(arrays["t_lo"].size):
         t0, t1 = float(arrays["t_lo"][i]), float(arrays["t_hi"][i])

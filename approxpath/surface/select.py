@@ -28,10 +28,11 @@ from ..driver.run import finite_delta
 from ..progress import delta_bar
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError, SelectionInterrupted
 from ..numerics import difference_up, log_mid
-from ..selection.losses import default_tol, error_levels, loss_totals, pooled
+from ..selection.losses import default_tol, error_levels
 from ..selection.folds import default_criterion, fold_problems, validation_given
 from ..selection.advice import surface_outcome
 from ..selection.refine import no_smaller_gap
+from ..selection.surface_proof import SurfaceProof, cell_totals, overlay
 from ..selection.search import default_eps
 from ..validate import positive_range
 from .build import tile
@@ -68,18 +69,12 @@ class _Fold:
         self.final.append(False)
 
     def _cover(self, cell):
-        """``(edges, lo, hi)`` of the fold's loss total at every point of ``cell``."""
+        """``(lo, hi)`` of the fold's loss total at every point of ``cell``."""
         if cell.kind != "certified":
             # nothing known: every point may be wrong (an error count is at most the points')
-            worst = float(len(self.y_val)) if self.loss == "error" else math.inf
-            return np.array([cell.t_lo, cell.t_hi]), np.zeros(1), np.full(1, worst)
-        cells = self.engine.cells[self.k]
-        edges, low, up = cells.prediction_enclosure(cell.primal, cell.dual, cell.gap_bound, cell.t_lo, cell.t_hi,
-                                                    cell.w_lo, cell.w_hi, self.X_val)
-        lo, hi = loss_totals(self.loss, self.y_val, low, up)
-        # one hull per cell: the cells' own edges make the grid (the folds' sub-intervals would
-        # multiply its columns; a cell too wide for its enclosure is tiled again when it matters)
-        return np.array([cell.t_lo, cell.t_hi]), lo.min(keepdims=True), hi.max(keepdims=True)
+            return 0.0, float(len(self.y_val)) if self.loss == "error" else math.inf
+        return cell_totals(self.engine.cells[self.k], cell.primal, cell.dual, cell.gap_bound,
+                           (cell.t_lo, cell.t_hi, cell.w_lo, cell.w_hi), self.X_val, self.y_val, self.loss)
 
     def replace(self, indices, new_cells):
         keep = sorted(set(range(len(self.cells))) - set(indices))
@@ -91,35 +86,11 @@ class _Fold:
             self.add(cell, level)
 
 
-def _grid(folds):
-    """``(t_edges, w_edges)``: every edge of every fold's cells and their covers."""
-    t = np.unique(np.concatenate([c[0] for f in folds for c in f.covers]))
-    w = np.unique(np.array([v for f in folds for c in f.cells for v in (c.w_lo, c.w_hi)]))
-    return t, w
-
-
-def _overlay(folds, t_edges, w_edges, total):
-    """``(LO, HI, owners)``: the pooled loss's enclosure on every grid rectangle (W, T) and, per
-    fold, each cell's slices of the grid."""
-    LO = np.zeros((w_edges.size - 1, t_edges.size - 1))
-    HI = np.zeros_like(LO)
-    mids = 0.5 * (t_edges[:-1] + t_edges[1:])
-    owners, covered = [], np.zeros(LO.shape, dtype=int)
-    for f in folds:
-        slices = []
-        for cell, (edges, lo, hi) in zip(f.cells, f.covers):
-            i0, i1 = np.searchsorted(t_edges, [cell.t_lo, cell.t_hi])
-            j0, j1 = np.searchsorted(w_edges, [cell.w_lo, cell.w_hi])
-            sub = np.clip(np.searchsorted(edges, mids[i0:i1], side="right") - 1, 0, lo.size - 1)
-            LO[j0:j1, i0:i1] += lo[sub]
-            HI[j0:j1, i0:i1] += hi[sub]
-            covered[j0:j1, i0:i1] += 1
-            slices.append((j0, j1, i0, i1))
-        owners.append(slices)
-    if not np.all(covered == len(folds)):  # a rectangle missed or counted twice would make a false claim
-        raise RuntimeError("internal error: the folds' cells do not tile the box")
-    # pooled: the sum of the totals over all held-out points, divided by their number (rounded outwards)
-    return (*pooled(LO, HI, total, len(folds)), owners)
+def _overlay(folds, total):
+    """:func:`~approxpath.selection.surface_proof.overlay` of the folds' cells: ``(t_edges, w_edges, LO,
+    HI, owners)``."""
+    rects = [np.array([(c.t_lo, c.t_hi, c.w_lo, c.w_hi) for c in f.cells], dtype=float) for f in folds]
+    return overlay(rects, [np.array(f.covers, dtype=float) for f in folds], total)
 
 
 def _promising(LO, HI, limit, chosen, stuck):
@@ -290,7 +261,7 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
                          "one); choose over one parameter, where its loss is sampled")
     criterion = default_criterion(problem, criterion, True, closed)
     tol = default_tol(criterion, problem.y) if tol is None else float(tol)
-    problems, X_vals, y_vals, _ = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)
+    problems, X_vals, y_vals, splits = fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle)
     if hasattr(problem.bound, "prediction_box"):  # each fold's cells between exact optima, no surface
         from .folds import FOLD_T_WIDTH, BoxFolds
 
@@ -303,6 +274,11 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     folds = [_Fold(engine, k, X_vals[k], y_vals[k], criterion) for k in range(len(problems))]
     total = float(sum(len(v) for v in y_vals))
     box = ((t_lo, t_hi), (w_lo, w_hi))
+
+    def proof(cells):  # what a certificate file is made of: k folds (not a hold-out set) and their cells
+        return None if splits is None else SurfaceProof(problem, tuple(problems), tuple(splits), tuple(X_vals),
+                                                        tuple(y_vals), cells, float(eps), relative, box)
+
     bar = delta_bar(progress, tol, f"select {problem.name} over two parameters", f"first surfaces ({len(folds)})")
     try:
         try:
@@ -320,15 +296,14 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         rounds, reason, spent, refused, state = 0, None, False, [], None
         try:
             while True:
-                t_edges, w_edges = _grid(folds)
-                LO, HI, owners = _overlay(folds, t_edges, w_edges, total)
+                t_edges, w_edges, LO, HI, owners = _overlay(folds, total)
                 j, i = np.unravel_index(int(np.argmin(HI)), HI.shape)
                 U, L = float(HI[j, i]), float(LO.min())
                 levels = int(total) if criterion == "error" else None  # (an error rate takes the values k / total)
                 delta = finite_delta(error_levels(difference_up(U, L), levels), problem,
                                      {"bandwidth": box[0], problem.bound.weight: box[1]})
                 state = (t_edges, w_edges, LO, HI, (j, i), delta, rounds,  # (a round's arrays: new each round)
-                         sum(len(f.cells) for f in folds))
+                         tuple(tuple(f.cells) for f in folds))
                 if bar is not None:
                     bar.update(delta, engine.n_solves)
                 if delta <= tol or spent:
@@ -354,11 +329,11 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         except KeyboardInterrupt as exc:
             if state is None:
                 raise
-            raise SelectionInterrupted(_made(state, problem, criterion, tol, engine, folds, t0)) from exc
+            raise SelectionInterrupted(_made(state, criterion, tol, engine, proof, t0)) from exc
     finally:
         if bar is not None:
             bar.close()
-    result = _made(state, problem, criterion, tol, engine, folds, t0)
+    result = _made(state, criterion, tol, engine, proof, t0)
     t_edges, w_edges, _, HI, (j, i), *_ = state
     # the grid's rectangles as cells, oriented as the loss is (smaller is better)
     T, W = np.meshgrid(np.arange(t_edges.size - 1), np.arange(w_edges.size - 1))
@@ -368,16 +343,17 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     return surface_outcome(result, reason, spent, strict, sides)
 
 
-def _made(state, problem, criterion, tol, engine, folds, t0):
+def _made(state, criterion, tol, engine, proof, t0):
     """The :class:`SurfaceSelection` of a finished round's ``state``: its grid's edges, the
     rectangles' bounds ``LO``, ``HI`` (shape (w cells, t cells)), the chosen rectangle ``(j, i)``,
-    δ, the rounds so far and the folds' cells then."""
+    δ, the rounds so far and the folds' cells then; ``proof(cells)``: what its certificate is made
+    of (None where it has none)."""
     t_edges, w_edges, LO, HI, (j, i), delta, rounds, cells = state
     return SurfaceSelection(
-        t=log_mid(t_edges[i], t_edges[i + 1]), w=log_mid(w_edges[j], w_edges[j + 1]), weight=problem.bound.weight,
+        t=log_mid(t_edges[i], t_edges[i + 1]), w=log_mid(w_edges[j], w_edges[j + 1]), weight=engine.problems[0].bound.weight,
         value=(float(LO[j, i]), float(HI[j, i])), delta=delta, criterion=criterion, tol=float(tol),
         t_edges=t_edges, w_edges=w_edges, lo=LO, hi=HI, exact_solves=engine.n_solves, refinements=rounds,
-        folds=len(folds), cells=cells, wall_s=time.perf_counter() - t0)
+        folds=len(cells), cells=sum(map(len, cells)), wall_s=time.perf_counter() - t0, proof=proof(cells))
 
 
 def _no_path(problem, criterion, sense, bandwidths, weights, tol, max_solves, strict, progress, t0, **box):

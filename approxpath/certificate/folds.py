@@ -1,0 +1,221 @@
+"""What the certificates of a k-fold choice share, over one parameter
+(:mod:`~approxpath.certificate.selection`) or both (:mod:`~approxpath.certificate.surface_selection`):
+the folds' masks ``train`` and ``test`` (k, n), each fold's certificate stored as arrays
+``fold<k>.<name>`` with its ``meta`` the entry ``k`` of ``meta["folds"]``, the claim's fields, and the
+checks of all of it against the data before any fold is verified (numpy only)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..errors import InputError
+from ..selection.losses import LOSSES, check_loss
+from .fields import META_FIELDS, field_errors, finite_number
+from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, size_mismatches
+from .inputs import bound_from_meta, carried_data_failures, check_data
+
+__all__ = ["MASKS", "SHARED_FIELDS", "CLAIM_FIELDS", "fold_arrays", "fold_masks", "split_failures", "choice_meta_errors",
+           "choice_layout_errors", "data_failures", "fold_checks"]
+
+#: The folds' masks: each fold's training and held-out points of the data, (k, n) booleans.
+MASKS = ("train", "test")
+#: ``meta`` fields a choice's certificate shares with a path's (their domains: ``META_FIELDS``).
+SHARED_FIELDS = ("format_version", "problem", "options", "kernel", "n", "d", "data_sha256", "distances_sha256",
+                 "content_sha256", "preprocessing", "format", "data_file", "library_version", "wall_s",
+                 "exact_solves", "machine")
+#: A choice's own ``meta`` fields: ``name: (required, domain, description)``.
+CLAIM_FIELDS = {
+    "selection_format": (True, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+                         "a positive integer"),
+    "criterion": (True, lambda v: v in LOSSES, f"a validation loss ({', '.join(LOSSES)})"),
+    "sense": (True, lambda v: v == "min", "min (a loss)"),
+    "t": (True, finite_number, "a finite number"),
+    "value": (True, lambda v: isinstance(v, list) and len(v) == 2 and all(finite_number(x) for x in v)
+              and v[0] <= v[1], "[lo, hi], finite, lo <= hi"),
+    "delta": (True, lambda v: finite_number(v) and v >= 0, "a finite number >= 0"),
+    "tol": (False, lambda v: finite_number(v) and v > 0, "a positive finite number"),
+    "search_delta": (False, lambda v: v is None or finite_number(v), "a finite number or null"),
+    "folds": (True, lambda v: isinstance(v, list) and len(v) >= 2 and all(isinstance(m, dict) for m in v),
+              "a list of the folds' meta (2 at least)"),
+    # (required here: the masks' width and the claim's wording rest on it)
+    "n": (True, META_FIELDS["n"][1], META_FIELDS["n"][2]),
+}
+
+_FOLD = re.compile(r"fold(0|[1-9][0-9]*)\.(.+)")
+
+
+def fold_arrays(arrays, k):
+    """Fold ``k``'s certificate arrays (``fold<k>.<name>`` as ``<name>``)."""
+    head = f"fold{k}."
+    return {key[len(head):]: v for key, v in arrays.items() if key.startswith(head)}
+
+
+def fold_masks(splits, n):
+    """``train, test``: (k, n) booleans of the folds' training and held-out indices ``splits``."""
+    train, test = np.zeros((len(splits), n), dtype=bool), np.zeros((len(splits), n), dtype=bool)
+    for j, (tr, te) in enumerate(splits):
+        train[j, tr], test[j, te] = True, True
+    return train, test
+
+
+def split_failures(train, test):
+    """Why the folds' masks ``train``, ``test`` (k, n) are not a split of the data: each point held out
+    by one fold and trained on by the others, each fold training on 2 points at least and holding out
+    1; empty when they are."""
+    out = []
+    if np.any(train & test):
+        first = int(np.flatnonzero(np.any(train & test, axis=1))[0])
+        out.append(f"fold {first + 1} trains on a point it holds out")
+    elif not (np.all(test.sum(axis=0) == 1) and np.array_equal(train, ~test)):
+        out.append("the folds do not split the data: each point must be held out by one fold and trained on by "
+                   "the others")
+    if not (np.all(train.sum(axis=1) >= 2) and np.all(test.any(axis=1))):
+        out.append("every fold must train on 2 points at least and hold out 1")
+    return out
+
+
+def choice_meta_errors(meta, fields, newest, kind):
+    """What is wrong with a choice file's ``meta``, each field against its domain (``fields``: the
+    file's own besides :data:`SHARED_FIELDS`): a ``selection_format`` above ``newest`` alone; else the
+    fields, then a ``format_version`` (the folds' pairs' layout) other than the one this version
+    writes, in the file or a fold, and a fold's kernel other than the file's.  ``kind``: what the file
+    is called in messages."""
+    if isinstance(meta.get("selection_format"), int) and meta["selection_format"] > newest:
+        return [f"written by a newer approxpath (selection format {meta['selection_format']}); this version reads "
+                f"selection formats <= {newest}: upgrade approxpath to verify it"]
+    errors = field_errors(meta, {**{key: META_FIELDS[key] for key in SHARED_FIELDS}, **fields})
+    if errors:
+        return errors
+    for j, fold in enumerate([meta] + meta["folds"]):  # (the folds' pairs are read in the layout this version writes)
+        where = "" if j == 0 else f"fold {j}: "
+        if fold.get("format_version") != FORMAT_VERSION:
+            errors.append(f"{where}meta 'format_version' must be {FORMAT_VERSION} in {kind}; got "
+                          f"{fold.get('format_version')!r}")
+        if j and fold.get("kernel") != meta.get("kernel"):
+            errors.append(f"{where}meta 'kernel' differs from the choice's")
+    return errors
+
+
+def choice_layout_errors(arrays, meta, own, fold_layout):
+    """The layout errors of the arrays of a choice's file whose ``meta`` is sound: the masks' dtype and
+    shape, the data's, arrays other than ``own``, the masks, the data and the folds', and each fold's
+    layout (``fold_layout(fold arrays, fold meta)``, a list of messages)."""
+    from .fields import number_array_errors
+
+    errors = [f"the file lacks array {key!r}" for key in MASKS if key not in arrays]
+    k, n = len(meta["folds"]), meta["n"]
+    for key in MASKS:
+        a = arrays.get(key)
+        if a is not None and (a.dtype != bool or a.ndim != 2 or a.shape[0] != k or a.shape[1] != n):
+            errors.append(f"array {key!r} must be booleans of shape ({k}, n = {n}); got {a.dtype} {a.shape}")
+    for key in DATA_FIELDS:
+        if key in arrays:
+            errors += number_array_errors(key, arrays[key])
+    if any(key in arrays for key in DATA_FIELDS) and not set(DATA_FIELDS) <= set(arrays):
+        errors.append(f"a choice's file carrying its data needs both {' and '.join(DATA_FIELDS)}")
+    for key in arrays:
+        match = _FOLD.fullmatch(key)
+        if key not in own and key not in MASKS and key not in DATA_FIELDS and not (match and int(match[1]) < k):
+            errors.append(f"unknown array {key!r} (a choice of {k} folds stores fold0. to fold{k - 1}.)")
+    for j, fold_meta in enumerate(meta["folds"]):
+        errors += [f"fold {j + 1}: {e}" for e in fold_layout(fold_arrays(arrays, j), fold_meta)]
+    return errors
+
+
+def data_failures(arrays, meta, X, y, data_sha256):
+    """The checks of a choice's file against the data ``X, y`` (already checked as arrays) before its
+    folds: ``(failures, fatal)``, ``fatal`` True where the folds cannot be read from these data at all
+    (masks of another width, a D neither square nor sound).  Raises
+    :class:`~approxpath.certificate.inputs.DataMismatch` for other data than the file's."""
+    from .requirements import requirement_failures
+
+    check_data(meta, SimpleNamespace(X=X, y=y))
+    failures = (requirement_failures(meta, None, False, None, data_sha256) + size_mismatches(meta, *X.shape)
+                + carried_data_failures(arrays, meta))
+    try:
+        check_loss(meta["criterion"], y)
+    except InputError as exc:
+        failures.append(f"meta 'criterion': {exc}")
+    if content_sha256(arrays, meta) != meta.get("content_sha256"):
+        failures.append("the file was modified after it was written (content sha256 differs)")
+    train, test = arrays["train"], arrays["test"]
+    if train.shape[1] != X.shape[0] or (_precomputed(meta) and X.shape[0] != X.shape[1]):
+        return [f"the folds' masks have {train.shape[1]} columns, for {X.shape[0]} points of data of shape "
+                f"{X.shape}"] + failures, True
+    if _precomputed(meta):  # D itself, as the problem checks it (a fold's D and held-out rows are parts of it)
+        try:
+            bound_from_meta(meta, X, y)
+        except InputError as exc:
+            return [f"the data: {exc}"] + failures, True
+    return failures + split_failures(train, test), False
+
+
+def _precomputed(meta):
+    return meta["options"].get("kernel") == "precomputed"  # (X is D: a fold takes its rows and columns)
+
+
+def fold_checks(arrays, meta, X, y, same, verify_fold, read_fold):
+    """Each fold's certificate verified on its training points, and read where it holds.
+
+    Parameters
+    ----------
+    arrays, meta
+        The choice's file, sound by :func:`data_failures`.
+    X, y : ndarray
+        Its data.
+    same : tuple of str
+        ``meta`` fields each fold's must equal (its problem, options, parameters' ranges).
+    verify_fold : callable
+        ``verify_fold(arrays, meta, X, y, source)``: a fold's :class:`~approxpath.certificate.verify.VerifyReport`.
+    read_fold : callable
+        ``read_fold(arrays, meta, X, y)``: what the claim is enclosed from (a verified fold's pieces, cells).
+
+    Returns
+    -------
+    failures, read, X_vals, y_vals, notes : lists
+        ``read`` one entry per fold that verified.
+    certified : int
+        The folds' certified pieces (cells).
+    top : float
+        Their largest gap bound.
+
+    Notes
+    -----
+    A precomputed D (checked whole by :func:`data_failures`) is not checked again fold by fold: a fold's
+    is a principal submatrix of it (:func:`~approxpath.kernel_families.submatrices_of_checked`).
+    """
+    from ..kernel_families import submatrices_of_checked
+
+    failures, read, X_vals, y_vals, notes, counted, top = [], [], [], [], [], 0, -np.inf
+    precomputed = _precomputed(meta)
+    with submatrices_of_checked() if precomputed else contextlib.nullcontext():
+        for k, fold_meta in enumerate(meta["folds"]):
+            tr, te = np.flatnonzero(arrays["train"][k]), np.flatnonzero(arrays["test"][k])
+            X_tr = X[np.ix_(tr, tr)] if precomputed else X[tr]
+            X_vals.append(X[np.ix_(te, tr)] if precomputed else X[te])
+            y_vals.append(y[te])
+            if {key: fold_meta.get(key) for key in same} != {key: meta[key] for key in same}:
+                failures.append(f"fold {k + 1}: its problem, options or {same[-1]} differ from the choice's")
+                continue
+            arrays_k = fold_arrays(arrays, k)
+            try:
+                report = verify_fold(arrays_k, fold_meta, X_tr, y[tr], f"fold {k + 1}'s training points")
+            except InputError as exc:  # (the fold's records, not the caller's data, are at fault: they matched)
+                failures.append(f"fold {k + 1}: it was not computed on the fold's training points ({exc})")
+                continue
+            failures += [f"fold {k + 1}: {f}" for f in report.failures]
+            notes += [f"fold {k + 1}: {f}" for f in report.notes]
+            if report.sampled or report.uncovered:
+                failures.append(f"fold {k + 1}: {report.sampled + report.uncovered} of its {report.unit} are not "
+                                "certified: the criterion is not enclosed there")
+            counted, top = counted + report.certified, max(top, report.max_gap_bound)
+            if report.ok:
+                try:
+                    read.append(read_fold(arrays_k, fold_meta, X_tr, y[tr]))
+                except Exception as exc:  # (verified, so read before: a failure here is no claim proven)
+                    failures.append(f"fold {k + 1}: it cannot be read again ({type(exc).__name__}: {exc})")
+    return failures, read, X_vals, y_vals, notes, counted, float(top)
