@@ -155,9 +155,10 @@ def test_the_command_line_writes_and_verifies_it(tmp_path):
     np.savetxt(data, np.column_stack([X, y]), delimiter=",")
     run = [sys.executable, "-m", "approxpath.cli"]
     out = tmp_path / "choice.npz"
-    done = subprocess.run(run + ["select", "kernel_svm", "--data", str(data), "--format", "csv", "--over", "c,bandwidth",
-                                 "--weights", "0.5", "4", "--range", "0.5", "4", "--cv", "2", "--shuffle", "0",
-                                 "--eps", "0.2", "--relative", "--tol", "0.5", "--out", str(out), "--json"],
+    done = subprocess.run(run + ["select", "kernel_svm", "--data", str(data), "--format", "csv", "--over",
+                                 "c,bandwidth", "--weights", "0.5", "4", "--range", "0.5", "4", "--cv", "2",
+                                 "--shuffle", "0", "--eps", "0.2", "--relative", "--tol", "0.5", "--out", str(out),
+                                 "--json"],
                           capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stderr
     got = json.loads(done.stdout)

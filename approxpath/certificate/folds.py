@@ -18,8 +18,8 @@ from .fields import META_FIELDS, field_errors, finite_number
 from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, size_mismatches
 from .inputs import bound_from_meta, carried_data_failures, check_data
 
-__all__ = ["MASKS", "SHARED_FIELDS", "CLAIM_FIELDS", "fold_arrays", "fold_masks", "split_failures", "choice_meta_errors",
-           "choice_layout_errors", "data_failures", "fold_checks"]
+__all__ = ["MASKS", "SHARED_FIELDS", "CLAIM_FIELDS", "fold_arrays", "fold_masks", "split_failures",
+           "choice_meta_errors", "choice_layout_errors", "data_failures", "fold_checks"]
 
 #: The folds' masks: each fold's training and held-out points of the data, (k, n) booleans.
 MASKS = ("train", "test")

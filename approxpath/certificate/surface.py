@@ -28,9 +28,9 @@ from .fields import META_FIELDS, field_errors, finite_number, number_array_error
 from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, read_certificate, size_mismatches
 from .inputs import BadOptions, bound_from_meta, kernel_failures
 
-__all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "BOX_FIELDS", "is_surface", "surface_layout_errors",
-           "surface_meta_errors", "tiling_errors", "box_requirement_failures", "bound_at_box", "pair_arrays",
-           "verify_surface"]
+__all__ = ["SURFACE", "SURFACE_FORMAT", "CELL_FIELDS", "CELL_KINDS", "BOX_FIELDS", "is_surface",
+           "surface_layout_errors", "surface_meta_errors", "tiling_errors", "box_requirement_failures", "bound_at_box",
+           "pair_arrays", "verify_surface"]
 
 #: The value of ``meta["certificate"]`` that marks a surface.
 SURFACE = "surface"

@@ -106,7 +106,8 @@ def describe_claim(claim):
             at, rival = f"t = {claim['t']:.6g}, {weight} = {claim['w']:.6g}", "point"
             where = f"t in [{t0:.6g}, {t1:.6g}] x {weight} in [{w0:.6g}, {w1:.6g}]"
         else:
-            at, rival, where = f"{name} = {claim['t']:.6g}", name, f"[{claim['interval'][0]:.6g}, {claim['interval'][1]:.6g}]"
+            lo, hi = claim["interval"]
+            at, rival, where = f"{name} = {claim['t']:.6g}", name, f"[{lo:.6g}, {hi:.6g}]"
         out = [f"claim: {claim['problem']}{f' ({opts})' if opts else ''}, {claim['folds']}-fold "
                f"{claim['criterion']} of the exact optima: at {at} in [{v0:.6g}, {v1:.6g}]; "
                f"no {rival} in {where} is better by more than delta = {claim['delta']:.4g}"]

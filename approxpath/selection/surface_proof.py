@@ -80,6 +80,8 @@ def cell_totals(cells, primal, dual, gap, rect, X_val, y_val, loss):
     """
     _, low, up = cells.prediction_enclosure(primal, dual, gap, *rect, X_val)
     lo, hi = loss_totals(loss, y_val, low, up)
+    # (one hull per cell: the cells' own edges make the grid, which the sub-intervals would multiply; a
+    # cell too wide for its enclosure is tiled again by the search where it matters)
     return float(lo.min()), float(hi.max())
 
 

@@ -329,11 +329,11 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
         except KeyboardInterrupt as exc:
             if state is None:
                 raise
-            raise SelectionInterrupted(_made(state, criterion, tol, engine, proof, t0)) from exc
+            raise SelectionInterrupted(_made(state, problem, criterion, tol, engine, proof, t0)) from exc
     finally:
         if bar is not None:
             bar.close()
-    result = _made(state, criterion, tol, engine, proof, t0)
+    result = _made(state, problem, criterion, tol, engine, proof, t0)
     t_edges, w_edges, _, HI, (j, i), *_ = state
     # the grid's rectangles as cells, oriented as the loss is (smaller is better)
     T, W = np.meshgrid(np.arange(t_edges.size - 1), np.arange(w_edges.size - 1))
@@ -343,14 +343,14 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     return surface_outcome(result, reason, spent, strict, sides)
 
 
-def _made(state, criterion, tol, engine, proof, t0):
+def _made(state, problem, criterion, tol, engine, proof, t0):
     """The :class:`SurfaceSelection` of a finished round's ``state``: its grid's edges, the
     rectangles' bounds ``LO``, ``HI`` (shape (w cells, t cells)), the chosen rectangle ``(j, i)``,
     δ, the rounds so far and the folds' cells then; ``proof(cells)``: what its certificate is made
     of (None where it has none)."""
     t_edges, w_edges, LO, HI, (j, i), delta, rounds, cells = state
     return SurfaceSelection(
-        t=log_mid(t_edges[i], t_edges[i + 1]), w=log_mid(w_edges[j], w_edges[j + 1]), weight=engine.problems[0].bound.weight,
+        t=log_mid(t_edges[i], t_edges[i + 1]), w=log_mid(w_edges[j], w_edges[j + 1]), weight=problem.bound.weight,
         value=(float(LO[j, i]), float(HI[j, i])), delta=delta, criterion=criterion, tol=float(tol),
         t_edges=t_edges, w_edges=w_edges, lo=LO, hi=HI, exact_solves=engine.n_solves, refinements=rounds,
         folds=len(cells), cells=sum(map(len, cells)), wall_s=time.perf_counter() - t0, proof=proof(cells))
