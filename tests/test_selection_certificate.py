@@ -135,6 +135,17 @@ def test_other_data_and_required_claims(svm_file):
         approxpath.load_path(file)
 
 
+def test_labels_0_and_1_verify_on_the_data_as_given():
+    """The file's hash is of the problem's labels (±1): the verifier maps the given 0/1 as the problem does."""
+    X, y = make_classification(n=30, d=2, seed=4)
+    y01 = np.where(y > 0, 1.0, 0.0)
+    s = select(approxpath.get_problem("kernel_svm")(X, y01, c=1.0), cv=3, eps=0.1, interval=(0.5, 4.0), tol=0.5,
+               strict=False)
+    arrays, meta = selection_certificate(s)
+    report = verify_selection(arrays, meta, X, y01)
+    assert report.ok, report.failures
+
+
 def test_klasso_over_lambda_by_mae():
     X, y = make_sinc(n=45, seed=2)
     problem = approxpath.get_problem("klasso")(X, y, bandwidth=1.0, parameter="lam")

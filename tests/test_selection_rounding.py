@@ -12,16 +12,14 @@ from approxpath.numerics import difference_up
 from approxpath.selection.cover import merge_covers
 from approxpath.selection.losses import loss_totals, pooled
 from approxpath.selection.predictions import combination_hull, cross_products, expansion_cover
-from approxpath.surface.select import _overlay
+from approxpath.selection.surface_proof import overlay
 
-_CELL = SimpleNamespace(t_lo=1.0, t_hi=2.0, w_lo=1.0, w_hi=2.0)
-_EDGES = np.array([1.0, 2.0])
+_CELL = np.array([[1.0, 2.0, 1.0, 2.0]])  # (t_lo, t_hi, w_lo, w_hi)
 
 
 def _pooled_cell(values, total):
-    """``(LO, HI)`` of one box cell pooled by ``_overlay`` over folds whose totals are ``values``."""
-    folds = [SimpleNamespace(cells=[_CELL], covers=[(_EDGES, np.array([v]), np.array([v]))]) for v in values]
-    LO, HI, _ = _overlay(folds, _EDGES, _EDGES, total)
+    """``(LO, HI)`` of one box cell pooled by ``overlay`` over folds whose totals are ``values``."""
+    _, _, LO, HI, _ = overlay([_CELL] * len(values), [np.array([[v, v]]) for v in values], total)
     return Fraction(float(LO[0, 0])), Fraction(float(HI[0, 0]))
 
 

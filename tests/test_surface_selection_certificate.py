@@ -54,7 +54,7 @@ def _forged(src, dst, edit):
 def test_the_file_verifies_and_its_claim_holds_against_the_exact_cv_error(svm_file):
     """The file's claim is the search's choice; ``verify`` re-proves it; the exact 2-fold error (a tight
     solve per fold) at the choice lies in the file's value, and at random points of the box it is not
-    below the chosen value by more than the file's δ."""
+    below the choice's by more than the file's δ."""
     X, y, s, file, claim = svm_file
     assert (claim["t"], claim["w"]) == (s.t, s.w) and claim["delta"] >= s.delta
     assert claim["value"][0] <= s.value[0] and s.value[1] <= claim["value"][1]
@@ -63,15 +63,15 @@ def test_the_file_verifies_and_its_claim_holds_against_the_exact_cv_error(svm_fi
     assert report.ok and report.certified == s.cells and not report.failures, report.failures
     assert report.claim["w"] == s.w and report.claim["folds"] == 2 and report.unit == "cells of the folds' surfaces"
     assert "2-fold error of the exact optima: at t = " in str(report) and "no point in t in [0.5, 4] x c" in str(report)
-    value, closest = svm_cv_error(X, y, _folds(32), s.t, s.w)
-    assert closest > 1e-6 and claim["value"][0] <= value <= claim["value"][1]
+    chosen, closest = svm_cv_error(X, y, _folds(32), s.t, s.w)
+    assert closest > 1e-6 and claim["value"][0] <= chosen <= claim["value"][1]
     rng = np.random.default_rng(0)
     checked = 0
     for _ in range(8):
         t, w = (float(np.exp(rng.uniform(np.log(lo), np.log(hi)))) for lo, hi in _BOX.values())
         value, closest = svm_cv_error(X, y, _folds(32), t, w)
         if closest > 1e-6:
-            assert value + 1e-15 >= claim["value"][1] - claim["delta"], (t, w)
+            assert chosen - value <= claim["delta"] + 1e-15, (t, w)
             checked += 1
     assert checked >= 6
 
@@ -123,6 +123,36 @@ def test_other_data_and_required_claims(svm_file):
     assert not eps.ok and "it claims a delta" in eps.failures[0]
     with pytest.raises(InputError, match="selection's certificate, not a path's"):
         approxpath.load_path(file)
+
+
+@pytest.mark.parametrize("kind", ["labels 0 and 1", "precomputed"])
+def test_the_data_as_the_user_has_them(kind):
+    """Labels 0/1 (the file's hash is of the problem's ±1) and a precomputed D (checked whole with the
+    box's smallest weight: the file's options have none) verify on the data given."""
+    X, y = make_classification(n=24, d=2, separation=1.5, seed=3)
+    y01 = np.where(y > 0, 1.0, 0.0)
+    data = (((X[:, None] - X[None]) ** 2).sum(-1), y) if kind == "precomputed" else (X, y01)
+    options = dict(kernel="precomputed") if kind == "precomputed" else {}
+    problem = approxpath.get_problem("kernel_svm")(*data, c=1.0, **options)
+    s = approxpath.select_surface(problem, cv=2, shuffle=0, eps=0.2, relative=True, tol=0.5, strict=False, **_BOX)
+    arrays, meta = surface_selection_certificate(s)
+    report = verify_surface_selection(arrays, meta, *data)
+    assert report.ok, report.failures
+
+
+def test_a_grid_beyond_the_memory_is_refused(monkeypatch):
+    """The grid is the product of the folds' distinct edges: 400 cells in strips each way make 200 x 200
+    rectangles; the memory check refuses them with a one-line error before any is allocated."""
+    from approxpath.selection.surface_proof import overlay
+
+    cuts = np.geomspace(0.5, 4.0, 201)
+    strips = [np.column_stack([cuts[:-1], cuts[1:], np.full(200, 0.5), np.full(200, 4.0)]),
+              np.column_stack([np.full(200, 0.5), np.full(200, 4.0), cuts[:-1], cuts[1:]])]
+    totals = [np.zeros((200, 2))] * 2
+    assert overlay(strips, totals, 10.0)[2].shape == (200, 200)
+    monkeypatch.setenv("APPROXPATH_MEMORY", "1e6")
+    with pytest.raises(InputError, match="200 x 200 rectangles"):
+        overlay(strips, totals, 10.0)
 
 
 def test_a_regression_loss_over_lam_and_the_bandwidth():

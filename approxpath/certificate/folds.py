@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -16,7 +15,7 @@ from ..errors import InputError
 from ..selection.losses import LOSSES, check_loss
 from .fields import META_FIELDS, field_errors, finite_number
 from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, size_mismatches
-from .inputs import bound_from_meta, carried_data_failures, check_data
+from .inputs import DataMismatch, carried_data_failures
 
 __all__ = ["MASKS", "SHARED_FIELDS", "CLAIM_FIELDS", "fold_arrays", "fold_masks", "split_failures",
            "choice_meta_errors", "choice_layout_errors", "data_failures", "fold_checks"]
@@ -126,32 +125,58 @@ def choice_layout_errors(arrays, meta, own, fold_layout):
     return errors
 
 
-def data_failures(arrays, meta, X, y, data_sha256):
-    """The checks of a choice's file against the data ``X, y`` (already checked as arrays) before its
-    folds: ``(failures, fatal)``, ``fatal`` True where the folds cannot be read from these data at all
-    (masks of another width, a D neither square nor sound).  Raises
-    :class:`~approxpath.certificate.inputs.DataMismatch` for other data than the file's."""
+def data_failures(arrays, meta, X, y, data_sha256, whole):
+    """The checks of a choice's file against the data ``X, y`` before its folds.
+
+    Parameters
+    ----------
+    arrays, meta
+        The file, its layout sound.
+    X, y : ndarray
+        The data, as given (checked as arrays).
+    data_sha256 : str or None
+        A required data hash.
+    whole : callable
+        ``whole(meta, X, y)``: the problem's certificate side on all the data, as the file's options
+        build it (:func:`~approxpath.certificate.inputs.bound_from_meta`; its data checked against
+        the file's hash).
+
+    Returns
+    -------
+    X, y : ndarray
+        The data as the problem takes them (its labels mapped, a precomputed D checked whole): what
+        the folds' rows come from.
+    failures : list of str
+    fatal : bool
+        True where the folds cannot be read from these data at all (options that build no problem,
+        masks of another width).
+
+    Raises
+    ------
+    DataMismatch
+        Other data than the file's.
+    """
     from .requirements import requirement_failures
 
-    check_data(meta, SimpleNamespace(X=X, y=y))
     failures = (requirement_failures(meta, None, False, None, data_sha256) + size_mismatches(meta, *X.shape)
                 + carried_data_failures(arrays, meta))
+    if content_sha256(arrays, meta) != meta.get("content_sha256"):
+        failures.append("the file was modified after it was written (content sha256 differs)")
+    try:
+        bound = whole(meta, X, y)
+    except DataMismatch:
+        raise
+    except InputError as exc:  # (options outside their domains, a D that is none)
+        return X, y, [f"the data: {exc}"] + failures, True
+    X, y = bound.X, bound.y
     try:
         check_loss(meta["criterion"], y)
     except InputError as exc:
         failures.append(f"meta 'criterion': {exc}")
-    if content_sha256(arrays, meta) != meta.get("content_sha256"):
-        failures.append("the file was modified after it was written (content sha256 differs)")
     train, test = arrays["train"], arrays["test"]
-    if train.shape[1] != X.shape[0] or (_precomputed(meta) and X.shape[0] != X.shape[1]):
-        return [f"the folds' masks have {train.shape[1]} columns, for {X.shape[0]} points of data of shape "
-                f"{X.shape}"] + failures, True
-    if _precomputed(meta):  # D itself, as the problem checks it (a fold's D and held-out rows are parts of it)
-        try:
-            bound_from_meta(meta, X, y)
-        except InputError as exc:
-            return [f"the data: {exc}"] + failures, True
-    return failures + split_failures(train, test), False
+    if train.shape[1] != X.shape[0]:
+        return X, y, [f"the folds' masks have {train.shape[1]} columns, for {X.shape[0]} points of data"] + failures, True
+    return X, y, failures + split_failures(train, test), False
 
 
 def _precomputed(meta):

@@ -197,8 +197,7 @@ def verify_selection(arrays, meta, X, y, *, source="as given", eps=None, relativ
     from .verify import VerifyReport, claim_of, failed_report, verify_path
 
     claim = claim_of(meta, source)
-    X, y = check_X_y(X, y)
-    failures, fatal = data_failures(arrays, meta, X, y, data_sha256)
+    X, y, failures, fatal = data_failures(arrays, meta, *check_X_y(X, y), data_sha256, bound_from_meta)
     if fatal:
         return failed_report(*failures, claim=claim)
     failures += requirement_failures(meta, interval=interval)

@@ -163,8 +163,7 @@ def verify_surface_selection(arrays, meta, X, y, *, source="as given", eps=None,
     from .verify import VerifyReport, claim_of, failed_report
 
     claim = claim_of(meta, source)
-    X, y = check_X_y(X, y)
-    failures, fatal = data_failures(arrays, meta, X, y, data_sha256)
+    X, y, failures, fatal = data_failures(arrays, meta, *check_X_y(X, y), data_sha256, bound_at_box)
     if fatal:
         return failed_report(*failures, claim=claim)
     failures += box_requirement_failures(meta["box"], box, interval)

@@ -22,6 +22,10 @@ from .proof import delta_of, held_out
 
 __all__ = ["SurfaceProof", "cell_totals", "overlay", "surface_claims"]
 
+# Bytes a rectangle of the grid takes while it is overlaid: LO and HI (float64), the count of the cells
+# over it (int32), and what pooling them makes (the quotients, three temporaries, the results: float64).
+_RECT_BYTES = 20 + 7 * 8
+
 
 @dataclass(frozen=True)
 class SurfaceProof:
@@ -111,11 +115,19 @@ def overlay(rects, totals, total):
     ------
     ValueError
         A rectangle of the grid not covered by exactly one cell of each fold.
+    InputError
+        A grid larger than the memory available holds (:func:`~approxpath.memory.check_fits`): its
+        rectangles are the product of the folds' distinct edges, a file's cells as a forger chose them.
     """
+    from ..memory import Estimate, check_fits
+
     t_edges = np.unique(np.concatenate([r[:, :2].ravel() for r in rects]))
     w_edges = np.unique(np.concatenate([r[:, 2:].ravel() for r in rects]))
-    LO = np.zeros((w_edges.size - 1, t_edges.size - 1))
-    HI, covered, owners = np.zeros_like(LO), np.zeros(LO.shape, dtype=int), []
+    shape = (w_edges.size - 1, t_edges.size - 1)
+    check_fits(Estimate(((f"{shape[0]:,} x {shape[1]:,} rectangles", float(shape[0] * shape[1] * _RECT_BYTES)),)),
+               "enclosing the criterion on the grid of the folds' cells", "choose over a smaller box or to a larger tol")
+    LO = np.zeros(shape)
+    HI, covered, owners = np.zeros_like(LO), np.zeros(shape, dtype=np.int32), []
     for r, tot in zip(rects, totals):
         i0s, i1s = np.searchsorted(t_edges, r[:, 0]), np.searchsorted(t_edges, r[:, 1])
         j0s, j1s = np.searchsorted(w_edges, r[:, 2]), np.searchsorted(w_edges, r[:, 3])
