@@ -175,7 +175,8 @@ def data_failures(arrays, meta, X, y, data_sha256, whole):
         failures.append(f"meta 'criterion': {exc}")
     train, test = arrays["train"], arrays["test"]
     if train.shape[1] != X.shape[0]:
-        return X, y, [f"the folds' masks have {train.shape[1]} columns, for {X.shape[0]} points of data"] + failures, True
+        wrong = f"the folds' masks have {train.shape[1]} columns, for {X.shape[0]} points of data"
+        return X, y, [wrong] + failures, True
     return X, y, failures + split_failures(train, test), False
 
 

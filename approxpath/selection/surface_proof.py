@@ -124,8 +124,9 @@ def overlay(rects, totals, total):
     t_edges = np.unique(np.concatenate([r[:, :2].ravel() for r in rects]))
     w_edges = np.unique(np.concatenate([r[:, 2:].ravel() for r in rects]))
     shape = (w_edges.size - 1, t_edges.size - 1)
-    check_fits(Estimate(((f"{shape[0]:,} x {shape[1]:,} rectangles", float(shape[0] * shape[1] * _RECT_BYTES)),)),
-               "enclosing the criterion on the grid of the folds' cells", "choose over a smaller box or to a larger tol")
+    grid = Estimate(((f"{shape[0]:,} x {shape[1]:,} rectangles", float(shape[0] * shape[1] * _RECT_BYTES)),))
+    check_fits(grid, "enclosing the criterion on the grid of the folds' cells", "choose over a smaller box or to a "
+               "larger tol")
     LO = np.zeros(shape)
     HI, covered, owners = np.zeros_like(LO), np.zeros(shape, dtype=np.int32), []
     for r, tot in zip(rects, totals):
