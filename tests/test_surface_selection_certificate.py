@@ -155,6 +155,16 @@ def test_a_grid_beyond_the_memory_is_refused(monkeypatch):
         overlay(strips, totals, 10.0)
 
 
+def test_a_verifier_refuses_the_grid_before_it_encloses_any_cell(svm_file, monkeypatch):
+    import approxpath.selection.surface_proof as proof
+
+    arrays, meta = read_certificate(svm_file[3])
+    monkeypatch.setenv("APPROXPATH_MEMORY", "1e3")
+    monkeypatch.setattr(proof, "cell_totals", lambda *a: pytest.fail("a cell was enclosed"))
+    report = verify_surface_selection(arrays, meta, svm_file[0], svm_file[1])
+    assert not report.ok and "rectangles" in report.failures[0] and "more memory" in report.failures[0], report.failures
+
+
 def test_a_regression_loss_over_lam_and_the_bandwidth():
     """klasso's mae: the writer's enclosure is the search's, the verifier's the writer's."""
     X, y = make_sinc(n=24, seed=1)

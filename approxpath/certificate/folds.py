@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..selection.losses import LOSSES, check_loss
 from .fields import META_FIELDS, field_errors, finite_number
 from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, size_mismatches
-from .inputs import DataMismatch, carried_data_failures
+from .inputs import BadOptions, DataMismatch, carried_data_failures
 
 __all__ = ["MASKS", "SHARED_FIELDS", "CLAIM_FIELDS", "fold_arrays", "fold_masks", "split_failures",
            "choice_meta_errors", "choice_layout_errors", "data_failures", "fold_checks"]
@@ -166,8 +166,8 @@ def data_failures(arrays, meta, X, y, data_sha256, whole):
         bound = whole(meta, X, y)
     except DataMismatch:
         raise
-    except InputError as exc:  # (options outside their domains, a D that is none)
-        return X, y, [f"the data: {exc}"] + failures, True
+    except BadOptions as exc:  # (options outside their domains, or data the problem refuses: "options: ...")
+        return X, y, [str(exc)] + failures, True
     X, y = bound.X, bound.y
     try:
         check_loss(meta["criterion"], y)

@@ -119,14 +119,8 @@ def overlay(rects, totals, total):
         A grid larger than the memory available holds (:func:`~approxpath.memory.check_fits`): its
         rectangles are the product of the folds' distinct edges, a file's cells as a forger chose them.
     """
-    from ..memory import Estimate, check_fits
-
-    t_edges = np.unique(np.concatenate([r[:, :2].ravel() for r in rects]))
-    w_edges = np.unique(np.concatenate([r[:, 2:].ravel() for r in rects]))
+    t_edges, w_edges = _grid(rects, "choose over a smaller box or to a larger tol")
     shape = (w_edges.size - 1, t_edges.size - 1)
-    grid = Estimate(((f"{shape[0]:,} x {shape[1]:,} rectangles", float(shape[0] * shape[1] * _RECT_BYTES)),))
-    check_fits(grid, "enclosing the criterion on the grid of the folds' cells", "choose over a smaller box or to a "
-               "larger tol")
     LO = np.zeros(shape)
     HI, covered, owners = np.zeros_like(LO), np.zeros(shape, dtype=np.int32), []
     for r, tot in zip(rects, totals):
@@ -141,6 +135,19 @@ def overlay(rects, totals, total):
     if not np.all(covered == len(rects)):  # a rectangle missed or counted twice would make a false claim
         raise ValueError("the folds' cells do not tile one box")
     return (t_edges, w_edges, *pooled(LO, HI, total, len(rects)), owners)
+
+
+def _grid(rects, fix):
+    """``(t_edges, w_edges)``: every edge of the cells ``rects``; :class:`InputError` (saying ``fix``) where
+    the grid's rectangles would not fit in the memory available (:func:`~approxpath.memory.check_fits`)."""
+    from ..memory import Estimate, check_fits
+
+    t_edges = np.unique(np.concatenate([r[:, :2].ravel() for r in rects]))
+    w_edges = np.unique(np.concatenate([r[:, 2:].ravel() for r in rects]))
+    rows, cols = w_edges.size - 1, t_edges.size - 1
+    check_fits(Estimate(((f"{rows:,} x {cols:,} rectangles", float(rows * cols * _RECT_BYTES)),)),
+               "enclosing the criterion on the grid of the folds' cells", fix)
+    return t_edges, w_edges
 
 
 def surface_claims(cells, pairs, rects, gaps, X_vals, y_vals, loss, t, w):
@@ -173,6 +180,7 @@ def surface_claims(cells, pairs, rects, gaps, X_vals, y_vals, loss, t, w):
         ``value[1] - low`` rounded up; for the 0-1 error the largest multiple of ``1/N`` not above
         it (:func:`~.proof.delta_of`).
     """
+    _grid(rects, "verify it on a machine with more memory")  # (before any cell is enclosed: a forged file's grid)
     totals = [np.array([cell_totals(c, p, d, g, tuple(r), X_val, y_val, loss) for (p, d), r, g
                         in zip(fold_pairs, rs.tolist(), gs.tolist())]).reshape(-1, 2)
               for c, fold_pairs, rs, gs, X_val, y_val in zip(cells, pairs, rects, gaps, X_vals, y_vals)]
