@@ -75,3 +75,16 @@ def ridge_cv_loss(X, y, folds, t, lam, criterion="mse"):
         r = kernel(X[va], X[tr], t) @ c - y[va]
         total += float(np.sum(r * r if criterion == "mse" else np.abs(r)))
     return total / len(y)
+
+
+def forged(src, dst, edit):
+    """The certificate ``src`` with ``edit(arrays, meta)`` applied and its content hash recomputed (as a
+    forger would), written to ``dst``."""
+    from approxpath.certificate.format import content_sha256, read_certificate, write_npz
+
+    arrays, meta = read_certificate(src)
+    arrays = {k: np.array(v) for k, v in arrays.items()}
+    edit(arrays, meta)
+    meta["content_sha256"] = content_sha256(arrays, meta)
+    write_npz(dst, arrays, meta)
+    return dst

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 import approxpath
-from approxpath.certificate.format import content_sha256, read_certificate, write_npz
+from approxpath.certificate.format import content_sha256, read_certificate
 from approxpath.certificate.selection import selection_certificate, verify_selection
 from approxpath.data import make_classification, make_sinc
 from approxpath.errors import InputError
 from approxpath.selection import select
 from approxpath.selection.proof import claims
 
-from selection_helpers import cells_hold_cv_error
+from selection_helpers import cells_hold_cv_error, forged
 
 
 @pytest.fixture(scope="module")
@@ -30,16 +30,6 @@ def svm_file(tmp_path_factory):
     s = select(problem, cv=3, eps=0.05, interval=(0.1, 10.0), tol=0.05)
     file = tmp_path_factory.mktemp("sel") / "svm.npz"
     return X, problem.y, s, file, s.save(file)
-
-
-def _forged(src, dst, edit):
-    """``src`` with ``edit(arrays, meta)`` applied and its content hash recomputed."""
-    arrays, meta = read_certificate(src)
-    arrays = {k: np.array(v) for k, v in arrays.items()}
-    edit(arrays, meta)
-    meta["content_sha256"] = content_sha256(arrays, meta)
-    write_npz(dst, arrays, meta)
-    return dst
 
 
 def test_the_file_verifies_and_its_cells_hold_the_exact_cv_error(svm_file):
@@ -98,7 +88,7 @@ def test_cells_where_the_last_pieces_prove_less_are_halved():
 ])
 def test_a_forged_claim_fails(svm_file, tmp_path, forgery, says):
     *_, file, _ = svm_file
-    report = approxpath.verify(_forged(file, tmp_path / "forged.npz", forgery))
+    report = approxpath.verify(forged(file, tmp_path / "forged.npz", forgery))
     assert not report.ok and any(says in f for f in report.failures), report.failures
 
 
@@ -106,7 +96,7 @@ def test_a_delta_of_zero_where_it_is_not_proven_fails(svm_file, tmp_path):
     *_, file, claim = svm_file
     if claim["delta"] == 0:
         pytest.skip("the search proved delta = 0")  # (not with this data: delta 1/45 or more)
-    report = approxpath.verify(_forged(file, tmp_path / "zero.npz", lambda a, m: m.update(delta=0.0)))
+    report = approxpath.verify(forged(file, tmp_path / "zero.npz", lambda a, m: m.update(delta=0.0)))
     assert not report.ok and any("prove only" in f for f in report.failures)
 
 
@@ -119,7 +109,7 @@ def test_the_layout_is_checked_before_anything_is_used(svm_file, tmp_path):
              (lambda a, m: m.update(selection_format=9), "newer approxpath"),
              (lambda a, m: a["cell_lo"].__setitem__(0, np.nan), "finite")]
     for edit, says in cases:
-        report = approxpath.verify(_forged(file, tmp_path / "bad.npz", edit))
+        report = approxpath.verify(forged(file, tmp_path / "bad.npz", edit))
         assert not report.ok and any(says in f for f in report.failures), (says, report.failures)
 
 
@@ -239,7 +229,7 @@ def test_the_data_carried_and_their_size_are_checked(svm_file, tmp_path):
     cases = [(lambda a, m: a["data_X"].__imul__(2.0), "the data the certificate carries do not match"),
              (lambda a, m: m.update(d=99), "d = 99")]
     for edit, says in cases:
-        report = approxpath.verify(_forged(file, tmp_path / "bad.npz", edit), X, y)
+        report = approxpath.verify(forged(file, tmp_path / "bad.npz", edit), X, y)
         assert not report.ok and any(says in f for f in report.failures), report.failures
 
 

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import approxpath
-from approxpath.certificate.format import content_sha256, read_certificate, write_npz
+from approxpath.certificate.format import read_certificate
 from approxpath.certificate.surface_selection import surface_selection_certificate, verify_surface_selection
 from approxpath.data import make_classification, make_sinc
 from approxpath.errors import InputError
 
-from selection_helpers import svm_cv_error
+from selection_helpers import forged, svm_cv_error
 
 pytest.importorskip("sklearn")
 
@@ -38,16 +38,6 @@ def svm_file(tmp_path_factory):
     s = approxpath.select_surface(problem, cv=_folds(32), eps=0.1, relative=True, tol=0.4, strict=False, **_BOX)
     file = tmp_path_factory.mktemp("surface_choice") / "svm.npz"
     return X, problem.y, s, file, s.save(file)
-
-
-def _forged(src, dst, edit):
-    """``src`` with ``edit(arrays, meta)`` applied and its content hash recomputed."""
-    arrays, meta = read_certificate(src)
-    arrays = {k: np.array(v) for k, v in arrays.items()}
-    edit(arrays, meta)
-    meta["content_sha256"] = content_sha256(arrays, meta)
-    write_npz(dst, arrays, meta)
-    return dst
 
 
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
@@ -96,7 +86,7 @@ def test_the_file_verifies_and_its_claim_holds_against_the_exact_cv_error(svm_fi
 ])
 def test_forged_claims_are_refused(svm_file, tmp_path, edit, says):
     X, y, _, file, _ = svm_file
-    report = approxpath.verify(_forged(file, tmp_path / "forged.npz", edit))
+    report = approxpath.verify(forged(file, tmp_path / "forged.npz", edit))
     assert not report.ok and any(says in f for f in report.failures), report.failures
 
 
@@ -107,7 +97,7 @@ def test_a_fold_missing_cells_fails_its_tiling(svm_file, tmp_path):
             a[key] = a[key][keep]
         m["folds"][0]["cell_kinds"] = m["folds"][0]["cell_kinds"][1:]
 
-    report = approxpath.verify(_forged(svm_file[3], tmp_path / "forged.npz", drop))
+    report = approxpath.verify(forged(svm_file[3], tmp_path / "forged.npz", drop))
     assert not report.ok and any("do not tile the bandwidths" in f for f in report.failures), report.failures
 
 
