@@ -14,11 +14,11 @@ import numpy as np
 from ..errors import InputError
 from ..selection.losses import LOSSES, check_loss
 from .fields import META_FIELDS, field_errors, finite_number
-from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, size_mismatches
+from .format import DATA_FIELDS, FORMAT_VERSION, MAX_MEMBERS, content_sha256, size_mismatches, write_npz
 from .inputs import BadOptions, DataMismatch, carried_data_failures
 
-__all__ = ["MASKS", "SHARED_FIELDS", "CLAIM_FIELDS", "fold_arrays", "fold_masks", "split_failures",
-           "choice_meta_errors", "choice_layout_errors", "data_failures", "fold_checks"]
+__all__ = ["MASKS", "SHARED_FIELDS", "CLAIM_FIELDS", "fold_arrays", "fold_masks", "split_failures", "choice_contents",
+           "write_choice", "choice_meta_errors", "choice_layout_errors", "data_failures", "fold_checks"]
 
 #: The folds' masks: each fold's training and held-out points of the data, (k, n) booleans.
 MASKS = ("train", "test")
@@ -75,6 +75,36 @@ def split_failures(train, test):
     if not (np.all(train.sum(axis=1) >= 2) and np.all(test.any(axis=1))):
         out.append("every fold must train on 2 points at least and hold out 1")
     return out
+
+
+def choice_contents(selection, arrays, meta, embed_data, folds, **claim):
+    """``(arrays, meta)`` of a choice's file, finished: ``meta`` (the problem's on all the data) with the
+    choice's fields, ``claim`` (its own: the kind, the ranges, the claim's value and δ) and ``folds``
+    (each fold's certificate ``meta``), the data added to ``arrays`` where ``embed_data`` (by default where
+    no data file is recorded), and the content's hash; :class:`InputError` for more members than a
+    certificate may hold."""
+    from .. import __version__
+
+    problem = selection.proof.problem
+    meta.pop("distances_sha256", None)  # (the folds' certificates record their own D's, and verify checks those)
+    if embed_data if embed_data is not None else not meta.get("data_file"):
+        arrays.update(data_X=np.asarray(problem.X, dtype=float), data_y=np.asarray(problem.y, dtype=float))
+    meta.update(format_version=FORMAT_VERSION, library_version=__version__, criterion=selection.criterion,
+                sense=selection.sense, t=float(selection.t), tol=selection.tol,
+                search_delta=None if np.isnan(selection.delta) else float(selection.delta),
+                exact_solves=selection.exact_solves, wall_s=selection.wall_s, **claim, folds=folds)
+    meta["content_sha256"] = content_sha256(arrays, meta)
+    if len(arrays) + 1 > MAX_MEMBERS:
+        raise InputError(f"this choice's certificate would hold {len(arrays) + 1} arrays, more than a certificate "
+                         f"may ({MAX_MEMBERS}): use fewer folds (100 fit)")
+    return arrays, meta
+
+
+def write_choice(file, arrays, meta, keys):
+    """Write a choice's file (:func:`choice_contents`) to ``file`` atomically; its claim, the entries
+    ``keys`` of ``meta``."""
+    write_npz(file, arrays, meta, inputs=[meta["data_file"]] if isinstance(meta.get("data_file"), str) else [])
+    return {key: meta[key] for key in keys}
 
 
 def choice_meta_errors(meta, fields, newest, kind):

@@ -28,9 +28,8 @@ from ..errors import InputError
 from ..selection.losses import LOSSES
 from ..selection.proof import claims, delta_of, held_out, stored_claims
 from .fields import META_FIELDS, layout_errors, number_array_errors
-from .folds import (CLAIM_FIELDS, MASKS, choice_layout_errors, choice_meta_errors, data_failures, fold_checks,
-                    fold_masks, split_failures)
-from .format import FORMAT_VERSION, MAX_MEMBERS, content_sha256, write_npz
+from .folds import (CLAIM_FIELDS, MASKS, choice_contents, choice_layout_errors, choice_meta_errors, data_failures,
+                    fold_checks, fold_masks, split_failures, write_choice)
 from .inputs import bound_from_meta
 
 __all__ = ["SELECTION", "SELECTION_FORMAT", "SELECTION_FIELDS", "MAX_CELLS", "is_selection", "selection_certificate",
@@ -77,7 +76,6 @@ def selection_certificate(selection, embed_data=None):
     (:func:`~approxpath.selection.proof.stored_claims`), with the δ those prove; ``embed_data``: store
     the data (default: where no data file is recorded)."""
     from ..driver import path_meta
-    from .. import __version__
 
     proof = selection.proof
     if proof is None or selection.kind != "certified":  # (uncertified pieces: their folds' paths prove nothing)
@@ -104,28 +102,15 @@ def selection_certificate(selection, embed_data=None):
         fold_arrays_, fold_meta = fold.certificate(embed_data=False)
         arrays.update({f"fold{j}.{key}": v for key, v in fold_arrays_.items()})
         folds.append(fold_meta)
-    meta = path_meta(problem, None)
-    meta.pop("distances_sha256", None)  # (the folds' paths record their own D's, and verify checks those)
-    if embed_data if embed_data is not None else not meta.get("data_file"):
-        arrays.update(data_X=np.asarray(problem.X, dtype=float), data_y=np.asarray(problem.y, dtype=float))
-    meta.update(certificate=SELECTION, selection_format=SELECTION_FORMAT, format_version=FORMAT_VERSION,
-                library_version=__version__, interval=[float(edges[0]), float(edges[-1])], criterion=loss,
-                sense=selection.sense, t=float(selection.t), value=list(value), delta=delta, tol=selection.tol,
-                search_delta=None if np.isnan(selection.delta) else float(selection.delta),
-                exact_solves=selection.exact_solves, wall_s=selection.wall_s, folds=folds)
-    meta["content_sha256"] = content_sha256(arrays, meta)
-    if len(arrays) + 1 > MAX_MEMBERS:
-        raise InputError(f"this selection's certificate would hold {len(arrays) + 1} arrays, more than a certificate "
-                         f"may ({MAX_MEMBERS}): use fewer folds (100 fit)")
-    return arrays, meta
+    return choice_contents(selection, arrays, path_meta(problem, None), embed_data, folds, certificate=SELECTION,
+                           selection_format=SELECTION_FORMAT, interval=[float(edges[0]), float(edges[-1])],
+                           value=list(value), delta=delta)
 
 
 def write_selection(selection, file, embed_data=None):
     """Write :func:`selection_certificate` to ``file`` atomically; the file's claim ``{"t", "value",
     "delta"}``."""
-    arrays, meta = selection_certificate(selection, embed_data)
-    write_npz(file, arrays, meta, inputs=[meta["data_file"]] if isinstance(meta.get("data_file"), str) else [])
-    return {key: meta[key] for key in ("t", "value", "delta")}
+    return write_choice(file, *selection_certificate(selection, embed_data), ("t", "value", "delta"))
 
 
 # ------------------------------------------------------------------------------ reading

@@ -26,9 +26,8 @@ from ..selection.losses import LOSSES
 from ..selection.proof import delta_of, held_out, stored_claims
 from ..selection.surface_proof import surface_claims
 from .fields import finite_number
-from .folds import (CLAIM_FIELDS, MASKS, choice_layout_errors, choice_meta_errors, data_failures, fold_checks,
-                    fold_masks, split_failures)
-from .format import FORMAT_VERSION, MAX_MEMBERS, content_sha256, write_npz
+from .folds import (CLAIM_FIELDS, MASKS, choice_contents, choice_layout_errors, choice_meta_errors, data_failures,
+                    fold_checks, fold_masks, split_failures, write_choice)
 from .surface import BOX_FIELDS, bound_at_box, pair_arrays, surface_layout_errors, verify_surface
 
 __all__ = ["SURFACE_SELECTION", "SURFACE_SELECTION_FORMAT", "is_surface_selection", "surface_selection_certificate",
@@ -63,7 +62,6 @@ def surface_selection_certificate(selection, embed_data=None):
     (:func:`~approxpath.selection.surface_proof.surface_claims`), padded outward
     (:func:`~approxpath.selection.proof.stored_claims`), with the δ it proves; ``embed_data``: store the
     data (default: where no data file is recorded)."""
-    from .. import __version__
     from ..cells import CellBound
     from ..surface.build import surface_meta
     from ..surface.result import Surface
@@ -92,29 +90,15 @@ def surface_selection_certificate(selection, embed_data=None):
     value, low, _ = surface_claims([CellBound(p.bound) for p in proof.problems], pairs, rects, gaps, proof.X_vals,
                                    proof.y_vals, loss, selection.t, selection.w)
     _, _, value, delta = stored_claims([low], [low], value, loss, held_out(proof.y_vals))
-    meta = surface_meta(problem)
-    meta.pop("distances_sha256", None)  # (the folds' surfaces record their own D's, and verify checks those)
-    if embed_data if embed_data is not None else not meta.get("data_file"):
-        arrays.update(data_X=np.asarray(problem.X, dtype=float), data_y=np.asarray(problem.y, dtype=float))
-    meta.update(certificate=SURFACE_SELECTION, selection_format=SURFACE_SELECTION_FORMAT,
-                format_version=FORMAT_VERSION, library_version=__version__,
-                box=[list(map(float, r)) for r in proof.box], criterion=loss, sense=selection.sense,
-                t=float(selection.t), w=float(selection.w), value=list(value), delta=delta, tol=selection.tol,
-                search_delta=float(selection.delta), exact_solves=selection.exact_solves, wall_s=selection.wall_s,
-                folds=folds)
-    meta["content_sha256"] = content_sha256(arrays, meta)
-    if len(arrays) + 1 > MAX_MEMBERS:
-        raise InputError(f"this choice's certificate would hold {len(arrays) + 1} arrays, more than a certificate "
-                         f"may ({MAX_MEMBERS}): use fewer folds")
-    return arrays, meta
+    return choice_contents(selection, arrays, surface_meta(problem), embed_data, folds, certificate=SURFACE_SELECTION,
+                           selection_format=SURFACE_SELECTION_FORMAT, box=[list(map(float, r)) for r in proof.box],
+                           w=float(selection.w), value=list(value), delta=delta)
 
 
 def write_surface_selection(selection, file, embed_data=None):
     """Write :func:`surface_selection_certificate` to ``file`` atomically; the file's claim ``{"t",
     "w", "value", "delta"}``."""
-    arrays, meta = surface_selection_certificate(selection, embed_data)
-    write_npz(file, arrays, meta, inputs=[meta["data_file"]] if isinstance(meta.get("data_file"), str) else [])
-    return {key: meta[key] for key in ("t", "w", "value", "delta")}
+    return write_choice(file, *surface_selection_certificate(selection, embed_data), ("t", "w", "value", "delta"))
 
 
 def surface_selection_meta_errors(meta):
