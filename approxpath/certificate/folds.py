@@ -17,8 +17,9 @@ from .fields import META_FIELDS, field_errors, finite_number
 from .format import DATA_FIELDS, FORMAT_VERSION, MAX_MEMBERS, content_sha256, size_mismatches, write_npz
 from .inputs import BadOptions, DataMismatch, carried_data_failures
 
-__all__ = ["MASKS", "SHARED_FIELDS", "CLAIM_FIELDS", "fold_arrays", "fold_masks", "split_failures", "choice_contents",
-           "write_choice", "choice_meta_errors", "choice_layout_errors", "data_failures", "fold_checks"]
+__all__ = ["MASKS", "SHARED_FIELDS", "CLAIM_FIELDS", "fold_arrays", "fold_masks", "split_failures", "choice_split",
+           "choice_contents", "write_choice", "choice_meta_errors", "choice_layout_errors", "data_failures",
+           "fold_checks"]
 
 #: The folds' masks: each fold's training and held-out points of the data, (k, n) booleans.
 MASKS = ("train", "test")
@@ -38,8 +39,8 @@ CLAIM_FIELDS = {
     "delta": (True, lambda v: finite_number(v) and v >= 0, "a finite number >= 0"),
     "tol": (False, lambda v: finite_number(v) and v > 0, "a positive finite number"),
     "search_delta": (False, lambda v: v is None or finite_number(v), "a finite number or null"),
-    "folds": (True, lambda v: isinstance(v, list) and len(v) >= 2 and all(isinstance(m, dict) for m in v),
-              "a list of the folds' meta (2 at least)"),
+    "folds": (True, lambda v: isinstance(v, list) and len(v) >= 1 and all(isinstance(m, dict) for m in v),
+              "a list of the folds' meta (one: a hold-out set)"),
     # (required here: the masks' width and the claim's wording rest on it)
     "n": (True, META_FIELDS["n"][1], META_FIELDS["n"][2]),
 }
@@ -62,30 +63,62 @@ def fold_masks(splits, n):
 
 
 def split_failures(train, test):
-    """Why the folds' masks ``train``, ``test`` (k, n) are not a split of the data: each point held out
-    by one fold and trained on by the others, each fold training on 2 points at least and holding out
-    1; empty when they are."""
+    """Why the folds' masks ``train``, ``test`` (k, n) are not a split of the data: k folds, each point
+    held out by one fold and trained on by the others; one fold (a hold-out set), each point trained on
+    or held out; each fold training on 2 points at least and holding out 1.  Empty when they are."""
     out = []
     if np.any(train & test):
         first = int(np.flatnonzero(np.any(train & test, axis=1))[0])
         out.append(f"fold {first + 1} trains on a point it holds out")
-    elif not (np.all(test.sum(axis=0) == 1) and np.array_equal(train, ~test)):
-        out.append("the folds do not split the data: each point must be held out by one fold and trained on by "
-                   "the others")
+    elif not (np.array_equal(train, ~test) and (train.shape[0] == 1 or np.all(test.sum(axis=0) == 1))):
+        out.append("the folds do not split the data: each point must be " + (
+            "trained on or held out" if train.shape[0] == 1 else "held out by one fold and trained on by the others"))
     if not (np.all(train.sum(axis=1) >= 2) and np.all(test.any(axis=1))):
         out.append("every fold must train on 2 points at least and hold out 1")
     return out
 
 
-def choice_contents(selection, arrays, meta, embed_data, folds, **claim):
-    """``(arrays, meta)`` of a choice's file, finished: ``meta`` (the problem's on all the data) with the
+def choice_split(proof):
+    """``(problem, train, test)``: the problem on a choice's data and the folds' masks (k, n).
+
+    The data of a k-fold choice are its problem's; those of a hold-out set (``proof.splits`` None) are
+    the training points followed by the held-out ones, the one fold training on the first.
+
+    Raises
+    ------
+    InputError
+        Masks that do not split the data; a hold-out set of a precomputed D (its rows hold no kernel
+        among the held-out points); training and held-out points the problem refuses together.
+    """
+    problem = proof.problem
+    if proof.splits is not None:
+        train, test = fold_masks(proof.splits, problem.X.shape[0])
+        unsplit = split_failures(train, test)
+        if unsplit:
+            raise InputError(f"{unsplit[0]}, as a k-fold splitter's folds do")
+        return problem, train, test
+    options = problem.options()
+    if options.get("kernel") == "precomputed":
+        raise InputError("a hold-out set of a precomputed D holds no kernel among the held-out points: its data are "
+                         "no D of all points")
+    X = np.vstack([problem.X, proof.X_vals[0]])
+    try:
+        whole = type(problem)(X, np.concatenate([problem.y, proof.y_vals[0]]), **options)
+    except InputError as exc:
+        raise InputError(f"the problem refuses the training and held-out points together ({exc})") from None
+    train = np.zeros((1, X.shape[0]), dtype=bool)
+    train[0, :problem.X.shape[0]] = True
+    return whole, train, ~train
+
+
+def choice_contents(selection, problem, arrays, meta, embed_data, folds, **claim):
+    """``(arrays, meta)`` of a choice's file, finished: ``meta`` (``problem``'s, on all the data) with the
     choice's fields, ``claim`` (its own: the kind, the ranges, the claim's value and δ) and ``folds``
     (each fold's certificate ``meta``), the data added to ``arrays`` where ``embed_data`` (by default where
     no data file is recorded), and the content's hash; :class:`InputError` for more members than a
     certificate may hold."""
     from .. import __version__
 
-    problem = selection.proof.problem
     meta.pop("distances_sha256", None)  # (the folds' certificates record their own D's, and verify checks those)
     if embed_data if embed_data is not None else not meta.get("data_file"):
         arrays.update(data_X=np.asarray(problem.X, dtype=float), data_y=np.asarray(problem.y, dtype=float))

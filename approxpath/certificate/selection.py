@@ -28,8 +28,8 @@ from ..errors import InputError
 from ..selection.losses import LOSSES
 from ..selection.proof import claims, delta_of, held_out, stored_claims
 from .fields import META_FIELDS, layout_errors, number_array_errors
-from .folds import (CLAIM_FIELDS, MASKS, choice_contents, choice_layout_errors, choice_meta_errors, data_failures,
-                    fold_checks, fold_masks, split_failures, write_choice)
+from .folds import (CLAIM_FIELDS, MASKS, choice_contents, choice_layout_errors, choice_meta_errors, choice_split,
+                    data_failures, fold_checks, write_choice)
 from .inputs import bound_from_meta
 
 __all__ = ["SELECTION", "SELECTION_FORMAT", "SELECTION_FIELDS", "MAX_CELLS", "is_selection", "selection_certificate",
@@ -60,13 +60,13 @@ def is_selection(meta):
 
 
 # ------------------------------------------------------------------------------ writing
-def _no_file(selection):
-    why = ("its criterion is sampled: nothing is proven" if selection.kind != "certified" else
-           "its criterion is not a validation loss" if selection.criterion not in LOSSES else
-           "it has no path (cells between exact optima)" if not selection.paths else
-           "it was chosen on a hold-out set" if selection.folds == 1 else "it holds no proof (proof=None)")
-    return InputError(f"this selection has no certificate file: {why}; one is written for a k-fold selection "
-                      "(cv=K) by a validation loss enclosed from the folds' paths")
+def _no_file(selection, why=None):
+    why = why or ("its criterion is sampled: nothing is proven" if selection.kind != "certified" else
+                  "its criterion is not a validation loss" if selection.criterion not in LOSSES else
+                  "it has no path (cells between exact optima)" if not selection.paths else
+                  "it holds no proof (proof=None)")
+    return InputError(f"this selection has no certificate file: {why}; one is written for a selection by a "
+                      "validation loss (cv=K or a hold-out set) enclosed from the folds' paths")
 
 
 def selection_certificate(selection, embed_data=None):
@@ -80,11 +80,11 @@ def selection_certificate(selection, embed_data=None):
     proof = selection.proof
     if proof is None or selection.kind != "certified":  # (uncertified pieces: their folds' paths prove nothing)
         raise _no_file(selection)
-    problem, loss = proof.problem, selection.criterion
-    train, test = fold_masks(proof.splits, problem.X.shape[0])
-    unsplit = split_failures(train, test)
-    if unsplit:
-        raise InputError(f"this selection has no certificate file: {unsplit[0]}, as a k-fold splitter's folds do")
+    loss = selection.criterion
+    try:
+        problem, train, test = choice_split(proof)
+    except InputError as exc:
+        raise _no_file(selection, str(exc)) from None
     edges = np.unique(np.asarray(selection.edges, dtype=float))  # (a point cell adds nothing its neighbours lack)
     bounds = [p.bound for p in proof.problems]
     edges, lo, hi, value, _ = claims(bounds, proof.pieces, proof.X_vals, proof.y_vals, loss, edges, selection.t,
@@ -102,9 +102,9 @@ def selection_certificate(selection, embed_data=None):
         fold_arrays_, fold_meta = fold.certificate(embed_data=False)
         arrays.update({f"fold{j}.{key}": v for key, v in fold_arrays_.items()})
         folds.append(fold_meta)
-    return choice_contents(selection, arrays, path_meta(problem, None), embed_data, folds, certificate=SELECTION,
-                           selection_format=SELECTION_FORMAT, interval=[float(edges[0]), float(edges[-1])],
-                           value=list(value), delta=delta)
+    return choice_contents(selection, problem, arrays, path_meta(problem, None), embed_data, folds,
+                           certificate=SELECTION, selection_format=SELECTION_FORMAT,
+                           interval=[float(edges[0]), float(edges[-1])], value=list(value), delta=delta)
 
 
 def write_selection(selection, file, embed_data=None):

@@ -26,8 +26,8 @@ from ..selection.losses import LOSSES
 from ..selection.proof import delta_of, held_out, stored_claims
 from ..selection.surface_proof import surface_claims
 from .fields import finite_number
-from .folds import (CLAIM_FIELDS, MASKS, choice_contents, choice_layout_errors, choice_meta_errors, data_failures,
-                    fold_checks, fold_masks, split_failures, write_choice)
+from .folds import (CLAIM_FIELDS, MASKS, choice_contents, choice_layout_errors, choice_meta_errors, choice_split,
+                    data_failures, fold_checks, write_choice)
 from .surface import BOX_FIELDS, bound_at_box, pair_arrays, surface_layout_errors, verify_surface
 
 __all__ = ["SURFACE_SELECTION", "SURFACE_SELECTION_FORMAT", "is_surface_selection", "surface_selection_certificate",
@@ -50,9 +50,9 @@ def is_surface_selection(meta):
 def _no_file(selection, why=None):
     why = why or ("it has no surfaces (cells between exact optima)" if not selection.surfaces else
                   "its criterion is not a validation loss" if selection.criterion not in LOSSES else
-                  "it was chosen on a hold-out set" if selection.folds == 1 else "it holds no proof (proof=None)")
-    return InputError(f"this choice has no certificate file: {why}; one is written for a k-fold choice (cv=K) by a "
-                      "validation loss enclosed from the folds' surfaces")
+                  "it holds no proof (proof=None)")
+    return InputError(f"this choice has no certificate file: {why}; one is written for a choice by a validation "
+                      "loss (cv=K or a hold-out set) enclosed from the folds' surfaces")
 
 
 def surface_selection_certificate(selection, embed_data=None):
@@ -71,11 +71,10 @@ def surface_selection_certificate(selection, embed_data=None):
         raise _no_file(selection)
     if any(c.kind != "certified" for cells in proof.cells for c in cells):
         raise _no_file(selection, "a fold's surface has cells no pair certified (uncovered): no enclosure holds there")
-    problem = proof.problem
-    train, test = fold_masks(proof.splits, problem.X.shape[0])
-    unsplit = split_failures(train, test)
-    if unsplit:
-        raise _no_file(selection, f"{unsplit[0]}, as a k-fold splitter's folds do")
+    try:
+        problem, train, test = choice_split(proof)
+    except InputError as exc:
+        raise _no_file(selection, str(exc)) from None
     arrays, folds = dict(train=train, test=test), []
     for j, (fold_problem, cells) in enumerate(zip(proof.problems, proof.cells)):
         points = tuple(sorted({a for c in cells for a in c.anchors}))
@@ -90,9 +89,10 @@ def surface_selection_certificate(selection, embed_data=None):
     value, low, _ = surface_claims([CellBound(p.bound) for p in proof.problems], pairs, rects, gaps, proof.X_vals,
                                    proof.y_vals, loss, selection.t, selection.w)
     _, _, value, delta = stored_claims([low], [low], value, loss, held_out(proof.y_vals))
-    return choice_contents(selection, arrays, surface_meta(problem), embed_data, folds, certificate=SURFACE_SELECTION,
-                           selection_format=SURFACE_SELECTION_FORMAT, box=[list(map(float, r)) for r in proof.box],
-                           w=float(selection.w), value=list(value), delta=delta)
+    return choice_contents(selection, problem, arrays, surface_meta(problem), embed_data, folds,
+                           certificate=SURFACE_SELECTION, selection_format=SURFACE_SELECTION_FORMAT,
+                           box=[list(map(float, r)) for r in proof.box], w=float(selection.w), value=list(value),
+                           delta=delta)
 
 
 def write_surface_selection(selection, file, embed_data=None):

@@ -108,7 +108,8 @@ def describe_claim(claim):
         else:
             lo, hi = claim["interval"]
             at, rival, where = f"{name} = {claim['t']:.6g}", name, f"[{lo:.6g}, {hi:.6g}]"
-        out = [f"claim: {claim['problem']}{f' ({opts})' if opts else ''}, {claim['folds']}-fold "
+        folds = "hold-out" if claim["folds"] == 1 else f"{claim['folds']}-fold"
+        out = [f"claim: {claim['problem']}{f' ({opts})' if opts else ''}, {folds} "
                f"{claim['criterion']} of the exact optima: at {at} in [{v0:.6g}, {v1:.6g}]; "
                f"no {rival} in {where} is better by more than delta = {claim['delta']:.4g}"]
         return out + _provenance(claim)

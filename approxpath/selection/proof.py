@@ -33,16 +33,17 @@ _BATCH = 256
 
 @dataclass(frozen=True)
 class SelectionProof:
-    """What a certificate of a k-fold selection is made of.
+    """What a certificate of a k-fold selection (or one on a hold-out set) is made of.
 
     Attributes
     ----------
     problem : Problem
-        On all the data.
+        On all the data (the training data of a hold-out set's).
     problems : tuple of Problem
         The folds' (trained on ``splits[k][0]``).
-    splits : tuple of (ndarray, ndarray)
-        Each fold's training and held-out indices into the data.
+    splits : tuple of (ndarray, ndarray) or None
+        Each fold's training and held-out indices into the data; None for a hold-out set (``problems``
+        is ``(problem,)``, ``X_vals[0]`` not part of its data).
     X_vals, y_vals : tuple of ndarray
         The held-out points of each fold.
     pieces : tuple of tuple of PathPiece

@@ -92,8 +92,8 @@ class Selection(SelectionResult):
         The parameter ``t`` is a value of: the problem's path parameter (``"bandwidth"``,
         ``"c"``, ``"lam"``).
     proof : SelectionProof or None
-        What :meth:`save` writes: the folds and their paths' pieces when the search ended (None
-        where there is no file to write: a hold-out set, a criterion of the whole data or one
+        What :meth:`save` writes: the folds (or the hold-out set) and their paths' pieces when the
+        search ended (None where there is no file to write: a criterion of the whole data or one
         enclosed with no path, a sampled criterion).
     """
 
@@ -128,9 +128,10 @@ class Selection(SelectionResult):
                              f"{self.edges[i + 1]:.6g}]: [{self.lo[i]!r}, {self.hi[i]!r}]")
 
     def save(self, file, embed_data=None):
-        """Write the selection's certificate (``.npz``) atomically: the data's folds, each fold's
-        path, the cells with the criterion's enclosures and the choice with its δ, all re-proven by
-        ``approxpath verify FILE`` with numpy alone.  The file's enclosures come from the final
+        """Write the selection's certificate (``.npz``) atomically: the data's folds (a hold-out set's
+        data: the training points, then the held-out ones), each fold's path, the cells with the
+        criterion's enclosures and the choice with its δ, all re-proven by ``approxpath verify FILE``
+        with numpy alone.  The file's enclosures come from the final
         pieces of the folds' paths, computed again on the final cells, so its δ may differ from
         :attr:`delta` either way (the search kept what earlier versions of the paths proved, on cells
         enclosed when they were made); the returned claim and :func:`approxpath.verify` say the file's.

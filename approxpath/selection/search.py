@@ -253,10 +253,11 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                          folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths),
                          parameter=problem.parameter, proof=proof())
 
-    def proof():  # what a certificate file is made of: k folds enclosed from their paths' pieces
-        if not (certified_folds and splits is not None):
+    def proof():  # what a certificate file is made of: the folds (or a hold-out set) and their paths' pieces
+        if not certified_folds:
             return None
-        return SelectionProof(problem, tuple(problems), tuple(splits), tuple(X_vals), tuple(y_vals),
+        kept = None if splits is None else tuple(splits)
+        return SelectionProof(problem, tuple(problems), kept, tuple(X_vals), tuple(y_vals),
                               tuple(tuple(p) for p in tracks.pieces))
 
     def run():  # small dense algebra: one BLAS thread (two threads on small matrices spin: 100x slower)

@@ -236,9 +236,9 @@ class SurfaceSelection(SelectionResult):
         Whether each fold had its certified surface; False: cells between exact optima, with no
         path (:attr:`runs`).
     proof : SurfaceProof or None
-        What its certificate file (:meth:`save`) is made of: a k-fold choice by a validation loss,
-        from the folds' surfaces (:class:`~approxpath.selection.surface_proof.SurfaceProof`); None for
-        the others.
+        What its certificate file (:meth:`save`) is made of: a choice by a validation loss (k folds
+        or a hold-out set), from the folds' surfaces
+        (:class:`~approxpath.selection.surface_proof.SurfaceProof`); None for the others.
     """
 
     t: float

@@ -275,9 +275,10 @@ def select_surface(problem, criterion=None, *, cv=None, X_val=None, y_val=None, 
     total = float(sum(len(v) for v in y_vals))
     box = ((t_lo, t_hi), (w_lo, w_hi))
 
-    def proof(cells):  # what a certificate file is made of: k folds (not a hold-out set) and their cells
-        return None if splits is None else SurfaceProof(problem, tuple(problems), tuple(splits), tuple(X_vals),
-                                                        tuple(y_vals), cells, float(eps), relative, box)
+    def proof(cells):  # what a certificate file is made of: the folds (or a hold-out set) and their cells
+        kept = None if splits is None else tuple(splits)
+        return SurfaceProof(problem, tuple(problems), kept, tuple(X_vals), tuple(y_vals), cells, float(eps), relative,
+                            box)
 
     bar = delta_bar(progress, tol, f"select {problem.name} over two parameters", f"first surfaces ({len(folds)})")
     try:

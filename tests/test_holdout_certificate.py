@@ -1,0 +1,143 @@
+"""The certificate of a choice on a hold-out set, over one parameter or both: its data are the training
+points followed by the held-out ones, its one fold trains on the first; ``verify`` re-proves it with
+numpy alone, its claim is checked against the exact hold-out error of tight solves, and forged masks or
+held-out data are refused (each forgery with its content hash recomputed, as a forger would)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import approxpath
+from approxpath.certificate.folds import split_failures
+from approxpath.data import data_sha256, make_classification, make_sinc
+from approxpath.errors import InputError
+from approxpath.selection import RangeWarning
+
+from selection_helpers import forged, klasso_predict, svm_predict
+
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
+_N, _M = 32, 16  # (training and held-out points)
+
+
+def _holdout_error(X, y, t, C):
+    """The exact SVM optimum's hold-out 0-1 error (trained on the first ``_N`` points) and the
+    smallest |decision value| of a held-out point."""
+    f = svm_predict(X[:_N], y[:_N], t, C, X[_N:])
+    return float(np.mean(np.where(f > 0, 1.0, -1.0) != y[_N:])), float(np.min(np.abs(f)))
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n=_N + _M, d=2, separation=1.5, seed=3)
+    return X, np.where(y > 0, 1.0, -1.0)
+
+
+@pytest.fixture(scope="module")
+def one_file(data, tmp_path_factory):
+    X, y = data
+    problem = approxpath.get_problem("kernel_svm")(X[:_N], y[:_N], c=1.0)
+    with pytest.warns(RangeWarning):  # (the best bandwidths reach the interval's lower end)
+        s = approxpath.select(problem, X_val=X[_N:], y_val=y[_N:], eps=0.1, relative=True, tol=0.2, strict=False,
+                              interval=(0.5, 4.0))
+    file = tmp_path_factory.mktemp("holdout") / "one.npz"
+    return s, file, s.save(file)
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_a_holdout_choice_over_the_bandwidth_verifies_and_holds(data, one_file):
+    """The file carries the training and held-out points in that order; ``verify`` re-proves it and
+    says it is a hold-out choice; the exact hold-out error at the choice lies in the file's value and
+    at random bandwidths is not below it by more than the file's δ."""
+    X, y = data
+    s, file, claim = one_file
+    assert s.folds == 1 and claim["t"] == s.t
+    arrays, _ = approxpath.certificate.read_certificate(file)
+    assert np.array_equal(arrays["data_X"], X) and np.array_equal(arrays["data_y"], y)
+    assert np.array_equal(arrays["train"], [np.arange(_N + _M) < _N])
+    assert np.array_equal(arrays["test"], ~arrays["train"])
+    report = approxpath.verify(file)
+    assert report.ok and report.claim["folds"] == 1 and not report.failures, report.failures
+    assert "hold-out error of the exact optima" in str(report)
+    chosen, closest = _holdout_error(X, y, s.t, 1.0)
+    assert closest > 1e-6 and claim["value"][0] <= chosen <= claim["value"][1]
+    checked = 0
+    for t in np.exp(np.random.default_rng(0).uniform(np.log(0.5), np.log(4.0), 8)):
+        value, closest = _holdout_error(X, y, float(t), 1.0)
+        if closest > 1e-6:
+            assert chosen - value <= claim["delta"] + 1e-15, t
+            checked += 1
+    assert checked >= 6
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_a_holdout_choice_over_both_parameters_verifies_and_holds(data, tmp_path):
+    X, y = data
+    problem = approxpath.get_problem("kernel_svm")(X[:_N], y[:_N], c=1.0)
+    with pytest.warns(RangeWarning):
+        s = approxpath.select_surface(problem, X_val=X[_N:], y_val=y[_N:], eps=0.1, relative=True, tol=0.4,
+                                      strict=False, bandwidths=(0.5, 4.0), weights=(0.5, 4.0))
+    claim = s.save(tmp_path / "both.npz")
+    report = approxpath.verify(tmp_path / "both.npz")
+    assert report.ok and report.certified == s.cells and report.claim["folds"] == 1, report.failures
+    assert "hold-out error of the exact optima: at t = " in str(report)
+    chosen, closest = _holdout_error(X, y, s.t, s.w)
+    assert closest > 1e-6 and claim["value"][0] <= chosen <= claim["value"][1]
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_a_holdout_regression_choice_holds_against_tight_solves(tmp_path):
+    """kLASSO by the hold-out MAE: the exact optimum's MAE at the choice (a tight CVXPY solve) lies in the
+    verified file's value."""
+    X, y = make_sinc(n=40, noise=0.1, seed=2)
+    order = np.random.default_rng(1).permutation(40)  # (make_sinc sorts by x: a hold-out set spread over it)
+    X, y = X[order], y[order]
+    problem = approxpath.get_problem("klasso")(X[:28], y[:28], lam=0.1)
+    s = approxpath.select(problem, "mae", X_val=X[28:], y_val=y[28:], eps=0.1, relative=True, tol=0.05,
+                          strict=False, interval=(0.5, 16.0))
+    claim = s.save(tmp_path / "klasso.npz")
+    report = approxpath.verify(tmp_path / "klasso.npz")
+    assert report.ok and report.claim["folds"] == 1, report.failures
+    mae = float(np.mean(np.abs(klasso_predict(X[:28], y[:28], s.t, 0.1, X[28:]) - y[28:])))
+    assert claim["value"][0] - 1e-6 <= mae <= claim["value"][1] + 1e-6  # (the reference solve's accuracy)
+
+
+def _relabelled(arrays, meta):
+    """A held-out point's label flipped, the data's hash recomputed: the claim is then enclosed on other data."""
+    arrays["data_y"][-1] *= -1
+    meta["data_sha256"] = data_sha256(arrays["data_X"], arrays["data_y"])
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda a, m: a.update(train=a["train"] | a["test"]), "fold 1 trains on a point it holds out"),
+    (lambda a, m: a["test"].__setitem__((0, -1), False), "each point must be trained on or held out"),
+    (lambda a, m: a["data_y"].__setitem__(-1, -a["data_y"][-1]), "do not match its data_sha256"),
+    (_relabelled, "does not contain the recomputed"),
+    (lambda a, m: m.update(value=[m["value"][0] + 0.1, m["value"][1] + 0.1]), "does not contain the recomputed"),
+])
+def test_forged_holdout_files_are_refused(one_file, tmp_path, edit, says):
+    s, file, _ = one_file
+    report = approxpath.verify(forged(file, tmp_path / "forged.npz", edit))
+    assert not report.ok and any(says in f for f in report.failures), report.failures
+
+
+def test_the_masks_of_one_fold_split_the_data():
+    train = np.array([[True, True, False]])
+    assert split_failures(train, ~train) == []
+    assert split_failures(train, np.array([[False, False, False]])) != []
+    assert split_failures(np.array([[True, False, False]]), np.array([[False, True, True]])) == [
+        "every fold must train on 2 points at least and hold out 1"]
+
+
+def test_a_precomputed_holdout_choice_has_no_file(data, tmp_path):
+    """A precomputed D's hold-out rows hold no kernel among the held-out points: no file, and why."""
+    X, y = data
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    problem = approxpath.get_problem("kernel_svm")(D[:_N, :_N], y[:_N], c=1.0, kernel="precomputed")
+    with pytest.warns(RangeWarning):
+        s = approxpath.select(problem, X_val=D[_N:, :_N], y_val=y[_N:], eps=0.1, relative=True, tol=0.2,
+                              strict=False, interval=(0.5, 4.0))
+    with pytest.raises(InputError, match="no certificate file: a hold-out set of a precomputed D"):
+        s.save(tmp_path / "D.npz")
+    assert not (tmp_path / "D.npz").exists()
