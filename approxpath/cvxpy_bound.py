@@ -30,7 +30,7 @@ import numpy as np
 
 from .bound import Bound
 
-__all__ = ["CvxpyBound", "FEASIBILITY_TOL", "ROUNDING"]
+__all__ = ["CvxpyBound", "FEASIBILITY_TOL", "ROUNDING", "excess"]
 
 #: A constraint counts as satisfied when its violation (CVXPY's ``violation()``) is at most this
 #: times 1 + the size of its sides, entry by entry (a cone's: the largest; :func:`_scale`):
@@ -54,6 +54,17 @@ class Declared:
     dual: Any
     primal_vars: dict
     dual_vars: dict
+
+
+def excess(constraints):
+    """The largest violation of ``constraints`` (CVXPY's, at their variables' values) beyond
+    :data:`FEASIBILITY_TOL` times 1 + the size of their sides, entry by entry (:func:`_scale`):
+    <= 0 where they hold as a :class:`CvxpyBound` counts them; -inf for none."""
+    worst = -np.inf
+    for c in constraints:
+        violation = np.asarray(c.violation(), dtype=float)
+        worst = max(worst, float(np.max(violation - FEASIBILITY_TOL * _scale(c, violation.shape))))
+    return worst
 
 
 def _scale(constraint, shape):
@@ -137,6 +148,8 @@ class CvxpyBound(Bound):
     dual_variables: ClassVar[tuple] = ()
     carried: ClassVar[tuple] = ()
     interval_bound = False
+    # (pairs count as feasible to FEASIBILITY_TOL: the conformance checks hold the declarations to the same)
+    feasibility_tol: ClassVar[float] = FEASIBILITY_TOL
     _transient = ("_decl",)
 
     def __init__(self, X, y, **options):
@@ -224,14 +237,6 @@ class CvxpyBound(Bound):
             v.value = value
         return None
 
-    def _excess(self, problem):
-        """The largest constraint violation beyond :data:`FEASIBILITY_TOL` (<= 0: feasible)."""
-        worst = -np.inf
-        for c in problem.constraints:
-            violation = np.asarray(c.violation(), dtype=float)
-            worst = max(worst, float(np.max(violation - FEASIBILITY_TOL * _scale(c, violation.shape))))
-        return worst
-
     def side_at(self, side, point, tau):
         """``(objective value, violation beyond the tolerance)`` of ``point`` at ``tau`` for
         ``side`` in ``{"primal", "dual"}``; ``(None, message)`` where the point does not fit."""
@@ -241,7 +246,7 @@ class CvxpyBound(Bound):
         if bad is not None:
             return None, bad
         problem = decl.primal if side == "primal" else decl.dual
-        return float(problem.objective.value), self._excess(problem)
+        return float(problem.objective.value), excess(problem.constraints)
 
     def stored_point(self, side, point, lo, hi):
         """A point of a side that copies its variables, on a piece ``lo < hi``, as copies at every

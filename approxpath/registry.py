@@ -216,7 +216,8 @@ def get_problem(name):
         return _REGISTRY[name][0]
     except KeyError:
         raise KeyError(f"unknown problem {name!r}{did_you_mean(name, _REGISTRY, n=3)} "
-                       f"(registered: {', '.join(sorted(_REGISTRY))})") from None
+                       f"(registered: {', '.join(sorted(_REGISTRY))}; a problem registered in another process is "
+                       "known here only through an 'approxpath.problems' entry point)") from None
 
 
 def get_bound(name):

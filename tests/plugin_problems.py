@@ -48,6 +48,28 @@ class Lasso(approxpath.CvxpyProblem):
         return [(cls(X, y), (0.01, 1.0), 0.01)]
 
 
+class NonNegativeLasso(approxpath.CvxpyProblem):
+    """The lasso with w >= 0 over lam: its dual constraint X'a <= lam holds entry by entry (each
+    entry feasible to the tolerance of its own size, as a solver's point is)."""
+
+    name, parameters = "nonnegative_lasso_cvxpy", ("lam",)
+    variables, dual_variables, carried = ("w",), ("a",), ("w", "a")
+
+    @staticmethod
+    def declare(X, y, lam):
+        w, a = cp.Variable(X.shape[1], name="w"), cp.Variable(len(y), name="a")
+        primal = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(X @ w - y) + lam * cp.sum(w)), [w >= 0])
+        dual = cp.Problem(cp.Maximize(y @ a - 0.5 * cp.sum_squares(a)), [X.T @ a <= lam])
+        return primal, dual
+
+    @classmethod
+    def examples(cls):
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((30, 5))
+        y = X @ np.array([1.0, 0.0, 2.0, -1.0, 0.5]) + 0.1 * rng.standard_normal(30)
+        return [(cls(X, y), (0.5, 5.0), 0.05)]
+
+
 class Smoother(approxpath.CvxpyProblem):
     """A kernel smoother with a ridge on its coefficients over the bandwidth: t inside exp(-tD)."""
 
@@ -112,4 +134,4 @@ class SampledRidge(KernelRidge):
 
 
 #: What ``conftest`` registers, in this order.
-PROBLEMS = (Lasso, Smoother, ResidualSmoother, SampledToy, SampledRidge)
+PROBLEMS = (Lasso, NonNegativeLasso, Smoother, ResidualSmoother, SampledToy, SampledRidge)

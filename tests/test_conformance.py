@@ -226,3 +226,46 @@ def test_a_restoration_wrong_on_pieces_only_fails_the_battery(monkeypatch, shift
     monkeypatch.setattr(ToyProjection, "restore", on_pieces)
     with pytest.raises(AssertionError, match=match):
         check_restoration(example)
+
+
+def test_a_dual_declaration_without_its_constraint_fails_the_battery():
+    """A dual declaration whose constraint is too loose: its optimum (a tight solve) is above the primal's,
+    which no check of the primal declaration alone sees."""
+    import cvxpy as cp
+
+    from approxpath.testing.checks import check_declarations_agree_with_numpy
+
+    from plugin_problems import NonNegativeLasso
+
+    class Loose(NonNegativeLasso):  # (X'a <= 10 lam: a constraint dropped in part)
+        @staticmethod
+        def declare(X, y, lam):
+            primal, dual = NonNegativeLasso.declare(X, y, lam)
+            return primal, cp.Problem(dual.objective, [dual.constraints[0].args[0] <= 10 * lam])
+
+    check_declarations_agree_with_numpy(examples_of(NonNegativeLasso)[0])  # the sound declarations pass
+    with pytest.raises(AssertionError, match="dual declaration's optimum .* not a primal and its dual"):
+        check_declarations_agree_with_numpy(examples_of(Loose)[0])
+
+
+def test_a_restored_pair_of_the_wrong_layout_is_named(monkeypatch):
+    """A plug-in's restore() returning x as a column: gap() cannot read it; the exact solve says what its
+    own errors() says of the pair, not a bare TypeError from inside gap()."""
+    from approxpath.testing import ToyProjection
+    from approxpath.testing.toy import ToyDual, ToyPrimal
+
+    def restore(self, primal, dual, lo, hi=None):
+        return ToyPrimal(x=np.maximum(primal.x, 0.0)[:, None]), ToyDual(mu=np.maximum(dual.mu, 0.0))
+
+    problem = examples_of(ToyProjection)[0].problem
+    monkeypatch.setattr(ToyProjection, "restore", restore)
+    with pytest.raises(RuntimeError, match="restore\\(\\) returned a pair its bound refuses \\(x and mu must be"):
+        problem.solve(1.0)
+
+
+def test_zeros_scaled_are_no_alteration():
+    from approxpath.testing.checks import _alterations
+
+    got = [what for what, _ in _alterations({"z": np.zeros(3), "v": np.ones(2)}, np.random.default_rng(0))]
+    assert not any(w.startswith("z scaled") for w in got) and any(w.startswith("v scaled") for w in got)
+    assert any(w.startswith("z shifted up") for w in got)

@@ -116,7 +116,8 @@ def nan_cause(problem, lo, hi=None):
             return head + range_
         return (head + "scale the features (--preprocess global-minmax, or approxpath.data.preprocess(X, "
                 f"'global-minmax')) or {range_}")
-    return "the data's scale or the parameter's range overflows double precision: rescale the data or narrow the range"
+    return ("the data's scale or the parameter's range overflows double precision: rescale the data or narrow the "
+            f"range (or {problem.name}'s own bound returns NaN: a plug-in's gap() or dual_floor())")
 
 
 def finite_delta(delta, problem, searched):

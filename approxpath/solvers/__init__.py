@@ -197,7 +197,14 @@ def _attempt(problem, t, name, tight, time_limit, warm, enough, need, said, refu
             continue
         # outside the solver's try: a bound's arithmetic that raises is a bug (its own, or a plug-in's), not a
         # solver's failure to try the next backend on (it read "no exact solve succeeded anywhere" for each point)
-        g = problem.bound.gap(*pair, t)
+        try:
+            g = problem.bound.gap(*pair, t)
+        except Exception as exc:  # a pair of the wrong layout: errors() says what gap() could not read
+            refused_by = problem.bound.errors(*pair, t, t)
+            if refused_by:
+                raise RuntimeError(f"{problem.name}: {label}'s restore() returned a pair its bound refuses "
+                                   f"({refused_by[0]}), and gap() raised {type(exc).__name__}: {exc}") from exc
+            raise
         if not np.isfinite(g):
             said.append(f"{label}: non-finite gap")
             return ("failed",)
