@@ -18,7 +18,6 @@ import numpy as np
 
 from .. import compute, machine
 from ..compute.executors import capacity, submit
-from ..certificate.format import KERNEL
 from ..certificate.claims import SAMPLE_LEVELS
 from ..certificate.fields import caller_meta
 from ..data import data_sha256
@@ -275,14 +274,14 @@ def path_meta(problem, meta):
         problem=problem.name,
         parameter=problem.parameter,
         options=problem.options(),
-        kernel=KERNEL,
         n=problem.n,
         d=problem.X.shape[1],
         data_sha256=data_sha256(problem.X, problem.y),
         preprocessing="none",
         scale="log",
     )
-    # the kernel family's definition and the sha256 of D; how many points a sampled piece claims
+    # a kernel problem's family definition and sha256 of D (none for a problem without a kernel); how many
+    # points a sampled piece claims
     info.update(getattr(problem.bound, "kernel_meta", dict)(), sample_levels=SAMPLE_LEVELS)
     info.update(_provenance(problem), machine=machine.describe())
     info.update(meta or {})
