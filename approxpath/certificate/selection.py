@@ -63,8 +63,8 @@ def is_selection(meta):
 def _no_file(selection, why=None):
     why = why or ("its criterion is sampled: nothing is proven" if selection.kind != "certified" else
                   "its criterion is not a validation loss" if selection.criterion not in LOSSES else
-                  "it has no path (cells between exact optima)" if not selection.paths else
-                  "it holds no proof (proof=None)")
+                  f"it has no path (cells between exact optima over {selection.parameter})" if not selection.paths
+                  else "it holds no proof (proof=None)")
     return InputError(f"this selection has no certificate file: {why}; one is written for a selection by a "
                       "validation loss (cv=K or a hold-out set) enclosed from the folds' paths")
 
@@ -87,24 +87,40 @@ def selection_certificate(selection, embed_data=None):
         raise _no_file(selection, str(exc)) from None
     edges = np.unique(np.asarray(selection.edges, dtype=float))  # (a point cell adds nothing its neighbours lack)
     bounds = [p.bound for p in proof.problems]
-    edges, lo, hi, value, _ = claims(bounds, proof.pieces, proof.X_vals, proof.y_vals, loss, edges, selection.t,
+    # (the pairs of cells between exact optima come without their gap bounds: computed here, once)
+    folds_pieces = [tuple(p if np.isfinite(p.gap_bound) else replace(p, gap_bound=b.gap(p.primal, p.dual, p.lo, p.hi))
+                          for p in pieces) for b, pieces in zip(bounds, proof.pieces)]
+    edges, lo, hi, value, _ = claims(bounds, folds_pieces, proof.X_vals, proof.y_vals, loss, edges, selection.t,
                                      selection.delta)
     lo, hi, value, delta = stored_claims(lo, hi, value, loss, held_out(proof.y_vals))
     arrays = dict(train=train, test=test, edges=edges, cell_lo=lo, cell_hi=hi)
     folds = []
-    for j, (path, pieces) in enumerate(zip(selection.paths, proof.pieces)):  # (the first paths' records)
+    for j, pieces in enumerate(folds_pieces):
         anchors = tuple(sorted({a for p in pieces for a in p.anchors}))
-        # a tightened path's pieces claim their own gap bounds, below the first path's eps (absolute);
-        # a relative eps is a bound of another piece's optimal value: the fold claims the largest gap
-        eps = max(p.gap_bound for p in pieces) if path.relative else path.eps
-        fold = replace(path, pieces=tuple(pieces), eps=eps, relative=False, exact_solves=len(anchors),
-                       solve_points=anchors)
+        fold = _fold_path(selection, j, proof.problems[j], pieces, anchors, (float(edges[0]), float(edges[-1])))
         fold_arrays_, fold_meta = fold.certificate(embed_data=False)
         arrays.update({f"fold{j}.{key}": v for key, v in fold_arrays_.items()})
         folds.append(fold_meta)
     return choice_contents(selection, problem, arrays, path_meta(problem, None), embed_data, folds,
                            certificate=SELECTION, selection_format=SELECTION_FORMAT,
                            interval=[float(edges[0]), float(edges[-1])], value=list(value), delta=delta)
+
+
+def _fold_path(selection, j, problem, pieces, anchors, interval):
+    """Fold ``j``'s path of ``pieces`` as its certificate claims it: the first path's records (a
+    tightened path's pieces claim their own gap bounds, below its eps, absolute; a relative eps bounds
+    another piece's optimal value: the fold claims the largest gap bound), or, with no path (cells
+    between exact optima), a path of the cells' pairs claiming their largest gap bound."""
+    from ..driver import path_meta
+    from ..result import Path
+
+    largest = max(p.gap_bound for p in pieces)
+    if not selection.paths:
+        return Path(problem=problem, eps=largest, relative=False, interval=interval, pieces=pieces,
+                    exact_solves=len(anchors), solve_points=anchors, strategy="nodes", meta=path_meta(problem, None))
+    path = selection.paths[j]
+    return replace(path, pieces=pieces, eps=largest if path.relative else path.eps, relative=False,
+                   exact_solves=len(anchors), solve_points=anchors)
 
 
 def write_selection(selection, file, embed_data=None):

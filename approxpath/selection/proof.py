@@ -120,11 +120,19 @@ def _options(bound, loss):
 
 
 def _point_totals(bound, pieces, X_val, y_val, loss, t):
-    """Bounds of one fold's summed held-out loss at ``t``, from the first piece holding it."""
-    p = next(p for p in pieces if p.lo <= t <= p.hi)
-    _, low, up = bound.prediction_enclosure(p.primal, p.dual, p.gap_bound, t, t, X_val, **_options(bound, loss))
-    tl, th = loss_totals(loss, y_val, low, up)
-    return float(tl.min()), float(th.max())
+    """Bounds of one fold's summed held-out loss at ``t``: the tightest from the pieces holding it (two
+    where ``t`` is an edge; each encloses the same optimum's), each pair's gap bounded at ``t`` alone
+    (where the cells' pairs come from exact optima, ``t`` is one: its gap there is the optimum's)."""
+    lo, hi = -np.inf, np.inf
+    for p in pieces:
+        if p.lo <= t <= p.hi:
+            with np.errstate(over="ignore", invalid="ignore"):
+                at = bound.gap(p.primal, p.dual, t)
+            gap = min(p.gap_bound, at) if at == at else p.gap_bound
+            _, low, up = bound.prediction_enclosure(p.primal, p.dual, gap, t, t, X_val, **_options(bound, loss))
+            tl, th = loss_totals(loss, y_val, low, up)
+            lo, hi = max(lo, float(tl.min())), min(hi, float(th.max()))
+    return lo, hi
 
 
 def claims(bounds, pieces, X_vals, y_vals, loss, edges, t, goal=float("nan")):

@@ -236,7 +236,8 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
     stuck = solve.stuck
 
     sampled = isinstance(crit, Sampled)
-    certified_folds = isinstance(crit, Validation)
+    # (folds enclosed from their paths' pieces, or from the pairs of cells between exact optima)
+    certified_folds = isinstance(crit, Validation) or hasattr(crit, "fold_pieces")
 
     def best(search):
         t, value, delta = search.best()
@@ -251,14 +252,15 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                          tol=float(tol), kind="certified" if certified else "sampled", edges=edges, lo=low,
                          hi=high, exact_solves=int(tracks.solves), refinements=refinements,
                          folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths),
-                         parameter=problem.parameter, proof=proof())
+                         parameter=problem.parameter, proof=proof(edges, t))
 
-    def proof():  # what a certificate file is made of: the folds (or a hold-out set) and their paths' pieces
+    def proof(edges, t):  # what a certificate file is made of: the folds (or a hold-out set) and their pieces
         if not certified_folds:
             return None
         kept = None if splits is None else tuple(splits)
-        return SelectionProof(problem, tuple(problems), kept, tuple(X_vals), tuple(y_vals),
-                              tuple(tuple(p) for p in tracks.pieces))
+        # (cells between exact optima split at the choice, an optimum: its pairs there are the optimum's)
+        pieces = crit.fold_pieces(np.union1d(edges, [t])) if no_path else tuple(tuple(p) for p in tracks.pieces)
+        return SelectionProof(problem, tuple(problems), kept, tuple(X_vals), tuple(y_vals), pieces)
 
     def run():  # small dense algebra: one BLAS thread (two threads on small matrices spin: 100x slower)
         search = Search(crit, lo, hi, tol, solve)
@@ -326,7 +328,9 @@ def certificate_refusal(problem, cv, both=False):
         return "a certificate file is written for a k-fold selection: pass --cv K"
     if isinstance(cv, int) and cv > _FILED_FOLDS:
         return f"a certificate file holds {_FILED_FOLDS} folds at most: pass --cv {_FILED_FOLDS} or fewer"
-    if hasattr(problem.bound, "prediction_box") if both else _without_paths(problem.bound, True):
+    bound = problem.bound
+    # (over the bandwidth, cells between exact optima are written as the folds' pieces; over a weight, boxes)
+    if hasattr(bound, "prediction_box") if both else _without_paths(bound, True) and not bound.sweep.along_bandwidth:
         return (f"{problem.name} chooses without {'surfaces' if both else 'paths'} here (cells between exact optima), "
                 "and has no certificate file")
     if not hasattr(problem.bound, "prediction_enclosure"):
