@@ -138,6 +138,24 @@ def test_a_precomputed_holdout_choice_has_no_file(data, tmp_path):
     with pytest.warns(RangeWarning):
         s = approxpath.select(problem, X_val=D[_N:, :_N], y_val=y[_N:], eps=0.1, relative=True, tol=0.2,
                               strict=False, interval=(0.5, 4.0))
-    with pytest.raises(InputError, match="no certificate file: a hold-out set of a precomputed D"):
+    with pytest.raises(InputError, match="no certificate file: a precomputed D's hold-out rows"):
         s.save(tmp_path / "D.npz")
     assert not (tmp_path / "D.npz").exists()
+
+
+def test_holdout_targets_in_another_coding_are_refused_before_the_search(data):
+    """A classifier trained on 0/1 labels (mapped to -1, +1) given 0/1 held-out targets: the loss would
+    compare its decisions with 0; and the 0-1 error of a regression's real training targets: refused up
+    front, as a k-fold choice is (its file did not verify)."""
+    X, y = data
+    svm = approxpath.get_problem("kernel_svm")
+    with pytest.warns(UserWarning, match="labels 0.0 -> -1"):
+        problem = svm(X[:_N], (y[:_N] > 0).astype(float), c=1.0)
+    for loss in ("mae", "error"):
+        with pytest.raises(InputError, match=r"y_val holds 0: give it as the problem's targets, -1 and \+1 \(its "
+                                             r"classes 0.0 -> -1, 1.0 -> \+1\)"):
+            approxpath.select(problem, loss, X_val=X[_N:], y_val=(y[_N:] > 0).astype(float), interval=(0.5, 4.0))
+    Xs, ys = make_sinc(n=40, seed=0)
+    klasso = approxpath.get_problem("klasso")(Xs[:30], ys[:30], lam=0.1)
+    with pytest.raises(InputError, match="criterion 'error' is the 0-1 loss of classes"):
+        approxpath.select(klasso, "error", X_val=Xs[30:], y_val=np.where(ys[30:] > 0, 1.0, -1.0), interval=(0.5, 4.0))

@@ -99,8 +99,8 @@ def choice_split(proof):
         return problem, train, test
     options = problem.options()
     if options.get("kernel") == "precomputed":
-        raise InputError("a hold-out set of a precomputed D holds no kernel among the held-out points: its data are "
-                         "no D of all points")
+        raise InputError("a precomputed D's hold-out rows hold no distances among the held-out points, so no file "
+                         "can carry all the points as one D (choose by cv=K on the whole D for a file)")
     X = np.vstack([problem.X, proof.X_vals[0]])
     try:
         whole = type(problem)(X, np.concatenate([problem.y, proof.y_vals[0]]), **options)

@@ -1,8 +1,9 @@
-"""Certificates of a k-fold choice over both parameters, the bandwidth and the weight
-(:meth:`approxpath.surface.SurfaceSelection.save`), and their verification with numpy alone
+"""Certificates of a choice over both parameters, the bandwidth and the weight, by k folds or a hold-out
+set (:meth:`approxpath.surface.SurfaceSelection.save`), and their verification with numpy alone
 (``docs/certificate-format.md``).
 
-Arrays: ``train`` and ``test`` (k, n) booleans (each fold's training and held-out points of the data) and
+Arrays: ``train`` and ``test`` (k, n) booleans (each fold's training and held-out points of the data; a
+hold-out set's data: the training points, then the held-out ones) and
 each fold's surface certificate, its arrays named ``fold<k>.<name>`` (``k`` from 0) and its ``meta`` the
 entry ``k`` of ``meta["folds"]``; optionally the data (``data_X``, ``data_y``).  ``meta`` says
 ``certificate = "surface_selection"``, ``selection_format``, the problem, its options without the

@@ -95,7 +95,12 @@ def fold_problems(problem, cv, X_val, y_val, groups, criterion, shuffle=None):
         if cv is not None:
             raise InputError("pass cv or X_val/y_val, not both")
         X_val, y_val = check_validation(X_val, y_val, X.shape[1])
-        check_loss(criterion, y_val)
+        labels = getattr(problem, "labels", None)  # (a classifier: its targets are its classes as -1, +1)
+        other = np.setdiff1d(y_val, [-1.0, 1.0])
+        if labels is not None and other.size:
+            raise InputError(f"y_val holds {', '.join(f'{v:g}' for v in other[:3])}: give it as the problem's targets, "
+                             f"-1 and +1 (its classes {labels[0].item()!r} -> -1, {labels[1].item()!r} -> +1)")
+        check_loss(criterion, np.concatenate([y, y_val]))  # (the training targets too, as a k-fold choice's)
         return [problem], [X_val], [y_val], None
     check_loss(criterion, y)
     folds = _checked(_splits(cv, X, y, groups, classify=criterion == "error", shuffle=shuffle), y.shape[0])

@@ -21,7 +21,7 @@ from ..numerics import STORED_PAD, difference_up, log_mid
 from .cover import merge_covers
 from .losses import error_levels, loss_totals
 
-__all__ = ["SelectionProof", "fold_cover", "claims", "delta_of", "held_out", "stored_claims"]
+__all__ = ["SelectionProof", "fold_cover", "claims", "short_cells", "delta_of", "held_out", "stored_claims"]
 
 # Times :func:`claims` halves the cells that keep a file's δ above the search's (as the search
 # refines a cell 10 times in a row at most before it leaves it as it is).
@@ -48,7 +48,11 @@ class SelectionProof:
         The held-out points of each fold.
     pieces : tuple of tuple of PathPiece
         Each fold's pieces when the search ended (those of its tightened paths in place of the
-        first ones), tiling the interval.
+        first ones), tiling the interval; with no path, its cells' pairs (their gap bounds inf: computed
+        when written).
+    nodes : BandwidthFolds or None
+        With no path: the folds' cells between exact optima, whose ``fold_pieces`` and
+        ``with_optima`` a writer refines the pieces with.
     """
 
     problem: object = field(repr=False)
@@ -57,6 +61,7 @@ class SelectionProof:
     X_vals: tuple = field(repr=False)
     y_vals: tuple = field(repr=False)
     pieces: tuple = field(repr=False)
+    nodes: object = field(default=None, repr=False)
 
 
 def fold_cover(bound, pieces, X_val, y_val, loss, edges, only=None):
@@ -177,8 +182,7 @@ def claims(bounds, pieces, X_vals, y_vals, loss, edges, t, goal=float("nan")):
     value = _at(point, edges, lo, hi, t)
     cells, before = edges.size - 1, np.inf
     for _ in range(_ROUNDS if np.isfinite(goal) else 0):
-        near = np.flatnonzero(lo < value[1] - goal)  # (only these can keep δ above goal)
-        short = near[[delta_of(value, lo[i:i + 1], loss, total) > goal for i in near]]
+        short = short_cells(value, lo, loss, total, goal)
         # halving helps where it leaves fewer such cells each round (not where the value at t is the cause)
         if short.size >= before or edges.size + short.size > 2 * cells + 1:
             break
@@ -194,6 +198,12 @@ def claims(bounds, pieces, X_vals, y_vals, loss, edges, t, goal=float("nan")):
         lo[fresh], hi[fresh] = got_lo[fresh], got_hi[fresh]
         value = _at(point, edges, lo, hi, t)
     return edges, lo, hi, value, delta_of(value, lo, loss, total)
+
+
+def short_cells(value, lo, loss, total, goal):
+    """The cells whose lower bounds ``lo`` keep δ (:func:`delta_of`) above ``goal``, indices."""
+    near = np.flatnonzero(lo < value[1] - goal)  # (only these can)
+    return near[[delta_of(value, lo[i:i + 1], loss, total) > goal for i in near]]
 
 
 def held_out(y_vals):

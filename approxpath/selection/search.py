@@ -259,8 +259,11 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
             return None
         kept = None if splits is None else tuple(splits)
         # (cells between exact optima split at the choice, an optimum: its pairs there are the optimum's)
-        pieces = crit.fold_pieces(np.union1d(edges, [t])) if no_path else tuple(tuple(p) for p in tracks.pieces)
-        return SelectionProof(problem, tuple(problems), kept, tuple(X_vals), tuple(y_vals), pieces)
+        if no_path:
+            return SelectionProof(problem, tuple(problems), kept, tuple(X_vals), tuple(y_vals),
+                                  crit.fold_pieces(np.union1d(edges, [t])), nodes=crit)
+        return SelectionProof(problem, tuple(problems), kept, tuple(X_vals), tuple(y_vals),
+                              tuple(tuple(p) for p in tracks.pieces))
 
     def run():  # small dense algebra: one BLAS thread (two threads on small matrices spin: 100x slower)
         search = Search(crit, lo, hi, tol, solve)
