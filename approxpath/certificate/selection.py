@@ -7,8 +7,9 @@ Arrays: ``train`` and ``test`` (k, n) booleans (each fold's training and held-ou
 enclosure on each, and each fold's path certificate, its arrays named ``fold<k>.<name>`` (``k`` from
 0) and its ``meta`` the entry ``k`` of ``meta["folds"]`` (a choice made with no path: the fold's cells
 between exact optima as its path of their pairs); optionally the data (``data_X``, ``data_y``; a
-hold-out set's: the training points, then the held-out ones).  ``meta`` says ``certificate = "selection"``, ``selection_format``, the problem, its
-options, ``parameter``, ``interval``, the data's hash and size, ``criterion``, ``sense``, and the claim:
+hold-out set's: the training points, then the held-out ones).  ``meta`` says ``certificate =
+"selection"``, ``selection_format``, the problem, its options, ``parameter``, ``interval``, the data's
+hash and size, ``criterion``, ``sense``, and the claim:
 the choice ``t``, ``value`` ``[lo, hi]`` (the exact optimum's criterion at ``t``) and ``delta`` (no
 parameter of the interval has a criterion below ``value[0] - delta``).
 
