@@ -36,7 +36,7 @@ from collections import Counter
 from .errors import DuplicateProblemError, InputError, brief, did_you_mean
 
 __all__ = ["ENTRY_POINT_GROUP", "register", "get_problem", "get_bound", "available_problems", "built_in",
-           "plugin_modules"]
+           "plugin_modules", "source_of"]
 
 #: Entry-point group through which third-party packages add problems.
 ENTRY_POINT_GROUP = "approxpath.problems"
@@ -172,13 +172,23 @@ def _load_entry_point(ep):
 def _where(ep):
     """The entry point ``ep`` named for a warning: its name, value and distribution."""
     dist = getattr(ep, "dist", None)
-    return f"entry point {ep.name!r} = {ep.value}" + (f" of {dist.name}" if dist else "")
+    version = getattr(dist, "version", None)
+    return f"entry point {ep.name!r} = {ep.value}" + (f" of {dist.name}" if dist else "") + (f" {version}" * bool(
+        version))
 
 
 def built_in(cls):
     """Whether the problem class ``cls`` is approxpath's own (its problems, those of
     :mod:`approxpath.testing`), tested with approxpath: not a plug-in's."""
     return cls.__module__.startswith("approxpath.")
+
+
+def source_of(name):
+    """Where the registered problem ``name`` came from, for a certificate's provenance: None for a
+    built-in one (or a name not registered); an installed plug-in's entry point, distribution and
+    version; else the module and class that registered it."""
+    cls, source = _REGISTRY.get(name, (None, None))
+    return None if cls is None or built_in(cls) else source
 
 
 def plugin_modules():

@@ -76,7 +76,9 @@ def test_lasso_with_a_moving_dual_constraint_is_eps_close_to_sklearn(tmp_path):
     path = approxpath.approximate_path(problem, eps=eps, interval=interval)
     assert not path.uncovered() and {p.kind for p in path.pieces} == {"sampled"}, path.summary()
     assert verify(path.save(tmp_path / "lasso.npz"), X, y).ok
-    assert "kernel" not in path.certificate()[1]  # (a problem without a kernel records none)
+    meta = path.certificate()[1]  # (a problem without a kernel records none; a plug-in, where it came from)
+    assert "kernel" not in meta and meta["problem_source"] == "plugin_problems.Lasso"
+    assert "problem: lasso_cvxpy from plugin_problems.Lasso" in str(verify(tmp_path / "lasso.npz", X, y))
     for lam in np.exp(np.random.default_rng(20).uniform(*np.log(interval), 20)):
         beta = path.primal(lam).beta
         f = np.sum((y - X @ beta) ** 2) / (2 * len(y)) + lam * np.abs(beta).sum()

@@ -57,7 +57,7 @@ def test_registry_finds_the_installed_plugin(plugin, installed):
     assert "ridge" in approxpath.available_problems()
     assert plugin.__name__ == "Ridge" and plugin.__module__ == "approxpath_ridge.problem"
     assert Path(sys.modules[plugin.__module__].__file__).is_relative_to(installed)  # the installed copy
-    assert registry._REGISTRY["ridge"][1].endswith("of approxpath-ridge")
+    assert registry._REGISTRY["ridge"][1].endswith("of approxpath-ridge 0.2.0")  # (its distribution and version)
     assert approxpath.get_bound("ridge") is plugin.Bound
 
 
@@ -75,6 +75,8 @@ def test_certified_lambda_path_is_eps_optimal(plugin):
     eps = 0.01
     path = approxpath.approximate_path(problem, eps=eps, interval=(0.01, 100.0))
     assert path.certified and path.max_gap_bound <= eps
+    # the certificate names where the problem came from: the entry point, its distribution and version
+    assert path.certificate()[1]["problem_source"].endswith("approxpath_ridge.problem:Ridge of approxpath-ridge 0.2.0")
     # independent reference: the optimum from numpy's dense solver of (X'X + lam I) w = X'y
     for lam in np.exp(rng.uniform(np.log(0.01), np.log(100.0), 15)):
         w = np.linalg.solve(X.T @ X + lam * np.eye(6), X.T @ y)

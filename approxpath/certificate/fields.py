@@ -66,6 +66,8 @@ META_FIELDS = {  # name -> (required, domain check, what the domain is)
     "certify_s": (False, _seconds, "seconds"),
     "machine": (False, lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str)
                                                              for k, x in v.items()), "an object of strings"),
+    "problem_source": (False, lambda v: isinstance(v, str) and bool(v), "a string (where a plug-in problem came "
+                       "from)"),
 }
 
 

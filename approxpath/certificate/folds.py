@@ -26,7 +26,7 @@ MASKS = ("train", "test")
 #: ``meta`` fields a choice's certificate shares with a path's (their domains: ``META_FIELDS``).
 SHARED_FIELDS = ("format_version", "problem", "options", "kernel", "n", "d", "data_sha256", "distances_sha256",
                  "content_sha256", "preprocessing", "format", "data_file", "library_version", "wall_s",
-                 "exact_solves", "machine")
+                 "exact_solves", "machine", "problem_source")
 #: A choice's own ``meta`` fields: ``name: (required, domain, description)``.
 CLAIM_FIELDS = {
     "selection_format": (True, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,

@@ -44,7 +44,7 @@ CELL_KINDS = ("certified", "uncovered")
 # meta fields of a surface beyond those a path's certificate shares (format.py's domains)
 _SHARED = ("format_version", "problem", "options", "eps", "relative", "kernel", "n", "d", "data_sha256",
            "distances_sha256", "content_sha256", "preprocessing", "format", "data_file", "library_version", "wall_s", "solve_s",
-           "certify_s", "exact_solves", "machine")
+           "certify_s", "exact_solves", "machine", "problem_source")
 _OWN = {
     "surface_format": (True, lambda v: _int(v) and v >= 1, "a positive integer"),
     "weight": (True, lambda v: isinstance(v, str) and v != "", "the name of the weight option"),

@@ -124,8 +124,10 @@ def describe_claim(claim):
 
 
 def _provenance(claim):
-    """Lines on the data a claim is about and the machine that made it."""
+    """Lines on the data a claim is about, the plug-in problem's source and the machine that made it."""
     out = []
+    if claim.get("problem_source"):
+        out.append(f"problem: {claim['problem']} from {claim['problem_source']}")
     if claim.get("data_sha256"):
         # (the sha256 is the certificate's; the data it was checked against may be others)
         out.append(f"data: sha256 {claim['data_sha256']} recorded (n = {claim.get('n')}, d = {claim.get('d')}); "
@@ -180,15 +182,16 @@ def any_meta_errors(meta):
 def claim_of(meta, source=None):
     """The claim a (well-formed) ``meta`` makes, as :attr:`VerifyReport.claim`: a path's ``problem``,
     ``parameter`` (from the options where ``meta`` lacks it), ``options``, ``eps``, ``relative``,
-    ``interval``, ``data_sha256``, ``n``, ``d`` and ``machine`` (None where missing); a surface's ``box``
-    and ``weight`` instead of the interval, its ``parameter`` ``"bandwidth and <weight>"``; a choice's
-    ``criterion``, ``t`` (and ``w`` over both parameters), ``value``, ``delta`` and ``folds`` instead of
-    the eps; ``source`` (if given) as ``claim["data"]``."""
+    ``interval``, ``data_sha256``, ``n``, ``d``, ``machine`` and ``problem_source`` (None where missing); a
+    surface's ``box`` and ``weight`` instead of the interval, its ``parameter`` ``"bandwidth and <weight>"``; a
+    choice's ``criterion``, ``t`` (and ``w`` over both parameters), ``value``, ``delta`` and ``folds`` instead
+    of the eps; ``source`` (if given) as ``claim["data"]``."""
     two = is_surface(meta) or is_surface_selection(meta)
     choice = is_selection(meta) or is_surface_selection(meta)
     where = ("box", "weight") if two else ("parameter", "interval")
     own = ("criterion", "t") + ("w",) * two + ("value", "delta") if choice else ("eps", "relative")
-    claim = {k: meta.get(k) for k in ("problem", "options") + where + own + ("data_sha256", "n", "d", "machine")}
+    claim = {k: meta.get(k) for k in ("problem", "options") + where + own + ("data_sha256", "n", "d", "machine",
+                                                                              "problem_source")}
     if two:
         claim["parameter"] = f"bandwidth and {meta['weight']}"
     elif claim["parameter"] is None and isinstance(meta.get("options"), dict):

@@ -22,6 +22,7 @@ from ..certificate.claims import SAMPLE_LEVELS
 from ..certificate.fields import caller_meta
 from ..data import data_sha256
 from ..errors import BudgetExceededError, EpsilonTooSmallError, InputError
+from ..registry import source_of
 from ..result import Path
 from ..validate import count, flag, is_finite, is_real, number_pair, problem_instance
 from . import parallel
@@ -284,6 +285,9 @@ def path_meta(problem, meta):
     # points a sampled piece claims
     info.update(getattr(problem.bound, "kernel_meta", dict)(), sample_levels=SAMPLE_LEVELS)
     info.update(_provenance(problem), machine=machine.describe())
+    source = source_of(problem.name)  # (a plug-in's entry point, distribution and version)
+    if source is not None:
+        info["problem_source"] = source
     info.update(meta or {})
     return info
 
