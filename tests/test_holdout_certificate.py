@@ -159,3 +159,42 @@ def test_holdout_targets_in_another_coding_are_refused_before_the_search(data):
     klasso = approxpath.get_problem("klasso")(Xs[:30], ys[:30], lam=0.1)
     with pytest.raises(InputError, match="criterion 'error' is the 0-1 loss of classes"):
         approxpath.select(klasso, "error", X_val=Xs[30:], y_val=np.where(ys[30:] > 0, 1.0, -1.0), interval=(0.5, 4.0))
+
+
+def _cli(*argv):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "approxpath", *map(str, argv)], capture_output=True, text=True)
+
+
+def test_the_command_line_chooses_on_a_holdout_file_and_writes_its_certificate(data, tmp_path):
+    """``approxpath select --val-data FILE``: the hold-out set read and scaled like ``--data``, its labels
+    mapped as ``--data``'s (0/1 here); the file carries the data and verifies without ``--data``, over one
+    parameter and over both."""
+    X, y = data
+    labels = (y > 0).astype(int)
+    for name, rows in (("train.csv", slice(0, _N)), ("val.csv", slice(_N, None))):
+        np.savetxt(tmp_path / name, np.column_stack([X[rows], labels[rows]]), delimiter=",")
+    common = ["--data", tmp_path / "train.csv", "--val-data", tmp_path / "val.csv", "--preprocess", "global-minmax",
+              "--range", "0.5", "4", "--no-progress"]
+    for extra, out in ((["--c", "1", "--tol", "0.2"], "one.npz"),
+                       (["--over", "c,bandwidth", "--weights", "0.5", "4", "--eps", "0.1", "--relative",
+                         "--tol", "0.4"], "both.npz")):
+        done = _cli("select", "kernel_svm", *common, *extra, "--out", tmp_path / out)
+        assert done.returncode in (0, 1) and f"(check it: approxpath verify {tmp_path / out})" in done.stdout, (
+            done.stdout + done.stderr)
+        checked = _cli("verify", tmp_path / out)
+        assert checked.returncode == 0 and "hold-out error of the exact optima" in checked.stdout, checked.stdout
+
+
+def test_holdout_files_that_cannot_serve_are_refused_in_one_line(data, tmp_path):
+    X, y = data
+    np.savetxt(tmp_path / "train.csv", np.column_stack([X[:_N], y[:_N]]), delimiter=",")
+    np.savetxt(tmp_path / "val.csv", np.column_stack([X[_N:], np.where(y[_N:] > 0, 2.0, -1.0)]), delimiter=",")
+    both = _cli("select", "kernel_svm", "--data", tmp_path / "train.csv", "--val-data", tmp_path / "val.csv",
+                "--cv", "3")
+    assert both.returncode == 2 and "--val-data is a hold-out set in place of --cv K's folds" in both.stderr
+    alien = _cli("select", "kernel_svm", "--data", tmp_path / "train.csv", "--val-data", tmp_path / "val.csv")
+    assert alien.returncode == 2 and "--val-data has the label(s) 2.0, which --data has not" in alien.stderr, (
+        alien.stderr)

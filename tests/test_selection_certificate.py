@@ -190,7 +190,8 @@ def test_the_command_line_writes_and_verifies(tmp_path):
     assert check.returncode == 0 and check.stdout.startswith("OK"), check.stdout + check.stderr
     refused = subprocess.run(run + ["select", "kernel_ridge", "--data", str(data), "--format", "csv",
                                     "--out", str(tmp_path / "x.npz")], capture_output=True, text=True)
-    assert refused.returncode == 2 and "--out: a certificate file is written for a k-fold selection" in refused.stderr
+    assert refused.returncode == 2 and ("--out: a certificate file is written for a choice by a validation loss: "
+                                        "pass --cv K or --val-data FILE") in refused.stderr
 
 
 def test_verifying_a_selection_imports_no_search_and_no_solver(svm_file):

@@ -159,8 +159,10 @@ def selecting(call):
 
 def written_note(args, written):
     """The line saying where a choice's certificate went (``written``: its claim) and how to check it."""
+    # (a hold-out choice's file carries its data: the training points, then the held-out ones)
+    data = "" if getattr(args, "val_data", None) else f" --data {args.data}"
     return (f"certificate written to {args.out}: delta = {written['delta']:.4g} (check it: approxpath verify "
-            f"{args.out} --data {args.data})")
+            f"{args.out}{data})")
 
 
 def interrupted(s):

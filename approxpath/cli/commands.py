@@ -68,6 +68,30 @@ def data_meta(args, fmt, prep):
     return meta
 
 
+def load_choice(args):
+    """``(X, y, X_val, y_val, format, preprocessing)`` of a choice: ``--data`` as :func:`load` gives it
+    and, with ``--val-data``, its hold-out set (:func:`load_with_validation`; else ``X_val, y_val`` None)."""
+    if getattr(args, "val_data", None) is None:
+        X, y, fmt, prep = load(args)
+        return X, y, None, None, fmt, prep
+    return load_with_validation(args)
+
+
+def holdout_targets(problem, y_val):
+    """``y_val`` (``--val-data``'s targets, or None) as ``problem`` takes targets: a classifier's classes
+    (its ``labels``) as -1 and +1; :class:`InputError` for a class ``--data`` has not."""
+    from ..validate import as_training_labels
+
+    labels = getattr(problem, "labels", None)
+    if labels is None or y_val is None:
+        return y_val
+    mapped, unknown = as_training_labels(y_val, labels)
+    if unknown.size:
+        raise InputError(f"--val-data has the label(s) {', '.join(map(str, unknown[:3]))}, which --data has not "
+                         f"(its classes: {', '.join(map(str, labels))})")
+    return mapped
+
+
 def load_with_validation(args):
     """``(X, y, X_val, y_val, format, preprocessing)``: ``--data`` as :func:`load` gives it and
     ``--val-data`` read like it (:func:`~approxpath.data.load_train_validation`) and scaled with

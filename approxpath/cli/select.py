@@ -8,7 +8,7 @@ from pathlib import Path as FsPath
 
 from . import add_problem_options, parse_number
 from .checks import as_advice, build_problem, check_outputs, interrupted, selecting, written_note
-from .commands import add_data_args, add_threads_arg, budget, load, save_plot
+from .commands import add_data_args, add_threads_arg, budget, holdout_targets, load_choice, save_plot
 from .output import emit_json
 from .running import clock, dask_client, one_core_note
 
@@ -23,9 +23,11 @@ def cmd_select(args):
     from ..selection.validation import enclosed_on_workers
 
     cls = get_problem(args.problem)
-    if args.cv is None and not getattr(cls.Bound, "CLOSED_FORM_CRITERIA", None):  # (the library says cv=5)
+    if args.val_data is not None and args.cv is not None:
+        raise InputError("--val-data is a hold-out set in place of --cv K's folds: drop one of them")
+    if args.cv is None and args.val_data is None and not getattr(cls.Bound, "CLOSED_FORM_CRITERIA", None):
         raise InputError(f"{cls.name} has no closed-form criterion: pass --cv K (e.g. --cv 5) to select by a "
-                         "cross-validation loss")
+                         "cross-validation loss, or --val-data FILE (a hold-out set)")  # (the library says cv=5)
     if args.shuffle is not None and args.cv is None:
         raise InputError("--shuffle SEED shuffles the points before --cv K splits them: pass --cv K")
     check_outputs(args, [args.data])  # before the data are read and the folds' paths run
@@ -58,9 +60,10 @@ def cmd_select(args):
                  f"over {weight} alone (--parameter {weight}), give its range with --range")
         raise InputError(f"--weights is the range of --{weight} when both parameters are chosen "
                          f"(--over bandwidth,{weight}); {alone}")
-    X, y, fmt, prep = load(args)
+    X, y, X_val, y_val, fmt, prep = load_choice(args)
     problem = build_problem(cls, X, y, args)
-    refused = certificate_refusal(problem, args.cv) if args.out else None
+    y_val = holdout_targets(problem, y_val)
+    refused = certificate_refusal(problem, args.cv, held_out=X_val is not None) if args.out else None
     if refused:
         raise InputError(f"--out: {refused}")
     interval = tuple(args.range) if args.range else None
@@ -68,8 +71,9 @@ def cmd_select(args):
     start = clock()
     try:
         s, caught, stopped = selecting(lambda: select(
-            problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps, relative=args.relative,
-            interval=interval, tol=args.tol, strict=False, workers=args.workers, executor=client, **budget(args),
+            problem, args.criterion, cv=args.cv, X_val=X_val, y_val=y_val, shuffle=args.shuffle, eps=args.eps,
+            relative=args.relative, interval=interval, tol=args.tol, strict=False, workers=args.workers,
+            executor=client, **budget(args),
             progress=not (args.no_progress or args.json)))
     finally:
         if client is not None:
@@ -79,7 +83,8 @@ def cmd_select(args):
     if args.json:
         # the options held fixed (a paper's reader needs the C or λ of a bandwidth's choice) and the data's scaling
         out = dict(problem=cls.name, data_file=str(args.data), preprocess=prep, options=problem.path_options(),
-                   range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, cv=args.cv, shuffle=args.shuffle,
+                   range=[float(s.edges[0]), float(s.edges[-1])], eps=args.eps, cv=args.cv,
+                   val_data=args.val_data, shuffle=args.shuffle,
                    **s.to_json())
         # what stderr says too, for a script that reads the JSON alone (a choice at an end of the range)
         out["warnings"] = [as_advice(w.message) for w in caught]
@@ -122,6 +127,8 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--cv", type=int, default=None, metavar="K",
                    help="K-fold cross-validation (stratified for the 0-1 error); without it the problem's "
                         "closed-form criterion")
+    p.add_argument("--val-data", default=None, metavar="FILE", help="a hold-out set in place of --cv: validation "
+                   "data in --data's format, scaled as --data is by --preprocess")
     p.add_argument("--shuffle", type=int, default=None, metavar="SEED",
                    help="shuffle the points before --cv splits them, as scikit-learn's KFold(K, shuffle=True, "
                         "random_state=SEED) (default: folds of consecutive points, as in the file)")
@@ -148,8 +155,8 @@ def _select_args(p, cls, argv=()):
                    help="with --over WEIGHT,bandwidth: the weight's range, e.g. 2^-5 2^15")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.add_argument("--plot", default=None, metavar="FILE", help="save the criterion's enclosure band (needs matplotlib)")
-    p.add_argument("--out", default=None, metavar="FILE", help="write the choice's certificate (.npz; with --cv): "
-                   "the folds, their paths and the criterion's cells, for approxpath verify FILE")
+    p.add_argument("--out", default=None, metavar="FILE", help="write the choice's certificate (.npz; with --cv or "
+                   "--val-data): the folds, their paths and the criterion's cells, for approxpath verify FILE")
     p.set_defaults(func=cmd_select)
 
 

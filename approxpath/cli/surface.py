@@ -10,7 +10,7 @@ from pathlib import Path as FsPath
 from ..errors import InputError
 from . import add_problem_options, parse_number, problem_kwargs
 from .checks import as_advice, build_problem, check_outputs, interrupted, selecting, written_note
-from .commands import add_data_args, add_threads_arg, budget, data_meta, load, save_plot
+from .commands import add_data_args, add_threads_arg, budget, data_meta, holdout_targets, load_choice, save_plot
 from .output import emit_json
 
 __all__ = ["COMMANDS", "select_over_two"]
@@ -36,11 +36,11 @@ def _problem(args, cls, weights):
         raise InputError(f"a surface sweeps the bandwidth (--range) and {weight} (--weights): drop --parameter "
                          f"{options['parameter']}{fixed}")
     lo, hi = positive_range("--weights", weights)
-    X, y, fmt, prep = load(args)
+    X, y, X_val, y_val, fmt, prep = load_choice(args)
     options[weight] = lo
     problem = build_problem(cls, X, y, args, options)
     check_weight_range(problem, "--weights", lo, hi)
-    return problem, fmt, prep
+    return problem, fmt, prep, X_val, holdout_targets(problem, y_val)
 
 
 def cmd_surface(args):
@@ -49,7 +49,7 @@ def cmd_surface(args):
 
     cls = get_problem(args.problem)
     check_outputs(args, [args.data])
-    problem, fmt, prep = _problem(args, cls, args.weights)
+    problem, fmt, prep, _, _ = _problem(args, cls, args.weights)
     meta = data_meta(args, fmt, prep)
     s = approximate_surface(problem, args.eps, tuple(args.weights), tuple(args.range) if args.range else None,
                             relative=args.relative, max_solves=args.max_solves,
@@ -82,19 +82,19 @@ def select_over_two(args, cls):
 
     if args.weights is None:
         raise InputError(f"--over {args.over} needs --weights LO HI (the range of --{cls.Bound.weight})")
-    problem, _, prep = _problem(args, cls, args.weights)
-    refused = certificate_refusal(problem, args.cv, both=True) if args.out else None
+    problem, _, prep, X_val, y_val = _problem(args, cls, args.weights)
+    refused = certificate_refusal(problem, args.cv, both=True, held_out=X_val is not None) if args.out else None
     if refused:
         raise InputError(f"--out: {refused}")
     s, caught, stopped = selecting(lambda: select_surface(
-        problem, args.criterion, cv=args.cv, shuffle=args.shuffle, eps=args.eps, relative=args.relative,
-        bandwidths=tuple(args.range) if args.range else None, weights=tuple(args.weights), tol=args.tol,
-        strict=False, **budget(args), progress=not (args.no_progress or args.json)))
+        problem, args.criterion, cv=args.cv, X_val=X_val, y_val=y_val, shuffle=args.shuffle, eps=args.eps,
+        relative=args.relative, bandwidths=tuple(args.range) if args.range else None, weights=tuple(args.weights),
+        tol=args.tol, strict=False, **budget(args), progress=not (args.no_progress or args.json)))
     written = s.save(args.out) if args.out and not stopped else None  # (none for an interrupted run, as over one)
     if args.json:
         fixed = {k: v for k, v in problem.path_options().items() if k != cls.Bound.weight}  # (the weight is chosen)
         emit_json(dict(problem=cls.name, data_file=str(args.data), preprocess=prep, options=fixed, eps=args.eps,
-                       cv=args.cv, shuffle=args.shuffle, **s.to_json(),
+                       cv=args.cv, val_data=args.val_data, shuffle=args.shuffle, **s.to_json(),
                        warnings=[as_advice(w.message, box=True) for w in caught],  # (what stderr says too)
                        **({"interrupted": True} if stopped else {}),
                        **({} if written is None else {"certificate": dict(written, out=args.out)})))

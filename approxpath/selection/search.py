@@ -322,13 +322,13 @@ def _without_paths(bound, validation):
     return hasattr(bound, "prediction_box" if validation else "box_enclosure")
 
 
-def certificate_refusal(problem, cv, both=False):
+def certificate_refusal(problem, cv, both=False, held_out=False):
     """Why :meth:`Selection.save` (``both``: :meth:`~approxpath.surface.SurfaceSelection.save`) will have
-    no file to write for a choice of ``problem`` with ``cv`` (None: a criterion of the whole data), or
-    None where it will (a k-fold validation loss enclosed from the folds' paths or surfaces): for the
-    command line's ``--out``, before a run."""
-    if cv is None:
-        return "a certificate file is written for a k-fold selection: pass --cv K"
+    no file to write for a choice of ``problem`` with ``cv`` (None: a hold-out set where ``held_out``,
+    else a criterion of the whole data), or None where it will (a validation loss enclosed from the
+    folds' paths or surfaces): for the command line's ``--out``, before a run."""
+    if cv is None and not held_out:
+        return "a certificate file is written for a choice by a validation loss: pass --cv K or --val-data FILE"
     if isinstance(cv, int) and cv > _FILED_FOLDS:
         return f"a certificate file holds {_FILED_FOLDS} folds at most: pass --cv {_FILED_FOLDS} or fewer"
     bound = problem.bound
