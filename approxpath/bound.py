@@ -259,6 +259,12 @@ class Bound(abc.ABC):
     #: Attributes dropped when a bound is pickled (derived from the data, rebuilt on use).
     _transient: ClassVar[tuple] = ()
 
+    def drop_caches(self):
+        """Empty every cache of :attr:`_transient` (each is rebuilt on use): what a result kept after its
+        search need not hold (a fold's stored kernels: hundreds of MB at n = 1000)."""
+        for key in self._transient:
+            self.__dict__[key] = None
+
 
 #: The options every kernel problem has (added to each :class:`KernelBound` subclass's OPTIONS):
 #: the family of :math:`D` (:mod:`approxpath.kernel_families`) and the ARD weights.

@@ -113,3 +113,24 @@ def test_new_optima_make_the_file_prove_the_search_s_delta(monkeypatch, tmp_path
     claim = s.save(tmp_path / "ridge.npz")
     assert added and claim["delta"] <= s.delta and s.proof.nodes.solves == solves
     assert approxpath.verify(tmp_path / "ridge.npz").ok
+
+
+def test_a_fold_of_zero_targets_claims_a_positive_eps(tmp_path):
+    """A fold trained on targets all 0 has exact optima c = 0 and gap bounds 0: its path claims the
+    smallest positive eps (a path's eps must be positive), and the file verifies."""
+    X, y = make_sinc(n=60, seed=0)
+    y = np.where(np.arange(60) >= 40, y, 0.0)  # (the third unshuffled fold holds out the only nonzero targets)
+    s = approxpath.select(approxpath.get_problem("kernel_ridge")(X, y, lam=0.1), "mse", cv=3, interval=_INTERVAL,
+                          tol=0.01)
+    s.save(tmp_path / "zeros.npz")
+    report = approxpath.verify(tmp_path / "zeros.npz")
+    assert report.ok, report.failures
+
+
+def test_a_kept_choice_holds_no_fold_kernels():
+    """The folds' stored kernels (hundreds of MB at n = 1000) are dropped when the search ends: a choice
+    kept by the caller (an estimator's ``selection_``) holds its folds' data and pairs, not their kernels."""
+    X, y = _data()
+    s = approxpath.select(approxpath.get_problem("kernel_ridge")(X, y, lam=0.1), "mse", cv=3, interval=_INTERVAL,
+                          tol=0.01)
+    assert all(fold.bound.__dict__.get("_kernels") is None for fold in s.proof.problems)

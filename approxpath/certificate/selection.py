@@ -74,8 +74,7 @@ def _no_file(selection, why=None):
                   "its criterion is not a validation loss" if selection.criterion not in LOSSES else
                   f"it has no path (cells between exact optima over {selection.parameter})" if not selection.paths
                   else "it holds no proof (proof=None)")
-    return InputError(f"this selection has no certificate file: {why}; one is written for a selection by a "
-                      "validation loss (cv=K or a hold-out set) enclosed from the folds' paths")
+    return InputError(f"this selection has no certificate file: {why}")
 
 
 def selection_certificate(selection, embed_data=None):
@@ -119,7 +118,7 @@ def _node_pieces(selection, bounds, edges):
     the enclosures of every cover they were refined from), new exact optima in the middle of the pieces
     that keep it there, :data:`_NODE_ROUNDS` times at most (the search's own folds untouched)."""
     proof, t, goal = selection.proof, selection.t, selection.delta
-    nodes, cells, gaps = proof.nodes, np.union1d(edges, [t]), {}
+    nodes, cells, gaps, before = proof.nodes, np.union1d(edges, [t]), {}, np.inf
 
     def bounded(k, p):  # (a piece whose pair and span are unchanged keeps its gap bound)
         key = (k, p.lo, p.hi, p.anchors)
@@ -133,8 +132,9 @@ def _node_pieces(selection, bounds, edges):
             break
         _, lo, _, value, delta = claims(bounds, pieces, proof.X_vals, proof.y_vals, selection.criterion, edges, t)
         short = short_cells(value, lo, selection.criterion, held_out(proof.y_vals), goal)
-        if not short.size:
+        if not short.size or short.size >= before:  # (new optima help where they leave fewer such cells each round)
             break
+        before = short.size
         # the pieces (cells) overlapping a short cell: an optimum at each one's middle
         inside = [k for k in range(cells.size - 1)
                   if np.any((cells[k] < edges[short + 1]) & (edges[short] < cells[k + 1]))]
@@ -151,7 +151,8 @@ def _fold_path(selection, j, problem, pieces, anchors, interval):
     from ..driver import path_meta
     from ..result import Path
 
-    largest = max(p.gap_bound for p in pieces)
+    # (a fold whose optima are exact, all targets 0, has gap bounds 0: an eps must be positive)
+    largest = max(max(p.gap_bound for p in pieces), np.finfo(float).tiny)
     if not selection.paths:
         return Path(problem=problem, eps=largest, relative=False, interval=interval, pieces=pieces,
                     exact_solves=len(anchors), solve_points=anchors, strategy="nodes", meta=path_meta(problem, None))

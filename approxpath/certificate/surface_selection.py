@@ -52,8 +52,7 @@ def _no_file(selection, why=None):
     why = why or ("it has no surfaces (cells between exact optima)" if not selection.surfaces else
                   "its criterion is not a validation loss" if selection.criterion not in LOSSES else
                   "it holds no proof (proof=None)")
-    return InputError(f"this choice has no certificate file: {why}; one is written for a choice by a validation "
-                      "loss (cv=K or a hold-out set) enclosed from the folds' surfaces")
+    return InputError(f"this choice has no certificate file: {why}")
 
 
 def surface_selection_certificate(selection, embed_data=None):

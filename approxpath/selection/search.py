@@ -257,6 +257,9 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
     def proof(edges, t):  # what a certificate file is made of: the folds (or a hold-out set) and their pieces
         if not certified_folds:
             return None
+        for fold in problems:  # (the search is over: a kept choice need not hold the folds' kernels)
+            if fold is not problem:
+                fold.bound.drop_caches()
         kept = None if splits is None else tuple(splits)
         # (cells between exact optima split at the choice, an optimum: its pairs there are the optimum's)
         if no_path:
@@ -334,8 +337,9 @@ def certificate_refusal(problem, cv, both=False, held_out=False):
     bound = problem.bound
     # (over the bandwidth, cells between exact optima are written as the folds' pieces; over a weight, boxes)
     if hasattr(bound, "prediction_box") if both else _without_paths(bound, True) and not bound.sweep.along_bandwidth:
-        return (f"{problem.name} chooses without {'surfaces' if both else 'paths'} here (cells between exact optima), "
-                "and has no certificate file")
+        over = "both parameters on boxes" if both else f"{bound.weight} on cells"
+        return (f"{problem.name} chooses {over} between exact optima, with no pairs to write: no certificate file "
+                "(a choice of its bandwidth alone has one)")
     if not hasattr(problem.bound, "prediction_enclosure"):
         return f"{problem.name}'s criterion is sampled (no enclosure of the exact optimum's): nothing to certify"
     return None
