@@ -194,7 +194,8 @@ def test_the_command_line_writes_and_verifies_it(tmp_path):
     refused = subprocess.run(run + ["select", "kernel_ridge", "--data", str(data), "--format", "csv", "--over",
                                     "lam,bandwidth", "--weights", "0.05", "0.5", "--cv", "2", "--out",
                                     str(tmp_path / "x.npz")], capture_output=True, text=True)
-    assert refused.returncode == 2 and "--out: kernel_ridge chooses both parameters on boxes between exact optima" in refused.stderr
+    assert refused.returncode == 2 and ("--out: kernel_ridge chooses both parameters on boxes between exact optima"
+                                        in refused.stderr)
 
 
 def test_verifying_it_imports_no_search_and_no_solver(svm_file):
