@@ -142,13 +142,14 @@ def load_train_validation(path, val_path, format="libsvm", n_features=None):
     y_val : ndarray of shape (m,)
     """
     X, y, zero = _read(path, format, n_features)
-    X_val, y_val, _ = _read(val_path, format, n_features or X.shape[1], zero)
+    X_val, y_val, _ = _read(val_path, format, n_features or X.shape[1], zero, like=None if n_features else path)
     return X, y, X_val, y_val
 
 
-def _read(path, format, n_features, zero_based="auto"):
+def _read(path, format, n_features, zero_based="auto", like=None):
     """:func:`load_data`'s ``(X, y)`` and whether LIBSVM indices counted from 0 (``zero_based``:
-    :func:`~approxpath.text_formats.read_libsvm`'s)."""
+    :func:`~approxpath.text_formats.read_libsvm`'s); ``like``: the training file whose columns
+    ``n_features`` are (a validation file's), for the messages."""
     from .validate import choice
 
     path = Path(path)
@@ -167,8 +168,10 @@ def _read(path, format, n_features, zero_based="auto"):
     else:
         X, y = read_csv(text, str(path))
         if n_features is not None and n_features != X.shape[1]:
+            wanted = ("asked for; a CSV file's columns give the features" if like is None else
+                      f"of the training file {str(like)!r}: give both the same columns")
             raise InputError(f"{str(path)!r} has {X.shape[1]} feature column(s) (the target is the last column), "
-                             f"not the {n_features} asked for; a CSV file's columns give the features")
+                             f"not the {n_features} {wanted}")
     _remember(X, y, dict(data_file=str(path), format=format, preprocessing="none"))
     return X, y, zero
 

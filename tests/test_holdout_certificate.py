@@ -198,3 +198,19 @@ def test_holdout_files_that_cannot_serve_are_refused_in_one_line(data, tmp_path)
     alien = _cli("select", "kernel_svm", "--data", tmp_path / "train.csv", "--val-data", tmp_path / "val.csv")
     assert alien.returncode == 2 and "--val-data has the label(s) 2.0, which --data has not" in alien.stderr, (
         alien.stderr)
+
+
+def test_holdout_flags_are_named_in_the_command_line_s_words(tmp_path):
+    """A whole-data criterion with --val-data says to drop --val-data (it said "drop --cv"); a validation
+    CSV of other columns names the training file's (it said "not the 2 asked for")."""
+    X, y = make_sinc(n=30, seed=0)
+    np.savetxt(tmp_path / "train.csv", np.column_stack([X, y]), delimiter=",")
+    np.savetxt(tmp_path / "val.csv", np.column_stack([X, X, y]), delimiter=",")
+    np.savetxt(tmp_path / "same.csv", np.column_stack([X, y]), delimiter=",")
+    closed = _cli("select", "kernel_ridge", "--data", tmp_path / "train.csv", "--val-data", tmp_path / "same.csv",
+                  "--criterion", "loocv")
+    assert closed.returncode == 2 and "criterion of the whole data: drop --cv or --val-data" in closed.stderr
+    columns = _cli("select", "kernel_ridge", "--data", tmp_path / "train.csv", "--val-data", tmp_path / "val.csv")
+    said = f"not the 1 of the training file {str(tmp_path / 'train.csv')!r}"
+    assert columns.returncode == 2 and "has 2 feature column(s)" in columns.stderr and said in columns.stderr, (
+        columns.stderr)

@@ -87,7 +87,7 @@ def check_outputs(args, inputs=(), extra=(), plot_optional=False, out_suffixes=(
 _RUN_OPTIONS = ("max_solves", "max_pieces", "solve_time_limit", "n_jobs")
 #: Python phrases of the library's errors and the command line's words for them: what is only a
 #: keyword there (``max_cells``: the command line keeps its default) is left out of the advice.
-_PHRASES = {"relative=True": "--relative", "cv/X_val": "--cv", "eps must be": "--eps must be",
+_PHRASES = {"relative=True": "--relative", "cv/X_val": "--cv or --val-data", "eps must be": "--eps must be",
             "interval must satisfy lo < hi": "--range must satisfy lo < hi",  # (the path's; verify's below)
             "the required interval must": "--interval must", "bandwidths must satisfy": "--range must satisfy",
             ", or raise max_cells": "", "choose over a smaller box": "choose a smaller --range or --weights",

@@ -150,7 +150,7 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--no-progress", action="store_true", help="no progress bar (none with --json either)")
     p.add_argument("--over", default=None, help="the parameters to choose: the path's parameter (default: "
                    "bandwidth, or the weight with --parameter c|lam), or both, e.g. c,bandwidth (kernel_svm) or "
-                   "lam,bandwidth (needs --weights; --cv, or kernel_ridge's closed-form criterion)")
+                   "lam,bandwidth (needs --weights; --cv, --val-data, or kernel_ridge's closed-form criterion)")
     p.add_argument("--weights", nargs=2, type=parse_number, metavar=("LO", "HI"), default=None,
                    help="with --over WEIGHT,bandwidth: the weight's range, e.g. 2^-5 2^15")
     p.add_argument("--json", action="store_true", help="print one JSON line")
