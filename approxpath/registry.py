@@ -173,8 +173,8 @@ def _where(ep):
     """The entry point ``ep`` named for a warning: its name, value and distribution."""
     dist = getattr(ep, "dist", None)
     version = getattr(dist, "version", None)
-    return f"entry point {ep.name!r} = {ep.value}" + (f" of {dist.name}" if dist else "") + (f" {version}" * bool(
-        version))
+    return f"entry point {ep.name!r} = {ep.value}" + (f" of {dist.name}" if dist else "") + (
+        f" {version}" if version else "")
 
 
 def built_in(cls):

@@ -189,8 +189,8 @@ class BandwidthFolds:
     def fold_pieces(self, edges):
         """Each fold's pieces on the cells between ``edges`` (increasing), for a certificate: the pairs
         its bound's ``node_pair`` makes there from the exact optima computed (their anchors), each
-        certified by a gap bound computed when the file is written (inf until then: the bounds cost a
-        quarter of the search, the pairs a hundredth)."""
+        to be certified by a gap bound its writer computes (inf here: the bounds cost a quarter of the
+        search, the pairs a hundredth)."""
         from ..result import PathPiece
 
         out = []

@@ -48,11 +48,10 @@ class SelectionProof:
         The held-out points of each fold.
     pieces : tuple of tuple of PathPiece
         Each fold's pieces when the search ended (those of its tightened paths in place of the
-        first ones), tiling the interval; with no path, its cells' pairs (their gap bounds inf: computed
-        when written).
+        first ones), tiling the interval; None with no path (``nodes`` makes them).
     nodes : BandwidthFolds or None
-        With no path: the folds' cells between exact optima, whose ``fold_pieces`` and
-        ``with_optima`` a writer refines the pieces with.
+        With no path: the folds' cells between exact optima, whose ``fold_pieces`` (the cells' pairs)
+        and ``with_optima`` a writer makes the pieces with.
     """
 
     problem: object = field(repr=False)

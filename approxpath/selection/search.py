@@ -252,21 +252,19 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
                          tol=float(tol), kind="certified" if certified else "sampled", edges=edges, lo=low,
                          hi=high, exact_solves=int(tracks.solves), refinements=refinements,
                          folds=len(problems), wall_s=time.perf_counter() - t0, paths=tuple(paths),
-                         parameter=problem.parameter, proof=proof(edges, t))
+                         parameter=problem.parameter, proof=proof())
 
-    def proof(edges, t):  # what a certificate file is made of: the folds (or a hold-out set) and their pieces
+    def proof():  # what a certificate file is made of: the folds (or a hold-out set) and their pieces
         if not certified_folds:
             return None
         for fold in problems:  # (the search is over: a kept choice need not hold the folds' kernels)
             if fold is not problem:
                 fold.bound.drop_caches()
         kept = None if splits is None else tuple(splits)
-        # (cells between exact optima split at the choice, an optimum: its pairs there are the optimum's)
-        if no_path:
-            return SelectionProof(problem, tuple(problems), kept, tuple(X_vals), tuple(y_vals),
-                                  crit.fold_pieces(np.union1d(edges, [t])), nodes=crit)
-        return SelectionProof(problem, tuple(problems), kept, tuple(X_vals), tuple(y_vals),
-                              tuple(tuple(p) for p in tracks.pieces))
+        # (with no path, the writer makes the pieces from the cells' pairs: ``nodes``)
+        pieces = None if no_path else tuple(tuple(p) for p in tracks.pieces)
+        return SelectionProof(problem, tuple(problems), kept, tuple(X_vals), tuple(y_vals), pieces,
+                              nodes=crit if no_path else None)
 
     def run():  # small dense algebra: one BLAS thread (two threads on small matrices spin: 100x slower)
         search = Search(crit, lo, hi, tol, solve)

@@ -90,8 +90,8 @@ def _declared(decl, values, tolerant=False):
     return float(decl.problem.objective.value), max(violation, 0.0)
 
 
-def _close(a, b, rel, abs_):
-    assert abs(a - b) <= abs_ + rel * abs(b), f"{a!r} != {b!r} (rel {rel}, abs {abs_})"
+def _close(a, b, rel, abs_, why=""):
+    assert abs(a - b) <= abs_ + rel * abs(b), f"{a!r} != {b!r} (rel {rel}, abs {abs_}){why}"
 
 
 def check_options_match_the_bound(ex):
@@ -166,10 +166,9 @@ def check_declarations_agree_with_numpy(ex):
     optimum = problem.primal_objective(full, t)
     for side, decl in (("primal", problem.cvxpy_primal(t)), ("dual", problem.cvxpy_dual(t))):
         decl.problem.solve(solver="CLARABEL")
-        value = decl.problem.value
-        assert abs(value - optimum) <= _REL * (1.0 + abs(optimum)), (
-            f"the {side} declaration's optimum at {t:.6g} is {value!r}, the exact pair's objective {optimum!r}: "
-            f"{'the declarations are not a primal and its dual' if side == 'dual' else 'the declaration is wrong'}")
+        wrong = "the declarations are not a primal and its dual" if side == "dual" else "the declaration is wrong"
+        _close(decl.problem.value, optimum, _REL, _REL,
+               f": the {side} declaration's optimum at {t:.6g} against the exact pair's objective: {wrong}")
 
 
 def check_restoration(ex):
@@ -370,8 +369,8 @@ def check_altered_pairs_are_refused_or_bounded(ex):
                 assert p_off <= 1e-9 * scale and d_off <= 1e-9 * scale, (
                     f"a pair with {what} is accepted on [{lo:.6g}, {hi:.6g}] but violates the declared "
                     f"{'primal' if p_off > d_off else 'dual'} constraints by {max(p_off, d_off):.3g}"
-                    f"{' beyond their tolerance' * tolerant} at {tau:.6g}: its feasibility check (errors()) misses a "
-                    "constraint")
+                    f"{' beyond their tolerance' if tolerant else ''} at {tau:.6g}: its feasibility check (errors()) "
+                    "misses a constraint")
                 assert upper - lower <= g + 1e-9 * scale, (
                     f"a pair with {what} is accepted on [{lo:.6g}, {hi:.6g}] with gap bound {g:.12g}, but its declared "
                     f"gap at {tau:.6g} is {upper - lower:.12g}: the bound is not a bound for every feasible pair")
