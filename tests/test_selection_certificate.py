@@ -107,6 +107,7 @@ def test_the_layout_is_checked_before_anything_is_used(svm_file, tmp_path):
              (lambda a, m: a.update(fold7_lo=np.zeros(1)), "unknown array"),
              (lambda a, m: m.update(criterion="loocv"), "meta 'criterion'"),
              (lambda a, m: m.update(selection_format=9), "newer approxpath"),
+             (lambda a, m: m.update(n_features="x"), "meta 'n_features'"),  # (verify --data would read it)
              (lambda a, m: a["cell_lo"].__setitem__(0, np.nan), "finite")]
     for edit, says in cases:
         report = approxpath.verify(forged(file, tmp_path / "bad.npz", edit))

@@ -90,6 +90,20 @@ def test_forged_claims_are_refused(svm_file, tmp_path, edit, says):
     assert not report.ok and any(says in f for f in report.failures), report.failures
 
 
+def test_every_field_all_certificates_share_is_checked(svm_file):
+    from approxpath.certificate.fields import PROVENANCE_FIELDS
+    from approxpath.certificate.surface import surface_meta_errors
+    from approxpath.certificate.surface_selection import surface_selection_meta_errors
+
+    meta = read_certificate(svm_file[3])[1]
+    fold = meta["folds"][0]  # (a fold's meta is a surface's)
+    assert surface_selection_meta_errors(meta) == [] and surface_meta_errors(fold) == []
+    for key in PROVENANCE_FIELDS:  # a list of a list is in no field's domain
+        for check, good in ((surface_selection_meta_errors, meta), (surface_meta_errors, fold)):
+            errors = check({**good, key: [[]]})
+            assert any(f"'{key}'" in e for e in errors), (check.__name__, key, errors)
+
+
 def test_a_fold_missing_cells_fails_its_tiling(svm_file, tmp_path):
     def drop(a, m):
         keep = np.arange(a["fold0.t_lo"].size) != 0

@@ -14,8 +14,8 @@ from ..moving_layout import array_names
 from ..validate import is_finite, is_stored_count
 from .format import DATA_FIELDS, FORMAT_VERSION, KINDS, PIECE_FIELDS
 
-__all__ = ["META_FIELDS", "CALLER_FIELDS", "finite_number", "caller_meta", "meta_errors", "field_errors",
-           "layout_errors", "number_array_errors", "unknown_arrays"]
+__all__ = ["META_FIELDS", "PROVENANCE_FIELDS", "CALLER_FIELDS", "finite_number", "caller_meta", "meta_errors",
+           "field_errors", "layout_errors", "number_array_errors", "unknown_arrays"]
 
 #: Per-piece arrays of text (the others, and every problem array, are float64).
 _TEXT_FIELDS = ("kind",)
@@ -70,6 +70,12 @@ META_FIELDS = {  # name -> (required, domain check, what the domain is)
                        "from)"),
 }
 
+#: The fields of :data:`META_FIELDS` every certificate file has in common -- a path's, a surface's
+#: and a choice's: the layout, the problem with its options and data, and how the file was made.
+#: Each kind of file checks these and its own (a surface adds ``eps``; a choice its claim).
+PROVENANCE_FIELDS = ("format_version", "problem", "options", "kernel", "n", "d", "data_sha256", "distances_sha256",
+                     "content_sha256", "preprocessing", "format", "data_file", "n_features", "library_version",
+                     "wall_s", "exact_solves", "machine", "problem_source")
 
 #: The fields of :data:`META_FIELDS` a caller's ``meta=`` may set (where the data came from, as the
 #: command line records it); approxpath records the others itself.

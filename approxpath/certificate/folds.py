@@ -13,20 +13,16 @@ import numpy as np
 
 from ..errors import InputError
 from ..selection.losses import LOSSES, check_loss
-from .fields import META_FIELDS, field_errors, finite_number
+from .fields import META_FIELDS, PROVENANCE_FIELDS, field_errors, finite_number
 from .format import DATA_FIELDS, FORMAT_VERSION, MAX_MEMBERS, content_sha256, size_mismatches, write_npz
 from .inputs import BadOptions, DataMismatch, carried_data_failures
 
-__all__ = ["MASKS", "SHARED_FIELDS", "CLAIM_FIELDS", "fold_arrays", "fold_masks", "split_failures", "choice_split",
+__all__ = ["MASKS", "CLAIM_FIELDS", "fold_arrays", "fold_masks", "split_failures", "choice_split",
            "choice_contents", "write_choice", "choice_meta_errors", "choice_layout_errors", "data_failures",
            "fold_checks"]
 
 #: The folds' masks: each fold's training and held-out points of the data, (k, n) booleans.
 MASKS = ("train", "test")
-#: ``meta`` fields a choice's certificate shares with a path's (their domains: ``META_FIELDS``).
-SHARED_FIELDS = ("format_version", "problem", "options", "kernel", "n", "d", "data_sha256", "distances_sha256",
-                 "content_sha256", "preprocessing", "format", "data_file", "library_version", "wall_s",
-                 "exact_solves", "machine", "problem_source")
 #: A choice's own ``meta`` fields: ``name: (required, domain, description)``.
 CLAIM_FIELDS = {
     "selection_format": (True, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
@@ -142,14 +138,14 @@ def write_choice(file, arrays, meta, keys):
 
 def choice_meta_errors(meta, fields, newest, kind):
     """What is wrong with a choice file's ``meta``, each field against its domain (``fields``: the
-    file's own besides :data:`SHARED_FIELDS`): a ``selection_format`` above ``newest`` alone; else the
-    fields, then a ``format_version`` (the folds' pairs' layout) other than the one this version
+    file's own besides :data:`~.fields.PROVENANCE_FIELDS`): a ``selection_format`` above ``newest``
+    alone; else the fields, then a ``format_version`` (the folds' pairs' layout) other than the one this version
     writes, in the file or a fold, and a fold's kernel other than the file's.  ``kind``: what the file
     is called in messages."""
     if isinstance(meta.get("selection_format"), int) and meta["selection_format"] > newest:
         return [f"written by a newer approxpath (selection format {meta['selection_format']}); this version reads "
                 f"selection formats <= {newest}: upgrade approxpath to verify it"]
-    errors = field_errors(meta, {**{key: META_FIELDS[key] for key in SHARED_FIELDS}, **fields})
+    errors = field_errors(meta, {**{key: META_FIELDS[key] for key in PROVENANCE_FIELDS}, **fields})
     if errors:
         return errors
     for j, fold in enumerate([meta] + meta["folds"]):  # (the folds' pairs are read in the layout this version writes)

@@ -24,7 +24,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..progress import count_bar
-from .fields import META_FIELDS, field_errors, finite_number, number_array_errors, unknown_arrays
+from .fields import (META_FIELDS, PROVENANCE_FIELDS, field_errors, finite_number, number_array_errors,
+                     unknown_arrays)
 from .format import DATA_FIELDS, FORMAT_VERSION, content_sha256, read_certificate, size_mismatches
 from .inputs import BadOptions, bound_from_meta, kernel_failures
 
@@ -41,10 +42,8 @@ CELL_FIELDS = ("t_lo", "t_hi", "w_lo", "w_hi", "gap_bound", "kind", "anchor_lo",
 #: Cell kinds: certified on the whole cell, or uncovered (nothing reached the target there).
 CELL_KINDS = ("certified", "uncovered")
 
-# meta fields of a surface beyond those a path's certificate shares (format.py's domains)
-_SHARED = ("format_version", "problem", "options", "eps", "relative", "kernel", "n", "d", "data_sha256",
-           "distances_sha256", "content_sha256", "preprocessing", "format", "data_file", "library_version", "wall_s", "solve_s",
-           "certify_s", "exact_solves", "machine", "problem_source")
+# meta fields a surface shares with a path's beyond every file's (fields.py's domains)
+_SHARED = PROVENANCE_FIELDS + ("eps", "relative", "solve_s", "certify_s")
 _OWN = {
     "surface_format": (True, lambda v: _int(v) and v >= 1, "a positive integer"),
     "weight": (True, lambda v: isinstance(v, str) and v != "", "the name of the weight option"),
