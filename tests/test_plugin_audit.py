@@ -7,7 +7,7 @@ import pytest
 
 import approxpath
 from approxpath.data import make_sinc
-from approxpath.driver.certifier import BoundContradiction
+from approxpath.driver.audit import BoundContradiction
 
 
 

@@ -16,14 +16,13 @@ import numpy as np
 
 from .. import moving
 from ..certificate.claims import claimed_on
-from ..errors import InputError
 from ..numerics import stored_bound
-from ..progress import shown_name
 from ..problem import convex_combination, restored_gaps
 from ..registry import built_in
 from ..result import PathPiece
+from .audit import audit_cover
 
-__all__ = ["Certifier", "BoundContradiction"]
+__all__ = ["Certifier"]
 
 # Give up splitting a piece below this fraction of the interval (in log scale) and label it
 # "sampled" (or "uncovered"); 2**-30 is far below any piece a bound needs.
@@ -64,16 +63,6 @@ _PROBE = 1.05
 _SHRINK = (0.125, 0.7)
 
 
-# The audit of a plug-in's bound allows the numpy maps' own rounding: this share of 1 + |dual
-# objective| (the conformance battery allows 1e-12 and the declarations' comparisons 1e-9)
-_AUDIT_TOL = 1e-9
-
-
-class BoundContradiction(InputError):
-    """A problem's bound certified a piece whose pair, by the problem's own numpy objectives
-    and violations, has a larger gap or is infeasible: its ``Bound`` proves nothing."""
-
-
 class Certifier:
     """Pieces for a :class:`~approxpath.driver.run.Run` from its anchors.
 
@@ -106,7 +95,7 @@ class Certifier:
         self.weighed = {}  # (a, b, tau, around) -> best_theta's answer
         self.known_gap = getattr(run.bound, "known_gap", None)
         self.order = getattr(problem, "piece_bound_order", None)
-        # a plug-in's interval bound is audited (:meth:`_audit`); the built-in ones are tested here
+        # a plug-in's interval bound is audited (:func:`.audit.audit_cover`); the built-in ones are tested here
         self.audit = run.bound.interval_bound and not built_in(type(problem))
 
     def candidates(self, a, b, interpolate):
@@ -206,45 +195,8 @@ class Certifier:
         resolution = (run.s(hi) - run.s(lo)) * 2.0**-_FAIL_DEPTH if fail_fast else _RESOLUTION * run.width
         covered = (self._march if self.order is not None else self._halving)(lo, hi, cands, fail_fast, resolution)
         if self.audit:
-            self._audit(covered[0])
+            audit_cover(run, covered[0])
         return covered
-
-    def _audit(self, pieces):
-        """A plug-in's bound (not tested with approxpath) against its own numpy maps, on the first
-        certified piece of a cover, at its ends, middle and quartiles (log scale: a bound read at
-        the middle or the ends with its curvature term left out agrees with the gap there, not
-        between; one that is a share of the true bound is below the gap where the gap peaks,
-        often an end): the pair's gap (primal minus dual objective) at most the piece's bound, both
-        sides feasible, and the bound's dual floor on the piece at most the dual objective, up
-        to :data:`_AUDIT_TOL` of the dual objective's scale; else :class:`BoundContradiction` (a
-        bound that lies certifies anything: ``errors()`` missing a constraint, ``gap()`` a term,
-        a floor too high)."""
-        piece = next((p for p in pieces if p.kind == "certified" and p.lo < p.hi), None)
-        if piece is None:
-            return
-        run = self.run
-        mid = run.mid(piece.lo, piece.hi)
-        floor = float(run.bound.dual_floor(piece.dual, piece.lo, piece.hi))
-        for tau in (piece.lo, run.mid(piece.lo, mid), mid, run.mid(mid, piece.hi), piece.hi):
-            self._audit_at(piece, tau, floor)
-
-    def _audit_at(self, piece, tau, floor):
-        """:meth:`_audit` at one ``tau`` of ``piece`` (``floor``: the bound's dual floor on it)."""
-        problem = self.run.problem
-        value = float(problem.dual_objective(piece.dual, tau))
-        tol = _AUDIT_TOL * (1.0 + abs(value))
-        inside = float(problem.gap(piece.primal, piece.dual, tau))
-        off = max(float(problem.primal_violation(problem.primal_at(piece.primal, tau), tau)),
-                  float(problem.dual_violation(piece.dual, tau)))
-        if not (inside <= piece.gap_bound + tol and off <= tol and floor <= value + tol):
-            raise BoundContradiction(
-                f"{problem.name}'s Bound certified [{piece.lo:.6g}, {piece.hi:.6g}] with a gap bound of "
-                f"{piece.gap_bound:.6g} and a dual floor of {floor:.6g}, but at {shown_name(problem.parameter)} = "
-                f"{tau:.6g} its own numpy maps give the pair a gap of {inside:.6g}, a constraint violation of "
-                f"{off:.3g} and a dual objective of {value:.6g}: its Bound is no bound (errors() misses a "
-                f"constraint, gap() a term, or dual_floor() is above the dual); run approxpath.testing.check_problem "
-                f"on it with an example whose interval holds {shown_name(problem.parameter)} = {tau:.6g} (the battery "
-                "checks a bound on its examples' intervals only)")
 
     def _halving(self, lo, hi, cands, fail_fast, resolution):
         """:meth:`cover` by halving in log scale (problems without ``piece_bound_order``)."""
@@ -377,10 +329,10 @@ class Certifier:
     def _end_fails(self, p, d, l, h):
         """The ratio of the pair's gap to the target at an end of [l, h] where the gap already
         exceeds the target (else None): then no bound on [l, h] can meet it, and the interval
-        bound (several times the cost of two point gaps) is skipped.  Skipping only ever splits a piece further; nothing is
-        certified without the interval bound (ionosphere, eps = 0.125: 21 of the 62 failing
-        pieces are caught here, and their bound is not computed; 88 of 101 where the SVM's
-        bias was constant on a piece)."""
+        bound (several times the cost of two point gaps) is skipped.  Skipping only ever splits a
+        piece further; nothing is certified without the interval bound (ionosphere, eps = 0.125:
+        21 of the 62 failing pieces are caught here, and their bound is not computed; 88 of 101
+        where the SVM's bias was constant on a piece)."""
         run = self.run
         for x in (h, l):
             g, goal = run.bound.gap(p, d, x), run.target((p, d), x, x)

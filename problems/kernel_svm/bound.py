@@ -19,7 +19,7 @@ import numpy as np
 
 from approxpath.bound import KernelBound, Option
 from approxpath.errors import InputError
-from approxpath.bernstein import bernstein_product, max_hinge_sum
+from approxpath.bernstein import bernstein_product
 from approxpath.envelopes import Envelope, envelope_entry_error, hermite_lower, hermite_upper
 from approxpath.moving import is_moving
 from approxpath.numerics import UNIT_ROUNDOFF, block_sum, fp_margin, sum_chain
@@ -27,6 +27,7 @@ from approxpath.validate import binary_labels
 
 from .c_path import c_dual_floor, c_gap
 from .feasibility import pair_errors
+from .fixed import fixed_bound, fixed_dual_floor
 from .moving import moving_bound, moving_dual_floor, weight_allowance
 from .points import SVMDual, SVMPrimal, digest
 
@@ -54,10 +55,6 @@ _CHAIN = 96
 # share of n (gathering the rows costs a copy; a1a, n = 1605: all columns 4.2 ms, 0.8 of them
 # 4.0 ms, 0.9 of them 4.6 ms)
 _SUPPORT_SHARE = 0.8
-# Sub-intervals over which the gap bound of a piece is maximized (ionosphere / diabetes / a1a
-# at eps = 0.125: 33 / 46 / 45 pieces with 4, 31 / 41 / 44 with 8, 31 / 41 / 43 with 16,
-# 31 / 41 / 42 with 32; the cost is an (n, 6) x (6, 17) product)
-_NODES = 16
 # Group sums kept for the next pieces of a verification: consecutive pieces of one segment share
 # their two duals and a piece end (a search keeps its own, larger cache: .cache)
 _RECENT = 4
@@ -78,7 +75,7 @@ class SVMBound(KernelBound):
     On a bandwidth piece every class sum :math:`P_i(x) = \\sum_{j: y_j = y_i}\\alpha_j e^{-xD_{ij}}`
     (and :math:`N_i`, the other class) is completely monotone, so it lies between quintic
     Hermite polynomials (:mod:`approxpath.envelopes`); the gap is maximized over the piece from
-    those (:meth:`gap`).  On the C path the gap is affine in C: its ends bound it.  Moving pairs
+    those (:meth:`gap`, :mod:`.fixed`).  On the C path the gap is affine in C: its ends bound it.  Moving pairs
     (bandwidth path, weights of degree <= 2): :mod:`.moving`.
     """
 
@@ -259,7 +256,7 @@ class SVMBound(KernelBound):
         if hi != lo and self.sweep.along_bandwidth:
             if is_moving(dual):
                 return moving_bound(self, primal, dual, lo, hi, scale)
-            return self._bandwidth_bound(dual, primal, lo, hi, scale)
+            return fixed_bound(self, primal, dual, lo, hi, self._class_envelopes(dual, lo, hi), scale)
         if hi != lo and (is_moving(dual) or is_moving(primal)):  # the C path (scale 1: cells are bandwidth paths)
             return c_gap(self, primal, dual, lo, hi)
         # a point, or the C path: alpha, w, b and xi do not depend on C and the primal is affine
@@ -281,7 +278,8 @@ class SVMBound(KernelBound):
         """``(gap as computed, the weights' rounding)`` at ``tau``:
         :math:`w^\\top K w + C\\,1^\\top\\xi - 1^\\top\\alpha` from the class sums
         (:math:`w = y\\circ\\alpha`, which :meth:`errors` checks); with the dual scaled by
-        ``scale`` (:meth:`scaled_gap`), :math:`\\tfrac12(1 + s^2)\\, w^\\top K w + C\\,1^\\top\\xi - s\\,1^\\top\\alpha`."""
+        ``scale`` (:meth:`scaled_gap`),
+        :math:`\\tfrac12(1 + s^2)\\, w^\\top K w + C\\,1^\\top\\xi - s\\,1^\\top\\alpha`."""
         C = self.sweep.at(tau)[1]
         alpha, Kw, rounding = self.dual_at_point(dual, tau, scale)
         b, b_err = self.bias_at(primal, tau)
@@ -359,18 +357,12 @@ class SVMBound(KernelBound):
             return c_dual_floor(self, dual, lo, hi)
         if is_moving(dual):
             return moving_dual_floor(self, dual, lo, hi, scale)
+        if self.sweep.along_bandwidth and hi != lo:
+            return fixed_dual_floor(self, dual, lo, hi, self._class_envelopes(dual, lo, hi), scale)
         alpha = np.asarray(dual.alpha, dtype=float)
         half = 0.5 * scale * scale
-        if not self.sweep.along_bandwidth or hi == lo:
-            d = -half * float(block_sum(self.y * alpha * self.Kw(dual, lo))) + scale * float(block_sum(alpha))
-            mag = 2.0 * half * alpha.sum() ** 2 + scale * alpha.sum()
-        else:
-            # alpha' Q alpha = alpha'P - alpha'N is below the largest coefficient of its upper
-            # polynomial (convex hull of the Bernstein coefficients)
-            P, N, q = self._class_envelopes(dual, lo, hi)
-            d = scale * block_sum(alpha) - half * float(q.max()) - half * self.entry_allowance(alpha.sum(), 0.0, lo, hi)
-            mag = (2.0 * half * (float(np.abs(q).max()) + float(alpha @ (P.magnitude() + N.magnitude())))
-                   + scale * alpha.sum())
+        d = -half * float(block_sum(self.y * alpha * self.Kw(dual, lo))) + scale * float(block_sum(alpha))
+        mag = 2.0 * half * alpha.sum() ** 2 + scale * alpha.sum()
         return d - self.rounding_margin(mag, dual)
 
     def entry_allowance(self, a1, C, lo, hi, quad=1.0):
@@ -400,33 +392,3 @@ class SVMBound(KernelBound):
         top = float(np.abs(coef).max())
         raised = bernstein_product(coef, np.ones(degree - coef.size + 2))
         return raised, err + fp_margin(2 * degree + 2, top), top
-
-    def _bandwidth_bound(self, dual, primal, lo, hi, scale=1.0):
-        """Bound of the gap on [lo, hi] from the envelopes of :meth:`_class_envelopes`.
-
-        :math:`\\alpha^\\top Q_x \\alpha = \\alpha^\\top P - \\alpha^\\top N` is below a quintic
-        :math:`q`, each margin :math:`m_i = P_i - N_i` above a quintic, so each hinge argument
-        :math:`1 - y_i b(x) - m_i` is below a quintic :math:`r_i` (the bias polynomial raised to
-        degree 5), and :math:`q + C \\sum_i \\max(0, r_i) - 1^\\top\\alpha` is maximized over the piece
-        (:func:`~approxpath.bernstein.max_hinge_sum`).  Off by :math:`O(w^5)` where chords and
-        tangents are off by :math:`O(w^2)` (ionosphere, eps = 0.125: the bound is ~1 % above
-        the largest of 17 sampled gaps where chords and tangents were 2x; 70 -> 31 pieces).
-        With the dual scaled by ``scale`` (:meth:`scaled_gap`) :math:`q` enters times
-        :math:`\\tfrac12(1 + s^2)` and :math:`1^\\top\\alpha` times ``s``.
-        """
-        C = self.c
-        quad = 0.5 * (1.0 + scale * scale)
-        alpha = np.asarray(dual.alpha, dtype=float)
-        P, N, q = self._class_envelopes(dual, lo, hi)
-        bias, bias_err, bias_top = self.bias_polynomial(primal, lo, hi, 5)
-        r = 1.0 - self.y[:, None] * bias - (hermite_lower(P) - hermite_upper(N))
-        best, lift = max_hinge_sum(quad * q, r, C, _NODES)
-        magnitude = (
-            lift
-            + quad * float(alpha @ (P.magnitude() + N.magnitude()))
-            + C * float(np.sum(P.magnitude() + N.magnitude()))
-            + scale * alpha.sum()
-            + C * self.n * bias_top  # the bias polynomial's coefficients, rounded
-        )
-        return (best - scale * block_sum(alpha) + self.rounding_margin(magnitude, dual)
-                + self.entry_allowance(alpha.sum(), C, lo, hi, quad) + C * self.n * bias_err)

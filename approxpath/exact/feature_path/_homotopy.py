@@ -9,8 +9,9 @@ comparable size (α by :math:`\\max|\\alpha|`, β by :math:`D = \\lVert\\beta\\r
 2. tangent and factorization at the predicted point: the null vector of the Jacobian is the last
    column of Q in the Householder QR of :math:`J^\\top`, oriented along v;
 3. corrector: minimum-norm Newton steps :math:`-J^+F` with that factorization until the update
-   is below ``_STEP_TOL`` (relative) or stagnates at the rounding floor of the system; the new
-   point's tangent is the one of step 2;
+   is below a relative tolerance or stagnates at the rounding floor of the system; the new
+   point's tangent is the one of step 2 (the solves of steps 2 and 3 and of the events:
+   :mod:`._corrector`);
 4. step control: rejected (h halved) when the corrector diverges or contracts slowly or the
    tangent turns too much; otherwise h grows or shrinks by the asymptotic estimates of
    Allgower and Georg (first corrector distance, contraction rate, tangent angle);
@@ -31,28 +32,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.linalg
 
 from approxpath.compute.parallelism import blas_threads
 from approxpath.errors import SolverError
 
+from ._corrector import Corrector, PathStop
 from ._kkt import inner_solve
 
 __all__ = ["follow"]
 
-# Corrector: stop when the scaled update is below this (relative to the scales of alpha, beta,
-# lambda); a few ulps of the condition of the system above the rounding floor.
-_STEP_TOL = 1e-11
-# Updates within this factor of _STEP_TOL are at the rounding floor: their ratios are noise.
-_NOISE = 100.0
-# Updates that stop shrinking below this size (relative) are the rounding floor of a badly
-# conditioned system (lambda -> 0 near the end of a path); the certificates of the point then
-# measure what that accuracy is worth.
-_FLOOR = 1e-7
-# Corrector iterations per step and per event correction before giving up.
-_MAX_ITER = 12
-# A corrector contracting slower than this per iteration means the predictor was too far.
-_MAX_CONTRACTION = 0.5
 # Targets of the step-size control (Allgower & Georg, sec. 6.1): first corrector distance,
 # contraction rate and tangent angle (radians) per step.
 _TARGET_DIST, _TARGET_CONTRACTION, _TARGET_ANGLE = 0.02, 0.1, 0.1
@@ -80,111 +68,24 @@ _START_SHIFT = 1e-3
 _START_SHRINKS = 8
 
 
-def _apply_q(house, tau, c):
-    """:math:`Qc` for the orthogonal factor of a Householder QR (LAPACK ``ormqr``), c (m, 1)."""
-    out, _, info = scipy.linalg.lapack.dormqr("L", "N", house, tau, c, lwork=max(1, 64 * c.shape[0]))
-    if info != 0:  # pragma: no cover - LAPACK argument errors only
-        raise RuntimeError(f"dormqr failed (info = {info})")
-    return out[:, 0]
+class _Follower(Corrector):
+    """The steps, events and start of the path, on the :class:`Corrector`'s solves (:func:`follow`)."""
 
-
-class _Stop(Exception):
-    """The path cannot continue; the message says why."""
-
-
-class _Follower:
     def __init__(self, system, d_max, max_events, max_steps, g_tol):
-        self.sys = system
+        super().__init__(system)
         self.d_max, self.max_events, self.max_steps, self.g_tol = d_max, max_events, max_steps, g_tol
-        self.n = system.n
         self.records = []
         self.events = []
         self.stop_reason = ""
         self.failed = False  # stopped where the path could not go on (FeaturePath.failed)
-        self.n_rejected = self.n_corrector = self.n_steps = 0
+        self.n_rejected = self.n_steps = 0
 
     # ------------------------------------------------------------------ helpers
-    def _scales(self, p, var):
-        sa = max(float(np.max(np.abs(p.alpha))), 1e-300)
-        sb = max(float(np.sum(p.beta)), 1e-300)
-        return np.concatenate([np.full(self.n, sa), np.full(len(var), sb), [abs(p.lam)]])
-
     def _record(self, p, var):
         mask = np.zeros(p.beta.size, dtype=bool)
         mask[list(var)] = True
         self.records.append((p.alpha.copy(), p.beta.copy(), p.lam, self.sys.intercept(p), mask,
                              self.sys.jacobian_calls))
-
-    def _tangent(self, p, eq, var, prev=None, orient=None):
-        """Unit null vector of the scaled Jacobian (scaled coordinates), its QR factors, the
-        variable scales and the row scales."""
-        rs = self.sys.row_scales(p, eq)
-        s = self._scales(p, var)
-        J = self.sys.jacobian(p, eq, var, rs) * s[None, :]
-        (house, tau), R = scipy.linalg.qr(J.T, mode="raw")
-        m = J.shape[0]
-        e = np.zeros((m + 1, 1))
-        e[-1] = 1.0
-        v = _apply_q(house, tau, e)
-        if orient is not None:
-            if orient(v) < 0:
-                v = -v
-        elif prev is not None and v @ prev < 0:
-            v = -v
-        return dict(v=v, house=house, tau=tau, R1=R[:m, :m], s=s, rs=rs)
-
-    def _correct(self, z, base, eq, var, tg):
-        """Chord corrector from ``z``: (point, first distance, worst contraction) or None."""
-        prev = None
-        first = None
-        worst = 0.0
-        for _ in range(_MAX_ITER):
-            self.n_corrector += 1
-            p = self.sys.unpack(z, base, var)
-            if not (np.all(np.isfinite(p.q)) and np.all(np.isfinite(p.Ka)) and p.lam > 0):
-                return None
-            F = self.sys.residual(p, eq, tg["rs"])
-            y = scipy.linalg.solve_triangular(tg["R1"], F, trans="T", lower=False, check_finite=False)
-            dz = -_apply_q(tg["house"], tg["tau"], np.append(y, 0.0)[:, None])
-            size = float(np.max(np.abs(dz)))
-            if not math.isfinite(size):
-                return None
-            # stagnation at a small size: the rounding floor of an ill-conditioned system
-            floor = prev is not None and size <= _FLOOR and size > 0.25 * prev
-            if first is None:
-                first = size
-            elif prev > _NOISE * _STEP_TOL and not floor:  # below, the ratio measures rounding
-                worst = max(worst, size / prev)
-                if size / prev > _MAX_CONTRACTION and size > _STEP_TOL:
-                    return None
-            prev = size
-            z = z + tg["s"] * dz
-            if size <= _STEP_TOL or floor:
-                p = self.sys.unpack(z, base, var)
-                return (p, first, worst) if np.all(np.isfinite(p.q)) and p.lam > 0 else None
-        return None
-
-    def _newton(self, p, eq, var):
-        """Newton's method (10) on the square system ``eq`` = ``var`` + one equation."""
-        base = p.beta.copy()
-        prev = math.inf
-        for _ in range(_MAX_ITER):
-            rs = self.sys.row_scales(p, eq)
-            s = self._scales(p, var)
-            J = self.sys.jacobian(p, eq, var, rs) * s[None, :]
-            F = self.sys.residual(p, eq, rs)
-            try:
-                dz = -np.linalg.solve(J, F)
-            except np.linalg.LinAlgError:
-                raise _Stop(f"singular Jacobian at an event (D = {p.beta.sum():.6g})") from None
-            p = self.sys.unpack(self.sys.pack(p, var) + s * dz, base, var)
-            if not (np.all(np.isfinite(p.q)) and p.lam > 0):
-                raise _Stop(f"Newton correction at an event failed (D = {base.sum():.6g})")
-            size = float(np.max(np.abs(dz)))
-            if size <= _STEP_TOL or (size <= _FLOOR and size > 0.25 * prev):  # converged, or the floor
-                return p
-            prev = size
-        raise _Stop(f"Newton correction at an event did not converge (D = {p.beta.sum():.6g})")
 
     def _monitors(self, p, eq, var, skip, ref):
         """(value, feature, kind): the largest monitored function (negative: no event).
@@ -227,10 +128,10 @@ class _Follower:
                 break
             b0 *= 0.1  # a decade closer to beta = 0, where feature i leads (_START_SHRINKS decades at most)
         else:
-            raise _Stop(f"feature {i} leads at beta = 0 but not at beta_{i} = {b0:.3g}: the start is degenerate (at "
+            raise PathStop(f"feature {i} leads at beta = 0 but not at beta_{i} = {b0:.3g}: the start is degenerate (at "
                         f"C = {sys.C:.3g} the constraint alpha'K alpha <= C binds with a multiplier of only {lam:.3g}; "
                         "a smaller C, e.g. kappa = 2, may start)")
-        p = self._newton(p, [i], [])  # polish the eigen-solution at fixed beta (square: F1 and F3)
+        p = self.newton(p, [i], [])  # polish the eigen-solution at fixed beta (square: F1 and F3)
         self.events.append(("start", i, 0))
         self._record(p, [i])
         return p, [i]
@@ -238,11 +139,11 @@ class _Follower:
     def run(self):
         try:
             p, act = self.start()
-        except _Stop as stop:
+        except PathStop as stop:
             raise SolverError(f"the feature path cannot start: {stop}") from None
         eq, var = list(act), list(act)
         last = act[0]
-        tg = self._tangent(p, eq, var, orient=lambda v: v[self.n + var.index(last)])
+        tg = self.tangent(p, eq, var, orient=lambda v: v[self.n + var.index(last)])
         h, skip = _H0, {last}
         try:
             while True:
@@ -270,7 +171,7 @@ class _Follower:
                 if g <= self.g_tol * float(self.sys.yc @ self.sys.yc) * self.sys.kern.gradient_unit:
                     self.stop_reason = f"stationary: lambda * max_j q_j = {g:.3g} (g_tol reached)"
                     break
-        except _Stop as stop:
+        except PathStop as stop:
             self.stop_reason, self.failed = str(stop), True
         return self
 
@@ -300,13 +201,13 @@ class _Follower:
                 h *= 0.5
                 tg = dict(tg, curv=None)
                 if fails == _REFRESH_AFTER:
-                    tg = self._tangent(p, eq, var, prev=tg["v"])
+                    tg = self.tangent(p, eq, var, prev=tg["v"])
             if h < _H_MIN and self._budget_unbound(p):
-                raise _Stop(f"step size underflow at D = {p.beta.sum():.6g}, where lambda = {p.lam:.2g}: the budget "
+                raise PathStop(f"step size underflow at D = {p.beta.sum():.6g}, where lambda = {p.lam:.2g}: the budget "
                             "alpha'K alpha <= C barely binds there (the least-squares fit's K-norm reaches C); a "
                             "smaller C keeps it binding")
             if h < _H_MIN:
-                raise _Stop(f"step size underflow at D = {p.beta.sum():.6g} (the path is singular there)")
+                raise PathStop(f"step size underflow at D = {p.beta.sum():.6g} (the path is singular there)")
             fails += 1
             trial = self._try(z0, base, eq, var, tg, h)
             if trial is None:
@@ -341,8 +242,8 @@ class _Follower:
         pred = self.sys.unpack(z, base, var)
         if not (pred.lam > 0 and np.all(np.isfinite(pred.q)) and np.all(np.isfinite(pred.Ka))):
             return None
-        tg_new = self._tangent(pred, eq, var, prev=tg["v"])
-        out = self._correct(z, base, eq, var, tg_new)
+        tg_new = self.tangent(pred, eq, var, prev=tg["v"])
+        out = self.correct(z, base, eq, var, tg_new)
         return None if out is None else out + (tg_new,)
 
     def _locate(self, z0, base, eq, var, tg, h, skip, ref, mon):
@@ -387,10 +288,10 @@ class _Follower:
     def _event(self, p, eq, var, kind, j, tg):
         """Newton correction (10) at an event, the new active set and the new tangent."""
         if kind == "joined":
-            p = self._newton(p, eq + [j], var)
+            p = self.newton(p, eq + [j], var)
             eq = var = eq + [j]
             self._record_event(p, var, kind, j)
-            tg = self._tangent(p, eq, var, orient=lambda v: v[self.n + var.index(j)])
+            tg = self.tangent(p, eq, var, orient=lambda v: v[self.n + var.index(j)])
             return p, list(eq), list(var), tg
         # left: beta_k = 0 exactly, its q stays in the chain while Newton finds the crossing
         beta = p.beta.copy()
@@ -398,15 +299,15 @@ class _Follower:
         p = self.sys.point(p.alpha, beta, p.lam)
         rest = [k for k in var if k != j]
         if not rest:
-            raise _Stop("the last active feature left the path (D -> 0)")
-        p = self._newton(p, eq, rest)
+            raise PathStop("the last active feature left the path (D -> 0)")
+        p = self.newton(p, eq, rest)
         eq = var = rest
         self._record_event(p, var, kind, j)
         return p, list(eq), list(var), self._probe(p, eq, var, j)
 
     def _probe(self, p, eq, var, k):
         """After E2: the orientation whose short step keeps :math:`q_k < \\eta` (Theorem 1(a))."""
-        tg = self._tangent(p, eq, var)
+        tg = self.tangent(p, eq, var)
         z0 = self.sys.pack(p, var)
         results = []
         for sign in (1.0, -1.0):
@@ -419,7 +320,7 @@ class _Follower:
             results.append(((q.q[k] - q.eta(eq)) / abs(q.eta(eq)), sign))
         results.sort()
         if not results[0][0] < 0:
-            raise _Stop(f"no direction keeps feature {k} out after it left (D = {p.beta.sum():.6g})")
+            raise PathStop(f"no direction keeps feature {k} out after it left (D = {p.beta.sum():.6g})")
         tg["v"] = results[0][1] * tg["v"]
         return tg
 
