@@ -55,6 +55,10 @@ CASES = {
     "kernel_ridge bandwidth n=400": ("kernel_ridge", lambda: _sinc(400), dict(lam=0.1), None, (2.0**-3, 2.0**5), 0.05),
     "kernel_ridge bandwidth n=1000": ("kernel_ridge", lambda: _sinc(1000), dict(lam=0.1), None, (2.0**-3, 2.0**5),
                                       0.05),
+    "kernel_ridge lam n=400": ("kernel_ridge", lambda: _sinc(400), dict(bandwidth=1.0, parameter="lam"), None,
+                               (1e-3, 1.0), 0.01),
+    "kernel_ridge lam n=1000": ("kernel_ridge", lambda: _sinc(1000), dict(bandwidth=1.0, parameter="lam"), None,
+                                (1e-3, 1.0), 0.01),
 }
 
 

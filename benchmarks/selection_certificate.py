@@ -9,8 +9,8 @@ Cases: the SVM's 5-fold error on heart and ionosphere (global min-max scaling) o
 choices over both parameters instead (``select_surface``, 3 shuffled folds, eps 0.1 relative): the SVM's
 error on ``make_classification(n=40, separation=1.5, seed=3)`` over t and C in [0.5, 4] (tol 0.1), kLASSO's
 MAE on ``make_sinc(n=40)`` over t in [0.5, 4] and lam in [0.05, 0.5] (tol 0.2).  ``--ridge``: kernel ridge's
-5-fold MSE over the bandwidth (lam = 0.1, t in [2^-3, 2^5], shuffled folds, tol 0.001) on ``make_sinc``'s
-n = 200 and 1000, cells between exact optima with no path.  Each row: the
+5-fold MSE over the bandwidth (lam = 0.1, t in [2^-3, 2^5]) and over lam (bandwidth 1, lam in [1e-3, 1]),
+shuffled folds, tol 0.001, on ``make_sinc``'s n = 200 and 1000, cells between exact optima with no path.  Each row: the
 search's wall seconds, δ, exact solves and cells (over both parameters: of all folds' surfaces);
 ``save``'s seconds, the file's size and δ; ``approxpath.verify``'s seconds and verdict (in this process,
 one after the other).
@@ -50,17 +50,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="heart and sinc only")
     parser.add_argument("--both", action="store_true", help="choices over both parameters")
-    parser.add_argument("--ridge", action="store_true", help="kernel ridge's bandwidth (no path)")
+    parser.add_argument("--ridge", action="store_true", help="kernel ridge over the bandwidth and over lam (no path)")
     args = parser.parse_args()
     print(machine())
     print("| case | search s | search δ | exact solves | cells | save s | file MiB | file δ | verify s | verdict |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     if args.ridge:
+        ridge = approxpath.get_problem("kernel_ridge")
         for n in (200, 1000):
             X, y = make_sinc(n=n, seed=0)
-            _case(f"sinc n = {n}, kernel ridge bandwidth (lam = 0.1), MSE",
-                  approxpath.get_problem("kernel_ridge")(X, y, lam=0.1), criterion="mse", cv=5, shuffle=0,
-                  interval=(2.0**-3, 2.0**5), tol=0.001)
+            _case(f"sinc n = {n}, kernel ridge bandwidth (lam = 0.1), MSE", ridge(X, y, lam=0.1), criterion="mse",
+                  cv=5, shuffle=0, interval=(2.0**-3, 2.0**5), tol=0.001)
+            _case(f"sinc n = {n}, kernel ridge lam (bandwidth = 1), MSE", ridge(X, y, bandwidth=1.0, parameter="lam"),
+                  criterion="mse", cv=5, shuffle=0, interval=(1e-3, 1.0), tol=0.001)
         return
     if args.both:
         X, y = make_classification(n=40, d=2, separation=1.5, seed=3)

@@ -97,8 +97,8 @@ _SEARCH = ("cvxpy", "clarabel", "scs", "sklearn", "approxpath.driver", "approxpa
 
 
 # The problems' certificate-side modules (numpy only): what a verification may import.
-_CERTIFICATE_SIDE = ("bound", "moving", "c_path", "lam_path", "_regression", "_weight_path", "points", "feasibility",
-                     "selecting")
+_CERTIFICATE_SIDE = ("bound", "moving", "fixed", "c_path", "lam_path", "_regression", "_weight_path", "weight_path",
+                     "points", "feasibility", "selecting")
 
 
 def test_verify_loads_no_solver_and_no_search_code():

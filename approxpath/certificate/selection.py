@@ -72,8 +72,7 @@ def is_selection(meta):
 def _no_file(selection, why=None):
     why = why or ("its criterion is sampled: nothing is proven" if selection.kind != "certified" else
                   "its criterion is not a validation loss" if selection.criterion not in LOSSES else
-                  f"it has no path (cells between exact optima over {selection.parameter})" if not selection.paths
-                  else "it holds no proof (proof=None)")
+                  "it holds no proof (proof=None)")
     return InputError(f"this selection has no certificate file: {why}")
 
 

@@ -260,6 +260,8 @@ def _select(problem, criterion, validation, closed, problems, X_vals, y_vals, ep
         for fold in problems:  # (the search is over: a kept choice need not hold the folds' kernels)
             if fold is not problem:
                 fold.bound.drop_caches()
+        if hasattr(crit, "drop_caches"):  # (nor a criterion's own, with no path)
+            crit.drop_caches()
         kept = None if splits is None else tuple(splits)
         # (with no path, the writer makes the pieces from the cells' pairs: ``nodes``)
         pieces = None if no_path else tuple(tuple(p) for p in tracks.pieces)
@@ -333,11 +335,10 @@ def certificate_refusal(problem, cv, both=False, held_out=False):
     if isinstance(cv, int) and cv > _FILED_FOLDS:
         return f"a certificate file holds {_FILED_FOLDS} folds at most: pass --cv {_FILED_FOLDS} or fewer"
     bound = problem.bound
-    # (over the bandwidth, cells between exact optima are written as the folds' pieces; over a weight, boxes)
-    if hasattr(bound, "prediction_box") if both else _without_paths(bound, True) and not bound.sweep.along_bandwidth:
-        over = "both parameters on boxes" if both else f"{bound.weight} on cells"
-        return (f"{problem.name} chooses {over} between exact optima, with no pairs to write: no certificate file "
-                "(a choice of its bandwidth alone has one)")
+    # (over one parameter, cells between exact optima are written as the folds' pieces; over both, boxes)
+    if both and hasattr(bound, "prediction_box"):
+        return (f"{problem.name} chooses both parameters on boxes between exact optima, with no pairs to write: no "
+                f"certificate file (a choice of its bandwidth or {bound.weight} alone has one)")
     if not hasattr(problem.bound, "prediction_enclosure"):
         return f"{problem.name}'s criterion is sampled (no enclosure of the exact optimum's): nothing to certify"
     return None

@@ -117,3 +117,42 @@ class WeightFolds(WeightNodes):
         over = [over_bandwidth(p) for p in problems]
         self.name, self.sense, self.t = criterion, "min", over[0][0]
         self._nodes = BoxFolds([p for _, p in over], X_vals, y_vals, criterion, shared=(self.t,))
+        self._problems, self._optima = tuple(problems), [{} for _ in problems]
+
+    def fold_pieces(self, edges):
+        """Each fold's pieces over λ on the cells between ``edges`` (increasing), for a certificate: on
+        each cell the pair moving linearly in λ between the fold problem's exact optima at its two
+        ends (the λ path's pairs; exact at every edge, the choice's included), restored, each to be
+        certified by a gap bound its writer computes (inf here)."""
+        from ..moving import interpolate
+        from ..numerics import log_mid
+        from ..result import PathPiece
+
+        out = []
+        for problem, optima in zip(self._problems, self._optima):
+            for x in edges:
+                if float(x) not in optima:
+                    optima[float(x)] = problem.solve(float(x))
+            pieces = []
+            for u, v in zip(edges[:-1], edges[1:]):
+                u, v, m = float(u), float(v), log_mid(float(u), float(v))
+                # (the weight of v linear in λ: (λ - u) / (v - u), as the λ path's)
+                pair = interpolate(optima[u], optima[v], (0.0, (m - u) / (v - u), 1.0), (u, m, v), 1)
+                primal, dual = problem.restore(*pair, u, v)
+                pieces.append(PathPiece(u, v, primal, dual, np.inf, "certified", anchors=(u, v)))
+            out.append(tuple(pieces))
+        return tuple(out)
+
+    def with_optima(self, points):
+        """Itself: a cell's pair comes from the optima at its ends, so new cells (``points`` among
+        the edges) bring their own."""
+        return self
+
+    @property
+    def solves(self):
+        return self._spent if self._nodes is None else self._nodes.solves
+
+    def drop_caches(self):
+        """The search is over: forget its cells' spectra, edges and optima (a kept choice's file
+        needs the folds' problems alone; their count stays)."""
+        self._spent, self._nodes = self._nodes.solves, None

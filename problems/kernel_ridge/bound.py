@@ -61,8 +61,8 @@ class RidgeDual:
 
 class RidgeBound(ClosedFormSelection, KernelEnclosures):
     """Gap bounds of kernel ridge regression over the bandwidth (fixed ``lam``) or over ``lam``
-    (fixed ``bandwidth``); pairs moving linearly in the bandwidth (:meth:`_moving_gap`); the
-    closed-form selection criteria (:class:`.selecting.ClosedFormSelection`)."""
+    (fixed ``bandwidth``); pairs moving linearly in the bandwidth (:meth:`_moving_gap`) or in ``lam``
+    (:mod:`.weight_path`); the closed-form selection criteria (:class:`.selecting.ClosedFormSelection`)."""
 
     name = "kernel_ridge"
     Primal = RidgePrimal
@@ -70,7 +70,8 @@ class RidgeBound(ClosedFormSelection, KernelEnclosures):
     parameters = ("bandwidth", "lam")
     weight = "lam"
     OPTIONS = dict(lam=Option("positive"), bandwidth=Option("positive", default=None))
-    moving_degrees = {"bandwidth": 1}
+    # pairs moving linearly in either parameter (over λ: .weight_path)
+    moving_degrees = {"bandwidth": 1, "lam": 1}
     # Cells of (t, lam) (approxpath.cells): for a pair fixed in lam, e'K_t e/lam = lam c'K_t c -
     # 2 c'K_t a + a'K_t a/lam is convex in lam (K_t is positive semidefinite) and the residual
     # term does not depend on it; the dual objective's -a'K_t a/lam is concave in lam; no
@@ -135,7 +136,13 @@ class RidgeBound(ClosedFormSelection, KernelEnclosures):
     def gap(self, primal, dual, lo, hi=None):
         hi = lo if hi is None else hi
         if is_moving(primal) or is_moving(dual):
-            return self._moving_gap(primal, dual, lo, hi) if hi > lo else self._moving_point_gap(primal, dual, lo)
+            if hi == lo:
+                return self._moving_point_gap(primal, dual, lo)
+            if not self.sweep.along_bandwidth:
+                from .weight_path import moving_gap
+
+                return moving_gap(self, primal, dual, lo, hi)
+            return self._moving_gap(primal, dual, lo, hi)
         c, a = np.asarray(primal.c, dtype=float), np.asarray(dual.a, dtype=float)
         (g_lo, m_lo), (g_hi, m_hi) = self._gap_terms(c, a, lo), self._gap_terms(c, a, hi)  # m: their rounding
         if hi == lo or not self.sweep.along_bandwidth:
@@ -192,6 +199,10 @@ class RidgeBound(ClosedFormSelection, KernelEnclosures):
         columns) over the piece when the caller computed it already (in one kernel pass with others)."""
         hi = lo if hi is None else hi
         if is_moving(dual):
+            if hi > lo and not self.sweep.along_bandwidth:
+                from .weight_path import moving_dual_floor
+
+                return moving_dual_floor(self, dual, lo, hi)
             return self._moving_dual_floor(dual, lo, hi, cover=cover)
         bw_lo, lam_lo = self.sweep.at(lo)
         a = np.asarray(dual.a, dtype=float)

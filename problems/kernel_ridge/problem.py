@@ -149,8 +149,11 @@ class KernelRidge(KernelProblem):
         the piece (the driver's interpolation of two exact solves) keeps its primal and gets the
         dual :math:`a(t) = \\lambda c(t)` (the same weights; :math:`\\lambda c = y - K c` at the
         optimum), which leaves only the residual :math:`\\lVert (K_t + \\lambda I)c(t) - y\\rVert^2`
-        in the gap."""
-        if is_moving(primal):
+        in the gap.  On the λ path a moving pair is kept as it is (feasible): the driver's interpolation
+        of two exact solves, its dual's points :math:`\\lambda_k c_k` (:mod:`.weight_path`)."""
+        if (is_moving(primal) or is_moving(dual)) and not self.sweep.along_bandwidth:
+            return primal, dual
+        if is_moving(primal) and self.sweep.along_bandwidth:
             points = tuple(RidgeDual(a=self.sweep.weight * np.asarray(p.c, dtype=float)) for p in primal.points)
             return primal, Moving(points, primal.weights, primal.span)
         return self._restore_primal(primal, lo, hi), self._restore_dual(value_at(dual, lo), lo, hi)
