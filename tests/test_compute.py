@@ -125,6 +125,77 @@ def test_the_kernel_threads_setting_and_its_environment_default(monkeypatch):
         with pytest.raises(InputError, match="APPROXPATH_NUM_THREADS must be a nonzero integer"):  # (0.5.0: ran)
             approxpath.approximate_surface(approxpath.get_problem("kernel_ridge")(X, y, lam=0.1), 0.5, (0.05, 0.2),
                                            (0.5, 2.0))
+        # a call's own n_jobs is read before the variable (as --n-jobs is): it is not read at all
+        assert approxpath.approximate_path(approxpath.get_problem("kernel_ridge")(X, y, lam=0.1), eps=0.5,
+                                           interval=(0.5, 2.0), n_jobs=2).certified
+
+
+def test_passes_of_any_size_share_one_pool_per_setting():
+    """Passes of 2 to 9 items on 6 kernel threads take threads of one pool of 5 (a pool per count of
+    items left one pool per size behind: 45 idle threads after two paths on 16 cores)."""
+    import os
+
+    before = set(th._POOLS)
+    with compute.threads(6):
+        for k in range(2, 10):
+            assert th.parallel_map(lambda x: x + 1, range(k)) == list(range(1, k + 1))
+    assert set(th._POOLS) - before <= {(os.getpid(), 5)}
+
+
+def test_the_first_exact_solve_of_a_call_runs_on_one_blas_thread():
+    """scipy's own OpenBLAS is loaded with scipy.linalg, often inside a call's first exact solve:
+    it is put on one thread before that solve, not at the next kernel pass (the first solves of a
+    command line ran on the library's default threads, their last bits the machine's).  In a fresh
+    process (scipy.linalg not loaded before the call) with the libraries' default threads."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "import approxpath\n"
+        "from approxpath.data import make_sinc\n"
+        "loaded = 'scipy.linalg' in sys.modules\n"
+        "problem = approxpath.get_problem('kernel_ridge')(*make_sinc(n=20, seed=0), lam=0.1)\n"
+        "real, seen = type(problem).candidate, []\n"
+        "def candidate(self, backend, t, warm=None):\n"
+        "    from threadpoolctl import threadpool_info\n"
+        "    pair = real(self, backend, t, warm)  # (its factorization's library loaded by now)\n"
+        "    seen.append([i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'])\n"
+        "    return pair\n"
+        "type(problem).candidate = candidate\n"
+        "approxpath.approximate_path(problem, eps=0.5, interval=(0.5, 2.0))\n"
+        "print(json.dumps([loaded, seen[0]]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    loaded, first = json.loads(done.stdout.splitlines()[-1])
+    assert not loaded and first and set(first) == {1}, (loaded, first)
+
+
+def test_a_blas_library_that_keeps_its_threads_is_named_once(monkeypatch):
+    """OpenBLAS ignores a thread count set from a thread other than the main one: the call says so
+    once (how to get one thread: OPENBLAS_NUM_THREADS=1, or the main thread) and goes on."""
+    import warnings
+
+    class Stubborn:
+        filepath = "/lib/libstubborn.so"
+
+        def get_num_threads(self):
+            return 4
+
+        def set_num_threads(self, count):
+            pass
+
+    monkeypatch.setattr(th, "_SAID", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        th._unpinned(Stubborn())
+        th._unpinned(Stubborn())
+    said = [str(w.message) for w in caught if "kept 4 threads" in str(w.message)]
+    assert len(said) == 1 and "libstubborn.so" in said[0] and "OPENBLAS_NUM_THREADS=1" in said[0]
 
 
 def test_parallel_map_works_in_the_calling_thread_too_and_keeps_the_order():

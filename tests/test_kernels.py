@@ -221,6 +221,42 @@ def test_processes_sharing_the_budget_keep_fewer_kernels_and_a_cache_shrinks_to_
         caches.share_budget(before)
 
 
+def test_pools_owned_by_several_threads_share_the_budget_and_each_takes_back_its_own(data, monkeypatch):
+    """Two threads own a pool each (2 and 3 workers) and end in the order they began: while both
+    live the budget is shared by 6 processes, then by 4, then by this one alone again (a count set
+    and restored by each left the second's behind)."""
+    import threading
+
+    import approxpath.compute.caches as caches
+
+    _, D = data
+    n = D.shape[0]
+    monkeypatch.setattr(caches, "CACHE_BYTES", 12 * 8 * n * n)
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen = []
+
+    def first():
+        with caches.sharing(3):
+            first_in.set()
+            second_in.wait()
+            seen.append(caches.kept_kernels(n))
+        first_out.set()
+
+    def second():
+        first_in.wait()
+        with caches.sharing(4):
+            second_in.set()
+            first_out.wait()
+            seen.append(caches.kept_kernels(n))
+
+    threads = [threading.Thread(target=f) for f in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == [2, 3] and caches.kept_kernels(n) == 12  # 12 / 6, 12 / 4, 12 / 1
+
+
 def _kept_in_this_process(n):
     import approxpath.compute.caches as caches
 

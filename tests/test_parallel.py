@@ -421,3 +421,18 @@ def test_a_dask_worker_without_this_versions_modules_is_said_to_run_another_appr
         with pytest.raises(InputError, match=rf"the Dask worker tcp://w2 runs {said}.* \(1 of 2 workers differ\)"):
             check_executor(Client(answer))
     check_executor(Client(approxpath.__version__))
+
+
+def test_a_problem_worker_processes_cannot_load_is_one_line():
+    """A problem class defined inside a function cannot be pickled for the workers: one line naming
+    the fix, not the pickle module's traceback."""
+    from approxpath.data import make_sinc
+
+    base = approxpath.get_problem("kernel_ridge")
+
+    class Local(base):
+        pass
+
+    X, y = make_sinc(n=30, seed=0)
+    with pytest.raises(InputError, match="top level of a module, or run without workers"):
+        approxpath.approximate_path(Local(X, y, lam=0.1), eps=0.05, interval=(0.5, 4.0), workers=2)

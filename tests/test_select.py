@@ -443,7 +443,7 @@ def test_workers_start_no_pool_where_the_criterion_needs_no_path(sinc, monkeypat
         raise AssertionError("a process pool was started")
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refused)
-    monkeypatch.setattr("approxpath.driver.parallel.share_budget", refused)
+    monkeypatch.setattr("approxpath.driver.parallel.sharing", refused)
     two = select(problem, "loocv", interval=(0.2, 20.0), tol=0.01, workers=2)
     assert (two.t, two.delta, two.exact_solves) == (alone.t, alone.delta, alone.exact_solves)
 

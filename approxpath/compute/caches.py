@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import sys
+import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 
 import numpy as np
 
 from ..numerics import margins_of
 from .kernels import Kernels
 
-__all__ = ["CACHE_BYTES", "PRODUCT_BYTES", "KernelCache", "ProductMemo", "kept_kernels", "share_budget"]
+__all__ = ["CACHE_BYTES", "PRODUCT_BYTES", "KernelCache", "ProductMemo", "kept_kernels", "share_budget", "sharing"]
 
 #: Memory the kernel caches of one machine's processes may use (bytes): 1.2 GB would keep six
 #: kernels of n = 4781 (real-valued features) in one process; a local worker pool's processes
 #: share it (:func:`share_budget`).
 CACHE_BYTES = 1_200_000_000
-_SHARERS = [1]  # the processes this one shares CACHE_BYTES with, itself included
+_SHARERS = [1]  # the processes this one shares CACHE_BYTES with, itself included (a worker's setting)
+_POOLED = [0]  # ... and the workers of the pools this process owns now (every thread's: :func:`sharing`)
+_POOLED_LOCK = threading.Lock()
 # ... but no more than this many: a path revisits only the ends of the last few pieces
 _CACHE_MAX = 12
 #: Bytes of kernel products a search's :class:`ProductMemo` keeps: at n = 281 (ionosphere's folds)
@@ -45,7 +50,7 @@ def kept_kernels(n, processes=None):
     fit in this process's share of :data:`CACHE_BYTES` (``processes`` sharing it; by default as
     :func:`share_budget` last set), between 2 and 12: ``min(12, max(2, (CACHE_BYTES // processes) // (8 n^2)))``
     (a kernel is 8 n^2 bytes)."""
-    share = CACHE_BYTES // max(1, int(processes or _SHARERS[0]))
+    share = CACHE_BYTES // max(1, int(processes or _SHARERS[0] + _POOLED[0]))
     return int(min(_CACHE_MAX, max(2, share // max(8 * n * n, 1))))
 
 
@@ -59,6 +64,29 @@ def share_budget(processes):
     kernel."""
     before, _SHARERS[0] = _SHARERS[0], max(1, int(processes))
     return before
+
+
+def _forked():  # a process forked from this one owns none of its pools (nor a lock held in another thread)
+    global _POOLED_LOCK
+    _POOLED[0], _POOLED_LOCK = 0, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
+@contextmanager
+def sharing(processes):
+    """While the ``with`` block runs, this process shares :data:`CACHE_BYTES` with ``processes - 1``
+    more (a worker pool it owns); pools owned by several threads at once add up, and each block
+    takes back only its own (a count set and restored would keep another thread's)."""
+    extra = max(0, int(processes) - 1)
+    with _POOLED_LOCK:
+        _POOLED[0] += extra
+    try:
+        yield
+    finally:
+        with _POOLED_LOCK:
+            _POOLED[0] -= extra
 
 
 class KernelCache(Kernels):

@@ -12,6 +12,7 @@ imports this module.
 
 from __future__ import annotations
 
+import pickle
 import time
 
 from ..errors import ClusterError, InputError
@@ -139,6 +140,11 @@ def result(future):
             return future.result()
         except BrokenProcessPool:
             raise ClusterError(_POOL_DIED) from None
+        except (AttributeError, TypeError, pickle.PicklingError) as exc:  # ("Can't pickle local object", ...)
+            if "pickle" not in str(exc):
+                raise
+            raise InputError(f"the work cannot be sent to the worker processes ({_flat(exc)}): define the problem's "
+                             "class at the top level of a module, or run without workers") from None
     from distributed import KilledWorker
     from distributed.comm.core import CommClosedError
 

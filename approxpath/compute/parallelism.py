@@ -29,7 +29,7 @@ import sys
 import threading
 from contextlib import contextmanager
 
-__all__ = ["cores", "resolve", "threads", "kernel_threads", "blas_threads", "managed", "worker_threads",
+__all__ = ["cores", "resolve", "threads", "kernel_threads", "blas_threads", "load_blas", "managed", "worker_threads",
            "parallel_map", "background", "SOLVER_THREADS"]
 
 #: The threads of the exact solvers' own pools (Clarabel's factorization on rayon, HiGHS's
@@ -43,7 +43,7 @@ SOLVER_THREADS = 1
 
 _DEFAULT = contextvars.ContextVar("approxpath_kernel_threads", default=None)
 _POOL_NAME = "approxpath-kernels"
-_POOLS = {}  # (process id, count of threads beside the caller) -> ThreadPoolExecutor
+_POOLS = {}  # (process id, kernel threads beside the caller) -> ThreadPoolExecutor
 _INSIDE = threading.local()  # .items: this thread is running parallel_map's items
 
 
@@ -200,6 +200,8 @@ class _Managed:
                 if lib.filepath not in cls.saved:
                     cls.saved[lib.filepath] = (lib, lib.get_num_threads())
                     lib.set_num_threads(1)
+                    if lib.get_num_threads() != 1:
+                        _unpinned(lib)
 
     @classmethod
     @contextmanager
@@ -218,13 +220,42 @@ class _Managed:
                     cls.saved, cls.modules = {}, -1
 
 
+_SAID = set()  # the BLAS libraries whose threads this process could not set (said once each)
+
+
+def _unpinned(lib):
+    """Say once that ``lib`` kept its threads: OpenBLAS (0.3.30 and 0.3.31 at least) ignores a thread
+    count set from a thread other than the main one.  Every bound is proven the same; the dense
+    solves may be slower (up to 64x a small QR on 2 cores) and their last bits the machine's."""
+    if lib.filepath in _SAID:
+        return
+    _SAID.add(lib.filepath)
+    import warnings
+
+    warnings.warn(f"approxpath: the BLAS library {os.path.basename(lib.filepath)} kept {lib.get_num_threads()} "
+                  "threads (set from a thread other than the main one, which OpenBLAS ignores): start Python with "
+                  "OPENBLAS_NUM_THREADS=1, or call approxpath from the main thread, for its dense solves on one "
+                  "thread", RuntimeWarning, stacklevel=4)
+
+
+def load_blas():
+    """Import scipy's linear algebra (its OpenBLAS is loaded with it) and, inside a :func:`managed`
+    call, put it on one thread now: before a call's first dense solve, which would otherwise run on
+    the library's default threads until the next look (the first solves of a command line, whose
+    last bits then depended on the machine's cores)."""
+    import importlib
+
+    importlib.import_module("scipy.linalg")  # (loads the library)
+    _Managed.pin()
+
+
 @contextmanager
 def blas_threads(count=1, openmp=False):
     """The BLAS libraries loaded in the process (and with ``openmp`` the OpenMP runtimes) on
     ``count`` threads (threadpoolctl's ``limits``) inside the ``with`` block; their settings before it after it.
     Inside a :func:`managed` call the BLAS libraries loaded since its last look are first put on one
     thread (for the rest of that call)."""
-    _Managed.pin()
+    load_blas()
     controller = _Controller.get()
     with controller.limit(limits=count, user_api="blas"):
         if openmp:
@@ -246,7 +277,8 @@ def managed(func):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        if _DEFAULT.get() is None:  # (a setting given, --n-jobs or threads(), is read before the variable)
+        # (a setting given, threads(), --n-jobs or the call's own n_jobs, is read before the variable)
+        if _DEFAULT.get() is None and kwargs.get("n_jobs") is None:
             _environment_default()
         with _Managed.scope():
             return func(*args, **kwargs)
@@ -276,15 +308,18 @@ def parallel_map(fn, items, threaded=True):
     # thread before the pass: its idle threads would spin beside ours (kernel ridge at n = 1000:
     # 7.7 CPU s for 4.6 s wall, against 5.3 for the same wall with it on one thread)
     _Managed.pin()
-    count = min(kernel_threads(), len(items)) if threaded else 1
+    most = kernel_threads() if threaded else 1
+    count = min(most, len(items))
     if count < 2 or getattr(_INSIDE, "items", False):
         return [fn(item) for item in items]
-    key = (os.getpid(), count - 1)
+    # one pool per setting (a pass of fewer items takes fewer of its threads: a pool per count of
+    # items left dozens of idle pools behind)
+    key = (os.getpid(), most - 1)
     pool = _POOLS.get(key)
     if pool is None:
         from concurrent.futures import ThreadPoolExecutor
 
-        pool = _POOLS[key] = ThreadPoolExecutor(count - 1, thread_name_prefix=_POOL_NAME)
+        pool = _POOLS[key] = ThreadPoolExecutor(most - 1, thread_name_prefix=_POOL_NAME)
     results, errors, lock, left = [None] * len(items), {}, threading.Lock(), iter(range(len(items)))
 
     def drain():  # items one after another, until none is left or one has failed

@@ -12,7 +12,7 @@ import time
 from contextlib import contextmanager
 
 from ..compute.allocator import task_memory
-from ..compute.caches import share_budget
+from ..compute.caches import share_budget, sharing
 from ..compute.executors import check_executor, result, submit
 from ..compute.parallelism import worker_threads
 from ..data import data_sha256
@@ -46,8 +46,8 @@ def pool(workers, executor, wanted=True, sharers=None):
     """``executor`` if given (checked by :func:`~approxpath.compute.executors.check_executor`), else a local
     ``ProcessPoolExecutor`` of ``workers`` (shut down on exit; its workers terminated at once where the block raises)
     whose processes and this one share the kernel caches' memory
-    (:func:`~approxpath.compute.caches.share_budget`: ``sharers`` processes, by default the
-    workers and this one, which keeps kernels meanwhile; the count before is restored on exit); None when not
+    (:func:`~approxpath.compute.caches.sharing`: ``sharers`` processes, by default the
+    workers and this one, which keeps kernels meanwhile, while the pool lives); None when not
     ``wanted``.  Both ``workers > 1`` and ``executor`` are refused (:func:`one_place`), as is an executor that
     cannot take work (:class:`InputError`)."""
     one_place(workers, executor)
@@ -59,8 +59,7 @@ def pool(workers, executor, wanted=True, sharers=None):
     from concurrent.futures import ProcessPoolExecutor
 
     sharers = workers + 1 if sharers is None else sharers
-    before = share_budget(sharers)
-    try:
+    with sharing(sharers):
         with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(sharers,)) as p:
             p.approxpath_own = True  # (its workers end only with it: compute.executors.result watches them)
             try:
@@ -89,8 +88,6 @@ def pool(workers, executor, wanted=True, sharers=None):
                             calls._reader.close()
                         manager.join(_MANAGER_END_S)
                 raise
-    finally:
-        share_budget(before)
 
 
 def _start_worker(sharers):
