@@ -49,7 +49,9 @@ def fitting(fit):
     warnings of the fit are issued again at the caller's line (a choice at a side of the range
     and a selection's shortfall naming the estimator's parameters) once it ends; the warnings of
     deprecation keep their own place.  The wrapper calls ``self._reset()``, then ``fit``, and
-    returns what ``fit`` returns.  A fit outside the main thread (joblib's threading backend, a
+    returns what ``fit`` returns.  A fit that raises, or whose warnings a filter turns into errors,
+    leaves no fitted attribute (``NotFittedError`` after it); a fit's own exception is raised, not
+    a warning issued again after it.  A fit outside the main thread (joblib's threading backend, a
     threaded scheduler) keeps the warnings as they are said: ``catch_warnings`` swaps process-wide
     state, and fits overlapping in threads restored it out of order, silencing every later warning."""
 
@@ -57,31 +59,52 @@ def fitting(fit):
     def wrapper(self, *args, **kwargs):
         self._reset()
         if threading.current_thread() is not threading.main_thread():
-            return fit(self, *args, **kwargs)
+            try:
+                return fit(self, *args, **kwargs)
+            except BaseException:
+                self._reset()
+                raise
         caught = []
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                return fit(self, *args, **kwargs)
-        finally:
+                out = fit(self, *args, **kwargs)
+        except BaseException:
+            self._reset()
+            for w in caught:  # (said, but a filter's error must not replace the fit's own)
+                try:
+                    _said_again(self, w)
+                except Warning:
+                    pass
+            raise
+        try:
             for w in caught:
-                if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-                elif isinstance(w.message, RangeWarning):
-                    text = w.message.text(type(self).__name__, self._range_name)
-                    warnings.warn(RangeWarning(text, w.message.choice, w.message.sides, w.message.undecided),
-                                  stacklevel=2)
-                elif isinstance(w.message, SortedFoldsWarning):  # (no shuffle=: a splitter shuffles)
-                    how = f"a shuffled splitter as cv, e.g. KFold({w.message.k}, shuffle=True, random_state=0)"
-                    warnings.warn(SortedFoldsWarning(w.message.feature, w.message.k, how), stacklevel=2)
-                elif isinstance(w.message, ShortfallWarning):  # (a selection's shortfall, kept: strict=False)
-                    warnings.warn(w.message.renamed(who=type(self).__name__, tol=self._TOL,
-                                                    smaller=f"narrow {self._RANGE} or t_range",
-                                                    interval="a t_range"), stacklevel=2)
-                else:
-                    warnings.warn(w.message, stacklevel=2)
+                _said_again(self, w)
+        except Warning:  # (a filter made one an error: the fit is not kept)
+            self._reset()
+            raise
+        return out
 
     return wrapper
+
+
+def _said_again(estimator, w):
+    """Issue the warning ``w`` a fit of ``estimator`` caught again, at the caller of its ``fit``, in the
+    estimator's words (three frames up: this function, the wrapper, the caller)."""
+    if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    elif isinstance(w.message, RangeWarning):
+        text = w.message.text(type(estimator).__name__, estimator._range_name)
+        warnings.warn(RangeWarning(text, w.message.choice, w.message.sides, w.message.undecided), stacklevel=3)
+    elif isinstance(w.message, SortedFoldsWarning):  # (no shuffle=: a splitter shuffles)
+        how = f"a shuffled splitter as cv, e.g. KFold({w.message.k}, shuffle=True, random_state=0)"
+        warnings.warn(SortedFoldsWarning(w.message.feature, w.message.k, how), stacklevel=3)
+    elif isinstance(w.message, ShortfallWarning):  # (a selection's shortfall, kept: strict=False)
+        warnings.warn(w.message.renamed(who=type(estimator).__name__, tol=estimator._TOL,
+                                        smaller=f"narrow {estimator._RANGE} or t_range", interval="a t_range"),
+                      stacklevel=3)
+    else:
+        warnings.warn(w.message, stacklevel=3)
 
 
 class KernelPathBase(BaseEstimator):
@@ -371,7 +394,7 @@ class KernelPathBase(BaseEstimator):
         if t == self.best_t_ and getattr(self, "_best_model", None) is not None:
             problem, primal = self._best_model
             return problem.predict(primal, t, X)
-        lo, hi = self.path_.interval
+        lo, hi = self.t_range_  # (the path's interval: checked before a deferred path is computed)
         if not lo <= t <= hi:
             raise InputError(f"t must be a number in the path's interval [{lo:.6g}, {hi:.6g}]; got {t!r}")
         t = float(t)

@@ -145,7 +145,8 @@ class KernelPathRidge(RegressorMixin, KernelPathBase):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         X_val, y_val : array-like, optional
-            Validation data for ``mae`` and ``mse`` without ``cv``.
+            Validation data for ``mae`` and ``mse`` without ``cv``, in the estimator's own input space
+            (inside a ``Pipeline`` the earlier steps do not transform them: ``pipe[:-1].transform``).
 
         Returns
         -------

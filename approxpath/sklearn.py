@@ -186,7 +186,9 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         y : array-like of shape (n_samples,)
             Two classes.
         X_val, y_val : array-like, optional
-            Validation data; without them ``validation_fraction`` of ``X, y`` is split off.
+            Validation data; without them ``validation_fraction`` of ``X, y`` is split off.  In the
+            estimator's own input space: inside a ``Pipeline`` (``<step>__X_val=...``) the
+            earlier steps do not transform them; transform them yourself (``pipe[:-1].transform``).
 
         Returns
         -------
@@ -268,7 +270,7 @@ class KernelPathRegressor(RegressorMixin, KernelPathBase):
     n_jobs : int or None, default None
         As in :class:`KernelPathSVC`: without ``cv``, ``n_jobs=1`` and ``n_jobs > 1`` place the
         exact solves differently, so their certified paths, and the ``best_t_`` chosen along
-        them, may differ (sinc, n = 60, ``random_state=0``: 0.71 and 0.84), each certified.
+        them, may differ (sinc, n = 60, ``random_state=0``: 0.78 and 0.84), each certified.
     cv : int, cross-validation splitter or iterable, optional
         As in :class:`KernelPathSVC` (an int is a k-fold); ``loss="robust_l1"`` has no
         enclosure of its optimum's predictions: its cross-validation curve is sampled
@@ -325,7 +327,9 @@ class KernelPathRegressor(RegressorMixin, KernelPathBase):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         X_val, y_val : array-like, optional
-            Validation data; without them ``validation_fraction`` of ``X, y`` is split off.
+            Validation data; without them ``validation_fraction`` of ``X, y`` is split off.  In the
+            estimator's own input space: inside a ``Pipeline`` (``<step>__X_val=...``) the
+            earlier steps do not transform them; transform them yourself (``pipe[:-1].transform``).
 
         Returns
         -------

@@ -403,3 +403,56 @@ def test_features_too_small_for_the_default_t_range_say_so():
     X, y = make_classification(n=30, d=2, seed=0)
     with pytest.raises(approxpath.InputError, match="features' variance .* too small for the default t_range"):
         KernelPathSVC().fit(X * 1e-160, y)
+
+
+def test_a_fit_that_fails_leaves_no_fitted_estimator(two_class):
+    """A fit that raises (at once, or a refit after a good fit) leaves nothing fitted: predict says
+    NotFittedError, not a missing attribute."""
+    from sklearn.exceptions import NotFittedError
+
+    X, y = two_class
+    c = KernelPathSVC(eps=1e-12, t_range=(0.5, 1.0))
+    with pytest.raises(approxpath.EpsilonTooSmallError):
+        c.fit(X, y)
+    with pytest.raises(NotFittedError):
+        c.predict(X)
+    c = KernelPathSVC(t_range=(0.5, 2.0)).fit(X, y)
+    with pytest.raises(ValueError):
+        c.fit(X, y, X_val=X[:5], y_val=np.full(5, 7))  # (a class the training lacks)
+    with pytest.raises(NotFittedError):
+        c.predict(X)
+
+
+def test_warnings_made_errors_do_not_replace_the_fit_s_error_nor_keep_its_fit(two_class):
+    """Under ``warnings.simplefilter("error")`` a failing fit raises its own error (not a warning it
+    said before failing), and a fit whose warning a filter makes an error is not kept."""
+    from sklearn.exceptions import NotFittedError
+
+    X, y = two_class
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(approxpath.EpsilonTooSmallError):
+            KernelPathSVC(eps=1e-12, t_range=(0.5, 1.0)).fit(X, y[:, None])  # (a column y: a conversion warning)
+        c = KernelPathSVC(t_range=(0.2, 0.3))  # (its choice at an end of the range: a RangeWarning)
+        with pytest.raises(approxpath.selection.RangeWarning):
+            c.fit(X, y)
+    with pytest.raises(NotFittedError):
+        c.predict(X)
+
+
+def test_a_used_up_generator_as_cv_says_so():
+    from sklearn.model_selection import KFold
+
+    X, y = make_classification(n=40, d=2, seed=1)
+    e = KernelPathSVC(cv=KFold(3, shuffle=True, random_state=0).split(X), t_range=(0.5, 2.0), cv_tol=0.5)
+    e.fit(X, y)
+    with pytest.raises(approxpath.InputError, match="generator, used up by its first use.*list\\(splitter.split"):
+        e.fit(X, y)
+
+
+def test_a_t_outside_the_range_is_refused_before_a_deferred_path_is_computed():
+    X, y = make_classification(n=40, d=2, seed=1)
+    e = KernelPathSVC(cv=3, t_range=(0.5, 2.0), cv_tol=0.5).fit(X, y)
+    with pytest.raises(approxpath.InputError, match="path's interval"):
+        e.predict(X, t=50.0)
+    assert "_path" not in vars(e)  # (still deferred)

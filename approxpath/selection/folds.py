@@ -169,13 +169,17 @@ def _splits(cv, X, y, groups, classify, shuffle=None):
         raise ImportError("a cross-validation splitter needs scikit-learn: pip install 'approxpath[sklearn]' "
                           "(or pass cv as an int)") from exc
     try:
-        return list(check_cv(cv, y, classifier=classify).split(X, y, groups))
+        folds = list(check_cv(cv, y, classifier=classify).split(X, y, groups))
     except (TypeError, ValueError) as exc:  # an iterable of other things; a splitter refusing the data
         if groups is None and "groups" in str(exc):  # (scikit-learn's "The 'groups' parameter should not be None")
             raise InputError(f"cv={cv!r:.80} needs groups: pass groups=, or its splits as cv (an estimator's fit "
                              "takes no groups): cv=list(splitter.split(X, y, groups))") from None
         raise InputError(f"cv: {exc} (cv must be a number of folds, a scikit-learn splitter or an iterable of "
                          f"(train, test) index arrays; got {cv!r:.80})") from None
+    if not folds and iter(cv) is cv:  # (a generator: used up by an earlier fit, or a clone's copy)
+        raise InputError("cv gave no folds: it is a generator, used up by its first use (an earlier fit): pass the "
+                         "splitter itself, or its splits as a list: cv=list(splitter.split(X, y))")
+    return folds
 
 
 def _checked(folds, n):
