@@ -99,6 +99,24 @@ def test_pairs_moving_in_lam_are_bounded_at_every_lam():
             assert g <= 1.5 * max(gaps), (g, max(gaps))
 
 
+def test_a_reversed_piece_is_refused_and_a_narrow_one_has_ordered_parts():
+    """A piece [hi, lo] is no piece (the bounds read λ's smallest value at lo): refused; a piece a
+    few floats wide gets parts in order inside it (geomspace's rounding is not)."""
+    X, y = _data(20)
+    problem = _lam_problem(X, y)
+    pair = (RidgePrimal(c=np.ones(20)), RidgeDual(a=np.zeros(20)))
+    moving = tuple(Moving((p, p), np.eye(2), (0.1, 0.2)) for p in pair)
+    for call in (lambda: problem.bound.gap(*moving, 0.2, 0.1), lambda: problem.bound.dual_floor(moving[1], 0.2, 0.1)):
+        with pytest.raises(ValueError, match="lo <= hi"):
+            call()
+    lo = 1.36e-7
+    hi = np.nextafter(np.nextafter(np.nextafter(lo, 1), 1), 1)
+    narrow = tuple(Moving((p, p), np.eye(2), (lo, hi)) for p in pair)
+    gap = problem.bound.gap(*narrow, lo, hi)
+    edges, low, up = problem.bound.prediction_enclosure(*narrow, gap, lo, hi, X[:3])
+    assert edges[0] == lo and edges[-1] == hi and np.all(np.diff(edges) >= 0) and np.all(low <= up)
+
+
 def test_a_lam_piece_encloses_the_optimum_s_held_out_predictions():
     """On every piece of a λ path (moving pairs), the held-out predictions of the exact optimum at 5
     random λ of each piece lie in the enclosure of the part holding λ."""

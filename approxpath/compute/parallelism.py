@@ -240,9 +240,10 @@ def _unpinned(lib):
 
 def load_blas():
     """Import scipy's linear algebra (its OpenBLAS is loaded with it) and, inside a :func:`managed`
-    call, put it on one thread now: before a call's first dense solve, which would otherwise run on
+    call, put it on one thread now: an exact solver's first use of it, which would otherwise run on
     the library's default threads until the next look (the first solves of a command line, whose
-    last bits then depended on the machine's cores)."""
+    last bits then depended on the machine's cores).  Called where a solver imports scipy, not
+    before every solve: the SVM's libSVM solves need no scipy (~0.2 s of a small command line)."""
     import importlib
 
     importlib.import_module("scipy.linalg")  # (loads the library)
@@ -255,7 +256,7 @@ def blas_threads(count=1, openmp=False):
     ``count`` threads (threadpoolctl's ``limits``) inside the ``with`` block; their settings before it after it.
     Inside a :func:`managed` call the BLAS libraries loaded since its last look are first put on one
     thread (for the rest of that call)."""
-    load_blas()
+    _Managed.pin()
     controller = _Controller.get()
     with controller.limit(limits=count, user_api="blas"):
         if openmp:

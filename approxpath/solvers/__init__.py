@@ -116,9 +116,6 @@ def solve_exact(problem, t, names, time_limit=None, warm=None, enough=None, need
     SolverError
         When no backend produced a pair at all.
     """
-    from ..compute.parallelism import load_blas
-
-    load_blas()  # (on one thread from the first solve on)
     said, refused, best = [], [], None
     for last_round in (False, True):
         failed = []

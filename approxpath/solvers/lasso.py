@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from approxpath.compute.parallelism import managed
+from approxpath.compute.parallelism import load_blas, managed
 from approxpath.errors import InputError, SolverError
 from approxpath.validate import check_gram_problem
 
@@ -103,6 +103,7 @@ def _factor(K, A):
     M[:, 1:] = K[A].T  # K is symmetric: gathering rows reads contiguous memory
     from scipy.linalg import qr  # (here: `approxpath problems` lists klasso without scipy.linalg, ~0.2 s)
 
+    load_blas()  # (scipy's OpenBLAS on one thread from this first use on)
     Q, R = qr(M, mode="economic", check_finite=False)
     diag = np.abs(R.diagonal())
     return (Q, R) if diag.min() > _RANK_TOL * diag.max() else None

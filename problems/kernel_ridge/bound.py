@@ -199,7 +199,7 @@ class RidgeBound(ClosedFormSelection, KernelEnclosures):
         columns) over the piece when the caller computed it already (in one kernel pass with others)."""
         hi = lo if hi is None else hi
         if is_moving(dual):
-            if hi > lo and not self.sweep.along_bandwidth:
+            if hi != lo and not self.sweep.along_bandwidth:
                 from .weight_path import moving_dual_floor
 
                 return moving_dual_floor(self, dual, lo, hi)

@@ -68,7 +68,8 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, wei
         cuts = edges if bound.sweep.along_bandwidth else np.array([lo, hi], dtype=float)
         lam_los, lam_his = np.array([lam_lo]), np.array([lam_hi])
     else:  # the λ path's piece in _PARTS geometric parts: the kernel's products (one λ) serve every part
-        cuts = np.geomspace(lam_lo, lam_hi, _PARTS + 1)
+        # (increasing and inside [lo, hi] on a piece a few floats wide too, where geomspace's rounding is not)
+        cuts = np.clip(np.maximum.accumulate(np.geomspace(lam_lo, lam_hi, _PARTS + 1)), lam_lo, lam_hi)
         cuts[0], cuts[-1] = lam_lo, lam_hi
         lam_los, lam_his = cuts[:-1], cuts[1:]
         f_low, f_up = low, up  # (m, K, 1): the points' functions

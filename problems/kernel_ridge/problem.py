@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from approxpath.compute.parallelism import load_blas
 from approxpath.kernel_problem import KernelProblem
 from approxpath.moving import Moving, is_moving, value_at
 from approxpath.numerics import log_mid
@@ -137,6 +138,7 @@ class KernelRidge(KernelProblem):
         K = self.gram(t)
         import scipy.linalg  # (here: `approxpath problems` lists the problem without it, ~0.2 s)
 
+        load_blas()  # (scipy's OpenBLAS on one thread from this first use on)
         c = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K + lam * np.eye(self.n)), self.y)
         # a = lam c (equal to y - K c at the optimum) leaves only the solve's residual in the gap,
         # ||(K + lam I) c - y||^2; a = y - K c would leave (1/lam) r'K r, far larger at small lam

@@ -30,7 +30,10 @@ _PARTS = 8
 def _ends(point, name, lo, hi):
     """``(values, err)`` (n, 2): the field ``name`` of a stored point at ``lo`` and at ``hi`` as
     computed (its points times its weights' Bernstein coefficients on the piece, degree 1) and how
-    far each entry can be from the exact one (the products' rounding, the coefficients')."""
+    far each entry can be from the exact one (the products' rounding, the coefficients').
+    ValueError for a piece whose ends are reversed (the bounds take λ's smallest value at ``lo``)."""
+    if not lo <= hi:
+        raise ValueError(f"a piece [lo, hi] of the lam path with lo <= hi; got [{lo!r}, {hi!r}]")
     V, W, err = parts(point, name, lo, hi, linear=True)
     if W.shape[1] != 2:
         raise ValueError(f"a moving {name} on the lam path must have weights of degree <= 1; got {W.shape[1] - 1}")

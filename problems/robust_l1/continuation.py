@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from approxpath.compute.parallelism import load_blas
 from approxpath.moving import Moving, is_moving, value_at
 from approxpath.numerics import log_mid
 
@@ -105,6 +106,7 @@ def free_projection(problem, u, free, tau):
     """
     from scipy.optimize import nnls
 
+    load_blas()  # (scipy's OpenBLAS on one thread from this first use on)
     Z = np.flatnonzero(free)
     if not Z.size:
         return u

@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from approxpath.compute.parallelism import load_blas
 from approxpath.errors import SolverError
 from approxpath.kernel_problem import KernelProblem
 from approxpath.moving import is_moving, value_at
@@ -275,6 +276,7 @@ class RobustL1(KernelProblem):
         rigorous afterwards by scaling."""
         from scipy.optimize import nnls
 
+        load_blas()  # (scipy's OpenBLAS on one thread from this first use on)
         lam = self.sweep.weight_floor(lo)
         n = self.n
         eye = np.eye(n)
