@@ -88,3 +88,21 @@ def forged(src, dst, edit):
     meta["content_sha256"] = content_sha256(arrays, meta)
     write_npz(dst, arrays, meta)
     return dst
+
+
+def command_line_choice(folder, X, y, args):
+    """Run ``approxpath select PROBLEM ... --out FILE`` (``args`` after ``select``, the data written to a
+    CSV file in ``folder``) and ``approxpath verify FILE``, each in a new process; asserts that the
+    choice succeeded and that its file verifies.  Returns the file."""
+    import subprocess
+    import sys
+
+    data, out = folder / "choice_data.csv", folder / "choice.npz"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    run = [sys.executable, "-m", "approxpath.cli"]
+    done = subprocess.run(run + ["select", *args, "--data", str(data), "--format", "csv", "--out", str(out),
+                                 "--no-progress"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    checked = subprocess.run(run + ["verify", str(out), "--no-progress"], capture_output=True, text=True)
+    assert checked.returncode == 0 and "OK:" in checked.stdout, checked.stdout + checked.stderr
+    return out

@@ -5,9 +5,6 @@ and its claim checked against the exact k-fold loss of numpy's dense solves."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -16,7 +13,7 @@ from approxpath.data import make_sinc
 from approxpath.moving import Moving
 from approxpath.problems.kernel_ridge.bound import RidgeDual, RidgePrimal
 
-from selection_helpers import forged, kernel, ridge_cv_loss
+from selection_helpers import command_line_choice, forged, kernel, ridge_cv_loss
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
@@ -194,15 +191,6 @@ def test_a_holdout_choice_by_the_mae_verifies_and_holds(tmp_path):
 
 
 def test_the_command_line_writes_and_verifies_it(tmp_path):
-    X, y = _data()
-    data = tmp_path / "sinc.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
-    run = [sys.executable, "-m", "approxpath.cli"]
-    out = tmp_path / "choice.npz"
-    done = subprocess.run(run + ["select", "kernel_ridge", "--data", str(data), "--format", "csv", "--parameter",
-                                 "lam", "--bandwidth", "1", "--criterion", "mse", "--cv", "3", "--shuffle", "0",
-                                 "--range", "1e-3", "1", "--tol", "0.005", "--out", str(out), "--no-progress"],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    checked = subprocess.run(run + ["verify", str(out), "--no-progress"], capture_output=True, text=True)
-    assert checked.returncode == 0 and "OK:" in checked.stdout, checked.stdout + checked.stderr
+    command_line_choice(tmp_path, *_data(), ["kernel_ridge", "--parameter", "lam", "--bandwidth", "1", "--criterion",
+                                             "mse", "--cv", "3", "--shuffle", "0", "--range", "1e-3", "1", "--tol",
+                                             "0.005"])

@@ -6,16 +6,13 @@ random bandwidths."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import approxpath
 from approxpath.data import make_sinc
 
-from selection_helpers import forged, ridge_cv_loss
+from selection_helpers import command_line_choice, forged, ridge_cv_loss
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
@@ -83,17 +80,8 @@ def test_forged_files_are_refused(ridge_file, tmp_path, edit, says):
 
 
 def test_the_command_line_writes_and_verifies_it(tmp_path):
-    X, y = _data()
-    data = tmp_path / "sinc.csv"
-    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
-    run = [sys.executable, "-m", "approxpath.cli"]
-    out = tmp_path / "choice.npz"
-    done = subprocess.run(run + ["select", "kernel_ridge", "--data", str(data), "--format", "csv", "--lam", "0.1",
-                                 "--criterion", "mse", "--cv", "3", "--shuffle", "0", "--range", "0.5", "8",
-                                 "--tol", "0.005", "--out", str(out), "--no-progress"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    checked = subprocess.run(run + ["verify", str(out), "--no-progress"], capture_output=True, text=True)
-    assert checked.returncode == 0 and "OK:" in checked.stdout, checked.stdout + checked.stderr
+    command_line_choice(tmp_path, *_data(), ["kernel_ridge", "--lam", "0.1", "--criterion", "mse", "--cv", "3",
+                                             "--shuffle", "0", "--range", "0.5", "8", "--tol", "0.005"])
 
 
 def test_new_optima_make_the_file_prove_the_search_s_delta(monkeypatch, tmp_path):
