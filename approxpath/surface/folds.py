@@ -155,4 +155,5 @@ class WeightFolds(WeightNodes):
     def drop_caches(self):
         """The search is over: forget its cells' spectra, edges and optima (a kept choice's file
         needs the folds' problems alone; their count stays)."""
-        self._spent, self._nodes = self._nodes.solves, None
+        if self._nodes is not None:
+            self._spent, self._nodes = self._nodes.solves, None

@@ -11,7 +11,9 @@ midpoint :math:`\\tfrac12(f_c + f_{a/\\lambda})`; as :math:`k_t(x, x) = 1`, ever
 enclosed per node sub-interval (:func:`approxpath.selection.predictions.expansion_cover`); over a
 range of λ (the λ path's piece, or a cell of :mod:`approxpath.cells`) the radius uses the
 smallest λ and the midpoint every :math:`1/\\lambda` of the range (a cell's dual grows with λ:
-its midpoint does not move).
+its midpoint does not move); the λ path's piece is enclosed on :data:`_PARTS` parts, each also
+around the primal's function alone: :math:`P(c) - P^* \\le g` puts :math:`f^*` within
+:math:`\\sqrt{g/\\lambda}` of :math:`f_c`.
 """
 
 from __future__ import annotations
@@ -33,12 +35,13 @@ _PARTS = 16
 def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, weight_range=None):
     """Enclosures of the exact optimum's predictions at the rows of ``X_new`` for every
     :math:`\\tau \\in [lo, hi]` (see the module docstring): ``(edges (J + 1,), low (m, J), up (m, J))``, ``edges``
-    the sub-intervals' ends (the node sub-intervals on a bandwidth piece, ``[lo, hi]`` on the λ path).
+    the sub-intervals' ends (the node sub-intervals on a bandwidth piece, :data:`_PARTS` geometric parts
+    of ``[lo, hi]`` on the λ path).
 
-    On a bandwidth piece λ is the bound's; on the λ path every λ of the piece ``[lo, hi]``, where
-    the pair is held fixed: the midpoint :math:`\\tfrac12(f_c + f_a/\\lambda)` takes :math:`1/\\lambda` in
+    On a bandwidth piece λ is the bound's; on the λ path every λ of each part: the midpoint :math:`\\tfrac12(f_c + f_a/\\lambda)` takes :math:`1/\\lambda` in
     :math:`[1/\\lambda_{hi}, 1/\\lambda_{lo}]` (the dual's weights' ranges times it) and the radius
-    :math:`\\sqrt{g/(2\\lambda)}` its largest value, at :math:`\\lambda_{lo}`.  With ``weight_range``
+    :math:`\\sqrt{g/(2\\lambda)}` its largest value, at the part's smallest λ; and where the primal's
+    weights have degree at most 1, the intersection with :func:`_intersect_primal`'s.  With ``weight_range``
     ``(λ_lo, λ_hi)``, every λ of a cell of :mod:`approxpath.cells`, whose dual grows with λ
     (``RidgeBound.scaled_gap``): at λ it is :math:`(\\lambda/\\lambda_{lo})\\,a`, so
     :math:`f_{a(\\lambda)/\\lambda} = f_{a/\\lambda_{lo}}` is the same at every λ and the radius is largest
@@ -75,7 +78,8 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, wei
         f_low, f_up = low, up  # (m, K, 1): the points' functions
         low, up = np.repeat(low, _PARTS, axis=-1), np.repeat(up, _PARTS, axis=-1)
     # the radius at each part's smallest λ (the quotients' rounding)
-    R = np.sqrt(0.5 * gap / lam_los) * (1.0 + fp_margin(4, 1.0)) if np.isfinite(gap) else np.full(lam_los.size, np.inf)
+    R = np.sqrt(np.maximum(0.5 * gap / lam_los, 0.0)) * (1.0 + fp_margin(4, 1.0)) if np.isfinite(gap) else \
+        np.full(lam_los.size, np.inf)
     inverse = np.stack([1.0 / lam_his, 1.0 / lam_los], axis=-1) * np.array([1.0 - fp_margin(1, 1.0),
                                                                           1.0 + fp_margin(1, 1.0)])
     a_ranges = weight_ranges(dual, cuts)[1][..., :, None] * inverse[:, None, None, :]  # (J, K, 2 ends, 2 inverses)
@@ -104,7 +108,8 @@ def _intersect_primal(primal, cuts, f_low, f_up, gap, low, up):
     J1 = cuts.size
     e_low, e_up = combination_hull(2.0 * at, np.repeat(f_low, J1, axis=-1), np.repeat(f_up, J1, axis=-1))
     p_low, p_up = np.minimum(e_low[:, :-1], e_low[:, 1:]), np.maximum(e_up[:, :-1], e_up[:, 1:])
-    R = np.sqrt(gap / cuts[:-1]) * (1.0 + fp_margin(4, 1.0)) if np.isfinite(gap) else np.full(J1 - 1, np.inf)
+    R = np.sqrt(np.maximum(gap / cuts[:-1], 0.0)) * (1.0 + fp_margin(4, 1.0)) if np.isfinite(gap) else \
+        np.full(J1 - 1, np.inf)
     mag = np.abs(p_low) + np.abs(p_up) + R
     return (np.maximum(low, p_low - R - fp_margin(2, 1.0) * mag),
             np.minimum(up, p_up + R + fp_margin(2, 1.0) * mag))
