@@ -5,9 +5,7 @@ bandwidth of the path (the ``sklearn`` extra)."""
 
 from __future__ import annotations
 
-import functools
 import inspect
-import threading
 import warnings
 
 import numpy as np
@@ -19,11 +17,11 @@ from .driver import approximate_path
 from .errors import BudgetExceededError, EpsilonTooSmallError, InputError
 from .numerics import round_up
 from .registry import get_problem
-from .selection import SELECTIONS, RangeWarning, ShortfallWarning, SortedFoldsWarning, select, validation_curve
+from .selection import SELECTIONS, select, validation_curve
 from .selection.search import default_eps
 from .validate import choice, count, flag, is_count, is_real, positive, positive_range
 
-__all__ = ["EPS_FLOOR", "SPARSE", "T_RANGE", "KernelPathBase", "dense", "fitting"]
+__all__ = ["EPS_FLOOR", "SPARSE", "T_RANGE", "KernelPathBase", "dense"]
 
 # Default bandwidth range: from gamma / 2^6 to gamma * 2^3 around scikit-learn's
 # gamma="scale" = 1 / (n_features * X.var()).  The exact solves crowd at large t (narrow
@@ -44,67 +42,19 @@ def dense(X):
     return X.toarray() if hasattr(X, "toarray") else X
 
 
-def fitting(fit):
-    """Decorator of the estimators' ``fit``: what an earlier fit left is removed first, and the
-    warnings of the fit are issued again at the caller's line (a choice at a side of the range
-    and a selection's shortfall naming the estimator's parameters) once it ends; the warnings of
-    deprecation keep their own place.  The wrapper calls ``self._reset()``, then ``fit``, and
-    returns what ``fit`` returns.  A fit that raises, or whose warnings a filter turns into errors,
-    leaves no fitted attribute (``NotFittedError`` after it); a fit's own exception is raised, not
-    a warning issued again after it.  A fit outside the main thread (joblib's threading backend, a
-    threaded scheduler) keeps the warnings as they are said: ``catch_warnings`` swaps process-wide
-    state, and fits overlapping in threads restored it out of order, silencing every later warning."""
-
-    @functools.wraps(fit)
-    def wrapper(self, *args, **kwargs):
-        self._reset()
-        if threading.current_thread() is not threading.main_thread():
-            try:
-                return fit(self, *args, **kwargs)
-            except BaseException:
-                self._reset()
-                raise
-        caught = []
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                out = fit(self, *args, **kwargs)
-        except BaseException:
-            self._reset()
-            for w in caught:  # (said, but a filter's error must not replace the fit's own)
-                try:
-                    _said_again(self, w)
-                except Warning:
-                    pass
-            raise
-        try:
-            for w in caught:
-                _said_again(self, w)
-        except Warning:  # (a filter made one an error: the fit is not kept)
-            self._reset()
-            raise
-        return out
-
-    return wrapper
-
-
-def _said_again(estimator, w):
-    """Issue the warning ``w`` a fit of ``estimator`` caught again, at the caller of its ``fit``, in the
-    estimator's words (three frames up: this function, the wrapper, the caller)."""
-    if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    elif isinstance(w.message, RangeWarning):
-        text = w.message.text(type(estimator).__name__, estimator._range_name)
-        warnings.warn(RangeWarning(text, w.message.choice, w.message.sides, w.message.undecided), stacklevel=3)
-    elif isinstance(w.message, SortedFoldsWarning):  # (no shuffle=: a splitter shuffles)
-        how = f"a shuffled splitter as cv, e.g. KFold({w.message.k}, shuffle=True, random_state=0)"
-        warnings.warn(SortedFoldsWarning(w.message.feature, w.message.k, how), stacklevel=3)
-    elif isinstance(w.message, ShortfallWarning):  # (a selection's shortfall, kept: strict=False)
-        warnings.warn(w.message.renamed(who=type(estimator).__name__, tol=estimator._TOL,
-                                        smaller=f"narrow {estimator._RANGE} or t_range", interval="a t_range"),
-                      stacklevel=3)
-    else:
-        warnings.warn(w.message, stacklevel=3)
+def _far_from_training(X, X_val):
+    """Warn where most validation points lie outside the training points' range by more than its
+    width, in a feature the training points vary in: ``X_val`` not transformed as ``X`` was (a
+    ``Pipeline`` passes fit parameters past its earlier steps), whose kernel rows are then ~0 and whose
+    choice is the range's end at chance error (scaled by 100 and shifted by 500, as a reviewer found)."""
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    varies = hi > lo
+    width = (hi - lo)[varies]
+    outside = np.any((X_val[:, varies] < lo[varies] - width) | (X_val[:, varies] > hi[varies] + width), axis=1)
+    if 2 * int(outside.sum()) > len(X_val):
+        warnings.warn(f"X_val: {int(outside.sum())} of {len(X_val)} points lie outside the training points' range "
+                      "by more than its width: was X_val transformed as X was? (in a Pipeline, fit's X_val skips the "
+                      "earlier steps: pass pipe[:-1].transform(X_val))", UserWarning, stacklevel=2)
 
 
 class KernelPathBase(BaseEstimator):
@@ -245,6 +195,7 @@ class KernelPathBase(BaseEstimator):
                 raise ValueError("X_val was given without y_val: pass both or neither (fit(X, y, X_val, y_val) takes "
                                  "no sample weights: a third argument is X_val)")
             X_val = dense(validate_data(self, X_val, reset=False, accept_sparse=SPARSE))
+            _far_from_training(dense(X), X_val)
             y_val = np.asarray(y_val)
             if y_val.ndim == 2 and y_val.shape[1] == 1:  # a column: flattened with a warning, as y is
                 y_val = column_or_1d(y_val, warn=True)

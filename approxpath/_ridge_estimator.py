@@ -8,7 +8,8 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
-from ._estimator_base import SPARSE, KernelPathBase, dense, fitting
+from ._estimator_base import SPARSE, KernelPathBase, dense
+from ._estimator_fitting import fitting
 from .selection.losses import default_tol
 from .validate import choice, positive, positive_range
 

@@ -30,7 +30,8 @@ except ModuleNotFoundError as exc:
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
-from ._estimator_base import SPARSE, KernelPathBase, dense, fitting
+from ._estimator_base import SPARSE, KernelPathBase, dense
+from ._estimator_fitting import fitting
 from .selection.losses import default_tol
 from ._ridge_estimator import KernelPathRidge
 from .validate import as_training_labels, choice, positive, positive_range

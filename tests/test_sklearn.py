@@ -456,3 +456,23 @@ def test_a_t_outside_the_range_is_refused_before_a_deferred_path_is_computed():
     with pytest.raises(approxpath.InputError, match="path's interval"):
         e.predict(X, t=50.0)
     assert "_path" not in vars(e)  # (still deferred)
+
+
+def test_an_untransformed_x_val_in_a_pipeline_is_named():
+    """A Pipeline passes fit's X_val past its scaler: raw validation points far outside the scaled
+    training points chose the range's end at chance error, silently; it is named now (and scaled
+    validation points are not)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_classification(n=60, d=2, seed=0)
+    Xv, yv = make_classification(n=60, d=2, seed=1)
+    X, Xv = X * 100 + 500, Xv * 100 + 500
+    pipe = make_pipeline(StandardScaler(), KernelPathSVC(t_range=(0.1, 10.0)))
+    with pytest.warns(UserWarning, match="was X_val transformed as X was"):
+        pipe.fit(X, y, kernelpathsvc__X_val=Xv, kernelpathsvc__y_val=yv)
+    scaled = pipe[:-1].transform(Xv)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pipe.fit(X, y, kernelpathsvc__X_val=scaled, kernelpathsvc__y_val=yv)
+    assert not [w for w in caught if "transformed as X was" in str(w.message)]
