@@ -38,7 +38,8 @@ def prediction_enclosure(bound, primal, dual, gap, lo, hi, X_new, rows=None, wei
     the sub-intervals' ends (the node sub-intervals on a bandwidth piece, :data:`_PARTS` geometric parts
     of ``[lo, hi]`` on the λ path).
 
-    On a bandwidth piece λ is the bound's; on the λ path every λ of each part: the midpoint :math:`\\tfrac12(f_c + f_a/\\lambda)` takes :math:`1/\\lambda` in
+    On a bandwidth piece λ is the bound's; on the λ path every λ of each part: the midpoint
+    :math:`\\tfrac12(f_c + f_a/\\lambda)` takes :math:`1/\\lambda` in
     :math:`[1/\\lambda_{hi}, 1/\\lambda_{lo}]` (the dual's weights' ranges times it) and the radius
     :math:`\\sqrt{g/(2\\lambda)}` its largest value, at the part's smallest λ; and where the primal's
     weights have degree at most 1, the intersection with :func:`_intersect_primal`'s.  With ``weight_range``
