@@ -42,13 +42,13 @@ def fitting(fit):
             self._reset()
             for w in caught:  # (said, but a filter's error must not replace the fit's own)
                 try:
-                    _said_again(self, w)
+                    _said_again(w, self.__class__.__name__, self._range_name, self._TOL, self._RANGE)
                 except Warning:
                     pass
             raise
         try:
             for w in caught:
-                _said_again(self, w)
+                _said_again(w, self.__class__.__name__, self._range_name, self._TOL, self._RANGE)
         except Warning:  # (a filter made one an error: the fit is not kept)
             self._reset()
             raise
@@ -57,20 +57,20 @@ def fitting(fit):
     return wrapper
 
 
-def _said_again(estimator, w):
-    """Issue the warning ``w`` a fit of ``estimator`` caught again, at the caller of its ``fit``, in the
-    estimator's words (three frames up: this function, the wrapper, the caller)."""
+def _said_again(w, who, range_name, tol, weight_range):
+    """Issue the warning ``w`` a fit caught again, at the caller of its ``fit``, in the words of the
+    estimator ``who`` (its ``range_name(parameter)``, tolerance and weight range's names), three frames
+    up: this function, the wrapper, the caller."""
     if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     elif isinstance(w.message, RangeWarning):
-        text = w.message.text(type(estimator).__name__, estimator._range_name)
+        text = w.message.text(who, range_name)
         warnings.warn(RangeWarning(text, w.message.choice, w.message.sides, w.message.undecided), stacklevel=3)
     elif isinstance(w.message, SortedFoldsWarning):  # (no shuffle=: a splitter shuffles)
         how = f"a shuffled splitter as cv, e.g. KFold({w.message.k}, shuffle=True, random_state=0)"
         warnings.warn(SortedFoldsWarning(w.message.feature, w.message.k, how), stacklevel=3)
     elif isinstance(w.message, ShortfallWarning):  # (a selection's shortfall, kept: strict=False)
-        warnings.warn(w.message.renamed(who=type(estimator).__name__, tol=estimator._TOL,
-                                        smaller=f"narrow {estimator._RANGE} or t_range", interval="a t_range"),
-                      stacklevel=3)
+        warnings.warn(w.message.renamed(who=who, tol=tol, smaller=f"narrow {weight_range} or t_range",
+                                        interval="a t_range"), stacklevel=3)
     else:
         warnings.warn(w.message, stacklevel=3)
