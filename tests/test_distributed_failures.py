@@ -193,3 +193,25 @@ def test_the_command_leaves_a_lost_cluster_to_its_one_line(monkeypatch):
     finally:
         for name, level in levels.items():
             logging.getLogger(name).setLevel(level)
+
+
+def test_a_client_that_failed_to_connect_is_gone_before_the_command_goes_on():
+    """A --dask client that failed to start lived on in reference cycles; collected later inside another
+    client's close (a module's cluster fixture), its own close waited for the lock that close held (Dask's loop
+    runners share one): the process hung.  None is left to be collected."""
+    import gc
+
+    from approxpath.cli.running import dask_client
+
+    def clients():
+        return sum(isinstance(o, distributed.Client) for o in gc.get_objects())
+
+    gc.collect()
+    before = clients()
+    gc.disable()  # (no collection but the command's own between the two counts)
+    try:
+        with pytest.raises(InputError, match="is not a scheduler address"):
+            dask_client("schedulerhost", 1)
+        assert clients() == before
+    finally:
+        gc.enable()

@@ -68,11 +68,20 @@ def dask_client(address, workers=1):
 
 
 def _connect(Client, address):
-    """``Client(address)``, or why not: the address's error (ValueError), the connection's."""
+    """``Client(address)``, or why not: the address's error (ValueError), the connection's, without its traceback.
+
+    A client that failed to start lives on in reference cycles (its traceback's frames hold it); collected later
+    inside another client's close, its own close waits for the lock that close holds (distributed's loop runners
+    share one lock), and the process hangs.  It is collected here, in this thread, holding no lock."""
+    import gc
+
     try:
         return Client(address, timeout=DASK_TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - said by dask_client, in the caller's thread
-        return exc
+        failed = exc.with_traceback(None)
+        failed.__context__ = failed.__cause__ = None
+    gc.collect()
+    return failed
 
 
 def checkpoint_of(args):

@@ -117,6 +117,21 @@ def _flat(exc):
     return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
+def _unpicklable(exc):
+    """Whether ``exc`` was raised while pickling the work for a worker process: by its type, or by the pickler's
+    frames in its traceback (Python 3.13 raises a plain AttributeError, "Can't get local object ...", from
+    there; a task's own AttributeError comes from the worker, with no such frame here)."""
+    if isinstance(exc, pickle.PicklingError):
+        return True
+    frame = exc.__traceback__
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name in ("dump", "dumps") and code.co_filename.endswith(("reduction.py", "pickle.py")):
+            return True
+        frame = frame.tb_next
+    return "pickle" in str(exc)
+
+
 def result(future):
     """``future.result()`` (``future`` as :func:`submit` returns it), polled every ``_WAIT_S`` at most
     (interruptible, no lock held; a Dask future ``_POLL_S`` at a time, its client looked at in between), with
@@ -141,7 +156,7 @@ def result(future):
         except BrokenProcessPool:
             raise ClusterError(_POOL_DIED) from None
         except (AttributeError, TypeError, pickle.PicklingError) as exc:  # ("Can't pickle local object", ...)
-            if "pickle" not in str(exc):
+            if not _unpicklable(exc):
                 raise
             raise InputError(f"the work cannot be sent to the worker processes ({_flat(exc)}): define the problem's "
                              "class at the top level of a module, or run without workers") from None
