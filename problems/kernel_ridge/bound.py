@@ -42,7 +42,38 @@ from approxpath.numerics import UNIT_ROUNDOFF, fp_margin
 from .._regression import CHAIN, KernelEnclosures
 from .selecting import ClosedFormSelection
 
-__all__ = ["RidgeBound", "RidgePrimal", "RidgeDual"]
+__all__ = ["RidgeBound", "RidgePrimal", "RidgeDual", "product_error", "linear_floor", "quadratic_ceiling"]
+
+
+def product_error(K, v, entry_error):
+    """``(Kv, delta)``: the computed product of the computed kernel ``K`` (n, n; entries within
+    ``entry_error`` of the exact kernel's, in [0, 1]) with ``v`` (n,), and a bound (n,) of its distance
+    to the exact product, :math:`\\delta_i = \\gamma_n(\\hat K|v|)_i(1 + \\gamma_n) + \\epsilon\\lVert v\\rVert_1`
+    (:math:`\\gamma_n` = ``fp_margin(n, 1)``).  The computed :math:`v^\\top Kv` is then within
+    :math:`\\sum_i |v_i|(\\delta_i + \\gamma_n|(Kv)_i|)` of exact."""
+    gn, av = fp_margin(len(v), 1.0), np.abs(v)
+    return K @ v, gn * (K @ av) * (1.0 + gn) + entry_error * float(av.sum())
+
+
+def linear_floor(y, a, da):
+    """A lower bound of :math:`2a^{*\\top} y - \\lVert a^*\\rVert^2` (the dual objective's terms free of the
+    kernel) for every :math:`a^*` within ``da`` (n,) of ``a`` (n,): the value as computed, less its rounding
+    and the points' distance."""
+    aa = np.abs(a)
+    value = 2.0 * float(a @ y) - float(a @ a)
+    shift = float(np.sum(2.0 * np.abs(y) * da + 2.0 * aa * da + da * da))
+    return value - shift - fp_margin(2 * len(a), 2.0 * float(aa @ np.abs(y)) + float(a @ a))
+
+
+def quadratic_ceiling(K, a, da, entry_error):
+    """An upper bound of :math:`a^{*\\top} K^* a^*` for the exact kernel :math:`K^*` (``K`` computed, as
+    in :func:`product_error`) and every :math:`a^*` within ``da`` (n,) of ``a`` (n,): the value as
+    computed plus its rounding and the points' distance (:math:`\\lVert a^*\\rVert_1 \\le \\lVert a\\rVert_1 +
+    \\lVert da\\rVert_1`, entries of :math:`K^*` at most 1)."""
+    aa = np.abs(a)
+    sa, sd = float(aa.sum()), float(da.sum())
+    slack = fp_margin(2 * len(a), float(aa @ (K @ aa))) + entry_error * sa * sa + 2.0 * sa * sd + sd * sd
+    return float(a @ (K @ a)) + slack
 
 
 @dataclass(frozen=True)
@@ -113,16 +144,13 @@ class RidgeBound(ClosedFormSelection, KernelEnclosures):
         K = self.gram(tau)
         n = self.n
         e, z = lam * c - a, self.y - a
-        Ke, Kc = K @ e, K @ c
+        (Ke, d_e), (Kc, d_c) = product_error(K, e, self.entry_error), product_error(K, c, self.entry_error)
         r = Kc - z
         q1, q2 = float(e @ Ke), float(r @ r)
         g = q1 / lam + q2
-        gn, eps = fp_margin(n, 1.0), self.entry_error
-        ae, ac = np.abs(e), np.abs(c)
-        d_e = gn * (K @ ae) * (1.0 + gn) + eps * float(ae.sum())
-        d_c = gn * (K @ ac) * (1.0 + gn) + eps * float(ac.sum())
+        gn = fp_margin(n, 1.0)
         rho = d_c + fp_margin(2, 1.0) * (np.abs(Kc) + np.abs(z))
-        err1 = float(ae @ (d_e + gn * np.abs(Ke)))
+        err1 = float(np.abs(e) @ (d_e + gn * np.abs(Ke)))
         err2 = float(np.sum(2.0 * np.abs(r) * rho + rho * rho)) + gn * q2
         allowance = err1 / lam + err2
         return g, (allowance + fp_margin(4, g + allowance)) * (1.0 + 2.0**-40)
@@ -329,20 +357,12 @@ class RidgeBound(ClosedFormSelection, KernelEnclosures):
         aA = np.abs(A)
         err = errq + coefficient_rounding(Q)
 
-        def concave(q):  # 2 a'y - ||a||^2 at the weights q, less its rounding and the combination's
-            a = A @ q
-            da = fp_margin(A.shape[1], 1.0) * (aA @ np.abs(q)) + aA @ err
-            value = 2.0 * float(a @ y) - float(a @ a)
-            shift = float(np.sum(2.0 * np.abs(y) * da + 2.0 * np.abs(a) * da + da * da))
-            return value - shift - fp_margin(2 * n, 2.0 * float(np.abs(a) @ np.abs(y)) + float(a @ a)), a, da
+        def at(q):  # the dual's point at the weights q, and its distance from exact (the combination's rounding)
+            return A @ q, fp_margin(A.shape[1], 1.0) * (aA @ np.abs(q)) + aA @ err
 
         if hi == lo:
-            value, a, da = concave(Q[:, 0])
-            K = self.gram(lo)
-            quad = float(a @ (K @ a))
-            slack = fp_margin(2 * n, float(np.abs(a) @ (K @ np.abs(a)))) + self.entry_error * float(np.abs(a).sum()) ** 2
-            shift = 2.0 * float(np.abs(a).sum()) * float(da.sum()) + float(da.sum()) ** 2
-            return value - (quad + slack + shift) / lam
+            a, da = at(Q[:, 0])
+            return linear_floor(y, a, da) - quadratic_ceiling(self.gram(lo), a, da, self.entry_error) / lam
         edges, low, up = expansion_cover(self.kernels.products, A, lo, hi, self.entry_terms, n) if cover is None else cover
         ranges = weight_ranges(dual, edges)[1]  # (J, K, 2)
         if scale != 1.0:  # the scaled weights' ranges, widened by the rounding of s and of the products
@@ -356,5 +376,5 @@ class RidgeBound(ClosedFormSelection, KernelEnclosures):
         products = np.stack([a_low * K_low, a_low * K_up, a_up * K_low, a_up * K_up])
         quad = products.max(axis=0).sum(axis=0)  # (J,): above a'K a on each sub-interval
         quad += fp_margin(n + 4, 1.0) * np.abs(products).max(axis=0).sum(axis=0)
-        ends = np.array([concave(q)[0] for q in bernstein_at(Q, (edges - lo) / (hi - lo)).T])  # (J + 1,)
+        ends = np.array([linear_floor(y, *at(q)) for q in bernstein_at(Q, (edges - lo) / (hi - lo)).T])  # (J + 1,)
         return float((np.minimum(ends[:-1], ends[1:]) - quad / lam).min())

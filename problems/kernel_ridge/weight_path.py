@@ -20,6 +20,8 @@ from approxpath.moving import parts
 from approxpath.numerics import fp_margin
 from approxpath.selection.predictions import sqrt_up
 
+from .bound import linear_floor, product_error, quadratic_ceiling
+
 __all__ = ["moving_gap", "moving_dual_floor"]
 
 # Parts of a piece on which e'Ke / lam is bounded apart (its largest norm over a part with the part's
@@ -44,12 +46,11 @@ def _ends(point, name, lo, hi):
 def _norm_up(bound, K, v, dv):
     """An upper bound of :math:`\\sqrt{v^{*\\top} K^* v^*}` for the exact kernel :math:`K^*` and any
     :math:`v^*` within ``dv`` of ``v`` (n,): the computed quadratic form with its rounding
-    (:meth:`RidgeBound._gap_terms`' allowance), then :math:`\\lVert dv\\rVert_1` (entries of
+    (:func:`~.bound.product_error`), then :math:`\\lVert dv\\rVert_1` (entries of
     :math:`K^*` in [0, 1], so :math:`\\lVert w\\rVert_{K^*} \\le \\lVert w\\rVert_1`)."""
-    gn, av = fp_margin(bound.n, 1.0), np.abs(v)
-    Kv = K @ v
-    delta = gn * (K @ av) * (1.0 + gn) + bound.entry_error * float(av.sum())
-    quad = float(v @ Kv) + float(av @ (delta + gn * np.abs(Kv)))
+    gn = fp_margin(bound.n, 1.0)
+    Kv, delta = product_error(K, v, bound.entry_error)
+    quad = float(v @ Kv) + float(np.abs(v) @ (delta + gn * np.abs(Kv)))
     return sqrt_up(quad + fp_margin(4, quad)) + float(dv.sum()) * (1.0 + fp_margin(bound.n, 1.0))
 
 
@@ -106,17 +107,10 @@ def moving_dual_floor(bound, dual, lo, hi):
     (least at an end), :math:`a^\\top K a` is convex (largest at an end) and :math:`1/\\lambda \\le
     1/\\lambda_{lo}`; each end's value as computed, less its rounding and the point's."""
     lo, hi = float(lo), float(hi)
-    n, y = bound.n, bound.y
+    y = bound.y
     K = bound.gram(lo)
     A, dA = _ends(dual, "a", lo, hi)
-    linear, quad = [], []
-    for a, da in zip(A.T, dA.T):
-        aa, sa, sd = np.abs(a), float(np.abs(a).sum()), float(da.sum())
-        value = 2.0 * float(a @ y) - float(a @ a)
-        shift = float(np.sum(2.0 * np.abs(y) * da + 2.0 * aa * da + da * da))
-        linear.append(value - shift - fp_margin(2 * n, 2.0 * float(aa @ np.abs(y)) + float(a @ a)))
-        q = float(a @ (K @ a))
-        slack = fp_margin(2 * n, float(aa @ (K @ aa))) + bound.entry_error * sa * sa + 2.0 * sa * sd + sd * sd
-        quad.append(q + slack)
+    linear = [linear_floor(y, a, da) for a, da in zip(A.T, dA.T)]
+    quad = [quadratic_ceiling(K, a, da, bound.entry_error) for a, da in zip(A.T, dA.T)]
     floor = min(linear) - max(quad) / lo
     return floor - fp_margin(4, abs(min(linear)) + max(quad) / lo)
