@@ -1,6 +1,8 @@
 """Parallel paths (segments certified in workers, or chunks merged into one certificate),
 locally and through Dask."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -57,6 +59,29 @@ def test_dask_in_process_cluster(svm, tmp_path, chunks):
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as client:
         path = approxpath.approximate_path(svm, eps=0.3, interval=(2.0**-4, 2.0**6), chunks=chunks, executor=client)
     _check(path, svm, tmp_path)
+
+
+def test_workers_follow_joblibs_convention(svm, tmp_path, monkeypatch, capsys):
+    """-1 is a worker per core and -k all but k - 1 (at least one), as n_jobs is: the same path as that count's,
+    in Python and on the command line (where the count decides which flags go with it).  0.5.x refused -1."""
+    from approxpath.cli import main
+    from approxpath.compute import parallelism
+
+    monkeypatch.setattr(parallelism, "cores", lambda: 2)
+    run = functools.partial(approxpath.approximate_path, svm, eps=0.3, interval=(2.0**-4, 2.0**6))
+    pieces = [(p.lo, p.hi, p.gap_bound) for p in run(workers=2).pieces]
+    assert [(p.lo, p.hi, p.gap_bound) for p in run(workers=-1).pieces] == pieces
+    assert [(p.lo, p.hi, p.gap_bound) for p in run(workers=-5).pieces] == [(p.lo, p.hi, p.gap_bound)
+                                                                          for p in run(workers=1).pieces]
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([svm.X, svm.y]), delimiter=",", header="a,b,y", comments="")
+    args = ["path", "kernel_svm", "--data", str(data), "--range", "0.5", "2"]
+    assert main([*args, "--workers", "-1", "--checkpoint", str(tmp_path / "c.npz")]) == 2
+    assert "--workers 2 hands kernel_svm's segments to worker processes" in capsys.readouterr().err
+    for bad in ("0", "two"):
+        assert main([*args, "--workers", bad]) == 2
+        assert f"argument --workers: a nonzero integer (-1: one per core, -2: all but one); got '{bad}'" in \
+            capsys.readouterr().err
 
 
 def test_bad_workers(svm, tmp_path, capsys):

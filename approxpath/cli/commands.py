@@ -113,6 +113,19 @@ def add_data_args(p, required=True):
                    help="feature scaling; global-minmax is the paper's (default none)")
 
 
+def worker_count(text):
+    """The ``type`` of ``--workers``: a process count in joblib's ``n_jobs`` convention (-1 one per core,
+    -2 all but one), resolved here so that every check of the command reads the count it runs."""
+    import argparse
+
+    from ..compute.parallelism import resolve
+
+    try:
+        return resolve(int(text), default=1, name="--workers")
+    except (ValueError, InputError):
+        raise argparse.ArgumentTypeError(f"a nonzero integer (-1: one per core, -2: all but one); got {text!r}") from None
+
+
 def add_threads_arg(p):
     """``--n-jobs``: the command's kernel threads (:func:`approxpath.cli.main` runs the command
     inside :func:`approxpath.compute.threads`); an int, default None (``APPROXPATH_NUM_THREADS``,
@@ -148,8 +161,9 @@ def add_path_args(p, plot_help="save the bounds figure (needs matplotlib)"):
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the summary")
     p.add_argument("--plot", default=None, metavar="FILE", help=plot_help)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes: they certify the segments between exact solves "
-                   "(interpolate, two-sided) or compute chunks of the interval (paper, grid)")
+    p.add_argument("--workers", type=worker_count, default=1, help="local worker processes (-1 one per core): they "
+                   "certify the segments between exact solves (interpolate, two-sided) or compute chunks of the "
+                   "interval (paper, grid)")
     add_threads_arg(p)
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"), help="where kernel products run: gpu "
                    "(CUDA with CuPy or PyTorch), cpu, or auto (a GPU when present and n >= 4096)")

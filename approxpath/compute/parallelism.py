@@ -80,11 +80,11 @@ def _cgroup_quota():
     return None
 
 
-def resolve(n_jobs, default=None):
+def resolve(n_jobs, default=None, name="n_jobs"):
     """A thread (or process) count from ``n_jobs`` in joblib's convention: a positive integer as
     given, ``-1`` every core (:func:`cores`), ``-k`` all but ``k - 1`` (at least 1: ``max(1, cores() + 1 + n_jobs)``),
     ``None`` ``default`` (a count, taken as it is, or :func:`cores` when that is None too).  An integer is anything
-    with ``__index__`` but a bool.
+    with ``__index__`` but a bool; ``name`` is the setting's name in the refusal (``workers``).
 
     Raises
     ------
@@ -96,7 +96,7 @@ def resolve(n_jobs, default=None):
     from ..errors import InputError
 
     if isinstance(n_jobs, bool) or not hasattr(n_jobs, "__index__") or int(n_jobs) == 0:
-        raise InputError(f"n_jobs must be a nonzero integer or None (-1: every core, -2: all but one); got {n_jobs!r}")
+        raise InputError(f"{name} must be a nonzero integer or None (-1: every core, -2: all but one); got {n_jobs!r}")
     n_jobs = int(n_jobs)
     return n_jobs if n_jobs > 0 else max(1, cores() + 1 + n_jobs)
 

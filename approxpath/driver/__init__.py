@@ -89,7 +89,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         ``format`` and ``preprocessing``; the fields approxpath records itself (``problem``,
         ``n``, ``machine``, ...) are refused.
     workers : int
-        Local worker processes.  With the adaptive strategies (``interpolate``,
+        Local worker processes (joblib's ``n_jobs`` convention: -1 one per core, -2 all but one).  With the adaptive strategies (``interpolate``,
         ``two-sided``) this process places the exact solves and the workers certify the
         segments between them as they come (worth it where certification is most of the
         work); with ``chunks`` or the other strategies the interval is split into ``chunks``
@@ -161,7 +161,7 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         from ..validate import choice
 
         choice("strategy", strategy, STRATEGIES)
-    count("workers", workers)
+    workers = compute.parallelism.resolve(workers, default=1, name="workers")
     if chunks is not None:
         count("chunks", chunks)
     parallel.one_place(workers, executor)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from ..compute.allocator import task_memory
 from ..compute.caches import share_budget, sharing
 from ..compute.executors import check_executor, result, submit
-from ..compute.parallelism import worker_threads
+from ..compute.parallelism import resolve, worker_threads
 from ..data import data_sha256
 from ..errors import InputError
 
@@ -216,7 +216,7 @@ def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **optio
     eps, interval, **options
         As for :func:`~approxpath.approximate_path` (the same for every problem).
     workers : int
-        Local processes (not with ``executor``).
+        Local processes (not with ``executor``; -1 one per core, as ``n_jobs``).
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
 
     Returns
@@ -225,11 +225,10 @@ def map_paths(problems, eps, interval=None, *, workers=1, executor=None, **optio
         In the order of ``problems``.
     """
     from ..progress import count_bar
-    from ..validate import count
     from . import approximate_path
 
     problems = list(problems)
-    count("workers", workers)
+    workers = resolve(workers, default=1, name="workers")
     one_place(workers, executor)
     progress = options.pop("progress", False)  # one bar here, none in the workers
     k = max(1, min(int(workers), len(problems)))

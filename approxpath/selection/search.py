@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from ..compute.parallelism import managed
+from ..compute.parallelism import managed, resolve
 from ..errors import InputError, SelectionInterrupted
 from ..numerics import round_up
 from ..driver.parallel import pool, single_threaded
@@ -173,7 +173,7 @@ def select(problem, criterion=None, *, cv=None, X_val=None, y_val=None, groups=N
     if tol is not None:
         positive("tol", tol)
     max_solves = count("max_solves", max_solves)
-    count("workers", workers)
+    workers = resolve(workers, default=1, name="workers")
     bound = problem.bound
     closed = getattr(bound, "CLOSED_FORM_CRITERIA", {})
     validation = validation_given(cv, X_val, y_val, shuffle)
