@@ -476,3 +476,12 @@ def test_an_untransformed_x_val_in_a_pipeline_is_named():
         warnings.simplefilter("always")
         pipe.fit(X, y, kernelpathsvc__X_val=scaled, kernelpathsvc__y_val=yv)
     assert not [w for w in caught if "transformed as X was" in str(w.message)]
+
+
+def test_a_choice_of_both_names_c_as_the_estimator_does():
+    """C=None's choice at a side of the box was said as 'the choice (t = ..., c = ...)', the problem's name,
+    in a warning that names the estimator's C_range."""
+    X, y = make_classification(n=60, d=2, seed=3)
+    with pytest.warns(approxpath.selection.RangeWarning, match=r"^KernelPathSVC: the choice \(t = [\d.]+, C = [\d.]+\) "
+                      r"may be matched at the upper end of C_range, 1: .* widen C_range past it$"):
+        KernelPathSVC(C=None, cv=3, eps=0.2, random_state=0, C_range=(0.5, 1.0), t_range=(0.5, 1.0), cv_tol=0.2).fit(X, y)
