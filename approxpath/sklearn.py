@@ -53,7 +53,8 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
     Parameters
     ----------
     C : float or None, default 1.0
-        None: chosen with the bandwidth by ``cv`` over ``C_range`` (:func:`approxpath.select_surface`,
+        None: chosen with the bandwidth by ``cv``, else on the validation part, over ``C_range``
+        (:func:`approxpath.select_surface`,
         certified within ``selection_.delta`` of the best of the whole box); ``best_C_`` is it.
     C_range : (float, float), optional
         With ``C=None``: the range of C (required; checked whatever C is).
@@ -88,7 +89,8 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         Exact solves allowed to the selection with ``cv`` (all folds together; default 2,000
         over the bandwidth, 20,000 over the bandwidth and C): spent, the selection stops with
         the ``delta`` it reached and warns, or, if spent before the folds' first surfaces
-        covered the box (``C=None``), raises ``BudgetExceededError``.  Unused without ``cv``.
+        covered the box (``C=None``), raises ``BudgetExceededError``.  Unused without ``cv``
+        but with ``C=None``.
         Checked between rounds of solves: the folds' first paths and a round once started run
         to their end, so a run may exceed it (small data with the default ``eps``: ~1.5x).
     n_jobs : int or None, default None
@@ -122,8 +124,8 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
     validation_curve_ : approxpath.selection.ValidationCurve
         (None with ``cv``.)
     selection_ : approxpath.selection.Selection or approxpath.SurfaceSelection
-        With ``cv``: the chosen t (and C with ``C=None``), the enclosure of its cross-validation
-        error and ``delta``.
+        With ``cv`` or ``C=None``: the chosen t (and C with ``C=None``), the enclosure of its
+        cross-validation (or validation) error and ``delta``.
     best_C_ : float
         The C of ``path_`` (chosen with ``C=None``).
     eps_, t_range_ : the values used.
@@ -212,11 +214,16 @@ class KernelPathSVC(ClassifierMixin, KernelPathBase):
         return self._fit(X, yy, X_val, y_val, "kernel_svm", dict(c=self.best_C_, bias=self.bias), stratify=yy)
 
     def _fit_both(self, X, y, X_val, y_val):
-        """``C=None``: C and the bandwidth chosen together by ``cv``."""
-        if self.cv is None or X_val is not None or y_val is not None:
-            raise ValueError("C=None chooses C and the bandwidth by cross-validation: pass cv (and no X_val, y_val)")
+        """``C=None``: C and the bandwidth chosen together by ``cv``, or on the validation part
+        (``X_val, y_val``, else ``validation_fraction`` of ``X`` split off: the model on the rest)."""
+        if self.cv is not None and (X_val is not None or y_val is not None):
+            raise ValueError("cv= selects by cross-validation: do not pass X_val, y_val as well")
         weights = positive_range("C_range", self.C_range, "C=None needs C_range=(lo, hi) of positive numbers")
-        self.best_C_ = self._choose_both(X, y, "kernel_svm", dict(bias=self.bias), "c", weights, "error", self.cv)
+        if self.cv is None:
+            X, y, X_val, y_val = self._split(X, y, X_val, y_val, y)
+            self._check_training_targets(y)
+        self.best_C_ = self._choose_both(X, y, "kernel_svm", dict(bias=self.bias), "c", weights, "error", self.cv,
+                                         X_val, y_val)
         return self
 
     def decision_function(self, X, t=None):

@@ -214,6 +214,31 @@ def test_the_svc_chooses_c_and_the_bandwidth():
         KernelPathSVC(C=None, cv=2).fit(X, y)
 
 
+def test_the_svc_chooses_c_and_the_bandwidth_on_a_validation_part():
+    """C=None without cv chose on held-out points as C given does (it refused: 'pass cv'): X_val, y_val, else
+    validation_fraction of X split off; the choice is select_surface's on that hold-out, the model trained on
+    the rest; X_val with cv is refused."""
+    pytest.importorskip("sklearn")
+    from approxpath.selection.search import default_eps
+    from approxpath.sklearn import KernelPathSVC
+
+    X, y = make_classification(n=40, d=2, separation=1.5, seed=3)
+    X_val, y_val = make_classification(n=30, d=2, separation=1.5, seed=4)
+    box = dict(C_range=(0.5, 1.0), t_range=(0.5, 1.0))
+    model = KernelPathSVC(C=None, eps=0.2, cv_tol=0.2, **box).fit(X, y, X_val, y_val)
+    problem = approxpath.get_problem("kernel_svm")(X, y, c=0.5)
+    eps = min(0.2 * problem.null_objective(), default_eps(problem))  # (the estimator's first eps)
+    direct = approxpath.select_surface(problem, X_val=X_val, y_val=y_val, eps=eps, bandwidths=box["t_range"],
+                                       weights=box["C_range"], tol=0.2, strict=False)
+    assert (model.best_t_, model.best_C_, model.selection_.value) == (direct.t, direct.w, direct.value)
+    assert model.path_.problem.n == 40 and model.path_.problem.bound.c == model.best_C_
+    assert model.selection_.folds == 1 and model.selection_.proof is not None  # (a hold-out: its file can be saved)
+    split = KernelPathSVC(C=None, eps=0.2, cv_tol=0.2, random_state=0, **box).fit(X, y)
+    assert split.path_.problem.n == 30  # (validation_fraction 0.25 of 40 held out)
+    with pytest.raises(ValueError, match="do not pass X_val, y_val as well"):
+        KernelPathSVC(C=None, cv=2, **box).fit(X, y, X_val, y_val)
+
+
 @pytest.mark.parametrize("budget", [7, 12])  # spent inside a strip's path (7), or before one starts (12)
 def test_a_spent_budget_names_the_users_max_solves(budget):
     """The budget runs out while the folds' first surfaces are built: the error names the
