@@ -484,4 +484,5 @@ def test_a_choice_of_both_names_c_as_the_estimator_does():
     X, y = make_classification(n=60, d=2, seed=3)
     with pytest.warns(approxpath.selection.RangeWarning, match=r"^KernelPathSVC: the choice \(t = [\d.]+, C = [\d.]+\) "
                       r"may be matched at the upper end of C_range, 1: .* widen C_range past it$"):
-        KernelPathSVC(C=None, cv=3, eps=0.2, random_state=0, C_range=(0.5, 1.0), t_range=(0.5, 1.0), cv_tol=0.2).fit(X, y)
+        KernelPathSVC(C=None, cv=3, eps=0.2, random_state=0, C_range=(0.5, 1.0), t_range=(0.5, 1.0),
+                      cv_tol=0.2).fit(X, y)

@@ -123,7 +123,8 @@ def worker_count(text):
     try:
         return resolve(int(text), default=1, name="--workers")
     except (ValueError, InputError):
-        raise argparse.ArgumentTypeError(f"a nonzero integer (-1: one per core, -2: all but one); got {text!r}") from None
+        why = f"a nonzero integer (-1: one per core, -2: all but one); got {text!r}"
+        raise argparse.ArgumentTypeError(why) from None
 
 
 def add_threads_arg(p):

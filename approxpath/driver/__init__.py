@@ -89,13 +89,14 @@ def approximate_path(problem, eps, interval=None, *, relative=False, strategy="i
         ``format`` and ``preprocessing``; the fields approxpath records itself (``problem``,
         ``n``, ``machine``, ...) are refused.
     workers : int
-        Local worker processes (joblib's ``n_jobs`` convention: -1 one per core, -2 all but one).  With the adaptive strategies (``interpolate``,
-        ``two-sided``) this process places the exact solves and the workers certify the
-        segments between them as they come (worth it where certification is most of the
-        work); with ``chunks`` or the other strategies the interval is split into ``chunks``
-        (default ``workers``) pieces of equal width in log scale, computed concurrently and
-        merged into one path (each cut costs one extra exact solve with ``paper`` and ``grid``;
-        the adaptive strategies start their steps afresh in every chunk, at more cost).
+        Local worker processes (joblib's ``n_jobs`` convention: -1 one per core, -2 all but
+        one).  With the adaptive strategies (``interpolate``, ``two-sided``) this process
+        places the exact solves and the workers certify the segments between them as they come
+        (worth it where certification is most of the work); with ``chunks`` or the other
+        strategies the interval is split into ``chunks`` (default ``workers``) pieces of equal
+        width in log scale, computed concurrently and merged into one path (each cut costs one
+        extra exact solve with ``paper`` and ``grid``; the adaptive strategies start their steps
+        afresh in every chunk, at more cost).
     chunks : int, optional
         See ``workers``; with ``executor`` and the ``paper`` or ``grid`` strategy, by default as
         many as it runs at once (a Dask cluster's worker threads, a pool's workers).
