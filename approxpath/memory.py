@@ -3,16 +3,17 @@ when the first exceeds the second, before anything large is allocated.
 
 The estimate is one function per task (:func:`path_bytes`, :func:`verify_bytes`): an engineer who
 changes what a run keeps (blocked kernels, a smaller cache) updates it here.  Numpy only (the
-verifier uses it).
+verifier uses it).  What the machine gives (:func:`available_bytes`) and how bytes are written
+(:func:`human`) are :mod:`approxpath.memory_available`'s, imported here.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 
 from .errors import InputError
+from .memory_available import available_bytes, human
 
 __all__ = ["Estimate", "path_bytes", "verify_bytes", "exact_bytes", "check_exact_fits", "check_problem_fits",
            "available_bytes", "check_fits", "human", "kernels_mode", "KERNEL_MODES", "libsvm_cache_bytes",
@@ -106,15 +107,6 @@ class Estimate:
     def describe(self):
         """``"distances 3.2 GB, 2 cached kernels 6.4 GB, ..."``."""
         return ", ".join(f"{what} {human(b)}" for what, b in self.parts if b > 0)
-
-
-def human(nbytes):
-    """``nbytes`` as ``"1.5 GB"`` (decimal units, as ``free -h --si``): three significant digits in the largest
-    of TB, GB, MB and kB not above ``nbytes``, else whole bytes (``"512 B"``)."""
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if nbytes >= size:
-            return f"{nbytes / size:.3g} {unit}"
-    return f"{int(nbytes)} B"
 
 
 def _solver_bytes(n, backend):
@@ -324,73 +316,6 @@ def verify_bytes(n, stored_bytes, blocked_ok=False, d=0):
     if mode == "dense":
         return Estimate(arrays + _dense_verify_parts(n))
     return Estimate(arrays + (_stored_distances(n) if mode == "distances" else ()) + _verify_blocked(n, d))
-
-
-def _meminfo_available():
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return float(line.split()[1]) * 1024, "free memory (MemAvailable)"
-    except OSError:
-        pass
-    return None
-
-
-def _cgroup_available():
-    try:
-        with open("/sys/fs/cgroup/memory.max") as fh:
-            limit = fh.read().strip()
-        if limit == "max":
-            return None
-        with open("/sys/fs/cgroup/memory.current") as fh:
-            used = float(fh.read().strip())
-        return float(limit) - used, f"the container's memory limit ({human(float(limit))})"
-    except (OSError, ValueError):
-        return None
-
-
-def _rlimit_available():
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not on Unix
-        return None
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY:
-        return None
-    used = 0.0
-    try:  # the address space already taken (RLIMIT_AS counts virtual memory)
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmSize:"):
-                    used = float(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return float(soft) - used, f"the address-space limit (ulimit -v {soft // 1024})"
-
-
-def _override():
-    value = os.environ.get("APPROXPATH_MEMORY")
-    if not value:
-        return None
-    try:
-        budget = float(value)
-    except ValueError:
-        budget = math.nan
-    if not 0 < budget < math.inf:  # (0, negatives and NaN were taken as a budget or ignored without a word)
-        raise InputError(f"APPROXPATH_MEMORY must be a positive finite number of bytes (e.g. 8e9); got {value!r}")
-    return budget, "APPROXPATH_MEMORY"
-
-
-def available_bytes():
-    """``(bytes, what limits them)``: the least of the free memory, a container's memory limit,
-    the process's address-space limit (``ulimit -v``) net of what is in use, and the environment
-    variable ``APPROXPATH_MEMORY`` (bytes, e.g. ``8e9``: a cap a user sets below what the machine
-    reports); ``(None, None)`` where none can be read."""
-    found = [a for a in (_meminfo_available(), _cgroup_available(), _rlimit_available(), _override()) if a is not None]
-    if not found:
-        return None, None
-    return min(found)
 
 
 def check_fits(estimate, task, fix, available=None):

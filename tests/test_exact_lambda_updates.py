@@ -7,7 +7,8 @@ import scipy.linalg
 
 from approxpath.data import make_sinc
 from approxpath.exact import certify
-from approxpath.exact._lambda import _Engine, _lambda_path
+from approxpath.exact._lambda import _lambda_path
+from approxpath.exact._lambda_rate import RateEngine
 from approxpath.exact._linalg import ActiveFactor, kkt_matrix, kkt_solve
 from approxpath.compute.distances import sq_distances
 from approxpath.compute.kernels import gaussian
@@ -97,7 +98,7 @@ def test_factor_updates_equal_a_fresh_factorization():
 def test_a_drifted_factor_is_refactored_and_the_rate_is_the_lu_rate():
     X, y = wang_sinc(0)
     K = gaussian(sq_distances(X), 10.0)  # narrow kernel: a well-conditioned system
-    engine = _Engine(K, 0.0, "update")
+    engine = RateEngine(K, 0.0, "update")
     signs = np.zeros(50, dtype=np.int8)
     for j, s in ((3, 1), (17, -1), (29, 1), (41, -1), (8, 1)):
         signs[j] = s
