@@ -278,9 +278,9 @@ class KernelPathBase(BaseEstimator):
         except BudgetExceededError as exc:  # (strict=False: spent before the first choice)
             budget = self.max_solves or inspect.signature(select_surface).parameters["max_solves"].default
             raise BudgetExceededError(
-                f"{type(self).__name__}: the folds' first surfaces over t_range x {self._RANGE} need more than "
-                f"max_solves = {budget} exact solves, before any choice: raise max_solves, or narrow {self._RANGE} "
-                "or t_range") from exc
+                f"{type(self).__name__}: the first surfaces over t_range x {self._RANGE} (every fold's, or the "
+                f"training part's) need more than max_solves = {budget} exact solves, before any choice: raise "
+                f"max_solves, or narrow {self._RANGE} or t_range") from exc
         chosen = self.selection_.w
         self._finish_choice(get_problem(name)(X, y, **options, **{weight: chosen}), workers, progress)
         return chosen

@@ -5,6 +5,7 @@ nothing fitted, and the warnings it says are said again at the caller's line in 
 from __future__ import annotations
 
 import functools
+import re
 import threading
 import warnings
 
@@ -64,8 +65,10 @@ def _said_again(w, who, range_name, tol, weight_range):
     if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     elif isinstance(w.message, RangeWarning):
-        text = w.message.text(who, range_name)
-        warnings.warn(RangeWarning(text, w.message.choice, w.message.sides, w.message.undecided), stacklevel=3)
+        # a choice of both parameters names the weight as the problem does (c): here as the estimator does (C)
+        choice = re.sub(r", \w+ = ", f", {weight_range.removesuffix('_range')} = ", w.message.choice, count=1)
+        said = RangeWarning(str(w.message), choice, w.message.sides, w.message.undecided)
+        warnings.warn(RangeWarning(said.text(who, range_name), choice, said.sides, said.undecided), stacklevel=3)
     elif isinstance(w.message, SortedFoldsWarning):  # (no shuffle=: a splitter shuffles)
         how = f"a shuffled splitter as cv, e.g. KFold({w.message.k}, shuffle=True, random_state=0)"
         warnings.warn(SortedFoldsWarning(w.message.feature, w.message.k, how), stacklevel=3)

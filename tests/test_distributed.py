@@ -302,7 +302,7 @@ def test_select_runs_the_folds_paths_on_a_schedulers_workers(client, tmp_path, c
     for command in (args, ["path", *args[1:6], "--range", "0.25", "4"]):  # (path: the scheduler would be ignored)
         assert main([*command, "--dask", client.scheduler.address, "--workers", "2"]) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "--workers 2 both say where the work runs: pass one" in err
+        assert err.count("\n") == 1 and "--workers (2 processes) both say where the work runs: pass one" in err
 
 
 def test_the_command_line_hands_segments_to_the_workers(client, tmp_path, capsys):

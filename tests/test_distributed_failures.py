@@ -215,3 +215,25 @@ def test_a_client_that_failed_to_connect_is_gone_before_the_command_goes_on():
         assert clients() == before
     finally:
         gc.enable()
+
+
+def test_a_client_that_connects_after_the_command_gave_up_is_closed(monkeypatch):
+    """--dask gives up on a scheduler that has not answered in time; one answering later left its client open
+    (a caller of the command in the same process kept a connection it was told had failed)."""
+    import threading
+    import time
+
+    from approxpath.cli import running
+
+    closed = threading.Event()
+
+    class Late:
+        def close(self):
+            closed.set()
+
+    monkeypatch.setattr(running, "DASK_TIMEOUT", 0.1)
+    monkeypatch.setattr(running, "_HANDSHAKE_S", 0.1)
+    monkeypatch.setattr(running, "_connect", lambda Client, address: (time.sleep(0.5), Late())[1])
+    with pytest.raises(InputError, match="no Dask scheduler answered at tcp://127.0.0.1:8786 within 0.1 s"):
+        running.dask_client("tcp://127.0.0.1:8786", 1)
+    assert closed.wait(5)

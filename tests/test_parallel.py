@@ -77,7 +77,7 @@ def test_workers_follow_joblibs_convention(svm, tmp_path, monkeypatch, capsys):
     np.savetxt(data, np.column_stack([svm.X, svm.y]), delimiter=",", header="a,b,y", comments="")
     args = ["path", "kernel_svm", "--data", str(data), "--range", "0.5", "2"]
     assert main([*args, "--workers", "-1", "--checkpoint", str(tmp_path / "c.npz")]) == 2
-    assert "--workers 2 hands kernel_svm's segments to worker processes" in capsys.readouterr().err
+    assert "--workers hands kernel_svm's segments to worker processes" in capsys.readouterr().err
     for bad in ("0", "two"):
         assert main([*args, "--workers", bad]) == 2
         assert f"argument --workers: a nonzero integer (-1: one per core, -2: all but one); got '{bad}'" in \
@@ -97,7 +97,7 @@ def test_bad_workers(svm, tmp_path, capsys):
         args = ["path", "kernel_svm", "--data", str(data), "--range", "0.5", "2", "--workers", "2", flag]
         assert main(args + ([str(tmp_path / "c.npz")] if flag == "--checkpoint" else ["--out", str(tmp_path / "o.npz")])) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "--workers 2 hands kernel_svm's segments to worker processes" in err
+        assert err.count("\n") == 1 and "--workers hands kernel_svm's segments to worker processes" in err
     assert not list(tmp_path.glob("*.npz"))
 
 
@@ -122,7 +122,7 @@ def test_workers_with_an_executor_are_refused(svm):
             lambda ex: approxpath.select(svm, cv=2, eps=0.1, interval=(0.5, 2.0), workers=2, executor=ex)]
     with Watched(1) as ex:
         for run in runs:
-            with pytest.raises(InputError, match=r"^workers=2 and executor: give one of them"):
+            with pytest.raises(InputError, match=r"^workers \(2 processes\) and executor: give one of them"):
                 run(ex)
         assert submitted == []
         path = approxpath.approximate_path(svm, eps=0.3, interval=(0.5, 2.0), workers=1, executor=ex)

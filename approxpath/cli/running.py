@@ -30,7 +30,7 @@ def dask_client(address, workers=1):
     if address is None:
         return None
     if workers != 1:
-        raise InputError(f"--dask {address} and --workers {workers} both say where the work runs: pass one")
+        raise InputError(f"--dask {address} and --workers ({workers} processes) both say where the work runs: pass one")
     try:
         from dask.distributed import Client
     except ImportError:
@@ -40,14 +40,26 @@ def dask_client(address, workers=1):
 
     try:
         urlsplit(address if "://" in address else f"tcp://{address}").port  # a port beyond 65535: at once
-        got = []
+        got, gave_up, lock = [], threading.Event(), threading.Lock()
+
+        def connect():  # (a client that connects after the command gave up on it is closed, not left open)
+            client = _connect(Client, address)
+            with lock:
+                if not gave_up.is_set():
+                    got.append(client)
+                elif not isinstance(client, Exception):
+                    client.close()
+
         # Dask's timeout covers the connection, not the handshake: a port that accepts and never
         # answers as a scheduler (an HTTP server) would hold the command for ever
-        trying = threading.Thread(target=lambda: got.append(_connect(Client, address)), daemon=True)
+        trying = threading.Thread(target=connect, daemon=True)
         trying.start()
         trying.join(DASK_TIMEOUT + _HANDSHAKE_S)
     except ValueError as exc:  # a port out of range
         raise InputError(f"--dask: {address!r} is not a scheduler address like tcp://host:8786 ({exc})") from None
+    with lock:
+        if not got:
+            gave_up.set()
     if not got:
         raise InputError(f"--dask: no Dask scheduler answered at {address} within {DASK_TIMEOUT} s (is it a "
                          "scheduler's port?)")
@@ -123,7 +135,7 @@ def run_and_write(problem, args, meta):
     checkpoint = None if segments else checkpoint_of(args)
     refusal = None
     if segments and (args.checkpoint is not None or args.resume):
-        flag = f"--workers {args.workers}" if args.workers > 1 else "--dask"
+        flag = "--workers" if args.workers > 1 else "--dask"
         refusal = (f"--checkpoint and --resume are per run: {flag} hands {problem.name}'s segments to worker "
                    f"processes; run without {flag} to keep a checkpoint")
     elif args.resume and checkpoint is None:

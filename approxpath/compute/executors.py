@@ -120,7 +120,8 @@ def _flat(exc):
 def _unpicklable(exc):
     """Whether ``exc`` was raised while pickling the work for a worker process: by its type, or by the pickler's
     frames in its traceback (Python 3.13 raises a plain AttributeError, "Can't get local object ...", from
-    there; a task's own AttributeError comes from the worker, with no such frame here)."""
+    there), never by its words: a task's own AttributeError comes from the worker, with no such frame here,
+    whatever it says."""
     if isinstance(exc, pickle.PicklingError):
         return True
     frame = exc.__traceback__
@@ -129,7 +130,7 @@ def _unpicklable(exc):
         if code.co_name in ("dump", "dumps") and code.co_filename.endswith(("reduction.py", "pickle.py")):
             return True
         frame = frame.tb_next
-    return "pickle" in str(exc)
+    return False
 
 
 def result(future):

@@ -37,7 +37,7 @@ def one_place(workers, executor):
     """:class:`InputError` for ``workers > 1`` beside an ``executor``: its own workers run the
     tasks, so the count would be ignored."""
     if executor is not None and workers > 1:
-        raise InputError(f"workers={workers} and executor: give one of them (the executor's own workers "
+        raise InputError(f"workers ({workers} processes) and executor: give one of them (the executor's own workers "
                          "run the tasks)")
 
 

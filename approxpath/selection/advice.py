@@ -167,13 +167,11 @@ def _warn_sides(s, sides, depth=0):
     where the chosen cell lies, or a cell is proven at least as good as the choice
     (:func:`approxpath.surface.nodes.at_sides`)."""
     if len(sides):
-        choice = f"the choice (t = {s.t:.6g}, {shown_name(s.weight)} = {s.w:.6g})"  # (C, as a choice of C alone says)
+        choice = f"the choice (t = {s.t:.6g}, {s.weight} = {s.w:.6g})"
         box = {"bandwidth": (s.t_edges[0], s.t_edges[-1]), "weight": (s.w_edges[0], s.w_edges[-1])}
-        split = [side.split() for side in sides]
-        ends = [(which.replace("weight", s.weight), end, float(box[which][end == "upper"])) for end, which in split]
-        words = [which.replace("weight", shown_name(s.weight)) for _, which in split]
-        named = [f"{end} {word} ({value})" for (_, end, _), word, value in zip(ends, words,
-                                                                             said_apart([e for *_, e in ends]))]
+        ends = [(which.replace("weight", s.weight), end, float(box[which][end == "upper"]))
+                for end, which in (side.split() for side in sides)]
+        named = [f"{end} {which} ({value})" for (which, end, _), value in zip(ends, said_apart([e for *_, e in ends]))]
         where = (f"{named[0]} side" if len(named) == 1 else f"sides {', '.join(named[:-1])} and {named[-1]}")
         it = "it" if len(named) == 1 else "them"
         warnings.warn(RangeWarning(f"select: {choice} may be matched at the box's {where}: the criterion may be "
