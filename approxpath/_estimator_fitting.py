@@ -65,8 +65,10 @@ def _said_again(w, who, range_name, tol, weight_range):
     if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     elif isinstance(w.message, RangeWarning):
-        # a choice of both parameters names the weight as the problem does (c): here as the estimator does (C)
-        choice = re.sub(r", \w+ = ", f", {weight_range.removesuffix('_range')} = ", w.message.choice, count=1)
+        # a choice of both parameters names the weight as the problem does (c): here as the estimator does (C;
+        # an estimator without a weight range chooses the bandwidth alone)
+        choice = w.message.choice if weight_range is None else \
+            re.sub(r", \w+ = ", f", {weight_range.removesuffix('_range')} = ", w.message.choice, count=1)
         said = RangeWarning(str(w.message), choice, w.message.sides, w.message.undecided)
         warnings.warn(RangeWarning(said.text(who, range_name), choice, said.sides, said.undecided), stacklevel=3)
     elif isinstance(w.message, SortedFoldsWarning):  # (no shuffle=: a splitter shuffles)

@@ -103,6 +103,19 @@ def test_one_field_edited_fails_verification_saying_which(svm, edit, said, tmp_p
     assert not report.ok and any(said in f for f in report.failures), report.failures
 
 
+def test_a_failed_verdict_gives_its_counts_and_bound_as_the_files_claim(svm, tmp_path):
+    """A FAILED verdict's first line said '9 certified ...; max gap bound' of a forged file, as if proven."""
+    folder, X, y = svm
+
+    def shrink(a, m):
+        a["gap_bound"] = a["gap_bound"] * 0.01
+
+    report = verify(tamper(folder / "honest.npz", tmp_path / "forged.npz", shrink, rehash=True), X, y)
+    head = str(report).splitlines()[0]
+    assert not report.ok and head.startswith(f"FAILED: the file claims {report.certified} certified"), head
+    assert str(verify(folder / "honest.npz", X, y)).startswith("OK: 4 certified")
+
+
 def test_an_edit_without_the_hash_and_carried_data_edited_fail(svm, tmp_path):
     folder, X, y = svm
     edited = tamper(folder / "honest.npz", tmp_path / "edited.npz", _set("strategy", "edited"), rehash=False)

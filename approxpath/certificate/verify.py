@@ -74,6 +74,7 @@ class VerifyReport:
     def __str__(self):
         head = f"{'OK' if self.ok else 'FAILED'}: "
         if self.certified or self.sampled or self.uncovered or np.isfinite(self.max_gap_bound):
+            head += "the file claims " * (not self.ok)  # (its counts and bounds as stored: the failures say what fails)
             head += (f"{self.certified} certified, {self.sampled} sampled, {self.uncovered} uncovered {self.unit}; "
                      f"max gap bound {self.max_gap_bound:.4g}")
         else:
