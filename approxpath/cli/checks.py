@@ -4,7 +4,8 @@ files (before a long run), and errors in the command line's spelling of an optio
 from __future__ import annotations
 
 from ..errors import InputError
-from . import EXIT_CODES, problem_kwargs
+from . import EXIT_CODES
+from .options import problem_kwargs
 
 __all__ = ["data_format", "check_outputs", "as_flags", "as_advice", "said_once", "selecting", "interrupted",
            "check_seed", "build_problem"]
@@ -186,7 +187,7 @@ def build_problem(cls, X, y, args, options=None):
     """``cls(X, y, **options)`` (default: the options given as flags), errors in flag spelling.
     ``X``: the features (n, d), or the squared distances ``D`` (n, n) of ``--kernel precomputed``
     (an :class:`InputError` in a command without ``--distances``); ``y`` (n,); the flags: ``args``'
-    ``opt_*`` and ``--option KEY=VALUE`` (:func:`~approxpath.cli.problem_kwargs`).  The problem's
+    ``opt_*`` and ``--option KEY=VALUE`` (:func:`~approxpath.cli.options.problem_kwargs`).  The problem's
     own :class:`InputError` is raised again with its options spelled as flags (:func:`as_flags`)."""
     options = problem_kwargs(cls, args) if options is None else options
     if options.get("kernel") == "precomputed" and not hasattr(args, "distances"):

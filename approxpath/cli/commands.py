@@ -8,7 +8,7 @@ import sys
 from ..data import PREPROCESSING, data_sha256, load_data, load_train_validation, preprocess
 from ..errors import InputError
 from ..registry import available_problems, get_problem
-from . import add_problem_options, parse_number, problem_kwargs
+from .options import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs, data_format  # noqa: F401 (figures use them too)
 from .output import emit_json
 from .running import clock, default_checkpoint, one_core_note, run_and_write

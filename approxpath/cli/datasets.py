@@ -91,7 +91,7 @@ def cmd_data(args):
 
 
 def _data_args(p, cls, argv=()):
-    from . import parse_number
+    from .options import parse_number
 
     p.add_argument("set", choices=tuple(SETS), help="; ".join(f"{k}: {v}" for k, v in SETS.items()))
     p.add_argument("--out", required=True, help="file to write (CSV with a header line, the target last; or "

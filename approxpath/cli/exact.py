@@ -15,7 +15,7 @@ from ..data import data_sha256
 from ..errors import InputError
 from ..registry import get_problem
 from ..validate import finite_number
-from . import add_problem_options, parse_number, problem_kwargs
+from .options import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs
 from .commands import add_data_args, add_threads_arg, data_meta, load, load_with_validation
 from .output import emit_json

@@ -131,7 +131,7 @@ def cmd_features(args):
 
 def _features_args(p, cls=None, argv=()):
     from ..exact.feature_path import KERNELS
-    from . import parse_number
+    from .options import parse_number
 
     p.description = ("Follow the L1KR feature-selection path (ARD kernel weights beta >= 0 under ||beta||_1 <= D, "
                      "kernel ridge with alpha'K alpha <= C) and certify every point: the inner kernel ridge "

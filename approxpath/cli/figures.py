@@ -11,7 +11,7 @@ import numpy as np
 from ..data import PREPROCESSING, load_data, make_classification, preprocess
 from ..errors import InputError
 from ..registry import available_problems, get_problem
-from . import add_problem_options, parse_number, problem_kwargs
+from .options import add_problem_options, parse_number, problem_kwargs
 from .checks import as_advice, check_seed
 from .commands import (add_data_args, add_path_args, build_problem, check_outputs, data_format, data_meta,
                        load, load_with_validation, save_plot)

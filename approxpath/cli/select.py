@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path as FsPath
 
-from . import add_problem_options, parse_number
+from .options import add_problem_options, parse_number
 from .checks import as_advice, build_problem, check_outputs, interrupted, selecting, written_note
 from .commands import add_data_args, add_threads_arg, budget, holdout_targets, load_choice, save_plot, worker_count
 from .output import emit_json
@@ -144,8 +144,8 @@ def _select_args(p, cls, argv=()):
     p.add_argument("--max-solves", type=int, default=None,
                    help="exact solves allowed in all (default 2000 over one parameter, 20000 over both)")
     p.add_argument("--workers", type=worker_count, default=1, help="local processes (-1 one per core) for the folds' "
-                   "paths and (klasso) "
-                   "the enclosures of their held-out predictions (none where the criterion needs no path)")
+                   "paths and (klasso) the enclosures of their held-out predictions (none where the criterion needs "
+                   "no path)")
     p.add_argument("--dask", default=None, metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786): its workers "
                    "run the folds' paths and enclosures as --workers does")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (none with --json either)")

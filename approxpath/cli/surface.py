@@ -8,7 +8,7 @@ import sys
 from pathlib import Path as FsPath
 
 from ..errors import InputError
-from . import add_problem_options, parse_number, problem_kwargs
+from .options import add_problem_options, parse_number, problem_kwargs
 from .checks import as_advice, build_problem, check_outputs, interrupted, selecting, written_note
 from .commands import add_data_args, add_threads_arg, budget, data_meta, holdout_targets, load_choice, save_plot
 from .output import emit_json

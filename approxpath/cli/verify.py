@@ -7,7 +7,7 @@ import time
 
 from ..data import data_sha256
 from ..errors import InputError
-from . import parse_number
+from .options import parse_number
 from .checks import data_format
 from .commands import add_data_args, add_threads_arg, distances_arg, load, precomputed
 from .output import emit_json
