@@ -17,6 +17,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
+from .block_terms import block_products, exponentiate
 from .lattice import find_lattice, histogram, lattice_entries, lattice_kernel
 from .parallelism import background, blas_threads, kernel_threads, parallel_map, threads
 
@@ -129,16 +130,7 @@ def gaussian(D, t, out=None):
         with np.errstate(over="ignore"):  # -t D overflowing to -inf gives exp = 0, the true value's rounding
             return np.exp(-float(t) * D)
     out = np.empty_like(D) if out is None else out
-    return _blocked(lambda rows: _exponentiate(D[rows], -float(t), out[rows]), out)
-
-
-def _exponentiate(D, minus_t, out):
-    """``out`` :math:`= \\exp(-tD)`, in the two steps every kernel entry is computed by (stored
-    kernels and products' blocks alike: the same bits); no per-call work beyond them (a product
-    calls it per block, on threads that wait for each other's GIL). A product ``-tD`` that overflows
-    to -inf gives exp = 0, which is the true value's rounding: no warning."""
-    with np.errstate(over="ignore"):
-        return np.exp(np.multiply(D, minus_t, out=out), out=out)
+    return _blocked(lambda rows: exponentiate(D[rows], -float(t), out[rows]), out)
 
 
 def kernel_rows(D, t, W, rows=None):
@@ -210,37 +202,6 @@ def _in_order(run, blocks, shape, count):
         for terms in store[:len(window)]:
             acc += terms
     return acc
-
-
-def block_products(Cb, Db, E, order, out=None, T=None):
-    """The terms one block of rows adds to :meth:`Kernels.products`:
-    :math:`[C_b E_b,\\ C_b (D_b \\circ E_b),\\ C_b (D_b^2 \\circ E_b)]`, the first ``order + 1``.
-
-    Parameters
-    ----------
-    Cb : ndarray of shape (p, m)
-        The coefficients of the block's rows, transposed.
-    Db, E : ndarray of shape (m, n)
-        The block's rows of :math:`D` and of :math:`E_x = \\exp(-xD)`.
-    order : {0, 1, 2}
-    out : ndarray of shape (order + 1, p, n), optional
-        Where the terms go (the same numbers: the products are written, not accumulated).
-    T : ndarray of shape (m, n), optional
-        Scratch for :math:`D_b^j \\circ E_b` (a caller that reuses its buffers allocates nothing).
-
-    Returns
-    -------
-    ndarray of shape (order + 1, p, n)
-    """
-    out = np.empty((order + 1, Cb.shape[0], E.shape[1])) if out is None else out
-    np.matmul(Cb, E, out=out[0])
-    if order:
-        T = np.multiply(Db, E, out=T)
-        for j in range(1, order + 1):
-            if j > 1:
-                T *= Db
-            np.matmul(Cb, T, out=out[j])
-    return out
 
 
 class Kernels:
@@ -407,7 +368,7 @@ class Kernels:
                 Db = self.rows(idx)
                 r = Db.shape[0]
                 # the same entries as a cached kernel
-                E = cached[idx] if cached is not None else _exponentiate(Db, minus_x, Eb[:r])
+                E = cached[idx] if cached is not None else exponentiate(Db, minus_x, Eb[:r])
                 terms = block_products(C2[a:b].T, Db, E, order, out=out if store is None else store[i], T=Tb[:r])
                 if store is None:
                     acc += terms

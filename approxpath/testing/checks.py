@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import moving, moving_layout
-from ..certificate.claims import WEAK_DUALITY_TOL
 from ..moving import value_at
+from .assertions import (assert_close, assert_feasible, assert_weak_duality, dual_scale, evaluate_declaration,
+                         random_taus)
 from .runs import (check_path_is_certified_and_verifies, check_resumed_run_equals_uninterrupted,
                    check_tampered_certificates_fail)
 
@@ -31,9 +32,6 @@ _REL_MAP = 1e-5
 # share of 1 + |dual objective| of the pair restored there alone (the gap's change over such a
 # width is ~1e-6 of its derivative; a restoration wrong on pieces is off by far more)
 _TENDS = 1e-4
-# Weak duality: no computed gap may be below -_WEAK * (1 + |dual objective|), and no rigorous
-# bound (a problem with ``interval_bound``) below 0: verify's tolerance, one definition.
-_WEAK = WEAK_DUALITY_TOL
 
 
 @dataclass(frozen=True)
@@ -51,47 +49,6 @@ class Example:
 def examples_of(cls):
     """The :class:`Example` of each of ``cls.examples()``."""
     return [Example(p, tuple(interval), float(eps)) for p, interval, eps in cls.examples()]
-
-
-def _taus(interval, k, seed):
-    lo, hi = interval
-    return np.exp(np.random.default_rng(seed).uniform(np.log(lo), np.log(hi), k))
-
-
-def _scale(problem, dual, t):
-    return 1.0 + abs(problem.dual_objective(dual, t))
-
-
-def _weak_duality(problem, g, scale):
-    """Weak duality of a computed gap ``g``: never negative for a rigorous bound, at least
-    ``-_WEAK * scale`` for another (a negative gap disproves the problem's dual)."""
-    floor = 0.0 if problem.bound.interval_bound else -_WEAK * scale
-    assert g == g, "the gap is NaN: the bound's gap() returned NaN for a feasible pair"
-    assert g >= floor, f"gap {g!r} < {floor!r}: weak duality fails, the problem's dual is not a dual of its primal"
-
-
-def _feasible(problem, primal, dual, t, tol, what):
-    """``primal`` (completed) and ``dual`` violate the problem's constraints at ``t`` by at most ``tol``."""
-    for side, off in (("primal", problem.primal_violation(primal, t)), ("dual", problem.dual_violation(dual, t))):
-        assert off <= tol, f"{what} at {t:.6g}: its {side} violates the constraints by {off!r} > {tol:.3g}"
-
-
-def _declared(decl, values, tolerant=False):
-    """``(objective, largest constraint violation)`` of a CVXPY declaration at ``values``; ``tolerant``:
-    the violation beyond the tolerance a CVXPY-declared bound grants
-    (:func:`~approxpath.cvxpy_bound.excess`), as its pairs are feasible to that alone."""
-    from ..cvxpy_bound import excess
-
-    for name, var in decl.variables.items():
-        var.value = np.asarray(values[name], dtype=float).reshape(var.shape)
-    constraints = decl.problem.constraints
-    violation = excess(constraints) if tolerant else max((float(np.max(c.violation())) for c in constraints),
-                                                         default=0.0)
-    return float(decl.problem.objective.value), max(violation, 0.0)
-
-
-def _close(a, b, rel, abs_, why=""):
-    assert abs(a - b) <= abs_ + rel * abs(b), f"{a!r} != {b!r} (rel {rel}, abs {abs_}){why}"
 
 
 def check_options_match_the_bound(ex):
@@ -118,7 +75,7 @@ def check_exact_pair_is_optimal_and_feasible(ex):
     from ..errors import SolverError, brief
 
     problem = ex.problem
-    t = _taus(ex.interval, 1, 0)[0]
+    t = random_taus(ex.interval, 1, 0)[0]
     for name in problem.backends:
         try:
             primal, dual = problem.solve(t, solver=name)
@@ -132,18 +89,18 @@ def check_exact_pair_is_optimal_and_feasible(ex):
                                      "a problem declines with approxpath.errors.SolverError") from exc
             raise AssertionError(f"backend {name!r} makes a pair at {t:.6g} that no exact solve accepts: "
                                  f"{refused}") from refused
-        g, scale = problem.bound.gap(primal, dual, t), _scale(problem, dual, t)
+        g, scale = problem.bound.gap(primal, dual, t), dual_scale(problem, dual, t)
         assert g <= 1e-6 * scale, (f"backend {name!r} alone gives a pair with certified gap {float(g)!r} at {t:.6g}: "
                                    "its candidate's maps or its stopping rule are wrong")
-    for t in _taus(ex.interval, 3, 0):
+    for t in random_taus(ex.interval, 3, 0):
         primal, dual = problem.solve(t)
         full = problem.primal_at(primal, t)
-        scale = _scale(problem, dual, t)
-        _feasible(problem, full, dual, t, 1e-9 * scale, "the exact solve's pair")
+        scale = dual_scale(problem, dual, t)
+        assert_feasible(problem, full, dual, t, 1e-9 * scale, "the exact solve's pair")
         errors = problem.bound.check(primal, dual, t, t)
         assert errors == [], f"the bound refuses the exact solve's pair at {t:.6g}: {errors}"
         g = problem.bound.gap(primal, dual, t)
-        _weak_duality(problem, g, scale)
+        assert_weak_duality(problem, g, scale)
         assert g <= 1e-6 * scale, g
         allowance = problem.bound.rounding(primal, dual, t)  # what exact solves are judged without
         assert 0.0 <= allowance < np.inf, f"rounding part {allowance!r} of the gap at {t:.6g} is not finite and >= 0"
@@ -155,20 +112,20 @@ def check_declarations_agree_with_numpy(ex):
     pair's objective: a dual declaration that lacks a constraint (its optimum above the primal's) or
     bounds too little fails here."""
     problem = ex.problem
-    t = _taus(ex.interval, 1, 1)[0]
+    t = random_taus(ex.interval, 1, 1)[0]
     primal, dual = problem.solve(t)
     full = problem.primal_at(primal, t)
     for decl, values, numpy_value in (
         (problem.cvxpy_primal(t), problem.primal_values(full), problem.primal_objective(full, t)),
         (problem.cvxpy_dual(t), problem.dual_values(value_at(dual, t)), problem.dual_objective(dual, t)),
     ):
-        _close(_declared(decl, values)[0], numpy_value, _REL, _REL)
+        assert_close(evaluate_declaration(decl, values)[0], numpy_value, _REL, _REL)
     optimum = problem.primal_objective(full, t)
     for side, decl in (("primal", problem.cvxpy_primal(t)), ("dual", problem.cvxpy_dual(t))):
         decl.problem.solve(solver="CLARABEL")
         wrong = "the declarations are not a primal and its dual" if side == "dual" else "the declaration is wrong"
-        _close(decl.problem.value, optimum, _REL, _REL,
-               f": the {side} declaration's optimum at {t:.6g} against the exact pair's objective: {wrong}")
+        assert_close(decl.problem.value, optimum, _REL, _REL,
+                     f": the {side} declaration's optimum at {t:.6g} against the exact pair's objective: {wrong}")
 
 
 def check_restoration(ex):
@@ -179,33 +136,34 @@ def check_restoration(ex):
     pair restored at ``t`` alone (within ``_TENDS`` of the dual objective's scale: a restoration
     wrong on pieces only is found here, not by a path split to dust)."""
     problem = ex.problem
-    pair = problem.solve(_taus(ex.interval, 1, 2)[0])
-    t = _taus(ex.interval, 1, 5)[0]
+    pair = problem.solve(random_taus(ex.interval, 1, 2)[0])
+    t = random_taus(ex.interval, 1, 5)[0]
     exact = problem.solve(t)
-    scale, point = _scale(problem, exact[1], t), problem.gap(*problem.restore(*exact, t), t)
+    scale, point = dual_scale(problem, exact[1], t), problem.gap(*problem.restore(*exact, t), t)
     for r in (0.1, 1e-6):  # (inside the example's interval: a parameter may have a bounded domain)
         a, b = max(t / (1 + r), ex.interval[0]), min(t * (1 + r), ex.interval[1])
         primal, dual = problem.restore(*exact, a, b)
         for tau in (a, t, b):
-            _feasible(problem, problem.primal_at(primal, tau), dual, tau, 1e-9 * scale,
-                      f"the pair restored on [{a:.6g}, {b:.6g}]")
+            assert_feasible(problem, problem.primal_at(primal, tau), dual, tau, 1e-9 * scale,
+                            f"the pair restored on [{a:.6g}, {b:.6g}]")
     narrow = problem.gap(primal, dual, t)
     assert narrow <= point + _TENDS * scale, (
         f"the pair restored on [{a:.8g}, {b:.8g}] has a gap of {narrow!r} at {t:.8g}, the pair restored at {t:.8g} "
         f"alone {point!r}: restore() on a piece does not tend to its pair at a point as the piece narrows")
-    for tau in _taus(ex.interval, 3, 3):
+    for tau in random_taus(ex.interval, 3, 3):
         primal, dual = problem.restore(*pair, tau)
         full = problem.primal_at(primal, tau)
-        scale = _scale(problem, dual, tau)
-        _feasible(problem, full, dual, tau, 1e-9 * scale, "a restored pair")
-        _weak_duality(problem, problem.bound.gap(primal, dual, tau), scale)
+        scale = dual_scale(problem, dual, tau)
+        assert_feasible(problem, full, dual, tau, 1e-9 * scale, "a restored pair")
+        assert_weak_duality(problem, problem.bound.gap(primal, dual, tau), scale)
         if hasattr(problem, "cvxpy_restore_dual"):
             cvx_dual = problem.cvxpy_restore_dual(pair[1], tau)
-            _close(problem.dual_objective(dual, tau), problem.dual_objective(cvx_dual, tau), _REL_MAP, _REL_MAP * scale)
+            assert_close(problem.dual_objective(dual, tau), problem.dual_objective(cvx_dual, tau), _REL_MAP,
+                         _REL_MAP * scale)
         if hasattr(problem, "cvxpy_restore_primal"):
             cvx_primal = problem.primal_at(problem.cvxpy_restore_primal(pair[0], dual, tau), tau)
-            _close(problem.primal_objective(full, tau), problem.primal_objective(cvx_primal, tau), _REL_MAP,
-                   _REL_MAP * scale)
+            assert_close(problem.primal_objective(full, tau), problem.primal_objective(cvx_primal, tau), _REL_MAP,
+                         _REL_MAP * scale)
 
 
 def check_piece_bound_dominates_point_gaps(ex):
@@ -216,7 +174,7 @@ def check_piece_bound_dominates_point_gaps(ex):
     if not bound.interval_bound:
         return
     lo, hi = ex.interval
-    t0 = _taus(ex.interval, 1, 4)[0]
+    t0 = random_taus(ex.interval, 1, 4)[0]
     pair = problem.solve(t0)
     edges = np.geomspace(max(lo, t0 / 1.5), min(hi, t0 * 1.5), 4)
     for a, b in zip(edges[:-1], edges[1:]):
@@ -224,17 +182,18 @@ def check_piece_bound_dominates_point_gaps(ex):
         errors = bound.check(primal, dual, a, b)
         assert errors == [], f"the bound refuses the restored pair on [{a:.6g}, {b:.6g}]: {errors}"
         g = bound.gap(primal, dual, a, b)
-        _weak_duality(problem, g, 0.0)  # a rigorous bound over a piece
+        assert_weak_duality(problem, g, 0.0)  # a rigorous bound over a piece
         for tau in np.geomspace(a, b, 25):
             inside = float(problem.gap(primal, dual, tau))
             assert inside <= g, f"the gap {inside!r} at {tau:.6g} exceeds the piece [{a:.6g}, {b:.6g}]'s bound {float(g)!r}"
-            _feasible(problem, problem.primal_at(primal, tau), dual, tau, 1e-12 * _scale(problem, pair[1], tau),
-                      "a piece's restored pair")
+            assert_feasible(problem, problem.primal_at(primal, tau), dual, tau,
+                            1e-12 * dual_scale(problem, pair[1], tau), "a piece's restored pair")
         taus = np.geomspace(a, b, 25)
         floor, least = bound.dual_floor(dual, a, b), min(problem.dual_objective(dual, tau) for tau in taus)
         assert floor <= least, f"dual_floor {floor!r} on [{a:.6g}, {b:.6g}] exceeds the dual objective {least!r} there"
         m = float(np.sqrt(a * b))
-        _close(bound.gap(primal, dual, m, m), problem.gap(primal, dual, m), 0.0, 1e-9 * _scale(problem, pair[1], m))
+        assert_close(bound.gap(primal, dual, m, m), problem.gap(primal, dual, m), 0.0,
+                     1e-9 * dual_scale(problem, pair[1], m))
 
 
 def _pieces_of(ex):
@@ -272,7 +231,7 @@ def check_arrays_round_trip(ex):
         errors = verifier.check(p2, d2, lo, hi)
         assert errors == [], f"the verifier's bound refuses piece {i} read back: {errors}"
         if problem.bound.interval_bound and lo < hi:
-            _close(verifier.gap(p2, d2, lo, hi), problem.bound.gap(primal, dual, lo, hi), 1e-9, 1e-12)
+            assert_close(verifier.gap(p2, d2, lo, hi), problem.bound.gap(primal, dual, lo, hi), 1e-9, 1e-12)
 
 
 def check_point_at_t_is_the_certified_point(ex):
@@ -299,10 +258,10 @@ def check_point_at_t_is_the_certified_point(ex):
         scale = 1.0 + abs(lower)
         for decl, values, value in ((problem.cvxpy_primal(t), problem.primal_values(primal), upper),
                                     (problem.cvxpy_dual(t), problem.dual_values(dual), lower)):
-            declared, off = _declared(decl, values)
-            _close(declared, value, 1e-9, 1e-9 * scale)
+            declared, off = evaluate_declaration(decl, values)
+            assert_close(declared, value, 1e-9, 1e-9 * scale)
             assert off <= 1e-9 * scale, f"the point at {t:.6g} violates its declared constraints by {off:.3g}"
-        _feasible(problem, primal, dual, t, 1e-9 * scale, "the point at t")
+        assert_feasible(problem, primal, dual, t, 1e-9 * scale, "the point at t")
         if piece.kind == "certified":
             assert upper - lower <= piece.gap_bound * (1 + 1e-9) + 1e-12 * scale, (
                 f"the gap {upper - lower!r} at {t:.6g} exceeds its piece's bound {piece.gap_bound!r}")
@@ -345,7 +304,7 @@ def check_altered_pairs_are_refused_or_bounded(ex):
     rng = np.random.default_rng(11)
     for primal, dual, lo, hi in _pieces_of(ex):
         arrays = {k: v[0] for k, v in bound.pieces_to_arrays([(primal, dual, lo, hi)]).items()}
-        taus = sorted({lo, hi, *_taus((lo, hi), 1, 12)}) if lo < hi else [lo]
+        taus = sorted({lo, hi, *random_taus((lo, hi), 1, 12)}) if lo < hi else [lo]
         for what, altered in _alterations(arrays, rng):
             try:
                 p2, d2 = bound.piece_from_arrays(altered, lo, hi)
@@ -361,10 +320,10 @@ def check_altered_pairs_are_refused_or_bounded(ex):
             if not np.isfinite(g) or weak_duality_violation(bound, g, d2, lo, hi):
                 continue
             for tau in taus:
-                upper, p_off = _declared(problem.cvxpy_primal(tau),
-                                         problem.primal_values(problem.primal_at(value_at(p2, tau), tau)), tolerant)
-                lower, d_off = _declared(problem.cvxpy_dual(tau),
-                                         problem.dual_values(problem.dual_at(value_at(d2, tau), tau)), tolerant)
+                upper, p_off = evaluate_declaration(problem.cvxpy_primal(tau), problem.primal_values(
+                    problem.primal_at(value_at(p2, tau), tau)), tolerant)
+                lower, d_off = evaluate_declaration(problem.cvxpy_dual(tau), problem.dual_values(
+                    problem.dual_at(value_at(d2, tau), tau)), tolerant)
                 scale = 1.0 + abs(lower)
                 assert p_off <= 1e-9 * scale and d_off <= 1e-9 * scale, (
                     f"a pair with {what} is accepted on [{lo:.6g}, {hi:.6g}] but violates the declared "
@@ -384,13 +343,13 @@ def check_interpolation_guide(ex):
     problem = ex.problem
     if not hasattr(problem, "interpolation_gaps"):
         return
-    lo, hi = sorted(_taus(ex.interval, 2, 3))
+    lo, hi = sorted(random_taus(ex.interval, 2, 3))
     a, b = problem.solve(lo), problem.solve(hi)
     tau = float(np.sqrt(lo * hi))
     thetas = np.arange(9) / 8.0  # dyadic: kernel_svm rounds a weight to 2**-8
     own = problem.interpolation_gaps(a, b, thetas, tau)
     generic = restored_gaps(problem, a, b, thetas, tau)
-    np.testing.assert_allclose(own, generic, rtol=0, atol=1e-7 * _scale(problem, a[1], tau))
+    np.testing.assert_allclose(own, generic, rtol=0, atol=1e-7 * dual_scale(problem, a[1], tau))
 
 
 #: Every check, in the order they run.

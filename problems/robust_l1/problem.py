@@ -24,7 +24,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from approxpath.compute.parallelism import load_blas
 from approxpath.errors import SolverError
 from approxpath.kernel_problem import KernelProblem
 from approxpath.moving import is_moving, value_at
@@ -39,17 +38,10 @@ from .._regression import SAFETY
 from .bound import RobustL1Bound, RobustL1Dual, RobustL1Primal
 from .continuation import (SearchBound, free_coordinates, free_projection, interpolation_gaps, lambda_restore,
                            moving_restore)
+from .projection import project_dual
 
 __all__ = ["RobustL1"]
 
-# Projection: constraints whose value at u is below this fraction of their bound start out of
-# the program (far from active; one the projected point violates is added and it is re-solved).
-_NEAR_ACTIVE = 0.9
-# ... at most this many re-solves (each adds every violated row; one or two are typical): the
-# final scaling makes the point feasible in any case.
-_PROJECTION_ROUNDS = 8
-# Iteration limit of the NNLS active-set method, per constraint (scipy's default is 3).
-_NNLS_ITERATIONS = 5
 # dual_from_primal: residuals and coefficients below this (relative) count as zero
 _ZERO = 1e-6
 
@@ -266,50 +258,9 @@ class RobustL1(KernelProblem):
         return RobustL1Dual(u=u)
 
     def _project(self, u, lo, hi):
-        """The paper's projection of ``u`` onto the dual set at both ends of the piece:
-        min ||v - u|| s.t. |v| <= 1 and |(K v)_i| <= lambda, a least-distance program solved
-        exactly by nonnegative least squares (Lawson and Hanson, ch. 23; ``scipy.optimize.nnls``),
-        ~10x faster than Clarabel on this QP.  Constraints far from active (value below 0.9
-        of its bound at ``u``; e.g. v_i >= -1 where u_i = 1) start out of the program and are
-        added, with a re-solve, only if the projected point violates them, so the result is
-        the full projection while the program stays small.  Feasibility on the piece is made
-        rigorous afterwards by scaling."""
-        from scipy.optimize import nnls
-
-        load_blas()  # (scipy's OpenBLAS on one thread from this first use on)
-        lam = self.sweep.weight_floor(lo)
-        n = self.n
-        eye = np.eye(n)
-        families = [(eye, 1.0), (-eye, 1.0)]
-        for t in sorted(set(self.sweep.bandwidths(lo, hi))):
-            K = self.kernels.get(t)
-            families += [(K, lam), (-K, lam)]
-        rows = [F @ u >= _NEAR_ACTIVE * b for F, b in families]
-        if not any(r.any() for r in rows):
-            # every constraint holds with room: u is its own projection.  (Also keeps nnls
-            # from an empty program, which aborts the process in SciPy <= 1.17: y = 0.)
-            return u
-        v = u
-        for _ in range(_PROJECTION_ROUNDS):
-            # constraints G v <= h; with x = v - u the program is min ||x|| s.t. -G x >= G u - h
-            G = np.vstack([F[r] for (F, _), r in zip(families, rows)])
-            h = np.concatenate([np.full(int(r.sum()), b) for (_, b), r in zip(families, rows)])
-            E = np.vstack([-G.T, (G @ u - h)[None, :]])
-            f = np.zeros(n + 1)
-            f[n] = 1.0
-            try:
-                w, _ = nnls(E, f, maxiter=_NNLS_ITERATIONS * E.shape[1])
-            except RuntimeError:  # iteration limit: keep the last point, the scaling still applies
-                break
-            res = E @ w - f
-            if not res[n] < 0:  # the program is infeasible (cannot happen: v = 0 is feasible)
-                break
-            v = u - res[:n] / res[n]
-            grown = [r | (F @ v > b) for (F, b), r in zip(families, rows)]
-            if all(np.array_equal(g, r) for g, r in zip(grown, rows)):
-                break
-            rows = grown
-        return v
+        """The paper's projection of ``u`` onto the dual set at both ends of the piece
+        (:func:`.projection.project_dual`)."""
+        return project_dual(self, u, lo, hi)
 
     def _restore_dual(self, dual, lo, hi=None):
         """``u`` clipped to the box (and projected, with ``dual_restoration="projection"``), then
