@@ -71,6 +71,13 @@ def test_a_holdout_choice_over_the_bandwidth_verifies_and_holds(data, one_file):
     assert checked >= 6
 
 
+def test_verifying_with_the_training_data_alone_says_what_the_data_are(data, one_file):
+    X, y = data
+    report = approxpath.verify(one_file[1], X[:_N], y[:_N])
+    assert not report.ok and "n = 48, but the data given have n = 32 (other data?); a hold-out choice's data are its " \
+        "training points followed by the held-out ones; the file carries them: leave the data out" in report.failures[0]
+
+
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 def test_a_holdout_choice_over_both_parameters_verifies_and_holds(data, tmp_path):
     X, y = data

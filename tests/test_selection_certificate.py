@@ -86,6 +86,8 @@ def test_cells_where_the_last_pieces_prove_less_are_halved():
     (lambda a, m: m["folds"][0].update(data_sha256="0" * 64), "not computed on the fold's training points"),
     (lambda a, m: m.update(parameter="c"), "meta 'parameter'"),
     (lambda a, m: m.update(folds=m["folds"][:1]), "must be booleans of shape (1, n"),
+    (lambda a, m: m["folds"][0].update(certificate="surface"), "fold 1: meta 'certificate' must be absent (a path)"),
+    (lambda a, m: m.update(search_delta=-1.0), "meta 'search_delta' must be a finite number >= 0"),
 ])
 def test_a_forged_claim_fails(svm_file, tmp_path, forgery, says):
     *_, file, _ = svm_file

@@ -83,6 +83,9 @@ def test_the_file_verifies_and_its_claim_holds_against_the_exact_cv_error(svm_fi
     (lambda a, m: m.update(selection_format=9), "newer approxpath"),
     (lambda a, m: a.update(fold9_x=np.zeros(1)), "unknown array"),
     (lambda a, m: a.update(train=a["train"].astype(float)), "must be booleans"),
+    (lambda a, m: m["folds"][0].update(certificate="selection"), "fold 1: meta 'certificate' must be 'surface'"),
+    (lambda a, m: m["folds"][1].pop("certificate"), "fold 2: meta 'certificate' must be 'surface'"),
+    (lambda a, m: m.update(search_delta=-5.0), "meta 'search_delta' must be a finite number >= 0"),
 ])
 def test_forged_claims_are_refused(svm_file, tmp_path, edit, says):
     X, y, _, file, _ = svm_file

@@ -34,7 +34,7 @@ CLAIM_FIELDS = {
               and v[0] <= v[1], "[lo, hi], finite, lo <= hi"),
     "delta": (True, lambda v: finite_number(v) and v >= 0, "a finite number >= 0"),
     "tol": (False, lambda v: finite_number(v) and v > 0, "a positive finite number"),
-    "search_delta": (False, lambda v: v is None or finite_number(v), "a finite number or null"),
+    "search_delta": (False, lambda v: v is None or (finite_number(v) and v >= 0), "a finite number >= 0 or null"),
     "folds": (True, lambda v: isinstance(v, list) and len(v) >= 1 and all(isinstance(m, dict) for m in v),
               "a list of the folds' meta (one: a hold-out set)"),
     # (required here: the masks' width and the claim's wording rest on it)
@@ -136,12 +136,12 @@ def write_choice(file, arrays, meta, keys):
     return {key: meta[key] for key in keys}
 
 
-def choice_meta_errors(meta, fields, newest, kind):
+def choice_meta_errors(meta, fields, newest, kind, fold_kind=None):
     """What is wrong with a choice file's ``meta``, each field against its domain (``fields``: the
     file's own besides :data:`~.fields.PROVENANCE_FIELDS`): a ``selection_format`` above ``newest``
     alone; else the fields, then a ``format_version`` (the folds' pairs' layout) other than the one this version
-    writes, in the file or a fold, and a fold's kernel other than the file's.  ``kind``: what the file
-    is called in messages."""
+    writes, in the file or a fold, a fold's kernel other than the file's and a fold's ``certificate``
+    other than ``fold_kind`` (None: absent, a path's).  ``kind``: what the file is called in messages."""
     if isinstance(meta.get("selection_format"), int) and meta["selection_format"] > newest:
         return [f"written by a newer approxpath (selection format {meta['selection_format']}); this version reads "
                 f"selection formats <= {newest}: upgrade approxpath to verify it"]
@@ -155,6 +155,9 @@ def choice_meta_errors(meta, fields, newest, kind):
                           f"{fold.get('format_version')!r}")
         if j and fold.get("kernel") != meta.get("kernel"):
             errors.append(f"{where}meta 'kernel' differs from the choice's")
+        if j and fold.get("certificate") != fold_kind:
+            must = "be absent (a path)" if fold_kind is None else f"be {fold_kind!r}"
+            errors.append(f"{where}meta 'certificate' must {must} in {kind}; got {fold.get('certificate')!r}")
     return errors
 
 

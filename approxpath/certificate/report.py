@@ -143,7 +143,7 @@ def claim_of(meta, source=None):
     claim = {k: meta.get(k) for k in ("problem", "options") + where + own + ("data_sha256", "n", "d", "machine",
                                                                               "problem_source")}
     if two:
-        claim["parameter"] = f"bandwidth and {meta['weight']}"
+        claim["parameter"] = f"bandwidth and {meta.get('weight')}"
     elif claim["parameter"] is None and isinstance(meta.get("options"), dict):
         claim["parameter"] = meta["options"].get("parameter")
     if choice:

@@ -29,7 +29,7 @@ from ..selection.surface_proof import surface_claims
 from .fields import finite_number
 from .folds import (CLAIM_FIELDS, MASKS, choice_contents, choice_layout_errors, choice_meta_errors, choice_split,
                     data_failures, fold_checks, write_choice)
-from .surface import BOX_FIELDS, bound_at_box, pair_arrays, surface_layout_errors, verify_surface
+from .surface import BOX_FIELDS, SURFACE, bound_at_box, pair_arrays, surface_layout_errors, verify_surface
 
 __all__ = ["SURFACE_SELECTION", "SURFACE_SELECTION_FORMAT", "is_surface_selection", "surface_selection_certificate",
            "write_surface_selection", "surface_selection_meta_errors", "surface_selection_layout_errors",
@@ -104,7 +104,7 @@ def write_surface_selection(selection, file, embed_data=None):
 def surface_selection_meta_errors(meta):
     """What is wrong with the ``meta`` of a choice over both parameters (a dict), each field against its
     domain (:func:`~approxpath.certificate.folds.choice_meta_errors`)."""
-    return choice_meta_errors(meta, _OWN, SURFACE_SELECTION_FORMAT, "a choice over both parameters")
+    return choice_meta_errors(meta, _OWN, SURFACE_SELECTION_FORMAT, "a choice over both parameters", SURFACE)
 
 
 def surface_selection_layout_errors(arrays, meta):
