@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bernstein import lifted_values, node_set
-from .numerics import block_sum, kernel_entry_error
+from .numerics import SUM_BLOCK, block_sum, kernel_entry_error
 
 __all__ = [
     "Envelope",
@@ -70,6 +70,12 @@ class Envelope:
         each a :func:`~approxpath.numerics.block_sum` of the products (a rounding chain of
         ``sum_chain(m)`` after them)."""
         weights = np.asarray(weights, dtype=float)
+        fields = [np.asarray(getattr(self, f), dtype=float) for f in _FIELDS]
+        if fields[0].ndim and weights.size <= SUM_BLOCK and all(F.shape == fields[0].shape for F in fields):
+            # (the six sums in one call where each is one block: each field's terms summed as alone, to
+            # the last bit, with one call's overhead)
+            w = weights.reshape(weights.shape + (1,) * (fields[0].ndim - 1))
+            return Envelope(self.lo, self.hi, *block_sum(w * np.stack(fields), axis=1))
 
         def combined(F):
             F = np.asarray(F, dtype=float)
@@ -251,6 +257,12 @@ def hermite_lower(E):
 
 
 def _stack(cols):
+    first = cols[0]
+    if all(type(c) is np.ndarray and c.shape == first.shape for c in cols):  # (the usual case: no views)
+        out = np.empty(first.shape + (len(cols),))
+        for j, c in enumerate(cols):
+            out[..., j] = c
+        return out
     return np.stack(np.broadcast_arrays(*cols), axis=-1)
 
 

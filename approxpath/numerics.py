@@ -98,10 +98,11 @@ def block_sum(a, axis=0):
     -------
     ndarray, ``a``'s shape without ``axis`` (a float for a 1-d ``a``)
     """
-    a = np.moveaxis(np.asarray(a, dtype=float), axis, 0)
+    a = np.asarray(a, dtype=float)
+    if a.shape[axis] <= SUM_BLOCK:  # (one block: numpy's own sum, no view to make)
+        return a.sum(axis=axis)
+    a = np.moveaxis(a, axis, 0)
     n = a.shape[0]
-    if n <= SUM_BLOCK:
-        return a.sum(axis=0)
     pad = -n % SUM_BLOCK
     if pad:
         a = np.concatenate([a, np.zeros((pad,) + a.shape[1:])])

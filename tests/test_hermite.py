@@ -105,3 +105,29 @@ def test_bernstein_product_is_the_product_of_the_polynomials(shapes):
     s = np.linspace(0.0, 1.0, 101)
     np.testing.assert_allclose(bernstein_at(c, s), bernstein_at(a, s) * bernstein_at(b, s), rtol=1e-12,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(7,), (300,), (40, 3)])
+def test_combine_is_the_weighted_sum_of_each_field_within_its_chain(shape):
+    """``Envelope.combine``: each field the weighted sum of its rows (against ``math.fsum``, within
+    ``sum_chain`` roundings of the products' absolute sum), with every field an array or with the
+    second derivatives left at their scalar default (each field summed alone): the same values to
+    the last bit either way."""
+    import math
+
+    from approxpath.numerics import fp_margin, sum_chain
+
+    rng = np.random.default_rng(shape[0])
+    fields = [rng.uniform(0.0, 2.0, shape) for _ in range(6)]
+    w = rng.uniform(0.0, 1.0, shape[0])
+    full = Envelope(0.5, 1.5, *fields).combine(w)
+    scalar = Envelope(0.5, 1.5, *fields[:4]).combine(w)
+    for k, name in enumerate(("f_lo", "f_hi", "df_lo", "df_hi", "d2f_lo", "d2f_hi")):
+        got = np.atleast_1d(getattr(full, name))
+        terms = (w.reshape(w.shape + (1,) * (len(shape) - 1)) * fields[k]).reshape(shape[0], -1)
+        for j in range(terms.shape[1]):
+            exact = math.fsum(terms[:, j])
+            assert abs(got[j] - exact) <= fp_margin(sum_chain(shape[0]), np.abs(terms[:, j]).sum()), (name, j)
+        if k < 4:
+            assert np.array_equal(getattr(scalar, name), getattr(full, name)), name
+    assert scalar.d2f_lo == 0.0 and scalar.d2f_hi == 0.0

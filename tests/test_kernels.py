@@ -363,7 +363,7 @@ def test_summary_by_blocks_is_the_whole_matrix_s():
         assert Kernels(D).summary() == (False, np.inf, distances_sha256(D))
 
 
-@pytest.mark.parametrize("shape", [(1,), (256,), (257,), (1000,), (5000, 3), (3, 5000)])
+@pytest.mark.parametrize("shape", [(1,), (256,), (257,), (1000,), (5000, 3), (3, 5000), (100, 4), (4, 100)])
 def test_block_sums_are_within_their_chains_rounding_of_the_exact_sums(shape):
     """``block_sum`` against ``math.fsum`` (the correctly rounded sum): within ``sum_chain(n)``
     roundings of the absolute sum, over either axis, whatever the padding of the last block."""

@@ -77,6 +77,37 @@ def cut_weight(w_lo, w_hi, g_lo, g_hi, goal):
     return w if w_lo < w < w_hi else None
 
 
+class _Solves(dict):
+    """One problem's exact solves, ``(t, w) -> pair``, with the logs of their keys kept in an array
+    for :meth:`nearest` (a search makes thousands of solves and asks for the nearest one before
+    each new solve: a loop over the dict was quadratic in them)."""
+
+    def __init__(self):
+        super().__init__()
+        self._logs, self._pairs, self._index = np.empty((16, 2)), [], {}
+
+    def __setitem__(self, key, pair):
+        if key in self._index:
+            self._pairs[self._index[key]] = pair
+        else:
+            if len(self._pairs) == len(self._logs):
+                self._logs = np.concatenate([self._logs, np.empty_like(self._logs)])
+            self._index[key] = len(self._pairs)
+            self._logs[len(self._pairs)] = (math.log(key[0]), math.log(key[1]))
+            self._pairs.append(pair)
+        super().__setitem__(key, pair)
+
+    def nearest(self, log_t, log_w):
+        """``(pair, distance)`` of the first solve (in the order they came) with the smallest
+        ``|log t - log t'| + |log w - log w'|``; ``(None, None)`` when there is none."""
+        if not self._pairs:
+            return None, None
+        logs = self._logs[:len(self._pairs)]
+        d = np.abs(logs[:, 0] - log_t) + np.abs(logs[:, 1] - log_w)
+        k = int(np.argmin(d))
+        return self._pairs[k], float(d[k])
+
+
 class _WarmRun(Run):
     """A driver run whose exact solves start from the nearest exact solve at any weight:
     distance ``|log t - log t'| + |log w - log w'|`` (its own solves are at ``w``)."""
@@ -87,11 +118,7 @@ class _WarmRun(Run):
 
     def nearest(self, t):
         s = math.log(t)
-        best, key = None, None
-        for (tt, ww), pair in self._solves.items():
-            d = abs(math.log(tt) - s) + abs(math.log(ww) - self._log_w)
-            if key is None or d < key:
-                best, key = pair, d
+        best, key = self._solves.nearest(s, self._log_w)
         for tt, pair in self.anchors.items():
             d = abs(math.log(tt) - s)
             if key is None or d < key:
@@ -148,7 +175,7 @@ class Engine:
         self.max_solves = int(max_solves)
         self._at = [{} for _ in self.problems]
         self.cells = [CellBound(p.bound, at=lambda w, k=k: self.problem_at(k, w).bound) for k, p in enumerate(self.problems)]
-        self.solves = [{} for _ in self.problems]  # (t, w) -> pair
+        self.solves = [_Solves() for _ in self.problems]  # (t, w) -> pair
         self.solve_s = self.certify_s = 0.0
 
     @property
