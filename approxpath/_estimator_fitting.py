@@ -69,8 +69,9 @@ def _said_again(w, who, range_name, tol, weight_range):
         # an estimator without a weight range chooses the bandwidth alone)
         choice = w.message.choice if weight_range is None else \
             re.sub(r", \w+ = ", f", {weight_range.removesuffix('_range')} = ", w.message.choice, count=1)
-        said = RangeWarning(str(w.message), choice, w.message.sides, w.message.undecided)
-        warnings.warn(RangeWarning(said.text(who, range_name), choice, said.sides, said.undecided), stacklevel=3)
+        said = RangeWarning(str(w.message), choice, w.message.sides, w.message.undecided, w.message.flat)
+        warnings.warn(RangeWarning(said.text(who, range_name), choice, said.sides, said.undecided, said.flat),
+                      stacklevel=3)
     elif isinstance(w.message, SortedFoldsWarning):  # (no shuffle=: a splitter shuffles)
         how = f"a shuffled splitter as cv, e.g. KFold({w.message.k}, shuffle=True, random_state=0)"
         warnings.warn(SortedFoldsWarning(w.message.feature, w.message.k, how), stacklevel=3)

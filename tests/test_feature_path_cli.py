@@ -4,6 +4,7 @@ exit statuses."""
 
 import json
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -115,12 +116,15 @@ def test_segment_options_without_segments_are_refused(data_csv, capsys, flag):
     assert f"{flag[0]} sets how the segments are certified: it needs --segments" in capsys.readouterr().err
 
 
-def test_the_segments_show_progress(data_csv, capsys):
+def test_the_segments_show_progress(data_csv, capsys, monkeypatch):
     """``features --segments`` was silent for its tens of seconds: a bar over the segments on
-    stderr, none with --no-progress."""
+    stderr where it is a terminal, none with --no-progress, none where stderr is a pipe or a file."""
     pytest.importorskip("tqdm")
     argv = ["features", str(data_csv[0]), "--segments", "--segment-pieces", "2"]
     shown = main(argv)
+    assert "segments:" not in capsys.readouterr().err  # (capsys' stderr is no terminal)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(argv) == shown
     assert "segments:" in capsys.readouterr().err
     assert main(argv + ["--no-progress"]) == shown  # the same run, silent
     assert "segments:" not in capsys.readouterr().err

@@ -10,7 +10,7 @@ from ..errors import InputError
 from ..registry import available_problems, get_problem
 from .options import add_problem_options, parse_number, problem_kwargs
 from .checks import build_problem, check_outputs, data_format  # noqa: F401 (figures use them too)
-from .output import emit_json
+from .output import emit_json, progress_wanted
 from .running import clock, default_checkpoint, one_core_note, run_and_write
 
 __all__ = ["COMMANDS", "load", "data_meta", "add_data_args", "add_threads_arg", "budget", "add_path_args",
@@ -277,7 +277,7 @@ def cmd_demo(args):
     problem = get_problem("kernel_svm")(X, y, c=1.0, bias="optimal")
     print(f"demo: kernel_svm on 80 seeded synthetic points (2 Gaussian classes, written to {args.data_out}), "
           f"C = 1, bandwidth t in [2^-6, 2^8], eps = {args.eps:g}")
-    path = approximate_path(problem, eps=args.eps, interval=(2.0**-6, 2.0**8), progress=not args.no_progress,
+    path = approximate_path(problem, eps=args.eps, interval=(2.0**-6, 2.0**8), progress=progress_wanted(args),
                             meta=dict(data_file=str(args.data_out), format="csv", preprocessing="none"))
     print(path.summary())
     print(f"\n{'lo':>10} {'hi':>10} {'gap bound':>10}  kind       from exact solve at")

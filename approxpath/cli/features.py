@@ -52,7 +52,7 @@ def cmd_features(args):
     from ..data import data_sha256, load_data
     from ..errors import InputError
     from ..exact.feature_path import certify_segments, feature_path, write_feature_path
-    from .output import emit_json
+    from .output import emit_json, progress_wanted
     from .checks import check_outputs, data_format
 
     from ..validate import positive
@@ -87,7 +87,7 @@ def cmd_features(args):
     if args.segments:
         pieces = {} if args.segment_pieces is None else {"max_pieces": args.segment_pieces}
         eps = _SEGMENT_EPS if args.segment_eps is None else args.segment_eps
-        segments = certify_segments(path, eps=eps, **pieces, progress=not (args.no_progress or args.json))
+        segments = certify_segments(path, eps=eps, **pieces, progress=progress_wanted(args))
     if args.out:
         checked = {} if segments is None else {"segments": segments.to_json()}
         write_feature_path(path, args.out, data_file=str(args.data), format=fmt, scaling=scaling,

@@ -1,6 +1,7 @@
 """Where a command's output goes: ``--json``'s document alone on standard output
-(:func:`emit_json`, :func:`stdout_for_results`), and a reader that leaves early (``| head``)
-changing nothing (:func:`reader_may_leave`)."""
+(:func:`emit_json`, :func:`stdout_for_results`), a reader that leaves early (``| head``)
+changing nothing (:func:`reader_may_leave`), and progress bars on a terminal only
+(:func:`progress_wanted`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,17 @@ import os
 import sys
 from contextlib import contextmanager
 
-__all__ = ["emit_json", "stdout_for_results", "reader_may_leave"]
+__all__ = ["emit_json", "stdout_for_results", "reader_may_leave", "progress_wanted"]
+
+
+def progress_wanted(args):
+    """Whether the command draws its progress bar: not with ``--no-progress`` or ``--json``, and
+    only where standard error is a terminal (in a pipe or a log file a bar's carriage returns are
+    noise)."""
+    if getattr(args, "no_progress", False) or getattr(args, "json", False):
+        return False
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
 
 
 #: Where :func:`emit_json` writes (None: ``sys.stdout``): the process's standard output while its

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ..errors import BudgetExceededError, InputError
+from .output import progress_wanted
 
 __all__ = ["DASK_TIMEOUT", "dask_client", "checkpoint_of", "default_checkpoint", "run_and_write", "one_core_note",
            "clock"]
@@ -146,7 +147,7 @@ def run_and_write(problem, args, meta):
         raise InputError(refusal)
     try:
         path = approximate_path(problem, eps=args.eps, interval=interval, relative=args.relative,
-                                strategy=args.strategy, progress=not (args.no_progress or args.json), meta=meta,
+                                strategy=args.strategy, progress=progress_wanted(args), meta=meta,
                                 workers=args.workers, checkpoint=checkpoint, resume=args.resume,
                                 max_solves=args.max_solves, max_pieces=args.max_pieces,
                                 solve_time_limit=args.solve_time_limit, n_jobs=args.n_jobs, device=args.device,

@@ -9,7 +9,7 @@ from pathlib import Path as FsPath
 from .options import add_problem_options, parse_number
 from .checks import as_advice, build_problem, check_outputs, interrupted, selecting, written_note
 from .commands import add_data_args, add_threads_arg, budget, holdout_targets, load_choice, save_plot, worker_count
-from .output import emit_json
+from .output import emit_json, progress_wanted
 from .running import clock, dask_client, one_core_note
 
 __all__ = ["COMMANDS"]
@@ -74,7 +74,7 @@ def cmd_select(args):
             problem, args.criterion, cv=args.cv, X_val=X_val, y_val=y_val, shuffle=args.shuffle, eps=args.eps,
             relative=args.relative, interval=interval, tol=args.tol, strict=False, workers=args.workers,
             executor=client, **budget(args),
-            progress=not (args.no_progress or args.json)))
+            progress=progress_wanted(args)))
     finally:
         if client is not None:
             client.close()

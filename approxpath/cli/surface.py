@@ -11,7 +11,7 @@ from ..errors import InputError
 from .options import add_problem_options, parse_number, problem_kwargs
 from .checks import as_advice, build_problem, check_outputs, interrupted, selecting, written_note
 from .commands import add_data_args, add_threads_arg, budget, data_meta, holdout_targets, load_choice, save_plot
-from .output import emit_json
+from .output import emit_json, progress_wanted
 
 __all__ = ["COMMANDS", "select_over_two"]
 
@@ -53,7 +53,7 @@ def cmd_surface(args):
     meta = data_meta(args, fmt, prep)
     s = approximate_surface(problem, args.eps, tuple(args.weights), tuple(args.range) if args.range else None,
                             relative=args.relative, max_solves=args.max_solves,
-                            progress=not (args.no_progress or args.json), meta=meta)
+                            progress=progress_wanted(args), meta=meta)
     if args.out:
         s.save(args.out)
     if args.json:
@@ -89,7 +89,7 @@ def select_over_two(args, cls):
     s, caught, stopped = selecting(lambda: select_surface(
         problem, args.criterion, cv=args.cv, X_val=X_val, y_val=y_val, shuffle=args.shuffle, eps=args.eps,
         relative=args.relative, bandwidths=tuple(args.range) if args.range else None, weights=tuple(args.weights),
-        tol=args.tol, strict=False, **budget(args), progress=not (args.no_progress or args.json)))
+        tol=args.tol, strict=False, **budget(args), progress=progress_wanted(args)))
     written = s.save(args.out) if args.out and not stopped else None  # (none for an interrupted run, as over one)
     if args.json:
         fixed = {k: v for k, v in problem.path_options().items() if k != cls.Bound.weight}  # (the weight is chosen)

@@ -10,7 +10,7 @@ from ..errors import InputError
 from .options import parse_number
 from .checks import data_format
 from .commands import add_data_args, add_threads_arg, distances_arg, load, precomputed
-from .output import emit_json
+from .output import emit_json, progress_wanted
 
 __all__ = ["cmd_verify", "verify_args"]
 
@@ -57,7 +57,7 @@ def cmd_verify(args):
     interval = args.interval if box is None else None
     check_requirements(args.eps, args.relative, interval, args.data_sha256, box, flags=True)
     required = dict(eps=args.eps, relative=args.relative, interval=interval, data_sha256=args.data_sha256, box=box,
-                    progress=not (args.no_progress or args.json))
+                    progress=progress_wanted(args))
     try:  # the meta alone first: what the data are and where; the arrays are read against them
         meta, names = read_meta(args.certificate)
         malformed = any_meta_errors(meta)

@@ -54,14 +54,15 @@ class RangeWarning(UserWarning):
     path's parameter) or the weight's name, and the end's value; ``undecided``: the criterion is
     left undecided at that end (its cell there is wider than both the δ reached and the
     tolerance, and more exact solves settled no more of it), so a wider range would not decide
-    it either."""
+    it either; ``flat``: the criterion is the same at every point evaluated (a tie everywhere,
+    not a slope towards the end)."""
 
-    def __init__(self, message, choice, sides, undecided=False):
+    def __init__(self, message, choice, sides, undecided=False, flat=False):
         super().__init__(message)
-        self.choice, self.sides, self.undecided = choice, tuple(sides), bool(undecided)
+        self.choice, self.sides, self.undecided, self.flat = choice, tuple(sides), bool(undecided), bool(flat)
 
     def __reduce__(self):  # (pickled as made: a worker's warning reaches its caller whole)
-        return type(self), (str(self), self.choice, self.sides, self.undecided)
+        return type(self), (str(self), self.choice, self.sides, self.undecided, self.flat)
 
     def text(self, who, name):
         """The message said by ``who`` (``"KernelPathSVC"``) with ``name(parameter)`` for the
@@ -71,6 +72,10 @@ class RangeWarning(UserWarning):
                             for (range_name, side, _), end in zip(names, said_apart([e for *_, e in names])))
         widen = " and ".join(dict.fromkeys(range_name for range_name, *_ in names))
         it = "it" if len(names) == 1 else "them"
+        if self.flat:
+            return f"{who}: the criterion is the same at every value evaluated over {widen}, so {self.choice} ties " \
+                   f"with {ends}: the validation data tell no value apart (too few validation points, or targets " \
+                   f"every model fits alike); widening {widen} would only move the tie"
         if self.undecided:
             return f"{who}: {self.choice} may be matched at {ends}, where the exact solves leave the criterion " \
                    f"undecided: a better value there or beyond {it} is not ruled out, and widening {widen} would not " \

@@ -95,7 +95,8 @@ class ValidationCurve:
         ``interval`` (lo, hi) at :meth:`edge_sides`, or None where there are none."""
         ends = dict(zip(("lower", "upper"), interval))
         sides = [(self.parameter, side, ends[side]) for side in self.edge_sides()]
-        return RangeWarning(choice, choice, sides) if sides else None
+        flat = bool(np.max(self.loss) <= np.min(self.loss))  # (the same loss everywhere: a tie, no slope)
+        return RangeWarning(choice, choice, sides, flat=flat) if sides else None
 
 
 def evaluation_points(path, selection="pieces", n_grid=100):
