@@ -411,3 +411,31 @@ def test_the_svc_names_its_parameters_in_a_shortfall(monkeypatch):
     assert [str(w.message) for w in caught] == ["KernelPathSVC: delta = 0.2 > cv_tol = 0.05: spent; raise max_solves "
                                                 "or cv_tol, or narrow C_range or t_range"]
     assert caught[0].filename == __file__  # (the caller's line)
+
+
+def test_the_engine_starts_each_solve_from_the_nearest_earlier_one():
+    """The exact solves an engine keeps answer "which one is nearest" (``|log t - log t'| + |log w -
+    log w'|``, the first one of the smallest distance, a key solved again keeping its place) as a loop
+    over all of them does, and survive pickling."""
+    import math
+    import pickle
+
+    from approxpath.surface.engine import Engine
+
+    X, y = make_classification(n=12, d=2, seed=1)
+    solves = Engine([approxpath.get_problem("kernel_svm")(X, y, c=1.0)]).solves[0]
+    rng = np.random.default_rng(0)
+    keys = [(float(t), float(w)) for t, w in np.exp(rng.uniform(-2, 2, (40, 2)))]
+    keys += [keys[3], keys[7]]  # (solved again: a new pair, the same place)
+    for j, key in enumerate(keys + [(2.0, 1.0), (0.5, 1.0)]):  # (two keys at one distance from t = 1, w = 1)
+        solves[key] = j
+    for kept in (solves, pickle.loads(pickle.dumps(solves))):
+        assert dict(kept) == dict(solves) and list(kept) == list(solves)
+        for t, w in [(1.0, 1.0), *np.exp(rng.uniform(-3, 3, (20, 2)))]:
+            s, lw = math.log(t), math.log(w)
+            best, key = None, None
+            for (tt, ww), pair in kept.items():
+                d = abs(math.log(tt) - s) + abs(math.log(ww) - lw)
+                if key is None or d < key:
+                    best, key = pair, d
+            assert kept.nearest(s, lw) == (best, key)

@@ -97,6 +97,9 @@ class _Solves(dict):
             self._pairs.append(pair)
         super().__setitem__(key, pair)
 
+    def __reduce__(self):  # (pickled as its items, each put back through __setitem__: the logs follow)
+        return type(self), (), None, None, iter(self.items())
+
     def nearest(self, log_t, log_w):
         """``(pair, distance)`` of the first solve (in the order they came) with the smallest
         ``|log t - log t'| + |log w - log w'|``; ``(None, None)`` when there is none."""
