@@ -61,14 +61,17 @@ def test_one_overall_bar_for_parallel_paths(capfd):
     assert "kernel_svm:" not in err  # no bar per path (the workers draw none)
 
 
-def test_verify_shows_a_bar_over_its_pieces(svm_path, tmp_path, capsys):
-    """verify of a large certificate ran a minute without a sign (n = 16,000: 64 s)."""
+def test_verify_shows_a_bar_over_its_pieces(svm_path, tmp_path, capsys, monkeypatch):
+    """verify of a large certificate ran a minute without a sign (n = 16,000: 64 s); the command line
+    draws it where stderr is a terminal (none into a pipe or a log file)."""
     file = svm_path.save(tmp_path / "c.npz")
     X, y = make_classification(n=40, d=2, seed=1)
     assert approxpath.verify(file, X, y, progress=True).ok
     final = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
     pieces = len(svm_path.pieces)
     assert "verify: 100%" in final and f"{pieces}/{pieces} pieces" in final, final
+    assert main(["verify", str(file)]) == 0 and capsys.readouterr().err == ""  # (capsys' stderr: no terminal)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert main(["verify", str(file)]) == 0 and f"{pieces}/{pieces} pieces" in capsys.readouterr().err
     for quiet in (["--no-progress"], ["--json"]):
         assert main(["verify", str(file), *quiet]) == 0 and capsys.readouterr().err == ""
