@@ -76,6 +76,9 @@ def test_verifying_with_the_training_data_alone_says_what_the_data_are(data, one
     report = approxpath.verify(one_file[1], X[:_N], y[:_N])
     assert not report.ok and "n = 48, but the data given have n = 32 (other data?); a hold-out choice's data are its " \
         "training points followed by the held-out ones; the file carries them: leave the data out" in report.failures[0]
+    other = approxpath.verify(one_file[1], X[:, :1], y)  # (all the points, a feature short: no such hint)
+    assert not other.ok and "d = 2, but the data given have d = 1" in other.failures[0]
+    assert "hold-out" not in other.failures[0]
 
 
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")

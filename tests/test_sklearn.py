@@ -314,17 +314,25 @@ def test_a_choice_at_an_end_of_t_range_is_warned_about_without_cv(t_range, side)
 
 
 def test_a_loss_the_same_everywhere_is_warned_about_as_a_tie_not_a_slope():
-    """Targets every model fits alike: the validation loss is the same at every t, and the warning said
-    "the criterion may be better beyond them; widen t_range past them", which cannot help."""
+    """Targets every model fits alike: the validation loss is 0 at every t, and the warning said "the
+    criterion may be better beyond them; widen t_range past them", which cannot help; the same larger
+    loss everywhere over a narrow range still says widen (it may fall beyond)."""
     X = np.random.default_rng(0).uniform(size=(10, 1))
     with pytest.warns(approxpath.selection.RangeWarning) as caught:
         model = KernelPathRegressor(random_state=0).fit(X, np.ones(10))
     assert np.ptp(model.validation_curve_.loss) == 0.0
     said = [w.message for w in caught if isinstance(w.message, approxpath.selection.RangeWarning)]
     assert len(said) == 1 and said[0].flat and str(said[0]).startswith(
-        "KernelPathRegressor: the criterion is the same at every value evaluated over t_range, so the chosen t = ")
+        "KernelPathRegressor: the criterion is 0, the least it can be, at every value evaluated over t_range, so "
+        "the chosen t = ")
     assert "widening t_range would only move the tie" in str(said[0]) and "better beyond" not in str(said[0])
     assert pickle.loads(pickle.dumps(said[0])).flat
+    X, y = make_classification(n=40, seed=3)
+    with pytest.warns(approxpath.selection.RangeWarning) as caught:
+        model = KernelPathSVC(t_range=(200.0, 210.0), random_state=0).fit(X, y)
+    said = [w.message for w in caught if isinstance(w.message, approxpath.selection.RangeWarning)]
+    assert np.ptp(model.validation_curve_.loss) == 0.0 and model.best_loss_ == 0.5  # (flat, not at 0)
+    assert not said[0].flat and "widen t_range past them" in str(said[0])
 
 
 def test_validation_labels_not_seen_in_training_are_refused(two_class):

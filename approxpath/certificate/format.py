@@ -328,7 +328,8 @@ def read_certificate(file, layout=True, shape=None):
         if layout and isinstance(meta, dict):
             wrong = [] if shape is None else size_mismatches(meta, *shape)
             if wrong:  # other data than the certificate's: not the file's fault
-                if isinstance(meta.get("folds"), list) and len(meta["folds"]) == 1:  # (a hold-out choice)
+                held_out = isinstance(meta.get("folds"), list) and len(meta["folds"]) == 1  # (a hold-out choice)
+                if held_out and meta.get("n") != shape[0]:
                     wrong.append("a hold-out choice's data are its training points followed by the held-out ones"
                                  + ("; the file carries them: leave the data out" if "data_X" in heads else ""))
                 raise InputError(f"{str(file)!r}: {'; '.join(wrong)}")

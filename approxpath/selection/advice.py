@@ -54,8 +54,8 @@ class RangeWarning(UserWarning):
     path's parameter) or the weight's name, and the end's value; ``undecided``: the criterion is
     left undecided at that end (its cell there is wider than both the δ reached and the
     tolerance, and more exact solves settled no more of it), so a wider range would not decide
-    it either; ``flat``: the criterion is the same at every point evaluated (a tie everywhere,
-    not a slope towards the end)."""
+    it either; ``flat``: the loss is 0 at every point evaluated, the least it can be (a tie
+    everywhere, which no wider range breaks)."""
 
     def __init__(self, message, choice, sides, undecided=False, flat=False):
         super().__init__(message)
@@ -73,9 +73,9 @@ class RangeWarning(UserWarning):
         widen = " and ".join(dict.fromkeys(range_name for range_name, *_ in names))
         it = "it" if len(names) == 1 else "them"
         if self.flat:
-            return f"{who}: the criterion is the same at every value evaluated over {widen}, so {self.choice} ties " \
-                   f"with {ends}: the validation data tell no value apart (too few validation points, or targets " \
-                   f"every model fits alike); widening {widen} would only move the tie"
+            return f"{who}: the criterion is 0, the least it can be, at every value evaluated over {widen}, so " \
+                   f"{self.choice} ties with {ends}: the validation data tell no value apart (too few validation " \
+                   f"points, or targets every model fits alike); widening {widen} would only move the tie"
         if self.undecided:
             return f"{who}: {self.choice} may be matched at {ends}, where the exact solves leave the criterion " \
                    f"undecided: a better value there or beyond {it} is not ruled out, and widening {widen} would not " \

@@ -95,7 +95,9 @@ class ValidationCurve:
         ``interval`` (lo, hi) at :meth:`edge_sides`, or None where there are none."""
         ends = dict(zip(("lower", "upper"), interval))
         sides = [(self.parameter, side, ends[side]) for side in self.edge_sides()]
-        flat = bool(np.max(self.loss) <= np.min(self.loss))  # (the same loss everywhere: a tie, no slope)
+        # (0 everywhere, the least a loss can be: a tie no wider range breaks; the same larger loss
+        # everywhere may still fall beyond a narrow range)
+        flat = bool(np.max(self.loss) <= 0.0)
         return RangeWarning(choice, choice, sides, flat=flat) if sides else None
 
 

@@ -80,11 +80,19 @@ def cut_weight(w_lo, w_hi, g_lo, g_hi, goal):
 class _Solves(dict):
     """One problem's exact solves, ``(t, w) -> pair``, with the logs of their keys kept in an array
     for :meth:`nearest` (a search makes thousands of solves and asks for the nearest one before
-    each new solve: a loop over the dict was quadratic in them)."""
+    each new solve: one vectorized pass over them, where a Python loop took most of a search's
+    time past a few thousand).  Solves are only added (``d[key] = pair``): what would remove one or
+    bypass :meth:`__setitem__` is refused."""
 
     def __init__(self):
         super().__init__()
+        # (room for 16 solves at first, doubled when full: appends in amortized constant time)
         self._logs, self._pairs, self._index = np.empty((16, 2)), [], {}
+
+    def _refused(self, *args, **kw):
+        raise TypeError("an engine's solves are only added, one key at a time")
+
+    update = setdefault = pop = popitem = clear = __delitem__ = __ior__ = _refused
 
     def __setitem__(self, key, pair):
         if key in self._index:

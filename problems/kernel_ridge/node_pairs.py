@@ -58,7 +58,7 @@ def node_pair(bound, name, lo, hi, cache, span=None):
     from approxpath.moving import Moving
 
     from .bound import RidgeDual, RidgePrimal
-    from .criteria import END_LEVEL
+    from .criteria import END_LEVEL  # (here: criteria re-exports node_pair, a module-level import would be circular)
 
     lam = bound.sweep.weight
     a, b = (lo, hi) if span is None else span
