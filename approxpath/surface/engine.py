@@ -11,6 +11,7 @@ cross-validation) on shared kernels.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -87,7 +88,7 @@ class _Solves(dict):
     def __init__(self):
         super().__init__()
         # (room for 16 solves at first, doubled when full: appends in amortized constant time)
-        self._logs, self._pairs, self._index = np.empty((16, 2)), [], {}
+        self._logs = np.empty((16, 2))
 
     def _refused(self, *args, **kw):
         raise TypeError("an engine's solves are only added, one key at a time")
@@ -95,14 +96,10 @@ class _Solves(dict):
     update = setdefault = pop = popitem = clear = __delitem__ = __ior__ = _refused
 
     def __setitem__(self, key, pair):
-        if key in self._index:
-            self._pairs[self._index[key]] = pair
-        else:
-            if len(self._pairs) == len(self._logs):
+        if key not in self:  # (a key solved again keeps its place, and its row of logs)
+            if len(self) == len(self._logs):
                 self._logs = np.concatenate([self._logs, np.empty_like(self._logs)])
-            self._index[key] = len(self._pairs)
-            self._logs[len(self._pairs)] = (math.log(key[0]), math.log(key[1]))
-            self._pairs.append(pair)
+            self._logs[len(self)] = (math.log(key[0]), math.log(key[1]))
         super().__setitem__(key, pair)
 
     def __reduce__(self):  # (pickled as its items, each put back through __setitem__: the logs follow)
@@ -111,12 +108,12 @@ class _Solves(dict):
     def nearest(self, log_t, log_w):
         """``(pair, distance)`` of the first solve (in the order they came) with the smallest
         ``|log t - log t'| + |log w - log w'|``; ``(None, None)`` when there is none."""
-        if not self._pairs:
+        if not self:
             return None, None
-        logs = self._logs[:len(self._pairs)]
+        logs = self._logs[:len(self)]
         d = np.abs(logs[:, 0] - log_t) + np.abs(logs[:, 1] - log_w)
         k = int(np.argmin(d))
-        return self._pairs[k], float(d[k])
+        return next(itertools.islice(self.values(), k, None)), float(d[k])
 
 
 class _WarmRun(Run):
